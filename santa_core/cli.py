@@ -1,0 +1,141 @@
+"""Command line for pipelines and scripted checks.
+
+Exit codes: 0 shipped, 1 escalated, 3 waiting for a person, 2 bad usage or bad input (one
+line on stderr). This is a composition root like `app.py`: it is the only santa_core module
+that imports `storage`, and it does so lazily, inside the command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from santa_core.config import api_key_present, env_defaults
+from santa_core.models import MAX_TEXT_CHARS, RunStatus, Rubric
+from santa_core.reviewers.base import PERSON
+
+EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
+WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED,
+           RunStatus.INTERRUPTED}
+
+
+class BadInput(Exception):
+    """Bad usage or bad input: reported as one line on stderr with exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise BadInput(f"usage: {message}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `review` command and its options."""
+    d = env_defaults()
+    parser = _Parser(prog="python -m santa_core", description="Santa Method review desk")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    rv = sub.add_parser("review", help="review one output against its spec")
+    rv.add_argument("--spec", required=True, help="file holding the task specification")
+    rv.add_argument("--output", required=True, help="file holding the generated output")
+    rv.add_argument("--rubric", default=d.rubric, help="built-in rubric name or a rubric file")
+    rv.add_argument("--reviewer-b", default=d.reviewer_b, help=f"model for reviewer B, or {PERSON!r}")
+    rv.add_argument("--reviewer-c", default=d.reviewer_c, help=f"model for reviewer C, or {PERSON!r}")
+    rv.add_argument("--fixer", default=d.fixer, help="model for the fix agent")
+    rv.add_argument("--max-rounds", type=int, default=d.max_rounds, help="rounds before escalation")
+    rv.add_argument("--budget", type=float, default=d.budget_usd, help="per-run budget in USD")
+    rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
+    rv.add_argument("--json", action="store_true", help="print one JSON object")
+    return parser
+
+
+def read_text(path: str, what: str) -> str:
+    """Read a UTF-8 file with a specific message for each way it can be bad."""
+    p = Path(path)
+    if not p.is_file():
+        raise BadInput(f"{what} file not found: {path}")
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInput(f"{what} file is not UTF-8 text: {path} (byte {exc.start})") from exc
+    if not text.strip():
+        raise BadInput(f"{what} file is empty: {path}")
+    if len(text) > MAX_TEXT_CHARS:
+        raise BadInput(f"{what} file has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+    return text
+
+
+def load_rubric(name_or_path: str) -> Rubric:
+    """A built-in rubric by name, or a YAML/JSON rubric file."""
+    from santa_core import rubric_library as lib
+
+    if name_or_path in lib.builtin_names():
+        return lib.load_builtin(name_or_path)
+    if Path(name_or_path).is_file():
+        try:
+            return lib.load_rubric_file(name_or_path)
+        except lib.RubricFileError as exc:
+            raise BadInput(f"rubric file {name_or_path}: {exc}") from exc
+    raise BadInput(f"unknown rubric {name_or_path!r}; built-in rubrics: {', '.join(lib.builtin_names())}")
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if not 1 <= args.max_rounds <= 10:
+        raise BadInput("--max-rounds must be between 1 and 10")
+    if args.budget < 0:
+        raise BadInput("--budget must not be negative")
+    uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
+    if uses_model and not api_key_present():
+        raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
+                       "--reviewer-c person)")
+
+
+def run_review(args: argparse.Namespace) -> dict:
+    """Create the run, drive it to a stop, and return the run as a JSON-ready dict."""
+    from storage.desk import open_desk
+
+    spec, output = read_text(args.spec, "spec"), read_text(args.output, "output")
+    rubric = load_rubric(args.rubric)
+    _validate(args)
+    desk = open_desk(mark_interrupted=False)
+    try:
+        run_id = desk.repo.create_run(
+            spec=spec, output=output, rubric=rubric, reviewer_b=args.reviewer_b,
+            reviewer_c=args.reviewer_c, fixer=args.fixer, auto_approve=args.auto_approve,
+            budget_usd=args.budget, max_rounds=args.max_rounds, created_by="cli", source="cli",
+        )
+        desk.runner.execute(run_id)
+        return desk.run_json(run_id)
+    finally:
+        desk.close()
+
+
+def exit_code(status: str) -> int:
+    """The documented exit code for a run status."""
+    if status in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
+        return EXIT_SHIPPED
+    if status in WAITING:
+        return EXIT_WAITING
+    return EXIT_ESCALATED
+
+
+def _summary(result: dict) -> str:
+    lines = [f"run {result['run_id']}: {result['status']}"
+             + (f" ({result['escalation_reason']})" if result.get("escalation_reason") else "")]
+    for rnd in result["rounds"]:
+        verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
+        lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
+    lines.append(f"  cost ${result['cost_usd']:.4f}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the exit code."""
+    try:
+        args = build_parser().parse_args(argv)
+        result = run_review(args)
+    except BadInput as exc:
+        print(f"santa: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else _summary(result))
+    return exit_code(result["status"])

@@ -1,0 +1,76 @@
+"""Defaults and environment settings. Reads the environment only; never stores the key."""
+
+from __future__ import annotations
+
+import os
+import re
+
+from pydantic import BaseModel, Field
+
+from santa_core.reviewers.base import PERSON
+
+KNOWN_MODELS = (
+    "claude-sonnet-5-5",
+    "claude-haiku-5-5",
+    "claude-opus-5-5",
+    "claude-fable-5-1",
+    "claude-opus-5",
+    "claude-sonnet-5",
+    "claude-haiku-4-5",
+)
+
+
+class Defaults(BaseModel):
+    """The settings a new run starts from; the Settings page edits them."""
+
+    reviewer_b: str = "claude-sonnet-5-5"
+    # Why a different model for C: two instances of one model share blind spots.
+    reviewer_c: str = "claude-haiku-5-5"
+    fixer: str = "claude-opus-5-5"
+    max_rounds: int = Field(default=3, ge=1, le=10)
+    budget_usd: float = Field(default=1.0, ge=0)
+    rubric: str = "general"
+    display_name: str = "local user"
+
+
+def env_defaults() -> Defaults:
+    """Defaults overridden by SANTA_* environment variables where set."""
+    env = {
+        "reviewer_b": os.environ.get("SANTA_REVIEWER_B"),
+        "reviewer_c": os.environ.get("SANTA_REVIEWER_C"),
+        "fixer": os.environ.get("SANTA_FIXER"),
+        "max_rounds": os.environ.get("SANTA_MAX_ROUNDS"),
+        "budget_usd": os.environ.get("SANTA_BUDGET_USD"),
+    }
+    return Defaults(**{k: v for k, v in env.items() if v})
+
+
+def api_key_present() -> bool:
+    """True when an Anthropic credential is in the environment (the value is never read out)."""
+    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
+
+
+def base_url() -> str | None:
+    """ANTHROPIC_BASE_URL when set (a proxy, a gateway or a local stand-in server)."""
+    return os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
+def family(model: str) -> str:
+    """Model family: 'claude-sonnet-5-5' → 'claude-sonnet'; a person is their own family."""
+    if model == PERSON:
+        return PERSON
+    m = re.match(r"^([a-z]+-[a-z]+)", model)
+    return m.group(1) if m else model
+
+
+def diversity_warning(reviewer_b: str, reviewer_c: str) -> str | None:
+    """A warning when the two slots are not independent enough, else None."""
+    if reviewer_b == PERSON or reviewer_c == PERSON:
+        return None
+    if reviewer_b == reviewer_c:
+        return (f"Reviewers B and C are both {reviewer_b}. Two instances of one model share blind "
+                "spots; pick a different model for one slot.")
+    if family(reviewer_b) == family(reviewer_c):
+        return (f"Reviewers B and C are from the same model family ({family(reviewer_b)}); "
+                "a different family gives a more independent second opinion.")
+    return None

@@ -1,0 +1,165 @@
+"""The round engine: an explicit state machine, `advance(state, event) -> state`.
+
+Only this module decides a run's next state. It is pure: no I/O, no clock, no randomness.
+
+    queued ──Claim──▶ running ──Gate(NICE)──▶ shipped
+    running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | reviewer_error | injection)
+    running ──ProposalReady──▶ awaiting_approval │ running, round+1 (auto-approve) │ escalated(fix_failed)
+    running ──NeedHumanReview──▶ awaiting_human_review ──HumanReviewSubmitted──▶ queued
+    awaiting_approval ──Approve──▶ queued, round+1      ──Reject──▶ escalated(rejected_fix)
+    running ──BudgetExceeded──▶ escalated(budget)       ──Interrupt──▶ interrupted ──Resume──▶ queued
+    escalated ──Resolve(ship|reject|rereview)──▶ resolved_shipped │ resolved_rejected │ queued, round+1
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from santa_core.models import EscalationReason as Why
+from santa_core.models import GateDecision, RunState
+from santa_core.models import RunStatus as S
+
+
+class InvalidTransition(ValueError):
+    """The event is not allowed in the run's current state."""
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A worker takes a queued run."""
+
+
+@dataclass(frozen=True)
+class NeedHumanReview:
+    """A person reviewer slot is still empty after the model reviewers answered."""
+
+
+@dataclass(frozen=True)
+class HumanReviewSubmitted:
+    """The person filled their slot; the run goes back to the queue for the gate."""
+
+
+@dataclass(frozen=True)
+class Gate:
+    """Both reviews (and the pre-checks) are in; the gate decided."""
+
+    decision: GateDecision
+    reviewer_error: bool = False
+    injection: bool = False
+
+
+@dataclass(frozen=True)
+class ProposalReady:
+    """The fix agent's proposal is stored; `applied` is how many edits could be applied."""
+
+    applied: int
+    auto_approve: bool = False
+
+
+@dataclass(frozen=True)
+class Approve:
+    """A person approved the proposal (possibly after editing it)."""
+
+
+@dataclass(frozen=True)
+class Reject:
+    """A person rejected the proposal."""
+
+
+@dataclass(frozen=True)
+class BudgetExceeded:
+    """The run spent its budget."""
+
+
+@dataclass(frozen=True)
+class Interrupt:
+    """The process died, or the worker failed unexpectedly, mid-run."""
+
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Resume:
+    """A person resumes an interrupted run from its last committed step."""
+
+
+@dataclass(frozen=True)
+class Resolve:
+    """A person resolves an escalation."""
+
+    resolution: Literal["ship_as_is", "reject", "rereview"]
+
+
+Event = (
+    Claim | NeedHumanReview | HumanReviewSubmitted | Gate | ProposalReady | Approve | Reject
+    | BudgetExceeded | Interrupt | Resume | Resolve
+)
+
+
+def _to(state: RunState, status: S, **changes: object) -> RunState:
+    return state.model_copy(update={"status": status, **changes})
+
+
+def _escalate(state: RunState, why: Why, note: str = "") -> RunState:
+    return _to(state, S.ESCALATED, escalation_reason=why, note=note or why.value)
+
+
+def _on_gate(state: RunState, event: Gate) -> RunState:
+    """NICE ships; NAUGHTY escalates for injection, reviewer error or the cap, else stays to fix."""
+    if event.decision == GateDecision.NICE:
+        return _to(state, S.SHIPPED, note="both reviewers PASS")
+    if event.injection:
+        return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
+    if event.reviewer_error:
+        return _escalate(state, Why.REVIEWER_ERROR, "a reviewer failed after retries")
+    if state.round >= state.round_cap:
+        return _escalate(state, Why.ROUND_CAP, f"still NAUGHTY after round {state.round}")
+    return _to(state, S.RUNNING, note="fixing")
+
+
+def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
+    if event.applied == 0:
+        return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit")
+    if event.auto_approve:
+        return _to(state, S.RUNNING, round=state.round + 1, note="fix auto-approved")
+    return _to(state, S.AWAITING_APPROVAL, note="fix proposal waiting for a person")
+
+
+def _on_resolve(state: RunState, event: Resolve) -> RunState:
+    if event.resolution == "ship_as_is":
+        return _to(state, S.RESOLVED_SHIPPED, note="shipped as is by a person")
+    if event.resolution == "reject":
+        return _to(state, S.RESOLVED_REJECTED, note="rejected by a person")
+    nxt = state.round + 1
+    # Why a new cap of one round: a person already looked; if fresh reviewers still say
+    # NAUGHTY the run comes straight back to that person instead of looping on its own.
+    return _to(state, S.QUEUED, round=nxt, round_cap=nxt, escalation_reason=None, note="re-review")
+
+
+_TABLE: dict[tuple[S, type], object] = {
+    (S.QUEUED, Claim): lambda s, e: _to(s, S.RUNNING, note="reviewing"),
+    (S.RUNNING, NeedHumanReview): lambda s, e: _to(s, S.AWAITING_HUMAN_REVIEW, note="waiting for a person reviewer"),
+    (S.AWAITING_HUMAN_REVIEW, HumanReviewSubmitted): lambda s, e: _to(s, S.QUEUED, note="person review in"),
+    (S.RUNNING, Gate): _on_gate,
+    (S.RUNNING, ProposalReady): _on_proposal,
+    (S.AWAITING_APPROVAL, Approve): lambda s, e: _to(s, S.QUEUED, round=s.round + 1, note="fix approved"),
+    (S.AWAITING_APPROVAL, Reject): lambda s, e: _escalate(s, Why.REJECTED_FIX, "a person rejected the fix"),
+    (S.RUNNING, BudgetExceeded): lambda s, e: _escalate(s, Why.BUDGET, "the run's budget is spent"),
+    (S.RUNNING, Interrupt): lambda s, e: _to(s, S.INTERRUPTED, note=e.note or "interrupted"),
+    (S.INTERRUPTED, Resume): lambda s, e: _to(s, S.QUEUED, note="resumed"),
+    (S.ESCALATED, Resolve): _on_resolve,
+}
+
+
+def allowed(state: RunState) -> list[type]:
+    """Event types the state accepts (for tests and the UI)."""
+    return [ev for (st, ev) in _TABLE if st == state.status]
+
+
+def advance(state: RunState, event: Event) -> RunState:
+    """The next state, or InvalidTransition when the event does not apply."""
+    step = _TABLE.get((state.status, type(event)))
+    if step is None:
+        raise InvalidTransition(f"{type(event).__name__} is not allowed when the run is {state.status.value}")
+    return step(state, event)  # type: ignore[operator]

@@ -1,0 +1,265 @@
+"""Types of the Santa Method: spec, output, rubric, review, gate, fix proposal, run state.
+
+These are plain pydantic models with no I/O. Every other module speaks in these words.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Verdict = Literal["PASS", "FAIL"]
+Slot = Literal["B", "C"]
+Severity = Literal["critical", "suggestion"]
+
+CATEGORIES = (
+    "factual accuracy",
+    "hallucination-free",
+    "completeness",
+    "compliance",
+    "internal consistency",
+    "technical correctness",
+)
+
+MAX_TEXT_CHARS = 200_000
+"""Largest spec or output accepted (characters); larger pastes get a clear error."""
+
+
+class Criterion(BaseModel):
+    """One rubric line: an objective pass condition and the signal that it failed."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=64, pattern=r"^[a-z0-9_\-]+$")
+    name: str = Field(min_length=1)
+    category: str = Field(min_length=1)
+    pass_condition: str = Field(min_length=1)
+    fail_signal: str = Field(min_length=1)
+    severity: Severity = "critical"
+    check: dict | None = None
+    """Optional deterministic check, e.g. {"type": "forbidden_terms", "terms": [...]}."""
+
+
+class Rubric(BaseModel):
+    """A named, versioned list of criteria."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(min_length=1)
+    version: int = 1
+    domain: str = "general"
+    description: str = ""
+    criteria: list[Criterion] = Field(min_length=1)
+
+    def criterion_ids(self) -> list[str]:
+        """Ids in rubric order."""
+        return [c.id for c in self.criteria]
+
+
+# --- the reviewer's answer: the schema of the method -------------------------------------
+
+
+class CheckResult(BaseModel):
+    """A reviewer's result for one criterion."""
+
+    criterion: str = Field(description="criterion id from the rubric")
+    result: Verdict
+    detail: str = Field(description="what was checked and the evidence")
+
+
+class ReviewIssue(BaseModel):
+    """One problem a reviewer found."""
+
+    criterion: str = Field(description="criterion id from the rubric")
+    description: str = Field(description="what is wrong and why it fails the criterion")
+    evidence: str = Field(
+        default="", description="exact text copied from the output that shows the problem"
+    )
+
+
+class Review(BaseModel):
+    """One reviewer's structured verdict (the answer contract)."""
+
+    verdict: Verdict
+    checks: list[CheckResult]
+    critical_issues: list[ReviewIssue]
+    suggestions: list[str]
+
+    def failed_checks(self) -> list[CheckResult]:
+        """Checks whose result is FAIL."""
+        return [c for c in self.checks if c.result == "FAIL"]
+
+
+class Usage(BaseModel):
+    """Token usage of one or more LLM calls (None fields coalesced to 0)."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens
+            + other.cache_creation_input_tokens,
+            cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
+
+
+class LLMCall(BaseModel):
+    """Record of one request/response pair, kept for the call log."""
+
+    purpose: Literal["review", "fix"]
+    model: str
+    request: dict
+    response: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = None
+
+
+class ReviewStatus(StrEnum):
+    """What happened when a reviewer slot was asked for a verdict."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    PENDING = "pending"  # a person has not filled the slot yet
+
+
+class ReviewOutcome(BaseModel):
+    """A reviewer slot's result for one round: a typed review, or an error that is not a pass."""
+
+    slot: Slot
+    reviewer: str
+    status: ReviewStatus
+    review: Review | None = None
+    error: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    raw_response: str = ""
+    calls: list[LLMCall] = Field(default_factory=list)
+
+    @property
+    def effective_verdict(self) -> Verdict:
+        """PASS only for a valid review that says PASS and has no failed check (fail closed)."""
+        if self.status != ReviewStatus.OK or self.review is None:
+            return "FAIL"
+        if self.review.verdict == "PASS" and not self.review.failed_checks():
+            return "PASS"
+        return "FAIL"
+
+
+# --- gate, merged issues ------------------------------------------------------------------
+
+Attribution = Literal["both", "B", "C", "check"]
+
+
+class MergedIssue(BaseModel):
+    """A de-duplicated critical issue with who flagged it."""
+
+    criterion: str
+    description: str
+    evidence: str = ""
+    flagged_by: Attribution
+
+
+class GateDecision(StrEnum):
+    NICE = "NICE"
+    NAUGHTY = "NAUGHTY"
+
+
+class GateResult(BaseModel):
+    """The AND gate's decision for one round."""
+
+    decision: GateDecision
+    issues: list[MergedIssue]
+    reasons: list[str] = Field(default_factory=list)
+    reviewer_error: bool = False
+    injection: bool = False
+
+
+# --- fix proposals ------------------------------------------------------------------------
+
+
+class FixEdit(BaseModel):
+    """Replace one exact span of the output; the only kind of change the fix agent may make."""
+
+    issue: int = Field(description="index of the merged issue this edit fixes")
+    before: str = Field(description="exact text copied from the current output")
+    after: str = Field(description="replacement text")
+
+
+class FixPlan(BaseModel):
+    """What the fix agent answers: a list of edits (its answer contract)."""
+
+    edits: list[FixEdit]
+
+
+class RejectedEdit(BaseModel):
+    """An edit that could not be applied, with why."""
+
+    edit: FixEdit
+    reason: str
+
+
+class FixProposal(BaseModel):
+    """The fix agent's revision: applied edits, rejected edits and the resulting text."""
+
+    issues: list[MergedIssue]
+    edits: list[FixEdit]
+    rejected: list[RejectedEdit] = Field(default_factory=list)
+    before_text: str
+    proposed_text: str
+    usage: Usage = Field(default_factory=Usage)
+    cost_usd: float = 0.0
+    calls: list[LLMCall] = Field(default_factory=list)
+    error: str | None = None
+
+
+# --- run state ----------------------------------------------------------------------------
+
+
+class RunStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    AWAITING_HUMAN_REVIEW = "awaiting_human_review"
+    AWAITING_APPROVAL = "awaiting_approval"
+    SHIPPED = "shipped"
+    ESCALATED = "escalated"
+    RESOLVED_SHIPPED = "resolved_shipped"
+    RESOLVED_REJECTED = "resolved_rejected"
+    INTERRUPTED = "interrupted"
+
+
+class EscalationReason(StrEnum):
+    ROUND_CAP = "round_cap"
+    REVIEWER_ERROR = "reviewer_error"
+    BUDGET = "budget"
+    REJECTED_FIX = "rejected_fix"
+    INJECTION = "injection"
+    FIX_FAILED = "fix_failed"
+
+
+FINAL_STATUSES = frozenset(
+    {RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
+)
+
+
+class RunState(BaseModel):
+    """The engine's view of a run; only `engine.advance` produces a new one."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: RunStatus = RunStatus.QUEUED
+    round: int = 1
+    max_rounds: int = 3
+    round_cap: int = 3
+    escalation_reason: EscalationReason | None = None
+    note: str = ""

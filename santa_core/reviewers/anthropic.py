@@ -1,0 +1,277 @@
+"""Reviewer and fix agent backed by the Anthropic Messages API (structured outputs).
+
+Fail closed: every way a call can go wrong (HTTP error after the SDK's retries, timeout,
+refusal, truncation, an answer that does not validate) comes back as an error outcome with a
+human-readable reason. Nothing here raises and nothing here turns a failure into a verdict.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+from pydantic import BaseModel, ValidationError
+
+from santa_core.models import (
+    FixPlan,
+    LLMCall,
+    Review,
+    ReviewOutcome,
+    ReviewStatus,
+    Slot,
+    Usage,
+)
+from santa_core.pricing import cost_usd
+from santa_core.prompts import Prompt, build_fix_prompt, build_review_prompt
+from santa_core.reviewers.base import FixAnswer, FixRequest, ReviewRequest
+
+# Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
+# pause_turn, tool_use, context window exceeded, unknown) cannot hold a complete verdict.
+COMPLETE_STOP_REASONS = frozenset({"end_turn", "stop_sequence"})
+
+_STATUS_WORDS = {
+    400: "request rejected",
+    401: "authentication failed",
+    403: "permission denied",
+    404: "not found (check the model id)",
+    408: "request timed out at the API",
+    409: "request conflict",
+    413: "request too large",
+    429: "rate limited",
+    529: "API overloaded",
+}
+
+_ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan")}
+"""purpose -> (who answers, what the answer is called), for error messages."""
+
+
+@dataclass
+class CallResult:
+    """What one structured call produced; `parsed` is None whenever `error` is set."""
+
+    parsed: BaseModel | None
+    raw_text: str
+    usage: Usage
+    error: str | None
+    status: ReviewStatus
+    latency_s: float
+    request: dict = field(default_factory=dict)
+    cost_usd: float = 0.0
+
+    def as_llm_call(self, purpose: str, model: str) -> LLMCall:
+        """This call as a row of the call log."""
+        return LLMCall(
+            purpose=purpose,
+            model=model,
+            request=self.request,
+            response=self.raw_text,
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            latency_s=self.latency_s,
+            error=self.error,
+        )
+
+
+def request_body(
+    model: str, max_tokens: int, prompt: Prompt, schema: type[BaseModel], effort: str | None
+) -> dict:
+    """The exact body sent (as parse(output_format=schema) builds it); the key is in headers only."""
+    output_config: dict[str, Any] = {"effort": effort} if effort else {}
+    output_config["format"] = {"type": "json_schema", "schema": anthropic.transform_schema(schema)}
+    return {
+        "model": model,
+        "max_tokens": max_tokens,
+        "system": prompt.system,
+        "messages": [{"role": "user", "content": prompt.user}],
+        "output_config": output_config,
+    }
+
+
+def text_of(message: Message) -> str:
+    """Concatenated text blocks; thinking and other blocks are skipped by type, not position."""
+    return "".join(getattr(b, "text", "") or "" for b in message.content or [] if b.type == "text")
+
+
+def usage_of(message: Message) -> Usage:
+    """Usage of an answer; the API may send null for any counter, read as 0."""
+    raw = message.usage
+    names = (
+        "input_tokens",
+        "output_tokens",
+        "cache_creation_input_tokens",
+        "cache_read_input_tokens",
+    )
+    return Usage(**{n: int(getattr(raw, n, 0) or 0) for n in names})
+
+
+def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
+    """A short 'where: what' list of the first pydantic errors."""
+    parts = [
+        f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]
+    ]
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def check_answer(
+    message: Message, text: str, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
+) -> tuple[BaseModel | None, str | None]:
+    """Validate a 200 answer: complete stop reason, then the schema. Returns (parsed, error)."""
+    who, what = _ROLES[purpose]
+    stop = message.stop_reason
+    if stop == "refusal":
+        return None, f"{who} {model} refused to answer"
+    if stop == "max_tokens":
+        return None, f"answer was cut off at max_tokens={max_tokens} (truncated JSON)"
+    if stop not in COMPLETE_STOP_REASONS:
+        return None, f"answer did not finish (stop_reason={stop!r})"
+    if not text.strip():
+        return None, f"{who} {model} answered with no text"
+    try:
+        return schema.model_validate_json(text), None
+    except ValidationError as exc:
+        return None, f"answer was not valid JSON for the {what} schema: {summarise_validation(exc)}"
+
+
+def _retries_note(request: Any) -> str:
+    """' after N retries', read from the header the SDK stamps on each attempt."""
+    try:
+        n = int(request.headers.get("x-stainless-retry-count", "0"))
+    except (AttributeError, RuntimeError, ValueError):
+        return ""
+    return f" after {n} retries" if n else ""
+
+
+def describe_status_error(exc: anthropic.APIStatusError) -> str:
+    """'rate limited (429 rate_limit_error) after 3 retries: <API message>'."""
+    code = exc.status_code
+    word = _STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
+    kind = f" {exc.type}" if exc.type else ""
+    detail = f": {exc.api_message}" if exc.api_message else ""
+    return f"{word} ({code}{kind}){_retries_note(exc.response.request)}{detail}"
+
+
+def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]:
+    """Map an exception from the call to (status, human-readable reason); never re-raises."""
+    if isinstance(exc, anthropic.APITimeoutError):
+        return (
+            ReviewStatus.TIMEOUT,
+            f"timed out: no answer within {timeout:g}s{_retries_note(exc.request)}",
+        )
+    if isinstance(exc, anthropic.APIStatusError):
+        return ReviewStatus.ERROR, describe_status_error(exc)
+    if isinstance(exc, anthropic.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ReviewStatus.ERROR, f"could not reach the API{_retries_note(exc.request)}: {cause}"
+    if isinstance(exc, anthropic.APIError):
+        return ReviewStatus.ERROR, f"API error: {exc.message}"
+    if isinstance(exc, json.JSONDecodeError):
+        return ReviewStatus.ERROR, f"API response was not JSON: {exc}"
+    if isinstance(exc, TypeError) and "authentication" in str(exc):
+        # The SDK raises TypeError at call time when no key is configured.
+        return ReviewStatus.ERROR, "no Anthropic API key configured (set ANTHROPIC_API_KEY)"
+    return ReviewStatus.ERROR, f"unexpected {type(exc).__name__}: {exc}"
+
+
+class _AnthropicCaller:
+    """Shared plumbing: a lazily built client and one fail-closed structured call."""
+
+    def __init__(
+        self,
+        model: str,
+        client: anthropic.Anthropic | None = None,
+        max_tokens: int = 8192,
+        timeout: float = 120.0,
+        max_retries: int = 3,
+        effort: str | None = "medium",
+    ) -> None:
+        self.model = model
+        self.name = model
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.effort = effort
+        self._client = client
+
+    @property
+    def client(self) -> anthropic.Anthropic:
+        """The SDK client; built on first use so importing and configuring never need a key."""
+        if self._client is None:
+            # Retries (408/409/429/5xx incl. 529, honouring retry-after) are the SDK's job.
+            self._client = anthropic.Anthropic(max_retries=self.max_retries, timeout=self.timeout)
+        return self._client
+
+    def _send(self, body: dict) -> Message:
+        """POST /v1/messages with the logged body; returns the answer, not yet validated."""
+        # create(), not parse(): parse() validates inside the SDK and raises on a bad answer,
+        # losing the raw text and the billed usage. The body is the same one parse() sends
+        # (request_body uses the SDK's own transform_schema), and we validate it ourselves.
+        message = self.client.messages.create(**body, timeout=self.timeout)
+        if not isinstance(message, Message):
+            raise TypeError(f"API answer was not a message: {type(message).__name__}")
+        return message
+
+    def _call(
+        self, make_prompt: Callable[[], Prompt], schema: type[BaseModel], purpose: str
+    ) -> CallResult:
+        """One structured call that never raises: any failure becomes `error` with parsed=None."""
+        start, body = time.perf_counter(), {}
+        try:
+            body = request_body(self.model, self.max_tokens, make_prompt(), schema, self.effort)
+            message = self._send(body)
+        # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
+        except Exception as exc:  # noqa: BLE001
+            status, error = describe_failure(exc, self.timeout)
+            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
+        latency = time.perf_counter() - start
+        text, usage = text_of(message), usage_of(message)
+        parsed, error = check_answer(message, text, schema, purpose, self.model, self.max_tokens)
+        status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
+        cost = cost_usd(self.model, usage)
+        return CallResult(parsed, text, usage, error, status, latency, body, cost)
+
+
+class AnthropicReviewer(_AnthropicCaller):
+    """A Claude model in a reviewer slot. `name` is the model id."""
+
+    def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
+        """Judge request.output against the rubric; errors come back as ERROR/TIMEOUT outcomes."""
+        res = self._call(
+            lambda: build_review_prompt(request.rubric, request.spec, request.output),
+            Review,
+            "review",
+        )
+        return ReviewOutcome(
+            slot=slot,
+            reviewer=self.name,
+            status=res.status,
+            review=res.parsed,
+            error=res.error,
+            usage=res.usage,
+            cost_usd=res.cost_usd,
+            latency_s=res.latency_s,
+            raw_response=res.raw_text,
+            calls=[res.as_llm_call("review", self.model)],
+        )
+
+
+class AnthropicFixer(_AnthropicCaller):
+    """A Claude model as the fix agent. `name` is the model id."""
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
+        res = self._call(
+            lambda: build_fix_prompt(request.spec, request.output, request.issues), FixPlan, "fix"
+        )
+        return FixAnswer(
+            plan=res.parsed,
+            usage=res.usage,
+            cost_usd=res.cost_usd,
+            calls=[res.as_llm_call("fix", self.model)],
+            error=res.error,
+        )

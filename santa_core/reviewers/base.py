@@ -1,0 +1,69 @@
+"""The Reviewer and Fixer protocols and the request type a reviewer is allowed to see."""
+
+from __future__ import annotations
+
+from typing import Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from santa_core.models import FixPlan, LLMCall, MergedIssue, ReviewOutcome, Rubric, Slot, Usage
+
+
+class ReviewRequest(BaseModel):
+    """Everything a reviewer may see: the rubric, the spec and the output. Nothing else.
+
+    Context isolation is by construction: there is no field for the other reviewer, an
+    earlier round or the fix agent, so a reviewer cannot be handed them.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    rubric: Rubric
+    spec: str
+    output: str
+
+
+class FixRequest(BaseModel):
+    """Everything the fix agent sees: spec, current output and the merged critical issues."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str
+    output: str
+    issues: list[MergedIssue]
+
+
+class FixAnswer(BaseModel):
+    """The fix agent's raw plan plus its cost; applying it is `fixer.apply_plan`'s job."""
+
+    plan: FixPlan | None
+    usage: Usage = Usage()
+    cost_usd: float = 0.0
+    calls: list[LLMCall] = []
+    error: str | None = None
+
+
+@runtime_checkable
+class Reviewer(Protocol):
+    """One independent judge. Must never raise: failures come back as error outcomes."""
+
+    name: str
+
+    def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
+        """Judge request.output against request.rubric and request.spec."""
+        ...
+
+
+@runtime_checkable
+class Fixer(Protocol):
+    """The fix agent. Must never raise: failures come back with `error` set."""
+
+    name: str
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        """Propose exact-text edits that fix only request.issues."""
+        ...
+
+
+PERSON = "person"
+"""Reviewer name for a slot that a human fills in the app."""

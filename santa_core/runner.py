@@ -1,0 +1,163 @@
+"""Executes runs on a process-wide thread pool and persists every step as it happens.
+
+A worker never touches the UI. Each step (a review, the gate, a proposal, a decision, a state
+change) is committed through the `Store` before the next one starts, so a run can always be
+resumed from its last committed step.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+
+from santa_core import engine
+from santa_core.checks import precheck_issues
+from santa_core.fixer import propose_fix
+from santa_core.gate import decide
+from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
+from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
+from santa_core.store import RoundRecord, RunRecord, Store
+
+log = logging.getLogger(__name__)
+
+SLOTS: tuple[Slot, Slot] = ("B", "C")
+
+
+class Conflict(RuntimeError):
+    """Someone else changed the run's state first; this worker stops touching it."""
+
+
+def advance_run(store: Store, run_id: int, state: RunState, event: engine.Event, actor: str) -> RunState:
+    """Apply an engine event and commit the new state with compare-and-set."""
+    new = engine.advance(state, event)
+    if not store.transition(run_id, {state.status}, new, actor, new.note):
+        raise Conflict(f"run {run_id} changed while {type(event).__name__} was being applied")
+    return new
+
+
+class Runner:
+    """Runs the method for stored runs; `submit` is safe to call twice (the claim is atomic)."""
+
+    def __init__(
+        self,
+        store: Store,
+        reviewer_for: Callable[[str], Reviewer],
+        fixer_for: Callable[[str], Fixer],
+        workers: int = 4,
+    ) -> None:
+        self.store = store
+        self.reviewer_for = reviewer_for
+        self.fixer_for = fixer_for
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
+        # A separate pool for reviewer calls so a run waiting on its two reviewers can never
+        # starve the pool its own reviewers need (no deadlock when every run worker is busy).
+        self.review_pool = ThreadPoolExecutor(2 * workers, thread_name_prefix="santa-review")
+
+    def submit(self, run_id: int) -> Future:
+        """Queue the run on the pool; returns the future of `execute`."""
+        return self.pool.submit(self.execute, run_id)
+
+    def execute(self, run_id: int) -> RunState:
+        """Claim a queued run and drive it until it needs a person or finishes."""
+        run = self.store.load_run(run_id)
+        if run.state.status != RunStatus.QUEUED:
+            return run.state
+        try:
+            advance_run(self.store, run_id, run.state, engine.Claim(), "worker")
+            return self._drive(run_id)
+        except Conflict:
+            return self.store.load_run(run_id).state
+        except Exception as exc:  # noqa: BLE001 - never leave a run stuck in `running`
+            log.exception("run %s failed", run_id)
+            return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
+
+    def _interrupt(self, run_id: int, note: str) -> RunState:
+        state = self.store.load_run(run_id).state
+        if state.status == RunStatus.RUNNING:
+            return advance_run(self.store, run_id, state, engine.Interrupt(note=note), "system")
+        return state
+
+    def _drive(self, run_id: int) -> RunState:
+        """Run rounds while the run stays `running`."""
+        while True:
+            run = self.store.load_run(run_id)
+            if run.state.status != RunStatus.RUNNING:
+                return run.state
+            self._step(run)
+
+    def _over_budget(self, run: RunRecord) -> bool:
+        return run.budget_usd is not None and run.spent_usd >= run.budget_usd
+
+    def _step(self, run: RunRecord) -> None:
+        """One committed step of the current round: reviews+gate, or the fix proposal."""
+        rnd = self.store.load_round(run.id, run.state.round)
+        if rnd is None:
+            raise RuntimeError(f"run {run.id} has no stored round {run.state.round}")
+        if self._over_budget(run):
+            advance_run(self.store, run.id, run.state, engine.BudgetExceeded(), "system")
+        elif rnd.gate is None:
+            self._review_round(run, rnd)
+        elif rnd.proposal is None and run.state.note != "fixing":
+            # Resumed after the gate was stored but before its state change was: re-apply it.
+            self._apply_gate(run, rnd.gate)
+        else:
+            self._fix(run, rnd)
+
+    def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
+        """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
+        request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
+        reviews = dict(rnd.reviews)
+        missing = [s for s in SLOTS if s not in reviews and self._model_of(run, s) != PERSON]
+        futures = {self.review_pool.submit(self._review, run, s, request): s for s in missing}
+        for fut in as_completed(futures):
+            outcome = fut.result()
+            self.store.save_review(run.id, rnd.round_no, outcome)
+            reviews[outcome.slot] = outcome
+        if any(s not in reviews for s in SLOTS):
+            self._wait_for_person(run)
+            return
+        gate = decide(reviews["B"], reviews["C"], precheck_issues(run.rubric, rnd.output_text))
+        self.store.save_gate(run.id, rnd.round_no, gate)
+        self._apply_gate(run, gate)
+
+    def _model_of(self, run: RunRecord, slot: Slot) -> str:
+        return run.reviewer_b if slot == "B" else run.reviewer_c
+
+    def _review(self, run: RunRecord, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
+        """Build a fresh reviewer for this call (no state carried between rounds)."""
+        return self.reviewer_for(self._model_of(run, slot)).review(request, slot)
+
+    def _wait_for_person(self, run: RunRecord) -> None:
+        """Hand the run to a person; if their review landed meanwhile, put it back in the queue."""
+        state = advance_run(self.store, run.id, run.state, engine.NeedHumanReview(), "worker")
+        rnd = self.store.load_round(run.id, state.round)
+        if rnd is not None and all(s in rnd.reviews for s in SLOTS):
+            try:
+                advance_run(self.store, run.id, state, engine.HumanReviewSubmitted(), "worker")
+            except Conflict:
+                return
+            self.submit(run.id)
+
+    def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
+        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection)
+        advance_run(self.store, run.id, run.state, event, "gate")
+
+    def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
+        """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
+        proposal = rnd.proposal
+        if proposal is None:
+            proposal = propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues)
+            self.store.save_proposal(run.id, rnd.round_no, proposal)
+        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve)
+        new = engine.advance(run.state, event)
+        if new.status == RunStatus.RUNNING:  # auto-approved: next round starts on the proposal
+            self.store.start_round(run.id, new.round, proposal.proposed_text)
+            self.store.record_decision(run.id, rnd.round_no, "auto_approve", "auto-approve",
+                                       "run set to auto-approve fixes", rnd.output_text, proposal.proposed_text)
+        advance_run(self.store, run.id, run.state, event, "worker")
+
+    def shutdown(self) -> None:
+        """Stop accepting work and wait for running steps to commit."""
+        self.pool.shutdown(wait=True)
+        self.review_pool.shutdown(wait=True)

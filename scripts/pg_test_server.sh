@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# A throwaway PostgreSQL cluster for the storage tests (loopback only, trust auth, no fsync).
+#
+#   scripts/pg_test_server.sh start   # prints the URL, e.g. postgresql://santa@127.0.0.1:54321/postgres
+#   scripts/pg_test_server.sh url     # prints the URL of the running cluster
+#   scripts/pg_test_server.sh stop    # stops the cluster and deletes its files
+#
+# Typical use:  SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) pytest tests/test_storage.py
+# Works as root (initdb refuses root, so the cluster runs as the `postgres` user, or a system
+# user it creates) or as an ordinary user. Binaries: $PG_BIN, /usr/local/bin, then
+# /usr/lib/postgresql/<newest>/bin (Debian's postgresql-NN package).
+set -euo pipefail
+
+DIR="${SANTA_PG_DIR:-${TMPDIR:-/tmp}/santa-pg}"
+DATA="$DIR/data"
+DB_USER=santa
+
+die() { echo "pg_test_server: $*" >&2; exit 1; }
+
+pg_bin() {
+  local d
+  for d in "${PG_BIN:-}" /usr/local/bin $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+    if [ -n "$d" ] && [ -x "$d/initdb" ] && [ -x "$d/pg_ctl" ]; then echo "$d"; return; fi
+  done
+  die "no initdb/pg_ctl found (set PG_BIN)"
+}
+
+os_user() {
+  # The OS account that owns the cluster: the caller, or a non-root account when root.
+  if [ "$(id -u)" != 0 ]; then id -un; return; fi
+  if id postgres >/dev/null 2>&1; then echo postgres; return; fi
+  id santa-pg >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin santa-pg
+  echo santa-pg
+}
+
+as_owner() {
+  local user; user=$(os_user)
+  if [ "$(id -u)" = 0 ]; then runuser -u "$user" -- "$@"; else "$@"; fi
+}
+
+free_port() {
+  if command -v python3 >/dev/null 2>&1; then
+    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+    return
+  fi
+  local p
+  for _ in $(seq 50); do  # no python: probe random high ports until one refuses connections
+    p=$((20000 + RANDOM % 40000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return; fi
+  done
+  die "no free port found"
+}
+
+url() {
+  [ -f "$DIR/port" ] || die "not running (no $DIR/port)"
+  echo "postgresql://$DB_USER@127.0.0.1:$(cat "$DIR/port")/postgres"
+}
+
+running() {
+  [ -f "$DATA/PG_VERSION" ] && as_owner "$(pg_bin)/pg_ctl" -D "$DATA" status >/dev/null 2>&1
+}
+
+start() {
+  if running; then url; return; fi
+  local bin port; bin=$(pg_bin); port=$(free_port)
+  rm -rf "$DIR"
+  mkdir -p "$DIR"
+  if [ "$(id -u)" = 0 ]; then chown "$(os_user)" "$DIR"; fi
+  as_owner "$bin/initdb" -D "$DATA" -U "$DB_USER" --auth=trust -E UTF8 --no-locale \
+    >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; die "initdb failed"; }
+  as_owner "$bin/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+    start >/dev/null || { cat "$DIR/server.log" >&2; die "server did not start"; }
+  echo "$port" >"$DIR/port"
+  url
+}
+
+stop() {
+  if running; then as_owner "$(pg_bin)/pg_ctl" -D "$DATA" -m fast -w stop >/dev/null; fi
+  rm -rf "$DIR"
+}
+
+case "${1:-}" in
+  start) start ;;
+  stop) stop ;;
+  url) url ;;
+  *) die "usage: $0 start|stop|url" ;;
+esac

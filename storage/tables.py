@@ -1,0 +1,261 @@
+"""SQLModel tables: what a run, its rounds, reviews, proposals and decisions look like on disk.
+
+Rows are plain records; `storage.repo` turns them into the `santa_core` models and back.
+Datetimes are stored as UTC (SQLite hands them back naive, so `repo` re-attaches UTC).
+`decision`, `state_change`, `llm_call` and `settings` are append-only: no code path updates or
+deletes them.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import JSON, DateTime, Text, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+# Named constraints, so later SQLite batch migrations can find and alter them by name.
+SQLModel.metadata.naming_convention = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+UTC_TS = DateTime(timezone=True)
+JSON_OR_NULL = JSON(none_as_null=True)
+"""JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
+
+
+def utcnow() -> datetime:
+    """The current time in UTC (aware)."""
+    return datetime.now(UTC)
+
+
+def _ts(**kw: object) -> Any:
+    """A UTC timestamp column that defaults to now."""
+    return Field(default_factory=utcnow, sa_type=UTC_TS, **kw)
+
+
+def _text(default: str = "") -> Any:
+    """An unbounded text column."""
+    return Field(default=default, sa_type=Text)
+
+
+def _run_fk() -> Any:
+    """An indexed foreign key to run.id."""
+    return Field(foreign_key="run.id", index=True)
+
+
+class RunRow(SQLModel, table=True):
+    """One review of one output: its inputs, configuration and current state."""
+
+    __tablename__ = "run"
+
+    id: int | None = Field(default=None, primary_key=True)
+    created_at: datetime = _ts(index=True)
+    updated_at: datetime = _ts()
+    status: str = Field(index=True)
+    round: int = 1
+    max_rounds: int = 3
+    round_cap: int = 3
+    escalation_reason: str | None = None
+    note: str = _text()
+    spec: str = _text()
+    original_output: str = _text()
+    rubric_name: str
+    rubric_version: int
+    rubric_json: dict = Field(sa_type=JSON)
+    reviewer_b: str
+    reviewer_c: str
+    fixer: str
+    auto_approve: bool = False
+    budget_usd: float | None = None
+    created_by: str = "local"
+    source: str = "app"
+
+
+class RoundRow(SQLModel, table=True):
+    """One round: the output text under review and, once decided, the gate."""
+
+    __tablename__ = "round"
+    __table_args__ = (UniqueConstraint("run_id", "round_no"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    output_text: str = _text()
+    output_hash: str
+    gate_decision: str | None = None
+    gate_reasons: list | None = Field(default=None, sa_type=JSON_OR_NULL)
+    gate_reviewer_error: bool | None = None
+    gate_injection: bool | None = None
+    started_at: datetime = _ts()
+
+
+class ReviewRow(SQLModel, table=True):
+    """A reviewer slot's outcome for a round (upserted: a person may replace a pending one)."""
+
+    __tablename__ = "review"
+    __table_args__ = (UniqueConstraint("run_id", "round_no", "slot"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    slot: str
+    reviewer: str
+    status: str
+    verdict: str
+    review_json: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
+    error: str | None = Field(default=None, sa_type=Text)
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    raw_response: str = _text()
+    call_ids: list = Field(default_factory=list, sa_type=JSON)
+    created_at: datetime = _ts()
+
+
+class MergedIssueRow(SQLModel, table=True):
+    """One de-duplicated critical issue of a round's gate, with attribution."""
+
+    __tablename__ = "merged_issue"
+    __table_args__ = (UniqueConstraint("run_id", "round_no", "idx"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    idx: int
+    criterion: str
+    description: str = _text()
+    evidence: str = _text()
+    flagged_by: str
+
+
+class ProposalRow(SQLModel, table=True):
+    """A fix agent proposal (appended; the latest of a round is the round's proposal)."""
+
+    __tablename__ = "proposal"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    issues_json: list = Field(default_factory=list, sa_type=JSON)
+    edits_json: list = Field(default_factory=list, sa_type=JSON)
+    rejected_json: list = Field(default_factory=list, sa_type=JSON)
+    before_text: str = _text()
+    proposed_text: str = _text()
+    before_hash: str
+    proposed_hash: str
+    cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    error: str | None = Field(default=None, sa_type=Text)
+    call_ids: list = Field(default_factory=list, sa_type=JSON)
+    created_at: datetime = _ts()
+
+
+class DecisionRow(SQLModel, table=True):
+    """A person's (or auto-approve's) decision. Append-only."""
+
+    __tablename__ = "decision"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    action: str
+    actor: str
+    reason: str = _text()
+    before_hash: str
+    after_hash: str
+    after_text: str = _text()
+    created_at: datetime = _ts()
+
+
+class EscalationRow(SQLModel, table=True):
+    """A run handed to a person, and how that person resolved it."""
+
+    __tablename__ = "escalation"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    reason: str
+    created_at: datetime = _ts()
+    status: str = Field(default="open", index=True)
+    resolution: str | None = None
+    resolved_by: str | None = None
+    resolved_at: datetime | None = Field(default=None, sa_type=UTC_TS)
+    justification: str | None = Field(default=None, sa_type=Text)
+
+
+class LLMCallRow(SQLModel, table=True):
+    """One request/response pair with a content hash. Append-only."""
+
+    __tablename__ = "llm_call"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    purpose: str
+    slot: str | None = None
+    model: str
+    request_json: dict = Field(sa_type=JSON)
+    response_text: str = _text()
+    content_hash: str
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    error: str | None = Field(default=None, sa_type=Text)
+    created_at: datetime = _ts()
+
+
+class StateChangeRow(SQLModel, table=True):
+    """One committed change of a run's status. Append-only."""
+
+    __tablename__ = "state_change"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    from_status: str | None = None
+    to_status: str
+    actor: str
+    note: str = _text()
+    created_at: datetime = _ts()
+
+
+class SettingsRow(SQLModel, table=True):
+    """One save of the Settings page (appended; the newest row is in effect)."""
+
+    __tablename__ = "settings"
+
+    id: int | None = Field(default=None, primary_key=True)
+    values_json: dict = Field(default_factory=dict, sa_type=JSON)
+    saved_by: str = "local"
+    saved_at: datetime = _ts()
+
+
+TABLES: tuple[type[SQLModel], ...] = (
+    RunRow,
+    RoundRow,
+    ReviewRow,
+    MergedIssueRow,
+    ProposalRow,
+    DecisionRow,
+    EscalationRow,
+    LLMCallRow,
+    StateChangeRow,
+    SettingsRow,
+)
+"""Every table of the schema, parents first."""
+
+APPEND_ONLY = frozenset({"decision", "state_change", "llm_call", "settings"})
+"""Tables whose rows are never updated or deleted."""

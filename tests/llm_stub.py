@@ -1,0 +1,303 @@
+"""A loopback HTTP server that speaks enough of the Anthropic Messages API for tests.
+
+Point the real SDK at it (`Anthropic(base_url=stub.url, api_key="test")`, or the env var
+`ANTHROPIC_BASE_URL`) so the real request building, retries and error mapping run with no
+network. Every request is recorded. Answers come from, in order:
+  1. the scripted queue (`stub.script(...)`), one reply per request, first in first out;
+  2. `stub.handler(body)`, if set;
+  3. a default that fits the requested schema: a PASS review (one PASS check per criterion
+     named in the prompt) or an empty fix plan.
+
+A reply is a `Reply`, a `(status, headers, body)` or `(status, headers, body, delay_s)` tuple,
+a dict (200 JSON), or a str (wrapped as an assistant text message). Thread-safe.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Self
+
+DEFAULT_USAGE = {
+    "input_tokens": 100,
+    "output_tokens": 50,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+FAST_RETRY = {"retry-after-ms": "1"}
+"""Headers that make the SDK retry after 1 ms. `retry-after: 0` is NOT fast: the SDK ignores a
+zero retry-after and falls back to exponential backoff (0.5 s, 1 s, 2 s...)."""
+
+
+@dataclass
+class Reply:
+    """One HTTP answer: status, extra headers, body (dict -> JSON, str/bytes sent as is), delay."""
+
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+    body: Any = None
+    delay_s: float = 0.0
+
+
+def message(
+    text: str,
+    model: str = "stub-model",
+    stop_reason: str | None = "end_turn",
+    usage: dict | None = None,
+    thinking: str | None = None,
+) -> dict:
+    """A Messages API answer with one text block (optionally preceded by a thinking block)."""
+    content: list[dict] = []
+    if thinking is not None:
+        content.append({"type": "thinking", "thinking": thinking, "signature": "sig_stub"})
+    content.append({"type": "text", "text": text})
+    return {
+        "id": "msg_stub",
+        "type": "message",
+        "role": "assistant",
+        "model": model,
+        "content": content,
+        "stop_reason": stop_reason,
+        "stop_sequence": None,
+        "usage": {**DEFAULT_USAGE, **(usage or {})},
+    }
+
+
+def error_body(type: str, message: str) -> dict:
+    """An API error body, e.g. error_body("overloaded_error", "Overloaded")."""
+    return {"type": "error", "error": {"type": type, "message": message}, "request_id": "req_stub"}
+
+
+def error_reply(
+    status: int, type: str, message: str = "stub error", headers: dict[str, str] | None = None
+) -> Reply:
+    """An error Reply that the SDK retries quickly (retry-after-ms: 1) when retryable."""
+    return Reply(status, {**FAST_RETRY, **(headers or {})}, error_body(type, message))
+
+
+def _check(c: Any) -> dict:
+    if isinstance(c, dict):
+        return c
+    criterion, result, *detail = c
+    return {"criterion": criterion, "result": result, "detail": detail[0] if detail else "stub"}
+
+
+def _issue(i: Any) -> dict:
+    if isinstance(i, dict):
+        return i
+    criterion, description, *evidence = i
+    return {
+        "criterion": criterion,
+        "description": description,
+        "evidence": evidence[0] if evidence else "",
+    }
+
+
+def review_json(
+    verdict: str = "PASS", checks: Any = (), issues: Any = (), suggestions: Any = ()
+) -> str:
+    """Review JSON text. checks: dicts, (criterion, result[, detail]) tuples or {id: result};
+    issues: dicts or (criterion, description[, evidence]) tuples."""
+    if isinstance(checks, dict):
+        checks = list(checks.items())
+    return json.dumps(
+        {
+            "verdict": verdict,
+            "checks": [_check(c) for c in checks],
+            "critical_issues": [_issue(i) for i in issues],
+            "suggestions": list(suggestions),
+        }
+    )
+
+
+def fix_json(edits: Any = ()) -> str:
+    """FixPlan JSON text; edits are dicts or (issue, before, after) tuples."""
+    rows = [e if isinstance(e, dict) else dict(zip(("issue", "before", "after"), e)) for e in edits]
+    return json.dumps({"edits": rows})
+
+
+def user_text(body: dict) -> str:
+    """All text of the user turns of a request body (string or block content)."""
+    parts: list[str] = []
+    for m in body.get("messages") or []:
+        content = m.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        else:
+            parts.extend(b.get("text", "") for b in content or [] if isinstance(b, dict))
+    return "\n".join(parts)
+
+
+def schema_properties(body: dict) -> dict:
+    """Properties of the JSON schema the request asked for (empty when none)."""
+    fmt = (body.get("output_config") or {}).get("format") or {}
+    return (fmt.get("schema") or {}).get("properties") or {}
+
+
+_CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
+
+
+def default_answer(body: dict) -> dict:
+    """A valid answer for the requested schema: an empty fix plan, or an all-PASS review."""
+    model = body.get("model", "stub-model")
+    if "edits" in schema_properties(body):
+        return message(fix_json(), model)
+    found = _CRITERIA.findall(user_text(body))
+    ids = [s.strip() for s in found[-1].split(",") if s.strip()] if found else []
+    return message(review_json("PASS", [(i, "PASS") for i in ids]), model)
+
+
+def as_reply(value: Any, body: dict) -> Reply:
+    """Normalise whatever a script entry or handler gave into a Reply."""
+    if isinstance(value, Reply):
+        return value
+    if isinstance(value, tuple):
+        return Reply(*value)
+    if isinstance(value, str):
+        return Reply(200, {}, message(value, body.get("model", "stub-model")))
+    return Reply(200, {}, value)
+
+
+Handler = Callable[[dict], Any]
+
+
+class MessagesStub:
+    """Loopback Messages API server. Use .start(), .url, .calls, .script(...), .handler, .stop()."""
+
+    def __init__(self) -> None:
+        self.handler: Handler | None = None
+        self._calls: list[dict] = []
+        self._queue: deque[Any] = deque()
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+
+    def start(self) -> Self:
+        """Bind 127.0.0.1 on a free port and serve on a daemon thread."""
+        self._server = _Server(("127.0.0.1", 0), _make_handler(self))
+        # A short poll interval makes stop() (and so every fixture teardown) fast.
+        serve = partial(self._server.serve_forever, poll_interval=0.02)
+        threading.Thread(target=serve, daemon=True, name="messages-stub").start()
+        return self
+
+    @property
+    def url(self) -> str:
+        """Base URL to give the SDK (no /v1 suffix)."""
+        assert self._server is not None, "start() the stub first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def calls(self) -> list[dict]:
+        """Snapshot of recorded requests, in order: {"path", "headers" (lower-case), "body"}."""
+        with self._lock:
+            return list(self._calls)
+
+    def message_calls(self) -> list[dict]:
+        """Recorded POST /v1/messages requests only (count_tokens excluded)."""
+        return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages"]
+
+    def script(self, *replies: Any) -> MessagesStub:
+        """Queue replies for the next /v1/messages requests, first in first out."""
+        with self._lock:
+            self._queue.extend(replies)
+        return self
+
+    def reset(self) -> None:
+        """Forget recorded calls, queued replies and the handler."""
+        with self._lock:
+            self._calls.clear()
+            self._queue.clear()
+        self.handler = None
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def answer(self, path: str, headers: dict, body: Any) -> Reply:
+        """Record the request and choose its reply (called on the server's threads)."""
+        with self._lock:
+            self._calls.append({"path": path, "headers": headers, "body": body})
+            if path.split("?")[0].endswith("/count_tokens"):
+                return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
+            scripted = self._queue.popleft() if self._queue else None
+        if scripted is not None:
+            return as_reply(scripted, body)
+        handler = self.handler
+        if handler is not None:
+            return as_reply(handler(body), body)
+        return as_reply(default_answer(body), body)
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client that timed out hangs up before we write: that is the test, not a failure.
+        import sys
+
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
+def _make_handler(stub: MessagesStub) -> type[BaseHTTPRequestHandler]:
+    class _Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, like the real API
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("content-length") or 0))
+            try:
+                body = json.loads(raw or b"{}")
+            except ValueError:
+                body = {"_unparsed": raw.decode("utf-8", "replace")}
+            try:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = stub.answer(self.path, headers, body)
+            except Exception as exc:  # noqa: BLE001 - a broken handler shows up as a 500 body
+                reply = Reply(
+                    500,
+                    {"x-should-retry": "false"},
+                    error_body("api_error", f"stub handler: {exc!r}"),
+                )
+            _send(self, reply)
+
+    return _Handler
+
+
+def _send(h: BaseHTTPRequestHandler, reply: Reply) -> None:
+    """Write a Reply, after its delay."""
+    if reply.delay_s:
+        time.sleep(reply.delay_s)
+    body = reply.body
+    data = (
+        body
+        if isinstance(body, bytes)
+        else body.encode()
+        if isinstance(body, str)
+        else json.dumps(body).encode()
+    )
+    h.send_response(reply.status)
+    h.send_header("content-type", "application/json")
+    h.send_header("request-id", "req_stub")
+    for k, v in reply.headers.items():
+        h.send_header(k, v)
+    h.send_header("content-length", str(len(data)))
+    h.end_headers()
+    h.wfile.write(data)

@@ -1,0 +1,123 @@
+"""The AND gate: truth table, fail-closed verdicts, merge and attribution."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from santa_core.gate import decide, merge_issues
+from santa_core.models import (
+    CheckResult,
+    GateDecision,
+    MergedIssue,
+    Review,
+    ReviewIssue,
+    ReviewOutcome,
+    ReviewStatus,
+)
+
+PASS_REVIEW = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="PASS", detail="ok")],
+                     critical_issues=[], suggestions=[])
+FAIL_REVIEW = Review(verdict="FAIL", checks=[CheckResult(criterion="a", result="FAIL", detail="bad")],
+                     critical_issues=[ReviewIssue(criterion="a", description="claim is false", evidence="x")],
+                     suggestions=[])
+
+
+def outcome(slot: str, kind: str) -> ReviewOutcome:
+    """An outcome of one of the four kinds the truth table covers."""
+    if kind == "PASS":
+        return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.OK, review=PASS_REVIEW)
+    if kind == "FAIL":
+        return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.OK, review=FAIL_REVIEW)
+    if kind == "error":
+        return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.ERROR, error="invalid JSON")
+    return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.TIMEOUT, error="timed out")
+
+
+KINDS = ["PASS", "FAIL", "error", "timeout"]
+
+
+@pytest.mark.parametrize(
+    ("b", "c"), [pytest.param(b, c, id=f"B={b}-C={c}") for b, c in itertools.product(KINDS, KINDS)]
+)
+def test_truth_table(b: str, c: str) -> None:
+    result = decide(outcome("B", b), outcome("C", c))
+    expected = GateDecision.NICE if (b, c) == ("PASS", "PASS") else GateDecision.NAUGHTY
+    assert result.decision == expected
+    assert result.reviewer_error == (b in ("error", "timeout") or c in ("error", "timeout"))
+
+
+def test_exactly_one_nice_in_the_table() -> None:
+    results = [decide(outcome("B", b), outcome("C", c)).decision for b in KINDS for c in KINDS]
+    assert results.count(GateDecision.NICE) == 1
+
+
+def test_pass_that_contradicts_its_own_failed_check_is_a_fail() -> None:
+    liar = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="FAIL", detail="wrong date")],
+                  critical_issues=[], suggestions=[])
+    b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=liar)
+    result = decide(b, outcome("C", "PASS"))
+    assert result.decision == GateDecision.NAUGHTY
+    assert any("failed its own checks" in r for r in result.reasons)
+    # the failed check becomes an issue the fix agent must address
+    assert [i.description for i in result.issues] == ["wrong date"]
+
+
+def test_ok_status_without_review_is_not_a_pass() -> None:
+    empty = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=None)
+    assert decide(empty, outcome("C", "PASS")).decision == GateDecision.NAUGHTY
+
+
+def test_precheck_hit_blocks_even_when_both_reviewers_pass() -> None:
+    hit = MergedIssue(criterion="injection", description="asks the reviewer to pass", flagged_by="check")
+    result = decide(outcome("B", "PASS"), outcome("C", "PASS"), [hit])
+    assert result.decision == GateDecision.NAUGHTY
+    assert result.injection is True
+    assert result.issues[0].flagged_by == "check"
+
+
+def _with_issues(slot: str, *issues: ReviewIssue) -> ReviewOutcome:
+    review = Review(verdict="FAIL", checks=[], critical_issues=list(issues), suggestions=[])
+    return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.OK, review=review)
+
+
+@pytest.mark.parametrize(
+    ("b_issues", "c_issues", "expected"),
+    [
+        pytest.param(
+            [ReviewIssue(criterion="facts", description="The launch year 2019 is wrong", evidence="in 2019")],
+            [ReviewIssue(criterion="facts", description="Wrong year given", evidence="launched in 2019")],
+            ["both"], id="same-evidence-is-one-issue-flagged-by-both",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="facts", description="The price is wrong")],
+            [ReviewIssue(criterion="facts", description="the price is wrong.")],
+            ["both"], id="similar-description-is-one-issue",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="facts", description="The price is wrong")],
+            [ReviewIssue(criterion="tone", description="The price is wrong")],
+            ["B", "C"], id="different-criteria-stay-apart",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="cta", description="No call to action at all")],
+            [],
+            ["B"], id="b-only",
+        ),
+        pytest.param(
+            [],
+            [ReviewIssue(criterion="cta", description="No call to action at all")],
+            ["C"], id="c-only",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="cta", description="No call to action at all"),
+             ReviewIssue(criterion="cta", description="no call to action at all!")],
+            [],
+            ["B"], id="reviewer-repeats-itself",
+        ),
+    ],
+)
+def test_merge_attribution(b_issues: list, c_issues: list, expected: list[str]) -> None:
+    merged = merge_issues(_with_issues("B", *b_issues), _with_issues("C", *c_issues))
+    assert [m.flagged_by for m in merged] == expected

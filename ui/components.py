@@ -1,0 +1,112 @@
+"""Display pieces shared by the pages: reviews, gate banner, issues, proposal diff.
+
+Model and user text is shown with st.text / st.code / dataframes — never as HTML — because it
+is untrusted (it may contain markup meant for the reviewer or the reader).
+"""
+
+from __future__ import annotations
+
+import difflib
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, RunStatus
+
+STATUS_LABEL = {
+    RunStatus.QUEUED: "⏳ queued",
+    RunStatus.RUNNING: "🔄 reviewing",
+    RunStatus.AWAITING_HUMAN_REVIEW: "🧑 waiting for a person reviewer",
+    RunStatus.AWAITING_APPROVAL: "✍️ fix waiting for approval",
+    RunStatus.SHIPPED: "🎁 shipped (NICE)",
+    RunStatus.ESCALATED: "🚨 escalated",
+    RunStatus.RESOLVED_SHIPPED: "✅ shipped by a person",
+    RunStatus.RESOLVED_REJECTED: "⛔ rejected by a person",
+    RunStatus.INTERRUPTED: "⏸️ interrupted",
+}
+
+ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
+
+
+def status_label(status: RunStatus | str) -> str:
+    """Human label for a run status."""
+    return STATUS_LABEL.get(RunStatus(status), str(status))
+
+
+def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False) -> None:
+    """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
+    st.markdown(f"**Reviewer {slot}** · `{model}`")
+    if hidden:
+        st.info("Hidden until both reviews are in (reviewers judge blind).")
+        return
+    if outcome is None:
+        st.caption("No review yet.")
+        return
+    verdict = outcome.effective_verdict
+    if outcome.review is None:
+        st.error(f"{outcome.status.value.upper()}: counted as FAIL")
+        st.text(outcome.error or "no verdict")
+    elif verdict == "PASS":
+        st.success("PASS")
+    else:
+        note = " (said PASS but failed its own checks)" if outcome.review.verdict == "PASS" else ""
+        st.error(f"FAIL{note}")
+    if outcome.review is not None:
+        _review_body(outcome)
+    u = outcome.usage
+    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · ${outcome.cost_usd:.4f} · "
+               f"{outcome.latency_s:.1f}s")
+
+
+def _review_body(outcome: ReviewOutcome) -> None:
+    review = outcome.review
+    checks = pd.DataFrame([c.model_dump() for c in review.checks], columns=["criterion", "result", "detail"])
+    st.dataframe(checks, hide_index=True, width="stretch")
+    if review.critical_issues:
+        st.markdown("Critical issues")
+        for issue in review.critical_issues:
+            st.text(f"• [{issue.criterion}] {issue.description}" + (f"\n  “{issue.evidence}”" if issue.evidence else ""))
+    if review.suggestions:
+        with st.expander(f"Suggestions ({len(review.suggestions)})"):
+            for s in review.suggestions:
+                st.text(f"• {s}")
+
+
+def gate_banner(gate: GateResult) -> None:
+    """NICE or NAUGHTY, with the reasons."""
+    if gate.decision == GateDecision.NICE:
+        st.success("🎅 NICE — both reviewers PASS. Ship it.")
+    else:
+        st.error("NAUGHTY — " + "; ".join(gate.reasons or ["not both PASS"]))
+
+
+def issues_table(issues: list[MergedIssue]) -> None:
+    """Merged critical issues with who flagged them."""
+    if not issues:
+        return
+    rows = [{"#": i, "criterion": it.criterion, "issue": it.description, "evidence": it.evidence,
+             "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by)} for i, it in enumerate(issues)]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def unified_diff(before: str, after: str) -> str:
+    """A unified diff of two texts (for st.code(language='diff'))."""
+    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                 fromfile="current output", tofile="proposed output")
+    return "".join(lines) or "(no change)"
+
+
+def proposal_view(proposal: FixProposal) -> None:
+    """The fix proposal: each edit beside the issue it fixes, rejected edits, and the diff."""
+    if proposal.error:
+        st.warning(f"The fix agent failed: {proposal.error}")
+    for edit in proposal.edits:
+        issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
+        left, right = st.columns(2)
+        left.caption(f"Issue [{edit.issue}]" + (f" · {issue.criterion}" if issue else ""))
+        left.text(issue.description if issue else "")
+        right.code(f"- {edit.before}\n+ {edit.after}", language="diff")
+    for rejected in proposal.rejected:
+        st.warning(f"Edit not applied: {rejected.reason}")
+        st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
+    st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff")

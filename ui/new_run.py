@@ -1,0 +1,74 @@
+"""The new-run form of the Review page."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from santa_core import rubric_library
+from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
+from santa_core.models import MAX_TEXT_CHARS
+from santa_core.reviewers.base import PERSON
+from ui import services
+
+NO_KEY_HELP = (
+    "No Anthropic API key is configured, so model reviewers are unavailable; person reviewers "
+    "work fully. To add a key, set `ANTHROPIC_API_KEY` in the environment or put "
+    '`ANTHROPIC_API_KEY = "sk-ant-…"` in `.streamlit/secrets.toml`, then restart the app.'
+)
+
+
+def text_problem(label: str, text: str) -> str | None:
+    """A specific message for an empty or oversized field, else None."""
+    if not text.strip():
+        return f"{label} is empty. Paste the {label.lower()} to review."
+    if len(text) > MAX_TEXT_CHARS:
+        return f"{label} has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}. Trim it and try again."
+    return None
+
+
+def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
+    options = ([*KNOWN_MODELS, PERSON] if have_key else [PERSON])
+    if default not in options:
+        options = [default, *options] if have_key else options
+    index = options.index(default) if default in options else 0
+    return st.selectbox(label, options, index=index, key=key,
+                        help="A model id, or 'person' for a human who fills the slot in this app.")
+
+
+def new_run_form() -> int | None:
+    """Render the form; returns the new run's id when one was started."""
+    d, have_key = services.defaults(), api_key_present()
+    if not have_key:
+        st.info(NO_KEY_HELP)
+    spec = st.text_area("Spec", key="new_spec", height=160, placeholder="What was the output supposed to be?")
+    output = st.text_area("Output", key="new_output", height=220, placeholder="The AI-generated text to review")
+    names = rubric_library.builtin_names()
+    rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="new_rubric")
+    b_col, c_col = st.columns(2)
+    with b_col:
+        reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", have_key)
+    with c_col:
+        reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", have_key)
+    if warning := diversity_warning(reviewer_b, reviewer_c):
+        st.warning(warning)
+    with st.expander("Run options"):
+        fixer = st.selectbox("Fix agent", list(KNOWN_MODELS), index=_index(d.fixer), key="new_fixer")
+        auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
+        max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
+        budget = st.number_input("Budget per run (USD)", 0.0, 100.0, float(d.budget_usd), step=0.5, key="new_budget")
+    if not st.button("Start review", type="primary", key="start_review"):
+        return None
+    problems = [p for p in (text_problem("Spec", spec), text_problem("Output", output)) if p]
+    for p in problems:
+        st.error(p)
+    if problems:
+        return None
+    return services.desk().repo.create_run(
+        spec=spec, output=output, rubric=rubric_library.load_builtin(rubric), reviewer_b=reviewer_b,
+        reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
+        max_rounds=int(max_rounds), created_by=services.actor(), source="app",
+    )
+
+
+def _index(model: str) -> int:
+    return KNOWN_MODELS.index(model) if model in KNOWN_MODELS else 0

@@ -1,0 +1,41 @@
+"""A person fills a reviewer slot: the same typed verdict a model reviewer gives."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from santa_core.models import CheckResult, Review, ReviewIssue
+from storage.repo import RunView
+
+
+def person_review_form(view: RunView, slot: str) -> Review | None:
+    """Per-criterion PASS/FAIL with a note; returns the Review when submitted and valid."""
+    rnd = view.current_round
+    key = f"person_{view.id}_{rnd.round_no}_{slot}"
+    st.markdown(f"#### Your review for slot {slot} (round {rnd.round_no})")
+    st.caption("Judge the output against the spec with the rubric. The other reviewer's verdict "
+               "stays hidden until yours is in.")
+    with st.expander("Spec", expanded=False):
+        st.text(view.spec)
+    st.text_area("Output under review", rnd.output_text, disabled=True, height=200, key=f"{key}_output")
+    checks: list[CheckResult] = []
+    issues: list[ReviewIssue] = []
+    for c in view.rubric.criteria:
+        left, right = st.columns([1, 3])
+        result = left.radio(c.name, ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
+                            help=f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}")
+        detail = right.text_input(f"Note on {c.name}", key=f"{key}_{c.id}_detail",
+                                  placeholder="What you checked; for a FAIL, what is wrong")
+        checks.append(CheckResult(criterion=c.id, result=result, detail=detail or result.lower()))
+        if result == "FAIL" and c.severity == "critical":
+            issues.append(ReviewIssue(criterion=c.id, description=detail or f"fails: {c.fail_signal}"))
+    suggestions = st.text_area("Suggestions (one per line, optional)", key=f"{key}_suggestions")
+    if not st.button(f"Submit review {slot}", type="primary", key=f"{key}_submit"):
+        return None
+    missing = [c.criterion for c in checks if c.result == "FAIL" and c.detail == "fail"]
+    if missing:
+        st.error("Say what is wrong for each FAIL: " + ", ".join(missing))
+        return None
+    verdict = "PASS" if all(c.result == "PASS" for c in checks) else "FAIL"
+    return Review(verdict=verdict, checks=checks, critical_issues=issues,
+                  suggestions=[s.strip() for s in suggestions.splitlines() if s.strip()])

@@ -1,0 +1,151 @@
+"""The run view of the Review page: timeline, reviews side by side, gate, proposal, actions."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from santa_core import actions
+from santa_core.models import FINAL_STATUSES, Review, RunStatus
+from santa_core.reviewers.base import PERSON
+from santa_core.runner import SLOTS
+from storage.repo import RoundView, RunView
+from ui import components, services
+from ui.person_review import person_review_form
+
+ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
+
+
+def run_header(view: RunView) -> None:
+    """Title line: run number, status, rubric, reviewers, cost."""
+    st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
+    st.caption(f"Rubric {view.rubric.name} v{view.rubric.version} · B `{view.reviewer_b}` · "
+               f"C `{view.reviewer_c}` · fix agent `{view.fixer}` · round {view.state.round} of "
+               f"{view.state.round_cap} · ${view.total_cost_usd:.4f} spent")
+
+
+def round_panel(view: RunView, rnd: RoundView) -> None:
+    """One round: B and C side by side, gate, merged issues, proposal and decisions."""
+    both_in = all(s in rnd.reviews for s in SLOTS)
+    cols = st.columns(2)
+    for col, slot, model in zip(cols, SLOTS, (view.reviewer_b, view.reviewer_c), strict=True):
+        with col:
+            outcome = rnd.reviews.get(slot)
+            # Blind review: a person reviewer must not see the other verdict before giving theirs.
+            hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
+            components.review_card(outcome, slot, model, hidden=hide)
+    if rnd.gate is not None:
+        components.gate_banner(rnd.gate)
+        components.issues_table(rnd.gate.issues)
+    if rnd.proposal is not None:
+        st.markdown("**Fix proposal**")
+        components.proposal_view(rnd.proposal)
+    for d in rnd.decisions:
+        st.caption(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}: {d.reason}")
+
+
+def timeline(view: RunView) -> None:
+    """All rounds as tabs, newest selected last; the output each round reviewed."""
+    if not view.rounds:
+        return
+    tabs = st.tabs([f"Round {r.round_no}" + (f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds])
+    for tab, rnd in zip(tabs, view.rounds, strict=True):
+        with tab:
+            with st.expander("Output reviewed in this round"):
+                st.text(rnd.output_text)
+            round_panel(view, rnd)
+
+
+def progress(view: RunView) -> None:
+    """What is happening now, while reviewers or the fix agent work."""
+    rnd = view.current_round
+    if view.status == RunStatus.QUEUED:
+        st.info("Queued: a worker will pick this run up in a moment.")
+    elif view.status == RunStatus.RUNNING and rnd is not None:
+        done = len(rnd.reviews)
+        step = "fix agent is proposing edits" if rnd.gate else f"reviewers working ({done} of 2 reviews in)"
+        st.progress(min(done, 2) / 2 if not rnd.gate else 1.0, text=f"Round {rnd.round_no}: {step}…")
+
+
+def approval_panel(view: RunView) -> None:
+    """Approve, edit-and-approve, or reject the current proposal."""
+    proposal = view.current_round.proposal
+    st.markdown("#### Your decision on the fix")
+    edited = st.text_area("Proposed output (edit before approving if needed)", proposal.proposed_text,
+                          height=240, key=f"edit_{view.id}_{view.state.round}")
+    reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
+    a, b, c = st.columns(3)
+    if a.button("Approve", type="primary", key="approve_fix"):
+        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), None, reason), view.id)
+    if b.button("Approve my edit", key="approve_edit", disabled=edited == proposal.proposed_text):
+        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), edited, reason), view.id)
+    if c.button("Reject", key="reject_fix"):
+        if not reason.strip():
+            st.error("Say why you reject the fix; the reason goes to the escalation.")
+        else:
+            _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
+
+
+def _act(do, run_id: int) -> None:
+    """Run an action, hand the run back to the runner if it is queued, and refresh."""
+    try:
+        state = do()
+    except actions.ActionError as exc:
+        st.error(str(exc))
+        return
+    if state.status == RunStatus.QUEUED:
+        services.desk().runner.submit(run_id)
+    st.rerun()
+
+
+def person_panel(view: RunView) -> None:
+    """The form for each empty person slot of the current round."""
+    rnd = view.current_round
+    for slot, model in zip(SLOTS, (view.reviewer_b, view.reviewer_c), strict=True):
+        if model == PERSON and slot not in rnd.reviews:
+            review: Review | None = person_review_form(view, slot)
+            if review is not None:
+                _act(lambda s=slot, r=review: actions.submit_person_review(
+                    services.desk().repo, view.id, s, r, services.actor()), view.id)
+
+
+def final_panel(view: RunView) -> None:
+    """The shipped text with a copy button (st.code has one)."""
+    if view.final_output is not None:
+        st.markdown("#### Final output")
+        st.code(view.final_output, language=None, wrap_lines=True)
+
+
+def actions_panel(view: RunView) -> None:
+    """Whatever a person can do in the run's current state."""
+    status = view.status
+    if status == RunStatus.AWAITING_APPROVAL:
+        approval_panel(view)
+    elif status in (RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED):
+        person_panel(view)
+    elif status == RunStatus.ESCALATED and view.escalation:
+        st.warning(f"Escalated ({view.escalation.reason.value}): a person decides on the Escalations page.")
+        st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
+    elif status == RunStatus.INTERRUPTED:
+        st.warning(f"Interrupted: {view.state.note}. Nothing committed was lost.")
+        if st.button("Resume from the last committed step", key="resume_run"):
+            _act(lambda: actions.resume(services.desk().repo, view.id, services.actor()), view.id)
+    if status in FINAL_STATUSES:
+        final_panel(view)
+
+
+def render_run(run_id: int) -> None:
+    """The whole run view; polls every 2 s while a worker is busy with the run."""
+    view = services.desk().repo.get_run_view(run_id)
+    every = 2.0 if view.status in ACTIVE else None
+
+    @st.fragment(run_every=every)
+    def live() -> None:
+        current = services.desk().repo.get_run_view(run_id)
+        if current.status != view.status and every is not None and current.status not in ACTIVE:
+            st.rerun()  # the run stopped: redraw the whole page so the right actions show
+        run_header(current)
+        progress(current)
+        timeline(current)
+
+    live()
+    actions_panel(view)

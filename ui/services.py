@@ -1,0 +1,46 @@
+"""Process-wide services for the pages: the desk (repository + runner) and who is acting.
+
+Kept out of `pages/` on purpose: Streamlit would list any module there as a page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from santa_core.config import Defaults, env_defaults
+from storage.db import database_url
+from storage.desk import Desk, open_desk
+
+
+@st.cache_resource(show_spinner="Opening the review desk…")
+def _desk(url: str) -> Desk:
+    """One desk per database URL per process; the URL is the cache key so tests can switch."""
+    return open_desk(url)
+
+
+def desk() -> Desk:
+    """The desk for the configured database."""
+    return _desk(database_url())
+
+
+def defaults() -> Defaults:
+    """Defaults for new runs: environment first, then what was saved on the Settings page."""
+    saved = desk().repo.get_settings()
+    return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
+
+
+def actor() -> str:
+    """Who is acting: the signed-in user when sign-in is configured, else the display name."""
+    if st.user.get("is_logged_in", False):
+        return str(st.user.get("email") or st.user.get("name") or "signed-in user")
+    return defaults().display_name
+
+
+def run_id_from_url() -> int | None:
+    """The `run` query parameter as an int, or None."""
+    raw = st.query_params.get("run")
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        st.error(f"'{raw}' is not a run number.")
+        return None
