@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from streamlit import config as st_config
 
 from tests.llm_stub import MessagesStub
 
@@ -19,3 +20,8 @@ def messages_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesStub]:
     monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
     yield stub
     stub.stop()
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """AppTest keeps an unpicklable dict in session state; the committed config forbids those."""
+    st_config.set_option("runner.enforceSerializableSessionState", False)

@@ -301,3 +301,33 @@ def _send(h: BaseHTTPRequestHandler, reply: Reply) -> None:
     h.send_header("content-length", str(len(data)))
     h.end_headers()
     h.wfile.write(data)
+
+
+_OUTPUT_FENCE = re.compile(r"<untrusted_output_([0-9a-f]+)>\n(.*?)\n</untrusted_output_\1>", re.S)
+
+
+def fenced_output(body: dict) -> str:
+    """The OUTPUT text inside the request's nonce fence ('' when absent)."""
+    m = _OUTPUT_FENCE.search(user_text(body))
+    return m.group(2) if m else ""
+
+
+def santa_scenario(body: dict) -> Any:
+    """A stand-in model for end-to-end runs.
+
+    Reviewers FAIL an output containing "DEFECT" (evidence "DEFECT") and PASS anything else.
+    The fix agent replaces "DEFECT" with "fact", except when the output says "UNFIXABLE": then
+    it makes an applicable edit that leaves the defect in place, so the run hits the cap.
+    """
+    output, model = fenced_output(body), body.get("model", "stub-model")
+    if "edits" in schema_properties(body):
+        if "UNFIXABLE" in output:
+            return message(fix_json([(0, "UNFIXABLE", "UNFIXABLE+")]), model)
+        return message(fix_json([(0, "DEFECT", "fact")]), model)
+    found = _CRITERIA.findall(user_text(body))
+    ids = [s.strip() for s in found[-1].split(",") if s.strip()] if found else []
+    if "DEFECT" not in output:
+        return message(review_json("PASS", [(i, "PASS") for i in ids]), model)
+    checks = [(i, "FAIL" if i == "factual_accuracy" else "PASS", "defect marker") for i in ids]
+    issues = [("factual_accuracy", "The output contains a defect marker.", "DEFECT")]
+    return message(review_json("FAIL", checks, issues), model)

@@ -1,0 +1,190 @@
+"""AppTest drives the pages like a user, against a loopback Messages API and a real SQLite file."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from santa_core.models import RunStatus
+from storage.db import init_db
+from storage.repo import Repo
+from tests.llm_stub import MessagesStub, santa_scenario
+
+SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
+CLEAN = "Acme's rocket launched in 2018. It is ready for you."
+DEFECTIVE = "Acme's rocket launched in DEFECT. It is ready for you."
+UNFIXABLE = "Acme's rocket is UNFIXABLE and launched in DEFECT."
+
+
+@pytest.fixture
+def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+    """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    messages_stub.handler = santa_scenario
+    st.cache_resource.clear()
+    yield Repo(init_db(url, mark_interrupted=False))
+    st.cache_resource.clear()
+
+
+def open_app(page: str | None = None, run_id: int | None = None) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=30)
+    if run_id is not None:
+        at.query_params["run"] = str(run_id)
+    at.run()
+    if page:
+        at.switch_page(page).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def wait_for(repo: Repo, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None) -> RunStatus:
+    """Poll the database (and re-run the page, as the polling fragment would) until done."""
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        status = repo.load_run(run_id).state.status
+        if done(status):
+            if at is not None:
+                at.run()
+            return status
+        time.sleep(0.1)
+    raise AssertionError(f"run {run_id} stuck in {repo.load_run(run_id).state.status}")
+
+
+def start_run(at: AppTest, output: str, **choices: str) -> None:
+    at.text_area(key="new_spec").set_value(SPEC)
+    at.text_area(key="new_output").set_value(output)
+    for key, value in choices.items():
+        at.selectbox(key=key).set_value(value)
+    at.button(key="start_review").click().run()
+    assert not at.exception, at.exception
+
+
+def texts(at: AppTest) -> str:
+    """Everything the page shows as text, for loose assertions."""
+    parts = [e.value for kind in ("title", "subheader", "markdown", "text", "caption", "success", "error", "warning", "info", "code")
+             for e in getattr(at, kind)]
+    return "\n".join(str(p) for p in parts)
+
+
+def latest_run(repo: Repo) -> int:
+    return repo.list_runs(limit=1)[0].id
+
+
+def test_every_page_renders_with_an_empty_history(desk_env: Repo) -> None:
+    for page in ("pages/review.py", "pages/runs.py", "pages/escalations.py", "pages/settings.py"):
+        open_app(page)
+
+
+def test_empty_and_oversized_input_get_specific_errors_and_keep_the_text(desk_env: Repo) -> None:
+    at = open_app()
+    at.text_area(key="new_spec").set_value("   ")
+    at.text_area(key="new_output").set_value("x" * 200_001)
+    at.button(key="start_review").click().run()
+    errors = [e.value for e in at.error]
+    assert any("Spec is empty" in e for e in errors)
+    assert any("200,001 characters" in e for e in errors)
+    assert at.text_area(key="new_output").value == "x" * 200_001  # nothing lost
+    assert desk_env.list_runs() == []
+
+
+def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
+    at = open_app()
+    start_run(at, DEFECTIVE)
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
+    shown = texts(at)
+    assert "NAUGHTY" in shown and "B and C" in str([d.value for d in at.dataframe])
+    assert any("+" in c.value and "fact" in c.value for c in at.code)  # the diff of the proposal
+    edited = "Acme's rocket launched in 2018. It is ready for you today."
+    at.text_area(key=f"edit_{run_id}_1").set_value(edited).run()  # leaving the field reruns
+    at.text_input(key=f"reason_{run_id}_1").set_value("use the real year")
+    at.button(key="approve_edit").click().run()
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
+    view = desk_env.get_run_view(run_id)
+    assert view.final_output == edited
+    assert [d.action for d in view.rounds[0].decisions] == ["edit"]
+    assert "NICE" in texts(at) and any(c.value == edited for c in at.code)
+
+
+def test_reload_on_run_url_shows_the_same_run(desk_env: Repo) -> None:
+    at = open_app()
+    start_run(at, CLEAN)
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED)
+    fresh = open_app(run_id=run_id)  # a new tab on ?run=<id>
+    assert f"Run #{run_id}" in texts(fresh) and "NICE" in texts(fresh)
+
+
+def test_escalates_after_three_rounds_and_is_resolved(desk_env: Repo) -> None:
+    at = open_app()
+    start_run(at, UNFIXABLE)
+    run_id = latest_run(desk_env)
+    for rnd in (1, 2):
+        wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
+        at.button(key="approve_fix").click().run()
+        assert not at.exception, at.exception
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.ESCALATED, at)
+    assert desk_env.load_run(run_id).state.round == 3
+    esc = open_app("pages/escalations.py")
+    assert "round_cap" in str([d.value for d in esc.dataframe])
+    esc.radio(key=f"res_{desk_env.list_escalations()[0].id}").set_value("ship_as_is")
+    item_id = desk_env.list_escalations()[0].id
+    esc.button(key=f"res_go_{item_id}").click().run()
+    assert any("justification is required" in e.value for e in esc.error)
+    esc.text_area(key=f"res_why_{item_id}").set_value("Legal confirmed the wording.")
+    esc.button(key=f"res_go_{item_id}").click().run()
+    assert not esc.exception, esc.exception
+    view = desk_env.get_run_view(run_id)
+    assert view.status == RunStatus.RESOLVED_SHIPPED
+    assert view.escalation.justification == "Legal confirmed the wording."
+
+
+def test_person_reviewer_run(desk_env: Repo) -> None:
+    at = open_app()
+    start_run(at, CLEAN, new_reviewer_c="person")
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_HUMAN_REVIEW, at)
+    assert "Hidden until both reviews are in" in texts(at)  # blind to reviewer B
+    submit = next(b for b in at.button if b.key and b.key.endswith("_C_submit"))
+    submit.click().run()
+    assert not at.exception, at.exception
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
+    assert desk_env.get_run_view(run_id).rounds[0].reviews["C"].reviewer.startswith("person:")
+
+
+def test_runs_page_lists_and_opens_a_run(desk_env: Repo) -> None:
+    at = open_app()
+    start_run(at, CLEAN)
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED)
+    runs = open_app("pages/runs.py")
+    assert str(run_id) in str(runs.dataframe[0].value["run"].tolist())
+    runs.button(key="runs_open").click().run()
+    assert f"Run #{run_id}" in texts(runs)
+
+
+def test_same_model_warning_and_no_key_mode(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_app()
+    at.selectbox(key="new_reviewer_c").set_value("claude-sonnet-5-5").run()
+    assert any("both claude-sonnet-5-5" in w.value for w in at.warning)
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    at = open_app()
+    assert any("No Anthropic API key" in i.value for i in at.info)
+    assert at.selectbox(key="new_reviewer_b").options == ["person"]
+
+
+def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value")
+    at = open_app("pages/settings.py")
+    assert "present" in texts(at) and "sk-ant-secret-value" not in texts(at)
+    at.text_input(key="set_name").set_value("Ann Editor")
+    at.number_input(key="set_rounds").set_value(2)
+    at.button(key="set_save").click().run()
+    assert desk_env.get_settings()["display_name"] == "Ann Editor"
+    assert desk_env.get_settings()["max_rounds"] == 2
