@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 from santa_core.config import api_key_present, env_defaults
-from santa_core.models import MAX_TEXT_CHARS, RunStatus, Rubric
+from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.reviewers.base import PERSON
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3

@@ -119,7 +119,7 @@ def review_json(
 
 def fix_json(edits: Any = ()) -> str:
     """FixPlan JSON text; edits are dicts or (issue, before, after) tuples."""
-    rows = [e if isinstance(e, dict) else dict(zip(("issue", "before", "after"), e)) for e in edits]
+    rows = [e if isinstance(e, dict) else dict(zip(("issue", "before", "after"), e, strict=False)) for e in edits]
     return json.dumps({"edits": rows})
 
 

@@ -125,7 +125,7 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: Repo) -> None:
     at = open_app()
     start_run(at, UNFIXABLE)
     run_id = latest_run(desk_env)
-    for rnd in (1, 2):
+    for _rnd in (1, 2):
         wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
         at.button(key="approve_fix").click().run()
         assert not at.exception, at.exception

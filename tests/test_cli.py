@@ -1,0 +1,113 @@
+"""`python -m santa_core review` end to end against a loopback Messages API server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from streamlit.testing.v1 import AppTest
+
+from storage.db import init_db
+from storage.repo import Repo
+from tests.llm_stub import MessagesStub, santa_scenario
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
+
+
+@pytest.fixture
+def cli_env(tmp_path: Path, messages_stub: MessagesStub) -> dict:
+    messages_stub.handler = santa_scenario
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANTA_")}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(ROOT))
+    return env
+
+
+def santa(env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str = SPEC) -> subprocess.CompletedProcess:
+    (tmp_path / "spec.txt").write_text(spec, encoding="utf-8")
+    out = tmp_path / "output.txt"
+    out.write_bytes(output if isinstance(output, bytes) else output.encode("utf-8"))
+    cmd = [sys.executable, "-m", "santa_core", "review", "--spec", str(tmp_path / "spec.txt"),
+           "--output", str(out), *extra]
+    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+
+
+def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
+    done = santa(cli_env, tmp_path, "Acme's rocket launched in 2018. Order today.", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "shipped" and len(result["rounds"]) == 1
+    rnd = result["rounds"][0]
+    assert rnd["gate"] == "NICE" and set(rnd["reviews"]) == {"B", "C"}
+    assert result["final_output"] == "Acme's rocket launched in 2018. Order today."
+    assert result["cost_usd"] > 0 and isinstance(result["run_id"], int)
+    models = sorted(c["body"]["model"] for c in messages_stub.message_calls())
+    assert models == ["claude-haiku-5-5", "claude-sonnet-5-5"]  # B and C, different models
+
+
+def test_flagged_defect_is_fixed_and_ships_in_a_later_round(cli_env: dict, tmp_path: Path) -> None:
+    done = santa(cli_env, tmp_path, "Acme's rocket launched in DEFECT.", "--auto-approve", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert [r["gate"] for r in result["rounds"]] == ["NAUGHTY", "NICE"]
+    assert result["final_output"] == "Acme's rocket launched in fact."
+    assert result["rounds"][0]["issues"][0]["flagged_by"] == "both"
+
+
+def test_unfixable_output_escalates_after_three_rounds(cli_env: dict, tmp_path: Path) -> None:
+    done = santa(cli_env, tmp_path, "UNFIXABLE DEFECT here.", "--auto-approve", "--json")
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "escalated" and result["escalation_reason"] == "round_cap"
+    assert [r["gate"] for r in result["rounds"]] == ["NAUGHTY"] * 3
+
+
+def test_waiting_for_a_person_exits_3(cli_env: dict, tmp_path: Path) -> None:
+    done = santa(cli_env, tmp_path, "Acme's rocket launched in DEFECT.", "--json")
+    assert done.returncode == 3 and json.loads(done.stdout)["status"] == "awaiting_approval"
+    done = santa(cli_env, tmp_path, "Fine text.", "--reviewer-c", "person")
+    assert done.returncode == 3 and "awaiting_human_review" in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("output", "extra", "message"),
+    [
+        pytest.param("", (), "output file is empty", id="empty-output"),
+        pytest.param(b"\xff\xfe bad", (), "not UTF-8", id="not-utf8"),
+        pytest.param("x" * 200_001, (), "the limit is 200,000", id="oversized"),
+        pytest.param("ok", ("--rubric", "nope"), "unknown rubric 'nope'", id="unknown-rubric"),
+        pytest.param("ok", ("--max-rounds", "0"), "--max-rounds must be between 1 and 10", id="bad-rounds"),
+        pytest.param("ok", ("--bogus",), "usage:", id="bad-usage"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(cli_env: dict, tmp_path: Path, output, extra, message) -> None:
+    done = santa(cli_env, tmp_path, output, *extra)
+    assert done.returncode == 2
+    assert message in done.stderr and len(done.stderr.strip().splitlines()) == 1
+
+
+def test_missing_spec_file_and_missing_key(cli_env: dict, tmp_path: Path) -> None:
+    cmd = [sys.executable, "-m", "santa_core", "review", "--spec", "nope.txt", "--output", "nope.txt"]
+    done = subprocess.run(cmd, env=cli_env, cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "spec file not found: nope.txt" in done.stderr
+    no_key = {k: v for k, v in cli_env.items() if k != "ANTHROPIC_API_KEY"}
+    done = santa(no_key, tmp_path, "ok")
+    assert done.returncode == 2 and "no Anthropic API key" in done.stderr
+
+
+def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = json.loads(santa(cli_env, tmp_path, "Clean copy.", "--json").stdout)["run_id"]
+    escalated = json.loads(santa(cli_env, tmp_path, "UNFIXABLE DEFECT", "--auto-approve", "--json").stdout)["run_id"]
+    monkeypatch.setenv("DATABASE_URL", cli_env["DATABASE_URL"])
+    st.cache_resource.clear()
+    at = AppTest.from_file("../app.py", default_timeout=30).run()
+    at.switch_page("pages/runs.py").run()
+    assert not at.exception
+    assert sorted(at.dataframe[0].value["run"].tolist()) == sorted([shipped, escalated])
+    assert {r.source for r in Repo(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs()} == {"cli"}
+    st.cache_resource.clear()
