@@ -49,7 +49,7 @@ def open_desk(
     workers: int = 4,
     mark_interrupted: bool = True,
 ) -> Desk:
-    """Open (and migrate) the database, mark dead runs interrupted, start the runner."""
+    """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
     repo = Repo(engine)
