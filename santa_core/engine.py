@@ -21,6 +21,10 @@ from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
 
 
+FIXING = "fixing"
+"""Note of a run that is still `running` after a NAUGHTY gate: the fix agent is next."""
+
+
 class InvalidTransition(ValueError):
     """The event is not allowed in the run's current state."""
 
@@ -115,7 +119,7 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         return _escalate(state, Why.REVIEWER_ERROR, "a reviewer failed after retries")
     if state.round >= state.round_cap:
         return _escalate(state, Why.ROUND_CAP, f"still NAUGHTY after round {state.round}")
-    return _to(state, S.RUNNING, note="fixing")
+    return _to(state, S.RUNNING, note=FIXING)
 
 
 def _on_proposal(state: RunState, event: ProposalReady) -> RunState:

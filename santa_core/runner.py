@@ -98,7 +98,7 @@ class Runner:
             advance_run(self.store, run.id, run.state, engine.BudgetExceeded(), "system")
         elif rnd.gate is None:
             self._review_round(run, rnd)
-        elif rnd.proposal is None and run.state.note != "fixing":
+        elif rnd.proposal is None and run.state.note != engine.FIXING:
             # Resumed after the gate was stored but before its state change was: re-apply it.
             self._apply_gate(run, rnd.gate)
         else:
