@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import services
+from ui import bootstrap, services
 
 st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
 
@@ -20,6 +20,7 @@ PAGES = {
 }
 
 navigation = st.navigation(PAGES)
+bootstrap.mark_app_ran()
 desk = services.desk()
 open_escalations = len(desk.repo.list_escalations(status="open"))
 with st.sidebar:

@@ -3,7 +3,10 @@
 import streamlit as st
 
 from ui import services
+from ui.bootstrap import ensure_navigation
 from ui.escalations import queue_table, resolution_form
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("🚨 Escalations")
 st.caption("A run escalates after the round cap, a reviewer failure, a budget stop, a rejected fix, "

@@ -3,8 +3,11 @@
 import streamlit as st
 
 from ui import services
+from ui.bootstrap import ensure_navigation
 from ui.new_run import new_run_form
 from ui.run_view import render_run
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("🎅 Review")
 run_id = services.run_id_from_url()

@@ -4,6 +4,9 @@ import pandas as pd
 import streamlit as st
 
 from ui import components, services
+from ui.bootstrap import ensure_navigation
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("📜 Runs")
 st.caption("Every run from the app and the command line. Open one to see its rounds, reviews and decisions.")
@@ -17,7 +20,7 @@ else:
         "run": r.id, "status": components.status_label(r.status), "rubric": f"{r.rubric_name} v{r.rubric_version}",
         "rounds": r.rounds, "cost (USD)": round(r.cost_usd, 4), "created": r.created_at, "by": r.created_by,
         "source": r.source, "escalation": r.escalation_reason.value if r.escalation_reason else "",
-        "open": f"./review?run={r.id}",
+        "open": f"./?run={r.id}",  # the Review page is the default page: it lives at the root
     } for r in runs])
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})

@@ -7,6 +7,9 @@ from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, base_url,
 from santa_core.reviewers.base import PERSON
 from storage.db import redacted_url
 from ui import services
+from ui.bootstrap import ensure_navigation
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("⚙️ Settings")
 if api_key_present():

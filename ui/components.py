@@ -91,9 +91,9 @@ def issues_table(issues: list[MergedIssue]) -> None:
 
 def unified_diff(before: str, after: str) -> str:
     """A unified diff of two texts (for st.code(language='diff'))."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile="current output", tofile="proposed output")
-    return "".join(lines) or "(no change)"
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile="current output",
+                                 tofile="proposed output", lineterm="")
+    return "\n".join(lines) or "(no change)"
 
 
 def proposal_view(proposal: FixProposal) -> None:
@@ -109,4 +109,4 @@ def proposal_view(proposal: FixProposal) -> None:
     for rejected in proposal.rejected:
         st.warning(f"Edit not applied: {rejected.reason}")
         st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
-    st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff")
+    st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)

@@ -35,6 +35,8 @@ def resolution_form(item: EscalationView) -> None:
     view = services.desk().repo.get_run_view(item.run_id)
     st.markdown(f"### Run #{view.id} · {item.reason.value}")
     st.caption(REASON_HELP.get(item.reason.value, ""))
+    st.page_link("pages/review.py", label=f"Open run #{view.id} with every round", icon="📜",
+                 query_params={"run": str(view.id)})
     rnd = view.current_round
     if rnd is not None:
         with st.expander("Spec"):

@@ -44,10 +44,11 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
 
 
 def timeline(view: RunView) -> None:
-    """All rounds as tabs, newest selected last; the output each round reviewed."""
+    """All rounds as tabs, the latest open; with the output each round reviewed."""
     if not view.rounds:
         return
-    tabs = st.tabs([f"Round {r.round_no}" + (f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds])
+    labels = [f"Round {r.round_no}" + (f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds]
+    tabs = st.tabs(labels, default=labels[-1])  # open on the latest round
     for tab, rnd in zip(tabs, view.rounds, strict=True):
         with tab:
             with st.expander("Output reviewed in this round"):

@@ -1,0 +1,28 @@
+"""Make sure app.py's navigation is in charge, even when a deep link is a process's first request."""
+
+from __future__ import annotations
+
+import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
+
+
+APP_RAN = "_santa_app_ran"
+
+
+def ensure_navigation() -> None:
+    """Leave Streamlit's legacy pages/ mode for app.py's st.navigation.
+
+    Why: with a `pages/` folder, a fresh server process starts in the legacy multipage mode; if
+    its first request is a deep link such as `/review?run=3`, Streamlit runs that page file
+    directly, skipping app.py (no page config, no navigation, no sidebar). app.py's
+    st.navigation switches the mode off for the whole process; here we do the same and rerun,
+    so the rerun goes through app.py to the same page.
+    """
+    if PagesManager.uses_pages_directory and not st.session_state.get(APP_RAN):
+        PagesManager.uses_pages_directory = False
+        st.rerun()
+
+
+def mark_app_ran() -> None:
+    """Called by app.py: this session has been through the real navigation."""
+    st.session_state[APP_RAN] = True
