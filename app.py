@@ -10,12 +10,13 @@ st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout=
 # pages/ on its own, so a file left out would vanish after the first run.
 PAGES = {
     "Review desk": [
-        st.Page("pages/review.py", title="Review", icon="🎅", url_path="review", default=True),
+        st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
         st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
         st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
     ],
     "Setup": [
         st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
+        st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
     ],
 }
 

@@ -20,7 +20,7 @@ else:
         "run": r.id, "status": components.status_label(r.status), "rubric": f"{r.rubric_name} v{r.rubric_version}",
         "rounds": r.rounds, "cost (USD)": round(r.cost_usd, 4), "created": r.created_at, "by": r.created_by,
         "source": r.source, "escalation": r.escalation_reason.value if r.escalation_reason else "",
-        "open": f"./?run={r.id}",  # the Review page is the default page: it lives at the root
+        "open": f"./review?run={r.id}",
     } for r in runs])
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})
