@@ -20,7 +20,6 @@ from santa_core.models import EscalationReason as Why
 from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
 
-
 FIXING = "fixing"
 """Note of a run that is still `running` after a NAUGHTY gate: the fix agent is next."""
 

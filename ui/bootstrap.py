@@ -5,7 +5,6 @@ from __future__ import annotations
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
-
 APP_RAN = "_santa_app_ran"
 
 
