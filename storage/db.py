@@ -27,6 +27,8 @@ _MIGRATE_LOCK_KEY = 7_245_001
 
 _ENGINES: dict[str, Engine] = {}
 _READY: set[str] = set()
+_MARKED: set[str] = set()
+"""Database keys whose orphaned `running` runs this process has already marked interrupted."""
 _LOCK = threading.Lock()
 
 
@@ -160,9 +162,12 @@ def init_db(url: str | None = None, mark_interrupted: bool = True) -> Engine:
     with _LOCK:
         if key not in _READY:
             migrate(engine)
-            if mark_interrupted:
-                Repo(engine).mark_interrupted()
             _READY.add(key)
+        # Tracked apart from migration: a process that first opened the database without
+        # marking (e.g. as a CLI-style client) must still mark when the app opens it.
+        if mark_interrupted and key not in _MARKED:
+            Repo(engine).mark_interrupted()
+            _MARKED.add(key)
     return engine
 
 
@@ -173,3 +178,4 @@ def dispose_engines() -> None:
             engine.dispose()
         _ENGINES.clear()
         _READY.clear()
+        _MARKED.clear()

@@ -111,3 +111,44 @@ def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: 
     assert sorted(at.dataframe[0].value["run"].tolist()) == sorted([shipped, escalated])
     assert {r.source for r in Repo(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs()} == {"cli"}
     st.cache_resource.clear()
+
+
+def test_killed_process_leaves_an_interrupted_run_that_resumes(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGKILL the command line while its reviewers are busy; the next start resumes the run."""
+    import time
+
+    from santa_core import actions
+    from santa_core.models import RunStatus
+    from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
+    from santa_core.runner import Runner
+    from tests.llm_stub import Reply
+
+    slow = {"on": True}
+    messages_stub.handler = lambda body: (Reply(200, {}, santa_scenario(body), delay_s=60) if slow["on"]
+                                          else santa_scenario(body))
+    (tmp_path / "spec.txt").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "output.txt").write_text("Acme's rocket launched in 2018.", encoding="utf-8")
+    proc = subprocess.Popen([sys.executable, "-m", "santa_core", "review", "--spec", str(tmp_path / "spec.txt"),
+                             "--output", str(tmp_path / "output.txt")], env=cli_env, cwd=ROOT,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = cli_env["DATABASE_URL"]
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(messages_stub.message_calls()) < 2:
+            time.sleep(0.1)  # both reviewer requests are in flight: the run is mid-round
+        assert len(messages_stub.message_calls()) == 2
+    finally:
+        proc.kill()
+        proc.wait(timeout=30)
+    repo = Repo(init_db(url, mark_interrupted=False))
+    (run,) = repo.list_runs()
+    assert run.status == RunStatus.RUNNING  # what a dead process leaves behind
+    slow["on"] = False
+    repo = Repo(init_db(url))  # a new process opens the database: dead runs become interrupted
+    assert repo.load_run(run.id).state.status == RunStatus.INTERRUPTED
+    assert actions.resume(repo, run.id, "ann").status == RunStatus.QUEUED
+    assert Runner(repo, AnthropicReviewer, AnthropicFixer).execute(run.id).status == RunStatus.SHIPPED
+    history = [(h.from_status, h.to_status) for h in repo.get_run_view(run.id).history]
+    assert (RunStatus.RUNNING, RunStatus.INTERRUPTED) in history
