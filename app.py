@@ -3,6 +3,7 @@
 import streamlit as st
 
 from ui import bootstrap, services
+from ui.safe import md
 
 st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
 
@@ -25,7 +26,7 @@ bootstrap.mark_app_ran()
 desk = services.desk()
 open_escalations = len(desk.repo.list_escalations(status="open"))
 with st.sidebar:
-    st.caption(f"Acting as **{services.actor()}**")
+    st.caption(f"Acting as **{md(services.actor())}**")
     if open_escalations:
         st.caption(f"🚨 {open_escalations} open escalation{'s' if open_escalations != 1 else ''}")
 navigation.run()

@@ -8,6 +8,7 @@ from santa_core.reviewers.base import PERSON
 from storage.db import redacted_url
 from ui import services
 from ui.bootstrap import ensure_navigation
+from ui.safe import md
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -18,8 +19,8 @@ else:
     st.warning("Anthropic API key: missing. Person reviewers still work. Add `ANTHROPIC_API_KEY` to the "
                "environment or to `.streamlit/secrets.toml` and restart the app to use model reviewers.")
 if base_url():
-    st.caption(f"Messages API base URL: `{base_url()}` (from ANTHROPIC_BASE_URL)")
-st.caption(f"Database: `{redacted_url(services.desk().url)}` · price list as of {pricing.rates_as_of()}")
+    st.caption(f"Messages API base URL: {md(base_url())} (from ANTHROPIC_BASE_URL)")
+st.caption(f"Database: {md(redacted_url(services.desk().url))} · price list as of {pricing.rates_as_of()}")
 
 d = services.defaults()
 models = [*KNOWN_MODELS, PERSON]

@@ -11,19 +11,47 @@ from __future__ import annotations
 from santa_core.models import FixEdit, FixPlan, FixProposal, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest
 
+REACH = 300
+"""How many characters an edit may span beyond the flagged evidence (or at all, without evidence)."""
 
-def _locate(text: str, edit: FixEdit, n_issues: int) -> tuple[int, str | None]:
+
+def occurrences(text: str, sub: str) -> list[int]:
+    """Start offsets of every occurrence of sub, overlapping ones included ('aa' in 'aaa' → 2)."""
+    found, i = [], text.find(sub)
+    while sub and i != -1:
+        found.append(i)
+        i = text.find(sub, i + 1)
+    return found
+
+
+def _out_of_scope(text: str, start: int, edit: FixEdit, issue: MergedIssue) -> str | None:
+    """Why the edit reaches beyond its flagged issue, or None when it stays in scope."""
+    end = start + len(edit.before)
+    anchors = occurrences(text, issue.evidence) if issue.evidence else []
+    if not anchors:
+        return f"replaces {len(edit.before)} characters; without quoted evidence an edit may replace at most {REACH}" \
+            if len(edit.before) > REACH else None
+    if not any(a < end and start < a + len(issue.evidence) for a in anchors):
+        return "does not touch the text the issue quotes as evidence"
+    if len(edit.before) > len(issue.evidence) + REACH:
+        return f"replaces {len(edit.before)} characters, far beyond the {len(issue.evidence)} the issue quotes"
+    return None
+
+
+def _locate(text: str, edit: FixEdit, issues: list[MergedIssue]) -> tuple[int, str | None]:
     """Start offset of the edit's span, or an error saying why it cannot be applied."""
-    if not 0 <= edit.issue < n_issues:
+    if not 0 <= edit.issue < len(issues):
         return -1, f"names issue [{edit.issue}], which is not one of the flagged issues"
     if not edit.before:
         return -1, "has an empty 'before' text"
-    count = text.count(edit.before)
-    if count == 0:
+    found = occurrences(text, edit.before)
+    if not found:
         return -1, "'before' text was not found in the output"
-    if count > 1:
-        return -1, f"'before' text occurs {count} times; it must be unique"
-    return text.index(edit.before), None
+    if len(found) > 1:
+        return -1, f"'before' text occurs {len(found)} times; it must be unique"
+    # Why a scope check: "fix only what was flagged" must hold even if the fix agent tries to
+    # rewrite more, and with auto-approve no person would notice.
+    return found[0], _out_of_scope(text, found[0], edit, issues[edit.issue])
 
 
 def apply_plan(text: str, plan: FixPlan, issues: list[MergedIssue]) -> tuple[str, list[FixEdit], list[RejectedEdit]]:
@@ -31,7 +59,7 @@ def apply_plan(text: str, plan: FixPlan, issues: list[MergedIssue]) -> tuple[str
     spans: list[tuple[int, int, FixEdit]] = []
     rejected: list[RejectedEdit] = []
     for edit in plan.edits:
-        start, error = _locate(text, edit, len(issues))
+        start, error = _locate(text, edit, issues)
         end = start + len(edit.before)
         if error is None and any(s < end and start < e for s, e, _ in spans):
             error = "overlaps another edit"

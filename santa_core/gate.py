@@ -27,14 +27,31 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", folded)).strip()
 
 
+_STOPWORDS = frozenset("a an the is are was were be of in on at to and or for it this that with as not no by".split())
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in _norm(text).split() if w not in _STOPWORDS}
+
+
+def _evidence_overlaps(a: str, b: str) -> bool:
+    """Most of the longer quote's words are shared (a short quote inside a long one is not enough)."""
+    wa, wb = set(_norm(a).split()), set(_norm(b).split())
+    return bool(wa and wb) and len(wa & wb) / max(len(wa), len(wb)) >= 0.5
+
+
 def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bool:
-    """Same criterion and either overlapping evidence or similar descriptions."""
+    """Same criterion, and similar descriptions or overlapping evidence about the same thing.
+
+    When unsure, two issues stay apart: a duplicate costs the fix agent a line, a wrong merge
+    would drop an issue before anyone fixes it.
+    """
     if _norm(a.criterion) != _norm(b.criterion):
         return False
-    ea, eb = _norm(a.evidence), _norm(b.evidence)
-    if ea and eb and (ea in eb or eb in ea):
+    if SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio() >= SIMILAR:
         return True
-    return SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio() >= SIMILAR
+    return _evidence_overlaps(a.evidence, b.evidence) and bool(
+        _content_words(a.description) & _content_words(b.description))
 
 
 def _issues_of(outcome: ReviewOutcome) -> list[ReviewIssue]:
@@ -71,29 +88,65 @@ def _dedupe(issues: list[ReviewIssue]) -> list[ReviewIssue]:
     return kept
 
 
-def _reasons(outcome: ReviewOutcome) -> list[str]:
+def unchecked(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
+    """Rubric criteria the review has no check for (a PASS must check every one)."""
+    if outcome.review is None:
+        return list(criteria)
+    seen = {_norm(c.criterion) for c in outcome.review.checks}
+    return [c for c in criteria if _norm(c) not in seen]
+
+
+def slot_passes(outcome: ReviewOutcome, criteria: list[str]) -> bool:
+    """A valid PASS that also covers every criterion of the rubric."""
+    return outcome.effective_verdict == "PASS" and not unchecked(outcome, criteria)
+
+
+def _reasons(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
     """Why one slot did not PASS, in words for the page."""
+    who = f"reviewer {outcome.slot} ({outcome.reviewer})"
     if outcome.status != ReviewStatus.OK or outcome.review is None:
-        return [f"reviewer {outcome.slot} ({outcome.reviewer}) {outcome.status.value}: "
-                f"{outcome.error or 'no verdict'}"]
-    if outcome.review.verdict == "PASS" and outcome.review.failed_checks():
-        return [f"reviewer {outcome.slot} said PASS but failed its own checks: counted as FAIL"]
-    if outcome.review.verdict == "FAIL":
-        return [f"reviewer {outcome.slot} ({outcome.reviewer}) FAIL"]
+        return [f"{who} {outcome.status.value}: {outcome.error or 'no verdict'}"]
+    review = outcome.review
+    if review.verdict == "FAIL":
+        return [f"{who} FAIL"]
+    if review.failed_checks():
+        return [f"{who} said PASS but failed its own checks: counted as FAIL"]
+    if review.critical_issues:
+        return [f"{who} said PASS but listed critical issues: counted as FAIL"]
+    if missing := unchecked(outcome, criteria):
+        return [f"{who} said PASS without checking {', '.join(missing)}: counted as FAIL"]
     return []
 
 
-def decide(b: ReviewOutcome, c: ReviewOutcome, prechecks: list[MergedIssue] | None = None) -> GateResult:
-    """The gate for one round. Exactly one combination is NICE: both valid PASS, no pre-check hit."""
-    prechecks = prechecks or []
-    nice = b.effective_verdict == "PASS" and c.effective_verdict == "PASS" and not prechecks
+def decide(
+    b: ReviewOutcome,
+    c: ReviewOutcome,
+    prechecks: list[MergedIssue] | None = None,
+    criteria: list[str] | None = None,
+) -> GateResult:
+    """The gate for one round. Exactly one combination is NICE: both valid, complete PASS, no pre-check hit."""
+    prechecks, criteria = prechecks or [], criteria or []
+    nice = slot_passes(b, criteria) and slot_passes(c, criteria) and not prechecks
     issues = list(prechecks) + merge_issues(b, c)
-    errored = any(o.status != ReviewStatus.OK or o.review is None for o in (b, c))
-    reasons = _reasons(b) + _reasons(c) + [f"pre-check: {i.description}" for i in prechecks]
+    # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
+    errored = any(o.status != ReviewStatus.OK or o.review is None
+                  or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
+    reasons = _reasons(b, criteria) + _reasons(c, criteria) + [f"pre-check: {i.description}" for i in prechecks]
     return GateResult(
         decision=GateDecision.NICE if nice else GateDecision.NAUGHTY,
         issues=issues,
         reasons=reasons,
         reviewer_error=errored,
         injection=any(i.criterion == "injection" for i in prechecks),
+    )
+
+
+def blocked(prechecks: list[MergedIssue]) -> GateResult:
+    """NAUGHTY before any reviewer is asked: the output tries to instruct the reviewers."""
+    return GateResult(
+        decision=GateDecision.NAUGHTY,
+        issues=list(prechecks),
+        reasons=["pre-check: the output addresses the reviewers; no reviewer was asked"]
+        + [f"pre-check: {i.description}" for i in prechecks],
+        injection=True,
     )

@@ -148,10 +148,11 @@ class ReviewOutcome(BaseModel):
 
     @property
     def effective_verdict(self) -> Verdict:
-        """PASS only for a valid review that says PASS and has no failed check (fail closed)."""
+        """PASS only for a valid review that says PASS with no failed check and no critical issue."""
         if self.status != ReviewStatus.OK or self.review is None:
             return "FAIL"
-        if self.review.verdict == "PASS" and not self.review.failed_checks():
+        review = self.review
+        if review.verdict == "PASS" and not review.failed_checks() and not review.critical_issues:
             return "PASS"
         return "FAIL"
 

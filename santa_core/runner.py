@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from santa_core import engine
 from santa_core.checks import precheck_issues
 from santa_core.fixer import propose_fix
-from santa_core.gate import decide
+from santa_core.gate import blocked, decide
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
 from santa_core.store import RoundRecord, RunRecord, Store
@@ -106,6 +106,12 @@ class Runner:
 
     def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
+        prechecks = precheck_issues(run.rubric, rnd.output_text)
+        if any(i.criterion == "injection" for i in prechecks):
+            # Deterministic checks come first: an output that tries to instruct the reviewers
+            # cannot ship whatever they say, so no reviewer is paid to read it.
+            self._finish_round(run, rnd, blocked(prechecks))
+            return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
         missing = [s for s in SLOTS if s not in reviews and self._model_of(run, s) != PERSON]
@@ -117,7 +123,10 @@ class Runner:
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
-        gate = decide(reviews["B"], reviews["C"], precheck_issues(run.rubric, rnd.output_text))
+        self._finish_round(run, rnd, decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids()))
+
+    def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
+        """Commit the gate, then the state change it causes."""
         self.store.save_gate(run.id, rnd.round_no, gate)
         self._apply_gate(run, gate)
 

@@ -321,8 +321,8 @@ def santa_scenario(body: dict) -> Any:
     """
     output, model = fenced_output(body), body.get("model", "stub-model")
     if "edits" in schema_properties(body):
-        if "UNFIXABLE" in output:
-            return message(fix_json([(0, "UNFIXABLE", "UNFIXABLE+")]), model)
+        if "UNFIXABLE" in output:  # touches the flagged text, leaves the defect in place
+            return message(fix_json([(0, "DEFECT", "DEFECT!")]), model)
         return message(fix_json([(0, "DEFECT", "fact")]), model)
     found = _CRITERIA.findall(user_text(body))
     ids = [s.strip() for s in found[-1].split(",") if s.strip()] if found else []

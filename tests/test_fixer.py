@@ -64,3 +64,35 @@ def test_propose_fix_records_rejections_and_errors() -> None:
     broken = FunctionFixer("f", lambda req: 1 / 0)
     proposal = propose_fix(broken, "spec", TEXT, ISSUES)
     assert proposal.error and "ZeroDivisionError" in proposal.error and proposal.edits == []
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        pytest.param(FixEdit(issue=0, before="Buy now!", after="Completely rewritten."),
+                     "does not touch", id="rewrite-another-sentence"),
+        pytest.param(FixEdit(issue=0, before="sells rockets", after="sells cars"),
+                     "does not touch", id="edit-elsewhere-than-the-evidence"),
+    ],
+)
+def test_edits_must_stay_on_the_flagged_evidence(edit: FixEdit, reason: str) -> None:
+    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="both")]
+    new, applied, rejected = apply_plan(TEXT, FixPlan(edits=[edit]), issues)
+    assert new == TEXT and applied == [] and reason in rejected[0].reason
+
+
+def test_edit_far_larger_than_its_evidence_is_rejected() -> None:
+    long_text = "x" * 500 + " in 2019 " + "y" * 500
+    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="B")]
+    edit = FixEdit(issue=0, before=long_text.strip(), after="in 2018")
+    _, applied, rejected = apply_plan(long_text, FixPlan(edits=[edit]), issues)
+    assert applied == [] and "far beyond" in rejected[0].reason
+    unanchored = [MergedIssue(criterion="cta", description="no call to action", flagged_by="B")]
+    _, applied, rejected = apply_plan(long_text, FixPlan(edits=[FixEdit(issue=0, before=long_text, after="z")]),
+                                      unanchored)
+    assert applied == [] and "at most 300" in rejected[0].reason
+
+
+def test_overlapping_occurrences_count_as_ambiguous() -> None:
+    _, applied, rejected = apply_plan("aaa", FixPlan(edits=[FixEdit(issue=0, before="aa", after="b")]), ISSUES)
+    assert applied == [] and "occurs 2 times" in rejected[0].reason

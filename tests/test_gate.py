@@ -101,6 +101,11 @@ def _with_issues(slot: str, *issues: ReviewIssue) -> ReviewOutcome:
             ["B", "C"], id="different-criteria-stay-apart",
         ),
         pytest.param(
+            [ReviewIssue(criterion="facts", description="year wrong", evidence="Launched in 2019 for $5")],
+            [ReviewIssue(criterion="facts", description="price invented", evidence="$5")],
+            ["B", "C"], id="short-quote-inside-long-quote-is-not-the-same-issue",
+        ),
+        pytest.param(
             [ReviewIssue(criterion="cta", description="No call to action at all")],
             [],
             ["B"], id="b-only",
@@ -121,3 +126,27 @@ def _with_issues(slot: str, *issues: ReviewIssue) -> ReviewOutcome:
 def test_merge_attribution(b_issues: list, c_issues: list, expected: list[str]) -> None:
     merged = merge_issues(_with_issues("B", *b_issues), _with_issues("C", *c_issues))
     assert [m.flagged_by for m in merged] == expected
+
+
+def test_pass_that_lists_a_critical_issue_is_a_fail() -> None:
+    sly = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="PASS", detail="ok")],
+                 critical_issues=[ReviewIssue(criterion="a", description="the price is invented")], suggestions=[])
+    b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=sly)
+    result = decide(b, outcome("C", "PASS"), criteria=["a"])
+    assert result.decision == GateDecision.NAUGHTY
+    assert [i.description for i in result.issues] == ["the price is invented"]
+
+
+@pytest.mark.parametrize("checks", [pytest.param([], id="no-checks"),
+                                    pytest.param([CheckResult(criterion="a", result="PASS", detail="ok")],
+                                                 id="one-of-two-criteria")])
+def test_pass_that_skips_criteria_is_a_reviewer_failure(checks: list) -> None:
+    lazy = ReviewOutcome(slot="C", reviewer="m", status=ReviewStatus.OK,
+                         review=Review(verdict="PASS", checks=checks, critical_issues=[], suggestions=[]))
+    full = Review(verdict="PASS", checks=[CheckResult(criterion=i, result="PASS", detail="ok") for i in "ab"],
+                  critical_issues=[], suggestions=[])
+    b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=full)
+    result = decide(b, lazy, criteria=["a", "b"])
+    assert result.decision == GateDecision.NAUGHTY and result.reviewer_error
+    assert any("without checking" in r and r.endswith("b: counted as FAIL") for r in result.reasons)
+    assert decide(b, b.model_copy(update={"slot": "C"}), criteria=["a", "b"]).decision == GateDecision.NICE

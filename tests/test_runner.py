@@ -33,8 +33,9 @@ def year_fixer(request) -> FixPlan:
 
 
 def useless_fixer(request) -> FixPlan:
-    return FixPlan(edits=[FixEdit(issue=0, before="Acme", after="ACME")]) if "Acme" in request.output else \
-        FixPlan(edits=[FixEdit(issue=0, before="ACME", after="Acme")])
+    """Touches the flagged text but leaves the defect in place."""
+    return FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2019 (sic)")]) if "(sic)" not in request.output \
+        else FixPlan(edits=[FixEdit(issue=0, before="in 2019 (sic)", after="in 2019")])
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, RunStatus
+from ui.safe import md
 
 STATUS_LABEL = {
     RunStatus.QUEUED: "⏳ queued",
@@ -35,7 +36,7 @@ def status_label(status: RunStatus | str) -> str:
 
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False) -> None:
     """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
-    st.markdown(f"**Reviewer {slot}** · `{model}`")
+    st.markdown(f"**Reviewer {slot}** · {md(model)}")
     if hidden:
         st.info("Hidden until both reviews are in (reviewers judge blind).")
         return
@@ -77,7 +78,7 @@ def gate_banner(gate: GateResult) -> None:
     if gate.decision == GateDecision.NICE:
         st.success("🎅 NICE — both reviewers PASS. Ship it.")
     else:
-        st.error("NAUGHTY — " + "; ".join(gate.reasons or ["not both PASS"]))
+        st.error("NAUGHTY — " + md("; ".join(gate.reasons or ["not both PASS"])))
 
 
 def issues_table(issues: list[MergedIssue]) -> None:
@@ -99,14 +100,14 @@ def unified_diff(before: str, after: str) -> str:
 def proposal_view(proposal: FixProposal) -> None:
     """The fix proposal: each edit beside the issue it fixes, rejected edits, and the diff."""
     if proposal.error:
-        st.warning(f"The fix agent failed: {proposal.error}")
+        st.warning(f"The fix agent failed: {md(proposal.error)}")
     for edit in proposal.edits:
         issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
         left, right = st.columns(2)
-        left.caption(f"Issue [{edit.issue}]" + (f" · {issue.criterion}" if issue else ""))
+        left.caption(md(f"Issue [{edit.issue}]" + (f" · {issue.criterion}" if issue else "")))
         left.text(issue.description if issue else "")
         right.code(f"- {edit.before}\n+ {edit.after}", language="diff")
     for rejected in proposal.rejected:
-        st.warning(f"Edit not applied: {rejected.reason}")
+        st.warning(f"Edit not applied: {md(rejected.reason)}")
         st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
     st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)

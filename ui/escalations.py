@@ -10,6 +10,7 @@ from santa_core.models import RunStatus
 from storage.repo import EscalationView
 from ui import components, services
 from ui.run_view import round_panel
+from ui.safe import md
 
 REASON_HELP = {
     "round_cap": "Still NAUGHTY after the last allowed round.",
@@ -33,7 +34,7 @@ def queue_table(items: list[EscalationView]) -> None:
 def resolution_form(item: EscalationView) -> None:
     """Show the run's evidence and record a person's resolution."""
     view = services.desk().repo.get_run_view(item.run_id)
-    st.markdown(f"### Run #{view.id} · {item.reason.value}")
+    st.markdown(f"### Run #{view.id} · {md(item.reason.value)}")
     st.caption(REASON_HELP.get(item.reason.value, ""))
     st.page_link("pages/review.py", label=f"Open run #{view.id} with every round", icon="📜",
                  query_params={"run": str(view.id)})

@@ -6,6 +6,7 @@ import streamlit as st
 
 from santa_core.models import CheckResult, Review, ReviewIssue
 from storage.repo import RunView
+from ui.safe import md
 
 
 def person_review_form(view: RunView, slot: str) -> Review | None:
@@ -22,9 +23,9 @@ def person_review_form(view: RunView, slot: str) -> Review | None:
     issues: list[ReviewIssue] = []
     for c in view.rubric.criteria:
         left, right = st.columns([1, 3])
-        result = left.radio(c.name, ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
-                            help=f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}")
-        detail = right.text_input(f"Note on {c.name}", key=f"{key}_{c.id}_detail",
+        result = left.radio(md(c.name), ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
+                            help=md(f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}"))
+        detail = right.text_input(f"Note on {md(c.name)}", key=f"{key}_{c.id}_detail",
                                   placeholder="What you checked; for a FAIL, what is wrong")
         checks.append(CheckResult(criterion=c.id, result=result, detail=detail or result.lower()))
         if result == "FAIL" and c.severity == "critical":

@@ -11,6 +11,7 @@ from santa_core.runner import SLOTS
 from storage.repo import RoundView, RunView
 from ui import components, services
 from ui.person_review import person_review_form
+from ui.safe import md
 
 ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
 
@@ -18,9 +19,9 @@ ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
 def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
-    st.caption(f"Rubric {view.rubric.name} v{view.rubric.version} · B `{view.reviewer_b}` · "
-               f"C `{view.reviewer_c}` · fix agent `{view.fixer}` · round {view.state.round} of "
-               f"{view.state.round_cap} · ${view.total_cost_usd:.4f} spent")
+    st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
+                  f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
+                  f"{view.state.round_cap} · ${view.total_cost_usd:.4f} spent"))
 
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
@@ -40,7 +41,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.markdown("**Fix proposal**")
         components.proposal_view(rnd.proposal)
     for d in rnd.decisions:
-        st.caption(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}: {d.reason}")
+        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}: {d.reason}"))
 
 
 def timeline(view: RunView) -> None:
@@ -127,7 +128,7 @@ def actions_panel(view: RunView) -> None:
         st.warning(f"Escalated ({view.escalation.reason.value}): a person decides on the Escalations page.")
         st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
     elif status == RunStatus.INTERRUPTED:
-        st.warning(f"Interrupted: {view.state.note}. Nothing committed was lost.")
+        st.warning(f"Interrupted: {md(view.state.note)}. Nothing committed was lost.")
         if st.button("Resume from the last committed step", key="resume_run"):
             _act(lambda: actions.resume(services.desk().repo, view.id, services.actor()), view.id)
     if status in FINAL_STATUSES:

@@ -10,6 +10,7 @@ import streamlit as st
 from santa_core.config import Defaults, env_defaults
 from storage.db import database_url
 from storage.desk import Desk, open_desk
+from ui.safe import md
 
 
 @st.cache_resource(show_spinner="Opening the review desk…")
@@ -42,5 +43,5 @@ def run_id_from_url() -> int | None:
     try:
         return int(raw) if raw else None
     except ValueError:
-        st.error(f"'{raw}' is not a run number.")
+        st.error(f"{md(raw)} is not a run number.")
         return None
