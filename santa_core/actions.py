@@ -1,18 +1,16 @@
-"""What a person can do to a run: approve, edit or reject a fix, fill a reviewer slot,
-resolve an escalation, resume an interrupted run.
+"""What a person can do to a run: approve, edit or reject a fix, fill a reviewer slot, resume
+an interrupted run. (Resolving an escalation is `storage.repo.Repo.resolve_escalation`.)
 
-Each action records an append-only decision, then changes the state through the engine. The
-caller hands the run back to the runner when the returned state is `queued`.
+A decision and the state change it causes are committed in one transaction, decided by the
+engine. The caller hands the run back to the runner when the returned state is `queued`.
 """
 
 from __future__ import annotations
 
-from typing import Literal
-
 from santa_core import engine
 from santa_core.models import MAX_TEXT_CHARS, Review, ReviewOutcome, ReviewStatus, RunState, RunStatus, Slot
 from santa_core.runner import SLOTS, advance_run
-from santa_core.store import Store
+from santa_core.store import DecisionIn, Store
 
 
 class ActionError(ValueError):
@@ -35,6 +33,15 @@ def _check_text(text: str, what: str) -> str:
     return text
 
 
+def _decide(store: Store, run_id: int, state: RunState, event: engine.Event, decision: DecisionIn,
+            next_round_text: str | None = None) -> RunState:
+    """Commit decision, next round and state change together, or nothing if someone was faster."""
+    new = engine.advance(state, event)
+    if not store.commit_decision(run_id, state, new, decision, next_round_text):
+        raise ActionError(f"Run {run_id} changed meanwhile (someone else decided first). Reload to see it.")
+    return new
+
+
 def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "") -> RunState:
     """Approve the proposal (or the person's edit of it); the next round reviews that text."""
     run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
@@ -42,19 +49,20 @@ def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None =
     proposed = rnd.proposal.proposed_text
     after = _check_text(edited_text, "edited output") if edited_text is not None else proposed
     action = "approve" if after == proposed else "edit"
-    new_round = run.state.round + 1
-    store.record_decision(run_id, rnd.round_no, action, actor, reason or action, rnd.output_text, after)
-    store.start_round(run_id, new_round, after)
-    return advance_run(store, run_id, run.state, engine.Approve(), actor)
+    decision = DecisionIn(action=action, actor=actor, reason=reason or action, before_text=rnd.output_text,
+                          after_text=after)
+    return _decide(store, run_id, run.state, engine.Approve(), decision, next_round_text=after)
 
 
 def reject_fix(store: Store, run_id: int, actor: str, reason: str) -> RunState:
     """Reject the proposal; the run escalates to a person."""
     run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
+    if not reason.strip():
+        raise ActionError("Say why you reject the fix; the reason goes to the escalation.")
     rnd = store.load_round(run_id, run.state.round)
-    store.record_decision(run_id, rnd.round_no, "reject", actor, reason or "rejected",
-                          rnd.output_text, rnd.proposal.proposed_text)
-    return advance_run(store, run_id, run.state, engine.Reject(), actor)
+    decision = DecisionIn(action="reject", actor=actor, reason=reason, before_text=rnd.output_text,
+                          after_text=rnd.proposal.proposed_text)
+    return _decide(store, run_id, run.state, engine.Reject(), decision)
 
 
 def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, actor: str) -> RunState:
@@ -71,26 +79,6 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     if run.state.status == RunStatus.AWAITING_HUMAN_REVIEW and all(s in rnd.reviews for s in SLOTS):
         return advance_run(store, run_id, run.state, engine.HumanReviewSubmitted(), actor)
     return run.state
-
-
-Resolution = Literal["ship_as_is", "reject", "rereview"]
-
-
-def resolve_escalation(
-    store: Store, run_id: int, resolution: Resolution, actor: str, justification: str,
-    edited_output: str | None = None,
-) -> RunState:
-    """A person decides an escalated run: ship as is, reject, or edit and send for fresh review."""
-    run = _require(store, run_id, RunStatus.ESCALATED)
-    if not justification.strip():
-        raise ActionError("A justification is required to resolve an escalation.")
-    rnd = store.load_round(run_id, run.state.round)
-    after = _check_text(edited_output, "edited output") if edited_output is not None else rnd.output_text
-    action = {"ship_as_is": "ship_as_is", "reject": "resolve_reject", "rereview": "rereview"}[resolution]
-    store.record_decision(run_id, rnd.round_no, action, actor, justification, rnd.output_text, after)
-    if resolution == "rereview":
-        store.start_round(run_id, run.state.round + 1, after)
-    return advance_run(store, run_id, run.state, engine.Resolve(resolution), actor)
 
 
 def resume(store: Store, run_id: int, actor: str) -> RunState:

@@ -258,6 +258,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("chat template token", "marker",
        r"<\|\s*(?:im_start|im_end|im_sep|endoftext|system|user|assistant|eot_id|start_header_id|end_header_id"
        r"|begin_of_text|end_of_text)\s*\|>|\[/?inst\]|<<\s*/?\s*sys\s*>>"),
+    # Our own prompt's words after the data ("The data is over. … Now review the OUTPUT …") and
+    # the shape of our rubric block: echoing them is an attempt to end the data region early.
+    _p("fake end of our data region", "marker",
+       r"\bthe\s+data\s+is\s+over\b|\bonly\s+text\s+inside\s+the\s+untrusted\b"
+       r"|\bnow\s+review\s+the\s+output\s+against\b"),
+    _p("fake rubric block", "marker",
+       r"(?:^|\n)\s*rubric\s+\S+\s+v\d+\s*(?=\n|$)|(?:^|\n)\s*-\s*id\s*:\s*\S+\s*\|[^\n]*\|\s*severity\s*:"),
     _p("role line", "marker",
        r"(?:^|\n)[\s#*>-]*(?:system|assistant|developer|human)\s*:"
        r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:"),

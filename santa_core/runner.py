@@ -17,7 +17,7 @@ from santa_core.fixer import propose_fix
 from santa_core.gate import blocked, decide
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
-from santa_core.store import RoundRecord, RunRecord, Store
+from santa_core.store import DecisionIn, RoundRecord, RunRecord, Store
 
 log = logging.getLogger(__name__)
 
@@ -160,11 +160,14 @@ class Runner:
             self.store.save_proposal(run.id, rnd.round_no, proposal)
         event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve)
         new = engine.advance(run.state, event)
-        if new.status == RunStatus.RUNNING:  # auto-approved: next round starts on the proposal
-            self.store.start_round(run.id, new.round, proposal.proposed_text)
-            self.store.record_decision(run.id, rnd.round_no, "auto_approve", "auto-approve",
-                                       "run set to auto-approve fixes", rnd.output_text, proposal.proposed_text)
-        advance_run(self.store, run.id, run.state, event, "worker")
+        if new.status != RunStatus.RUNNING:
+            advance_run(self.store, run.id, run.state, event, "worker")
+            return
+        # Auto-approved: the decision, the next round and the state change commit together.
+        decision = DecisionIn(action="auto_approve", actor="auto-approve", reason="run set to auto-approve fixes",
+                              before_text=rnd.output_text, after_text=proposal.proposed_text)
+        if not self.store.commit_decision(run.id, run.state, new, decision, proposal.proposed_text):
+            raise Conflict(f"run {run.id} changed while its fix was being auto-approved")
 
     def shutdown(self) -> None:
         """Stop accepting work and wait for running steps to commit."""

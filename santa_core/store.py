@@ -24,6 +24,16 @@ DecisionAction = Literal[
 ]
 
 
+class DecisionIn(BaseModel):
+    """A decision to append: what a person (or auto-approve) did, and the text before and after."""
+
+    action: DecisionAction
+    actor: str
+    reason: str
+    before_text: str
+    after_text: str
+
+
 class RunRecord(BaseModel):
     """A run as the runner reads it."""
 
@@ -80,6 +90,20 @@ class Store(Protocol):
 
     def save_proposal(self, run_id: int, round_no: int, proposal: FixProposal) -> None:
         """Commit the fix agent's proposal (and its LLM calls) for the round."""
+        ...
+
+    def commit_decision(
+        self,
+        run_id: int,
+        expected: RunState,
+        new: RunState,
+        decision: DecisionIn,
+        next_round_text: str | None = None,
+    ) -> bool:
+        """Atomically: append the decision, start the next round (if given), move the state.
+
+        False, with nothing written, when the run is no longer in `expected` status and round.
+        """
         ...
 
     def record_decision(

@@ -43,7 +43,7 @@ from santa_core.models import (
     Slot,
     Usage,
 )
-from santa_core.store import DecisionAction, RoundRecord, RunRecord
+from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage.db import reader
 from storage.tables import (
     DecisionRow,
@@ -482,7 +482,9 @@ def _summary_of(row: RunRow, cost: float) -> RunSummary:
 
 
 def _check_text(text: str, what: str) -> None:
-    """Refuse texts over the size the app accepts."""
+    """Refuse empty texts and texts over the size the app accepts."""
+    if not text.strip():
+        raise ValueError(f"the {what} is empty")
     if len(text) > MAX_TEXT_CHARS:
         raise ValueError(
             f"the {what} has {len(text):,} characters; limit {MAX_TEXT_CHARS:,}"
@@ -930,6 +932,30 @@ class Repo:
                 )
             )
             return run.id
+
+    def commit_decision(
+        self,
+        run_id: int,
+        expected: RunState,
+        new: RunState,
+        decision: DecisionIn,
+        next_round_text: str | None = None,
+    ) -> bool:
+        """One transaction: the decision row, the next round (if any) and the state change.
+
+        False (and nothing written) when the run is no longer in `expected` status and round,
+        e.g. a second person decided first.
+        """
+        with self._tx() as s:
+            run = self._lock_run(s, run_id)
+            if RunStatus(run.status) != expected.status or run.round != expected.round:
+                return False
+            s.add(_decision_row(run_id, expected.round, decision.action, decision.actor, decision.reason,
+                                decision.before_text, decision.after_text))
+            if next_round_text is not None:
+                self._start_round(s, run_id, new.round, next_round_text)
+            self._set_state(s, run, new, decision.actor, new.note)
+            return True
 
     def resolve_escalation(
         self,

@@ -154,3 +154,38 @@ def test_submit_twice_runs_once(repo: Repo) -> None:
         f.result()
     assert repo.load_run(run_id).state.status == RunStatus.SHIPPED
     assert len(rb.requests) == 1  # the claim is atomic: one worker reviewed, the others stood down
+
+
+def test_two_people_approving_at_once_commit_one_decision(repo: Repo) -> None:
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
+    run_id = new_run(repo, BAD)
+    assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    actions.approve_fix(repo, run_id, "ann", GOOD + " Ann.", "ann's edit")
+    with pytest.raises(actions.ActionError, match="changed meanwhile|not awaiting_approval"):
+        actions.approve_fix(repo, run_id, "bob", GOOD + " Bob.", "bob's edit")
+    view = repo.get_run_view(run_id)
+    assert [d.actor for d in view.rounds[0].decisions] == ["ann"]
+    assert view.rounds[1].output_text == GOOD + " Ann."
+
+
+def test_stale_decision_is_refused_and_writes_nothing(repo: Repo) -> None:
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
+    run_id = new_run(repo, BAD)
+    runner.execute(run_id)
+    stale = repo.load_run(run_id).state
+    actions.reject_fix(repo, run_id, "ann", "wrong tone")
+    from santa_core.engine import Approve, advance
+    from santa_core.store import DecisionIn
+    decision = DecisionIn(action="approve", actor="bob", reason="late", before_text=BAD, after_text=GOOD)
+    assert repo.commit_decision(run_id, stale, advance(stale, Approve()), decision, GOOD) is False
+    view = repo.get_run_view(run_id)
+    assert [d.actor for d in view.rounds[0].decisions] == ["ann"] and len(view.rounds) == 1
+    assert view.status == RunStatus.ESCALATED and view.escalation.reason == EscalationReason.REJECTED_FIX
+
+
+def test_reject_needs_a_reason(repo: Repo) -> None:
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
+    run_id = new_run(repo, BAD)
+    runner.execute(run_id)
+    with pytest.raises(actions.ActionError, match="Say why"):
+        actions.reject_fix(repo, run_id, "ann", "  ")

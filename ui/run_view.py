@@ -5,9 +5,10 @@ from __future__ import annotations
 import streamlit as st
 
 from santa_core import actions
+from santa_core.engine import InvalidTransition
 from santa_core.models import FINAL_STATUSES, Review, RunStatus
 from santa_core.reviewers.base import PERSON
-from santa_core.runner import SLOTS
+from santa_core.runner import SLOTS, Conflict
 from storage.repo import RoundView, RunView
 from ui import components, services
 from ui.person_review import person_review_form
@@ -81,18 +82,15 @@ def approval_panel(view: RunView) -> None:
     if b.button("Approve my edit", key="approve_edit", disabled=edited == proposal.proposed_text):
         _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), edited, reason), view.id)
     if c.button("Reject", key="reject_fix"):
-        if not reason.strip():
-            st.error("Say why you reject the fix; the reason goes to the escalation.")
-        else:
-            _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
+        _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
 
 
 def _act(do, run_id: int) -> None:
     """Run an action, hand the run back to the runner if it is queued, and refresh."""
     try:
         state = do()
-    except actions.ActionError as exc:
-        st.error(str(exc))
+    except (actions.ActionError, Conflict, InvalidTransition) as exc:
+        st.error(md(str(exc)))
         return
     if state.status == RunStatus.QUEUED:
         services.desk().runner.submit(run_id)
