@@ -58,6 +58,7 @@ from storage.tables import (
     StateChangeRow,
     utcnow,
 )
+from storage.workers import is_orphaned, this_worker
 
 Resolution = Literal["ship_as_is", "rereview", "reject"]
 Source = Literal["app", "cli"]
@@ -712,6 +713,7 @@ class Repo:
         row.escalation_reason = _enum_value(new.escalation_reason)
         row.note = new.note
         row.updated_at = utcnow()
+        row.worker = this_worker() if new.status == RunStatus.RUNNING else None
         s.add(row)
         change = StateChangeRow(
             run_id=row.id,
@@ -1001,7 +1003,10 @@ class Repo:
             return new
 
     def mark_interrupted(self) -> list[int]:
-        """Runs left `running` by a dead process → `interrupted` (actor "system"); their ids."""
+        """Runs left `running` by a process that is gone → `interrupted` (actor "system"); their ids.
+
+        Runs whose worker is alive (a command line next to the app, another app process) stay.
+        """
         note = "the server stopped while this run was running"
         with self._tx() as s:
             stmt = (
@@ -1010,7 +1015,7 @@ class Repo:
                 .order_by(RunRow.id)
                 .with_for_update()
             )
-            rows = list(s.exec(stmt).all())
+            rows = [r for r in s.exec(stmt).all() if is_orphaned(r.worker, r.updated_at)]
             for row in rows:
                 new = state_machine.advance(
                     _state_of(row), state_machine.Interrupt(note=note)

@@ -74,6 +74,8 @@ class RunRow(SQLModel, table=True):
     budget_usd: float | None = None
     created_by: str = "local"
     source: str = "app"
+    worker: str | None = None
+    """host:pid:start of the process that claimed the run while it is `running`."""
 
 
 class RoundRow(SQLModel, table=True):

@@ -140,6 +140,9 @@ def test_killed_run_is_interrupted_and_resumes(repo: Repo, tmp_path: Path) -> No
     assert repo.load_run(run_id).state.status == RunStatus.RUNNING  # left behind by the "dead" process
     # a new process starts: dead runs are marked interrupted, then a person resumes
     repo2 = Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False))
+    assert repo2.mark_interrupted() == []  # the worker (this very process) is still alive
+    with repo2.engine.begin() as conn:  # as if it had died (tests/test_cli.py kills a real one)
+        conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {run_id}")
     assert repo2.mark_interrupted() == [run_id]
     assert actions.resume(repo2, run_id, "ann").status == RunStatus.QUEUED
     assert Runner(repo2, runner.reviewer_for, runner.fixer_for).execute(run_id).status == RunStatus.SHIPPED

@@ -77,7 +77,7 @@ SCHEMA: dict[str, list[str]] = {
         "id", "created_at", "updated_at", "status", "round", "max_rounds", "round_cap",
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
         "rubric_version", "rubric_json", "reviewer_b", "reviewer_c", "fixer", "auto_approve",
-        "budget_usd", "created_by", "source",
+        "budget_usd", "created_by", "source", "worker",
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",
@@ -351,7 +351,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0002",)]
+        ).all() == [("0003",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -639,6 +639,9 @@ def test_mark_interrupted_and_runs_to_resume(repo: Repo, engine: Engine) -> None
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
     repo.transition(ids[3], {S.QUEUED}, RunState(status=S.RUNNING), "w")
     repo.transition(ids[3], {S.RUNNING}, RunState(status=S.SHIPPED), "gate")
+    assert repo.mark_interrupted() == []  # their worker (this process) is alive
+    with engine.begin() as conn:  # now it is gone
+        conn.exec_driver_sql("UPDATE run SET worker = NULL")
     assert repo.mark_interrupted() == ids[:2]
     assert repo.mark_interrupted() == []
     assert repo.load_run(ids[0]).state.status == S.INTERRUPTED
@@ -658,6 +661,8 @@ def test_init_db_migrates_and_marks_interrupted_once_per_process(db_url: str) ->
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
         assert db.init_db(db_url) is db.get_engine(db_url)  # cached: nothing marked now
         assert repo.load_run(run_id).state.status == S.RUNNING
+        with repo.engine.begin() as conn:  # the worker that claimed it is gone
+            conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {run_id}")
         db.dispose_engines()  # a "restart"
         Repo(db.init_db(db_url))
         assert repo.load_run(run_id).state.status == S.INTERRUPTED
@@ -1008,3 +1013,27 @@ def test_init_db_can_leave_running_runs_alone(db_url: str) -> None:
         assert repo.load_run(run_id).state.status == S.RUNNING
     finally:
         db.dispose_engines()
+
+
+def test_app_start_leaves_runs_of_live_workers_alone(tmp_path: Path) -> None:
+    """Only runs whose worker process is gone are interrupted; a live command-line run keeps going."""
+    import subprocess
+    import sys
+
+    from santa_core.engine import Claim, advance
+    from storage.workers import this_worker
+
+    repo = Repo(db.init_db(f"sqlite:///{tmp_path / 'w.db'}", mark_interrupted=False))
+    rubric = Rubric(name="r", criteria=[Criterion(id="a", name="A", category="c", pass_condition="p", fail_signal="f")])
+    ids = [repo.create_run(spec="s", output="o", rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
+           for _ in range(3)]
+    for run_id in ids:
+        state = repo.load_run(run_id).state
+        assert repo.transition(run_id, {state.status}, advance(state, Claim()), "worker")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    host = this_worker().split(":")[0]
+    with repo.engine.begin() as conn:  # ids[1]: a process that has exited; ids[2]: unknown worker
+        conn.exec_driver_sql(f"UPDATE run SET worker = '{host}:{dead.stdout.strip()}:1' WHERE id = {ids[1]}")
+        conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {ids[2]}")
+    assert repo.mark_interrupted() == [ids[1], ids[2]]
+    assert repo.load_run(ids[0]).state.status == "running"  # claimed by this live process

@@ -1,0 +1,55 @@
+"""Which process works on a run, and whether that process is still alive.
+
+A run in `running` records the worker that claimed it. At start the app marks as interrupted
+only runs whose worker is gone, so a command-line run working next to the app, or another app
+process, is left alone.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from datetime import UTC, datetime, timedelta
+
+STALE_AFTER = timedelta(hours=1)
+"""A run claimed on another host with no state change for this long counts as orphaned."""
+
+
+def _start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), or None if unknown."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError):
+        return None
+
+
+def this_worker() -> str:
+    """host:pid:start — the start time tells a live process from a later one that reused its pid."""
+    pid = os.getpid()
+    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or '?'}"
+
+
+def _alive(pid: int, start: str) -> bool:
+    if start != "?":
+        return _start_time(pid) == start
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def is_orphaned(worker: str | None, updated_at: datetime, now: datetime | None = None) -> bool:
+    """True when the run's worker process is gone (or unknown, or silent for too long elsewhere)."""
+    if not worker:
+        return True
+    host, _, rest = worker.partition(":")
+    pid, _, start = rest.partition(":")
+    if host != socket.gethostname():
+        now = now or datetime.now(UTC)
+        updated = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=UTC)
+        return now - updated > STALE_AFTER
+    return not (pid.isdigit() and _alive(int(pid), start))
