@@ -18,7 +18,7 @@ if not runs:
 else:
     table = pd.DataFrame([{
         "run": r.id, "status": components.status_label(r.status), "rubric": f"{r.rubric_name} v{r.rubric_version}",
-        "rounds": r.rounds, "cost (USD)": round(r.cost_usd, 4), "created": r.created_at, "by": r.created_by,
+        "rounds": r.rounds, "cost (USD)": round(r.cost_usd, 6), "created": r.created_at, "by": r.created_by,
         "source": r.source, "escalation": r.escalation_reason.value if r.escalation_reason else "",
         "open": f"./review?run={r.id}",
     } for r in runs])

@@ -35,7 +35,7 @@ fixer = st.selectbox("Fix agent", list(KNOWN_MODELS),
 names = rubric_library.builtin_names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric")
 rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds")
-budget = st.number_input("Budget per run (USD)", 0.0, 100.0, float(d.budget_usd), step=0.5, key="set_budget")
+budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5, key="set_budget")
 if st.button("Save settings", type="primary", key="set_save"):
     if not name.strip():
         st.error("The display name is empty; decisions need a name.")

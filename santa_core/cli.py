@@ -1,7 +1,7 @@
 """Command line for pipelines and scripted checks.
 
 Exit codes: 0 shipped, 1 escalated, 3 waiting for a person, 2 bad usage or bad input (one
-line on stderr). This is a composition root like `app.py`: it is the only santa_core module
+line on stderr), 4 an internal error (one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
 that imports `storage`, and it does so lazily, inside the command.
 """
 
@@ -9,14 +9,16 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import tomllib
 from pathlib import Path
 
-from santa_core.config import api_key_present, env_defaults
+from santa_core.config import Defaults, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.reviewers.base import PERSON
 
-EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING = 0, 1, 2, 3
+EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
 WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED,
            RunStatus.INTERRUPTED}
 
@@ -31,22 +33,46 @@ class _Parser(argparse.ArgumentParser):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    """The `review` command and its options."""
-    d = env_defaults()
+    """The `review` command and its options (unset options take the saved defaults later)."""
     parser = _Parser(prog="python -m santa_core", description="Santa Method review desk")
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     rv = sub.add_parser("review", help="review one output against its spec")
     rv.add_argument("--spec", required=True, help="file holding the task specification")
     rv.add_argument("--output", required=True, help="file holding the generated output")
-    rv.add_argument("--rubric", default=d.rubric, help="built-in rubric name or a rubric file")
-    rv.add_argument("--reviewer-b", default=d.reviewer_b, help=f"model for reviewer B, or {PERSON!r}")
-    rv.add_argument("--reviewer-c", default=d.reviewer_c, help=f"model for reviewer C, or {PERSON!r}")
-    rv.add_argument("--fixer", default=d.fixer, help="model for the fix agent")
-    rv.add_argument("--max-rounds", type=int, default=d.max_rounds, help="rounds before escalation")
-    rv.add_argument("--budget", type=float, default=d.budget_usd, help="per-run budget in USD")
+    rv.add_argument("--rubric", help="built-in rubric name or a rubric file")
+    rv.add_argument("--reviewer-b", help=f"model for reviewer B, or {PERSON!r}")
+    rv.add_argument("--reviewer-c", help=f"model for reviewer C, or {PERSON!r}")
+    rv.add_argument("--fixer", help="model for the fix agent")
+    rv.add_argument("--max-rounds", type=int, help="rounds before escalation (default 3)")
+    rv.add_argument("--budget", type=float, help="per-run budget in USD")
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
     return parser
+
+
+def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
+    """Like the app: root-level values of .streamlit/secrets.toml become environment variables.
+
+    Values already in the environment win. The file's contents are never printed.
+    """
+    if not path.is_file():
+        return
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise BadInput(f"{path} is not valid TOML: {exc}") from exc
+    for key, value in data.items():
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            os.environ.setdefault(key, str(value))
+
+
+def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
+    """Options not given take the saved defaults (the app's Settings), then the built-in ones."""
+    for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(d, name))
+    if args.budget is None:
+        args.budget = d.budget_usd
 
 
 def read_text(path: str, what: str) -> str:
@@ -82,23 +108,35 @@ def load_rubric(name_or_path: str) -> Rubric:
 def _validate(args: argparse.Namespace) -> None:
     if not 1 <= args.max_rounds <= 10:
         raise BadInput("--max-rounds must be between 1 and 10")
-    if args.budget < 0:
-        raise BadInput("--budget must not be negative")
+    if args.budget <= 0:
+        raise BadInput("--budget must be more than 0 (USD)")
     uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
     if uses_model and not api_key_present():
         raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
                        "--reviewer-c person)")
 
 
-def run_review(args: argparse.Namespace) -> dict:
-    """Create the run, drive it to a stop, and return the run as a JSON-ready dict."""
+def _open_desk():
+    """The desk for DATABASE_URL; a database that cannot be opened is bad input (exit 2)."""
+    from storage.db import database_url, redacted_url
     from storage.desk import open_desk
 
-    spec, output = read_text(args.spec, "spec"), read_text(args.output, "output")
-    rubric = load_rubric(args.rubric)
-    _validate(args)
-    desk = open_desk(mark_interrupted=False)
     try:
+        return open_desk(mark_interrupted=False)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc
+
+
+def run_review(args: argparse.Namespace) -> dict:
+    """Create the run, drive it to a stop, and return the run as a JSON-ready dict."""
+    load_secrets_file()
+    spec, output = read_text(args.spec, "spec"), read_text(args.output, "output")
+    desk = _open_desk()
+    try:
+        fill_defaults(args, desk.defaults())
+        rubric = load_rubric(args.rubric)
+        _validate(args)
         run_id = desk.repo.create_run(
             spec=spec, output=output, rubric=rubric, reviewer_b=args.reviewer_b,
             reviewer_c=args.reviewer_c, fixer=args.fixer, auto_approve=args.auto_approve,
@@ -137,5 +175,8 @@ def main(argv: list[str] | None = None) -> int:
     except BadInput as exc:
         print(f"santa: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except Exception as exc:  # noqa: BLE001 - a pipeline must tell a crash from an escalation
+        print(f"santa: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
+        return EXIT_INTERNAL
     print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else _summary(result))
     return exit_code(result["status"])

@@ -73,10 +73,15 @@ class Runner:
             return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
 
     def _interrupt(self, run_id: int, note: str) -> RunState:
-        state = self.store.load_run(run_id).state
-        if state.status == RunStatus.RUNNING:
-            return advance_run(self.store, run_id, state, engine.Interrupt(note=note), "system")
-        return state
+        """Mark the run interrupted; if even that fails, the next app start will (worker gone)."""
+        try:
+            state = self.store.load_run(run_id).state
+            if state.status == RunStatus.RUNNING:
+                return advance_run(self.store, run_id, state, engine.Interrupt(note=note), "system")
+            return state
+        except Exception:  # noqa: BLE001 - the database itself may be what failed
+            log.exception("run %s could not be marked interrupted", run_id)
+            return RunState(status=RunStatus.RUNNING, note=note)
 
     def _drive(self, run_id: int) -> RunState:
         """Run rounds while the run stays `running`."""

@@ -5,9 +5,15 @@ Shared by the app (held in `st.cache_resource`) and the command line.
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import anthropic
+
+from santa_core.config import Defaults, env_defaults
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
 from santa_core.runner import Runner
@@ -15,14 +21,30 @@ from storage.db import database_url, init_db
 from storage.repo import Repo
 
 
+@functools.lru_cache(maxsize=4)
+def _client(base_url: str | None, credential_digest: str) -> anthropic.Anthropic:
+    """One HTTP client per API host and credential, shared by every call of this process.
+
+    Why shared: a client holds a connection pool; one per call would leak connections. Sharing
+    the client shares no conversation: every request carries only its own prompt.
+    """
+    return anthropic.Anthropic(max_retries=3, timeout=120.0, base_url=base_url)
+
+
+def shared_client() -> anthropic.Anthropic:
+    """The client for the current ANTHROPIC_BASE_URL and key (a changed key gets a new client)."""
+    key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or ""
+    return _client(os.environ.get("ANTHROPIC_BASE_URL") or None, hashlib.sha256(key.encode()).hexdigest())
+
+
 def model_reviewer(name: str) -> Reviewer:
     """A fresh Anthropic reviewer for one call (fresh per round: no carried context)."""
-    return AnthropicReviewer(name)
+    return AnthropicReviewer(name, client=shared_client())
 
 
 def model_fixer(name: str) -> Fixer:
     """A fresh Anthropic fix agent."""
-    return AnthropicFixer(name)
+    return AnthropicFixer(name, client=shared_client())
 
 
 @dataclass
@@ -32,6 +54,11 @@ class Desk:
     url: str
     repo: Repo
     runner: Runner
+
+    def defaults(self) -> Defaults:
+        """Defaults for new runs: SANTA_* environment first, then what the Settings page saved."""
+        saved = self.repo.get_settings()
+        return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
 
     def run_json(self, run_id: int) -> dict:
         """The run as one JSON-ready object (the command line's --json answer)."""

@@ -102,9 +102,9 @@ def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
     assert "NAUGHTY" in shown and "B and C" in str([d.value for d in at.dataframe])
     assert any("+" in c.value and "fact" in c.value for c in at.code)  # the diff of the proposal
     edited = "Acme's rocket launched in 2018. It is ready for you today."
-    at.text_area(key=f"edit_{run_id}_1").set_value(edited).run()  # leaving the field reruns
+    at.text_area(key=f"edit_{run_id}_1").set_value(edited)
     at.text_input(key=f"reason_{run_id}_1").set_value("use the real year")
-    at.button(key="approve_edit").click().run()
+    at.button(key="approve_fix").click().run()  # one click, straight after typing
     wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
     view = desk_env.get_run_view(run_id)
     assert view.final_output == edited
@@ -133,6 +133,8 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: Repo) -> None:
     assert desk_env.load_run(run_id).state.round == 3
     esc = open_app("pages/escalations.py")
     assert "round_cap" in str([d.value for d in esc.dataframe])
+    shipping = desk_env.load_round(run_id, 3).output_text
+    assert any(c.value == shipping for c in esc.code)  # the officer sees exactly what would ship
     esc.radio(key=f"res_{desk_env.list_escalations()[0].id}").set_value("ship_as_is")
     item_id = desk_env.list_escalations()[0].id
     esc.button(key=f"res_go_{item_id}").click().run()
@@ -150,7 +152,8 @@ def test_person_reviewer_run(desk_env: Repo) -> None:
     start_run(at, CLEAN, new_reviewer_c="person")
     run_id = latest_run(desk_env)
     wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_HUMAN_REVIEW, at)
-    assert "Hidden until both reviews are in" in texts(at)  # blind to reviewer B
+    shown = texts(at)
+    assert "run history stays hidden" in shown and "PASS" not in [e.value for e in at.success]  # blind to B
     submit = next(b for b in at.button if b.key and b.key.endswith("_C_submit"))
     submit.click().run()
     assert not at.exception, at.exception
@@ -188,3 +191,34 @@ def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: Repo, mo
     at.button(key="set_save").click().run()
     assert desk_env.get_settings()["display_name"] == "Ann Editor"
     assert desk_env.get_settings()["max_rounds"] == 2
+
+
+def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: Repo) -> None:
+    at = open_app(run_id=999)
+    assert any("Run #999 does not exist" in e.value for e in at.error)
+    at = open_app(run_id=None)
+    at.query_params["run"] = "abc"
+    at.run()
+    assert not at.exception and any("is not a run number" in e.value for e in at.error)
+
+
+def test_markdown_in_untrusted_text_is_shown_literally(desk_env: Repo) -> None:
+    """Model and user text never becomes an image, a link or HTML on the page."""
+    import re
+
+    payload = "Buy ![x](http://127.0.0.1:9/track) [click](javascript:alert(1)) <img src=x onerror=alert(1)> DEFECT"
+    at = open_app()
+    at.selectbox(key="new_rubric").set_value("compliance").run()
+    start_run(at, payload + " risk-free")
+    run_id = latest_run(desk_env)
+    status = wait_for(desk_env, run_id, lambda s: s in (RunStatus.AWAITING_APPROVAL, RunStatus.ESCALATED), at)
+    if status == RunStatus.AWAITING_APPROVAL:
+        at.text_input(key=f"reason_{run_id}_1").set_value("see ![y](http://127.0.0.1:9/reason)")
+        at.button(key="reject_fix").click().run()
+    at.run()
+    rendered = [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success")
+                for e in getattr(at, kind)]
+    assert any("risk" in v for v in rendered)  # the payload did reach markdown-rendering elements…
+    for value in rendered:  # …but escaped: no live image/link syntax, no raw tag
+        assert not re.search(r"(?<!\\)\]\(", value), value
+        assert "<img" not in value, value

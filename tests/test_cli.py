@@ -28,13 +28,14 @@ def cli_env(tmp_path: Path, messages_stub: MessagesStub) -> dict:
     return env
 
 
-def santa(env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str = SPEC) -> subprocess.CompletedProcess:
+def santa(env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str = SPEC,
+          cwd: Path = ROOT) -> subprocess.CompletedProcess:
     (tmp_path / "spec.txt").write_text(spec, encoding="utf-8")
     out = tmp_path / "output.txt"
     out.write_bytes(output if isinstance(output, bytes) else output.encode("utf-8"))
     cmd = [sys.executable, "-m", "santa_core", "review", "--spec", str(tmp_path / "spec.txt"),
            "--output", str(out), *extra]
-    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=120)
+    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
@@ -152,3 +153,25 @@ def test_killed_process_leaves_an_interrupted_run_that_resumes(
     assert Runner(repo, AnthropicReviewer, AnthropicFixer).execute(run.id).status == RunStatus.SHIPPED
     history = [(h.from_status, h.to_status) for h in repo.get_run_view(run.id).history]
     assert (RunStatus.RUNNING, RunStatus.INTERRUPTED) in history
+
+
+def test_unusable_database_is_bad_input_not_an_escalation(cli_env: dict, tmp_path: Path) -> None:
+    done = santa({**cli_env, "DATABASE_URL": "nosuchdb://x"}, tmp_path, "Clean copy.")
+    assert done.returncode == 2 and "cannot open the database" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dict, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / ".streamlit").mkdir(parents=True)
+    db_url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
+    (project / ".streamlit" / "secrets.toml").write_text(
+        f'ANTHROPIC_API_KEY = "test"\nDATABASE_URL = "{db_url}"\n', encoding="utf-8")
+    repo = Repo(init_db(db_url, mark_interrupted=False))
+    repo.save_settings({"reviewer_b": "claude-opus-5-5", "max_rounds": 2}, actor="ann")
+    env = {k: v for k, v in cli_env.items() if k not in ("ANTHROPIC_API_KEY", "DATABASE_URL")}
+    done = santa(env, tmp_path, "UNFIXABLE DEFECT", "--auto-approve", "--json", cwd=project)
+    assert done.returncode == 1, done.stderr
+    result = json.loads(done.stdout)
+    assert result["reviewer_b"] == "claude-opus-5-5" and len(result["rounds"]) == 2  # saved defaults
+    assert [r.id for r in repo.list_runs()] == [result["run_id"]]  # landed in the secrets' database

@@ -29,6 +29,11 @@ STATUS_LABEL = {
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
 
 
+def usd(amount: float) -> str:
+    """Dollars with enough digits that a small real cost never reads as $0.0000."""
+    return f"${amount:.4f}" if amount >= 0.01 or amount == 0 else f"${amount:.6f}"
+
+
 def status_label(status: RunStatus | str) -> str:
     """Human label for a run status."""
     return STATUS_LABEL.get(RunStatus(status), str(status))
@@ -55,7 +60,7 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
     if outcome.review is not None:
         _review_body(outcome)
     u = outcome.usage
-    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · ${outcome.cost_usd:.4f} · "
+    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · {usd(outcome.cost_usd)} · "
                f"{outcome.latency_s:.1f}s")
 
 

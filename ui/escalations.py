@@ -42,6 +42,8 @@ def resolution_form(item: EscalationView) -> None:
     if rnd is not None:
         with st.expander("Spec"):
             st.text(view.spec)
+        st.markdown("**Output under decision** (what *Ship as is* ships)")
+        st.code(rnd.output_text, language=None, wrap_lines=True)
         round_panel(view, rnd)
     choice = st.radio("Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}",
                       horizontal=True)

@@ -55,7 +55,8 @@ def new_run_form() -> int | None:
         fixer = st.selectbox("Fix agent", list(KNOWN_MODELS), index=_index(d.fixer), key="new_fixer")
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
         max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
-        budget = st.number_input("Budget per run (USD)", 0.0, 100.0, float(d.budget_usd), step=0.5, key="new_budget")
+        budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
+                                 key="new_budget", help="The run escalates with reason 'budget' once it has spent this.")
     if not st.button("Start review", type="primary", key="start_review"):
         return None
     problems = [p for p in (text_problem("Spec", spec), text_problem("Output", output)) if p]

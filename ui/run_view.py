@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import streamlit as st
 
 from santa_core import actions
@@ -9,7 +11,7 @@ from santa_core.engine import InvalidTransition
 from santa_core.models import FINAL_STATUSES, Review, RunStatus
 from santa_core.reviewers.base import PERSON
 from santa_core.runner import SLOTS, Conflict
-from storage.repo import RoundView, RunView
+from storage.repo import RoundView, RunNotFound, RunView
 from ui import components, services
 from ui.person_review import person_review_form
 from ui.safe import md
@@ -22,7 +24,7 @@ def run_header(view: RunView) -> None:
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
     st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap} · ${view.total_cost_usd:.4f} spent"))
+                  f"{view.state.round_cap} · {components.usd(view.total_cost_usd)} spent"))
 
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
@@ -70,18 +72,17 @@ def progress(view: RunView) -> None:
 
 
 def approval_panel(view: RunView) -> None:
-    """Approve, edit-and-approve, or reject the current proposal."""
+    """Approve the proposal as it stands in the box (edited or not), or reject it."""
     proposal = view.current_round.proposal
     st.markdown("#### Your decision on the fix")
-    edited = st.text_area("Proposed output (edit before approving if needed)", proposal.proposed_text,
-                          height=240, key=f"edit_{view.id}_{view.state.round}")
+    edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
+                          proposal.proposed_text, height=240, key=f"edit_{view.id}_{view.state.round}")
     reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
-    a, b, c = st.columns(3)
-    if a.button("Approve", type="primary", key="approve_fix"):
-        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), None, reason), view.id)
-    if b.button("Approve my edit", key="approve_edit", disabled=edited == proposal.proposed_text):
-        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), edited, reason), view.id)
-    if c.button("Reject", key="reject_fix"):
+    approve, reject = st.columns(2)
+    if approve.button("Approve", type="primary", key="approve_fix"):
+        text = None if edited == proposal.proposed_text else edited  # an edit is recorded as "edit"
+        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), text, reason), view.id)
+    if reject.button("Reject", key="reject_fix"):
         _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
 
 
@@ -95,6 +96,13 @@ def _act(do, run_id: int) -> None:
     if state.status == RunStatus.QUEUED:
         services.desk().runner.submit(run_id)
     st.rerun()
+
+
+def _person_slot_open(view: RunView) -> bool:
+    rnd = view.current_round
+    return rnd is not None and rnd.gate is None and any(
+        model == PERSON and slot not in rnd.reviews
+        for slot, model in zip(SLOTS, (view.reviewer_b, view.reviewer_c), strict=True))
 
 
 def person_panel(view: RunView) -> None:
@@ -133,9 +141,32 @@ def actions_panel(view: RunView) -> None:
         final_panel(view)
 
 
+STALE_QUEUE_S = 5.0
+"""A run queued longer than this has no live worker (e.g. the server restarted): submit it."""
+
+
+def _load(run_id: int) -> RunView | None:
+    try:
+        return services.desk().repo.get_run_view(run_id)
+    except RunNotFound:
+        st.error(f"Run #{run_id} does not exist.")
+        st.page_link("pages/runs.py", label="See all runs", icon="📜")
+        return None
+
+
+def _kick_if_stale(view: RunView) -> None:
+    """Hand a queued run with no worker to this process's runner (the claim is atomic)."""
+    age = (datetime.now(UTC) - view.updated_at).total_seconds()
+    if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
+        services.desk().runner.submit(view.id)
+
+
 def render_run(run_id: int) -> None:
     """The whole run view; polls every 2 s while a worker is busy with the run."""
-    view = services.desk().repo.get_run_view(run_id)
+    view = _load(run_id)
+    if view is None:
+        return
+    _kick_if_stale(view)
     every = 2.0 if view.status in ACTIVE else None
 
     @st.fragment(run_every=every)
@@ -145,7 +176,11 @@ def render_run(run_id: int) -> None:
             st.rerun()  # the run stopped: redraw the whole page so the right actions show
         run_header(current)
         progress(current)
-        timeline(current)
+        if _person_slot_open(current):
+            # A person reviewer must judge blind: no other verdict, no earlier round, no fix.
+            st.info("A person reviewer's slot is open: the run history stays hidden until the review is in.")
+        else:
+            timeline(current)
 
     live()
     actions_panel(view)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core.config import Defaults, env_defaults
+from santa_core.config import Defaults
 from storage.db import database_url
 from storage.desk import Desk, open_desk
 from ui.safe import md
@@ -26,8 +26,7 @@ def desk() -> Desk:
 
 def defaults() -> Defaults:
     """Defaults for new runs: environment first, then what was saved on the Settings page."""
-    saved = desk().repo.get_settings()
-    return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
+    return desk().defaults()
 
 
 def actor() -> str:
