@@ -21,6 +21,7 @@ PAGES = {
     ],
 }
 
+services.secrets_to_env()
 navigation = st.navigation(PAGES)
 bootstrap.mark_app_ran()
 desk = services.desk()

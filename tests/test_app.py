@@ -222,3 +222,13 @@ def test_markdown_in_untrusted_text_is_shown_literally(desk_env: Repo) -> None:
     for value in rendered:  # …but escaped: no live image/link syntax, no raw tag
         assert not re.search(r"(?<!\\)\]\(", value), value
         assert "<img" not in value, value
+
+
+def test_key_from_secrets_file_is_picked_up(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    at = AppTest.from_file("../app.py", default_timeout=30)
+    at.secrets["ANTHROPIC_API_KEY"] = "sk-ant-from-secrets"
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    assert not at.exception
+    assert "present" in texts(at) and "sk-ant-from-secrets" not in texts(at)

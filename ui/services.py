@@ -5,12 +5,26 @@ Kept out of `pages/` on purpose: Streamlit would list any module there as a page
 
 from __future__ import annotations
 
+import os
+
 import streamlit as st
 
 from santa_core.config import Defaults
 from storage.db import database_url
 from storage.desk import Desk, open_desk
 from ui.safe import md
+
+
+def secrets_to_env() -> None:
+    """Root-level secrets become environment variables (Streamlit does this too; done here
+    explicitly so the key and DATABASE_URL are found however the app is started)."""
+    try:
+        items = list(st.secrets.items())
+    except Exception:  # noqa: BLE001 - no secrets file at all is fine
+        return
+    for key, value in items:
+        if isinstance(value, str | int | float) and not isinstance(value, bool) and key not in os.environ:
+            os.environ[key] = str(value)
 
 
 @st.cache_resource(show_spinner="Opening the review desk…")
