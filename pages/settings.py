@@ -29,7 +29,7 @@ name = st.text_input("Your display name (recorded on every decision)", d.display
 b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.reviewer_b in models else 0, key="set_b")
 c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1, key="set_c")
 if warning := diversity_warning(b, c):
-    st.warning(warning)
+    st.warning(md(warning))
 fixer = st.selectbox("Fix agent", list(KNOWN_MODELS),
                      index=KNOWN_MODELS.index(d.fixer) if d.fixer in KNOWN_MODELS else 0, key="set_fixer")
 names = rubric_library.builtin_names()

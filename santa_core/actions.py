@@ -69,11 +69,11 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     """A person fills a reviewer slot; once both slots are in the run goes back to the queue."""
     run = _require(store, run_id, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED)
     rnd = store.load_round(run_id, run.state.round)
-    if slot in rnd.reviews:
-        raise ActionError(f"slot {slot} of round {rnd.round_no} already has a review")
     outcome = ReviewOutcome(slot=slot, reviewer=f"person:{actor}", status=ReviewStatus.OK, review=review,
                             raw_response=review.model_dump_json())
-    store.save_review(run_id, rnd.round_no, outcome)
+    # The check and the write are one transaction: of two people filling a slot, the first counts.
+    if not store.save_review(run_id, rnd.round_no, outcome, only_if_empty=True):
+        raise ActionError(f"Slot {slot} of round {rnd.round_no} already has a review (someone was faster).")
     run = store.load_run(run_id)
     rnd = store.load_round(run_id, run.state.round)
     if run.state.status == RunStatus.AWAITING_HUMAN_REVIEW and all(s in rnd.reviews for s in SLOTS):

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import math
 import os
 import sys
 import tomllib
@@ -19,8 +21,7 @@ from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.reviewers.base import PERSON
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
-WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED,
-           RunStatus.INTERRUPTED}
+WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED}
 
 
 class BadInput(Exception):
@@ -108,8 +109,8 @@ def load_rubric(name_or_path: str) -> Rubric:
 def _validate(args: argparse.Namespace) -> None:
     if not 1 <= args.max_rounds <= 10:
         raise BadInput("--max-rounds must be between 1 and 10")
-    if args.budget <= 0:
-        raise BadInput("--budget must be more than 0 (USD)")
+    if not math.isfinite(args.budget) or args.budget <= 0:
+        raise BadInput("--budget must be a number of USD above 0")
     uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
     if uses_model and not api_key_present():
         raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
@@ -154,6 +155,8 @@ def exit_code(status: str) -> int:
         return EXIT_SHIPPED
     if status in WAITING:
         return EXIT_WAITING
+    if status == RunStatus.INTERRUPTED:  # the worker failed: a crash, not an escalation
+        return EXIT_INTERNAL
     return EXIT_ESCALATED
 
 
@@ -169,6 +172,8 @@ def _summary(result: dict) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
+    # stderr carries one line per problem; tracebacks only when asked for (SANTA_DEBUG=1).
+    logging.basicConfig(level=logging.DEBUG if os.environ.get("SANTA_DEBUG") else logging.CRITICAL)
     try:
         args = build_parser().parse_args(argv)
         result = run_review(args)
@@ -179,4 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"santa: internal error: {type(exc).__name__}: {exc}".splitlines()[0], file=sys.stderr)
         return EXIT_INTERNAL
     print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else _summary(result))
+    if result["status"] == RunStatus.INTERRUPTED:
+        note = (result.get("note") or "the worker failed").splitlines()[0]
+        print(f"santa: internal error: run {result['run_id']} interrupted: {note}", file=sys.stderr)
     return exit_code(result["status"])

@@ -13,6 +13,10 @@ from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest
 
 REACH = 300
 """How many characters an edit may span beyond the flagged evidence (or at all, without evidence)."""
+GROWTH = 1000
+"""How many characters longer than the text it replaces an edit may be."""
+EDITS_PER_ISSUE = 3
+"""A flagged issue is one problem; more edits than this for one issue is a rewrite."""
 
 
 def occurrences(text: str, sub: str) -> list[int]:
@@ -54,15 +58,30 @@ def _locate(text: str, edit: FixEdit, issues: list[MergedIssue]) -> tuple[int, s
     return found[0], _out_of_scope(text, found[0], edit, issues[edit.issue])
 
 
+def _plan_limits(edit: FixEdit, spans: list[tuple[int, int, FixEdit]], start: int, end: int, budget: int) -> str | None:
+    """Why the edit breaks a limit of the plan as a whole, or None."""
+    if any(s < end and start < e for s, e, _ in spans):
+        return "overlaps another edit"
+    if len(edit.after) > len(edit.before) + GROWTH:
+        return f"adds {len(edit.after) - len(edit.before):,} characters; a fix may add at most {GROWTH:,}"
+    if sum(1 for *_, e in spans if e.issue == edit.issue) >= EDITS_PER_ISSUE:
+        return f"is more than {EDITS_PER_ISSUE} edits for one issue"
+    if sum(e - s for s, e, _ in spans) + (end - start) > budget:
+        return f"would bring the replaced text over {budget:,} characters (half the output)"
+    return None
+
+
 def apply_plan(text: str, plan: FixPlan, issues: list[MergedIssue]) -> tuple[str, list[FixEdit], list[RejectedEdit]]:
     """Apply the plan's valid edits to text; return (new text, applied, rejected)."""
     spans: list[tuple[int, int, FixEdit]] = []
     rejected: list[RejectedEdit] = []
+    # Why a budget for the whole plan: each edit may look local, yet many of them together
+    # could replace most of the output; "fix only what was flagged" is about the sum.
+    budget = max(REACH, len(text) // 2)
     for edit in plan.edits:
         start, error = _locate(text, edit, issues)
         end = start + len(edit.before)
-        if error is None and any(s < end and start < e for s, e, _ in spans):
-            error = "overlaps another edit"
+        error = error or _plan_limits(edit, spans, start, end, budget)
         if error is None and edit.before == edit.after:
             error = "changes nothing"
         if error:

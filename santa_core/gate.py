@@ -27,7 +27,14 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", folded)).strip()
 
 
-_STOPWORDS = frozenset("a an the is are was were be of in on at to and or for it this that with as not no by".split())
+_STOPWORDS = frozenset(
+    "a an the is are was were be of in on at to and or for it this that with as not no by"
+    # words every complaint uses: sharing them says nothing about being the same complaint
+    " wrong incorrect inaccurate false missing error issue problem output text claim invalid"
+    " unsupported stated states says given".split()
+)
+SAME_TEXT = 0.9
+"""Without quotes on both sides, descriptions must be this close to count as one issue."""
 
 
 def _content_words(text: str) -> set[str]:
@@ -41,17 +48,20 @@ def _evidence_overlaps(a: str, b: str) -> bool:
 
 
 def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bool:
-    """Same criterion, and similar descriptions or overlapping evidence about the same thing.
+    """Same criterion and the same complaint about the same text.
 
-    When unsure, two issues stay apart: a duplicate costs the fix agent a line, a wrong merge
-    would drop an issue before anyone fixes it.
+    With quotes on both sides the quotes must overlap and the descriptions agree (similar, or
+    sharing a specific word); without, the descriptions must be nearly identical. When unsure,
+    two issues stay apart: a duplicate costs the fix agent a line, a wrong merge drops an issue.
     """
     if _norm(a.criterion) != _norm(b.criterion):
         return False
-    if SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio() >= SIMILAR:
-        return True
-    return _evidence_overlaps(a.evidence, b.evidence) and bool(
-        _content_words(a.description) & _content_words(b.description))
+    ratio = SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio()
+    if _norm(a.evidence) and _norm(b.evidence):
+        if not _evidence_overlaps(a.evidence, b.evidence):
+            return False
+        return ratio >= SIMILAR or bool(_content_words(a.description) & _content_words(b.description))
+    return ratio >= SAME_TEXT
 
 
 def _issues_of(outcome: ReviewOutcome) -> list[ReviewIssue]:
@@ -101,7 +111,7 @@ def slot_passes(outcome: ReviewOutcome, criteria: list[str]) -> bool:
     return outcome.effective_verdict == "PASS" and not unchecked(outcome, criteria)
 
 
-def _reasons(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
+def why_not_pass(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
     """Why one slot did not PASS, in words for the page."""
     who = f"reviewer {outcome.slot} ({outcome.reviewer})"
     if outcome.status != ReviewStatus.OK or outcome.review is None:
@@ -131,7 +141,7 @@ def decide(
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
     errored = any(o.status != ReviewStatus.OK or o.review is None
                   or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
-    reasons = _reasons(b, criteria) + _reasons(c, criteria) + [f"pre-check: {i.description}" for i in prechecks]
+    reasons = why_not_pass(b, criteria) + why_not_pass(c, criteria) + [f"pre-check: {i.description}" for i in prechecks]
     return GateResult(
         decision=GateDecision.NICE if nice else GateDecision.NAUGHTY,
         issues=issues,

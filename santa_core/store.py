@@ -80,8 +80,13 @@ class Store(Protocol):
         """Create the round with its output text (idempotent)."""
         ...
 
-    def save_review(self, run_id: int, round_no: int, outcome: ReviewOutcome) -> None:
-        """Commit one reviewer's outcome (and its LLM calls) for the round."""
+    def save_review(
+        self, run_id: int, round_no: int, outcome: ReviewOutcome, only_if_empty: bool = False
+    ) -> bool:
+        """Commit one reviewer's outcome (and its LLM calls) for the round.
+
+        With only_if_empty, an occupied slot is left alone and the call returns False.
+        """
         ...
 
     def save_gate(self, run_id: int, round_no: int, gate: GateResult) -> None:

@@ -56,7 +56,7 @@ class Desk:
     runner: Runner
 
     def defaults(self) -> Defaults:
-        """Defaults for new runs: SANTA_* environment first, then what the Settings page saved."""
+        """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
         saved = self.repo.get_settings()
         return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
 

@@ -792,8 +792,14 @@ class Repo:
         row.output_text, row.output_hash = text, sha256_text(text)
         s.add(row)
 
-    def save_review(self, run_id: int, round_no: int, outcome: ReviewOutcome) -> None:
-        """Commit one reviewer's outcome (and its LLM calls); replaces the slot's earlier one."""
+    def save_review(
+        self, run_id: int, round_no: int, outcome: ReviewOutcome, only_if_empty: bool = False
+    ) -> bool:
+        """Commit one reviewer's outcome (and its LLM calls); replaces the slot's earlier one.
+
+        With only_if_empty, a slot that already holds a review is left as it is and the call
+        returns False (two people filling one slot: the first one counts).
+        """
         with self._tx() as s:
             run = self._lock_run(s, run_id)
             self._require_round(s, run_id, round_no)
@@ -803,11 +809,13 @@ class Repo:
                 ReviewRow.slot == outcome.slot,
             )
             row = s.exec(stmt).first()
+            if row is not None and only_if_empty:
+                return False
             if (
                 row is not None
                 and _outcome_of(row, _calls_by_id(s, row.call_ids)) == outcome
             ):
-                return
+                return True
             ids = self._insert_calls(s, run_id, round_no, outcome.calls, outcome.slot)
             values = _review_values(outcome, ids)
             if row is None:
@@ -816,6 +824,7 @@ class Repo:
                 row.sqlmodel_update({**values, "created_at": utcnow()})
             s.add(row)
             run.updated_at = utcnow()
+            return True
 
     @staticmethod
     def _insert_calls(
@@ -1204,6 +1213,7 @@ def _run_json(view: RunView) -> dict[str, Any]:
         "run_id": view.id,
         "status": view.status.value,
         "escalation_reason": _enum_value(view.state.escalation_reason),
+        "note": view.state.note,
         "round": view.state.round,
         "rubric": {"name": view.rubric.name, "version": view.rubric.version},
         "reviewer_b": view.reviewer_b,

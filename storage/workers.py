@@ -33,11 +33,13 @@ def this_worker() -> str:
 def _alive(pid: int, start: str) -> bool:
     if start != "?":
         return _start_time(pid) == start
+    if os.name != "posix":  # os.kill(pid, 0) is not a probe on Windows: assume alive, stay safe
+        return True
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
-    except PermissionError:
+    except OSError:  # exists but not ours, or cannot tell: never interrupt a maybe-live run
         return True
     return True
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -65,11 +66,16 @@ def start_run(at: AppTest, output: str, **choices: str) -> None:
     assert not at.exception, at.exception
 
 
+def plain(value: object) -> str:
+    """Markdown source as a reader sees it: backslash escapes removed."""
+    return re.sub(r"\\(.)", r"\1", str(value))
+
+
 def texts(at: AppTest) -> str:
-    """Everything the page shows as text, for loose assertions."""
+    """Everything the page shows as text (escapes removed), for loose assertions."""
     parts = [e.value for kind in ("title", "subheader", "markdown", "text", "caption", "success", "error", "warning", "info", "code")
              for e in getattr(at, kind)]
-    return "\n".join(str(p) for p in parts)
+    return "\n".join(plain(p) for p in parts)
 
 
 def latest_run(repo: Repo) -> int:
@@ -175,7 +181,7 @@ def test_runs_page_lists_and_opens_a_run(desk_env: Repo) -> None:
 def test_same_model_warning_and_no_key_mode(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     at = open_app()
     at.selectbox(key="new_reviewer_c").set_value("claude-sonnet-5-5").run()
-    assert any("both claude-sonnet-5-5" in w.value for w in at.warning)
+    assert any("both claude-sonnet-5-5" in plain(w.value) for w in at.warning)
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     at = open_app()
     assert any("No Anthropic API key" in i.value for i in at.info)

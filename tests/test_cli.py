@@ -84,6 +84,7 @@ def test_waiting_for_a_person_exits_3(cli_env: dict, tmp_path: Path) -> None:
         pytest.param("ok", ("--rubric", "nope"), "unknown rubric 'nope'", id="unknown-rubric"),
         pytest.param("ok", ("--max-rounds", "0"), "--max-rounds must be between 1 and 10", id="bad-rounds"),
         pytest.param("ok", ("--bogus",), "usage:", id="bad-usage"),
+        pytest.param("ok", ("--budget", "nan"), "--budget must be a number of USD above 0", id="nan-budget"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli_env: dict, tmp_path: Path, output, extra, message) -> None:
@@ -175,3 +176,14 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     result = json.loads(done.stdout)
     assert result["reviewer_b"] == "claude-opus-5-5" and len(result["rounds"]) == 2  # saved defaults
     assert [r.id for r in repo.list_runs()] == [result["run_id"]]  # landed in the secrets' database
+
+
+@pytest.mark.parametrize(("status", "code"), [
+    pytest.param("shipped", 0, id="shipped"), pytest.param("resolved_shipped", 0, id="resolved-shipped"),
+    pytest.param("escalated", 1, id="escalated"), pytest.param("resolved_rejected", 1, id="rejected"),
+    pytest.param("awaiting_approval", 3, id="approval"), pytest.param("awaiting_human_review", 3, id="person"),
+    pytest.param("interrupted", 4, id="worker-crashed"),
+])
+def test_exit_code_per_status(status: str, code: int) -> None:
+    from santa_core.cli import exit_code
+    assert exit_code(status) == code

@@ -96,3 +96,27 @@ def test_edit_far_larger_than_its_evidence_is_rejected() -> None:
 def test_overlapping_occurrences_count_as_ambiguous() -> None:
     _, applied, rejected = apply_plan("aaa", FixPlan(edits=[FixEdit(issue=0, before="aa", after="b")]), ISSUES)
     assert applied == [] and "occurs 2 times" in rejected[0].reason
+
+
+def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
+    text = "\n".join(f"Paragraph {i}: " + "filler words here. " * 10 for i in range(10))
+    issues = [MergedIssue(criterion="tone", description="too flat", flagged_by="B")]  # no evidence
+    plan = FixPlan(edits=[FixEdit(issue=0, before=line, after="Rewritten.") for line in text.splitlines()])
+    new, applied, rejected = apply_plan(text, plan, issues)
+    assert len(applied) == 3 and len(rejected) == 7
+    assert "more than 3 edits for one issue" in rejected[0].reason
+
+
+def test_half_the_output_is_the_most_a_plan_may_replace() -> None:
+    text = "".join(f"<{i:02d}>" + "x" * 46 for i in range(20))  # 1,000 characters
+    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", flagged_by="B") for i in range(20)]
+    plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 46, after="y") for i in range(20)])
+    _, applied, rejected = apply_plan(text, plan, issues)
+    assert len(applied) == 10 and "over 500 characters" in rejected[0].reason
+
+
+def test_an_edit_may_not_balloon() -> None:
+    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="B")]
+    edit = FixEdit(issue=0, before="in 2019", after="in 2018" + "!" * 2000)
+    _, applied, rejected = apply_plan(TEXT, FixPlan(edits=[edit]), issues)
+    assert applied == [] and "a fix may add at most 1,000" in rejected[0].reason

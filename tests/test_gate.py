@@ -106,6 +106,23 @@ def _with_issues(slot: str, *issues: ReviewIssue) -> ReviewOutcome:
             ["B", "C"], id="short-quote-inside-long-quote-is-not-the-same-issue",
         ),
         pytest.param(
+            [ReviewIssue(criterion="facts", description="Unsupported statistic: 40% revenue growth",
+                         evidence="grew revenue 40%")],
+            [ReviewIssue(criterion="facts", description="Unsupported statistic: 25% churn reduction",
+                         evidence="cut churn 25%")],
+            ["B", "C"], id="similar-wording-different-quotes-stay-apart",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="completeness", description="Missing the pricing section")],
+            [ReviewIssue(criterion="completeness", description="Missing the refund section")],
+            ["B", "C"], id="similar-wording-no-quotes-stay-apart",
+        ),
+        pytest.param(
+            [ReviewIssue(criterion="facts", description="Wrong CEO name", evidence="Jane Roe, CEO since 2011")],
+            [ReviewIssue(criterion="facts", description="Founder year wrong", evidence="CEO since 2011")],
+            ["B", "C"], id="only-generic-words-shared-stay-apart",
+        ),
+        pytest.param(
             [ReviewIssue(criterion="cta", description="No call to action at all")],
             [],
             ["B"], id="b-only",

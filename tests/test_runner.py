@@ -192,3 +192,30 @@ def test_reject_needs_a_reason(repo: Repo) -> None:
     runner.execute(run_id)
     with pytest.raises(actions.ActionError, match="Say why"):
         actions.reject_fix(repo, run_id, "ann", "  ")
+
+
+def test_two_people_filling_one_slot_keep_the_first_review(repo: Repo) -> None:
+    import threading
+
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict)})
+    run_id = new_run(repo, GOOD, reviewer_c=PERSON)
+    runner.execute(run_id)
+    review = passing(ReviewRequest(rubric=RUBRIC, spec=SPEC, output=GOOD))
+    results: list[str] = []
+    barrier = threading.Barrier(4)
+
+    def submit(name: str) -> None:
+        barrier.wait()
+        try:
+            actions.submit_person_review(repo, run_id, "C", review, name)
+            results.append(name)
+        except actions.ActionError:
+            pass
+
+    threads = [threading.Thread(target=submit, args=(f"p{i}",)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(results) == 1
+    assert repo.load_round(run_id, 1).reviews["C"].reviewer == f"person:{results[0]}"

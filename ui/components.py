@@ -11,6 +11,7 @@ import difflib
 import pandas as pd
 import streamlit as st
 
+from santa_core.gate import slot_passes, why_not_pass
 from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, RunStatus
 from ui.safe import md
 
@@ -39,7 +40,8 @@ def status_label(status: RunStatus | str) -> str:
     return STATUS_LABEL.get(RunStatus(status), str(status))
 
 
-def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False) -> None:
+def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
+                criteria: list[str] | None = None) -> None:
     """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
     st.markdown(f"**Reviewer {slot}** · {md(model)}")
     if hidden:
@@ -48,15 +50,15 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
     if outcome is None:
         st.caption("No review yet.")
         return
-    verdict = outcome.effective_verdict
     if outcome.review is None:
         st.error(f"{outcome.status.value.upper()}: counted as FAIL")
         st.text(outcome.error or "no verdict")
-    elif verdict == "PASS":
+    elif slot_passes(outcome, criteria or []):
         st.success("PASS")
+    elif outcome.review.verdict == "PASS":  # the gate's words for why this PASS does not count
+        st.error("FAIL — " + md("; ".join(why_not_pass(outcome, criteria or []))))
     else:
-        note = " (said PASS but failed its own checks)" if outcome.review.verdict == "PASS" else ""
-        st.error(f"FAIL{note}")
+        st.error("FAIL")
     if outcome.review is not None:
         _review_body(outcome)
     u = outcome.usage

@@ -9,6 +9,7 @@ from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
 from santa_core.models import MAX_TEXT_CHARS
 from santa_core.reviewers.base import PERSON
 from ui import services
+from ui.safe import md
 
 NO_KEY_HELP = (
     "No Anthropic API key is configured, so model reviewers are unavailable; person reviewers "
@@ -50,7 +51,7 @@ def new_run_form() -> int | None:
     with c_col:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", have_key)
     if warning := diversity_warning(reviewer_b, reviewer_c):
-        st.warning(warning)
+        st.warning(md(warning))
     with st.expander("Run options"):
         fixer = st.selectbox("Fix agent", list(KNOWN_MODELS), index=_index(d.fixer), key="new_fixer")
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")

@@ -36,7 +36,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
             outcome = rnd.reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
-            components.review_card(outcome, slot, model, hidden=hide)
+            components.review_card(outcome, slot, model, hidden=hide, criteria=view.rubric.criterion_ids())
     if rnd.gate is not None:
         components.gate_banner(rnd.gate)
         components.issues_table(rnd.gate.issues)
@@ -154,11 +154,15 @@ def _load(run_id: int) -> RunView | None:
         return None
 
 
-def _kick_if_stale(view: RunView) -> None:
-    """Hand a queued run with no worker to this process's runner (the claim is atomic)."""
+def _kick_if_stale(view: RunView) -> RunView:
+    """A queued run with no worker goes to this process's runner (the claim is atomic); a
+    running run whose worker process died (e.g. a killed command line) becomes interrupted."""
     age = (datetime.now(UTC) - view.updated_at).total_seconds()
     if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
         services.desk().runner.submit(view.id)
+    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in services.desk().repo.mark_interrupted():
+        return services.desk().repo.get_run_view(view.id)
+    return view
 
 
 def render_run(run_id: int) -> None:
@@ -166,7 +170,7 @@ def render_run(run_id: int) -> None:
     view = _load(run_id)
     if view is None:
         return
-    _kick_if_stale(view)
+    view = _kick_if_stale(view)
     every = 2.0 if view.status in ACTIVE else None
 
     @st.fragment(run_every=every)

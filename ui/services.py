@@ -39,7 +39,7 @@ def desk() -> Desk:
 
 
 def defaults() -> Defaults:
-    """Defaults for new runs: environment first, then what was saved on the Settings page."""
+    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
     return desk().defaults()
 
 
