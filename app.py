@@ -27,6 +27,7 @@ bootstrap.mark_app_ran()
 desk = services.desk()
 open_escalations = len(desk.repo.list_escalations(status="open"))
 with st.sidebar:
+    services.identity_widget()
     st.caption(f"Acting as **{md(services.actor())}**")
     if open_escalations:
         st.caption(f"🚨 {open_escalations} open escalation{'s' if open_escalations != 1 else ''}")

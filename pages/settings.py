@@ -25,13 +25,14 @@ st.caption(f"Database: {md(redacted_url(services.desk().url))} · price list as 
 d = services.defaults()
 models = [*KNOWN_MODELS, PERSON]
 st.subheader("Defaults for new runs")
-name = st.text_input("Your display name (recorded on every decision)", d.display_name, key="set_name")
+name = st.text_input("Default name for people who have not entered theirs (sidebar)", d.display_name, key="set_name",
+                     help="Without sign-in, each person enters their name in the sidebar; it is recorded on "
+                     "their decisions. This is only the starting value.")
 b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.reviewer_b in models else 0, key="set_b")
 c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1, key="set_c")
 if warning := diversity_warning(b, c):
     st.warning(md(warning))
-fixer = st.selectbox("Fix agent", list(KNOWN_MODELS),
-                     index=KNOWN_MODELS.index(d.fixer) if d.fixer in KNOWN_MODELS else 0, key="set_fixer")
+fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer")
 names = rubric_library.builtin_names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric")
 rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds")

@@ -49,7 +49,7 @@ def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None =
     proposed = rnd.proposal.proposed_text
     after = _check_text(edited_text, "edited output") if edited_text is not None else proposed
     action = "approve" if after == proposed else "edit"
-    decision = DecisionIn(action=action, actor=actor, reason=reason or action, before_text=rnd.output_text,
+    decision = DecisionIn(action=action, actor=actor, reason=reason.strip(), before_text=rnd.output_text,
                           after_text=after)
     return _decide(store, run_id, run.state, engine.Approve(), decision, next_round_text=after)
 

@@ -16,7 +16,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from santa_core.config import Defaults, api_key_present
+from santa_core.config import Defaults, api_key_present, diversity_warning
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.reviewers.base import PERSON
 
@@ -117,6 +117,17 @@ def _validate(args: argparse.Namespace) -> None:
                        "--reviewer-c person)")
 
 
+def _warn(args: argparse.Namespace) -> None:
+    """The app's warnings, on stderr: reviewers not independent, models without a known price."""
+    from santa_core.pricing import is_known
+
+    if warning := diversity_warning(args.reviewer_b, args.reviewer_c):
+        print(f"santa: warning: {warning}", file=sys.stderr)
+    for model in dict.fromkeys((args.reviewer_b, args.reviewer_c, args.fixer)):
+        if model != PERSON and not is_known(model):
+            print(f"santa: warning: no price for {model!r}; costed at the highest listed rate", file=sys.stderr)
+
+
 def _open_desk():
     """The desk for DATABASE_URL; a database that cannot be opened is bad input (exit 2)."""
     from storage.db import database_url, redacted_url
@@ -138,6 +149,7 @@ def run_review(args: argparse.Namespace) -> dict:
         fill_defaults(args, desk.defaults())
         rubric = load_rubric(args.rubric)
         _validate(args)
+        _warn(args)
         run_id = desk.repo.create_run(
             spec=spec, output=output, rubric=rubric, reviewer_b=args.reviewer_b,
             reviewer_c=args.reviewer_c, fixer=args.fixer, auto_approve=args.auto_approve,
@@ -166,7 +178,8 @@ def _summary(result: dict) -> str:
     for rnd in result["rounds"]:
         verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
         lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
-    lines.append(f"  cost ${result['cost_usd']:.4f}")
+    cost = result["cost_usd"]
+    lines.append(f"  cost ${cost:.4f}" if cost >= 0.01 or cost == 0 else f"  cost ${cost:.6f}")
     return "\n".join(lines)
 
 

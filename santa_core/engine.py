@@ -4,7 +4,8 @@ Only this module decides a run's next state. It is pure: no I/O, no clock, no ra
 
     queued ──Claim──▶ running ──Gate(NICE)──▶ shipped
     running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | reviewer_error | injection)
-    running ──ProposalReady──▶ awaiting_approval │ running, round+1 (auto-approve) │ escalated(fix_failed)
+    running ──ProposalReady──▶ awaiting_approval (always, when a person fixes) │ running, round+1
+                               (auto-approve) │ escalated(fix_failed)
     running ──NeedHumanReview──▶ awaiting_human_review ──HumanReviewSubmitted──▶ queued
     awaiting_approval ──Approve──▶ queued, round+1      ──Reject──▶ escalated(rejected_fix)
     running ──BudgetExceeded──▶ escalated(budget)       ──Interrupt──▶ interrupted ──Resume──▶ queued
@@ -54,10 +55,15 @@ class Gate:
 
 @dataclass(frozen=True)
 class ProposalReady:
-    """The fix agent's proposal is stored; `applied` is how many edits could be applied."""
+    """The fix proposal is stored; `applied` is how many edits could be applied.
+
+    `by_person`: the fix agent is a person, so the proposal is the unchanged output for them to
+    edit in the approval step (no key needed, nothing auto-approved).
+    """
 
     applied: int
     auto_approve: bool = False
+    by_person: bool = False
 
 
 @dataclass(frozen=True)
@@ -122,6 +128,8 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
 
 
 def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
+    if event.by_person:
+        return _to(state, S.AWAITING_APPROVAL, note="waiting for a person to fix the flagged issues")
     if event.applied == 0:
         return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit")
     if event.auto_approve:

@@ -113,3 +113,8 @@ def propose_fix(fixer: Fixer, spec: str, output: str, issues: list[MergedIssue])
         calls=answer.calls,
         error=answer.error,
     )
+
+
+def person_fix(output: str, issues: list[MergedIssue]) -> FixProposal:
+    """A proposal for a person to write: the flagged issues and the output, unchanged so far."""
+    return FixProposal(issues=issues, edits=[], before_text=output, proposed_text=output)

@@ -13,7 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
 from santa_core import engine
 from santa_core.checks import precheck_issues
-from santa_core.fixer import propose_fix
+from santa_core.fixer import person_fix, propose_fix
 from santa_core.gate import blocked, decide
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
@@ -160,10 +160,12 @@ class Runner:
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
         proposal = rnd.proposal
+        by_person = run.fixer == PERSON
         if proposal is None:
-            proposal = propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues)
+            proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
+                        propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
             self.store.save_proposal(run.id, rnd.round_no, proposal)
-        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve)
+        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve, by_person=by_person)
         new = engine.advance(run.state, event)
         if new.status != RunStatus.RUNNING:
             advance_run(self.store, run.id, run.state, event, "worker")

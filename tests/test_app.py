@@ -111,6 +111,7 @@ def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
     at.text_area(key=f"edit_{run_id}_1").set_value(edited)
     at.text_input(key=f"reason_{run_id}_1").set_value("use the real year")
     at.button(key="approve_fix").click().run()  # one click, straight after typing
+    assert not any("decided by someone else" in w.value for w in at.warning)  # mine counted
     wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
     view = desk_env.get_run_view(run_id)
     assert view.final_output == edited
@@ -238,3 +239,55 @@ def test_key_from_secrets_file_is_picked_up(desk_env: Repo, monkeypatch: pytest.
     at.switch_page("pages/settings.py").run()
     assert not at.exception
     assert "present" in texts(at) and "sk-ant-from-secrets" not in texts(at)
+
+
+def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(desk_env: Repo) -> None:
+    from santa_core import actions
+
+    at = open_app()
+    start_run(at, DEFECTIVE)
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
+    actions.approve_fix(desk_env, run_id, "other tab")  # decided elsewhere first
+    mine = "Acme's rocket launched in 2018 — my careful edit."
+    at.text_area(key=f"edit_{run_id}_1").set_value(mine)
+    at.button(key="approve_fix").click().run()
+    assert not at.exception, at.exception
+    assert any("decided by someone else" in w.value for w in at.warning)
+    assert any(c.value == mine for c in at.code)
+    assert [d.actor for d in desk_env.get_run_view(run_id).rounds[0].decisions] == ["other tab"]
+
+
+def fill_person_review(at: AppTest, slot: str, fail: str | None = None) -> None:
+    """Fill one person slot on the run page: all PASS, or FAIL on one criterion with a note."""
+    submit = next(b for b in at.button if b.key and b.key.endswith(f"_{slot}_submit"))
+    prefix = submit.key.removesuffix("_submit")
+    if fail:
+        at.radio(key=f"{prefix}_{fail}").set_value("FAIL")
+        at.text_input(key=f"{prefix}_{fail}_detail").set_value("the year is wrong")
+    submit.click().run()
+    assert not at.exception, at.exception
+
+
+def test_without_a_key_people_review_fix_and_ship(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """No API key: both reviewers and the fix agent are people, and the loop still closes."""
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    at = open_app()
+    assert at.selectbox(key="new_fixer").options == ["person"]
+    start_run(at, "Acme launched in 2019.")
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_HUMAN_REVIEW, at)
+    fill_person_review(at, "B", fail="factual_accuracy")
+    fill_person_review(at, "C", fail="factual_accuracy")
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
+    assert "Fix the flagged issues" in texts(at)
+    at.text_area(key=f"edit_{run_id}_1").set_value("Acme launched in 2018.")
+    at.button(key="approve_fix").click().run()
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_HUMAN_REVIEW, at)
+    fill_person_review(at, "B")
+    fill_person_review(at, "C")
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
+    view = desk_env.get_run_view(run_id)
+    assert view.final_output == "Acme launched in 2018." and len(view.rounds) == 2
+    assert view.rounds[0].gate.issues[0].flagged_by == "both"
+    assert view.total_cost_usd == 0

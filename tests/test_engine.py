@@ -93,3 +93,8 @@ def test_state_is_immutable() -> None:
     state = st(S.QUEUED)
     e.advance(state, e.Claim())
     assert state.status == S.QUEUED
+
+
+def test_a_person_fixing_always_gets_the_approval_step() -> None:
+    state = e.advance(st(S.RUNNING), e.ProposalReady(applied=0, auto_approve=True, by_person=True))
+    assert state.status == S.AWAITING_APPROVAL and state.round == 1

@@ -85,22 +85,22 @@ def gate_banner(gate: GateResult) -> None:
     if gate.decision == GateDecision.NICE:
         st.success("🎅 NICE — both reviewers PASS. Ship it.")
     else:
-        st.error("NAUGHTY — " + md("; ".join(gate.reasons or ["not both PASS"])))
+        reasons = list(dict.fromkeys(gate.reasons)) or ["not both PASS"]  # each reason once
+        st.error("NAUGHTY — " + md("; ".join(reasons)))
 
 
 def issues_table(issues: list[MergedIssue]) -> None:
     """Merged critical issues with who flagged them."""
     if not issues:
         return
-    rows = [{"#": i, "criterion": it.criterion, "issue": it.description, "evidence": it.evidence,
+    rows = [{"#": i + 1, "criterion": it.criterion, "issue": it.description, "evidence": it.evidence,
              "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by)} for i, it in enumerate(issues)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
-def unified_diff(before: str, after: str) -> str:
+def unified_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
     """A unified diff of two texts (for st.code(language='diff'))."""
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile="current output",
-                                 tofile="proposed output", lineterm="")
+    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=old, tofile=new, lineterm="")
     return "\n".join(lines) or "(no change)"
 
 
@@ -111,7 +111,7 @@ def proposal_view(proposal: FixProposal) -> None:
     for edit in proposal.edits:
         issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
         left, right = st.columns(2)
-        left.caption(md(f"Issue [{edit.issue}]" + (f" · {issue.criterion}" if issue else "")))
+        left.caption(md(f"Issue {edit.issue + 1}" + (f" · {issue.criterion}" if issue else "")))
         left.text(issue.description if issue else "")
         right.code(f"- {edit.before}\n+ {edit.after}", language="diff")
     for rejected in proposal.rejected:

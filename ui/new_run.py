@@ -53,7 +53,10 @@ def new_run_form() -> int | None:
     if warning := diversity_warning(reviewer_b, reviewer_c):
         st.warning(md(warning))
     with st.expander("Run options"):
-        fixer = st.selectbox("Fix agent", list(KNOWN_MODELS), index=_index(d.fixer), key="new_fixer")
+        fixers = [*KNOWN_MODELS, PERSON] if have_key else [PERSON]
+        fixer = st.selectbox("Fix agent", fixers, index=fixers.index(d.fixer) if d.fixer in fixers else 0,
+                             key="new_fixer", help="A model, or 'person': you fix the flagged issues yourself "
+                             "in the approval step.")
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
         max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
         budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
@@ -71,6 +74,3 @@ def new_run_form() -> int | None:
         max_rounds=int(max_rounds), created_by=services.actor(), source="app",
     )
 
-
-def _index(model: str) -> int:
-    return KNOWN_MODELS.index(model) if model in KNOWN_MODELS else 0

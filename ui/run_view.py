@@ -22,9 +22,11 @@ ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
 def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
+    # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
+    spent = "" if _person_slot_open(view) else f" · {components.usd(view.total_cost_usd)} spent"
     st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap} · {components.usd(view.total_cost_usd)} spent"))
+                  f"{view.state.round_cap}{spent}"))
 
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
@@ -38,13 +40,18 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
             components.review_card(outcome, slot, model, hidden=hide, criteria=view.rubric.criterion_ids())
     if rnd.gate is not None:
+        if not rnd.reviews:
+            st.info("The reviewers were not asked: a deterministic check stopped this round first.")
         components.gate_banner(rnd.gate)
         components.issues_table(rnd.gate.issues)
     if rnd.proposal is not None:
-        st.markdown("**Fix proposal**")
+        st.markdown("**Fix proposal**" if view.fixer != PERSON else "**Fix (by a person)**")
         components.proposal_view(rnd.proposal)
     for d in rnd.decisions:
-        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}: {d.reason}"))
+        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}" + (f": {d.reason}" if d.reason else "")))
+        if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
+            st.code(components.unified_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
+                    language="diff", wrap_lines=True)
 
 
 def timeline(view: RunView) -> None:
@@ -74,7 +81,12 @@ def progress(view: RunView) -> None:
 def approval_panel(view: RunView) -> None:
     """Approve the proposal as it stands in the box (edited or not), or reject it."""
     proposal = view.current_round.proposal
-    st.markdown("#### Your decision on the fix")
+    st.session_state["approval_ctx"] = (view.id, view.state.round)
+    if view.fixer == PERSON:
+        st.markdown("#### Fix the flagged issues")
+        st.caption("You are the fix agent for this run: change only what the issues above flag, then Approve.")
+    else:
+        st.markdown("#### Your decision on the fix")
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
                           proposal.proposed_text, height=240, key=f"edit_{view.id}_{view.state.round}")
     reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
@@ -123,8 +135,24 @@ def final_panel(view: RunView) -> None:
         st.code(view.final_output, language=None, wrap_lines=True)
 
 
+def stale_decision_notice(view: RunView) -> None:
+    """A click on Approve/Reject for a proposal someone else decided first: say so, keep the text."""
+    ctx = st.session_state.get("approval_ctx")
+    clicked = st.session_state.get("approve_fix") or st.session_state.get("reject_fix")
+    if not clicked or not ctx or ctx[0] != view.id:
+        return
+    if view.status == RunStatus.AWAITING_APPROVAL and view.state.round == ctx[1]:
+        return
+    st.warning("This fix was decided by someone else before your click arrived; your decision was not "
+               "recorded. The text you had in the box is below, so nothing you typed is lost.")
+    if text := st.session_state.get(f"edit_{ctx[0]}_{ctx[1]}"):
+        st.code(text, language=None, wrap_lines=True)
+    st.session_state.pop("approval_ctx", None)
+
+
 def actions_panel(view: RunView) -> None:
     """Whatever a person can do in the run's current state."""
+    stale_decision_notice(view)
     status = view.status
     if status == RunStatus.AWAITING_APPROVAL:
         approval_panel(view)

@@ -44,10 +44,20 @@ def defaults() -> Defaults:
 
 
 def actor() -> str:
-    """Who is acting: the signed-in user when sign-in is configured, else the display name."""
+    """Who is acting: the signed-in user when sign-in is configured, else the name this browser
+    session gave (self-declared until sign-in is set up), else the default from Settings."""
     if st.user.get("is_logged_in", False):
         return str(st.user.get("email") or st.user.get("name") or "signed-in user")
-    return defaults().display_name
+    return (st.session_state.get("actor_name") or "").strip() or defaults().display_name
+
+
+def identity_widget() -> None:
+    """Without sign-in, each person names themselves once per browser session (sidebar)."""
+    if st.user.get("is_logged_in", False):
+        return
+    st.session_state.setdefault("actor_name", defaults().display_name)
+    st.text_input("Your name", key="actor_name", help="Recorded on every decision you make in this browser "
+                  "session. Without sign-in configured, names are self-declared.")
 
 
 def run_id_from_url() -> int | None:
