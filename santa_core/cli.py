@@ -16,8 +16,9 @@ import sys
 import tomllib
 from pathlib import Path
 
-from santa_core.config import Defaults, api_key_present, diversity_warning
+from santa_core.config import Defaults, api_key_present, diversity_warning, export_to_env
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
+from santa_core.pricing import is_known
 from santa_core.reviewers.base import PERSON
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -62,9 +63,7 @@ def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise BadInput(f"{path} is not valid TOML: {exc}") from exc
-    for key, value in data.items():
-        if isinstance(value, str | int | float) and not isinstance(value, bool):
-            os.environ.setdefault(key, str(value))
+    export_to_env(data)
 
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
@@ -119,8 +118,6 @@ def _validate(args: argparse.Namespace) -> None:
 
 def _warn(args: argparse.Namespace) -> None:
     """The app's warnings, on stderr: reviewers not independent, models without a known price."""
-    from santa_core.pricing import is_known
-
     if warning := diversity_warning(args.reviewer_b, args.reviewer_c):
         print(f"santa: warning: {warning}", file=sys.stderr)
     for model in dict.fromkeys((args.reviewer_b, args.reviewer_c, args.fixer)):

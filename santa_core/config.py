@@ -74,3 +74,13 @@ def diversity_warning(reviewer_b: str, reviewer_c: str) -> str | None:
         return (f"Reviewers B and C are from the same model family ({family(reviewer_b)}); "
                 "a different family gives a more independent second opinion.")
     return None
+
+
+def export_to_env(values: dict) -> None:
+    """Root-level str/int/float values become environment variables; values already set win.
+
+    The app (st.secrets) and the command line (.streamlit/secrets.toml) share this rule.
+    """
+    for key, value in values.items():
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            os.environ.setdefault(key, str(value))

@@ -24,6 +24,16 @@ log = logging.getLogger(__name__)
 SLOTS: tuple[Slot, Slot] = ("B", "C")
 
 
+def reviewer_of(run: RunRecord, slot: Slot) -> str:
+    """The model (or "person") filling a slot; works for any run record or view."""
+    return run.reviewer_b if slot == "B" else run.reviewer_c
+
+
+def open_person_slots(run: RunRecord, reviews: dict) -> list[Slot]:
+    """Slots a person fills that have no review yet."""
+    return [s for s in SLOTS if reviewer_of(run, s) == PERSON and s not in reviews]
+
+
 class Conflict(RuntimeError):
     """Someone else changed the run's state first; this worker stops touching it."""
 
@@ -119,7 +129,7 @@ class Runner:
             return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
-        missing = [s for s in SLOTS if s not in reviews and self._model_of(run, s) != PERSON]
+        missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
         futures = {self.review_pool.submit(self._review, run, s, request): s for s in missing}
         for fut in as_completed(futures):
             outcome = fut.result()
@@ -135,12 +145,9 @@ class Runner:
         self.store.save_gate(run.id, rnd.round_no, gate)
         self._apply_gate(run, gate)
 
-    def _model_of(self, run: RunRecord, slot: Slot) -> str:
-        return run.reviewer_b if slot == "B" else run.reviewer_c
-
     def _review(self, run: RunRecord, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
         """Build a fresh reviewer for this call (no state carried between rounds)."""
-        return self.reviewer_for(self._model_of(run, slot)).review(request, slot)
+        return self.reviewer_for(reviewer_of(run, slot)).review(request, slot)
 
     def _wait_for_person(self, run: RunRecord) -> None:
         """Hand the run to a person; if their review landed meanwhile, put it back in the queue."""

@@ -10,7 +10,7 @@ from santa_core import actions
 from santa_core.engine import InvalidTransition
 from santa_core.models import FINAL_STATUSES, Review, RunStatus
 from santa_core.reviewers.base import PERSON
-from santa_core.runner import SLOTS, Conflict
+from santa_core.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.repo import RoundView, RunNotFound, RunView
 from ui import components, services
 from ui.person_review import person_review_form
@@ -33,12 +33,13 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
     """One round: B and C side by side, gate, merged issues, proposal and decisions."""
     both_in = all(s in rnd.reviews for s in SLOTS)
     cols = st.columns(2)
-    for col, slot, model in zip(cols, SLOTS, (view.reviewer_b, view.reviewer_c), strict=True):
+    for col, slot in zip(cols, SLOTS, strict=True):
         with col:
             outcome = rnd.reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
-            components.review_card(outcome, slot, model, hidden=hide, criteria=view.rubric.criterion_ids())
+            components.review_card(outcome, slot, reviewer_of(view, slot), hidden=hide,
+                                   criteria=view.rubric.criterion_ids())
     if rnd.gate is not None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check stopped this round first.")
@@ -112,20 +113,16 @@ def _act(do, run_id: int) -> None:
 
 def _person_slot_open(view: RunView) -> bool:
     rnd = view.current_round
-    return rnd is not None and rnd.gate is None and any(
-        model == PERSON and slot not in rnd.reviews
-        for slot, model in zip(SLOTS, (view.reviewer_b, view.reviewer_c), strict=True))
+    return rnd is not None and rnd.gate is None and bool(open_person_slots(view, rnd.reviews))
 
 
 def person_panel(view: RunView) -> None:
     """The form for each empty person slot of the current round."""
-    rnd = view.current_round
-    for slot, model in zip(SLOTS, (view.reviewer_b, view.reviewer_c), strict=True):
-        if model == PERSON and slot not in rnd.reviews:
-            review: Review | None = person_review_form(view, slot)
-            if review is not None:
-                _act(lambda s=slot, r=review: actions.submit_person_review(
-                    services.desk().repo, view.id, s, r, services.actor()), view.id)
+    for slot in open_person_slots(view, view.current_round.reviews):
+        review: Review | None = person_review_form(view, slot)
+        if review is not None:
+            _act(lambda s=slot, r=review: actions.submit_person_review(
+                services.desk().repo, view.id, s, r, services.actor()), view.id)
 
 
 def final_panel(view: RunView) -> None:
@@ -200,10 +197,11 @@ def render_run(run_id: int) -> None:
         return
     view = _kick_if_stale(view)
     every = 2.0 if view.status in ACTIVE else None
+    first = [view]  # the full run hands its fresh view to the fragment; fragment reruns reload
 
     @st.fragment(run_every=every)
     def live() -> None:
-        current = services.desk().repo.get_run_view(run_id)
+        current = first.pop() if first else services.desk().repo.get_run_view(run_id)
         if current.status != view.status and every is not None and current.status not in ACTIVE:
             st.rerun()  # the run stopped: redraw the whole page so the right actions show
         run_header(current)

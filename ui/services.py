@@ -5,11 +5,9 @@ Kept out of `pages/` on purpose: Streamlit would list any module there as a page
 
 from __future__ import annotations
 
-import os
-
 import streamlit as st
 
-from santa_core.config import Defaults
+from santa_core.config import Defaults, export_to_env
 from storage.db import database_url
 from storage.desk import Desk, open_desk
 from ui.safe import md
@@ -19,12 +17,10 @@ def secrets_to_env() -> None:
     """Root-level secrets become environment variables (Streamlit does this too; done here
     explicitly so the key and DATABASE_URL are found however the app is started)."""
     try:
-        items = list(st.secrets.items())
+        values = dict(st.secrets.items())
     except Exception:  # noqa: BLE001 - no secrets file at all is fine
         return
-    for key, value in items:
-        if isinstance(value, str | int | float) and not isinstance(value, bool) and key not in os.environ:
-            os.environ[key] = str(value)
+    export_to_env(values)
 
 
 @st.cache_resource(show_spinner="Opening the review desk…")
@@ -55,7 +51,8 @@ def identity_widget() -> None:
     """Without sign-in, each person names themselves once per browser session (sidebar)."""
     if st.user.get("is_logged_in", False):
         return
-    st.session_state.setdefault("actor_name", defaults().display_name)
+    if "actor_name" not in st.session_state:  # read the saved default once per session, not per rerun
+        st.session_state["actor_name"] = defaults().display_name
     st.text_input("Your name", key="actor_name", help="Recorded on every decision you make in this browser "
                   "session. Without sign-in configured, names are self-declared.")
 
