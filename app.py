@@ -16,6 +16,7 @@ PAGES = {
         st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
     ],
     "Setup": [
+        st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
         st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
         st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
     ],

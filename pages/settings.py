@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from santa_core import pricing, rubric_library
+from santa_core import pricing
 from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, base_url, diversity_warning
 from santa_core.reviewers.base import PERSON
 from storage.db import redacted_url
@@ -33,7 +33,7 @@ c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.rev
 if warning := diversity_warning(b, c):
     st.warning(md(warning))
 fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer")
-names = rubric_library.builtin_names()
+names = services.desk().repo.rubrics.names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric")
 rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds")
 budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5, key="set_budget")

@@ -1,7 +1,10 @@
 """Command line for pipelines and scripted checks.
 
-Exit codes: 0 shipped, 1 escalated, 3 waiting for a person, 2 bad usage or bad input (one
-line on stderr), 4 an internal error (one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
+Commands: `review` (one output), `rubric list|export|import` (stored rubric versions).
+
+Exit codes: 0 shipped (or a rubric command that worked), 1 escalated, 3 waiting for a person,
+2 bad usage or bad input (one line per problem on stderr, nothing changed), 4 an internal error
+(one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
 that imports `storage`, and it does so lazily, inside the command.
 """
 
@@ -41,7 +44,8 @@ def build_parser() -> argparse.ArgumentParser:
     rv = sub.add_parser("review", help="review one output against its spec")
     rv.add_argument("--spec", required=True, help="file holding the task specification")
     rv.add_argument("--output", required=True, help="file holding the generated output")
-    rv.add_argument("--rubric", help="built-in rubric name or a rubric file")
+    rv.add_argument("--rubric", help="stored rubric name (latest version) or a YAML/JSON rubric file")
+    rv.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
     rv.add_argument("--reviewer-b", help=f"model for reviewer B, or {PERSON!r}")
     rv.add_argument("--reviewer-c", help=f"model for reviewer C, or {PERSON!r}")
     rv.add_argument("--fixer", help="model for the fix agent")
@@ -49,7 +53,25 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--budget", type=float, help="per-run budget in USD")
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
+    _rubric_parser(sub)
     return parser
+
+
+def _rubric_parser(sub: argparse._SubParsersAction) -> None:
+    """`rubric list`, `rubric export NAME`, `rubric import FILE`."""
+    rb = sub.add_parser("rubric", help="list, export or import stored rubrics")
+    rsub = rb.add_subparsers(dest="rubric_command", required=True, parser_class=_Parser)
+    ls = rsub.add_parser("list", help="every stored rubric with its latest version")
+    ls.add_argument("--json", action="store_true", help="print one JSON array")
+    ex = rsub.add_parser("export", help="print a rubric version as YAML or JSON")
+    ex.add_argument("name")
+    ex.add_argument("--version", type=int, help="version number (default: the latest)")
+    ex.add_argument("--format", choices=("yaml", "json"), default="yaml")
+    ex.add_argument("--out", help="write to this file instead of standard output")
+    im = rsub.add_parser("import", help="store a YAML/JSON rubric file as the next version")
+    im.add_argument("file")
+    im.add_argument("--note", default="", help="change note kept with the version")
+    im.add_argument("--author", default="cli", help="who imports it (default: cli)")
 
 
 def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
@@ -91,18 +113,26 @@ def read_text(path: str, what: str) -> str:
     return text
 
 
-def load_rubric(name_or_path: str) -> Rubric:
-    """A built-in rubric by name, or a YAML/JSON rubric file."""
+def load_rubric(name_or_path: str, store=None, version: int | None = None) -> Rubric:
+    """A stored rubric by name (the latest version unless `version`), else a YAML/JSON rubric file."""
     from santa_core import rubric_library as lib
 
-    if name_or_path in lib.builtin_names():
+    if store is not None and name_or_path in store.names():
+        try:
+            return store.resolved(name_or_path, version)
+        except LookupError as exc:
+            raise BadInput(str(exc)) from exc
+    if store is None and name_or_path in lib.builtin_names() and version in (None, 1):
         return lib.load_builtin(name_or_path)
+    if version is not None:
+        raise BadInput(f"--rubric-version needs a stored rubric; {name_or_path!r} is not one")
     if Path(name_or_path).is_file():
         try:
-            return lib.load_rubric_file(name_or_path)
-        except lib.RubricFileError as exc:
+            return lib.load_rubric_file(name_or_path, store.lookup if store is not None else None)
+        except (lib.RubricFileError, lib.RubricCompositionError) as exc:
             raise BadInput(f"rubric file {name_or_path}: {exc}") from exc
-    raise BadInput(f"unknown rubric {name_or_path!r}; built-in rubrics: {', '.join(lib.builtin_names())}")
+    known = ", ".join(store.names() if store is not None else lib.builtin_names())
+    raise BadInput(f"unknown rubric {name_or_path!r}; stored rubrics: {known} (or give a rubric file)")
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -144,7 +174,7 @@ def run_review(args: argparse.Namespace) -> dict:
     desk = _open_desk()
     try:
         fill_defaults(args, desk.defaults())
-        rubric = load_rubric(args.rubric)
+        rubric = load_rubric(args.rubric, desk.repo.rubrics, args.rubric_version)
         _validate(args)
         _warn(args)
         run_id = desk.repo.create_run(
@@ -156,6 +186,50 @@ def run_review(args: argparse.Namespace) -> dict:
         return desk.run_json(run_id)
     finally:
         desk.close()
+
+
+def run_rubric(args: argparse.Namespace) -> str:
+    """`rubric list|export|import`: the text to print (BadInput on a bad name or file)."""
+    from santa_core import rubric_library as lib
+
+    desk = _open_desk()
+    try:
+        store = desk.repo.rubrics
+        if args.rubric_command == "list":
+            return _rubric_list(store.list_rubrics(), args.json)
+        if args.rubric_command == "export":
+            return _rubric_export(store, args)
+        text = read_text(args.file, "rubric")
+        try:
+            result = store.import_text(text, lib.format_of(args.file), args.author, args.note)
+        except (lib.RubricFileError, lib.RubricCompositionError) as exc:
+            problems = getattr(exc, "errors", None) or [str(exc)]
+            raise BadInput(f"rubric file {args.file}: nothing imported:\n" + "\n".join(f"  {e}" for e in problems)) from exc
+        if result.created:
+            return f"imported {result.name} v{result.version}"
+        return f"unchanged: {result.name} v{result.version} already has this content"
+    finally:
+        desk.close()
+
+
+def _rubric_list(rubrics: list, as_json: bool) -> str:
+    if as_json:
+        return json.dumps([r.model_dump(mode="json") for r in rubrics], indent=2, ensure_ascii=False)
+    rows = [("NAME", "DOMAIN", "VERSION", "CRITERIA", "SAVED BY", "SAVED AT")]
+    rows += [(r.name, r.domain, f"v{r.version}", str(r.criteria), r.author, f"{r.saved_at:%Y-%m-%d %H:%M}") for r in rubrics]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+
+
+def _rubric_export(store, args: argparse.Namespace) -> str:
+    try:
+        text = store.export(args.name, args.version, args.format)
+    except LookupError as exc:
+        raise BadInput(str(exc.args[0]) if exc.args else str(exc)) from exc
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+        return f"wrote {args.name} v{args.version or store.latest_version(args.name)} to {args.out}"
+    return text.rstrip("\n")
 
 
 def exit_code(status: str) -> int:
@@ -186,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if os.environ.get("SANTA_DEBUG") else logging.CRITICAL)
     try:
         args = build_parser().parse_args(argv)
+        if args.command == "rubric":
+            print(run_rubric(args))
+            return EXIT_SHIPPED
         result = run_review(args)
     except BadInput as exc:
         print(f"santa: {exc}", file=sys.stderr)

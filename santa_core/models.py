@@ -40,6 +40,9 @@ class Criterion(BaseModel):
     severity: Severity = "critical"
     check: dict | None = None
     """Optional deterministic check, e.g. {"type": "forbidden_terms", "terms": [...]}."""
+    retired: bool = False
+    """A retired criterion stays in its rubric's document (its id stays reserved) but is no
+    longer judged: it is left out of the resolved rubric reviewers see."""
 
 
 class Rubric(BaseModel):
@@ -56,6 +59,51 @@ class Rubric(BaseModel):
     def criterion_ids(self) -> list[str]:
         """Ids in rubric order."""
         return [c.id for c in self.criteria]
+
+
+RUBRIC_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
+"""Stored rubric names: lower-case letters, digits, '-' and '_' (they appear in commands and URLs)."""
+
+
+class RubricDocument(BaseModel):
+    """What a rubric author writes and a version stores: its own criteria plus what it extends.
+
+    `extends` lists other stored rubrics as "name@version" (a bare "name" means its latest
+    version when the document is saved or imported, and is pinned then). Resolving a document
+    composes the parents' criteria first, then its own active ones, into a `Rubric`.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(pattern=RUBRIC_NAME_PATTERN)
+    version: int = Field(default=1, ge=1)
+    domain: str = Field(default="general", min_length=1, max_length=64)
+    description: str = ""
+    extends: list[str] = Field(default_factory=list)
+    criteria: list[Criterion] = Field(default_factory=list)
+
+
+class CriterionDraft(BaseModel):
+    """A criterion while it is being edited: every field may still be empty or wrong."""
+
+    id: str = ""
+    name: str = ""
+    category: str = ""
+    pass_condition: str = ""
+    fail_signal: str = ""
+    severity: str = "critical"
+    check: dict | None = None
+    retired: bool = False
+
+
+class RubricDraft(BaseModel):
+    """A rubric document while it is being edited (the input of the linter)."""
+
+    name: str = ""
+    domain: str = "general"
+    description: str = ""
+    extends: list[str] = Field(default_factory=list)
+    criteria: list[CriterionDraft] = Field(default_factory=list)
 
 
 # --- the reviewer's answer: the schema of the method -------------------------------------

@@ -1,22 +1,26 @@
-"""Built-in rubrics (data files in `rubrics/`), composition, and loading rubric files.
+"""Built-in rubrics (data files in `rubrics/`), rubric documents, composition, files.
 
 A rubric file is YAML or JSON with `name`, `version`, `domain`, `description`, `criteria`,
-and optionally `extends: <rubric>` to put another rubric's criteria first. A broken file
-raises `RubricFileError` whose message names the field (and, for YAML, the line), e.g.
-``criteria[2].pass_condition: field required (line 14)``.
+and optionally `extends` (a rubric name, "name@version", or a list of them) to put other
+rubrics' criteria first. A broken file raises `RubricFileError` whose message names the field
+and the line, e.g. ``criteria[2].pass_condition: field required (line 14)``.
+
+Resolution goes through a `Lookup` (name, version or None for the latest) -> (document,
+resolved rubric): the built-ins here, or the stored versions in `storage`.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import yaml
 from pydantic import ValidationError
 
-from santa_core.checks import check_config_errors, error_message
-from santa_core.models import Rubric
+from santa_core.criterion_checks import check_config_errors, error_message
+from santa_core.models import Criterion, Rubric, RubricDocument
 
 RUBRIC_DIR = Path(__file__).parent / "rubrics"
 MAX_RUBRIC_BYTES = 1_000_000
@@ -32,6 +36,8 @@ _BUILTINS: dict[str, tuple[str, ...]] = {
 _EXTENDS_ALIASES = {"base": "general"}
 
 Loc = tuple[str | int, ...]
+Lookup = Callable[[str, int | None], tuple[RubricDocument, Rubric]]
+"""(name, version or None for the latest) -> (that version's document, resolved); KeyError if none."""
 
 
 class RubricFileError(ValueError):
@@ -78,36 +84,149 @@ def compose(base: Rubric, *extensions: Rubric) -> Rubric:
 
 
 def load_builtin(name: str) -> Rubric:
-    """A built-in rubric by the name users pick (see `builtin_names`), composed."""
-    if name not in _BUILTINS:
-        raise KeyError(f"unknown built-in rubric {name!r} (known: {', '.join(_BUILTINS)})")
-    parts = [_read_part(RUBRIC_DIR / f"{stem}.yaml") for stem in _BUILTINS[name]]
-    return compose(*parts)
+    """A built-in rubric by the name users pick (see `builtin_names`), resolved."""
+    return builtin_lookup(name, None)[1]
 
 
-def load_rubric_file(path: str | Path) -> Rubric:
-    """Load a YAML (.yaml/.yml) or JSON (.json) rubric file, resolving `extends`."""
+def builtin_documents() -> list[RubricDocument]:
+    """The built-in rubrics as version-1 documents, parents first (the seed of a new database)."""
+    return [_builtin_document(name) for name in _BUILTINS]
+
+
+def builtin_lookup(name: str, version: int | None) -> tuple[RubricDocument, Rubric]:
+    """Resolve a built-in by name (version None or 1); KeyError for anything else."""
+    name = _EXTENDS_ALIASES.get(name, name)
+    if name not in _BUILTINS or version not in (None, 1):
+        known = ", ".join(f"{n}@1" for n in _BUILTINS)
+        raise KeyError(f"unknown rubric {_ref(name, version)!r} (known: {known})")
+    doc = _builtin_document(name)
+    return doc, resolve(doc, builtin_lookup)
+
+
+def load_rubric_file(path: str | Path, lookup: Lookup | None = None) -> Rubric:
+    """Load a YAML (.yaml/.yml) or JSON (.json) rubric file, resolved against `lookup`."""
     path = Path(path)
-    fmt = "json" if path.suffix.lower() == ".json" else "yaml"
-    return parse_rubric(_read_text(path), fmt)
+    return parse_rubric(_read_text(path), format_of(path), lookup)
 
 
-def parse_rubric(text: str, fmt: str = "yaml") -> Rubric:
-    """Parse rubric text ("yaml" or "json", e.g. an upload), resolving `extends`."""
+def format_of(path: str | Path) -> str:
+    """"json" for a .json file, else "yaml"."""
+    return "json" if Path(path).suffix.lower() == ".json" else "yaml"
+
+
+def parse_rubric(text: str, fmt: str = "yaml", lookup: Lookup | None = None) -> Rubric:
+    """Parse rubric text ("yaml" or "json", e.g. an upload) and resolve what it extends."""
+    return resolve(read_document(text, fmt, lookup), lookup or builtin_lookup)
+
+
+def read_document(text: str, fmt: str = "yaml", lookup: Lookup | None = None) -> RubricDocument:
+    """Parse and check a rubric file; `extends` is pinned to versions; errors name field and line.
+
+    Checks beyond the schema: duplicate ids, checks that cannot run, parents that do not exist,
+    ids that clash with a parent's, and a rubric left with no active criterion.
+    """
+    lookup = lookup or builtin_lookup
     data, lines = _parse(text, fmt)
-    rubric, extends = _validate(data, lines)
-    if extends is None:
-        return rubric
-    parent = _extends_target(extends, lines)
-    taken = set(parent.criterion_ids())
-    clashes = [
-        lines.label(("criteria", i, "id"), f"criterion id {c.id!r} is already in {parent.name}")
-        for i, c in enumerate(rubric.criteria)
-        if c.id in taken
-    ]
-    if clashes:
-        raise RubricFileError(clashes)
-    return compose(parent, rubric)
+    doc = _validate(data, lines)
+    pinned, parents = _pin(doc, lookup, lines)
+    _check_against_parents(pinned, parents, lines)
+    return pinned
+
+
+def resolve(doc: RubricDocument, lookup: Lookup) -> Rubric:
+    """Parents' criteria (each shared ancestor once), then the document's own active ones."""
+    criteria: list[Criterion] = []
+    owner: dict[str, str] = {}
+    for ref in doc.extends:
+        name, version = split_ref(ref)
+        for c in lookup(name, version)[1].criteria:
+            _add_once(criteria, owner, c, ref)
+    for c in doc.criteria:
+        if not c.retired:
+            _add_once(criteria, owner, c, doc.name)
+    if not criteria:
+        raise RubricFileError(["criteria: a rubric needs at least one active criterion"])
+    return Rubric(
+        name=doc.name,
+        version=doc.version,
+        domain=doc.domain,
+        description=doc.description,
+        criteria=[c.model_copy() for c in criteria],
+    )
+
+
+def split_ref(ref: str) -> tuple[str, int | None]:
+    """"general@2" -> ("general", 2); "general" -> ("general", None)."""
+    name, sep, version = ref.partition("@")
+    if not sep:
+        return name, None
+    if not version.isdigit() or int(version) < 1:
+        raise ValueError(f"bad rubric reference {ref!r}: expected name@version, e.g. general@1")
+    return name, int(version)
+
+
+def _ref(name: str, version: int | None) -> str:
+    return name if version is None else f"{name}@{version}"
+
+
+def document_data(doc: RubricDocument) -> dict[str, Any]:
+    """The canonical mapping of a document (the documented file schema), in a fixed key order."""
+    data: dict[str, Any] = {
+        "name": doc.name,
+        "version": doc.version,
+        "domain": doc.domain,
+        "description": doc.description,
+    }
+    if doc.extends:
+        data["extends"] = list(doc.extends)
+    data["criteria"] = [_criterion_data(c) for c in doc.criteria]
+    return data
+
+
+def _criterion_data(c: Criterion) -> dict[str, Any]:
+    """One criterion in file order; `check` keys with `type` first, `retired` only when true."""
+    out: dict[str, Any] = {
+        "id": c.id,
+        "name": c.name,
+        "category": c.category,
+        "severity": c.severity,
+        "pass_condition": c.pass_condition,
+        "fail_signal": c.fail_signal,
+    }
+    if c.check is not None:
+        out["check"] = {"type": c.check.get("type"), **{k: c.check[k] for k in sorted(c.check) if k != "type"}}
+    if c.retired:
+        out["retired"] = True
+    return out
+
+
+def export_document(doc: RubricDocument, fmt: str = "yaml") -> str:
+    """The document as YAML or JSON text; exporting, importing and exporting again gives the same bytes."""
+    data = document_data(doc)
+    if fmt == "json":
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+    if fmt != "yaml":
+        raise ValueError(f"unknown format {fmt!r} (yaml or json)")
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100, default_flow_style=False)
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that writes multi-line text as a literal block, as an author would type it."""
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = "|" if "\n" in value else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _str)
+
+
+def content_key(doc: RubricDocument) -> str:
+    """What makes two versions the same rubric: every field except the version number."""
+    data = document_data(doc)
+    data.pop("version")
+    return json.dumps(data, sort_keys=True, ensure_ascii=False)
 
 
 # --- internals ------------------------------------------------------------------------------
@@ -125,10 +244,12 @@ def _read_text(path: Path) -> str:
         raise RubricFileError([f"cannot read {path}: {exc.strerror or exc}"]) from exc
 
 
-def _read_part(path: Path) -> Rubric:
-    """One built-in data file as a rubric, without resolving `extends`."""
-    data, lines = _parse(_read_text(path), "yaml")
-    return _validate(data, lines)[0]
+def _builtin_document(name: str) -> RubricDocument:
+    """A built-in as a document: its own data file, extending the parts before it (pinned @1)."""
+    *parents, own = _BUILTINS[name]
+    data, lines = _parse(_read_text(RUBRIC_DIR / f"{own}.yaml"), "yaml")
+    doc = _validate({**data, "extends": [f"{_EXTENDS_ALIASES.get(p, p)}@1" for p in parents]}, lines)
+    return doc.model_copy(update={"name": name})
 
 
 class _Lines:
@@ -176,9 +297,10 @@ def _parse(text: str, fmt: str) -> tuple[Any, _Lines]:
     """Parse YAML (keeping the node tree for line numbers) or JSON."""
     if fmt == "json":
         try:
-            return json.loads(text), _Lines(None)
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RubricFileError([f"invalid JSON: {exc.msg} (line {exc.lineno})"]) from exc
+        return data, _Lines(_json_nodes(text))
     # Why SafeLoader: a rubric file may come from anyone; safe_load never builds objects.
     loader = yaml.SafeLoader(text)
     try:
@@ -194,28 +316,50 @@ def _parse(text: str, fmt: str) -> tuple[Any, _Lines]:
     return data, _Lines(node)
 
 
-def _validate(data: Any, lines: _Lines) -> tuple[Rubric, str | None]:
-    """Validate parsed data into a rubric; collect every problem with its location."""
+def _json_nodes(text: str) -> yaml.Node | None:
+    """YAML's node tree of a JSON text, for line numbers only (JSON is nearly a subset of YAML)."""
+    loader = yaml.SafeLoader(text)
+    try:
+        return loader.get_single_node()
+    except yaml.YAMLError:
+        return None  # messages then carry the field without a line
+    finally:
+        loader.dispose()
+
+
+def _validate(data: Any, lines: _Lines) -> RubricDocument:
+    """Validate parsed data into a document; collect every problem with its location."""
     if not isinstance(data, dict):
         raise RubricFileError([lines.label((), "expected a mapping with name, version, criteria")])
     data = dict(data)
-    extends = data.pop("extends", None)
-    if extends is not None and not isinstance(extends, str):
-        raise RubricFileError([lines.label(("extends",), "expected the name of a rubric")])
+    if isinstance(data.get("extends"), str):
+        data["extends"] = [data["extends"]]
     try:
-        rubric = Rubric.model_validate(data)
+        doc = RubricDocument.model_validate(data)
     except ValidationError as exc:
-        raise RubricFileError([lines.label(tuple(e["loc"]), error_message(e)) for e in exc.errors()]) from exc
-    errors = _semantic_errors(rubric, lines)
+        raise RubricFileError([lines.label(tuple(e["loc"]), _message(e)) for e in exc.errors()]) from exc
+    errors = _semantic_errors(doc, lines)
     if errors:
         raise RubricFileError(errors)
-    return rubric, extends
+    return doc
 
 
-def _semantic_errors(rubric: Rubric, lines: _Lines) -> list[str]:
-    """Duplicate ids and invalid deterministic checks, located."""
+def _message(err: Any) -> str:
+    """Schema messages in an author's words; the name pattern is spelled out."""
+    if err["loc"] == ("name",) and err["type"] == "string_pattern_mismatch":
+        return "a rubric name is lower-case letters, digits, '-' and '_' (at most 64), e.g. acme-compliance"
+    return error_message(err)
+
+
+def _semantic_errors(doc: RubricDocument, lines: _Lines) -> list[str]:
+    """Duplicate ids, invalid deterministic checks and malformed `extends` entries, located."""
     errors, seen = [], set()
-    for i, c in enumerate(rubric.criteria):
+    for i, ref in enumerate(doc.extends):
+        try:
+            split_ref(ref)
+        except ValueError as exc:
+            errors.append(lines.label(("extends", i), str(exc)))
+    for i, c in enumerate(doc.criteria):
         if c.id in seen:
             errors.append(lines.label(("criteria", i, "id"), f"duplicate criterion id {c.id!r}"))
         seen.add(c.id)
@@ -226,10 +370,50 @@ def _semantic_errors(rubric: Rubric, lines: _Lines) -> list[str]:
     return errors
 
 
-def _extends_target(name: str, lines: _Lines) -> Rubric:
-    """The built-in rubric an `extends:` names ("base" is an alias of "general")."""
-    target = _EXTENDS_ALIASES.get(name, name)
-    if target not in _BUILTINS:
-        known = ", ".join([*_EXTENDS_ALIASES, *_BUILTINS])
-        raise RubricFileError([lines.label(("extends",), f"unknown rubric {name!r} (known: {known})")])
-    return load_builtin(target)
+def _pin(doc: RubricDocument, lookup: Lookup, lines: _Lines) -> tuple[RubricDocument, list[Rubric]]:
+    """Each `extends` entry as "name@version" of an existing rubric, and the resolved parents."""
+    pinned, parents, errors = [], [], []
+    for i, ref in enumerate(doc.extends):
+        name, version = split_ref(ref)
+        try:
+            parent_doc, parent = lookup(name, version)
+        except KeyError as exc:
+            errors.append(lines.label(("extends", i), str(exc.args[0]) if exc.args else f"unknown rubric {ref!r}"))
+            continue
+        if parent_doc.name == doc.name:
+            errors.append(lines.label(("extends", i), f"a rubric cannot extend itself ({ref!r})"))
+            continue
+        pinned.append(f"{parent_doc.name}@{parent_doc.version}")
+        parents.append(parent)
+    if errors:
+        raise RubricFileError(errors)
+    return doc.model_copy(update={"extends": pinned}), parents
+
+
+def _check_against_parents(doc: RubricDocument, parents: list[Rubric], lines: _Lines) -> None:
+    """Own ids must not clash with a parent's, parents must agree, and something must be judged."""
+    owner: dict[str, Criterion] = {}
+    errors = []
+    for ref, parent in zip(doc.extends, parents, strict=True):
+        for c in parent.criteria:
+            if c.id in owner and owner[c.id] != c:
+                errors.append(lines.label(("extends",), f"{ref} and another parent define criterion {c.id!r} differently"))
+            owner.setdefault(c.id, c)
+    for i, c in enumerate(doc.criteria):
+        if c.id in owner:
+            parent = next(r for r, p in zip(doc.extends, parents, strict=True) if c.id in p.criterion_ids())
+            errors.append(lines.label(("criteria", i, "id"), f"criterion id {c.id!r} is already in {parent}"))
+    if not errors and not owner and all(c.retired for c in doc.criteria):
+        errors.append(lines.label(("criteria",), "a rubric needs at least one active criterion"))
+    if errors:
+        raise RubricFileError(errors)
+
+
+def _add_once(criteria: list[Criterion], owner: dict[str, str], c: Criterion, source: str) -> None:
+    """Append a criterion; the same criterion twice (a shared ancestor) is kept once, a clash is an error."""
+    if c.id in owner:
+        if next(x for x in criteria if x.id == c.id) != c:
+            raise RubricCompositionError(f"duplicate criterion id {c.id!r}: in {owner[c.id]} and in {source}")
+        return
+    owner[c.id] = source
+    criteria.append(c)

@@ -162,6 +162,7 @@ def init_db(url: str | None = None, mark_interrupted: bool = True) -> Engine:
     with _LOCK:
         if key not in _READY:
             migrate(engine)
+            Repo(engine).rubrics.seed_builtins()
             _READY.add(key)
         # Tracked apart from migration: a process that first opened the database without
         # marking (e.g. as a CLI-style client) must still mark when the app opens it.

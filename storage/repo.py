@@ -11,8 +11,6 @@ updates or deletes them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -45,6 +43,8 @@ from santa_core.models import (
 )
 from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage.db import reader
+from storage.hashing import content_hash, sha256_text
+from storage.rubrics import RubricStore
 from storage.tables import (
     DecisionRow,
     EscalationRow,
@@ -241,19 +241,6 @@ class PendingReview(BaseModel):
 
 
 # --- pure helpers ---------------------------------------------------------------------------
-
-
-def sha256_text(text: str) -> str:
-    """Hex SHA-256 of UTF-8 text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def content_hash(request: dict, response: str) -> str:
-    """Hash of an LLM call: canonical JSON of the request, a newline, the response."""
-    canonical = json.dumps(
-        request, sort_keys=True, separators=(",", ":"), ensure_ascii=False
-    )
-    return sha256_text(canonical + "\n" + response)
 
 
 def _utc(value: datetime) -> datetime:
@@ -597,6 +584,8 @@ class Repo:
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
         self._reader = reader(engine)
+        self.rubrics = RubricStore(engine)
+        """Stored rubric versions and trials."""
 
     # transactions ---------------------------------------------------------------------------
 

@@ -245,6 +245,61 @@ class SettingsRow(SQLModel, table=True):
     saved_at: datetime = _ts()
 
 
+class RubricVersionRow(SQLModel, table=True):
+    """One immutable version of a rubric: the authored document and what it resolves to. Append-only."""
+
+    __tablename__ = "rubric_version"
+    __table_args__ = (UniqueConstraint("name", "version"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    name: str = Field(index=True)
+    version: int
+    domain: str
+    document_json: dict = Field(sa_type=JSON)
+    resolved_json: dict = Field(sa_type=JSON)
+    content_hash: str
+    """sha256 of the document without its version number: equal hashes, same rubric."""
+    author: str
+    change_note: str = _text()
+    source: str = "studio"
+    created_at: datetime = _ts()
+
+
+class TrialRow(SQLModel, table=True):
+    """A rubric tried on a text without a run: the Rubrics page's "Try it" and re-checks of past runs.
+
+    Append-only; holds its own LLM call (request, response, hash), as a run's `llm_call` does.
+    """
+
+    __tablename__ = "rubric_trial"
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str
+    run_id: int | None = Field(default=None, foreign_key="run.id", index=True)
+    rubric_name: str
+    rubric_version: int | None = None
+    rubric_json: dict = Field(sa_type=JSON)
+    output_text: str = _text()
+    output_hash: str
+    check_outcomes_json: list = Field(default_factory=list, sa_type=JSON)
+    reviewer: str | None = None
+    review_status: str | None = None
+    verdict: str | None = None
+    review_json: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
+    error: str | None = Field(default=None, sa_type=Text)
+    request_json: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
+    response_text: str = _text()
+    content_hash: str | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+    latency_s: float = 0.0
+    actor: str = "local"
+    created_at: datetime = _ts()
+
+
 TABLES: tuple[type[SQLModel], ...] = (
     RunRow,
     RoundRow,
@@ -256,8 +311,10 @@ TABLES: tuple[type[SQLModel], ...] = (
     LLMCallRow,
     StateChangeRow,
     SettingsRow,
+    RubricVersionRow,
+    TrialRow,
 )
 """Every table of the schema, parents first."""
 
-APPEND_ONLY = frozenset({"decision", "state_change", "llm_call", "settings"})
+APPEND_ONLY = frozenset({"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial"})
 """Tables whose rows are never updated or deleted."""

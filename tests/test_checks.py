@@ -1,17 +1,13 @@
-"""Deterministic pre-checks: the reviewer-injection detector and criterion checks."""
+"""Deterministic pre-checks: the reviewer-injection detector, folding and precheck_issues.
+
+The criterion checks themselves are tested in test_criterion_checks.py.
+"""
 
 from __future__ import annotations
 
 import pytest
 
-from santa_core.checks import (
-    MAX_INJECTION_ISSUES,
-    CheckOutcome,
-    detect_injection,
-    fold,
-    precheck_issues,
-    run_criterion_checks,
-)
+from santa_core.checks import MAX_INJECTION_ISSUES, detect_injection, fold, precheck_issues
 from santa_core.models import Criterion, Rubric
 from santa_core.rubric_library import load_builtin
 
@@ -186,7 +182,9 @@ def test_fold_maps_back_to_original() -> None:
     assert folded.original(0, len(folded.text)) == text
 
 
-# --- criterion checks -----------------------------------------------------------------------
+# --- precheck_issues ------------------------------------------------------------------------
+
+FORBIDDEN = {"type": "forbidden_terms", "terms": ["risk-free", "guaranteed returns", "100% safe"]}
 
 
 def rubric_with(check: dict, severity: str = "critical") -> Rubric:
@@ -201,97 +199,6 @@ def rubric_with(check: dict, severity: str = "critical") -> Rubric:
         check=check,
     )
     return Rubric(name="t", criteria=[crit])
-
-
-def outcome(check: dict, output: str) -> CheckOutcome:
-    (result,) = run_criterion_checks(rubric_with(check), output)
-    return result
-
-
-FORBIDDEN = {"type": "forbidden_terms", "terms": ["risk-free", "guaranteed returns", "100% safe"]}
-
-
-@pytest.mark.parametrize(
-    ("check", "output", "result"),
-    [
-        pytest.param(FORBIDDEN, "All investments carry risk.", "PASS", id="forbidden-pass"),
-        pytest.param(FORBIDDEN, "A risk-free plan.", "FAIL", id="forbidden-fail"),
-        pytest.param(FORBIDDEN, "A RISK FREE plan.", "FAIL", id="forbidden-case-and-space"),
-        pytest.param(FORBIDDEN, "A r\u0456sk-free plan.", "FAIL", id="forbidden-cyrillic-i"),
-        pytest.param(FORBIDDEN, "A ri\u200bsk\u2011free plan.", "FAIL", id="forbidden-zero-width-nb-hyphen"),
-        pytest.param(FORBIDDEN, "Guaranteed\u00a0Returns!", "FAIL", id="forbidden-nbsp"),
-        pytest.param(FORBIDDEN, "It is 100 % safe.", "FAIL", id="forbidden-symbol-term"),
-        pytest.param(FORBIDDEN, "An asterisk-freeform note.", "PASS", id="forbidden-word-boundary"),
-        pytest.param(
-            {"type": "required_phrases", "phrases": ["Capital at risk", "FCA"]},
-            "Capital at risk. Regulated by the FCA.",
-            "PASS",
-            id="required-pass",
-        ),
-        pytest.param(
-            {"type": "required_phrases", "phrases": ["Capital at risk", "FCA"]},
-            "Regulated by the FCA.",
-            "FAIL",
-            id="required-fail",
-        ),
-        pytest.param({"type": "max_words", "max": 3}, "one two three", "PASS", id="max-words-pass"),
-        pytest.param({"type": "max_words", "max": 3}, "one two three four", "FAIL", id="max-words-fail"),
-        pytest.param({"type": "max_chars", "max": 5}, "12345", "PASS", id="max-chars-pass"),
-        pytest.param({"type": "max_chars", "max": 5}, "123456", "FAIL", id="max-chars-fail"),
-        pytest.param({"type": "regex_forbidden", "pattern": r"\bTODO\b"}, "done", "PASS", id="regex-pass"),
-        pytest.param({"type": "regex_forbidden", "pattern": r"\bTODO\b"}, "x TODO y", "FAIL", id="regex-fail"),
-        pytest.param(
-            {"type": "regex_forbidden", "pattern": "todo", "ignore_case": True}, "TODO", "FAIL", id="regex-ignore-case"
-        ),
-    ],
-)
-def test_criterion_check(check: dict, output: str, result: str) -> None:
-    got = outcome(check, output)
-    assert got.result == result, got.detail
-    assert got.check_type == check["type"]
-    assert got.criterion == "rule"
-
-
-def test_forbidden_term_detail_and_evidence() -> None:
-    output = "Our fund is r\u0456sk-free for everyone."
-    got = outcome(FORBIDDEN, output)
-    assert got.detail.startswith('forbidden term "risk-free" found: "')
-    assert "Our fund is r\u0456sk-free for everyone." in got.detail
-    assert got.evidence == "r\u0456sk-free"
-
-
-def test_required_phrase_detail_names_missing_phrase() -> None:
-    got = outcome({"type": "required_phrases", "phrases": ["Capital at risk"]}, "Invest now.")
-    assert 'required phrase "Capital at risk" missing' in got.detail
-
-
-@pytest.mark.parametrize(
-    ("check", "needle"),
-    [
-        pytest.param({"type": "spellcheck"}, "unknown check type 'spellcheck'", id="unknown-type"),
-        pytest.param({"terms": ["x"]}, "unknown check type None", id="missing-type"),
-        pytest.param({"type": "forbidden_terms"}, "check misconfigured: terms: field required", id="missing-terms"),
-        pytest.param({"type": "forbidden_terms", "terms": [ZW]}, "no visible characters", id="invisible-term"),
-        pytest.param({"type": "regex_forbidden", "pattern": "(["}, "invalid regular expression", id="bad-regex"),
-        pytest.param({"type": "max_words", "max": 0}, "check misconfigured", id="zero-limit"),
-    ],
-)
-def test_broken_check_fails_closed(check: dict, needle: str) -> None:
-    got = outcome(check, "anything")
-    assert got.result == "FAIL"
-    assert needle in got.detail
-
-
-def test_criteria_without_check_are_skipped() -> None:
-    assert run_criterion_checks(load_builtin("general"), "text") == []
-
-
-def test_builtin_compliance_check_catches_guarantee() -> None:
-    (got,) = run_criterion_checks(load_builtin("compliance"), "Enjoy guaranteed returns!")
-    assert (got.criterion, got.result) == ("no_outcome_guarantees", "FAIL")
-
-
-# --- precheck_issues ------------------------------------------------------------------------
 
 
 def test_precheck_combines_injection_and_critical_failures() -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from santa_core.checks import check_config_errors
+from santa_core.criterion_checks import check_config_errors
 from santa_core.models import CATEGORIES, Criterion, Rubric
 from santa_core.rubric_library import (
     RUBRIC_DIR,
@@ -88,7 +88,7 @@ def test_compliance_has_forbidden_terms_check() -> None:
 
 
 def test_unknown_builtin() -> None:
-    with pytest.raises(KeyError, match="unknown built-in rubric 'nope'"):
+    with pytest.raises(KeyError, match="unknown rubric .nope."):
         load_builtin("nope")
 
 
@@ -125,7 +125,7 @@ def test_compose_duplicate_id_is_an_error() -> None:
 # --- rubric files ---------------------------------------------------------------------------
 
 GOOD_YAML = """\
-name: my rubric
+name: my-rubric
 version: 2
 domain: content
 criteria:
@@ -155,7 +155,7 @@ def test_user_file_can_extend_a_builtin(tmp_path: Path) -> None:
     text = GOOD_YAML + "extends: compliance\n"
     rubric = load_rubric_file(write(tmp_path, "r.yml", text))
     assert rubric.criterion_ids() == load_builtin("compliance").criterion_ids() + ["first"]
-    assert rubric.name == "my rubric"
+    assert rubric.name == "my-rubric"
 
 
 BROKEN = [
@@ -210,17 +210,17 @@ BROKEN = [
         "criteria[0].check.pattern: invalid regular expression",
         id="check-bad-regex",
     ),
-    pytest.param(GOOD_YAML + "extends: nope\n", "extends: unknown rubric 'nope'", id="unknown-extends"),
+    pytest.param(GOOD_YAML + "extends: nope\n", "extends[0]: unknown rubric 'nope'", id="unknown-extends"),
     pytest.param(
         GOOD_YAML.replace("id: first", "id: completeness") + "extends: base\n",
-        "criteria[0].id: criterion id 'completeness' is already in general (line 5)",
+        "criteria[0].id: criterion id 'completeness' is already in general@1 (line 5)",
         id="extends-duplicate-id",
     ),
     pytest.param("name: x\ncriteria: [\n", "invalid YAML", id="yaml-syntax"),
     pytest.param("name: x\n  bad: indent\n", "(line 2)", id="yaml-syntax-line"),
     pytest.param("- just\n- a list\n", "(top level): expected a mapping", id="not-a-mapping"),
     pytest.param("", "(top level): expected a mapping", id="empty-file"),
-    pytest.param("name: x\ncriteria: []\n", "criteria: list should have at least 1 item", id="no-criteria"),
+    pytest.param("name: x\ncriteria: []\n", "criteria: a rubric needs at least one active criterion (line 2)", id="no-criteria"),
 ]
 
 

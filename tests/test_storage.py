@@ -115,6 +115,16 @@ SCHEMA: dict[str, list[str]] = {
     ],
     "state_change": ["id", "run_id", "from_status", "to_status", "actor", "note", "created_at"],
     "settings": ["id", "values_json", "saved_by", "saved_at"],
+    "rubric_version": [
+        "id", "name", "version", "domain", "document_json", "resolved_json", "content_hash", "author",
+        "change_note", "source", "created_at",
+    ],
+    "rubric_trial": [
+        "id", "kind", "run_id", "rubric_name", "rubric_version", "rubric_json", "output_text", "output_hash",
+        "check_outcomes_json", "reviewer", "review_status", "verdict", "review_json", "error", "request_json",
+        "response_text", "content_hash", "input_tokens", "output_tokens", "cache_creation_input_tokens",
+        "cache_read_input_tokens", "cost_usd", "latency_s", "actor", "created_at",
+    ],
 }  # fmt: skip
 
 
@@ -351,7 +361,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0003",)]
+        ).all() == [("0004",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -360,7 +370,7 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
         (t, tuple(ix["column_names"])) for t in SCHEMA for ix in insp.get_indexes(t)
     }
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
-    for table in set(SCHEMA) - {"run", "alembic_version", "settings"}:
+    for table in set(SCHEMA) - {"run", "alembic_version", "settings", "rubric_version"}:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)
         assert [(f["constrained_columns"], f["referred_table"]) for f in fks] == [

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core import rubric_library
 from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
-from santa_core.models import MAX_TEXT_CHARS
+from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.reviewers.base import PERSON
 from ui import services
 from ui.safe import md
@@ -36,6 +35,19 @@ def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
                         help="A model id, or 'person' for a human who fills the slot in this app.")
 
 
+def _rubric_choice(default: str) -> Rubric:
+    """Stored rubric (default from Settings) and version (the latest by default), resolved."""
+    store = services.desk().repo.rubrics
+    names = store.names()
+    left, right = st.columns([3, 1])
+    name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="new_rubric",
+                          help="Edit rubrics on the Rubrics page; the run keeps the version it was judged by.")
+    versions = [v.version for v in store.versions(name)]
+    version = right.selectbox("Version", versions, key=f"new_rubric_version_{name}",
+                              format_func=lambda v: f"v{v} (latest)" if v == versions[0] else f"v{v}")
+    return store.resolved(name, version)
+
+
 def new_run_form() -> int | None:
     """Render the form; returns the new run's id when one was started."""
     d, have_key = services.defaults(), api_key_present()
@@ -43,8 +55,7 @@ def new_run_form() -> int | None:
         st.info(NO_KEY_HELP)
     spec = st.text_area("Spec", key="new_spec", height=160, placeholder="What was the output supposed to be?")
     output = st.text_area("Output", key="new_output", height=220, placeholder="The AI-generated text to review")
-    names = rubric_library.builtin_names()
-    rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="new_rubric")
+    rubric = _rubric_choice(d.rubric)
     b_col, c_col = st.columns(2)
     with b_col:
         reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", have_key)
@@ -69,7 +80,7 @@ def new_run_form() -> int | None:
     if problems:
         return None
     return services.desk().repo.create_run(
-        spec=spec, output=output, rubric=rubric_library.load_builtin(rubric), reviewer_b=reviewer_b,
+        spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b,
         reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
         max_rounds=int(max_rounds), created_by=services.actor(), source="app",
     )

@@ -1,0 +1,107 @@
+"""Text folding for matching: one view of a text in which look-alikes compare equal.
+
+A *folded* copy is compatibility-normalised, has invisible and bidi characters removed,
+homoglyphs mapped to ASCII, case folded and whitespace collapsed, and keeps an index back to
+the original so that a match on the folded text can quote the exact original substring.
+Shared by the injection detector (`checks`) and the criterion checks (`criterion_checks`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+# Why strip these: zero-width and bidi control characters are invisible to a person but split
+# a phrase for a naive matcher ("ign\u200bore previous instructions").
+_INVISIBLE = frozenset(
+    [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x206A)]
+    + [0xFEFF, 0x00AD, 0x034F, 0x061C, 0x180E]
+)
+# Why decode tag characters: U+E0020..U+E007E are invisible copies of ASCII ("ASCII
+# smuggling"); a model can still read them, so the detector must too.
+_TAG_FIRST, _TAG_LAST = 0xE0020, 0xE007E
+
+# Why a confusables fold: NFKC does not map Cyrillic/Greek letters to Latin, so "rіsk-free"
+# (Cyrillic і) or "РАSS" would otherwise slip past every term list. Small, explicit table of
+# letters that look identical to Latin ones; also dash, quote, bracket and slash variants.
+_CONFUSABLES = str.maketrans(
+    {
+        # Cyrillic lower / upper
+        "а": "a", "в": "b", "е": "e", "к": "k", "м": "m", "н": "h", "о": "o", "р": "p",
+        "с": "c", "т": "t", "у": "y", "х": "x", "і": "i", "ј": "j", "ѕ": "s", "һ": "h",
+        "ԁ": "d", "ӏ": "l", "ԛ": "q", "ԝ": "w",
+        "А": "A", "В": "B", "Е": "E", "К": "K", "М": "M", "Н": "H", "О": "O", "Р": "P",
+        "С": "C", "Т": "T", "У": "Y", "Х": "X", "І": "I", "Ј": "J", "Ѕ": "S", "Ԛ": "Q",
+        "Ԝ": "W",
+        # Greek lower / upper
+        "α": "a", "ο": "o", "ι": "i", "κ": "k", "ν": "v", "ρ": "p", "υ": "u", "χ": "x",
+        "ϲ": "c", "ε": "e", "τ": "t",
+        "Α": "A", "Β": "B", "Ε": "E", "Ζ": "Z", "Η": "H", "Ι": "I", "Κ": "K", "Μ": "M",
+        "Ν": "N", "Ο": "O", "Ρ": "P", "Τ": "T", "Υ": "Y", "Χ": "X",
+        # Latin look-alikes outside ASCII
+        "ı": "i", "ɡ": "g", "ɑ": "a", "ʟ": "l",
+        # punctuation variants
+        "‐": "-", "‒": "-", "–": "-", "—": "-", "―": "-", "−": "-",
+        "“": '"', "”": '"', "„": '"', "‟": '"', "«": '"', "»": '"', "″": '"',
+        "‘": "'", "’": "'", "‚": "'", "‛": "'", "′": "'", "`": "'",
+        "‹": "<", "〈": "<", "⟨": "<", "❮": "<", "❬": "<", "⧼": "<", "ᐸ": "<",
+        "›": ">", "〉": ">", "⟩": ">", "❯": ">", "❭": ">", "⧽": ">", "ᐳ": ">",
+        "∕": "/", "⁄": "/", "⧸": "/",
+    }
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Folded:
+    """Folded text with, for each folded character, its index in the original text."""
+
+    text: str
+    index: tuple[int, ...]
+    source: str
+
+    def original(self, start: int, end: int) -> str:
+        """The original substring behind folded[start:end]."""
+        if end <= start:
+            return ""
+        return self.source[self.index[start] : self.index[end - 1] + 1]
+
+    def span(self, start: int, end: int) -> tuple[int, int]:
+        """Original (start, end) behind folded[start:end]."""
+        return self.index[start], self.index[end - 1] + 1
+
+
+@lru_cache(maxsize=16384)
+def _fold_char(ch: str, casefold: bool) -> str:
+    """Fold one character: invisible -> '', tag char -> ASCII, NFKD minus marks, homoglyphs."""
+    cp = ord(ch)
+    if cp in _INVISIBLE:
+        return ""
+    if 0xE0000 <= cp <= 0xE007F:
+        return chr(cp - 0xE0000) if _TAG_FIRST <= cp <= _TAG_LAST else ""
+    # NFKD + dropping combining marks is NFKC's compatibility fold plus diacritic removal, so
+    # "ïgnore" and "<\u0338" (which NFKC would compose into "≮") both fold to plain ASCII.
+    base = "".join(
+        c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c) not in ("Mn", "Me")
+    )
+    if casefold:
+        base = base.casefold()
+    return base.translate(_CONFUSABLES)
+
+
+def fold(text: str, casefold: bool = True) -> Folded:
+    """Fold text for matching; whitespace runs become one space (or one newline)."""
+    out: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        for c in _fold_char(ch, casefold):
+            if not c.isspace():
+                out.append(c)
+                index.append(i)
+            elif out and out[-1] in " \n":
+                if c == "\n":
+                    out[-1] = "\n"
+            else:
+                out.append("\n" if c == "\n" else " ")
+                index.append(i)
+    return Folded("".join(out), tuple(index), text)

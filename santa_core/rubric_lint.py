@@ -1,0 +1,339 @@
+"""Lint a rubric draft before it is saved: errors block the save, warnings advise the author.
+
+The method asks for objective criteria ("make a list"): each one must say what a passing
+output does and what a failure looks like, in terms two independent reviewers would apply
+the same way. Errors are what would make the rubric unusable or ambiguous to store (missing
+fields, clashing ids, checks that cannot run); warnings are what would make reviewers
+disagree (subjective wording, two criteria testing the same thing) or a check that cannot
+block shipping.
+
+Retired criteria are skipped by every rule except the id rules: a retired id stays reserved.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import Literal
+
+from santa_core.criterion_checks import check_config_errors
+from santa_core.models import RUBRIC_NAME_PATTERN, Criterion, CriterionDraft, RubricDraft
+
+Level = Literal["error", "warning"]
+
+CRITERION_ID_PATTERN = re.compile(r"^[a-z0-9_\-]+$")
+MAX_ID_CHARS = 64
+MAX_DOMAIN_CHARS = 64
+SEVERITIES = ("critical", "suggestion")
+
+
+@dataclass(frozen=True)
+class LintFinding:
+    """One problem of a draft: where it is (criterion index and field) and what to do."""
+
+    level: Level
+    index: int | None
+    criterion_id: str
+    field: str | None
+    message: str
+
+
+def errors(findings: Iterable[LintFinding]) -> list[LintFinding]:
+    """Findings that block the save."""
+    return [f for f in findings if f.level == "error"]
+
+
+def warnings(findings: Iterable[LintFinding]) -> list[LintFinding]:
+    """Findings that advise but do not block."""
+    return [f for f in findings if f.level == "warning"]
+
+
+def for_criterion(findings: Iterable[LintFinding], index: int | None) -> list[LintFinding]:
+    """Findings of the criterion at `index` (None: the rubric-level findings)."""
+    return [f for f in findings if f.index == index]
+
+
+def blocks_save(findings: Iterable[LintFinding]) -> bool:
+    """True when any finding is an error."""
+    return any(f.level == "error" for f in findings)
+
+
+def lint(draft: RubricDraft, inherited: Sequence[Criterion] = ()) -> list[LintFinding]:
+    """All findings for a draft; `inherited` are the resolved criteria of the rubrics it extends."""
+    findings = [*_header_findings(draft), *_id_findings(draft, inherited), *_empty_findings(draft, inherited)]
+    for index, c in enumerate(draft.criteria):
+        if c.retired:
+            continue
+        findings += _field_findings(index, c)
+        findings += _check_findings(index, c)
+        findings += _vague_findings(index, c)
+    findings += _overlap_findings(draft, inherited)
+    return sorted(findings, key=lambda f: (f.index is not None, f.index or 0, f.level != "error"))
+
+
+# --- rubric level ---------------------------------------------------------------------------
+
+
+def _rubric(level: Level, field: str | None, message: str) -> LintFinding:
+    return LintFinding(level, None, "", field, message)
+
+
+def _header_findings(draft: RubricDraft) -> list[LintFinding]:
+    out = []
+    if not draft.name.strip():
+        out.append(_rubric("error", "name", "no rubric name: give it a short name such as 'support-replies'"))
+    elif not re.match(RUBRIC_NAME_PATTERN, draft.name):
+        out.append(
+            _rubric(
+                "error",
+                "name",
+                f"rubric name {draft.name!r} is not allowed: use 1-64 lower-case letters, digits, '-' or '_', "
+                "starting with a letter or digit (it appears in commands and URLs)",
+            )
+        )
+    if not draft.domain.strip():
+        out.append(_rubric("error", "domain", "no domain: name the kind of output this rubric reviews, e.g. 'content'"))
+    elif len(draft.domain) > MAX_DOMAIN_CHARS:
+        out.append(_rubric("error", "domain", f"domain is longer than {MAX_DOMAIN_CHARS} characters: shorten it"))
+    return out
+
+
+def _empty_findings(draft: RubricDraft, inherited: Sequence[Criterion]) -> list[LintFinding]:
+    own = sum(1 for c in draft.criteria if not c.retired)
+    parents = sum(1 for c in inherited if not c.retired)
+    if own + parents:
+        return []
+    return [
+        _rubric(
+            "error",
+            "criteria",
+            "no active criterion: add at least one criterion (or extend a rubric that has some); "
+            "a rubric with nothing to check would pass every output",
+        )
+    ]
+
+
+# --- ids (these rules also cover retired criteria: a retired id stays reserved) ------------
+
+
+def _label(index: int, c: CriterionDraft) -> str:
+    """How a message names an own criterion: its 1-based position, id and name."""
+    name = f" ({c.name.strip()})" if c.name.strip() else ""
+    return f"criterion #{index + 1} {c.id!r}{name}"
+
+
+def _id_format_error(c: CriterionDraft) -> str | None:
+    if not c.id:
+        return "no id: give the criterion a short id such as 'cta_present' (reviews cite it)"
+    if len(c.id) > MAX_ID_CHARS:
+        return f"id {c.id!r} is longer than {MAX_ID_CHARS} characters: shorten it"
+    if not CRITERION_ID_PATTERN.match(c.id):
+        return f"id {c.id!r} is not allowed: use only lower-case letters, digits, '_' and '-'"
+    return None
+
+
+def _id_findings(draft: RubricDraft, inherited: Sequence[Criterion]) -> list[LintFinding]:
+    out = []
+    first_at: dict[str, int] = {}
+    parent_by_id = {p.id: p for p in inherited}
+    for index, c in enumerate(draft.criteria):
+        problem = _id_format_error(c)
+        if problem is None and c.id in first_at:
+            other = first_at[c.id]
+            problem = (
+                f"id {c.id!r} is already used by {_label(other, draft.criteria[other])}: give each criterion its own id"
+            )
+        elif problem is None and c.id in parent_by_id:
+            parent = parent_by_id[c.id]
+            problem = (
+                f"id {c.id!r} is already used by inherited criterion {parent.id!r} ({parent.name}) "
+                "from an extended rubric: pick another id"
+            )
+        if problem:
+            out.append(LintFinding("error", index, c.id, "id", problem))
+        first_at.setdefault(c.id, index)
+    return out
+
+
+# --- required fields and checks -------------------------------------------------------------
+
+
+def _field_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
+    messages = {
+        "name": "no name: give the criterion a short name a reviewer can cite",
+        "category": "no category: pick one of the method's categories or type a custom one",
+        "pass_condition": "no pass condition: state what a passing output does, objectively",
+        "fail_signal": "no fail signal: state what in the output shows this criterion failed",
+    }
+    out = [
+        LintFinding("error", index, c.id, field, message)
+        for field, message in messages.items()
+        if not str(getattr(c, field)).strip()
+    ]
+    if c.severity not in SEVERITIES:
+        out.append(
+            LintFinding(
+                "error", index, c.id, "severity", f"severity {c.severity!r} is unknown: use 'critical' or 'suggestion'"
+            )
+        )
+    return out
+
+
+def _check_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
+    if c.check is None:
+        return []
+    out = []
+    for loc, msg in check_config_errors(c.check):
+        path = ".".join(str(part) for part in loc)
+        field = f"check.{path}" if path else "check"
+        where = f"check {path}" if path else "check"
+        out.append(
+            LintFinding("error", index, c.id, field, f"{where}: {msg} — fix the check or remove it (it cannot run)")
+        )
+    if not out and c.severity == "suggestion":
+        out.append(
+            LintFinding(
+                "warning",
+                index,
+                c.id,
+                "check",
+                "this suggestion carries a deterministic check, but a suggestion's failure does not block "
+                "shipping: make the criterion critical if the check must hold",
+            )
+        )
+    return out
+
+
+# --- subjective wording ---------------------------------------------------------------------
+
+VAGUE_WORDS = (
+    "engaging", "high quality", "appropriate", "professional", "compelling", "good", "great", "clear",
+    "well written", "polished", "reasonable", "adequate", "sufficient", "nice", "interesting", "effective",
+    "strong", "friendly", "natural", "suitable", "proper", "attractive", "persuasive", "catchy", "on brand",
+    "fluent", "readable", "appealing", "impactful", "concise", "excellent",
+)  # fmt: skip
+"""Words that two reviewers read differently unless the text also says how to measure them."""
+
+# Why [\s-]+ between parts: "high quality", "high-quality" and "high  quality" are the same claim.
+_VAGUE = re.compile(
+    r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in VAGUE_WORDS) + r")\b", re.IGNORECASE
+)
+_NUMBER_WORDS = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|half"
+_QUANTIFIERS = r"at\s+least|at\s+most|no\s+more\s+than|no\s+fewer\s+than|fewer\s+than|more\s+than|exactly|every|each|none\s+of|all\s+of"
+_FILLER = r"(?:(?:of|the|a|an|its|their|our|one)\s+)*"
+_ANCHORS = re.compile(
+    "|".join(
+        [
+            r"\d",  # a number or percentage
+            rf"\b(?:{_NUMBER_WORDS})\b",
+            r"\"[^\"\n]+\"|“[^”\n]+”|‘[^’\n]+’|(?<!\w)'[^'\n]+'(?!\w)",  # quoted text
+            r"\b(?:the|this|that)\s+spec(?:ification)?(?![\w-])|\bspec(?:ification)?['’]s\b",  # not "spec-less"
+            r"\blisted\b|\bthe\s+(?:\w+\s+)?(?:list|checklist|check)\b",
+        ]
+    ),
+    re.IGNORECASE,
+)
+_QUANTIFIED = re.compile(rf"\b(?:{_QUANTIFIERS})\s+{_FILLER}([a-z][\w-]*)", re.IGNORECASE)
+_NOT_OBJECTS = frozenset("is are was were be and or that which it this these those other time".split())
+
+
+def vague_words(text: str) -> list[str]:
+    """Subjective words in `text` (lower-case, each once, in order of appearance)."""
+    found = [" ".join(re.split(r"[\s-]+", m.group(0).lower())) for m in _VAGUE.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
+def has_measurable_anchor(text: str) -> bool:
+    """True when `text` names something countable or checkable (a number, a quote, the spec, a list)."""
+    if _ANCHORS.search(text):
+        return True
+    # "every heading", "at least one example": a quantifier over a concrete object; "every good" is not.
+    return any(
+        m.group(1).lower() not in _NOT_OBJECTS and not _VAGUE.fullmatch(m.group(1)) for m in _QUANTIFIED.finditer(text)
+    )
+
+
+def _vague_message(field: str, words: list[str]) -> str:
+    quoted = ", ".join(f"'{w}'" for w in words)
+    return (
+        f"subjective wording in the {field.replace('_', ' ')}: {quoted} with nothing measurable — reviewers will "
+        "disagree on it. Say what to count or compare: a number or limit, quoted text, a rule or list in the spec, "
+        "or 'every …'/'at least …' with a concrete object"
+    )
+
+
+def _vague_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
+    out = []
+    for field in ("pass_condition", "fail_signal"):
+        text = getattr(c, field)
+        words = vague_words(text)
+        if words and not has_measurable_anchor(text):
+            out.append(LintFinding("warning", index, c.id, field, _vague_message(field, words)))
+    # Why the name is judged by the pass condition: a name is a short label with no room for a
+    # measure; it is harmless when the pass condition says how to measure it.
+    words = vague_words(c.name)
+    if words and not has_measurable_anchor(c.pass_condition):
+        out.append(LintFinding("warning", index, c.id, "name", _vague_message("name", words)))
+    return out
+
+
+# --- overlapping criteria -------------------------------------------------------------------
+
+SIMILARITY_RATIO = 0.85
+JACCARD_THRESHOLD = 0.7
+MIN_CONTENT_TOKENS = 6
+_STOPWORDS = frozenset(
+    "a an the and or of to in on at for by with from is are be been was were it its this that these those "
+    "as if no not any every each all output spec".split()
+)
+
+
+def _normalise(text: str) -> str:
+    return " ".join(re.findall(r"[a-z0-9]+", text.lower()))
+
+
+def _content_tokens(text: str) -> set[str]:
+    return {t for t in _normalise(text).split() if t not in _STOPWORDS}
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """True when two pass conditions say nearly the same thing."""
+    na, nb = _normalise(a), _normalise(b)
+    if not na or not nb:
+        return False
+    if SequenceMatcher(None, na, nb).ratio() >= SIMILARITY_RATIO:
+        return True
+    ta, tb = _content_tokens(a), _content_tokens(b)
+    if min(len(ta), len(tb)) < MIN_CONTENT_TOKENS:
+        return False
+    return len(ta & tb) / len(ta | tb) >= JACCARD_THRESHOLD
+
+
+def _overlap(index: int, c: CriterionDraft, other: CriterionDraft | Criterion, other_label: str) -> list[LintFinding]:
+    same_name = bool(c.name.strip()) and c.name.strip().casefold() == other.name.strip().casefold()
+    similar = near_duplicate(c.pass_condition, other.pass_condition)
+    if not (same_name or similar):
+        return []
+    reasons = " and ".join(
+        r for r, hit in (("the same name", same_name), ("a nearly identical pass condition", similar)) if hit
+    )
+    message = (
+        f"overlaps with {other_label}: {reasons}. Reviewers would judge the same thing twice; "
+        "merge the two criteria or make each test something different"
+    )
+    return [LintFinding("warning", index, c.id, "name" if same_name else "pass_condition", message)]
+
+
+def _overlap_findings(draft: RubricDraft, inherited: Sequence[Criterion]) -> list[LintFinding]:
+    active = [(i, c) for i, c in enumerate(draft.criteria) if not c.retired]
+    parents = [p for p in inherited if not p.retired]
+    out = []
+    for pos, (index, c) in enumerate(active):
+        # Own pairs are reported once, on the later criterion (usually the one just added).
+        for other_index, other in active[:pos]:
+            out += _overlap(index, c, other, _label(other_index, other))
+        for parent in parents:
+            out += _overlap(index, c, parent, f"inherited criterion {parent.id!r} ({parent.name})")
+    return out

@@ -1,0 +1,63 @@
+"""Trying a rubric without a run: on a pasted sample ("Try it") or on past runs' final outputs.
+
+A trial runs the deterministic checks (instant) and, when asked, one reviewer. Its verdict
+follows the gate's rules for a single slot: a failed critical check, an injection hit or a
+reviewer that does not PASS cleanly is a FAIL.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from santa_core.checks import precheck_issues
+from santa_core.criterion_checks import CheckOutcome, run_criterion_checks
+from santa_core.gate import slot_passes
+from santa_core.models import MergedIssue, ReviewOutcome, Rubric
+from santa_core.reviewers.base import Reviewer, ReviewRequest
+
+Effect = Literal["would now be caught", "would now pass", "no change", "checks pass; no reviewer asked"]
+SHIPPED_STATUSES = frozenset({"shipped", "resolved_shipped"})
+
+
+@dataclass(frozen=True)
+class Trial:
+    """What a rubric says about one text."""
+
+    criteria: list[str]
+    checks: list[CheckOutcome]
+    blocking: list[MergedIssue]
+    outcome: ReviewOutcome | None
+
+    @property
+    def verdict(self) -> Literal["PASS", "FAIL"] | None:
+        """FAIL on any blocking check; else the reviewer's slot verdict; None if checks pass and no reviewer ran."""
+        if self.blocking:
+            return "FAIL"
+        if self.outcome is None:
+            return None
+        return "PASS" if slot_passes(self.outcome, self.criteria) else "FAIL"
+
+
+def run_checks(rubric: Rubric, output: str) -> tuple[list[CheckOutcome], list[MergedIssue]]:
+    """Every deterministic check's outcome, and the issues that would block shipping."""
+    return run_criterion_checks(rubric, output), precheck_issues(rubric, output)
+
+
+def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer | None = None) -> Trial:
+    """Checks, then (if given) one reviewer on the same rubric, spec and output as a real run."""
+    checks, blocking = run_checks(rubric, output)
+    outcome = None
+    if reviewer is not None:
+        outcome = reviewer.review(ReviewRequest(rubric=rubric, spec=spec, output=output), "B")
+    return Trial(criteria=rubric.criterion_ids(), checks=checks, blocking=blocking, outcome=outcome)
+
+
+def effect(past_status: str, verdict: Literal["PASS", "FAIL"] | None) -> Effect:
+    """What the new rubric version would have changed for a finished run."""
+    shipped = past_status in SHIPPED_STATUSES
+    if verdict == "FAIL":
+        return "would now be caught" if shipped else "no change"
+    if verdict == "PASS":
+        return "no change" if shipped else "would now pass"
+    return "checks pass; no reviewer asked" if not shipped else "no change"

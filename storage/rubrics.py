@@ -1,0 +1,430 @@
+"""Rubric versions: every save is a new immutable row; runs keep the version they were judged by.
+
+A version stores the authored document (own criteria + the pinned rubrics it extends) and the
+rubric it resolves to. Saving refuses a document that does not resolve, a missing change note,
+and a stale edit (someone saved a newer version since the author opened theirs). Saving content
+identical to the latest version creates nothing.
+
+Rubric trials (the Rubrics page's "Try it" and re-checks of past runs) are appended here too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, func
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, select
+
+from santa_core import rubric_library as lib
+from santa_core.criterion_checks import CheckOutcome
+from santa_core.models import ReviewOutcome, Rubric, RubricDocument
+from storage.db import reader
+from storage.hashing import content_hash, sha256_text
+from storage.tables import RubricVersionRow, RunRow, TrialRow
+
+MAX_NOTE_CHARS = 2_000
+
+
+class RubricNotFound(LookupError):
+    """No stored rubric (or no such version of it)."""
+
+
+class RubricSaveError(ValueError):
+    """A document that cannot be saved; `errors` holds one message per problem."""
+
+    def __init__(self, errors: list[str]) -> None:
+        super().__init__("; ".join(errors))
+        self.errors = errors
+
+
+class RubricConflict(RuntimeError):
+    """Someone saved a newer version while this one was being edited."""
+
+
+class RubricSummary(BaseModel):
+    """The latest version of one rubric, for lists."""
+
+    name: str
+    domain: str
+    version: int
+    description: str
+    extends: list[str]
+    criteria: int
+    author: str
+    saved_at: datetime
+
+
+class VersionInfo(BaseModel):
+    """Who saved a version, when and why."""
+
+    name: str
+    version: int
+    author: str
+    created_at: datetime
+    change_note: str
+    source: str
+
+
+class SaveResult(BaseModel):
+    """The version a save or import produced (or found unchanged)."""
+
+    name: str
+    version: int
+    created: bool
+
+
+class TrialView(BaseModel):
+    """One stored trial: deterministic check outcomes and, if asked, one reviewer's verdict."""
+
+    id: int
+    kind: str
+    run_id: int | None
+    rubric_name: str
+    rubric_version: int | None
+    output_hash: str
+    checks: list[CheckOutcome]
+    reviewer: str | None
+    review_status: str | None
+    verdict: str | None
+    review: dict | None
+    error: str | None
+    cost_usd: float
+    actor: str
+    created_at: datetime
+
+
+def _utc(value: datetime) -> datetime:
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+class RubricStore:
+    """Stored rubric versions and trials over one engine; every method is one transaction."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._reader = reader(engine)
+
+    @contextmanager
+    def _tx(self) -> Iterator[Session]:
+        with Session(self.engine, expire_on_commit=False) as s, s.begin():
+            yield s
+
+    @contextmanager
+    def _read(self) -> Iterator[Session]:
+        with Session(self._reader, expire_on_commit=False) as s, s.begin():
+            yield s
+
+    # --- reading ------------------------------------------------------------------------------
+
+    @staticmethod
+    def _row(s: Session, name: str, version: int | None) -> RubricVersionRow | None:
+        stmt = select(RubricVersionRow).where(RubricVersionRow.name == name)
+        if version is not None:
+            stmt = stmt.where(RubricVersionRow.version == version)
+        return s.exec(stmt.order_by(RubricVersionRow.version.desc()).limit(1)).first()
+
+    def _get(self, name: str, version: int | None) -> RubricVersionRow:
+        with self._read() as s:
+            row = self._row(s, name, version)
+        if row is None:
+            what = f"{name}@{version}" if version is not None else name
+            raise RubricNotFound(f"unknown rubric {what!r} (known: {', '.join(self.names()) or 'none'})")
+        return row
+
+    def names(self) -> list[str]:
+        """Stored rubric names, alphabetical."""
+        with self._read() as s:
+            return sorted(set(s.exec(select(RubricVersionRow.name)).all()))
+
+    def document(self, name: str, version: int | None = None) -> RubricDocument:
+        """The authored document of a version (None: the latest)."""
+        return RubricDocument.model_validate(self._get(name, version).document_json)
+
+    def resolved(self, name: str, version: int | None = None) -> Rubric:
+        """The rubric reviewers see for a version (None: the latest)."""
+        return Rubric.model_validate(self._get(name, version).resolved_json)
+
+    def latest_version(self, name: str) -> int | None:
+        """The newest version number of a rubric, None when it does not exist."""
+        with self._read() as s:
+            row = self._row(s, name, None)
+        return row.version if row else None
+
+    def lookup(self, name: str, version: int | None) -> tuple[RubricDocument, Rubric]:
+        """`rubric_library.Lookup` over stored versions ("base" is an alias of "general")."""
+        name = {"base": "general"}.get(name, name)
+        try:
+            row = self._get(name, version)
+        except RubricNotFound as exc:
+            raise KeyError(str(exc)) from exc
+        return RubricDocument.model_validate(row.document_json), Rubric.model_validate(row.resolved_json)
+
+    def list_rubrics(self) -> list[RubricSummary]:
+        """The latest version of every rubric, by domain then name."""
+        latest = (
+            select(RubricVersionRow.name, func.max(RubricVersionRow.version).label("v"))
+            .group_by(RubricVersionRow.name)
+            .subquery()
+        )
+        stmt = select(RubricVersionRow).join(
+            latest, (RubricVersionRow.name == latest.c.name) & (RubricVersionRow.version == latest.c.v)
+        )
+        with self._read() as s:
+            rows = s.exec(stmt).all()
+        return sorted((_summary(r) for r in rows), key=lambda r: (r.domain, r.name))
+
+    def versions(self, name: str) -> list[VersionInfo]:
+        """Every version of a rubric, newest first."""
+        stmt = (
+            select(RubricVersionRow)
+            .where(RubricVersionRow.name == name)
+            .order_by(RubricVersionRow.version.desc())
+        )
+        with self._read() as s:
+            return [_info(r) for r in s.exec(stmt).all()]
+
+    def export(self, name: str, version: int | None = None, fmt: str = "yaml") -> str:
+        """A version as YAML or JSON text (the documented file schema)."""
+        return lib.export_document(self.document(name, version), fmt)
+
+    # --- writing ------------------------------------------------------------------------------
+
+    def save(
+        self,
+        doc: RubricDocument,
+        author: str,
+        note: str,
+        base_version: int | None,
+        source: str = "studio",
+    ) -> SaveResult:
+        """Save a new version of `doc.name`, made from `base_version` (None: a new rubric).
+
+        Raises RubricSaveError (with every problem) or RubricConflict; changes nothing then.
+        """
+        note = note.strip()
+        if not note:
+            raise RubricSaveError(["change note: say what changed and why (it is kept with the version)"])
+        if len(note) > MAX_NOTE_CHARS:
+            raise RubricSaveError([f"change note: at most {MAX_NOTE_CHARS} characters"])
+        checked = self._checked(lib.export_document(doc, "json"))
+        return self._insert(checked, author, note, source, expect=base_version, version=None)
+
+    def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:
+        """Import a YAML/JSON rubric file as the next version; identical content creates nothing.
+
+        The file's version number is kept when it is newer than the stored one (so an exported
+        file imported into another database exports to the same bytes). Raises
+        `rubric_library.RubricFileError` naming field and line; nothing changes then.
+        """
+        doc = lib.read_document(text, fmt, self.lookup)
+        resolved = lib.resolve(doc, self.lookup)
+        note = note.strip() or f"imported from a {fmt.upper()} file"
+        return self._insert((doc, resolved), author, note, "import", expect="any", version=doc.version)
+
+    def _checked(self, json_text: str) -> tuple[RubricDocument, Rubric]:
+        """Re-read the document as a file would be, so the studio and imports share one gate."""
+        try:
+            doc = lib.read_document(json_text, "json", self.lookup)
+            return doc, lib.resolve(doc, self.lookup)
+        except (lib.RubricFileError, lib.RubricCompositionError) as exc:
+            errors = getattr(exc, "errors", None) or [str(exc)]
+            raise RubricSaveError(errors) from exc
+
+    def _insert(
+        self,
+        checked: tuple[RubricDocument, Rubric],
+        author: str,
+        note: str,
+        source: str,
+        expect: int | None | str,
+        version: int | None,
+    ) -> SaveResult:
+        """Append the version row unless the content equals the latest version's."""
+        doc, resolved = checked
+        digest = sha256_text(lib.content_key(doc))
+        try:
+            with self._tx() as s:
+                latest = self._row(s, doc.name, None)
+                current = latest.version if latest else None
+                if expect != "any" and expect != current:
+                    raise RubricConflict(_conflict_message(doc.name, expect, latest))
+                if latest is not None and latest.content_hash == digest:
+                    return SaveResult(name=doc.name, version=latest.version, created=False)
+                number = max(version or 0, (current or 0) + 1)
+                s.add(_version_row(doc, resolved, number, digest, author, note, source))
+        except IntegrityError as exc:  # PostgreSQL: another writer took the number first
+            raise RubricConflict(f"another version of {doc.name!r} was saved at the same moment; reload") from exc
+        return SaveResult(name=doc.name, version=number, created=True)
+
+    def seed_builtins(self) -> None:
+        """Store the built-in rubrics as version 1 of each name that does not exist yet."""
+        for doc in lib.builtin_documents():
+            try:
+                with self._tx() as s:
+                    if self._row(s, doc.name, None) is not None:
+                        continue
+                    resolved = lib.resolve(doc, self.lookup)
+                    digest = sha256_text(lib.content_key(doc))
+                    s.add(_version_row(doc, resolved, 1, digest, "santa", "built-in rubric", "builtin"))
+            except IntegrityError:
+                continue  # another process seeded it first
+
+    # --- trials -------------------------------------------------------------------------------
+
+    def record_trial(
+        self,
+        kind: str,
+        rubric: Rubric,
+        output: str,
+        checks: list[CheckOutcome],
+        outcome: ReviewOutcome | None,
+        actor: str,
+        run_id: int | None = None,
+        stored_version: int | None = None,
+    ) -> int:
+        """Append one trial with its reviewer call (if any); returns its id."""
+        row = TrialRow(
+            kind=kind,
+            run_id=run_id,
+            rubric_name=rubric.name,
+            rubric_version=stored_version,
+            rubric_json=rubric.model_dump(mode="json"),
+            output_text=output,
+            output_hash=sha256_text(output),
+            check_outcomes_json=[c.model_dump(mode="json") for c in checks],
+            actor=actor,
+            **(_outcome_values(outcome) if outcome else {}),
+        )
+        with self._tx() as s:
+            s.add(row)
+            s.flush()
+            assert row.id is not None
+            return row.id
+
+    def trials(self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200) -> list[TrialView]:
+        """Stored trials, newest first, optionally of one kind or for some runs."""
+        stmt = select(TrialRow).order_by(TrialRow.id.desc()).limit(limit)
+        if kind:
+            stmt = stmt.where(TrialRow.kind == kind)
+        if run_ids is not None:
+            stmt = stmt.where(TrialRow.run_id.in_(run_ids))
+        with self._read() as s:
+            return [_trial_view(r) for r in s.exec(stmt).all()]
+
+    def final_outputs(self, run_ids: list[int]) -> dict[int, tuple[str, str]]:
+        """run id -> (spec, final output text) for finished runs (the last round's output)."""
+        from storage.tables import RoundRow
+
+        last = (
+            select(RoundRow.run_id, func.max(RoundRow.round_no).label("n"))
+            .where(RoundRow.run_id.in_(run_ids))
+            .group_by(RoundRow.run_id)
+            .subquery()
+        )
+        stmt = (
+            select(RunRow.id, RunRow.spec, RoundRow.output_text)
+            .join(RoundRow, RoundRow.run_id == RunRow.id)
+            .join(last, (last.c.run_id == RoundRow.run_id) & (last.c.n == RoundRow.round_no))
+        )
+        with self._read() as s:
+            return {rid: (spec, text) for rid, spec, text in s.exec(stmt).all()}
+
+
+def _conflict_message(name: str, expect: int | None | str, latest: RubricVersionRow | None) -> str:
+    if latest is None:
+        return f"rubric {name!r} no longer exists at version {expect}; reload"
+    if expect is None:
+        return f"a rubric named {name!r} already exists (version {latest.version}); pick another name or open it"
+    return (
+        f"{latest.author} saved {name} v{latest.version} while you were editing v{expect}; "
+        "reload to see their change (your draft is kept)"
+    )
+
+
+def _version_row(
+    doc: RubricDocument, resolved: Rubric, number: int, digest: str, author: str, note: str, source: str
+) -> RubricVersionRow:
+    doc = doc.model_copy(update={"version": number})
+    resolved = resolved.model_copy(update={"version": number})
+    return RubricVersionRow(
+        name=doc.name,
+        version=number,
+        domain=doc.domain,
+        document_json=lib.document_data(doc),
+        resolved_json=resolved.model_dump(mode="json"),
+        content_hash=digest,
+        author=author,
+        change_note=note,
+        source=source,
+    )
+
+
+def _summary(row: RubricVersionRow) -> RubricSummary:
+    doc = row.document_json
+    return RubricSummary(
+        name=row.name,
+        domain=row.domain,
+        version=row.version,
+        description=doc.get("description", ""),
+        extends=list(doc.get("extends", [])),
+        criteria=len(row.resolved_json.get("criteria", [])),
+        author=row.author,
+        saved_at=_utc(row.created_at),
+    )
+
+
+def _info(row: RubricVersionRow) -> VersionInfo:
+    return VersionInfo(
+        name=row.name,
+        version=row.version,
+        author=row.author,
+        created_at=_utc(row.created_at),
+        change_note=row.change_note,
+        source=row.source,
+    )
+
+
+def _outcome_values(outcome: ReviewOutcome) -> dict[str, Any]:
+    """Columns of a trial's reviewer call: verdict, review, usage, cost and the raw call."""
+    call = outcome.calls[0] if outcome.calls else None
+    request = call.request if call else None
+    response = call.response if call else outcome.raw_response
+    return {
+        "reviewer": outcome.reviewer,
+        "review_status": outcome.status.value,
+        "verdict": outcome.effective_verdict,
+        "review_json": outcome.review.model_dump(mode="json") if outcome.review else None,
+        "error": outcome.error,
+        "request_json": request,
+        "response_text": response,
+        "content_hash": content_hash(request, response) if request is not None else None,
+        "cost_usd": outcome.cost_usd,
+        "latency_s": outcome.latency_s,
+        **outcome.usage.model_dump(),
+    }
+
+
+def _trial_view(row: TrialRow) -> TrialView:
+    assert row.id is not None
+    return TrialView(
+        id=row.id,
+        kind=row.kind,
+        run_id=row.run_id,
+        rubric_name=row.rubric_name,
+        rubric_version=row.rubric_version,
+        output_hash=row.output_hash,
+        checks=[CheckOutcome.model_validate(c) for c in row.check_outcomes_json],
+        reviewer=row.reviewer,
+        review_status=row.review_status,
+        verdict=row.verdict,
+        review=row.review_json,
+        error=row.error,
+        cost_usd=row.cost_usd,
+        actor=row.actor,
+        created_at=_utc(row.created_at),
+    )

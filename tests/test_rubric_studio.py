@@ -1,0 +1,232 @@
+"""AppTest drives the Rubrics page like a rubric author, against a real SQLite file."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import streamlit as st
+from sqlmodel import Session, func, select
+from streamlit.testing.v1 import AppTest
+
+from storage.db import init_db
+from storage.repo import Repo
+from storage.tables import RubricVersionRow, RunRow, TrialRow
+from tests.llm_stub import MessagesStub, santa_scenario
+from tests.test_app import texts
+
+PAGE = "pages/rubrics.py"
+
+
+@pytest.fixture
+def repo(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+    """A fresh database (built-in rubrics seeded) and a stand-in model; no cached desk leaks."""
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    messages_stub.handler = santa_scenario
+    st.cache_resource.clear()
+    yield Repo(init_db(url, mark_interrupted=False))
+    st.cache_resource.clear()
+
+
+def open_rubrics(rubric: str | None = None) -> AppTest:
+    at = AppTest.from_file("../app.py", default_timeout=30)
+    if rubric:
+        at.query_params["rubric"] = rubric
+    at.run()
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    return at
+
+
+def act(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def version_rows(repo: Repo) -> int:
+    with Session(repo.engine) as s:
+        return s.exec(select(func.count()).select_from(RubricVersionRow)).one()
+
+
+def new_compliance_rubric(at: AppTest) -> None:
+    """Create acme-compliance v1 from the general base plus the compliance extension."""
+    at.selectbox(key="rubric_pick").set_value("＋ New rubric")
+    act(at)
+    at.text_input(key="rs_name").set_value("acme-compliance")
+    at.selectbox(key="rs_domain").set_value("compliance")
+    at.multiselect(key="rs_extends").set_value(["general", "compliance"])
+    at.text_input(key="rs_note").set_value("Base plus the compliance extension")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+
+
+def test_author_creates_edits_diffs_exports_and_reimports(repo: Repo) -> None:
+    at = open_rubrics()
+    new_compliance_rubric(at)
+    assert "Saved acme-compliance v1." in texts(at)
+    v1 = repo.rubrics.resolved("acme-compliance", 1)
+    assert v1.criterion_ids() == repo.rubrics.resolved("compliance").criterion_ids()  # shared base counted once
+    assert repo.rubrics.document("acme-compliance", 1).extends == ["general@1", "compliance@1"]
+
+    # add a criterion with a forbidden-terms check, but forget the fail signal
+    at.button(key="rs_add").click()
+    act(at)
+    uid = "k0"
+    at.text_input(key=f"rc_{uid}_id").set_value("no_superlatives")
+    at.text_input(key=f"rc_{uid}_name").set_value("No unprovable superlatives")
+    at.text_area(key=f"rc_{uid}_pass_condition").set_value(
+        "None of the forbidden superlatives listed in the check appears in the output."
+    )
+    at.selectbox(key=f"rc_{uid}_check_type").set_value("forbidden_terms")
+    act(at)
+    at.text_area(key=f"rc_{uid}_chk_forbidden_terms_terms").set_value("best in class\nnumber one")
+    at.text_input(key="rs_note").set_value("Ban unprovable superlatives")
+    act(at)
+    shown = texts(at)
+    assert "no fail signal" in shown.lower()
+    assert "block saving" in shown
+    assert at.button(key="rs_save").disabled
+    assert version_rows(repo) == 5  # 4 built-ins + v1: nothing saved
+
+    # fix it and save version 2
+    at.text_area(key=f"rc_{uid}_fail_signal").set_value('"Best in class" or "number one" appears.')
+    act(at)
+    assert not at.button(key="rs_save").disabled
+    at.button(key="rs_save").click()
+    act(at)
+    assert "Saved acme-compliance v2." in texts(at)
+    v2 = repo.rubrics.resolved("acme-compliance", 2)
+    assert v2.criterion_ids()[-1] == "no_superlatives"
+    assert v2.criteria[-1].check == {"type": "forbidden_terms", "terms": ["best in class", "number one"]}
+    info = repo.rubrics.versions("acme-compliance")
+    assert [(v.version, v.change_note) for v in info] == [
+        (2, "Ban unprovable superlatives"),
+        (1, "Base plus the compliance extension"),
+    ]
+
+    # diff v1 against v2 (the Versions tab defaults to previous vs latest)
+    assert at.selectbox(key="diff_old").value == 1 and at.selectbox(key="diff_new").value == 2
+    shown = texts(at)
+    assert "Criteria: 1 added." in shown
+    assert "no_superlatives · ➕ added" in shown
+    assert any("+  name: No unprovable superlatives" in c.value or "+- id: no_superlatives" in c.value
+               for c in at.code)
+
+    # export v2 as YAML, import that file: unchanged; export again: the same bytes
+    exported = repo.rubrics.export("acme-compliance", 2, "yaml")
+    assert at.selectbox(key="exp_version").value == 2
+    assert any(c.value == exported.rstrip("\n") for c in at.code)  # st.code drops the final newline
+    at.text_area(key="imp_text").set_value(exported)
+    at.radio(key="imp_format").set_value("yaml")
+    at.button(key="imp_go").click()
+    act(at)
+    assert "Unchanged: acme-compliance v2 already has exactly this content." in texts(at)
+    assert version_rows(repo) == 6
+    assert repo.rubrics.export("acme-compliance", 2, "yaml") == exported
+
+
+def test_run_made_before_the_edit_keeps_version_1(repo: Repo) -> None:
+    at = open_rubrics()
+    new_compliance_rubric(at)
+    run_id = repo.create_run("spec", "output", repo.rubrics.resolved("acme-compliance"), "person", "person",
+                             "person")
+    at.button(key="rs_add").click()
+    act(at)
+    for field, value in {"id": "extra", "name": "Extra", "pass_condition": "Every price has a currency code.",
+                         "fail_signal": "A price without a currency code."}.items():
+        widget = at.text_input if field in ("id", "name") else at.text_area
+        widget(key=f"rc_k0_{field}").set_value(value)
+    at.text_input(key="rs_note").set_value("add extra")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+    assert repo.rubrics.latest_version("acme-compliance") == 2
+    view = repo.get_run_view(run_id)
+    assert (view.rubric.name, view.rubric.version) == ("acme-compliance", 1)
+    assert "extra" not in view.rubric.criterion_ids()
+    review = AppTest.from_file("../app.py", default_timeout=30)
+    review.query_params["run"] = str(run_id)
+    review.run()
+    review.switch_page("pages/review.py").run()
+    assert "Rubric acme-compliance v1" in texts(review)
+
+
+def test_broken_import_names_field_and_line_and_changes_nothing(repo: Repo) -> None:
+    at = open_rubrics("compliance")
+    before = version_rows(repo)
+    broken = repo.rubrics.export("compliance").replace("  pass_condition:", "  pass_conditions:", 1)
+    at.text_area(key="imp_text").set_value(broken)
+    at.button(key="imp_go").click()
+    act(at)
+    shown = texts(at)
+    assert "Nothing was imported" in shown
+    assert "criteria[0].pass_condition: field required (line" in shown
+    assert "criteria[0].pass_conditions: unknown field (line" in shown
+    at.text_area(key="imp_text").set_value('{"name": "x",\n "criteria": [}')
+    at.radio(key="imp_format").set_value("json")
+    at.button(key="imp_go").click()
+    act(at)
+    assert "invalid JSON" in texts(at) and "(line 2)" in texts(at)
+    assert version_rows(repo) == before
+
+
+def test_upload_a_file_creates_a_new_rubric(repo: Repo) -> None:
+    at = open_rubrics()
+    text = repo.rubrics.export("content", fmt="json").replace('"name": "content"', '"name": "shop-copy"', 1)
+    at.file_uploader(key="imp_file").set_value(("shop-copy.json", text.encode(), "application/json"))
+    act(at)
+    at.button(key="imp_go").click()
+    act(at)
+    assert "Imported shop-copy v1." in texts(at)
+    assert repo.rubrics.export("shop-copy", fmt="json") == text
+
+
+def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: Repo) -> None:
+    at = open_rubrics("compliance")
+    at.text_area(key="try_output").set_value("Guaranteed returns, risk‑free!")
+    act(at)
+    table = at.dataframe[-1].value
+    row = table[table["criterion"] == "no_outcome_guarantees"].iloc[0]
+    assert row["result"] == "❌ FAIL" and "guaranteed returns" in row["detail"]
+    at.text_area(key="try_output").set_value("All investments carry risk. Contains DEFECT.")
+    act(at)
+    at.button(key="try_review").click()
+    act(at)
+    assert "With this draft the sample is FAIL." in texts(at)
+    with Session(repo.engine) as s:
+        trial = s.exec(select(TrialRow)).one()
+    assert (trial.kind, trial.rubric_name, trial.verdict) == ("try", "compliance", "FAIL")
+    assert trial.request_json and trial.content_hash
+    with Session(repo.engine) as s:
+        assert s.exec(select(func.count()).select_from(RunRow)).one() == 0  # trying creates no run
+
+
+def test_lint_warning_does_not_block_and_retire_keeps_the_id(repo: Repo) -> None:
+    at = open_rubrics("general")
+    at.text_area(key="rc_k0_pass_condition").set_value("The copy is engaging.")
+    act(at)
+    assert "engaging" in texts(at) and not at.button(key="rs_save").disabled
+    at.button(key="rc_k1_retire").click()
+    act(at)
+    at.text_input(key="rs_note").set_value("vaguer accuracy, retire hallucination check")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+    doc = repo.rubrics.document("general", 2)
+    assert doc.criteria[1].retired
+    assert "hallucination_free" not in repo.rubrics.resolved("general", 2).criterion_ids()
+
+
+def test_discard_brings_back_the_saved_version(repo: Repo) -> None:
+    at = open_rubrics("code")
+    at.button(key="rc_k0_remove").click()
+    act(at)
+    assert not at.button(key="rs_discard").disabled
+    at.button(key="rs_discard").click()
+    act(at)
+    assert "Changes discarded." in texts(at)
+    assert at.text_input(key="rc_k0_id").value == "type_safety"

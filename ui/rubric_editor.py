@@ -1,0 +1,272 @@
+"""The Rubrics page's editor: rubric header, one expander per criterion with its lint, and Save.
+
+Lint runs on every rerun and is shown next to the criterion it is about; errors block saving,
+warnings do not. Saving creates a new immutable version (storage refuses a stale or broken one).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from santa_core import criterion_checks as cc
+from santa_core import rubric_lint
+from santa_core.models import CATEGORIES, Criterion
+from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
+from ui import rubric_draft as rd
+from ui.safe import md
+
+SEVERITIES = ("critical", "suggestion")
+FLASH = "studio_flash"
+DOMAINS = ("general", "content", "code", "compliance")
+
+
+def snapshot(draft: dict[str, Any]) -> str:
+    """A comparable picture of the draft, to tell whether it has unsaved changes."""
+    return json.dumps(rd.to_draft(draft).model_dump(), sort_keys=True)
+
+
+def is_dirty(draft: dict[str, Any]) -> bool:
+    """Whether the draft differs from what was loaded."""
+    return snapshot(draft) != draft.get("clean")
+
+
+def inherited(store: RubricStore, draft: dict[str, Any]) -> tuple[list[Criterion], list[str]]:
+    """Criteria the draft's parents bring (at their pinned versions) and problems finding them."""
+    pinned = {r.partition("@")[0]: r for r in draft["pinned"]}
+    out: list[Criterion] = []
+    problems: list[str] = []
+    for name in draft["header"]["extends"]:
+        ref = pinned.get(name, name)
+        base, _, version = ref.partition("@")
+        try:
+            parent = store.lookup(base, int(version) if version else None)[1]
+        except KeyError as exc:
+            problems.append(str(exc.args[0]))
+            continue
+        out += [c for c in parent.criteria if c.id not in {x.id for x in out}]
+    return out, problems
+
+
+def render(store: RubricStore, actor: str) -> list[rubric_lint.LintFinding]:
+    """The whole editor for the open draft; returns the current lint findings."""
+    draft = rd.current()
+    assert draft is not None
+    rd.sync(draft)
+    parents, parent_problems = inherited(store, draft)
+    findings = rubric_lint.lint(rd.to_draft(draft), parents)
+    _flash()
+    _header(draft, store, parents, parent_problems, findings)
+    st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
+    if not draft["criteria"]:
+        st.caption("No own criteria yet: this rubric is its parents' criteria. Add one to extend them.")
+    for i, c in enumerate(draft["criteria"]):
+        _criterion(i, c, rubric_lint.for_criterion(findings, i), len(draft["criteria"]))
+    st.button("＋ Add criterion", key="rs_add", on_click=rd.add_criterion)
+    _save_panel(draft, store, actor, findings, parent_problems)
+    return findings
+
+
+def _flash() -> None:
+    """The outcome of the last save or discard (set by a callback)."""
+    msg = st.session_state.pop(FLASH, None)
+    if not msg:
+        return
+    kind, lines = msg
+    if kind == "ok":
+        st.success(md(lines[0]))
+    else:
+        for line in lines:
+            st.error(md(line))
+
+
+def _header(draft: dict[str, Any], store: RubricStore, parents: list[Criterion], problems: list[str],
+            findings: list[rubric_lint.LintFinding]) -> None:
+    existing = draft["base_version"] is not None
+    left, right = st.columns(2)
+    with left:
+        st.text_input("Rubric name", key=rd.header_key("name"), disabled=existing, max_chars=64,
+                      placeholder="e.g. acme-compliance",
+                      help="Lower-case letters, digits, '-' and '_'. It names the rubric in runs, commands and "
+                      "URLs, so it cannot change once saved (save a copy under a new name instead).")
+    with right:
+        domains = sorted({*DOMAINS, *(r.domain for r in store.list_rubrics()), draft["header"]["domain"]})
+        st.selectbox("Domain", domains, key=rd.header_key("domain"), accept_new_options=True,
+                     help="Groups rubrics on this page. Type a new one to add a domain.")
+    st.text_area("Description", key=rd.header_key("description"), height=68,
+                 help="What this rubric is for; shown to authors, not to reviewers.")
+    options = [n for n in store.names() if n != draft["header"]["name"]]
+    options += [n for n in draft["header"]["extends"] if n not in options]
+    st.multiselect("Extends (base first, then extensions)", options, key=rd.header_key("extends"),
+                   help="Parents' criteria come first, in this order; a criterion shared by two parents "
+                   "counts once. Own criteria follow.")
+    for p in problems:
+        st.error(md(p))
+    if parents:
+        st.caption(md(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+                      + ", ".join(c.id for c in parents)))
+    for f in rubric_lint.for_criterion(findings, None):
+        (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
+
+
+def _pins(draft: dict[str, Any]) -> list[str]:
+    pinned = {r.partition("@")[0]: r for r in draft["pinned"]}
+    return [pinned.get(n, f"{n} (latest)") for n in draft["header"]["extends"]]
+
+
+def _finding_text(f: rubric_lint.LintFinding) -> str:
+    where = f"{f.field.replace('_', ' ')}: " if f.field else ""
+    return f"{'Error' if f.level == 'error' else 'Warning'} — {where}{f.message}"
+
+
+def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int) -> None:
+    errors = [f for f in findings if f.level == "error"]
+    mark = "⛔ " if errors else ("⚠️ " if findings else "")
+    label = f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else "")
+    with st.expander(label, expanded=bool(errors) or not c["id"]):
+        for f in findings:
+            (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
+        if c["retired"]:
+            st.info("Retired: kept in this rubric (its id stays reserved) but no longer judged. Restore to judge it again.")
+        _criterion_fields(c)
+        _check_form(c)
+        _criterion_buttons(i, c, count)
+
+
+def _criterion_fields(c: dict[str, Any]) -> None:
+    uid = c["uid"]
+    a, b = st.columns(2)
+    a.text_input("Id", key=rd.key(uid, "id"), max_chars=64, help="Lower-case letters, digits, '-' and '_'; "
+                 "reviewers cite it and metrics count by it, so keep it stable.")
+    b.text_input("Name", key=rd.key(uid, "name"))
+    categories = list(dict.fromkeys([*CATEGORIES, c["category"]] if c["category"] else CATEGORIES))
+    a.selectbox("Category", categories, key=rd.key(uid, "category"), accept_new_options=True,
+                help="One of the method's categories, or type a custom one.")
+    b.selectbox("Severity", SEVERITIES, key=rd.key(uid, "severity"),
+                help="critical: a failure blocks shipping. suggestion: reported, never blocks.")
+    st.text_area("Pass condition", key=rd.key(uid, "pass_condition"), height=80,
+                 help="What a passing output does, stated so two reviewers would agree: name the things to count or find.")
+    st.text_area("Fail signal", key=rd.key(uid, "fail_signal"), height=80,
+                 help="What a reviewer sees in an output that fails it: the concrete evidence to quote.")
+
+
+def _check_form(c: dict[str, Any]) -> None:
+    uid = c["uid"]
+    kinds = [rd.NO_CHECK, *cc.CHECK_TYPES]
+    kind = st.selectbox("Deterministic check", kinds, key=rd.key(uid, "check_type"),
+                        format_func=lambda k: "none" if k == rd.NO_CHECK else cc.CHECK_SPECS[k].title,
+                        help="Runs before the reviewers, on the exact text; a failed check of a critical "
+                        "criterion blocks shipping even if both reviewers pass it.")
+    if kind == rd.NO_CHECK:
+        return
+    spec = cc.CHECK_SPECS[kind]
+    st.caption(md(spec.explanation))
+    for f in spec.fields:
+        _check_field(rd.check_key(uid, kind, f.name), f)
+
+
+def _check_field(widget: str, f: Any) -> None:
+    if f.kind == "lines":
+        st.text_area(f.label, key=widget, height=100, help=(f.help + " One per line.").strip())
+    elif f.kind == "int":
+        st.number_input(f.label, key=widget, min_value=0, step=1, help=f.help or None)
+    elif f.kind == "float":
+        st.number_input(f.label, key=widget, min_value=0.0, step=0.5, help=f.help or None)
+    elif f.kind == "bool":
+        st.checkbox(f.label, key=widget, help=f.help or None)
+    else:
+        st.text_input(f.label, key=widget, help=f.help or None)
+
+
+def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
+    uid = c["uid"]
+    cols = st.columns(5)
+    cols[0].button("↑ Up", key=rd.key(uid, "up"), disabled=i == 0, on_click=rd.move, args=(uid, -1))
+    cols[1].button("↓ Down", key=rd.key(uid, "down"), disabled=i == count - 1, on_click=rd.move, args=(uid, 1))
+    cols[2].button("Duplicate", key=rd.key(uid, "dup"), on_click=rd.duplicate, args=(uid,))
+    cols[3].button("Restore" if c["retired"] else "Retire", key=rd.key(uid, "retire"), on_click=rd.toggle_retired,
+                   args=(uid,), help="Retired criteria stay in the rubric (id reserved) but are not judged.")
+    cols[4].button("Remove", key=rd.key(uid, "remove"), on_click=rd.remove, args=(uid,),
+                   help="Drop it from this draft. Saved versions keep it; Discard changes brings it back.")
+
+
+def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings: list[rubric_lint.LintFinding],
+                problems: list[str]) -> None:
+    st.divider()
+    errors, warnings = rubric_lint.errors(findings), rubric_lint.warnings(findings)
+    blocked = bool(errors or problems)
+    if blocked:
+        st.error(f"{len(errors) + len(problems)} error{'s' if len(errors) + len(problems) != 1 else ''} "
+                 "block saving; they are marked ⛔ above.")
+    elif warnings:
+        st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (⚠️ above); you can still save.")
+    st.text_input("Change note", key="rs_note", max_chars=2000, placeholder="What changed and why",
+                  help="Kept with the version, with your name and the time.")
+    update = False
+    if draft["base_version"] is not None and _newer_parents(store, draft):
+        update = st.checkbox("Update parents to their latest versions", key="rs_update_parents",
+                             help="Parents stay at the versions this rubric was saved with unless you tick this.")
+    a, b = st.columns(2)
+    a.button("Save new version" if draft["base_version"] else "Create rubric (version 1)", type="primary",
+             key="rs_save", disabled=blocked, on_click=_save, args=(store, actor, update))
+    b.button("Discard changes", key="rs_discard", disabled=not is_dirty(draft), on_click=discard, args=(store,))
+
+
+def _newer_parents(store: RubricStore, draft: dict[str, Any]) -> list[str]:
+    out = []
+    for ref in draft["pinned"]:
+        name, _, version = ref.partition("@")
+        latest = store.latest_version(name)
+        if version and latest and latest > int(version):
+            out.append(f"{name} v{latest}")
+    if out:
+        st.caption(md("Newer parent versions exist: " + ", ".join(out)))
+    return out
+
+
+def open_version(store: RubricStore, name: str | None, version: int | None = None) -> None:
+    """Load a stored rubric (the latest version unless `version`) or a new empty draft."""
+    if name is None:
+        rd.load(None, None, "new")
+    else:
+        latest = store.latest_version(name)
+        rd.load(store.document(name, version), latest, name)
+    draft = rd.current()
+    assert draft is not None
+    rd.sync(draft)
+    draft["clean"] = snapshot(draft)
+
+
+def discard(store: RubricStore) -> None:
+    """Throw the draft away and reopen what it was made from."""
+    draft = rd.current()
+    source = None if draft is None or draft["source"] == "new" else draft["source"]
+    open_version(store, source)
+    st.session_state[FLASH] = ("ok", ["Changes discarded."])
+
+
+def _save(store: RubricStore, actor: str, update_parents: bool) -> None:
+    """Save callback: a new version, or the reasons it was refused (the draft is kept then)."""
+    draft = rd.current()
+    assert draft is not None
+    rd.sync(draft)
+    try:
+        doc = rd.to_document(draft, update_parents)
+        result = store.save(doc, actor, st.session_state.get("rs_note", ""), draft["base_version"])
+    except RubricSaveError as exc:
+        st.session_state[FLASH] = ("error", ["Not saved: " + e for e in exc.errors])
+        return
+    except RubricConflict as exc:
+        st.session_state[FLASH] = ("error", [f"Not saved: {exc}"])
+        return
+    except ValueError as exc:  # pydantic: a field the lint did not catch
+        st.session_state[FLASH] = ("error", [f"Not saved: {exc}"])
+        return
+    open_version(store, result.name)
+    st.query_params["rubric"] = result.name
+    st.session_state["rubric_pick"] = result.name
+    message = (f"Saved {result.name} v{result.version}." if result.created
+               else f"Nothing to save: identical to {result.name} v{result.version}.")
+    st.session_state[FLASH] = ("ok", [message])

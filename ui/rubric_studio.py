@@ -1,0 +1,58 @@
+"""The Rubrics page's rubric picker and the draft as a usable rubric."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from santa_core import rubric_library as lib
+from santa_core import rubric_lint
+from santa_core.models import Rubric
+from storage.rubrics import RubricStore
+from ui import rubric_draft as rd
+from ui import rubric_editor
+from ui.safe import md
+
+NEW = "＋ New rubric"
+PICK = "rubric_pick"
+
+
+def pick_rubric(store: RubricStore) -> str | None:
+    """Select a rubric (grouped by domain) or a new one; opens it in the editor. Returns the stored name."""
+    summaries = store.list_rubrics()
+    labels = {s.name: f"{s.domain} · {s.name} v{s.version} ({s.criteria} criteria)" for s in summaries}
+    options = [*labels, NEW]
+    if PICK not in st.session_state:
+        wanted = st.query_params.get("rubric")
+        st.session_state[PICK] = wanted if wanted in labels else (options[0] if labels else NEW)
+    choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
+    target = None if choice == NEW else choice
+    draft = rd.current()
+    source = None if draft is None or draft["source"] == "new" else draft["source"]
+    if draft is None or (source != target and not (draft["source"] == "new" and target is None)):
+        if draft is not None and rubric_editor.is_dirty(draft):
+            held = "the new rubric" if source is None else source
+            st.warning(md(f"Unsaved changes to {held} are still open below: save them, or press "
+                          "Discard changes, before opening another rubric."))
+            return source
+        rubric_editor.open_version(store, target)
+    if target:
+        st.query_params["rubric"] = target
+    elif "rubric" in st.query_params:
+        del st.query_params["rubric"]
+    return target
+
+
+def draft_rubric(store: RubricStore, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
+    """The draft resolved as reviewers would see it, or why it cannot be (lint errors first)."""
+    if rubric_lint.blocks_save(findings):
+        n = len(rubric_lint.errors(findings))
+        return None, f"The draft has {n} error{'s' if n != 1 else ''} (see Edit); fix them to try it."
+    draft = rd.current()
+    assert draft is not None
+    try:
+        doc = rd.to_document(draft, update_parents=False)
+        if not doc.name:
+            doc = doc.model_copy(update={"name": "draft"})
+        return lib.resolve(doc, store.lookup), None
+    except (ValueError, KeyError) as exc:
+        return None, f"The draft cannot be used yet: {exc}"

@@ -1,0 +1,121 @@
+"""The Rubrics page's "Try it" tab (a sample against the draft) and "Re-check history" tab."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import pandas as pd
+import streamlit as st
+
+from santa_core import trials
+from santa_core.config import KNOWN_MODELS, api_key_present
+from santa_core.criterion_checks import CheckOutcome
+from santa_core.models import MAX_TEXT_CHARS, Rubric
+from storage.desk import Desk
+from ui import components
+from ui.safe import md
+
+MAX_RECHECK = 20
+"""Runs re-checked with a reviewer per click: each costs one model call."""
+FINISHED = ("shipped", "resolved_shipped", "resolved_rejected", "escalated")
+
+
+def checks_table(checks: list[CheckOutcome]) -> None:
+    """One line per deterministic check: criterion, type, PASS/FAIL and what it found."""
+    if not checks:
+        st.caption("No criterion carries a deterministic check.")
+        return
+    rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
+             "detail": c.detail} for c in checks]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) -> None:
+    """Paste a sample: checks run at once; one click asks one reviewer with the draft rubric."""
+    st.caption("Checks run on every change. Nothing here creates a run; reviewer trials are kept with their cost.")
+    output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
+                          placeholder="Paste an output this rubric should judge")
+    spec = st.text_area("Spec (optional, for the reviewer)", key="try_spec", height=90, max_chars=MAX_TEXT_CHARS)
+    if rubric is None:
+        st.warning(md(problem or "Fix the draft's errors to try it."))
+        return
+    if not output.strip():
+        return
+    checks, blocking = trials.run_checks(rubric, output)
+    checks_table(checks)
+    injections = [i for i in blocking if i.criterion == "injection"]
+    for issue in injections:
+        st.error(md(f"Injection detector: {issue.description} — “{issue.evidence}”"))
+    _ask_reviewer(desk, rubric, output, spec, actor)
+
+
+def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str) -> None:
+    if not api_key_present():
+        st.info("Asking a reviewer needs an Anthropic API key (see Settings). The checks above need none.")
+        return
+    models = list(dict.fromkeys([desk.defaults().reviewer_b, *KNOWN_MODELS]))
+    model = st.selectbox("Reviewer model", models, key="try_model")
+    if not st.button("Ask one reviewer", key="try_review",
+                     help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
+        return
+    with st.spinner(f"{model} is reviewing the sample…"):
+        trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
+    desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor)
+    verdict = trial.verdict
+    (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
+    components.review_card(trial.outcome, "B", model, criteria=rubric.criterion_ids())
+
+
+def recheck_tab(desk: Desk, name: str, actor: str) -> None:
+    """Re-judge past runs' final outputs under a chosen version: what would it catch or pass?"""
+    runs = [r for r in desk.repo.list_runs(limit=300) if r.status in FINISHED]
+    if not runs:
+        st.info("No finished runs yet. Re-checks run past runs' final outputs under a rubric version.")
+        return
+    versions = [v.version for v in desk.repo.rubrics.versions(name)]
+    version = st.selectbox("Re-check under", versions, key="rck_version", format_func=lambda n: f"{name} v{n}")
+    labels = {r.id: f"run {r.id} · {components.status_label(r.status)} · {r.rubric_name} v{r.rubric_version}"
+              for r in runs}
+    default = [r.id for r in runs if r.rubric_name == name][:10]
+    picked = st.multiselect("Past runs", list(labels), default=default, key="rck_runs", format_func=labels.get)
+    with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
+                                key="rck_with_reviewer", disabled=not api_key_present())
+    if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked):
+        return
+    rubric = desk.repo.rubrics.resolved(name, version)
+    status = {r.id: r.status.value for r in runs}
+    rows = _recheck(desk, rubric, version, picked, status, with_reviewer, actor)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    caught = sum(r["effect"] == "would now be caught" for r in rows)
+    passed = sum(r["effect"] == "would now pass" for r in rows)
+    st.markdown(md(f"Under {name} v{version}: **{caught}** shipped run(s) would now be caught, "
+                   f"**{passed}** rejected or escalated run(s) would now pass."))
+
+
+def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], status: dict[int, str],
+             with_reviewer: bool, actor: str) -> list[dict]:
+    """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored."""
+    outputs = desk.repo.rubrics.final_outputs(run_ids)
+    ids = [i for i in run_ids if i in outputs][: MAX_RECHECK if with_reviewer else None]
+    model = desk.defaults().reviewer_b
+    progress = st.progress(0.0, text="Re-checking…")
+
+    def one(run_id: int) -> trials.Trial:
+        spec, text = outputs[run_id]
+        reviewer = desk.runner.reviewer_for(model) if with_reviewer else None
+        trial = trials.try_rubric(rubric, text, spec, reviewer)
+        desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
+                                       run_id=run_id, stored_version=version)
+        return trial
+
+    rows = []
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        for n, (run_id, trial) in enumerate(zip(ids, pool.map(one, ids), strict=True), start=1):
+            progress.progress(n / len(ids), text=f"Re-checked {n} of {len(ids)}")
+            failed = [c.criterion for c in trial.checks if c.result == "FAIL"]
+            rows.append({"run": run_id, "was": status[run_id], "checks now": ", ".join(failed) or "all pass",
+                         "reviewer now": (trial.outcome.effective_verdict if trial.outcome else "—"),
+                         "verdict now": trial.verdict or "checks pass",
+                         "effect": trials.effect(status[run_id], trial.verdict)})
+    progress.empty()
+    return rows
