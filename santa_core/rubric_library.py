@@ -215,7 +215,10 @@ class _Dumper(yaml.SafeDumper):
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = "|" if "\n" in value else None
+    # Why double quotes for U+0085 (NEL, e.g. a cp1252 "…" read as Latin-1): PyYAML writes it raw
+    # in plain, single-quoted and block scalars, where it reads back as a line break; only
+    # double quotes escape it, so export -> import keeps the text.
+    style = '"' if "\x85" in value else "|" if "\n" in value else None
     return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
 

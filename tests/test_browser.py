@@ -24,7 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # URL path -> title. The root is a hidden page that forwards to Review, so both "/" and "/review" work.
-PAGES = {"review": "Review", "runs": "Runs", "escalations": "Escalations", "settings": "Settings"}
+PAGES = {"review": "Review", "runs": "Runs", "escalations": "Escalations", "rubrics": "Rubrics",
+         "settings": "Settings"}
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",
@@ -188,6 +189,20 @@ def test_every_page_and_a_person_run_in_chromium(chromium: str, server: tuple[st
             page.wait_for_selector(APP_IDLE)
             assert_no_error(page, "/review after Start review")
             screenshot(page, shots / "review-run.png")
+
+            # The Rubrics page: lint reacts to what the author types, next to the criterion.
+            page.goto(f"{base}/rubrics?rubric=general", wait_until="domcontentloaded")
+            wait_until_rendered(page, "Rubrics")
+            page.get_by_text("1. Factual accuracy · factual_accuracy").click()  # open the criterion
+            condition = page.locator(".st-key-rc_k0_pass_condition textarea")
+            condition.fill("The copy is engaging.")
+            condition.press("Control+Enter")
+            page.wait_for_selector(APP_IDLE)
+            expect(main).to_contain_text("engaging", timeout=STEP_MS)
+            expect(main).to_contain_text("nothing measurable", timeout=STEP_MS)
+            expect(condition).to_be_visible()  # the criterion stays open while its label gains the ⚠️ mark
+            assert_no_error(page, "/rubrics after an edit")
+            screenshot(page, shots / "rubrics-lint.png")
 
             # A new tab on the run's URL shows the same run (the database, not the tab, holds it).
             fresh = context.new_page()

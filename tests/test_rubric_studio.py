@@ -230,3 +230,82 @@ def test_discard_brings_back_the_saved_version(repo: Repo) -> None:
     act(at)
     assert "Changes discarded." in texts(at)
     assert at.text_input(key="rc_k0_id").value == "type_safety"
+
+
+# --- the Review page offers the latest version; re-checks of past runs ----------------------
+
+
+def save_v2_with_banned_word(repo: Repo, rubric: str, word: str) -> None:
+    """A new version of a stored rubric whose extra criterion bans one word (a deterministic check)."""
+    from santa_core.models import Criterion
+
+    doc = repo.rubrics.document(rubric)
+    extra = Criterion(id="banned_word", name=f"No '{word}'", category="compliance",
+                      pass_condition=f"The word '{word}' does not appear.", fail_signal=f"'{word}' appears.",
+                      check={"type": "forbidden_terms", "terms": [word]})
+    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author", f"ban {word}", 1)
+
+
+def test_review_page_offers_the_latest_version_and_older_ones(repo: Repo) -> None:
+    save_v2_with_banned_word(repo, "general", "ready")
+    at = AppTest.from_file("../app.py", default_timeout=30)
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert at.selectbox(key="new_rubric").value == "general"
+    picker = at.selectbox(key="new_rubric_version_general_2")
+    assert picker.value == 2 and picker.options == ["v2 (latest)", "v1"]
+    at.text_area(key="new_spec").set_value("spec")
+    at.text_area(key="new_output").set_value("It is ready.")
+    at.selectbox(key="new_reviewer_b").set_value("person")
+    at.selectbox(key="new_reviewer_c").set_value("person")
+    at.button(key="start_review").click().run()
+    latest = repo.list_runs()[0]
+    assert (latest.rubric_name, latest.rubric_version) == ("general", 2)
+    at.query_params.clear()
+    at.switch_page("pages/review.py").run()
+    at.selectbox(key="new_rubric_version_general_2").set_value(1)
+    at.text_area(key="new_spec").set_value("spec")
+    at.text_area(key="new_output").set_value("It is ready.")
+    at.button(key="start_review").click().run()
+    assert (repo.list_runs()[0].rubric_name, repo.list_runs()[0].rubric_version) == ("general", 1)
+
+
+def shipped_run(repo: Repo, output: str) -> int:
+    """A run driven to the end by the stand-in model (CLEAN text ships in round 1)."""
+    from storage.desk import open_desk
+
+    desk = open_desk(str(repo.engine.url), mark_interrupted=False)
+    try:
+        run_id = desk.repo.create_run("Announce the rocket.", output, desk.repo.rubrics.resolved("general"),
+                                      "claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6")
+        desk.runner.execute(run_id)
+        return run_id
+    finally:
+        desk.close()
+
+
+def test_recheck_shows_what_a_new_version_would_catch(repo: Repo) -> None:
+    run_id = shipped_run(repo, "Acme's rocket launched in 2018. It is ready for you.")
+    assert repo.load_run(run_id).state.status == "shipped"
+    save_v2_with_banned_word(repo, "general", "ready")
+    at = open_rubrics("general")
+    assert at.selectbox(key="rck_version").value == 2
+    assert at.multiselect(key="rck_runs").value == [run_id]
+    at.button(key="rck_go").click()
+    act(at)
+    table = at.dataframe[-1].value
+    row = table[table["run"] == run_id].iloc[0]
+    assert row["effect"] == "would now be caught" and row["checks now"] == "banned_word"
+    assert "1 shipped run(s) would now be caught" in texts(at).replace("**", "")
+    trials = repo.rubrics.trials(kind="recheck")
+    assert [(t.run_id, t.rubric_version, t.verdict) for t in trials] == [(run_id, 2, None)]
+    assert trials[0].checks[-1].result == "FAIL"
+    # under v1 with a reviewer: nothing changes, and the reviewer's verdict is recorded
+    at.selectbox(key="rck_version").set_value(1)
+    at.checkbox(key="rck_with_reviewer").check()
+    act(at)
+    at.button(key="rck_go").click()
+    act(at)
+    row = at.dataframe[-1].value.iloc[0]
+    assert (row["effect"], row["reviewer now"]) == ("no change", "PASS")
+    assert repo.rubrics.trials(kind="recheck")[0].verdict == "PASS"

@@ -43,7 +43,8 @@ def _rubric_choice(default: str) -> Rubric:
     name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="new_rubric",
                           help="Edit rubrics on the Rubrics page; the run keeps the version it was judged by.")
     versions = [v.version for v in store.versions(name)]
-    version = right.selectbox("Version", versions, key=f"new_rubric_version_{name}",
+    # The latest version is part of the key: when a newer version is saved, the picker starts on it again.
+    version = right.selectbox("Version", versions, key=f"new_rubric_version_{name}_{versions[0]}",
                               format_func=lambda v: f"v{v} (latest)" if v == versions[0] else f"v{v}")
     return store.resolved(name, version)
 

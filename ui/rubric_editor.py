@@ -117,7 +117,8 @@ def _pins(draft: dict[str, Any]) -> list[str]:
 
 
 def _finding_text(f: rubric_lint.LintFinding) -> str:
-    where = f"{f.field.replace('_', ' ')}: " if f.field else ""
+    field = (f.field or "").replace("_", " ")
+    where = f"{field}: " if field and field not in f.message else ""  # the message may already name it
     return f"{'Error' if f.level == 'error' else 'Warning'} — {where}{f.message}"
 
 
@@ -125,7 +126,9 @@ def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding
     errors = [f for f in findings if f.level == "error"]
     mark = "⛔ " if errors else ("⚠️ " if findings else "")
     label = f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else "")
-    with st.expander(label, expanded=bool(errors) or not c["id"]):
+    # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
+    # its label changes with the lint marks as the author types.
+    with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):
         for f in findings:
             (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
         if c["retired"]:
