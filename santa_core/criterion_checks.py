@@ -21,6 +21,7 @@ from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
 import pyphen
+import regex
 import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
@@ -103,8 +104,8 @@ class RegexForbiddenCheck(_CheckConfig):
     @classmethod
     def _compiles(cls, value: str) -> str:
         try:
-            re.compile(value)
-        except re.error as exc:
+            regex.compile(value)
+        except regex.error as exc:
             raise ValueError(f"invalid regular expression: {exc}") from exc
         return value
 
@@ -284,8 +285,19 @@ def _max_chars(cfg: MaxCharsCheck, output: str, folded: Folded) -> tuple[bool, s
     return n <= cfg.max, f"{n} characters (limit {cfg.max})", ""
 
 
+REGEX_TIMEOUT_S = 1.0
+"""Longest a rubric's forbidden pattern may search one output before the check fails closed."""
+
+
 def _regex_forbidden(cfg: RegexForbiddenCheck, output: str, folded: Folded) -> tuple[bool, str, str]:
-    m = re.search(cfg.pattern, output, re.IGNORECASE if cfg.ignore_case else 0)
+    # Why the `regex` module: it takes a timeout, so an author's pattern with catastrophic
+    # backtracking ("(x+x+)+y") fails this check instead of freezing the page or a worker.
+    flags = regex.IGNORECASE if cfg.ignore_case else 0
+    try:
+        m = regex.search(cfg.pattern, output, flags, timeout=REGEX_TIMEOUT_S)
+    except TimeoutError:
+        return False, (f"forbidden pattern /{cfg.pattern}/ took longer than {REGEX_TIMEOUT_S:g} s on this output "
+                       "and was stopped; simplify the pattern (nested repeats like (a+)+ backtrack)"), ""
     if not m:
         return True, f"forbidden pattern /{cfg.pattern}/ not found", ""
     ctx = _context(output, m.start(), m.end())
@@ -336,8 +348,8 @@ def _find_links(text: str) -> list[tuple[int, str]]:
     targets = _markdown_targets(text)
     links = [(start, target) for start, _, target in targets]
     covered = [(start, end) for start, end, _ in targets]
-    for regex in (_RAW_URL, _BARE_WWW):
-        for m in regex.finditer(text):
+    for pattern in (_RAW_URL, _BARE_WWW):
+        for m in pattern.finditer(text):
             if any(a <= m.start() < b for a, b in covered):
                 continue
             links.append((m.start(), _trim(m.group(0))))
@@ -564,8 +576,8 @@ def _redact(secret: str) -> str:
 def _find_secrets(text: str) -> list[tuple[int, str, str]]:
     """(offset, kind, redacted) of each secret-shaped string, in text order."""
     found: list[tuple[int, int, str, str]] = []
-    for kind, regex in _SECRET_SHAPES:
-        found += [(m.start(), m.end(), kind, _redact(m.group(0))) for m in regex.finditer(text)]
+    for kind, pattern in _SECRET_SHAPES:
+        found += [(m.start(), m.end(), kind, _redact(m.group(0))) for m in pattern.finditer(text)]
     for m in _ASSIGNMENT.finditer(text):
         start, end, value = m.start("value"), m.end("value"), m.group("value")
         if _is_placeholder(value, bool(m.group("quote"))) or any(a < end and start < b for a, b, _, _ in found):

@@ -508,3 +508,14 @@ def test_describe_check_covers_every_type() -> None:
     for kind in CHECK_TYPES:
         summary = describe_check(CANONICAL[kind])
         assert summary and "\n" not in summary and "unknown" not in summary
+
+
+def test_a_catastrophic_forbidden_pattern_fails_closed_instead_of_hanging() -> None:
+    from santa_core import criterion_checks as cc
+
+    rubric = Rubric(name="r", criteria=[Criterion(id="p", name="P", category="compliance", pass_condition="p",
+                                                  fail_signal="f", check={"type": "regex_forbidden",
+                                                                          "pattern": r"(x+x+)+y"})])
+    (outcome,) = cc.run_criterion_checks(rubric, "x" * 5000)
+    assert outcome.result == "FAIL"
+    assert f"took longer than {cc.REGEX_TIMEOUT_S:g} s" in outcome.detail

@@ -11,8 +11,9 @@ import difflib
 import pandas as pd
 import streamlit as st
 
+from santa_core.criterion_checks import CheckOutcome, run_criterion_checks
 from santa_core.gate import slot_passes, why_not_pass
-from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, RunStatus
+from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, Rubric, RunStatus
 from ui.safe import md
 
 STATUS_LABEL = {
@@ -118,3 +119,29 @@ def proposal_view(proposal: FixProposal) -> None:
         st.warning(f"Edit not applied: {md(rejected.reason)}")
         st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
     st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
+
+
+def checks_table(checks: list[CheckOutcome]) -> None:
+    """One line per deterministic check: criterion, type, PASS/FAIL and what it found."""
+    if not checks:
+        st.caption("No criterion carries a deterministic check.")
+        return
+    rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
+             "detail": c.detail} for c in checks]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _round_checks(rubric_json: str, text: str) -> list[CheckOutcome]:
+    """Deterministic, so recomputed (and cached) rather than stored: the same text and rubric give the same outcomes."""
+    return run_criterion_checks(Rubric.model_validate_json(rubric_json), text)
+
+
+def round_checks(rubric: Rubric, text: str) -> None:
+    """The rubric's deterministic checks on one round's output, like a review's checks."""
+    if not any(c.check for c in rubric.criteria):
+        return
+    checks = _round_checks(rubric.model_dump_json(), text)
+    passed = sum(c.result == "PASS" for c in checks)
+    with st.expander(f"Deterministic checks ({passed} of {len(checks)} pass)"):
+        checks_table(checks)

@@ -9,7 +9,6 @@ import streamlit as st
 
 from santa_core import trials
 from santa_core.config import KNOWN_MODELS, api_key_present
-from santa_core.criterion_checks import CheckOutcome
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from storage.desk import Desk
 from ui import components
@@ -18,16 +17,6 @@ from ui.safe import md
 MAX_RECHECK = 20
 """Runs re-checked with a reviewer per click: each costs one model call."""
 FINISHED = ("shipped", "resolved_shipped", "resolved_rejected", "escalated")
-
-
-def checks_table(checks: list[CheckOutcome]) -> None:
-    """One line per deterministic check: criterion, type, PASS/FAIL and what it found."""
-    if not checks:
-        st.caption("No criterion carries a deterministic check.")
-        return
-    rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
-             "detail": c.detail} for c in checks]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
 def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) -> None:
@@ -42,7 +31,7 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) 
     if not output.strip():
         return
     checks, blocking = trials.run_checks(rubric, output)
-    checks_table(checks)
+    components.checks_table(checks)
     injections = [i for i in blocking if i.criterion == "injection"]
     for issue in injections:
         st.error(md(f"Injection detector: {issue.description} — “{issue.evidence}”"))

@@ -65,6 +65,7 @@ def timeline(view: RunView) -> None:
         with tab:
             with st.expander("Output reviewed in this round"):
                 st.text(rnd.output_text)
+            components.round_checks(view.rubric, rnd.output_text)
             round_panel(view, rnd)
 
 
