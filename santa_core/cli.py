@@ -128,11 +128,30 @@ def load_rubric(name_or_path: str, store=None, version: int | None = None) -> Ru
         raise BadInput(f"--rubric-version needs a stored rubric; {name_or_path!r} is not one")
     if Path(name_or_path).is_file():
         try:
-            return lib.load_rubric_file(name_or_path, store.lookup if store is not None else None)
+            rubric = lib.load_rubric_file(name_or_path, store.lookup if store is not None else None)
         except (lib.RubricFileError, lib.RubricCompositionError) as exc:
             raise BadInput(f"rubric file {name_or_path}: {exc}") from exc
+        return _label_file_rubric(rubric, store)
     known = ", ".join(store.names() if store is not None else lib.builtin_names())
     raise BadInput(f"unknown rubric {name_or_path!r}; stored rubrics: {known} (or give a rubric file)")
+
+
+def _label_file_rubric(rubric: Rubric, store) -> Rubric:
+    """A file judged directly keeps its name only when it is exactly that stored version.
+
+    Otherwise the run would claim "acme v1" while judging different criteria; it is recorded as
+    "<name> (file)" so the runs list never mistakes it for a stored version.
+    """
+    if store is None:
+        return rubric
+    try:
+        if store.resolved(rubric.name, rubric.version) == rubric:
+            return rubric
+    except LookupError:
+        pass
+    print(f"santa: warning: {rubric.name} v{rubric.version} from the file is not a stored version; "
+          f"recorded as {rubric.name!r} (file). Import it to version it.", file=sys.stderr)
+    return rubric.model_copy(update={"name": f"{rubric.name} (file)"})
 
 
 def _validate(args: argparse.Namespace) -> None:
@@ -199,8 +218,8 @@ def run_rubric(args: argparse.Namespace) -> str:
             return _rubric_list(store.list_rubrics(), args.json)
         if args.rubric_command == "export":
             return _rubric_export(store, args)
-        text = read_text(args.file, "rubric")
         try:
+            text = lib.read_rubric_text(Path(args.file))
             result = store.import_text(text, lib.format_of(args.file), args.author, args.note)
         except (lib.RubricFileError, lib.RubricCompositionError) as exc:
             problems = getattr(exc, "errors", None) or [str(exc)]
@@ -227,7 +246,10 @@ def _rubric_export(store, args: argparse.Namespace) -> str:
     except LookupError as exc:
         raise BadInput(str(exc.args[0]) if exc.args else str(exc)) from exc
     if args.out:
-        Path(args.out).write_text(text, encoding="utf-8")
+        try:
+            Path(args.out).write_text(text, encoding="utf-8")
+        except OSError as exc:  # a path that cannot be written is bad usage (exit 2), not a crash (exit 4)
+            raise BadInput(f"cannot write {args.out}: {exc.strerror or exc}") from exc
         return f"wrote {args.name} v{args.version or store.latest_version(args.name)} to {args.out}"
     return text.rstrip("\n")
 

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Collection
 from difflib import SequenceMatcher
 
 from santa_core.models import (
+    CheckResult,
     GateDecision,
     GateResult,
     MergedIssue,
+    Review,
     ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
@@ -64,22 +67,28 @@ def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bo
     return ratio >= SAME_TEXT
 
 
-def _issues_of(outcome: ReviewOutcome) -> list[ReviewIssue]:
-    """Critical issues of a review, plus failed checks the reviewer forgot to list as issues."""
+def blocking_failed_checks(review: Review, advisory: Collection[str] = ()) -> list[CheckResult]:
+    """Failed checks that block shipping: all but those of advisory ("suggestion") criteria."""
+    skip = {_norm(a) for a in advisory}
+    return [c for c in review.failed_checks() if _norm(c.criterion) not in skip]
+
+
+def _issues_of(outcome: ReviewOutcome, advisory: Collection[str] = ()) -> list[ReviewIssue]:
+    """Critical issues of a review, plus blocking failed checks the reviewer forgot to list as issues."""
     if outcome.review is None:
         return []
     issues = list(outcome.review.critical_issues)
     listed = {_norm(i.criterion) for i in issues}
-    for check in outcome.review.failed_checks():
+    for check in blocking_failed_checks(outcome.review, advisory):
         if _norm(check.criterion) not in listed:
             issues.append(ReviewIssue(criterion=check.criterion, description=check.detail))
     return issues
 
 
-def merge_issues(b: ReviewOutcome, c: ReviewOutcome) -> list[MergedIssue]:
+def merge_issues(b: ReviewOutcome, c: ReviewOutcome, advisory: Collection[str] = ()) -> list[MergedIssue]:
     """Union of B's and C's issues; an issue both raised appears once, attributed to both."""
-    merged = [MergedIssue(**i.model_dump(), flagged_by="B") for i in _dedupe(_issues_of(b))]
-    for issue in _dedupe(_issues_of(c)):
+    merged = [MergedIssue(**i.model_dump(), flagged_by="B") for i in _dedupe(_issues_of(b, advisory))]
+    for issue in _dedupe(_issues_of(c, advisory)):
         twin = next((m for m in merged if m.flagged_by == "B" and same_issue(m, issue)), None)
         if twin is not None:
             twin.flagged_by = "both"
@@ -106,12 +115,21 @@ def unchecked(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
     return [c for c in criteria if _norm(c) not in seen]
 
 
-def slot_passes(outcome: ReviewOutcome, criteria: list[str]) -> bool:
-    """A valid PASS that also covers every criterion of the rubric."""
-    return outcome.effective_verdict == "PASS" and not unchecked(outcome, criteria)
+def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> bool:
+    """A valid PASS with no critical issue, no blocking failed check, covering every criterion.
+
+    A failed check of an advisory ("suggestion") criterion does not block; a FAIL verdict
+    always does (fail closed: the reviewer's own verdict is never overruled towards PASS).
+    """
+    review = outcome.review
+    if outcome.status != ReviewStatus.OK or review is None or review.verdict != "PASS":
+        return False
+    return not review.critical_issues and not blocking_failed_checks(review, advisory) and not unchecked(
+        outcome, criteria
+    )
 
 
-def why_not_pass(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
+def why_not_pass(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> list[str]:
     """Why one slot did not PASS, in words for the page."""
     who = f"reviewer {outcome.slot} ({outcome.reviewer})"
     if outcome.status != ReviewStatus.OK or outcome.review is None:
@@ -119,7 +137,7 @@ def why_not_pass(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
     review = outcome.review
     if review.verdict == "FAIL":
         return [f"{who} FAIL"]
-    if review.failed_checks():
+    if blocking_failed_checks(review, advisory):
         return [f"{who} said PASS but failed its own checks: counted as FAIL"]
     if review.critical_issues:
         return [f"{who} said PASS but listed critical issues: counted as FAIL"]
@@ -133,15 +151,19 @@ def decide(
     c: ReviewOutcome,
     prechecks: list[MergedIssue] | None = None,
     criteria: list[str] | None = None,
+    advisory: Collection[str] = (),
 ) -> GateResult:
-    """The gate for one round. Exactly one combination is NICE: both valid, complete PASS, no pre-check hit."""
+    """The gate for one round. Exactly one combination is NICE: both valid, complete PASS, no pre-check hit.
+
+    `advisory` names the rubric's "suggestion" criteria: their failed checks never block.
+    """
     prechecks, criteria = prechecks or [], criteria or []
-    nice = slot_passes(b, criteria) and slot_passes(c, criteria) and not prechecks
-    issues = list(prechecks) + merge_issues(b, c)
+    nice = slot_passes(b, criteria, advisory) and slot_passes(c, criteria, advisory) and not prechecks
+    issues = list(prechecks) + merge_issues(b, c, advisory)
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
     errored = any(o.status != ReviewStatus.OK or o.review is None
                   or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
-    reasons = why_not_pass(b, criteria) + why_not_pass(c, criteria) + [f"pre-check: {i.description}" for i in prechecks]
+    reasons = why_not_pass(b, criteria, advisory) + why_not_pass(c, criteria, advisory) + [f"pre-check: {i.description}" for i in prechecks]
     return GateResult(
         decision=GateDecision.NICE if nice else GateDecision.NAUGHTY,
         issues=issues,

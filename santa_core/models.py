@@ -60,6 +60,10 @@ class Rubric(BaseModel):
         """Ids in rubric order."""
         return [c.id for c in self.criteria]
 
+    def advisory_ids(self) -> list[str]:
+        """Ids of "suggestion" criteria: reported, never blocking."""
+        return [c.id for c in self.criteria if c.severity == "suggestion"]
+
 
 RUBRIC_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
 """Stored rubric names: lower-case letters, digits, '-' and '_' (they appear in commands and URLs)."""

@@ -67,7 +67,7 @@ class SideBySideRow:
     new_text: str
 
 
-def describe_check(check: dict | None) -> str:
+def check_json(check: dict | None) -> str:
     """A check as compact JSON with sorted keys ("" for no check)."""
     if check is None:
         return ""
@@ -79,7 +79,7 @@ def _text(value: object) -> str:
     if isinstance(value, list):
         return ", ".join(str(v) for v in value)
     if isinstance(value, dict) or value is None:
-        return describe_check(value)
+        return check_json(value)
     return str(value)
 
 
@@ -124,7 +124,7 @@ def render_criterion(c: Criterion) -> str:
             f"severity: {c.severity}",
             f"pass condition: {c.pass_condition}",
             f"fail signal: {c.fail_signal}",
-            f"check: {describe_check(c.check) or 'none'}",
+            f"check: {check_json(c.check) or 'none'}",
             f"retired: {'yes' if c.retired else 'no'}",
         ]
     )

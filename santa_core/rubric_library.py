@@ -49,38 +49,12 @@ class RubricFileError(ValueError):
 
 
 class RubricCompositionError(ValueError):
-    """Composing rubrics would give two criteria the same id."""
+    """Resolving a rubric would give two different criteria the same id."""
 
 
 def builtin_names() -> list[str]:
     """Names of the built-in rubrics users can pick, "general" first."""
     return list(_BUILTINS)
-
-
-def compose(base: Rubric, *extensions: Rubric) -> Rubric:
-    """Base criteria then each extension's, in order; a repeated id is an error.
-
-    Name, domain and description come from the last part. The version is the sum of the
-    parts' versions minus (parts - 1): 1 when every part is v1, and it grows whenever any
-    part's version grows.
-    """
-    parts = (base, *extensions)
-    owner: dict[str, str] = {}
-    for part in parts:
-        for c in part.criteria:
-            if c.id in owner:
-                raise RubricCompositionError(
-                    f"duplicate criterion id {c.id!r}: in {owner[c.id]} and in {part.name}"
-                )
-            owner[c.id] = part.name
-    last = parts[-1]
-    return Rubric(
-        name=last.name,
-        version=sum(p.version for p in parts) - (len(parts) - 1),
-        domain=last.domain,
-        description=last.description,
-        criteria=[c.model_copy() for p in parts for c in p.criteria],
-    )
 
 
 def load_builtin(name: str) -> Rubric:
@@ -106,7 +80,7 @@ def builtin_lookup(name: str, version: int | None) -> tuple[RubricDocument, Rubr
 def load_rubric_file(path: str | Path, lookup: Lookup | None = None) -> Rubric:
     """Load a YAML (.yaml/.yml) or JSON (.json) rubric file, resolved against `lookup`."""
     path = Path(path)
-    return parse_rubric(_read_text(path), format_of(path), lookup)
+    return parse_rubric(read_rubric_text(path), format_of(path), lookup)
 
 
 def format_of(path: str | Path) -> str:
@@ -125,9 +99,19 @@ def read_document(text: str, fmt: str = "yaml", lookup: Lookup | None = None) ->
     Checks beyond the schema: duplicate ids, checks that cannot run, parents that do not exist,
     ids that clash with a parent's, and a rubric left with no active criterion.
     """
-    lookup = lookup or builtin_lookup
     data, lines = _parse(text, fmt)
-    doc = _validate(data, lines)
+    return _checked(_validate(data, lines), lookup or builtin_lookup, lines)
+
+
+def check_document(doc: RubricDocument, lookup: Lookup | None = None) -> RubricDocument:
+    """The checks of `read_document` for a document built in code (the editor): pinned, or RubricFileError."""
+    return _checked(doc, lookup or builtin_lookup, _Lines(None))
+
+
+def _checked(doc: RubricDocument, lookup: Lookup, lines: _Lines) -> RubricDocument:
+    errors = _semantic_errors(doc, lines)
+    if errors:
+        raise RubricFileError(errors)
     pinned, parents = _pin(doc, lookup, lines)
     _check_against_parents(pinned, parents, lines)
     return pinned
@@ -235,7 +219,7 @@ def content_key(doc: RubricDocument) -> str:
 # --- internals ------------------------------------------------------------------------------
 
 
-def _read_text(path: Path) -> str:
+def read_rubric_text(path: Path) -> str:
     """File text, refusing huge or non-UTF-8 files with a clear error."""
     try:
         if path.stat().st_size > MAX_RUBRIC_BYTES:
@@ -250,7 +234,7 @@ def _read_text(path: Path) -> str:
 def _builtin_document(name: str) -> RubricDocument:
     """A built-in as a document: its own data file, extending the parts before it (pinned @1)."""
     *parents, own = _BUILTINS[name]
-    data, lines = _parse(_read_text(RUBRIC_DIR / f"{own}.yaml"), "yaml")
+    data, lines = _parse(read_rubric_text(RUBRIC_DIR / f"{own}.yaml"), "yaml")
     doc = _validate({**data, "extends": [f"{_EXTENDS_ALIASES.get(p, p)}@1" for p in parents]}, lines)
     return doc.model_copy(update={"name": name})
 
@@ -341,9 +325,6 @@ def _validate(data: Any, lines: _Lines) -> RubricDocument:
         doc = RubricDocument.model_validate(data)
     except ValidationError as exc:
         raise RubricFileError([lines.label(tuple(e["loc"]), _message(e)) for e in exc.errors()]) from exc
-    errors = _semantic_errors(doc, lines)
-    if errors:
-        raise RubricFileError(errors)
     return doc
 
 
@@ -363,6 +344,11 @@ def _semantic_errors(doc: RubricDocument, lines: _Lines) -> list[str]:
         except ValueError as exc:
             errors.append(lines.label(("extends", i), str(exc)))
     for i, c in enumerate(doc.criteria):
+        errors += [
+            lines.label(("criteria", i, f), "must not be blank")
+            for f in ("name", "category", "pass_condition", "fail_signal")
+            if not getattr(c, f).strip()
+        ]
         if c.id in seen:
             errors.append(lines.label(("criteria", i, "id"), f"duplicate criterion id {c.id!r}"))
         seen.add(c.id)

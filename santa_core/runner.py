@@ -138,7 +138,8 @@ class Runner:
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
-        self._finish_round(run, rnd, decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids()))
+        self._finish_round(run, rnd, decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(),
+                                                 run.rubric.advisory_ids()))
 
     def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
         """Commit the gate, then the state change it causes."""

@@ -25,18 +25,22 @@ class Trial:
     """What a rubric says about one text."""
 
     criteria: list[str]
+    advisory: list[str]
     checks: list[CheckOutcome]
     blocking: list[MergedIssue]
     outcome: ReviewOutcome | None
 
     @property
-    def verdict(self) -> Literal["PASS", "FAIL"] | None:
-        """FAIL on any blocking check; else the reviewer's slot verdict; None if checks pass and no reviewer ran."""
-        if self.blocking:
-            return "FAIL"
+    def reviewer_verdict(self) -> Literal["PASS", "FAIL"] | None:
+        """The reviewer's slot verdict by the gate's rules (None when no reviewer ran)."""
         if self.outcome is None:
             return None
-        return "PASS" if slot_passes(self.outcome, self.criteria) else "FAIL"
+        return "PASS" if slot_passes(self.outcome, self.criteria, self.advisory) else "FAIL"
+
+    @property
+    def verdict(self) -> Literal["PASS", "FAIL"] | None:
+        """FAIL on any blocking check; else the reviewer's slot verdict; None if checks pass and no reviewer ran."""
+        return "FAIL" if self.blocking else self.reviewer_verdict
 
 
 def run_checks(rubric: Rubric, output: str) -> tuple[list[CheckOutcome], list[MergedIssue]]:
@@ -50,7 +54,7 @@ def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer |
     outcome = None
     if reviewer is not None:
         outcome = reviewer.review(ReviewRequest(rubric=rubric, spec=spec, output=output), "B")
-    return Trial(criteria=rubric.criterion_ids(), checks=checks, blocking=blocking, outcome=outcome)
+    return Trial(criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids(), checks=checks, blocking=blocking, outcome=outcome)
 
 
 def effect(past_status: str, verdict: Literal["PASS", "FAIL"] | None) -> Effect:

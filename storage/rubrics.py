@@ -211,8 +211,7 @@ class RubricStore:
             raise RubricSaveError(["change note: say what changed and why (it is kept with the version)"])
         if len(note) > MAX_NOTE_CHARS:
             raise RubricSaveError([f"change note: at most {MAX_NOTE_CHARS} characters"])
-        checked = self._checked(lib.export_document(doc, "json"))
-        return self._insert(checked, author, note, source, expect=base_version, version=None)
+        return self._insert(self._checked(doc), author, note, source, expect=base_version, version=None)
 
     def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:
         """Import a YAML/JSON rubric file as the next version; identical content creates nothing.
@@ -226,11 +225,11 @@ class RubricStore:
         note = note.strip() or f"imported from a {fmt.upper()} file"
         return self._insert((doc, resolved), author, note, "import", expect="any", version=doc.version)
 
-    def _checked(self, json_text: str) -> tuple[RubricDocument, Rubric]:
-        """Re-read the document as a file would be, so the studio and imports share one gate."""
+    def _checked(self, doc: RubricDocument) -> tuple[RubricDocument, Rubric]:
+        """The same checks an imported file gets: parents exist and are pinned, ids unique, checks valid."""
         try:
-            doc = lib.read_document(json_text, "json", self.lookup)
-            return doc, lib.resolve(doc, self.lookup)
+            pinned = lib.check_document(doc, self.lookup)
+            return pinned, lib.resolve(pinned, self.lookup)
         except (lib.RubricFileError, lib.RubricCompositionError) as exc:
             errors = getattr(exc, "errors", None) or [str(exc)]
             raise RubricSaveError(errors) from exc
@@ -286,8 +285,9 @@ class RubricStore:
         actor: str,
         run_id: int | None = None,
         stored_version: int | None = None,
+        verdict: str | None = None,
     ) -> int:
-        """Append one trial with its reviewer call (if any); returns its id."""
+        """Append one trial with its reviewer call (if any) and its verdict (checks and reviewer); returns its id."""
         row = TrialRow(
             kind=kind,
             run_id=run_id,
@@ -299,6 +299,7 @@ class RubricStore:
             check_outcomes_json=[c.model_dump(mode="json") for c in checks],
             actor=actor,
             **(_outcome_values(outcome) if outcome else {}),
+            verdict=verdict,
         )
         with self._tx() as s:
             s.add(row)
@@ -306,11 +307,15 @@ class RubricStore:
             assert row.id is not None
             return row.id
 
-    def trials(self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200) -> list[TrialView]:
-        """Stored trials, newest first, optionally of one kind or for some runs."""
+    def trials(
+        self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200, rubric: str | None = None
+    ) -> list[TrialView]:
+        """Stored trials, newest first, optionally of one kind, for some runs or of one rubric."""
         stmt = select(TrialRow).order_by(TrialRow.id.desc()).limit(limit)
         if kind:
             stmt = stmt.where(TrialRow.kind == kind)
+        if rubric:
+            stmt = stmt.where(TrialRow.rubric_name == rubric)
         if run_ids is not None:
             stmt = stmt.where(TrialRow.run_id.in_(run_ids))
         with self._read() as s:
@@ -397,7 +402,6 @@ def _outcome_values(outcome: ReviewOutcome) -> dict[str, Any]:
     return {
         "reviewer": outcome.reviewer,
         "review_status": outcome.status.value,
-        "verdict": outcome.effective_verdict,
         "review_json": outcome.review.model_dump(mode="json") if outcome.review else None,
         "error": outcome.error,
         "request_json": request,

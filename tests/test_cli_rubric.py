@@ -123,9 +123,11 @@ def test_export_prints_the_stored_bytes(env: dict[str, str], tmp_path: Path, sto
     [
         pytest.param(("nope",), "unknown rubric 'nope' (known: code, compliance, content, general)", id="name"),
         pytest.param(("compliance", "--version", "7"), "unknown rubric 'compliance@7'", id="version"),
+        pytest.param(("compliance", "--out", "no/such/dir/c.yaml"),
+                     "cannot write no/such/dir/c.yaml: No such file or directory", id="unwritable-out"),
     ],
 )
-def test_export_of_an_unknown_rubric_exits_2(env: dict[str, str], tmp_path: Path, store: RubricStore,
+def test_export_of_an_unknown_rubric_or_to_a_bad_path_exits_2(env: dict[str, str], tmp_path: Path, store: RubricStore,
                                              args: tuple[str, ...], message: str) -> None:
     done = santa(env, tmp_path, "rubric", "export", *args)
     assert done.returncode == 2 and done.stdout == b""

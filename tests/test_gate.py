@@ -167,3 +167,37 @@ def test_pass_that_skips_criteria_is_a_reviewer_failure(checks: list) -> None:
     assert result.decision == GateDecision.NAUGHTY and result.reviewer_error
     assert any("without checking" in r and r.endswith("b: counted as FAIL") for r in result.reasons)
     assert decide(b, b.model_copy(update={"slot": "C"}), criteria=["a", "b"]).decision == GateDecision.NICE
+
+
+# --- suggestions never block -----------------------------------------------------------------
+
+
+def _review(verdict: str, results: dict[str, str], issues: tuple[str, ...] = ()) -> ReviewOutcome:
+    review = Review(verdict=verdict, checks=[CheckResult(criterion=k, result=v, detail="d") for k, v in results.items()],
+                    critical_issues=[ReviewIssue(criterion=i, description=f"{i} fails") for i in issues],
+                    suggestions=["tighten the intro"])
+    return ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=review)
+
+
+@pytest.mark.parametrize(
+    ("review", "nice"),
+    [
+        pytest.param(_review("PASS", {"facts": "PASS", "style": "FAIL"}), True, id="failed-suggestion-does-not-block"),
+        pytest.param(_review("PASS", {"facts": "FAIL", "style": "PASS"}), False, id="failed-critical-blocks"),
+        pytest.param(_review("FAIL", {"facts": "PASS", "style": "FAIL"}), False, id="fail-verdict-is-never-overruled"),
+        pytest.param(_review("PASS", {"facts": "PASS", "style": "FAIL"}, ("style",)), False,
+                     id="a-listed-critical-issue-blocks"),
+        pytest.param(_review("PASS", {"facts": "PASS"}), False, id="unchecked-suggestion-still-counts-as-unchecked"),
+    ],
+)
+def test_advisory_criteria(review: ReviewOutcome, nice: bool) -> None:
+    c = review.model_copy(update={"slot": "C"})
+    result = decide(review, c, [], ["facts", "style"], advisory=["style"])
+    assert (result.decision == GateDecision.NICE) == nice
+    if nice:
+        assert result.issues == []  # a failed suggestion is not sent to the fix agent
+
+
+def test_without_advisory_ids_a_failed_suggestion_check_blocks() -> None:
+    review = _review("PASS", {"facts": "PASS", "style": "FAIL"})
+    assert decide(review, review.model_copy(update={"slot": "C"}), [], ["facts", "style"]).decision == GateDecision.NAUGHTY

@@ -11,7 +11,7 @@ from santa_core.rubric_diff import (
     CriterionChange,
     FieldChange,
     RubricDiff,
-    describe_check,
+    check_json,
     diff_documents,
     render_criterion,
     side_by_side,
@@ -52,7 +52,7 @@ CHECK = {"type": "forbidden_terms", "terms": ["risk-free"]}
         ),
         pytest.param(
             doc(crit("a", check=CHECK), crit("b"), crit("c")),
-            RubricDiff(changed=[CriterionChange("a", [FieldChange("check", "", describe_check(CHECK))])]),
+            RubricDiff(changed=[CriterionChange("a", [FieldChange("check", "", check_json(CHECK))])]),
             id="changed-check",
         ),
         pytest.param(doc(crit("b"), crit("a"), crit("c")), RubricDiff(reordered=True), id="reordered"),
@@ -76,8 +76,8 @@ def test_restored() -> None:
 
 
 def test_describe_check_is_compact_and_sorted() -> None:
-    assert describe_check({"terms": ["x"], "type": "forbidden_terms"}) == '{"terms":["x"],"type":"forbidden_terms"}'
-    assert describe_check(None) == ""
+    assert check_json({"terms": ["x"], "type": "forbidden_terms"}) == '{"terms":["x"],"type":"forbidden_terms"}'
+    assert check_json(None) == ""
 
 
 # --- side by side ---------------------------------------------------------------------------

@@ -408,9 +408,10 @@ def test_trials_round_trip_with_and_without_a_reviewer(store: RubricStore, engin
     rubric = store.resolved("compliance")
     checks = [CheckOutcome(criterion="no_outcome_guarantees", check_type="forbidden_terms", result="FAIL",
                            detail="found 'risk-free'", evidence="…a risk-free plan…")]
-    outcome = make_outcome("B", "FAIL", calls=2)
+    outcome = make_outcome("B", "PASS", calls=2)
     plain = store.record_trial("try", rubric, "A risk-free plan — naïve 🎄", checks, None, "ann", stored_version=1)
-    judged = store.record_trial("try", rubric, "A risk-free plan — naïve 🎄", checks, outcome, "bob")
+    # The trial's verdict is the caller's (a failed blocking check beats the reviewer's PASS).
+    judged = store.record_trial("try", rubric, "A risk-free plan — naïve 🎄", checks, outcome, "bob", verdict="FAIL")
     newest, oldest = store.trials()
     assert (newest.id, oldest.id) == (judged, plain)
     assert oldest.model_dump(include={"kind", "run_id", "rubric_name", "rubric_version", "reviewer", "review_status",
@@ -419,6 +420,7 @@ def test_trials_round_trip_with_and_without_a_reviewer(store: RubricStore, engin
         "review_status": None, "verdict": None, "review": None, "error": None, "cost_usd": 0.0, "actor": "ann"}
     assert oldest.checks == checks and oldest.output_hash == sha256_text("A risk-free plan — naïve 🎄")
     assert (newest.reviewer, newest.review_status, newest.verdict) == ("claude-sonnet-5-5", "ok", "FAIL")
+    assert newest.review["verdict"] == "PASS"
     assert newest.review == outcome.review.model_dump(mode="json")
     assert newest.cost_usd == pytest.approx(outcome.cost_usd) and newest.checks == checks
     with Session(engine) as s:

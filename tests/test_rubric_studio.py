@@ -298,7 +298,7 @@ def test_recheck_shows_what_a_new_version_would_catch(repo: Repo) -> None:
     assert row["effect"] == "would now be caught" and row["checks now"] == "banned_word"
     assert "1 shipped run(s) would now be caught" in texts(at).replace("**", "")
     trials = repo.rubrics.trials(kind="recheck")
-    assert [(t.run_id, t.rubric_version, t.verdict) for t in trials] == [(run_id, 2, None)]
+    assert [(t.run_id, t.rubric_version, t.verdict) for t in trials] == [(run_id, 2, "FAIL")]
     assert trials[0].checks[-1].result == "FAIL"
     # under v1 with a reviewer: nothing changes, and the reviewer's verdict is recorded
     at.selectbox(key="rck_version").set_value(1)
@@ -309,3 +309,21 @@ def test_recheck_shows_what_a_new_version_would_catch(repo: Repo) -> None:
     row = at.dataframe[-1].value.iloc[0]
     assert (row["effect"], row["reviewer now"]) == ("no change", "PASS")
     assert repo.rubrics.trials(kind="recheck")[0].verdict == "PASS"
+
+
+def test_save_as_copies_the_draft_under_a_new_name(repo: Repo) -> None:
+    at = open_rubrics("compliance")
+    at.text_input(key="rc_k0_name").set_value("No outcome promises")
+    at.text_input(key="rs_copy_name").set_value("Bad Name")
+    act(at)
+    at.button(key="rs_copy").click()
+    act(at)
+    assert "must be lower-case letters" in texts(at)
+    at.text_input(key="rs_copy_name").set_value("compliance-eu")
+    act(at)
+    at.button(key="rs_copy").click()
+    act(at)
+    assert "Saved compliance-eu v1." in texts(at)
+    assert repo.rubrics.document("compliance-eu").criteria[0].name == "No outcome promises"
+    assert repo.rubrics.document("compliance").criteria[0].name == "No outcome guarantees"  # original untouched
+    assert repo.rubrics.versions("compliance-eu")[0].change_note == "copied from compliance"

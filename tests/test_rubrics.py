@@ -9,13 +9,11 @@ from pathlib import Path
 import pytest
 
 from santa_core.criterion_checks import check_config_errors
-from santa_core.models import CATEGORIES, Criterion, Rubric
+from santa_core.models import CATEGORIES, Criterion
 from santa_core.rubric_library import (
     RUBRIC_DIR,
-    RubricCompositionError,
     RubricFileError,
     builtin_names,
-    compose,
     load_builtin,
     load_rubric_file,
     parse_rubric,
@@ -95,31 +93,6 @@ def test_unknown_builtin() -> None:
 @pytest.mark.parametrize("stem", ["content", "code", "compliance"])
 def test_extension_file_extends_base(stem: str) -> None:
     assert load_rubric_file(RUBRIC_DIR / f"{stem}.yaml") == load_builtin(stem)
-
-
-# --- compose --------------------------------------------------------------------------------
-
-
-def test_compose_order_and_metadata() -> None:
-    base = Rubric(name="b", version=2, criteria=[crit("a"), crit("b")])
-    ext1 = Rubric(name="e1", version=1, domain="d1", criteria=[crit("c")])
-    ext2 = Rubric(name="e2", version=3, domain="d2", description="last", criteria=[crit("d")])
-    out = compose(base, ext1, ext2)
-    assert out.criterion_ids() == ["a", "b", "c", "d"]
-    assert (out.name, out.domain, out.description) == ("e2", "d2", "last")
-    assert out.version == 4  # 2 + 1 + 3 - 2
-
-
-def test_compose_does_not_share_criteria() -> None:
-    base = Rubric(name="b", criteria=[crit("a")])
-    out = compose(base)
-    out.criteria[0].name = "changed"
-    assert base.criteria[0].name == "a"
-
-
-def test_compose_duplicate_id_is_an_error() -> None:
-    with pytest.raises(RubricCompositionError, match="duplicate criterion id 'a'"):
-        compose(Rubric(name="b", criteria=[crit("a")]), Rubric(name="e", criteria=[crit("a")]))
 
 
 # --- rubric files ---------------------------------------------------------------------------

@@ -42,7 +42,7 @@ def status_label(status: RunStatus | str) -> str:
 
 
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
-                criteria: list[str] | None = None) -> None:
+                criteria: list[str] | None = None, advisory: list[str] | None = None) -> None:
     """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
     st.markdown(f"**Reviewer {slot}** · {md(model)}")
     if hidden:
@@ -54,10 +54,10 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
     if outcome.review is None:
         st.error(f"{outcome.status.value.upper()}: counted as FAIL")
         st.text(outcome.error or "no verdict")
-    elif slot_passes(outcome, criteria or []):
+    elif slot_passes(outcome, criteria or [], advisory or []):
         st.success("PASS")
     elif outcome.review.verdict == "PASS":  # the gate's words for why this PASS does not count
-        st.error("FAIL — " + md("; ".join(why_not_pass(outcome, criteria or []))))
+        st.error("FAIL — " + md("; ".join(why_not_pass(outcome, criteria or [], advisory or []))))
     else:
         st.error("FAIL")
     if outcome.review is not None:

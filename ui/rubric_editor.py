@@ -7,13 +7,14 @@ warnings do not. Saving creates a new immutable version (storage refuses a stale
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import streamlit as st
 
 from santa_core import criterion_checks as cc
 from santa_core import rubric_lint
-from santa_core.models import CATEGORIES, Criterion
+from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
@@ -215,6 +216,11 @@ def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings:
     a.button("Save new version" if draft["base_version"] else "Create rubric (version 1)", type="primary",
              key="rs_save", disabled=blocked, on_click=_save, args=(store, actor, update))
     b.button("Discard changes", key="rs_discard", disabled=not is_dirty(draft), on_click=discard, args=(store,))
+    if draft["base_version"] is not None:
+        with st.expander("Save as a new rubric"):
+            st.text_input("New rubric name", key="rs_copy_name", max_chars=64, placeholder="e.g. acme-compliance-eu")
+            st.button("Save a copy as version 1", key="rs_copy", disabled=blocked, on_click=_save_copy,
+                      args=(store, actor))
 
 
 def _newer_parents(store: RubricStore, draft: dict[str, Any]) -> list[str]:
@@ -250,14 +256,29 @@ def discard(store: RubricStore) -> None:
     st.session_state[FLASH] = ("ok", ["Changes discarded."])
 
 
-def _save(store: RubricStore, actor: str, update_parents: bool) -> None:
+def _save_copy(store: RubricStore, actor: str) -> None:
+    """Save-as callback: the draft (with its changes) becomes version 1 of a new name; the original is untouched."""
+    name = str(st.session_state.get("rs_copy_name", "")).strip()
+    if not re.fullmatch(RUBRIC_NAME_PATTERN, name):
+        st.session_state[FLASH] = ("error", ["Not saved: the new name must be lower-case letters, digits, '-' and "
+                                             "'_' (at most 64), e.g. acme-compliance-eu"])
+        return
+    note = str(st.session_state.get("rs_note", "")).strip() or f"copied from {rd.current()['source']}"  # type: ignore[index]
+    _save(store, actor, False, as_name=name, note=note)
+
+
+def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | None = None,
+          note: str | None = None) -> None:
     """Save callback: a new version, or the reasons it was refused (the draft is kept then)."""
     draft = rd.current()
     assert draft is not None
     rd.sync(draft)
     try:
         doc = rd.to_document(draft, update_parents)
-        result = store.save(doc, actor, st.session_state.get("rs_note", ""), draft["base_version"])
+        base = draft["base_version"]
+        if as_name is not None:
+            doc, base = doc.model_copy(update={"name": as_name}), None
+        result = store.save(doc, actor, note if note is not None else st.session_state.get("rs_note", ""), base)
     except RubricSaveError as exc:
         st.session_state[FLASH] = ("error", ["Not saved: " + e for e in exc.errors])
         return

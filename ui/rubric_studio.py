@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from santa_core import rubric_library as lib
@@ -25,6 +26,10 @@ def pick_rubric(store: RubricStore) -> str | None:
         wanted = st.query_params.get("rubric")
         st.session_state[PICK] = wanted if wanted in labels else (options[0] if labels else NEW)
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
+    with st.expander(f"All rubrics by domain ({len(summaries)})"):
+        st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",
+                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": s.author,
+                                    "saved at": s.saved_at} for s in summaries]), hide_index=True, width="stretch")
     target = None if choice == NEW else choice
     draft = rd.current()
     source = None if draft is None or draft["source"] == "new" else draft["source"]

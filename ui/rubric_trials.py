@@ -49,14 +49,28 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
         return
     with st.spinner(f"{model} is reviewing the sample…"):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
-    desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor)
+    desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor, verdict=trial.verdict)
     verdict = trial.verdict
     (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
-    components.review_card(trial.outcome, "B", model, criteria=rubric.criterion_ids())
+    components.review_card(trial.outcome, "B", model, criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids())
+
+
+def past_trials(desk: Desk, name: str) -> None:
+    """Earlier re-checks and reviewer trials of this rubric, newest first (they are kept with their cost)."""
+    rows = [{"when": t.created_at, "kind": t.kind, "run": t.run_id, "version": t.rubric_version,
+             "verdict": t.verdict or "checks pass", "reviewer": t.reviewer or "—",
+             "failed checks": ", ".join(c.criterion for c in t.checks if c.result == "FAIL"),
+             "cost (USD)": round(t.cost_usd, 6), "by": t.actor} for t in desk.repo.rubrics.trials(rubric=name, limit=100)]
+    with st.expander(f"Earlier trials and re-checks ({len(rows)})"):
+        if rows:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        else:
+            st.caption("None yet.")
 
 
 def recheck_tab(desk: Desk, name: str, actor: str) -> None:
     """Re-judge past runs' final outputs under a chosen version: what would it catch or pass?"""
+    past_trials(desk, name)
     runs = [r for r in desk.repo.list_runs(limit=300) if r.status in FINISHED]
     if not runs:
         st.info("No finished runs yet. Re-checks run past runs' final outputs under a rubric version.")
@@ -94,7 +108,7 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         reviewer = desk.runner.reviewer_for(model) if with_reviewer else None
         trial = trials.try_rubric(rubric, text, spec, reviewer)
         desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
-                                       run_id=run_id, stored_version=version)
+                                       run_id=run_id, stored_version=version, verdict=trial.verdict)
         return trial
 
     rows = []
@@ -103,7 +117,7 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
             progress.progress(n / len(ids), text=f"Re-checked {n} of {len(ids)}")
             failed = [c.criterion for c in trial.checks if c.result == "FAIL"]
             rows.append({"run": run_id, "was": status[run_id], "checks now": ", ".join(failed) or "all pass",
-                         "reviewer now": (trial.outcome.effective_verdict if trial.outcome else "—"),
+                         "reviewer now": trial.reviewer_verdict or "—",
                          "verdict now": trial.verdict or "checks pass",
                          "effect": trials.effect(status[run_id], trial.verdict)})
     progress.empty()

@@ -39,7 +39,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
             components.review_card(outcome, slot, reviewer_of(view, slot), hidden=hide,
-                                   criteria=view.rubric.criterion_ids())
+                                   criteria=view.rubric.criterion_ids(), advisory=view.rubric.advisory_ids())
     if rnd.gate is not None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check stopped this round first.")
