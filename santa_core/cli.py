@@ -211,24 +211,32 @@ def run_rubric(args: argparse.Namespace) -> str:
     """`rubric list|export|import`: the text to print (BadInput on a bad name or file)."""
     from santa_core import rubric_library as lib
 
-    desk = _open_desk()
+    store = _open_rubric_store()
+    if args.rubric_command == "list":
+        return _rubric_list(store.list_rubrics(), args.json)
+    if args.rubric_command == "export":
+        return _rubric_export(store, args)
     try:
-        store = desk.repo.rubrics
-        if args.rubric_command == "list":
-            return _rubric_list(store.list_rubrics(), args.json)
-        if args.rubric_command == "export":
-            return _rubric_export(store, args)
-        try:
-            text = lib.read_rubric_text(Path(args.file))
-            result = store.import_text(text, lib.format_of(args.file), args.author, args.note)
-        except (lib.RubricFileError, lib.RubricCompositionError) as exc:
-            problems = getattr(exc, "errors", None) or [str(exc)]
-            raise BadInput(f"rubric file {args.file}: nothing imported:\n" + "\n".join(f"  {e}" for e in problems)) from exc
-        if result.created:
-            return f"imported {result.name} v{result.version}"
-        return f"unchanged: {result.name} v{result.version} already has this content"
-    finally:
-        desk.close()
+        text = lib.read_rubric_text(Path(args.file))
+        result = store.import_text(text, lib.format_of(args.file), args.author, args.note)
+    except (lib.RubricFileError, lib.RubricCompositionError) as exc:
+        problems = getattr(exc, "errors", None) or [str(exc)]
+        raise BadInput(f"rubric file {args.file}: nothing imported:\n" + "\n".join(f"  {e}" for e in problems)) from exc
+    if result.created:
+        return f"imported {result.name} v{result.version}"
+    return f"unchanged: {result.name} v{result.version} already has this content"
+
+
+def _open_rubric_store():
+    """The stored rubrics alone: no runner and no model client, so rubric commands start fast."""
+    from storage.db import database_url, init_db, redacted_url
+    from storage.rubrics import RubricStore
+
+    try:
+        return RubricStore(init_db(mark_interrupted=False))
+    except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc
 
 
 def _rubric_list(rubrics: list, as_json: bool) -> str:

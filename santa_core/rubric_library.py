@@ -281,7 +281,8 @@ def _dotted(loc: Loc) -> str:
 
 
 def _parse(text: str, fmt: str) -> tuple[Any, _Lines]:
-    """Parse YAML (keeping the node tree for line numbers) or JSON."""
+    """Parse YAML (keeping the node tree for line numbers) or JSON; a UTF-8 byte-order mark is ignored."""
+    text = text.removeprefix("\ufeff")
     if fmt == "json":
         try:
             data = json.loads(text)
@@ -338,6 +339,9 @@ def _message(err: Any) -> str:
 def _semantic_errors(doc: RubricDocument, lines: _Lines) -> list[str]:
     """Duplicate ids, invalid deterministic checks and malformed `extends` entries, located."""
     errors, seen = [], set()
+    if doc.name in _EXTENDS_ALIASES:
+        errors.append(lines.label(("name",), f"{doc.name!r} is reserved (in extends it means "
+                                              f"{_EXTENDS_ALIASES[doc.name]}); pick another name"))
     for i, ref in enumerate(doc.extends):
         try:
             split_ref(ref)

@@ -201,10 +201,17 @@ def test_review_with_a_rubric_file_still_works(env: dict[str, str], tmp_path: Pa
     done = review(env, tmp_path, "--rubric", "path/to/file.yaml", *PEOPLE)
     assert done.returncode == 3, err(done)
     result = json.loads(done.stdout)
-    assert result["rubric"] == {"name": "house", "version": 1}
+    # Not a stored version: judged by the file, and labelled so no run list mistakes it for one.
+    assert result["rubric"] == {"name": "house (file)", "version": 1}
+    assert "house v1 from the file is not a stored version" in err(done)
     rubric = Repo(store.engine).get_run_view(result["run_id"]).rubric
     assert rubric.criterion_ids() == [*GENERAL_IDS, "tone"]
     assert "house" not in store.names()  # judging by a file does not store it
+    save_acme_v1_v2(store)
+    path.write_text(store.export("acme", 1), encoding="utf-8")
+    done = review(env, tmp_path, "--rubric", "path/to/file.yaml", *PEOPLE)
+    assert done.returncode == 3, err(done)
+    assert json.loads(done.stdout)["rubric"] == {"name": "acme", "version": 1} and "warning" not in err(done)
 
 
 @pytest.mark.parametrize(
