@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from santa_core.criterion_checks import run_criterion_checks
 from santa_core.folding import Folded, fold
-from santa_core.models import MergedIssue, Rubric
+from santa_core.models import CheckOutcome, MergedIssue, Rubric
 
 __all__ = ["MAX_INJECTION_ISSUES", "Folded", "detect_injection", "fold", "precheck_issues"]
 
@@ -220,11 +220,15 @@ def detect_injection(text: str) -> list[MergedIssue]:
     ]
 
 
-def precheck_issues(rubric: Rubric, output: str) -> list[MergedIssue]:
-    """Injection hits plus failed checks of critical criteria, as issues flagged by "check"."""
+def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:
+    """Injection hits plus failed checks of critical criteria, as issues flagged by "check".
+
+    Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
+    the issues agree with the outcomes shown or stored.
+    """
     issues = detect_injection(output)
     severity = {c.id: c.severity for c in rubric.criteria}
-    for o in run_criterion_checks(rubric, output):
+    for o in run_criterion_checks(rubric, output) if outcomes is None else outcomes:
         if o.result == "FAIL" and severity.get(o.criterion) == "critical":
             issues.append(
                 MergedIssue(

@@ -210,6 +210,7 @@ def run_review(args: argparse.Namespace) -> dict:
 def run_rubric(args: argparse.Namespace) -> str:
     """`rubric list|export|import`: the text to print (BadInput on a bad name or file)."""
     from santa_core import rubric_library as lib
+    from storage.rubrics import RubricConflict
 
     store = _open_rubric_store()
     if args.rubric_command == "list":
@@ -222,6 +223,8 @@ def run_rubric(args: argparse.Namespace) -> str:
     except (lib.RubricFileError, lib.RubricCompositionError) as exc:
         problems = getattr(exc, "errors", None) or [str(exc)]
         raise BadInput(f"rubric file {args.file}: nothing imported:\n" + "\n".join(f"  {e}" for e in problems)) from exc
+    except RubricConflict as exc:  # another import of the same name took the version number first
+        raise BadInput(f"rubric file {args.file}: nothing imported: {exc}") from exc
     if result.created:
         return f"imported {result.name} v{result.version}"
     return f"unchanged: {result.name} v{result.version} already has this content"

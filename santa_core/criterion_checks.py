@@ -11,9 +11,9 @@ fix agent's edits), or "" when a fix cannot be pinned to one span.
 
 from __future__ import annotations
 
-import ast
 import json
 import re
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -26,7 +26,7 @@ import yaml
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from santa_core.folding import Folded, fold
-from santa_core.models import Criterion, Rubric, Verdict
+from santa_core.models import CheckOutcome, Criterion, Rubric
 
 # --- config models --------------------------------------------------------------------------
 
@@ -224,16 +224,6 @@ def check_config_errors(check: object) -> list[tuple[tuple[str | int, ...], str]
     return []
 
 
-class CheckOutcome(BaseModel):
-    """Result of one criterion's deterministic check."""
-
-    criterion: str
-    check_type: str
-    result: Verdict
-    detail: str
-    evidence: str = ""
-
-
 # --- runners: terms, phrases, lengths, regex ------------------------------------------------
 
 
@@ -373,6 +363,10 @@ def _link_problem(link: str, cfg: LinksAllowedCheck) -> str | None:
     """Why a link fails the check, or None when it is allowed."""
     if any(c.isspace() for c in link):
         return "contains spaces"
+    if "\\" in link.split("?", 1)[0].split("#", 1)[0]:
+        # Browsers read "\" as "/" in http(s) URLs, so "https://evil.com\@example.com" opens evil.com
+        # while a URL parser sees the host example.com.
+        return "contains a backslash (browsers read it as '/', so the real host may differ)"
     bare = link.lower().startswith("www.")
     try:
         parts = urlsplit("http://" + link if bare else link)
@@ -444,9 +438,14 @@ def _fenced_blocks(text: str, tags: frozenset[str]) -> list[_Block]:
     return blocks
 
 
+def _no_constant(name: str) -> None:
+    """NaN and Infinity are not JSON, though Python's parser accepts them."""
+    raise ValueError(f"{name} is not valid JSON (write a number or null)")
+
+
 def _json_error(text: str) -> _ParseError | None:
     try:
-        json.loads(text)
+        json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         return exc.lineno, exc.colno, exc.msg
     except (ValueError, RecursionError) as exc:  # e.g. an integer past the digit limit, deep nesting
@@ -471,9 +470,12 @@ def _yaml_error(text: str) -> _ParseError | None:
 
 
 def _python_error(text: str) -> _ParseError | None:
-    # Why ast.parse only: it builds a syntax tree and never runs code (no compile/exec/eval).
+    # Why compile and never exec: compiling catches what a parse alone lets through ("return"
+    # outside a function, "break" outside a loop) and runs nothing.
     try:
-        ast.parse(text)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # e.g. invalid escape sequences: valid code, noisy
+            compile(text, "<output>", "exec", dont_inherit=True)
     except SyntaxError as exc:
         return exc.lineno or 1, exc.offset, exc.msg
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
@@ -541,6 +543,8 @@ _SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         ("Stripe live key", r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}"),
         ("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
+        ("bearer token", r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/-]{20,}=*"),
+        ("password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]{3,}@"),
     )
 )
 # `api_key = "…"`, `password: '…'`, `SECRET=…`, `"token": "…"`: a secret-named key assigned a
@@ -642,7 +646,8 @@ def _reading_grade(cfg: ReadingGradeCheck, output: str, folded: Folded) -> tuple
     if stats is None:
         return True, "nothing to grade: the output has no words", ""
     longest = stats.longest_sentence
-    longest = longest if len(longest) <= 80 else longest[:79] + "…"
+    # Short: the detail is stored and shown, and a long sentence may hold text that should not spread.
+    longest = longest if len(longest) <= 60 else longest[:59] + "…"
     detail = (
         f"grade {stats.grade:.1f} (limit {cfg.max:g}): {_n(stats.sentences, 'sentence')}, {_n(stats.words, 'word')}, "
         f'{_n(stats.syllables, "syllable")}; longest sentence: "{longest}"'
@@ -841,8 +846,7 @@ def check_from_form(kind: str, values: Mapping[str, Any]) -> dict:
         raise ValueError(f"unknown check type {kind!r}")
     check: dict[str, Any] = {"type": kind}
     for field in spec.fields:
-        value = values.get(field.name, field.default)
-        value = _lines(value) if field.kind == "lines" else value
+        value = _plain(field, values.get(field.name, field.default))
         model_field = _MODELS[kind].model_fields[field.name]
         # Why drop optional fields at their default: the stored check stays as short as one
         # written by hand, and re-saving an untouched check does not change the document.
@@ -857,5 +861,21 @@ def form_values(check: Mapping[str, Any]) -> dict[str, Any]:
     spec = CHECK_SPECS.get(str(check.get("type")))
     if spec is None:
         return {}
-    values = {f.name: check.get(f.name, f.default) for f in spec.fields}
-    return {f.name: _lines(values[f.name]) if f.kind == "lines" else values[f.name] for f in spec.fields}
+    return {f.name: _widget_value(f, check.get(f.name, f.default)) for f in spec.fields}
+
+
+def _widget_value(field: CheckField, value: Any) -> Any:
+    """A value as its form widget holds it: lines as a list, floats as float (a number box returns 8.0 for 8)."""
+    if field.kind == "lines":
+        return _lines(value)
+    if field.kind == "float" and isinstance(value, int | float) and not isinstance(value, bool):
+        return float(value)
+    return value
+
+
+def _plain(field: CheckField, value: Any) -> Any:
+    """A form value as a rubric file writes it: a whole float becomes an int, so 8 stays 8 (not 8.0)."""
+    value = _widget_value(field, value)
+    if field.kind == "float" and isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value

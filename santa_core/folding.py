@@ -84,9 +84,12 @@ def _fold_char(ch: str, casefold: bool) -> str:
     base = "".join(
         c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c) not in ("Mn", "Me")
     )
+    # Look-alikes first: case-folding a Greek capital Nu ("Ν") gives "ν", which looks like "v",
+    # so mapping after folding would turn "ΝO RISK" into "vo risk" instead of "no risk".
+    base = base.translate(_CONFUSABLES)
     if casefold:
-        base = base.casefold()
-    return base.translate(_CONFUSABLES)
+        base = base.casefold().translate(_CONFUSABLES)
+    return base
 
 
 def fold(text: str, casefold: bool = True) -> Folded:

@@ -68,9 +68,13 @@ def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bo
 
 
 def blocking_failed_checks(review: Review, advisory: Collection[str] = ()) -> list[CheckResult]:
-    """Failed checks that block shipping: all but those of advisory ("suggestion") criteria."""
-    skip = {_norm(a) for a in advisory}
-    return [c for c in review.failed_checks() if _norm(c.criterion) not in skip]
+    """Failed checks that block shipping: all but those of advisory ("suggestion") criteria.
+
+    Advisory ids match exactly (not loosely, like issues do): a check named "no-risk" must never
+    count as the suggestion "no--risk". A near miss blocks: fail closed.
+    """
+    skip = set(advisory)
+    return [c for c in review.failed_checks() if c.criterion not in skip]
 
 
 def _issues_of(outcome: ReviewOutcome, advisory: Collection[str] = ()) -> list[ReviewIssue]:

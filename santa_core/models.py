@@ -80,7 +80,7 @@ class RubricDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=RUBRIC_NAME_PATTERN)
-    version: int = Field(default=1, ge=1)
+    version: int = Field(default=1, ge=1, le=2**31 - 1)  # an SQL integer column
     domain: str = Field(default="general", min_length=1, max_length=64)
     description: str = ""
     extends: list[str] = Field(default_factory=list)
@@ -228,6 +228,16 @@ class GateDecision(StrEnum):
     NAUGHTY = "NAUGHTY"
 
 
+class CheckOutcome(BaseModel):
+    """Result of one criterion's deterministic check."""
+
+    criterion: str
+    check_type: str
+    result: Verdict
+    detail: str
+    evidence: str = ""
+
+
 class GateResult(BaseModel):
     """The AND gate's decision for one round."""
 
@@ -236,6 +246,8 @@ class GateResult(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     reviewer_error: bool = False
     injection: bool = False
+    checks: list[CheckOutcome] | None = None
+    """Every deterministic check's outcome as the gate saw it (None: a round stored before they were kept)."""
 
 
 # --- fix proposals ------------------------------------------------------------------------

@@ -12,6 +12,7 @@ resolved rubric): the built-ins here, or the stored versions in `storage`.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -288,31 +289,79 @@ def _parse(text: str, fmt: str) -> tuple[Any, _Lines]:
             data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise RubricFileError([f"invalid JSON: {exc.msg} (line {exc.lineno})"]) from exc
-        return data, _Lines(_json_nodes(text))
+        nodes = _json_nodes(text)
+        errors = _duplicate_keys(nodes, _Lines(nodes))
+        if errors:
+            raise RubricFileError(errors)
+        return data, _Lines(nodes)
     # Why SafeLoader: a rubric file may come from anyone; safe_load never builds objects.
-    loader = yaml.SafeLoader(text)
+    loader = None
     try:
+        loader = _NoAliasLoader(text)  # the reader refuses control characters here already
         node = loader.get_single_node()
         data = loader.construct_document(node) if node is not None else None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
+        raise RubricFileError([f"invalid YAML: character U+{code:04X} is not allowed in a YAML file; "
+                               f"remove it or write it as an escape in double quotes (line {line})"]) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
         problem = getattr(exc, "problem", None) or str(exc)
         raise RubricFileError([f"invalid YAML: {problem}{where}"]) from exc
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
+    errors = _duplicate_keys(node, _Lines(node))
+    if errors:
+        raise RubricFileError(errors)
     return data, _Lines(node)
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """SafeLoader that refuses aliases (*name): a rubric never needs one, and a few thousand aliases
+    of one long anchor make a small file expand into a huge one."""
+
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a rubric file",
+                                              event.start_mark)
+        return super().compose_node(parent, index)  # type: ignore[arg-type]
 
 
 def _json_nodes(text: str) -> yaml.Node | None:
     """YAML's node tree of a JSON text, for line numbers only (JSON is nearly a subset of YAML)."""
-    loader = yaml.SafeLoader(text)
+    # Tabs and characters YAML refuses become spaces: same lines, and only lines are wanted here.
+    text = re.sub(r"[^\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]", " ", text)
+    loader = None
     try:
+        loader = yaml.SafeLoader(text)
         return loader.get_single_node()
     except yaml.YAMLError:
         return None  # messages then carry the field without a line
     finally:
-        loader.dispose()
+        if loader is not None:
+            loader.dispose()
+
+
+def _duplicate_keys(node: yaml.Node | None, lines: _Lines, loc: Loc = ()) -> list[str]:
+    """A key given twice in one mapping (YAML and JSON would silently keep the last one)."""
+    errors: list[str] = []
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(getattr(key, "value", ""))
+            if name in seen:
+                where = f" (line {key.start_mark.line + 1})"
+                errors.append(f"{_dotted((*loc, name))}: given twice; keep one{where}")
+            seen.add(name)
+            errors += _duplicate_keys(value, lines, (*loc, name))
+    elif isinstance(node, yaml.SequenceNode):
+        for i, item in enumerate(node.value):
+            errors += _duplicate_keys(item, lines, (*loc, i))
+    return errors
 
 
 def _validate(data: Any, lines: _Lines) -> RubricDocument:
@@ -390,7 +439,9 @@ def _check_against_parents(doc: RubricDocument, parents: list[Rubric], lines: _L
     for ref, parent in zip(doc.extends, parents, strict=True):
         for c in parent.criteria:
             if c.id in owner and owner[c.id] != c:
-                errors.append(lines.label(("extends",), f"{ref} and another parent define criterion {c.id!r} differently"))
+                errors.append(lines.label(("extends",), (f"{ref} and another parent define criterion {c.id!r} differently: one of them was "
+                                "built on an older version of a shared parent; save it on the newer version first, "
+                                "or keep the parents pinned")))
             owner.setdefault(c.id, c)
     for i, c in enumerate(doc.criteria):
         if c.id in owner:

@@ -7,7 +7,8 @@ fields, clashing ids, checks that cannot run); warnings are what would make revi
 disagree (subjective wording, two criteria testing the same thing) or a check that cannot
 block shipping.
 
-Retired criteria are skipped by every rule except the id rules: a retired id stays reserved.
+Retired criteria are stored too, so the field, check and id rules cover them (a retired id stays
+reserved); the wording and overlap rules and the active-criterion count skip them.
 """
 
 from __future__ import annotations
@@ -64,11 +65,11 @@ def lint(draft: RubricDraft, inherited: Sequence[Criterion] = ()) -> list[LintFi
     """All findings for a draft; `inherited` are the resolved criteria of the rubrics it extends."""
     findings = [*_header_findings(draft), *_id_findings(draft, inherited), *_empty_findings(draft, inherited)]
     for index, c in enumerate(draft.criteria):
-        if c.retired:
-            continue
+        # A retired criterion is still stored in the version, so it must still be well formed.
         findings += _field_findings(index, c)
         findings += _check_findings(index, c)
-        findings += _vague_findings(index, c)
+        if not c.retired:
+            findings += _vague_findings(index, c)
     findings += _overlap_findings(draft, inherited)
     return sorted(findings, key=lambda f: (f.index is not None, f.index or 0, f.level != "error"))
 
@@ -93,6 +94,8 @@ def _header_findings(draft: RubricDraft) -> list[LintFinding]:
                 "starting with a letter or digit (it appears in commands and URLs)",
             )
         )
+    if draft.name.strip() == "base":
+        out.append(_rubric("error", "name", "'base' is reserved (in extends it means general): pick another name"))
     if not draft.domain.strip():
         out.append(_rubric("error", "domain", "no domain: name the kind of output this rubric reviews, e.g. 'content'"))
     elif len(draft.domain) > MAX_DOMAIN_CHARS:
@@ -220,23 +223,27 @@ VAGUE_WORDS = (
 _VAGUE = re.compile(
     r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in VAGUE_WORDS) + r")\b", re.IGNORECASE
 )
-_NUMBER_WORDS = r"two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|half"
-_QUANTIFIERS = r"at\s+least|at\s+most|no\s+more\s+than|no\s+fewer\s+than|fewer\s+than|more\s+than|exactly|every|each|none\s+of|all\s+of"
-_FILLER = r"(?:(?:of|the|a|an|its|their|our|one)\s+)*"
+_NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|half"
+_COUNT = rf"(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})"
+_UNITS = (
+    r"%|percent|words?|characters?|chars?|sentences?|paragraphs?|items?|bullets?|links?|urls?|seconds?|minutes?"
+    r"|hours?|days?|times?|points?|lines?|questions?|examples?|steps?|sections?|headings?|mentions?|grade|errors?"
+)
+_COMPARE = r"at\s+least|at\s+most|no\s+more\s+than|no\s+fewer\s+than|fewer\s+than|more\s+than|less\s+than|under|over|up\s+to|exactly|between|maximum(?:\s+of)?|minimum(?:\s+of)?|max|min|within|[<>]=?|≤|≥"
 _ANCHORS = re.compile(
     "|".join(
         [
-            r"\d",  # a number or percentage
-            rf"\b(?:{_NUMBER_WORDS})\b",
+            # a measure: a count with a unit ("3 questions", "20 %") or a comparison ("at most 8")
+            rf"\b{_COUNT}\s*(?:{_UNITS})\b|{_COUNT}\s*%",
+            rf"(?:\b|(?<=\s))(?:{_COMPARE})\s*{_COUNT}\b",
             r"\"[^\"\n]+\"|“[^”\n]+”|‘[^’\n]+’|(?<!\w)'[^'\n]+'(?!\w)",  # quoted text
             r"\b(?:the|this|that)\s+spec(?:ification)?(?![\w-])|\bspec(?:ification)?['’]s\b",  # not "spec-less"
-            r"\blisted\b|\bthe\s+(?:\w+\s+)?(?:list|checklist|check)\b",
+            r"\blisted\b|\bthe\s+(?:\w+\s+)?(?:list|checklist|check)\b|\bnone\s+of\s+the\b",
         ]
     ),
     re.IGNORECASE,
 )
-_QUANTIFIED = re.compile(rf"\b(?:{_QUANTIFIERS})\s+{_FILLER}([a-z][\w-]*)", re.IGNORECASE)
-_NOT_OBJECTS = frozenset("is are was were be and or that which it this these those other time".split())
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 def vague_words(text: str) -> list[str]:
@@ -246,13 +253,19 @@ def vague_words(text: str) -> list[str]:
 
 
 def has_measurable_anchor(text: str) -> bool:
-    """True when `text` names something countable or checkable (a number, a quote, the spec, a list)."""
-    if _ANCHORS.search(text):
-        return True
-    # "every heading", "at least one example": a quantifier over a concrete object; "every good" is not.
-    return any(
-        m.group(1).lower() not in _NOT_OBJECTS and not _VAGUE.fullmatch(m.group(1)) for m in _QUANTIFIED.finditer(text)
-    )
+    """True when `text` names something countable or checkable: a count with a unit or a limit,
+    quoted text, the spec, or a list. A bare year ("the 2024 campaign") or "every section" is not:
+    "each section is engaging" is as subjective as "the copy is engaging"."""
+    return bool(_ANCHORS.search(text))
+
+
+def unanchored_vague_words(text: str) -> list[str]:
+    """Vague words in sentences that give no measure (another sentence's number does not help)."""
+    found: list[str] = []
+    for sentence in _SENTENCE_END.split(text):
+        if not has_measurable_anchor(sentence):
+            found += vague_words(sentence)
+    return list(dict.fromkeys(found))
 
 
 def _vague_message(field: str, words: list[str]) -> str:
@@ -260,16 +273,15 @@ def _vague_message(field: str, words: list[str]) -> str:
     return (
         f"subjective wording in the {field.replace('_', ' ')}: {quoted} with nothing measurable — reviewers will "
         "disagree on it. Say what to count or compare: a number or limit, quoted text, a rule or list in the spec, "
-        "or 'every …'/'at least …' with a concrete object"
+        "or 'at least …'/'at most …' with a number"
     )
 
 
 def _vague_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
     out = []
     for field in ("pass_condition", "fail_signal"):
-        text = getattr(c, field)
-        words = vague_words(text)
-        if words and not has_measurable_anchor(text):
+        words = unanchored_vague_words(getattr(c, field))
+        if words:
             out.append(LintFinding("warning", index, c.id, field, _vague_message(field, words)))
     # Why the name is judged by the pass condition: a name is a short label with no room for a
     # measure; it is harmless when the pass condition says how to measure it.

@@ -13,6 +13,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
 from santa_core import engine
 from santa_core.checks import precheck_issues
+from santa_core.criterion_checks import run_criterion_checks
 from santa_core.fixer import person_fix, propose_fix
 from santa_core.gate import blocked, decide
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
@@ -121,11 +122,12 @@ class Runner:
 
     def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
-        prechecks = precheck_issues(run.rubric, rnd.output_text)
+        outcomes = run_criterion_checks(run.rubric, rnd.output_text)
+        prechecks = precheck_issues(run.rubric, rnd.output_text, outcomes)
         if any(i.criterion == "injection" for i in prechecks):
             # Deterministic checks come first: an output that tries to instruct the reviewers
             # cannot ship whatever they say, so no reviewer is paid to read it.
-            self._finish_round(run, rnd, blocked(prechecks))
+            self._finish_round(run, rnd, blocked(prechecks).model_copy(update={"checks": outcomes}))
             return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
@@ -138,8 +140,9 @@ class Runner:
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
-        self._finish_round(run, rnd, decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(),
-                                                 run.rubric.advisory_ids()))
+        gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids())
+        # The check outcomes are stored with the gate they fed, so the run page shows what was decided on.
+        self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
 
     def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
         """Commit the gate, then the state change it causes."""

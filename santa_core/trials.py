@@ -16,7 +16,9 @@ from santa_core.gate import slot_passes
 from santa_core.models import MergedIssue, ReviewOutcome, Rubric
 from santa_core.reviewers.base import Reviewer, ReviewRequest
 
-Effect = Literal["would now be caught", "would now pass", "no change", "checks pass; no reviewer asked"]
+Effect = Literal[
+    "would now be caught", "would now pass", "no change", "checks pass; no reviewer asked", "reviewer error: not counted"
+]
 SHIPPED_STATUSES = frozenset({"shipped", "resolved_shipped"})
 
 
@@ -38,6 +40,11 @@ class Trial:
         return "PASS" if slot_passes(self.outcome, self.criteria, self.advisory) else "FAIL"
 
     @property
+    def reviewer_failed(self) -> bool:
+        """The reviewer ran but gave no valid review (error, timeout, invalid answer) and no check failed."""
+        return self.outcome is not None and self.outcome.review is None and not self.blocking
+
+    @property
     def verdict(self) -> Literal["PASS", "FAIL"] | None:
         """FAIL on any blocking check; else the reviewer's slot verdict; None if checks pass and no reviewer ran."""
         return "FAIL" if self.blocking else self.reviewer_verdict
@@ -45,7 +52,8 @@ class Trial:
 
 def run_checks(rubric: Rubric, output: str) -> tuple[list[CheckOutcome], list[MergedIssue]]:
     """Every deterministic check's outcome, and the issues that would block shipping."""
-    return run_criterion_checks(rubric, output), precheck_issues(rubric, output)
+    outcomes = run_criterion_checks(rubric, output)
+    return outcomes, precheck_issues(rubric, output, outcomes)
 
 
 def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer | None = None) -> Trial:
@@ -57,8 +65,14 @@ def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer |
     return Trial(criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids(), checks=checks, blocking=blocking, outcome=outcome)
 
 
-def effect(past_status: str, verdict: Literal["PASS", "FAIL"] | None) -> Effect:
-    """What the new rubric version would have changed for a finished run."""
+def effect(past_status: str, verdict: Literal["PASS", "FAIL"] | None, reviewer_failed: bool = False) -> Effect:
+    """What the new rubric version would have changed for a finished run.
+
+    A reviewer that errored or timed out is FAIL for shipping (fail closed) but says nothing
+    about the rubric, so unless a check already fails, the re-check does not count it.
+    """
+    if reviewer_failed and verdict == "FAIL":
+        return "reviewer error: not counted"
     shipped = past_status in SHIPPED_STATUSES
     if verdict == "FAIL":
         return "would now be caught" if shipped else "no change"

@@ -24,6 +24,7 @@ from sqlmodel import Session, SQLModel, select
 from santa_core import engine as state_machine
 from santa_core.models import (
     MAX_TEXT_CHARS,
+    CheckOutcome,
     EscalationReason,
     FixEdit,
     FixProposal,
@@ -367,6 +368,7 @@ def _gate_of(row: RoundRow, issues: list[MergedIssueRow]) -> GateResult | None:
         reasons=list(row.gate_reasons or []),
         reviewer_error=bool(row.gate_reviewer_error),
         injection=bool(row.gate_injection),
+        checks=None if row.gate_checks is None else [CheckOutcome.model_validate(c) for c in row.gate_checks],
     )
 
 
@@ -842,6 +844,7 @@ class Repo:
                 gate.reviewer_error,
                 gate.injection,
             )
+            rnd.gate_checks = None if gate.checks is None else [c.model_dump(mode="json") for c in gate.checks]
             s.add(rnd)
             s.add_all(_issue_rows(run_id, round_no, gate.issues))
             run.updated_at = utcnow()
@@ -1189,6 +1192,7 @@ def _round_json(rnd: RoundView) -> dict[str, Any]:
         "reviews": {slot: _review_json(o) for slot, o in sorted(rnd.reviews.items())},
         "gate": None if rnd.gate is None else rnd.gate.decision.value,
         "issues": [] if rnd.gate is None else [i.model_dump() for i in rnd.gate.issues],
+        "checks": None if rnd.gate is None or rnd.gate.checks is None else [c.model_dump() for c in rnd.gate.checks],
         "proposal": None if rnd.proposal is None else rnd.proposal.proposed_text,
         "decisions": [d.model_dump(mode="json") for d in rnd.decisions],
         "cost_usd": rnd.cost_usd,

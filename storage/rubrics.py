@@ -209,6 +209,8 @@ class RubricStore:
         note = note.strip()
         if not note:
             raise RubricSaveError(["change note: say what changed and why (it is kept with the version)"])
+        if "\x00" in note:
+            raise RubricSaveError(["change note: contains a NUL character; remove it"])
         if len(note) > MAX_NOTE_CHARS:
             raise RubricSaveError([f"change note: at most {MAX_NOTE_CHARS} characters"])
         return self._insert(self._checked(doc), author, note, source, expect=base_version, version=None)
@@ -222,7 +224,7 @@ class RubricStore:
         """
         doc = lib.read_document(text, fmt, self.lookup)
         resolved = lib.resolve(doc, self.lookup)
-        note = note.strip() or f"imported from a {fmt.upper()} file"
+        note = note.replace("\x00", "").strip() or f"imported from a {fmt.upper()} file"
         return self._insert((doc, resolved), author, note, "import", expect="any", version=doc.version)
 
     def _checked(self, doc: RubricDocument) -> tuple[RubricDocument, Rubric]:
@@ -347,7 +349,7 @@ def _conflict_message(name: str, expect: int | None | str, latest: RubricVersion
         return f"a rubric named {name!r} already exists (version {latest.version}); pick another name or open it"
     return (
         f"{latest.author} saved {name} v{latest.version} while you were editing v{expect}; "
-        "reload to see their change (your draft is kept)"
+        "compare their version before saving yours"
     )
 
 

@@ -93,6 +93,8 @@ class RoundRow(SQLModel, table=True):
     gate_reasons: list | None = Field(default=None, sa_type=JSON_OR_NULL)
     gate_reviewer_error: bool | None = None
     gate_injection: bool | None = None
+    gate_checks: list | None = Field(default=None, sa_type=JSON_OR_NULL)
+    """The deterministic check outcomes the gate saw (NULL for rounds stored before migration 0005)."""
     started_at: datetime = _ts()
 
 

@@ -186,6 +186,17 @@ CASES = [
     pytest.param(PY_CHECK, "Use:\n```py\nprint('hi')\n```\nThat's it.", "PASS", id="python-block-pass"),
     pytest.param(PY_CHECK, "def f(:\n    pass\n", "FAIL", id="python-fail"),
     pytest.param(PY_CHECK, "Use:\n```python\nprint('hi'\n```\n", "FAIL", id="python-block-fail"),
+    # found in review: each of these passed once
+    pytest.param(FORBIDDEN, "A RISK-FRЕЕ plan.", "FAIL", id="forbidden-cyrillic-capital-ie"),
+    pytest.param({"type": "forbidden_terms", "terms": ["no risk", "guaranteed", "money-back"]},
+                 "ΝO RISK! GUARAΝTEED ΜONEY-BACK!", "FAIL", id="forbidden-greek-capitals-nu-mu"),
+    pytest.param(LINKS, "See https://evil.com\\@example.com/x for more.", "FAIL", id="links-backslash-authority"),
+    pytest.param(PY_CHECK, "```python\nreturn 1\n```", "FAIL", id="python-return-outside-function"),
+    pytest.param(PY_CHECK, "for x in y:\n    pass\nbreak\n", "FAIL", id="python-break-outside-loop"),
+    pytest.param(JSON_CHECK, '{"a": NaN}', "FAIL", id="json-nan-is-not-json"),
+    pytest.param(SECRETS, "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123'", "FAIL", id="secrets-bearer"),
+    pytest.param(SECRETS, "DATABASE_URL=postgres://app:hunter2xyz@db.internal/app", "FAIL", id="secrets-url-password"),
+    pytest.param(SECRETS, "Connect to postgres://db.internal/app as the app user.", "PASS", id="secrets-url-no-password"),
 ]
 
 

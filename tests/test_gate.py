@@ -201,3 +201,10 @@ def test_advisory_criteria(review: ReviewOutcome, nice: bool) -> None:
 def test_without_advisory_ids_a_failed_suggestion_check_blocks() -> None:
     review = _review("PASS", {"facts": "PASS", "style": "FAIL"})
     assert decide(review, review.model_copy(update={"slot": "C"}), [], ["facts", "style"]).decision == GateDecision.NAUGHTY
+
+
+def test_advisory_ids_match_exactly_so_a_look_alike_id_still_blocks() -> None:
+    """A critical "no-risk" failed by both reviewers must not pass as the suggestion "no--risk"."""
+    review = _review("PASS", {"no-risk": "FAIL", "no--risk": "PASS"})
+    result = decide(review, review.model_copy(update={"slot": "C"}), [], ["no-risk", "no--risk"], advisory=["no--risk"])
+    assert result.decision == GateDecision.NAUGHTY

@@ -163,7 +163,7 @@ def test_rule_fires(
         pytest.param(draft(crit(id="other_fact")), (PARENT,), id="id-not-used-by-parent"),
         pytest.param(draft(), (PARENT,), id="no-own-criteria-but-inherited"),
         pytest.param(
-            draft(crit(retired=True, pass_condition="", name=""), other()), (), id="retired-skips-field-rules"
+            draft(crit(retired=True, pass_condition="The copy is engaging."), other()), (), id="retired-skips-wording-rules"
         ),
         pytest.param(draft(crit(check={"type": "forbidden_terms", "terms": ["risk-free"]})), (), id="valid-check"),
         pytest.param(
@@ -180,7 +180,7 @@ def test_rule_fires(
             draft(crit(pass_condition='A clear subject line: "Save 10%" appears in it.')), (), id="clear-with-quote"
         ),
         pytest.param(
-            draft(crit(pass_condition="Every heading is readable: no heading repeats another.")),
+            draft(crit(pass_condition="Every heading is readable: at most 8 words, no heading repeats another.")),
             (),
             id="readable-with-every",
         ),
@@ -297,3 +297,28 @@ def builtin_draft(path: Path) -> tuple[RubricDraft, list[Criterion]]:
 def test_builtin_rubrics_lint_clean(path: Path) -> None:
     rubric, inherited = builtin_draft(path)
     assert lint(rubric, inherited) == []
+
+
+def test_a_retired_criterion_must_still_be_well_formed() -> None:
+    """It is stored in the version, so a blank field would only fail later, at save time."""
+    findings = lint(draft(crit(retired=True, pass_condition="", name=""), other()))
+    assert {(f.index, f.field) for f in findings if f.level == "error"} == {(0, "pass_condition"), (0, "name")}
+
+
+def test_base_is_a_reserved_name() -> None:
+    assert any(f.field == "name" and "reserved" in f.message for f in lint(draft(crit(), name="base")))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Each section is engaging.", id="quantifier-alone"),
+        pytest.param("The tone is professional and appropriate in every paragraph.", id="every-paragraph"),
+        pytest.param("The copy is engaging for the 2024 campaign.", id="a-year-is-not-a-measure"),
+        pytest.param("The copy is engaging. It has 3 sections.", id="another-sentence-does-not-anchor"),
+    ],
+)
+def test_subjective_words_need_a_measure_in_their_own_sentence(text: str) -> None:
+    """Found in review: each of these once counted as measurable."""
+    findings = lint(draft(crit(pass_condition=text)))
+    assert any(f.level == "warning" and f.field == "pass_condition" for f in findings)

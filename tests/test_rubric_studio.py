@@ -153,6 +153,9 @@ def test_run_made_before_the_edit_keeps_version_1(repo: Repo) -> None:
     review.run()
     review.switch_page("pages/review.py").run()
     assert "Rubric acme-compliance v1" in texts(review)
+    shown = next(d.value for d in review.dataframe if "pass condition" in d.value.columns)
+    assert list(shown["id"]) == repo.rubrics.resolved("acme-compliance", 1).criterion_ids()
+    assert "extra" not in list(shown["id"])
 
 
 def test_broken_import_names_field_and_line_and_changes_nothing(repo: Repo) -> None:
@@ -327,3 +330,74 @@ def test_save_as_copies_the_draft_under_a_new_name(repo: Repo) -> None:
     assert repo.rubrics.document("compliance-eu").criteria[0].name == "No outcome promises"
     assert repo.rubrics.document("compliance").criteria[0].name == "No outcome guarantees"  # original untouched
     assert repo.rubrics.versions("compliance-eu")[0].change_note == "copied from compliance"
+
+
+# --- found in review ----------------------------------------------------------------------------
+
+
+def test_a_conflicting_save_keeps_the_draft_and_can_save_over_the_newer_version(repo: Repo) -> None:
+    at = open_rubrics("general")
+    at.text_input(key="rc_k0_name").set_value("Facts match the spec")
+    at.text_input(key="rs_note").set_value("rename")
+    act(at)
+    save_v2_with_banned_word(repo, "general", "ready")  # someone else saves v2 meanwhile
+    at.button(key="rs_save").click()
+    act(at)
+    assert "while you were editing v1" in texts(at) and "Your draft is kept" in texts(at)
+    assert at.text_input(key="rc_k0_name").value == "Facts match the spec"
+    at.button(key="rs_save_over").click()
+    act(at)
+    assert "Saved general v3." in texts(at)
+    assert repo.rubrics.document("general", 3).criteria[0].name == "Facts match the spec"
+
+
+def test_leaving_the_page_and_coming_back_keeps_the_rubric_and_the_draft(repo: Repo) -> None:
+    at = open_rubrics("compliance")
+    at.text_input(key="rc_k0_name").set_value("Edited name")
+    at.text_input(key="rs_note").set_value("half-written note")
+    at.text_area(key="try_output").set_value("a sample")
+    act(at)
+    at.query_params.clear()
+    at.switch_page("pages/runs.py").run()
+    at.switch_page(PAGE).run()
+    assert not at.exception
+    assert at.selectbox(key="rubric_pick").value == "compliance"
+    assert at.text_input(key="rc_k0_name").value == "Edited name"
+    assert at.text_input(key="rs_note").value == "half-written note"
+    assert at.text_area(key="try_output").value == "a sample"
+    assert "Unsaved changes" not in texts(at)
+
+
+def test_duplicate_copies_what_was_just_typed(repo: Repo) -> None:
+    at = open_rubrics("code")
+    at.text_area(key="rc_k0_fail_signal").set_value("typed just now")
+    at.button(key="rc_k0_dup").click()
+    act(at)
+    copy = [w for w in at.text_area if w.key and w.key.endswith("_fail_signal")][1]
+    assert copy.value == "typed just now" and copy.key != "rc_k0_fail_signal"
+
+
+def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Repo) -> None:
+    from santa_core.models import Criterion
+
+    doc = repo.rubrics.document("general")
+    grade = Criterion(id="plain", name="Plain", category="completeness", pass_condition="Grade 8 or lower.",
+                      fail_signal="Grade above 8.", check={"type": "reading_grade", "max": 8})
+    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, grade]}), "a", "grade", 1)
+    at = open_rubrics("general")
+    act(at)
+    assert at.button(key="rs_discard").disabled  # nothing changed by merely opening it
+    at.text_input(key="rs_note").set_value("same")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+    assert "Nothing to save" in texts(at)
+
+
+def test_untrusted_names_are_escaped_in_expander_labels(repo: Repo) -> None:
+    text = repo.rubrics.export("general").replace("name: Factual accuracy", "name: '![x](http://127.0.0.1:9/p.png)'")
+    repo.rubrics.import_text(text, "yaml", "mallory")
+    at = open_rubrics("general")
+    labels = [e.label for e in at.expander]
+    assert any("\\!\\[x\\]" in label for label in labels), labels
+    assert not any("![x](" in label for label in labels)

@@ -244,3 +244,49 @@ def test_unreadable_file(tmp_path: Path) -> None:
 def test_yaml_is_loaded_safely() -> None:
     with pytest.raises(RubricFileError, match="invalid YAML"):
         parse_rubric("name: !!python/object/apply:os.system ['true']\ncriteria: []\n")
+
+
+# --- found in review: files that crashed, hid a mistake or lost their line ------------------
+
+ONE = "  - id: a\n    name: A\n    category: c\n    pass_condition: p\n    fail_signal: f\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "fmt", "message"),
+    [
+        pytest.param("name: x\ndescription: \"a\x7f\"\ncriteria:\n" + ONE, "yaml",
+                     "character U+007F is not allowed in a YAML file", id="yaml-control-character"),
+        pytest.param("name: x\ncriteria:\n  - id: a\n    name: A\n    category: c\n    pass_condition: p\n"
+                     "    pass_condition: q\n    fail_signal: f\n", "yaml",
+                     "criteria[0].pass_condition: given twice; keep one (line 7)", id="yaml-duplicate-key"),
+        pytest.param('{"name": "x", "name": "y", "criteria": []}', "json", "name: given twice", id="json-duplicate-key"),
+        pytest.param('{\n\t"name": "x",\n\t"criteria": [\n\t\t{"id": "a", "name": "A",\n\t\t"category": "c",'
+                     ' "pass_condition": "p"}\n\t]\n}', "json",
+                     "criteria[0].fail_signal: field required (line 4)", id="json-tabs-keep-the-line"),
+        pytest.param("name: x\ncriteria:\n  - id: a\n    name: &n A\n    category: c\n    pass_condition: *n\n"
+                     "    fail_signal: f\n", "yaml", "aliases (*name) are not allowed in a rubric file (line 6)",
+                     id="yaml-alias-refused"),
+        pytest.param("name: x\nversion: 3000000000\ncriteria:\n" + ONE, "yaml",
+                     "version: input should be less than or equal to 2147483647 (line 2)", id="version-too-big"),
+        pytest.param("name: base\ncriteria:\n" + ONE, "yaml", "'base' is reserved", id="reserved-name"),
+        pytest.param("name: x\ncriteria:\n" + ONE.replace("name: A", "name: '   '"), "yaml",
+                     "criteria[0].name: must not be blank", id="blank-name"),
+    ],
+)
+def test_bad_files_are_refused_with_field_and_line(text: str, fmt: str, message: str) -> None:
+    with pytest.raises(RubricFileError) as info:
+        parse_rubric(text, fmt)
+    assert message in str(info.value)
+
+
+def test_json_with_control_characters_round_trips() -> None:
+    from santa_core.rubric_library import export_document, read_document
+
+    doc = read_document('name: x\ndescription: "\\x7f\\x93quoted\\x94"\ncriteria:\n' + ONE)
+    text = export_document(doc, "json")
+    assert "\x7f" in text  # written raw (ensure_ascii=False), yet it reads back
+    assert export_document(read_document(text, "json"), "json") == text
+
+
+def test_a_byte_order_mark_is_ignored() -> None:
+    assert parse_rubric("\ufeff" + '{"name": "x", "extends": ["general"]}', "json").name == "x"

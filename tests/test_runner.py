@@ -219,3 +219,29 @@ def test_two_people_filling_one_slot_keep_the_first_review(repo: Repo) -> None:
         t.join()
     assert len(results) == 1
     assert repo.load_round(run_id, 1).reviews["C"].reviewer == f"person:{results[0]}"
+
+
+def test_the_gate_stores_every_check_outcome_and_suggestions_do_not_block(repo: Repo) -> None:
+    from santa_core.models import Criterion
+
+    extra = [
+        Criterion(id="short", name="Short", category="completeness", pass_condition="At most 3 words.",
+                  fail_signal="More than 3 words.", severity="suggestion", check={"type": "max_words", "max": 3}),
+        Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'revolutionary'.",
+                  fail_signal="'revolutionary' appears.", check={"type": "forbidden_terms", "terms": ["revolutionary"]}),
+    ]
+    rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, *extra]})
+
+    def fails_the_suggestion(request: ReviewRequest):
+        review = passing(request)
+        checks = [c.model_copy(update={"result": "FAIL"}) if c.criterion == "short" else c for c in review.checks]
+        return review.model_copy(update={"checks": checks, "suggestions": ["shorter"]})
+
+    reviewers = {"b": FunctionReviewer("b", fails_the_suggestion), "c": FunctionReviewer("c", fails_the_suggestion)}
+    runner, _ = make_runner(repo, reviewers)
+    run_id = new_run(repo, GOOD, rubric=rubric)
+    assert runner.execute(run_id).status == RunStatus.SHIPPED  # a failed suggestion (check and reviews) ships
+    gate = repo.get_run_view(run_id).rounds[0].gate
+    assert gate is not None and gate.checks is not None
+    assert [(c.criterion, c.result) for c in gate.checks] == [("short", "FAIL"), ("no_hype", "PASS")]
+    assert repo.run_json(run_id)["rounds"][0]["checks"][0]["detail"] == "6 words (limit 3)"

@@ -81,7 +81,7 @@ SCHEMA: dict[str, list[str]] = {
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",
-        "gate_reasons", "gate_reviewer_error", "gate_injection", "started_at",
+        "gate_reasons", "gate_reviewer_error", "gate_injection", "started_at", "gate_checks",
     ],
     "review": [
         "id", "run_id", "round_no", "slot", "reviewer", "status", "verdict", "review_json",
@@ -361,7 +361,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0004",)]
+        ).all() == [("0005",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

@@ -11,7 +11,7 @@ import difflib
 import pandas as pd
 import streamlit as st
 
-from santa_core.criterion_checks import CheckOutcome, run_criterion_checks
+from santa_core.criterion_checks import CheckOutcome, describe_check, run_criterion_checks
 from santa_core.gate import slot_passes, why_not_pass
 from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, Rubric, RunStatus
 from ui.safe import md
@@ -132,16 +132,28 @@ def checks_table(checks: list[CheckOutcome]) -> None:
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
-def _round_checks(rubric_json: str, text: str) -> list[CheckOutcome]:
-    """Deterministic, so recomputed (and cached) rather than stored: the same text and rubric give the same outcomes."""
+def _current_checks(rubric_json: str, text: str) -> list[CheckOutcome]:
+    """Checks of a round whose gate has not run yet (or predates stored outcomes), computed now."""
     return run_criterion_checks(Rubric.model_validate_json(rubric_json), text)
 
 
-def round_checks(rubric: Rubric, text: str) -> None:
-    """The rubric's deterministic checks on one round's output, like a review's checks."""
+def round_checks(rubric: Rubric, text: str, gate: GateResult | None) -> None:
+    """The deterministic checks of one round, like a review's checks: as stored with the gate when it ran."""
     if not any(c.check for c in rubric.criteria):
         return
-    checks = _round_checks(rubric.model_dump_json(), text)
+    stored = gate is not None and gate.checks is not None
+    checks = gate.checks if stored else _current_checks(rubric.model_dump_json(), text)  # type: ignore[union-attr]
     passed = sum(c.result == "PASS" for c in checks)
     with st.expander(f"Deterministic checks ({passed} of {len(checks)} pass)"):
+        if not stored:
+            st.caption("Computed now with the current checks: this round's gate has not stored its own yet.")
         checks_table(checks)
+
+
+def rubric_table(rubric: Rubric) -> None:
+    """The criteria a run is judged by (its own copy of the rubric version), one line each."""
+    with st.expander(f"Rubric {rubric.name} v{rubric.version}: {len(rubric.criteria)} criteria"):
+        rows = [{"id": c.id, "name": c.name, "category": c.category, "severity": c.severity,
+                 "pass condition": c.pass_condition, "fail signal": c.fail_signal,
+                 "check": describe_check(c.check) if c.check else ""} for c in rubric.criteria]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

@@ -17,7 +17,7 @@ from santa_core.models import CriterionDraft, RubricDocument, RubricDraft
 
 STATE = "studio"
 CRITERION_FIELDS = ("id", "name", "category", "severity", "pass_condition", "fail_signal", "check_type")
-HEADER_FIELDS = ("name", "domain", "description", "extends")
+HEADER_FIELDS = ("name", "domain", "description", "extends", "note")
 NO_CHECK = "none"
 
 
@@ -63,7 +63,8 @@ def load(doc: RubricDocument | None, base_version: int | None, source: str) -> N
         "source": source,
         "base_version": base_version,
         "header": {"name": doc.name if base_version else "", "domain": doc.domain,
-                   "description": doc.description, "extends": [r.partition("@")[0] for r in doc.extends]},
+                   "description": doc.description, "extends": [r.partition("@")[0] for r in doc.extends],
+                   "note": ""},
         "pinned": list(doc.extends),
         "criteria": criteria,
         "next": len(criteria),
@@ -144,10 +145,17 @@ def to_document(draft: dict[str, Any], update_parents: bool) -> RubricDocument:
 # --- structural edits (button callbacks: they run before the next script run) ----------------
 
 
-def add_criterion() -> None:
-    """Append an empty criterion."""
+def _synced() -> dict[str, Any]:
+    """The draft with the latest widget values (callbacks run before the script re-reads them)."""
     draft = current()
     assert draft is not None
+    sync(draft)
+    return draft
+
+
+def add_criterion() -> None:
+    """Append an empty criterion."""
+    draft = _synced()
     uid = f"k{draft['next']}"
     draft["next"] += 1
     empty = CriterionDraft(category="compliance")
@@ -156,7 +164,7 @@ def add_criterion() -> None:
 
 def move(uid: str, step: int) -> None:
     """Move a criterion up (-1) or down (+1)."""
-    items = current()["criteria"]  # type: ignore[index]
+    items = _synced()["criteria"]
     i = next(n for n, c in enumerate(items) if c["uid"] == uid)
     j = i + step
     if 0 <= j < len(items):
@@ -164,9 +172,8 @@ def move(uid: str, step: int) -> None:
 
 
 def duplicate(uid: str) -> None:
-    """Insert a copy below, with a new id the author then edits."""
-    draft = current()
-    assert draft is not None
+    """Insert a copy below (with what was just typed), with a new id the author then edits."""
+    draft = _synced()
     items = draft["criteria"]
     i = next(n for n, c in enumerate(items) if c["uid"] == uid)
     copy = {**items[i], "checks": {k: dict(v) for k, v in items[i]["checks"].items()}}
@@ -180,14 +187,22 @@ def duplicate(uid: str) -> None:
 
 def toggle_retired(uid: str) -> None:
     """Retire a criterion (kept, no longer judged) or bring it back."""
-    c = next(c for c in current()["criteria"] if c["uid"] == uid)  # type: ignore[index]
+    c = next(c for c in _synced()["criteria"] if c["uid"] == uid)
     c["retired"] = not c["retired"]
 
 
 def remove(uid: str) -> None:
     """Drop a criterion from the draft (saved versions keep it)."""
-    draft = current()
-    assert draft is not None
+    draft = _synced()
     draft["criteria"] = [c for c in draft["criteria"] if c["uid"] != uid]
     for k in [k for k in st.session_state if str(k).startswith(f"rc_{uid}_")]:
         del st.session_state[k]
+
+
+def keep(widget: str) -> None:
+    """Give a widget outside the draft its last value back after a page switch cleared it."""
+    copy = f"_kept_{widget}"
+    if widget in st.session_state:
+        st.session_state[copy] = st.session_state[widget]
+    elif copy in st.session_state:
+        st.session_state[widget] = st.session_state[copy]

@@ -11,9 +11,11 @@ import re
 from typing import Any
 
 import streamlit as st
+from pydantic import ValidationError
 
 from santa_core import criterion_checks as cc
 from santa_core import rubric_lint
+from santa_core.criterion_checks import error_message
 from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from ui import rubric_draft as rd
@@ -21,6 +23,8 @@ from ui.safe import md
 
 SEVERITIES = ("critical", "suggestion")
 FLASH = "studio_flash"
+CONFLICT = "studio_conflict"
+"""Set after a refused save: the newer version someone else saved."""
 DOMAINS = ("general", "content", "code", "compliance")
 
 
@@ -118,15 +122,16 @@ def _pins(draft: dict[str, Any]) -> list[str]:
 
 
 def _finding_text(f: rubric_lint.LintFinding) -> str:
-    field = (f.field or "").replace("_", " ")
-    where = f"{field}: " if field and field not in f.message else ""  # the message may already name it
+    field = (f.field or "").replace("_", " ").replace(".", " ")
+    where = f"{field}: " if field and field not in f.message.replace(".", " ") else ""  # the message may name it
     return f"{'Error' if f.level == 'error' else 'Warning'} — {where}{f.message}"
 
 
 def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int) -> None:
     errors = [f for f in findings if f.level == "error"]
     mark = "⛔ " if errors else ("⚠️ " if findings else "")
-    label = f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else "")
+    # md(): names come from authors and imported files; a label is rendered as markdown.
+    label = md(f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
     # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
     # its label changes with the lint marks as the author types.
     with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):
@@ -206,18 +211,20 @@ def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings:
                  "block saving; they are marked ⛔ above.")
     elif warnings:
         st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (⚠️ above); you can still save.")
-    st.text_input("Change note", key="rs_note", max_chars=2000, placeholder="What changed and why",
+    st.text_input("Change note", key=rd.header_key("note"), max_chars=2000, placeholder="What changed and why",
                   help="Kept with the version, with your name and the time.")
     update = False
     if draft["base_version"] is not None and _newer_parents(store, draft):
         update = st.checkbox("Update parents to their latest versions", key="rs_update_parents",
                              help="Parents stay at the versions this rubric was saved with unless you tick this.")
+    _conflict_panel(store, actor, draft, update)
     a, b = st.columns(2)
     a.button("Save new version" if draft["base_version"] else "Create rubric (version 1)", type="primary",
              key="rs_save", disabled=blocked, on_click=_save, args=(store, actor, update))
     b.button("Discard changes", key="rs_discard", disabled=not is_dirty(draft), on_click=discard, args=(store,))
     if draft["base_version"] is not None:
         with st.expander("Save as a new rubric"):
+            rd.keep("rs_copy_name")
             st.text_input("New rubric name", key="rs_copy_name", max_chars=64, placeholder="e.g. acme-compliance-eu")
             st.button("Save a copy as version 1", key="rs_copy", disabled=blocked, on_click=_save_copy,
                       args=(store, actor))
@@ -256,6 +263,32 @@ def discard(store: RubricStore) -> None:
     st.session_state[FLASH] = ("ok", ["Changes discarded."])
 
 
+def _where(loc: tuple) -> str:
+    """("criteria", 2, "name") -> "criterion 3 name: "."""
+    if len(loc) >= 3 and loc[0] == "criteria" and isinstance(loc[1], int):
+        return f"criterion {loc[1] + 1} {str(loc[2]).replace('_', ' ')}: "
+    return f"{'.'.join(map(str, loc))}: " if loc else ""
+
+
+def _save_over(store: RubricStore, actor: str, update_parents: bool) -> None:
+    """After a conflict, the author chose to save the draft as the version after the newest one."""
+    draft = rd.current()
+    assert draft is not None
+    draft["base_version"] = st.session_state.pop(CONFLICT, draft["base_version"])
+    _save(store, actor, update_parents)
+
+
+def _conflict_panel(store: RubricStore, actor: str, draft: dict[str, Any], update: bool) -> None:
+    """Someone saved first: compare on the Versions tab, then save over theirs or discard yours."""
+    newer = st.session_state.get(CONFLICT)
+    if newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
+        return
+    st.warning(md(f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
+                  f"kept. Compare v{newer} on the Versions tab, then save yours as v{newer + 1} (it replaces "
+                  "their changes where they differ) or press Discard changes to take theirs."))
+    st.button(f"Save my draft as v{newer + 1}", key="rs_save_over", on_click=_save_over, args=(store, actor, update))
+
+
 def _save_copy(store: RubricStore, actor: str) -> None:
     """Save-as callback: the draft (with its changes) becomes version 1 of a new name; the original is untouched."""
     name = str(st.session_state.get("rs_copy_name", "")).strip()
@@ -284,10 +317,13 @@ def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | N
         return
     except RubricConflict as exc:
         st.session_state[FLASH] = ("error", [f"Not saved: {exc}"])
+        if as_name is None and draft["base_version"] is not None:
+            st.session_state[CONFLICT] = store.latest_version(draft["source"])
         return
-    except ValueError as exc:  # pydantic: a field the lint did not catch
-        st.session_state[FLASH] = ("error", [f"Not saved: {exc}"])
+    except ValidationError as exc:  # a field the lint did not catch
+        st.session_state[FLASH] = ("error", [f"Not saved: {_where(e['loc'])}{error_message(e)}" for e in exc.errors()])
         return
+    st.session_state.pop(CONFLICT, None)
     open_version(store, result.name)
     st.query_params["rubric"] = result.name
     st.session_state["rubric_pick"] = result.name

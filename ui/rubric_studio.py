@@ -22,9 +22,10 @@ def pick_rubric(store: RubricStore) -> str | None:
     summaries = store.list_rubrics()
     labels = {s.name: f"{s.domain} · {s.name} v{s.version} ({s.criteria} criteria)" for s in summaries}
     options = [*labels, NEW]
-    if PICK not in st.session_state:
-        wanted = st.query_params.get("rubric")
-        st.session_state[PICK] = wanted if wanted in labels else (options[0] if labels else NEW)
+    if PICK not in st.session_state:  # first visit, or back from another page (widget state was cleared)
+        draft = rd.current()
+        wanted = st.query_params.get("rubric") or (draft and (NEW if draft["source"] == "new" else draft["source"]))
+        st.session_state[PICK] = wanted if wanted in options else (options[0] if labels else NEW)
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
     with st.expander(f"All rubrics by domain ({len(summaries)})"):
         st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",

@@ -10,8 +10,10 @@ import streamlit as st
 from santa_core import trials
 from santa_core.config import KNOWN_MODELS, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric
+from santa_core.reviewers.base import PERSON
 from storage.desk import Desk
 from ui import components
+from ui import rubric_draft as rd
 from ui.safe import md
 
 MAX_RECHECK = 20
@@ -22,6 +24,8 @@ FINISHED = ("shipped", "resolved_shipped", "resolved_rejected", "escalated")
 def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) -> None:
     """Paste a sample: checks run at once; one click asks one reviewer with the draft rubric."""
     st.caption("Checks run on every change. Nothing here creates a run; reviewer trials are kept with their cost.")
+    for widget in ("try_output", "try_spec"):
+        rd.keep(widget)
     output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
                           placeholder="Paste an output this rubric should judge")
     spec = st.text_area("Spec (optional, for the reviewer)", key="try_spec", height=90, max_chars=MAX_TEXT_CHARS)
@@ -38,12 +42,19 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) 
     _ask_reviewer(desk, rubric, output, spec, actor)
 
 
+def model_choice(desk: Desk, key: str) -> str:
+    """A model to review with: Settings' reviewer B first unless that slot is a person."""
+    default = desk.defaults().reviewer_b
+    models = list(dict.fromkeys([default, *KNOWN_MODELS] if default != PERSON else KNOWN_MODELS))
+    return st.selectbox("Reviewer model", models, key=key, help="Any model id the Messages API accepts.",
+                        accept_new_options=True)
+
+
 def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str) -> None:
     if not api_key_present():
         st.info("Asking a reviewer needs an Anthropic API key (see Settings). The checks above need none.")
         return
-    models = list(dict.fromkeys([desk.defaults().reviewer_b, *KNOWN_MODELS]))
-    model = st.selectbox("Reviewer model", models, key="try_model")
+    model = model_choice(desk, "try_model")
     if not st.button("Ask one reviewer", key="try_review",
                      help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
         return
@@ -83,11 +94,12 @@ def recheck_tab(desk: Desk, name: str, actor: str) -> None:
     picked = st.multiselect("Past runs", list(labels), default=default, key="rck_runs", format_func=labels.get)
     with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
                                 key="rck_with_reviewer", disabled=not api_key_present())
+    model = model_choice(desk, "rck_model") if with_reviewer else None
     if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked):
         return
     rubric = desk.repo.rubrics.resolved(name, version)
     status = {r.id: r.status.value for r in runs}
-    rows = _recheck(desk, rubric, version, picked, status, with_reviewer, actor)
+    rows = _recheck(desk, rubric, version, picked, status, model, actor)
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
     passed = sum(r["effect"] == "would now pass" for r in rows)
@@ -96,16 +108,15 @@ def recheck_tab(desk: Desk, name: str, actor: str) -> None:
 
 
 def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], status: dict[int, str],
-             with_reviewer: bool, actor: str) -> list[dict]:
+             model: str | None, actor: str) -> list[dict]:
     """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored."""
     outputs = desk.repo.rubrics.final_outputs(run_ids)
-    ids = [i for i in run_ids if i in outputs][: MAX_RECHECK if with_reviewer else None]
-    model = desk.defaults().reviewer_b
+    ids = [i for i in run_ids if i in outputs][: MAX_RECHECK if model else None]
     progress = st.progress(0.0, text="Re-checking…")
 
     def one(run_id: int) -> trials.Trial:
         spec, text = outputs[run_id]
-        reviewer = desk.runner.reviewer_for(model) if with_reviewer else None
+        reviewer = desk.runner.reviewer_for(model) if model else None
         trial = trials.try_rubric(rubric, text, spec, reviewer)
         desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
                                        run_id=run_id, stored_version=version, verdict=trial.verdict)
@@ -119,6 +130,6 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
             rows.append({"run": run_id, "was": status[run_id], "checks now": ", ".join(failed) or "all pass",
                          "reviewer now": trial.reviewer_verdict or "—",
                          "verdict now": trial.verdict or "checks pass",
-                         "effect": trials.effect(status[run_id], trial.verdict)})
+                         "effect": trials.effect(status[run_id], trial.verdict, trial.reviewer_failed)})
     progress.empty()
     return rows

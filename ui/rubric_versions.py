@@ -7,7 +7,9 @@ import streamlit as st
 
 from santa_core import rubric_diff
 from santa_core import rubric_library as lib
-from storage.rubrics import RubricStore
+from santa_core.models import Rubric, RubricDocument
+from storage.rubrics import RubricConflict, RubricStore
+from ui import rubric_draft as rd
 from ui.safe import md
 
 STATUS_LABEL = {
@@ -44,13 +46,35 @@ def show_diff(store: RubricStore, name: str, old: int, new: int) -> None:
     """Criterion-level summary, side-by-side changed criteria, and the unified diff of the files."""
     before, after = store.document(name, old), store.document(name, new)
     diff = rubric_diff.diff_documents(before, after)
-    if diff.is_empty:
+    own = {c.id for c in before.criteria} | {c.id for c in after.criteria}
+    old_parents = _inherited_doc(name, store.resolved(name, old), own)
+    new_parents = _inherited_doc(name, store.resolved(name, new), own)
+    inherited = rubric_diff.diff_documents(old_parents, new_parents)
+    if diff.is_empty and inherited.is_empty:
         st.info(f"v{old} and v{new} have the same content.")
         return
     st.markdown(md(_summary(diff)))
     for change in diff.header:
         st.caption(md(f"{change.field}: {change.before or '(empty)'} → {change.after or '(empty)'}"))
     show_all = st.toggle("Show unchanged criteria", key="diff_all")
+    _side_by_side(before, after, old, new, show_all)
+    if not inherited.is_empty:
+        # The document only names its parents; what reviewers see also changes when a parent version does.
+        st.markdown(md(f"Inherited from parents ({', '.join(before.extends) or 'none'} → "
+                       f"{', '.join(after.extends) or 'none'}): " + _summary(inherited).removeprefix("Criteria: ")))
+        _side_by_side(old_parents, new_parents, old, new, show_all=False)
+    with st.expander("Unified diff of the exported files"):
+        text = rubric_diff.unified(lib.export_document(before), lib.export_document(after),
+                                   f"{name}@{old}.yaml", f"{name}@{new}.yaml")
+        st.code(text, language="diff")
+
+
+def _inherited_doc(name: str, resolved: Rubric, own: set[str]) -> RubricDocument:
+    """The criteria a version gets from its parents, as a document, to diff like own criteria."""
+    return RubricDocument(name=name, criteria=[c for c in resolved.criteria if c.id not in own])
+
+
+def _side_by_side(before: RubricDocument, after: RubricDocument, old: int, new: int, show_all: bool) -> None:
     left, right = st.columns(2)
     left.markdown(f"**v{old}**")
     right.markdown(f"**v{new}**")
@@ -62,10 +86,6 @@ def show_diff(store: RubricStore, name: str, old: int, new: int) -> None:
         right.caption(md(f"{row.criterion_id} · {STATUS_LABEL.get(row.status, row.status)}"))
         left.code(row.old_text or "—", language=None, wrap_lines=True)
         right.code(row.new_text or "—", language=None, wrap_lines=True)
-    with st.expander("Unified diff of the exported files"):
-        text = rubric_diff.unified(lib.export_document(before), lib.export_document(after),
-                                   f"{name}@{old}.yaml", f"{name}@{new}.yaml")
-        st.code(text, language="diff")
 
 
 def _follow_latest(name: str, numbers: list[int], defaults: dict[str, int]) -> None:
@@ -105,12 +125,15 @@ def import_panel(store: RubricStore, actor: str) -> None:
                "(identical content creates nothing). See docs/rubrics.md for the schema.")
     upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"], key="imp_file",
                               max_upload_size=1)
+    rd.keep("imp_text")
     pasted = st.text_area("…or paste the file", key="imp_text", height=150)
     fmt = st.radio("Pasted text is", ["yaml", "json"], key="imp_format", horizontal=True)
     note = st.text_input("Change note (optional)", key="imp_note")
     if not st.button("Import", key="imp_go", type="primary"):
         return
     text, fmt, problem = _import_source(upload, pasted, fmt)
+    if upload is not None and pasted.strip():
+        st.caption(md(f"Imported the uploaded file {upload.name}; the pasted text was not used."))
     if problem:
         st.error(problem)
         return
@@ -120,6 +143,9 @@ def import_panel(store: RubricStore, actor: str) -> None:
         st.error("Nothing was imported. Fix the file and try again:")
         for e in getattr(exc, "errors", None) or [str(exc)]:
             st.error(md(e))
+        return
+    except RubricConflict as exc:
+        st.error(md(f"Nothing was imported: {exc}. Try again."))
         return
     if result.created:
         st.success(md(f"Imported {result.name} v{result.version}."))

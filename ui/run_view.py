@@ -27,6 +27,7 @@ def run_header(view: RunView) -> None:
     st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent}"))
+    components.rubric_table(view.rubric)
 
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
@@ -65,7 +66,7 @@ def timeline(view: RunView) -> None:
         with tab:
             with st.expander("Output reviewed in this round"):
                 st.text(rnd.output_text)
-            components.round_checks(view.rubric, rnd.output_text)
+            components.round_checks(view.rubric, rnd.output_text, rnd.gate)
             round_panel(view, rnd)
 
 
