@@ -179,10 +179,15 @@ def _criterion_data(c: Criterion) -> dict[str, Any]:
         "fail_signal": c.fail_signal,
     }
     if c.check is not None:
-        out["check"] = {"type": c.check.get("type"), **{k: c.check[k] for k in sorted(c.check) if k != "type"}}
+        out["check"] = {"type": c.check.get("type"), **{k: _whole(c.check[k]) for k in sorted(c.check) if k != "type"}}
     if c.retired:
         out["retired"] = True
     return out
+
+
+def _whole(value: Any) -> Any:
+    """12.0 -> 12: a limit typed as a whole number in a file or a form is the same limit, stored one way."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def export_document(doc: RubricDocument, fmt: str = "yaml") -> str:

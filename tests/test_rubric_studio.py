@@ -401,3 +401,33 @@ def test_untrusted_names_are_escaped_in_expander_labels(repo: Repo) -> None:
     labels = [e.label for e in at.expander]
     assert any("\\!\\[x\\]" in label for label in labels), labels
     assert not any("![x](" in label for label in labels)
+
+
+def test_a_refused_save_does_not_follow_the_author_to_another_rubric(repo: Repo) -> None:
+    at = open_rubrics("general")
+    at.text_input(key="rc_k0_name").set_value("Facts")
+    at.text_input(key="rs_note").set_value("rename")
+    act(at)
+    save_v2_with_banned_word(repo, "general", "ready")
+    at.button(key="rs_save").click()
+    act(at)
+    at.button(key="rs_discard").click()
+    act(at)
+    at.selectbox(key="rubric_pick").set_value("code")
+    act(at)
+    assert "was saved while you edited" not in texts(at)
+    assert not [b for b in at.button if b.key == "rs_save_over"]
+    at.text_input(key="rc_k0_name").set_value("Types")
+    at.text_input(key="rs_note").set_value("rename")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+    assert "Saved code v2." in texts(at)
+
+
+def test_a_whole_number_written_as_a_float_in_a_file_is_the_same_rubric() -> None:
+    from santa_core.rubric_library import export_document, read_document
+
+    text = read_document("name: x\ncriteria:\n- {id: a, name: A, category: c, pass_condition: p, fail_signal: f, "
+                         "check: {type: reading_grade, max: 12.0}}\n")
+    assert "max: 12\n" in export_document(text)

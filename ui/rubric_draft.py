@@ -55,7 +55,7 @@ def _criterion_state(c: Any, uid: str) -> dict[str, Any]:
 
 def load(doc: RubricDocument | None, base_version: int | None, source: str) -> None:
     """Start editing `doc` (None: a new, empty rubric); forgets any earlier draft's widgets."""
-    for k in [k for k in st.session_state if str(k).startswith(("rc_", "rs_"))]:
+    for k in [k for k in st.session_state if str(k).startswith(("rc_", "rs_", "_kept_rs_", "studio_conflict"))]:
         del st.session_state[k]
     doc = doc or RubricDocument(name="new-rubric", extends=["general"])
     criteria = [_criterion_state(c, f"k{i}") for i, c in enumerate(doc.criteria)]

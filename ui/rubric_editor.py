@@ -24,7 +24,7 @@ from ui.safe import md
 SEVERITIES = ("critical", "suggestion")
 FLASH = "studio_flash"
 CONFLICT = "studio_conflict"
-"""Set after a refused save: the newer version someone else saved."""
+"""Set after a refused save: (rubric name, the newer version someone else saved); cleared on load."""
 DOMAINS = ("general", "content", "code", "compliance")
 
 
@@ -215,6 +215,7 @@ def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings:
                   help="Kept with the version, with your name and the time.")
     update = False
     if draft["base_version"] is not None and _newer_parents(store, draft):
+        rd.keep("rs_update_parents")
         update = st.checkbox("Update parents to their latest versions", key="rs_update_parents",
                              help="Parents stay at the versions this rubric was saved with unless you tick this.")
     _conflict_panel(store, actor, draft, update)
@@ -274,14 +275,16 @@ def _save_over(store: RubricStore, actor: str, update_parents: bool) -> None:
     """After a conflict, the author chose to save the draft as the version after the newest one."""
     draft = rd.current()
     assert draft is not None
-    draft["base_version"] = st.session_state.pop(CONFLICT, draft["base_version"])
+    name, newer = st.session_state.pop(CONFLICT, (None, None))
+    if name == draft["source"] and newer and newer > (draft["base_version"] or 0):
+        draft["base_version"] = newer
     _save(store, actor, update_parents)
 
 
 def _conflict_panel(store: RubricStore, actor: str, draft: dict[str, Any], update: bool) -> None:
     """Someone saved first: compare on the Versions tab, then save over theirs or discard yours."""
-    newer = st.session_state.get(CONFLICT)
-    if newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
+    name, newer = st.session_state.get(CONFLICT, (None, None))
+    if name != draft["source"] or newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
         return
     st.warning(md(f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
                   f"kept. Compare v{newer} on the Versions tab, then save yours as v{newer + 1} (it replaces "
@@ -318,7 +321,7 @@ def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | N
     except RubricConflict as exc:
         st.session_state[FLASH] = ("error", [f"Not saved: {exc}"])
         if as_name is None and draft["base_version"] is not None:
-            st.session_state[CONFLICT] = store.latest_version(draft["source"])
+            st.session_state[CONFLICT] = (draft["source"], store.latest_version(draft["source"]))
         return
     except ValidationError as exc:  # a field the lint did not catch
         st.session_state[FLASH] = ("error", [f"Not saved: {_where(e['loc'])}{error_message(e)}" for e in exc.errors()])

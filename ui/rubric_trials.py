@@ -46,8 +46,7 @@ def model_choice(desk: Desk, key: str) -> str:
     """A model to review with: Settings' reviewer B first unless that slot is a person."""
     default = desk.defaults().reviewer_b
     models = list(dict.fromkeys([default, *KNOWN_MODELS] if default != PERSON else KNOWN_MODELS))
-    return st.selectbox("Reviewer model", models, key=key, help="Any model id the Messages API accepts.",
-                        accept_new_options=True)
+    return st.selectbox("Reviewer model", models, key=key, help="The model that reviews, as in a run's slot.")
 
 
 def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str) -> None:
@@ -58,11 +57,15 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     if not st.button("Ask one reviewer", key="try_review",
                      help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
         return
-    with st.spinner(f"{model} is reviewing the sample…"):
+    with st.spinner(md(f"{model} is reviewing the sample…")):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
     desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor, verdict=trial.verdict)
     verdict = trial.verdict
-    (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
+    if trial.reviewer_failed:
+        st.warning(md(f"The reviewer gave no valid review ({trial.outcome.status.value}): "  # type: ignore[union-attr]
+                      f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."))  # type: ignore[union-attr]
+    else:
+        (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
     components.review_card(trial.outcome, "B", model, criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids())
 
 
@@ -103,8 +106,8 @@ def recheck_tab(desk: Desk, name: str, actor: str) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
     passed = sum(r["effect"] == "would now pass" for r in rows)
-    st.markdown(md(f"Under {name} v{version}: **{caught}** shipped run(s) would now be caught, "
-                   f"**{passed}** rejected or escalated run(s) would now pass."))
+    st.markdown(f"Under {md(name)} v{version}: **{caught}** shipped run(s) would now be caught, "
+                f"**{passed}** rejected or escalated run(s) would now pass.")
 
 
 def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], status: dict[int, str],
@@ -128,7 +131,8 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
             progress.progress(n / len(ids), text=f"Re-checked {n} of {len(ids)}")
             failed = [c.criterion for c in trial.checks if c.result == "FAIL"]
             rows.append({"run": run_id, "was": status[run_id], "checks now": ", ".join(failed) or "all pass",
-                         "reviewer now": trial.reviewer_verdict or "—",
+                         "reviewer now": ("error" if trial.outcome is not None and trial.outcome.review is None
+                                          else trial.reviewer_verdict or "—"),
                          "verdict now": trial.verdict or "checks pass",
                          "effect": trials.effect(status[run_id], trial.verdict, trial.reviewer_failed)})
     progress.empty()
