@@ -35,9 +35,9 @@ class _CheckConfig(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-def _term_regex(term: str) -> re.Pattern[str]:
+def _term_regex(term: str, latin_first: bool = True) -> re.Pattern[str]:
     """Regex for a folded term: words joined by any space/hyphen run, word-boundary aware."""
-    tokens = re.findall(r"[^\W_]+|[^\w\s-]", fold(term).text)
+    tokens = re.findall(r"[^\W_]+|[^\w\s-]", fold(term, latin_first=latin_first).text)
     if not tokens:
         raise ValueError(f"term {term!r} has no visible characters")
     body = r"[\s_-]*".join(re.escape(t) for t in tokens)
@@ -244,12 +244,26 @@ def _line_of(text: str, offset: int) -> int:
     return text.count("\n", 0, offset) + 1
 
 
+@lru_cache(maxsize=4)
+def _case_first_view(output: str) -> Folded:
+    """The second fold of the output (case before look-alikes), shared by the term checks of one run."""
+    return fold(output, latin_first=False)
+
+
+def _find_term(term: str, output: str, folded: Folded) -> tuple[int, int] | None:
+    """Original span of a term in either folded view (see folding.fold), or None."""
+    for view, latin_first in ((folded, True), (_case_first_view(output), False)):
+        m = _term_regex(term, latin_first).search(view.text)
+        if m:
+            return view.span(m.start(), m.end())
+    return None
+
+
 def _forbidden_terms(cfg: ForbiddenTermsCheck, output: str, folded: Folded) -> tuple[bool, str, str]:
     found = []
     for term in cfg.terms:
-        m = _term_regex(term).search(folded.text)
-        if m:
-            start, end = folded.span(m.start(), m.end())
+        if span := _find_term(term, output, folded):
+            start, end = span
             found.append((start, term, output[start:end], _context(output, start, end)))
     found.sort()
     if not found:
@@ -259,7 +273,7 @@ def _forbidden_terms(cfg: ForbiddenTermsCheck, output: str, folded: Folded) -> t
 
 
 def _required_phrases(cfg: RequiredPhrasesCheck, output: str, folded: Folded) -> tuple[bool, str, str]:
-    missing = [p for p in cfg.phrases if not _term_regex(p).search(folded.text)]
+    missing = [p for p in cfg.phrases if _find_term(p, output, folded) is None]
     if not missing:
         return True, f"all {len(cfg.phrases)} required phrases present", ""
     return False, "; ".join(f'required phrase "{p}" missing' for p in missing), ""
@@ -400,7 +414,13 @@ def _links_allowed(cfg: LinksAllowedCheck, output: str, folded: Folded) -> tuple
     if not bad:
         allowed = ", ".join(cfg.domains)
         return True, f"{_n(len(links), 'link')}, all to allowed domains ({allowed})" if links else "no links found", ""
-    return False, _listed([f'link "{link}": {why}' for link, why in bad]), bad[0][0]
+    # Credentials in a link are never repeated: the detail is stored with the round and shown.
+    return False, _listed([f'link "{_no_userinfo(link)}": {why}' for link, why in bad]), _no_userinfo(bad[0][0])
+
+
+def _no_userinfo(link: str) -> str:
+    """The link with any "user:password@" replaced by "…@"."""
+    return re.sub(r"^([a-zA-Z][\w+.-]*://)[^/?#@\s]*@", r"\1…@", link)
 
 
 # --- runners: JSON, YAML, Python ------------------------------------------------------------
@@ -438,9 +458,12 @@ def _fenced_blocks(text: str, tags: frozenset[str]) -> list[_Block]:
     return blocks
 
 
+class _NotJson(ValueError):
+    """NaN or Infinity: Python's parser accepts them, JSON does not."""
+
+
 def _no_constant(name: str) -> None:
-    """NaN and Infinity are not JSON, though Python's parser accepts them."""
-    raise ValueError(f"{name} is not valid JSON (write a number or null)")
+    raise _NotJson(name)
 
 
 def _json_error(text: str) -> _ParseError | None:
@@ -448,6 +471,11 @@ def _json_error(text: str) -> _ParseError | None:
         json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         return exc.lineno, exc.colno, exc.msg
+    except _NotJson as exc:
+        m = re.search(rf"(?<![\w\"]){re.escape(str(exc))}(?![\w\"])", text)
+        line = _line_of(text, m.start()) if m else 1
+        column = m.start() - text.rfind("\n", 0, m.start()) if m else None
+        return line, column, f"{exc} is not valid JSON (write a number or null)"
     except (ValueError, RecursionError) as exc:  # e.g. an integer past the digit limit, deep nesting
         return 1, None, str(exc) or "nested too deeply"
     return None
@@ -469,13 +497,18 @@ def _yaml_error(text: str) -> _ParseError | None:
     return None
 
 
+_PY_FILENAME = "<santa-output>"
+# Compiling an output may warn (e.g. an invalid escape sequence: valid code, noisy). A module-wide
+# filter for that file name, set once: catch_warnings() is not thread-safe and checks run in threads.
+for _category in (SyntaxWarning, DeprecationWarning):  # Python 3.11 says DeprecationWarning, 3.12+ SyntaxWarning
+    warnings.filterwarnings("ignore", category=_category, module=re.escape(_PY_FILENAME))
+
+
 def _python_error(text: str) -> _ParseError | None:
     # Why compile and never exec: compiling catches what a parse alone lets through ("return"
     # outside a function, "break" outside a loop) and runs nothing.
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # e.g. invalid escape sequences: valid code, noisy
-            compile(text, "<output>", "exec", dont_inherit=True)
+        compile(text, _PY_FILENAME, "exec", dont_inherit=True)
     except SyntaxError as exc:
         return exc.lineno or 1, exc.offset, exc.msg
     except (ValueError, RecursionError, MemoryError) as exc:  # null bytes, absurd nesting
@@ -543,8 +576,9 @@ _SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("Google API key", r"\bAIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
         ("Stripe live key", r"\b(?:sk|rk)_live_[0-9A-Za-z]{16,}"),
         ("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
-        ("bearer token", r"(?i)\bbearer[ \t]+[A-Za-z0-9._~+/-]{20,}=*"),
-        ("password in a URL", r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:[^\s@/]{3,}@"),
+        # A bearer token has a digit: "bearer instruments-and-certificates…" is prose.
+        ("bearer token", r"(?i)\bbearer[ \t]+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{20,}=*"),
+        ("password in a URL", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]*:[^\s@/]{3,}@"),
     )
 )
 # `api_key = "…"`, `password: '…'`, `SECRET=…`, `"token": "…"`: a secret-named key assigned a

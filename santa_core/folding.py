@@ -72,7 +72,7 @@ class Folded:
 
 
 @lru_cache(maxsize=16384)
-def _fold_char(ch: str, casefold: bool) -> str:
+def _fold_char(ch: str, casefold: bool, latin_first: bool = True) -> str:
     """Fold one character: invisible -> '', tag char -> ASCII, NFKD minus marks, homoglyphs."""
     cp = ord(ch)
     if cp in _INVISIBLE:
@@ -84,20 +84,24 @@ def _fold_char(ch: str, casefold: bool) -> str:
     base = "".join(
         c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c) not in ("Mn", "Me")
     )
-    # Look-alikes first: case-folding a Greek capital Nu ("Ν") gives "ν", which looks like "v",
-    # so mapping after folding would turn "ΝO RISK" into "vo risk" instead of "no risk".
-    base = base.translate(_CONFUSABLES)
+    # latin_first: look-alikes before case-folding, so a Greek capital Nu ("Ν") in "ΝO RISK" reads
+    # as "N" (case-folding first gives "ν", which looks like "v"). That view is made for spotting
+    # Latin words spelt with foreign letters; it folds a Greek word's capitals and small letters
+    # differently, so term checks also match on the other view (case first), where Greek text is
+    # case-insensitive as it should be.
+    if latin_first:
+        base = base.translate(_CONFUSABLES)
     if casefold:
-        base = base.casefold().translate(_CONFUSABLES)
-    return base
+        base = base.casefold()
+    return base.translate(_CONFUSABLES)
 
 
-def fold(text: str, casefold: bool = True) -> Folded:
+def fold(text: str, casefold: bool = True, latin_first: bool = True) -> Folded:
     """Fold text for matching; whitespace runs become one space (or one newline)."""
     out: list[str] = []
     index: list[int] = []
     for i, ch in enumerate(text):
-        for c in _fold_char(ch, casefold):
+        for c in _fold_char(ch, casefold, latin_first):
             if not c.isspace():
                 out.append(c)
                 index.append(i)

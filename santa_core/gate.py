@@ -115,8 +115,10 @@ def unchecked(outcome: ReviewOutcome, criteria: list[str]) -> list[str]:
     """Rubric criteria the review has no check for (a PASS must check every one)."""
     if outcome.review is None:
         return list(criteria)
-    seen = {_norm(c.criterion) for c in outcome.review.checks}
-    return [c for c in criteria if _norm(c) not in seen]
+    # Exact up to case and surrounding space, unlike issue matching: "no-risk" must not count as a
+    # check of "no--risk" (ids that differ only in punctuation are both valid).
+    seen = {c.criterion.strip().casefold() for c in outcome.review.checks}
+    return [c for c in criteria if c.strip().casefold() not in seen]
 
 
 def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> bool:

@@ -80,7 +80,7 @@ class RubricDocument(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     name: str = Field(pattern=RUBRIC_NAME_PATTERN)
-    version: int = Field(default=1, ge=1, le=2**31 - 1)  # an SQL integer column
+    version: int = Field(default=1, ge=1, le=2**31 - 1, strict=True)  # an SQL integer; `true` is not 1
     domain: str = Field(default="general", min_length=1, max_length=64)
     description: str = ""
     extends: list[str] = Field(default_factory=list)

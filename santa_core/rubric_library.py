@@ -339,7 +339,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 def _json_nodes(text: str) -> yaml.Node | None:
     """YAML's node tree of a JSON text, for line numbers only (JSON is nearly a subset of YAML)."""
     # Tabs and characters YAML refuses become spaces: same lines, and only lines are wanted here.
-    text = re.sub(r"[^\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]", " ", text)
+    text = re.sub(r"[^\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\u2028\u2029]", " ", text)  # YAML breaks lines at U+2028/9
     loader = None
     try:
         loader = yaml.SafeLoader(text)

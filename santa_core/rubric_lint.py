@@ -252,6 +252,12 @@ def vague_words(text: str) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+def _defined_after_colon(sentence: str) -> bool:
+    """ "Tone is professional: no slang, no emoji" — the author defines the word right after it."""
+    head, sep, tail = sentence.partition(":")
+    return bool(sep) and bool(vague_words(head)) and len(tail.split()) >= 3 and not vague_words(tail)
+
+
 def has_measurable_anchor(text: str) -> bool:
     """True when `text` names something countable or checkable: a count with a unit or a limit,
     quoted text, the spec, or a list. A bare year ("the 2024 campaign") or "every section" is not:
@@ -263,7 +269,7 @@ def unanchored_vague_words(text: str) -> list[str]:
     """Vague words in sentences that give no measure (another sentence's number does not help)."""
     found: list[str] = []
     for sentence in _SENTENCE_END.split(text):
-        if not has_measurable_anchor(sentence):
+        if not has_measurable_anchor(sentence) and not _defined_after_colon(sentence):
             found += vague_words(sentence)
     return list(dict.fromkeys(found))
 

@@ -197,6 +197,18 @@ CASES = [
     pytest.param(SECRETS, "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123'", "FAIL", id="secrets-bearer"),
     pytest.param(SECRETS, "DATABASE_URL=postgres://app:hunter2xyz@db.internal/app", "FAIL", id="secrets-url-password"),
     pytest.param(SECRETS, "Connect to postgres://db.internal/app as the app user.", "PASS", id="secrets-url-no-password"),
+    # second review
+    pytest.param({"type": "forbidden_terms", "terms": ["μηδενικός κίνδυνος"]}, "ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ!", "FAIL",
+                 id="forbidden-greek-term-upper-case-text"),
+    pytest.param({"type": "forbidden_terms", "terms": ["ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ"]}, "μηδενικός κίνδυνος", "FAIL",
+                 id="forbidden-greek-term-lower-case-text"),
+    pytest.param({"type": "required_phrases", "phrases": ["Δεν αποτελεί επενδυτική συμβουλή"]},
+                 "ΔΕΝ ΑΠΟΤΕΛΕΙ ΕΠΕΝΔΥΤΙΚΗ ΣΥΜΒΟΥΛΗ.", "PASS", id="required-greek-phrase-upper-case"),
+    pytest.param(SECRETS, "redis://:s3cretpassw0rd@cache:6379/0", "FAIL", id="secrets-url-password-no-user"),
+    pytest.param(SECRETS, "HTTPS://admin:hunter22@host/", "FAIL", id="secrets-url-password-upper-scheme"),
+    pytest.param(SECRETS, "The bearer instruments-and-certificates-of-deposit are listed.", "PASS",
+                 id="secrets-bearer-prose"),
+    pytest.param(PY_CHECK, 'x = "\\d"\n', "PASS", id="python-invalid-escape-is-still-valid"),
 ]
 
 
@@ -530,3 +542,13 @@ def test_a_catastrophic_forbidden_pattern_fails_closed_instead_of_hanging() -> N
     (outcome,) = cc.run_criterion_checks(rubric, "x" * 5000)
     assert outcome.result == "FAIL"
     assert f"took longer than {cc.REGEX_TIMEOUT_S:g} s" in outcome.detail
+
+
+def test_links_never_repeat_credentials() -> None:
+    got = outcome(LINKS, "Log in at https://user:hunter2secret@evil.com/x now.")
+    assert got.result == "FAIL" and "hunter2secret" not in got.detail + got.evidence
+
+
+def test_json_constant_error_names_its_line() -> None:
+    got = outcome(JSON_CHECK, '{\n  "a": 1,\n  "b": NaN\n}')
+    assert got.result == "FAIL" and "line 3" in got.detail and "NaN is not valid JSON" in got.detail

@@ -208,3 +208,9 @@ def test_advisory_ids_match_exactly_so_a_look_alike_id_still_blocks() -> None:
     review = _review("PASS", {"no-risk": "FAIL", "no--risk": "PASS"})
     result = decide(review, review.model_copy(update={"slot": "C"}), [], ["no-risk", "no--risk"], advisory=["no--risk"])
     assert result.decision == GateDecision.NAUGHTY
+
+
+def test_a_check_of_a_look_alike_id_does_not_cover_the_other_criterion() -> None:
+    review = _review("PASS", {"no-risk": "PASS"})
+    result = decide(review, review.model_copy(update={"slot": "C"}), [], ["no-risk", "no--risk"])
+    assert result.decision == GateDecision.NAUGHTY and result.reviewer_error

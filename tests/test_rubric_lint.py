@@ -322,3 +322,15 @@ def test_subjective_words_need_a_measure_in_their_own_sentence(text: str) -> Non
     """Found in review: each of these once counted as measurable."""
     findings = lint(draft(crit(pass_condition=text)))
     assert any(f.level == "warning" and f.field == "pass_condition" for f in findings)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Tone is professional: no slang, no emoji, no exclamation marks.", id="no-list"),
+        pytest.param("Appropriate for ages 8 to 12: reading grade 6 or lower.", id="grade"),
+        pytest.param("Error handling is appropriate: every external call is wrapped in try/except.", id="every-call"),
+    ],
+)
+def test_a_vague_word_defined_after_a_colon_is_not_flagged(text: str) -> None:
+    assert not [f for f in lint(draft(crit(pass_condition=text))) if f.field == "pass_condition"]

@@ -150,7 +150,7 @@ BROKEN = [
     ),
     pytest.param(
         GOOD_YAML.replace("version: 2", "version: two"),
-        "version: input should be a valid integer, unable to parse string as an integer (line 2)",
+        "version: input should be a valid integer (line 2)",
         id="bad-version",
     ),
     pytest.param(
@@ -269,6 +269,12 @@ ONE = "  - id: a\n    name: A\n    category: c\n    pass_condition: p\n    fail_
         pytest.param("name: x\nversion: 3000000000\ncriteria:\n" + ONE, "yaml",
                      "version: input should be less than or equal to 2147483647 (line 2)", id="version-too-big"),
         pytest.param("name: base\ncriteria:\n" + ONE, "yaml", "'base' is reserved", id="reserved-name"),
+        pytest.param("name: x\nversion: true\ncriteria:\n" + ONE, "yaml", "version: input should be a valid integer",
+                     id="version-boolean"),
+        pytest.param('{"name": "x",\n"description": "a\u2028b\u2029c",\n"criteria": [\n{"id": "a", "name": "A",\n'
+                     '"category": "c", "pass_condition": "p", "severity": "blocker",\n"fail_signal": "f"}]}', "json",
+                     "criteria[0].severity: input should be 'critical' or 'suggestion' (line 5)",
+                     id="json-line-separators-do-not-shift-lines"),
         pytest.param("name: x\ncriteria:\n" + ONE.replace("name: A", "name: '   '"), "yaml",
                      "criteria[0].name: must not be blank", id="blank-name"),
     ],
