@@ -35,6 +35,14 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) 
     if not output.strip():
         return
     checks, blocking = trials.run_checks(rubric, output)
+    failed = [c for c in checks if c.result == "FAIL"]
+    if blocking:
+        st.error(f"{len(blocking)} blocking finding{'s' if len(blocking) != 1 else ''}: a run would be NAUGHTY "
+                 "whatever the reviewers say.")
+    elif failed:
+        st.warning(f"{len(failed)} suggestion check{'s' if len(failed) != 1 else ''} fail; they do not block.")
+    elif checks:
+        st.success(f"All {len(checks)} deterministic checks pass.")
     components.checks_table(checks)
     injections = [i for i in blocking if i.criterion == "injection"]
     for issue in injections:
