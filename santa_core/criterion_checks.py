@@ -486,6 +486,9 @@ def _yaml_error(text: str) -> _ParseError | None:
         # safe_load_all: the safe loader of safe_load, but a "---" separated stream is valid too.
         for _ in yaml.safe_load_all(text):
             pass
+        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            if duplicate := _duplicate_key(node):
+                return duplicate
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)
@@ -502,6 +505,24 @@ _PY_FILENAME = "<santa-output>"
 # filter for that file name, set once: catch_warnings() is not thread-safe and checks run in threads.
 for _category in (SyntaxWarning, DeprecationWarning):  # Python 3.11 says DeprecationWarning, 3.12+ SyntaxWarning
     warnings.filterwarnings("ignore", category=_category, module=re.escape(_PY_FILENAME))
+
+
+def _duplicate_key(node: yaml.Node | None) -> _ParseError | None:
+    """A key given twice in one mapping: YAML forbids it, though PyYAML keeps the last one silently."""
+    if isinstance(node, yaml.MappingNode):
+        seen: set[str] = set()
+        for key, value in node.value:
+            name = str(getattr(key, "value", ""))
+            if name in seen:
+                return key.start_mark.line + 1, key.start_mark.column + 1, f"duplicate key {name!r}"
+            seen.add(name)
+            if found := _duplicate_key(value):
+                return found
+    elif isinstance(node, yaml.SequenceNode):
+        for item in node.value:
+            if found := _duplicate_key(item):
+                return found
+    return None
 
 
 def _python_error(text: str) -> _ParseError | None:

@@ -432,6 +432,12 @@ def _pin(doc: RubricDocument, lookup: Lookup, lines: _Lines) -> tuple[RubricDocu
             continue
         pinned.append(f"{parent_doc.name}@{parent_doc.version}")
         parents.append(parent)
+        taken = {c.id for c in parent_doc.criteria if c.retired}
+        errors += [
+            lines.label(("criteria", j, "id"), f"criterion id {c.id!r} is retired in {pinned[-1]}; retired ids stay "
+                                               "reserved, so pick another id")
+            for j, c in enumerate(doc.criteria) if c.id in taken
+        ]
     if errors:
         raise RubricFileError(errors)
     return doc.model_copy(update={"extends": pinned}), parents

@@ -209,6 +209,9 @@ CASES = [
     pytest.param(SECRETS, "The bearer instruments-and-certificates-of-deposit are listed.", "PASS",
                  id="secrets-bearer-prose"),
     pytest.param(PY_CHECK, 'x = "\\d"\n', "PASS", id="python-invalid-escape-is-still-valid"),
+    pytest.param(FORBIDDEN, "Guaranteed ᏒEturns? No: ꓖuaranteed returns!", "FAIL", id="forbidden-lisu-g"),
+    pytest.param({"type": "forbidden_terms", "terms": ["guaranteed"]}, "ᏀUARANTEED", "FAIL", id="forbidden-cherokee-g"),
+    pytest.param(YAML_CHECK, "a: 1\nb:\n  c: 2\n  c: 3\n", "FAIL", id="yaml-duplicate-key"),
 ]
 
 

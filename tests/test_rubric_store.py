@@ -457,3 +457,20 @@ def test_a_run_keeps_the_rubric_it_was_judged_by(store: RubricStore, engine: Eng
     assert repo.get_run_view(run).rubric == store.resolved("acme", 1)
     with Session(engine) as s:
         assert s.exec(select(func.count()).select_from(RubricVersionRow)).one() == 6
+
+
+def test_a_child_cannot_reuse_the_id_of_a_retired_parent_criterion(tmp_path) -> None:
+    """Retired ids stay reserved across extends too (found in review)."""
+    from santa_core.models import Criterion, RubricDocument
+    from storage.db import init_db
+    from storage.repo import Repo
+    from storage.rubrics import RubricSaveError
+
+    store = Repo(init_db(f"sqlite:///{tmp_path / 'r.db'}", mark_interrupted=False)).rubrics
+    general = store.document("general")
+    retired = [c.model_copy(update={"retired": c.id == "completeness"}) for c in general.criteria]
+    store.save(general.model_copy(update={"criteria": retired}), "ann", "retire completeness", 1)
+    child = RubricDocument(name="kid", extends=["general"], criteria=[Criterion(
+        id="completeness", name="Again", category="completeness", pass_condition="p", fail_signal="f")])
+    with pytest.raises(RubricSaveError, match="'completeness' is retired in general@2"):
+        store.save(child, "bob", "new", None)
