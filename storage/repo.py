@@ -11,10 +11,9 @@ updates or deletes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
@@ -43,9 +42,10 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
-from storage.db import reader
 from storage.hashing import content_hash, sha256_text
 from storage.rubrics import RubricStore
+from storage.sessions import Transactions
+from storage.sessions import utc as _utc
 from storage.tables import (
     DecisionRow,
     EscalationRow,
@@ -242,13 +242,6 @@ class PendingReview(BaseModel):
 
 
 # --- pure helpers ---------------------------------------------------------------------------
-
-
-def _utc(value: datetime) -> datetime:
-    """Aware UTC (SQLite hands back naive datetimes that were stored as UTC)."""
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def _utc_or_none(value: datetime | None) -> datetime | None:
@@ -580,28 +573,13 @@ def _costs(s: Session, run_ids: list[int]) -> dict[int, float]:
 # --- the repository -------------------------------------------------------------------------
 
 
-class Repo:
+class Repo(Transactions):
     """Implements `santa_core.store.Store` and the app's queries over one engine."""
 
     def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._reader = reader(engine)
+        super().__init__(engine)
         self.rubrics = RubricStore(engine)
         """Stored rubric versions and trials."""
-
-    # transactions ---------------------------------------------------------------------------
-
-    @contextmanager
-    def _tx(self) -> Iterator[Session]:
-        """A write transaction (BEGIN IMMEDIATE on SQLite) that commits on exit."""
-        with Session(self.engine, expire_on_commit=False) as s, s.begin():
-            yield s
-
-    @contextmanager
-    def _read(self) -> Iterator[Session]:
-        """A read-only snapshot transaction."""
-        with Session(self._reader, expire_on_commit=False) as s, s.begin():
-            yield s
 
     @staticmethod
     def _lock_run(s: Session, run_id: int) -> RunRow:

@@ -10,21 +10,19 @@ Rubric trials (the Rubrics page's "Try it" and re-checks of past runs) are appen
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Engine, func
+from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 from santa_core import rubric_library as lib
 from santa_core.criterion_checks import CheckOutcome
 from santa_core.models import ReviewOutcome, Rubric, RubricDocument
-from storage.db import reader
 from storage.hashing import content_hash, sha256_text
+from storage.sessions import Transactions, utc
 from storage.tables import RubricVersionRow, RunRow, TrialRow
 
 MAX_NOTE_CHARS = 2_000
@@ -98,26 +96,8 @@ class TrialView(BaseModel):
     created_at: datetime
 
 
-def _utc(value: datetime) -> datetime:
-    return value if value.tzinfo else value.replace(tzinfo=UTC)
-
-
-class RubricStore:
+class RubricStore(Transactions):
     """Stored rubric versions and trials over one engine; every method is one transaction."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._reader = reader(engine)
-
-    @contextmanager
-    def _tx(self) -> Iterator[Session]:
-        with Session(self.engine, expire_on_commit=False) as s, s.begin():
-            yield s
-
-    @contextmanager
-    def _read(self) -> Iterator[Session]:
-        with Session(self._reader, expire_on_commit=False) as s, s.begin():
-            yield s
 
     # --- reading ------------------------------------------------------------------------------
 
@@ -381,7 +361,7 @@ def _summary(row: RubricVersionRow) -> RubricSummary:
         extends=list(doc.get("extends", [])),
         criteria=len(row.resolved_json.get("criteria", [])),
         author=row.author,
-        saved_at=_utc(row.created_at),
+        saved_at=utc(row.created_at),
     )
 
 
@@ -390,7 +370,7 @@ def _info(row: RubricVersionRow) -> VersionInfo:
         name=row.name,
         version=row.version,
         author=row.author,
-        created_at=_utc(row.created_at),
+        created_at=utc(row.created_at),
         change_note=row.change_note,
         source=row.source,
     )
@@ -432,5 +412,5 @@ def _trial_view(row: TrialRow) -> TrialView:
         error=row.error,
         cost_usd=row.cost_usd,
         actor=row.actor,
-        created_at=_utc(row.created_at),
+        created_at=utc(row.created_at),
     )
