@@ -2,13 +2,20 @@
 
 from __future__ import annotations
 
+import os
 import socket
+import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+import streamlit as st
+from sqlalchemy import create_engine, make_url
 from streamlit import config as st_config
 
-from tests.llm_stub import MessagesStub
+from storage.db import init_db, normalise_url
+from storage.repo import Repo
+from tests.llm_stub import MessagesStub, santa_scenario
 
 
 @pytest.fixture
@@ -44,3 +51,56 @@ def _loopback_only(sock: socket.socket, address: object) -> object:
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs with outbound connections limited to loopback."""
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+
+
+# --- databases: every storage test runs on SQLite and, when configured, on PostgreSQL --------
+
+PG_URL = os.environ.get("SANTA_TEST_POSTGRES_URL", "")
+"""A PostgreSQL server for storage tests (scripts/pg_test_server.sh); empty: SQLite only."""
+
+
+def _pg_database(base: str) -> Iterator[str]:
+    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+    name = f"santa_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(normalise_url(base), isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        url = make_url(normalise_url(base)).set(database=name)
+        yield url.render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@pytest.fixture(
+    params=[
+        "sqlite",
+        pytest.param(
+            "postgres",
+            marks=pytest.mark.skipif(
+                not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set"
+            ),
+        ),
+    ]
+)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty database (SQLite temp file, or a fresh Postgres database)."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'santa.db'}"
+    else:
+        yield from _pg_database(PG_URL)
+
+
+
+
+@pytest.fixture
+def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+    """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    monkeypatch.setenv("DATABASE_URL", url)
+    messages_stub.handler = santa_scenario
+    st.cache_resource.clear()
+    yield Repo(init_db(url, mark_interrupted=False))
+    st.cache_resource.clear()

@@ -4,33 +4,18 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from santa_core.models import RunStatus
-from storage.db import init_db
 from storage.repo import Repo
-from tests.llm_stub import MessagesStub, santa_scenario
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 CLEAN = "Acme's rocket launched in 2018. It is ready for you."
 DEFECTIVE = "Acme's rocket launched in DEFECT. It is ready for you."
 UNFIXABLE = "Acme's rocket is UNFIXABLE and launched in DEFECT."
-
-
-@pytest.fixture
-def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
-    """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
-    monkeypatch.setenv("DATABASE_URL", url)
-    messages_stub.handler = santa_scenario
-    st.cache_resource.clear()
-    yield Repo(init_db(url, mark_interrupted=False))
-    st.cache_resource.clear()
 
 
 def open_app(page: str | None = None, run_id: int | None = None) -> AppTest:

@@ -24,26 +24,12 @@ from storage.hashing import content_hash, sha256_text
 from storage.repo import Repo
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from storage.tables import RubricVersionRow, TrialRow
-from tests.test_storage import PG_URL, _pg_database, make_outcome
+from tests.test_storage import make_outcome
 
 GENERAL_IDS = lib.load_builtin("general").criterion_ids()
 
 
 # --- fixtures -------------------------------------------------------------------------------
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set")),
-    ]
-)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty database (SQLite temp file, or a fresh Postgres database)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'santa.db'}"
-    else:
-        yield from _pg_database(PG_URL)
 
 
 @pytest.fixture

@@ -2,32 +2,21 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import pytest
-import streamlit as st
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from storage.db import init_db
 from storage.repo import Repo
 from storage.tables import RubricVersionRow, RunRow, TrialRow
-from tests.llm_stub import MessagesStub, santa_scenario
 from tests.test_app import texts
 
 PAGE = "pages/rubrics.py"
 
 
 @pytest.fixture
-def repo(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
-    """A fresh database (built-in rubrics seeded) and a stand-in model; no cached desk leaks."""
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
-    monkeypatch.setenv("DATABASE_URL", url)
-    messages_stub.handler = santa_scenario
-    st.cache_resource.clear()
-    yield Repo(init_db(url, mark_interrupted=False))
-    st.cache_resource.clear()
+def repo(desk_env: Repo) -> Repo:
+    """A fresh database (built-in rubrics seeded) and a stand-in model, as for the other pages."""
+    return desk_env
 
 
 def open_rubrics(rubric: str | None = None) -> AppTest:

@@ -9,10 +9,8 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
 import re
 import threading
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +19,7 @@ import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import Engine, create_engine, event, func, make_url
+from sqlalchemy import Engine, event, func
 from sqlalchemy import inspect as sa_inspect
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, SQLModel, select
@@ -48,7 +46,7 @@ from santa_core.models import (
 )
 from santa_core.store import RoundRecord, Store
 from storage import db
-from storage.db import database_url, make_engine, migrate, normalise_url, redacted_url
+from storage.db import database_url, make_engine, migrate, redacted_url
 from storage.repo import (
     Repo,
     RoundConflict,
@@ -66,8 +64,6 @@ from storage.tables import (
     SettingsRow,
     StateChangeRow,
 )
-
-PG_URL = os.environ.get("SANTA_TEST_POSTGRES_URL", "")
 
 S = RunStatus
 
@@ -129,40 +125,6 @@ SCHEMA: dict[str, list[str]] = {
 
 
 # --- fixtures -------------------------------------------------------------------------------
-
-
-def _pg_database(base: str) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
-    name = f"santa_test_{uuid.uuid4().hex[:12]}"
-    admin = create_engine(normalise_url(base), isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
-    try:
-        url = make_url(normalise_url(base)).set(database=name)
-        yield url.render_as_string(hide_password=False)
-    finally:
-        with admin.connect() as conn:
-            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        admin.dispose()
-
-
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgres",
-            marks=pytest.mark.skipif(
-                not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set"
-            ),
-        ),
-    ]
-)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty database (SQLite temp file, or a fresh Postgres database)."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'santa.db'}"
-    else:
-        yield from _pg_database(PG_URL)
 
 
 @pytest.fixture
