@@ -20,6 +20,19 @@ KNOWN_MODELS = (
 )
 
 
+DEFAULT_DUE_HOURS: dict[str, float] = {
+    "round_cap": 24.0,
+    "reviewer_error": 8.0,
+    "budget": 24.0,
+    "rejected_fix": 24.0,
+    # Text addressed to the reviewers may be an attack on the pipeline: look sooner.
+    "injection": 4.0,
+    "fix_failed": 24.0,
+    "disagreement": 24.0,
+}
+"""Default hours from escalation to due, per reason; Settings changes them."""
+
+
 class Defaults(BaseModel):
     """The settings a new run starts from; the Settings page edits them."""
 
@@ -31,6 +44,12 @@ class Defaults(BaseModel):
     budget_usd: float = Field(default=1.0, ge=0)
     rubric: str = "general"
     display_name: str = "local user"
+    due_hours: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_DUE_HOURS))
+    """Hours from escalation to due, per escalation reason (Settings)."""
+
+    def due_hours_for(self, reason: str | None) -> float:
+        """The default due time of an escalation with this reason, in hours."""
+        return float(self.due_hours.get(str(reason), DEFAULT_DUE_HOURS.get(str(reason), 24.0)))
 
 
 def env_defaults() -> Defaults:

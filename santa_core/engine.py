@@ -3,7 +3,7 @@
 Only this module decides a run's next state. It is pure: no I/O, no clock, no randomness.
 
     queued ──Claim──▶ running ──Gate(NICE)──▶ shipped
-    running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | reviewer_error | injection)
+    running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | disagreement | reviewer_error | injection)
     running ──ProposalReady──▶ awaiting_approval (always, when a person fixes) │ running, round+1
                                (auto-approve) │ escalated(fix_failed)
     running ──NeedHumanReview──▶ awaiting_human_review ──HumanReviewSubmitted──▶ queued
@@ -51,6 +51,8 @@ class Gate:
     decision: GateDecision
     reviewer_error: bool = False
     injection: bool = False
+    disagreement: bool = False
+    """The reviewers disagree on a critical criterion (decides the reason at the round cap)."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +124,11 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
     if event.reviewer_error:
         return _escalate(state, Why.REVIEWER_ERROR, "a reviewer failed after retries")
+    if state.round >= state.round_cap and event.disagreement:
+        # Why a reason of its own: more rounds will not settle a criterion the reviewers read
+        # differently; a person should decide, and the rubric author should hear about it.
+        return _escalate(state, Why.DISAGREEMENT,
+                         f"still NAUGHTY after round {state.round}; the reviewers disagree on a critical criterion")
     if state.round >= state.round_cap:
         return _escalate(state, Why.ROUND_CAP, f"still NAUGHTY after round {state.round}")
     return _to(state, S.RUNNING, note=FIXING)

@@ -152,6 +152,26 @@ def why_not_pass(outcome: ReviewOutcome, criteria: list[str], advisory: Collecti
     return []
 
 
+def _says(outcome: ReviewOutcome, criterion: str) -> str | None:
+    """What one valid review says of one criterion: "FAIL", "PASS", or None when it is silent."""
+    review = outcome.review
+    if outcome.status != ReviewStatus.OK or review is None:
+        return None
+    key = criterion.strip().casefold()
+    failed = any(i.criterion.strip().casefold() == key for i in review.critical_issues) or any(
+        c.criterion.strip().casefold() == key and c.result == "FAIL" for c in review.checks)
+    if failed:
+        return "FAIL"
+    return "PASS" if any(c.criterion.strip().casefold() == key for c in review.checks) else None
+
+
+def disagree(b: ReviewOutcome, c: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> list[str]:
+    """Blocking criteria one reviewer PASSed and the other FAILed (a sign the rubric is ambiguous)."""
+    exempt = {a.strip().casefold() for a in advisory}
+    return [k for k in criteria if k.strip().casefold() not in exempt
+            and {_says(b, k), _says(c, k)} == {"PASS", "FAIL"}]
+
+
 def decide(
     b: ReviewOutcome,
     c: ReviewOutcome,
@@ -176,6 +196,7 @@ def decide(
         reasons=reasons,
         reviewer_error=errored,
         injection=any(i.criterion == "injection" for i in prechecks),
+        disagreement=bool(disagree(b, c, criteria, advisory)),
     )
 
 

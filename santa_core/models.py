@@ -246,6 +246,8 @@ class GateResult(BaseModel):
     reasons: list[str] = Field(default_factory=list)
     reviewer_error: bool = False
     injection: bool = False
+    disagreement: bool = False
+    """One reviewer PASSed a critical criterion the other FAILed."""
     checks: list[CheckOutcome] | None = None
     """Every deterministic check's outcome as the gate saw it (None: a round stored before they were kept)."""
 
@@ -310,6 +312,8 @@ class EscalationReason(StrEnum):
     REJECTED_FIX = "rejected_fix"
     INJECTION = "injection"
     FIX_FAILED = "fix_failed"
+    DISAGREEMENT = "disagreement"
+    """Still NAUGHTY at the round cap while the reviewers disagree on a critical criterion."""
 
 
 FINAL_STATUSES = frozenset(

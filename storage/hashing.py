@@ -15,3 +15,8 @@ def content_hash(request: dict, response: str) -> str:
     """Hash of an LLM call: canonical JSON of the request, a newline, the response."""
     canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     return sha256_text(canonical + "\n" + response)
+
+
+def json_hash(value: object) -> str:
+    """Hex SHA-256 of a value's canonical JSON (the before/after hashes of audit events)."""
+    return sha256_text(json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str))

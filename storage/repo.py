@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel
@@ -21,6 +21,7 @@ from sqlalchemy import Engine, func
 from sqlmodel import Session, SQLModel, select
 
 from santa_core import engine as state_machine
+from santa_core.config import Defaults
 from santa_core.models import (
     MAX_TEXT_CHARS,
     CheckOutcome,
@@ -41,14 +42,19 @@ from santa_core.models import (
     Slot,
     Usage,
 )
+from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
-from storage.hashing import content_hash, sha256_text
+from storage import audit
+from storage.audit import AuditStore
+from storage.hashing import content_hash, json_hash, sha256_text
+from storage.people import PeopleStore, require
 from storage.rubrics import RubricStore
 from storage.sessions import Transactions
 from storage.sessions import utc as _utc
 from storage.tables import (
     DecisionRow,
     EscalationRow,
+    EscapeRow,
     LLMCallRow,
     MergedIssueRow,
     ProposalRow,
@@ -71,6 +77,26 @@ RESOLUTION_ACTION: dict[str, DecisionAction] = {
 }
 """The decision action recorded for each way of resolving an escalation."""
 
+DECISION_PERMISSION: dict[str, Permission] = {
+    "approve": Permission.DECIDE_FIX,
+    "edit": Permission.DECIDE_FIX,
+    "reject": Permission.DECIDE_FIX,
+    "auto_approve": Permission.DECIDE_FIX,  # only a system actor (auto-approve) records these
+    "ship_as_is": Permission.RESOLVE_ESCALATION,
+    "rereview": Permission.RESOLVE_ESCALATION,
+    "resolve_reject": Permission.RESOLVE_ESCALATION,
+}
+"""What a person must be allowed to do to record each decision."""
+
+_TRANSITION_PERMISSION: dict[RunStatus, Permission] = {
+    RunStatus.INTERRUPTED: Permission.RESUME_RUN,
+    RunStatus.AWAITING_HUMAN_REVIEW: Permission.PERSON_REVIEW,
+}
+"""A person (not system code) moving a run out of these states needs this permission."""
+
+SEVERITIES = ("critical", "major", "minor")
+"""How bad an escape is, as the reporter judges it."""
+
 _RESOLVED_AS: dict[RunStatus, Resolution] = {
     RunStatus.RESOLVED_SHIPPED: "ship_as_is",
     RunStatus.RESOLVED_REJECTED: "reject",
@@ -90,6 +116,8 @@ _RUN_COPIED = frozenset(
         "source",
         "rubric_name",
         "rubric_version",
+        "person_b",
+        "person_c",
     }
 )
 """Run columns that views copy as they are."""
@@ -109,6 +137,14 @@ class RoundNotFound(LookupError):
     def __init__(self, run_id: int, round_no: int) -> None:
         super().__init__(f"run {run_id} has no round {round_no}")
         self.run_id, self.round_no = run_id, round_no
+
+
+class SlotAssigned(ValueError):
+    """A person may not fill this reviewer slot: it is someone else's, or they filled the other one."""
+
+
+class EscalationNotOpen(LookupError):
+    """The run has no open escalation to assign, re-date or resolve."""
 
 
 class RoundConflict(ValueError):
@@ -155,9 +191,29 @@ class EscalationView(BaseModel):
     resolved_by: str | None = None
     resolved_at: datetime | None = None
     justification: str | None = None
+    owner: str | None = None
+    due_at: datetime | None = None
     run_status: RunStatus
     round: int
     rubric_name: str
+    rubric_version: int = 0
+    run_created_at: datetime | None = None
+
+    def overdue(self, now: datetime) -> bool:
+        """Open and past its due time."""
+        return self.status == "open" and self.due_at is not None and self.due_at <= now
+
+
+class EscapeView(BaseModel):
+    """A defect reported after the run shipped."""
+
+    id: int
+    run_id: int
+    criterion: str
+    description: str
+    severity: str
+    reported_by: str
+    created_at: datetime
 
 
 class RoundView(RoundRecord):
@@ -186,9 +242,12 @@ class RunView(BaseModel):
     budget_usd: float | None
     created_by: str
     source: str
+    person_b: str | None = None
+    person_c: str | None = None
     rounds: list[RoundView]
     history: list[StateChangeView]
     escalations: list[EscalationView]
+    escapes: list[EscapeView] = []
     total_cost_usd: float
     current_output: str
     final_output: str | None
@@ -236,6 +295,10 @@ class PendingReview(BaseModel):
     round_no: int
     slot: Slot
     reviewer: str
+    assignee: str | None = None
+    """The person the slot is assigned to; None: anyone who may review."""
+    filled_other_slot_by: str | None = None
+    """Who already filled the run's other slot this round (they may not fill this one too)."""
     rubric_name: str
     rubric_version: int
     waiting_since: datetime
@@ -361,6 +424,7 @@ def _gate_of(row: RoundRow, issues: list[MergedIssueRow]) -> GateResult | None:
         reasons=list(row.gate_reasons or []),
         reviewer_error=bool(row.gate_reviewer_error),
         injection=bool(row.gate_injection),
+        disagreement=bool(row.gate_disagreement),
         checks=None if row.gate_checks is None else [CheckOutcome.model_validate(c) for c in row.gate_checks],
     )
 
@@ -442,12 +506,15 @@ def _state_change_of(row: StateChangeRow) -> StateChangeView:
 def _escalation_of(row: EscalationRow, run: RunRow) -> EscalationView:
     """An escalation row plus the run facts the queue shows."""
     return EscalationView(
-        **row.model_dump(exclude={"created_at", "resolved_at"}),
+        **row.model_dump(exclude={"created_at", "resolved_at", "due_at"}),
         created_at=_utc(row.created_at),
         resolved_at=_utc_or_none(row.resolved_at),
+        due_at=_utc_or_none(row.due_at),
         run_status=RunStatus(run.status),
         round=run.round,
         rubric_name=run.rubric_name,
+        rubric_version=run.rubric_version,
+        run_created_at=_utc(run.created_at),
     )
 
 
@@ -580,6 +647,10 @@ class Repo(Transactions):
         super().__init__(engine)
         self.rubrics = RubricStore(engine)
         """Stored rubric versions and trials."""
+        self.people = PeopleStore(engine)
+        """Who may act, with which roles."""
+        self.audit = AuditStore(engine)
+        """The hash-chained audit trail (reads and verify)."""
 
     @staticmethod
     def _lock_run(s: Session, run_id: int) -> RunRow:
@@ -665,14 +736,20 @@ class Repo(Transactions):
             row = self._lock_run(s, run_id)
             if RunStatus(row.status) not in wanted:
                 return False
+            if actor not in SYSTEM_ACTORS:
+                need = _TRANSITION_PERMISSION.get(RunStatus(row.status))
+                if need is None:
+                    raise PermissionDenied(actor, Permission.RESUME_RUN, ())
+                require(s, actor, need)
             self._set_state(s, row, new, actor, note or new.note)
             return True
 
     def _set_state(
         self, s: Session, row: RunRow, new: RunState, actor: str, note: str
     ) -> None:
-        """Write the state, its state_change row, and open or close the escalation."""
+        """Write the state, its state_change row and audit event, and open or close the escalation."""
         old = RunStatus(row.status)
+        before = _state_of(row)
         row.status = new.status.value
         row.round, row.max_rounds, row.round_cap = (
             new.round,
@@ -692,12 +769,28 @@ class Repo(Transactions):
             note=note,
         )
         s.add(change)
+        audit.append(s, actor, "run.state", "run", row.id, run_id=row.id,
+                     before=json_hash(before.model_dump(mode="json")), after=json_hash(new.model_dump(mode="json")),
+                     detail={"from": old.value, "to": row.status, "round": row.round, "note": note,
+                             "reason": row.escalation_reason})
         if new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
-            s.add(EscalationRow(run_id=row.id, reason=row.escalation_reason))
+            self._open_escalation(s, row)
         elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
             self._close_escalations(
                 s, row.id, _RESOLVED_AS.get(new.status, "rereview"), actor
             )
+
+    @staticmethod
+    def _open_escalation(s: Session, run: RunRow) -> None:
+        """A new open escalation, due after the Settings' default time for its reason."""
+        saved = s.exec(select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)).first()
+        hours = Defaults.model_validate(saved.values_json if saved else {}).due_hours_for(run.escalation_reason)
+        esc = EscalationRow(run_id=run.id, reason=run.escalation_reason)
+        esc.due_at = esc.created_at + timedelta(hours=hours)
+        s.add(esc)
+        s.flush()
+        audit.append(s, "system", "escalation.opened", "escalation", esc.id, run_id=run.id,
+                     detail={"reason": esc.reason, "due_at": esc.due_at.isoformat()})
 
     def _close_escalations(
         self,
@@ -717,6 +810,9 @@ class Repo(Transactions):
             esc.status, esc.resolution, esc.resolved_by = "resolved", resolution, actor
             esc.resolved_at, esc.justification = utcnow(), why
             s.add(esc)
+            audit.append(s, actor, "escalation.resolved", "escalation", esc.id, run_id=run_id,
+                         after=None if why is None else sha256_text(why),
+                         detail={"resolution": resolution, "justification": why})
 
     @staticmethod
     def _latest_resolution_reason(s: Session, run_id: int) -> str | None:
@@ -780,6 +876,9 @@ class Repo(Transactions):
             row = s.exec(stmt).first()
             if row is not None and only_if_empty:
                 return False
+            person = _person_of(outcome.reviewer)
+            if person is not None:
+                self._check_person_review(s, run, round_no, outcome.slot, person)
             if (
                 row is not None
                 and _outcome_of(row, _calls_by_id(s, row.call_ids)) == outcome
@@ -793,7 +892,25 @@ class Repo(Transactions):
                 row.sqlmodel_update({**values, "created_at": utcnow()})
             s.add(row)
             run.updated_at = utcnow()
+            audit.append(s, person or "worker", "review.saved", "review", f"{run_id}/{round_no}/{outcome.slot}",
+                         run_id=run_id, after=sha256_text(outcome.raw_response),
+                         detail={"round": round_no, "slot": outcome.slot, "reviewer": outcome.reviewer,
+                                 "status": outcome.status.value, "verdict": outcome.effective_verdict})
             return True
+
+    @staticmethod
+    def _check_person_review(s: Session, run: RunRow, round_no: int, slot: str, person: str) -> None:
+        """A person may fill a slot if they may review, the slot is theirs (or nobody's), and they
+        did not fill the round's other slot: two slots by one person would not be independent."""
+        require(s, person, Permission.PERSON_REVIEW)
+        assignee = run.person_b if slot == "B" else run.person_c
+        if assignee and assignee != person:
+            raise SlotAssigned(f"slot {slot} of run {run.id} is assigned to {assignee}, not {person}")
+        others = s.exec(select(ReviewRow.reviewer).where(
+            ReviewRow.run_id == run.id, ReviewRow.round_no == round_no, ReviewRow.slot != slot)).all()
+        if f"person:{person}" in others:
+            raise SlotAssigned(f"{person} already reviewed the other slot of round {round_no}; "
+                             "the two reviews must come from different reviewers")
 
     @staticmethod
     def _insert_calls(
@@ -823,9 +940,13 @@ class Repo(Transactions):
                 gate.injection,
             )
             rnd.gate_checks = None if gate.checks is None else [c.model_dump(mode="json") for c in gate.checks]
+            rnd.gate_disagreement = gate.disagreement
             s.add(rnd)
             s.add_all(_issue_rows(run_id, round_no, gate.issues))
             run.updated_at = utcnow()
+            audit.append(s, "gate", "round.gate", "round", f"{run_id}/{round_no}", run_id=run_id,
+                         before=rnd.output_hash, after=json_hash(gate.model_dump(mode="json")),
+                         detail={"round": round_no, "decision": gate.decision.value, "issues": len(gate.issues)})
 
     def save_proposal(self, run_id: int, round_no: int, proposal: FixProposal) -> None:
         """Commit the fix agent's proposal (and its LLM calls); the newest one counts."""
@@ -839,8 +960,12 @@ class Repo(Transactions):
             ):
                 return
             ids = self._insert_calls(s, run_id, round_no, proposal.calls, None)
-            s.add(_proposal_row(run_id, round_no, proposal, ids))
+            row = _proposal_row(run_id, round_no, proposal, ids)
+            s.add(row)
             run.updated_at = utcnow()
+            audit.append(s, "worker", "proposal.saved", "round", f"{run_id}/{round_no}", run_id=run_id,
+                         before=row.before_hash, after=row.proposed_hash,
+                         detail={"round": round_no, "edits": len(proposal.edits)})
 
     def record_decision(
         self,
@@ -859,8 +984,19 @@ class Repo(Transactions):
         with self._tx() as s:
             run = self._lock_run(s, run_id)
             self._require_round(s, run_id, round_no)
-            s.add(row)
+            self._add_decision(s, row)
             run.updated_at = utcnow()
+
+    @staticmethod
+    def _add_decision(s: Session, row: DecisionRow) -> None:
+        """Refuse a decision the actor may not take; else append it and its audit event."""
+        require(s, row.actor, DECISION_PERMISSION[row.action])
+        if row.action == "auto_approve" and row.actor not in SYSTEM_ACTORS:
+            raise PermissionDenied(row.actor, Permission.DECIDE_FIX, ())
+        s.add(row)
+        audit.append(s, row.actor, f"decision.{row.action}", "run", row.run_id, run_id=row.run_id,
+                     before=row.before_hash, after=row.after_hash,
+                     detail={"round": row.round_no, "reason": row.reason})
 
     # app: writes ----------------------------------------------------------------------------
 
@@ -877,14 +1013,25 @@ class Repo(Transactions):
         max_rounds: int = 3,
         created_by: str = "local",
         source: Source = "app",
+        person_b: str | None = None,
+        person_c: str | None = None,
     ) -> int:
-        """Commit a queued run with round 1 holding `output`; returns its id."""
+        """Commit a queued run with round 1 holding `output`; returns its id.
+
+        `person_b` / `person_c` assign a `person` reviewer slot to one person (None: anyone).
+        """
         _check_text(spec, "spec")
         _check_text(output, "output")
         if source not in get_args(Source) or max_rounds < 1:
             raise ValueError(f"bad source {source!r} or max_rounds {max_rounds}")
         with self._tx() as s:
+            require(s, created_by, Permission.START_RUN)
+            for who in (person_b, person_c):
+                if who:
+                    require(s, who, Permission.PERSON_REVIEW)
             run = RunRow(
+                person_b=person_b or None,
+                person_c=person_c or None,
                 status=RunStatus.QUEUED.value,
                 max_rounds=max_rounds,
                 round_cap=max_rounds,
@@ -912,6 +1059,11 @@ class Repo(Transactions):
                     note="created",
                 )
             )
+            audit.append(s, created_by, "run.created", "run", run.id, run_id=run.id,
+                         after=sha256_text(output),
+                         detail={"rubric": f"{rubric.name}@{rubric.version}", "spec_hash": sha256_text(spec),
+                                 "reviewer_b": reviewer_b, "reviewer_c": reviewer_c, "fixer": fixer,
+                                 "source": source, "person_b": person_b, "person_c": person_c})
             return run.id
 
     def commit_decision(
@@ -931,8 +1083,8 @@ class Repo(Transactions):
             run = self._lock_run(s, run_id)
             if RunStatus(run.status) != expected.status or run.round != expected.round:
                 return False
-            s.add(_decision_row(run_id, expected.round, decision.action, decision.actor, decision.reason,
-                                decision.before_text, decision.after_text))
+            self._add_decision(s, _decision_row(run_id, expected.round, decision.action, decision.actor,
+                                                decision.reason, decision.before_text, decision.after_text))
             if next_round_text is not None:
                 self._start_round(s, run_id, new.round, next_round_text)
             self._set_state(s, run, new, decision.actor, new.note)
@@ -965,17 +1117,8 @@ class Repo(Transactions):
             rnd = self._require_round(s, run_id, state.round)
             after = rnd.output_text if edited_output is None else edited_output
             action = RESOLUTION_ACTION[resolution]
-            s.add(
-                _decision_row(
-                    run_id,
-                    state.round,
-                    action,
-                    actor,
-                    justification,
-                    rnd.output_text,
-                    after,
-                )
-            )
+            self._add_decision(s, _decision_row(run_id, state.round, action, actor, justification,
+                                                rnd.output_text, after))
             if resolution == "rereview":
                 self._start_round(s, run_id, new.round, after)
             self._set_state(s, run, new, actor, new.note)
@@ -1011,6 +1154,7 @@ class Repo(Transactions):
             rows = _run_rows(s, run_id)
             history = _children(s, StateChangeRow, run_id, None)
             escalations = _children(s, EscalationRow, run_id, None)
+            escapes = _children(s, EscapeRow, run_id, None)
             rounds = [rows.round_view(r) for r in rows.rounds]
             return RunView(
                 **run.model_dump(
@@ -1023,6 +1167,7 @@ class Repo(Transactions):
                 rounds=rounds,
                 history=[_state_change_of(h) for h in history],
                 escalations=[_escalation_of(e, run) for e in escalations],
+                escapes=[_escape_of(e) for e in escapes],
                 total_cost_usd=_costs(s, [run_id])[run_id],
                 current_output=_current_output(run, rounds),
                 final_output=_final_output(run, rounds),
@@ -1080,16 +1225,103 @@ class Repo(Transactions):
             items: list[PendingReview] = []
             for run in s.exec(stmt).all():
                 done = {
-                    r.slot
+                    r.slot: r.reviewer
                     for r in _children(s, ReviewRow, run.id, run.round)
                     if r.status != ReviewStatus.PENDING.value
                 }
                 items += [
-                    _pending(run, slot, who)
+                    _pending(run, slot, who, done)
                     for slot, who in _slots(run)
                     if slot not in done
                 ]
             return items
+
+    # app: escalation queue, reviewer slots, escapes ------------------------------------------
+
+    @staticmethod
+    def _open_escalation_row(s: Session, run_id: int) -> EscalationRow:
+        stmt = select(EscalationRow).where(EscalationRow.run_id == run_id, EscalationRow.status == "open")
+        row = s.exec(stmt.with_for_update()).first()
+        if row is None:
+            raise EscalationNotOpen(f"run {run_id} has no open escalation")
+        return row
+
+    def assign_escalation(self, run_id: int, owner: str | None, actor: str) -> None:
+        """Give the run's open escalation an owner who may resolve it (None: unassign)."""
+        with self._tx() as s:
+            require(s, actor, Permission.ASSIGN)
+            if owner:
+                try:
+                    require(s, owner, Permission.RESOLVE_ESCALATION)
+                except PermissionDenied as exc:
+                    raise ValueError(f"{owner} cannot own an escalation: {exc}") from exc
+            esc = self._open_escalation_row(s, run_id)
+            before, esc.owner = esc.owner, owner or None
+            s.add(esc)
+            audit.append(s, actor, "escalation.assigned", "escalation", esc.id, run_id=run_id,
+                         detail={"before": before, "owner": esc.owner})
+
+    def set_due(self, run_id: int, due_at: datetime, actor: str) -> None:
+        """Set or change the due time of the run's open escalation."""
+        due_at = _utc(due_at)
+        with self._tx() as s:
+            require(s, actor, Permission.ASSIGN)
+            esc = self._open_escalation_row(s, run_id)
+            before = _utc_or_none(esc.due_at)
+            esc.due_at = due_at
+            s.add(esc)
+            audit.append(s, actor, "escalation.due_set", "escalation", esc.id, run_id=run_id,
+                         detail={"before": None if before is None else before.isoformat(), "due_at": due_at.isoformat()})
+
+    def overdue_count(self, now: datetime) -> int:
+        """Open escalations whose due time has passed."""
+        stmt = select(func.count()).select_from(EscalationRow).where(
+            EscalationRow.status == "open", EscalationRow.due_at.is_not(None), EscalationRow.due_at <= now)
+        with self._read() as s:
+            return int(s.exec(stmt).one())
+
+    def assign_person_slot(self, run_id: int, slot: Slot, person: str | None, actor: str) -> None:
+        """Assign a `person` reviewer slot to someone who may review (None: anyone may take it)."""
+        with self._tx() as s:
+            require(s, actor, Permission.ASSIGN)
+            if person:
+                require(s, person, Permission.PERSON_REVIEW)
+            run = self._lock_run(s, run_id)
+            column = "person_b" if slot == "B" else "person_c"
+            before = getattr(run, column)
+            setattr(run, column, person or None)
+            s.add(run)
+            audit.append(s, actor, "review.assigned", "run", run_id, run_id=run_id,
+                         detail={"slot": slot, "before": before, "person": person or None})
+
+    def report_escape(self, run_id: int, criterion: str, description: str, severity: str, actor: str) -> int:
+        """Record a defect found after the run shipped; its id."""
+        if severity not in SEVERITIES:
+            raise ValueError(f"severity must be one of {', '.join(SEVERITIES)}")
+        if not criterion.strip():
+            raise ValueError("say which criterion the defect falls under")
+        _check_text(description, "escape description")
+        with self._tx() as s:
+            require(s, actor, Permission.REPORT_ESCAPE)
+            run = self._lock_run(s, run_id)
+            if RunStatus(run.status) not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
+                raise ValueError(f"run {run_id} is {run.status}: escapes are reported on shipped runs only")
+            row = EscapeRow(run_id=run_id, criterion=criterion.strip(), description=description.strip(),
+                            severity=severity, reported_by=actor)
+            s.add(row)
+            s.flush()
+            audit.append(s, actor, "escape.reported", "escape", row.id, run_id=run_id,
+                         after=sha256_text(row.description),
+                         detail={"criterion": row.criterion, "severity": severity})
+            return row.id
+
+    def escapes(self, run_id: int | None = None) -> list[EscapeView]:
+        """Escapes, oldest first (of one run, or all)."""
+        stmt = select(EscapeRow).order_by(EscapeRow.id)
+        if run_id is not None:
+            stmt = stmt.where(EscapeRow.run_id == run_id)
+        with self._read() as s:
+            return [_escape_of(r) for r in s.exec(stmt).all()]
 
     # app: settings ---------------------------------------------------------------------------
 
@@ -1104,9 +1336,13 @@ class Repo(Transactions):
         """Append a settings row: the previous values updated with `values`."""
         stmt = select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)
         with self._tx() as s:
+            require(s, actor, Permission.EDIT_SETTINGS)
             row = s.exec(stmt).first()
-            merged = {**(row.values_json if row else {}), **values}
+            before = row.values_json if row else {}
+            merged = {**before, **values}
             s.add(SettingsRow(values_json=merged, saved_by=actor))
+            audit.append(s, actor, "settings.saved", "settings", "defaults", before=json_hash(before),
+                         after=json_hash(merged), detail={"changed": sorted(k for k in merged if merged[k] != before.get(k))})
 
 
 def _enum_value(value: EscalationReason | None) -> str | None:
@@ -1119,9 +1355,21 @@ def _slots(run: RunRow) -> list[tuple[Slot, str]]:
     return [("B", run.reviewer_b), ("C", run.reviewer_c)]
 
 
-def _pending(run: RunRow, slot: Slot, reviewer: str) -> PendingReview:
+def _person_of(reviewer: str) -> str | None:
+    """The person behind a `person:<id>` reviewer name, else None (a model)."""
+    return reviewer.removeprefix("person:") if reviewer.startswith("person:") else None
+
+
+def _escape_of(row: EscapeRow) -> EscapeView:
+    return EscapeView(**{**row.model_dump(), "created_at": _utc(row.created_at)})
+
+
+def _pending(run: RunRow, slot: Slot, reviewer: str, done: dict[str, str]) -> PendingReview:
     """A slot waiting for a person."""
+    other = next((r for sl, r in done.items() if sl != slot), None)
     return PendingReview(
+        assignee=run.person_b if slot == "B" else run.person_c,
+        filled_other_slot_by=None if other is None else _person_of(other),
         run_id=run.id,
         round_no=run.round,
         slot=slot,
@@ -1198,6 +1446,7 @@ def _run_json(view: RunView) -> dict[str, Any]:
         "escalation": None
         if escalation is None
         else escalation.model_dump(mode="json"),
+        "escapes": [e.model_dump(mode="json") for e in view.escapes],
         "current_output": view.current_output,
         "final_output": view.final_output,
     }

@@ -21,7 +21,10 @@ from sqlmodel import Session, select
 from santa_core import rubric_library as lib
 from santa_core.criterion_checks import CheckOutcome
 from santa_core.models import ReviewOutcome, Rubric, RubricDocument
+from santa_core.roles import Permission
+from storage import audit
 from storage.hashing import content_hash, sha256_text
+from storage.people import require
 from storage.sessions import Transactions, utc
 from storage.tables import RubricVersionRow, RunRow, TrialRow
 
@@ -230,6 +233,7 @@ class RubricStore(Transactions):
         digest = sha256_text(lib.content_key(doc))
         try:
             with self._tx() as s:
+                require(s, author, Permission.EDIT_RUBRIC)
                 latest = self._row(s, doc.name, None)
                 current = latest.version if latest else None
                 if expect != "any" and expect != current:
@@ -238,6 +242,9 @@ class RubricStore(Transactions):
                     return SaveResult(name=doc.name, version=latest.version, created=False)
                 number = max(version or 0, (current or 0) + 1)
                 s.add(_version_row(doc, resolved, number, digest, author, note, source))
+                audit.append(s, author, "rubric.saved", "rubric", f"{doc.name}@{number}",
+                             before=None if latest is None else latest.content_hash, after=digest,
+                             detail={"source": source, "note": note})
         except IntegrityError as exc:  # PostgreSQL: another writer took the number first
             raise RubricConflict(f"another version of {doc.name!r} was saved at the same moment; reload") from exc
         return SaveResult(name=doc.name, version=number, created=True)
@@ -252,6 +259,8 @@ class RubricStore(Transactions):
                     resolved = lib.resolve(doc, self.lookup)
                     digest = sha256_text(lib.content_key(doc))
                     s.add(_version_row(doc, resolved, 1, digest, "santa", "built-in rubric", "builtin"))
+                    audit.append(s, "builtin", "rubric.saved", "rubric", f"{doc.name}@1", after=digest,
+                                 detail={"source": "builtin", "note": "built-in rubric"})
             except IntegrityError:
                 continue  # another process seeded it first
 
@@ -284,9 +293,12 @@ class RubricStore(Transactions):
             verdict=verdict,
         )
         with self._tx() as s:
+            require(s, actor, Permission.TRY_RUBRIC)
             s.add(row)
             s.flush()
             assert row.id is not None
+            audit.append(s, actor, "rubric.trial", "rubric_trial", row.id, run_id=run_id, after=row.output_hash,
+                         detail={"kind": kind, "rubric": rubric.name, "verdict": verdict, "cost_usd": str(row.cost_usd)})
             return row.id
 
     def trials(

@@ -76,6 +76,10 @@ class RunRow(SQLModel, table=True):
     source: str = "app"
     worker: str | None = None
     """host:pid:start of the process that claimed the run while it is `running`."""
+    person_b: str | None = None
+    """The person a `person` reviewer slot B is assigned to (None: anyone who may review)."""
+    person_c: str | None = None
+    """The person a `person` reviewer slot C is assigned to (None: anyone who may review)."""
 
 
 class RoundRow(SQLModel, table=True):
@@ -95,6 +99,8 @@ class RoundRow(SQLModel, table=True):
     gate_injection: bool | None = None
     gate_checks: list | None = Field(default=None, sa_type=JSON_OR_NULL)
     """The deterministic check outcomes the gate saw (NULL for rounds stored before migration 0005)."""
+    gate_disagreement: bool | None = None
+    """One reviewer PASSed a critical criterion the other FAILed (NULL before migration 0006)."""
     started_at: datetime = _ts()
 
 
@@ -196,6 +202,9 @@ class EscalationRow(SQLModel, table=True):
     resolved_by: str | None = None
     resolved_at: datetime | None = Field(default=None, sa_type=UTC_TS)
     justification: str | None = Field(default=None, sa_type=Text)
+    owner: str | None = None
+    """The person (id) who is to resolve it; None: unassigned."""
+    due_at: datetime | None = Field(default=None, sa_type=UTC_TS)
 
 
 class LLMCallRow(SQLModel, table=True):
@@ -302,6 +311,63 @@ class TrialRow(SQLModel, table=True):
     created_at: datetime = _ts()
 
 
+class PersonRow(SQLModel, table=True):
+    """A person who can act in the app: `local`, or a signed-in e-mail address, with roles."""
+
+    __tablename__ = "person"
+
+    id: str = Field(primary_key=True)
+    name: str = ""
+    roles: list = Field(default_factory=list, sa_type=JSON)
+    created_at: datetime = _ts()
+    updated_at: datetime = _ts()
+    updated_by: str = "system"
+
+
+class EscapeRow(SQLModel, table=True):
+    """A defect found after a run shipped. Append-only."""
+
+    __tablename__ = "escape"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    criterion: str
+    description: str = _text()
+    severity: str
+    reported_by: str
+    created_at: datetime = _ts()
+
+
+class AuditEventRow(SQLModel, table=True):
+    """One link of the hash-chained audit trail. Append-only: `storage.audit` verifies the chain."""
+
+    __tablename__ = "audit_event"
+
+    id: int | None = Field(default=None, primary_key=True)
+    seq: int = Field(unique=True)
+    created_at: datetime = _ts(index=True)
+    actor: str = Field(index=True)
+    action: str = Field(index=True)
+    entity_type: str
+    entity_id: str
+    run_id: int | None = Field(default=None, index=True)
+    before_hash: str | None = None
+    after_hash: str | None = None
+    detail: dict = Field(default_factory=dict, sa_type=JSON)
+    prev_hash: str
+    hash: str
+
+
+class AuditHeadRow(SQLModel, table=True):
+    """The chain's newest link (one row, id 1). Locked while appending, so links never fork."""
+
+    __tablename__ = "audit_head"
+
+    id: int = Field(default=1, primary_key=True)
+    seq: int = 0
+    hash: str
+
+
 TABLES: tuple[type[SQLModel], ...] = (
     RunRow,
     RoundRow,
@@ -315,8 +381,14 @@ TABLES: tuple[type[SQLModel], ...] = (
     SettingsRow,
     RubricVersionRow,
     TrialRow,
+    PersonRow,
+    EscapeRow,
+    AuditEventRow,
+    AuditHeadRow,
 )
 """Every table of the schema, parents first."""
 
-APPEND_ONLY = frozenset({"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial"})
+APPEND_ONLY = frozenset(
+    {"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial", "escape", "audit_event"}
+)
 """Tables whose rows are never updated or deleted."""

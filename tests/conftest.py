@@ -95,6 +95,26 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 
+TEST_PEOPLE: dict[str, tuple[str, ...]] = {
+    "ann": ("admin",),
+    "bob": ("admin",),
+    "lee": ("admin",),
+    "editor@example.com": ("editor",),
+    "officer@example.com": ("compliance_officer",),
+    "author@example.com": ("rubric_author",),
+    "viewer@example.com": ("viewer",),
+    "admin@example.com": ("admin",),
+}
+"""People the tests act as: the short names may do everything, the e-mails have one role each."""
+
+
+def grant(repo: Repo, people: dict[str, tuple[str, ...]] | None = None) -> Repo:
+    """Give test actors their roles (storage refuses actions by people without the right role)."""
+    for person, roles in (people or TEST_PEOPLE).items():
+        repo.people.set_roles(person, roles, actor="local")
+    return repo
+
+
 @pytest.fixture
 def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
     """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
@@ -102,5 +122,5 @@ def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.Mo
     monkeypatch.setenv("DATABASE_URL", url)
     messages_stub.handler = santa_scenario
     st.cache_resource.clear()
-    yield Repo(init_db(url, mark_interrupted=False))
+    yield grant(Repo(init_db(url, mark_interrupted=False)))
     st.cache_resource.clear()

@@ -73,11 +73,12 @@ SCHEMA: dict[str, list[str]] = {
         "id", "created_at", "updated_at", "status", "round", "max_rounds", "round_cap",
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
         "rubric_version", "rubric_json", "reviewer_b", "reviewer_c", "fixer", "auto_approve",
-        "budget_usd", "created_by", "source", "worker",
+        "budget_usd", "created_by", "source", "worker", "person_b", "person_c",
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",
         "gate_reasons", "gate_reviewer_error", "gate_injection", "started_at", "gate_checks",
+        "gate_disagreement",
     ],
     "review": [
         "id", "run_id", "round_no", "slot", "reviewer", "status", "verdict", "review_json",
@@ -101,7 +102,7 @@ SCHEMA: dict[str, list[str]] = {
     ],
     "escalation": [
         "id", "run_id", "reason", "created_at", "status", "resolution", "resolved_by",
-        "resolved_at", "justification",
+        "resolved_at", "justification", "owner", "due_at",
     ],
     "llm_call": [
         "id", "run_id", "round_no", "purpose", "slot", "model", "request_json",
@@ -121,6 +122,13 @@ SCHEMA: dict[str, list[str]] = {
         "response_text", "content_hash", "input_tokens", "output_tokens", "cache_creation_input_tokens",
         "cache_read_input_tokens", "cost_usd", "latency_s", "actor", "created_at",
     ],
+    "person": ["id", "name", "roles", "created_at", "updated_at", "updated_by"],
+    "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at"],
+    "audit_event": [
+        "id", "seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
+        "after_hash", "detail", "prev_hash", "hash",
+    ],
+    "audit_head": ["id", "seq", "hash"],
 }  # fmt: skip
 
 
@@ -323,7 +331,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0005",)]
+        ).all() == [("0006",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -332,7 +340,8 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
         (t, tuple(ix["column_names"])) for t in SCHEMA for ix in insp.get_indexes(t)
     }
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
-    for table in set(SCHEMA) - {"run", "alembic_version", "settings", "rubric_version"}:
+    no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head"}
+    for table in set(SCHEMA) - no_run_fk:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)
         assert [(f["constrained_columns"], f["referred_table"]) for f in fks] == [

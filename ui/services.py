@@ -5,11 +5,16 @@ Kept out of `pages/` on purpose: Streamlit would list any module there as a page
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import streamlit as st
 
 from santa_core.config import Defaults, export_to_env
+from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, roles_for_email, who_may
+from santa_core.roles import can as roles_can
 from storage.db import database_url
 from storage.desk import Desk, open_desk
+from storage.people import PersonView
 from ui.safe import md
 
 
@@ -39,22 +44,96 @@ def defaults() -> Defaults:
     return desk().defaults()
 
 
+def auth_configured() -> bool:
+    """Whether an OIDC provider is set up (`[auth]` in `.streamlit/secrets.toml`)."""
+    try:
+        return "auth" in st.secrets
+    except Exception:  # noqa: BLE001 - no secrets file at all: no sign-in
+        return False
+
+
+def role_patterns() -> dict:
+    """E-mail patterns per role from the config (`[santa.roles]` in secrets.toml), e.g.
+    `compliance_officer = ["*@legal.example.com"]`; applied when someone first signs in."""
+    try:
+        return dict(st.secrets.get("santa", {}).get("roles", {}))
+    except Exception:  # noqa: BLE001 - no secrets file, or no such section
+        return {}
+
+
+def signed_in() -> bool:
+    """Whether a person signed in through the OIDC provider (st.user)."""
+    return bool(st.user.get("is_logged_in", False))
+
+
+def current_person() -> PersonView:
+    """Who is acting: the signed-in person (registered on first sight, roles from the config's
+    e-mail patterns), else the local user. Roles always come from the database."""
+    people = desk().repo.people
+    if not signed_in():
+        person = people.get(LOCAL)
+        if person is None:  # a database from before people existed cannot happen after migrate
+            raise RuntimeError("the local user is missing; run the migrations")
+        return person
+    pid = str(st.user.get("email") or st.user.get("sub") or "").strip()
+    name = str(st.user.get("name") or pid)
+    if st.session_state.get("_santa_person") != pid:  # one write per sign-in, not per rerun
+        person = people.sign_in(pid, name, roles_for_email(pid, role_patterns()))
+        st.session_state["_santa_person"] = pid
+        return person
+    return people.get(pid) or people.sign_in(pid, name, roles_for_email(pid, role_patterns()))
+
+
 def actor() -> str:
-    """Who is acting: the signed-in user when sign-in is configured, else the name this browser
-    session gave (self-declared until sign-in is set up), else the default from Settings."""
-    if st.user.get("is_logged_in", False):
-        return str(st.user.get("email") or st.user.get("name") or "signed-in user")
-    return (st.session_state.get("actor_name") or "").strip() or defaults().display_name
+    """The id recorded on everything this person does: their e-mail, or `local`."""
+    return current_person().id
+
+
+def can(permission: Permission) -> bool:
+    """Whether the acting person's roles allow the permission (pages hide what they may not do;
+    the storage layer refuses it anyway)."""
+    return roles_can(current_person().roles, permission)
+
+
+def refusal(permission: Permission) -> str:
+    """A sentence for a page section the acting person may not use."""
+    person = current_person()
+    have = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role"
+    return f"You are acting as {person.label} ({have}). To {DOING[permission]} you need to be {who_may(permission)}."
+
+
+def display(actor_id: str) -> str:
+    """A recorded actor as a person reads it (the local user by their Settings name)."""
+    if actor_id == LOCAL:
+        person = desk().repo.people.get(LOCAL)
+        return f"{person.name} (local)" if person else actor_id
+    return actor_id
+
+
+def require_sign_in() -> None:
+    """With sign-in configured, nobody gets further than the sign-in button without signing in."""
+    if auth_configured() and not signed_in():
+        st.title("🎅 Santa — review desk")
+        st.info("Sign in to review, decide and resolve. Your identity is recorded on everything you do.")
+        st.button("Sign in", type="primary", on_click=st.login, key="sign_in")
+        st.stop()
 
 
 def identity_widget() -> None:
-    """Without sign-in, each person names themselves once per browser session (sidebar)."""
-    if st.user.get("is_logged_in", False):
-        return
-    if "actor_name" not in st.session_state:  # read the saved default once per session, not per rerun
-        st.session_state["actor_name"] = defaults().display_name
-    st.text_input("Your name", key="actor_name", help="Recorded on every decision you make in this browser "
-                  "session. Without sign-in configured, names are self-declared.")
+    """Sidebar: who is acting, with which roles; sign out when signed in."""
+    person = current_person()
+    roles = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role"
+    if signed_in():
+        st.caption(f"Signed in as **{md(person.label)}** · {roles}")
+        st.button("Sign out", on_click=st.logout, key="sign_out")
+    else:
+        st.caption(f"Acting as **{md(person.name)}** (local user, {roles}). Set the name in Settings; "
+                   "configure sign-in for several people.")
+
+
+def now() -> datetime:
+    """The current time (one place, so tests can move the clock for due dates)."""
+    return datetime.now(UTC)
 
 
 def run_id_from_url() -> int | None:

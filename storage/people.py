@@ -1,0 +1,154 @@
+"""People and their roles, and the check every refusing store method makes.
+
+`require(session, actor, permission)` is called inside the write transaction of each human
+action (approve a fix, resolve an escalation, save a rubric, ...), so the refusal does not
+depend on the page having hidden the button: a viewer calling the storage directly is refused
+too. The roles read are the stored ones, never what the caller claims.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime
+
+from pydantic import BaseModel
+from sqlmodel import Session, select
+
+from santa_core.roles import (
+    DEFAULT_ROLES,
+    LOCAL,
+    SYSTEM_ACTORS,
+    Permission,
+    PermissionDenied,
+    Role,
+    can,
+    parse_roles,
+)
+from storage import audit
+from storage.hashing import json_hash
+from storage.sessions import Transactions, utc
+from storage.tables import PersonRow, utcnow
+
+MAX_NAME_CHARS = 200
+
+
+class PersonView(BaseModel):
+    """A person as the pages show them."""
+
+    id: str
+    name: str
+    roles: list[Role]
+    created_at: datetime
+    updated_at: datetime
+    updated_by: str
+
+    @property
+    def label(self) -> str:
+        """Name and id, e.g. `Ann Lee <ann@example.com>` (just the id when they are the same)."""
+        return self.id if not self.name or self.name == self.id else f"{self.name} <{self.id}>"
+
+
+class PeopleError(ValueError):
+    """A change to people that cannot be made (unknown role, the last admin, an empty id)."""
+
+
+def _view(row: PersonRow) -> PersonView:
+    return PersonView(id=row.id, name=row.name, roles=sorted(parse_roles(row.roles)), created_at=utc(row.created_at),
+                      updated_at=utc(row.updated_at), updated_by=row.updated_by)
+
+
+def roles_of(s: Session, actor: str) -> frozenset[Role]:
+    """The stored roles of a person (empty for someone unknown)."""
+    row = s.get(PersonRow, actor)
+    return frozenset() if row is None else parse_roles(row.roles)
+
+
+def require(s: Session, actor: str, permission: Permission) -> None:
+    """Refuse (PermissionDenied) unless the actor is system code or a person whose roles allow it."""
+    if actor in SYSTEM_ACTORS:
+        return
+    roles = roles_of(s, actor)
+    if not can(roles, permission):
+        raise PermissionDenied(actor, permission, roles)
+
+
+class PeopleStore(Transactions):
+    """Who may act, with which roles."""
+
+    def get(self, person_id: str) -> PersonView | None:
+        """The person, or None."""
+        with self._read() as s:
+            row = s.get(PersonRow, person_id)
+            return None if row is None else _view(row)
+
+    def all(self) -> list[PersonView]:
+        """Everyone, `local` first, then by id."""
+        with self._read() as s:
+            rows = s.exec(select(PersonRow)).all()
+            return sorted((_view(r) for r in rows), key=lambda p: (p.id != LOCAL, p.id))
+
+    def with_permission(self, permission: Permission) -> list[PersonView]:
+        """People whose roles allow the permission (for owner and reviewer pickers)."""
+        return [p for p in self.all() if can(p.roles, permission)]
+
+    def sign_in(self, person_id: str, name: str, pattern_roles: Iterable[Role] = ()) -> PersonView:
+        """Register a signed-in person on first sight (roles from the config's e-mail patterns,
+        else viewer); later sign-ins only refresh the name. Roles an admin set are never overwritten."""
+        person_id, name = person_id.strip(), name.strip()[:MAX_NAME_CHARS]
+        if not person_id:
+            raise PeopleError("a signed-in person needs an e-mail address or subject")
+        with self._tx() as s:
+            row = s.get(PersonRow, person_id)
+            if row is None:
+                roles = sorted(frozenset(pattern_roles) or DEFAULT_ROLES)
+                row = PersonRow(id=person_id, name=name, roles=[r.value for r in roles], updated_by="system")
+                s.add(row)
+                audit.append(s, person_id, "person.signed_in_first", "person", person_id,
+                             after=json_hash(row.roles), detail={"name": name, "roles": row.roles})
+            elif name and row.name != name:
+                row.name, row.updated_at = name, utcnow()
+                s.add(row)
+            s.flush()
+            return _view(row)
+
+    def set_roles(self, person_id: str, roles: Iterable[Role | str], actor: str, name: str | None = None) -> PersonView:
+        """An admin sets a person's roles (adding the person when new); the last admin cannot lose admin."""
+        wanted = sorted(parse_roles(roles))
+        person_id = person_id.strip()
+        if not person_id:
+            raise PeopleError("say whose roles to set (an e-mail address)")
+        with self._tx() as s:
+            require(s, actor, Permission.MANAGE_PEOPLE)
+            row = s.get(PersonRow, person_id)
+            before = None if row is None else sorted(row.roles)
+            if row is None:
+                row = PersonRow(id=person_id, name=(name or "").strip()[:MAX_NAME_CHARS], roles=[])
+            if Role.ADMIN in parse_roles(row.roles) and Role.ADMIN not in wanted and self._admins(s) <= 1:
+                raise PeopleError(f"{person_id} is the only admin; make someone else admin first")
+            row.roles, row.updated_at, row.updated_by = [r.value for r in wanted], utcnow(), actor
+            if name is not None and name.strip():
+                row.name = name.strip()[:MAX_NAME_CHARS]
+            s.add(row)
+            audit.append(s, actor, "person.roles_set", "person", person_id,
+                         before=None if before is None else json_hash(before), after=json_hash(row.roles),
+                         detail={"before": before, "after": row.roles})
+            s.flush()
+            return _view(row)
+
+    def rename_local(self, name: str, actor: str) -> None:
+        """The local user's display name (Settings)."""
+        name = name.strip()[:MAX_NAME_CHARS]
+        if not name:
+            raise PeopleError("the display name is empty")
+        with self._tx() as s:
+            require(s, actor, Permission.EDIT_SETTINGS)
+            row = s.get(PersonRow, LOCAL)
+            if row is None or row.name == name:
+                return
+            before, row.name, row.updated_at, row.updated_by = row.name, name, utcnow(), actor
+            s.add(row)
+            audit.append(s, actor, "person.renamed", "person", LOCAL, detail={"before": before, "after": name})
+
+    @staticmethod
+    def _admins(s: Session) -> int:
+        return sum(Role.ADMIN.value in r.roles for r in s.exec(select(PersonRow)).all())
