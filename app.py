@@ -3,7 +3,6 @@
 import streamlit as st
 
 from ui import bootstrap, services
-from ui.safe import md
 
 st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
 
@@ -13,23 +12,38 @@ PAGES = {
     "Review desk": [
         st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
         st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
+        st.Page("pages/inbox.py", title="Inbox", icon="📥", url_path="inbox"),
         st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
+        st.Page("pages/audit.py", title="Audit", icon="📒", url_path="audit"),
     ],
     "Setup": [
         st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
+        st.Page("pages/people.py", title="People", icon="👥", url_path="people"),
         st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
         st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
     ],
 }
 
+
+def escalation_count() -> None:
+    """Sidebar: open escalations, the overdue ones highlighted (due dates compared with services.now)."""
+    repo = services.desk().repo
+    open_count = len(repo.list_escalations(status="open"))
+    if not open_count:
+        return
+    overdue = repo.overdue_count(services.now())
+    late = f" · :red-background[**⚠ {overdue} overdue**]" if overdue else " · 0 overdue"
+    st.markdown(f"🚨 {open_count} open{late}")
+
+
 services.secrets_to_env()
-navigation = st.navigation(PAGES)
+# Someone who has not signed in (when sign-in is configured) sees the sign-in button and nothing
+# else: not even the page list, so the navigation is hidden until they are in.
+must_sign_in = services.auth_configured() and not services.signed_in()
+navigation = st.navigation(PAGES, position="hidden" if must_sign_in else "sidebar")
 bootstrap.mark_app_ran()
-desk = services.desk()
-open_escalations = len(desk.repo.list_escalations(status="open"))
+services.require_sign_in()
 with st.sidebar:
     services.identity_widget()
-    st.caption(f"Acting as **{md(services.actor())}**")
-    if open_escalations:
-        st.caption(f"🚨 {open_escalations} open escalation{'s' if open_escalations != 1 else ''}")
+    escalation_count()
 navigation.run()

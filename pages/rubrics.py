@@ -1,10 +1,17 @@
-"""Rubrics: author versioned, objective, testable rubrics (`?rubric=<name>` opens one)."""
+"""Rubrics: author versioned, objective, testable rubrics (`?rubric=<name>` opens one).
+
+Everyone may read every rubric, its versions, diffs and files; saving and importing need the
+rubric-author role, asking a reviewer (Try it, Re-check) the right to try rubrics. Storage
+refuses the same actions, so hiding the controls is for clarity, not for safety.
+"""
 
 import streamlit as st
 
+from santa_core.roles import Permission
 from ui import rubric_editor, rubric_trials, rubric_versions, services
 from ui.bootstrap import ensure_navigation
 from ui.rubric_studio import draft_rubric, pick_rubric
+from ui.safe import md
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -21,11 +28,16 @@ with st.expander("How rubrics work", expanded=False):
 desk = services.desk()
 store = desk.repo.rubrics
 actor = services.actor()
-name = pick_rubric(store)
-edit, versions, trial, files, recheck = st.tabs(["✏️ Edit", "🕓 Versions", "🧪 Try it", "⇅ Import / export",
-                                                 "🔁 Re-check history"])
+may_edit = services.can(Permission.EDIT_RUBRIC)
+try_refusal = None if services.can(Permission.TRY_RUBRIC) else services.refusal(Permission.TRY_RUBRIC)
+name = pick_rubric(store, allow_new=may_edit)
+edit, versions, trial, files, recheck = st.tabs(["✏️ Edit" if may_edit else "📄 Criteria", "🕓 Versions",
+                                                 "🧪 Try it", "⇅ Import / export", "🔁 Re-check history"])
 with edit:
-    findings = rubric_editor.render(store, actor)
+    if may_edit:
+        findings = rubric_editor.render(store, actor)
+    else:
+        findings = rubric_editor.read_only(store, services.refusal(Permission.EDIT_RUBRIC))
 with versions:
     if name:
         rubric_versions.versions_tab(store, name)
@@ -33,14 +45,17 @@ with versions:
         st.info("Create the rubric first; its versions appear here.")
 with trial:
     rubric, problem = draft_rubric(store, findings)
-    rubric_trials.try_tab(desk, rubric, problem, actor)
+    rubric_trials.try_tab(desk, rubric, problem, actor, refusal=try_refusal)
 with files:
     if name:
         rubric_versions.export_panel(store, name)
     st.divider()
-    rubric_versions.import_panel(store, actor)
+    if may_edit:
+        rubric_versions.import_panel(store, actor)
+    else:
+        st.info(md(services.refusal(Permission.EDIT_RUBRIC)))
 with recheck:
     if name:
-        rubric_trials.recheck_tab(desk, name, actor)
+        rubric_trials.recheck_tab(desk, name, actor, refusal=try_refusal)
     else:
         st.info("Create the rubric first, then re-check past runs under it.")

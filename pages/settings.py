@@ -1,13 +1,17 @@
-"""Settings: API key status, defaults for new runs, database and price list."""
+"""Settings: sign-in and roles, the local user's name, defaults for new runs and due times."""
 
+import pandas as pd
 import streamlit as st
 
 from santa_core import pricing
-from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, base_url, diversity_warning
+from santa_core.config import DEFAULT_DUE_HOURS, KNOWN_MODELS, Defaults, api_key_present, base_url, diversity_warning
+from santa_core.models import EscalationReason
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
 from ui import services
 from ui.bootstrap import ensure_navigation
+from ui.escalations import REASON_HELP
 from ui.safe import md
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
@@ -22,26 +26,72 @@ if base_url():
     st.caption(f"Messages API base URL: {md(base_url())} (from ANTHROPIC_BASE_URL)")
 st.caption(f"Database: {md(redacted_url(services.desk().url))} · price list as of {pricing.rates_as_of()}")
 
+st.subheader("Sign-in and roles")
+if services.auth_configured():
+    st.success("Sign-in is configured: people sign in through the OIDC provider in `[auth]` of "
+               "`.streamlit/secrets.toml`, and their e-mail is recorded on everything they do.")
+else:
+    st.info("Sign-in is not configured: everyone using this app acts as the local user (an admin). To let "
+            "several people sign in with their own identity and roles, add an `[auth]` section to "
+            "`.streamlit/secrets.toml` — see *Sign-in* in docs/operations.md.")
+patterns = services.role_patterns()
+if patterns:
+    st.caption("Roles given on first sign-in by e-mail pattern (`[santa.roles]` in secrets.toml); "
+               "an admin can change anyone's roles later on the People page.")
+    rows = [{"role": ROLE_LABEL.get(r, r) if isinstance(r, str) else r,
+             "e-mail patterns": ", ".join([p] if isinstance(p, str) else list(p))} for r, p in patterns.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+else:
+    st.caption("No role e-mail patterns (`[santa.roles]`): a person signing in for the first time is a viewer "
+               "until an admin gives them a role on the People page.")
+
+allowed = services.can(Permission.EDIT_SETTINGS)
+if not allowed:
+    st.info(md(services.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
 d = services.defaults()
+local = services.desk().repo.people.get(LOCAL)
+st.subheader("The local user")
+name = st.text_input("Display name of the local user", local.name if local else d.display_name, key="set_name",
+                     disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
+                     "shown on their decisions and in the audit trail (which records the id `local`).")
+
 models = [*KNOWN_MODELS, PERSON]
 st.subheader("Defaults for new runs")
-name = st.text_input("Default name for people who have not entered theirs (sidebar)", d.display_name, key="set_name",
-                     help="Without sign-in, each person enters their name in the sidebar; it is recorded on "
-                     "their decisions. This is only the starting value.")
-b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.reviewer_b in models else 0, key="set_b")
-c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1, key="set_c")
+b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.reviewer_b in models else 0,
+                 key="set_b", disabled=not allowed)
+c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1,
+                 key="set_c", disabled=not allowed)
 if warning := diversity_warning(b, c):
     st.warning(md(warning))
-fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer")
+fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer",
+                     disabled=not allowed)
 names = services.desk().repo.rubrics.names()
-rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric")
-rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds")
-budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5, key="set_budget")
-if st.button("Save settings", type="primary", key="set_save"):
+rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
+                      disabled=not allowed)
+rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
+budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
+                         key="set_budget", disabled=not allowed)
+
+st.subheader("Escalations: default due time per reason")
+st.caption("A new escalation is due this many hours after it opens; whoever may assign can change one "
+           "escalation's due time on the Escalations page.")
+due_hours: dict[str, float] = {}
+cols = st.columns(2)
+for i, reason in enumerate(r.value for r in EscalationReason):
+    due_hours[reason] = cols[i % 2].number_input(
+        f"{reason} (hours)", 0.25, 24.0 * 90, float(d.due_hours_for(reason)), step=1.0, key=f"set_due_{reason}",
+        disabled=not allowed, help=REASON_HELP.get(reason, "") + f" Built-in default: {DEFAULT_DUE_HOURS.get(reason, 24.0):g} h.")
+
+if allowed and st.button("Save settings", type="primary", key="set_save"):
     if not name.strip():
         st.error("The display name is empty; decisions need a name.")
     else:
-        new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds),
-                       budget_usd=float(budget), rubric=rubric, display_name=name.strip())
-        services.desk().repo.save_settings(new.model_dump(), actor=services.actor())
-        st.success("Saved. New runs start from these defaults.")
+        new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
+                       rubric=rubric, display_name=name.strip(), due_hours=due_hours)
+        try:
+            services.desk().repo.people.rename_local(name, actor=services.actor())
+            services.desk().repo.save_settings(new.model_dump(), actor=services.actor())
+        except (PermissionDenied, ValueError) as exc:
+            st.error(md(str(exc)))
+        else:
+            st.success("Saved. New runs and new escalations start from these defaults.")

@@ -1,10 +1,12 @@
 """Command line for pipelines and scripted checks.
 
-Commands: `review` (one output), `rubric list|export|import` (stored rubric versions).
+Commands: `review` (one output), `rubric list|export|import` (stored rubric versions),
+`record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained audit
+trail), `people list|set` (who may do what).
 
-Exit codes: 0 shipped (or a rubric command that worked), 1 escalated, 3 waiting for a person,
-2 bad usage or bad input (one line per problem on stderr, nothing changed), 4 an internal error
-(one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
+Exit codes: 0 shipped (or any other command that worked), 1 escalated (for `audit verify`: the
+chain is broken), 3 waiting for a person, 2 bad usage or bad input (one line per problem on
+stderr, nothing changed), 4 an internal error (one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
 that imports `storage`, and it does so lazily, inside the command.
 """
 
@@ -23,8 +25,13 @@ from santa_core.config import Defaults, api_key_present, diversity_warning, expo
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.pricing import is_known
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import PermissionDenied
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_BROKEN = 1
+"""`audit verify` found a broken link."""
+CLI_ACTOR = "cli"
+"""Who the command line acts as: a system actor (whoever can run it can open the database anyway)."""
 WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED}
 
 
@@ -54,6 +61,9 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
     _rubric_parser(sub)
+    _record_parser(sub)
+    _audit_parser(sub)
+    _people_parser(sub)
     return parser
 
 
@@ -72,6 +82,40 @@ def _rubric_parser(sub: argparse._SubParsersAction) -> None:
     im.add_argument("file")
     im.add_argument("--note", default="", help="change note kept with the version")
     im.add_argument("--author", default="cli", help="who imports it (default: cli)")
+
+
+def _record_parser(sub: argparse._SubParsersAction) -> None:
+    """`record RUN_ID [--format json|html|pdf] [--out FILE]`."""
+    rc = sub.add_parser("record", help="export a run's verification record")
+    rc.add_argument("run_id", type=int, help="the run number")
+    rc.add_argument("--format", choices=("json", "html", "pdf"), default="json")
+    rc.add_argument("--out", help="write to this file instead of standard output")
+
+
+def _audit_parser(sub: argparse._SubParsersAction) -> None:
+    """`audit verify`, `audit list [filters]`."""
+    au = sub.add_parser("audit", help="verify or list the audit trail")
+    asub = au.add_subparsers(dest="audit_command", required=True, parser_class=_Parser)
+    asub.add_parser("verify", help="recompute the hash chain; exit 1 naming the first broken event")
+    ls = asub.add_parser("list", help="audit events, newest first")
+    ls.add_argument("--run", type=int, help="only events of this run")
+    ls.add_argument("--actor", help="only events by this actor (an e-mail, local, worker, cli, ...)")
+    ls.add_argument("--action", help="only actions starting with this (e.g. decision. or run.state)")
+    ls.add_argument("--limit", type=int, default=50, help="at most this many events (default 50)")
+    ls.add_argument("--json", action="store_true", help="print one JSON array")
+
+
+def _people_parser(sub: argparse._SubParsersAction) -> None:
+    """`people list`, `people set EMAIL --roles R1,R2 [--name NAME]`."""
+    pe = sub.add_parser("people", help="list people or set a person's roles")
+    psub = pe.add_subparsers(dest="people_command", required=True, parser_class=_Parser)
+    ls = psub.add_parser("list", help="everyone with their roles")
+    ls.add_argument("--json", action="store_true", help="print one JSON array")
+    setp = psub.add_parser("set", help="set a person's roles (adds the person when new)")
+    setp.add_argument("email", help="the person's id: the e-mail they sign in with")
+    setp.add_argument("--roles", required=True, help="comma-separated: editor, compliance_officer, rubric_author, "
+                                                  "viewer, admin")
+    setp.add_argument("--name", help="display name")
 
 
 def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
@@ -232,14 +276,109 @@ def run_rubric(args: argparse.Namespace) -> str:
 
 def _open_rubric_store():
     """The stored rubrics alone: no runner and no model client, so rubric commands start fast."""
+    return _open_repo().rubrics
+
+
+def _open_repo():
+    """The repository alone: no runner and no model client (like the rubric commands)."""
     from storage.db import database_url, init_db, redacted_url
-    from storage.rubrics import RubricStore
+    from storage.repo import Repo
 
     try:
-        return RubricStore(init_db(mark_interrupted=False))
+        return Repo(init_db(mark_interrupted=False))
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc
+
+
+def _write(data: str | bytes, out: str | None) -> None:
+    """Write to the file (BadInput when it cannot be written) or to standard output."""
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    if out:
+        try:
+            Path(out).write_bytes(raw)
+        except OSError as exc:  # a path that cannot be written is bad usage (exit 2), not a crash (exit 4)
+            raise BadInput(f"cannot write {out}: {exc.strerror or exc}") from exc
+        return
+    sys.stdout.flush()
+    sys.stdout.buffer.write(raw)
+    sys.stdout.buffer.flush()
+
+
+def run_record(args: argparse.Namespace) -> int:
+    """`record RUN_ID`: the verification record as JSON, HTML or PDF."""
+    from santa_core.record import to_html, to_json, to_pdf
+    from storage.records import verification_record
+    from storage.repo import RunNotFound
+
+    if args.format == "pdf" and not args.out and sys.stdout.isatty():
+        raise BadInput("a PDF is binary: give --out FILE (or redirect standard output to a file)")
+    repo = _open_repo()
+    try:
+        record = verification_record(repo, args.run_id)
+    except RunNotFound as exc:
+        raise BadInput(f"{exc}; see the runs list in the app") from exc
+    render = {"json": to_json, "html": to_html, "pdf": to_pdf}[args.format]
+    _write(render(record), args.out)
+    if args.out:
+        print(f"wrote the {args.format} record of run {args.run_id} to {args.out} (record sha256 {record.record_hash})")
+    return EXIT_SHIPPED
+
+
+def run_audit(args: argparse.Namespace) -> int:
+    """`audit verify` (exit 1 naming the first broken event) and `audit list`."""
+    repo = _open_repo()
+    if args.audit_command == "verify":
+        report = repo.audit.verify()
+        if report.ok:
+            print(f"intact: {report.checked} events")
+            return EXIT_SHIPPED
+        print(f"broken: {report.broken.describe()}; {report.checked} events before it verified")
+        return EXIT_BROKEN
+    if args.limit < 1:
+        raise BadInput("--limit must be at least 1")
+    events = repo.audit.events(run_id=args.run, actor=args.actor, action=args.action, limit=args.limit)
+    if args.json:
+        print(json.dumps([e.model_dump(mode="json") for e in events], indent=2, ensure_ascii=False))
+        return EXIT_SHIPPED
+    rows = [("SEQ", "TIME (UTC)", "ACTOR", "ACTION", "ENTITY", "RUN")]
+    rows += [(str(e.seq), f"{e.created_at:%Y-%m-%d %H:%M:%S}", e.actor, e.action, f"{e.entity_type} {e.entity_id}",
+              "" if e.run_id is None else str(e.run_id)) for e in events]
+    print(_columns(rows))
+    return EXIT_SHIPPED
+
+
+def run_people(args: argparse.Namespace) -> int:
+    """`people list` and `people set` (acting as `cli`: how the first admin is made)."""
+    from santa_core.roles import ROLE_LABEL, parse_roles
+    from storage.people import PeopleError
+
+    repo = _open_repo()
+    if args.people_command == "set":
+        try:
+            roles = parse_roles(r for r in args.roles.split(",") if r.strip())
+            if not roles:
+                raise PeopleError("give at least one role with --roles")
+            person = repo.people.set_roles(args.email, roles, CLI_ACTOR, args.name)
+        except ValueError as exc:  # PeopleError is a ValueError, as is an unknown role
+            raise BadInput(str(exc)) from exc
+        print(f"{person.label}: {', '.join(ROLE_LABEL[r] for r in person.roles)}")
+        return EXIT_SHIPPED
+    people = repo.people.all()
+    if args.json:
+        print(json.dumps([p.model_dump(mode="json") for p in people], indent=2, ensure_ascii=False))
+        return EXIT_SHIPPED
+    rows = [("ID", "NAME", "ROLES", "UPDATED BY", "UPDATED AT")]
+    rows += [(p.id, p.name, ",".join(r.value for r in p.roles), p.updated_by, f"{p.updated_at:%Y-%m-%d %H:%M}")
+             for p in people]
+    print(_columns(rows))
+    return EXIT_SHIPPED
+
+
+def _columns(rows: list[tuple[str, ...]]) -> str:
+    """Rows as left-aligned columns two spaces apart."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
 
 
 def _rubric_list(rubrics: list, as_json: bool) -> str:
@@ -247,8 +386,7 @@ def _rubric_list(rubrics: list, as_json: bool) -> str:
         return json.dumps([r.model_dump(mode="json") for r in rubrics], indent=2, ensure_ascii=False)
     rows = [("NAME", "DOMAIN", "VERSION", "CRITERIA", "SAVED BY", "SAVED AT")]
     rows += [(r.name, r.domain, f"v{r.version}", str(r.criteria), r.author, f"{r.saved_at:%Y-%m-%d %H:%M}") for r in rubrics]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
-    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)
+    return _columns(rows)
 
 
 def _rubric_export(store, args: argparse.Namespace) -> str:
@@ -287,6 +425,10 @@ def _summary(result: dict) -> str:
     return "\n".join(lines)
 
 
+STORE_COMMANDS = {"record": run_record, "audit": run_audit, "people": run_people}
+"""Commands that open only the store (no runner, no model client); each prints its own answer."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point; returns the exit code."""
     # stderr carries one line per problem; tracebacks only when asked for (SANTA_DEBUG=1).
@@ -296,8 +438,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "rubric":
             print(run_rubric(args))
             return EXIT_SHIPPED
+        if args.command in STORE_COMMANDS:
+            return STORE_COMMANDS[args.command](args)
         result = run_review(args)
-    except BadInput as exc:
+    except (BadInput, PermissionDenied) as exc:  # a refused --author is bad input, not a crash
         print(f"santa: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     except Exception as exc:  # noqa: BLE001 - a pipeline must tell a crash from an escalation

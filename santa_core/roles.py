@@ -75,6 +75,17 @@ SYSTEM_ACTORS = frozenset({"system", "worker", "gate", "auto-approve", "cli", "b
 signed-in e-mail or `local`. The command line runs as `cli`: whoever can run it can open the
 database file anyway, so roles would protect nothing there."""
 
+def must_differ(person: str) -> bool:
+    """Whether this person may fill only one of a round's two reviewer slots.
+
+    Two reviews by one person are not independent, so normally the second slot needs someone
+    else. The exception is `local`: an install without sign-in has exactly one person, and with
+    no API key both slots are person slots; refusing would make such an install unusable. The
+    run page and the verification record say so when one person filled both.
+    """
+    return person != LOCAL
+
+
 DEFAULT_ROLES = frozenset({Role.VIEWER})
 """What a newly signed-in person gets when no e-mail pattern in the config matches them."""
 

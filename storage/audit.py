@@ -148,6 +148,15 @@ def _first_problem(row: AuditEventRow, expected_seq: int, prev_hash: str) -> str
     return None
 
 
+def _renumbered(s: Session, prev_hash: str, expected: int) -> tuple[AuditEventRow, str] | None:
+    """At a gap: the event that links to the last good one under another seq (renumbered), if any."""
+    stmt = select(AuditEventRow).where(AuditEventRow.prev_hash == prev_hash, AuditEventRow.seq != expected)
+    row = s.exec(stmt.limit(1)).first()
+    if row is None:
+        return None
+    return row, f"it links to seq {expected - 1} but its seq was changed from {expected} to {row.seq}"
+
+
 class AuditStore(Transactions):
     """Reads and verifies the chain (appending happens inside other stores' transactions)."""
 
@@ -173,10 +182,11 @@ class AuditStore(Transactions):
             stmt = stmt.where(AuditEventRow.entity_type == entity_type)
         if run_id is not None:
             stmt = stmt.where(AuditEventRow.run_id == run_id)
+        # In UTC: SQLite compares the stored UTC wall-clock times, so another zone's would be off.
         if since is not None:
-            stmt = stmt.where(AuditEventRow.created_at >= since)
+            stmt = stmt.where(AuditEventRow.created_at >= utc(since))
         if until is not None:
-            stmt = stmt.where(AuditEventRow.created_at < until)
+            stmt = stmt.where(AuditEventRow.created_at < utc(until))
         order = col(AuditEventRow.seq).desc() if newest_first else col(AuditEventRow.seq)
         with self._read() as s:
             return [_event_of(r) for r in s.exec(stmt.order_by(order).limit(limit)).all()]
@@ -208,6 +218,8 @@ class AuditStore(Transactions):
             for row in self._rows(s):
                 problem = _first_problem(row, expected, prev)
                 if problem:
+                    if row.seq != expected:
+                        row, problem = _renumbered(s, prev, expected) or (row, problem)
                     return VerifyReport(ok=False, checked=checked, broken=BrokenLink(id=row.id, seq=row.seq,
                                                                                      problem=problem))
                 prev, checked, expected = row.hash, checked + 1, row.seq + 1

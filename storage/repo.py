@@ -42,12 +42,12 @@ from santa_core.models import (
     Slot,
     Usage,
 )
-from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
+from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
 from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage import audit
 from storage.audit import AuditStore
 from storage.hashing import content_hash, json_hash, sha256_text
-from storage.people import PeopleStore, require
+from storage.people import PeopleStore, require, roles_of
 from storage.rubrics import RubricStore
 from storage.sessions import Transactions
 from storage.sessions import utc as _utc
@@ -91,6 +91,7 @@ DECISION_PERMISSION: dict[str, Permission] = {
 _TRANSITION_PERMISSION: dict[RunStatus, Permission] = {
     RunStatus.INTERRUPTED: Permission.RESUME_RUN,
     RunStatus.AWAITING_HUMAN_REVIEW: Permission.PERSON_REVIEW,
+    RunStatus.ESCALATED: Permission.RESOLVE_ESCALATION,
 }
 """A person (not system code) moving a run out of these states needs this permission."""
 
@@ -739,7 +740,7 @@ class Repo(Transactions):
             if actor not in SYSTEM_ACTORS:
                 need = _TRANSITION_PERMISSION.get(RunStatus(row.status))
                 if need is None:
-                    raise PermissionDenied(actor, Permission.RESUME_RUN, ())
+                    raise PermissionDenied(actor, Permission.RESUME_RUN, roles_of(s, actor))
                 require(s, actor, need)
             self._set_state(s, row, new, actor, note or new.note)
             return True
@@ -908,7 +909,7 @@ class Repo(Transactions):
             raise SlotAssigned(f"slot {slot} of run {run.id} is assigned to {assignee}, not {person}")
         others = s.exec(select(ReviewRow.reviewer).where(
             ReviewRow.run_id == run.id, ReviewRow.round_no == round_no, ReviewRow.slot != slot)).all()
-        if f"person:{person}" in others:
+        if must_differ(person) and f"person:{person}" in others:
             raise SlotAssigned(f"{person} already reviewed the other slot of round {round_no}; "
                              "the two reviews must come from different reviewers")
 
@@ -1275,6 +1276,7 @@ class Repo(Transactions):
 
     def overdue_count(self, now: datetime) -> int:
         """Open escalations whose due time has passed."""
+        now = _utc(now)  # SQLite compares stored UTC wall-clock times: never pass another zone's
         stmt = select(func.count()).select_from(EscalationRow).where(
             EscalationRow.status == "open", EscalationRow.due_at.is_not(None), EscalationRow.due_at <= now)
         with self._read() as s:

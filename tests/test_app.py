@@ -233,14 +233,14 @@ def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(des
     start_run(at, DEFECTIVE)
     run_id = latest_run(desk_env)
     wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
-    actions.approve_fix(desk_env, run_id, "other tab")  # decided elsewhere first
+    actions.approve_fix(desk_env, run_id, "editor@example.com")  # decided elsewhere first
     mine = "Acme's rocket launched in 2018 — my careful edit."
     at.text_area(key=f"edit_{run_id}_1").set_value(mine)
     at.button(key="approve_fix").click().run()
     assert not at.exception, at.exception
     assert any("decided by someone else" in w.value for w in at.warning)
     assert any(c.value == mine for c in at.code)
-    assert [d.actor for d in desk_env.get_run_view(run_id).rounds[0].decisions] == ["other tab"]
+    assert [d.actor for d in desk_env.get_run_view(run_id).rounds[0].decisions] == ["editor@example.com"]
 
 
 def fill_person_review(at: AppTest, slot: str, fail: str | None = None) -> None:
@@ -276,3 +276,7 @@ def test_without_a_key_people_review_fix_and_ship(desk_env: Repo, monkeypatch: p
     assert view.final_output == "Acme launched in 2018." and len(view.rounds) == 2
     assert view.rounds[0].gate.issues[0].flagged_by == "both"
     assert view.total_cost_usd == 0
+    # The single local user may fill both slots (a keyless single-user install), and the page says so.
+    assert {o.reviewer for o in view.rounds[0].reviews.values()} == {"person:local"}
+    at.run()
+    assert "not independent" in texts(at)

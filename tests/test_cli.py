@@ -14,6 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from storage.db import init_db
 from storage.repo import Repo
+from tests.conftest import grant
 from tests.llm_stub import MessagesStub, santa_scenario
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -144,7 +145,7 @@ def test_killed_process_leaves_an_interrupted_run_that_resumes(
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    repo = Repo(init_db(url, mark_interrupted=False))
+    repo = grant(Repo(init_db(url, mark_interrupted=False)))
     (run,) = repo.list_runs()
     assert run.status == RunStatus.RUNNING  # what a dead process leaves behind
     slow["on"] = False
@@ -168,7 +169,7 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     db_url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
     (project / ".streamlit" / "secrets.toml").write_text(
         f'ANTHROPIC_API_KEY = "test"\nDATABASE_URL = "{db_url}"\n', encoding="utf-8")
-    repo = Repo(init_db(db_url, mark_interrupted=False))
+    repo = grant(Repo(init_db(db_url, mark_interrupted=False)))
     repo.save_settings({"reviewer_b": "claude-opus-5-5", "max_rounds": 2}, actor="ann")
     env = {k: v for k, v in cli_env.items() if k not in ("ANTHROPIC_API_KEY", "DATABASE_URL")}
     done = santa(env, tmp_path, "UNFIXABLE DEFECT", "--auto-approve", "--json", cwd=project)

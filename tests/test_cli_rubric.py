@@ -20,6 +20,7 @@ from santa_core.models import Criterion
 from storage.db import init_db
 from storage.repo import Repo
 from storage.rubrics import RubricStore
+from tests.conftest import grant
 from tests.llm_stub import MessagesStub, user_text
 from tests.test_rubric_store import GOOD_YAML, NO_FAIL_SIGNAL_JSON, NO_FAIL_SIGNAL_YAML, line_of, row_counts
 
@@ -38,8 +39,11 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 @pytest.fixture
 def engine(env: dict[str, str]) -> Engine:
-    """The same database as the command line's, opened here to arrange and to check."""
-    return init_db(env["DATABASE_URL"], mark_interrupted=False)
+    """The same database as the command line's, opened here to arrange and to check (its test
+    people granted their roles before the command line runs)."""
+    eng = init_db(env["DATABASE_URL"], mark_interrupted=False)
+    grant(Repo(eng))
+    return eng
 
 
 @pytest.fixture
@@ -147,6 +151,16 @@ def test_import_a_file_then_the_same_file_again(env: dict[str, str], tmp_path: P
     done = santa(env, tmp_path, "rubric", "import", "acme.yaml")
     assert done.returncode == 0, err(done)
     assert out(done).startswith("unchanged: acme v1") and len(store.versions("acme")) == 1
+
+
+def test_import_by_an_author_who_may_not_change_rubrics_exits_2(
+    env: dict[str, str], tmp_path: Path, store: RubricStore
+) -> None:
+    (tmp_path / "acme.yaml").write_text(GOOD_YAML, encoding="utf-8")
+    done = santa(env, tmp_path, "rubric", "import", "acme.yaml", "--author", "viewer@example.com")
+    assert done.returncode == 2, err(done)
+    assert "viewer@example.com (viewer) may not change rubrics" in err(done) and "internal error" not in err(done)
+    assert store.versions("acme") == []
 
 
 @pytest.mark.parametrize(

@@ -98,3 +98,33 @@ def test_state_is_immutable() -> None:
 def test_a_person_fixing_always_gets_the_approval_step() -> None:
     state = e.advance(st(S.RUNNING), e.ProposalReady(applied=0, auto_approve=True, by_person=True))
     assert state.status == S.AWAITING_APPROVAL and state.round == 1
+
+
+@pytest.mark.parametrize(
+    ("before", "gate", "status", "reason"),
+    [
+        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, disagreement=True), S.ESCALATED, Why.DISAGREEMENT,
+                     id="cap-with-disagreement"),
+        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, disagreement=False), S.ESCALATED, Why.ROUND_CAP,
+                     id="cap-without-disagreement"),
+        pytest.param(st(S.RUNNING, 1), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None,
+                     id="below-cap-still-fixing"),
+        pytest.param(st(S.RUNNING, 2), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None,
+                     id="one-below-cap-still-fixing"),
+        pytest.param(st(S.RUNNING, 4, cap=4), e.Gate(NAUGHTY, disagreement=True), S.ESCALATED, Why.DISAGREEMENT,
+                     id="raised-cap-after-rereview"),
+        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, reviewer_error=True, disagreement=True), S.ESCALATED,
+                     Why.REVIEWER_ERROR, id="reviewer-error-comes-first"),
+        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, injection=True, disagreement=True), S.ESCALATED,
+                     Why.INJECTION, id="injection-comes-first"),
+        pytest.param(st(S.RUNNING, 3), e.Gate(NICE, disagreement=True), S.SHIPPED, None,
+                     id="nice-ships-whatever-the-flag"),
+    ],
+)
+def test_disagreement_at_the_round_cap(before: RunState, gate: e.Gate, status: S, reason: Why | None) -> None:
+    after = e.advance(before, gate)
+    assert (after.status, after.escalation_reason, after.round) == (status, reason, before.round)
+    if status == S.RUNNING:
+        assert after.note == e.FIXING
+    if reason == Why.DISAGREEMENT:
+        assert "disagree" in after.note

@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from santa_core.gate import decide, merge_issues
+from santa_core.gate import decide, disagree, merge_issues
 from santa_core.models import (
     CheckResult,
     GateDecision,
@@ -214,3 +214,66 @@ def test_a_check_of_a_look_alike_id_does_not_cover_the_other_criterion() -> None
     review = _review("PASS", {"no-risk": "PASS"})
     result = decide(review, review.model_copy(update={"slot": "C"}), [], ["no-risk", "no--risk"])
     assert result.decision == GateDecision.NAUGHTY and result.reviewer_error
+
+
+# --- disagreement: one reviewer PASSes a blocking criterion the other FAILs ---------------------
+
+
+def _judges(slot: str, results: dict[str, str], issues: tuple[str, ...] = (), status: ReviewStatus = ReviewStatus.OK,
+            ) -> ReviewOutcome:
+    """A review of `results` (criterion -> PASS/FAIL check) with critical issues on `issues`."""
+    if status != ReviewStatus.OK:
+        return ReviewOutcome(slot=slot, reviewer="m", status=status, error="scripted")
+    verdict = "FAIL" if issues or "FAIL" in results.values() else "PASS"
+    review = Review(verdict=verdict, checks=[CheckResult(criterion=k, result=v, detail="d") for k, v in results.items()],
+                    critical_issues=[ReviewIssue(criterion=i, description=f"{i} fails") for i in issues],
+                    suggestions=[])
+    return ReviewOutcome(slot=slot, reviewer="m", status=ReviewStatus.OK, review=review)
+
+
+CRITERIA = ["facts", "tone", "style"]
+ALL_PASS = {"facts": "PASS", "tone": "PASS", "style": "PASS"}
+
+
+@pytest.mark.parametrize(
+    ("b", "c", "advisory", "expected"),
+    [
+        pytest.param(_judges("B", ALL_PASS), _judges("C", {**ALL_PASS, "facts": "FAIL"}), [], ["facts"],
+                     id="pass-vs-fail-check-on-critical"),
+        pytest.param(_judges("B", {**ALL_PASS, "tone": "FAIL"}), _judges("C", ALL_PASS), [], ["tone"],
+                     id="symmetric-fail-in-b"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", ALL_PASS, issues=("facts",)), [], ["facts"],
+                     id="a-critical-issue-counts-as-fail"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", {"facts": "FAIL", "tone": "FAIL", "style": "PASS"}), [],
+                     ["facts", "tone"], id="several-in-criteria-order"),
+        pytest.param(_judges("B", {**ALL_PASS, "facts": "FAIL"}), _judges("C", {**ALL_PASS, "facts": "FAIL"}), [], [],
+                     id="both-fail-agree"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", ALL_PASS), [], [], id="both-pass-agree"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", {**ALL_PASS, "style": "FAIL"}), ["style"], [],
+                     id="advisory-suggestion-ignored"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", {**ALL_PASS, "style": "FAIL"}), [], ["style"],
+                     id="same-without-advisory-counts"),
+        pytest.param(_judges("B", {}, status=ReviewStatus.ERROR), _judges("C", {**ALL_PASS, "facts": "FAIL"}), [],
+                     [], id="errored-review-says-nothing"),
+        pytest.param(_judges("B", ALL_PASS), _judges("C", {}, status=ReviewStatus.TIMEOUT), [], [],
+                     id="timed-out-review-says-nothing"),
+        pytest.param(_judges("B", {"tone": "PASS", "style": "PASS"}), _judges("C", {**ALL_PASS, "facts": "FAIL"}), [],
+                     [], id="silent-on-the-criterion-is-not-a-pass"),
+        pytest.param(_judges("B", {" Facts ": "PASS", "tone": "PASS", "style": "PASS"}),
+                     _judges("C", {**ALL_PASS, "facts": "FAIL"}), [], ["facts"], id="ids-match-up-to-case-and-space"),
+    ],
+)
+def test_disagree(b: ReviewOutcome, c: ReviewOutcome, advisory: list[str], expected: list[str]) -> None:
+    assert disagree(b, c, CRITERIA, advisory) == expected
+    assert disagree(c, b, CRITERIA, advisory) == expected  # which slot says what does not matter
+    assert decide(b, c, [], CRITERIA, advisory).disagreement is bool(expected)
+
+
+def test_an_ok_status_without_a_review_says_nothing() -> None:
+    empty = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=None)
+    assert disagree(empty, _judges("C", {**ALL_PASS, "facts": "FAIL"}), CRITERIA) == []
+
+
+def test_disagreement_is_a_naughty_gate_not_a_reviewer_error() -> None:
+    result = decide(_judges("B", ALL_PASS), _judges("C", {**ALL_PASS, "facts": "FAIL"}), [], CRITERIA)
+    assert (result.decision, result.disagreement, result.reviewer_error) == (GateDecision.NAUGHTY, True, False)

@@ -24,9 +24,12 @@ from storage.hashing import content_hash, sha256_text
 from storage.repo import Repo
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from storage.tables import RubricVersionRow, TrialRow
+from tests.conftest import grant
 from tests.test_storage import make_outcome
 
 GENERAL_IDS = lib.load_builtin("general").criterion_ids()
+AUTHORS = {"gus": ("rubric_author",), **{f"u{n}": ("rubric_author",) for n in range(6)}}
+"""Rubric authors these tests save as, besides conftest's TEST_PEOPLE."""
 
 
 # --- fixtures -------------------------------------------------------------------------------
@@ -38,6 +41,7 @@ def engine(db_url: str) -> Iterator[Engine]:
     eng = make_engine(db_url)
     migrate(eng)
     RubricStore(eng).seed_builtins()
+    grant(grant(Repo(eng)), AUTHORS)
     yield eng
     eng.dispose()
 
@@ -50,7 +54,7 @@ def store(engine: Engine) -> RubricStore:
 @pytest.fixture
 def fresh(tmp_path: Path) -> RubricStore:
     """Another, brand-new database (a SQLite file), as a second site would have."""
-    return RubricStore(init_db(f"sqlite:///{tmp_path / 'fresh.db'}", mark_interrupted=False))
+    return grant(Repo(init_db(f"sqlite:///{tmp_path / 'fresh.db'}", mark_interrupted=False))).rubrics
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -452,7 +456,7 @@ def test_a_child_cannot_reuse_the_id_of_a_retired_parent_criterion(tmp_path) -> 
     from storage.repo import Repo
     from storage.rubrics import RubricSaveError
 
-    store = Repo(init_db(f"sqlite:///{tmp_path / 'r.db'}", mark_interrupted=False)).rubrics
+    store = grant(Repo(init_db(f"sqlite:///{tmp_path / 'r.db'}", mark_interrupted=False))).rubrics
     general = store.document("general")
     retired = [c.model_copy(update={"retired": c.id == "completeness"}) for c in general.criteria]
     store.save(general.model_copy(update={"criteria": retired}), "ann", "retire completeness", 1)

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 
 from storage.repo import Repo
 from storage.tables import RubricVersionRow, RunRow, TrialRow
-from tests.test_app import texts
+from tests.test_app import plain, texts
 
 PAGE = "pages/rubrics.py"
 
@@ -19,8 +19,11 @@ def repo(desk_env: Repo) -> Repo:
     return desk_env
 
 
-def open_rubrics(rubric: str | None = None) -> AppTest:
+def open_rubrics(rubric: str | None = None, user: str | None = None) -> AppTest:
+    """The Rubrics page, as the local user (an admin) or as a signed-in person."""
     at = AppTest.from_file("../app.py", default_timeout=30)
+    if user:
+        at.user = {"is_logged_in": True, "email": user, "name": user.split("@")[0].title()}
     if rubric:
         at.query_params["rubric"] = rubric
     at.run()
@@ -236,7 +239,7 @@ def save_v2_with_banned_word(repo: Repo, rubric: str, word: str) -> None:
     extra = Criterion(id="banned_word", name=f"No '{word}'", category="compliance",
                       pass_condition=f"The word '{word}' does not appear.", fail_signal=f"'{word}' appears.",
                       check={"type": "forbidden_terms", "terms": [word]})
-    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author", f"ban {word}", 1)
+    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author@example.com", f"ban {word}", 1)
 
 
 def test_review_page_offers_the_latest_version_and_older_ones(repo: Repo) -> None:
@@ -373,7 +376,7 @@ def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Re
     doc = repo.rubrics.document("general")
     grade = Criterion(id="plain", name="Plain", category="completeness", pass_condition="Grade 8 or lower.",
                       fail_signal="Grade above 8.", check={"type": "reading_grade", "max": 8})
-    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, grade]}), "a", "grade", 1)
+    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, grade]}), "author@example.com", "grade", 1)
     at = open_rubrics("general")
     act(at)
     assert at.button(key="rs_discard").disabled  # nothing changed by merely opening it
@@ -386,7 +389,7 @@ def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Re
 
 def test_untrusted_names_are_escaped_in_expander_labels(repo: Repo) -> None:
     text = repo.rubrics.export("general").replace("name: Factual accuracy", "name: '![x](http://127.0.0.1:9/p.png)'")
-    repo.rubrics.import_text(text, "yaml", "mallory")
+    repo.rubrics.import_text(text, "yaml", "author@example.com")
     at = open_rubrics("general")
     labels = [e.label for e in at.expander]
     assert any("\\!\\[x\\]" in label for label in labels), labels
@@ -421,3 +424,94 @@ def test_a_whole_number_written_as_a_float_in_a_file_is_the_same_rubric() -> Non
     text = read_document("name: x\ncriteria:\n- {id: a, name: A, category: c, pass_condition: p, fail_signal: f, "
                          "check: {type: reading_grade, max: 12.0}}\n")
     assert "max: 12\n" in export_document(text)
+
+
+# --- roles: everyone reads rubrics; rubric authors change them; trying with a reviewer is gated ---
+
+CHANGE_CONTROLS = ("rs_save", "rs_copy", "rs_add", "rs_discard", "imp_go", "try_review", "rck_with_reviewer")
+
+
+def controls(at: AppTest) -> set[str]:
+    keys = {w.key for kind in ("button", "checkbox", "text_input", "text_area", "selectbox") for w in getattr(at, kind)}
+    return keys & set(CHANGE_CONTROLS) | {k for k in keys if k and k.startswith("rc_")}
+
+
+def trial_rows(repo: Repo) -> int:
+    with Session(repo.engine) as s:
+        return s.exec(select(func.count()).select_from(TrialRow)).one()
+
+
+@pytest.mark.parametrize("who", ["viewer@example.com", "editor@example.com"])
+def test_people_who_may_not_change_rubrics_read_everything_and_change_nothing(repo: Repo, who: str) -> None:
+    run_id = shipped_run(repo, "Acme's rocket launched in 2018. It is ready for you.")
+    save_v2_with_banned_word(repo, "general", "ready")
+    at = open_rubrics("general", user=who)
+    assert controls(at) == set()  # no Save, Save as, Import, criterion fields or reviewer trials
+    shown = texts(at)
+    assert "To change rubrics you need to be a rubric author or an admin." in shown
+    assert "To try a rubric with a reviewer you need to be a rubric author or an admin." in shown
+    assert any("banned_word" in plain(e.label) for e in at.expander)  # own criteria, read-only
+    assert repo.rubrics.resolved("general").criteria[0].pass_condition in shown
+    assert at.selectbox(key="diff_old").value == 1 and "Criteria: 1 added." in shown  # versions and diff
+    assert any(c.value == repo.rubrics.export("general", 2, "yaml").rstrip("\n") for c in at.code)  # export
+    assert "＋ New rubric" not in at.selectbox(key="rubric_pick").options
+    # Try it: the deterministic checks run, nothing is stored
+    at.text_area(key="try_output").set_value("It is ready.")
+    act(at)
+    assert "a run would be NAUGHTY whatever the reviewers say" in texts(at)
+    # Re-check: checks only, shown and not kept
+    at.button(key="rck_go").click()
+    act(at)
+    row = at.dataframe[-1].value.iloc[0]
+    assert (row["run"], row["effect"]) == (run_id, "would now be caught")
+    assert trial_rows(repo) == 0
+    assert repo.rubrics.latest_version("general") == 2
+
+
+def test_a_rubric_author_saves_and_is_named_on_the_version(repo: Repo) -> None:
+    at = open_rubrics("general", user="author@example.com")
+    assert "To change rubrics" not in texts(at)
+    at.text_input(key="rc_k0_name").set_value("Facts match the spec")
+    at.text_input(key="rs_note").set_value("rename")
+    act(at)
+    at.button(key="rs_save").click()
+    act(at)
+    assert "Saved general v2." in texts(at)
+    assert repo.rubrics.versions("general")[0].author == "author@example.com"
+
+
+def test_storage_refuses_rubric_changes_by_people_without_the_role(repo: Repo) -> None:
+    from santa_core.roles import PermissionDenied
+
+    doc = repo.rubrics.document("general")
+    changed = doc.model_copy(update={"description": "changed"})
+    with pytest.raises(PermissionDenied, match="may not change rubrics"):
+        repo.rubrics.save(changed, "viewer@example.com", "sneaky", 1)
+    with pytest.raises(PermissionDenied):
+        repo.rubrics.import_text(repo.rubrics.export("general").replace("name: general", "name: mine", 1),
+                                 "yaml", "editor@example.com")
+    with pytest.raises(PermissionDenied, match="may not try a rubric"):
+        repo.rubrics.record_trial("try", repo.rubrics.resolved("general"), "text", [], None, "viewer@example.com")
+    assert repo.rubrics.latest_version("general") == 1 and "mine" not in repo.rubrics.names()
+    assert trial_rows(repo) == 0
+
+
+def test_a_save_refused_by_storage_is_shown_and_the_draft_kept(repo: Repo) -> None:
+    at = open_rubrics("general", user="author@example.com")
+    at.text_input(key="rc_k0_name").set_value("Edited before the role went")
+    at.text_input(key="rs_note").set_value("rename")
+    act(at)
+    repo.people.set_roles("author@example.com", ["viewer"], actor="local")  # an admin takes the role away
+    at.button(key="rs_save").click()
+    act(at)
+    errors = " ".join(e.value for e in at.error)
+    assert "Not saved" in errors and "may not change rubrics" in errors and "Your draft is kept" in errors
+    assert repo.rubrics.latest_version("general") == 1
+    assert "unsaved changes that you may no longer save" in texts(at)
+    assert any("Edited before the role went" in plain(e.label) for e in at.expander)
+    repo.people.set_roles("author@example.com", ["rubric_author"], actor="local")  # and gives it back
+    act(at)
+    assert at.text_input(key="rc_k0_name").value == "Edited before the role went"
+    at.button(key="rs_save").click()
+    act(at)
+    assert "Saved general v2." in texts(at)

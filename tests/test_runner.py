@@ -14,6 +14,7 @@ from santa_core.rubric_library import load_builtin
 from santa_core.runner import Runner
 from storage.db import init_db
 from storage.repo import Repo
+from tests.conftest import grant
 
 RUBRIC = load_builtin("general")
 SPEC = "Write one sentence announcing the Acme rocket, launched in 2018."
@@ -38,9 +39,14 @@ def useless_fixer(request) -> FixPlan:
         else FixPlan(edits=[FixEdit(issue=0, before="in 2019 (sic)", after="in 2019")])
 
 
+REVIEWERS = {"pat": ("editor",), **{f"p{i}": ("editor",) for i in range(4)}}
+"""People who fill person reviewer slots in these tests (editors may)."""
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> Repo:
-    return Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    repo = grant(Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+    return grant(repo, REVIEWERS)
 
 
 def make_runner(repo: Repo, reviewers: dict[str, FunctionReviewer], fixer=year_fixer) -> tuple[Runner, FunctionFixer]:

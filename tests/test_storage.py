@@ -64,6 +64,7 @@ from storage.tables import (
     SettingsRow,
     StateChangeRow,
 )
+from tests.conftest import grant
 
 S = RunStatus
 
@@ -146,8 +147,8 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 @pytest.fixture
 def repo(engine: Engine) -> Repo:
-    """A Repo over the migrated engine."""
-    return Repo(engine)
+    """A Repo over the migrated engine, its test people granted their roles."""
+    return grant(Repo(engine))
 
 
 # --- builders -------------------------------------------------------------------------------
@@ -488,7 +489,7 @@ def test_missing_run_or_round_raises_clearly(repo: Repo) -> None:
         repo.load_run(999)
     calls = [
         lambda: repo.load_round(999, 1),
-        lambda: repo.transition(999, {S.QUEUED}, RunState(status=S.RUNNING), "w"),
+        lambda: repo.transition(999, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
         lambda: repo.start_round(999, 1, "x"),
         lambda: repo.save_review(999, 1, make_outcome()),
         lambda: repo.save_gate(999, 1, make_gate()),
@@ -524,20 +525,20 @@ def test_datetimes_come_back_as_aware_utc(repo: Repo) -> None:
 def test_transition_is_compare_and_set(repo: Repo, engine: Engine) -> None:
     run_id = new_run(repo)
     running = RunState(status=S.RUNNING, note="reviewing")
-    assert repo.transition(run_id, {S.QUEUED}, running, "worker-1") is True
-    assert repo.transition(run_id, {S.QUEUED}, running, "worker-2") is False
+    assert repo.transition(run_id, {S.QUEUED}, running, "worker") is True
+    assert repo.transition(run_id, {S.QUEUED}, running, "system") is False
     assert repo.load_run(run_id).state == running
     with Session(engine) as s:
         rows = s.exec(select(StateChangeRow).order_by(StateChangeRow.id)).all()
     assert [(r.from_status, r.to_status, r.actor) for r in rows] == [
         (None, "queued", "local"),
-        ("queued", "running", "worker-1"),
+        ("queued", "running", "worker"),
     ]
 
 
 def test_escalated_state_opens_an_escalation(repo: Repo) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(
         run_id, {S.RUNNING}, escalated(EscalationReason.BUDGET), "system"
     )
@@ -549,12 +550,12 @@ def test_escalated_state_opens_an_escalation(repo: Repo) -> None:
         S.ESCALATED,
     )
     with pytest.raises(ValueError, match="escalation_reason"):
-        repo.transition(run_id, {S.ESCALATED}, RunState(status=S.ESCALATED), "w")
+        repo.transition(run_id, {S.ESCALATED}, RunState(status=S.ESCALATED), "worker")
 
 
 def test_resolve_escalation_rereview_is_one_transaction(repo: Repo) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.ROUND_CAP), "gate")
     new = repo.resolve_escalation(
         run_id, "rereview", "ann", "fixed the figure", "Edited."
@@ -585,7 +586,7 @@ def test_resolve_escalation_rereview_is_one_transaction(repo: Repo) -> None:
 
 def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: Repo) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(
         run_id, {S.RUNNING}, escalated(EscalationReason.REVIEWER_ERROR), "gate"
     )
@@ -600,7 +601,7 @@ def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: Repo) -> None
 def test_leaving_escalated_through_transition_closes_the_escalation(repo: Repo) -> None:
     """The santa_core.actions path: record_decision, then transition through the engine."""
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.INJECTION), "gate")
     repo.record_decision(run_id, 1, "resolve_reject", "bob", "injected text", "a", "a")
     rejected = RunState(status=S.RESOLVED_REJECTED, note="rejected by a person")
@@ -617,8 +618,8 @@ def test_leaving_escalated_through_transition_closes_the_escalation(repo: Repo) 
 def test_mark_interrupted_and_runs_to_resume(repo: Repo, engine: Engine) -> None:
     ids = [new_run(repo) for _ in range(4)]
     for run_id in ids[:2]:
-        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
-    repo.transition(ids[3], {S.QUEUED}, RunState(status=S.RUNNING), "w")
+        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    repo.transition(ids[3], {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(ids[3], {S.RUNNING}, RunState(status=S.SHIPPED), "gate")
     assert repo.mark_interrupted() == []  # their worker (this process) is alive
     with engine.begin() as conn:  # now it is gone
@@ -639,7 +640,7 @@ def test_init_db_migrates_and_marks_interrupted_once_per_process(db_url: str) ->
     try:
         repo = Repo(db.init_db(db_url))
         run_id = new_run(repo)
-        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
         assert db.init_db(db_url) is db.get_engine(db_url)  # cached: nothing marked now
         assert repo.load_run(run_id).state.status == S.RUNNING
         with repo.engine.begin() as conn:  # the worker that claimed it is gone
@@ -678,7 +679,7 @@ def test_no_statement_ever_updates_or_deletes_audit_rows(
     seen: list[str] = []
     event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     for _ in range(2):
         repo.save_review(run_id, 1, make_outcome("B"))
         repo.save_review(run_id, 1, make_outcome("C", calls=1))
@@ -686,7 +687,7 @@ def test_no_statement_ever_updates_or_deletes_audit_rows(
         repo.save_proposal(run_id, 1, make_proposal())
     repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[]))
     repo.record_decision(run_id, 1, "reject", "ann", "no", "a", "b")
-    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REJECTED_FIX), "w")
+    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REJECTED_FIX), "worker")
     repo.resolve_escalation(run_id, "rereview", "ann", "again")
     repo.mark_interrupted()
     audit = re.compile(
@@ -706,7 +707,7 @@ def test_list_runs_with_costs_and_status_filter(repo: Repo) -> None:
     a, b = new_run(repo), new_run(repo, source="cli", created_by="ann")
     repo.save_review(a, 1, make_outcome("B"))
     repo.save_proposal(a, 1, make_proposal())
-    repo.transition(b, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(b, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     runs = repo.list_runs()
     assert [r.id for r in runs] == [b, a]
     assert runs[1].cost_usd == pytest.approx(0.0817) and runs[0].cost_usd == 0.0
@@ -723,7 +724,7 @@ def test_list_runs_with_costs_and_status_filter(repo: Repo) -> None:
 
 def test_run_view_has_everything_a_page_renders(repo: Repo) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
     repo.save_review(run_id, 1, make_error_outcome("C"))
     repo.save_gate(run_id, 1, make_gate())
@@ -732,7 +733,7 @@ def test_run_view_has_everything_a_page_renders(repo: Repo) -> None:
         run_id, 1, "approve", "ann", "ok", "The output.", "The revised output."
     )
     repo.start_round(run_id, 2, "The revised output.")
-    repo.transition(run_id, {S.RUNNING}, RunState(status=S.RUNNING, round=2), "w")
+    repo.transition(run_id, {S.RUNNING}, RunState(status=S.RUNNING, round=2), "worker")
     repo.transition(run_id, {S.RUNNING}, RunState(status=S.SHIPPED, round=2), "gate")
     view = repo.get_run_view(run_id)
     assert [r.round_no for r in view.rounds] == [1, 2]
@@ -756,10 +757,10 @@ def test_pending_human_reviews(repo: Repo) -> None:
     run_id = repo.create_run(
         "spec", "out", make_rubric(), "claude-a", "person", "fixer"
     )
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
     assert repo.pending_human_reviews() == []  # still running
-    repo.transition(run_id, {S.RUNNING}, RunState(status=S.AWAITING_HUMAN_REVIEW), "w")
+    repo.transition(run_id, {S.RUNNING}, RunState(status=S.AWAITING_HUMAN_REVIEW), "worker")
     [item] = repo.pending_human_reviews()
     assert (item.run_id, item.round_no, item.slot, item.reviewer) == (
         run_id,
@@ -776,6 +777,7 @@ def test_pending_human_reviews(repo: Repo) -> None:
 
 def test_eight_concurrent_writers_lose_nothing(repo: Repo, engine: Engine) -> None:
     threads, runs_each, increments = 8, 6, 25
+    grant(repo, {f"t{t}": ("editor",) for t in range(threads)})
     counter = new_run(repo)
     targets = [new_run(repo) for _ in range(12)]
     start = threading.Barrier(threads + 2)
@@ -795,7 +797,7 @@ def test_eight_concurrent_writers_lose_nothing(repo: Repo, engine: Engine) -> No
                 row.round_cap += 1
             if i < len(targets):
                 claim = RunState(status=S.RUNNING, note=f"t{t}")
-                won += repo.transition(targets[i], {S.QUEUED}, claim, f"t{t}")
+                won += repo.transition(targets[i], {S.QUEUED}, claim, "worker")
         return mine, won
 
     def reader() -> int:
@@ -824,6 +826,7 @@ def test_eight_concurrent_writers_lose_nothing(repo: Repo, engine: Engine) -> No
     assert count(engine, LLMCallRow) == 2 * threads * runs_each
     for run_id in targets:
         assert count(engine, StateChangeRow, run_id=run_id) == 2
+    assert repo.audit.verify().ok  # every writer appended to one unforked chain
     if engine.dialect.name == "sqlite":
         with engine.connect() as conn:
             assert conn.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
@@ -922,11 +925,11 @@ def test_get_engine_is_cached_per_url(tmp_path: Path) -> None:
 
 def test_escalation_rows_reference_runs(repo: Repo, engine: Engine) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
-    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.FIX_FAILED), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.FIX_FAILED), "worker")
     assert count(engine, EscalationRow, run_id=run_id, status="open") == 1
     # Re-entering ESCALATED from ESCALATED would be a bug upstream; it must not duplicate rows.
-    repo.transition(run_id, {S.ESCALATED}, escalated(EscalationReason.BUDGET), "w")
+    repo.transition(run_id, {S.ESCALATED}, escalated(EscalationReason.BUDGET), "worker")
     assert count(engine, EscalationRow, run_id=run_id) == 1
 
 
@@ -953,7 +956,7 @@ def test_settings_are_appended_and_merged(repo: Repo, engine: Engine) -> None:
 
 def test_run_json_is_json_ready(repo: Repo) -> None:
     run_id = new_run(repo)
-    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+    repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
     repo.save_review(run_id, 1, make_error_outcome("C"))
     repo.save_gate(run_id, 1, make_gate())
@@ -988,7 +991,7 @@ def test_init_db_can_leave_running_runs_alone(db_url: str) -> None:
     try:
         repo = Repo(db.init_db(db_url))
         run_id = new_run(repo)
-        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "w")
+        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
         db.dispose_engines()  # a second process (the CLI) opens the same database
         db.init_db(db_url, mark_interrupted=False)
         assert repo.load_run(run_id).state.status == S.RUNNING

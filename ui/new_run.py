@@ -7,6 +7,7 @@ import streamlit as st
 from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import Permission, PermissionDenied
 from ui import services
 from ui.safe import md
 
@@ -49,8 +50,26 @@ def _rubric_choice(default: str) -> Rubric:
     return store.resolved(name, version)
 
 
+ANYONE = ""
+"""A person slot nobody in particular is assigned to: anyone who may review takes it."""
+
+
+def _person_choice(slot: str, reviewer: str) -> str | None:
+    """For a `person` slot: who fills it (None: anyone who may review)."""
+    if reviewer != PERSON:
+        return None
+    people = services.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
+    labels = {ANYONE: "anyone who may review", **{p.id: p.label for p in people}}
+    who = st.selectbox(f"Assign slot {slot} to", list(labels), key=f"new_person_{slot.lower()}", format_func=labels.get,
+                       help="The slot appears in this person's Inbox; 'anyone' lists it for everyone who may review.")
+    return who or None
+
+
 def new_run_form() -> int | None:
-    """Render the form; returns the new run's id when one was started."""
+    """Render the form (for people who may start runs); returns the new run's id when one was started."""
+    if not services.can(Permission.START_RUN):
+        st.info(md(services.refusal(Permission.START_RUN)))  # md: the label holds a signed-in name
+        return None
     d, have_key = services.defaults(), api_key_present()
     if not have_key:
         st.info(NO_KEY_HELP)
@@ -60,8 +79,10 @@ def new_run_form() -> int | None:
     b_col, c_col = st.columns(2)
     with b_col:
         reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", have_key)
+        person_b = _person_choice("B", reviewer_b)
     with c_col:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", have_key)
+        person_c = _person_choice("C", reviewer_c)
     if warning := diversity_warning(reviewer_b, reviewer_c):
         st.warning(md(warning))
     with st.expander("Run options"):
@@ -76,13 +97,21 @@ def new_run_form() -> int | None:
     if not st.button("Start review", type="primary", key="start_review"):
         return None
     problems = [p for p in (text_problem("Spec", spec), text_problem("Output", output)) if p]
+    if person_b and person_b == person_c:
+        problems.append("Slots B and C are both assigned to the same person; the two reviews must come from "
+                        "different reviewers. Assign one of them to someone else, or to anyone.")
     for p in problems:
         st.error(p)
     if problems:
         return None
-    return services.desk().repo.create_run(
-        spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b,
-        reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
-        max_rounds=int(max_rounds), created_by=services.actor(), source="app",
-    )
+    try:
+        return services.desk().repo.create_run(
+            spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b,
+            reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
+            max_rounds=int(max_rounds), created_by=services.actor(), source="app",
+            person_b=person_b, person_c=person_c,
+        )
+    except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
+        st.error(md(f"Not started: {exc}"))
+        return None
 

@@ -5,8 +5,24 @@ from __future__ import annotations
 import streamlit as st
 
 from santa_core.models import CheckResult, Review, ReviewIssue
+from santa_core.roles import must_differ
 from storage.repo import RunView
+from ui import services
 from ui.safe import md
+
+
+def slot_refusal(view: RunView, slot: str, person_id: str) -> str | None:
+    """Why this person may not fill the slot (the storage refuses it too), or None when they may."""
+    assignee = view.person_b if slot == "B" else view.person_c
+    if assignee and assignee != person_id:
+        return f"Slot {slot} is assigned to {services.display(assignee)}: only they can fill it."
+    other = "C" if slot == "B" else "B"
+    rnd = view.current_round
+    done = None if rnd is None else rnd.reviews.get(other)
+    if done is not None and done.reviewer == f"person:{person_id}" and must_differ(person_id):
+        return (f"You reviewed slot {other} of this round, so slot {slot} needs someone else: the two reviews of "
+                "a round must come from different reviewers.")
+    return None
 
 
 def person_review_form(view: RunView, slot: str) -> Review | None:

@@ -15,8 +15,9 @@ from pydantic import ValidationError
 
 from santa_core import criterion_checks as cc
 from santa_core import rubric_lint
-from santa_core.criterion_checks import error_message
+from santa_core.criterion_checks import describe_check, error_message
 from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
+from santa_core.roles import PermissionDenied
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
@@ -72,6 +73,46 @@ def render(store: RubricStore, actor: str) -> list[rubric_lint.LintFinding]:
     st.button("＋ Add criterion", key="rs_add", on_click=rd.add_criterion)
     _save_panel(draft, store, actor, findings, parent_problems)
     return findings
+
+
+def read_only(store: RubricStore, refusal: str) -> list[rubric_lint.LintFinding]:
+    """The open rubric for someone who may read but not change it: every field as text, no controls."""
+    draft = rd.current()
+    assert draft is not None
+    parents, parent_problems = inherited(store, draft)
+    findings = rubric_lint.lint(rd.to_draft(draft), parents)
+    _flash()
+    st.info(md(refusal))  # md: the refusal names the person, and names come from sign-in
+    if is_dirty(draft):  # typed while they still could edit: kept, shown, not lost, but not savable now
+        st.warning("The draft below has unsaved changes that you may no longer save. They stay here until you "
+                   "leave this session; ask a rubric author to save them, or copy them out.")
+    h = draft["header"]
+    st.markdown(md(f"**{h['name'] or '(new rubric)'}** v{draft['base_version'] or '—'} · domain {h['domain']}"))
+    if h["description"]:
+        st.text(h["description"])
+    for p in parent_problems:
+        st.error(md(p))
+    if parents:
+        st.caption(md(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+                      + ", ".join(c.id for c in parents)))
+    st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
+    for i, c in enumerate(draft["criteria"]):
+        _criterion_text(i, c, rubric_lint.for_criterion(findings, i))
+    return findings
+
+
+def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> None:
+    label = md(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    with st.expander(label, key=rd.key(c["uid"], "box_ro")):
+        for f in findings:
+            (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
+        st.caption(md(f"Category: {c['category']} · severity: {c['severity']}"))
+        st.markdown("**Pass condition**")
+        st.text(c["pass_condition"])
+        st.markdown("**Fail signal**")
+        st.text(c["fail_signal"])
+        check = rd.check_of(c)
+        st.caption(md(f"Deterministic check: {describe_check(check) if check else 'none'}"))
 
 
 def _flash() -> None:
@@ -315,6 +356,9 @@ def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | N
         if as_name is not None:
             doc, base = doc.model_copy(update={"name": as_name}), None
         result = store.save(doc, actor, note if note is not None else st.session_state.get("rs_note", ""), base)
+    except PermissionDenied as exc:  # roles changed since the page was drawn; the draft stays open
+        st.session_state[FLASH] = ("error", [f"Not saved: {exc} Your draft is kept."])
+        return
     except RubricSaveError as exc:
         st.session_state[FLASH] = ("error", ["Not saved: " + e for e in exc.errors])
         return

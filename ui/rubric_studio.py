@@ -17,11 +17,14 @@ NEW = "＋ New rubric"
 PICK = "rubric_pick"
 
 
-def pick_rubric(store: RubricStore) -> str | None:
-    """Select a rubric (grouped by domain) or a new one; opens it in the editor. Returns the stored name."""
+def pick_rubric(store: RubricStore, allow_new: bool = True) -> str | None:
+    """Select a rubric (grouped by domain) or, for people who may edit rubrics, a new one; opens it in
+    the editor. Returns the stored name."""
     summaries = store.list_rubrics()
     labels = {s.name: f"{s.domain} · {s.name} v{s.version} ({s.criteria} criteria)" for s in summaries}
-    options = [*labels, NEW]
+    options = [*labels, NEW] if allow_new or not labels else [*labels]
+    if st.session_state.get(PICK) not in options:  # e.g. "New rubric" left over from when they could edit
+        st.session_state.pop(PICK, None)
     if PICK not in st.session_state:  # first visit, or back from another page (widget state was cleared)
         draft = rd.current()
         wanted = st.query_params.get("rubric") or (draft and (NEW if draft["source"] == "new" else draft["source"]))

@@ -11,6 +11,7 @@ from santa_core import trials
 from santa_core.config import KNOWN_MODELS, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import PermissionDenied
 from storage.desk import Desk
 from ui import components
 from ui import rubric_draft as rd
@@ -21,9 +22,15 @@ MAX_RECHECK = 20
 FINISHED = ("shipped", "resolved_shipped", "resolved_rejected", "escalated")
 
 
-def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) -> None:
-    """Paste a sample: checks run at once; one click asks one reviewer with the draft rubric."""
+def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, refusal: str | None = None) -> None:
+    """Paste a sample: checks run at once; one click asks one reviewer with the draft rubric.
+
+    `refusal` (the person may not try rubrics with a reviewer): the checks still run, since they
+    cost nothing and store nothing, but no reviewer is asked.
+    """
     st.caption("Checks run on every change. Nothing here creates a run; reviewer trials are kept with their cost.")
+    if refusal:
+        st.caption(md(f"{refusal} The deterministic checks still run on your sample; nothing is kept."))
     for widget in ("try_output", "try_spec"):
         rd.keep(widget)
     output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
@@ -47,6 +54,8 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str) 
     injections = [i for i in blocking if i.criterion == "injection"]
     for issue in injections:
         st.error(md(f"Injection detector: {issue.description} — “{issue.evidence}”"))
+    if refusal:
+        return
     _ask_reviewer(desk, rubric, output, spec, actor)
 
 
@@ -67,7 +76,11 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
         return
     with st.spinner(md(f"{model} is reviewing the sample…")):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
-    desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor, verdict=trial.verdict)
+    try:
+        desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor, verdict=trial.verdict)
+    except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
+        st.error(md(f"The review was not kept: {exc}"))
+        return
     verdict = trial.verdict
     if trial.reviewer_failed:
         st.warning(md(f"The reviewer gave no valid review ({trial.outcome.status.value}): "  # type: ignore[union-attr]
@@ -90,8 +103,11 @@ def past_trials(desk: Desk, name: str) -> None:
             st.caption("None yet.")
 
 
-def recheck_tab(desk: Desk, name: str, actor: str) -> None:
-    """Re-judge past runs' final outputs under a chosen version: what would it catch or pass?"""
+def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -> None:
+    """Re-judge past runs' final outputs under a chosen version: what would it catch or pass?
+
+    `refusal` (the person may not try rubrics): checks only, and nothing is kept.
+    """
     past_trials(desk, name)
     runs = [r for r in desk.repo.list_runs(limit=300) if r.status in FINISHED]
     if not runs:
@@ -103,14 +119,23 @@ def recheck_tab(desk: Desk, name: str, actor: str) -> None:
               for r in runs}
     default = [r.id for r in runs if r.rubric_name == name][:10]
     picked = st.multiselect("Past runs", list(labels), default=default, key="rck_runs", format_func=labels.get)
-    with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
-                                key="rck_with_reviewer", disabled=not api_key_present())
+    if refusal:
+        st.caption(md(f"{refusal} You can still re-check with the deterministic checks; the results are "
+                      "shown, not kept."))
+        with_reviewer = False
+    else:
+        with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
+                                    key="rck_with_reviewer", disabled=not api_key_present())
     model = model_choice(desk, "rck_model") if with_reviewer else None
     if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked):
         return
     rubric = desk.repo.rubrics.resolved(name, version)
     status = {r.id: r.status.value for r in runs}
-    rows = _recheck(desk, rubric, version, picked, status, model, actor)
+    try:
+        rows = _recheck(desk, rubric, version, picked, status, model, None if refusal else actor)
+    except PermissionDenied as exc:  # roles changed since the page was drawn
+        st.error(md(f"Re-check not kept: {exc}"))
+        return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
     passed = sum(r["effect"] == "would now pass" for r in rows)
@@ -119,8 +144,9 @@ def recheck_tab(desk: Desk, name: str, actor: str) -> None:
 
 
 def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], status: dict[int, str],
-             model: str | None, actor: str) -> list[dict]:
-    """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored."""
+             model: str | None, actor: str | None) -> list[dict]:
+    """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored
+    (unless `actor` is None: a check-only re-check by someone who may not try rubrics)."""
     outputs = desk.repo.rubrics.final_outputs(run_ids)
     ids = [i for i in run_ids if i in outputs][: MAX_RECHECK if model else None]
     progress = st.progress(0.0, text="Re-checking…")
@@ -129,8 +155,9 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         spec, text = outputs[run_id]
         reviewer = desk.runner.reviewer_for(model) if model else None
         trial = trials.try_rubric(rubric, text, spec, reviewer)
-        desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
-                                       run_id=run_id, stored_version=version, verdict=trial.verdict)
+        if actor is not None:
+            desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
+                                           run_id=run_id, stored_version=version, verdict=trial.verdict)
         return trial
 
     rows = []

@@ -8,6 +8,7 @@ import streamlit as st
 from santa_core import rubric_diff
 from santa_core import rubric_library as lib
 from santa_core.models import Rubric, RubricDocument
+from santa_core.roles import PermissionDenied
 from storage.rubrics import RubricConflict, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
@@ -146,6 +147,9 @@ def import_panel(store: RubricStore, actor: str) -> None:
         return
     except RubricConflict as exc:
         st.error(md(f"Nothing was imported: {exc}. Try again."))
+        return
+    except PermissionDenied as exc:  # roles changed since the page was drawn; the pasted text stays
+        st.error(md(f"Nothing was imported: {exc}"))
         return
     if result.created:
         st.success(md(f"Imported {result.name} v{result.version}."))

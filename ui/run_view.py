@@ -10,10 +10,11 @@ from santa_core import actions
 from santa_core.engine import InvalidTransition
 from santa_core.models import FINAL_STATUSES, Review, RunStatus
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import Permission, PermissionDenied
 from santa_core.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.repo import RoundView, RunNotFound, RunView
-from ui import components, services
-from ui.person_review import person_review_form
+from ui import components, run_extras, services
+from ui.person_review import person_review_form, slot_refusal
 from ui.safe import md
 
 ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
@@ -26,7 +27,7 @@ def run_header(view: RunView) -> None:
     spent = "" if _person_slot_open(view) else f" · {components.usd(view.total_cost_usd)} spent"
     st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap}{spent}"))
+                  f"{view.state.round_cap}{spent} · started by {services.display(view.created_by)}"))
     components.rubric_table(view.rubric)
 
 
@@ -41,6 +42,9 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
             components.review_card(outcome, slot, reviewer_of(view, slot), hidden=hide,
                                    criteria=view.rubric.criterion_ids(), advisory=view.rubric.advisory_ids())
+    if both_in and rnd.reviews["B"].reviewer.startswith("person:") and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer:
+        st.warning("One person filled both reviewer slots of this round, so the two reviews are not independent. "
+                   "Only the local user of an install without sign-in may do this; configure sign-in for a team.")
     if rnd.gate is not None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check stopped this round first.")
@@ -50,7 +54,8 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.markdown("**Fix proposal**" if view.fixer != PERSON else "**Fix (by a person)**")
         components.proposal_view(rnd.proposal)
     for d in rnd.decisions:
-        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {d.actor} · {d.action}" + (f": {d.reason}" if d.reason else "")))
+        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {services.display(d.actor)} · {d.action}"
+                      + (f": {d.reason}" if d.reason else "")))
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
             st.code(components.unified_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
                     language="diff", wrap_lines=True)
@@ -83,6 +88,10 @@ def progress(view: RunView) -> None:
 
 def approval_panel(view: RunView) -> None:
     """Approve the proposal as it stands in the box (edited or not), or reject it."""
+    if not services.can(Permission.DECIDE_FIX):
+        st.info(md("A fix is waiting for approval. " + services.refusal(Permission.DECIDE_FIX)))
+        _refused_click_notice(view)
+        return
     proposal = view.current_round.proposal
     st.session_state["approval_ctx"] = (view.id, view.state.round)
     if view.fixer == PERSON:
@@ -101,11 +110,25 @@ def approval_panel(view: RunView) -> None:
         _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
 
 
+def _refused_click_notice(view: RunView) -> None:
+    """A click on Approve/Reject after the person's roles were taken away: say so, keep the text."""
+    ctx = st.session_state.get("approval_ctx")
+    clicked = st.session_state.get("approve_fix") or st.session_state.get("reject_fix")
+    if not clicked or ctx != (view.id, view.state.round):
+        return
+    st.error("Your decision was not recorded: your roles no longer allow it. The text you had in the box is "
+             "below, so nothing you typed is lost.")
+    if text := st.session_state.get(f"edit_{ctx[0]}_{ctx[1]}"):
+        st.code(text, language=None, wrap_lines=True)
+    st.session_state.pop("approval_ctx", None)
+
+
 def _act(do, run_id: int) -> None:
     """Run an action, hand the run back to the runner if it is queued, and refresh."""
     try:
         state = do()
-    except (actions.ActionError, Conflict, InvalidTransition) as exc:
+    # ValueError covers SlotAssigned and the repository's refusals of bad text; what was typed stays.
+    except (actions.ActionError, Conflict, InvalidTransition, PermissionDenied, ValueError) as exc:
         st.error(md(str(exc)))
         return
     if state.status == RunStatus.QUEUED:
@@ -119,8 +142,18 @@ def _person_slot_open(view: RunView) -> bool:
 
 
 def person_panel(view: RunView) -> None:
-    """The form for each empty person slot of the current round."""
-    for slot in open_person_slots(view, view.current_round.reviews):
+    """The form for each empty person slot of the current round this person may fill."""
+    if view.current_round is None:
+        return
+    slots = open_person_slots(view, view.current_round.reviews)
+    if slots and not services.can(Permission.PERSON_REVIEW):
+        st.info(md("A person reviewer's slot is waiting. " + services.refusal(Permission.PERSON_REVIEW)))
+        return
+    me = services.actor() if slots else ""
+    for slot in slots:
+        if why := slot_refusal(view, slot, me):
+            st.info(md(why))
+            continue
         review: Review | None = person_review_form(view, slot)
         if review is not None:
             _act(lambda s=slot, r=review: actions.submit_person_review(
@@ -162,7 +195,9 @@ def actions_panel(view: RunView) -> None:
         st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
     elif status == RunStatus.INTERRUPTED:
         st.warning(f"Interrupted: {md(view.state.note)}. Nothing committed was lost.")
-        if st.button("Resume from the last committed step", key="resume_run"):
+        if not services.can(Permission.RESUME_RUN):
+            st.info(md(services.refusal(Permission.RESUME_RUN)))
+        elif st.button("Resume from the last committed step", key="resume_run"):
             _act(lambda: actions.resume(services.desk().repo, view.id, services.actor()), view.id)
     if status in FINAL_STATUSES:
         final_panel(view)
@@ -216,3 +251,7 @@ def render_run(run_id: int) -> None:
 
     live()
     actions_panel(view)
+    # Outside the fragment: these do not rerun every 2 s, and the record is built only on a click.
+    st.divider()
+    run_extras.escapes_section(view)
+    run_extras.record_section(view)

@@ -1,0 +1,13 @@
+"""Inbox: person reviewer slots waiting for me; open one to review it blind."""
+
+import streamlit as st
+
+from ui.bootstrap import ensure_navigation
+from ui.inbox import render_inbox
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
+
+st.title("📥 Inbox")
+st.caption("Reviewer slots a person fills, waiting for you: assigned to you, or open to anyone who may review. "
+           "Open one to judge the output blind: the other review stays hidden until yours is in.")
+render_inbox()

@@ -1,0 +1,26 @@
+"""People: who may do what. Admins add people and set their roles."""
+
+import streamlit as st
+
+from santa_core.roles import Permission
+from ui import people, services
+from ui.bootstrap import ensure_navigation
+from ui.safe import md
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
+
+st.title("👥 People")
+st.caption("Everyone may read everything; roles add the actions. People who sign in for the first time get "
+           "the roles of the e-mail patterns in the config (`[santa.roles]`), else viewer. Every change of "
+           "roles is recorded in the audit trail.")
+if flash := st.session_state.pop(people.FLASH, None):
+    st.success(md(flash))
+everyone = services.desk().repo.people.all()
+people.people_table(everyone)
+st.subheader("Set roles")
+if services.can(Permission.MANAGE_PEOPLE):
+    people.role_form(everyone)
+else:
+    st.info(md(services.refusal(Permission.MANAGE_PEOPLE)))
+with st.expander("What each role may do"):
+    people.roles_table()

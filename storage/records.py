@@ -1,0 +1,100 @@
+"""Assembles a run's verification record from the repository and the audit trail."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from santa_core.models import ReviewOutcome, Rubric
+from santa_core.record import (
+    RecordAuditEvent,
+    RecordDecision,
+    RecordEscalation,
+    RecordEscape,
+    RecordGate,
+    RecordProposal,
+    RecordReview,
+    RecordRound,
+    RecordRubric,
+    RecordStateChange,
+    VerificationRecord,
+    canonical_json,
+    sealed,
+    sha256_text,
+    unified_diff,
+)
+from storage.audit import AuditEvent, canonical_time
+from storage.repo import Repo, RoundView, RunView
+
+AUDIT_LIMIT = 1_000_000
+"""Every event of one run (a run has tens of events; the limit only bounds a runaway)."""
+
+
+def rubric_hash(rubric: Rubric) -> str:
+    """sha256 of the canonical JSON of the resolved rubric."""
+    return sha256_text(canonical_json(rubric.model_dump(mode="json")))
+
+
+def _review(outcome: ReviewOutcome) -> RecordReview:
+    review = outcome.review
+    return RecordReview(
+        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=outcome.effective_verdict,
+        stated_verdict=None if review is None else review.verdict,
+        checks=[] if review is None else review.checks, issues=[] if review is None else review.critical_issues,
+        suggestions=[] if review is None else review.suggestions, error=outcome.error,
+        raw_response_hash=sha256_text(outcome.raw_response), cost_usd=outcome.cost_usd,
+    )
+
+
+def _round(rnd: RoundView, next_round: RoundView | None) -> RecordRound:
+    gate = None if rnd.gate is None else RecordGate.model_validate(rnd.gate.model_dump(mode="json"))
+    proposal = None
+    if rnd.proposal is not None:
+        p = rnd.proposal
+        proposal = RecordProposal(
+            before_hash=sha256_text(p.before_text), proposed_text=p.proposed_text,
+            proposed_hash=sha256_text(p.proposed_text), edits=p.edits, rejected=p.rejected, error=p.error,
+            diff=unified_diff(p.before_text, p.proposed_text, f"round {rnd.round_no}", "proposal"),
+        )
+    diff = None if next_round is None else unified_diff(
+        rnd.output_text, next_round.output_text, f"round {rnd.round_no}", f"round {next_round.round_no}")
+    return RecordRound(
+        round_no=rnd.round_no, started_at=rnd.started_at, output_text=rnd.output_text, output_hash=rnd.output_hash,
+        reviews=[_review(o) for _, o in sorted(rnd.reviews.items())], gate=gate, proposal=proposal,
+        decisions=[RecordDecision(**d.model_dump(include=set(RecordDecision.model_fields))) for d in rnd.decisions],
+        diff_to_next=diff,
+    )
+
+
+def _event(e: AuditEvent) -> RecordAuditEvent:
+    """The event with its time as the exact string that was hashed."""
+    return RecordAuditEvent(**{**e.model_dump(exclude={"id"}), "created_at": canonical_time(e.created_at)})
+
+
+def _rounds(view: RunView) -> list[RecordRound]:
+    rounds = sorted(view.rounds, key=lambda r: r.round_no)
+    return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None) for i, r in enumerate(rounds)]
+
+
+def verification_record(repo: Repo, run_id: int, now: datetime | None = None) -> VerificationRecord:
+    """The sealed record of a run (RunNotFound when there is no such run)."""
+    view = repo.get_run_view(run_id)
+    events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT)
+    record = VerificationRecord(
+        run_id=view.id, status=view.status.value,
+        escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,
+        spec=view.spec, spec_hash=sha256_text(view.spec),
+        rubric=RecordRubric(name=view.rubric.name, version=view.rubric.version, domain=view.rubric.domain,
+                            criteria=view.rubric.criteria, hash=rubric_hash(view.rubric)),
+        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, fix_agent=view.fixer, person_b=view.person_b,
+        person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,
+        created_by=view.created_by, created_at=view.created_at, source=view.source,
+        total_cost_usd=view.total_cost_usd, rounds=_rounds(view), final_output=view.final_output,
+        final_output_hash=None if view.final_output is None else sha256_text(view.final_output),
+        history=[RecordStateChange(**h.model_dump(mode="json", exclude={"id"})) for h in view.history],
+        escalations=[RecordEscalation(**e.model_dump(include=set(RecordEscalation.model_fields)))
+                     for e in view.escalations],
+        escapes=[RecordEscape(**e.model_dump(include=set(RecordEscape.model_fields))) for e in view.escapes],
+        audit_events=[_event(e) for e in events],
+        generated_at=now or datetime.now(UTC),
+    )
+    return sealed(record)

@@ -1,0 +1,736 @@
+"""People, roles and the audit trail in storage: refusals, the last admin, sign-in, escalation owners
+and due times, escapes, person reviewer slots, and the hash chain (verify, tampering, concurrency).
+
+Every test runs on SQLite and, when SANTA_TEST_POSTGRES_URL is set (scripts/pg_test_server.sh),
+on PostgreSQL too.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, bindparam, func, text
+from sqlmodel import Session, SQLModel, col, select
+
+from santa_core import actions
+from santa_core.config import DEFAULT_DUE_HOURS
+from santa_core.engine import InvalidTransition
+from santa_core.models import EscalationReason, RunState, RunStatus
+from santa_core.reviewers.base import PERSON, ReviewRequest
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
+from santa_core.roles import Permission, PermissionDenied, Role
+from santa_core.runner import Runner
+from storage.audit import GENESIS, event_hash
+from storage.db import make_engine, migrate
+from storage.people import PeopleError
+from storage.repo import EscalationNotOpen, Repo, SlotAssigned
+from storage.rubrics import RubricStore
+from storage.tables import (
+    AuditEventRow,
+    AuditHeadRow,
+    DecisionRow,
+    EscalationRow,
+    EscapeRow,
+    PersonRow,
+    ReviewRow,
+    RubricVersionRow,
+    RunRow,
+    SettingsRow,
+    TrialRow,
+)
+from tests.conftest import grant
+from tests.test_rubric_store import acme
+from tests.test_runner import BAD, GOOD, RUBRIC, SPEC, strict, year_fixer
+
+S = RunStatus
+EDITOR, OFFICER, AUTHOR, VIEWER, ADMIN = (
+    "editor@example.com", "officer@example.com", "author@example.com", "viewer@example.com", "admin@example.com")
+STRANGER = "stranger@example.com"
+"""Never registered: no person row, no role."""
+PEOPLE = (EDITOR, OFFICER, AUTHOR, VIEWER, ADMIN, STRANGER)
+
+
+# --- fixtures and helpers -------------------------------------------------------------------
+
+
+@pytest.fixture
+def engine(db_url: str) -> Iterator[Engine]:
+    """A migrated engine with the built-in rubrics seeded."""
+    eng = make_engine(db_url)
+    migrate(eng)
+    RubricStore(eng).seed_builtins()
+    yield eng
+    eng.dispose()
+
+
+@pytest.fixture
+def repo(engine: Engine) -> Repo:
+    """A Repo whose test people (conftest.TEST_PEOPLE) have their roles."""
+    return grant(Repo(engine))
+
+
+def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
+    stmt = select(func.count()).select_from(model)
+    for key, value in where.items():
+        stmt = stmt.where(getattr(model, key) == value)
+    with Session(engine) as s:
+        return int(s.exec(stmt).one())
+
+
+def new_run(repo: Repo, output: str = GOOD, created_by: str = EDITOR, **kw: Any) -> int:
+    args = {"reviewer_b": "b", "reviewer_c": "c", "fixer": "fixer", **kw}
+    return repo.create_run(spec=SPEC, output=output, rubric=RUBRIC, created_by=created_by, **args)
+
+
+def make_runner(repo: Repo) -> Runner:
+    """Both reviewers FAIL while the output says 2019; the fixer corrects the year."""
+    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
+    fixer = FunctionFixer("fixer", year_fixer)
+    return Runner(repo, lambda name: reviewers[name], lambda name: fixer, workers=1)
+
+
+def escalate(repo: Repo, run_id: int, reason: EscalationReason = EscalationReason.ROUND_CAP) -> None:
+    assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    state = RunState(status=S.ESCALATED, escalation_reason=reason, note="escalated")
+    assert repo.transition(run_id, {S.RUNNING}, state, "gate")
+
+
+def ship(repo: Repo, run_id: int) -> None:
+    assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.SHIPPED, note="both PASS"), "gate")
+
+
+def awaiting_approval(repo: Repo) -> int:
+    run_id = new_run(repo, BAD)
+    assert make_runner(repo).execute(run_id).status == S.AWAITING_APPROVAL
+    return run_id
+
+
+def events(repo: Repo, **kw: Any) -> list[tuple[str, str]]:
+    return [(e.actor, e.action) for e in repo.audit.events(newest_first=False, limit=10_000, **kw)]
+
+
+# --- the permission matrix: who may do what, and a refusal writes nothing ---------------------
+
+
+def _trial(repo: Repo, actor: str) -> None:
+    repo.rubrics.record_trial("try", RUBRIC, "An output.", [], None, actor, stored_version=1)
+
+
+STORE_ACTIONS: dict[str, tuple[Callable[[Repo, str], object], type[SQLModel], set[str]]] = {
+    "start-run": (lambda repo, a: new_run(repo, created_by=a), RunRow, {EDITOR, ADMIN}),
+    "save-settings": (lambda repo, a: repo.save_settings({"max_rounds": 2}, actor=a), SettingsRow, {ADMIN}),
+    "save-rubric": (lambda repo, a: repo.rubrics.save(acme(), a, "first", None), RubricVersionRow, {AUTHOR, ADMIN}),
+    "try-rubric": (_trial, TrialRow, {AUTHOR, ADMIN}),
+    "set-roles": (lambda repo, a: repo.people.set_roles("new@example.com", ["viewer"], actor=a), PersonRow, {ADMIN}),
+}
+"""action -> (do it as actor, the table it adds a row to, who may). Written out, not derived from GRANTS."""
+
+
+@pytest.mark.parametrize("actor", [pytest.param(p, id=p.split("@")[0]) for p in PEOPLE])
+@pytest.mark.parametrize("action", list(STORE_ACTIONS))
+def test_storage_refuses_people_without_the_role_and_writes_nothing(
+    repo: Repo, engine: Engine, action: str, actor: str
+) -> None:
+    do, table, allowed = STORE_ACTIONS[action]
+    rows, audited = count(engine, table), count(engine, AuditEventRow)
+    if actor in allowed:
+        do(repo, actor)
+        assert count(engine, table) == rows + 1
+        assert count(engine, AuditEventRow, actor=actor) >= 1  # the action is on the record, by its actor
+    else:
+        with pytest.raises(PermissionDenied, match=f"^{actor} \\("):
+            do(repo, actor)
+        assert (count(engine, table), count(engine, AuditEventRow)) == (rows, audited)
+
+
+@pytest.mark.parametrize(
+    ("actor", "allowed"),
+    [pytest.param(VIEWER, False, id="viewer"), pytest.param(OFFICER, False, id="officer"),
+     pytest.param(AUTHOR, False, id="author"), pytest.param(STRANGER, False, id="stranger"),
+     pytest.param(EDITOR, True, id="editor"), pytest.param(ADMIN, True, id="admin")],
+)
+def test_only_editors_and_admins_approve_a_fix(repo: Repo, engine: Engine, actor: str, allowed: bool) -> None:
+    run_id = awaiting_approval(repo)
+    audited = count(engine, AuditEventRow)
+    if not allowed:
+        with pytest.raises(PermissionDenied, match="may not approve, edit or reject a fix; an editor or an admin may"):
+            actions.approve_fix(repo, run_id, actor)
+        assert count(engine, DecisionRow) == 0 and count(engine, AuditEventRow) == audited
+        assert repo.load_run(run_id).state.status == S.AWAITING_APPROVAL
+        assert repo.load_round(run_id, 2) is None  # no next round either
+        return
+    assert actions.approve_fix(repo, run_id, actor).status == S.QUEUED
+    assert [(d.actor, d.action) for d in repo.get_run_view(run_id).rounds[0].decisions] == [(actor, "approve")]
+    assert events(repo, run_id=run_id)[-2:] == [(actor, "decision.approve"), (actor, "run.state")]
+
+
+@pytest.mark.parametrize(
+    ("actor", "allowed"),
+    [pytest.param(EDITOR, False, id="editor"), pytest.param(VIEWER, False, id="viewer"),
+     pytest.param(AUTHOR, False, id="author"), pytest.param(OFFICER, True, id="officer"),
+     pytest.param(ADMIN, True, id="admin")],
+)
+def test_only_compliance_officers_and_admins_resolve_escalations(
+    repo: Repo, engine: Engine, actor: str, allowed: bool
+) -> None:
+    run_id = new_run(repo)
+    escalate(repo, run_id)
+    audited = count(engine, AuditEventRow)
+    if not allowed:
+        with pytest.raises(PermissionDenied, match="may not resolve an escalation; a compliance officer or an admin"):
+            repo.resolve_escalation(run_id, "ship_as_is", actor, "looks fine to me")
+        [esc] = repo.list_escalations()
+        assert (esc.status, esc.resolved_by) == ("open", None)
+        assert count(engine, DecisionRow) == 0 and count(engine, AuditEventRow) == audited
+        assert repo.load_run(run_id).state.status == S.ESCALATED
+        return
+    assert repo.resolve_escalation(run_id, "ship_as_is", actor, "checked by hand").status == S.RESOLVED_SHIPPED
+    [esc] = repo.list_escalations(status=None)
+    assert (esc.status, esc.resolution, esc.resolved_by) == ("resolved", "ship_as_is", actor)
+    assert events(repo, run_id=run_id)[-3:] == [
+        (actor, "decision.ship_as_is"), (actor, "run.state"), (actor, "escalation.resolved")]
+
+
+@pytest.mark.parametrize(
+    ("actor", "allowed"),
+    [pytest.param(VIEWER, False, id="viewer"), pytest.param(OFFICER, False, id="officer"),
+     pytest.param(EDITOR, True, id="editor")],
+)
+def test_resuming_an_interrupted_run_needs_an_editor(repo: Repo, engine: Engine, actor: str, allowed: bool) -> None:
+    run_id = new_run(repo)
+    assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.INTERRUPTED, note="worker died"), "system")
+    audited = count(engine, AuditEventRow)
+    if allowed:
+        assert actions.resume(repo, run_id, actor).status == S.QUEUED
+        assert events(repo, run_id=run_id)[-1] == (actor, "run.state")
+    else:
+        with pytest.raises(PermissionDenied, match="may not resume an interrupted run"):
+            actions.resume(repo, run_id, actor)
+        assert repo.load_run(run_id).state.status == S.INTERRUPTED and count(engine, AuditEventRow) == audited
+
+
+def test_people_never_move_runs_the_engine_moves(repo: Repo) -> None:
+    """Claiming, gating, shipping: system code only, whatever the person's roles."""
+    run_id = new_run(repo)
+    with pytest.raises(PermissionDenied, match=r"^admin@example.com \(admin\) may not"):
+        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), ADMIN)
+    assert repo.load_run(run_id).state.status == S.QUEUED
+
+
+@pytest.mark.parametrize(("actor", "allowed"), [pytest.param(EDITOR, False, id="editor"),
+                                                 pytest.param(OFFICER, True, id="officer")])
+def test_leaving_escalated_through_transition_needs_a_resolver(repo: Repo, actor: str, allowed: bool) -> None:
+    """The Store-protocol path (record the decision, then transition) asks for the same role as
+    resolve_escalation."""
+    run_id = new_run(repo)
+    escalate(repo, run_id)
+    rejected = RunState(status=S.RESOLVED_REJECTED, note="rejected by a person")
+    if allowed:
+        assert repo.transition(run_id, {S.ESCALATED}, rejected, actor)
+        assert repo.list_escalations(status=None)[0].resolved_by == actor
+    else:
+        with pytest.raises(PermissionDenied, match="may not resolve an escalation"):
+            repo.transition(run_id, {S.ESCALATED}, rejected, actor)
+        assert repo.load_run(run_id).state.status == S.ESCALATED
+
+
+def test_only_system_code_records_an_auto_approval(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo)
+    with pytest.raises(PermissionDenied):
+        repo.record_decision(run_id, 1, "auto_approve", "ann", "pretending to be auto-approve", "a", "b")
+    assert count(engine, DecisionRow) == 0
+    repo.record_decision(run_id, 1, "auto_approve", "auto-approve", "run set to auto-approve", "a", "b")
+    assert count(engine, DecisionRow, actor="auto-approve") == 1
+
+
+def test_roles_are_read_from_storage_when_the_action_happens(repo: Repo) -> None:
+    """Taking a role away takes effect at once: nothing is cached with the person."""
+    repo.people.set_roles("kim@example.com", ["editor"], actor=ADMIN)
+    new_run(repo, created_by="kim@example.com")
+    repo.people.set_roles("kim@example.com", ["viewer"], actor=ADMIN)
+    with pytest.raises(PermissionDenied, match=r"kim@example.com \(viewer\)"):
+        new_run(repo, created_by="kim@example.com")
+
+
+# --- people: the last admin, sign-in -------------------------------------------------------------
+
+
+def test_the_last_admin_cannot_lose_admin(engine: Engine) -> None:
+    repo = Repo(engine)  # out of the box: `local` is the only person, an admin
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(PeopleError, match="local is the only admin"):
+        repo.people.set_roles("local", ["editor"], actor="local")
+    assert repo.people.get("local").roles == [Role.ADMIN] and count(engine, AuditEventRow) == audited
+    repo.people.set_roles("kim@example.com", ["admin"], actor="local", name="Kim")
+    repo.people.set_roles("local", ["editor", "viewer"], actor="local")  # someone else is admin now
+    assert repo.people.get("local").roles == [Role.EDITOR, Role.VIEWER]
+    with pytest.raises(PermissionDenied):  # and local may no longer manage people
+        repo.people.set_roles("kim@example.com", ["viewer"], actor="local")
+    with pytest.raises(PeopleError, match="kim@example.com is the only admin"):
+        repo.people.set_roles("kim@example.com", ["compliance_officer"], actor="kim@example.com")
+    assert [p.id for p in repo.people.with_permission(Permission.MANAGE_PEOPLE)] == ["kim@example.com"]
+    assert events(repo, action="person.")[-2:] == [("local", "person.roles_set"), ("local", "person.roles_set")]
+
+
+@pytest.mark.parametrize(
+    ("who", "roles", "error"),
+    [pytest.param("", ["viewer"], PeopleError, id="empty-id"),
+     pytest.param("kim@example.com", ["superuser"], ValueError, id="unknown-role")],
+)
+def test_set_roles_refuses_bad_input(repo: Repo, engine: Engine, who: str, roles: list[str], error: type) -> None:
+    people = count(engine, PersonRow)
+    with pytest.raises(error):
+        repo.people.set_roles(who, roles, actor=ADMIN)
+    assert count(engine, PersonRow) == people
+
+
+@pytest.mark.parametrize(
+    ("pattern_roles", "expected"),
+    [pytest.param([Role.COMPLIANCE_OFFICER, Role.EDITOR], [Role.COMPLIANCE_OFFICER, Role.EDITOR], id="pattern-roles"),
+     pytest.param([], [Role.VIEWER], id="no-pattern-viewer")],
+)
+def test_sign_in_registers_a_newcomer(repo: Repo, pattern_roles: list[Role], expected: list[Role]) -> None:
+    person = repo.people.sign_in(" kim@example.com ", "Kim Lee", pattern_roles)
+    assert (person.id, person.name, person.roles, person.updated_by) == ("kim@example.com", "Kim Lee", expected,
+                                                                          "system")
+    assert person.label == "Kim Lee <kim@example.com>"
+    [event] = repo.audit.events(action="person.signed_in_first")
+    assert (event.actor, event.entity_id, event.detail["roles"]) == ("kim@example.com", "kim@example.com",
+                                                                     [r.value for r in expected])
+
+
+def test_sign_in_never_overwrites_roles(repo: Repo) -> None:
+    repo.people.sign_in("kim@example.com", "Kim", [Role.EDITOR])
+    repo.people.set_roles("kim@example.com", ["compliance_officer"], actor=ADMIN)
+    again = repo.people.sign_in("kim@example.com", "Kim Lee", [Role.EDITOR, Role.RUBRIC_AUTHOR])
+    assert (again.roles, again.name, again.updated_by) == ([Role.COMPLIANCE_OFFICER], "Kim Lee", ADMIN)
+    # and an admin's test person keeps admin even when the patterns would make them a viewer
+    assert repo.people.sign_in(ADMIN, "Ada", []).roles == [Role.ADMIN]
+    assert len(repo.audit.events(action="person.signed_in_first")) == 1
+
+
+def test_sign_in_needs_an_id(repo: Repo, engine: Engine) -> None:
+    people = count(engine, PersonRow)
+    with pytest.raises(PeopleError):
+        repo.people.sign_in("   ", "Nobody")
+    assert count(engine, PersonRow) == people
+
+
+# --- escalations: owner and due time -----------------------------------------------------------
+
+
+def test_assign_escalation(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo)
+    with pytest.raises(EscalationNotOpen):
+        repo.assign_escalation(run_id, OFFICER, actor=OFFICER)  # not escalated yet
+    escalate(repo, run_id)
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(PermissionDenied, match="may not assign escalations"):
+        repo.assign_escalation(run_id, OFFICER, actor=EDITOR)
+    for owner in (EDITOR, VIEWER, STRANGER):  # they could not resolve it
+        with pytest.raises(ValueError, match=f"{owner} cannot own an escalation"):
+            repo.assign_escalation(run_id, owner, actor=OFFICER)
+    assert repo.list_escalations()[0].owner is None and count(engine, AuditEventRow) == audited
+    repo.assign_escalation(run_id, OFFICER, actor=ADMIN)
+    assert repo.list_escalations()[0].owner == OFFICER
+    repo.assign_escalation(run_id, None, actor=OFFICER)
+    assert repo.list_escalations()[0].owner is None
+    assigned = repo.audit.events(action="escalation.assigned", newest_first=False)
+    assert [(e.actor, e.detail) for e in assigned] == [
+        (ADMIN, {"before": None, "owner": OFFICER}), (OFFICER, {"before": OFFICER, "owner": None})]
+
+
+def test_set_due_and_overdue_count_with_an_explicit_now(repo: Repo, engine: Engine) -> None:
+    now = datetime.now(UTC).replace(microsecond=0)
+    first, second, calm = new_run(repo), new_run(repo), new_run(repo)
+    for run_id in (first, second):
+        escalate(repo, run_id)
+    assert repo.overdue_count(now) == 0  # both due in a day (round_cap's default)
+    assert repo.overdue_count(now + timedelta(hours=25)) == 2
+    repo.set_due(first, now - timedelta(hours=1), actor=OFFICER)
+    assert repo.overdue_count(now) == 1
+    due = now + timedelta(hours=2)
+    repo.set_due(second, due, actor=ADMIN)
+    assert repo.overdue_count(due - timedelta(microseconds=1)) == 1
+    assert repo.overdue_count(due) == 2  # due at `now` counts as overdue
+    tokyo = timezone(timedelta(hours=9))
+    assert repo.overdue_count(due.astimezone(tokyo)) == 2  # the same instant in another zone
+    assert repo.overdue_count((due - timedelta(seconds=1)).astimezone(tokyo)) == 1
+    views = {e.run_id: e for e in repo.list_escalations()}
+    assert views[second].due_at == due and views[second].overdue(due) and not views[second].overdue(now)
+    with pytest.raises(PermissionDenied):
+        repo.set_due(first, now + timedelta(days=1), actor=EDITOR)
+    with pytest.raises(EscalationNotOpen):
+        repo.set_due(calm, now, actor=OFFICER)
+    repo.resolve_escalation(first, "reject", OFFICER, "not fixable")
+    assert repo.overdue_count(now + timedelta(days=30)) == 1  # resolved escalations are never overdue
+    [event] = repo.audit.events(action="escalation.due_set", run_id=second)
+    assert (event.actor, event.detail["due_at"]) == (ADMIN, due.isoformat())
+
+
+REASONS = [EscalationReason.ROUND_CAP, EscalationReason.INJECTION, EscalationReason.REVIEWER_ERROR,
+           EscalationReason.DISAGREEMENT, EscalationReason.BUDGET, EscalationReason.FIX_FAILED]
+
+
+@pytest.mark.parametrize("reason", [pytest.param(r, id=r.value) for r in REASONS])
+def test_escalation_is_due_after_the_settings_hours_for_its_reason(repo: Repo, reason: EscalationReason) -> None:
+    hours = {r.value: 1.5 + i for i, r in enumerate(REASONS)}
+    repo.save_settings({"due_hours": hours}, actor=ADMIN)
+    run_id = new_run(repo)
+    escalate(repo, run_id, reason)
+    [esc] = repo.list_escalations()
+    assert esc.due_at - esc.created_at == timedelta(hours=hours[reason.value])
+
+
+@pytest.mark.parametrize("reason", [pytest.param(r, id=r.value) for r in REASONS])
+def test_without_settings_the_default_due_hours_apply(repo: Repo, reason: EscalationReason) -> None:
+    repo.save_settings({"due_hours": {"no_such_reason": 99.0}}, actor=ADMIN)  # names none of ours
+    run_id = new_run(repo)
+    escalate(repo, run_id, reason)
+    [esc] = repo.list_escalations()
+    assert esc.due_at - esc.created_at == timedelta(hours=DEFAULT_DUE_HOURS[reason.value])
+    [opened] = repo.audit.events(action="escalation.opened", run_id=run_id)
+    assert (opened.actor, opened.detail["reason"]) == ("system", reason.value)
+
+
+# --- escapes -------------------------------------------------------------------------------------
+
+
+def _resolved(repo: Repo, run_id: int, resolution: str) -> None:
+    escalate(repo, run_id)
+    repo.resolve_escalation(run_id, resolution, OFFICER, "decided by hand")
+
+
+@pytest.mark.parametrize(
+    ("arrange", "allowed"),
+    [pytest.param(ship, True, id="shipped"),
+     pytest.param(lambda repo, r: _resolved(repo, r, "ship_as_is"), True, id="resolved-shipped"),
+     pytest.param(lambda repo, r: None, False, id="queued"),
+     pytest.param(escalate, False, id="escalated"),
+     pytest.param(lambda repo, r: _resolved(repo, r, "reject"), False, id="resolved-rejected")],
+)
+def test_escapes_are_reported_on_shipped_runs_only(repo: Repo, engine: Engine, arrange: Callable, allowed: bool) -> None:
+    run_id = new_run(repo)
+    arrange(repo, run_id)
+    if not allowed:
+        with pytest.raises(ValueError, match="shipped runs only"):
+            repo.report_escape(run_id, "factual_accuracy", "the year was wrong", "major", actor=VIEWER)
+        assert count(engine, EscapeRow) == 0 and repo.audit.events(action="escape.") == []
+        return
+    escape_id = repo.report_escape(run_id, " factual_accuracy ", " the year was wrong ", "major", actor=VIEWER)
+    [escape] = repo.escapes(run_id)
+    assert (escape.id, escape.criterion, escape.description, escape.severity, escape.reported_by) == (
+        escape_id, "factual_accuracy", "the year was wrong", "major", VIEWER)
+    assert repo.get_run_view(run_id).escapes == [escape]
+    assert repo.run_json(run_id)["escapes"][0]["severity"] == "major"
+    [event] = repo.audit.events(action="escape.reported")
+    assert (event.actor, event.run_id, event.entity_id) == (VIEWER, run_id, str(escape_id))
+
+
+@pytest.mark.parametrize(
+    ("criterion", "description", "severity", "actor", "error"),
+    [pytest.param("facts", "wrong", "catastrophic", VIEWER, ValueError, id="bad-severity"),
+     pytest.param("facts", "wrong", "", VIEWER, ValueError, id="no-severity"),
+     pytest.param("  ", "wrong", "minor", VIEWER, ValueError, id="no-criterion"),
+     pytest.param("facts", "   ", "minor", VIEWER, ValueError, id="no-description"),
+     pytest.param("facts", "wrong", "minor", STRANGER, PermissionDenied, id="no-role")],
+)
+def test_a_bad_escape_is_refused(
+    repo: Repo, engine: Engine, criterion: str, description: str, severity: str, actor: str, error: type
+) -> None:
+    run_id = new_run(repo)
+    ship(repo, run_id)
+    with pytest.raises(error):
+        repo.report_escape(run_id, criterion, description, severity, actor=actor)
+    assert count(engine, EscapeRow) == 0 and repo.audit.events(action="escape.") == []
+
+
+# --- person reviewer slots ------------------------------------------------------------------------
+
+
+def _review() -> Any:
+    return passing(ReviewRequest(rubric=RUBRIC, spec=SPEC, output=GOOD))
+
+
+def test_a_slot_assigned_to_someone_else_is_refused(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON, person_c=OFFICER)
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(SlotAssigned, match=f"slot C of run {run_id} is assigned to {OFFICER}, not {EDITOR}"):
+        actions.submit_person_review(repo, run_id, "C", _review(), EDITOR)
+    assert count(engine, ReviewRow) == 0 and count(engine, AuditEventRow) == audited
+    actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
+    actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)  # B is anyone's
+    assert {s: r.reviewer for s, r in repo.load_round(run_id, 1).reviews.items()} == {
+        "B": f"person:{EDITOR}", "C": f"person:{OFFICER}"}
+    assert [a for a, action in events(repo, run_id=run_id) if action == "review.saved"] == [OFFICER, EDITOR]
+
+
+def test_one_person_cannot_fill_both_slots_of_a_round(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON)
+    assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
+    actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)
+    [pending] = repo.pending_human_reviews()
+    assert (pending.slot, pending.assignee, pending.filled_other_slot_by) == ("C", None, EDITOR)
+    with pytest.raises(SlotAssigned, match="different reviewers"):
+        actions.submit_person_review(repo, run_id, "C", _review(), EDITOR)
+    assert count(engine, ReviewRow, slot="C") == 0
+    assert actions.submit_person_review(repo, run_id, "C", _review(), OFFICER).status == S.QUEUED
+
+
+@pytest.mark.parametrize("actor", [pytest.param(VIEWER, id="viewer"), pytest.param(AUTHOR, id="author"),
+                                   pytest.param(STRANGER, id="stranger")])
+def test_people_who_may_not_review_cannot_fill_a_slot(repo: Repo, engine: Engine, actor: str) -> None:
+    run_id = new_run(repo, reviewer_c=PERSON)
+    with pytest.raises(PermissionDenied, match="may not fill a person reviewer slot"):
+        actions.submit_person_review(repo, run_id, "C", _review(), actor)
+    assert count(engine, ReviewRow) == 0
+
+
+def test_slots_are_assigned_only_to_reviewers_by_assigners(repo: Repo, engine: Engine) -> None:
+    with pytest.raises(PermissionDenied, match=f"{VIEWER}"):  # at creation: only someone who may review
+        new_run(repo, reviewer_c=PERSON, person_c=VIEWER)
+    assert count(engine, RunRow) == 0
+    run_id = new_run(repo, reviewer_c=PERSON)
+    with pytest.raises(PermissionDenied, match="may not assign"):
+        repo.assign_person_slot(run_id, "C", EDITOR, actor=EDITOR)
+    with pytest.raises(PermissionDenied, match="may not fill a person reviewer slot"):
+        repo.assign_person_slot(run_id, "C", AUTHOR, actor=OFFICER)
+    repo.assign_person_slot(run_id, "C", EDITOR, actor=OFFICER)
+    assert repo.get_run_view(run_id).person_c == EDITOR
+    with pytest.raises(SlotAssigned):
+        actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
+    repo.assign_person_slot(run_id, "C", None, actor=ADMIN)  # anyone again
+    actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
+    assert [e.detail for e in repo.audit.events(action="review.assigned", newest_first=False)] == [
+        {"slot": "C", "before": None, "person": EDITOR}, {"slot": "C", "before": EDITOR, "person": None}]
+
+
+# --- the audit chain -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def chained(repo: Repo) -> tuple[Repo, int]:
+    """A full run: NAUGHTY round 1, a fix approved by an editor, NICE round 2."""
+    run_id = awaiting_approval(repo)
+    actions.approve_fix(repo, run_id, EDITOR)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    return repo, run_id
+
+
+def _pairs_sorted(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str]]:
+    """The two reviews of a round are saved in whichever order they finish: compare them sorted."""
+    out = list(items)
+    for i in range(len(out) - 1):
+        if out[i][1] == out[i + 1][1] == "review.saved":
+            out[i], out[i + 1] = sorted((out[i], out[i + 1]))
+    return out
+
+
+def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Repo, int]) -> None:
+    repo, run_id = chained
+    got = [(e.actor, e.action, e.detail.get("to") or e.entity_id)
+           for e in repo.audit.events(run_id=run_id, newest_first=False)]
+    r = str(run_id)
+    assert _pairs_sorted(got) == [
+        (EDITOR, "run.created", r),
+        ("worker", "run.state", "running"),
+        ("worker", "review.saved", f"{r}/1/B"),
+        ("worker", "review.saved", f"{r}/1/C"),
+        ("gate", "round.gate", f"{r}/1"),
+        ("gate", "run.state", "running"),  # fixing
+        ("worker", "proposal.saved", f"{r}/1"),
+        ("worker", "run.state", "awaiting_approval"),
+        (EDITOR, "decision.approve", r),
+        (EDITOR, "run.state", "queued"),
+        ("worker", "run.state", "running"),
+        ("worker", "review.saved", f"{r}/2/B"),
+        ("worker", "review.saved", f"{r}/2/C"),
+        ("gate", "round.gate", f"{r}/2"),
+        ("gate", "run.state", "shipped"),
+    ]
+    everything = repo.audit.events(newest_first=False, limit=10_000)
+    assert [e.seq for e in everything] == list(range(1, len(everything) + 1))
+    assert [e.prev_hash for e in everything] == [GENESIS] + [e.hash for e in everything[:-1]]
+    report = repo.audit.verify()
+    assert (report.ok, report.checked, report.broken) == (True, len(everything), None)
+    assert "intact" in report.describe()
+    # filters: by actor, and an action prefix
+    assert [e.action for e in repo.audit.events(actor=EDITOR, newest_first=False)] == [
+        "run.created", "decision.approve", "run.state"]
+    assert {e.action for e in repo.audit.events(action="run.", run_id=run_id)} == {"run.created", "run.state"}
+
+
+def test_events_since_and_until_mean_the_same_instant_in_any_zone(chained: tuple[Repo, int]) -> None:
+    repo, run_id = chained
+    everything = repo.audit.events(newest_first=False, limit=10_000)
+    middle = next(e for e in everything if e.action == "decision.approve")
+    later = [e.seq for e in everything if e.created_at >= middle.created_at]
+    earlier = [e.seq for e in everything if e.created_at < middle.created_at]
+    for zone in (UTC, timezone(timedelta(hours=9)), timezone(timedelta(hours=-7))):
+        since = middle.created_at.astimezone(zone)
+        assert [e.seq for e in repo.audit.events(since=since, newest_first=False, limit=10_000)] == later
+        assert [e.seq for e in repo.audit.events(until=since, newest_first=False, limit=10_000)] == earlier
+
+
+def _row(engine: Engine, **where: object) -> AuditEventRow:
+    stmt = select(AuditEventRow)
+    for key, value in where.items():
+        stmt = stmt.where(getattr(AuditEventRow, key) == value)
+    with Session(engine) as s:
+        return s.exec(stmt).one()
+
+
+def _set(engine: Engine, row_id: int, column: str, value: object) -> None:
+    """Change one column of one stored event by hand, as someone with database access could."""
+    column_type = AuditEventRow.__table__.c[column].type
+    stmt = text(f"UPDATE audit_event SET {column} = :value WHERE id = :id").bindparams(  # noqa: S608 - fixed names
+        bindparam("value", type_=column_type))
+    with engine.begin() as conn:
+        assert conn.execute(stmt, {"value": value, "id": row_id}).rowcount == 1
+
+
+TAMPERED: dict[str, Callable[[AuditEventRow], object]] = {
+    "actor": lambda r: "mallory@example.com",
+    "action": lambda r: "decision.reject",
+    "entity_type": lambda r: "rubric",
+    "entity_id": lambda r: r.entity_id + "0",
+    "run_id": lambda r: r.run_id + 1000,
+    "before_hash": lambda r: "f" * 64,
+    "after_hash": lambda r: None,
+    "detail": lambda r: {**r.detail, "reason": "approved after a call"},
+    "created_at": lambda r: r.created_at + timedelta(seconds=1),
+    "prev_hash": lambda r: "a" * 64,
+    "hash": lambda r: "b" * 64,
+}
+"""A changed value for each hashed column of the middle event (the editor's approval)."""
+
+
+@pytest.mark.parametrize("column", list(TAMPERED))
+def test_changing_any_column_of_a_middle_event_breaks_the_chain_there(
+    chained: tuple[Repo, int], engine: Engine, column: str
+) -> None:
+    repo, _ = chained
+    target = _row(engine, action="decision.approve")
+    newest = repo.audit.events(limit=1)[0]
+    assert target.seq < newest.seq - 3  # a middle event, not the head
+    original = getattr(target, column)
+    new = TAMPERED[column](target)
+    assert new != original
+    _set(engine, target.id, column, new)
+    report = repo.audit.verify()
+    assert not report.ok and report.broken is not None
+    assert (report.broken.id, report.broken.seq, report.checked) == (target.id, target.seq, target.seq - 1)
+    assert f"audit event #{target.id}" in report.describe()
+    _set(engine, target.id, column, original)  # put back, the chain holds again: the column was the cause
+    assert repo.audit.verify().ok
+
+
+def test_renumbering_a_middle_event_names_that_event(chained: tuple[Repo, int], engine: Engine) -> None:
+    """seq orders the chain: a renumbered event leaves a gap; verify finds the event that still links
+    to the last good one under another seq and names it, with its old and new seq."""
+    repo, _ = chained
+    target = _row(engine, action="decision.approve")
+    _set(engine, target.id, "seq", target.seq + 100_000)
+    report = repo.audit.verify()
+    assert not report.ok and (report.broken.id, report.broken.seq) == (target.id, target.seq + 100_000)
+    assert f"changed from {target.seq} to {target.seq + 100_000}" in report.broken.problem
+
+
+def test_renumbering_the_newest_event_names_it(chained: tuple[Repo, int], engine: Engine) -> None:
+    repo, _ = chained
+    newest = repo.audit.events(limit=1)[0]
+    _set(engine, newest.id, "seq", newest.seq + 1)
+    report = repo.audit.verify()
+    assert not report.ok and report.broken.id == newest.id
+
+
+def test_deleting_a_middle_event_names_the_next_one(chained: tuple[Repo, int], engine: Engine) -> None:
+    repo, _ = chained
+    target = _row(engine, action="decision.approve")
+    after = _row(engine, seq=target.seq + 1)
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_event WHERE id = :id"), {"id": target.id})
+    report = repo.audit.verify()
+    assert not report.ok and (report.broken.id, report.broken.seq, report.checked) == (after.id, after.seq,
+                                                                                          target.seq - 1)
+    assert "missing" in report.broken.problem
+
+
+def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[Repo, int], engine: Engine) -> None:
+    repo, _ = chained
+    newest = repo.audit.events(limit=1)[0]
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_event WHERE id = :id"), {"id": newest.id})
+    report = repo.audit.verify()
+    assert not report.ok and report.checked == newest.seq - 1
+    assert (report.broken.id, report.broken.seq) == (None, newest.seq)
+    assert f"head says {newest.seq}" in report.broken.problem and "BROKEN" in report.describe()
+
+
+def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Repo, int], engine: Engine) -> None:
+    """Even a forger who knows the hash recipe is caught unless they also move the head."""
+    repo, _ = chained
+    newest = repo.audit.events(limit=1)[0]
+    fields = {"seq": newest.seq + 1, "created_at": datetime.now(UTC), "actor": ADMIN, "action": "settings.saved",
+              "entity_type": "settings", "entity_id": "defaults", "run_id": None, "before_hash": None,
+              "after_hash": None, "detail": {}, "prev_hash": newest.hash}
+    with Session(engine) as s:
+        s.add(AuditEventRow(**fields, hash=event_hash(fields)))
+        s.commit()
+    report = repo.audit.verify()
+    assert not report.ok and report.checked == newest.seq + 1 and report.broken.id is None
+
+
+def test_concurrent_writers_make_one_unforked_chain(repo: Repo, engine: Engine) -> None:
+    threads, runs_each, settings_each = 8, 3, 2
+    before = count(engine, AuditEventRow)
+    start = threading.Barrier(threads)
+
+    def writer(t: int) -> None:
+        start.wait()
+        for i in range(max(runs_each, settings_each)):
+            if i < runs_each:
+                run_id = new_run(repo, f"output {t}/{i}")
+                assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+            if i < settings_each:
+                repo.save_settings({f"thread_{t}": i}, actor=ADMIN)
+
+    pool = [threading.Thread(target=writer, args=(t,)) for t in range(threads)]
+    for th in pool:
+        th.start()
+    for th in pool:
+        th.join()
+    expected = before + threads * (runs_each * 2 + settings_each)
+    report = repo.audit.verify()
+    assert (report.ok, report.checked) == (True, expected), report.describe()
+    with Session(engine) as s:
+        seqs = s.exec(select(AuditEventRow.seq).order_by(col(AuditEventRow.seq))).all()
+        head = s.get(AuditHeadRow, 1)
+        newest = s.exec(select(AuditEventRow).where(AuditEventRow.seq == expected)).one()
+    assert seqs == list(range(1, expected + 1))
+    assert (head.seq, head.hash) == (expected, newest.hash)
+    assert count(engine, RunRow) == threads * runs_each
+    assert count(engine, SettingsRow) == threads * settings_each
+
+
+def test_refused_actions_leave_the_chain_intact(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo)
+    escalate(repo, run_id)
+    for attempt in (lambda: repo.resolve_escalation(run_id, "ship_as_is", VIEWER, "x"),
+                    lambda: repo.save_settings({"max_rounds": 9}, actor=EDITOR),
+                    lambda: repo.people.set_roles(VIEWER, ["admin"], actor=VIEWER)):
+        with pytest.raises(PermissionDenied):
+            attempt()
+    assert repo.audit.verify().ok
+    assert count(engine, EscalationRow, status="open") == 1
+    repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "ok")
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(InvalidTransition):  # a second resolution of a resolved run is refused by the engine
+        repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "again")
+    assert count(engine, AuditEventRow) == audited and repo.audit.verify().ok

@@ -1,0 +1,185 @@
+"""The verification record of a 3-round escalated run, checked from the exported JSON alone."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import zlib
+from pathlib import Path
+
+import pytest
+
+from santa_core import actions
+from santa_core.models import FixEdit, FixPlan, RunStatus
+from santa_core.record import pdf_safe, to_html, to_json, to_pdf
+from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
+from santa_core.rubric_library import load_builtin
+from santa_core.runner import Runner
+from storage.audit import GENESIS, event_hash
+from storage.db import init_db
+from storage.records import verification_record
+from storage.repo import Repo, RunNotFound
+from tests.conftest import grant
+
+RUBRIC = load_builtin("general")
+SPEC = "Write one sentence announcing the Acme rocket. Price: 10 €."
+FIRST = "Acme launched its rocket in 2019 <script>alert('x')</script> — ✓ 漢字 € 🚀"
+EDITOR, OFFICER = "editor@example.com", "officer@example.com"
+
+
+def sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def always_flags(request: ReviewRequest):
+    return failing(request, "factual_accuracy", "wrong launch year <b>", evidence="2019")
+
+
+def appends_a_word(request) -> FixPlan:
+    """Changes the text every round but never fixes what the reviewers flag."""
+    return FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2019 still")])
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Repo:
+    return grant(Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+
+
+@pytest.fixture
+def escalated_run(repo: Repo) -> int:
+    """Three NAUGHTY rounds (approve, then edit), round cap, shipped as is by an officer, one escape."""
+    reviewers = {name: FunctionReviewer(name, always_flags) for name in ("b", "c")}
+    fixer = FunctionFixer("fixer", appends_a_word)
+    runner = Runner(repo, lambda name: reviewers[name], lambda name: fixer, workers=2)
+    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b="b", reviewer_c="c", fixer="fixer",
+                             created_by=EDITOR)
+    assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    actions.approve_fix(repo, run_id, EDITOR, reason="looks right")
+    assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    edited = repo.load_round(run_id, 2).proposal.proposed_text + "\nEdited by a person."
+    actions.approve_fix(repo, run_id, EDITOR, edited, "added a line")
+    state = runner.execute(run_id)
+    assert (state.status, state.round) == (RunStatus.ESCALATED, 3)
+    repo.assign_escalation(run_id, OFFICER, "admin@example.com")
+    repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "Legal confirmed the year.")
+    repo.report_escape(run_id, "factual_accuracy", "The year was wrong after all.", "major", "viewer@example.com")
+    return run_id
+
+
+def exported(repo: Repo, run_id: int) -> dict:
+    return json.loads(to_json(verification_record(repo, run_id)))
+
+
+def test_hashes_recompute_from_the_record_alone(repo: Repo, escalated_run: int) -> None:
+    data = exported(repo, escalated_run)
+    rounds = data["rounds"]
+    assert [r["round_no"] for r in rounds] == [1, 2, 3]
+    for rnd in rounds:
+        assert rnd["output_hash"] == sha(rnd["output_text"])
+    for rnd, nxt in zip(rounds, rounds[1:], strict=False):
+        (decision,) = rnd["decisions"]
+        assert decision["before_hash"] == sha(rnd["output_text"])
+        assert decision["after_hash"] == sha(nxt["output_text"]) == sha(decision["after_text"])
+    (ship,) = rounds[2]["decisions"]
+    assert ship["action"] == "ship_as_is" and ship["before_hash"] == ship["after_hash"] == sha(rounds[2]["output_text"])
+    assert data["final_output_hash"] == sha(data["final_output"]) == rounds[2]["output_hash"]
+    assert data["spec_hash"] == sha(data["spec"])
+    rubric = data["rubric"]
+    body = {"name": rubric["name"], "version": rubric["version"], "domain": rubric["domain"],
+            "description": RUBRIC.description, "criteria": rubric["criteria"]}
+    assert rubric["hash"] == sha(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+    rest = {k: v for k, v in data.items() if k != "record_hash"}
+    assert data["record_hash"] == sha(json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def test_audit_events_rehash_and_link(repo: Repo, escalated_run: int) -> None:
+    events = exported(repo, escalated_run)["audit_events"]
+    assert events and all(e["run_id"] == escalated_run for e in events)
+    for event in events:
+        assert event_hash(event) == event["hash"]
+    for before, after in zip(events, events[1:], strict=False):
+        assert after["seq"] == before["seq"] + 1  # nothing else happened meanwhile in this database
+        assert after["prev_hash"] == before["hash"]
+    # The first event links to the chain before the run (the role grants), which verify checks.
+    first = events[0]
+    (before_run,) = [e for e in repo.audit.events(newest_first=False, limit=10_000) if e.seq == first["seq"] - 1]
+    assert first["prev_hash"] == before_run.hash != GENESIS and before_run.run_id is None
+    assert repo.audit.verify().ok
+    actions_seen = [e["action"] for e in events]
+    for action in ("run.created", "review.saved", "round.gate", "proposal.saved", "decision.approve",
+                   "decision.edit", "escalation.opened", "escalation.assigned", "decision.ship_as_is",
+                   "escalation.resolved", "escape.reported"):
+        assert action in actions_seen, action
+
+
+def test_every_review_decision_and_the_escalation_are_present(repo: Repo, escalated_run: int) -> None:
+    data = exported(repo, escalated_run)
+    for rnd in data["rounds"]:
+        assert [r["slot"] for r in rnd["reviews"]] == ["B", "C"]
+        for review in rnd["reviews"]:
+            assert review["verdict"] == "FAIL" and review["issues"][0]["criterion"] == "factual_accuracy"
+            assert {c["criterion"] for c in review["checks"]} == set(RUBRIC.criterion_ids())
+        assert rnd["gate"]["decision"] == "NAUGHTY" and rnd["gate"]["issues"][0]["flagged_by"] == "both"
+    assert [d["action"] for r in data["rounds"] for d in r["decisions"]] == ["approve", "edit", "ship_as_is"]
+    assert [d["actor"] for r in data["rounds"] for d in r["decisions"]] == [EDITOR, EDITOR, OFFICER]
+    assert data["rounds"][0]["proposal"]["diff"].count("+Acme") == 1
+    assert "+Edited by a person." in data["rounds"][1]["diff_to_next"]
+    assert data["rounds"][2]["diff_to_next"] is None
+    (esc,) = data["escalations"]
+    assert (esc["reason"], esc["owner"], esc["resolution"], esc["resolved_by"]) == \
+        ("round_cap", OFFICER, "ship_as_is", OFFICER)
+    assert esc["justification"] == "Legal confirmed the year." and esc["resolved_at"] and esc["due_at"]
+    assert data["status"] == RunStatus.RESOLVED_SHIPPED.value
+    assert [(h["from_status"], h["to_status"]) for h in data["history"]][-1] == ("escalated", "resolved_shipped")
+    (escape,) = data["escapes"]
+    assert (escape["severity"], escape["reported_by"]) == ("major", "viewer@example.com")
+    assert (data["reviewer_b"], data["reviewer_c"], data["fix_agent"], data["created_by"]) == \
+        ("b", "c", "fixer", EDITOR)
+
+
+def test_json_is_stable(repo: Repo, escalated_run: int) -> None:
+    record = verification_record(repo, escalated_run)
+    assert to_json(record) == to_json(record.model_validate_json(to_json(record)))
+
+
+def test_html_shows_each_round_and_escapes_markup(repo: Repo, escalated_run: int) -> None:
+    page = to_html(verification_record(repo, escalated_run))
+    for n in (1, 2, 3):
+        assert f'id="round-{n}"' in page
+    assert "<script" not in page and "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "wrong launch year &lt;b&gt;" in page and "漢字" in page
+    assert "http://" not in page and "https://" not in page and "src=" not in page
+    assert "Legal confirmed the year." in page and "The year was wrong after all." in page
+
+
+def test_pdf_survives_text_outside_latin_1(repo: Repo, escalated_run: int) -> None:
+    pdf = to_pdf(verification_record(repo, escalated_run))
+    assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
+    shown = pdf_text(pdf)
+    assert "u2713" in shown and "u6f22" in shown and "U0001f680" in shown  # shown as code points, not dropped
+    assert "€" in shown  # Windows-1252 has the euro sign: it stays itself
+    assert "shown as" in shown and "JSON export of the record holds the exact texts" in shown
+
+
+def pdf_text(pdf: bytes) -> str:
+    """The page content streams of a PDF, inflated and decoded as the core fonts' Windows-1252."""
+    parts = re.findall(rb"stream\r?\n(.*?)\r?\nendstream", pdf, re.S)
+    out = []
+    for part in parts:
+        try:
+            out.append(zlib.decompress(part).decode("cp1252", errors="replace"))
+        except zlib.error:
+            out.append(part.decode("cp1252", errors="replace"))
+    return re.sub(r"\)\s*-?\d*\.?\d*\s*\(", "", "\n".join(out))  # join text pieces split by kerning
+
+
+def test_pdf_safe_escapes_instead_of_dropping() -> None:
+    assert pdf_safe("€ ✓ 漢字") == ("€ \\u2713 \\u6f22\\u5b57", 3)
+    assert pdf_safe("a\tb\u200bc🚀") == ("a    b\\u200bc\\U0001f680", 2)
+
+
+def test_unknown_run(repo: Repo) -> None:
+    with pytest.raises(RunNotFound):
+        verification_record(repo, 999)

@@ -1,0 +1,117 @@
+"""The Audit page: filters over the hash-chained audit trail, a detail view, verify and CSV export."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, time, timedelta
+
+import pandas as pd
+import streamlit as st
+
+from storage.audit import AuditEvent
+from ui import services
+from ui.safe import md
+
+ANY = "any"
+EARLIEST = date(2000, 1, 1)
+"""The date inputs' lower bound (Streamlit's default is ten years back)."""
+SHORT = 12
+"""Characters of a hash shown in the table (the detail view and the CSV have all 64)."""
+
+
+@dataclass
+class Filters:
+    """What the person asked for; None or empty: no restriction."""
+
+    actor: str | None = None
+    action: str | None = None
+    entity_type: str | None = None
+    run_id: int | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    limit: int = 500
+
+
+def short(value: str | None) -> str:
+    """A hash shortened for the table."""
+    return "" if not value else value[:SHORT] + "…"
+
+
+def action_prefixes(actions: list[str]) -> list[str]:
+    """Each action family (`run.`, `escalation.`, …) followed by the actions in it."""
+    families = sorted({a.split(".", 1)[0] + "." for a in actions if "." in a})
+    return sorted({*families, *actions})
+
+
+def _day(value: date | None, plus: int = 0) -> datetime | None:
+    return None if value is None else datetime.combine(value + timedelta(days=plus), time(), tzinfo=UTC)
+
+
+def filters(facets: dict[str, list[str]]) -> Filters | None:
+    """The filter controls; None when one of them holds something unusable (an error is shown)."""
+    c1, c2, c3, c4 = st.columns(4)
+    actor = c1.selectbox("Actor", [ANY, *facets.get("actor", [])], key="audit_actor",
+                         format_func=lambda a: a if a == ANY else services.display(a))
+    action = c2.selectbox("Action", [ANY, *action_prefixes(facets.get("action", []))], key="audit_action",
+                          help="A family such as `escalation.` matches every action in it.")
+    entity = c3.selectbox("Entity", [ANY, *facets.get("entity_type", [])], key="audit_entity")
+    raw_run = c4.text_input("Run", key="audit_run", placeholder="any run")
+    d1, d2, d3 = st.columns(3)
+    since = d1.date_input("From (UTC)", None, min_value=EARLIEST, key="audit_since")
+    until = d2.date_input("Until (UTC, inclusive)", None, min_value=EARLIEST, key="audit_until")
+    limit = d3.number_input("Show at most", 10, 10_000, 500, step=100, key="audit_limit")
+    run_id = None
+    if raw_run.strip():
+        if not raw_run.strip().lstrip("#").isdigit():
+            st.error(f"{md(raw_run)} is not a run number.")
+            return None
+        run_id = int(raw_run.strip().lstrip("#"))
+    return Filters(actor=None if actor == ANY else actor, action=None if action == ANY else action,
+                   entity_type=None if entity == ANY else entity, run_id=run_id, since=_day(since),
+                   until=_day(until, plus=1), limit=int(limit))
+
+
+def events(f: Filters) -> list[AuditEvent]:
+    """The events the filters select, newest first."""
+    return services.desk().repo.audit.events(actor=f.actor, action=f.action, entity_type=f.entity_type,
+                                              run_id=f.run_id, since=f.since, until=f.until, limit=f.limit,
+                                              newest_first=True)
+
+
+def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
+    """The events as a table: hashes shortened on the page, whole in the export."""
+    cut = (lambda h: h or "") if full else short
+    rows = [{"seq": e.seq, "time": e.created_at.astimezone(UTC).isoformat(timespec="seconds"),
+             "actor": e.actor if full else services.display(e.actor), "action": e.action,
+             "entity": f"{e.entity_type} {e.entity_id}", "run": e.run_id, "before": cut(e.before_hash),
+             "after": cut(e.after_hash), "prev": cut(e.prev_hash), "hash": cut(e.hash),
+             "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False)} for e in items]
+    columns = ["seq", "time", "actor", "action", "entity", "run", "before", "after", "prev", "hash", "detail"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def table(items: list[AuditEvent]) -> None:
+    """The events on the page, and a CSV of the same selection (full hashes, actor ids)."""
+    st.caption(f"{len(items)} event{'s' if len(items) != 1 else ''}, newest first")
+    st.dataframe(frame(items), hide_index=True, width="stretch",
+                 column_config={"run": st.column_config.NumberColumn("run", format="%d")})
+    st.download_button("Export these events as CSV", frame(items, full=True).to_csv(index=False),
+                       file_name="santa-audit.csv", mime="text/csv", key="audit_csv")
+
+
+def detail(items: list[AuditEvent]) -> None:
+    """One event in full: every field, every hash whole."""
+    by_seq = {e.seq: e for e in items}
+    seq = st.selectbox("Event", list(by_seq), key="audit_pick",
+                       format_func=lambda s: f"#{s} · {by_seq[s].action} · {services.display(by_seq[s].actor)}")
+    if seq is not None:
+        st.code(json.dumps(by_seq[seq].model_dump(mode="json"), indent=2, ensure_ascii=False), language="json",
+                wrap_lines=True)
+
+
+def verify() -> None:
+    """Recompute the whole chain and say whether it holds, naming the first broken row."""
+    if st.button("Verify the chain", type="primary", key="audit_verify"):
+        report = services.desk().repo.audit.verify()
+        (st.success if report.ok else st.error)(md(report.describe()))

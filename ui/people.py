@@ -1,0 +1,69 @@
+"""The People page: everyone with their roles; admins add people and set roles."""
+
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.roles import DOING, GRANTS, LOCAL, ROLE_LABEL, Permission, PermissionDenied, Role
+from storage.people import PersonView
+from ui import services
+from ui.safe import md
+
+NEW = "__new__"
+FLASH = "people_flash"
+
+
+def people_table(people: list[PersonView]) -> None:
+    """Everyone the desk knows, with their roles and who last changed them."""
+    rows = [{"id": p.id, "name": p.name, "roles": ", ".join(ROLE_LABEL[r] for r in p.roles) or "no role",
+             "since": f"{p.created_at:%Y-%m-%d}", "changed": f"{p.updated_at:%Y-%m-%d %H:%M} UTC",
+             "by": services.display(p.updated_by) if p.updated_by else ""} for p in people]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def roles_table() -> None:
+    """What each role may do (every role may read everything)."""
+    rows = [{"role": ROLE_LABEL[role], "may": "everything" if role == Role.ADMIN else
+             "; ".join(DOING[p] for p in Permission if p in grants) or "read only"}
+            for role, grants in GRANTS.items()]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _label(pid: str, people: dict[str, PersonView]) -> str:
+    if pid == NEW:
+        return "➕ someone new (by e-mail)"
+    person = people[pid]
+    return f"{person.name} (local user)" if pid == LOCAL else person.label
+
+
+def role_form(people: list[PersonView]) -> None:
+    """Add a person by e-mail or change someone's roles; storage refusals are shown as errors."""
+    by_id = {p.id: p for p in people}
+    pid = st.selectbox("Person", [NEW, *by_id], format_func=lambda i: _label(i, by_id), key="people_pick")
+    if pid == NEW:
+        email = st.text_input("E-mail address (what they sign in with)", key="people_email")
+        name = st.text_input("Name (optional; their sign-in name replaces it)", key="people_name")
+        current: list[Role] = []
+    else:
+        email, name, current = pid, None, by_id[pid].roles
+    roles = st.multiselect("Roles", list(Role), default=current, format_func=lambda r: ROLE_LABEL[Role(r)],
+                           key=f"people_roles_{pid}")
+    if st.button("Save roles", type="primary", key="people_save"):
+        _save(email, roles, name)
+
+
+def _save(email: str, roles: list[Role], name: str | None) -> None:
+    if not email.strip():
+        st.error("Say whose roles to set: enter their e-mail address.")
+        return
+    if not roles:
+        st.warning("No role: this person may still read everything but do nothing.")
+    try:
+        person = services.desk().repo.people.set_roles(email, roles, services.actor(), name=name)
+    except (PermissionDenied, ValueError) as exc:
+        st.error(md(str(exc)))
+        return
+    have = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role"
+    st.session_state[FLASH] = f"{person.label}: {have}"
+    st.rerun()

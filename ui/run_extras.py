@@ -1,0 +1,107 @@
+"""Below a run: its verification record (JSON, HTML, PDF downloads) and its escapes.
+
+Rendered outside the polling fragment: nothing here reruns every 2 s, and the record is built
+only when a download button is clicked (Streamlit calls the data callable then).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.models import RunStatus
+from santa_core.record import to_html, to_json, to_pdf
+from santa_core.roles import Permission, PermissionDenied
+from santa_core.runner import open_person_slots
+from storage.records import verification_record
+from storage.repo import SEVERITIES, Repo, RunNotFound, RunView
+from ui import services
+from ui.safe import md
+
+SHIPPED = (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED)
+OTHER = "other"
+"""The criterion of an escape that no rubric criterion covers."""
+
+FORMATS: dict[str, tuple[str, str, Callable]] = {
+    "json": ("JSON (exact, with hashes)", "application/json", to_json),
+    "html": ("HTML (readable)", "text/html", to_html),
+    "pdf": ("PDF (readable)", "application/pdf", to_pdf),
+}
+
+
+def _builder(repo: Repo, run_id: int, render: Callable) -> Callable[[], str | bytes]:
+    """The download's data, built on click from the database (never from the page's snapshot).
+
+    It runs on a thread of its own, so it holds the repository itself, not `services`.
+    """
+    return lambda: render(verification_record(repo, run_id))
+
+
+def record_section(view: RunView) -> None:
+    """Download buttons for the run's verification record."""
+    st.markdown("#### Verification record")
+    rnd = view.current_round
+    if rnd is not None and rnd.gate is None and open_person_slots(view, rnd.reviews):
+        # The record holds every review: it would show a person reviewer the other verdict.
+        st.caption("Available once the person reviews of this round are in (the record holds every review).")
+        return
+    st.caption("Everything that shows how this run's output came to be: spec, rubric, each round's output with "
+               "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
+               "the run's audit events. The JSON is exact; HTML and PDF are readable copies.")
+    repo = services.desk().repo
+    for col, (fmt, (label, mime, render)) in zip(st.columns(len(FORMATS)), FORMATS.items(), strict=True):
+        col.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
+                            mime=mime, key=f"record_{fmt}_{view.id}", on_click="ignore", icon=":material/download:")
+
+
+def escapes_list(view: RunView) -> None:
+    """The escapes reported on the run."""
+    if not view.escapes:
+        st.caption("No escapes reported.")
+        return
+    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": services.display(e.reported_by),
+             "criterion": e.criterion, "severity": e.severity, "description": e.description} for e in view.escapes]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+
+
+def _criterion_label(view: RunView) -> Callable[[str], str]:
+    names = {c.id: f"{c.name} ({c.id})" for c in view.rubric.criteria}
+    return lambda cid: names.get(cid, "other (no criterion of the rubric)")
+
+
+def escape_form(view: RunView) -> None:
+    """Report a defect found after shipping: criterion, description, severity."""
+    key = f"escape_{view.id}"
+    if st.session_state.pop(f"{key}_done", False):
+        st.session_state.pop(f"{key}_description", None)  # reported: start the next one empty
+        st.success("Escape reported. It counts in the escape rate and is listed above.")
+    criterion = st.selectbox("Criterion the defect falls under", [*view.rubric.criterion_ids(), OTHER],
+                             format_func=_criterion_label(view), key=f"{key}_criterion")
+    description = st.text_area("What is wrong, and where", key=f"{key}_description",
+                               placeholder="e.g. the launch year in the second sentence is wrong")
+    severity = st.radio("Severity", SEVERITIES, horizontal=True, key=f"{key}_severity")
+    if not st.button("Report escape", key=f"{key}_submit"):
+        return
+    try:
+        services.desk().repo.report_escape(view.id, criterion, description, severity, services.actor())
+    except (PermissionDenied, RunNotFound, ValueError) as exc:
+        st.error(md(str(exc)))  # the typed description stays in its box
+        return
+    st.session_state[f"{key}_done"] = True
+    st.rerun()
+
+
+def escapes_section(view: RunView) -> None:
+    """The run's escapes, and the form to report one once the run shipped."""
+    st.markdown("#### Escapes")
+    escapes_list(view)
+    if view.status not in SHIPPED:
+        st.caption("Escapes (defects found after shipping) are reported here once the run has shipped.")
+        return
+    if not services.can(Permission.REPORT_ESCAPE):
+        st.info(md(services.refusal(Permission.REPORT_ESCAPE)))  # names come from sign-in: escaped
+        return
+    with st.expander("Report an escape", expanded=False):
+        escape_form(view)
