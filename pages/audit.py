@@ -9,15 +9,18 @@ ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("📒 Audit")
 st.caption("Each event records who did what to which entity, when, the hashes of the entity before and after, "
-           "and the hash of the event before it. Changing, removing or reordering any stored event breaks the "
-           "chain from there on; *Verify the chain* recomputes it. Also: `python -m santa_core audit verify`.")
+           "and the hash of the event before it. Changing, removing, inserting or reordering a stored event "
+           "breaks the chain from there on, and *Verify the chain* names the first broken link (also: "
+           "`python -m santa_core audit verify`). Someone who rewrites the whole tail and the head together "
+           "can only be caught against a hash noted elsewhere: Verify prints the newest hash for that.")
 audit.verify()
 chosen = audit.filters(services.desk().repo.audit.facets())
 if chosen is not None:
-    items = audit.events(chosen)
-    if not items:
+    selection = audit.events(chosen)  # leaves out the runs whose reviews are still blind
+    audit.hidden_note(selection.hidden)
+    if not selection.items:
         st.info("No audit event matches these filters.")
     else:
-        audit.table(items)
+        audit.table(selection.items)
         with st.expander("One event in full"):
-            audit.detail(items)
+            audit.detail(selection.items)

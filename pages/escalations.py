@@ -17,11 +17,12 @@ if flash := st.session_state.pop(escalations.FLASH, None):
 repo = services.desk().repo
 now = services.now()
 open_items = repo.list_escalations(status="open")
+escalations.stale_click_notice({e.id for e in open_items})
 if not open_items:
     st.info("Nothing is escalated. 🎄")
 else:
     escalations.counts(open_items, now)
-    shown = escalations.filtered(open_items)
+    shown = escalations.filtered(open_items, now)
     if not shown:
         st.info("No open escalation matches these filters.")
     else:

@@ -16,14 +16,19 @@ runs = services.desk().repo.list_runs(limit=500, status=None if status == "all" 
 if not runs:
     st.info("No runs yet. Start one on the Review page or with `python -m santa_core review`.")
 else:
+    # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
+    blind = services.desk().repo.blind_run_ids()
     table = pd.DataFrame([{
         "run": r.id, "status": components.status_label(r.status), "rubric": f"{r.rubric_name} v{r.rubric_version}",
-        "rounds": r.rounds, "cost (USD)": round(r.cost_usd, 6), "created": r.created_at, "by": r.created_by,
+        "rounds": r.rounds, "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),
+        "created": r.created_at, "by": r.created_by,
         "source": r.source, "escalation": r.escalation_reason.value if r.escalation_reason else "",
         "open": f"./review?run={r.id}",
     } for r in runs])
     st.dataframe(table, hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})
+    if blind & {r.id for r in runs}:
+        st.caption("No cost is shown for runs waiting for a person reviewer until the reviews are in.")
     choice = st.selectbox("Open run", [r.id for r in runs], format_func=lambda i: f"#{i}", key="runs_open_id")
     if st.button("Open", key="runs_open"):
         st.switch_page("pages/review.py", query_params={"run": str(choice)})

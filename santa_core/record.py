@@ -2,7 +2,8 @@
 when, on which evidence. Pure: `storage.records` assembles it, this module renders it.
 
 Every text the record holds comes with its SHA-256, and the record itself carries
-`record_hash`, the SHA-256 of the canonical JSON of every other field, so anyone holding the
+`record_hash`, the SHA-256 of the canonical JSON of every other field but the time it was
+generated (so two exports of an unchanged run carry the same hash), so anyone holding the
 JSON alone can recompute each round's hash, each decision's before/after hash, each audit
 event's hash and link, and the record's own hash. The HTML and PDF are readable renderings of
 the same record; the JSON is the exact one.
@@ -53,6 +54,7 @@ class RecordRubric(BaseModel):
     name: str
     version: int
     domain: str
+    description: str = ""
     criteria: list[Criterion]
     hash: str
     """sha256 of the canonical JSON of the resolved rubric (name, version, domain, description, criteria)."""
@@ -72,8 +74,10 @@ class RecordReview(BaseModel):
     issues: list[ReviewIssue] = Field(default_factory=list)
     suggestions: list[str] = Field(default_factory=list)
     error: str | None = None
+    raw_response: str = ""
+    """The reviewer's answer exactly as received (a person's review: its JSON)."""
     raw_response_hash: str
-    """sha256 of the reviewer's raw answer (the audit event `review.saved` carries it too)."""
+    """sha256 of `raw_response` (the audit event `review.saved` carries it as its after-hash)."""
     cost_usd: float = 0.0
 
 
@@ -214,12 +218,17 @@ class VerificationRecord(BaseModel):
     and `python -m santa_core audit verify` checks that link against the database."""
     generated_at: datetime
     record_hash: str = ""
-    """sha256 of the canonical JSON of every other field (see `record_hash_of`)."""
+    """sha256 of the canonical JSON of every other field but `generated_at` (see `record_hash_of`)."""
+
+
+UNHASHED = frozenset({"record_hash", "generated_at"})
+"""Fields the record hash leaves out: itself, and when the record was generated (so exports of an
+unchanged run, in any format, at any time, carry the same hash)."""
 
 
 def record_hash_of(data: dict[str, Any]) -> str:
-    """The record hash of a record as JSON data (its own `record_hash` left out)."""
-    return sha256_text(canonical_json({k: v for k, v in data.items() if k != "record_hash"}))
+    """The record hash of a record as JSON data: every field but `UNHASHED`."""
+    return sha256_text(canonical_json({k: v for k, v in data.items() if k not in UNHASHED}))
 
 
 def sealed(record: VerificationRecord) -> VerificationRecord:

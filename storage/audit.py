@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import BaseModel
+from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
 from storage.sessions import Transactions, utc
@@ -27,6 +28,9 @@ from storage.tables import AuditEventRow, AuditHeadRow, utcnow
 
 GENESIS = "0" * 64
 """The previous hash of the first event."""
+
+_EVENTS = AuditEventRow.__table__
+_HEAD = AuditHeadRow.__table__
 
 HASHED = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
           "after_hash", "detail", "prev_hash")
@@ -64,10 +68,17 @@ def append(
     after: str | None = None,
     detail: dict[str, Any] | None = None,
 ) -> AuditEventRow:
-    """Append one event to the chain inside the caller's transaction."""
-    head = s.exec(select(AuditHeadRow).where(AuditHeadRow.id == 1).with_for_update()).one()
+    """Append one event to the chain inside the caller's transaction.
+
+    Plain Core statements on the session's connection (no ORM flush): three short statements, so
+    the trail adds about a millisecond per event. The event's id is its seq, so a row's id is
+    covered by the chain too (verify checks that they agree).
+    """
+    conn = s.connection()
+    last_seq, last_hash = conn.execute(
+        select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()).one()
     fields: dict[str, Any] = {
-        "seq": head.seq + 1,
+        "seq": last_seq + 1,
         "created_at": utcnow(),
         "actor": actor,
         "action": action,
@@ -77,13 +88,12 @@ def append(
         "before_hash": before,
         "after_hash": after,
         "detail": _plain(detail),
-        "prev_hash": head.hash,
+        "prev_hash": last_hash,
     }
-    row = AuditEventRow(**fields, hash=event_hash(fields))
-    head.seq, head.hash = row.seq, row.hash
-    s.add(row)
-    s.add(head)
-    return row
+    digest = event_hash(fields)
+    conn.execute(_EVENTS.insert().values(id=fields["seq"], **fields, hash=digest))
+    conn.execute(_HEAD.update().where(_HEAD.c.id == 1).values(seq=fields["seq"], hash=digest))
+    return AuditEventRow(id=fields["seq"], **fields, hash=digest)
 
 
 class AuditEvent(BaseModel):
@@ -123,11 +133,15 @@ class VerifyReport(BaseModel):
     ok: bool
     checked: int
     broken: BrokenLink | None = None
+    head_hash: str | None = None
+    """The newest event's hash when the chain is intact (to anchor it outside the database)."""
 
     def describe(self) -> str:
         """What a person reads after pressing Verify (or running `audit verify`)."""
         if self.ok:
-            return f"The audit chain is intact: {self.checked} events verified."
+            anchor = f" Newest hash: {self.head_hash} (note it outside the database: a later verify that " \
+                "does not reach this hash at this seq means the tail was rewritten)." if self.head_hash else ""
+            return f"The audit chain is intact: {self.checked} events verified.{anchor}"
         return f"The audit chain is BROKEN at {self.broken.describe()}. {self.checked} events before it verified."
 
 
@@ -135,12 +149,17 @@ def _event_of(row: AuditEventRow) -> AuditEvent:
     return AuditEvent(**{**row.model_dump(), "created_at": utc(row.created_at)})
 
 
-def _first_problem(row: AuditEventRow, expected_seq: int, prev_hash: str) -> str | None:
-    """Why this row does not link, or None when it does."""
+def _first_problem(row: AuditEventRow, expected_seq: int, prev: AuditEventRow | None) -> str | None:
+    """Why this row does not link to `prev` (None: it is the first event), or None when it does."""
     if row.seq != expected_seq:
         return f"expected seq {expected_seq} next but found {row.seq}: events are missing or were renumbered"
-    if row.prev_hash != prev_hash:
-        return "its previous-hash does not match the event before it"
+    if row.id != row.seq:
+        return f"its id is {row.id} but every event's id is its seq ({row.seq}): the id was changed"
+    if row.prev_hash != (GENESIS if prev is None else prev.hash):
+        if prev is None:
+            return "its previous-hash is not the chain's start value: this row's previous-hash was changed"
+        return (f"its previous-hash does not match audit event #{prev.id} (seq {prev.seq}): either #{prev.id} "
+                "was changed and its hash recomputed, or this row's previous-hash was changed")
     fields = row.model_dump()
     fields["created_at"] = utc(row.created_at)
     if event_hash(fields) != row.hash:
@@ -211,22 +230,57 @@ class AuditStore(Transactions):
             yield from rows
             last = rows[-1].seq
 
+    @staticmethod
+    def _before_the_chain(s: Session) -> AuditEventRow | None:
+        """The first row the walk would never reach: a seq below 1 (the chain starts at 1)."""
+        stmt = select(AuditEventRow).where(AuditEventRow.seq < 1).order_by(col(AuditEventRow.seq),
+                                                                          col(AuditEventRow.id))
+        return s.exec(stmt.limit(1)).first()
+
     def verify(self) -> VerifyReport:
-        """Recompute every link; report the first one that does not hold."""
+        """Recompute every link; report the first one that does not hold.
+
+        Streams the chain in batches (never the whole chain in memory), then checks that the walk
+        saw every stored row: a row outside it (inserted before seq 1) is named too.
+        """
         with self._read() as s:
-            prev, checked, expected = GENESIS, 0, 1
+            forged = self._before_the_chain(s)
+            if forged is not None:
+                return VerifyReport(ok=False, checked=0, broken=BrokenLink(
+                    id=forged.id, seq=forged.seq,
+                    problem="seq must start at 1: a row was inserted before the chain"))
+            prev: AuditEventRow | None = None
+            checked, expected = 0, 1
             for row in self._rows(s):
                 problem = _first_problem(row, expected, prev)
                 if problem:
                     if row.seq != expected:
-                        row, problem = _renumbered(s, prev, expected) or (row, problem)
+                        row, problem = _renumbered(s, GENESIS if prev is None else prev.hash, expected) \
+                            or (row, problem)
                     return VerifyReport(ok=False, checked=checked, broken=BrokenLink(id=row.id, seq=row.seq,
                                                                                      problem=problem))
-                prev, checked, expected = row.hash, checked + 1, row.seq + 1
+                prev, checked, expected = row, checked + 1, row.seq + 1
+            last = GENESIS if prev is None else prev.hash
             head = s.get(AuditHeadRow, 1)
-            if head is not None and (head.seq, head.hash) != (checked, prev):
+            if head is not None and checked > head.seq:
+                extra = s.exec(select(AuditEventRow).where(AuditEventRow.seq > head.seq)
+                               .order_by(col(AuditEventRow.seq)).limit(1)).one()
+                return VerifyReport(ok=False, checked=head.seq, broken=BrokenLink(
+                    id=extra.id, seq=extra.seq, problem=f"it was written after the chain's head (seq {head.seq}): "
+                    "the app did not append it"))
+            if head is not None and (head.seq, head.hash) != (checked, last):
                 gone = BrokenLink(id=None, seq=checked + 1,
                                   problem=f"the chain ends at seq {checked} but its head says {head.seq}: "
                                   "the newest events were removed")
                 return VerifyReport(ok=False, checked=checked, broken=gone)
-            return VerifyReport(ok=True, checked=checked)
+            stored = int(s.exec(select(func.count()).select_from(AuditEventRow)).one())
+            if stored != checked:
+                seq = col(AuditEventRow.seq)
+                stray = s.exec(select(AuditEventRow).where(or_(seq.is_(None), seq < 1, seq > checked))
+                               .order_by(col(AuditEventRow.id)).limit(1)).first()
+                where = (None, checked + 1) if stray is None or stray.seq is None else (stray.id, stray.seq)
+                outside = BrokenLink(id=where[0], seq=where[1],
+                                     problem=f"{stored} events are stored but the chain holds {checked}: "
+                                     f"{stored - checked} row(s) lie outside it")
+                return VerifyReport(ok=False, checked=checked, broken=outside)
+            return VerifyReport(ok=True, checked=checked, head_hash=None if prev is None else prev.hash)

@@ -31,6 +31,9 @@ from storage.tables import PersonRow, utcnow
 
 MAX_NAME_CHARS = 200
 
+RESERVED_IDS = frozenset(a.casefold() for a in (*SYSTEM_ACTORS, LOCAL))
+"""Ids no signed-in person may have: acting as one would pass for system code or the local admin."""
+
 
 class PersonView(BaseModel):
     """A person as the pages show them."""
@@ -93,10 +96,16 @@ class PeopleStore(Transactions):
 
     def sign_in(self, person_id: str, name: str, pattern_roles: Iterable[Role] = ()) -> PersonView:
         """Register a signed-in person on first sight (roles from the config's e-mail patterns,
-        else viewer); later sign-ins only refresh the name. Roles an admin set are never overwritten."""
+        else viewer); later sign-ins only refresh the name (audited). Roles an admin set are never
+        overwritten. The id is stored as given (the caller casefolds e-mail addresses); the ids of
+        system code and `local` are refused."""
         person_id, name = person_id.strip(), name.strip()[:MAX_NAME_CHARS]
         if not person_id:
             raise PeopleError("a signed-in person needs an e-mail address or subject")
+        if person_id.casefold() in RESERVED_IDS:
+            raise PeopleError(f"{person_id!r} is reserved for the desk itself (the local user or system code); "
+                              "sign in with an account whose e-mail address or subject is not one of "
+                              + ", ".join(sorted(RESERVED_IDS)))
         with self._tx() as s:
             row = s.get(PersonRow, person_id)
             if row is None:
@@ -106,8 +115,10 @@ class PeopleStore(Transactions):
                 audit.append(s, person_id, "person.signed_in_first", "person", person_id,
                              after=json_hash(row.roles), detail={"name": name, "roles": row.roles})
             elif name and row.name != name:
-                row.name, row.updated_at = name, utcnow()
+                before, row.name, row.updated_at = row.name, name, utcnow()
                 s.add(row)
+                audit.append(s, person_id, "person.renamed", "person", person_id,
+                             detail={"before": before, "after": name})
             s.flush()
             return _view(row)
 

@@ -41,7 +41,8 @@ def _review(outcome: ReviewOutcome) -> RecordReview:
         stated_verdict=None if review is None else review.verdict,
         checks=[] if review is None else review.checks, issues=[] if review is None else review.critical_issues,
         suggestions=[] if review is None else review.suggestions, error=outcome.error,
-        raw_response_hash=sha256_text(outcome.raw_response), cost_usd=outcome.cost_usd,
+        raw_response=outcome.raw_response, raw_response_hash=sha256_text(outcome.raw_response),
+        cost_usd=outcome.cost_usd,
     )
 
 
@@ -83,8 +84,7 @@ def verification_record(repo: Repo, run_id: int, now: datetime | None = None) ->
         run_id=view.id, status=view.status.value,
         escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,
         spec=view.spec, spec_hash=sha256_text(view.spec),
-        rubric=RecordRubric(name=view.rubric.name, version=view.rubric.version, domain=view.rubric.domain,
-                            criteria=view.rubric.criteria, hash=rubric_hash(view.rubric)),
+        rubric=RecordRubric(**view.rubric.model_dump(), hash=rubric_hash(view.rubric)),
         reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, fix_agent=view.fixer, person_b=view.person_b,
         person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,
         created_by=view.created_by, created_at=view.created_at, source=view.source,

@@ -42,12 +42,13 @@ from santa_core.models import (
     Slot,
     Usage,
 )
+from santa_core.reviewers.base import PERSON
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
 from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage import audit
 from storage.audit import AuditStore
 from storage.hashing import content_hash, json_hash, sha256_text
-from storage.people import PeopleStore, require, roles_of
+from storage.people import PeopleStore, require
 from storage.rubrics import RubricStore
 from storage.sessions import Transactions
 from storage.sessions import utc as _utc
@@ -88,12 +89,13 @@ DECISION_PERMISSION: dict[str, Permission] = {
 }
 """What a person must be allowed to do to record each decision."""
 
-_TRANSITION_PERMISSION: dict[RunStatus, Permission] = {
-    RunStatus.INTERRUPTED: Permission.RESUME_RUN,
-    RunStatus.AWAITING_HUMAN_REVIEW: Permission.PERSON_REVIEW,
-    RunStatus.ESCALATED: Permission.RESOLVE_ESCALATION,
+_PERSON_MOVES: dict[RunStatus, tuple[state_machine.Event, Permission]] = {
+    RunStatus.INTERRUPTED: (state_machine.Resume(), Permission.RESUME_RUN),
+    RunStatus.AWAITING_HUMAN_REVIEW: (state_machine.HumanReviewSubmitted(), Permission.PERSON_REVIEW),
 }
-"""A person (not system code) moving a run out of these states needs this permission."""
+"""The only moves `transition` makes for a person (not system code): from this status, the
+engine's state after this event, with this permission. Every other move is the engine's own
+(system actors), and an escalation is left only through `resolve_escalation`."""
 
 SEVERITIES = ("critical", "major", "minor")
 """How bad an escape is, as the reporter judges it."""
@@ -150,6 +152,10 @@ class EscalationNotOpen(LookupError):
 
 class RoundConflict(ValueError):
     """start_round with a different text for a round that reviewers already worked on."""
+
+
+class MoveRefused(ValueError):
+    """A person asked `transition` for a move that only system code (or resolve_escalation) makes."""
 
 
 # --- views for the pages --------------------------------------------------------------------
@@ -738,12 +744,37 @@ class Repo(Transactions):
             if RunStatus(row.status) not in wanted:
                 return False
             if actor not in SYSTEM_ACTORS:
-                need = _TRANSITION_PERMISSION.get(RunStatus(row.status))
-                if need is None:
-                    raise PermissionDenied(actor, Permission.RESUME_RUN, roles_of(s, actor))
-                require(s, actor, need)
+                self._check_person_move(s, row, new, actor)
             self._set_state(s, row, new, actor, note or new.note)
             return True
+
+    @staticmethod
+    def _check_person_move(s: Session, row: RunRow, new: RunState, actor: str) -> None:
+        """Refuse every move a person may not make through `transition` (see `_PERSON_MOVES`)."""
+        current = _state_of(row)
+        if current.status == RunStatus.ESCALATED:
+            raise MoveRefused(
+                f"{actor} may not move run {row.id} out of escalated this way: an escalation is resolved "
+                "only by resolving it (ship as is, re-review or reject), which records the justification")
+        move = _PERSON_MOVES.get(current.status)
+        if move is None or new.status != RunStatus.QUEUED:
+            raise MoveRefused(
+                f"{actor} may not move run {row.id} from {current.status.value} to {new.status.value}: "
+                "a person only resumes an interrupted run or hands back a run whose person reviews are in; "
+                "every other move is made by the desk itself")
+        event, permission = move
+        require(s, actor, permission)
+        expected = state_machine.advance(current, event)
+        if new != expected:
+            raise MoveRefused(f"{actor} may not set run {row.id} to {new.model_dump(mode='json')}; "
+                              f"the engine's move gives {expected.model_dump(mode='json')}")
+        if current.status == RunStatus.AWAITING_HUMAN_REVIEW:
+            done = {r.slot for r in _children(s, ReviewRow, row.id, row.round)
+                    if r.status != ReviewStatus.PENDING.value}
+            missing = [slot for slot, _ in _slots(row) if slot not in done]
+            if missing:
+                raise MoveRefused(f"run {row.id} still waits for a review in slot {' and '.join(missing)} "
+                                  f"of round {row.round}; it goes back to the queue once both are in")
 
     def _set_state(
         self, s: Session, row: RunRow, new: RunState, actor: str, note: str
@@ -829,15 +860,28 @@ class Repo(Transactions):
     # Store: round steps ---------------------------------------------------------------------
 
     def start_round(self, run_id: int, round_no: int, output_text: str) -> None:
-        """Create the round with its output text (idempotent)."""
+        """Create the round with its output text (idempotent: the same text again writes nothing).
+
+        Audited (`round.started`, actor "worker") when it creates the round or replaces an
+        untouched round's text; create_run, commit_decision and resolve_escalation start their
+        rounds inside their own audited transaction.
+        """
         _check_text(output_text, "output")
         with self._tx() as s:
             run = self._lock_run(s, run_id)
-            self._start_round(s, run_id, round_no, output_text)
+            before = self._start_round(s, run_id, round_no, output_text)
+            if before is False:
+                return
             run.updated_at = utcnow()
+            audit.append(s, "worker", "round.started", "round", f"{run_id}/{round_no}", run_id=run_id,
+                         before=before, after=sha256_text(output_text),
+                         detail={"round": round_no, "replaced": before is not None})
 
-    def _start_round(self, s: Session, run_id: int, round_no: int, text: str) -> None:
-        """Insert the round; an untouched round may take a new text, a reviewed one may not."""
+    def _start_round(self, s: Session, run_id: int, round_no: int, text: str) -> str | None | Literal[False]:
+        """Insert the round; an untouched round may take a new text, a reviewed one may not.
+
+        Returns False when nothing changed, else the hash of the text replaced (None: a new round).
+        """
         row = self._round(s, run_id, round_no)
         if row is None:
             s.add(
@@ -848,15 +892,17 @@ class Repo(Transactions):
                     output_hash=sha256_text(text),
                 )
             )
-            return
+            return None
         if row.output_text == text:
-            return
+            return False
         if row.gate_decision is not None or _children(s, ReviewRow, run_id, round_no):
             raise RoundConflict(
                 f"round {round_no} of run {run_id} was already reviewed with another text"
             )
+        before = row.output_hash
         row.output_text, row.output_hash = text, sha256_text(text)
         s.add(row)
+        return before
 
     def save_review(
         self, run_id: int, round_no: int, outcome: ReviewOutcome, only_if_empty: bool = False
@@ -864,7 +910,9 @@ class Repo(Transactions):
         """Commit one reviewer's outcome (and its LLM calls); replaces the slot's earlier one.
 
         With only_if_empty, a slot that already holds a review is left as it is and the call
-        returns False (two people filling one slot: the first one counts).
+        returns False (two people filling one slot: the first one counts). A person's review
+        (`person:<id>`) always is: it fills only an empty (or pending) slot whose reviewer is a
+        person.
         """
         with self._tx() as s:
             run = self._lock_run(s, run_id)
@@ -875,11 +923,13 @@ class Repo(Transactions):
                 ReviewRow.slot == outcome.slot,
             )
             row = s.exec(stmt).first()
-            if row is not None and only_if_empty:
-                return False
             person = _person_of(outcome.reviewer)
             if person is not None:
                 self._check_person_review(s, run, round_no, outcome.slot, person)
+                if row is not None and row.status != ReviewStatus.PENDING.value:
+                    return False  # a person never overwrites a review: the first one counts
+            elif row is not None and only_if_empty:
+                return False
             if (
                 row is not None
                 and _outcome_of(row, _calls_by_id(s, row.call_ids)) == outcome
@@ -893,17 +943,23 @@ class Repo(Transactions):
                 row.sqlmodel_update({**values, "created_at": utcnow()})
             s.add(row)
             run.updated_at = utcnow()
+            # No verdict in the detail: the Audit page is open to everyone, and a person reviewer
+            # must not learn the other verdict before giving theirs. The hash covers the answer.
             audit.append(s, person or "worker", "review.saved", "review", f"{run_id}/{round_no}/{outcome.slot}",
                          run_id=run_id, after=sha256_text(outcome.raw_response),
                          detail={"round": round_no, "slot": outcome.slot, "reviewer": outcome.reviewer,
-                                 "status": outcome.status.value, "verdict": outcome.effective_verdict})
+                                 "status": outcome.status.value})
             return True
 
     @staticmethod
     def _check_person_review(s: Session, run: RunRow, round_no: int, slot: str, person: str) -> None:
-        """A person may fill a slot if they may review, the slot is theirs (or nobody's), and they
-        did not fill the round's other slot: two slots by one person would not be independent."""
+        """A person may fill a slot if they may review, the slot is a person's, it is theirs (or
+        nobody's), and they did not fill the round's other slot: two slots by one person would not
+        be independent."""
         require(s, person, Permission.PERSON_REVIEW)
+        reviewer = run.reviewer_b if slot == "B" else run.reviewer_c
+        if reviewer != PERSON:
+            raise SlotAssigned(f"slot {slot} of run {run.id} is reviewed by {reviewer}, not by a person")
         assignee = run.person_b if slot == "B" else run.person_c
         if assignee and assignee != person:
             raise SlotAssigned(f"slot {slot} of run {run.id} is assigned to {assignee}, not {person}")
@@ -1098,8 +1154,13 @@ class Repo(Transactions):
         actor: str,
         justification: str,
         edited_output: str | None = None,
+        escalation_id: int | None = None,
     ) -> RunState:
         """Resolve an escalated run in ONE transaction: decision, next round, state, escalation.
+
+        `escalation_id` is the escalation the person looked at: when the run has moved on (someone
+        else resolved it and it escalated again), EscalationNotOpen is raised and nothing written,
+        so a click never resolves an escalation, or ships an output, the person did not see.
 
         The new state comes from `santa_core.engine.advance(state, Resolve(resolution))`, so the
         engine still decides it; `rereview` starts the next round on `edited_output` (or the
@@ -1113,6 +1174,8 @@ class Repo(Transactions):
             _check_text(edited_output, "edited output")
         with self._tx() as s:
             run = self._lock_run(s, run_id)
+            if escalation_id is not None:
+                self._open_escalation_row(s, run_id, escalation_id)
             state = _state_of(run)
             new = state_machine.advance(state, state_machine.Resolve(resolution))
             rnd = self._require_round(s, run_id, state.round)
@@ -1237,17 +1300,43 @@ class Repo(Transactions):
                 ]
             return items
 
+    def blind_run_ids(self) -> set[int]:
+        """Runs whose reviews are still blind: a `person` reviewer slot, no gate yet on the current round.
+
+        Pages everyone may read leave these runs' events, reasons and spend out until the gate is
+        in: they would show a person reviewer the other review or earlier rounds before theirs.
+        Final runs are done; an escalated run waits for a compliance officer, not a reviewer.
+        """
+        from santa_core.models import FINAL_STATUSES  # local: keeps this addition one block
+        from santa_core.reviewers.base import PERSON
+
+        settled = [s.value for s in FINAL_STATUSES] + [RunStatus.ESCALATED.value]
+        current = (RoundRow.run_id == RunRow.id) & (RoundRow.round_no == RunRow.round)
+        stmt = (
+            select(RunRow.id)
+            .outerjoin(RoundRow, current)  # no stored current round yet: no gate either
+            .where(RunRow.status.not_in(settled))
+            .where((RunRow.reviewer_b == PERSON) | (RunRow.reviewer_c == PERSON))
+            .where(RoundRow.gate_decision.is_(None))
+        )
+        with self._read() as s:
+            return set(s.exec(stmt).all())
+
     # app: escalation queue, reviewer slots, escapes ------------------------------------------
 
     @staticmethod
-    def _open_escalation_row(s: Session, run_id: int) -> EscalationRow:
+    def _open_escalation_row(s: Session, run_id: int, escalation_id: int | None = None) -> EscalationRow:
+        """The run's open escalation; EscalationNotOpen when there is none, or it is not `escalation_id`."""
         stmt = select(EscalationRow).where(EscalationRow.run_id == run_id, EscalationRow.status == "open")
         row = s.exec(stmt.with_for_update()).first()
         if row is None:
-            raise EscalationNotOpen(f"run {run_id} has no open escalation")
+            raise EscalationNotOpen(f"run {run_id} has no open escalation: someone resolved it meanwhile; reload")
+        if escalation_id is not None and row.id != escalation_id:
+            raise EscalationNotOpen(f"the escalation you looked at (#{escalation_id}) was resolved meanwhile and run "
+                                    f"{run_id} escalated again (#{row.id}); reload to see what is open now")
         return row
 
-    def assign_escalation(self, run_id: int, owner: str | None, actor: str) -> None:
+    def assign_escalation(self, run_id: int, owner: str | None, actor: str, escalation_id: int | None = None) -> None:
         """Give the run's open escalation an owner who may resolve it (None: unassign)."""
         with self._tx() as s:
             require(s, actor, Permission.ASSIGN)
@@ -1256,18 +1345,18 @@ class Repo(Transactions):
                     require(s, owner, Permission.RESOLVE_ESCALATION)
                 except PermissionDenied as exc:
                     raise ValueError(f"{owner} cannot own an escalation: {exc}") from exc
-            esc = self._open_escalation_row(s, run_id)
+            esc = self._open_escalation_row(s, run_id, escalation_id)
             before, esc.owner = esc.owner, owner or None
             s.add(esc)
             audit.append(s, actor, "escalation.assigned", "escalation", esc.id, run_id=run_id,
                          detail={"before": before, "owner": esc.owner})
 
-    def set_due(self, run_id: int, due_at: datetime, actor: str) -> None:
+    def set_due(self, run_id: int, due_at: datetime, actor: str, escalation_id: int | None = None) -> None:
         """Set or change the due time of the run's open escalation."""
         due_at = _utc(due_at)
         with self._tx() as s:
             require(s, actor, Permission.ASSIGN)
-            esc = self._open_escalation_row(s, run_id)
+            esc = self._open_escalation_row(s, run_id, escalation_id)
             before = _utc_or_none(esc.due_at)
             esc.due_at = due_at
             s.add(esc)

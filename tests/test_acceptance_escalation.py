@@ -90,3 +90,21 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: Repo, monkeypatch: 
     assert any("The audit chain is intact" in plain(s.value) for s in audit.success)
     # The viewer on the Audit page can read and verify, nothing more.
     assert not widget_keys(audit) & {k.format(esc) for k in CONTROLS}
+
+
+def test_an_escape_on_a_resolved_shipped_run_promises_no_dashboard(desk_env: Repo) -> None:
+    """The success message says what is true now: recorded on the run, counted once metrics exist."""
+    run_id = escalate(desk_env)
+    desk_env.resolve_escalation(run_id, "ship_as_is", OFFICER, "Legal confirmed the wording.")
+    at = open_as(VIEWER, None)
+    at.query_params["run"] = str(run_id)
+    at.switch_page("pages/review.py").run()
+    key = f"escape_{run_id}"
+    at.text_area(key=f"{key}_description").set_value("The launch year is wrong.")
+    at.button(key=f"{key}_submit").click().run()
+    assert not at.exception, at.exception
+    assert [e.reported_by for e in desk_env.escapes(run_id)] == [VIEWER]
+    success = [plain(s.value) for s in at.success]
+    assert any("recorded on this run; it will count in the escape rate." in s for s in success), success
+    shown = texts(at).lower()
+    assert "counts in the escape rate" not in shown and "dashboard" not in shown

@@ -6,10 +6,15 @@ import io
 from datetime import timedelta
 
 import pandas as pd
+import pytest
+import streamlit as st
 from sqlalchemy import text
 
+from santa_core import actions
+from santa_core.models import CheckResult, Review, RunStatus
+from storage.desk import open_desk
 from storage.repo import Repo
-from tests.test_app import plain
+from tests.test_app import CLEAN, DEFECTIVE, SPEC, plain, texts
 from tests.test_escalation_queue import escalate, open_as
 from ui.audit import frame
 
@@ -72,3 +77,115 @@ def test_verify_passes_then_names_a_tampered_row(desk_env: Repo) -> None:
     errors = [plain(e.value) for e in at.error]
     assert any(f"BROKEN at audit event #{victim.id} (seq {victim.seq})" in e for e in errors), errors
     assert any("does not match its hash" in e for e in errors)
+
+
+# --- blind review: pages everyone reads hide runs waiting for a person reviewer ---------------
+
+EDITOR, OFFICER, MODEL = "editor@example.com", "officer@example.com", "claude-sonnet-5-5"
+SECRET = "Fixed the launch year by hand (SECRET-REASON)"
+
+
+def _passing(repo: Repo) -> Review:
+    rubric = repo.rubrics.resolved("general")
+    return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
+                                          for c in rubric.criteria], critical_issues=[], suggestions=[])
+
+
+def blind_second_round(repo: Repo) -> int:
+    """B a model, C a person (the editor): round 1 escalates, an officer sends an edit for fresh
+    review with a justification, and round 2 waits for C after B answered."""
+    desk = open_desk(str(repo.engine.url), mark_interrupted=False)
+    try:
+        run_id = desk.repo.create_run(SPEC, DEFECTIVE, desk.repo.rubrics.resolved("general"), MODEL, "person",
+                                      "person", max_rounds=1, created_by=EDITOR, person_c=EDITOR)
+        assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
+        actions.submit_person_review(desk.repo, run_id, "C", _passing(repo), EDITOR)
+        assert desk.runner.execute(run_id).status == RunStatus.ESCALATED  # B found the defect
+        desk.repo.resolve_escalation(run_id, "rereview", OFFICER, SECRET, edited_output=CLEAN)
+        assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
+        return run_id
+    finally:
+        desk.close()
+
+
+def finish_round(repo: Repo, run_id: int) -> None:
+    """C submits, and the worker stores round 2's gate."""
+    desk = open_desk(str(repo.engine.url), mark_interrupted=False)
+    try:
+        actions.submit_person_review(desk.repo, run_id, "C", _passing(repo), EDITOR)
+        assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
+    finally:
+        desk.close()
+
+
+def csv_spy(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The Audit page's CSV exports, as the page hands them to the download button."""
+    seen: list[str] = []
+    real = st.download_button
+
+    def spy(label, data=None, *args, **kwargs):
+        if kwargs.get("key") == "audit_csv":
+            seen.append(data)
+        return real(label, data, *args, **kwargs)
+
+    monkeypatch.setattr(st, "download_button", spy)
+    return seen
+
+
+def everything(at) -> str:
+    """Text, tables and codes of a page, as one string (for "does X appear anywhere")."""
+    tables = "\n".join(d.value.to_csv(index=False) for d in at.dataframe)
+    return texts(at) + "\n" + tables + "\n" + "\n".join(str(s.options) for s in at.selectbox)
+
+
+def test_blind_run_ids_follow_the_current_round(desk_env: Repo) -> None:
+    run_id = blind_second_round(desk_env)
+    model_run = escalate(desk_env)  # no person slot: never blind
+    assert desk_env.blind_run_ids() == {run_id}
+    finish_round(desk_env, run_id)
+    assert desk_env.blind_run_ids() == set()
+    assert model_run not in desk_env.blind_run_ids()
+
+
+def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
+        desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    run_id = blind_second_round(desk_env)
+    b_hash = desk_env.audit.events(action="review.saved", run_id=run_id)[0].after_hash  # B's round-2 answer
+    gate_events = desk_env.audit.events(action="round.gate", run_id=run_id)
+    of_run = len(desk_env.audit.events(run_id=run_id, limit=10_000))
+    exports = csv_spy(monkeypatch)
+
+    # The Audit page: no event of the run in the table, the detail view or the CSV; the count is said.
+    at = open_as(EDITOR, "pages/audit.py")
+    assert run_id not in shown(at)["run"].tolist()
+    page = everything(at) + "\n" + exports[-1]
+    for secret in (b_hash, SECRET, *(e.hash for e in gate_events)):
+        assert secret not in page
+    assert "round.gate" not in exports[-1] and "escalation.resolved" not in exports[-1]
+    note = f"{of_run} events of runs waiting for a person reviewer are hidden until the reviews are in."
+    assert note in texts(at)
+    at.text_input(key="audit_run").set_value(str(run_id)).run()
+    assert "No audit event matches these filters." in texts(at) and note in texts(at)
+
+    # The Escalations page: the earlier escalation's justification stays out of the resolved table.
+    esc = open_as(EDITOR)
+    assert SECRET not in everything(esc)
+    assert "1 resolved escalation of runs waiting for a person reviewer is hidden" in texts(esc)
+
+    # The Runs page: no spend for the run (it would say B answered).
+    runs = open_as(EDITOR, "pages/runs.py")
+    row = runs.dataframe[0].value.set_index("run").loc[run_id]
+    assert pd.isna(row["cost (USD)"])
+    assert "No cost is shown for runs waiting for a person reviewer" in texts(runs)
+
+    # C submits and the gate is in: everything shows.
+    finish_round(desk_env, run_id)
+    at = open_as(EDITOR, "pages/audit.py")
+    assert run_id in shown(at)["run"].tolist()
+    assert b_hash in exports[-1] and SECRET in exports[-1]
+    assert "hidden until the reviews are in" not in texts(at)
+    esc = open_as(EDITOR)
+    assert SECRET in esc.dataframe[-1].value["justification"].tolist()
+    runs = open_as(EDITOR, "pages/runs.py")
+    assert runs.dataframe[0].value.set_index("run").loc[run_id, "cost (USD)"] > 0
+    assert "No cost is shown" not in texts(runs)

@@ -5,13 +5,17 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
-from santa_core.models import RunStatus
+from santa_core.models import EscalationReason, RunStatus
 from santa_core.runner import Runner
 from storage.desk import model_fixer, model_reviewer
-from storage.repo import Repo
+from storage.repo import EscalationNotOpen, Repo
+from storage.tables import EscalationRow
+from tests.conftest import grant
 from tests.test_app import plain, texts
+from tests.test_signin import AUTH
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 DEFECTIVE = "Acme's rocket launched in DEFECT. It is ready for you."
@@ -22,20 +26,26 @@ def escalate(repo: Repo, output: str = DEFECTIVE, rubric: str = "general", by: s
     run_id = repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved(rubric),
                              reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
                              max_rounds=1, created_by=by)
+    drive(repo, run_id)
+    assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
+    return run_id
+
+
+def drive(repo: Repo, run_id: int) -> None:
+    """Run the method on a queued run until it stops (stand-in models on the loopback stub)."""
     runner = Runner(repo, model_reviewer, model_fixer, workers=1)
     try:
         runner.execute(run_id)
     finally:
         runner.pool.shutdown(wait=True)
         runner.review_pool.shutdown(wait=True)
-    assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
-    return run_id
 
 
 def open_as(email: str | None, page: str | None = "pages/escalations.py") -> AppTest:
     """The app with `email` signed in (None: the local user), on `page` (None: the start page)."""
     at = AppTest.from_file("../app.py", default_timeout=30)
     if email is not None:
+        at.secrets["auth"] = AUTH  # signed in the way Streamlit produces it: with [auth] configured
         at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0].title()}
     at.run()
     if page is not None:
@@ -177,3 +187,121 @@ def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_show
     resolved = officer.dataframe[-1].value
     assert resolved["justification"].tolist() == ["Not fit to ship."]
     assert resolved["by"].tolist() == ["officer@example.com"]
+
+
+def budget_escalation(repo: Repo) -> int:
+    """A run whose fix pushes its spend over budget: round 2 starts and stops before any review."""
+    run_id = repo.create_run(spec=SPEC, output=DEFECTIVE, rubric=repo.rubrics.resolved("general"),
+                             reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
+                             auto_approve=True, budget_usd=0.001, created_by="editor@example.com")
+    runner = Runner(repo, model_reviewer, model_fixer, workers=1)
+    try:
+        state = runner.execute(run_id)
+    finally:
+        runner.pool.shutdown(wait=True)
+        runner.review_pool.shutdown(wait=True)
+    assert (state.status, state.escalation_reason, state.round) == (RunStatus.ESCALATED, EscalationReason.BUDGET, 2)
+    return run_id
+
+
+def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_ships(desk_env: Repo) -> None:
+    run_id = budget_escalation(desk_env)
+    view = desk_env.get_run_view(run_id)
+    assert view.current_round.reviews == {} and view.current_output != DEFECTIVE  # round 2: the fixed text
+    at = open_as("officer@example.com")
+    evidence = at.tabs[0]
+    shown = "\n".join(plain(e.value) for kind in ("markdown", "caption", "info") for e in getattr(evidence, kind))
+    assert "Round 1: the last reviews, side by side, and the open issues" in shown
+    assert "Round 2 was not reviewed" in shown and "No review yet." not in shown
+    assert [e.value for e in evidence.error].count("FAIL") == 2  # both last reviews, side by side
+    issues = [d.value for d in evidence.dataframe if "flagged by" in d.value.columns]
+    assert len(issues) == 1 and issues[0]["criterion"].tolist() == ["factual_accuracy"]  # the open issues
+    codes = [c.value for c in evidence.code]
+    assert codes[0] == view.current_output  # what Ship as is ships, apart from the reviewed text
+    assert any(DEFECTIVE in c and view.current_output in c for c in codes[1:])  # the diff since the review
+    assert not at.exception, at.exception
+
+
+def _age(repo: Repo, run_id: int, created_at: datetime) -> None:
+    with Session(repo.engine) as s:
+        row = s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id)).one()
+        row.created_at = created_at
+        s.add(row)
+        s.commit()
+
+
+def test_older_than_filters_by_age_on_the_moved_clock(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    now = datetime(2031, 5, 6, 12, 0, tzinfo=UTC)
+    monkeypatch.setattr("ui.services.now", lambda: now)
+    fresh, hours, days = escalate(desk_env), escalate(desk_env), escalate(desk_env)
+    _age(desk_env, fresh, now - timedelta(minutes=20))
+    _age(desk_env, hours, now - timedelta(hours=5))
+    _age(desk_env, days, now - timedelta(days=2))
+    at = open_as("admin@example.com")
+    assert at.selectbox(key="esc_f_age").options == ["any", "1 h", "4 h", "1 day", "3 days", "1 week"]
+    assert sorted(queue(at)) == [fresh, hours, days]
+    expected = {"1 h": [hours, days], "4 h": [hours, days], "1 day": [days], "any": [fresh, hours, days]}
+    for choice, runs in expected.items():
+        at.selectbox(key="esc_f_age").set_value(choice).run()
+        assert sorted(queue(at)) == runs, choice
+    at.selectbox(key="esc_f_age").set_value("3 days").run()
+    assert "No open escalation matches" in texts(at)
+    monkeypatch.setattr("ui.services.now", lambda: now + timedelta(days=2))  # the clock moves on
+    at.run()
+    assert sorted(queue(at)) == [days]
+    assert not at.exception, at.exception
+
+
+def test_resolving_someone_elses_escalation_says_so_and_is_recorded_under_my_name(desk_env: Repo) -> None:
+    grant(desk_env, {"officer2@example.com": ("compliance_officer",)})
+    run_id = escalate(desk_env)
+    esc = item_id(desk_env, run_id)
+    notice = "your resolution will be recorded under your name"
+    assert not any(notice in plain(w.value) for w in open_as("officer@example.com").warning)  # unassigned
+    desk_env.assign_escalation(run_id, "officer@example.com", actor="admin@example.com")
+    assert not any(notice in plain(w.value) for w in open_as("officer@example.com").warning)  # mine
+    other = open_as("officer2@example.com")
+    warnings = [plain(w.value) for w in other.warning]
+    assert f"Assigned to officer@example.com; {notice}." in warnings
+    other.radio(key=f"res_{esc}").set_value("reject")
+    other.text_area(key=f"res_why_{esc}").set_value("Officer away; the claim cannot ship.")
+    other.button(key=f"res_go_{esc}").click().run()  # still allowed
+    assert not other.exception, other.exception
+    view = desk_env.get_run_view(run_id)
+    assert view.status == RunStatus.RESOLVED_REJECTED
+    assert (view.escalation.owner, view.escalation.resolved_by) == ("officer@example.com", "officer2@example.com")
+
+
+def test_a_resolution_names_the_escalation_it_was_made_on(desk_env: Repo) -> None:
+    """Resolving with the id of an escalation that was resolved meanwhile changes nothing, even though
+    the run escalated again: a click never ships an output its author did not see."""
+    run_id = escalate(desk_env)
+    first = item_id(desk_env, run_id)
+    desk_env.resolve_escalation(run_id, "rereview", "admin@example.com", "try again", "Still DEFECT, new text.", first)
+    drive(desk_env, run_id)
+    second = item_id(desk_env, run_id)
+    assert second != first and desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
+    decisions = len(desk_env.get_run_view(run_id).rounds[-1].decisions)
+    for call in (lambda: desk_env.resolve_escalation(run_id, "ship_as_is", "officer@example.com", "I saw v1", None, first),
+                 lambda: desk_env.assign_escalation(run_id, "officer@example.com", "admin@example.com", first),
+                 lambda: desk_env.set_due(run_id, datetime.now(UTC), "admin@example.com", first)):
+        with pytest.raises(EscalationNotOpen, match=f"#{first}"):
+            call()
+    assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
+    assert len(desk_env.get_run_view(run_id).rounds[-1].decisions) == decisions
+    assert desk_env.resolve_escalation(run_id, "reject", "officer@example.com", "seen v2", None, second).status \
+        == RunStatus.RESOLVED_REJECTED
+
+
+def test_a_click_on_an_escalation_resolved_meanwhile_is_reported_and_the_text_kept(desk_env: Repo) -> None:
+    run_id = escalate(desk_env)
+    esc = item_id(desk_env, run_id)
+    at = open_as("officer@example.com")
+    at.text_area(key=f"res_why_{esc}").set_value("Legal approved the wording I saw")
+    desk_env.resolve_escalation(run_id, "reject", "admin@example.com", "rejected first", None, esc)  # elsewhere
+    at.button(key=f"res_go_{esc}").click().run()
+    assert not at.exception, at.exception
+    assert any("resolved by someone else" in w.value for w in at.warning)
+    assert any(c.value == "Legal approved the wording I saw" for c in at.code)
+    (decision,) = desk_env.get_run_view(run_id).rounds[-1].decisions
+    assert (decision.actor, decision.action) == ("admin@example.com", "resolve_reject")

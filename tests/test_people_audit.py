@@ -18,16 +18,17 @@ from sqlmodel import Session, SQLModel, col, select
 
 from santa_core import actions
 from santa_core.config import DEFAULT_DUE_HOURS
-from santa_core.engine import InvalidTransition
-from santa_core.models import EscalationReason, RunState, RunStatus
+from santa_core.engine import HumanReviewSubmitted, InvalidTransition, Resume, advance
+from santa_core.models import EscalationReason, ReviewOutcome, ReviewStatus, RunState, RunStatus
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
-from santa_core.roles import Permission, PermissionDenied, Role
+from santa_core.roles import LOCAL, SYSTEM_ACTORS, Permission, PermissionDenied, Role
 from santa_core.runner import Runner
-from storage.audit import GENESIS, event_hash
+from storage.audit import GENESIS, AuditStore, event_hash
 from storage.db import make_engine, migrate
+from storage.hashing import sha256_text
 from storage.people import PeopleError
-from storage.repo import EscalationNotOpen, Repo, SlotAssigned
+from storage.repo import EscalationNotOpen, MoveRefused, Repo, RoundConflict, SlotAssigned
 from storage.rubrics import RubricStore
 from storage.tables import (
     AuditEventRow,
@@ -215,29 +216,100 @@ def test_resuming_an_interrupted_run_needs_an_editor(repo: Repo, engine: Engine,
         assert repo.load_run(run_id).state.status == S.INTERRUPTED and count(engine, AuditEventRow) == audited
 
 
-def test_people_never_move_runs_the_engine_moves(repo: Repo) -> None:
-    """Claiming, gating, shipping: system code only, whatever the person's roles."""
+def _interrupted(repo: Repo, run_id: int) -> None:
+    assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.INTERRUPTED, note="worker died"), "system")
+
+
+def _awaiting_review(repo: Repo, run_id: int) -> None:
+    assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
+    assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.AWAITING_HUMAN_REVIEW), "worker")
+
+
+PERSON_MOVES_REFUSED: dict[str, tuple[Callable[[Repo, int], None], RunState]] = {
+    "claim": (lambda repo, r: None, RunState(status=S.RUNNING, note="reviewing")),
+    "queued-to-shipped": (lambda repo, r: None, RunState(status=S.SHIPPED)),
+    "gate-ships": (lambda repo, r: repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
+                   RunState(status=S.SHIPPED, note="both PASS")),
+    "skip-approval": (lambda repo, r: (repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
+                                       repo.transition(r, {S.RUNNING}, RunState(status=S.AWAITING_APPROVAL),
+                                                       "worker")),
+                      RunState(status=S.QUEUED, round=2)),
+    "interrupted-to-shipped": (_interrupted, RunState(status=S.SHIPPED)),
+    "interrupted-to-running": (_interrupted, RunState(status=S.RUNNING)),
+    "awaiting-review-to-shipped": (_awaiting_review, RunState(status=S.SHIPPED)),
+}
+"""Moves no person makes through `transition`, whatever their roles: (arrange the run, the new state)."""
+
+
+@pytest.mark.parametrize("actor", [pytest.param(ADMIN, id="admin"), pytest.param(EDITOR, id="editor")])
+@pytest.mark.parametrize("move", list(PERSON_MOVES_REFUSED))
+def test_people_never_move_runs_the_engine_moves(repo: Repo, engine: Engine, move: str, actor: str) -> None:
+    """Claiming, gating, shipping, skipping the approval: system code only, whatever the person's roles."""
     run_id = new_run(repo)
-    with pytest.raises(PermissionDenied, match=r"^admin@example.com \(admin\) may not"):
-        repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), ADMIN)
-    assert repo.load_run(run_id).state.status == S.QUEUED
+    arrange, new = PERSON_MOVES_REFUSED[move]
+    arrange(repo, run_id)
+    before, audited = repo.load_run(run_id).state, count(engine, AuditEventRow)
+    with pytest.raises(MoveRefused, match=f"^{actor} may not move run {run_id} from {before.status.value} to "
+                                          f"{new.status.value}: a person only resumes an interrupted run"):
+        repo.transition(run_id, {before.status}, new, actor)
+    assert repo.load_run(run_id).state == before and count(engine, AuditEventRow) == audited
 
 
-@pytest.mark.parametrize(("actor", "allowed"), [pytest.param(EDITOR, False, id="editor"),
-                                                 pytest.param(OFFICER, True, id="officer")])
-def test_leaving_escalated_through_transition_needs_a_resolver(repo: Repo, actor: str, allowed: bool) -> None:
-    """The Store-protocol path (record the decision, then transition) asks for the same role as
-    resolve_escalation."""
+@pytest.mark.parametrize("actor", [pytest.param(OFFICER, id="officer"), pytest.param(ADMIN, id="admin"),
+                                   pytest.param(EDITOR, id="editor"), pytest.param(VIEWER, id="viewer")])
+@pytest.mark.parametrize("new", [
+    pytest.param(RunState(status=S.RESOLVED_REJECTED, note="rejected by a person"), id="reject"),
+    pytest.param(RunState(status=S.RESOLVED_SHIPPED, note="shipped as is by a person"), id="ship-as-is"),
+    pytest.param(RunState(status=S.QUEUED, round=2, round_cap=2, note="re-review"), id="rereview"),
+    pytest.param(RunState(status=S.SHIPPED), id="shipped")])
+def test_no_person_leaves_escalated_through_transition(repo: Repo, engine: Engine, actor: str, new: RunState) -> None:
+    """Even a compliance officer or an admin: an escalation is left only through resolve_escalation,
+    which records the decision and its justification in the same transaction."""
     run_id = new_run(repo)
     escalate(repo, run_id)
-    rejected = RunState(status=S.RESOLVED_REJECTED, note="rejected by a person")
-    if allowed:
-        assert repo.transition(run_id, {S.ESCALATED}, rejected, actor)
-        assert repo.list_escalations(status=None)[0].resolved_by == actor
-    else:
-        with pytest.raises(PermissionDenied, match="may not resolve an escalation"):
-            repo.transition(run_id, {S.ESCALATED}, rejected, actor)
-        assert repo.load_run(run_id).state.status == S.ESCALATED
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(MoveRefused, match=f"^{actor} may not move run {run_id} out of escalated this way: an "
+                                          "escalation is resolved only by resolving it"):
+        repo.transition(run_id, {S.ESCALATED}, new, actor)
+    assert repo.load_run(run_id).state.status == S.ESCALATED
+    [esc] = repo.list_escalations(status=None)
+    assert (esc.status, esc.resolved_by) == ("open", None)
+    assert count(engine, AuditEventRow) == audited and count(engine, DecisionRow) == 0
+    repo.resolve_escalation(run_id, "reject", OFFICER, "the text cannot be saved")  # the way out
+    assert repo.list_escalations(status=None)[0].justification == "the text cannot be saved"
+
+
+@pytest.mark.parametrize("new", [
+    pytest.param(RunState(status=S.QUEUED, round=3, round_cap=3, note="resumed"), id="jump-rounds"),
+    pytest.param(RunState(status=S.QUEUED, max_rounds=99, round_cap=99, note="resumed"), id="raise-the-cap"),
+    pytest.param(RunState(status=S.QUEUED, note="resumed", escalation_reason=EscalationReason.BUDGET),
+                 id="reason")])
+def test_a_person_resumes_only_into_the_engines_state(repo: Repo, engine: Engine, new: RunState) -> None:
+    run_id = new_run(repo)
+    _interrupted(repo, run_id)
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(MoveRefused, match=f"{EDITOR} may not set run {run_id} to"):
+        repo.transition(run_id, {S.INTERRUPTED}, new, EDITOR)
+    assert repo.load_run(run_id).state.status == S.INTERRUPTED and count(engine, AuditEventRow) == audited
+    assert repo.transition(run_id, {S.INTERRUPTED}, advance(repo.load_run(run_id).state, Resume()), EDITOR)
+
+
+def test_a_person_hands_back_a_run_only_when_both_reviews_are_in(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON)
+    assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
+    back = advance(repo.load_run(run_id).state, HumanReviewSubmitted())
+    with pytest.raises(MoveRefused, match=f"run {run_id} still waits for a review in slot B and C of round 1"):
+        repo.transition(run_id, {S.AWAITING_HUMAN_REVIEW}, back, EDITOR)
+    actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(MoveRefused, match="still waits for a review in slot C of round 1"):
+        repo.transition(run_id, {S.AWAITING_HUMAN_REVIEW}, back, EDITOR)
+    with pytest.raises(PermissionDenied, match="may not fill a person reviewer slot"):  # and it needs the role
+        repo.transition(run_id, {S.AWAITING_HUMAN_REVIEW}, back, VIEWER)
+    assert repo.load_run(run_id).state.status == S.AWAITING_HUMAN_REVIEW and count(engine, AuditEventRow) == audited
+    assert actions.submit_person_review(repo, run_id, "C", _review(), OFFICER).status == S.QUEUED
+    assert events(repo, run_id=run_id)[-1] == (OFFICER, "run.state")
 
 
 def test_only_system_code_records_an_auto_approval(repo: Repo, engine: Engine) -> None:
@@ -320,6 +392,37 @@ def test_sign_in_needs_an_id(repo: Repo, engine: Engine) -> None:
     with pytest.raises(PeopleError):
         repo.people.sign_in("   ", "Nobody")
     assert count(engine, PersonRow) == people
+
+
+def test_sign_in_audits_a_changed_name_only(repo: Repo, engine: Engine) -> None:
+    repo.people.sign_in("kim@example.com", "Kim")
+    audited = count(engine, AuditEventRow)
+    repo.people.sign_in("kim@example.com", "Kim")  # the same name: nothing changes, nothing is written
+    repo.people.sign_in("kim@example.com", "  ")  # no name from the provider: the stored one stays
+    assert count(engine, AuditEventRow) == audited
+    assert repo.people.sign_in("kim@example.com", "Kim Lee").name == "Kim Lee"
+    [renamed] = repo.audit.events(action="person.renamed")
+    assert (renamed.actor, renamed.entity_type, renamed.entity_id, renamed.detail) == (
+        "kim@example.com", "person", "kim@example.com", {"before": "Kim", "after": "Kim Lee"})
+    assert repo.audit.verify().ok
+
+
+@pytest.mark.parametrize("reserved", [*sorted(SYSTEM_ACTORS), LOCAL, " Worker ", "LOCAL", "Auto-Approve"])
+def test_sign_in_refuses_the_ids_of_system_code_and_the_local_user(
+    repo: Repo, engine: Engine, reserved: str
+) -> None:
+    people, audited = count(engine, PersonRow), count(engine, AuditEventRow)
+    local = repo.people.get(LOCAL)
+    with pytest.raises(PeopleError, match="is reserved for the desk itself"):
+        repo.people.sign_in(reserved, "Mallory", [Role.ADMIN])
+    assert (count(engine, PersonRow), count(engine, AuditEventRow)) == (people, audited)
+    assert repo.people.get(LOCAL) == local  # not renamed either
+
+
+def test_sign_in_stores_the_id_as_given(repo: Repo) -> None:
+    """The caller casefolds e-mail addresses; an OIDC subject is case-sensitive and kept as it is."""
+    assert repo.people.sign_in("Kim@Example.com", "Kim").id == "Kim@Example.com"
+    assert repo.people.get("kim@example.com") is None
 
 
 # --- escalations: owner and due time -----------------------------------------------------------
@@ -511,6 +614,41 @@ def test_slots_are_assigned_only_to_reviewers_by_assigners(repo: Repo, engine: E
         {"slot": "C", "before": None, "person": EDITOR}, {"slot": "C", "before": EDITOR, "person": None}]
 
 
+def _person_outcome(person: str, slot: str = "C", verdict: str = "PASS") -> ReviewOutcome:
+    review = _review().model_copy(update={"verdict": verdict})
+    return ReviewOutcome(slot=slot, reviewer=f"person:{person}", status=ReviewStatus.OK, review=review,
+                         raw_response=review.model_dump_json())
+
+
+@pytest.mark.parametrize("filled", [pytest.param(False, id="empty"), pytest.param(True, id="model-reviewed")])
+def test_a_person_cannot_fill_a_models_slot(repo: Repo, engine: Engine, filled: bool) -> None:
+    run_id = new_run(repo, reviewer_c=PERSON)  # B is the model "b"
+    if filled:
+        assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
+    reviews, audited = repo.load_round(run_id, 1).reviews, count(engine, AuditEventRow)
+    for only_if_empty in (False, True):
+        with pytest.raises(SlotAssigned, match=f"slot B of run {run_id} is reviewed by b, not by a person"):
+            repo.save_review(run_id, 1, _person_outcome(EDITOR, "B"), only_if_empty=only_if_empty)
+    with pytest.raises(SlotAssigned, match="not by a person"):
+        actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)
+    assert repo.load_round(run_id, 1).reviews == reviews and count(engine, AuditEventRow) == audited
+
+
+def test_a_person_never_overwrites_a_review(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo, reviewer_c=PERSON)
+    assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
+    first = _person_outcome(EDITOR)
+    assert repo.save_review(run_id, 1, first)
+    audited = count(engine, AuditEventRow)
+    # someone else, or the same person changing their verdict, even without only_if_empty
+    for later in (_person_outcome(OFFICER, verdict="FAIL"), _person_outcome(EDITOR, verdict="FAIL"), first):
+        assert repo.save_review(run_id, 1, later) is False
+    with pytest.raises(actions.ActionError, match="already has a review \\(someone was faster\\)"):
+        actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
+    assert repo.load_round(run_id, 1).reviews["C"] == first
+    assert count(engine, ReviewRow, slot="C") == 1 and count(engine, AuditEventRow) == audited
+
+
 # --- the audit chain -------------------------------------------------------------------------------
 
 
@@ -681,10 +819,32 @@ def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Re
               "entity_type": "settings", "entity_id": "defaults", "run_id": None, "before_hash": None,
               "after_hash": None, "detail": {}, "prev_hash": newest.hash}
     with Session(engine) as s:
-        s.add(AuditEventRow(**fields, hash=event_hash(fields)))
+        forged = AuditEventRow(id=newest.seq + 1, **fields, hash=event_hash(fields))
+        s.add(forged)
         s.commit()
     report = repo.audit.verify()
-    assert not report.ok and report.checked == newest.seq + 1 and report.broken.id is None
+    # The forged row is named (not counted as verified), and the problem says it was added, not removed.
+    assert not report.ok and report.checked == newest.seq
+    assert (report.broken.id, report.broken.seq) == (newest.seq + 1, newest.seq + 1)
+    assert "after the chain's head" in report.broken.problem
+
+
+def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[Repo, int], engine: Engine) -> None:
+    repo, _ = chained
+    events = repo.audit.events(newest_first=False, limit=10_000)
+    assert all(e.id == e.seq for e in events)
+    target = events[len(events) // 2]
+    _set(engine, target.id, "id", 999_999)
+    report = repo.audit.verify()
+    assert not report.ok and (report.broken.id, report.broken.seq) == (999_999, target.seq)
+    assert "the id was changed" in report.broken.problem
+
+
+def test_an_intact_report_gives_the_newest_hash_to_anchor_outside(chained: tuple[Repo, int]) -> None:
+    repo, _ = chained
+    report = repo.audit.verify()
+    assert report.ok and report.head_hash == repo.audit.events(limit=1)[0].hash
+    assert report.head_hash in report.describe()
 
 
 def test_concurrent_writers_make_one_unforked_chain(repo: Repo, engine: Engine) -> None:
@@ -733,4 +893,78 @@ def test_refused_actions_leave_the_chain_intact(repo: Repo, engine: Engine) -> N
     audited = count(engine, AuditEventRow)
     with pytest.raises(InvalidTransition):  # a second resolution of a resolved run is refused by the engine
         repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "again")
+    assert count(engine, AuditEventRow) == audited and repo.audit.verify().ok
+
+
+def _forge(engine: Engine, seq: int, prev_hash: str = GENESIS) -> int:
+    """Insert a well-formed event by hand (its hash computed by the recipe); its id."""
+    fields = {"seq": seq, "created_at": datetime.now(UTC), "actor": ADMIN, "action": "decision.ship_as_is",
+              "entity_type": "run", "entity_id": "1", "run_id": None, "before_hash": None, "after_hash": None,
+              "detail": {"reason": "approved long ago"}, "prev_hash": prev_hash}
+    with Session(engine) as s:
+        row = AuditEventRow(**fields, hash=event_hash(fields))
+        s.add(row)
+        s.commit()
+        return row.id
+
+
+@pytest.mark.parametrize("seqs", [pytest.param([0], id="seq-0"), pytest.param([-5], id="negative"),
+                                  pytest.param([0, -3], id="two")])
+def test_a_row_forged_before_the_chain_is_named(chained: tuple[Repo, int], engine: Engine, seqs: list[int]) -> None:
+    """Rows with seq below 1 are never reached by walking the chain from seq 1; verify still names one."""
+    repo, _ = chained
+    ids = {seq: _forge(engine, seq) for seq in seqs}
+    report = repo.audit.verify()
+    first = min(seqs)
+    assert not report.ok and (report.broken.id, report.broken.seq) == (ids[first], first)
+    assert report.broken.problem == "seq must start at 1: a row was inserted before the chain"
+    assert f"BROKEN at audit event #{ids[first]} (seq {first})" in report.describe()
+
+
+def test_verify_counts_every_stored_row(
+    chained: tuple[Repo, int], engine: Engine, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A second guard: the walk must have checked as many events as are stored."""
+    repo, _ = chained
+    stored = count(engine, AuditEventRow)
+    forged = _forge(engine, 0)
+    monkeypatch.setattr(AuditStore, "_before_the_chain", staticmethod(lambda s: None))  # as if the first check missed it
+    report = repo.audit.verify()
+    assert not report.ok and report.checked == stored and (report.broken.id, report.broken.seq) == (forged, 0)
+    assert f"{stored + 1} events are stored but the chain holds {stored}" in report.broken.problem
+
+
+def test_a_changed_and_rehashed_row_is_named_by_the_next_link(chained: tuple[Repo, int], engine: Engine) -> None:
+    """Whoever recomputes the changed row's hash leaves the next row's previous-hash pointing at the
+    old one: verify breaks at the next row and names both possibilities."""
+    repo, _ = chained
+    target = _row(engine, action="decision.approve")
+    after = _row(engine, seq=target.seq + 1)
+    fields = {**target.model_dump(), "detail": {**target.detail, "reason": "approved after a call"}}
+    _set(engine, target.id, "detail", fields["detail"])
+    _set(engine, target.id, "hash", event_hash(fields))
+    report = repo.audit.verify()
+    assert not report.ok and (report.broken.id, report.broken.seq, report.checked) == (after.id, after.seq, target.seq)
+    assert report.broken.problem == (
+        f"its previous-hash does not match audit event #{target.id} (seq {target.seq}): either #{target.id} was "
+        "changed and its hash recomputed, or this row's previous-hash was changed")
+
+
+def test_start_round_is_audited_when_it_changes_something(repo: Repo, engine: Engine) -> None:
+    run_id = new_run(repo)
+    audited = count(engine, AuditEventRow)
+    repo.start_round(run_id, 1, GOOD)  # round 1 already holds this text: nothing to record
+    assert count(engine, AuditEventRow) == audited
+    repo.start_round(run_id, 2, "v2")
+    repo.start_round(run_id, 2, "v2")
+    repo.start_round(run_id, 2, "v2, edited")
+    started = repo.audit.events(action="round.started", newest_first=False)
+    assert [(e.actor, e.entity_id, e.run_id, e.before_hash, e.after_hash, e.detail) for e in started] == [
+        ("worker", f"{run_id}/2", run_id, None, sha256_text("v2"), {"round": 2, "replaced": False}),
+        ("worker", f"{run_id}/2", run_id, sha256_text("v2"), sha256_text("v2, edited"), {"round": 2, "replaced": True}),
+    ]
+    repo.save_review(run_id, 2, ReviewOutcome(slot="B", reviewer="b", status=ReviewStatus.ERROR, error="down"))
+    audited = count(engine, AuditEventRow)
+    with pytest.raises(RoundConflict):
+        repo.start_round(run_id, 2, "something else")
     assert count(engine, AuditEventRow) == audited and repo.audit.verify().ok

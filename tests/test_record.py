@@ -6,6 +6,7 @@ import hashlib
 import json
 import re
 import zlib
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -87,18 +88,34 @@ def test_hashes_recompute_from_the_record_alone(repo: Repo, escalated_run: int) 
     assert data["final_output_hash"] == sha(data["final_output"]) == rounds[2]["output_hash"]
     assert data["spec_hash"] == sha(data["spec"])
     rubric = data["rubric"]
-    body = {"name": rubric["name"], "version": rubric["version"], "domain": rubric["domain"],
-            "description": RUBRIC.description, "criteria": rubric["criteria"]}
+    body = {k: v for k, v in rubric.items() if k != "hash"}  # from the record alone
     assert rubric["hash"] == sha(json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
-    rest = {k: v for k, v in data.items() if k != "record_hash"}
+    for rnd in rounds:
+        for review in rnd["reviews"]:
+            assert review["raw_response"] and review["raw_response_hash"] == sha(review["raw_response"])
+    saved = {(e["detail"]["round"], e["detail"]["slot"]): e["after_hash"] for e in data["audit_events"]
+             if e["action"] == "review.saved"}
+    assert saved == {(r["round_no"], v["slot"]): v["raw_response_hash"] for r in rounds for v in r["reviews"]}
+    rest = {k: v for k, v in data.items() if k not in ("record_hash", "generated_at")}
     assert data["record_hash"] == sha(json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
+
+
+def test_exports_at_different_times_carry_the_same_record_hash(repo: Repo, escalated_run: int) -> None:
+    first = verification_record(repo, escalated_run, now=datetime(2026, 1, 1, tzinfo=UTC))
+    later = verification_record(repo, escalated_run, now=datetime(2026, 6, 1, tzinfo=UTC))
+    assert first.generated_at != later.generated_at and first.record_hash == later.record_hash
+    repo.report_escape(escalated_run, "factual_accuracy", "a later defect", "minor", "viewer@example.com")
+    assert verification_record(repo, escalated_run).record_hash != first.record_hash
 
 
 def test_audit_events_rehash_and_link(repo: Repo, escalated_run: int) -> None:
     events = exported(repo, escalated_run)["audit_events"]
     assert events and all(e["run_id"] == escalated_run for e in events)
+    hashed = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
+              "after_hash", "detail", "prev_hash")  # as docs/cli.md describes it, not via the production code
     for event in events:
-        assert event_hash(event) == event["hash"]
+        body = json.dumps({k: event[k] for k in hashed}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        assert sha(body) == event["hash"] == event_hash(event)
     for before, after in zip(events, events[1:], strict=False):
         assert after["seq"] == before["seq"] + 1  # nothing else happened meanwhile in this database
         assert after["prev_hash"] == before["hash"]

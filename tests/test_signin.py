@@ -43,7 +43,7 @@ def test_configured_sign_in_shows_only_the_sign_in_button(desk_env: Repo) -> Non
 def test_a_signed_in_person_gets_the_roles_of_their_email_pattern(desk_env: Repo) -> None:
     secrets = {"auth": AUTH, "santa": {"roles": {"compliance_officer": ["*@legal.example.com"],
                                                  "rubric_author": "kim@*"}}}
-    user = {"is_logged_in": True, "email": "kim@legal.example.com", "name": "Kim Legal"}
+    user = {"is_logged_in": True, "email": "kim@legal.example.com", "name": "Kim Legal", "email_verified": True}
     at = app(secrets, user)
     person = desk_env.people.get("kim@legal.example.com")
     assert person is not None and person.name == "Kim Legal"
@@ -56,6 +56,38 @@ def test_a_signed_in_person_gets_the_roles_of_their_email_pattern(desk_env: Repo
     assert "Sign-in is configured" in shown
     patterns = settings.dataframe[0].value
     assert "*@legal.example.com" in patterns["e-mail patterns"].tolist()
+
+
+PATTERNS = {"auth": AUTH, "santa": {"roles": {"admin": ["*@legal.example.com"]}}}
+
+
+def test_an_unverified_address_gets_no_pattern_roles(desk_env: Repo) -> None:
+    """Where anyone may register any address, a pattern must not hand out roles to strangers."""
+    for verified in (False, None):
+        user = {"is_logged_in": True, "email": f"mallory{verified}@legal.example.com", "name": "M"}
+        if verified is not None:
+            user["email_verified"] = verified
+        app(PATTERNS, user)
+        assert desk_env.people.get(user["email"].casefold()).roles == [Role.VIEWER]
+
+
+def test_ids_are_lower_case_emails_or_prefixed_subjects(desk_env: Repo) -> None:
+    at = app(PATTERNS, {"is_logged_in": True, "email": "Kim@Legal.Example.com", "name": "Kim", "email_verified": True})
+    assert desk_env.people.get("kim@legal.example.com").roles == [Role.ADMIN]
+    assert desk_env.people.get("Kim@Legal.Example.com") is None and "kim@legal.example.com" in sidebar(at)
+    app(PATTERNS, {"is_logged_in": True, "sub": "local", "name": "Not the local user"})
+    assert desk_env.people.get("sub:local").roles == [Role.VIEWER]  # a subject never passes for `local`
+    assert desk_env.people.get("local").name == "local user"
+
+
+def test_a_sign_in_with_a_reserved_id_is_refused(desk_env: Repo) -> None:
+    at = AppTest.from_file("../app.py", default_timeout=30)
+    at.secrets["auth"] = AUTH
+    at.user = {"is_logged_in": True, "email": "cli", "name": "Sneaky"}
+    at.run()
+    assert any("cannot use the desk" in e.value for e in at.error)
+    assert desk_env.people.get("cli") is None
+    assert not at.text_area and not at.dataframe  # nothing of the desk
 
 
 def test_someone_matching_no_pattern_is_a_viewer(desk_env: Repo) -> None:

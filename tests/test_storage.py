@@ -438,7 +438,7 @@ def test_saving_the_same_step_twice_stores_it_once(repo: Repo, engine: Engine) -
 
 
 def test_a_person_replaces_a_pending_review(repo: Repo, engine: Engine) -> None:
-    run_id = new_run(repo)
+    run_id = repo.create_run("The spec.", "The output.", make_rubric(), "claude-a", "person", "fixer")
     pending = ReviewOutcome(slot="C", reviewer="person", status=ReviewStatus.PENDING)
     repo.save_review(run_id, 1, pending)
     assert repo.load_round(run_id, 1).reviews["C"] == pending
@@ -599,18 +599,20 @@ def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: Repo) -> None
 
 
 def test_leaving_escalated_through_transition_closes_the_escalation(repo: Repo) -> None:
-    """The santa_core.actions path: record_decision, then transition through the engine."""
+    """The Store-protocol path for system code (the command line acts as `cli`): record_decision,
+    then transition; the escalation closes with the latest resolving decision's reason. (A person
+    cannot take this path: tests/test_people_audit.py; they go through resolve_escalation.)"""
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.INJECTION), "gate")
-    repo.record_decision(run_id, 1, "resolve_reject", "bob", "injected text", "a", "a")
+    repo.record_decision(run_id, 1, "resolve_reject", "cli", "injected text", "a", "a")
     rejected = RunState(status=S.RESOLVED_REJECTED, note="rejected by a person")
-    assert repo.transition(run_id, {S.ESCALATED}, rejected, "bob")
+    assert repo.transition(run_id, {S.ESCALATED}, rejected, "cli")
     [esc] = repo.list_escalations(status=None)
     assert (esc.status, esc.resolution, esc.resolved_by, esc.justification) == (
         "resolved",
         "reject",
-        "bob",
+        "cli",
         "injected text",
     )
 

@@ -18,6 +18,8 @@ EARLIEST = date(2000, 1, 1)
 """The date inputs' lower bound (Streamlit's default is ten years back)."""
 SHORT = 12
 """Characters of a hash shown in the table (the detail view and the CSV have all 64)."""
+HIDDEN_SCAN = 100_000
+"""At most this many events of one blind run are counted as hidden."""
 
 
 @dataclass
@@ -72,11 +74,49 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
                    until=_day(until, plus=1), limit=int(limit))
 
 
-def events(f: Filters) -> list[AuditEvent]:
-    """The events the filters select, newest first."""
-    return services.desk().repo.audit.events(actor=f.actor, action=f.action, entity_type=f.entity_type,
-                                              run_id=f.run_id, since=f.since, until=f.until, limit=f.limit,
-                                              newest_first=True)
+@dataclass
+class Selection:
+    """The events a person may see, newest first, and how many matching ones are held back."""
+
+    items: list[AuditEvent]
+    hidden: int = 0
+
+
+def _query(f: Filters) -> dict:
+    return {"actor": f.actor, "action": f.action, "entity_type": f.entity_type, "since": f.since, "until": f.until}
+
+
+def _hidden_count(f: Filters, blind: set[int]) -> int:
+    """Events of blind runs the filters select (a run's events are few while its first reviews are out)."""
+    store = services.desk().repo.audit
+    runs = blind if f.run_id is None else blind & {f.run_id}
+    return sum(len(store.events(**_query(f), run_id=r, limit=HIDDEN_SCAN)) for r in runs)
+
+
+def events(f: Filters) -> Selection:
+    """The events the filters select, newest first, without those of runs whose reviews are still blind.
+
+    The page is open to everyone, so while a person reviewer's slot is open the run's events stay
+    out: a review's answer hash (an all-PASS answer can be recomputed), the gate's decision and
+    issue count, decision reasons and escalation justifications would show them the other review
+    or earlier rounds before theirs. Verify still walks the whole chain.
+    """
+    repo = services.desk().repo
+    blind = repo.blind_run_ids()
+    hidden = _hidden_count(f, blind)
+    items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True)
+    later = repo.blind_run_ids() - blind  # a run that turned blind while we read stays hidden too
+    if later:
+        blind |= later
+        hidden = _hidden_count(f, blind)
+    return Selection([e for e in items if e.run_id not in blind][: f.limit], hidden)
+
+
+def hidden_note(count: int) -> None:
+    """Say how many events are held back, and why (nothing when none is)."""
+    if count:
+        st.info(f"{count} event{'s' if count != 1 else ''} of runs waiting for a person reviewer "
+                f"{'are' if count != 1 else 'is'} hidden until the reviews are in.")
 
 
 def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:

@@ -17,7 +17,7 @@ import streamlit as st
 from santa_core.engine import InvalidTransition
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.roles import Permission, PermissionDenied
-from storage.repo import EscalationNotOpen, EscalationView, RunView
+from storage.repo import EscalationNotOpen, EscalationView, RoundView, RunView
 from ui import components, services
 from ui.run_view import round_panel, timeline
 from ui.safe import md
@@ -37,6 +37,17 @@ RESOLUTIONS = {"ship_as_is": "Ship as is", "rereview": "Edit and send for fresh 
 
 OWNER_ANYONE, OWNER_ME, OWNER_NOBODY = "anyone", "me", "unassigned"
 ALL_RUBRICS = "all rubrics"
+
+ANY_AGE = "any"
+OLDER_THAN: dict[str, timedelta | None] = {
+    ANY_AGE: None,
+    "1 h": timedelta(hours=1),
+    "4 h": timedelta(hours=4),
+    "1 day": timedelta(days=1),
+    "3 days": timedelta(days=3),
+    "1 week": timedelta(weeks=1),
+}
+"""The queue's age filter: escalations at least this old (measured with services.now())."""
 
 SORTS: dict[str, Callable[[EscalationView], Any]] = {
     "age (oldest first)": lambda e: e.created_at,
@@ -68,9 +79,12 @@ def when(value: datetime | None) -> str:
     return "—" if value is None else f"{value.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubric: str) -> bool:
-    """Whether an escalation passes the queue's filters (empty reasons: every reason)."""
+def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubric: str,
+            older_than: timedelta | None = None, now: datetime | None = None) -> bool:
+    """Whether an escalation passes the queue's filters (empty reasons: every reason; no age: any age)."""
     if reasons and item.reason.value not in reasons:
+        return False
+    if older_than is not None and now is not None and now - item.created_at < older_than:
         return False
     if owner == OWNER_ME and item.owner != me:
         return False
@@ -104,19 +118,21 @@ def counts(items: list[EscalationView], now: datetime) -> None:
     (st.error if overdue else st.markdown)(f"🚨 {len(items)} open, {overdue} overdue")
 
 
-def filtered(items: list[EscalationView]) -> list[EscalationView]:
+def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]:
     """The filter and sort controls; the escalations they select, in their order."""
     me = services.actor()
     owners = sorted({e.owner for e in items if e.owner and e.owner != me})
     rubrics = sorted({e.rubric_name for e in items})
-    c1, c2, c3, c4 = st.columns([3, 2, 2, 2])
+    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
     reasons = c1.multiselect("Reason", [r.value for r in EscalationReason], key="esc_f_reason",
                              placeholder="every reason")
     owner = c2.selectbox("Owner", [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners], key="esc_f_owner",
                          format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else services.display(o))
     rubric = c3.selectbox("Rubric", [ALL_RUBRICS, *rubrics], key="esc_f_rubric")
-    order = c4.selectbox("Sort by", list(SORTS), key="esc_sort")
-    chosen = [e for e in items if matches(e, reasons, owner, me, rubric)]
+    older = c4.selectbox("Older than", list(OLDER_THAN), key="esc_f_age",
+                         help="Only escalations that have been waiting at least this long.")
+    order = c5.selectbox("Sort by", list(SORTS), key="esc_sort")
+    chosen = [e for e in items if matches(e, reasons, owner, me, rubric, OLDER_THAN[older], now)]
     return sorted(chosen, key=SORTS[order])
 
 
@@ -127,7 +143,17 @@ def queue_table(items: list[EscalationView], now: datetime) -> None:
 
 
 def resolved_table(items: list[EscalationView]) -> None:
-    """Resolved escalations, newest first: resolution, by whom, when, justification."""
+    """Resolved escalations, newest first: resolution, by whom, when, justification.
+
+    Runs whose reviews are still blind are left out: an earlier escalation's justification would
+    tell a person reviewer what was wrong with an earlier round before they give their review.
+    """
+    blind = services.desk().repo.blind_run_ids()
+    hidden = sum(e.run_id in blind for e in items)
+    items = [e for e in items if e.run_id not in blind]
+    if hidden:
+        st.caption(f"{hidden} resolved escalation{'s' if hidden != 1 else ''} of runs waiting for a person "
+                   "reviewer " + ("are" if hidden != 1 else "is") + " hidden until the reviews are in.")
     if not items:
         st.caption("Nothing resolved yet.")
         return
@@ -159,16 +185,35 @@ def escalation_panel(item: EscalationView, now: datetime) -> None:
     resolution_form(item, view)
 
 
+def reviewed_round(view: RunView) -> RoundView | None:
+    """The latest round with reviews or a gate.
+
+    Not always the current round: a budget stop after a fix starts the next round and stops it
+    before any reviewer is asked, so the last reviews and open issues are a round earlier.
+    """
+    return next((r for r in reversed(view.rounds) if r.reviews or r.gate is not None), None)
+
+
 def _evidence(view: RunView) -> None:
     """The output under decision, both last reviews side by side, the gate and the open issues."""
-    rnd = view.current_round
-    if rnd is None:
+    if not view.rounds:
         st.info("This run has no stored round.")
         return
     with st.expander("Spec"):
         st.text(view.spec)
     st.markdown("**Output under decision** (what *Ship as is* ships)")
-    st.code(rnd.output_text, language=None, wrap_lines=True)
+    st.code(view.current_output, language=None, wrap_lines=True)
+    rnd = reviewed_round(view)
+    if rnd is None:
+        st.info("No reviewer has seen this run's output yet: there are no reviews or open issues to show.")
+        return
+    current = view.current_round
+    if current is not None and current.round_no != rnd.round_no:
+        st.caption(md(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
+                      f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
+                      "below."))
+        st.code(components.unified_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
+                             f"round {current.round_no} (under decision)"), language="diff", wrap_lines=True)
     st.markdown(f"**Round {rnd.round_no}: the last reviews, side by side, and the open issues**")
     round_panel(view, rnd)
 
@@ -209,7 +254,7 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
                              format_func=lambda o: services.display(o) if o else "— unassigned —",
                              key=f"esc_owner_{item.id}")
         if st.button("Assign", key=f"esc_assign_{item.id}"):
-            _report(lambda: repo.assign_escalation(item.run_id, owner or None, services.actor()),
+            _report(lambda: repo.assign_escalation(item.run_id, owner or None, services.actor(), item.id),
                     f"Run #{item.run_id}: owner {services.display(owner) if owner else 'removed'}")
     with right:
         due = (item.due_at or now + timedelta(hours=services.defaults().due_hours_for(item.reason.value)))
@@ -219,7 +264,7 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
                              key=f"esc_due_time_{item.id}")
         if st.button("Set due time", key=f"esc_due_go_{item.id}"):
             at = datetime.combine(day, hour, tzinfo=UTC)
-            _report(lambda: repo.set_due(item.run_id, at, services.actor()),
+            _report(lambda: repo.set_due(item.run_id, at, services.actor(), item.id),
                     f"Run #{item.run_id}: due {when(at)}")
 
 
@@ -229,6 +274,10 @@ def resolution_form(item: EscalationView, view: RunView) -> None:
     if not services.can(Permission.RESOLVE_ESCALATION):
         st.info(md(services.refusal(Permission.RESOLVE_ESCALATION)))
         return
+    if item.owner and item.owner != services.actor():
+        # Allowed (a compliance officer may step in), but nobody should do it unawares.
+        st.warning(md(f"Assigned to {services.display(item.owner)}; your resolution will be recorded under "
+                      "your name."))
     rnd = view.current_round
     choice = st.radio("Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}",
                       horizontal=True)
@@ -241,13 +290,26 @@ def resolution_form(item: EscalationView, view: RunView) -> None:
         _resolve(item, choice, why, edited)
 
 
+def stale_click_notice(open_ids: set[int]) -> None:
+    """A click on "Record resolution" for an escalation someone else resolved first: say so and show
+    the justification typed, instead of silently dropping it (the form's keys carry the escalation id,
+    so the click can never land on a newer escalation of the same run)."""
+    for key in [k for k in st.session_state if str(k).startswith("res_go_")]:
+        esc_id = int(str(key).removeprefix("res_go_"))
+        if st.session_state.get(key) and esc_id not in open_ids:
+            st.warning(f"Escalation #{esc_id} was resolved by someone else before your click arrived; your resolution "
+                       "was not recorded. Your justification is below, so nothing you typed is lost.")
+            if why := st.session_state.get(f"res_why_{esc_id}"):
+                st.code(why, language=None, wrap_lines=True)
+
+
 def _resolve(item: EscalationView, choice: str, why: str, edited: str | None) -> None:
     if not why.strip():
         st.error("A justification is required: say why you decided this.")
         return
     desk = services.desk()
     try:
-        state = desk.repo.resolve_escalation(item.run_id, choice, services.actor(), why, edited)
+        state = desk.repo.resolve_escalation(item.run_id, choice, services.actor(), why, edited, item.id)
     except STORAGE_ERRORS as exc:
         st.error(md(str(exc)))
         return

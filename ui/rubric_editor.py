@@ -189,7 +189,7 @@ def _criterion_fields(c: dict[str, Any]) -> None:
     uid = c["uid"]
     a, b = st.columns(2)
     a.text_input("Id", key=rd.key(uid, "id"), max_chars=64, help="Lower-case letters, digits, '-' and '_'; "
-                 "reviewers cite it and metrics count by it, so keep it stable.")
+                 "reviewers cite it and failures are counted by it, so keep it stable.")
     b.text_input("Name", key=rd.key(uid, "name"))
     categories = list(dict.fromkeys([*CATEGORIES, c["category"]] if c["category"] else CATEGORIES))
     a.selectbox("Category", categories, key=rd.key(uid, "category"), accept_new_options=True,

@@ -76,7 +76,7 @@ def escape_form(view: RunView) -> None:
     key = f"escape_{view.id}"
     if st.session_state.pop(f"{key}_done", False):
         st.session_state.pop(f"{key}_description", None)  # reported: start the next one empty
-        st.success("Escape reported. It counts in the escape rate and is listed above.")
+        st.success("Escape reported and recorded on this run; it will count in the escape rate.")
     criterion = st.selectbox("Criterion the defect falls under", [*view.rubric.criterion_ids(), OTHER],
                              format_func=_criterion_label(view), key=f"{key}_criterion")
     description = st.text_area("What is wrong, and where", key=f"{key}_description",

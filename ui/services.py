@@ -10,11 +10,11 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from santa_core.config import Defaults, export_to_env
-from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, roles_for_email, who_may
+from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, Role, roles_for_email, who_may
 from santa_core.roles import can as roles_can
 from storage.db import database_url
 from storage.desk import Desk, open_desk
-from storage.people import PersonView
+from storage.people import PeopleError, PersonView
 from ui.safe import md
 
 
@@ -75,13 +75,36 @@ def current_person() -> PersonView:
         if person is None:  # a database from before people existed cannot happen after migrate
             raise RuntimeError("the local user is missing; run the migrations")
         return person
-    pid = str(st.user.get("email") or st.user.get("sub") or "").strip()
+    pid = signed_in_id()
     name = str(st.user.get("name") or pid)
-    if st.session_state.get("_santa_person") != pid:  # one write per sign-in, not per rerun
-        person = people.sign_in(pid, name, roles_for_email(pid, role_patterns()))
-        st.session_state["_santa_person"] = pid
-        return person
-    return people.get(pid) or people.sign_in(pid, name, roles_for_email(pid, role_patterns()))
+    known = people.get(pid) if st.session_state.get("_santa_person") == pid else None
+    if known is not None:  # one write per sign-in, not per rerun
+        return known
+    try:
+        person = people.sign_in(pid, name, pattern_roles(pid))
+    except PeopleError as exc:
+        st.error(f"You cannot use the desk with this sign-in: {md(str(exc))}")
+        st.stop()
+    st.session_state["_santa_person"] = pid
+    return person
+
+
+def signed_in_id() -> str:
+    """The id of the signed-in person: their e-mail address, lower-cased (so `Kim@` and `kim@` are
+    one person), else `sub:<subject>` (prefixed, so no subject can pass for `local` or `cli`)."""
+    email = str(st.user.get("email") or "").strip().casefold()
+    if email:
+        return email
+    sub = str(st.user.get("sub") or "").strip()
+    return f"sub:{sub}" if sub else ""
+
+
+def pattern_roles(person_id: str) -> frozenset[Role]:
+    """Roles from the config's e-mail patterns, only for an address the provider verified: where
+    anyone may register any address, a pattern would otherwise hand out roles to strangers."""
+    if st.user.get("email_verified") is not True:
+        return frozenset()
+    return roles_for_email(person_id, role_patterns())
 
 
 def actor() -> str:
