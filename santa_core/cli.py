@@ -331,7 +331,8 @@ def run_audit(args: argparse.Namespace) -> int:
     if args.audit_command == "verify":
         report = repo.audit.verify()
         if report.ok:
-            print(f"intact: {report.checked} events")
+            newest = f"; newest hash {report.head_hash}" if report.head_hash else ""
+            print(f"intact: {report.checked} events{newest}")
             return EXIT_SHIPPED
         print(f"broken: {report.broken.describe()}; {report.checked} events before it verified")
         return EXIT_BROKEN

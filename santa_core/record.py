@@ -19,7 +19,7 @@ import unicodedata
 from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
 
@@ -133,6 +133,14 @@ class RecordRound(BaseModel):
     diff_to_next: str | None = None
     """Unified diff from this round's output to the next round's (None for the last round)."""
 
+    @computed_field
+    @property
+    def independent(self) -> bool:
+        """False when one person filled both reviewer slots (only the local user of an install
+        without sign-in may): the two reviews are then not independent."""
+        who = [rv.reviewer for rv in self.reviews]
+        return not (len(who) == 2 and who[0] == who[1] and who[0].startswith("person:"))
+
 
 class RecordStateChange(BaseModel):
     """One committed status change."""
@@ -212,6 +220,9 @@ class VerificationRecord(BaseModel):
     history: list[RecordStateChange]
     escalations: list[RecordEscalation]
     escapes: list[RecordEscape]
+    people: dict[str, str] = Field(default_factory=dict)
+    """Every actor id in the record, with the person's name and roles when the record was made
+    (system code such as `worker` or `gate` is named as such)."""
     audit_events: list[RecordAuditEvent]
     """The run's events in chain order. Each links to the chain's previous event; where that
     event belongs to something else (another run, a role change) it is not in this record,
@@ -280,6 +291,14 @@ def _pre(text: str) -> str:
     return f"<pre>{_e(text)}</pre>"
 
 
+NOT_INDEPENDENT = ("One person filled both reviewer slots of this round: the two reviews are not independent "
+                   "(allowed only for the local user of an install without sign-in).")
+
+
+def _people_rows(r: VerificationRecord) -> list[list[str]]:
+    return [[pid, who] for pid, who in sorted(r.people.items())]
+
+
 def _html_summary(r: VerificationRecord) -> str:
     rows = [["Status", r.status + (f" ({r.escalation_reason})" if r.escalation_reason else "")],
             ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
@@ -320,6 +339,8 @@ def _html_round(rnd: RecordRound) -> str:
              "<h3>Reviews</h3>", '<div class="reviews">' + "".join(_html_review(rv) for rv in rnd.reviews) + "</div>"]
     if not rnd.reviews:
         parts.append('<p class="muted">No reviews (a check or the budget stopped the round first).</p>')
+    if not rnd.independent:
+        parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
         parts.append(f"<h3>Gate: {_e(gate.decision)}</h3>")
         parts += [f"<p>{_e(reason)}</p>" for reason in gate.reasons]
@@ -366,6 +387,7 @@ def to_html(record: VerificationRecord) -> str:
              + _pre(r.final_output)) if r.final_output is not None else ""
     body = "".join([
         f"<h1>Verification record — run #{r.run_id}</h1>", _html_summary(r),
+        "<h2>People</h2>", _table(["id", "who"], _people_rows(r)),
         "<h2>Spec</h2>", f'<p class="muted">sha256 <span class="hash">{_e(r.spec_hash)}</span></p>', _pre(r.spec),
         "<h2>Rubric</h2>", _table(["id", "name", "category", "severity", "pass condition", "fail signal"],
                                   [[c.id, c.name, c.category, c.severity, c.pass_condition, c.fail_signal]
@@ -439,6 +461,8 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
                                                                             else "")) for i in rv.issues]
         out += [("p", f"Suggestion: {s}") for s in rv.suggestions]
         out.append(("small", f"raw answer sha256 {rv.raw_response_hash}"))
+    if not rnd.independent:
+        out.append(("p", NOT_INDEPENDENT))
     if rnd.gate:
         out.append(("h3", f"Gate: {rnd.gate.decision}"))
         out += [("p", reason) for reason in rnd.gate.reasons]
@@ -464,6 +488,7 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
         ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost USD {r.total_cost_usd:.6f}"),
         ("p", f"Generated {_time(r.generated_at)}"), ("small", f"Record sha256 {r.record_hash}"),
+        ("h2", "People"), *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),
         ("h2", "Spec"), ("small", f"sha256 {r.spec_hash}"), ("mono", r.spec), ("h2", "Rubric criteria"),
     ]
     out += [("p", f"{c.id} ({c.category}, {c.severity}): pass if {c.pass_condition}; fails on {c.fail_signal}")

@@ -262,13 +262,16 @@ class AuditStore(Transactions):
                 prev, checked, expected = row, checked + 1, row.seq + 1
             last = GENESIS if prev is None else prev.hash
             head = s.get(AuditHeadRow, 1)
-            if head is not None and checked > head.seq:
+            if head is None:  # without it, rows appended after the real end could not be told apart
+                return VerifyReport(ok=False, checked=checked, broken=BrokenLink(
+                    id=None, seq=checked, problem="the chain's head row (audit_head) is missing"))
+            if checked > head.seq:
                 extra = s.exec(select(AuditEventRow).where(AuditEventRow.seq > head.seq)
                                .order_by(col(AuditEventRow.seq)).limit(1)).one()
                 return VerifyReport(ok=False, checked=head.seq, broken=BrokenLink(
                     id=extra.id, seq=extra.seq, problem=f"it was written after the chain's head (seq {head.seq}): "
                     "the app did not append it"))
-            if head is not None and (head.seq, head.hash) != (checked, last):
+            if (head.seq, head.hash) != (checked, last):
                 gone = BrokenLink(id=None, seq=checked + 1,
                                   problem=f"the chain ends at seq {checked} but its head says {head.seq}: "
                                   "the newest events were removed")

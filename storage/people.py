@@ -51,6 +51,13 @@ class PersonView(BaseModel):
         return self.id if not self.name or self.name == self.id else f"{self.name} <{self.id}>"
 
 
+def normal_id(person_id: str) -> str:
+    """A person id as stored: an e-mail address lower-cased (so `Kim@` and `kim@` are one person);
+    a `sub:<subject>` id kept as it is (subjects are case-sensitive)."""
+    person_id = person_id.strip()
+    return person_id if person_id.startswith("sub:") else person_id.casefold()
+
+
 class PeopleError(ValueError):
     """A change to people that cannot be made (unknown role, the last admin, an empty id)."""
 
@@ -99,7 +106,7 @@ class PeopleStore(Transactions):
         else viewer); later sign-ins only refresh the name (audited). Roles an admin set are never
         overwritten. The id is stored as given (the caller casefolds e-mail addresses); the ids of
         system code and `local` are refused."""
-        person_id, name = person_id.strip(), name.strip()[:MAX_NAME_CHARS]
+        person_id, name = normal_id(person_id), name.strip()[:MAX_NAME_CHARS]
         if not person_id:
             raise PeopleError("a signed-in person needs an e-mail address or subject")
         if person_id.casefold() in RESERVED_IDS:
@@ -125,9 +132,15 @@ class PeopleStore(Transactions):
     def set_roles(self, person_id: str, roles: Iterable[Role | str], actor: str, name: str | None = None) -> PersonView:
         """An admin sets a person's roles (adding the person when new); the last admin cannot lose admin."""
         wanted = sorted(parse_roles(roles))
-        person_id = person_id.strip()
+        person_id = normal_id(person_id)
         if not person_id:
             raise PeopleError("say whose roles to set (an e-mail address)")
+        if person_id in RESERVED_IDS - {LOCAL}:
+            raise PeopleError(f"{person_id!r} is system code, not a person; it has no roles")
+        if person_id == LOCAL and Role.ADMIN not in wanted:
+            # Why: `local` acts only where there is no sign-in, and there it is the only person; an
+            # admin elsewhere (an e-mail that cannot sign in) could never give admin back.
+            raise PeopleError("the local user stays an admin: without sign-in it is the only person who can act")
         with self._tx() as s:
             require(s, actor, Permission.MANAGE_PEOPLE)
             row = s.get(PersonRow, person_id)

@@ -22,6 +22,7 @@ from santa_core.record import (
     sha256_text,
     unified_diff,
 )
+from santa_core.roles import SYSTEM_ACTORS
 from storage.audit import AuditEvent, canonical_time
 from storage.repo import Repo, RoundView, RunView
 
@@ -76,6 +77,25 @@ def _rounds(view: RunView) -> list[RecordRound]:
     return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None) for i, r in enumerate(rounds)]
 
 
+def _people(repo: Repo, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
+    """Every actor id the record names, with who they are now (name and roles)."""
+    ids = {view.created_by, *(e.actor for e in events), *(h.actor for h in view.history),
+           *(d.actor for r in view.rounds for d in r.decisions), *(x.reported_by for x in view.escapes),
+           *(o.reviewer.removeprefix("person:") for r in view.rounds for o in r.reviews.values()
+             if o.reviewer.startswith("person:")),
+           *(who for e in view.escalations for who in (e.owner, e.resolved_by) if who),
+           *(who for who in (view.person_b, view.person_c) if who)}
+    out: dict[str, str] = {}
+    for pid in sorted(ids):
+        person = repo.people.get(pid)
+        if person is not None:
+            roles = ", ".join(r.value for r in person.roles) or "no role"
+            out[pid] = f"{person.name or pid} ({roles})"
+        else:
+            out[pid] = "the desk itself (system code)" if pid in SYSTEM_ACTORS else "unknown (not a person now)"
+    return out
+
+
 def verification_record(repo: Repo, run_id: int, now: datetime | None = None) -> VerificationRecord:
     """The sealed record of a run (RunNotFound when there is no such run)."""
     view = repo.get_run_view(run_id)
@@ -95,6 +115,7 @@ def verification_record(repo: Repo, run_id: int, now: datetime | None = None) ->
                      for e in view.escalations],
         escapes=[RecordEscape(**e.model_dump(include=set(RecordEscape.model_fields))) for e in view.escapes],
         audit_events=[_event(e) for e in events],
+        people=_people(repo, view, events),
         generated_at=now or datetime.now(UTC),
     )
     return sealed(record)

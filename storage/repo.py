@@ -23,6 +23,7 @@ from sqlmodel import Session, SQLModel, select
 from santa_core import engine as state_machine
 from santa_core.config import Defaults
 from santa_core.models import (
+    FINAL_STATUSES,
     MAX_TEXT_CHARS,
     CheckOutcome,
     EscalationReason,
@@ -124,6 +125,10 @@ _RUN_COPIED = frozenset(
     }
 )
 """Run columns that views copy as they are."""
+
+
+_SETTLED = frozenset({*FINAL_STATUSES, RunStatus.ESCALATED})
+"""Statuses in which no reviewer is waited for: reviews are no longer blind."""
 
 
 class RunNotFound(LookupError):
@@ -274,6 +279,17 @@ class RunView(BaseModel):
     def current_round(self) -> RoundView | None:
         """The round the state points at, once stored."""
         return next((r for r in self.rounds if r.round_no == self.state.round), None)
+
+    @property
+    def blind(self) -> bool:
+        """A person reviewer's slot of the current round is open, so everything else stays hidden
+        (the same rule as `Repo.blind_run_ids`: settled and escalated runs wait for no reviewer)."""
+        if self.status in _SETTLED:
+            return False
+        rnd = self.current_round
+        reviews = {} if rnd is None else rnd.reviews
+        persons = [slot for slot, who in (("B", self.reviewer_b), ("C", self.reviewer_c)) if who == PERSON]
+        return (rnd is None or rnd.gate is None) and any(slot not in reviews for slot in persons)
 
 
 class RunSummary(BaseModel):
@@ -1140,12 +1156,30 @@ class Repo(Transactions):
             run = self._lock_run(s, run_id)
             if RunStatus(run.status) != expected.status or run.round != expected.round:
                 return False
+            if decision.actor not in SYSTEM_ACTORS:
+                self._check_person_decision(run, new, decision)
             self._add_decision(s, _decision_row(run_id, expected.round, decision.action, decision.actor,
                                                 decision.reason, decision.before_text, decision.after_text))
             if next_round_text is not None:
                 self._start_round(s, run_id, new.round, next_round_text)
             self._set_state(s, run, new, decision.actor, new.note)
             return True
+
+    @staticmethod
+    def _check_person_decision(run: RunRow, new: RunState, decision: DecisionIn) -> None:
+        """A person's decision through `commit_decision` is a decision on a fix proposal, with the
+        state the engine gives it; an escalation is resolved only by `resolve_escalation`."""
+        event = {"approve": state_machine.Approve(), "edit": state_machine.Approve(),
+                 "reject": state_machine.Reject()}.get(decision.action)
+        current = _state_of(run)
+        if event is None or current.status != RunStatus.AWAITING_APPROVAL:
+            raise MoveRefused(f"{decision.actor} may not record {decision.action!r} on run {run.id} while it is "
+                              f"{current.status.value}: a person decides here only on a fix waiting for approval"
+                              "; an escalation is resolved by resolving it")
+        expected = state_machine.advance(current, event)
+        if new != expected:
+            raise MoveRefused(f"{decision.actor} may not set run {run.id} to {new.status.value}; the engine's "
+                              f"move for {decision.action!r} gives {expected.status.value}")
 
     def resolve_escalation(
         self,
@@ -1307,10 +1341,7 @@ class Repo(Transactions):
         in: they would show a person reviewer the other review or earlier rounds before theirs.
         Final runs are done; an escalated run waits for a compliance officer, not a reviewer.
         """
-        from santa_core.models import FINAL_STATUSES  # local: keeps this addition one block
-        from santa_core.reviewers.base import PERSON
-
-        settled = [s.value for s in FINAL_STATUSES] + [RunStatus.ESCALATED.value]
+        settled = [s.value for s in _SETTLED]
         current = (RoundRow.run_id == RunRow.id) & (RoundRow.round_no == RunRow.round)
         stmt = (
             select(RunRow.id)

@@ -3,6 +3,7 @@ with a viewer who can act neither on the page nor through the storage layer."""
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import pytest
@@ -74,7 +75,8 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: Repo, monkeypatch: 
     audit = open_as(VIEWER, "pages/audit.py")
     audit.text_input(key="audit_run").set_value(str(run_id)).run()
     table = audit.dataframe[0].value.iloc[::-1]  # the page lists newest first
-    steps = list(zip(table["action"], table["actor"], strict=True))
+    # The page names people as `Name <e-mail>`; the e-mail is the recorded id.
+    steps = [(a, re.sub(r"^.*<(.+)>$", r"\1", who)) for a, who in zip(table["action"], table["actor"], strict=True)]
     after_escalation = steps[[a for a, _ in steps].index("escalation.opened"):]
     assert after_escalation == [
         ("escalation.opened", "system"),

@@ -57,7 +57,7 @@ def test_date_range_detail_and_csv_export(desk_env: Repo) -> None:
     assert any("No audit event matches" in i.value for i in at.info), [i.value for i in at.info]
     at.date_input(key="audit_until").set_value(None)
     at.date_input(key="audit_since").set_value(newest.created_at.date()).run()
-    assert run_id in shown(at)["run"].tolist()
+    assert run_id in shown(at)["run"].dropna().tolist()
     detail = at.code[-1].value  # the newest event in full, with whole hashes
     assert newest.hash in detail and newest.prev_hash in detail
     assert at.get("download_button"), "no CSV export"
@@ -157,12 +157,13 @@ def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
 
     # The Audit page: no event of the run in the table, the detail view or the CSV; the count is said.
     at = open_as(EDITOR, "pages/audit.py")
-    assert run_id not in shown(at)["run"].tolist()
+    assert run_id not in shown(at)["run"].dropna().tolist()
     page = everything(at) + "\n" + exports[-1]
     for secret in (b_hash, SECRET, *(e.hash for e in gate_events)):
         assert secret not in page
     assert "round.gate" not in exports[-1] and "escalation.resolved" not in exports[-1]
-    note = f"{of_run} events of runs waiting for a person reviewer are hidden until the reviews are in."
+    assert of_run  # the note gives no number: a count that moves would say the other review is in
+    note = "Events of runs waiting for a person reviewer are hidden until the reviews are in."
     assert note in texts(at)
     at.text_input(key="audit_run").set_value(str(run_id)).run()
     assert "No audit event matches these filters." in texts(at) and note in texts(at)
@@ -181,7 +182,7 @@ def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
     # C submits and the gate is in: everything shows.
     finish_round(desk_env, run_id)
     at = open_as(EDITOR, "pages/audit.py")
-    assert run_id in shown(at)["run"].tolist()
+    assert run_id in shown(at)["run"].dropna().tolist()
     assert b_hash in exports[-1] and SECRET in exports[-1]
     assert "hidden until the reviews are in" not in texts(at)
     esc = open_as(EDITOR)

@@ -177,7 +177,7 @@ def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_show
     assert not any(b.key == f"res_go_{esc}" for b in editor.button)
     officer = open_as("officer@example.com")
     history = next(d.value for d in officer.dataframe if {"from", "to", "by"} <= set(d.value.columns))
-    assert "editor@example.com" in history["by"].tolist()
+    assert any("<editor@example.com>" in by for by in history["by"].tolist())  # shown as `Name <e-mail>`
     assert "🚨 escalated" in history["to"].tolist()
     officer.radio(key=f"res_{esc}").set_value("reject")
     officer.text_area(key=f"res_why_{esc}").set_value("Not fit to ship.")
@@ -262,7 +262,7 @@ def test_resolving_someone_elses_escalation_says_so_and_is_recorded_under_my_nam
     assert not any(notice in plain(w.value) for w in open_as("officer@example.com").warning)  # mine
     other = open_as("officer2@example.com")
     warnings = [plain(w.value) for w in other.warning]
-    assert f"Assigned to officer@example.com; {notice}." in warnings
+    assert f"Assigned to Officer <officer@example.com>; {notice}." in warnings
     other.radio(key=f"res_{esc}").set_value("reject")
     other.text_area(key=f"res_why_{esc}").set_value("Officer away; the claim cannot ship.")
     other.button(key=f"res_go_{esc}").click().run()  # still allowed

@@ -24,6 +24,7 @@ from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
 from santa_core.roles import LOCAL, SYSTEM_ACTORS, Permission, PermissionDenied, Role
 from santa_core.runner import Runner
+from santa_core.store import DecisionIn
 from storage.audit import GENESIS, AuditStore, event_hash
 from storage.db import make_engine, migrate
 from storage.hashing import sha256_text
@@ -333,21 +334,21 @@ def test_roles_are_read_from_storage_when_the_action_happens(repo: Repo) -> None
 # --- people: the last admin, sign-in -------------------------------------------------------------
 
 
-def test_the_last_admin_cannot_lose_admin(engine: Engine) -> None:
-    repo = Repo(engine)  # out of the box: `local` is the only person, an admin
+def test_there_is_always_an_admin_the_local_user(engine: Engine) -> None:
+    """Out of the box `local` is the only person, an admin, and it stays one: without sign-in it is the
+    only person who can act, so nobody can lock the install by taking admin away from it."""
+    repo = Repo(engine)
     audited = count(engine, AuditEventRow)
-    with pytest.raises(PeopleError, match="local is the only admin"):
+    with pytest.raises(PeopleError, match="the local user stays an admin"):
         repo.people.set_roles("local", ["editor"], actor="local")
     assert repo.people.get("local").roles == [Role.ADMIN] and count(engine, AuditEventRow) == audited
     repo.people.set_roles("kim@example.com", ["admin"], actor="local", name="Kim")
-    repo.people.set_roles("local", ["editor", "viewer"], actor="local")  # someone else is admin now
-    assert repo.people.get("local").roles == [Role.EDITOR, Role.VIEWER]
-    with pytest.raises(PermissionDenied):  # and local may no longer manage people
-        repo.people.set_roles("kim@example.com", ["viewer"], actor="local")
-    with pytest.raises(PeopleError, match="kim@example.com is the only admin"):
-        repo.people.set_roles("kim@example.com", ["compliance_officer"], actor="kim@example.com")
-    assert [p.id for p in repo.people.with_permission(Permission.MANAGE_PEOPLE)] == ["kim@example.com"]
-    assert events(repo, action="person.")[-2:] == [("local", "person.roles_set"), ("local", "person.roles_set")]
+    with pytest.raises(PeopleError, match="the local user stays an admin"):
+        repo.people.set_roles("local", ["editor", "viewer"], actor="kim@example.com")
+    repo.people.set_roles("kim@example.com", ["compliance_officer"], actor="kim@example.com")  # local is admin
+    assert [p.id for p in repo.people.with_permission(Permission.MANAGE_PEOPLE)] == ["local"]
+    assert events(repo, action="person.")[-2:] == [("local", "person.roles_set"),
+                                                   ("kim@example.com", "person.roles_set")]
 
 
 @pytest.mark.parametrize(
@@ -419,10 +420,45 @@ def test_sign_in_refuses_the_ids_of_system_code_and_the_local_user(
     assert repo.people.get(LOCAL) == local  # not renamed either
 
 
-def test_sign_in_stores_the_id_as_given(repo: Repo) -> None:
-    """The caller casefolds e-mail addresses; an OIDC subject is case-sensitive and kept as it is."""
-    assert repo.people.sign_in("Kim@Example.com", "Kim").id == "Kim@Example.com"
-    assert repo.people.get("kim@example.com") is None
+def test_ids_are_one_per_address_whoever_writes_them(repo: Repo) -> None:
+    """An admin who types `Kim@Example.com` and Kim who signs in as `kim@example.com` are one person;
+    an OIDC subject is case-sensitive and kept as it is."""
+    repo.people.set_roles("Kim@Example.com", ["admin"], actor=ADMIN)
+    kim = repo.people.sign_in("kim@example.com", "Kim")
+    assert kim.id == "kim@example.com" and kim.roles == [Role.ADMIN]
+    assert repo.people.get("Kim@Example.com") is None
+    assert repo.people.sign_in("sub:AbC", "Sub").id == "sub:AbC"
+
+
+@pytest.mark.parametrize("target", ["worker", "CLI", "gate"])
+def test_system_code_gets_no_roles(repo: Repo, target: str) -> None:
+    with pytest.raises(PeopleError, match="system code"):
+        repo.people.set_roles(target, ["admin"], actor=ADMIN)
+
+
+def test_the_local_user_stays_an_admin(repo: Repo) -> None:
+    with pytest.raises(PeopleError, match="stays an admin"):
+        repo.people.set_roles("local", ["viewer"], actor=ADMIN)
+    assert repo.people.get("local").roles == [Role.ADMIN]
+    assert repo.people.set_roles("local", ["admin", "editor"], actor=ADMIN).roles == [Role.ADMIN, Role.EDITOR]
+
+
+def test_a_person_cannot_leave_escalated_through_a_fix_decision(repo: Repo, engine: Engine) -> None:
+    """commit_decision is for decisions on a fix proposal: an editor's "approve" on an escalated run is
+    refused and writes nothing (only resolve_escalation leaves escalated)."""
+    run_id = new_run(repo)
+    escalate(repo, run_id)
+    run = repo.load_run(run_id)
+    shipped = run.state.model_copy(update={"status": RunStatus.SHIPPED})
+    before = count(engine, AuditEventRow)
+    text = repo.get_run_view(run_id).current_output
+    for actor in (EDITOR, OFFICER, ADMIN):
+        with pytest.raises(MoveRefused, match="on a fix waiting for approval"):
+            repo.commit_decision(run_id, run.state, shipped,
+                                 DecisionIn(action="approve", actor=actor, reason="", before_text=text,
+                                            after_text=text))
+    assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
+    assert count(engine, AuditEventRow) == before and count(engine, EscalationRow, status="open") == 1
 
 
 # --- escalations: owner and due time -----------------------------------------------------------
@@ -902,7 +938,10 @@ def _forge(engine: Engine, seq: int, prev_hash: str = GENESIS) -> int:
               "entity_type": "run", "entity_id": "1", "run_id": None, "before_hash": None, "after_hash": None,
               "detail": {"reason": "approved long ago"}, "prev_hash": prev_hash}
     with Session(engine) as s:
-        row = AuditEventRow(**fields, hash=event_hash(fields))
+        # An explicit id: the app gives every event its seq as id, so PostgreSQL's own id counter never
+        # moves and an insert without an id would collide with event 1 (a forger must pick a free id).
+        free = (s.exec(select(func.max(AuditEventRow.id))).one() or 0) + 1000
+        row = AuditEventRow(id=free, **fields, hash=event_hash(fields))
         s.add(row)
         s.commit()
         return row.id
@@ -968,3 +1007,24 @@ def test_start_round_is_audited_when_it_changes_something(repo: Repo, engine: En
     with pytest.raises(RoundConflict):
         repo.start_round(run_id, 2, "something else")
     assert count(engine, AuditEventRow) == audited and repo.audit.verify().ok
+
+
+def test_a_run_is_blind_only_while_a_reviewer_is_waited_for(repo: Repo) -> None:
+    """One rule on every page: blind while a person slot of the current round is open; an escalated or
+    settled run waits for no reviewer, so its history and record show again (e.g. a budget stop)."""
+    run_id = new_run(repo, reviewer_c=PERSON)
+    assert repo.get_run_view(run_id).blind and run_id in repo.blind_run_ids()
+    escalate(repo, run_id, EscalationReason.BUDGET)
+    assert not repo.get_run_view(run_id).blind and run_id not in repo.blind_run_ids()
+    repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "fine as it is")
+    assert not repo.get_run_view(run_id).blind and run_id not in repo.blind_run_ids()
+    model_only = new_run(repo)
+    assert not repo.get_run_view(model_only).blind and model_only not in repo.blind_run_ids()
+
+
+def test_a_deleted_head_row_breaks_the_chain(chained: tuple[Repo, int], engine: Engine) -> None:
+    repo, _ = chained
+    with engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_head"))
+    report = repo.audit.verify()
+    assert not report.ok and "head row (audit_head) is missing" in report.broken.problem

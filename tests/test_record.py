@@ -200,3 +200,29 @@ def test_pdf_safe_escapes_instead_of_dropping() -> None:
 def test_unknown_run(repo: Repo) -> None:
     with pytest.raises(RunNotFound):
         verification_record(repo, 999)
+
+
+def test_the_record_says_who_each_actor_is(repo: Repo, escalated_run: int) -> None:
+    data = exported(repo, escalated_run)
+    actors = {d["actor"] for r in data["rounds"] for d in r["decisions"]} | {e["actor"] for e in data["audit_events"]}
+    assert actors <= set(data["people"])
+    assert data["people"]["officer@example.com"].endswith("(compliance_officer)")
+    assert data["people"]["worker"] == "the desk itself (system code)"
+    assert all(r["independent"] for r in data["rounds"])  # two models: independent
+    assert "<h2>People</h2>" in to_html(verification_record(repo, escalated_run))
+
+
+def test_one_person_in_both_slots_is_stated_in_the_record(repo: Repo) -> None:
+    """The local user of an install without sign-in may fill both slots; the record must say so."""
+    from santa_core.models import CheckResult, Review
+
+    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b="person", reviewer_c="person",
+                             fixer="person", created_by="local")
+    review = Review(verdict="PASS", checks=[CheckResult(criterion=c, result="PASS", detail="checked")
+                                           for c in RUBRIC.criterion_ids()], critical_issues=[], suggestions=[])
+    for slot in ("B", "C"):
+        actions.submit_person_review(repo, run_id, slot, review, "local")
+    record = verification_record(repo, run_id)
+    assert record.rounds[0].independent is False
+    assert json.loads(to_json(record))["rounds"][0]["independent"] is False
+    assert "not independent" in to_html(record) and record.people["local"].startswith("local user")

@@ -111,8 +111,8 @@ def test_an_editor_approves(desk_env: Repo, awaiting: int) -> None:
     (decision,) = view.rounds[0].decisions
     assert (decision.action, decision.actor, decision.reason) == ("approve", EDITOR, "the year is right now")
     at = as_person(None, awaiting)
-    assert f"{EDITOR} · approve: the year is right now" in texts(at)
-    assert "started by editor@example.com" in texts(at)
+    assert f"Editor <{EDITOR}> · approve: the year is right now" in texts(at)
+    assert f"started by Editor <{EDITOR}>" in texts(at)
 
 
 def test_roles_taken_away_meanwhile_show_an_error_and_keep_the_text(desk_env: Repo, awaiting: int) -> None:
@@ -158,7 +158,7 @@ def test_anyone_reports_an_escape_on_a_shipped_run(desk_env: Repo, shipped: int)
     assert any("Escape reported" in s.value for s in at.success)
     assert at.text_area(key=f"{key}_description").value == ""  # ready for the next one
     listed = at.dataframe[-1].value
-    assert listed["description"].tolist() == [escape.description] and listed["by"].tolist() == [VIEWER]
+    assert listed["description"].tolist() == [escape.description] and listed["by"].tolist() == [f"Viewer <{VIEWER}>"]
 
 
 def test_other_criterion(desk_env: Repo, shipped: int) -> None:

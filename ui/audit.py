@@ -115,8 +115,9 @@ def events(f: Filters) -> Selection:
 def hidden_note(count: int) -> None:
     """Say how many events are held back, and why (nothing when none is)."""
     if count:
-        st.info(f"{count} event{'s' if count != 1 else ''} of runs waiting for a person reviewer "
-                f"{'are' if count != 1 else 'is'} hidden until the reviews are in.")
+        # No number: a count that grows by one when the model reviewer answers would tell the person
+        # reviewer that the other review is in (the run page hides even the spend for that reason).
+        st.info("Events of runs waiting for a person reviewer are hidden until the reviews are in.")
 
 
 def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
@@ -128,7 +129,9 @@ def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
              "after": cut(e.after_hash), "prev": cut(e.prev_hash), "hash": cut(e.hash),
              "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False)} for e in items]
     columns = ["seq", "time", "actor", "action", "entity", "run", "before", "after", "prev", "hash", "detail"]
-    return pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns)
+    table["run"] = table["run"].astype("Int64")  # whole numbers, blank for events of no run (not 1.0 / None)
+    return table
 
 
 def table(items: list[AuditEvent]) -> None:

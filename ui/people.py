@@ -12,6 +12,7 @@ from ui.safe import md
 
 NEW = "__new__"
 FLASH = "people_flash"
+RESET = "people_reset"
 
 
 def people_table(people: list[PersonView]) -> None:
@@ -40,6 +41,11 @@ def _label(pid: str, people: dict[str, PersonView]) -> str:
 def role_form(people: list[PersonView]) -> None:
     """Add a person by e-mail or change someone's roles; storage refusals are shown as errors."""
     by_id = {p.id: p for p in people}
+    if st.session_state.pop(RESET, False):
+        # After adding someone, the next "someone new" starts empty: left as it was, the form would
+        # hand the previous person's roles to the next address typed.
+        for key in ("people_email", "people_name", f"people_roles_{NEW}"):
+            st.session_state.pop(key, None)
     pid = st.selectbox("Person", [NEW, *by_id], format_func=lambda i: _label(i, by_id), key="people_pick")
     if pid == NEW:
         email = st.text_input("E-mail address (what they sign in with)", key="people_email")
@@ -57,13 +63,12 @@ def _save(email: str, roles: list[Role], name: str | None) -> None:
     if not email.strip():
         st.error("Say whose roles to set: enter their e-mail address.")
         return
-    if not roles:
-        st.warning("No role: this person may still read everything but do nothing.")
     try:
         person = services.desk().repo.people.set_roles(email, roles, services.actor(), name=name)
     except (PermissionDenied, ValueError) as exc:
         st.error(md(str(exc)))
         return
-    have = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role"
+    have = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role (they may read everything but do nothing)"
     st.session_state[FLASH] = f"{person.label}: {have}"
+    st.session_state[RESET] = True
     st.rerun()

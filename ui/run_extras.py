@@ -14,7 +14,6 @@ import streamlit as st
 from santa_core.models import RunStatus
 from santa_core.record import to_html, to_json, to_pdf
 from santa_core.roles import Permission, PermissionDenied
-from santa_core.runner import open_person_slots
 from storage.records import verification_record
 from storage.repo import SEVERITIES, Repo, RunNotFound, RunView
 from ui import services
@@ -42,8 +41,7 @@ def _builder(repo: Repo, run_id: int, render: Callable) -> Callable[[], str | by
 def record_section(view: RunView) -> None:
     """Download buttons for the run's verification record."""
     st.markdown("#### Verification record")
-    rnd = view.current_round
-    if rnd is not None and rnd.gate is None and open_person_slots(view, rnd.reviews):
+    if view.blind:
         # The record holds every review: it would show a person reviewer the other verdict.
         st.caption("Available once the person reviews of this round are in (the record holds every review).")
         return

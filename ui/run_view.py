@@ -24,7 +24,7 @@ def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
     # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
-    spent = "" if _person_slot_open(view) else f" · {components.usd(view.total_cost_usd)} spent"
+    spent = "" if view.blind else f" · {components.usd(view.total_cost_usd)} spent"
     st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {services.display(view.created_by)}"))
@@ -136,11 +136,6 @@ def _act(do, run_id: int) -> None:
     st.rerun()
 
 
-def _person_slot_open(view: RunView) -> bool:
-    rnd = view.current_round
-    return rnd is not None and rnd.gate is None and bool(open_person_slots(view, rnd.reviews))
-
-
 def person_panel(view: RunView) -> None:
     """The form for each empty person slot of the current round this person may fill."""
     if view.current_round is None:
@@ -243,7 +238,7 @@ def render_run(run_id: int) -> None:
             st.rerun()  # the run stopped: redraw the whole page so the right actions show
         run_header(current)
         progress(current)
-        if _person_slot_open(current):
+        if current.blind:
             # A person reviewer must judge blind: no other verdict, no earlier round, no fix.
             st.info("A person reviewer's slot is open: the run history stays hidden until the review is in.")
         else:

@@ -125,12 +125,16 @@ def refusal(permission: Permission) -> str:
     return f"You are acting as {person.label} ({have}). To {DOING[permission]} you need to be {who_may(permission)}."
 
 
+@st.cache_data(ttl=2, show_spinner=False)
+def _labels(url: str) -> dict[str, str]:
+    """Every person's label, read once per couple of seconds (pages name many actors per rerun)."""
+    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in _desk(url).repo.people.all()}
+
+
 def display(actor_id: str) -> str:
-    """A recorded actor as a person reads it (the local user by their Settings name)."""
-    if actor_id == LOCAL:
-        person = desk().repo.people.get(LOCAL)
-        return f"{person.name} (local)" if person else actor_id
-    return actor_id
+    """A recorded actor as a person reads it: `Name <e-mail>`, the local user by their Settings
+    name; system code and unknown ids as they are."""
+    return _labels(database_url()).get(actor_id, actor_id)
 
 
 def require_sign_in() -> None:
