@@ -95,6 +95,14 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 
 
 
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A clean environment for the command line: a temporary database, no saved settings, no API key."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_"))}
+    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    return env
+
+
 TEST_PEOPLE: dict[str, tuple[str, ...]] = {
     "ann": ("admin",),
     "bob": ("admin",),

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -16,16 +15,6 @@ from storage.repo import Repo
 from tests.conftest import grant
 from tests.test_cli_rubric import err, out, santa
 from tests.test_record import escalated_run  # noqa: F401 - a fixture: a 3-round escalated, resolved run
-
-ROOT = Path(__file__).resolve().parents[1]
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """A clean environment: a temporary database, no saved settings, no API key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_"))}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(ROOT))
-    return env
 
 
 @pytest.fixture

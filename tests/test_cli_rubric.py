@@ -7,7 +7,6 @@ reviewers or the loopback Messages API stub (no network, no key from the environ
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,17 +23,8 @@ from tests.conftest import grant
 from tests.llm_stub import MessagesStub, user_text
 from tests.test_rubric_store import GOOD_YAML, NO_FAIL_SIGNAL_JSON, NO_FAIL_SIGNAL_YAML, line_of, row_counts
 
-ROOT = Path(__file__).resolve().parents[1]
 BUILTINS = ["code", "compliance", "content", "general"]
 GENERAL_IDS = lib.load_builtin("general").criterion_ids()
-
-
-@pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
-    """A clean environment: a temporary database, no saved settings, no API key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_"))}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(ROOT))
-    return env
 
 
 @pytest.fixture
