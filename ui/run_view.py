@@ -116,8 +116,12 @@ def _refused_click_notice(view: RunView) -> None:
     clicked = st.session_state.get("approve_fix") or st.session_state.get("reject_fix")
     if not clicked or ctx != (view.id, view.state.round):
         return
-    st.error("Your decision was not recorded: your roles no longer allow it. The text you had in the box is "
-             "below, so nothing you typed is lost.")
+    _keep_typed_text(st.error, "Your decision was not recorded: your roles no longer allow it.", ctx)
+
+
+def _keep_typed_text(say, why: str, ctx: tuple[int, int]) -> None:
+    """A click that recorded nothing: say why, show the text that was in the box, forget the click."""
+    say(f"{why} The text you had in the box is below, so nothing you typed is lost.")
     if text := st.session_state.get(f"edit_{ctx[0]}_{ctx[1]}"):
         st.code(text, language=None, wrap_lines=True)
     st.session_state.pop("approval_ctx", None)
@@ -170,11 +174,8 @@ def stale_decision_notice(view: RunView) -> None:
         return
     if view.status == RunStatus.AWAITING_APPROVAL and view.state.round == ctx[1]:
         return
-    st.warning("This fix was decided by someone else before your click arrived; your decision was not "
-               "recorded. The text you had in the box is below, so nothing you typed is lost.")
-    if text := st.session_state.get(f"edit_{ctx[0]}_{ctx[1]}"):
-        st.code(text, language=None, wrap_lines=True)
-    st.session_state.pop("approval_ctx", None)
+    _keep_typed_text(st.warning, "This fix was decided by someone else before your click arrived; your decision "
+                     "was not recorded.", ctx)
 
 
 def actions_panel(view: RunView) -> None:
