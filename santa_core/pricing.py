@@ -97,3 +97,9 @@ def cost_usd(model: str, usage: Usage, rates: Rates | None = None, batch: bool =
     # batch_discount is the fraction taken off (0.5 = half price). Batch and cache discounts
     # stack, so it applies to every line.
     return total * (1 - rates.batch_discount) if batch else total
+
+
+def cache_savings_usd(model: str, cache_read_tokens: int, rates: Rates | None = None) -> float:
+    """What reading `cache_read_tokens` from the prompt cache saved against paying the input rate."""
+    r = (rates or load_rates()).for_model(model)
+    return cache_read_tokens * (r.input - r.cache_read) / PER_TOKENS

@@ -155,7 +155,8 @@ def init_db(url: str | None = None, mark_interrupted: bool = True) -> Engine:
     Pass mark_interrupted=False from a second process that shares the database (the CLI next
     to a running app): its runs are alive, not orphaned.
     """
-    from storage.repo import Repo  # here, not at the top: repo imports this module
+    from storage.metrics import backfill  # here, not at the top: these import this module
+    from storage.repo import Repo
 
     key = _key(url)
     engine = get_engine(key)
@@ -163,6 +164,7 @@ def init_db(url: str | None = None, mark_interrupted: bool = True) -> Engine:
         if key not in _READY:
             migrate(engine)
             Repo(engine).rubrics.seed_builtins()
+            backfill(engine)  # metric facts for runs stored before migration 0007
             _READY.add(key)
         # Tracked apart from migration: a process that first opened the database without
         # marking (e.g. as a CLI-style client) must still mark when the app opens it.

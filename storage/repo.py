@@ -11,7 +11,8 @@ updates or deletes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal, get_args
@@ -49,6 +50,7 @@ from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage import audit
 from storage.audit import AuditStore
 from storage.hashing import content_hash, json_hash, sha256_text
+from storage.metrics import MetricsStore, refresh_touched, touch
 from storage.people import PeopleStore, require
 from storage.rubrics import RubricStore
 from storage.sessions import Transactions
@@ -674,6 +676,15 @@ class Repo(Transactions):
         """Who may act, with which roles."""
         self.audit = AuditStore(engine)
         """The hash-chained audit trail (reads and verify)."""
+        self.metrics = MetricsStore(engine)
+        """The Metrics page's figures, summed by the database."""
+
+    @contextmanager
+    def _tx(self) -> Iterator[Session]:
+        """A write transaction; before it commits, the facts of every run it touched are rewritten."""
+        with super()._tx() as s:
+            yield s
+            refresh_touched(s)
 
     @staticmethod
     def _lock_run(s: Session, run_id: int) -> RunRow:
@@ -682,6 +693,7 @@ class Repo(Transactions):
         row = s.exec(stmt).first()
         if row is None:
             raise RunNotFound(run_id)
+        touch(s, run_id)  # every write to a run locks it first: its metric facts follow
         return row
 
     @staticmethod
@@ -798,6 +810,7 @@ class Repo(Transactions):
         """Write the state, its state_change row and audit event, and open or close the escalation."""
         old = RunStatus(row.status)
         before = _state_of(row)
+        touch(s, row.id)
         row.status = new.status.value
         row.round, row.max_rounds, row.round_cap = (
             new.round,
@@ -1088,15 +1101,19 @@ class Repo(Transactions):
         source: Source = "app",
         person_b: str | None = None,
         person_c: str | None = None,
+        generation_cost_usd: float | None = None,
     ) -> int:
         """Commit a queued run with round 1 holding `output`; returns its id.
 
         `person_b` / `person_c` assign a `person` reviewer slot to one person (None: anyone).
+        `generation_cost_usd` is what producing the output cost, when known (for the Metrics page).
         """
         _check_text(spec, "spec")
         _check_text(output, "output")
         if source not in get_args(Source) or max_rounds < 1:
             raise ValueError(f"bad source {source!r} or max_rounds {max_rounds}")
+        if generation_cost_usd is not None and not 0 <= generation_cost_usd < 1e9:
+            raise ValueError(f"the generation cost must be a positive amount in USD, not {generation_cost_usd}")
         with self._tx() as s:
             require(s, created_by, Permission.START_RUN)
             for who in (person_b, person_c):
@@ -1120,9 +1137,11 @@ class Repo(Transactions):
                 budget_usd=budget_usd,
                 created_by=created_by,
                 source=source,
+                generation_cost_usd=generation_cost_usd,
             )
             s.add(run)
             s.flush()
+            touch(s, run.id)
             self._start_round(s, run.id, 1, output)
             s.add(
                 StateChangeRow(

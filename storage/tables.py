@@ -80,6 +80,8 @@ class RunRow(SQLModel, table=True):
     """The person a `person` reviewer slot B is assigned to (None: anyone who may review)."""
     person_c: str | None = None
     """The person a `person` reviewer slot C is assigned to (None: anyone who may review)."""
+    generation_cost_usd: float | None = None
+    """What generating the output cost, when the person who started the run knows it."""
 
 
 class RoundRow(SQLModel, table=True):
@@ -114,7 +116,7 @@ class ReviewRow(SQLModel, table=True):
     run_id: int = _run_fk()
     round_no: int
     slot: str
-    reviewer: str
+    reviewer: str = Field(index=True)
     status: str
     verdict: str
     review_json: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
@@ -180,7 +182,7 @@ class DecisionRow(SQLModel, table=True):
     run_id: int = _run_fk()
     round_no: int
     action: str
-    actor: str
+    actor: str = Field(index=True)
     reason: str = _text()
     before_hash: str
     after_hash: str
@@ -368,6 +370,96 @@ class AuditHeadRow(SQLModel, table=True):
     hash: str
 
 
+# --- the Metrics page's facts: derived, rewritten in the same transaction as their sources ------
+
+
+class _RunDims(SQLModel):
+    """What a metrics view filters on, copied from the run (none of it changes after creation)."""
+
+    day: str = Field(index=True)
+    """The run's creation day, UTC, as YYYY-MM-DD (text sorts and compares the same everywhere)."""
+    rubric_name: str
+    rubric_version: int
+    domain: str
+    reviewer_b: str
+    reviewer_c: str
+
+
+class RunMetricRow(_RunDims, table=True):
+    """One run's figures for the dashboard; `storage.metrics.refresh` rewrites it from the run's rows."""
+
+    __tablename__ = "run_metric"
+
+    run_id: int = Field(foreign_key="run.id", primary_key=True)
+    created_by: str
+    status: str
+    rounds: int
+    """Rounds started (the run's current round)."""
+    nice_round: int | None = None
+    """The first round whose gate said NICE (None: never)."""
+    generation_cost_usd: float | None = None
+    review_cost_usd: float = 0.0
+    fix_cost_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_savings_usd: float = 0.0
+    escapes: int = 0
+    b_reviews: int = 0
+    b_errors: int = 0
+    b_latency_s: float = 0.0
+    b_latency_max_s: float = 0.0
+    b_cost_usd: float = 0.0
+    c_reviews: int = 0
+    c_errors: int = 0
+    c_latency_s: float = 0.0
+    c_latency_max_s: float = 0.0
+    c_cost_usd: float = 0.0
+    rounds_reviewed: int = 0
+    """Rounds with at least one answered review."""
+    round_latency_s: float = 0.0
+    """Sum over those rounds of the slower reviewer's latency."""
+
+
+class CriterionResultRow(_RunDims, table=True):
+    """One criterion in one round: reviewer B's and C's PASS/FAIL and the deterministic check's."""
+
+    __tablename__ = "criterion_result"
+    __table_args__ = (UniqueConstraint("run_id", "round_no", "criterion"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = _run_fk()
+    round_no: int
+    criterion: str = Field(index=True)
+    category: str
+    severity: str
+    b: str | None = None
+    c: str | None = None
+    check_result: str | None = None
+
+
+class CriterionDayRow(_RunDims, table=True):
+    """Criterion results summed per day and view dimensions, so the page never scans every round."""
+
+    __tablename__ = "criterion_day"
+    __table_args__ = (UniqueConstraint("day", "rubric_name", "rubric_version", "domain", "reviewer_b",
+                                       "reviewer_c", "criterion", "category", "severity", name="uq_criterion_day_key"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    criterion: str
+    category: str
+    severity: str
+    pp: int = 0
+    pf: int = 0
+    fp: int = 0
+    ff: int = 0
+    b_fail: int = 0
+    c_fail: int = 0
+    check_fail: int = 0
+    unscored: int = 0
+
+
 TABLES: tuple[type[SQLModel], ...] = (
     RunRow,
     RoundRow,
@@ -385,6 +477,9 @@ TABLES: tuple[type[SQLModel], ...] = (
     EscapeRow,
     AuditEventRow,
     AuditHeadRow,
+    RunMetricRow,
+    CriterionResultRow,
+    CriterionDayRow,
 )
 """Every table of the schema, parents first."""
 

@@ -74,7 +74,7 @@ SCHEMA: dict[str, list[str]] = {
         "id", "created_at", "updated_at", "status", "round", "max_rounds", "round_cap",
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
         "rubric_version", "rubric_json", "reviewer_b", "reviewer_c", "fixer", "auto_approve",
-        "budget_usd", "created_by", "source", "worker", "person_b", "person_c",
+        "budget_usd", "created_by", "source", "worker", "person_b", "person_c", "generation_cost_usd",
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",
@@ -130,6 +130,21 @@ SCHEMA: dict[str, list[str]] = {
         "after_hash", "detail", "prev_hash", "hash",
     ],
     "audit_head": ["id", "seq", "hash"],
+    "run_metric": [
+        "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "run_id", "created_by", "status", "rounds", "nice_round",
+        "generation_cost_usd", "review_cost_usd", "fix_cost_usd", "input_tokens", "output_tokens",
+        "cache_write_tokens", "cache_read_tokens", "cache_savings_usd", "escapes", "b_reviews", "b_errors",
+        "b_latency_s", "b_latency_max_s", "b_cost_usd", "c_reviews", "c_errors", "c_latency_s", "c_latency_max_s",
+        "c_cost_usd", "rounds_reviewed", "round_latency_s",
+    ],
+    "criterion_result": [
+        "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "id", "run_id", "round_no", "criterion", "category", "severity", "b", "c",
+        "check_result",
+    ],
+    "criterion_day": [
+        "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "id", "criterion", "category", "severity", "pp", "pf", "fp", "ff", "b_fail",
+        "c_fail", "check_fail", "unscored",
+    ],
 }  # fmt: skip
 
 
@@ -332,7 +347,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0006",)]
+        ).all() == [("0007",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -341,7 +356,10 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
         (t, tuple(ix["column_names"])) for t in SCHEMA for ix in insp.get_indexes(t)
     }
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
-    no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head"}
+    no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
+                 "criterion_day", "run_metric"}  # run_metric's run_id is its primary key
+    assert [(f["constrained_columns"], f["referred_table"]) for f in insp.get_foreign_keys("run_metric")] == [
+        (["run_id"], "run")]
     for table in set(SCHEMA) - no_run_fk:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)

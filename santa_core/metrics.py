@@ -1,0 +1,489 @@
+"""The method's metrics, defined once: from aggregate counts to the figures every view shows.
+
+Pure: storage aggregates the history in SQL (sums and counts per day, per criterion, per
+reviewer) and hands the rows here; this module turns them into rates, means, Cohen's kappa and
+time series. The Metrics page and `python -m santa_core metrics` both print `build_report`'s
+answer, so they cannot disagree.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import date, timedelta
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+Grain = Literal["day", "week", "month"]
+
+FIRST_PASS_TARGET = 0.70
+"""The method works when more than 70 % of finished runs are NICE in round 1."""
+ITERATIONS_TARGET = 1.5
+"""...and runs that reach NICE need fewer than 1.5 rounds on average."""
+ESCAPE_TARGET = 0.0
+"""No defect should be found after a NICE output shipped."""
+LOW_KAPPA = 0.40
+"""Below this kappa the two reviewers agree little beyond chance (Landis & Koch: "fair" or
+worse): the criterion's wording leaves room for judgement and needs tightening."""
+MIN_PAIRS = 10
+"""A low-agreement warning needs at least this many compared PASS/FAIL pairs."""
+
+FINISHED = ("shipped", "escalated", "resolved_shipped", "resolved_rejected")
+"""Runs the loop is done with: NICE, or handed to a person (waiting or decided)."""
+SHIPPED = ("shipped", "resolved_shipped")
+"""Runs whose output went out: NICE, or shipped as is by a person."""
+
+DEFINITIONS: dict[str, str] = {
+    "first_pass_rate": (
+        "Runs NICE in round 1 ÷ finished runs. Finished runs are shipped, escalated (waiting for a "
+        "person), resolved shipped or resolved rejected; runs still queued, running, waiting for a "
+        "person's review or approval, or interrupted count once they finish. Target: above 70 %."),
+    "mean_iterations": (
+        "Mean round number at which runs reached NICE (both reviewers PASS), over the runs that "
+        "reached NICE. Runs that never did (escalated, rejected) are left out here and shown in the "
+        "distribution of rounds. Target: below 1.5."),
+    "rounds_distribution": (
+        "Finished runs by the number of rounds they used, coloured by how they ended."),
+    "failure_taxonomy": (
+        "Failed checks by criterion and category: every FAIL a reviewer (B or C) gave a criterion in "
+        "a round, plus every failed deterministic check, counted once per round and source. Results "
+        "for ids that are not in the run's rubric are ignored."),
+    "agreement": (
+        "Per criterion and round where both reviewers gave a PASS/FAIL: flagged by both ÷ flagged by "
+        "either (a flag is a FAIL). 'B only' and 'C only' are criteria only one reviewer failed. "
+        "A criterion that only one reviewer judged (the other errored, was pending or skipped it) is "
+        "unscored: left out and counted apart."),
+    "kappa": (
+        "Cohen's kappa over per-criterion PASS/FAIL of reviewer B against reviewer C: "
+        "(observed agreement − agreement expected by chance) ÷ (1 − agreement expected by chance). "
+        "1 is perfect agreement, 0 is chance. Undefined (shown as —) when both reviewers gave every "
+        "pair the same single answer. Below 0.40 with at least 10 pairs the criterion is flagged: "
+        "the rubric needs tightening."),
+    "escape_rate": (
+        "Escapes ÷ shipped runs (shipped or shipped as is by a person), for runs in the view. An "
+        "escape is a defect reported after the output shipped. Target: 0."),
+    "cost": (
+        "USD and tokens of every model call of the runs (reviews and fixes), from the rates file. "
+        "Per run: total ÷ runs. Per round: total ÷ rounds started. Review ÷ generation: review cost "
+        "÷ generation cost, over the runs whose generation cost was entered. Cache savings: cache-read "
+        "tokens × (input rate − cache-read rate) of the call's model."),
+    "latency": (
+        "Seconds a reviewer took to answer (retries included), per reviewer model; per round: the "
+        "slower of the two reviewers, i.e. how long the round waited for its verdicts."),
+    "error_rate": (
+        "Reviewer answers that were errors or timeouts ÷ answers, per reviewer model. An error is "
+        "never a PASS (fail closed)."),
+}
+"""What each figure means, shown next to it on the page and in `docs/metrics.md`."""
+
+
+class MetricsFilter(BaseModel):
+    """Which runs a view covers: dates are the runs' creation days (UTC), both ends included."""
+
+    since: date | None = None
+    until: date | None = None
+    rubrics: list[str] = Field(default_factory=list)
+    versions: list[str] = Field(default_factory=list)
+    """`name@N`: a run matches when its rubric is one of these exact versions."""
+    domains: list[str] = Field(default_factory=list)
+    reviewers: list[str] = Field(default_factory=list)
+    """A run matches when reviewer B or reviewer C is one of these."""
+    people: list[str] = Field(default_factory=list)
+    """A run matches when one of these people started it, reviewed it or decided on it."""
+
+    def is_empty(self) -> bool:
+        """True when the view covers the whole history."""
+        return self == MetricsFilter()
+
+
+# --- aggregates from storage ------------------------------------------------------------------
+
+
+class DayTotals(BaseModel):
+    """Sums over the runs created on one day (one row of the SQL aggregate)."""
+
+    day: date
+    runs: int = 0
+    finished: int = 0
+    first_pass: int = 0
+    nice_runs: int = 0
+    nice_rounds: int = 0
+    shipped: int = 0
+    escapes: int = 0
+    escaped_runs: int = 0
+    rounds: int = 0
+    review_cost_usd: float = 0.0
+    fix_cost_usd: float = 0.0
+    generation_cost_usd: float = 0.0
+    generation_runs: int = 0
+    review_cost_with_generation_usd: float = 0.0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_write_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_savings_usd: float = 0.0
+    rounds_reviewed: int = 0
+    round_latency_s: float = 0.0
+
+
+class RoundsCount(BaseModel):
+    """Finished runs that used `rounds` rounds and ended in `status`."""
+
+    rounds: int
+    status: str
+    runs: int
+
+
+class CriterionTotals(BaseModel):
+    """Per-criterion counts over rounds: B/C pairs, failures by source, unscored results."""
+
+    criterion: str
+    category: str
+    severity: str = "critical"
+    pp: int = 0
+    """Both reviewers PASS."""
+    pf: int = 0
+    """B PASS, C FAIL (C only)."""
+    fp: int = 0
+    """B FAIL, C PASS (B only)."""
+    ff: int = 0
+    """Both FAIL."""
+    b_fail: int = 0
+    c_fail: int = 0
+    check_fail: int = 0
+    unscored: int = 0
+
+
+class ReviewerTotals(BaseModel):
+    """One reviewer model's answers in one slot (storage sends B and C rows apart)."""
+
+    reviewer: str
+    reviews: int = 0
+    errors: int = 0
+    latency_s: float = 0.0
+    max_latency_s: float = 0.0
+    cost_usd: float = 0.0
+
+
+# --- the definitions ------------------------------------------------------------------------
+
+
+def ratio(numerator: float, denominator: float) -> float | None:
+    """numerator ÷ denominator, or None when there is nothing to divide by."""
+    return numerator / denominator if denominator else None
+
+
+def first_pass_rate(first_pass: int, finished: int) -> float | None:
+    """Runs NICE in round 1 ÷ finished runs."""
+    return ratio(first_pass, finished)
+
+
+def mean_iterations(nice_rounds: int, nice_runs: int) -> float | None:
+    """Mean round number of the runs that reached NICE."""
+    return ratio(nice_rounds, nice_runs)
+
+
+def escape_rate(escapes: int, shipped: int) -> float | None:
+    """Escapes ÷ shipped runs."""
+    return ratio(escapes, shipped)
+
+
+def agreement(both: int, b_only: int, c_only: int) -> float | None:
+    """Issues flagged by both ÷ flagged by either."""
+    return ratio(both, both + b_only + c_only)
+
+
+def cohens_kappa(pp: int, pf: int, fp: int, ff: int) -> float | None:
+    """Cohen's kappa of B against C from the 2×2 table (None: no pairs, or chance agreement is 1)."""
+    n = pp + pf + fp + ff
+    if n == 0:
+        return None
+    observed = (pp + ff) / n
+    b_pass, c_pass = (pp + pf) / n, (pp + fp) / n
+    expected = b_pass * c_pass + (1 - b_pass) * (1 - c_pass)
+    if expected == 1:
+        return None  # both reviewers gave one answer throughout: kappa is undefined
+    return (observed - expected) / (1 - expected)
+
+
+def bucket_of(day: date, grain: Grain) -> date:
+    """The first day of the day's bucket: itself, its ISO week's Monday, or its month's 1st."""
+    if grain == "week":
+        return day - timedelta(days=day.weekday())
+    if grain == "month":
+        return day.replace(day=1)
+    return day
+
+
+def auto_grain(first: date | None, last: date | None) -> Grain:
+    """Days for up to two months of history, weeks up to a year, months beyond."""
+    if first is None or last is None or (last - first).days <= 62:
+        return "day"
+    return "week" if (last - first).days <= 366 else "month"
+
+
+# --- the report -----------------------------------------------------------------------------
+
+
+class Headline(BaseModel):
+    """The view's top-line figures."""
+
+    runs: int = 0
+    finished: int = 0
+    first_pass: int = 0
+    first_pass_rate: float | None = None
+    nice_runs: int = 0
+    mean_iterations: float | None = None
+    shipped: int = 0
+    escapes: int = 0
+    escaped_runs: int = 0
+    escape_rate: float | None = None
+    compared_pairs: int = 0
+    flagged_both: int = 0
+    flagged_b_only: int = 0
+    flagged_c_only: int = 0
+    agreement: float | None = None
+    kappa: float | None = None
+    unscored: int = 0
+    failed_checks: int = 0
+    rounds: int = 0
+    total_cost_usd: float = 0.0
+    review_cost_usd: float = 0.0
+    fix_cost_usd: float = 0.0
+    cost_per_run_usd: float | None = None
+    cost_per_round_usd: float | None = None
+    tokens: int = 0
+    tokens_per_run: float | None = None
+    tokens_per_round: float | None = None
+    generation_runs: int = 0
+    review_to_generation: float | None = None
+    cache_read_tokens: int = 0
+    cache_savings_usd: float = 0.0
+    reviews: int = 0
+    reviewer_errors: int = 0
+    reviewer_error_rate: float | None = None
+    mean_round_latency_s: float | None = None
+
+
+class SeriesPoint(BaseModel):
+    """One time bucket of the over-time charts."""
+
+    bucket: date
+    runs: int
+    finished: int
+    first_pass: int
+    first_pass_rate: float | None
+    nice_runs: int
+    mean_iterations: float | None
+    shipped: int
+    escapes: int
+    escape_rate: float | None
+    cost_usd: float
+    tokens: int
+
+
+class CriterionFigures(BaseModel):
+    """One criterion's failures and agreement."""
+
+    criterion: str
+    category: str
+    severity: str
+    b_fail: int
+    c_fail: int
+    check_fail: int
+    failed: int
+    pairs: int
+    both: int
+    b_only: int
+    c_only: int
+    pass_both: int
+    agreement: float | None
+    kappa: float | None
+    unscored: int
+    low_agreement: bool
+
+
+class CategoryFigures(BaseModel):
+    """Failed checks of one category."""
+
+    category: str
+    b_fail: int
+    c_fail: int
+    check_fail: int
+    failed: int
+
+
+class ReviewerFigures(BaseModel):
+    """One reviewer model's answers over both slots."""
+
+    reviewer: str
+    reviews: int
+    errors: int
+    error_rate: float | None
+    mean_latency_s: float | None
+    max_latency_s: float
+    cost_usd: float
+
+
+class MetricsReport(BaseModel):
+    """Everything the Metrics page and `metrics --json` show, for one filter and grain."""
+
+    filters: MetricsFilter
+    grain: Grain
+    targets: dict[str, float] = Field(default_factory=lambda: {
+        "first_pass_rate": FIRST_PASS_TARGET, "mean_iterations": ITERATIONS_TARGET,
+        "escape_rate": ESCAPE_TARGET, "low_kappa": LOW_KAPPA})
+    headline: Headline
+    series: list[SeriesPoint]
+    rounds: list[RoundsCount]
+    criteria: list[CriterionFigures]
+    categories: list[CategoryFigures]
+    reviewers: list[ReviewerFigures]
+    warnings: list[str]
+
+    @property
+    def empty(self) -> bool:
+        """True when no run matches the view."""
+        return self.headline.runs == 0
+
+
+def _sum_days(days: Iterable[DayTotals]) -> DayTotals:
+    """Field-wise sum of day rows (the day of the result is meaningless)."""
+    total = DayTotals(day=date.min)
+    for row in days:
+        for name in DayTotals.model_fields:
+            if name != "day":
+                setattr(total, name, getattr(total, name) + getattr(row, name))
+    return total
+
+
+def _point(bucket: date, t: DayTotals) -> SeriesPoint:
+    return SeriesPoint(
+        bucket=bucket, runs=t.runs, finished=t.finished, first_pass=t.first_pass,
+        first_pass_rate=first_pass_rate(t.first_pass, t.finished), nice_runs=t.nice_runs,
+        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs), shipped=t.shipped,
+        escapes=t.escapes, escape_rate=escape_rate(t.escapes, t.shipped),
+        cost_usd=t.review_cost_usd + t.fix_cost_usd,
+        tokens=t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens)
+
+
+def build_series(days: Iterable[DayTotals], grain: Grain) -> list[SeriesPoint]:
+    """Day rows rolled up into buckets of `grain`, oldest first (sums first, then the rates)."""
+    buckets: dict[date, list[DayTotals]] = defaultdict(list)
+    for row in days:
+        buckets[bucket_of(row.day, grain)].append(row)
+    return [_point(b, _sum_days(rows)) for b, rows in sorted(buckets.items())]
+
+
+def criterion_figures(row: CriterionTotals) -> CriterionFigures:
+    """Failures, agreement and kappa of one criterion."""
+    pairs = row.pp + row.pf + row.fp + row.ff
+    kappa = cohens_kappa(row.pp, row.pf, row.fp, row.ff)
+    return CriterionFigures(
+        criterion=row.criterion, category=row.category, severity=row.severity,
+        b_fail=row.b_fail, c_fail=row.c_fail, check_fail=row.check_fail,
+        failed=row.b_fail + row.c_fail + row.check_fail, pairs=pairs, both=row.ff,
+        b_only=row.fp, c_only=row.pf, pass_both=row.pp, agreement=agreement(row.ff, row.fp, row.pf),
+        kappa=kappa, unscored=row.unscored,
+        low_agreement=kappa is not None and kappa < LOW_KAPPA and pairs >= MIN_PAIRS)
+
+
+def _merge_criteria(rows: Iterable[CriterionTotals]) -> list[CriterionTotals]:
+    """One row per (criterion, category, severity), summed."""
+    merged: dict[tuple[str, str, str], CriterionTotals] = {}
+    for row in rows:
+        key = (row.criterion, row.category, row.severity)
+        if key not in merged:
+            merged[key] = CriterionTotals(criterion=row.criterion, category=row.category, severity=row.severity)
+        into = merged[key]
+        for name in ("pp", "pf", "fp", "ff", "b_fail", "c_fail", "check_fail", "unscored"):
+            setattr(into, name, getattr(into, name) + getattr(row, name))
+    return list(merged.values())
+
+
+def category_figures(criteria: Iterable[CriterionFigures]) -> list[CategoryFigures]:
+    """Failed checks summed per category, most failures first."""
+    sums: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    for c in criteria:
+        s = sums[c.category]
+        s[0], s[1], s[2] = s[0] + c.b_fail, s[1] + c.c_fail, s[2] + c.check_fail
+    rows = [CategoryFigures(category=k, b_fail=b, c_fail=c, check_fail=x, failed=b + c + x)
+            for k, (b, c, x) in sums.items()]
+    return sorted(rows, key=lambda r: (-r.failed, r.category))
+
+
+def reviewer_figures(rows: Iterable[ReviewerTotals]) -> list[ReviewerFigures]:
+    """B and C rows of the same reviewer model combined; most answers first."""
+    sums: dict[str, ReviewerTotals] = {}
+    for row in rows:
+        into = sums.setdefault(row.reviewer, ReviewerTotals(reviewer=row.reviewer))
+        into.reviews += row.reviews
+        into.errors += row.errors
+        into.latency_s += row.latency_s
+        into.max_latency_s = max(into.max_latency_s, row.max_latency_s)
+        into.cost_usd += row.cost_usd
+    out = [ReviewerFigures(reviewer=r.reviewer, reviews=r.reviews, errors=r.errors,
+                           error_rate=ratio(r.errors, r.reviews), mean_latency_s=ratio(r.latency_s, r.reviews),
+                           max_latency_s=r.max_latency_s, cost_usd=r.cost_usd)
+           for r in sums.values() if r.reviews]
+    return sorted(out, key=lambda r: (-r.reviews, r.reviewer))
+
+
+def _headline(t: DayTotals, criteria: list[CriterionFigures], reviewers: list[ReviewerFigures]) -> Headline:
+    pp, pf, fp, ff = (sum(getattr(c, k) for c in criteria) for k in ("pass_both", "c_only", "b_only", "both"))
+    total = t.review_cost_usd + t.fix_cost_usd
+    tokens = t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens
+    reviews, errors = sum(r.reviews for r in reviewers), sum(r.errors for r in reviewers)
+    return Headline(
+        runs=t.runs, finished=t.finished, first_pass=t.first_pass,
+        first_pass_rate=first_pass_rate(t.first_pass, t.finished), nice_runs=t.nice_runs,
+        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs), shipped=t.shipped,
+        escapes=t.escapes, escaped_runs=t.escaped_runs, escape_rate=escape_rate(t.escapes, t.shipped),
+        compared_pairs=pp + pf + fp + ff, flagged_both=ff, flagged_b_only=fp, flagged_c_only=pf,
+        agreement=agreement(ff, fp, pf), kappa=cohens_kappa(pp, pf, fp, ff),
+        unscored=sum(c.unscored for c in criteria), failed_checks=sum(c.failed for c in criteria),
+        rounds=t.rounds, total_cost_usd=total, review_cost_usd=t.review_cost_usd, fix_cost_usd=t.fix_cost_usd,
+        cost_per_run_usd=ratio(total, t.runs), cost_per_round_usd=ratio(total, t.rounds), tokens=tokens,
+        tokens_per_run=ratio(tokens, t.runs), tokens_per_round=ratio(tokens, t.rounds),
+        generation_runs=t.generation_runs,
+        review_to_generation=ratio(t.review_cost_with_generation_usd, t.generation_cost_usd),
+        cache_read_tokens=t.cache_read_tokens, cache_savings_usd=t.cache_savings_usd,
+        reviews=reviews, reviewer_errors=errors, reviewer_error_rate=ratio(errors, reviews),
+        mean_round_latency_s=ratio(t.round_latency_s, t.rounds_reviewed))
+
+
+def _warnings(h: Headline, criteria: list[CriterionFigures]) -> list[str]:
+    """Plain sentences about figures that miss their target or need attention."""
+    out = [f"Low reviewer agreement on {c.criterion} (κ = {c.kappa:.2f} over {c.pairs} pairs): "
+           "the two reviewers read this criterion differently; tighten its pass condition and fail signal."
+           for c in criteria if c.low_agreement and c.kappa is not None]
+    if h.first_pass_rate is not None and h.first_pass_rate <= FIRST_PASS_TARGET:
+        out.append(f"First-pass rate {h.first_pass_rate:.0%} is not above the {FIRST_PASS_TARGET:.0%} target.")
+    if h.mean_iterations is not None and h.mean_iterations >= ITERATIONS_TARGET:
+        out.append(f"Mean iterations to converge {h.mean_iterations:.2f} is not below the {ITERATIONS_TARGET} target.")
+    if h.escapes > ESCAPE_TARGET:
+        out.append(f"{h.escapes} escape(s) reported on shipped runs; the target is 0.")
+    return out
+
+
+def build_report(
+    filters: MetricsFilter,
+    days: Iterable[DayTotals],
+    rounds: Iterable[RoundsCount],
+    criteria: Iterable[CriterionTotals],
+    reviewers: Iterable[ReviewerTotals],
+    grain: Grain | None = None,
+) -> MetricsReport:
+    """Every figure of the view from the SQL aggregates (grain None: chosen from the date span)."""
+    days = sorted(days, key=lambda d: d.day)
+    grain = grain or auto_grain(filters.since or (days[0].day if days else None),
+                                filters.until or (days[-1].day if days else None))
+    figures = sorted((criterion_figures(c) for c in _merge_criteria(criteria)),
+                     key=lambda c: (-c.failed, c.criterion))
+    people = reviewer_figures(reviewers)
+    headline = _headline(_sum_days(days), figures, people)
+    return MetricsReport(
+        filters=filters, grain=grain, headline=headline, series=build_series(days, grain),
+        rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)), criteria=figures,
+        categories=category_figures(figures), reviewers=people, warnings=_warnings(headline, figures))

@@ -1,0 +1,445 @@
+"""The Metrics page's facts and the SQL that aggregates them.
+
+Three derived tables keep the dashboard fast on a large history (100,000 runs answer in well
+under a second; `bench/metrics_dashboard.py` prints the figures):
+
+- `run_metric`: one narrow row per run (status, rounds, costs, tokens, reviewer answers...);
+- `criterion_result`: one row per criterion and round (B's, C's and the check's PASS/FAIL);
+- `criterion_day`: criterion_result summed per day and view dimensions.
+
+`refresh(session, run_id)` rewrites a run's facts from its own rows, inside the transaction that
+changed them (`Repo` calls it for every run a write transaction touched), so the facts are never
+behind the history. It is idempotent; `criterion_day` moves by the difference between the old
+and new criterion rows. The definitions of the figures live in `santa_core.metrics`; this module
+only sums and counts.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Sequence
+from datetime import UTC, date, datetime
+from typing import Any
+
+from pydantic import BaseModel
+from sqlalchemy import Engine, and_, case, delete, false, func, insert, or_, union
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlmodel import Session, col, select
+
+from santa_core import metrics as m
+from santa_core.metrics import MetricsFilter, MetricsReport
+from santa_core.pricing import cache_savings_usd
+from storage.sessions import Transactions, utc
+from storage.tables import (
+    CriterionDayRow,
+    CriterionResultRow,
+    DecisionRow,
+    EscapeRow,
+    LLMCallRow,
+    PersonRow,
+    ReviewRow,
+    RoundRow,
+    RunMetricRow,
+    RunRow,
+)
+
+ERRORS = ("error", "timeout")
+"""Review statuses that are reviewer errors (never a PASS)."""
+ANSWERED = ("ok", *ERRORS)
+"""Review statuses that count as an answer (a pending person slot does not)."""
+DIMS = ("day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c")
+"""The view dimensions every fact row carries."""
+DAY_KEY = (*DIMS, "criterion", "category", "severity")
+"""criterion_day's unique key."""
+COUNTERS = ("pp", "pf", "fp", "ff", "b_fail", "c_fail", "check_fail", "unscored")
+"""criterion_day's summed columns."""
+TOUCHED = "santa.metric_runs"
+"""Session.info key: the runs a write transaction changed (their facts are refreshed before commit)."""
+
+
+# --- deriving one run's facts (pure over row-like objects, so the benchmark can reuse it) -----
+
+
+def run_dims(run: Any) -> dict[str, Any]:
+    """The view dimensions of a run row."""
+    return {"day": utc(run.created_at).date().isoformat(), "rubric_name": run.rubric_name,
+            "rubric_version": run.rubric_version, "domain": str(run.rubric_json.get("domain") or "general"),
+            "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c}
+
+
+def _slot_figures(slot: str, reviews: Sequence[Any], calls: Sequence[Any]) -> dict[str, Any]:
+    """Answers, errors, latency and cost of one reviewer slot."""
+    mine = [r for r in reviews if r.slot == slot and r.status in ANSWERED]
+    key = slot.lower()
+    return {f"{key}_reviews": len(mine), f"{key}_errors": sum(r.status in ERRORS for r in mine),
+            f"{key}_latency_s": sum(r.latency_s for r in mine),
+            f"{key}_latency_max_s": max((r.latency_s for r in mine), default=0.0),
+            f"{key}_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "review" and c.slot == slot)}
+
+
+def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
+    """(rounds with an answer, sum over them of the slower reviewer's latency)."""
+    slowest: dict[int, float] = {}
+    for r in reviews:
+        if r.status in ANSWERED:
+            slowest[r.round_no] = max(slowest.get(r.round_no, 0.0), r.latency_s)
+    return len(slowest), sum(slowest.values())
+
+
+def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
+                      escapes: int) -> dict[str, Any]:
+    """The run_metric row of a run, from its run, round, review and llm_call rows."""
+    nice = [r.round_no for r in rounds if r.gate_decision == "NICE"]
+    reviewed, latency = _round_latency(reviews)
+    return {
+        "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
+        "rounds": run.round, "nice_round": min(nice, default=None),
+        "generation_cost_usd": run.generation_cost_usd,
+        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "review"),
+        "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose != "review"),
+        "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
+        "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
+        "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),
+        "cache_savings_usd": sum(cache_savings_usd(c.model, c.cache_read_input_tokens) for c in calls),
+        "escapes": escapes, **_slot_figures("B", reviews, calls), **_slot_figures("C", reviews, calls),
+        "rounds_reviewed": reviewed, "round_latency_s": latency,
+    }
+
+
+def _results(review_json: dict | None) -> dict[str, str]:
+    """criterion → PASS/FAIL of one review (a criterion checked twice counts as FAIL if either is)."""
+    out: dict[str, str] = {}
+    for check in (review_json or {}).get("checks") or []:
+        cid, result = check.get("criterion"), check.get("result")
+        if isinstance(cid, str) and result in ("PASS", "FAIL") and out.get(cid) != "FAIL":
+            out[cid] = result
+    return out
+
+
+def _check_results(gate_checks: list | None) -> dict[str, str]:
+    """criterion → PASS/FAIL of the round's deterministic checks."""
+    return _results({"checks": gate_checks or []})
+
+
+def derive_criteria(run: Any, rounds: Sequence[Any], reviews: Sequence[Any]) -> list[dict[str, Any]]:
+    """The criterion_result rows of a run: every rubric criterion of every judged round.
+
+    A round is judged once a reviewer answered or the gate stored its checks. Results for ids that
+    are not in the run's rubric are ignored; a reviewer that errored, is pending or skipped a
+    criterion leaves it empty (unscored).
+    """
+    dims = run_dims(run)
+    criteria = [(c["id"], c.get("category", ""), c.get("severity", "critical"))
+                for c in run.rubric_json.get("criteria", [])]
+    by_round: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
+    answered: set[int] = set()
+    for r in reviews:
+        if r.status in ANSWERED:
+            answered.add(r.round_no)
+            by_round[r.round_no][r.slot] = _results(r.review_json if r.status == "ok" else None)
+    rows = []
+    for rnd in sorted(rounds, key=lambda r: r.round_no):
+        if rnd.round_no not in answered and rnd.gate_checks is None:
+            continue
+        checks, slots = _check_results(rnd.gate_checks), by_round.get(rnd.round_no, {})
+        for cid, category, severity in criteria:
+            rows.append({"run_id": run.id, "round_no": rnd.round_no, "criterion": cid, "category": category,
+                         "severity": severity, "b": slots.get("B", {}).get(cid),
+                         "c": slots.get("C", {}).get(cid), "check_result": checks.get(cid), **dims})
+    return rows
+
+
+def counters(b: str | None, c: str | None, check: str | None) -> dict[str, int]:
+    """One criterion_result row's contribution to criterion_day."""
+    pair = b is not None and c is not None
+    return {"pp": int(pair and b == "PASS" and c == "PASS"), "pf": int(pair and b == "PASS" and c == "FAIL"),
+            "fp": int(pair and b == "FAIL" and c == "PASS"), "ff": int(pair and b == "FAIL" and c == "FAIL"),
+            "b_fail": int(b == "FAIL"), "c_fail": int(c == "FAIL"), "check_fail": int(check == "FAIL"),
+            "unscored": int(not pair)}
+
+
+def rollup(rows: Iterable[dict[str, Any]], sign: int = 1) -> dict[tuple, Counter]:
+    """criterion_day deltas of criterion_result rows, by key (sign -1: taking them away)."""
+    out: dict[tuple, Counter] = defaultdict(Counter)
+    for row in rows:
+        out[tuple(row[k] for k in DAY_KEY)].update(
+            {k: sign * v for k, v in counters(row["b"], row["c"], row["check_result"]).items()})
+    return out
+
+
+# --- keeping the facts current ----------------------------------------------------------------
+
+
+def touch(s: Session, run_id: int) -> None:
+    """Note that this transaction changed the run: its facts are refreshed before commit."""
+    s.info.setdefault(TOUCHED, set()).add(run_id)
+
+
+def refresh_touched(s: Session) -> None:
+    """Refresh the facts of every run the transaction touched (in id order: no deadlocks)."""
+    for run_id in sorted(s.info.pop(TOUCHED, ())):
+        refresh(s, run_id)
+
+
+def _result_key(row: dict[str, Any]) -> tuple:
+    return tuple(row[k] for k in ("round_no", "criterion", "category", "severity", "b", "c", "check_result"))
+
+
+def refresh(s: Session, run_id: int) -> None:
+    """Rewrite one run's run_metric and criterion_result rows and move criterion_day to match."""
+    run = s.get(RunRow, run_id)
+    if run is None:
+        return
+    rounds = s.exec(select(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
+                    .where(RoundRow.run_id == run_id)).all()
+    reviews = s.exec(select(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json,
+                            ReviewRow.latency_s).where(ReviewRow.run_id == run_id)).all()
+    calls = s.exec(select(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd,
+                          LLMCallRow.input_tokens, LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens,
+                          LLMCallRow.cache_read_input_tokens).where(LLMCallRow.run_id == run_id)).all()
+    escapes = s.exec(select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == run_id)).one()
+    s.merge(RunMetricRow(**derive_run_metric(run, rounds, reviews, calls, escapes)))
+    new = derive_criteria(run, rounds, reviews)
+    old_rows = s.exec(select(CriterionResultRow).where(CriterionResultRow.run_id == run_id)).all()
+    old = [r.model_dump() for r in old_rows]
+    if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
+        return
+    delta = rollup(old, -1)
+    for key, change in rollup(new).items():
+        delta[key].update(change)
+    _apply(s, delta)
+    s.exec(delete(CriterionResultRow).where(CriterionResultRow.run_id == run_id))
+    if new:
+        s.exec(insert(CriterionResultRow), params=new)
+
+
+def _apply(s: Session, delta: dict[tuple, Counter]) -> None:
+    """Add each key's counts to criterion_day (upsert, keys in order so writers never deadlock)."""
+    table = CriterionDayRow.__table__
+    dialect = postgresql if s.get_bind().dialect.name == "postgresql" else sqlite
+    for key in sorted(delta):
+        counts = {k: delta[key].get(k, 0) for k in COUNTERS}
+        if not any(counts.values()):
+            continue
+        stmt = dialect.insert(table).values(**dict(zip(DAY_KEY, key, strict=True)), **counts)
+        stmt = stmt.on_conflict_do_update(index_elements=list(DAY_KEY),
+                                          set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS})
+        s.exec(stmt)
+
+
+def rebuild_rollup(s: Session) -> None:
+    """Recompute criterion_day from criterion_result in one statement (benchmark fill, repairs)."""
+    r = CriterionResultRow
+    pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
+
+    def count(cond: Any) -> Any:
+        return func.sum(case((cond, 1), else_=0))
+
+    sums = [count(and_(pair, r.b == "PASS", r.c == "PASS")), count(and_(pair, r.b == "PASS", r.c == "FAIL")),
+            count(and_(pair, r.b == "FAIL", r.c == "PASS")), count(and_(pair, r.b == "FAIL", r.c == "FAIL")),
+            count(r.b == "FAIL"), count(r.c == "FAIL"), count(r.check_result == "FAIL"), count(~pair)]
+    keys = [getattr(r, k) for k in DAY_KEY]
+    s.exec(delete(CriterionDayRow))
+    s.exec(insert(CriterionDayRow).from_select([*DAY_KEY, *COUNTERS], select(*keys, *sums).group_by(*keys)))
+
+
+def backfill(engine: Engine, batch: int = 200) -> int:
+    """Facts for runs that have none yet (a database from before migration 0007); how many."""
+    total = 0
+    while True:
+        with Session(engine) as s, s.begin():
+            ids = s.exec(select(RunRow.id).where(~col(RunRow.id).in_(select(RunMetricRow.run_id)))
+                         .order_by(RunRow.id).limit(batch)).all()
+            for run_id in ids:
+                refresh(s, run_id)
+        total += len(ids)
+        if len(ids) < batch:
+            return total
+
+
+# --- queries ----------------------------------------------------------------------------------
+
+
+def _people_runs(people: list[str]) -> Any:
+    """Ids of runs one of `people` started, reviewed (a person slot) or decided on."""
+    return union(
+        select(RunMetricRow.run_id).where(col(RunMetricRow.created_by).in_(people)),
+        select(ReviewRow.run_id).where(col(ReviewRow.reviewer).in_([f"person:{p}" for p in people])),
+        select(DecisionRow.run_id).where(col(DecisionRow.actor).in_(people)))
+
+
+def where(table: Any, f: MetricsFilter) -> list[Any]:
+    """SQL conditions of a filter over a fact table (people need a table with run_id)."""
+    conds: list[Any] = []
+    if f.since:
+        conds.append(table.day >= f.since.isoformat())
+    if f.until:
+        conds.append(table.day <= f.until.isoformat())
+    if f.rubrics:
+        conds.append(col(table.rubric_name).in_(f.rubrics))
+    if f.versions:
+        pairs = [v.rpartition("@") for v in f.versions]
+        conds.append(or_(false(), *(and_(table.rubric_name == n, table.rubric_version == int(v))
+                                    for n, _, v in pairs if v.isdigit())))
+    if f.domains:
+        conds.append(col(table.domain).in_(f.domains))
+    if f.reviewers:
+        conds.append(or_(col(table.reviewer_b).in_(f.reviewers), col(table.reviewer_c).in_(f.reviewers)))
+    if f.people:
+        conds.append(col(table.run_id).in_(_people_runs(f.people)))
+    return conds
+
+
+def _flag(cond: Any) -> Any:
+    return func.sum(case((cond, 1), else_=0))
+
+
+def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
+    """run_metric summed per creation day."""
+    r = RunMetricRow
+    finished, shipped = col(r.status).in_(m.FINISHED), col(r.status).in_(m.SHIPPED)
+    known = col(r.generation_cost_usd).is_not(None)
+    cols = {
+        "runs": func.count(), "finished": _flag(finished), "first_pass": _flag(and_(finished, r.nice_round == 1)),
+        "nice_runs": func.count(r.nice_round), "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
+        "shipped": _flag(shipped), "escapes": func.sum(case((shipped, r.escapes), else_=0)),
+        "escaped_runs": _flag(and_(shipped, r.escapes > 0)), "rounds": func.sum(r.rounds),
+        "review_cost_usd": func.sum(r.review_cost_usd), "fix_cost_usd": func.sum(r.fix_cost_usd),
+        "generation_cost_usd": func.coalesce(func.sum(r.generation_cost_usd), 0.0),
+        "generation_runs": func.count(r.generation_cost_usd),
+        "review_cost_with_generation_usd": func.sum(case((known, r.review_cost_usd), else_=0.0)),
+        **{k: func.sum(getattr(r, k)) for k in ("input_tokens", "output_tokens", "cache_write_tokens",
+                                                "cache_read_tokens", "cache_savings_usd", "rounds_reviewed",
+                                                "round_latency_s")},
+    }
+    stmt = select(r.day, *(c.label(k) for k, c in cols.items())).where(*where(r, f)).group_by(r.day)
+    return [m.DayTotals(**{**row._mapping, "day": date.fromisoformat(row.day)}) for row in s.exec(stmt)]
+
+
+def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
+    """Finished runs per (rounds used, final status)."""
+    r = RunMetricRow
+    stmt = (select(r.rounds, r.status, func.count().label("runs"))
+            .where(col(r.status).in_(m.FINISHED), *where(r, f)).group_by(r.rounds, r.status))
+    return [m.RoundsCount(**row._mapping) for row in s.exec(stmt)]
+
+
+def _reviewers(s: Session, f: MetricsFilter) -> list[m.ReviewerTotals]:
+    """Answers, errors, latency and cost per reviewer, slot B and slot C apart."""
+    r, out = RunMetricRow, []
+    for slot in ("b", "c"):
+        name = getattr(r, f"reviewer_{slot}")
+        stmt = (select(name.label("reviewer"), func.sum(getattr(r, f"{slot}_reviews")).label("reviews"),
+                       func.sum(getattr(r, f"{slot}_errors")).label("errors"),
+                       func.sum(getattr(r, f"{slot}_latency_s")).label("latency_s"),
+                       func.max(getattr(r, f"{slot}_latency_max_s")).label("max_latency_s"),
+                       func.sum(getattr(r, f"{slot}_cost_usd")).label("cost_usd"))
+                .where(*where(r, f)).group_by(name))
+        out += [m.ReviewerTotals(**row._mapping) for row in s.exec(stmt)]
+    return out
+
+
+def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
+    """Criterion counts from the daily rollup, or from every round when filtering by person."""
+    if f.people:
+        return _criteria_from_rounds(s, f)
+    d = CriterionDayRow
+    stmt = (select(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
+            .where(*where(d, f)).group_by(d.criterion, d.category, d.severity))
+    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+
+
+def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
+    """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
+    r = CriterionResultRow
+    pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
+    sums = {"pp": and_(pair, r.b == "PASS", r.c == "PASS"), "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
+            "fp": and_(pair, r.b == "FAIL", r.c == "PASS"), "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
+            "b_fail": r.b == "FAIL", "c_fail": r.c == "FAIL", "check_fail": r.check_result == "FAIL",
+            "unscored": ~pair}
+    stmt = (select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in sums.items()))
+            .where(*where(r, f)).group_by(r.criterion, r.category, r.severity))
+    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+
+
+class MetricsOptions(BaseModel):
+    """What the filters can choose from, found in the history."""
+
+    rubrics: list[str]
+    versions: list[str]
+    domains: list[str]
+    reviewers: list[str]
+    people: list[str]
+    first_day: date | None
+    last_day: date | None
+
+
+class FailedRun(BaseModel):
+    """A run behind a bar of the failure taxonomy."""
+
+    run_id: int
+    day: date
+    rubric: str
+    status: str
+    rounds_failed: int
+    b_fail: int
+    c_fail: int
+    check_fail: int
+
+
+class MetricsStore(Transactions):
+    """The Metrics page's reads: one snapshot per report, every sum done by the database."""
+
+    def report(self, f: MetricsFilter, grain: m.Grain | None = None) -> MetricsReport:
+        """Every figure of the view (see `santa_core.metrics.build_report`)."""
+        with self._read() as s:
+            return m.build_report(f, _day_totals(s, f), _rounds(s, f), _criteria(s, f), _reviewers(s, f), grain)
+
+    def options(self) -> MetricsOptions:
+        """Rubrics, versions, domains, reviewers, people and the first and last day in the history."""
+        r = RunMetricRow
+        with self._read() as s:
+            rows = s.exec(select(r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c,
+                                 func.min(r.day), func.max(r.day))
+                          .group_by(r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)).all()
+            people = set(s.exec(select(r.created_by).distinct()).all()) | set(s.exec(select(PersonRow.id)).all())
+        days = [d for row in rows for d in row[5:]]
+        return MetricsOptions(
+            rubrics=sorted({row[0] for row in rows}),
+            versions=sorted({f"{row[0]}@{row[1]}" for row in rows}, key=_version_key),
+            domains=sorted({row[2] for row in rows}), reviewers=sorted({x for row in rows for x in row[3:5]}),
+            people=sorted(people), first_day=date.fromisoformat(min(days)) if days else None,
+            last_day=date.fromisoformat(max(days)) if days else None)
+
+    def failed_runs(self, f: MetricsFilter, criterion: str | None = None, category: str | None = None,
+                    limit: int = 200) -> tuple[int, list[FailedRun]]:
+        """(how many runs, the newest `limit` of them) that failed a criterion or a category in the view."""
+        r = CriterionResultRow
+        failed = or_(r.b == "FAIL", r.c == "FAIL", r.check_result == "FAIL")
+        conds = [failed, *where(r, f)]
+        if criterion is not None:
+            conds.append(r.criterion == criterion)
+        if category is not None:
+            conds.append(r.category == category)
+        stmt = (select(r.run_id, func.min(r.day).label("day"), func.min(r.rubric_name).label("name"),
+                       func.min(r.rubric_version).label("version"), func.count(func.distinct(r.round_no)),
+                       _flag(r.b == "FAIL"), _flag(r.c == "FAIL"), _flag(r.check_result == "FAIL"))
+                .where(*conds).group_by(r.run_id))
+        with self._read() as s:
+            total = s.exec(select(func.count()).select_from(stmt.subquery())).one()
+            rows = s.exec(stmt.order_by(col(r.run_id).desc()).limit(limit)).all()
+            status = dict(s.exec(select(RunMetricRow.run_id, RunMetricRow.status)
+                                 .where(col(RunMetricRow.run_id).in_([row[0] for row in rows]))).all())
+        return total, [FailedRun(run_id=row[0], day=date.fromisoformat(row[1]), rubric=f"{row[2]}@{row[3]}",
+                                 status=status.get(row[0], ""), rounds_failed=row[4], b_fail=row[5],
+                                 c_fail=row[6], check_fail=row[7]) for row in rows]
+
+
+def _version_key(version: str) -> tuple[str, int]:
+    name, _, number = version.rpartition("@")
+    return name, int(number) if number.isdigit() else 0
+
+
+def today() -> date:
+    """Today in UTC (the days of the facts are UTC days)."""
+    return datetime.now(UTC).date()
