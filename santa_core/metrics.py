@@ -487,3 +487,54 @@ def build_report(
         filters=filters, grain=grain, headline=headline, series=build_series(days, grain),
         rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)), criteria=figures,
         categories=category_figures(figures), reviewers=people, warnings=_warnings(headline, figures))
+
+
+# --- how figures are written (the page and the command line use the same words) ----------------
+
+Kind = Literal["rate", "mean", "count", "usd", "seconds", "kappa"]
+
+HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
+    ("first_pass_rate", "First-pass rate", "rate", "first_pass_rate"),
+    ("mean_iterations", "Mean iterations to converge", "mean", "mean_iterations"),
+    ("agreement", "Reviewer agreement", "rate", "agreement"),
+    ("kappa", "Cohen's κ", "kappa", "kappa"),
+    ("escape_rate", "Escape rate", "rate", "escape_rate"),
+    ("cost_per_run_usd", "Cost per run", "usd", "cost"),
+    ("runs", "Runs", "count", "first_pass_rate"),
+    ("finished", "Finished runs", "count", "first_pass_rate"),
+    ("shipped", "Shipped runs", "count", "escape_rate"),
+    ("escapes", "Escapes", "count", "escape_rate"),
+    ("failed_checks", "Failed checks", "count", "failure_taxonomy"),
+    ("unscored", "Unscored criterion results", "count", "agreement"),
+    ("total_cost_usd", "Total spend", "usd", "cost"),
+    ("cost_per_round_usd", "Cost per round", "usd", "cost"),
+    ("tokens_per_run", "Tokens per run", "count", "cost"),
+    ("tokens_per_round", "Tokens per round", "count", "cost"),
+    ("review_to_generation", "Review ÷ generation cost", "mean", "cost"),
+    ("cache_savings_usd", "Cache savings", "usd", "cost"),
+    ("mean_round_latency_s", "Mean round latency", "seconds", "latency"),
+    ("reviewer_error_rate", "Reviewer error rate", "rate", "error_rate"),
+)
+"""(Headline field, label, kind, definition key) of every top-line figure, in page order."""
+
+
+def format_figure(value: float | None, kind: Kind) -> str:
+    """A figure as people read it: 72.5 %, 1.43, 1,204, $0.0123, 2.4 s, 0.615; — when undefined."""
+    if value is None:
+        return "—"
+    if kind == "rate":
+        return f"{value * 100:.1f} %"
+    if kind == "mean":
+        return f"{value:.2f}"
+    if kind == "count":
+        return f"{round(value):,}"
+    if kind == "usd":
+        return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
+    if kind == "seconds":
+        return f"{value:.1f} s"
+    return f"{value:.3f}"
+
+
+def headline_rows(report: MetricsReport) -> list[tuple[str, str]]:
+    """(label, formatted value) of every headline figure."""
+    return [(label, format_figure(getattr(report.headline, field), kind)) for field, label, kind, _ in HEADLINE]
