@@ -2,7 +2,7 @@
 
 Commands: `review` (one output), `rubric list|export|import` (stored rubric versions),
 `record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained audit
-trail), `people list|set` (who may do what).
+trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures).
 
 Exit codes: 0 shipped (or any other command that worked), 1 escalated (for `audit verify`: the
 chain is broken), 3 waiting for a person, 2 bad usage or bad input (one line per problem on
@@ -19,6 +19,7 @@ import math
 import os
 import sys
 import tomllib
+from datetime import date
 from pathlib import Path
 
 from santa_core.config import Defaults, api_key_present, diversity_warning, export_to_env
@@ -59,8 +60,10 @@ def build_parser() -> argparse.ArgumentParser:
     rv.add_argument("--max-rounds", type=int, help="rounds before escalation (default 3)")
     rv.add_argument("--budget", type=float, help="per-run budget in USD")
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
+    rv.add_argument("--generation-cost", type=float, help="what generating the output cost in USD (for metrics)")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
     _rubric_parser(sub)
+    _metrics_parser(sub)
     _record_parser(sub)
     _audit_parser(sub)
     _people_parser(sub)
@@ -90,6 +93,28 @@ def _record_parser(sub: argparse._SubParsersAction) -> None:
     rc.add_argument("run_id", type=int, help="the run number")
     rc.add_argument("--format", choices=("json", "html", "pdf"), default="json")
     rc.add_argument("--out", help="write to this file instead of standard output")
+
+
+def _metrics_parser(sub: argparse._SubParsersAction) -> None:
+    """`metrics [--since DATE] [--until DATE] [--rubric NAME ...] [--json]`."""
+    me = sub.add_parser("metrics", help="the Metrics page's figures for a view of the history")
+    me.add_argument("--since", type=_day, help="first creation day of the runs, YYYY-MM-DD (UTC)")
+    me.add_argument("--until", type=_day, help="last creation day of the runs, YYYY-MM-DD (UTC, included)")
+    for flag, help_text in (("--rubric", "rubric name"), ("--version", "rubric version as NAME@N"),
+                            ("--domain", "rubric domain"), ("--reviewer", "reviewer model (slot B or C)"),
+                            ("--person", "a person who started, reviewed or decided on the run")):
+        me.add_argument(flag, action="append", default=[], help=f"only runs with this {help_text} (repeatable)")
+    me.add_argument("--grain", choices=("auto", "day", "week", "month"), default="auto",
+                    help="time buckets of the series (default: from the date span)")
+    me.add_argument("--json", action="store_true", help="print the whole report as one JSON object")
+
+
+def _day(text: str) -> date:
+    """A YYYY-MM-DD argument."""
+    try:
+        return date.fromisoformat(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
 
 
 def _audit_parser(sub: argparse._SubParsersAction) -> None:
@@ -203,6 +228,9 @@ def _validate(args: argparse.Namespace) -> None:
         raise BadInput("--max-rounds must be between 1 and 10")
     if not math.isfinite(args.budget) or args.budget <= 0:
         raise BadInput("--budget must be a number of USD above 0")
+    cost = args.generation_cost
+    if cost is not None and not (math.isfinite(cost) and 0 <= cost < 1e9):
+        raise BadInput("--generation-cost must be a number of USD, 0 or more")
     uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
     if uses_model and not api_key_present():
         raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
@@ -244,6 +272,7 @@ def run_review(args: argparse.Namespace) -> dict:
             spec=spec, output=output, rubric=rubric, reviewer_b=args.reviewer_b,
             reviewer_c=args.reviewer_c, fixer=args.fixer, auto_approve=args.auto_approve,
             budget_usd=args.budget, max_rounds=args.max_rounds, created_by="cli", source="cli",
+            generation_cost_usd=args.generation_cost,
         )
         desk.runner.execute(run_id)
         return desk.run_json(run_id)
@@ -349,6 +378,47 @@ def run_audit(args: argparse.Namespace) -> int:
     return EXIT_SHIPPED
 
 
+def run_metrics(args: argparse.Namespace) -> int:
+    """`metrics`: the same report the Metrics page shows for the same filters."""
+    from santa_core.metrics import MetricsFilter
+
+    if args.since and args.until and args.since > args.until:
+        raise BadInput(f"--since {args.since} is after --until {args.until}")
+    filters = MetricsFilter(since=args.since, until=args.until, rubrics=args.rubric, versions=args.version,
+                            domains=args.domain, reviewers=args.reviewer, people=args.person)
+    store = _open_repo().metrics
+    for problem in _unknown_filter_values(filters, store.options()):
+        print(f"santa: warning: {problem}", file=sys.stderr)
+    report = store.report(filters, None if args.grain == "auto" else args.grain)
+    print(report.model_dump_json(indent=2) if args.json else _metrics_text(report))
+    return EXIT_SHIPPED
+
+
+def _unknown_filter_values(filters, options) -> list[str]:
+    """Filter values that match nothing in the history (not an error: the view is just empty)."""
+    known = {"rubric": (filters.rubrics, options.rubrics), "version": (filters.versions, options.versions),
+             "domain": (filters.domains, options.domains), "reviewer": (filters.reviewers, options.reviewers),
+             "person": (filters.people, options.people)}
+    return [f"no run in the history has {kind} {value!r}"
+            for kind, (wanted, have) in known.items() for value in wanted if value not in have]
+
+
+def _metrics_text(report) -> str:
+    """The headline figures, warnings and the most-failed criteria as plain text."""
+    from santa_core.metrics import format_figure, headline_rows
+
+    if report.empty:
+        return "no runs match this view yet: start a review, or widen the filters"
+    lines = [_columns([("FIGURE", "VALUE"), *headline_rows(report)])]
+    lines += [f"warning: {w}" for w in report.warnings]
+    if report.criteria:
+        rows = [("CRITERION", "CATEGORY", "FAILED", "BOTH", "B ONLY", "C ONLY", "KAPPA")]
+        rows += [(c.criterion, c.category, str(c.failed), str(c.both), str(c.b_only), str(c.c_only),
+                  format_figure(c.kappa, "kappa")) for c in report.criteria[:10]]
+        lines += ["", _columns(rows)]
+    return "\n".join(lines)
+
+
 def run_people(args: argparse.Namespace) -> int:
     """`people list` and `people set` (acting as `cli`: how the first admin is made)."""
     from santa_core.roles import ROLE_LABEL, parse_roles
@@ -426,7 +496,7 @@ def _summary(result: dict) -> str:
     return "\n".join(lines)
 
 
-STORE_COMMANDS = {"record": run_record, "audit": run_audit, "people": run_people}
+STORE_COMMANDS = {"record": run_record, "audit": run_audit, "people": run_people, "metrics": run_metrics}
 """Commands that open only the store (no runner, no model client); each prints its own answer."""
 
 

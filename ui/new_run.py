@@ -94,6 +94,10 @@ def new_run_form() -> int | None:
         max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
         budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
                                  key="new_budget", help="The run escalates with reason 'budget' once it has spent this.")
+        generation = st.number_input("Generation cost (USD, optional)", min_value=0.0, max_value=100_000.0,
+                                     value=None, step=0.01, format="%.4f", key="new_generation_cost",
+                                     help="What producing this output cost, if you know it. The Metrics page "
+                                     "compares the review cost with it.")
     if not st.button("Start review", type="primary", key="start_review"):
         return None
     problems = [p for p in (text_problem("Spec", spec), text_problem("Output", output)) if p]
@@ -109,7 +113,7 @@ def new_run_form() -> int | None:
             spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b,
             reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
             max_rounds=int(max_rounds), created_by=services.actor(), source="app",
-            person_b=person_b, person_c=person_c,
+            person_b=person_b, person_c=person_c, generation_cost_usd=generation,
         )
     except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
         st.error(md(f"Not started: {exc}"))
