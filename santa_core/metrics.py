@@ -199,12 +199,13 @@ def cohens_kappa(pp: int, pf: int, fp: int, ff: int) -> float | None:
     n = pp + pf + fp + ff
     if n == 0:
         return None
-    observed = (pp + ff) / n
-    b_pass, c_pass = (pp + pf) / n, (pp + fp) / n
-    expected = b_pass * c_pass + (1 - b_pass) * (1 - c_pass)
-    if expected == 1:
+    # Counts scaled by n², one division at the end: in floats a kappa of exactly 0.40 (e.g. 20/5/10/15)
+    # came out as 0.3999999999999999 and was flagged as "below 0.40".
+    b_pass, c_pass = pp + pf, pp + fp
+    expected = b_pass * c_pass + (n - b_pass) * (n - c_pass)
+    if expected == n * n:
         return None  # both reviewers gave one answer throughout: kappa is undefined
-    return (observed - expected) / (1 - expected)
+    return (n * (pp + ff) - expected) / (n * n - expected)
 
 
 def bucket_of(day: date, grain: Grain) -> date:

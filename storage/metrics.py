@@ -19,10 +19,11 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
 from datetime import UTC, date, datetime
+from functools import cache
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import Engine, and_, case, delete, false, func, insert, or_, union
+from sqlalchemy import Engine, and_, bindparam, case, delete, false, func, insert, or_, union
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
@@ -187,44 +188,73 @@ def _result_key(row: dict[str, Any]) -> tuple:
 
 def refresh(s: Session, run_id: int) -> None:
     """Rewrite one run's run_metric and criterion_result rows and move criterion_day to match."""
-    run = s.get(RunRow, run_id)
+    run = s.get(RunRow, run_id)  # locked and loaded by the caller: no query
     if run is None:
         return
-    rounds = s.exec(select(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
-                    .where(RoundRow.run_id == run_id)).all()
-    reviews = s.exec(select(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json,
-                            ReviewRow.latency_s).where(ReviewRow.run_id == run_id)).all()
-    calls = s.exec(select(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd,
-                          LLMCallRow.input_tokens, LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens,
-                          LLMCallRow.cache_read_input_tokens).where(LLMCallRow.run_id == run_id)).all()
-    escapes = s.exec(select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == run_id)).one()
-    s.merge(RunMetricRow(**derive_run_metric(run, rounds, reviews, calls, escapes)))
+    s.flush()
+    conn = s.connection()  # plain Core reads: this runs in every write transaction, keep it cheap
+    rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
+    reviews = conn.execute(_REVIEWS, {"run_id": run_id}).all()
+    calls = conn.execute(_CALLS, {"run_id": run_id}).all()
+    escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
+    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes))
     new = derive_criteria(run, rounds, reviews)
-    old_rows = s.exec(select(CriterionResultRow).where(CriterionResultRow.run_id == run_id)).all()
-    old = [r.model_dump() for r in old_rows]
+    old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
         return
     delta = rollup(old, -1)
     for key, change in rollup(new).items():
         delta[key].update(change)
-    _apply(s, delta)
-    s.exec(delete(CriterionResultRow).where(CriterionResultRow.run_id == run_id))
+    _apply(conn, delta)
+    conn.execute(delete(CriterionResultRow).where(CriterionResultRow.run_id == run_id))
     if new:
-        s.exec(insert(CriterionResultRow), params=new)
+        conn.execute(insert(CriterionResultRow), new)
 
 
-def _apply(s: Session, delta: dict[tuple, Counter]) -> None:
-    """Add each key's counts to criterion_day (upsert, keys in order so writers never deadlock)."""
+def _by_run(*columns: Any) -> Any:
+    """SELECT columns of one run's rows (run_id as a bound parameter, compiled once)."""
+    return select(*columns).where(columns[0].table.c.run_id == bindparam("run_id"))
+
+
+_ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
+_REVIEWS = _by_run(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json, ReviewRow.latency_s)
+_CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd, LLMCallRow.input_tokens,
+                 LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens, LLMCallRow.cache_read_input_tokens)
+_ESCAPES = select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == bindparam("run_id"))
+_RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (
+    "run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")))
+
+
+@cache
+def _upsert_statement(dialect_name: str, table_name: str) -> Any:
+    """INSERT ... ON CONFLICT (primary key) DO UPDATE of every other column, built once per dialect."""
+    table = RunMetricRow.metadata.tables[table_name]
+    stmt = (postgresql if dialect_name == "postgresql" else sqlite).insert(table)
+    keys = [c.name for c in table.primary_key]
+    return stmt.on_conflict_do_update(index_elements=keys,
+                                      set_={c.name: stmt.excluded[c.name] for c in table.c if c.name not in keys})
+
+
+def _upsert(conn: Any, table: Any, values: dict[str, Any]) -> None:
+    """INSERT the row, or UPDATE the row with the same primary key (SQLite and PostgreSQL)."""
+    conn.execute(_upsert_statement(conn.dialect.name, table.name), values)
+
+
+@cache
+def _add_statement(dialect_name: str) -> Any:
+    """INSERT a criterion_day row, or ADD its counts to the row with the same key; built once."""
     table = CriterionDayRow.__table__
-    dialect = postgresql if s.get_bind().dialect.name == "postgresql" else sqlite
-    for key in sorted(delta):
-        counts = {k: delta[key].get(k, 0) for k in COUNTERS}
-        if not any(counts.values()):
-            continue
-        stmt = dialect.insert(table).values(**dict(zip(DAY_KEY, key, strict=True)), **counts)
-        stmt = stmt.on_conflict_do_update(index_elements=list(DAY_KEY),
-                                          set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS})
-        s.exec(stmt)
+    stmt = (postgresql if dialect_name == "postgresql" else sqlite).insert(table)
+    return stmt.on_conflict_do_update(index_elements=list(DAY_KEY),
+                                      set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS})
+
+
+def _apply(conn: Any, delta: dict[tuple, Counter]) -> None:
+    """Add each key's counts to criterion_day (keys in order, so concurrent writers never deadlock)."""
+    rows = [{**dict(zip(DAY_KEY, key, strict=True)), **{k: delta[key].get(k, 0) for k in COUNTERS}}
+            for key in sorted(delta) if any(delta[key].values())]
+    for row in rows:  # one by one: the order is the lock order
+        conn.execute(_add_statement(conn.dialect.name), row)
 
 
 def rebuild_rollup(s: Session) -> None:
