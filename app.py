@@ -16,6 +16,9 @@ PAGES = {
         st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
         st.Page("pages/audit.py", title="Audit", icon="📒", url_path="audit"),
     ],
+    "Insights": [
+        st.Page("pages/metrics.py", title="Metrics", icon="📈", url_path="metrics"),
+    ],
     "Setup": [
         st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
         st.Page("pages/people.py", title="People", icon="👥", url_path="people"),

@@ -1,0 +1,32 @@
+"""Metrics: is the method working, and what does it cost? Figures over the stored history."""
+
+import streamlit as st
+
+from ui import metrics, services
+from ui.bootstrap import ensure_navigation
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
+
+st.title("📈 Metrics")
+st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
+           "cost and latency, from every stored run. Each chart's definition is one click away and its data "
+           "downloads as CSV; the filters are kept in the URL, so a link shares the view.")
+store = services.desk().repo.metrics
+options = store.options()
+if options.first_day is None:
+    metrics.empty_history()
+else:
+    view = metrics.filters(options)
+    report = store.report(view.filters, view.grain)  # one report per rerun: every sum is done in SQL
+    if report.empty:
+        metrics.nothing_matches()
+    else:
+        metrics.headline(report)
+        metrics.warnings(report)
+        metrics.export(report)
+        # Stateful tabs: a click on a chart keeps its tab open, and only the open tab's charts are built.
+        tabs = st.tabs(list(metrics.TABS), key="metrics_tab", on_change="rerun")
+        for tab, show in zip(tabs, metrics.TABS.values(), strict=True):
+            if tab.open:
+                with tab:
+                    show(report, view.filters)

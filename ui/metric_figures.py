@@ -1,0 +1,232 @@
+"""The Metrics page's charts and the tables behind them: pure functions of a MetricsReport.
+
+No streamlit here, so each chart is tested as a plain Plotly figure (AppTest cannot look inside
+a Plotly chart). Every figure is drawn from the same table its CSV download holds, so the chart
+and the export cannot disagree.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import plotly.graph_objects as go
+
+from santa_core.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
+
+SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
+"""Who failed a check: the failure taxonomy stacks one bar segment per source."""
+FLAGS = (("both", "Both B and C"), ("b_only", "B only"), ("c_only", "C only"))
+"""Reviewer agreement per criterion: one bar segment per kind of flag."""
+COLOURS = {"Reviewer B": "#4C78A8", "Reviewer C": "#F58518", "Deterministic check": "#9D755D",
+           "Both B and C": "#54A24B", "B only": "#4C78A8", "C only": "#F58518"}
+STATUS_COLOURS = {"shipped": "#54A24B", "resolved_shipped": "#88D27A", "escalated": "#F58518",
+                  "resolved_rejected": "#E45756"}
+STATUS_NAMES = {"shipped": "shipped (NICE)", "resolved_shipped": "shipped by a person", "escalated": "escalated",
+                "resolved_rejected": "rejected by a person"}
+TARGET_LINE = {"line_dash": "dash", "line_color": "#E45756", "line_width": 2}
+GRAIN_TITLE = {"day": "Day (UTC)", "week": "Week (from Monday, UTC)", "month": "Month (UTC)"}
+
+
+def label(text: object) -> str:
+    """Text for a chart label with Plotly's markup disarmed.
+
+    Why: Plotly renders a subset of HTML in labels, hover text and legends (`<a href>`, `<b>`), and
+    categories and reviewer names are typed by people; look-alike angle brackets keep them text.
+    """
+    return str(text).replace("<", "‹").replace(">", "›")
+
+
+# --- the tables behind the charts --------------------------------------------------------------
+
+
+def series_frame(report: MetricsReport) -> pd.DataFrame:
+    """One row per time bucket: counts, rates, cost and tokens (rates as fractions, blank when undefined)."""
+    return pd.DataFrame([p.model_dump() for p in report.series], columns=list(SeriesPoint.model_fields))
+
+
+def rounds_frame(report: MetricsReport) -> pd.DataFrame:
+    """Finished runs by rounds used and final status."""
+    return pd.DataFrame([r.model_dump() for r in report.rounds], columns=["rounds", "status", "runs"])
+
+
+def criteria_frame(report: MetricsReport) -> pd.DataFrame:
+    """Failed checks per criterion and source, most failures first (criteria with no failure left out)."""
+    rows = [{"criterion": c.criterion, "category": c.category, "severity": c.severity, "b_fail": c.b_fail,
+             "c_fail": c.c_fail, "check_fail": c.check_fail, "failed": c.failed}
+            for c in report.criteria if c.failed]
+    return pd.DataFrame(rows, columns=["criterion", "category", "severity", "b_fail", "c_fail", "check_fail", "failed"])
+
+
+def categories_frame(report: MetricsReport) -> pd.DataFrame:
+    """Failed checks per category and source, most failures first (categories with no failure left out)."""
+    rows = [c.model_dump() for c in report.categories if c.failed]
+    return pd.DataFrame(rows, columns=["category", "b_fail", "c_fail", "check_fail", "failed"])
+
+
+def agreement_frame(report: MetricsReport) -> pd.DataFrame:
+    """Per criterion: compared pairs, flags by both / B only / C only, agreement and Cohen's kappa."""
+    rows = [{"criterion": c.criterion, "category": c.category, "pairs": c.pairs, "both": c.both,
+             "b_only": c.b_only, "c_only": c.c_only, "pass_both": c.pass_both, "agreement": c.agreement,
+             "kappa": c.kappa, "unscored": c.unscored, "low_agreement": c.low_agreement}
+            for c in report.criteria]
+    return pd.DataFrame(rows, columns=["criterion", "category", "pairs", "both", "b_only", "c_only", "pass_both",
+                                       "agreement", "kappa", "unscored", "low_agreement"])
+
+
+def reviewers_frame(report: MetricsReport) -> pd.DataFrame:
+    """Per reviewer model: answers, errors, error rate, mean and max latency, cost."""
+    return pd.DataFrame([r.model_dump() for r in report.reviewers],
+                        columns=["reviewer", "reviews", "errors", "error_rate", "mean_latency_s", "max_latency_s",
+                                 "cost_usd"])
+
+
+def cost_frame(report: MetricsReport) -> pd.DataFrame:
+    """The view's cost figures, one per row (USD and tokens; blank when undefined)."""
+    h = report.headline
+    rows = [("total_cost_usd", h.total_cost_usd), ("review_cost_usd", h.review_cost_usd),
+            ("fix_cost_usd", h.fix_cost_usd), ("cost_per_run_usd", h.cost_per_run_usd),
+            ("cost_per_round_usd", h.cost_per_round_usd), ("tokens", h.tokens), ("tokens_per_run", h.tokens_per_run),
+            ("tokens_per_round", h.tokens_per_round), ("generation_runs", h.generation_runs),
+            ("review_to_generation", h.review_to_generation), ("cache_read_tokens", h.cache_read_tokens),
+            ("cache_savings_usd", h.cache_savings_usd), ("runs", h.runs), ("rounds", h.rounds)]
+    return pd.DataFrame(rows, columns=["figure", "value"])
+
+
+# --- the charts ---------------------------------------------------------------------------------
+
+
+def _layout(fig: go.Figure, x_title: str, y_title: str, **extra: object) -> go.Figure:
+    settings: dict[str, object] = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "height": 320,
+                                   "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0,
+                                              "traceorder": "normal"}, **extra}
+    fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, **settings)
+    return fig
+
+
+def _target(fig: go.Figure, value: float, text: str) -> None:
+    """A dashed horizontal line at the method's target."""
+    fig.add_hline(y=value, annotation_text=text, annotation_position="top left", **TARGET_LINE)
+
+
+def _over_time(report: MetricsReport, column: str, name: str, y_title: str, hover: str) -> go.Figure:
+    frame = series_frame(report)
+    fig = go.Figure(go.Scatter(x=frame["bucket"], y=frame[column], name=name, mode="lines+markers",
+                               connectgaps=False, hovertemplate=hover))
+    return _layout(fig, GRAIN_TITLE[report.grain], y_title)
+
+
+def first_pass_figure(report: MetricsReport) -> go.Figure:
+    """First-pass rate per time bucket, with the 70 % target."""
+    fig = _over_time(report, "first_pass_rate", "first-pass rate", "first-pass rate",
+                     "%{x}: %{y:.1%}<extra></extra>")
+    fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
+    _target(fig, FIRST_PASS_TARGET, f"target > {FIRST_PASS_TARGET:.0%}")
+    return fig
+
+
+def iterations_figure(report: MetricsReport) -> go.Figure:
+    """Mean iterations to converge per time bucket, with the 1.5 target."""
+    fig = _over_time(report, "mean_iterations", "mean iterations", "mean round of NICE",
+                     "%{x}: %{y:.2f}<extra></extra>")
+    top = max([p.mean_iterations or 0 for p in report.series] + [ITERATIONS_TARGET])
+    fig.update_yaxes(range=[0, top + 0.5])
+    _target(fig, ITERATIONS_TARGET, f"target < {ITERATIONS_TARGET}")
+    return fig
+
+
+def rounds_figure(report: MetricsReport) -> go.Figure:
+    """Finished runs by rounds used, one stacked bar segment per final status."""
+    frame = rounds_frame(report)
+    fig = go.Figure([go.Bar(x=rows["rounds"], y=rows["runs"], name=label(STATUS_NAMES.get(status, status)),
+                            marker_color=STATUS_COLOURS.get(status))
+                     for status, rows in frame.groupby("status", sort=True)])
+    fig.update_xaxes(dtick=1)
+    return _layout(fig, "rounds used", "finished runs", barmode="stack")
+
+
+def _stacked_bars(frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], ...], x_title: str) -> go.Figure:
+    """Horizontal bars per `axis` value (the first row on top), one stacked segment per part."""
+    names = [label(v) for v in frame[axis]]
+    fig = go.Figure([go.Bar(y=names, x=frame[column], name=name, orientation="h", marker_color=COLOURS[name],
+                            customdata=names, hovertemplate="%{y}: %{x}<extra>" + name + "</extra>")
+                     for column, name in parts])
+    fig.update_yaxes(autorange="reversed", type="category")
+    return _layout(fig, x_title, "", barmode="stack", height=max(240, 60 + 32 * len(frame)))
+
+
+def criteria_figure(report: MetricsReport) -> go.Figure:
+    """Failed checks per criterion, stacked by source (B, C, deterministic check); click a bar to drill down."""
+    return _stacked_bars(criteria_frame(report), "criterion", SOURCES, "failed checks")
+
+
+def categories_figure(report: MetricsReport) -> go.Figure:
+    """Failed checks per category, stacked by source."""
+    return _stacked_bars(categories_frame(report), "category", SOURCES, "failed checks")
+
+
+def agreement_figure(report: MetricsReport) -> go.Figure:
+    """Per criterion flagged at least once: flagged by both, B only, C only (stacked)."""
+    frame = agreement_frame(report)
+    flagged = frame[(frame["both"] + frame["b_only"] + frame["c_only"]) > 0]
+    return _stacked_bars(flagged, "criterion", FLAGS, "criterion results flagged (FAIL)")
+
+
+def escape_figure(report: MetricsReport) -> go.Figure:
+    """Escape rate per time bucket, with the target 0."""
+    fig = _over_time(report, "escape_rate", "escape rate", "escapes ÷ shipped runs",
+                     "%{x}: %{y:.1%}<extra></extra>")
+    top = max([p.escape_rate or 0 for p in report.series] + [0.1])
+    fig.update_yaxes(tickformat=".0%", range=[-0.02, top * 1.1])
+    _target(fig, ESCAPE_TARGET, "target 0")
+    return fig
+
+
+def spend_figure(report: MetricsReport) -> go.Figure:
+    """USD spent per time bucket (bars) and tokens (line, right axis)."""
+    frame = series_frame(report)
+    fig = go.Figure([
+        go.Bar(x=frame["bucket"], y=frame["cost_usd"], name="USD", hovertemplate="%{x}: $%{y:.4f}<extra></extra>"),
+        go.Scatter(x=frame["bucket"], y=frame["tokens"], name="tokens", yaxis="y2", mode="lines+markers",
+                   hovertemplate="%{x}: %{y:,} tokens<extra></extra>"),
+    ])
+    return _layout(fig, GRAIN_TITLE[report.grain], "USD",
+                   yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"})
+
+
+def cost_split_figure(report: MetricsReport) -> go.Figure:
+    """Where the money went: reviews and fixes, in USD."""
+    h = report.headline
+    fig = go.Figure(go.Bar(x=["reviews", "fixes"], y=[h.review_cost_usd, h.fix_cost_usd], name="USD",
+                           marker_color=["#4C78A8", "#B279A2"], hovertemplate="%{x}: $%{y:.4f}<extra></extra>"))
+    return _layout(fig, "", "USD")
+
+
+def reviewer_cost_figure(report: MetricsReport) -> go.Figure:
+    """USD spent per reviewer model (slots B and C together)."""
+    frame = reviewers_frame(report)
+    fig = go.Figure(go.Bar(x=[label(r) for r in frame["reviewer"]], y=frame["cost_usd"], name="USD",
+                           hovertemplate="%{x}: $%{y:.4f}<extra></extra>"))
+    return _layout(fig, "reviewer", "USD")
+
+
+def latency_figure(report: MetricsReport) -> go.Figure:
+    """Mean and max seconds per answer of each reviewer model, and the mean round latency as a line."""
+    frame = reviewers_frame(report)
+    names = [label(r) for r in frame["reviewer"]]
+    fig = go.Figure([
+        go.Bar(x=names, y=frame["mean_latency_s"], name="mean", hovertemplate="%{x}: %{y:.1f} s<extra>mean</extra>"),
+        go.Bar(x=names, y=frame["max_latency_s"], name="max", hovertemplate="%{x}: %{y:.1f} s<extra>max</extra>"),
+    ])
+    if report.headline.mean_round_latency_s is not None:
+        fig.add_hline(y=report.headline.mean_round_latency_s, line_dash="dot", line_color="#72B7B2",
+                      annotation_text=f"mean round {report.headline.mean_round_latency_s:.1f} s",
+                      annotation_position="top left")
+    return _layout(fig, "reviewer", "seconds", barmode="group")
+
+
+def error_rate_figure(report: MetricsReport) -> go.Figure:
+    """Share of answers that were errors or timeouts, per reviewer model."""
+    frame = reviewers_frame(report)
+    fig = go.Figure(go.Bar(x=[label(r) for r in frame["reviewer"]], y=frame["error_rate"], name="error rate",
+                           marker_color="#E45756", hovertemplate="%{x}: %{y:.1%}<extra></extra>"))
+    fig.update_yaxes(tickformat=".0%", rangemode="tozero")
+    return _layout(fig, "reviewer", "errors ÷ answers")

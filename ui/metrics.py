@@ -1,0 +1,504 @@
+"""The Metrics page: filters kept in the URL, the headline figures, the charts with their definitions,
+the drill-down from a failure bar to the runs behind it, and CSV / JSON exports.
+
+The filters live in the URL so a view can be shared as a link. While the page is open its widgets
+hold the filters and the URL is rewritten after every change; the URL is read only when the page
+opens (its widgets have no state yet). Streamlit's `bind="query-params"` would do much the same,
+but it drops values that match nothing without a word, and AppTest cannot see the URL updates it
+makes in the browser; so the page syncs by hand, through two pure functions: `filters_from_query`
+and `filters_to_query`. Several values of one filter are repeated parameters:
+`?rubric=general&rubric=content&since=2025-01-01&grain=week`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date
+from typing import Any, cast, get_args
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.metrics import DEFINITIONS, HEADLINE, Grain, MetricsFilter, MetricsReport, format_figure, headline_rows
+from storage.metrics import FailedRun, MetricsOptions
+from ui import metric_figures as figs
+from ui import services
+from ui.safe import md
+
+LISTS = {"rubric": "rubrics", "version": "versions", "domain": "domains", "reviewer": "reviewers", "person": "people"}
+"""URL parameter → the MetricsFilter (and MetricsOptions) field of each multi-valued filter."""
+PARAMS = ("since", "until", *LISTS, "grain")
+"""Every URL parameter the page reads and writes; any other parameter is left alone."""
+GRAINS = ("auto", *get_args(Grain))
+GRAIN_LABEL = {"auto": "auto (from the date span)", "day": "day", "week": "week (from Monday)", "month": "month"}
+KEY = {p: f"metrics_{p}" for p in PARAMS}
+"""Session-state key of each filter widget."""
+EARLIEST, LATEST = date(2000, 1, 1), date(2100, 12, 31)
+"""The date inputs' bounds; a date in the URL outside them is ignored."""
+PRIMARY = 6
+"""Headline figures in the first row; the others sit in an expander below, five to a row."""
+PER_ROW = 5
+DRILL_LIMIT = 200
+"""At most this many runs are listed behind a bar (the newest)."""
+DRILL_CRITERION, DRILL_CATEGORY = "metrics_drill_criterion", "metrics_drill_category"
+
+QueryParams = Mapping[str, str | Sequence[str]]
+"""Query parameters as `st.query_params` / `AppTest.query_params` hold them: one value or several."""
+
+
+# --- URL ↔ filters (pure) -----------------------------------------------------------------------
+
+
+def _values(params: QueryParams, name: str) -> list[str]:
+    """Every non-blank value of a parameter, in order, without repeats."""
+    raw = params.get(name) or []
+    items = [raw] if isinstance(raw, str) else list(raw)
+    return list(dict.fromkeys(v.strip() for v in items if v and v.strip()))
+
+
+def _day(params: QueryParams, name: str, problems: list[str]) -> date | None:
+    """A YYYY-MM-DD parameter (the last one when repeated); None and a problem when unusable."""
+    values = _values(params, name)
+    if not values:
+        return None
+    text = values[-1]
+    try:
+        day = date.fromisoformat(text)
+    except ValueError:
+        problems.append(f"{name}={text} is not a date written YYYY-MM-DD; ignored.")
+        return None
+    if not EARLIEST <= day <= LATEST:
+        problems.append(f"{name}={text} is outside {EARLIEST.year}–{LATEST.year}; ignored.")
+        return None
+    return day
+
+
+def _listed(params: QueryParams, name: str, known: Sequence[str] | None, problems: list[str]) -> list[str]:
+    """The values of a multi-valued parameter, without those that match nothing in the history."""
+    values = _values(params, name)
+    if name == "version":
+        malformed = [v for v in values if not v.rpartition("@")[2].isdigit() or not v.rpartition("@")[0]]
+        if malformed:
+            problems.append(f"version {', '.join(malformed)} is not written name@N; ignored.")
+        values = [v for v in values if v not in malformed]
+    if known is None:
+        return values
+    unknown = [v for v in values if v not in known]
+    if unknown:
+        problems.append(f"no run in the history has {name} {', '.join(unknown)}; ignored.")
+    return [v for v in values if v in known]
+
+
+def _grain(params: QueryParams, problems: list[str]) -> Grain | None:
+    """The time buckets asked for (None: auto); a problem when the value is not one of them."""
+    values = _values(params, "grain")
+    if not values or values[-1] == "auto":
+        return None
+    if values[-1] not in GRAINS:
+        problems.append(f"grain={values[-1]} is not one of {', '.join(GRAINS)}; auto is used.")
+        return None
+    return cast("Grain", values[-1])
+
+
+def filters_from_query(params: QueryParams, options: MetricsOptions | None = None,
+                       ) -> tuple[MetricsFilter, Grain | None, list[str]]:
+    """(filters, grain, problems) from URL parameters; what is unusable is left out and named in problems.
+
+    With `options`, values that match nothing in the history are left out too (the widgets
+    could not show them). Parameters the page does not own are ignored.
+    """
+    problems: list[str] = []
+    since, until = _day(params, "since", problems), _day(params, "until", problems)
+    if since and until and since > until:
+        problems.append(f"since {since} is after until {until}: no run can match.")
+    lists = {field: _listed(params, name, None if options is None else getattr(options, field), problems)
+             for name, field in LISTS.items()}
+    return MetricsFilter(since=since, until=until, **lists), _grain(params, problems), problems
+
+
+def filters_to_query(f: MetricsFilter, grain: Grain | None) -> dict[str, str | list[str]]:
+    """URL parameters of a view: dates as YYYY-MM-DD, several values as repeated parameters; defaults left out."""
+    out: dict[str, str | list[str]] = {}
+    if f.since:
+        out["since"] = f.since.isoformat()
+    if f.until:
+        out["until"] = f.until.isoformat()
+    for name, field in LISTS.items():
+        if values := list(getattr(f, field)):
+            out[name] = values
+    if grain:
+        out["grain"] = grain
+    return out
+
+
+# --- the filter widgets -------------------------------------------------------------------------
+
+
+@dataclass
+class View:
+    """What the person asked to see."""
+
+    filters: MetricsFilter
+    grain: Grain | None
+
+
+def _set_state(f: MetricsFilter, grain: Grain | None) -> None:
+    """Put a view into the filter widgets (before they are drawn in this run)."""
+    st.session_state[KEY["since"]] = f.since
+    st.session_state[KEY["until"]] = f.until
+    for name, field in LISTS.items():
+        st.session_state[KEY[name]] = list(getattr(f, field))
+    st.session_state[KEY["grain"]] = grain or "auto"
+
+
+def reset() -> None:
+    """Every filter back to the whole history (a button callback, so it runs before the widgets)."""
+    _set_state(MetricsFilter(), None)
+    st.session_state[DRILL_CRITERION] = st.session_state[DRILL_CATEGORY] = None
+
+
+def _url() -> dict[str, list[str]]:
+    """The page's own parameters in the URL, each with all its values."""
+    return {p: st.query_params.get_all(p) for p in PARAMS if p in st.query_params}
+
+
+def _open_from_url(options: MetricsOptions) -> list[str]:
+    """When the page opens (its widgets have no state yet), take the view from the URL; the problems."""
+    if KEY["grain"] in st.session_state:
+        return []
+    f, grain, problems = filters_from_query(_url(), options)
+    _set_state(f, grain)
+    return problems
+
+
+def _write_url(f: MetricsFilter, grain: Grain | None) -> None:
+    """Make the URL say what the widgets say (only the parameters that differ are sent)."""
+    wanted, current = filters_to_query(f, grain), _url()
+    for name in PARAMS:
+        want = wanted.get(name)
+        if want is None:
+            if name in st.query_params:
+                del st.query_params[name]
+        elif current.get(name) != ([want] if isinstance(want, str) else want):
+            st.query_params[name] = want
+
+
+def filters(options: MetricsOptions) -> View:
+    """The filter controls, seeded from the URL when the page opens; the URL follows every change."""
+    problems = _open_from_url(options)
+    with st.container(border=True):
+        d1, d2, d3, d4 = st.columns(4, vertical_alignment="bottom")
+        since = d1.date_input("From (UTC)", value=None, min_value=EARLIEST, max_value=LATEST, key=KEY["since"],
+                              help="First creation day of the runs in the view (UTC).")
+        until = d2.date_input("Until (UTC, inclusive)", value=None, min_value=EARLIEST, max_value=LATEST,
+                              key=KEY["until"], help="Last creation day of the runs in the view (UTC), included.")
+        grain = d3.selectbox("Time buckets", GRAINS, key=KEY["grain"], format_func=GRAIN_LABEL.get,
+                             help="How the over-time charts group runs. Auto: days up to two months, weeks up to "
+                                  "a year, months beyond.")
+        d4.button("Reset filters", on_click=reset, key="metrics_reset", help="Back to the whole history.")
+        r1, r2, r3 = st.columns(3)
+        lists = {
+            "rubrics": r1.multiselect("Rubric", options.rubrics, key=KEY["rubric"], placeholder="all rubrics"),
+            "versions": r2.multiselect("Rubric version", options.versions, key=KEY["version"],
+                                       placeholder="all versions"),
+            "domains": r3.multiselect("Domain", options.domains, key=KEY["domain"], placeholder="all domains"),
+        }
+        p1, p2 = st.columns(2)
+        lists["reviewers"] = p1.multiselect("Reviewer model (B or C)", options.reviewers, key=KEY["reviewer"],
+                                            placeholder="all reviewers")
+        lists["people"] = p2.multiselect("Person", options.people, key=KEY["person"], format_func=services.display,
+                                         placeholder="everyone", help="Runs this person started, reviewed or decided on.")
+        st.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
+                   "filter match any of them; different filters must all match. The URL keeps the view: share it.")
+    if problems:
+        st.info("Some filters in the link were not applied:\n" + "\n".join(f"- {md(p)}" for p in problems))
+    if since and until and since > until:
+        st.warning("**From** is after **Until**: no run can match.")
+    view = View(MetricsFilter(since=since, until=until, **lists), None if grain == "auto" else grain)
+    _write_url(view.filters, view.grain)
+    return view
+
+
+# --- empty states ---------------------------------------------------------------------------------
+
+
+def empty_history() -> None:
+    """No run at all yet: what the page will show, and where to start."""
+    st.info("No runs yet, so there is nothing to measure. Once reviews have run, this page shows the first-pass "
+            "rate, the mean iterations to converge, the failure taxonomy with the runs behind each bar, reviewer "
+            "agreement (Cohen's κ), the escape rate, cost and latency, each over time and with its definition.")
+    st.page_link("pages/review.py", label="Start a review on the Review page", icon="🎅")
+
+
+def nothing_matches() -> None:
+    """Runs exist, but none in this view."""
+    st.info("No run matches these filters. Widen the date range or remove a filter.")
+    st.button("Reset filters", on_click=reset, key="metrics_reset_empty", type="primary")
+
+
+# --- headline -------------------------------------------------------------------------------------
+
+
+def generation_note(report: MetricsReport) -> str:
+    """What the review ÷ generation figure is over, or why there is none."""
+    runs = report.headline.generation_runs
+    if not runs:
+        return ("No run in this view has a generation cost, so review cost cannot be compared with it. Enter what "
+                "generating the output cost when starting a run (Review page → Run options, or "
+                "`review --generation-cost`).")
+    plural = "s" if runs != 1 else ""
+    if report.headline.review_to_generation is None:
+        return f"The {runs} run{plural} with a generation cost all cost $0 to generate: nothing to divide by."
+    return f"Review ÷ generation cost over {runs} run{plural} with a generation cost."
+
+
+def _help(report: MetricsReport, field: str, definition: str) -> str:
+    text = DEFINITIONS[definition]
+    return f"{text}\n\n{generation_note(report)}" if field == "review_to_generation" else text
+
+
+def _metric_row(items: list[tuple[str, str, str]], width: int) -> None:
+    for column, (label, value, help_text) in zip(st.columns(width), items, strict=False):
+        column.metric(label, value, help=help_text)
+
+
+def headline(report: MetricsReport) -> None:
+    """Every headline figure, written exactly as `format_figure` writes it (as the command line does)."""
+    items = [(label, value, _help(report, field, definition))
+             for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)]
+    _metric_row(items[:PRIMARY], PRIMARY)
+    with st.expander("More figures: counts, spend, tokens, latency, errors"):
+        for start in range(PRIMARY, len(items), PER_ROW):
+            _metric_row(items[start:start + PER_ROW], PER_ROW)
+
+
+def warnings(report: MetricsReport) -> None:
+    """Figures that miss their target, and criteria the reviewers read differently (tighten the rubric)."""
+    for warning in report.warnings:
+        st.warning(md(warning), icon="⚠️")
+
+
+def report_json(report: MetricsReport) -> str:
+    """The whole report as the command line's `metrics --json` prints it."""
+    return report.model_dump_json(indent=2)
+
+
+def export(report: MetricsReport) -> None:
+    """One download with every figure of the view."""
+    st.download_button("All figures (JSON)", report_json(report), file_name="santa-metrics.json",
+                       mime="application/json", key="metrics_json", on_click="ignore", icon=":material/download:",
+                       help="The same document as `python -m santa_core metrics --json` with these filters.")
+
+
+# --- charts ---------------------------------------------------------------------------------------
+
+
+def _header(title: str, definition: str, name: str, frame: pd.DataFrame) -> None:
+    """A chart's title, its definition one click away, and the data behind it as CSV."""
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.markdown(f"**{title}**", width="content")
+        with st.popover("Definition", icon=":material/info:", type="tertiary", key=f"metrics_def_{name}"):
+            st.markdown(DEFINITIONS[definition])
+        st.download_button("CSV", frame.to_csv(index=False), file_name=f"santa-metrics-{name}.csv", mime="text/csv",
+                           key=f"metrics_csv_{name}", on_click="ignore", icon=":material/download:", type="tertiary",
+                           help="The data behind this chart.")
+
+
+def _chart(title: str, definition: str, name: str, fig: Any, frame: pd.DataFrame, select: bool = False) -> Any:
+    """A chart under its header; with `select`, a click on a bar reruns the page (its selection is returned)."""
+    _header(title, definition, name, frame)
+    if select:
+        return st.plotly_chart(fig, width="stretch", key=f"metrics_chart_{name}", on_select="rerun",
+                               selection_mode="points")
+    st.plotly_chart(fig, width="stretch", key=f"metrics_chart_{name}")
+    return None
+
+
+def buckets_caption(report: MetricsReport) -> str:
+    """How the over-time charts group runs."""
+    n = len(report.series)
+    span = f", {report.series[0].bucket} to {report.series[-1].bucket}" if n else ""
+    week = " (weeks start on Monday)" if report.grain == "week" else ""
+    return f"Grouped by {report.grain}{week}: {n} bucket{'s' if n != 1 else ''}{span} (UTC creation days)."
+
+
+def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
+    """First-pass rate and mean iterations over time, with their targets; the distribution of rounds."""
+    series = figs.series_frame(report)
+    st.caption(buckets_caption(report))
+    left, right = st.columns(2)
+    with left:
+        _chart("First-pass rate over time", "first_pass_rate", "first_pass", figs.first_pass_figure(report), series)
+    with right:
+        _chart("Mean iterations to converge over time", "mean_iterations", "iterations",
+               figs.iterations_figure(report), series)
+    _chart("Distribution of rounds", "rounds_distribution", "rounds", figs.rounds_figure(report),
+           figs.rounds_frame(report))
+
+
+def picked_bar(state: Mapping[str, Any] | None) -> str | None:
+    """The label of the bar a person clicked in a horizontal bar chart (its y value), or None."""
+    points = ((state or {}).get("selection") or {}).get("points") or []
+    for point in points:
+        value = point.get("y", point.get("customdata"))
+        if isinstance(value, list):
+            value = value[0] if value else None
+        if value is not None:
+            return str(value)
+    return None
+
+
+def take_click(state: Mapping[str, Any] | None, key: str, other: str, choices: list[str]) -> None:
+    """A new click on a bar picks that bar in the drill-down (and clears the other pick)."""
+    pick, seen = picked_bar(state), f"{key}_click"
+    if pick == st.session_state.get(seen):
+        return  # the same selection as last run: the person may have changed the picks since
+    st.session_state[seen] = pick
+    chosen = {figs.label(c): c for c in choices}.get(pick or "")
+    if chosen is not None:
+        st.session_state[key], st.session_state[other] = chosen, None
+
+
+def failures(report: MetricsReport, f: MetricsFilter) -> None:
+    """Failed checks by criterion and by category, stacked by source, and the runs behind a bar."""
+    if not report.headline.failed_checks:
+        st.info("No check failed in this view: the reviewers and the deterministic checks passed every criterion.")
+        return
+    criteria = [c.criterion for c in report.criteria if c.failed]
+    categories = [c.category for c in report.categories if c.failed]
+    left, right = st.columns(2)
+    with left:
+        by_criterion = _chart("Failed checks by criterion", "failure_taxonomy", "criteria",
+                              figs.criteria_figure(report), figs.criteria_frame(report), select=True)
+    with right:
+        by_category = _chart("Failed checks by category", "failure_taxonomy", "categories",
+                             figs.categories_figure(report), figs.categories_frame(report), select=True)
+    take_click(by_criterion, DRILL_CRITERION, DRILL_CATEGORY, criteria)
+    take_click(by_category, DRILL_CATEGORY, DRILL_CRITERION, categories)
+    drill_down(f, criteria, categories)
+
+
+def failed_runs_frame(runs: list[FailedRun]) -> pd.DataFrame:
+    """The runs behind a bar as a table, with a link that opens each one."""
+    rows = [{"run": r.run_id, "day": r.day.isoformat(), "rubric": r.rubric, "status": r.status,
+             "rounds failed": r.rounds_failed, "B fails": r.b_fail, "C fails": r.c_fail, "check fails": r.check_fail,
+             "open": f"./review?run={r.run_id}"} for r in runs]
+    return pd.DataFrame(rows, columns=["run", "day", "rubric", "status", "rounds failed", "B fails", "C fails",
+                                       "check fails", "open"])
+
+
+def _what(criterion: str | None, category: str | None) -> str:
+    parts = ([f"criterion {md(criterion)}"] if criterion else []) + ([f"category {md(category)}"] if category else [])
+    return " in ".join(parts)
+
+
+def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> None:
+    """Pick a criterion and/or a category (or click a bar): the runs that failed it, newest first."""
+    for key, choices in ((DRILL_CRITERION, criteria), (DRILL_CATEGORY, categories)):
+        if st.session_state.get(key) not in (None, *choices):
+            st.session_state[key] = None  # the filters changed and the old pick is not in the view any more
+    st.markdown("**Runs behind a bar**")
+    c1, c2 = st.columns(2)
+    criterion = c1.selectbox("Criterion", criteria, index=None, key=DRILL_CRITERION, placeholder="any criterion")
+    category = c2.selectbox("Category", categories, index=None, key=DRILL_CATEGORY, placeholder="any category")
+    if criterion is None and category is None:
+        st.caption("Click a bar above, or pick a criterion or a category, to list the runs that failed it.")
+        return
+    runs_behind(f, criterion, category)
+
+
+def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -> None:
+    """The runs in the view that failed the criterion and/or category, newest first, each one openable."""
+    repo = services.desk().repo
+    total, runs = repo.metrics.failed_runs(f, criterion=criterion, category=category, limit=DRILL_LIMIT)
+    # A run waiting for a person reviewer stays out: its failures would show them the other review.
+    blind = repo.blind_run_ids()
+    shown = [r for r in runs if r.run_id not in blind]
+    total -= len(runs) - len(shown)
+    if not shown:
+        st.info(f"No run in this view failed {_what(criterion, category)}.")
+    else:
+        lead = f"Showing the newest {len(shown)} of {total}" if total > len(shown) else f"{total}"
+        st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {_what(criterion, category)}, newest first.")
+        st.dataframe(failed_runs_frame(shown), hide_index=True, width="stretch",
+                     column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})
+    if len(runs) != len(shown):
+        # No number: a count that moves when the model reviewer answers would tell the person reviewer so.
+        st.caption("Runs waiting for a person reviewer are left out until the reviews are in.")
+    if shown:
+        o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
+        pick = o1.selectbox("Open run", [r.run_id for r in shown], format_func=lambda i: f"#{i}",
+                            key="metrics_drill_run")
+        if o2.button("Open", key="metrics_drill_open"):
+            st.switch_page("pages/review.py", query_params={"run": str(pick)})
+
+
+def kappa_table(report: MetricsReport) -> pd.DataFrame:
+    """Agreement and Cohen's kappa per criterion, written as the headline writes them."""
+    rows = [{"criterion": c.criterion, "category": c.category, "pairs": c.pairs, "both": c.both, "B only": c.b_only,
+             "C only": c.c_only, "agreement": format_figure(c.agreement, "rate"), "κ": format_figure(c.kappa, "kappa"),
+             "unscored": c.unscored, "needs tightening": "⚠ yes" if c.low_agreement else ""}
+            for c in report.criteria]
+    return pd.DataFrame(rows, columns=["criterion", "category", "pairs", "both", "B only", "C only", "agreement", "κ",
+                                       "unscored", "needs tightening"])
+
+
+def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
+    """Flagged by both / B only / C only per criterion, and Cohen's kappa per criterion."""
+    frame = figs.agreement_frame(report)
+    if (frame["both"] + frame["b_only"] + frame["c_only"]).sum():
+        _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
+    else:
+        st.caption("Neither reviewer flagged any criterion in this view.")
+    _header("Cohen's κ per criterion", "kappa", "kappa", frame)
+    st.dataframe(kappa_table(report), hide_index=True, width="stretch")
+
+
+def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
+    """Escape rate over time, with the target 0."""
+    h = report.headline
+    st.caption(f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
+               "runs. Report an escape on the run's page (Review).")
+    _chart("Escape rate over time", "escape_rate", "escapes", figs.escape_figure(report), figs.series_frame(report))
+
+
+def cost(report: MetricsReport, f: MetricsFilter | None = None) -> None:
+    """Spend over time, where it went, review vs generation cost, cache savings, per-reviewer cost."""
+    h = report.headline
+    st.caption(f"{generation_note(report)} Prompt caching: {h.cache_read_tokens:,} cache-read tokens saved "
+               f"{format_figure(h.cache_savings_usd, 'usd')}.")
+    left, right = st.columns(2)
+    with left:
+        _chart("Spend over time", "cost", "spend", figs.spend_figure(report), figs.series_frame(report))
+    with right:
+        _chart("Reviews and fixes", "cost", "cost", figs.cost_split_figure(report), figs.cost_frame(report))
+    _chart("Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report),
+           figs.reviewers_frame(report))
+
+
+def reviewers_table(report: MetricsReport) -> pd.DataFrame:
+    """Per reviewer model, written as the headline writes figures."""
+    rows = [{"reviewer": r.reviewer, "answers": r.reviews, "errors": r.errors,
+             "error rate": format_figure(r.error_rate, "rate"), "mean latency": format_figure(r.mean_latency_s, "seconds"),
+             "max latency": format_figure(r.max_latency_s, "seconds"), "cost": format_figure(r.cost_usd, "usd")}
+            for r in report.reviewers]
+    return pd.DataFrame(rows, columns=["reviewer", "answers", "errors", "error rate", "mean latency", "max latency",
+                                       "cost"])
+
+
+def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
+    """Latency (mean and max) and error rate per reviewer model."""
+    frame = figs.reviewers_frame(report)
+    left, right = st.columns(2)
+    with left:
+        _chart("Latency per reviewer", "latency", "latency", figs.latency_figure(report), frame)
+    with right:
+        _chart("Reviewer error rate", "error_rate", "errors", figs.error_rate_figure(report), frame)
+    st.dataframe(reviewers_table(report), hide_index=True, width="stretch")
+
+
+TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {
+    "Quality": quality, "Failure taxonomy": failures, "Reviewer agreement": agreement, "Escapes": escapes,
+    "Cost": cost, "Reviewers": reviewers}
+"""The page's tabs and what each one shows."""
