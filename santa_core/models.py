@@ -319,6 +319,8 @@ class EscalationReason(StrEnum):
 FINAL_STATUSES = frozenset(
     {RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
 )
+SETTLED_STATUSES = frozenset({*FINAL_STATUSES, RunStatus.ESCALATED})
+"""Statuses in which no reviewer is waited for: a run's reviews are no longer blind."""
 
 
 class RunState(BaseModel):

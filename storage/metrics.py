@@ -29,7 +29,9 @@ from sqlmodel import Session, col, select
 
 from santa_core import metrics as m
 from santa_core.metrics import MetricsFilter, MetricsReport
+from santa_core.models import SETTLED_STATUSES
 from santa_core.pricing import cache_savings_usd
+from santa_core.reviewers.base import PERSON
 from storage.sessions import Transactions, utc
 from storage.tables import (
     CriterionDayRow,
@@ -186,6 +188,17 @@ def _result_key(row: dict[str, Any]) -> tuple:
     return tuple(row[k] for k in ("round_no", "criterion", "category", "severity", "b", "c", "check_result"))
 
 
+def blind(run: Any, rounds: Sequence[Any]) -> bool:
+    """Whether a person reviewer still judges the run blind (the rule of `Repo.blind_run_ids`).
+
+    Such a run's reviews, rounds and spend stay out of the facts until the gate of its current
+    round is in: a figure that moved when B answered would tell the person what B said.
+    """
+    if run.status in SETTLED_STATUSES or PERSON not in (run.reviewer_b, run.reviewer_c):
+        return False
+    return not any(r.round_no == run.round and r.gate_decision is not None for r in rounds)
+
+
 def refresh(s: Session, run_id: int) -> None:
     """Rewrite one run's run_metric and criterion_result rows and move criterion_day to match."""
     run = s.get(RunRow, run_id)  # locked and loaded by the caller: no query
@@ -196,6 +209,8 @@ def refresh(s: Session, run_id: int) -> None:
     rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
     reviews = conn.execute(_REVIEWS, {"run_id": run_id}).all()
     calls = conn.execute(_CALLS, {"run_id": run_id}).all()
+    if blind(run, rounds):
+        rounds, reviews, calls = [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
     _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes))
     new = derive_criteria(run, rounds, reviews)

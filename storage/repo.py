@@ -24,8 +24,8 @@ from sqlmodel import Session, SQLModel, select
 from santa_core import engine as state_machine
 from santa_core.config import Defaults
 from santa_core.models import (
-    FINAL_STATUSES,
     MAX_TEXT_CHARS,
+    SETTLED_STATUSES,
     CheckOutcome,
     EscalationReason,
     FixEdit,
@@ -129,8 +129,7 @@ _RUN_COPIED = frozenset(
 """Run columns that views copy as they are."""
 
 
-_SETTLED = frozenset({*FINAL_STATUSES, RunStatus.ESCALATED})
-"""Statuses in which no reviewer is waited for: reviews are no longer blind."""
+_SETTLED = SETTLED_STATUSES
 
 
 class RunNotFound(LookupError):

@@ -227,7 +227,9 @@ HISTORY: tuple[Case, ...] = (
 - person    C is a person: pat fills it with a PASS → round 1 NICE → shipped.
 - approved  round 1 NAUGHTY, bob approves the fix, round 2 NICE → shipped.
 - queued    created, never run.
-- pending   C is a person whose slot holds a `pending` row: waiting for the person review.
+- pending   C is a person whose slot holds a `pending` row: waiting for the person review. Its
+            review is blind, so nothing of its round counts yet (B's answer, its cost and latency
+            would tell the person what B said): it counts as a run, not finished, 1 round started.
 """
 
 
@@ -334,23 +336,23 @@ def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
 #   waiting/1   PP     FF       P-    PP (P)
 #   sonnet/1    PP     PP       PP    PP (P)
 #   person/1    PP     PP       PP    PP (P)
-#   pending/1   P-     P-       P-    P- (·)          (no gate yet: no check result stored)
+#   pending/1   (blind: the person has not answered, so nothing of the round counts)
 #
 # pp/pf/fp/ff (pf = B PASS & C FAIL = "C only", fp = "B only", ff = "both"), fails and unscored:
 #   facts   pp 6 (nice, fixed/2, waiting, sonnet, person, approved/2), pf 1 (approved/1),
-#           fp 3 (capped ×3), ff 1 (fixed/1); b_fail 5 (fixed/1, capped ×3, timeout), c_fail 2, unscored 3
-#   numbers pp 7, ff 2 (capped/3, waiting); b_fail 2, c_fail 2, unscored 2 (b_error, pending)
-#   tone    pp 7, pf 1 (capped/1); c_fail 1, unscored 3 (b_error, waiting, pending)
-#   short   pp 8, pf 1 (fixed/1); c_fail 1, check_fail 2 (fixed ×2), unscored 2 (b_error, pending)
+#           fp 3 (capped ×3), ff 1 (fixed/1); b_fail 5 (fixed/1, capped ×3, timeout), c_fail 2, unscored 2
+#   numbers pp 7, ff 2 (capped/3, waiting); b_fail 2, c_fail 2, unscored 1 (b_error)
+#   tone    pp 7, pf 1 (capped/1); c_fail 1, unscored 2 (b_error, waiting)
+#   short   pp 8, pf 1 (fixed/1); c_fail 1, check_fail 2 (fixed ×2), unscored 1 (b_error)
 #   cites   pp 1, ff 1; b_fail 1, c_fail 1, unscored 1 (timeout)
-#   pooled  pp 29, pf 3, fp 3, ff 4 = 39 pairs; failed 7+4+1+3+2 = 17; unscored 3+2+3+2+1 = 11
+#   pooled  pp 29, pf 3, fp 3, ff 4 = 39 pairs; failed 7+4+1+3+2 = 17; unscored 2+1+2+1+1 = 7
 #
 # Runs: 11. Status: nice, fixed, sonnet, person, approved shipped; capped escalated; b_error
 # resolved_shipped; timeout resolved_rejected; waiting awaiting_approval; queued queued; pending
 # awaiting_human_review. Rounds started: capped 3, fixed 2, approved 2, the other eight 1 = 15.
 #
-# Answers (review rows that are ok/error/timeout): B (OPUS) 13 ok + 1 error (b_error) = 14;
-# C HAIKU 10 ok + 1 timeout (timeout) = 11; C SONNET 1; C person 1 (pat; pending's row is pending).
+# Answers (review rows that are ok/error/timeout): B (OPUS) 12 ok + 1 error (b_error) = 13 (pending's
+# B answer is blind); C HAIKU 10 ok + 1 timeout (timeout) = 11; C SONNET 1; C person 1 (pat).
 # Fix calls (SONNET, $0.05, 2,400 tokens): fixed/1, capped/1, capped/2, waiting/1, approved/1 = 5.
 
 Totals = tuple[int, int, int, int, int, int, int, int]
@@ -382,11 +384,11 @@ def close(value: float | None, expected: float | Fraction, tol: float = 1e-9) ->
 
 
 HISTORY_TABLE: dict[str, Totals] = {
-    "facts": (6, 1, 3, 1, 5, 2, 0, 3),
-    "numbers": (7, 0, 0, 2, 2, 2, 0, 2),
-    "short": (8, 1, 0, 0, 0, 1, 2, 2),
+    "facts": (6, 1, 3, 1, 5, 2, 0, 2),
+    "numbers": (7, 0, 0, 2, 2, 2, 0, 1),
+    "short": (8, 1, 0, 0, 0, 1, 2, 1),
     "cites": (1, 0, 0, 1, 1, 1, 0, 1),
-    "tone": (7, 1, 0, 0, 0, 1, 0, 3),
+    "tone": (7, 1, 0, 0, 0, 1, 0, 2),
 }
 
 
@@ -500,7 +502,7 @@ def test_pooled_agreement_and_kappa(history: Seeded) -> None:
     # pooled 2×2: pp 29, pf 3, fp 3, ff 4; n = 39; observed 33/39; B PASS 32/39, C PASS 32/39;
     # chance (32² + 7²)/39² = 1073/1521; κ = (1287 − 1073) ÷ (1521 − 1073) = 214/448 = 107/224
     assert close(h.kappa, Fraction(107, 224))
-    assert h.unscored == 11  # one reviewer errored (b_error, timeout), was pending or skipped (waiting)
+    assert h.unscored == 7  # one reviewer errored (b_error, timeout) or skipped (waiting)
 
 
 def test_kappa_undefined_when_chance_agreement_is_one(history: Seeded) -> None:
@@ -553,17 +555,18 @@ def test_escape_rate_counts_resolved_shipped(history: Seeded) -> None:
 
 def test_cost_tokens_per_run_and_round(history: Seeded) -> None:
     h = history.report().headline
-    # review calls: OPUS 13 × $0.03 = 0.39, HAIKU 10 × $0.01 = 0.10, SONNET 1 × $0.02 = 0.02 → 0.51
-    # (errors and the timeout logged a call that cost nothing; people cost nothing); fix 5 × 0.05 = 0.25
-    assert h.review_cost_usd == pytest.approx(0.51)
+    # review calls: OPUS 12 × $0.03 = 0.36, HAIKU 10 × $0.01 = 0.10, SONNET 1 × $0.02 = 0.02 → 0.48
+    # (errors and the timeout logged a call that cost nothing; people cost nothing; pending's B call
+    # is blind until the person answers); fix 5 × 0.05 = 0.25
+    assert h.review_cost_usd == pytest.approx(0.48)
     assert h.fix_cost_usd == pytest.approx(0.25)
-    assert h.total_cost_usd == pytest.approx(0.76)
-    assert h.cost_per_run_usd == pytest.approx(0.76 / 11)  # 11 runs (queued and waiting included)
-    assert h.cost_per_round_usd == pytest.approx(0.76 / 15)  # 15 rounds started
-    # tokens: OPUS 13 × 1,600 = 20,800; HAIKU 10 × 1,380 = 13,800; SONNET 1,490; fixes 5 × 2,400 = 12,000
-    assert h.tokens == 20_800 + 13_800 + 1_490 + 12_000 == 48_090
-    assert h.tokens_per_run == pytest.approx(48_090 / 11)
-    assert h.tokens_per_round == pytest.approx(3_206.0)  # 48,090 / 15
+    assert h.total_cost_usd == pytest.approx(0.73)
+    assert h.cost_per_run_usd == pytest.approx(0.73 / 11)  # 11 runs (queued, waiting and pending included)
+    assert h.cost_per_round_usd == pytest.approx(0.73 / 15)  # 15 rounds started
+    # tokens: OPUS 12 × 1,600 = 19,200; HAIKU 10 × 1,380 = 13,800; SONNET 1,490; fixes 5 × 2,400 = 12,000
+    assert h.tokens == 19_200 + 13_800 + 1_490 + 12_000 == 46_490
+    assert h.tokens_per_run == pytest.approx(46_490 / 11)
+    assert h.tokens_per_round == pytest.approx(46_490 / 15)
 
 
 def test_review_to_generation_cost_uses_runs_with_a_known_generation_cost(history: Seeded) -> None:
@@ -586,15 +589,15 @@ def test_cache_savings_from_the_rates_file(history: Seeded) -> None:
     assert (rates[HAIKU].input, rates[HAIKU].cache_read) == (1.0, 0.10)
     assert (rates[SONNET].input, rates[SONNET].cache_read) == (2.0, 0.20)
     h = history.report().headline
-    assert h.cache_read_tokens == 12_000  # 13 + 10 + 1 answered reviews × 500; fixes read no cache
-    # OPUS 6,500 × (5.00 − 0.50)/1e6 = 0.02925; HAIKU 5,000 × (1.00 − 0.10)/1e6 = 0.0045;
-    # SONNET 500 × (2.00 − 0.20)/1e6 = 0.0009 → 0.03465
-    assert h.cache_savings_usd == pytest.approx(0.03465)
+    assert h.cache_read_tokens == 11_500  # 12 + 10 + 1 answered reviews × 500; fixes read no cache
+    # OPUS 6,000 × (5.00 − 0.50)/1e6 = 0.027; HAIKU 5,000 × (1.00 − 0.10)/1e6 = 0.0045;
+    # SONNET 500 × (2.00 − 0.20)/1e6 = 0.0009 → 0.0324
+    assert h.cache_savings_usd == pytest.approx(0.0324)
 
 
 def test_spend_and_tokens_per_reviewer(history: Seeded) -> None:
     cost = {r.reviewer: r.cost_usd for r in history.report().reviewers}
-    assert cost == pytest.approx({OPUS: 0.39, HAIKU: 0.10, SONNET: 0.02, PERSON: 0.0})
+    assert cost == pytest.approx({OPUS: 0.36, HAIKU: 0.10, SONNET: 0.02, PERSON: 0.0})
 
 
 # --- latency and errors -------------------------------------------------------------------
@@ -602,23 +605,23 @@ def test_spend_and_tokens_per_reviewer(history: Seeded) -> None:
 
 def test_latency_and_error_rate_per_reviewer(history: Seeded) -> None:
     rows = [(r.reviewer, r.reviews, r.errors) for r in history.report().reviewers]
-    # most answers first; pending's person slot holds a `pending` row: not an answer
-    assert rows == [(OPUS, 14, 1), (HAIKU, 11, 1), (SONNET, 1, 0), (PERSON, 1, 0)]
+    # most answers first; pending's round is blind (its person slot holds a `pending` row, not an answer)
+    assert rows == [(OPUS, 13, 1), (HAIKU, 11, 1), (SONNET, 1, 0), (PERSON, 1, 0)]
     by = {r.reviewer: r for r in history.report().reviewers}
-    # OPUS: 13 × 2.0 s + one error of 5.0 s = 31 s over 14; HAIKU: 10 × 1.0 + a 30 s timeout = 40 over 11
-    assert (by[OPUS].mean_latency_s, by[OPUS].max_latency_s) == (pytest.approx(31 / 14), 5.0)
+    # OPUS: 12 × 2.0 s + one error of 5.0 s = 29 s over 13; HAIKU: 10 × 1.0 + a 30 s timeout = 40 over 11
+    assert (by[OPUS].mean_latency_s, by[OPUS].max_latency_s) == (pytest.approx(29 / 13), 5.0)
     assert (by[HAIKU].mean_latency_s, by[HAIKU].max_latency_s) == (pytest.approx(40 / 11), 30.0)
     assert (by[SONNET].mean_latency_s, by[PERSON].mean_latency_s) == (1.5, 0.0)
-    assert (by[OPUS].error_rate, by[HAIKU].error_rate) == (pytest.approx(1 / 14), pytest.approx(1 / 11))
+    assert (by[OPUS].error_rate, by[HAIKU].error_rate) == (pytest.approx(1 / 13), pytest.approx(1 / 11))
     h = history.report().headline
-    assert (h.reviews, h.reviewer_errors, h.reviewer_error_rate) == (27, 2, pytest.approx(2 / 27))
+    assert (h.reviews, h.reviewer_errors, h.reviewer_error_rate) == (26, 2, pytest.approx(2 / 26))
 
 
 def test_mean_round_latency_is_the_slower_reviewer(history: Seeded) -> None:
-    # rounds with an answer and their slower reviewer: 14 rounds at 2.0 s (B, OPUS) except
+    # rounds with an answer and their slower reviewer: 13 rounds at 2.0 s (B, OPUS) except
     # b_error/1 max(5.0 error, 1.0) = 5.0 and timeout/1 max(2.0, 30.0 timeout) = 30.0:
-    # 12 × 2.0 + 5.0 + 30.0 = 59.0 over 14 rounds (queued has none)
-    assert history.report().headline.mean_round_latency_s == pytest.approx(59 / 14)
+    # 11 × 2.0 + 5.0 + 30.0 = 57.0 over 13 rounds (queued has none; pending's is blind)
+    assert history.report().headline.mean_round_latency_s == pytest.approx(57 / 13)
 
 
 # --- time series ------------------------------------------------------------------------------
@@ -634,7 +637,7 @@ def points(report: m.MetricsReport) -> list[Point]:
 def test_series_by_day(history: Seeded) -> None:
     # cost and tokens per run: nice 0.04 / 2,980; fixed 0.13 / 8,360; capped 0.22 / 13,740;
     # b_error 0.01 / 1,380; waiting 0.09 / 5,380; timeout 0.03 / 1,600; sonnet 0.05 / 3,090;
-    # person 0.03 / 1,600; approved 0.13 / 8,360; queued 0 / 0; pending 0.03 / 1,600
+    # person 0.03 / 1,600; approved 0.13 / 8,360; queued 0 / 0; pending 0 / 0 (blind)
     assert points(history.report("day")) == [
         (date(2025, 1, 6), 2, 2, 0.5, 1.5, 2, 0.0, 0.17, 11_340),        # nice + fixed (00:00 and 23:59 UTC)
         (date(2025, 1, 12), 1, 1, 0.0, None, 0, None, 0.22, 13_740),     # capped
@@ -642,8 +645,8 @@ def test_series_by_day(history: Seeded) -> None:
         (date(2025, 1, 31), 1, 0, None, None, 0, None, 0.09, 5_380),     # waiting: not finished
         (date(2025, 2, 1), 1, 1, 0.0, None, 0, None, 0.03, 1_600),       # timeout
         # sonnet, person, approved, queued, pending: NICE in 1, 1, 2 → 4/3; escapes 2 on 3 shipped
-        (date(2025, 3, 15), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.24,
-         14_650),
+        (date(2025, 3, 15), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
+         13_050),
     ]
 
 
@@ -654,8 +657,8 @@ def test_series_by_iso_week(history: Seeded) -> None:
         (date(2025, 1, 13), 1, 1, 0.0, None, 1, 1.0, 0.01, 1_380),  # Mon 13 Jan starts the next week
         # Mon 27 Jan: Fri 31 Jan and Sat 1 Feb share a week across the month boundary
         (date(2025, 1, 27), 2, 1, 0.0, None, 0, None, 0.12, 6_980),
-        (date(2025, 3, 10), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.24,
-         14_650),  # Sat 15 Mar → Mon 10 Mar
+        (date(2025, 3, 10), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
+         13_050),  # Sat 15 Mar → Mon 10 Mar
     ]
 
 
@@ -665,8 +668,8 @@ def test_series_by_month(history: Seeded) -> None:
         # shipped 3 (nice, fixed, b_error) with 1 escape; cost 0.17+0.22+0.01+0.09
         (date(2025, 1, 1), 5, 4, 0.25, 1.5, 3, pytest.approx(1 / 3), 0.49, 31_840),
         (date(2025, 2, 1), 1, 1, 0.0, None, 0, None, 0.03, 1_600),
-        (date(2025, 3, 1), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.24,
-         14_650),
+        (date(2025, 3, 1), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
+         13_050),
     ]
 
 
@@ -742,14 +745,15 @@ def test_filter_reviewer_in_either_slot(history: Seeded) -> None:
     # B is OPUS everywhere: the whole history (floats summed in another order on PostgreSQL)
     assert same(history.report(reviewers=[OPUS]).headline.model_dump(), history.report().headline.model_dump())
     report = history.report(reviewers=[PERSON])  # person, pending
-    # finished 1 (person), first pass 1/1, shipped 1, no escape; cost: two OPUS answers 0.06
-    assert headline(report) == (2, 1, 1.0, 1.0, 1, 0.0, 0.06)
-    assert [(r.reviewer, r.reviews, r.errors) for r in report.reviewers] == [(OPUS, 2, 0), (PERSON, 1, 0)]
-    assert report.headline.unscored == 4  # pending's round: B answered, C pending on 4 criteria
+    # finished 1 (person), first pass 1/1, shipped 1, no escape; cost: person's OPUS answer 0.03
+    # (pending's is blind until the person answers)
+    assert headline(report) == (2, 1, 1.0, 1.0, 1, 0.0, 0.03)
+    assert [(r.reviewer, r.reviews, r.errors) for r in report.reviewers] == [(OPUS, 1, 0), (PERSON, 1, 0)]
+    assert report.headline.unscored == 0  # pending's blind round is not counted at all
     report = history.report(reviewers=[HAIKU])  # everything but sonnet, person, pending
     # runs 8; finished: nice, fixed, capped, b_error, timeout, approved = 6; first pass: nice;
     # NICE nice 1, fixed 2, approved 2 → 5/3; shipped nice, fixed, b_error, approved with 1 escape;
-    # cost 0.76 − sonnet 0.05 − person 0.03 − pending 0.03 = 0.65
+    # cost 0.73 − sonnet 0.05 − person 0.03 (pending: 0 while blind) = 0.65
     assert headline(report) == (8, 6, pytest.approx(1 / 6), pytest.approx(5 / 3), 4, 0.25, 0.65)
 
 
@@ -898,14 +902,19 @@ def test_facts_follow_replaced_reviews(db_url: str) -> None:
                               Case("f-person", on(4, 1), DESK1, ("PPPP",), None))
     try:
         t = table(whole(repo))
-        # f-wait/1: facts fp, the rest pp (short check PASS). f-person/1: B only → 4 unscored
-        assert t["facts"] == (0, 0, 1, 0, 1, 0, 0, 1) and t["tone"] == (1, 0, 0, 0, 0, 0, 0, 1)
-        # a pending row in the person's slot changes nothing: not an answer, still unscored
+        # f-wait/1: facts fp, the rest pp (short check PASS). f-person/1 is blind: B answered, the
+        # person has not, so nothing of the round counts (B's FAILs, cost or latency would leak)
+        assert t["facts"] == (0, 0, 1, 0, 1, 0, 0, 0) and t["tone"] == (1, 0, 0, 0, 0, 0, 0, 0)
+        assert [(r.reviewer, r.reviews, r.cost_usd) for r in whole(repo).reviewers] == [
+            (HAIKU, 1, pytest.approx(0.01)), (OPUS, 1, pytest.approx(0.03))]  # ties by name
+        # a pending row in the person's slot changes nothing
         repo.save_review(ids["f-person"], 1, ReviewOutcome(slot="C", reviewer=PERSON, status=ReviewStatus.PENDING))
         assert table(whole(repo)) == t
-        assert [(r.reviewer, r.reviews) for r in whole(repo).reviewers] == [(OPUS, 2), (HAIKU, 1)]
-        # the person's review replaces the pending row: 4 unscored become 4 pp
+        # the person's review is in but the gate is not: still blind
         person_pass(repo, ids["f-person"], "pat")
+        assert table(whole(repo)) == t
+        # the gate is in: the round counts, B's answer and the person's, 4 pp
+        runner.execute(ids["f-person"])
         report = whole(repo)
         assert table(report)["facts"] == (1, 0, 1, 0, 1, 0, 0, 0)
         assert table(report)["tone"] == (2, 0, 0, 0, 0, 0, 0, 0)
@@ -1104,5 +1113,5 @@ def test_headline_rows_write_the_seeded_figures(history: Seeded) -> None:
     rows = dict(m.headline_rows(history.report()))
     assert rows["First-pass rate"] == "37.5 %" and rows["Mean iterations to converge"] == "1.40"
     assert rows["Reviewer agreement"] == "40.0 %" and rows["Cohen's κ"] == "0.478"  # 107/224 = 0.4777
-    assert rows["Escape rate"] == "50.0 %" and rows["Total spend"] == "$0.7600"
-    assert rows["Tokens per round"] == "3,206" and rows["Mean round latency"] == "4.2 s"  # 59/14
+    assert rows["Escape rate"] == "50.0 %" and rows["Total spend"] == "$0.7300"
+    assert rows["Tokens per round"] == "3,099" and rows["Mean round latency"] == "4.4 s"  # 57/13

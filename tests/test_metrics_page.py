@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
+from pathlib import Path
 
 import pytest
 import streamlit as st
@@ -28,7 +29,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from santa_core import actions
-from santa_core.metrics import MetricsFilter, build_report, headline_rows
+from santa_core.metrics import MetricsFilter, MetricsReport, build_report, headline_rows
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunStatus, Usage
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
@@ -38,6 +39,7 @@ from storage.metrics import FailedRun, MetricsOptions, backfill
 from storage.repo import Repo
 from tests.conftest import grant
 from tests.test_app import plain, texts
+from tests.test_cli_rubric import err, out, santa
 from tests.test_runner import BAD, GOOD, SPEC, make_runner, strict
 from tests.test_signin import AUTH
 from ui import metric_figures as figs
@@ -45,12 +47,14 @@ from ui.metrics import (
     DRILL_CATEGORY,
     DRILL_CRITERION,
     PARAMS,
+    TABS,
     failed_runs_frame,
     filters_from_query,
     filters_to_query,
     kappa_table,
     picked_bar,
     report_json,
+    reviewers_table,
 )
 
 SONNET, HAIKU, OPUS, FABLE = "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1"
@@ -339,15 +343,44 @@ def test_drill_down_lists_exactly_the_runs_that_failed(seeded: History, monkeypa
     assert at.query_params == {"run": str(r["r3"])} and at.title[0].value == "🎅 Review"
 
 
-def test_runs_waiting_for_a_person_reviewer_stay_out_of_the_drill_down(desk_env: Repo) -> None:
+def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in(desk_env: Repo) -> None:
     runner, _ = make_runner(desk_env, {SONNET: Costed(SONNET, strict, 0.01, 2.0)})
     run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=load_builtin("general"), reviewer_b=SONNET,
                                  reviewer_c=PERSON, fixer="fixer")
+
+    def person_passes() -> RunStatus:
+        run = desk_env.load_run(run_id)
+        rnd = desk_env.load_round(run_id, run.state.round)
+        review = passing(ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text))
+        actions.submit_person_review(desk_env, run_id, "C", review, "local")
+        return runner.execute(run_id).status
+
+    def page() -> tuple[AppTest, dict[str, str]]:
+        at = open_metrics(tab="Failure taxonomy")
+        return at, dict(headline_rows(desk_env.metrics.report(MetricsFilter())))
+
     assert runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW  # B failed it, C not in yet
-    at = open_metrics(tab="Failure taxonomy")
+    # Round 1 is blind: B's FAIL, its cost and latency would tell the person what B said.
+    at, rows = page()
+    assert "No check failed in this view" in texts(at)
+    assert rows["Total spend"] == shown(at)["Total spend"] == "$0.0000" and rows["Failed checks"] == "0"
+    # The person's review and the gate are in: round 1 counts (B FAILed, the person PASSed).
+    assert person_passes() == RunStatus.AWAITING_APPROVAL
+    at, rows = page()
+    assert rows["Failed checks"] != "0" and shown(at)["Total spend"] == "$0.0100"
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
-    assert not at.dataframe and "No run in this view failed criterion factual_accuracy" in texts(at)
-    assert "Runs waiting for a person reviewer are left out until the reviews are in" in texts(at)
+    assert at.dataframe[0].value["run"].tolist() == [run_id]
+    # Round 2 waits for the person again: the whole run is blind once more (its earlier rounds too).
+    actions.approve_fix(desk_env, run_id, "local")
+    assert runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
+    at, rows = page()
+    assert "No check failed in this view" in texts(at) and rows["Total spend"] == "$0.0000"
+    # NICE in round 2: both rounds count.
+    assert person_passes() == RunStatus.SHIPPED
+    at, rows = page()
+    assert shown(at)["Total spend"] == "$0.0200" and rows["First-pass rate"] == "0.0 %"
+    at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
+    assert at.dataframe[0].value["run"].tolist() == [run_id]
 
 
 def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None:
@@ -366,6 +399,56 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
                                                           "text/csv", "santa-metrics-kappa.csv")
     kappa = at.dataframe[0].value.set_index("criterion")
     assert kappa.loc["factual_accuracy", "κ"] == "1.000" and kappa.loc["factual_accuracy", "both"] == 1
+
+
+CSV_FRAMES = {"first_pass": figs.series_frame, "iterations": figs.series_frame, "rounds": figs.rounds_frame,
+              "criteria": figs.criteria_frame, "categories": figs.categories_frame,
+              "agreement": figs.agreement_frame, "kappa": figs.agreement_frame, "escapes": figs.series_frame,
+              "spend": figs.series_frame, "cost": figs.cost_frame, "reviewer_cost": figs.reviewers_frame,
+              "latency": figs.reviewers_frame, "errors": figs.reviewers_frame}
+"""The data behind each chart's CSV download, by the download's name."""
+TABLES = {"Reviewer agreement": kappa_table, "Reviewers": reviewers_table}
+"""The tabs that show a table, and how the table is written from a report."""
+
+
+@pytest.mark.parametrize(("params", "flags"), [
+    pytest.param({}, [], id="whole-history"),
+    pytest.param({"since": "2025-01-07", "until": "2025-01-20", "grain": "week"},
+                 ["--since", "2025-01-07", "--until", "2025-01-20", "--grain", "week"], id="dates-and-grain"),
+    pytest.param({"rubric": "content"}, ["--rubric", "content"], id="rubric"),
+    pytest.param({"version": ["general@1", "content@1"], "domain": "general"},
+                 ["--version", "general@1", "--version", "content@1", "--domain", "general"], id="version-domain"),
+    pytest.param({"reviewer": [OPUS, HAIKU]}, ["--reviewer", OPUS, "--reviewer", HAIKU], id="reviewers"),
+    pytest.param({"person": EDITOR, "grain": "month"}, ["--person", EDITOR, "--grain", "month"], id="person"),
+])
+def test_the_command_line_and_the_page_agree_on_every_figure(seeded: History, env: dict[str, str], tmp_path: Path,
+                                                             params: dict, flags: list[str]) -> None:
+    """The same filters on the page (from its URL) and on the command line give the same figures."""
+    done = santa({**env, "DATABASE_URL": seeded.url}, tmp_path, "metrics", "--json", *flags)
+    assert done.returncode == 0 and not err(done), err(done)
+    printed = out(done).rstrip("\n")
+    cli = MetricsReport.model_validate_json(printed)
+    assert cli.headline.runs, "every view here holds runs"
+    at = open_metrics(params)
+    # Every figure at once: the page's "All figures (JSON)" is the command's output, byte for byte.
+    assert downloads(at)["metrics_json"] == media_url(printed, "application/json", "santa-metrics.json")
+    # What the page writes: the headline, the warnings, and each tab's tables and chart data.
+    assert [(m.label, m.value) for m in at.metric] == headline_rows(cli)
+    assert [plain(w.value) for w in at.warning] == cli.warnings
+    checked = set()
+    for tab in TABS:
+        at.session_state["metrics_tab"] = tab
+        at.run()
+        assert not at.exception, (tab, at.exception)
+        for name, url in downloads(at).items():
+            if name.startswith("metrics_csv_"):
+                chart = name.removeprefix("metrics_csv_")
+                frame = CSV_FRAMES[chart](cli)
+                assert url == media_url(frame.to_csv(index=False), "text/csv", f"santa-metrics-{chart}.csv"), chart
+                checked.add(chart)
+        if tab in TABLES:
+            assert at.dataframe[-1].value.equals(TABLES[tab](cli)), tab
+    assert {"first_pass", "iterations", "rounds", "kappa", "escapes", "spend", "cost", "latency"} <= checked
 
 
 def test_every_tab_renders(seeded: History) -> None:
