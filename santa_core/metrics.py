@@ -391,20 +391,27 @@ def criterion_figures(row: CriterionTotals) -> CriterionFigures:
 
 
 def _merge_criteria(rows: Iterable[CriterionTotals]) -> list[CriterionTotals]:
-    """One row per (criterion, category, severity), summed."""
-    merged: dict[tuple[str, str, str], CriterionTotals] = {}
+    """One row per criterion id, summed over rubric versions.
+
+    Why by id alone: a criterion whose severity or category changed between versions is still
+    one criterion, and its agreement and kappa need all of its pairs. Its category and severity
+    then read "a / b".
+    """
+    merged: dict[str, CriterionTotals] = {}
+    kinds: dict[str, tuple[set[str], set[str]]] = defaultdict(lambda: (set(), set()))
     for row in rows:
-        key = (row.criterion, row.category, row.severity)
-        if key not in merged:
-            merged[key] = CriterionTotals(criterion=row.criterion, category=row.category, severity=row.severity)
-        into = merged[key]
+        into = merged.setdefault(row.criterion, CriterionTotals(criterion=row.criterion, category="", severity=""))
+        kinds[row.criterion][0].add(row.category)
+        kinds[row.criterion][1].add(row.severity)
         for name in ("pp", "pf", "fp", "ff", "b_fail", "c_fail", "check_fail", "unscored"):
             setattr(into, name, getattr(into, name) + getattr(row, name))
+    for cid, (categories, severities) in kinds.items():
+        merged[cid].category, merged[cid].severity = " / ".join(sorted(categories)), " / ".join(sorted(severities))
     return list(merged.values())
 
 
-def category_figures(criteria: Iterable[CriterionFigures]) -> list[CategoryFigures]:
-    """Failed checks summed per category, most failures first."""
+def category_figures(criteria: Iterable[CriterionFigures | CriterionTotals]) -> list[CategoryFigures]:
+    """Failed checks summed per category, most failures first (from rows with one category each)."""
     sums: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
     for c in criteria:
         s = sums[c.category]
@@ -456,13 +463,15 @@ def _headline(t: DayTotals, criteria: list[CriterionFigures], reviewers: list[Re
 
 def _warnings(h: Headline, criteria: list[CriterionFigures]) -> list[str]:
     """Plain sentences about figures that miss their target or need attention."""
-    out = [f"Low reviewer agreement on {c.criterion} (κ = {c.kappa:.2f} over {c.pairs} pairs): "
+    out = [f"Low reviewer agreement on {c.criterion} (κ = {format_figure(c.kappa, 'kappa')} over {c.pairs:,} pairs): "
            "the two reviewers read this criterion differently; tighten its pass condition and fail signal."
            for c in criteria if c.low_agreement and c.kappa is not None]
     if h.first_pass_rate is not None and h.first_pass_rate <= FIRST_PASS_TARGET:
-        out.append(f"First-pass rate {h.first_pass_rate:.0%} is not above the {FIRST_PASS_TARGET:.0%} target.")
+        out.append(f"First-pass rate {format_figure(h.first_pass_rate, 'rate')} is not above the "
+                   f"{FIRST_PASS_TARGET * 100:g} % target.")
     if h.mean_iterations is not None and h.mean_iterations >= ITERATIONS_TARGET:
-        out.append(f"Mean iterations to converge {h.mean_iterations:.2f} is not below the {ITERATIONS_TARGET} target.")
+        out.append(f"Mean iterations to converge {format_figure(h.mean_iterations, 'mean')} is not below the "
+                   f"{ITERATIONS_TARGET:g} target.")
     if h.escapes > ESCAPE_TARGET:
         out.append(f"{h.escapes} escape(s) reported on shipped runs; the target is 0.")
     return out
@@ -480,6 +489,7 @@ def build_report(
     days = sorted(days, key=lambda d: d.day)
     grain = grain or auto_grain(filters.since or (days[0].day if days else None),
                                 filters.until or (days[-1].day if days else None))
+    criteria = list(criteria)
     figures = sorted((criterion_figures(c) for c in _merge_criteria(criteria)),
                      key=lambda c: (-c.failed, c.criterion))
     people = reviewer_figures(reviewers)
@@ -487,12 +497,12 @@ def build_report(
     return MetricsReport(
         filters=filters, grain=grain, headline=headline, series=build_series(days, grain),
         rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)), criteria=figures,
-        categories=category_figures(figures), reviewers=people, warnings=_warnings(headline, figures))
+        categories=category_figures(criteria), reviewers=people, warnings=_warnings(headline, figures))
 
 
 # --- how figures are written (the page and the command line use the same words) ----------------
 
-Kind = Literal["rate", "mean", "count", "usd", "seconds", "kappa"]
+Kind = Literal["rate", "mean", "ratio", "count", "usd", "seconds", "kappa"]
 
 HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
     ("first_pass_rate", "First-pass rate", "rate", "first_pass_rate"),
@@ -511,7 +521,7 @@ HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
     ("cost_per_round_usd", "Cost per round", "usd", "cost"),
     ("tokens_per_run", "Tokens per run", "count", "cost"),
     ("tokens_per_round", "Tokens per round", "count", "cost"),
-    ("review_to_generation", "Review ÷ generation cost", "mean", "cost"),
+    ("review_to_generation", "Review ÷ generation cost", "ratio", "cost"),
     ("cache_savings_usd", "Cache savings", "usd", "cost"),
     ("mean_round_latency_s", "Mean round latency", "seconds", "latency"),
     ("reviewer_error_rate", "Reviewer error rate", "rate", "error_rate"),
@@ -520,13 +530,15 @@ HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
 
 
 def format_figure(value: float | None, kind: Kind) -> str:
-    """A figure as people read it: 72.5 %, 1.43, 1,204, $0.0123, 2.4 s, 0.615; — when undefined."""
+    """A figure as people read it: 72.5 %, 1.43, 0.0031, 1,204, $0.0123, 2.4 s, 0.615; — when undefined."""
     if value is None:
         return "—"
     if kind == "rate":
         return f"{value * 100:.1f} %"
     if kind == "mean":
         return f"{value:.2f}"
+    if kind == "ratio":  # three significant digits: a review may cost 0.003 of the generation
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if kind == "count":
         return f"{round(value):,}"
     if kind == "usd":

@@ -179,9 +179,17 @@ def touch(s: Session, run_id: int) -> None:
 
 
 def refresh_touched(s: Session) -> None:
-    """Refresh the facts of every run the transaction touched (in id order: no deadlocks)."""
+    """Refresh the facts of every run the transaction touched.
+
+    Runs go in id order and criterion_day moves once, by the sum of their changes in key order,
+    so two transactions always take their row locks in the same order (no deadlocks).
+    """
+    delta: dict[tuple, Counter] = defaultdict(Counter)
     for run_id in sorted(s.info.pop(TOUCHED, ())):
-        refresh(s, run_id)
+        for key, change in _refresh_run(s, run_id).items():
+            delta[key].update(change)
+    if delta:
+        _apply(s.connection(), delta)
 
 
 def _result_key(row: dict[str, Any]) -> tuple:
@@ -201,9 +209,15 @@ def blind(run: Any, rounds: Sequence[Any]) -> bool:
 
 def refresh(s: Session, run_id: int) -> None:
     """Rewrite one run's run_metric and criterion_result rows and move criterion_day to match."""
+    if delta := _refresh_run(s, run_id):
+        _apply(s.connection(), delta)
+
+
+def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
+    """Rewrite one run's run_metric and criterion_result rows; the criterion_day change they make."""
     run = s.get(RunRow, run_id)  # locked and loaded by the caller: no query
     if run is None:
-        return
+        return {}
     s.flush()
     conn = s.connection()  # plain Core reads: this runs in every write transaction, keep it cheap
     rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
@@ -216,14 +230,14 @@ def refresh(s: Session, run_id: int) -> None:
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
-        return
+        return {}
     delta = rollup(old, -1)
     for key, change in rollup(new).items():
         delta[key].update(change)
-    _apply(conn, delta)
     conn.execute(delete(CriterionResultRow).where(CriterionResultRow.run_id == run_id))
     if new:
         conn.execute(insert(CriterionResultRow), new)
+    return delta
 
 
 def _by_run(*columns: Any) -> Any:

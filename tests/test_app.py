@@ -7,10 +7,13 @@ import time
 from collections.abc import Callable
 
 import pytest
+from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
+from santa_core.metrics import MetricsFilter
 from santa_core.models import RunStatus
 from storage.repo import Repo
+from storage.tables import RunRow
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 CLEAN = "Acme's rocket launched in 2018. It is ready for you."
@@ -102,6 +105,23 @@ def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
     assert view.final_output == edited
     assert [d.action for d in view.rounds[0].decisions] == ["edit"]
     assert "NICE" in texts(at) and any(c.value == edited for c in at.code)
+
+
+def test_generation_cost_is_stored_and_compared_on_the_metrics_page(desk_env: Repo) -> None:
+    at = open_app()
+    assert at.number_input(key="new_generation_cost").value is None  # optional: empty by default
+    at.number_input(key="new_generation_cost").set_value(0.25)
+    start_run(at, CLEAN)
+    run_id = latest_run(desk_env)
+    wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
+    with Session(desk_env.engine) as s:
+        assert s.get(RunRow, run_id).generation_cost_usd == 0.25
+    h = desk_env.metrics.report(MetricsFilter()).headline
+    assert h.generation_runs == 1 and h.review_to_generation == pytest.approx(h.review_cost_usd / 0.25)
+    assert h.review_cost_usd > 0  # the loopback reviewers' answers are priced
+    metrics = open_app("pages/metrics.py")
+    ratio = next(m for m in metrics.metric if m.label == "Review ÷ generation cost")
+    assert ratio.value == f"{h.review_cost_usd / 0.25:.3g}" and "over 1 run with a generation cost" in ratio.help
 
 
 def test_reload_on_run_url_shows_the_same_run(desk_env: Repo) -> None:

@@ -72,7 +72,7 @@ def test_text_report(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
     assert done.returncode == 0 and text.startswith("FIGURE")
     assert "First-pass rate              50.0 %" in text
     assert "Mean iterations to converge  1.50" in text
-    assert "warning: First-pass rate 50% is not above the 70% target." in text
+    assert "warning: First-pass rate 50.0 % is not above the 70 % target." in text
     assert "factual_accuracy" in text
 
 

@@ -522,14 +522,14 @@ def test_low_agreement_warning_needs_ten_pairs(history: Seeded) -> None:
     # whole history: facts κ 0.12 over 11 pairs → flagged
     report = history.report()
     assert [c.criterion for c in report.criteria if c.low_agreement] == ["facts"]
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.12 over 11 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on facts (κ = 0.120 over 11 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # without sonnet (desk@2): 10 pairs pp 5, pf 1, fp 3, ff 1; observed 6/10; B PASS 6/10, C PASS 8/10;
     # chance .48 + .08 = .56; κ = .04/.44 = 1/11 → still flagged at exactly 10 pairs
     report = history.report(versions=["desk@1", "memo@1"])
     facts = crit(report, "facts")
     assert (facts.pairs, facts.low_agreement) == (10, True) and close(facts.kappa, Fraction(1, 11))
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.09 over 10 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on facts (κ = 0.091 over 10 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # HAIKU runs only (no sonnet, no person): 9 pairs pp 4, pf 1, fp 3, ff 1; observed 5/9;
     # B PASS 5/9, C PASS 7/9; chance 35/81 + 8/81 = 43/81; κ = (45 − 43)/(81 − 43) = 1/19 → 9 pairs: no flag
@@ -1020,6 +1020,9 @@ def test_auto_grain(first: date | None, last: date | None, grain: str) -> None:
     pytest.param(0.725, "rate", "72.5 %", id="rate"),
     pytest.param(0.0, "rate", "0.0 %", id="rate-zero"),
     pytest.param(1.4286, "mean", "1.43", id="mean"),
+    pytest.param(0.48, "ratio", "0.48", id="ratio"),
+    pytest.param(0.003142, "ratio", "0.00314", id="ratio-small"),
+    pytest.param(12345.6, "ratio", "12,346", id="ratio-large"),
     pytest.param(1204, "count", "1,204", id="count"),
     pytest.param(4371.8, "count", "4,372", id="count-rounded"),
     pytest.param(0.0123, "usd", "$0.0123", id="usd-cents"),
@@ -1057,7 +1060,7 @@ def test_low_agreement_boundary(counts: tuple[int, int, int, int], flagged: bool
 
 
 @pytest.mark.parametrize(("day", "warning"), [
-    pytest.param({"finished": 10, "first_pass": 7}, "First-pass rate 70% is not above the 70% target.",
+    pytest.param({"finished": 10, "first_pass": 7}, "First-pass rate 70.0 % is not above the 70 % target.",
                  id="first-pass-at-target"),
     pytest.param({"finished": 100, "first_pass": 71}, None, id="first-pass-above-target"),
     pytest.param({"nice_runs": 2, "nice_rounds": 3},
@@ -1093,6 +1096,20 @@ def test_build_report_sums_before_dividing() -> None:
     # reviewer r over both slots: 3 answers, 1 error, (3 + 6)/3 s mean, 6 s max; "idle" answered nothing
     assert [(r.reviewer, r.reviews, r.errors, r.mean_latency_s, r.max_latency_s) for r in report.reviewers] == [
         ("r", 3, 1, 3.0, 6.0)]
+
+
+def test_a_criterion_whose_severity_or_category_changed_is_one_criterion() -> None:
+    """Versions 1 and 2 of a rubric file criterion x under other categories and severities."""
+    criteria = [CriterionTotals(criterion="x", category="facts", severity="critical", pp=5, fp=3, b_fail=3),
+                CriterionTotals(criterion="x", category="style", severity="suggestion", pp=4, ff=2, fp=1, b_fail=3,
+                                c_fail=2)]
+    report = build_report(MetricsFilter(), [], [], criteria, [])
+    [x] = report.criteria  # one row: its agreement and kappa need all 15 pairs
+    assert (x.category, x.severity, x.pairs, x.both, x.b_only, x.pass_both) == (
+        "facts / style", "critical / suggestion", 15, 2, 4, 9)
+    assert close(x.kappa, m.cohens_kappa(9, 0, 4, 2))
+    # categories keep each version's failures where they were filed
+    assert [(c.category, c.failed) for c in report.categories] == [("style", 5), ("facts", 3)]
 
 
 def test_empty_report() -> None:

@@ -272,26 +272,39 @@ def test_filters_combine_and_grain_changes_the_buckets(seeded: History) -> None:
 
 def test_filters_come_from_the_url_and_bad_values_are_named_not_fatal(seeded: History) -> None:
     at = open_metrics({"rubric": ["content", "nope"], "since": "2025-13-01", "until": "2025-01-31", "grain": "week",
-                       "person": "zed", "run": "7"})
-    assert at.multiselect(key="metrics_rubric").value == ["content"]
+                       "run": "7"})
+    assert at.multiselect(key="metrics_rubric").value == ["content", "nope"]  # content OR nope
     assert at.date_input(key="metrics_since").value is None
     assert at.date_input(key="metrics_until").value == date(2025, 1, 31)
     assert at.selectbox(key="metrics_grain").value == "week"
     assert shown(at)["Runs"] == "2"
     notice = plain(at.info[0].value)
     assert "since=2025-13-01 is not a date written YYYY-MM-DD" in notice
-    assert "no run in the history has rubric nope" in notice and "no run in the history has person zed" in notice
-    assert ours(at) == {"until": "2025-01-31", "rubric": "content", "grain": "week"}  # what is applied, nothing else
+    assert "no run in the history has rubric nope: nothing matches it" in notice
+    assert ours(at) == {"until": "2025-01-31", "rubric": ["content", "nope"], "grain": "week"}  # what is applied
     assert at.query_params["run"] == "7"  # not the page's parameter: left alone
 
     at.multiselect(key="metrics_reviewer").set_value([OPUS, FABLE]).run()
     assert ours(at)["reviewer"] == [OPUS, FABLE]  # several values: the parameter repeats
     shared = dict(at.query_params)
     again = open_metrics(shared)  # the link opens the same view
-    assert shown(again) == shown(at) and not again.info
+    assert shown(again) == shown(at) and "rubric nope" in plain(again.info[0].value)  # still named
 
     at.button(key="metrics_reset").click().run()
     assert ours(at) == {} and shown(at)["Runs"] == "6"
+
+
+def test_a_link_to_a_value_with_no_run_shows_no_run_as_the_command_line_does(
+        seeded: History, env: dict[str, str], tmp_path: Path) -> None:
+    at = open_metrics({"person": "zed", "rubric": "general"})
+    assert at.multiselect(key="metrics_person").value == ["zed"]
+    assert "no run in the history has person zed: nothing matches it" in plain(at.info[0].value)
+    assert "No run matches these filters" in texts(at) and not at.metric  # not the whole history
+    done = santa({**env, "DATABASE_URL": seeded.url}, tmp_path, "metrics", "--json", "--person", "zed",
+                 "--rubric", "general")
+    assert done.returncode == 0 and MetricsReport.model_validate_json(out(done)).headline.runs == 0
+    at.multiselect(key="metrics_person").set_value([]).run()  # taking it out of the widget brings the runs back
+    assert shown(at)["Runs"] == "4" and ours(at) == {"rubric": "general"}
 
 
 def test_a_view_that_matches_nothing_offers_a_reset(seeded: History) -> None:
@@ -488,11 +501,12 @@ def test_url_round_trip() -> None:
 @pytest.mark.parametrize(("params", "expected", "problem"), [
     pytest.param({"since": "2025-02-30"}, MetricsFilter(), "since=2025-02-30 is not a date", id="bad-date"),
     pytest.param({"until": "1999-12-31"}, MetricsFilter(), "until=1999-12-31 is outside 2000–2100", id="too-early"),
-    pytest.param({"rubric": ["general", "nope"]}, MetricsFilter(rubrics=["general"]),
-                 "no run in the history has rubric nope", id="unknown-rubric"),
+    pytest.param({"rubric": ["general", "nope"]}, MetricsFilter(rubrics=["general", "nope"]),
+                 "no run in the history has rubric nope: nothing matches it", id="unknown-rubric-kept"),
     pytest.param({"version": ["general", "general@x", "general@1"]}, MetricsFilter(versions=["general@1"]),
                  "version general, general@x is not written name@N", id="bad-version"),
-    pytest.param({"reviewer": "gpt-9"}, MetricsFilter(), "no run in the history has reviewer gpt-9", id="unknown-model"),
+    pytest.param({"reviewer": "gpt-9"}, MetricsFilter(reviewers=["gpt-9"]), "no run in the history has reviewer gpt-9",
+                 id="unknown-model-kept"),
     pytest.param({"person": ["", " "]}, MetricsFilter(), None, id="blank-values-are-no-filter"),
     pytest.param({"domain": ["content", "content"]}, MetricsFilter(domains=["content"]), None, id="repeats-once"),
     pytest.param({"grain": "year"}, MetricsFilter(), "grain=year is not one of auto, day, week, month", id="bad-grain"),
@@ -500,7 +514,7 @@ def test_url_round_trip() -> None:
                  MetricsFilter(since=date(2025, 2, 1), until=date(2025, 1, 1)),
                  "since 2025-02-01 is after until 2025-01-01", id="since-after-until"),
 ])
-def test_unusable_url_values_are_left_out_and_named(params: dict, expected: MetricsFilter, problem: str | None) -> None:
+def test_url_values_are_checked_and_named(params: dict, expected: MetricsFilter, problem: str | None) -> None:
     f, grain, problems = filters_from_query(params, OPTIONS)
     assert (f, grain) == (expected, None)
     if problem is None:

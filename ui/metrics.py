@@ -75,19 +75,21 @@ def _day(params: QueryParams, name: str, problems: list[str]) -> date | None:
 
 
 def _listed(params: QueryParams, name: str, known: Sequence[str] | None, problems: list[str]) -> list[str]:
-    """The values of a multi-valued parameter, without those that match nothing in the history."""
+    """The usable values of a multi-valued parameter; those that match nothing in the history are named.
+
+    Why they are kept: a shared link to `?rubric=acme` opened on a history without acme must show
+    no run, not every run (the command line's `--rubric acme` shows none either).
+    """
     values = _values(params, name)
     if name == "version":
         malformed = [v for v in values if not v.rpartition("@")[2].isdigit() or not v.rpartition("@")[0]]
         if malformed:
             problems.append(f"version {', '.join(malformed)} is not written name@N; ignored.")
         values = [v for v in values if v not in malformed]
-    if known is None:
-        return values
-    unknown = [v for v in values if v not in known]
+    unknown = [] if known is None else [v for v in values if v not in known]
     if unknown:
-        problems.append(f"no run in the history has {name} {', '.join(unknown)}; ignored.")
-    return [v for v in values if v in known]
+        problems.append(f"no run in the history has {name} {', '.join(unknown)}: nothing matches it.")
+    return values
 
 
 def _grain(params: QueryParams, problems: list[str]) -> Grain | None:
@@ -105,8 +107,8 @@ def filters_from_query(params: QueryParams, options: MetricsOptions | None = Non
                        ) -> tuple[MetricsFilter, Grain | None, list[str]]:
     """(filters, grain, problems) from URL parameters; what is unusable is left out and named in problems.
 
-    With `options`, values that match nothing in the history are left out too (the widgets
-    could not show them). Parameters the page does not own are ignored.
+    With `options`, values that match nothing in the history are named in problems too (they
+    stay in the filters). Parameters the page does not own are ignored.
     """
     problems: list[str] = []
     since, until = _day(params, "since", problems), _day(params, "until", problems)
@@ -184,6 +186,12 @@ def _write_url(f: MetricsFilter, grain: Grain | None) -> None:
             st.query_params[name] = want
 
 
+def _choices(options: MetricsOptions, name: str) -> list[str]:
+    """A filter's choices: what the history holds, then values from the link that match no run."""
+    known = list(getattr(options, LISTS[name]))
+    return known + [v for v in st.session_state.get(KEY[name]) or [] if v not in known]
+
+
 def filters(options: MetricsOptions) -> View:
     """The filter controls, seeded from the URL when the page opens; the URL follows every change."""
     problems = _open_from_url(options)
@@ -199,20 +207,23 @@ def filters(options: MetricsOptions) -> View:
         d4.button("Reset filters", on_click=reset, key="metrics_reset", help="Back to the whole history.")
         r1, r2, r3 = st.columns(3)
         lists = {
-            "rubrics": r1.multiselect("Rubric", options.rubrics, key=KEY["rubric"], placeholder="all rubrics"),
-            "versions": r2.multiselect("Rubric version", options.versions, key=KEY["version"],
+            "rubrics": r1.multiselect("Rubric", _choices(options, "rubric"), key=KEY["rubric"],
+                                      placeholder="all rubrics"),
+            "versions": r2.multiselect("Rubric version", _choices(options, "version"), key=KEY["version"],
                                        placeholder="all versions"),
-            "domains": r3.multiselect("Domain", options.domains, key=KEY["domain"], placeholder="all domains"),
+            "domains": r3.multiselect("Domain", _choices(options, "domain"), key=KEY["domain"],
+                                      placeholder="all domains"),
         }
         p1, p2 = st.columns(2)
-        lists["reviewers"] = p1.multiselect("Reviewer model (B or C)", options.reviewers, key=KEY["reviewer"],
-                                            placeholder="all reviewers")
-        lists["people"] = p2.multiselect("Person", options.people, key=KEY["person"], format_func=services.display,
-                                         placeholder="everyone", help="Runs this person started, reviewed or decided on.")
+        lists["reviewers"] = p1.multiselect("Reviewer model (B or C)", _choices(options, "reviewer"),
+                                            key=KEY["reviewer"], placeholder="all reviewers")
+        lists["people"] = p2.multiselect("Person", _choices(options, "person"), key=KEY["person"],
+                                         format_func=services.display, placeholder="everyone",
+                                         help="Runs this person started, reviewed or decided on.")
         st.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
                    "filter match any of them; different filters must all match. The URL keeps the view: share it.")
     if problems:
-        st.info("Some filters in the link were not applied:\n" + "\n".join(f"- {md(p)}" for p in problems))
+        st.info("About the filters in the link:\n" + "\n".join(f"- {md(p)}" for p in problems))
     if since and until and since > until:
         st.warning("**From** is after **Until**: no run can match.")
     view = View(MetricsFilter(since=since, until=until, **lists), None if grain == "auto" else grain)
@@ -410,12 +421,9 @@ def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> 
 
 def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -> None:
     """The runs in the view that failed the criterion and/or category, newest first, each one openable."""
-    repo = services.desk().repo
-    total, runs = repo.metrics.failed_runs(f, criterion=criterion, category=category, limit=DRILL_LIMIT)
-    # A run waiting for a person reviewer stays out: its failures would show them the other review.
-    blind = repo.blind_run_ids()
-    shown = [r for r in runs if r.run_id not in blind]
-    total -= len(runs) - len(shown)
+    # No run waiting for a person reviewer can appear: its facts stay empty until the gate is in.
+    total, shown = services.desk().repo.metrics.failed_runs(f, criterion=criterion, category=category,
+                                                            limit=DRILL_LIMIT)
     if not shown:
         st.info(f"No run in this view failed {_what(criterion, category)}.")
     else:
@@ -423,9 +431,6 @@ def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -
         st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {_what(criterion, category)}, newest first.")
         st.dataframe(failed_runs_frame(shown), hide_index=True, width="stretch",
                      column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})
-    if len(runs) != len(shown):
-        # No number: a count that moves when the model reviewer answers would tell the person reviewer so.
-        st.caption("Runs waiting for a person reviewer are left out until the reviews are in.")
     if shown:
         o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
         pick = o1.selectbox("Open run", [r.run_id for r in shown], format_func=lambda i: f"#{i}",
