@@ -6,7 +6,7 @@ the functions the app itself uses, checks a sample of them against `storage.metr
 times every query the Metrics page runs for five views, `MetricsStore.report`, and an AppTest
 render of the page. Prints the figures; asserts nothing about time.
 
-    python bench/metrics_dashboard.py [--runs 100000] [--seed 1] [--db PATH] [--repeat 5]
+    python bench/metrics_dashboard.py [--runs 100000] [--seed 1] [--now YYYY-MM-DD] [--db PATH] [--repeat 5]
 
 The history is simulated, not replayed: each run has a hidden set of true defects (a rate per
 criterion, scaled by how hard the run is); each reviewer catches a defect with its model's
@@ -63,7 +63,6 @@ from storage.metrics import (  # noqa: E402
     derive_run_metric,
     rebuild_rollup,
     refresh,
-    today,
 )
 from storage.repo import Repo  # noqa: E402
 from storage.tables import TABLES, CriterionResultRow, RunMetricRow  # noqa: E402
@@ -518,7 +517,8 @@ class History:
             return "rejected_fix"
         self._state(ctx, "awaiting_approval", "running", actor, "")
         ctx.output = text
-        ctx.defects = {d for d in ctx.defects if d not in ctx.flagged or rng.random() < 0.08}
+        # sorted: a set's order changes with PYTHONHASHSEED, and each element draws a random number
+        ctx.defects = {d for d in sorted(ctx.defects) if d not in ctx.flagged or rng.random() < 0.08}
         if rng.random() < 0.01:  # a fix now and then breaks something else
             ctx.defects.add(rng.choice(ctx.version.criteria)[0])
         return "approved"
@@ -622,14 +622,14 @@ def derive_facts(sources: list[RunCtx]) -> tuple[list[dict], list[dict]]:
     return metrics, results
 
 
-def fill(engine: sa.Engine, catalog: dict[str, list[Version]], runs: int, seed: int, timer: Timer) -> None:
+def fill(engine: sa.Engine, catalog: dict[str, list[Version]], runs: int, seed: int, now: datetime,
+         timer: Timer) -> None:
     """Bulk Core inserts, one write transaction per batch of runs (and one for its facts).
 
     No audit events are written: the hash chain costs one event per change (bench/audit_chain.py
     measures that) and the dashboard never reads it.
     """
     rng = random.Random(seed)
-    now = datetime.now(UTC)
     history = History(rng, catalog, now)
     times = creation_times(rng, runs, now)
     for first in range(0, runs, BATCH):
@@ -702,9 +702,9 @@ QUERIES: tuple[tuple[str, Callable], ...] = (
     ("_day_totals", _day_totals), ("_rounds", _rounds), ("_criteria", _criteria), ("_reviewers", _reviewers))
 
 
-def views() -> list[tuple[str, MetricsFilter]]:
+def views(now: datetime) -> list[tuple[str, MetricsFilter]]:
     """The views the bench times (dates are the runs' UTC creation days, as on the page)."""
-    since = today() - timedelta(days=89)
+    since = now.date() - timedelta(days=89)
     return [
         ("default: whole history, auto grain", MetricsFilter()),
         ("last 90 days", MetricsFilter(since=since)),
@@ -855,7 +855,7 @@ def run_bench(args: argparse.Namespace, path: Path) -> int:
     catalog = setup_catalog(Repo(engine))
     print(f"filling {path} with {args.runs:,} runs (seed {args.seed})")
     t0 = time.perf_counter()
-    fill(engine, catalog, args.runs, args.seed, bench.timer)
+    fill(engine, catalog, args.runs, args.seed, args.now, bench.timer)
     bench.fill_s = time.perf_counter() - t0
     facts_check(engine, args.runs, args.seed)
     raw = engine.raw_connection()  # autocommit (see storage.db): a checkpoint cannot run in a transaction
@@ -868,7 +868,7 @@ def run_bench(args: argparse.Namespace, path: Path) -> int:
     finally:
         raw.close()
     store = Repo(engine).metrics
-    for label, f in views():
+    for label, f in views(args.now):
         times, report = time_view(store, f, args.repeat)
         print_view(label, times, report)
         bench.view_totals.append((label, *(statistics.median(times[k]) for k in (PAGE_LOAD, DRILL, REPORT))))
@@ -889,6 +889,15 @@ def temp_or_kept(db: str | None) -> Iterator[Path]:
         yield Path(tmp) / "bench.db"
 
 
+def _anchor(text: str) -> datetime:
+    """A --now argument: the end of that UTC day."""
+    try:
+        day = datetime.fromisoformat(text).date()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
+    return datetime(day.year, day.month, day.day, 23, 59, 59, tzinfo=UTC)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=100_000)
@@ -896,6 +905,9 @@ def main() -> None:
     parser.add_argument("--db", help="keep the database at this path (default: a temporary file)")
     parser.add_argument("--repeat", type=int, default=5, help="times each query is run (min and median shown)")
     parser.add_argument("--no-analyze", action="store_true", help="skip ANALYZE after the fill")
+    parser.add_argument("--now", type=_anchor, default=datetime.now(UTC),
+                        help="end of the simulated year, YYYY-MM-DD (UTC; default: now). The same --seed and "
+                             "--now give the same history")
     args = parser.parse_args()
     unknown = {m for pair in PAIRS for m in pair} - {m for m in MODEL if is_known(m)}
     if unknown:

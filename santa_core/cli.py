@@ -100,10 +100,11 @@ def _metrics_parser(sub: argparse._SubParsersAction) -> None:
     me = sub.add_parser("metrics", help="the Metrics page's figures for a view of the history")
     me.add_argument("--since", type=_day, help="first creation day of the runs, YYYY-MM-DD (UTC)")
     me.add_argument("--until", type=_day, help="last creation day of the runs, YYYY-MM-DD (UTC, included)")
-    for flag, help_text in (("--rubric", "rubric name"), ("--version", "rubric version as NAME@N"),
-                            ("--domain", "rubric domain"), ("--reviewer", "reviewer model (slot B or C)"),
-                            ("--person", "a person who started, reviewed or decided on the run")):
-        me.add_argument(flag, action="append", default=[], help=f"only runs with this {help_text} (repeatable)")
+    for flag, help_text, kind in (("--rubric", "rubric name", str), ("--version", "rubric version as NAME@N", _version),
+                                  ("--domain", "rubric domain", str), ("--reviewer", "reviewer model (slot B or C)", str),
+                                  ("--person", "a person who started, reviewed or decided on the run", str)):
+        me.add_argument(flag, action="append", default=[], type=kind,
+                        help=f"only runs with this {help_text} (repeatable)")
     me.add_argument("--grain", choices=("auto", "day", "week", "month"), default="auto",
                     help="time buckets of the series (default: from the date span)")
     me.add_argument("--json", action="store_true", help="print the whole report as one JSON object")
@@ -115,6 +116,15 @@ def _day(text: str) -> date:
         return date.fromisoformat(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
+
+
+def _version(text: str) -> str:
+    """A NAME@N argument."""
+    from santa_core.metrics import parse_version
+
+    if parse_version(text) is None:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a rubric version written NAME@N (for example general@2)")
+    return text
 
 
 def _audit_parser(sub: argparse._SubParsersAction) -> None:

@@ -8,12 +8,15 @@ answer, so they cannot disagree.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import date, timedelta
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from santa_core.reviewers.base import PERSON
 
 Grain = Literal["day", "week", "month"]
 
@@ -70,7 +73,9 @@ DEFINITIONS: dict[str, str] = {
         "tokens × (input rate − cache-read rate) of the call's model."),
     "latency": (
         "Seconds a reviewer took to answer (retries included), per reviewer model; per round: the "
-        "slower of the two reviewers, i.e. how long the round waited for its verdicts."),
+        "slower of the two reviewers, i.e. how long the round waited for its verdicts. A person's "
+        "review time is not measured: a person shows —, and a round with a person reviewer counts "
+        "the model reviewer's time only."),
     "error_rate": (
         "Reviewer answers that were errors or timeouts ÷ answers, per reviewer model. An error is "
         "never a PASS (fail closed)."),
@@ -167,6 +172,16 @@ class ReviewerTotals(BaseModel):
 
 
 # --- the definitions ------------------------------------------------------------------------
+
+
+VERSION = re.compile(r"(.+)@([0-9]+)", re.ASCII)
+"""A rubric version as the filters write it: NAME@N (ASCII digits)."""
+
+
+def parse_version(text: str) -> tuple[str, int] | None:
+    """(name, number) of a NAME@N version filter, or None when it is not written so."""
+    match = VERSION.fullmatch(text)
+    return (match[1], int(match[2])) if match else None
 
 
 def ratio(numerator: float, denominator: float) -> float | None:
@@ -323,7 +338,8 @@ class ReviewerFigures(BaseModel):
     errors: int
     error_rate: float | None
     mean_latency_s: float | None
-    max_latency_s: float
+    max_latency_s: float | None
+    """None for a person: their review time is not measured."""
     cost_usd: float
 
 
@@ -432,8 +448,9 @@ def reviewer_figures(rows: Iterable[ReviewerTotals]) -> list[ReviewerFigures]:
         into.max_latency_s = max(into.max_latency_s, row.max_latency_s)
         into.cost_usd += row.cost_usd
     out = [ReviewerFigures(reviewer=r.reviewer, reviews=r.reviews, errors=r.errors,
-                           error_rate=ratio(r.errors, r.reviews), mean_latency_s=ratio(r.latency_s, r.reviews),
-                           max_latency_s=r.max_latency_s, cost_usd=r.cost_usd)
+                           error_rate=ratio(r.errors, r.reviews),
+                           mean_latency_s=None if r.reviewer == PERSON else ratio(r.latency_s, r.reviews),
+                           max_latency_s=None if r.reviewer == PERSON else r.max_latency_s, cost_usd=r.cost_usd)
            for r in sums.values() if r.reviews]
     return sorted(out, key=lambda r: (-r.reviews, r.reviewer))
 

@@ -90,14 +90,18 @@ def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
 
 
 def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
-                      escapes: int) -> dict[str, Any]:
-    """The run_metric row of a run, from its run, round, review and llm_call rows."""
+                      escapes: int, hidden: bool = False) -> dict[str, Any]:
+    """The run_metric row of a run, from its run, round, review and llm_call rows.
+
+    `hidden`: the run is blind, so its rounds and generation cost stay out too (per-round and
+    review ÷ generation figures would otherwise move without the costs that go with them).
+    """
     nice = [r.round_no for r in rounds if r.gate_decision == "NICE"]
     reviewed, latency = _round_latency(reviews)
     return {
         "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
-        "rounds": run.round, "nice_round": min(nice, default=None),
-        "generation_cost_usd": run.generation_cost_usd,
+        "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
+        "generation_cost_usd": None if hidden else run.generation_cost_usd,
         "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "review"),
         "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose != "review"),
         "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
@@ -223,10 +227,11 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
     reviews = conn.execute(_REVIEWS, {"run_id": run_id}).all()
     calls = conn.execute(_CALLS, {"run_id": run_id}).all()
-    if blind(run, rounds):
+    hidden = blind(run, rounds)
+    if hidden:
         rounds, reviews, calls = [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
-    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes))
+    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden))
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
@@ -321,9 +326,13 @@ def backfill(engine: Engine, batch: int = 200) -> int:
 
 def _people_runs(people: list[str]) -> Any:
     """Ids of runs one of `people` started, reviewed (a person slot) or decided on."""
+    # A review counts once its round's gate is in: before that, a run showing up under one person
+    # reviewer would tell the other that they have answered.
+    gated = and_(RoundRow.run_id == ReviewRow.run_id, RoundRow.round_no == ReviewRow.round_no,
+                 col(RoundRow.gate_decision).is_not(None))
     return union(
         select(RunMetricRow.run_id).where(col(RunMetricRow.created_by).in_(people)),
-        select(ReviewRow.run_id).where(col(ReviewRow.reviewer).in_([f"person:{p}" for p in people])),
+        select(ReviewRow.run_id).join(RoundRow, gated).where(col(ReviewRow.reviewer).in_([f"person:{p}" for p in people])),
         select(DecisionRow.run_id).where(col(DecisionRow.actor).in_(people)))
 
 
@@ -337,9 +346,8 @@ def where(table: Any, f: MetricsFilter) -> list[Any]:
     if f.rubrics:
         conds.append(col(table.rubric_name).in_(f.rubrics))
     if f.versions:
-        pairs = [v.rpartition("@") for v in f.versions]
-        conds.append(or_(false(), *(and_(table.rubric_name == n, table.rubric_version == int(v))
-                                    for n, _, v in pairs if v.isdigit())))
+        pairs = [p for p in map(m.parse_version, f.versions) if p]
+        conds.append(or_(false(), *(and_(table.rubric_name == n, table.rubric_version == v) for n, v in pairs)))
     if f.domains:
         conds.append(col(table.domain).in_(f.domains))
     if f.reviewers:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from sqlalchemy import create_engine, text
 
 from santa_core import actions
 from santa_core.metrics import MetricsFilter
@@ -82,6 +83,10 @@ def test_text_report(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
     pytest.param(("--since", "2026-12-02", "--until", "2026-12-01"), "--since 2026-12-02 is after --until 2026-12-01",
                  id="since-after-until"),
     pytest.param(("--grain", "year"), "argument --grain: invalid choice", id="bad-grain"),
+    pytest.param(("--version", "general"), "argument --version: 'general' is not a rubric version written NAME@N",
+                 id="version-without-number"),
+    pytest.param(("--version", "general@²"), "argument --version: 'general@²' is not a rubric version written NAME@N",
+                 id="version-with-a-superscript"),
 ])
 def test_bad_usage_exits_2(env: dict[str, str], tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     done = santa(env, tmp_path, "metrics", *args)
@@ -103,5 +108,10 @@ def test_review_records_the_generation_cost(env: dict[str, str], tmp_path: Path)
     assert bad.returncode == 2 and "--generation-cost must be a number of USD, 0 or more" in err(bad)
     done = santa(env, tmp_path, *base, "--generation-cost", "0.25")
     assert done.returncode == 3, err(done)  # waiting for the two person reviewers
+    engine = create_engine(env["DATABASE_URL"])
+    with engine.connect() as conn:
+        assert conn.execute(text("SELECT generation_cost_usd FROM run")).scalar_one() == 0.25
+    engine.dispose()
     head = metrics(env, tmp_path)["headline"]
-    assert (head["runs"], head["generation_runs"], head["finished"]) == (1, 1, 0)
+    # the run waits for its person reviewers, so it is blind: its generation cost counts once the gate is in
+    assert (head["runs"], head["generation_runs"], head["finished"]) == (1, 0, 0)

@@ -20,7 +20,16 @@ from typing import Any, cast, get_args
 import pandas as pd
 import streamlit as st
 
-from santa_core.metrics import DEFINITIONS, HEADLINE, Grain, MetricsFilter, MetricsReport, format_figure, headline_rows
+from santa_core.metrics import (
+    DEFINITIONS,
+    HEADLINE,
+    Grain,
+    MetricsFilter,
+    MetricsReport,
+    format_figure,
+    headline_rows,
+    parse_version,
+)
 from storage.metrics import FailedRun, MetricsOptions
 from ui import metric_figures as figs
 from ui import services
@@ -82,7 +91,7 @@ def _listed(params: QueryParams, name: str, known: Sequence[str] | None, problem
     """
     values = _values(params, name)
     if name == "version":
-        malformed = [v for v in values if not v.rpartition("@")[2].isdigit() or not v.rpartition("@")[0]]
+        malformed = [v for v in values if parse_version(v) is None]
         if malformed:
             problems.append(f"version {', '.join(malformed)} is not written name@N; ignored.")
         values = [v for v in values if v not in malformed]
