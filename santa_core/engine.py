@@ -4,6 +4,7 @@ Only this module decides a run's next state. It is pure: no I/O, no clock, no ra
 
     queued ──Claim──▶ running ──Gate(NICE)──▶ shipped
     running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | disagreement | reviewer_error | injection)
+                               │ sampled (a batch sample's review: the batch fixes by pattern)
     running ──ProposalReady──▶ awaiting_approval (always, when a person fixes) │ running, round+1
                                (auto-approve) │ escalated(fix_failed)
     running ──NeedHumanReview──▶ awaiting_human_review ──HumanReviewSubmitted──▶ queued
@@ -120,6 +121,12 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
     """NICE ships; NAUGHTY escalates for injection, reviewer error or the cap, else stays to fix."""
     if event.decision == GateDecision.NICE:
         return _to(state, S.SHIPPED, note="both reviewers PASS")
+    if state.review_only:
+        # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
+        # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
+        why = ("text addressing the reviewer was detected" if event.injection else
+               "a reviewer failed after retries" if event.reviewer_error else "NAUGHTY")
+        return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
         return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
     if event.reviewer_error:

@@ -32,15 +32,17 @@ worse): the criterion's wording leaves room for judgement and needs tightening."
 MIN_PAIRS = 10
 """A low-agreement warning needs at least this many compared PASS/FAIL pairs."""
 
-FINISHED = ("shipped", "escalated", "resolved_shipped", "resolved_rejected")
-"""Runs the loop is done with: NICE, or handed to a person (waiting or decided)."""
+FINISHED = ("shipped", "escalated", "resolved_shipped", "resolved_rejected", "sampled")
+"""Runs the loop is done with: NICE, handed to a person (waiting or decided), or a batch sample's
+NAUGHTY review (the batch fixes it by pattern)."""
 SHIPPED = ("shipped", "resolved_shipped")
 """Runs whose output went out: NICE, or shipped as is by a person."""
 
 DEFINITIONS: dict[str, str] = {
     "first_pass_rate": (
         "Runs NICE in round 1 ÷ finished runs. Finished runs are shipped, escalated (waiting for a "
-        "person), resolved shipped or resolved rejected; runs still queued, running, waiting for a "
+        "person), resolved shipped, resolved rejected, or a batch sample's NAUGHTY review (sampled); "
+        "runs still queued, running, waiting for a "
         "person's review or approval, or interrupted count once they finish. Target: above 70 %."),
     "mean_iterations": (
         "Mean round number at which runs reached NICE (both reviewers PASS), over the runs that "

@@ -303,6 +303,8 @@ class RunStatus(StrEnum):
     RESOLVED_SHIPPED = "resolved_shipped"
     RESOLVED_REJECTED = "resolved_rejected"
     INTERRUPTED = "interrupted"
+    SAMPLED = "sampled"
+    """A batch sample's review came back NAUGHTY: the batch groups it into a pattern and fixes it there."""
 
 
 class EscalationReason(StrEnum):
@@ -317,7 +319,7 @@ class EscalationReason(StrEnum):
 
 
 FINAL_STATUSES = frozenset(
-    {RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
+    {RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED, RunStatus.SAMPLED}
 )
 SETTLED_STATUSES = frozenset({*FINAL_STATUSES, RunStatus.ESCALATED})
 """Statuses in which no reviewer is waited for: a run's reviews are no longer blind."""
@@ -334,3 +336,7 @@ class RunState(BaseModel):
     round_cap: int = 3
     escalation_reason: EscalationReason | None = None
     note: str = ""
+    review_only: bool = Field(default=False, exclude=True)
+    """A batch sample's review: one round, no fix, no escalation (the batch fixes by pattern).
+    Left out of dumps: it is fixed when the run is made, and the audit hashes of a run's states
+    stay as they were."""

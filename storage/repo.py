@@ -72,7 +72,7 @@ from storage.tables import (
 from storage.workers import is_orphaned, this_worker
 
 Resolution = Literal["ship_as_is", "rereview", "reject"]
-Source = Literal["app", "cli"]
+Source = Literal["app", "cli", "batch"]
 
 RESOLUTION_ACTION: dict[str, DecisionAction] = {
     "ship_as_is": "ship_as_is",
@@ -355,6 +355,7 @@ def _state_of(row: RunRow) -> RunState:
         round_cap=row.round_cap,
         escalation_reason=row.escalation_reason,
         note=row.note,
+        review_only=row.batch_id is not None,
     )
 
 
@@ -1118,44 +1119,28 @@ class Repo(Transactions):
             for who in (person_b, person_c):
                 if who:
                     require(s, who, Permission.PERSON_REVIEW)
-            run = RunRow(
-                person_b=person_b or None,
-                person_c=person_c or None,
-                status=RunStatus.QUEUED.value,
-                max_rounds=max_rounds,
-                round_cap=max_rounds,
-                spec=spec,
-                original_output=output,
-                rubric_name=rubric.name,
-                rubric_version=rubric.version,
-                rubric_json=rubric.model_dump(mode="json"),
-                reviewer_b=reviewer_b,
-                reviewer_c=reviewer_c,
-                fixer=fixer,
-                auto_approve=auto_approve,
-                budget_usd=budget_usd,
-                created_by=created_by,
-                source=source,
-                generation_cost_usd=generation_cost_usd,
-            )
-            s.add(run)
-            s.flush()
-            touch(s, run.id)
-            self._start_round(s, run.id, 1, output)
-            s.add(
-                StateChangeRow(
-                    run_id=run.id,
-                    to_status=run.status,
-                    actor=created_by,
-                    note="created",
-                )
-            )
-            audit.append(s, created_by, "run.created", "run", run.id, run_id=run.id,
-                         after=sha256_text(output),
-                         detail={"rubric": f"{rubric.name}@{rubric.version}", "spec_hash": sha256_text(spec),
-                                 "reviewer_b": reviewer_b, "reviewer_c": reviewer_c, "fixer": fixer,
-                                 "source": source, "person_b": person_b, "person_c": person_c})
-            return run.id
+            return self._insert_run(
+                s, RunRow(person_b=person_b or None, person_c=person_c or None, max_rounds=max_rounds,
+                          round_cap=max_rounds, spec=spec, original_output=output, rubric_name=rubric.name,
+                          rubric_version=rubric.version, rubric_json=rubric.model_dump(mode="json"),
+                          reviewer_b=reviewer_b, reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto_approve,
+                          budget_usd=budget_usd, created_by=created_by, source=source,
+                          generation_cost_usd=generation_cost_usd, status=RunStatus.QUEUED.value))
+
+    def _insert_run(self, s: Session, run: RunRow) -> int:
+        """Add a queued run, its round 1, its first state change and its audit event (inside `s`)."""
+        s.add(run)
+        s.flush()
+        touch(s, run.id)
+        self._start_round(s, run.id, 1, run.original_output)
+        s.add(StateChangeRow(run_id=run.id, to_status=run.status, actor=run.created_by, note="created"))
+        audit.append(s, run.created_by, "run.created", "run", run.id, run_id=run.id,
+                     after=sha256_text(run.original_output),
+                     detail={"rubric": f"{run.rubric_name}@{run.rubric_version}", "spec_hash": sha256_text(run.spec),
+                             "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c, "fixer": run.fixer,
+                             "source": run.source, "person_b": run.person_b, "person_c": run.person_c,
+                             **({"batch": run.batch_id} if run.batch_id is not None else {})})
+        return run.id
 
     def commit_decision(
         self,

@@ -84,7 +84,27 @@ def test_everything_not_in_the_table_is_refused(status: S) -> None:
                 e.advance(state, event)
 
 
-@pytest.mark.parametrize("status", [S.SHIPPED, S.RESOLVED_SHIPPED, S.RESOLVED_REJECTED])
+SAMPLE = RunState(status=S.RUNNING, round=1, max_rounds=1, round_cap=1, review_only=True)
+"""A batch sample's review: one round, no fix, no escalation."""
+
+
+@pytest.mark.parametrize(("gate", "status", "note"), [
+    pytest.param(e.Gate(NICE), S.SHIPPED, "both reviewers PASS", id="nice-ships"),
+    pytest.param(e.Gate(NAUGHTY), S.SAMPLED, "batch sample: NAUGHTY", id="naughty-is-sampled-not-fixed"),
+    pytest.param(e.Gate(NAUGHTY, disagreement=True), S.SAMPLED, "batch sample: NAUGHTY", id="no-disagreement-escalation"),
+    pytest.param(e.Gate(NAUGHTY, reviewer_error=True), S.SAMPLED, "batch sample: a reviewer failed after retries",
+                 id="reviewer-error-is-sampled"),
+    pytest.param(e.Gate(NAUGHTY, injection=True), S.SAMPLED,
+                 "batch sample: text addressing the reviewer was detected", id="injection-is-sampled"),
+])
+def test_a_batch_sample_review_ends_after_its_gate(gate: e.Gate, status: S, note: str) -> None:
+    after = e.advance(SAMPLE, gate)
+    assert (after.status, after.round, after.escalation_reason, after.note) == (status, 1, None, note)
+    assert "review_only" not in after.model_dump()  # states hash as before in the audit trail
+    assert e.allowed(after) == []  # nothing follows: the batch decides
+
+
+@pytest.mark.parametrize("status", [S.SHIPPED, S.RESOLVED_SHIPPED, S.RESOLVED_REJECTED, S.SAMPLED])
 def test_final_states_accept_nothing(status: S) -> None:
     assert e.allowed(st(status)) == []
 

@@ -13,9 +13,12 @@ import re
 import threading
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -70,11 +73,25 @@ S = RunStatus
 
 SCHEMA: dict[str, list[str]] = {
     "alembic_version": ["version_num"],
+    "batch": [
+        "id", "created_at", "updated_at", "created_by", "source", "name", "file_format", "columns", "id_column",
+        "output_column", "spec_column", "spec", "strata", "rubric_name", "rubric_version", "rubric_json",
+        "reviewer_b", "reviewer_c", "fixer", "sample_rate", "min_sample", "seed", "concurrency", "message_batches",
+        "auto_approve", "confidence", "paused", "note",
+    ],
+    "batch_item": ["id", "batch_id", "position", "item_key", "spec", "strata", "record", "original_output", "output"],
+    "batch_sample": ["id", "batch_id", "number", "created_at", "seed", "size", "finished_at", "api_batch_id",
+                     "api_status", "api_jobs"],
+    "batch_sample_item": ["id", "sample_id", "item_id", "run_id"],
+    "batch_pattern": ["id", "batch_id", "sample_id", "key", "criterion", "title", "pattern", "status", "proposal",
+                      "approved_edits", "decided_by", "decided_at", "reason"],
+    "batch_change": ["id", "batch_id", "item_id", "pattern_id", "created_at", "actor", "before_text", "after_text",
+                     "before_hash", "after_hash", "applied", "skipped"],
     "run": [
         "id", "created_at", "updated_at", "status", "round", "max_rounds", "round_cap",
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
         "rubric_version", "rubric_json", "reviewer_b", "reviewer_c", "fixer", "auto_approve",
-        "budget_usd", "created_by", "source", "worker", "person_b", "person_c", "generation_cost_usd",
+        "budget_usd", "created_by", "source", "worker", "person_b", "person_c", "generation_cost_usd", "batch_id",
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",
@@ -347,7 +364,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0007",)]
+        ).all() == [("0008",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -357,7 +374,11 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     }
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
     no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
-                 "criterion_day", "run_metric"}  # run_metric's run_id is its primary key
+                 "criterion_day", "run_metric",  # run_metric's run_id is its primary key
+                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item"}
+    assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
+    assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
+                  ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]
     assert [(f["constrained_columns"], f["referred_table"]) for f in insp.get_foreign_keys("run_metric")] == [
         (["run_id"], "run")]
     for table in set(SCHEMA) - no_run_fk:
@@ -962,6 +983,39 @@ def test_migrations_upgrade_step_by_step(db_url: str) -> None:
         assert "settings" not in sa_inspect(eng).get_table_names()
         migrate(eng)
         assert "settings" in sa_inspect(eng).get_table_names()
+    finally:
+        eng.dispose()
+
+
+def _fill(conn: Any, table: str, **given: object) -> None:
+    """Insert a row giving every NOT NULL column a value of its type (what a test does not care about)."""
+    values: dict[str, object] = {}
+    for c in sa_inspect(conn).get_columns(table):
+        if c["name"] in given or c["nullable"] or c["name"] == "id":
+            continue
+        kind = str(c["type"]).upper()
+        values[c["name"]] = (datetime.now(UTC) if "DATE" in kind or "TIME" in kind else 0 if "INT" in kind
+                             else False if "BOOL" in kind else 0.0 if "FLOAT" in kind or "REAL" in kind
+                             else {} if "JSON" in kind else "x")
+    values.update(given)
+    table_ = sa.Table(table, sa.MetaData(), autoload_with=conn)
+    conn.execute(table_.insert().values(**values))
+
+
+def test_migration_0008_keeps_runs_and_their_rounds(db_url: str) -> None:
+    """Adding run.batch_id (a foreign key: SQLite rebuilds the run table) loses no run or row pointing at one."""
+    eng = make_engine(db_url)
+    try:
+        with eng.begin() as conn:
+            command.upgrade(db.alembic_config(conn), "0007")
+        with eng.begin() as conn:
+            _fill(conn, "run", id=7, status="shipped", spec="the spec")
+            _fill(conn, "round", run_id=7, round_no=1, output_text="the output")
+        migrate(eng)
+        with eng.connect() as conn:
+            assert conn.exec_driver_sql("SELECT id, status, spec, batch_id FROM run").all() == [
+                (7, "shipped", "the spec", None)]
+            assert conn.exec_driver_sql("SELECT run_id, output_text FROM round").all() == [(7, "the output")]
     finally:
         eng.dispose()
 

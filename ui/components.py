@@ -26,6 +26,7 @@ STATUS_LABEL = {
     RunStatus.RESOLVED_SHIPPED: "✅ shipped by a person",
     RunStatus.RESOLVED_REJECTED: "⛔ rejected by a person",
     RunStatus.INTERRUPTED: "⏸️ interrupted",
+    RunStatus.SAMPLED: "🧺 sampled (NAUGHTY: the batch fixes it by pattern)",
 }
 
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
