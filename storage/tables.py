@@ -68,6 +68,8 @@ class BatchRow(SQLModel, table=True):
     file_format: str
     columns: list = Field(sa_type=JSON)
     """The file's columns (JSONL: its keys), in file order."""
+    layout: dict = Field(sa_type=JSON)
+    """How the file was written (delimiter, line ends, BOM), so the export reads like it."""
     id_column: str
     output_column: str
     spec_column: str | None = None
@@ -122,6 +124,7 @@ class BatchSampleRow(SQLModel, table=True):
     batch_id: int = _batch_fk()
     number: int
     created_at: datetime = _ts()
+    created_by: str = "local"
     seed: int
     size: int
     finished_at: datetime | None = Field(default=None, sa_type=UTC_TS)
@@ -133,7 +136,7 @@ class BatchSampleRow(SQLModel, table=True):
 
 
 class BatchSampleItemRow(SQLModel, table=True):
-    """An item in a sample, and the run that reviews it."""
+    """An item in a sample, and the run that reviews it (made when its review starts)."""
 
     __tablename__ = "batch_sample_item"
     __table_args__ = (UniqueConstraint("sample_id", "item_id"),)
@@ -141,7 +144,9 @@ class BatchSampleItemRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     sample_id: int = Field(foreign_key="batch_sample.id", index=True)
     item_id: int = Field(foreign_key="batch_item.id", index=True)
-    run_id: int = _run_fk()
+    run_id: int | None = Field(default=None, foreign_key="run.id", index=True)
+    """None until the review starts. Why not sooner: a queued run is picked up by any worker
+    (and at every app start), which would ignore the batch's pause and concurrency limit."""
 
 
 class BatchPatternRow(SQLModel, table=True):

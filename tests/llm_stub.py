@@ -10,6 +10,15 @@ network. Every request is recorded. Answers come from, in order:
 
 A reply is a `Reply`, a `(status, headers, body)` or `(status, headers, body, delay_s)` tuple,
 a dict (200 JSON), or a str (wrapped as an assistant text message). Thread-safe.
+
+Message Batches (`/v1/messages/batches`): create stores the requests and returns a batch
+`in_progress`; it stays so until the test calls `stub.end_batch(...)` (or, with
+`stub.batch_end_after_polls = N`, until its Nth retrieve). Ending answers every request through
+the same machinery as a sync message (scripted queue, handler, default), in request order, so
+`stub.script(...)` decides item by item; an answer may also be a batch result object
+(`EXPIRED`, `CANCELED`, `errored(...)`), and a non-200 Reply becomes an `errored` line.
+`end_batch` can override items, reorder the lines or leave some out. `stub.script_batches(...)`
+queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint.
 """
 
 from __future__ import annotations
@@ -19,8 +28,9 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
@@ -167,6 +177,71 @@ def as_reply(value: Any, body: dict) -> Reply:
 
 Handler = Callable[[dict], Any]
 
+BATCHES_PATH = "/v1/messages/batches"
+RESULT_TYPES = frozenset({"succeeded", "errored", "canceled", "expired"})
+EXPIRED = {"type": "expired"}
+"""A batch result: the request was not processed before the batch expired."""
+CANCELED = {"type": "canceled"}
+"""A batch result: the batch was canceled before the request was processed."""
+
+
+def errored(type: str = "invalid_request_error", message: str = "stub error") -> dict:
+    """A batch result: the request failed with this API error."""
+    return {"type": "errored", "error": error_body(type, message)}
+
+
+def batch_result(reply: Reply) -> dict:
+    """The `result` of one batch line for a reply chosen like a sync answer."""
+    body = reply.body
+    if reply.status == 200 and isinstance(body, dict) and body.get("type") in RESULT_TYPES:
+        return body
+    if reply.status == 200 and isinstance(body, dict):
+        return {"type": "succeeded", "message": body}
+    if isinstance(body, dict) and body.get("type") == "error":
+        return {"type": "errored", "error": body}
+    return errored("api_error", f"stub: HTTP {reply.status} {str(body)[:80]}")
+
+
+@dataclass
+class StubBatch:
+    """One Message Batch as the stub holds it."""
+
+    id: str
+    requests: list[dict]
+    created_at: datetime
+    status: str = "in_progress"
+    polls: int = 0
+    ended_at: datetime | None = None
+    cancel_initiated_at: datetime | None = None
+    lines: list[dict] | None = None
+
+    def as_json(self, base_url: str) -> dict:
+        """The batch object the API returns (results_url only once ended, pointing at the stub)."""
+        counts = dict.fromkeys(("processing", "succeeded", "errored", "canceled", "expired"), 0)
+        if self.lines is None:
+            counts["processing"] = len(self.requests)
+        for line in self.lines or []:
+            counts[line["result"]["type"]] += 1
+        when = {k: v.isoformat() if v else None for k, v in self._times().items()}
+        ended = self.lines is not None
+        return {
+            "id": self.id,
+            "type": "message_batch",
+            "processing_status": self.status,
+            "request_counts": counts,
+            **when,
+            "archived_at": None,
+            "results_url": f"{base_url}{BATCHES_PATH}/{self.id}/results" if ended else None,
+        }
+
+    def _times(self) -> dict[str, datetime | None]:
+        return {
+            "created_at": self.created_at,
+            "ended_at": self.ended_at,
+            "expires_at": self.created_at + timedelta(hours=24),
+            "cancel_initiated_at": self.cancel_initiated_at,
+        }
+
 
 class MessagesStub:
     """Loopback Messages API server. Use .start(), .url, .calls, .script(...), .handler, .stop()."""
@@ -176,6 +251,10 @@ class MessagesStub:
         self._calls: list[dict] = []
         self._queue: deque[Any] = deque()
         self._lock = threading.Lock()
+        self._batches: dict[str, StubBatch] = {}
+        self._batch_queue: deque[Any] = deque()
+        self.batch_end_after_polls: int | None = None
+        """When set, a batch ends (answered as by end_batch()) on its Nth retrieve."""
         self._server: ThreadingHTTPServer | None = None
 
     def start(self) -> Self:
@@ -194,13 +273,17 @@ class MessagesStub:
 
     @property
     def calls(self) -> list[dict]:
-        """Snapshot of recorded requests, in order: {"path", "headers" (lower-case), "body"}."""
+        """Snapshot of recorded requests, in order: {"method", "path", "headers" (lower-case), "body"}."""
         with self._lock:
             return list(self._calls)
 
     def message_calls(self) -> list[dict]:
         """Recorded POST /v1/messages requests only (count_tokens excluded)."""
         return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages"]
+
+    def batch_calls(self) -> list[dict]:
+        """Recorded requests to the Message Batches endpoints only."""
+        return [c for c in self.calls if c["path"].startswith(BATCHES_PATH)]
 
     def script(self, *replies: Any) -> MessagesStub:
         """Queue replies for the next /v1/messages requests, first in first out."""
@@ -213,7 +296,10 @@ class MessagesStub:
         with self._lock:
             self._calls.clear()
             self._queue.clear()
+            self._batches.clear()
+            self._batch_queue.clear()
         self.handler = None
+        self.batch_end_after_polls = None
 
     def stop(self) -> None:
         """Stop serving and release the port."""
@@ -228,19 +314,138 @@ class MessagesStub:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def answer(self, path: str, headers: dict, body: Any) -> Reply:
+    def answer(self, path: str, headers: dict, body: Any, method: str = "POST") -> Reply:
         """Record the request and choose its reply (called on the server's threads)."""
+        if path.startswith(BATCHES_PATH):
+            return self._batch_answer(method, path, headers, body)
         with self._lock:
-            self._calls.append({"path": path, "headers": headers, "body": body})
+            self._calls.append({"method": method, "path": path, "headers": headers, "body": body})
             if path.split("?")[0].endswith("/count_tokens"):
                 return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
             scripted = self._queue.popleft() if self._queue else None
+        return self._resolve(scripted, body)
+
+    def _resolve(self, scripted: Any, body: dict) -> Reply:
+        """The reply to a messages request: the scripted one, else the handler's, else the default."""
         if scripted is not None:
             return as_reply(scripted, body)
         handler = self.handler
         if handler is not None:
             return as_reply(handler(body), body)
         return as_reply(default_answer(body), body)
+
+    # --- Message Batches ------------------------------------------------------------------
+
+    def script_batches(self, *replies: Any) -> MessagesStub:
+        """Queue raw HTTP replies for the next requests to any batches endpoint (e.g. a 429)."""
+        with self._lock:
+            self._batch_queue.extend(replies)
+        return self
+
+    def batch(self, batch_id: str | None = None) -> StubBatch:
+        """A stored batch by id (None: the latest one created)."""
+        with self._lock:
+            if batch_id is None:
+                assert self._batches, "no batch was created"
+                return list(self._batches.values())[-1]
+            return self._batches[batch_id]
+
+    def batch_ids(self) -> list[str]:
+        """Ids of every batch created, oldest first."""
+        with self._lock:
+            return list(self._batches)
+
+    def end_batch(
+        self,
+        batch_id: str | None = None,
+        results: dict[str, Any] | None = None,
+        order: Sequence[str] | None = None,
+        omit: Iterable[str] = (),
+        duration_s: float | None = None,
+    ) -> StubBatch:
+        """End a batch: answer each request (results[custom_id] first, else like a sync message).
+
+        `order` lists custom ids in the order the lines are served (default: request order);
+        `omit` leaves lines out (a results file missing items); `duration_s` sets ended_at.
+        """
+        batch, results = self.batch(batch_id), results or {}
+        lines = []
+        for req in batch.requests:
+            cid, params = req["custom_id"], req["params"]
+            if cid in results:
+                reply = as_reply(results[cid], params)
+            elif batch.cancel_initiated_at is not None:
+                reply = Reply(200, {}, CANCELED)
+            else:
+                reply = self._resolve(self._pop_scripted(), params)
+            lines.append({"custom_id": cid, "result": batch_result(reply)})
+        if order is not None:
+            by_id = {line["custom_id"]: line for line in lines}
+            lines = [by_id[cid] for cid in order]
+        dropped = set(omit)
+        with self._lock:
+            batch.lines = [line for line in lines if line["custom_id"] not in dropped]
+            batch.status = "ended"
+            batch.ended_at = (
+                batch.created_at + timedelta(seconds=duration_s) if duration_s is not None else datetime.now(UTC)
+            )
+        return batch
+
+    def _pop_scripted(self) -> Any:
+        with self._lock:
+            return self._queue.popleft() if self._queue else None
+
+    def _batch_answer(self, method: str, path: str, headers: dict, body: Any) -> Reply:
+        """Create, retrieve, cancel or fetch the results of a batch."""
+        with self._lock:
+            self._calls.append({"method": method, "path": path, "headers": headers, "body": body})
+            scripted = self._batch_queue.popleft() if self._batch_queue else None
+        if scripted is not None:
+            return as_reply(scripted, body)
+        parts = path.split("?")[0][len(BATCHES_PATH) :].strip("/").split("/")
+        if method == "POST" and parts == [""]:
+            return self._create_batch(body)
+        with self._lock:
+            batch = self._batches.get(parts[0])
+        if batch is None:
+            return Reply(404, {}, error_body("not_found_error", f"no batch {parts[0]!r}"))
+        if method == "GET" and len(parts) == 1:
+            return self._retrieve_batch(batch)
+        if method == "POST" and parts[1:] == ["cancel"]:
+            return self._cancel_batch(batch)
+        if method == "GET" and parts[1:] == ["results"]:
+            return self._batch_results(batch)
+        return Reply(404, {}, error_body("not_found_error", f"no route {method} {path}"))
+
+    def _create_batch(self, body: dict) -> Reply:
+        requests = body.get("requests") or []
+        if not requests:
+            return Reply(400, {}, error_body("invalid_request_error", "requests: at least one request"))
+        with self._lock:
+            batch_id = f"msgbatch_stub{len(self._batches) + 1:04d}"
+            batch = StubBatch(batch_id, requests, datetime.now(UTC))
+            self._batches[batch_id] = batch
+        return Reply(200, {}, batch.as_json(self.url))
+
+    def _retrieve_batch(self, batch: StubBatch) -> Reply:
+        with self._lock:
+            batch.polls += 1
+            due = self.batch_end_after_polls is not None and batch.polls >= self.batch_end_after_polls
+        if due and batch.lines is None:
+            self.end_batch(batch.id)
+        return Reply(200, {}, batch.as_json(self.url))
+
+    def _cancel_batch(self, batch: StubBatch) -> Reply:
+        with self._lock:
+            if batch.lines is None:
+                batch.status, batch.cancel_initiated_at = "canceling", datetime.now(UTC)
+        return Reply(200, {}, batch.as_json(self.url))
+
+    def _batch_results(self, batch: StubBatch) -> Reply:
+        if batch.lines is None:
+            return Reply(400, {}, error_body("invalid_request_error", f"batch {batch.id} is still processing"))
+        data = "".join(json.dumps(line) + "\n" for line in batch.lines)
+        return Reply(200, {"content-type": "application/binary"}, data)
 
 
 class _Server(ThreadingHTTPServer):
@@ -269,13 +474,21 @@ def _make_handler(stub: MessagesStub) -> type[BaseHTTPRequestHandler]:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             try:
                 headers = {k.lower(): v for k, v in self.headers.items()}
-                reply = stub.answer(self.path, headers, body)
+                reply = stub.answer(self.path, headers, body, method="POST")
             except Exception as exc:  # noqa: BLE001 - a broken handler shows up as a 500 body
                 reply = Reply(
                     500,
                     {"x-should-retry": "false"},
                     error_body("api_error", f"stub handler: {exc!r}"),
                 )
+            _send(self, reply)
+
+        def do_GET(self) -> None:
+            try:
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = stub.answer(self.path, headers, None, method="GET")
+            except Exception as exc:  # noqa: BLE001 - a broken handler shows up as a 500 body
+                reply = Reply(500, {"x-should-retry": "false"}, error_body("api_error", f"stub: {exc!r}"))
             _send(self, reply)
 
     return _Handler
@@ -294,7 +507,8 @@ def _send(h: BaseHTTPRequestHandler, reply: Reply) -> None:
         else json.dumps(body).encode()
     )
     h.send_response(reply.status)
-    h.send_header("content-type", "application/json")
+    if "content-type" not in {k.lower() for k in reply.headers}:
+        h.send_header("content-type", "application/json")
     h.send_header("request-id", "req_stub")
     for k, v in reply.headers.items():
         h.send_header(k, v)

@@ -74,14 +74,14 @@ S = RunStatus
 SCHEMA: dict[str, list[str]] = {
     "alembic_version": ["version_num"],
     "batch": [
-        "id", "created_at", "updated_at", "created_by", "source", "name", "file_format", "columns", "id_column",
+        "id", "created_at", "updated_at", "created_by", "source", "name", "file_format", "columns", "layout", "id_column",
         "output_column", "spec_column", "spec", "strata", "rubric_name", "rubric_version", "rubric_json",
         "reviewer_b", "reviewer_c", "fixer", "sample_rate", "min_sample", "seed", "concurrency", "message_batches",
         "auto_approve", "confidence", "paused", "note",
     ],
     "batch_item": ["id", "batch_id", "position", "item_key", "spec", "strata", "record", "original_output", "output"],
-    "batch_sample": ["id", "batch_id", "number", "created_at", "seed", "size", "finished_at", "api_batch_id",
-                     "api_status", "api_jobs"],
+    "batch_sample": ["id", "batch_id", "number", "created_at", "created_by", "seed", "size", "finished_at",
+                     "api_batch_id", "api_status", "api_jobs"],
     "batch_sample_item": ["id", "sample_id", "item_id", "run_id"],
     "batch_pattern": ["id", "batch_id", "sample_id", "key", "criterion", "title", "pattern", "status", "proposal",
                       "approved_edits", "decided_by", "decided_at", "reason"],

@@ -46,6 +46,11 @@ _STATUS_WORDS = {
     529: "API overloaded",
 }
 
+DEFAULT_MAX_TOKENS = 8192
+"""max_tokens of a reviewer or fix call: headroom for thinking blocks before the JSON answer."""
+DEFAULT_EFFORT = "medium"
+"""output_config.effort of a reviewer or fix call (None sends no effort)."""
+
 _ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan")}
 """purpose -> (who answers, what the answer is called), for error messages."""
 
@@ -92,6 +97,17 @@ def request_body(
     }
 
 
+def review_body(
+    model: str,
+    request: ReviewRequest,
+    max_tokens: int = DEFAULT_MAX_TOKENS,
+    effort: str | None = DEFAULT_EFFORT,
+) -> dict:
+    """The body of one review call (fresh fence nonce); the sync reviewer and batches share it."""
+    prompt = build_review_prompt(request.rubric, request.spec, request.output)
+    return request_body(model, max_tokens, prompt, Review, effort)
+
+
 def text_of(message: Message) -> str:
     """Concatenated text blocks; thinking and other blocks are skipped by type, not position."""
     return "".join(getattr(b, "text", "") or "" for b in message.content or [] if b.type == "text")
@@ -136,6 +152,39 @@ def check_answer(
         return schema.model_validate_json(text), None
     except ValidationError as exc:
         return None, f"answer was not valid JSON for the {what} schema: {summarise_validation(exc)}"
+
+
+def answer_result(
+    message: Message,
+    body: dict,
+    schema: type[BaseModel],
+    purpose: str,
+    latency_s: float,
+    batch: bool = False,
+) -> CallResult:
+    """Validate and price a returned Message: the one path from an answer to a CallResult."""
+    model, max_tokens = body["model"], body["max_tokens"]
+    text, usage = text_of(message), usage_of(message)
+    parsed, error = check_answer(message, text, schema, purpose, model, max_tokens)
+    status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
+    cost = cost_usd(model, usage, batch=batch)
+    return CallResult(parsed, text, usage, error, status, latency_s, body, cost)
+
+
+def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> ReviewOutcome:
+    """A review call's result as the slot's outcome, with its row for the call log."""
+    return ReviewOutcome(
+        slot=slot,
+        reviewer=reviewer,
+        status=res.status,
+        review=res.parsed if isinstance(res.parsed, Review) else None,
+        error=res.error,
+        usage=res.usage,
+        cost_usd=res.cost_usd,
+        latency_s=res.latency_s,
+        raw_response=res.raw_text,
+        calls=[res.as_llm_call("review", model)],
+    )
 
 
 def _retries_note(request: Any) -> str:
@@ -185,10 +234,10 @@ class _AnthropicCaller:
         self,
         model: str,
         client: anthropic.Anthropic | None = None,
-        max_tokens: int = 8192,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
         timeout: float = 120.0,
         max_retries: int = 3,
-        effort: str | None = "medium",
+        effort: str | None = DEFAULT_EFFORT,
     ) -> None:
         self.model = model
         self.name = model
@@ -216,24 +265,17 @@ class _AnthropicCaller:
             raise TypeError(f"API answer was not a message: {type(message).__name__}")
         return message
 
-    def _call(
-        self, make_prompt: Callable[[], Prompt], schema: type[BaseModel], purpose: str
-    ) -> CallResult:
+    def _call(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
         """One structured call that never raises: any failure becomes `error` with parsed=None."""
         start, body = time.perf_counter(), {}
         try:
-            body = request_body(self.model, self.max_tokens, make_prompt(), schema, self.effort)
+            body = make_body()
             message = self._send(body)
         # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
         except Exception as exc:  # noqa: BLE001
             status, error = describe_failure(exc, self.timeout)
             return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
-        latency = time.perf_counter() - start
-        text, usage = text_of(message), usage_of(message)
-        parsed, error = check_answer(message, text, schema, purpose, self.model, self.max_tokens)
-        status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
-        cost = cost_usd(self.model, usage)
-        return CallResult(parsed, text, usage, error, status, latency, body, cost)
+        return answer_result(message, body, schema, purpose, time.perf_counter() - start)
 
 
 class AnthropicReviewer(_AnthropicCaller):
@@ -242,22 +284,9 @@ class AnthropicReviewer(_AnthropicCaller):
     def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
         """Judge request.output against the rubric; errors come back as ERROR/TIMEOUT outcomes."""
         res = self._call(
-            lambda: build_review_prompt(request.rubric, request.spec, request.output),
-            Review,
-            "review",
+            lambda: review_body(self.model, request, self.max_tokens, self.effort), Review, "review"
         )
-        return ReviewOutcome(
-            slot=slot,
-            reviewer=self.name,
-            status=res.status,
-            review=res.parsed,
-            error=res.error,
-            usage=res.usage,
-            cost_usd=res.cost_usd,
-            latency_s=res.latency_s,
-            raw_response=res.raw_text,
-            calls=[res.as_llm_call("review", self.model)],
-        )
+        return review_outcome(res, slot, self.name, self.model)
 
 
 class AnthropicFixer(_AnthropicCaller):
@@ -266,7 +295,15 @@ class AnthropicFixer(_AnthropicCaller):
     def propose(self, request: FixRequest) -> FixAnswer:
         """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
         res = self._call(
-            lambda: build_fix_prompt(request.spec, request.output, request.issues), FixPlan, "fix"
+            lambda: request_body(
+                self.model,
+                self.max_tokens,
+                build_fix_prompt(request.spec, request.output, request.issues),
+                FixPlan,
+                self.effort,
+            ),
+            FixPlan,
+            "fix",
         )
         return FixAnswer(
             plan=res.parsed,

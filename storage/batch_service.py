@@ -1,0 +1,272 @@
+"""Batch verification, driven: sample, review the sample, find patterns, fix them, sample again.
+
+`BatchService` wires the batch tables (`storage.batches`) to the runner and the fix agent. The
+page and the command line call it; every step it takes is committed before the next, so a
+restart picks up where the work stopped (`resume_unfinished`).
+
+A sample's reviews start as runs only when the driver starts them, at most `concurrency` at a
+time, and none while the batch is paused. With Message Batches on, the whole sample goes to the
+API in one request, and each review becomes a run when its result is collected.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+
+from santa_core import engine, patterns, sampling
+from santa_core.batch_file import BatchFile, BatchItemOut, write_batch
+from santa_core.fixer import propose_fix
+from santa_core.models import FixEdit, FixProposal, RunStatus
+from santa_core.reviewers.base import Fixer
+from santa_core.runner import Runner, advance_run
+from storage.batches import (
+    BatchConfig,
+    BatchProblem,
+    BatchStore,
+    ItemChange,
+    ItemIn,
+    PatternRecord,
+    SampleProgress,
+)
+
+log = logging.getLogger(__name__)
+
+ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+@dataclass
+class FixPreview:
+    """What approving a pattern's fix would do: the items that show it and each one's change."""
+
+    pattern: PatternRecord
+    edits: list[FixEdit]
+    changes: dict[str, patterns.ItemFix]
+    """Item key → the fix applied to it (only items that show the pattern)."""
+
+    @property
+    def changed(self) -> int:
+        return sum(f.changed for f in self.changes.values())
+
+    @property
+    def skipped(self) -> list[str]:
+        return [k for k, f in self.changes.items() if not f.changed]
+
+
+class BatchService:
+    """Runs a batch's samples in the background and applies approved fixes."""
+
+    def __init__(self, repo: object, runner: Runner, fixer_for: Callable[[str], Fixer]) -> None:
+        self.store = BatchStore(repo)
+        self.repo = repo
+        self.runner = runner
+        self.fixer_for = fixer_for
+        self.pool = ThreadPoolExecutor(2, thread_name_prefix="santa-batch")
+        self._lock = threading.Lock()
+        self._driving: dict[int, Future] = {}
+
+    # --- creating and sampling ------------------------------------------------------------
+
+    def create(self, file: BatchFile, config: BatchConfig, actor: str) -> int:
+        """Store a read batch file as a batch (nothing is reviewed yet)."""
+        items = [ItemIn(key=it.key, output=it.output, spec=it.spec, strata=it.strata, record=it.record)
+                 for it in file.items]
+        layout = {"delimiter": file.delimiter, "newline": file.newline, "bom": file.bom}
+        return self.store.create(config.model_copy(update={"layout": layout}), items, actor)
+
+    def sample(self, batch_id: int, actor: str) -> int:
+        """Draw the next sample and start reviewing it in the background; the sample's id."""
+        sample_id = self.store.draw_sample(batch_id, actor)
+        self.drive(sample_id)
+        return sample_id
+
+    def drive(self, sample_id: int) -> Future:
+        """Review a sample in the background (once: a sample already being driven is left alone)."""
+        with self._lock:
+            running = self._driving.get(sample_id)
+            if running is not None and not running.done():
+                return running
+            future = self.pool.submit(self._drive, sample_id)
+            self._driving[sample_id] = future
+            return future
+
+    def pause(self, batch_id: int, actor: str) -> None:
+        """No new review starts; reviews already started finish and are kept."""
+        self.store.set_paused(batch_id, True, actor)
+
+    def resume(self, batch_id: int, actor: str) -> None:
+        """Start reviewing again where the batch stopped."""
+        self.store.set_paused(batch_id, False, actor)
+        latest = self.store.get(batch_id).latest
+        if latest is not None and latest.finished_at is None:
+            self.drive(latest.id)
+
+    def resume_unfinished(self) -> list[int]:
+        """After a restart: drive every unfinished sample of a batch that is not paused."""
+        started = []
+        for sample_id in self.store.unfinished_samples():
+            progress = self.store.progress(sample_id)
+            if not self.store.is_paused(progress.batch_id):
+                self.drive(sample_id)
+                started.append(sample_id)
+        return started
+
+    def wait(self, sample_id: int, timeout: float | None = None) -> SampleProgress:
+        """Block until the sample's driver stops (finished or paused); its progress."""
+        with self._lock:
+            future = self._driving.get(sample_id)
+        if future is not None:
+            future.result(timeout=timeout)
+        return self.store.progress(sample_id)
+
+    def _drive(self, sample_id: int) -> SampleProgress:
+        try:
+            return self._review_sample(sample_id)
+        except Exception:  # noqa: BLE001 - a background thread: log, the page shows the progress
+            log.exception("batch sample %s stopped", sample_id)
+            raise
+
+    def _review_sample(self, sample_id: int) -> SampleProgress:
+        progress = self.store.progress(sample_id)
+        batch = self.store.get(progress.batch_id)
+        in_flight: dict[Future, int] = {}
+        for run_id in self.store.run_ids(sample_id):  # started before a pause or a restart
+            future = self._restart(run_id)
+            if future is not None:
+                in_flight[future] = run_id
+        pending = self.store.pending_items(sample_id)
+        while pending or in_flight:
+            paused = self.store.is_paused(batch.id)
+            while pending and not paused and len(in_flight) < batch.config.concurrency:
+                run_id = self.store.start_review(sample_id, pending.pop(0))
+                in_flight[self.runner.submit(run_id)] = run_id
+            if not in_flight:
+                break  # paused, nothing running: the driver stops until the batch is resumed
+            done, _ = wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
+            for future in done:
+                in_flight.pop(future)
+        return self.store.finish_sample(sample_id)
+
+    def _restart(self, run_id: int) -> Future | None:
+        """A run of the sample that is not done: queue it again (an interrupted one resumes)."""
+        state = self.repo.load_run(run_id).state
+        if state.status == RunStatus.INTERRUPTED:
+            state = advance_run(self.repo, run_id, state, engine.Resume(), "system")
+        if state.status in ACTIVE:
+            return self.runner.submit(run_id)
+        return None
+
+    # --- patterns and fixes ------------------------------------------------------------------
+
+    def find_patterns(self, sample_id: int) -> list[PatternRecord]:
+        """Group a finished sample's failures into patterns (stored once)."""
+        progress = self.store.progress(sample_id)
+        if not progress.finished:
+            raise BatchProblem(f"sample {progress.number} is not fully reviewed yet ({progress.done} of "
+                               f"{progress.size})")
+        failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
+                                            error="a reviewer failed after retries" if r.reviewer_error else None)
+                    for r in self.store.reviews(sample_id) if r.done and not r.nice]
+        found = patterns.group_patterns(failures)
+        return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])
+
+    def propose(self, pattern_id: int) -> FixProposal:
+        """Ask the fix agent for one fix on the pattern's representative item (only its issues)."""
+        record = self.store.pattern(pattern_id)
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        if pattern.kind != "issue":
+            raise BatchProblem("this group has no issue to fix: review or fix its items by hand")
+        batch = self._batch_of(record)
+        item = self._item(batch, pattern.representative)
+        proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
+                               patterns.pattern_fix_issues(pattern))
+        self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"))
+        return proposal
+
+    def preview(self, pattern_id: int, edits: Sequence[FixEdit] | None = None) -> FixPreview:
+        """What approving the pattern's fix (its proposal's edits, or `edits`) would change."""
+        record = self.store.pattern(pattern_id)
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        if edits is None:
+            if record.proposal is None:
+                raise BatchProblem("ask the fix agent for a proposal first")
+            edits = FixProposal.model_validate(record.proposal).edits
+        items = self.store.items(self._batch_of(record).id)
+        changes = patterns.apply_to_batch(pattern, list(edits), [(it.key, it.output) for it in items])
+        return FixPreview(record, list(edits), changes)
+
+    def approve(self, pattern_id: int, actor: str, edits: Sequence[FixEdit] | None = None,
+                reason: str = "") -> int:
+        """Apply the approved fix to every item that shows the pattern; how many items changed."""
+        preview = self.preview(pattern_id, edits)
+        ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
+        changes = [ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
+                              applied=[e.model_dump() for e in fix.applied],
+                              skipped=[r.model_dump() for r in fix.skipped])
+                   for key, fix in preview.changes.items()]
+        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason)
+
+    def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:
+        """Leave a pattern unfixed, with why."""
+        self.store.dismiss(pattern_id, actor, reason)
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def stopping_rule(self, batch_id: int) -> sampling.StoppingRule | None:
+        """What the latest finished sample says about the batch (None before any sample is in)."""
+        batch = self.store.get(batch_id)
+        done = [s for s in batch.samples if s.finished]
+        if not done:
+            return None
+        last = done[-1]
+        return sampling.stopping_rule(batch.items, last.size, last.naughty, batch.config.confidence)
+
+    def export(self, batch_id: int, fmt: str | None = None) -> bytes:
+        """The verified batch as CSV or JSONL: every item with its status, pattern and fix."""
+        batch = self.store.get(batch_id)
+        items = self.store.items(batch_id)
+        status = self._statuses(batch_id)
+        titles = {p.id: p.title for p in self.store.patterns(batch_id)}
+        fixes: dict[int, tuple[str, str]] = {}
+        for change in self.store.changes(batch_id):
+            fixes[change.item_id] = (titles.get(change.pattern_id, ""), f"fixed by pattern {change.pattern_id}")
+        out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
+                            status=status.get(it.id, "not sampled"),
+                            pattern=fixes.get(it.id, (None, None))[0], fix=fixes.get(it.id, (None, None))[1])
+               for it in items]
+        layout = batch.config.layout
+        fmt = fmt or batch.config.file_format
+        return write_batch(out, fmt, output_column=batch.config.output_column, columns=batch.config.columns,
+                           newline=layout.get("newline", "\n"),
+                           delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
+                           bom=bool(layout.get("bom")) and fmt == "csv")
+
+    def _statuses(self, batch_id: int) -> dict[int, str]:
+        """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
+        out: dict[int, str] = {}
+        sample_of = {p.id: p.sample_id for p in self.store.patterns(batch_id)}
+        changes = self.store.changes(batch_id)
+        for sample in self.store.get(batch_id).samples:
+            for review in self.store.reviews(sample.id):
+                if review.done:
+                    out[review.item_id] = "passed" if review.nice else "failed"
+            for change in changes:
+                if sample_of.get(change.pattern_id) == sample.id:
+                    out[change.item_id] = "fixed"
+        return out
+
+    def _batch_of(self, record: PatternRecord):  # noqa: ANN202 - storage.batches.Batch
+        return self.store.get(self.store.progress(record.sample_id).batch_id)
+
+    def _item(self, batch, key: str):  # noqa: ANN001, ANN202 - storage.batches types
+        for item in self.store.items(batch.id):
+            if item.key == key:
+                return item
+        raise BatchProblem(f"item {key} is not in batch {batch.id}")
+
+    def shutdown(self) -> None:
+        """Stop taking work; drivers stop after their in-flight reviews."""
+        self.pool.shutdown(wait=True)

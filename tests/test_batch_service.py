@@ -1,0 +1,176 @@
+"""Batch verification end to end below the page: a 200-item file with a planted defect in one
+template, sampled, reviewed by the real runner with reviewer doubles, grouped into a pattern,
+fixed across the batch, resampled clean, exported; plus pause, resume and restart."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator
+
+import pytest
+
+from santa_core.batch_file import read_batch
+from santa_core.metrics import MetricsFilter
+from santa_core.models import FixEdit, FixPlan, RunStatus
+from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
+from santa_core.rubric_library import load_builtin
+from santa_core.runner import Runner
+from storage.batch_service import BatchService
+from storage.batches import BatchConfig, BatchProblem
+from storage.db import init_db
+from storage.repo import Repo
+from tests.conftest import grant
+
+DEFECT = "Free shipping on all orders, guaranteed forever."
+FIXED = "Free shipping on orders over $50."
+TEMPLATES = ("promo", "welcome", "receipt", "survey", "reminder")
+SPEC = "Write a short customer e-mail for the template named in the item. Make no promise we cannot keep."
+
+
+def planted_csv(items: int = 200, every: int = 5) -> tuple[bytes, set[str]]:
+    """items rows over five templates; every `every`-th promo item (about 20 % of promo) has the defect."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "template", "locale", "output"])
+    planted: set[str] = set()
+    for i in range(items):
+        template = TEMPLATES[i % len(TEMPLATES)]
+        text = f"Hello customer {i}, thanks for reading our {template} note, number {i}."
+        if template == "promo" and (i // len(TEMPLATES)) % every == 0:
+            text = f"Hello customer {i}, our spring sale starts today. {DEFECT} See you soon."
+            planted.add(f"item-{i:03d}")
+        writer.writerow([f"item-{i:03d}", template, "en" if i % 2 else "de", text])
+    return buf.getvalue().encode("utf-8"), planted
+
+
+def strict(request: ReviewRequest):
+    """Fails the promise in any output that makes it, quoting it."""
+    if DEFECT in request.output:
+        return failing(request, "compliance", "promises free shipping forever", DEFECT)
+    return passing(request)
+
+
+def fixer(request) -> FixPlan:
+    return FixPlan(edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])  # one edit, on the representative item
+
+
+@pytest.fixture
+def service(tmp_path) -> Iterator[BatchService]:
+    repo = grant(Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
+    fx = FunctionFixer("fixer", fixer)
+    runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
+    svc = BatchService(repo, runner, lambda name: fx)
+    yield svc
+    svc.shutdown()
+    runner.shutdown()
+    repo.engine.dispose()
+
+
+def config(file, **kw) -> BatchConfig:
+    return BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
+                       output_column=file.output_column, spec=SPEC, strata=file.strata,
+                       rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=11, **kw)
+
+
+def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchService) -> None:
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert first.size == 30 and first.finished  # 15 % of 200, every template represented
+    reviews = service.store.reviews(first.id)
+    assert {r.strata["template"] for r in reviews} == set(TEMPLATES)
+    failed = {r.key for r in reviews if not r.nice}
+    assert failed and failed <= planted  # only planted items fail, and the sample caught some
+    assert first.naughty == len(failed) and first.nice == 30 - len(failed)
+
+    [pattern] = service.find_patterns(first.id)
+    assert pattern.pattern["count"] == len(failed) and pattern.pattern["strata"]["template"] == {"promo": len(failed)}
+    proposal = service.propose(pattern.id)
+    assert [e.after for e in proposal.edits] == [FIXED]
+    preview = service.preview(pattern.id)
+    assert set(preview.changes) == planted and preview.changed == len(planted)  # the whole batch, not the sample
+    assert service.approve(pattern.id, "ann", reason="the offer ended") == len(planted)
+
+    items = {it.key: it for it in service.store.items(batch_id)}
+    for key, item in items.items():
+        if key in planted:
+            assert item.output == item.original_output.replace(DEFECT, FIXED)
+        else:
+            assert item.output == item.original_output  # untouched
+    assert len(service.store.changes(batch_id)) == len(planted)
+
+    second = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert second.finished and second.clean
+    assert not {r.key for r in service.store.reviews(second.id)} & {r.key for r in reviews}  # fresh items first
+    rule = service.stopping_rule(batch_id)
+    assert rule.clean and rule.upper_items < 200 and "with 95 % confidence" in rule.statement()
+
+    exported = read_batch(service.export(batch_id), "out.csv")
+    by_key = {it.key: it for it in exported.items}
+    for key, item in items.items():
+        assert by_key[key].output == items[key].output
+        if key not in planted:
+            assert by_key[key].output == item.original_output  # byte-identical
+    statuses = {it.key: it.record["santa_status"] for it in exported.items}
+    assert {statuses[k] for k in failed} == {"fixed"}  # failed in sample 1, fixed, not drawn again
+    assert {statuses[k] for k in planted} <= {"fixed", "passed"}  # a fixed item drawn in sample 2 passed
+    sampled = {r.key for s in (first.id, second.id) for r in service.store.reviews(s)}
+    assert {statuses[k] for k in set(items) - sampled - planted} == {"not sampled"}
+    assert {statuses[k] for k in sampled - planted} == {"passed"}
+
+
+def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchService) -> None:
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    progress = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    runs = service.store.run_ids(progress.id)
+    assert len(runs) == progress.size
+    states = {service.repo.load_run(r).state.status for r in runs}
+    assert states <= {RunStatus.SHIPPED, RunStatus.SAMPLED}
+    report = service.repo.metrics.report(MetricsFilter())
+    assert report.headline.runs == progress.size and report.headline.finished == progress.size
+
+
+def test_pause_stops_new_reviews_and_resume_finishes(service: BatchService) -> None:
+    data, _ = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file, concurrency=1), "ann")
+    service.pause(batch_id, "ann")  # paused before the sample starts: nothing is reviewed
+    sample_id = service.sample(batch_id, "ann")
+    progress = service.wait(sample_id, timeout=60)
+    assert progress.done == 0 and not progress.finished and service.store.run_ids(sample_id) == []
+    service.resume(batch_id, "ann")
+    assert service.wait(sample_id, timeout=60).finished
+
+
+def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchService, tmp_path) -> None:
+    data, _ = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    sample_id = service.store.draw_sample(batch_id, "ann")  # drawn, then the process "died"
+    first = service.store.start_review(sample_id, service.store.pending_items(sample_id)[0])
+    assert service.repo.load_run(first).state.status == RunStatus.QUEUED
+    assert service.resume_unfinished() == [sample_id]
+    assert service.wait(sample_id, timeout=60).finished
+    assert service.store.run_ids(sample_id)[0] == first  # the started review was kept, not redone
+
+
+def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchService) -> None:
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    [pattern] = service.find_patterns(first.id)
+    with pytest.raises(BatchProblem, match="still wait for a decision"):
+        service.sample(batch_id, "ann")
+    service.dismiss(pattern.id, "ann", "handled upstream")
+    with pytest.raises(BatchProblem, match="already dismissed"):
+        service.approve(pattern.id, "ann", edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])
+    with pytest.raises(BatchProblem, match="say why"):
+        service.dismiss(pattern.id, "ann", " ")
