@@ -99,6 +99,21 @@ def cost_usd(model: str, usage: Usage, rates: Rates | None = None, batch: bool =
     return total * (1 - rates.batch_discount) if batch else total
 
 
+PROMPT_OVERHEAD_TOKENS = 1_500
+"""Reviewer instructions and answer contract around the rubric, spec and output (about)."""
+REVIEW_ANSWER_TOKENS = 700
+"""A typical review answer: one check per criterion and a few issues (about)."""
+
+
+def estimate_review_usd(model: str, text_chars: int, batch: bool = False, rates: Rates | None = None) -> float:
+    """What one review of `text_chars` characters of rubric, spec and output costs, roughly (4 chars a token).
+
+    For estimates shown before anything runs; actual costs come from the usage each call reports.
+    """
+    usage = Usage(input_tokens=PROMPT_OVERHEAD_TOKENS + text_chars // 4, output_tokens=REVIEW_ANSWER_TOKENS)
+    return cost_usd(model, usage, rates, batch=batch)
+
+
 def cache_savings_usd(model: str, cache_read_tokens: int, rates: Rates | None = None) -> float:
     """What reading `cache_read_tokens` from the prompt cache saved against paying the input rate."""
     r = (rates or load_rates()).for_model(model)

@@ -11,18 +11,23 @@ API in one request, and each review becomes a run when its result is collected.
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
+from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
-from santa_core import engine, patterns, sampling
+import anthropic
+
+from santa_core import engine, patterns, pricing, sampling
 from santa_core.batch_file import BatchFile, BatchItemOut, write_batch
 from santa_core.fixer import propose_fix
-from santa_core.models import FixEdit, FixProposal, RunStatus
-from santa_core.reviewers.base import Fixer
-from santa_core.runner import Runner, advance_run
+from santa_core.models import FixEdit, FixProposal, Rubric, RunStatus
+from santa_core.reviewers import message_batches as mb
+from santa_core.reviewers.base import Fixer, ReviewRequest
+from santa_core.runner import SLOTS, Runner, advance_run
 from storage.batches import (
     BatchConfig,
     BatchProblem,
@@ -36,6 +41,22 @@ from storage.batches import (
 log = logging.getLogger(__name__)
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+
+
+@dataclass
+class CostEstimate:
+    """What reviewing one sample costs against reviewing every item with both reviewers (USD, about)."""
+
+    items: int
+    sample: int
+    sample_usd: float
+    full_usd: float
+    message_batches: bool
+
+    @property
+    def share(self) -> float:
+        """The sample's cost as a share of full verification."""
+        return self.sample_usd / self.full_usd if self.full_usd else 0.0
 
 
 @dataclass
@@ -59,14 +80,19 @@ class FixPreview:
 class BatchService:
     """Runs a batch's samples in the background and applies approved fixes."""
 
-    def __init__(self, repo: object, runner: Runner, fixer_for: Callable[[str], Fixer]) -> None:
+    def __init__(self, repo: object, runner: Runner, fixer_for: Callable[[str], Fixer],
+                 client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0) -> None:
         self.store = BatchStore(repo)
         self.repo = repo
         self.runner = runner
         self.fixer_for = fixer_for
+        self.client_for = client_for
+        """The Anthropic client for the Message Batches API (None: that path is unavailable)."""
+        self.poll_s = poll_s
         self.pool = ThreadPoolExecutor(2, thread_name_prefix="santa-batch")
         self._lock = threading.Lock()
         self._driving: dict[int, Future] = {}
+        self._stopping = threading.Event()
 
     # --- creating and sampling ------------------------------------------------------------
 
@@ -132,6 +158,8 @@ class BatchService:
     def _review_sample(self, sample_id: int) -> SampleProgress:
         progress = self.store.progress(sample_id)
         batch = self.store.get(progress.batch_id)
+        if batch.config.message_batches:
+            return self._review_via_api(sample_id, batch)
         in_flight: dict[Future, int] = {}
         for run_id in self.store.run_ids(sample_id):  # started before a pause or a restart
             future = self._restart(run_id)
@@ -139,7 +167,7 @@ class BatchService:
                 in_flight[future] = run_id
         pending = self.store.pending_items(sample_id)
         while pending or in_flight:
-            paused = self.store.is_paused(batch.id)
+            paused = self.store.is_paused(batch.id) or self._stopping.is_set()
             while pending and not paused and len(in_flight) < batch.config.concurrency:
                 run_id = self.store.start_review(sample_id, pending.pop(0))
                 in_flight[self.runner.submit(run_id)] = run_id
@@ -149,6 +177,46 @@ class BatchService:
             for future in done:
                 in_flight.pop(future)
         return self.store.finish_sample(sample_id)
+
+    def _review_via_api(self, sample_id: int, batch) -> SampleProgress:  # noqa: ANN001 - storage.batches.Batch
+        """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
+        if self.client_for is None:
+            raise BatchProblem("the Message Batches API needs an Anthropic API key")
+        client = self.client_for()
+        progress = self.store.progress(sample_id)
+        if progress.api_batch_id is None:
+            jobs = self._jobs(sample_id, batch)
+            api_id = mb.submit(client, jobs)
+            # Why stored at once: after a restart the batch is collected from its id and the jobs.
+            self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
+            progress = self.store.progress(sample_id)
+        jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
+        while True:
+            status = mb.poll(client, progress.api_batch_id)
+            self.store.set_api(sample_id, progress.api_batch_id, status.processing_status)
+            if status.ended:
+                break
+            if self._stopping.wait(self.poll_s):
+                return self.store.progress(sample_id)  # shutting down: the next start collects it
+        outcomes = mb.collect(client, progress.api_batch_id, jobs)
+        for review in self.store.reviews(sample_id):
+            ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
+            if not all(i in outcomes for i in ids.values()):
+                continue  # not part of the submitted batch (cannot happen unless the jobs were edited)
+            run_id = self.store.start_review(sample_id, review.item_id)
+            for custom_id in ids.values():
+                self.repo.save_review(run_id, 1, outcomes[custom_id], only_if_empty=True)
+            self.runner.execute(run_id)  # both reviews are in: only the checks and the gate run
+        return self.store.finish_sample(sample_id)
+
+    def _jobs(self, sample_id: int, batch) -> list[mb.ReviewJob]:  # noqa: ANN001 - storage.batches.Batch
+        rubric = batch.config.rubric
+        items = {it.id: it for it in self.store.items(batch.id)}
+        models = {"B": batch.config.reviewer_b, "C": batch.config.reviewer_c}
+        return [mb.ReviewJob(custom_id=mb.custom_id_for(f"i{item_id}", slot), model=models[slot], slot=slot,
+                             request=ReviewRequest(rubric=rubric, spec=items[item_id].spec,
+                                                   output=items[item_id].output))
+                for item_id in self.store.pending_items(sample_id) for slot in SLOTS]
 
     def _restart(self, run_id: int) -> Future | None:
         """A run of the sample that is not done: queue it again (an interrupted one resumes)."""
@@ -215,6 +283,11 @@ class BatchService:
 
     # --- reading -----------------------------------------------------------------------------
 
+    def estimate(self, batch_id: int) -> CostEstimate:
+        """The next sample's review cost against reviewing every item with both reviewers."""
+        batch = self.store.get(batch_id)
+        return estimate(batch.config, [len(it.spec) + len(it.output) for it in self.store.items(batch_id)])
+
     def stopping_rule(self, batch_id: int) -> sampling.StoppingRule | None:
         """What the latest finished sample says about the batch (None before any sample is in)."""
         batch = self.store.get(batch_id)
@@ -222,7 +295,12 @@ class BatchService:
         if not done:
             return None
         last = done[-1]
-        return sampling.stopping_rule(batch.items, last.size, last.naughty, batch.config.confidence)
+        stratum = {it.id: it.stratum for it in self.store.items(batch_id)}
+        sizes = Counter(stratum.values())
+        sampled = Counter(stratum[r.item_id] for r in self.store.reviews(last.id))
+        # The strata make a clean sample's bound hold wherever failures hide among them.
+        return sampling.stopping_rule(batch.items, last.size, last.naughty, batch.config.confidence,
+                                      sizes=sizes, sampled={k: sampled.get(k, 0) for k in sizes})
 
     def export(self, batch_id: int, fmt: str | None = None) -> bytes:
         """The verified batch as CSV or JSONL: every item with its status, pattern and fix."""
@@ -268,5 +346,22 @@ class BatchService:
         raise BatchProblem(f"item {key} is not in batch {batch.id}")
 
     def shutdown(self) -> None:
-        """Stop taking work; drivers stop after their in-flight reviews."""
+        """Stop taking work; drivers stop after their in-flight reviews (a Message Batch is left to end)."""
+        self._stopping.set()
         self.pool.shutdown(wait=True)
+
+
+def estimate(config: BatchConfig, item_chars: Sequence[int]) -> CostEstimate:
+    """Sample versus full verification for a batch of items of these sizes (spec + output characters)."""
+    rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
+
+    def review(chars: int, batch_api: bool) -> float:
+        return sum(pricing.estimate_review_usd(m, rubric_chars + chars, batch=batch_api)
+                   for m in (config.reviewer_b, config.reviewer_c))
+
+    full = sum(review(c, False) for c in item_chars)
+    size = sampling.sample_size(len(item_chars), config.sample_rate, config.min_sample)
+    mean = full / len(item_chars) if item_chars else 0.0
+    per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
+    return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
+                        message_batches=config.message_batches)

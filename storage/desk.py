@@ -17,6 +17,7 @@ from santa_core.config import Defaults, env_defaults
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
 from santa_core.runner import Runner
+from storage.batch_service import BatchService
 from storage.db import database_url, init_db
 from storage.repo import Repo
 
@@ -49,11 +50,12 @@ def model_fixer(name: str) -> Fixer:
 
 @dataclass
 class Desk:
-    """What a page or the command line needs: the repository and the runner."""
+    """What a page or the command line needs: the repository, the runner and the batch service."""
 
     url: str
     repo: Repo
     runner: Runner
+    batches: BatchService
 
     def defaults(self) -> Defaults:
         """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
@@ -66,6 +68,7 @@ class Desk:
 
     def close(self) -> None:
         """Wait for in-flight steps to commit, then stop the pools."""
+        self.batches.shutdown()
         self.runner.shutdown()
 
 
@@ -80,6 +83,8 @@ def open_desk(
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
     repo = Repo(engine)
-    return Desk(
-        url=url, repo=repo, runner=Runner(repo, reviewer_for, fixer_for, workers)
-    )
+    runner = Runner(repo, reviewer_for, fixer_for, workers)
+    batches = BatchService(repo, runner, fixer_for, client_for=shared_client)
+    if mark_interrupted:  # the app: batch samples a restart cut short carry on
+        batches.resume_unfinished()
+    return Desk(url=url, repo=repo, runner=runner, batches=batches)

@@ -12,7 +12,7 @@ import pytest
 
 from santa_core.batch_file import read_batch
 from santa_core.metrics import MetricsFilter
-from santa_core.models import FixEdit, FixPlan, RunStatus
+from santa_core.models import FixEdit, FixPlan, Rubric, RunStatus
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
 from santa_core.rubric_library import load_builtin
@@ -22,6 +22,7 @@ from storage.batches import BatchConfig, BatchProblem
 from storage.db import init_db
 from storage.repo import Repo
 from tests.conftest import grant
+from tests.llm_stub import MessagesStub, fenced_output, message, review_json
 
 DEFECT = "Free shipping on all orders, guaranteed forever."
 FIXED = "Free shipping on orders over $50."
@@ -174,3 +175,58 @@ def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchService
         service.approve(pattern.id, "ann", edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])
     with pytest.raises(BatchProblem, match="say why"):
         service.dismiss(pattern.id, "ann", " ")
+
+
+def planted_answer(body: dict) -> dict:
+    """The stub's reviewer: FAIL compliance, quoting the promise, when an output makes it."""
+    if DEFECT in fenced_output(body):
+        return message(review_json("FAIL", [("compliance", "FAIL", "a promise")],
+                                   [("compliance", "promises free shipping forever", DEFECT)]))
+    return message(review_json("PASS", [("compliance", "PASS")]))
+
+
+def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
+        tmp_path, messages_stub: MessagesStub) -> None:
+    import anthropic
+
+    from santa_core.models import Criterion
+
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    messages_stub.handler = planted_answer
+    rubric = Rubric(name="mail", criteria=[Criterion(id="compliance", name="Compliance", category="compliance",
+                                                     pass_condition="no promise we cannot keep",
+                                                     fail_signal="a promise such as free shipping forever")])
+    data, planted = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+
+    def open_service(poll_s: float) -> BatchService:
+        repo = grant(Repo(init_db(url, mark_interrupted=False)))
+        runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
+        client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+        return BatchService(repo, runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
+
+    first = open_service(poll_s=0.01)
+    cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
+                                                                 "reviewer_c": "claude-sonnet-5-5"})
+    batch_id = first.create(file, cfg, "ann")
+    sample_id = first.store.draw_sample(batch_id, "ann")
+    # Submit, then the process "dies" before the batch ends: only the stored id and jobs remain.
+    messages_stub.batch_end_after_polls = None
+    with pytest.raises(TimeoutError):
+        first.drive(sample_id).result(timeout=0.5)
+    api_id = first.store.progress(sample_id).api_batch_id
+    assert api_id and first.store.run_ids(sample_id) == []  # runs are made when the results are in
+    first.shutdown()  # the driver stops polling; the batch at the API goes on
+    assert first.store.progress(sample_id).finished_at is None
+
+    messages_stub.end_batch(api_id)
+    second = open_service(poll_s=0.01)
+    assert second.resume_unfinished() == [sample_id]
+    progress = second.wait(sample_id, timeout=30)
+    assert progress.finished and progress.api_status == "ended"
+    assert len(messages_stub.batch_ids()) == 1  # collected, not submitted again
+    reviews = second.store.reviews(sample_id)
+    assert {r.key for r in reviews if not r.nice} == {r.key for r in reviews} & planted
+    est = second.estimate(batch_id)
+    assert est.message_batches and est.sample == progress.size and est.share < 0.5 * 15 / 60 * 1.01
+    second.shutdown()
