@@ -25,7 +25,8 @@ SIMILAR = 0.6
 """Description similarity above which two issues on one criterion count as the same issue."""
 
 
-def _norm(text: str) -> str:
+def normalise(text: str) -> str:
+    """Text folded for comparison: NFKC, case-folded, punctuation as spaces, spaces collapsed."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return re.sub(r"\s+", " ", re.sub(r"[^\w\s]", " ", folded)).strip()
 
@@ -40,13 +41,14 @@ SAME_TEXT = 0.9
 """Without quotes on both sides, descriptions must be this close to count as one issue."""
 
 
-def _content_words(text: str) -> set[str]:
-    return {w for w in _norm(text).split() if w not in _STOPWORDS}
+def content_words(text: str) -> set[str]:
+    """The normalised words of a text that carry meaning (stop words left out)."""
+    return {w for w in normalise(text).split() if w not in _STOPWORDS}
 
 
-def _evidence_overlaps(a: str, b: str) -> bool:
+def evidence_overlaps(a: str, b: str) -> bool:
     """Most of the longer quote's words are shared (a short quote inside a long one is not enough)."""
-    wa, wb = set(_norm(a).split()), set(_norm(b).split())
+    wa, wb = set(normalise(a).split()), set(normalise(b).split())
     return bool(wa and wb) and len(wa & wb) / max(len(wa), len(wb)) >= 0.5
 
 
@@ -57,14 +59,18 @@ def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bo
     sharing a specific word); without, the descriptions must be nearly identical. When unsure,
     two issues stay apart: a duplicate costs the fix agent a line, a wrong merge drops an issue.
     """
-    if _norm(a.criterion) != _norm(b.criterion):
+    if normalise(a.criterion) != normalise(b.criterion):
         return False
-    ratio = SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio()
-    if _norm(a.evidence) and _norm(b.evidence):
-        if not _evidence_overlaps(a.evidence, b.evidence):
-            return False
-        return ratio >= SIMILAR or bool(_content_words(a.description) & _content_words(b.description))
-    return ratio >= SAME_TEXT
+    if normalise(a.evidence) and normalise(b.evidence):
+        # The quote check first: it is cheap, and most pairs of issues quote different text.
+        return evidence_overlaps(a.evidence, b.evidence) and descriptions_agree(a, b)
+    return SequenceMatcher(None, normalise(a.description), normalise(b.description)).ratio() >= SAME_TEXT
+
+
+def descriptions_agree(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bool:
+    """Two quoted issues' descriptions say the same thing: similar wording, or a shared content word."""
+    ratio = SequenceMatcher(None, normalise(a.description), normalise(b.description)).ratio()
+    return ratio >= SIMILAR or bool(content_words(a.description) & content_words(b.description))
 
 
 def blocking_failed_checks(review: Review, advisory: Collection[str] = ()) -> list[CheckResult]:
@@ -82,9 +88,9 @@ def _issues_of(outcome: ReviewOutcome, advisory: Collection[str] = ()) -> list[R
     if outcome.review is None:
         return []
     issues = list(outcome.review.critical_issues)
-    listed = {_norm(i.criterion) for i in issues}
+    listed = {normalise(i.criterion) for i in issues}
     for check in blocking_failed_checks(outcome.review, advisory):
-        if _norm(check.criterion) not in listed:
+        if normalise(check.criterion) not in listed:
             issues.append(ReviewIssue(criterion=check.criterion, description=check.detail))
     return issues
 

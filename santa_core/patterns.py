@@ -26,7 +26,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from santa_core.fixer import occurrences
-from santa_core.gate import SAME_TEXT, SIMILAR, _content_words, _evidence_overlaps, _norm, same_issue
+from santa_core.gate import SAME_TEXT, descriptions_agree, evidence_overlaps, normalise, same_issue
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
 
 MIN_QUOTE_CHARS = 8
@@ -116,7 +116,7 @@ class ItemFix(BaseModel):
 
 def _usable(quote: str) -> bool:
     """Long enough to say something specific about the text."""
-    return len(_norm(quote).replace(" ", "")) >= MIN_QUOTE_CHARS
+    return len(normalise(quote).replace(" ", "")) >= MIN_QUOTE_CHARS
 
 
 def _unspaced(char: str) -> bool:
@@ -137,12 +137,6 @@ def _found(hay: str, quote: str) -> bool:
     return False
 
 
-def _agree(a: MergedIssue, b: MergedIssue) -> bool:
-    """The descriptions say the same thing (the gate's rule for quoted issues)."""
-    ratio = SequenceMatcher(None, _norm(a.description), _norm(b.description)).ratio()
-    return ratio >= SIMILAR or bool(_content_words(a.description) & _content_words(b.description))
-
-
 def _linked(a: PatternMember, b: PatternMember, qa: str, qb: str) -> bool:
     """Two issues on one criterion are one pattern: the same quote, or the same complaint.
 
@@ -159,7 +153,7 @@ def _linked(a: PatternMember, b: PatternMember, qa: str, qb: str) -> bool:
     # Across items a reviewer often quotes part of the sentence another quoted whole. Unlike in
     # the gate, a quote inside another groups them, but only when the complaints agree.
     inside = _usable(qa) and _usable(qb) and (_found(qa, qb) or _found(qb, qa))
-    return inside and _agree(a.issue, b.issue)
+    return inside and descriptions_agree(a.issue, b.issue)
 
 
 def _may_be_same_issue(a: MergedIssue, b: MergedIssue, qa: str, qb: str) -> bool:
@@ -169,8 +163,8 @@ def _may_be_same_issue(a: MergedIssue, b: MergedIssue, qa: str, qb: str) -> bool
     ratio of at least SAME_TEXT, which the ratio's cheap upper bounds can already rule out.
     """
     if qa and qb:
-        return _evidence_overlaps(qa, qb)
-    matcher = SequenceMatcher(None, _norm(a.description), _norm(b.description))
+        return evidence_overlaps(qa, qb)
+    matcher = SequenceMatcher(None, normalise(a.description), normalise(b.description))
     return matcher.real_quick_ratio() >= SAME_TEXT and matcher.quick_ratio() >= SAME_TEXT
 
 
@@ -178,14 +172,14 @@ def _components(members: list[PatternMember]) -> list[list[PatternMember]]:
     """Groups of linked issues, criterion by criterion (union-find: A~B and B~C put A, B, C together)."""
     by_criterion: dict[str, list[PatternMember]] = {}
     for member in members:
-        by_criterion.setdefault(_norm(member.issue.criterion), []).append(member)
+        by_criterion.setdefault(normalise(member.issue.criterion), []).append(member)
     return [group for same in by_criterion.values() for group in _union(same)]
 
 
 def _union(members: list[PatternMember]) -> list[list[PatternMember]]:
     """Connected components of `_linked` among issues of one criterion."""
     parent = list(range(len(members)))
-    quotes = [_norm(m.issue.evidence) for m in members]
+    quotes = [normalise(m.issue.evidence) for m in members]
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -212,7 +206,7 @@ def _top(values: Iterable[str]) -> list[str]:
 
 def _key(kind: str, criterion: str, evidence: Iterable[str], descriptions: Iterable[str]) -> str:
     """A short hash of what the pattern is about, independent of item order."""
-    signature = [kind, _norm(criterion), sorted({_norm(e) for e in evidence}), sorted({_norm(d) for d in descriptions})]
+    signature = [kind, normalise(criterion), sorted({normalise(e) for e in evidence}), sorted({normalise(d) for d in descriptions})]
     return "p-" + hashlib.sha256(json.dumps(signature).encode()).hexdigest()[:12]
 
 
@@ -227,23 +221,23 @@ def _strata(items: list[str], strata: dict[str, dict[str, str]]) -> dict[str, di
 
 def _representative(members: list[PatternMember]) -> PatternMember:
     """The member with a verified quote shared by most members, flagged by both reviewers if possible."""
-    quotes = Counter(_norm(m.issue.evidence) for m in members if m.issue.evidence.strip())
-    words = Counter(_norm(m.issue.description) for m in members)
+    quotes = Counter(normalise(m.issue.evidence) for m in members if m.issue.evidence.strip())
+    words = Counter(normalise(m.issue.description) for m in members)
     return min(members, key=lambda m: (
-        not m.quoted, -quotes[_norm(m.issue.evidence)], m.issue.flagged_by != "both",
-        -words[_norm(m.issue.description)], m.item_key, m.index))
+        not m.quoted, -quotes[normalise(m.issue.evidence)], m.issue.flagged_by != "both",
+        -words[normalise(m.issue.description)], m.item_key, m.index))
 
 
 def _evidence(members: list[PatternMember]) -> tuple[list[str], list[str]]:
     """(distinct quotes most common first, the quotes usable for matching) of one pattern."""
     spellings: dict[str, list[str]] = {}
     for m in members:
-        if _norm(m.issue.evidence):
-            spellings.setdefault(_norm(m.issue.evidence), []).append(m.issue.evidence)
+        if normalise(m.issue.evidence):
+            spellings.setdefault(normalise(m.issue.evidence), []).append(m.issue.evidence)
     order = sorted(spellings, key=lambda n: (-len(spellings[n]), n))
     # Of a quote's spellings show the most common; on a tie the longest, which keeps its punctuation.
     shown = {n: min(Counter(spellings[n]).items(), key=lambda sc: (-sc[1], -len(sc[0]), sc[0]))[0] for n in order}
-    verified = {_norm(m.issue.evidence) for m in members if m.quoted}
+    verified = {normalise(m.issue.evidence) for m in members if m.quoted}
     return [shown[n] for n in order], [shown[n] for n in order if n in verified]
 
 
@@ -311,7 +305,7 @@ def group_patterns(failures: Iterable[SampledFailure]) -> list[Pattern]:
     failures = _checked(failures)
     members = [
         PatternMember(item_key=f.item_key, index=i, issue=issue,
-                      quoted=_usable(issue.evidence) and _found(_norm(f.output), _norm(issue.evidence)))
+                      quoted=_usable(issue.evidence) and _found(normalise(f.output), normalise(issue.evidence)))
         for f in failures for i, issue in enumerate(f.issues)
     ]
     strata = {f.item_key: f.strata for f in failures}
@@ -343,12 +337,12 @@ def pattern_fix_issues(pattern: Pattern, item_key: str | None = None) -> list[Me
 
 def matches(pattern: Pattern, output: str) -> bool:
     """Whether the output contains one of the pattern's quotes (case, spacing, punctuation ignored)."""
-    return _shows(_norm(output), _quotes(pattern))
+    return _shows(normalise(output), _quotes(pattern))
 
 
 def _quotes(pattern: Pattern) -> list[str]:
     # Usable again here: a stored or hand-built pattern must not match on a generic quote either.
-    return [_norm(q) for q in pattern.match_on if _usable(q)] if pattern.kind == "issue" else []
+    return [normalise(q) for q in pattern.match_on if _usable(q)] if pattern.kind == "issue" else []
 
 
 def _shows(hay: str, quotes: Sequence[str]) -> bool:
@@ -365,7 +359,7 @@ def matching_items(pattern: Pattern, items: Iterable[tuple[str, str]]) -> list[s
     if pattern.kind != "issue":
         return []
     quotes, sampled = _quotes(pattern), set(pattern.items)
-    return [key for key, output in items if key in sampled or _shows(_norm(output), quotes)]
+    return [key for key, output in items if key in sampled or _shows(normalise(output), quotes)]
 
 
 # --- applying an approved fix ------------------------------------------------------------

@@ -48,6 +48,14 @@ def model_fixer(name: str) -> Fixer:
     return AnthropicFixer(name, client=shared_client())
 
 
+def batch_poll_seconds() -> float:
+    """How often a Message Batch is polled: SANTA_BATCH_POLL_S, default 30 s (the API answers within 24 h)."""
+    try:
+        return max(0.01, float(os.environ.get("SANTA_BATCH_POLL_S", "30")))
+    except ValueError:
+        return 30.0
+
+
 @dataclass
 class Desk:
     """What a page or the command line needs: the repository, the runner and the batch service."""
@@ -84,7 +92,7 @@ def open_desk(
     engine = init_db(url, mark_interrupted=mark_interrupted)
     repo = Repo(engine)
     runner = Runner(repo, reviewer_for, fixer_for, workers)
-    batches = BatchService(repo, runner, fixer_for, client_for=shared_client)
+    batches = BatchService(repo, runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on
         batches.resume_unfinished()
     return Desk(url=url, repo=repo, runner=runner, batches=batches)

@@ -378,7 +378,7 @@ def test_bytes_outside_the_approved_spans_stay_identical_property() -> None:
 
 def test_cheap_prefilter_never_hides_an_issue_the_gate_calls_the_same() -> None:
     # the prefilter only skips pairs `same_issue` would reject; a small vocabulary makes matches common
-    from santa_core.gate import _norm, same_issue
+    from santa_core.gate import normalise, same_issue
     from santa_core.patterns import _may_be_same_issue
 
     rng = random.Random(5)
@@ -390,5 +390,5 @@ def test_cheap_prefilter_never_hides_an_issue_the_gate_calls_the_same() -> None:
                 for _ in range(2))
         if same_issue(a, b):
             same[bool(a.evidence and b.evidence)] += 1
-            assert _may_be_same_issue(a, b, _norm(a.evidence), _norm(b.evidence)), (a, b)
+            assert _may_be_same_issue(a, b, normalise(a.evidence), normalise(b.evidence)), (a, b)
     assert min(same.values()) > 20  # both branches were exercised: the property is not vacuous
