@@ -58,8 +58,9 @@ def fixer(request) -> FixPlan:
 
 
 @pytest.fixture
-def service(tmp_path) -> Iterator[BatchService]:
-    repo = grant(Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+def service(db_url: str) -> Iterator[BatchService]:
+    """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
+    repo = grant(Repo(init_db(db_url, mark_interrupted=False)))
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
@@ -150,7 +151,7 @@ def test_pause_stops_new_reviews_and_resume_finishes(service: BatchService) -> N
     assert service.wait(sample_id, timeout=60).finished
 
 
-def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchService, tmp_path) -> None:
+def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchService) -> None:
     data, _ = planted_csv(60)
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
