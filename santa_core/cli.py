@@ -2,11 +2,13 @@
 
 Commands: `review` (one output), `rubric list|export|import` (stored rubric versions),
 `record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained audit
-trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures).
+trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures), `batch FILE`
+(verify a CSV/JSONL batch by sampling).
 
 Exit codes: 0 shipped (or any other command that worked), 1 escalated (for `audit verify`: the
-chain is broken), 3 waiting for a person, 2 bad usage or bad input (one line per problem on
-stderr, nothing changed), 4 an internal error (one line on stderr). This is a composition root like `app.py`: it is the only santa_core module
+chain is broken; for `batch`: no clean sample within --max-samples), 3 waiting for a person, 2 bad
+usage or bad input (one line per problem on stderr, nothing changed), 4 an internal error (one line
+on stderr). This is a composition root like `app.py`: it is the only santa_core module
 that imports `storage`, and it does so lazily, inside the command.
 """
 
@@ -19,14 +21,24 @@ import math
 import os
 import sys
 import tomllib
+from collections import Counter
+from concurrent import futures
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from santa_core.config import Defaults, api_key_present, diversity_warning, export_to_env
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.pricing import is_known
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
+from santa_core.sampling import DEFAULT_RATE, MIN_SAMPLE
+
+if TYPE_CHECKING:  # annotations only: storage is imported inside the commands
+    from santa_core.batch_file import BatchFile
+    from storage.batches import BatchConfig, PatternRecord, SampledReview, SampleProgress
+    from storage.desk import Desk
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_BROKEN = 1
@@ -67,6 +79,7 @@ def build_parser() -> argparse.ArgumentParser:
     _record_parser(sub)
     _audit_parser(sub)
     _people_parser(sub)
+    _batch_parser(sub)
     return parser
 
 
@@ -151,6 +164,46 @@ def _people_parser(sub: argparse._SubParsersAction) -> None:
     setp.add_argument("--roles", required=True, help="comma-separated: editor, compliance_officer, rubric_author, "
                                                   "viewer, admin")
     setp.add_argument("--name", help="display name")
+
+
+def _batch_parser(sub: argparse._SubParsersAction) -> None:
+    """`batch FILE [--rubric NAME] [--sample-rate R] [--strata COL,...] [--seed N] [--auto-approve] [--out FILE] ...`."""
+    ba = sub.add_parser("batch", help="verify a CSV/JSONL batch by sampling: review a sample, fix its patterns, "
+                                      "resample until a sample is clean")
+    ba.add_argument("file", help="the batch: a CSV or JSONL file with an id and an output per item")
+    ba.add_argument("--id-column", help="column holding each item's unique id (default: id, item_id or key)")
+    ba.add_argument("--output-column", help="column holding the output (default: output, text, content, completion "
+                                            "or response)")
+    ba.add_argument("--spec-column", help="column holding each item's spec (default: spec or specification, if any)")
+    one_spec = ba.add_mutually_exclusive_group()
+    one_spec.add_argument("--spec", help="one spec for every item without its own")
+    one_spec.add_argument("--spec-file", help="file holding one spec for every item without its own")
+    ba.add_argument("--strata", type=_columns_list, default=[],
+                    help="comma-separated columns to stratify by, e.g. template,locale (length: short/medium/long)")
+    ba.add_argument("--rubric", help="stored rubric name (latest version) or a YAML/JSON rubric file")
+    ba.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
+    ba.add_argument("--reviewer-b", help="model for reviewer B")
+    ba.add_argument("--reviewer-c", help="model for reviewer C")
+    ba.add_argument("--fixer", help="model for the fix agent")
+    ba.add_argument("--sample-rate", type=float, default=DEFAULT_RATE,
+                    help=f"share of the batch in each sample (default {DEFAULT_RATE})")
+    ba.add_argument("--min-sample", type=int, default=MIN_SAMPLE,
+                    help=f"fewest items in a sample (default {MIN_SAMPLE})")
+    ba.add_argument("--seed", type=int, default=1, help="seed of the draw: the same seed draws the same sample "
+                                                        "(default 1)")
+    ba.add_argument("--concurrency", type=int, help="reviews at a time (default 4)")
+    ba.add_argument("--message-batches", action="store_true",
+                    help="review each sample through the Message Batches API (about half price, slower)")
+    ba.add_argument("--max-samples", type=int, default=BATCH_MAX_SAMPLES,
+                    help=f"stop after this many samples without a clean one (default {BATCH_MAX_SAMPLES})")
+    ba.add_argument("--auto-approve", action="store_true", help="apply each pattern's fix without a person")
+    ba.add_argument("--out", help="export the verified batch to this .csv or .jsonl file")
+    ba.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def _columns_list(text: str) -> list[str]:
+    """A comma-separated list of column names (blanks dropped)."""
+    return [c.strip() for c in text.split(",") if c.strip()]
 
 
 def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
@@ -456,6 +509,365 @@ def run_people(args: argparse.Namespace) -> int:
     return EXIT_SHIPPED
 
 
+# --- batch ---------------------------------------------------------------------------------
+
+BATCH_MAX_SAMPLES = 5
+"""Samples `batch` draws before it stops without a clean one (a safety cap on resampling)."""
+AUTO_APPROVER = "auto-approve"
+"""Who approves a pattern's fix under --auto-approve: a system actor, as for a run."""
+PROGRESS_S = 1.0
+"""How often a progress line may be printed while a sample is reviewed (seconds)."""
+OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+DETECTION_SHOWN = (0.01, 0.05, 0.10)
+"""Prevalences whose chance of being caught is shown before the first sample."""
+BATCH_EXIT = {"clean": EXIT_SHIPPED, "waiting": EXIT_WAITING, "paused": EXIT_WAITING, "max_samples": EXIT_ESCALATED}
+"""Exit code of each way a batch stops: clean 0, a person must decide 3, --max-samples reached 1."""
+
+
+@dataclass
+class _Decisions:
+    """What this command decided about each pattern: why it waits for a person, which items a fix skipped."""
+
+    waiting: dict[int, str] = field(default_factory=dict)
+    skipped: dict[int, list[str]] = field(default_factory=dict)
+
+
+def run_batch(args: argparse.Namespace) -> int:
+    """`batch FILE`: store the batch, sample, find patterns, fix them (auto-approve) and resample until clean."""
+    _check_batch_options(args)
+    load_secrets_file()
+    file = _read_batch_file(args)
+    spec = _batch_spec(args, file)
+    desk = _open_desk()
+    try:
+        defaults = desk.defaults()
+        for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
+            if getattr(args, name) is None:
+                setattr(args, name, getattr(defaults, name))
+        rubric = load_rubric(args.rubric, desk.repo.rubrics, args.rubric_version)
+        _check_batch_reviewers(args)
+        _warn(args)
+        batch_id = _create_batch(desk, file, _batch_config(args, file, spec, rubric))
+        _say(_detection_line(desk, batch_id))
+        decisions = _Decisions()
+        try:
+            outcome = _verify(desk, batch_id, args, decisions)
+        except KeyboardInterrupt:
+            _say(f"stopped: batch {batch_id} keeps every review that came in; the app carries on with an unfinished "
+                 "sample when it starts (Batch page)")
+            return 130
+        if args.out:
+            _write(desk.batches.export(batch_id, OUT_FORMATS[Path(args.out).suffix.lower()]), args.out)
+        result = _batch_result(desk, batch_id, outcome, decisions, args.out)
+    finally:
+        desk.close()
+    print(json.dumps(result, indent=2, ensure_ascii=False) if args.json else _batch_summary(result))
+    return BATCH_EXIT[outcome]
+
+
+def _check_batch_options(args: argparse.Namespace) -> None:
+    """Options that are wrong whatever the file holds (bad usage, exit 2, before anything is read)."""
+    rate = args.sample_rate
+    if not (math.isfinite(rate) and 0 < rate <= 1):
+        hint = f" ({rate:g} % is {rate / 100:g})" if 1 < rate <= 100 else ""
+        raise BadInput(f"--sample-rate must be a share above 0 and at most 1, e.g. 0.15 for 15 %{hint}")
+    for flag, value, low, high in (("--min-sample", args.min_sample, 1, None), ("--max-samples", args.max_samples, 1, None),
+                                   ("--concurrency", args.concurrency, 1, 64)):
+        if value is not None and (value < low or (high is not None and value > high)):
+            raise BadInput(f"{flag} must be {'between 1 and 64' if high else 'at least 1'}, not {value}")
+    if args.out:
+        out = Path(args.out)
+        if out.suffix.lower() not in OUT_FORMATS:
+            raise BadInput(f"--out {args.out}: the export format comes from the extension: end it in .csv or .jsonl")
+        if not out.parent.is_dir():
+            raise BadInput(f"--out {args.out}: the folder {out.parent} does not exist")
+
+
+def _read_batch_file(args: argparse.Namespace) -> BatchFile:
+    """The batch file read in full, or every problem with it (exit 2, nothing stored)."""
+    from santa_core.batch_file import MAX_FILE_BYTES, BatchFileError, read_batch
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise BadInput(f"batch file not found: {args.file}")
+    try:
+        if path.stat().st_size > MAX_FILE_BYTES:  # checked before reading: a wrong file should not fill memory
+            raise BadInput(f"batch file {args.file} is larger than {MAX_FILE_BYTES:,} bytes: split it into smaller "
+                           "batches")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise BadInput(f"cannot read batch file {args.file}: {exc.strerror or exc}") from exc
+    try:
+        file = read_batch(data, path.name, id_column=args.id_column, output_column=args.output_column,
+                          spec_column=args.spec_column, strata=args.strata)
+    except BatchFileError as exc:
+        raise BadInput(f"batch file {args.file}: nothing stored:\n" + "\n".join(f"  {e}" for e in exc.errors)) from exc
+    for warning in file.warnings:
+        _say(f"santa: warning: {warning}")
+    return file
+
+
+def _batch_spec(args: argparse.Namespace, file: BatchFile) -> str:
+    """The one spec for items without their own ('' when every item has one)."""
+    if args.spec_file:
+        spec = read_text(args.spec_file, "spec")
+    elif args.spec is not None:
+        if not args.spec.strip():
+            raise BadInput("--spec is empty: give the task specification the outputs were generated from")
+        if len(args.spec) > MAX_TEXT_CHARS:
+            raise BadInput(f"--spec has {len(args.spec):,} characters; the limit is {MAX_TEXT_CHARS:,}")
+        spec = args.spec
+    else:
+        spec = ""
+    missing = [item.key for item in file.items if item.spec is None]
+    if missing and not spec:
+        where = f"its '{file.spec_column}' cell is empty" if file.spec_column else "the file has no spec column"
+        some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+        raise BadInput(f"no spec for item {some} ({where}): give one spec for all with --spec TEXT or --spec-file "
+                       "PATH, or name the spec column with --spec-column")
+    return spec
+
+
+def _check_batch_reviewers(args: argparse.Namespace) -> None:
+    """A sample is reviewed by two models, so a person slot or a missing key is bad usage."""
+    if PERSON in (args.reviewer_b, args.reviewer_c):
+        raise BadInput("a batch sample is reviewed by two models; a person reviews single runs (use review, "
+                       "or pick models with --reviewer-b and --reviewer-c)")
+    if not api_key_present():
+        raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY")
+
+
+def _batch_config(args: argparse.Namespace, file: BatchFile, spec: str, rubric: Rubric) -> BatchConfig:
+    """How the batch is verified, from the options and the file."""
+    from storage.batches import BatchConfig
+
+    extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
+    return BatchConfig(name=Path(args.file).name, file_format=file.format, columns=file.columns,
+                       id_column=file.id_column, output_column=file.output_column, spec_column=file.spec_column,
+                       spec=spec, strata=file.strata, rubric=rubric, reviewer_b=args.reviewer_b,
+                       reviewer_c=args.reviewer_c, fixer=args.fixer, sample_rate=args.sample_rate,
+                       min_sample=args.min_sample, seed=args.seed, message_batches=args.message_batches,
+                       auto_approve=args.auto_approve, source="cli", **extra)
+
+
+def _create_batch(desk: Desk, file: BatchFile, config: BatchConfig) -> int:
+    """Store the batch; a batch the store refuses is bad input (it checks before writing anything)."""
+    from storage.batches import BatchProblem
+
+    try:
+        return desk.batches.create(file, config, CLI_ACTOR)
+    except BatchProblem as exc:
+        raise BadInput(f"batch file {config.name}: nothing stored: {exc}") from exc
+
+
+def _detection_line(desk: Desk, batch_id: int) -> str:
+    """Before sampling: the sample's size and its chance of catching a pattern spread over the batch."""
+    from santa_core.sampling import detection_table, percent
+
+    est = desk.batches.estimate(batch_id)
+    rows = detection_table(est.items, est.sample, DETECTION_SHOWN)
+    chances = " / ".join(percent(r.chance) for r in rows)
+    shares = " / ".join(percent(r.prevalence) for r in rows)
+    return (f"batch {batch_id}: {est.items:,} items, {est.sample:,} in each sample; a pattern in {shares} of the "
+            f"items is caught with probability {chances}")
+
+
+def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: _Decisions) -> str:
+    """Sample until a sample is clean, a person must decide, or --max-samples is reached; how it stopped."""
+    for _ in range(args.max_samples):
+        progress = _review_sample(desk, batch_id)
+        if not progress.finished:
+            if desk.batches.store.is_paused(batch_id):
+                return "paused"  # someone paused the batch in the app: they resume it there
+            raise RuntimeError(f"sample {progress.number} of batch {batch_id}: {progress.size - progress.done:,} "
+                               "review(s) did not finish (a worker failed); the app resumes them when it starts")
+        found = desk.batches.find_patterns(progress.id)
+        if not found:
+            return "clean"
+        for record in found:
+            _decide(desk, record, args.auto_approve, decisions)
+        if decisions.waiting:
+            return "waiting"
+    return "max_samples"
+
+
+def _review_sample(desk: Desk, batch_id: int) -> SampleProgress:
+    """Draw the next sample and review it, with progress lines on stderr; its progress once the driver stops."""
+    sample_id = desk.batches.store.draw_sample(batch_id, CLI_ACTOR)
+    future = desk.batches.drive(sample_id)  # what BatchService.sample does, keeping the driver's future
+    progress = desk.batches.store.progress(sample_id)
+    _say(f"sample {progress.number}: reviewing {progress.size:,} items with both reviewers")
+    shown = ""
+    while not futures.wait([future], timeout=PROGRESS_S).done:
+        line = _progress_line(desk.batches.store.progress(sample_id))
+        if line != shown:
+            _say(line)
+            shown = line
+    try:
+        future.result()
+    except Exception as exc:  # noqa: BLE001 - reported as an internal error naming the batch to pick up
+        raise RuntimeError(f"sample {progress.number} of batch {batch_id} stopped: {exc}; what was reviewed is "
+                           "kept, and the app carries on with it when it starts (Batch page)") from exc
+    progress = desk.batches.store.progress(sample_id)
+    _say(_progress_line(progress))
+    return progress
+
+
+def _progress_line(progress: SampleProgress) -> str:
+    """e.g. `sample 1: 12 of 30 reviewed, 2 NAUGHTY, about 40 s left`."""
+    if progress.api_batch_id and not progress.finished:
+        return (f"sample {progress.number}: Message Batch {progress.api_batch_id} is "
+                f"{progress.api_status or 'submitted'}; {progress.done:,} of {progress.size:,} collected")
+    head = f"sample {progress.number}: {progress.done:,} of {progress.size:,} reviewed, {progress.naughty:,} NAUGHTY"
+    if progress.finished or not progress.done or not progress.seconds_done:
+        return head
+    left = progress.seconds_done / progress.done * (progress.size - progress.done)
+    return f"{head}, about {_duration(left)} left"
+
+
+def _duration(seconds: float) -> str:
+    """A rough duration for an ETA: `40 s`, `3 min`, `2 h`."""
+    if seconds < 90:
+        return f"{max(1, round(seconds))} s"
+    return f"{round(seconds / 60)} min" if seconds < 5400 else f"{round(seconds / 3600)} h"
+
+
+def _decide(desk: Desk, record: PatternRecord, auto_approve: bool, decisions: _Decisions) -> None:
+    """Ask for the pattern's fix and, with --auto-approve, apply it; note why it waits for a person otherwise."""
+    if record.pattern.get("kind", "issue") != "issue":
+        decisions.waiting[record.id] = "no issue to fix: review these items by hand or dismiss the group with a reason"
+        return
+    proposal = desk.batches.propose(record.id)
+    if not auto_approve:
+        decisions.waiting[record.id] = "its fix waits for a person to approve, edit or dismiss"
+        return
+    preview = desk.batches.preview(record.id)
+    if proposal.error or not proposal.edits or not preview.changed:
+        why = proposal.error or "the fix agent proposed no edit that applies"
+        decisions.waiting[record.id] = f"not auto-approved ({why.splitlines()[0]}): a person fixes it"
+        return
+    desk.batches.approve(record.id, AUTO_APPROVER, reason="auto-approved from the command line (--auto-approve)")
+    decisions.skipped[record.id] = preview.skipped
+
+
+def _batch_result(desk: Desk, batch_id: int, outcome: str, decisions: _Decisions, out: str | None) -> dict:
+    """Everything the command did, as one JSON-ready object."""
+    store = desk.batches.store
+    batch = store.get(batch_id)
+    number = {s.id: s.number for s in batch.samples}
+    changes = store.changes(batch_id)
+    changed = Counter(c.pattern_id for c in changes)
+    est, rule = desk.batches.estimate(batch_id), desk.batches.stopping_rule(batch_id)
+    actual = store.cost(batch_id)
+    return {
+        "batch_id": batch_id, "name": batch.name, "items": batch.items, "status": outcome,
+        "rubric": {"name": batch.config.rubric.name, "version": batch.config.rubric.version},
+        "reviewers": {"B": batch.config.reviewer_b, "C": batch.config.reviewer_c}, "fixer": batch.config.fixer,
+        "sample_rate": batch.config.sample_rate, "seed": batch.config.seed, "strata": batch.config.strata,
+        "message_batches": batch.config.message_batches, "auto_approve": batch.config.auto_approve,
+        "samples": [_sample_json(store.reviews(s.id), s) for s in batch.samples],
+        "patterns": [_pattern_json(p, number[p.sample_id], changed[p.id], decisions) for p in store.patterns(batch_id)],
+        "items_changed": len({c.item_id for c in changes}),
+        "stopping_rule": None if rule is None else {
+            "statement": rule.statement(), "clean": rule.clean, "population": rule.population, "sample": rule.sample,
+            "failed": rule.failed, "confidence": rule.confidence, "upper_items": rule.upper_items,
+            "upper_rate": rule.upper_rate, "stratified": rule.stratified},
+        "cost": {"estimated_sample_usd": est.sample_usd, "estimated_usd": est.sample_usd * len(batch.samples),
+                 "actual_usd": actual, "full_usd": est.full_usd,
+                 "actual_share": actual / est.full_usd if est.full_usd else None},
+        "out": out,
+        "next": _next_step(batch_id, outcome, batch.samples[-1].number if batch.samples else 0),
+    }
+
+
+def _sample_json(reviews: list[SampledReview], progress: SampleProgress) -> dict:
+    """One sample: its draw, its counts and which items it drew and failed."""
+    return {"number": progress.number, "seed": progress.seed, "size": progress.size, "nice": progress.nice,
+            "naughty": progress.naughty, "review_errors": progress.errors, "clean": progress.clean,
+            "cost_usd": progress.cost_usd, "api_batch_id": progress.api_batch_id,
+            "items": [r.key for r in reviews], "failed": [r.key for r in reviews if r.done and not r.nice]}
+
+
+def _pattern_json(record: PatternRecord, sample: int, changed: int, decisions: _Decisions) -> dict:
+    """One pattern: what it is, where it showed, its fix and what the fix did."""
+    pattern, proposal = record.pattern, record.proposal or {}
+    edits = record.approved_edits if record.approved_edits is not None else proposal.get("edits", [])
+    return {"id": record.id, "sample": sample, "key": record.key, "kind": pattern.get("kind", "issue"),
+            "criterion": record.criterion, "title": record.title, "count": pattern.get("count", 0),
+            "items": pattern.get("items", []), "strata": pattern.get("strata", {}),
+            "representative": pattern.get("representative"), "status": record.status,
+            "fix": [{"before": e["before"], "after": e["after"]} for e in edits],
+            "fix_error": proposal.get("error"), "decided_by": record.decided_by, "items_changed": changed,
+            "items_skipped": decisions.skipped.get(record.id, []), "waiting": decisions.waiting.get(record.id)}
+
+
+def _next_step(batch_id: int, outcome: str, samples: int) -> str | None:
+    """What a person does next, in words (None when the batch is verified)."""
+    if outcome == "waiting":
+        return (f"open batch {batch_id} on the Batch page (/batch?batch={batch_id}): approve, edit or dismiss each "
+                "waiting pattern, then sample again")
+    if outcome == "paused":
+        return f"batch {batch_id} was paused on the Batch page: resume it there (/batch?batch={batch_id})"
+    if outcome == "max_samples":
+        return (f"no clean sample in {samples} samples (--max-samples): open batch {batch_id} on the Batch page "
+                f"(/batch?batch={batch_id}) to look at the patterns and sample again")
+    return None
+
+
+def _batch_summary(result: dict) -> str:
+    """The batch run as plain text: samples, patterns, the stopping rule, cost and what comes next."""
+    lines = [f"batch {result['batch_id']} ({result['name']}): {result['items']:,} items, rubric "
+             f"{result['rubric']['name']} v{result['rubric']['version']}, reviewers {result['reviewers']['B']} (B) "
+             f"and {result['reviewers']['C']} (C)"]
+    for sample in result["samples"]:
+        clean = ": clean" if sample["clean"] else ""
+        lines.append(f"sample {sample['number']}: {sample['size']:,} items (seed {sample['seed']}): "
+                     f"{sample['nice']:,} NICE, {sample['naughty']:,} NAUGHTY{clean}")
+        lines += [_pattern_text(p) for p in result["patterns"] if p["sample"] == sample["number"]]
+    rule = result["stopping_rule"]
+    if rule is not None:
+        lines.append(f"stopping rule: {rule['statement']}" if result["status"] == "clean" else
+                     f"not verified yet: sample {result['samples'][-1]['number']}: {rule['statement']}")
+    lines.append(_cost_text(result["cost"], len(result["samples"])))
+    if result["out"]:
+        lines.append(f"wrote {result['out']}")
+    if result["next"]:
+        lines.append(("waiting for a person: " if result["status"] != "max_samples" else "stopped: ") + result["next"])
+    return "\n".join(lines)
+
+
+def _pattern_text(p: dict) -> str:
+    """`  pattern 3 [compliance] promises free shipping: 4 sampled items (template promo 4); fix applied …`."""
+    where = "; ".join(f"{col} " + ", ".join(f"{v} {n}" for v, n in counts.items()) for col, counts in p["strata"].items())
+    head = f"  pattern {p['id']} [{p['criterion'] or p['kind']}] {p['title']}: {p['count']} sampled item(s)"
+    head += f" ({where})" if where else ""
+    fix = "; ".join(f"{e['before']!r} -> {e['after']!r}" for e in p["fix"])
+    if p["status"] == "applied":
+        skipped = f", {len(p['items_skipped'])} skipped (fix by hand)" if p["items_skipped"] else ""
+        return f"{head}\n    fix {fix} applied to {p['items_changed']} item(s) by {p['decided_by']}{skipped}"
+    proposed = f"\n    fix proposed: {fix}" if fix else ""
+    example = ", ".join(p["items"][:3])
+    return f"{head}, e.g. {example}{proposed}\n    waits: {p['waiting'] or p['status']}"
+
+
+def _cost_text(cost: dict, samples: int) -> str:
+    """Actual cost against the estimate and against reviewing every item."""
+    from santa_core.sampling import percent
+
+    share = f"; this run cost {percent(cost['actual_share'])} of that" if cost["actual_share"] is not None else ""
+    return (f"cost: {_usd(cost['actual_usd'])} spent (about {_usd(cost['estimated_usd'])} estimated for {samples} "
+            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{share}")
+
+
+def _usd(value: float) -> str:
+    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"
+
+
+def _say(line: str) -> None:
+    """A progress or warning line on stderr (stdout carries only the answer, for --json)."""
+    print(line, file=sys.stderr, flush=True)
+
+
 def _columns(rows: list[tuple[str, ...]]) -> str:
     """Rows as left-aligned columns two spaces apart."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
@@ -521,6 +933,8 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_SHIPPED
         if args.command in STORE_COMMANDS:
             return STORE_COMMANDS[args.command](args)
+        if args.command == "batch":
+            return run_batch(args)
         result = run_review(args)
     except (BadInput, PermissionDenied) as exc:  # a refused --author is bad input, not a crash
         print(f"santa: {exc}", file=sys.stderr)

@@ -346,11 +346,13 @@ class BatchStore:
             number = (last.number if last else 0) + 1
             seed = batch.seed + (number - 1) * SEED_STEP
             size = sampling.sample_size(len(items), batch.sample_rate, batch.min_sample)
-            seen = {str(i) for i in s.exec(select(BatchSampleItemRow.item_id).join(
-                BatchSampleRow, BatchSampleRow.id == BatchSampleItemRow.sample_id)
-                .where(BatchSampleRow.batch_id == batch_id)).all()}
-            picked = set(sampling.stratified_sample([(str(it.id), it.stratum) for it in items], size, seed, seen))
-            chosen = [it for it in items if str(it.id) in picked]
+            seen = set(s.exec(select(BatchItemRow.item_key)
+                              .join(BatchSampleItemRow, BatchSampleItemRow.item_id == BatchItemRow.id)
+                              .join(BatchSampleRow, BatchSampleRow.id == BatchSampleItemRow.sample_id)
+                              .where(BatchSampleRow.batch_id == batch_id)).all())
+            # By the file's ids, not row ids: the same file and seed draw the same sample in any database.
+            picked = set(sampling.stratified_sample([(it.key, it.stratum) for it in items], size, seed, seen))
+            chosen = [it for it in items if it.key in picked]
             sample = BatchSampleRow(batch_id=batch_id, number=number, seed=seed, size=len(chosen), created_by=actor)
             s.add(sample)
             s.flush()

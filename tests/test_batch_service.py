@@ -27,6 +27,10 @@ from tests.llm_stub import MessagesStub, fenced_output, message, review_json
 DEFECT = "Free shipping on all orders, guaranteed forever."
 FIXED = "Free shipping on orders over $50."
 TEMPLATES = ("promo", "welcome", "receipt", "survey", "reminder")
+SEED = 4
+"""Its first 15 % sample of `planted_csv()` draws 4 of the 8 planted items (the draw is deterministic;
+about a quarter of seeds draw none, see docs/batch-sampling.md: a 20 % pattern in one template of 40 is
+caught with probability ~76 % at 6 items per template)."""
 SPEC = "Write a short customer e-mail for the template named in the item. Make no promise we cannot keep."
 
 
@@ -74,7 +78,7 @@ def service(db_url: str) -> Iterator[BatchService]:
 def config(file, **kw) -> BatchConfig:
     return BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
                        output_column=file.output_column, spec=SPEC, strata=file.strata,
-                       rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=11, **kw)
+                       rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=SEED, **kw)
 
 
 def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchService) -> None:
