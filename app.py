@@ -11,6 +11,7 @@ st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout=
 PAGES = {
     "Review desk": [
         st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
+        st.Page("pages/batch.py", title="Batch", icon="🧺", url_path="batch"),
         st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
         st.Page("pages/inbox.py", title="Inbox", icon="📥", url_path="inbox"),
         st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),

@@ -71,7 +71,7 @@ def latest_run(repo: Repo) -> int:
 
 
 def test_every_page_renders_with_an_empty_history(desk_env: Repo) -> None:
-    for page in ("pages/review.py", "pages/runs.py", "pages/escalations.py", "pages/settings.py"):
+    for page in ("pages/review.py", "pages/batch.py", "pages/runs.py", "pages/escalations.py", "pages/settings.py"):
         open_app(page)
 
 

@@ -24,8 +24,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 # URL path -> title. The root is a hidden page that forwards to Review, so both "/" and "/review" work.
-PAGES = {"review": "Review", "runs": "Runs", "inbox": "Inbox", "escalations": "Escalations", "audit": "Audit",
-         "rubrics": "Rubrics", "people": "People", "settings": "Settings"}
+PAGES = {"review": "Review", "batch": "Batch", "runs": "Runs", "inbox": "Inbox", "escalations": "Escalations",
+         "audit": "Audit", "rubrics": "Rubrics", "people": "People", "settings": "Settings"}
 CHROMIUM_FLAGS = [
     "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
     "--disable-background-networking", "--disable-component-update", "--disable-sync",

@@ -1,0 +1,33 @@
+"""Batch: verify many outputs by sampling, fix failure patterns across the batch, resample until clean
+(`?batch=<id>` reopens a batch)."""
+
+import streamlit as st
+
+from ui import batch
+from ui.batch_upload import new_batch_form
+from ui.bootstrap import ensure_navigation
+
+ensure_navigation()  # first: a deep link may arrive before app.py ever ran
+
+st.title("🧺 Batch")
+batch_id = batch.batch_id_from_url()
+if batch_id is None:
+    batch.intro()
+    past = batch.past_batches()
+    if not past:
+        batch.empty_state()
+        new_id = new_batch_form()
+    else:
+        new, reopen = st.tabs(["New batch", f"Past batches ({len(past)})"])
+        with reopen:
+            batch.batch_list(past)
+        with new:
+            new_id = new_batch_form()
+    if new_id is not None:
+        st.query_params["batch"] = str(new_id)
+        st.rerun()
+else:
+    if st.button("← All batches", key="batch_back"):
+        del st.query_params["batch"]
+        st.rerun()
+    batch.render_batch(batch_id)

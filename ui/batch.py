@@ -1,0 +1,340 @@
+"""The Batch page's views: the list of batches, and one batch from its first sample to its export.
+
+One batch moves through: no sample yet → a sample being reviewed (live progress, pause, resume) →
+the finished sample's patterns (a fix approved or dismissed for each) → the stopping rule and the
+next sample, until a sample comes back clean. The database holds every step, so `?batch=<id>`
+shows the same view after a reload, in another tab, or after a restart.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePath
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.models import RunStatus
+from santa_core.roles import Permission
+from santa_core.sampling import percent
+from storage.batches import Batch, BatchProblem, SampledReview, SampleProgress
+from ui import batch_actions, batch_patterns, batch_plan, components, services
+from ui.batch_actions import service
+from ui.safe import md
+
+POLL_S = 2.0
+"""How often the page re-reads a sample under review."""
+MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
+RESULT = {RunStatus.SHIPPED: "NICE", RunStatus.SAMPLED: "NAUGHTY", RunStatus.QUEUED: "reviewing",
+          RunStatus.RUNNING: "reviewing", RunStatus.INTERRUPTED: "interrupted (resumes)"}
+
+
+# --- the URL and the list -------------------------------------------------------------------------
+
+
+def batch_id_from_url() -> int | None:
+    """The `batch` query parameter as an int, or None (an error is shown when it is not a number)."""
+    raw = st.query_params.get("batch")
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        st.error(f"{md(raw)} is not a batch number.")
+        return None
+
+
+def intro() -> None:
+    """What the page does, one click away."""
+    with st.expander("How this works", expanded=False):
+        st.markdown(
+            "Upload many outputs at once (CSV or JSONL). Santa reviews a **sample** of them with both reviewers, "
+            "groups the failures into **patterns**, and for each pattern the fix agent proposes **one fix** on a "
+            "representative item. Once you approve it, it is applied to **every item of the batch** that shows the "
+            "pattern; every other item stays byte-identical. Then a fresh sample is drawn, until one comes back "
+            "clean — and the page states what that clean sample proves about the rest. How the sample is "
+            "drawn and what its figures mean is written up in `docs/batch-sampling.md`.")
+
+
+def state_of(batch: Batch, waiting: int) -> str:
+    """Where a batch stands, in a few words (`waiting`: patterns that wait for a decision)."""
+    latest = batch.latest
+    if latest is None:
+        return "no sample yet"
+    if latest.finished_at is None:
+        return ("paused" if batch.paused else "reviewing") + f" sample {latest.number} ({latest.done}/{latest.size})"
+    if waiting:
+        return f"sample {latest.number}: {waiting} pattern(s) to decide"
+    if latest.clean:
+        return f"clean after sample {latest.number}"
+    return f"sample {latest.number}: {latest.naughty} failed, fixes decided — resample"
+
+
+def batch_frame(batches: list[Batch]) -> pd.DataFrame:
+    """One row per batch, newest first, with a link that opens it."""
+    rows = []
+    for b in batches:
+        waiting = len(batch_patterns.pending(service().store.patterns(b.id)))
+        rows.append({"batch": b.id, "file": b.name, "created (UTC)": f"{b.created_at:%Y-%m-%d %H:%M}",
+                     "by": services.display(b.created_by), "items": b.items, "samples": len(b.samples),
+                     "state": state_of(b, waiting), "open": f"batch?batch={b.id}"})
+    return pd.DataFrame(rows)
+
+
+def past_batches() -> list[Batch]:
+    """Every batch, newest first."""
+    return service().store.batches()
+
+
+def empty_state() -> None:
+    """No batch yet: what the page is for."""
+    st.info("No batches yet. Upload a CSV or JSONL file of outputs below to verify them by sampling: a sample is "
+            "reviewed, its failures are grouped into patterns, each pattern is fixed across the whole batch, and "
+            "a fresh sample checks the result.")
+
+
+def batch_list(batches: list[Batch]) -> None:
+    """Past batches to reopen: a table with links, and a picker."""
+    st.dataframe(batch_frame(batches), hide_index=True, width="stretch",
+                 column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+    names = {b.id: f"#{b.id} · {b.name}" for b in batches}
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    pick = left.selectbox("Open a batch", list(names), format_func=names.get, key="batch_pick")
+    if right.button("Open", key="batch_open"):
+        st.query_params["batch"] = str(pick)
+        st.rerun()
+
+
+# --- one batch ------------------------------------------------------------------------------------
+
+
+def header(batch: Batch) -> None:
+    """Title line: the file, its items, rubric, reviewers and sampling settings."""
+    c = batch.config
+    st.subheader(md(f"Batch #{batch.id} — {batch.name}"))
+    strata = ", ".join(c.strata) or "none"
+    st.caption(md(f"{batch.items:,} items · rubric {c.rubric.name} v{c.rubric.version} · B {c.reviewer_b} · "
+                  f"C {c.reviewer_c} · fix agent {c.fixer} · sample rate {percent(c.sample_rate)} (at least "
+                  f"{c.min_sample} items) · strata {strata} · seed {c.seed} · {c.concurrency} reviews at a time"
+                  + (" · Message Batches API" if c.message_batches else "")
+                  + (" · auto-approve" if c.auto_approve else "")
+                  + f" · created by {services.display(batch.created_by)} {batch.created_at:%Y-%m-%d %H:%M} UTC"))
+    components.rubric_table(c.rubric)
+
+
+def next_plan(batch: Batch, key: str) -> None:
+    """What the next sample catches, from the stored items."""
+    items = service().store.items(batch.id)
+    sizes: dict[tuple[str, ...], int] = {}
+    for item in items:
+        sizes[item.stratum] = sizes.get(item.stratum, 0) + 1
+    n = service().estimate(batch.id).sample
+    batch_plan.detection(len(items), n, sizes, key=key)
+
+
+def start_button(batch: Batch, number: int, label: str) -> None:
+    """Draw the next sample (for people who may start runs)."""
+    if not services.can(Permission.START_RUN):
+        st.info(md(services.refusal(Permission.START_RUN)))
+        return
+    if st.button(label, type="primary", key="batch_start" if number == 1 else "batch_resample"):
+        batch_actions.start_sample(batch.id)
+        st.rerun()
+
+
+def first_sample_step(batch: Batch) -> None:
+    """Before the first sample: what it will catch and cost, and the button to draw it."""
+    st.markdown("#### Before sampling")
+    next_plan(batch, "batch_prevalence_view")
+    start_button(batch, 1, "Start sample 1")
+
+
+def eta(progress: SampleProgress, paused: bool, message_batches: bool) -> str:
+    """Time left, from the pace so far (reviews run concurrently, so it is the sample's own pace); short."""
+    if paused:
+        return "paused"
+    if message_batches or progress.done == 0 or progress.seconds_done <= 0:
+        return "—"  # a Message Batch has no pace to measure; nor has a sample before its first review
+    left = progress.seconds_done / progress.done * (progress.size - progress.done)
+    if left < 90:
+        return f"~{max(1, round(left))} s"
+    return f"~{round(left / 60)} min" if left < 5400 else f"~{left / 3600:.1f} h"
+
+
+def progress_panel(progress: SampleProgress, paused: bool, message_batches: bool) -> None:
+    """Progress bar, counts, ETA and cost so far; the Message Batch's status when one is used."""
+    st.progress(progress.done / progress.size if progress.size else 1.0,
+                text=f"Sample {progress.number}: {progress.done} of {progress.size} items reviewed")
+    cols = st.columns(5)
+    cols[0].metric("NICE", progress.nice)
+    cols[1].metric("NAUGHTY", progress.naughty)
+    cols[2].metric("Reviewer errors", progress.errors, help="Counted as NAUGHTY: a failed review is never a pass.")
+    cols[3].metric("Time left", eta(progress, paused, message_batches),
+                   help="From the pace of the reviews so far; none for a Message Batch, which the API answers "
+                        "within 24 hours.")
+    cols[4].metric("Spent on this sample", components.usd(progress.cost_usd))
+    if paused:
+        st.warning("Paused: no new review starts; reviews already started finish and are kept. Resume to go on.")
+    if message_batches:
+        where = f"Message Batch {progress.api_batch_id}" if progress.api_batch_id else "The Message Batch"
+        status = progress.api_status or "being submitted"
+        st.info(md(f"{where}: {status}. The API answers within 24 hours, usually much sooner; the desk keeps "
+                   "tracking it across restarts."))
+
+
+def controls(batch_id: int, paused: bool) -> None:
+    """Pause or resume (for people who may start runs)."""
+    if not services.can(Permission.START_RUN):
+        return
+    if paused:
+        st.button("Resume", key="batch_resume", type="primary", on_click=batch_actions.resume, args=(batch_id,))
+    else:
+        st.button("Pause", key="batch_pause", on_click=batch_actions.pause, args=(batch_id,),
+                  help="No new review starts; those already started finish and are kept.")
+
+
+def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
+    """A sample under review: re-read from the database every couple of seconds until it is in."""
+    first = [sample]  # the full run hands its fresh progress to the fragment; fragment reruns reload
+
+    @st.fragment(run_every=POLL_S)
+    def live() -> None:
+        store = service().store
+        progress = first.pop() if first else store.progress(sample.id)
+        if progress.finished:
+            store.finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
+            st.rerun()  # the whole page: the patterns show
+        batch_actions.show_flash(batch.id)
+        paused = store.is_paused(batch.id)
+        progress_panel(progress, paused, batch.config.message_batches)
+        controls(batch.id, paused)
+        sampled_items(store.reviews(sample.id))
+
+    live()
+
+
+def result_of(review: SampledReview) -> str:
+    """A sampled item's result in the page's words."""
+    if review.status is None:
+        return "waiting"
+    label = RESULT.get(review.status, review.status.value)
+    return f"{label} (reviewer error)" if review.reviewer_error else label
+
+
+def sampled_items(reviews: list[SampledReview]) -> None:
+    """Every sampled item with its result, its issues and a link to its run."""
+    rows = [{"item": r.key, "stratum": batch_plan.stratum_label(tuple(r.strata.values())), "result": result_of(r),
+             "issues": "; ".join(f"[{i.criterion}] {i.description}" for i in r.issues),
+             "run": f"review?run={r.run_id}" if r.run_id else None} for r in reviews]
+    with st.expander(f"Sampled items ({len(reviews)})"):
+        st.dataframe(pd.DataFrame(rows, columns=["item", "stratum", "result", "issues", "run"]), hide_index=True,
+                     width="stretch",
+                     column_config={"run": st.column_config.LinkColumn("run", display_text=r"run=(\d+)")})
+
+
+def finished_step(batch: Batch, sample: SampleProgress) -> None:
+    """A finished sample: its result, its patterns, then the stopping rule and the next sample."""
+    st.markdown(f"#### Sample {sample.number}: {sample.nice} NICE, {sample.naughty} NAUGHTY of {sample.size}")
+    reviews = service().store.reviews(sample.id)
+    sampled_items(reviews)
+    records = batch_patterns.patterns_for(sample)
+    if batch.config.auto_approve:
+        batch_patterns.auto_fix(batch, records)
+    batch_patterns.section(batch, sample, records, {r.key: r.run_id for r in reviews})
+    if not batch_patterns.pending(records):
+        next_step(batch, sample)
+
+
+def next_step(batch: Batch, sample: SampleProgress) -> None:
+    """Every pattern decided: after a clean sample what it proves; either way, the next sample."""
+    st.subheader("Stopping rule")
+    rule = service().stopping_rule(batch.id) if sample.clean else None
+    if rule is not None:
+        dismissed = [p for p in service().store.patterns(batch.id) if p.status == "dismissed"]
+        batch_plan.stopping_rule(rule, dismissed)
+        st.caption("The batch can ship as exported below. Another sample is optional: it tightens the bound.")
+        label = f"Draw another sample (sample {sample.number + 1})"
+    else:
+        # Why no bound here: the sample's failures were fixed or dismissed since, so a bound from it would
+        # describe the batch before the fixes. Only a fresh, clean sample says something about what is left.
+        st.info(f"Sample {sample.number} found failures and every pattern is decided. Draw a fresh sample to check "
+                "what is left: once a sample comes back clean, the page states the bound on the items still failing.")
+        label = f"Resample: draw sample {sample.number + 1}"
+    with st.expander("What the next sample catches"):
+        next_plan(batch, "batch_prevalence_next")
+    start_button(batch, sample.number + 1, label)
+
+
+def history(batch: Batch) -> None:
+    """Every sample so far and every pattern decision."""
+    if len(batch.samples) < 2 and not any(p.status not in batch_patterns.OPEN
+                                          for p in service().store.patterns(batch.id)):
+        return
+    changed: dict[int, int] = {}
+    for change in service().store.changes(batch.id):
+        changed[change.pattern_id] = changed.get(change.pattern_id, 0) + 1
+    number = {s.id: s.number for s in batch.samples}
+    samples = [{"sample": s.number, "seed": s.seed, "items": s.size, "NICE": s.nice, "NAUGHTY": s.naughty,
+                "reviewer errors": s.errors, "cost": components.usd(s.cost_usd)} for s in batch.samples]
+    decisions = [{"sample": number.get(p.sample_id), "pattern": p.title, "criterion": p.criterion,
+                  "status": p.status, "by": services.display(p.decided_by) if p.decided_by else "",
+                  "reason": p.reason, "items changed": changed.get(p.id, 0)}
+                 for p in service().store.patterns(batch.id)]
+    with st.expander(f"History: {len(batch.samples)} sample(s), {len(decisions)} pattern(s)"):
+        st.dataframe(pd.DataFrame(samples), hide_index=True, width="stretch")
+        if decisions:
+            st.dataframe(pd.DataFrame(decisions), hide_index=True, width="stretch")
+
+
+def cost_section(batch: Batch) -> None:
+    """Estimated against actual against full verification."""
+    st.subheader("Cost")
+    batch_plan.cost(service().estimate(batch.id), service().store.cost(batch.id))
+
+
+def export_name(name: str, fmt: str) -> str:
+    """The download's file name: the uploaded file's stem, '-verified', the format."""
+    return f"{PurePath(name).stem or 'batch'}-verified.{fmt}"
+
+
+@st.cache_data(max_entries=8, show_spinner="Writing the export…")
+def _export(url: str, batch_id: int, fmt: str, version: tuple) -> bytes:
+    """The export, written once per state of the batch (`version` changes with every review and fix)."""
+    return service().export(batch_id, fmt)
+
+
+def export_section(batch: Batch) -> None:
+    """Download the verified batch as CSV or JSONL."""
+    st.subheader("Export")
+    st.caption("Every item with its original fields, the output column holding the current text, and "
+               "santa_status (passed, failed, fixed or not sampled), santa_pattern, santa_fix and "
+               "santa_original_output (for changed items). Items no fix touched keep their text byte for byte.")
+    version = (len(service().store.changes(batch.id)), tuple((s.id, s.done) for s in batch.samples))
+    for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
+        column.download_button(f"Download {fmt.upper()}", _export(services.desk().url, batch.id, fmt, version),
+                               file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",
+                               on_click="ignore", icon=":material/download:")
+
+
+def _load(batch_id: int) -> Batch | None:
+    try:
+        return service().store.get(batch_id)
+    except BatchProblem:
+        st.error(f"Batch #{batch_id} does not exist.")
+        return None
+
+
+def render_batch(batch_id: int) -> None:
+    """The whole batch view."""
+    batch = _load(batch_id)
+    if batch is None:
+        return
+    header(batch)
+    batch_actions.show_flash(batch.id)
+    latest = batch.latest
+    if latest is None:
+        first_sample_step(batch)
+    elif latest.finished_at is None:
+        reviewing_step(batch, latest)
+    else:
+        finished_step(batch, latest)
+    history(batch)
+    cost_section(batch)
+    export_section(batch)

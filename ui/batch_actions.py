@@ -1,0 +1,74 @@
+"""What a person does to a batch from the page, each with its outcome kept for the next rerun.
+
+A click's outcome (done, or why the storage refused) is shown once, at the top of the batch, after
+the rerun that follows the click: clicks often run as callbacks, before the page is drawn.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+import streamlit as st
+
+from santa_core.batch_file import BatchFileError
+from santa_core.roles import PermissionDenied
+from storage.batch_service import BatchService
+from storage.batches import BatchProblem
+from ui import services
+from ui.safe import md
+
+FLASH = "batch_flash"
+REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
+"""What the storage and the service raise for a request that cannot be done as asked."""
+T = TypeVar("T")
+
+
+def service() -> BatchService:
+    """The desk's batch service."""
+    return services.desk().batches
+
+
+def flash(batch_id: int, kind: str, text: str) -> None:
+    """Keep a message (markdown, already escaped) for the batch's next rerun; kind is success, info or error."""
+    st.session_state[FLASH] = (batch_id, kind, text)
+
+
+def show_flash(batch_id: int) -> None:
+    """The message a click left for this batch, once."""
+    kept = st.session_state.get(FLASH)
+    if not kept or kept[0] != batch_id:
+        return
+    del st.session_state[FLASH]
+    _, kind, text = kept
+    {"success": st.success, "error": st.error}.get(kind, st.info)(text)
+
+
+def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | None = None) -> T | None:
+    """Run an action; on success keep `done(result)`, on a refusal keep the reason. None when refused."""
+    try:
+        result = action()
+    except REFUSED as exc:
+        flash(batch_id, "error", md(f"Not done: {exc}"))
+        return None
+    if done is not None:
+        flash(batch_id, "success", done(result))
+    return result
+
+
+def start_sample(batch_id: int) -> int | None:
+    """Draw the batch's next sample and start reviewing it in the background; the sample's id."""
+    return attempt(batch_id, lambda: service().sample(batch_id, services.actor()),
+                   lambda sample_id: f"Sample {service().store.progress(sample_id).number} drawn: its items are "
+                                     "being reviewed by both reviewers.")
+
+
+def pause(batch_id: int) -> None:
+    """A button callback: no new review starts; reviews already started finish and are kept."""
+    attempt(batch_id, lambda: service().pause(batch_id, services.actor()),
+            lambda _: "Paused: reviews already started finish and are kept; no new one starts until you resume.")
+
+
+def resume(batch_id: int) -> None:
+    """A button callback: start reviewing again where the batch stopped."""
+    attempt(batch_id, lambda: service().resume(batch_id, services.actor()), lambda _: "Resumed.")

@@ -1,0 +1,262 @@
+"""The patterns of a finished sample: what failed, where, and the one fix a person approves for each.
+
+A pattern's fix is proposed on its representative item, shown as a diff, previewed on the whole
+batch ("N items show this pattern"), then approved (optionally with edited replacement text and a
+reason) or dismissed with a reason. The review-failed and unexplained groups have no fix: a
+person handles their items by hand and marks the group handled.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.models import FixEdit, FixProposal
+from santa_core.patterns import Pattern, apply_pattern_fix
+from santa_core.roles import Permission
+from santa_core.sampling import percent
+from storage.batch_service import FixPreview
+from storage.batches import Batch, PatternRecord, SampleProgress
+from ui import batch_actions, components, services
+from ui.batch_actions import attempt, service
+from ui.safe import md
+
+OPEN = ("open", "proposed")
+"""Pattern statuses that still wait for a decision (and block the next sample)."""
+AUTO_REASON = "auto-approved: the batch was created with auto-approve"
+KIND_LABEL = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
+BY_HAND = {
+    "review_failed": "A reviewer failed on these items after retries, so what is wrong with them is not fully known. "
+                     "Open their runs, fix or check them by hand, then mark the group handled with a note.",
+    "unexplained": "These items are NAUGHTY but no reviewer listed an issue, so there is nothing to match or fix "
+                   "automatically. Open their runs, fix or check them by hand, then mark the group handled.",
+}
+
+
+def patterns_for(sample: SampleProgress) -> list[PatternRecord]:
+    """The finished sample's patterns, grouped and stored the first time they are asked for."""
+    stored = service().store.patterns(sample.batch_id, sample.id)
+    if stored or sample.naughty == 0:
+        return stored
+    return service().find_patterns(sample.id)
+
+
+def pending(records: list[PatternRecord]) -> list[PatternRecord]:
+    """The patterns still waiting for a decision."""
+    return [r for r in records if r.status in OPEN]
+
+
+def section(batch: Batch, sample: SampleProgress, records: list[PatternRecord], runs: dict[str, int | None]) -> None:
+    """Every pattern of the sample, biggest first, each with what a person can do about it."""
+    st.subheader(f"Patterns in sample {sample.number}")
+    if not records:
+        st.success(f"No item of sample {sample.number} failed review: there is no pattern to fix.")
+        return
+    st.caption("Failures grouped by criterion and by what the issues say. Approve or dismiss each pattern's fix; "
+               "the next sample can be drawn once none is waiting.")
+    changed = Counter(c.pattern_id for c in service().store.changes(batch.id))
+    for number, record in enumerate(records, 1):
+        with st.container(border=True, key=f"batch_pattern_{record.id}"):
+            card(batch, sample, record, number, runs, changed[record.id])
+
+
+def card(batch: Batch, sample: SampleProgress, record: PatternRecord, number: int, runs: dict[str, int | None],
+         changed: int) -> None:
+    """One pattern: what it is, where it shows, its evidence and examples, then the decision."""
+    pattern = Pattern.model_validate(record.pattern)
+    summary(record, pattern, sample, number)
+    evidence(pattern)
+    examples(pattern, runs)
+    if record.status not in OPEN:
+        decided(record, changed)
+    elif pattern.kind != "issue":
+        st.info(BY_HAND[pattern.kind])
+        dismiss_form(batch.id, record, "Mark handled", "What was done with these items")
+    else:
+        decide(batch, record, pattern)
+
+
+def summary(record: PatternRecord, pattern: Pattern, sample: SampleProgress, number: int) -> None:
+    """Title, kind, criterion, how many sampled items show it and in which strata."""
+    st.markdown(f"**{number}. {md(record.title)}**")
+    share = percent(pattern.count / sample.size) if sample.size else "—"
+    criterion = f" · criterion {record.criterion}" if record.criterion else ""
+    st.caption(md(f"{KIND_LABEL[pattern.kind]}{criterion} · {pattern.count} of {sample.size} sampled items "
+                  f"({share}) · {record.status}"))
+    for column, counts in pattern.strata.items():
+        st.caption(md(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))
+
+
+def evidence(pattern: Pattern) -> None:
+    """The quotes the reviewers gave (the batch is matched on the ones found in their items)."""
+    if not pattern.evidence:
+        return
+    st.markdown("Evidence quoted by the reviewers")
+    for quote in pattern.evidence[:3]:
+        st.code(quote, language=None, wrap_lines=True)
+    if len(pattern.evidence) > 3:
+        st.caption(f"… and {len(pattern.evidence) - 3} more quotes")
+
+
+def examples(pattern: Pattern, runs: dict[str, int | None]) -> None:
+    """Example items, each linked to the run that reviewed it."""
+    for key in pattern.examples:
+        run_id = runs.get(key)
+        mark = " (representative: the fix is proposed on it)" if key == pattern.representative else ""
+        if run_id is None:
+            st.caption(md(f"{key}{mark}"))
+            continue
+        st.page_link("pages/review.py", label=md(f"{key} — run #{run_id}{mark}"), icon="📜",
+                     query_params={"run": str(run_id)})
+
+
+def decided(record: PatternRecord, changed: int) -> None:
+    """Who decided the pattern, how, and what it changed."""
+    who = services.display(record.decided_by or "")
+    why = f" Reason: {record.reason}" if record.reason else ""
+    if record.status == "applied":
+        st.success(md(f"Fix approved by {who}: {changed} item(s) of the batch changed.{why}"))
+    else:
+        st.info(md(f"Dismissed by {who}.{why}"))
+
+
+def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
+    """Ask the fix agent, then approve (edits adjustable) or dismiss; read-only for people who may not decide."""
+    proposal = FixProposal.model_validate(record.proposal) if record.proposal else None
+    if not services.can(Permission.DECIDE_FIX):
+        st.info(md(services.refusal(Permission.DECIDE_FIX)))
+        if proposal is not None:
+            components.proposal_view(proposal)
+        return
+    if not pattern.matchable:
+        st.warning("No quote of this pattern is long enough to find it in other items: only its sampled items "
+                   "will be fixed. Fix the rest of the batch by hand.")
+    if proposal is None:
+        if st.button("Ask the fix agent", key=f"batch_propose_{record.id}", type="primary",
+                     help=f"One fix, proposed on item {pattern.representative}; nothing changes until you approve."):
+            propose(batch.id, record.id, pattern.representative)
+        dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
+        return
+    components.proposal_view(proposal)
+    edits = edited(record, proposal)
+    preview = _preview(batch.id, record.id, edits)
+    if preview is not None:
+        preview_summary(preview)
+    approve_or_dismiss(batch.id, record, edits, preview)
+
+
+def propose(batch_id: int, pattern_id: int, representative: str) -> None:
+    """Ask the fix agent for the pattern's fix (on its representative item) and show it."""
+    for key in [k for k in st.session_state if str(k).startswith(f"batch_after_{pattern_id}_")]:
+        del st.session_state[key]  # a new proposal starts from its own replacement text
+    with st.spinner(f"The fix agent is fixing item {representative}…"):
+        attempt(batch_id, lambda: service().propose(pattern_id))
+    st.rerun()
+
+
+def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
+    """The proposal's edits, with the replacement text as the person left it in the boxes."""
+    if not proposal.edits:
+        return []
+    edits = []
+    with st.expander("Edit the replacement text (applied to every item that shows the pattern)"):
+        for i, edit in enumerate(proposal.edits):
+            st.caption(md(f"Edit {i + 1} replaces exactly: {edit.before}"))
+            after = st.text_area(f"Edit {i + 1}: replace with", edit.after, key=f"batch_after_{record.id}_{i}")
+            edits.append(edit.model_copy(update={"after": after}))
+    if edits != proposal.edits:
+        fixed = apply_pattern_fix(proposal.before_text, edits).after_text
+        st.markdown("As you edited it, on the representative item")
+        st.code(components.unified_diff(proposal.before_text, fixed, "current output", "as edited"),
+                language="diff", wrap_lines=True)
+    return edits
+
+
+def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview | None:
+    try:
+        return service().preview(pattern_id, edits)
+    except batch_actions.REFUSED as exc:
+        st.error(md(str(exc)))
+        return None
+
+
+def preview_summary(preview: FixPreview) -> None:
+    """How many items of the whole batch show the pattern, which change and which must be fixed by hand."""
+    showing, skipped = len(preview.changes), preview.skipped
+    st.markdown(f"**{showing} item(s) in the batch show this pattern**: approving changes {preview.changed}"
+                + (f"; {len(skipped)} cannot take the edit and need a person." if skipped else "."))
+    rows = [{"item": key, "changes": "yes" if fix.changed else "no",
+             "why not": "; ".join(r.reason for r in fix.skipped)} for key, fix in preview.changes.items()]
+    with st.expander("Items that show the pattern"):
+        st.dataframe(pd.DataFrame(rows, columns=["item", "changes", "why not"]), hide_index=True, width="stretch")
+
+
+def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit], preview: FixPreview | None) -> None:
+    """Approve the fix for the whole batch, dismiss the pattern, or ask the fix agent again."""
+    reason = st.text_input("Reason (optional to approve, required to dismiss)", key=f"batch_reason_{record.id}")
+    approve, dismiss, again = st.columns(3)
+    if approve.button("Approve and apply to the batch", type="primary", key=f"batch_approve_{record.id}",
+                      disabled=not edits or preview is None):
+        _approve(batch_id, record.id, edits, reason, preview)
+    if dismiss.button("Dismiss", key=f"batch_dismiss_{record.id}"):
+        _dismiss(batch_id, record.id, reason)
+    if again.button("Ask the fix agent again", key=f"batch_repropose_{record.id}"):
+        propose(batch_id, record.id, Pattern.model_validate(record.pattern).representative)
+
+
+def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, preview: FixPreview | None) -> None:
+    skipped = preview.skipped if preview is not None else []
+    note = (f" {len(skipped)} item(s) show the pattern but could not take the edit — fix them by hand: "
+            f"{', '.join(skipped[:20])}." if skipped else "")
+    attempt(batch_id, lambda: service().approve(pattern_id, services.actor(), edits=edits, reason=reason),
+            lambda changed: md(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
+    st.rerun()
+
+
+def _dismiss(batch_id: int, pattern_id: int, reason: str) -> None:
+    attempt(batch_id, lambda: service().dismiss(pattern_id, services.actor(), reason),
+            lambda _: "Dismissed: the items keep their text.")
+    st.rerun()
+
+
+def dismiss_form(batch_id: int, record: PatternRecord, label: str, placeholder: str) -> None:
+    """Dismiss (or mark handled) with a reason, for people who may decide fixes."""
+    if not services.can(Permission.DECIDE_FIX):
+        st.info(md(services.refusal(Permission.DECIDE_FIX)))
+        return
+    left, right = st.columns([3, 1], vertical_alignment="bottom")
+    reason = left.text_input("Reason (required)", key=f"batch_reason_{record.id}", placeholder=placeholder)
+    if right.button(label, key=f"batch_dismiss_{record.id}"):
+        _dismiss(batch_id, record.id, reason)
+
+
+def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
+    """For a batch created with auto-approve: propose and apply each pattern's fix without a person."""
+    todo = [r for r in pending(records) if r.pattern.get("kind", "issue") == "issue"]
+    if not todo:
+        return
+    if not services.can(Permission.DECIDE_FIX):
+        st.info(md("This batch auto-approves fixes, which waits for someone who may decide them. "
+                   + services.refusal(Permission.DECIDE_FIX)))
+        return
+    applied = 0
+    with st.spinner("Auto-approve: the fix agent is fixing each pattern…"):
+        for record in todo:
+            applied += _auto_one(batch.id, record)
+    if applied:
+        st.rerun()
+
+
+def _auto_one(batch_id: int, record: PatternRecord) -> int:
+    """Propose (once) and apply one pattern's fix; 1 when applied, 0 when it is left for a person."""
+    if record.proposal is None:
+        proposal = attempt(batch_id, lambda: service().propose(record.id))
+    else:
+        proposal = FixProposal.model_validate(record.proposal)
+    if proposal is None or proposal.error or not proposal.edits:
+        return 0  # no usable fix: the pattern waits for a person
+    done = attempt(batch_id, lambda: service().approve(record.id, services.actor(), reason=AUTO_REASON),
+                   lambda changed: md(f"Auto-approved: {changed} item(s) of the batch changed."))
+    return 1 if done is not None else 0

@@ -1,0 +1,104 @@
+"""The Batch page's figures: what a sample will catch, what it costs, and what a clean sample proves.
+
+Every number comes from `santa_core.sampling` and the service's cost estimate; this module only
+lays them out, so the page and docs/batch-sampling.md always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+
+import pandas as pd
+import streamlit as st
+
+from santa_core import pricing, sampling
+from santa_core.sampling import percent
+from storage.batch_service import CostEstimate
+from storage.batches import PatternRecord
+from ui import components
+from ui.safe import md
+
+PREVALENCES = (0.01, 0.02, 0.05, 0.10, 0.20)
+"""Shares of the whole batch the detection table shows."""
+STRATUM_PREVALENCES = (0.05, 0.10, 0.20, 0.30, 0.50)
+"""Shares of one stratum a person can pick for the per-stratum view (20 % by default)."""
+
+
+def stratum_label(stratum: Hashable) -> str:
+    """A stratum as people read it: its values joined by ' / ' ('(whole batch)' with no strata)."""
+    if isinstance(stratum, tuple):
+        return " / ".join(map(str, stratum)) or "(whole batch)"
+    return str(stratum)
+
+
+def detection_frame(population: int, sample: int) -> pd.DataFrame:
+    """One row per prevalence over the whole batch: items showing the pattern and the chance to catch it."""
+    rows = sampling.detection_table(population, sample, PREVALENCES)
+    return pd.DataFrame([{"a pattern in": f"{percent(r.prevalence)} of the batch", "items showing it": r.showing,
+                          "chance this sample catches it": percent(r.chance)} for r in rows])
+
+
+def stratum_frame(rows: list[sampling.StratumDetection]) -> pd.DataFrame:
+    """Per stratum: its size, its share of the sample, the items a pattern covers and the chance."""
+    return pd.DataFrame([{"stratum": stratum_label(r.stratum), "items": r.size, "sampled": r.sampled,
+                          "showing the pattern": r.showing, "chance caught": percent(r.chance)} for r in rows])
+
+
+def detection(population: int, n: int, sizes: Mapping[Hashable, int], key: str) -> None:
+    """Before sampling: the chance of catching a pattern, over the batch and inside each stratum.
+
+    `n` is the sample size the rate asks for; with more strata than that, every stratum still gets
+    an item, so the sample drawn (and shown) is larger.
+    """
+    sample = sum(sampling.allocate(sizes, n).values()) if sizes else n
+    st.markdown(f"**What a sample of {sample:,} of {population:,} items catches.** A pattern is caught when "
+                "at least one item showing it is sampled (exact hypergeometric chance).")
+    st.dataframe(detection_frame(population, sample), hide_index=True, width="stretch")
+    if len(sizes) < 2:
+        return
+    prevalence = st.selectbox("A pattern confined to one stratum, in this share of its items",
+                              STRATUM_PREVALENCES, index=STRATUM_PREVALENCES.index(0.20), key=key,
+                              format_func=percent, help="Systematic failures usually come from one template or "
+                              "locale: a pattern there is caught only by that stratum's share of the sample.")
+    rows = sampling.stratum_detection(sizes, n, prevalence)
+    st.dataframe(stratum_frame(rows), hide_index=True, width="stretch")
+    weakest = min(rows, key=lambda r: r.chance)  # the first in sorted order among equals
+    st.markdown("Least covered: " + md(weakest.statement()))  # md: stratum values come from the uploaded file
+
+
+def cost(estimate: CostEstimate, spent: float | None = None) -> None:
+    """Estimated cost of one sample against reviewing every item with both reviewers (and what was spent)."""
+    columns = st.columns(4 if spent is not None else 3)
+    how = "through the Message Batches API (about half price)" if estimate.message_batches else "one call at a time"
+    columns[0].metric("One sample (estimated)", components.usd(estimate.sample_usd),
+                      help=f"{estimate.sample:,} items × 2 reviewers, {how}, from each item's length.")
+    columns[1].metric("Full verification (estimated)", components.usd(estimate.full_usd),
+                      help=f"All {estimate.items:,} items × 2 reviewers, one call at a time.")
+    columns[2].metric("One sample ÷ full", percent(estimate.share))
+    if spent is not None:
+        share = f"{percent(spent / estimate.full_usd)} of full verification" if estimate.full_usd else None
+        columns[3].metric("Spent so far (actual)", components.usd(spent), delta=share, delta_color="off",
+                          delta_arrow="off", help="Every review of every sample of this batch, plus the fix agent's proposals.")
+    st.caption(f"Estimates use the prices in santa_core/rates.toml (as of {pricing.rates_as_of()}) and about four "
+               "characters per token; the actual figure is what the API reported.")
+
+
+def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord]) -> None:
+    """What a clean sample proves about the batch, with a caveat for patterns left unfixed."""
+    statement = md(rule.statement())
+    if rule.clean:
+        st.success(f"✅ {statement}")
+    else:
+        st.info(statement)
+    if rule.stratified:
+        st.caption("The bound holds wherever failing items hide among the strata (every stratum was sampled).")
+    unfixed = [p for p in dismissed if p.pattern.get("kind", "issue") == "issue"]
+    by_hand = [p for p in dismissed if p not in unfixed]
+    if unfixed:
+        names = "; ".join(f"“{p.title}” ({p.reason})" for p in unfixed)
+        st.warning(md(f"Caveat: {len(unfixed)} pattern(s) were dismissed without a fix: {names}. Their items "
+                      "failed review in an earlier sample and keep what the reviewers flagged; resamples draw fresh "
+                      "items first, so the bound above does not make those items pass."))
+    if by_hand:
+        names = "; ".join(f"{p.title} ({p.reason})" for p in by_hand)
+        st.caption(md(f"Handled by hand, outside Santa: {names}. The bound does not cover what was done to them."))
