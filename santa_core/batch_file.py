@@ -414,6 +414,15 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
+def _finite(text: str) -> float:
+    """A JSON number as a float, refusing one too large for a float (it would come back as Infinity,
+    which is not JSON: the export could not be read again)."""
+    value = float(text)
+    if math.isinf(value):
+        raise ValueError(f"the number {text} is too large")
+    return value
+
+
 def _parse_jsonl(text: str) -> tuple[list[str], list[_Row]]:
     """Columns (keys in order of first appearance) and one row per non-blank line."""
     lines = text.split("\n")  # not splitlines(): U+2028 and friends may sit inside a JSON string
@@ -440,7 +449,7 @@ def _parse_jsonl(text: str) -> tuple[list[str], list[_Row]]:
 
 def _json_line(line: str) -> tuple[dict[str, Any], str | None]:
     try:
-        value = json.loads(line, object_pairs_hook=_object, parse_constant=_no_constant)
+        value = json.loads(line, object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_finite)
     except _DuplicateField as exc:
         return {}, f"the field '{exc.name}' appears twice in one object"
     except json.JSONDecodeError as exc:

@@ -131,6 +131,17 @@ def _day(text: str) -> date:
         raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD") from None
 
 
+def _seed(text: str) -> int:
+    """A --seed argument: a whole number that fits the stored 32-bit seed."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if not 0 <= value < 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0 to 2,147,483,646")
+    return value
+
+
 def _version(text: str) -> str:
     """A NAME@N argument."""
     from santa_core.metrics import parse_version
@@ -189,8 +200,8 @@ def _batch_parser(sub: argparse._SubParsersAction) -> None:
                     help=f"share of the batch in each sample (default {DEFAULT_RATE})")
     ba.add_argument("--min-sample", type=int, default=MIN_SAMPLE,
                     help=f"fewest items in a sample (default {MIN_SAMPLE})")
-    ba.add_argument("--seed", type=int, default=1, help="seed of the draw: the same seed draws the same sample "
-                                                        "(default 1)")
+    ba.add_argument("--seed", type=_seed, default=1, help="seed of the draw: the same seed draws the same sample "
+                                                          "(default 1; 0 to 2,147,483,646)")
     ba.add_argument("--concurrency", type=int, help="reviews at a time (default 4)")
     ba.add_argument("--message-batches", action="store_true",
                     help="review each sample through the Message Batches API (about half price, slower)")
@@ -737,7 +748,7 @@ def _decide(desk: Desk, record: PatternRecord, auto_approve: bool, decisions: _D
     if record.pattern.get("kind", "issue") != "issue":
         decisions.waiting[record.id] = "no issue to fix: review these items by hand or dismiss the group with a reason"
         return
-    proposal = desk.batches.propose(record.id)
+    proposal = desk.batches.propose(record.id, CLI_ACTOR)
     if not auto_approve:
         decisions.waiting[record.id] = "its fix waits for a person to approve, edit or dismiss"
         return

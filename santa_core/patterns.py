@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -370,7 +371,21 @@ def _already_fixed(text: str, start: int, edit: FixEdit) -> bool:
     return edit.before in edit.after and any(p <= start < p + len(edit.after) for p in occurrences(text, edit.after))
 
 
-def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]]) -> tuple[int, str | None]:
+def quote_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
+    """Where the quotes occur in the raw text: their words in order, any punctuation or spacing between,
+    case ignored (the raw-text side of `matches`, so an edit can be held to the defect's place)."""
+    spans = []
+    for quote in quotes:
+        words = normalise(quote).split()
+        if not words:
+            continue
+        pattern = r"(?<!\w)" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?!\w)"
+        spans += [(m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)]
+    return spans
+
+
+def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]],
+                 scope: Sequence[tuple[int, int]] | None = None) -> tuple[int, str | None]:
     """Where the approved edit applies in this item, or why it does not."""
     if not edit.before:
         return -1, "has an empty 'before' text"
@@ -387,19 +402,23 @@ def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]]
         return -1, "is already applied to this item"
     if any(s < start + len(edit.before) and start < e for s, e, _ in spans):
         return -1, "overlaps another approved edit"
+    if scope is not None and not any(s < start + len(edit.before) and start < e for s, e in scope):
+        # Fix only what was flagged: the same words elsewhere in an item are not the defect.
+        return -1, "is not where this item shows the pattern's quote; fix it by hand"
     return start, None
 
 
-def apply_pattern_fix(output: str, edits: Sequence[FixEdit]) -> ItemFix:
+def apply_pattern_fix(output: str, edits: Sequence[FixEdit], scope: Sequence[tuple[int, int]] | None = None) -> ItemFix:
     """Apply the edits approved on the representative to another item: each where its exact 'before' occurs once.
 
+    With `scope` (the spans where the item shows the pattern), an edit must also touch one of them.
     An edit that cannot apply is skipped with the reason; an item none applies to stays byte-identical.
     Applying the same edits twice changes nothing the second time.
     """
     spans: list[tuple[int, int, FixEdit]] = []
     skipped: list[RejectedEdit] = []
     for edit in edits:
-        start, reason = _skip_reason(output, edit, spans)
+        start, reason = _skip_reason(output, edit, spans, scope)
         if reason:
             skipped.append(RejectedEdit(edit=edit, reason=f"approved edit for issue [{edit.issue}] {reason}"))
         else:
@@ -420,4 +439,10 @@ def apply_to_batch(pattern: Pattern, edits: Sequence[FixEdit], items: Iterable[t
     if len(outputs) != len(pairs):
         twice = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
         raise ValueError(f"item {twice!r} appears twice in the batch; item keys must be unique")
-    return {key: apply_pattern_fix(outputs[key], edits) for key in matching_items(pattern, pairs)}
+    sampled = set(pattern.items)
+
+    def scope(key: str) -> list[tuple[int, int]] | None:
+        # A sampled item's reviewers located the defect themselves (their quote may be inexact).
+        return None if key in sampled else quote_spans(outputs[key], pattern.match_on)
+
+    return {key: apply_pattern_fix(outputs[key], edits, scope(key)) for key in matching_items(pattern, pairs)}

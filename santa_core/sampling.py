@@ -215,7 +215,8 @@ class StratumDetection:
 
     def statement(self) -> str:
         """E.g. "A pattern in 20.0 % of stratum X (8 of its 40 items) is caught with probability 76.4 %…"."""
-        label = " / ".join(map(str, self.stratum)) if isinstance(self.stratum, tuple) else str(self.stratum)
+        parts = self.stratum if isinstance(self.stratum, tuple) else (self.stratum,)
+        label = " / ".join(str(p) if str(p) else "(empty)" for p in parts)
         return (f"A pattern in {percent(self.prevalence)} of stratum {label} ({self.showing:,} of its {self.size:,} "
                 f"items) is caught with probability {percent(self.chance)}: {self.sampled:,} of its items are sampled.")
 

@@ -27,6 +27,7 @@ from santa_core.fixer import propose_fix
 from santa_core.models import FixEdit, FixProposal, Rubric, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
+from santa_core.roles import Permission
 from santa_core.runner import SLOTS, Runner, advance_run
 from storage.batches import (
     BatchConfig,
@@ -89,9 +90,13 @@ class BatchService:
         self.client_for = client_for
         """The Anthropic client for the Message Batches API (None: that path is unavailable)."""
         self.poll_s = poll_s
-        self.pool = ThreadPoolExecutor(2, thread_name_prefix="santa-batch")
+        self.pool = ThreadPoolExecutor(4, thread_name_prefix="santa-batch")
+        # Why a pool of its own: a Message Batch is polled for up to 24 h, and must not hold the
+        # threads that drive direct samples.
+        self.api_pool = ThreadPoolExecutor(8, thread_name_prefix="santa-batch-api")
         self._lock = threading.Lock()
         self._driving: dict[int, Future] = {}
+        self._again: set[int] = set()
         self._stopping = threading.Event()
 
     # --- creating and sampling ------------------------------------------------------------
@@ -111,11 +116,13 @@ class BatchService:
 
     def drive(self, sample_id: int) -> Future:
         """Review a sample in the background (once: a sample already being driven is left alone)."""
+        api = self.store.get(self.store.progress(sample_id).batch_id).config.message_batches
         with self._lock:
             running = self._driving.get(sample_id)
             if running is not None and not running.done():
+                self._again.add(sample_id)  # it may be stopping for a pause that was just lifted
                 return running
-            future = self.pool.submit(self._drive, sample_id)
+            future = (self.api_pool if api else self.pool).submit(self._drive, sample_id)
             self._driving[sample_id] = future
             return future
 
@@ -150,7 +157,13 @@ class BatchService:
 
     def _drive(self, sample_id: int) -> SampleProgress:
         try:
-            return self._review_sample(sample_id)
+            while True:
+                progress = self._review_sample(sample_id)
+                with self._lock:
+                    if sample_id not in self._again or progress.finished or self._stopping.is_set():
+                        self._again.discard(sample_id)
+                        return progress
+                    self._again.discard(sample_id)  # drive() was called meanwhile: look again
         except Exception:  # noqa: BLE001 - a background thread: log, the page shows the progress
             log.exception("batch sample %s stopped", sample_id)
             raise
@@ -185,20 +198,21 @@ class BatchService:
         client = self.client_for()
         progress = self.store.progress(sample_id)
         if progress.api_batch_id is None:
+            if self.store.is_paused(batch.id):
+                return progress  # not sent yet: a pause still holds it back
             jobs = self._jobs(sample_id, batch)
-            api_id = mb.submit(client, jobs)
+            try:
+                api_id = mb.submit(client, jobs)
+            except mb.BatchError as exc:
+                self.store.set_api(sample_id, None, f"error: {exc}")
+                return self.store.progress(sample_id)  # Resume (or a restart) submits again
             # Why stored at once: after a restart the batch is collected from its id and the jobs.
             self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
             progress = self.store.progress(sample_id)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
-        while True:
-            status = mb.poll(client, progress.api_batch_id)
-            self.store.set_api(sample_id, progress.api_batch_id, status.processing_status)
-            if status.ended:
-                break
-            if self._stopping.wait(self.poll_s):
-                return self.store.progress(sample_id)  # shutting down: the next start collects it
-        outcomes = mb.collect(client, progress.api_batch_id, jobs)
+        outcomes = self._await_batch(client, sample_id, progress.api_batch_id, jobs)
+        if outcomes is None:
+            return self.store.progress(sample_id)  # shutting down: the next start collects it
         for review in self.store.reviews(sample_id):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             if not all(i in outcomes for i in ids.values()):
@@ -206,8 +220,33 @@ class BatchService:
             run_id = self.store.start_review(sample_id, review.item_id)
             for custom_id in ids.values():
                 self.repo.save_review(run_id, 1, outcomes[custom_id], only_if_empty=True)
-            self.runner.execute(run_id)  # both reviews are in: only the checks and the gate run
+            future = self._restart(run_id)  # both reviews are in: only the checks and the gate run
+            if future is not None:
+                future.result()
         return self.store.finish_sample(sample_id)
+
+    def _await_batch(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
+                     jobs: list[mb.ReviewJob]) -> dict | None:
+        """Poll until the Message Batch ends, then its outcomes (None: the service is shutting down).
+
+        An API failure (after the SDK's retries) is recorded on the sample for the page and the
+        polling goes on, backing off: the batch keeps running at the API whatever happens here.
+        """
+        wait_s = self.poll_s
+        while True:
+            try:
+                status = mb.poll(client, api_id)
+                self.store.set_api(sample_id, api_id, status.processing_status)
+                if status.ended:
+                    return mb.collect(client, api_id, jobs)
+                wait_s = self.poll_s
+            except mb.BatchNotEnded:
+                pass
+            except mb.BatchError as exc:
+                self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
+                wait_s = min(wait_s * 2, 600.0)
+            if self._stopping.wait(wait_s):
+                return None
 
     def _jobs(self, sample_id: int, batch) -> list[mb.ReviewJob]:  # noqa: ANN001 - storage.batches.Batch
         rubric = batch.config.rubric
@@ -241,8 +280,9 @@ class BatchService:
         found = patterns.group_patterns(failures)
         return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])
 
-    def propose(self, pattern_id: int) -> FixProposal:
+    def propose(self, pattern_id: int, actor: str) -> FixProposal:
         """Ask the fix agent for one fix on the pattern's representative item (only its issues)."""
+        self.store.require(actor, Permission.DECIDE_FIX)  # before the paid call, not after
         record = self.store.pattern(pattern_id)
         pattern = patterns.Pattern.model_validate(record.pattern)
         if pattern.kind != "issue":
@@ -251,7 +291,7 @@ class BatchService:
         item = self._item(batch, pattern.representative)
         proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
                                patterns.pattern_fix_issues(pattern))
-        self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"))
+        self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
         return proposal
 
     def preview(self, pattern_id: int, edits: Sequence[FixEdit] | None = None) -> FixPreview:
@@ -286,7 +326,8 @@ class BatchService:
     def estimate(self, batch_id: int) -> CostEstimate:
         """The next sample's review cost against reviewing every item with both reviewers."""
         batch = self.store.get(batch_id)
-        return estimate(batch.config, [len(it.spec) + len(it.output) for it in self.store.items(batch_id)])
+        items = self.store.items(batch_id)
+        return estimate(batch.config, [len(it.spec) + len(it.output) for it in items], [it.stratum for it in items])
 
     def stopping_rule(self, batch_id: int) -> sampling.StoppingRule | None:
         """What the latest finished sample says about the batch (None before any sample is in)."""
@@ -308,12 +349,15 @@ class BatchService:
         items = self.store.items(batch_id)
         status = self._statuses(batch_id)
         titles = {p.id: p.title for p in self.store.patterns(batch_id)}
-        fixes: dict[int, tuple[str, str]] = {}
-        for change in self.store.changes(batch_id):
-            fixes[change.item_id] = (titles.get(change.pattern_id, ""), f"fixed by pattern {change.pattern_id}")
+        notes: dict[int, tuple[list[str], list[str]]] = {}
+        for change in self.store.changes(batch_id, skipped=True):
+            patterns_, fixes = notes.setdefault(change.item_id, ([], []))
+            patterns_.append(titles.get(change.pattern_id, ""))
+            fixes.append(_fix_note(change))
         out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
                             status=status.get(it.id, "not sampled"),
-                            pattern=fixes.get(it.id, (None, None))[0], fix=fixes.get(it.id, (None, None))[1])
+                            pattern="; ".join(notes[it.id][0]) if it.id in notes else None,
+                            fix="; ".join(notes[it.id][1]) if it.id in notes else None)
                for it in items]
         layout = batch.config.layout
         fmt = fmt or batch.config.file_format
@@ -326,14 +370,14 @@ class BatchService:
         """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
         out: dict[int, str] = {}
         sample_of = {p.id: p.sample_id for p in self.store.patterns(batch_id)}
-        changes = self.store.changes(batch_id)
+        changes = self.store.changes(batch_id, skipped=True)
         for sample in self.store.get(batch_id).samples:
             for review in self.store.reviews(sample.id):
                 if review.done:
                     out[review.item_id] = "passed" if review.nice else "failed"
             for change in changes:
-                if sample_of.get(change.pattern_id) == sample.id:
-                    out[change.item_id] = "fixed"
+                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "fixed":
+                    out[change.item_id] = "fixed" if change.before_hash != change.after_hash else "needs fix"
         return out
 
     def _batch_of(self, record: PatternRecord):  # noqa: ANN202 - storage.batches.Batch
@@ -349,9 +393,10 @@ class BatchService:
         """Stop taking work; drivers stop after their in-flight reviews (a Message Batch is left to end)."""
         self._stopping.set()
         self.pool.shutdown(wait=True)
+        self.api_pool.shutdown(wait=True)
 
 
-def estimate(config: BatchConfig, item_chars: Sequence[int]) -> CostEstimate:
+def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = ()) -> CostEstimate:
     """Sample versus full verification for a batch of items of these sizes (spec + output characters)."""
     rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
 
@@ -361,7 +406,17 @@ def estimate(config: BatchConfig, item_chars: Sequence[int]) -> CostEstimate:
 
     full = sum(review(c, False) for c in item_chars)
     size = sampling.sample_size(len(item_chars), config.sample_rate, config.min_sample)
+    if strata:  # every stratum gets an item, even past the rate
+        size = sum(sampling.allocate(Counter(strata), size).values())
     mean = full / len(item_chars) if item_chars else 0.0
     per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
     return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
                         message_batches=config.message_batches)
+
+
+def _fix_note(change) -> str:  # noqa: ANN001 - storage.tables.BatchChangeRow
+    """What a pattern's fix did to one item, for the export: each edit, or why none applied."""
+    if change.before_hash == change.after_hash:
+        reasons = "; ".join(str(r.get("reason", "")) for r in change.skipped) or "the approved edit did not apply"
+        return f"needs a fix by hand: {reasons}"
+    return "; ".join(f"{e['before']!r} → {e['after']!r}" for e in change.applied) or "fixed"

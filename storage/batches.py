@@ -41,6 +41,8 @@ from storage.tables import (
 
 SEED_STEP = 7919
 """Sample n of a batch draws with seed + (n − 1) × SEED_STEP: reproducible, and not the same draw twice."""
+MAX_SEED = 2**31 - 1
+"""Seeds are stored as 32-bit integers (PostgreSQL INTEGER); a sample's seed wraps below this."""
 DONE = (RunStatus.SHIPPED.value, RunStatus.SAMPLED.value)
 """A sample review's run is done when its gate said NICE (shipped) or NAUGHTY (sampled)."""
 
@@ -311,11 +313,19 @@ class BatchStore:
                 raise BatchProblem(f"pattern {pattern_id} does not exist")
             return _pattern(row)
 
-    def changes(self, batch_id: int) -> list[BatchChangeRow]:
-        """Every change a fix made to an item, oldest first."""
+    def changes(self, batch_id: int, skipped: bool = False) -> list[BatchChangeRow]:
+        """Every change a fix made to an item, oldest first (with `skipped`: also the items that showed
+        the pattern but could not take the approved edit, recorded with why)."""
         with self.repo._read() as s:
-            return list(s.exec(select(BatchChangeRow).where(BatchChangeRow.batch_id == batch_id)
-                               .order_by(BatchChangeRow.id)).all())
+            stmt = select(BatchChangeRow).where(BatchChangeRow.batch_id == batch_id)
+            if not skipped:
+                stmt = stmt.where(BatchChangeRow.before_hash != BatchChangeRow.after_hash)
+            return list(s.exec(stmt.order_by(BatchChangeRow.id)).all())
+
+    def require(self, actor: str, permission: Permission) -> None:
+        """Refuse (PermissionDenied) before paid work starts, from the stored roles."""
+        with self.repo._tx() as s:
+            require(s, actor, permission)
 
     def sampled_item_ids(self, batch_id: int) -> set[int]:
         """Items any sample of the batch drew."""
@@ -344,7 +354,7 @@ class BatchStore:
             items = [_item(r, batch) for r in s.exec(select(BatchItemRow).where(
                 BatchItemRow.batch_id == batch_id).order_by(BatchItemRow.position)).all()]
             number = (last.number if last else 0) + 1
-            seed = batch.seed + (number - 1) * SEED_STEP
+            seed = (batch.seed + (number - 1) * SEED_STEP) % MAX_SEED
             size = sampling.sample_size(len(items), batch.sample_rate, batch.min_sample)
             seen = set(s.exec(select(BatchItemRow.item_key)
                               .join(BatchSampleItemRow, BatchSampleItemRow.item_id == BatchItemRow.id)
@@ -449,9 +459,10 @@ class BatchStore:
                 s.flush()
             return [_pattern(r) for r in sorted(stored, key=lambda r: r.id)]
 
-    def save_proposal(self, pattern_id: int, proposal: dict[str, Any]) -> None:
+    def save_proposal(self, pattern_id: int, proposal: dict[str, Any], actor: str) -> None:
         """Keep the fix agent's proposal for a pattern (the newest counts)."""
         with self.repo._tx() as s:
+            require(s, actor, Permission.DECIDE_FIX)
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
                 raise BatchProblem(f"pattern {pattern_id} was already {row.status}")
@@ -476,12 +487,19 @@ class BatchStore:
                 raise BatchProblem("a sample of this batch is still being reviewed: fixes wait until it is in")
             changed = 0
             for change in changes:
-                item = s.get(BatchItemRow, change.item_id)
+                # Locked: two fixes approved at once on PostgreSQL must not both start from the same text.
+                item = s.exec(select(BatchItemRow).where(BatchItemRow.id == change.item_id).with_for_update()).first()
                 if item is None or item.batch_id != row.batch_id:
                     raise BatchProblem(f"item {change.item_id} is not in this batch")
                 if item.output != change.before_text:
                     raise BatchProblem(f"item {item.item_key} changed since the fix was computed; try again")
                 if change.after_text == change.before_text:
+                    # Shows the pattern but could not take the edit: kept, so the export says it needs a fix.
+                    s.add(BatchChangeRow(batch_id=row.batch_id, item_id=item.id, pattern_id=row.id, actor=actor,
+                                         before_text=change.before_text, after_text=change.after_text,
+                                         before_hash=sha256_text(change.before_text),
+                                         after_hash=sha256_text(change.after_text), applied=[],
+                                         skipped=change.skipped))
                     continue
                 if len(change.after_text) > MAX_TEXT_CHARS:
                     raise BatchProblem(f"the fix makes item {item.item_key} longer than {MAX_TEXT_CHARS:,} characters")
@@ -541,6 +559,8 @@ def _check_config(config: BatchConfig, items: Sequence[ItemIn]) -> None:
     keys = Counter(it.key for it in items)
     if dup := [k for k, n in keys.items() if n > 1]:
         raise BatchProblem(f"duplicate item ids: {', '.join(dup[:5])}")
+    if not 0 <= config.seed < MAX_SEED:
+        raise BatchProblem(f"the seed must be a whole number from 0 to {MAX_SEED:,}")
     if not 0 < config.sample_rate <= 1 or config.min_sample < 1 or not 1 <= config.concurrency <= 64:
         raise BatchProblem("the sample rate must be in (0, 1], the minimum ≥ 1 and the concurrency 1–64")
     if "person" in (config.reviewer_b, config.reviewer_c):

@@ -488,3 +488,10 @@ def test_a_200_item_batch_with_a_planted_defect_round_trips() -> None:
     for before, after in zip(batch.items, again.items, strict=True):
         assert after.output == planted.get(before.key, before.output)
         assert after.record["santa_status"] == ("fixed" if before.key in planted else "nice")
+
+
+def test_a_number_too_large_for_a_float_is_refused_by_line() -> None:
+    """1e400 would load as Infinity, which the JSONL export cannot write as JSON."""
+    with pytest.raises(BatchFileError) as caught:
+        read_batch(b'{"id": "a", "output": "fine"}\n{"id": "b", "output": "x", "score": 1e400}\n', "x.jsonl")
+    assert caught.value.errors == ["line 2: not valid JSON (the number 1e400 is too large)"]

@@ -22,7 +22,7 @@ from storage.batches import BatchConfig, BatchProblem
 from storage.db import init_db
 from storage.repo import Repo
 from tests.conftest import grant
-from tests.llm_stub import MessagesStub, fenced_output, message, review_json
+from tests.llm_stub import MessagesStub, error_reply, fenced_output, message, review_json
 
 DEFECT = "Free shipping on all orders, guaranteed forever."
 FIXED = "Free shipping on orders over $50."
@@ -64,11 +64,12 @@ def fixer(request) -> FixPlan:
 @pytest.fixture
 def service(db_url: str) -> Iterator[BatchService]:
     """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
-    repo = grant(Repo(init_db(db_url, mark_interrupted=False)))
+    repo = grant(grant(Repo(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
     svc = BatchService(repo, runner, lambda name: fx)
+    svc.fixer = fx  # for tests that check whether the fix agent was called
     yield svc
     svc.shutdown()
     runner.shutdown()
@@ -96,7 +97,7 @@ def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(
 
     [pattern] = service.find_patterns(first.id)
     assert pattern.pattern["count"] == len(failed) and pattern.pattern["strata"]["template"] == {"promo": len(failed)}
-    proposal = service.propose(pattern.id)
+    proposal = service.propose(pattern.id, "ann")
     assert [e.after for e in proposal.edits] == [FIXED]
     preview = service.preview(pattern.id)
     assert set(preview.changes) == planted and preview.changed == len(planted)  # the whole batch, not the sample
@@ -226,12 +227,83 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
 
     messages_stub.end_batch(api_id)
     second = open_service(poll_s=0.01)
+    # One review had started collecting when the process died: its run was left interrupted.
+    from santa_core import engine
+    from santa_core.runner import advance_run
+    started = second.store.start_review(sample_id, second.store.reviews(sample_id)[0].item_id)
+    state = advance_run(second.repo, started, second.repo.load_run(started).state, engine.Claim(), "worker")
+    advance_run(second.repo, started, state, engine.Interrupt(note="process died"), "system")
+    # And the API fails once (after the SDK's retries) before answering again.
+    messages_stub.script_batches(error_reply(500, "api_error", "overloaded"))
     assert second.resume_unfinished() == [sample_id]
     progress = second.wait(sample_id, timeout=30)
     assert progress.finished and progress.api_status == "ended"
     assert len(messages_stub.batch_ids()) == 1  # collected, not submitted again
+    assert second.repo.load_run(started).state.status in (RunStatus.SHIPPED, RunStatus.SAMPLED)  # resumed
     reviews = second.store.reviews(sample_id)
     assert {r.key for r in reviews if not r.nice} == {r.key for r in reviews} & planted
     est = second.estimate(batch_id)
     assert est.message_batches and est.sample == progress.size and est.share < 0.5 * 15 / 60 * 1.01
     second.shutdown()
+
+
+def test_a_viewer_cannot_ask_the_fix_agent(service: BatchService) -> None:
+    from santa_core.roles import PermissionDenied
+
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    [pattern] = service.find_patterns(service.wait(service.sample(batch_id, "ann"), timeout=60).id)
+    with pytest.raises(PermissionDenied):
+        service.propose(pattern.id, "vic")
+    assert service.fixer.requests == []  # refused before the paid call
+
+
+def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(
+        service: BatchService) -> None:
+    from sqlmodel import Session, select
+
+    from storage.tables import BatchItemRow
+
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    sampled = {r.key for r in service.store.reviews(first.id)}
+    victim = sorted(planted - sampled)[0]
+    with Session(service.repo.engine) as s, s.begin():  # the file had the promise twice in this item
+        row = s.exec(select(BatchItemRow).where(BatchItemRow.item_key == victim)).one()
+        row.output = row.original_output = f"{row.output} {DEFECT}"
+    [pattern] = service.find_patterns(first.id)
+    service.propose(pattern.id, "ann")
+    assert service.approve(pattern.id, "ann") == len(planted) - 1
+    exported = {it.key: it for it in read_batch(service.export(batch_id), "out.csv").items}
+    assert exported[victim].record["santa_status"] == "needs fix"
+    assert "occurs 2 times" in exported[victim].record["santa_fix"]
+    fixed = sorted(planted - {victim})[0]
+    assert exported[fixed].record["santa_fix"] == f"{DEFECT!r} → {FIXED!r}"
+    assert len(service.store.changes(batch_id)) == len(planted) - 1  # real changes only by default
+    assert len(service.store.changes(batch_id, skipped=True)) == len(planted)
+
+
+def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchService) -> None:
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    with pytest.raises(BatchProblem, match="the seed must be a whole number"):
+        service.create(file, config(file).model_copy(update={"seed": 2**31}), "ann")
+    batch_id = service.create(file, config(file).model_copy(update={"seed": 2**31 - 2}), "ann")
+    service.wait(service.sample(batch_id, "ann"), timeout=60)
+    second = service.store.draw_sample(batch_id, "ann")
+    assert 0 <= service.store.progress(second).seed < 2**31 - 1
+
+
+def test_the_estimate_counts_one_item_per_stratum() -> None:
+    from storage.batch_service import estimate
+
+    cfg = BatchConfig(name="x", file_format="csv", columns=["id", "output"], id_column="id", output_column="output",
+                      spec="s", rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5",
+                      reviewer_c="claude-sonnet-5-5", fixer="f")
+    plain = estimate(cfg, [100] * 100)
+    assert plain.sample == 15 and plain.share == pytest.approx(0.15)
+    strata = estimate(cfg, [100] * 100, [(str(i % 40),) for i in range(100)])  # 40 strata: 40 items drawn
+    assert strata.sample == 40 and strata.share == pytest.approx(0.40)

@@ -253,7 +253,9 @@ BAD_OPTIONS = [
     pytest.param(["--reviewer-c", "person"], "a batch sample is reviewed by two models", id="person-reviewer"),
     pytest.param(["--rubric", "nosuch"], "unknown rubric 'nosuch'", id="unknown-rubric"),
     pytest.param(["--spec-file", "missing.txt"], "spec file not found: missing.txt", id="missing-spec-file"),
-    pytest.param(["--seed", "x"], "usage: argument --seed: invalid int value: 'x'", id="seed-not-a-number"),
+    pytest.param(["--seed", "x"], "usage: argument --seed: 'x' is not a whole number", id="seed-not-a-number"),
+    pytest.param(["--seed", "2147483647"], "usage: argument --seed: 2147483647 is outside 0 to 2,147,483,646",
+                 id="seed-too-large"),
     pytest.param([], "no spec for item item-000, item-001, item-002 and 197 more (the file has no spec column): "
                  "give one spec for all with --spec TEXT", id="no-spec"),
 ]

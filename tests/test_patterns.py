@@ -392,3 +392,18 @@ def test_cheap_prefilter_never_hides_an_issue_the_gate_calls_the_same() -> None:
             same[bool(a.evidence and b.evidence)] += 1
             assert _may_be_same_issue(a, b, normalise(a.evidence), normalise(b.evidence)), (a, b)
     assert min(same.values()) > 20  # both branches were exercised: the property is not vacuous
+
+
+def test_an_approved_edit_applies_only_where_an_item_shows_the_quote() -> None:
+    """Fix only what was flagged: the same words elsewhere in an unsampled item are not the defect."""
+    quote = "Ships free to all EU countries"
+    failure = SampledFailure(item_key="a", output=f"Great deal. {quote}. Enjoy.", issues=[MergedIssue(
+        criterion="c", description="false promise of free shipping", evidence=quote, flagged_by="both")])
+    [pattern] = group_patterns([failure])
+    vat = "ships free to all eu countries! Note: all EU countries charge VAT."
+    items = [("a", failure.output), ("b", vat), ("c", "Ships free to all EU countries, fast.")]
+    fixes = apply_to_batch(pattern, [FixEdit(issue=0, before="all EU countries", after="the EU and the UK")], items)
+    assert fixes["a"].after_text == "Great deal. Ships free to the EU and the UK. Enjoy."
+    assert fixes["c"].after_text == "Ships free to the EU and the UK, fast."
+    # b shows the pattern (lower case) but the exact 'before' is in its VAT sentence: left alone, with why
+    assert fixes["b"].after_text == vat and "not where this item shows the pattern's quote" in fixes["b"].skipped[0].reason

@@ -204,7 +204,10 @@ def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
         batch_actions.show_flash(batch.id)
         paused = store.is_paused(batch.id)
         progress_panel(progress, paused, batch.config.message_batches)
-        controls(batch.id, paused)
+        if batch.config.message_batches and progress.api_batch_id:
+            st.caption("A Message Batch that was sent cannot be paused: the API finishes it and the desk collects it.")
+        else:
+            controls(batch.id, paused)
         sampled_items(store.reviews(sample.id))
 
     live()

@@ -152,7 +152,7 @@ def propose(batch_id: int, pattern_id: int, representative: str) -> None:
     for key in [k for k in st.session_state if str(k).startswith(f"batch_after_{pattern_id}_")]:
         del st.session_state[key]  # a new proposal starts from its own replacement text
     with st.spinner(f"The fix agent is fixing item {representative}…"):
-        attempt(batch_id, lambda: service().propose(pattern_id))
+        attempt(batch_id, lambda: service().propose(pattern_id, services.actor()))
     st.rerun()
 
 
@@ -252,7 +252,7 @@ def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
 def _auto_one(batch_id: int, record: PatternRecord) -> int:
     """Propose (once) and apply one pattern's fix; 1 when applied, 0 when it is left for a person."""
     if record.proposal is None:
-        proposal = attempt(batch_id, lambda: service().propose(record.id))
+        proposal = attempt(batch_id, lambda: service().propose(record.id, services.actor()))
     else:
         proposal = FixProposal.model_validate(record.proposal)
     if proposal is None or proposal.error or not proposal.edits:

@@ -181,7 +181,7 @@ def options_form() -> Options:
     rate = r.number_input("Sample rate (%)", 1.0, 100.0, sampling.DEFAULT_RATE * 100, step=1.0, key="batch_rate",
                           help="Share of the batch each sample reviews.")
     minimum = m.number_input("At least (items)", 1, 10_000, sampling.MIN_SAMPLE, key="batch_min")
-    seed = s.number_input("Seed", 0, 2**31 - 1, 1, key="batch_seed",
+    seed = s.number_input("Seed", 0, 2**31 - 2, 1, key="batch_seed",
                           help="The same file, rate and seed always draw the same sample.")
     concurrency = c.number_input("Reviews at a time", 1, 64, 4, key="batch_concurrency")
     api = st.toggle("Use the Message Batches API (about half price; results within 24 h, often minutes)",

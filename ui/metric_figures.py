@@ -19,9 +19,9 @@ FLAGS = (("both", "Both B and C"), ("b_only", "B only"), ("c_only", "C only"))
 COLOURS = {"Reviewer B": "#4C78A8", "Reviewer C": "#F58518", "Deterministic check": "#9D755D",
            "Both B and C": "#54A24B", "B only": "#4C78A8", "C only": "#F58518"}
 STATUS_COLOURS = {"shipped": "#54A24B", "resolved_shipped": "#88D27A", "escalated": "#F58518",
-                  "resolved_rejected": "#E45756"}
+                  "resolved_rejected": "#E45756", "sampled": "#B279A2"}
 STATUS_NAMES = {"shipped": "shipped (NICE)", "resolved_shipped": "shipped by a person", "escalated": "escalated",
-                "resolved_rejected": "rejected by a person"}
+                "resolved_rejected": "rejected by a person", "sampled": "batch sample, NAUGHTY"}
 TARGET_LINE = {"line_dash": "dash", "line_color": "#E45756", "line_width": 2}
 GRAIN_TITLE = {"day": "Day (UTC)", "week": "Week (from Monday, UTC)", "month": "Month (UTC)"}
 
