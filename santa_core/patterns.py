@@ -441,8 +441,14 @@ def apply_to_batch(pattern: Pattern, edits: Sequence[FixEdit], items: Iterable[t
         raise ValueError(f"item {twice!r} appears twice in the batch; item keys must be unique")
     sampled = set(pattern.items)
 
+    quotes = [q for q in pattern.match_on if _usable(q)]
+
     def scope(key: str) -> list[tuple[int, int]] | None:
         # A sampled item's reviewers located the defect themselves (their quote may be inexact).
-        return None if key in sampled else quote_spans(outputs[key], pattern.match_on)
+        if key in sampled:
+            return None
+        # The raw-text search cannot follow every folding `matches` does (NFKC, ß, scripts without
+        # spaces): where it finds nothing, the exact-once rule alone decides, as for a sampled item.
+        return quote_spans(outputs[key], quotes) or None
 
     return {key: apply_pattern_fix(outputs[key], edits, scope(key)) for key in matching_items(pattern, pairs)}

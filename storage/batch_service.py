@@ -42,6 +42,8 @@ from storage.batches import (
 log = logging.getLogger(__name__)
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+MAX_API_FAILURES = 8
+"""Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
 
 
 @dataclass
@@ -162,6 +164,8 @@ class BatchService:
                 with self._lock:
                     if sample_id not in self._again or progress.finished or self._stopping.is_set():
                         self._again.discard(sample_id)
+                        # Gone before the future is done: a drive() from now on starts a new driver.
+                        self._driving.pop(sample_id, None)
                         return progress
                     self._again.discard(sample_id)  # drive() was called meanwhile: look again
         except Exception:  # noqa: BLE001 - a background thread: log, the page shows the progress
@@ -211,8 +215,8 @@ class BatchService:
             progress = self.store.progress(sample_id)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
         outcomes = self._await_batch(client, sample_id, progress.api_batch_id, jobs)
-        if outcomes is None:
-            return self.store.progress(sample_id)  # shutting down: the next start collects it
+        if outcomes is None:  # shutting down, or the API kept failing: a restart or a Resume collects it
+            return self.store.progress(sample_id)
         for review in self.store.reviews(sample_id):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             if not all(i in outcomes for i in ids.values()):
@@ -232,7 +236,7 @@ class BatchService:
         An API failure (after the SDK's retries) is recorded on the sample for the page and the
         polling goes on, backing off: the batch keeps running at the API whatever happens here.
         """
-        wait_s = self.poll_s
+        wait_s, failures = self.poll_s, 0
         while True:
             try:
                 status = mb.poll(client, api_id)
@@ -243,6 +247,11 @@ class BatchService:
             except mb.BatchNotEnded:
                 pass
             except mb.BatchError as exc:
+                failures += 1
+                if failures >= MAX_API_FAILURES:  # e.g. an expired batch or a revoked key: a person looks
+                    self.store.set_api(sample_id, api_id, f"error: {exc}; stopped after {failures} tries "
+                                       "(Pause, then Resume, tries again)")
+                    return None
                 self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
                 wait_s = min(wait_s * 2, 600.0)
             if self._stopping.wait(wait_s):
@@ -376,7 +385,8 @@ class BatchService:
                 if review.done:
                     out[review.item_id] = "passed" if review.nice else "failed"
             for change in changes:
-                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "fixed":
+                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "needs fix":
+                    # A hand fix still needed outweighs another pattern's fix that applied.
                     out[change.item_id] = "fixed" if change.before_hash != change.after_hash else "needs fix"
         return out
 

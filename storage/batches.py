@@ -494,6 +494,8 @@ class BatchStore:
                 if item.output != change.before_text:
                     raise BatchProblem(f"item {item.item_key} changed since the fix was computed; try again")
                 if change.after_text == change.before_text:
+                    if change.skipped and all("already applied" in str(r.get("reason", "")) for r in change.skipped):
+                        continue  # fixed before: nothing to do by hand
                     # Shows the pattern but could not take the edit: kept, so the export says it needs a fix.
                     s.add(BatchChangeRow(batch_id=row.batch_id, item_id=item.id, pattern_id=row.id, actor=actor,
                                          before_text=change.before_text, after_text=change.after_text,

@@ -407,3 +407,18 @@ def test_an_approved_edit_applies_only_where_an_item_shows_the_quote() -> None:
     assert fixes["c"].after_text == "Ships free to the EU and the UK, fast."
     # b shows the pattern (lower case) but the exact 'before' is in its VAT sentence: left alone, with why
     assert fixes["b"].after_text == vat and "not where this item shows the pattern's quote" in fixes["b"].skipped[0].reason
+
+
+@pytest.mark.parametrize(("quote", "unsampled"), [
+    pytest.param("全品送料無料永久保証", "本日から全品送料無料永久保証です。", id="no-spaces-between-words"),
+    pytest.param("Versand für die Straße gratis", "Neu: Versand für die STRASSE gratis.", id="sharp-s-folds-to-ss"),
+])
+def test_a_match_the_raw_text_search_cannot_place_still_takes_the_exact_edit(quote: str, unsampled: str) -> None:
+    """Where only the folded comparison finds the quote, the exact-once rule alone decides."""
+    failure = SampledFailure(item_key="a", output=f"x {quote} y", issues=[MergedIssue(
+        criterion="c", description="a promise we cannot keep", evidence=quote, flagged_by="both")])
+    [pattern] = group_patterns([failure])
+    before = unsampled[unsampled.index("全") if "全" in unsampled else unsampled.index("gratis"):]
+    before = before[:6]
+    fixes = apply_to_batch(pattern, [FixEdit(issue=0, before=before, after="[fixed]")], [("b", unsampled)])
+    assert fixes["b"].changed and "[fixed]" in fixes["b"].after_text

@@ -309,7 +309,7 @@ def export_section(batch: Batch) -> None:
     st.caption("Every item with its original fields, the output column holding the current text, and "
                "santa_status (passed, failed, fixed or not sampled), santa_pattern, santa_fix and "
                "santa_original_output (for changed items). Items no fix touched keep their text byte for byte.")
-    version = (len(service().store.changes(batch.id)), tuple((s.id, s.done) for s in batch.samples))
+    version = (len(service().store.changes(batch.id, skipped=True)), tuple((s.id, s.done) for s in batch.samples))
     for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
         column.download_button(f"Download {fmt.upper()}", _export(services.desk().url, batch.id, fmt, version),
                                file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",
