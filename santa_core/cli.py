@@ -730,10 +730,8 @@ def _progress_line(progress: SampleProgress) -> str:
         return (f"sample {progress.number}: Message Batch {progress.api_batch_id} is "
                 f"{progress.api_status or 'submitted'}; {progress.done:,} of {progress.size:,} collected")
     head = f"sample {progress.number}: {progress.done:,} of {progress.size:,} reviewed, {progress.naughty:,} NAUGHTY"
-    if progress.finished or not progress.done or not progress.seconds_done:
-        return head
-    left = progress.seconds_done / progress.done * (progress.size - progress.done)
-    return f"{head}, about {_duration(left)} left"
+    left = progress.seconds_left
+    return head if left is None else f"{head}, about {_duration(left)} left"
 
 
 def _duration(seconds: float) -> str:

@@ -28,7 +28,7 @@ from santa_core.models import FixEdit, FixProposal, Rubric, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
 from santa_core.roles import Permission
-from santa_core.runner import SLOTS, Runner, advance_run
+from santa_core.runner import SLOTS, Conflict, Runner, advance_run
 from storage.batches import (
     BatchConfig,
     BatchProblem,
@@ -42,6 +42,9 @@ from storage.batches import (
 log = logging.getLogger(__name__)
 
 ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
+WORKER_RETRIES = 3
+"""Times a driver picks up reviews a worker error interrupted (waiting 2, 4, 8 s by default) before it
+stops and the page offers to try again."""
 MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
 
@@ -84,7 +87,8 @@ class BatchService:
     """Runs a batch's samples in the background and applies approved fixes."""
 
     def __init__(self, repo: object, runner: Runner, fixer_for: Callable[[str], Fixer],
-                 client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0) -> None:
+                 client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0,
+                 retry_s: float = 2.0) -> None:
         self.store = BatchStore(repo)
         self.repo = repo
         self.runner = runner
@@ -92,6 +96,8 @@ class BatchService:
         self.client_for = client_for
         """The Anthropic client for the Message Batches API (None: that path is unavailable)."""
         self.poll_s = poll_s
+        self.retry_s = retry_s
+        """The first wait before interrupted reviews are picked up again (doubling each time)."""
         self.pool = ThreadPoolExecutor(4, thread_name_prefix="santa-batch")
         # Why a pool of its own: a Message Batch is polled for up to 24 h, and must not hold the
         # threads that drive direct samples.
@@ -157,10 +163,22 @@ class BatchService:
             future.result(timeout=timeout)
         return self.store.progress(sample_id)
 
+    def driving(self, sample_id: int) -> bool:
+        """Whether this process is reviewing the sample right now."""
+        with self._lock:
+            running = self._driving.get(sample_id)
+            return running is not None and not running.done()
+
     def _drive(self, sample_id: int) -> SampleProgress:
+        retries = 0
         try:
             while True:
                 progress = self._review_sample(sample_id)
+                if (progress.interrupted and not progress.finished and retries < WORKER_RETRIES
+                        and not self.store.is_paused(progress.batch_id)):
+                    retries += 1  # a worker error (e.g. the database blinked): pick those reviews up again
+                    if not self._stopping.wait(self.retry_s * 2 ** (retries - 1)):
+                        continue
                 with self._lock:
                     if sample_id not in self._again or progress.finished or self._stopping.is_set():
                         self._again.discard(sample_id)
@@ -250,7 +268,7 @@ class BatchService:
                 failures += 1
                 if failures >= MAX_API_FAILURES:  # e.g. an expired batch or a revoked key: a person looks
                     self.store.set_api(sample_id, api_id, f"error: {exc}; stopped after {failures} tries "
-                                       "(Pause, then Resume, tries again)")
+                                       "(Try again on the Batch page, or a restart, polls again)")
                     return None
                 self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
                 wait_s = min(wait_s * 2, 600.0)
@@ -270,7 +288,10 @@ class BatchService:
         """A run of the sample that is not done: queue it again (an interrupted one resumes)."""
         state = self.repo.load_run(run_id).state
         if state.status == RunStatus.INTERRUPTED:
-            state = advance_run(self.repo, run_id, state, engine.Resume(), "system")
+            try:
+                state = advance_run(self.repo, run_id, state, engine.Resume(), "system")
+            except Conflict:  # another driver (e.g. the command line's) resumed it first
+                state = self.repo.load_run(run_id).state
         if state.status in ACTIVE:
             return self.runner.submit(run_id)
         return None
@@ -357,16 +378,21 @@ class BatchService:
         batch = self.store.get(batch_id)
         items = self.store.items(batch_id)
         status = self._statuses(batch_id)
-        titles = {p.id: p.title for p in self.store.patterns(batch_id)}
-        notes: dict[int, tuple[list[str], list[str]]] = {}
+        records = self.store.patterns(batch_id)
+        titles = {p.id: p.title for p in records}
+        notes: dict[int, dict[int, tuple[str, str]]] = {}  # item → pattern → (pattern, fix) notes
         for change in self.store.changes(batch_id, skipped=True):
-            patterns_, fixes = notes.setdefault(change.item_id, ([], []))
-            patterns_.append(titles.get(change.pattern_id, ""))
-            fixes.append(_fix_note(change))
+            notes.setdefault(change.item_id, {})[change.pattern_id] = (titles.get(change.pattern_id, ""),
+                                                                       _fix_note(change))
+        ids = {it.key: it.id for it in items}
+        for record in records:  # a failed item names its patterns even where no fix changed it, and why
+            for key in record.pattern.get("items", []):
+                if key in ids:
+                    notes.setdefault(ids[key], {}).setdefault(record.id, (record.title, _undecided_note(record)))
         out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
                             status=status.get(it.id, "not sampled"),
-                            pattern="; ".join(notes[it.id][0]) if it.id in notes else None,
-                            fix="; ".join(notes[it.id][1]) if it.id in notes else None)
+                            pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
+                            fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None)
                for it in items]
         layout = batch.config.layout
         fmt = fmt or batch.config.file_format
@@ -374,6 +400,11 @@ class BatchService:
                            newline=layout.get("newline", "\n"),
                            delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
                            bom=bool(layout.get("bom")) and fmt == "csv")
+
+    def needs_fix(self, batch_id: int) -> list[str]:
+        """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
+        status = self._statuses(batch_id)
+        return [it.key for it in self.store.items(batch_id) if status.get(it.id) == "needs fix"]
 
     def _statuses(self, batch_id: int) -> dict[int, str]:
         """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
@@ -422,6 +453,16 @@ def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tu
     per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
     return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
                         message_batches=config.message_batches)
+
+
+def _undecided_note(record: PatternRecord) -> str:
+    """The export's word on a pattern that did not change an item it was found in: why not."""
+    if record.status == "applied":
+        return "the approved fix made no change here (already fixed, or the edit does not fit this item)"
+    if record.status == "dismissed":
+        handled = record.pattern.get("kind", "issue") != "issue"
+        return f"{'handled by hand' if handled else 'dismissed, not fixed'}: {record.reason}"
+    return "not fixed yet: the pattern awaits a decision"
 
 
 def _fix_note(change) -> str:  # noqa: ANN001 - storage.tables.BatchChangeRow

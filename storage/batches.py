@@ -150,8 +150,21 @@ class SampleProgress(BaseModel):
     naughty: int
     errors: int
     cost_usd: float
+    interrupted: int = 0
+    """Reviews stopped by a worker error (they resume when the sample is driven again)."""
     seconds_done: float
-    """Wall time from the sample's start to its last finished review (for the ETA)."""
+    """Time during which at least one finished review of the sample was running (for the ETA).
+
+    Why not the time since the sample started: a pause (or the app being down) would count as
+    time spent reviewing, and the ETA would grow with every minute paused.
+    """
+
+    @property
+    def seconds_left(self) -> float | None:
+        """About how long the rest of the sample takes at the pace so far (None: no pace yet, or done)."""
+        if self.finished or self.done <= 0 or self.seconds_done <= 0:
+            return None
+        return self.seconds_done / self.done * (self.size - self.done)
 
     @property
     def finished(self) -> bool:
@@ -620,6 +633,17 @@ def _item(row: BatchItemRow, batch: BatchRow) -> Item:
                 strata={c: str(row.strata.get(c, "")) for c in batch.strata}, record=row.record)
 
 
+def busy_seconds(spans: Iterable[tuple[datetime, datetime]]) -> float:
+    """Seconds covered by at least one of the (start, end) spans: overlaps count once, gaps not at all."""
+    total, reach = 0.0, None
+    for start, end in sorted(spans):
+        if reach is None or start > reach:
+            total, reach = total + max(0.0, (end - start).total_seconds()), max(start, end)
+        elif end > reach:
+            total, reach = total + (end - reach).total_seconds(), end
+    return total
+
+
 def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
     runs = select(BatchSampleItemRow.run_id).where(BatchSampleItemRow.sample_id == row.id)
     counts = dict(s.exec(select(RunRow.status, func.count()).where(col(RunRow.id).in_(runs))
@@ -628,15 +652,16 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
         col(RoundRow.run_id).in_(runs), RoundRow.gate_reviewer_error == True)).one()  # noqa: E712 - SQL
     cost = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).where(
         col(LLMCallRow.run_id).in_(runs))).one()
-    last = s.exec(select(func.max(RunRow.updated_at)).where(col(RunRow.id).in_(runs),
-                                                            col(RunRow.status).in_(DONE))).one()
+    spans = s.exec(select(RunRow.created_at, RunRow.updated_at).where(col(RunRow.id).in_(runs),
+                                                                     col(RunRow.status).in_(DONE))).all()
     nice, naughty = counts.get(RunStatus.SHIPPED.value, 0), counts.get(RunStatus.SAMPLED.value, 0)
-    seconds = (utc(last) - utc(row.created_at)).total_seconds() if last else 0.0
+    seconds = busy_seconds((utc(a), utc(b)) for a, b in spans)
     return SampleProgress(id=row.id, batch_id=row.batch_id, number=row.number, seed=row.seed, size=row.size,
                           created_at=utc(row.created_at),
                           finished_at=utc(row.finished_at) if row.finished_at else None,
                           api_batch_id=row.api_batch_id, api_status=row.api_status, done=nice + naughty, nice=nice,
-                          naughty=naughty, errors=errors, cost_usd=float(cost), seconds_done=max(0.0, seconds))
+                          naughty=naughty, errors=errors, cost_usd=float(cost),
+                          interrupted=counts.get(RunStatus.INTERRUPTED.value, 0), seconds_done=seconds)
 
 
 def _issues(s: Session, run_ids: list[int]) -> dict[int, list[MergedIssue]]:

@@ -145,6 +145,16 @@ def stored_items(repo: Repo) -> int:
         return s.exec(select(func.count()).select_from(BatchItemRow)).one()
 
 
+def create_batch(desk, data: bytes) -> int:  # noqa: ANN001 - storage.desk.Desk
+    """Store a batch file below the page, with the stub's models as reviewers and fix agent."""
+    file = read_batch(data, "emails.csv", strata=["template"])
+    config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
+                         id_column=file.id_column, output_column=file.output_column, spec=SPEC,
+                         strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
+                         reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
+    return desk.batches.create(file, config, "ann")
+
+
 def seeded_batch(messages_stub: MessagesStub, items: int = 40, every: int = 1,
                  handler: Callable[[dict], object] = batch_answer) -> int:
     """A batch with one finished sample, made below the page (the real adapters talk to the stub).
@@ -156,12 +166,7 @@ def seeded_batch(messages_stub: MessagesStub, items: int = 40, every: int = 1,
     desk = open_desk(mark_interrupted=False)
     try:
         data, _ = planted_csv(items, every)
-        file = read_batch(data, "emails.csv", strata=["template"])
-        config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
-                             id_column=file.id_column, output_column=file.output_column, spec=SPEC,
-                             strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
-                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
-        batch_id = desk.batches.create(file, config, "ann")
+        batch_id = create_batch(desk, data)
         sample_id = desk.batches.sample(batch_id, "ann")
         assert desk.batches.wait(sample_id, timeout=60).finished
         desk.batches.find_patterns(sample_id)
@@ -524,3 +529,56 @@ def test_the_detection_table_over_the_whole_batch() -> None:
     chances = list(frame["chance this sample catches it"])
     assert chances[0] == "27.8 %"  # 1 − C(198, 30)/C(200, 30) = 0.27814
     assert chances[2] == "81.1 %"  # 1 − C(190, 30)/C(200, 30) = 0.81106
+
+
+def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rule(
+        desk_env: Repo, messages_stub: MessagesStub) -> None:
+    batch_id = seeded_batch(messages_stub)
+    store = BatchStore(desk_env)
+    victim = "item-000"  # a promo item neither sample draws (the draw is deterministic)
+    with Session(desk_env.engine) as s, s.begin():  # the file had the promise twice in this item
+        row = s.exec(select(BatchItemRow).where(BatchItemRow.item_key == victim)).one()
+        row.output = row.original_output = f"{row.output} {DEFECT}"
+    [pattern] = store.patterns(batch_id)
+    at = open_batch(batch_id)
+    at.button(key=f"batch_propose_{pattern.id}").click().run()
+    wait_until("the proposal", lambda: store.pattern(pattern.id).proposal is not None, at)
+    at.button(key=f"batch_approve_{pattern.id}").click().run()
+    assert store.pattern(pattern.id).status == "applied"
+    messages_stub.handler = default_answer
+    at.button(key="batch_resample").click().run()
+    second = sample_in(store, batch_id, 2, at)
+    assert second.clean and victim not in {r.key for r in store.reviews(second.id)}
+    shown = texts(at)
+    assert "The sample came back clean: with 95 % confidence at most" in shown
+    assert (f"Caveat: 1 item(s) showed a fixed pattern but could not take its edit and still need a fix by hand: "
+            f"{victim}.") in shown
+
+
+def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
+        desk_env: Repo, messages_stub: MessagesStub) -> None:
+    from santa_core import engine
+    from santa_core.runner import advance_run
+
+    messages_stub.handler = batch_answer
+    desk = open_desk(mark_interrupted=False)
+    try:
+        batch_id = create_batch(desk, planted_csv(40)[0])
+        desk.batches.pause(batch_id, "ann")  # so the app's start does not pick the sample up
+        sample_id = desk.batches.store.draw_sample(batch_id, "ann")
+        run_id = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
+        state = advance_run(desk.repo, run_id, desk.repo.load_run(run_id).state, engine.Claim(), "worker")
+        advance_run(desk.repo, run_id, state, engine.Interrupt(note="worker error: OperationalError"), "system")
+    finally:
+        desk.close()
+    store = BatchStore(desk_env)
+    at = open_batch(batch_id)
+    assert "Reviewing stopped" not in texts(at) and "Paused" in texts(at)  # paused: not stalled
+    store.set_paused(batch_id, False, "ann")  # unpaused elsewhere, with nobody driving the sample here
+    at.run()
+    shown = texts(at)
+    assert "Reviewing stopped: 1 review(s) stopped on a worker error, after 3 automatic retries" in shown
+    assert "batch_pause" not in keys(at)
+    at.button(key="batch_retry").click().run()
+    assert sample_in(store, batch_id, 1, at).finished
+    assert store.progress(sample_id).interrupted == 0 and "Reviewing stopped" not in texts(at)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import csv
 import io
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -307,3 +307,128 @@ def test_the_estimate_counts_one_item_per_stratum() -> None:
     assert plain.sample == 15 and plain.share == pytest.approx(0.15)
     strata = estimate(cfg, [100] * 100, [(str(i % 40),) for i in range(100)])  # 40 strata: 40 items drawn
     assert strata.sample == 40 and strata.share == pytest.approx(0.40)
+
+
+def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchService) -> None:
+    """A pause (or the app being down) between reviews is not time spent reviewing."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlmodel import Session
+
+    from storage.tables import RunRow
+
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file, concurrency=2), "ann")
+    progress = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    runs = service.store.run_ids(progress.id)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    # Two reviews side by side for 10 s, then an hour paused, then the rest one after another, 5 s each.
+    spans = [(t0, t0 + timedelta(seconds=10)), (t0 + timedelta(seconds=2), t0 + timedelta(seconds=10))]
+    later = t0 + timedelta(hours=1)
+    spans += [(later + timedelta(seconds=5 * i), later + timedelta(seconds=5 * i + 5)) for i in range(len(runs) - 2)]
+    with Session(service.repo.engine) as s:
+        for run_id, (start, end) in zip(runs, spans, strict=True):
+            row = s.get(RunRow, run_id)
+            row.created_at, row.updated_at = start, end
+            s.add(row)
+        s.commit()
+    assert service.store.progress(progress.id).seconds_done == pytest.approx(10 + 5 * (len(runs) - 2))
+
+
+def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from storage.batches import busy_seconds
+
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def at(a: float, b: float) -> tuple[datetime, datetime]:
+        return t + timedelta(seconds=a), t + timedelta(seconds=b)
+
+    assert busy_seconds([]) == 0
+    assert busy_seconds([at(0, 10)]) == 10
+    assert busy_seconds([at(0, 10), at(5, 15)]) == 15  # overlap once
+    assert busy_seconds([at(0, 10), at(2, 4)]) == 10  # nested
+    assert busy_seconds([at(20, 30), at(0, 10)]) == 20  # a gap counts nothing, order does not matter
+    assert busy_seconds([at(0, 10), at(10, 12)]) == 12  # touching
+    assert busy_seconds([at(5, 3)]) == 0  # a clock step backwards counts nothing
+
+
+def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchService) -> None:
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    failed = {r.key for r in service.store.reviews(first.id) if not r.nice}
+    [pattern] = service.find_patterns(first.id)
+
+    def exported() -> dict[str, dict]:
+        return {it.key: it.record for it in read_batch(service.export(batch_id), "out.csv").items}
+
+    undecided = exported()
+    assert {undecided[k]["santa_pattern"] for k in failed} == {pattern.title}
+    assert {undecided[k]["santa_fix"] for k in failed} == {"not fixed yet: the pattern awaits a decision"}
+    service.dismiss(pattern.id, "ann", "legal approved this wording")
+    after = exported()
+    assert {after[k]["santa_status"] for k in failed} == {"failed"}
+    assert {after[k]["santa_pattern"] for k in failed} == {pattern.title}
+    assert {after[k]["santa_fix"] for k in failed} == {"dismissed, not fixed: legal approved this wording"}
+    assert {after[k]["santa_pattern"] for k in set(after) - failed} == {""}  # only the pattern's own items
+    assert {after[k]["output"] for k in planted} == {undecided[k]["output"] for k in planted}  # nothing changed
+
+
+@pytest.fixture
+def flaky(service: BatchService) -> Iterator[Callable[..., tuple[BatchService, int]]]:
+    """Start sample 1 of a 40-item batch on a service whose runner fails to find reviewer "b" the
+    first `failures["b"]` times (a worker error); the service and the sample's id."""
+    made: list[tuple[BatchService, Runner]] = []
+
+    def start(failures: dict[str, int], **kw: object) -> tuple[BatchService, int]:
+        svc, runner = flaky_service(service.repo, failures)
+        made.append((svc, runner))
+        file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
+        batch_id = svc.create(file, config(file, **kw), "ann")
+        return svc, svc.sample(batch_id, "ann")
+
+    yield start
+    for svc, runner in made:
+        svc.shutdown()
+        runner.shutdown()
+
+
+def flaky_service(repo: Repo, failures: dict[str, int]) -> tuple[BatchService, Runner]:
+    """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
+    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
+
+    def reviewer_for(name: str) -> FunctionReviewer:
+        if failures.get(name, 0) > 0:
+            failures[name] -= 1
+            raise RuntimeError("the model registry blinked")
+        return reviewers[name]
+
+    fx = FunctionFixer("fixer", fixer)
+    runner = Runner(repo, reviewer_for, lambda name: fx, workers=2)
+    return BatchService(repo, runner, lambda name: fx, retry_s=0.01), runner
+
+
+def test_reviews_a_worker_error_interrupted_are_picked_up_again(flaky: Callable) -> None:
+    failures = {"b": 3}
+    svc, sample_id = flaky(failures)
+    progress = svc.wait(sample_id, timeout=60)
+    assert failures["b"] == 0  # three reviews were interrupted on the way
+    assert progress.finished and progress.interrupted == 0 and not svc.driving(progress.id)
+
+
+def test_a_driver_stops_after_its_retries_and_a_resume_picks_up(flaky: Callable) -> None:
+    from storage.batch_service import WORKER_RETRIES
+
+    failures = {"b": 10_000}
+    svc, sample_id = flaky(failures, concurrency=1)
+    stopped = svc.wait(sample_id, timeout=60)
+    assert not stopped.finished and stopped.interrupted >= 1 and not svc.driving(stopped.id)
+    assert failures["b"] == 10_000 - (WORKER_RETRIES + 1) * stopped.interrupted  # tried, then gave up
+    failures["b"] = 0  # the cause went away
+    svc.resume(stopped.batch_id, "ann")
+    done = svc.wait(stopped.id, timeout=60)
+    assert done.finished and done.interrupted == 0

@@ -16,6 +16,7 @@ import streamlit as st
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from santa_core.sampling import percent
+from storage.batch_service import WORKER_RETRIES
 from storage.batches import Batch, BatchProblem, SampledReview, SampleProgress
 from ui import batch_actions, batch_patterns, batch_plan, components, services
 from ui.batch_actions import service
@@ -150,9 +151,9 @@ def eta(progress: SampleProgress, paused: bool, message_batches: bool) -> str:
     """Time left, from the pace so far (reviews run concurrently, so it is the sample's own pace); short."""
     if paused:
         return "paused"
-    if message_batches or progress.done == 0 or progress.seconds_done <= 0:
+    left = progress.seconds_left
+    if message_batches or left is None:
         return "—"  # a Message Batch has no pace to measure; nor has a sample before its first review
-    left = progress.seconds_done / progress.done * (progress.size - progress.done)
     if left < 90:
         return f"~{max(1, round(left))} s"
     return f"~{round(left / 60)} min" if left < 5400 else f"~{left / 3600:.1f} h"
@@ -190,6 +191,20 @@ def controls(batch_id: int, paused: bool) -> None:
                   help="No new review starts; those already started finish and are kept.")
 
 
+def stalled(progress: SampleProgress, driving: bool) -> bool:
+    """A sample nobody is reviewing any more (worker errors, or the API kept failing): say so, offer to try again."""
+    api_failed = (progress.api_status or "").startswith("error:")
+    if driving or not (progress.interrupted or api_failed):
+        return False
+    why = (f"{progress.interrupted} review(s) stopped on a worker error, after {WORKER_RETRIES} automatic retries"
+           if progress.interrupted else "the Message Batches API kept failing (above)")
+    st.warning(md(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
+                  "restart does too). The run pages say what failed."))
+    if services.can(Permission.START_RUN):
+        st.button("Try again", key="batch_retry", type="primary", on_click=batch_actions.resume, args=(progress.batch_id,))
+    return True
+
+
 def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
     """A sample under review: re-read from the database every couple of seconds until it is in."""
     first = [sample]  # the full run hands its fresh progress to the fragment; fragment reruns reload
@@ -204,6 +219,8 @@ def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
         batch_actions.show_flash(batch.id)
         paused = store.is_paused(batch.id)
         progress_panel(progress, paused, batch.config.message_batches)
+        if not paused and stalled(progress, service().driving(sample.id)):
+            return
         if batch.config.message_batches and progress.api_batch_id:
             st.caption("A Message Batch that was sent cannot be paused: the API finishes it and the desk collects it.")
         else:
@@ -251,7 +268,7 @@ def next_step(batch: Batch, sample: SampleProgress) -> None:
     rule = service().stopping_rule(batch.id) if sample.clean else None
     if rule is not None:
         dismissed = [p for p in service().store.patterns(batch.id) if p.status == "dismissed"]
-        batch_plan.stopping_rule(rule, dismissed)
+        batch_plan.stopping_rule(rule, dismissed, service().needs_fix(batch.id))
         st.caption("The batch can ship as exported below. Another sample is optional: it tightens the bound.")
         label = f"Draw another sample (sample {sample.number + 1})"
     else:
@@ -307,9 +324,11 @@ def export_section(batch: Batch) -> None:
     """Download the verified batch as CSV or JSONL."""
     st.subheader("Export")
     st.caption("Every item with its original fields, the output column holding the current text, and "
-               "santa_status (passed, failed, fixed or not sampled), santa_pattern, santa_fix and "
-               "santa_original_output (for changed items). Items no fix touched keep their text byte for byte.")
-    version = (len(service().store.changes(batch.id, skipped=True)), tuple((s.id, s.done) for s in batch.samples))
+               "santa_status (passed, failed, fixed, needs fix or not sampled), santa_pattern (the patterns the item "
+               "showed), santa_fix (each edit, or why none was made) and santa_original_output (for changed items). "
+               "Items no fix touched keep their text byte for byte.")
+    version = (len(service().store.changes(batch.id, skipped=True)), tuple((s.id, s.done) for s in batch.samples),
+               tuple((p.id, p.status) for p in service().store.patterns(batch.id)))
     for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
         column.download_button(f"Download {fmt.upper()}", _export(services.desk().url, batch.id, fmt, version),
                                file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",

@@ -83,8 +83,8 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
                "characters per token; the actual figure is what the API reported.")
 
 
-def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord]) -> None:
-    """What a clean sample proves about the batch, with a caveat for patterns left unfixed."""
+def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], needs_fix: list[str]) -> None:
+    """What a clean sample proves about the batch, with caveats for patterns and items left unfixed."""
     statement = md(rule.statement())
     if rule.clean:
         st.success(f"✅ {statement}")
@@ -99,6 +99,11 @@ def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord]) -
         st.warning(md(f"Caveat: {len(unfixed)} pattern(s) were dismissed without a fix: {names}. Their items "
                       "failed review in an earlier sample and keep what the reviewers flagged; resamples draw fresh "
                       "items first, so the bound above does not make those items pass."))
+    if needs_fix:
+        shown = ", ".join(needs_fix[:10]) + (f" and {len(needs_fix) - 10:,} more" if len(needs_fix) > 10 else "")
+        st.warning(md(f"Caveat: {len(needs_fix):,} item(s) showed a fixed pattern but could not take its edit and "
+                      f"still need a fix by hand: {shown}. The export marks them `needs fix` and says why; the "
+                      "bound above does not make them pass."))
     if by_hand:
         names = "; ".join(f"{p.title} ({p.reason})" for p in by_hand)
         st.caption(md(f"Handled by hand, outside Santa: {names}. The bound does not cover what was done to them."))
