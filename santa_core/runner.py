@@ -60,6 +60,8 @@ class Runner:
         self.store = store
         self.reviewer_for = reviewer_for
         self.fixer_for = fixer_for
+        self.workers = workers
+        """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
         # A separate pool for reviewer calls so a run waiting on its two reviewers can never
         # starve the pool its own reviewers need (no deadlock when every run worker is busy).

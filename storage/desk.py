@@ -56,6 +56,14 @@ def batch_poll_seconds() -> float:
         return 30.0
 
 
+def runner_workers() -> int:
+    """How many runs (single runs and batch reviews together) the desk works on at once: SANTA_WORKERS, default 4."""
+    try:
+        return min(64, max(1, int(os.environ.get("SANTA_WORKERS", "4"))))
+    except ValueError:
+        return 4
+
+
 @dataclass
 class Desk:
     """What a page or the command line needs: the repository, the runner and the batch service."""
@@ -84,14 +92,14 @@ def open_desk(
     url: str | None = None,
     reviewer_for: Callable[[str], Reviewer] = model_reviewer,
     fixer_for: Callable[[str], Fixer] = model_fixer,
-    workers: int = 4,
+    workers: int | None = None,
     mark_interrupted: bool = True,
 ) -> Desk:
     """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
     repo = Repo(engine)
-    runner = Runner(repo, reviewer_for, fixer_for, workers)
+    runner = Runner(repo, reviewer_for, fixer_for, workers or runner_workers())
     batches = BatchService(repo, runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on
         batches.resume_unfinished()

@@ -582,3 +582,24 @@ def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
     at.button(key="batch_retry").click().run()
     assert sample_in(store, batch_id, 1, at).finished
     assert store.progress(sample_id).interrupted == 0 and "Reviewing stopped" not in texts(at)
+
+
+@pytest.mark.parametrize("value, expected", [
+    pytest.param(None, 4, id="default"), pytest.param("2", 2, id="set"), pytest.param("0", 1, id="at-least-one"),
+    pytest.param("500", 64, id="at-most-64"), pytest.param("many", 4, id="not-a-number"),
+])
+def test_workers_come_from_santa_workers(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int) -> None:
+    from storage.desk import runner_workers
+
+    if value is None:
+        monkeypatch.delenv("SANTA_WORKERS", raising=False)
+    else:
+        monkeypatch.setenv("SANTA_WORKERS", value)
+    assert runner_workers() == expected
+
+
+def test_reviews_at_a_time_names_the_desks_workers(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SANTA_WORKERS", "2")  # read when the desk opens
+    at = upload(open_batch(), planted_csv(40)[0])
+    box = at.number_input(key="batch_concurrency")
+    assert box.value == 2 and "works on 2 runs at a time in all" in box.help

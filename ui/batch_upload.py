@@ -183,7 +183,11 @@ def options_form() -> Options:
     minimum = m.number_input("At least (items)", 1, 10_000, sampling.MIN_SAMPLE, key="batch_min")
     seed = s.number_input("Seed", 0, 2**31 - 2, 1, key="batch_seed",
                           help="The same file, rate and seed always draw the same sample.")
-    concurrency = c.number_input("Reviews at a time", 1, 64, 4, key="batch_concurrency")
+    workers = services.desk().runner.workers
+    concurrency = c.number_input("Reviews at a time", 1, 64, min(4, workers), key="batch_concurrency",
+                                 help=f"At most this many of the sample's items are under review at once. The desk "
+                                      f"works on {workers} runs at a time in all (single runs included; "
+                                      "SANTA_WORKERS sets it), so a higher number only queues.")
     api = st.toggle("Use the Message Batches API (about half price; results within 24 h, often minutes)",
                     key="batch_message_batches", help="The whole sample goes to the API in one request; the page "
                     "tracks it until it ends, across restarts.")
