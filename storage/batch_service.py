@@ -103,7 +103,6 @@ class BatchService:
         # threads that drive direct samples.
         self.api_pool = ThreadPoolExecutor(8, thread_name_prefix="santa-batch-api")
         self._lock = threading.Lock()
-        self._submit_lock = threading.Lock()
         self._driving: dict[int, Future] = {}
         self._again: set[int] = set()
         self._stopping = threading.Event()
@@ -223,16 +222,14 @@ class BatchService:
         if progress.api_batch_id is None:
             if self.store.is_paused(batch.id):
                 return progress  # not sent yet: a pause still holds it back
-            # One submission at a time: a sample looking for its lost batch must not take another
-            # sample's batch whose id is not stored yet.
-            with self._submit_lock:
-                try:
-                    api_id = self._submit(client, sample_id, batch, progress)
-                except mb.BatchError as exc:
-                    self.store.set_api(sample_id, None, f"error: {exc}")
-                    return self.store.progress(sample_id)  # Resume (or a restart) submits again
-                # Why stored at once: after a restart the batch is collected from its id and the jobs.
-                self.store.set_api(sample_id, api_id, "in_progress")
+            jobs = self._jobs(sample_id, batch)
+            try:
+                api_id = mb.submit(client, jobs)
+            except mb.BatchError as exc:
+                self.store.set_api(sample_id, None, f"error: {exc}")
+                return self.store.progress(sample_id)  # Resume (or a restart) submits again
+            # Why stored at once: after a restart the batch is collected from its id and the jobs.
+            self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
             progress = self.store.progress(sample_id)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
         outcomes = self._await_batch(client, sample_id, progress.api_batch_id, jobs)
@@ -249,25 +246,6 @@ class BatchService:
             if future is not None:
                 future.result()
         return self.store.finish_sample(sample_id)
-
-    def _submit(self, client: anthropic.Anthropic, sample_id: int, batch,  # noqa: ANN001 - storage.batches.Batch
-                progress: SampleProgress) -> str:
-        """Send the sample as one Message Batch, or find the one an earlier attempt sent; its API id.
-
-        The jobs are stored before the first attempt (status `submitting`), so an attempt the API
-        accepted but whose answer was lost (a timeout, a crash) is found again by `find_submitted`
-        and collected with the exact params it was sent with, instead of paying for a second batch.
-        """
-        stored = self.store.api_jobs(sample_id)
-        jobs = mb.load_jobs(json.dumps(stored)) if stored else self._jobs(sample_id, batch)
-        known = self.store.api_batch_ids()
-        if stored:  # an earlier attempt may have reached the API
-            found = mb.find_submitted(client, len(jobs), progress.created_at, known)
-            if found is not None:
-                return found
-        else:
-            self.store.set_api(sample_id, None, "submitting", json.loads(mb.dump_jobs(jobs)))
-        return mb.submit(client, jobs, since=progress.created_at, known=known)
 
     def _await_batch(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
                      jobs: list[mb.ReviewJob]) -> dict | None:

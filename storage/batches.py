@@ -436,12 +436,6 @@ class BatchStore:
                 row.api_jobs = jobs
             s.add(row)
 
-    def api_batch_ids(self) -> set[str]:
-        """Every Message Batch id the desk tracks (so another one of the same size is not taken for ours)."""
-        with self.repo._read() as s:
-            return set(s.exec(select(BatchSampleRow.api_batch_id)
-                              .where(col(BatchSampleRow.api_batch_id).is_not(None))).all())
-
     def api_jobs(self, sample_id: int) -> list[dict[str, Any]]:
         """What was sent to the Message Batches API for a sample."""
         with self.repo._read() as s:

@@ -18,17 +18,7 @@ the same machinery as a sync message (scripted queue, handler, default), in requ
 `stub.script(...)` decides item by item; an answer may also be a batch result object
 (`EXPIRED`, `CANCELED`, `errored(...)`), and a non-200 Reply becomes an `errored` line.
 `end_batch` can override items, reorder the lines or leave some out. `stub.script_batches(...)`
-queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint; nothing is
-stored for a create answered so.
-
-`GET /v1/messages/batches` lists the batches as the API does: newest first (by created_at), with
-`limit` (default 20, 1-1000), the cursors `after_id` (older than that batch; what the SDK's
-auto-pagination sends, from the page's `last_id`) and `before_id` (newer), and `data`,
-`has_more`, `first_id`, `last_id`. `stub.accept_then_fail_batches(reply, times, delay_s)` makes
-the next creates store their batch and then answer with `reply` (e.g. a 500), or with the
-normal answer sent `delay_s` late (past the client's timeout): the server accepted, the client
-never learns. `stub.add_batch(requests, created_at, canceled)` stores a batch made earlier (by
-this or another desk) without a request being recorded.
+queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint.
 """
 
 from __future__ import annotations
@@ -39,12 +29,11 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
-from urllib.parse import parse_qs
 
 DEFAULT_USAGE = {
     "input_tokens": 100,
@@ -264,7 +253,6 @@ class MessagesStub:
         self._lock = threading.Lock()
         self._batches: dict[str, StubBatch] = {}
         self._batch_queue: deque[Any] = deque()
-        self._accept_then: deque[tuple[Reply | None, float]] = deque()
         self.batch_end_after_polls: int | None = None
         """When set, a batch ends (answered as by end_batch()) on its Nth retrieve."""
         self._server: ThreadingHTTPServer | None = None
@@ -310,7 +298,6 @@ class MessagesStub:
             self._queue.clear()
             self._batches.clear()
             self._batch_queue.clear()
-            self._accept_then.clear()
         self.handler = None
         self.batch_end_after_polls = None
 
@@ -354,29 +341,6 @@ class MessagesStub:
         with self._lock:
             self._batch_queue.extend(replies)
         return self
-
-    def accept_then_fail_batches(self, reply: Any = None, times: int = 1, delay_s: float = 0.0) -> MessagesStub:
-        """Make the next `times` creates store their batch, then answer `reply` (None: the normal
-        answer), `delay_s` late: a create the server accepted while the client saw it fail."""
-        answer = None if reply is None else as_reply(reply, {})
-        with self._lock:
-            self._accept_then.extend([(answer, delay_s)] * times)
-        return self
-
-    def add_batch(
-        self, requests: int | list[dict] = 1, created_at: datetime | None = None, canceled: bool = False
-    ) -> StubBatch:
-        """Store a batch made earlier (by this desk or another): `requests` dummy requests or the list."""
-        if isinstance(requests, int):
-            requests = [
-                {"custom_id": f"earlier-{i}", "params": {"model": "stub-model", "max_tokens": 16, "messages": []}}
-                for i in range(requests)
-            ]
-        with self._lock:
-            batch = self._store_batch(requests, created_at or datetime.now(UTC))
-            if canceled:
-                batch.status, batch.cancel_initiated_at = "canceling", batch.created_at
-        return batch
 
     def batch(self, batch_id: str | None = None) -> StubBatch:
         """A stored batch by id (None: the latest one created)."""
@@ -441,8 +405,6 @@ class MessagesStub:
         parts = path.split("?")[0][len(BATCHES_PATH) :].strip("/").split("/")
         if method == "POST" and parts == [""]:
             return self._create_batch(body)
-        if method == "GET" and parts == [""]:
-            return self._list_batches(path)
         with self._lock:
             batch = self._batches.get(parts[0])
         if batch is None:
@@ -460,41 +422,10 @@ class MessagesStub:
         if not requests:
             return Reply(400, {}, error_body("invalid_request_error", "requests: at least one request"))
         with self._lock:
-            batch = self._store_batch(requests, datetime.now(UTC))
-            reply, delay_s = self._accept_then.popleft() if self._accept_then else (None, 0.0)
-        reply = reply or Reply(200, {}, batch.as_json(self.url))
-        return replace(reply, delay_s=delay_s or reply.delay_s)
-
-    def _store_batch(self, requests: list[dict], created_at: datetime) -> StubBatch:
-        """Store a new batch (call with the lock held)."""
-        batch_id = f"msgbatch_stub{len(self._batches) + 1:04d}"
-        batch = StubBatch(batch_id, requests, created_at)
-        self._batches[batch_id] = batch
-        return batch
-
-    def _list_batches(self, path: str) -> Reply:
-        """One page of batches, newest first, as the API pages them (after_id: older, before_id: newer)."""
-        query = {k: v[-1] for k, v in parse_qs(path.partition("?")[2]).items()}
-        limit = int(query.get("limit", 20))
-        if not 1 <= limit <= 1000:
-            return Reply(400, {}, error_body("invalid_request_error", "limit: must be between 1 and 1000"))
-        with self._lock:
-            # Newest first; among equal created_at, the one stored later first.
-            ordered = [b for _, b in sorted(enumerate(self._batches.values()),
-                                            key=lambda ib: (ib[1].created_at, ib[0]), reverse=True)]
-            ids = [b.id for b in ordered]
-            for cursor in ("after_id", "before_id"):
-                if cursor in query and query[cursor] not in ids:
-                    return Reply(404, {}, error_body("not_found_error", f"{cursor}: no batch {query[cursor]!r}"))
-            if "before_id" in query:
-                newer = ordered[: ids.index(query["before_id"])]
-                page, has_more = newer[-limit:], len(newer) > limit
-            else:
-                start = ids.index(query["after_id"]) + 1 if "after_id" in query else 0
-                page, has_more = ordered[start : start + limit], len(ordered) > start + limit
-            data = [b.as_json(self.url) for b in page]
-        first, last = (data[0]["id"], data[-1]["id"]) if data else (None, None)
-        return Reply(200, {}, {"data": data, "has_more": has_more, "first_id": first, "last_id": last})
+            batch_id = f"msgbatch_stub{len(self._batches) + 1:04d}"
+            batch = StubBatch(batch_id, requests, datetime.now(UTC))
+            self._batches[batch_id] = batch
+        return Reply(200, {}, batch.as_json(self.url))
 
     def _retrieve_batch(self, batch: StubBatch) -> Reply:
         with self._lock:

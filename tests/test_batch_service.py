@@ -191,37 +191,31 @@ def planted_answer(body: dict) -> dict:
     return message(review_json("PASS", [("compliance", "PASS")]))
 
 
-def api_service(url: str, stub: MessagesStub) -> BatchService:
-    """A batch service whose reviews go through the Message Batches API of the stub (polled every 10 ms)."""
+def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
+        tmp_path, messages_stub: MessagesStub) -> None:
     import anthropic
 
-    repo = grant(Repo(init_db(url, mark_interrupted=False)))
-    runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
-    client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0)
-    return BatchService(repo, runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
-
-
-def api_sample(svc: BatchService, items: int) -> tuple[int, int]:
-    """A batch of `items` planted items for the Message Batches API, and its first sample (drawn, not sent)."""
     from santa_core.models import Criterion
 
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    messages_stub.handler = planted_answer
     rubric = Rubric(name="mail", criteria=[Criterion(id="compliance", name="Compliance", category="compliance",
                                                      pass_condition="no promise we cannot keep",
                                                      fail_signal="a promise such as free shipping forever")])
-    file = read_batch(planted_csv(items)[0], "emails.csv", strata=["template"])
+    data, planted = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+
+    def open_service(poll_s: float) -> BatchService:
+        repo = grant(Repo(init_db(url, mark_interrupted=False)))
+        runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
+        client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+        return BatchService(repo, runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
+
+    first = open_service(poll_s=0.01)
     cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
                                                                  "reviewer_c": "claude-sonnet-5-5"})
-    batch_id = svc.create(file, cfg, "ann")
-    return batch_id, svc.store.draw_sample(batch_id, "ann")
-
-
-def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
-        tmp_path, messages_stub: MessagesStub) -> None:
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
-    messages_stub.handler = planted_answer
-    planted = planted_csv(60)[1]
-    first = api_service(url, messages_stub)
-    batch_id, sample_id = api_sample(first, 60)
+    batch_id = first.create(file, cfg, "ann")
+    sample_id = first.store.draw_sample(batch_id, "ann")
     # Submit, then the process "dies" before the batch ends: only the stored id and jobs remain.
     messages_stub.batch_end_after_polls = None
     with pytest.raises(TimeoutError):
@@ -232,7 +226,7 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     assert first.store.progress(sample_id).finished_at is None
 
     messages_stub.end_batch(api_id)
-    second = api_service(url, messages_stub)
+    second = open_service(poll_s=0.01)
     # One review had started collecting when the process died: its run was left interrupted.
     from santa_core import engine
     from santa_core.runner import advance_run
@@ -251,56 +245,6 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     est = second.estimate(batch_id)
     assert est.message_batches and est.sample == progress.size and est.share < 0.5 * 15 / 60 * 1.01
     second.shutdown()
-
-
-def test_a_create_the_api_accepted_but_answered_with_an_error_is_not_sent_twice(
-        tmp_path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
-    from santa_core.reviewers import message_batches
-
-    monkeypatch.setattr(message_batches, "_sleep", lambda s: None)
-    messages_stub.handler = planted_answer
-    svc = api_service(f"sqlite:///{tmp_path / 'santa.db'}", messages_stub)
-    try:
-        from datetime import UTC, datetime, timedelta
-
-        # Made before: one of another size, one of the same size (5 items × 2 reviewers) an hour ago.
-        others = {messages_stub.add_batch(3).id,
-                  messages_stub.add_batch(10, created_at=datetime.now(UTC) - timedelta(hours=1)).id}
-        _, sample_id = api_sample(svc, 20)
-        messages_stub.accept_then_fail_batches(error_reply(500, "api_error", "lost the answer"))
-        messages_stub.batch_end_after_polls = 1
-        progress = svc.wait(svc.drive(sample_id).result(timeout=30).id)
-        assert progress.finished and progress.size == 5 and progress.api_batch_id not in others
-        assert len(messages_stub.batch_ids()) == 3  # the two earlier ones and ours: no second copy of ours
-    finally:
-        svc.shutdown()
-
-
-def test_a_batch_sent_just_before_the_process_died_is_found_not_sent_again(
-        tmp_path, messages_stub: MessagesStub) -> None:
-    import json
-
-    from santa_core.reviewers import message_batches as mb
-
-    messages_stub.handler = planted_answer
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
-    first = api_service(url, messages_stub)
-    batch_id, sample_id = api_sample(first, 20)
-    jobs = first._jobs(sample_id, first.store.get(batch_id))
-    # What the dead process did: stored its jobs as `submitting`, sent them, died before storing the id.
-    first.store.set_api(sample_id, None, "submitting", json.loads(mb.dump_jobs(jobs)))
-    sent = mb.submit(first.client_for(), jobs)
-    first.shutdown()
-
-    messages_stub.batch_end_after_polls = 1
-    second = api_service(url, messages_stub)
-    try:
-        assert second.resume_unfinished() == [sample_id]
-        progress = second.wait(sample_id, timeout=30)
-        assert progress.finished and progress.api_batch_id == sent
-        assert messages_stub.batch_ids() == [sent]  # found, not sent again
-    finally:
-        second.shutdown()
 
 
 def test_a_viewer_cannot_ask_the_fix_agent(service: BatchService) -> None:

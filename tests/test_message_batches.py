@@ -4,22 +4,18 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any
 
 import anthropic
-import httpx
 import pytest
 
 from santa_core.models import Criterion, Rubric, Usage
 from santa_core.models import ReviewStatus as S
 from santa_core.pricing import cost_usd
-from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.anthropic import AnthropicReviewer
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.message_batches import (
-    SUBMIT_SKEW,
     BatchError,
     BatchNotEnded,
     ReviewJob,
@@ -28,7 +24,6 @@ from santa_core.reviewers.message_batches import (
     collect,
     custom_id_for,
     dump_jobs,
-    find_submitted,
     load_jobs,
     outcome_of,
     poll,
@@ -39,7 +34,6 @@ from tests.llm_stub import (
     EXPIRED,
     MessagesStub,
     Reply,
-    error_body,
     error_reply,
     errored,
     fenced_output,
@@ -77,17 +71,9 @@ SYNC_COST = 0.014
 BATCH_COST = 0.007  # the rates file's batch_discount = 0.5 takes half off every line
 
 
-def client_for(stub: MessagesStub, max_retries: int = 3, timeout: float = 600.0) -> anthropic.Anthropic:
+def client_for(stub: MessagesStub, max_retries: int = 3) -> anthropic.Anthropic:
     """A real SDK client aimed at the stub."""
-    return anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=max_retries, timeout=timeout)
-
-
-@pytest.fixture(autouse=True)
-def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
-    """The waits submit asks for between create attempts, recorded instead of slept."""
-    asked: list[float] = []
-    monkeypatch.setattr(mb, "_sleep", asked.append)
-    return asked
+    return anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=max_retries)
 
 
 def request(output: str) -> ReviewRequest:
@@ -422,17 +408,14 @@ def test_cancel_makes_unprocessed_requests_canceled_errors(messages_stub: Messag
 # --- transient and API errors -------------------------------------------------------------
 
 
-def test_rate_limits_and_overload_are_retried_without_a_look_up(messages_stub: MessagesStub, waits: list) -> None:
+def test_rate_limits_and_overload_are_retried_by_the_sdk(messages_stub: MessagesStub) -> None:
     client = client_for(messages_stub, max_retries=3)
     messages_stub.script_batches(error_reply(429, "rate_limit_error"), error_reply(529, "overloaded_error"))
     batch_id = submit(client, [job("a")])
     assert len(messages_stub.batch(batch_id).requests) == 1
     creates = [c for c in messages_stub.batch_calls() if c["method"] == "POST"]
-    # Each attempt is a fresh request of its own (the SDK's retries are off for the create).
-    assert [c["headers"].get("x-stainless-retry-count") for c in creates] == ["0", "0", "0"]
-    assert waits == [0.001, 0.001]  # retry-after-ms: 1 on both refusals
+    assert [c["headers"].get("x-stainless-retry-count") for c in creates] == ["0", "1", "2"]
     assert messages_stub.batch_ids() == [batch_id]  # the retried create made one batch
-    assert [c for c in messages_stub.batch_calls() if c["method"] == "GET"] == []  # 429/529: nothing accepted
     messages_stub.end_batch(batch_id)
     messages_stub.script_batches(error_reply(503, "api_error"))  # hits the results download path
     assert collect(client, batch_id, [job("a")])["a-B"].effective_verdict == "PASS"
@@ -448,9 +431,6 @@ def test_rate_limits_and_overload_are_retried_without_a_look_up(messages_stub: M
                      "API overloaded (529 overloaded_error) after 2 retries", id="poll-529-after-retries"),
         pytest.param("submit", [error_reply(400, "invalid_request_error", "requests.0: bad")],
                      "could not create a message batch of 1 request(s): request rejected (400", id="submit-400"),
-        pytest.param("submit", [error_reply(429, "rate_limit_error", "slow down")] * 3,
-                     "could not create a message batch of 1 request(s): rate limited (429 rate_limit_error) "
-                     "after 2 retries: slow down", id="submit-429-after-retries"),
         pytest.param("collect", [error_reply(500, "api_error", "disk")] * 3,
                      "could not read message batch {id}: server error (500", id="collect-500"),
     ],
@@ -514,277 +494,3 @@ def test_unknown_batch_id_is_a_clear_error(messages_stub: MessagesStub) -> None:
 def test_unreadable_results_fail_closed(result: Any, needle: str) -> None:
     outcome = outcome_of(job("a"), result)
     assert outcome.status == S.ERROR and needle in outcome.error and outcome.effective_verdict == "FAIL"
-
-
-# --- a batch is never created twice -------------------------------------------------------
-
-
-def creates(stub: MessagesStub) -> list[dict]:
-    """The recorded POST /v1/messages/batches (creates) only."""
-    return [c for c in stub.batch_calls() if c["method"] == "POST" and c["path"] == "/v1/messages/batches"]
-
-
-def listings(stub: MessagesStub) -> list[dict]:
-    """The recorded GET /v1/messages/batches (list pages) only."""
-    return [c for c in stub.batch_calls() if c["method"] == "GET" and c["path"].split("?")[0] == "/v1/messages/batches"]
-
-
-@pytest.mark.parametrize("max_retries", [pytest.param(2, id="retries-left"), pytest.param(0, id="no-retries")])
-def test_a_create_accepted_but_answered_500_is_adopted_not_sent_again(
-    messages_stub: MessagesStub, waits: list, max_retries: int
-) -> None:
-    messages_stub.accept_then_fail_batches(error_reply(500, "api_error", "lost after commit"))
-    jobs = [job("a"), job("b")]
-    batch_id = submit(client_for(messages_stub, max_retries=max_retries), jobs)
-    assert messages_stub.batch_ids() == [batch_id]  # exactly one batch, the accepted one
-    assert waits == [0.001]  # the retry-after-ms wait comes before the look-up, to let the create show
-    assert (len(creates(messages_stub)), len(listings(messages_stub))) == (1, 1)
-    # The adopted batch carries the jobs' own params, so collecting it gives their outcomes.
-    messages_stub.end_batch(batch_id)
-    assert [o.effective_verdict for o in collect(client_for(messages_stub), batch_id, jobs).values()] == ["PASS"] * 2
-
-
-def test_a_create_that_times_out_after_being_accepted_is_adopted(messages_stub: MessagesStub) -> None:
-    # Stored at once, answered 2 s late: the client (0.2 s timeout) has hung up by then.
-    messages_stub.accept_then_fail_batches(delay_s=2.0)
-    batch_id = submit(client_for(messages_stub, max_retries=2, timeout=0.2), [job("a")])
-    assert messages_stub.batch_ids() == [batch_id]
-    assert (len(creates(messages_stub)), len(listings(messages_stub))) == (1, 1)
-
-
-def test_a_lost_create_that_was_not_accepted_is_sent_again(messages_stub: MessagesStub) -> None:
-    # Answered late and stored nothing (a scripted raw reply): the look-up finds no batch.
-    messages_stub.script_batches(Reply(200, {}, {"id": "never-stored"}, delay_s=2.0))
-    batch_id = submit(client_for(messages_stub, max_retries=1, timeout=0.2), [job("a")])
-    assert messages_stub.batch_ids() == [batch_id]
-    assert (len(creates(messages_stub)), len(listings(messages_stub))) == (2, 1)
-
-
-def test_a_batch_another_desk_made_of_the_same_size_is_never_taken_for_ours(messages_stub: MessagesStub) -> None:
-    other = messages_stub.add_batch(1).id  # made a moment ago by another desk on the same key
-    messages_stub.accept_then_fail_batches(error_reply(500, "api_error", "lost"))
-    # Ours and the other desk's look alike (1 request each): ambiguous, so neither is adopted.
-    third = submit(client_for(messages_stub, max_retries=1), [job("a")])
-    ours = messages_stub.batch_ids()[1]
-    assert third not in (other, ours) and messages_stub.batch_ids() == [other, ours, third]
-    # When the desk tracks the other one, ours is the only candidate and is adopted.
-    messages_stub.accept_then_fail_batches(error_reply(500, "api_error", "lost"))
-    adopted = submit(client_for(messages_stub, max_retries=1), [job("a")], known=[other, ours, third])
-    assert adopted == messages_stub.batch_ids()[-1] and len(messages_stub.batch_ids()) == 4
-
-
-SLOW_DOWN = error_reply(429, "rate_limit_error", "slow down")
-OVERLOADED = error_reply(529, "overloaded_error", "Overloaded")
-BOOM = error_reply(500, "api_error", "boom")
-LIST = None  # a scripted None lets the look-up's list call through to the stub
-
-
-@pytest.mark.parametrize(
-    ("replies", "max_retries", "posts", "lists", "error"),
-    [
-        pytest.param([SLOW_DOWN, OVERLOADED], 2, 3, 0, None, id="429-then-529-then-created"),
-        pytest.param([BOOM, LIST], 2, 2, 1, None, id="500-not-accepted-looked-up-then-created"),
-        pytest.param([error_reply(400, "invalid_request_error", "requests.0: bad")], 3, 1, 0,
-                     "request rejected (400 invalid_request_error): requests.0: bad", id="400-at-once"),
-        pytest.param([error_reply(404, "not_found_error", "no such route")], 3, 1, 0,
-                     "not found (check the model id) (404 not_found_error): no such route", id="404-at-once"),
-        pytest.param([Reply(500, {"x-should-retry": "false"}, error_body("api_error", "broken")), LIST], 3, 1, 1,
-                     "server error (500 api_error): broken", id="500-told-not-to-retry-is-looked-up-only"),
-        pytest.param([SLOW_DOWN] * 3, 2, 3, 0, "rate limited (429 rate_limit_error) after 2 retries: slow down",
-                     id="429-out-of-attempts"),
-        pytest.param([BOOM, LIST, BOOM, LIST], 1, 2, 2, "server error (500 api_error) after 1 retries: boom",
-                     id="500-out-of-attempts"),
-        # The look-up's list is an ordinary call (the SDK retries it once here) and fails too:
-        # unsure whether the batch exists, nothing is sent again.
-        pytest.param([BOOM, BOOM, BOOM], 1, 1, 2,
-                     "server error (500 api_error): boom; whether the API created it anyway is unknown "
-                     "(could not list message batches: server error (500 api_error) after 1 retries: boom)",
-                     id="look-up-fails-nothing-resent"),
-    ],
-)
-def test_submit_retries_only_what_cannot_make_a_second_batch(
-    messages_stub: MessagesStub, replies: list, max_retries: int, posts: int, lists: int, error: str | None
-) -> None:
-    messages_stub.script_batches(*replies)
-    client = client_for(messages_stub, max_retries=max_retries)
-    if error is None:
-        assert submit(client, [job("a")]) == messages_stub.batch_ids()[0]
-    else:
-        with pytest.raises(BatchError, match=r"^could not create a message batch of 1 request\(s\): ") as caught:
-            submit(client, [job("a")])
-        assert error in str(caught.value)
-        assert messages_stub.batch_ids() == []
-    assert (len(creates(messages_stub)), len(listings(messages_stub))) == (posts, lists)
-
-
-def refusal(**headers: str) -> Reply:
-    """A 429 with exactly these headers (no fast retry-after-ms unless given)."""
-    return Reply(429, headers, error_body("rate_limit_error", "slow down"))
-
-
-@pytest.mark.parametrize(
-    ("replies", "expected"),
-    [
-        pytest.param([refusal(**{"retry-after": "3"})], [3.0], id="retry-after-seconds"),
-        pytest.param([refusal(**{"retry-after-ms": "1500", "retry-after": "9"})], [1.5], id="ms-wins"),
-        pytest.param([refusal(**{"retry-after": "120"})], [60.0], id="capped-at-a-minute"),
-        # No header (or a zero one): 0.5 s x 2^n, n retries so far, less up to 25 % jitter.
-        pytest.param([refusal(), refusal(**{"retry-after": "0"}), refusal()], [(0.375, 0.5), (0.75, 1.0), (1.5, 2.0)],
-                     id="exponential-backoff"),
-        pytest.param([refusal()] * 5, [(0.375, 0.5), (0.75, 1.0), (1.5, 2.0), (3.0, 4.0), (6.0, 8.0)],
-                     id="backoff-capped-at-8s"),
-    ],
-)
-def test_waits_between_attempts_follow_retry_after_else_backoff(
-    messages_stub: MessagesStub, waits: list, replies: list, expected: list
-) -> None:
-    messages_stub.script_batches(*replies)
-    submit(client_for(messages_stub, max_retries=len(replies)), [job("a")])
-    assert len(waits) == len(expected) == len(replies)
-    for wait, want in zip(waits, expected, strict=True):
-        low, high = want if isinstance(want, tuple) else (want, want)
-        assert low <= wait <= high
-
-
-def test_submit_reports_a_timeout_with_its_retries(messages_stub: MessagesStub) -> None:
-    late = Reply(200, {}, {"id": "never-stored"}, delay_s=2.0)  # nothing stored: not accepted either
-    messages_stub.script_batches(late, LIST, late, LIST)
-    with pytest.raises(BatchError) as caught:
-        submit(client_for(messages_stub, max_retries=1, timeout=0.2), [job("a")])
-    assert str(caught.value) == (
-        "could not create a message batch of 1 request(s): timed out: no answer within 0.2s after 1 retries"
-    )
-    assert isinstance(caught.value.__cause__, anthropic.APITimeoutError)
-
-
-_REQUEST = httpx.Request("POST", "http://127.0.0.1/v1/messages/batches")
-
-
-@pytest.mark.parametrize(
-    ("exc", "reason"),
-    [
-        pytest.param(anthropic.APIConnectionError(request=_REQUEST), "could not reach the API after 2 retries: ",
-                     id="connection"),
-        pytest.param(anthropic.APITimeoutError(request=_REQUEST), "timed out: no answer within 600s after 2 retries",
-                     id="timeout"),
-        pytest.param(anthropic.NotFoundError("gone", response=httpx.Response(404, request=_REQUEST),
-                                             body={"error": {"type": "not_found_error", "message": "gone"}}),
-                     "not found (check the model id) (404 not_found_error) after 2 retries: gone", id="status"),
-        pytest.param(ValueError("odd"), "unexpected ValueError: odd after 2 retries", id="anything-else"),
-    ],
-)
-def test_our_own_retries_are_named_where_the_sdks_would_be(messages_stub: MessagesStub, exc: Exception,
-                                                           reason: str) -> None:
-    error = mb._api_error("create a message batch of 1 request(s)", exc, client_for(messages_stub), retries=2)
-    assert str(error).startswith(f"could not create a message batch of 1 request(s): {reason}")
-
-
-# --- find_submitted -----------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    ("made", "known", "expected"),
-    [
-        # made: (minutes after `since`, requests, canceled) per batch, oldest first.
-        pytest.param([(1, 2, False)], [], 0, id="found"),
-        pytest.param([], [], None, id="none-at-all"),
-        pytest.param([(1, 3, False), (2, 1, False)], [], None, id="only-other-sizes"),
-        pytest.param([(1, 2, False), (2, 2, False)], [], None, id="two-same-size-ambiguous"),
-        pytest.param([(1, 2, False), (2, 2, False)], [1], 0, id="known-ids-excluded"),
-        pytest.param([(1, 2, False), (2, 2, True)], [], 0, id="canceled-excluded"),
-        pytest.param([(-6, 2, False)], [], None, id="older-than-since-minus-skew-ignored"),
-        pytest.param([(-4, 2, False)], [], 0, id="within-the-skew-found"),
-        pytest.param([(-6, 2, False), (1, 2, False)], [], 1, id="an-older-one-makes-no-ambiguity"),
-    ],
-)
-def test_find_submitted(messages_stub: MessagesStub, made: list, known: list[int], expected: int | None) -> None:
-    assert SUBMIT_SKEW == timedelta(minutes=5)  # the table's -4 and -6 minutes fall either side of it
-    since = datetime.now(UTC) - timedelta(hours=1)
-    ids = [messages_stub.add_batch(n, since + timedelta(minutes=m), canceled).id for m, n, canceled in made]
-    found = find_submitted(client_for(messages_stub), 2, since, known=[ids[i] for i in known])
-    assert found == (None if expected is None else ids[expected])
-
-
-def test_find_submitted_reads_a_naive_since_as_utc(messages_stub: MessagesStub) -> None:
-    since = datetime.now(UTC) - timedelta(hours=1)
-    batch_id = messages_stub.add_batch(2, since + timedelta(minutes=1)).id
-    assert find_submitted(client_for(messages_stub), 2, since.replace(tzinfo=None)) == batch_id
-    # An hour later in UTC, read as UTC: the batch is then older than since - skew.
-    assert find_submitted(client_for(messages_stub), 2, (since + timedelta(hours=1)).replace(tzinfo=None)) is None
-
-
-def test_find_submitted_pages_past_the_first_page(messages_stub: MessagesStub) -> None:
-    since = datetime.now(UTC) - timedelta(hours=1)
-    ours = messages_stub.add_batch(3, since + timedelta(seconds=1)).id
-    newer = [messages_stub.add_batch(1, since + timedelta(seconds=2 + i)).id for i in range(150)]
-    assert find_submitted(client_for(messages_stub), 3, since) == ours
-    # 151 batches, 100 a page: ours is the 151st, on page 2, reached through the last id of page 1.
-    first, second = listings(messages_stub)
-    assert "limit=100" in first["path"] and "after_id" not in first["path"]
-    assert f"after_id={newer[50]}" in second["path"]  # newest first: page 1 ends at newer[50]
-
-
-def test_find_submitted_stops_at_the_first_batch_older_than_since(messages_stub: MessagesStub) -> None:
-    since = datetime.now(UTC) - timedelta(hours=1)
-    for i in range(150):  # yesterday's batches: 150, so a second page exists
-        messages_stub.add_batch(2, since - timedelta(days=1, seconds=i))
-    assert find_submitted(client_for(messages_stub), 2, since) is None
-    assert len(listings(messages_stub)) == 1  # the first page showed they were all too old
-
-
-@pytest.mark.parametrize(
-    ("reply", "needle"),
-    [
-        pytest.param(error_reply(403, "permission_error", "no batches for you"),
-                     "could not list message batches: permission denied (403 permission_error): no batches for you",
-                     id="403"),
-        pytest.param(error_reply(500, "api_error", "down"),
-                     "could not list message batches: server error (500 api_error) after 1 retries: down",
-                     id="500-after-the-sdks-retry"),
-    ],
-)
-def test_find_submitted_raises_when_the_batches_cannot_be_listed(
-    messages_stub: MessagesStub, reply: Reply, needle: str
-) -> None:
-    messages_stub.script_batches(reply, reply)
-    with pytest.raises(BatchError) as caught:
-        find_submitted(client_for(messages_stub, max_retries=1), 1, datetime.now(UTC))
-    assert str(caught.value) == needle
-    assert isinstance(caught.value.__cause__, anthropic.APIError)
-
-
-def test_a_batch_whose_id_was_lost_in_a_crash_is_found_after_the_restart(messages_stub: MessagesStub) -> None:
-    since = datetime.now(UTC)  # the desk stores the jobs and this time, then submits
-    jobs = [job("a"), job("b"), job("c")]
-    stored = dump_jobs(jobs)
-    submit(client_for(messages_stub), jobs)  # accepted; the process dies before storing the id
-    messages_stub.add_batch(2)  # meanwhile another sample's batch, of another size
-
-    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test")  # the new process
-    batch_id = find_submitted(client, len(load_jobs(stored)), since)
-    assert batch_id == messages_stub.batch_ids()[0] and len(creates(messages_stub)) == 1
-    messages_stub.end_batch(batch_id)
-    assert list(collect(client, batch_id, load_jobs(stored))) == ["a-B", "b-B", "c-B"]
-
-
-@pytest.mark.parametrize(
-    ("query", "expected", "has_more"),
-    [
-        # Five batches, newest first: 5 4 3 2 1.
-        pytest.param("limit=2", [5, 4], True, id="first-page"),
-        pytest.param("limit=2&after_id=msgbatch_stub0004", [3, 2], True, id="after-id-is-older"),
-        pytest.param("limit=2&after_id=msgbatch_stub0002", [1], False, id="last-page"),
-        pytest.param("limit=2&before_id=msgbatch_stub0002", [4, 3], True, id="before-id-is-newer"),
-        pytest.param("limit=20&before_id=msgbatch_stub0002", [5, 4, 3], False, id="before-id-all-newer"),
-    ],
-)
-def test_the_stub_lists_batches_as_the_api_pages_them(
-    messages_stub: MessagesStub, query: str, expected: list[int], has_more: bool
-) -> None:
-    start = datetime.now(UTC)
-    for i in range(5):
-        messages_stub.add_batch(1, start + timedelta(seconds=i))
-    page = httpx.get(f"{messages_stub.url}/v1/messages/batches?{query}").json()
-    ids = [f"msgbatch_stub{n:04d}" for n in expected]
-    assert [b["id"] for b in page["data"]] == ids
-    assert (page["has_more"], page["first_id"], page["last_id"]) == (has_more, ids[0], ids[-1])

@@ -11,31 +11,18 @@ Resuming needs only plain data: the batch id `submit` returns and the job list
 (`dump_jobs` / `load_jobs`). A job keeps the exact params it was submitted with, fence nonce
 included, so the call log records what was really sent even when collected after a restart.
 
-Failures of the API calls themselves (after retries of 408/409/429/5xx and connection errors:
-the SDK's for reads, `submit`'s own for the create) raise `BatchError` with a readable reason;
-the caller polls again later.
-
-A batch is never knowingly created twice. The API takes no idempotency key, so `submit` does
-its own retries of the create: after a failure that the server may have accepted anyway (a
-timeout, a dropped connection, a 408, 409 or 5xx other than 529) it first looks for the batch
-with `find_submitted` (the newest batches of the same size, created since the submit began,
-that the caller does not already track) and returns that one instead of sending again. A caller
-that stores its jobs before submitting can do the same after a crash between the create and
-storing the id. The limit: two desks sharing one API key that create batches of the same size
-within the same minutes are indistinguishable, so nothing is adopted and a new batch is made.
+Failures of the API calls themselves (after the SDK's own retries of 408/409/429/5xx and
+connection errors) raise `BatchError` with a readable reason; the caller polls again later.
 """
 
 from __future__ import annotations
 
-import email.utils
 import hashlib
 import json
-import random
 import re
-import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterable, Sequence
+from datetime import datetime
 from typing import Any, Literal
 
 import anthropic
@@ -59,18 +46,6 @@ CUSTOM_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 MAX_BATCH_REQUESTS = 100_000
 MAX_BATCH_BYTES = 256_000_000
 """The API's limits per batch: 100,000 requests or 256 MB (read as 10^6 bytes, the safe side)."""
-SUBMIT_SKEW = timedelta(minutes=5)
-"""Slack for the clock difference between this machine and the API when matching created_at."""
-LIST_PAGE_SIZE = 100
-"""Batches per page when looking for one already submitted (the API allows 1-1000)."""
-RETRY_AFTER_CAP_S = 60.0
-"""The longest wait a Retry-After header may ask of one create attempt."""
-BACKOFF_S = 0.5
-MAX_BACKOFF_S = 8.0
-"""Exponential backoff between create attempts without Retry-After, as the SDK does it."""
-
-_sleep: Callable[[float], None] = time.sleep
-"""How `submit` waits between attempts (tests replace it to keep waits instant)."""
 
 _CUSTOM_ID = re.compile(CUSTOM_ID_PATTERN)
 _NOT_ID_CHAR = re.compile(r"[^a-zA-Z0-9_-]+")
@@ -82,7 +57,7 @@ _UNPROCESSED = {
 
 
 class BatchError(RuntimeError):
-    """A Message Batches API call failed after its retries; safe to try again later."""
+    """A Message Batches API call failed after the SDK's retries; safe to try again later."""
 
 
 class BatchNotEnded(BatchError):
@@ -226,166 +201,26 @@ def _timeout_of(client: anthropic.Anthropic) -> float:
     return float(getattr(timeout, "read", None) or 0.0)
 
 
-def _api_error(action: str, exc: Exception, client: anthropic.Anthropic, retries: int = 0) -> BatchError:
-    """'could not <action>: rate limited (429 rate_limit_error) after 3 retries: ...'.
-
-    `retries` counts our own attempts before this one; the SDK's are read from the request.
-    """
+def _api_error(action: str, exc: Exception, client: anthropic.Anthropic) -> BatchError:
+    """'could not <action>: rate limited (429 rate_limit_error) after 3 retries: ...'."""
     _, reason = describe_failure(exc, _timeout_of(client))
-    return BatchError(f"could not {action}: {_with_retries(reason, exc, retries)}")
+    return BatchError(f"could not {action}: {reason}")
 
 
-def _with_retries(reason: str, exc: Exception, retries: int) -> str:
-    """The reason with ' after N retries' where describe_failure puts it for the SDK's retries."""
-    if not retries:
-        return reason
-    note = f" after {retries} retries"
-    anchor = reason  # a timeout: the note ends the reason
-    if isinstance(exc, anthropic.APIStatusError):
-        anchor = f"({exc.status_code}{f' {exc.type}' if exc.type else ''})"
-    elif isinstance(exc, anthropic.APIConnectionError) and not isinstance(exc, anthropic.APITimeoutError):
-        anchor = "could not reach the API"
-    if anchor in reason:
-        return reason.replace(anchor, anchor + note, 1)
-    return reason + note
+def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob]) -> str:
+    """Create one Message Batch from the jobs; returns its API id (store it with the jobs).
 
-
-def _as_utc(when: datetime) -> datetime:
-    """A naive datetime read as UTC (how the database hands back timestamps)."""
-    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
-
-
-def _total_requests(batch: Any) -> int:
-    counts = batch.request_counts
-    return sum(int(getattr(counts, name, 0) or 0) for name in RequestCounts.model_fields)
-
-
-def find_submitted(
-    client: anthropic.Anthropic, count: int, since: datetime, known: Collection[str] = ()
-) -> str | None:
-    """The id of the one untracked, uncanceled batch of `count` requests created since `since`; else None.
-
-    Lists the workspace's batches newest first and stops at the first created before
-    `since - SUBMIT_SKEW` (naive `since` is read as UTC). A batch in `known` (ids the caller
-    already tracks) is not a candidate. Several candidates are ambiguous: None, never a guess.
-    Raises BatchError when the batches cannot be listed.
-    """
-    cutoff = _as_utc(since) - SUBMIT_SKEW
-    skip = set(known)
-    found: list[str] = []
-    try:
-        # Iterating the page fetches the next ones (after_id=last_id) only as far as we read.
-        for batch in client.messages.batches.list(limit=LIST_PAGE_SIZE):
-            if _as_utc(batch.created_at) < cutoff:
-                break  # newest first: every batch after this one is older still
-            if batch.id in skip or batch.cancel_initiated_at is not None or _total_requests(batch) != count:
-                continue
-            found.append(batch.id)
-            if len(found) > 1:
-                break  # already ambiguous; reading further cannot make it less so
-    except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
-        raise _api_error("list message batches", exc, client) from exc
-    return found[0] if len(found) == 1 else None
-
-
-def _may_have_been_accepted(exc: Exception) -> bool:
-    """True when the server may have created the batch although the create failed for us."""
-    if isinstance(exc, anthropic.APIConnectionError):  # timeouts included: the answer was lost
-        return True
-    if isinstance(exc, anthropic.APIStatusError):
-        # 429 and 529 refuse the request before any work; 408/409 and other 5xx may come after it.
-        code = exc.status_code
-        return code in (408, 409) or (code >= 500 and code != 529)
-    return False
-
-
-def _should_retry(exc: Exception) -> bool:
-    """The SDK's rule: the server's x-should-retry if sent, else 408/409/429/5xx and connection errors."""
-    if isinstance(exc, anthropic.APIStatusError):
-        told = exc.response.headers.get("x-should-retry")
-        if told in ("true", "false"):
-            return told == "true"
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
-    return isinstance(exc, anthropic.APIConnectionError)
-
-
-def _retry_after_s(headers: Mapping[str, str] | None) -> float | None:
-    """Seconds the server asked us to wait (retry-after-ms, retry-after seconds or date); None if not."""
-    if not headers:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return float(headers.get(name)) / scale  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            pass
-    try:
-        when = email.utils.parsedate_to_datetime(headers.get("retry-after") or "")
-    except (TypeError, ValueError):
-        return None
-    return (_as_utc(when) - datetime.now(UTC)).total_seconds()
-
-
-def _retry_wait(exc: Exception, retries: int) -> float:
-    """Seconds before the next create: Retry-After (at most a minute) else the SDK's jittered backoff."""
-    asked = _retry_after_s(getattr(getattr(exc, "response", None), "headers", None))
-    if asked is not None and asked > 0:
-        return min(asked, RETRY_AFTER_CAP_S)
-    backoff = min(BACKOFF_S * 2.0**retries, MAX_BACKOFF_S)
-    return backoff * (1 - 0.25 * random.random())
-
-
-def submit(
-    client: anthropic.Anthropic,
-    jobs: Sequence[ReviewJob],
-    *,
-    since: datetime | None = None,
-    known: Collection[str] = (),
-) -> str:
-    """Create one Message Batch from the jobs, never twice; returns its API id (store it with the jobs).
-
-    No chunking: over 100,000 requests or 256 MB raises ValueError. The create is tried up to
-    `client.max_retries + 1` times (the SDK's own retries are off: it would resend blindly).
-    429 and 529 are retried after Retry-After or backoff; any other 4xx raises BatchError at
-    once. After a failure the server may have accepted anyway (timeout, lost connection, other
-    5xx), `find_submitted(client, n, since, known)` runs first and a batch it finds is returned
-    instead of creating another; `since` defaults to just before the first attempt, `known` are
-    the batch ids the caller already tracks. If that look-up itself fails, BatchError (nothing is
-    resent while unsure). Same-size batches made by another desk with the same API key in the
-    same minutes make the look-up ambiguous: nothing is adopted and the create is retried.
+    No chunking: over 100,000 requests or 256 MB raises ValueError. The SDK retries a failed
+    create, and the API takes no idempotency key, so a create that timed out after the server
+    accepted it may leave a second batch behind (visible in the Console; it can be canceled).
     """
     requests = build_requests(jobs)
     _check_limits(requests)
-    since = datetime.now(UTC) if since is None else since
-    action = f"create a message batch of {len(requests)} request(s)"
-    once = client.with_options(max_retries=0)
-    attempts, attempt = max(0, client.max_retries) + 1, 0
-    while True:
-        try:
-            return once.messages.batches.create(requests=requests).id
-        except Exception as exc:  # noqa: BLE001 - sorted below, reported the same readable way
-            failure, error = exc, _api_error(action, exc, client, attempt)
-        retry = attempt + 1 < attempts and _should_retry(failure)
-        maybe_accepted = _may_have_been_accepted(failure)
-        if retry or maybe_accepted:
-            # Before the look-up too: it gives a create the server is still finishing time to show.
-            _sleep(_retry_wait(failure, attempt))
-        if maybe_accepted:
-            found = _look_for_accepted(client, len(requests), since, known, error)
-            if found is not None:
-                return found
-        if not retry:
-            raise error from failure
-        attempt += 1
-
-
-def _look_for_accepted(
-    client: anthropic.Anthropic, count: int, since: datetime, known: Collection[str], failure: BatchError
-) -> str | None:
-    """find_submitted after a failed create; if the look-up fails too, stop rather than risk a second batch."""
     try:
-        return find_submitted(client, count, since, known)
-    except BatchError as exc:
-        raise BatchError(f"{failure}; whether the API created it anyway is unknown ({exc})") from exc
+        batch = client.messages.batches.create(requests=requests)
+    except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
+        raise _api_error(f"create a message batch of {len(requests)} request(s)", exc, client) from exc
+    return batch.id
 
 
 def _status_of(batch: Any) -> BatchStatus:
