@@ -45,6 +45,8 @@ ACTIVE = (RunStatus.QUEUED, RunStatus.RUNNING)
 WORKER_RETRIES = 3
 """Times a driver picks up reviews a worker error interrupted (waiting 2, 4, 8 s by default) before it
 stops and the page offers to try again."""
+STOPPED = "stopped: "
+"""How a sample's Message Batch status begins once nothing tracks it any more (a person or a restart goes on)."""
 MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
 
@@ -145,6 +147,13 @@ class BatchService:
         if latest is not None and latest.finished_at is None:
             self.drive(latest.id)
 
+    def retry(self, batch_id: int, actor: str) -> None:
+        """Pick a stopped sample up again: interrupted reviews resume, a Message Batch is sent or polled again."""
+        self.store.record_retry(batch_id, actor)
+        latest = self.store.get(batch_id).latest
+        if latest is not None and latest.finished_at is None:
+            self.drive(latest.id)
+
     def resume_unfinished(self) -> list[int]:
         """After a restart: drive every unfinished sample of a batch that is not paused."""
         started = []
@@ -177,7 +186,8 @@ class BatchService:
                 if (progress.interrupted and not progress.finished and retries < WORKER_RETRIES
                         and not self.store.is_paused(progress.batch_id)):
                     retries += 1  # a worker error (e.g. the database blinked): pick those reviews up again
-                    if not self._stopping.wait(self.retry_s * 2 ** (retries - 1)):
+                    waited = not self._stopping.wait(self.retry_s * 2 ** (retries - 1))
+                    if waited and not self.store.is_paused(progress.batch_id):  # a pause meanwhile holds them
                         continue
                 with self._lock:
                     if sample_id not in self._again or progress.finished or self._stopping.is_set():
@@ -196,8 +206,9 @@ class BatchService:
         if batch.config.message_batches:
             return self._review_via_api(sample_id, batch)
         in_flight: dict[Future, int] = {}
+        held = self.store.is_paused(batch.id)  # a pause holds interrupted reviews back too
         for run_id in self.store.run_ids(sample_id):  # started before a pause or a restart
-            future = self._restart(run_id)
+            future = self._restart(run_id, resume=not held)
             if future is not None:
                 in_flight[future] = run_id
         pending = self.store.pending_items(sample_id)
@@ -226,8 +237,8 @@ class BatchService:
             try:
                 api_id = mb.submit(client, jobs)
             except mb.BatchError as exc:
-                self.store.set_api(sample_id, None, f"error: {exc}")
-                return self.store.progress(sample_id)  # Resume (or a restart) submits again
+                self.store.set_api(sample_id, None, f"{STOPPED}{exc}")
+                return self.store.progress(sample_id)  # Try again (or a restart) submits again
             # Why stored at once: after a restart the batch is collected from its id and the jobs.
             self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
             progress = self.store.progress(sample_id)
@@ -267,7 +278,7 @@ class BatchService:
             except mb.BatchError as exc:
                 failures += 1
                 if failures >= MAX_API_FAILURES:  # e.g. an expired batch or a revoked key: a person looks
-                    self.store.set_api(sample_id, api_id, f"error: {exc}; stopped after {failures} tries "
+                    self.store.set_api(sample_id, api_id, f"{STOPPED}{exc}; gave up after {failures} tries "
                                        "(Try again on the Batch page, or a restart, polls again)")
                     return None
                 self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
@@ -284,10 +295,10 @@ class BatchService:
                                                    output=items[item_id].output))
                 for item_id in self.store.pending_items(sample_id) for slot in SLOTS]
 
-    def _restart(self, run_id: int) -> Future | None:
-        """A run of the sample that is not done: queue it again (an interrupted one resumes)."""
+    def _restart(self, run_id: int, resume: bool = True) -> Future | None:
+        """A run of the sample that is not done: queue it again (an interrupted one resumes, if `resume`)."""
         state = self.repo.load_run(run_id).state
-        if state.status == RunStatus.INTERRUPTED:
+        if state.status == RunStatus.INTERRUPTED and resume:
             try:
                 state = advance_run(self.repo, run_id, state, engine.Resume(), "system")
             except Conflict:  # another driver (e.g. the command line's) resumed it first
@@ -458,7 +469,7 @@ def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tu
 def _undecided_note(record: PatternRecord) -> str:
     """The export's word on a pattern that did not change an item it was found in: why not."""
     if record.status == "applied":
-        return "the approved fix made no change here (already fixed, or the edit does not fit this item)"
+        return "the approved fix made no change here (already fixed, or its quote is not in this item)"
     if record.status == "dismissed":
         handled = record.pattern.get("kind", "issue") != "issue"
         return f"{'handled by hand' if handled else 'dismissed, not fixed'}: {record.reason}"

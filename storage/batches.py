@@ -36,6 +36,7 @@ from storage.tables import (
     MergedIssueRow,
     RoundRow,
     RunRow,
+    StateChangeRow,
     utcnow,
 )
 
@@ -152,6 +153,10 @@ class SampleProgress(BaseModel):
     cost_usd: float
     interrupted: int = 0
     """Reviews stopped by a worker error (they resume when the sample is driven again)."""
+    active: int = 0
+    """Reviews queued or running right now (in this process or another)."""
+    last_activity: datetime | None = None
+    """When a review of the sample last changed state."""
     seconds_done: float
     """Time during which at least one finished review of the sample was running (for the ETA).
 
@@ -450,6 +455,13 @@ class BatchStore:
             s.add(batch)
             audit.append(s, actor, "batch.paused" if paused else "batch.resumed", "batch", batch_id)
 
+    def record_retry(self, batch_id: int, actor: str) -> None:
+        """A person picks a stopped sample up again (the right to resume interrupted runs is checked)."""
+        with self.repo._tx() as s:
+            require(s, actor, Permission.RESUME_RUN)
+            _batch_row(s, batch_id)
+            audit.append(s, actor, "batch.retried", "batch", batch_id)
+
     def is_paused(self, batch_id: int) -> bool:
         """Whether a person paused the batch."""
         with self.repo._read() as s:
@@ -652,16 +664,25 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
         col(RoundRow.run_id).in_(runs), RoundRow.gate_reviewer_error == True)).one()  # noqa: E712 - SQL
     cost = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).where(
         col(LLMCallRow.run_id).in_(runs))).one()
-    spans = s.exec(select(RunRow.created_at, RunRow.updated_at).where(col(RunRow.id).in_(runs),
-                                                                     col(RunRow.status).in_(DONE))).all()
+    # A review's span starts at its last claim, not its creation: a review the app's restart
+    # interrupted and resumed would otherwise count the whole time the app was down.
+    claims = (select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("claimed"))
+              .where(col(StateChangeRow.run_id).in_(runs), StateChangeRow.to_status == RunStatus.RUNNING.value)
+              .group_by(StateChangeRow.run_id).subquery())
+    spans = s.exec(select(RunRow.created_at, claims.c.claimed, RunRow.updated_at)
+                   .outerjoin(claims, claims.c.run_id == RunRow.id)
+                   .where(col(RunRow.id).in_(runs), col(RunRow.status).in_(DONE))).all()
+    last = s.exec(select(func.max(RunRow.updated_at)).where(col(RunRow.id).in_(runs))).one()
     nice, naughty = counts.get(RunStatus.SHIPPED.value, 0), counts.get(RunStatus.SAMPLED.value, 0)
-    seconds = busy_seconds((utc(a), utc(b)) for a, b in spans)
+    seconds = busy_seconds((utc(claimed or created), utc(end)) for created, claimed, end in spans)
     return SampleProgress(id=row.id, batch_id=row.batch_id, number=row.number, seed=row.seed, size=row.size,
                           created_at=utc(row.created_at),
                           finished_at=utc(row.finished_at) if row.finished_at else None,
                           api_batch_id=row.api_batch_id, api_status=row.api_status, done=nice + naughty, nice=nice,
                           naughty=naughty, errors=errors, cost_usd=float(cost),
-                          interrupted=counts.get(RunStatus.INTERRUPTED.value, 0), seconds_done=seconds)
+                          interrupted=counts.get(RunStatus.INTERRUPTED.value, 0),
+                          active=counts.get(RunStatus.QUEUED.value, 0) + counts.get(RunStatus.RUNNING.value, 0),
+                          last_activity=utc(last) if last else None, seconds_done=seconds)
 
 
 def _issues(s: Session, run_ids: list[int]) -> dict[int, list[MergedIssue]]:

@@ -12,6 +12,7 @@ import io
 import threading
 import time
 from collections.abc import Callable
+from datetime import timedelta
 
 import pytest
 from sqlmodel import Session, func, select
@@ -25,7 +26,7 @@ from storage.batch_service import BatchService
 from storage.batches import BatchConfig, BatchStore, ItemIn, SampledReview, SampleProgress
 from storage.desk import open_desk
 from storage.repo import Repo
-from storage.tables import BatchItemRow
+from storage.tables import BatchItemRow, RunRow
 from tests.llm_stub import (
     MessagesStub,
     default_answer,
@@ -39,7 +40,7 @@ from tests.llm_stub import (
 from tests.test_app import plain
 from tests.test_app import texts as page_texts
 from tests.test_batch_service import DEFECT, FIXED, SPEC, planted_csv
-from ui.batch import MIME, eta, export_name, result_of, state_of
+from ui.batch import MIME, eta, export_name, result_of, state_of, stopped_why
 from ui.batch_plan import detection_frame
 
 SEED = 13
@@ -571,17 +572,44 @@ def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
         advance_run(desk.repo, run_id, state, engine.Interrupt(note="worker error: OperationalError"), "system")
     finally:
         desk.close()
+    with Session(desk_env.engine) as s, s.begin():  # the worker error was a minute ago
+        row = s.get(RunRow, run_id)
+        row.updated_at = row.updated_at - timedelta(minutes=1)
     store = BatchStore(desk_env)
     at = open_batch(batch_id)
     assert "Reviewing stopped" not in texts(at) and "Paused" in texts(at)  # paused: not stalled
     store.set_paused(batch_id, False, "ann")  # unpaused elsewhere, with nobody driving the sample here
     at.run()
     shown = texts(at)
-    assert "Reviewing stopped: 1 review(s) stopped on a worker error, after 3 automatic retries" in shown
+    assert ("Reviewing stopped: 1 review(s) stopped on a worker error and no review of this sample is running"
+            in shown)
     assert "batch_pause" not in keys(at)
+    assert any(e.label.startswith("Sampled items") for e in at.expander)  # with the links to their runs
     at.button(key="batch_retry").click().run()
     assert sample_in(store, batch_id, 1, at).finished
     assert store.progress(sample_id).interrupted == 0 and "Reviewing stopped" not in texts(at)
+    assert [e.actor for e in desk_env.audit.events(action="batch.retried")] == ["local"]
+
+
+def test_interrupted_reviews_another_process_may_still_retry_are_not_called_stopped() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    now = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def why(driving: bool = False, active: int = 0, ago_s: float = 60, api_status: str | None = None,
+            interrupted: int = 1) -> str | None:
+        p = progress(2).model_copy(update={"interrupted": interrupted, "active": active, "api_status": api_status,
+                                           "last_activity": now - timedelta(seconds=ago_s)})
+        return stopped_why(p, driving, now)
+
+    assert why() == "1 review(s) stopped on a worker error and no review of this sample is running"
+    assert why(driving=True) is None  # this process drives it
+    assert why(active=2) is None  # another process's reviews are running
+    assert why(ago_s=5) is None  # a driver may be waiting to retry (2, 4, 8 s)
+    assert why(interrupted=0) is None
+    assert why(api_status="error: rate limited; trying again", interrupted=0) is None  # still polling
+    assert why(api_status="stopped: not found", interrupted=0) == "the Message Batches API kept failing (above)"
+
 
 
 @pytest.mark.parametrize("value, expected", [

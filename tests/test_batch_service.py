@@ -310,12 +310,12 @@ def test_the_estimate_counts_one_item_per_stratum() -> None:
 
 
 def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchService) -> None:
-    """A pause (or the app being down) between reviews is not time spent reviewing."""
+    """A pause (or the app being down) between reviews, or before a review's claim, is not time spent reviewing."""
     from datetime import UTC, datetime, timedelta
 
-    from sqlmodel import Session
+    from sqlmodel import Session, select
 
-    from storage.tables import RunRow
+    from storage.tables import RunRow, StateChangeRow
 
     data, _ = planted_csv(40)
     file = read_batch(data, "emails.csv", strata=["template"])
@@ -330,8 +330,14 @@ def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchService) 
     with Session(service.repo.engine) as s:
         for run_id, (start, end) in zip(runs, spans, strict=True):
             row = s.get(RunRow, run_id)
-            row.created_at, row.updated_at = start, end
+            # The first review was made a day before its claim: the app was down between (its span
+            # starts at the claim); the others were claimed when made.
+            row.created_at, row.updated_at = (start - timedelta(days=1) if run_id == runs[0] else start), end
             s.add(row)
+            for change in s.exec(select(StateChangeRow).where(StateChangeRow.run_id == run_id,
+                                                             StateChangeRow.to_status == "running")).all():
+                change.created_at = start
+                s.add(change)
         s.commit()
     assert service.store.progress(progress.id).seconds_done == pytest.approx(10 + 5 * (len(runs) - 2))
 
@@ -432,3 +438,36 @@ def test_a_driver_stops_after_its_retries_and_a_resume_picks_up(flaky: Callable)
     svc.resume(stopped.batch_id, "ann")
     done = svc.wait(stopped.id, timeout=60)
     assert done.finished and done.interrupted == 0
+
+
+def test_a_pause_holds_interrupted_reviews_back(flaky: Callable) -> None:
+    import time
+
+    failures = {"b": 1}
+    svc, sample_id = flaky(failures, concurrency=1)
+    svc.retry_s = 3.0  # long enough to pause during the driver's wait before its retry
+    deadline = time.monotonic() + 30
+    while not svc.store.progress(sample_id).interrupted:
+        assert time.monotonic() < deadline, "no review was interrupted"
+        time.sleep(0.01)
+    batch_id = svc.store.progress(sample_id).batch_id
+    svc.pause(batch_id, "ann")
+    held = svc.wait(sample_id, timeout=60)
+    assert held.interrupted == 1 and not held.finished  # not resumed while paused
+    svc.drive(sample_id)  # e.g. a restart picking the sample up: still paused, still held
+    assert svc.wait(sample_id, timeout=60).interrupted == 1
+    svc.resume(batch_id, "ann")
+    assert svc.wait(sample_id, timeout=60).finished
+
+
+def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: BatchService) -> None:
+    from santa_core.roles import PermissionDenied
+
+    file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    with pytest.raises(PermissionDenied):
+        service.retry(batch_id, "vic")
+    sample_id = service.sample(batch_id, "ann")
+    service.retry(batch_id, "ann")  # harmless while the sample is being reviewed: one driver
+    assert service.wait(sample_id, timeout=60).finished
+    assert [e.actor for e in service.repo.audit.events(action="batch.retried")] == ["ann"]

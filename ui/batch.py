@@ -8,6 +8,7 @@ shows the same view after a reload, in another tab, or after a restart.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import PurePath
 
 import pandas as pd
@@ -16,13 +17,16 @@ import streamlit as st
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from santa_core.sampling import percent
-from storage.batch_service import WORKER_RETRIES
+from storage.batch_service import STOPPED
 from storage.batches import Batch, BatchProblem, SampledReview, SampleProgress
 from ui import batch_actions, batch_patterns, batch_plan, components, services
 from ui.batch_actions import service
 from ui.safe import md
 
 POLL_S = 2.0
+QUIET_S = 30.0
+"""Seconds without a review changing state before interrupted reviews count as stopped (a driver's
+automatic retries wait 2, 4 and 8 s)."""
 """How often the page re-reads a sample under review."""
 MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 RESULT = {RunStatus.SHIPPED: "NICE", RunStatus.SAMPLED: "NAUGHTY", RunStatus.QUEUED: "reviewing",
@@ -191,17 +195,35 @@ def controls(batch_id: int, paused: bool) -> None:
                   help="No new review starts; those already started finish and are kept.")
 
 
+def stopped_why(progress: SampleProgress, driving: bool, now: datetime | None = None) -> str | None:
+    """Why nobody reviews the sample any more (worker errors, or the API kept failing); None while someone does.
+
+    Judged from the database, so a sample another process (the command line) reviews is not called
+    stopped: no review of it queued or running, and none changed state for QUIET_S (longer than a
+    driver waits between its automatic retries).
+    """
+    if driving:
+        return None
+    if (progress.api_status or "").startswith(STOPPED):
+        return "the Message Batches API kept failing (above)"
+    now = now or datetime.now(UTC)
+    quiet = progress.active == 0 and (progress.last_activity is None
+                                      or (now - progress.last_activity).total_seconds() > QUIET_S)
+    if progress.interrupted and quiet:
+        return f"{progress.interrupted} review(s) stopped on a worker error and no review of this sample is running"
+    return None
+
+
 def stalled(progress: SampleProgress, driving: bool) -> bool:
-    """A sample nobody is reviewing any more (worker errors, or the API kept failing): say so, offer to try again."""
-    api_failed = (progress.api_status or "").startswith("error:")
-    if driving or not (progress.interrupted or api_failed):
+    """A stopped sample: say why and offer to try again (True), or nothing (False)."""
+    why = stopped_why(progress, driving)
+    if why is None:
         return False
-    why = (f"{progress.interrupted} review(s) stopped on a worker error, after {WORKER_RETRIES} automatic retries"
-           if progress.interrupted else "the Message Batches API kept failing (above)")
     st.warning(md(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
-                  "restart does too). The run pages say what failed."))
-    if services.can(Permission.START_RUN):
-        st.button("Try again", key="batch_retry", type="primary", on_click=batch_actions.resume, args=(progress.batch_id,))
+                  "restart does too). The runs linked under Sampled items say what failed."))
+    if services.can(Permission.RESUME_RUN):
+        st.button("Try again", key="batch_retry", type="primary", on_click=batch_actions.retry,
+                  args=(progress.batch_id,))
     return True
 
 
@@ -220,6 +242,7 @@ def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
         paused = store.is_paused(batch.id)
         progress_panel(progress, paused, batch.config.message_batches)
         if not paused and stalled(progress, service().driving(sample.id)):
+            sampled_items(store.reviews(sample.id))
             return
         if batch.config.message_batches and progress.api_batch_id:
             st.caption("A Message Batch that was sent cannot be paused: the API finishes it and the desk collects it.")

@@ -72,3 +72,9 @@ def pause(batch_id: int) -> None:
 def resume(batch_id: int) -> None:
     """A button callback: start reviewing again where the batch stopped."""
     attempt(batch_id, lambda: service().resume(batch_id, services.actor()), lambda _: "Resumed.")
+
+
+def retry(batch_id: int) -> None:
+    """A button callback: pick a stopped sample up again."""
+    attempt(batch_id, lambda: service().retry(batch_id, services.actor()),
+            lambda _: "Trying again: interrupted reviews resume where they stopped.")

@@ -102,7 +102,7 @@ def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], n
     if needs_fix:
         shown = ", ".join(needs_fix[:10]) + (f" and {len(needs_fix) - 10:,} more" if len(needs_fix) > 10 else "")
         st.warning(md(f"Caveat: {len(needs_fix):,} item(s) showed a fixed pattern but could not take its edit and "
-                      f"still need a fix by hand: {shown}. The export marks them `needs fix` and says why; the "
+                      f"still need a fix by hand: {shown}. The export marks them “needs fix” and says why; the "
                       "bound above does not make them pass."))
     if by_hand:
         names = "; ".join(f"{p.title} ({p.reason})" for p in by_hand)
