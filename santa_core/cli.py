@@ -685,11 +685,16 @@ def _detection_line(desk: Desk, batch_id: int) -> str:
 
 def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: _Decisions) -> str:
     """Sample until a sample is clean, a person must decide, or --max-samples is reached; how it stopped."""
+    from storage.batch_service import STOPPED
+
     for _ in range(args.max_samples):
         progress = _review_sample(desk, batch_id)
         if not progress.finished:
             if desk.batches.store.is_paused(batch_id):
                 return "paused"  # someone paused the batch in the app: they resume it there
+            if (progress.api_status or "").startswith(STOPPED):
+                raise RuntimeError(f"sample {progress.number} of batch {batch_id}: the Message Batch "
+                                   f"{progress.api_status}; Try again on the Batch page goes on")
             raise RuntimeError(f"sample {progress.number} of batch {batch_id}: {progress.size - progress.done:,} "
                                "review(s) did not finish (a worker failed); the app resumes them when it starts")
         found = desk.batches.find_patterns(progress.id)

@@ -186,9 +186,8 @@ class BatchService:
                 if (progress.interrupted and not progress.finished and retries < WORKER_RETRIES
                         and not self.store.is_paused(progress.batch_id)):
                     retries += 1  # a worker error (e.g. the database blinked): pick those reviews up again
-                    waited = not self._stopping.wait(self.retry_s * 2 ** (retries - 1))
-                    if waited and not self.store.is_paused(progress.batch_id):  # a pause meanwhile holds them
-                        continue
+                    if not self._stopping.wait(self.retry_s * 2 ** (retries - 1)):
+                        continue  # (a pause meanwhile holds them: the pass resumes nothing while paused)
                 with self._lock:
                     if sample_id not in self._again or progress.finished or self._stopping.is_set():
                         self._again.discard(sample_id)

@@ -596,19 +596,24 @@ def test_interrupted_reviews_another_process_may_still_retry_are_not_called_stop
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
 
-    def why(driving: bool = False, active: int = 0, ago_s: float = 60, api_status: str | None = None,
-            interrupted: int = 1) -> str | None:
-        p = progress(2).model_copy(update={"interrupted": interrupted, "active": active, "api_status": api_status,
-                                           "last_activity": now - timedelta(seconds=ago_s)})
-        return stopped_why(p, driving, now)
+    def why(driving: bool = False, active: int = 0, ago_s: float | None = 60, api_status: str | None = None,
+            interrupted: int = 1, api: bool = False, done: int = 2) -> str | None:
+        p = progress(done).model_copy(update={
+            "interrupted": interrupted, "active": active, "api_status": api_status, "created_at": now - timedelta(1),
+            "last_activity": None if ago_s is None else now - timedelta(seconds=ago_s)})
+        return stopped_why(p, driving, api, now)
 
     assert why() == "1 review(s) stopped on a worker error and no review of this sample is running"
     assert why(driving=True) is None  # this process drives it
     assert why(active=2) is None  # another process's reviews are running
     assert why(ago_s=5) is None  # a driver may be waiting to retry (2, 4, 8 s)
-    assert why(interrupted=0) is None
-    assert why(api_status="error: rate limited; trying again", interrupted=0) is None  # still polling
-    assert why(api_status="stopped: not found", interrupted=0) == "the Message Batches API kept failing (above)"
+    assert why(done=30) is None  # finished
+    assert why(interrupted=0) == "no review of this sample is running (the process reviewing it stopped)"
+    assert why(interrupted=0, ago_s=None) is not None  # drawn a day ago, never started
+    assert why(interrupted=0, api=True) is None  # a Message Batch has no runs until it is collected
+    assert why(api_status="error: rate limited; trying again", interrupted=0, api=True) is None  # still polling
+    assert why(api_status="stopped: not found", interrupted=0, api=True) == (
+        "the Message Batches API kept failing (above)")
 
 
 

@@ -208,6 +208,16 @@ def test_message_batches_review_each_sample_in_one_request(
     assert len(synced) == 1 and "edits" in schema_properties(synced[0])  # only the fix agent is called directly
 
 
+def test_a_message_batch_the_api_refuses_exits_4_saying_why(
+        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    path, _ = batch_file
+    messages_stub.script_batches(error_reply(401, "authentication_error", "invalid x-api-key"))
+    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--message-batches")
+    assert done.returncode == 4 and messages_stub.batch_ids() == []
+    assert "the Message Batch stopped: could not create a message batch of 60 request(s)" in done.stderr
+    assert "invalid x-api-key" in done.stderr and "a worker failed" not in done.stderr
+
+
 BAD_FILES = [
     pytest.param(b"id,output\na,hello\na,again\n", "emails.csv", ["line 3: the id 'a' is also on line 2"],
                  id="duplicate-ids"),

@@ -24,10 +24,10 @@ from ui.batch_actions import service
 from ui.safe import md
 
 POLL_S = 2.0
-QUIET_S = 30.0
-"""Seconds without a review changing state before interrupted reviews count as stopped (a driver's
-automatic retries wait 2, 4 and 8 s)."""
 """How often the page re-reads a sample under review."""
+QUIET_S = 30.0
+"""Seconds without a review changing state before a sample nobody reviews counts as stopped (a
+driver's automatic retries wait 2, 4 and 8 s)."""
 MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
 RESULT = {RunStatus.SHIPPED: "NICE", RunStatus.SAMPLED: "NAUGHTY", RunStatus.QUEUED: "reviewing",
           RunStatus.RUNNING: "reviewing", RunStatus.INTERRUPTED: "interrupted (resumes)"}
@@ -195,28 +195,34 @@ def controls(batch_id: int, paused: bool) -> None:
                   help="No new review starts; those already started finish and are kept.")
 
 
-def stopped_why(progress: SampleProgress, driving: bool, now: datetime | None = None) -> str | None:
-    """Why nobody reviews the sample any more (worker errors, or the API kept failing); None while someone does.
+def stopped_why(progress: SampleProgress, driving: bool, message_batches: bool = False,
+                now: datetime | None = None) -> str | None:
+    """Why nobody reviews the sample any more (worker errors, the API kept failing, a driver that died);
+    None while someone does.
 
     Judged from the database, so a sample another process (the command line) reviews is not called
     stopped: no review of it queued or running, and none changed state for QUIET_S (longer than a
-    driver waits between its automatic retries).
+    driver waits between its automatic retries). A Message Batch has no runs until it is collected,
+    so only its own `stopped:` status says it stopped.
     """
-    if driving:
+    if driving or progress.finished:
         return None
     if (progress.api_status or "").startswith(STOPPED):
         return "the Message Batches API kept failing (above)"
+    if message_batches:
+        return None
     now = now or datetime.now(UTC)
-    quiet = progress.active == 0 and (progress.last_activity is None
-                                      or (now - progress.last_activity).total_seconds() > QUIET_S)
-    if progress.interrupted and quiet:
+    quiet = progress.active == 0 and (now - (progress.last_activity or progress.created_at)).total_seconds() > QUIET_S
+    if not quiet:
+        return None
+    if progress.interrupted:
         return f"{progress.interrupted} review(s) stopped on a worker error and no review of this sample is running"
-    return None
+    return "no review of this sample is running (the process reviewing it stopped)"
 
 
-def stalled(progress: SampleProgress, driving: bool) -> bool:
+def stalled(progress: SampleProgress, driving: bool, message_batches: bool) -> bool:
     """A stopped sample: say why and offer to try again (True), or nothing (False)."""
-    why = stopped_why(progress, driving)
+    why = stopped_why(progress, driving, message_batches)
     if why is None:
         return False
     st.warning(md(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
@@ -241,7 +247,7 @@ def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
         batch_actions.show_flash(batch.id)
         paused = store.is_paused(batch.id)
         progress_panel(progress, paused, batch.config.message_batches)
-        if not paused and stalled(progress, service().driving(sample.id)):
+        if not paused and stalled(progress, service().driving(sample.id), batch.config.message_batches):
             sampled_items(store.reviews(sample.id))
             return
         if batch.config.message_batches and progress.api_batch_id:
