@@ -143,13 +143,15 @@ class BatchService:
     def resume(self, batch_id: int, actor: str) -> None:
         """Start reviewing again where the batch stopped."""
         self.store.set_paused(batch_id, False, actor)
-        latest = self.store.get(batch_id).latest
-        if latest is not None and latest.finished_at is None:
-            self.drive(latest.id)
+        self._drive_latest(batch_id)
 
     def retry(self, batch_id: int, actor: str) -> None:
         """Pick a stopped sample up again: interrupted reviews resume, a Message Batch is sent or polled again."""
         self.store.record_retry(batch_id, actor)
+        self._drive_latest(batch_id)
+
+    def _drive_latest(self, batch_id: int) -> None:
+        """Drive the batch's latest sample if it is not finished."""
         latest = self.store.get(batch_id).latest
         if latest is not None and latest.finished_at is None:
             self.drive(latest.id)
