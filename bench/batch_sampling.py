@@ -1,7 +1,7 @@
 """What batch verification by sampling catches, and what it costs against full verification.
 
 A simulated batch of --items items in five templates (40, 25, 20, 10 and 5 % of the items) is
-sampled with `santa_core.sampling` at rates of 5–30 %, with systematic patterns of 1–30 %
+sampled with `santa_core.batch.sampling` at rates of 5–30 %, with systematic patterns of 1–30 %
 prevalence planted in it. Prints, next to the method's claim (about 15–20 % of the cost, over 90 %
 of systematic issues caught):
 
@@ -39,7 +39,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from santa_core.sampling import (  # noqa: E402
+from santa_core.batch.sampling import (  # noqa: E402
     CONFIDENCE,
     allocate,
     defect_upper_bound,

@@ -48,9 +48,9 @@ from sqlalchemy import insert  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
 from santa_core.config import DEFAULT_DUE_HOURS  # noqa: E402
-from santa_core.metrics import MetricsFilter  # noqa: E402
 from santa_core.models import Criterion, Usage  # noqa: E402
 from santa_core.pricing import cost_usd, is_known  # noqa: E402
+from santa_core.reports.metrics import MetricsFilter  # noqa: E402
 from storage.db import init_db  # noqa: E402
 from storage.hashing import content_hash, sha256_text  # noqa: E402
 from storage.metrics import (  # noqa: E402

@@ -19,8 +19,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from santa_core.models import FixEdit, FixPlan  # noqa: E402
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing  # noqa: E402
-from santa_core.rubric_library import load_builtin  # noqa: E402
-from santa_core.runner import Runner  # noqa: E402
+from santa_core.rubrics.library import load_builtin  # noqa: E402
+from santa_core.run.runner import Runner  # noqa: E402
 from storage.db import init_db  # noqa: E402
 from storage.repo import Repo  # noqa: E402
 

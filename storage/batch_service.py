@@ -21,14 +21,16 @@ from dataclasses import dataclass
 
 import anthropic
 
-from santa_core import engine, patterns, pricing, sampling
-from santa_core.batch_file import BatchFile, BatchItemOut, write_batch
-from santa_core.fixer import propose_fix
+from santa_core import pricing
+from santa_core.batch import patterns, sampling
+from santa_core.batch.file import BatchFile, BatchItemOut, write_batch
 from santa_core.models import FixEdit, FixProposal, Rubric, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
 from santa_core.roles import Permission
-from santa_core.runner import SLOTS, Conflict, Runner, advance_run
+from santa_core.run import engine
+from santa_core.run.fixer import propose_fix
+from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
 from storage.batches import (
     BatchConfig,
     BatchProblem,

@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 from sqlmodel import Session, col, func, select
 
-from santa_core import sampling
+from santa_core.batch import sampling
 from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 from storage import audit

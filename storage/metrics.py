@@ -10,7 +10,7 @@ under a second; `bench/metrics_dashboard.py` prints the figures):
 `refresh(session, run_id)` rewrites a run's facts from its own rows, inside the transaction that
 changed them (`Repo` calls it for every run a write transaction touched), so the facts are never
 behind the history. It is idempotent; `criterion_day` moves by the difference between the old
-and new criterion rows. The definitions of the figures live in `santa_core.metrics`; this module
+and new criterion rows. The definitions of the figures live in `santa_core.reports.metrics`; this module
 only sums and counts.
 """
 
@@ -27,10 +27,10 @@ from sqlalchemy import Engine, and_, bindparam, case, delete, false, func, inser
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
-from santa_core import metrics as m
-from santa_core.metrics import MetricsFilter, MetricsReport
 from santa_core.models import SETTLED_STATUSES
 from santa_core.pricing import cache_savings_usd
+from santa_core.reports import metrics as m
+from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reviewers.base import PERSON
 from storage.sessions import Transactions, utc
 from storage.tables import (
@@ -458,7 +458,7 @@ class MetricsStore(Transactions):
     """The Metrics page's reads: one snapshot per report, every sum done by the database."""
 
     def report(self, f: MetricsFilter, grain: m.Grain | None = None) -> MetricsReport:
-        """Every figure of the view (see `santa_core.metrics.build_report`)."""
+        """Every figure of the view (see `santa_core.reports.metrics.build_report`)."""
         with self._read() as s:
             return m.build_report(f, _day_totals(s, f), _rounds(s, f), _criteria(s, f), _reviewers(s, f), grain)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from santa_core.models import ReviewOutcome, Rubric
-from santa_core.record import (
+from santa_core.reports.record import (
     RecordAuditEvent,
     RecordDecision,
     RecordEscalation,

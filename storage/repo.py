@@ -21,7 +21,6 @@ from pydantic import BaseModel
 from sqlalchemy import Engine, func
 from sqlmodel import Session, SQLModel, select
 
-from santa_core import engine as state_machine
 from santa_core.config import Defaults
 from santa_core.models import (
     MAX_TEXT_CHARS,
@@ -46,7 +45,8 @@ from santa_core.models import (
 )
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
-from santa_core.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
+from santa_core.run import engine as state_machine
+from santa_core.run.store import DecisionAction, DecisionIn, RoundRecord, RunRecord
 from storage import audit
 from storage.audit import AuditStore
 from storage.hashing import content_hash, json_hash, sha256_text
@@ -666,7 +666,7 @@ def _costs(s: Session, run_ids: list[int]) -> dict[int, float]:
 
 
 class Repo(Transactions):
-    """Implements `santa_core.store.Store` and the app's queries over one engine."""
+    """Implements `santa_core.run.store.Store` and the app's queries over one engine."""
 
     def __init__(self, engine: Engine) -> None:
         super().__init__(engine)
@@ -1199,7 +1199,7 @@ class Repo(Transactions):
         else resolved it and it escalated again), EscalationNotOpen is raised and nothing written,
         so a click never resolves an escalation, or ships an output, the person did not see.
 
-        The new state comes from `santa_core.engine.advance(state, Resolve(resolution))`, so the
+        The new state comes from `santa_core.run.engine.advance(state, Resolve(resolution))`, so the
         engine still decides it; `rereview` starts the next round on `edited_output` (or the
         current output). Raises `engine.InvalidTransition` when the run is not escalated.
         """

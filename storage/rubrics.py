@@ -18,10 +18,9 @@ from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-from santa_core import rubric_library as lib
-from santa_core.criterion_checks import CheckOutcome
-from santa_core.models import ReviewOutcome, Rubric, RubricDocument
+from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
 from santa_core.roles import Permission
+from santa_core.rubrics import library as lib
 from storage import audit
 from storage.hashing import content_hash, sha256_text
 from storage.people import require

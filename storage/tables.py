@@ -162,7 +162,7 @@ class BatchPatternRow(SQLModel, table=True):
     criterion: str
     title: str = _text()
     pattern: dict = Field(sa_type=JSON)
-    """The pattern as santa_core.patterns describes it (evidence, items, strata, examples)."""
+    """The pattern as santa_core.batch.patterns describes it (evidence, items, strata, examples)."""
     status: str = "open"
     """open → proposed → applied, or dismissed."""
     proposal: dict | None = Field(default=None, sa_type=JSON_OR_NULL)

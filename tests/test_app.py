@@ -10,8 +10,8 @@ import pytest
 from sqlmodel import Session
 from streamlit.testing.v1 import AppTest
 
-from santa_core.metrics import MetricsFilter
 from santa_core.models import RunStatus
+from santa_core.reports.metrics import MetricsFilter
 from storage.repo import Repo
 from storage.tables import RunRow
 
@@ -247,7 +247,7 @@ def test_key_from_secrets_file_is_picked_up(desk_env: Repo, monkeypatch: pytest.
 
 
 def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(desk_env: Repo) -> None:
-    from santa_core import actions
+    from santa_core.run import actions
 
     at = open_app()
     start_run(at, DEFECTIVE)

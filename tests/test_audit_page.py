@@ -10,9 +10,9 @@ import pytest
 import streamlit as st
 from sqlalchemy import text
 
-from santa_core import actions
+from desk import open_desk
 from santa_core.models import CheckResult, Review, RunStatus
-from storage.desk import open_desk
+from santa_core.run import actions
 from storage.repo import Repo
 from tests.test_app import CLEAN, DEFECTIVE, SPEC, plain, texts
 from tests.test_escalation_queue import escalate, open_as

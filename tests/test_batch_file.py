@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from santa_core.batch_file import (
+from santa_core.batch.file import (
     MAX_ID_CHARS,
     MAX_PROBLEMS,
     SANTA_COLUMNS,

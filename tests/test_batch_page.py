@@ -20,11 +20,11 @@ from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from santa_core.batch_file import BatchFileError, read_batch
-from santa_core.rubric_library import load_builtin
+from desk import open_desk
+from santa_core.batch.file import BatchFileError, read_batch
+from santa_core.rubrics.library import load_builtin
 from storage.batch_service import BatchService
 from storage.batches import BatchConfig, BatchStore, ItemIn, SampledReview, SampleProgress
-from storage.desk import open_desk
 from storage.repo import Repo
 from storage.tables import BatchItemRow, RunRow
 from tests.llm_stub import (
@@ -146,7 +146,7 @@ def stored_items(repo: Repo) -> int:
         return s.exec(select(func.count()).select_from(BatchItemRow)).one()
 
 
-def create_batch(desk, data: bytes) -> int:  # noqa: ANN001 - storage.desk.Desk
+def create_batch(desk, data: bytes) -> int:  # noqa: ANN001 - desk.Desk
     """Store a batch file below the page, with the stub's models as reviewers and fix agent."""
     file = read_batch(data, "emails.csv", strata=["template"])
     config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
@@ -558,8 +558,8 @@ def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rul
 
 def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
         desk_env: Repo, messages_stub: MessagesStub) -> None:
-    from santa_core import engine
-    from santa_core.runner import advance_run
+    from santa_core.run import engine
+    from santa_core.run.runner import advance_run
 
     messages_stub.handler = batch_answer
     desk = open_desk(mark_interrupted=False)
@@ -622,7 +622,7 @@ def test_interrupted_reviews_another_process_may_still_retry_are_not_called_stop
     pytest.param("500", 64, id="at-most-64"), pytest.param("many", 4, id="not-a-number"),
 ])
 def test_workers_come_from_santa_workers(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int) -> None:
-    from storage.desk import runner_workers
+    from desk.wiring import runner_workers
 
     if value is None:
         monkeypatch.delenv("SANTA_WORKERS", raising=False)

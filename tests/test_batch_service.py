@@ -10,13 +10,13 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from santa_core.batch_file import read_batch
-from santa_core.metrics import MetricsFilter
+from santa_core.batch.file import read_batch
 from santa_core.models import FixEdit, FixPlan, Rubric, RunStatus
+from santa_core.reports.metrics import MetricsFilter
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
-from santa_core.rubric_library import load_builtin
-from santa_core.runner import Runner
+from santa_core.rubrics.library import load_builtin
+from santa_core.run.runner import Runner
 from storage.batch_service import BatchService
 from storage.batches import BatchConfig, BatchProblem
 from storage.db import init_db
@@ -228,8 +228,8 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     messages_stub.end_batch(api_id)
     second = open_service(poll_s=0.01)
     # One review had started collecting when the process died: its run was left interrupted.
-    from santa_core import engine
-    from santa_core.runner import advance_run
+    from santa_core.run import engine
+    from santa_core.run.runner import advance_run
     started = second.store.start_review(sample_id, second.store.reviews(sample_id)[0].item_id)
     state = advance_run(second.repo, started, second.repo.load_run(started).state, engine.Claim(), "worker")
     advance_run(second.repo, started, state, engine.Interrupt(note="process died"), "system")

@@ -9,7 +9,7 @@ import pytest
 
 from santa_core.checks import MAX_INJECTION_ISSUES, detect_injection, fold, precheck_issues
 from santa_core.models import Criterion, Rubric
-from santa_core.rubric_library import load_builtin
+from santa_core.rubrics.library import load_builtin
 
 ZW = "\u200b"  # zero-width space
 RLO = "\u202e"  # right-to-left override

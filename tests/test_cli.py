@@ -122,10 +122,10 @@ def test_killed_process_leaves_an_interrupted_run_that_resumes(
     """SIGKILL the command line while its reviewers are busy; the next start resumes the run."""
     import time
 
-    from santa_core import actions
     from santa_core.models import RunStatus
     from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
-    from santa_core.runner import Runner
+    from santa_core.run import actions
+    from santa_core.run.runner import Runner
     from tests.llm_stub import Reply
 
     slow = {"on": True}
@@ -186,5 +186,5 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     pytest.param("interrupted", 4, id="worker-crashed"),
 ])
 def test_exit_code_per_status(status: str, code: int) -> None:
-    from santa_core.cli import exit_code
+    from desk.cli import exit_code
     assert exit_code(status) == code

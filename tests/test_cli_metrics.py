@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import create_engine, text
 
-from santa_core import actions
-from santa_core.metrics import MetricsFilter
+from santa_core.reports.metrics import MetricsFilter
+from santa_core.run import actions
 from storage.db import init_db
 from storage.repo import Repo
 from tests.conftest import grant

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from sqlalchemy import Engine
 
-from santa_core import rubric_library as lib
 from santa_core.models import Criterion
+from santa_core.rubrics import library as lib
 from storage.db import init_db
 from storage.repo import Repo
 from storage.rubrics import RubricStore

@@ -7,19 +7,11 @@ from pathlib import Path
 import pyphen
 import pytest
 
-from santa_core.criterion_checks import (
-    CHECK_SPECS,
-    CHECK_TYPES,
-    CheckOutcome,
-    check_config_errors,
-    check_from_form,
-    describe_check,
-    form_values,
-    reading_stats,
-    run_criterion_checks,
-)
-from santa_core.models import Criterion, Rubric
-from santa_core.rubric_library import load_builtin
+from santa_core.checks import CHECK_TYPES, check_config_errors, run_criterion_checks
+from santa_core.checks.forms import CHECK_SPECS, check_from_form, describe_check, form_values
+from santa_core.checks.reading import reading_stats
+from santa_core.models import CheckOutcome, Criterion, Rubric
+from santa_core.rubrics.library import load_builtin
 
 ZW = "\u200b"  # zero-width space
 SHY = "\u00ad"  # soft hyphen
@@ -537,12 +529,12 @@ def test_describe_check_covers_every_type() -> None:
 
 
 def test_a_catastrophic_forbidden_pattern_fails_closed_instead_of_hanging() -> None:
-    from santa_core import criterion_checks as cc
+    from santa_core.checks import terms as cc
 
     rubric = Rubric(name="r", criteria=[Criterion(id="p", name="P", category="compliance", pass_condition="p",
                                                   fail_signal="f", check={"type": "regex_forbidden",
                                                                           "pattern": r"(x+x+)+y"})])
-    (outcome,) = cc.run_criterion_checks(rubric, "x" * 5000)
+    (outcome,) = run_criterion_checks(rubric, "x" * 5000)
     assert outcome.result == "FAIL"
     assert f"took longer than {cc.REGEX_TIMEOUT_S:g} s" in outcome.detail
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from santa_core import engine as e
 from santa_core.models import EscalationReason as Why
 from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
+from santa_core.run import engine as e
 
 NICE, NAUGHTY = GateDecision.NICE, GateDecision.NAUGHTY
 

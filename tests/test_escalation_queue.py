@@ -8,9 +8,9 @@ import pytest
 from sqlmodel import Session, select
 from streamlit.testing.v1 import AppTest
 
+from desk.wiring import model_fixer, model_reviewer
 from santa_core.models import EscalationReason, RunStatus
-from santa_core.runner import Runner
-from storage.desk import model_fixer, model_reviewer
+from santa_core.run.runner import Runner
 from storage.repo import EscalationNotOpen, Repo
 from storage.tables import EscalationRow
 from tests.conftest import grant

@@ -1,4 +1,4 @@
-"""Untrusted text cannot leave its fence in the reviewer prompt (santa_core.prompts)."""
+"""Untrusted text cannot leave its fence in the reviewer prompt (santa_core.reviewers.prompts)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from santa_core.checks import detect_injection
 from santa_core.models import Criterion, Rubric
-from santa_core.prompts import ANSWER_CONTRACT, build_review_prompt, fence, neutralise
+from santa_core.reviewers.prompts import ANSWER_CONTRACT, build_review_prompt, fence, neutralise
 
 NONCE = "0123456789abcdef"
 SPEC = "Write a 50-word product blurb for the Trail Runner shoe."

@@ -6,9 +6,9 @@ import random
 
 import pytest
 
-from santa_core.fixer import apply_plan, propose_fix
 from santa_core.models import FixEdit, FixPlan, MergedIssue
 from santa_core.reviewers.doubles import FunctionFixer
+from santa_core.run.fixer import apply_plan, propose_fix
 
 ISSUES = [MergedIssue(criterion="facts", description="wrong year", flagged_by="both"),
           MergedIssue(criterion="cta", description="no link", flagged_by="B")]

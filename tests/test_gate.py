@@ -6,7 +6,6 @@ import itertools
 
 import pytest
 
-from santa_core.gate import decide, disagree, merge_issues
 from santa_core.models import (
     CheckResult,
     GateDecision,
@@ -16,6 +15,7 @@ from santa_core.models import (
     ReviewOutcome,
     ReviewStatus,
 )
+from santa_core.run.gate import decide, disagree, merge_issues
 
 PASS_REVIEW = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="PASS", detail="ok")],
                      critical_issues=[], suggestions=[])

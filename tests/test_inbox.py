@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from santa_core import actions
+from desk import open_desk
 from santa_core.models import CheckResult, Review, RunStatus
-from storage.desk import open_desk
+from santa_core.run import actions
 from storage.repo import Repo
 from tests.conftest import grant
 from tests.test_app import CLEAN, SPEC, texts

@@ -7,10 +7,10 @@ import re
 import threading
 from pathlib import Path
 
-from santa_core.prompts import build_review_prompt
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
-from santa_core.rubric_library import load_builtin
-from santa_core.runner import Runner
+from santa_core.reviewers.prompts import build_review_prompt
+from santa_core.rubrics.library import load_builtin
+from santa_core.run.runner import Runner
 from storage.db import init_db
 from storage.repo import Repo
 from tests.llm_stub import MessagesStub, santa_scenario, schema_properties, user_text

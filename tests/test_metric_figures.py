@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from santa_core.metrics import (
+from santa_core.reports.metrics import (
     ESCAPE_TARGET,
     FIRST_PASS_TARGET,
     ITERATIONS_TARGET,

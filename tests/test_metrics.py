@@ -1,7 +1,7 @@
 """Every metric checked against hand-computed values on a small seeded history (issue 5).
 
 The history is made the way production makes it: `Repo.create_run`, the real `Runner` with
-deterministic reviewer and fixer doubles, `santa_core.actions` for people's decisions,
+deterministic reviewer and fixer doubles, `santa_core.run.actions` for people's decisions,
 `Repo.resolve_escalation` and `Repo.report_escape`. The fact tables are never written by hand;
 only `run.created_at` is moved to a chosen day right after a run is created (before anything
 else happens to it), so the time series and the date filters have several days to work on.
@@ -22,21 +22,6 @@ import pytest
 from sqlalchemy import delete
 from sqlmodel import Session, select
 
-from santa_core import actions
-from santa_core import metrics as m
-from santa_core.metrics import (
-    CriterionTotals,
-    DayTotals,
-    MetricsFilter,
-    ReviewerTotals,
-    RoundsCount,
-    auto_grain,
-    bucket_of,
-    build_report,
-    cohens_kappa,
-    format_figure,
-    ratio,
-)
 from santa_core.models import (
     CheckResult,
     Criterion,
@@ -50,9 +35,24 @@ from santa_core.models import (
     Slot,
     Usage,
 )
+from santa_core.reports import metrics as m
+from santa_core.reports.metrics import (
+    CriterionTotals,
+    DayTotals,
+    MetricsFilter,
+    ReviewerTotals,
+    RoundsCount,
+    auto_grain,
+    bucket_of,
+    build_report,
+    cohens_kappa,
+    format_figure,
+    ratio,
+)
 from santa_core.reviewers.base import PERSON, FixAnswer, FixRequest, ReviewRequest
 from santa_core.reviewers.doubles import passing
-from santa_core.runner import Runner
+from santa_core.run import actions
+from santa_core.run.runner import Runner
 from storage import metrics as sm
 from storage.db import init_db
 from storage.repo import Repo
@@ -958,7 +958,7 @@ def test_facts_follow_replaced_reviews(db_url: str) -> None:
         repo.engine.dispose()
 
 
-# --- pure definitions (santa_core.metrics) ---------------------------------------------------
+# --- pure definitions (santa_core.reports.metrics) ---------------------------------------------------
 
 
 @pytest.mark.parametrize(("pp", "pf", "fp", "ff", "expected"), [

@@ -28,12 +28,12 @@ from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
-from santa_core import actions
-from santa_core.metrics import MetricsFilter, MetricsReport, build_report, headline_rows
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunStatus, Usage
+from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, headline_rows
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
-from santa_core.rubric_library import load_builtin
+from santa_core.rubrics.library import load_builtin
+from santa_core.run import actions
 from storage.db import init_db
 from storage.metrics import FailedRun, MetricsOptions, backfill
 from storage.repo import Repo

@@ -6,19 +6,7 @@ import random
 
 import pytest
 
-from santa_core.fixer import propose_fix
-from santa_core.gate import merge_issues
-from santa_core.models import (
-    CheckResult,
-    FixEdit,
-    FixPlan,
-    MergedIssue,
-    Review,
-    ReviewIssue,
-    ReviewOutcome,
-    ReviewStatus,
-)
-from santa_core.patterns import (
+from santa_core.batch.patterns import (
     MIN_QUOTE_CHARS,
     Pattern,
     SampledFailure,
@@ -29,8 +17,20 @@ from santa_core.patterns import (
     matching_items,
     pattern_fix_issues,
 )
+from santa_core.models import (
+    CheckResult,
+    FixEdit,
+    FixPlan,
+    MergedIssue,
+    Review,
+    ReviewIssue,
+    ReviewOutcome,
+    ReviewStatus,
+)
 from santa_core.reviewers.base import FixRequest
 from santa_core.reviewers.doubles import FunctionFixer
+from santa_core.run.fixer import propose_fix
+from santa_core.run.gate import merge_issues
 
 # --- a synthetic batch: 5 templates x 40 items, a defect planted in 8 of the 40 promo items ---
 
@@ -378,8 +378,8 @@ def test_bytes_outside_the_approved_spans_stay_identical_property() -> None:
 
 def test_cheap_prefilter_never_hides_an_issue_the_gate_calls_the_same() -> None:
     # the prefilter only skips pairs `same_issue` would reject; a small vocabulary makes matches common
-    from santa_core.gate import normalise, same_issue
-    from santa_core.patterns import _may_be_same_issue
+    from santa_core.batch.patterns import _may_be_same_issue
+    from santa_core.run.gate import normalise, same_issue
 
     rng = random.Random(5)
     vocab = "free shipping forever orders the".split()

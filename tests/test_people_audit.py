@@ -16,15 +16,15 @@ import pytest
 from sqlalchemy import Engine, bindparam, func, text
 from sqlmodel import Session, SQLModel, col, select
 
-from santa_core import actions
 from santa_core.config import DEFAULT_DUE_HOURS
-from santa_core.engine import HumanReviewSubmitted, InvalidTransition, Resume, advance
 from santa_core.models import EscalationReason, ReviewOutcome, ReviewStatus, RunState, RunStatus
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
 from santa_core.roles import LOCAL, SYSTEM_ACTORS, Permission, PermissionDenied, Role
-from santa_core.runner import Runner
-from santa_core.store import DecisionIn
+from santa_core.run import actions
+from santa_core.run.engine import HumanReviewSubmitted, InvalidTransition, Resume, advance
+from santa_core.run.runner import Runner
+from santa_core.run.store import DecisionIn
 from storage.audit import GENESIS, AuditStore, event_hash
 from storage.db import make_engine, migrate
 from storage.hashing import sha256_text

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import pytest
 
-from santa_core import actions
 from santa_core.models import FixEdit, FixPlan, RunStatus
-from santa_core.record import pdf_safe, to_html, to_json, to_pdf
+from santa_core.reports.record import pdf_safe, to_html, to_json, to_pdf
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
-from santa_core.rubric_library import load_builtin
-from santa_core.runner import Runner
+from santa_core.rubrics.library import load_builtin
+from santa_core.run import actions
+from santa_core.run.runner import Runner
 from storage.audit import GENESIS, event_hash
 from storage.db import init_db
 from storage.records import verification_record

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from santa_core.models import Criterion, RubricDocument
-from santa_core.rubric_diff import (
+from santa_core.rubrics.diff import (
     CriterionChange,
     FieldChange,
     RubricDiff,

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from santa_core.models import Criterion, CriterionDraft, RubricDraft
-from santa_core.rubric_lint import (
+from santa_core.rubrics.lint import (
     LintFinding,
     blocks_save,
     errors,
@@ -21,7 +21,7 @@ from santa_core.rubric_lint import (
     warnings,
 )
 
-RUBRIC_DIR = Path(__file__).resolve().parents[1] / "santa_core" / "rubrics"
+RUBRIC_DIR = Path(__file__).resolve().parents[1] / "santa_core" / "rubrics" / "builtin"
 
 PARENT = Criterion(
     id="factual_accuracy",

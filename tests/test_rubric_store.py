@@ -16,9 +16,8 @@ import pytest
 from sqlalchemy import Engine, func
 from sqlmodel import Session, SQLModel, select
 
-from santa_core import rubric_library as lib
-from santa_core.criterion_checks import CheckOutcome
-from santa_core.models import Criterion, RubricDocument
+from santa_core.models import CheckOutcome, Criterion, RubricDocument
+from santa_core.rubrics import library as lib
 from storage.db import get_engine, init_db, make_engine, migrate
 from storage.hashing import content_hash, sha256_text
 from storage.repo import Repo

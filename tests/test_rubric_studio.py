@@ -268,7 +268,7 @@ def test_review_page_offers_the_latest_version_and_older_ones(repo: Repo) -> Non
 
 def shipped_run(repo: Repo, output: str) -> int:
     """A run driven to the end by the stand-in model (CLEAN text ships in round 1)."""
-    from storage.desk import open_desk
+    from desk import open_desk
 
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
@@ -419,7 +419,7 @@ def test_a_refused_save_does_not_follow_the_author_to_another_rubric(repo: Repo)
 
 
 def test_a_whole_number_written_as_a_float_in_a_file_is_the_same_rubric() -> None:
-    from santa_core.rubric_library import export_document, read_document
+    from santa_core.rubrics.library import export_document, read_document
 
     text = read_document("name: x\ncriteria:\n- {id: a, name: A, category: c, pass_condition: p, fail_signal: f, "
                          "check: {type: reading_grade, max: 12.0}}\n")

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from santa_core.criterion_checks import check_config_errors
+from santa_core.checks import check_config_errors
 from santa_core.models import CATEGORIES, Criterion
-from santa_core.rubric_library import (
+from santa_core.rubrics.library import (
     RUBRIC_DIR,
     RubricFileError,
     builtin_names,
@@ -286,7 +286,7 @@ def test_bad_files_are_refused_with_field_and_line(text: str, fmt: str, message:
 
 
 def test_json_with_control_characters_round_trips() -> None:
-    from santa_core.rubric_library import export_document, read_document
+    from santa_core.rubrics.library import export_document, read_document
 
     doc = read_document('name: x\ndescription: "\\x7f\\x93quoted\\x94"\ncriteria:\n' + ONE)
     text = export_document(doc, "json")

@@ -8,10 +8,10 @@ import time
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from santa_core import actions
+from desk import open_desk
 from santa_core.models import CheckResult, Review, RunState, RunStatus
 from santa_core.roles import PermissionDenied
-from storage.desk import open_desk
+from santa_core.run import actions
 from storage.repo import Repo, SlotAssigned
 from tests.test_app import plain
 

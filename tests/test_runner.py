@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from santa_core import actions
 from santa_core.models import EscalationReason, FixEdit, FixPlan, ReviewStatus, RunStatus
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
-from santa_core.rubric_library import load_builtin
-from santa_core.runner import Runner
+from santa_core.rubrics.library import load_builtin
+from santa_core.run import actions
+from santa_core.run.runner import Runner
 from storage.db import init_db
 from storage.repo import Repo
 from tests.conftest import grant
@@ -183,8 +183,8 @@ def test_stale_decision_is_refused_and_writes_nothing(repo: Repo) -> None:
     runner.execute(run_id)
     stale = repo.load_run(run_id).state
     actions.reject_fix(repo, run_id, "ann", "wrong tone")
-    from santa_core.engine import Approve, advance
-    from santa_core.store import DecisionIn
+    from santa_core.run.engine import Approve, advance
+    from santa_core.run.store import DecisionIn
     decision = DecisionIn(action="approve", actor="bob", reason="late", before_text=BAD, after_text=GOOD)
     assert repo.commit_decision(run_id, stale, advance(stale, Approve()), decision, GOOD) is False
     view = repo.get_run_view(run_id)

@@ -16,7 +16,7 @@ from math import comb
 import pytest
 from scipy.stats import beta, hypergeom
 
-from santa_core.sampling import (
+from santa_core.batch.sampling import (
     Detection,
     StoppingRule,
     allocate,

@@ -47,7 +47,7 @@ from santa_core.models import (
     RunStatus,
     Usage,
 )
-from santa_core.store import RoundRecord, Store
+from santa_core.run.store import RoundRecord, Store
 from storage import db
 from storage.db import database_url, make_engine, migrate, redacted_url
 from storage.repo import (
@@ -1078,7 +1078,7 @@ def test_app_start_leaves_runs_of_live_workers_alone(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from santa_core.engine import Claim, advance
+    from santa_core.run.engine import Claim, advance
     from storage.workers import this_worker
 
     repo = Repo(db.init_db(f"sqlite:///{tmp_path / 'w.db'}", mark_interrupted=False))

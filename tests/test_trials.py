@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from santa_core import trials
 from santa_core.models import Criterion, ReviewStatus, Rubric
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
+from santa_core.rubrics import trials
 
 
 def rubric(check: dict | None = None, severity: str = "critical") -> Rubric:

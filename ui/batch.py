@@ -14,9 +14,9 @@ from pathlib import PurePath
 import pandas as pd
 import streamlit as st
 
+from santa_core.batch.sampling import percent
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from santa_core.sampling import percent
 from storage.batch_service import STOPPED
 from storage.batches import Batch, BatchProblem, SampledReview, SampleProgress
 from ui import batch_actions, batch_patterns, batch_plan, components, services

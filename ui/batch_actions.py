@@ -11,7 +11,7 @@ from typing import TypeVar
 
 import streamlit as st
 
-from santa_core.batch_file import BatchFileError
+from santa_core.batch.file import BatchFileError
 from santa_core.roles import PermissionDenied
 from storage.batch_service import BatchService
 from storage.batches import BatchProblem

@@ -13,10 +13,10 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
+from santa_core.batch.patterns import Pattern, apply_pattern_fix
+from santa_core.batch.sampling import percent
 from santa_core.models import FixEdit, FixProposal
-from santa_core.patterns import Pattern, apply_pattern_fix
 from santa_core.roles import Permission
-from santa_core.sampling import percent
 from storage.batch_service import FixPreview
 from storage.batches import Batch, PatternRecord, SampleProgress
 from ui import batch_actions, components, services

@@ -1,6 +1,6 @@
 """The Batch page's figures: what a sample will catch, what it costs, and what a clean sample proves.
 
-Every number comes from `santa_core.sampling` and the service's cost estimate; this module only
+Every number comes from `santa_core.batch.sampling` and the service's cost estimate; this module only
 lays them out, so the page and docs/batch-sampling.md always agree.
 """
 
@@ -11,8 +11,9 @@ from collections.abc import Hashable, Mapping
 import pandas as pd
 import streamlit as st
 
-from santa_core import pricing, sampling
-from santa_core.sampling import percent
+from santa_core import pricing
+from santa_core.batch import sampling
+from santa_core.batch.sampling import percent
 from storage.batch_service import CostEstimate
 from storage.batches import PatternRecord
 from ui import components

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from santa_core import sampling
-from santa_core.batch_file import LENGTH_STRATUM, BatchFile, BatchFileError, BatchLayout, read_batch, sniff
+from santa_core.batch import sampling
+from santa_core.batch.file import LENGTH_STRATUM, BatchFile, BatchFileError, BatchLayout, read_batch, sniff
 from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, diversity_warning
 from santa_core.models import Rubric
 from santa_core.reviewers.base import PERSON

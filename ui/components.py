@@ -11,9 +11,19 @@ import difflib
 import pandas as pd
 import streamlit as st
 
-from santa_core.criterion_checks import CheckOutcome, describe_check, run_criterion_checks
-from santa_core.gate import slot_passes, why_not_pass
-from santa_core.models import FixProposal, GateDecision, GateResult, MergedIssue, ReviewOutcome, Rubric, RunStatus
+from santa_core.checks import run_criterion_checks
+from santa_core.checks.forms import describe_check
+from santa_core.models import (
+    CheckOutcome,
+    FixProposal,
+    GateDecision,
+    GateResult,
+    MergedIssue,
+    ReviewOutcome,
+    Rubric,
+    RunStatus,
+)
+from santa_core.run.gate import slot_passes, why_not_pass
 from ui.safe import md
 
 STATUS_LABEL = {

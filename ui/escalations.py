@@ -14,9 +14,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from santa_core.engine import InvalidTransition
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.roles import Permission, PermissionDenied
+from santa_core.run.engine import InvalidTransition
 from storage.repo import EscalationNotOpen, EscalationView, RoundView, RunView
 from ui import components, services
 from ui.run_view import round_panel, timeline

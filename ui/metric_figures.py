@@ -10,7 +10,7 @@ from __future__ import annotations
 import pandas as pd
 import plotly.graph_objects as go
 
-from santa_core.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
+from santa_core.reports.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
 
 SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
 """Who failed a check: the failure taxonomy stacks one bar segment per source."""

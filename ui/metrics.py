@@ -20,7 +20,7 @@ from typing import Any, cast, get_args
 import pandas as pd
 import streamlit as st
 
-from santa_core.metrics import (
+from santa_core.reports.metrics import (
     DEFINITIONS,
     HEADLINE,
     Grain,

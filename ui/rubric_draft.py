@@ -12,7 +12,7 @@ from typing import Any
 
 import streamlit as st
 
-from santa_core import criterion_checks as cc
+from santa_core.checks import forms as cc
 from santa_core.models import CriterionDraft, RubricDocument, RubricDraft
 
 STATE = "studio"

@@ -13,11 +13,12 @@ from typing import Any
 import streamlit as st
 from pydantic import ValidationError
 
-from santa_core import criterion_checks as cc
-from santa_core import rubric_lint
-from santa_core.criterion_checks import describe_check, error_message
+from santa_core.checks import error_message
+from santa_core.checks import forms as cc
+from santa_core.checks.forms import describe_check
 from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
 from santa_core.roles import PermissionDenied
+from santa_core.rubrics import lint as rubric_lint
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md

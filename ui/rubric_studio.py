@@ -5,9 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from santa_core import rubric_library as lib
-from santa_core import rubric_lint
 from santa_core.models import Rubric
+from santa_core.rubrics import library as lib
+from santa_core.rubrics import lint as rubric_lint
 from storage.rubrics import RubricStore
 from ui import rubric_draft as rd
 from ui import rubric_editor

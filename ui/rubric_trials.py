@@ -7,12 +7,12 @@ from concurrent.futures import ThreadPoolExecutor
 import pandas as pd
 import streamlit as st
 
-from santa_core import trials
+from desk import Desk
 from santa_core.config import KNOWN_MODELS, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
-from storage.desk import Desk
+from santa_core.rubrics import trials
 from ui import components
 from ui import rubric_draft as rd
 from ui.safe import md

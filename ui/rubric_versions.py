@@ -5,10 +5,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from santa_core import rubric_diff
-from santa_core import rubric_library as lib
 from santa_core.models import Rubric, RubricDocument
 from santa_core.roles import PermissionDenied
+from santa_core.rubrics import diff as rubric_diff
+from santa_core.rubrics import library as lib
 from storage.rubrics import RubricConflict, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md

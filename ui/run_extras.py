@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.models import RunStatus
-from santa_core.record import to_html, to_json, to_pdf
+from santa_core.reports.record import to_html, to_json, to_pdf
 from santa_core.roles import Permission, PermissionDenied
 from storage.records import verification_record
 from storage.repo import SEVERITIES, Repo, RunNotFound, RunView

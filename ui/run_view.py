@@ -6,12 +6,12 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from santa_core import actions
-from santa_core.engine import InvalidTransition
 from santa_core.models import FINAL_STATUSES, Review, RunStatus
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
-from santa_core.runner import SLOTS, Conflict, open_person_slots, reviewer_of
+from santa_core.run import actions
+from santa_core.run.engine import InvalidTransition
+from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.repo import RoundView, RunNotFound, RunView
 from ui import components, run_extras, services
 from ui.person_review import person_review_form, slot_refusal

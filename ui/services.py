@@ -9,11 +9,11 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from desk import Desk, open_desk
 from santa_core.config import Defaults, export_to_env
 from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, Role, roles_for_email, who_may
 from santa_core.roles import can as roles_can
 from storage.db import database_url
-from storage.desk import Desk, open_desk
 from storage.people import PeopleError, PersonView
 from ui.safe import md
 

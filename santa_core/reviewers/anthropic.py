@@ -27,8 +27,8 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.pricing import cost_usd
-from santa_core.prompts import Prompt, build_fix_prompt, build_review_prompt
 from santa_core.reviewers.base import FixAnswer, FixRequest, ReviewRequest
+from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 
 # Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
 # pause_turn, tool_use, context window exceeded, unknown) cannot hold a complete verdict.

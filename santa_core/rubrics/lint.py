@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import Literal
 
-from santa_core.criterion_checks import check_config_errors
+from santa_core.checks import check_config_errors
 from santa_core.models import RUBRIC_NAME_PATTERN, Criterion, CriterionDraft, RubricDraft
 
 Level = Literal["error", "warning"]

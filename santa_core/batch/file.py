@@ -39,8 +39,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from santa_core.batch.sampling import sample_size
 from santa_core.models import MAX_TEXT_CHARS
-from santa_core.sampling import sample_size
 
 BatchFormat = Literal["csv", "jsonl"]
 Newline = Literal["\n", "\r\n"]

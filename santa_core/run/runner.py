@@ -11,14 +11,13 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
-from santa_core import engine
-from santa_core.checks import precheck_issues
-from santa_core.criterion_checks import run_criterion_checks
-from santa_core.fixer import person_fix, propose_fix
-from santa_core.gate import blocked, decide
+from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
-from santa_core.store import DecisionIn, RoundRecord, RunRecord, Store
+from santa_core.run import engine
+from santa_core.run.fixer import person_fix, propose_fix
+from santa_core.run.gate import blocked, decide
+from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
 
 log = logging.getLogger(__name__)
 

@@ -26,9 +26,9 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from santa_core.fixer import occurrences
-from santa_core.gate import SAME_TEXT, descriptions_agree, evidence_overlaps, normalise, same_issue
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
+from santa_core.run.fixer import occurrences
+from santa_core.run.gate import SAME_TEXT, descriptions_agree, evidence_overlaps, normalise, same_issue
 
 MIN_QUOTE_CHARS = 8
 """Fewest non-space characters (after normalising) a quote needs to group or match items on.

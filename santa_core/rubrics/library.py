@@ -20,10 +20,10 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
-from santa_core.criterion_checks import check_config_errors, error_message
+from santa_core.checks import check_config_errors, error_message
 from santa_core.models import Criterion, Rubric, RubricDocument
 
-RUBRIC_DIR = Path(__file__).parent / "rubrics"
+RUBRIC_DIR = Path(__file__).parent / "builtin"
 MAX_RUBRIC_BYTES = 1_000_000
 """Larger rubric files are refused: a rubric is a short list, not a data dump."""
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from santa_core.checks import precheck_issues
-from santa_core.criterion_checks import CheckOutcome, run_criterion_checks
-from santa_core.gate import slot_passes
-from santa_core.models import MergedIssue, ReviewOutcome, Rubric
+from santa_core.checks import precheck_issues, run_criterion_checks
+from santa_core.models import CheckOutcome, MergedIssue, ReviewOutcome, Rubric
 from santa_core.reviewers.base import Reviewer, ReviewRequest
+from santa_core.run.gate import slot_passes
 
 Effect = Literal[
     "would now be caught", "would now pass", "no change", "checks pass; no reviewer asked", "reviewer error: not counted"

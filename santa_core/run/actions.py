@@ -7,10 +7,10 @@ engine. The caller hands the run back to the runner when the returned state is `
 
 from __future__ import annotations
 
-from santa_core import engine
 from santa_core.models import MAX_TEXT_CHARS, Review, ReviewOutcome, ReviewStatus, RunState, RunStatus, Slot
-from santa_core.runner import SLOTS, advance_run
-from santa_core.store import DecisionIn, Store
+from santa_core.run import engine
+from santa_core.run.runner import SLOTS, advance_run
+from santa_core.run.store import DecisionIn, Store
 
 
 class ActionError(ValueError):

@@ -28,17 +28,17 @@ from datetime import date
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from santa_core.batch.sampling import DEFAULT_RATE, MIN_SAMPLE
 from santa_core.config import Defaults, api_key_present, diversity_warning, export_to_env
 from santa_core.models import MAX_TEXT_CHARS, Rubric, RunStatus
 from santa_core.pricing import is_known
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
-from santa_core.sampling import DEFAULT_RATE, MIN_SAMPLE
 
 if TYPE_CHECKING:  # annotations only: storage is imported inside the commands
-    from santa_core.batch_file import BatchFile
+    from desk import Desk
+    from santa_core.batch.file import BatchFile
     from storage.batches import BatchConfig, PatternRecord, SampledReview, SampleProgress
-    from storage.desk import Desk
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_BROKEN = 1
@@ -144,7 +144,7 @@ def _seed(text: str) -> int:
 
 def _version(text: str) -> str:
     """A NAME@N argument."""
-    from santa_core.metrics import parse_version
+    from santa_core.reports.metrics import parse_version
 
     if parse_version(text) is None:
         raise argparse.ArgumentTypeError(f"{text!r} is not a rubric version written NAME@N (for example general@2)")
@@ -258,7 +258,7 @@ def read_text(path: str, what: str) -> str:
 
 def load_rubric(name_or_path: str, store=None, version: int | None = None) -> Rubric:
     """A stored rubric by name (the latest version unless `version`), else a YAML/JSON rubric file."""
-    from santa_core import rubric_library as lib
+    from santa_core.rubrics import library as lib
 
     if store is not None and name_or_path in store.names():
         try:
@@ -322,8 +322,8 @@ def _warn(args: argparse.Namespace) -> None:
 
 def _open_desk():
     """The desk for DATABASE_URL; a database that cannot be opened is bad input (exit 2)."""
+    from desk import open_desk
     from storage.db import database_url, redacted_url
-    from storage.desk import open_desk
 
     try:
         return open_desk(mark_interrupted=False)
@@ -356,7 +356,7 @@ def run_review(args: argparse.Namespace) -> dict:
 
 def run_rubric(args: argparse.Namespace) -> str:
     """`rubric list|export|import`: the text to print (BadInput on a bad name or file)."""
-    from santa_core import rubric_library as lib
+    from santa_core.rubrics import library as lib
     from storage.rubrics import RubricConflict
 
     store = _open_rubric_store()
@@ -410,7 +410,7 @@ def _write(data: str | bytes, out: str | None) -> None:
 
 def run_record(args: argparse.Namespace) -> int:
     """`record RUN_ID`: the verification record as JSON, HTML or PDF."""
-    from santa_core.record import to_html, to_json, to_pdf
+    from santa_core.reports.record import to_html, to_json, to_pdf
     from storage.records import verification_record
     from storage.repo import RunNotFound
 
@@ -454,7 +454,7 @@ def run_audit(args: argparse.Namespace) -> int:
 
 def run_metrics(args: argparse.Namespace) -> int:
     """`metrics`: the same report the Metrics page shows for the same filters."""
-    from santa_core.metrics import MetricsFilter
+    from santa_core.reports.metrics import MetricsFilter
 
     if args.since and args.until and args.since > args.until:
         raise BadInput(f"--since {args.since} is after --until {args.until}")
@@ -479,7 +479,7 @@ def _unknown_filter_values(filters, options) -> list[str]:
 
 def _metrics_text(report) -> str:
     """The headline figures, warnings and the most-failed criteria as plain text."""
-    from santa_core.metrics import format_figure, headline_rows
+    from santa_core.reports.metrics import format_figure, headline_rows
 
     if report.empty:
         return "no runs match this view yet: start a review, or widen the filters"
@@ -596,7 +596,7 @@ def _check_batch_options(args: argparse.Namespace) -> None:
 
 def _read_batch_file(args: argparse.Namespace) -> BatchFile:
     """The batch file read in full, or every problem with it (exit 2, nothing stored)."""
-    from santa_core.batch_file import MAX_FILE_BYTES, BatchFileError, read_batch
+    from santa_core.batch.file import MAX_FILE_BYTES, BatchFileError, read_batch
 
     path = Path(args.file)
     if not path.is_file():
@@ -673,7 +673,7 @@ def _create_batch(desk: Desk, file: BatchFile, config: BatchConfig) -> int:
 
 def _detection_line(desk: Desk, batch_id: int) -> str:
     """Before sampling: the sample's size and its chance of catching a pattern spread over the batch."""
-    from santa_core.sampling import detection_table, percent
+    from santa_core.batch.sampling import detection_table, percent
 
     est = desk.batches.estimate(batch_id)
     rows = detection_table(est.items, est.sample, DETECTION_SHOWN)
@@ -866,7 +866,7 @@ def _pattern_text(p: dict) -> str:
 
 def _cost_text(cost: dict, samples: int) -> str:
     """Actual cost against the estimate and against reviewing every item."""
-    from santa_core.sampling import percent
+    from santa_core.batch.sampling import percent
 
     share = f"; this run cost {percent(cost['actual_share'])} of that" if cost["actual_share"] is not None else ""
     return (f"cost: {_usd(cost['actual_usd'])} spent (about {_usd(cost['estimated_usd'])} estimated for {samples} "

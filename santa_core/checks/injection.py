@@ -1,12 +1,9 @@
-"""Deterministic pre-checks that run before the reviewers.
+"""The reviewer-injection detector: text in the output that addresses the reviewer.
 
-- `detect_injection`: text in the output that addresses the reviewer (instructions, fake
-  verdicts, fake end-of-data or role markers). A hit is a critical issue by itself, so an
-  injected output cannot ship even if both reviewers are fooled.
-- `precheck_issues`: injection hits plus the failed deterministic checks of critical criteria
-  (the checks themselves live in `santa_core.criterion_checks`).
+Instructions, fake verdicts, fake end-of-data or role markers. A hit is a critical issue by
+itself, so an injected output cannot ship even if both reviewers are fooled.
 
-All matching runs on a *folded* copy of the text (see `santa_core.folding`) that keeps an
+All matching runs on a *folded* copy of the text (see `santa_core.checks.folding`) that keeps an
 index back to the original, so evidence is always the exact original substring.
 """
 
@@ -15,11 +12,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from santa_core.criterion_checks import run_criterion_checks
-from santa_core.folding import Folded, fold
-from santa_core.models import CheckOutcome, MergedIssue, Rubric
+from santa_core.checks.folding import Folded, fold
+from santa_core.models import MergedIssue
 
-__all__ = ["MAX_INJECTION_ISSUES", "Folded", "detect_injection", "fold", "precheck_issues"]
+__all__ = ["MAX_INJECTION_ISSUES", "detect_injection"]
 
 # --- injection detector ---------------------------------------------------------------------
 
@@ -218,24 +214,3 @@ def detect_injection(text: str) -> list[MergedIssue]:
         )
         for h in _dedupe(hits)
     ]
-
-
-def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:
-    """Injection hits plus failed checks of critical criteria, as issues flagged by "check".
-
-    Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
-    the issues agree with the outcomes shown or stored.
-    """
-    issues = detect_injection(output)
-    severity = {c.id: c.severity for c in rubric.criteria}
-    for o in run_criterion_checks(rubric, output) if outcomes is None else outcomes:
-        if o.result == "FAIL" and severity.get(o.criterion) == "critical":
-            issues.append(
-                MergedIssue(
-                    criterion=o.criterion,
-                    description=f"deterministic check {o.check_type} failed: {o.detail}",
-                    evidence=o.evidence,
-                    flagged_by="check",
-                )
-            )
-    return issues

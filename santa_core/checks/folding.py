@@ -3,7 +3,7 @@
 A *folded* copy is compatibility-normalised, has invisible and bidi characters removed,
 homoglyphs mapped to ASCII, case folded and whitespace collapsed, and keeps an index back to
 the original so that a match on the folded text can quote the exact original substring.
-Shared by the injection detector (`checks`) and the criterion checks (`criterion_checks`).
+Shared by the injection detector (`checks.injection`) and the term checks (`checks.terms`).
 """
 
 from __future__ import annotations

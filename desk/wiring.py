@@ -16,7 +16,7 @@ import anthropic
 from santa_core.config import Defaults, env_defaults
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
-from santa_core.runner import Runner
+from santa_core.run.runner import Runner
 from storage.batch_service import BatchService
 from storage.db import database_url, init_db
 from storage.repo import Repo

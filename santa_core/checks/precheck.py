@@ -1,0 +1,32 @@
+"""What runs before the reviewers: injection hits plus the failed checks of critical criteria.
+
+A hit is an issue flagged by "check": it makes the round NAUGHTY without paying two reviewers
+for an injection, and it reaches the fix agent beside the reviewers' issues.
+"""
+
+from __future__ import annotations
+
+from santa_core.checks.criteria import run_criterion_checks
+from santa_core.checks.injection import detect_injection
+from santa_core.models import CheckOutcome, MergedIssue, Rubric
+
+
+def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:
+    """Injection hits plus failed checks of critical criteria, as issues flagged by "check".
+
+    Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
+    the issues agree with the outcomes shown or stored.
+    """
+    issues = detect_injection(output)
+    severity = {c.id: c.severity for c in rubric.criteria}
+    for o in run_criterion_checks(rubric, output) if outcomes is None else outcomes:
+        if o.result == "FAIL" and severity.get(o.criterion) == "critical":
+            issues.append(
+                MergedIssue(
+                    criterion=o.criterion,
+                    description=f"deterministic check {o.check_type} failed: {o.detail}",
+                    evidence=o.evidence,
+                    flagged_by="check",
+                )
+            )
+    return issues

@@ -1,0 +1,11 @@
+"""What the history says: the metrics' definitions and a run's verification record.
+
+- `metrics`: every figure defined once (first-pass rate, iterations, taxonomy, agreement and
+  Cohen's κ, escape rate, cost), from SQL aggregates to the report the page and the CLI print.
+- `record`: the verification record of a run and its JSON, HTML and PDF renderings.
+"""
+
+from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report
+from santa_core.reports.record import VerificationRecord, to_html, to_json, to_pdf
+
+__all__ = ["MetricsFilter", "MetricsReport", "VerificationRecord", "build_report", "to_html", "to_json", "to_pdf"]
