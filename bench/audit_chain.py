@@ -21,11 +21,11 @@ import sqlalchemy as sa  # noqa: E402
 from sqlmodel import Session  # noqa: E402
 
 from storage import audit  # noqa: E402
-from storage.db import init_db  # noqa: E402
-from storage.repo import Repo  # noqa: E402
+from storage.runs import RunStore  # noqa: E402
+from storage.startup import init_db  # noqa: E402
 
 
-def append_one_per_transaction(repo: Repo, count: int) -> float:
+def append_one_per_transaction(repo: RunStore, count: int) -> float:
     """Seconds for `count` events, each in its own write transaction."""
     start = time.perf_counter()
     for i in range(count):
@@ -34,7 +34,7 @@ def append_one_per_transaction(repo: Repo, count: int) -> float:
     return time.perf_counter() - start
 
 
-def append_batches(repo: Repo, count: int, batch: int = 1000) -> None:
+def append_batches(repo: RunStore, count: int, batch: int = 1000) -> None:
     """Grow the chain quickly: many events per transaction."""
     for first in range(0, count, batch):
         with Session(repo.engine) as s, s.begin():
@@ -49,7 +49,7 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         engine = init_db(f"sqlite:///{Path(tmp) / 'bench.db'}")
-        repo = Repo(engine)
+        repo = RunStore(engine)
         single = append_one_per_transaction(repo, 500)
         print(f"append, one event per transaction: {single / 500 * 1000:.2f} ms per event")
         append_batches(repo, args.events)

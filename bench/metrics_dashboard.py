@@ -51,20 +51,11 @@ from santa_core.config import DEFAULT_DUE_HOURS  # noqa: E402
 from santa_core.models import Criterion, Usage  # noqa: E402
 from santa_core.pricing import cost_usd, is_known  # noqa: E402
 from santa_core.reports.metrics import MetricsFilter  # noqa: E402
-from storage.db import init_db  # noqa: E402
 from storage.hashing import content_hash, sha256_text  # noqa: E402
-from storage.metrics import (  # noqa: E402
-    MetricsStore,
-    _criteria,
-    _day_totals,
-    _reviewers,
-    _rounds,
-    derive_criteria,
-    derive_run_metric,
-    rebuild_rollup,
-    refresh,
-)
-from storage.repo import Repo  # noqa: E402
+from storage.metric_facts import derive_criteria, derive_run_metric, rebuild_rollup, refresh  # noqa: E402
+from storage.metrics import MetricsStore, _criteria, _day_totals, _reviewers, _rounds  # noqa: E402
+from storage.runs import RunStore  # noqa: E402
+from storage.startup import init_db  # noqa: E402
 from storage.tables import TABLES, CriterionResultRow, RunMetricRow  # noqa: E402
 
 # --- the simulated world ----------------------------------------------------------------------
@@ -185,7 +176,7 @@ class Version:
     """Prompt tokens of the rubric + instructions block (the cached part of a review request)."""
 
 
-def setup_catalog(repo: Repo) -> dict[str, list[Version]]:
+def setup_catalog(repo: RunStore) -> dict[str, list[Version]]:
     """People with roles, version 2 of three built-ins (saved through the rubric store), and
     every rubric version a run may use."""
     for pid, (name, roles) in PEOPLE.items():
@@ -852,7 +843,7 @@ def run_bench(args: argparse.Namespace, path: Path) -> int:
     url = f"sqlite:///{path}"
     bench = Bench()
     engine = init_db(url)
-    catalog = setup_catalog(Repo(engine))
+    catalog = setup_catalog(RunStore(engine))
     print(f"filling {path} with {args.runs:,} runs (seed {args.seed})")
     t0 = time.perf_counter()
     fill(engine, catalog, args.runs, args.seed, args.now, bench.timer)
@@ -867,7 +858,7 @@ def run_bench(args: argparse.Namespace, path: Path) -> int:
         raw.execute("PRAGMA wal_checkpoint(TRUNCATE)")  # the whole database in one file, for its size
     finally:
         raw.close()
-    store = Repo(engine).metrics
+    store = RunStore(engine).metrics
     for label, f in views(args.now):
         times, report = time_view(store, f, args.repeat)
         print_view(label, times, report)

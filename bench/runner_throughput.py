@@ -21,8 +21,8 @@ from santa_core.models import FixEdit, FixPlan  # noqa: E402
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing  # noqa: E402
 from santa_core.rubrics.library import load_builtin  # noqa: E402
 from santa_core.run.runner import Runner  # noqa: E402
-from storage.db import init_db  # noqa: E402
-from storage.repo import Repo  # noqa: E402
+from storage.runs import RunStore  # noqa: E402
+from storage.startup import init_db  # noqa: E402
 
 
 def judge(request):
@@ -35,7 +35,7 @@ def judge(request):
 def measure(runs: int, workers: int, output: str) -> tuple[float, int]:
     """Seconds to drive `runs` runs to a stop, and the rounds they took."""
     with tempfile.TemporaryDirectory() as tmp:
-        repo = Repo(init_db(f"sqlite:///{Path(tmp) / 'bench.db'}"))
+        repo = RunStore(init_db(f"sqlite:///{Path(tmp) / 'bench.db'}"))
         fixer = FunctionFixer("f", lambda r: FixPlan(edits=[FixEdit(issue=0, before="2019", after="2018")]))
         runner = Runner(repo, lambda n: FunctionReviewer(n, judge), lambda n: fixer, workers=workers)
         rubric = load_builtin("general")

@@ -18,8 +18,9 @@ from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
 from santa_core.run.runner import Runner
 from storage.batch_service import BatchService
-from storage.db import database_url, init_db
-from storage.repo import Repo
+from storage.db import database_url
+from storage.runs import RunStore
+from storage.startup import init_db
 
 
 @functools.lru_cache(maxsize=4)
@@ -69,7 +70,7 @@ class Desk:
     """What a page or the command line needs: the repository, the runner and the batch service."""
 
     url: str
-    repo: Repo
+    repo: RunStore
     runner: Runner
     batches: BatchService
 
@@ -98,7 +99,7 @@ def open_desk(
     """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
-    repo = Repo(engine)
+    repo = RunStore(engine)
     runner = Runner(repo, reviewer_for, fixer_for, workers or runner_workers())
     batches = BatchService(repo, runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on

@@ -1,31 +1,22 @@
-"""Persistence for Santa: SQLModel tables, engine, migrations and the `Repo` (a `Store`).
+"""Persistence for Santa: SQLModel tables, engine, migrations and the `RunStore` (a `Store`).
 
 Imports santa_core, never streamlit. Typical use::
 
-    from storage import Repo, init_db
-    repo = Repo(init_db())  # the app wraps init_db in st.cache_resource
+    from storage import RunStore, init_db
+    repo = RunStore(init_db())  # the app wraps init_db in st.cache_resource
 """
 
-from storage.db import database_url, get_engine, init_db, make_engine, migrate
-from storage.repo import (
-    DecisionView,
-    EscalationView,
-    PendingReview,
-    Repo,
-    RoundConflict,
-    RoundNotFound,
-    RoundView,
-    RunNotFound,
-    RunSummary,
-    RunView,
-    StateChangeView,
-)
+from storage.db import database_url, get_engine, make_engine, migrate
+from storage.errors import RoundConflict, RoundNotFound, RunNotFound
+from storage.runs import RunStore
+from storage.startup import init_db
+from storage.views import DecisionView, EscalationView, PendingReview, RoundView, RunSummary, RunView, StateChangeView
 
 __all__ = [
     "DecisionView",
     "EscalationView",
     "PendingReview",
-    "Repo",
+    "RunStore",
     "RoundConflict",
     "RoundNotFound",
     "RoundView",

@@ -12,7 +12,7 @@ import argparse
 from alembic import command
 
 from storage.db import alembic_config, database_url, make_engine, migrate
-from storage.repo import Repo
+from storage.runs import RunStore
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -31,7 +31,7 @@ def main(argv: list[str] | None = None) -> None:
             with engine.begin() as conn:
                 command.revision(alembic_config(conn), args.message, autogenerate=True)
         else:
-            print(Repo(engine).mark_interrupted())
+            print(RunStore(engine).mark_interrupted())
     finally:
         engine.dispose()
 

@@ -13,7 +13,6 @@ never both link to the same previous event. The unique `seq` is a second guard.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,8 +22,10 @@ from pydantic import BaseModel
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from storage.sessions import Transactions, utc
+from santa_core.text import canonical_json, sha256_text
 from storage.tables import AuditEventRow, AuditHeadRow, utcnow
+from storage.times import utc
+from storage.transactions import StoreBase
 
 GENESIS = "0" * 64
 """The previous hash of the first event."""
@@ -47,8 +48,7 @@ def event_hash(fields: dict[str, Any]) -> str:
     body = {k: fields[k] for k in HASHED}
     body["created_at"] = canonical_time(fields["created_at"]) if isinstance(fields["created_at"], datetime) \
         else fields["created_at"]
-    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return sha256_text(canonical_json(body))
 
 
 def _plain(detail: dict[str, Any] | None) -> dict[str, Any]:
@@ -176,7 +176,7 @@ def _renumbered(s: Session, prev_hash: str, expected: int) -> tuple[AuditEventRo
     return row, f"it links to seq {expected - 1} but its seq was changed from {expected} to {row.seq}"
 
 
-class AuditStore(Transactions):
+class AuditStore(StoreBase):
     """Reads and verifies the chain (appending happens inside other stores' transactions)."""
 
     def events(

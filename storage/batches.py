@@ -24,7 +24,7 @@ from santa_core.roles import Permission
 from storage import audit
 from storage.hashing import sha256_text
 from storage.people import require
-from storage.sessions import utc
+from storage.runs import insert_run
 from storage.tables import (
     BatchChangeRow,
     BatchItemRow,
@@ -39,6 +39,8 @@ from storage.tables import (
     StateChangeRow,
     utcnow,
 )
+from storage.times import utc
+from storage.transactions import StoreBase
 
 SEED_STEP = 7919
 """Sample n of a batch draws with seed + (n − 1) × SEED_STEP: reproducible, and not the same draw twice."""
@@ -223,18 +225,16 @@ class ItemChange(BaseModel):
     skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
-class BatchStore:
-    """The batch tables, written through the repository's transactions (so run facts stay current)."""
-
-    def __init__(self, repo: Any) -> None:
-        self.repo = repo
+class BatchStore(StoreBase):
+    """The batch tables; a sample's review runs are made with `storage.runs.insert_run`, in the same
+    transaction, and their metric facts follow through the shared write hook."""
 
     # --- creating --------------------------------------------------------------------------
 
     def create(self, config: BatchConfig, items: Sequence[ItemIn], actor: str) -> int:
         """Store a batch and its items in one transaction; returns its id."""
         _check_config(config, items)
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.START_RUN)
             row = BatchRow(
                 created_by=actor, source=config.source, name=config.name, file_format=config.file_format,
@@ -262,18 +262,18 @@ class BatchStore:
 
     def batches(self, limit: int = 200) -> list[Batch]:
         """Every batch, newest first."""
-        with self.repo._read() as s:
+        with self._read() as s:
             ids = s.exec(select(BatchRow.id).order_by(col(BatchRow.id).desc()).limit(limit)).all()
             return [self._batch(s, i) for i in ids]
 
     def get(self, batch_id: int) -> Batch:
         """One batch with its samples' progress."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return self._batch(s, batch_id)
 
     def items(self, batch_id: int) -> list[Item]:
         """The batch's items in file order."""
-        with self.repo._read() as s:
+        with self._read() as s:
             batch = _batch_row(s, batch_id)
             rows = s.exec(select(BatchItemRow).where(BatchItemRow.batch_id == batch_id)
                           .order_by(BatchItemRow.position)).all()
@@ -281,12 +281,12 @@ class BatchStore:
 
     def progress(self, sample_id: int) -> SampleProgress:
         """How far a sample's reviews are."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return _progress(s, _sample_row(s, sample_id))
 
     def reviews(self, sample_id: int) -> list[SampledReview]:
         """Every sampled item of a sample with its review's status and, when NAUGHTY, its issues."""
-        with self.repo._read() as s:
+        with self._read() as s:
             rows = s.exec(
                 select(BatchSampleItemRow.item_id, BatchItemRow.item_key, BatchItemRow.strata, BatchItemRow.output,
                        RunRow.id, RunRow.status, RoundRow.output_text, RoundRow.gate_reviewer_error)
@@ -302,7 +302,7 @@ class BatchStore:
 
     def run_ids(self, sample_id: int) -> list[int]:
         """The runs reviewing a sample so far, in item order."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return list(s.exec(select(BatchSampleItemRow.run_id).join(
                 BatchItemRow, BatchItemRow.id == BatchSampleItemRow.item_id)
                 .where(BatchSampleItemRow.sample_id == sample_id, col(BatchSampleItemRow.run_id).is_not(None))
@@ -310,13 +310,13 @@ class BatchStore:
 
     def unfinished_samples(self) -> list[int]:
         """Samples whose reviews are not all in (to pick up again after a restart)."""
-        with self.repo._read() as s:
+        with self._read() as s:
             ids = s.exec(select(BatchSampleRow.id).where(col(BatchSampleRow.finished_at).is_(None))).all()
             return list(ids)
 
     def patterns(self, batch_id: int, sample_id: int | None = None) -> list[PatternRecord]:
         """The batch's patterns (of one sample, or all), biggest first."""
-        with self.repo._read() as s:
+        with self._read() as s:
             stmt = select(BatchPatternRow).where(BatchPatternRow.batch_id == batch_id)
             if sample_id is not None:
                 stmt = stmt.where(BatchPatternRow.sample_id == sample_id)
@@ -325,7 +325,7 @@ class BatchStore:
 
     def pattern(self, pattern_id: int) -> PatternRecord:
         """One pattern."""
-        with self.repo._read() as s:
+        with self._read() as s:
             row = s.get(BatchPatternRow, pattern_id)
             if row is None:
                 raise BatchProblem(f"pattern {pattern_id} does not exist")
@@ -334,7 +334,7 @@ class BatchStore:
     def changes(self, batch_id: int, skipped: bool = False) -> list[BatchChangeRow]:
         """Every change a fix made to an item, oldest first (with `skipped`: also the items that showed
         the pattern but could not take the approved edit, recorded with why)."""
-        with self.repo._read() as s:
+        with self._read() as s:
             stmt = select(BatchChangeRow).where(BatchChangeRow.batch_id == batch_id)
             if not skipped:
                 stmt = stmt.where(BatchChangeRow.before_hash != BatchChangeRow.after_hash)
@@ -342,12 +342,12 @@ class BatchStore:
 
     def require(self, actor: str, permission: Permission) -> None:
         """Refuse (PermissionDenied) before paid work starts, from the stored roles."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, permission)
 
     def sampled_item_ids(self, batch_id: int) -> set[int]:
         """Items any sample of the batch drew."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return set(s.exec(select(BatchSampleItemRow.item_id).join(
                 BatchSampleRow, BatchSampleRow.id == BatchSampleItemRow.sample_id)
                 .where(BatchSampleRow.batch_id == batch_id)).all())
@@ -356,7 +356,7 @@ class BatchStore:
 
     def draw_sample(self, batch_id: int, actor: str) -> int:
         """Draw the next sample and queue one review run per sampled item, in one transaction."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.START_RUN)
             batch = s.exec(select(BatchRow).where(BatchRow.id == batch_id).with_for_update()).first()
             if batch is None:
@@ -391,7 +391,7 @@ class BatchStore:
 
     def pending_items(self, sample_id: int) -> list[int]:
         """Sampled items whose review has not started yet, in file order."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return list(s.exec(select(BatchSampleItemRow.item_id).join(
                 BatchItemRow, BatchItemRow.id == BatchSampleItemRow.item_id)
                 .where(BatchSampleItemRow.sample_id == sample_id, col(BatchSampleItemRow.run_id).is_(None))
@@ -399,7 +399,7 @@ class BatchStore:
 
     def start_review(self, sample_id: int, item_id: int) -> int:
         """Make the queued run that reviews a sampled item (once; a second call returns the same run)."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             link = s.exec(select(BatchSampleItemRow).where(
                 BatchSampleItemRow.sample_id == sample_id, BatchSampleItemRow.item_id == item_id)
                 .with_for_update()).first()
@@ -409,7 +409,7 @@ class BatchStore:
                 return link.run_id
             sample, item = _sample_row(s, sample_id), s.get(BatchItemRow, item_id)
             batch = _batch_row(s, sample.batch_id)
-            link.run_id = self.repo._insert_run(s, RunRow(
+            link.run_id = insert_run(s, RunRow(
                 status=RunStatus.QUEUED.value, max_rounds=1, round_cap=1,
                 spec=item.spec if item.spec is not None else batch.spec, original_output=item.output,
                 rubric_name=batch.rubric_name, rubric_version=batch.rubric_version, rubric_json=batch.rubric_json,
@@ -420,7 +420,7 @@ class BatchStore:
 
     def finish_sample(self, sample_id: int) -> SampleProgress:
         """Mark a sample finished once every review is in (idempotent); its progress."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             row = s.exec(select(BatchSampleRow).where(BatchSampleRow.id == sample_id).with_for_update()).first()
             if row is None:
                 raise BatchProblem(f"sample {sample_id} does not exist")
@@ -434,7 +434,7 @@ class BatchStore:
     def set_api(self, sample_id: int, api_batch_id: str | None, api_status: str | None,
                 jobs: list[dict[str, Any]] | None = None) -> None:
         """Remember the Message Batches API's batch for a sample (so it is collected after a restart)."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             row = _sample_row(s, sample_id)
             row.api_batch_id, row.api_status = api_batch_id, api_status
             if jobs is not None:
@@ -443,12 +443,12 @@ class BatchStore:
 
     def api_jobs(self, sample_id: int) -> list[dict[str, Any]]:
         """What was sent to the Message Batches API for a sample."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return list(_sample_row(s, sample_id).api_jobs or [])
 
     def set_paused(self, batch_id: int, paused: bool, actor: str) -> None:
         """Pause (no new review starts) or resume a batch."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.START_RUN)
             batch = _batch_row(s, batch_id)
             batch.paused, batch.updated_at = paused, utcnow()
@@ -457,21 +457,21 @@ class BatchStore:
 
     def record_retry(self, batch_id: int, actor: str) -> None:
         """A person picks a stopped sample up again (the right to resume interrupted runs is checked)."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.RESUME_RUN)
             _batch_row(s, batch_id)
             audit.append(s, actor, "batch.retried", "batch", batch_id)
 
     def is_paused(self, batch_id: int) -> bool:
         """Whether a person paused the batch."""
-        with self.repo._read() as s:
+        with self._read() as s:
             return _batch_row(s, batch_id).paused
 
     # --- patterns and fixes ------------------------------------------------------------------
 
     def save_patterns(self, sample_id: int, patterns: Iterable[dict[str, Any]]) -> list[PatternRecord]:
         """Store a finished sample's patterns once (a second call returns the stored ones)."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             sample = s.exec(select(BatchSampleRow).where(BatchSampleRow.id == sample_id).with_for_update()).first()
             if sample is None:
                 raise BatchProblem(f"sample {sample_id} does not exist")
@@ -486,7 +486,7 @@ class BatchStore:
 
     def save_proposal(self, pattern_id: int, proposal: dict[str, Any], actor: str) -> None:
         """Keep the fix agent's proposal for a pattern (the newest counts)."""
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.DECIDE_FIX)
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
@@ -501,7 +501,7 @@ class BatchStore:
         A change is refused (nothing written) if the item's text is no longer the text it was
         computed from. Returns how many items changed.
         """
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.DECIDE_FIX)
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
@@ -550,7 +550,7 @@ class BatchStore:
         """Leave a pattern unfixed, with why (e.g. a false alarm, or fixed by hand elsewhere)."""
         if not reason.strip():
             raise BatchProblem("say why the pattern is dismissed")
-        with self.repo._tx() as s:
+        with self._tx() as s:
             require(s, actor, Permission.DECIDE_FIX)
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
@@ -562,7 +562,7 @@ class BatchStore:
 
     def cost(self, batch_id: int) -> float:
         """USD spent on the batch so far: its sample reviews plus its fix proposals."""
-        with self.repo._read() as s:
+        with self._read() as s:
             reviews = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).join(
                 RunRow, RunRow.id == LLMCallRow.run_id).where(RunRow.batch_id == batch_id)).one()
             fixes = s.exec(select(BatchPatternRow.proposal).where(BatchPatternRow.batch_id == batch_id)).all()

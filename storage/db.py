@@ -1,14 +1,17 @@
 """The database engine: URL, SQLite pragmas, migrations and a process-wide engine cache.
 
+Opening the desk's database (migrate, seed, backfill, mark orphaned runs) is `storage.startup`.
+
 SQLite is the default (a file under data/). `DATABASE_URL` switches to PostgreSQL via psycopg 3.
 The cache is a plain dict so that this module never imports streamlit; the app wraps
-`init_db` in `st.cache_resource` itself.
+`storage.startup.init_db` in `st.cache_resource` itself.
 """
 
 from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +29,8 @@ _MIGRATE_LOCK_KEY = 7_245_001
 """Postgres advisory lock id that serialises concurrent `migrate` calls."""
 
 _ENGINES: dict[str, Engine] = {}
-_READY: set[str] = set()
-_MARKED: set[str] = set()
-"""Database keys whose orphaned `running` runs this process has already marked interrupted."""
+_ON_DISPOSE: list[Callable[[], None]] = []
+"""Callbacks that forget per-engine state when the engines are disposed (see `on_dispose`)."""
 _LOCK = threading.Lock()
 
 
@@ -135,43 +137,23 @@ def migrate(engine: Engine) -> None:
         command.upgrade(alembic_config(conn), "head")
 
 
-def _key(url: str | None) -> str:
+def engine_key(url: str | None) -> str:
     """Cache key: the normalised URL, or the configured one."""
     return normalise_url(url) if url else database_url()
 
 
 def get_engine(url: str | None = None) -> Engine:
     """The process-wide engine for `url` (default: `database_url()`), created once."""
-    key = _key(url)
+    key = engine_key(url)
     with _LOCK:
         if key not in _ENGINES:
             _ENGINES[key] = make_engine(key)
         return _ENGINES[key]
 
 
-def init_db(url: str | None = None, mark_interrupted: bool = True) -> Engine:
-    """Engine + migrations + mark runs left `running` by a dead process (once per process).
-
-    Pass mark_interrupted=False from a second process that shares the database (the CLI next
-    to a running app): its runs are alive, not orphaned.
-    """
-    from storage.metrics import backfill  # here, not at the top: these import this module
-    from storage.repo import Repo
-
-    key = _key(url)
-    engine = get_engine(key)
-    with _LOCK:
-        if key not in _READY:
-            migrate(engine)
-            Repo(engine).rubrics.seed_builtins()
-            backfill(engine)  # metric facts for runs stored before migration 0007
-            _READY.add(key)
-        # Tracked apart from migration: a process that first opened the database without
-        # marking (e.g. as a CLI-style client) must still mark when the app opens it.
-        if mark_interrupted and key not in _MARKED:
-            Repo(engine).mark_interrupted()
-            _MARKED.add(key)
-    return engine
+def on_dispose(forget: Callable[[], None]) -> None:
+    """Call `forget` whenever `dispose_engines` runs (state kept per engine elsewhere, e.g. start-up)."""
+    _ON_DISPOSE.append(forget)
 
 
 def dispose_engines() -> None:
@@ -180,5 +162,5 @@ def dispose_engines() -> None:
         for engine in _ENGINES.values():
             engine.dispose()
         _ENGINES.clear()
-        _READY.clear()
-        _MARKED.clear()
+        for forget in _ON_DISPOSE:
+            forget()

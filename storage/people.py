@@ -26,8 +26,9 @@ from santa_core.roles import (
 )
 from storage import audit
 from storage.hashing import json_hash
-from storage.sessions import Transactions, utc
 from storage.tables import PersonRow, utcnow
+from storage.times import utc
+from storage.transactions import StoreBase
 
 MAX_NAME_CHARS = 200
 
@@ -82,7 +83,7 @@ def require(s: Session, actor: str, permission: Permission) -> None:
         raise PermissionDenied(actor, permission, roles)
 
 
-class PeopleStore(Transactions):
+class PeopleStore(StoreBase):
     """Who may act, with which roles."""
 
     def get(self, person_id: str) -> PersonView | None:

@@ -17,14 +17,13 @@ from santa_core.reports.record import (
     RecordRubric,
     RecordStateChange,
     VerificationRecord,
-    canonical_json,
     sealed,
-    sha256_text,
-    unified_diff,
 )
 from santa_core.roles import SYSTEM_ACTORS
+from santa_core.text import canonical_json, sha256_text, unified_diff
 from storage.audit import AuditEvent, canonical_time
-from storage.repo import Repo, RoundView, RunView
+from storage.runs import RunStore
+from storage.views import RoundView, RunView
 
 AUDIT_LIMIT = 1_000_000
 """Every event of one run (a run has tens of events; the limit only bounds a runaway)."""
@@ -77,7 +76,7 @@ def _rounds(view: RunView) -> list[RecordRound]:
     return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None) for i, r in enumerate(rounds)]
 
 
-def _people(repo: Repo, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
+def _people(repo: RunStore, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
     """Every actor id the record names, with who they are now (name and roles)."""
     ids = {view.created_by, *(e.actor for e in events), *(h.actor for h in view.history),
            *(d.actor for r in view.rounds for d in r.decisions), *(x.reported_by for x in view.escapes),
@@ -96,7 +95,7 @@ def _people(repo: Repo, view: RunView, events: list[AuditEvent]) -> dict[str, st
     return out
 
 
-def verification_record(repo: Repo, run_id: int, now: datetime | None = None) -> VerificationRecord:
+def verification_record(repo: RunStore, run_id: int, now: datetime | None = None) -> VerificationRecord:
     """The sealed record of a run (RunNotFound when there is no such run)."""
     view = repo.get_run_view(run_id)
     events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT)

@@ -24,8 +24,9 @@ from santa_core.rubrics import library as lib
 from storage import audit
 from storage.hashing import content_hash, sha256_text
 from storage.people import require
-from storage.sessions import Transactions, utc
 from storage.tables import RubricVersionRow, RunRow, TrialRow
+from storage.times import utc
+from storage.transactions import StoreBase
 
 MAX_NOTE_CHARS = 2_000
 
@@ -98,7 +99,7 @@ class TrialView(BaseModel):
     created_at: datetime
 
 
-class RubricStore(Transactions):
+class RubricStore(StoreBase):
     """Stored rubric versions and trials over one engine; every method is one transaction."""
 
     # --- reading ------------------------------------------------------------------------------

@@ -8,11 +8,13 @@ deletes them.
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import JSON, DateTime, Text, UniqueConstraint
 from sqlmodel import Field, SQLModel
+
+from storage.times import utcnow
 
 # Named constraints, so later SQLite batch migrations can find and alter them by name.
 SQLModel.metadata.naming_convention = {
@@ -28,9 +30,6 @@ JSON_OR_NULL = JSON(none_as_null=True)
 """JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
 
 
-def utcnow() -> datetime:
-    """The current time in UTC (aware)."""
-    return datetime.now(UTC)
 
 
 def _ts(**kw: object) -> Any:

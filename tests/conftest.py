@@ -13,8 +13,9 @@ import streamlit as st
 from sqlalchemy import create_engine, make_url
 from streamlit import config as st_config
 
-from storage.db import init_db, normalise_url
-from storage.repo import Repo
+from storage.db import normalise_url
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.llm_stub import MessagesStub, santa_scenario
 
 
@@ -116,7 +117,7 @@ TEST_PEOPLE: dict[str, tuple[str, ...]] = {
 """People the tests act as: the short names may do everything, the e-mails have one role each."""
 
 
-def grant(repo: Repo, people: dict[str, tuple[str, ...]] | None = None) -> Repo:
+def grant(repo: RunStore, people: dict[str, tuple[str, ...]] | None = None) -> RunStore:
     """Give test actors their roles (storage refuses actions by people without the right role)."""
     for person, roles in (people or TEST_PEOPLE).items():
         repo.people.set_roles(person, roles, actor="local")
@@ -124,11 +125,11 @@ def grant(repo: Repo, people: dict[str, tuple[str, ...]] | None = None) -> Repo:
 
 
 @pytest.fixture
-def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Repo]:
+def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
     """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
     url = f"sqlite:///{tmp_path / 'santa.db'}"
     monkeypatch.setenv("DATABASE_URL", url)
     messages_stub.handler = santa_scenario
     st.cache_resource.clear()
-    yield grant(Repo(init_db(url, mark_interrupted=False)))
+    yield grant(RunStore(init_db(url, mark_interrupted=False)))
     st.cache_resource.clear()

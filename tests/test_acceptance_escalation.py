@@ -10,7 +10,7 @@ import pytest
 
 from santa_core.models import RunStatus
 from santa_core.roles import PermissionDenied
-from storage.repo import Repo
+from storage.runs import RunStore
 from tests.test_app import plain, texts
 from tests.test_escalation_queue import escalate, item_id, open_as, queue, sidebar_text
 
@@ -23,7 +23,7 @@ def widget_keys(at) -> set[str]:
             for w in getattr(at, kind) if w.key}
 
 
-def test_escalate_assign_overdue_resolve_and_audit(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     # A run escalates: NAUGHTY in its only round.
     run_id = escalate(desk_env, by="editor@example.com")
     esc = item_id(desk_env, run_id)
@@ -94,7 +94,7 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: Repo, monkeypatch: 
     assert not widget_keys(audit) & {k.format(esc) for k in CONTROLS}
 
 
-def test_an_escape_on_a_resolved_shipped_run_promises_no_dashboard(desk_env: Repo) -> None:
+def test_an_escape_on_a_resolved_shipped_run_promises_no_dashboard(desk_env: RunStore) -> None:
     """The success message says what is true now: recorded on the run, counted once metrics exist."""
     run_id = escalate(desk_env)
     desk_env.resolve_escalation(run_id, "ship_as_is", OFFICER, "Legal confirmed the wording.")

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from santa_core.models import RunStatus
 from santa_core.reports.metrics import MetricsFilter
-from storage.repo import Repo
+from storage.runs import RunStore
 from storage.tables import RunRow
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
@@ -32,7 +32,7 @@ def open_app(page: str | None = None, run_id: int | None = None) -> AppTest:
     return at
 
 
-def wait_for(repo: Repo, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None) -> RunStatus:
+def wait_for(repo: RunStore, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None) -> RunStatus:
     """Poll the database (and re-run the page, as the polling fragment would) until done."""
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
@@ -66,16 +66,16 @@ def texts(at: AppTest) -> str:
     return "\n".join(plain(p) for p in parts)
 
 
-def latest_run(repo: Repo) -> int:
+def latest_run(repo: RunStore) -> int:
     return repo.list_runs(limit=1)[0].id
 
 
-def test_every_page_renders_with_an_empty_history(desk_env: Repo) -> None:
+def test_every_page_renders_with_an_empty_history(desk_env: RunStore) -> None:
     for page in ("pages/review.py", "pages/batch.py", "pages/runs.py", "pages/escalations.py", "pages/settings.py"):
         open_app(page)
 
 
-def test_empty_and_oversized_input_get_specific_errors_and_keep_the_text(desk_env: Repo) -> None:
+def test_empty_and_oversized_input_get_specific_errors_and_keep_the_text(desk_env: RunStore) -> None:
     at = open_app()
     at.text_area(key="new_spec").set_value("   ")
     at.text_area(key="new_output").set_value("x" * 200_001)
@@ -87,7 +87,7 @@ def test_empty_and_oversized_input_get_specific_errors_and_keep_the_text(desk_en
     assert desk_env.list_runs() == []
 
 
-def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
+def test_naughty_round_edited_approval_then_nice(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, DEFECTIVE)
     run_id = latest_run(desk_env)
@@ -107,7 +107,7 @@ def test_naughty_round_edited_approval_then_nice(desk_env: Repo) -> None:
     assert "NICE" in texts(at) and any(c.value == edited for c in at.code)
 
 
-def test_generation_cost_is_stored_and_compared_on_the_metrics_page(desk_env: Repo) -> None:
+def test_generation_cost_is_stored_and_compared_on_the_metrics_page(desk_env: RunStore) -> None:
     at = open_app()
     assert at.number_input(key="new_generation_cost").value is None  # optional: empty by default
     at.number_input(key="new_generation_cost").set_value(0.25)
@@ -124,7 +124,7 @@ def test_generation_cost_is_stored_and_compared_on_the_metrics_page(desk_env: Re
     assert ratio.value == f"{h.review_cost_usd / 0.25:.3g}" and "over 1 run with a generation cost" in ratio.help
 
 
-def test_reload_on_run_url_shows_the_same_run(desk_env: Repo) -> None:
+def test_reload_on_run_url_shows_the_same_run(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, CLEAN)
     run_id = latest_run(desk_env)
@@ -133,7 +133,7 @@ def test_reload_on_run_url_shows_the_same_run(desk_env: Repo) -> None:
     assert f"Run #{run_id}" in texts(fresh) and "NICE" in texts(fresh)
 
 
-def test_escalates_after_three_rounds_and_is_resolved(desk_env: Repo) -> None:
+def test_escalates_after_three_rounds_and_is_resolved(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, UNFIXABLE)
     run_id = latest_run(desk_env)
@@ -159,7 +159,7 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: Repo) -> None:
     assert view.escalation.justification == "Legal confirmed the wording."
 
 
-def test_person_reviewer_run(desk_env: Repo) -> None:
+def test_person_reviewer_run(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, CLEAN, new_reviewer_c="person")
     run_id = latest_run(desk_env)
@@ -173,7 +173,7 @@ def test_person_reviewer_run(desk_env: Repo) -> None:
     assert desk_env.get_run_view(run_id).rounds[0].reviews["C"].reviewer.startswith("person:")
 
 
-def test_runs_page_lists_and_opens_a_run(desk_env: Repo) -> None:
+def test_runs_page_lists_and_opens_a_run(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, CLEAN)
     run_id = latest_run(desk_env)
@@ -184,7 +184,7 @@ def test_runs_page_lists_and_opens_a_run(desk_env: Repo) -> None:
     assert f"Run #{run_id}" in texts(runs)
 
 
-def test_same_model_warning_and_no_key_mode(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_same_model_warning_and_no_key_mode(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     at = open_app()
     at.selectbox(key="new_reviewer_c").set_value("claude-sonnet-5-5").run()
     assert any("both claude-sonnet-5-5" in plain(w.value) for w in at.warning)
@@ -194,7 +194,7 @@ def test_same_model_warning_and_no_key_mode(desk_env: Repo, monkeypatch: pytest.
     assert at.selectbox(key="new_reviewer_b").options == ["person"]
 
 
-def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value")
     at = open_app("pages/settings.py")
     assert "present" in texts(at) and "sk-ant-secret-value" not in texts(at)
@@ -205,7 +205,7 @@ def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: Repo, mo
     assert desk_env.get_settings()["max_rounds"] == 2
 
 
-def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: Repo) -> None:
+def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: RunStore) -> None:
     at = open_app(run_id=999)
     assert any("Run #999 does not exist" in e.value for e in at.error)
     at = open_app(run_id=None)
@@ -214,7 +214,7 @@ def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: Repo) -> None:
     assert not at.exception and any("is not a run number" in e.value for e in at.error)
 
 
-def test_markdown_in_untrusted_text_is_shown_literally(desk_env: Repo) -> None:
+def test_markdown_in_untrusted_text_is_shown_literally(desk_env: RunStore) -> None:
     """Model and user text never becomes an image, a link or HTML on the page."""
     import re
 
@@ -236,7 +236,7 @@ def test_markdown_in_untrusted_text_is_shown_literally(desk_env: Repo) -> None:
         assert "<img" not in value, value
 
 
-def test_key_from_secrets_file_is_picked_up(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_key_from_secrets_file_is_picked_up(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     at = AppTest.from_file("../app.py", default_timeout=30)
     at.secrets["ANTHROPIC_API_KEY"] = "sk-ant-from-secrets"
@@ -246,7 +246,7 @@ def test_key_from_secrets_file_is_picked_up(desk_env: Repo, monkeypatch: pytest.
     assert "present" in texts(at) and "sk-ant-from-secrets" not in texts(at)
 
 
-def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(desk_env: Repo) -> None:
+def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(desk_env: RunStore) -> None:
     from santa_core.run import actions
 
     at = open_app()
@@ -274,7 +274,7 @@ def fill_person_review(at: AppTest, slot: str, fail: str | None = None) -> None:
     assert not at.exception, at.exception
 
 
-def test_without_a_key_people_review_fix_and_ship(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_a_key_people_review_fix_and_ship(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     """No API key: both reviewers and the fix agent are people, and the loop still closes."""
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     at = open_app()

@@ -13,7 +13,7 @@ from sqlalchemy import text
 from desk import open_desk
 from santa_core.models import CheckResult, Review, RunStatus
 from santa_core.run import actions
-from storage.repo import Repo
+from storage.runs import RunStore
 from tests.test_app import CLEAN, DEFECTIVE, SPEC, plain, texts
 from tests.test_escalation_queue import escalate, open_as
 from ui.audit import frame
@@ -23,7 +23,7 @@ def shown(at) -> pd.DataFrame:
     return at.dataframe[0].value
 
 
-def test_events_newest_first_and_filters(desk_env: Repo) -> None:
+def test_events_newest_first_and_filters(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     desk_env.assign_escalation(run_id, "officer@example.com", actor="admin@example.com")
     other = escalate(desk_env)
@@ -48,7 +48,7 @@ def test_events_newest_first_and_filters(desk_env: Repo) -> None:
     assert not at.exception, at.exception
 
 
-def test_date_range_detail_and_csv_export(desk_env: Repo) -> None:
+def test_date_range_detail_and_csv_export(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     newest = desk_env.audit.events(limit=1)[0]
     at = open_as(None, "pages/audit.py")
@@ -65,7 +65,7 @@ def test_date_range_detail_and_csv_export(desk_env: Repo) -> None:
     assert csv["hash"].tolist()[0] == newest.hash and csv["actor"].tolist()[0] == newest.actor
 
 
-def test_verify_passes_then_names_a_tampered_row(desk_env: Repo) -> None:
+def test_verify_passes_then_names_a_tampered_row(desk_env: RunStore) -> None:
     escalate(desk_env)
     at = open_as("viewer@example.com", "pages/audit.py")
     at.button(key="audit_verify").click().run()
@@ -85,13 +85,13 @@ EDITOR, OFFICER, MODEL = "editor@example.com", "officer@example.com", "claude-so
 SECRET = "Fixed the launch year by hand (SECRET-REASON)"
 
 
-def _passing(repo: Repo) -> Review:
+def _passing(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
     return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
                                           for c in rubric.criteria], critical_issues=[], suggestions=[])
 
 
-def blind_second_round(repo: Repo) -> int:
+def blind_second_round(repo: RunStore) -> int:
     """B a model, C a person (the editor): round 1 escalates, an officer sends an edit for fresh
     review with a justification, and round 2 waits for C after B answered."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
@@ -108,7 +108,7 @@ def blind_second_round(repo: Repo) -> int:
         desk.close()
 
 
-def finish_round(repo: Repo, run_id: int) -> None:
+def finish_round(repo: RunStore, run_id: int) -> None:
     """C submits, and the worker stores round 2's gate."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
@@ -138,7 +138,7 @@ def everything(at) -> str:
     return texts(at) + "\n" + tables + "\n" + "\n".join(str(s.options) for s in at.selectbox)
 
 
-def test_blind_run_ids_follow_the_current_round(desk_env: Repo) -> None:
+def test_blind_run_ids_follow_the_current_round(desk_env: RunStore) -> None:
     run_id = blind_second_round(desk_env)
     model_run = escalate(desk_env)  # no person slot: never blind
     assert desk_env.blind_run_ids() == {run_id}
@@ -148,7 +148,7 @@ def test_blind_run_ids_follow_the_current_round(desk_env: Repo) -> None:
 
 
 def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
-        desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     run_id = blind_second_round(desk_env)
     b_hash = desk_env.audit.events(action="review.saved", run_id=run_id)[0].after_hash  # B's round-2 answer
     gate_events = desk_env.audit.events(action="round.gate", run_id=run_id)

@@ -25,7 +25,7 @@ from santa_core.batch.file import BatchFileError, read_batch
 from santa_core.rubrics.library import load_builtin
 from storage.batch_service import BatchService
 from storage.batches import BatchConfig, BatchStore, ItemIn, SampledReview, SampleProgress
-from storage.repo import Repo
+from storage.runs import RunStore
 from storage.tables import BatchItemRow, RunRow
 from tests.llm_stub import (
     MessagesStub,
@@ -141,7 +141,7 @@ def rows(data: bytes) -> dict[str, dict[str, str]]:
     return {r["id"]: r for r in csv.DictReader(io.StringIO(data.decode("utf-8"), newline=""))}
 
 
-def stored_items(repo: Repo) -> int:
+def stored_items(repo: RunStore) -> int:
     with Session(repo.engine) as s:
         return s.exec(select(func.count()).select_from(BatchItemRow)).one()
 
@@ -180,7 +180,7 @@ def seeded_batch(messages_stub: MessagesStub, items: int = 40, every: int = 1,
 
 
 def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_clean(
-        desk_env: Repo, messages_stub: MessagesStub) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
     messages_stub.handler = batch_answer
     store = BatchStore(desk_env)
     data, planted = planted_csv()  # 200 items, 5 templates of 40; 8 promo items (20 %) make the promise
@@ -256,7 +256,7 @@ def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_
 # --- the other paths -------------------------------------------------------------------------------
 
 
-def test_empty_state_says_what_the_page_is_for(desk_env: Repo) -> None:
+def test_empty_state_says_what_the_page_is_for(desk_env: RunStore) -> None:
     at = open_batch()
     assert "No batches yet" in texts(at)
     assert [t.value for t in at.title] == ["🧺 Batch"]
@@ -274,7 +274,7 @@ LONG = "x" * 200_001
     pytest.param("emails.csv", f"id,output\n1,{LONG}\n".encode(), id="oversized-row"),
     pytest.param("emails.jsonl", b'{"id": "a", "output": "fine"}\n{"id": "b", "output": \n', id="bad-json-line"),
 ])
-def test_a_bad_file_shows_every_problem_and_stores_nothing(desk_env: Repo, name: str, data: bytes) -> None:
+def test_a_bad_file_shows_every_problem_and_stores_nothing(desk_env: RunStore, name: str, data: bytes) -> None:
     with pytest.raises(BatchFileError) as caught:
         read_batch(data, name, spec_column="")  # the page reads with one spec for all by default
     at = upload(open_batch(), data, name)
@@ -287,7 +287,7 @@ def test_a_bad_file_shows_every_problem_and_stores_nothing(desk_env: Repo, name:
     assert BatchStore(desk_env).batches() == [] and stored_items(desk_env) == 0
 
 
-def test_a_missing_spec_is_refused_before_anything_is_stored(desk_env: Repo) -> None:
+def test_a_missing_spec_is_refused_before_anything_is_stored(desk_env: RunStore) -> None:
     data, _ = planted_csv(40)
     at = upload(open_batch(), data)
     at.button(key="batch_create").click().run()
@@ -295,7 +295,7 @@ def test_a_missing_spec_is_refused_before_anything_is_stored(desk_env: Repo) -> 
     assert BatchStore(desk_env).batches() == []
 
 
-def test_pause_stops_new_reviews_and_resume_finishes_the_sample(desk_env: Repo, messages_stub: MessagesStub) -> None:
+def test_pause_stops_new_reviews_and_resume_finishes_the_sample(desk_env: RunStore, messages_stub: MessagesStub) -> None:
     release = threading.Event()
 
     def held(body: dict) -> dict:
@@ -330,7 +330,7 @@ def test_pause_stops_new_reviews_and_resume_finishes_the_sample(desk_env: Repo, 
 
 
 def test_a_sample_cut_short_by_a_restart_is_reviewed_when_the_app_starts_again(
-        desk_env: Repo, messages_stub: MessagesStub) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
     messages_stub.handler = batch_answer
     data, _ = planted_csv(40)
     file = read_batch(data, "emails.csv", strata=["template"])
@@ -347,7 +347,7 @@ def test_a_sample_cut_short_by_a_restart_is_reviewed_when_the_app_starts_again(
     assert len(store.run_ids(sample_id)) == 6 and "Sample 1:" in texts(at)
 
 
-def test_the_url_reopens_a_batch_and_the_list_opens_one(desk_env: Repo, messages_stub: MessagesStub) -> None:
+def test_the_url_reopens_a_batch_and_the_list_opens_one(desk_env: RunStore, messages_stub: MessagesStub) -> None:
     batch_id = seeded_batch(messages_stub)
     at = open_batch(batch_id)
     shown = texts(at)
@@ -368,12 +368,12 @@ def test_the_url_reopens_a_batch_and_the_list_opens_one(desk_env: Repo, messages
     pytest.param("abc", "abc is not a batch number.", id="not-a-number"),
     pytest.param("99", "Batch #99 does not exist.", id="unknown"),
 ])
-def test_a_bad_batch_in_the_url_says_so(desk_env: Repo, param: str, message: str) -> None:
+def test_a_bad_batch_in_the_url_says_so(desk_env: RunStore, param: str, message: str) -> None:
     at = open_batch(param)
     assert message in [plain(e.value) for e in at.error]
 
 
-def test_a_viewer_sees_the_batch_but_no_controls(desk_env: Repo, messages_stub: MessagesStub) -> None:
+def test_a_viewer_sees_the_batch_but_no_controls(desk_env: RunStore, messages_stub: MessagesStub) -> None:
     batch_id = seeded_batch(messages_stub)
     at = open_batch(batch_id, email="viewer@example.com")
     shown = texts(at)
@@ -387,7 +387,7 @@ def test_a_viewer_sees_the_batch_but_no_controls(desk_env: Repo, messages_stub: 
     assert not listing.file_uploader
 
 
-def test_auto_approve_applies_the_fix_without_a_person(desk_env: Repo, messages_stub: MessagesStub) -> None:
+def test_auto_approve_applies_the_fix_without_a_person(desk_env: RunStore, messages_stub: MessagesStub) -> None:
     messages_stub.handler = batch_answer
     store = BatchStore(desk_env)
     data, planted = planted_csv()
@@ -404,7 +404,7 @@ def test_auto_approve_applies_the_fix_without_a_person(desk_env: Repo, messages_
 
 
 def test_dismissing_needs_a_reason_and_leaves_a_caveat_on_the_stopping_rule(
-        desk_env: Repo, messages_stub: MessagesStub) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
     batch_id = seeded_batch(messages_stub)
     store = BatchStore(desk_env)
     [pattern] = store.patterns(batch_id)
@@ -428,7 +428,7 @@ def test_dismissing_needs_a_reason_and_leaves_a_caveat_on_the_stopping_rule(
     assert f"Caveat: 1 pattern(s) were dismissed without a fix: “{TITLE}” (legal approved the promise)" in shown
 
 
-def test_items_whose_review_failed_are_a_group_to_handle_by_hand(desk_env: Repo, messages_stub: MessagesStub) -> None:
+def test_items_whose_review_failed_are_a_group_to_handle_by_hand(desk_env: RunStore, messages_stub: MessagesStub) -> None:
     def broken(body: dict) -> object:
         """A reviewer request about a promo output is refused (400: not retried): the review fails."""
         if DEFECT in fenced_output(body):
@@ -448,7 +448,7 @@ def test_items_whose_review_failed_are_a_group_to_handle_by_hand(desk_env: Repo,
 
 
 def test_a_sample_through_the_message_batches_api_is_tracked_until_it_ends(
-        desk_env: Repo, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SANTA_BATCH_POLL_S", "0.05")  # the desk polls the stub often (read when it opens)
     messages_stub.handler = batch_answer
     store = BatchStore(desk_env)
@@ -533,7 +533,7 @@ def test_the_detection_table_over_the_whole_batch() -> None:
 
 
 def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rule(
-        desk_env: Repo, messages_stub: MessagesStub) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
     batch_id = seeded_batch(messages_stub)
     store = BatchStore(desk_env)
     victim = "item-000"  # a promo item neither sample draws (the draw is deterministic)
@@ -557,7 +557,7 @@ def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rul
 
 
 def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
-        desk_env: Repo, messages_stub: MessagesStub) -> None:
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
     from santa_core.run import engine
     from santa_core.run.runner import advance_run
 
@@ -631,7 +631,7 @@ def test_workers_come_from_santa_workers(monkeypatch: pytest.MonkeyPatch, value:
     assert runner_workers() == expected
 
 
-def test_reviews_at_a_time_names_the_desks_workers(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reviews_at_a_time_names_the_desks_workers(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SANTA_WORKERS", "2")  # read when the desk opens
     at = upload(open_batch(), planted_csv(40)[0])
     box = at.number_input(key="batch_concurrency")

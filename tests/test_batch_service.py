@@ -19,8 +19,8 @@ from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
 from storage.batch_service import BatchService
 from storage.batches import BatchConfig, BatchProblem
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.llm_stub import MessagesStub, error_reply, fenced_output, message, review_json
 
@@ -64,7 +64,7 @@ def fixer(request) -> FixPlan:
 @pytest.fixture
 def service(db_url: str) -> Iterator[BatchService]:
     """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
-    repo = grant(grant(Repo(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
+    repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
@@ -206,7 +206,7 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     file = read_batch(data, "emails.csv", strata=["template"])
 
     def open_service(poll_s: float) -> BatchService:
-        repo = grant(Repo(init_db(url, mark_interrupted=False)))
+        repo = grant(RunStore(init_db(url, mark_interrupted=False)))
         runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
         client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
         return BatchService(repo, runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
@@ -406,7 +406,7 @@ def flaky(service: BatchService) -> Iterator[Callable[..., tuple[BatchService, i
         runner.shutdown()
 
 
-def flaky_service(repo: Repo, failures: dict[str, int]) -> tuple[BatchService, Runner]:
+def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchService, Runner]:
     """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
 

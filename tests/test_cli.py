@@ -12,8 +12,8 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.llm_stub import MessagesStub, santa_scenario
 
@@ -112,7 +112,7 @@ def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: 
     at.switch_page("pages/runs.py").run()
     assert not at.exception
     assert sorted(at.dataframe[0].value["run"].tolist()) == sorted([shipped, escalated])
-    assert {r.source for r in Repo(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs()} == {"cli"}
+    assert {r.source for r in RunStore(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs()} == {"cli"}
     st.cache_resource.clear()
 
 
@@ -145,11 +145,11 @@ def test_killed_process_leaves_an_interrupted_run_that_resumes(
     finally:
         proc.kill()
         proc.wait(timeout=30)
-    repo = grant(Repo(init_db(url, mark_interrupted=False)))
+    repo = grant(RunStore(init_db(url, mark_interrupted=False)))
     (run,) = repo.list_runs()
     assert run.status == RunStatus.RUNNING  # what a dead process leaves behind
     slow["on"] = False
-    repo = Repo(init_db(url))  # a new process opens the database: dead runs become interrupted
+    repo = RunStore(init_db(url))  # a new process opens the database: dead runs become interrupted
     assert repo.load_run(run.id).state.status == RunStatus.INTERRUPTED
     assert actions.resume(repo, run.id, "ann").status == RunStatus.QUEUED
     assert Runner(repo, AnthropicReviewer, AnthropicFixer).execute(run.id).status == RunStatus.SHIPPED
@@ -169,7 +169,7 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     db_url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
     (project / ".streamlit" / "secrets.toml").write_text(
         f'ANTHROPIC_API_KEY = "test"\nDATABASE_URL = "{db_url}"\n', encoding="utf-8")
-    repo = grant(Repo(init_db(db_url, mark_interrupted=False)))
+    repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
     repo.save_settings({"reviewer_b": "claude-opus-5-5", "max_rounds": 2}, actor="ann")
     env = {k: v for k, v in cli_env.items() if k not in ("ANTHROPIC_API_KEY", "DATABASE_URL")}
     done = santa(env, tmp_path, "UNFIXABLE DEFECT", "--auto-approve", "--json", cwd=project)

@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 from sqlalchemy import text
 
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.test_cli_rubric import err, out, santa
 from tests.test_record import escalated_run  # noqa: F401 - a fixture: a 3-round escalated, resolved run
 
 
 @pytest.fixture
-def repo(env: dict[str, str]) -> Repo:
+def repo(env: dict[str, str]) -> RunStore:
     """The command line's database, opened here to arrange and to check."""
-    return grant(Repo(init_db(env["DATABASE_URL"], mark_interrupted=False)))
+    return grant(RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False)))
 
 
 def sha(data: str) -> str:
@@ -52,7 +52,7 @@ def test_record_html_and_pdf_files(env: dict[str, str], tmp_path: Path, escalate
     assert piped.returncode == 0 and piped.stdout.startswith(b"%PDF") and piped.stdout.rstrip().endswith(b"%%EOF")
 
 
-def test_record_of_an_unknown_run_is_bad_input(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
+def test_record_of_an_unknown_run_is_bad_input(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     done = santa(env, tmp_path, "record", "999")
     assert done.returncode == 2 and done.stdout == b""
     assert err(done).strip() == "santa: run 999 does not exist; see the runs list in the app"
@@ -70,7 +70,7 @@ def test_record_to_an_unwritable_path(env: dict[str, str], tmp_path: Path, escal
 # --- audit -----------------------------------------------------------------------------------
 
 
-def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run: int, repo: Repo) -> None:  # noqa: F811
+def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run: int, repo: RunStore) -> None:  # noqa: F811
     count = len(repo.audit.events(limit=100_000))
     done = santa(env, tmp_path, "audit", "verify")
     assert done.returncode == 0, err(done)
@@ -79,7 +79,7 @@ def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run:
 
 
 def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811
-                                                   repo: Repo) -> None:
+                                                   repo: RunStore) -> None:
     target = next(e for e in repo.audit.events(newest_first=False, limit=100_000) if e.action == "decision.edit")
     with repo.engine.begin() as conn:  # someone with the database file rewrites who decided
         conn.execute(text("UPDATE audit_event SET actor = 'mallory@example.com' WHERE id = :id"), {"id": target.id})
@@ -91,7 +91,7 @@ def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path:
 
 
 def test_removed_newest_rows_fail_verify(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811
-                                         repo: Repo) -> None:
+                                         repo: RunStore) -> None:
     newest = repo.audit.events(limit=1)[0]
     with repo.engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_event WHERE seq = :seq"), {"seq": newest.seq})
@@ -99,7 +99,7 @@ def test_removed_newest_rows_fail_verify(env: dict[str, str], tmp_path: Path, es
     assert done.returncode == 1 and "newest events were removed" in out(done)
 
 
-def test_audit_list_filters(env: dict[str, str], tmp_path: Path, escalated_run: int, repo: Repo) -> None:  # noqa: F811
+def test_audit_list_filters(env: dict[str, str], tmp_path: Path, escalated_run: int, repo: RunStore) -> None:  # noqa: F811
     done = santa(env, tmp_path, "audit", "list", "--run", str(escalated_run), "--action", "decision.", "--json")
     assert done.returncode == 0, err(done)
     events = json.loads(out(done))
@@ -122,7 +122,7 @@ def test_people_set_makes_the_first_admin_as_cli(env: dict[str, str], tmp_path: 
                  "--name", "Dana Ruiz")
     assert done.returncode == 0, err(done)
     assert out(done).strip() == "Dana Ruiz <dana@example.com>: admin, compliance officer"
-    repo = Repo(init_db(env["DATABASE_URL"], mark_interrupted=False))
+    repo = RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False))
     person = repo.people.get("dana@example.com")
     assert person is not None and {r.value for r in person.roles} == {"admin", "compliance_officer"}
     assert person.updated_by == "cli"
@@ -144,5 +144,5 @@ def test_people_set_refuses_bad_roles_and_the_last_admin(env: dict[str, str], tm
     assert done.returncode == 2 and "stays an admin" in err(done)
     done = santa(env, tmp_path, "people", "set", "x@example.com")
     assert done.returncode == 2 and "--roles" in err(done)
-    repo = Repo(init_db(env["DATABASE_URL"], mark_interrupted=False))
+    repo = RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False))
     assert [p.id for p in repo.people.all()] == ["local"]  # nothing changed

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 from storage.batches import BatchStore
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.llm_stub import (
     MessagesStub,
     default_answer,
@@ -81,7 +81,7 @@ def rows(data: bytes) -> dict[str, dict[str, str]]:
 
 
 def stored_batches(env: dict[str, str]) -> list:
-    return BatchStore(Repo(init_db(env["DATABASE_URL"], mark_interrupted=False))).batches()
+    return BatchStore(RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False))).batches()
 
 
 def test_auto_approve_fixes_the_pattern_everywhere_and_ends_on_a_clean_sample(
@@ -136,7 +136,7 @@ def test_without_auto_approve_the_batch_waits_for_a_person(
     assert "stopping rule" not in text and "not verified yet" in text  # no clean claim
     [batch] = stored_batches(cli_env)
     assert len(batch.samples) == 1 and batch.config.source == "cli" and not batch.config.auto_approve
-    store = BatchStore(Repo(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)))
+    store = BatchStore(RunStore(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)))
     [pattern] = store.patterns(batch.id)
     assert pattern.status == "proposed" and pattern.proposal["edits"][0]["after"] == FIXED
     assert store.changes(batch.id) == []  # nothing applied without a person

@@ -12,17 +12,17 @@ from sqlalchemy import create_engine, text
 
 from santa_core.reports.metrics import MetricsFilter
 from santa_core.run import actions
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.test_cli_rubric import err, out, santa
 from tests.test_runner import BAD, GOOD, FunctionReviewer, make_runner, new_run, strict
 
 
 @pytest.fixture
-def repo(env: dict[str, str]) -> Repo:
+def repo(env: dict[str, str]) -> RunStore:
     """The command line's database: one run NICE in round 1, one NICE after an approved fix."""
-    repo = grant(Repo(init_db(env["DATABASE_URL"], mark_interrupted=False)))
+    repo = grant(RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False)))
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
     runner.execute(new_run(repo, GOOD))
     fixed = new_run(repo, BAD, generation_cost_usd=0.02)
@@ -38,7 +38,7 @@ def metrics(env: dict[str, str], tmp_path: Path, *args: str) -> dict:
     return json.loads(out(done))
 
 
-def test_json_is_the_report_the_page_shows(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
+def test_json_is_the_report_the_page_shows(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     data = metrics(env, tmp_path)
     assert data == json.loads(repo.metrics.report(MetricsFilter()).model_dump_json())
     head = data["headline"]
@@ -48,7 +48,7 @@ def test_json_is_the_report_the_page_shows(env: dict[str, str], tmp_path: Path, 
     assert [c["criterion"] for c in data["criteria"]][0] == "factual_accuracy"
 
 
-def test_filters_narrow_the_view(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
+def test_filters_narrow_the_view(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     today = datetime.now(UTC).date()
     tomorrow = (today + timedelta(days=1)).isoformat()
     assert metrics(env, tmp_path, "--since", tomorrow)["headline"]["runs"] == 0
@@ -59,7 +59,7 @@ def test_filters_narrow_the_view(env: dict[str, str], tmp_path: Path, repo: Repo
     assert same["headline"] == metrics(env, tmp_path)["headline"]
 
 
-def test_unknown_values_warn_and_show_an_empty_view(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
+def test_unknown_values_warn_and_show_an_empty_view(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     done = santa(env, tmp_path, "metrics", "--rubric", "nosuch", "--person", "zed")
     assert done.returncode == 0
     assert err(done).splitlines() == ["santa: warning: no run in the history has rubric 'nosuch'",
@@ -67,7 +67,7 @@ def test_unknown_values_warn_and_show_an_empty_view(env: dict[str, str], tmp_pat
     assert out(done).strip() == "no runs match this view yet: start a review, or widen the filters"
 
 
-def test_text_report(env: dict[str, str], tmp_path: Path, repo: Repo) -> None:
+def test_text_report(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     done = santa(env, tmp_path, "metrics")
     text = out(done)
     assert done.returncode == 0 and text.startswith("FIGURE")

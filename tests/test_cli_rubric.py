@@ -16,9 +16,9 @@ from sqlalchemy import Engine
 
 from santa_core.models import Criterion
 from santa_core.rubrics import library as lib
-from storage.db import init_db
-from storage.repo import Repo
 from storage.rubrics import RubricStore
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.llm_stub import MessagesStub, user_text
 from tests.test_rubric_store import GOOD_YAML, NO_FAIL_SIGNAL_JSON, NO_FAIL_SIGNAL_YAML, line_of, row_counts
@@ -32,7 +32,7 @@ def engine(env: dict[str, str]) -> Engine:
     """The same database as the command line's, opened here to arrange and to check (its test
     people granted their roles before the command line runs)."""
     eng = init_db(env["DATABASE_URL"], mark_interrupted=False)
-    grant(Repo(eng))
+    grant(RunStore(eng))
     return eng
 
 
@@ -184,7 +184,7 @@ def test_review_judges_by_the_stored_version_asked_for(
     assert done.returncode == 0, err(done)
     result = json.loads(done.stdout)
     assert (result["status"], result["rubric"]) == ("shipped", {"name": "acme", "version": 1})
-    assert Repo(store.engine).get_run_view(result["run_id"]).rubric == store.resolved("acme", 1)
+    assert RunStore(store.engine).get_run_view(result["run_id"]).rubric == store.resolved("acme", 1)
     prompts = [user_text(c["body"]) for c in messages_stub.message_calls()]
     assert len(prompts) == 2 and all("tone" in p and "voice" not in p for p in prompts)
 
@@ -195,7 +195,7 @@ def test_review_without_a_version_takes_the_latest(env: dict[str, str], tmp_path
     assert done.returncode == 3, err(done)  # waiting for the two people
     result = json.loads(done.stdout)
     assert result["rubric"] == {"name": "acme", "version": 2}
-    assert Repo(store.engine).get_run_view(result["run_id"]).rubric == store.resolved("acme", 2)
+    assert RunStore(store.engine).get_run_view(result["run_id"]).rubric == store.resolved("acme", 2)
 
 
 def test_review_with_a_rubric_file_still_works(env: dict[str, str], tmp_path: Path, store: RubricStore) -> None:
@@ -208,7 +208,7 @@ def test_review_with_a_rubric_file_still_works(env: dict[str, str], tmp_path: Pa
     # Not a stored version: judged by the file, and labelled so no run list mistakes it for one.
     assert result["rubric"] == {"name": "house (file)", "version": 1}
     assert "house v1 from the file is not a stored version" in err(done)
-    rubric = Repo(store.engine).get_run_view(result["run_id"]).rubric
+    rubric = RunStore(store.engine).get_run_view(result["run_id"]).rubric
     assert rubric.criterion_ids() == [*GENERAL_IDS, "tone"]
     assert "house" not in store.names()  # judging by a file does not store it
     save_acme_v1_v2(store)

@@ -11,7 +11,8 @@ from streamlit.testing.v1 import AppTest
 from desk.wiring import model_fixer, model_reviewer
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.run.runner import Runner
-from storage.repo import EscalationNotOpen, Repo
+from storage.errors import EscalationNotOpen
+from storage.runs import RunStore
 from storage.tables import EscalationRow
 from tests.conftest import grant
 from tests.test_app import plain, texts
@@ -21,7 +22,7 @@ SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 DEFECTIVE = "Acme's rocket launched in DEFECT. It is ready for you."
 
 
-def escalate(repo: Repo, output: str = DEFECTIVE, rubric: str = "general", by: str = "editor@example.com") -> int:
+def escalate(repo: RunStore, output: str = DEFECTIVE, rubric: str = "general", by: str = "editor@example.com") -> int:
     """A run that is NAUGHTY in its only round, so it escalates with reason round_cap."""
     run_id = repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved(rubric),
                              reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
@@ -31,7 +32,7 @@ def escalate(repo: Repo, output: str = DEFECTIVE, rubric: str = "general", by: s
     return run_id
 
 
-def drive(repo: Repo, run_id: int) -> None:
+def drive(repo: RunStore, run_id: int) -> None:
     """Run the method on a queued run until it stops (stand-in models on the loopback stub)."""
     runner = Runner(repo, model_reviewer, model_fixer, workers=1)
     try:
@@ -65,11 +66,11 @@ def sidebar_text(at: AppTest) -> str:
     return "\n".join(plain(e.value) for kind in ("markdown", "caption") for e in getattr(at.sidebar, kind))
 
 
-def item_id(repo: Repo, run_id: int) -> int:
+def item_id(repo: RunStore, run_id: int) -> int:
     return next(e.id for e in repo.list_escalations() if e.run_id == run_id)
 
 
-def test_filters_and_sort_change_what_is_shown(desk_env: Repo) -> None:
+def test_filters_and_sort_change_what_is_shown(desk_env: RunStore) -> None:
     first = escalate(desk_env)
     second = escalate(desk_env, rubric="content")
     third = escalate(desk_env)
@@ -103,14 +104,14 @@ def test_filters_and_sort_change_what_is_shown(desk_env: Repo) -> None:
     assert not at.exception, at.exception
 
 
-def test_disagreement_reason_is_explained(desk_env: Repo) -> None:
+def test_disagreement_reason_is_explained(desk_env: RunStore) -> None:
     from ui.escalations import REASON_HELP
 
     assert "reviewers disagree on a critical criterion" in REASON_HELP["disagreement"]
     assert "rubric may need tightening" in REASON_HELP["disagreement"]
 
 
-def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: Repo,
+def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: RunStore,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
@@ -138,7 +139,7 @@ def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: Re
     assert any("overdue" in plain(e.value) for e in at.error)  # the panel's owner line turns red
 
 
-def test_a_refused_resolution_shows_the_storage_error_and_keeps_the_text(desk_env: Repo) -> None:
+def test_a_refused_resolution_shows_the_storage_error_and_keeps_the_text(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
     at = open_as("officer@example.com")
@@ -154,7 +155,7 @@ def test_a_refused_resolution_shows_the_storage_error_and_keeps_the_text(desk_en
     assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
 
 
-def test_a_viewer_sees_the_evidence_but_no_controls(desk_env: Repo) -> None:
+def test_a_viewer_sees_the_evidence_but_no_controls(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
     at = open_as("viewer@example.com")
@@ -170,7 +171,7 @@ def test_a_viewer_sees_the_evidence_but_no_controls(desk_env: Repo) -> None:
     assert "To assign escalations" in shown
 
 
-def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_shown(desk_env: Repo) -> None:
+def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_shown(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
     editor = open_as("editor@example.com")
@@ -189,7 +190,7 @@ def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_show
     assert resolved["by"].tolist() == ["officer@example.com"]
 
 
-def budget_escalation(repo: Repo) -> int:
+def budget_escalation(repo: RunStore) -> int:
     """A run whose fix pushes its spend over budget: round 2 starts and stops before any review."""
     run_id = repo.create_run(spec=SPEC, output=DEFECTIVE, rubric=repo.rubrics.resolved("general"),
                              reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
@@ -204,7 +205,7 @@ def budget_escalation(repo: Repo) -> int:
     return run_id
 
 
-def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_ships(desk_env: Repo) -> None:
+def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_ships(desk_env: RunStore) -> None:
     run_id = budget_escalation(desk_env)
     view = desk_env.get_run_view(run_id)
     assert view.current_round.reviews == {} and view.current_output != DEFECTIVE  # round 2: the fixed text
@@ -222,7 +223,7 @@ def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_shi
     assert not at.exception, at.exception
 
 
-def _age(repo: Repo, run_id: int, created_at: datetime) -> None:
+def _age(repo: RunStore, run_id: int, created_at: datetime) -> None:
     with Session(repo.engine) as s:
         row = s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id)).one()
         row.created_at = created_at
@@ -230,7 +231,7 @@ def _age(repo: Repo, run_id: int, created_at: datetime) -> None:
         s.commit()
 
 
-def test_older_than_filters_by_age_on_the_moved_clock(desk_env: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_older_than_filters_by_age_on_the_moved_clock(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     now = datetime(2031, 5, 6, 12, 0, tzinfo=UTC)
     monkeypatch.setattr("ui.services.now", lambda: now)
     fresh, hours, days = escalate(desk_env), escalate(desk_env), escalate(desk_env)
@@ -252,7 +253,7 @@ def test_older_than_filters_by_age_on_the_moved_clock(desk_env: Repo, monkeypatc
     assert not at.exception, at.exception
 
 
-def test_resolving_someone_elses_escalation_says_so_and_is_recorded_under_my_name(desk_env: Repo) -> None:
+def test_resolving_someone_elses_escalation_says_so_and_is_recorded_under_my_name(desk_env: RunStore) -> None:
     grant(desk_env, {"officer2@example.com": ("compliance_officer",)})
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
@@ -272,7 +273,7 @@ def test_resolving_someone_elses_escalation_says_so_and_is_recorded_under_my_nam
     assert (view.escalation.owner, view.escalation.resolved_by) == ("officer@example.com", "officer2@example.com")
 
 
-def test_a_resolution_names_the_escalation_it_was_made_on(desk_env: Repo) -> None:
+def test_a_resolution_names_the_escalation_it_was_made_on(desk_env: RunStore) -> None:
     """Resolving with the id of an escalation that was resolved meanwhile changes nothing, even though
     the run escalated again: a click never ships an output its author did not see."""
     run_id = escalate(desk_env)
@@ -293,7 +294,7 @@ def test_a_resolution_names_the_escalation_it_was_made_on(desk_env: Repo) -> Non
         == RunStatus.RESOLVED_REJECTED
 
 
-def test_a_click_on_an_escalation_resolved_meanwhile_is_reported_and_the_text_kept(desk_env: Repo) -> None:
+def test_a_click_on_an_escalation_resolved_meanwhile_is_reported_and_the_text_kept(desk_env: RunStore) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
     at = open_as("officer@example.com")

@@ -8,7 +8,7 @@ from streamlit.testing.v1 import AppTest
 from desk import open_desk
 from santa_core.models import CheckResult, Review, RunStatus
 from santa_core.run import actions
-from storage.repo import Repo
+from storage.runs import RunStore
 from tests.conftest import grant
 from tests.test_app import CLEAN, SPEC, texts
 from ui import services
@@ -19,7 +19,7 @@ MODEL = "claude-sonnet-5-5"
 
 
 @pytest.fixture
-def repo(desk_env: Repo) -> Repo:
+def repo(desk_env: RunStore) -> RunStore:
     """The test people, plus a second editor so two reviewers can compete for slots."""
     return grant(desk_env, {EDITOR2: ("editor",)})
 
@@ -37,7 +37,7 @@ def as_person(email: str | None, page: str, run_id: int | None = None) -> AppTes
     return at
 
 
-def waiting_run(repo: Repo, reviewer_b: str = "person", person_b: str | None = None,
+def waiting_run(repo: RunStore, reviewer_b: str = "person", person_b: str | None = None,
                 person_c: str | None = None) -> int:
     """A run driven until it waits for its person slot(s); slot C is always a person."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
@@ -55,13 +55,13 @@ def open_buttons(at: AppTest) -> set[str]:
     return {b.key.removeprefix("inbox_open_") for b in at.button if b.key and b.key.startswith("inbox_open_")}
 
 
-def passing_review(repo: Repo) -> Review:
+def passing_review(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
     return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
                                           for c in rubric.criteria], critical_issues=[], suggestions=[])
 
 
-def test_an_assigned_slot_is_only_in_its_reviewers_inbox_an_open_one_in_everyones(repo: Repo) -> None:
+def test_an_assigned_slot_is_only_in_its_reviewers_inbox_an_open_one_in_everyones(repo: RunStore) -> None:
     mine = waiting_run(repo, reviewer_b=MODEL, person_c=EDITOR)
     open_to_all = waiting_run(repo, reviewer_b=MODEL)
     at = as_person(EDITOR, INBOX)
@@ -77,7 +77,7 @@ def test_an_assigned_slot_is_only_in_its_reviewers_inbox_an_open_one_in_everyone
     assert "All waiting slots" not in texts(other)  # an editor may not assign
 
 
-def test_someone_who_filled_one_slot_does_not_get_the_other(repo: Repo) -> None:
+def test_someone_who_filled_one_slot_does_not_get_the_other(repo: RunStore) -> None:
     run_id = waiting_run(repo)
     actions.submit_person_review(repo, run_id, "B", passing_review(repo), EDITOR)
     at = as_person(EDITOR, INBOX)
@@ -88,13 +88,13 @@ def test_someone_who_filled_one_slot_does_not_get_the_other(repo: Repo) -> None:
     assert open_buttons(as_person(EDITOR2, INBOX)) == {f"{run_id}_C"}
 
 
-def test_nothing_waiting_is_a_friendly_empty_inbox(repo: Repo) -> None:
+def test_nothing_waiting_is_a_friendly_empty_inbox(repo: RunStore) -> None:
     at = as_person(EDITOR, INBOX)
     assert "Nothing waiting for you" in texts(at) and not at.error
 
 
 @pytest.mark.parametrize("who", ["viewer@example.com", "author@example.com"])
-def test_people_who_may_not_review_see_the_refusal(repo: Repo, who: str) -> None:
+def test_people_who_may_not_review_see_the_refusal(repo: RunStore, who: str) -> None:
     waiting_run(repo)
     at = as_person(who, INBOX)
     shown = texts(at)
@@ -102,7 +102,7 @@ def test_people_who_may_not_review_see_the_refusal(repo: Repo, who: str) -> None
     assert open_buttons(at) == set() and "All waiting slots" not in shown
 
 
-def test_an_admin_reassigns_a_slot_and_the_inboxes_follow(repo: Repo) -> None:
+def test_an_admin_reassigns_a_slot_and_the_inboxes_follow(repo: RunStore) -> None:
     run_id = waiting_run(repo, reviewer_b=MODEL, person_c=EDITOR)
     admin = as_person("admin@example.com", INBOX)
     assert open_buttons(admin) == set()  # not theirs to review, but theirs to assign
@@ -130,7 +130,7 @@ def test_an_admin_reassigns_a_slot_and_the_inboxes_follow(repo: Repo) -> None:
                                                                 ("admin@example.com", None)]
 
 
-def test_storage_refuses_an_assignment_by_an_editor(repo: Repo) -> None:
+def test_storage_refuses_an_assignment_by_an_editor(repo: RunStore) -> None:
     from santa_core.roles import PermissionDenied
 
     run_id = waiting_run(repo)
@@ -138,7 +138,7 @@ def test_storage_refuses_an_assignment_by_an_editor(repo: Repo) -> None:
         repo.assign_person_slot(run_id, "C", EDITOR2, EDITOR)
 
 
-def test_opening_a_slot_from_the_inbox_shows_the_blind_review_form(repo: Repo) -> None:
+def test_opening_a_slot_from_the_inbox_shows_the_blind_review_form(repo: RunStore) -> None:
     run_id = waiting_run(repo, reviewer_b=MODEL, person_c=EDITOR)
     assert "B" in repo.get_run_view(run_id).rounds[0].reviews  # the model reviewer already answered
     at = as_person(EDITOR, INBOX)
@@ -159,14 +159,14 @@ def test_opening_a_slot_from_the_inbox_shows_the_blind_review_form(repo: Repo) -
 # --- the new-run form: who may start a run, and who fills a person slot ------------------------
 
 
-def test_a_viewer_gets_no_new_run_form(repo: Repo) -> None:
+def test_a_viewer_gets_no_new_run_form(repo: RunStore) -> None:
     at = as_person("viewer@example.com", "pages/review.py")
     assert "To start a run you need to be" in texts(at)
     assert not [t for t in at.text_area if t.key == "new_spec"]
     assert not [b for b in at.button if b.key == "start_review"]
 
 
-def test_an_editor_assigns_a_person_slot_when_starting_a_run(repo: Repo) -> None:
+def test_an_editor_assigns_a_person_slot_when_starting_a_run(repo: RunStore) -> None:
     at = as_person(EDITOR, "pages/review.py")
     at.text_area(key="new_spec").set_value(SPEC)
     at.text_area(key="new_output").set_value(CLEAN)
@@ -184,7 +184,7 @@ def test_an_editor_assigns_a_person_slot_when_starting_a_run(repo: Repo) -> None
     assert (view.person_b, view.person_c, view.created_by) == (None, EDITOR2, EDITOR)
 
 
-def test_one_person_for_both_slots_is_refused_and_the_text_kept(repo: Repo) -> None:
+def test_one_person_for_both_slots_is_refused_and_the_text_kept(repo: RunStore) -> None:
     at = as_person(EDITOR, "pages/review.py")
     at.text_area(key="new_spec").set_value(SPEC)
     at.text_area(key="new_output").set_value(CLEAN)
@@ -198,7 +198,7 @@ def test_one_person_for_both_slots_is_refused_and_the_text_kept(repo: Repo) -> N
     assert at.text_area(key="new_output").value == CLEAN
 
 
-def test_a_refusal_from_storage_is_shown_and_the_text_kept(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_refusal_from_storage_is_shown_and_the_text_kept(repo: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(services, "can", lambda permission: True)  # a page that forgot to hide the form
     at = as_person("viewer@example.com", "pages/review.py")
     at.text_area(key="new_spec").set_value(SPEC)
@@ -210,7 +210,7 @@ def test_a_refusal_from_storage_is_shown_and_the_text_kept(repo: Repo, monkeypat
     assert at.text_area(key="new_output").value == CLEAN
 
 
-def test_a_signed_in_name_in_the_refusal_is_shown_literally(repo: Repo) -> None:
+def test_a_signed_in_name_in_the_refusal_is_shown_literally(repo: RunStore) -> None:
     at = AppTest.from_file("../app.py", default_timeout=30)
     at.user = {"is_logged_in": True, "email": "viewer@example.com", "name": "![x](http://127.0.0.1:9/p.png)"}
     at.run()

@@ -11,8 +11,8 @@ from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.prompts import build_review_prompt
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
-from storage.db import init_db
-from storage.repo import Repo
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.llm_stub import MessagesStub, santa_scenario, schema_properties, user_text
 
 SPEC = "Announce the Acme rocket. Mention the 2018 launch."
@@ -40,7 +40,7 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
         return reply
 
     messages_stub.handler = tagged
-    repo = Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
     runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2)
     rubric = load_builtin("general")
     run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="claude-sonnet-5-5",

@@ -1,8 +1,8 @@
 """Every metric checked against hand-computed values on a small seeded history (issue 5).
 
-The history is made the way production makes it: `Repo.create_run`, the real `Runner` with
+The history is made the way production makes it: `RunStore.create_run`, the real `Runner` with
 deterministic reviewer and fixer doubles, `santa_core.run.actions` for people's decisions,
-`Repo.resolve_escalation` and `Repo.report_escape`. The fact tables are never written by hand;
+`RunStore.resolve_escalation` and `RunStore.report_escape`. The fact tables are never written by hand;
 only `run.created_at` is moved to a chosen day right after a run is created (before anything
 else happens to it), so the time series and the date filters have several days to work on.
 
@@ -53,9 +53,10 @@ from santa_core.reviewers.base import PERSON, FixAnswer, FixRequest, ReviewReque
 from santa_core.reviewers.doubles import passing
 from santa_core.run import actions
 from santa_core.run.runner import Runner
-from storage import metrics as sm
-from storage.db import init_db
-from storage.repo import Repo
+from storage import metric_facts as sm
+from storage import metrics as queries
+from storage.runs import RunStore
+from storage.startup import init_db
 from storage.tables import CriterionDayRow, CriterionResultRow, RunMetricRow, RunRow
 from tests.conftest import PG_URL, _pg_database, grant
 
@@ -143,7 +144,7 @@ class MarkerFixer:
         return FixAnswer(plan=plan, usage=FIX_USAGE, cost_usd=FIX_COST, calls=[call])
 
 
-def make_runner(repo: Repo) -> Runner:
+def make_runner(repo: RunStore) -> Runner:
     reviewers = {name: ScriptReviewer(name) for name in COST}
     fixer = MarkerFixer()
     return Runner(repo, reviewers.__getitem__, lambda name: fixer, workers=2)
@@ -240,7 +241,7 @@ def spec_of(key: str) -> str:
     return f"Announce the Acme rocket ({key})."
 
 
-def set_created(repo: Repo, run_id: int, when: datetime) -> None:
+def set_created(repo: RunStore, run_id: int, when: datetime) -> None:
     """Move a fresh run to another creation day, and its facts with it (before anything else happens)."""
     with Session(repo.engine) as s, s.begin():
         row = s.get(RunRow, run_id)
@@ -248,11 +249,11 @@ def set_created(repo: Repo, run_id: int, when: datetime) -> None:
         sm.refresh(s, run_id)
 
 
-def new_repo(url: str) -> Repo:
-    return grant(grant(Repo(init_db(url, mark_interrupted=False))), {"pat": ("editor",)})
+def new_repo(url: str) -> RunStore:
+    return grant(grant(RunStore(init_db(url, mark_interrupted=False))), {"pat": ("editor",)})
 
 
-def create(repo: Repo, case: Case) -> int:
+def create(repo: RunStore, case: Case) -> int:
     """Create the run of a case on its day and register its script."""
     SCRIPTS[spec_of(case.key)] = {"B": case.b, "C": case.c or ()}
     run_id = repo.create_run(
@@ -263,7 +264,7 @@ def create(repo: Repo, case: Case) -> int:
     return run_id
 
 
-def person_pass(repo: Repo, run_id: int, person: str) -> None:
+def person_pass(repo: RunStore, run_id: int, person: str) -> None:
     """`person` fills slot C of the run's current round with a PASS of every criterion."""
     run = repo.load_run(run_id)
     rnd = repo.load_round(run_id, run.state.round)
@@ -271,7 +272,7 @@ def person_pass(repo: Repo, run_id: int, person: str) -> None:
     actions.submit_person_review(repo, run_id, "C", review, person)
 
 
-def seed(repo: Repo) -> dict[str, int]:
+def seed(repo: RunStore) -> dict[str, int]:
     """Make HISTORY happen; the run ids by key."""
     runner = make_runner(repo)
     try:
@@ -296,7 +297,7 @@ def seed(repo: Repo) -> dict[str, int]:
 
 @dataclass
 class Seeded:
-    repo: Repo
+    repo: RunStore
     ids: dict[str, int]
 
     def report(self, grain: m.Grain | None = None, **filters: object) -> m.MetricsReport:
@@ -799,7 +800,7 @@ def day_rows(s: Session) -> dict[tuple, tuple]:
     return {tuple(r[:n]): tuple(r[n:]) for r in s.exec(select(*DAY_COLUMNS)).all() if any(r[n:])}
 
 
-def rebuilt_equals_incremental(repo: Repo, refresh_all: bool = False) -> tuple[dict, dict]:
+def rebuilt_equals_incremental(repo: RunStore, refresh_all: bool = False) -> tuple[dict, dict]:
     """(criterion_day as kept by every write, as `rebuild_rollup` computes it); nothing is kept."""
     with Session(repo.engine) as s:
         tx = s.begin()
@@ -831,8 +832,8 @@ def test_incremental_rollup_equals_rebuild(history: Seeded) -> None:
 def test_round_path_equals_rollup_path(history: Seeded, filters: dict) -> None:
     f = MetricsFilter(**filters)
     with Session(history.repo.engine) as s:
-        by_rounds = sorted(sm._criteria_from_rounds(s, f), key=lambda c: c.criterion)
-        by_days = sorted(sm._criteria(s, f), key=lambda c: c.criterion)
+        by_rounds = sorted(queries._criteria_from_rounds(s, f), key=lambda c: c.criterion)
+        by_days = sorted(queries._criteria(s, f), key=lambda c: c.criterion)
     assert by_rounds == by_days and by_days
 
 
@@ -861,7 +862,7 @@ def test_backfill_fills_facts_of_runs_without_any(db_url: str) -> None:
 # --- facts follow later changes ---------------------------------------------------------------
 
 
-def fresh(db_url: str, *cases: Case) -> tuple[Repo, Runner, dict[str, int]]:
+def fresh(db_url: str, *cases: Case) -> tuple[RunStore, Runner, dict[str, int]]:
     repo = new_repo(db_url)
     runner = make_runner(repo)
     ids = {case.key: create(repo, case) for case in cases}
@@ -870,7 +871,7 @@ def fresh(db_url: str, *cases: Case) -> tuple[Repo, Runner, dict[str, int]]:
     return repo, runner, ids
 
 
-def whole(repo: Repo) -> m.MetricsReport:
+def whole(repo: RunStore) -> m.MetricsReport:
     return repo.metrics.report(MetricsFilter())
 
 

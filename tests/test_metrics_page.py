@@ -34,9 +34,10 @@ from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
 from santa_core.run import actions
-from storage.db import init_db
-from storage.metrics import FailedRun, MetricsOptions, backfill
-from storage.repo import Repo
+from storage.metric_facts import backfill
+from storage.metrics import FailedRun, MetricsOptions
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 from tests.test_app import plain, texts
 from tests.test_cli_rubric import err, out, santa
@@ -81,7 +82,7 @@ class Costed(FunctionReviewer):
 @dataclass
 class History:
     url: str
-    repo: Repo
+    repo: RunStore
     runs: dict[str, int]
 
 
@@ -94,7 +95,7 @@ def fable(request: ReviewRequest):
     return passing(request)
 
 
-def seed(repo: Repo) -> dict[str, int]:
+def seed(repo: RunStore) -> dict[str, int]:
     """The six runs of the module docstring, on their days."""
     reviewers = {SONNET: Costed(SONNET, strict, 0.01, 2.0), HAIKU: Costed(HAIKU, strict, 0.002, 1.0),
                  OPUS: Costed(OPUS, strict, 0.02, 4.0),
@@ -134,7 +135,7 @@ def seed(repo: Repo) -> dict[str, int]:
 def history(tmp_path_factory: pytest.TempPathFactory) -> History:
     """One seeded database for the whole module (seeding is the slow part)."""
     url = f"sqlite:///{tmp_path_factory.mktemp('metrics') / 'santa.db'}"
-    repo = grant(Repo(init_db(url, mark_interrupted=False)))
+    repo = grant(RunStore(init_db(url, mark_interrupted=False)))
     return History(url, repo, seed(repo))
 
 
@@ -186,14 +187,14 @@ def downloads(at: AppTest) -> dict[str, str]:
 # --- the page ---------------------------------------------------------------------------------
 
 
-def test_empty_history_shows_what_will_appear_and_where_to_start(desk_env: Repo) -> None:
+def test_empty_history_shows_what_will_appear_and_where_to_start(desk_env: RunStore) -> None:
     at = open_metrics()
     assert "No runs yet, so there is nothing to measure" in texts(at)
     assert not at.metric and not at.get("plotly_chart") and not at.multiselect and not at.error
     assert [link.proto.page for link in at.get("page_link")] == ["review"]
 
 
-def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: Repo) -> None:
+def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: RunStore) -> None:
     desk_env.create_run(spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU,
                         fixer=OPUS)  # queued: nothing finished, reviewed or spent yet
     at = open_metrics()
@@ -356,7 +357,7 @@ def test_drill_down_lists_exactly_the_runs_that_failed(seeded: History, monkeypa
     assert at.query_params == {"run": str(r["r3"])} and at.title[0].value == "🎅 Review"
 
 
-def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in(desk_env: Repo) -> None:
+def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in(desk_env: RunStore) -> None:
     runner, _ = make_runner(desk_env, {SONNET: Costed(SONNET, strict, 0.01, 2.0)})
     run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=load_builtin("general"), reviewer_b=SONNET,
                                  reviewer_c=PERSON, fixer="fixer")

@@ -27,10 +27,11 @@ from santa_core.run.runner import Runner
 from santa_core.run.store import DecisionIn
 from storage.audit import GENESIS, AuditStore, event_hash
 from storage.db import make_engine, migrate
+from storage.errors import EscalationNotOpen, MoveRefused, RoundConflict, SlotAssigned
 from storage.hashing import sha256_text
 from storage.people import PeopleError
-from storage.repo import EscalationNotOpen, MoveRefused, Repo, RoundConflict, SlotAssigned
 from storage.rubrics import RubricStore
+from storage.runs import RunStore
 from storage.tables import (
     AuditEventRow,
     AuditHeadRow,
@@ -70,9 +71,9 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def repo(engine: Engine) -> Repo:
-    """A Repo whose test people (conftest.TEST_PEOPLE) have their roles."""
-    return grant(Repo(engine))
+def repo(engine: Engine) -> RunStore:
+    """A RunStore whose test people (conftest.TEST_PEOPLE) have their roles."""
+    return grant(RunStore(engine))
 
 
 def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
@@ -83,47 +84,47 @@ def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
         return int(s.exec(stmt).one())
 
 
-def new_run(repo: Repo, output: str = GOOD, created_by: str = EDITOR, **kw: Any) -> int:
+def new_run(repo: RunStore, output: str = GOOD, created_by: str = EDITOR, **kw: Any) -> int:
     args = {"reviewer_b": "b", "reviewer_c": "c", "fixer": "fixer", **kw}
     return repo.create_run(spec=SPEC, output=output, rubric=RUBRIC, created_by=created_by, **args)
 
 
-def make_runner(repo: Repo) -> Runner:
+def make_runner(repo: RunStore) -> Runner:
     """Both reviewers FAIL while the output says 2019; the fixer corrects the year."""
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fixer = FunctionFixer("fixer", year_fixer)
     return Runner(repo, lambda name: reviewers[name], lambda name: fixer, workers=1)
 
 
-def escalate(repo: Repo, run_id: int, reason: EscalationReason = EscalationReason.ROUND_CAP) -> None:
+def escalate(repo: RunStore, run_id: int, reason: EscalationReason = EscalationReason.ROUND_CAP) -> None:
     assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     state = RunState(status=S.ESCALATED, escalation_reason=reason, note="escalated")
     assert repo.transition(run_id, {S.RUNNING}, state, "gate")
 
 
-def ship(repo: Repo, run_id: int) -> None:
+def ship(repo: RunStore, run_id: int) -> None:
     assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.SHIPPED, note="both PASS"), "gate")
 
 
-def awaiting_approval(repo: Repo) -> int:
+def awaiting_approval(repo: RunStore) -> int:
     run_id = new_run(repo, BAD)
     assert make_runner(repo).execute(run_id).status == S.AWAITING_APPROVAL
     return run_id
 
 
-def events(repo: Repo, **kw: Any) -> list[tuple[str, str]]:
+def events(repo: RunStore, **kw: Any) -> list[tuple[str, str]]:
     return [(e.actor, e.action) for e in repo.audit.events(newest_first=False, limit=10_000, **kw)]
 
 
 # --- the permission matrix: who may do what, and a refusal writes nothing ---------------------
 
 
-def _trial(repo: Repo, actor: str) -> None:
+def _trial(repo: RunStore, actor: str) -> None:
     repo.rubrics.record_trial("try", RUBRIC, "An output.", [], None, actor, stored_version=1)
 
 
-STORE_ACTIONS: dict[str, tuple[Callable[[Repo, str], object], type[SQLModel], set[str]]] = {
+STORE_ACTIONS: dict[str, tuple[Callable[[RunStore, str], object], type[SQLModel], set[str]]] = {
     "start-run": (lambda repo, a: new_run(repo, created_by=a), RunRow, {EDITOR, ADMIN}),
     "save-settings": (lambda repo, a: repo.save_settings({"max_rounds": 2}, actor=a), SettingsRow, {ADMIN}),
     "save-rubric": (lambda repo, a: repo.rubrics.save(acme(), a, "first", None), RubricVersionRow, {AUTHOR, ADMIN}),
@@ -136,7 +137,7 @@ STORE_ACTIONS: dict[str, tuple[Callable[[Repo, str], object], type[SQLModel], se
 @pytest.mark.parametrize("actor", [pytest.param(p, id=p.split("@")[0]) for p in PEOPLE])
 @pytest.mark.parametrize("action", list(STORE_ACTIONS))
 def test_storage_refuses_people_without_the_role_and_writes_nothing(
-    repo: Repo, engine: Engine, action: str, actor: str
+    repo: RunStore, engine: Engine, action: str, actor: str
 ) -> None:
     do, table, allowed = STORE_ACTIONS[action]
     rows, audited = count(engine, table), count(engine, AuditEventRow)
@@ -156,7 +157,7 @@ def test_storage_refuses_people_without_the_role_and_writes_nothing(
      pytest.param(AUTHOR, False, id="author"), pytest.param(STRANGER, False, id="stranger"),
      pytest.param(EDITOR, True, id="editor"), pytest.param(ADMIN, True, id="admin")],
 )
-def test_only_editors_and_admins_approve_a_fix(repo: Repo, engine: Engine, actor: str, allowed: bool) -> None:
+def test_only_editors_and_admins_approve_a_fix(repo: RunStore, engine: Engine, actor: str, allowed: bool) -> None:
     run_id = awaiting_approval(repo)
     audited = count(engine, AuditEventRow)
     if not allowed:
@@ -178,7 +179,7 @@ def test_only_editors_and_admins_approve_a_fix(repo: Repo, engine: Engine, actor
      pytest.param(ADMIN, True, id="admin")],
 )
 def test_only_compliance_officers_and_admins_resolve_escalations(
-    repo: Repo, engine: Engine, actor: str, allowed: bool
+    repo: RunStore, engine: Engine, actor: str, allowed: bool
 ) -> None:
     run_id = new_run(repo)
     escalate(repo, run_id)
@@ -203,7 +204,7 @@ def test_only_compliance_officers_and_admins_resolve_escalations(
     [pytest.param(VIEWER, False, id="viewer"), pytest.param(OFFICER, False, id="officer"),
      pytest.param(EDITOR, True, id="editor")],
 )
-def test_resuming_an_interrupted_run_needs_an_editor(repo: Repo, engine: Engine, actor: str, allowed: bool) -> None:
+def test_resuming_an_interrupted_run_needs_an_editor(repo: RunStore, engine: Engine, actor: str, allowed: bool) -> None:
     run_id = new_run(repo)
     assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.INTERRUPTED, note="worker died"), "system")
@@ -217,17 +218,17 @@ def test_resuming_an_interrupted_run_needs_an_editor(repo: Repo, engine: Engine,
         assert repo.load_run(run_id).state.status == S.INTERRUPTED and count(engine, AuditEventRow) == audited
 
 
-def _interrupted(repo: Repo, run_id: int) -> None:
+def _interrupted(repo: RunStore, run_id: int) -> None:
     assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.INTERRUPTED, note="worker died"), "system")
 
 
-def _awaiting_review(repo: Repo, run_id: int) -> None:
+def _awaiting_review(repo: RunStore, run_id: int) -> None:
     assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(run_id, {S.RUNNING}, RunState(status=S.AWAITING_HUMAN_REVIEW), "worker")
 
 
-PERSON_MOVES_REFUSED: dict[str, tuple[Callable[[Repo, int], None], RunState]] = {
+PERSON_MOVES_REFUSED: dict[str, tuple[Callable[[RunStore, int], None], RunState]] = {
     "claim": (lambda repo, r: None, RunState(status=S.RUNNING, note="reviewing")),
     "queued-to-shipped": (lambda repo, r: None, RunState(status=S.SHIPPED)),
     "gate-ships": (lambda repo, r: repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
@@ -245,7 +246,7 @@ PERSON_MOVES_REFUSED: dict[str, tuple[Callable[[Repo, int], None], RunState]] = 
 
 @pytest.mark.parametrize("actor", [pytest.param(ADMIN, id="admin"), pytest.param(EDITOR, id="editor")])
 @pytest.mark.parametrize("move", list(PERSON_MOVES_REFUSED))
-def test_people_never_move_runs_the_engine_moves(repo: Repo, engine: Engine, move: str, actor: str) -> None:
+def test_people_never_move_runs_the_engine_moves(repo: RunStore, engine: Engine, move: str, actor: str) -> None:
     """Claiming, gating, shipping, skipping the approval: system code only, whatever the person's roles."""
     run_id = new_run(repo)
     arrange, new = PERSON_MOVES_REFUSED[move]
@@ -264,7 +265,7 @@ def test_people_never_move_runs_the_engine_moves(repo: Repo, engine: Engine, mov
     pytest.param(RunState(status=S.RESOLVED_SHIPPED, note="shipped as is by a person"), id="ship-as-is"),
     pytest.param(RunState(status=S.QUEUED, round=2, round_cap=2, note="re-review"), id="rereview"),
     pytest.param(RunState(status=S.SHIPPED), id="shipped")])
-def test_no_person_leaves_escalated_through_transition(repo: Repo, engine: Engine, actor: str, new: RunState) -> None:
+def test_no_person_leaves_escalated_through_transition(repo: RunStore, engine: Engine, actor: str, new: RunState) -> None:
     """Even a compliance officer or an admin: an escalation is left only through resolve_escalation,
     which records the decision and its justification in the same transaction."""
     run_id = new_run(repo)
@@ -286,7 +287,7 @@ def test_no_person_leaves_escalated_through_transition(repo: Repo, engine: Engin
     pytest.param(RunState(status=S.QUEUED, max_rounds=99, round_cap=99, note="resumed"), id="raise-the-cap"),
     pytest.param(RunState(status=S.QUEUED, note="resumed", escalation_reason=EscalationReason.BUDGET),
                  id="reason")])
-def test_a_person_resumes_only_into_the_engines_state(repo: Repo, engine: Engine, new: RunState) -> None:
+def test_a_person_resumes_only_into_the_engines_state(repo: RunStore, engine: Engine, new: RunState) -> None:
     run_id = new_run(repo)
     _interrupted(repo, run_id)
     audited = count(engine, AuditEventRow)
@@ -296,7 +297,7 @@ def test_a_person_resumes_only_into_the_engines_state(repo: Repo, engine: Engine
     assert repo.transition(run_id, {S.INTERRUPTED}, advance(repo.load_run(run_id).state, Resume()), EDITOR)
 
 
-def test_a_person_hands_back_a_run_only_when_both_reviews_are_in(repo: Repo, engine: Engine) -> None:
+def test_a_person_hands_back_a_run_only_when_both_reviews_are_in(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON)
     assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
     back = advance(repo.load_run(run_id).state, HumanReviewSubmitted())
@@ -313,7 +314,7 @@ def test_a_person_hands_back_a_run_only_when_both_reviews_are_in(repo: Repo, eng
     assert events(repo, run_id=run_id)[-1] == (OFFICER, "run.state")
 
 
-def test_only_system_code_records_an_auto_approval(repo: Repo, engine: Engine) -> None:
+def test_only_system_code_records_an_auto_approval(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     with pytest.raises(PermissionDenied):
         repo.record_decision(run_id, 1, "auto_approve", "ann", "pretending to be auto-approve", "a", "b")
@@ -322,7 +323,7 @@ def test_only_system_code_records_an_auto_approval(repo: Repo, engine: Engine) -
     assert count(engine, DecisionRow, actor="auto-approve") == 1
 
 
-def test_roles_are_read_from_storage_when_the_action_happens(repo: Repo) -> None:
+def test_roles_are_read_from_storage_when_the_action_happens(repo: RunStore) -> None:
     """Taking a role away takes effect at once: nothing is cached with the person."""
     repo.people.set_roles("kim@example.com", ["editor"], actor=ADMIN)
     new_run(repo, created_by="kim@example.com")
@@ -337,7 +338,7 @@ def test_roles_are_read_from_storage_when_the_action_happens(repo: Repo) -> None
 def test_there_is_always_an_admin_the_local_user(engine: Engine) -> None:
     """Out of the box `local` is the only person, an admin, and it stays one: without sign-in it is the
     only person who can act, so nobody can lock the install by taking admin away from it."""
-    repo = Repo(engine)
+    repo = RunStore(engine)
     audited = count(engine, AuditEventRow)
     with pytest.raises(PeopleError, match="the local user stays an admin"):
         repo.people.set_roles("local", ["editor"], actor="local")
@@ -356,7 +357,7 @@ def test_there_is_always_an_admin_the_local_user(engine: Engine) -> None:
     [pytest.param("", ["viewer"], PeopleError, id="empty-id"),
      pytest.param("kim@example.com", ["superuser"], ValueError, id="unknown-role")],
 )
-def test_set_roles_refuses_bad_input(repo: Repo, engine: Engine, who: str, roles: list[str], error: type) -> None:
+def test_set_roles_refuses_bad_input(repo: RunStore, engine: Engine, who: str, roles: list[str], error: type) -> None:
     people = count(engine, PersonRow)
     with pytest.raises(error):
         repo.people.set_roles(who, roles, actor=ADMIN)
@@ -368,7 +369,7 @@ def test_set_roles_refuses_bad_input(repo: Repo, engine: Engine, who: str, roles
     [pytest.param([Role.COMPLIANCE_OFFICER, Role.EDITOR], [Role.COMPLIANCE_OFFICER, Role.EDITOR], id="pattern-roles"),
      pytest.param([], [Role.VIEWER], id="no-pattern-viewer")],
 )
-def test_sign_in_registers_a_newcomer(repo: Repo, pattern_roles: list[Role], expected: list[Role]) -> None:
+def test_sign_in_registers_a_newcomer(repo: RunStore, pattern_roles: list[Role], expected: list[Role]) -> None:
     person = repo.people.sign_in(" kim@example.com ", "Kim Lee", pattern_roles)
     assert (person.id, person.name, person.roles, person.updated_by) == ("kim@example.com", "Kim Lee", expected,
                                                                           "system")
@@ -378,7 +379,7 @@ def test_sign_in_registers_a_newcomer(repo: Repo, pattern_roles: list[Role], exp
                                                                      [r.value for r in expected])
 
 
-def test_sign_in_never_overwrites_roles(repo: Repo) -> None:
+def test_sign_in_never_overwrites_roles(repo: RunStore) -> None:
     repo.people.sign_in("kim@example.com", "Kim", [Role.EDITOR])
     repo.people.set_roles("kim@example.com", ["compliance_officer"], actor=ADMIN)
     again = repo.people.sign_in("kim@example.com", "Kim Lee", [Role.EDITOR, Role.RUBRIC_AUTHOR])
@@ -388,14 +389,14 @@ def test_sign_in_never_overwrites_roles(repo: Repo) -> None:
     assert len(repo.audit.events(action="person.signed_in_first")) == 1
 
 
-def test_sign_in_needs_an_id(repo: Repo, engine: Engine) -> None:
+def test_sign_in_needs_an_id(repo: RunStore, engine: Engine) -> None:
     people = count(engine, PersonRow)
     with pytest.raises(PeopleError):
         repo.people.sign_in("   ", "Nobody")
     assert count(engine, PersonRow) == people
 
 
-def test_sign_in_audits_a_changed_name_only(repo: Repo, engine: Engine) -> None:
+def test_sign_in_audits_a_changed_name_only(repo: RunStore, engine: Engine) -> None:
     repo.people.sign_in("kim@example.com", "Kim")
     audited = count(engine, AuditEventRow)
     repo.people.sign_in("kim@example.com", "Kim")  # the same name: nothing changes, nothing is written
@@ -410,7 +411,7 @@ def test_sign_in_audits_a_changed_name_only(repo: Repo, engine: Engine) -> None:
 
 @pytest.mark.parametrize("reserved", [*sorted(SYSTEM_ACTORS), LOCAL, " Worker ", "LOCAL", "Auto-Approve"])
 def test_sign_in_refuses_the_ids_of_system_code_and_the_local_user(
-    repo: Repo, engine: Engine, reserved: str
+    repo: RunStore, engine: Engine, reserved: str
 ) -> None:
     people, audited = count(engine, PersonRow), count(engine, AuditEventRow)
     local = repo.people.get(LOCAL)
@@ -420,7 +421,7 @@ def test_sign_in_refuses_the_ids_of_system_code_and_the_local_user(
     assert repo.people.get(LOCAL) == local  # not renamed either
 
 
-def test_ids_are_one_per_address_whoever_writes_them(repo: Repo) -> None:
+def test_ids_are_one_per_address_whoever_writes_them(repo: RunStore) -> None:
     """An admin who types `Kim@Example.com` and Kim who signs in as `kim@example.com` are one person;
     an OIDC subject is case-sensitive and kept as it is."""
     repo.people.set_roles("Kim@Example.com", ["admin"], actor=ADMIN)
@@ -431,19 +432,19 @@ def test_ids_are_one_per_address_whoever_writes_them(repo: Repo) -> None:
 
 
 @pytest.mark.parametrize("target", ["worker", "CLI", "gate"])
-def test_system_code_gets_no_roles(repo: Repo, target: str) -> None:
+def test_system_code_gets_no_roles(repo: RunStore, target: str) -> None:
     with pytest.raises(PeopleError, match="system code"):
         repo.people.set_roles(target, ["admin"], actor=ADMIN)
 
 
-def test_the_local_user_stays_an_admin(repo: Repo) -> None:
+def test_the_local_user_stays_an_admin(repo: RunStore) -> None:
     with pytest.raises(PeopleError, match="stays an admin"):
         repo.people.set_roles("local", ["viewer"], actor=ADMIN)
     assert repo.people.get("local").roles == [Role.ADMIN]
     assert repo.people.set_roles("local", ["admin", "editor"], actor=ADMIN).roles == [Role.ADMIN, Role.EDITOR]
 
 
-def test_a_person_cannot_leave_escalated_through_a_fix_decision(repo: Repo, engine: Engine) -> None:
+def test_a_person_cannot_leave_escalated_through_a_fix_decision(repo: RunStore, engine: Engine) -> None:
     """commit_decision is for decisions on a fix proposal: an editor's "approve" on an escalated run is
     refused and writes nothing (only resolve_escalation leaves escalated)."""
     run_id = new_run(repo)
@@ -464,7 +465,7 @@ def test_a_person_cannot_leave_escalated_through_a_fix_decision(repo: Repo, engi
 # --- escalations: owner and due time -----------------------------------------------------------
 
 
-def test_assign_escalation(repo: Repo, engine: Engine) -> None:
+def test_assign_escalation(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     with pytest.raises(EscalationNotOpen):
         repo.assign_escalation(run_id, OFFICER, actor=OFFICER)  # not escalated yet
@@ -485,7 +486,7 @@ def test_assign_escalation(repo: Repo, engine: Engine) -> None:
         (ADMIN, {"before": None, "owner": OFFICER}), (OFFICER, {"before": OFFICER, "owner": None})]
 
 
-def test_set_due_and_overdue_count_with_an_explicit_now(repo: Repo, engine: Engine) -> None:
+def test_set_due_and_overdue_count_with_an_explicit_now(repo: RunStore, engine: Engine) -> None:
     now = datetime.now(UTC).replace(microsecond=0)
     first, second, calm = new_run(repo), new_run(repo), new_run(repo)
     for run_id in (first, second):
@@ -518,7 +519,7 @@ REASONS = [EscalationReason.ROUND_CAP, EscalationReason.INJECTION, EscalationRea
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=r.value) for r in REASONS])
-def test_escalation_is_due_after_the_settings_hours_for_its_reason(repo: Repo, reason: EscalationReason) -> None:
+def test_escalation_is_due_after_the_settings_hours_for_its_reason(repo: RunStore, reason: EscalationReason) -> None:
     hours = {r.value: 1.5 + i for i, r in enumerate(REASONS)}
     repo.save_settings({"due_hours": hours}, actor=ADMIN)
     run_id = new_run(repo)
@@ -528,7 +529,7 @@ def test_escalation_is_due_after_the_settings_hours_for_its_reason(repo: Repo, r
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=r.value) for r in REASONS])
-def test_without_settings_the_default_due_hours_apply(repo: Repo, reason: EscalationReason) -> None:
+def test_without_settings_the_default_due_hours_apply(repo: RunStore, reason: EscalationReason) -> None:
     repo.save_settings({"due_hours": {"no_such_reason": 99.0}}, actor=ADMIN)  # names none of ours
     run_id = new_run(repo)
     escalate(repo, run_id, reason)
@@ -541,7 +542,7 @@ def test_without_settings_the_default_due_hours_apply(repo: Repo, reason: Escala
 # --- escapes -------------------------------------------------------------------------------------
 
 
-def _resolved(repo: Repo, run_id: int, resolution: str) -> None:
+def _resolved(repo: RunStore, run_id: int, resolution: str) -> None:
     escalate(repo, run_id)
     repo.resolve_escalation(run_id, resolution, OFFICER, "decided by hand")
 
@@ -554,7 +555,7 @@ def _resolved(repo: Repo, run_id: int, resolution: str) -> None:
      pytest.param(escalate, False, id="escalated"),
      pytest.param(lambda repo, r: _resolved(repo, r, "reject"), False, id="resolved-rejected")],
 )
-def test_escapes_are_reported_on_shipped_runs_only(repo: Repo, engine: Engine, arrange: Callable, allowed: bool) -> None:
+def test_escapes_are_reported_on_shipped_runs_only(repo: RunStore, engine: Engine, arrange: Callable, allowed: bool) -> None:
     run_id = new_run(repo)
     arrange(repo, run_id)
     if not allowed:
@@ -581,7 +582,7 @@ def test_escapes_are_reported_on_shipped_runs_only(repo: Repo, engine: Engine, a
      pytest.param("facts", "wrong", "minor", STRANGER, PermissionDenied, id="no-role")],
 )
 def test_a_bad_escape_is_refused(
-    repo: Repo, engine: Engine, criterion: str, description: str, severity: str, actor: str, error: type
+    repo: RunStore, engine: Engine, criterion: str, description: str, severity: str, actor: str, error: type
 ) -> None:
     run_id = new_run(repo)
     ship(repo, run_id)
@@ -597,7 +598,7 @@ def _review() -> Any:
     return passing(ReviewRequest(rubric=RUBRIC, spec=SPEC, output=GOOD))
 
 
-def test_a_slot_assigned_to_someone_else_is_refused(repo: Repo, engine: Engine) -> None:
+def test_a_slot_assigned_to_someone_else_is_refused(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON, person_c=OFFICER)
     audited = count(engine, AuditEventRow)
     with pytest.raises(SlotAssigned, match=f"slot C of run {run_id} is assigned to {OFFICER}, not {EDITOR}"):
@@ -610,7 +611,7 @@ def test_a_slot_assigned_to_someone_else_is_refused(repo: Repo, engine: Engine) 
     assert [a for a, action in events(repo, run_id=run_id) if action == "review.saved"] == [OFFICER, EDITOR]
 
 
-def test_one_person_cannot_fill_both_slots_of_a_round(repo: Repo, engine: Engine) -> None:
+def test_one_person_cannot_fill_both_slots_of_a_round(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON)
     assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
     actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)
@@ -624,14 +625,14 @@ def test_one_person_cannot_fill_both_slots_of_a_round(repo: Repo, engine: Engine
 
 @pytest.mark.parametrize("actor", [pytest.param(VIEWER, id="viewer"), pytest.param(AUTHOR, id="author"),
                                    pytest.param(STRANGER, id="stranger")])
-def test_people_who_may_not_review_cannot_fill_a_slot(repo: Repo, engine: Engine, actor: str) -> None:
+def test_people_who_may_not_review_cannot_fill_a_slot(repo: RunStore, engine: Engine, actor: str) -> None:
     run_id = new_run(repo, reviewer_c=PERSON)
     with pytest.raises(PermissionDenied, match="may not fill a person reviewer slot"):
         actions.submit_person_review(repo, run_id, "C", _review(), actor)
     assert count(engine, ReviewRow) == 0
 
 
-def test_slots_are_assigned_only_to_reviewers_by_assigners(repo: Repo, engine: Engine) -> None:
+def test_slots_are_assigned_only_to_reviewers_by_assigners(repo: RunStore, engine: Engine) -> None:
     with pytest.raises(PermissionDenied, match=f"{VIEWER}"):  # at creation: only someone who may review
         new_run(repo, reviewer_c=PERSON, person_c=VIEWER)
     assert count(engine, RunRow) == 0
@@ -657,7 +658,7 @@ def _person_outcome(person: str, slot: str = "C", verdict: str = "PASS") -> Revi
 
 
 @pytest.mark.parametrize("filled", [pytest.param(False, id="empty"), pytest.param(True, id="model-reviewed")])
-def test_a_person_cannot_fill_a_models_slot(repo: Repo, engine: Engine, filled: bool) -> None:
+def test_a_person_cannot_fill_a_models_slot(repo: RunStore, engine: Engine, filled: bool) -> None:
     run_id = new_run(repo, reviewer_c=PERSON)  # B is the model "b"
     if filled:
         assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
@@ -670,7 +671,7 @@ def test_a_person_cannot_fill_a_models_slot(repo: Repo, engine: Engine, filled: 
     assert repo.load_round(run_id, 1).reviews == reviews and count(engine, AuditEventRow) == audited
 
 
-def test_a_person_never_overwrites_a_review(repo: Repo, engine: Engine) -> None:
+def test_a_person_never_overwrites_a_review(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo, reviewer_c=PERSON)
     assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
     first = _person_outcome(EDITOR)
@@ -689,7 +690,7 @@ def test_a_person_never_overwrites_a_review(repo: Repo, engine: Engine) -> None:
 
 
 @pytest.fixture
-def chained(repo: Repo) -> tuple[Repo, int]:
+def chained(repo: RunStore) -> tuple[RunStore, int]:
     """A full run: NAUGHTY round 1, a fix approved by an editor, NICE round 2."""
     run_id = awaiting_approval(repo)
     actions.approve_fix(repo, run_id, EDITOR)
@@ -706,7 +707,7 @@ def _pairs_sorted(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str
     return out
 
 
-def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Repo, int]) -> None:
+def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[RunStore, int]) -> None:
     repo, run_id = chained
     got = [(e.actor, e.action, e.detail.get("to") or e.entity_id)
            for e in repo.audit.events(run_id=run_id, newest_first=False)]
@@ -740,7 +741,7 @@ def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Rep
     assert {e.action for e in repo.audit.events(action="run.", run_id=run_id)} == {"run.created", "run.state"}
 
 
-def test_events_since_and_until_mean_the_same_instant_in_any_zone(chained: tuple[Repo, int]) -> None:
+def test_events_since_and_until_mean_the_same_instant_in_any_zone(chained: tuple[RunStore, int]) -> None:
     repo, run_id = chained
     everything = repo.audit.events(newest_first=False, limit=10_000)
     middle = next(e for e in everything if e.action == "decision.approve")
@@ -787,7 +788,7 @@ TAMPERED: dict[str, Callable[[AuditEventRow], object]] = {
 
 @pytest.mark.parametrize("column", list(TAMPERED))
 def test_changing_any_column_of_a_middle_event_breaks_the_chain_there(
-    chained: tuple[Repo, int], engine: Engine, column: str
+    chained: tuple[RunStore, int], engine: Engine, column: str
 ) -> None:
     repo, _ = chained
     target = _row(engine, action="decision.approve")
@@ -805,7 +806,7 @@ def test_changing_any_column_of_a_middle_event_breaks_the_chain_there(
     assert repo.audit.verify().ok
 
 
-def test_renumbering_a_middle_event_names_that_event(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_renumbering_a_middle_event_names_that_event(chained: tuple[RunStore, int], engine: Engine) -> None:
     """seq orders the chain: a renumbered event leaves a gap; verify finds the event that still links
     to the last good one under another seq and names it, with its old and new seq."""
     repo, _ = chained
@@ -816,7 +817,7 @@ def test_renumbering_a_middle_event_names_that_event(chained: tuple[Repo, int], 
     assert f"changed from {target.seq} to {target.seq + 100_000}" in report.broken.problem
 
 
-def test_renumbering_the_newest_event_names_it(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_renumbering_the_newest_event_names_it(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
     newest = repo.audit.events(limit=1)[0]
     _set(engine, newest.id, "seq", newest.seq + 1)
@@ -824,7 +825,7 @@ def test_renumbering_the_newest_event_names_it(chained: tuple[Repo, int], engine
     assert not report.ok and report.broken.id == newest.id
 
 
-def test_deleting_a_middle_event_names_the_next_one(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_deleting_a_middle_event_names_the_next_one(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
     target = _row(engine, action="decision.approve")
     after = _row(engine, seq=target.seq + 1)
@@ -836,7 +837,7 @@ def test_deleting_a_middle_event_names_the_next_one(chained: tuple[Repo, int], e
     assert "missing" in report.broken.problem
 
 
-def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
     newest = repo.audit.events(limit=1)[0]
     with engine.begin() as conn:
@@ -847,7 +848,7 @@ def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[Repo, in
     assert f"head says {newest.seq}" in report.broken.problem and "BROKEN" in report.describe()
 
 
-def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[RunStore, int], engine: Engine) -> None:
     """Even a forger who knows the hash recipe is caught unless they also move the head."""
     repo, _ = chained
     newest = repo.audit.events(limit=1)[0]
@@ -865,7 +866,7 @@ def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Re
     assert "after the chain's head" in report.broken.problem
 
 
-def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
     events = repo.audit.events(newest_first=False, limit=10_000)
     assert all(e.id == e.seq for e in events)
@@ -876,14 +877,14 @@ def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[Repo, 
     assert "the id was changed" in report.broken.problem
 
 
-def test_an_intact_report_gives_the_newest_hash_to_anchor_outside(chained: tuple[Repo, int]) -> None:
+def test_an_intact_report_gives_the_newest_hash_to_anchor_outside(chained: tuple[RunStore, int]) -> None:
     repo, _ = chained
     report = repo.audit.verify()
     assert report.ok and report.head_hash == repo.audit.events(limit=1)[0].hash
     assert report.head_hash in report.describe()
 
 
-def test_concurrent_writers_make_one_unforked_chain(repo: Repo, engine: Engine) -> None:
+def test_concurrent_writers_make_one_unforked_chain(repo: RunStore, engine: Engine) -> None:
     threads, runs_each, settings_each = 8, 3, 2
     before = count(engine, AuditEventRow)
     start = threading.Barrier(threads)
@@ -915,7 +916,7 @@ def test_concurrent_writers_make_one_unforked_chain(repo: Repo, engine: Engine) 
     assert count(engine, SettingsRow) == threads * settings_each
 
 
-def test_refused_actions_leave_the_chain_intact(repo: Repo, engine: Engine) -> None:
+def test_refused_actions_leave_the_chain_intact(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     escalate(repo, run_id)
     for attempt in (lambda: repo.resolve_escalation(run_id, "ship_as_is", VIEWER, "x"),
@@ -949,7 +950,7 @@ def _forge(engine: Engine, seq: int, prev_hash: str = GENESIS) -> int:
 
 @pytest.mark.parametrize("seqs", [pytest.param([0], id="seq-0"), pytest.param([-5], id="negative"),
                                   pytest.param([0, -3], id="two")])
-def test_a_row_forged_before_the_chain_is_named(chained: tuple[Repo, int], engine: Engine, seqs: list[int]) -> None:
+def test_a_row_forged_before_the_chain_is_named(chained: tuple[RunStore, int], engine: Engine, seqs: list[int]) -> None:
     """Rows with seq below 1 are never reached by walking the chain from seq 1; verify still names one."""
     repo, _ = chained
     ids = {seq: _forge(engine, seq) for seq in seqs}
@@ -961,7 +962,7 @@ def test_a_row_forged_before_the_chain_is_named(chained: tuple[Repo, int], engin
 
 
 def test_verify_counts_every_stored_row(
-    chained: tuple[Repo, int], engine: Engine, monkeypatch: pytest.MonkeyPatch
+    chained: tuple[RunStore, int], engine: Engine, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A second guard: the walk must have checked as many events as are stored."""
     repo, _ = chained
@@ -973,7 +974,7 @@ def test_verify_counts_every_stored_row(
     assert f"{stored + 1} events are stored but the chain holds {stored}" in report.broken.problem
 
 
-def test_a_changed_and_rehashed_row_is_named_by_the_next_link(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_a_changed_and_rehashed_row_is_named_by_the_next_link(chained: tuple[RunStore, int], engine: Engine) -> None:
     """Whoever recomputes the changed row's hash leaves the next row's previous-hash pointing at the
     old one: verify breaks at the next row and names both possibilities."""
     repo, _ = chained
@@ -989,7 +990,7 @@ def test_a_changed_and_rehashed_row_is_named_by_the_next_link(chained: tuple[Rep
         "changed and its hash recomputed, or this row's previous-hash was changed")
 
 
-def test_start_round_is_audited_when_it_changes_something(repo: Repo, engine: Engine) -> None:
+def test_start_round_is_audited_when_it_changes_something(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     audited = count(engine, AuditEventRow)
     repo.start_round(run_id, 1, GOOD)  # round 1 already holds this text: nothing to record
@@ -1009,7 +1010,7 @@ def test_start_round_is_audited_when_it_changes_something(repo: Repo, engine: En
     assert count(engine, AuditEventRow) == audited and repo.audit.verify().ok
 
 
-def test_a_run_is_blind_only_while_a_reviewer_is_waited_for(repo: Repo) -> None:
+def test_a_run_is_blind_only_while_a_reviewer_is_waited_for(repo: RunStore) -> None:
     """One rule on every page: blind while a person slot of the current round is open; an escalated or
     settled run waits for no reviewer, so its history and record show again (e.g. a budget stop)."""
     run_id = new_run(repo, reviewer_c=PERSON)
@@ -1022,7 +1023,7 @@ def test_a_run_is_blind_only_while_a_reviewer_is_waited_for(repo: Repo) -> None:
     assert not repo.get_run_view(model_only).blind and model_only not in repo.blind_run_ids()
 
 
-def test_a_deleted_head_row_breaks_the_chain(chained: tuple[Repo, int], engine: Engine) -> None:
+def test_a_deleted_head_row_breaks_the_chain(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_head"))

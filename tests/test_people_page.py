@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from santa_core.roles import Role
-from storage.repo import Repo
+from storage.runs import RunStore
 from tests.test_app import texts
 from tests.test_escalation_queue import open_as
 
 
-def test_an_admin_adds_a_person_by_email_and_changes_roles(desk_env: Repo) -> None:
+def test_an_admin_adds_a_person_by_email_and_changes_roles(desk_env: RunStore) -> None:
     at = open_as("admin@example.com", "pages/people.py")
     listed = at.dataframe[0].value
     assert {"local", "officer@example.com", "viewer@example.com"} <= set(listed["id"])
@@ -33,7 +33,7 @@ def test_an_admin_adds_a_person_by_email_and_changes_roles(desk_env: Repo) -> No
     assert actions.count("person.roles_set") == 2
 
 
-def test_taking_admin_from_the_local_user_is_refused_with_the_storage_error(desk_env: Repo) -> None:
+def test_taking_admin_from_the_local_user_is_refused_with_the_storage_error(desk_env: RunStore) -> None:
     at = open_as(None, "pages/people.py")  # the local user
     at.selectbox(key="people_pick").set_value("local").run()
     at.multiselect(key="people_roles_local").set_value([Role.EDITOR])
@@ -44,7 +44,7 @@ def test_taking_admin_from_the_local_user_is_refused_with_the_storage_error(desk
     assert at.multiselect(key="people_roles_local").value == [Role.EDITOR]  # the choice is kept
 
 
-def test_a_non_admin_sees_the_list_read_only(desk_env: Repo) -> None:
+def test_a_non_admin_sees_the_list_read_only(desk_env: RunStore) -> None:
     for who in ("viewer@example.com", "officer@example.com"):
         at = open_as(who, "pages/people.py")
         assert "admin@example.com" in at.dataframe[0].value["id"].tolist()

@@ -19,9 +19,10 @@ from santa_core.rubrics.library import load_builtin
 from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.audit import GENESIS, event_hash
-from storage.db import init_db
+from storage.errors import RunNotFound
 from storage.records import verification_record
-from storage.repo import Repo, RunNotFound
+from storage.runs import RunStore
+from storage.startup import init_db
 from tests.conftest import grant
 
 RUBRIC = load_builtin("general")
@@ -44,12 +45,12 @@ def appends_a_word(request) -> FixPlan:
 
 
 @pytest.fixture
-def repo(tmp_path: Path) -> Repo:
-    return grant(Repo(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+def repo(tmp_path: Path) -> RunStore:
+    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
 
 
 @pytest.fixture
-def escalated_run(repo: Repo) -> int:
+def escalated_run(repo: RunStore) -> int:
     """Three NAUGHTY rounds (approve, then edit), round cap, shipped as is by an officer, one escape."""
     reviewers = {name: FunctionReviewer(name, always_flags) for name in ("b", "c")}
     fixer = FunctionFixer("fixer", appends_a_word)
@@ -69,11 +70,11 @@ def escalated_run(repo: Repo) -> int:
     return run_id
 
 
-def exported(repo: Repo, run_id: int) -> dict:
+def exported(repo: RunStore, run_id: int) -> dict:
     return json.loads(to_json(verification_record(repo, run_id)))
 
 
-def test_hashes_recompute_from_the_record_alone(repo: Repo, escalated_run: int) -> None:
+def test_hashes_recompute_from_the_record_alone(repo: RunStore, escalated_run: int) -> None:
     data = exported(repo, escalated_run)
     rounds = data["rounds"]
     assert [r["round_no"] for r in rounds] == [1, 2, 3]
@@ -100,7 +101,7 @@ def test_hashes_recompute_from_the_record_alone(repo: Repo, escalated_run: int) 
     assert data["record_hash"] == sha(json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
 
 
-def test_exports_at_different_times_carry_the_same_record_hash(repo: Repo, escalated_run: int) -> None:
+def test_exports_at_different_times_carry_the_same_record_hash(repo: RunStore, escalated_run: int) -> None:
     first = verification_record(repo, escalated_run, now=datetime(2026, 1, 1, tzinfo=UTC))
     later = verification_record(repo, escalated_run, now=datetime(2026, 6, 1, tzinfo=UTC))
     assert first.generated_at != later.generated_at and first.record_hash == later.record_hash
@@ -108,7 +109,7 @@ def test_exports_at_different_times_carry_the_same_record_hash(repo: Repo, escal
     assert verification_record(repo, escalated_run).record_hash != first.record_hash
 
 
-def test_audit_events_rehash_and_link(repo: Repo, escalated_run: int) -> None:
+def test_audit_events_rehash_and_link(repo: RunStore, escalated_run: int) -> None:
     events = exported(repo, escalated_run)["audit_events"]
     assert events and all(e["run_id"] == escalated_run for e in events)
     hashed = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
@@ -131,7 +132,7 @@ def test_audit_events_rehash_and_link(repo: Repo, escalated_run: int) -> None:
         assert action in actions_seen, action
 
 
-def test_every_review_decision_and_the_escalation_are_present(repo: Repo, escalated_run: int) -> None:
+def test_every_review_decision_and_the_escalation_are_present(repo: RunStore, escalated_run: int) -> None:
     data = exported(repo, escalated_run)
     for rnd in data["rounds"]:
         assert [r["slot"] for r in rnd["reviews"]] == ["B", "C"]
@@ -156,12 +157,12 @@ def test_every_review_decision_and_the_escalation_are_present(repo: Repo, escala
         ("b", "c", "fixer", EDITOR)
 
 
-def test_json_is_stable(repo: Repo, escalated_run: int) -> None:
+def test_json_is_stable(repo: RunStore, escalated_run: int) -> None:
     record = verification_record(repo, escalated_run)
     assert to_json(record) == to_json(record.model_validate_json(to_json(record)))
 
 
-def test_html_shows_each_round_and_escapes_markup(repo: Repo, escalated_run: int) -> None:
+def test_html_shows_each_round_and_escapes_markup(repo: RunStore, escalated_run: int) -> None:
     page = to_html(verification_record(repo, escalated_run))
     for n in (1, 2, 3):
         assert f'id="round-{n}"' in page
@@ -171,7 +172,7 @@ def test_html_shows_each_round_and_escapes_markup(repo: Repo, escalated_run: int
     assert "Legal confirmed the year." in page and "The year was wrong after all." in page
 
 
-def test_pdf_survives_text_outside_latin_1(repo: Repo, escalated_run: int) -> None:
+def test_pdf_survives_text_outside_latin_1(repo: RunStore, escalated_run: int) -> None:
     pdf = to_pdf(verification_record(repo, escalated_run))
     assert pdf.startswith(b"%PDF") and pdf.rstrip().endswith(b"%%EOF")
     shown = pdf_text(pdf)
@@ -197,12 +198,12 @@ def test_pdf_safe_escapes_instead_of_dropping() -> None:
     assert pdf_safe("a\tb\u200bc🚀") == ("a    b\\u200bc\\U0001f680", 2)
 
 
-def test_unknown_run(repo: Repo) -> None:
+def test_unknown_run(repo: RunStore) -> None:
     with pytest.raises(RunNotFound):
         verification_record(repo, 999)
 
 
-def test_the_record_says_who_each_actor_is(repo: Repo, escalated_run: int) -> None:
+def test_the_record_says_who_each_actor_is(repo: RunStore, escalated_run: int) -> None:
     data = exported(repo, escalated_run)
     actors = {d["actor"] for r in data["rounds"] for d in r["decisions"]} | {e["actor"] for e in data["audit_events"]}
     assert actors <= set(data["people"])
@@ -212,7 +213,7 @@ def test_the_record_says_who_each_actor_is(repo: Repo, escalated_run: int) -> No
     assert "<h2>People</h2>" in to_html(verification_record(repo, escalated_run))
 
 
-def test_one_person_in_both_slots_is_stated_in_the_record(repo: Repo) -> None:
+def test_one_person_in_both_slots_is_stated_in_the_record(repo: RunStore) -> None:
     """The local user of an install without sign-in may fill both slots; the record must say so."""
     from santa_core.models import CheckResult, Review
 

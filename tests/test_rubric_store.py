@@ -18,10 +18,11 @@ from sqlmodel import Session, SQLModel, select
 
 from santa_core.models import CheckOutcome, Criterion, RubricDocument
 from santa_core.rubrics import library as lib
-from storage.db import get_engine, init_db, make_engine, migrate
+from storage.db import get_engine, make_engine, migrate
 from storage.hashing import content_hash, sha256_text
-from storage.repo import Repo
 from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
+from storage.runs import RunStore
+from storage.startup import init_db
 from storage.tables import RubricVersionRow, TrialRow
 from tests.conftest import grant
 from tests.test_storage import make_outcome
@@ -40,7 +41,7 @@ def engine(db_url: str) -> Iterator[Engine]:
     eng = make_engine(db_url)
     migrate(eng)
     RubricStore(eng).seed_builtins()
-    grant(grant(Repo(eng)), AUTHORS)
+    grant(grant(RunStore(eng)), AUTHORS)
     yield eng
     eng.dispose()
 
@@ -53,7 +54,7 @@ def store(engine: Engine) -> RubricStore:
 @pytest.fixture
 def fresh(tmp_path: Path) -> RubricStore:
     """Another, brand-new database (a SQLite file), as a second site would have."""
-    return grant(Repo(init_db(f"sqlite:///{tmp_path / 'fresh.db'}", mark_interrupted=False))).rubrics
+    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'fresh.db'}", mark_interrupted=False))).rubrics
 
 
 # --- helpers --------------------------------------------------------------------------------
@@ -424,7 +425,7 @@ def test_trials_round_trip_with_and_without_a_reviewer(store: RubricStore, engin
 
 
 def test_final_outputs_are_the_last_rounds_text(store: RubricStore, engine: Engine) -> None:
-    repo = Repo(engine)
+    repo = RunStore(engine)
     rubric = store.resolved("general")
     runs = [repo.create_run(spec=f"spec {n}", output=f"draft {n}", rubric=rubric, reviewer_b="person",
                             reviewer_c="person", fixer="claude-sonnet-5-5") for n in range(3)]
@@ -439,7 +440,7 @@ def test_final_outputs_are_the_last_rounds_text(store: RubricStore, engine: Engi
 
 def test_a_run_keeps_the_rubric_it_was_judged_by(store: RubricStore, engine: Engine) -> None:
     store.save(acme(), "ann", "first", None)
-    repo = Repo(engine)
+    repo = RunStore(engine)
     run = repo.create_run(spec="s", output="o", rubric=store.resolved("acme", 1), reviewer_b="person",
                           reviewer_c="person", fixer="claude-sonnet-5-5")
     store.save(acme(crit("tone"), crit("voice")), "ann", "add voice", 1)
@@ -451,11 +452,11 @@ def test_a_run_keeps_the_rubric_it_was_judged_by(store: RubricStore, engine: Eng
 def test_a_child_cannot_reuse_the_id_of_a_retired_parent_criterion(tmp_path) -> None:
     """Retired ids stay reserved across extends too (found in review)."""
     from santa_core.models import Criterion, RubricDocument
-    from storage.db import init_db
-    from storage.repo import Repo
     from storage.rubrics import RubricSaveError
+    from storage.runs import RunStore
+    from storage.startup import init_db
 
-    store = grant(Repo(init_db(f"sqlite:///{tmp_path / 'r.db'}", mark_interrupted=False))).rubrics
+    store = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'r.db'}", mark_interrupted=False))).rubrics
     general = store.document("general")
     retired = [c.model_copy(update={"retired": c.id == "completeness"}) for c in general.criteria]
     store.save(general.model_copy(update={"criteria": retired}), "ann", "retire completeness", 1)

@@ -6,7 +6,7 @@ import pytest
 from sqlmodel import Session, func, select
 from streamlit.testing.v1 import AppTest
 
-from storage.repo import Repo
+from storage.runs import RunStore
 from storage.tables import RubricVersionRow, RunRow, TrialRow
 from tests.test_app import plain, texts
 
@@ -14,7 +14,7 @@ PAGE = "pages/rubrics.py"
 
 
 @pytest.fixture
-def repo(desk_env: Repo) -> Repo:
+def repo(desk_env: RunStore) -> RunStore:
     """A fresh database (built-in rubrics seeded) and a stand-in model, as for the other pages."""
     return desk_env
 
@@ -38,7 +38,7 @@ def act(at: AppTest) -> AppTest:
     return at
 
 
-def version_rows(repo: Repo) -> int:
+def version_rows(repo: RunStore) -> int:
     with Session(repo.engine) as s:
         return s.exec(select(func.count()).select_from(RubricVersionRow)).one()
 
@@ -56,7 +56,7 @@ def new_compliance_rubric(at: AppTest) -> None:
     act(at)
 
 
-def test_author_creates_edits_diffs_exports_and_reimports(repo: Repo) -> None:
+def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> None:
     at = open_rubrics()
     new_compliance_rubric(at)
     assert "Saved acme-compliance v1." in texts(at)
@@ -121,7 +121,7 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: Repo) -> None:
     assert repo.rubrics.export("acme-compliance", 2, "yaml") == exported
 
 
-def test_run_made_before_the_edit_keeps_version_1(repo: Repo) -> None:
+def test_run_made_before_the_edit_keeps_version_1(repo: RunStore) -> None:
     at = open_rubrics()
     new_compliance_rubric(at)
     run_id = repo.create_run("spec", "output", repo.rubrics.resolved("acme-compliance"), "person", "person",
@@ -150,7 +150,7 @@ def test_run_made_before_the_edit_keeps_version_1(repo: Repo) -> None:
     assert "extra" not in list(shown["id"])
 
 
-def test_broken_import_names_field_and_line_and_changes_nothing(repo: Repo) -> None:
+def test_broken_import_names_field_and_line_and_changes_nothing(repo: RunStore) -> None:
     at = open_rubrics("compliance")
     before = version_rows(repo)
     broken = repo.rubrics.export("compliance").replace("  pass_condition:", "  pass_conditions:", 1)
@@ -169,7 +169,7 @@ def test_broken_import_names_field_and_line_and_changes_nothing(repo: Repo) -> N
     assert version_rows(repo) == before
 
 
-def test_upload_a_file_creates_a_new_rubric(repo: Repo) -> None:
+def test_upload_a_file_creates_a_new_rubric(repo: RunStore) -> None:
     at = open_rubrics()
     text = repo.rubrics.export("content", fmt="json").replace('"name": "content"', '"name": "shop-copy"', 1)
     at.file_uploader(key="imp_file").set_value(("shop-copy.json", text.encode(), "application/json"))
@@ -180,7 +180,7 @@ def test_upload_a_file_creates_a_new_rubric(repo: Repo) -> None:
     assert repo.rubrics.export("shop-copy", fmt="json") == text
 
 
-def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: Repo) -> None:
+def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: RunStore) -> None:
     at = open_rubrics("compliance")
     at.text_area(key="try_output").set_value("Guaranteed returns, risk‑free!")
     act(at)
@@ -201,7 +201,7 @@ def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: Repo) -> Non
         assert s.exec(select(func.count()).select_from(RunRow)).one() == 0  # trying creates no run
 
 
-def test_lint_warning_does_not_block_and_retire_keeps_the_id(repo: Repo) -> None:
+def test_lint_warning_does_not_block_and_retire_keeps_the_id(repo: RunStore) -> None:
     at = open_rubrics("general")
     at.text_area(key="rc_k0_pass_condition").set_value("The copy is engaging.")
     act(at)
@@ -217,7 +217,7 @@ def test_lint_warning_does_not_block_and_retire_keeps_the_id(repo: Repo) -> None
     assert "hallucination_free" not in repo.rubrics.resolved("general", 2).criterion_ids()
 
 
-def test_discard_brings_back_the_saved_version(repo: Repo) -> None:
+def test_discard_brings_back_the_saved_version(repo: RunStore) -> None:
     at = open_rubrics("code")
     at.button(key="rc_k0_remove").click()
     act(at)
@@ -231,7 +231,7 @@ def test_discard_brings_back_the_saved_version(repo: Repo) -> None:
 # --- the Review page offers the latest version; re-checks of past runs ----------------------
 
 
-def save_v2_with_banned_word(repo: Repo, rubric: str, word: str) -> None:
+def save_v2_with_banned_word(repo: RunStore, rubric: str, word: str) -> None:
     """A new version of a stored rubric whose extra criterion bans one word (a deterministic check)."""
     from santa_core.models import Criterion
 
@@ -242,7 +242,7 @@ def save_v2_with_banned_word(repo: Repo, rubric: str, word: str) -> None:
     repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author@example.com", f"ban {word}", 1)
 
 
-def test_review_page_offers_the_latest_version_and_older_ones(repo: Repo) -> None:
+def test_review_page_offers_the_latest_version_and_older_ones(repo: RunStore) -> None:
     save_v2_with_banned_word(repo, "general", "ready")
     at = AppTest.from_file("../app.py", default_timeout=30)
     at.run()
@@ -266,7 +266,7 @@ def test_review_page_offers_the_latest_version_and_older_ones(repo: Repo) -> Non
     assert (repo.list_runs()[0].rubric_name, repo.list_runs()[0].rubric_version) == ("general", 1)
 
 
-def shipped_run(repo: Repo, output: str) -> int:
+def shipped_run(repo: RunStore, output: str) -> int:
     """A run driven to the end by the stand-in model (CLEAN text ships in round 1)."""
     from desk import open_desk
 
@@ -280,7 +280,7 @@ def shipped_run(repo: Repo, output: str) -> int:
         desk.close()
 
 
-def test_recheck_shows_what_a_new_version_would_catch(repo: Repo) -> None:
+def test_recheck_shows_what_a_new_version_would_catch(repo: RunStore) -> None:
     run_id = shipped_run(repo, "Acme's rocket launched in 2018. It is ready for you.")
     assert repo.load_run(run_id).state.status == "shipped"
     save_v2_with_banned_word(repo, "general", "ready")
@@ -307,7 +307,7 @@ def test_recheck_shows_what_a_new_version_would_catch(repo: Repo) -> None:
     assert repo.rubrics.trials(kind="recheck")[0].verdict == "PASS"
 
 
-def test_save_as_copies_the_draft_under_a_new_name(repo: Repo) -> None:
+def test_save_as_copies_the_draft_under_a_new_name(repo: RunStore) -> None:
     at = open_rubrics("compliance")
     at.text_input(key="rc_k0_name").set_value("No outcome promises")
     at.text_input(key="rs_copy_name").set_value("Bad Name")
@@ -328,7 +328,7 @@ def test_save_as_copies_the_draft_under_a_new_name(repo: Repo) -> None:
 # --- found in review ----------------------------------------------------------------------------
 
 
-def test_a_conflicting_save_keeps_the_draft_and_can_save_over_the_newer_version(repo: Repo) -> None:
+def test_a_conflicting_save_keeps_the_draft_and_can_save_over_the_newer_version(repo: RunStore) -> None:
     at = open_rubrics("general")
     at.text_input(key="rc_k0_name").set_value("Facts match the spec")
     at.text_input(key="rs_note").set_value("rename")
@@ -344,7 +344,7 @@ def test_a_conflicting_save_keeps_the_draft_and_can_save_over_the_newer_version(
     assert repo.rubrics.document("general", 3).criteria[0].name == "Facts match the spec"
 
 
-def test_leaving_the_page_and_coming_back_keeps_the_rubric_and_the_draft(repo: Repo) -> None:
+def test_leaving_the_page_and_coming_back_keeps_the_rubric_and_the_draft(repo: RunStore) -> None:
     at = open_rubrics("compliance")
     at.text_input(key="rc_k0_name").set_value("Edited name")
     at.text_input(key="rs_note").set_value("half-written note")
@@ -361,7 +361,7 @@ def test_leaving_the_page_and_coming_back_keeps_the_rubric_and_the_draft(repo: R
     assert "Unsaved changes" not in texts(at)
 
 
-def test_duplicate_copies_what_was_just_typed(repo: Repo) -> None:
+def test_duplicate_copies_what_was_just_typed(repo: RunStore) -> None:
     at = open_rubrics("code")
     at.text_area(key="rc_k0_fail_signal").set_value("typed just now")
     at.button(key="rc_k0_dup").click()
@@ -370,7 +370,7 @@ def test_duplicate_copies_what_was_just_typed(repo: Repo) -> None:
     assert copy.value == "typed just now" and copy.key != "rc_k0_fail_signal"
 
 
-def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Repo) -> None:
+def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: RunStore) -> None:
     from santa_core.models import Criterion
 
     doc = repo.rubrics.document("general")
@@ -387,7 +387,7 @@ def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Re
     assert "Nothing to save" in texts(at)
 
 
-def test_untrusted_names_are_escaped_in_expander_labels(repo: Repo) -> None:
+def test_untrusted_names_are_escaped_in_expander_labels(repo: RunStore) -> None:
     text = repo.rubrics.export("general").replace("name: Factual accuracy", "name: '![x](http://127.0.0.1:9/p.png)'")
     repo.rubrics.import_text(text, "yaml", "author@example.com")
     at = open_rubrics("general")
@@ -396,7 +396,7 @@ def test_untrusted_names_are_escaped_in_expander_labels(repo: Repo) -> None:
     assert not any("![x](" in label for label in labels)
 
 
-def test_a_refused_save_does_not_follow_the_author_to_another_rubric(repo: Repo) -> None:
+def test_a_refused_save_does_not_follow_the_author_to_another_rubric(repo: RunStore) -> None:
     at = open_rubrics("general")
     at.text_input(key="rc_k0_name").set_value("Facts")
     at.text_input(key="rs_note").set_value("rename")
@@ -436,13 +436,13 @@ def controls(at: AppTest) -> set[str]:
     return keys & set(CHANGE_CONTROLS) | {k for k in keys if k and k.startswith("rc_")}
 
 
-def trial_rows(repo: Repo) -> int:
+def trial_rows(repo: RunStore) -> int:
     with Session(repo.engine) as s:
         return s.exec(select(func.count()).select_from(TrialRow)).one()
 
 
 @pytest.mark.parametrize("who", ["viewer@example.com", "editor@example.com"])
-def test_people_who_may_not_change_rubrics_read_everything_and_change_nothing(repo: Repo, who: str) -> None:
+def test_people_who_may_not_change_rubrics_read_everything_and_change_nothing(repo: RunStore, who: str) -> None:
     run_id = shipped_run(repo, "Acme's rocket launched in 2018. It is ready for you.")
     save_v2_with_banned_word(repo, "general", "ready")
     at = open_rubrics("general", user=who)
@@ -468,7 +468,7 @@ def test_people_who_may_not_change_rubrics_read_everything_and_change_nothing(re
     assert repo.rubrics.latest_version("general") == 2
 
 
-def test_a_rubric_author_saves_and_is_named_on_the_version(repo: Repo) -> None:
+def test_a_rubric_author_saves_and_is_named_on_the_version(repo: RunStore) -> None:
     at = open_rubrics("general", user="author@example.com")
     assert "To change rubrics" not in texts(at)
     at.text_input(key="rc_k0_name").set_value("Facts match the spec")
@@ -480,7 +480,7 @@ def test_a_rubric_author_saves_and_is_named_on_the_version(repo: Repo) -> None:
     assert repo.rubrics.versions("general")[0].author == "author@example.com"
 
 
-def test_storage_refuses_rubric_changes_by_people_without_the_role(repo: Repo) -> None:
+def test_storage_refuses_rubric_changes_by_people_without_the_role(repo: RunStore) -> None:
     from santa_core.roles import PermissionDenied
 
     doc = repo.rubrics.document("general")
@@ -496,7 +496,7 @@ def test_storage_refuses_rubric_changes_by_people_without_the_role(repo: Repo) -
     assert trial_rows(repo) == 0
 
 
-def test_a_save_refused_by_storage_is_shown_and_the_draft_kept(repo: Repo) -> None:
+def test_a_save_refused_by_storage_is_shown_and_the_draft_kept(repo: RunStore) -> None:
     at = open_rubrics("general", user="author@example.com")
     at.text_input(key="rc_k0_name").set_value("Edited before the role went")
     at.text_input(key="rs_note").set_value("rename")

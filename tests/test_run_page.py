@@ -12,7 +12,8 @@ from desk import open_desk
 from santa_core.models import CheckResult, Review, RunState, RunStatus
 from santa_core.roles import PermissionDenied
 from santa_core.run import actions
-from storage.repo import Repo, SlotAssigned
+from storage.errors import SlotAssigned
+from storage.runs import RunStore
 from tests.test_app import plain
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
@@ -45,7 +46,7 @@ def keys(at: AppTest, kind: str = "button") -> set[str]:
     return {w.key for w in getattr(at, kind) if w.key}
 
 
-def driven_run(repo: Repo, output: str, reviewer_c: str = MODEL_C, person_c: str | None = None) -> int:
+def driven_run(repo: RunStore, output: str, reviewer_c: str = MODEL_C, person_c: str | None = None) -> int:
     """A run started by an editor and driven (synchronously) to its first stop."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
@@ -57,28 +58,28 @@ def driven_run(repo: Repo, output: str, reviewer_c: str = MODEL_C, person_c: str
         desk.close()
 
 
-def wait_for(repo: Repo, run_id: int, status: RunStatus) -> None:
+def wait_for(repo: RunStore, run_id: int, status: RunStatus) -> None:
     deadline = time.monotonic() + 30
     while repo.load_run(run_id).state.status != status:
         assert time.monotonic() < deadline, f"run {run_id} stuck in {repo.load_run(run_id).state.status}"
         time.sleep(0.1)
 
 
-def passing_review(repo: Repo) -> Review:
+def passing_review(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
     return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
                                           for c in rubric.criteria], critical_issues=[], suggestions=[])
 
 
 @pytest.fixture
-def awaiting(desk_env: Repo) -> int:
+def awaiting(desk_env: RunStore) -> int:
     run_id = driven_run(desk_env, DEFECTIVE)
     assert desk_env.load_run(run_id).state.status == RunStatus.AWAITING_APPROVAL
     return run_id
 
 
 @pytest.fixture
-def shipped(desk_env: Repo) -> int:
+def shipped(desk_env: RunStore) -> int:
     run_id = driven_run(desk_env, CLEAN)
     assert desk_env.load_run(run_id).state.status == RunStatus.SHIPPED
     return run_id
@@ -87,7 +88,7 @@ def shipped(desk_env: Repo) -> int:
 # --- approval --------------------------------------------------------------------------------
 
 
-def test_a_viewer_sees_the_refusal_instead_of_approve(desk_env: Repo, awaiting: int) -> None:
+def test_a_viewer_sees_the_refusal_instead_of_approve(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(VIEWER, awaiting)
     assert not {"approve_fix", "reject_fix"} & keys(at)
     assert not any(t.key == f"edit_{awaiting}_1" for t in at.text_area)
@@ -100,7 +101,7 @@ def test_a_viewer_sees_the_refusal_instead_of_approve(desk_env: Repo, awaiting: 
     assert desk_env.load_run(awaiting).state.status == RunStatus.AWAITING_APPROVAL
 
 
-def test_an_editor_approves(desk_env: Repo, awaiting: int) -> None:
+def test_an_editor_approves(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(EDITOR, awaiting)
     at.text_input(key=f"reason_{awaiting}_1").set_value("the year is right now")
     at.button(key="approve_fix").click().run()
@@ -115,7 +116,7 @@ def test_an_editor_approves(desk_env: Repo, awaiting: int) -> None:
     assert f"started by Editor <{EDITOR}>" in texts(at)
 
 
-def test_roles_taken_away_meanwhile_show_an_error_and_keep_the_text(desk_env: Repo, awaiting: int) -> None:
+def test_roles_taken_away_meanwhile_show_an_error_and_keep_the_text(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(EDITOR, awaiting)
     edited = "Acme's rocket launched in 2018. Edited by hand."
     at.text_area(key=f"edit_{awaiting}_1").set_value(edited)
@@ -129,7 +130,7 @@ def test_roles_taken_away_meanwhile_show_an_error_and_keep_the_text(desk_env: Re
     assert desk_env.get_run_view(awaiting).rounds[0].decisions == []
 
 
-def test_local_user_shows_by_name(desk_env: Repo, awaiting: int) -> None:
+def test_local_user_shows_by_name(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(None, awaiting)
     at.button(key="approve_fix").click().run()
     wait_for(desk_env, awaiting, RunStatus.SHIPPED)
@@ -140,7 +141,7 @@ def test_local_user_shows_by_name(desk_env: Repo, awaiting: int) -> None:
 # --- escapes ---------------------------------------------------------------------------------
 
 
-def test_anyone_reports_an_escape_on_a_shipped_run(desk_env: Repo, shipped: int) -> None:
+def test_anyone_reports_an_escape_on_a_shipped_run(desk_env: RunStore, shipped: int) -> None:
     at = as_person(VIEWER, shipped)
     key = f"escape_{shipped}"
     assert at.selectbox(key=f"{key}_criterion").options[-1] == "other (no criterion of the rubric)"
@@ -161,7 +162,7 @@ def test_anyone_reports_an_escape_on_a_shipped_run(desk_env: Repo, shipped: int)
     assert listed["description"].tolist() == [escape.description] and listed["by"].tolist() == [f"Viewer <{VIEWER}>"]
 
 
-def test_other_criterion(desk_env: Repo, shipped: int) -> None:
+def test_other_criterion(desk_env: RunStore, shipped: int) -> None:
     at = as_person(None, shipped)
     key = f"escape_{shipped}"
     at.selectbox(key=f"{key}_criterion").set_value("other")
@@ -170,7 +171,7 @@ def test_other_criterion(desk_env: Repo, shipped: int) -> None:
     assert [(e.criterion, e.severity) for e in desk_env.escapes(shipped)] == [("other", "critical")]
 
 
-def test_no_escape_form_before_shipping(desk_env: Repo, awaiting: int) -> None:
+def test_no_escape_form_before_shipping(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(None, awaiting)
     assert f"escape_{awaiting}_submit" not in keys(at)
     shown = texts(at)
@@ -180,14 +181,14 @@ def test_no_escape_form_before_shipping(desk_env: Repo, awaiting: int) -> None:
 # --- verification record ---------------------------------------------------------------------
 
 
-def test_record_downloads_on_every_run(desk_env: Repo, awaiting: int, shipped: int) -> None:
+def test_record_downloads_on_every_run(desk_env: RunStore, awaiting: int, shipped: int) -> None:
     for run_id in (awaiting, shipped):
         at = as_person(VIEWER, run_id)
         assert {f"record_{f}_{run_id}" for f in ("json", "html", "pdf")} <= keys(at, "download_button")
         assert "Verification record" in texts(at)
 
 
-def test_record_waits_while_a_person_review_is_open(desk_env: Repo) -> None:
+def test_record_waits_while_a_person_review_is_open(desk_env: RunStore) -> None:
     run_id = driven_run(desk_env, CLEAN, reviewer_c="person")
     at = as_person(EDITOR, run_id)
     assert not keys(at, "download_button")  # the record would show the other review
@@ -197,7 +198,7 @@ def test_record_waits_while_a_person_review_is_open(desk_env: Repo) -> None:
 # --- person reviewer slots -------------------------------------------------------------------
 
 
-def test_a_slot_assigned_to_someone_else_cannot_be_filled_by_me(desk_env: Repo) -> None:
+def test_a_slot_assigned_to_someone_else_cannot_be_filled_by_me(desk_env: RunStore) -> None:
     run_id = driven_run(desk_env, CLEAN, reviewer_c="person", person_c=OFFICER)
     assert desk_env.load_run(run_id).state.status == RunStatus.AWAITING_HUMAN_REVIEW
     at = as_person(EDITOR, run_id)
@@ -210,14 +211,14 @@ def test_a_slot_assigned_to_someone_else_cannot_be_filled_by_me(desk_env: Repo) 
     assert "run history stays hidden" in texts(officer)  # still blind
 
 
-def test_a_viewer_may_not_fill_a_person_slot(desk_env: Repo) -> None:
+def test_a_viewer_may_not_fill_a_person_slot(desk_env: RunStore) -> None:
     run_id = driven_run(desk_env, CLEAN, reviewer_c="person")
     at = as_person(VIEWER, run_id)
     assert not any(k.endswith("_C_submit") for k in keys(at))
     assert "To fill a person reviewer slot you need to be" in texts(at)
 
 
-def test_who_filled_one_slot_is_told_why_not_the_other(desk_env: Repo) -> None:
+def test_who_filled_one_slot_is_told_why_not_the_other(desk_env: RunStore) -> None:
     desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)
     try:
         run_id = desk.repo.create_run(SPEC, CLEAN, desk.repo.rubrics.resolved("general"), "person", "person",
@@ -232,7 +233,7 @@ def test_who_filled_one_slot_is_told_why_not_the_other(desk_env: Repo) -> None:
     assert f"person_{run_id}_1_C_submit" in keys(as_person(OFFICER, run_id))
 
 
-def test_resume_only_for_those_who_may(desk_env: Repo, shipped: int) -> None:
+def test_resume_only_for_those_who_may(desk_env: RunStore, shipped: int) -> None:
     run_id = driven_run(desk_env, DEFECTIVE)
     state = desk_env.load_run(run_id).state
     stopped = RunState(status=RunStatus.INTERRUPTED, round=state.round, note="the server stopped")
@@ -243,7 +244,7 @@ def test_resume_only_for_those_who_may(desk_env: Repo, shipped: int) -> None:
     assert "resume_run" in keys(as_person(EDITOR, run_id))
 
 
-def test_download_data_is_built_on_click_from_the_database(desk_env: Repo, shipped: int) -> None:
+def test_download_data_is_built_on_click_from_the_database(desk_env: RunStore, shipped: int) -> None:
     from ui.run_extras import FORMATS, _builder
 
     built = {fmt: _builder(desk_env, shipped, render)() for fmt, (_, _, render) in FORMATS.items()}

@@ -48,16 +48,12 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.run.store import RoundRecord, Store
-from storage import db
+from storage import db, startup
 from storage.db import database_url, make_engine, migrate, redacted_url
-from storage.repo import (
-    Repo,
-    RoundConflict,
-    RoundNotFound,
-    RunNotFound,
-    content_hash,
-    sha256_text,
-)
+from storage.errors import RoundConflict, RoundNotFound, RunNotFound
+from storage.hashing import content_hash, sha256_text
+from storage.run_rows import lock_run
+from storage.runs import RunStore
 from storage.tables import (
     DecisionRow,
     EscalationRow,
@@ -178,9 +174,9 @@ def engine(db_url: str) -> Iterator[Engine]:
 
 
 @pytest.fixture
-def repo(engine: Engine) -> Repo:
-    """A Repo over the migrated engine, its test people granted their roles."""
-    return grant(Repo(engine))
+def repo(engine: Engine) -> RunStore:
+    """A RunStore over the migrated engine, its test people granted their roles."""
+    return grant(RunStore(engine))
 
 
 # --- builders -------------------------------------------------------------------------------
@@ -323,7 +319,7 @@ def make_proposal(before: str = "The output.") -> FixProposal:
     )
 
 
-def new_run(repo: Repo, output: str = "The output.", **kw: object) -> int:
+def new_run(repo: RunStore, output: str = "The output.", **kw: object) -> int:
     """A queued run with round 1."""
     return repo.create_run(
         "The spec.", output, make_rubric(), "claude-a", "gpt-b", "fixer", **kw
@@ -404,11 +400,11 @@ def test_repo_implements_the_store_protocol() -> None:
         "record_decision",
     ):
         proto = inspect.signature(getattr(Store, name))
-        impl = inspect.signature(getattr(Repo, name))
+        impl = inspect.signature(getattr(RunStore, name))
         assert list(proto.parameters) == list(impl.parameters), name
 
 
-def test_create_and_load_run(repo: Repo) -> None:
+def test_create_and_load_run(repo: RunStore) -> None:
     run_id = new_run(repo, auto_approve=True, budget_usd=1.5, max_rounds=4)
     run = repo.load_run(run_id)
     assert run.state == RunState(status=S.QUEUED, round=1, max_rounds=4, round_cap=4)
@@ -426,7 +422,7 @@ def test_create_and_load_run(repo: Repo) -> None:
     assert repo.load_round(run_id, 2) is None
 
 
-def test_round_trip_reviews_gate_proposal(repo: Repo, engine: Engine) -> None:
+def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     b, c, gate, proposal = (
         make_outcome("B"),
@@ -459,14 +455,14 @@ def test_round_trip_reviews_gate_proposal(repo: Repo, engine: Engine) -> None:
     assert verdicts == {"B": "FAIL", "C": "FAIL"}
 
 
-def test_nice_gate_with_no_issues_round_trips(repo: Repo) -> None:
+def test_nice_gate_with_no_issues_round_trips(repo: RunStore) -> None:
     run_id = new_run(repo)
     gate = GateResult(decision=GateDecision.NICE, issues=[])
     repo.save_gate(run_id, 1, gate)
     assert repo.load_round(run_id, 1).gate == gate
 
 
-def test_saving_the_same_step_twice_stores_it_once(repo: Repo, engine: Engine) -> None:
+def test_saving_the_same_step_twice_stores_it_once(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     for _ in range(2):
         repo.save_review(run_id, 1, make_outcome("B"))
@@ -476,7 +472,7 @@ def test_saving_the_same_step_twice_stores_it_once(repo: Repo, engine: Engine) -
     assert repo.spent_usd(run_id) == pytest.approx(0.0317 + 0.05)
 
 
-def test_a_person_replaces_a_pending_review(repo: Repo, engine: Engine) -> None:
+def test_a_person_replaces_a_pending_review(repo: RunStore, engine: Engine) -> None:
     run_id = repo.create_run("The spec.", "The output.", make_rubric(), "claude-a", "person", "fixer")
     pending = ReviewOutcome(slot="C", reviewer="person", status=ReviewStatus.PENDING)
     repo.save_review(run_id, 1, pending)
@@ -489,7 +485,7 @@ def test_a_person_replaces_a_pending_review(repo: Repo, engine: Engine) -> None:
     assert count(engine, ReviewRow, run_id=run_id) == 1
 
 
-def test_regenerated_gate_replaces_its_issues(repo: Repo) -> None:
+def test_regenerated_gate_replaces_its_issues(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.save_gate(run_id, 1, make_gate())
     fewer = make_gate().model_copy(update={"issues": make_gate().issues[:1]})
@@ -497,7 +493,7 @@ def test_regenerated_gate_replaces_its_issues(repo: Repo) -> None:
     assert repo.load_round(run_id, 1).gate == fewer
 
 
-def test_newest_proposal_counts_and_all_cost_is_kept(repo: Repo) -> None:
+def test_newest_proposal_counts_and_all_cost_is_kept(repo: RunStore) -> None:
     run_id = new_run(repo)
     first, second = (
         make_proposal(),
@@ -510,7 +506,7 @@ def test_newest_proposal_counts_and_all_cost_is_kept(repo: Repo) -> None:
 
 
 def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(
-    repo: Repo,
+    repo: RunStore,
 ) -> None:
     run_id = new_run(repo)
     repo.start_round(run_id, 2, "v2")
@@ -523,7 +519,7 @@ def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(
     repo.start_round(run_id, 2, "v2, edited")
 
 
-def test_missing_run_or_round_raises_clearly(repo: Repo) -> None:
+def test_missing_run_or_round_raises_clearly(repo: RunStore) -> None:
     with pytest.raises(RunNotFound, match="run 999 does not exist"):
         repo.load_run(999)
     calls = [
@@ -545,7 +541,7 @@ def test_missing_run_or_round_raises_clearly(repo: Repo) -> None:
         repo.save_review(run_id, 7, make_outcome())
 
 
-def test_datetimes_come_back_as_aware_utc(repo: Repo) -> None:
+def test_datetimes_come_back_as_aware_utc(repo: RunStore) -> None:
     view = repo.get_run_view(new_run(repo))
     stamps = [
         view.created_at,
@@ -561,7 +557,7 @@ def test_datetimes_come_back_as_aware_utc(repo: Repo) -> None:
 # --- state ----------------------------------------------------------------------------------
 
 
-def test_transition_is_compare_and_set(repo: Repo, engine: Engine) -> None:
+def test_transition_is_compare_and_set(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     running = RunState(status=S.RUNNING, note="reviewing")
     assert repo.transition(run_id, {S.QUEUED}, running, "worker") is True
@@ -575,7 +571,7 @@ def test_transition_is_compare_and_set(repo: Repo, engine: Engine) -> None:
     ]
 
 
-def test_escalated_state_opens_an_escalation(repo: Repo) -> None:
+def test_escalated_state_opens_an_escalation(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     assert repo.transition(
@@ -592,7 +588,7 @@ def test_escalated_state_opens_an_escalation(repo: Repo) -> None:
         repo.transition(run_id, {S.ESCALATED}, RunState(status=S.ESCALATED), "worker")
 
 
-def test_resolve_escalation_rereview_is_one_transaction(repo: Repo) -> None:
+def test_resolve_escalation_rereview_is_one_transaction(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.ROUND_CAP), "gate")
@@ -623,7 +619,7 @@ def test_resolve_escalation_rereview_is_one_transaction(repo: Repo) -> None:
         repo.resolve_escalation(run_id, "ship_as_is", "ann", "")
 
 
-def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: Repo) -> None:
+def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(
@@ -637,7 +633,7 @@ def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: Repo) -> None
     assert repo.list_escalations("resolved")[0].resolution == "ship_as_is"
 
 
-def test_leaving_escalated_through_transition_closes_the_escalation(repo: Repo) -> None:
+def test_leaving_escalated_through_transition_closes_the_escalation(repo: RunStore) -> None:
     """The Store-protocol path for system code (the command line acts as `cli`): record_decision,
     then transition; the escalation closes with the latest resolving decision's reason. (A person
     cannot take this path: tests/test_people_audit.py; they go through resolve_escalation.)"""
@@ -656,7 +652,7 @@ def test_leaving_escalated_through_transition_closes_the_escalation(repo: Repo) 
     )
 
 
-def test_mark_interrupted_and_runs_to_resume(repo: Repo, engine: Engine) -> None:
+def test_mark_interrupted_and_runs_to_resume(repo: RunStore, engine: Engine) -> None:
     ids = [new_run(repo) for _ in range(4)]
     for run_id in ids[:2]:
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
@@ -679,15 +675,15 @@ def test_mark_interrupted_and_runs_to_resume(repo: Repo, engine: Engine) -> None
 
 def test_init_db_migrates_and_marks_interrupted_once_per_process(db_url: str) -> None:
     try:
-        repo = Repo(db.init_db(db_url))
+        repo = RunStore(startup.init_db(db_url))
         run_id = new_run(repo)
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
-        assert db.init_db(db_url) is db.get_engine(db_url)  # cached: nothing marked now
+        assert startup.init_db(db_url) is db.get_engine(db_url)  # cached: nothing marked now
         assert repo.load_run(run_id).state.status == S.RUNNING
         with repo.engine.begin() as conn:  # the worker that claimed it is gone
             conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {run_id}")
         db.dispose_engines()  # a "restart"
-        Repo(db.init_db(db_url))
+        RunStore(startup.init_db(db_url))
         assert repo.load_run(run_id).state.status == S.INTERRUPTED
     finally:
         db.dispose_engines()
@@ -696,7 +692,7 @@ def test_init_db_migrates_and_marks_interrupted_once_per_process(db_url: str) ->
 # --- decisions are append-only --------------------------------------------------------------
 
 
-def test_decisions_are_append_only_with_hashes(repo: Repo, engine: Engine) -> None:
+def test_decisions_are_append_only_with_hashes(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     repo.record_decision(run_id, 1, "approve", "ann", "looks right", "before", "after")
     repo.record_decision(run_id, 1, "edit", "ann", "typo", "before", "after!")
@@ -710,12 +706,12 @@ def test_decisions_are_append_only_with_hashes(repo: Repo, engine: Engine) -> No
     assert rows[1].before_hash == sha256_text("before") and rows[
         1
     ].after_hash == sha256_text("after!")
-    public = [n for n in dir(Repo) if not n.startswith("_")]
+    public = [n for n in dir(RunStore) if not n.startswith("_")]
     assert not [n for n in public if re.search(r"update|delete|remove|edit|purge", n)]
 
 
 def test_no_statement_ever_updates_or_deletes_audit_rows(
-    repo: Repo, engine: Engine
+    repo: RunStore, engine: Engine
 ) -> None:
     seen: list[str] = []
     event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
@@ -744,7 +740,7 @@ def test_no_statement_ever_updates_or_deletes_audit_rows(
 # --- queries for the pages ------------------------------------------------------------------
 
 
-def test_list_runs_with_costs_and_status_filter(repo: Repo) -> None:
+def test_list_runs_with_costs_and_status_filter(repo: RunStore) -> None:
     a, b = new_run(repo), new_run(repo, source="cli", created_by="ann")
     repo.save_review(a, 1, make_outcome("B"))
     repo.save_proposal(a, 1, make_proposal())
@@ -763,7 +759,7 @@ def test_list_runs_with_costs_and_status_filter(repo: Repo) -> None:
     assert len(repo.list_runs(limit=1)) == 1
 
 
-def test_run_view_has_everything_a_page_renders(repo: Repo) -> None:
+def test_run_view_has_everything_a_page_renders(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
@@ -794,7 +790,7 @@ def test_run_view_has_everything_a_page_renders(repo: Repo) -> None:
     assert view.escalation is None and view.original_output == "The output."
 
 
-def test_pending_human_reviews(repo: Repo) -> None:
+def test_pending_human_reviews(repo: RunStore) -> None:
     run_id = repo.create_run(
         "spec", "out", make_rubric(), "claude-a", "person", "fixer"
     )
@@ -816,7 +812,7 @@ def test_pending_human_reviews(repo: Repo) -> None:
 # --- concurrency ----------------------------------------------------------------------------
 
 
-def test_eight_concurrent_writers_lose_nothing(repo: Repo, engine: Engine) -> None:
+def test_eight_concurrent_writers_lose_nothing(repo: RunStore, engine: Engine) -> None:
     threads, runs_each, increments = 8, 6, 25
     grant(repo, {f"t{t}": ("editor",) for t in range(threads)})
     counter = new_run(repo)
@@ -834,7 +830,7 @@ def test_eight_concurrent_writers_lose_nothing(repo: Repo, engine: Engine) -> No
                 repo.save_review(run_id, 1, make_outcome("C", calls=1))
                 mine.append(run_id)
             with repo._tx() as s:  # a read-modify-write increment through the repo's tx
-                row = repo._lock_run(s, counter)
+                row = lock_run(s, counter)
                 row.round_cap += 1
             if i < len(targets):
                 claim = RunState(status=S.RUNNING, note=f"t{t}")
@@ -897,7 +893,7 @@ def test_sqlite_pragmas_are_in_effect(tmp_path: Path) -> None:
 def test_sqlite_writes_begin_immediate_and_reads_do_not(tmp_path: Path) -> None:
     eng = make_engine(f"sqlite:///{tmp_path / 'b.db'}")
     migrate(eng)
-    repo = Repo(eng)
+    repo = RunStore(eng)
     seen: list[str] = []
     event.listen(eng, "before_cursor_execute", lambda *a: seen.append(a[2]))
     try:
@@ -964,7 +960,7 @@ def test_get_engine_is_cached_per_url(tmp_path: Path) -> None:
         db.dispose_engines()
 
 
-def test_escalation_rows_reference_runs(repo: Repo, engine: Engine) -> None:
+def test_escalation_rows_reference_runs(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.FIX_FAILED), "worker")
@@ -1020,7 +1016,7 @@ def test_migration_0008_keeps_runs_and_their_rounds(db_url: str) -> None:
         eng.dispose()
 
 
-def test_settings_are_appended_and_merged(repo: Repo, engine: Engine) -> None:
+def test_settings_are_appended_and_merged(repo: RunStore, engine: Engine) -> None:
     assert repo.get_settings() == {}
     repo.save_settings({"reviewer_b": "claude-a", "max_rounds": 3}, actor="ann")
     repo.save_settings({"max_rounds": 4}, actor="bob")
@@ -1028,7 +1024,7 @@ def test_settings_are_appended_and_merged(repo: Repo, engine: Engine) -> None:
     assert count(engine, SettingsRow) == 2
 
 
-def test_run_json_is_json_ready(repo: Repo) -> None:
+def test_run_json_is_json_ready(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
@@ -1063,11 +1059,11 @@ def test_redacted_url_hides_the_password() -> None:
 
 def test_init_db_can_leave_running_runs_alone(db_url: str) -> None:
     try:
-        repo = Repo(db.init_db(db_url))
+        repo = RunStore(startup.init_db(db_url))
         run_id = new_run(repo)
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
         db.dispose_engines()  # a second process (the CLI) opens the same database
-        db.init_db(db_url, mark_interrupted=False)
+        startup.init_db(db_url, mark_interrupted=False)
         assert repo.load_run(run_id).state.status == S.RUNNING
     finally:
         db.dispose_engines()
@@ -1081,7 +1077,7 @@ def test_app_start_leaves_runs_of_live_workers_alone(tmp_path: Path) -> None:
     from santa_core.run.engine import Claim, advance
     from storage.workers import this_worker
 
-    repo = Repo(db.init_db(f"sqlite:///{tmp_path / 'w.db'}", mark_interrupted=False))
+    repo = RunStore(startup.init_db(f"sqlite:///{tmp_path / 'w.db'}", mark_interrupted=False))
     rubric = Rubric(name="r", criteria=[Criterion(id="a", name="A", category="c", pass_condition="p", fail_signal="f")])
     ids = [repo.create_run(spec="s", output="o", rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
            for _ in range(3)]

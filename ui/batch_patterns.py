@@ -169,7 +169,7 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
     if edits != proposal.edits:
         fixed = apply_pattern_fix(proposal.before_text, edits).after_text
         st.markdown("As you edited it, on the representative item")
-        st.code(components.unified_diff(proposal.before_text, fixed, "current output", "as edited"),
+        st.code(components.readable_diff(proposal.before_text, fixed, "current output", "as edited"),
                 language="diff", wrap_lines=True)
     return edits
 

@@ -6,8 +6,6 @@ is untrusted (it may contain markup meant for the reviewer or the reader).
 
 from __future__ import annotations
 
-import difflib
-
 import pandas as pd
 import streamlit as st
 
@@ -24,6 +22,7 @@ from santa_core.models import (
     RunStatus,
 )
 from santa_core.run.gate import slot_passes, why_not_pass
+from santa_core.text import unified_diff
 from ui.safe import md
 
 STATUS_LABEL = {
@@ -110,10 +109,9 @@ def issues_table(issues: list[MergedIssue]) -> None:
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
-def unified_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
-    """A unified diff of two texts (for st.code(language='diff'))."""
-    lines = difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=old, tofile=new, lineterm="")
-    return "\n".join(lines) or "(no change)"
+def readable_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
+    """A unified diff of two texts for st.code(language='diff'); "(no change)" when they are equal."""
+    return unified_diff(before, after, old, new) or "(no change)"
 
 
 def proposal_view(proposal: FixProposal) -> None:
@@ -129,7 +127,7 @@ def proposal_view(proposal: FixProposal) -> None:
     for rejected in proposal.rejected:
         st.warning(f"Edit not applied: {md(rejected.reason)}")
         st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
-    st.code(unified_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
+    st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
 
 
 def checks_table(checks: list[CheckOutcome]) -> None:

@@ -17,7 +17,8 @@ import streamlit as st
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run.engine import InvalidTransition
-from storage.repo import EscalationNotOpen, EscalationView, RoundView, RunView
+from storage.errors import EscalationNotOpen
+from storage.views import EscalationView, RoundView, RunView
 from ui import components, services
 from ui.run_view import round_panel, timeline
 from ui.safe import md
@@ -212,7 +213,7 @@ def _evidence(view: RunView) -> None:
         st.caption(md(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
                       f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
                       "below."))
-        st.code(components.unified_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
+        st.code(components.readable_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
                              f"round {current.round_no} (under decision)"), language="diff", wrap_lines=True)
     st.markdown(f"**Round {rnd.round_no}: the last reviews, side by side, and the open issues**")
     round_panel(view, rnd)

@@ -14,7 +14,8 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.roles import Permission, PermissionDenied, must_differ
-from storage.repo import PendingReview, RunNotFound
+from storage.errors import RunNotFound
+from storage.views import PendingReview
 from ui import services
 from ui.safe import md
 

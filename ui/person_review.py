@@ -6,7 +6,7 @@ import streamlit as st
 
 from santa_core.models import CheckResult, Review, ReviewIssue
 from santa_core.roles import must_differ
-from storage.repo import RunView
+from storage.views import RunView
 from ui import services
 from ui.safe import md
 

@@ -9,6 +9,7 @@ from santa_core.models import Rubric, RubricDocument
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import diff as rubric_diff
 from santa_core.rubrics import library as lib
+from santa_core.text import unified_diff
 from storage.rubrics import RubricConflict, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
@@ -65,7 +66,7 @@ def show_diff(store: RubricStore, name: str, old: int, new: int) -> None:
                        f"{', '.join(after.extends) or 'none'}): " + _summary(inherited).removeprefix("Criteria: ")))
         _side_by_side(old_parents, new_parents, old, new, show_all=False)
     with st.expander("Unified diff of the exported files"):
-        text = rubric_diff.unified(lib.export_document(before), lib.export_document(after),
+        text = unified_diff(lib.export_document(before), lib.export_document(after),
                                    f"{name}@{old}.yaml", f"{name}@{new}.yaml")
         st.code(text, language="diff")
 

@@ -14,8 +14,11 @@ import streamlit as st
 from santa_core.models import RunStatus
 from santa_core.reports.record import to_html, to_json, to_pdf
 from santa_core.roles import Permission, PermissionDenied
+from storage.errors import RunNotFound
+from storage.escapes import SEVERITIES
 from storage.records import verification_record
-from storage.repo import SEVERITIES, Repo, RunNotFound, RunView
+from storage.runs import RunStore
+from storage.views import RunView
 from ui import services
 from ui.safe import md
 
@@ -30,7 +33,7 @@ FORMATS: dict[str, tuple[str, str, Callable]] = {
 }
 
 
-def _builder(repo: Repo, run_id: int, render: Callable) -> Callable[[], str | bytes]:
+def _builder(repo: RunStore, run_id: int, render: Callable) -> Callable[[], str | bytes]:
     """The download's data, built on click from the database (never from the page's snapshot).
 
     It runs on a thread of its own, so it holds the repository itself, not `services`.

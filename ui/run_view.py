@@ -12,7 +12,8 @@ from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
-from storage.repo import RoundView, RunNotFound, RunView
+from storage.errors import RunNotFound
+from storage.views import RoundView, RunView
 from ui import components, run_extras, services
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import md
@@ -57,7 +58,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {services.display(d.actor)} · {d.action}"
                       + (f": {d.reason}" if d.reason else "")))
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
-            st.code(components.unified_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
+            st.code(components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
                     language="diff", wrap_lines=True)
 
 

@@ -11,8 +11,6 @@ the same record; the JSON is the exact one.
 
 from __future__ import annotations
 
-import difflib
-import hashlib
 import html
 import json
 import unicodedata
@@ -22,27 +20,10 @@ from typing import Any
 from pydantic import BaseModel, Field, computed_field
 
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
+from santa_core.text import canonical_json, sha256_text
 
 FORMAT = "santa.verification-record/1"
 """Names the shape of the record, so a reader knows which fields to expect."""
-
-
-def sha256_text(text: str) -> str:
-    """Hex SHA-256 of UTF-8 text (the same as the database's hashes)."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
-def canonical_json(value: Any) -> str:
-    """Compact JSON with sorted keys: the bytes every hash in the record is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def unified_diff(before: str, after: str, before_label: str, after_label: str) -> str:
-    """A unified diff of two texts, line by line (difflib)."""
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=before_label, tofile=after_label)
-    # A last line without a newline would glue onto the next diff line; close it the way diff(1) does.
-    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 
 
 # --- the record -----------------------------------------------------------------------------

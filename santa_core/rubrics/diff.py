@@ -6,12 +6,11 @@ reserved), so a renamed criterion shows as "changed", not as one removed and one
 
 from __future__ import annotations
 
-import difflib
-import json
 from dataclasses import dataclass, field
 from typing import Literal
 
 from santa_core.models import Criterion, RubricDocument
+from santa_core.text import canonical_json
 
 RowStatus = Literal["added", "removed", "changed", "retired", "restored", "same"]
 
@@ -71,7 +70,7 @@ def check_json(check: dict | None) -> str:
     """A check as compact JSON with sorted keys ("" for no check)."""
     if check is None:
         return ""
-    return json.dumps(check, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return canonical_json(check)
 
 
 def _text(value: object) -> str:
@@ -172,12 +171,3 @@ def side_by_side(old: RubricDocument, new: RubricDocument) -> list[SideBySideRow
             )
         )
     return rows
-
-
-def unified(old_text: str, new_text: str, old_label: str, new_label: str) -> str:
-    """A unified diff of two texts (e.g. two exported YAML versions); "" when they are equal."""
-    lines = difflib.unified_diff(
-        old_text.splitlines(), new_text.splitlines(), fromfile=old_label, tofile=new_label, lineterm=""
-    )
-    out = "\n".join(lines)
-    return out + "\n" if out else ""

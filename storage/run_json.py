@@ -1,0 +1,68 @@
+"""A run as one JSON-ready object: the command line's `--json` answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from santa_core.models import (
+    ReviewOutcome,
+)
+from storage.rows import enum_value
+from storage.views import RoundView, RunView
+
+
+def review_json(outcome: ReviewOutcome) -> dict[str, Any]:
+    """A review slot for the CLI's JSON answer."""
+    return {
+        "reviewer": outcome.reviewer,
+        "status": outcome.status.value,
+        "verdict": outcome.effective_verdict,
+        "error": outcome.error,
+        "cost_usd": outcome.cost_usd,
+        "review": None
+        if outcome.review is None
+        else outcome.review.model_dump(mode="json"),
+    }
+
+
+def round_json(rnd: RoundView) -> dict[str, Any]:
+    """A round for the CLI's JSON answer."""
+    return {
+        "round": rnd.round_no,
+        "output_hash": rnd.output_hash,
+        "reviews": {slot: review_json(o) for slot, o in sorted(rnd.reviews.items())},
+        "gate": None if rnd.gate is None else rnd.gate.decision.value,
+        "issues": [] if rnd.gate is None else [i.model_dump() for i in rnd.gate.issues],
+        "checks": None if rnd.gate is None or rnd.gate.checks is None else [c.model_dump() for c in rnd.gate.checks],
+        "proposal": None if rnd.proposal is None else rnd.proposal.proposed_text,
+        "decisions": [d.model_dump(mode="json") for d in rnd.decisions],
+        "cost_usd": rnd.cost_usd,
+    }
+
+
+def run_json(view: RunView) -> dict[str, Any]:
+    """A run for the CLI's JSON answer."""
+    escalation = view.escalation
+    return {
+        "run_id": view.id,
+        "status": view.status.value,
+        "escalation_reason": enum_value(view.state.escalation_reason),
+        "note": view.state.note,
+        "round": view.state.round,
+        "rubric": {"name": view.rubric.name, "version": view.rubric.version},
+        "reviewer_b": view.reviewer_b,
+        "reviewer_c": view.reviewer_c,
+        "fixer": view.fixer,
+        "created_by": view.created_by,
+        "source": view.source,
+        "created_at": view.created_at.isoformat(),
+        "cost_usd": view.total_cost_usd,
+        "rounds": [round_json(r) for r in view.rounds],
+        "escalation": None
+        if escalation is None
+        else escalation.model_dump(mode="json"),
+        "escapes": [e.model_dump(mode="json") for e in view.escapes],
+        "current_output": view.current_output,
+        "final_output": view.final_output,
+    }

@@ -1,0 +1,154 @@
+"""A run's rows inside one transaction: locking and reading the run and its rounds, every child
+row fetched together, and the money spent per run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import func
+from sqlmodel import Session, select
+
+from storage.errors import RoundNotFound, RunNotFound
+from storage.metric_facts import touch
+from storage.rows import decision_of, gate_of, outcome_of, proposal_of
+from storage.tables import (
+    DecisionRow,
+    LLMCallRow,
+    MergedIssueRow,
+    ProposalRow,
+    ReviewRow,
+    RoundRow,
+    RunRow,
+)
+from storage.times import utc
+from storage.views import RoundView
+
+
+def lock_run(s: Session, run_id: int) -> RunRow:
+    """The run row, locked for this transaction (RunNotFound if missing)."""
+    stmt = select(RunRow).where(RunRow.id == run_id).with_for_update()
+    row = s.exec(stmt).first()
+    if row is None:
+        raise RunNotFound(run_id)
+    touch(s, run_id)  # every write to a run locks it first: its metric facts follow
+    return row
+
+
+def get_run(s: Session, run_id: int) -> RunRow:
+    """The run row (RunNotFound if missing)."""
+    row = s.get(RunRow, run_id)
+    if row is None:
+        raise RunNotFound(run_id)
+    return row
+
+
+def round_row(s: Session, run_id: int, round_no: int) -> RoundRow | None:
+    """The round row, if stored."""
+    stmt = select(RoundRow).where(
+        RoundRow.run_id == run_id, RoundRow.round_no == round_no
+    )
+    return s.exec(stmt).first()
+
+
+def require_round(s: Session, run_id: int, round_no: int) -> RoundRow:
+    """The round row (RoundNotFound if missing)."""
+    row = round_row(s, run_id, round_no)
+    if row is None:
+        raise RoundNotFound(run_id, round_no)
+    return row
+
+
+@dataclass
+class RunRows:
+    """Every child row of a run (or of one of its rounds), fetched in one snapshot."""
+
+    rounds: list[RoundRow]
+    reviews: list[ReviewRow]
+    issues: list[MergedIssueRow]
+    proposals: list[ProposalRow]
+    decisions: list[DecisionRow]
+    calls: dict[int, LLMCallRow]
+
+    def round_record(self, rnd: RoundRow) -> dict[str, Any]:
+        """RoundRecord fields of one stored round."""
+        n = rnd.round_no
+        proposals = [p for p in self.proposals if p.round_no == n]
+        return {
+            "round_no": n,
+            "output_text": rnd.output_text,
+            "reviews": {
+                r.slot: outcome_of(r, self.calls)
+                for r in self.reviews
+                if r.round_no == n
+            },
+            "gate": gate_of(rnd, [i for i in self.issues if i.round_no == n]),
+            "proposal": proposal_of(proposals[-1], self.calls) if proposals else None,
+        }
+
+    def round_view(self, rnd: RoundRow) -> RoundView:
+        """A RoundView of one stored round (cost includes superseded proposals)."""
+        n = rnd.round_no
+        cost = sum(r.cost_usd for r in self.reviews if r.round_no == n)
+        cost += sum(p.cost_usd for p in self.proposals if p.round_no == n)
+        return RoundView(
+            **self.round_record(rnd),
+            output_hash=rnd.output_hash,
+            started_at=utc(rnd.started_at),
+            decisions=[decision_of(d) for d in self.decisions if d.round_no == n],
+            cost_usd=cost,
+        )
+
+
+def children(s: Session, model: Any, run_id: int, round_no: int | None) -> list[Any]:
+    """Rows of `model` for the run (and round), oldest first."""
+    stmt = select(model).where(model.run_id == run_id)
+    if round_no is not None:
+        stmt = stmt.where(model.round_no == round_no)
+    return list(s.exec(stmt.order_by(model.id)).all())
+
+
+def calls_by_id(s: Session, ids: Iterable[int]) -> dict[int, LLMCallRow]:
+    """llm_call rows by id."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    rows = s.exec(select(LLMCallRow).where(LLMCallRow.id.in_(wanted))).all()
+    return {row.id: row for row in rows}
+
+
+def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:
+    """All child rows of a run (or one round)."""
+    reviews = children(s, ReviewRow, run_id, round_no)
+    proposals = children(s, ProposalRow, run_id, round_no)
+    call_ids = [i for row in (*reviews, *proposals) for i in row.call_ids]
+    rounds = sorted(children(s, RoundRow, run_id, round_no), key=lambda r: r.round_no)
+    return RunRows(
+        rounds=rounds,
+        reviews=reviews,
+        issues=children(s, MergedIssueRow, run_id, round_no),
+        proposals=proposals,
+        decisions=children(s, DecisionRow, run_id, round_no),
+        calls=calls_by_id(s, call_ids),
+    )
+
+
+def sum_by_run(s: Session, model: Any, run_ids: list[int]) -> dict[int, float]:
+    """Sum of `model.cost_usd` per run."""
+    if not run_ids:
+        return {}
+    stmt = (
+        select(model.run_id, func.coalesce(func.sum(model.cost_usd), 0.0))
+        .where(model.run_id.in_(run_ids))
+        .group_by(model.run_id)
+    )
+    return {run_id: float(total) for run_id, total in s.exec(stmt).all()}
+
+
+def costs(s: Session, run_ids: list[int]) -> dict[int, float]:
+    """Money spent per run: review costs plus every proposal's cost."""
+    reviews = sum_by_run(s, ReviewRow, run_ids)
+    proposals = sum_by_run(s, ProposalRow, run_ids)
+    return {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) for i in run_ids}

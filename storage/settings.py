@@ -1,0 +1,46 @@
+"""The saved defaults for new runs (Settings page): append-only rows, the newest counts.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlmodel import Session, select
+
+from santa_core.roles import Permission
+from storage import audit
+from storage.hashing import json_hash
+from storage.people import require
+from storage.tables import (
+    SettingsRow,
+)
+from storage.transactions import StoreBase
+
+
+def latest_settings(s: Session) -> dict[str, Any]:
+    """The newest saved settings inside a transaction ({} before the first save)."""
+    row = s.exec(select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)).first()
+    return dict(row.values_json) if row else {}
+
+
+class SettingsStore(StoreBase):
+    """Read and save the defaults."""
+
+    def get_settings(self) -> dict[str, Any]:
+        """The saved defaults for new runs ({} before the first save)."""
+        stmt = select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)
+        with self._read() as s:
+            row = s.exec(stmt).first()
+            return dict(row.values_json) if row else {}
+
+    def save_settings(self, values: dict[str, Any], actor: str) -> None:
+        """Append a settings row: the previous values updated with `values`."""
+        stmt = select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)
+        with self._tx() as s:
+            require(s, actor, Permission.EDIT_SETTINGS)
+            row = s.exec(stmt).first()
+            before = row.values_json if row else {}
+            merged = {**before, **values}
+            s.add(SettingsRow(values_json=merged, saved_by=actor))
+            audit.append(s, actor, "settings.saved", "settings", "defaults", before=json_hash(before),
+                         after=json_hash(merged), detail={"changed": sorted(k for k in merged if merged[k] != before.get(k))})

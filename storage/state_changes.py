@@ -1,0 +1,125 @@
+"""A run's state written with everything that goes with it: the state_change row, the audit event,
+and opening or closing the run's escalation. Only the engine's moves reach here.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from sqlmodel import Session, select
+
+from santa_core.config import Defaults
+from santa_core.models import (
+    RunState,
+    RunStatus,
+)
+from santa_core.run.store import DecisionAction
+from storage import audit
+from storage.hashing import json_hash, sha256_text
+from storage.metric_facts import touch
+from storage.rows import enum_value, state_of
+from storage.tables import (
+    DecisionRow,
+    EscalationRow,
+    RunRow,
+    SettingsRow,
+    StateChangeRow,
+    utcnow,
+)
+from storage.workers import this_worker
+
+RESOLUTION_ACTION: dict[str, DecisionAction] = {
+    "ship_as_is": "ship_as_is",
+    "rereview": "rereview",
+    "reject": "resolve_reject",
+}
+"""The decision action recorded for each way of resolving an escalation."""
+
+
+RESOLVED_AS: dict[RunStatus, str] = {
+    RunStatus.RESOLVED_SHIPPED: "ship_as_is",
+    RunStatus.RESOLVED_REJECTED: "reject",
+}
+
+
+def set_state(
+    s: Session, row: RunRow, new: RunState, actor: str, note: str
+) -> None:
+    """Write the state, its state_change row and audit event, and open or close the escalation."""
+    old = RunStatus(row.status)
+    before = state_of(row)
+    touch(s, row.id)
+    row.status = new.status.value
+    row.round, row.max_rounds, row.round_cap = (
+        new.round,
+        new.max_rounds,
+        new.round_cap,
+    )
+    row.escalation_reason = enum_value(new.escalation_reason)
+    row.note = new.note
+    row.updated_at = utcnow()
+    row.worker = this_worker() if new.status == RunStatus.RUNNING else None
+    s.add(row)
+    change = StateChangeRow(
+        run_id=row.id,
+        from_status=old.value,
+        to_status=row.status,
+        actor=actor,
+        note=note,
+    )
+    s.add(change)
+    audit.append(s, actor, "run.state", "run", row.id, run_id=row.id,
+                 before=json_hash(before.model_dump(mode="json")), after=json_hash(new.model_dump(mode="json")),
+                 detail={"from": old.value, "to": row.status, "round": row.round, "note": note,
+                         "reason": row.escalation_reason})
+    if new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
+        open_escalation(s, row)
+    elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
+        close_escalations(
+            s, row.id, RESOLVED_AS.get(new.status, "rereview"), actor
+        )
+
+
+def open_escalation(s: Session, run: RunRow) -> None:
+    """A new open escalation, due after the Settings' default time for its reason."""
+    saved = s.exec(select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)).first()
+    hours = Defaults.model_validate(saved.values_json if saved else {}).due_hours_for(run.escalation_reason)
+    esc = EscalationRow(run_id=run.id, reason=run.escalation_reason)
+    esc.due_at = esc.created_at + timedelta(hours=hours)
+    s.add(esc)
+    s.flush()
+    audit.append(s, "system", "escalation.opened", "escalation", esc.id, run_id=run.id,
+                 detail={"reason": esc.reason, "due_at": esc.due_at.isoformat()})
+
+
+def close_escalations(
+    s: Session,
+    run_id: int,
+    resolution: str,
+    actor: str,
+    why: str | None = None,
+) -> None:
+    """Resolve the run's open escalations (justification: `why` or the latest decision)."""
+    stmt = select(EscalationRow).where(
+        EscalationRow.run_id == run_id, EscalationRow.status == "open"
+    )
+    if why is None:
+        why = latest_resolution_reason(s, run_id)
+    for esc in s.exec(stmt).all():
+        esc.status, esc.resolution, esc.resolved_by = "resolved", resolution, actor
+        esc.resolved_at, esc.justification = utcnow(), why
+        s.add(esc)
+        audit.append(s, actor, "escalation.resolved", "escalation", esc.id, run_id=run_id,
+                     after=None if why is None else sha256_text(why),
+                     detail={"resolution": resolution, "justification": why})
+
+
+def latest_resolution_reason(s: Session, run_id: int) -> str | None:
+    """Reason of the run's latest escalation-resolving decision."""
+    stmt = (
+        select(DecisionRow.reason)
+        .where(DecisionRow.run_id == run_id)
+        .where(DecisionRow.action.in_(list(RESOLUTION_ACTION.values())))
+        .order_by(DecisionRow.id.desc())
+    )
+    return s.exec(stmt).first()

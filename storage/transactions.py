@@ -1,0 +1,56 @@
+"""The two kinds of transaction every store uses, and the hook they all share.
+
+A `Database` is one engine with a write transaction (BEGIN IMMEDIATE on SQLite) and a read
+snapshot. Before a write transaction commits, the metric facts of every run it touched are
+rewritten (`storage.metric_facts`), whichever store wrote: the facts are never behind the history.
+Every store (`StoreBase`) reads and writes through one shared `Database`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import Engine
+from sqlmodel import Session
+
+from storage.db import reader
+from storage.metric_facts import refresh_touched
+
+
+class Database:
+    """One engine and its transactions; each has committed (or rolled back) when it returns."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+        self._reader = reader(engine)
+
+    @contextmanager
+    def write(self) -> Iterator[Session]:
+        """A write transaction that refreshes the touched runs' metric facts, then commits."""
+        with Session(self.engine, expire_on_commit=False) as s, s.begin():
+            yield s
+            refresh_touched(s)
+
+    @contextmanager
+    def read(self) -> Iterator[Session]:
+        """A read-only snapshot transaction."""
+        with Session(self._reader, expire_on_commit=False) as s, s.begin():
+            yield s
+
+
+class StoreBase:
+    """Base of the stores: the database they share, and its two kinds of transaction."""
+
+    def __init__(self, db: Database | Engine | StoreBase) -> None:
+        """Over `db`; an engine gets a database of its own, a store shares its database."""
+        self.db = db.db if isinstance(db, StoreBase) else db if isinstance(db, Database) else Database(db)
+        self.engine = self.db.engine
+
+    def _tx(self) -> contextmanager[Session]:
+        """A write transaction (see `Database.write`)."""
+        return self.db.write()
+
+    def _read(self) -> contextmanager[Session]:
+        """A read-only snapshot (see `Database.read`)."""
+        return self.db.read()
