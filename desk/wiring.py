@@ -13,11 +13,12 @@ from dataclasses import dataclass
 
 import anthropic
 
+from santa_core.batch.driver import BatchDriver
 from santa_core.config import Defaults, env_defaults
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
 from santa_core.run.runner import Runner
-from storage.batch_service import BatchService
+from storage.batches import BatchStore
 from storage.db import database_url
 from storage.runs import RunStore
 from storage.startup import init_db
@@ -72,7 +73,7 @@ class Desk:
     url: str
     repo: RunStore
     runner: Runner
-    batches: BatchService
+    batches: BatchDriver
 
     def defaults(self) -> Defaults:
         """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
@@ -101,7 +102,7 @@ def open_desk(
     engine = init_db(url, mark_interrupted=mark_interrupted)
     repo = RunStore(engine)
     runner = Runner(repo, reviewer_for, fixer_for, workers or runner_workers())
-    batches = BatchService(repo, runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
+    batches = BatchDriver(repo, BatchStore(repo), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on
         batches.resume_unfinished()
     return Desk(url=url, repo=repo, runner=runner, batches=batches)

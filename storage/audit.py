@@ -23,8 +23,8 @@ from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
 from santa_core.text import canonical_json, sha256_text
-from storage.tables import AuditEventRow, AuditHeadRow, utcnow
-from storage.times import utc
+from storage.tables import AuditEventRow, AuditHeadRow
+from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
 GENESIS = "0" * 64

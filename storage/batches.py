@@ -12,13 +12,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, Field
 from sqlmodel import Session, col, func, select
 
 from santa_core.batch import sampling
+from santa_core.batch.store import (
+    DONE,
+    Batch,
+    BatchChange,
+    BatchConfig,
+    BatchProblem,
+    Item,
+    ItemChange,
+    ItemIn,
+    PatternRecord,
+    SampledReview,
+    SampleProgress,
+    busy_seconds,
+)
 from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 from storage import audit
@@ -37,192 +49,14 @@ from storage.tables import (
     RoundRow,
     RunRow,
     StateChangeRow,
-    utcnow,
 )
-from storage.times import utc
+from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
 SEED_STEP = 7919
 """Sample n of a batch draws with seed + (n − 1) × SEED_STEP: reproducible, and not the same draw twice."""
 MAX_SEED = 2**31 - 1
 """Seeds are stored as 32-bit integers (PostgreSQL INTEGER); a sample's seed wraps below this."""
-DONE = (RunStatus.SHIPPED.value, RunStatus.SAMPLED.value)
-"""A sample review's run is done when its gate said NICE (shipped) or NAUGHTY (sampled)."""
-
-
-class BatchProblem(ValueError):
-    """A batch request that cannot be done as asked (the message says why)."""
-
-
-class BatchConfig(BaseModel):
-    """How a batch is verified: where its items came from, the rubric, the reviewers and the sampling."""
-
-    name: str
-    file_format: str
-    columns: list[str]
-    layout: dict[str, Any] = Field(default_factory=dict)
-    """delimiter, newline and bom of the file, for the export."""
-    id_column: str
-    output_column: str
-    spec_column: str | None = None
-    spec: str = ""
-    strata: list[str] = Field(default_factory=list)
-    rubric: Rubric
-    reviewer_b: str
-    reviewer_c: str
-    fixer: str
-    sample_rate: float = sampling.DEFAULT_RATE
-    min_sample: int = sampling.MIN_SAMPLE
-    seed: int = 1
-    concurrency: int = 4
-    message_batches: bool = False
-    auto_approve: bool = False
-    confidence: float = sampling.CONFIDENCE
-    source: str = "app"
-
-
-class ItemIn(BaseModel):
-    """One item of an uploaded file."""
-
-    key: str
-    output: str
-    spec: str | None = None
-    strata: dict[str, str] = Field(default_factory=dict)
-    record: dict[str, Any] = Field(default_factory=dict)
-
-
-class Item(BaseModel):
-    """A stored item with its current text."""
-
-    id: int
-    position: int
-    key: str
-    output: str
-    original_output: str
-    spec: str
-    strata: dict[str, str]
-    record: dict[str, Any]
-
-    @property
-    def stratum(self) -> tuple[str, ...]:
-        """The item's stratum: its values of the batch's strata columns, in order."""
-        return tuple(self.strata.values())
-
-    @property
-    def changed(self) -> bool:
-        return self.output != self.original_output
-
-
-class SampledReview(BaseModel):
-    """One sampled item and where its review stands."""
-
-    item_id: int
-    key: str
-    run_id: int | None
-    """None until the review starts."""
-    status: RunStatus | None
-    output: str
-    """The text that was reviewed."""
-    strata: dict[str, str]
-    reviewer_error: bool = False
-    issues: list[MergedIssue] = Field(default_factory=list)
-
-    @property
-    def done(self) -> bool:
-        return self.status is not None and self.status.value in DONE
-
-    @property
-    def nice(self) -> bool:
-        return self.status == RunStatus.SHIPPED
-
-
-class SampleProgress(BaseModel):
-    """A sample and how far its reviews are."""
-
-    id: int
-    batch_id: int
-    number: int
-    seed: int
-    size: int
-    created_at: datetime
-    finished_at: datetime | None
-    api_batch_id: str | None
-    api_status: str | None
-    done: int
-    nice: int
-    naughty: int
-    errors: int
-    cost_usd: float
-    interrupted: int = 0
-    """Reviews stopped by a worker error (they resume when the sample is driven again)."""
-    active: int = 0
-    """Reviews queued or running right now (in this process or another)."""
-    last_activity: datetime | None = None
-    """When a review of the sample last changed state."""
-    seconds_done: float
-    """Time during which at least one finished review of the sample was running (for the ETA).
-
-    Why not the time since the sample started: a pause (or the app being down) would count as
-    time spent reviewing, and the ETA would grow with every minute paused.
-    """
-
-    @property
-    def seconds_left(self) -> float | None:
-        """About how long the rest of the sample takes at the pace so far (None: no pace yet, or done)."""
-        if self.finished or self.done <= 0 or self.seconds_done <= 0:
-            return None
-        return self.seconds_done / self.done * (self.size - self.done)
-
-    @property
-    def finished(self) -> bool:
-        return self.done >= self.size
-
-    @property
-    def clean(self) -> bool:
-        return self.finished and self.nice == self.size
-
-
-class Batch(BaseModel):
-    """A batch as its page shows it."""
-
-    id: int
-    name: str
-    created_at: datetime
-    created_by: str
-    config: BatchConfig
-    paused: bool
-    items: int
-    samples: list[SampleProgress]
-
-    @property
-    def latest(self) -> SampleProgress | None:
-        return self.samples[-1] if self.samples else None
-
-
-class PatternRecord(BaseModel):
-    """A stored pattern."""
-
-    id: int
-    sample_id: int
-    key: str
-    criterion: str
-    title: str
-    pattern: dict[str, Any]
-    status: str
-    proposal: dict[str, Any] | None
-    approved_edits: list[dict[str, Any]] | None
-    decided_by: str | None
-    reason: str
-
-
-class ItemChange(BaseModel):
-    """What one approved fix does to one item."""
-
-    item_id: int
-    before_text: str
-    after_text: str
-    applied: list[dict[str, Any]] = Field(default_factory=list)
-    skipped: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class BatchStore(StoreBase):
@@ -331,14 +165,15 @@ class BatchStore(StoreBase):
                 raise BatchProblem(f"pattern {pattern_id} does not exist")
             return _pattern(row)
 
-    def changes(self, batch_id: int, skipped: bool = False) -> list[BatchChangeRow]:
+    def changes(self, batch_id: int, skipped: bool = False) -> list[BatchChange]:
         """Every change a fix made to an item, oldest first (with `skipped`: also the items that showed
         the pattern but could not take the approved edit, recorded with why)."""
         with self._read() as s:
             stmt = select(BatchChangeRow).where(BatchChangeRow.batch_id == batch_id)
             if not skipped:
                 stmt = stmt.where(BatchChangeRow.before_hash != BatchChangeRow.after_hash)
-            return list(s.exec(stmt.order_by(BatchChangeRow.id)).all())
+            return [BatchChange.model_validate({**row.model_dump(), "created_at": utc(row.created_at)})
+                    for row in s.exec(stmt.order_by(BatchChangeRow.id)).all()]
 
     def require(self, actor: str, permission: Permission) -> None:
         """Refuse (PermissionDenied) before paid work starts, from the stored roles."""
@@ -643,17 +478,6 @@ def _item(row: BatchItemRow, batch: BatchRow) -> Item:
     return Item(id=row.id, position=row.position, key=row.item_key, output=row.output,
                 original_output=row.original_output, spec=row.spec if row.spec is not None else batch.spec,
                 strata={c: str(row.strata.get(c, "")) for c in batch.strata}, record=row.record)
-
-
-def busy_seconds(spans: Iterable[tuple[datetime, datetime]]) -> float:
-    """Seconds covered by at least one of the (start, end) spans: overlaps count once, gaps not at all."""
-    total, reach = 0.0, None
-    for start, end in sorted(spans):
-        if reach is None or start > reach:
-            total, reach = total + max(0.0, (end - start).total_seconds()), max(start, end)
-        elif end > reach:
-            total, reach = total + (end - reach).total_seconds(), end
-    return total
 
 
 def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:

@@ -26,8 +26,8 @@ from santa_core.roles import (
 )
 from storage import audit
 from storage.hashing import json_hash
-from storage.tables import PersonRow, utcnow
-from storage.times import utc
+from storage.tables import PersonRow
+from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
 MAX_NAME_CHARS = 200

@@ -39,15 +39,8 @@ from storage.rows import (
 from storage.run_rows import calls_by_id, children, lock_run, require_round, round_row
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
-from storage.tables import (
-    DecisionRow,
-    MergedIssueRow,
-    ProposalRow,
-    ReviewRow,
-    RoundRow,
-    RunRow,
-    utcnow,
-)
+from storage.tables import DecisionRow, MergedIssueRow, ProposalRow, ReviewRow, RoundRow, RunRow
+from storage.times import utcnow
 from storage.transactions import StoreBase
 
 DECISION_PERMISSION: dict[str, Permission] = {

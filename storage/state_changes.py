@@ -18,14 +18,8 @@ from storage import audit
 from storage.hashing import json_hash, sha256_text
 from storage.metric_facts import touch
 from storage.rows import enum_value, state_of
-from storage.tables import (
-    DecisionRow,
-    EscalationRow,
-    RunRow,
-    SettingsRow,
-    StateChangeRow,
-    utcnow,
-)
+from storage.tables import DecisionRow, EscalationRow, RunRow, SettingsRow, StateChangeRow
+from storage.times import utcnow
 from storage.workers import this_worker
 
 RESOLUTION_ACTION: dict[str, DecisionAction] = {

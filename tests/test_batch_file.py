@@ -12,7 +12,6 @@ import pytest
 
 from santa_core.batch.file import (
     MAX_ID_CHARS,
-    MAX_PROBLEMS,
     SANTA_COLUMNS,
     BatchFile,
     BatchFileError,
@@ -23,6 +22,7 @@ from santa_core.batch.file import (
     sniff,
     write_batch,
 )
+from santa_core.batch.formats import MAX_PROBLEMS
 
 TRICKY = [
     "plain text",

@@ -21,10 +21,11 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from desk import open_desk
+from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import BatchFileError, read_batch
+from santa_core.batch.store import BatchConfig, ItemIn, SampledReview, SampleProgress
 from santa_core.rubrics.library import load_builtin
-from storage.batch_service import BatchService
-from storage.batches import BatchConfig, BatchStore, ItemIn, SampledReview, SampleProgress
+from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.tables import BatchItemRow, RunRow
 from tests.llm_stub import (
@@ -228,12 +229,12 @@ def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_
     second = sample_in(store, batch.id, 2, at)
     assert second.clean and second.size == 30
     shown = texts(at)
-    rule = BatchService(desk_env, None, None).stopping_rule(batch.id)  # type: ignore[arg-type]
+    rule = BatchDriver(desk_env, BatchStore(desk_env), None, None).stopping_rule(batch.id)  # type: ignore[arg-type]
     assert rule is not None and rule.clean and rule.statement() in shown
     assert "The sample came back clean: with 95 % confidence at most" in shown
 
     # The export on the page: fixed items carry the fix, every other item is byte-identical to the upload.
-    exporter = BatchService(desk_env, None, None)  # type: ignore[arg-type] - export only reads
+    exporter = BatchDriver(desk_env, BatchStore(desk_env), None, None)  # type: ignore[arg-type] - export only reads
     csv_bytes, jsonl_bytes = exporter.export(batch.id, "csv"), exporter.export(batch.id, "jsonl")
     exporter.shutdown()
     offered = downloads(at)
@@ -507,7 +508,7 @@ def test_names_and_results_for_people() -> None:
 def test_state_of_a_batch() -> None:
     from datetime import UTC, datetime
 
-    from storage.batches import Batch
+    from santa_core.batch.store import Batch
 
     config = BatchConfig(name="x.csv", file_format="csv", columns=["id", "output"], id_column="id",
                          output_column="output", spec=SPEC, rubric=load_builtin("general"), reviewer_b="b",

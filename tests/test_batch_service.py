@@ -10,15 +10,16 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
+from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
+from santa_core.batch.store import BatchConfig, BatchProblem
 from santa_core.models import FixEdit, FixPlan, Rubric, RunStatus
 from santa_core.reports.metrics import MetricsFilter
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
-from storage.batch_service import BatchService
-from storage.batches import BatchConfig, BatchProblem
+from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
@@ -62,13 +63,13 @@ def fixer(request) -> FixPlan:
 
 
 @pytest.fixture
-def service(db_url: str) -> Iterator[BatchService]:
+def service(db_url: str) -> Iterator[BatchDriver]:
     """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
     repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
-    svc = BatchService(repo, runner, lambda name: fx)
+    svc = BatchDriver(repo, BatchStore(repo), runner, lambda name: fx)
     svc.fixer = fx  # for tests that check whether the fix agent was called
     yield svc
     svc.shutdown()
@@ -82,7 +83,7 @@ def config(file, **kw) -> BatchConfig:
                        rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=SEED, **kw)
 
 
-def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchService) -> None:
+def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchDriver) -> None:
     data, planted = planted_csv()
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -131,7 +132,7 @@ def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(
     assert {statuses[k] for k in sampled - planted} == {"passed"}
 
 
-def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchService) -> None:
+def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchDriver) -> None:
     data, _ = planted_csv(40)
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -144,7 +145,7 @@ def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchServic
     assert report.headline.runs == progress.size and report.headline.finished == progress.size
 
 
-def test_pause_stops_new_reviews_and_resume_finishes(service: BatchService) -> None:
+def test_pause_stops_new_reviews_and_resume_finishes(service: BatchDriver) -> None:
     data, _ = planted_csv(60)
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file, concurrency=1), "ann")
@@ -156,7 +157,7 @@ def test_pause_stops_new_reviews_and_resume_finishes(service: BatchService) -> N
     assert service.wait(sample_id, timeout=60).finished
 
 
-def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchService) -> None:
+def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchDriver) -> None:
     data, _ = planted_csv(60)
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -168,7 +169,7 @@ def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchService
     assert service.store.run_ids(sample_id)[0] == first  # the started review was kept, not redone
 
 
-def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchService) -> None:
+def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchDriver) -> None:
     data, _ = planted_csv()
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -205,11 +206,11 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     data, planted = planted_csv(60)
     file = read_batch(data, "emails.csv", strata=["template"])
 
-    def open_service(poll_s: float) -> BatchService:
+    def open_service(poll_s: float) -> BatchDriver:
         repo = grant(RunStore(init_db(url, mark_interrupted=False)))
         runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
         client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-        return BatchService(repo, runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
+        return BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
 
     first = open_service(poll_s=0.01)
     cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
@@ -247,7 +248,7 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     second.shutdown()
 
 
-def test_a_viewer_cannot_ask_the_fix_agent(service: BatchService) -> None:
+def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:
     from santa_core.roles import PermissionDenied
 
     data, _ = planted_csv()
@@ -260,7 +261,7 @@ def test_a_viewer_cannot_ask_the_fix_agent(service: BatchService) -> None:
 
 
 def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(
-        service: BatchService) -> None:
+        service: BatchDriver) -> None:
     from sqlmodel import Session, select
 
     from storage.tables import BatchItemRow
@@ -286,7 +287,7 @@ def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_n
     assert len(service.store.changes(batch_id, skipped=True)) == len(planted)
 
 
-def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchService) -> None:
+def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchDriver) -> None:
     data, _ = planted_csv(40)
     file = read_batch(data, "emails.csv", strata=["template"])
     with pytest.raises(BatchProblem, match="the seed must be a whole number"):
@@ -298,7 +299,7 @@ def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchService
 
 
 def test_the_estimate_counts_one_item_per_stratum() -> None:
-    from storage.batch_service import estimate
+    from santa_core.batch.report import estimate
 
     cfg = BatchConfig(name="x", file_format="csv", columns=["id", "output"], id_column="id", output_column="output",
                       spec="s", rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5",
@@ -309,7 +310,7 @@ def test_the_estimate_counts_one_item_per_stratum() -> None:
     assert strata.sample == 40 and strata.share == pytest.approx(0.40)
 
 
-def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchService) -> None:
+def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchDriver) -> None:
     """A pause (or the app being down) between reviews, or before a review's claim, is not time spent reviewing."""
     from datetime import UTC, datetime, timedelta
 
@@ -348,7 +349,7 @@ def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchService) 
 def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
     from datetime import UTC, datetime, timedelta
 
-    from storage.batches import busy_seconds
+    from santa_core.batch.store import busy_seconds
 
     t = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -364,7 +365,7 @@ def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
     assert busy_seconds([at(5, 3)]) == 0  # a clock step backwards counts nothing
 
 
-def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchService) -> None:
+def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchDriver) -> None:
     data, planted = planted_csv()
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -388,12 +389,12 @@ def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismis
 
 
 @pytest.fixture
-def flaky(service: BatchService) -> Iterator[Callable[..., tuple[BatchService, int]]]:
+def flaky(service: BatchDriver) -> Iterator[Callable[..., tuple[BatchDriver, int]]]:
     """Start sample 1 of a 40-item batch on a service whose runner fails to find reviewer "b" the
     first `failures["b"]` times (a worker error); the service and the sample's id."""
-    made: list[tuple[BatchService, Runner]] = []
+    made: list[tuple[BatchDriver, Runner]] = []
 
-    def start(failures: dict[str, int], **kw: object) -> tuple[BatchService, int]:
+    def start(failures: dict[str, int], **kw: object) -> tuple[BatchDriver, int]:
         svc, runner = flaky_service(service.repo, failures)
         made.append((svc, runner))
         file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
@@ -406,7 +407,7 @@ def flaky(service: BatchService) -> Iterator[Callable[..., tuple[BatchService, i
         runner.shutdown()
 
 
-def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchService, Runner]:
+def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchDriver, Runner]:
     """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
 
@@ -418,7 +419,7 @@ def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchServic
 
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, reviewer_for, lambda name: fx, workers=2)
-    return BatchService(repo, runner, lambda name: fx, retry_s=0.01), runner
+    return BatchDriver(repo, BatchStore(repo), runner, lambda name: fx, retry_s=0.01), runner
 
 
 def test_reviews_a_worker_error_interrupted_are_picked_up_again(flaky: Callable) -> None:
@@ -430,7 +431,7 @@ def test_reviews_a_worker_error_interrupted_are_picked_up_again(flaky: Callable)
 
 
 def test_a_driver_stops_after_its_retries_and_a_resume_picks_up(flaky: Callable) -> None:
-    from storage.batch_service import WORKER_RETRIES
+    from santa_core.batch.driver import WORKER_RETRIES
 
     failures = {"b": 10_000}
     svc, sample_id = flaky(failures, concurrency=1)
@@ -463,7 +464,7 @@ def test_a_pause_holds_interrupted_reviews_back(flaky: Callable) -> None:
     assert svc.wait(sample_id, timeout=60).finished
 
 
-def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: BatchService) -> None:
+def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: BatchDriver) -> None:
     from santa_core.roles import PermissionDenied
 
     file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])

@@ -4,6 +4,9 @@ One batch moves through: no sample yet → a sample being reviewed (live progres
 the finished sample's patterns (a fix approved or dismissed for each) → the stopping rule and the
 next sample, until a sample comes back clean. The database holds every step, so `?batch=<id>`
 shows the same view after a reload, in another tab, or after a restart.
+
+Each render reads the batch once (`BatchDriver.view`, a `BatchView`) and hands that view to every
+part of the page; the live progress fragment reads a fresh view each time it reruns.
 """
 
 from __future__ import annotations
@@ -14,11 +17,12 @@ from pathlib import PurePath
 import pandas as pd
 import streamlit as st
 
+from santa_core.batch.driver import STOPPED
+from santa_core.batch.report import BatchView
 from santa_core.batch.sampling import percent
+from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from storage.batch_service import STOPPED
-from storage.batches import Batch, BatchProblem, SampledReview, SampleProgress
 from ui import batch_actions, batch_patterns, batch_plan, components, services
 from ui.batch_actions import service
 from ui.safe import md
@@ -72,20 +76,19 @@ def state_of(batch: Batch, waiting: int) -> str:
     return f"sample {latest.number}: {latest.naughty} failed, fixes decided — resample"
 
 
-def batch_frame(batches: list[Batch]) -> pd.DataFrame:
-    """One row per batch, newest first, with a link that opens it."""
+def batch_frame(batches: list[tuple[Batch, int]]) -> pd.DataFrame:
+    """One row per batch (with its patterns waiting for a decision), newest first, with a link that opens it."""
     rows = []
-    for b in batches:
-        waiting = len(batch_patterns.pending(service().store.patterns(b.id)))
+    for b, waiting in batches:
         rows.append({"batch": b.id, "file": b.name, "created (UTC)": f"{b.created_at:%Y-%m-%d %H:%M}",
                      "by": services.display(b.created_by), "items": b.items, "samples": len(b.samples),
                      "state": state_of(b, waiting), "open": f"batch?batch={b.id}"})
     return pd.DataFrame(rows)
 
 
-def past_batches() -> list[Batch]:
-    """Every batch, newest first."""
-    return service().store.batches()
+def past_batches() -> list[tuple[Batch, int]]:
+    """Every batch, newest first, with its patterns waiting for a decision."""
+    return service().overview()
 
 
 def empty_state() -> None:
@@ -95,11 +98,11 @@ def empty_state() -> None:
             "a fresh sample checks the result.")
 
 
-def batch_list(batches: list[Batch]) -> None:
+def batch_list(batches: list[tuple[Batch, int]]) -> None:
     """Past batches to reopen: a table with links, and a picker."""
     st.dataframe(batch_frame(batches), hide_index=True, width="stretch",
                  column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
-    names = {b.id: f"#{b.id} · {b.name}" for b in batches}
+    names = {b.id: f"#{b.id} · {b.name}" for b, _ in batches}
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     pick = left.selectbox("Open a batch", list(names), format_func=names.get, key="batch_pick")
     if right.button("Open", key="batch_open"):
@@ -124,14 +127,12 @@ def header(batch: Batch) -> None:
     components.rubric_table(c.rubric)
 
 
-def next_plan(batch: Batch, key: str) -> None:
+def next_plan(view: BatchView, key: str) -> None:
     """What the next sample catches, from the stored items."""
-    items = service().store.items(batch.id)
     sizes: dict[tuple[str, ...], int] = {}
-    for item in items:
+    for item in view.items:
         sizes[item.stratum] = sizes.get(item.stratum, 0) + 1
-    n = service().estimate(batch.id).sample
-    batch_plan.detection(len(items), n, sizes, key=key)
+    batch_plan.detection(len(view.items), view.estimate.sample, sizes, key=key)
 
 
 def start_button(batch: Batch, number: int, label: str) -> None:
@@ -144,11 +145,11 @@ def start_button(batch: Batch, number: int, label: str) -> None:
         st.rerun()
 
 
-def first_sample_step(batch: Batch) -> None:
+def first_sample_step(view: BatchView) -> None:
     """Before the first sample: what it will catch and cost, and the button to draw it."""
     st.markdown("#### Before sampling")
-    next_plan(batch, "batch_prevalence_view")
-    start_button(batch, 1, "Start sample 1")
+    next_plan(view, "batch_prevalence_view")
+    start_button(view.batch, 1, "Start sample 1")
 
 
 def eta(progress: SampleProgress, paused: bool, message_batches: bool) -> str:
@@ -233,28 +234,30 @@ def stalled(progress: SampleProgress, driving: bool, message_batches: bool) -> b
     return True
 
 
-def reviewing_step(batch: Batch, sample: SampleProgress) -> None:
+def reviewing_step(view: BatchView) -> None:
     """A sample under review: re-read from the database every couple of seconds until it is in."""
-    first = [sample]  # the full run hands its fresh progress to the fragment; fragment reruns reload
+    first = [view]  # the full run hands its view to the fragment; fragment reruns read a fresh one
+    batch_id, message_batches = view.batch.id, view.batch.config.message_batches
 
     @st.fragment(run_every=POLL_S)
     def live() -> None:
-        store = service().store
-        progress = first.pop() if first else store.progress(sample.id)
+        now = first.pop() if first else service().view(batch_id)
+        progress = now.latest
         if progress.finished:
-            store.finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
+            service().finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
             st.rerun()  # the whole page: the patterns show
-        batch_actions.show_flash(batch.id)
-        paused = store.is_paused(batch.id)
-        progress_panel(progress, paused, batch.config.message_batches)
-        if not paused and stalled(progress, service().driving(sample.id), batch.config.message_batches):
-            sampled_items(store.reviews(sample.id))
+        batch_actions.show_flash(batch_id)
+        paused = now.batch.paused
+        reviews = now.reviews.get(progress.id, [])
+        progress_panel(progress, paused, message_batches)
+        if not paused and stalled(progress, now.driving, message_batches):
+            sampled_items(reviews)
             return
-        if batch.config.message_batches and progress.api_batch_id:
+        if message_batches and progress.api_batch_id:
             st.caption("A Message Batch that was sent cannot be paused: the API finishes it and the desk collects it.")
         else:
-            controls(batch.id, paused)
-        sampled_items(store.reviews(sample.id))
+            controls(batch_id, paused)
+        sampled_items(reviews)
 
     live()
 
@@ -278,26 +281,28 @@ def sampled_items(reviews: list[SampledReview]) -> None:
                      column_config={"run": st.column_config.LinkColumn("run", display_text=r"run=(\d+)")})
 
 
-def finished_step(batch: Batch, sample: SampleProgress) -> None:
+def finished_step(view: BatchView) -> None:
     """A finished sample: its result, its patterns, then the stopping rule and the next sample."""
+    batch, sample = view.batch, view.latest
     st.markdown(f"#### Sample {sample.number}: {sample.nice} NICE, {sample.naughty} NAUGHTY of {sample.size}")
-    reviews = service().store.reviews(sample.id)
+    reviews = view.reviews.get(sample.id, [])
     sampled_items(reviews)
-    records = batch_patterns.patterns_for(sample)
+    records = batch_patterns.patterns_for(view)
     if batch.config.auto_approve:
         batch_patterns.auto_fix(batch, records)
-    batch_patterns.section(batch, sample, records, {r.key: r.run_id for r in reviews})
+    batch_patterns.section(view, records, {r.key: r.run_id for r in reviews})
     if not batch_patterns.pending(records):
-        next_step(batch, sample)
+        next_step(view)
 
 
-def next_step(batch: Batch, sample: SampleProgress) -> None:
+def next_step(view: BatchView) -> None:
     """Every pattern decided: after a clean sample what it proves; either way, the next sample."""
+    batch, sample = view.batch, view.latest
     st.subheader("Stopping rule")
-    rule = service().stopping_rule(batch.id) if sample.clean else None
+    rule = view.stopping_rule if sample.clean else None
     if rule is not None:
-        dismissed = [p for p in service().store.patterns(batch.id) if p.status == "dismissed"]
-        batch_plan.stopping_rule(rule, dismissed, service().needs_fix(batch.id))
+        dismissed = [p for p in view.patterns if p.status == "dismissed"]
+        batch_plan.stopping_rule(rule, dismissed, view.needs_fix)
         st.caption("The batch can ship as exported below. Another sample is optional: it tightens the bound.")
         label = f"Draw another sample (sample {sample.number + 1})"
     else:
@@ -307,17 +312,17 @@ def next_step(batch: Batch, sample: SampleProgress) -> None:
                 "what is left: once a sample comes back clean, the page states the bound on the items still failing.")
         label = f"Resample: draw sample {sample.number + 1}"
     with st.expander("What the next sample catches"):
-        next_plan(batch, "batch_prevalence_next")
+        next_plan(view, "batch_prevalence_next")
     start_button(batch, sample.number + 1, label)
 
 
-def history(batch: Batch) -> None:
+def history(view: BatchView) -> None:
     """Every sample so far and every pattern decision."""
-    if len(batch.samples) < 2 and not any(p.status not in batch_patterns.OPEN
-                                          for p in service().store.patterns(batch.id)):
+    batch = view.batch
+    if len(batch.samples) < 2 and all(p.waiting for p in view.patterns):
         return
     changed: dict[int, int] = {}
-    for change in service().store.changes(batch.id):
+    for change in view.applied:
         changed[change.pattern_id] = changed.get(change.pattern_id, 0) + 1
     number = {s.id: s.number for s in batch.samples}
     samples = [{"sample": s.number, "seed": s.seed, "items": s.size, "NICE": s.nice, "NAUGHTY": s.naughty,
@@ -325,17 +330,17 @@ def history(batch: Batch) -> None:
     decisions = [{"sample": number.get(p.sample_id), "pattern": p.title, "criterion": p.criterion,
                   "status": p.status, "by": services.display(p.decided_by) if p.decided_by else "",
                   "reason": p.reason, "items changed": changed.get(p.id, 0)}
-                 for p in service().store.patterns(batch.id)]
+                 for p in view.patterns]
     with st.expander(f"History: {len(batch.samples)} sample(s), {len(decisions)} pattern(s)"):
         st.dataframe(pd.DataFrame(samples), hide_index=True, width="stretch")
         if decisions:
             st.dataframe(pd.DataFrame(decisions), hide_index=True, width="stretch")
 
 
-def cost_section(batch: Batch) -> None:
+def cost_section(view: BatchView) -> None:
     """Estimated against actual against full verification."""
     st.subheader("Cost")
-    batch_plan.cost(service().estimate(batch.id), service().store.cost(batch.id))
+    batch_plan.cost(view.estimate, view.cost_usd)
 
 
 def export_name(name: str, fmt: str) -> str:
@@ -349,43 +354,44 @@ def _export(url: str, batch_id: int, fmt: str, version: tuple) -> bytes:
     return service().export(batch_id, fmt)
 
 
-def export_section(batch: Batch) -> None:
+def export_section(view: BatchView) -> None:
     """Download the verified batch as CSV or JSONL."""
     st.subheader("Export")
     st.caption("Every item with its original fields, the output column holding the current text, and "
                "santa_status (passed, failed, fixed, needs fix or not sampled), santa_pattern (the patterns the item "
                "showed), santa_fix (each edit, or why none was made) and santa_original_output (for changed items). "
                "Items no fix touched keep their text byte for byte.")
-    version = (len(service().store.changes(batch.id, skipped=True)), tuple((s.id, s.done) for s in batch.samples),
-               tuple((p.id, p.status) for p in service().store.patterns(batch.id)))
+    batch = view.batch
+    version = (len(view.changes), tuple((s.id, s.done) for s in batch.samples),
+               tuple((p.id, p.status) for p in view.patterns))
     for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
         column.download_button(f"Download {fmt.upper()}", _export(services.desk().url, batch.id, fmt, version),
                                file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",
                                on_click="ignore", icon=":material/download:")
 
 
-def _load(batch_id: int) -> Batch | None:
+def _load(batch_id: int) -> BatchView | None:
     try:
-        return service().store.get(batch_id)
+        return service().view(batch_id)
     except BatchProblem:
         st.error(f"Batch #{batch_id} does not exist.")
         return None
 
 
 def render_batch(batch_id: int) -> None:
-    """The whole batch view."""
-    batch = _load(batch_id)
-    if batch is None:
+    """The whole batch view, from one read of the batch."""
+    view = _load(batch_id)
+    if view is None:
         return
-    header(batch)
-    batch_actions.show_flash(batch.id)
-    latest = batch.latest
+    header(view.batch)
+    batch_actions.show_flash(batch_id)
+    latest = view.latest
     if latest is None:
-        first_sample_step(batch)
+        first_sample_step(view)
     elif latest.finished_at is None:
-        reviewing_step(batch, latest)
+        reviewing_step(view)
     else:
-        finished_step(batch, latest)
-    history(batch)
-    cost_section(batch)
-    export_section(batch)
+        finished_step(view)
+    history(view)
+    cost_section(view)
+    export_section(view)

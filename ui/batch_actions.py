@@ -11,10 +11,10 @@ from typing import TypeVar
 
 import streamlit as st
 
+from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import BatchFileError
+from santa_core.batch.store import BatchProblem
 from santa_core.roles import PermissionDenied
-from storage.batch_service import BatchService
-from storage.batches import BatchProblem
 from ui import services
 from ui.safe import md
 
@@ -24,7 +24,7 @@ REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
 T = TypeVar("T")
 
 
-def service() -> BatchService:
+def service() -> BatchDriver:
     """The desk's batch service."""
     return services.desk().batches
 
@@ -59,7 +59,7 @@ def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | N
 def start_sample(batch_id: int) -> int | None:
     """Draw the batch's next sample and start reviewing it in the background; the sample's id."""
     return attempt(batch_id, lambda: service().sample(batch_id, services.actor()),
-                   lambda sample_id: f"Sample {service().store.progress(sample_id).number} drawn: its items are "
+                   lambda sample_id: f"Sample {service().progress(sample_id).number} drawn: its items are "
                                      "being reviewed by both reviewers.")
 
 

@@ -13,18 +13,17 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
+from santa_core.batch.driver import FixPreview
 from santa_core.batch.patterns import Pattern, apply_pattern_fix
+from santa_core.batch.report import BatchView
 from santa_core.batch.sampling import percent
+from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
-from storage.batch_service import FixPreview
-from storage.batches import Batch, PatternRecord, SampleProgress
 from ui import batch_actions, components, services
 from ui.batch_actions import attempt, service
 from ui.safe import md
 
-OPEN = ("open", "proposed")
-"""Pattern statuses that still wait for a decision (and block the next sample)."""
 AUTO_REASON = "auto-approved: the batch was created with auto-approve"
 KIND_LABEL = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
 BY_HAND = {
@@ -35,9 +34,10 @@ BY_HAND = {
 }
 
 
-def patterns_for(sample: SampleProgress) -> list[PatternRecord]:
-    """The finished sample's patterns, grouped and stored the first time they are asked for."""
-    stored = service().store.patterns(sample.batch_id, sample.id)
+def patterns_for(view: BatchView) -> list[PatternRecord]:
+    """The latest (finished) sample's patterns, grouped and stored the first time they are asked for."""
+    sample = view.latest
+    stored = view.patterns_of(sample.id)
     if stored or sample.naughty == 0:
         return stored
     return service().find_patterns(sample.id)
@@ -45,18 +45,19 @@ def patterns_for(sample: SampleProgress) -> list[PatternRecord]:
 
 def pending(records: list[PatternRecord]) -> list[PatternRecord]:
     """The patterns still waiting for a decision."""
-    return [r for r in records if r.status in OPEN]
+    return [r for r in records if r.waiting]
 
 
-def section(batch: Batch, sample: SampleProgress, records: list[PatternRecord], runs: dict[str, int | None]) -> None:
+def section(view: BatchView, records: list[PatternRecord], runs: dict[str, int | None]) -> None:
     """Every pattern of the sample, biggest first, each with what a person can do about it."""
+    batch, sample = view.batch, view.latest
     st.subheader(f"Patterns in sample {sample.number}")
     if not records:
         st.success(f"No item of sample {sample.number} failed review: there is no pattern to fix.")
         return
     st.caption("Failures grouped by criterion and by what the issues say. Approve or dismiss each pattern's fix; "
                "the next sample can be drawn once none is waiting.")
-    changed = Counter(c.pattern_id for c in service().store.changes(batch.id))
+    changed = Counter(c.pattern_id for c in view.applied)
     for number, record in enumerate(records, 1):
         with st.container(border=True, key=f"batch_pattern_{record.id}"):
             card(batch, sample, record, number, runs, changed[record.id])
@@ -69,7 +70,7 @@ def card(batch: Batch, sample: SampleProgress, record: PatternRecord, number: in
     summary(record, pattern, sample, number)
     evidence(pattern)
     examples(pattern, runs)
-    if record.status not in OPEN:
+    if not record.waiting:
         decided(record, changed)
     elif pattern.kind != "issue":
         st.info(BY_HAND[pattern.kind])

@@ -13,9 +13,9 @@ import streamlit as st
 
 from santa_core import pricing
 from santa_core.batch import sampling
+from santa_core.batch.report import CostEstimate
 from santa_core.batch.sampling import percent
-from storage.batch_service import CostEstimate
-from storage.batches import PatternRecord
+from santa_core.batch.store import PatternRecord
 from ui import components
 from ui.safe import md
 

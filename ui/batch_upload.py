@@ -14,12 +14,12 @@ import streamlit as st
 
 from santa_core.batch import sampling
 from santa_core.batch.file import LENGTH_STRATUM, BatchFile, BatchFileError, BatchLayout, read_batch, sniff
+from santa_core.batch.report import estimate
+from santa_core.batch.store import BatchConfig
 from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, diversity_warning
 from santa_core.models import Rubric
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission
-from storage.batch_service import estimate
-from storage.batches import BatchConfig
 from ui import batch_actions, batch_plan, services
 from ui.safe import md
 

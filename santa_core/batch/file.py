@@ -35,15 +35,13 @@ import math
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field
 
+from santa_core.batch.formats import BatchFileError, BatchFormat, Newline, Row, kind, parse
 from santa_core.batch.sampling import sample_size
 from santa_core.models import MAX_TEXT_CHARS
-
-BatchFormat = Literal["csv", "jsonl"]
-Newline = Literal["\n", "\r\n"]
 
 MAX_ITEMS = 10_000
 """Most items one batch file may hold; larger files are refused with a request to split them."""
@@ -51,8 +49,6 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 """Largest batch file read (bytes), so a wrong upload fails fast instead of filling memory."""
 MAX_ID_CHARS = 200
 """Longest item id: ids are shown in tables and stored as keys."""
-MAX_PROBLEMS = 20
-"""Problems listed in one error; the rest are counted ("… and 12 more problems")."""
 
 ID_COLUMNS = ("id", "item_id", "key")
 OUTPUT_COLUMNS = ("output", "text", "content", "completion", "response")
@@ -68,26 +64,6 @@ FIX_COLUMN = "santa_fix"
 ORIGINAL_COLUMN = "santa_original_output"
 SANTA_COLUMNS = (STATUS_COLUMN, PATTERN_COLUMN, FIX_COLUMN, ORIGINAL_COLUMN)
 """Columns added on export; a file that already has them (an earlier export) gets them rewritten."""
-
-_FORMATS: dict[str, BatchFormat] = {"csv": "csv", "tsv": "csv", "jsonl": "jsonl", "ndjson": "jsonl", "json": "jsonl"}
-_SPREADSHEETS = ("xlsx", "xlsm", "xls", "ods", "numbers")
-# Why so large: csv's default field limit (131,072 characters) is below MAX_TEXT_CHARS, and an
-# oversized field should be reported by its size, not as a parse error. The file size bounds memory.
-_CSV_FIELD_LIMIT = 2**31 - 1
-
-
-class BatchFileError(ValueError):
-    """A batch file that cannot be loaded; `errors` lists the problems (at most MAX_PROBLEMS, then a count)."""
-
-    def __init__(self, problems: Sequence[str], columns: Sequence[str] = ()) -> None:
-        shown = list(problems[:MAX_PROBLEMS])
-        if len(problems) > MAX_PROBLEMS:
-            shown.append(f"… and {len(problems) - MAX_PROBLEMS} more problems")
-        super().__init__("; ".join(shown))
-        self.errors = shown
-        self.count = len(problems)
-        self.columns = list(columns)  # what the file holds, when known: the page can offer them
-
 
 class BatchLayout(BaseModel):
     """How a batch file is laid out, and which columns look like the id, output and spec."""
@@ -179,22 +155,6 @@ class BatchFile(BatchLayout):
 
 
 @dataclass(frozen=True)
-class _Row:
-    line: int
-    record: dict[str, Any]
-
-
-@dataclass(frozen=True)
-class _Parsed:
-    format: BatchFormat
-    columns: list[str]
-    rows: list[_Row]
-    delimiter: str
-    newline: Newline
-    bom: bool
-
-
-@dataclass(frozen=True)
 class _Choice:
     id: str
     output: str
@@ -206,7 +166,7 @@ class _Choice:
 
 def sniff(data: bytes, filename: str = "", *, max_bytes: int = MAX_FILE_BYTES) -> BatchLayout:
     """Format, columns, item count and guessed id/output/spec columns; raises BatchFileError for a bad file."""
-    parsed = _parse(data, filename, max_bytes)
+    parsed = parse(data, filename, max_bytes)
     cols = parsed.columns
     id_col = _guess(cols, ID_COLUMNS, ())
     output_col = _guess(cols, OUTPUT_COLUMNS, (id_col,))
@@ -232,7 +192,7 @@ def read_batch(
     A column left as None is guessed (see ID_COLUMNS, OUTPUT_COLUMNS, SPEC_COLUMNS); `spec_column=""`
     means the file has no spec column (one spec for all). `strata` are column names, or `length`.
     """
-    parsed = _parse(data, filename, max_bytes)
+    parsed = parse(data, filename, max_bytes)
     if len(parsed.rows) > max_items:
         raise BatchFileError([f"the file has {len(parsed.rows):,} items; the limit is {max_items:,}: "
                               "split it into smaller batches"], parsed.columns)
@@ -268,209 +228,6 @@ def length_label(chars: int, bounds: tuple[int, int]) -> str:
     """short, medium or long for an output of `chars` characters under `bounds`."""
     low, high = bounds
     return LENGTH_LABELS[0] if chars <= low else LENGTH_LABELS[1] if chars <= high else LENGTH_LABELS[2]
-
-
-def _parse(data: bytes, filename: str, max_bytes: int) -> _Parsed:
-    """Decode and split the file into rows; file-level problems only."""
-    if not isinstance(data, bytes | bytearray):
-        raise TypeError("read the batch file as bytes")
-    text, bom = _decode(bytes(data), filename, max_bytes)
-    fmt, delimiter = _detect_format(filename, text)
-    columns, rows = _parse_csv(text, delimiter) if fmt == "csv" else _parse_jsonl(text)
-    if not rows:
-        raise BatchFileError(["the file has a header but no items" if columns else "the file is empty"], columns)
-    return _Parsed(fmt, columns, rows, delimiter if fmt == "csv" else ",", _newline(text), bom)
-
-
-def _decode(data: bytes, filename: str, max_bytes: int) -> tuple[str, bool]:
-    """The file's text; refuses anything but UTF-8 with a message that says how to fix it."""
-    if len(data) > max_bytes:
-        raise BatchFileError([f"the file has {len(data):,} bytes; the limit is {max_bytes:,}: split it into smaller batches"])
-    if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
-        raise BatchFileError(["the file is UTF-32 text: save it as UTF-8"])
-    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise BatchFileError(["the file is UTF-16 text (Excel's 'Unicode Text'): save it as UTF-8 (in Excel: CSV UTF-8)"])
-    if data.startswith(b"PK\x03\x04") or _extension(filename) in _SPREADSHEETS:
-        raise BatchFileError(["this is a spreadsheet or zip file, not CSV or JSONL: save it as CSV UTF-8"])
-    head = data[:4096]
-    # Why: UTF-16 without a BOM decodes as "valid" UTF-8 full of NULs; say what it is instead.
-    if head.count(0) * 4 >= len(head) > 0:
-        raise BatchFileError(["the file is full of NUL bytes: it is UTF-16 text or not a text file; save it as UTF-8"])
-    bom = data.startswith(codecs.BOM_UTF8)
-    body = data[len(codecs.BOM_UTF8):] if bom else data
-    try:
-        text = body.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        offset = exc.start + (len(codecs.BOM_UTF8) if bom else 0)
-        line = data[:offset].count(b"\n") + 1
-        raise BatchFileError([f"the file is not UTF-8: line {line}, byte {offset:,} is 0x{data[offset]:02X} "
-                              "(the file may be Windows-1252 or Latin-1): save it as UTF-8 (in Excel: CSV UTF-8)"]) from exc
-    if not text.strip():
-        raise BatchFileError(["the file is empty"])
-    return text, bom
-
-
-def _extension(filename: str) -> str:
-    name = filename.rsplit("/", 1)[-1].rsplit("\\", 1)[-1]
-    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
-
-
-def _detect_format(filename: str, text: str) -> tuple[BatchFormat, str]:
-    """(format, CSV delimiter) from the extension, else from the first character."""
-    start = text.lstrip()
-    if start.startswith("["):
-        raise BatchFileError(["the file is one JSON array: write one JSON object per line (JSON Lines, .jsonl)"])
-    fmt = _FORMATS.get(_extension(filename)) or ("jsonl" if start.startswith("{") else "csv")
-    if fmt == "jsonl":
-        return fmt, ","
-    if _extension(filename) == "tsv":
-        return fmt, "\t"
-    header = start.split("\n", 1)[0]
-    if "," not in header and (header.count(";") or header.count("\t")):
-        return fmt, ";" if header.count(";") >= header.count("\t") else "\t"
-    return fmt, ","
-
-
-def _newline(text: str) -> Newline:
-    end = text.find("\n")
-    return "\r\n" if end > 0 and text[end - 1] == "\r" else "\n"
-
-
-def _parse_csv(text: str, delimiter: str) -> tuple[list[str], list[_Row]]:
-    """Header and rows; each row records the line it starts on (a quoted field may span lines)."""
-    csv.field_size_limit(max(csv.field_size_limit(), _CSV_FIELD_LIMIT))
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
-    header: list[str] = []  # filled from the first non-blank row; shared with _csv_rows for errors
-    rows: list[_Row] = []
-    problems: list[str] = []
-    for start, fields in _csv_rows(reader, header):
-        if not any(fields):
-            continue  # a blank line, or a row of empty cells a spreadsheet left behind
-        if not header:
-            header.extend(_checked_header(fields, start))
-        elif len(fields) != len(header):
-            problems.append(f"line {start}: {len(fields)} fields, but the header has {len(header)}: "
-                            f"check for an unquoted {_delimiter_name(delimiter)} or a missing quote")
-        else:
-            rows.append(_Row(start, dict(zip(header, fields, strict=True))))
-    if problems:
-        raise BatchFileError(problems, header)
-    return header, rows
-
-
-def _csv_rows(reader: Any, header: list[str]) -> Iterator[tuple[int, list[str]]]:
-    """(first line, fields) per row; a parse error names the line where the bad row starts."""
-    while True:
-        start = reader.line_num + 1
-        try:
-            fields = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            raise BatchFileError([f"line {start}: {_csv_reason(exc)}"], header) from exc
-        yield start, fields
-
-
-def _csv_reason(exc: csv.Error) -> str:
-    reason = str(exc)
-    if "unexpected end of data" in reason:
-        return 'a quoted field is never closed (a " opens it and no " ends it)'
-    if "expected after" in reason:
-        return 'a closing quote is followed by more text: inside a quoted field write a quote as ""'
-    return f"not valid CSV ({reason})"
-
-
-def _delimiter_name(delimiter: str) -> str:
-    return {",": "comma", ";": "semicolon", "\t": "tab"}.get(delimiter, repr(delimiter))
-
-
-def _checked_header(header: list[str], line: int) -> list[str]:
-    seen: dict[str, int] = {}
-    for index, name in enumerate(header, 1):
-        if name in seen:
-            raise BatchFileError([f"line {line}: the header names column '{name}' twice (columns {seen[name]} "
-                                  f"and {index}): rename one"], header)
-        seen[name] = index
-    return header
-
-
-class _DuplicateField(ValueError):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
-def _object(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """A JSON object that refuses a repeated key (json.loads would silently keep the last)."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise _DuplicateField(key)
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
-def _finite(text: str) -> float:
-    """A JSON number as a float, refusing one too large for a float (it would come back as Infinity,
-    which is not JSON: the export could not be read again)."""
-    value = float(text)
-    if math.isinf(value):
-        raise ValueError(f"the number {text} is too large")
-    return value
-
-
-def _parse_jsonl(text: str) -> tuple[list[str], list[_Row]]:
-    """Columns (keys in order of first appearance) and one row per non-blank line."""
-    lines = text.split("\n")  # not splitlines(): U+2028 and friends may sit inside a JSON string
-    columns: dict[str, None] = {}
-    rows: list[_Row] = []
-    problems: list[str] = []
-    for number, raw in enumerate(lines, 1):
-        line = raw[:-1] if raw.endswith("\r") else raw
-        if not line.strip():
-            continue
-        if not rows and not problems and line.strip() == "{":
-            raise BatchFileError([f"line {number}: one JSON object spans several lines: "
-                                  "write one object per line (JSON Lines)"])
-        value, problem = _json_line(line)
-        if problem:
-            problems.append(f"line {number}: {problem}")
-            continue
-        columns.update(dict.fromkeys(value))
-        rows.append(_Row(number, value))
-    if problems:
-        raise BatchFileError(problems, list(columns))
-    return list(columns), rows
-
-
-def _json_line(line: str) -> tuple[dict[str, Any], str | None]:
-    try:
-        value = json.loads(line, object_pairs_hook=_object, parse_constant=_no_constant, parse_float=_finite)
-    except _DuplicateField as exc:
-        return {}, f"the field '{exc.name}' appears twice in one object"
-    except json.JSONDecodeError as exc:
-        return {}, f"not valid JSON ({exc.msg} at column {exc.colno})"
-    except ValueError as exc:
-        return {}, f"not valid JSON ({exc})"
-    if not isinstance(value, dict):
-        return {}, f"expected a JSON object {{...}}, found {_kind(value)}"
-    return value, None
-
-
-def _kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "text"
-    return "a list" if isinstance(value, list) else "an object"
 
 
 def _choose(columns: list[str], id_column: str | None, output_column: str | None, spec_column: str | None,
@@ -538,7 +295,7 @@ def _hint(names: Sequence[str], columns: Sequence[str]) -> str:
     return ""
 
 
-def _fields(row: _Row, choice: _Choice, problems: list[tuple[int, str]]) -> dict[str, Any]:
+def _fields(row: Row, choice: _Choice, problems: list[tuple[int, str]]) -> dict[str, Any]:
     """key, output, spec and strata of one row; its problems go to `problems`."""
     record = row.record
     key, id_problem = _key(record, choice.id)
@@ -562,7 +319,7 @@ def _key(record: dict[str, Any], column: str) -> tuple[str, str | None]:
         return "", f"no '{column}' field (the id)"
     value = record[column]
     if isinstance(value, bool) or not isinstance(value, str | int):
-        return "", f"the id must be text or a whole number, found {_kind(value)}"
+        return "", f"the id must be text or a whole number, found {kind(value)}"
     key = str(value).strip()
     if not key:
         return "", f"the id ('{column}') is empty: every item needs a unique id"
@@ -578,7 +335,7 @@ def _output(record: dict[str, Any], choice: _Choice) -> tuple[str, str | None]:
     if choice.output not in record:
         return "", f"no '{choice.output}' field (the output)"
     if not isinstance(value, str):
-        return "", f"the output ('{choice.output}') must be text, found {_kind(value)}"
+        return "", f"the output ('{choice.output}') must be text, found {kind(value)}"
     if not value.strip():
         return "", f"the output ('{choice.output}') is empty: fill it in or remove the item"
     return value, None
@@ -589,7 +346,7 @@ def _spec(record: dict[str, Any], choice: _Choice) -> tuple[str | None, str | No
     if value is None:
         return None, None
     if not isinstance(value, str):
-        return None, f"the spec ('{choice.spec}') must be text, found {_kind(value)}"
+        return None, f"the spec ('{choice.spec}') must be text, found {kind(value)}"
     return (value if value.strip() else None), None  # an empty cell: the batch's one spec applies
 
 
@@ -598,7 +355,7 @@ def _stratum_value(record: dict[str, Any], name: str, choice: _Choice) -> tuple[
         return "", None  # filled in once every item is read: the cuts depend on the whole batch
     value = record.get(name)
     if isinstance(value, list | dict):
-        return "", f"the stratum '{name}' must be text or a number, found {_kind(value)}"
+        return "", f"the stratum '{name}' must be text or a number, found {kind(value)}"
     return _cell(value), None
 
 
@@ -632,7 +389,7 @@ def _strings(name: str, value: Any) -> Iterator[str]:
             stack.extend(current)
 
 
-def _check_unique(rows: list[_Row], fields: list[dict[str, Any]], problems: list[tuple[int, str]]) -> None:
+def _check_unique(rows: list[Row], fields: list[dict[str, Any]], problems: list[tuple[int, str]]) -> None:
     first: dict[str, int] = {}
     for row, f in zip(rows, fields, strict=True):
         key = f["key"]

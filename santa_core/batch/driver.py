@@ -1,8 +1,9 @@
 """Batch verification, driven: sample, review the sample, find patterns, fix them, sample again.
 
-`BatchService` wires the batch tables (`storage.batches`) to the runner and the fix agent. The
-page and the command line call it; every step it takes is committed before the next, so a
-restart picks up where the work stopped (`resume_unfinished`).
+`BatchDriver` drives a batch over its store (`santa_core.batch.store.Store`, implemented by
+`storage.batches`), the run store, the runner and the fix agent. The page and the command line
+call it; every step it takes is committed before the next, so a restart picks up where the work
+stopped (`resume_unfinished`).
 
 A sample's reviews start as runs only when the driver starts them, at most `concurrency` at a
 time, and none while the batch is paused. With Message Batches on, the whole sample goes to the
@@ -14,32 +15,33 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 
 import anthropic
 
-from santa_core import pricing
-from santa_core.batch import patterns, sampling
-from santa_core.batch.file import BatchFile, BatchItemOut, write_batch
-from santa_core.models import FixEdit, FixProposal, Rubric, RunStatus
+from santa_core.batch import patterns, report, sampling
+from santa_core.batch.file import BatchFile
+from santa_core.batch.store import (
+    Batch,
+    BatchConfig,
+    BatchProblem,
+    Item,
+    ItemChange,
+    ItemIn,
+    PatternRecord,
+    SampleProgress,
+)
+from santa_core.batch.store import Store as BatchStore
+from santa_core.models import FixEdit, FixProposal, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
 from santa_core.roles import Permission
 from santa_core.run import engine
 from santa_core.run.fixer import propose_fix
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
-from storage.batches import (
-    BatchConfig,
-    BatchProblem,
-    BatchStore,
-    ItemChange,
-    ItemIn,
-    PatternRecord,
-    SampleProgress,
-)
+from santa_core.run.store import Store as RunStore
 
 log = logging.getLogger(__name__)
 
@@ -51,22 +53,6 @@ STOPPED = "stopped: "
 """How a sample's Message Batch status begins once nothing tracks it any more (a person or a restart goes on)."""
 MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
-
-
-@dataclass
-class CostEstimate:
-    """What reviewing one sample costs against reviewing every item with both reviewers (USD, about)."""
-
-    items: int
-    sample: int
-    sample_usd: float
-    full_usd: float
-    message_batches: bool
-
-    @property
-    def share(self) -> float:
-        """The sample's cost as a share of full verification."""
-        return self.sample_usd / self.full_usd if self.full_usd else 0.0
 
 
 @dataclass
@@ -87,13 +73,13 @@ class FixPreview:
         return [k for k, f in self.changes.items() if not f.changed]
 
 
-class BatchService:
+class BatchDriver:
     """Runs a batch's samples in the background and applies approved fixes."""
 
-    def __init__(self, repo: object, runner: Runner, fixer_for: Callable[[str], Fixer],
+    def __init__(self, repo: RunStore, store: BatchStore, runner: Runner, fixer_for: Callable[[str], Fixer],
                  client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0,
                  retry_s: float = 2.0) -> None:
-        self.store = BatchStore(repo)
+        self.store = store
         self.repo = repo
         self.runner = runner
         self.fixer_for = fixer_for
@@ -227,7 +213,7 @@ class BatchService:
                 in_flight.pop(future)
         return self.store.finish_sample(sample_id)
 
-    def _review_via_api(self, sample_id: int, batch) -> SampleProgress:  # noqa: ANN001 - storage.batches.Batch
+    def _review_via_api(self, sample_id: int, batch: Batch) -> SampleProgress:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
         if self.client_for is None:
             raise BatchProblem("the Message Batches API needs an Anthropic API key")
@@ -289,7 +275,7 @@ class BatchService:
             if self._stopping.wait(wait_s):
                 return None
 
-    def _jobs(self, sample_id: int, batch) -> list[mb.ReviewJob]:  # noqa: ANN001 - storage.batches.Batch
+    def _jobs(self, sample_id: int, batch: Batch) -> list[mb.ReviewJob]:
         rubric = batch.config.rubric
         items = {it.id: it for it in self.store.items(batch.id)}
         models = {"B": batch.config.reviewer_b, "C": batch.config.reviewer_c}
@@ -365,123 +351,51 @@ class BatchService:
         """Leave a pattern unfixed, with why."""
         self.store.dismiss(pattern_id, actor, reason)
 
-    # --- reading -----------------------------------------------------------------------------
-
-    def estimate(self, batch_id: int) -> CostEstimate:
-        """The next sample's review cost against reviewing every item with both reviewers."""
-        batch = self.store.get(batch_id)
-        items = self.store.items(batch_id)
-        return estimate(batch.config, [len(it.spec) + len(it.output) for it in items], [it.stratum for it in items])
-
-    def stopping_rule(self, batch_id: int) -> sampling.StoppingRule | None:
-        """What the latest finished sample says about the batch (None before any sample is in)."""
-        batch = self.store.get(batch_id)
-        done = [s for s in batch.samples if s.finished]
-        if not done:
-            return None
-        last = done[-1]
-        stratum = {it.id: it.stratum for it in self.store.items(batch_id)}
-        sizes = Counter(stratum.values())
-        sampled = Counter(stratum[r.item_id] for r in self.store.reviews(last.id))
-        # The strata make a clean sample's bound hold wherever failures hide among them.
-        return sampling.stopping_rule(batch.items, last.size, last.naughty, batch.config.confidence,
-                                      sizes=sizes, sampled={k: sampled.get(k, 0) for k in sizes})
-
-    def export(self, batch_id: int, fmt: str | None = None) -> bytes:
-        """The verified batch as CSV or JSONL: every item with its status, pattern and fix."""
-        batch = self.store.get(batch_id)
-        items = self.store.items(batch_id)
-        status = self._statuses(batch_id)
-        records = self.store.patterns(batch_id)
-        titles = {p.id: p.title for p in records}
-        notes: dict[int, dict[int, tuple[str, str]]] = {}  # item → pattern → (pattern, fix) notes
-        for change in self.store.changes(batch_id, skipped=True):
-            notes.setdefault(change.item_id, {})[change.pattern_id] = (titles.get(change.pattern_id, ""),
-                                                                       _fix_note(change))
-        ids = {it.key: it.id for it in items}
-        for record in records:  # a failed item names its patterns even where no fix changed it, and why
-            for key in record.pattern.get("items", []):
-                if key in ids:
-                    notes.setdefault(ids[key], {}).setdefault(record.id, (record.title, _undecided_note(record)))
-        out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
-                            status=status.get(it.id, "not sampled"),
-                            pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
-                            fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None)
-               for it in items]
-        layout = batch.config.layout
-        fmt = fmt or batch.config.file_format
-        return write_batch(out, fmt, output_column=batch.config.output_column, columns=batch.config.columns,
-                           newline=layout.get("newline", "\n"),
-                           delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
-                           bom=bool(layout.get("bom")) and fmt == "csv")
-
-    def needs_fix(self, batch_id: int) -> list[str]:
-        """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
-        status = self._statuses(batch_id)
-        return [it.key for it in self.store.items(batch_id) if status.get(it.id) == "needs fix"]
-
-    def _statuses(self, batch_id: int) -> dict[int, str]:
-        """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
-        out: dict[int, str] = {}
-        sample_of = {p.id: p.sample_id for p in self.store.patterns(batch_id)}
-        changes = self.store.changes(batch_id, skipped=True)
-        for sample in self.store.get(batch_id).samples:
-            for review in self.store.reviews(sample.id):
-                if review.done:
-                    out[review.item_id] = "passed" if review.nice else "failed"
-            for change in changes:
-                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "needs fix":
-                    # A hand fix still needed outweighs another pattern's fix that applied.
-                    out[change.item_id] = "fixed" if change.before_hash != change.after_hash else "needs fix"
-        return out
-
-    def _batch_of(self, record: PatternRecord):  # noqa: ANN202 - storage.batches.Batch
+    def _batch_of(self, record: PatternRecord) -> Batch:
         return self.store.get(self.store.progress(record.sample_id).batch_id)
 
-    def _item(self, batch, key: str):  # noqa: ANN001, ANN202 - storage.batches types
+    def _item(self, batch: Batch, key: str) -> Item:
         for item in self.store.items(batch.id):
             if item.key == key:
                 return item
         raise BatchProblem(f"item {key} is not in batch {batch.id}")
+
+    # --- reading -----------------------------------------------------------------------------
+
+    def overview(self, limit: int = 200) -> list[tuple[Batch, int]]:
+        """Every batch, newest first, with how many of its patterns wait for a decision."""
+        return [(b, sum(p.waiting for p in self.store.patterns(b.id))) for b in self.store.batches(limit)]
+
+    def progress(self, sample_id: int) -> SampleProgress:
+        """A sample and how far its reviews are."""
+        return self.store.progress(sample_id)
+
+    def finish_sample(self, sample_id: int) -> SampleProgress:
+        """Mark a sample finished once every review is in (idempotent: the driver does it too)."""
+        return self.store.finish_sample(sample_id)
+
+    def view(self, batch_id: int) -> report.BatchView:
+        """Everything the Batch page shows of one batch, read once (BatchProblem when there is none)."""
+        return report.batch_view(self.store, batch_id, driving=self.driving)
+
+    def estimate(self, batch_id: int) -> report.CostEstimate:
+        """The next sample's review cost against reviewing every item with both reviewers."""
+        return self.view(batch_id).estimate
+
+    def stopping_rule(self, batch_id: int) -> sampling.StoppingRule | None:
+        """What the latest finished sample says about the batch (None before any sample is in)."""
+        return self.view(batch_id).stopping_rule
+
+    def needs_fix(self, batch_id: int) -> list[str]:
+        """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
+        return self.view(batch_id).needs_fix
+
+    def export(self, batch_id: int, fmt: str | None = None) -> bytes:
+        """The verified batch as CSV or JSONL: every item with its status, pattern and fix."""
+        return report.export(self.view(batch_id), fmt)
 
     def shutdown(self) -> None:
         """Stop taking work; drivers stop after their in-flight reviews (a Message Batch is left to end)."""
         self._stopping.set()
         self.pool.shutdown(wait=True)
         self.api_pool.shutdown(wait=True)
-
-
-def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = ()) -> CostEstimate:
-    """Sample versus full verification for a batch of items of these sizes (spec + output characters)."""
-    rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
-
-    def review(chars: int, batch_api: bool) -> float:
-        return sum(pricing.estimate_review_usd(m, rubric_chars + chars, batch=batch_api)
-                   for m in (config.reviewer_b, config.reviewer_c))
-
-    full = sum(review(c, False) for c in item_chars)
-    size = sampling.sample_size(len(item_chars), config.sample_rate, config.min_sample)
-    if strata:  # every stratum gets an item, even past the rate
-        size = sum(sampling.allocate(Counter(strata), size).values())
-    mean = full / len(item_chars) if item_chars else 0.0
-    per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
-    return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
-                        message_batches=config.message_batches)
-
-
-def _undecided_note(record: PatternRecord) -> str:
-    """The export's word on a pattern that did not change an item it was found in: why not."""
-    if record.status == "applied":
-        return "the approved fix made no change here (already fixed, or its quote is not in this item)"
-    if record.status == "dismissed":
-        handled = record.pattern.get("kind", "issue") != "issue"
-        return f"{'handled by hand' if handled else 'dismissed, not fixed'}: {record.reason}"
-    return "not fixed yet: the pattern awaits a decision"
-
-
-def _fix_note(change) -> str:  # noqa: ANN001 - storage.tables.BatchChangeRow
-    """What a pattern's fix did to one item, for the export: each edit, or why none applied."""
-    if change.before_hash == change.after_hash:
-        reasons = "; ".join(str(r.get("reason", "")) for r in change.skipped) or "the approved edit did not apply"
-        return f"needs a fix by hand: {reasons}"
-    return "; ".join(f"{e['before']!r} → {e['after']!r}" for e in change.applied) or "fixed"

@@ -1,0 +1,188 @@
+"""What a batch says: the cost of a sample against full verification, each item's status, the
+stopping rule, the export, and the one view of a batch the Batch page renders. Pure over the store.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from santa_core import pricing
+from santa_core.batch import sampling
+from santa_core.batch.file import BatchItemOut, write_batch
+from santa_core.batch.store import (
+    Batch,
+    BatchChange,
+    BatchConfig,
+    Item,
+    PatternRecord,
+    SampledReview,
+    SampleProgress,
+    Store,
+)
+from santa_core.models import Rubric
+
+
+@dataclass
+class CostEstimate:
+    """What reviewing one sample costs against reviewing every item with both reviewers (USD, about)."""
+
+    items: int
+    sample: int
+    sample_usd: float
+    full_usd: float
+    message_batches: bool
+
+    @property
+    def share(self) -> float:
+        """The sample's cost as a share of full verification."""
+        return self.sample_usd / self.full_usd if self.full_usd else 0.0
+
+
+@dataclass(frozen=True)
+class BatchView:
+    """One batch as the page shows it, read from the store once per render."""
+
+    batch: Batch
+    items: list[Item]
+    patterns: list[PatternRecord]
+    changes: list[BatchChange]
+    """Every change a fix recorded, the items that could not take it included."""
+    reviews: dict[int, list[SampledReview]]
+    """Sample id → its sampled items and where their reviews stand."""
+    cost_usd: float
+    driving: bool
+    """Whether this process reviews the latest sample right now."""
+
+    @property
+    def latest(self) -> SampleProgress | None:
+        """The newest sample."""
+        return self.batch.latest
+
+    @property
+    def applied(self) -> list[BatchChange]:
+        """The changes that changed an item."""
+        return [c for c in self.changes if c.before_hash != c.after_hash]
+
+    def patterns_of(self, sample_id: int) -> list[PatternRecord]:
+        """The patterns found in one sample."""
+        return [p for p in self.patterns if p.sample_id == sample_id]
+
+    @property
+    def waiting(self) -> list[PatternRecord]:
+        """Patterns still waiting for a decision."""
+        return [p for p in self.patterns if p.waiting]
+
+    @property
+    def estimate(self) -> CostEstimate:
+        """The next sample's review cost against reviewing every item with both reviewers."""
+        return estimate(self.batch.config, [len(it.spec) + len(it.output) for it in self.items],
+                        [it.stratum for it in self.items])
+
+    @property
+    def stopping_rule(self) -> sampling.StoppingRule | None:
+        """What the latest finished sample says about the batch (None before any sample is in)."""
+        done = [s for s in self.batch.samples if s.finished]
+        if not done:
+            return None
+        last = done[-1]
+        stratum = {it.id: it.stratum for it in self.items}
+        sizes = Counter(stratum.values())
+        sampled = Counter(stratum[r.item_id] for r in self.reviews.get(last.id, []))
+        # The strata make a clean sample's bound hold wherever failures hide among them.
+        return sampling.stopping_rule(self.batch.items, last.size, last.naughty, self.batch.config.confidence,
+                                      sizes=sizes, sampled={k: sampled.get(k, 0) for k in sizes})
+
+    @property
+    def statuses(self) -> dict[int, str]:
+        """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
+        out: dict[int, str] = {}
+        sample_of = {p.id: p.sample_id for p in self.patterns}
+        for sample in self.batch.samples:
+            for review in self.reviews.get(sample.id, []):
+                if review.done:
+                    out[review.item_id] = "passed" if review.nice else "failed"
+            for change in self.changes:
+                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "needs fix":
+                    # A hand fix still needed outweighs another pattern's fix that applied.
+                    out[change.item_id] = "fixed" if change.before_hash != change.after_hash else "needs fix"
+        return out
+
+    @property
+    def needs_fix(self) -> list[str]:
+        """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
+        status = self.statuses
+        return [it.key for it in self.items if status.get(it.id) == "needs fix"]
+
+
+def batch_view(store: Store, batch_id: int, driving: Callable[[int], bool] = lambda sample_id: False) -> BatchView:
+    """Read one batch for the page: the batch, its items, patterns, changes, every sample's reviews and cost."""
+    batch = store.get(batch_id)
+    latest = batch.latest
+    return BatchView(batch=batch, items=store.items(batch_id), patterns=store.patterns(batch_id),
+                     changes=store.changes(batch_id, skipped=True),
+                     reviews={s.id: store.reviews(s.id) for s in batch.samples}, cost_usd=store.cost(batch_id),
+                     driving=latest is not None and driving(latest.id))
+
+
+def export(view: BatchView, fmt: str | None = None) -> bytes:
+    """The verified batch as CSV or JSONL: every item with its status, pattern and fix."""
+    batch, items, status = view.batch, view.items, view.statuses
+    titles = {p.id: p.title for p in view.patterns}
+    notes: dict[int, dict[int, tuple[str, str]]] = {}  # item → pattern → (pattern, fix) notes
+    for change in view.changes:
+        notes.setdefault(change.item_id, {})[change.pattern_id] = (titles.get(change.pattern_id, ""),
+                                                                   _fix_note(change))
+    ids = {it.key: it.id for it in items}
+    for record in view.patterns:  # a failed item names its patterns even where no fix changed it, and why
+        for key in record.pattern.get("items", []):
+            if key in ids:
+                notes.setdefault(ids[key], {}).setdefault(record.id, (record.title, _undecided_note(record)))
+    out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
+                        status=status.get(it.id, "not sampled"),
+                        pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
+                        fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None)
+           for it in items]
+    layout = batch.config.layout
+    fmt = fmt or batch.config.file_format
+    return write_batch(out, fmt, output_column=batch.config.output_column, columns=batch.config.columns,
+                       newline=layout.get("newline", "\n"),
+                       delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
+                       bom=bool(layout.get("bom")) and fmt == "csv")
+
+
+def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = ()) -> CostEstimate:
+    """Sample versus full verification for a batch of items of these sizes (spec + output characters)."""
+    rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
+
+    def review(chars: int, batch_api: bool) -> float:
+        return sum(pricing.estimate_review_usd(m, rubric_chars + chars, batch=batch_api)
+                   for m in (config.reviewer_b, config.reviewer_c))
+
+    full = sum(review(c, False) for c in item_chars)
+    size = sampling.sample_size(len(item_chars), config.sample_rate, config.min_sample)
+    if strata:  # every stratum gets an item, even past the rate
+        size = sum(sampling.allocate(Counter(strata), size).values())
+    mean = full / len(item_chars) if item_chars else 0.0
+    per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
+    return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
+                        message_batches=config.message_batches)
+
+
+def _undecided_note(record: PatternRecord) -> str:
+    """The export's word on a pattern that did not change an item it was found in: why not."""
+    if record.status == "applied":
+        return "the approved fix made no change here (already fixed, or its quote is not in this item)"
+    if record.status == "dismissed":
+        handled = record.pattern.get("kind", "issue") != "issue"
+        return f"{'handled by hand' if handled else 'dismissed, not fixed'}: {record.reason}"
+    return "not fixed yet: the pattern awaits a decision"
+
+
+def _fix_note(change: BatchChange) -> str:
+    """What a pattern's fix did to one item, for the export: each edit, or why none applied."""
+    if change.before_hash == change.after_hash:
+        reasons = "; ".join(str(r.get("reason", "")) for r in change.skipped) or "the approved edit did not apply"
+        return f"needs a fix by hand: {reasons}"
+    return "; ".join(f"{e['before']!r} → {e['after']!r}" for e in change.applied) or "fixed"
