@@ -3,8 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from santa_core import pricing
-from santa_core.config import DEFAULT_DUE_HOURS, KNOWN_MODELS, Defaults, api_key_present, base_url, diversity_warning
+from santa_core import people, pricing
+from santa_core.config import (
+    DEFAULT_DUE_HOURS,
+    KNOWN_MODELS,
+    Defaults,
+    api_key_present,
+    base_url,
+    diversity_warning,
+    save_defaults,
+)
 from santa_core.models import EscalationReason
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
@@ -89,8 +97,8 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
         new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
                        rubric=rubric, display_name=name.strip(), due_hours=due_hours)
         try:
-            services.desk().repo.people.rename_local(name, actor=services.actor())
-            services.desk().repo.save_settings(new.model_dump(), actor=services.actor())
+            people.rename_local(services.desk().repo.people, name, services.actor())
+            save_defaults(services.desk().repo, new, services.actor())
         except (PermissionDenied, ValueError) as exc:
             st.error(md(str(exc)))
         else:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -103,3 +104,20 @@ def export_to_env(values: dict) -> None:
     for key, value in values.items():
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             os.environ.setdefault(key, str(value))
+
+
+class SettingsStore(Protocol):
+    """Where the Settings page's defaults are kept (`storage.settings.SettingsStore`): append-only, newest counts."""
+
+    def get_settings(self) -> dict[str, Any]:
+        """The saved values ({} before the first save)."""
+        ...
+
+    def save_settings(self, values: dict[str, Any], actor: str) -> None:
+        """Append the previous values updated with `values`."""
+        ...
+
+
+def save_defaults(store: SettingsStore, defaults: Defaults, actor: str) -> None:
+    """A person saves the defaults new runs and escalations start from."""
+    store.save_settings(defaults.model_dump(), actor=actor)

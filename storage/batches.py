@@ -33,6 +33,7 @@ from santa_core.batch.store import (
 )
 from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
+from santa_core.text import text_problem
 from storage import audit
 from storage.hashing import sha256_text
 from storage.people import require
@@ -431,10 +432,9 @@ def _check_config(config: BatchConfig, items: Sequence[ItemIn]) -> None:
         spec = it.spec if it.spec is not None else config.spec
         if not spec.strip():
             raise BatchProblem(f"item {it.key} has no spec, and the batch has no spec for all items")
-        if not it.output.strip():
-            raise BatchProblem(f"item {it.key} has an empty output")
-        if len(it.output) > MAX_TEXT_CHARS or len(spec) > MAX_TEXT_CHARS:
-            raise BatchProblem(f"item {it.key} is longer than {MAX_TEXT_CHARS:,} characters")
+        if problem := text_problem(it.output, f"the output of item {it.key}") or text_problem(
+                spec, f"the spec of item {it.key}"):
+            raise BatchProblem(problem)
 
 
 def _batch_row(s: Session, batch_id: int) -> BatchRow:

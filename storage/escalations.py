@@ -14,6 +14,7 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
+from santa_core.run.store import Resolution
 from storage import audit
 from storage.errors import EscalationNotOpen
 from storage.people import require
@@ -28,8 +29,6 @@ from storage.tables import (
 from storage.times import utc, utc_or_none
 from storage.transactions import StoreBase
 from storage.views import EscalationView
-
-Resolution = Literal["ship_as_is", "rereview", "reject"]
 
 
 def open_escalation_row(s: Session, run_id: int, escalation_id: int | None = None) -> EscalationRow:

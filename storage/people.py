@@ -9,11 +9,10 @@ too. The roles read are the stored ones, never what the caller claims.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime
 
-from pydantic import BaseModel
 from sqlmodel import Session, select
 
+from santa_core.people import PeopleError, PersonView
 from santa_core.roles import (
     DEFAULT_ROLES,
     LOCAL,
@@ -36,31 +35,11 @@ RESERVED_IDS = frozenset(a.casefold() for a in (*SYSTEM_ACTORS, LOCAL))
 """Ids no signed-in person may have: acting as one would pass for system code or the local admin."""
 
 
-class PersonView(BaseModel):
-    """A person as the pages show them."""
-
-    id: str
-    name: str
-    roles: list[Role]
-    created_at: datetime
-    updated_at: datetime
-    updated_by: str
-
-    @property
-    def label(self) -> str:
-        """Name and id, e.g. `Ann Lee <ann@example.com>` (just the id when they are the same)."""
-        return self.id if not self.name or self.name == self.id else f"{self.name} <{self.id}>"
-
-
 def normal_id(person_id: str) -> str:
     """A person id as stored: an e-mail address lower-cased (so `Kim@` and `kim@` are one person);
     a `sub:<subject>` id kept as it is (subjects are case-sensitive)."""
     person_id = person_id.strip()
     return person_id if person_id.startswith("sub:") else person_id.casefold()
-
-
-class PeopleError(ValueError):
-    """A change to people that cannot be made (unknown role, the last admin, an empty id)."""
 
 
 def _view(row: PersonRow) -> PersonView:
@@ -84,7 +63,7 @@ def require(s: Session, actor: str, permission: Permission) -> None:
 
 
 class PeopleStore(StoreBase):
-    """Who may act, with which roles."""
+    """Who may act, with which roles (implements `santa_core.people.Store`)."""
 
     def get(self, person_id: str) -> PersonView | None:
         """The person, or None."""

@@ -10,10 +10,8 @@ Rubric trials (the Rubrics page's "Try it" and re-checks of past runs) are appen
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
@@ -21,6 +19,15 @@ from sqlmodel import Session, select
 from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
 from santa_core.roles import Permission
 from santa_core.rubrics import library as lib
+from santa_core.rubrics.store import (
+    RubricConflict,
+    RubricNotFound,
+    RubricSaveError,
+    RubricSummary,
+    SaveResult,
+    TrialView,
+    VersionInfo,
+)
 from storage import audit
 from storage.hashing import content_hash, sha256_text
 from storage.people import require
@@ -31,76 +38,9 @@ from storage.transactions import StoreBase
 MAX_NOTE_CHARS = 2_000
 
 
-class RubricNotFound(LookupError):
-    """No stored rubric (or no such version of it)."""
-
-
-class RubricSaveError(ValueError):
-    """A document that cannot be saved; `errors` holds one message per problem."""
-
-    def __init__(self, errors: list[str]) -> None:
-        super().__init__("; ".join(errors))
-        self.errors = errors
-
-
-class RubricConflict(RuntimeError):
-    """Someone saved a newer version while this one was being edited."""
-
-
-class RubricSummary(BaseModel):
-    """The latest version of one rubric, for lists."""
-
-    name: str
-    domain: str
-    version: int
-    description: str
-    extends: list[str]
-    criteria: int
-    author: str
-    saved_at: datetime
-
-
-class VersionInfo(BaseModel):
-    """Who saved a version, when and why."""
-
-    name: str
-    version: int
-    author: str
-    created_at: datetime
-    change_note: str
-    source: str
-
-
-class SaveResult(BaseModel):
-    """The version a save or import produced (or found unchanged)."""
-
-    name: str
-    version: int
-    created: bool
-
-
-class TrialView(BaseModel):
-    """One stored trial: deterministic check outcomes and, if asked, one reviewer's verdict."""
-
-    id: int
-    kind: str
-    run_id: int | None
-    rubric_name: str
-    rubric_version: int | None
-    output_hash: str
-    checks: list[CheckOutcome]
-    reviewer: str | None
-    review_status: str | None
-    verdict: str | None
-    review: dict | None
-    error: str | None
-    cost_usd: float
-    actor: str
-    created_at: datetime
-
-
 class RubricStore(StoreBase):
-    """Stored rubric versions and trials over one engine; every method is one transaction."""
+    """Stored rubric versions and trials (implements `santa_core.rubrics.store.Store`); every method is one
+    transaction."""
 
     # --- reading ------------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from sqlmodel import Session, SQLModel, col, select
 
 from santa_core.config import DEFAULT_DUE_HOURS
 from santa_core.models import EscalationReason, ReviewOutcome, ReviewStatus, RunState, RunStatus
+from santa_core.people import PeopleError
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
 from santa_core.roles import LOCAL, SYSTEM_ACTORS, Permission, PermissionDenied, Role
@@ -29,7 +30,6 @@ from storage.audit import GENESIS, AuditStore, event_hash
 from storage.db import make_engine, migrate
 from storage.errors import EscalationNotOpen, MoveRefused, RoundConflict, SlotAssigned
 from storage.hashing import sha256_text
-from storage.people import PeopleError
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.tables import (

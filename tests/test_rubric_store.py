@@ -18,9 +18,10 @@ from sqlmodel import Session, SQLModel, select
 
 from santa_core.models import CheckOutcome, Criterion, RubricDocument
 from santa_core.rubrics import library as lib
+from santa_core.rubrics.store import RubricConflict, RubricSaveError
 from storage.db import get_engine, make_engine, migrate
 from storage.hashing import content_hash, sha256_text
-from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
+from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import RubricVersionRow, TrialRow
@@ -452,7 +453,7 @@ def test_a_run_keeps_the_rubric_it_was_judged_by(store: RubricStore, engine: Eng
 def test_a_child_cannot_reuse_the_id_of_a_retired_parent_criterion(tmp_path) -> None:
     """Retired ids stay reserved across extends too (found in review)."""
     from santa_core.models import Criterion, RubricDocument
-    from storage.rubrics import RubricSaveError
+    from santa_core.rubrics.store import RubricSaveError
     from storage.runs import RunStore
     from storage.startup import init_db
 

@@ -16,6 +16,7 @@ import streamlit as st
 
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.roles import Permission, PermissionDenied
+from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from storage.errors import EscalationNotOpen
 from storage.views import EscalationView, RoundView, RunView
@@ -255,7 +256,7 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
                              format_func=lambda o: services.display(o) if o else "— unassigned —",
                              key=f"esc_owner_{item.id}")
         if st.button("Assign", key=f"esc_assign_{item.id}"):
-            _report(lambda: repo.assign_escalation(item.run_id, owner or None, services.actor(), item.id),
+            _report(lambda: actions.assign_escalation(repo, item.run_id, owner or None, services.actor(), item.id),
                     f"Run #{item.run_id}: owner {services.display(owner) if owner else 'removed'}")
     with right:
         due = (item.due_at or now + timedelta(hours=services.defaults().due_hours_for(item.reason.value)))
@@ -265,7 +266,7 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
                              key=f"esc_due_time_{item.id}")
         if st.button("Set due time", key=f"esc_due_go_{item.id}"):
             at = datetime.combine(day, hour, tzinfo=UTC)
-            _report(lambda: repo.set_due(item.run_id, at, services.actor(), item.id),
+            _report(lambda: actions.set_due(repo, item.run_id, at, services.actor(), item.id),
                     f"Run #{item.run_id}: due {when(at)}")
 
 
@@ -310,7 +311,7 @@ def _resolve(item: EscalationView, choice: str, why: str, edited: str | None) ->
         return
     desk = services.desk()
     try:
-        state = desk.repo.resolve_escalation(item.run_id, choice, services.actor(), why, edited, item.id)
+        state = actions.resolve_escalation(desk.repo, item.run_id, choice, services.actor(), why, edited, item.id)
     except STORAGE_ERRORS as exc:
         st.error(md(str(exc)))
         return

@@ -14,6 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.roles import Permission, PermissionDenied, must_differ
+from santa_core.run import actions
 from storage.errors import RunNotFound
 from storage.views import PendingReview
 from ui import services
@@ -159,7 +160,7 @@ def _assign_form(item: PendingReview) -> None:
     if not st.button("Assign", key="inbox_assign"):
         return
     try:
-        services.desk().repo.assign_person_slot(item.run_id, item.slot, to or None, services.actor())
+        actions.assign_reviewer(services.desk().repo, item.run_id, item.slot, to or None, services.actor())
     except (PermissionDenied, RunNotFound) as exc:
         st.error(md(str(exc)))
         return

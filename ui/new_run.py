@@ -5,9 +5,11 @@ from __future__ import annotations
 import streamlit as st
 
 from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
-from santa_core.models import MAX_TEXT_CHARS, Rubric
+from santa_core.models import Rubric
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
+from santa_core.run import actions
+from santa_core.text import text_problem
 from ui import services
 from ui.safe import md
 
@@ -18,13 +20,12 @@ NO_KEY_HELP = (
 )
 
 
-def text_problem(label: str, text: str) -> str | None:
-    """A specific message for an empty or oversized field, else None."""
-    if not text.strip():
-        return f"{label} is empty. Paste the {label.lower()} to review."
-    if len(text) > MAX_TEXT_CHARS:
-        return f"{label} has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}. Trim it and try again."
-    return None
+def field_problem(label: str, text: str) -> str | None:
+    """A specific message for an empty or oversized field (`santa_core.text.text_problem`) with what to do, else None."""
+    problem = text_problem(text, label)
+    if problem is None:
+        return None
+    return f"{problem}. " + (f"Paste the {label.lower()} to review." if not text.strip() else "Trim it and try again.")
 
 
 def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
@@ -100,7 +101,7 @@ def new_run_form() -> int | None:
                                      "compares the review cost with it.")
     if not st.button("Start review", type="primary", key="start_review"):
         return None
-    problems = [p for p in (text_problem("Spec", spec), text_problem("Output", output)) if p]
+    problems = [p for p in (field_problem("Spec", spec), field_problem("Output", output)) if p]
     if person_b and person_b == person_c:
         problems.append("Slots B and C are both assigned to the same person; the two reviews must come from "
                         "different reviewers. Assign one of them to someone else, or to anyone.")
@@ -109,10 +110,9 @@ def new_run_form() -> int | None:
     if problems:
         return None
     try:
-        return services.desk().repo.create_run(
-            spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b,
-            reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto, budget_usd=float(budget),
-            max_rounds=int(max_rounds), created_by=services.actor(), source="app",
+        return actions.start_run(
+            services.desk().repo, spec, output, rubric, reviewer_b, reviewer_c, fixer, services.actor(),
+            auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
             person_b=person_b, person_c=person_c, generation_cost_usd=generation,
         )
     except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed

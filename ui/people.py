@@ -5,8 +5,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from santa_core import people as people_actions
+from santa_core.people import PersonView
 from santa_core.roles import DOING, GRANTS, LOCAL, ROLE_LABEL, Permission, PermissionDenied, Role
-from storage.people import PersonView
 from ui import services
 from ui.safe import md
 
@@ -64,7 +65,7 @@ def _save(email: str, roles: list[Role], name: str | None) -> None:
         st.error("Say whose roles to set: enter their e-mail address.")
         return
     try:
-        person = services.desk().repo.people.set_roles(email, roles, services.actor(), name=name)
+        person = people_actions.set_roles(services.desk().repo.people, email, roles, services.actor(), name=name)
     except (PermissionDenied, ValueError) as exc:
         st.error(md(str(exc)))
         return

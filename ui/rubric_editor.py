@@ -18,8 +18,10 @@ from santa_core.checks import forms as cc
 from santa_core.checks.forms import describe_check
 from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
 from santa_core.roles import PermissionDenied
+from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import lint as rubric_lint
-from storage.rubrics import RubricConflict, RubricSaveError, RubricStore
+from santa_core.rubrics.store import RubricConflict, RubricSaveError
+from santa_core.rubrics.store import Store as RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
 
@@ -356,7 +358,8 @@ def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | N
         base = draft["base_version"]
         if as_name is not None:
             doc, base = doc.model_copy(update={"name": as_name}), None
-        result = store.save(doc, actor, note if note is not None else st.session_state.get("rs_note", ""), base)
+        result = rubric_actions.save_version(store, doc, actor,
+                                             note if note is not None else st.session_state.get("rs_note", ""), base)
     except PermissionDenied as exc:  # roles changed since the page was drawn; the draft stays open
         st.session_state[FLASH] = ("error", [f"Not saved: {exc} Your draft is kept."])
         return

@@ -8,7 +8,7 @@ import streamlit as st
 from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
-from storage.rubrics import RubricStore
+from santa_core.rubrics.store import Store as RubricStore
 from ui import rubric_draft as rd
 from ui import rubric_editor
 from ui.safe import md

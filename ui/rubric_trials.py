@@ -12,6 +12,7 @@ from santa_core.config import KNOWN_MODELS, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
+from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
 from ui import components
 from ui import rubric_draft as rd
@@ -77,7 +78,7 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     with st.spinner(md(f"{model} is reviewing the sample…")):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
     try:
-        desk.repo.rubrics.record_trial("try", rubric, output, trial.checks, trial.outcome, actor, verdict=trial.verdict)
+        rubric_actions.keep_trial(desk.repo.rubrics, "try", rubric, output, trial, actor)
     except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
         st.error(md(f"The review was not kept: {exc}"))
         return
@@ -156,8 +157,8 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         reviewer = desk.runner.reviewer_for(model) if model else None
         trial = trials.try_rubric(rubric, text, spec, reviewer)
         if actor is not None:
-            desk.repo.rubrics.record_trial("recheck", rubric, text, trial.checks, trial.outcome, actor,
-                                           run_id=run_id, stored_version=version, verdict=trial.verdict)
+            rubric_actions.keep_trial(desk.repo.rubrics, "recheck", rubric, text, trial, actor, run_id=run_id,
+                                      stored_version=version)
         return trial
 
     rows = []

@@ -7,10 +7,12 @@ import streamlit as st
 
 from santa_core.models import Rubric, RubricDocument
 from santa_core.roles import PermissionDenied
+from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import diff as rubric_diff
 from santa_core.rubrics import library as lib
+from santa_core.rubrics.store import RubricConflict
+from santa_core.rubrics.store import Store as RubricStore
 from santa_core.text import unified_diff
-from storage.rubrics import RubricConflict, RubricStore
 from ui import rubric_draft as rd
 from ui.safe import md
 
@@ -140,7 +142,7 @@ def import_panel(store: RubricStore, actor: str) -> None:
         st.error(problem)
         return
     try:
-        result = store.import_text(text, fmt, actor, note)
+        result = rubric_actions.import_file(store, text, fmt, actor, note)
     except (lib.RubricFileError, lib.RubricCompositionError) as exc:
         st.error("Nothing was imported. Fix the file and try again:")
         for e in getattr(exc, "errors", None) or [str(exc)]:

@@ -14,6 +14,7 @@ import streamlit as st
 from santa_core.models import RunStatus
 from santa_core.reports.record import to_html, to_json, to_pdf
 from santa_core.roles import Permission, PermissionDenied
+from santa_core.run import actions
 from storage.errors import RunNotFound
 from storage.escapes import SEVERITIES
 from storage.records import verification_record
@@ -86,7 +87,7 @@ def escape_form(view: RunView) -> None:
     if not st.button("Report escape", key=f"{key}_submit"):
         return
     try:
-        services.desk().repo.report_escape(view.id, criterion, description, severity, services.actor())
+        actions.report_escape(services.desk().repo, view.id, criterion, description, severity, services.actor())
     except (PermissionDenied, RunNotFound, ValueError) as exc:
         st.error(md(str(exc)))  # the typed description stays in its box
         return

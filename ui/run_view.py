@@ -219,7 +219,7 @@ def _kick_if_stale(view: RunView) -> RunView:
     age = (datetime.now(UTC) - view.updated_at).total_seconds()
     if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
         services.desk().runner.submit(view.id)
-    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in services.desk().repo.mark_interrupted():
+    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(services.desk().repo):
         return services.desk().repo.get_run_view(view.id)
     return view
 

@@ -10,11 +10,12 @@ from datetime import UTC, datetime
 import streamlit as st
 
 from desk import Desk, open_desk
+from santa_core import people as people_actions
 from santa_core.config import Defaults, export_to_env
+from santa_core.people import PeopleError, PersonView
 from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, Role, roles_for_email, who_may
 from santa_core.roles import can as roles_can
 from storage.db import database_url
-from storage.people import PeopleError, PersonView
 from ui.safe import md
 
 
@@ -81,7 +82,7 @@ def current_person() -> PersonView:
     if known is not None:  # one write per sign-in, not per rerun
         return known
     try:
-        person = people.sign_in(pid, name, pattern_roles(pid))
+        person = people_actions.sign_in(people, pid, name, pattern_roles(pid))
     except PeopleError as exc:
         st.error(f"You cannot use the desk with this sign-in: {md(str(exc))}")
         st.stop()

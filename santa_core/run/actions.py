@@ -1,16 +1,21 @@
-"""What a person can do to a run: approve, edit or reject a fix, fill a reviewer slot, resume
-an interrupted run. (Resolving an escalation is `storage.repo.Repo.resolve_escalation`.)
+"""What a person can do to a run, the one door every page and command goes through: start a run,
+approve, edit or reject a fix, fill or assign a reviewer slot, resume an interrupted run, resolve,
+assign or re-date an escalation, report an escape.
 
 A decision and the state change it causes are committed in one transaction, decided by the
-engine. The caller hands the run back to the runner when the returned state is `queued`.
+engine. The caller hands the run back to the runner when the returned state is `queued`. The
+store checks the actor's stored roles inside each write, so a refusal writes nothing.
 """
 
 from __future__ import annotations
 
-from santa_core.models import MAX_TEXT_CHARS, Review, ReviewOutcome, ReviewStatus, RunState, RunStatus, Slot
+from datetime import datetime
+
+from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
 from santa_core.run import engine
 from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import DecisionIn, Store
+from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
+from santa_core.text import text_problem
 
 
 class ActionError(ValueError):
@@ -26,10 +31,8 @@ def _require(store: Store, run_id: int, *statuses: RunStatus):
 
 
 def _check_text(text: str, what: str) -> str:
-    if not text.strip():
-        raise ActionError(f"The {what} is empty.")
-    if len(text) > MAX_TEXT_CHARS:
-        raise ActionError(f"The {what} has {len(text):,} characters; the limit is {MAX_TEXT_CHARS:,}.")
+    if problem := text_problem(text, f"The {what}"):
+        raise ActionError(f"{problem}.")
     return text
 
 
@@ -85,3 +88,46 @@ def resume(store: Store, run_id: int, actor: str) -> RunState:
     """Put an interrupted run back in the queue; it continues from its last committed step."""
     run = _require(store, run_id, RunStatus.INTERRUPTED)
     return advance_run(store, run_id, run.state, engine.Resume(), actor)
+
+
+def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, reviewer_b: str, reviewer_c: str,
+              fixer: str, actor: str, **options: object) -> int:
+    """Commit a queued run (round 1 holds `output`); its id. The caller submits it to the runner.
+
+    `options`: auto_approve, budget_usd, max_rounds, source, person_b, person_c, generation_cost_usd.
+    """
+    return store.create_run(spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b, reviewer_c=reviewer_c,
+                            fixer=fixer, created_by=actor, **options)
+
+
+def resolve_escalation(store: ActionStore, run_id: int, resolution: Resolution, actor: str, justification: str,
+                       edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
+    """Ship as is, re-review (optionally an edited output) or reject an escalated run, with why."""
+    return store.resolve_escalation(run_id, resolution, actor, justification, edited_output, escalation_id)
+
+
+def assign_escalation(store: ActionStore, run_id: int, owner: str | None, actor: str,
+                      escalation_id: int | None = None) -> None:
+    """Give the run's open escalation an owner who may resolve it (None: unassign)."""
+    store.assign_escalation(run_id, owner, actor, escalation_id)
+
+
+def set_due(store: ActionStore, run_id: int, due_at: datetime, actor: str, escalation_id: int | None = None) -> None:
+    """Set or change the due time of the run's open escalation."""
+    store.set_due(run_id, due_at, actor, escalation_id)
+
+
+def assign_reviewer(store: ActionStore, run_id: int, slot: Slot, person: str | None, actor: str) -> None:
+    """Assign a person reviewer slot to someone who may review (None: anyone may take it)."""
+    store.assign_person_slot(run_id, slot, person, actor)
+
+
+def report_escape(store: ActionStore, run_id: int, criterion: str, description: str, severity: str,
+                  actor: str) -> int:
+    """Record a defect found after the run shipped; its id."""
+    return store.report_escape(run_id, criterion, description, severity, actor)
+
+
+def interrupt_orphans(store: ActionStore) -> list[int]:
+    """Runs whose worker process is gone become `interrupted` (resumable); their ids. Code acts here, not a person."""
+    return store.mark_interrupted()

@@ -1,10 +1,12 @@
-"""The persistence contract the runner needs; `storage.repo.Repo` implements it.
+"""The persistence contracts of a run: what the runner writes through (`Store`) and what a
+person's actions write through (`ActionStore`); `storage.runs.RunStore` implements both.
 
 Every method commits before it returns, so a step the runner has finished is never lost.
 """
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
@@ -19,6 +21,8 @@ from santa_core.models import (
     Slot,
 )
 
+Resolution = Literal["ship_as_is", "rereview", "reject"]
+"""How a person resolves an escalation."""
 DecisionAction = Literal[
     "approve", "edit", "reject", "auto_approve", "ship_as_is", "rereview", "resolve_reject"
 ]
@@ -122,4 +126,41 @@ class Store(Protocol):
         after_text: str,
     ) -> None:
         """Append a decision row (never updated, never deleted)."""
+        ...
+
+
+class ActionStore(Store, Protocol):
+    """What a person's actions write through, beyond the runner's steps. Each call checks the actor's
+    stored roles inside its own transaction and writes nothing when it refuses."""
+
+    def create_run(self, spec: str, output: str, rubric: Rubric, reviewer_b: str, reviewer_c: str, fixer: str,
+                   auto_approve: bool = False, budget_usd: float | None = None, max_rounds: int = 3,
+                   created_by: str = "local", source: str = "app", person_b: str | None = None,
+                   person_c: str | None = None, generation_cost_usd: float | None = None) -> int:
+        """Commit a queued run with round 1 holding `output`; its id."""
+        ...
+
+    def resolve_escalation(self, run_id: int, resolution: Resolution, actor: str, justification: str,
+                           edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
+        """Resolve the run's open escalation (the one the person looked at) in one transaction; the new state."""
+        ...
+
+    def assign_escalation(self, run_id: int, owner: str | None, actor: str, escalation_id: int | None = None) -> None:
+        """Give the open escalation an owner (None: unassign)."""
+        ...
+
+    def set_due(self, run_id: int, due_at: datetime, actor: str, escalation_id: int | None = None) -> None:
+        """Set the open escalation's due time."""
+        ...
+
+    def assign_person_slot(self, run_id: int, slot: Slot, person: str | None, actor: str) -> None:
+        """Assign a person reviewer slot to someone who may review (None: anyone)."""
+        ...
+
+    def report_escape(self, run_id: int, criterion: str, description: str, severity: str, actor: str) -> int:
+        """Record a defect found after the run shipped; its id."""
+        ...
+
+    def mark_interrupted(self) -> list[int]:
+        """Runs left `running` by a process that is gone become `interrupted`; their ids."""
         ...
