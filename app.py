@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import bootstrap, services
+from ui import app_desk, clock, identity, navigation
 
 st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
 
@@ -30,24 +30,24 @@ PAGES = {
 
 
 def escalation_count() -> None:
-    """Sidebar: open escalations, the overdue ones highlighted (due dates compared with services.now)."""
-    repo = services.desk().repo
+    """Sidebar: open escalations, the overdue ones highlighted (due dates compared with clock.now)."""
+    repo = app_desk.desk().repo
     open_count = len(repo.list_escalations(status="open"))
     if not open_count:
         return
-    overdue = repo.overdue_count(services.now())
+    overdue = repo.overdue_count(clock.now())
     late = f" · :red-background[**⚠ {overdue} overdue**]" if overdue else " · 0 overdue"
     st.markdown(f"🚨 {open_count} open{late}")
 
 
-services.secrets_to_env()
+app_desk.secrets_to_env()
 # Someone who has not signed in (when sign-in is configured) sees the sign-in button and nothing
 # else: not even the page list, so the navigation is hidden until they are in.
-must_sign_in = services.auth_configured() and not services.signed_in()
-navigation = st.navigation(PAGES, position="hidden" if must_sign_in else "sidebar")
-bootstrap.mark_app_ran()
-services.require_sign_in()
+must_sign_in = identity.auth_configured() and not identity.signed_in()
+chosen = st.navigation(PAGES, position="hidden" if must_sign_in else "sidebar")
+navigation.mark_app_ran()
+identity.require_sign_in()
 with st.sidebar:
-    services.identity_widget()
+    identity.identity_widget()
     escalation_count()
-navigation.run()
+chosen.run()

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui import audit, services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, audit
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -14,7 +14,7 @@ st.caption("Each event records who did what to which entity, when, the hashes of
            "`python -m santa_core audit verify`). Someone who rewrites the whole tail and the head together "
            "can only be caught against a hash noted elsewhere: Verify prints the newest hash for that.")
 audit.verify()
-chosen = audit.filters(services.desk().repo.audit.facets())
+chosen = audit.filters(app_desk.desk().repo.audit.facets())
 if chosen is not None:
     selection = audit.events(chosen)  # leaves out the runs whose reviews are still blind
     audit.hidden_note(selection.hidden)

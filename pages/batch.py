@@ -3,14 +3,14 @@
 
 import streamlit as st
 
-from ui import batch
+from ui import batch, query
 from ui.batch_upload import new_batch_form
-from ui.bootstrap import ensure_navigation
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("🧺 Batch")
-batch_id = batch.batch_id_from_url()
+batch_id = query.batch_id()
 if batch_id is None:
     batch.intro()
     past = batch.past_batches()

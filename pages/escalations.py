@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui import escalations, services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, clock, escalations
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -14,8 +14,8 @@ st.caption("A run escalates after the round cap, a reviewer failure, a budget st
            "Every assignment and resolution is recorded in the audit trail.")
 if flash := st.session_state.pop(escalations.FLASH, None):
     st.success(flash)
-repo = services.desk().repo
-now = services.now()
+repo = app_desk.desk().repo
+now = clock.now()
 open_items = repo.list_escalations(status="open")
 escalations.stale_click_notice({e.id for e in open_items})
 if not open_items:

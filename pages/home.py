@@ -6,7 +6,7 @@ Review could not also answer at `/review`. With this hidden default page, both w
 
 import streamlit as st
 
-from ui.bootstrap import ensure_navigation
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 st.switch_page("pages/review.py", query_params=st.query_params.to_dict())

@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui.bootstrap import ensure_navigation
 from ui.inbox import render_inbox
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 

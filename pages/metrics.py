@@ -2,8 +2,8 @@
 
 import streamlit as st
 
-from ui import metrics, services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, metrics
+from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -11,7 +11,7 @@ st.title("📈 Metrics")
 st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
            "cost and latency, from every stored run. Each chart's definition is one click away and its data "
            "downloads as CSV; the filters are kept in the URL, so a link shares the view.")
-store = services.desk().repo.metrics
+store = app_desk.desk().repo.metrics
 options = store.options()
 if options.first_day is None:
     metrics.empty_history()

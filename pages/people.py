@@ -3,9 +3,9 @@
 import streamlit as st
 
 from santa_core.roles import Permission
-from ui import people, services
-from ui.bootstrap import ensure_navigation
-from ui.safe import md
+from ui import app_desk, identity, people
+from ui.navigation import ensure_navigation
+from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -14,13 +14,13 @@ st.caption("Everyone may read everything; roles add the actions. People who sign
            "the roles of the e-mail patterns in the config (`[santa.roles]`), else viewer. Every change of "
            "roles is recorded in the audit trail.")
 if flash := st.session_state.pop(people.FLASH, None):
-    st.success(md(flash))
-everyone = services.desk().repo.people.all()
+    st.success(escape_markdown(flash))
+everyone = app_desk.desk().repo.people.all()
 people.people_table(everyone)
 st.subheader("Set roles")
-if services.can(Permission.MANAGE_PEOPLE):
+if identity.can(Permission.MANAGE_PEOPLE):
     people.role_form(everyone)
 else:
-    st.info(md(services.refusal(Permission.MANAGE_PEOPLE)))
+    st.info(escape_markdown(identity.refusal(Permission.MANAGE_PEOPLE)))
 with st.expander("What each role may do"):
     people.roles_table()

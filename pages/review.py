@@ -2,15 +2,15 @@
 
 import streamlit as st
 
-from ui import services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, query
+from ui.navigation import ensure_navigation
 from ui.new_run import new_run_form
 from ui.run_view import render_run
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("🎅 Review")
-run_id = services.run_id_from_url()
+run_id = query.run_id()
 if run_id is None:
     with st.expander("How this works", expanded=False):
         st.markdown(
@@ -22,7 +22,7 @@ if run_id is None:
         )
     new_id = new_run_form()
     if new_id is not None:
-        services.desk().runner.submit(new_id)
+        app_desk.desk().runner.submit(new_id)
         st.query_params["run"] = str(new_id)
         st.rerun()
 else:

@@ -8,10 +8,10 @@ refuses the same actions, so hiding the controls is for clarity, not for safety.
 import streamlit as st
 
 from santa_core.roles import Permission
-from ui import rubric_editor, rubric_trials, rubric_versions, services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, identity, rubric_editor, rubric_trials, rubric_versions
+from ui.navigation import ensure_navigation
 from ui.rubric_studio import draft_rubric, pick_rubric
-from ui.safe import md
+from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -25,11 +25,11 @@ with st.expander("How rubrics work", expanded=False):
         "the time and a change note; runs keep the version they were judged by. Lint marks vague or broken "
         "criteria: errors block saving, warnings do not. See `docs/rubrics.md`."
     )
-desk = services.desk()
+desk = app_desk.desk()
 store = desk.repo.rubrics
-actor = services.actor()
-may_edit = services.can(Permission.EDIT_RUBRIC)
-try_refusal = None if services.can(Permission.TRY_RUBRIC) else services.refusal(Permission.TRY_RUBRIC)
+actor = identity.actor()
+may_edit = identity.can(Permission.EDIT_RUBRIC)
+try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)
 name = pick_rubric(store, allow_new=may_edit)
 edit, versions, trial, files, recheck = st.tabs(["✏️ Edit" if may_edit else "📄 Criteria", "🕓 Versions",
                                                  "🧪 Try it", "⇅ Import / export", "🔁 Re-check history"])
@@ -37,7 +37,7 @@ with edit:
     if may_edit:
         findings = rubric_editor.render(store, actor)
     else:
-        findings = rubric_editor.read_only(store, services.refusal(Permission.EDIT_RUBRIC))
+        findings = rubric_editor.read_only(store, identity.refusal(Permission.EDIT_RUBRIC))
 with versions:
     if name:
         rubric_versions.versions_tab(store, name)
@@ -53,7 +53,7 @@ with files:
     if may_edit:
         rubric_versions.import_panel(store, actor)
     else:
-        st.info(md(services.refusal(Permission.EDIT_RUBRIC)))
+        st.info(escape_markdown(identity.refusal(Permission.EDIT_RUBRIC)))
 with recheck:
     if name:
         rubric_trials.recheck_tab(desk, name, actor, refusal=try_refusal)

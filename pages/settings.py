@@ -17,10 +17,10 @@ from santa_core.models import EscalationReason
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
-from ui import services
-from ui.bootstrap import ensure_navigation
+from ui import app_desk, identity
 from ui.escalations import REASON_HELP
-from ui.safe import md
+from ui.navigation import ensure_navigation
+from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
@@ -31,18 +31,18 @@ else:
     st.warning("Anthropic API key: missing. Person reviewers still work. Add `ANTHROPIC_API_KEY` to the "
                "environment or to `.streamlit/secrets.toml` and restart the app to use model reviewers.")
 if base_url():
-    st.caption(f"Messages API base URL: {md(base_url())} (from ANTHROPIC_BASE_URL)")
-st.caption(f"Database: {md(redacted_url(services.desk().url))} · price list as of {pricing.rates_as_of()}")
+    st.caption(f"Messages API base URL: {escape_markdown(base_url())} (from ANTHROPIC_BASE_URL)")
+st.caption(f"Database: {escape_markdown(redacted_url(app_desk.desk().url))} · price list as of {pricing.rates_as_of()}")
 
 st.subheader("Sign-in and roles")
-if services.auth_configured():
+if identity.auth_configured():
     st.success("Sign-in is configured: people sign in through the OIDC provider in `[auth]` of "
                "`.streamlit/secrets.toml`, and their e-mail is recorded on everything they do.")
 else:
     st.info("Sign-in is not configured: everyone using this app acts as the local user (an admin). To let "
             "several people sign in with their own identity and roles, add an `[auth]` section to "
             "`.streamlit/secrets.toml` — see *Sign-in* in docs/operations.md.")
-patterns = services.role_patterns()
+patterns = identity.role_patterns()
 if patterns:
     st.caption("Roles given on first sign-in by e-mail pattern (`[santa.roles]` in secrets.toml); "
                "an admin can change anyone's roles later on the People page.")
@@ -53,11 +53,11 @@ else:
     st.caption("No role e-mail patterns (`[santa.roles]`): a person signing in for the first time is a viewer "
                "until an admin gives them a role on the People page.")
 
-allowed = services.can(Permission.EDIT_SETTINGS)
+allowed = identity.can(Permission.EDIT_SETTINGS)
 if not allowed:
-    st.info(md(services.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
-d = services.defaults()
-local = services.desk().repo.people.get(LOCAL)
+    st.info(escape_markdown(identity.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
+d = app_desk.defaults()
+local = app_desk.desk().repo.people.get(LOCAL)
 st.subheader("The local user")
 name = st.text_input("Display name of the local user", local.name if local else d.display_name, key="set_name",
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
@@ -70,10 +70,10 @@ b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.rev
 c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1,
                  key="set_c", disabled=not allowed)
 if warning := diversity_warning(b, c):
-    st.warning(md(warning))
+    st.warning(escape_markdown(warning))
 fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer",
                      disabled=not allowed)
-names = services.desk().repo.rubrics.names()
+names = app_desk.desk().repo.rubrics.names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
 rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
@@ -97,9 +97,9 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
         new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
                        rubric=rubric, display_name=name.strip(), due_hours=due_hours)
         try:
-            people.rename_local(services.desk().repo.people, name, services.actor())
-            save_defaults(services.desk().repo, new, services.actor())
+            people.rename_local(app_desk.desk().repo.people, name, identity.actor())
+            save_defaults(app_desk.desk().repo, new, identity.actor())
         except (PermissionDenied, ValueError) as exc:
-            st.error(md(str(exc)))
+            st.error(escape_markdown(str(exc)))
         else:
             st.success("Saved. New runs and new escalations start from these defaults.")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Protocol
 
 from santa_core.models import ReviewOutcome, Rubric
 from santa_core.reports.record import (
@@ -21,9 +22,21 @@ from santa_core.reports.record import (
 )
 from santa_core.roles import SYSTEM_ACTORS
 from santa_core.text import canonical_json, sha256_text, unified_diff
-from storage.audit import AuditEvent, canonical_time
-from storage.runs import RunStore
+from storage.audit import AuditEvent, AuditStore, canonical_time
+from storage.people import PeopleStore
 from storage.views import RoundView, RunView
+
+
+class RecordSource(Protocol):
+    """What a record is read from (`storage.runs.RunStore`): the run, its audit events, who the actors are."""
+
+    audit: AuditStore
+    people: PeopleStore
+
+    def get_run_view(self, run_id: int) -> RunView:
+        """Everything about one run."""
+        ...
+
 
 AUDIT_LIMIT = 1_000_000
 """Every event of one run (a run has tens of events; the limit only bounds a runaway)."""
@@ -76,7 +89,7 @@ def _rounds(view: RunView) -> list[RecordRound]:
     return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None) for i, r in enumerate(rounds)]
 
 
-def _people(repo: RunStore, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
+def _people(repo: RecordSource, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
     """Every actor id the record names, with who they are now (name and roles)."""
     ids = {view.created_by, *(e.actor for e in events), *(h.actor for h in view.history),
            *(d.actor for r in view.rounds for d in r.decisions), *(x.reported_by for x in view.escapes),
@@ -95,7 +108,7 @@ def _people(repo: RunStore, view: RunView, events: list[AuditEvent]) -> dict[str
     return out
 
 
-def verification_record(repo: RunStore, run_id: int, now: datetime | None = None) -> VerificationRecord:
+def verification_record(repo: RecordSource, run_id: int, now: datetime | None = None) -> VerificationRecord:
     """The sealed record of a run (RunNotFound when there is no such run)."""
     view = repo.get_run_view(run_id)
     events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT)

@@ -17,6 +17,7 @@ from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.llm_stub import MessagesStub, santa_scenario
+from tests.support.one_door import one_door
 
 
 @pytest.fixture
@@ -52,6 +53,14 @@ def _loopback_only(sock: socket.socket, address: object) -> object:
 def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every test runs with outbound connections limited to loopback."""
     monkeypatch.setattr(socket.socket, "connect", _loopback_only)
+
+
+@pytest.fixture(autouse=True)
+def pages_write_through_actions() -> Iterator[None]:
+    """Every test fails when a page or ui/ module wrote through a concrete store (not the core's actions)."""
+    with one_door() as page_writes:
+        yield
+    assert page_writes == [], "pages must write through santa_core's actions"
 
 
 # --- databases: every storage test runs on SQLite and, when configured, on PostgreSQL --------

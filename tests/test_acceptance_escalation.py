@@ -52,7 +52,7 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypat
     assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
 
     # After its due time, the officer sees it overdue (in the queue and counted in the sidebar).
-    monkeypatch.setattr("ui.services.now", lambda: due_at + timedelta(minutes=5))
+    monkeypatch.setattr("ui.clock.now", lambda: due_at + timedelta(minutes=5))
     assert "⚠ 1 overdue" in sidebar_text(open_as(OFFICER, page=None))
     officer = open_as(OFFICER)
     assert officer.dataframe[0].value["overdue"].tolist() == ["⚠ overdue"]

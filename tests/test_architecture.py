@@ -1,42 +1,157 @@
-"""House rules that keep the method pure, the pages safe and the package list honest."""
+"""House rules that keep the method pure, the pages safe and the package list honest.
+
+The import rules read the real import graph (grimp, the library behind import-linter): every
+import anywhere in a module counts, also one inside a function. No rule has a per-file exemption.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
 import socket
+from functools import cache
 from pathlib import Path
 
+import grimp
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+OURS = ("santa_core", "storage", "ui", "desk")
+"""Our packages. `app.py` and `pages/` are scripts Streamlit runs: nothing imports them."""
+COMPOSITION = "desk"
+"""The composition root: the wiring (database, runner, batch driver, API clients) and the command line."""
+MAX_LINES = 600
 
 
-def imported_modules(path: Path) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    names: set[str] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
-    return names
+@cache
+def graph() -> grimp.ImportGraph:
+    """The import graph of our packages and what they import."""
+    return grimp.build_graph(*OURS, include_external_packages=True)
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "santa_core").rglob("*.py")), ids=lambda p: p.name)
-def test_santa_core_imports_nothing_of_ours_but_itself(path: Path) -> None:
-    forbidden = {"streamlit", "sqlmodel", "sqlalchemy", "ui", "pages"}
-    if path.name not in ("cli.py", "__main__.py"):  # the command line is a composition root
-        forbidden.add("storage")
-    assert not imported_modules(path) & forbidden
+def importers_of(importer: str, imported: str) -> list[tuple[str, str]]:
+    """(module, what it imports) for every direct import from inside `importer` into `imported`."""
+    return sorted({(i["importer"], i["imported"]) for i in graph().find_matching_direct_imports(
+        import_expression=f"{importer}.** -> {imported}") + graph().find_matching_direct_imports(
+        import_expression=f"{importer}.** -> {imported}.**")})
 
 
-@pytest.mark.parametrize("path", sorted((ROOT / "storage").rglob("*.py")), ids=lambda p: p.name)
-def test_storage_does_not_import_the_ui(path: Path) -> None:
-    assert not imported_modules(path) & {"streamlit", "ui", "pages"}
+@pytest.mark.parametrize("forbidden", ["storage", "streamlit", "ui", COMPOSITION, "sqlmodel", "sqlalchemy"])
+def test_the_core_imports_no_persistence_page_or_composition_root(forbidden: str) -> None:
+    assert importers_of("santa_core", forbidden) == []
+
+
+@pytest.mark.parametrize("forbidden", ["ui", "streamlit", COMPOSITION])
+def test_storage_imports_no_page_or_composition_root(forbidden: str) -> None:
+    assert importers_of("storage", forbidden) == []
+
+
+def test_no_import_circles_among_our_modules() -> None:
+    cycles = [sorted(c) for c in strongly_connected(graph(), OURS) if len(c) > 1]
+    assert cycles == []
+
+
+def strongly_connected(g: grimp.ImportGraph, packages: tuple[str, ...]) -> list[set[str]]:
+    """Tarjan's strongly connected components of the graph of our modules (iterative)."""
+    ours = sorted(m for m in g.modules if m.split(".")[0] in packages)
+    edges = {m: sorted(n for n in g.find_modules_directly_imported_by(m) if n.split(".")[0] in packages)
+             for m in ours}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[set[str]] = []
+    for root in ours:
+        if root in index:
+            continue
+        work = [(root, iter(edges[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(edges[child])))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                found.append(component)
+    return found
+
+
+def test_the_circle_finder_finds_a_circle() -> None:
+    g = grimp.ImportGraph()
+    for name in ("santa_core.a", "santa_core.b", "santa_core.c"):
+        g.add_module(name)
+    g.add_import(importer="santa_core.a", imported="santa_core.b")
+    g.add_import(importer="santa_core.b", imported="santa_core.a")
+    g.add_import(importer="santa_core.c", imported="santa_core.a")
+    assert [sorted(c) for c in strongly_connected(g, ("santa_core",)) if len(c) > 1] == [
+        ["santa_core.a", "santa_core.b"]]
 
 
 UI_FILES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")])
+STORE_NAME = re.compile(r"(Store|Database|StoreBase)$")
+
+
+def storage_imports(path: Path) -> list[str]:
+    """Every `storage` import of a file, as `module` or `module:name`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found += [a.name for a in node.names if a.name.split(".")[0] == "storage"]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] == "storage":
+            found += [f"{node.module}:{a.name}" for a in node.names]
+    return found
+
+
+NO_PAGE_IMPORTS = ("storage", "storage.tables", "storage.transactions", "storage.startup")
+"""Modules a page never imports from: the package itself (its modules and facade), rows and transactions."""
+
+
+def refused_storage_imports(path: Path) -> list[str]:
+    """Storage imports a page or ui/ module may not make: a module as such, rows, transactions, a store class."""
+    return [i for i in storage_imports(path)
+            if ":" not in i or i.split(":")[0] in NO_PAGE_IMPORTS or STORE_NAME.search(i.split(":")[1])]
+
+
+@pytest.mark.parametrize("path", UI_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_pages_and_ui_import_no_concrete_store(path: Path) -> None:
+    """Writes go through the core's actions (a person's one door); a page imports views, errors and helpers only."""
+    assert refused_storage_imports(path) == []
+
+
+def test_the_store_import_rule_refuses_a_store(tmp_path: Path) -> None:
+    page = tmp_path / "page.py"
+    page.write_text("import storage.runs\nfrom storage import runs\nfrom storage.runs import RunStore\n"
+                    "from storage.tables import RunRow\nfrom storage.views import RunView\n")
+    assert refused_storage_imports(page) == ["storage.runs", "storage:runs", "storage.runs:RunStore",
+                                             "storage.tables:RunRow"]
+
+
+MODULES = sorted(p for pkg in ("santa_core", "storage", "ui") for p in (ROOT / pkg).rglob("*.py")
+                 if "migrations" not in p.parts)
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_module_holds_two_concepts(path: Path) -> None:
+    assert len(path.read_text(encoding="utf-8").splitlines()) <= MAX_LINES
 
 
 @pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)
@@ -53,7 +168,7 @@ def test_every_page_file_is_in_the_navigation() -> None:
 
 def test_requirements_are_pinned_and_xsrf_stays_on() -> None:
     lines = [ln.split("#")[0].strip() for ln in (ROOT / "requirements.txt").read_text().splitlines()]
-    pins = [ln for ln in lines if ln]
+    pins = [ln for ln in lines if ln and ln != "-e ."]  # `-e .`: this project itself, editable
     assert pins and all("==" in ln for ln in pins)
     assert any(re.fullmatch(r"streamlit(\[[a-z,]+\])?==1\.6\d*\.\d+", ln) for ln in pins)  # [auth]: st.login
     assert "enableXsrfProtection = true" in (ROOT / ".streamlit" / "config.toml").read_text()

@@ -131,7 +131,7 @@ def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: Ru
     assert "1 open · 0 overdue" in sidebar_text(open_as("admin@example.com", page=None))
     assert at.dataframe[0].value["overdue"].tolist() == [""]
 
-    monkeypatch.setattr("ui.services.now", lambda: due + timedelta(minutes=1))
+    monkeypatch.setattr("ui.clock.now", lambda: due + timedelta(minutes=1))
     assert "⚠ 1 overdue" in sidebar_text(open_as("officer@example.com", page=None))
     at = open_as("officer@example.com")
     assert "1 open, 1 overdue" in texts(at)
@@ -233,7 +233,7 @@ def _age(repo: RunStore, run_id: int, created_at: datetime) -> None:
 
 def test_older_than_filters_by_age_on_the_moved_clock(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     now = datetime(2031, 5, 6, 12, 0, tzinfo=UTC)
-    monkeypatch.setattr("ui.services.now", lambda: now)
+    monkeypatch.setattr("ui.clock.now", lambda: now)
     fresh, hours, days = escalate(desk_env), escalate(desk_env), escalate(desk_env)
     _age(desk_env, fresh, now - timedelta(minutes=20))
     _age(desk_env, hours, now - timedelta(hours=5))
@@ -247,7 +247,7 @@ def test_older_than_filters_by_age_on_the_moved_clock(desk_env: RunStore, monkey
         assert sorted(queue(at)) == runs, choice
     at.selectbox(key="esc_f_age").set_value("3 days").run()
     assert "No open escalation matches" in texts(at)
-    monkeypatch.setattr("ui.services.now", lambda: now + timedelta(days=2))  # the clock moves on
+    monkeypatch.setattr("ui.clock.now", lambda: now + timedelta(days=2))  # the clock moves on
     at.run()
     assert sorted(queue(at)) == [days]
     assert not at.exception, at.exception

@@ -11,7 +11,7 @@ from santa_core.run import actions
 from storage.runs import RunStore
 from tests.conftest import grant
 from tests.test_app import CLEAN, SPEC, texts
-from ui import services
+from ui import identity
 
 INBOX = "pages/inbox.py"
 EDITOR, EDITOR2 = "editor@example.com", "editor2@example.com"
@@ -199,7 +199,7 @@ def test_one_person_for_both_slots_is_refused_and_the_text_kept(repo: RunStore) 
 
 
 def test_a_refusal_from_storage_is_shown_and_the_text_kept(repo: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(services, "can", lambda permission: True)  # a page that forgot to hide the form
+    monkeypatch.setattr(identity, "can", lambda permission: True)  # a page that forgot to hide the form
     at = as_person("viewer@example.com", "pages/review.py")
     at.text_area(key="new_spec").set_value(SPEC)
     at.text_area(key="new_output").set_value(CLEAN)

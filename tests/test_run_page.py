@@ -245,7 +245,7 @@ def test_resume_only_for_those_who_may(desk_env: RunStore, shipped: int) -> None
 
 
 def test_download_data_is_built_on_click_from_the_database(desk_env: RunStore, shipped: int) -> None:
-    from ui.run_extras import FORMATS, _builder
+    from ui.run_record import FORMATS, _builder
 
     built = {fmt: _builder(desk_env, shipped, render)() for fmt, (_, _, render) in FORMATS.items()}
     assert json.loads(built["json"])["run_id"] == shipped

@@ -10,8 +10,8 @@ import pandas as pd
 import streamlit as st
 
 from storage.audit import AuditEvent
-from ui import services
-from ui.safe import md
+from ui import app_desk, identity
+from ui.safe import escape_markdown
 
 ANY = "any"
 EARLIEST = date(2000, 1, 1)
@@ -54,7 +54,7 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
     """The filter controls; None when one of them holds something unusable (an error is shown)."""
     c1, c2, c3, c4 = st.columns(4)
     actor = c1.selectbox("Actor", [ANY, *facets.get("actor", [])], key="audit_actor",
-                         format_func=lambda a: a if a == ANY else services.display(a))
+                         format_func=lambda a: a if a == ANY else identity.display(a))
     action = c2.selectbox("Action", [ANY, *action_prefixes(facets.get("action", []))], key="audit_action",
                           help="A family such as `escalation.` matches every action in it.")
     entity = c3.selectbox("Entity", [ANY, *facets.get("entity_type", [])], key="audit_entity")
@@ -66,7 +66,7 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
     run_id = None
     if raw_run.strip():
         if not raw_run.strip().lstrip("#").isdigit():
-            st.error(f"{md(raw_run)} is not a run number.")
+            st.error(f"{escape_markdown(raw_run)} is not a run number.")
             return None
         run_id = int(raw_run.strip().lstrip("#"))
     return Filters(actor=None if actor == ANY else actor, action=None if action == ANY else action,
@@ -88,7 +88,7 @@ def _query(f: Filters) -> dict:
 
 def _hidden_count(f: Filters, blind: set[int]) -> int:
     """Events of blind runs the filters select (a run's events are few while its first reviews are out)."""
-    store = services.desk().repo.audit
+    store = app_desk.desk().repo.audit
     runs = blind if f.run_id is None else blind & {f.run_id}
     return sum(len(store.events(**_query(f), run_id=r, limit=HIDDEN_SCAN)) for r in runs)
 
@@ -101,7 +101,7 @@ def events(f: Filters) -> Selection:
     issue count, decision reasons and escalation justifications would show them the other review
     or earlier rounds before theirs. Verify still walks the whole chain.
     """
-    repo = services.desk().repo
+    repo = app_desk.desk().repo
     blind = repo.blind_run_ids()
     hidden = _hidden_count(f, blind)
     items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True)
@@ -124,7 +124,7 @@ def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
     """The events as a table: hashes shortened on the page, whole in the export."""
     cut = (lambda h: h or "") if full else short
     rows = [{"seq": e.seq, "time": e.created_at.astimezone(UTC).isoformat(timespec="seconds"),
-             "actor": e.actor if full else services.display(e.actor), "action": e.action,
+             "actor": e.actor if full else identity.display(e.actor), "action": e.action,
              "entity": f"{e.entity_type} {e.entity_id}", "run": e.run_id, "before": cut(e.before_hash),
              "after": cut(e.after_hash), "prev": cut(e.prev_hash), "hash": cut(e.hash),
              "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False)} for e in items]
@@ -147,7 +147,7 @@ def detail(items: list[AuditEvent]) -> None:
     """One event in full: every field, every hash whole."""
     by_seq = {e.seq: e for e in items}
     seq = st.selectbox("Event", list(by_seq), key="audit_pick",
-                       format_func=lambda s: f"#{s} · {by_seq[s].action} · {services.display(by_seq[s].actor)}")
+                       format_func=lambda s: f"#{s} · {by_seq[s].action} · {identity.display(by_seq[s].actor)}")
     if seq is not None:
         st.code(json.dumps(by_seq[seq].model_dump(mode="json"), indent=2, ensure_ascii=False), language="json",
                 wrap_lines=True)
@@ -156,5 +156,5 @@ def detail(items: list[AuditEvent]) -> None:
 def verify() -> None:
     """Recompute the whole chain and say whether it holds, naming the first broken row."""
     if st.button("Verify the chain", type="primary", key="audit_verify"):
-        report = services.desk().repo.audit.verify()
-        (st.success if report.ok else st.error)(md(report.describe()))
+        report = app_desk.desk().repo.audit.verify()
+        (st.success if report.ok else st.error)(escape_markdown(report.describe()))

@@ -23,9 +23,9 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from ui import batch_actions, batch_patterns, batch_plan, components, services
+from ui import app_desk, batch_actions, batch_patterns, batch_plan, components, identity
 from ui.batch_actions import service
-from ui.safe import md
+from ui.safe import escape_markdown
 
 POLL_S = 2.0
 """How often the page re-reads a sample under review."""
@@ -38,16 +38,6 @@ RESULT = {RunStatus.SHIPPED: "NICE", RunStatus.SAMPLED: "NAUGHTY", RunStatus.QUE
 
 
 # --- the URL and the list -------------------------------------------------------------------------
-
-
-def batch_id_from_url() -> int | None:
-    """The `batch` query parameter as an int, or None (an error is shown when it is not a number)."""
-    raw = st.query_params.get("batch")
-    try:
-        return int(raw) if raw else None
-    except ValueError:
-        st.error(f"{md(raw)} is not a batch number.")
-        return None
 
 
 def intro() -> None:
@@ -81,7 +71,7 @@ def batch_frame(batches: list[tuple[Batch, int]]) -> pd.DataFrame:
     rows = []
     for b, waiting in batches:
         rows.append({"batch": b.id, "file": b.name, "created (UTC)": f"{b.created_at:%Y-%m-%d %H:%M}",
-                     "by": services.display(b.created_by), "items": b.items, "samples": len(b.samples),
+                     "by": identity.display(b.created_by), "items": b.items, "samples": len(b.samples),
                      "state": state_of(b, waiting), "open": f"batch?batch={b.id}"})
     return pd.DataFrame(rows)
 
@@ -116,14 +106,14 @@ def batch_list(batches: list[tuple[Batch, int]]) -> None:
 def header(batch: Batch) -> None:
     """Title line: the file, its items, rubric, reviewers and sampling settings."""
     c = batch.config
-    st.subheader(md(f"Batch #{batch.id} — {batch.name}"))
+    st.subheader(escape_markdown(f"Batch #{batch.id} — {batch.name}"))
     strata = ", ".join(c.strata) or "none"
-    st.caption(md(f"{batch.items:,} items · rubric {c.rubric.name} v{c.rubric.version} · B {c.reviewer_b} · "
+    st.caption(escape_markdown(f"{batch.items:,} items · rubric {c.rubric.name} v{c.rubric.version} · B {c.reviewer_b} · "
                   f"C {c.reviewer_c} · fix agent {c.fixer} · sample rate {percent(c.sample_rate)} (at least "
                   f"{c.min_sample} items) · strata {strata} · seed {c.seed} · {c.concurrency} reviews at a time"
                   + (" · Message Batches API" if c.message_batches else "")
                   + (" · auto-approve" if c.auto_approve else "")
-                  + f" · created by {services.display(batch.created_by)} {batch.created_at:%Y-%m-%d %H:%M} UTC"))
+                  + f" · created by {identity.display(batch.created_by)} {batch.created_at:%Y-%m-%d %H:%M} UTC"))
     components.rubric_table(c.rubric)
 
 
@@ -137,8 +127,8 @@ def next_plan(view: BatchView, key: str) -> None:
 
 def start_button(batch: Batch, number: int, label: str) -> None:
     """Draw the next sample (for people who may start runs)."""
-    if not services.can(Permission.START_RUN):
-        st.info(md(services.refusal(Permission.START_RUN)))
+    if not identity.can(Permission.START_RUN):
+        st.info(escape_markdown(identity.refusal(Permission.START_RUN)))
         return
     if st.button(label, type="primary", key="batch_start" if number == 1 else "batch_resample"):
         batch_actions.start_sample(batch.id)
@@ -181,13 +171,13 @@ def progress_panel(progress: SampleProgress, paused: bool, message_batches: bool
     if message_batches:
         where = f"Message Batch {progress.api_batch_id}" if progress.api_batch_id else "The Message Batch"
         status = progress.api_status or "being submitted"
-        st.info(md(f"{where}: {status}. The API answers within 24 hours, usually much sooner; the desk keeps "
+        st.info(escape_markdown(f"{where}: {status}. The API answers within 24 hours, usually much sooner; the desk keeps "
                    "tracking it across restarts."))
 
 
 def controls(batch_id: int, paused: bool) -> None:
     """Pause or resume (for people who may start runs)."""
-    if not services.can(Permission.START_RUN):
+    if not identity.can(Permission.START_RUN):
         return
     if paused:
         st.button("Resume", key="batch_resume", type="primary", on_click=batch_actions.resume, args=(batch_id,))
@@ -226,9 +216,9 @@ def stalled(progress: SampleProgress, driving: bool, message_batches: bool) -> b
     why = stopped_why(progress, driving, message_batches)
     if why is None:
         return False
-    st.warning(md(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
+    st.warning(escape_markdown(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
                   "restart does too). The runs linked under Sampled items say what failed."))
-    if services.can(Permission.RESUME_RUN):
+    if identity.can(Permission.RESUME_RUN):
         st.button("Try again", key="batch_retry", type="primary", on_click=batch_actions.retry,
                   args=(progress.batch_id,))
     return True
@@ -328,7 +318,7 @@ def history(view: BatchView) -> None:
     samples = [{"sample": s.number, "seed": s.seed, "items": s.size, "NICE": s.nice, "NAUGHTY": s.naughty,
                 "reviewer errors": s.errors, "cost": components.usd(s.cost_usd)} for s in batch.samples]
     decisions = [{"sample": number.get(p.sample_id), "pattern": p.title, "criterion": p.criterion,
-                  "status": p.status, "by": services.display(p.decided_by) if p.decided_by else "",
+                  "status": p.status, "by": identity.display(p.decided_by) if p.decided_by else "",
                   "reason": p.reason, "items changed": changed.get(p.id, 0)}
                  for p in view.patterns]
     with st.expander(f"History: {len(batch.samples)} sample(s), {len(decisions)} pattern(s)"):
@@ -365,7 +355,7 @@ def export_section(view: BatchView) -> None:
     version = (len(view.changes), tuple((s.id, s.done) for s in batch.samples),
                tuple((p.id, p.status) for p in view.patterns))
     for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
-        column.download_button(f"Download {fmt.upper()}", _export(services.desk().url, batch.id, fmt, version),
+        column.download_button(f"Download {fmt.upper()}", _export(app_desk.desk().url, batch.id, fmt, version),
                                file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",
                                on_click="ignore", icon=":material/download:")
 

@@ -15,8 +15,8 @@ from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import BatchFileError
 from santa_core.batch.store import BatchProblem
 from santa_core.roles import PermissionDenied
-from ui import services
-from ui.safe import md
+from ui import app_desk, identity
+from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
 REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
@@ -26,7 +26,7 @@ T = TypeVar("T")
 
 def service() -> BatchDriver:
     """The desk's batch service."""
-    return services.desk().batches
+    return app_desk.desk().batches
 
 
 def flash(batch_id: int, kind: str, text: str) -> None:
@@ -49,7 +49,7 @@ def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | N
     try:
         result = action()
     except REFUSED as exc:
-        flash(batch_id, "error", md(f"Not done: {exc}"))
+        flash(batch_id, "error", escape_markdown(f"Not done: {exc}"))
         return None
     if done is not None:
         flash(batch_id, "success", done(result))
@@ -58,23 +58,23 @@ def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | N
 
 def start_sample(batch_id: int) -> int | None:
     """Draw the batch's next sample and start reviewing it in the background; the sample's id."""
-    return attempt(batch_id, lambda: service().sample(batch_id, services.actor()),
+    return attempt(batch_id, lambda: service().sample(batch_id, identity.actor()),
                    lambda sample_id: f"Sample {service().progress(sample_id).number} drawn: its items are "
                                      "being reviewed by both reviewers.")
 
 
 def pause(batch_id: int) -> None:
     """A button callback: no new review starts; reviews already started finish and are kept."""
-    attempt(batch_id, lambda: service().pause(batch_id, services.actor()),
+    attempt(batch_id, lambda: service().pause(batch_id, identity.actor()),
             lambda _: "Paused: reviews already started finish and are kept; no new one starts until you resume.")
 
 
 def resume(batch_id: int) -> None:
     """A button callback: start reviewing again where the batch stopped."""
-    attempt(batch_id, lambda: service().resume(batch_id, services.actor()), lambda _: "Resumed.")
+    attempt(batch_id, lambda: service().resume(batch_id, identity.actor()), lambda _: "Resumed.")
 
 
 def retry(batch_id: int) -> None:
     """A button callback: pick a stopped sample up again."""
-    attempt(batch_id, lambda: service().retry(batch_id, services.actor()),
+    attempt(batch_id, lambda: service().retry(batch_id, identity.actor()),
             lambda _: "Trying again: interrupted reviews resume where they stopped.")

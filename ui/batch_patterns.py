@@ -20,9 +20,9 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
-from ui import batch_actions, components, services
+from ui import batch_actions, components, identity
 from ui.batch_actions import attempt, service
-from ui.safe import md
+from ui.safe import escape_markdown
 
 AUTO_REASON = "auto-approved: the batch was created with auto-approve"
 KIND_LABEL = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
@@ -81,13 +81,13 @@ def card(batch: Batch, sample: SampleProgress, record: PatternRecord, number: in
 
 def summary(record: PatternRecord, pattern: Pattern, sample: SampleProgress, number: int) -> None:
     """Title, kind, criterion, how many sampled items show it and in which strata."""
-    st.markdown(f"**{number}. {md(record.title)}**")
+    st.markdown(f"**{number}. {escape_markdown(record.title)}**")
     share = percent(pattern.count / sample.size) if sample.size else "—"
     criterion = f" · criterion {record.criterion}" if record.criterion else ""
-    st.caption(md(f"{KIND_LABEL[pattern.kind]}{criterion} · {pattern.count} of {sample.size} sampled items "
+    st.caption(escape_markdown(f"{KIND_LABEL[pattern.kind]}{criterion} · {pattern.count} of {sample.size} sampled items "
                   f"({share}) · {record.status}"))
     for column, counts in pattern.strata.items():
-        st.caption(md(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))
+        st.caption(escape_markdown(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))
 
 
 def evidence(pattern: Pattern) -> None:
@@ -107,27 +107,27 @@ def examples(pattern: Pattern, runs: dict[str, int | None]) -> None:
         run_id = runs.get(key)
         mark = " (representative: the fix is proposed on it)" if key == pattern.representative else ""
         if run_id is None:
-            st.caption(md(f"{key}{mark}"))
+            st.caption(escape_markdown(f"{key}{mark}"))
             continue
-        st.page_link("pages/review.py", label=md(f"{key} — run #{run_id}{mark}"), icon="📜",
+        st.page_link("pages/review.py", label=escape_markdown(f"{key} — run #{run_id}{mark}"), icon="📜",
                      query_params={"run": str(run_id)})
 
 
 def decided(record: PatternRecord, changed: int) -> None:
     """Who decided the pattern, how, and what it changed."""
-    who = services.display(record.decided_by or "")
+    who = identity.display(record.decided_by or "")
     why = f" Reason: {record.reason}" if record.reason else ""
     if record.status == "applied":
-        st.success(md(f"Fix approved by {who}: {changed} item(s) of the batch changed.{why}"))
+        st.success(escape_markdown(f"Fix approved by {who}: {changed} item(s) of the batch changed.{why}"))
     else:
-        st.info(md(f"Dismissed by {who}.{why}"))
+        st.info(escape_markdown(f"Dismissed by {who}.{why}"))
 
 
 def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
     """Ask the fix agent, then approve (edits adjustable) or dismiss; read-only for people who may not decide."""
     proposal = FixProposal.model_validate(record.proposal) if record.proposal else None
-    if not services.can(Permission.DECIDE_FIX):
-        st.info(md(services.refusal(Permission.DECIDE_FIX)))
+    if not identity.can(Permission.DECIDE_FIX):
+        st.info(escape_markdown(identity.refusal(Permission.DECIDE_FIX)))
         if proposal is not None:
             components.proposal_view(proposal)
         return
@@ -153,7 +153,7 @@ def propose(batch_id: int, pattern_id: int, representative: str) -> None:
     for key in [k for k in st.session_state if str(k).startswith(f"batch_after_{pattern_id}_")]:
         del st.session_state[key]  # a new proposal starts from its own replacement text
     with st.spinner(f"The fix agent is fixing item {representative}…"):
-        attempt(batch_id, lambda: service().propose(pattern_id, services.actor()))
+        attempt(batch_id, lambda: service().propose(pattern_id, identity.actor()))
     st.rerun()
 
 
@@ -164,7 +164,7 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
     edits = []
     with st.expander("Edit the replacement text (applied to every item that shows the pattern)"):
         for i, edit in enumerate(proposal.edits):
-            st.caption(md(f"Edit {i + 1} replaces exactly: {edit.before}"))
+            st.caption(escape_markdown(f"Edit {i + 1} replaces exactly: {edit.before}"))
             after = st.text_area(f"Edit {i + 1}: replace with", edit.after, key=f"batch_after_{record.id}_{i}")
             edits.append(edit.model_copy(update={"after": after}))
     if edits != proposal.edits:
@@ -179,7 +179,7 @@ def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview
     try:
         return service().preview(pattern_id, edits)
     except batch_actions.REFUSED as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return None
 
 
@@ -211,21 +211,21 @@ def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, 
     skipped = preview.skipped if preview is not None else []
     note = (f" {len(skipped)} item(s) show the pattern but could not take the edit — fix them by hand: "
             f"{', '.join(skipped[:20])}." if skipped else "")
-    attempt(batch_id, lambda: service().approve(pattern_id, services.actor(), edits=edits, reason=reason),
-            lambda changed: md(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
+    attempt(batch_id, lambda: service().approve(pattern_id, identity.actor(), edits=edits, reason=reason),
+            lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 
 
 def _dismiss(batch_id: int, pattern_id: int, reason: str) -> None:
-    attempt(batch_id, lambda: service().dismiss(pattern_id, services.actor(), reason),
+    attempt(batch_id, lambda: service().dismiss(pattern_id, identity.actor(), reason),
             lambda _: "Dismissed: the items keep their text.")
     st.rerun()
 
 
 def dismiss_form(batch_id: int, record: PatternRecord, label: str, placeholder: str) -> None:
     """Dismiss (or mark handled) with a reason, for people who may decide fixes."""
-    if not services.can(Permission.DECIDE_FIX):
-        st.info(md(services.refusal(Permission.DECIDE_FIX)))
+    if not identity.can(Permission.DECIDE_FIX):
+        st.info(escape_markdown(identity.refusal(Permission.DECIDE_FIX)))
         return
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     reason = left.text_input("Reason (required)", key=f"batch_reason_{record.id}", placeholder=placeholder)
@@ -238,9 +238,9 @@ def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
     todo = [r for r in pending(records) if r.pattern.get("kind", "issue") == "issue"]
     if not todo:
         return
-    if not services.can(Permission.DECIDE_FIX):
-        st.info(md("This batch auto-approves fixes, which waits for someone who may decide them. "
-                   + services.refusal(Permission.DECIDE_FIX)))
+    if not identity.can(Permission.DECIDE_FIX):
+        st.info(escape_markdown("This batch auto-approves fixes, which waits for someone who may decide them. "
+                   + identity.refusal(Permission.DECIDE_FIX)))
         return
     applied = 0
     with st.spinner("Auto-approve: the fix agent is fixing each pattern…"):
@@ -253,11 +253,11 @@ def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
 def _auto_one(batch_id: int, record: PatternRecord) -> int:
     """Propose (once) and apply one pattern's fix; 1 when applied, 0 when it is left for a person."""
     if record.proposal is None:
-        proposal = attempt(batch_id, lambda: service().propose(record.id, services.actor()))
+        proposal = attempt(batch_id, lambda: service().propose(record.id, identity.actor()))
     else:
         proposal = FixProposal.model_validate(record.proposal)
     if proposal is None or proposal.error or not proposal.edits:
         return 0  # no usable fix: the pattern waits for a person
-    done = attempt(batch_id, lambda: service().approve(record.id, services.actor(), reason=AUTO_REASON),
-                   lambda changed: md(f"Auto-approved: {changed} item(s) of the batch changed."))
+    done = attempt(batch_id, lambda: service().approve(record.id, identity.actor(), reason=AUTO_REASON),
+                   lambda changed: escape_markdown(f"Auto-approved: {changed} item(s) of the batch changed."))
     return 1 if done is not None else 0

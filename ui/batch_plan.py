@@ -17,7 +17,7 @@ from santa_core.batch.report import CostEstimate
 from santa_core.batch.sampling import percent
 from santa_core.batch.store import PatternRecord
 from ui import components
-from ui.safe import md
+from ui.safe import escape_markdown
 
 PREVALENCES = (0.01, 0.02, 0.05, 0.10, 0.20)
 """Shares of the whole batch the detection table shows."""
@@ -64,7 +64,7 @@ def detection(population: int, n: int, sizes: Mapping[Hashable, int], key: str) 
     rows = sampling.stratum_detection(sizes, n, prevalence)
     st.dataframe(stratum_frame(rows), hide_index=True, width="stretch")
     weakest = min(rows, key=lambda r: r.chance)  # the first in sorted order among equals
-    st.markdown("Least covered: " + md(weakest.statement()))  # md: stratum values come from the uploaded file
+    st.markdown("Least covered: " + escape_markdown(weakest.statement()))  # escaped: stratum values come from the uploaded file
 
 
 def cost(estimate: CostEstimate, spent: float | None = None) -> None:
@@ -86,7 +86,7 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
 
 def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], needs_fix: list[str]) -> None:
     """What a clean sample proves about the batch, with caveats for patterns and items left unfixed."""
-    statement = md(rule.statement())
+    statement = escape_markdown(rule.statement())
     if rule.clean:
         st.success(f"✅ {statement}")
     else:
@@ -97,14 +97,14 @@ def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], n
     by_hand = [p for p in dismissed if p not in unfixed]
     if unfixed:
         names = "; ".join(f"“{p.title}” ({p.reason})" for p in unfixed)
-        st.warning(md(f"Caveat: {len(unfixed)} pattern(s) were dismissed without a fix: {names}. Their items "
+        st.warning(escape_markdown(f"Caveat: {len(unfixed)} pattern(s) were dismissed without a fix: {names}. Their items "
                       "failed review in an earlier sample and keep what the reviewers flagged; resamples draw fresh "
                       "items first, so the bound above does not make those items pass."))
     if needs_fix:
         shown = ", ".join(needs_fix[:10]) + (f" and {len(needs_fix) - 10:,} more" if len(needs_fix) > 10 else "")
-        st.warning(md(f"Caveat: {len(needs_fix):,} item(s) showed a fixed pattern but could not take its edit and "
+        st.warning(escape_markdown(f"Caveat: {len(needs_fix):,} item(s) showed a fixed pattern but could not take its edit and "
                       f"still need a fix by hand: {shown}. The export marks them “needs fix” and says why; the "
                       "bound above does not make them pass."))
     if by_hand:
         names = "; ".join(f"{p.title} ({p.reason})" for p in by_hand)
-        st.caption(md(f"Handled by hand, outside Santa: {names}. The bound does not cover what was done to them."))
+        st.caption(escape_markdown(f"Handled by hand, outside Santa: {names}. The bound does not cover what was done to them."))

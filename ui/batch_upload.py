@@ -20,8 +20,8 @@ from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, diversity
 from santa_core.models import Rubric
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission
-from ui import batch_actions, batch_plan, services
-from ui.safe import md
+from ui import app_desk, batch_actions, batch_plan, identity
+from ui.safe import escape_markdown
 
 FILE_TYPES = ["csv", "tsv", "jsonl", "ndjson", "json"]
 NO_KEY = ("A batch is reviewed by models, and no Anthropic API key is configured. Set `ANTHROPIC_API_KEY` in the "
@@ -75,7 +75,7 @@ def _file(data: bytes, name: str, id_column: str | None, output_column: str | No
 
 def file_errors(exc: BatchFileError) -> None:
     """Every problem the reader found, one per line; nothing was stored."""
-    lines = "\n".join(f"- {md(e)}" for e in exc.errors)
+    lines = "\n".join(f"- {escape_markdown(e)}" for e in exc.errors)
     count = f"{exc.count} problems" if exc.count != 1 else "1 problem"
     st.error(f"**This file cannot be used ({count}); nothing was stored.** Fix the file, or the column choices "
              f"above, and upload it again:\n{lines}")
@@ -122,7 +122,7 @@ def detected(layout: BatchLayout) -> None:
     fmt = "JSONL" if layout.format == "jsonl" else f"CSV (delimiter {layout.delimiter!r})"
     guesses = ", ".join(f"{what}: {col or 'none'}" for what, col in
                         (("id", layout.id_column), ("output", layout.output_column), ("spec", layout.spec_column)))
-    st.caption(md(f"Detected {fmt}, {layout.rows:,} items, columns: {', '.join(layout.columns)}. "
+    st.caption(escape_markdown(f"Detected {fmt}, {layout.rows:,} items, columns: {', '.join(layout.columns)}. "
                   f"Guessed columns by name — {guesses}."))
 
 
@@ -130,19 +130,19 @@ def file_summary(file: BatchFile) -> None:
     """The first items, the warnings and the strata's sizes."""
     st.dataframe(pd.DataFrame(file.preview()), hide_index=True, width="stretch")
     for warning in file.warnings:
-        st.warning(md(warning))
+        st.warning(escape_markdown(warning))
     if file.length_rule:
-        st.caption(md(file.length_rule))
+        st.caption(escape_markdown(file.length_rule))
     sizes = file.strata_sizes()
     if file.strata:
         frame = pd.DataFrame([{"stratum": batch_plan.stratum_label(k), "items": n} for k, n in sizes.items()])
-        with st.expander(md(f"{len(sizes)} strata by {', '.join(file.strata)}")):
+        with st.expander(escape_markdown(f"{len(sizes)} strata by {', '.join(file.strata)}")):
             st.dataframe(frame, hide_index=True, width="stretch")
 
 
 def _rubric_choice(default: str) -> Rubric:
     """A stored rubric and version (the latest by default)."""
-    store = services.desk().repo.rubrics
+    store = app_desk.desk().repo.rubrics
     names = store.names()
     left, right = st.columns([3, 1])
     name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="batch_rubric")
@@ -160,7 +160,7 @@ def _model(where, label: str, default: str, key: str, help: str) -> str:  # noqa
 
 def _models() -> tuple[Rubric, str, str, str]:
     """Rubric, reviewers B and C and the fix agent: models only (a person reviews single runs)."""
-    d, built_in = services.defaults(), Defaults()
+    d, built_in = app_desk.defaults(), Defaults()
     rubric = _rubric_choice(d.rubric)
     # A person may be the saved default for single runs; a batch falls back to the built-in model then.
     models = [saved if saved != PERSON else fallback for saved, fallback in
@@ -170,7 +170,7 @@ def _models() -> tuple[Rubric, str, str, str]:
     reviewer_c = _model(c, "Reviewer C", models[1], "batch_reviewer_c", "Reviews every sampled item, independently.")
     fixer = _model(f, "Fix agent", models[2], "batch_fixer", "Proposes one fix per pattern, on its representative item.")
     if warning := diversity_warning(reviewer_b, reviewer_c):
-        st.warning(md(warning))
+        st.warning(escape_markdown(warning))
     return rubric, reviewer_b, reviewer_c, fixer
 
 
@@ -183,7 +183,7 @@ def options_form() -> Options:
     minimum = m.number_input("At least (items)", 1, 10_000, sampling.MIN_SAMPLE, key="batch_min")
     seed = s.number_input("Seed", 0, 2**31 - 2, 1, key="batch_seed",
                           help="The same file, rate and seed always draw the same sample.")
-    workers = services.desk().runner.workers
+    workers = app_desk.desk().runner.workers
     concurrency = c.number_input("Reviews at a time", 1, 64, min(4, workers), key="batch_concurrency",
                                  help=f"At most this many of the sample's items are under review at once. The desk "
                                       f"works on {workers} runs at a time in all (single runs included; "
@@ -191,9 +191,9 @@ def options_form() -> Options:
     api = st.toggle("Use the Message Batches API (about half price; results within 24 h, often minutes)",
                     key="batch_message_batches", help="The whole sample goes to the API in one request; the page "
                     "tracks it until it ends, across restarts.")
-    may_decide = services.can(Permission.DECIDE_FIX)
+    may_decide = identity.can(Permission.DECIDE_FIX)
     auto = st.checkbox("Auto-approve each pattern's fix (no person approves it)", value=False, key="batch_auto",
-                       disabled=not may_decide, help=None if may_decide else services.refusal(Permission.DECIDE_FIX))
+                       disabled=not may_decide, help=None if may_decide else identity.refusal(Permission.DECIDE_FIX))
     return Options(rubric, reviewer_b, reviewer_c, fixer, float(rate) / 100, int(minimum), int(seed),
                    int(concurrency), bool(api), bool(auto and may_decide))
 
@@ -238,9 +238,9 @@ def _create(file: BatchFile, config: BatchConfig) -> int | None:
     """Store the batch and draw its first sample; the batch's id (None when the storage refused)."""
     svc = batch_actions.service()
     try:
-        batch_id = svc.create(file, config, services.actor())
+        batch_id = svc.create(file, config, identity.actor())
     except batch_actions.REFUSED as exc:
-        st.error(md(f"Nothing was stored: {exc}"))
+        st.error(escape_markdown(f"Nothing was stored: {exc}"))
         return None
     batch_actions.start_sample(batch_id)
     return batch_id
@@ -248,8 +248,8 @@ def _create(file: BatchFile, config: BatchConfig) -> int | None:
 
 def new_batch_form() -> int | None:
     """Upload, check and configure a batch (for people who may start runs); the new batch's id once created."""
-    if not services.can(Permission.START_RUN):
-        st.info(md(services.refusal(Permission.START_RUN)))
+    if not identity.can(Permission.START_RUN):
+        st.info(escape_markdown(identity.refusal(Permission.START_RUN)))
         return None
     uploaded = st.file_uploader("Batch file (CSV or JSONL)", type=FILE_TYPES, key="batch_file", help=FORMAT_HELP)
     if uploaded is None:

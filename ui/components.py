@@ -23,7 +23,7 @@ from santa_core.models import (
 )
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.text import unified_diff
-from ui.safe import md
+from ui.safe import escape_markdown
 
 STATUS_LABEL = {
     RunStatus.QUEUED: "⏳ queued",
@@ -54,7 +54,7 @@ def status_label(status: RunStatus | str) -> str:
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
                 criteria: list[str] | None = None, advisory: list[str] | None = None) -> None:
     """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
-    st.markdown(f"**Reviewer {slot}** · {md(model)}")
+    st.markdown(f"**Reviewer {slot}** · {escape_markdown(model)}")
     if hidden:
         st.info("Hidden until both reviews are in (reviewers judge blind).")
         return
@@ -67,7 +67,7 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
     elif slot_passes(outcome, criteria or [], advisory or []):
         st.success("PASS")
     elif outcome.review.verdict == "PASS":  # the gate's words for why this PASS does not count
-        st.error("FAIL — " + md("; ".join(why_not_pass(outcome, criteria or [], advisory or []))))
+        st.error("FAIL — " + escape_markdown("; ".join(why_not_pass(outcome, criteria or [], advisory or []))))
     else:
         st.error("FAIL")
     if outcome.review is not None:
@@ -97,7 +97,7 @@ def gate_banner(gate: GateResult) -> None:
         st.success("🎅 NICE — both reviewers PASS. Ship it.")
     else:
         reasons = list(dict.fromkeys(gate.reasons)) or ["not both PASS"]  # each reason once
-        st.error("NAUGHTY — " + md("; ".join(reasons)))
+        st.error("NAUGHTY — " + escape_markdown("; ".join(reasons)))
 
 
 def issues_table(issues: list[MergedIssue]) -> None:
@@ -117,15 +117,15 @@ def readable_diff(before: str, after: str, old: str = "current output", new: str
 def proposal_view(proposal: FixProposal) -> None:
     """The fix proposal: each edit beside the issue it fixes, rejected edits, and the diff."""
     if proposal.error:
-        st.warning(f"The fix agent failed: {md(proposal.error)}")
+        st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     for edit in proposal.edits:
         issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
         left, right = st.columns(2)
-        left.caption(md(f"Issue {edit.issue + 1}" + (f" · {issue.criterion}" if issue else "")))
+        left.caption(escape_markdown(f"Issue {edit.issue + 1}" + (f" · {issue.criterion}" if issue else "")))
         left.text(issue.description if issue else "")
         right.code(f"- {edit.before}\n+ {edit.after}", language="diff")
     for rejected in proposal.rejected:
-        st.warning(f"Edit not applied: {md(rejected.reason)}")
+        st.warning(f"Edit not applied: {escape_markdown(rejected.reason)}")
         st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
     st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
 

@@ -1,8 +1,8 @@
 """The escalation queue: filters, the table, one escalation's evidence, assignment and resolution.
 
-Every control is shown only to people whose roles allow it (services.can); the storage layer
+Every control is shown only to people whose roles allow it (identity.can); the storage layer
 refuses the rest anyway, and its refusals are shown, never swallowed. Due times are compared
-with services.now() so tests can move the clock.
+with clock.now() so tests can move the clock.
 """
 
 from __future__ import annotations
@@ -20,9 +20,9 @@ from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from storage.errors import EscalationNotOpen
 from storage.views import EscalationView, RoundView, RunView
-from ui import components, services
+from ui import app_desk, components, identity
 from ui.run_view import round_panel, timeline
-from ui.safe import md
+from ui.safe import escape_markdown
 
 REASON_HELP = {
     "round_cap": "Still NAUGHTY after the last allowed round.",
@@ -49,7 +49,7 @@ OLDER_THAN: dict[str, timedelta | None] = {
     "3 days": timedelta(days=3),
     "1 week": timedelta(weeks=1),
 }
-"""The queue's age filter: escalations at least this old (measured with services.now())."""
+"""The queue's age filter: escalations at least this old (measured with clock.now())."""
 
 SORTS: dict[str, Callable[[EscalationView], Any]] = {
     "age (oldest first)": lambda e: e.created_at,
@@ -100,7 +100,7 @@ def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubri
 def queue_frame(items: list[EscalationView], now: datetime) -> pd.DataFrame:
     """One row per open escalation, in the given order."""
     rows = [{"run": e.run_id, "reason": e.reason.value, "age": age(e.created_at, now),
-             "owner": services.display(e.owner) if e.owner else "unassigned", "due": when(e.due_at),
+             "owner": identity.display(e.owner) if e.owner else "unassigned", "due": when(e.due_at),
              "overdue": "⚠ overdue" if e.overdue(now) else "", "rubric": f"{e.rubric_name} v{e.rubric_version}",
              "round": e.round, "why": REASON_HELP.get(e.reason.value, "")} for e in items]
     columns = ["run", "reason", "age", "owner", "due", "overdue", "rubric", "round", "why"]
@@ -122,14 +122,14 @@ def counts(items: list[EscalationView], now: datetime) -> None:
 
 def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]:
     """The filter and sort controls; the escalations they select, in their order."""
-    me = services.actor()
+    me = identity.actor()
     owners = sorted({e.owner for e in items if e.owner and e.owner != me})
     rubrics = sorted({e.rubric_name for e in items})
     c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
     reasons = c1.multiselect("Reason", [r.value for r in EscalationReason], key="esc_f_reason",
                              placeholder="every reason")
     owner = c2.selectbox("Owner", [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners], key="esc_f_owner",
-                         format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else services.display(o))
+                         format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else identity.display(o))
     rubric = c3.selectbox("Rubric", [ALL_RUBRICS, *rubrics], key="esc_f_rubric")
     older = c4.selectbox("Older than", list(OLDER_THAN), key="esc_f_age",
                          help="Only escalations that have been waiting at least this long.")
@@ -150,7 +150,7 @@ def resolved_table(items: list[EscalationView]) -> None:
     Runs whose reviews are still blind are left out: an earlier escalation's justification would
     tell a person reviewer what was wrong with an earlier round before they give their review.
     """
-    blind = services.desk().repo.blind_run_ids()
+    blind = app_desk.desk().repo.blind_run_ids()
     hidden = sum(e.run_id in blind for e in items)
     items = [e for e in items if e.run_id not in blind]
     if hidden:
@@ -160,8 +160,8 @@ def resolved_table(items: list[EscalationView]) -> None:
         st.caption("Nothing resolved yet.")
         return
     rows = [{"run": e.run_id, "reason": e.reason.value, "resolution": RESOLUTIONS.get(e.resolution or "", e.resolution),
-             "by": services.display(e.resolved_by) if e.resolved_by else "", "when": when(e.resolved_at),
-             "justification": e.justification or "", "owner": services.display(e.owner) if e.owner else ""}
+             "by": identity.display(e.resolved_by) if e.resolved_by else "", "when": when(e.resolved_at),
+             "justification": e.justification or "", "owner": identity.display(e.owner) if e.owner else ""}
             for e in sorted(items, key=lambda e: e.resolved_at or e.created_at, reverse=True)]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
@@ -170,12 +170,12 @@ def resolved_table(items: list[EscalationView]) -> None:
 
 def escalation_panel(item: EscalationView, now: datetime) -> None:
     """One escalation: why, who owns it, the evidence, the run history, and the controls allowed."""
-    view = services.desk().repo.get_run_view(item.run_id)
-    st.markdown(f"### Run #{view.id} · {md(item.reason.value)}")
-    st.caption(md(REASON_HELP.get(item.reason.value, "")))
-    owner = services.display(item.owner) if item.owner else "nobody yet"
+    view = app_desk.desk().repo.get_run_view(item.run_id)
+    st.markdown(f"### Run #{view.id} · {escape_markdown(item.reason.value)}")
+    st.caption(escape_markdown(REASON_HELP.get(item.reason.value, "")))
+    owner = identity.display(item.owner) if item.owner else "nobody yet"
     due = when(item.due_at) + (" — ⚠ overdue" if item.overdue(now) else "")
-    (st.error if item.overdue(now) else st.caption)(md(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}"))
+    (st.error if item.overdue(now) else st.caption)(escape_markdown(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}"))
     st.page_link("pages/review.py", label=f"Open run #{view.id} on the Review page", icon="📜",
                  query_params={"run": str(view.id)})
     evidence, history = st.tabs(["Evidence", "Run history"])
@@ -211,7 +211,7 @@ def _evidence(view: RunView) -> None:
         return
     current = view.current_round
     if current is not None and current.round_no != rnd.round_no:
-        st.caption(md(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
+        st.caption(escape_markdown(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
                       f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
                       "below."))
         st.code(components.readable_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
@@ -223,7 +223,7 @@ def _evidence(view: RunView) -> None:
 def _history(view: RunView) -> None:
     """Every state change (with who made it) and every round."""
     rows = [{"time": when(h.created_at), "from": components.status_label(h.from_status) if h.from_status else "—",
-             "to": components.status_label(h.to_status), "by": services.display(h.actor), "note": h.note}
+             "to": components.status_label(h.to_status), "by": identity.display(h.actor), "note": h.note}
             for h in view.history]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     timeline(view)
@@ -234,7 +234,7 @@ def _report(call: Callable[[], object], flash: str) -> bool:
     try:
         call()
     except STORAGE_ERRORS as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return False
     st.session_state[FLASH] = flash
     st.rerun()
@@ -244,41 +244,41 @@ def _report(call: Callable[[], object], flash: str) -> bool:
 def assignment_form(item: EscalationView, now: datetime) -> None:
     """Owner and due time, for people who may assign."""
     st.markdown("#### Owner and due time")
-    if not services.can(Permission.ASSIGN):
-        st.info(md(services.refusal(Permission.ASSIGN)))
+    if not identity.can(Permission.ASSIGN):
+        st.info(escape_markdown(identity.refusal(Permission.ASSIGN)))
         return
-    repo = services.desk().repo
+    repo = app_desk.desk().repo
     people = [p.id for p in repo.people.with_permission(Permission.RESOLVE_ESCALATION)]
     options = ["", *people] if item.owner in (None, *people) else ["", item.owner, *people]
     left, right = st.columns(2)
     with left:
         owner = st.selectbox("Owner (someone who may resolve)", options, index=options.index(item.owner or ""),
-                             format_func=lambda o: services.display(o) if o else "— unassigned —",
+                             format_func=lambda o: identity.display(o) if o else "— unassigned —",
                              key=f"esc_owner_{item.id}")
         if st.button("Assign", key=f"esc_assign_{item.id}"):
-            _report(lambda: actions.assign_escalation(repo, item.run_id, owner or None, services.actor(), item.id),
-                    f"Run #{item.run_id}: owner {services.display(owner) if owner else 'removed'}")
+            _report(lambda: actions.assign_escalation(repo, item.run_id, owner or None, identity.actor(), item.id),
+                    f"Run #{item.run_id}: owner {identity.display(owner) if owner else 'removed'}")
     with right:
-        due = (item.due_at or now + timedelta(hours=services.defaults().due_hours_for(item.reason.value)))
+        due = (item.due_at or now + timedelta(hours=app_desk.defaults().due_hours_for(item.reason.value)))
         due = due.astimezone(UTC)
         day = st.date_input("Due date (UTC)", due.date(), key=f"esc_due_date_{item.id}")
         hour = st.time_input("Due time (UTC)", due.time().replace(second=0, microsecond=0),
                              key=f"esc_due_time_{item.id}")
         if st.button("Set due time", key=f"esc_due_go_{item.id}"):
             at = datetime.combine(day, hour, tzinfo=UTC)
-            _report(lambda: actions.set_due(repo, item.run_id, at, services.actor(), item.id),
+            _report(lambda: actions.set_due(repo, item.run_id, at, identity.actor(), item.id),
                     f"Run #{item.run_id}: due {when(at)}")
 
 
 def resolution_form(item: EscalationView, view: RunView) -> None:
     """Ship as is, edit and re-review, or reject, with a justification; for people who may resolve."""
     st.markdown("#### Resolve")
-    if not services.can(Permission.RESOLVE_ESCALATION):
-        st.info(md(services.refusal(Permission.RESOLVE_ESCALATION)))
+    if not identity.can(Permission.RESOLVE_ESCALATION):
+        st.info(escape_markdown(identity.refusal(Permission.RESOLVE_ESCALATION)))
         return
-    if item.owner and item.owner != services.actor():
+    if item.owner and item.owner != identity.actor():
         # Allowed (a compliance officer may step in), but nobody should do it unawares.
-        st.warning(md(f"Assigned to {services.display(item.owner)}; your resolution will be recorded under "
+        st.warning(escape_markdown(f"Assigned to {identity.display(item.owner)}; your resolution will be recorded under "
                       "your name."))
     rnd = view.current_round
     choice = st.radio("Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}",
@@ -309,11 +309,11 @@ def _resolve(item: EscalationView, choice: str, why: str, edited: str | None) ->
     if not why.strip():
         st.error("A justification is required: say why you decided this.")
         return
-    desk = services.desk()
+    desk = app_desk.desk()
     try:
-        state = actions.resolve_escalation(desk.repo, item.run_id, choice, services.actor(), why, edited, item.id)
+        state = actions.resolve_escalation(desk.repo, item.run_id, choice, identity.actor(), why, edited, item.id)
     except STORAGE_ERRORS as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return
     if state.status == RunStatus.QUEUED:
         desk.runner.submit(item.run_id)

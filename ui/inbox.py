@@ -17,8 +17,8 @@ from santa_core.roles import Permission, PermissionDenied, must_differ
 from santa_core.run import actions
 from storage.errors import RunNotFound
 from storage.views import PendingReview
-from ui import services
-from ui.safe import md
+from ui import app_desk, clock, identity
+from ui.safe import escape_markdown
 
 ANYONE = ""
 """The assignee choice that leaves a slot open to anyone who may review."""
@@ -82,16 +82,16 @@ def hidden_note(slots: MySlots, may_assign: bool) -> str | None:
 
 def render_inbox() -> None:
     """The whole inbox for the acting person: my slots, and for assigners every slot with its assignee."""
-    may_review, may_assign = services.can(Permission.PERSON_REVIEW), services.can(Permission.ASSIGN)
+    may_review, may_assign = identity.can(Permission.PERSON_REVIEW), identity.can(Permission.ASSIGN)
     if flash := st.session_state.pop(FLASH, None):
-        st.success(md(flash))
+        st.success(escape_markdown(flash))
     if not may_review:
-        st.info(md(services.refusal(Permission.PERSON_REVIEW)))
+        st.info(escape_markdown(identity.refusal(Permission.PERSON_REVIEW)))
     if not (may_review or may_assign):
         return
-    items = services.desk().repo.pending_human_reviews()
+    items = app_desk.desk().repo.pending_human_reviews()
     if may_review:
-        my_slots(items, services.actor(), may_assign)
+        my_slots(items, identity.actor(), may_assign)
     if may_assign:
         assign_panel(items)
 
@@ -102,7 +102,7 @@ def my_slots(items: list[PendingReview], person_id: str, may_assign: bool) -> No
     st.subheader(f"Waiting for you ({len(slots.takeable)})")
     if not slots.takeable:
         st.info("Nothing waiting for you. 🎄 Slots assigned to you, or open to anyone, appear here.")
-    now = services.now()
+    now = clock.now()
     for item in sorted(slots.takeable, key=lambda p: p.waiting_since)[:MAX_LISTED]:
         _slot_row(item, now)
     if note := hidden_note(slots, may_assign):
@@ -113,8 +113,8 @@ def _slot_row(item: PendingReview, now: datetime) -> None:
     whose = "assigned to me" if item.assignee else "open to anyone"
     with st.container(border=True):
         left, right = st.columns([5, 1], vertical_alignment="center")
-        left.markdown(md(f"Run #{item.run_id} · round {item.round_no} · slot {item.slot} · {whose}"))
-        left.caption(md(f"Rubric {item.rubric_name} v{item.rubric_version} · waiting since "
+        left.markdown(escape_markdown(f"Run #{item.run_id} · round {item.round_no} · slot {item.slot} · {whose}"))
+        left.caption(escape_markdown(f"Rubric {item.rubric_name} v{item.rubric_version} · waiting since "
                         f"{item.waiting_since:%Y-%m-%d %H:%M} UTC ({age(item.waiting_since, now)})"))
         if right.button("Open", key=f"inbox_open_{item.run_id}_{item.slot}", type="primary",
                         help="Opens the run's blind review form: the other review stays hidden until yours is in."):
@@ -122,7 +122,7 @@ def _slot_row(item: PendingReview, now: datetime) -> None:
 
 
 def _assignee_label(person_id: str | None) -> str:
-    return ANYONE_LABEL if not person_id else services.display(person_id)
+    return ANYONE_LABEL if not person_id else identity.display(person_id)
 
 
 def assign_panel(items: list[PendingReview]) -> None:
@@ -131,7 +131,7 @@ def assign_panel(items: list[PendingReview]) -> None:
     if not items:
         st.caption("No reviewer slot is waiting for a person.")
         return
-    now = services.now()
+    now = clock.now()
     st.dataframe(pd.DataFrame([{
         "run": i.run_id, "round": i.round_no, "slot": i.slot, "rubric": f"{i.rubric_name} v{i.rubric_version}",
         "waiting since": i.waiting_since, "waiting": age(i.waiting_since, now),
@@ -145,13 +145,13 @@ def assign_panel(items: list[PendingReview]) -> None:
 
 
 def _assign_form(item: PendingReview) -> None:
-    reviewers = [p for p in services.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
+    reviewers = [p for p in app_desk.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
                  if p.id != item.filled_other_slot_by or not must_differ(p.id)]
     labels = {ANYONE: ANYONE_LABEL, **{p.id: p.label for p in reviewers}}
     if item.assignee and item.assignee not in labels:  # assigned before they lost the role
         labels[item.assignee] = f"{item.assignee} (may no longer review)"
     if item.filled_other_slot_by and must_differ(item.filled_other_slot_by):
-        st.caption(md(f"{services.display(item.filled_other_slot_by)} reviewed the other slot of this round, "
+        st.caption(escape_markdown(f"{identity.display(item.filled_other_slot_by)} reviewed the other slot of this round, "
                       "so cannot take this one."))
     options = list(labels)
     # Keyed per slot: the picker starts on the slot's current assignee whenever another slot is picked.
@@ -160,9 +160,9 @@ def _assign_form(item: PendingReview) -> None:
     if not st.button("Assign", key="inbox_assign"):
         return
     try:
-        actions.assign_reviewer(services.desk().repo, item.run_id, item.slot, to or None, services.actor())
+        actions.assign_reviewer(app_desk.desk().repo, item.run_id, item.slot, to or None, identity.actor())
     except (PermissionDenied, RunNotFound) as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return
     who = labels[to] if to else ANYONE_LABEL
     st.session_state[FLASH] = f"Slot {item.slot} of run #{item.run_id} is now assigned to {who}."

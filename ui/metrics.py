@@ -31,9 +31,9 @@ from santa_core.reports.metrics import (
     parse_version,
 )
 from storage.metrics import FailedRun, MetricsOptions
+from ui import app_desk, identity
 from ui import metric_figures as figs
-from ui import services
-from ui.safe import md
+from ui.safe import escape_markdown
 
 LISTS = {"rubric": "rubrics", "version": "versions", "domain": "domains", "reviewer": "reviewers", "person": "people"}
 """URL parameter → the MetricsFilter (and MetricsOptions) field of each multi-valued filter."""
@@ -227,12 +227,12 @@ def filters(options: MetricsOptions) -> View:
         lists["reviewers"] = p1.multiselect("Reviewer model (B or C)", _choices(options, "reviewer"),
                                             key=KEY["reviewer"], placeholder="all reviewers")
         lists["people"] = p2.multiselect("Person", _choices(options, "person"), key=KEY["person"],
-                                         format_func=services.display, placeholder="everyone",
+                                         format_func=identity.display, placeholder="everyone",
                                          help="Runs this person started, reviewed or decided on.")
         st.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
                    "filter match any of them; different filters must all match. The URL keeps the view: share it.")
     if problems:
-        st.info("About the filters in the link:\n" + "\n".join(f"- {md(p)}" for p in problems))
+        st.info("About the filters in the link:\n" + "\n".join(f"- {escape_markdown(p)}" for p in problems))
     if since and until and since > until:
         st.warning("**From** is after **Until**: no run can match.")
     view = View(MetricsFilter(since=since, until=until, **lists), None if grain == "auto" else grain)
@@ -296,7 +296,7 @@ def headline(report: MetricsReport) -> None:
 def warnings(report: MetricsReport) -> None:
     """Figures that miss their target, and criteria the reviewers read differently (tighten the rubric)."""
     for warning in report.warnings:
-        st.warning(md(warning), icon="⚠️")
+        st.warning(escape_markdown(warning), icon="⚠️")
 
 
 def report_json(report: MetricsReport) -> str:
@@ -409,7 +409,7 @@ def failed_runs_frame(runs: list[FailedRun]) -> pd.DataFrame:
 
 
 def _what(criterion: str | None, category: str | None) -> str:
-    parts = ([f"criterion {md(criterion)}"] if criterion else []) + ([f"category {md(category)}"] if category else [])
+    parts = ([f"criterion {escape_markdown(criterion)}"] if criterion else []) + ([f"category {escape_markdown(category)}"] if category else [])
     return " in ".join(parts)
 
 
@@ -431,7 +431,7 @@ def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> 
 def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -> None:
     """The runs in the view that failed the criterion and/or category, newest first, each one openable."""
     # No run waiting for a person reviewer can appear: its facts stay empty until the gate is in.
-    total, shown = services.desk().repo.metrics.failed_runs(f, criterion=criterion, category=category,
+    total, shown = app_desk.desk().repo.metrics.failed_runs(f, criterion=criterion, category=category,
                                                             limit=DRILL_LIMIT)
     if not shown:
         st.info(f"No run in this view failed {_what(criterion, category)}.")

@@ -10,8 +10,8 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.text import text_problem
-from ui import services
-from ui.safe import md
+from ui import app_desk, identity
+from ui.safe import escape_markdown
 
 NO_KEY_HELP = (
     "No Anthropic API key is configured, so model reviewers are unavailable; person reviewers "
@@ -39,7 +39,7 @@ def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
 
 def _rubric_choice(default: str) -> Rubric:
     """Stored rubric (default from Settings) and version (the latest by default), resolved."""
-    store = services.desk().repo.rubrics
+    store = app_desk.desk().repo.rubrics
     names = store.names()
     left, right = st.columns([3, 1])
     name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="new_rubric",
@@ -59,7 +59,7 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
     """For a `person` slot: who fills it (None: anyone who may review)."""
     if reviewer != PERSON:
         return None
-    people = services.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
+    people = app_desk.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
     labels = {ANYONE: "anyone who may review", **{p.id: p.label for p in people}}
     who = st.selectbox(f"Assign slot {slot} to", list(labels), key=f"new_person_{slot.lower()}", format_func=labels.get,
                        help="The slot appears in this person's Inbox; 'anyone' lists it for everyone who may review.")
@@ -68,10 +68,10 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
 
 def new_run_form() -> int | None:
     """Render the form (for people who may start runs); returns the new run's id when one was started."""
-    if not services.can(Permission.START_RUN):
-        st.info(md(services.refusal(Permission.START_RUN)))  # md: the label holds a signed-in name
+    if not identity.can(Permission.START_RUN):
+        st.info(escape_markdown(identity.refusal(Permission.START_RUN)))  # escaped: the label holds a signed-in name
         return None
-    d, have_key = services.defaults(), api_key_present()
+    d, have_key = app_desk.defaults(), api_key_present()
     if not have_key:
         st.info(NO_KEY_HELP)
     spec = st.text_area("Spec", key="new_spec", height=160, placeholder="What was the output supposed to be?")
@@ -85,7 +85,7 @@ def new_run_form() -> int | None:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", have_key)
         person_c = _person_choice("C", reviewer_c)
     if warning := diversity_warning(reviewer_b, reviewer_c):
-        st.warning(md(warning))
+        st.warning(escape_markdown(warning))
     with st.expander("Run options"):
         fixers = [*KNOWN_MODELS, PERSON] if have_key else [PERSON]
         fixer = st.selectbox("Fix agent", fixers, index=fixers.index(d.fixer) if d.fixer in fixers else 0,
@@ -111,11 +111,11 @@ def new_run_form() -> int | None:
         return None
     try:
         return actions.start_run(
-            services.desk().repo, spec, output, rubric, reviewer_b, reviewer_c, fixer, services.actor(),
+            app_desk.desk().repo, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
             auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
             person_b=person_b, person_c=person_c, generation_cost_usd=generation,
         )
     except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
-        st.error(md(f"Not started: {exc}"))
+        st.error(escape_markdown(f"Not started: {exc}"))
         return None
 

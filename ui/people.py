@@ -8,8 +8,8 @@ import streamlit as st
 from santa_core import people as people_actions
 from santa_core.people import PersonView
 from santa_core.roles import DOING, GRANTS, LOCAL, ROLE_LABEL, Permission, PermissionDenied, Role
-from ui import services
-from ui.safe import md
+from ui import app_desk, identity
+from ui.safe import escape_markdown
 
 NEW = "__new__"
 FLASH = "people_flash"
@@ -20,7 +20,7 @@ def people_table(people: list[PersonView]) -> None:
     """Everyone the desk knows, with their roles and who last changed them."""
     rows = [{"id": p.id, "name": p.name, "roles": ", ".join(ROLE_LABEL[r] for r in p.roles) or "no role",
              "since": f"{p.created_at:%Y-%m-%d}", "changed": f"{p.updated_at:%Y-%m-%d %H:%M} UTC",
-             "by": services.display(p.updated_by) if p.updated_by else ""} for p in people]
+             "by": identity.display(p.updated_by) if p.updated_by else ""} for p in people]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
 
@@ -65,9 +65,9 @@ def _save(email: str, roles: list[Role], name: str | None) -> None:
         st.error("Say whose roles to set: enter their e-mail address.")
         return
     try:
-        person = people_actions.set_roles(services.desk().repo.people, email, roles, services.actor(), name=name)
+        person = people_actions.set_roles(app_desk.desk().repo.people, email, roles, identity.actor(), name=name)
     except (PermissionDenied, ValueError) as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return
     have = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role (they may read everything but do nothing)"
     st.session_state[FLASH] = f"{person.label}: {have}"

@@ -7,15 +7,15 @@ import streamlit as st
 from santa_core.models import CheckResult, Review, ReviewIssue
 from santa_core.roles import must_differ
 from storage.views import RunView
-from ui import services
-from ui.safe import md
+from ui import identity
+from ui.safe import escape_markdown
 
 
 def slot_refusal(view: RunView, slot: str, person_id: str) -> str | None:
     """Why this person may not fill the slot (the storage refuses it too), or None when they may."""
     assignee = view.person_b if slot == "B" else view.person_c
     if assignee and assignee != person_id:
-        return f"Slot {slot} is assigned to {services.display(assignee)}: only they can fill it."
+        return f"Slot {slot} is assigned to {identity.display(assignee)}: only they can fill it."
     other = "C" if slot == "B" else "B"
     rnd = view.current_round
     done = None if rnd is None else rnd.reviews.get(other)
@@ -39,9 +39,9 @@ def person_review_form(view: RunView, slot: str) -> Review | None:
     issues: list[ReviewIssue] = []
     for c in view.rubric.criteria:
         left, right = st.columns([1, 3])
-        result = left.radio(md(c.name), ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
-                            help=md(f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}"))
-        detail = right.text_input(f"Note on {md(c.name)}", key=f"{key}_{c.id}_detail",
+        result = left.radio(escape_markdown(c.name), ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
+                            help=escape_markdown(f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}"))
+        detail = right.text_input(f"Note on {escape_markdown(c.name)}", key=f"{key}_{c.id}_detail",
                                   placeholder="What you checked; for a FAIL, what is wrong")
         checks.append(CheckResult(criterion=c.id, result=result, detail=detail or result.lower()))
         if result == "FAIL" and c.severity == "critical":

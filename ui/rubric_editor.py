@@ -23,7 +23,7 @@ from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics.store import RubricConflict, RubricSaveError
 from santa_core.rubrics.store import Store as RubricStore
 from ui import rubric_draft as rd
-from ui.safe import md
+from ui.safe import escape_markdown
 
 SEVERITIES = ("critical", "suggestion")
 FLASH = "studio_flash"
@@ -85,18 +85,18 @@ def read_only(store: RubricStore, refusal: str) -> list[rubric_lint.LintFinding]
     parents, parent_problems = inherited(store, draft)
     findings = rubric_lint.lint(rd.to_draft(draft), parents)
     _flash()
-    st.info(md(refusal))  # md: the refusal names the person, and names come from sign-in
+    st.info(escape_markdown(refusal))  # escaped: the refusal names the person, and names come from sign-in
     if is_dirty(draft):  # typed while they still could edit: kept, shown, not lost, but not savable now
         st.warning("The draft below has unsaved changes that you may no longer save. They stay here until you "
                    "leave this session; ask a rubric author to save them, or copy them out.")
     h = draft["header"]
-    st.markdown(md(f"**{h['name'] or '(new rubric)'}** v{draft['base_version'] or '—'} · domain {h['domain']}"))
+    st.markdown(escape_markdown(f"**{h['name'] or '(new rubric)'}** v{draft['base_version'] or '—'} · domain {h['domain']}"))
     if h["description"]:
         st.text(h["description"])
     for p in parent_problems:
-        st.error(md(p))
+        st.error(escape_markdown(p))
     if parents:
-        st.caption(md(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+        st.caption(escape_markdown(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
                       + ", ".join(c.id for c in parents)))
     st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
     for i, c in enumerate(draft["criteria"]):
@@ -105,17 +105,17 @@ def read_only(store: RubricStore, refusal: str) -> list[rubric_lint.LintFinding]
 
 
 def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> None:
-    label = md(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    label = escape_markdown(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
     with st.expander(label, key=rd.key(c["uid"], "box_ro")):
         for f in findings:
-            (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
-        st.caption(md(f"Category: {c['category']} · severity: {c['severity']}"))
+            (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
+        st.caption(escape_markdown(f"Category: {c['category']} · severity: {c['severity']}"))
         st.markdown("**Pass condition**")
         st.text(c["pass_condition"])
         st.markdown("**Fail signal**")
         st.text(c["fail_signal"])
         check = rd.check_of(c)
-        st.caption(md(f"Deterministic check: {describe_check(check) if check else 'none'}"))
+        st.caption(escape_markdown(f"Deterministic check: {describe_check(check) if check else 'none'}"))
 
 
 def _flash() -> None:
@@ -125,10 +125,10 @@ def _flash() -> None:
         return
     kind, lines = msg
     if kind == "ok":
-        st.success(md(lines[0]))
+        st.success(escape_markdown(lines[0]))
     else:
         for line in lines:
-            st.error(md(line))
+            st.error(escape_markdown(line))
 
 
 def _header(draft: dict[str, Any], store: RubricStore, parents: list[Criterion], problems: list[str],
@@ -152,12 +152,12 @@ def _header(draft: dict[str, Any], store: RubricStore, parents: list[Criterion],
                    help="Parents' criteria come first, in this order; a criterion shared by two parents "
                    "counts once. Own criteria follow.")
     for p in problems:
-        st.error(md(p))
+        st.error(escape_markdown(p))
     if parents:
-        st.caption(md(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+        st.caption(escape_markdown(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
                       + ", ".join(c.id for c in parents)))
     for f in rubric_lint.for_criterion(findings, None):
-        (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
+        (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
 
 
 def _pins(draft: dict[str, Any]) -> list[str]:
@@ -174,13 +174,13 @@ def _finding_text(f: rubric_lint.LintFinding) -> str:
 def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int) -> None:
     errors = [f for f in findings if f.level == "error"]
     mark = "⛔ " if errors else ("⚠️ " if findings else "")
-    # md(): names come from authors and imported files; a label is rendered as markdown.
-    label = md(f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    # escape_markdown(): names come from authors and imported files; a label is rendered as markdown.
+    label = escape_markdown(f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
     # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
     # its label changes with the lint marks as the author types.
     with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):
         for f in findings:
-            (st.error if f.level == "error" else st.warning)(md(_finding_text(f)))
+            (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
         if c["retired"]:
             st.info("Retired: kept in this rubric (its id stays reserved) but no longer judged. Restore to judge it again.")
         _criterion_fields(c)
@@ -215,7 +215,7 @@ def _check_form(c: dict[str, Any]) -> None:
     if kind == rd.NO_CHECK:
         return
     spec = cc.CHECK_SPECS[kind]
-    st.caption(md(spec.explanation))
+    st.caption(escape_markdown(spec.explanation))
     for f in spec.fields:
         _check_field(rd.check_key(uid, kind, f.name), f)
 
@@ -283,7 +283,7 @@ def _newer_parents(store: RubricStore, draft: dict[str, Any]) -> list[str]:
         if version and latest and latest > int(version):
             out.append(f"{name} v{latest}")
     if out:
-        st.caption(md("Newer parent versions exist: " + ", ".join(out)))
+        st.caption(escape_markdown("Newer parent versions exist: " + ", ".join(out)))
     return out
 
 
@@ -330,7 +330,7 @@ def _conflict_panel(store: RubricStore, actor: str, draft: dict[str, Any], updat
     name, newer = st.session_state.get(CONFLICT, (None, None))
     if name != draft["source"] or newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
         return
-    st.warning(md(f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
+    st.warning(escape_markdown(f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
                   f"kept. Compare v{newer} on the Versions tab, then save yours as v{newer + 1} (it replaces "
                   "their changes where they differ) or press Discard changes to take theirs."))
     st.button(f"Save my draft as v{newer + 1}", key="rs_save_over", on_click=_save_over, args=(store, actor, update))

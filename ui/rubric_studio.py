@@ -11,7 +11,7 @@ from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics.store import Store as RubricStore
 from ui import rubric_draft as rd
 from ui import rubric_editor
-from ui.safe import md
+from ui.safe import escape_markdown
 
 NEW = "＋ New rubric"
 PICK = "rubric_pick"
@@ -40,7 +40,7 @@ def pick_rubric(store: RubricStore, allow_new: bool = True) -> str | None:
     if draft is None or (source != target and not (draft["source"] == "new" and target is None)):
         if draft is not None and rubric_editor.is_dirty(draft):
             held = "the new rubric" if source is None else source
-            st.warning(md(f"Unsaved changes to {held} are still open below: save them, or press "
+            st.warning(escape_markdown(f"Unsaved changes to {held} are still open below: save them, or press "
                           "Discard changes, before opening another rubric."))
             return source
         rubric_editor.open_version(store, target)

@@ -16,7 +16,7 @@ from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
 from ui import components
 from ui import rubric_draft as rd
-from ui.safe import md
+from ui.safe import escape_markdown
 
 MAX_RECHECK = 20
 """Runs re-checked with a reviewer per click: each costs one model call."""
@@ -31,14 +31,14 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     """
     st.caption("Checks run on every change. Nothing here creates a run; reviewer trials are kept with their cost.")
     if refusal:
-        st.caption(md(f"{refusal} The deterministic checks still run on your sample; nothing is kept."))
+        st.caption(escape_markdown(f"{refusal} The deterministic checks still run on your sample; nothing is kept."))
     for widget in ("try_output", "try_spec"):
         rd.keep(widget)
     output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
                           placeholder="Paste an output this rubric should judge")
     spec = st.text_area("Spec (optional, for the reviewer)", key="try_spec", height=90, max_chars=MAX_TEXT_CHARS)
     if rubric is None:
-        st.warning(md(problem or "Fix the draft's errors to try it."))
+        st.warning(escape_markdown(problem or "Fix the draft's errors to try it."))
         return
     if not output.strip():
         return
@@ -54,7 +54,7 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     components.checks_table(checks)
     injections = [i for i in blocking if i.criterion == "injection"]
     for issue in injections:
-        st.error(md(f"Injection detector: {issue.description} — “{issue.evidence}”"))
+        st.error(escape_markdown(f"Injection detector: {issue.description} — “{issue.evidence}”"))
     if refusal:
         return
     _ask_reviewer(desk, rubric, output, spec, actor)
@@ -75,16 +75,16 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     if not st.button("Ask one reviewer", key="try_review",
                      help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
         return
-    with st.spinner(md(f"{model} is reviewing the sample…")):
+    with st.spinner(escape_markdown(f"{model} is reviewing the sample…")):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
     try:
         rubric_actions.keep_trial(desk.repo.rubrics, "try", rubric, output, trial, actor)
     except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
-        st.error(md(f"The review was not kept: {exc}"))
+        st.error(escape_markdown(f"The review was not kept: {exc}"))
         return
     verdict = trial.verdict
     if trial.reviewer_failed:
-        st.warning(md(f"The reviewer gave no valid review ({trial.outcome.status.value}): "  # type: ignore[union-attr]
+        st.warning(escape_markdown(f"The reviewer gave no valid review ({trial.outcome.status.value}): "  # type: ignore[union-attr]
                       f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."))  # type: ignore[union-attr]
     else:
         (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
@@ -121,7 +121,7 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     default = [r.id for r in runs if r.rubric_name == name][:10]
     picked = st.multiselect("Past runs", list(labels), default=default, key="rck_runs", format_func=labels.get)
     if refusal:
-        st.caption(md(f"{refusal} You can still re-check with the deterministic checks; the results are "
+        st.caption(escape_markdown(f"{refusal} You can still re-check with the deterministic checks; the results are "
                       "shown, not kept."))
         with_reviewer = False
     else:
@@ -135,12 +135,12 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     try:
         rows = _recheck(desk, rubric, version, picked, status, model, None if refusal else actor)
     except PermissionDenied as exc:  # roles changed since the page was drawn
-        st.error(md(f"Re-check not kept: {exc}"))
+        st.error(escape_markdown(f"Re-check not kept: {exc}"))
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
     passed = sum(r["effect"] == "would now pass" for r in rows)
-    st.markdown(f"Under {md(name)} v{version}: **{caught}** shipped run(s) would now be caught, "
+    st.markdown(f"Under {escape_markdown(name)} v{version}: **{caught}** shipped run(s) would now be caught, "
                 f"**{passed}** rejected or escalated run(s) would now pass.")
 
 

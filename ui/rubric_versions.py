@@ -14,7 +14,7 @@ from santa_core.rubrics.store import RubricConflict
 from santa_core.rubrics.store import Store as RubricStore
 from santa_core.text import unified_diff
 from ui import rubric_draft as rd
-from ui.safe import md
+from ui.safe import escape_markdown
 
 STATUS_LABEL = {
     "added": "➕ added",
@@ -57,14 +57,14 @@ def show_diff(store: RubricStore, name: str, old: int, new: int) -> None:
     if diff.is_empty and inherited.is_empty:
         st.info(f"v{old} and v{new} have the same content.")
         return
-    st.markdown(md(_summary(diff)))
+    st.markdown(escape_markdown(_summary(diff)))
     for change in diff.header:
-        st.caption(md(f"{change.field}: {change.before or '(empty)'} → {change.after or '(empty)'}"))
+        st.caption(escape_markdown(f"{change.field}: {change.before or '(empty)'} → {change.after or '(empty)'}"))
     show_all = st.toggle("Show unchanged criteria", key="diff_all")
     _side_by_side(before, after, old, new, show_all)
     if not inherited.is_empty:
         # The document only names its parents; what reviewers see also changes when a parent version does.
-        st.markdown(md(f"Inherited from parents ({', '.join(before.extends) or 'none'} → "
+        st.markdown(escape_markdown(f"Inherited from parents ({', '.join(before.extends) or 'none'} → "
                        f"{', '.join(after.extends) or 'none'}): " + _summary(inherited).removeprefix("Criteria: ")))
         _side_by_side(old_parents, new_parents, old, new, show_all=False)
     with st.expander("Unified diff of the exported files"):
@@ -86,8 +86,8 @@ def _side_by_side(before: RubricDocument, after: RubricDocument, old: int, new: 
         if row.status == "same" and not show_all:
             continue
         left, right = st.columns(2)
-        left.caption(md(f"{row.criterion_id} · {STATUS_LABEL.get(row.status, row.status)}"))
-        right.caption(md(f"{row.criterion_id} · {STATUS_LABEL.get(row.status, row.status)}"))
+        left.caption(escape_markdown(f"{row.criterion_id} · {STATUS_LABEL.get(row.status, row.status)}"))
+        right.caption(escape_markdown(f"{row.criterion_id} · {STATUS_LABEL.get(row.status, row.status)}"))
         left.code(row.old_text or "—", language=None, wrap_lines=True)
         right.code(row.new_text or "—", language=None, wrap_lines=True)
 
@@ -137,7 +137,7 @@ def import_panel(store: RubricStore, actor: str) -> None:
         return
     text, fmt, problem = _import_source(upload, pasted, fmt)
     if upload is not None and pasted.strip():
-        st.caption(md(f"Imported the uploaded file {upload.name}; the pasted text was not used."))
+        st.caption(escape_markdown(f"Imported the uploaded file {upload.name}; the pasted text was not used."))
     if problem:
         st.error(problem)
         return
@@ -146,18 +146,18 @@ def import_panel(store: RubricStore, actor: str) -> None:
     except (lib.RubricFileError, lib.RubricCompositionError) as exc:
         st.error("Nothing was imported. Fix the file and try again:")
         for e in getattr(exc, "errors", None) or [str(exc)]:
-            st.error(md(e))
+            st.error(escape_markdown(e))
         return
     except RubricConflict as exc:
-        st.error(md(f"Nothing was imported: {exc}. Try again."))
+        st.error(escape_markdown(f"Nothing was imported: {exc}. Try again."))
         return
     except PermissionDenied as exc:  # roles changed since the page was drawn; the pasted text stays
-        st.error(md(f"Nothing was imported: {exc}"))
+        st.error(escape_markdown(f"Nothing was imported: {exc}"))
         return
     if result.created:
-        st.success(md(f"Imported {result.name} v{result.version}."))
+        st.success(escape_markdown(f"Imported {result.name} v{result.version}."))
     else:
-        st.info(md(f"Unchanged: {result.name} v{result.version} already has exactly this content."))
+        st.info(escape_markdown(f"Unchanged: {result.name} v{result.version} already has exactly this content."))
 
 
 def _import_source(upload, pasted: str, fmt: str) -> tuple[str, str, str | None]:

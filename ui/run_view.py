@@ -14,9 +14,9 @@ from santa_core.run.engine import InvalidTransition
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import components, run_extras, services
+from ui import app_desk, components, identity, run_record
 from ui.person_review import person_review_form, slot_refusal
-from ui.safe import md
+from ui.safe import escape_markdown
 
 ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
 
@@ -26,9 +26,9 @@ def run_header(view: RunView) -> None:
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
     # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
     spent = "" if view.blind else f" · {components.usd(view.total_cost_usd)} spent"
-    st.caption(md(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
+    st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap}{spent} · started by {services.display(view.created_by)}"))
+                  f"{view.state.round_cap}{spent} · started by {identity.display(view.created_by)}"))
     components.rubric_table(view.rubric)
 
 
@@ -55,7 +55,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.markdown("**Fix proposal**" if view.fixer != PERSON else "**Fix (by a person)**")
         components.proposal_view(rnd.proposal)
     for d in rnd.decisions:
-        st.caption(md(f"{d.created_at:%Y-%m-%d %H:%M} · {services.display(d.actor)} · {d.action}"
+        st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display(d.actor)} · {d.action}"
                       + (f": {d.reason}" if d.reason else "")))
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
             st.code(components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
@@ -89,8 +89,8 @@ def progress(view: RunView) -> None:
 
 def approval_panel(view: RunView) -> None:
     """Approve the proposal as it stands in the box (edited or not), or reject it."""
-    if not services.can(Permission.DECIDE_FIX):
-        st.info(md("A fix is waiting for approval. " + services.refusal(Permission.DECIDE_FIX)))
+    if not identity.can(Permission.DECIDE_FIX):
+        st.info(escape_markdown("A fix is waiting for approval. " + identity.refusal(Permission.DECIDE_FIX)))
         _refused_click_notice(view)
         return
     proposal = view.current_round.proposal
@@ -106,9 +106,9 @@ def approval_panel(view: RunView) -> None:
     approve, reject = st.columns(2)
     if approve.button("Approve", type="primary", key="approve_fix"):
         text = None if edited == proposal.proposed_text else edited  # an edit is recorded as "edit"
-        _act(lambda: actions.approve_fix(services.desk().repo, view.id, services.actor(), text, reason), view.id)
+        _act(lambda: actions.approve_fix(app_desk.desk().repo, view.id, identity.actor(), text, reason), view.id)
     if reject.button("Reject", key="reject_fix"):
-        _act(lambda: actions.reject_fix(services.desk().repo, view.id, services.actor(), reason), view.id)
+        _act(lambda: actions.reject_fix(app_desk.desk().repo, view.id, identity.actor(), reason), view.id)
 
 
 def _refused_click_notice(view: RunView) -> None:
@@ -134,10 +134,10 @@ def _act(do, run_id: int) -> None:
         state = do()
     # ValueError covers SlotAssigned and the repository's refusals of bad text; what was typed stays.
     except (actions.ActionError, Conflict, InvalidTransition, PermissionDenied, ValueError) as exc:
-        st.error(md(str(exc)))
+        st.error(escape_markdown(str(exc)))
         return
     if state.status == RunStatus.QUEUED:
-        services.desk().runner.submit(run_id)
+        app_desk.desk().runner.submit(run_id)
     st.rerun()
 
 
@@ -146,18 +146,18 @@ def person_panel(view: RunView) -> None:
     if view.current_round is None:
         return
     slots = open_person_slots(view, view.current_round.reviews)
-    if slots and not services.can(Permission.PERSON_REVIEW):
-        st.info(md("A person reviewer's slot is waiting. " + services.refusal(Permission.PERSON_REVIEW)))
+    if slots and not identity.can(Permission.PERSON_REVIEW):
+        st.info(escape_markdown("A person reviewer's slot is waiting. " + identity.refusal(Permission.PERSON_REVIEW)))
         return
-    me = services.actor() if slots else ""
+    me = identity.actor() if slots else ""
     for slot in slots:
         if why := slot_refusal(view, slot, me):
-            st.info(md(why))
+            st.info(escape_markdown(why))
             continue
         review: Review | None = person_review_form(view, slot)
         if review is not None:
             _act(lambda s=slot, r=review: actions.submit_person_review(
-                services.desk().repo, view.id, s, r, services.actor()), view.id)
+                app_desk.desk().repo, view.id, s, r, identity.actor()), view.id)
 
 
 def final_panel(view: RunView) -> None:
@@ -191,11 +191,11 @@ def actions_panel(view: RunView) -> None:
         st.warning(f"Escalated ({view.escalation.reason.value}): a person decides on the Escalations page.")
         st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
     elif status == RunStatus.INTERRUPTED:
-        st.warning(f"Interrupted: {md(view.state.note)}. Nothing committed was lost.")
-        if not services.can(Permission.RESUME_RUN):
-            st.info(md(services.refusal(Permission.RESUME_RUN)))
+        st.warning(f"Interrupted: {escape_markdown(view.state.note)}. Nothing committed was lost.")
+        if not identity.can(Permission.RESUME_RUN):
+            st.info(escape_markdown(identity.refusal(Permission.RESUME_RUN)))
         elif st.button("Resume from the last committed step", key="resume_run"):
-            _act(lambda: actions.resume(services.desk().repo, view.id, services.actor()), view.id)
+            _act(lambda: actions.resume(app_desk.desk().repo, view.id, identity.actor()), view.id)
     if status in FINAL_STATUSES:
         final_panel(view)
 
@@ -206,7 +206,7 @@ STALE_QUEUE_S = 5.0
 
 def _load(run_id: int) -> RunView | None:
     try:
-        return services.desk().repo.get_run_view(run_id)
+        return app_desk.desk().repo.get_run_view(run_id)
     except RunNotFound:
         st.error(f"Run #{run_id} does not exist.")
         st.page_link("pages/runs.py", label="See all runs", icon="📜")
@@ -218,9 +218,9 @@ def _kick_if_stale(view: RunView) -> RunView:
     running run whose worker process died (e.g. a killed command line) becomes interrupted."""
     age = (datetime.now(UTC) - view.updated_at).total_seconds()
     if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
-        services.desk().runner.submit(view.id)
-    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(services.desk().repo):
-        return services.desk().repo.get_run_view(view.id)
+        app_desk.desk().runner.submit(view.id)
+    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(app_desk.desk().repo):
+        return app_desk.desk().repo.get_run_view(view.id)
     return view
 
 
@@ -235,7 +235,7 @@ def render_run(run_id: int) -> None:
 
     @st.fragment(run_every=every)
     def live() -> None:
-        current = first.pop() if first else services.desk().repo.get_run_view(run_id)
+        current = first.pop() if first else app_desk.desk().repo.get_run_view(run_id)
         if current.status != view.status and every is not None and current.status not in ACTIVE:
             st.rerun()  # the run stopped: redraw the whole page so the right actions show
         run_header(current)
@@ -250,5 +250,5 @@ def render_run(run_id: int) -> None:
     actions_panel(view)
     # Outside the fragment: these do not rerun every 2 s, and the record is built only on a click.
     st.divider()
-    run_extras.escapes_section(view)
-    run_extras.record_section(view)
+    run_record.escapes_section(view)
+    run_record.record_section(view)

@@ -13,6 +13,6 @@ import re
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~:$&])")
 
 
-def md(text: object) -> str:
+def escape_markdown(text: object) -> str:
     """The text with every markdown-significant character backslash-escaped; newlines kept."""
     return _SPECIAL.sub(r"\\\1", str(text))

@@ -1,48 +1,18 @@
-"""Process-wide services for the pages: the desk (repository + runner) and who is acting.
-
-Kept out of `pages/` on purpose: Streamlit would list any module there as a page.
+"""Who is acting: sign-in through the OIDC provider (or the local user), their stored roles, what
+they may do, and how a recorded actor is named on a page.
 """
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
-
 import streamlit as st
 
-from desk import Desk, open_desk
 from santa_core import people as people_actions
-from santa_core.config import Defaults, export_to_env
 from santa_core.people import PeopleError, PersonView
 from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, Role, roles_for_email, who_may
 from santa_core.roles import can as roles_can
 from storage.db import database_url
-from ui.safe import md
-
-
-def secrets_to_env() -> None:
-    """Root-level secrets become environment variables (Streamlit does this too; done here
-    explicitly so the key and DATABASE_URL are found however the app is started)."""
-    try:
-        values = dict(st.secrets.items())
-    except Exception:  # noqa: BLE001 - no secrets file at all is fine
-        return
-    export_to_env(values)
-
-
-@st.cache_resource(show_spinner="Opening the review desk…")
-def _desk(url: str) -> Desk:
-    """One desk per database URL per process; the URL is the cache key so tests can switch."""
-    return open_desk(url)
-
-
-def desk() -> Desk:
-    """The desk for the configured database."""
-    return _desk(database_url())
-
-
-def defaults() -> Defaults:
-    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
-    return desk().defaults()
+from ui.app_desk import desk, desk_for
+from ui.safe import escape_markdown
 
 
 def auth_configured() -> bool:
@@ -84,7 +54,7 @@ def current_person() -> PersonView:
     try:
         person = people_actions.sign_in(people, pid, name, pattern_roles(pid))
     except PeopleError as exc:
-        st.error(f"You cannot use the desk with this sign-in: {md(str(exc))}")
+        st.error(f"You cannot use the desk with this sign-in: {escape_markdown(str(exc))}")
         st.stop()
     st.session_state["_santa_person"] = pid
     return person
@@ -129,7 +99,7 @@ def refusal(permission: Permission) -> str:
 @st.cache_data(ttl=2, show_spinner=False)
 def _labels(url: str) -> dict[str, str]:
     """Every person's label, read once per couple of seconds (pages name many actors per rerun)."""
-    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in _desk(url).repo.people.all()}
+    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in desk_for(url).repo.people.all()}
 
 
 def display(actor_id: str) -> str:
@@ -152,23 +122,8 @@ def identity_widget() -> None:
     person = current_person()
     roles = ", ".join(ROLE_LABEL[r] for r in person.roles) or "no role"
     if signed_in():
-        st.caption(f"Signed in as **{md(person.label)}** · {roles}")
+        st.caption(f"Signed in as **{escape_markdown(person.label)}** · {roles}")
         st.button("Sign out", on_click=st.logout, key="sign_out")
     else:
-        st.caption(f"Acting as **{md(person.name)}** (local user, {roles}). Set the name in Settings; "
+        st.caption(f"Acting as **{escape_markdown(person.name)}** (local user, {roles}). Set the name in Settings; "
                    "configure sign-in for several people.")
-
-
-def now() -> datetime:
-    """The current time (one place, so tests can move the clock for due dates)."""
-    return datetime.now(UTC)
-
-
-def run_id_from_url() -> int | None:
-    """The `run` query parameter as an int, or None."""
-    raw = st.query_params.get("run")
-    try:
-        return int(raw) if raw else None
-    except ValueError:
-        st.error(f"{md(raw)} is not a run number.")
-        return None

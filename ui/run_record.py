@@ -1,4 +1,5 @@
-"""Below a run: its verification record (JSON, HTML, PDF downloads) and its escapes.
+"""A run's record, below the run: its verification record (JSON, HTML, PDF downloads) and the escapes
+reported against it once it shipped.
 
 Rendered outside the polling fragment: nothing here reruns every 2 s, and the record is built
 only when a download button is clicked (Streamlit calls the data callable then).
@@ -17,11 +18,10 @@ from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from storage.errors import RunNotFound
 from storage.escapes import SEVERITIES
-from storage.records import verification_record
-from storage.runs import RunStore
+from storage.records import RecordSource, verification_record
 from storage.views import RunView
-from ui import services
-from ui.safe import md
+from ui import app_desk, identity
+from ui.safe import escape_markdown
 
 SHIPPED = (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED)
 OTHER = "other"
@@ -34,10 +34,10 @@ FORMATS: dict[str, tuple[str, str, Callable]] = {
 }
 
 
-def _builder(repo: RunStore, run_id: int, render: Callable) -> Callable[[], str | bytes]:
+def _builder(repo: RecordSource, run_id: int, render: Callable) -> Callable[[], str | bytes]:
     """The download's data, built on click from the database (never from the page's snapshot).
 
-    It runs on a thread of its own, so it holds the repository itself, not `services`.
+    It runs on a thread of its own, so it holds the run store itself, not `app_desk`.
     """
     return lambda: render(verification_record(repo, run_id))
 
@@ -52,7 +52,7 @@ def record_section(view: RunView) -> None:
     st.caption("Everything that shows how this run's output came to be: spec, rubric, each round's output with "
                "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
                "the run's audit events. The JSON is exact; HTML and PDF are readable copies.")
-    repo = services.desk().repo
+    repo = app_desk.desk().repo
     for col, (fmt, (label, mime, render)) in zip(st.columns(len(FORMATS)), FORMATS.items(), strict=True):
         col.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
                             mime=mime, key=f"record_{fmt}_{view.id}", on_click="ignore", icon=":material/download:")
@@ -63,7 +63,7 @@ def escapes_list(view: RunView) -> None:
     if not view.escapes:
         st.caption("No escapes reported.")
         return
-    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": services.display(e.reported_by),
+    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": identity.display(e.reported_by),
              "criterion": e.criterion, "severity": e.severity, "description": e.description} for e in view.escapes]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
 
@@ -87,9 +87,9 @@ def escape_form(view: RunView) -> None:
     if not st.button("Report escape", key=f"{key}_submit"):
         return
     try:
-        actions.report_escape(services.desk().repo, view.id, criterion, description, severity, services.actor())
+        actions.report_escape(app_desk.desk().repo, view.id, criterion, description, severity, identity.actor())
     except (PermissionDenied, RunNotFound, ValueError) as exc:
-        st.error(md(str(exc)))  # the typed description stays in its box
+        st.error(escape_markdown(str(exc)))  # the typed description stays in its box
         return
     st.session_state[f"{key}_done"] = True
     st.rerun()
@@ -102,8 +102,8 @@ def escapes_section(view: RunView) -> None:
     if view.status not in SHIPPED:
         st.caption("Escapes (defects found after shipping) are reported here once the run has shipped.")
         return
-    if not services.can(Permission.REPORT_ESCAPE):
-        st.info(md(services.refusal(Permission.REPORT_ESCAPE)))  # names come from sign-in: escaped
+    if not identity.can(Permission.REPORT_ESCAPE):
+        st.info(escape_markdown(identity.refusal(Permission.REPORT_ESCAPE)))  # names come from sign-in: escaped
         return
     with st.expander("Report an escape", expanded=False):
         escape_form(view)

@@ -16,6 +16,11 @@ def ensure_navigation() -> None:
     directly, skipping app.py (no page config, no navigation, no sidebar). app.py's
     st.navigation switches the mode off for the whole process; here we do the same and rerun,
     so the rerun goes through app.py to the same page.
+
+    The one private touch point of the app, kept here only: Streamlit 1.67 has no supported switch
+    (no config option; `st.navigation` is the only public thing that clears the mode, and it runs
+    in app.py, which a deep link skips). `tests/test_browser.py` starts a fresh server whose first
+    request is a deep link and fails when an upgrade makes this stop working.
     """
     if PagesManager.uses_pages_directory and not st.session_state.get(APP_RAN):
         PagesManager.uses_pages_directory = False

@@ -1,0 +1,39 @@
+"""The desk this app process works on: opened once per database URL, its defaults, and the
+secrets file's values in the environment (where the API key and DATABASE_URL are read).
+
+Kept out of `pages/` on purpose: Streamlit would list any module there as a page.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from desk import Desk, open_desk
+from santa_core.config import Defaults, export_to_env
+from storage.db import database_url
+
+
+def secrets_to_env() -> None:
+    """Root-level secrets become environment variables (Streamlit does this too; done here
+    explicitly so the key and DATABASE_URL are found however the app is started)."""
+    try:
+        values = dict(st.secrets.items())
+    except Exception:  # noqa: BLE001 - no secrets file at all is fine
+        return
+    export_to_env(values)
+
+
+@st.cache_resource(show_spinner="Opening the review desk…")
+def desk_for(url: str) -> Desk:
+    """One desk per database URL per process; the URL is the cache key so tests can switch."""
+    return open_desk(url)
+
+
+def desk() -> Desk:
+    """The desk for the configured database."""
+    return desk_for(database_url())
+
+
+def defaults() -> Defaults:
+    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
+    return desk().defaults()
