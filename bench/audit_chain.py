@@ -10,19 +10,16 @@ chain, intact and with one row changed near the end.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import sqlalchemy as sa
+from sqlmodel import Session
 
-import sqlalchemy as sa  # noqa: E402
-from sqlmodel import Session  # noqa: E402
-
-from storage import audit  # noqa: E402
-from storage.runs import RunStore  # noqa: E402
-from storage.startup import init_db  # noqa: E402
+from storage import audit
+from storage.runs import RunStore
+from storage.startup import init_db
 
 
 def append_one_per_transaction(repo: RunStore, count: int) -> float:

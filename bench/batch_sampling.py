@@ -32,14 +32,10 @@ from __future__ import annotations
 import argparse
 import math
 import random
-import sys
 import time
 from collections.abc import Sequence
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from santa_core.batch.sampling import (  # noqa: E402
+from santa_core.batch.sampling import (
     CONFIDENCE,
     allocate,
     defect_upper_bound,

@@ -40,23 +40,23 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import sqlalchemy as sa
+from sqlalchemy import insert
+from sqlmodel import Session
+
+from santa_core.config import DEFAULT_DUE_HOURS
+from santa_core.models import Criterion, Usage
+from santa_core.pricing import cost_usd, is_known
+from santa_core.reports.metrics import MetricsFilter
+from storage.hashing import content_hash, sha256_text
+from storage.metric_facts import derive_criteria, derive_run_metric, rebuild_rollup, refresh
+from storage.metrics import MetricsStore, _criteria, _day_totals, _reviewers, _rounds
+from storage.runs import RunStore
+from storage.startup import init_db
+from storage.tables import TABLES, CriterionResultRow, RunMetricRow
+
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-import sqlalchemy as sa  # noqa: E402
-from sqlalchemy import insert  # noqa: E402
-from sqlmodel import Session  # noqa: E402
-
-from santa_core.config import DEFAULT_DUE_HOURS  # noqa: E402
-from santa_core.models import Criterion, Usage  # noqa: E402
-from santa_core.pricing import cost_usd, is_known  # noqa: E402
-from santa_core.reports.metrics import MetricsFilter  # noqa: E402
-from storage.hashing import content_hash, sha256_text  # noqa: E402
-from storage.metric_facts import derive_criteria, derive_run_metric, rebuild_rollup, refresh  # noqa: E402
-from storage.metrics import MetricsStore, _criteria, _day_totals, _reviewers, _rounds  # noqa: E402
-from storage.runs import RunStore  # noqa: E402
-from storage.startup import init_db  # noqa: E402
-from storage.tables import TABLES, CriterionResultRow, RunMetricRow  # noqa: E402
+"""The checkout: app.py and pages/ for the page-load timings."""
 
 # --- the simulated world ----------------------------------------------------------------------
 

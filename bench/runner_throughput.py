@@ -10,19 +10,16 @@ Real reviewer calls take seconds, so this is the ceiling the desk puts on top of
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from santa_core.models import FixEdit, FixPlan  # noqa: E402
-from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing  # noqa: E402
-from santa_core.rubrics.library import load_builtin  # noqa: E402
-from santa_core.run.runner import Runner  # noqa: E402
-from storage.runs import RunStore  # noqa: E402
-from storage.startup import init_db  # noqa: E402
+from santa_core.models import FixEdit, FixPlan
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
+from santa_core.rubrics.library import load_builtin
+from santa_core.run.runner import Runner
+from storage.runs import RunStore
+from storage.startup import init_db
 
 
 def judge(request):

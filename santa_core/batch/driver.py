@@ -108,9 +108,13 @@ class BatchDriver:
 
     def sample(self, batch_id: int, actor: str) -> int:
         """Draw the next sample and start reviewing it in the background; the sample's id."""
-        sample_id = self.store.draw_sample(batch_id, actor)
+        sample_id = self.draw(batch_id, actor)
         self.drive(sample_id)
         return sample_id
+
+    def draw(self, batch_id: int, actor: str) -> int:
+        """Draw the next sample without reviewing it yet (`drive` does); its id."""
+        return self.store.draw_sample(batch_id, actor)
 
     def drive(self, sample_id: int) -> Future:
         """Review a sample in the background (once: a sample already being driven is left alone)."""

@@ -1,0 +1,124 @@
+"""`review`: one output judged against its spec by reviewers B and C, fixed and judged again until
+it ships, escalates or waits for a person."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+
+from desk.cli.common import (
+    CLI_ACTOR,
+    EXIT_ESCALATED,
+    EXIT_INTERNAL,
+    EXIT_SHIPPED,
+    EXIT_WAITING,
+    BadInput,
+    load_rubric,
+    load_secrets_file,
+    open_desk,
+    read_text,
+    warn_about_models,
+)
+from santa_core.config import Defaults, api_key_present
+from santa_core.models import RunStatus
+from santa_core.reviewers.base import PERSON
+
+WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """`review --spec FILE --output FILE [--rubric NAME|FILE] [--auto-approve] [--json] ...`."""
+    rv = sub.add_parser("review", help="review one output against its spec")
+    rv.add_argument("--spec", required=True, help="file holding the task specification")
+    rv.add_argument("--output", required=True, help="file holding the generated output")
+    rv.add_argument("--rubric", help="stored rubric name (latest version) or a YAML/JSON rubric file")
+    rv.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
+    rv.add_argument("--reviewer-b", help=f"model for reviewer B, or {PERSON!r}")
+    rv.add_argument("--reviewer-c", help=f"model for reviewer C, or {PERSON!r}")
+    rv.add_argument("--fixer", help="model for the fix agent")
+    rv.add_argument("--max-rounds", type=int, help="rounds before escalation (default 3)")
+    rv.add_argument("--budget", type=float, help="per-run budget in USD")
+    rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
+    rv.add_argument("--generation-cost", type=float, help="what generating the output cost in USD (for metrics)")
+    rv.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
+    """Options not given take the saved defaults (the app's Settings), then the built-in ones."""
+    for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
+        if getattr(args, name) is None:
+            setattr(args, name, getattr(d, name))
+    if args.budget is None:
+        args.budget = d.budget_usd
+
+
+def _validate(args: argparse.Namespace) -> None:
+    """Options that are out of range, or model reviewers without an API key (bad usage, exit 2)."""
+    if not 1 <= args.max_rounds <= 10:
+        raise BadInput("--max-rounds must be between 1 and 10")
+    if not math.isfinite(args.budget) or args.budget <= 0:
+        raise BadInput("--budget must be a number of USD above 0")
+    cost = args.generation_cost
+    if cost is not None and not (math.isfinite(cost) and 0 <= cost < 1e9):
+        raise BadInput("--generation-cost must be a number of USD, 0 or more")
+    uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
+    if uses_model and not api_key_present():
+        raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
+                       "--reviewer-c person)")
+
+
+def run_review(args: argparse.Namespace) -> dict:
+    """Create the run, drive it to a stop, and return the run as a JSON-ready dict."""
+    load_secrets_file()
+    spec, output = read_text(args.spec, "spec"), read_text(args.output, "output")
+    from santa_core.run import actions
+
+    desk = open_desk()
+    try:
+        fill_defaults(args, desk.defaults())
+        rubric = load_rubric(args.rubric, desk.repo.rubrics, args.rubric_version)
+        _validate(args)
+        warn_about_models(args)
+        run_id = actions.start_run(
+            desk.repo, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
+            auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
+            generation_cost_usd=args.generation_cost,
+        )
+        desk.runner.execute(run_id)
+        return desk.run_json(run_id)
+    finally:
+        desk.close()
+
+
+def exit_code(status: str) -> int:
+    """The documented exit code for a run status."""
+    if status in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
+        return EXIT_SHIPPED
+    if status in WAITING:
+        return EXIT_WAITING
+    if status == RunStatus.INTERRUPTED:  # the worker failed: a crash, not an escalation
+        return EXIT_INTERNAL
+    return EXIT_ESCALATED
+
+
+def _summary(result: dict) -> str:
+    """The run as plain text: its status, each round's gate and verdicts, its cost."""
+    lines = [f"run {result['run_id']}: {result['status']}"
+             + (f" ({result['escalation_reason']})" if result.get("escalation_reason") else "")]
+    for rnd in result["rounds"]:
+        verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
+        lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
+    cost = result["cost_usd"]
+    lines.append(f"  cost ${cost:.4f}" if cost >= 0.01 or cost == 0 else f"  cost ${cost:.6f}")
+    return "\n".join(lines)
+
+
+def print_review(result: dict, as_json: bool) -> int:
+    """Print the run (one JSON object or a summary), name an interrupted run on stderr; its exit code."""
+    print(json.dumps(result, indent=2, ensure_ascii=False) if as_json else _summary(result))
+    if result["status"] == RunStatus.INTERRUPTED:
+        note = (result.get("note") or "the worker failed").splitlines()[0]
+        print(f"santa: internal error: run {result['run_id']} interrupted: {note}", file=sys.stderr)
+    return exit_code(result["status"])
