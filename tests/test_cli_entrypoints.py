@@ -18,7 +18,6 @@ from contextlib import closing
 from pathlib import Path
 
 import pytest
-from storage.repo import Repo
 
 from tests.llm_stub import MessagesStub, santa_scenario
 from tests.test_batch_service import SPEC as BATCH_SPEC
@@ -80,8 +79,9 @@ def batch_stub() -> MessagesStub:
 
 
 @pytest.fixture
-def prepared(env: dict[str, str], repo: Repo, tmp_path: Path) -> Path:  # noqa: F811
+def prepared(env: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest) -> Path:
     """The arranged database as one self-contained file (the WAL folded in), next to the inputs."""
+    request.getfixturevalue("repo")  # test_cli_metrics' history, arranged in env's database
     live = Path(env["DATABASE_URL"].removeprefix("sqlite:///"))
     prepared = tmp_path / "prepared"
     prepared.mkdir()
