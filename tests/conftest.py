@@ -16,7 +16,7 @@ from streamlit import config as st_config
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.llm_stub import MessagesStub, santa_scenario
+from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.support.one_door import one_door
 
 

@@ -19,7 +19,7 @@ def ensure_navigation() -> None:
 
     The one private touch point of the app, kept here only: Streamlit 1.67 has no supported switch
     (no config option; `st.navigation` is the only public thing that clears the mode, and it runs
-    in app.py, which a deep link skips). `tests/test_browser.py` starts a fresh server whose first
+    in app.py, which a deep link skips). `tests/e2e/test_browser.py` starts a fresh server whose first
     request is a deep link and fails when an upgrade makes this stop working.
     """
     if PagesManager.uses_pages_directory and not st.session_state.get(APP_RAN):

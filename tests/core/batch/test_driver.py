@@ -1,0 +1,477 @@
+"""Batch verification end to end below the page: a 200-item file with a planted defect in one
+template, sampled, reviewed by the real runner with reviewer doubles, grouped into a pattern,
+fixed across the batch, resampled clean, exported; plus pause, resume and restart."""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Callable, Iterator
+
+import pytest
+
+from santa_core.batch.driver import BatchDriver
+from santa_core.batch.file import read_batch
+from santa_core.batch.store import BatchConfig, BatchProblem
+from santa_core.models import FixEdit, FixPlan, Rubric, RunStatus
+from santa_core.reports.metrics import MetricsFilter
+from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
+from santa_core.rubrics.library import load_builtin
+from santa_core.run.runner import Runner
+from storage.batches import BatchStore
+from storage.runs import RunStore
+from storage.startup import init_db
+from tests.conftest import grant
+from tests.support.messages_api import MessagesStub, error_reply, fenced_output, message, review_json
+
+DEFECT = "Free shipping on all orders, guaranteed forever."
+FIXED = "Free shipping on orders over $50."
+TEMPLATES = ("promo", "welcome", "receipt", "survey", "reminder")
+SEED = 4
+"""Its first 15 % sample of `planted_csv()` draws 4 of the 8 planted items (the draw is deterministic;
+about a quarter of seeds draw none, see docs/batch-sampling.md: a 20 % pattern in one template of 40 is
+caught with probability ~76 % at 6 items per template)."""
+SPEC = "Write a short customer e-mail for the template named in the item. Make no promise we cannot keep."
+
+
+def planted_csv(items: int = 200, every: int = 5) -> tuple[bytes, set[str]]:
+    """items rows over five templates; every `every`-th promo item (about 20 % of promo) has the defect."""
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "template", "locale", "output"])
+    planted: set[str] = set()
+    for i in range(items):
+        template = TEMPLATES[i % len(TEMPLATES)]
+        text = f"Hello customer {i}, thanks for reading our {template} note, number {i}."
+        if template == "promo" and (i // len(TEMPLATES)) % every == 0:
+            text = f"Hello customer {i}, our spring sale starts today. {DEFECT} See you soon."
+            planted.add(f"item-{i:03d}")
+        writer.writerow([f"item-{i:03d}", template, "en" if i % 2 else "de", text])
+    return buf.getvalue().encode("utf-8"), planted
+
+
+def strict(request: ReviewRequest):
+    """Fails the promise in any output that makes it, quoting it."""
+    if DEFECT in request.output:
+        return failing(request, "compliance", "promises free shipping forever", DEFECT)
+    return passing(request)
+
+
+def fixer(request) -> FixPlan:
+    return FixPlan(edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])  # one edit, on the representative item
+
+
+@pytest.fixture
+def service(db_url: str) -> Iterator[BatchDriver]:
+    """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
+    repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
+    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
+    fx = FunctionFixer("fixer", fixer)
+    runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
+    svc = BatchDriver(repo, BatchStore(repo), runner, lambda name: fx)
+    svc.fixer = fx  # for tests that check whether the fix agent was called
+    yield svc
+    svc.shutdown()
+    runner.shutdown()
+    repo.engine.dispose()
+
+
+def config(file, **kw) -> BatchConfig:
+    return BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
+                       output_column=file.output_column, spec=SPEC, strata=file.strata,
+                       rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=SEED, **kw)
+
+
+def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchDriver) -> None:
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert first.size == 30 and first.finished  # 15 % of 200, every template represented
+    reviews = service.store.reviews(first.id)
+    assert {r.strata["template"] for r in reviews} == set(TEMPLATES)
+    failed = {r.key for r in reviews if not r.nice}
+    assert failed and failed <= planted  # only planted items fail, and the sample caught some
+    assert first.naughty == len(failed) and first.nice == 30 - len(failed)
+
+    [pattern] = service.find_patterns(first.id)
+    assert pattern.pattern["count"] == len(failed) and pattern.pattern["strata"]["template"] == {"promo": len(failed)}
+    proposal = service.propose(pattern.id, "ann")
+    assert [e.after for e in proposal.edits] == [FIXED]
+    preview = service.preview(pattern.id)
+    assert set(preview.changes) == planted and preview.changed == len(planted)  # the whole batch, not the sample
+    assert service.approve(pattern.id, "ann", reason="the offer ended") == len(planted)
+
+    items = {it.key: it for it in service.store.items(batch_id)}
+    for key, item in items.items():
+        if key in planted:
+            assert item.output == item.original_output.replace(DEFECT, FIXED)
+        else:
+            assert item.output == item.original_output  # untouched
+    assert len(service.store.changes(batch_id)) == len(planted)
+
+    second = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert second.finished and second.clean
+    assert not {r.key for r in service.store.reviews(second.id)} & {r.key for r in reviews}  # fresh items first
+    rule = service.stopping_rule(batch_id)
+    assert rule.clean and rule.upper_items < 200 and "with 95 % confidence" in rule.statement()
+
+    exported = read_batch(service.export(batch_id), "out.csv")
+    by_key = {it.key: it for it in exported.items}
+    for key, item in items.items():
+        assert by_key[key].output == items[key].output
+        if key not in planted:
+            assert by_key[key].output == item.original_output  # byte-identical
+    statuses = {it.key: it.record["santa_status"] for it in exported.items}
+    assert {statuses[k] for k in failed} == {"fixed"}  # failed in sample 1, fixed, not drawn again
+    assert {statuses[k] for k in planted} <= {"fixed", "passed"}  # a fixed item drawn in sample 2 passed
+    sampled = {r.key for s in (first.id, second.id) for r in service.store.reviews(s)}
+    assert {statuses[k] for k in set(items) - sampled - planted} == {"not sampled"}
+    assert {statuses[k] for k in sampled - planted} == {"passed"}
+
+
+def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchDriver) -> None:
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    progress = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    runs = service.store.run_ids(progress.id)
+    assert len(runs) == progress.size
+    states = {service.repo.load_run(r).state.status for r in runs}
+    assert states <= {RunStatus.SHIPPED, RunStatus.SAMPLED}
+    report = service.repo.metrics.report(MetricsFilter())
+    assert report.headline.runs == progress.size and report.headline.finished == progress.size
+
+
+def test_pause_stops_new_reviews_and_resume_finishes(service: BatchDriver) -> None:
+    data, _ = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file, concurrency=1), "ann")
+    service.pause(batch_id, "ann")  # paused before the sample starts: nothing is reviewed
+    sample_id = service.sample(batch_id, "ann")
+    progress = service.wait(sample_id, timeout=60)
+    assert progress.done == 0 and not progress.finished and service.store.run_ids(sample_id) == []
+    service.resume(batch_id, "ann")
+    assert service.wait(sample_id, timeout=60).finished
+
+
+def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchDriver) -> None:
+    data, _ = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    sample_id = service.store.draw_sample(batch_id, "ann")  # drawn, then the process "died"
+    first = service.store.start_review(sample_id, service.store.pending_items(sample_id)[0])
+    assert service.repo.load_run(first).state.status == RunStatus.QUEUED
+    assert service.resume_unfinished() == [sample_id]
+    assert service.wait(sample_id, timeout=60).finished
+    assert service.store.run_ids(sample_id)[0] == first  # the started review was kept, not redone
+
+
+def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchDriver) -> None:
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    [pattern] = service.find_patterns(first.id)
+    with pytest.raises(BatchProblem, match="still wait for a decision"):
+        service.sample(batch_id, "ann")
+    service.dismiss(pattern.id, "ann", "handled upstream")
+    with pytest.raises(BatchProblem, match="already dismissed"):
+        service.approve(pattern.id, "ann", edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])
+    with pytest.raises(BatchProblem, match="say why"):
+        service.dismiss(pattern.id, "ann", " ")
+
+
+def planted_answer(body: dict) -> dict:
+    """The stub's reviewer: FAIL compliance, quoting the promise, when an output makes it."""
+    if DEFECT in fenced_output(body):
+        return message(review_json("FAIL", [("compliance", "FAIL", "a promise")],
+                                   [("compliance", "promises free shipping forever", DEFECT)]))
+    return message(review_json("PASS", [("compliance", "PASS")]))
+
+
+def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
+        tmp_path, messages_stub: MessagesStub) -> None:
+    import anthropic
+
+    from santa_core.models import Criterion
+
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    messages_stub.handler = planted_answer
+    rubric = Rubric(name="mail", criteria=[Criterion(id="compliance", name="Compliance", category="compliance",
+                                                     pass_condition="no promise we cannot keep",
+                                                     fail_signal="a promise such as free shipping forever")])
+    data, planted = planted_csv(60)
+    file = read_batch(data, "emails.csv", strata=["template"])
+
+    def open_service(poll_s: float) -> BatchDriver:
+        repo = grant(RunStore(init_db(url, mark_interrupted=False)))
+        runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
+        client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+        return BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
+
+    first = open_service(poll_s=0.01)
+    cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
+                                                                 "reviewer_c": "claude-sonnet-5-5"})
+    batch_id = first.create(file, cfg, "ann")
+    sample_id = first.store.draw_sample(batch_id, "ann")
+    # Submit, then the process "dies" before the batch ends: only the stored id and jobs remain.
+    messages_stub.batch_end_after_polls = None
+    with pytest.raises(TimeoutError):
+        first.drive(sample_id).result(timeout=0.5)
+    api_id = first.store.progress(sample_id).api_batch_id
+    assert api_id and first.store.run_ids(sample_id) == []  # runs are made when the results are in
+    first.shutdown()  # the driver stops polling; the batch at the API goes on
+    assert first.store.progress(sample_id).finished_at is None
+
+    messages_stub.end_batch(api_id)
+    second = open_service(poll_s=0.01)
+    # One review had started collecting when the process died: its run was left interrupted.
+    from santa_core.run import engine
+    from santa_core.run.runner import advance_run
+    started = second.store.start_review(sample_id, second.store.reviews(sample_id)[0].item_id)
+    state = advance_run(second.repo, started, second.repo.load_run(started).state, engine.Claim(), "worker")
+    advance_run(second.repo, started, state, engine.Interrupt(note="process died"), "system")
+    # And the API fails once (after the SDK's retries) before answering again.
+    messages_stub.script_batches(error_reply(500, "api_error", "overloaded"))
+    assert second.resume_unfinished() == [sample_id]
+    progress = second.wait(sample_id, timeout=30)
+    assert progress.finished and progress.api_status == "ended"
+    assert len(messages_stub.batch_ids()) == 1  # collected, not submitted again
+    assert second.repo.load_run(started).state.status in (RunStatus.SHIPPED, RunStatus.SAMPLED)  # resumed
+    reviews = second.store.reviews(sample_id)
+    assert {r.key for r in reviews if not r.nice} == {r.key for r in reviews} & planted
+    est = second.estimate(batch_id)
+    assert est.message_batches and est.sample == progress.size and est.share < 0.5 * 15 / 60 * 1.01
+    second.shutdown()
+
+
+def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:
+    from santa_core.roles import PermissionDenied
+
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    [pattern] = service.find_patterns(service.wait(service.sample(batch_id, "ann"), timeout=60).id)
+    with pytest.raises(PermissionDenied):
+        service.propose(pattern.id, "vic")
+    assert service.fixer.requests == []  # refused before the paid call
+
+
+def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(
+        service: BatchDriver) -> None:
+    from sqlmodel import Session, select
+
+    from storage.tables import BatchItemRow
+
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    sampled = {r.key for r in service.store.reviews(first.id)}
+    victim = sorted(planted - sampled)[0]
+    with Session(service.repo.engine) as s, s.begin():  # the file had the promise twice in this item
+        row = s.exec(select(BatchItemRow).where(BatchItemRow.item_key == victim)).one()
+        row.output = row.original_output = f"{row.output} {DEFECT}"
+    [pattern] = service.find_patterns(first.id)
+    service.propose(pattern.id, "ann")
+    assert service.approve(pattern.id, "ann") == len(planted) - 1
+    exported = {it.key: it for it in read_batch(service.export(batch_id), "out.csv").items}
+    assert exported[victim].record["santa_status"] == "needs fix"
+    assert "occurs 2 times" in exported[victim].record["santa_fix"]
+    fixed = sorted(planted - {victim})[0]
+    assert exported[fixed].record["santa_fix"] == f"{DEFECT!r} → {FIXED!r}"
+    assert len(service.store.changes(batch_id)) == len(planted) - 1  # real changes only by default
+    assert len(service.store.changes(batch_id, skipped=True)) == len(planted)
+
+
+def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchDriver) -> None:
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    with pytest.raises(BatchProblem, match="the seed must be a whole number"):
+        service.create(file, config(file).model_copy(update={"seed": 2**31}), "ann")
+    batch_id = service.create(file, config(file).model_copy(update={"seed": 2**31 - 2}), "ann")
+    service.wait(service.sample(batch_id, "ann"), timeout=60)
+    second = service.store.draw_sample(batch_id, "ann")
+    assert 0 <= service.store.progress(second).seed < 2**31 - 1
+
+
+def test_the_estimate_counts_one_item_per_stratum() -> None:
+    from santa_core.batch.report import estimate
+
+    cfg = BatchConfig(name="x", file_format="csv", columns=["id", "output"], id_column="id", output_column="output",
+                      spec="s", rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5",
+                      reviewer_c="claude-sonnet-5-5", fixer="f")
+    plain = estimate(cfg, [100] * 100)
+    assert plain.sample == 15 and plain.share == pytest.approx(0.15)
+    strata = estimate(cfg, [100] * 100, [(str(i % 40),) for i in range(100)])  # 40 strata: 40 items drawn
+    assert strata.sample == 40 and strata.share == pytest.approx(0.40)
+
+
+def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchDriver) -> None:
+    """A pause (or the app being down) between reviews, or before a review's claim, is not time spent reviewing."""
+    from datetime import UTC, datetime, timedelta
+
+    from sqlmodel import Session, select
+
+    from storage.tables import RunRow, StateChangeRow
+
+    data, _ = planted_csv(40)
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file, concurrency=2), "ann")
+    progress = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    runs = service.store.run_ids(progress.id)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
+    # Two reviews side by side for 10 s, then an hour paused, then the rest one after another, 5 s each.
+    spans = [(t0, t0 + timedelta(seconds=10)), (t0 + timedelta(seconds=2), t0 + timedelta(seconds=10))]
+    later = t0 + timedelta(hours=1)
+    spans += [(later + timedelta(seconds=5 * i), later + timedelta(seconds=5 * i + 5)) for i in range(len(runs) - 2)]
+    with Session(service.repo.engine) as s:
+        for run_id, (start, end) in zip(runs, spans, strict=True):
+            row = s.get(RunRow, run_id)
+            # The first review was made a day before its claim: the app was down between (its span
+            # starts at the claim); the others were claimed when made.
+            row.created_at, row.updated_at = (start - timedelta(days=1) if run_id == runs[0] else start), end
+            s.add(row)
+            for change in s.exec(select(StateChangeRow).where(StateChangeRow.run_id == run_id,
+                                                             StateChangeRow.to_status == "running")).all():
+                change.created_at = start
+                s.add(change)
+            if run_id == runs[0]:  # claimed once before, then interrupted and resumed: the last claim counts
+                s.add(StateChangeRow(run_id=run_id, from_status="queued", to_status="running", actor="worker",
+                                     created_at=start - timedelta(hours=20)))
+        s.commit()
+    assert service.store.progress(progress.id).seconds_done == pytest.approx(10 + 5 * (len(runs) - 2))
+
+
+def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from santa_core.batch.store import busy_seconds
+
+    t = datetime(2026, 1, 1, tzinfo=UTC)
+
+    def at(a: float, b: float) -> tuple[datetime, datetime]:
+        return t + timedelta(seconds=a), t + timedelta(seconds=b)
+
+    assert busy_seconds([]) == 0
+    assert busy_seconds([at(0, 10)]) == 10
+    assert busy_seconds([at(0, 10), at(5, 15)]) == 15  # overlap once
+    assert busy_seconds([at(0, 10), at(2, 4)]) == 10  # nested
+    assert busy_seconds([at(20, 30), at(0, 10)]) == 20  # a gap counts nothing, order does not matter
+    assert busy_seconds([at(0, 10), at(10, 12)]) == 12  # touching
+    assert busy_seconds([at(5, 3)]) == 0  # a clock step backwards counts nothing
+
+
+def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchDriver) -> None:
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    failed = {r.key for r in service.store.reviews(first.id) if not r.nice}
+    [pattern] = service.find_patterns(first.id)
+
+    def exported() -> dict[str, dict]:
+        return {it.key: it.record for it in read_batch(service.export(batch_id), "out.csv").items}
+
+    undecided = exported()
+    assert {undecided[k]["santa_pattern"] for k in failed} == {pattern.title}
+    assert {undecided[k]["santa_fix"] for k in failed} == {"not fixed yet: the pattern awaits a decision"}
+    service.dismiss(pattern.id, "ann", "legal approved this wording")
+    after = exported()
+    assert {after[k]["santa_status"] for k in failed} == {"failed"}
+    assert {after[k]["santa_pattern"] for k in failed} == {pattern.title}
+    assert {after[k]["santa_fix"] for k in failed} == {"dismissed, not fixed: legal approved this wording"}
+    assert {after[k]["santa_pattern"] for k in set(after) - failed} == {""}  # only the pattern's own items
+    assert {after[k]["output"] for k in planted} == {undecided[k]["output"] for k in planted}  # nothing changed
+
+
+@pytest.fixture
+def flaky(service: BatchDriver) -> Iterator[Callable[..., tuple[BatchDriver, int]]]:
+    """Start sample 1 of a 40-item batch on a service whose runner fails to find reviewer "b" the
+    first `failures["b"]` times (a worker error); the service and the sample's id."""
+    made: list[tuple[BatchDriver, Runner]] = []
+
+    def start(failures: dict[str, int], **kw: object) -> tuple[BatchDriver, int]:
+        svc, runner = flaky_service(service.repo, failures)
+        made.append((svc, runner))
+        file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
+        batch_id = svc.create(file, config(file, **kw), "ann")
+        return svc, svc.sample(batch_id, "ann")
+
+    yield start
+    for svc, runner in made:
+        svc.shutdown()
+        runner.shutdown()
+
+
+def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchDriver, Runner]:
+    """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
+    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
+
+    def reviewer_for(name: str) -> FunctionReviewer:
+        if failures.get(name, 0) > 0:
+            failures[name] -= 1
+            raise RuntimeError("the model registry blinked")
+        return reviewers[name]
+
+    fx = FunctionFixer("fixer", fixer)
+    runner = Runner(repo, reviewer_for, lambda name: fx, workers=2)
+    return BatchDriver(repo, BatchStore(repo), runner, lambda name: fx, retry_s=0.01), runner
+
+
+def test_reviews_a_worker_error_interrupted_are_picked_up_again(flaky: Callable) -> None:
+    failures = {"b": 3}
+    svc, sample_id = flaky(failures)
+    progress = svc.wait(sample_id, timeout=60)
+    assert failures["b"] == 0  # three reviews were interrupted on the way
+    assert progress.finished and progress.interrupted == 0 and not svc.driving(progress.id)
+
+
+def test_a_driver_stops_after_its_retries_and_a_resume_picks_up(flaky: Callable) -> None:
+    from santa_core.batch.driver import WORKER_RETRIES
+
+    failures = {"b": 10_000}
+    svc, sample_id = flaky(failures, concurrency=1)
+    stopped = svc.wait(sample_id, timeout=60)
+    assert not stopped.finished and stopped.interrupted >= 1 and not svc.driving(stopped.id)
+    assert failures["b"] == 10_000 - (WORKER_RETRIES + 1) * stopped.interrupted  # tried, then gave up
+    failures["b"] = 0  # the cause went away
+    svc.resume(stopped.batch_id, "ann")
+    done = svc.wait(stopped.id, timeout=60)
+    assert done.finished and done.interrupted == 0
+
+
+def test_a_pause_holds_interrupted_reviews_back(flaky: Callable) -> None:
+    import time
+
+    failures = {"b": 1}
+    svc, sample_id = flaky(failures, concurrency=1)
+    svc.retry_s = 3.0  # the pause comes during the pass or the wait before the retry: held either way
+    deadline = time.monotonic() + 30
+    while not svc.store.progress(sample_id).interrupted:
+        assert time.monotonic() < deadline, "no review was interrupted"
+        time.sleep(0.01)
+    batch_id = svc.store.progress(sample_id).batch_id
+    svc.pause(batch_id, "ann")
+    held = svc.wait(sample_id, timeout=60)
+    assert held.interrupted == 1 and not held.finished  # not resumed while paused
+    svc.drive(sample_id)  # e.g. a restart picking the sample up: still paused, still held
+    assert svc.wait(sample_id, timeout=60).interrupted == 1
+    svc.resume(batch_id, "ann")
+    assert svc.wait(sample_id, timeout=60).finished
+
+
+def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: BatchDriver) -> None:
+    from santa_core.roles import PermissionDenied
+
+    file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    with pytest.raises(PermissionDenied):
+        service.retry(batch_id, "vic")
+    sample_id = service.sample(batch_id, "ann")
+    service.retry(batch_id, "ann")  # harmless while the sample is being reviewed: one driver
+    assert service.wait(sample_id, timeout=60).finished
+    assert [e.actor for e in service.repo.audit.events(action="batch.retried")] == ["ann"]

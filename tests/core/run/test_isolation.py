@@ -1,0 +1,73 @@
+"""Context isolation, checked on the wire: what each reviewer request actually carried."""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from pathlib import Path
+
+from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
+from santa_core.reviewers.prompts import build_review_prompt
+from santa_core.rubrics.library import load_builtin
+from santa_core.run.runner import Runner
+from storage.runs import RunStore
+from storage.startup import init_db
+from tests.support.messages_api import MessagesStub, santa_scenario, schema_properties, user_text
+
+SPEC = "Announce the Acme rocket. Mention the 2018 launch."
+ROUND1 = "Acme's rocket launched in DEFECT. Order today."
+
+
+def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    counter, lock = [0], threading.Lock()
+
+    def tagged(body: dict):
+        """The scenario model, but every reviewer answer carries a unique secret token."""
+        reply = santa_scenario(body)
+        if "edits" in schema_properties(body):
+            return reply
+        with lock:
+            counter[0] += 1
+            token = f"SECRET-{counter[0]}"
+        text = json.loads(reply["content"][0]["text"])
+        text["suggestions"] = [f"{token} suggestion"]
+        for issue in text["critical_issues"]:
+            issue["description"] += f" {token}"
+        reply["content"][0]["text"] = json.dumps(text)
+        return reply
+
+    messages_stub.handler = tagged
+    repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2)
+    rubric = load_builtin("general")
+    run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="claude-sonnet-5-5",
+                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", auto_approve=True)
+    assert runner.execute(run_id).status == "shipped"
+
+    calls = [c["body"] for c in messages_stub.message_calls()]
+    reviews = [b for b in calls if "verdict" in schema_properties(b)]
+    fixes = [b for b in calls if "edits" in schema_properties(b)]
+    assert len(reviews) == 4 and len(fixes) == 1
+    outputs = [r.output_text for r in repo.get_run_view(run_id).rounds]
+    assert outputs == [ROUND1, "Acme's rocket launched in fact. Order today."]
+
+    for body in reviews:
+        user = user_text(body)
+        nonce = re.search(r"<untrusted_output_([0-9a-f]+)>", user).group(1)
+        output = outputs[0] if "DEFECT" in user else outputs[1]
+        expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
+        # exactly the prompt built from rubric, spec and this round's output — nothing else
+        assert body["system"] == expected.system
+        assert body["messages"] == [{"role": "user", "content": expected.user}]
+        assert "SECRET-" not in json.dumps(body)  # no other reviewer's answer, no fix-agent context
+        if output == outputs[1]:
+            assert outputs[0] not in json.dumps(body)  # nothing of the earlier round
+
+    # B and C get byte-identical instructions and rubric within a round
+    round1 = [b for b in reviews if "DEFECT" in user_text(b)]
+    assert round1[0]["system"] == round1[1]["system"] and round1[0]["model"] != round1[1]["model"]
+    # the fix agent did see the merged issues (that is its job) — the secrets went there only
+    assert "SECRET-" in user_text(fixes[0])
