@@ -1,6 +1,7 @@
-"""The review desk: one repository plus one runner, wired with the real adapters.
+"""The review desk wired together: one database and its run store, the runner with the Anthropic
+reviewers and fix agent, and the batch driver over the batch store.
 
-Shared by the app (held in `st.cache_resource`) and the command line.
+Shared by the app (held in `st.cache_resource` by `ui.app_desk`) and the command line.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
-"""Persistence for Santa: SQLModel tables, engine, migrations and the `RunStore` (a `Store`).
+"""Persistence for Santa: tables, migrations, one store per record kind implementing the core's
+store protocols, and start-up. `RunStore` is the runner's `Store` and the actions' `ActionStore`.
 
-Imports santa_core, never streamlit. Typical use::
+Imports santa_core, never streamlit, ui or the composition root. Typical use::
 
     from storage import RunStore, init_db
     repo = RunStore(init_db())  # the app wraps init_db in st.cache_resource

@@ -1,7 +1,7 @@
 """Operator commands for the database at DATABASE_URL.
 
 python -m storage upgrade                 # apply migrations (the app also does this on start)
-python -m storage revision -m "add x"     # autogenerate a migration from storage/tables.py
+python -m storage revision -m "add x"     # autogenerate a migration from storage/tables/
 python -m storage interrupted             # mark runs left `running` as `interrupted`
 """
 

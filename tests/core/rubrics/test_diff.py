@@ -15,8 +15,8 @@ from santa_core.rubrics.diff import (
     diff_documents,
     render_criterion,
     side_by_side,
-    unified,
 )
+from santa_core.text import unified_diff as unified
 
 
 def crit(cid: str, **overrides: Any) -> Criterion:
