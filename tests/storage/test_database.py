@@ -33,7 +33,7 @@ from tests.support import runs
 from tests.support.records import make_outcome
 from tests.support.runs import S, count, new_run
 
-engine, repo = runs.engine, runs.repo  # fixtures: an imported name trips ruff's F811 in every test taking it
+engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would trip ruff's F811)
 
 
 SCHEMA: dict[str, list[str]] = {

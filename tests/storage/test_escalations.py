@@ -16,7 +16,7 @@ from storage.tables import EscalationRow
 from tests.support import runs
 from tests.support.runs import S, count, escalated, new_run
 
-engine, repo = runs.engine, runs.repo  # fixtures: an imported name trips ruff's F811 in every test taking it
+engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would trip ruff's F811)
 
 
 def test_escalated_state_opens_an_escalation(repo: RunStore) -> None:
@@ -84,7 +84,7 @@ def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: RunStore) -> 
 def test_leaving_escalated_through_transition_closes_the_escalation(repo: RunStore) -> None:
     """The Store-protocol path for system code (the command line acts as `cli`): record_decision,
     then transition; the escalation closes with the latest resolving decision's reason. (A person
-    cannot take this path: tests/storage/test_people_audit.py; they go through resolve_escalation.)"""
+    cannot take this path: tests/storage/test_permissions.py; they go through resolve_escalation.)"""
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.INJECTION), "gate")

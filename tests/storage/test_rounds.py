@@ -23,7 +23,7 @@ from tests.support import runs
 from tests.support.records import make_error_outcome, make_gate, make_outcome, make_proposal
 from tests.support.runs import S, count, escalated, make_rubric, new_run
 
-engine, repo = runs.engine, runs.repo  # fixtures: an imported name trips ruff's F811 in every test taking it
+engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would trip ruff's F811)
 
 
 # --- round-trips ----------------------------------------------------------------------------
