@@ -5,7 +5,7 @@
 #   scripts/pg_test_server.sh url     # prints the URL of the running cluster
 #   scripts/pg_test_server.sh stop    # stops the cluster and deletes its files
 #
-# Typical use:  SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) pytest tests/test_storage.py
+# Typical use:  SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) pytest tests/storage
 # Works as root (initdb refuses root, so the cluster runs as the `postgres` user, or a system
 # user it creates) or as an ordinary user. Binaries: $PG_BIN, /usr/local/bin, then
 # /usr/lib/postgresql/<newest>/bin (Debian's postgresql-NN package).

@@ -26,7 +26,7 @@ from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import RubricVersionRow, TrialRow
 from tests.conftest import grant
-from tests.storage.test_storage import make_outcome
+from tests.support.records import make_outcome
 
 GENERAL_IDS = lib.load_builtin("general").criterion_ids()
 AUTHORS = {"gus": ("rubric_author",), **{f"u{n}": ("rubric_author",) for n in range(6)}}
