@@ -31,7 +31,7 @@ PAGES = {
 
 def escalation_count() -> None:
     """Sidebar: open escalations, the overdue ones highlighted (due dates compared with clock.now)."""
-    repo = app_desk.desk().repo
+    repo = app_desk.desk().runs
     open_count = len(repo.list_escalations(status="open"))
     if not open_count:
         return

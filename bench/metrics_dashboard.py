@@ -2,7 +2,7 @@
 
 Fills a fresh SQLite file with N seeded, realistic runs spread over about a year (rounds, reviews
 B and C, LLM calls, fix proposals, decisions, escalations, escapes), derives the metric facts with
-the functions the app itself uses, checks a sample of them against `storage.metrics.refresh`, then
+the functions the app itself uses, checks a sample of them against `storage.metric_facts.refresh`, then
 times every query the Metrics page runs for five views, `MetricsStore.report`, and an AppTest
 render of the page. Prints the figures; asserts nothing about time.
 

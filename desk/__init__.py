@@ -1,7 +1,7 @@
 """The composition root: the wiring that opens the database and builds the runner, the batch
 driver and the model API clients (`wiring`), and the command line (`cli`).
 
-Both the app (`ui.services`) and the command line open the desk here; nothing in `santa_core`
+Both the app (`ui.app_desk`) and the command line open the desk here; nothing in `santa_core`
 or `storage` imports this package.
 
 `Desk` and `open_desk` load the wiring on first use (PEP 562): importing `desk.cli` must not

@@ -19,8 +19,12 @@ from santa_core.config import Defaults, env_defaults
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, Reviewer
 from santa_core.run.runner import Runner
+from storage.audit import AuditStore
 from storage.batches import BatchStore
 from storage.db import database_url
+from storage.metrics import MetricsStore
+from storage.people import PeopleStore
+from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
 
@@ -69,21 +73,42 @@ def runner_workers() -> int:
 
 @dataclass
 class Desk:
-    """What a page or the command line needs: the repository, the runner and the batch service."""
+    """What a page or the command line needs: the run store (with the stores of the other record kinds
+    over the same database), the runner and the batch driver."""
 
     url: str
-    repo: RunStore
+    runs: RunStore
     runner: Runner
     batches: BatchDriver
 
+    @property
+    def rubrics(self) -> RubricStore:
+        """Stored rubric versions and trials."""
+        return self.runs.rubrics
+
+    @property
+    def people(self) -> PeopleStore:
+        """Who may act, with which roles."""
+        return self.runs.people
+
+    @property
+    def audit(self) -> AuditStore:
+        """The hash-chained audit trail."""
+        return self.runs.audit
+
+    @property
+    def metrics(self) -> MetricsStore:
+        """The Metrics page's figures."""
+        return self.runs.metrics
+
     def defaults(self) -> Defaults:
         """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
-        saved = self.repo.get_settings()
+        saved = self.runs.get_settings()
         return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
 
     def run_json(self, run_id: int) -> dict:
         """The run as one JSON-ready object (the command line's --json answer)."""
-        return self.repo.run_json(run_id)
+        return self.runs.run_json(run_id)
 
     def close(self) -> None:
         """Wait for in-flight steps to commit, then stop the pools."""
@@ -101,9 +126,9 @@ def open_desk(
     """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
-    repo = RunStore(engine)
-    runner = Runner(repo, reviewer_for, fixer_for, workers or runner_workers())
-    batches = BatchDriver(repo, BatchStore(repo), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
+    runs = RunStore(engine)
+    runner = Runner(runs, reviewer_for, fixer_for, workers or runner_workers())
+    batches = BatchDriver(runs, BatchStore(runs), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on
         batches.resume_unfinished()
-    return Desk(url=url, repo=repo, runner=runner, batches=batches)
+    return Desk(url=url, runs=runs, runner=runner, batches=batches)

@@ -14,7 +14,7 @@ st.caption("Each event records who did what to which entity, when, the hashes of
            "`python -m santa_core audit verify`). Someone who rewrites the whole tail and the head together "
            "can only be caught against a hash noted elsewhere: Verify prints the newest hash for that.")
 audit.verify()
-chosen = audit.filters(app_desk.desk().repo.audit.facets())
+chosen = audit.filters(app_desk.desk().audit.facets())
 if chosen is not None:
     selection = audit.events(chosen)  # leaves out the runs whose reviews are still blind
     audit.hidden_note(selection.hidden)

@@ -14,7 +14,7 @@ st.caption("A run escalates after the round cap, a reviewer failure, a budget st
            "Every assignment and resolution is recorded in the audit trail.")
 if flash := st.session_state.pop(escalations.FLASH, None):
     st.success(flash)
-repo = app_desk.desk().repo
+repo = app_desk.desk().runs
 now = clock.now()
 open_items = repo.list_escalations(status="open")
 escalations.stale_click_notice({e.id for e in open_items})

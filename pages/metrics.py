@@ -11,7 +11,7 @@ st.title("📈 Metrics")
 st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
            "cost and latency, from every stored run. Each chart's definition is one click away and its data "
            "downloads as CSV; the filters are kept in the URL, so a link shares the view.")
-store = app_desk.desk().repo.metrics
+store = app_desk.desk().metrics
 options = store.options()
 if options.first_day is None:
     metrics.empty_history()

@@ -15,7 +15,7 @@ st.caption("Everyone may read everything; roles add the actions. People who sign
            "roles is recorded in the audit trail.")
 if flash := st.session_state.pop(people.FLASH, None):
     st.success(escape_markdown(flash))
-everyone = app_desk.desk().repo.people.all()
+everyone = app_desk.desk().people.all()
 people.people_table(everyone)
 st.subheader("Set roles")
 if identity.can(Permission.MANAGE_PEOPLE):

@@ -26,7 +26,7 @@ with st.expander("How rubrics work", expanded=False):
         "criteria: errors block saving, warnings do not. See `docs/rubrics.md`."
     )
 desk = app_desk.desk()
-store = desk.repo.rubrics
+store = desk.rubrics
 actor = identity.actor()
 may_edit = identity.can(Permission.EDIT_RUBRIC)
 try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)

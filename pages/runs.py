@@ -12,12 +12,12 @@ st.title("📜 Runs")
 st.caption("Every run from the app and the command line. Open one to see its rounds, reviews and decisions.")
 status = st.selectbox("Status", ["all", *components.STATUS_LABEL], format_func=lambda s: "all" if s == "all"
                       else components.status_label(s), key="runs_status")
-runs = app_desk.desk().repo.list_runs(limit=500, status=None if status == "all" else status)
+runs = app_desk.desk().runs.list_runs(limit=500, status=None if status == "all" else status)
 if not runs:
     st.info("No runs yet. Start one on the Review page or with `python -m santa_core review`.")
 else:
     # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
-    blind = app_desk.desk().repo.blind_run_ids()
+    blind = app_desk.desk().runs.blind_run_ids()
     table = pd.DataFrame([{
         "run": r.id, "status": components.status_label(r.status), "rubric": f"{r.rubric_name} v{r.rubric_version}",
         "rounds": r.rounds, "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),

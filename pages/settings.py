@@ -57,7 +57,7 @@ allowed = identity.can(Permission.EDIT_SETTINGS)
 if not allowed:
     st.info(escape_markdown(identity.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
 d = app_desk.defaults()
-local = app_desk.desk().repo.people.get(LOCAL)
+local = app_desk.desk().people.get(LOCAL)
 st.subheader("The local user")
 name = st.text_input("Display name of the local user", local.name if local else d.display_name, key="set_name",
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
@@ -73,7 +73,7 @@ if warning := diversity_warning(b, c):
     st.warning(escape_markdown(warning))
 fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer",
                      disabled=not allowed)
-names = app_desk.desk().repo.rubrics.names()
+names = app_desk.desk().rubrics.names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
 rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
@@ -97,8 +97,8 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
         new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
                        rubric=rubric, display_name=name.strip(), due_hours=due_hours)
         try:
-            people.rename_local(app_desk.desk().repo.people, name, identity.actor())
-            save_defaults(app_desk.desk().repo, new, identity.actor())
+            people.rename_local(app_desk.desk().people, name, identity.actor())
+            save_defaults(app_desk.desk().runs, new, identity.actor())
         except (PermissionDenied, ValueError) as exc:
             st.error(escape_markdown(str(exc)))
         else:

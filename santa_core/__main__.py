@@ -14,6 +14,8 @@ from __future__ import annotations
 import sys
 from importlib.metadata import entry_points
 
+DISTRIBUTION = "santa-desk"
+"""The project (pyproject.toml) whose `santa` console script this runs."""
 EXIT_INTERNAL = 4
 """The command line's exit code for an internal error: here, the command line itself is missing."""
 INSTALL_HINT = "run `pip install -r requirements.txt` in the repository (it installs this project and the `santa` command)"
@@ -22,6 +24,8 @@ INSTALL_HINT = "run `pip install -r requirements.txt` in the repository (it inst
 def main() -> int:
     """Run the registered `santa` command line and return its exit code (4 when there is none)."""
     for command in entry_points(group="console_scripts", name="santa"):
+        if command.dist is not None and command.dist.name != DISTRIBUTION:
+            continue  # another package's `santa`: not this desk's command line
         try:
             run = command.load()
         except ImportError as exc:  # registered, but its code or a dependency is missing

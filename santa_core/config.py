@@ -106,7 +106,7 @@ def export_to_env(values: dict) -> None:
             os.environ.setdefault(key, str(value))
 
 
-class SettingsStore(Protocol):
+class DefaultsStore(Protocol):
     """Where the Settings page's defaults are kept (`storage.settings.SettingsStore`): append-only, newest counts."""
 
     def get_settings(self) -> dict[str, Any]:
@@ -118,6 +118,6 @@ class SettingsStore(Protocol):
         ...
 
 
-def save_defaults(store: SettingsStore, defaults: Defaults, actor: str) -> None:
+def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str) -> None:
     """A person saves the defaults new runs and escalations start from."""
     store.save_settings(defaults.model_dump(), actor=actor)

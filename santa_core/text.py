@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+from collections.abc import Callable
 from typing import Any
 
 from santa_core.models import MAX_TEXT_CHARS
@@ -21,9 +22,12 @@ def text_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | Non
     """
     if not text.strip():
         return f"{what} is empty"
-    if len(text) > limit:
-        return f"{what} has {len(text):,} characters; the limit is {limit:,}"
-    return None
+    return length_problem(text, what, limit)
+
+
+def length_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | None:
+    """"<what> has N characters; the limit is M" when `text` is over the limit, else None."""
+    return f"{what} has {len(text):,} characters; the limit is {limit:,}" if len(text) > limit else None
 
 
 def sha256_text(text: str) -> str:
@@ -31,16 +35,25 @@ def sha256_text(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def canonical_json(value: Any) -> str:
+def canonical_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:
     """Compact JSON with sorted keys and text as written: the bytes every hash is taken over.
 
-    Values JSON cannot hold (a datetime in an audit detail) are written as their `str`.
+    A value JSON cannot hold raises, unless `default` says how to write it (the audit trail writes
+    a datetime in a detail as its `str`).
     """
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=default)
 
 
-def unified_diff(before: str, after: str, before_label: str, after_label: str) -> str:
-    """A unified diff of two texts, line by line (difflib); "" when they are equal."""
+def unified_diff(before: str, after: str, before_label: str, after_label: str, *, exact_line_ends: bool = True) -> str:
+    """A unified diff of two texts, line by line (difflib); "" when they are equal.
+
+    `exact_line_ends` (records, exports): line ends are compared, and a last line without a newline
+    is marked the way diff(1) does. Off (what a person reads on a page): lines are compared without
+    their ends, so a trailing newline alone is no change, and the diff has no markers.
+    """
+    if not exact_line_ends:
+        return "\n".join(difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=before_label,
+                                               tofile=after_label, lineterm=""))
     lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
                                  fromfile=before_label, tofile=after_label)
     # A last line without a newline would glue onto the next diff line; close it the way diff(1) does.

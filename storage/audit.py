@@ -48,7 +48,7 @@ def event_hash(fields: dict[str, Any]) -> str:
     body = {k: fields[k] for k in HASHED}
     body["created_at"] = canonical_time(fields["created_at"]) if isinstance(fields["created_at"], datetime) \
         else fields["created_at"]
-    return sha256_text(canonical_json(body))
+    return sha256_text(canonical_json(body, default=str))
 
 
 def _plain(detail: dict[str, Any] | None) -> dict[str, Any]:

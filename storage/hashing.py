@@ -13,5 +13,6 @@ def content_hash(request: dict, response: str) -> str:
 
 
 def json_hash(value: object) -> str:
-    """Hex SHA-256 of a value's canonical JSON (the before/after hashes of audit events)."""
-    return sha256_text(canonical_json(value))
+    """Hex SHA-256 of a value's canonical JSON, anything JSON cannot hold as its `str` (the before/after
+    hashes of audit events)."""
+    return sha256_text(canonical_json(value, default=str))

@@ -1,4 +1,4 @@
-"""Assembles a run's verification record from the repository and the audit trail."""
+"""Assembles a run's verification record from the run store and the audit trail."""
 
 from __future__ import annotations
 

@@ -79,7 +79,7 @@ class RubricStore(StoreBase):
         return row.version if row else None
 
     def lookup(self, name: str, version: int | None) -> tuple[RubricDocument, Rubric]:
-        """`rubric_library.Lookup` over stored versions ("base" is an alias of "general")."""
+        """`santa_core.rubrics.library.Lookup` over stored versions ("base" is an alias of "general")."""
         name = {"base": "general"}.get(name, name)
         try:
             row = self._get(name, version)
@@ -143,7 +143,7 @@ class RubricStore(StoreBase):
 
         The file's version number is kept when it is newer than the stored one (so an exported
         file imported into another database exports to the same bytes). Raises
-        `rubric_library.RubricFileError` naming field and line; nothing changes then.
+        `santa_core.rubrics.library.RubricFileError` naming field and line; nothing changes then.
         """
         doc = lib.read_document(text, fmt, self.lookup)
         resolved = lib.resolve(doc, self.lookup)

@@ -28,18 +28,14 @@ class SettingsStore(StoreBase):
 
     def get_settings(self) -> dict[str, Any]:
         """The saved defaults for new runs ({} before the first save)."""
-        stmt = select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)
         with self._read() as s:
-            row = s.exec(stmt).first()
-            return dict(row.values_json) if row else {}
+            return latest_settings(s)
 
     def save_settings(self, values: dict[str, Any], actor: str) -> None:
         """Append a settings row: the previous values updated with `values`."""
-        stmt = select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)
         with self._tx() as s:
             require(s, actor, Permission.EDIT_SETTINGS)
-            row = s.exec(stmt).first()
-            before = row.values_json if row else {}
+            before = latest_settings(s)
             merged = {**before, **values}
             s.add(SettingsRow(values_json=merged, saved_by=actor))
             audit.append(s, actor, "settings.saved", "settings", "defaults", before=json_hash(before),

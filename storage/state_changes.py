@@ -18,7 +18,8 @@ from storage import audit
 from storage.hashing import json_hash, sha256_text
 from storage.metric_facts import touch
 from storage.rows import enum_value, state_of
-from storage.tables import DecisionRow, EscalationRow, RunRow, SettingsRow, StateChangeRow
+from storage.settings import latest_settings
+from storage.tables import DecisionRow, EscalationRow, RunRow, StateChangeRow
 from storage.times import utcnow
 from storage.workers import this_worker
 
@@ -76,8 +77,7 @@ def set_state(
 
 def open_escalation(s: Session, run: RunRow) -> None:
     """A new open escalation, due after the Settings' default time for its reason."""
-    saved = s.exec(select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)).first()
-    hours = Defaults.model_validate(saved.values_json if saved else {}).due_hours_for(run.escalation_reason)
+    hours = Defaults.model_validate(latest_settings(s)).due_hours_for(run.escalation_reason)
     esc = EscalationRow(run_id=run.id, reason=run.escalation_reason)
     esc.due_at = esc.created_at + timedelta(hours=hours)
     s.add(esc)

@@ -88,7 +88,7 @@ def _query(f: Filters) -> dict:
 
 def _hidden_count(f: Filters, blind: set[int]) -> int:
     """Events of blind runs the filters select (a run's events are few while its first reviews are out)."""
-    store = app_desk.desk().repo.audit
+    store = app_desk.desk().audit
     runs = blind if f.run_id is None else blind & {f.run_id}
     return sum(len(store.events(**_query(f), run_id=r, limit=HIDDEN_SCAN)) for r in runs)
 
@@ -101,7 +101,7 @@ def events(f: Filters) -> Selection:
     issue count, decision reasons and escalation justifications would show them the other review
     or earlier rounds before theirs. Verify still walks the whole chain.
     """
-    repo = app_desk.desk().repo
+    repo = app_desk.desk().runs
     blind = repo.blind_run_ids()
     hidden = _hidden_count(f, blind)
     items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True)
@@ -156,5 +156,5 @@ def detail(items: list[AuditEvent]) -> None:
 def verify() -> None:
     """Recompute the whole chain and say whether it holds, naming the first broken row."""
     if st.button("Verify the chain", type="primary", key="audit_verify"):
-        report = app_desk.desk().repo.audit.verify()
+        report = app_desk.desk().audit.verify()
         (st.success if report.ok else st.error)(escape_markdown(report.describe()))

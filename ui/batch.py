@@ -24,7 +24,7 @@ from santa_core.batch.store import Batch, BatchProblem, SampledReview, SamplePro
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from ui import app_desk, batch_actions, batch_patterns, batch_plan, components, identity
-from ui.batch_actions import service
+from ui.batch_actions import driver
 from ui.safe import escape_markdown
 
 POLL_S = 2.0
@@ -78,7 +78,7 @@ def batch_frame(batches: list[tuple[Batch, int]]) -> pd.DataFrame:
 
 def past_batches() -> list[tuple[Batch, int]]:
     """Every batch, newest first, with its patterns waiting for a decision."""
-    return service().overview()
+    return driver().overview()
 
 
 def empty_state() -> None:
@@ -231,10 +231,10 @@ def reviewing_step(view: BatchView) -> None:
 
     @st.fragment(run_every=POLL_S)
     def live() -> None:
-        now = first.pop() if first else service().view(batch_id)
+        now = first.pop() if first else driver().view(batch_id)
         progress = now.latest
         if progress.finished:
-            service().finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
+            driver().finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
             st.rerun()  # the whole page: the patterns show
         batch_actions.show_flash(batch_id)
         paused = now.batch.paused
@@ -341,7 +341,7 @@ def export_name(name: str, fmt: str) -> str:
 @st.cache_data(max_entries=8, show_spinner="Writing the export…")
 def _export(url: str, batch_id: int, fmt: str, version: tuple) -> bytes:
     """The export, written once per state of the batch (`version` changes with every review and fix)."""
-    return service().export(batch_id, fmt)
+    return driver().export(batch_id, fmt)
 
 
 def export_section(view: BatchView) -> None:
@@ -362,7 +362,7 @@ def export_section(view: BatchView) -> None:
 
 def _load(batch_id: int) -> BatchView | None:
     try:
-        return service().view(batch_id)
+        return driver().view(batch_id)
     except BatchProblem:
         st.error(f"Batch #{batch_id} does not exist.")
         return None

@@ -24,7 +24,7 @@ REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
 T = TypeVar("T")
 
 
-def service() -> BatchDriver:
+def driver() -> BatchDriver:
     """The desk's batch service."""
     return app_desk.desk().batches
 
@@ -58,23 +58,23 @@ def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | N
 
 def start_sample(batch_id: int) -> int | None:
     """Draw the batch's next sample and start reviewing it in the background; the sample's id."""
-    return attempt(batch_id, lambda: service().sample(batch_id, identity.actor()),
-                   lambda sample_id: f"Sample {service().progress(sample_id).number} drawn: its items are "
+    return attempt(batch_id, lambda: driver().sample(batch_id, identity.actor()),
+                   lambda sample_id: f"Sample {driver().progress(sample_id).number} drawn: its items are "
                                      "being reviewed by both reviewers.")
 
 
 def pause(batch_id: int) -> None:
     """A button callback: no new review starts; reviews already started finish and are kept."""
-    attempt(batch_id, lambda: service().pause(batch_id, identity.actor()),
+    attempt(batch_id, lambda: driver().pause(batch_id, identity.actor()),
             lambda _: "Paused: reviews already started finish and are kept; no new one starts until you resume.")
 
 
 def resume(batch_id: int) -> None:
     """A button callback: start reviewing again where the batch stopped."""
-    attempt(batch_id, lambda: service().resume(batch_id, identity.actor()), lambda _: "Resumed.")
+    attempt(batch_id, lambda: driver().resume(batch_id, identity.actor()), lambda _: "Resumed.")
 
 
 def retry(batch_id: int) -> None:
     """A button callback: pick a stopped sample up again."""
-    attempt(batch_id, lambda: service().retry(batch_id, identity.actor()),
+    attempt(batch_id, lambda: driver().retry(batch_id, identity.actor()),
             lambda _: "Trying again: interrupted reviews resume where they stopped.")

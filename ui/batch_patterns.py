@@ -21,7 +21,7 @@ from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
 from ui import batch_actions, components, identity
-from ui.batch_actions import attempt, service
+from ui.batch_actions import attempt, driver
 from ui.safe import escape_markdown
 
 AUTO_REASON = "auto-approved: the batch was created with auto-approve"
@@ -40,7 +40,7 @@ def patterns_for(view: BatchView) -> list[PatternRecord]:
     stored = view.patterns_of(sample.id)
     if stored or sample.naughty == 0:
         return stored
-    return service().find_patterns(sample.id)
+    return driver().find_patterns(sample.id)
 
 
 def pending(records: list[PatternRecord]) -> list[PatternRecord]:
@@ -153,7 +153,7 @@ def propose(batch_id: int, pattern_id: int, representative: str) -> None:
     for key in [k for k in st.session_state if str(k).startswith(f"batch_after_{pattern_id}_")]:
         del st.session_state[key]  # a new proposal starts from its own replacement text
     with st.spinner(f"The fix agent is fixing item {representative}…"):
-        attempt(batch_id, lambda: service().propose(pattern_id, identity.actor()))
+        attempt(batch_id, lambda: driver().propose(pattern_id, identity.actor()))
     st.rerun()
 
 
@@ -177,7 +177,7 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
 
 def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview | None:
     try:
-        return service().preview(pattern_id, edits)
+        return driver().preview(pattern_id, edits)
     except batch_actions.REFUSED as exc:
         st.error(escape_markdown(str(exc)))
         return None
@@ -211,13 +211,13 @@ def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, 
     skipped = preview.skipped if preview is not None else []
     note = (f" {len(skipped)} item(s) show the pattern but could not take the edit — fix them by hand: "
             f"{', '.join(skipped[:20])}." if skipped else "")
-    attempt(batch_id, lambda: service().approve(pattern_id, identity.actor(), edits=edits, reason=reason),
+    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), edits=edits, reason=reason),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 
 
 def _dismiss(batch_id: int, pattern_id: int, reason: str) -> None:
-    attempt(batch_id, lambda: service().dismiss(pattern_id, identity.actor(), reason),
+    attempt(batch_id, lambda: driver().dismiss(pattern_id, identity.actor(), reason),
             lambda _: "Dismissed: the items keep their text.")
     st.rerun()
 
@@ -253,11 +253,11 @@ def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
 def _auto_one(batch_id: int, record: PatternRecord) -> int:
     """Propose (once) and apply one pattern's fix; 1 when applied, 0 when it is left for a person."""
     if record.proposal is None:
-        proposal = attempt(batch_id, lambda: service().propose(record.id, identity.actor()))
+        proposal = attempt(batch_id, lambda: driver().propose(record.id, identity.actor()))
     else:
         proposal = FixProposal.model_validate(record.proposal)
     if proposal is None or proposal.error or not proposal.edits:
         return 0  # no usable fix: the pattern waits for a person
-    done = attempt(batch_id, lambda: service().approve(record.id, identity.actor(), reason=AUTO_REASON),
+    done = attempt(batch_id, lambda: driver().approve(record.id, identity.actor(), reason=AUTO_REASON),
                    lambda changed: escape_markdown(f"Auto-approved: {changed} item(s) of the batch changed."))
     return 1 if done is not None else 0

@@ -142,7 +142,7 @@ def file_summary(file: BatchFile) -> None:
 
 def _rubric_choice(default: str) -> Rubric:
     """A stored rubric and version (the latest by default)."""
-    store = app_desk.desk().repo.rubrics
+    store = app_desk.desk().rubrics
     names = store.names()
     left, right = st.columns([3, 1])
     name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="batch_rubric")
@@ -236,9 +236,9 @@ def _read(uploaded) -> tuple[BatchFile, Columns] | None:  # noqa: ANN001 - strea
 
 def _create(file: BatchFile, config: BatchConfig) -> int | None:
     """Store the batch and draw its first sample; the batch's id (None when the storage refused)."""
-    svc = batch_actions.service()
+    batch_driver = batch_actions.service()
     try:
-        batch_id = svc.create(file, config, identity.actor())
+        batch_id = batch_driver.create(file, config, identity.actor())
     except batch_actions.REFUSED as exc:
         st.error(escape_markdown(f"Nothing was stored: {exc}"))
         return None

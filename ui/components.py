@@ -111,7 +111,7 @@ def issues_table(issues: list[MergedIssue]) -> None:
 
 def readable_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
     """A unified diff of two texts for st.code(language='diff'); "(no change)" when they are equal."""
-    return unified_diff(before, after, old, new) or "(no change)"
+    return unified_diff(before, after, old, new, exact_line_ends=False) or "(no change)"
 
 
 def proposal_view(proposal: FixProposal) -> None:

@@ -150,7 +150,7 @@ def resolved_table(items: list[EscalationView]) -> None:
     Runs whose reviews are still blind are left out: an earlier escalation's justification would
     tell a person reviewer what was wrong with an earlier round before they give their review.
     """
-    blind = app_desk.desk().repo.blind_run_ids()
+    blind = app_desk.desk().runs.blind_run_ids()
     hidden = sum(e.run_id in blind for e in items)
     items = [e for e in items if e.run_id not in blind]
     if hidden:
@@ -170,7 +170,7 @@ def resolved_table(items: list[EscalationView]) -> None:
 
 def escalation_panel(item: EscalationView, now: datetime) -> None:
     """One escalation: why, who owns it, the evidence, the run history, and the controls allowed."""
-    view = app_desk.desk().repo.get_run_view(item.run_id)
+    view = app_desk.desk().runs.get_run_view(item.run_id)
     st.markdown(f"### Run #{view.id} · {escape_markdown(item.reason.value)}")
     st.caption(escape_markdown(REASON_HELP.get(item.reason.value, "")))
     owner = identity.display(item.owner) if item.owner else "nobody yet"
@@ -247,7 +247,7 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
     if not identity.can(Permission.ASSIGN):
         st.info(escape_markdown(identity.refusal(Permission.ASSIGN)))
         return
-    repo = app_desk.desk().repo
+    repo = app_desk.desk().runs
     people = [p.id for p in repo.people.with_permission(Permission.RESOLVE_ESCALATION)]
     options = ["", *people] if item.owner in (None, *people) else ["", item.owner, *people]
     left, right = st.columns(2)
@@ -311,7 +311,7 @@ def _resolve(item: EscalationView, choice: str, why: str, edited: str | None) ->
         return
     desk = app_desk.desk()
     try:
-        state = actions.resolve_escalation(desk.repo, item.run_id, choice, identity.actor(), why, edited, item.id)
+        state = actions.resolve_escalation(desk.runs, item.run_id, choice, identity.actor(), why, edited, item.id)
     except STORAGE_ERRORS as exc:
         st.error(escape_markdown(str(exc)))
         return

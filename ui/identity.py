@@ -40,7 +40,7 @@ def signed_in() -> bool:
 def current_person() -> PersonView:
     """Who is acting: the signed-in person (registered on first sight, roles from the config's
     e-mail patterns), else the local user. Roles always come from the database."""
-    people = desk().repo.people
+    people = desk().people
     if not signed_in():
         person = people.get(LOCAL)
         if person is None:  # a database from before people existed cannot happen after migrate
@@ -99,7 +99,7 @@ def refusal(permission: Permission) -> str:
 @st.cache_data(ttl=2, show_spinner=False)
 def _labels(url: str) -> dict[str, str]:
     """Every person's label, read once per couple of seconds (pages name many actors per rerun)."""
-    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in desk_for(url).repo.people.all()}
+    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in desk_for(url).people.all()}
 
 
 def display(actor_id: str) -> str:

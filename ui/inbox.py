@@ -89,7 +89,7 @@ def render_inbox() -> None:
         st.info(escape_markdown(identity.refusal(Permission.PERSON_REVIEW)))
     if not (may_review or may_assign):
         return
-    items = app_desk.desk().repo.pending_human_reviews()
+    items = app_desk.desk().runs.pending_human_reviews()
     if may_review:
         my_slots(items, identity.actor(), may_assign)
     if may_assign:
@@ -145,7 +145,7 @@ def assign_panel(items: list[PendingReview]) -> None:
 
 
 def _assign_form(item: PendingReview) -> None:
-    reviewers = [p for p in app_desk.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
+    reviewers = [p for p in app_desk.desk().people.with_permission(Permission.PERSON_REVIEW)
                  if p.id != item.filled_other_slot_by or not must_differ(p.id)]
     labels = {ANYONE: ANYONE_LABEL, **{p.id: p.label for p in reviewers}}
     if item.assignee and item.assignee not in labels:  # assigned before they lost the role
@@ -160,7 +160,7 @@ def _assign_form(item: PendingReview) -> None:
     if not st.button("Assign", key="inbox_assign"):
         return
     try:
-        actions.assign_reviewer(app_desk.desk().repo, item.run_id, item.slot, to or None, identity.actor())
+        actions.assign_reviewer(app_desk.desk().runs, item.run_id, item.slot, to or None, identity.actor())
     except (PermissionDenied, RunNotFound) as exc:
         st.error(escape_markdown(str(exc)))
         return

@@ -431,7 +431,7 @@ def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> 
 def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -> None:
     """The runs in the view that failed the criterion and/or category, newest first, each one openable."""
     # No run waiting for a person reviewer can appear: its facts stay empty until the gate is in.
-    total, shown = app_desk.desk().repo.metrics.failed_runs(f, criterion=criterion, category=category,
+    total, shown = app_desk.desk().metrics.failed_runs(f, criterion=criterion, category=category,
                                                             limit=DRILL_LIMIT)
     if not shown:
         st.info(f"No run in this view failed {_what(criterion, category)}.")

@@ -39,7 +39,7 @@ def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
 
 def _rubric_choice(default: str) -> Rubric:
     """Stored rubric (default from Settings) and version (the latest by default), resolved."""
-    store = app_desk.desk().repo.rubrics
+    store = app_desk.desk().rubrics
     names = store.names()
     left, right = st.columns([3, 1])
     name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="new_rubric",
@@ -59,7 +59,7 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
     """For a `person` slot: who fills it (None: anyone who may review)."""
     if reviewer != PERSON:
         return None
-    people = app_desk.desk().repo.people.with_permission(Permission.PERSON_REVIEW)
+    people = app_desk.desk().people.with_permission(Permission.PERSON_REVIEW)
     labels = {ANYONE: "anyone who may review", **{p.id: p.label for p in people}}
     who = st.selectbox(f"Assign slot {slot} to", list(labels), key=f"new_person_{slot.lower()}", format_func=labels.get,
                        help="The slot appears in this person's Inbox; 'anyone' lists it for everyone who may review.")
@@ -111,7 +111,7 @@ def new_run_form() -> int | None:
         return None
     try:
         return actions.start_run(
-            app_desk.desk().repo, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
+            app_desk.desk().runs, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
             auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
             person_b=person_b, person_c=person_c, generation_cost_usd=generation,
         )

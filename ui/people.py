@@ -65,7 +65,7 @@ def _save(email: str, roles: list[Role], name: str | None) -> None:
         st.error("Say whose roles to set: enter their e-mail address.")
         return
     try:
-        person = people_actions.set_roles(app_desk.desk().repo.people, email, roles, identity.actor(), name=name)
+        person = people_actions.set_roles(app_desk.desk().people, email, roles, identity.actor(), name=name)
     except (PermissionDenied, ValueError) as exc:
         st.error(escape_markdown(str(exc)))
         return

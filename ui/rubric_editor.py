@@ -20,8 +20,8 @@ from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import lint as rubric_lint
+from santa_core.rubrics import store as rubric_store
 from santa_core.rubrics.store import RubricConflict, RubricSaveError
-from santa_core.rubrics.store import Store as RubricStore
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
@@ -42,7 +42,7 @@ def is_dirty(draft: dict[str, Any]) -> bool:
     return snapshot(draft) != draft.get("clean")
 
 
-def inherited(store: RubricStore, draft: dict[str, Any]) -> tuple[list[Criterion], list[str]]:
+def inherited(store: rubric_store.Store, draft: dict[str, Any]) -> tuple[list[Criterion], list[str]]:
     """Criteria the draft's parents bring (at their pinned versions) and problems finding them."""
     pinned = {r.partition("@")[0]: r for r in draft["pinned"]}
     out: list[Criterion] = []
@@ -59,7 +59,7 @@ def inherited(store: RubricStore, draft: dict[str, Any]) -> tuple[list[Criterion
     return out, problems
 
 
-def render(store: RubricStore, actor: str) -> list[rubric_lint.LintFinding]:
+def render(store: rubric_store.Store, actor: str) -> list[rubric_lint.LintFinding]:
     """The whole editor for the open draft; returns the current lint findings."""
     draft = rd.current()
     assert draft is not None
@@ -78,7 +78,7 @@ def render(store: RubricStore, actor: str) -> list[rubric_lint.LintFinding]:
     return findings
 
 
-def read_only(store: RubricStore, refusal: str) -> list[rubric_lint.LintFinding]:
+def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintFinding]:
     """The open rubric for someone who may read but not change it: every field as text, no controls."""
     draft = rd.current()
     assert draft is not None
@@ -131,7 +131,7 @@ def _flash() -> None:
             st.error(escape_markdown(line))
 
 
-def _header(draft: dict[str, Any], store: RubricStore, parents: list[Criterion], problems: list[str],
+def _header(draft: dict[str, Any], store: rubric_store.Store, parents: list[Criterion], problems: list[str],
             findings: list[rubric_lint.LintFinding]) -> None:
     existing = draft["base_version"] is not None
     left, right = st.columns(2)
@@ -245,7 +245,7 @@ def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
                    help="Drop it from this draft. Saved versions keep it; Discard changes brings it back.")
 
 
-def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings: list[rubric_lint.LintFinding],
+def _save_panel(draft: dict[str, Any], store: rubric_store.Store, actor: str, findings: list[rubric_lint.LintFinding],
                 problems: list[str]) -> None:
     st.divider()
     errors, warnings = rubric_lint.errors(findings), rubric_lint.warnings(findings)
@@ -275,7 +275,7 @@ def _save_panel(draft: dict[str, Any], store: RubricStore, actor: str, findings:
                       args=(store, actor))
 
 
-def _newer_parents(store: RubricStore, draft: dict[str, Any]) -> list[str]:
+def _newer_parents(store: rubric_store.Store, draft: dict[str, Any]) -> list[str]:
     out = []
     for ref in draft["pinned"]:
         name, _, version = ref.partition("@")
@@ -287,7 +287,7 @@ def _newer_parents(store: RubricStore, draft: dict[str, Any]) -> list[str]:
     return out
 
 
-def open_version(store: RubricStore, name: str | None, version: int | None = None) -> None:
+def open_version(store: rubric_store.Store, name: str | None, version: int | None = None) -> None:
     """Load a stored rubric (the latest version unless `version`) or a new empty draft."""
     if name is None:
         rd.load(None, None, "new")
@@ -300,7 +300,7 @@ def open_version(store: RubricStore, name: str | None, version: int | None = Non
     draft["clean"] = snapshot(draft)
 
 
-def discard(store: RubricStore) -> None:
+def discard(store: rubric_store.Store) -> None:
     """Throw the draft away and reopen what it was made from."""
     draft = rd.current()
     source = None if draft is None or draft["source"] == "new" else draft["source"]
@@ -315,7 +315,7 @@ def _where(loc: tuple) -> str:
     return f"{'.'.join(map(str, loc))}: " if loc else ""
 
 
-def _save_over(store: RubricStore, actor: str, update_parents: bool) -> None:
+def _save_over(store: rubric_store.Store, actor: str, update_parents: bool) -> None:
     """After a conflict, the author chose to save the draft as the version after the newest one."""
     draft = rd.current()
     assert draft is not None
@@ -325,7 +325,7 @@ def _save_over(store: RubricStore, actor: str, update_parents: bool) -> None:
     _save(store, actor, update_parents)
 
 
-def _conflict_panel(store: RubricStore, actor: str, draft: dict[str, Any], update: bool) -> None:
+def _conflict_panel(store: rubric_store.Store, actor: str, draft: dict[str, Any], update: bool) -> None:
     """Someone saved first: compare on the Versions tab, then save over theirs or discard yours."""
     name, newer = st.session_state.get(CONFLICT, (None, None))
     if name != draft["source"] or newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
@@ -336,7 +336,7 @@ def _conflict_panel(store: RubricStore, actor: str, draft: dict[str, Any], updat
     st.button(f"Save my draft as v{newer + 1}", key="rs_save_over", on_click=_save_over, args=(store, actor, update))
 
 
-def _save_copy(store: RubricStore, actor: str) -> None:
+def _save_copy(store: rubric_store.Store, actor: str) -> None:
     """Save-as callback: the draft (with its changes) becomes version 1 of a new name; the original is untouched."""
     name = str(st.session_state.get("rs_copy_name", "")).strip()
     if not re.fullmatch(RUBRIC_NAME_PATTERN, name):
@@ -347,7 +347,7 @@ def _save_copy(store: RubricStore, actor: str) -> None:
     _save(store, actor, False, as_name=name, note=note)
 
 
-def _save(store: RubricStore, actor: str, update_parents: bool, as_name: str | None = None,
+def _save(store: rubric_store.Store, actor: str, update_parents: bool, as_name: str | None = None,
           note: str | None = None) -> None:
     """Save callback: a new version, or the reasons it was refused (the draft is kept then)."""
     draft = rd.current()

@@ -8,7 +8,7 @@ import streamlit as st
 from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
-from santa_core.rubrics.store import Store as RubricStore
+from santa_core.rubrics import store as rubric_store
 from ui import rubric_draft as rd
 from ui import rubric_editor
 from ui.safe import escape_markdown
@@ -17,7 +17,7 @@ NEW = "＋ New rubric"
 PICK = "rubric_pick"
 
 
-def pick_rubric(store: RubricStore, allow_new: bool = True) -> str | None:
+def pick_rubric(store: rubric_store.Store, allow_new: bool = True) -> str | None:
     """Select a rubric (grouped by domain) or, for people who may edit rubrics, a new one; opens it in
     the editor. Returns the stored name."""
     summaries = store.list_rubrics()
@@ -51,7 +51,7 @@ def pick_rubric(store: RubricStore, allow_new: bool = True) -> str | None:
     return target
 
 
-def draft_rubric(store: RubricStore, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
+def draft_rubric(store: rubric_store.Store, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
     """The draft resolved as reviewers would see it, or why it cannot be (lint errors first)."""
     if rubric_lint.blocks_save(findings):
         n = len(rubric_lint.errors(findings))

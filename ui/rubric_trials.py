@@ -78,7 +78,7 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     with st.spinner(escape_markdown(f"{model} is reviewing the sample…")):
         trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
     try:
-        rubric_actions.keep_trial(desk.repo.rubrics, "try", rubric, output, trial, actor)
+        rubric_actions.keep_trial(desk.rubrics, "try", rubric, output, trial, actor)
     except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
         st.error(escape_markdown(f"The review was not kept: {exc}"))
         return
@@ -96,7 +96,7 @@ def past_trials(desk: Desk, name: str) -> None:
     rows = [{"when": t.created_at, "kind": t.kind, "run": t.run_id, "version": t.rubric_version,
              "verdict": t.verdict or "checks pass", "reviewer": t.reviewer or "—",
              "failed checks": ", ".join(c.criterion for c in t.checks if c.result == "FAIL"),
-             "cost (USD)": round(t.cost_usd, 6), "by": t.actor} for t in desk.repo.rubrics.trials(rubric=name, limit=100)]
+             "cost (USD)": round(t.cost_usd, 6), "by": t.actor} for t in desk.rubrics.trials(rubric=name, limit=100)]
     with st.expander(f"Earlier trials and re-checks ({len(rows)})"):
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -110,11 +110,11 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     `refusal` (the person may not try rubrics): checks only, and nothing is kept.
     """
     past_trials(desk, name)
-    runs = [r for r in desk.repo.list_runs(limit=300) if r.status in FINISHED]
+    runs = [r for r in desk.runs.list_runs(limit=300) if r.status in FINISHED]
     if not runs:
         st.info("No finished runs yet. Re-checks run past runs' final outputs under a rubric version.")
         return
-    versions = [v.version for v in desk.repo.rubrics.versions(name)]
+    versions = [v.version for v in desk.rubrics.versions(name)]
     version = st.selectbox("Re-check under", versions, key="rck_version", format_func=lambda n: f"{name} v{n}")
     labels = {r.id: f"run {r.id} · {components.status_label(r.status)} · {r.rubric_name} v{r.rubric_version}"
               for r in runs}
@@ -130,7 +130,7 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     model = model_choice(desk, "rck_model") if with_reviewer else None
     if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked):
         return
-    rubric = desk.repo.rubrics.resolved(name, version)
+    rubric = desk.rubrics.resolved(name, version)
     status = {r.id: r.status.value for r in runs}
     try:
         rows = _recheck(desk, rubric, version, picked, status, model, None if refusal else actor)
@@ -148,7 +148,7 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
              model: str | None, actor: str | None) -> list[dict]:
     """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored
     (unless `actor` is None: a check-only re-check by someone who may not try rubrics)."""
-    outputs = desk.repo.rubrics.final_outputs(run_ids)
+    outputs = desk.rubrics.final_outputs(run_ids)
     ids = [i for i in run_ids if i in outputs][: MAX_RECHECK if model else None]
     progress = st.progress(0.0, text="Re-checking…")
 
@@ -157,7 +157,7 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         reviewer = desk.runner.reviewer_for(model) if model else None
         trial = trials.try_rubric(rubric, text, spec, reviewer)
         if actor is not None:
-            rubric_actions.keep_trial(desk.repo.rubrics, "recheck", rubric, text, trial, actor, run_id=run_id,
+            rubric_actions.keep_trial(desk.rubrics, "recheck", rubric, text, trial, actor, run_id=run_id,
                                       stored_version=version)
         return trial
 

@@ -10,8 +10,8 @@ from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import diff as rubric_diff
 from santa_core.rubrics import library as lib
+from santa_core.rubrics import store as rubric_store
 from santa_core.rubrics.store import RubricConflict
-from santa_core.rubrics.store import Store as RubricStore
 from santa_core.text import unified_diff
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
@@ -27,7 +27,7 @@ STATUS_LABEL = {
 MAX_IMPORT_BYTES = lib.MAX_RUBRIC_BYTES
 
 
-def versions_tab(store: RubricStore, name: str) -> None:
+def versions_tab(store: rubric_store.Store, name: str) -> None:
     """Every version with author, time and note; a side-by-side diff of any two."""
     versions = store.versions(name)
     st.dataframe(
@@ -46,7 +46,7 @@ def versions_tab(store: RubricStore, name: str) -> None:
     show_diff(store, name, old, new)
 
 
-def show_diff(store: RubricStore, name: str, old: int, new: int) -> None:
+def show_diff(store: rubric_store.Store, name: str, old: int, new: int) -> None:
     """Criterion-level summary, side-by-side changed criteria, and the unified diff of the files."""
     before, after = store.document(name, old), store.document(name, new)
     diff = rubric_diff.diff_documents(before, after)
@@ -108,7 +108,7 @@ def _summary(diff: rubric_diff.RubricDiff) -> str:
     return f"Criteria: {text}" + ("; order changed" if diff.reordered else "") + "."
 
 
-def export_panel(store: RubricStore, name: str) -> None:
+def export_panel(store: rubric_store.Store, name: str) -> None:
     """Download any version as YAML or JSON (the documented schema)."""
     numbers = [v.version for v in store.versions(name)]
     _follow_latest(name, numbers, {"exp_version": numbers[0]})
@@ -123,7 +123,7 @@ def export_panel(store: RubricStore, name: str) -> None:
         st.code(text, language=fmt)
 
 
-def import_panel(store: RubricStore, actor: str) -> None:
+def import_panel(store: rubric_store.Store, actor: str) -> None:
     """Import a YAML/JSON rubric file (upload or paste): a new version, or a precise error and no change."""
     st.caption("A file for a new name creates that rubric; for an existing name it becomes the next version "
                "(identical content creates nothing). See docs/rubrics.md for the schema.")

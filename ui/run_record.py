@@ -52,7 +52,7 @@ def record_section(view: RunView) -> None:
     st.caption("Everything that shows how this run's output came to be: spec, rubric, each round's output with "
                "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
                "the run's audit events. The JSON is exact; HTML and PDF are readable copies.")
-    repo = app_desk.desk().repo
+    repo = app_desk.desk().runs
     for col, (fmt, (label, mime, render)) in zip(st.columns(len(FORMATS)), FORMATS.items(), strict=True):
         col.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
                             mime=mime, key=f"record_{fmt}_{view.id}", on_click="ignore", icon=":material/download:")
@@ -87,7 +87,7 @@ def escape_form(view: RunView) -> None:
     if not st.button("Report escape", key=f"{key}_submit"):
         return
     try:
-        actions.report_escape(app_desk.desk().repo, view.id, criterion, description, severity, identity.actor())
+        actions.report_escape(app_desk.desk().runs, view.id, criterion, description, severity, identity.actor())
     except (PermissionDenied, RunNotFound, ValueError) as exc:
         st.error(escape_markdown(str(exc)))  # the typed description stays in its box
         return

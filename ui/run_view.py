@@ -106,9 +106,9 @@ def approval_panel(view: RunView) -> None:
     approve, reject = st.columns(2)
     if approve.button("Approve", type="primary", key="approve_fix"):
         text = None if edited == proposal.proposed_text else edited  # an edit is recorded as "edit"
-        _act(lambda: actions.approve_fix(app_desk.desk().repo, view.id, identity.actor(), text, reason), view.id)
+        _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason), view.id)
     if reject.button("Reject", key="reject_fix"):
-        _act(lambda: actions.reject_fix(app_desk.desk().repo, view.id, identity.actor(), reason), view.id)
+        _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
 
 
 def _refused_click_notice(view: RunView) -> None:
@@ -132,7 +132,7 @@ def _act(do, run_id: int) -> None:
     """Run an action, hand the run back to the runner if it is queued, and refresh."""
     try:
         state = do()
-    # ValueError covers SlotAssigned and the repository's refusals of bad text; what was typed stays.
+    # ValueError covers SlotAssigned and the run store's refusals of bad text; what was typed stays.
     except (actions.ActionError, Conflict, InvalidTransition, PermissionDenied, ValueError) as exc:
         st.error(escape_markdown(str(exc)))
         return
@@ -157,7 +157,7 @@ def person_panel(view: RunView) -> None:
         review: Review | None = person_review_form(view, slot)
         if review is not None:
             _act(lambda s=slot, r=review: actions.submit_person_review(
-                app_desk.desk().repo, view.id, s, r, identity.actor()), view.id)
+                app_desk.desk().runs, view.id, s, r, identity.actor()), view.id)
 
 
 def final_panel(view: RunView) -> None:
@@ -195,7 +195,7 @@ def actions_panel(view: RunView) -> None:
         if not identity.can(Permission.RESUME_RUN):
             st.info(escape_markdown(identity.refusal(Permission.RESUME_RUN)))
         elif st.button("Resume from the last committed step", key="resume_run"):
-            _act(lambda: actions.resume(app_desk.desk().repo, view.id, identity.actor()), view.id)
+            _act(lambda: actions.resume(app_desk.desk().runs, view.id, identity.actor()), view.id)
     if status in FINAL_STATUSES:
         final_panel(view)
 
@@ -206,7 +206,7 @@ STALE_QUEUE_S = 5.0
 
 def _load(run_id: int) -> RunView | None:
     try:
-        return app_desk.desk().repo.get_run_view(run_id)
+        return app_desk.desk().runs.get_run_view(run_id)
     except RunNotFound:
         st.error(f"Run #{run_id} does not exist.")
         st.page_link("pages/runs.py", label="See all runs", icon="📜")
@@ -219,8 +219,8 @@ def _kick_if_stale(view: RunView) -> RunView:
     age = (datetime.now(UTC) - view.updated_at).total_seconds()
     if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
         app_desk.desk().runner.submit(view.id)
-    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(app_desk.desk().repo):
-        return app_desk.desk().repo.get_run_view(view.id)
+    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(app_desk.desk().runs):
+        return app_desk.desk().runs.get_run_view(view.id)
     return view
 
 
@@ -235,7 +235,7 @@ def render_run(run_id: int) -> None:
 
     @st.fragment(run_every=every)
     def live() -> None:
-        current = first.pop() if first else app_desk.desk().repo.get_run_view(run_id)
+        current = first.pop() if first else app_desk.desk().runs.get_run_view(run_id)
         if current.status != view.status and every is not None and current.status not in ACTIVE:
             st.rerun()  # the run stopped: redraw the whole page so the right actions show
         run_header(current)

@@ -116,7 +116,7 @@ def run_batch(args: argparse.Namespace) -> int:
         for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
             if getattr(args, name) is None:
                 setattr(args, name, getattr(defaults, name))
-        rubric = load_rubric(args.rubric, desk.repo.rubrics, args.rubric_version)
+        rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _check_batch_reviewers(args)
         warn_about_models(args)
         batch_id = _create_batch(desk, file, _batch_config(args, file, spec, rubric))

@@ -131,7 +131,7 @@ def open_desk() -> Desk:
 
 
 def open_repo():
-    """The repository alone: no runner and no model client; a database that cannot be opened is bad input."""
+    """The run store alone: no runner and no model client; a database that cannot be opened is bad input."""
     from storage.db import database_url, redacted_url
     from storage.runs import RunStore
     from storage.startup import init_db

@@ -78,11 +78,11 @@ def run_review(args: argparse.Namespace) -> dict:
     desk = open_desk()
     try:
         fill_defaults(args, desk.defaults())
-        rubric = load_rubric(args.rubric, desk.repo.rubrics, args.rubric_version)
+        rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _validate(args)
         warn_about_models(args)
         run_id = actions.start_run(
-            desk.repo, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
+            desk.runs, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
             generation_cost_usd=args.generation_cost,
         )

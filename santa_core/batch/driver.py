@@ -22,6 +22,7 @@ from dataclasses import dataclass
 import anthropic
 
 from santa_core.batch import patterns, report, sampling
+from santa_core.batch import store as batch_store
 from santa_core.batch.file import BatchFile
 from santa_core.batch.store import (
     Batch,
@@ -33,15 +34,14 @@ from santa_core.batch.store import (
     PatternRecord,
     SampleProgress,
 )
-from santa_core.batch.store import Store as BatchStore
 from santa_core.models import FixEdit, FixProposal, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
 from santa_core.roles import Permission
 from santa_core.run import engine
+from santa_core.run import store as run_store
 from santa_core.run.fixer import propose_fix
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
-from santa_core.run.store import Store as RunStore
 
 log = logging.getLogger(__name__)
 
@@ -76,7 +76,7 @@ class FixPreview:
 class BatchDriver:
     """Runs a batch's samples in the background and applies approved fixes."""
 
-    def __init__(self, repo: RunStore, store: BatchStore, runner: Runner, fixer_for: Callable[[str], Fixer],
+    def __init__(self, repo: run_store.Store, store: batch_store.Store, runner: Runner, fixer_for: Callable[[str], Fixer],
                  client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0,
                  retry_s: float = 2.0) -> None:
         self.store = store

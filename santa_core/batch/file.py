@@ -42,6 +42,7 @@ from pydantic import BaseModel, Field
 from santa_core.batch.formats import BatchFileError, BatchFormat, Newline, Row, kind, parse
 from santa_core.batch.sampling import sample_size
 from santa_core.models import MAX_TEXT_CHARS
+from santa_core.text import length_problem
 
 MAX_ITEMS = 10_000
 """Most items one batch file may hold; larger files are refused with a request to split them."""
@@ -368,9 +369,9 @@ def _text_problem(name: str, value: Any, choice: _Choice) -> str | None:
             text.encode("utf-8")
         except UnicodeEncodeError:
             return f"column '{name}' contains an unpaired surrogate (a broken \\ud800-style escape): fix the text"
-    if isinstance(value, str) and len(value) > choice.max_text_chars:
-        what = {choice.output: "the output", choice.spec: "the spec"}.get(name, f"column '{name}'")
-        return f"{what} has {len(value):,} characters; the limit is {choice.max_text_chars:,}: shorten or split it"
+    what = {choice.output: "the output", choice.spec: "the spec"}.get(name, f"column '{name}'")
+    if isinstance(value, str) and (problem := length_problem(value, what, choice.max_text_chars)):
+        return f"{problem}: shorten or split it"
     return None
 
 

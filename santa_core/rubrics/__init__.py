@@ -5,6 +5,8 @@
 - `lint`: errors and warnings of a draft before it is saved.
 - `diff`: what changed between two versions of a rubric document.
 - `trials`: a rubric tried without a run, and its effect on past runs.
+- `store`: stored versions' views and errors, and the rubric store protocol; `actions`: what a
+  rubric author does (save a version, import a file, keep a trial) over it.
 """
 
 from santa_core.rubrics.library import (

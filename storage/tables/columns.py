@@ -23,8 +23,6 @@ JSON_OR_NULL = JSON(none_as_null=True)
 """JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
 
 
-
-
 def ts_column(**kw: object) -> Any:
     """A UTC timestamp column that defaults to now."""
     return Field(default_factory=utcnow, sa_type=UTC_TS, **kw)

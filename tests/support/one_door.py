@@ -1,10 +1,11 @@
 """Every write a page makes goes through the core's actions: a guard over the concrete stores.
 
 The public methods of the `storage` stores that open a write transaction are wrapped for the
-length of a test; a call whose caller is code in `ui/`, `pages/` or `app.py` (rather than a core
-action, the batch driver, the runner or the command line) is recorded, and the test fails. The
-AppTest page tests run the real pages in this process, so a page that writes through a concrete
-store fails them.
+length of a test. On each call the stack is walked outward from the store: the first frame that is
+either core code (`santa_core/`: an action, the batch driver, the runner) or page code (`ui/`,
+`pages/`, `app.py`) decides; reaching page code first means a page wrote around the core's door,
+however many `desk/` or `storage/` helpers sat between, and the test fails. The AppTest page tests
+run the real pages in this process, so a page that writes through a concrete store fails them.
 """
 
 from __future__ import annotations
@@ -16,10 +17,14 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE_CODE = (str(ROOT / "ui") + "/", str(ROOT / "pages") + "/", str(ROOT / "app.py"))
+CORE_CODE = str(ROOT / "santa_core") + "/"
+START_UP = str(ROOT / "storage" / "startup.py")
+"""Opening the database (migrate, seed, mark orphaned runs): system code, whoever opens the desk."""
 
 
 def _self_calls(method: ast.FunctionDef) -> set[str]:
@@ -57,12 +62,25 @@ def from_page(filename: str) -> bool:
     return filename.startswith(PAGE_CODE)
 
 
+def page_around_the_door(frame: FrameType | None) -> str | None:
+    """The page code that reached a store without going through the core, walking outward from `frame`; None
+    when the core (or the start-up that opens the database) came first, or no page is on the stack (a test,
+    the command line, a worker thread)."""
+    while frame is not None:
+        filename = frame.f_code.co_filename
+        if filename.startswith(CORE_CODE) or filename == START_UP:
+            return None
+        if from_page(filename):
+            return f"{Path(filename).relative_to(ROOT)}:{frame.f_code.co_name}"
+        frame = frame.f_back
+    return None
+
+
 def _guarded(method: Callable[..., Any], where: str, seen: list[str]) -> Callable[..., Any]:
     @functools.wraps(method)
     def guarded(*args: Any, **kwargs: Any) -> Any:
-        caller = sys._getframe(1).f_code
-        if from_page(caller.co_filename):
-            seen.append(f"{where} called by {Path(caller.co_filename).relative_to(ROOT)}:{caller.co_name}")
+        if page := page_around_the_door(sys._getframe(1)):
+            seen.append(f"{where} called by {page}")
         return method(*args, **kwargs)
     return guarded
 

@@ -96,12 +96,12 @@ def blind_second_round(repo: RunStore) -> int:
     review with a justification, and round 2 waits for C after B answered."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.repo.create_run(SPEC, DEFECTIVE, desk.repo.rubrics.resolved("general"), MODEL, "person",
+        run_id = desk.runs.create_run(SPEC, DEFECTIVE, desk.rubrics.resolved("general"), MODEL, "person",
                                       "person", max_rounds=1, created_by=EDITOR, person_c=EDITOR)
         assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
-        actions.submit_person_review(desk.repo, run_id, "C", _passing(repo), EDITOR)
+        actions.submit_person_review(desk.runs, run_id, "C", _passing(repo), EDITOR)
         assert desk.runner.execute(run_id).status == RunStatus.ESCALATED  # B found the defect
-        desk.repo.resolve_escalation(run_id, "rereview", OFFICER, SECRET, edited_output=CLEAN)
+        desk.runs.resolve_escalation(run_id, "rereview", OFFICER, SECRET, edited_output=CLEAN)
         assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
         return run_id
     finally:
@@ -112,7 +112,7 @@ def finish_round(repo: RunStore, run_id: int) -> None:
     """C submits, and the worker stores round 2's gate."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        actions.submit_person_review(desk.repo, run_id, "C", _passing(repo), EDITOR)
+        actions.submit_person_review(desk.runs, run_id, "C", _passing(repo), EDITOR)
         assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
     finally:
         desk.close()

@@ -114,8 +114,8 @@ def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
         desk.batches.pause(batch_id, "ann")  # so the app's start does not pick the sample up
         sample_id = desk.batches.store.draw_sample(batch_id, "ann")
         run_id = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
-        state = advance_run(desk.repo, run_id, desk.repo.load_run(run_id).state, engine.Claim(), "worker")
-        advance_run(desk.repo, run_id, state, engine.Interrupt(note="worker error: OperationalError"), "system")
+        state = advance_run(desk.runs, run_id, desk.runs.load_run(run_id).state, engine.Claim(), "worker")
+        advance_run(desk.runs, run_id, state, engine.Interrupt(note="worker error: OperationalError"), "system")
     finally:
         desk.close()
     with Session(desk_env.engine) as s, s.begin():  # the worker error was a minute ago

@@ -42,7 +42,7 @@ def waiting_run(repo: RunStore, reviewer_b: str = "person", person_b: str | None
     """A run driven until it waits for its person slot(s); slot C is always a person."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.repo.create_run(SPEC, CLEAN, desk.repo.rubrics.resolved("general"), reviewer_b, "person",
+        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), reviewer_b, "person",
                                       "person", created_by=EDITOR, person_b=person_b, person_c=person_c)
         assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
         return run_id

@@ -272,7 +272,7 @@ def shipped_run(repo: RunStore, output: str) -> int:
 
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.repo.create_run("Announce the rocket.", output, desk.repo.rubrics.resolved("general"),
+        run_id = desk.runs.create_run("Announce the rocket.", output, desk.rubrics.resolved("general"),
                                       "claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6")
         desk.runner.execute(run_id)
         return run_id

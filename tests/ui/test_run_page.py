@@ -50,7 +50,7 @@ def driven_run(repo: RunStore, output: str, reviewer_c: str = MODEL_C, person_c:
     """A run started by an editor and driven (synchronously) to its first stop."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.repo.create_run(SPEC, output, desk.repo.rubrics.resolved("general"), MODEL_B, reviewer_c,
+        run_id = desk.runs.create_run(SPEC, output, desk.rubrics.resolved("general"), MODEL_B, reviewer_c,
                                       MODEL_B, created_by=EDITOR, person_c=person_c)
         desk.runner.execute(run_id)
         return run_id
@@ -221,7 +221,7 @@ def test_a_viewer_may_not_fill_a_person_slot(desk_env: RunStore) -> None:
 def test_who_filled_one_slot_is_told_why_not_the_other(desk_env: RunStore) -> None:
     desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.repo.create_run(SPEC, CLEAN, desk.repo.rubrics.resolved("general"), "person", "person",
+        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), "person", "person",
                                       MODEL_B, created_by=EDITOR)
         desk.runner.execute(run_id)
     finally:

@@ -1,6 +1,6 @@
 """Deterministic pre-checks: the reviewer-injection detector, folding and precheck_issues.
 
-The criterion checks themselves are tested in test_criterion_checks.py.
+The criterion checks themselves are tested in test_criteria.py.
 """
 
 from __future__ import annotations
