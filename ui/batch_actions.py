@@ -20,12 +20,12 @@ from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
 REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
-"""What the storage and the service raise for a request that cannot be done as asked."""
+"""What the storage and the batch driver raise for a request that cannot be done as asked."""
 T = TypeVar("T")
 
 
 def driver() -> BatchDriver:
-    """The desk's batch service."""
+    """The desk's batch driver."""
     return app_desk.desk().batches
 
 

@@ -1,6 +1,6 @@
 """The Batch page's figures: what a sample will catch, what it costs, and what a clean sample proves.
 
-Every number comes from `santa_core.batch.sampling` and the service's cost estimate; this module only
+Every number comes from `santa_core.batch.sampling` and the batch driver's cost estimate; this module only
 lays them out, so the page and docs/batch-sampling.md always agree.
 """
 

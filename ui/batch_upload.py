@@ -236,7 +236,7 @@ def _read(uploaded) -> tuple[BatchFile, Columns] | None:  # noqa: ANN001 - strea
 
 def _create(file: BatchFile, config: BatchConfig) -> int | None:
     """Store the batch and draw its first sample; the batch's id (None when the storage refused)."""
-    batch_driver = batch_actions.service()
+    batch_driver = batch_actions.driver()
     try:
         batch_id = batch_driver.create(file, config, identity.actor())
     except batch_actions.REFUSED as exc:
