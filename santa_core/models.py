@@ -198,16 +198,6 @@ class ReviewOutcome(BaseModel):
     raw_response: str = ""
     calls: list[LLMCall] = Field(default_factory=list)
 
-    @property
-    def effective_verdict(self) -> Verdict:
-        """PASS only for a valid review that says PASS with no failed check and no critical issue."""
-        if self.status != ReviewStatus.OK or self.review is None:
-            return "FAIL"
-        review = self.review
-        if review.verdict == "PASS" and not review.failed_checks() and not review.critical_issues:
-            return "PASS"
-        return "FAIL"
-
 
 # --- gate, merged issues ------------------------------------------------------------------
 

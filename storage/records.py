@@ -21,6 +21,7 @@ from santa_core.reports.record import (
     sealed,
 )
 from santa_core.roles import SYSTEM_ACTORS
+from santa_core.run.gate import slot_verdict
 from santa_core.text import canonical_json, sha256_text, unified_diff
 from storage.audit import AuditEvent, AuditStore, canonical_time
 from storage.people import PeopleStore
@@ -47,10 +48,10 @@ def rubric_hash(rubric: Rubric) -> str:
     return sha256_text(canonical_json(rubric.model_dump(mode="json")))
 
 
-def _review(outcome: ReviewOutcome) -> RecordReview:
+def _review(outcome: ReviewOutcome, rubric: Rubric) -> RecordReview:
     review = outcome.review
     return RecordReview(
-        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=outcome.effective_verdict,
+        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
         stated_verdict=None if review is None else review.verdict,
         checks=[] if review is None else review.checks, issues=[] if review is None else review.critical_issues,
         suggestions=[] if review is None else review.suggestions, error=outcome.error,
@@ -59,7 +60,7 @@ def _review(outcome: ReviewOutcome) -> RecordReview:
     )
 
 
-def _round(rnd: RoundView, next_round: RoundView | None) -> RecordRound:
+def _round(rnd: RoundView, next_round: RoundView | None, rubric: Rubric) -> RecordRound:
     gate = None if rnd.gate is None else RecordGate.model_validate(rnd.gate.model_dump(mode="json"))
     proposal = None
     if rnd.proposal is not None:
@@ -73,7 +74,7 @@ def _round(rnd: RoundView, next_round: RoundView | None) -> RecordRound:
         rnd.output_text, next_round.output_text, f"round {rnd.round_no}", f"round {next_round.round_no}")
     return RecordRound(
         round_no=rnd.round_no, started_at=rnd.started_at, output_text=rnd.output_text, output_hash=rnd.output_hash,
-        reviews=[_review(o) for _, o in sorted(rnd.reviews.items())], gate=gate, proposal=proposal,
+        reviews=[_review(o, rubric) for _, o in sorted(rnd.reviews.items())], gate=gate, proposal=proposal,
         decisions=[RecordDecision(**d.model_dump(include=set(RecordDecision.model_fields))) for d in rnd.decisions],
         diff_to_next=diff,
     )
@@ -86,7 +87,7 @@ def _event(e: AuditEvent) -> RecordAuditEvent:
 
 def _rounds(view: RunView) -> list[RecordRound]:
     rounds = sorted(view.rounds, key=lambda r: r.round_no)
-    return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None) for i, r in enumerate(rounds)]
+    return [_round(r, rounds[i + 1] if i + 1 < len(rounds) else None, view.rubric) for i, r in enumerate(rounds)]
 
 
 def _people(repo: RecordSource, view: RunView, events: list[AuditEvent]) -> dict[str, str]:

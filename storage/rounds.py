@@ -14,6 +14,7 @@ from santa_core.models import (
     LLMCall,
     ReviewOutcome,
     ReviewStatus,
+    Rubric,
     RunState,
     RunStatus,
 )
@@ -173,7 +174,7 @@ class RoundStore(StoreBase):
             ):
                 return True
             ids = insert_calls(s, run_id, round_no, outcome.calls, outcome.slot)
-            values = review_values(outcome, ids)
+            values = review_values(outcome, ids, Rubric.model_validate(run.rubric_json))
             if row is None:
                 row = ReviewRow(run_id=run_id, round_no=round_no, **values)
             else:

@@ -20,10 +20,12 @@ from santa_core.models import (
     Review,
     ReviewOutcome,
     ReviewStatus,
+    Rubric,
     RunState,
     RunStatus,
     Usage,
 )
+from santa_core.run.gate import slot_verdict
 from santa_core.run.store import DecisionAction
 from santa_core.text import text_problem
 from storage.hashing import content_hash, sha256_text
@@ -123,14 +125,14 @@ def call_of(row: LLMCallRow) -> LLMCall:
     )
 
 
-def review_values(outcome: ReviewOutcome, call_ids: list[int]) -> dict[str, Any]:
-    """Column values of a review row for an outcome."""
+def review_values(outcome: ReviewOutcome, call_ids: list[int], rubric: Rubric) -> dict[str, Any]:
+    """Column values of a review row for an outcome; `verdict` is what the gate counts it as under `rubric`."""
     review = outcome.review
     return {
         "slot": outcome.slot,
         "reviewer": outcome.reviewer,
         "status": outcome.status.value,
-        "verdict": outcome.effective_verdict,
+        "verdict": slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
         "review_json": None if review is None else review.model_dump(mode="json"),
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,

@@ -5,19 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from santa_core.models import (
-    ReviewOutcome,
-)
+from santa_core.models import ReviewOutcome, Rubric
+from santa_core.run.gate import slot_verdict
 from storage.rows import enum_value
 from storage.views import RoundView, RunView
 
 
-def review_json(outcome: ReviewOutcome) -> dict[str, Any]:
-    """A review slot for the CLI's JSON answer."""
+def review_json(outcome: ReviewOutcome, rubric: Rubric) -> dict[str, Any]:
+    """A review slot for the CLI's JSON answer; `verdict` is what the gate counts it as."""
     return {
         "reviewer": outcome.reviewer,
         "status": outcome.status.value,
-        "verdict": outcome.effective_verdict,
+        "verdict": slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,
         "review": None
@@ -26,12 +25,12 @@ def review_json(outcome: ReviewOutcome) -> dict[str, Any]:
     }
 
 
-def round_json(rnd: RoundView) -> dict[str, Any]:
+def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
     """A round for the CLI's JSON answer."""
     return {
         "round": rnd.round_no,
         "output_hash": rnd.output_hash,
-        "reviews": {slot: review_json(o) for slot, o in sorted(rnd.reviews.items())},
+        "reviews": {slot: review_json(o, rubric) for slot, o in sorted(rnd.reviews.items())},
         "gate": None if rnd.gate is None else rnd.gate.decision.value,
         "issues": [] if rnd.gate is None else [i.model_dump() for i in rnd.gate.issues],
         "checks": None if rnd.gate is None or rnd.gate.checks is None else [c.model_dump() for c in rnd.gate.checks],
@@ -58,7 +57,7 @@ def run_json(view: RunView) -> dict[str, Any]:
         "source": view.source,
         "created_at": view.created_at.isoformat(),
         "cost_usd": view.total_cost_usd,
-        "rounds": [round_json(r) for r in view.rounds],
+        "rounds": [round_json(r, view.rubric) for r in view.rounds],
         "escalation": None
         if escalation is None
         else escalation.model_dump(mode="json"),

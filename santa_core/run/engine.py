@@ -54,6 +54,9 @@ class Gate:
     injection: bool = False
     disagreement: bool = False
     """The reviewers disagree on a critical criterion (decides the reason at the round cap)."""
+    issues: int | None = None
+    """How many merged issues the gate found (None: not told). A NAUGHTY gate with none has
+    nothing for the fix agent to fix, so it is not paid to try."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +134,8 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
     if event.reviewer_error:
         return _escalate(state, Why.REVIEWER_ERROR, "a reviewer failed after retries")
+    if event.issues == 0:
+        return _escalate(state, Why.REVIEWER_ERROR, "NAUGHTY without a named issue: nothing for the fix agent to fix")
     if state.round >= state.round_cap and event.disagreement:
         # Why a reason of its own: more rounds will not settle a criterion the reviewers read
         # differently; a person should decide, and the rubric author should hear about it.

@@ -19,6 +19,7 @@ from santa_core.models import (
     ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
+    Verdict,
 )
 
 SIMILAR = 0.6
@@ -141,6 +142,11 @@ def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collectio
     )
 
 
+def slot_verdict(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> Verdict:
+    """What a slot's answer counts as, stored and shown: exactly what the gate reads (`slot_passes`)."""
+    return "PASS" if slot_passes(outcome, criteria, advisory) else "FAIL"
+
+
 def why_not_pass(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> list[str]:
     """Why one slot did not PASS, in words for the page."""
     who = f"reviewer {outcome.slot} ({outcome.reviewer})"
@@ -181,21 +187,27 @@ def disagree(b: ReviewOutcome, c: ReviewOutcome, criteria: list[str], advisory: 
 def decide(
     b: ReviewOutcome,
     c: ReviewOutcome,
-    prechecks: list[MergedIssue] | None = None,
-    criteria: list[str] | None = None,
+    prechecks: list[MergedIssue],
+    criteria: list[str],
     advisory: Collection[str] = (),
 ) -> GateResult:
     """The gate for one round. Exactly one combination is NICE: both valid, complete PASS, no pre-check hit.
 
+    `criteria` are the rubric's ids, every one of which a PASS must check; there is no default,
+    because a gate told of no criteria would take a PASS with no checks at its word.
     `advisory` names the rubric's "suggestion" criteria: their failed checks never block.
     """
-    prechecks, criteria = prechecks or [], criteria or []
+    if not criteria:
+        raise ValueError("the gate needs the rubric's criteria: a PASS is complete only against them")
     nice = slot_passes(b, criteria, advisory) and slot_passes(c, criteria, advisory) and not prechecks
     issues = list(prechecks) + merge_issues(b, c, advisory)
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
     errored = any(o.status != ReviewStatus.OK or o.review is None
                   or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
     reasons = why_not_pass(b, criteria, advisory) + why_not_pass(c, criteria, advisory) + [f"pre-check: {i.description}" for i in prechecks]
+    if not nice and not issues and not errored:
+        # The engine escalates this round instead of paying the fix agent for nothing.
+        reasons.append("NAUGHTY with no critical issue or failed check named: nothing a fix agent could fix")
     return GateResult(
         decision=GateDecision.NICE if nice else GateDecision.NAUGHTY,
         issues=issues,

@@ -166,7 +166,7 @@ class Runner:
             self.submit(run.id)
 
     def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
-        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement)
+        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues))
         advance_run(self.store, run.id, run.state, event, "gate")
 
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:

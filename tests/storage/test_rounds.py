@@ -14,6 +14,7 @@ from sqlalchemy import Engine, event
 from sqlmodel import Session, select
 
 from santa_core.models import EscalationReason, GateDecision, GateResult, ReviewOutcome, ReviewStatus, RunState
+from santa_core.run.gate import slot_verdict
 from santa_core.run.store import RoundRecord
 from storage.errors import RoundConflict
 from storage.hashing import content_hash, sha256_text
@@ -50,7 +51,7 @@ def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> Non
         gate=gate,
         proposal=proposal,
     )
-    assert loaded.reviews["B"].effective_verdict == "FAIL"
+    assert slot_verdict(loaded.reviews["B"], ["facts", "terms"]) == "FAIL"
     assert repo.load_run(run_id).spent_usd == pytest.approx(
         b.cost_usd + proposal.cost_usd
     )

@@ -13,6 +13,7 @@ from santa_core.models import ReviewStatus as S
 from santa_core.pricing import cost_usd, is_known, load_rates, rates_as_of
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, FixRequest, Reviewer, ReviewRequest
+from santa_core.run.gate import slot_verdict
 from tests.support.messages_api import (
     FAST_RETRY,
     MessagesStub,
@@ -113,7 +114,7 @@ def test_pass_answer_is_parsed_with_usage_cost_and_raw(messages_stub: MessagesSt
         "C",
         MODEL,
     )
-    assert outcome.review is not None and outcome.effective_verdict == "PASS"
+    assert outcome.review is not None and slot_verdict(outcome, RUBRIC.criterion_ids()) == "PASS"
     assert outcome.usage == Usage(**usage)
     # 1000*4 + 500*20 + 2000*5 + 10000*0.20 = 26,000 USD per million tokens
     assert outcome.cost_usd == pytest.approx(0.026)
@@ -188,7 +189,7 @@ def test_handler_can_answer_per_model_and_reviewers_run_concurrently(
     c = AnthropicReviewer("claude-haiku-5-5", client=client_for(messages_stub))
     with ThreadPoolExecutor(2) as pool:
         ob, oc = pool.map(lambda args: args[0].review(REQUEST, args[1]), [(b, "B"), (c, "C")])
-    assert (ob.effective_verdict, oc.effective_verdict) == ("PASS", "FAIL")
+    assert (slot_verdict(ob, RUBRIC.criterion_ids()), slot_verdict(oc, RUBRIC.criterion_ids())) == ("PASS", "FAIL")
     assert oc.review.critical_issues[0].evidence == "3 May"
     assert len(messages_stub.message_calls()) == 2
 
@@ -316,7 +317,7 @@ def test_failures_are_error_outcomes_never_verdicts(
     outcome = reviewer(messages_stub, max_retries=max_retries, timeout=0.2).review(REQUEST, "B")
     assert outcome.status == status
     assert needle in outcome.error
-    assert outcome.review is None and outcome.effective_verdict == "FAIL"
+    assert outcome.review is None and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
     assert len(messages_stub.message_calls()) == http_calls
     (call,) = outcome.calls
     assert call.error == outcome.error and call.request["model"] == MODEL

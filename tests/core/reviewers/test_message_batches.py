@@ -29,6 +29,7 @@ from santa_core.reviewers.message_batches import (
     poll,
     submit,
 )
+from santa_core.run.gate import slot_verdict
 from tests.support.messages_api import (
     CANCELED,
     EXPIRED,
@@ -204,11 +205,11 @@ def test_submit_poll_end_collect(messages_stub: MessagesStub) -> None:
     out = collect(client, batch_id, jobs)
     assert list(out) == ["ok-B", "bad-B", "garbled-B"]
     ok, bad, garbled = out.values()
-    assert (ok.status, ok.effective_verdict, ok.reviewer, ok.slot) == (S.OK, "PASS", MODEL, "B")
-    assert (bad.status, bad.effective_verdict) == (S.OK, "FAIL")
+    assert (ok.status, slot_verdict(ok, RUBRIC.criterion_ids()), ok.reviewer, ok.slot) == (S.OK, "PASS", MODEL, "B")
+    assert (bad.status, slot_verdict(bad, RUBRIC.criterion_ids())) == (S.OK, "FAIL")
     assert bad.review.critical_issues[0].evidence == "4 May"
     assert garbled.status == S.ERROR and "not valid JSON for the review schema" in garbled.error
-    assert garbled.effective_verdict == "FAIL"
+    assert slot_verdict(garbled, RUBRIC.criterion_ids()) == "FAIL"
     # 5400 s between created_at and ended_at: the batch's wall time, the same for every item.
     assert {o.latency_s for o in out.values()} == {5400.0}
     assert ok.usage == Usage(**USAGE) and ok.cost_usd == pytest.approx(BATCH_COST)
@@ -270,7 +271,7 @@ def test_batch_answers_are_judged_exactly_like_sync_answers(
     batched = collect(client, batch_id, jobs)["a-B"]
     same = ("status", "error", "review", "raw_response", "usage", "reviewer", "slot")
     assert {k: getattr(batched, k) for k in same} == {k: getattr(sync, k) for k in same}
-    assert batched.effective_verdict == sync.effective_verdict == verdict
+    assert slot_verdict(batched, RUBRIC.criterion_ids()) == slot_verdict(sync, RUBRIC.criterion_ids()) == verdict
     assert (needle is None) == (batched.error is None)
     if needle:
         assert needle in batched.error and batched.review is None
@@ -295,12 +296,12 @@ def test_unanswered_requests_are_errors_never_passes(messages_stub: MessagesStub
     messages_stub.end_batch(batch_id, results={"a-B": result})
     out = collect(client, batch_id, jobs)
     broken = out["a-B"]
-    assert (broken.status, broken.review, broken.effective_verdict) == (S.ERROR, None, "FAIL")
+    assert (broken.status, broken.review, slot_verdict(broken, RUBRIC.criterion_ids())) == (S.ERROR, None, "FAIL")
     assert needle in broken.error
     assert (broken.usage, broken.cost_usd) == (Usage(), 0.0)
     (call,) = broken.calls
     assert (call.error, call.request, call.response) == (broken.error, jobs[0].params, "")
-    assert out["b-B"].effective_verdict == "PASS"  # the stub's default answer for the other item
+    assert slot_verdict(out["b-B"], RUBRIC.criterion_ids()) == "PASS"  # the stub's default answer for the other item
 
 
 def test_a_job_missing_from_the_results_is_an_error(messages_stub: MessagesStub) -> None:
@@ -312,9 +313,9 @@ def test_a_job_missing_from_the_results_is_an_error(messages_stub: MessagesStub)
     messages_stub.batch(batch_id).lines.append({"custom_id": "stranger-B", "result": EXPIRED})
     out = collect(client, batch_id, jobs)
     assert list(out) == ["a-B", "b-B"]
-    assert out["a-B"].effective_verdict == "PASS"
+    assert slot_verdict(out["a-B"], RUBRIC.criterion_ids()) == "PASS"
     missing = out["b-B"]
-    assert missing.status == S.ERROR and missing.effective_verdict == "FAIL"
+    assert missing.status == S.ERROR and slot_verdict(missing, RUBRIC.criterion_ids()) == "FAIL"
     assert missing.error == f"no result returned for this request in message batch {batch_id}"
     assert missing.calls[0].request == jobs[1].params
 
@@ -327,7 +328,7 @@ def test_two_lines_for_one_request_fail_closed(messages_stub: MessagesStub) -> N
     batch.lines.append(dict(batch.lines[0]))  # "a-B" PASS twice: which one was billed is unknowable
     out = collect(client, batch_id, jobs)
     assert out["a-B"].status == S.ERROR and out["a-B"].error == "the results hold two lines for this request"
-    assert out["b-B"].effective_verdict == "PASS"
+    assert slot_verdict(out["b-B"], RUBRIC.criterion_ids()) == "PASS"
 
 
 def test_out_of_order_results_are_matched_by_custom_id(messages_stub: MessagesStub) -> None:
@@ -340,7 +341,7 @@ def test_out_of_order_results_are_matched_by_custom_id(messages_stub: MessagesSt
     messages_stub.end_batch(batch_id, order=order)
     out = collect(client, batch_id, jobs)
     assert list(out) == [j.custom_id for j in jobs]  # job order, whatever the file's order
-    assert {cid: o.effective_verdict for cid, o in out.items()} == {
+    assert {cid: slot_verdict(o, RUBRIC.criterion_ids()) for cid, o in out.items()} == {
         f"{item}-{slot}": "FAIL" if "4 May" in text else "PASS" for item, text in outputs.items() for slot in "BC"
     }
     assert all(o.slot == cid[-1] for cid, o in out.items())
@@ -353,7 +354,7 @@ def test_scripted_answers_go_to_requests_in_order(messages_stub: MessagesStub) -
     messages_stub.script(FAIL_TEXT, error_reply(500, "api_error", "boom"), PASS_TEXT)
     messages_stub.end_batch(batch_id, order=["c-B", "a-B", "b-B"])
     out = collect(client, batch_id, jobs)
-    assert [o.effective_verdict for o in out.values()] == ["FAIL", "FAIL", "PASS"]
+    assert [slot_verdict(o, RUBRIC.criterion_ids()) for o in out.values()] == ["FAIL", "FAIL", "PASS"]
     assert out["b-B"].error == "batch request errored: api_error: boom"
     assert poll(client, batch_id).request_counts.model_dump() == {
         "processing": 0, "succeeded": 2, "errored": 1, "canceled": 0, "expired": 0
@@ -376,7 +377,7 @@ def test_a_batch_that_finishes_after_a_restart(messages_stub: MessagesStub) -> N
     messages_stub.end_batch(stored["batch_id"])
     out = collect(client, stored["batch_id"], jobs)
 
-    assert {cid: (o.status, o.effective_verdict) for cid, o in out.items()} == {
+    assert {cid: (o.status, slot_verdict(o, RUBRIC.criterion_ids())) for cid, o in out.items()} == {
         "ok-B": (S.OK, "PASS"),
         "bad-C": (S.OK, "FAIL"),
     }
@@ -391,7 +392,7 @@ def test_batch_ends_after_n_polls_when_the_stub_is_set_so(messages_stub: Message
     batch_id = submit(client, [job("a")])
     assert poll(client, batch_id).processing_status == "in_progress"
     assert poll(client, batch_id).processing_status == "ended"
-    assert collect(client, batch_id, [job("a")])["a-B"].effective_verdict == "PASS"
+    assert slot_verdict(collect(client, batch_id, [job("a")])["a-B"], RUBRIC.criterion_ids()) == "PASS"
 
 
 def test_cancel_makes_unprocessed_requests_canceled_errors(messages_stub: MessagesStub) -> None:
@@ -418,7 +419,7 @@ def test_rate_limits_and_overload_are_retried_by_the_sdk(messages_stub: Messages
     assert messages_stub.batch_ids() == [batch_id]  # the retried create made one batch
     messages_stub.end_batch(batch_id)
     messages_stub.script_batches(error_reply(503, "api_error"))  # hits the results download path
-    assert collect(client, batch_id, [job("a")])["a-B"].effective_verdict == "PASS"
+    assert slot_verdict(collect(client, batch_id, [job("a")])["a-B"], RUBRIC.criterion_ids()) == "PASS"
 
 
 @pytest.mark.parametrize(
@@ -493,4 +494,4 @@ def test_unknown_batch_id_is_a_clear_error(messages_stub: MessagesStub) -> None:
 )
 def test_unreadable_results_fail_closed(result: Any, needle: str) -> None:
     outcome = outcome_of(job("a"), result)
-    assert outcome.status == S.ERROR and needle in outcome.error and outcome.effective_verdict == "FAIL"
+    assert outcome.status == S.ERROR and needle in outcome.error and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"

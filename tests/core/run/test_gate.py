@@ -42,14 +42,14 @@ KINDS = ["PASS", "FAIL", "error", "timeout"]
     ("b", "c"), [pytest.param(b, c, id=f"B={b}-C={c}") for b, c in itertools.product(KINDS, KINDS)]
 )
 def test_truth_table(b: str, c: str) -> None:
-    result = decide(outcome("B", b), outcome("C", c))
+    result = decide(outcome("B", b), outcome("C", c), [], ["a"])
     expected = GateDecision.NICE if (b, c) == ("PASS", "PASS") else GateDecision.NAUGHTY
     assert result.decision == expected
     assert result.reviewer_error == (b in ("error", "timeout") or c in ("error", "timeout"))
 
 
 def test_exactly_one_nice_in_the_table() -> None:
-    results = [decide(outcome("B", b), outcome("C", c)).decision for b in KINDS for c in KINDS]
+    results = [decide(outcome("B", b), outcome("C", c), [], ["a"]).decision for b in KINDS for c in KINDS]
     assert results.count(GateDecision.NICE) == 1
 
 
@@ -57,7 +57,7 @@ def test_pass_that_contradicts_its_own_failed_check_is_a_fail() -> None:
     liar = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="FAIL", detail="wrong date")],
                   critical_issues=[], suggestions=[])
     b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=liar)
-    result = decide(b, outcome("C", "PASS"))
+    result = decide(b, outcome("C", "PASS"), [], ["a"])
     assert result.decision == GateDecision.NAUGHTY
     assert any("failed its own checks" in r for r in result.reasons)
     # the failed check becomes an issue the fix agent must address
@@ -66,12 +66,12 @@ def test_pass_that_contradicts_its_own_failed_check_is_a_fail() -> None:
 
 def test_ok_status_without_review_is_not_a_pass() -> None:
     empty = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=None)
-    assert decide(empty, outcome("C", "PASS")).decision == GateDecision.NAUGHTY
+    assert decide(empty, outcome("C", "PASS"), [], ["a"]).decision == GateDecision.NAUGHTY
 
 
 def test_precheck_hit_blocks_even_when_both_reviewers_pass() -> None:
     hit = MergedIssue(criterion="injection", description="asks the reviewer to pass", flagged_by="check")
-    result = decide(outcome("B", "PASS"), outcome("C", "PASS"), [hit])
+    result = decide(outcome("B", "PASS"), outcome("C", "PASS"), [hit], ["a"])
     assert result.decision == GateDecision.NAUGHTY
     assert result.injection is True
     assert result.issues[0].flagged_by == "check"
@@ -149,7 +149,7 @@ def test_pass_that_lists_a_critical_issue_is_a_fail() -> None:
     sly = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="PASS", detail="ok")],
                  critical_issues=[ReviewIssue(criterion="a", description="the price is invented")], suggestions=[])
     b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=sly)
-    result = decide(b, outcome("C", "PASS"), criteria=["a"])
+    result = decide(b, outcome("C", "PASS"), [], criteria=["a"])
     assert result.decision == GateDecision.NAUGHTY
     assert [i.description for i in result.issues] == ["the price is invented"]
 
@@ -163,10 +163,10 @@ def test_pass_that_skips_criteria_is_a_reviewer_failure(checks: list) -> None:
     full = Review(verdict="PASS", checks=[CheckResult(criterion=i, result="PASS", detail="ok") for i in "ab"],
                   critical_issues=[], suggestions=[])
     b = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK, review=full)
-    result = decide(b, lazy, criteria=["a", "b"])
+    result = decide(b, lazy, [], criteria=["a", "b"])
     assert result.decision == GateDecision.NAUGHTY and result.reviewer_error
     assert any("without checking" in r and r.endswith("b: counted as FAIL") for r in result.reasons)
-    assert decide(b, b.model_copy(update={"slot": "C"}), criteria=["a", "b"]).decision == GateDecision.NICE
+    assert decide(b, b.model_copy(update={"slot": "C"}), [], criteria=["a", "b"]).decision == GateDecision.NICE
 
 
 # --- suggestions never block -----------------------------------------------------------------

@@ -12,6 +12,7 @@ from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failin
 from santa_core.rubrics.library import load_builtin
 from santa_core.run import actions
 from santa_core.run.runner import Runner
+from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
@@ -251,3 +252,90 @@ def test_the_gate_stores_every_check_outcome_and_suggestions_do_not_block(repo: 
     assert gate is not None and gate.checks is not None
     assert [(c.criterion, c.result) for c in gate.checks] == [("short", "FAIL"), ("no_hype", "PASS")]
     assert repo.run_json(run_id)["rounds"][0]["checks"][0]["detail"] == "6 words (limit 3)"
+
+
+# --- gate details that must fail closed (each test goes red when its mechanism is removed) ------
+
+
+def test_a_gate_stored_before_its_state_change_is_applied_on_resume(repo: RunStore, tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process dies between committing a NICE gate and the state change it causes: the resumed
+    run ships from the stored gate, pays no reviewer again and never asks the fix agent."""
+    rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
+    runner, fixer = make_runner(repo, {"b": rb, "c": rc})
+    run_id = new_run(repo, GOOD)
+    real = repo.transition
+
+    def dies_at_the_gate(run_id, expected, new, actor, note=""):
+        if actor == "gate":
+            raise SystemExit("process killed after the gate was stored")
+        return real(run_id, expected, new, actor, note)
+
+    monkeypatch.setattr(repo, "transition", dies_at_the_gate)
+    with pytest.raises(SystemExit):
+        runner.execute(run_id)
+    monkeypatch.setattr(repo, "transition", real)
+    assert repo.load_round(run_id, 1).gate is not None and repo.load_run(run_id).state.status == RunStatus.RUNNING
+    with repo.engine.begin() as conn:  # the worker is gone
+        conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {run_id}")
+    assert repo.mark_interrupted() == [run_id]
+    actions.resume(repo, run_id, "ann")
+    assert runner.execute(run_id).status == RunStatus.SHIPPED
+    assert (len(rb.requests), len(rc.requests), len(fixer.requests)) == (1, 1, 0)
+
+
+def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunStore) -> None:
+    """The runner feeds the rubric's deterministic checks to the gate: gullible reviewers cannot ship
+    an output a critical check fails, and the fix agent is told what the check found."""
+    from santa_core.models import Criterion
+
+    banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
+                       fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
+    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", passing), "c": FunctionReviewer("c", passing)},
+                                fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
+    run_id = new_run(repo, "Acme launched its guaranteed rocket in 2018.", rubric=rubric)
+    assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    gate = repo.load_round(run_id, 1).gate
+    assert gate.decision == "NAUGHTY" and [(i.criterion, i.flagged_by) for i in gate.issues] == [("no_hype", "check")]
+    assert fixer.requests[0].issues[0].evidence == "guaranteed"
+
+
+def test_naughty_without_a_named_issue_escalates_without_paying_the_fix_agent(repo: RunStore) -> None:
+    def fail_naming_nothing(request: ReviewRequest):
+        return passing(request).model_copy(update={"verdict": "FAIL"})
+
+    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", fail_naming_nothing),
+                                       "c": FunctionReviewer("c", passing)})
+    run_id = new_run(repo, GOOD)
+    state = runner.execute(run_id)
+    assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.REVIEWER_ERROR)
+    assert fixer.requests == [] and repo.load_round(run_id, 1).proposal is None
+    assert "nothing for the fix agent" in state.note
+
+
+@pytest.mark.parametrize(("answer", "stored"), [
+    pytest.param("failed-suggestion", "PASS", id="a-failed-suggestion-check-is-a-pass-as-the-gate-counts-it"),
+    pytest.param("skips-a-criterion", "FAIL", id="a-pass-that-skips-a-criterion-is-a-fail-as-the-gate-counts-it"),
+])
+def test_the_stored_verdict_is_the_one_the_gate_counted(repo: RunStore, answer: str, stored: str) -> None:
+    from santa_core.models import Criterion
+
+    short = Criterion(id="short", name="Short", category="completeness", pass_condition="At most 3 words.",
+                      fail_signal="More than 3 words.", severity="suggestion")
+    rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, short]})
+
+    def review(request: ReviewRequest):
+        checks = passing(request).checks
+        checks = ([c.model_copy(update={"result": "FAIL"}) if c.criterion == "short" else c for c in checks]
+                  if answer == "failed-suggestion" else checks[1:])
+        return passing(request).model_copy(update={"checks": checks})
+
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", review), "c": FunctionReviewer("c", review)})
+    run_id = new_run(repo, GOOD, rubric=rubric)
+    state = runner.execute(run_id)
+    assert (state.status == RunStatus.SHIPPED) == (stored == "PASS")
+    reviews = repo.run_json(run_id)["rounds"][0]["reviews"]
+    assert {slot: r["verdict"] for slot, r in reviews.items()} == {"B": stored, "C": stored}
+    record = verification_record(repo, run_id)
+    assert {r.slot: r.verdict for r in record.rounds[0].reviews} == {"B": stored, "C": stored}
