@@ -266,6 +266,18 @@ class RejectedEdit(BaseModel):
     reason: str
 
 
+FixState = Literal["fixed", "not fixed", "unanchored", "failed"]
+
+
+class IssueFix(BaseModel):
+    """What a fix proposal did about one flagged issue, numbered as the page numbers issues (from 1)."""
+
+    number: int
+    criterion: str
+    state: FixState
+    reason: str = ""
+
+
 class FixProposal(BaseModel):
     """The fix agent's revision: applied edits, rejected edits and the resulting text."""
 

@@ -16,11 +16,13 @@ from santa_core.models import (
     FixProposal,
     GateDecision,
     GateResult,
+    IssueFix,
     MergedIssue,
     ReviewOutcome,
     Rubric,
     RunStatus,
 )
+from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.text import unified_diff
 from ui.safe import escape_markdown
@@ -114,10 +116,33 @@ def readable_diff(before: str, after: str, old: str = "current output", new: str
     return unified_diff(before, after, old, new, exact_line_ends=False) or "(no change)"
 
 
-def proposal_view(proposal: FixProposal) -> None:
-    """The fix proposal: each edit beside the issue it fixes, rejected edits, and the diff."""
+FIX_STATES = {"fixed": "✅ fixed", "not fixed": "⚠️ not fixed", "unanchored": "📍 unanchored: a person fixes it",
+              "failed": "❌ failed"}
+
+
+def unfixed(proposal: FixProposal) -> list[IssueFix]:
+    """The issues this proposal leaves as they are (every state but fixed)."""
+    return [f for f in issue_fixes(proposal) if f.state != "fixed"]
+
+
+def remaining_words(left: list[IssueFix]) -> str:
+    """"issue 2 stays unfixed" / "issues 2 and 3 stay unfixed"."""
+    numbers = [str(f.number) for f in left]
+    listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+    return f"issue {listed} stays unfixed" if len(numbers) == 1 else f"issues {listed} stay unfixed"
+
+
+def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
+    """The fix proposal: what it did per issue, each edit beside its issue, refused edits, and the diff."""
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
+    if not by_person:
+        rows = [{"#": f.number, "criterion": f.criterion, "fix": FIX_STATES[f.state], "why": f.reason}
+                for f in issue_fixes(proposal)]
+        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if left := unfixed(proposal):
+            st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
+                                       "with that defect to fresh reviewers; fix it in the box below, or reject."))
     for edit in proposal.edits:
         issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
         left, right = st.columns(2)

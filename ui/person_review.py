@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core.models import CheckResult, Review, ReviewIssue
+from santa_core.models import Review
+from santa_core.reviewers.person import CriterionAnswer, person_review
 from santa_core.roles import must_differ
 from storage.views import RunView
 from ui import identity
@@ -26,33 +27,33 @@ def slot_refusal(view: RunView, slot: str, person_id: str) -> str | None:
 
 
 def person_review_form(view: RunView, slot: str) -> Review | None:
-    """Per-criterion PASS/FAIL with a note; returns the Review when submitted and valid."""
+    """Per-criterion PASS/FAIL (no default) with a note and a quote; returns the Review when submitted and complete."""
     rnd = view.current_round
     key = f"person_{view.id}_{rnd.round_no}_{slot}"
     st.markdown(f"#### Your review for slot {slot} (round {rnd.round_no})")
-    st.caption("Judge the output against the spec with the rubric. The other reviewer's verdict "
-               "stays hidden until yours is in.")
+    st.caption("Judge the output against the spec with the rubric: choose PASS or FAIL for every criterion. "
+               "For a FAIL, say what is wrong and paste the offending text from the output (the fix may change "
+               "only the sentence that holds it). The other reviewer's verdict stays hidden until yours is in.")
     with st.expander("Spec", expanded=False):
         st.text(view.spec)
     st.text_area("Output under review", rnd.output_text, disabled=True, height=200, key=f"{key}_output")
-    checks: list[CheckResult] = []
-    issues: list[ReviewIssue] = []
+    answers: dict[str, CriterionAnswer] = {}
     for c in view.rubric.criteria:
-        left, right = st.columns([1, 3])
-        result = left.radio(escape_markdown(c.name), ["PASS", "FAIL"], key=f"{key}_{c.id}", horizontal=True,
+        left, middle, right = st.columns([1, 2, 2])
+        result = left.radio(escape_markdown(c.name), ["PASS", "FAIL"], index=None, key=f"{key}_{c.id}",
+                            horizontal=True,
                             help=escape_markdown(f"Pass: {c.pass_condition}\n\nFail signal: {c.fail_signal}"))
-        detail = right.text_input(f"Note on {escape_markdown(c.name)}", key=f"{key}_{c.id}_detail",
-                                  placeholder="What you checked; for a FAIL, what is wrong")
-        checks.append(CheckResult(criterion=c.id, result=result, detail=detail or result.lower()))
-        if result == "FAIL" and c.severity == "critical":
-            issues.append(ReviewIssue(criterion=c.id, description=detail or f"fails: {c.fail_signal}"))
+        note = middle.text_input(f"Note on {escape_markdown(c.name)}", key=f"{key}_{c.id}_detail",
+                                 placeholder="What you checked; for a FAIL, what is wrong")
+        quote = right.text_input(f"Offending text for {escape_markdown(c.name)}", key=f"{key}_{c.id}_quote",
+                                 placeholder="For a FAIL: paste it from the output", disabled=result != "FAIL")
+        answers[c.id] = CriterionAnswer(result=result, note=note, quote=quote if result == "FAIL" else "")
     suggestions = st.text_area("Suggestions (one per line, optional)", key=f"{key}_suggestions")
+    judged = sum(1 for a in answers.values() if a.result is not None)
+    st.caption(f"{judged} of {len(answers)} criteria judged.")
     if not st.button(f"Submit review {slot}", type="primary", key=f"{key}_submit"):
         return None
-    missing = [c.criterion for c in checks if c.result == "FAIL" and c.detail == "fail"]
-    if missing:
-        st.error("Say what is wrong for each FAIL: " + ", ".join(missing))
-        return None
-    verdict = "PASS" if all(c.result == "PASS" for c in checks) else "FAIL"
-    return Review(verdict=verdict, checks=checks, critical_issues=issues,
-                  suggestions=[s.strip() for s in suggestions.splitlines() if s.strip()])
+    review, problems = person_review(view.rubric, rnd.output_text, answers, suggestions)
+    for problem in problems:
+        st.error(escape_markdown(problem))
+    return review

@@ -6,11 +6,12 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from santa_core.models import FINAL_STATUSES, Review, RunStatus
+from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
+from santa_core.run.fixer import fixed_by_person, keep_edits
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
@@ -51,9 +52,10 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
             st.info("The reviewers were not asked: a deterministic check stopped this round first.")
         components.gate_banner(rnd.gate)
         components.issues_table(rnd.gate.issues)
-    if rnd.proposal is not None:
-        st.markdown("**Fix proposal**" if view.fixer != PERSON else "**Fix (by a person)**")
-        components.proposal_view(rnd.proposal)
+    if rnd.proposal is not None and rnd.gate is not None:
+        by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
+        st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
+        components.proposal_view(rnd.proposal, by_person=by_person)
     for d in rnd.decisions:
         st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display(d.actor)} · {d.action}"
                       + (f": {d.reason}" if d.reason else "")))
@@ -93,22 +95,45 @@ def approval_panel(view: RunView) -> None:
         st.info(escape_markdown("A fix is waiting for approval. " + identity.refusal(Permission.DECIDE_FIX)))
         _refused_click_notice(view)
         return
-    proposal = view.current_round.proposal
+    rnd = view.current_round
+    proposal = rnd.proposal
     st.session_state["approval_ctx"] = (view.id, view.state.round)
+    by_person = rnd.gate is not None and fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
     if view.fixer == PERSON:
         st.markdown("#### Fix the flagged issues")
         st.caption("You are the fix agent for this run: change only what the issues above flag, then Approve.")
+    elif by_person:
+        st.markdown("#### Fix the flagged issues")
+        st.caption("No flagged issue could be located in the output word for word, so the fix agent was not asked: "
+                   "change what the issues above describe, then Approve.")
     else:
         st.markdown("#### Your decision on the fix")
+        proposal = _chosen_edits(view, proposal)
+    kept = [str(i) for i, e in enumerate(rnd.proposal.edits) if e in proposal.edits]
+    box_key = f"edit_{view.id}_{view.state.round}" + ("" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept))
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
-                          proposal.proposed_text, height=240, key=f"edit_{view.id}_{view.state.round}")
+                          proposal.proposed_text, height=240, key=box_key)
+    st.session_state["approval_box"] = box_key
     reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
+    left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
+    label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
     approve, reject = st.columns(2)
-    if approve.button("Approve", type="primary", key="approve_fix"):
-        text = None if edited == proposal.proposed_text else edited  # an edit is recorded as "edit"
+    if approve.button(label, type="primary", key="approve_fix"):
+        text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
         _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason), view.id)
     if reject.button("Reject", key="reject_fix"):
         _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
+
+
+def _chosen_edits(view: RunView, proposal: FixProposal) -> FixProposal:
+    """With several edits, the person keeps or drops each one; the box below shows the result."""
+    if len(proposal.edits) < 2:
+        return proposal
+    st.caption("Keep or drop single edits; the box below follows your choice (a change here resets the box).")
+    kept = [i for i, edit in enumerate(proposal.edits)
+            if st.checkbox(f"Keep the edit for issue {edit.issue + 1}: “{edit.before}” → “{edit.after}”", value=True,
+                           key=f"keep_{view.id}_{view.state.round}_{i}")]
+    return keep_edits(proposal, kept)
 
 
 def _refused_click_notice(view: RunView) -> None:
@@ -123,7 +148,7 @@ def _refused_click_notice(view: RunView) -> None:
 def _keep_typed_text(say, why: str, ctx: tuple[int, int]) -> None:
     """A click that recorded nothing: say why, show the text that was in the box, forget the click."""
     say(f"{why} The text you had in the box is below, so nothing you typed is lost.")
-    if text := st.session_state.get(f"edit_{ctx[0]}_{ctx[1]}"):
+    if text := st.session_state.get(st.session_state.get("approval_box", "")):
         st.code(text, language=None, wrap_lines=True)
     st.session_state.pop("approval_ctx", None)
 
@@ -150,10 +175,17 @@ def person_panel(view: RunView) -> None:
         st.info(escape_markdown("A person reviewer's slot is waiting. " + identity.refusal(Permission.PERSON_REVIEW)))
         return
     me = identity.actor() if slots else ""
+    shown = None
     for slot in slots:
         if why := slot_refusal(view, slot, me):
             st.info(escape_markdown(why))
             continue
+        if shown is not None:
+            # Blind means one at a time: whoever may fill both slots (the local user of a keyless
+            # install) judges the second only after the first is saved, never both forms side by side.
+            st.info(f"Slot {slot}'s form opens once the review for slot {shown} is saved: one blind review at a time.")
+            continue
+        shown = slot
         review: Review | None = person_review_form(view, slot)
         if review is not None:
             _act(lambda s=slot, r=review: actions.submit_person_review(

@@ -10,7 +10,7 @@
 
 from santa_core.run import actions, engine
 from santa_core.run.engine import InvalidTransition, advance
-from santa_core.run.fixer import person_fix, propose_fix
+from santa_core.run.fixer import issue_fixes, person_fix, propose_fix
 from santa_core.run.gate import decide, merge_issues, slot_passes, why_not_pass
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run, open_person_slots, reviewer_of
 from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
@@ -29,6 +29,7 @@ __all__ = [
     "advance_run",
     "decide",
     "engine",
+    "issue_fixes",
     "merge_issues",
     "open_person_slots",
     "person_fix",

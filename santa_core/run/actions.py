@@ -15,6 +15,7 @@ from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunSt
 from santa_core.run import engine
 from santa_core.run.runner import SLOTS, advance_run
 from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
+from santa_core.scope import find_evidence
 from santa_core.text import text_problem
 
 
@@ -72,6 +73,7 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     """A person fills a reviewer slot; once both slots are in the run goes back to the queue."""
     run = _require(store, run_id, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED)
     rnd = store.load_round(run_id, run.state.round)
+    _check_person_review(review, run.rubric, rnd.output_text)
     outcome = ReviewOutcome(slot=slot, reviewer=f"person:{actor}", status=ReviewStatus.OK, review=review,
                             raw_response=review.model_dump_json())
     # The check and the write are one transaction: of two people filling a slot, the first counts.
@@ -82,6 +84,15 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     if run.state.status == RunStatus.AWAITING_HUMAN_REVIEW and all(s in rnd.reviews for s in SLOTS):
         return advance_run(store, run_id, run.state, engine.HumanReviewSubmitted(), actor)
     return run.state
+
+
+def _check_person_review(review: Review, rubric: Rubric, output: str) -> None:
+    """A person's review judges every criterion, and what it quotes stands in the output (fail closed)."""
+    seen = {c.criterion for c in review.checks}
+    if missing := [c for c in rubric.criterion_ids() if c not in seen]:
+        raise ActionError(f"Judge every criterion before submitting; not judged: {', '.join(missing)}.")
+    if stray := [i.evidence for i in review.critical_issues if i.evidence and not find_evidence(output, i.evidence)]:
+        raise ActionError(f"A quoted text is not in the output word for word: {stray[0][:80]!r}.")
 
 
 def resume(store: Store, run_id: int, actor: str) -> RunState:

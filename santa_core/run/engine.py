@@ -63,13 +63,16 @@ class Gate:
 class ProposalReady:
     """The fix proposal is stored; `applied` is how many edits could be applied.
 
-    `by_person`: the fix agent is a person, so the proposal is the unchanged output for them to
-    edit in the approval step (no key needed, nothing auto-approved).
+    `by_person`: a person writes the fix (the fix agent is a person, or no flagged issue could be
+    located in the output), so the proposal is the unchanged output for them to edit in the
+    approval step (no key needed, nothing auto-approved).
     """
 
     applied: int
     auto_approve: bool = False
     by_person: bool = False
+    complete: bool = True
+    """Every flagged issue got an applied edit; a partial proposal is never auto-approved."""
 
 
 @dataclass(frozen=True)
@@ -151,8 +154,10 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
         return _to(state, S.AWAITING_APPROVAL, note="waiting for a person to fix the flagged issues")
     if event.applied == 0:
         return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit")
-    if event.auto_approve:
+    if event.auto_approve and event.complete:
         return _to(state, S.RUNNING, round=state.round + 1, note="fix auto-approved")
+    if event.auto_approve:
+        return _to(state, S.AWAITING_APPROVAL, note="partial fix proposal waiting for a person (not auto-approved)")
     return _to(state, S.AWAITING_APPROVAL, note="fix proposal waiting for a person")
 
 

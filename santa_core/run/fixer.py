@@ -2,17 +2,22 @@
 
 A fix is a list of exact-text edits (issue, before, after). Edits are applied by position to
 the original text, so every byte outside the replaced spans stays identical by construction.
-An edit whose "before" text is missing, ambiguous or overlapping another edit is rejected and
-shown, never guessed at.
+An edit must lie inside the sentence that holds its issue's evidence (`santa_core.scope`); an
+issue whose evidence is not in the output is *unanchored* and gets no automatic edit. An edit
+whose "before" text is missing, ambiguous, out of scope or overlapping another edit is rejected
+and shown, never guessed at. `issue_fixes` says per issue what the proposal did.
 """
 
 from __future__ import annotations
 
-from santa_core.models import FixEdit, FixPlan, FixProposal, MergedIssue, RejectedEdit
-from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest
+from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
+from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
+from santa_core.scope import scope_of, within
 
-REACH = 300
-"""How many characters an edit may span beyond the flagged evidence (or at all, without evidence)."""
+UNANCHORED_WHY = "its evidence is not in the output word for word, so a person fixes it"
+
+PLAN_FLOOR = 300
+"""The whole plan may replace half the output, or this many characters of a short one."""
 GROWTH = 1000
 """How many characters longer than the text it replaces an edit may be."""
 EDITS_PER_ISSUE = 3
@@ -28,24 +33,15 @@ def occurrences(text: str, sub: str) -> list[int]:
     return found
 
 
-def _out_of_scope(text: str, start: int, edit: FixEdit, issue: MergedIssue) -> str | None:
-    """Why the edit reaches beyond its flagged issue, or None when it stays in scope."""
-    end = start + len(edit.before)
-    anchors = occurrences(text, issue.evidence) if issue.evidence else []
-    if not anchors:
-        return f"replaces {len(edit.before)} characters; without quoted evidence an edit may replace at most {REACH}" \
-            if len(edit.before) > REACH else None
-    if not any(a < end and start < a + len(issue.evidence) for a in anchors):
-        return "does not touch the text the issue quotes as evidence"
-    if len(edit.before) > len(issue.evidence) + REACH:
-        return f"replaces {len(edit.before)} characters, far beyond the {len(issue.evidence)} the issue quotes"
-    return None
-
-
 def _locate(text: str, edit: FixEdit, issues: list[MergedIssue]) -> tuple[int, str | None]:
     """Start offset of the edit's span, or an error saying why it cannot be applied."""
     if not 0 <= edit.issue < len(issues):
-        return -1, f"names issue [{edit.issue}], which is not one of the flagged issues"
+        return -1, f"names issue {edit.issue + 1}, which is not one of the flagged issues"
+    # Why scope first: "fix only what was flagged" must hold even if the fix agent tries to
+    # rewrite more, and with auto-approve no person would notice.
+    spans = scope_of(text, issues[edit.issue].evidence)
+    if not spans:
+        return -1, f"is for an unanchored issue: {UNANCHORED_WHY}"
     if not edit.before:
         return -1, "has an empty 'before' text"
     found = occurrences(text, edit.before)
@@ -53,9 +49,9 @@ def _locate(text: str, edit: FixEdit, issues: list[MergedIssue]) -> tuple[int, s
         return -1, "'before' text was not found in the output"
     if len(found) > 1:
         return -1, f"'before' text occurs {len(found)} times; it must be unique"
-    # Why a scope check: "fix only what was flagged" must hold even if the fix agent tries to
-    # rewrite more, and with auto-approve no person would notice.
-    return found[0], _out_of_scope(text, found[0], edit, issues[edit.issue])
+    if not within(spans, found[0], found[0] + len(edit.before)):
+        return -1, "reaches beyond the sentence that holds the issue's evidence"
+    return found[0], None
 
 
 def _plan_limits(edit: FixEdit, spans: list[tuple[int, int, FixEdit]], start: int, end: int, budget: int) -> str | None:
@@ -77,7 +73,7 @@ def apply_plan(text: str, plan: FixPlan, issues: list[MergedIssue]) -> tuple[str
     rejected: list[RejectedEdit] = []
     # Why a budget for the whole plan: each edit may look local, yet many of them together
     # could replace most of the output; "fix only what was flagged" is about the sum.
-    budget = max(REACH, len(text) // 2)
+    budget = max(PLAN_FLOOR, len(text) // 2)
     for edit in plan.edits:
         start, error = _locate(text, edit, issues)
         end = start + len(edit.before)
@@ -85,7 +81,7 @@ def apply_plan(text: str, plan: FixPlan, issues: list[MergedIssue]) -> tuple[str
         if error is None and edit.before == edit.after:
             error = "changes nothing"
         if error:
-            rejected.append(RejectedEdit(edit=edit, reason=f"edit for issue [{edit.issue}] {error}"))
+            rejected.append(RejectedEdit(edit=edit, reason=f"edit for issue {edit.issue + 1} {error}"))
         else:
             spans.append((start, end, edit))
     spans.sort(key=lambda s: s[0])
@@ -113,6 +109,52 @@ def propose_fix(fixer: Fixer, spec: str, output: str, issues: list[MergedIssue])
         calls=answer.calls,
         error=answer.error,
     )
+
+
+def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
+    """Per flagged issue: fixed (an edit applied, none refused), failed (why), not fixed, or unanchored."""
+    fixes = []
+    for i, issue in enumerate(proposal.issues):
+        applied = sum(1 for e in proposal.edits if e.issue == i)
+        refused = [r.reason for r in proposal.rejected if r.edit.issue == i]
+        if not scope_of(proposal.before_text, issue.evidence):
+            state, reason = "unanchored", UNANCHORED_WHY
+        elif refused:
+            state, reason = "failed", refused[0] + (f" ({applied} other edit(s) for it applied)" if applied else "")
+        elif applied:
+            state, reason = "fixed", f"{applied} edit(s) applied"
+        elif proposal.error:
+            state, reason = "failed", proposal.error
+        else:
+            state, reason = "not fixed", "no edit was proposed for it"
+        fixes.append(IssueFix(number=i + 1, criterion=issue.criterion, state=state, reason=reason))
+    return fixes
+
+
+def is_complete(proposal: FixProposal) -> bool:
+    """Every flagged issue has an applied edit and no refused one: the only proposal auto-approve may apply."""
+    return all(f.state == "fixed" for f in issue_fixes(proposal))
+
+
+def anchored(output: str, issues: list[MergedIssue]) -> list[int]:
+    """Indexes of the issues whose evidence stands in the output (the only ones a fix agent may edit)."""
+    return [i for i, issue in enumerate(issues) if scope_of(output, issue.evidence)]
+
+
+def fixed_by_person(fixer: str, output: str, issues: list[MergedIssue]) -> bool:
+    """A person writes this round's fix: the fix agent is a person, or no issue can be located to edit.
+
+    Why not ask the fix agent when nothing is anchored: none of its edits could be applied, so the
+    call would only pay for a proposal that must be refused.
+    """
+    return fixer == PERSON or not anchored(output, issues)
+
+
+def keep_edits(proposal: FixProposal, kept: list[int]) -> FixProposal:
+    """The proposal with only the applied edits at positions `kept` (a person's choice of single edits)."""
+    edits = [e for i, e in enumerate(proposal.edits) if i in set(kept)]
+    text, applied, _ = apply_plan(proposal.before_text, FixPlan(edits=edits), proposal.issues)
+    return proposal.model_copy(update={"edits": applied, "proposed_text": text})
 
 
 def person_fix(output: str, issues: list[MergedIssue]) -> FixProposal:

@@ -15,7 +15,7 @@ from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
 from santa_core.run import engine
-from santa_core.run.fixer import person_fix, propose_fix
+from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import blocked, decide
 from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
 
@@ -172,12 +172,13 @@ class Runner:
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
         proposal = rnd.proposal
-        by_person = run.fixer == PERSON
+        by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
         if proposal is None:
             proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
                         propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
             self.store.save_proposal(run.id, rnd.round_no, proposal)
-        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve, by_person=by_person)
+        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve, by_person=by_person,
+                                     complete=is_complete(proposal))
         new = engine.advance(run.state, event)
         if new.status != RunStatus.RUNNING:
             advance_run(self.store, run.id, run.state, event, "worker")

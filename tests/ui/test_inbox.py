@@ -151,6 +151,8 @@ def test_opening_a_slot_from_the_inbox_shows_the_blind_review_form(repo: RunStor
     assert not [s for s in at.success if "PASS" in s.value] and "spent" not in shown  # B's verdict, cost hidden
     # AppTest's own page pointer stays on the inbox after a script's switch_page; move it to the run.
     at.switch_page("pages/review.py").run()
+    for criterion in repo.rubrics.resolved("general").criterion_ids():
+        at.radio(key=f"person_{run_id}_1_C_{criterion}").set_value("PASS")
     at.button(key=f"person_{run_id}_1_C_submit").click().run()
     assert not at.exception, at.exception
     assert repo.get_run_view(run_id).rounds[0].reviews["C"].reviewer == f"person:{EDITOR}"

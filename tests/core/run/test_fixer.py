@@ -1,17 +1,21 @@
-"""The fix agent touches only the flagged spans; bad edits are rejected and shown."""
+"""The fix agent touches only the sentences that hold flagged evidence; everything else is refused and shown."""
 
 from __future__ import annotations
 
-import random
+import re
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from santa_core.models import FixEdit, FixPlan, MergedIssue
 from santa_core.reviewers.doubles import FunctionFixer
-from santa_core.run.fixer import apply_plan, propose_fix
+from santa_core.run.fixer import apply_plan, is_complete, issue_fixes, propose_fix
+from santa_core.scope import scope_of, sentence_spans
 
-ISSUES = [MergedIssue(criterion="facts", description="wrong year", flagged_by="both"),
-          MergedIssue(criterion="cta", description="no link", flagged_by="B")]
+YEAR = MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="both")
+LINK = MergedIssue(criterion="cta", description="no link", evidence="Buy now!", flagged_by="B")
+ISSUES = [YEAR, LINK]
 TEXT = "Founded in 2019, Acme sells rockets.\nBuy now!\n"
 
 
@@ -21,7 +25,7 @@ TEXT = "Founded in 2019, Acme sells rockets.\nBuy now!\n"
         pytest.param(FixEdit(issue=0, before="in 2020", after="in 2018"), "not found", id="before-not-found"),
         pytest.param(FixEdit(issue=0, before="", after="x"), "empty", id="empty-before"),
         pytest.param(FixEdit(issue=0, before="o", after="0"), "occurs", id="ambiguous-before"),
-        pytest.param(FixEdit(issue=7, before="2019", after="2018"), "not one of the flagged", id="unknown-issue"),
+        pytest.param(FixEdit(issue=7, before="2019", after="2018"), "issue 8, which is not one of", id="unknown-issue"),
         pytest.param(FixEdit(issue=0, before="2019", after="2019"), "changes nothing", id="no-op"),
     ],
 )
@@ -42,81 +46,174 @@ def test_good_edits_apply_and_overlaps_are_rejected() -> None:
     assert len(applied) == 2 and "overlaps" in rejected[0].reason
 
 
-def test_bytes_outside_flagged_spans_stay_identical_property() -> None:
-    rng = random.Random(7)
-    for _ in range(200):
-        words = [f"w{rng.randrange(10_000)}x" for _ in range(rng.randint(20, 60))]
-        text = " ".join(words) + rng.choice(["", "\n", "\r\n", "  "])
-        targets = rng.sample(sorted(set(words)), k=min(rng.randint(1, 5), len(set(words))))
-        plan = FixPlan(edits=[FixEdit(issue=0, before=f" {w} ", after=f" <{w}> ") for w in targets])
-        new, applied, _ = apply_plan(" " + text + " ", plan, ISSUES[:1])
-        # undo exactly the applied spans: what remains must be the original, byte for byte
-        restored = new
-        for edit in applied:
-            restored = restored.replace(edit.after, edit.before, 1)
-        assert restored == " " + text + " "
+def test_rejections_number_issues_as_the_page_does() -> None:
+    _, _, rejected = apply_plan(TEXT, FixPlan(edits=[FixEdit(issue=1, before="rockets", after="cars")]), ISSUES)
+    assert rejected[0].reason.startswith("edit for issue 2 ")
 
 
-def test_propose_fix_records_rejections_and_errors() -> None:
-    fixer = FunctionFixer("f", lambda req: FixPlan(edits=[FixEdit(issue=0, before="nope", after="x")]))
-    proposal = propose_fix(fixer, "spec", TEXT, ISSUES)
-    assert proposal.proposed_text == TEXT and len(proposal.rejected) == 1
-    broken = FunctionFixer("f", lambda req: 1 / 0)
-    proposal = propose_fix(broken, "spec", TEXT, ISSUES)
-    assert proposal.error and "ZeroDivisionError" in proposal.error and proposal.edits == []
+REFUNDS = "Our plan costs 10 dollars. Refunds within 30 days. Support answers in one hour.\nCall us."
 
 
 @pytest.mark.parametrize(
-    ("edit", "reason"),
+    "edit",
     [
-        pytest.param(FixEdit(issue=0, before="Buy now!", after="Completely rewritten."),
-                     "does not touch", id="rewrite-another-sentence"),
-        pytest.param(FixEdit(issue=0, before="sells rockets", after="sells cars"),
-                     "does not touch", id="edit-elsewhere-than-the-evidence"),
+        pytest.param(FixEdit(issue=0, before="Our plan costs 10 dollars. Refunds within 30 days. Support answers in one hour.",
+                             after="Our plan costs 12 dollars. No refunds. Support answers in a day."),
+                     id="evidence-plus-two-unflagged-sentences"),
+        pytest.param(FixEdit(issue=0, before="Refunds within 30 days", after="No refunds"), id="another-sentence"),
+        pytest.param(FixEdit(issue=0, before="10 dollars. Refunds", after="12 dollars. No refunds"),
+                     id="running-into-the-next-sentence"),
+        pytest.param(FixEdit(issue=0, before="hour.\nCall", after="hour. Do not call"), id="across-a-line-break"),
     ],
 )
-def test_edits_must_stay_on_the_flagged_evidence(edit: FixEdit, reason: str) -> None:
-    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="both")]
-    new, applied, rejected = apply_plan(TEXT, FixPlan(edits=[edit]), issues)
-    assert new == TEXT and applied == [] and reason in rejected[0].reason
+def test_an_edit_outside_the_sentence_that_holds_the_evidence_is_refused(edit: FixEdit) -> None:
+    issues = [MergedIssue(criterion="facts", description="wrong price", evidence="10 dollars", flagged_by="B")]
+    if edit.before.startswith("hour."):
+        issues = [MergedIssue(criterion="facts", description="too slow", evidence="one hour", flagged_by="B")]
+    new, applied, rejected = apply_plan(REFUNDS, FixPlan(edits=[edit]), issues)
+    assert new == REFUNDS and applied == []
+    assert "reaches beyond the sentence" in rejected[0].reason
 
 
-def test_edit_far_larger_than_its_evidence_is_rejected() -> None:
-    long_text = "x" * 500 + " in 2019 " + "y" * 500
-    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="B")]
-    edit = FixEdit(issue=0, before=long_text.strip(), after="in 2018")
-    _, applied, rejected = apply_plan(long_text, FixPlan(edits=[edit]), issues)
-    assert applied == [] and "far beyond" in rejected[0].reason
-    unanchored = [MergedIssue(criterion="cta", description="no call to action", flagged_by="B")]
-    _, applied, rejected = apply_plan(long_text, FixPlan(edits=[FixEdit(issue=0, before=long_text, after="z")]),
-                                      unanchored)
-    assert applied == [] and "at most 300" in rejected[0].reason
+def test_an_edit_anywhere_inside_the_flagged_sentence_applies() -> None:
+    issues = [MergedIssue(criterion="facts", description="wrong price", evidence="10 dollars", flagged_by="B")]
+    edit = FixEdit(issue=0, before="Our plan costs 10 dollars.", after="Our plan costs 12 dollars a month.")
+    new, applied, _ = apply_plan(REFUNDS, FixPlan(edits=[edit]), issues)
+    assert new == REFUNDS.replace("Our plan costs 10 dollars.", "Our plan costs 12 dollars a month.")
+    assert applied == [edit]
 
 
-def test_overlapping_occurrences_count_as_ambiguous() -> None:
-    _, applied, rejected = apply_plan("aaa", FixPlan(edits=[FixEdit(issue=0, before="aa", after="b")]), ISSUES)
-    assert applied == [] and "occurs 2 times" in rejected[0].reason
+@pytest.mark.parametrize(
+    "issue",
+    [
+        pytest.param(MergedIssue(criterion="tone", description="too flat", flagged_by="B"), id="no-evidence"),
+        pytest.param(MergedIssue(criterion="facts", description="refund period", evidence="Refunds are within 60 days",
+                                 flagged_by="C"), id="paraphrased-evidence"),
+        pytest.param(MergedIssue(criterion="secrets", description="key", evidence="sk-…redacted…", flagged_by="check"),
+                     id="redacted-evidence"),
+    ],
+)
+def test_an_unanchored_issue_gets_no_automatic_edit(issue: MergedIssue) -> None:
+    plan = FixPlan(edits=[
+        FixEdit(issue=0, before="Refunds within 30 days", after="No refunds"),
+        FixEdit(issue=0, before=REFUNDS, after="Completely rewritten."),
+    ])
+    new, applied, rejected = apply_plan(REFUNDS, plan, [issue])
+    assert new == REFUNDS and applied == []
+    assert all("unanchored" in r.reason for r in rejected)
+    proposal = propose_fix(FunctionFixer("f", lambda r: plan), "spec", REFUNDS, [issue])
+    assert [(f.number, f.state) for f in issue_fixes(proposal)] == [(1, "unanchored")]
+    assert not is_complete(proposal)
+
+
+def test_evidence_is_found_across_spacing_and_quote_style_but_not_changed_words() -> None:
+    text = "We said “fast”   delivery\tin 2019. Other text."
+    assert scope_of(text, 'said "fast" delivery in 2019') == [(0, text.index("Other"))]
+    assert scope_of(text, "said quick delivery") == []
+
+
+def test_for_code_the_scope_is_the_line() -> None:
+    code = "def total(xs):\n    return sum(xs) + 1\n\nprint(total([1, 2]))\n"
+    issue = MergedIssue(criterion="bug", description="off by one", evidence="sum(xs) + 1", flagged_by="B")
+    ok = FixEdit(issue=0, before="    return sum(xs) + 1", after="    return sum(xs)")
+    too_far = FixEdit(issue=0, before="sum(xs) + 1\n\nprint", after="sum(xs)\nprint")
+    new, applied, rejected = apply_plan(code, FixPlan(edits=[ok, too_far]), [issue])
+    assert new == code.replace("sum(xs) + 1", "sum(xs)") and applied == [ok]
+    assert "reaches beyond" in rejected[0].reason
+
+
+def test_issue_fixes_say_per_issue_what_the_proposal_did() -> None:
+    issues = [YEAR, LINK, MergedIssue(criterion="tone", description="flat", flagged_by="C"),
+              MergedIssue(criterion="facts", description="name", evidence="Acme sells", flagged_by="B")]
+    plan = FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2018"),
+                          FixEdit(issue=1, before="Buy now!\n", after="x")])  # crosses the line break: refused
+    proposal = propose_fix(FunctionFixer("f", lambda r: plan), "spec", TEXT, issues)
+    fixes = issue_fixes(proposal)
+    assert [(f.number, f.state) for f in fixes] == [(1, "fixed"), (2, "failed"), (3, "unanchored"), (4, "not fixed")]
+    assert "reaches beyond" in fixes[1].reason
+    assert not is_complete(proposal)
+    whole = propose_fix(FunctionFixer("f", lambda r: FixPlan(edits=plan.edits[:1])), "spec", TEXT, [YEAR])
+    assert is_complete(whole)
+
+
+def test_a_fix_agent_failure_marks_every_anchored_issue_failed() -> None:
+    proposal = propose_fix(FunctionFixer("f", lambda req: 1 / 0), "spec", TEXT, ISSUES)
+    assert proposal.error and "ZeroDivisionError" in proposal.error and proposal.edits == []
+    assert {f.state for f in issue_fixes(proposal)} == {"failed"}
 
 
 def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
-    text = "\n".join(f"Paragraph {i}: " + "filler words here. " * 10 for i in range(10))
-    issues = [MergedIssue(criterion="tone", description="too flat", flagged_by="B")]  # no evidence
-    plan = FixPlan(edits=[FixEdit(issue=0, before=line, after="Rewritten.") for line in text.splitlines()])
-    new, applied, rejected = apply_plan(text, plan, issues)
+    text = " ".join(f"Filler {i} here." for i in range(10))
+    issue = MergedIssue(criterion="tone", description="too flat", evidence="Filler", flagged_by="B")
+    plan = FixPlan(edits=[FixEdit(issue=0, before=f"Filler {i} here.", after="Rewritten.") for i in range(10)])
+    new, applied, rejected = apply_plan(text, plan, [issue])
     assert len(applied) == 3 and len(rejected) == 7
     assert "more than 3 edits for one issue" in rejected[0].reason
 
 
 def test_half_the_output_is_the_most_a_plan_may_replace() -> None:
-    text = "".join(f"<{i:02d}>" + "x" * 46 for i in range(20))  # 1,000 characters
-    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", flagged_by="B") for i in range(20)]
-    plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 46, after="y") for i in range(20)])
+    text = "".join(f"<{i:02d}>" + "x" * 45 + "\n" for i in range(20))  # 1,000 characters
+    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>", flagged_by="B")
+              for i in range(20)]
+    plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 45, after="y") for i in range(20)])
     _, applied, rejected = apply_plan(text, plan, issues)
     assert len(applied) == 10 and "over 500 characters" in rejected[0].reason
 
 
 def test_an_edit_may_not_balloon() -> None:
-    issues = [MergedIssue(criterion="facts", description="wrong year", evidence="in 2019", flagged_by="B")]
     edit = FixEdit(issue=0, before="in 2019", after="in 2018" + "!" * 2000)
-    _, applied, rejected = apply_plan(TEXT, FixPlan(edits=[edit]), issues)
+    _, applied, rejected = apply_plan(TEXT, FixPlan(edits=[edit]), [YEAR])
     assert applied == [] and "a fix may add at most 1,000" in rejected[0].reason
+
+
+# --- the property: an adversarial fix agent cannot change a byte outside the flagged sentences -----
+
+
+def sentence_partition_holds(text: str) -> bool:
+    spans = sentence_spans(text)
+    covered = "".join(text[s:e] for s, e in spans)
+    return covered == re.sub(r"\r?\n", "", text) and all(s < e for s, e in spans)
+
+
+WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we", "a"])
+SENTENCE = st.lists(WORDS, min_size=1, max_size=6).map(" ".join).flatmap(
+    lambda body: st.sampled_from([".", "!", "?", ""]).map(lambda end: body + end))
+TEXTS = st.lists(st.tuples(SENTENCE, st.sampled_from([" ", "  ", "\n", "\r\n", " \n"])), min_size=1, max_size=8).map(
+    lambda parts: "".join(s + sep for s, sep in parts))
+
+
+def flagged_and_kept(text: str, issues: list[MergedIssue]) -> list[str]:
+    """The text outside every issue's scope, as the pieces between flagged spans, in order."""
+    spans = sorted(s for i in issues for s in scope_of(text, i.evidence))
+    kept, cursor = [], 0
+    for start, end in spans:
+        if start > cursor:
+            kept.append(text[cursor:start])
+            cursor = start
+        cursor = max(cursor, end)
+        kept.append(None)
+    kept.append(text[cursor:])
+    return kept
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), text=TEXTS)
+def test_an_adversarial_fix_agent_changes_nothing_outside_the_flagged_sentences(data: st.DataObject, text: str) -> None:
+    assert sentence_partition_holds(text)
+
+    def quote() -> str:
+        start = data.draw(st.integers(0, len(text) - 1))
+        end = data.draw(st.integers(start + 1, min(len(text), start + 40)))
+        return text[start:end]
+
+    issues = [MergedIssue(criterion="c", description="d", flagged_by="B",
+                          evidence=data.draw(st.one_of(st.just(""), st.just("not in the text"), st.builds(quote))))
+              for _ in range(data.draw(st.integers(1, 3)))]
+    edits = [FixEdit(issue=data.draw(st.integers(-1, len(issues))), before=quote(),
+                     after=data.draw(st.text(alphabet="xyz .\n", max_size=30)))
+             for _ in range(data.draw(st.integers(0, 6)))]
+    proposal = propose_fix(FunctionFixer("adversary", lambda r: FixPlan(edits=edits)), "spec", text, issues)
+    pattern = "".join(".*?" if piece is None else re.escape(piece) for piece in flagged_and_kept(text, issues))
+    assert re.fullmatch(pattern, proposal.proposed_text, flags=re.DOTALL), (text, issues, edits)
+    if all(not scope_of(text, i.evidence) for i in issues):
+        assert proposal.proposed_text == text

@@ -339,3 +339,33 @@ def test_the_stored_verdict_is_the_one_the_gate_counted(repo: RunStore, answer: 
     assert {slot: r["verdict"] for slot, r in reviews.items()} == {"B": stored, "C": stored}
     record = verification_record(repo, run_id)
     assert {r.slot: r.verdict for r in record.rounds[0].reviews} == {"B": stored, "C": stored}
+
+
+def two_issues(request: ReviewRequest):
+    """FAIL with one anchored issue (the year) and one nobody can locate (no evidence)."""
+    if "2019" not in request.output:
+        return passing(request)
+    review = failing(request, "factual_accuracy", "wrong launch year", evidence="in 2019")
+    extra = review.critical_issues[0].model_copy(update={"criterion": "completeness", "description": "no price",
+                                                         "evidence": ""})
+    return review.model_copy(update={"critical_issues": [*review.critical_issues, extra]})
+
+
+def test_auto_approve_never_applies_a_partial_proposal(repo: RunStore) -> None:
+    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", two_issues), "c": FunctionReviewer("c", two_issues)})
+    run_id = new_run(repo, BAD, auto_approve=True)
+    state = runner.execute(run_id)
+    assert state.status == RunStatus.AWAITING_APPROVAL and "not auto-approved" in state.note
+    proposal = repo.load_round(run_id, 1).proposal
+    assert proposal.proposed_text == GOOD and len(fixer.requests) == 1  # the anchored issue is fixed, yet a person decides
+
+
+def test_when_no_issue_can_be_located_a_person_fixes_and_the_fix_agent_is_not_paid(repo: RunStore) -> None:
+    def vague(request: ReviewRequest):
+        return failing(request, "completeness", "says too little", evidence="a sentence that is not there")
+
+    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", vague), "c": FunctionReviewer("c", vague)})
+    run_id = new_run(repo, GOOD, auto_approve=True)
+    state = runner.execute(run_id)
+    assert state.status == RunStatus.AWAITING_APPROVAL and "person" in state.note
+    assert fixer.requests == [] and repo.load_round(run_id, 1).proposal.proposed_text == GOOD

@@ -1,0 +1,63 @@
+"""AppTest: a fix proposal says per issue what it did; a partial one is never passed off as complete."""
+
+from __future__ import annotations
+
+from santa_core.models import FixEdit, FixPlan, RunStatus
+from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
+from santa_core.run.runner import Runner
+from storage.runs import RunStore
+from tests.ui.test_run_page import EDITOR, MODEL_B, MODEL_C, SPEC, as_person, texts
+
+OUTPUT = "Acme's rocket launched in DEFECT. It is the fastest rocket. It is ready for you."
+
+
+def two_issues(second_evidence: str):
+    """FAIL on the launch year (anchored on DEFECT) and on a speed claim quoting `second_evidence`."""
+
+    def review(request: ReviewRequest):
+        first = failing(request, "factual_accuracy", "launch year missing", evidence="DEFECT")
+        speed = first.critical_issues[0].model_copy(update={
+            "criterion": "hallucination_free", "description": "unsupported speed claim", "evidence": second_evidence})
+        return first.model_copy(update={"critical_issues": [*first.critical_issues, speed]})
+
+    return review
+
+
+def drive(repo: RunStore, second_evidence: str, edits: list[FixEdit], auto_approve: bool = False) -> int:
+    runner = Runner(repo, lambda name: FunctionReviewer(name, two_issues(second_evidence)),
+                    lambda name: FunctionFixer(name, lambda r: FixPlan(edits=edits)), workers=1)
+    run_id = repo.create_run(SPEC, OUTPUT, repo.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
+                             created_by=EDITOR, auto_approve=auto_approve)
+    try:
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    return run_id
+
+
+def test_a_partial_proposal_names_what_stays_unfixed_and_is_not_auto_approved(desk_env: RunStore) -> None:
+    run_id = drive(desk_env, "a claim that is not in the text", [FixEdit(issue=0, before="DEFECT", after="2018")], auto_approve=True)
+    state = desk_env.load_run(run_id).state
+    assert state.status == RunStatus.AWAITING_APPROVAL and "not auto-approved" in state.note
+    at = as_person(EDITOR, run_id)
+    table = at.dataframe[-1].value
+    assert table["fix"].tolist() == ["✅ fixed", "📍 unanchored: a person fixes it"]
+    assert "Partial proposal: issue 2 stays unfixed" in texts(at)
+    assert at.button(key="approve_fix").label == "Approve — issue 2 stays unfixed"
+
+
+def test_a_person_keeps_or_drops_single_edits(desk_env: RunStore) -> None:
+    edits = [FixEdit(issue=0, before="DEFECT", after="2018"), FixEdit(issue=1, before="the fastest", after="a fast")]
+    run_id = drive(desk_env, "the fastest rocket", edits)
+    at = as_person(EDITOR, run_id)
+    assert at.button(key="approve_fix").label == "Approve"  # both issues fixed
+    at.checkbox(key=f"keep_{run_id}_1_1").uncheck().run()
+    assert not at.exception, at.exception
+    box = [t for t in at.text_area if t.key and t.key.startswith(f"edit_{run_id}_1")]
+    assert box[0].value == OUTPUT.replace("DEFECT", "2018")
+    assert at.button(key="approve_fix").label == "Approve — issue 2 stays unfixed"
+    at.button(key="approve_fix").click().run()
+    assert not at.exception, at.exception
+    nxt = desk_env.load_round(run_id, 2)
+    assert nxt is not None and nxt.output_text == OUTPUT.replace("DEFECT", "2018")

@@ -1,0 +1,98 @@
+"""AppTest: a person's review starts unjudged, is refused until complete, and stays blind one slot at a time."""
+
+from __future__ import annotations
+
+import pytest
+
+from santa_core.models import ReviewIssue, RunStatus
+from santa_core.run import actions
+from santa_core.run.actions import ActionError
+from storage.runs import RunStore
+from tests.ui.test_run_page import CLEAN, EDITOR, SPEC, as_person, passing_review, texts
+
+MODEL_B = "claude-sonnet-5-5"
+
+
+def person_run(repo: RunStore, reviewer_b: str = MODEL_B) -> int:
+    """A run with a person in slot C (and in B too when reviewer_b is "person"), started by the local user."""
+    from desk import open_desk
+
+    desk = open_desk(str(repo.engine.url), mark_interrupted=False)
+    try:
+        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), reviewer_b, "person", MODEL_B,
+                                      created_by="local")
+        desk.runner.execute(run_id)
+        return run_id
+    finally:
+        desk.close()
+
+
+def criteria(repo: RunStore) -> list[str]:
+    return repo.rubrics.resolved("general").criterion_ids()
+
+
+def test_no_criterion_starts_judged_and_an_unjudged_one_blocks_submit(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env)
+    at = as_person(None, run_id)
+    key = f"person_{run_id}_1_C"
+    assert all(at.radio(key=f"{key}_{c}").value is None for c in criteria(desk_env))
+    at.button(key=f"{key}_submit").click().run()  # submitted without reading
+    assert not at.exception, at.exception
+    assert "Judge every criterion before submitting" in texts(at)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews
+    for c in criteria(desk_env)[:-1]:
+        at.radio(key=f"{key}_{c}").set_value("PASS")
+    at.button(key=f"{key}_submit").click().run()
+    assert "not set yet: Technical correctness" in texts(at) or "not set yet" in texts(at)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews
+
+
+def test_a_fail_needs_a_note_or_a_quote_and_a_quote_must_be_in_the_output(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env)
+    at = as_person(None, run_id)
+    key = f"person_{run_id}_1_C"
+    ids = criteria(desk_env)
+    for c in ids:
+        at.radio(key=f"{key}_{c}").set_value("PASS")
+    at.radio(key=f"{key}_{ids[0]}").set_value("FAIL")
+    at.button(key=f"{key}_submit").click().run()
+    assert "Say what is wrong for each FAIL" in texts(at)
+    at.text_input(key=f"{key}_{ids[0]}_quote").set_value("launched in 2019")  # not in the output
+    at.button(key=f"{key}_submit").click().run()
+    assert "copied from the output word for word" in texts(at)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews
+    at.text_input(key=f"{key}_{ids[0]}_quote").set_value("launched   in 2018")  # spacing differs: still found
+    at.button(key=f"{key}_submit").click().run()
+    assert not at.exception, at.exception
+    review = desk_env.load_round(run_id, 1).reviews["C"].review
+    assert review.verdict == "FAIL" and review.critical_issues[0].evidence == "launched in 2018"
+
+
+def test_the_keyless_local_user_sees_one_slot_form_at_a_time(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env, reviewer_b="person")
+    assert desk_env.load_run(run_id).state.status == RunStatus.AWAITING_HUMAN_REVIEW
+    at = as_person(None, run_id)
+    forms = [b.key for b in at.button if b.key and b.key.endswith("_submit") and b.key.startswith("person_")]
+    assert forms == [f"person_{run_id}_1_B_submit"]
+    assert "Slot C's form opens once the review for slot B is saved" in texts(at)
+    for c in criteria(desk_env):
+        at.radio(key=f"person_{run_id}_1_B_{c}").set_value("PASS")
+    at.button(key=f"person_{run_id}_1_B_submit").click().run()
+    assert not at.exception, at.exception
+    forms = [b.key for b in at.button if b.key and b.key.endswith("_submit") and b.key.startswith("person_")]
+    assert forms == [f"person_{run_id}_1_C_submit"]
+    assert not [s for s in at.success if "PASS" in s.value]  # B's verdict stays hidden while C is open
+
+
+def test_the_action_refuses_an_incomplete_or_misquoting_person_review(desk_env: RunStore) -> None:
+    """The one door checks it too, so no page or command can store a review that skipped a criterion."""
+    run_id = person_run(desk_env)
+    full = passing_review(desk_env)
+    with pytest.raises(ActionError, match="Judge every criterion"):
+        actions.submit_person_review(desk_env, run_id, "C", full.model_copy(update={"checks": full.checks[1:]}),
+                                     EDITOR)
+    issue = ReviewIssue(criterion=full.checks[0].criterion, description="x", evidence="nowhere in the text")
+    bad = full.model_copy(update={"verdict": "FAIL", "critical_issues": [issue]})
+    with pytest.raises(ActionError, match="not in the output"):
+        actions.submit_person_review(desk_env, run_id, "C", bad, EDITOR)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews
