@@ -34,6 +34,7 @@ from santa_core.batch.store import (
     PatternRecord,
     SampleProgress,
 )
+from santa_core.checks.injection import injected
 from santa_core.models import FixEdit, FixProposal, RunStatus
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
@@ -242,7 +243,14 @@ class BatchDriver:
         for review in self.store.reviews(sample_id):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             if not all(i in outcomes for i in ids.values()):
-                continue  # not part of the submitted batch (cannot happen unless the jobs were edited)
+                item = self._items_by_id(batch).get(review.item_id)
+                if item is not None and injected(item.spec, item.output):
+                    # Never sent: the text addresses its reviewers. The run's pre-check blocks it
+                    # before any reviewer is asked, so the item is NAUGHTY without a paid request.
+                    future = self._restart(self.store.start_review(sample_id, review.item_id))
+                    if future is not None:
+                        future.result()
+                continue  # otherwise not part of the submitted batch (cannot happen unless the jobs were edited)
             run_id = self.store.start_review(sample_id, review.item_id)
             for custom_id in ids.values():
                 self.repo.save_review(run_id, 1, outcomes[custom_id], only_if_empty=True)
@@ -286,7 +294,11 @@ class BatchDriver:
         return [mb.ReviewJob(custom_id=mb.custom_id_for(f"i{item_id}", slot), model=models[slot], slot=slot,
                              request=ReviewRequest(rubric=rubric, spec=items[item_id].spec,
                                                    output=items[item_id].output))
-                for item_id in self.store.pending_items(sample_id) for slot in SLOTS]
+                for item_id in self.store.pending_items(sample_id) for slot in SLOTS
+                if not injected(items[item_id].spec, items[item_id].output)]
+
+    def _items_by_id(self, batch: Batch) -> dict:
+        return {it.id: it for it in self.store.items(batch.id)}
 
     def _restart(self, run_id: int, resume: bool = True) -> Future | None:
         """A run of the sample that is not done: queue it again (an interrupted one resumes, if `resume`)."""

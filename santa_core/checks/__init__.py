@@ -9,7 +9,7 @@
 
 from santa_core.checks.criteria import CHECK_TYPES, check_config_errors, error_message, run_criterion_checks
 from santa_core.checks.folding import Folded, fold
-from santa_core.checks.injection import MAX_INJECTION_ISSUES, detect_injection
+from santa_core.checks.injection import MAX_INJECTION_ISSUES, detect_injection, injected
 from santa_core.checks.precheck import precheck_issues
 
 __all__ = [
@@ -20,6 +20,7 @@ __all__ = [
     "detect_injection",
     "error_message",
     "fold",
+    "injected",
     "precheck_issues",
     "run_criterion_checks",
 ]

@@ -11,13 +11,14 @@ from santa_core.checks.injection import detect_injection
 from santa_core.models import CheckOutcome, MergedIssue, Rubric
 
 
-def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:
-    """Injection hits plus failed checks of critical criteria, as issues flagged by "check".
+def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None,
+                    spec: str = "") -> list[MergedIssue]:
+    """Injection hits (in the output and the spec) plus failed checks of critical criteria, as issues flagged by "check".
 
     Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
     the issues agree with the outcomes shown or stored.
     """
-    issues = detect_injection(output)
+    issues = detect_injection(output) + detect_injection(spec, where="spec")
     severity = {c.id: c.severity for c in rubric.criteria}
     for o in run_criterion_checks(rubric, output) if outcomes is None else outcomes:
         if o.result == "FAIL" and severity.get(o.criterion) == "critical":

@@ -100,3 +100,12 @@ class FunctionFixer:
         except Exception as exc:  # noqa: BLE001 - fail closed like a real adapter
             return FixAnswer(plan=None, error=f"{type(exc).__name__}: {exc}")
         return FixAnswer(plan=plan, usage=Usage(input_tokens=200, output_tokens=50))
+
+
+def gullible(request: ReviewRequest) -> Review:
+    """What a reviewer that obeys the data answers: a complete, clean PASS, whatever the output says.
+
+    The worst case for the panel: both slots talked into PASS. Only the layers that do not ask the
+    reviewers (the pre-checks, the known-answer screen) can stop such an output.
+    """
+    return passing(request)

@@ -124,7 +124,7 @@ class Runner:
     def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
         outcomes = run_criterion_checks(run.rubric, rnd.output_text)
-        prechecks = precheck_issues(run.rubric, rnd.output_text, outcomes)
+        prechecks = precheck_issues(run.rubric, rnd.output_text, outcomes, spec=run.spec)
         if any(i.criterion == "injection" for i in prechecks):
             # Deterministic checks come first: an output that tries to instruct the reviewers
             # cannot ship whatever they say, so no reviewer is paid to read it.

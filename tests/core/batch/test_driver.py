@@ -475,3 +475,39 @@ def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: Batc
     service.retry(batch_id, "ann")  # harmless while the sample is being reviewed: one driver
     assert service.wait(sample_id, timeout=60).finished
     assert [e.actor for e in service.repo.audit.events(action="batch.retried")] == ["ann"]
+
+
+def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(tmp_path, messages_stub: MessagesStub) -> None:
+    """Batch side of the injection acceptance: the stub's model passes anything (it obeys the data), yet the
+    items carrying an attack are never sent and end NAUGHTY; the clean ones are reviewed and pass."""
+    import anthropic
+
+    from tests.support.injection_corpus import ATTACKS
+
+    attacks = [a for a in ATTACKS if a.where == "output"][:4]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "template", "output"])
+    for i in range(8):
+        writer.writerow([f"item-{i}", "promo", attacks[i // 2].output() if i % 2 else f"Clean copy number {i}."])
+    file = read_batch(buf.getvalue().encode("utf-8"), "mixed.csv", strata=["template"])
+    messages_stub.handler = lambda body: message(review_json("PASS", [(c, "PASS") for c in load_builtin("general").criterion_ids()]))
+    messages_stub.batch_end_after_polls = 1
+    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    runner = Runner(repo, lambda name: None, lambda name: None, workers=2)
+    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+    driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
+    try:
+        cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+        batch_id = driver.create(file, cfg, "ann")
+        sample_id = driver.store.draw_sample(batch_id, "ann")
+        assert driver.drive(sample_id).result(timeout=60).finished
+        (sent,) = [messages_stub._batches[i] for i in messages_stub.batch_ids()]
+        sent_outputs = {r["params"]["messages"][0]["content"] for r in sent.requests}
+        assert len(sent.requests) == 8 and not any(a.payload in text for a in attacks for text in sent_outputs)
+        verdicts = {r.key: r.nice for r in driver.store.reviews(sample_id)}
+        assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(8)}
+    finally:
+        driver.shutdown()
+        runner.shutdown()
