@@ -12,6 +12,7 @@ whitespace, and at every line break, so a line of code is its own unit.
 
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 
@@ -74,13 +75,14 @@ def scope_of(text: str, evidence: str) -> list[Span]:
     union one span.
     """
     units = sentence_spans(text)
+    starts = [u[0] for u in units]
     spans: list[Span] = []
     for start, end in find_evidence(text, evidence):
-        touched = [u for u in units if u[0] < end and start < u[1]] or [(start, end)]
-        span = (min(touched[0][0], start), max(touched[-1][1], end))
-        if span not in spans:
-            spans.append(span)
-    return sorted(spans)
+        first = max(0, bisect.bisect_right(starts, start) - 1)
+        last = bisect.bisect_left(starts, end)
+        touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
+        spans.append((min(touched[0][0], start), max(touched[-1][1], end)))
+    return sorted(set(spans))
 
 
 def within(spans: list[Span], start: int, end: int) -> bool:

@@ -9,6 +9,7 @@ index back to the original, so evidence is always the exact original substring.
 
 from __future__ import annotations
 
+import bisect
 import re
 from dataclasses import dataclass
 
@@ -211,19 +212,19 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
 # each of these words alone ("our reviewers approved 300 loans", "pass every safety check"); the
 # combinations below are what the corpus in tests/support/injection_corpus.py keeps apart.
 
-_EVALUATOR = (r"(?:ai\s+|llm\s+|automated\s+|grading\s+|review(?:ing)?\s+)?(?:reviewer|grader|evaluator|assessor|checker"
-              r"|verifier|judge|model|llm|ai|assistant|claude|gpt|chatgpt|gemini"
-              r"|prufer(?:in)?|gutachter(?:in)?|bewerter(?:in)?|korrektor|ki|sprachmodell|modell|assistent"
-              r"|evaluateur|evaluatrice|correcteur|relecteur|ia|modele"
-              r"|evaluador(?:a)?|revisor(?:a)?|corrector(?:a)?|modelo|asistente"
-              r"|valutatore|revisore|correttore|modello|assistente|avaliador(?:a)?|corretor)s?")
+_EVALUATOR = (r"(?:(?:ai|llm|language|grading|review(?:ing)?)\s+(?:model|assistant)|(?:ai\s+|llm\s+|automated\s+|grading\s+"
+              r"|review(?:ing)?\s+)?(?:reviewer|grader|evaluator|assessor|checker|verifier|llm|ai|claude|gpt|chatgpt|gemini"
+              r"|prufer(?:in)?|gutachter(?:in)?|bewerter(?:in)?|korrektor|ki|sprachmodell"
+              r"|evaluateur|evaluatrice|correcteur|relecteur"
+              r"|evaluador(?:a)?|revisor(?:a)?|corrector(?:a)?"
+              r"|valutatore|revisore|correttore|avaliador(?:a)?|corretor))s?")
 _VOCATIVE = (r"(?:^|[\n.!?;:>*#(\[-]\s*|\b(?:dear|hey|hi|hello|attention|attn|note|notes|message|memo|reminder|hint"
              r"|instructions?|to|for|liebe[rs]?|hinweis|an|achtung|cher|chere|a\s+l'attention\s+de|nota|para|al|per"
              r"|querid[oa]|estimad[oa]|caro|cara|gentile|prezad[oa]|atencao|atencion|attenzione)\s+"
              r"(?:(?:to|for|an|fur|a|pour|para|per|al)\s+)?(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o)?\s*)"
              + _EVALUATOR + r"\s*[,:!]")
-_ADDRESSED = (r"\b(?:if\s+you\s+are\s+(?:an?\s+)?" + _EVALUATOR + r"|(?:any|every)\s+" + _EVALUATOR
-              + r"\s+(?:reviewing|reading|grading|evaluating|checking|assessing)"
+_ADDRESSED = (r"\b(?:if\s+you\s+are\s+(?:an?\s+)?" + _EVALUATOR + r"|(?:any|every)\s+(?:model|assistant|"
+              + _EVALUATOR + r")\s+(?:reviewing|reading|grading|evaluating|checking|assessing)"
               r"|whoever\s+(?:grades|reviews|evaluates|checks|assesses|reads)|as\s+the\s+" + _EVALUATOR
               + r"|(?:instructions?|note|message)\s+(?:to|for)\s+the\s+" + _EVALUATOR + r")\b")
 _VERDICT = (r"\b(?:pass(?:ed|ing)?|nice|verdict|full\s+marks|approved?|compliant|flawless|satisfied"
@@ -243,8 +244,8 @@ _DIRECTIVE = (r"(?:^|[\n.!?;:,]\s*|\b(?:please|kindly|and|then|just|simply|so|bi
               r"|segnalo|segna|segnala|rispondi|dai|approva|aprove|aprova)\b")
 _YOU_MUST = (r"\b(?:you|du|sie|vous|tu|usted)\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|musst|mussen|sollst"
              r"|sollten|devez|dois|debes|debe)\b")
-_WHEN_EVALUATING = (r"\b(?:when|while|before)\s+(?:evaluating|reviewing|grading|assessing|judging|scoring|checking)\b"
-                    r"|\b(?:for|during|in)\s+(?:the|your|this)\s+(?:evaluation|review|grading|assessment)(?:\s+step)?\b"
+_WHEN_EVALUATING = (r"\b(?:when|while)\s+(?:evaluating|grading|assessing|judging|scoring)\b"
+                    r"|\b(?:for|during|in)\s+(?:the|your|this)\s+(?:evaluation|grading|assessment)\s+step\b"
                     r"|\bbei\s+der\s+(?:bewertung|prufung|begutachtung)\b|\b(?:lors|pendant|pour)\s+(?:de\s+)?l'evaluation\b"
                     r"|\bal\s+evaluar\b|\bdurante\s+(?:la|a)\s+(?:evaluacion|valutazione|avaliacao)\b|\bnel\s+valutare\b"
                     r"|\bao\s+avaliar\b")
@@ -267,8 +268,8 @@ _RUBRIC_TERMS = (r"\b(?:verdict|criterion|criteria|(?:every|all|each)\s+(?:the\s
                  r"|full\s+marks|critical\s+issues|kriteri\w*|urteil|criteres?|criterios?|criteri|veredicto|verdetto"
                  r"|veredito)\b")
 _PASSES = r"\b(?:pass(?:ed|es|ing)?|satisfied|compliant|met|green|flawless|approved|bestanden|erfullt|reussi|valide|aprobad\w*)\b"
-_APPROVE_THIS = (r"\b(?:approve|accept|pass|greenlight)\s+(?:it|this(?:\s+one)?|the\s+(?:text|copy|output|content|submission"
-                 r"|draft|answer))\b")
+_APPROVE_THIS = (r"\b(?:approve|accept|pass|greenlight)\s+(?:it\s+as\s+is|(?:this|the)\s+(?:text|copy|output|content"
+                 r"|submission|draft|answer|response))\b")
 
 _R = {name: re.compile(rx) for name, rx in {
     "vocative": _VOCATIVE, "addressed": _ADDRESSED, "verdict": _VERDICT, "directive": _DIRECTIVE,
@@ -287,7 +288,7 @@ def _sentence_family(sentence: str, cased: str) -> str | None:
         return "an instruction to set aside the reviewer's instructions"
     if to_evaluator and (verdict or has["directive"] or has["you_must"] or has["claim"]):
         return "the evaluator addressed"
-    if has["when_evaluating"] and (verdict or has["directive"]):
+    if has["when_evaluating"] and verdict:
         return "an instruction for the evaluation"
     if (has["directive"] or has["you_must"]) and _R_STRONG.search(cased):
         return "an instruction to give the verdict PASS"
@@ -364,6 +365,12 @@ def _views(text: str) -> list[tuple[Folded, Folded]]:
     return views
 
 
+def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
+    """The hit overlaps one of the sorted, start-ordered spans (a bisect, not a scan: inputs run to 200k characters)."""
+    i = bisect.bisect_left(spans, (hit.end, -1))
+    return any(s < hit.end and hit.start < e for s, e in spans[max(0, i - 64):i])
+
+
 def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
     """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec)."""
     hits = _scan(fold(text, casefold=True), cased=False) + _scan(fold(text, casefold=False), cased=True)
@@ -372,7 +379,8 @@ def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
         hits += _scan(lower, cased=False)
     # A sentence is scored only where no stock phrase already quotes the exact words.
     scored = [h for lower, cased in views for h in _scan_sentences(lower, cased)]
-    hits += [h for h in scored if not any(k.start < h.end and h.start < k.end for k in hits)]
+    stock = sorted((k.start, k.end) for k in hits)
+    hits += [h for h in scored if not _overlaps(stock, h)]
     return [
         MergedIssue(
             criterion="injection",

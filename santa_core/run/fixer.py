@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
-from santa_core.scope import scope_of, within
+from santa_core.scope import find_evidence, scope_of, within
 
 UNANCHORED_WHY = "its evidence is not in the output word for word, so a person fixes it"
 
@@ -112,19 +112,28 @@ def propose_fix(fixer: Fixer, spec: str, output: str, issues: list[MergedIssue])
 
 
 def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
-    """Per flagged issue: fixed (an edit applied, none refused), failed (why), not fixed, or unanchored."""
+    """Per flagged issue: fixed (an applied edit changes its quoted text), failed (why), not fixed, or unanchored.
+
+    "Fixed" means the quoted text itself was replaced, by this issue's edit or another's: an edit
+    elsewhere in the sentence leaves the defect where it was.
+    """
+    text = proposal.before_text
+    edited = [(s, s + len(e.before)) for e in proposal.edits for s in occurrences(text, e.before)[:1]]
     fixes = []
     for i, issue in enumerate(proposal.issues):
-        applied = sum(1 for e in proposal.edits if e.issue == i)
+        quoted = find_evidence(text, issue.evidence)
+        touched = any(s < qe and qs < e for s, e in edited for qs, qe in quoted)
         refused = [r.reason for r in proposal.rejected if r.edit.issue == i]
-        if not scope_of(proposal.before_text, issue.evidence):
+        if not quoted:
             state, reason = "unanchored", UNANCHORED_WHY
+        elif touched:
+            state, reason = "fixed", "its quoted text is replaced"
         elif refused:
-            state, reason = "failed", refused[0] + (f" ({applied} other edit(s) for it applied)" if applied else "")
-        elif applied:
-            state, reason = "fixed", f"{applied} edit(s) applied"
+            state, reason = "failed", refused[0]
         elif proposal.error:
             state, reason = "failed", proposal.error
+        elif any(e.issue == i for e in proposal.edits):
+            state, reason = "not fixed", "the edits leave its quoted text as it was"
         else:
             state, reason = "not fixed", "no edit was proposed for it"
         fixes.append(IssueFix(number=i + 1, criterion=issue.criterion, state=state, reason=reason))
@@ -132,8 +141,9 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
 
 
 def is_complete(proposal: FixProposal) -> bool:
-    """Every flagged issue has an applied edit and no refused one: the only proposal auto-approve may apply."""
-    return all(f.state == "fixed" for f in issue_fixes(proposal))
+    """Every flagged issue's quoted text is replaced: the only proposal auto-approve may apply."""
+    fixes = issue_fixes(proposal)
+    return bool(fixes) and all(f.state == "fixed" for f in fixes)
 
 
 def anchored(output: str, issues: list[MergedIssue]) -> list[int]:

@@ -24,6 +24,7 @@ from santa_core.models import (
     FixPlan,
     LLMCall,
     Review,
+    ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
     Rubric,
@@ -70,26 +71,31 @@ def round_of(text: str) -> int:
     return int(match.group(1))
 
 
-def scripted_review(rubric: Rubric, step: str) -> Review:
+def scripted_review(rubric: Rubric, step: str, evidence: str = "") -> Review:
     """A review from a step such as "FP-P": one letter per criterion in rubric order (P PASS,
-    F FAIL, - no check at all), "+ghost" adds a FAIL for an id that is not in the rubric."""
+    F FAIL, - no check at all), "+ghost" adds a FAIL for an id that is not in the rubric. With
+    `evidence`, each blocking FAIL is also listed as a critical issue quoting it (so a fix may
+    anchor there)."""
     results, _, extra = step.partition("+")
     checks = [CheckResult(criterion=c.id, result="PASS" if r == "P" else "FAIL", detail=f"{c.id} {r}")
               for c, r in zip(rubric.criteria, results, strict=True) if r != "-"]
     if extra:
         checks.append(CheckResult(criterion=extra, result="FAIL", detail="not a criterion of this rubric"))
     failed = any(c.result == "FAIL" for c in checks)
-    return Review(verdict="FAIL" if failed else "PASS", checks=checks, critical_issues=[], suggestions=[])
+    advisory = set(rubric.advisory_ids())
+    issues = [ReviewIssue(criterion=c.criterion, description=c.detail, evidence=evidence) for c in checks
+              if evidence and c.result == "FAIL" and c.criterion not in advisory]
+    return Review(verdict="FAIL" if failed else "PASS", checks=checks, critical_issues=issues, suggestions=[])
 
 
-def outcome(model: str, slot: Slot, rubric: Rubric, step: str) -> ReviewOutcome:
+def outcome(model: str, slot: Slot, rubric: Rubric, step: str, evidence: str = "") -> ReviewOutcome:
     """The outcome of one scripted step ("E": error, "T": timeout), with one logged call."""
     if step in ("E", "T"):
         status, latency = (ReviewStatus.ERROR, ERROR_S) if step == "E" else (ReviewStatus.TIMEOUT, TIMEOUT_S)
         call = LLMCall(purpose="review", model=model, request={"slot": slot}, latency_s=latency, error=status.value)
         return ReviewOutcome(slot=slot, reviewer=model, status=status, error=f"scripted {status.value}",
                              latency_s=latency, calls=[call])
-    review = scripted_review(rubric, step)
+    review = scripted_review(rubric, step, evidence)
     raw = review.model_dump_json()
     call = LLMCall(purpose="review", model=model, request={"slot": slot}, response=raw, usage=USAGE[model],
                    cost_usd=COST[model], latency_s=LATENCY[model])
@@ -109,12 +115,12 @@ class ScriptReviewer:
 
     def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
         step = SCRIPTS[request.spec][slot][round_of(request.output) - 1]
-        return outcome(self.name, slot, request.rubric, step)
+        return outcome(self.name, slot, request.rubric, step, MARKER.search(request.output).group(0))
 
 
 class MarkerFixer:
-    """A fix agent that fixes issue 0 by moving the round marker on (failed checks carry no
-    evidence, so the edit is in scope), billed as one SONNET call."""
+    """A fix agent that fixes issue 0 by moving the round marker on (the reviewers quote the marker
+    as their evidence, so the edit is in scope), billed as one SONNET call."""
 
     name = "fixer"
 

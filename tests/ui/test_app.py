@@ -166,9 +166,7 @@ def test_person_reviewer_run(desk_env: RunStore) -> None:
     wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_HUMAN_REVIEW, at)
     shown = texts(at)
     assert "run history stays hidden" in shown and "PASS" not in [e.value for e in at.success]  # blind to B
-    submit = next(b for b in at.button if b.key and b.key.endswith("_C_submit"))
-    submit.click().run()
-    assert not at.exception, at.exception
+    fill_person_review(at, "C")
     wait_for(desk_env, run_id, lambda s: s == RunStatus.SHIPPED, at)
     assert desk_env.get_run_view(run_id).rounds[0].reviews["C"].reviewer.startswith("person:")
 
@@ -264,9 +262,11 @@ def test_a_click_on_a_fix_someone_else_decided_is_reported_and_the_text_kept(des
 
 
 def fill_person_review(at: AppTest, slot: str, fail: str | None = None) -> None:
-    """Fill one person slot on the run page: all PASS, or FAIL on one criterion with a note."""
+    """Fill one person slot on the run page: all PASS, or FAIL on one criterion with a note (nothing starts judged)."""
     submit = next(b for b in at.button if b.key and b.key.endswith(f"_{slot}_submit"))
     prefix = submit.key.removesuffix("_submit")
+    for radio in [r for r in at.radio if r.key and r.key.startswith(f"{prefix}_")]:
+        radio.set_value("PASS")
     if fail:
         at.radio(key=f"{prefix}_{fail}").set_value("FAIL")
         at.text_input(key=f"{prefix}_{fail}_detail").set_value("the year is wrong")
