@@ -240,10 +240,11 @@ class BatchDriver:
         outcomes = self._await_batch(client, sample_id, progress.api_batch_id, jobs)
         if outcomes is None:  # shutting down, or the API kept failing: a restart or a Resume collects it
             return self.store.progress(sample_id)
+        items = {it.id: it for it in self.store.items(batch.id)}  # read once, not per review
         for review in self.store.reviews(sample_id):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             if not all(i in outcomes for i in ids.values()):
-                item = self._items_by_id(batch).get(review.item_id)
+                item = items.get(review.item_id)
                 if item is not None and injected(item.spec, item.output):
                     # Never sent: the text addresses its reviewers. The run's pre-check blocks it
                     # before any reviewer is asked, so the item is NAUGHTY without a paid request.
@@ -296,9 +297,6 @@ class BatchDriver:
                                                    output=items[item_id].output))
                 for item_id in self.store.pending_items(sample_id) for slot in SLOTS
                 if not injected(items[item_id].spec, items[item_id].output)]
-
-    def _items_by_id(self, batch: Batch) -> dict:
-        return {it.id: it for it in self.store.items(batch.id)}
 
     def _restart(self, run_id: int, resume: bool = True) -> Future | None:
         """A run of the sample that is not done: queue it again (an interrupted one resumes, if `resume`)."""

@@ -162,7 +162,8 @@ def fixed_by_person(fixer: str, output: str, issues: list[MergedIssue]) -> bool:
 
 def keep_edits(proposal: FixProposal, kept: list[int]) -> FixProposal:
     """The proposal with only the applied edits at positions `kept` (a person's choice of single edits)."""
-    edits = [e for i, e in enumerate(proposal.edits) if i in set(kept)]
+    keep = set(kept)
+    edits = [e for i, e in enumerate(proposal.edits) if i in keep]
     text, applied, _ = apply_plan(proposal.before_text, FixPlan(edits=edits), proposal.issues)
     return proposal.model_copy(update={"edits": applied, "proposed_text": text})
 
