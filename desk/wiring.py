@@ -15,9 +15,9 @@ from dataclasses import dataclass
 import anthropic
 
 from santa_core.batch.driver import BatchDriver
-from santa_core.config import Defaults, env_defaults
-from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
-from santa_core.reviewers.base import Fixer, Reviewer
+from santa_core.config import Defaults, api_key_present, env_defaults
+from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer, AnthropicScreen
+from santa_core.reviewers.base import Fixer, Reviewer, Screen
 from santa_core.run.runner import Runner
 from storage.audit import AuditStore
 from storage.batches import BatchStore
@@ -53,6 +53,25 @@ def model_reviewer(name: str) -> Reviewer:
 def model_fixer(name: str) -> Fixer:
     """A fresh Anthropic fix agent."""
     return AnthropicFixer(name, client=shared_client())
+
+
+def defaults_of(runs: RunStore) -> Defaults:
+    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
+    saved = runs.get_settings()
+    return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
+
+
+def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
+    """The known-answer screen as the settings say at the time of each round: the screen model
+    with the shared client, or None when the setting is off or no key is configured."""
+
+    def current() -> Screen | None:
+        if not api_key_present():
+            return None
+        defaults = defaults_of(runs)
+        return AnthropicScreen(defaults.screen_model, client=shared_client()) if defaults.screen else None
+
+    return current
 
 
 def batch_poll_seconds() -> float:
@@ -103,8 +122,7 @@ class Desk:
 
     def defaults(self) -> Defaults:
         """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
-        saved = self.runs.get_settings()
-        return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
+        return defaults_of(self.runs)
 
     def run_json(self, run_id: int) -> dict:
         """The run as one JSON-ready object (the command line's --json answer)."""
@@ -122,12 +140,14 @@ def open_desk(
     fixer_for: Callable[[str], Fixer] = model_fixer,
     workers: int | None = None,
     mark_interrupted: bool = True,
+    screen_for: Callable[[], Screen | None] | None = None,
 ) -> Desk:
     """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
     runs = RunStore(engine)
-    runner = Runner(runs, reviewer_for, fixer_for, workers or runner_workers())
+    runner = Runner(runs, reviewer_for, fixer_for, workers or runner_workers(),
+                    screen_for=model_screen(runs) if screen_for is None else screen_for)
     batches = BatchDriver(runs, BatchStore(runs), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
     if mark_interrupted:  # the app: batch samples a restart cut short carry on
         batches.resume_unfinished()

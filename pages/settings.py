@@ -80,6 +80,20 @@ rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, ke
 budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
                          key="set_budget", disabled=not allowed)
 
+st.subheader("Injection screen")
+st.caption("Before the reviewers read a text, a cheap model is asked to repeat a fresh random key while ignoring "
+           "it. If it answers anything else, the text took a model over: the round is NAUGHTY (injection) and no "
+           "reviewer is paid. Each distinct text is screened once; a screen that fails stops the round (fail "
+           "closed). Needs an API key; without one only the deterministic detector runs.")
+screen_on = st.toggle("Screen every spec and output before review", value=d.screen, key="set_screen",
+                      disabled=not allowed)
+screen_model = st.selectbox(
+    "Screening model", list(KNOWN_MODELS),
+    index=list(KNOWN_MODELS).index(d.screen_model) if d.screen_model in KNOWN_MODELS else 0,
+    key="set_screen_model", disabled=not allowed or not screen_on,
+    help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
+         "has other weaknesses to fall for.")
+
 st.subheader("Escalations: default due time per reason")
 st.caption("A new escalation is due this many hours after it opens; whoever may assign can change one "
            "escalation's due time on the Escalations page.")
@@ -95,7 +109,8 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
         st.error("The display name is empty; decisions need a name.")
     else:
         new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
-                       rubric=rubric, display_name=name.strip(), due_hours=due_hours)
+                       rubric=rubric, display_name=name.strip(), due_hours=due_hours, screen=screen_on,
+                       screen_model=screen_model)
         try:
             people.rename_local(app_desk.desk().people, name, identity.actor())
             save_defaults(app_desk.desk().runs, new, identity.actor())

@@ -41,6 +41,10 @@ class Defaults(BaseModel):
     # Why a different model for C: two instances of one model share blind spots.
     reviewer_c: str = "claude-haiku-5-5"
     fixer: str = "claude-opus-5-5"
+    screen: bool = True
+    """Run the known-answer injection screen before the reviewers (needs a key; without one it is off)."""
+    # Why the cheapest model: the screen reads every distinct text once, and only has to repeat a key.
+    screen_model: str = "claude-haiku-5-5"
     max_rounds: int = Field(default=3, ge=1, le=10)
     budget_usd: float = Field(default=1.0, ge=0)
     rubric: str = "general"
@@ -61,6 +65,8 @@ def env_defaults() -> Defaults:
         "fixer": os.environ.get("SANTA_FIXER"),
         "max_rounds": os.environ.get("SANTA_MAX_ROUNDS"),
         "budget_usd": os.environ.get("SANTA_BUDGET_USD"),
+        "screen": os.environ.get("SANTA_SCREEN"),
+        "screen_model": os.environ.get("SANTA_SCREEN_MODEL"),
     }
     return Defaults(**{k: v for k, v in env.items() if v})
 

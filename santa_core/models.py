@@ -165,7 +165,7 @@ class Usage(BaseModel):
 class LLMCall(BaseModel):
     """Record of one request/response pair, kept for the call log."""
 
-    purpose: Literal["review", "fix"]
+    purpose: Literal["review", "fix", "screen"]
     model: str
     request: dict
     response: str = ""
@@ -173,6 +173,31 @@ class LLMCall(BaseModel):
     cost_usd: float = 0.0
     latency_s: float = 0.0
     error: str | None = None
+
+
+ScreenRole = Literal["spec", "output"]
+ScreenVerdict = Literal["clean", "took_over", "error"]
+
+
+class ScreenResult(BaseModel):
+    """The known-answer screen of one text: asked to repeat a fresh key while ignoring the text,
+    did the screening model answer with exactly the key?
+
+    `clean`: it did. `took_over`: it answered something else, so the text took over a model.
+    `error`: the screen could not tell (the call failed); the round fails closed.
+    """
+
+    role: ScreenRole
+    text_hash: str
+    model: str
+    verdict: ScreenVerdict
+    secret: str = ""
+    answer: str = ""
+    error: str | None = None
+    cost_usd: float = 0.0
+    cached: bool = False
+    """True: the verdict of an earlier screen of the same text by the same model (no call made)."""
+    calls: list[LLMCall] = Field(default_factory=list)
 
 
 class ReviewStatus(StrEnum):

@@ -96,8 +96,9 @@ def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], c
         "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
         "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
         "generation_cost_usd": None if hidden else run.generation_cost_usd,
-        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "review"),
-        "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose != "review"),
+        # The injection screen is part of verifying, so its cost counts with the reviews'.
+        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose in ("review", "screen")),
+        "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "fix"),
         "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
         "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
         "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),

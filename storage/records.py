@@ -16,6 +16,7 @@ from santa_core.reports.record import (
     RecordReview,
     RecordRound,
     RecordRubric,
+    RecordScreen,
     RecordStateChange,
     VerificationRecord,
     sealed,
@@ -76,6 +77,8 @@ def _round(rnd: RoundView, next_round: RoundView | None, rubric: Rubric) -> Reco
         round_no=rnd.round_no, started_at=rnd.started_at, output_text=rnd.output_text, output_hash=rnd.output_hash,
         reviews=[_review(o, rubric) for _, o in sorted(rnd.reviews.items())], gate=gate, proposal=proposal,
         decisions=[RecordDecision(**d.model_dump(include=set(RecordDecision.model_fields))) for d in rnd.decisions],
+        screens=[RecordScreen(**sc.model_dump(include=set(RecordScreen.model_fields)))
+                 for _, sc in sorted(rnd.screens.items())],
         diff_to_next=diff,
     )
 

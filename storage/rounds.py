@@ -17,6 +17,7 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenResult,
 )
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
@@ -35,12 +36,14 @@ from storage.rows import (
     proposal_of,
     proposal_row,
     review_values,
+    screen_of,
+    screen_row,
     state_of,
 )
 from storage.run_rows import calls_by_id, children, lock_run, require_round, round_row
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
-from storage.tables import DecisionRow, MergedIssueRow, ProposalRow, ReviewRow, RoundRow, RunRow
+from storage.tables import DecisionRow, MergedIssueRow, ProposalRow, ReviewRow, RoundRow, RunRow, ScreenRow
 from storage.times import utcnow
 from storage.transactions import StoreBase
 
@@ -188,6 +191,27 @@ class RoundStore(StoreBase):
                          detail={"round": round_no, "slot": outcome.slot, "reviewer": outcome.reviewer,
                                  "status": outcome.status.value})
             return True
+
+    def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
+        """Commit one known-answer screen of the round, with its LLM call when one was made."""
+        with self._tx() as s:
+            run = lock_run(s, run_id)
+            require_round(s, run_id, round_no)
+            ids = insert_calls(s, run_id, round_no, result.calls[:1], None)
+            s.add(screen_row(run_id, round_no, result, ids[0] if ids else None))
+            run.updated_at = utcnow()
+            audit.append(s, "worker", "screen.saved", "round", f"{run_id}/{round_no}", run_id=run_id,
+                         after=result.text_hash,
+                         detail={"round": round_no, "role": result.role, "model": result.model,
+                                 "verdict": result.verdict, "cached": result.cached})
+
+    def screened(self, text_hash: str, model: str) -> ScreenResult | None:
+        """The newest verdict (clean or took_over, never an error) of a screen of this text by this model."""
+        with self._read() as s:
+            row = s.exec(select(ScreenRow).where(ScreenRow.text_hash == text_hash, ScreenRow.model == model,
+                                                 ScreenRow.verdict.in_(("clean", "took_over")))
+                         .order_by(ScreenRow.id.desc())).first()
+            return None if row is None else screen_of(row, {})
 
     def save_gate(self, run_id: int, round_no: int, gate: GateResult) -> None:
         """Commit the gate decision and the merged issues of the round."""

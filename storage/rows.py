@@ -23,6 +23,7 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenResult,
     Usage,
 )
 from santa_core.run.gate import slot_verdict
@@ -39,6 +40,7 @@ from storage.tables import (
     ReviewRow,
     RoundRow,
     RunRow,
+    ScreenRow,
     StateChangeRow,
 )
 from storage.times import utc, utc_or_none
@@ -301,3 +303,17 @@ def check_text(text: str, what: str) -> None:
     """Refuse empty texts and texts over the size the app accepts (`santa_core.text.text_problem`)."""
     if problem := text_problem(text, f"the {what}"):
         raise ValueError(problem)
+
+
+def screen_row(run_id: int, round_no: int, result: ScreenResult, call_id: int | None) -> ScreenRow:
+    """A screen row for one known-answer screen of a round's text."""
+    return ScreenRow(run_id=run_id, round_no=round_no, role=result.role, text_hash=result.text_hash,
+                     model=result.model, verdict=result.verdict, secret=result.secret, answer=result.answer,
+                     error=result.error, cost_usd=result.cost_usd, cached=result.cached, call_id=call_id)
+
+
+def screen_of(row: ScreenRow, calls: dict[int, LLMCallRow]) -> ScreenResult:
+    """A ScreenResult back from its row (and its llm_call row, when a call was made)."""
+    return ScreenResult(role=row.role, text_hash=row.text_hash, model=row.model, verdict=row.verdict,
+                        secret=row.secret, answer=row.answer, error=row.error, cost_usd=row.cost_usd,
+                        cached=row.cached, calls=[call_of(calls[row.call_id])] if row.call_id in calls else [])

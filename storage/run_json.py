@@ -36,6 +36,7 @@ def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
         "checks": None if rnd.gate is None or rnd.gate.checks is None else [c.model_dump() for c in rnd.gate.checks],
         "proposal": None if rnd.proposal is None else rnd.proposal.proposed_text,
         "decisions": [d.model_dump(mode="json") for d in rnd.decisions],
+        "screens": {role: sc.model_dump(mode="json", exclude={"calls"}) for role, sc in sorted(rnd.screens.items())},
         "cost_usd": rnd.cost_usd,
     }
 

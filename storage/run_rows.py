@@ -13,7 +13,7 @@ from sqlmodel import Session, select
 
 from storage.errors import RoundNotFound, RunNotFound
 from storage.metric_facts import touch
-from storage.rows import decision_of, gate_of, outcome_of, proposal_of
+from storage.rows import decision_of, gate_of, outcome_of, proposal_of, screen_of
 from storage.tables import (
     DecisionRow,
     LLMCallRow,
@@ -22,6 +22,7 @@ from storage.tables import (
     ReviewRow,
     RoundRow,
     RunRow,
+    ScreenRow,
 )
 from storage.times import utc
 from storage.views import RoundView
@@ -71,6 +72,7 @@ class RunRows:
     proposals: list[ProposalRow]
     decisions: list[DecisionRow]
     calls: dict[int, LLMCallRow]
+    screens: list[ScreenRow]
 
     def round_record(self, rnd: RoundRow) -> dict[str, Any]:
         """RoundRecord fields of one stored round."""
@@ -86,6 +88,8 @@ class RunRows:
             },
             "gate": gate_of(rnd, [i for i in self.issues if i.round_no == n]),
             "proposal": proposal_of(proposals[-1], self.calls) if proposals else None,
+            # appended oldest first: the latest screen of each role counts
+            "screens": {r.role: screen_of(r, self.calls) for r in self.screens if r.round_no == n},
         }
 
     def round_view(self, rnd: RoundRow) -> RoundView:
@@ -93,6 +97,7 @@ class RunRows:
         n = rnd.round_no
         cost = sum(r.cost_usd for r in self.reviews if r.round_no == n)
         cost += sum(p.cost_usd for p in self.proposals if p.round_no == n)
+        cost += sum(r.cost_usd for r in self.screens if r.round_no == n)
         return RoundView(
             **self.round_record(rnd),
             output_hash=rnd.output_hash,
@@ -123,7 +128,8 @@ def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:
     """All child rows of a run (or one round)."""
     reviews = children(s, ReviewRow, run_id, round_no)
     proposals = children(s, ProposalRow, run_id, round_no)
-    call_ids = [i for row in (*reviews, *proposals) for i in row.call_ids]
+    screens = children(s, ScreenRow, run_id, round_no)
+    call_ids = [i for row in (*reviews, *proposals) for i in row.call_ids] + [r.call_id for r in screens if r.call_id]
     rounds = sorted(children(s, RoundRow, run_id, round_no), key=lambda r: r.round_no)
     return RunRows(
         rounds=rounds,
@@ -132,6 +138,7 @@ def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:
         proposals=proposals,
         decisions=children(s, DecisionRow, run_id, round_no),
         calls=calls_by_id(s, call_ids),
+        screens=screens,
     )
 
 
@@ -148,7 +155,8 @@ def sum_by_run(s: Session, model: Any, run_ids: list[int]) -> dict[int, float]:
 
 
 def costs(s: Session, run_ids: list[int]) -> dict[int, float]:
-    """Money spent per run: review costs plus every proposal's cost."""
+    """Money spent per run: review costs, every proposal's cost and every injection screen's."""
     reviews = sum_by_run(s, ReviewRow, run_ids)
     proposals = sum_by_run(s, ProposalRow, run_ids)
-    return {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) for i in run_ids}
+    screens = sum_by_run(s, ScreenRow, run_ids)
+    return {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) + screens.get(i, 0.0) for i in run_ids}

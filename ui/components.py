@@ -21,6 +21,7 @@ from santa_core.models import (
     ReviewOutcome,
     Rubric,
     RunStatus,
+    ScreenResult,
 )
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
@@ -91,6 +92,21 @@ def _review_body(outcome: ReviewOutcome) -> None:
         with st.expander(f"Suggestions ({len(review.suggestions)})"):
             for s in review.suggestions:
                 st.text(f"• {s}")
+
+
+SCREEN_WORDS = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed"}
+
+
+def screen_line(screens: dict[str, ScreenResult]) -> None:
+    """One caption for the round's known-answer screens (nothing when the round was not screened)."""
+    if not screens:
+        return
+    parts = []
+    for role, sc in sorted(screens.items()):
+        said = sc.error if sc.verdict == "error" else repr(sc.answer.strip()[:80])
+        parts.append(f"{role}: {sc.model} {SCREEN_WORDS.get(sc.verdict, sc.verdict)}"
+                     + (" (screened before)" if sc.cached else f" (asked for {sc.secret}, answered {said})"))
+    st.caption(escape_markdown("Injection screen · " + " · ".join(parts)))
 
 
 def gate_banner(gate: GateResult) -> None:

@@ -47,9 +47,11 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
     if both_in and rnd.reviews["B"].reviewer.startswith("person:") and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer:
         st.warning("One person filled both reviewer slots of this round, so the two reviews are not independent. "
                    "Only the local user of an install without sign-in may do this; configure sign-in for a team.")
+    components.screen_line(rnd.screens)
     if rnd.gate is not None:
         if not rnd.reviews:
-            st.info("The reviewers were not asked: a deterministic check stopped this round first.")
+            st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
+                    "round first.")
         components.gate_banner(rnd.gate)
         components.issues_table(rnd.gate.issues)
     if rnd.proposal is not None and rnd.gate is not None:

@@ -100,6 +100,22 @@ class RecordDecision(BaseModel):
     after_text: str
 
 
+class RecordScreen(BaseModel):
+    """One known-answer injection screen of the round's spec or output."""
+
+    role: str
+    model: str
+    verdict: str
+    """clean (answered the key), took_over (answered something else) or error (could not tell)."""
+    text_hash: str
+    secret: str = ""
+    answer: str = ""
+    error: str | None = None
+    cached: bool = False
+    """The verdict of an earlier screen of the same text by the same model; no call was made."""
+    cost_usd: float = 0.0
+
+
 class RecordRound(BaseModel):
     """One round: the output reviewed, both reviews, the gate, the proposal and the decisions."""
 
@@ -111,6 +127,7 @@ class RecordRound(BaseModel):
     gate: RecordGate | None = None
     proposal: RecordProposal | None = None
     decisions: list[RecordDecision] = Field(default_factory=list)
+    screens: list[RecordScreen] = Field(default_factory=list)
     diff_to_next: str | None = None
     """Unified diff from this round's output to the next round's (None for the last round)."""
 
@@ -319,7 +336,13 @@ def _html_round(rnd: RecordRound) -> str:
              f'<span class="hash">{_e(rnd.output_hash)}</span></p>', "<h3>Output reviewed</h3>", _pre(rnd.output_text),
              "<h3>Reviews</h3>", '<div class="reviews">' + "".join(_html_review(rv) for rv in rnd.reviews) + "</div>"]
     if not rnd.reviews:
-        parts.append('<p class="muted">No reviews (a check or the budget stopped the round first).</p>')
+        parts.append('<p class="muted">No reviews (a check, the injection screen or the budget stopped the round '
+                     'first).</p>')
+    if rnd.screens:
+        parts += ["<h3>Injection screen</h3>", _table(
+            ["text", "model", "verdict", "key asked", "answer", "cost (USD)"],
+            [[sc.role, sc.model, sc.verdict + (" (earlier screen of the same text)" if sc.cached else ""), sc.secret,
+              sc.error or sc.answer, f"{sc.cost_usd:.6f}"] for sc in rnd.screens])]
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
@@ -444,6 +467,11 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
         out.append(("small", f"raw answer sha256 {rv.raw_response_hash}"))
     if not rnd.independent:
         out.append(("p", NOT_INDEPENDENT))
+    if rnd.screens:
+        out.append(("h3", "Injection screen"))
+        out += [("p", f"{sc.role} - {sc.model} - {sc.verdict}" + (" (earlier screen)" if sc.cached else "")
+                 + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - USD {sc.cost_usd:.6f}")
+                for sc in rnd.screens]
     if rnd.gate:
         out.append(("h3", f"Gate: {rnd.gate.decision}"))
         out += [("p", reason) for reason in rnd.gate.reasons]

@@ -17,12 +17,15 @@ import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ValidationError
 
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screen_prompt, text_hash
 from santa_core.models import (
     FixPlan,
     LLMCall,
     Review,
     ReviewOutcome,
     ReviewStatus,
+    ScreenResult,
+    ScreenRole,
     Slot,
     Usage,
 )
@@ -51,7 +54,7 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_EFFORT = "medium"
 """output_config.effort of a reviewer or fix call (None sends no effort)."""
 
-_ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan")}
+_ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}
 """purpose -> (who answers, what the answer is called), for error messages."""
 
 
@@ -312,3 +315,52 @@ class AnthropicFixer(_AnthropicCaller):
             calls=[res.as_llm_call("fix", self.model)],
             error=res.error,
         )
+
+
+def screen_body(model: str, text: str, key: str) -> dict:
+    """The body of one known-answer screen call: plain text, no schema, no thinking, a short answer."""
+    prompt = screen_prompt(text, key)
+    return {"model": model, "max_tokens": SCREEN_MAX_TOKENS,
+            "messages": [{"role": "user", "content": prompt.user}]}
+
+
+def screen_answer_error(message: Message, text: str, model: str) -> str | None:
+    """Why a 200 screen answer cannot be judged (refused, unfinished), else None.
+
+    A truncated answer is judged, not an error: a model that runs past a short key has already
+    left the instruction behind. An empty answer is judged too (it is not the key).
+    """
+    stop = message.stop_reason
+    if stop == "refusal":
+        return f"screening model {model} refused to answer"
+    if stop not in COMPLETE_STOP_REASONS and stop != "max_tokens":
+        return f"answer did not finish (stop_reason={stop!r})"
+    return None
+
+
+class AnthropicScreen(_AnthropicCaller):
+    """A (cheap) Claude model as the known-answer screen. `name` is the model id."""
+
+    def __init__(self, model: str, client: anthropic.Anthropic | None = None, timeout: float = 60.0,
+                 max_retries: int = 3) -> None:
+        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None)
+
+    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`)."""
+        key, start, body = new_key(), time.perf_counter(), {}
+        base = {"role": role, "text_hash": text_hash(text), "model": self.model, "secret": key}
+        try:
+            body = screen_body(self.model, text, key)
+            message = self._send(body)
+        except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
+            _, error = describe_failure(exc, self.timeout)
+            call = LLMCall(purpose="screen", model=self.model, request=body, error=error,
+                           latency_s=time.perf_counter() - start)
+            return ScreenResult(**base, verdict="error", error=error, calls=[call])
+        answer, usage = text_of(message), usage_of(message)
+        cost = cost_usd(self.model, usage)
+        error = screen_answer_error(message, answer, self.model)
+        verdict = "error" if error else "clean" if answered_key(answer, key) else "took_over"
+        call = LLMCall(purpose="screen", model=self.model, request=body, response=answer, usage=usage,
+                       cost_usd=cost, latency_s=time.perf_counter() - start, error=error)
+        return ScreenResult(**base, verdict=verdict, answer=answer, error=error, cost_usd=cost, calls=[call])

@@ -6,7 +6,17 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from santa_core.models import FixPlan, LLMCall, MergedIssue, ReviewOutcome, Rubric, Slot, Usage
+from santa_core.models import (
+    FixPlan,
+    LLMCall,
+    MergedIssue,
+    ReviewOutcome,
+    Rubric,
+    ScreenResult,
+    ScreenRole,
+    Slot,
+    Usage,
+)
 
 
 class ReviewRequest(BaseModel):
@@ -62,6 +72,17 @@ class Fixer(Protocol):
 
     def propose(self, request: FixRequest) -> FixAnswer:
         """Propose exact-text edits that fix only request.issues."""
+        ...
+
+
+@runtime_checkable
+class Screen(Protocol):
+    """The known-answer injection screen (`santa_core.checks.screen`). Must never raise."""
+
+    name: str
+
+    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+        """Ask a model to repeat a fresh key while ignoring `text`; `error` when it could not tell."""
         ...
 
 

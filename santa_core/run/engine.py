@@ -57,6 +57,8 @@ class Gate:
     issues: int | None = None
     """How many merged issues the gate found (None: not told). A NAUGHTY gate with none has
     nothing for the fix agent to fix, so it is not paid to try."""
+    why: str = ""
+    """What failed, when it was not a reviewer (the injection screen): the escalation's note."""
 
 
 @dataclass(frozen=True)
@@ -131,12 +133,12 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
         # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
         why = ("text addressing the reviewer was detected" if event.injection else
-               "a reviewer failed after retries" if event.reviewer_error else "NAUGHTY")
+               (event.why or "a reviewer failed after retries") if event.reviewer_error else "NAUGHTY")
         return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
         return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
     if event.reviewer_error:
-        return _escalate(state, Why.REVIEWER_ERROR, "a reviewer failed after retries")
+        return _escalate(state, Why.REVIEWER_ERROR, event.why or "a reviewer failed after retries")
     if event.issues == 0:
         return _escalate(state, Why.REVIEWER_ERROR, "NAUGHTY without a named issue: nothing for the fix agent to fix")
     if state.round >= state.round_cap and event.disagreement:

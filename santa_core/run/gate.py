@@ -10,6 +10,7 @@ import unicodedata
 from collections.abc import Collection
 from difflib import SequenceMatcher
 
+from santa_core.checks.screen import screen_issue, screen_reason
 from santa_core.models import (
     CheckResult,
     GateDecision,
@@ -19,6 +20,7 @@ from santa_core.models import (
     ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
+    ScreenResult,
     Verdict,
 )
 
@@ -216,6 +218,20 @@ def decide(
         injection=any(i.criterion == "injection" for i in prechecks),
         disagreement=bool(disagree(b, c, criteria, advisory)),
     )
+
+
+def screened(results: list[ScreenResult]) -> GateResult | None:
+    """NAUGHTY before any reviewer is asked when a known-answer screen caught a text (injection)
+    or could not tell (fail closed: a reviewer error); None when every screened text is clean."""
+    caught = [r for r in results if r.verdict == "took_over"]
+    failed = [r for r in results if r.verdict == "error"]
+    if not caught and not failed:
+        return None
+    if caught:
+        return GateResult(decision=GateDecision.NAUGHTY, issues=[screen_issue(r) for r in caught],
+                          reasons=[screen_reason(r) for r in caught], injection=True)
+    return GateResult(decision=GateDecision.NAUGHTY, issues=[], reasons=[screen_reason(r) for r in failed],
+                      reviewer_error=True)
 
 
 def blocked(prechecks: list[MergedIssue]) -> GateResult:

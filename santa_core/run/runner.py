@@ -12,11 +12,12 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
 from santa_core.checks import precheck_issues, run_criterion_checks
-from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, Slot
-from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest
+from santa_core.checks.screen import SCREEN_FAILED, text_hash
+from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, ScreenResult, ScreenRole, Slot
+from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
-from santa_core.run.gate import blocked, decide
+from santa_core.run.gate import blocked, decide, screened
 from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
 
 log = logging.getLogger(__name__)
@@ -55,10 +56,13 @@ class Runner:
         reviewer_for: Callable[[str], Reviewer],
         fixer_for: Callable[[str], Fixer],
         workers: int = 4,
+        screen_for: Callable[[], Screen | None] = lambda: None,
     ) -> None:
         self.store = store
         self.reviewer_for = reviewer_for
         self.fixer_for = fixer_for
+        self.screen_for = screen_for
+        """The known-answer screen for the next round (None: screening is off or has no key)."""
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
@@ -130,6 +134,12 @@ class Runner:
             # cannot ship whatever they say, so no reviewer is paid to read it.
             self._finish_round(run, rnd, blocked(prechecks).model_copy(update={"checks": outcomes}))
             return
+        caught = screened(self._screens(run, rnd))
+        if caught is not None:
+            # The known-answer screen decides before the reviewers too: a text that took over the
+            # screening model would take over a reviewer, and a screen that failed cannot vouch.
+            self._finish_round(run, rnd, caught.model_copy(update={"checks": outcomes}))
+            return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
         missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
@@ -144,6 +154,26 @@ class Runner:
         gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids())
         # The check outcomes are stored with the gate they fed, so the run page shows what was decided on.
         self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
+
+    def _screens(self, run: RunRecord, rnd: RoundRecord) -> list[ScreenResult]:
+        """The round's screens of spec and output: stored ones kept, known texts from the cache,
+        the rest asked concurrently; each committed as it arrives."""
+        screen = self.screen_for()
+        if screen is None:
+            return []
+        texts: dict[ScreenRole, str] = {"spec": run.spec, "output": rnd.output_text}
+        results = dict(rnd.screens)
+        for role, text in texts.items():
+            if role not in results and (known := self.store.screened(text_hash(text), screen.name)) is not None:
+                results[role] = known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []})
+                self.store.save_screen(run.id, rnd.round_no, results[role])
+        missing = [role for role in texts if role not in results]
+        futures = [self.review_pool.submit(screen.screen, texts[role], role) for role in missing]
+        for fut in as_completed(futures):
+            result = fut.result()
+            self.store.save_screen(run.id, rnd.round_no, result)
+            results[result.role] = result
+        return [results[role] for role in texts]
 
     def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
         """Commit the gate, then the state change it causes."""
@@ -166,7 +196,8 @@ class Runner:
             self.submit(run.id)
 
     def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
-        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues))
+        why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "")
+        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why)
         advance_run(self.store, run.id, run.state, event, "gate")
 
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:

@@ -18,6 +18,8 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenResult,
+    ScreenRole,
     Slot,
 )
 
@@ -61,6 +63,8 @@ class RoundRecord(BaseModel):
     reviews: dict[Slot, ReviewOutcome] = Field(default_factory=dict)
     gate: GateResult | None = None
     proposal: FixProposal | None = None
+    screens: dict[ScreenRole, ScreenResult] = Field(default_factory=dict)
+    """The known-answer screens of this round's texts, by role (spec, output)."""
 
 
 class Store(Protocol):
@@ -95,6 +99,14 @@ class Store(Protocol):
 
     def save_gate(self, run_id: int, round_no: int, gate: GateResult) -> None:
         """Commit the gate decision and the merged issues of the round."""
+        ...
+
+    def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
+        """Commit one known-answer screen of the round (and its LLM call, when one was made)."""
+        ...
+
+    def screened(self, text_hash: str, model: str) -> ScreenResult | None:
+        """The newest verdict (clean or took_over, never an error) of a screen of this text by this model."""
         ...
 
     def save_proposal(self, run_id: int, round_no: int, proposal: FixProposal) -> None:

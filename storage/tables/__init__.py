@@ -33,6 +33,7 @@ from storage.tables.runs import (
     ReviewRow,
     RoundRow,
     RunRow,
+    ScreenRow,
     SettingsRow,
     StateChangeRow,
 )
@@ -63,12 +64,13 @@ TABLES: tuple[type[SQLModel], ...] = (
     BatchSampleItemRow,
     BatchPatternRow,
     BatchChangeRow,
+    ScreenRow,
 )
 """Every table of the schema, parents first."""
 
 APPEND_ONLY = frozenset(
     {"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial", "escape", "audit_event",
-     "batch_change"}
+     "batch_change", "screen"}
 )
 """Tables whose rows are never updated or deleted."""
 
@@ -100,6 +102,7 @@ __all__ = [
     "RubricVersionRow",
     "RunMetricRow",
     "RunRow",
+    "ScreenRow",
     "SettingsRow",
     "StateChangeRow",
     "TrialRow",

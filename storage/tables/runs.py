@@ -131,6 +131,27 @@ class ProposalRow(UsageColumns, table=True):
     created_at: datetime = ts_column()
 
 
+class ScreenRow(SQLModel, table=True):
+    """One known-answer screen of a round's spec or output (appended; the latest per role counts)."""
+
+    __tablename__ = "screen"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = run_fk()
+    round_no: int
+    role: str
+    text_hash: str = Field(index=True)
+    model: str
+    verdict: str
+    secret: str = ""
+    answer: str = text_column()
+    error: str | None = Field(default=None, sa_type=Text)
+    cost_usd: float = 0.0
+    cached: bool = False
+    call_id: int | None = None
+    created_at: datetime = ts_column()
+
+
 class DecisionRow(SQLModel, table=True):
     """A person's (or auto-approve's) decision. Append-only."""
 

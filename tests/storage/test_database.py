@@ -112,6 +112,10 @@ SCHEMA: dict[str, list[str]] = {
         "after_hash", "detail", "prev_hash", "hash",
     ],
     "audit_head": ["id", "seq", "hash"],
+    "screen": [
+        "id", "run_id", "round_no", "role", "text_hash", "model", "verdict", "secret", "answer", "error", "cost_usd",
+        "cached", "call_id", "created_at",
+    ],
     "run_metric": [
         "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "run_id", "created_by", "status", "rounds", "nice_round",
         "generation_cost_usd", "review_cost_usd", "fix_cost_usd", "input_tokens", "output_tokens",
@@ -148,7 +152,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0008",)]
+        ).all() == [("0009",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

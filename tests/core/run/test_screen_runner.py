@@ -1,0 +1,101 @@
+"""The runner's known-answer screen step with a screen double on a real SQLite file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from santa_core.checks.screen import text_hash
+from santa_core.models import EscalationReason, RunStatus, ScreenResult, ScreenRole
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
+from santa_core.run.runner import Runner
+from storage.runs import RunStore
+from storage.startup import init_db
+from tests.conftest import grant
+from tests.core.run.test_runner import BAD, GOOD, SPEC, new_run, strict, year_fixer
+
+
+class ScreenDouble:
+    """Took over by any text that says TAKEOVER; fails on FAILME; else clean. Counts its calls."""
+
+    name = "screen-model"
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[ScreenRole, str]] = []
+
+    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+        self.asked.append((role, text))
+        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": "KEY", "cost_usd": 0.001}
+        if "FAILME" in text:
+            return ScreenResult(**base, verdict="error", error="rate limited (429) after 3 retries")
+        if "TAKEOVER" in text:
+            return ScreenResult(**base, verdict="took_over", answer="PASS")
+        return ScreenResult(**base, verdict="clean", answer="KEY")
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> RunStore:
+    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+
+
+def runner(repo: RunStore, screen: ScreenDouble | None) -> tuple[Runner, dict[str, FunctionReviewer]]:
+    reviewers = {n: FunctionReviewer(n, strict) for n in ("b", "c")}
+    fx = FunctionFixer("fixer", year_fixer)
+    return Runner(repo, reviewers.__getitem__, lambda name: fx, workers=2, screen_for=lambda: screen), reviewers
+
+
+def asked_reviewers(reviewers: dict[str, FunctionReviewer]) -> int:
+    return sum(len(r.requests) for r in reviewers.values())
+
+
+def test_a_text_that_took_the_screen_over_escalates_before_any_reviewer(repo: RunStore) -> None:
+    screen = ScreenDouble()
+    run, reviewers = runner(repo, screen)
+    state = run.execute(new_run(repo, GOOD + " TAKEOVER"))
+    assert state.status == RunStatus.ESCALATED and state.escalation_reason == EscalationReason.INJECTION
+    assert asked_reviewers(reviewers) == 0
+    rnd = repo.load_round(1, 1)
+    assert rnd.gate.injection and rnd.screens["output"].verdict == "took_over"
+    assert repo.spent_usd(1) == pytest.approx(0.002)  # both screens paid, no reviewer
+
+
+def test_a_spec_that_took_the_screen_over_is_caught_too(repo: RunStore) -> None:
+    run, reviewers = runner(repo, ScreenDouble())
+    state = run.execute(new_run(repo, GOOD, spec=SPEC + " TAKEOVER"))
+    assert state.escalation_reason == EscalationReason.INJECTION and asked_reviewers(reviewers) == 0
+
+
+def test_a_failed_screen_fails_closed_and_says_why(repo: RunStore) -> None:
+    run, reviewers = runner(repo, ScreenDouble())
+    state = run.execute(new_run(repo, GOOD + " FAILME"))
+    assert state.escalation_reason == EscalationReason.REVIEWER_ERROR and asked_reviewers(reviewers) == 0
+    assert state.note.startswith("injection screen of the output failed (rate limited")
+
+
+def test_each_text_is_screened_once_across_rounds_and_runs(repo: RunStore) -> None:
+    screen = ScreenDouble()
+    run, _ = runner(repo, screen)
+    run_id = new_run(repo, BAD, auto_approve=True)
+    assert run.execute(run_id).status == RunStatus.SHIPPED
+    fixed = BAD.replace("2019", "2018")
+    assert sorted(screen.asked[:2]) == [("output", BAD), ("spec", SPEC)] and screen.asked[2:] == [("output", fixed)]
+    assert repo.load_round(run_id, 2).screens["spec"].cached
+    assert run.execute(new_run(repo, BAD, auto_approve=True)).status == RunStatus.SHIPPED
+    assert len(screen.asked) == 3  # a second run of known texts pays no screen
+
+
+def test_a_resumed_round_does_not_screen_again(repo: RunStore) -> None:
+    screen = ScreenDouble()
+    run, _ = runner(repo, screen)
+    run_id = new_run(repo, GOOD)
+    repo.save_screen(run_id, 1, screen.screen(SPEC, "spec"))
+    repo.save_screen(run_id, 1, screen.screen(GOOD, "output").model_copy(update={"model": "another-model"}))
+    assert run.execute(run_id).status == RunStatus.SHIPPED
+    assert len(screen.asked) == 2  # the round's stored screens count, whatever the cache holds
+
+
+def test_no_screen_no_screening(repo: RunStore) -> None:
+    run, reviewers = runner(repo, None)
+    assert run.execute(new_run(repo, GOOD + " TAKEOVER")).status == RunStatus.SHIPPED
+    assert repo.load_round(1, 1).screens == {} and asked_reviewers(reviewers) == 2
