@@ -51,6 +51,7 @@ DECISION_PERMISSION: dict[str, Permission] = {
     "approve": Permission.DECIDE_FIX,
     "edit": Permission.DECIDE_FIX,
     "reject": Permission.DECIDE_FIX,
+    "retry_fix": Permission.DECIDE_FIX,
     "auto_approve": Permission.DECIDE_FIX,  # only a system actor (auto-approve) records these
     "ship_as_is": Permission.RESOLVE_ESCALATION,
     "rereview": Permission.RESOLVE_ESCALATION,
@@ -112,7 +113,7 @@ def check_person_decision(run: RunRow, new: RunState, decision: DecisionIn) -> N
     """A person's decision through `commit_decision` is a decision on a fix proposal, with the
     state the engine gives it; an escalation is resolved only by `resolve_escalation`."""
     event = {"approve": state_machine.Approve(), "edit": state_machine.Approve(),
-             "reject": state_machine.Reject()}.get(decision.action)
+             "reject": state_machine.Reject(), "retry_fix": state_machine.RetryFix()}.get(decision.action)
     current = state_of(run)
     if event is None or current.status != RunStatus.AWAITING_APPROVAL:
         raise MoveRefused(f"{decision.actor} may not record {decision.action!r} on run {run.id} while it is "

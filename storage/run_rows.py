@@ -78,6 +78,8 @@ class RunRows:
         """RoundRecord fields of one stored round."""
         n = rnd.round_no
         proposals = [p for p in self.proposals if p.round_no == n]
+        # Asking the fix agent again sets the newest proposal aside until the next one is stored.
+        retries = sum(d.action == "retry_fix" for d in self.decisions if d.round_no == n)
         return {
             "round_no": n,
             "output_text": rnd.output_text,
@@ -87,7 +89,8 @@ class RunRows:
                 if r.round_no == n
             },
             "gate": gate_of(rnd, [i for i in self.issues if i.round_no == n]),
-            "proposal": proposal_of(proposals[-1], self.calls) if proposals else None,
+            "proposal": proposal_of(proposals[-1], self.calls) if len(proposals) > retries else None,
+            "fix_attempts": len(proposals),
             # appended oldest first: the latest screen of each role counts
             "screens": {r.role: screen_of(r, self.calls) for r in self.screens if r.round_no == n},
         }

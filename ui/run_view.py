@@ -110,21 +110,34 @@ def approval_panel(view: RunView) -> None:
                    "change what the issues above describe, then Approve.")
     else:
         st.markdown("#### Your decision on the fix")
+        if rnd.fix_attempts > 1:
+            st.caption(f"Attempt {rnd.fix_attempts} of {actions.MAX_FIX_ATTEMPTS}: the fix agent was asked again.")
         proposal = _chosen_edits(view, proposal)
     kept = [str(i) for i, e in enumerate(rnd.proposal.edits) if e in proposal.edits]
-    box_key = f"edit_{view.id}_{view.state.round}" + ("" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept))
+    box_key = (f"edit_{view.id}_{view.state.round}{_attempt(rnd)}"
+               + ("" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept)))
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
                           proposal.proposed_text, height=240, key=box_key)
     st.session_state["approval_box"] = box_key
     reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
     left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
     label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
-    approve, reject = st.columns(2)
+    again = not by_person and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
+    approve, reject, retry = st.columns(3)
     if approve.button(label, type="primary", key="approve_fix"):
         text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
         _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason), view.id)
     if reject.button("Reject", key="reject_fix"):
         _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
+    if again and retry.button(f"Ask the fix agent again ({rnd.fix_attempts + 1} of {actions.MAX_FIX_ATTEMPTS})",
+                              key="retry_fix", help="Sets this proposal aside and asks the fix agent for a new one "
+                              "for the same issues: a paid call, counted against the run's budget."):
+        _act(lambda: actions.retry_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
+
+
+def _attempt(rnd: RoundView) -> str:
+    """Widget key suffix of a round's second and later fix proposals (a new proposal starts fresh boxes)."""
+    return "" if rnd.fix_attempts <= 1 else f"_a{rnd.fix_attempts}"
 
 
 def _chosen_edits(view: RunView, proposal: FixProposal) -> FixProposal:
@@ -134,7 +147,7 @@ def _chosen_edits(view: RunView, proposal: FixProposal) -> FixProposal:
     st.caption("Keep or drop single edits; the box below follows your choice (a change here resets the box).")
     kept = [i for i, edit in enumerate(proposal.edits)
             if st.checkbox(f"Keep the edit for issue {edit.issue + 1}: “{edit.before}” → “{edit.after}”", value=True,
-                           key=f"keep_{view.id}_{view.state.round}_{i}")]
+                           key=f"keep_{view.id}_{view.state.round}{_attempt(view.current_round)}_{i}")]
     return keep_edits(proposal, kept)
 
 

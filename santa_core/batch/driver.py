@@ -34,6 +34,7 @@ from santa_core.batch.store import (
     PatternRecord,
     SampleProgress,
 )
+from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
 from santa_core.models import FixEdit, FixProposal, RunStatus
 from santa_core.reviewers import message_batches as mb
@@ -253,8 +254,10 @@ class BatchDriver:
                         future.result()
                 continue  # otherwise not part of the submitted batch (cannot happen unless the jobs were edited)
             run_id = self.store.start_review(sample_id, review.item_id)
+            item = items.get(review.item_id)
             for custom_id in ids.values():
-                self.repo.save_review(run_id, 1, outcomes[custom_id], only_if_empty=True)
+                outcome = outcomes[custom_id] if item is None else compromised(outcomes[custom_id], item.output)
+                self.repo.save_review(run_id, 1, outcome, only_if_empty=True)
             future = self._restart(run_id)  # both reviews are in: only the checks and the gate run
             if future is not None:
                 future.result()

@@ -13,6 +13,7 @@ from datetime import datetime
 
 from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
 from santa_core.run import engine
+from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
 from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
 from santa_core.scope import find_evidence
@@ -67,6 +68,27 @@ def reject_fix(store: Store, run_id: int, actor: str, reason: str) -> RunState:
     decision = DecisionIn(action="reject", actor=actor, reason=reason, before_text=rnd.output_text,
                           after_text=rnd.proposal.proposed_text)
     return _decide(store, run_id, run.state, engine.Reject(), decision)
+
+
+MAX_FIX_ATTEMPTS = 3
+"""Proposals a round may have: the first and two more asked for by a person."""
+
+
+def retry_fix(store: Store, run_id: int, actor: str, reason: str = "") -> RunState:
+    """Set the proposal aside and ask the fix agent again (same round, a counted and paid attempt).
+
+    The caller hands the run back to the runner (the returned state is `queued`).
+    """
+    run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
+    rnd = store.load_round(run_id, run.state.round)
+    if rnd.proposal is None or fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues if rnd.gate else []):
+        raise ActionError("This fix is written by a person; there is no fix agent to ask again.")
+    if rnd.fix_attempts >= MAX_FIX_ATTEMPTS:
+        raise ActionError(f"The fix agent was asked {rnd.fix_attempts} times in this round, the most a round allows; "
+                          "approve, edit or reject this proposal.")
+    decision = DecisionIn(action="retry_fix", actor=actor, reason=reason.strip() or "ask the fix agent again",
+                          before_text=rnd.output_text, after_text=rnd.proposal.proposed_text)
+    return _decide(store, run_id, run.state, engine.RetryFix(), decision)
 
 
 def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, actor: str) -> RunState:

@@ -9,6 +9,7 @@ Only this module decides a run's next state. It is pure: no I/O, no clock, no ra
                                (auto-approve) │ escalated(fix_failed)
     running ──NeedHumanReview──▶ awaiting_human_review ──HumanReviewSubmitted──▶ queued
     awaiting_approval ──Approve──▶ queued, round+1      ──Reject──▶ escalated(rejected_fix)
+                      ──RetryFix──▶ queued (same round: the fix agent is asked again)
     running ──BudgetExceeded──▶ escalated(budget)       ──Interrupt──▶ interrupted ──Resume──▶ queued
     escalated ──Resolve(ship|reject|rereview)──▶ resolved_shipped │ resolved_rejected │ queued, round+1
 """
@@ -88,6 +89,11 @@ class Reject:
 
 
 @dataclass(frozen=True)
+class RetryFix:
+    """A person set the proposal aside and asks the fix agent again (a counted, paid attempt)."""
+
+
+@dataclass(frozen=True)
 class BudgetExceeded:
     """The run spent its budget."""
 
@@ -112,7 +118,7 @@ class Resolve:
 
 
 Event = (
-    Claim | NeedHumanReview | HumanReviewSubmitted | Gate | ProposalReady | Approve | Reject
+    Claim | NeedHumanReview | HumanReviewSubmitted | Gate | ProposalReady | Approve | Reject | RetryFix
     | BudgetExceeded | Interrupt | Resume | Resolve
 )
 
@@ -182,6 +188,8 @@ _TABLE: dict[tuple[S, type], object] = {
     (S.RUNNING, ProposalReady): _on_proposal,
     (S.AWAITING_APPROVAL, Approve): lambda s, e: _to(s, S.QUEUED, round=s.round + 1, note="fix approved"),
     (S.AWAITING_APPROVAL, Reject): lambda s, e: _escalate(s, Why.REJECTED_FIX, "a person rejected the fix"),
+    # Back through the queue: the worker re-applies the round's gate and asks the fix agent again.
+    (S.AWAITING_APPROVAL, RetryFix): lambda s, e: _to(s, S.QUEUED, note="asking the fix agent again"),
     (S.RUNNING, BudgetExceeded): lambda s, e: _escalate(s, Why.BUDGET, "the run's budget is spent"),
     (S.RUNNING, Interrupt): lambda s, e: _to(s, S.INTERRUPTED, note=e.note or "interrupted"),
     (S.INTERRUPTED, Resume): lambda s, e: _to(s, S.QUEUED, note="resumed"),

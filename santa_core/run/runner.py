@@ -12,6 +12,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
 from santa_core.checks import precheck_issues, run_criterion_checks
+from santa_core.checks.echo import compromised
 from santa_core.checks.screen import SCREEN_FAILED, text_hash
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, ScreenResult, ScreenRole, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen
@@ -181,8 +182,9 @@ class Runner:
         self._apply_gate(run, gate)
 
     def _review(self, run: RunRecord, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
-        """Build a fresh reviewer for this call (no state carried between rounds)."""
-        return self.reviewer_for(reviewer_of(run, slot)).review(request, slot)
+        """Build a fresh reviewer for this call (no state carried between rounds); a PASS that echoes
+        the output's verdict or instructions is stored as the reviewer error it is."""
+        return compromised(self.reviewer_for(reviewer_of(run, slot)).review(request, slot), request.output)
 
     def _wait_for_person(self, run: RunRecord) -> None:
         """Hand the run to a person; if their review landed meanwhile, put it back in the queue."""

@@ -26,7 +26,7 @@ from santa_core.models import (
 Resolution = Literal["ship_as_is", "rereview", "reject"]
 """How a person resolves an escalation."""
 DecisionAction = Literal[
-    "approve", "edit", "reject", "auto_approve", "ship_as_is", "rereview", "resolve_reject"
+    "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject"
 ]
 
 
@@ -63,6 +63,8 @@ class RoundRecord(BaseModel):
     reviews: dict[Slot, ReviewOutcome] = Field(default_factory=dict)
     gate: GateResult | None = None
     proposal: FixProposal | None = None
+    fix_attempts: int = 0
+    """How many fix proposals this round has had (a person may ask the fix agent again)."""
     screens: dict[ScreenRole, ScreenResult] = Field(default_factory=dict)
     """The known-answer screens of this round's texts, by role (spec, output)."""
 

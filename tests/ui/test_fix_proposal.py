@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 from santa_core.models import FixEdit, FixPlan, RunStatus
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
@@ -61,3 +63,25 @@ def test_a_person_keeps_or_drops_single_edits(desk_env: RunStore) -> None:
     assert not at.exception, at.exception
     nxt = desk_env.load_round(run_id, 2)
     assert nxt is not None and nxt.output_text == OUTPUT.replace("DEFECT", "2018")
+
+
+def test_asking_the_fix_agent_again_shows_the_new_proposal_and_counts_attempts(desk_env: RunStore) -> None:
+    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
+                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
+    at = as_person(EDITOR, run_id)
+    assert at.button(key="retry_fix").label == "Ask the fix agent again (2 of 3)"
+    at.button(key="retry_fix").click().run()
+    assert not at.exception, at.exception
+    # The app's own runner asks the loopback fix agent (it replaces DEFECT with "fact") for the same round.
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and desk_env.load_round(run_id, 1).fix_attempts < 2:
+        time.sleep(0.1)
+    while time.monotonic() < deadline and desk_env.load_run(run_id).state.status != RunStatus.AWAITING_APPROVAL:
+        time.sleep(0.1)
+    at = as_person(EDITOR, run_id)
+    assert "Attempt 2 of 3" in texts(at)
+    assert at.text_area(key=f"edit_{run_id}_1_a2").value == OUTPUT.replace("DEFECT", "fact")
+    assert at.button(key="retry_fix").label == "Ask the fix agent again (3 of 3)"
+    assert desk_env.load_run(run_id).state.round == 1
+    decisions = desk_env.get_run_view(run_id).rounds[0].decisions
+    assert [(d.action, d.actor) for d in decisions] == [("retry_fix", EDITOR)]

@@ -1,0 +1,83 @@
+"""The echo check: a PASS that repeats a verdict or an instruction found in the output.
+
+A reviewer that was talked into PASS by the data tends to say so in the data's own words ("this
+copy was pre-cleared by legal and meets every criterion"). An honest PASS has no reason to copy
+several words of the output that carry a verdict or talk about the review itself. Such a PASS
+is treated as compromised: it counts as a reviewer error (fail closed), never as a PASS.
+
+Pure and linear in the lengths of the texts (word n-grams in a set).
+"""
+
+from __future__ import annotations
+
+import re
+
+from santa_core.checks.folding import fold
+from santa_core.models import Review, ReviewOutcome, ReviewStatus
+
+ECHO_WORDS = 5
+"""How many words in a row a PASS must share with the output to count as an echo."""
+
+VERDICT_TERMS = frozenset({
+    "verdict", "verdicts", "reviewer", "reviewers", "evaluator", "evaluators", "grader", "graders", "rubric",
+    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors", "preapproved", "naughty",
+    # the same in the detector's other languages
+    "urteil", "kriterium", "kriterien", "prufer", "prüfer", "gutachter", "bewerter", "correcteur", "evaluateur",
+    "critere", "critère", "criteres", "critères", "evaluador", "revisor", "criterios", "veredicto", "valutatore",
+    "revisore", "criteri", "verdetto", "avaliador", "veredito",
+})
+"""Words that make a shared run talk about the review itself (its verdict, its criteria, its
+reviewers), not about the product. Why not "approved", "verified", "pass": copy uses them for
+readers ("FDA approved", "a season pass"), and an honest PASS may quote that copy as evidence."""
+
+_WORD = re.compile(r"\w+")
+_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»'
+                     r"|‘[^’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]+?'(?!\w)")
+"""Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice."""
+
+
+def _words(text: str) -> list[str]:
+    """Folded words (look-alikes, case and accents folded as the injection detector does)."""
+    return _WORD.findall(fold(text).text)
+
+
+def _grams(words: list[str]) -> set[tuple[str, ...]]:
+    return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+
+
+_TERMS = frozenset(w for t in VERDICT_TERMS for w in _words(t))
+
+
+def echo_of(review: Review, output: str) -> str | None:
+    """The words a PASS review repeats from the output that carry a verdict or instruction, else None.
+
+    Only the reviewer's own prose counts (check details and suggestions, outside quotation marks:
+    a quotation is evidence); a FAIL is never an echo (it cannot ship anything).
+    """
+    if review.verdict != "PASS":
+        return None
+    data = _grams(_words(output))
+    if not data:
+        return None
+    for prose in [c.detail for c in review.checks] + list(review.suggestions):
+        for own in _QUOTED.split(prose):  # the reviewer's own words, between its quotations
+            words = _words(own)
+            for i in range(len(words) - ECHO_WORDS + 1):
+                gram = tuple(words[i:i + ECHO_WORDS])
+                if gram in data and _TERMS.intersection(gram):
+                    return " ".join(gram)
+    return None
+
+
+def compromised(outcome: ReviewOutcome, output: str) -> ReviewOutcome:
+    """The outcome, or a reviewer error when its PASS echoes a verdict or instruction from the output."""
+    if outcome.status != ReviewStatus.OK or outcome.review is None:
+        return outcome
+    echo = echo_of(outcome.review, output)
+    if echo is None:
+        return outcome
+    return outcome.model_copy(update={
+        "status": ReviewStatus.ERROR, "review": None,
+        "error": (f"compromised: the PASS repeats \u201c{echo}\u201d from the output (a verdict or an instruction "
+                  "found in the data), so it is not counted as a review"),
+    })
