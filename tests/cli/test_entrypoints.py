@@ -51,6 +51,11 @@ LONG_FLOAT = re.compile(rb"\d+\.\d{13,}")
 """Costs the database sums over model calls that ran concurrently (reviewers B and C, several reviews
 at a time): it adds them in the order they were stored, so a sum's last binary digit depends on
 which call finished first (0.005880000000000001 or 0.0058800000000000015). Compared to 12 digits."""
+SCREEN_KEY = re.compile(rb'"(secret|answer)": "[A-Z0-9]{10}"')
+"""The key the injection screen asked to repeat (and the answer that repeated it): fresh random for every
+call, so no text can know it in advance."""
+RECORD_HASH = re.compile(rb'"record_hash": "[0-9a-f]{64}"')
+"""A record's hash covers the screen keys above."""
 PROGRESS = re.compile(rb"^sample \d+: [\d,]+ of [\d,]+ reviewed.*\n", re.M)
 """`batch` progress lines: how many are printed, and their ETA, depend on how fast the reviews come back."""
 
@@ -60,10 +65,12 @@ def time_independent(command: str, done: subprocess.CompletedProcess[bytes]) -> 
     stdout, stderr = done.stdout, done.stderr
     if command in ("review", "batch"):
         stdout = LONG_FLOAT.sub(lambda m: b"%.12g" % float(m.group()), stdout)
+    if command in ("review", "record"):
+        stdout = SCREEN_KEY.sub(rb'"\1": "<key>"', stdout)
     if command == "review":
         stdout = CREATED_AT.sub(b'"created_at": "<time>"', stdout)
     if command == "record":
-        stdout = GENERATED_AT.sub(b'"generated_at": "<time>"', stdout)
+        stdout = RECORD_HASH.sub(b'"record_hash": "<hash>"', GENERATED_AT.sub(b'"generated_at": "<time>"', stdout))
     if command == "batch":
         stderr = PROGRESS.sub(b"", stderr)
     return done.returncode, stdout, stderr
