@@ -2,19 +2,21 @@
 
 "Fix only what was flagged" is enforced here by construction. An issue is *anchored* when its
 evidence is found in the output word for word (spacing, quote style and look-alike letters may
-differ; the words may not); its *scope* is every sentence that holds the evidence. An edit for the
-issue must lie inside one of those spans. An issue whose evidence is missing or cannot be found is
+differ; the words may not) at exactly one place; its *scope* is the sentence that holds it. An edit
+for the issue must lie inside that span. An issue whose evidence is missing, cannot be found, is too
+short to point at a place (punctuation, "5%", "the") or stands at more than one place is
 *unanchored*: no automatic edit is applied for it, a person fixes it.
 
 A sentence ends at a stop ('.', '!', '?', '…', or the full-width '。', '！', '？', '．') with any
 closing quotes, brackets, markdown emphasis and footnote marker after it ("days.**[1]"), followed
-by a space of any kind (no-break and ideographic spaces too), or by the next sentence's capital
-letter with no space ("days.No refunds"), or, after a full-width stop, by anything. It also ends at
-every line break (\n, \r, \r\n, U+2028, U+2029, …), so a line of code is its own unit. Not
-boundaries: decimals and versions (3.5, v1.2.3), a capital glued to a URL, an address, a path
-or a dotted name (https://…/Docs.Html, jane.Doe@…, java.util.List), a title before a name ("Dr. Smith"), "e.g."-style
-abbreviations before a small letter or a digit ("e.g. the", "U.S. law", "No. 5"). When unsure the
-splitter cuts: a smaller scope can only refuse an edit, never let one reach an unflagged sentence.
+by a space of any kind (no-break and ideographic spaces too), or with no space by the next
+sentence's capital ("days.No refunds") or caseless letter (CJK), or, after a full-width stop, by
+anything. It also ends at every line break (\n, \r, \r\n, U+2028, U+2029, …), so a line of code
+is its own unit. Not boundaries: decimals and versions (3.5, v1.2.3), a capital glued to a URL,
+an address, a path or a dotted name (https://…/Docs.Html, jane.Doe@…, java.util.List), a title
+before a name ("Dr. Smith"), "e.g."-style abbreviations before a small letter or a digit ("e.g.
+the", "U.S. law", "No. 5"). When unsure the splitter cuts: a smaller scope can only refuse an
+edit, never let one reach an unflagged sentence.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ import bisect
 import re
 from functools import lru_cache
 
-from santa_core.checks.folding import fold
+from santa_core.checks.folding import Folded, fold
 
 Span = tuple[int, int]
 
@@ -100,45 +102,104 @@ def sentence_spans(text: str) -> tuple[Span, ...]:
     return tuple(spans)
 
 
-def find_evidence(text: str, evidence: str) -> list[Span]:
-    """Every place the evidence stands in the text: exact matches, else matches of the folded words.
+MIN_WORD_CHARS = 3
+"""Evidence with fewer letters and digits than this points at no place ("5%", "a", "—")."""
+COMMON_WORDS = frozenset(
+    "the and for are but not you all any can was one our has his her its who how why yes this that with from"
+    " have they them then than there their what when will been into some your more also only very just here"
+    " were which would could should about other der die das und ein eine mit von fur ist nicht den dem des"
+    " les des une est pour dans avec que qui pas los las del por con una para como che per gli della dos com"
+    " uma nao".split()
+)
+"""Single words too common to point at one place, however rarely one output uses them."""
 
-    Folding (see `santa_core.checks.folding`) makes spacing, case of quotes and look-alike letters
-    irrelevant but never a changed word, so a paraphrased quote is not found.
-    """
-    if not evidence.strip():
-        return []
-    exact, i = [], text.find(evidence)
-    while i != -1:
-        exact.append((i, i + len(evidence)))
+# Why these say why: the person who fixes an unanchored issue should know what was wrong with the quote.
+NO_QUOTE = "it quotes no text from the output"
+TOO_SHORT = "its quoted text is too short to point at one place"
+NOT_FOUND = "its quoted text is not in the output word for word"
+AMBIGUOUS = "its quoted text stands more than once in the output, so it does not say which place"
+
+
+@lru_cache(maxsize=8)
+def _folded(text: str) -> Folded:
+    return fold(text, casefold=False)
+
+
+def _exact(text: str, evidence: str, limit: int | None) -> list[Span]:
+    found, i = [], text.find(evidence)
+    while i != -1 and len(found) != limit:
+        found.append((i, i + len(evidence)))
         i = text.find(evidence, i + 1)
-    if exact:
-        return exact
-    hay, needle = fold(text, casefold=False), fold(evidence, casefold=False).text.strip()
+    return found
+
+
+def _by_folded_words(text: str, evidence: str, limit: int | None) -> list[Span]:
+    needle = fold(evidence, casefold=False).text.strip()
     if not needle:
         return []
+    hay = _folded(text)
     found, i = [], hay.text.find(needle)
-    while i != -1:
+    while i != -1 and len(found) != limit:
         found.append(hay.span(i, i + len(needle)))
         i = hay.text.find(needle, i + 1)
     return found
 
 
-def scope_of(text: str, evidence: str) -> list[Span]:
-    """The spans an edit for an issue quoting `evidence` may lie in: the sentences holding each occurrence.
+def find_evidence(text: str, evidence: str) -> list[Span]:
+    """Every place the evidence stands in the text: exact matches, else matches of the folded words.
 
-    Empty when the issue is unanchored. An occurrence that runs across sentences makes their
-    union one span.
+    Folding (see `santa_core.checks.folding`) makes spacing, case of quotes and look-alike letters
+    irrelevant but never a changed word, so a paraphrased quote is not found. Whether a quote is
+    enough to anchor a fix is `anchor`'s question, not this one's.
     """
+    if not evidence.strip():
+        return []
+    return _exact(text, evidence, None) or _by_folded_words(text, evidence, None)
+
+
+def too_short(evidence: str) -> bool:
+    """The evidence names no place: under MIN_WORD_CHARS letters and digits, or one common word ("the")."""
+    words = re.findall(r"\w+", fold(evidence).text)
+    return sum(map(len, words)) < MIN_WORD_CHARS or (len(words) == 1 and words[0] in COMMON_WORDS)
+
+
+def anchor(text: str, evidence: str) -> tuple[Span | None, str]:
+    """(the one place the evidence stands in the text, "") or (None, why it anchors no fix).
+
+    Evidence that is empty, too short, missing, or found at more than one place anchors nothing:
+    an edit must never reach a sentence that was not flagged, and a quote found twice does not say
+    which one was. Found twice means twice exactly, or twice once spacing, quote style and
+    look-alike letters are folded away.
+    """
+    if not evidence.strip():
+        return None, NO_QUOTE
+    if too_short(evidence):
+        return None, TOO_SHORT
+    exact = _exact(text, evidence, 2)
+    folded = _by_folded_words(text, evidence, 2)
+    if len(exact) > 1 or len(folded) > 1:
+        return None, AMBIGUOUS
+    if not exact and not folded:
+        return None, NOT_FOUND
+    return (exact or folded)[0], ""
+
+
+def scope_of(text: str, evidence: str) -> list[Span]:
+    """The span an edit for an issue quoting `evidence` may lie in: the sentence holding its one place.
+
+    Empty when the issue is unanchored (see `anchor`). A quote that runs across sentences makes
+    their union the span.
+    """
+    place, _ = anchor(text, evidence)
+    if place is None:
+        return []
+    start, end = place
     units = sentence_spans(text)
     starts = [u[0] for u in units]
-    spans: list[Span] = []
-    for start, end in find_evidence(text, evidence):
-        first = max(0, bisect.bisect_right(starts, start) - 1)
-        last = bisect.bisect_left(starts, end)
-        touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
-        spans.append((min(touched[0][0], start), max(touched[-1][1], end)))
-    return sorted(set(spans))
+    first = max(0, bisect.bisect_right(starts, start) - 1)
+    last = bisect.bisect_left(starts, end)
+    touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
+    return [(min(touched[0][0], start), max(touched[-1][1], end))]
 
 
 def within(spans: list[Span], start: int, end: int) -> bool:

@@ -1,4 +1,4 @@
-"""The fix scope: where sentences end."""
+"""The fix scope: where sentences end, and which evidence may anchor an automatic edit."""
 
 from __future__ import annotations
 
@@ -8,7 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from santa_core.scope import sentence_spans
+from santa_core.models import FixEdit, FixPlan, MergedIssue
+from santa_core.reviewers.doubles import FunctionFixer
+from santa_core.run.fixer import anchored, apply_plan, issue_fixes, propose_fix
+from santa_core.scope import AMBIGUOUS, NOT_FOUND, TOO_SHORT, anchor, scope_of, sentence_spans
 
 SPACES = " \t\u00a0\u2009\u202f\u3000"
 
@@ -109,3 +112,67 @@ def test_the_splitter_is_linear_on_adversarial_input() -> None:
         began = time.perf_counter()
         sentence_spans(text)
         assert time.perf_counter() - began < 2, text[:20]
+
+
+# --- which evidence anchors an automatic edit ----------------------------------------------------
+
+TEXT = "Our plan costs 10 dollars. Refunds within 30 days. Support answers in one hour, the same day.\nCall us."
+
+
+@pytest.mark.parametrize(
+    ("evidence", "why"),
+    [
+        pytest.param(".", TOO_SHORT, id="punctuation"),
+        pytest.param("   ", "quotes no text", id="whitespace"),
+        pytest.param("—!?", TOO_SHORT, id="punctuation-run"),
+        pytest.param("10", TOO_SHORT, id="two-digits"),
+        pytest.param("in", TOO_SHORT, id="two-letters"),
+        pytest.param("the", TOO_SHORT, id="common-word"),
+        pytest.param(" The. ", TOO_SHORT, id="common-word-with-punctuation"),
+        pytest.param("and", TOO_SHORT, id="common-word-and"),
+        pytest.param("days", AMBIGUOUS, id="found-twice"),  # "30 days" and "all days"
+        pytest.param("Refunds within 60 days", NOT_FOUND, id="not-found"),
+    ],
+)
+def test_evidence_that_points_at_no_one_place_anchors_nothing(evidence: str, why: str) -> None:
+    text = TEXT.replace("the same day", "all days")
+    place, reason = anchor(text, evidence)
+    assert place is None and why in reason
+    assert scope_of(text, evidence) == []
+
+
+def test_evidence_found_twice_only_once_folded_is_ambiguous() -> None:
+    text = "We promise “fast” delivery. We promise \"fast\" delivery at night."
+    assert anchor(text, 'We promise "fast" delivery')[1] == AMBIGUOUS
+
+
+def test_evidence_found_once_anchors_its_sentence_only() -> None:
+    assert anchor(TEXT, "30 days") == ((TEXT.index("30 days"), TEXT.index("30 days") + 7), "")
+    start = TEXT.index("Refunds")
+    assert scope_of(TEXT, "30 days") == [(start, TEXT.index("Support"))]
+    assert scope_of(TEXT, "Acme") == []
+
+
+def test_an_ambiguous_quote_gets_no_automatic_edit_even_in_a_flagged_looking_sentence() -> None:
+    """A quote found in two sentences does not say which one was flagged: no edit may reach either."""
+    text = "Refunds within 30 days. Shipping within 30 days."
+    issue = MergedIssue(criterion="facts", description="wrong period", evidence="within 30 days", flagged_by="B")
+    plan = FixPlan(edits=[FixEdit(issue=0, before="Shipping within 30 days", after="Shipping within 3 days")])
+    new, applied, rejected = apply_plan(text, plan, [issue])
+    assert new == text and applied == []
+    assert "unanchored" in rejected[0].reason and "more than once" in rejected[0].reason
+    proposal = propose_fix(FunctionFixer("f", lambda r: plan), "spec", text, [issue])
+    [fix] = issue_fixes(proposal)
+    assert fix.state == "unanchored" and "more than once" in fix.reason
+    assert anchored(text, [issue]) == []
+
+
+@pytest.mark.parametrize("evidence", ["!", "l", "the", "$5"])
+def test_a_short_quote_gets_no_automatic_edit(evidence: str) -> None:
+    """Each quote stands once, in the sentence edited, yet names no place a person could check."""
+    text = "Pay now. Get the kettle for $5!"
+    issue = MergedIssue(criterion="facts", description="price", evidence=evidence, flagged_by="B")
+    plan = FixPlan(edits=[FixEdit(issue=0, before="Get the kettle for $5!", after="Get nothing!")])
+    new, applied, rejected = apply_plan(text, plan, [issue])
+    assert new == text and applied == []
+    assert "too short" in rejected[0].reason

@@ -143,9 +143,9 @@ def test_a_fix_agent_failure_marks_every_anchored_issue_failed() -> None:
 
 
 def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
-    text = " ".join(f"Filler {i} here." for i in range(10))
-    issue = MergedIssue(criterion="tone", description="too flat", evidence="Filler", flagged_by="B")
-    plan = FixPlan(edits=[FixEdit(issue=0, before=f"Filler {i} here.", after="Rewritten.") for i in range(10)])
+    text = ", ".join(f"filler {i} here" for i in range(10)) + "."  # one sentence
+    issue = MergedIssue(criterion="tone", description="too flat", evidence="filler 0 here", flagged_by="B")
+    plan = FixPlan(edits=[FixEdit(issue=0, before=f"filler {i} here", after="rewritten") for i in range(10)])
     new, applied, rejected = apply_plan(text, plan, [issue])
     assert len(applied) == 3 and len(rejected) == 7
     assert "more than 3 edits for one issue" in rejected[0].reason
@@ -153,7 +153,7 @@ def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
 
 def test_half_the_output_is_the_most_a_plan_may_replace() -> None:
     text = "".join(f"<{i:02d}>" + "x" * 45 + "\n" for i in range(20))  # 1,000 characters
-    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>", flagged_by="B")
+    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>xxx", flagged_by="B")
               for i in range(20)]
     plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 45, after="y") for i in range(20)])
     _, applied, rejected = apply_plan(text, plan, issues)
