@@ -2,12 +2,21 @@
 
 "Fix only what was flagged" is enforced here by construction. An issue is *anchored* when its
 evidence is found in the output word for word (spacing, quote style and look-alike letters may
-differ; the words may not); its *scope* is every sentence that holds the evidence. An edit for the
-issue must lie inside one of those spans. An issue whose evidence is missing or cannot be found is
+differ; the words may not) at exactly one place; its *scope* is the sentence that holds it. An edit
+for the issue must lie inside that span. An issue whose evidence is missing, cannot be found, is too
+short to point at a place (punctuation, "5%", "the") or stands at more than one place is
 *unanchored*: no automatic edit is applied for it, a person fixes it.
 
-A sentence ends after '.', '!', '?' or '…' (closing quotes and brackets included) followed by
-whitespace, and at every line break, so a line of code is its own unit.
+A sentence ends at a stop ('.', '!', '?', '…', or the full-width '。', '！', '？', '．') with any
+closing quotes, brackets, markdown emphasis and footnote marker after it ("days.**[1]"), followed
+by a space of any kind (no-break and ideographic spaces too), or with no space by the next
+sentence's capital ("days.No refunds") or caseless letter (CJK), or, after a full-width stop, by
+anything. It also ends at every line break (\n, \r, \r\n, U+2028, U+2029, …), so a line of code
+is its own unit. Not boundaries: decimals and versions (3.5, v1.2.3), a capital glued to a URL,
+an address, a path or a dotted name (https://…/Docs.Html, jane.Doe@…, java.util.List), a title
+before a name ("Dr. Smith"), "e.g."-style abbreviations before a small letter or a digit ("e.g.
+the", "U.S. law", "No. 5"). When unsure the splitter cuts: a smaller scope can only refuse an
+edit, never let one reach an unflagged sentence.
 """
 
 from __future__ import annotations
@@ -16,11 +25,60 @@ import bisect
 import re
 from functools import lru_cache
 
-from santa_core.checks.folding import fold
+from santa_core.checks.folding import Folded, fold
 
 Span = tuple[int, int]
 
-_SENTENCE_END = re.compile(r"[.!?…][\"'”’)\]»]*[ \t]+|\r?\n")
+# Every break str.splitlines() knows (\r\n is one break).
+_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+_SPACE = rf"[^\S{_BREAKS}]|[\u200b-\u200d\u2060\ufeff]"  # spaces inside a line, the invisible ones too
+_CLOSE = r"[\"'”’»›)\]}*_~`」』）］｝】〉》〕]"
+_FOOTNOTE = r"(?:\[\^?\w{1,10}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
+# Why the lookbehinds and possessive quantifiers: a match starts only at the first stop of a run
+# and never backtracks, so 200k characters of dots or brackets stay linear.
+_BOUNDARY = re.compile(
+    rf"(?P<br>\r\n|[{_BREAKS}])"
+    rf"|(?<![。！？｡．])(?:[。！？｡]|．(?![0-9０-９]))++{_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:{_SPACE})*+"
+    rf"|(?<![.!?…])(?P<stop>[.!?…]++){_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:(?P<space>(?:{_SPACE})++)|(?=[^\W\d_]))"
+)
+# The word a glued capital starts is a sentence's first word when a space or punctuation follows it.
+_GLUED_WORD = re.compile(r"[^\W\d_]+(?=[\s,;:!?)]|\.(?:\s|$)|$)")
+_TITLES = frozenset("mr mrs ms mx dr prof rev hon sen rep gov gen col capt lt sgt hr fr sra srta".split())
+_BEFORE_SMALL = frozenset("etc vs approx incl excl ca cf al resp bzw usw ggf vgl".split())
+_BEFORE_DIGIT = frozenset("no nr fig figs vol p pp art ch sec abs ca approx vs op tel".split())
+
+
+def _word_before(text: str, i: int) -> str:
+    """The letters-and-dots word that ends at i ("e.g", "Dr"), or "" when it is long or not a word."""
+    j = i
+    while j > 0 and i - j < 16 and (text[j - 1].isalpha() or text[j - 1] == "."):
+        j -= 1
+    return "" if j > 0 and (text[j - 1].isalnum() or i - j >= 16) else text[j:i]
+
+
+def _is_boundary(text: str, m: re.Match[str]) -> bool:
+    """Whether a stop the pattern found ends a sentence (see the module docstring)."""
+    if m.group("stop") is None:
+        return True
+    i, after = m.start("stop"), m.end()
+    if m.group("space") is None:  # glued: "days.No refunds", not "acme.Example.com" or "Dr.Smith"
+        if i < 2 or not all(c.isalpha() and not c.isupper() for c in text[i - 2:i]) or not text[after].isalpha() or text[after].islower():
+            return False
+        token = text[max(0, i - 200):i].split()[-1:]
+        if token and any(mark in token[0] for mark in ("://", "@", ".", "/")):
+            return False  # a URL, an address, a path or a dotted name (java.util.List, acme.Example.com)
+        # A caseless script (CJK, Arabic, …) starts a sentence with no space; a capital starts one
+        # when its word ends (System.Collections.Generic is one name).
+        return not text[after].isupper() or bool(_GLUED_WORD.match(text, after))
+    if m.group("stop") != "." or after == len(text):
+        return True
+    word, nxt = _word_before(text, i), text[after]
+    low = word.lower()
+    if low in _TITLES and nxt.isupper():
+        return False
+    if ("." in word or low in _BEFORE_SMALL) and (nxt.islower() or nxt.isdigit()):
+        return False
+    return not (low in _BEFORE_DIGIT and nxt.isdigit())
 
 
 @lru_cache(maxsize=256)
@@ -31,12 +89,12 @@ def sentence_spans(text: str) -> tuple[Span, ...]:
     """
     spans: list[Span] = []
     start = 0
-    for m in _SENTENCE_END.finditer(text):
-        if m.group(0).endswith("\n"):
+    for m in _BOUNDARY.finditer(text):
+        if m.group("br") is not None:
             if m.start() > start:
                 spans.append((start, m.start()))
             start = m.end()
-        else:
+        elif _is_boundary(text, m):
             spans.append((start, m.end()))
             start = m.end()
     if start < len(text):
@@ -44,45 +102,104 @@ def sentence_spans(text: str) -> tuple[Span, ...]:
     return tuple(spans)
 
 
-def find_evidence(text: str, evidence: str) -> list[Span]:
-    """Every place the evidence stands in the text: exact matches, else matches of the folded words.
+MIN_WORD_CHARS = 3
+"""Evidence with fewer letters and digits than this points at no place ("5%", "a", "—")."""
+COMMON_WORDS = frozenset(
+    "the and for are but not you all any can was one our has his her its who how why yes this that with from"
+    " have they them then than there their what when will been into some your more also only very just here"
+    " were which would could should about other der die das und ein eine mit von fur ist nicht den dem des"
+    " les des une est pour dans avec que qui pas los las del por con una para como che per gli della dos com"
+    " uma nao".split()
+)
+"""Single words too common to point at one place, however rarely one output uses them."""
 
-    Folding (see `santa_core.checks.folding`) makes spacing, case of quotes and look-alike letters
-    irrelevant but never a changed word, so a paraphrased quote is not found.
-    """
-    if not evidence.strip():
-        return []
-    exact, i = [], text.find(evidence)
-    while i != -1:
-        exact.append((i, i + len(evidence)))
+# Why these say why: the person who fixes an unanchored issue should know what was wrong with the quote.
+NO_QUOTE = "it quotes no text from the output"
+TOO_SHORT = "its quoted text is too short to point at one place"
+NOT_FOUND = "its quoted text is not in the output word for word"
+AMBIGUOUS = "its quoted text stands more than once in the output, so it does not say which place"
+
+
+@lru_cache(maxsize=8)
+def _folded(text: str) -> Folded:
+    return fold(text, casefold=False)
+
+
+def _exact(text: str, evidence: str, limit: int | None) -> list[Span]:
+    found, i = [], text.find(evidence)
+    while i != -1 and len(found) != limit:
+        found.append((i, i + len(evidence)))
         i = text.find(evidence, i + 1)
-    if exact:
-        return exact
-    hay, needle = fold(text, casefold=False), fold(evidence, casefold=False).text.strip()
+    return found
+
+
+def _by_folded_words(text: str, evidence: str, limit: int | None) -> list[Span]:
+    needle = fold(evidence, casefold=False).text.strip()
     if not needle:
         return []
+    hay = _folded(text)
     found, i = [], hay.text.find(needle)
-    while i != -1:
+    while i != -1 and len(found) != limit:
         found.append(hay.span(i, i + len(needle)))
         i = hay.text.find(needle, i + 1)
     return found
 
 
-def scope_of(text: str, evidence: str) -> list[Span]:
-    """The spans an edit for an issue quoting `evidence` may lie in: the sentences holding each occurrence.
+def find_evidence(text: str, evidence: str) -> list[Span]:
+    """Every place the evidence stands in the text: exact matches, else matches of the folded words.
 
-    Empty when the issue is unanchored. An occurrence that runs across sentences makes their
-    union one span.
+    Folding (see `santa_core.checks.folding`) makes spacing, case of quotes and look-alike letters
+    irrelevant but never a changed word, so a paraphrased quote is not found. Whether a quote is
+    enough to anchor a fix is `anchor`'s question, not this one's.
     """
+    if not evidence.strip():
+        return []
+    return _exact(text, evidence, None) or _by_folded_words(text, evidence, None)
+
+
+def too_short(evidence: str) -> bool:
+    """The evidence names no place: under MIN_WORD_CHARS letters and digits, or one common word ("the")."""
+    words = re.findall(r"\w+", fold(evidence).text)
+    return sum(map(len, words)) < MIN_WORD_CHARS or (len(words) == 1 and words[0] in COMMON_WORDS)
+
+
+def anchor(text: str, evidence: str) -> tuple[Span | None, str]:
+    """(the one place the evidence stands in the text, "") or (None, why it anchors no fix).
+
+    Evidence that is empty, too short, missing, or found at more than one place anchors nothing:
+    an edit must never reach a sentence that was not flagged, and a quote found twice does not say
+    which one was. Found twice means twice exactly, or twice once spacing, quote style and
+    look-alike letters are folded away.
+    """
+    if not evidence.strip():
+        return None, NO_QUOTE
+    if too_short(evidence):
+        return None, TOO_SHORT
+    exact = _exact(text, evidence, 2)
+    folded = _by_folded_words(text, evidence, 2)
+    if len(exact) > 1 or len(folded) > 1:
+        return None, AMBIGUOUS
+    if not exact and not folded:
+        return None, NOT_FOUND
+    return (exact or folded)[0], ""
+
+
+def scope_of(text: str, evidence: str) -> list[Span]:
+    """The span an edit for an issue quoting `evidence` may lie in: the sentence holding its one place.
+
+    Empty when the issue is unanchored (see `anchor`). A quote that runs across sentences makes
+    their union the span.
+    """
+    place, _ = anchor(text, evidence)
+    if place is None:
+        return []
+    start, end = place
     units = sentence_spans(text)
     starts = [u[0] for u in units]
-    spans: list[Span] = []
-    for start, end in find_evidence(text, evidence):
-        first = max(0, bisect.bisect_right(starts, start) - 1)
-        last = bisect.bisect_left(starts, end)
-        touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
-        spans.append((min(touched[0][0], start), max(touched[-1][1], end)))
-    return sorted(set(spans))
+    first = max(0, bisect.bisect_right(starts, start) - 1)
+    last = bisect.bisect_left(starts, end)
+    touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
+    return [(min(touched[0][0], start), max(touched[-1][1], end))]
 
 
 def within(spans: list[Span], start: int, end: int) -> bool:

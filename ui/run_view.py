@@ -106,7 +106,8 @@ def approval_panel(view: RunView) -> None:
         st.caption("You are the fix agent for this run: change only what the issues above flag, then Approve.")
     elif by_person:
         st.markdown("#### Fix the flagged issues")
-        st.caption("No flagged issue could be located in the output word for word, so the fix agent was not asked: "
+        st.caption("No flagged issue could be located at one place in the output (its quote is missing, not word for "
+                   "word, too short or found more than once), so the fix agent was not asked: "
                    "change what the issues above describe, then Approve.")
     else:
         st.markdown("#### Your decision on the fix")

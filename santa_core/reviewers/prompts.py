@@ -28,7 +28,9 @@ Rules:
 - Check every criterion of the rubric, one check per criterion id, in rubric order.
 - A criterion PASSES only if its pass condition is clearly met. If in doubt, FAIL it.
 - Every failed criterion of severity "critical" must appear in critical_issues, with the exact
-  offending text from the OUTPUT copied into evidence when there is such text.
+  offending text from the OUTPUT copied into evidence when there is such text, long enough to
+  stand only once in the OUTPUT (a quote that is very short or found twice cannot be fixed
+  automatically).
 - verdict is PASS only if every check of a "critical" criterion is PASS. Otherwise FAIL.
 - A failed criterion of severity "suggestion" is a FAIL check and a line in suggestions; it never
   goes in critical_issues and does not by itself make the verdict FAIL.

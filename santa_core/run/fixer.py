@@ -3,7 +3,8 @@
 A fix is a list of exact-text edits (issue, before, after). Edits are applied by position to
 the original text, so every byte outside the replaced spans stays identical by construction.
 An edit must lie inside the sentence that holds its issue's evidence (`santa_core.scope`); an
-issue whose evidence is not in the output is *unanchored* and gets no automatic edit. An edit
+issue whose evidence does not point at one place in the output (no quote, too short, not found,
+found more than once) is *unanchored* and gets no automatic edit. An edit
 whose "before" text is missing, ambiguous, out of scope or overlapping another edit is rejected
 and shown, never guessed at. `issue_fixes` says per issue what the proposal did.
 """
@@ -12,9 +13,7 @@ from __future__ import annotations
 
 from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
-from santa_core.scope import find_evidence, scope_of, within
-
-UNANCHORED_WHY = "its evidence is not in the output word for word, so a person fixes it"
+from santa_core.scope import anchor, scope_of, within
 
 PLAN_FLOOR = 300
 """The whole plan may replace half the output, or this many characters of a short one."""
@@ -41,7 +40,7 @@ def _locate(text: str, edit: FixEdit, issues: list[MergedIssue]) -> tuple[int, s
     # rewrite more, and with auto-approve no person would notice.
     spans = scope_of(text, issues[edit.issue].evidence)
     if not spans:
-        return -1, f"is for an unanchored issue: {UNANCHORED_WHY}"
+        return -1, f"is for an unanchored issue: {anchor(text, issues[edit.issue].evidence)[1]}, so a person fixes it"
     if not edit.before:
         return -1, "has an empty 'before' text"
     found = occurrences(text, edit.before)
@@ -114,18 +113,19 @@ def propose_fix(fixer: Fixer, spec: str, output: str, issues: list[MergedIssue])
 def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
     """Per flagged issue: fixed (an applied edit changes its quoted text), failed (why), not fixed, or unanchored.
 
-    "Fixed" means the quoted text itself was replaced, by this issue's edit or another's: an edit
-    elsewhere in the sentence leaves the defect where it was.
+    "Fixed" means the quoted text itself, at the one place it anchors, was replaced, by this issue's
+    edit or another's: an edit elsewhere in the sentence leaves the defect where it was. Unanchored
+    (see `santa_core.scope.anchor`) says why: no quote, too short, not found, or found more than once.
     """
     text = proposal.before_text
     edited = [(s, s + len(e.before)) for e in proposal.edits for s in occurrences(text, e.before)[:1]]
     fixes = []
     for i, issue in enumerate(proposal.issues):
-        quoted = find_evidence(text, issue.evidence)
-        touched = any(s < qe and qs < e for s, e in edited for qs, qe in quoted)
+        place, why = anchor(text, issue.evidence)
+        touched = place is not None and any(s < place[1] and place[0] < e for s, e in edited)
         refused = [r.reason for r in proposal.rejected if r.edit.issue == i]
-        if not quoted:
-            state, reason = "unanchored", UNANCHORED_WHY
+        if place is None:
+            state, reason = "unanchored", f"{why}, so a person fixes it"
         elif touched:
             state, reason = "fixed", "its quoted text is replaced"
         elif refused:
@@ -147,7 +147,7 @@ def is_complete(proposal: FixProposal) -> bool:
 
 
 def anchored(output: str, issues: list[MergedIssue]) -> list[int]:
-    """Indexes of the issues whose evidence stands in the output (the only ones a fix agent may edit)."""
+    """Indexes of the issues whose evidence stands at one place in the output (the only ones a fix agent may edit)."""
     return [i for i, issue in enumerate(issues) if scope_of(output, issue.evidence)]
 
 

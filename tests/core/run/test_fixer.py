@@ -143,9 +143,9 @@ def test_a_fix_agent_failure_marks_every_anchored_issue_failed() -> None:
 
 
 def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
-    text = " ".join(f"Filler {i} here." for i in range(10))
-    issue = MergedIssue(criterion="tone", description="too flat", evidence="Filler", flagged_by="B")
-    plan = FixPlan(edits=[FixEdit(issue=0, before=f"Filler {i} here.", after="Rewritten.") for i in range(10)])
+    text = ", ".join(f"filler {i} here" for i in range(10)) + "."  # one sentence
+    issue = MergedIssue(criterion="tone", description="too flat", evidence="filler 0 here", flagged_by="B")
+    plan = FixPlan(edits=[FixEdit(issue=0, before=f"filler {i} here", after="rewritten") for i in range(10)])
     new, applied, rejected = apply_plan(text, plan, [issue])
     assert len(applied) == 3 and len(rejected) == 7
     assert "more than 3 edits for one issue" in rejected[0].reason
@@ -153,7 +153,7 @@ def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
 
 def test_half_the_output_is_the_most_a_plan_may_replace() -> None:
     text = "".join(f"<{i:02d}>" + "x" * 45 + "\n" for i in range(20))  # 1,000 characters
-    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>", flagged_by="B")
+    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>xxx", flagged_by="B")
               for i in range(20)]
     plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 45, after="y") for i in range(20)])
     _, applied, rejected = apply_plan(text, plan, issues)
@@ -172,13 +172,15 @@ def test_an_edit_may_not_balloon() -> None:
 def sentence_partition_holds(text: str) -> bool:
     spans = sentence_spans(text)
     covered = "".join(text[s:e] for s, e in spans)
-    return covered == re.sub(r"\r?\n", "", text) and all(s < e for s, e in spans)
+    return covered == re.sub(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", "", text) and all(s < e for s, e in spans)
 
 
-WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we", "a"])
+WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we", "a",
+                         "No", "3.5", "e.g.", "U.S.", "v1.2.3", "退款"])
 SENTENCE = st.lists(WORDS, min_size=1, max_size=6).map(" ".join).flatmap(
-    lambda body: st.sampled_from([".", "!", "?", ""]).map(lambda end: body + end))
-TEXTS = st.lists(st.tuples(SENTENCE, st.sampled_from([" ", "  ", "\n", "\r\n", " \n"])), min_size=1, max_size=8).map(
+    lambda body: st.sampled_from([".", "!", "?", "", "。", ".**", ".[1]", '."']).map(lambda end: body + end))
+TEXTS = st.lists(st.tuples(SENTENCE, st.sampled_from([" ", "  ", "\n", "\r\n", " \n", "", "\r", "\u00a0", "\u2028",
+                                                      "\u2029", "\u3000"])), min_size=1, max_size=8).map(
     lambda parts: "".join(s + sep for s, sep in parts))
 
 
