@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -103,15 +101,6 @@ def test_every_sentence_is_its_own_unit(parts: list[tuple[str, str]]) -> None:
     """However sentences are glued together, each one is a unit: a scope never grows into the next."""
     text = "".join(s + gap for s, gap in parts)
     assert units(text) == [s for s, _ in parts]
-
-
-def test_the_splitter_is_linear_on_adversarial_input() -> None:
-    for text in ["a." * 100_000, "aa.Bb" * 40_000, "." * 200_000, ".*" * 100_000, "ab.[1]" * 33_000,
-                 "e.g. " * 40_000, "x" * 199_999 + ".", "。" * 200_000, "aa." + "*" * 200_000]:
-        sentence_spans.cache_clear()
-        began = time.perf_counter()
-        sentence_spans(text)
-        assert time.perf_counter() - began < 2, text[:20]
 
 
 # --- which evidence anchors an automatic edit ----------------------------------------------------
