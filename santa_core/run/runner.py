@@ -8,6 +8,7 @@ resumed from its last committed step.
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
@@ -64,6 +65,9 @@ class Runner:
         self.fixer_for = fixer_for
         self.screen_for = screen_for
         """The known-answer screen for the next round (None: screening is off or has no key)."""
+        self._screening: dict[tuple[str, str], Future] = {}
+        """Screens in flight by (text hash, model), so one text is screened once at a time."""
+        self._screening_lock = threading.Lock()
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
@@ -157,24 +161,43 @@ class Runner:
         self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
 
     def _screens(self, run: RunRecord, rnd: RoundRecord) -> list[ScreenResult]:
-        """The round's screens of spec and output: stored ones kept, known texts from the cache,
-        the rest asked concurrently; each committed as it arrives."""
+        """The round's screens of spec and output: stored ones kept, the rest screened concurrently
+        (each committed as it arrives)."""
         screen = self.screen_for()
         if screen is None:
             return []
         texts: dict[ScreenRole, str] = {"spec": run.spec, "output": rnd.output_text}
         results = dict(rnd.screens)
-        for role, text in texts.items():
-            if role not in results and (known := self.store.screened(text_hash(text), screen.name)) is not None:
-                results[role] = known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []})
-                self.store.save_screen(run.id, rnd.round_no, results[role])
-        missing = [role for role in texts if role not in results]
-        futures = [self.review_pool.submit(screen.screen, texts[role], role) for role in missing]
+        futures = [self.review_pool.submit(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
+                   for role in texts if role not in results]
         for fut in as_completed(futures):
             result = fut.result()
-            self.store.save_screen(run.id, rnd.round_no, result)
             results[result.role] = result
         return [results[role] for role in texts]
+
+    def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, text: str) -> ScreenResult:
+        """One text's screen, stored with the round: an earlier verdict for the same text and model
+        when there is one, else a call. Runs screening the same text at once share one call (a
+        batch's items share their spec): the others wait for it, then read its stored verdict."""
+        key = (text_hash(text), screen.name)
+        with self._screening_lock:
+            flight = self._screening.get(key)
+            mine = flight is None
+            if mine:
+                flight = self._screening[key] = Future()
+        try:
+            if not mine:
+                flight.result()  # the other screen of this text is stored (or failed: then ask ourselves)
+            known = self.store.screened(*key)
+            result = (screen.screen(text, role) if known is None else
+                      known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []}))
+            self.store.save_screen(run_id, round_no, result)
+            return result
+        finally:
+            if mine:
+                with self._screening_lock:
+                    del self._screening[key]
+                flight.set_result(None)
 
     def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
         """Commit the gate, then the state change it causes."""

@@ -50,6 +50,7 @@ def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> Non
         reviews={"B": b, "C": c},
         gate=gate,
         proposal=proposal,
+        fix_attempts=1,
     )
     assert slot_verdict(loaded.reviews["B"], ["facts", "terms"]) == "FAIL"
     assert repo.load_run(run_id).spent_usd == pytest.approx(

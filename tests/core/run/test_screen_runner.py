@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -99,3 +100,21 @@ def test_no_screen_no_screening(repo: RunStore) -> None:
     run, reviewers = runner(repo, None)
     assert run.execute(new_run(repo, GOOD + " TAKEOVER")).status == RunStatus.SHIPPED
     assert repo.load_round(1, 1).screens == {} and asked_reviewers(reviewers) == 2
+
+
+def test_runs_screening_one_text_at_once_share_one_call(repo: RunStore) -> None:
+    class SlowScreen(ScreenDouble):
+        def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+            time.sleep(0.05)  # long enough for the other runs to arrive while this one is asked
+            return super().screen(text, role)
+
+    screen = SlowScreen()
+    reviewers = {n: FunctionReviewer(n, strict) for n in ("b", "c")}
+    run = Runner(repo, reviewers.__getitem__, lambda name: None, workers=4, screen_for=lambda: screen)
+    try:
+        runs = [new_run(repo, f"{GOOD} Item {i}.") for i in range(8)]
+        assert [f.result(timeout=30).status for f in [run.submit(r) for r in runs]] == [RunStatus.SHIPPED] * 8
+    finally:
+        run.shutdown()
+    assert [role for role, _ in screen.asked].count("spec") == 1  # a batch's shared spec is paid once
+    assert sum(not repo.load_round(r, 1).screens["spec"].cached for r in runs) == 1
