@@ -201,6 +201,27 @@ def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: RunStore
     at.button(key="set_save").click().run()
     assert desk_env.get_settings()["display_name"] == "Ann Editor"
     assert desk_env.get_settings()["max_rounds"] == 2
+    assert desk_env.get_settings()["screen"] is True  # the injection screen is on by default
+
+
+def test_the_injection_screen_is_a_setting_the_runner_follows(desk_env: RunStore,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from desk.wiring import model_screen
+
+    screen_now = model_screen(desk_env)
+    assert screen_now().name == "claude-haiku-5-5"  # a key is present (the loopback API's)
+    at = open_app("pages/settings.py")
+    at.selectbox(key="set_screen_model").set_value("claude-sonnet-5-5").run()
+    at.button(key="set_save").click().run()
+    assert screen_now().name == "claude-sonnet-5-5"
+    at.toggle(key="set_screen").set_value(False).run()
+    assert at.selectbox(key="set_screen_model").disabled
+    at.button(key="set_save").click().run()
+    assert desk_env.get_settings()["screen"] is False and screen_now() is None
+    at.toggle(key="set_screen").set_value(True).run()
+    at.button(key="set_save").click().run()
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    assert screen_now() is None  # no key: only the deterministic detector runs
 
 
 def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: RunStore) -> None:
