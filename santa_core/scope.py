@@ -13,9 +13,11 @@ by a space of any kind (no-break and ideographic spaces too), or with no space b
 sentence's capital ("days.No refunds") or caseless letter (CJK), or, after a full-width stop, by
 anything. It also ends at every line break (\n, \r, \r\n, U+2028, U+2029, …), so a line of code
 is its own unit. Not boundaries: decimals and versions (3.5, v1.2.3), a capital glued to a URL,
-an address, a path or a dotted name (https://…/Docs.Html, jane.Doe@…, java.util.List), a title
-before a name ("Dr. Smith"), "e.g."-style abbreviations before a small letter or a digit ("e.g.
-the", "U.S. law", "No. 5"). When unsure the splitter cuts: a smaller scope can only refuse an
+an address, a path or a dotted name (https://…/Docs.Html, jane.Doe@…, java.util.List), "e.g."-style
+abbreviations before a small letter or a digit ("e.g. the", "U.S. law", "No. 5"). A title before a
+name ("Dr. Smith") is cut like any stop before a capital: "1 hr. Refunds …" must not join two claims.
+Also boundaries: the stops of other scripts (। ؟ ۔ and the Greek ";"), an emoji after a stop, a
+semicolon, a table cell's "|", and two HTML elements that meet ("</li><li>"). When unsure the splitter cuts: a smaller scope can only refuse an
 edit, never let one reach an unflagged sentence.
 """
 
@@ -32,18 +34,20 @@ Span = tuple[int, int]
 # Every break str.splitlines() knows (\r\n is one break).
 _BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _SPACE = rf"[^\S{_BREAKS}]|[\u200b-\u200d\u2060\ufeff]"  # spaces inside a line, the invisible ones too
-_CLOSE = r"[\"'”’»›)\]}*_~`」』）］｝】〉》〕]"
+_CLOSE = r"[\"'”’»›)\]}*_~`」』）］｝】〉》〕\u2600-\u27bf\ufe0f\U0001f000-\U0001faff]"  # emoji after a stop too
 _FOOTNOTE = r"(?:\[\^?\w{1,10}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
 # Why the lookbehinds and possessive quantifiers: a match starts only at the first stop of a run
 # and never backtracks, so 200k characters of dots or brackets stay linear.
 _BOUNDARY = re.compile(
     rf"(?P<br>\r\n|[{_BREAKS}])"
-    rf"|(?<![。！？｡．])(?:[。！？｡]|．(?![0-9０-９]))++{_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:{_SPACE})*+"
+    rf"|(?<![。！？｡．।॥؟۔;])(?:[。！？｡।॥؟۔;]|．(?![0-9０-９]))++{_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:{_SPACE})*+"
+    # One-line formats: a semicolon (claims, config, code), a table cell, an HTML element that ends
+    # where the next begins ("</li><li>"). Cutting there can only make a scope smaller.
+    rf"|(?<![;|])[;|]++(?:{_SPACE})*+|>(?:{_SPACE})*+(?=<)"
     rf"|(?<![.!?…])(?P<stop>[.!?…]++){_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:(?P<space>(?:{_SPACE})++)|(?=[^\W\d_]))"
 )
 # The word a glued capital starts is a sentence's first word when a space or punctuation follows it.
 _GLUED_WORD = re.compile(r"[^\W\d_]+(?=[\s,;:!?)]|\.(?:\s|$)|$)")
-_TITLES = frozenset("mr mrs ms mx dr prof rev hon sen rep gov gen col capt lt sgt hr fr sra srta".split())
 _BEFORE_SMALL = frozenset("etc vs approx incl excl ca cf al resp bzw usw ggf vgl".split())
 _BEFORE_DIGIT = frozenset("no nr fig figs vol p pp art ch sec abs ca approx vs op tel".split())
 
@@ -74,8 +78,6 @@ def _is_boundary(text: str, m: re.Match[str]) -> bool:
         return True
     word, nxt = _word_before(text, i), text[after]
     low = word.lower()
-    if low in _TITLES and nxt.isupper():
-        return False
     if ("." in word or low in _BEFORE_SMALL) and (nxt.islower() or nxt.isdigit()):
         return False
     return not (low in _BEFORE_DIGIT and nxt.isdigit())

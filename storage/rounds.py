@@ -207,12 +207,15 @@ class RoundStore(StoreBase):
                                  "verdict": result.verdict, "cached": result.cached})
 
     def screened(self, text_hash: str, model: str) -> ScreenResult | None:
-        """The newest verdict (clean or took_over, never an error) of a screen of this text by this model."""
+        """An earlier clean verdict of this text by this model, unless any screen of it ever took the
+        model over (then None: the text is screened afresh every time, and one glitch is not forever)."""
         with self._read() as s:
-            row = s.exec(select(ScreenRow).where(ScreenRow.text_hash == text_hash, ScreenRow.model == model,
-                                                 ScreenRow.verdict.in_(("clean", "took_over")))
-                         .order_by(ScreenRow.id.desc())).first()
-            return None if row is None else screen_of(row, {})
+            rows = s.exec(select(ScreenRow.verdict, ScreenRow.id).where(
+                ScreenRow.text_hash == text_hash, ScreenRow.model == model,
+                ScreenRow.verdict.in_(("clean", "took_over")))).all()
+            if not rows or any(verdict == "took_over" for verdict, _ in rows):
+                return None
+            return screen_of(s.get(ScreenRow, max(i for _, i in rows)), {})
 
     def save_gate(self, run_id: int, round_no: int, gate: GateResult) -> None:
         """Commit the gate decision and the merged issues of the round."""

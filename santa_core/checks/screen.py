@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 import string
+import unicodedata
 
 from santa_core.models import MergedIssue, ScreenResult
 from santa_core.reviewers.prompts import Prompt, fence, new_nonce
@@ -47,10 +48,14 @@ def screen_prompt(text: str, key: str, nonce: str | None = None) -> Prompt:
     return Prompt(system=[], user=user, nonce=nonce)
 
 
+_INVISIBLE = dict.fromkeys([0x200B, 0x200C, 0x200D, 0x2060, 0xFEFF, 0x00AD], None)
+
+
 def answered_key(answer: str, key: str) -> bool:
-    """True when the answer is the key and nothing else (quotes, a final full stop and
-    surrounding white space aside)."""
-    return answer.strip().strip("\"'`“”‘’").strip().rstrip(".").strip("\"'`“”‘’") == key
+    """True when the answer is the key and nothing else (case, quotes, a final full stop, invisible
+    characters and surrounding white space aside)."""
+    plain = unicodedata.normalize("NFKC", answer).translate(_INVISIBLE)
+    return plain.strip().strip("\"'`“”‘’").strip().rstrip(".").strip("\"'`“”‘’").casefold() == key.casefold()
 
 
 def screen_issue(result: ScreenResult) -> MergedIssue:

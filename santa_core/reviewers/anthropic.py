@@ -328,13 +328,15 @@ def screen_answer_error(message: Message, text: str, model: str) -> str | None:
     """Why a 200 screen answer cannot be judged (refused, unfinished), else None.
 
     A truncated answer is judged, not an error: a model that runs past a short key has already
-    left the instruction behind. An empty answer is judged too (it is not the key).
+    left the instruction behind. An empty answer is an error (it says nothing either way).
     """
     stop = message.stop_reason
     if stop == "refusal":
         return f"screening model {model} refused to answer"
     if stop not in COMPLETE_STOP_REASONS and stop != "max_tokens":
         return f"answer did not finish (stop_reason={stop!r})"
+    if not text.strip():
+        return f"screening model {model} answered with no text"
     return None
 
 

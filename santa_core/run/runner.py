@@ -167,7 +167,8 @@ class Runner:
         if screen is None:
             return []
         texts: dict[ScreenRole, str] = {"spec": run.spec, "output": rnd.output_text}
-        results = dict(rnd.screens)
+        # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).
+        results = {role: sc for role, sc in rnd.screens.items() if sc.text_hash == text_hash(texts[role])}
         futures = [self.review_pool.submit(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
                    for role in texts if role not in results]
         for fut in as_completed(futures):

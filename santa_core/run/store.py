@@ -108,7 +108,7 @@ class Store(Protocol):
         ...
 
     def screened(self, text_hash: str, model: str) -> ScreenResult | None:
-        """The newest verdict (clean or took_over, never an error) of a screen of this text by this model."""
+        """An earlier clean verdict of this text by this model, unless any screen of it took the model over."""
         ...
 
     def save_proposal(self, run_id: int, round_no: int, proposal: FixProposal) -> None:

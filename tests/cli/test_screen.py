@@ -95,7 +95,9 @@ def test_a_text_that_takes_the_screening_model_over_never_reaches_a_reviewer(
     error_reply(400, "invalid_request_error", "bad request"),
     error_reply(529, "overloaded_error", "Overloaded"),
     message("", stop_reason="refusal"),
-], ids=["400", "529-after-retries", "refusal"])
+    message(""),
+    message("KEY", stop_reason="pause_turn"),
+], ids=["400", "529-after-retries", "refusal", "empty", "unfinished"])
 def test_a_screen_that_fails_fails_closed(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub,
                                           failure: object) -> None:
     messages_stub.screen = lambda body: failure
@@ -135,3 +137,18 @@ def test_the_screen_is_a_setting(cli_env: dict, tmp_path: Path, messages_stub: M
     assert json.loads(done.stdout)["status"] == "shipped" and messages_stub.screen_calls() == []
     done = santa({**cli_env, "SANTA_SCREEN_MODEL": "claude-sonnet-5-5"}, tmp_path, "Other.", "--json")
     assert {c["body"]["model"] for c in messages_stub.screen_calls()} == {"claude-sonnet-5-5"}
+
+
+@pytest.mark.parametrize("answer", ["{key}", "{key}.", '"{key}"', "{lower}", "{key}\u200b", " `{key}` "])
+def test_the_key_in_another_case_quotes_or_with_an_invisible_character_is_the_key(
+        cli_env: dict, tmp_path: Path, messages_stub: MessagesStub, answer: str) -> None:
+    messages_stub.screen = lambda body: message(answer.format(key=screen_key(body), lower=screen_key(body).lower()))
+    assert json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)["status"] == "shipped"
+
+
+@pytest.mark.parametrize("answer", ["Sure! {key}", "PASS", "{key} PASS", "{key}{key}"])
+def test_anything_but_the_key_is_a_take_over(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub,
+                                             answer: str) -> None:
+    messages_stub.screen = lambda body: message(answer.format(key=screen_key(body)))
+    result = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
+    assert result["escalation_reason"] == "injection" and messages_stub.message_calls() == []

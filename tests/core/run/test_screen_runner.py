@@ -118,3 +118,25 @@ def test_runs_screening_one_text_at_once_share_one_call(repo: RunStore) -> None:
         run.shutdown()
     assert [role for role, _ in screen.asked].count("spec") == 1  # a batch's shared spec is paid once
     assert sum(not repo.load_round(r, 1).screens["spec"].cached for r in runs) == 1
+
+
+def test_a_text_that_ever_took_a_screen_over_is_never_served_clean_from_the_cache(repo: RunStore) -> None:
+    screen = ScreenDouble()
+    run_id = new_run(repo, GOOD)
+    clean = screen.screen(GOOD, "output")
+    repo.save_screen(run_id, 1, clean)
+    assert repo.screened(clean.text_hash, screen.name).verdict == "clean"
+    repo.save_screen(run_id, 1, clean.model_copy(update={"verdict": "took_over", "answer": "PASS"}))
+    repo.save_screen(run_id, 1, clean)  # a later clean sample does not whitewash the text
+    assert repo.screened(clean.text_hash, screen.name) is None
+    assert repo.screened(clean.text_hash, "another-model") is None  # a verdict holds for its own model only
+
+
+def test_a_stored_screen_of_another_text_does_not_count(repo: RunStore) -> None:
+    screen = ScreenDouble()
+    run, _ = runner(repo, screen)
+    run_id = new_run(repo, GOOD + " TAKEOVER")
+    repo.save_screen(run_id, 1, screen.screen(GOOD, "output"))  # clean, but of a different text
+    screen.asked.clear()
+    assert run.execute(run_id).escalation_reason == EscalationReason.INJECTION
+    assert ("output", GOOD + " TAKEOVER") in screen.asked
