@@ -322,7 +322,7 @@ class BatchDriver:
             raise BatchProblem(f"sample {progress.number} is not fully reviewed yet ({progress.done} of "
                                f"{progress.size})")
         failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
-                                            error="a reviewer failed after retries" if r.reviewer_error else None)
+                                            error=engine.REVIEWER_FAILED if r.reviewer_error else None)
                     for r in self.store.reviews(sample_id) if r.done and not r.nice]
         found = patterns.group_patterns(failures)
         return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])

@@ -2,7 +2,8 @@
 
 A reviewer that was talked into PASS by the data tends to say so in the data's own words ("this
 copy was pre-cleared by legal and meets every criterion"). An honest PASS has no reason to copy
-several words of the output that carry a verdict or talk about the review itself. Such a PASS
+several words of the output that both talk about the review (verdict, criteria, reviewer …) and give
+a verdict (pass, approved, meets …). Such a PASS
 is treated as compromised: it counts as a reviewer error (fail closed), never as a PASS.
 
 Pure and linear in the lengths of the texts (word n-grams in a set).
@@ -18,17 +19,23 @@ from santa_core.models import Review, ReviewOutcome, ReviewStatus
 ECHO_WORDS = 5
 """How many words in a row a PASS must share with the output to count as an echo."""
 
-VERDICT_TERMS = frozenset({
+REVIEW_TERMS = frozenset({
     "verdict", "verdicts", "reviewer", "reviewers", "evaluator", "evaluators", "grader", "graders", "rubric",
-    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors", "preapproved", "naughty",
+    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors", "review", "evaluation",
+    "preapproved",  # a claim about the review and a verdict at once
     # the same in the detector's other languages
     "urteil", "kriterium", "kriterien", "prufer", "prüfer", "gutachter", "bewerter", "correcteur", "evaluateur",
     "critere", "critère", "criteres", "critères", "evaluador", "revisor", "criterios", "veredicto", "valutatore",
     "revisore", "criteri", "verdetto", "avaliador", "veredito",
 })
-"""Words that make a shared run talk about the review itself (its verdict, its criteria, its
-reviewers), not about the product. Why not "approved", "verified", "pass": copy uses them for
-readers ("FDA approved", "a season pass"), and an honest PASS may quote that copy as evidence."""
+"""Words that talk about the review itself (its verdict, its criteria, its reviewers)."""
+VERDICT_WORDS = frozenset({
+    "pass", "passes", "passed", "approve", "approved", "approves", "approval", "preapproved", "compliant",
+    "complies", "meets", "met", "satisfies", "satisfied", "flawless", "cleared", "fulfils", "fulfills", "nice",
+    "bestanden", "genehmigt", "freigegeben", "erfullt", "erfüllt", "approuve", "approuvé", "valide", "validé",
+    "conforme", "aprobado", "cumple", "approvato", "superato", "aprovado", "cumpre",
+})
+"""Words that give a verdict or approval."""
 
 _WORD = re.compile(r"\w+")
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»'
@@ -36,16 +43,21 @@ _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\
 """Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice."""
 
 
+_JOINED = re.compile(r"(?<=\w)[-\u2010\u2011\u00ad](?=\w)")
+
+
 def _words(text: str) -> list[str]:
-    """Folded words (look-alikes, case and accents folded as the injection detector does)."""
-    return _WORD.findall(fold(text).text)
+    """Folded words (look-alikes, case and accents folded as the injection detector does; "pre-approved"
+    is one word)."""
+    return _WORD.findall(_JOINED.sub("", fold(text).text))
 
 
 def _grams(words: list[str]) -> set[tuple[str, ...]]:
     return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
 
 
-_TERMS = frozenset(w for t in VERDICT_TERMS for w in _words(t))
+_REVIEW = frozenset(w for t in REVIEW_TERMS for w in _words(t))
+_VERDICT = frozenset(w for t in VERDICT_WORDS for w in _words(t))
 
 
 def echo_of(review: Review, output: str) -> str | None:
@@ -64,7 +76,7 @@ def echo_of(review: Review, output: str) -> str | None:
             words = _words(own)
             for i in range(len(words) - ECHO_WORDS + 1):
                 gram = tuple(words[i:i + ECHO_WORDS])
-                if gram in data and _TERMS.intersection(gram):
+                if gram in data and _REVIEW.intersection(gram) and _VERDICT.intersection(gram):
                     return " ".join(gram)
     return None
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from santa_core.models import CheckResult, Review, ReviewIssue, Rubric, Verdict
-from santa_core.scope import find_evidence
+from santa_core.scope import anchor
 
 
 class CriterionAnswer(BaseModel):
@@ -40,11 +40,11 @@ def person_review(rubric: Rubric, output: str, answers: dict[str, CriterionAnswe
         note, quote = answer.note.strip(), answer.quote.strip()
         evidence = ""
         if quote:
-            spans = find_evidence(output, quote)
-            if spans:
-                evidence = output[spans[0][0]:spans[0][1]]
+            place, why = anchor(output, quote)
+            if place is not None:
+                evidence = output[place[0]:place[1]]
             else:
-                not_found.append(c.name)
+                not_found.append(f"{c.name} ({why})")
         if answer.result == "FAIL" and not note and not quote:
             unexplained.append(c.name)
         checks.append(CheckResult(criterion=c.id, result=answer.result, detail=note or answer.result.lower()))
@@ -54,10 +54,14 @@ def person_review(rubric: Rubric, output: str, answers: dict[str, CriterionAnswe
         problems.append("Say what is wrong for each FAIL, with a note or a quote from the output: "
                         + ", ".join(unexplained) + ".")
     if not_found:
-        problems.append("A quote must be copied from the output word for word; not found: "
-                        + ", ".join(not_found) + ".")
+        problems.append("A quote must be copied from the output word for word and point at one place: "
+                        + "; ".join(not_found) + ".")
     if problems:
         return None, problems
-    verdict: Verdict = "PASS" if all(c.result == "PASS" for c in checks) else "FAIL"
-    return Review(verdict=verdict, checks=checks, critical_issues=issues,
-                  suggestions=[s.strip() for s in suggestions.splitlines() if s.strip()]), []
+    # As the reviewers are told: a failed suggestion is a FAIL check and a suggestion line, never by
+    # itself a FAIL verdict (that would make the gate NAUGHTY with nothing for the fix agent).
+    advisory = set(rubric.advisory_ids())
+    verdict: Verdict = "PASS" if all(c.result == "PASS" for c in checks if c.criterion not in advisory) else "FAIL"
+    lines = [s.strip() for s in suggestions.splitlines() if s.strip()]
+    lines += [f"{names[c.criterion]}: {c.detail}" for c in checks if c.result == "FAIL" and c.criterion in advisory]
+    return Review(verdict=verdict, checks=checks, critical_issues=issues, suggestions=lines), []

@@ -16,7 +16,7 @@ from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
 from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
-from santa_core.scope import find_evidence
+from santa_core.scope import anchor
 from santa_core.text import text_problem
 
 
@@ -113,8 +113,8 @@ def _check_person_review(review: Review, rubric: Rubric, output: str) -> None:
     seen = {c.criterion for c in review.checks}
     if missing := [c for c in rubric.criterion_ids() if c not in seen]:
         raise ActionError(f"Judge every criterion before submitting; not judged: {', '.join(missing)}.")
-    if stray := [i.evidence for i in review.critical_issues if i.evidence and not find_evidence(output, i.evidence)]:
-        raise ActionError(f"A quoted text is not in the output word for word: {stray[0][:80]!r}.")
+    if stray := [i.evidence for i in review.critical_issues if i.evidence and anchor(output, i.evidence)[0] is None]:
+        raise ActionError(f"A quoted text must stand in the output word for word, at one place: {stray[0][:80]!r}.")
 
 
 def resume(store: Store, run_id: int, actor: str) -> RunState:

@@ -23,6 +23,8 @@ from santa_core.models import EscalationReason as Why
 from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
 
+REVIEWER_FAILED = "a reviewer's answer did not count (it failed after retries, or its PASS was compromised)"
+"""Why a round failed when a reviewer's answer could not be counted."""
 FIXING = "fixing"
 """Note of a run that is still `running` after a NAUGHTY gate: the fix agent is next."""
 
@@ -139,12 +141,12 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
         # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
         why = ("text addressing the reviewer was detected" if event.injection else
-               (event.why or "a reviewer failed after retries") if event.reviewer_error else "NAUGHTY")
+               (event.why or REVIEWER_FAILED) if event.reviewer_error else "NAUGHTY")
         return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
         return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
     if event.reviewer_error:
-        return _escalate(state, Why.REVIEWER_ERROR, event.why or "a reviewer failed after retries")
+        return _escalate(state, Why.REVIEWER_ERROR, event.why or REVIEWER_FAILED)
     if event.issues == 0:
         return _escalate(state, Why.REVIEWER_ERROR, "NAUGHTY without a named issue: nothing for the fix agent to fix")
     if state.round >= state.round_cap and event.disagreement:

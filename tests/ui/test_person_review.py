@@ -93,6 +93,6 @@ def test_the_action_refuses_an_incomplete_or_misquoting_person_review(desk_env: 
                                      EDITOR)
     issue = ReviewIssue(criterion=full.checks[0].criterion, description="x", evidence="nowhere in the text")
     bad = full.model_copy(update={"verdict": "FAIL", "critical_issues": [issue]})
-    with pytest.raises(ActionError, match="not in the output"):
+    with pytest.raises(ActionError, match="must stand in the output"):
         actions.submit_person_review(desk_env, run_id, "C", bad, EDITOR)
     assert "C" not in desk_env.load_round(run_id, 1).reviews

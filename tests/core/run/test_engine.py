@@ -92,7 +92,7 @@ SAMPLE = RunState(status=S.RUNNING, round=1, max_rounds=1, round_cap=1, review_o
     pytest.param(e.Gate(NICE), S.SHIPPED, "both reviewers PASS", id="nice-ships"),
     pytest.param(e.Gate(NAUGHTY), S.SAMPLED, "batch sample: NAUGHTY", id="naughty-is-sampled-not-fixed"),
     pytest.param(e.Gate(NAUGHTY, disagreement=True), S.SAMPLED, "batch sample: NAUGHTY", id="no-disagreement-escalation"),
-    pytest.param(e.Gate(NAUGHTY, reviewer_error=True), S.SAMPLED, "batch sample: a reviewer failed after retries",
+    pytest.param(e.Gate(NAUGHTY, reviewer_error=True), S.SAMPLED, f"batch sample: {e.REVIEWER_FAILED}",
                  id="reviewer-error-is-sampled"),
     pytest.param(e.Gate(NAUGHTY, injection=True), S.SAMPLED,
                  "batch sample: text addressing the reviewer was detected", id="injection-is-sampled"),
