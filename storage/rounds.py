@@ -249,8 +249,10 @@ class RoundStore(StoreBase):
             run = lock_run(s, run_id)
             require_round(s, run_id, round_no)
             old = children(s, ProposalRow, run_id, round_no)
+            retries = sum(d.action == "retry_fix" for d in children(s, DecisionRow, run_id, round_no))
+            # The same proposal again is a no-op, unless a person set the last one aside: then it is a new attempt.
             if (
-                old
+                len(old) > retries
                 and proposal_of(old[-1], calls_by_id(s, old[-1].call_ids)) == proposal
             ):
                 return

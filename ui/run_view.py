@@ -99,6 +99,12 @@ def approval_panel(view: RunView) -> None:
         return
     rnd = view.current_round
     proposal = rnd.proposal
+    # Which proposal the person was shown on the last render: a click decides on that one, and is
+    # refused (with their typed text shown) if someone asked the fix agent again meanwhile.
+    seen = st.session_state.get("approval_seen")
+    typed_box = st.session_state.get("approval_box", "")
+    shown = seen[2] if seen and seen[:2] == (view.id, view.state.round) else rnd.fix_attempts
+    st.session_state["approval_seen"] = (view.id, view.state.round, rnd.fix_attempts)
     st.session_state["approval_ctx"] = (view.id, view.state.round)
     by_person = rnd.gate is not None and fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
     if view.fixer == PERSON:
@@ -123,17 +129,20 @@ def approval_panel(view: RunView) -> None:
     reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
     left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
     label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
-    again = not by_person and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
+    over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
+    again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
     approve, reject, retry = st.columns(3)
+    typed = st.session_state.get(typed_box) if shown != rnd.fix_attempts else None
     if approve.button(label, type="primary", key="approve_fix"):
         text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
-        _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason), view.id)
+        _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason, shown),
+             view.id, typed)
     if reject.button("Reject", key="reject_fix"):
-        _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
+        _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
     if again and retry.button(f"Ask the fix agent again ({rnd.fix_attempts + 1} of {actions.MAX_FIX_ATTEMPTS})",
                               key="retry_fix", help="Sets this proposal aside and asks the fix agent for a new one "
                               "for the same issues: a paid call, counted against the run's budget."):
-        _act(lambda: actions.retry_fix(app_desk.desk().runs, view.id, identity.actor(), reason), view.id)
+        _act(lambda: actions.retry_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
 
 
 def _attempt(rnd: RoundView) -> str:
@@ -169,13 +178,19 @@ def _keep_typed_text(say, why: str, ctx: tuple[int, int]) -> None:
     st.session_state.pop("approval_ctx", None)
 
 
-def _act(do, run_id: int) -> None:
-    """Run an action, hand the run back to the runner if it is queued, and refresh."""
+def _act(do, run_id: int, typed: str | None = None) -> None:
+    """Run an action, hand the run back to the runner if it is queued, and refresh.
+
+    `typed`: what the person had in a box that is gone now (the proposal changed); shown on a refusal.
+    """
     try:
         state = do()
     # ValueError covers SlotAssigned and the run store's refusals of bad text; what was typed stays.
     except (actions.ActionError, Conflict, InvalidTransition, PermissionDenied, ValueError) as exc:
         st.error(escape_markdown(str(exc)))
+        if typed:
+            st.caption("The text you had in the box, so nothing you typed is lost:")
+            st.code(typed, language=None, wrap_lines=True)
         return
     if state.status == RunStatus.QUEUED:
         app_desk.desk().runner.submit(run_id)

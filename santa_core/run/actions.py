@@ -47,10 +47,27 @@ def _decide(store: Store, run_id: int, state: RunState, event: engine.Event, dec
     return new
 
 
-def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "") -> RunState:
-    """Approve the proposal (or the person's edit of it); the next round reviews that text."""
+STALE_PROPOSAL = ("The fix proposal changed while you were deciding (someone asked the fix agent again); "
+                  "nothing was recorded. Look at the new proposal and decide again.")
+
+
+def _current_proposal(store: Store, run_id: int, attempt: int | None):
+    """The run and its round, refused unless a proposal awaits approval, and (given `attempt`, the
+    attempt the person was shown) it is still that one."""
     run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
     rnd = store.load_round(run_id, run.state.round)
+    if rnd.proposal is None or (attempt is not None and rnd.fix_attempts != attempt):
+        raise ActionError(STALE_PROPOSAL)
+    return run, rnd
+
+
+def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "",
+                attempt: int | None = None) -> RunState:
+    """Approve the proposal (or the person's edit of it); the next round reviews that text.
+
+    `attempt`: which of the round's proposals the person saw; a newer one refuses the approval.
+    """
+    run, rnd = _current_proposal(store, run_id, attempt)
     proposed = rnd.proposal.proposed_text
     after = _check_text(edited_text, "edited output") if edited_text is not None else proposed
     action = "approve" if after == proposed else "edit"
@@ -59,12 +76,11 @@ def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None =
     return _decide(store, run_id, run.state, engine.Approve(), decision, next_round_text=after)
 
 
-def reject_fix(store: Store, run_id: int, actor: str, reason: str) -> RunState:
+def reject_fix(store: Store, run_id: int, actor: str, reason: str, attempt: int | None = None) -> RunState:
     """Reject the proposal; the run escalates to a person."""
-    run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
+    run, rnd = _current_proposal(store, run_id, attempt)
     if not reason.strip():
         raise ActionError("Say why you reject the fix; the reason goes to the escalation.")
-    rnd = store.load_round(run_id, run.state.round)
     decision = DecisionIn(action="reject", actor=actor, reason=reason, before_text=rnd.output_text,
                           after_text=rnd.proposal.proposed_text)
     return _decide(store, run_id, run.state, engine.Reject(), decision)
@@ -74,14 +90,16 @@ MAX_FIX_ATTEMPTS = 3
 """Proposals a round may have: the first and two more asked for by a person."""
 
 
-def retry_fix(store: Store, run_id: int, actor: str, reason: str = "") -> RunState:
+def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: int | None = None) -> RunState:
     """Set the proposal aside and ask the fix agent again (same round, a counted and paid attempt).
 
     The caller hands the run back to the runner (the returned state is `queued`).
     """
-    run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
-    rnd = store.load_round(run_id, run.state.round)
-    if rnd.proposal is None or fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues if rnd.gate else []):
+    run, rnd = _current_proposal(store, run_id, attempt)
+    if run.budget_usd is not None and run.spent_usd >= run.budget_usd:
+        raise ActionError("The run's budget is spent, so the fix agent cannot be asked again; approve, edit or "
+                          "reject this proposal.")
+    if fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues if rnd.gate else []):
         raise ActionError("This fix is written by a person; there is no fix agent to ask again.")
     if rnd.fix_attempts >= MAX_FIX_ATTEMPTS:
         raise ActionError(f"The fix agent was asked {rnd.fix_attempts} times in this round, the most a round allows; "

@@ -7,6 +7,7 @@ import time
 from santa_core.models import FixEdit, FixPlan, RunStatus
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
+from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from tests.ui.test_run_page import EDITOR, MODEL_B, MODEL_C, SPEC, as_person, texts
@@ -85,3 +86,28 @@ def test_asking_the_fix_agent_again_shows_the_new_proposal_and_counts_attempts(d
     assert desk_env.load_run(run_id).state.round == 1
     decisions = desk_env.get_run_view(run_id).rounds[0].decisions
     assert [(d.action, d.actor) for d in decisions] == [("retry_fix", EDITOR)]
+
+
+def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_keeps_the_typed_text(
+        desk_env: RunStore) -> None:
+    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
+                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
+    at = as_person(EDITOR, run_id)  # person A sees attempt 1 and starts typing
+    mine = OUTPUT.replace("DEFECT", "2018") + " Checked by legal."
+    at.text_area(key=f"edit_{run_id}_1").set_value(mine)
+    # Person B asks the fix agent again; it answers with another proposal (attempt 2).
+    actions.retry_fix(desk_env, run_id, EDITOR)
+    runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
+        name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
+    try:
+        assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    finally:
+        runner.shutdown()
+    at.button(key="approve_fix").click().run()  # A approves what they saw
+    assert not at.exception, at.exception
+    assert "The fix proposal changed while you were deciding" in texts(at)
+    assert mine in [c.value for c in at.code]  # what A typed is shown, not lost
+    assert desk_env.load_run(run_id).state.round == 1  # nothing was approved
+    assert [d.action for d in desk_env.get_run_view(run_id).rounds[0].decisions] == ["retry_fix"]
+    at.button(key="approve_fix").click().run()  # now A has seen attempt 2: the approval goes through
+    assert desk_env.load_round(run_id, 2).output_text == OUTPUT.replace("DEFECT", "1999")

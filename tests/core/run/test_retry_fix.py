@@ -80,3 +80,15 @@ def test_a_fix_written_by_a_person_has_no_agent_to_ask(repo: RunStore) -> None:
     assert run.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     with pytest.raises(actions.ActionError, match="written by a person"):
         actions.retry_fix(repo, run_id, "ed")
+
+
+def test_the_same_proposal_again_is_a_new_attempt(repo: RunStore) -> None:
+    same = FunctionFixer("fixer", lambda request: FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2018")]))
+    run = runner(repo, same)
+    run_id = new_run(repo, BAD)
+    run.execute(run_id)
+    actions.retry_fix(repo, run_id, "ed")
+    assert run.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    again = repo.load_round(run_id, 1)
+    assert again.fix_attempts == 2 and again.proposal is not None
+    assert actions.approve_fix(repo, run_id, "ed").round == 2
