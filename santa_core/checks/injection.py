@@ -676,9 +676,11 @@ def _defanged(cased: Folded) -> Folded:
     return Folded("".join(text), cased.index, cased.source)
 
 
-def _views(text: str) -> list[tuple[Folded, Folded]]:
-    """(casefolded, cased) views the sentence scorer reads: as written, letter-spacing joined, digits as letters."""
-    lower, cased = fold(text, casefold=True), _defanged(fold(text, casefold=False))
+def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) -> list[tuple[Folded, Folded]]:
+    """(casefolded, cased) views the sentence scorer reads: as written, letter-spacing joined, markup dropped, digits as
+    letters. `lower` and `cased`: the text folded already (the caller scans them too; folding 200k characters is slow)."""
+    lower = fold(text, casefold=True) if lower is None else lower
+    cased = _defanged(fold(text, casefold=False) if cased is None else cased)
     views = [(lower, cased)]
     spaced = _despaced(text, casefold=True)
     if spaced is not None:
@@ -700,8 +702,9 @@ def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
 
 def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
     """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec)."""
-    hits = _scan(fold(text, casefold=True), cased=False) + _scan(fold(text, casefold=False), cased=True)
-    views = _views(text)
+    lower, cased = fold(text, casefold=True), fold(text, casefold=False)
+    hits = _scan(lower, cased=False) + _scan(cased, cased=True)
+    views = _views(text, lower, cased)
     for lower, cased in views[1:]:  # the stock phrases, letter-spaced, without markup or written with digits
         hits += _scan(lower, cased=False)
         if cased.source is text and cased.text is not views[0][1].text:
