@@ -27,7 +27,7 @@ _LONE_THIS = r"(?:this|it)(?=\s*(?:[.!,;:\"'\n]|$))"
 _YES = r"(?:pass(?:ed|ing)?|nice|approved?|accept(?:ed)?)"
 # What a fake chat turn says to a model, within its line: second person, a verdict, this text; or,
 # first, a reply's opening or an order. Not a label's value ("Windows 11", "Maria Lopez", "Mark Jones").
-_ROLE_SPEECH = (r"[^\n]{0,80}?\b(?:you(?:'re|\s+(?:are|must|should|shall|will|may|need|have|can))|your\s+"
+_ROLE_SPEECH = (r"[^\n]{0,80}?\b(?:you(?:'re|\s+(?:are|must|should|shall|will|may|need\s+to|have\s+to|can))|your\s+"
                 r"(?:task|job|role|instructions?|answer|verdict|reply|response|output|review|rules?)"
                 r"|pass(?:ed|es)?|nice|approved?|accept(?:ed)?|lgtm|all\s+good|looks\s+good|no\s+issues"
                 r"|compliant|flawless|verdict|rubric|criteri(?:on|a)|reviewer|grader|evaluator"
@@ -65,6 +65,12 @@ _TEST_WORDS = frozenset("test tests suite suites build builds ci pipeline pipeli
 _WORD = re.compile(r"[a-z0-9]+")
 
 
+def _test_report_window(text: str, m: re.Match[str]) -> bool:
+    """A test word within 120 characters either side ('{"result": "pass", "tests": 42}'): a test run's record."""
+    window = text[max(0, m.start() - 120):m.end() + 120].lower()
+    return not _TEST_WORDS.isdisjoint(_WORD.findall(window))
+
+
 def _test_report_line(text: str, m: re.Match[str]) -> bool:
     """The match is a test report's "Result: PASS" line ("Result: PASS (42 tests, 0 failures)"), not a verdict.
 
@@ -83,27 +89,123 @@ def _test_report_line(text: str, m: re.Match[str]) -> bool:
     return not _TEST_WORDS.isdisjoint(_WORD.findall(window))
 
 
+# Words that make a qualifier, a reply code or a heading about the evaluation after all.
+_EVALUATION_WORDS = re.compile(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
+                               r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
+                               r"|output|copy|submission|document|page)|above|before\s+this)")
+_ELSEWHERE = re.compile(r"\s*(?:printed\s+(?:on|in)|written\s+(?:on|in)|from|on|about|regarding|for|in|of"
+                        r"|that\s+came\s+(?:with|in))\s+([^.;:!?\n]{0,60})")
+
+
+def _elsewhere(text: str, end: int) -> bool:
+    """The instructions are placed elsewhere ("… previous instructions printed on the old box", "… from your old
+    bank", "… guidelines on sunscreen"): a reader's advice, unless the qualifier names the evaluation itself."""
+    m = _ELSEWHERE.match(text, end, min(len(text), end + 90))
+    return m is not None and not _EVALUATION_WORDS.search(m.group(1))
+
+
+_REPLY_CODE = re.compile(r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
+                         r"|counter|entrance|till|checkout|reception|front))", re.IGNORECASE)
+_CODE_LINE = re.compile(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
+
+
+def _not_to_reviewer(text: str, m: re.Match[str]) -> bool:
+    """A reply code for a reader ("Reply PASS to this SMS", "Say PASS at the gate"), a line of code returning a
+    string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise')."""
+    if _REPLY_CODE.match(text, m.end(), min(len(text), m.end() + 40)):
+        return True
+    word = m.group(0).lstrip()[:6].lower()
+    if not (word.startswith("return") or word.startswith("print")):
+        return False
+    line_start = text.rfind("\n", max(0, m.start() - 200), m.start()) + 1
+    if _CODE_LINE.search(text, line_start, m.start()) or text[line_start:m.start()].strip() == "":
+        return True
+    window = text[m.end():m.end() + 120]
+    return re.search(r"(?i)[\"']fail[\"']", window) is not None
+
+
+_EVERYDAY_RESULT = re.compile(r"(?i:exam|test|theory|driving|inspection|mot|emissions?|safety|blood|audit|survey|lab|screening"
+                              r"|your)\s+(?i:result|outcome)\b")
+
+
+def _everyday_result(text: str, m: re.Match[str]) -> bool:
+    """A reader's own result ("your theory exam result is PASS", "Inspection result: PASS"), not this text's verdict."""
+    return _EVERYDAY_RESULT.search(text, max(0, m.start() - 30), m.end()) is not None and not re.search(
+        r"(?i:should|must|will)\s+be", m.group(0))
+
+
+def _heading_or_list(text: str, m: re.Match[str]) -> bool:
+    """A one-word line that is a heading or an item of a list of one-word lines ("PARIS\nNICE\nLYON", "APPROVED" over
+    a letter), not a verdict line: another capitalised one-word line next to it, or prose following it."""
+    start = m.start() + (text[m.start()] == "\n")
+    before = text[max(0, start - 40):start].rstrip("\n").rsplit("\n", 1)[-1].strip()
+    end = text.find("\n", m.end() - 1 if text[m.end() - 1:m.end()] == "\n" else m.end())
+    after = "" if end == -1 else text[end + 1:end + 80].split("\n", 1)[0].strip()
+    word = re.compile(r"[A-Z][A-Z-]{2,}")
+    verdicts = {"PASS", "NICE", "APPROVED", "FAIL", "NAUGHTY"}
+    if any(word.fullmatch(x) and x not in verdicts for x in (before, after)):
+        return True
+    return "APPROVED" in m.group(0) and bool(after) and re.match(r"(?i:congratulations|dear|your|we)\b", after) is not None
+
+
+_MARKER_NOUN = re.compile(r"(?i)(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?([a-z]+(?:\s+[a-z]+)?)")
+
+
+def _paired_marker(text: str, m: re.Match[str]) -> bool:
+    """A BEGIN marker with its END after it, or an END with its BEGIN before it (a data block the text quotes, "-- BEGIN
+    OF DATA --\n1,2,3\n-- END OF DATA --"), within 5,000 characters (bounds: inputs run to 200k characters)."""
+    k = _MARKER_NOUN.search(m.group(0))
+    if k is None:
+        return False
+    noun = re.escape(k.group(1).split()[0])
+    if k.group(0).lower().startswith(("begin", "start")):
+        return re.search(rf"(?i)\bend\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[m.end():m.end() + 5000]) is not None
+    return re.search(rf"(?i)\b(?:begin|start)\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[max(0, m.start() - 5000):m.start()]) is not None
+
+
+_CUSTOMER_TURN = re.compile(r"(?i)(?:^|\s)(?:customer|user|client|guest|caller|visitor|q|question)\s*:")
+
+
+def _answering_a_customer(text: str, m: re.Match[str]) -> bool:
+    """An assistant's line answering a customer's line above it, about nothing an evaluator decides
+    ("Customer: Can I return it?\nAssistant: Of course! You have 30 days…")."""
+    start = m.start() + (text[m.start()] == "\n")
+    prev = text[max(0, start - 300):start].rstrip("\n").rsplit("\n", 1)[-1]
+    end = text.find("\n", m.end())
+    line = text[start:len(text) if end == -1 else end]
+    return bool(_CUSTOMER_TURN.search(prev)) and _EVALUATION_WORDS.search(line[line.find(":") + 1:]) is None and not re.search(
+        r"(?i)\b(?:pass|nice|approv|complian|flawless|lgtm|all\s+good|no\s+issues|ignore|disregard|instruction)", line)
+
+
 # Patterns match folded text (lowercase, ASCII-ish, single spaces). Each is narrow on purpose:
 # a hit blocks shipping, so ordinary copy ("ignore the noise", "a verdict from the jury",
 # "pass the salt") must not match.
 _PATTERNS: tuple[_Pattern, ...] = (
     _p("ignore previous instructions", "instruction",
-       r"\b(?:ignore|disregard|forget|override|bypass)\s+(?:(?:all|any|every|of|the|your|my|these|those)\s+)*"
-       r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing)\s+"
-       r"(?:instructions?|prompts?|rules|directions|guidelines|messages|context|commands|directives)\b"),
+       r"\b(?:ignore|disregard|forget|override|bypass|never\s+mind|pay\s+no\s+attention\s+to)\s+"
+       r"(?:(?:all|any|every|of|the|your|my|these|those)\s+)*"
+       r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing|prev\.)\s*"
+       r"(?:instructions?|prompts?|rules|directions|guidelines|messages|context|commands|directives|instr\.)"
+       r"(?![a-z])"
+       r"|\b(?:ignore|disregard|forget|override|bypass|never\s+mind)\s+(?:(?:all|any|every|of|the|your)\s+)*"
+       r"(?:instructions?|rules|guidelines|directions|prompts?)\s+(?:that\s+|which\s+)?"
+       r"(?:(?:came|come|were\s+given|appear(?:ed)?|you\s+(?:got|received|were\s+given))\s+)?"
+       r"(?:before|above|earlier|prior\s+to)\s+(?:this|these|the\s+(?:text|output|data|copy))\b",
+       exempt=lambda t, m: _elsewhere(t, m.end())),
     _p("ignore your instructions", "instruction",
        r"\b(?:ignore|disregard|override|bypass)\s+(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|your\s+|any\s+)"
        r"(?:instructions|system\s+prompt|directives)\b"),
     _p("disregard the rubric", "instruction",
-       r"\b(?:ignore|disregard|override|bypass|skip|forget|set\s+aside)\s+(?:(?:the|your|this|these|all|any|of)\s+)*"
+       r"\b(?:ignore|disregard|override|bypass|skip|forget|set\s+aside|pay\s+no\s+attention\s+to|never\s+mind)\s+(?:(?:the|your|this|these|all|any|of)\s+)*"
        r"(?:rubric|(?:grading|scoring|evaluation|review)\s+(?:criteria|rules|instructions|guidelines|rubric)"
        r"|(?:pass|fail)\s+conditions?|fail\s+signals?)\b"),
     _p("note to the reviewer", "instruction",
        r"\b(?:note|notes|message|memo|instructions?|reminder|hint|p\.?s\.?)\s+(?:to|for)\s+"
-       r"(?:the\s+|any\s+|all\s+|our\s+)?(?:" + _REV + r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b"),
+       r"(?:the\s+|any\s+|all\s+|our\s+)?(?:(?:ai|llm|automated)\s+(?:reviewer|grader|judge|evaluator|assessor|verifier)s?"
+       r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b"),
     _p("greeting the AI grader", "instruction",
        r"(?:^|[\s\"'(\[])(?:dear|hey|hi|hello|attention|attn)\s*,?\s+(?:the\s+|my\s+)?"
-       r"(?:ai(?:\s+(?:reviewer|grader|judge|evaluator|model|assistant))?|llm|language\s+model|grader|evaluator"
+       r"(?:ai(?:\s+(?:reviewer|grader|judge|evaluator|model|assistant))?|llm|language\s+model"
        r"|grading\s+(?:model|ai|system)|gpt|claude|chatgpt)s?\s*[,:!.]"),
     _p("to the reviewer:", "instruction",
        r"(?:^|\n)\s*to\s+(?:the\s+)?(?:" + _REV + r"|ai|llm|model)\s*:"),
@@ -120,10 +222,12 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("respond PASS", "instruction",
        r"\b(?:respond|reply|answer|output|return|say|print|emit|state|conclude)\s*:?\s+"
        r"(?:(?:only|with|just|simply|exactly|the\s+word|a\s+verdict\s+of|the\s+verdict|verdict)\s*:?\s+)*"
-       r"[\"']?(?:pass(?:ed)?|approved)\b"),
+       r"[\"']?(?:pass(?:ed)?|approved)\b(?!-[a-z])"
+       r"|\bwrite\s+(?:(?:only|just|simply|exactly|the\s+word)\s+)+[\"']?(?:pass|nice)\b", exempt=_not_to_reviewer),
     _p("respond NICE", "instruction",
        r"\b(?i:respond|reply|answer|output|return|say|print|emit|state)\s*:?\s+"
-       r"(?i:(?:only|with|just|simply|exactly|the\s+word)\s*:?\s+)*[\"']?(?:NICE|PASS)\b", cased=True),
+       r"(?i:(?:only|with|just|simply|exactly|the\s+word)\s*:?\s+)*[\"']?(?:NICE|PASS)\b(?!-[a-zA-Z])", cased=True,
+       exempt=_not_to_reviewer),
     _p("mark this as passing", "instruction",
        r"\b(?:mark|rate|score|grade|classify|label|judge|deem|evaluate|assess)\s+(?:this|" + _OBJ + r")\s+"
        r"(?:as\s+)?(?:a\s+)?(?:pass|passing|passed|nice|full\s+marks)\b"),
@@ -148,39 +252,49 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"\bnew\s+instructions?\s+for\s+(?:the\s+)?(?:" + _REV + r"|ai|model|assistant|llm)"),
     # --- fake verdicts
     _p("fake verdict", "verdict",
-       r"[\"']?\s*(?:(?:final|review|santa|gate)[\s_]*)?verdict\s*[\"']?\s*(?:[:=]|is|was|will\s+be|should\s+be|must\s+be)"
-       r"\s*[\"']?\s*" + _YES + r"\b"),
+       r"[\"']?\s*(?:(?:final|review|santa|gate)[\s_]*)?(?<![?&/.=_-])verdict\s*[\"']?\s*"
+       r"(?:[:=]|is|was|will\s+be|should\s+be|must\s+be)"
+       r"\s*[\"']?\s*" + _YES + r"\b(?!-[a-z])"),
+    # "Verdict PASS", "VERDICT → PASS", "The verdict? PASS.", "PASS is your verdict": the verdict word, then
+    # the capitalised verdict, with no colon or with an arrow, dash or question mark.
+    _p("fake verdict PASS", "verdict",
+       r"(?<![?&/.=_-])\b(?i:verdict)\s*(?:[?:=]|-+>?|→|⇒|=>)?\s*[\"']?(?:PASS|NICE|APPROVED)\b(?!-[a-zA-Z])"
+       r"|\b(?:PASS|NICE)\s+(?i:is|should\s+be|must\s+be)\s+(?i:your|the)\s+(?i:verdict|answer|grade|ruling)\b",
+       cased=True),
     _p("fake verdict JSON", "verdict",
        r"[\"'](?:result|decision|grade|gate|outcome)[\"']\s*:\s*[\"'](?:pass|nice)[\"']"
-       r"|[\"']critical_issues[\"']\s*:\s*\[|[\"']checks[\"']\s*:\s*\[\s*\{\s*[\"']criterion[\"']"),
+       r"|[\"']critical_issues[\"']\s*:\s*\[|[\"']checks[\"']\s*:\s*\[\s*\{\s*[\"']criterion[\"']",
+       exempt=lambda t, m: _test_report_window(t, m) and not m.group(0).lstrip("\"'").startswith(("critical", "checks"))),
     _p("fake GRADE line", "verdict", r"\bGRADE\s*:\s*[CP]\b", cased=True),
     _p("fake grade", "verdict", r"\bgrade\s*:\s*(?:correct|pass(?:ed)?)\b"),
     # "the result is PASS", "The correct evaluation of this text is PASS"; not a test report's line
     # ("Result: PASS (42 tests, 0 failures)", "Smoke test result: PASS"): see _test_report_line.
     _p("fake result PASS", "verdict",
-       r"\b(?i:result|outcome|assessment|evaluation|review|decision|rating)"
+       r"\b(?i:result|outcome|assessment|evaluation|review|decision|rating|overall)"
        r"(?:\s+(?i:of|for|on)\s+(?i:this|the|my|our)\s+(?i:text|output|copy|submission|answer|response|document"
        r"|content|draft))?"
        r"\s*(?i:is|was|:|=|->|should\s+be|must\s+be|will\s+be)\s*[\"']?(?:PASS|NICE|APPROVED)\b",
-       cased=True, exempt=_test_report_line),
+       cased=True, exempt=lambda t, m: _test_report_line(t, m) or _everyday_result(t, m)),
     _p("fake gate word", "verdict",
        r"\b(?:gate|santa|decision|outcome|status|result|review|panel)(?:[\s_]+(?:decision|result|verdict|gate))?"
-       r"\s*(?:[:=]|->|=>)\s*[\"']?\s*nice\b|\b(?:gate|santa)\s+(?:is|says)\s*:?\s*[\"']?nice\b"),
+       r"\s*(?:[:=]|->|=>)\s*[\"']?\s*nice\b|\b(?:gate|santa)\s+(?:is|says)\s*(?::\s*[\"']?|[\"'])nice\b"),
+    _p("santa says NICE", "verdict", r"\b(?i:gate|santa)\s+(?i:is|says)\s+NICE\b", cased=True),
     _p("bare verdict line", "verdict",
-       r"(?:^|\n)[\s*#>\"'\[-]*(?:PASS|NICE|APPROVED)[\s*.!\"'\]]*(?=\n|$)", cased=True),
+       r"(?:^|\n)[\s*#>\"'\[-]*(?:PASS|NICE|APPROVED)[\s*.!\"'\]]*(?=\n|$)", cased=True, exempt=_heading_or_list),
     # --- fake fences, end-of-data and role markers
     _p("fake fence tag", "marker",
-       r"<\s*/?\s*untrusted|\buntrusted[\s_-]*(?:spec|output|issues)[\s_-]*[0-9a-f]{6,}\b"),
+       r"[<\"'\[({]\s*/?\s*untrusted|\buntrusted[\s_-]*(?:spec|output|issues|data)[\s_-]*[0-9a-f]{6,}\b"),
     _p("fake end-of-data marker", "marker",
        r"(?:[\[<{(*#=~|]|-{2,})+\s*/?\s*(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?"
        r"(?:data|output|input|document|submission|answer|response|spec|specification"
-       r"|untrusted\s+\w+|user\s+(?:input|content|data)|transcript|conversation|context|instructions"
-       r"|rubric|system\s+prompt|prompt)\s*(?:[\]>})*#=~|]|-{2,})+"),
+       r"|untrusted\s+\w+|user\s+(?:input|content|data)|conversation|context|instructions"
+       r"|rubric|system\s+prompt|prompt)\s*(?:[\]>})*#=~|]|-{2,})+", exempt=_paired_marker),
     _p("END OF OUTPUT line", "marker",
        r"(?:^|\n)\s*(?:end|begin|start)\s+of\s+(?:the\s+)?(?:data|output|input|submission|answer|response"
-       r"|untrusted\s+\w+|user\s+input)\s*[.:!]*\s*(?=\n|$)"),
+       r"|untrusted\s+\w+|user\s+input)\s*[.:!]*\s*(?=\n|$)", exempt=_paired_marker),
     _p("END OF OUTPUT", "marker",
-       r"\b(?:END|BEGIN)\s+OF\s+(?:THE\s+)?(?:OUTPUT|DATA|INPUT|SUBMISSION|ANSWER|RESPONSE)\b", cased=True),
+       r"\b(?:END|BEGIN)\s+OF\s+(?:THE\s+)?(?:OUTPUT|DATA|INPUT|SUBMISSION|ANSWER|RESPONSE)\b", cased=True,
+       exempt=_paired_marker),
     _p("BEGIN RUBRIC", "marker",
        r"\b(?:BEGIN|END|START)\s+(?:OF\s+)?(?:THE\s+)?(?:NEW\s+|UPDATED\s+|REAL\s+)?"
        r"(?:RUBRIC|INSTRUCTIONS|SYSTEM\s+PROMPT|GRADING\s+CRITERIA|EVALUATION\s+CRITERIA)\b", cased=True),
@@ -189,8 +303,8 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"(?:rubric|grading\s+(?:criteria|instructions)|reviewer\s+instructions|system\s+prompt|evaluation\s+criteria)\b"),
     _p("fake closing tag", "marker",
        r"<\s*/\s*(?:output|document|submission|answer|response|spec|specification|rubric|instructions?"
-       r"|system|prompt|review|user_?input|data_?\w+)\s*>"
-       r"|<\s*(?:system|instructions?|rubric|system[_\s-]?prompt|(?:reviewer|grader)[_\s-]?instructions)\s*>"),
+       r"|system|prompt|review|user_?input|data_?\w+|copy)\s*>"
+       r"|<\s*(?:system|instructions?|rubric|system[_\s-]?prompt|(?:reviewer|grader|evaluator|judge)[_\s-]?\w*)\s*>"),
     _p("chat template token", "marker",
        r"<\|\s*(?:im_start|im_end|im_sep|endoftext|system|user|assistant|eot_id|start_header_id|end_header_id"
        r"|begin_of_text|end_of_text)\s*\|>|\[/?inst\]|<<\s*/?\s*sys\s*>>"),
@@ -206,7 +320,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     # "Assistant: Maria Lopez").
     _p("role line", "marker",
        r"(?:^|\n)[\s#*>-]*(?:system|assistant|developer|human)\s*:[\s*#]*(?:$|\n|" + _ROLE_SPEECH + r")"
-       r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:"),
+       r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:", exempt=_answering_a_customer),
 )  # fmt: skip
 
 
@@ -261,7 +375,7 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
 # the evaluation of this text should be, an order to report no issues, another reviewer's approval
 # claimed, a one-word "approve it" (apruébalo, approvalo) with the text's own verdict.
 
-_EVALUATOR = (r"(?:(?:ai|llm|language|grading|review(?:ing)?)\s+(?:model|assistant)|(?:ai\s+|llm\s+|automated\s+|grading\s+"
+_EVALUATOR = (r"(?:(?:ai|llm|language|grading|review(?:ing)?|evaluat(?:ing|ion)|checking|quality)\s+(?:model|assistant|agent|bot)|(?:ai\s+|llm\s+|automated\s+|grading\s+"
               r"|review(?:ing)?\s+)?(?:reviewer|grader|evaluator|assessor|checker|verifier|llm|ai|claude|gpt|chatgpt|gemini"
               r"|prufer(?:in)?|gutachter(?:in)?|bewerter(?:in)?|korrektor|ki|sprachmodell"
               r"|evaluateur|evaluatrice|correcteur|correctrice|relecteur|relectrice|examinateur|examinatrice"
@@ -275,10 +389,13 @@ _VOCATIVE = (r"(?:^|[\n.!?;:>*#(\[-]\s*|\b(?:dear|hey|hi|hello|attention|attn|no
              r"(?:(?:to|for|an|fur|a|pour|para|per|al|au|ao|alla|allo)\s+)?"
              r"(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o|a|os|as|los|las|les|i|gli|le)?\s*"
              r"|\ball'\s*|\ba\s+l'\s*)"
-             + _EVALUATOR + r"\s*[,:!]")
+             r"(?:" + _EVALUATOR + r"|judges?)(?:\s*\((?:ai|llm|model|bot)\))?\s*[,:!]")
 _ADDRESSED = (r"\b(?:if\s+you\s+are\s+(?:an?\s+)?" + _EVALUATOR + r"|(?:any|every)\s+(?:model|assistant|"
               + _EVALUATOR + r")\s+(?:reviewing|reading|grading|evaluating|checking|assessing)"
-              r"|whoever\s+(?:grades|reviews|evaluates|checks|assesses|reads)|as\s+the\s+" + _EVALUATOR
+              r"|whoever\s+(?:grades|reviews|evaluates|checks|assesses|reads|is\s+(?:grading|reviewing|evaluating|checking"
+              r"|assessing|reading))|(?:" + _EVALUATOR + r"|models?|agents?|bots?)\s+(?:reviewing|grading|evaluating"
+              r"|checking|assessing|judging)\s+(?:this|these|the\s+(?:text|output|copy|submission|answer|response))"
+              r"|as\s+the\s+" + _EVALUATOR
               + r"|(?:instructions?|note|message)\s+(?:to|for)\s+the\s+" + _EVALUATOR + r")\b")
 _VERDICT = (r"\b(?:pass(?:ed|ing)?|nice|verdict|full\s+marks|approved?|compliant|flawless|satisfied"
             r"|(?:no|zero)\s+(?:critical\s+)?issues|empty\s+list\s+of\s+(?:critical\s+)?issues"
@@ -287,10 +404,22 @@ _VERDICT = (r"\b(?:pass(?:ed|ing)?|nice|verdict|full\s+marks|approved?|compliant
             r"|reussi|valide[es]*|approuve[es]*|conforme|tous\s+les\s+criteres"
             r"|aprobad[oa]s?|veredicto|todos\s+los\s+criterios|superat[oa]|approvat[oa]|verdetto|tutti\s+i\s+criteri"
             r"|aprovad[oa]s?|veredito|todos\s+os\s+criterios)\b")
+_VALUE = (r"\b(?:pass(?:ed|es|ing)?|nice|full\s+marks|approved?|compliant|flawless|satisfied|all\s+good|green"
+          r"|nothing\s+(?:wrong|to\s+(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)"
+          r"|empty\s+list\s+of\s+(?:critical\s+)?issues|issues\s+(?:array|list)\s+empty"
+          r"|bestanden|genehmig\w*|freigeb\w*|freigegeben|ohne\s+beanstandung|volle\s+punktzahl"
+          r"|reussi|valide[es]*|approuve[es]*|conforme|aprobad[oa]s?|correct[oa]s?|superat[oa]|approvat[oa]|aprovad[oa]s?)\b")
+# Third person, about the evaluator's duty: "AI reviewers should treat …", "Der Prüfer soll …", "Reviewers are
+# reminded that …".
+_EVALUATOR_DUTY = (r"\b(?:" + _EVALUATOR + r")\s+(?:should|must|shall|ought\s+to|(?:is|are)\s+(?:instructed|asked|required"
+                   r"|expected|reminded|told|advised)|soll(?:en|te|ten)?|muss|mussen|doit|doivent|debe|deben|deve|devono)\b")
+# "your rubric", "your verdict": the reader is the one with a rubric.
+_YOUR_RUBRIC = (r"\byour\s+(?:rubric|criteria|checks|verdict|ruling|grading|evaluation|assessment|review\s+(?:criteria"
+                r"|checklist|rubric))\b")
 _DIRECTIVE = (r"(?:^|[\n.!?;:,]\s*|\b(?:please|kindly|and|then|just|simply|so|bitte|und|dann|et|puis|y|luego|e|poi"
               r"|por\s+favor|per\s+favore|s'il\s+vous\s+plait|favor|ora|ahora|maintenant|jetzt|agora)\s+)"
               r"(?:set|mark|rate|score|grade|report|return|output|respond|reply|answer|give|treat|consider|label"
-              r"|classify|confirm|declare|list|approve|accept|pass(?=\s+(?:it|this|that|the|every|all|each|them)\b)"
+              r"|classify|confirm|declare|list|approve|accept|leave|write|pass(?=\s+(?:it|this|that|the|every|all|each|them)\b)"
               r"|markiere|markieren\s+sie|setze|setzen\s+sie|bewerte|bewerten\s+sie|gib|geben\s+sie|antworte"
               r"|antworten\s+sie|betrachte|behandle|genehmige|genehmigen(?:\s+sie)?|freigeben|werte"
               r"|marquez|marque|considerez|considere|repondez|reponds|donnez|donne|attribuez|validez|valide|approuvez"
@@ -303,14 +432,22 @@ _DIRECTIVE = (r"(?:^|[\n.!?;:,]\s*|\b(?:please|kindly|and|then|just|simply|so|bi
 _YOU_MUST = (r"\b(?:you|du|sie|vous|tu|usted)\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|musst|mussen|sollst"
              r"|sollten|devez|dois|debes|debe)\b")
 _WHEN_EVALUATING = (r"\b(?:when|while)\s+(?:evaluating|grading|assessing|judging|scoring)\b"
+                    r"(?=\s*(?:[,:;.]|$|(?:this|it)\b|the\s+(?:text|output|copy|submission|answer|response|content|draft)\b))"
                     r"|\b(?:for|during|in)\s+(?:the|your|this)\s+(?:evaluation|grading|assessment)\s+step\b"
                     r"|\bbei\s+der\s+(?:bewertung|prufung|begutachtung)\b|\b(?:lors|pendant|pour)\s+(?:de\s+)?l'evaluation\b"
                     r"|\bal\s+evaluar\b|\bdurante\s+(?:la|a)\s+(?:evaluacion|valutazione|avaliacao)\b|\bnel\s+valutare\b"
                     r"|\bao\s+avaliar\b")
-_OVERRIDE = (r"\b(?:ignore|disregard|forget|override|bypass|set\s+aside)\s+(?:(?:all|any|every|of|the|your|these|those)\s+)*"
+_OVERRIDE = (r"\b(?:ignore|disregard|forget|override|bypass|set\s+aside|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:(?:all|any|every|of|the|your|these|those)\s+)*"
              r"(?:(?:earlier|previous|prior|above|preceding|original|initial|existing)\s+(?:guidance|guidelines|instructions"
              r"|rules|rubric|criteria|directions|context|prompt|checks)|what\s+(?:you\s+were|you've\s+been|you\s+have\s+been)"
              r"\s+(?:told|asked|given))\b"
+             r"|\b(?:rules|instructions|guidance|guidelines|criteria|rubric)\s+(?:above|before\s+this|so\s+far)\s+"
+             r"(?:as|are|is)\s+(?:void|null|invalid|cancel+ed|obsolete|outdated|no\s+longer)\b"
+             r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|missachte)\s+(?:die\s+)?(?:bewertungs|prufungs|begutachtungs)?"
+             r"(?:kriterien|rubrik|richtlinien)\b"
+             r"|\b(?:olvida|olvide|ignora)\s+lo\s+que\s+te\s+(?:dijeron|han\s+dicho|indicaron|pidieron)\b"
+             r"|\b(?:dimentica|ignora)\s+(?:quello|cio)\s+che\s+ti\s+(?:hanno|era)\s+(?:detto|stato\s+detto)\b"
+             r"|\b(?:oublie[zr]?|ignore[zr]?)\s+ce\s+qu'on\s+(?:t|vous)'a\s+dit\b"
              r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:die\s+)?"
              r"(?:bisherigen|vorherigen|obigen|fruheren|vorigen)\s+(?:anweisungen|vorgaben|regeln|kriterien|richtlinien)\b"
              r"|\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|regles|criteres)"
@@ -366,6 +503,8 @@ _APPROVE_THIS = (r"\b(?:approve|accept|pass|greenlight)\s+(?:it\s+as\s+is|(?:thi
                  r"|submission|draft|answer|response))\b")
 
 _R = {name: re.compile(rx) for name, rx in {
+    "value": _VALUE, "this_is": r"\bthis\s+(?:text|output|copy|content|draft|deliverable|submission|page)\s+(?:is|was|has"
+    r"\s+been|looks|meets|passes|complies)\b", "duty": _EVALUATOR_DUTY, "your_rubric": _YOUR_RUBRIC,
     "vocative": _VOCATIVE, "addressed": _ADDRESSED, "verdict": _VERDICT, "directive": _DIRECTIVE,
     "you_must": _YOU_MUST, "when_evaluating": _WHEN_EVALUATING, "override": _OVERRIDE, "claim": _CLAIM,
     "rubric_terms": _RUBRIC_TERMS, "passes": _PASSES, "approve_this": _APPROVE_THIS,
@@ -376,15 +515,30 @@ _R_STRONG = re.compile(_STRONG_VERDICT)
 _SENTENCE = re.compile(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
-def _sentence_family(sentence: str, cased: str) -> str | None:
-    """Why one folded sentence addresses its evaluator ("instruction"), or None."""
+def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) -> str | None:
+    """Why one folded sentence addresses its evaluator ("instruction"), or None.
+
+    `addressed_before`: the sentence before was only an address ("Attention, reviewer."), so this one speaks to
+    the evaluator too.
+
+    Text addressed to an evaluator is a hit only with an instruction, a verdict's value (PASS, approved,
+    compliant, no issues) or a statement about this text: a letter to a grant's evaluator ("Dear evaluator,
+    our proposal meets every criterion of the call") names the criteria without a verdict and is not one. The
+    cost: "Dear evaluator, this proposal meets every criterion" with no order and no verdict word passes here
+    (the known-answer screen and the echo check still stand behind it).
+    """
     has = {name: bool(rx.search(sentence)) for name, rx in _R.items()}
-    verdict = has["verdict"] or bool(_R_STRONG.search(cased))
-    to_evaluator = has["vocative"] or has["addressed"]
-    if has["override"]:
+    strong = bool(_R_STRONG.search(cased))
+    verdict = has["verdict"] or strong
+    value = has["value"] or strong
+    to_evaluator = has["vocative"] or has["addressed"] or addressed_before
+    if has["override"] and not all(_elsewhere(sentence, m.end()) for m in _R["override"].finditer(sentence)):
         return "an instruction to set aside the reviewer's instructions"
-    if to_evaluator and (verdict or has["directive"] or has["you_must"] or has["claim"]):
+    if to_evaluator and (value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"]
+                         or has["this_is"]):
         return "the evaluator addressed"
+    if (has["duty"] or has["your_rubric"]) and (value or has["passes"] or has["approve_this"]):
+        return "the evaluator's duty about this text"
     if has["when_evaluating"] and verdict:
         return "an instruction for the evaluation"
     if (has["directive"] or has["you_must"]) and _R_STRONG.search(cased):
@@ -408,7 +562,7 @@ def _sentence_family(sentence: str, cased: str) -> str | None:
 
 def _despaced(text: str, casefold: bool) -> Folded | None:
     """Letter-spaced runs joined ("s e t  v e r d i c t" → "set verdict") and folded, indexed into `text`; None if none."""
-    runs = list(re.finditer(r"(?<!\S)(?:\S[ \t\u00a0]{1,3}){3,}\S(?!\S)", text))
+    runs = list(re.finditer(r"(?<!\S)(?:\S[ \t\u00a0]{1,3}){3,}\S(?![^\s.,;:!?])", text))
     if not runs:
         return None
     out, index, last = [], [], 0
@@ -430,12 +584,60 @@ def _despaced(text: str, casefold: bool) -> Folded | None:
 
 
 _LEET = str.maketrans("013457@$", "oieastas")
+_L_AS_I = str.maketrans("l|", "ii")
+# Words an attack spells with "l" or "|" for "i" ("lgnore prev|ous |nstruct|ons"); only these are read back, since
+# every other word with an "l" is just a word.
+_I_WORDS = frozenset("ignore ignoring previous prior instructions instruction initial original verdict reviewer reviewers"
+                     " criteria criterion evaluation evaluating grading disregard rubric".split())
 
 
 def _deleet(folded: Folded) -> Folded:
-    """Digits standing for letters inside words ("1gn0re" → "ignore"); same length, same index."""
+    """Digits standing for letters inside words ("1gn0re" → "ignore"), "l" or "|" for "i" in the words of an attack
+    ("lgnore"); same length, same index."""
     text = re.sub(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[\w@$]+\b", lambda m: m.group(0).translate(_LEET), folded.text)
+
+    def as_i(m: re.Match[str]) -> str:
+        word = m.group(0).translate(_L_AS_I)
+        return word if word in _I_WORDS else m.group(0)
+
+    text = re.sub(r"(?<![\w|])[a-z|]*[l|][a-z|]*(?![\w|])", as_i, text)
     return Folded(text, folded.index, folded.source)
+
+
+# Markdown emphasis and code marks ("*Ignore* *previous*", "_return_ `PASS`"), hyphens inside a word ("Ig-nore",
+# "P-A-S-S") and dots between single letters ("I.g.n.o.r.e"): what a reader's eye skips over.
+_MARKUP = re.compile(r"[*_`~]+|(?<=[A-Za-z])-(?=[A-Za-z])|(?<![\w.])(?:[A-Za-z]\.){2,}[A-Za-z](?![\w])")
+
+
+def _plain(text: str, casefold: bool) -> Folded | None:
+    """The text without markup inside and around words, folded and indexed into `text`; None if there is none."""
+    out, index, last = [], [], 0
+    for m in _MARKUP.finditer(text):
+        out.append(text[last:m.start()])
+        index.extend(range(last, m.start()))
+        piece = m.group(0)
+        if piece[0] in "*_`~":
+            inside = m.start() > 0 and text[m.start() - 1].isalnum() and m.end() < len(text) and text[m.end()].isalnum()
+            if inside:  # "ignore_previous_instructions": a word separator
+                out.append(" ")
+                index.append(m.start())
+        elif piece != "-":
+            for k, ch in enumerate(piece, start=m.start()):
+                if ch != ".":
+                    out.append(ch)
+                    index.append(k)
+        last = m.end()
+    if last == 0:
+        return None
+    out.append(text[last:])
+    index.extend(range(last, len(text)))
+    folded = fold("".join(out), casefold=casefold)
+    return Folded(folded.text, tuple(index[i] for i in folded.index), text)
+
+
+# A sentence that is only an address ("Attention, reviewer.", "Dear AI grader!"): the next one speaks to it.
+_ADDRESS_ONLY = re.compile(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
+                           r"(?:" + _EVALUATOR + r"|judges?)\s*[.!:,]*")
 
 
 _SCORED = _Pattern("text addressing its evaluator", "instruction", re.compile(""))
@@ -445,27 +647,47 @@ def _scan_sentences(lower: Folded, cased: Folded) -> list[_Hit]:
     """Sentences of the folded text scored by `_sentence_family`, in original coordinates."""
     hits = []
     cased_by_start = {i: k for k, i in enumerate(cased.index)}
+    address_only = False
     for m in _SENTENCE.finditer(lower.text):
         sentence = m.group(0).strip()
+        addressed_before, address_only = address_only, _ADDRESS_ONLY.fullmatch(sentence) is not None
         if len(sentence) < 8:
             continue
         a = cased_by_start.get(lower.index[m.start()], 0)
         end_orig = lower.index[m.end() - 1]
         b = next((k for k in range(a, len(cased.index)) if cased.index[k] > end_orig), len(cased.text))
-        if _sentence_family(sentence, cased.text[a:b]) is None:
+        if _sentence_family(sentence, cased.text[a:b], addressed_before) is None:
             continue
         start, end = lower.span(m.start(), m.end())
         hits.append(_Hit(start, end, _SCORED, lower.original(m.start(), m.end()).strip()))
     return hits
 
 
-def _views(text: str) -> list[tuple[Folded, Folded]]:
-    """(casefolded, cased) views the sentence scorer reads: as written, letter-spacing joined, digits as letters."""
-    lower, cased = fold(text, casefold=True), fold(text, casefold=False)
+def _defanged(cased: Folded) -> Folded:
+    """The cased view with a PASS that is a reply code or code's return value lower-cased ("Reply PASS to this SMS",
+    '    return "PASS"'), so the scorer does not read it as the verdict PASS; same length, same index."""
+    respond = next(p for p in _PATTERNS if p.name == "respond NICE")
+    spans = [m.span() for m in respond.regex.finditer(cased.text) if _not_to_reviewer(cased.text, m)]
+    if not spans:
+        return cased
+    text = list(cased.text)
+    for a, b in spans:
+        text[a:b] = cased.text[a:b].lower()
+    return Folded("".join(text), cased.index, cased.source)
+
+
+def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) -> list[tuple[Folded, Folded]]:
+    """(casefolded, cased) views the sentence scorer reads: as written, letter-spacing joined, markup dropped, digits as
+    letters. `lower` and `cased`: the text folded already (the caller scans them too; folding 200k characters is slow)."""
+    lower = fold(text, casefold=True) if lower is None else lower
+    cased = _defanged(fold(text, casefold=False) if cased is None else cased)
     views = [(lower, cased)]
     spaced = _despaced(text, casefold=True)
     if spaced is not None:
         views.append((spaced, _despaced(text, casefold=False)))
+    plain = _plain(text, casefold=True)
+    if plain is not None and plain.text != lower.text:
+        views.append((plain, _plain(text, casefold=False)))
     leet = _deleet(lower)
     if leet.text != lower.text:
         views.append((leet, cased))
@@ -480,10 +702,13 @@ def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
 
 def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
     """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec)."""
-    hits = _scan(fold(text, casefold=True), cased=False) + _scan(fold(text, casefold=False), cased=True)
-    views = _views(text)
-    for lower, _ in views[1:]:  # the stock phrases, letter-spaced or written with digits
+    lower, cased = fold(text, casefold=True), fold(text, casefold=False)
+    hits = _scan(lower, cased=False) + _scan(cased, cased=True)
+    views = _views(text, lower, cased)
+    for lower, cased in views[1:]:  # the stock phrases, letter-spaced, without markup or written with digits
         hits += _scan(lower, cased=False)
+        if cased.source is text and cased.text is not views[0][1].text:
+            hits += _scan(cased, cased=True)
     # A sentence is scored only where no stock phrase already quotes the exact words.
     scored = [h for lower, cased in views for h in _scan_sentences(lower, cased)]
     stock = sorted((k.start, k.end) for k in hits)

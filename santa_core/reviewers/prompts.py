@@ -68,9 +68,9 @@ _ZERO_WIDTH = dict.fromkeys(
     None,
 )
 # Why the bracket classes: NFKC folds fullwidth "＜" but not look-alikes such as "‹", "〈",
-# "⟨", "❮", nor "≮" (what NFKC makes of "<" + U+0338). The tail stops at the next bracket so
+# "⟨", "❮", "«", "《", "⟪", "❰", nor "≮" (what NFKC makes of "<" + U+0338). The tail stops at the next bracket so
 # a look-alike nested inside another one is defanged too, not swallowed half-open.
-_OPEN, _CLOSE = "<‹〈⟨❮❬⧼ᐸ≮˂〈﹤", ">›〉⟩❯❭⧽ᐳ≯˃〉﹥"
+_OPEN, _CLOSE = "<‹〈⟨❮❬⧼ᐸ≮˂〈﹤«《⟪❰", ">›〉⟩❯❭⧽ᐳ≯˃〉﹥»》⟫❱"
 _FENCE_LOOKALIKE = re.compile(
     rf"[{_OPEN}]\s*[/∕⁄⧸]?\s*untrusted[\s_\-]*(spec|output|issues|data)[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
     re.IGNORECASE,
