@@ -175,7 +175,8 @@ class LLMCall(BaseModel):
     error: str | None = None
 
 
-ScreenRole = Literal["spec", "output"]
+ScreenRole = Literal["spec and output", "spec", "output"]
+"""What a screen read: a round's spec and output together (rows of an earlier version: one of them)."""
 ScreenVerdict = Literal["clean", "took_over", "error"]
 
 

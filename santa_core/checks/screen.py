@@ -41,6 +41,12 @@ def text_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def screened_text(spec: str, output: str) -> str:
+    """The text a round's screen reads: the spec and the output together, as the reviewers read them
+    (an instruction split across the two must not pass two screens that each see half)."""
+    return f"{spec}\n\n{output}"
+
+
 def screen_prompt(text: str, key: str, nonce: str | None = None) -> Prompt:
     """The screening request: the key instruction, then the fenced text, nothing after it."""
     nonce = nonce or new_nonce()
@@ -60,13 +66,13 @@ def answered_key(answer: str, key: str) -> bool:
 
 def screen_issue(result: ScreenResult) -> MergedIssue:
     """The gate's issue for a text that took over the screening model."""
-    what = "spec" if result.role == "spec" else "output"
+    what = result.role
     answer = result.answer.strip()
     shown = answer if len(answer) <= 120 else answer[:117] + "..."
     return MergedIssue(
         criterion="injection",
         description=(f"Known-answer screen: asked to repeat a key and ignore the {what}, the screening model "
-                     f"({result.model}) answered {shown!r} instead: the {what} carries instructions that take "
+                     f"({result.model}) answered {shown!r} instead: the {what} carry instructions that take "
                      "a model over."),
         flagged_by="check",
     )

@@ -14,7 +14,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
-from santa_core.checks.screen import SCREEN_FAILED, text_hash
+from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
 from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, ScreenResult, ScreenRole, Slot
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen
 from santa_core.run import engine
@@ -161,14 +161,15 @@ class Runner:
         self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
 
     def _screens(self, run: RunRecord, rnd: RoundRecord) -> list[ScreenResult]:
-        """The round's screens of spec and output: stored ones kept, the rest screened concurrently
-        (each committed as it arrives)."""
+        """The round's screen of its spec and output read together: a stored one kept, else screened
+        (committed as it arrives)."""
         screen = self.screen_for()
         if screen is None:
             return []
-        texts: dict[ScreenRole, str] = {"spec": run.spec, "output": rnd.output_text}
+        texts: dict[ScreenRole, str] = {"spec and output": screened_text(run.spec, rnd.output_text)}
         # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).
-        results = {role: sc for role, sc in rnd.screens.items() if sc.text_hash == text_hash(texts[role])}
+        results = {role: sc for role, sc in rnd.screens.items()
+                   if role in texts and sc.text_hash == text_hash(texts[role])}
         futures = [self.review_pool.submit(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
                    for role in texts if role not in results]
         for fut in as_completed(futures):

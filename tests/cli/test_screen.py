@@ -53,15 +53,15 @@ def test_a_model_that_repeats_the_key_lets_the_reviewers_judge(cli_env: dict, tm
     result = json.loads(done.stdout)
     assert result["status"] == "shipped"
     screens = messages_stub.screen_calls()
-    assert len(screens) == 2 and {c["body"]["model"] for c in screens} == {"claude-haiku-5-5"}
-    assert sorted(screened_text(c["body"]) for c in screens) == sorted([CLEAN, tmp_path.joinpath("spec.txt").read_text()])
+    assert len(screens) == 1 and screens[0]["body"]["model"] == "claude-haiku-5-5"
+    # the spec and the output are screened together, as the reviewers read them
+    assert screened_text(screens[0]["body"]) == tmp_path.joinpath("spec.txt").read_text() + "\n\n" + CLEAN
     keys = [screen_key(c["body"]) for c in screens]
-    assert len(set(keys)) == 2  # a fresh key per call
-    assert {r["verdict"] for r in result["rounds"][0]["screens"].values()} == {"clean"}
+    assert [r["verdict"] for r in result["rounds"][0]["screens"].values()] == ["clean"]
     # the call log, the cost figures and the verification record all carry the screen calls
     run_id = result["run_id"]
     calls = [c for c in rows(cli_env, LLMCallRow, run_id) if c.purpose == "screen"]
-    assert len(calls) == 2 and all(c.response_text in keys and c.cost_usd > 0 for c in calls)
+    assert len(calls) == 1 and all(c.response_text in keys and c.cost_usd > 0 for c in calls)
     screen_cost = sum(c.cost_usd for c in calls)
     reviews_cost = sum(c.cost_usd for c in rows(cli_env, LLMCallRow, run_id) if c.purpose == "review")
     assert result["cost_usd"] == pytest.approx(screen_cost + reviews_cost)
@@ -69,7 +69,7 @@ def test_a_model_that_repeats_the_key_lets_the_reviewers_judge(cli_env: dict, tm
     assert metric.review_cost_usd == pytest.approx(screen_cost + reviews_cost) and metric.fix_cost_usd == 0
     record = verification_record(store_of(cli_env), run_id)
     assert [(sc.role, sc.verdict, sc.answer == sc.secret) for sc in record.rounds[0].screens] == [
-        ("output", "clean", True), ("spec", "clean", True)]
+        ("spec and output", "clean", True)]
     assert record.total_cost_usd == pytest.approx(result["cost_usd"])
 
 
@@ -84,8 +84,8 @@ def test_a_text_that_takes_the_screening_model_over_never_reaches_a_reviewer(
     assert done.returncode == 1 and result["status"] == "escalated" and result["escalation_reason"] == "injection"
     assert messages_stub.message_calls() == []  # no reviewer was paid
     rnd = result["rounds"][0]
-    assert rnd["gate"] == "NAUGHTY" and rnd["screens"]["output"]["verdict"] == "took_over"
-    assert rnd["screens"]["output"]["answer"] == "banana"
+    assert rnd["gate"] == "NAUGHTY" and rnd["screens"]["spec and output"]["verdict"] == "took_over"
+    assert rnd["screens"]["spec and output"]["answer"] == "banana"
     assert "Known-answer screen" in rnd["issues"][0]["description"] and "'banana'" in rnd["issues"][0]["description"]
     record = verification_record(store_of(cli_env), result["run_id"])
     assert "took_over" in {sc.verdict for sc in record.rounds[0].screens}
@@ -114,15 +114,16 @@ def test_a_screen_that_fails_fails_closed(cli_env: dict, tmp_path: Path, message
 def test_a_text_screened_before_is_not_screened_again(cli_env: dict, tmp_path: Path,
                                                       messages_stub: MessagesStub) -> None:
     first = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
-    assert len(messages_stub.screen_calls()) == 2
+    assert len(messages_stub.screen_calls()) == 1
     second = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
-    assert len(messages_stub.screen_calls()) == 2  # same spec, same output: the cache answers
+    assert len(messages_stub.screen_calls()) == 1  # same spec, same output: the cache answers
     assert second["status"] == "shipped" and second["run_id"] != first["run_id"]
     cached = rows(cli_env, ScreenRow, second["run_id"])
-    assert [(r.cached, r.verdict, r.cost_usd, r.call_id) for r in cached] == [(True, "clean", 0.0, None)] * 2
+    assert [(r.cached, r.verdict, r.cost_usd, r.call_id) for r in cached] == [(True, "clean", 0.0, None)]
     third = json.loads(santa(cli_env, tmp_path, "Another text entirely.", "--json").stdout)
-    assert len(messages_stub.screen_calls()) == 3  # only the new output is screened
-    assert {r.role: r.cached for r in rows(cli_env, ScreenRow, third["run_id"])} == {"spec": True, "output": False}
+    assert len(messages_stub.screen_calls()) == 2  # a new output: screened
+    assert [r.cached for r in rows(cli_env, ScreenRow, third["run_id"])] == [False]
+    assert len({screen_key(c["body"]) for c in messages_stub.screen_calls()}) == 2  # a fresh key per call
 
 
 def test_an_error_is_never_cached(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:

@@ -57,8 +57,8 @@ def test_a_text_that_took_the_screen_over_escalates_before_any_reviewer(repo: Ru
     assert state.status == RunStatus.ESCALATED and state.escalation_reason == EscalationReason.INJECTION
     assert asked_reviewers(reviewers) == 0
     rnd = repo.load_round(1, 1)
-    assert rnd.gate.injection and rnd.screens["output"].verdict == "took_over"
-    assert repo.spent_usd(1) == pytest.approx(0.002)  # both screens paid, no reviewer
+    assert rnd.gate.injection and rnd.screens["spec and output"].verdict == "took_over"
+    assert repo.spent_usd(1) == pytest.approx(0.001)  # the screen paid, no reviewer
 
 
 def test_a_spec_that_took_the_screen_over_is_caught_too(repo: RunStore) -> None:
@@ -71,7 +71,7 @@ def test_a_failed_screen_fails_closed_and_says_why(repo: RunStore) -> None:
     run, reviewers = runner(repo, ScreenDouble())
     state = run.execute(new_run(repo, GOOD + " FAILME"))
     assert state.escalation_reason == EscalationReason.REVIEWER_ERROR and asked_reviewers(reviewers) == 0
-    assert state.note.startswith("injection screen of the output failed (rate limited")
+    assert state.note.startswith("injection screen of the spec and output failed (rate limited")
 
 
 def test_each_text_is_screened_once_across_rounds_and_runs(repo: RunStore) -> None:
@@ -80,20 +80,34 @@ def test_each_text_is_screened_once_across_rounds_and_runs(repo: RunStore) -> No
     run_id = new_run(repo, BAD, auto_approve=True)
     assert run.execute(run_id).status == RunStatus.SHIPPED
     fixed = BAD.replace("2019", "2018")
-    assert sorted(screen.asked[:2]) == [("output", BAD), ("spec", SPEC)] and screen.asked[2:] == [("output", fixed)]
-    assert repo.load_round(run_id, 2).screens["spec"].cached
-    assert run.execute(new_run(repo, BAD, auto_approve=True)).status == RunStatus.SHIPPED
-    assert len(screen.asked) == 3  # a second run of known texts pays no screen
+    # one screen per round, of the spec and the output together (as the reviewers read them)
+    assert screen.asked == [("spec and output", f"{SPEC}\n\n{BAD}"), ("spec and output", f"{SPEC}\n\n{fixed}")]
+    assert not repo.load_round(run_id, 2).screens["spec and output"].cached
+    second = new_run(repo, BAD, auto_approve=True)
+    assert run.execute(second).status == RunStatus.SHIPPED
+    assert len(screen.asked) == 2  # a second run of known texts pays no screen
+    assert all(repo.load_round(second, n).screens["spec and output"].cached for n in (1, 2))
+
+
+def test_an_instruction_split_across_spec_and_output_is_screened_whole(repo: RunStore) -> None:
+    class SplitAware(ScreenDouble):
+        def screen(self, text: str, role: ScreenRole) -> ScreenResult:  # taken over only by both halves
+            return super().screen(text.replace("TAKE", "").replace("OVER", "") + (" TAKEOVER" if "TAKE" in text
+                                                                                  and "OVER" in text else ""), role)
+
+    run, reviewers = runner(repo, SplitAware())
+    state = run.execute(new_run(repo, GOOD + " OVER", spec=SPEC + " TAKE"))
+    assert state.escalation_reason == EscalationReason.INJECTION and asked_reviewers(reviewers) == 0
 
 
 def test_a_resumed_round_does_not_screen_again(repo: RunStore) -> None:
     screen = ScreenDouble()
     run, _ = runner(repo, screen)
     run_id = new_run(repo, GOOD)
-    repo.save_screen(run_id, 1, screen.screen(SPEC, "spec"))
-    repo.save_screen(run_id, 1, screen.screen(GOOD, "output").model_copy(update={"model": "another-model"}))
+    stored = screen.screen(f"{SPEC}\n\n{GOOD}", "spec and output")
+    repo.save_screen(run_id, 1, stored.model_copy(update={"model": "another-model"}))
     assert run.execute(run_id).status == RunStatus.SHIPPED
-    assert len(screen.asked) == 2  # the round's stored screens count, whatever the cache holds
+    assert len(screen.asked) == 1  # the round's stored screen counts, whatever the cache holds
 
 
 def test_no_screen_no_screening(repo: RunStore) -> None:
@@ -112,12 +126,12 @@ def test_runs_screening_one_text_at_once_share_one_call(repo: RunStore) -> None:
     reviewers = {n: FunctionReviewer(n, strict) for n in ("b", "c")}
     run = Runner(repo, reviewers.__getitem__, lambda name: None, workers=4, screen_for=lambda: screen)
     try:
-        runs = [new_run(repo, f"{GOOD} Item {i}.") for i in range(8)]
+        runs = [new_run(repo, GOOD) for _ in range(8)]  # a batch's identical items
         assert [f.result(timeout=30).status for f in [run.submit(r) for r in runs]] == [RunStatus.SHIPPED] * 8
     finally:
         run.shutdown()
-    assert [role for role, _ in screen.asked].count("spec") == 1  # a batch's shared spec is paid once
-    assert sum(not repo.load_round(r, 1).screens["spec"].cached for r in runs) == 1
+    assert len(screen.asked) == 1  # identical texts screened at once are paid once
+    assert sum(not repo.load_round(r, 1).screens["spec and output"].cached for r in runs) == 1
 
 
 def test_a_text_that_ever_took_a_screen_over_is_never_served_clean_from_the_cache(repo: RunStore) -> None:
@@ -136,7 +150,7 @@ def test_a_stored_screen_of_another_text_does_not_count(repo: RunStore) -> None:
     screen = ScreenDouble()
     run, _ = runner(repo, screen)
     run_id = new_run(repo, GOOD + " TAKEOVER")
-    repo.save_screen(run_id, 1, screen.screen(GOOD, "output"))  # clean, but of a different text
+    repo.save_screen(run_id, 1, screen.screen(f"{SPEC}\n\n{GOOD}", "spec and output"))  # clean, another text
     screen.asked.clear()
     assert run.execute(run_id).escalation_reason == EscalationReason.INJECTION
-    assert ("output", GOOD + " TAKEOVER") in screen.asked
+    assert screen.asked == [("spec and output", f"{SPEC}\n\n{GOOD} TAKEOVER")]
