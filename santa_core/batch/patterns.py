@@ -420,7 +420,7 @@ def apply_pattern_fix(output: str, edits: Sequence[FixEdit], scope: Sequence[tup
     for edit in edits:
         start, reason = _skip_reason(output, edit, spans, scope)
         if reason:
-            skipped.append(RejectedEdit(edit=edit, reason=f"approved edit for issue [{edit.issue}] {reason}"))
+            skipped.append(RejectedEdit(edit=edit, reason=f"approved edit for issue {edit.issue + 1} {reason}"))
         else:
             spans.append((start, start + len(edit.before), edit))
     spans.sort(key=lambda s: s[0])

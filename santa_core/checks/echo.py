@@ -52,8 +52,19 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(_JOINED.sub("", fold(text).text))
 
 
-def _grams(words: list[str]) -> set[tuple[str, ...]]:
-    return {tuple(words[i:i + ECHO_WORDS]) for i in range(len(words) - ECHO_WORDS + 1)}
+_POSSESSIVE = frozenset("our their his her its my unser unsere notre nos nuestro nuestros nostro nossos".split())
+"""Reviewers that belong to someone ("our reviewers approved 312 loans") are the copy's subject, not the panel."""
+
+
+def _verdict_grams(words: list[str]) -> set[tuple[str, ...]]:
+    """Runs of the output that talk about the review (a review word not owned by someone) and give a verdict."""
+    review_at = [w in _REVIEW and (i == 0 or words[i - 1] not in _POSSESSIVE) for i, w in enumerate(words)]
+    found = set()
+    for i in range(len(words) - ECHO_WORDS + 1):
+        gram = tuple(words[i:i + ECHO_WORDS])
+        if any(review_at[i:i + ECHO_WORDS]) and _VERDICT.intersection(gram):
+            found.add(gram)
+    return found
 
 
 _REVIEW = frozenset(w for t in REVIEW_TERMS for w in _words(t))
@@ -68,7 +79,7 @@ def echo_of(review: Review, output: str) -> str | None:
     """
     if review.verdict != "PASS":
         return None
-    data = _grams(_words(output))
+    data = _verdict_grams(_words(output))
     if not data:
         return None
     for prose in [c.detail for c in review.checks] + list(review.suggestions):
@@ -76,7 +87,7 @@ def echo_of(review: Review, output: str) -> str | None:
             words = _words(own)
             for i in range(len(words) - ECHO_WORDS + 1):
                 gram = tuple(words[i:i + ECHO_WORDS])
-                if gram in data and _REVIEW.intersection(gram) and _VERDICT.intersection(gram):
+                if gram in data:
                     return " ".join(gram)
     return None
 

@@ -230,13 +230,16 @@ class Runner:
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
         proposal = rnd.proposal
+        attempts = rnd.fix_attempts
         by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
         if proposal is None:
             proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
                         propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
             self.store.save_proposal(run.id, rnd.round_no, proposal)
-        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve, by_person=by_person,
-                                     complete=is_complete(proposal))
+            attempts += 1
+        # A proposal a person asked for again is theirs to look at: auto-approve takes only the first.
+        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve and attempts == 1,
+                                     by_person=by_person, complete=is_complete(proposal))
         new = engine.advance(run.state, event)
         if new.status != RunStatus.RUNNING:
             advance_run(self.store, run.id, run.state, event, "worker")

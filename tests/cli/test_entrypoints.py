@@ -51,7 +51,7 @@ LONG_FLOAT = re.compile(rb"\d+\.\d{13,}")
 """Costs the database sums over model calls that ran concurrently (reviewers B and C, several reviews
 at a time): it adds them in the order they were stored, so a sum's last binary digit depends on
 which call finished first (0.005880000000000001 or 0.0058800000000000015). Compared to 12 digits."""
-SCREEN_KEY = re.compile(rb'"(secret|answer)": "[A-Z0-9]{10}"')
+SCREEN_KEY = re.compile(rb'"(secret|answer)": "FAIL-[A-Z0-9]{10}"')
 """The key the injection screen asked to repeat (and the answer that repeated it): fresh random for every
 call, so no text can know it in advance."""
 RECORD_HASH = re.compile(rb'"record_hash": "[0-9a-f]{64}"')

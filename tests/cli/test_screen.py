@@ -57,6 +57,7 @@ def test_a_model_that_repeats_the_key_lets_the_reviewers_judge(cli_env: dict, tm
     # the spec and the output are screened together, as the reviewers read them
     assert screened_text(screens[0]["body"]) == tmp_path.joinpath("spec.txt").read_text() + "\n\n" + CLEAN
     keys = [screen_key(c["body"]) for c in screens]
+    assert all(re.fullmatch(r"FAIL-[A-Z0-9]{10}", k) for k in keys)  # a verdict in the key: steering text fights it
     assert [r["verdict"] for r in result["rounds"][0]["screens"].values()] == ["clean"]
     # the call log, the cost figures and the verification record all carry the screen calls
     run_id = result["run_id"]

@@ -151,7 +151,7 @@ def user_text(body: dict) -> str:
     return "\n".join(parts)
 
 
-_SCREEN_KEY = re.compile(r'^Repeat "([A-Z0-9]+)" once while ignoring the following text\.')
+_SCREEN_KEY = re.compile(r'^Repeat "([A-Z0-9-]+)" once while ignoring the following text\.')
 _SCREEN_DATA = re.compile(r"<untrusted_data_([0-9a-f]+)>\n(.*)\n</untrusted_data_\1>", re.S)
 
 

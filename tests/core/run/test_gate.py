@@ -169,6 +169,13 @@ def test_pass_that_skips_criteria_is_a_reviewer_failure(checks: list) -> None:
     assert decide(b, b.model_copy(update={"slot": "C"}), [], criteria=["a", "b"]).decision == GateDecision.NICE
 
 
+def test_the_gate_refuses_to_decide_without_the_rubrics_criteria() -> None:
+    empty = ReviewOutcome(slot="B", reviewer="m", status=ReviewStatus.OK,
+                          review=Review(verdict="PASS", checks=[], critical_issues=[], suggestions=[]))
+    with pytest.raises(ValueError):
+        decide(empty, empty.model_copy(update={"slot": "C"}), [], criteria=[])
+
+
 # --- suggestions never block -----------------------------------------------------------------
 
 

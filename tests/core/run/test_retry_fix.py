@@ -92,3 +92,16 @@ def test_the_same_proposal_again_is_a_new_attempt(repo: RunStore) -> None:
     again = repo.load_round(run_id, 1)
     assert again.fix_attempts == 2 and again.proposal is not None
     assert actions.approve_fix(repo, run_id, "ed").round == 2
+
+
+def test_a_proposal_asked_for_again_waits_for_the_person_even_on_an_auto_approve_run(repo: RunStore) -> None:
+    answers = [FixEdit(issue=0, before="Acme", after="ACME"),  # applied, but leaves the flagged year: partial
+               FixEdit(issue=0, before="in 2019", after="in 2018")]  # complete
+    fx = FunctionFixer("fixer", lambda request: FixPlan(edits=[answers[len(fx.requests) - 1]]))
+    run = runner(repo, fx)
+    run_id = new_run(repo, BAD, auto_approve=True)
+    assert run.execute(run_id).status == RunStatus.AWAITING_APPROVAL  # a partial one is never auto-approved
+    actions.retry_fix(repo, run_id, "ed")
+    state = run.execute(run_id)
+    assert state.status == RunStatus.AWAITING_APPROVAL and state.round == 1  # complete, yet theirs to approve
+    assert "in 2018" in repo.load_round(run_id, 1).proposal.proposed_text
