@@ -111,3 +111,19 @@ def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_kee
     assert [d.action for d in desk_env.get_run_view(run_id).rounds[0].decisions] == ["retry_fix"]
     at.button(key="approve_fix").click().run()  # now A has seen attempt 2: the approval goes through
     assert desk_env.load_round(run_id, 2).output_text == OUTPUT.replace("DEFECT", "1999")
+
+
+def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> None:
+    from desk import open_desk
+
+    desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)  # the loopback model screens and reviews
+    try:
+        run_id = desk.runs.create_run(SPEC, "Acme's rocket launched in 2018.", desk.rubrics.resolved("general"),
+                                      MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR)
+        assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
+    finally:
+        desk.close()
+    shown = texts(as_person(EDITOR, run_id))
+    key = desk_env.load_round(run_id, 1).screens["spec and output"].secret
+    assert "Injection screen · spec and output: claude-haiku-5-5 repeated the key" in shown
+    assert f"asked for {key}, answered '{key}'" in shown
