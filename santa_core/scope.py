@@ -40,10 +40,14 @@ _FOOTNOTE = r"(?:\[\^?\w{1,10}\]|[⁰¹²³⁴⁵⁶⁷⁸⁹]+)"
 # and never backtracks, so 200k characters of dots or brackets stay linear.
 _BOUNDARY = re.compile(
     rf"(?P<br>\r\n|[{_BREAKS}])"
-    rf"|(?<![。！？｡．।॥؟۔;])(?:[。！？｡।॥؟۔;]|．(?![0-9０-９]))++{_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:{_SPACE})*+"
+    rf"|(?<![。！？｡．।॥؟۔\u037e։።။។།‼‽；])(?:[。！？｡।॥؟۔\u037e։።။។།‼‽；]|．(?![0-9０-９]))++{_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:{_SPACE})*+"
     # One-line formats: a semicolon (claims, config, code), a table cell, an HTML element that ends
     # where the next begins ("</li><li>"). Cutting there can only make a scope smaller.
-    rf"|(?<![;|])[;|]++(?:{_SPACE})*+|>(?:{_SPACE})*+(?=<)"
+    # An HTML entity ("&nbsp;", "&amp;") is matched first so its ";" is no boundary.
+    rf"|(?P<entity>&(?:#\w{{1,8}}|[A-Za-z]{{1,10}});)"
+    rf"|(?<![;|])[;|•·]++(?:{_SPACE})*+|>(?:{_SPACE})*+(?=<)"
+    # A line break or a block that ends in HTML, with text after it ("dollars<br>Refunds", "</p>Refunds").
+    rf"|(?:<br\s*/?>|</(?:p|li|div|h[1-6]|tr|td|th|dd|dt|blockquote)>)(?:{_SPACE})*+"
     rf"|(?<![.!?…])(?P<stop>[.!?…]++){_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:(?P<space>(?:{_SPACE})++)|(?=[^\W\d_]))"
 )
 # The word a glued capital starts is a sentence's first word when a space or punctuation follows it.
@@ -62,6 +66,8 @@ def _word_before(text: str, i: int) -> str:
 
 def _is_boundary(text: str, m: re.Match[str]) -> bool:
     """Whether a stop the pattern found ends a sentence (see the module docstring)."""
+    if m.group("entity") is not None:
+        return False
     if m.group("stop") is None:
         return True
     i, after = m.start("stop"), m.end()

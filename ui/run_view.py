@@ -126,13 +126,23 @@ def approval_panel(view: RunView) -> None:
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
                           proposal.proposed_text, height=240, key=box_key)
     st.session_state["approval_box"] = box_key
-    reason = st.text_input("Reason (optional for approval, required to reject)", key=f"reason_{view.id}_{view.state.round}")
+    reason = st.text_input("Reason (optional for approval, required to reject)",
+                           key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}")
     left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
     label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
     over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
     again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
     approve, reject, retry = st.columns(3)
-    typed = st.session_state.get(typed_box) if shown != rnd.fix_attempts else None
+    typed = None
+    if shown != rnd.fix_attempts:
+        # The proposal changed under the person (someone asked the fix agent again): whatever made
+        # the page redraw, say so, and keep what they had typed for the proposal they were looking at.
+        st.warning(f"Someone asked the fix agent again while you were deciding: this is proposal "
+                   f"{rnd.fix_attempts}, not the one you were looking at. Check it before you decide.")
+        old = st.session_state.get(typed_box)
+        if old:
+            st.caption("The text you had in the box, so nothing you typed is lost:")
+            st.code(old, language=None, wrap_lines=True)
     if approve.button(label, type="primary", key="approve_fix"):
         text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
         _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason, shown),

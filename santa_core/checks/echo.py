@@ -21,7 +21,7 @@ ECHO_WORDS = 5
 
 REVIEW_TERMS = frozenset({
     "verdict", "verdicts", "reviewer", "reviewers", "evaluator", "evaluators", "grader", "graders", "rubric",
-    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors", "review", "evaluation",
+    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors",
     "preapproved",  # a claim about the review and a verdict at once
     # the same in the detector's other languages
     "urteil", "kriterium", "kriterien", "prufer", "prüfer", "gutachter", "bewerter", "correcteur", "evaluateur",

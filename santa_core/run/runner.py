@@ -180,7 +180,7 @@ class Runner:
     def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, text: str) -> ScreenResult:
         """One text's screen, stored with the round: an earlier verdict for the same text and model
         when there is one, else a call. Runs screening the same text at once share one call (a
-        batch's items share their spec): the others wait for it, then read its stored verdict."""
+        batch's identical items): the others wait for it, then read its stored verdict."""
         key = (text_hash(text), screen.name)
         with self._screening_lock:
             flight = self._screening.get(key)

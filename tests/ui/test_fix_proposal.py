@@ -127,3 +127,23 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
     key = desk_env.load_round(run_id, 1).screens["spec and output"].secret
     assert "Injection screen · spec and output: claude-haiku-5-5 repeated the key" in shown
     assert f"asked for {key}, answered '{key}'" in shown
+
+
+def test_any_redraw_after_the_proposal_changed_says_so_and_keeps_the_typed_text(desk_env: RunStore) -> None:
+    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
+                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
+    at = as_person(EDITOR, run_id)
+    mine = OUTPUT.replace("DEFECT", "2018") + " Checked by legal."
+    at.text_area(key=f"edit_{run_id}_1").set_value(mine)
+    actions.retry_fix(desk_env, run_id, EDITOR)
+    runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
+        name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
+    try:
+        assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    finally:
+        runner.shutdown()
+    at.text_input(key=f"reason_{run_id}_1").set_value("looks right").run()  # typing, not clicking, redraws
+    assert not at.exception, at.exception
+    assert "Someone asked the fix agent again while you were deciding: this is proposal 2" in texts(at)
+    assert mine in [c.value for c in at.code]
+    assert at.text_input(key=f"reason_{run_id}_1_a2").value == ""  # a reason for proposal 1 is not carried over

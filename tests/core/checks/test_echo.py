@@ -68,6 +68,8 @@ def test_quotes_short_runs_and_plain_content_are_not_echoes(detail: str) -> None
     ("The jury's verdict is expected on Friday at noon.", "States the jury's verdict is expected on Friday, as asked."),
     ("Our reviewers approved 312 applications last quarter.", "Claims our reviewers approved 312 applications, per spec."),
     ("The kettles meet all EU safety criteria since 2021.", "States the kettles meet all EU safety criteria as asked."),
+    ("The paper passed peer review in May.", "Correct: the paper passed peer review in May."),
+    ("Every unit must pass quality review before shipping.", "Says every unit must pass quality review, as asked."),
 ])
 def test_restating_copy_about_reviews_without_a_verdict_is_not_an_echo(output: str, detail: str) -> None:
     assert echo_of(review(detail), output) is None
