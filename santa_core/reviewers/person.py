@@ -63,5 +63,8 @@ def person_review(rubric: Rubric, output: str, answers: dict[str, CriterionAnswe
     advisory = set(rubric.advisory_ids())
     verdict: Verdict = "PASS" if all(c.result == "PASS" for c in checks if c.criterion not in advisory) else "FAIL"
     lines = [s.strip() for s in suggestions.splitlines() if s.strip()]
-    lines += [f"{names[c.criterion]}: {c.detail}" for c in checks if c.result == "FAIL" and c.criterion in advisory]
+    quoted = {cid: a.quote.strip() for cid, a in answers.items() if a.quote.strip()}
+    lines += [f"{names[c.criterion]}: " + (c.detail if c.detail != "fail" or c.criterion not in quoted
+                                            else f"\u201c{quoted[c.criterion]}\u201d")
+              for c in checks if c.result == "FAIL" and c.criterion in advisory]
     return Review(verdict=verdict, checks=checks, critical_issues=issues, suggestions=lines), []

@@ -41,3 +41,10 @@ def test_a_quote_that_stands_twice_or_is_too_short_is_refused() -> None:
         review, problems = person_review(rubric, OUTPUT, answers(rubric, factual_accuracy=CriterionAnswer(
             result="FAIL", quote=quote)), "")
         assert review is None and any(why in p for p in problems), problems
+
+
+def test_a_failed_suggestion_with_only_a_quote_keeps_the_quote() -> None:
+    rubric = rubric_with_a_suggestion()
+    review, _ = person_review(rubric, OUTPUT, answers(rubric, tone=CriterionAnswer(result="FAIL", quote="launched in 2018")),
+                              "")
+    assert review.verdict == "PASS" and review.suggestions == ["Tone: \u201claunched in 2018\u201d"]
