@@ -46,6 +46,8 @@ _BOUNDARY = re.compile(
     # An HTML entity ("&nbsp;", "&amp;") is matched first so its ";" is no boundary.
     rf"|(?P<entity>&(?:#\w{{1,8}}|[A-Za-z]{{1,10}});)"
     rf"|(?<![;|])[;|•·]++(?:{_SPACE})*+|>(?:{_SPACE})*+(?=<)"
+    # An emoji ends a claim in social copy even without a stop ("Only 10 dollars 🔥 Refunds …").
+    rf"|[\u2600-\u27bf\u2b50\u2b55\U0001f000-\U0001faff]\ufe0f?(?:{_SPACE})++"
     # A line break or a block that ends in HTML, with text after it ("dollars<br>Refunds", "</p>Refunds").
     rf"|(?:<br\s*/?>|</(?:p|li|div|h[1-6]|tr|td|th|dd|dt|blockquote)>)(?:{_SPACE})*+"
     rf"|(?<![.!?…])(?P<stop>[.!?…]++){_CLOSE}*+{_FOOTNOTE}?+{_CLOSE}*+(?:(?P<space>(?:{_SPACE})++)|(?=[^\W\d_]))"

@@ -84,6 +84,8 @@ def units(text: str) -> list[str]:
         pytest.param("<p>Costs 10 dollars</p>Refunds within 30 days", ["<p>Costs 10 dollars</p>", "Refunds within 30 days"],
                      id="html-block-end"),
         pytest.param("Costs 10&nbsp;dollars at AT&amp;T today.", None, id="html-entities-are-no-boundary"),
+        pytest.param("Only 10 dollars 🔥 Refunds within 30 days ⭐ Free delivery", ["Only 10 dollars 🔥",
+                     "Refunds within 30 days ⭐", "Free delivery"], id="emoji-without-a-stop"),
         pytest.param("Only 10 dollars • Refunds within 30 days", ["Only 10 dollars •", "Refunds within 30 days"],
                      id="bullet-separator"),
         pytest.param("<li>Fast</li><li>Refunds in 30 days</li>", ["<li>Fast</li>", "<li>Refunds in 30 days</li>"],
