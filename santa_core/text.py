@@ -22,6 +22,9 @@ def text_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | Non
     """
     if not text.strip():
         return f"{what} is empty"
+    if (nul := text.find("\x00")) != -1:
+        # Why refused: SQLite would store it and PostgreSQL refuses it; no reviewer can read it either.
+        return f"{what} contains a NUL character (\\x00) at character {nul + 1:,}: remove it (the file may be partly binary)"
     return length_problem(text, what, limit)
 
 

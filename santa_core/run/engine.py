@@ -74,6 +74,8 @@ class ProposalReady:
     """
 
     applied: int
+    why: str = ""
+    """What went wrong when nothing could be applied (the fix agent's error, e.g. a truncated answer)."""
     auto_approve: bool = False
     by_person: bool = False
     complete: bool = True
@@ -163,7 +165,8 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
     if event.by_person:
         return _to(state, S.AWAITING_APPROVAL, note="waiting for a person to fix the flagged issues")
     if event.applied == 0:
-        return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit")
+        return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit"
+                         + (f": {event.why}" if event.why else ""))
     if event.auto_approve and event.complete:
         return _to(state, S.RUNNING, round=state.round + 1, note="fix auto-approved")
     if event.auto_approve:

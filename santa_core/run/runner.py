@@ -238,7 +238,9 @@ class Runner:
             self.store.save_proposal(run.id, rnd.round_no, proposal)
             attempts += 1
         # A proposal a person asked for again is theirs to look at: auto-approve takes only the first.
-        event = engine.ProposalReady(applied=len(proposal.edits), auto_approve=run.auto_approve and attempts == 1,
+        why = proposal.error or (proposal.rejected[0].reason if proposal.rejected else "")
+        event = engine.ProposalReady(applied=len(proposal.edits), why=why,
+                                     auto_approve=run.auto_approve and attempts == 1,
                                      by_person=by_person, complete=is_complete(proposal))
         new = engine.advance(run.state, event)
         if new.status != RunStatus.RUNNING:

@@ -82,6 +82,8 @@ def test_waiting_for_a_person_exits_3(cli_env: dict, tmp_path: Path) -> None:
         pytest.param("", (), "output file is empty", id="empty-output"),
         pytest.param(b"\xff\xfe bad", (), "not UTF-8", id="not-utf8"),
         pytest.param("x" * 200_001, (), "the limit is 200,000", id="oversized"),
+        pytest.param("\x00\x00\x00", (), "contains a NUL character (\\x00) at character 1", id="only-nul"),
+        pytest.param("Fine copy.\x00", (), "contains a NUL character (\\x00) at character 11", id="nul-inside"),
         pytest.param("ok", ("--rubric", "nope"), "unknown rubric 'nope'", id="unknown-rubric"),
         pytest.param("ok", ("--max-rounds", "0"), "--max-rounds must be between 1 and 10", id="bad-rounds"),
         pytest.param("ok", ("--bogus",), "usage:", id="bad-usage"),

@@ -105,3 +105,22 @@ def test_a_proposal_asked_for_again_waits_for_the_person_even_on_an_auto_approve
     state = run.execute(run_id)
     assert state.status == RunStatus.AWAITING_APPROVAL and state.round == 1  # complete, yet theirs to approve
     assert "in 2018" in repo.load_round(run_id, 1).proposal.proposed_text
+
+
+def test_a_failed_fix_agent_says_why_in_the_escalation(repo: RunStore) -> None:
+    def broken(request):
+        raise TimeoutError("no answer within 120s")
+
+    run = runner(repo, FunctionFixer("fixer", broken))
+    state = run.execute(new_run(repo, BAD))
+    assert state.escalation_reason == "fix_failed"
+    assert state.note == "the fix agent produced no applicable edit: TimeoutError: no answer within 120s"
+
+
+def test_refused_edits_say_why_in_the_escalation(repo: RunStore) -> None:
+    far = FunctionFixer("fixer", lambda r: FixPlan(edits=[FixEdit(issue=0, before="Acme", after="ACME")]))
+    run = Runner(repo, lambda name: FunctionReviewer(name, strict), lambda name: far, workers=1)
+    run_id = new_run(repo, BAD + " Acme ships worldwide.")
+    state = run.execute(run_id)
+    assert state.escalation_reason == "fix_failed" and state.note.startswith("the fix agent produced no applicable edit: ")
+    assert state.note.endswith("edit for issue 1 'before' text occurs 2 times; it must be unique")
