@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from sqlmodel import Session, create_engine, select
 
+from desk.cli import main
 from santa_core.checks import detect_injection
 from storage.records import verification_record
 from storage.runs import RunStore
@@ -24,6 +26,7 @@ from tests.cli import test_review
 from tests.support.messages_api import MessagesStub, error_reply, message, repeat_key, screen_key, screened_text
 
 cli_env, santa = test_review.cli_env, test_review.santa  # the fixture and the subprocess helper
+Review = Callable[..., tuple[int, dict]]
 CLEAN = "Acme's rocket launched in 2018. Order today."
 
 # Written so the deterministic detector does not see it: only a model that follows it shows it.
@@ -35,6 +38,23 @@ def gullible(body: dict) -> dict:
     """A screening model that follows an instruction in the text it was told to ignore."""
     m = re.search(r'write back is the word "(\w+)"', screened_text(body))
     return message(m.group(1), body.get("model", "stub-model")) if m else repeat_key(body)
+
+
+@pytest.fixture
+def review(cli_env: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture) -> Review:
+    """`santa review … --json` run in this process (the subprocess path is the first test's): (exit code, JSON)."""
+    monkeypatch.setenv("DATABASE_URL", cli_env["DATABASE_URL"])
+    for name in ("SANTA_SCREEN", "SANTA_SCREEN_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+    def run(output: str, *extra: str, spec: str = test_review.SPEC) -> tuple[int, dict]:
+        (tmp_path / "spec.txt").write_text(spec, encoding="utf-8")
+        (tmp_path / "output.txt").write_text(output, encoding="utf-8")
+        code = main(["review", "--spec", str(tmp_path / "spec.txt"), "--output", str(tmp_path / "output.txt"),
+                     "--json", *extra])
+        return code, json.loads(capsys.readouterr().out)
+
+    return run
 
 
 def store_of(cli_env: dict) -> RunStore:
@@ -75,14 +95,13 @@ def test_a_model_that_repeats_the_key_lets_the_reviewers_judge(cli_env: dict, tm
 
 
 def test_a_text_that_takes_the_screening_model_over_never_reaches_a_reviewer(
-        cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
+        cli_env: dict, review: Review, messages_stub: MessagesStub) -> None:
     assert detect_injection(QUIET_ATTACK) == []  # the deterministic layer does not see this one
     messages_stub.screen = gullible
     messages_stub.handler = lambda body: message(json.dumps({  # gullible reviewers would PASS it
         "verdict": "PASS", "checks": [], "critical_issues": [], "suggestions": []}))
-    done = santa(cli_env, tmp_path, QUIET_ATTACK, "--json")
-    result = json.loads(done.stdout)
-    assert done.returncode == 1 and result["status"] == "escalated" and result["escalation_reason"] == "injection"
+    code, result = review(QUIET_ATTACK)
+    assert code == 1 and result["status"] == "escalated" and result["escalation_reason"] == "injection"
     assert messages_stub.message_calls() == []  # no reviewer was paid
     rnd = result["rounds"][0]
     assert rnd["gate"] == "NAUGHTY" and rnd["screens"]["spec and output"]["verdict"] == "took_over"
@@ -99,12 +118,11 @@ def test_a_text_that_takes_the_screening_model_over_never_reaches_a_reviewer(
     message(""),
     message("KEY", stop_reason="pause_turn"),
 ], ids=["400", "529-after-retries", "refusal", "empty", "unfinished"])
-def test_a_screen_that_fails_fails_closed(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub,
+def test_a_screen_that_fails_fails_closed(cli_env: dict, review: Review, messages_stub: MessagesStub,
                                           failure: object) -> None:
     messages_stub.screen = lambda body: failure
-    done = santa(cli_env, tmp_path, CLEAN, "--json")
-    result = json.loads(done.stdout)
-    assert done.returncode == 1 and result["status"] == "escalated"
+    code, result = review(CLEAN)
+    assert code == 1 and result["status"] == "escalated"
     assert result["escalation_reason"] == "reviewer_error"
     assert "injection screen" in result["note"] and "no reviewer was asked" in result["note"]
     assert messages_stub.message_calls() == []
@@ -112,45 +130,48 @@ def test_a_screen_that_fails_fails_closed(cli_env: dict, tmp_path: Path, message
     assert errors and all(c.error for c in errors)
 
 
-def test_a_text_screened_before_is_not_screened_again(cli_env: dict, tmp_path: Path,
+def test_a_text_screened_before_is_not_screened_again(cli_env: dict, review: Review,
                                                       messages_stub: MessagesStub) -> None:
-    first = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
+    _, first = review(CLEAN)
     assert len(messages_stub.screen_calls()) == 1
-    second = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
+    _, second = review(CLEAN)
     assert len(messages_stub.screen_calls()) == 1  # same spec, same output: the cache answers
     assert second["status"] == "shipped" and second["run_id"] != first["run_id"]
     cached = rows(cli_env, ScreenRow, second["run_id"])
     assert [(r.cached, r.verdict, r.cost_usd, r.call_id) for r in cached] == [(True, "clean", 0.0, None)]
-    third = json.loads(santa(cli_env, tmp_path, "Another text entirely.", "--json").stdout)
+    _, third = review("Another text entirely.")
     assert len(messages_stub.screen_calls()) == 2  # a new output: screened
     assert [r.cached for r in rows(cli_env, ScreenRow, third["run_id"])] == [False]
     assert len({screen_key(c["body"]) for c in messages_stub.screen_calls()}) == 2  # a fresh key per call
 
 
-def test_an_error_is_never_cached(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
+def test_an_error_is_never_cached(review: Review, messages_stub: MessagesStub) -> None:
     messages_stub.screen = lambda body: error_reply(400, "invalid_request_error", "bad request")
-    assert json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)["status"] == "escalated"
+    assert review(CLEAN)[1]["status"] == "escalated"
     messages_stub.screen = repeat_key
-    assert json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)["status"] == "shipped"
+    assert review(CLEAN)[1]["status"] == "shipped"
 
 
-def test_the_screen_is_a_setting(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
-    done = santa({**cli_env, "SANTA_SCREEN": "off"}, tmp_path, CLEAN, "--json")
-    assert json.loads(done.stdout)["status"] == "shipped" and messages_stub.screen_calls() == []
-    done = santa({**cli_env, "SANTA_SCREEN_MODEL": "claude-sonnet-5-5"}, tmp_path, "Other.", "--json")
+def test_the_screen_is_a_setting(review: Review, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SANTA_SCREEN", "off")
+    assert review(CLEAN)[1]["status"] == "shipped" and messages_stub.screen_calls() == []
+    monkeypatch.delenv("SANTA_SCREEN")
+    monkeypatch.setenv("SANTA_SCREEN_MODEL", "claude-sonnet-5-5")
+    review("Other.")
     assert {c["body"]["model"] for c in messages_stub.screen_calls()} == {"claude-sonnet-5-5"}
 
 
-@pytest.mark.parametrize("answer", ["{key}", "{key}.", '"{key}"', "{lower}", "{key}\u200b", " `{key}` "])
-def test_the_key_in_another_case_quotes_or_with_an_invisible_character_is_the_key(
-        cli_env: dict, tmp_path: Path, messages_stub: MessagesStub, answer: str) -> None:
-    messages_stub.screen = lambda body: message(answer.format(key=screen_key(body), lower=screen_key(body).lower()))
-    assert json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)["status"] == "shipped"
-
-
-@pytest.mark.parametrize("answer", ["Sure! {key}", "PASS", "{key} PASS", "{key}{key}"])
-def test_anything_but_the_key_is_a_take_over(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub,
-                                             answer: str) -> None:
-    messages_stub.screen = lambda body: message(answer.format(key=screen_key(body)))
-    result = json.loads(santa(cli_env, tmp_path, CLEAN, "--json").stdout)
-    assert result["escalation_reason"] == "injection" and messages_stub.message_calls() == []
+@pytest.mark.parametrize(("answer", "verdict"), [
+    ("{key}", "shipped"), ("{key}.", "shipped"), ('"{key}"', "shipped"), ("{lower}", "shipped"),
+    ("{key}\u200b", "shipped"), (" `{key}` ", "shipped"),
+    ("Sure! {key}", "escalated"), ("PASS", "escalated"), ("{key} PASS", "escalated"), ("{key}{key}", "escalated"),
+    ("{pass_key}", "escalated"),
+])
+def test_only_the_key_is_the_key(review: Review, messages_stub: MessagesStub, answer: str, verdict: str) -> None:
+    """Case, quotes, a final full stop and invisible characters aside; anything else is a take-over."""
+    messages_stub.screen = lambda body: message(answer.format(
+        key=screen_key(body), lower=screen_key(body).lower(), pass_key=screen_key(body).replace("FAIL", "PASS")))
+    code, result = review(CLEAN)
+    assert result["status"] == verdict
+    if verdict == "escalated":
+        assert result["escalation_reason"] == "injection" and messages_stub.message_calls() == []
