@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import time
 
+from streamlit.testing.v1 import AppTest
+
 from santa_core.models import FixEdit, FixPlan, RunStatus
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
@@ -88,14 +90,14 @@ def test_asking_the_fix_agent_again_shows_the_new_proposal_and_counts_attempts(d
     assert [(d.action, d.actor) for d in decisions] == [("retry_fix", EDITOR)]
 
 
-def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_keeps_the_typed_text(
-        desk_env: RunStore) -> None:
+def typed_then_replaced(desk_env: RunStore) -> tuple[AppTest, int, str]:
+    """Person A opens proposal 1 and types an edit; meanwhile person B asks the fix agent again and it
+    stores proposal 2. Returns A's page (not yet redrawn), the run and what A typed."""
     run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
                                                     FixEdit(issue=1, before="the fastest", after="a fast")])
-    at = as_person(EDITOR, run_id)  # person A sees attempt 1 and starts typing
+    at = as_person(EDITOR, run_id)
     mine = OUTPUT.replace("DEFECT", "2018") + " Checked by legal."
     at.text_area(key=f"edit_{run_id}_1").set_value(mine)
-    # Person B asks the fix agent again; it answers with another proposal (attempt 2).
     actions.retry_fix(desk_env, run_id, EDITOR)
     runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
         name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
@@ -103,6 +105,12 @@ def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_kee
         assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     finally:
         runner.shutdown()
+    return at, run_id, mine
+
+
+def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_keeps_the_typed_text(
+        desk_env: RunStore) -> None:
+    at, run_id, mine = typed_then_replaced(desk_env)
     at.button(key="approve_fix").click().run()  # A approves what they saw
     assert not at.exception, at.exception
     assert "The fix proposal changed while you were deciding" in texts(at)
@@ -130,18 +138,7 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
 
 
 def test_any_redraw_after_the_proposal_changed_says_so_and_keeps_the_typed_text(desk_env: RunStore) -> None:
-    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
-                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
-    at = as_person(EDITOR, run_id)
-    mine = OUTPUT.replace("DEFECT", "2018") + " Checked by legal."
-    at.text_area(key=f"edit_{run_id}_1").set_value(mine)
-    actions.retry_fix(desk_env, run_id, EDITOR)
-    runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
-        name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
-    try:
-        assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
-    finally:
-        runner.shutdown()
+    at, run_id, mine = typed_then_replaced(desk_env)
     at.text_input(key=f"reason_{run_id}_1").set_value("looks right").run()  # typing, not clicking, redraws
     assert not at.exception, at.exception
     assert "Someone asked the fix agent again while you were deciding: this is proposal 2" in texts(at)
