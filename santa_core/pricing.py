@@ -6,6 +6,7 @@ model ids change monthly.
 
 from __future__ import annotations
 
+import json
 import tomllib
 from dataclasses import dataclass
 from functools import lru_cache
@@ -112,6 +113,14 @@ def estimate_review_usd(model: str, text_chars: int, batch: bool = False, rates:
     """
     usage = Usage(input_tokens=PROMPT_OVERHEAD_TOKENS + text_chars // 4, output_tokens=REVIEW_ANSWER_TOKENS)
     return cost_usd(model, usage, rates, batch=batch)
+
+
+def estimate_call_usd(model: str, body: dict, rates: Rates | None = None) -> float:
+    """The most a request sent and never answered may have cost: its whole body as input (4 characters a
+    token) and all of its `max_tokens` as output. What the budget counts for a call cut off by a crash."""
+    chars = len(json.dumps(body, ensure_ascii=False, default=str))
+    usage = Usage(input_tokens=chars // 4 + 1, output_tokens=int(body.get("max_tokens") or REVIEW_ANSWER_TOKENS))
+    return cost_usd(model, usage, rates)
 
 
 def cache_savings_usd(model: str, cache_read_tokens: int, rates: Rates | None = None) -> float:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -22,10 +23,24 @@ def text_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | Non
     """
     if not text.strip():
         return f"{what} is empty"
-    if (nul := text.find("\x00")) != -1:
-        # Why refused: SQLite would store it and PostgreSQL refuses it; no reviewer can read it either.
-        return f"{what} contains a NUL character (\\x00) at character {nul + 1:,}: remove it (the file may be partly binary)"
-    return length_problem(text, what, limit)
+    return control_problem(text, what) or length_problem(text, what, limit)
+
+
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+"""Control characters no text of the desk may hold: C0 except tab, line feed and carriage return (a line
+end), DEL and C1. Why: SQLite would store a NUL and PostgreSQL refuses it; escape sequences and other
+controls are invisible on a page, can rewrite a terminal line, and no reviewer reads them as text."""
+
+
+def control_problem(text: str, what: str) -> str | None:
+    """"<what> contains a control character (\\x1b) at character N: …" for the first one, else None."""
+    found = CONTROL_CHARS.search(text)
+    if found is None:
+        return None
+    char = found.group()
+    name = "a NUL character" if char == "\x00" else "a control character"
+    return (f"{what} contains {name} ({char.encode('unicode_escape').decode()}) at character {found.start() + 1:,}: "
+            "remove it (the file may be partly binary)")
 
 
 def length_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | None:

@@ -43,9 +43,19 @@ from storage.rows import (
 from storage.run_rows import calls_by_id, children, lock_run, require_round, round_row
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
-from storage.tables import DecisionRow, MergedIssueRow, ProposalRow, ReviewRow, RoundRow, RunRow, ScreenRow
+from storage.tables import (
+    CallSentRow,
+    DecisionRow,
+    MergedIssueRow,
+    ProposalRow,
+    ReviewRow,
+    RoundRow,
+    RunRow,
+    ScreenRow,
+)
 from storage.times import utcnow
 from storage.transactions import StoreBase
+from storage.workers import this_worker
 
 DECISION_PERMISSION: dict[str, Permission] = {
     "approve": Permission.DECIDE_FIX,
@@ -192,6 +202,13 @@ class RoundStore(StoreBase):
                          detail={"round": round_no, "slot": outcome.slot, "reviewer": outcome.reviewer,
                                  "status": outcome.status.value})
             return True
+
+    def note_sent(self, run_id: int, round_no: int, slot: str | None, purpose: str, model: str, request: dict,
+                  estimate_usd: float) -> None:
+        """Put a model call on record before its request leaves (the write-ahead call log), committed."""
+        with self._tx() as s:
+            s.add(CallSentRow(run_id=run_id, round_no=round_no, slot=slot, purpose=purpose, model=model,
+                              request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
 
     def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
         """Commit one known-answer screen of the round, with its LLM call when one was made."""

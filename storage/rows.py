@@ -29,7 +29,7 @@ from santa_core.models import (
 from santa_core.run.gate import slot_verdict
 from santa_core.run.store import DecisionAction
 from santa_core.text import text_problem
-from storage.hashing import content_hash, sha256_text
+from storage.hashing import content_hash, json_hash, sha256_text
 from storage.tables import (
     DecisionRow,
     EscalationRow,
@@ -106,6 +106,7 @@ def call_row(
         request_json=call.request,
         response_text=call.response,
         content_hash=content_hash(call.request, call.response),
+        request_hash=json_hash(call.request) if call.request else None,
         cost_usd=call.cost_usd,
         latency_s=call.latency_s,
         error=call.error,

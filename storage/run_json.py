@@ -58,6 +58,7 @@ def run_json(view: RunView) -> dict[str, Any]:
         "source": view.source,
         "created_at": view.created_at.isoformat(),
         "cost_usd": view.total_cost_usd,
+        "cut_off_calls": [c.model_dump(mode="json") for c in view.cut_off],
         "rounds": [round_json(r, view.rubric) for r in view.rounds],
         "escalation": None
         if escalation is None

@@ -15,6 +15,7 @@ from storage.errors import RoundNotFound, RunNotFound
 from storage.metric_facts import touch
 from storage.rows import decision_of, gate_of, outcome_of, proposal_of, screen_of
 from storage.tables import (
+    CallSentRow,
     DecisionRow,
     LLMCallRow,
     MergedIssueRow,
@@ -157,9 +158,25 @@ def sum_by_run(s: Session, model: Any, run_ids: list[int]) -> dict[int, float]:
     return {run_id: float(total) for run_id, total in s.exec(stmt).all()}
 
 
+def cut_off_calls(s: Session, run_ids: list[int]) -> list[CallSentRow]:
+    """Calls put on record as sent whose answer was never stored (cut off by a crash, a kill or a lost
+    connection), oldest first."""
+    if not run_ids:
+        return []
+    answered = select(LLMCallRow.request_hash).where(LLMCallRow.run_id.in_(run_ids),
+                                                     LLMCallRow.request_hash.is_not(None))
+    stmt = (select(CallSentRow).where(CallSentRow.run_id.in_(run_ids), CallSentRow.request_hash.not_in(answered))
+            .order_by(CallSentRow.id))
+    return list(s.exec(stmt).all())
+
+
 def costs(s: Session, run_ids: list[int]) -> dict[int, float]:
-    """Money spent per run: review costs, every proposal's cost and every injection screen's."""
+    """Money spent per run: review costs, every proposal's cost and every injection screen's, and each call
+    cut off before its answer was stored at its estimate (the most it may have cost)."""
     reviews = sum_by_run(s, ReviewRow, run_ids)
     proposals = sum_by_run(s, ProposalRow, run_ids)
     screens = sum_by_run(s, ScreenRow, run_ids)
-    return {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) + screens.get(i, 0.0) for i in run_ids}
+    totals = {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) + screens.get(i, 0.0) for i in run_ids}
+    for call in cut_off_calls(s, run_ids):
+        totals[call.run_id] += call.estimate_usd
+    return totals

@@ -39,11 +39,12 @@ from storage.rounds import RoundStore, start_round_row
 from storage.rows import RUN_COPIED, check_text, escalation_of, escape_of, state_change_of, state_of, summary_of
 from storage.rubrics import RubricStore
 from storage.run_json import run_json
-from storage.run_rows import children, costs, get_run, lock_run, run_rows
+from storage.run_rows import children, costs, cut_off_calls, get_run, lock_run, run_rows
 from storage.settings import SettingsStore
 from storage.slots import SlotStore, reviewer_slots
 from storage.state_changes import set_state
 from storage.tables import (
+    CallSentRow,
     EscalationRow,
     EscapeRow,
     ReviewRow,
@@ -52,7 +53,7 @@ from storage.tables import (
 )
 from storage.times import utc
 from storage.transactions import Database
-from storage.views import RoundView, RunSummary, RunView
+from storage.views import CutOffCall, RoundView, RunSummary, RunView
 from storage.workers import is_orphaned
 
 Source = Literal["app", "cli", "batch"]
@@ -109,6 +110,12 @@ def insert_run(s: Session, run: RunRow) -> int:
                          "source": run.source, "person_b": run.person_b, "person_c": run.person_c,
                          **({"batch": run.batch_id} if run.batch_id is not None else {})})
     return run.id
+
+
+def cut_off_of(row: CallSentRow) -> CutOffCall:
+    """A call cut off before its answer was stored, as the run page and the command line show it."""
+    return CutOffCall(round_no=row.round_no, purpose=row.purpose, slot=row.slot, model=row.model,
+                      estimate_usd=row.estimate_usd, sent_at=utc(row.sent_at))
 
 
 def summaries(s: Session, rows: list[RunRow]) -> list[RunSummary]:
@@ -285,6 +292,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 escalations=[escalation_of(e, run) for e in escalations],
                 escapes=[escape_of(e) for e in escapes],
                 total_cost_usd=costs(s, [run_id])[run_id],
+                cut_off=[cut_off_of(c) for c in cut_off_calls(s, [run_id])],
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),
             )

@@ -14,6 +14,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
+from santa_core.text import text_problem
 from ui import components
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
@@ -41,6 +42,10 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
         st.warning(escape_markdown(problem or "Fix the draft's errors to try it."))
         return
     if not output.strip():
+        return
+    # the one input rule of every entry point (a run, the command line, a batch file)
+    if problem := text_problem(output, "The sample output") or (spec.strip() and text_problem(spec, "The spec")):
+        st.error(escape_markdown(problem))
         return
     checks, blocking = trials.run_checks(rubric, output)
     failed = [c for c in checks if c.result == "FAIL"]

@@ -1,6 +1,7 @@
 """Command line for pipelines and scripted checks: `santa`, also run as `python -m santa_core`.
 
-Commands, one module each: `review` (one output), `rubric list|export|import` (stored rubric
+Commands, one module each: `review` (one output), `resume RUN_ID|--all` (carry on after a crash or a
+stop; how `review` stops on SIGINT/SIGTERM), `rubric list|export|import` (stored rubric
 versions), `record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained
 audit trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures),
 `batch FILE` (verify a CSV/JSONL batch by sampling; its report in `batch_report`). What they
@@ -20,14 +21,14 @@ import logging
 import os
 import sys
 
-from desk.cli import audit, batch, metrics, people, record, review, rubric
+from desk.cli import audit, batch, metrics, people, record, resume, review, rubric
 from desk.cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SHIPPED, BadInput, CliParser
 from desk.cli.review import exit_code
 from santa_core.roles import PermissionDenied
 
 __all__ = ["build_parser", "exit_code", "main"]
 
-COMMANDS = (review, rubric, metrics, record, audit, people, batch)
+COMMANDS = (review, resume, rubric, metrics, record, audit, people, batch)
 """The command modules, in the order `--help` lists them."""
 STORE_COMMANDS = {"record": record.run_record, "audit": audit.run_audit, "people": people.run_people,
                   "metrics": metrics.run_metrics}
@@ -56,6 +57,8 @@ def main(argv: list[str] | None = None) -> int:
             return STORE_COMMANDS[args.command](args)
         if args.command == "batch":
             return batch.run_batch(args)
+        if args.command == "resume":
+            return resume.run_resume(args)
         result = review.run_review(args)
     except (BadInput, PermissionDenied) as exc:  # a refused --author is bad input, not a crash
         print(f"santa: {exc}", file=sys.stderr)

@@ -21,6 +21,7 @@ from desk.cli.common import (
     read_text,
     warn_about_models,
 )
+from desk.cli.resume import drive
 from santa_core.config import Defaults, api_key_present
 from santa_core.models import RunStatus
 from santa_core.reviewers.base import PERSON
@@ -86,7 +87,7 @@ def run_review(args: argparse.Namespace) -> dict:
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
             generation_cost_usd=args.generation_cost,
         )
-        desk.runner.execute(run_id)
+        drive(desk, [run_id])
         return desk.run_json(run_id)
     finally:
         desk.close()

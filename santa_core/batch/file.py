@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from santa_core.batch.formats import BatchFileError, BatchFormat, Newline, Row, kind, parse
 from santa_core.batch.sampling import sample_size
 from santa_core.models import MAX_TEXT_CHARS
-from santa_core.text import length_problem
+from santa_core.text import control_problem, length_problem
 
 MAX_ITEMS = 10_000
 """Most items one batch file may hold; larger files are refused with a request to split them."""
@@ -361,10 +361,11 @@ def _stratum_value(record: dict[str, Any], name: str, choice: _Choice) -> tuple[
 
 
 def _text_problem(name: str, value: Any, choice: _Choice) -> str | None:
-    """A NUL, an unpaired surrogate or an oversized value anywhere in one field, else None."""
+    """A control character (NUL included), an unpaired surrogate or an oversized value anywhere in one field,
+    else None."""
     for text in _strings(name, value):
-        if "\x00" in text:
-            return f"column '{name}' contains a NUL character (\\x00): remove it (the file may be partly binary)"
+        if problem := control_problem(text, f"column '{name}'"):
+            return problem
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:

@@ -30,7 +30,7 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.pricing import cost_usd
-from santa_core.reviewers.base import FixAnswer, FixRequest, ReviewRequest
+from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 
 # Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
@@ -210,6 +210,8 @@ def describe_status_error(exc: anthropic.APIStatusError) -> str:
 
 def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]:
     """Map an exception from the call to (status, human-readable reason); never re-raises."""
+    if isinstance(exc, CallNotRecorded):
+        return ReviewStatus.ERROR, str(exc)
     if isinstance(exc, anthropic.APITimeoutError):
         return (
             ReviewStatus.TIMEOUT,
@@ -273,6 +275,7 @@ class _AnthropicCaller:
         start, body = time.perf_counter(), {}
         try:
             body = make_body()
+            note_sending(purpose, self.model, body)  # write-ahead: on record before it leaves
             message = self._send(body)
         # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
         except Exception as exc:  # noqa: BLE001
@@ -353,6 +356,7 @@ class AnthropicScreen(_AnthropicCaller):
         base = {"role": role, "text_hash": text_hash(text), "model": self.model, "secret": key}
         try:
             body = screen_body(self.model, text, key)
+            note_sending("screen", self.model, body)
             message = self._send(body)
         except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
             _, error = describe_failure(exc, self.timeout)

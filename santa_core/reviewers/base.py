@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -88,3 +91,42 @@ class Screen(Protocol):
 
 PERSON = "person"
 """Reviewer name for a slot that a human fills in the app."""
+
+
+# --- the write-ahead call log -------------------------------------------------------------------
+
+OnSend = Callable[[str, str, dict], None]
+"""Called with (purpose, model, body) just before a request leaves; raising stops the request."""
+_ON_SEND: ContextVar[OnSend | None] = ContextVar("santa_on_send", default=None)
+
+
+@contextmanager
+def journaled(on_send: OnSend) -> Iterator[None]:
+    """Every model call made inside (in this thread) is first noted through `on_send`.
+
+    The runner notes each call as *sent* in its own committed transaction before the request
+    leaves, so a process killed while waiting for the answer leaves the call in the log.
+    """
+    token = _ON_SEND.set(on_send)
+    try:
+        yield
+    finally:
+        _ON_SEND.reset(token)
+
+
+def note_sending(purpose: str, model: str, body: dict) -> None:
+    """Called by a model client right before it sends `body`; an error here means: do not send."""
+    on_send = _ON_SEND.get()
+    if on_send is None:
+        return
+    try:
+        on_send(purpose, model, body)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the note stops the request
+        raise CallNotRecorded(f"not sent: the call could not be put on record first ({type(exc).__name__}: {exc})"
+                              .splitlines()[0]) from exc
+
+
+class CallNotRecorded(RuntimeError):
+    """A request was not sent because its *sent* note could not be committed (fail closed: no paid call
+    that the log, the budget and a resume would not know of)."""
+

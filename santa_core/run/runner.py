@@ -11,12 +11,23 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager
 
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
 from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
-from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, ScreenResult, ScreenRole, Slot
-from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen
+from santa_core.models import (
+    GateResult,
+    ReviewOutcome,
+    ReviewStatus,
+    RunState,
+    RunStatus,
+    ScreenResult,
+    ScreenRole,
+    Slot,
+)
+from santa_core.pricing import estimate_call_usd
+from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen, journaled
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import blocked, decide, screened
@@ -68,6 +79,8 @@ class Runner:
         self._screening: dict[tuple[str, str], Future] = {}
         """Screens in flight by (text hash, model), so one text is screened once at a time."""
         self._screening_lock = threading.Lock()
+        self._stopping = threading.Event()
+        """Set by `stop`: no step starts and no request leaves any more."""
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
@@ -93,6 +106,19 @@ class Runner:
             log.exception("run %s failed", run_id)
             return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
 
+    def _stopped(self, failed: bool) -> bool:
+        """True for a failed answer that came back after `stop`: it may be the refusal to send, so it is
+        not stored (a resume asks again) and decides nothing. A real answer is stored whenever it comes."""
+        return failed and self._stopping.is_set()
+
+    def stop(self) -> None:
+        """Take no new work (a signal, a shutdown): no further step starts, no further request leaves."""
+        self._stopping.set()
+
+    def interrupt(self, run_id: int, note: str) -> RunState:
+        """Mark a running run interrupted with why (the worker stops at its next commit); its state."""
+        return self._interrupt(run_id, note)
+
     def _interrupt(self, run_id: int, note: str) -> RunState:
         """Mark the run interrupted; if even that fails, the next app start will (worker gone)."""
         try:
@@ -108,7 +134,7 @@ class Runner:
         """Run rounds while the run stays `running`."""
         while True:
             run = self.store.load_run(run_id)
-            if run.state.status != RunStatus.RUNNING:
+            if run.state.status != RunStatus.RUNNING or self._stopping.is_set():
                 return run.state
             self._step(run)
 
@@ -139,7 +165,10 @@ class Runner:
             # cannot ship whatever they say, so no reviewer is paid to read it.
             self._finish_round(run, rnd, blocked(prechecks).model_copy(update={"checks": outcomes}))
             return
-        caught = screened(self._screens(run, rnd))
+        screens = self._screens(run, rnd)
+        if self._stopping.is_set():
+            return  # a screen refused because the desk is stopping decides nothing
+        caught = screened(screens)
         if caught is not None:
             # The known-answer screen decides before the reviewers too: a text that took over the
             # screening model would take over a reviewer, and a screen that failed cannot vouch.
@@ -148,11 +177,23 @@ class Runner:
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
         missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
-        futures = {self.review_pool.submit(self._review, run, s, request): s for s in missing}
+        futures = {self.review_pool.submit(self._review, run, rnd.round_no, s, request): s for s in missing}
+        failed: BaseException | None = None
         for fut in as_completed(futures):
-            outcome = fut.result()
-            self.store.save_review(run.id, rnd.round_no, outcome)
+            # Each answer is committed the moment it arrives, whatever happens to the other reviewer.
+            try:
+                outcome = fut.result()
+                if self._stopped(outcome.status != ReviewStatus.OK):
+                    continue
+                self.store.save_review(run.id, rnd.round_no, outcome)
+            except Exception as exc:  # noqa: BLE001 - raised below, once the other answer is saved
+                failed = failed or exc
+                continue
             reviews[outcome.slot] = outcome
+        if failed is not None:
+            raise failed
+        if self._stopping.is_set():
+            return
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
@@ -191,9 +232,13 @@ class Runner:
             if not mine:
                 flight.result()  # the other screen of this text is stored (or failed: then ask ourselves)
             known = self.store.screened(*key)
-            result = (screen.screen(text, role) if known is None else
-                      known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []}))
-            self.store.save_screen(run_id, round_no, result)
+            if known is None:
+                with self._journal(run_id, round_no, None):
+                    result = screen.screen(text, role)
+            else:
+                result = known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []})
+            if not self._stopped(result.verdict == "error"):
+                self.store.save_screen(run_id, round_no, result)
             return result
         finally:
             if mine:
@@ -206,10 +251,20 @@ class Runner:
         self.store.save_gate(run.id, rnd.round_no, gate)
         self._apply_gate(run, gate)
 
-    def _review(self, run: RunRecord, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
+    def _journal(self, run_id: int, round_no: int, slot: Slot | None) -> AbstractContextManager[None]:
+        """Every model call made inside is first committed as *sent* (the write-ahead call log)."""
+        def on_send(purpose: str, model: str, body: dict) -> None:
+            if self._stopping.is_set():
+                raise RuntimeError("the desk is stopping")
+            self.store.note_sent(run_id, round_no, slot, purpose, model, body, estimate_call_usd(model, body))
+        return journaled(on_send)
+
+    def _review(self, run: RunRecord, round_no: int, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
         """Build a fresh reviewer for this call (no state carried between rounds); a PASS that echoes
         the output's verdict or instructions is stored as the reviewer error it is."""
-        return compromised(self.reviewer_for(reviewer_of(run, slot)).review(request, slot), request.output)
+        with self._journal(run.id, round_no, slot):
+            outcome = self.reviewer_for(reviewer_of(run, slot)).review(request, slot)
+        return compromised(outcome, request.output)
 
     def _wait_for_person(self, run: RunRecord) -> None:
         """Hand the run to a person; if their review landed meanwhile, put it back in the queue."""
@@ -233,8 +288,11 @@ class Runner:
         attempts = rnd.fix_attempts
         by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
         if proposal is None:
-            proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
-                        propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
+            with self._journal(run.id, rnd.round_no, None):
+                proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
+                            propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
+            if self._stopped(proposal.error is not None):
+                return
             self.store.save_proposal(run.id, rnd.round_no, proposal)
             attempts += 1
         # A proposal a person asked for again is theirs to look at: auto-approve takes only the first.

@@ -103,6 +103,13 @@ class Store(Protocol):
         """Commit the gate decision and the merged issues of the round."""
         ...
 
+    def note_sent(self, run_id: int, round_no: int, slot: Slot | None, purpose: str, model: str, request: dict,
+                  estimate_usd: float) -> None:
+        """Commit a model call as *sent* before its request leaves (the write-ahead call log). Its answer,
+        when it comes, is stored with the review, screen or proposal; until then the run's cost counts the
+        call at `estimate_usd`, the most it may cost."""
+        ...
+
     def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
         """Commit one known-answer screen of the round (and its LLM call, when one was made)."""
         ...

@@ -24,6 +24,7 @@ from storage.tables.metrics import CriterionDayRow, CriterionResultRow, RunMetri
 from storage.tables.people import AuditEventRow, AuditHeadRow, PersonRow
 from storage.tables.rubrics import RubricVersionRow, TrialRow
 from storage.tables.runs import (
+    CallSentRow,
     DecisionRow,
     EscalationRow,
     EscapeRow,
@@ -65,12 +66,13 @@ TABLES: tuple[type[SQLModel], ...] = (
     BatchPatternRow,
     BatchChangeRow,
     ScreenRow,
+    CallSentRow,
 )
 """Every table of the schema, parents first."""
 
 APPEND_ONLY = frozenset(
     {"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial", "escape", "audit_event",
-     "batch_change", "screen"}
+     "batch_change", "screen", "llm_call_sent"}
 )
 """Tables whose rows are never updated or deleted."""
 
@@ -88,6 +90,7 @@ __all__ = [
     "BatchRow",
     "BatchSampleItemRow",
     "BatchSampleRow",
+    "CallSentRow",
     "CriterionDayRow",
     "CriterionResultRow",
     "DecisionRow",

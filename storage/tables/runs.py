@@ -206,6 +206,29 @@ class LLMCallRow(UsageColumns, table=True):
     latency_s: float = 0.0
     error: str | None = Field(default=None, sa_type=Text)
     created_at: datetime = ts_column()
+    request_hash: str | None = Field(default=None, index=True)
+    """The hash of the request body; links the call to its *sent* note (llm_call_sent)."""
+
+
+class CallSentRow(SQLModel, table=True):
+    """A model call put on record before its request left: the write-ahead call log. Append-only.
+
+    Its answer, when one came back and was stored, is the llm_call row with the same request hash;
+    a note without one is a call cut off (by a crash, a kill, a lost connection), counted in the
+    run's cost at its estimate (the most it may have cost)."""
+
+    __tablename__ = "llm_call_sent"
+
+    id: int | None = Field(default=None, primary_key=True)
+    run_id: int = run_fk()
+    round_no: int
+    purpose: str
+    slot: str | None = None
+    model: str
+    request_hash: str = Field(index=True)
+    estimate_usd: float = 0.0
+    worker: str = ""
+    sent_at: datetime = ts_column()
 
 
 class StateChangeRow(SQLModel, table=True):

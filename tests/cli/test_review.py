@@ -84,6 +84,7 @@ def test_waiting_for_a_person_exits_3(cli_env: dict, tmp_path: Path) -> None:
         pytest.param("x" * 200_001, (), "the limit is 200,000", id="oversized"),
         pytest.param("\x00\x00\x00", (), "contains a NUL character (\\x00) at character 1", id="only-nul"),
         pytest.param("Fine copy.\x00", (), "contains a NUL character (\\x00) at character 11", id="nul-inside"),
+        pytest.param("Fine\x1b[2J copy.", (), "contains a control character (\\x1b) at character 5", id="escape"),
         pytest.param("ok", ("--rubric", "nope"), "unknown rubric 'nope'", id="unknown-rubric"),
         pytest.param("ok", ("--max-rounds", "0"), "--max-rounds must be between 1 and 10", id="bad-rounds"),
         pytest.param("ok", ("--bogus",), "usage:", id="bad-usage"),

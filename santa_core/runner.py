@@ -1,0 +1,280 @@
+"""Executes runs on a process-wide thread pool and persists every step as it happens.
+
+A worker never touches the UI. Each step (a review, the gate, a proposal, a decision, a state
+change) is committed through the `Store` before the next one starts, so a run can always be
+resumed from its last committed step.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from contextlib import AbstractContextManager
+
+from santa_core.checks import precheck_issues, run_criterion_checks
+from santa_core.checks.echo import compromised
+from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
+from santa_core.models import GateResult, ReviewOutcome, RunState, RunStatus, ScreenResult, ScreenRole, Slot
+from santa_core.pricing import estimate_call_usd
+from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen, journaled
+from santa_core.run import engine
+from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
+from santa_core.run.gate import blocked, decide, screened
+from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
+
+log = logging.getLogger(__name__)
+
+SLOTS: tuple[Slot, Slot] = ("B", "C")
+
+
+def reviewer_of(run: RunRecord, slot: Slot) -> str:
+    """The model (or "person") filling a slot; works for any run record or view."""
+    return run.reviewer_b if slot == "B" else run.reviewer_c
+
+
+def open_person_slots(run: RunRecord, reviews: dict) -> list[Slot]:
+    """Slots a person fills that have no review yet."""
+    return [s for s in SLOTS if reviewer_of(run, s) == PERSON and s not in reviews]
+
+
+class Conflict(RuntimeError):
+    """Someone else changed the run's state first; this worker stops touching it."""
+
+
+def advance_run(store: Store, run_id: int, state: RunState, event: engine.Event, actor: str) -> RunState:
+    """Apply an engine event and commit the new state with compare-and-set."""
+    new = engine.advance(state, event)
+    if not store.transition(run_id, {state.status}, new, actor, new.note):
+        raise Conflict(f"run {run_id} changed while {type(event).__name__} was being applied")
+    return new
+
+
+class Runner:
+    """Runs the method for stored runs; `submit` is safe to call twice (the claim is atomic)."""
+
+    def __init__(
+        self,
+        store: Store,
+        reviewer_for: Callable[[str], Reviewer],
+        fixer_for: Callable[[str], Fixer],
+        workers: int = 4,
+        screen_for: Callable[[], Screen | None] = lambda: None,
+    ) -> None:
+        self.store = store
+        self.reviewer_for = reviewer_for
+        self.fixer_for = fixer_for
+        self.screen_for = screen_for
+        """The known-answer screen for the next round (None: screening is off or has no key)."""
+        self._screening: dict[tuple[str, str], Future] = {}
+        """Screens in flight by (text hash, model), so one text is screened once at a time."""
+        self._screening_lock = threading.Lock()
+        self.workers = workers
+        """Runs worked on at once; more wait in the pool's queue."""
+        self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
+        # A separate pool for reviewer calls so a run waiting on its two reviewers can never
+        # starve the pool its own reviewers need (no deadlock when every run worker is busy).
+        self.review_pool = ThreadPoolExecutor(2 * workers, thread_name_prefix="santa-review")
+
+    def submit(self, run_id: int) -> Future:
+        """Queue the run on the pool; returns the future of `execute`."""
+        return self.pool.submit(self.execute, run_id)
+
+    def execute(self, run_id: int) -> RunState:
+        """Claim a queued run and drive it until it needs a person or finishes."""
+        run = self.store.load_run(run_id)
+        if run.state.status != RunStatus.QUEUED:
+            return run.state
+        try:
+            advance_run(self.store, run_id, run.state, engine.Claim(), "worker")
+            return self._drive(run_id)
+        except Conflict:
+            return self.store.load_run(run_id).state
+        except Exception as exc:  # noqa: BLE001 - never leave a run stuck in `running`
+            log.exception("run %s failed", run_id)
+            return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
+
+    def _interrupt(self, run_id: int, note: str) -> RunState:
+        """Mark the run interrupted; if even that fails, the next app start will (worker gone)."""
+        try:
+            state = self.store.load_run(run_id).state
+            if state.status == RunStatus.RUNNING:
+                return advance_run(self.store, run_id, state, engine.Interrupt(note=note), "system")
+            return state
+        except Exception:  # noqa: BLE001 - the database itself may be what failed
+            log.exception("run %s could not be marked interrupted", run_id)
+            return RunState(status=RunStatus.RUNNING, note=note)
+
+    def _drive(self, run_id: int) -> RunState:
+        """Run rounds while the run stays `running`."""
+        while True:
+            run = self.store.load_run(run_id)
+            if run.state.status != RunStatus.RUNNING:
+                return run.state
+            self._step(run)
+
+    def _over_budget(self, run: RunRecord) -> bool:
+        return run.budget_usd is not None and run.spent_usd >= run.budget_usd
+
+    def _step(self, run: RunRecord) -> None:
+        """One committed step of the current round: reviews+gate, or the fix proposal."""
+        rnd = self.store.load_round(run.id, run.state.round)
+        if rnd is None:
+            raise RuntimeError(f"run {run.id} has no stored round {run.state.round}")
+        if self._over_budget(run):
+            advance_run(self.store, run.id, run.state, engine.BudgetExceeded(), "system")
+        elif rnd.gate is None:
+            self._review_round(run, rnd)
+        elif rnd.proposal is None and run.state.note != engine.FIXING:
+            # Resumed after the gate was stored but before its state change was: re-apply it.
+            self._apply_gate(run, rnd.gate)
+        else:
+            self._fix(run, rnd)
+
+    def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
+        """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
+        outcomes = run_criterion_checks(run.rubric, rnd.output_text)
+        prechecks = precheck_issues(run.rubric, rnd.output_text, outcomes, spec=run.spec)
+        if any(i.criterion == "injection" for i in prechecks):
+            # Deterministic checks come first: an output that tries to instruct the reviewers
+            # cannot ship whatever they say, so no reviewer is paid to read it.
+            self._finish_round(run, rnd, blocked(prechecks).model_copy(update={"checks": outcomes}))
+            return
+        caught = screened(self._screens(run, rnd))
+        if caught is not None:
+            # The known-answer screen decides before the reviewers too: a text that took over the
+            # screening model would take over a reviewer, and a screen that failed cannot vouch.
+            self._finish_round(run, rnd, caught.model_copy(update={"checks": outcomes}))
+            return
+        request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
+        reviews = dict(rnd.reviews)
+        missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
+        futures = {self.review_pool.submit(self._review, run, rnd.round_no, s, request): s for s in missing}
+        failed: BaseException | None = None
+        for fut in as_completed(futures):
+            # Each answer is committed the moment it arrives, whatever happens to the other reviewer.
+            try:
+                outcome = fut.result()
+                self.store.save_review(run.id, rnd.round_no, outcome)
+            except Exception as exc:  # noqa: BLE001 - raised below, once the other answer is saved
+                failed = failed or exc
+                continue
+            reviews[outcome.slot] = outcome
+        if failed is not None:
+            raise failed
+        if any(s not in reviews for s in SLOTS):
+            self._wait_for_person(run)
+            return
+        gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids())
+        # The check outcomes are stored with the gate they fed, so the run page shows what was decided on.
+        self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
+
+    def _screens(self, run: RunRecord, rnd: RoundRecord) -> list[ScreenResult]:
+        """The round's screen of its spec and output read together: a stored one kept, else screened
+        (committed as it arrives)."""
+        screen = self.screen_for()
+        if screen is None:
+            return []
+        texts: dict[ScreenRole, str] = {"spec and output": screened_text(run.spec, rnd.output_text)}
+        # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).
+        results = {role: sc for role, sc in rnd.screens.items()
+                   if role in texts and sc.text_hash == text_hash(texts[role])}
+        futures = [self.review_pool.submit(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
+                   for role in texts if role not in results]
+        for fut in as_completed(futures):
+            result = fut.result()
+            results[result.role] = result
+        return [results[role] for role in texts]
+
+    def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, text: str) -> ScreenResult:
+        """One text's screen, stored with the round: an earlier verdict for the same text and model
+        when there is one, else a call. Runs screening the same text at once share one call (a
+        batch's identical items): the others wait for it, then read its stored verdict."""
+        key = (text_hash(text), screen.name)
+        with self._screening_lock:
+            flight = self._screening.get(key)
+            mine = flight is None
+            if mine:
+                flight = self._screening[key] = Future()
+        try:
+            if not mine:
+                flight.result()  # the other screen of this text is stored (or failed: then ask ourselves)
+            known = self.store.screened(*key)
+            if known is None:
+                with self._journal(run_id, round_no, None):
+                    result = screen.screen(text, role)
+            else:
+                result = known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []})
+            self.store.save_screen(run_id, round_no, result)
+            return result
+        finally:
+            if mine:
+                with self._screening_lock:
+                    del self._screening[key]
+                flight.set_result(None)
+
+    def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
+        """Commit the gate, then the state change it causes."""
+        self.store.save_gate(run.id, rnd.round_no, gate)
+        self._apply_gate(run, gate)
+
+    def _journal(self, run_id: int, round_no: int, slot: Slot | None) -> AbstractContextManager[None]:
+        """Every model call made inside is first committed as *sent* (the write-ahead call log)."""
+        def on_send(purpose: str, model: str, body: dict) -> None:
+            self.store.note_sent(run_id, round_no, slot, purpose, model, body, estimate_call_usd(model, body))
+        return journaled(on_send)
+
+    def _review(self, run: RunRecord, round_no: int, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
+        """Build a fresh reviewer for this call (no state carried between rounds); a PASS that echoes
+        the output's verdict or instructions is stored as the reviewer error it is."""
+        with self._journal(run.id, round_no, slot):
+            outcome = self.reviewer_for(reviewer_of(run, slot)).review(request, slot)
+        return compromised(outcome, request.output)
+
+    def _wait_for_person(self, run: RunRecord) -> None:
+        """Hand the run to a person; if their review landed meanwhile, put it back in the queue."""
+        state = advance_run(self.store, run.id, run.state, engine.NeedHumanReview(), "worker")
+        rnd = self.store.load_round(run.id, state.round)
+        if rnd is not None and all(s in rnd.reviews for s in SLOTS):
+            try:
+                advance_run(self.store, run.id, state, engine.HumanReviewSubmitted(), "worker")
+            except Conflict:
+                return
+            self.submit(run.id)
+
+    def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
+        why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "")
+        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why)
+        advance_run(self.store, run.id, run.state, event, "gate")
+
+    def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
+        """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
+        proposal = rnd.proposal
+        attempts = rnd.fix_attempts
+        by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
+        if proposal is None:
+            with self._journal(run.id, rnd.round_no, None):
+                proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
+                            propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
+            self.store.save_proposal(run.id, rnd.round_no, proposal)
+            attempts += 1
+        # A proposal a person asked for again is theirs to look at: auto-approve takes only the first.
+        why = proposal.error or (proposal.rejected[0].reason if proposal.rejected else "")
+        event = engine.ProposalReady(applied=len(proposal.edits), why=why,
+                                     auto_approve=run.auto_approve and attempts == 1,
+                                     by_person=by_person, complete=is_complete(proposal))
+        new = engine.advance(run.state, event)
+        if new.status != RunStatus.RUNNING:
+            advance_run(self.store, run.id, run.state, event, "worker")
+            return
+        # Auto-approved: the decision, the next round and the state change commit together.
+        decision = DecisionIn(action="auto_approve", actor="auto-approve", reason="run set to auto-approve fixes",
+                              before_text=rnd.output_text, after_text=proposal.proposed_text)
+        if not self.store.commit_decision(run.id, run.state, new, decision, proposal.proposed_text):
+            raise Conflict(f"run {run.id} changed while its fix was being auto-approved")
+
+    def shutdown(self) -> None:
+        """Stop accepting work and wait for running steps to commit."""
+        self.pool.shutdown(wait=True)
+        self.review_pool.shutdown(wait=True)

@@ -1,0 +1,179 @@
+"""Nothing lost after a crash or a stop: `review` killed at every step boundary and carried on with
+`resume`, and SIGINT / SIGTERM stopping a review in order.
+
+Real processes, the real SDK against the loopback Messages API, a real SQLite file and (when configured)
+a real PostgreSQL database. The loopback server holds the request a step waits on, so each kill lands
+exactly at its boundary.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from sqlmodel import Session, select
+
+from santa_core.models import RunStatus
+from storage.hashing import json_hash
+from storage.runs import RunStore
+from storage.startup import init_db
+from storage.tables import CallSentRow
+from tests.support.messages_api import MessagesStub, fenced_output, repeat_key, santa_scenario, schema_properties
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = "Write one sentence announcing the Acme rocket and the year it launched."
+SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-5-5"
+
+Rule = Callable[[str, dict], bool]
+"""(kind, body) -> hold this request; kind is screen, review or fix."""
+
+
+def kind_of(body: dict, screen: bool) -> str:
+    return "screen" if screen else "fix" if "edits" in schema_properties(body) else "review"
+
+
+class Holder:
+    """Answers as santa_scenario does, except requests matching `rule`: those wait until `release`."""
+
+    def __init__(self, stub: MessagesStub) -> None:
+        self.rule: Rule = lambda kind, body: False
+        self.held = 0
+        self.lock = threading.Lock()
+        self.release = threading.Event()
+        stub.handler = lambda body: self.answer(body, False)
+        stub.screen = lambda body: self.answer(body, True)
+
+    def hold(self, rule: Rule) -> None:
+        self.rule, self.held, self.release = rule, 0, threading.Event()
+
+    def answer(self, body: dict, screen: bool):
+        if self.rule(kind_of(body, screen), body):
+            with self.lock:
+                self.held += 1
+            self.release.wait(60)
+        return repeat_key(body) if screen else santa_scenario(body)
+
+    def wait_held(self, n: int) -> None:
+        deadline = time.monotonic() + 60
+        while self.held < n and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert self.held >= n, f"the process never sent the request to hold ({self.held} of {n} held)"
+
+
+def cli_env(db_url: str, tmp_path: Path) -> dict:
+    (tmp_path / "spec.txt").write_text(SPEC, encoding="utf-8")
+    (tmp_path / "output.txt").write_text("Acme's rocket launched in DEFECT.", encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SANTA_")}
+    env.update(DATABASE_URL=db_url, PYTHONPATH=str(ROOT))
+    return env
+
+
+@pytest.fixture
+def cli(db_url: str, messages_stub: MessagesStub, tmp_path: Path) -> dict:
+    return cli_env(db_url, tmp_path)
+
+
+def start(env: dict, tmp_path: Path, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "santa_core", *args], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+REVIEW = ("review", "--spec", "spec.txt", "--output", "output.txt", "--auto-approve")
+
+
+def review_key(body: dict) -> tuple[str, str]:
+    """Which review a request asks for: the reviewer's model and the text under review."""
+    return body["model"], fenced_output(body)
+
+
+def stored_review_keys(repo: RunStore, run_id: int) -> set[tuple[str, str]]:
+    view = repo.get_run_view(run_id)
+    models = {"B": view.reviewer_b, "C": view.reviewer_c}
+    return {(models[slot], r.output_text) for r in view.rounds for slot in r.reviews}
+
+
+def test_killed_at_every_step_boundary_resume_finishes_and_nothing_is_asked_twice(
+    cli: dict, db_url: str, messages_stub: MessagesStub, tmp_path: Path
+) -> None:
+    holder = Holder(messages_stub)
+    repo = RunStore(init_db(db_url, mark_interrupted=False))
+    round_one = "Acme's rocket launched in DEFECT."
+    boundaries: list[tuple[str, Rule, int, Callable[[], bool]]] = [
+        ("before the reviewers (round 1 screen in flight)", lambda k, b: k == "screen", 1, lambda: True),
+        ("while both reviewers", lambda k, b: k == "review", 2, lambda: True),
+        ("after B, while C", lambda k, b: k == "review" and b["model"] == HAIKU, 1,
+         lambda: len(repo.load_round(1, 1).reviews) == 1),
+        ("after the gate, during the fix", lambda k, b: k == "fix", 1, lambda: True),
+        ("after the fix, round 2 screen in flight", lambda k, b: k == "screen" and "DEFECT" not in str(b), 1,
+         lambda: True),
+        ("while both round 2 reviewers", lambda k, b: k == "review" and fenced_output(b) != round_one, 2,
+         lambda: True),
+    ]
+    stored_before: list[tuple[int, set]] = []  # (requests seen at the kill, reviews stored then)
+    args = REVIEW
+    for name, rule, n, ready in boundaries:
+        holder.hold(rule)
+        proc = start(cli, tmp_path, *args)
+        try:
+            holder.wait_held(n)
+            deadline = time.monotonic() + 30
+            while not ready() and time.monotonic() < deadline:
+                time.sleep(0.05)
+            assert ready(), name
+        finally:
+            proc.kill()
+            proc.wait(30)
+            holder.release.set()
+        assert proc.returncode == -signal.SIGKILL, name
+        (run,) = repo.list_runs()
+        assert run.status == RunStatus.RUNNING, name  # what a killed process leaves
+        stored_before.append((len(messages_stub.calls), stored_review_keys(repo, run.id)))
+        args = ("resume", str(run.id))
+    holder.hold(lambda k, b: False)
+    done = subprocess.run([sys.executable, "-m", "santa_core", *args], env=cli, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert repo.load_run(run.id).state.status == RunStatus.SHIPPED
+    assert "cut off before its answer was stored, asked again: review" in done.stderr  # the last kill's two
+    calls = [c["body"] for c in messages_stub.calls if c["path"].startswith("/v1/messages")]
+    with Session(repo.engine) as s:
+        on_record = set(s.exec(select(CallSentRow.request_hash)).all())
+    assert all(json_hash(body) in on_record for body in calls)  # every request that reached the server
+    for seen, stored in stored_before:  # no review stored before a kill was asked for after it
+        later = [review_key(b) for b in calls[seen:] if kind_of(b, "screen" in str(b.get("messages"))) == "review"]
+        assert not stored & set(later)
+    assert repo.get_run_view(run.id).cut_off  # the calls the kills cut off stay in the log, costed
+    assert repo.load_run(run.id).spent_usd >= sum(c.estimate_usd for c in repo.get_run_view(run.id).cut_off)
+
+
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_a_signal_stops_the_review_in_order(messages_stub: MessagesStub, tmp_path: Path, sig: int, code: int) -> None:
+    db_url = f"sqlite:///{tmp_path / 'santa.db'}"
+    cli = cli_env(db_url, tmp_path)
+    holder = Holder(messages_stub)
+    repo = RunStore(init_db(db_url, mark_interrupted=False))
+    holder.hold(lambda k, b: k == "review" and b["model"] == HAIKU)  # B answers, C hangs
+    proc = start(cli, tmp_path, *REVIEW)
+    try:
+        holder.wait_held(1)
+        deadline = time.monotonic() + 30
+        while not (repo.list_runs() and len(repo.load_round(1, 1).reviews) == 1) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(sig)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        proc.kill()
+        holder.release.set()
+    assert proc.returncode == code
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert f"stopped by {signal.Signals(sig).name}" in err and "santa resume 1" in err
+    state = repo.load_run(1).state
+    assert state.status == RunStatus.INTERRUPTED and state.note == f"stopped by {signal.Signals(sig).name}"
+    assert set(repo.load_round(1, 1).reviews) == {"B"}  # the answer that came in is kept
