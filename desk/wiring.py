@@ -11,12 +11,14 @@ import hashlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import anthropic
 
 from santa_core.batch.driver import BatchDriver
 from santa_core.config import Defaults, api_key_present, env_defaults
-from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer, AnthropicScreen
+from santa_core.models import RunStatus
+from santa_core.reviewers.anthropic import DEFAULT_ANSWER_ATTEMPTS, AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.reviewers.base import Fixer, Reviewer, Screen
 from santa_core.run.runner import Runner
 from storage.audit import AuditStore
@@ -45,14 +47,23 @@ def shared_client() -> anthropic.Anthropic:
     return _client(os.environ.get("ANTHROPIC_BASE_URL") or None, hashlib.sha256(key.encode()).hexdigest())
 
 
+def answer_attempts() -> int:
+    """Calls at most for one reviewer or fix answer while it comes back refused, cut off or malformed:
+    SANTA_ANSWER_ATTEMPTS, default 4 (1 gives up after the first bad answer)."""
+    try:
+        return min(10, max(1, int(os.environ.get("SANTA_ANSWER_ATTEMPTS", DEFAULT_ANSWER_ATTEMPTS))))
+    except ValueError:
+        return DEFAULT_ANSWER_ATTEMPTS
+
+
 def model_reviewer(name: str) -> Reviewer:
     """A fresh Anthropic reviewer for one call (fresh per round: no carried context)."""
-    return AnthropicReviewer(name, client=shared_client())
+    return AnthropicReviewer(name, client=shared_client(), answer_attempts=answer_attempts())
 
 
 def model_fixer(name: str) -> Fixer:
     """A fresh Anthropic fix agent."""
-    return AnthropicFixer(name, client=shared_client())
+    return AnthropicFixer(name, client=shared_client(), answer_attempts=answer_attempts())
 
 
 def defaults_of(runs: RunStore) -> Defaults:
@@ -149,6 +160,23 @@ def open_desk(
     runner = Runner(runs, reviewer_for, fixer_for, workers or runner_workers(),
                     screen_for=model_screen(runs) if screen_for is None else screen_for)
     batches = BatchDriver(runs, BatchStore(runs), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
-    if mark_interrupted:  # the app: batch samples a restart cut short carry on
+    if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished()
+        resubmit_queued(runs, runner)
     return Desk(url=url, runs=runs, runner=runner, batches=batches)
+
+
+QUEUED_ORPHAN_S = 5.0
+"""A queued run untouched this long when the app starts was left by a process that is gone (a live one
+claims its run within milliseconds); younger ones are left to their own process."""
+
+
+def resubmit_queued(runs: RunStore, runner: Runner) -> list[int]:
+    """At app start: queued runs a dead process left behind go to this runner (the claim is atomic, so a
+    run another process claims first is skipped). Batch sample runs are their batch driver's."""
+    now = datetime.now(UTC)
+    ids = [r.id for r in runs.runs_to_resume() if r.status == RunStatus.QUEUED and r.source != "batch"
+           and (now - r.updated_at).total_seconds() > QUEUED_ORPHAN_S]
+    for run_id in ids:
+        runner.submit(run_id)
+    return ids

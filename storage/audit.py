@@ -23,10 +23,13 @@ from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
 from santa_core.text import canonical_json, sha256_text
+from storage.seals import unsealed_rows
 from storage.tables import AuditEventRow, AuditHeadRow
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
+HEAD_KEY = "santa_audit_head"
+"""Session info key: the (seq, hash) of the newest event this transaction appended."""
 GENESIS = "0" * 64
 """The previous hash of the first event."""
 
@@ -93,6 +96,7 @@ def append(
     digest = event_hash(fields)
     conn.execute(_EVENTS.insert().values(id=fields["seq"], **fields, hash=digest))
     conn.execute(_HEAD.update().where(_HEAD.c.id == 1).values(seq=fields["seq"], hash=digest))
+    s.info[HEAD_KEY] = (fields["seq"], digest)  # for the anchor file, once committed (storage.seals.anchor_head)
     return AuditEventRow(id=fields["seq"], **fields, hash=digest)
 
 
@@ -135,14 +139,25 @@ class VerifyReport(BaseModel):
     broken: BrokenLink | None = None
     head_hash: str | None = None
     """The newest event's hash when the chain is intact (to anchor it outside the database)."""
+    rows_checked: int = 0
+    """Rows of the sealed tables recomputed against their newest seal (`storage.seals`)."""
+    row_problems: list[str] = []
+    """Each sealed row that differs from its seal or that no seal covers."""
+    expected: str | None = None
+    """A head hash kept outside the database that the chain was checked to reach (`--expect`)."""
 
     def describe(self) -> str:
         """What a person reads after pressing Verify (or running `audit verify`)."""
-        if self.ok:
-            anchor = f" Newest hash: {self.head_hash} (note it outside the database: a later verify that " \
-                "does not reach this hash at this seq means the tail was rewritten)." if self.head_hash else ""
-            return f"The audit chain is intact: {self.checked} events verified.{anchor}"
-        return f"The audit chain is BROKEN at {self.broken.describe()}. {self.checked} events before it verified."
+        if self.broken is not None:
+            return f"The audit chain is BROKEN at {self.broken.describe()}. {self.checked} events before it verified."
+        if self.row_problems:
+            more = f" (+{len(self.row_problems) - 5} more)" if len(self.row_problems) > 5 else ""
+            return (f"The audit chain is intact ({self.checked} events), but the DATA DIFFERS from it: "
+                    f"{'; '.join(self.row_problems[:5])}{more}.")
+        kept = " It reaches the hash you kept." if self.expected else ""
+        anchor = f" Newest hash: {self.head_hash} (keep it outside the database and check it with `audit verify " \
+            "--expect HASH`: a chain that no longer reaches it was cut or rewritten)." if self.head_hash else ""
+        return f"The audit chain is intact: {self.checked} events and {self.rows_checked} rows verified.{kept}{anchor}"
 
 
 def _event_of(row: AuditEventRow) -> AuditEvent:
@@ -237,7 +252,25 @@ class AuditStore(StoreBase):
                                                                           col(AuditEventRow.id))
         return s.exec(stmt.limit(1)).first()
 
-    def verify(self) -> VerifyReport:
+    def verify(self, expect: str | None = None) -> VerifyReport:
+        """Recompute every link, then every sealed row against its seal; with `expect` (a head hash kept
+        outside the database), check that the chain still holds an event with that hash."""
+        report = self._verify_chain()
+        if not report.ok:
+            return report
+        with self._read() as s:
+            checked, problems = unsealed_rows(s)
+            report = report.model_copy(update={"rows_checked": checked, "row_problems": problems, "ok": not problems})
+            if expect is None:
+                return report
+            found = s.exec(select(AuditEventRow.seq).where(AuditEventRow.hash == expect.strip().lower())).first()
+        if found is None:
+            return report.model_copy(update={"ok": False, "broken": BrokenLink(
+                id=None, seq=report.checked, problem=f"the chain does not reach the hash you kept ({expect.strip()}): "
+                "events after it were removed or rewritten")})
+        return report.model_copy(update={"expected": expect.strip().lower()})
+
+    def _verify_chain(self) -> VerifyReport:
         """Recompute every link; report the first one that does not hold.
 
         Streams the chain in batches (never the whole chain in memory), then checks that the walk

@@ -2,7 +2,9 @@
 
 A `Database` is one engine with a write transaction (BEGIN IMMEDIATE on SQLite) and a read
 snapshot. Before a write transaction commits, the metric facts of every run it touched are
-rewritten (`storage.metric_facts`), whichever store wrote: the facts are never behind the history.
+rewritten (`storage.metric_facts`), whichever store wrote: the facts are never behind the history;
+then every run, round, review, proposal, decision and escalation row it wrote is sealed in the audit
+chain (`storage.seals`).
 Every store (`StoreBase`) reads and writes through one shared `Database`.
 """
 
@@ -16,6 +18,7 @@ from sqlmodel import Session
 
 from storage.db import reader
 from storage.metric_facts import refresh_touched
+from storage.seals import anchor_head, seal_touched
 
 
 class Database:
@@ -28,9 +31,12 @@ class Database:
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction that refreshes the touched runs' metric facts, then commits."""
-        with Session(self.engine, expire_on_commit=False) as s, s.begin():
-            yield s
-            refresh_touched(s)
+        with Session(self.engine, expire_on_commit=False) as s:
+            with s.begin():
+                yield s
+                refresh_touched(s)
+                seal_touched(s)  # last: the seals hash the rows as they will be committed
+            anchor_head(s)
 
     @contextmanager
     def read(self) -> Iterator[Session]:

@@ -12,7 +12,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """`audit verify`, `audit list [filters]`."""
     au = sub.add_parser("audit", help="verify or list the audit trail")
     asub = au.add_subparsers(dest="audit_command", required=True, parser_class=CliParser)
-    asub.add_parser("verify", help="recompute the hash chain; exit 1 naming the first broken event")
+    vf = asub.add_parser("verify", help="recompute the hash chain and every sealed row; exit 1 naming what differs")
+    vf.add_argument("--expect", metavar="HASH",
+                    help="a head hash kept outside the database (Audit page, SANTA_AUDIT_ANCHOR_FILE): the chain "
+                    "must still reach it")
     ls = asub.add_parser("list", help="audit events, newest first")
     ls.add_argument("--run", type=int, help="only events of this run")
     ls.add_argument("--actor", help="only events by this actor (an e-mail, local, worker, cli, ...)")
@@ -25,12 +28,16 @@ def run_audit(args: argparse.Namespace) -> int:
     """`audit verify` (exit 1 naming the first broken event) and `audit list`."""
     repo = open_repo()
     if args.audit_command == "verify":
-        report = repo.audit.verify()
+        report = repo.audit.verify(expect=args.expect)
         if report.ok:
             newest = f"; newest hash {report.head_hash}" if report.head_hash else ""
-            print(f"intact: {report.checked} events{newest}")
+            kept = "; reaches the hash you kept" if report.expected else ""
+            print(f"intact: {report.checked} events, {report.rows_checked} rows{kept}{newest}")
             return EXIT_SHIPPED
-        print(f"broken: {report.broken.describe()}; {report.checked} events before it verified")
+        if report.broken is not None:
+            print(f"broken: {report.broken.describe()}; {report.checked} events before it verified")
+        for problem in report.row_problems:
+            print(f"differs: {problem}")
         return EXIT_BROKEN
     if args.limit < 1:
         raise BadInput("--limit must be at least 1")

@@ -51,6 +51,11 @@ _STATUS_WORDS = {
 
 DEFAULT_MAX_TOKENS = 8192
 """max_tokens of a reviewer or fix call: headroom for thinking blocks before the JSON answer."""
+DEFAULT_ANSWER_ATTEMPTS = 4
+"""Calls at most for one reviewer or fix answer (SANTA_ANSWER_ATTEMPTS): the first and up to three more while the
+answer comes back refused, cut off or malformed (as the SDK retries a failed request up to three times)."""
+MAX_RETRY_TOKENS = 32_000
+"""The most output room a call asked again after a cut-off gets."""
 DEFAULT_EFFORT = "medium"
 """output_config.effort of a reviewer or fix call (None sends no effort)."""
 
@@ -70,6 +75,22 @@ class CallResult:
     latency_s: float
     request: dict = field(default_factory=dict)
     cost_usd: float = 0.0
+    retryable: bool = False
+    """A 200 answer that was refused, cut off, unfinished, empty or malformed: worth asking again."""
+    truncated: bool = False
+    """Cut off at max_tokens: the next attempt gets more room."""
+    earlier: list[CallResult] = field(default_factory=list)
+    """Attempts before this one that gave a bad answer (each logged and costed)."""
+
+    def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
+        """Every attempt as a row of the call log, oldest first."""
+        return [r.as_llm_call(purpose, model) for r in (*self.earlier, self)]
+
+    def total(self) -> tuple[Usage, float, float]:
+        """Usage, cost and latency of every attempt together."""
+        usage = sum((r.usage for r in self.earlier), self.usage)
+        return (usage, self.cost_usd + sum(r.cost_usd for r in self.earlier),
+                self.latency_s + sum(r.latency_s for r in self.earlier))
 
     def as_llm_call(self, purpose: str, model: str) -> LLMCall:
         """This call as a row of the call log."""
@@ -171,22 +192,24 @@ def answer_result(
     parsed, error = check_answer(message, text, schema, purpose, model, max_tokens)
     status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
     cost = cost_usd(model, usage, batch=batch)
-    return CallResult(parsed, text, usage, error, status, latency_s, body, cost)
+    return CallResult(parsed, text, usage, error, status, latency_s, body, cost, retryable=error is not None,
+                      truncated=message.stop_reason == "max_tokens")
 
 
 def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> ReviewOutcome:
-    """A review call's result as the slot's outcome, with its row for the call log."""
+    """A review call's result as the slot's outcome, with its rows for the call log (every attempt)."""
+    usage, cost, latency = res.total()
     return ReviewOutcome(
         slot=slot,
         reviewer=reviewer,
         status=res.status,
         review=res.parsed if isinstance(res.parsed, Review) else None,
         error=res.error,
-        usage=res.usage,
-        cost_usd=res.cost_usd,
-        latency_s=res.latency_s,
+        usage=usage,
+        cost_usd=cost,
+        latency_s=latency,
         raw_response=res.raw_text,
-        calls=[res.as_llm_call("review", model)],
+        calls=res.llm_calls("review", model),
     )
 
 
@@ -243,6 +266,7 @@ class _AnthropicCaller:
         timeout: float = 120.0,
         max_retries: int = 3,
         effort: str | None = DEFAULT_EFFORT,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
     ) -> None:
         self.model = model
         self.name = model
@@ -250,6 +274,8 @@ class _AnthropicCaller:
         self.timeout = timeout
         self.max_retries = max_retries
         self.effort = effort
+        self.answer_attempts = max(1, answer_attempts)
+        """Calls at most for one answer: a refused, cut-off or malformed answer is asked for again."""
         self._client = client
 
     @property
@@ -270,7 +296,24 @@ class _AnthropicCaller:
             raise TypeError(f"API answer was not a message: {type(message).__name__}")
         return message
 
-    def _call(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+        """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
+        off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
+        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). Never raises."""
+        max_tokens, earlier = self.max_tokens, []
+        while True:
+            res = self._call_once(lambda: make_body(max_tokens), schema, purpose)
+            if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
+                break
+            earlier.append(res)
+            if res.truncated:
+                max_tokens = min(2 * max_tokens, MAX_RETRY_TOKENS)
+        if earlier and res.error:
+            res.error += f" (the last of {len(earlier) + 1} attempts)"
+        res.earlier = earlier
+        return res
+
+    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
         """One structured call that never raises: any failure becomes `error` with parsed=None."""
         start, body = time.perf_counter(), {}
         try:
@@ -289,9 +332,7 @@ class AnthropicReviewer(_AnthropicCaller):
 
     def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
         """Judge request.output against the rubric; errors come back as ERROR/TIMEOUT outcomes."""
-        res = self._call(
-            lambda: review_body(self.model, request, self.max_tokens, self.effort), Review, "review"
-        )
+        res = self._call(lambda max_tokens: review_body(self.model, request, max_tokens, self.effort), Review, "review")
         return review_outcome(res, slot, self.name, self.model)
 
 
@@ -300,24 +341,12 @@ class AnthropicFixer(_AnthropicCaller):
 
     def propose(self, request: FixRequest) -> FixAnswer:
         """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
-        res = self._call(
-            lambda: request_body(
-                self.model,
-                self.max_tokens,
-                build_fix_prompt(request.spec, request.output, request.issues),
-                FixPlan,
-                self.effort,
-            ),
-            FixPlan,
-            "fix",
-        )
-        return FixAnswer(
-            plan=res.parsed,
-            usage=res.usage,
-            cost_usd=res.cost_usd,
-            calls=[res.as_llm_call("fix", self.model)],
-            error=res.error,
-        )
+        prompt = build_fix_prompt(request.spec, request.output, request.issues)
+        res = self._call(lambda max_tokens: request_body(self.model, max_tokens, prompt, FixPlan, self.effort),
+                         FixPlan, "fix")
+        usage, cost, _ = res.total()
+        return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.model),
+                         error=res.error)
 
 
 def screen_body(model: str, text: str, key: str) -> dict:

@@ -75,7 +75,8 @@ def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run:
     done = santa(env, tmp_path, "audit", "verify")
     assert done.returncode == 0, err(done)
     newest = repo.audit.events(limit=1)[0].hash
-    assert out(done).strip() == f"intact: {count} events; newest hash {newest}"
+    rows = repo.audit.verify().rows_checked
+    assert rows > 0 and out(done).strip() == f"intact: {count} events, {rows} rows; newest hash {newest}"
 
 
 def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811

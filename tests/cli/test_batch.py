@@ -11,7 +11,6 @@ import csv
 import io
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.core.batch.test_driver import DEFECT, FIXED, SPEC, planted_csv
+from tests.support.cli import santa_in_process
 from tests.support.messages_api import (
     MessagesStub,
     default_answer,
@@ -66,8 +66,7 @@ def batch_file(tmp_path: Path) -> tuple[Path, set[str]]:
 
 
 def santa(env: dict[str, str], *args: str | Path) -> subprocess.CompletedProcess[str]:
-    cmd = [sys.executable, "-m", "santa_core", "batch", *map(str, args)]
-    return subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    return santa_in_process(["batch", *args], env, ROOT)
 
 
 def batch_json(env: dict[str, str], *args: str | Path, code: int = 0) -> dict:

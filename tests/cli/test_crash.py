@@ -177,3 +177,29 @@ def test_a_signal_stops_the_review_in_order(messages_stub: MessagesStub, tmp_pat
     state = repo.load_run(1).state
     assert state.status == RunStatus.INTERRUPTED and state.note == f"stopped by {signal.Signals(sig).name}"
     assert set(repo.load_round(1, 1).reviews) == {"B"}  # the answer that came in is kept
+
+
+def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path) -> None:
+    from datetime import UTC, datetime, timedelta
+
+    from desk.wiring import open_desk
+    from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
+    from tests.core.run.test_runner import RUBRIC, strict, year_fixer
+
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    repo = RunStore(init_db(url, mark_interrupted=False))
+    left, fresh = (repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC,
+                                   reviewer_b="b", reviewer_c="c", fixer="f") for _ in range(2))
+    an_hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    with repo.engine.begin() as conn:  # the process that queued `left` died an hour ago
+        conn.exec_driver_sql(f"UPDATE run SET updated_at = '{an_hour_ago}' WHERE id = {left}")
+    desk = open_desk(url, reviewer_for=lambda name: FunctionReviewer(name, strict),
+                     fixer_for=lambda name: FunctionFixer(name, year_fixer), screen_for=lambda: None)
+    try:
+        deadline = time.monotonic() + 30
+        while repo.load_run(left).state.status != RunStatus.SHIPPED and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert repo.load_run(left).state.status == RunStatus.SHIPPED  # picked up at start, nobody opened it
+        assert repo.load_run(fresh).state.status == RunStatus.QUEUED  # its own (live) process claims it
+    finally:
+        desk.close()

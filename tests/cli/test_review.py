@@ -15,6 +15,7 @@ from streamlit.testing.v1 import AppTest
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
+from tests.support.cli import santa_in_process
 from tests.support.messages_api import MessagesStub, santa_scenario
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,9 +35,7 @@ def santa(env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str
     (tmp_path / "spec.txt").write_text(spec, encoding="utf-8")
     out = tmp_path / "output.txt"
     out.write_bytes(output if isinstance(output, bytes) else output.encode("utf-8"))
-    cmd = [sys.executable, "-m", "santa_core", "review", "--spec", str(tmp_path / "spec.txt"),
-           "--output", str(out), *extra]
-    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+    return santa_in_process(["review", "--spec", tmp_path / "spec.txt", "--output", out, *extra], env, cwd)
 
 
 def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:

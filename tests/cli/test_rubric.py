@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
 from tests.storage.test_rubric_store import GOOD_YAML, NO_FAIL_SIGNAL_JSON, NO_FAIL_SIGNAL_YAML, line_of, row_counts
+from tests.support.cli import santa_in_process
 from tests.support.messages_api import MessagesStub, user_text
 
 BUILTINS = ["code", "compliance", "content", "general"]
@@ -43,8 +43,7 @@ def store(engine: Engine) -> RubricStore:
 
 def santa(env: dict[str, str], cwd: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
     """Run the command line; stdout and stderr are kept as bytes so exports compare exactly."""
-    cmd = [sys.executable, "-m", "santa_core", *args]
-    return subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, timeout=120)
+    return santa_in_process(args, env, cwd, binary=True)
 
 
 def err(done: subprocess.CompletedProcess[bytes]) -> str:

@@ -250,7 +250,8 @@ def test_concurrent_writers_make_one_unforked_chain(repo: RunStore, engine: Engi
         th.start()
     for th in pool:
         th.join()
-    expected = before + threads * (runs_each * 2 + settings_each)
+    # each run: created and moved (one event each, one seal each); each settings save: one event
+    expected = before + threads * (runs_each * 4 + settings_each)
     report = repo.audit.verify()
     assert (report.ok, report.checked) == (True, expected), report.describe()
     with Session(engine) as s:

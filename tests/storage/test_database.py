@@ -91,8 +91,10 @@ SCHEMA: dict[str, list[str]] = {
         "id", "run_id", "round_no", "purpose", "slot", "model", "request_json",
         "response_text", "content_hash", "input_tokens", "output_tokens",
         "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "latency_s",
-        "error", "created_at",
+        "error", "created_at", "request_hash",
     ],
+    "llm_call_sent": ["id", "run_id", "round_no", "purpose", "slot", "model", "request_hash", "estimate_usd", "worker",
+                      "sent_at"],
     "state_change": ["id", "run_id", "from_status", "to_status", "actor", "note", "created_at"],
     "settings": ["id", "values_json", "saved_by", "saved_at"],
     "rubric_version": [
@@ -152,7 +154,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0010",)]
+        ).all() == [("0011",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

@@ -56,8 +56,9 @@ def client_for(stub: MessagesStub, max_retries: int = 3) -> anthropic.Anthropic:
     return anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=max_retries)
 
 
-def reviewer(stub: MessagesStub, max_retries: int = 3, **kw) -> AnthropicReviewer:
-    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), **kw)
+def reviewer(stub: MessagesStub, max_retries: int = 3, answer_attempts: int = 1, **kw) -> AnthropicReviewer:
+    """One answer judged as it is (test_answer_retry covers asking again)."""
+    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), answer_attempts=answer_attempts, **kw)
 
 
 # --- request shape ------------------------------------------------------------------------
@@ -362,7 +363,7 @@ def test_fixer_happy_path(messages_stub: MessagesStub) -> None:
     messages_stub.script(
         message(fix_json([(0, "4 May", "3 May")]), MODEL, usage={"input_tokens": 1_000_000})
     )
-    answer = AnthropicFixer(MODEL, client=client_for(messages_stub)).propose(FIX_REQUEST)
+    answer = AnthropicFixer(MODEL, client=client_for(messages_stub), answer_attempts=1).propose(FIX_REQUEST)
     assert answer.error is None
     assert [(e.issue, e.before, e.after) for e in answer.plan.edits] == [(0, "4 May", "3 May")]
     assert answer.cost_usd == pytest.approx(4.0 + 50 * 20 / 1e6)
@@ -396,7 +397,7 @@ def test_fixer_failures_set_error_and_no_plan(
     messages_stub: MessagesStub, reply: object, needle: str
 ) -> None:
     messages_stub.script(reply)
-    answer = AnthropicFixer(MODEL, client=client_for(messages_stub, 0)).propose(FIX_REQUEST)
+    answer = AnthropicFixer(MODEL, client=client_for(messages_stub, 0), answer_attempts=1).propose(FIX_REQUEST)
     assert answer.plan is None and needle in answer.error
     assert answer.calls[0].error == answer.error
 

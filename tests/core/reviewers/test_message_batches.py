@@ -224,7 +224,7 @@ def test_submit_poll_end_collect(messages_stub: MessagesStub) -> None:
 def test_batch_costs_half_of_the_same_review_done_synchronously(messages_stub: MessagesStub) -> None:
     messages_stub.handler = lambda body: message(PASS_TEXT, MODEL, usage=USAGE)
     client = client_for(messages_stub)
-    sync = AnthropicReviewer(MODEL, client=client).review(request("Dear Ann"), "B")
+    sync = AnthropicReviewer(MODEL, client=client, answer_attempts=1).review(request("Dear Ann"), "B")
     batch_id = submit(client, [job("a", "Dear Ann")])
     messages_stub.end_batch(batch_id)
     batched = collect(client, batch_id, [job("a", "Dear Ann")])["a-B"]
@@ -264,7 +264,7 @@ def test_batch_answers_are_judged_exactly_like_sync_answers(
 ) -> None:
     client = client_for(messages_stub)
     messages_stub.script(reply)
-    sync = AnthropicReviewer(MODEL, client=client).review(request("Dear Ann"), "B")
+    sync = AnthropicReviewer(MODEL, client=client, answer_attempts=1).review(request("Dear Ann"), "B")
     jobs = [job("a", "Dear Ann")]
     batch_id = submit(client, jobs)
     messages_stub.end_batch(batch_id, results={"a-B": reply})

@@ -1,0 +1,128 @@
+"""`audit verify` covers the data: rows changed, added or cut outside the desk are named.
+
+Every write transaction seals the run, round, review, proposal, decision and escalation rows it wrote
+in the audit chain (`storage.seals`); verify recomputes them. A deleted tail with a rewritten head is
+caught by checking a head hash kept outside the database (`--expect`, the anchor file). On SQLite and,
+when configured, PostgreSQL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from alembic import command
+from sqlalchemy import Engine, create_engine
+from sqlmodel import Session, select
+
+from santa_core.models import GateDecision, GateResult, ReviewOutcome, ReviewStatus, RunState, RunStatus
+from storage.db import alembic_config
+from storage.runs import RunStore
+from storage.startup import init_db
+from storage.tables import AuditEventRow, AuditHeadRow, DecisionRow, ReviewRow
+from tests.conftest import grant
+from tests.core.run.test_runner import RUBRIC, SPEC
+
+
+@pytest.fixture
+def repo(db_url: str) -> RunStore:
+    return grant(RunStore(init_db(db_url)))
+
+
+def a_reviewed_run(repo: RunStore) -> int:
+    run_id = repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC, reviewer_b="b",
+                             reviewer_c="c", fixer="f")
+    assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+    for slot in ("B", "C"):
+        repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR,
+                                                  error="rate limited"))
+    repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[], reviewer_error=True))
+    return run_id
+
+
+def sql(engine: Engine, statement: str) -> None:
+    with engine.begin() as conn:
+        conn.exec_driver_sql(statement)
+
+
+def test_an_untouched_desk_verifies_with_its_rows(repo: RunStore) -> None:
+    a_reviewed_run(repo)
+    report = repo.audit.verify()
+    assert report.ok and report.rows_checked >= 4, report.describe()  # run, round, two reviews
+    assert f"{report.rows_checked} rows verified" in report.describe()
+
+
+def test_a_run_status_changed_in_the_database_is_named(repo: RunStore) -> None:
+    run_id = a_reviewed_run(repo)
+    sql(repo.engine, f"UPDATE run SET status = 'shipped' WHERE id = {run_id}")
+    report = repo.audit.verify()
+    assert not report.ok and report.broken is None  # the chain itself is intact: the data is not
+    assert report.row_problems == [f"run {run_id} differs from its last sealed state (audit seq "
+                                   f"{_last_seal_of(repo, f'run:{run_id}')}): it was changed outside the desk"]
+    assert "DATA DIFFERS" in report.describe()
+
+
+def test_a_review_verdict_changed_in_the_database_is_named(repo: RunStore) -> None:
+    run_id = a_reviewed_run(repo)
+    with Session(repo.engine) as s:
+        review_id = s.exec(select(ReviewRow.id).where(ReviewRow.run_id == run_id, ReviewRow.slot == "C")).one()
+    sql(repo.engine, f"UPDATE review SET verdict = 'PASS', status = 'ok' WHERE id = {review_id}")
+    report = repo.audit.verify()
+    assert not report.ok and [p.split(" differs")[0] for p in report.row_problems] == [f"review {review_id}"]
+
+
+def test_a_row_inserted_outside_the_desk_is_named(repo: RunStore) -> None:
+    run_id = a_reviewed_run(repo)
+    with Session(repo.engine) as s:
+        s.add(DecisionRow(run_id=run_id, round_no=1, action="approve", actor="mallory", reason="", before_hash="",
+                          after_hash=""))
+        s.commit()
+        decision_id = s.exec(select(DecisionRow.id)).one()
+    report = repo.audit.verify()
+    assert report.row_problems == [f"decision {decision_id} is not covered by any seal: it was written outside the desk"]
+
+
+def test_a_cut_tail_with_a_rewritten_head_is_caught_by_the_hash_kept_outside(repo: RunStore, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    anchor = tmp_path / "audit-heads.txt"
+    monkeypatch.setenv("SANTA_AUDIT_ANCHOR_FILE", str(anchor))
+    a_reviewed_run(repo)
+    kept = repo.audit.verify().head_hash
+    assert anchor.read_text().splitlines()[-1].split() == [str(_head(repo)[0]), kept]  # appended on each commit
+    assert repo.audit.verify(expect=kept).ok
+    seq, _ = _head(repo)
+    # cut the newest events (here: the last seal and its step), then rewrite the head to the new end
+    with Session(repo.engine) as s:
+        cut_to = seq - 2
+        new_head = s.exec(select(AuditEventRow.hash).where(AuditEventRow.seq == cut_to)).one()
+    sql(repo.engine, f"DELETE FROM audit_event WHERE seq > {cut_to}")
+    sql(repo.engine, f"UPDATE audit_head SET seq = {cut_to}, hash = '{new_head}' WHERE id = 1")
+    assert repo.audit.verify().broken is None  # the chain alone cannot tell
+    report = repo.audit.verify(expect=kept)
+    assert not report.ok and "does not reach the hash you kept" in report.describe()
+
+
+def test_rows_written_before_seals_existed_are_sealed_at_upgrade(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'old.db'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0010")
+    old = grant(RunStore(engine))
+    a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
+    sql(engine, "DELETE FROM audit_event")
+    sql(engine, "UPDATE audit_head SET seq = 0, hash = '" + "0" * 64 + "' WHERE id = 1")
+    assert old.audit.verify().row_problems  # unsealed rows, as a database from before seals would have
+    report = RunStore(init_db(url)).audit.verify()  # the upgrade to 0011 seals them
+    assert report.ok and report.rows_checked >= 4, report.describe()
+
+
+def _head(repo: RunStore) -> tuple[int, str]:
+    with Session(repo.engine) as s:
+        head = s.get(AuditHeadRow, 1)
+        return head.seq, head.hash
+
+
+def _last_seal_of(repo: RunStore, key: str) -> int:
+    with Session(repo.engine) as s:
+        rows = s.exec(select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == "rows.sealed")).all()
+    return max(seq for seq, detail in rows if key in detail["rows"])

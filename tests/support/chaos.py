@@ -1,0 +1,73 @@
+"""A loopback Messages API that misbehaves: each answer is, with a set chance per fault kind, a rate
+limit, an overloaded API, a timeout, a refusal, a cut-off or a malformed answer; else the scenario's
+answer. Shared by tests/core/run/test_chaos.py and bench/chaos.py.
+
+It remembers the text of every faulted answer, so a caller can prove that no shipped run was judged
+on one.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+import anthropic
+
+from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
+from santa_core.run.runner import Runner
+from tests.support.messages_api import FAST_RETRY, MessagesStub, Reply, error_reply, santa_scenario
+
+FAULTS = ("rate_limited", "overloaded", "timeout", "refused", "cut_off", "malformed")
+CLIENT_TIMEOUT_S = 0.4
+"""The chaos client's timeout: a `timeout` fault answers later than this."""
+
+
+class Chaos:
+    """A handler for MessagesStub: faults by chance (seeded), the santa scenario otherwise."""
+
+    def __init__(self, rate: float = 0.10, seed: int = 16, scenario: Callable[[dict], Any] = santa_scenario) -> None:
+        self.rate, self.scenario = rate, scenario
+        self.rng = random.Random(seed)
+        self.lock = threading.Lock()
+        self.faulted: Counter[str] = Counter()
+        self.faulty_texts: set[str] = set()
+        self.answers = 0
+
+    def __call__(self, body: dict) -> Any:
+        with self.lock:
+            self.answers += 1
+            draw = self.rng.random()
+        kind = FAULTS[int(draw / self.rate)] if draw < self.rate * len(FAULTS) else None
+        if kind is None:
+            return self.scenario(body)
+        with self.lock:
+            self.faulted[kind] += 1
+        return self.fault(kind, body)
+
+    def fault(self, kind: str, body: dict) -> Any:
+        good = self.scenario(body)
+        text = good["content"][0]["text"]
+        if kind == "rate_limited":
+            return error_reply(429, "rate_limit_error", "slow down")
+        if kind == "overloaded":
+            return error_reply(529, "overloaded_error", "Overloaded")
+        if kind == "timeout":
+            return Reply(200, FAST_RETRY, good, delay_s=CLIENT_TIMEOUT_S * 2.5)
+        malformed = text.replace('"verdict"', '"verdikt"') if '"verdict"' in text else "{" + text
+        bad = {"refused": "", "cut_off": text[: len(text) // 2], "malformed": malformed}
+        stop = {"refused": "refusal", "cut_off": "max_tokens"}.get(kind, "end_turn")
+        with self.lock:
+            self.faulty_texts.add(bad[kind])
+        return {**good, "stop_reason": stop, "content": [{"type": "text", "text": bad[kind]}]}
+
+
+def chaos_runner(stub: MessagesStub, store: Any, attempts: int, workers: int = 4) -> Runner:
+    """A runner whose reviewers and fix agent are the real SDK clients aimed at the stub, with short
+    timeouts and the SDK's own retries, asking again after a bad answer up to `attempts` times."""
+    client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=3, timeout=CLIENT_TIMEOUT_S)
+    return Runner(store, lambda m: AnthropicReviewer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
+                  lambda m: AnthropicFixer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
+                  workers=workers)
