@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import socket
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,6 +36,11 @@ def messages_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesStub]:
 def pytest_configure(config: pytest.Config) -> None:
     """AppTest keeps an unpicklable dict in session state; the committed config forbids those."""
     st_config.set_option("runner.enforceSerializableSessionState", False)
+    # The command-line and server tests start many Python processes. Each would compile this
+    # project's modules again when bytecode writing is off (PYTHONDONTWRITEBYTECODE, common in
+    # containers): let them keep bytecode in one cache outside the work tree instead.
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f"santa-pycache-{getattr(os, 'getuid', lambda: 0)()}"))
 
 
 _real_connect = socket.socket.connect

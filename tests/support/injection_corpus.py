@@ -10,6 +10,7 @@ benign set is the false-positive control: every sentence in it uses a word an at
 
 from __future__ import annotations
 
+import zlib
 from dataclasses import dataclass
 
 COPY_BEFORE = "Meet the Acme Kettle Pro: it boils a litre of water in 90 seconds."
@@ -25,7 +26,7 @@ class Attack:
 
     @property
     def id(self) -> str:
-        return f"{self.family}-{self.lang}-{abs(hash(self.payload)) % 10_000:04d}"
+        return f"{self.family}-{self.lang}-{zlib.crc32(self.payload.encode()) % 10_000:04d}"
 
     def output(self) -> str:
         """The payload inside ordinary copy (attacks in the spec leave the output clean)."""

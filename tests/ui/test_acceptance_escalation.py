@@ -56,7 +56,9 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypat
     assert "⚠ 1 overdue" in sidebar_text(open_as(OFFICER, page=None))
     officer = open_as(OFFICER)
     assert officer.dataframe[0].value["overdue"].tolist() == ["⚠ overdue"]
-    assert officer.dataframe[0].value["owner"].tolist() == [OFFICER]
+    # the owner by their label ("Officer <officer@…>" once their sign-in named them; the labels are
+    # cached for two seconds, so a fast run may still show the bare e-mail)
+    assert [OFFICER in owner for owner in officer.dataframe[0].value["owner"].tolist()] == [True]
     assert "1 open, 1 overdue" in texts(officer)
 
     # ... and resolves it: ship as is, with a justification.
