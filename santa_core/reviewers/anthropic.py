@@ -302,7 +302,7 @@ class _AnthropicCaller:
         cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). Never raises."""
         max_tokens, earlier = self.max_tokens, []
         while True:
-            res = self._call_once(lambda: make_body(max_tokens), schema, purpose)
+            res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
             if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
                 break
             earlier.append(res)
