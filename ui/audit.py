@@ -154,7 +154,17 @@ def detail(items: list[AuditEvent]) -> None:
 
 
 def verify() -> None:
-    """Recompute the whole chain and say whether it holds, naming the first broken row."""
+    """Recompute the whole chain and every sealed row; say whether they hold, naming what differs; show the
+    newest hash to copy out, and check one kept earlier."""
+    kept = st.text_input("A head hash you kept (optional)", key="audit_expect", max_chars=64,
+                         help="Paste a newest hash noted earlier (or from SANTA_AUDIT_ANCHOR_FILE): verify then also "
+                         "fails when the chain no longer reaches it, the only way to catch a cut tail with a "
+                         "rewritten head.").strip()
     if st.button("Verify the chain", type="primary", key="audit_verify"):
-        report = app_desk.desk().audit.verify()
+        report = app_desk.desk().audit.verify(expect=kept or None)
         (st.success if report.ok else st.error)(escape_markdown(report.describe()))
+        for problem in report.row_problems[5:]:
+            st.error(escape_markdown(problem))
+        if report.ok and report.head_hash:
+            st.caption("Newest hash — copy it to a place the database's administrators cannot write:")
+            st.code(report.head_hash, language=None)

@@ -31,6 +31,12 @@ def run_header(view: RunView) -> None:
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {identity.display(view.created_by)}"))
     components.rubric_table(view.rubric)
+    if view.cut_off and not view.blind:
+        counted = sum(c.estimate_usd for c in view.cut_off)
+        st.warning(escape_markdown(
+            f"{len(view.cut_off)} call(s) were cut off before their answer was stored (a crash, a kill or a lost "
+            f"connection); the cost above counts them at their estimate, {components.usd(counted)}, the most they may "
+            "have cost, and a resume asks them again: " + "; ".join(c.describe() for c in view.cut_off) + "."))
 
 
 def round_panel(view: RunView, rnd: RoundView) -> None:

@@ -79,6 +79,23 @@ def test_verify_passes_then_names_a_tampered_row(desk_env: RunStore) -> None:
     assert any("does not match its hash" in e for e in errors)
 
 
+def test_verify_shows_the_head_to_copy_checks_a_kept_hash_and_names_changed_data(desk_env: RunStore) -> None:
+    run_id = escalate(desk_env)
+    at = open_as("viewer@example.com", "pages/audit.py")
+    at.button(key="audit_verify").click().run()
+    head = desk_env.audit.verify().head_hash
+    assert head in [c.value for c in at.code]  # shown whole, to copy out
+    at.text_input(key="audit_expect").set_value("f" * 64).run()
+    at.button(key="audit_verify").click().run()
+    assert any("does not reach the hash you kept" in plain(e.value) for e in at.error)
+    at.text_input(key="audit_expect").set_value(head).run()
+    with desk_env.engine.begin() as conn:
+        conn.execute(text("UPDATE run SET status = 'shipped' WHERE id = :id"), {"id": run_id})
+    at.button(key="audit_verify").click().run()
+    errors = [plain(e.value) for e in at.error]
+    assert any("DATA DIFFERS" in e and f"run {run_id} differs from its last sealed state" in e for e in errors), errors
+
+
 # --- blind review: pages everyone reads hide runs waiting for a person reviewer ---------------
 
 EDITOR, OFFICER, MODEL = "editor@example.com", "officer@example.com", "claude-sonnet-5-5"

@@ -250,3 +250,14 @@ def test_download_data_is_built_on_click_from_the_database(desk_env: RunStore, s
     built = {fmt: _builder(desk_env, shipped, render)() for fmt, (_, _, render) in FORMATS.items()}
     assert json.loads(built["json"])["run_id"] == shipped
     assert built["html"].startswith("<!DOCTYPE html>") and built["pdf"].startswith(b"%PDF")
+
+
+def test_a_call_cut_off_by_a_crash_is_named_and_counted_on_the_run_page(desk_env: RunStore) -> None:
+    run_id = driven_run(desk_env, CLEAN)
+    before = desk_env.get_run_view(run_id).total_cost_usd
+    desk_env.note_sent(run_id, 1, "C", "review", MODEL_C, {"model": MODEL_C, "max_tokens": 8192, "x": "never answered"},
+                       0.125)
+    assert desk_env.get_run_view(run_id).total_cost_usd == pytest.approx(before + 0.125)
+    shown = texts(as_person(None, run_id))
+    assert "1 call(s) were cut off before their answer was stored" in shown
+    assert f"review C ({MODEL_C}) in round 1, counted at $0.1250" in shown
