@@ -13,91 +13,19 @@ never both link to the same previous event. The unique `seq` is a second guard.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
 from sqlalchemy import func, or_
 from sqlmodel import Session, col, select
 
-from santa_core.text import canonical_json, sha256_text
-from storage.seals import unsealed_rows
+from storage.chain import GENESIS, HEAD_KEY, append, canonical_time, event_hash  # noqa: F401 - callers use audit.append
+from storage.seals import SEAL_ACTION, unsealed_rows
 from storage.tables import AuditEventRow, AuditHeadRow
-from storage.times import utc, utcnow
+from storage.times import utc
 from storage.transactions import StoreBase
-
-HEAD_KEY = "santa_audit_head"
-"""Session info key: the (seq, hash) of the newest event this transaction appended."""
-GENESIS = "0" * 64
-"""The previous hash of the first event."""
-
-_EVENTS = AuditEventRow.__table__
-_HEAD = AuditHeadRow.__table__
-
-HASHED = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
-          "after_hash", "detail", "prev_hash")
-"""The fields an event's hash covers, in this order."""
-
-
-def canonical_time(value: datetime) -> str:
-    """A timestamp as hashed: UTC, ISO 8601, microseconds (what both databases keep)."""
-    return utc(value).astimezone(UTC).isoformat(timespec="microseconds")
-
-
-def event_hash(fields: dict[str, Any]) -> str:
-    """sha256 over the canonical JSON of an event's hashed fields."""
-    body = {k: fields[k] for k in HASHED}
-    body["created_at"] = canonical_time(fields["created_at"]) if isinstance(fields["created_at"], datetime) \
-        else fields["created_at"]
-    return sha256_text(canonical_json(body, default=str))
-
-
-def _plain(detail: dict[str, Any] | None) -> dict[str, Any]:
-    """Detail as JSON round-trips it (so the hash recomputed from the stored row is the same)."""
-    return json.loads(json.dumps(detail or {}, sort_keys=True, default=str))
-
-
-def append(
-    s: Session,
-    actor: str,
-    action: str,
-    entity_type: str,
-    entity_id: object,
-    *,
-    run_id: int | None = None,
-    before: str | None = None,
-    after: str | None = None,
-    detail: dict[str, Any] | None = None,
-) -> AuditEventRow:
-    """Append one event to the chain inside the caller's transaction.
-
-    Plain Core statements on the session's connection (no ORM flush): three short statements, so
-    the trail adds about a millisecond per event. The event's id is its seq, so a row's id is
-    covered by the chain too (verify checks that they agree).
-    """
-    conn = s.connection()
-    last_seq, last_hash = conn.execute(
-        select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()).one()
-    fields: dict[str, Any] = {
-        "seq": last_seq + 1,
-        "created_at": utcnow(),
-        "actor": actor,
-        "action": action,
-        "entity_type": entity_type,
-        "entity_id": str(entity_id),
-        "run_id": run_id,
-        "before_hash": before,
-        "after_hash": after,
-        "detail": _plain(detail),
-        "prev_hash": last_hash,
-    }
-    digest = event_hash(fields)
-    conn.execute(_EVENTS.insert().values(id=fields["seq"], **fields, hash=digest))
-    conn.execute(_HEAD.update().where(_HEAD.c.id == 1).values(seq=fields["seq"], hash=digest))
-    s.info[HEAD_KEY] = (fields["seq"], digest)  # for the anchor file, once committed (storage.seals.anchor_head)
-    return AuditEventRow(id=fields["seq"], **fields, hash=digest)
 
 
 class AuditEvent(BaseModel):
@@ -205,9 +133,16 @@ class AuditStore(StoreBase):
         until: datetime | None = None,
         limit: int = 500,
         newest_first: bool = True,
+        seals: bool = False,
     ) -> list[AuditEvent]:
-        """Events matching every given filter (action matches as a prefix: `run.` is every run event)."""
+        """Events matching every given filter (action matches as a prefix: `run.` is every run event).
+
+        The row seals (`rows.sealed`, bookkeeping that `verify` checks) are left out unless `seals` is set or the
+        action filter asks for them; a verification record takes them, so its events link without a gap.
+        """
         stmt = select(AuditEventRow)
+        if not seals and not (action and SEAL_ACTION.startswith(action)):
+            stmt = stmt.where(AuditEventRow.action != SEAL_ACTION)
         if actor:
             stmt = stmt.where(AuditEventRow.actor == actor)
         if action:

@@ -115,7 +115,7 @@ def _people(repo: RecordSource, view: RunView, events: list[AuditEvent]) -> dict
 def verification_record(repo: RecordSource, run_id: int, now: datetime | None = None) -> VerificationRecord:
     """The sealed record of a run (RunNotFound when there is no such run)."""
     view = repo.get_run_view(run_id)
-    events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT)
+    events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT, seals=True)
     record = VerificationRecord(
         run_id=view.id, status=view.status.value,
         escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,

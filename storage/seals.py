@@ -21,6 +21,7 @@ from sqlalchemy import Connection, Table, event, select
 from sqlmodel import Session, SQLModel, col
 
 from santa_core.text import canonical_json, sha256_text
+from storage.chain import HEAD_KEY, append
 from storage.tables import AuditEventRow, DecisionRow, EscalationRow, ProposalRow, ReviewRow, RoundRow, RunRow
 
 SEALED: dict[str, type[SQLModel]] = {"run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow,
@@ -46,34 +47,37 @@ def row_hash(values: dict[str, Any]) -> str:
     return sha256_text(canonical_json(values, default=str))
 
 
-def _rows(conn: Connection, kind: str, ids: list[int]) -> Iterator[tuple[int, str]]:
+def _rows(conn: Connection, kind: str, ids: list[int]) -> Iterator[tuple[int, str, int]]:
+    """(id, hash, run id) of each row."""
     table: Table = SEALED[kind].__table__
     for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
         for row in conn.execute(select(table).where(table.c.id.in_(chunk))).mappings():
-            yield row["id"], row_hash(dict(row))
+            yield row["id"], row_hash(dict(row)), row["id"] if kind == "run" else row["run_id"]
 
 
 def seal_touched(s: Session) -> None:
     """Before commit: one `rows.sealed` event with the hash of every sealed row this transaction wrote."""
-    from storage import audit  # audit's store reads through storage.transactions, which calls this
-
     if not s.info.get(_TOUCHED):
         return
     s.flush()
     touched = sorted(s.info.pop(_TOUCHED))
     conn = s.connection()
     seals: dict[str, str] = {}
+    runs: set[int] = set()
     for kind in SEALED:
-        ids = [i for k, i in touched if k == kind]
-        seals.update({f"{kind}:{i}": digest for i, digest in _rows(conn, kind, ids)})
-    # No run id: a seal is the desk's bookkeeping, not a step of a run's story (the run's events stay as they were).
-    audit.append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows", detail={"rows": seals})
+        for row_id, digest, run_id in _rows(conn, kind, [i for k, i in touched if k == kind]):
+            seals[f"{kind}:{row_id}"] = digest
+            runs.add(run_id)
+    # The run's id when every row is one run's (nearly always): the seal is then part of that run's story, in
+    # its verification record, and hidden with the run's other events while a person reviews it blind.
+    append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows", run_id=next(iter(runs)) if len(runs) == 1 else None,
+           detail={"rows": seals})
 
 
 def seal_all(conn: Connection) -> dict[str, str]:
     """The current hash of every row of the sealed tables (a migration seals what exists at upgrade)."""
     return {f"{kind}:{i}": digest for kind, model in SEALED.items()
-            for i, digest in _rows(conn, kind, list(conn.execute(select(model.__table__.c.id)).scalars()))}
+            for i, digest, _ in _rows(conn, kind, list(conn.execute(select(model.__table__.c.id)).scalars()))}
 
 
 def unsealed_rows(s: Session) -> tuple[int, list[str]]:
@@ -87,7 +91,7 @@ def unsealed_rows(s: Session) -> tuple[int, list[str]]:
     conn, checked, problems = s.connection(), 0, []
     for kind, model in SEALED.items():
         ids = list(conn.execute(select(model.__table__.c.id).order_by(model.__table__.c.id)).scalars())
-        for row_id, digest in _rows(conn, kind, ids):
+        for row_id, digest, _ in _rows(conn, kind, ids):
             checked += 1
             sealed = newest.get(f"{kind}:{row_id}")
             if sealed is None:
@@ -105,7 +109,7 @@ ANCHOR_FILE_ENV = "SANTA_AUDIT_ANCHOR_FILE"
 def anchor_head(s: Session) -> None:
     """After a commit that appended audit events: append the new head to SANTA_AUDIT_ANCHOR_FILE, when set.
     A file that cannot be written is logged, never an error of the change already committed."""
-    head = s.info.pop("santa_audit_head", None)
+    head = s.info.pop(HEAD_KEY, None)
     path = os.environ.get(ANCHOR_FILE_ENV)
     if head is None or not path:
         return

@@ -1,24 +1,16 @@
 """`resume RUN_ID` and `resume --all`: carry on with runs a crash, a kill or a stop left behind, without the
-app; and how every command that drives runs (`review`, `resume`) stops on SIGINT or SIGTERM.
-
-A stop is orderly: no new step starts and no new request leaves; every answer that has arrived is
-already committed (each is saved the moment it arrives); the run is marked `interrupted` with the signal
-as the reason; one line on stderr; exit 130 (SIGINT) or 143 (SIGTERM). Calls still in flight stay in the
-write-ahead call log as cut off, counted at their estimate, and are asked again on resume.
+app, from their last committed step (a stored review is never asked for again). SIGINT and SIGTERM stop
+it as they stop `review` (`desk.cli.driving`).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import signal
-import sys
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from desk.cli.common import CLI_ACTOR, EXIT_INTERNAL, BadInput, load_secrets_file, open_desk, say
+from desk.cli.driving import drive
+from desk.cli.review import print_review
 from santa_core.models import RunStatus
 
 if TYPE_CHECKING:  # annotations only
@@ -28,54 +20,6 @@ RESUMABLE = (RunStatus.INTERRUPTED, RunStatus.QUEUED, RunStatus.RUNNING)
 """Statuses `resume` carries on from (`running` only when the process that worked on it is gone)."""
 SEVERITY = (EXIT_INTERNAL, 1, 3, 0)
 """`resume --all` exits with the first of these codes that any of its runs has."""
-
-
-class Stopped(BaseException):
-    """SIGINT or SIGTERM arrived. A BaseException, so no `except Exception` on the way swallows it."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.name = signal.Signals(signum).name
-        self.code = 128 + signum
-
-
-@contextmanager
-def stop_on_signals() -> Iterator[None]:
-    """SIGINT and SIGTERM raise `Stopped` in the main thread while inside."""
-    def handler(signum: int, _frame: object) -> None:
-        raise Stopped(signum)
-
-    if threading.current_thread() is not threading.main_thread():  # only the main thread may set handlers
-        yield
-        return
-    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-
-
-def drive(desk: Desk, run_ids: list[int]) -> None:
-    """Work the runs until each needs a person or finishes; on SIGINT/SIGTERM stop as the module says.
-
-    The stop ends the process at once (os._exit): a request in flight may take minutes to answer, and
-    the pools' threads would otherwise be waited for.
-    """
-    futures = [desk.runner.submit(run_id) for run_id in run_ids]
-    try:
-        with stop_on_signals():
-            for future in futures:
-                future.result()
-    except Stopped as stop:
-        desk.runner.stop()
-        note = f"stopped by {stop.name}"
-        stopped = [i for i in run_ids if desk.runner.interrupt(i, note).status == RunStatus.INTERRUPTED]
-        which = ", ".join(map(str, stopped)) or "none"
-        again = f"santa resume {stopped[0]}" if len(stopped) == 1 else "santa resume --all"
-        say(f"santa: {note}: run(s) {which} interrupted; every answer that came in is kept; carry on with `{again}`")
-        sys.stdout.flush()
-        os._exit(stop.code)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -123,8 +67,6 @@ def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
 
 def run_resume(args: argparse.Namespace) -> int:
     """`resume`: requeue, drive to a stop, print each run; the exit code as `review`'s (see SEVERITY for --all)."""
-    from desk.cli.review import print_review
-
     load_secrets_file()
     desk = open_desk()
     try:

@@ -21,7 +21,7 @@ from desk.cli.common import (
     read_text,
     warn_about_models,
 )
-from desk.cli.resume import drive
+from desk.cli.driving import drive
 from santa_core.config import Defaults, api_key_present
 from santa_core.models import RunStatus
 from santa_core.reviewers.base import PERSON

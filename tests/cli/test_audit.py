@@ -71,10 +71,10 @@ def test_record_to_an_unwritable_path(env: dict[str, str], tmp_path: Path, escal
 
 
 def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run: int, repo: RunStore) -> None:  # noqa: F811
-    count = len(repo.audit.events(limit=100_000))
+    count = len(repo.audit.events(limit=100_000, seals=True))
     done = santa(env, tmp_path, "audit", "verify")
     assert done.returncode == 0, err(done)
-    newest = repo.audit.events(limit=1)[0].hash
+    newest = repo.audit.events(limit=1, seals=True)[0].hash
     rows = repo.audit.verify().rows_checked
     assert rows > 0 and out(done).strip() == f"intact: {count} events, {rows} rows; newest hash {newest}"
 
@@ -93,7 +93,7 @@ def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path:
 
 def test_removed_newest_rows_fail_verify(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811
                                          repo: RunStore) -> None:
-    newest = repo.audit.events(limit=1)[0]
+    newest = repo.audit.events(limit=1, seals=True)[0]
     with repo.engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_event WHERE seq = :seq"), {"seq": newest.seq})
     done = santa(env, tmp_path, "audit", "verify")

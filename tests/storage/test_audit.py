@@ -76,7 +76,7 @@ def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Run
         ("gate", "round.gate", f"{r}/2"),
         ("gate", "run.state", "shipped"),
     ]
-    everything = repo.audit.events(newest_first=False, limit=10_000)
+    everything = repo.audit.events(newest_first=False, limit=10_000, seals=True)
     assert [e.seq for e in everything] == list(range(1, len(everything) + 1))
     assert [e.prev_hash for e in everything] == [GENESIS] + [e.hash for e in everything[:-1]]
     report = repo.audit.verify()
@@ -90,14 +90,14 @@ def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Run
 
 def test_events_since_and_until_mean_the_same_instant_in_any_zone(chained: tuple[RunStore, int]) -> None:
     repo, run_id = chained
-    everything = repo.audit.events(newest_first=False, limit=10_000)
+    everything = repo.audit.events(newest_first=False, limit=10_000, seals=True)
     middle = next(e for e in everything if e.action == "decision.approve")
     later = [e.seq for e in everything if e.created_at >= middle.created_at]
     earlier = [e.seq for e in everything if e.created_at < middle.created_at]
     for zone in (UTC, timezone(timedelta(hours=9)), timezone(timedelta(hours=-7))):
         since = middle.created_at.astimezone(zone)
-        assert [e.seq for e in repo.audit.events(since=since, newest_first=False, limit=10_000)] == later
-        assert [e.seq for e in repo.audit.events(until=since, newest_first=False, limit=10_000)] == earlier
+        assert [e.seq for e in repo.audit.events(since=since, newest_first=False, limit=10_000, seals=True)] == later
+        assert [e.seq for e in repo.audit.events(until=since, newest_first=False, limit=10_000, seals=True)] == earlier
 
 
 def _row(engine: Engine, **where: object) -> AuditEventRow:
@@ -139,7 +139,7 @@ def test_changing_any_column_of_a_middle_event_breaks_the_chain_there(
 ) -> None:
     repo, _ = chained
     target = _row(engine, action="decision.approve")
-    newest = repo.audit.events(limit=1)[0]
+    newest = repo.audit.events(limit=1, seals=True)[0]
     assert target.seq < newest.seq - 3  # a middle event, not the head
     original = getattr(target, column)
     new = TAMPERED[column](target)
@@ -166,7 +166,7 @@ def test_renumbering_a_middle_event_names_that_event(chained: tuple[RunStore, in
 
 def test_renumbering_the_newest_event_names_it(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
-    newest = repo.audit.events(limit=1)[0]
+    newest = repo.audit.events(limit=1, seals=True)[0]
     _set(engine, newest.id, "seq", newest.seq + 1)
     report = repo.audit.verify()
     assert not report.ok and report.broken.id == newest.id
@@ -186,7 +186,7 @@ def test_deleting_a_middle_event_names_the_next_one(chained: tuple[RunStore, int
 
 def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
-    newest = repo.audit.events(limit=1)[0]
+    newest = repo.audit.events(limit=1, seals=True)[0]
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_event WHERE id = :id"), {"id": newest.id})
     report = repo.audit.verify()
@@ -198,7 +198,7 @@ def test_deleting_the_newest_event_is_caught_by_the_head(chained: tuple[RunStore
 def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[RunStore, int], engine: Engine) -> None:
     """Even a forger who knows the hash recipe is caught unless they also move the head."""
     repo, _ = chained
-    newest = repo.audit.events(limit=1)[0]
+    newest = repo.audit.events(limit=1, seals=True)[0]
     fields = {"seq": newest.seq + 1, "created_at": datetime.now(UTC), "actor": ADMIN, "action": "settings.saved",
               "entity_type": "settings", "entity_id": "defaults", "run_id": None, "before_hash": None,
               "after_hash": None, "detail": {}, "prev_hash": newest.hash}
@@ -215,7 +215,7 @@ def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Ru
 
 def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[RunStore, int], engine: Engine) -> None:
     repo, _ = chained
-    events = repo.audit.events(newest_first=False, limit=10_000)
+    events = repo.audit.events(newest_first=False, limit=10_000, seals=True)
     assert all(e.id == e.seq for e in events)
     target = events[len(events) // 2]
     _set(engine, target.id, "id", 999_999)
@@ -227,7 +227,7 @@ def test_an_events_id_is_its_seq_and_a_changed_id_is_named(chained: tuple[RunSto
 def test_an_intact_report_gives_the_newest_hash_to_anchor_outside(chained: tuple[RunStore, int]) -> None:
     repo, _ = chained
     report = repo.audit.verify()
-    assert report.ok and report.head_hash == repo.audit.events(limit=1)[0].hash
+    assert report.ok and report.head_hash == repo.audit.events(limit=1, seals=True)[0].hash
     assert report.head_hash in report.describe()
 
 

@@ -19,14 +19,14 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     """One `rows.sealed` event for every existing sealed row (none on a new database)."""
-    from storage import audit
+    from storage.chain import append
     from storage.seals import SEAL_ACTION, seal_all
 
     conn = op.get_bind()
     seals = seal_all(conn)
     if seals:
         with Session(bind=conn) as s:
-            audit.append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows sealed at upgrade",
+            append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows sealed at upgrade",
                          detail={"rows": seals})
 
 
