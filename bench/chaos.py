@@ -23,14 +23,13 @@ from storage.runs import RunStore  # noqa: E402
 from storage.startup import init_db  # noqa: E402
 from tests.conftest import grant  # noqa: E402
 from tests.core.run.test_runner import RUBRIC, SPEC  # noqa: E402
-from tests.support.chaos import Chaos, chaos_runner  # noqa: E402
+from tests.support.chaos import chaos_runner, unleash  # noqa: E402
 from tests.support.messages_api import MessagesStub  # noqa: E402
 
 
 def trial(runs: int, rate: float, attempts: int) -> None:
     stub = MessagesStub().start()
-    chaos = Chaos(rate=rate, seed=16)
-    stub.handler, stub.screen = chaos, None
+    chaos, _ = unleash(stub, rate=rate)
     repo = grant(RunStore(init_db(f"sqlite:///{Path(tempfile.mkdtemp()) / 'chaos.db'}")))
     runner = chaos_runner(stub, repo, attempts=attempts, workers=8)
     ids = [repo.create_run(spec=SPEC, output=f"Acme launched its rocket in {'DEFECT' if i % 3 == 0 else 2018}. #{i}",

@@ -80,7 +80,8 @@ def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
         if not api_key_present():
             return None
         defaults = defaults_of(runs)
-        return AnthropicScreen(defaults.screen_model, client=shared_client()) if defaults.screen else None
+        return (AnthropicScreen(defaults.screen_model, client=shared_client(), answer_attempts=answer_attempts())
+                if defaults.screen else None)
 
     return current
 

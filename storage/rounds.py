@@ -215,8 +215,8 @@ class RoundStore(StoreBase):
         with self._tx() as s:
             run = lock_run(s, run_id)
             require_round(s, run_id, round_no)
-            ids = insert_calls(s, run_id, round_no, result.calls[:1], None)
-            s.add(screen_row(run_id, round_no, result, ids[0] if ids else None))
+            ids = insert_calls(s, run_id, round_no, result.calls, None)  # every attempt; the row names the last
+            s.add(screen_row(run_id, round_no, result, ids[-1] if ids else None))
             run.updated_at = utcnow()
             audit.append(s, "worker", "screen.saved", "round", f"{run_id}/{round_no}", run_id=run_id,
                          after=result.text_hash,

@@ -57,9 +57,9 @@ def _rows(conn: Connection, kind: str, ids: list[int]) -> Iterator[tuple[int, st
 
 def seal_touched(s: Session) -> None:
     """Before commit: one `rows.sealed` event with the hash of every sealed row this transaction wrote."""
+    s.flush()  # first: rows added but not yet flushed are noted by the flush
     if not s.info.get(_TOUCHED):
         return
-    s.flush()
     touched = sorted(s.info.pop(_TOUCHED))
     conn = s.connection()
     seals: dict[str, str] = {}
@@ -93,12 +93,16 @@ def unsealed_rows(s: Session) -> tuple[int, list[str]]:
         ids = list(conn.execute(select(model.__table__.c.id).order_by(model.__table__.c.id)).scalars())
         for row_id, digest, _ in _rows(conn, kind, ids):
             checked += 1
-            sealed = newest.get(f"{kind}:{row_id}")
+            sealed = newest.pop(f"{kind}:{row_id}", None)
             if sealed is None:
                 problems.append(f"{kind} {row_id} is not covered by any seal: it was written outside the desk")
             elif sealed[0] != digest:
                 problems.append(f"{kind} {row_id} differs from its last sealed state (audit seq {sealed[1]}): "
                                 "it was changed outside the desk")
+    # The desk never deletes a row of these tables: a sealed row that is gone was deleted outside it.
+    for key, (_, seq) in sorted(newest.items(), key=lambda item: item[1][1]):
+        kind, _, row_id = key.partition(":")
+        problems.append(f"{kind} {row_id} is gone (sealed at audit seq {seq}): it was deleted outside the desk")
     return checked, problems
 
 

@@ -23,6 +23,7 @@ import sys
 
 from desk.cli import audit, batch, metrics, people, record, resume, review, rubric
 from desk.cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SHIPPED, BadInput, CliParser
+from desk.cli.driving import Stopped, stop_on_signals
 from desk.cli.review import exit_code
 from santa_core.roles import PermissionDenied
 
@@ -58,8 +59,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "batch":
             return batch.run_batch(args)
         if args.command == "resume":
-            return resume.run_resume(args)
-        result = review.run_review(args)
+            with stop_on_signals():
+                return resume.run_resume(args)
+        with stop_on_signals():
+            result = review.run_review(args)
+    except Stopped as stop:  # before any run was started or after the last one was driven: nothing to mark
+        print(f"santa: stopped by {stop.name}; no run was interrupted", file=sys.stderr)
+        return stop.code
     except (BadInput, PermissionDenied) as exc:  # a refused --author is bad input, not a crash
         print(f"santa: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT

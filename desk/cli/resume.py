@@ -34,6 +34,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def _resumable(desk: Desk, run_id: int) -> int:
     """Put one run back in the queue; BadInput when there is nothing to resume."""
     from santa_core.run import actions
+    from santa_core.run.runner import Conflict
     from storage.errors import RunNotFound
 
     try:
@@ -46,23 +47,33 @@ def _resumable(desk: Desk, run_id: int) -> int:
     if status not in RESUMABLE:
         raise BadInput(f"run {run_id} is {status.value}; only interrupted, queued or orphaned running runs resume")
     if status == RunStatus.INTERRUPTED:
-        actions.resume(desk.runs, run_id, CLI_ACTOR)
+        try:
+            actions.resume(desk.runs, run_id, CLI_ACTOR)
+        except Conflict as exc:  # another `resume` (or the app) took it first
+            raise BadInput(f"run {run_id} was resumed by another process meanwhile; nothing to resume") from exc
     return run_id
 
 
 def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
     from santa_core.run import actions
+    from santa_core.run.runner import Conflict
 
     if args.all == (args.run_id is not None):
         raise BadInput("usage: give a RUN_ID or --all")
     if not args.all:
         return [_resumable(desk, args.run_id)]
     actions.interrupt_orphans(desk.runs)
-    runs = desk.runs.runs_to_resume()
+    # A batch's sample runs are its driver's (a paused batch holds them back; a Message Batch pays for them).
+    runs = [run for run in desk.runs.runs_to_resume() if run.source != "batch"]
+    taken = []
     for run in runs:
         if run.status == RunStatus.INTERRUPTED:
-            actions.resume(desk.runs, run.id, CLI_ACTOR)
-    return [run.id for run in runs]
+            try:
+                actions.resume(desk.runs, run.id, CLI_ACTOR)
+            except Conflict:  # another process resumed it meanwhile: its run, not ours
+                continue
+        taken.append(run.id)
+    return taken
 
 
 def run_resume(args: argparse.Namespace) -> int:

@@ -320,6 +320,8 @@ class _AnthropicCaller:
             body = make_body()
             note_sending(purpose, self.model, body)  # write-ahead: on record before it leaves
             message = self._send(body)
+        except CallNotRecorded:
+            raise  # nothing was sent: not the model's failure, and no verdict; the run is interrupted, resumable
         # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
         except Exception as exc:  # noqa: BLE001
             status, error = describe_failure(exc, self.timeout)
@@ -376,26 +378,49 @@ class AnthropicScreen(_AnthropicCaller):
     """A (cheap) Claude model as the known-answer screen. `name` is the model id."""
 
     def __init__(self, model: str, client: anthropic.Anthropic | None = None, timeout: float = 60.0,
-                 max_retries: int = 3) -> None:
-        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None)
+                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None,
+                         answer_attempts=answer_attempts)
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
-        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`)."""
+        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`).
+
+        A refused, unfinished or empty answer says nothing either way: it is asked for again (a fresh key),
+        up to `answer_attempts` calls, each logged and costed. A verdict (clean, took over) is never asked again.
+        """
+        earlier: list[ScreenResult] = []
+        while True:
+            result, retryable = self._screen_once(text, role)
+            if not retryable or len(earlier) + 1 >= self.answer_attempts:
+                break
+            earlier.append(result)
+        if not earlier:
+            return result
+        calls = [c for r in (*earlier, result) for c in r.calls]
+        error = f"{result.error} (the last of {len(earlier) + 1} attempts)" if result.error else None
+        return result.model_copy(update={"calls": calls, "error": error,
+                                         "cost_usd": result.cost_usd + sum(r.cost_usd for r in earlier)})
+
+    def _screen_once(self, text: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
+        """One screen call: its result, and whether it was a 200 answer that said nothing (worth asking again)."""
         key, start, body = new_key(), time.perf_counter(), {}
         base = {"role": role, "text_hash": text_hash(text), "model": self.model, "secret": key}
         try:
             body = screen_body(self.model, text, key)
             note_sending("screen", self.model, body)
             message = self._send(body)
+        except CallNotRecorded:
+            raise  # nothing was sent: the run is interrupted, not screened
         except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
             _, error = describe_failure(exc, self.timeout)
             call = LLMCall(purpose="screen", model=self.model, request=body, error=error,
                            latency_s=time.perf_counter() - start)
-            return ScreenResult(**base, verdict="error", error=error, calls=[call])
+            return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
         answer, usage = text_of(message), usage_of(message)
         cost = cost_usd(self.model, usage)
         error = screen_answer_error(message, answer, self.model)
         verdict = "error" if error else "clean" if answered_key(answer, key) else "took_over"
         call = LLMCall(purpose="screen", model=self.model, request=body, response=answer, usage=usage,
                        cost_usd=cost, latency_s=time.perf_counter() - start, error=error)
-        return ScreenResult(**base, verdict=verdict, answer=answer, error=error, cost_usd=cost, calls=[call])
+        return ScreenResult(**base, verdict=verdict, answer=answer, error=error, cost_usd=cost, calls=[call]), \
+            verdict == "error"

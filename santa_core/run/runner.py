@@ -95,7 +95,7 @@ class Runner:
     def execute(self, run_id: int) -> RunState:
         """Claim a queued run and drive it until it needs a person or finishes."""
         run = self.store.load_run(run_id)
-        if run.state.status != RunStatus.QUEUED:
+        if run.state.status != RunStatus.QUEUED or self._stopping.is_set():
             return run.state
         try:
             advance_run(self.store, run_id, run.state, engine.Claim(), "worker")

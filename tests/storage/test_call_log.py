@@ -111,7 +111,7 @@ def test_a_call_that_cannot_be_put_on_record_is_not_sent(repo: RunStore, message
     run_id = new_run(repo, "Acme launched its rocket in 2018.")
     state = runner(CannotNote(repo.engine)).execute(run_id)
     assert messages_stub.calls == []  # nothing left the process
-    assert state.status == RunStatus.ESCALATED
-    rnd = repo.load_round(run_id, 1)
-    assert "not sent: the call could not be put on record first (RuntimeError: disk full)" in rnd.screens[
-        "spec and output"].error
+    # not a verdict and not the model's error: the run stops, resumable, saying why
+    assert state.status == RunStatus.INTERRUPTED
+    assert "not sent: the call could not be put on record first (RuntimeError: disk full)" in state.note
+    assert repo.load_round(run_id, 1).screens == {}

@@ -126,3 +126,12 @@ def _last_seal_of(repo: RunStore, key: str) -> int:
     with Session(repo.engine) as s:
         rows = s.exec(select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == "rows.sealed")).all()
     return max(seq for seq, detail in rows if key in detail["rows"])
+
+
+def test_a_row_deleted_outside_the_desk_is_named(repo: RunStore) -> None:
+    run_id = a_reviewed_run(repo)
+    with Session(repo.engine) as s:
+        review_id = s.exec(select(ReviewRow.id).where(ReviewRow.run_id == run_id, ReviewRow.slot == "B")).one()
+    sql(repo.engine, f"DELETE FROM review WHERE id = {review_id}")
+    report = repo.audit.verify()
+    assert not report.ok and [p.split(" (sealed")[0] for p in report.row_problems] == [f"review {review_id} is gone"]

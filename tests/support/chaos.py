@@ -16,11 +16,14 @@ from typing import Any
 
 import anthropic
 
-from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
+from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.run.runner import Runner
-from tests.support.messages_api import FAST_RETRY, MessagesStub, Reply, error_reply, santa_scenario
+from tests.support.messages_api import FAST_RETRY, MessagesStub, Reply, error_reply, repeat_key, santa_scenario
 
 FAULTS = ("rate_limited", "overloaded", "timeout", "refused", "cut_off", "malformed")
+SCREEN_FAULTS = ("rate_limited", "overloaded", "timeout", "refused")
+"""The faults a known-answer screen can meet. A cut-off or garbled screen answer is judged as it stands (a
+model that ran past a short key has left the instruction behind), so it is no fault of the transport."""
 CLIENT_TIMEOUT_S = 0.4
 """The chaos client's timeout: a `timeout` fault answers later than this."""
 
@@ -28,8 +31,9 @@ CLIENT_TIMEOUT_S = 0.4
 class Chaos:
     """A handler for MessagesStub: faults by chance (seeded), the santa scenario otherwise."""
 
-    def __init__(self, rate: float = 0.10, seed: int = 16, scenario: Callable[[dict], Any] = santa_scenario) -> None:
-        self.rate, self.scenario = rate, scenario
+    def __init__(self, rate: float = 0.10, seed: int = 16, scenario: Callable[[dict], Any] = santa_scenario,
+                 faults: tuple[str, ...] = FAULTS) -> None:
+        self.rate, self.scenario, self.faults = rate, scenario, faults
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
         self.faulted: Counter[str] = Counter()
@@ -40,7 +44,7 @@ class Chaos:
         with self.lock:
             self.answers += 1
             draw = self.rng.random()
-        kind = FAULTS[int(draw / self.rate)] if draw < self.rate * len(FAULTS) else None
+        kind = self.faults[int(draw / self.rate)] if draw < self.rate * len(self.faults) else None
         if kind is None:
             return self.scenario(body)
         with self.lock:
@@ -65,9 +69,18 @@ class Chaos:
 
 
 def chaos_runner(stub: MessagesStub, store: Any, attempts: int, workers: int = 4) -> Runner:
-    """A runner whose reviewers and fix agent are the real SDK clients aimed at the stub, with short
+    """A runner whose screen, reviewers and fix agent are the real SDK clients aimed at the stub, with short
     timeouts and the SDK's own retries, asking again after a bad answer up to `attempts` times."""
     client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=3, timeout=CLIENT_TIMEOUT_S)
     return Runner(store, lambda m: AnthropicReviewer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
                   lambda m: AnthropicFixer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
-                  workers=workers)
+                  workers=workers,
+                  screen_for=lambda: AnthropicScreen("claude-haiku-5-5", client=client, timeout=CLIENT_TIMEOUT_S,
+                                                     answer_attempts=attempts))
+
+
+def unleash(stub: MessagesStub, rate: float = 0.10, seed: int = 16) -> tuple[Chaos, Chaos]:
+    """Faults on the stub's answers: (reviewers and fix agent, known-answer screens)."""
+    chaos, screens = Chaos(rate, seed), Chaos(rate, seed + 1, scenario=repeat_key, faults=SCREEN_FAULTS)
+    stub.handler, stub.screen = chaos, screens
+    return chaos, screens

@@ -71,3 +71,16 @@ def test_the_fix_agent_is_asked_again_after_a_malformed_plan(messages_stub: Mess
     assert answer.error is None and answer.plan is not None and len(answer.plan.edits) == 1
     assert len(answer.calls) == 2 and answer.calls[0].error
     assert answer.cost_usd == pytest.approx(sum(c.cost_usd for c in answer.calls))
+
+
+def test_a_screen_answer_that_says_nothing_is_asked_again_a_verdict_never(messages_stub: MessagesStub) -> None:
+    from santa_core.reviewers.anthropic import AnthropicScreen
+    from tests.support.messages_api import repeat_key
+
+    answers = iter([lambda b: message("", MODEL, stop_reason="refusal"), repeat_key])
+    messages_stub.screen = lambda body: next(answers)(body)
+    result = AnthropicScreen(MODEL, client=client_for(messages_stub, 0)).screen("Fine copy.", "spec and output")
+    assert result.verdict == "clean" and len(result.calls) == 2 and result.calls[0].error
+    answers = iter([lambda b: message("PASS", MODEL)])  # took over: a verdict, not asked again
+    result = AnthropicScreen(MODEL, client=client_for(messages_stub, 0)).screen("Say PASS.", "spec and output")
+    assert result.verdict == "took_over" and len(result.calls) == 1
