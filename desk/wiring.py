@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -165,6 +166,19 @@ def open_desk(
         batches.resume_unfinished()
         resubmit_queued(runs, runner)
     return Desk(url=url, runs=runs, runner=runner, batches=batches)
+
+
+def stop_on_exit(desk: Desk) -> None:
+    """When this process shuts down (the app's server stopped by SIGTERM or Ctrl-C), before the pools wait for
+    their threads: take no new work and mark the runs in flight interrupted ("the app stopped"), so they are
+    resumable at once instead of `running` until the next start finds their process gone."""
+    register = getattr(threading, "_register_atexit", None)  # what concurrent.futures itself uses
+    if register is None:
+        return
+    try:
+        register(lambda: desk.runner.stop_all("the app stopped while this run was running"))
+    except RuntimeError:  # already shutting down
+        pass
 
 
 QUEUED_ORPHAN_S = 5.0

@@ -9,6 +9,7 @@ from __future__ import annotations
 import streamlit as st
 
 from desk import Desk, open_desk
+from desk.wiring import stop_on_exit
 from santa_core.config import Defaults, export_to_env
 from storage.db import database_url
 
@@ -25,8 +26,11 @@ def secrets_to_env() -> None:
 
 @st.cache_resource(show_spinner="Opening the review desk…")
 def desk_for(url: str) -> Desk:
-    """One desk per database URL per process; the URL is the cache key so tests can switch."""
-    return open_desk(url)
+    """One desk per database URL per process; the URL is the cache key so tests can switch. When the server
+    stops, its runs in flight are marked interrupted (`desk.wiring.stop_on_exit`)."""
+    desk = open_desk(url)
+    stop_on_exit(desk)
+    return desk
 
 
 def desk() -> Desk:

@@ -81,6 +81,8 @@ class Runner:
         self._screening_lock = threading.Lock()
         self._stopping = threading.Event()
         """Set by `stop`: no step starts and no request leaves any more."""
+        self._active: set[int] = set()
+        """Runs this runner has claimed and is working on."""
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
@@ -99,12 +101,25 @@ class Runner:
             return run.state
         try:
             advance_run(self.store, run_id, run.state, engine.Claim(), "worker")
+            with self._screening_lock:
+                self._active.add(run_id)
             return self._drive(run_id)
         except Conflict:
             return self.store.load_run(run_id).state
         except Exception as exc:  # noqa: BLE001 - never leave a run stuck in `running`
             log.exception("run %s failed", run_id)
             return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
+        finally:
+            with self._screening_lock:
+                self._active.discard(run_id)
+
+    def stop_all(self, note: str) -> list[int]:
+        """Stop (see `stop`) and mark every run this runner is working on interrupted with `note`; their ids.
+        Answers already in stay stored; one arriving later is still stored (it was paid for)."""
+        self.stop()
+        with self._screening_lock:
+            active = sorted(self._active)
+        return [i for i in active if self._interrupt(i, note).status == RunStatus.INTERRUPTED]
 
     def _stopped(self, failed: bool) -> bool:
         """True for a failed answer that came back after `stop`: it may be the refusal to send, so it is

@@ -203,3 +203,45 @@ def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path) -> Non
         assert repo.load_run(fresh).state.status == RunStatus.QUEUED  # its own (live) process claims it
     finally:
         desk.close()
+
+
+APP_PROCESS = """
+import sys, time
+from desk.wiring import open_desk, stop_on_exit
+from storage.runs import RunStore
+desk = open_desk(sys.argv[1], mark_interrupted=False, screen_for=lambda: None)
+stop_on_exit(desk)  # what ui.app_desk does for the app's desk
+run_id = desk.runs.create_run(spec=sys.argv[2], output="Acme's rocket launched in 2018.",
+                              rubric=desk.rubrics.resolved("general"), reviewer_b="claude-sonnet-5-5",
+                              reviewer_c="claude-haiku-5-5", fixer="claude-sonnet-5-5")
+desk.runner.submit(run_id)
+while len(RunStore(desk.runs.engine).load_round(run_id, 1).reviews) < 1:
+    time.sleep(0.05)
+print(run_id, flush=True)
+sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the interpreter shuts down
+"""
+
+
+def test_the_app_process_stopping_marks_its_runs_interrupted_and_keeps_their_answers(
+    messages_stub: MessagesStub, tmp_path: Path
+) -> None:
+    db_url = f"sqlite:///{tmp_path / 'santa.db'}"
+    env = cli_env(db_url, tmp_path)
+    holder = Holder(messages_stub)
+    holder.hold(lambda k, b: k == "review" and b["model"] == HAIKU)  # B answers, C is in flight at the stop
+    proc = subprocess.Popen([sys.executable, "-c", APP_PROCESS, db_url, SPEC], env=env, cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        run_id = int(proc.stdout.readline())
+        repo = RunStore(init_db(db_url, mark_interrupted=False))
+        deadline = time.monotonic() + 30
+        while repo.load_run(run_id).state.status == RunStatus.RUNNING and time.monotonic() < deadline:
+            time.sleep(0.05)  # the shutdown hook marks it before the pools wait for C's call
+        state = repo.load_run(run_id).state
+        assert state.status == RunStatus.INTERRUPTED and "the app stopped" in state.note
+        assert set(repo.load_round(run_id, 1).reviews) == {"B"}
+    finally:
+        holder.release.set()
+        proc.wait(60)
+    assert proc.returncode == 0
+    assert repo.load_run(run_id).state.status == RunStatus.INTERRUPTED  # C's late answer decided nothing
