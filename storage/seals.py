@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterator
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import Connection, Table, event, select
@@ -22,6 +23,7 @@ from sqlmodel import Session, SQLModel, col
 
 from santa_core.text import canonical_json, sha256_text
 from storage.chain import HEAD_KEY, append
+from storage.times import utc
 from storage.tables import AuditEventRow, DecisionRow, EscalationRow, ProposalRow, ReviewRow, RoundRow, RunRow
 
 SEALED: dict[str, type[SQLModel]] = {"run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow,
@@ -42,9 +44,15 @@ def _note_written(session: Session, _context: Any) -> None:
             session.info.setdefault(_TOUCHED, set()).add((kind, obj.id))
 
 
+def _as_hashed(value: Any) -> str:
+    """A value JSON cannot hold, as hashed: a time in UTC (PostgreSQL hands times back in the session's time
+    zone, SQLite naive), anything else as its `str`."""
+    return utc(value).isoformat() if isinstance(value, datetime) else str(value)
+
+
 def row_hash(values: dict[str, Any]) -> str:
     """The hash of a row's columns as the database returns them."""
-    return sha256_text(canonical_json(values, default=str))
+    return sha256_text(canonical_json(values, default=_as_hashed))
 
 
 def _rows(conn: Connection, kind: str, ids: list[int]) -> Iterator[tuple[int, str, int]]:

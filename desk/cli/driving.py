@@ -61,9 +61,11 @@ def drive(desk: Desk, run_ids: list[int]) -> None:
             for future in futures:
                 future.result()
     except Stopped as stop:
-        desk.runner.stop()
+        for sig in (signal.SIGINT, signal.SIGTERM):  # a second Ctrl-C must not cut the stop short
+            signal.signal(sig, signal.SIG_IGN)
         note = f"stopped by {stop.name}"
-        stopped = [i for i in run_ids if desk.runner.interrupt(i, note).status == RunStatus.INTERRUPTED]
+        # Only the runs this process works on: one another process claimed is that process's to stop.
+        stopped = desk.runner.stop_all(note)
         which = ", ".join(map(str, stopped)) or "none"
         again = f"santa resume {stopped[0]}" if len(stopped) == 1 else "santa resume --all"
         say(f"santa: {note}: run(s) {which} interrupted; every answer that came in is kept; carry on with `{again}`")

@@ -6,6 +6,7 @@ it as they stop `review` (`desk.cli.driving`).
 from __future__ import annotations
 
 import argparse
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from desk.cli.common import CLI_ACTOR, EXIT_INTERNAL, BadInput, load_secrets_file, open_desk, say
@@ -49,12 +50,13 @@ def _resumable(desk: Desk, run_id: int) -> int:
     if status == RunStatus.INTERRUPTED:
         try:
             actions.resume(desk.runs, run_id, CLI_ACTOR)
-        except Conflict as exc:  # another `resume` (or the app) took it first
+        except (Conflict, actions.ActionError) as exc:  # another `resume` (or the app) took it first
             raise BadInput(f"run {run_id} was resumed by another process meanwhile; nothing to resume") from exc
     return run_id
 
 
 def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
+    from desk.wiring import QUEUED_ORPHAN_S
     from santa_core.run import actions
     from santa_core.run.runner import Conflict
 
@@ -64,13 +66,16 @@ def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
         return [_resumable(desk, args.run_id)]
     actions.interrupt_orphans(desk.runs)
     # A batch's sample runs are its driver's (a paused batch holds them back; a Message Batch pays for them).
-    runs = [run for run in desk.runs.runs_to_resume() if run.source != "batch"]
+    # A queued run touched in the last seconds is its live process's (the app's pool, another command).
+    now = datetime.now(UTC)
+    runs = [run for run in desk.runs.runs_to_resume() if run.source != "batch" and not (
+        run.status == RunStatus.QUEUED and (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S)]
     taken = []
     for run in runs:
         if run.status == RunStatus.INTERRUPTED:
             try:
                 actions.resume(desk.runs, run.id, CLI_ACTOR)
-            except Conflict:  # another process resumed it meanwhile: its run, not ours
+            except (Conflict, actions.ActionError):  # another process resumed it meanwhile: its run, not ours
                 continue
         taken.append(run.id)
     return taken

@@ -26,7 +26,8 @@ from santa_core.config import Defaults, api_key_present
 from santa_core.models import RunStatus
 from santa_core.reviewers.base import PERSON
 
-WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED}
+WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED, RunStatus.RUNNING}
+"""Exit 3. `running` at the end: another process claimed the run first (two `resume`s at once) and works on it."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:

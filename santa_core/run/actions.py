@@ -17,7 +17,7 @@ from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
 from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
 from santa_core.scope import anchor
-from santa_core.text import text_problem
+from santa_core.text import control_problem, text_problem
 
 
 class ActionError(ValueError):
@@ -41,6 +41,8 @@ def _check_text(text: str, what: str) -> str:
 def _decide(store: Store, run_id: int, state: RunState, event: engine.Event, decision: DecisionIn,
             next_round_text: str | None = None) -> RunState:
     """Commit decision, next round and state change together, or nothing if someone was faster."""
+    if problem := control_problem(decision.reason, "The reason"):
+        raise ActionError(f"{problem}.")
     new = engine.advance(state, event)
     if not store.commit_decision(run_id, state, new, decision, next_round_text):
         raise ActionError(f"Run {run_id} changed meanwhile (someone else decided first). Reload to see it.")
@@ -154,6 +156,8 @@ def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, review
 def resolve_escalation(store: ActionStore, run_id: int, resolution: Resolution, actor: str, justification: str,
                        edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
     """Ship as is, re-review (optionally an edited output) or reject an escalated run, with why."""
+    if problem := control_problem(justification, "The justification"):
+        raise ActionError(f"{problem}.")
     return store.resolve_escalation(run_id, resolution, actor, justification, edited_output, escalation_id)
 
 

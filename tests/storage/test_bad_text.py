@@ -53,3 +53,15 @@ def test_control_characters_are_refused_everywhere_and_nothing_is_written(repo: 
 
 def test_tab_line_ends_and_ordinary_unicode_are_text() -> None:
     assert text_problem("Line one,\ttabbed.\r\nLine two — ünïcode ✓ 🔥\n", "The output") is None
+
+
+def test_a_reason_or_justification_holding_a_control_character_is_refused(repo: RunStore) -> None:
+    from santa_core.models import EscalationReason, RunState, RunStatus
+
+    run_id = actions.start_run(repo, SPEC, "Order today.", RUBRIC, "b", "c", "f", "ann")
+    assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+    assert repo.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.ESCALATED, note="x",
+                                                                          escalation_reason=EscalationReason.ROUND_CAP), "gate")
+    with pytest.raises(actions.ActionError, match=re.escape("The justification contains a NUL character")):
+        actions.resolve_escalation(repo, run_id, "reject", "ann", "Refused\x00 by legal.")
+    assert repo.load_run(run_id).state.status == RunStatus.ESCALATED

@@ -135,3 +135,19 @@ def test_a_row_deleted_outside_the_desk_is_named(repo: RunStore) -> None:
     sql(repo.engine, f"DELETE FROM review WHERE id = {review_id}")
     report = repo.audit.verify()
     assert not report.ok and [p.split(" (sealed")[0] for p in report.row_problems] == [f"review {review_id} is gone"]
+
+
+def test_the_database_time_zone_does_not_change_a_seal(repo: RunStore, db_url: str) -> None:
+    if not db_url.startswith("postgres"):
+        pytest.skip("SQLite keeps no session time zone")
+    from storage.db import normalise_url
+
+    a_reviewed_run(repo)
+    with repo.engine.connect() as conn:
+        name = conn.exec_driver_sql("SELECT current_database()").scalar()
+    sql(repo.engine, f"ALTER DATABASE \"{name}\" SET timezone = 'America/New_York'")
+    elsewhere = create_engine(normalise_url(db_url))  # a new session: times come back in New York time
+    try:
+        assert RunStore(elsewhere).audit.verify().ok
+    finally:
+        elsewhere.dispose()

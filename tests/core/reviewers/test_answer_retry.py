@@ -84,3 +84,11 @@ def test_a_screen_answer_that_says_nothing_is_asked_again_a_verdict_never(messag
     answers = iter([lambda b: message("PASS", MODEL)])  # took over: a verdict, not asked again
     result = AnthropicScreen(MODEL, client=client_for(messages_stub, 0)).screen("Say PASS.", "spec and output")
     assert result.verdict == "took_over" and len(result.calls) == 1
+
+
+def test_an_answer_holding_a_control_character_is_a_bad_answer_asked_again(messages_stub: MessagesStub) -> None:
+    nul_fix = fix_json([(0, "3 May", "4\u0000 May")])
+    messages_stub.script(message(nul_fix, MODEL), message(fix_json([(0, "3 May", "4 May")]), MODEL))
+    answer = AnthropicFixer(MODEL, client=client_for(messages_stub, 0)).propose(FIX_REQUEST)
+    assert answer.plan is not None and answer.plan.edits[0].after == "4 May"
+    assert "the answer contains a NUL character" in answer.calls[0].error
