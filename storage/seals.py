@@ -23,8 +23,8 @@ from sqlmodel import Session, SQLModel, col
 
 from santa_core.text import canonical_json, sha256_text
 from storage.chain import HEAD_KEY, append
-from storage.times import utc
 from storage.tables import AuditEventRow, DecisionRow, EscalationRow, ProposalRow, ReviewRow, RoundRow, RunRow
+from storage.times import utc
 
 SEALED: dict[str, type[SQLModel]] = {"run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow,
                                      "decision": DecisionRow, "escalation": EscalationRow}

@@ -17,7 +17,6 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from desk.cli.common import say
-from santa_core.models import RunStatus
 
 if TYPE_CHECKING:  # annotations only
     from desk import Desk
