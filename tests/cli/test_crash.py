@@ -25,7 +25,14 @@ from storage.hashing import json_hash
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import CallSentRow
-from tests.support.messages_api import MessagesStub, fenced_output, repeat_key, santa_scenario, schema_properties
+from tests.support.messages_api import (
+    MessagesStub,
+    fenced_output,
+    repeat_key,
+    santa_scenario,
+    schema_properties,
+    screen_key,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = "Write one sentence announcing the Acme rocket and the year it launched."
@@ -147,7 +154,7 @@ def test_killed_at_every_step_boundary_resume_finishes_and_nothing_is_asked_twic
         on_record = set(s.exec(select(CallSentRow.request_hash)).all())
     assert all(json_hash(body) in on_record for body in calls)  # every request that reached the server
     for seen, stored in stored_before:  # no review stored before a kill was asked for after it
-        later = [review_key(b) for b in calls[seen:] if kind_of(b, "screen" in str(b.get("messages"))) == "review"]
+        later = [review_key(b) for b in calls[seen:] if kind_of(b, screen_key(b) is not None) == "review"]
         assert not stored & set(later)
     assert repo.get_run_view(run.id).cut_off  # the calls the kills cut off stay in the log, costed
     assert repo.load_run(run.id).spent_usd >= sum(c.estimate_usd for c in repo.get_run_view(run.id).cut_off)

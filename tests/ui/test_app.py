@@ -87,6 +87,16 @@ def test_empty_and_oversized_input_get_specific_errors_and_keep_the_text(desk_en
     assert desk_env.list_runs() == []
 
 
+def test_control_characters_get_a_specific_error_and_keep_the_text(desk_env: RunStore) -> None:
+    at = open_app()
+    at.text_area(key="new_spec").set_value("Announce the launch.")
+    at.text_area(key="new_output").set_value("Launched in 2018.\x1b[2J Order now.")
+    at.button(key="start_review").click().run()
+    assert any("contains a control character (\\x1b) at character 18" in e.value for e in at.error)
+    assert at.text_area(key="new_output").value == "Launched in 2018.\x1b[2J Order now."  # nothing lost
+    assert desk_env.list_runs() == []
+
+
 def test_naughty_round_edited_approval_then_nice(desk_env: RunStore) -> None:
     at = open_app()
     start_run(at, DEFECTIVE)

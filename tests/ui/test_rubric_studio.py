@@ -180,6 +180,14 @@ def test_upload_a_file_creates_a_new_rubric(repo: RunStore) -> None:
     assert repo.rubrics.export("shop-copy", fmt="json") == text
 
 
+def test_try_it_refuses_a_sample_holding_a_control_character(repo: RunStore) -> None:
+    at = open_rubrics("compliance")
+    at.text_area(key="try_output").set_value("Guaranteed\x00 returns")
+    act(at)
+    assert "The sample output contains a NUL character (\\x00) at character 11" in texts(at)
+    assert not at.dataframe or "criterion" not in at.dataframe[-1].value  # no checks ran on it
+
+
 def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: RunStore) -> None:
     at = open_rubrics("compliance")
     at.text_area(key="try_output").set_value("Guaranteed returns, risk‑free!")
