@@ -13,41 +13,26 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from concurrent.futures import wait
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from santa_core.models import ReviewStatus, RunStatus  # noqa: E402
-from storage.runs import RunStore  # noqa: E402
-from storage.startup import init_db  # noqa: E402
-from tests.conftest import grant  # noqa: E402
-from tests.core.run.test_runner import RUBRIC, SPEC  # noqa: E402
-from tests.support.chaos import chaos_runner, unleash  # noqa: E402
+from tests.support.chaos import chaos_trial  # noqa: E402
 from tests.support.messages_api import MessagesStub  # noqa: E402
 
 
 def trial(runs: int, rate: float, attempts: int) -> None:
     stub = MessagesStub().start()
-    chaos, _ = unleash(stub, rate=rate)
-    repo = grant(RunStore(init_db(f"sqlite:///{Path(tempfile.mkdtemp()) / 'chaos.db'}")))
-    runner = chaos_runner(stub, repo, attempts=attempts, workers=8)
-    ids = [repo.create_run(spec=SPEC, output=f"Acme launched its rocket in {'DEFECT' if i % 3 == 0 else 2018}. #{i}",
-                           rubric=RUBRIC, reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5",
-                           fixer="claude-sonnet-5-5", auto_approve=True) for i in range(runs)]
     start = time.perf_counter()
-    wait([runner.submit(i) for i in ids])
-    runner.shutdown()
-    views = [repo.get_run_view(i) for i in ids]
+    result = chaos_trial(stub, Path(tempfile.mkdtemp()) / "chaos.db", attempts, runs, rate)
+    views = result.views
     ends = Counter(v.state.escalation_reason.value if v.state.escalation_reason else v.status.value for v in views)
-    faulted_ships = sum(1 for v in views if v.status == RunStatus.SHIPPED for r in v.rounds for o in r.reviews.values()
-                        if o.status != ReviewStatus.OK or o.raw_response in chaos.faulty_texts)
     calls = sum(len(o.calls) for v in views for r in v.rounds for o in r.reviews.values())
     cost = sum(v.total_cost_usd for v in views)
     print(f"attempts={attempts}: {runs} runs in {time.perf_counter() - start:.1f} s; "
-          f"{ends.get('reviewer_error', 0) / runs:.0%} escalated for a reviewer error; ends {dict(ends)}; "
-          f"{calls} reviewer calls; ${cost:.4f}; runs shipped on a faulted answer: {faulted_ships}; "
-          f"server answers {chaos.answers}, faults {dict(chaos.faulted)}")
+          f"{result.share():.0%} escalated for a reviewer error; ends {dict(ends)}; "
+          f"{calls} reviewer calls; ${cost:.4f}; runs shipped on a faulted answer: {result.shipped_faulty()}; "
+          f"server answers {result.chaos.answers}, faults {dict(result.chaos.faulted)}")
     stub.stop()
 
 

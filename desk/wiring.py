@@ -30,6 +30,7 @@ from storage.people import PeopleStore
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
+from storage.views import RunSummary
 
 
 @functools.lru_cache(maxsize=4)
@@ -186,12 +187,18 @@ QUEUED_ORPHAN_S = 5.0
 claims its run within milliseconds); younger ones are left to their own process."""
 
 
+def left_behind(run: RunSummary, now: datetime) -> bool:
+    """A run of `runs_to_resume` that no live process will pick up: not a batch sample (its driver's), and, when
+    queued, untouched for QUEUED_ORPHAN_S (a younger one is its own process's)."""
+    young = run.status == RunStatus.QUEUED and (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S
+    return run.source != "batch" and not young
+
+
 def resubmit_queued(runs: RunStore, runner: Runner) -> list[int]:
     """At app start: queued runs a dead process left behind go to this runner (the claim is atomic, so a
     run another process claims first is skipped). Batch sample runs are their batch driver's."""
     now = datetime.now(UTC)
-    ids = [r.id for r in runs.runs_to_resume() if r.status == RunStatus.QUEUED and r.source != "batch"
-           and (now - r.updated_at).total_seconds() > QUEUED_ORPHAN_S]
+    ids = [r.id for r in runs.runs_to_resume() if r.status == RunStatus.QUEUED and left_behind(r, now)]
     for run_id in ids:
         runner.submit(run_id)
     return ids

@@ -10,7 +10,7 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from santa_core.models import MAX_TEXT_CHARS
@@ -46,6 +46,20 @@ def control_problem(text: str, what: str) -> str | None:
 def length_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | None:
     """"<what> has N characters; the limit is M" when `text` is over the limit, else None."""
     return f"{what} has {len(text):,} characters; the limit is {limit:,}" if len(text) > limit else None
+
+
+def strings_in(value: Any) -> Iterator[str]:
+    """Every string in a JSON-like value, however deeply nested (dict keys included)."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            yield current
+        elif isinstance(current, dict):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list | tuple):
+            stack.extend(current)
 
 
 def sha256_text(text: str) -> str:

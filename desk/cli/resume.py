@@ -56,7 +56,7 @@ def _resumable(desk: Desk, run_id: int) -> int:
 
 
 def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
-    from desk.wiring import QUEUED_ORPHAN_S
+    from desk.wiring import left_behind
     from santa_core.run import actions
     from santa_core.run.runner import Conflict
 
@@ -66,10 +66,8 @@ def _to_resume(desk: Desk, args: argparse.Namespace) -> list[int]:
         return [_resumable(desk, args.run_id)]
     actions.interrupt_orphans(desk.runs)
     # A batch's sample runs are its driver's (a paused batch holds them back; a Message Batch pays for them).
-    # A queued run touched in the last seconds is its live process's (the app's pool, another command).
     now = datetime.now(UTC)
-    runs = [run for run in desk.runs.runs_to_resume() if run.source != "batch" and not (
-        run.status == RunStatus.QUEUED and (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S)]
+    runs = [run for run in desk.runs.runs_to_resume() if left_behind(run, now)]
     taken = []
     for run in runs:
         if run.status == RunStatus.INTERRUPTED:

@@ -42,7 +42,7 @@ from pydantic import BaseModel, Field
 from santa_core.batch.formats import BatchFileError, BatchFormat, Newline, Row, kind, parse
 from santa_core.batch.sampling import sample_size
 from santa_core.models import MAX_TEXT_CHARS
-from santa_core.text import control_problem, length_problem
+from santa_core.text import control_problem, length_problem, strings_in
 
 MAX_ITEMS = 10_000
 """Most items one batch file may hold; larger files are refused with a request to split them."""
@@ -379,16 +379,7 @@ def _text_problem(name: str, value: Any, choice: _Choice) -> str | None:
 def _strings(name: str, value: Any) -> Iterator[str]:
     """Every string in a field: its name, and its value's strings however deeply nested (JSONL)."""
     yield name
-    stack = [value]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, str):
-            yield current
-        elif isinstance(current, dict):
-            stack.extend(current.keys())
-            stack.extend(current.values())
-        elif isinstance(current, list):
-            stack.extend(current)
+    yield from strings_in(value)
 
 
 def _check_unique(rows: list[Row], fields: list[dict[str, Any]], problems: list[tuple[int, str]]) -> None:

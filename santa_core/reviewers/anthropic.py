@@ -32,7 +32,7 @@ from santa_core.models import (
 from santa_core.pricing import cost_usd
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
-from santa_core.text import control_problem
+from santa_core.text import control_problem, strings_in
 
 # Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
 # pause_turn, tool_use, context window exceeded, unknown) cannot hold a complete verdict.
@@ -179,20 +179,10 @@ def check_answer(
         return None, f"answer was not valid JSON for the {what} schema: {summarise_validation(exc)}"
     # The desk's text rule holds for what models write too: a fix or a quote holding a control character would
     # ship it (SQLite) or fail to store (PostgreSQL refuses a NUL).
-    if problem := next(filter(None, (control_problem(t, "the answer") for t in _strings(parsed.model_dump()))), None):
+    if problem := next(filter(None, (control_problem(t, "the answer") for t in strings_in(parsed.model_dump()))), None):
         return None, problem.split(": remove it")[0]
     return parsed, None
 
-
-def _strings(value: Any) -> list[str]:
-    """Every string in a parsed answer, however deeply nested."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, dict):
-        return [s for v in value.values() for s in _strings(v)]
-    if isinstance(value, list | tuple):
-        return [s for v in value for s in _strings(v)]
-    return []
 
 
 def answer_result(

@@ -83,6 +83,7 @@ class Runner:
         """Set by `stop`: no step starts and no request leaves any more."""
         self._active: set[int] = set()
         """Runs this runner has claimed and is working on."""
+        self._active_lock = threading.Lock()
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
@@ -101,7 +102,7 @@ class Runner:
             return run.state
         try:
             advance_run(self.store, run_id, run.state, engine.Claim(), "worker")
-            with self._screening_lock:
+            with self._active_lock:
                 self._active.add(run_id)
             return self._drive(run_id)
         except Conflict:
@@ -110,14 +111,14 @@ class Runner:
             log.exception("run %s failed", run_id)
             return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
         finally:
-            with self._screening_lock:
+            with self._active_lock:
                 self._active.discard(run_id)
 
     def stop_all(self, note: str) -> list[int]:
         """Stop (see `stop`) and mark every run this runner is working on interrupted with `note`; their ids.
         Answers already in stay stored; one arriving later is still stored (it was paid for)."""
         self.stop()
-        with self._screening_lock:
+        with self._active_lock:
             active = sorted(self._active)
         return [i for i in active if self._interrupt(i, note).status == RunStatus.INTERRUPTED]
 
@@ -129,10 +130,6 @@ class Runner:
     def stop(self) -> None:
         """Take no new work (a signal, a shutdown): no further step starts, no further request leaves."""
         self._stopping.set()
-
-    def interrupt(self, run_id: int, note: str) -> RunState:
-        """Mark a running run interrupted with why (the worker stops at its next commit); its state."""
-        return self._interrupt(run_id, note)
 
     def _interrupt(self, run_id: int, note: str) -> RunState:
         """Mark the run interrupted; if even that fails, the next app start will (worker gone)."""

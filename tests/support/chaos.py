@@ -12,12 +12,19 @@ import random
 import threading
 from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import wait
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import anthropic
 
+from santa_core.models import EscalationReason, ReviewStatus, RunStatus
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.run.runner import Runner
+from storage.runs import RunStore
+from storage.startup import init_db
+from storage.views import RunView
 from tests.support.messages_api import FAST_RETRY, MessagesStub, Reply, error_reply, repeat_key, santa_scenario
 
 FAULTS = ("rate_limited", "overloaded", "timeout", "refused", "cut_off", "malformed")
@@ -84,3 +91,40 @@ def unleash(stub: MessagesStub, rate: float = 0.10, seed: int = 16) -> tuple[Cha
     chaos, screens = Chaos(rate, seed), Chaos(rate, seed + 1, scenario=repeat_key, faults=SCREEN_FAULTS)
     stub.handler, stub.screen = chaos, screens
     return chaos, screens
+
+
+@dataclass
+class Trial:
+    """How the runs of one chaos trial ended, with the faults that were served."""
+
+    views: list[RunView]
+    chaos: Chaos
+    screens: Chaos
+
+    def share(self, reason: EscalationReason = EscalationReason.REVIEWER_ERROR) -> float:
+        """The share of runs that escalated for `reason`."""
+        return sum(v.state.escalation_reason == reason for v in self.views) / len(self.views)
+
+    def shipped_faulty(self) -> int:
+        """Runs shipped although a round's screen was not clean or a review was not a valid, unfaulted answer."""
+        return sum(
+            1 for v in self.views if v.status == RunStatus.SHIPPED for rnd in v.rounds
+            if [sc.verdict for sc in rnd.screens.values()] != ["clean"]
+            or any(o.status != ReviewStatus.OK or o.raw_response in self.chaos.faulty_texts
+                   for o in rnd.reviews.values()))
+
+
+def chaos_trial(stub: MessagesStub, db_path: Path, attempts: int, runs: int, rate: float = 0.10) -> Trial:
+    """`runs` runs (a third with a defect to fix, auto-approved) under `rate` of each fault, 8 at a time."""
+    from tests.conftest import grant
+    from tests.core.run.test_runner import RUBRIC, SPEC
+
+    chaos, screens = unleash(stub, rate=rate)
+    repo = grant(RunStore(init_db(f"sqlite:///{db_path}")))
+    runner = chaos_runner(stub, repo, attempts=attempts, workers=8)
+    ids = [repo.create_run(spec=SPEC, output=f"Acme launched its rocket in {'DEFECT' if i % 3 == 0 else 2018}. #{i}",
+                           rubric=RUBRIC, reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5",
+                           fixer="claude-sonnet-5-5", auto_approve=True) for i in range(runs)]
+    wait([runner.submit(i) for i in ids])
+    runner.shutdown()
+    return Trial([repo.get_run_view(i) for i in ids], chaos, screens)
