@@ -15,12 +15,16 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import anthropic
+import openai
 
+from santa_core import providers
 from santa_core.batch.driver import BatchDriver
-from santa_core.config import Defaults, api_key_present, env_defaults
+from santa_core.config import Defaults, env_defaults
 from santa_core.models import RunStatus
 from santa_core.reviewers.anthropic import DEFAULT_ANSWER_ATTEMPTS, AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.reviewers.base import Fixer, Reviewer, Screen
+from santa_core.reviewers.calls import UnavailableModel
+from santa_core.reviewers.openai_compat import ChatFixer, ChatReviewer, ChatScreen
 from santa_core.run.runner import Runner
 from storage.audit import AuditStore
 from storage.batches import BatchStore
@@ -58,14 +62,51 @@ def answer_attempts() -> int:
         return DEFAULT_ANSWER_ATTEMPTS
 
 
+@functools.lru_cache(maxsize=16)
+def _chat_client(base_url: str | None, key: str, credential_digest: str) -> openai.OpenAI:
+    """One Chat Completions client per endpoint and credential (a connection pool, no conversation)."""
+    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=3, timeout=120.0)
+
+
+NO_KEY = "not-needed"
+"""What a named endpoint that needs no key (a local server) is sent as its key: the SDK insists on one."""
+
+
+def chat_client(provider: providers.Provider) -> openai.OpenAI:
+    """The shared client of an OpenAI-compatible provider, for its current base URL and key."""
+    key = (os.environ.get(provider.key_env) if provider.key_env else NO_KEY) or ""
+    base = provider.base_url or ("https://api.openai.com/v1" if provider.name == providers.OPENAI else None)
+    return _chat_client(base, key, hashlib.sha256(key.encode()).hexdigest())
+
+
+def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra) -> object:
+    """A fresh model client for `name` on its provider; a model that cannot be called as configured (unknown
+    provider, no key) is an `UnavailableModel` whose every answer is that error (fail closed: no verdict)."""
+    provider = providers.provider_of(name)
+    problem = providers.key_problem(name)
+    if provider is None or problem:
+        return UnavailableModel(name, problem or f"unknown provider for {name}")
+    if provider.protocol == providers.MESSAGES_API:
+        return anthropic_kind(providers.split_model(name)[1], client=shared_client(),
+                              answer_attempts=answer_attempts(), **extra)
+    return chat_kind(providers.canonical(name), providers.split_model(name)[1], chat_client(provider),
+                     provider=provider.name, answer_attempts=answer_attempts(), **extra)
+
+
 def model_reviewer(name: str) -> Reviewer:
-    """A fresh Anthropic reviewer for one call (fresh per round: no carried context)."""
-    return AnthropicReviewer(name, client=shared_client(), answer_attempts=answer_attempts())
+    """A fresh reviewer for one call (fresh per round: no carried context), on the model's provider."""
+    return _model(name, AnthropicReviewer, partial_strict(ChatReviewer, name))  # type: ignore[return-value]
 
 
 def model_fixer(name: str) -> Fixer:
-    """A fresh Anthropic fix agent."""
-    return AnthropicFixer(name, client=shared_client(), answer_attempts=answer_attempts())
+    """A fresh fix agent on the model's provider."""
+    return _model(name, AnthropicFixer, partial_strict(ChatFixer, name))  # type: ignore[return-value]
+
+
+def partial_strict(kind: Callable, name: str) -> Callable:
+    """`kind` with the provider's strict-schema setting (a server that refuses strict schemas gets strict=false)."""
+    provider = providers.provider_of(name)
+    return functools.partial(kind, strict=provider.strict) if provider is not None else kind
 
 
 def defaults_of(runs: RunStore) -> Defaults:
@@ -75,15 +116,14 @@ def defaults_of(runs: RunStore) -> Defaults:
 
 
 def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
-    """The known-answer screen as the settings say at the time of each round: the screen model
-    with the shared client, or None when the setting is off or no key is configured."""
+    """The known-answer screen as the settings say at the time of each round: the screen model on its
+    provider, or None when the setting is off or its provider has no key."""
 
     def current() -> Screen | None:
-        if not api_key_present():
-            return None
         defaults = defaults_of(runs)
-        return (AnthropicScreen(defaults.screen_model, client=shared_client(), answer_attempts=answer_attempts())
-                if defaults.screen else None)
+        if not defaults.screen or providers.key_problem(defaults.screen_model):
+            return None
+        return _model(defaults.screen_model, AnthropicScreen, ChatScreen)  # type: ignore[return-value]
 
     return current
 

@@ -3,22 +3,22 @@
 from __future__ import annotations
 
 import os
-import re
+from collections.abc import Mapping
 from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from santa_core.reviewers.base import PERSON
-
-KNOWN_MODELS = (
-    "claude-sonnet-5-5",
-    "claude-haiku-5-5",
-    "claude-opus-5-5",
-    "claude-fable-5-1",
-    "claude-opus-5",
-    "claude-sonnet-5",
-    "claude-haiku-4-5",
+from santa_core.providers import (
+    CLAUDE_MODELS,
+    configured_providers,
+    default_panel,
+    provider_settings_to_env,
 )
+from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
+from santa_core.providers import family as family
+
+KNOWN_MODELS = CLAUDE_MODELS
+"""The Claude models (the pickers offer `providers.usable_model_ids()`: every provider with a key)."""
 
 
 DEFAULT_DUE_HOURS: dict[str, float] = {
@@ -58,7 +58,9 @@ class Defaults(BaseModel):
 
 
 def env_defaults() -> Defaults:
-    """Defaults overridden by SANTA_* environment variables where set."""
+    """Defaults overridden by SANTA_* environment variables where set. The panel and fix agent follow the
+    configured providers: with keys for two model families, one reviewer from each (`providers.default_panel`)."""
+    b, c, fixer = default_panel(configured_providers())
     env = {
         "reviewer_b": os.environ.get("SANTA_REVIEWER_B"),
         "reviewer_c": os.environ.get("SANTA_REVIEWER_C"),
@@ -68,7 +70,8 @@ def env_defaults() -> Defaults:
         "screen": os.environ.get("SANTA_SCREEN"),
         "screen_model": os.environ.get("SANTA_SCREEN_MODEL"),
     }
-    return Defaults(**{k: v for k, v in env.items() if v})
+    panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer}
+    return Defaults(**{**panel, **{k: v for k, v in env.items() if v}})
 
 
 def api_key_present() -> bool:
@@ -81,32 +84,15 @@ def base_url() -> str | None:
     return os.environ.get("ANTHROPIC_BASE_URL") or None
 
 
-def family(model: str) -> str:
-    """Model family: 'claude-sonnet-5-5' → 'claude-sonnet'; a person is their own family."""
-    if model == PERSON:
-        return PERSON
-    m = re.match(r"^([a-z]+-[a-z]+)", model)
-    return m.group(1) if m else model
-
-
-def diversity_warning(reviewer_b: str, reviewer_c: str) -> str | None:
-    """A warning when the two slots are not independent enough, else None."""
-    if reviewer_b == PERSON or reviewer_c == PERSON:
-        return None
-    if reviewer_b == reviewer_c:
-        return (f"Reviewers B and C are both {reviewer_b}. Two instances of one model share blind "
-                "spots; pick a different model for one slot.")
-    if family(reviewer_b) == family(reviewer_c):
-        return (f"Reviewers B and C are from the same model family ({family(reviewer_b)}); "
-                "a different family gives a more independent second opinion.")
-    return None
-
-
 def export_to_env(values: dict) -> None:
     """Root-level str/int/float values become environment variables; values already set win.
 
-    The app (st.secrets) and the command line (.streamlit/secrets.toml) share this rule.
+    The app (st.secrets) and the command line (.streamlit/secrets.toml) share this rule. Named model
+    endpoints (`[santa.providers.<name>]`) become SANTA_PROVIDER_<NAME>_* variables.
     """
+    santa = values.get("santa")
+    if isinstance(santa, Mapping) and isinstance(santa.get("providers"), Mapping):
+        provider_settings_to_env(santa["providers"])
     for key, value in values.items():
         if isinstance(value, str | int | float) and not isinstance(value, bool):
             os.environ.setdefault(key, str(value))

@@ -13,6 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from santa_core.models import Usage
+from santa_core.providers import canonical
 
 DEFAULT_RATES_PATH = Path(__file__).with_name("rates.toml")
 PER_TOKENS = 1_000_000
@@ -27,6 +28,8 @@ class ModelRates:
     output: float
     cache_write_5m: float
     cache_read: float
+    as_of: str | None = None
+    """When this model's prices were read (None: the file's `as_of`)."""
 
 
 @dataclass(frozen=True)
@@ -48,8 +51,9 @@ class Rates:
         )
 
     def for_model(self, model: str) -> ModelRates:
-        """Rates of `model`, or the conservative fallback when the model is not listed."""
-        return self.models.get(model) or self.fallback()
+        """Rates of `model`, or the conservative fallback when the model is not listed (the budget rule for a
+        price unknown: counted at the highest listed rate, an upper bound, so a budget still stops the run)."""
+        return self.models.get(canonical(model)) or self.fallback()
 
 
 def parse_rates(data: dict) -> Rates:
@@ -76,8 +80,31 @@ def load_rates(path: str | Path | None = None) -> Rates:
 
 
 def is_known(model: str, rates: Rates | None = None) -> bool:
-    """True when the rates file lists `model` (otherwise costs use the fallback rate)."""
-    return model in (rates or load_rates()).models
+    """True when the rates file lists `model` (otherwise its price is unknown and costs use the fallback rate)."""
+    return canonical(model) in (rates or load_rates()).models
+
+
+PRICE_UNKNOWN = "price unknown"
+UNKNOWN_PRICE_RULE = ("a model with no listed price is counted against the budget at the highest listed rate (an "
+                      "upper bound, so the budget still stops a run), and its cost is shown as \"price unknown\" "
+                      "with its tokens; add it to santa_core/rates.toml to price it")
+"""What the desk does with a model it has no price for (the budget rule, in words)."""
+
+
+def cost_text(model: str, usage: Usage, cost: float, rates: Rates | None = None) -> str:
+    """'$0.0123', or for a model with no listed price 'price unknown (1,234 in · 56 out tokens)': never a made-up
+    figure (the budget's upper bound stays internal)."""
+    if is_known(model, rates):
+        return f"${cost:.4f}"
+    tokens_in = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+    return f"{PRICE_UNKNOWN} ({tokens_in:,} in · {usage.output_tokens:,} out tokens)"
+
+
+def model_as_of(model: str, rates: Rates | None = None) -> str | None:
+    """When `model`'s price was read (None: no listed price)."""
+    rates = rates or load_rates()
+    row = rates.models.get(canonical(model))
+    return None if row is None else row.as_of or rates.as_of
 
 
 def rates_as_of(rates: Rates | None = None) -> str:

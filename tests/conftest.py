@@ -17,6 +17,7 @@ from streamlit import config as st_config
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
+from tests.support.chat_api import ChatStub
 from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.support.one_door import one_door
 
@@ -33,6 +34,16 @@ def messages_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[MessagesStub]:
     stub.stop()
 
 
+@pytest.fixture
+def chat_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatStub]:
+    """A running loopback Chat Completions API; OPENAI_BASE_URL/OPENAI_API_KEY point at it (provider `openai`)."""
+    stub = ChatStub().start()
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url)
+    monkeypatch.setenv("OPENAI_API_KEY", "test-openai")
+    yield stub
+    stub.stop()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """AppTest keeps an unpicklable dict in session state; the committed config forbids those."""
     st_config.set_option("runner.enforceSerializableSessionState", False)
@@ -40,6 +51,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # project's modules again when bytecode writing is off (PYTHONDONTWRITEBYTECODE, common in
     # containers): let them keep bytecode in one cache outside the work tree instead.
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    # Model providers come from the environment: a developer's own OpenAI key or named endpoints would change
+    # the default panel under the tests. Tests that want a second provider set it up themselves.
+    for key in [k for k in os.environ if k.startswith(("OPENAI_", "SANTA_PROVIDER_")) or k == "SANTA_OPENAI_MODELS"]:
+        os.environ.pop(key)
     os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f"santa-pycache-{getattr(os, 'getuid', lambda: 0)()}"))
 
 
@@ -114,7 +129,7 @@ def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     """A clean environment for the command line: a temporary database, no saved settings, no API key."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_", "OPENAI_"))}
     env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(Path(__file__).resolve().parents[1]))
     return env
 

@@ -21,6 +21,7 @@ from desk.cli.common import (
     EXIT_SHIPPED,
     EXIT_WAITING,
     BadInput,
+    check_model_keys,
     load_rubric,
     load_secrets_file,
     open_desk,
@@ -30,8 +31,8 @@ from desk.cli.common import (
     write_out,
 )
 from santa_core.batch.sampling import DEFAULT_RATE, MIN_SAMPLE
-from santa_core.config import api_key_present
 from santa_core.models import Rubric
+from santa_core.providers import message_batches_problem
 from santa_core.reviewers.base import PERSON
 from santa_core.text import text_problem
 
@@ -204,8 +205,9 @@ def _check_batch_reviewers(args: argparse.Namespace) -> None:
     if PERSON in (args.reviewer_b, args.reviewer_c):
         raise BadInput("a batch sample is reviewed by two models; a person reviews single runs (use review, "
                        "or pick models with --reviewer-b and --reviewer-c)")
-    if not api_key_present():
-        raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY")
+    check_model_keys(args.reviewer_b, args.reviewer_c, args.fixer)
+    if args.message_batches and (problem := message_batches_problem(args.reviewer_b, args.reviewer_c)):
+        raise BadInput(f"--message-batches: {problem}")
 
 
 def _batch_config(args: argparse.Namespace, file: BatchFile, spec: str, rubric: Rubric) -> BatchConfig:

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING
 
 from santa_core.config import diversity_warning, export_to_env
 from santa_core.models import Rubric
-from santa_core.pricing import is_known
+from santa_core.pricing import UNKNOWN_PRICE_RULE, is_known
+from santa_core.providers import key_problem
 from santa_core.reviewers.base import PERSON
 from santa_core.text import text_problem
 
@@ -115,7 +116,15 @@ def warn_about_models(args: argparse.Namespace) -> None:
         print(f"santa: warning: {warning}", file=sys.stderr)
     for model in dict.fromkeys((args.reviewer_b, args.reviewer_c, args.fixer)):
         if model != PERSON and not is_known(model):
-            print(f"santa: warning: no price for {model!r}; costed at the highest listed rate", file=sys.stderr)
+            print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
+
+
+def check_model_keys(*models: str) -> None:
+    """Every model named can be called here: its provider is configured and has its key (else exit 2, one line
+    naming the provider and the variable to set)."""
+    for model in dict.fromkeys(models):
+        if model != PERSON and (problem := key_problem(model)):
+            raise BadInput(problem)
 
 
 def open_desk() -> Desk:

@@ -15,6 +15,7 @@ from desk.cli.common import (
     EXIT_SHIPPED,
     EXIT_WAITING,
     BadInput,
+    check_model_keys,
     load_rubric,
     load_secrets_file,
     open_desk,
@@ -22,8 +23,9 @@ from desk.cli.common import (
     warn_about_models,
 )
 from desk.cli.driving import drive
-from santa_core.config import Defaults, api_key_present
+from santa_core.config import Defaults
 from santa_core.models import RunStatus
+from santa_core.providers import canonical
 from santa_core.reviewers.base import PERSON
 
 WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED, RunStatus.RUNNING}
@@ -52,6 +54,8 @@ def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
     for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
         if getattr(args, name) is None:
             setattr(args, name, getattr(d, name))
+    for name in ("reviewer_b", "reviewer_c", "fixer"):  # one spelling per model: `anthropic:claude-x` is claude-x
+        setattr(args, name, canonical(getattr(args, name)))
     if args.budget is None:
         args.budget = d.budget_usd
 
@@ -65,10 +69,8 @@ def _validate(args: argparse.Namespace) -> None:
     cost = args.generation_cost
     if cost is not None and not (math.isfinite(cost) and 0 <= cost < 1e9):
         raise BadInput("--generation-cost must be a number of USD, 0 or more")
-    uses_model = args.reviewer_b != PERSON or args.reviewer_c != PERSON
-    if uses_model and not api_key_present():
-        raise BadInput("no Anthropic API key: set ANTHROPIC_API_KEY (or use --reviewer-b person "
-                       "--reviewer-c person)")
+    if args.reviewer_b != PERSON or args.reviewer_c != PERSON:
+        check_model_keys(args.reviewer_b, args.reviewer_c, args.fixer)
 
 
 def run_review(args: argparse.Namespace) -> dict:

@@ -8,103 +8,45 @@ human-readable reason. Nothing here raises and nothing here turns a failure into
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
 from anthropic.types import Message
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
-from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screen_prompt, text_hash
-from santa_core.models import (
-    FixPlan,
-    LLMCall,
-    Review,
-    ReviewOutcome,
-    ReviewStatus,
-    ScreenResult,
-    ScreenRole,
-    Slot,
-    Usage,
-)
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
+from santa_core.models import Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd
-from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
-from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
-from santa_core.text import control_problem, strings_in
+from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
+from santa_core.reviewers.calls import (
+    DEFAULT_ANSWER_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    MAX_RETRY_TOKENS,
+    STATUS_WORDS,
+    CallResult,
+    ModelFixer,
+    ModelReviewer,
+    ModelScreen,
+    ScreenAnswer,
+    StructuredCaller,
+    retries_note,
+    review_outcome,
+    summarise_validation,
+    validate_answer,
+)
+from santa_core.reviewers.prompts import Prompt, build_review_prompt
+
+__all__ = ["DEFAULT_ANSWER_ATTEMPTS", "DEFAULT_MAX_TOKENS", "MAX_RETRY_TOKENS", "AnthropicFixer", "AnthropicReviewer",
+           "AnthropicScreen", "CallResult", "review_outcome", "summarise_validation"]
 
 # Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
 # pause_turn, tool_use, context window exceeded, unknown) cannot hold a complete verdict.
 COMPLETE_STOP_REASONS = frozenset({"end_turn", "stop_sequence"})
 
-_STATUS_WORDS = {
-    400: "request rejected",
-    401: "authentication failed",
-    403: "permission denied",
-    404: "not found (check the model id)",
-    408: "request timed out at the API",
-    409: "request conflict",
-    413: "request too large",
-    429: "rate limited",
-    529: "API overloaded",
-}
 
-DEFAULT_MAX_TOKENS = 8192
-"""max_tokens of a reviewer or fix call: headroom for thinking blocks before the JSON answer."""
-DEFAULT_ANSWER_ATTEMPTS = 4
-"""Calls at most for one reviewer or fix answer (SANTA_ANSWER_ATTEMPTS): the first and up to three more while the
-answer comes back refused, cut off or malformed (as the SDK retries a failed request up to three times)."""
-MAX_RETRY_TOKENS = 32_000
-"""The most output room a call asked again after a cut-off gets."""
 DEFAULT_EFFORT = "medium"
 """output_config.effort of a reviewer or fix call (None sends no effort)."""
 
-_ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}
-"""purpose -> (who answers, what the answer is called), for error messages."""
-
-
-@dataclass
-class CallResult:
-    """What one structured call produced; `parsed` is None whenever `error` is set."""
-
-    parsed: BaseModel | None
-    raw_text: str
-    usage: Usage
-    error: str | None
-    status: ReviewStatus
-    latency_s: float
-    request: dict = field(default_factory=dict)
-    cost_usd: float = 0.0
-    retryable: bool = False
-    """A 200 answer that was refused, cut off, unfinished, empty or malformed: worth asking again."""
-    truncated: bool = False
-    """Cut off at max_tokens: the next attempt gets more room."""
-    earlier: list[CallResult] = field(default_factory=list)
-    """Attempts before this one that gave a bad answer (each logged and costed)."""
-
-    def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
-        """Every attempt as a row of the call log, oldest first."""
-        return [r.as_llm_call(purpose, model) for r in (*self.earlier, self)]
-
-    def total(self) -> tuple[Usage, float, float]:
-        """Usage, cost and latency of every attempt together."""
-        usage = sum((r.usage for r in self.earlier), self.usage)
-        return (usage, self.cost_usd + sum(r.cost_usd for r in self.earlier),
-                self.latency_s + sum(r.latency_s for r in self.earlier))
-
-    def as_llm_call(self, purpose: str, model: str) -> LLMCall:
-        """This call as a row of the call log."""
-        return LLMCall(
-            purpose=purpose,
-            model=model,
-            request=self.request,
-            response=self.raw_text,
-            usage=self.usage,
-            cost_usd=self.cost_usd,
-            latency_s=self.latency_s,
-            error=self.error,
-        )
 
 
 def request_body(
@@ -150,20 +92,11 @@ def usage_of(message: Message) -> Usage:
     return Usage(**{n: int(getattr(raw, n, 0) or 0) for n in names})
 
 
-def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
-    """A short 'where: what' list of the first pydantic errors."""
-    parts = [
-        f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]
-    ]
-    more = exc.error_count() - limit
-    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
-
-
 def check_answer(
     message: Message, text: str, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
 ) -> tuple[BaseModel | None, str | None]:
     """Validate a 200 answer: complete stop reason, then the schema. Returns (parsed, error)."""
-    who, what = _ROLES[purpose]
+    who = "screening model" if purpose == "screen" else "fix agent" if purpose == "fix" else "reviewer"
     stop = message.stop_reason
     if stop == "refusal":
         return None, f"{who} {model} refused to answer"
@@ -171,18 +104,7 @@ def check_answer(
         return None, f"answer was cut off at max_tokens={max_tokens} (truncated JSON)"
     if stop not in COMPLETE_STOP_REASONS:
         return None, f"answer did not finish (stop_reason={stop!r})"
-    if not text.strip():
-        return None, f"{who} {model} answered with no text"
-    try:
-        parsed = schema.model_validate_json(text)
-    except ValidationError as exc:
-        return None, f"answer was not valid JSON for the {what} schema: {summarise_validation(exc)}"
-    # The desk's text rule holds for what models write too: a fix or a quote holding a control character would
-    # ship it (SQLite) or fail to store (PostgreSQL refuses a NUL).
-    if problem := next(filter(None, (control_problem(t, "the answer") for t in strings_in(parsed.model_dump()))), None):
-        return None, problem.split(": remove it")[0]
-    return parsed, None
-
+    return validate_answer(text, schema, purpose, model)
 
 
 def answer_result(
@@ -203,39 +125,13 @@ def answer_result(
                       truncated=message.stop_reason == "max_tokens")
 
 
-def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> ReviewOutcome:
-    """A review call's result as the slot's outcome, with its rows for the call log (every attempt)."""
-    usage, cost, latency = res.total()
-    return ReviewOutcome(
-        slot=slot,
-        reviewer=reviewer,
-        status=res.status,
-        review=res.parsed if isinstance(res.parsed, Review) else None,
-        error=res.error,
-        usage=usage,
-        cost_usd=cost,
-        latency_s=latency,
-        raw_response=res.raw_text,
-        calls=res.llm_calls("review", model),
-    )
-
-
-def _retries_note(request: Any) -> str:
-    """' after N retries', read from the header the SDK stamps on each attempt."""
-    try:
-        n = int(request.headers.get("x-stainless-retry-count", "0"))
-    except (AttributeError, RuntimeError, ValueError):
-        return ""
-    return f" after {n} retries" if n else ""
-
-
 def describe_status_error(exc: anthropic.APIStatusError) -> str:
     """'rate limited (429 rate_limit_error) after 3 retries: <API message>'."""
     code = exc.status_code
-    word = _STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
+    word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
     kind = f" {exc.type}" if exc.type else ""
     detail = f": {exc.api_message}" if exc.api_message else ""
-    return f"{word} ({code}{kind}){_retries_note(exc.response.request)}{detail}"
+    return f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
 
 
 def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]:
@@ -245,13 +141,13 @@ def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]
     if isinstance(exc, anthropic.APITimeoutError):
         return (
             ReviewStatus.TIMEOUT,
-            f"timed out: no answer within {timeout:g}s{_retries_note(exc.request)}",
+            f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}",
         )
     if isinstance(exc, anthropic.APIStatusError):
         return ReviewStatus.ERROR, describe_status_error(exc)
     if isinstance(exc, anthropic.APIConnectionError):
         cause = exc.__cause__ or exc
-        return ReviewStatus.ERROR, f"could not reach the API{_retries_note(exc.request)}: {cause}"
+        return ReviewStatus.ERROR, f"could not reach the API{retries_note(exc.request)}: {cause}"
     if isinstance(exc, anthropic.APIError):
         return ReviewStatus.ERROR, f"API error: {exc.message}"
     if isinstance(exc, json.JSONDecodeError):
@@ -262,28 +158,17 @@ def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]
     return ReviewStatus.ERROR, f"unexpected {type(exc).__name__}: {exc}"
 
 
-class _AnthropicCaller:
-    """Shared plumbing: a lazily built client and one fail-closed structured call."""
+class AnthropicCaller(StructuredCaller):
+    """A Claude model behind the Messages API: a lazily built client and its body, send and failure rules."""
 
-    def __init__(
-        self,
-        model: str,
-        client: anthropic.Anthropic | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        timeout: float = 120.0,
-        max_retries: int = 3,
-        effort: str | None = DEFAULT_EFFORT,
-        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
-    ) -> None:
-        self.model = model
-        self.name = model
-        self.max_tokens = max_tokens
-        self.timeout = timeout
-        self.max_retries = max_retries
+    effort: str | None = DEFAULT_EFFORT
+
+    def __init__(self, model: str, client: anthropic.Anthropic | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
+                 timeout: float = 120.0, max_retries: int = 3, effort: str | None = DEFAULT_EFFORT,
+                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+        # Explicitly StructuredCaller's (not the next class in a reviewer's or screen's MRO).
+        StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts)
         self.effort = effort
-        self.answer_attempts = max(1, answer_attempts)
-        """Calls at most for one answer: a refused, cut-off or malformed answer is asked for again."""
-        self._client = client
 
     @property
     def client(self) -> anthropic.Anthropic:
@@ -292,6 +177,10 @@ class _AnthropicCaller:
             # Retries (408/409/429/5xx incl. 529, honouring retry-after) are the SDK's job.
             self._client = anthropic.Anthropic(max_retries=self.max_retries, timeout=self.timeout)
         return self._client
+
+    def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
+        """The Messages API body (output_config.format with the SDK's own schema transform)."""
+        return request_body(self.model, max_tokens, prompt, schema, self.effort)
 
     def _send(self, body: dict) -> Message:
         """POST /v1/messages with the logged body; returns the answer, not yet validated."""
@@ -303,59 +192,20 @@ class _AnthropicCaller:
             raise TypeError(f"API answer was not a message: {type(message).__name__}")
         return message
 
-    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str) -> CallResult:
-        """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
-        off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
-        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). Never raises."""
-        max_tokens, earlier = self.max_tokens, []
-        while True:
-            res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
-            if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
-                break
-            earlier.append(res)
-            if res.truncated:
-                max_tokens = min(2 * max_tokens, MAX_RETRY_TOKENS)
-        if earlier and res.error:
-            res.error += f" (the last of {len(earlier) + 1} attempts)"
-        res.earlier = earlier
-        return res
+    def _answer(self, answer: Message, body: dict, schema: type[BaseModel], purpose: str,
+                latency_s: float) -> CallResult:
+        return answer_result(answer, body, schema, purpose, latency_s)
 
-    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
-        """One structured call that never raises: any failure becomes `error` with parsed=None."""
-        start, body = time.perf_counter(), {}
-        try:
-            body = make_body()
-            note_sending(purpose, self.model, body)  # write-ahead: on record before it leaves
-            message = self._send(body)
-        except CallNotRecorded:
-            raise  # nothing was sent: not the model's failure, and no verdict; the run is interrupted, resumable
-        # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
-        except Exception as exc:  # noqa: BLE001
-            status, error = describe_failure(exc, self.timeout)
-            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
-        return answer_result(message, body, schema, purpose, time.perf_counter() - start)
+    def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
+        return describe_failure(exc, self.timeout)
 
 
-class AnthropicReviewer(_AnthropicCaller):
+class AnthropicReviewer(AnthropicCaller, ModelReviewer):
     """A Claude model in a reviewer slot. `name` is the model id."""
 
-    def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
-        """Judge request.output against the rubric; errors come back as ERROR/TIMEOUT outcomes."""
-        res = self._call(lambda max_tokens: review_body(self.model, request, max_tokens, self.effort), Review, "review")
-        return review_outcome(res, slot, self.name, self.model)
 
-
-class AnthropicFixer(_AnthropicCaller):
+class AnthropicFixer(AnthropicCaller, ModelFixer):
     """A Claude model as the fix agent. `name` is the model id."""
-
-    def propose(self, request: FixRequest) -> FixAnswer:
-        """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
-        prompt = build_fix_prompt(request.spec, request.output, request.issues)
-        res = self._call(lambda max_tokens: request_body(self.model, max_tokens, prompt, FixPlan, self.effort),
-                         FixPlan, "fix")
-        usage, cost, _ = res.total()
-        return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.model),
-                         error=res.error)
 
 
 def screen_body(model: str, text: str, key: str) -> dict:
@@ -381,53 +231,17 @@ def screen_answer_error(message: Message, text: str, model: str) -> str | None:
     return None
 
 
-class AnthropicScreen(_AnthropicCaller):
+class AnthropicScreen(AnthropicCaller, ModelScreen):
     """A (cheap) Claude model as the known-answer screen. `name` is the model id."""
 
     def __init__(self, model: str, client: anthropic.Anthropic | None = None, timeout: float = 60.0,
                  max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
-        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None,
-                         answer_attempts=answer_attempts)
+        AnthropicCaller.__init__(self, model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None,
+                                 answer_attempts=answer_attempts)
 
-    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
-        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`).
+    def _screen_body(self, text: str, key: str) -> dict:
+        return screen_body(self.model, text, key)
 
-        A refused, unfinished or empty answer says nothing either way: it is asked for again (a fresh key),
-        up to `answer_attempts` calls, each logged and costed. A verdict (clean, took over) is never asked again.
-        """
-        earlier: list[ScreenResult] = []
-        while True:
-            result, retryable = self._screen_once(text, role)
-            if not retryable or len(earlier) + 1 >= self.answer_attempts:
-                break
-            earlier.append(result)
-        if not earlier:
-            return result
-        calls = [c for r in (*earlier, result) for c in r.calls]
-        error = f"{result.error} (the last of {len(earlier) + 1} attempts)" if result.error else None
-        return result.model_copy(update={"calls": calls, "error": error,
-                                         "cost_usd": result.cost_usd + sum(r.cost_usd for r in earlier)})
-
-    def _screen_once(self, text: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
-        """One screen call: its result, and whether it was a 200 answer that said nothing (worth asking again)."""
-        key, start, body = new_key(), time.perf_counter(), {}
-        base = {"role": role, "text_hash": text_hash(text), "model": self.model, "secret": key}
-        try:
-            body = screen_body(self.model, text, key)
-            note_sending("screen", self.model, body)
-            message = self._send(body)
-        except CallNotRecorded:
-            raise  # nothing was sent: the run is interrupted, not screened
-        except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
-            _, error = describe_failure(exc, self.timeout)
-            call = LLMCall(purpose="screen", model=self.model, request=body, error=error,
-                           latency_s=time.perf_counter() - start)
-            return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
-        answer, usage = text_of(message), usage_of(message)
-        cost = cost_usd(self.model, usage)
-        error = screen_answer_error(message, answer, self.model)
-        verdict = "error" if error else "clean" if answered_key(answer, key) else "took_over"
-        call = LLMCall(purpose="screen", model=self.model, request=body, response=answer, usage=usage,
-                       cost_usd=cost, latency_s=time.perf_counter() - start, error=error)
-        return ScreenResult(**base, verdict=verdict, answer=answer, error=error, cost_usd=cost, calls=[call]), \
-            verdict == "error"
+    def _read_screen(self, answer: Message) -> ScreenAnswer:
+        text, usage = text_of(answer), usage_of(answer)
+        return ScreenAnswer(text, usage, cost_usd(self.model, usage), screen_answer_error(answer, text, self.model))

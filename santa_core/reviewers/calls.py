@@ -1,0 +1,313 @@
+"""What every model provider shares: one fail-closed structured call, asked again while its answer is bad.
+
+A provider adapter (`anthropic`, `openai_compat`) says how to build a body, send it, read an answer and
+name a failure; everything else lives here once: the bounded retry of bad answers, validation by our
+own models, the call-log rows, the reviewer / fix agent / known-answer screen built on top.
+Nothing here raises (but `CallNotRecorded`: nothing was sent) and nothing turns a failure into a verdict.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, text_hash
+from santa_core.models import (
+    FixPlan,
+    LLMCall,
+    Review,
+    ReviewOutcome,
+    ReviewStatus,
+    ScreenResult,
+    ScreenRole,
+    Slot,
+    Usage,
+)
+from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
+from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
+from santa_core.text import control_problem, strings_in
+
+DEFAULT_MAX_TOKENS = 8192
+"""max_tokens of a reviewer or fix call: headroom for thinking before the JSON answer."""
+DEFAULT_ANSWER_ATTEMPTS = 4
+"""Calls at most for one reviewer or fix answer (SANTA_ANSWER_ATTEMPTS): the first and up to three more while the
+answer comes back refused, cut off or malformed (as the SDK retries a failed request up to three times)."""
+MAX_RETRY_TOKENS = 32_000
+"""The most output room a call asked again after a cut-off gets."""
+
+STATUS_WORDS = {
+    400: "request rejected",
+    401: "authentication failed",
+    403: "permission denied",
+    404: "not found (check the model id)",
+    408: "request timed out at the API",
+    409: "request conflict",
+    413: "request too large",
+    429: "rate limited",
+    529: "API overloaded",
+}
+"""Plain words for the HTTP statuses an API answers with (both providers use them)."""
+
+
+def retries_note(request: Any) -> str:
+    """' after N retries', read from the header the SDK stamps on each attempt."""
+    try:
+        n = int(request.headers.get("x-stainless-retry-count", "0"))
+    except (AttributeError, RuntimeError, ValueError):
+        return ""
+    return f" after {n} retries" if n else ""
+
+
+ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}
+"""purpose -> (who answers, what the answer is called), for error messages."""
+
+
+@dataclass
+class CallResult:
+    """What one structured call produced; `parsed` is None whenever `error` is set."""
+
+    parsed: BaseModel | None
+    raw_text: str
+    usage: Usage
+    error: str | None
+    status: ReviewStatus
+    latency_s: float
+    request: dict = field(default_factory=dict)
+    cost_usd: float = 0.0
+    retryable: bool = False
+    """A 200 answer that was refused, cut off, unfinished, empty or malformed: worth asking again."""
+    truncated: bool = False
+    """Cut off at max_tokens: the next attempt gets more room."""
+    earlier: list[CallResult] = field(default_factory=list)
+    """Attempts before this one that gave a bad answer (each logged and costed)."""
+
+    def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
+        """Every attempt as a row of the call log, oldest first."""
+        return [r.as_llm_call(purpose, model) for r in (*self.earlier, self)]
+
+    def total(self) -> tuple[Usage, float, float]:
+        """Usage, cost and latency of every attempt together."""
+        usage = sum((r.usage for r in self.earlier), self.usage)
+        return (usage, self.cost_usd + sum(r.cost_usd for r in self.earlier),
+                self.latency_s + sum(r.latency_s for r in self.earlier))
+
+    def as_llm_call(self, purpose: str, model: str) -> LLMCall:
+        """This call as a row of the call log."""
+        return LLMCall(purpose=purpose, model=model, request=self.request, response=self.raw_text, usage=self.usage,
+                       cost_usd=self.cost_usd, latency_s=self.latency_s, error=self.error)
+
+
+def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
+    """A short 'where: what' list of the first pydantic errors."""
+    parts = [f"{'.'.join(map(str, e['loc'])) or '(root)'}: {e['msg']}" for e in exc.errors()[:limit]]
+    more = exc.error_count() - limit
+    return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
+
+
+def validate_answer(text: str, schema: type[BaseModel], purpose: str, model: str) -> tuple[BaseModel | None, str | None]:
+    """A finished answer's text against our own schema and the desk's text rule. Returns (parsed, error)."""
+    who, what = ROLES[purpose]
+    if not text.strip():
+        return None, f"{who} {model} answered with no text"
+    try:
+        parsed = schema.model_validate_json(text)
+    except ValidationError as exc:
+        return None, f"answer was not valid JSON for the {what} schema: {summarise_validation(exc)}"
+    # The desk's text rule holds for what models write too: a fix or a quote holding a control character would
+    # ship it (SQLite) or fail to store (PostgreSQL refuses a NUL).
+    if problem := next(filter(None, (control_problem(t, "the answer") for t in strings_in(parsed.model_dump()))), None):
+        return None, problem.split(": remove it")[0]
+    return parsed, None
+
+
+def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> ReviewOutcome:
+    """A review call's result as the slot's outcome, with its rows for the call log (every attempt)."""
+    usage, cost, latency = res.total()
+    return ReviewOutcome(slot=slot, reviewer=reviewer, status=res.status,
+                         review=res.parsed if isinstance(res.parsed, Review) else None, error=res.error,
+                         usage=usage, cost_usd=cost, latency_s=latency, raw_response=res.raw_text,
+                         calls=res.llm_calls("review", model))
+
+
+class StructuredCaller:
+    """One model behind a provider's SDK. Subclasses give `body`, `_send`, `_answer` and `_failure`."""
+
+    def __init__(self, model: str, client: Any = None, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
+                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
+        self.model = model
+        """The model as the provider's API names it (no desk prefix)."""
+        self.name = name or model
+        """The desk's id of the model (`openai:gpt-5.4-mini`), what runs and the call log record."""
+        self.max_tokens = max_tokens
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.answer_attempts = max(1, answer_attempts)
+        """Calls at most for one answer: a refused, cut-off or malformed answer is asked for again."""
+        self._client = client
+
+    # --- what a provider gives --------------------------------------------------------------------
+    def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
+        """The exact body of a structured request (the key travels in headers only)."""
+        raise NotImplementedError
+
+    def _send(self, body: dict) -> Any:
+        """Send `body`; returns the provider's answer object, not yet validated."""
+        raise NotImplementedError
+
+    def _answer(self, answer: Any, body: dict, schema: type[BaseModel], purpose: str, latency_s: float) -> CallResult:
+        """Validate and price a returned answer."""
+        raise NotImplementedError
+
+    def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
+        """(status, human-readable reason) of an exception from `_send`."""
+        raise NotImplementedError
+
+    # --- shared -----------------------------------------------------------------------------------
+    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+        """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
+        off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
+        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). Never raises."""
+        max_tokens, earlier = self.max_tokens, []
+        while True:
+            res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
+            if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
+                break
+            earlier.append(res)
+            if res.truncated:
+                max_tokens = min(2 * max_tokens, MAX_RETRY_TOKENS)
+        if earlier and res.error:
+            res.error += f" (the last of {len(earlier) + 1} attempts)"
+        res.earlier = earlier
+        return res
+
+    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+        """One structured call that never raises: any failure becomes `error` with parsed=None."""
+        start, body = time.perf_counter(), {}
+        try:
+            body = make_body()
+            note_sending(purpose, self.name, body)  # write-ahead: on record before it leaves
+            answer = self._send(body)
+        except CallNotRecorded:
+            raise  # nothing was sent: not the model's failure, and no verdict; the run is interrupted, resumable
+        # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
+        except Exception as exc:  # noqa: BLE001
+            status, error = self._failure(exc)
+            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
+        return self._answer(answer, body, schema, purpose, time.perf_counter() - start)
+
+
+class ModelReviewer(StructuredCaller):
+    """A model in a reviewer slot."""
+
+    def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
+        """Judge request.output against the rubric (a fresh fence nonce per attempt); errors come back as
+        ERROR/TIMEOUT outcomes."""
+        res = self._call(lambda max_tokens: self.body(
+            max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review), Review, "review")
+        return review_outcome(res, slot, self.name, self.name)
+
+
+class ModelFixer(StructuredCaller):
+    """A model as the fix agent."""
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
+        prompt = build_fix_prompt(request.spec, request.output, request.issues)
+        res = self._call(lambda max_tokens: self.body(max_tokens, prompt, FixPlan), FixPlan, "fix")
+        usage, cost, _ = res.total()
+        return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.name),
+                         error=res.error)
+
+
+@dataclass
+class ScreenAnswer:
+    """A 200 screen answer as a provider reads it: the text, usage, cost, and why it says nothing (or None)."""
+
+    text: str
+    usage: Usage
+    cost_usd: float
+    error: str | None
+
+
+class ModelScreen(StructuredCaller):
+    """A (cheap) model as the known-answer screen. Subclasses give `_screen_body`, `_send`, `_failure`, `_read_screen`."""
+
+    def __init__(self, model: str, client: Any = None, timeout: float = 60.0, max_retries: int = 3,
+                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
+        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, answer_attempts, name)
+
+    def _screen_body(self, text: str, key: str) -> dict:
+        """Plain text, no schema, a short answer."""
+        raise NotImplementedError
+
+    def _read_screen(self, answer: Any) -> ScreenAnswer:
+        """The answer's text and usage; `error` when it cannot be judged (refused, unfinished, empty)."""
+        raise NotImplementedError
+
+    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`).
+
+        A refused, unfinished or empty answer says nothing either way: it is asked for again (a fresh key),
+        up to `answer_attempts` calls, each logged and costed. A verdict (clean, took over) is never asked again.
+        """
+        earlier: list[ScreenResult] = []
+        while True:
+            result, retryable = self._screen_once(text, role)
+            if not retryable or len(earlier) + 1 >= self.answer_attempts:
+                break
+            earlier.append(result)
+        if not earlier:
+            return result
+        calls = [c for r in (*earlier, result) for c in r.calls]
+        error = f"{result.error} (the last of {len(earlier) + 1} attempts)" if result.error else None
+        return result.model_copy(update={"calls": calls, "error": error,
+                                         "cost_usd": result.cost_usd + sum(r.cost_usd for r in earlier)})
+
+    def _screen_once(self, text: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
+        """One screen call: its result, and whether it was a 200 answer that said nothing (worth asking again)."""
+        key, start, body = new_key(), time.perf_counter(), {}
+        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": key}
+        try:
+            body = self._screen_body(text, key)
+            note_sending("screen", self.name, body)
+            answer = self._send(body)
+        except CallNotRecorded:
+            raise  # nothing was sent: the run is interrupted, not screened
+        except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
+            _, error = self._failure(exc)
+            call = LLMCall(purpose="screen", model=self.name, request=body, error=error,
+                           latency_s=time.perf_counter() - start)
+            return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
+        read = self._read_screen(answer)
+        verdict = "error" if read.error else "clean" if answered_key(read.text, key) else "took_over"
+        call = LLMCall(purpose="screen", model=self.name, request=body, response=read.text, usage=read.usage,
+                       cost_usd=read.cost_usd, latency_s=time.perf_counter() - start, error=read.error)
+        return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error, cost_usd=read.cost_usd,
+                            calls=[call]), verdict == "error"
+
+
+class UnavailableModel:
+    """A model the desk cannot call as configured (an unknown provider, no key): every answer is that error, so
+    the slot is a reviewer error and the run escalates (fail closed: never a smaller panel, never a verdict)."""
+
+    def __init__(self, name: str, problem: str) -> None:
+        self.name = name
+        self.model = name
+        self.problem = problem
+
+    def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
+        """An ERROR outcome naming what to configure."""
+        return ReviewOutcome(slot=slot, reviewer=self.name, status=ReviewStatus.ERROR, error=self.problem)
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        """No plan: the problem as the error."""
+        return FixAnswer(plan=None, error=self.problem)
+
+    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
+        """An error result (a screen that cannot run never says clean)."""
+        return ScreenResult(role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error",
+                            error=self.problem)

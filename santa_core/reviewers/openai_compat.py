@@ -1,0 +1,196 @@
+"""Reviewer, fix agent and screen behind the OpenAI Chat Completions API, through the official `openai` SDK.
+
+Chat Completions is what OpenAI itself and the compatible servers speak (Gemini's compatible endpoint,
+Mistral, DeepSeek, OpenRouter, Ollama, vLLM, LM Studio). Structured answers go through `response_format`
+(json_schema with our Review / FixPlan schemas, strict where the server takes it) and are validated by
+our own models, so a bad answer is kept raw, costed and counted as a reviewer error exactly as on the
+Anthropic path. Fail closed: `finish_reason == "length"`, a refusal, an empty answer, HTTP errors after
+the SDK's retries and timeouts are errors, never verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import openai
+from openai.lib._parsing._completions import type_to_response_format_param
+from openai.types.chat import ChatCompletion
+from pydantic import BaseModel
+
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
+from santa_core.models import ReviewStatus, Usage
+from santa_core.pricing import cost_usd
+from santa_core.reviewers.base import CallNotRecorded
+from santa_core.reviewers.calls import (
+    DEFAULT_ANSWER_ATTEMPTS,
+    DEFAULT_MAX_TOKENS,
+    ROLES,
+    STATUS_WORDS,
+    CallResult,
+    ModelFixer,
+    ModelReviewer,
+    ModelScreen,
+    ScreenAnswer,
+    StructuredCaller,
+    retries_note,
+    validate_answer,
+)
+from santa_core.reviewers.prompts import Prompt
+
+REASONING_SCREEN_TOKENS = 2048
+"""Output room of a screen call on OpenAI's own (reasoning) models: their thinking counts against it."""
+
+
+def response_format(schema: type[BaseModel], strict: bool = True) -> dict:
+    """`response_format` for `schema`, built as the SDK's own parse() builds it (strict JSON schema)."""
+    fmt = type_to_response_format_param(schema)
+    assert isinstance(fmt, dict)
+    return {**fmt, "json_schema": {**fmt["json_schema"], "strict": strict}}
+
+
+def system_text(prompt: Prompt) -> str:
+    """The system blocks of a prompt as one system message (Chat Completions caches prefixes by itself)."""
+    return "\n\n".join(block["text"] for block in prompt.system)
+
+
+def usage_of(completion: ChatCompletion) -> Usage:
+    """Usage of a completion: prompt tokens (cached ones apart), completion tokens (reasoning included).
+    A server that reports none reads as 0 tokens."""
+    raw = completion.usage
+    if raw is None:
+        return Usage()
+    cached = int(getattr(raw.prompt_tokens_details, "cached_tokens", 0) or 0) if raw.prompt_tokens_details else 0
+    prompt = int(raw.prompt_tokens or 0)
+    return Usage(input_tokens=max(0, prompt - cached), output_tokens=int(raw.completion_tokens or 0),
+                 cache_read_input_tokens=min(cached, prompt))
+
+
+def answer_text(completion: ChatCompletion) -> tuple[str, str | None, str | None]:
+    """(content, refusal, finish_reason) of the first choice ('' and None when there is none)."""
+    if not completion.choices:
+        return "", None, None
+    choice = completion.choices[0]
+    return choice.message.content or "", choice.message.refusal, choice.finish_reason
+
+
+def check_answer(completion: ChatCompletion, schema: type[BaseModel], purpose: str, model: str,
+                 max_tokens: int) -> tuple[BaseModel | None, str | None]:
+    """Validate a 200 answer: a choice, no refusal, finished, then the schema. Returns (parsed, error)."""
+    who = ROLES[purpose][0]
+    text, refusal, finish = answer_text(completion)
+    if not completion.choices:
+        return None, f"{who} {model} answered with no choices"
+    if refusal:
+        return None, f"{who} {model} refused to answer: {refusal.strip()[:200]}"
+    if finish == "length":
+        return None, f"answer was cut off at max_tokens={max_tokens} (truncated JSON)"
+    if finish == "content_filter":
+        return None, f"answer was withheld by {model}'s content filter"
+    if finish != "stop":
+        return None, f"answer did not finish (finish_reason={finish!r})"
+    return validate_answer(text, schema, purpose, model)
+
+
+def describe_failure(exc: Exception, timeout: float, provider: str) -> tuple[ReviewStatus, str]:
+    """Map an exception from the call to (status, human-readable reason); never re-raises."""
+    if isinstance(exc, CallNotRecorded):
+        return ReviewStatus.ERROR, str(exc)
+    if isinstance(exc, openai.APITimeoutError):
+        return ReviewStatus.TIMEOUT, f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}"
+    if isinstance(exc, openai.APIStatusError):
+        code = exc.status_code
+        word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
+        kind = f" {exc.type}" if getattr(exc, "type", None) else ""
+        detail = f": {exc.message}" if exc.message else ""
+        return ReviewStatus.ERROR, f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ReviewStatus.ERROR, f"could not reach the {provider} API{retries_note(exc.request)}: {cause}"
+    if isinstance(exc, openai.OpenAIError):
+        return ReviewStatus.ERROR, f"{provider} API error: {exc}"
+    if isinstance(exc, json.JSONDecodeError):
+        return ReviewStatus.ERROR, f"API response was not JSON: {exc}"
+    return ReviewStatus.ERROR, f"unexpected {type(exc).__name__}: {exc}"
+
+
+class ChatCaller(StructuredCaller):
+    """A model behind a Chat Completions endpoint. `name` is the desk's id (`openai:gpt-5.4-mini`), `model`
+    what the endpoint calls it; `client` is the provider's shared `openai.OpenAI`."""
+
+    def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai",
+                 strict: bool = True, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
+                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+        StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts, name=name)
+        self.provider = provider
+        self.strict = strict
+
+    @property
+    def _tokens_field(self) -> str:
+        # OpenAI's reasoning models refuse max_tokens; most compatible servers only know max_tokens.
+        return "max_completion_tokens" if self.provider == "openai" else "max_tokens"
+
+    def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
+        """system (instructions and rubric), user (fenced data, rubric again, answer contract), the schema."""
+        return {
+            "model": self.model,
+            self._tokens_field: max_tokens,
+            "messages": [{"role": "system", "content": system_text(prompt)}, {"role": "user", "content": prompt.user}],
+            "response_format": response_format(schema, self.strict),
+        }
+
+    def _send(self, body: dict) -> ChatCompletion:
+        # create(), not parse(): parse() raises on an answer that does not validate, losing the raw text and the
+        # billed usage; the body carries the response_format parse() would build, and we validate ourselves.
+        completion = self._client.chat.completions.create(**body, timeout=self.timeout)
+        if not isinstance(completion, ChatCompletion):
+            raise TypeError(f"API answer was not a chat completion: {type(completion).__name__}")
+        return completion
+
+    def _answer(self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: str,
+                latency_s: float) -> CallResult:
+        max_tokens = int(body.get(self._tokens_field) or 0)
+        text, usage = answer_text(answer)[0], usage_of(answer)
+        parsed, error = check_answer(answer, schema, purpose, self.name, max_tokens)
+        truncated = bool(answer.choices) and answer.choices[0].finish_reason == "length"
+        return CallResult(parsed, text, usage, error, ReviewStatus.OK if error is None else ReviewStatus.ERROR,
+                          latency_s, body, cost_usd(self.name, usage), retryable=error is not None, truncated=truncated)
+
+    def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
+        return describe_failure(exc, self.timeout, self.provider)
+
+
+class ChatReviewer(ChatCaller, ModelReviewer):
+    """A Chat Completions model in a reviewer slot."""
+
+
+class ChatFixer(ChatCaller, ModelFixer):
+    """A Chat Completions model as the fix agent."""
+
+
+class ChatScreen(ChatCaller, ModelScreen):
+    """A Chat Completions model as the known-answer screen."""
+
+    def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai", timeout: float = 60.0,
+                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+        room = REASONING_SCREEN_TOKENS if provider == "openai" else SCREEN_MAX_TOKENS
+        ChatCaller.__init__(self, name, model, client, provider, True, room, timeout, max_retries, answer_attempts)
+
+    def _screen_body(self, text: str, key: str) -> dict:
+        prompt = screen_prompt(text, key)
+        return {"model": self.model, self._tokens_field: self.max_tokens,
+                "messages": [{"role": "user", "content": prompt.user}]}
+
+    def _read_screen(self, answer: Any) -> ScreenAnswer:
+        """A cut-off answer is judged (a model running past a short key has left the instruction behind); a
+        refused, unfinished or empty one says nothing."""
+        text, refusal, finish = answer_text(answer)
+        usage = usage_of(answer)
+        error = None
+        if refusal:
+            error = f"screening model {self.name} refused to answer"
+        elif finish not in ("stop", "length"):
+            error = f"answer did not finish (finish_reason={finish!r})"
+        elif not text.strip():
+            error = f"screening model {self.name} answered with no text"
+        return ScreenAnswer(text, usage, cost_usd(self.name, usage), error)
