@@ -6,6 +6,7 @@ from datetime import UTC, datetime
 from typing import Protocol
 
 from santa_core.models import ReviewOutcome, Rubric
+from santa_core.providers import panel_families, spans_two_families
 from santa_core.reports.record import (
     RecordAuditEvent,
     RecordDecision,
@@ -121,7 +122,9 @@ def verification_record(repo: RecordSource, run_id: int, now: datetime | None = 
         escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,
         spec=view.spec, spec_hash=sha256_text(view.spec),
         rubric=RecordRubric(**view.rubric.model_dump(), hash=rubric_hash(view.rubric)),
-        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, fix_agent=view.fixer, person_b=view.person_b,
+        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, fix_agent=view.fixer,
+        panel_families=panel_families(view.reviewer_b, view.reviewer_c),
+        spans_two_families=spans_two_families(view.reviewer_b, view.reviewer_c), person_b=view.person_b,
         person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,
         created_by=view.created_by, created_at=view.created_at, source=view.source,
         total_cost_usd=view.total_cost_usd, rounds=_rounds(view), final_output=view.final_output,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from santa_core.models import ReviewOutcome, Rubric
+from santa_core.providers import diversity_warning, panel_families, spans_two_families
 from santa_core.run.gate import slot_verdict
 from storage.rows import enum_value
 from storage.views import RoundView, RunView
@@ -53,6 +54,9 @@ def run_json(view: RunView) -> dict[str, Any]:
         "rubric": {"name": view.rubric.name, "version": view.rubric.version},
         "reviewer_b": view.reviewer_b,
         "reviewer_c": view.reviewer_c,
+        "panel": {"families": panel_families(view.reviewer_b, view.reviewer_c),
+                  "spans_two_families": spans_two_families(view.reviewer_b, view.reviewer_c),
+                  "warning": diversity_warning(view.reviewer_b, view.reviewer_c, providers=[])},
         "fixer": view.fixer,
         "created_by": view.created_by,
         "source": view.source,

@@ -23,6 +23,7 @@ from santa_core.models import (
     RunState,
     RunStatus,
 )
+from santa_core.providers import panel_families, spans_two_families
 from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
@@ -106,7 +107,9 @@ def insert_run(s: Session, run: RunRow) -> int:
     audit.append(s, run.created_by, "run.created", "run", run.id, run_id=run.id,
                  after=sha256_text(run.original_output),
                  detail={"rubric": f"{run.rubric_name}@{run.rubric_version}", "spec_hash": sha256_text(run.spec),
-                         "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c, "fixer": run.fixer,
+                         "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c,
+                         "panel": panel_families(run.reviewer_b, run.reviewer_c),
+                         "one_family": not spans_two_families(run.reviewer_b, run.reviewer_c), "fixer": run.fixer,
                          "source": run.source, "person_b": run.person_b, "person_c": run.person_c,
                          **({"batch": run.batch_id} if run.batch_id is not None else {})})
     return run.id

@@ -6,7 +6,9 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
+from santa_core import pricing
 from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
+from santa_core.providers import panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
@@ -22,6 +24,21 @@ from ui.safe import escape_markdown
 ACTIVE = {RunStatus.QUEUED, RunStatus.RUNNING}
 
 
+def panel_note(view: RunView) -> None:
+    """The panel's families (a one-family panel is named as such), and the rule for models with no listed price."""
+    if PERSON not in (view.reviewer_b, view.reviewer_c):
+        families = panel_families(view.reviewer_b, view.reviewer_c)
+        if spans_two_families(view.reviewer_b, view.reviewer_c):
+            st.caption(f"Panel: {families}, two model families.")
+        else:
+            st.caption(f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
+                       "not independent.")
+    unpriced = [m for m in dict.fromkeys((view.reviewer_b, view.reviewer_c, view.fixer))
+                if m != PERSON and not pricing.is_known(m)]
+    if unpriced and not view.blind:
+        st.caption(escape_markdown(f"{pricing.PRICE_UNKNOWN} for {', '.join(unpriced)}: {pricing.UNKNOWN_PRICE_RULE}."))
+
+
 def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
@@ -30,6 +47,7 @@ def run_header(view: RunView) -> None:
     st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {identity.display(view.created_by)}"))
+    panel_note(view)
     components.rubric_table(view.rubric)
     if view.cut_off and not view.blind:
         counted = sum(c.estimate_usd for c in view.cut_off)

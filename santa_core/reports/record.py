@@ -204,6 +204,10 @@ class VerificationRecord(BaseModel):
     reviewer_b: str
     reviewer_c: str
     fix_agent: str
+    panel_families: str = ""
+    """The families of reviewers B and C ("Claude + GPT"; a person is their own)."""
+    spans_two_families: bool | None = None
+    """Whether B and C came from different model families (their misses closer to independent)."""
     person_b: str | None = None
     person_c: str | None = None
     auto_approve: bool = False
@@ -293,6 +297,15 @@ NOT_INDEPENDENT = ("One person filled both reviewer slots of this round: the two
                    "(allowed only for the local user of an install without sign-in).")
 
 
+def panel_line(r: VerificationRecord) -> str:
+    """'Claude + GPT: two model families' or '... one model family: their misses are not independent'."""
+    if r.spans_two_families is None:
+        return "families not recorded"
+    if r.spans_two_families:
+        return f"{r.panel_families}: two model families"
+    return f"{r.panel_families}: one model family, so the reviewers' misses are not independent"
+
+
 def _people_rows(r: VerificationRecord) -> list[list[str]]:
     return [[pid, who] for pid, who in sorted(r.people.items())]
 
@@ -302,6 +315,7 @@ def _html_summary(r: VerificationRecord) -> str:
             ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
             ["Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")],
             ["Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")],
+            ["Panel", panel_line(r)],
             ["Fix agent", r.fix_agent], ["Auto-approve", "yes" if r.auto_approve else "no"],
             ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
             ["Rounds", len(r.rounds)], ["Cost (USD)", f"{r.total_cost_usd:.6f}"],
@@ -495,6 +509,7 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
         ("p", f"Status: {r.status}" + (f" ({r.escalation_reason})" if r.escalation_reason else "")),
         ("p", f"Rubric: {r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
+        ("p", f"Panel: {panel_line(r)}"),
         ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost USD {r.total_cost_usd:.6f}"),
         ("p", f"Generated {_time(r.generated_at)}"), ("small", f"Record sha256 {r.record_hash}"),
         ("h2", "People"), *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),

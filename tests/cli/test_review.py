@@ -102,7 +102,7 @@ def test_missing_spec_file_and_missing_key(cli_env: dict, tmp_path: Path) -> Non
     assert done.returncode == 2 and "spec file not found: nope.txt" in done.stderr
     no_key = {k: v for k, v in cli_env.items() if k != "ANTHROPIC_API_KEY"}
     done = santa(no_key, tmp_path, "ok")
-    assert done.returncode == 2 and "no Anthropic API key" in done.stderr
+    assert done.returncode == 2 and "no API key for provider 'anthropic'" in done.stderr and "set ANTHROPIC_API_KEY" in done.stderr
 
 
 def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

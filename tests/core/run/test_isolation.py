@@ -71,3 +71,58 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
     assert round1[0]["system"] == round1[1]["system"] and round1[0]["model"] != round1[1]["model"]
     # the fix agent did see the merged issues (that is its job) — the secrets went there only
     assert "SECRET-" in user_text(fixes[0])
+
+
+def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages_stub: MessagesStub,
+                                                        chat_stub) -> None:
+    """B on an OpenAI-compatible server, C on Claude: each request carries only rubric, spec and this round's
+    output, in its provider's own shape, and neither provider ever sees the other's answer."""
+    from desk.wiring import model_fixer, model_reviewer
+    from santa_core.reviewers.openai_compat import system_text
+    from tests.support.chat_api import as_messages_body, for_chat
+
+    counter, lock = [0], threading.Lock()
+
+    def tagged(body: dict):
+        reply = santa_scenario(body)
+        if "edits" in schema_properties(body):
+            return reply
+        with lock:
+            counter[0] += 1
+            token = f"SECRET-{counter[0]}"
+        text = json.loads(reply["content"][0]["text"])
+        text["suggestions"] = [f"{token} suggestion"]
+        for issue in text["critical_issues"]:
+            issue["description"] += f" {token}"
+        reply["content"][0]["text"] = json.dumps(text)
+        return reply
+
+    messages_stub.handler = tagged
+    chat_stub.handler = for_chat(tagged)
+    repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
+    rubric = load_builtin("general")
+    run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="openai:gpt-5.4-mini",
+                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", auto_approve=True)
+    assert runner.execute(run_id).status == "shipped"
+    outputs = [r.output_text for r in repo.get_run_view(run_id).rounds]
+    assert outputs == [ROUND1, "Acme's rocket launched in fact. Order today."]
+
+    claude = [c["body"] for c in messages_stub.message_calls() if "verdict" in schema_properties(c["body"])]
+    chat = [c["body"] for c in chat_stub.chat_calls()]
+    assert len(claude) == 2 and len(chat) == 2  # one review per slot per round, each on its own provider
+    assert {b["model"] for b in chat} == {"gpt-5.4-mini"} and {b["model"] for b in claude} == {"claude-haiku-5-5"}
+    for body in chat:
+        user = user_text(as_messages_body(body))
+        nonce = re.search(r"<untrusted_output_([0-9a-f]+)>", user).group(1)
+        output = outputs[0] if "DEFECT" in user else outputs[1]
+        expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
+        assert body["messages"] == [{"role": "system", "content": system_text(expected)},
+                                    {"role": "user", "content": expected.user}]
+        assert "SECRET-" not in json.dumps(body)
+        if output == outputs[1]:
+            assert outputs[0] not in json.dumps(body)
+    for body in claude:
+        assert "SECRET-" not in json.dumps(body)
+    # the same instructions and rubric reach both providers within a round
+    assert chat[0]["messages"][0]["content"] == system_text(build_review_prompt(rubric, SPEC, ROUND1))

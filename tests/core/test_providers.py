@@ -1,0 +1,134 @@
+"""Providers are configuration; a model's family comes from its provider and id; B and C of one family warn."""
+
+from __future__ import annotations
+
+import pytest
+
+from santa_core import providers as pv
+from santa_core.config import env_defaults, export_to_env
+from santa_core.pricing import is_known
+
+ALL_KEYS = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:11434/v1",
+            "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b,llama3.3:70b,gemma3:27b,mistral-small3.2",
+            "SANTA_PROVIDER_GEMINI_BASE_URL": "https://generativelanguage.googleapis.com/v1beta/openai/",
+            "SANTA_PROVIDER_GEMINI_API_KEY_ENV": "GEMINI_API_KEY", "GEMINI_API_KEY": "g",
+            "SANTA_PROVIDER_GEMINI_MODELS": "gemini-2.5-flash"}
+
+FAMILY_OF = {
+    # every model the app offers out of the box
+    **dict.fromkeys(pv.CLAUDE_MODELS, "Claude"),
+    **{f"openai:{m}": "GPT" for m in pv.OPENAI_MODELS},
+    # named endpoints: the model name decides
+    "local:qwen3:32b": "Qwen",
+    "local:llama3.3:70b": "Llama",
+    "local:gemma3:27b": "Gemini",
+    "local:mistral-small3.2": "Mistral",
+    "gemini:gemini-2.5-flash": "Gemini",
+    # spellings and gateways
+    "anthropic:claude-sonnet-5-5": "Claude",
+    "openrouter:anthropic/claude-sonnet-4": "Claude",
+    "openrouter:meta-llama/llama-3.3-70b-instruct": "Llama",
+    "openrouter:deepseek/deepseek-r1-distill-llama-70b": "DeepSeek",
+    "deepseek:deepseek-chat": "DeepSeek",
+    "mistral:codestral-latest": "Mistral",
+    "openai:o4-mini": "GPT",
+    "openai:gpt-oss-120b": "GPT",
+    "xai:grok-4": "Grok",
+    "local:phi-4": "Phi",
+    "local:acme-writer-7b": "acme",
+    "person": "person",
+}
+
+
+@pytest.mark.parametrize(("model_id", "fam"), sorted(FAMILY_OF.items()))
+def test_family_of_each_model_id(model_id: str, fam: str) -> None:
+    assert pv.family(model_id) == fam
+
+
+def test_every_model_the_app_offers_has_a_family_in_the_table() -> None:
+    offered = pv.usable_model_ids(env=ALL_KEYS)
+    assert set(offered) <= set(FAMILY_OF), set(offered) - set(FAMILY_OF)
+    assert {pv.family(m) for m in offered} >= {"Claude", "GPT", "Qwen", "Llama", "Gemini", "Mistral"}
+
+
+@pytest.mark.parametrize(("b", "c", "warns"), [
+    ("claude-sonnet-5-5", "claude-haiku-5-5", "both Claude models"),  # the old default: one family
+    ("claude-sonnet-5-5", "claude-sonnet-5-5", "both claude-sonnet-5-5"),
+    ("claude-sonnet-5-5", "anthropic:claude-sonnet-5-5", "both claude-sonnet-5-5"),
+    ("openai:gpt-5.4-mini", "openai:gpt-5.5", "both GPT models"),
+    ("local:gemma3:27b", "gemini:gemini-2.5-flash", "both Gemini models"),
+    ("claude-sonnet-5-5", "openai:gpt-5.4-mini", None),
+    ("local:qwen3:32b", "claude-haiku-5-5", None),
+    ("person", "claude-haiku-5-5", None),
+])
+def test_diversity_warning(b: str, c: str, warns: str | None) -> None:
+    warning = pv.diversity_warning(b, c, env={})
+    assert (warning is None) if warns is None else (warns in warning)
+
+
+def test_a_one_family_warning_says_what_to_add() -> None:
+    only_claude = pv.diversity_warning("claude-sonnet-5-5", "claude-haiku-5-5", env={"ANTHROPIC_API_KEY": "a"})
+    assert "OPENAI_API_KEY" in only_claude
+    both = pv.diversity_warning("claude-sonnet-5-5", "claude-haiku-5-5", env={"ANTHROPIC_API_KEY": "a",
+                                                                            "OPENAI_API_KEY": "o"})
+    assert "openai:gpt-5.4-mini" in both
+
+
+@pytest.mark.parametrize(("env", "panel"), [
+    ({"ANTHROPIC_API_KEY": "a"}, ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")),
+    ({"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, ("claude-sonnet-5-5", "openai:gpt-5.4-mini", "claude-opus-5-5")),
+    ({"OPENAI_API_KEY": "o"}, ("openai:gpt-5.4-mini", "openai:gpt-5.5", "openai:gpt-5.4-mini")),
+    ({"ANTHROPIC_API_KEY": "a", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1",
+      "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}, ("claude-sonnet-5-5", "local:qwen3:32b", "claude-opus-5-5")),
+    ({}, ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")),
+])
+def test_the_default_panel_takes_one_reviewer_from_each_family_when_it_can(env: dict, panel: tuple) -> None:
+    assert pv.default_panel(env=env) == panel
+
+
+def test_env_defaults_follow_the_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
+    assert env_defaults().reviewer_c == "claude-haiku-5-5"
+    monkeypatch.setenv("OPENAI_API_KEY", "o")
+    assert (env_defaults().reviewer_b, env_defaults().reviewer_c) == ("claude-sonnet-5-5", "openai:gpt-5.4-mini")
+    monkeypatch.setenv("SANTA_REVIEWER_C", "claude-haiku-5-5")  # an explicit choice wins
+    assert env_defaults().reviewer_c == "claude-haiku-5-5"
+
+
+def test_named_endpoints_from_secrets_become_providers(monkeypatch: pytest.MonkeyPatch) -> None:
+    export_to_env({"santa": {"providers": {"local": {"base_url": "http://127.0.0.1:11434/v1",
+                                                      "models": ["qwen3:32b"], "strict": False},
+                                           "gemini": {"base_url": "https://example.test/v1beta/openai/",
+                                                      "api_key_env": "GEMINI_API_KEY"}}}})
+    try:
+        found = {p.name: p for p in pv.configured_providers()}
+        assert found["local"].key_env is None and found["local"].key_present() and not found["local"].strict
+        assert found["local"].model_ids() == ["local:qwen3:32b"]
+        assert found["gemini"].key_env == "GEMINI_API_KEY" and not found["gemini"].key_present()
+        assert "set GEMINI_API_KEY" in pv.key_problem("gemini:gemini-2.5-flash")
+        assert pv.key_problem("local:qwen3:32b") is None
+    finally:
+        for key in [k for k in __import__("os").environ if k.startswith("SANTA_PROVIDER_")]:
+            monkeypatch.delenv(key)
+
+
+@pytest.mark.parametrize(("model_id", "says"), [
+    ("openai:gpt-5.4-mini", "no API key for provider 'openai'"),
+    ("claude-haiku-5-5", "set ANTHROPIC_API_KEY"),
+    ("nowhere:model-x", "unknown provider 'nowhere'"),
+])
+def test_a_model_that_cannot_be_called_names_the_provider_and_what_to_set(model_id: str, says: str) -> None:
+    assert says in pv.key_problem(model_id, env={})
+
+
+def test_ids_and_prices() -> None:
+    assert pv.split_model("local:qwen3:32b") == ("local", "qwen3:32b")
+    assert pv.split_model("claude-haiku-5-5") == ("anthropic", "claude-haiku-5-5")
+    assert pv.canonical("anthropic:claude-haiku-5-5") == "claude-haiku-5-5"
+    assert all(is_known(f"openai:{m}") for m in pv.OPENAI_MODELS)
+    assert not is_known("local:qwen3:32b")
+
+
+def test_message_batches_are_anthropics() -> None:
+    assert pv.message_batches_problem("claude-sonnet-5-5", "claude-haiku-5-5") is None
+    assert "openai:gpt-5.4-mini" in pv.message_batches_problem("claude-sonnet-5-5", "openai:gpt-5.4-mini")
