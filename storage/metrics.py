@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from santa_core.reports import metrics as m
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
+from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
 from storage.metric_facts import COUNTERS
 from storage.tables import (
     CriterionDayRow,
@@ -119,17 +120,45 @@ def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
     return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
 
 
-def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
-    """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
+def _result_counts() -> dict[str, Any]:
+    """criterion_day's counters as conditions over criterion_result rows (one row: one criterion and round)."""
     r = CriterionResultRow
     pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
-    sums = {"pp": and_(pair, r.b == "PASS", r.c == "PASS"), "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
+    return {"pp": and_(pair, r.b == "PASS", r.c == "PASS"), "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
             "fp": and_(pair, r.b == "FAIL", r.c == "PASS"), "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
             "b_fail": r.b == "FAIL", "c_fail": r.c == "FAIL", "check_fail": r.check_result == "FAIL",
             "unscored": ~pair}
-    stmt = (select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in sums.items()))
+
+
+def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
+    """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
+    r = CriterionResultRow
+    stmt = (select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
             .where(*where(r, f)).group_by(r.criterion, r.category, r.severity))
     return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+
+
+PANEL_COUNTS = ("pp", "pf", "fp", "ff", "unscored")
+"""The criterion counters the family-pair split needs."""
+
+
+def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
+    """Per stored panel (reviewer B, reviewer C): runs, shipped runs and their escapes (as `_day_totals` counts
+    them), and the B-against-C pairs (as `_criteria` counts them); two rows per panel, summed by the core."""
+    r = RunMetricRow
+    shipped = col(r.status).in_(m.SHIPPED)
+    runs = (select(r.reviewer_b, r.reviewer_c, func.count().label("runs"), _flag(shipped).label("shipped"),
+                   func.sum(case((shipped, r.escapes), else_=0)).label("escapes"),
+                   _flag(and_(shipped, r.escapes > 0)).label("escaped_runs"))
+            .where(*where(r, f)).group_by(r.reviewer_b, r.reviewer_c))
+    if f.people:  # as in `_criteria`: the daily sums cannot tell people apart
+        c: Any = CriterionResultRow
+        counts = [_flag(cond).label(k) for k, cond in _result_counts().items() if k in PANEL_COUNTS]
+    else:
+        c = CriterionDayRow
+        counts = [func.sum(getattr(c, k)).label(k) for k in PANEL_COUNTS]
+    pairs = select(c.reviewer_b, c.reviewer_c, *counts).where(*where(c, f)).group_by(c.reviewer_b, c.reviewer_c)
+    return [PanelTotals(**row._mapping) for stmt in (runs, pairs) for row in s.exec(stmt)]
 
 
 class MetricsOptions(BaseModel):
@@ -164,6 +193,12 @@ class MetricsStore(StoreBase):
         """Every figure of the view (see `santa_core.reports.metrics.build_report`)."""
         with self._read() as s:
             return m.build_report(f, _day_totals(s, f), _rounds(s, f), _criteria(s, f), _reviewers(s, f), grain)
+
+    def family_pairs(self, f: MetricsFilter) -> list[FamilyPairFigures]:
+        """Agreement, Cohen's κ and escape rate per family pair of the panel (see
+        `santa_core.reports.metrics_families`), for the same view as `report`."""
+        with self._read() as s:
+            return family_pair_figures(_panels(s, f))
 
     def options(self) -> MetricsOptions:
         """Rubrics, versions, domains, reviewers, people and the first and last day in the history."""

@@ -11,6 +11,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from santa_core.reports.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
+from santa_core.reports.metrics_families import FamilyPairFigures
 
 SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
 """Who failed a check: the failure taxonomy stacks one bar segment per source."""
@@ -18,6 +19,8 @@ FLAGS = (("both", "Both B and C"), ("b_only", "B only"), ("c_only", "C only"))
 """Reviewer agreement per criterion: one bar segment per kind of flag."""
 COLOURS = {"Reviewer B": "#4C78A8", "Reviewer C": "#F58518", "Deterministic check": "#9D755D",
            "Both B and C": "#54A24B", "B only": "#4C78A8", "C only": "#F58518"}
+PANEL_COLOURS = {True: "#54A24B", False: "#F58518"}
+"""Family pairs: two families green, one family orange."""
 STATUS_COLOURS = {"shipped": "#54A24B", "resolved_shipped": "#88D27A", "escalated": "#F58518",
                   "resolved_rejected": "#E45756", "sampled": "#B279A2"}
 STATUS_NAMES = {"shipped": "shipped (NICE)", "resolved_shipped": "shipped by a person", "escalated": "escalated",
@@ -77,6 +80,11 @@ def reviewers_frame(report: MetricsReport) -> pd.DataFrame:
     return pd.DataFrame([r.model_dump() for r in report.reviewers],
                         columns=["reviewer", "reviews", "errors", "error_rate", "mean_latency_s", "max_latency_s",
                                  "cost_usd"])
+
+
+def families_frame(pairs: list[FamilyPairFigures]) -> pd.DataFrame:
+    """Per family pair of the panel: runs, flags, agreement, kappa and escape rate (rates as fractions)."""
+    return pd.DataFrame([p.model_dump() for p in pairs], columns=list(FamilyPairFigures.model_fields))
 
 
 def cost_frame(report: MetricsReport) -> pd.DataFrame:
@@ -230,3 +238,17 @@ def error_rate_figure(report: MetricsReport) -> go.Figure:
                            marker_color="#E45756", hovertemplate="%{x}: %{y:.1%}<extra></extra>"))
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     return _layout(fig, "reviewer", "errors ÷ answers")
+
+
+def families_figure(pairs: list[FamilyPairFigures]) -> go.Figure:
+    """Escape rate per family pair (the table's order, first on top), two-family pairs apart by colour."""
+    frame = families_frame(pairs)
+    names = [label(p) for p in frame["pair"]]
+    hover = [f"{p.escapes} escape{'s' if p.escapes != 1 else ''} on {p.shipped} shipped run{'s' if p.shipped != 1 else ''}"
+             for p in pairs]
+    fig = go.Figure(go.Bar(y=names, x=frame["escape_rate"], orientation="h", name="escape rate",
+                           marker_color=[PANEL_COLOURS[bool(t)] for t in frame["two_families"]], customdata=hover,
+                           hovertemplate="%{y}: %{x:.1%} (%{customdata})<extra></extra>"))
+    fig.update_yaxes(autorange="reversed", type="category")
+    fig.update_xaxes(tickformat=".0%", rangemode="tozero")
+    return _layout(fig, "escapes ÷ shipped runs", "", height=max(200, 60 + 32 * len(frame)), showlegend=False)

@@ -30,6 +30,7 @@ from santa_core.reports.metrics import (
     headline_rows,
     parse_version,
 )
+from santa_core.reports.metrics_families import FamilyPairFigures
 from storage.metrics import FailedRun, MetricsOptions
 from ui import app_desk, identity
 from ui import metric_figures as figs
@@ -459,7 +460,7 @@ def kappa_table(report: MetricsReport) -> pd.DataFrame:
 
 
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
-    """Flagged by both / B only / C only per criterion, and Cohen's kappa per criterion."""
+    """Flagged by both / B only / C only per criterion, Cohen's kappa per criterion, and the split by family pair."""
     frame = figs.agreement_frame(report)
     if (frame["both"] + frame["b_only"] + frame["c_only"]).sum():
         _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
@@ -467,6 +468,37 @@ def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
         st.caption("Neither reviewer flagged any criterion in this view.")
     _header("Cohen's κ per criterion", "kappa", "kappa", frame)
     st.dataframe(kappa_table(report), hide_index=True, width="stretch")
+    families(app_desk.desk().metrics.family_pairs(report.filters if f is None else f))
+
+
+FAMILIES_CAPTION = ("Models of one family share blind spots: two families whose misses are independent should show a "
+                    "lower escape rate than one family. Reviewer B and C in either order are one pair.")
+
+
+def family_table(pairs: list[FamilyPairFigures]) -> pd.DataFrame:
+    """Runs, agreement, kappa and escape rate per family pair, written as the headline writes them."""
+    rows = [{"family pair": p.pair, "families": "two" if p.two_families else "one", "runs": p.runs,
+             "compared pairs": p.pairs, "agreement": format_figure(p.agreement, "rate"),
+             "κ": format_figure(p.kappa, "kappa"), "shipped": p.shipped, "escapes": p.escapes,
+             "escape rate": format_figure(p.escape_rate, "rate")} for p in pairs]
+    return pd.DataFrame(rows, columns=["family pair", "families", "runs", "compared pairs", "agreement", "κ",
+                                       "shipped", "escapes", "escape rate"])
+
+
+def families(pairs: list[FamilyPairFigures]) -> None:
+    """Agreement, kappa and escape rate per family pair of the panel; with fewer than two pairs, why there is none."""
+    if len(pairs) < 2:
+        what = (f"every run in this view used one family pair ({escape_markdown(pairs[0].pair)}), so there is "
+                "nothing to compare" if pairs else "no run in this view")
+        st.info(f"**By reviewer family pair:** no data yet: {what}. Once runs use panels of two family pairs (say "
+                "Claude + GPT next to Claude + Claude), this compares their agreement, κ and escape rate.")
+        return
+    frame = figs.families_frame(pairs)
+    _header("Agreement, κ and escape rate by family pair", "family_pairs", "families", frame)
+    st.caption(FAMILIES_CAPTION)
+    st.dataframe(family_table(pairs), hide_index=True, width="stretch")
+    if any(p.escape_rate is not None for p in pairs):
+        st.plotly_chart(figs.families_figure(pairs), width="stretch", key="metrics_chart_families")
 
 
 def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:

@@ -81,6 +81,11 @@ DEFINITIONS: dict[str, str] = {
     "error_rate": (
         "Reviewer answers that were errors or timeouts ÷ answers, per reviewer model. An error is "
         "never a PASS (fail closed)."),
+    "family_pairs": (
+        "Reviewer agreement, Cohen's kappa and escape rate as defined above, over the runs of each family pair "
+        "of reviewers B and C, in either order (Claude + GPT and GPT + Claude are one pair; Claude + Claude is "
+        "a pair of its own). Models of one family share blind spots: two families whose misses are "
+        "independent should show a lower escape rate than one family."),
 }
 """What each figure means, shown next to it on the page and in `docs/metrics.md`."""
 

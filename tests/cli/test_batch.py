@@ -284,4 +284,13 @@ def test_bad_options_exit_2_with_a_specific_message(cli_env: dict[str, str], bat
 def test_no_api_key_is_bad_usage(env: dict[str, str], batch_file: tuple[Path, set[str]]) -> None:
     path, _ = batch_file
     done = santa(env, path, "--spec", SPEC)
-    assert done.returncode == 2 and "no Anthropic API key" in done.stderr
+    assert done.returncode == 2 and "no API key for provider 'anthropic'" in done.stderr
+    assert "set ANTHROPIC_API_KEY" in done.stderr
+
+
+def test_message_batches_with_a_reviewer_on_another_provider_is_bad_usage(
+        cli_env: dict[str, str], batch_file: tuple[Path, set[str]]) -> None:
+    path, _ = batch_file
+    env = {**cli_env, "OPENAI_API_KEY": "test-openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
+    done = santa(env, path, "--spec", SPEC, "--message-batches", "--reviewer-c", "openai:gpt-5.4-mini")
+    assert done.returncode == 2 and "Message Batches API is Anthropic's" in done.stderr

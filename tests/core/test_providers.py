@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from unittest import mock
+
 import pytest
 
 from santa_core import providers as pv
@@ -95,21 +98,19 @@ def test_env_defaults_follow_the_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     assert env_defaults().reviewer_c == "claude-haiku-5-5"
 
 
-def test_named_endpoints_from_secrets_become_providers(monkeypatch: pytest.MonkeyPatch) -> None:
-    export_to_env({"santa": {"providers": {"local": {"base_url": "http://127.0.0.1:11434/v1",
-                                                      "models": ["qwen3:32b"], "strict": False},
-                                           "gemini": {"base_url": "https://example.test/v1beta/openai/",
-                                                      "api_key_env": "GEMINI_API_KEY"}}}})
-    try:
+def test_named_endpoints_from_secrets_become_providers() -> None:
+    with mock.patch.dict(os.environ):  # the whole environment comes back as it was
+        export_to_env({"santa": {"providers": {"local": {"base_url": "http://127.0.0.1:11434/v1",
+                                                          "models": ["qwen3:32b"], "strict": False},
+                                               "gemini": {"base_url": "https://example.test/v1beta/openai/",
+                                                          "api_key_env": "GEMINI_API_KEY"}}}})
         found = {p.name: p for p in pv.configured_providers()}
         assert found["local"].key_env is None and found["local"].key_present() and not found["local"].strict
         assert found["local"].model_ids() == ["local:qwen3:32b"]
         assert found["gemini"].key_env == "GEMINI_API_KEY" and not found["gemini"].key_present()
         assert "set GEMINI_API_KEY" in pv.key_problem("gemini:gemini-2.5-flash")
         assert pv.key_problem("local:qwen3:32b") is None
-    finally:
-        for key in [k for k in __import__("os").environ if k.startswith("SANTA_PROVIDER_")]:
-            monkeypatch.delenv(key)
+    assert not any(k.startswith("SANTA_PROVIDER_") for k in os.environ)
 
 
 @pytest.mark.parametrize(("model_id", "says"), [

@@ -223,6 +223,38 @@ def test_low_agreement_warning_needs_ten_pairs(history: Seeded) -> None:
     assert low(report) == []
 
 
+def test_split_by_family_pair(history: Seeded) -> None:
+    """B is always OPUS; C is HAIKU or SONNET (Claude + Claude) or a person (Claude + person: person, pending).
+
+    Claude + Claude: the 9 other runs; shipped nice, fixed, sonnet, approved, b_error = 5, escapes 3 on 2 runs;
+    the pooled pairs less person/1's four PP: pp 25, pf 3, fp 3, ff 4 (unscored 7, none of them person's) →
+    agreement 4/10, κ (35·29 − 833)/(35² − 833) = 13/28, escape rate 3/5. Claude + person: pending is blind,
+    so only person/1's four PP: agreement and κ undefined; 1 shipped run, no escape.
+    """
+    pairs = history.repo.metrics.family_pairs(MetricsFilter())
+    assert [(p.pair, p.two_families, p.runs, p.shipped, p.escapes, p.escaped_runs, p.pass_both, p.c_only,
+             p.b_only, p.both, p.unscored) for p in pairs] == [
+        ("Claude + Claude", False, 9, 5, 3, 2, 25, 3, 3, 4, 7), ("Claude + person", True, 2, 1, 0, 0, 4, 0, 0, 0, 0)]
+    claude, person = pairs
+    assert claude.agreement == 0.4 and close(claude.kappa, Fraction(13, 28)) and claude.escape_rate == 0.6
+    assert (person.agreement, person.kappa, person.escape_rate) == (None, None, 0.0)
+    h = history.report().headline  # the pairs add up to the headline
+    assert (sum(p.runs for p in pairs), sum(p.shipped for p in pairs), sum(p.escapes for p in pairs),
+            sum(p.pairs for p in pairs), sum(p.unscored for p in pairs)) == (
+        h.runs, h.shipped, h.escapes, h.compared_pairs, h.unscored)
+
+
+def test_split_by_family_pair_follows_the_filters(history: Seeded) -> None:
+    everyone = history.repo.metrics.family_pairs(MetricsFilter(people=["ann", "bob", "lee"]))  # round path
+    assert same([p.model_dump() for p in everyone],
+                [p.model_dump() for p in history.repo.metrics.family_pairs(MetricsFilter())])
+    [pat] = history.repo.metrics.family_pairs(MetricsFilter(people=["pat"]))  # pat filled C of "person" only
+    assert (pat.pair, pat.runs, pat.shipped, pat.pass_both, pat.pairs) == ("Claude + person", 1, 1, 4, 4)
+    [sonnet] = history.repo.metrics.family_pairs(MetricsFilter(reviewers=[SONNET]))
+    assert (sonnet.pair, sonnet.runs, sonnet.escapes, sonnet.escape_rate, sonnet.pairs) == (
+        "Claude + Claude", 1, 2, 2.0, 4)
+
+
 # --- escapes ------------------------------------------------------------------------------
 
 

@@ -25,6 +25,7 @@ from santa_core.reports.metrics import (
     RoundsCount,
     build_report,
 )
+from santa_core.reports.metrics_families import PanelTotals, family_pair_figures
 from ui import metric_figures as figs
 
 EVIL = '<a href="https://evil.example/">click</a>'
@@ -195,3 +196,21 @@ BUILDERS = [figs.first_pass_figure, figs.iterations_figure, figs.rounds_figure, 
 def test_an_empty_view_still_draws(build) -> None:
     empty = build_report(MetricsFilter(), [], [], [], [])
     assert isinstance(build(empty), go.Figure)
+
+
+def test_escape_rate_per_family_pair() -> None:
+    """One bar per pair in the table's order, two-family pairs apart by colour; a pair with nothing shipped
+    has no bar; a family named after a model id typed by someone stays text."""
+    panels = [PanelTotals(reviewer_b="claude-opus-5", reviewer_c="claude-haiku-4-5", runs=3, shipped=2, escapes=1),
+              PanelTotals(reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-opus-5", runs=2, shipped=2),
+              PanelTotals(reviewer_b="local:<script>", reviewer_c="claude-opus-5", runs=1)]
+    pairs = family_pair_figures(panels)
+    [bar] = figs.families_figure(pairs).data
+    assert list(bar.y) == ["Claude + Claude", "Claude + GPT", "‹script› + Claude"]
+    assert list(bar.x[:2]) == [0.5, 0.0] and pd.isna(bar.x[2])  # no shipped run: no escape rate, no bar
+    assert list(bar.marker.color) == [figs.PANEL_COLOURS[False], figs.PANEL_COLOURS[True], figs.PANEL_COLOURS[True]]
+    frame = figs.families_frame(pairs)
+    assert frame["escape_rate"].tolist()[:2] == [0.5, 0.0] and frame["runs"].tolist() == [3, 2, 1]
+    back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
+    assert list(back.columns) == list(frame.columns) and len(back) == 3
+    assert isinstance(figs.families_figure([]), go.Figure)

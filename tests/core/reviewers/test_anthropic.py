@@ -8,9 +8,11 @@ from concurrent.futures import ThreadPoolExecutor
 import anthropic
 import pytest
 
+from santa_core.config import KNOWN_MODELS
 from santa_core.models import Criterion, MergedIssue, Rubric, Usage
 from santa_core.models import ReviewStatus as S
 from santa_core.pricing import cost_usd, is_known, load_rates, rates_as_of
+from santa_core.providers import OPENAI_MODELS
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, FixRequest, Reviewer, ReviewRequest
 from santa_core.run.gate import slot_verdict
@@ -437,9 +439,15 @@ def test_unknown_model_uses_most_expensive_rates() -> None:
 def test_rates_file_is_dated_and_consistent() -> None:
     rates = load_rates()
     assert rates_as_of() == "2026-12-02" and rates.batch_discount == 0.5
-    assert len(rates.models) == 7
-    for name, r in rates.models.items():
-        assert r.cache_write_5m == pytest.approx(1.25 * r.input), name
+    claude = {n: r for n, r in rates.models.items() if n.startswith("claude-")}
+    openai = {n: r for n, r in rates.models.items() if n.startswith("openai:")}
+    assert set(claude) == set(KNOWN_MODELS) and set(openai) == {f"openai:{m}" for m in OPENAI_MODELS}
+    assert len(claude) + len(openai) == len(rates.models)  # every listed model is offered, every offered one priced
+    for name, r in claude.items():
+        assert r.cache_write_5m == pytest.approx(1.25 * r.input), name  # Anthropic bills a cache write premium
+    for name, r in openai.items():
+        # OpenAI bills no cache writes (caching is automatic) and reads cached input for less, dated per model
+        assert r.cache_write_5m == r.input and r.cache_read < r.input and r.as_of, name
 
 
 def test_load_rates_from_another_file(tmp_path) -> None:
