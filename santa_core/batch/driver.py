@@ -37,6 +37,7 @@ from santa_core.batch.store import (
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
 from santa_core.models import FixEdit, FixProposal, RunStatus
+from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
 from santa_core.roles import Permission
@@ -223,8 +224,12 @@ class BatchDriver:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
         if self.client_for is None:
             raise BatchProblem("the Message Batches API needs an Anthropic API key")
-        client = self.client_for()
         progress = self.store.progress(sample_id)
+        if progress.api_batch_id is None and (problem := message_batches_problem(batch.config.reviewer_b,
+                                                                                 batch.config.reviewer_c)):
+            self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
+            return self.store.progress(sample_id)
+        client = self.client_for()
         if progress.api_batch_id is None:
             if self.store.is_paused(batch.id):
                 return progress  # not sent yet: a pause still holds it back
