@@ -146,7 +146,8 @@ def estimate_call_usd(model: str, body: dict, rates: Rates | None = None) -> flo
     """The most a request sent and never answered may have cost: its whole body as input (4 characters a
     token) and all of its `max_tokens` as output. What the budget counts for a call cut off by a crash."""
     chars = len(json.dumps(body, ensure_ascii=False, default=str))
-    usage = Usage(input_tokens=chars // 4 + 1, output_tokens=int(body.get("max_tokens") or REVIEW_ANSWER_TOKENS))
+    room = body.get("max_tokens") or body.get("max_completion_tokens")  # Messages API / OpenAI's Chat Completions
+    usage = Usage(input_tokens=chars // 4 + 1, output_tokens=int(room or REVIEW_ANSWER_TOKENS))
     return cost_usd(model, usage, rates)
 
 

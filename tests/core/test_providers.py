@@ -133,3 +133,12 @@ def test_ids_and_prices() -> None:
 def test_message_batches_are_anthropics() -> None:
     assert pv.message_batches_problem("claude-sonnet-5-5", "claude-haiku-5-5") is None
     assert "openai:gpt-5.4-mini" in pv.message_batches_problem("claude-sonnet-5-5", "openai:gpt-5.4-mini")
+
+
+def test_a_cut_off_chat_call_is_counted_at_its_whole_output_room() -> None:
+    from santa_core.models import Usage
+    from santa_core.pricing import cost_usd, estimate_call_usd
+
+    body = {"model": "gpt-5.4-mini", "max_completion_tokens": 8192, "messages": []}
+    most = estimate_call_usd("openai:gpt-5.4-mini", body)
+    assert most >= cost_usd("openai:gpt-5.4-mini", Usage(output_tokens=8192))
