@@ -1,23 +1,15 @@
-"""Settings: sign-in and roles, the local user's name, defaults for new runs and due times."""
+"""Settings: model providers, sign-in and roles, the local user's name, defaults for new runs and due times."""
 
 import pandas as pd
 import streamlit as st
 
 from santa_core import people, pricing
-from santa_core.config import (
-    DEFAULT_DUE_HOURS,
-    KNOWN_MODELS,
-    Defaults,
-    api_key_present,
-    base_url,
-    diversity_warning,
-    save_defaults,
-)
+from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
 from santa_core.models import EscalationReason
-from santa_core.reviewers.base import PERSON
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
 from ui import app_desk, identity
+from ui import providers as providers_ui
 from ui.escalations import REASON_HELP
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
@@ -25,13 +17,6 @@ from ui.safe import escape_markdown
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 st.title("⚙️ Settings")
-if api_key_present():
-    st.success("Anthropic API key: present (the key itself is never shown or stored).")
-else:
-    st.warning("Anthropic API key: missing. Person reviewers still work. Add `ANTHROPIC_API_KEY` to the "
-               "environment or to `.streamlit/secrets.toml` and restart the app to use model reviewers.")
-if base_url():
-    st.caption(f"Messages API base URL: {escape_markdown(base_url())} (from ANTHROPIC_BASE_URL)")
 st.caption(f"Database: {escape_markdown(redacted_url(app_desk.desk().url))} · price list as of {pricing.rates_as_of()}")
 
 st.subheader("Sign-in and roles")
@@ -53,6 +38,9 @@ else:
     st.caption("No role e-mail patterns (`[santa.roles]`): a person signing in for the first time is a viewer "
                "until an admin gives them a role on the People page.")
 
+st.subheader("Model providers")
+providers_ui.provider_section()
+
 allowed = identity.can(Permission.EDIT_SETTINGS)
 if not allowed:
     st.info(escape_markdown(identity.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
@@ -63,16 +51,13 @@ name = st.text_input("Display name of the local user", local.name if local else 
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
                      "shown on their decisions and in the audit trail (which records the id `local`).")
 
-models = [*KNOWN_MODELS, PERSON]
+# Every usable provider's models and `person`; the saved values stay offered even when their provider has no key.
+models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_c, d.fixer])
 st.subheader("Defaults for new runs")
-b = st.selectbox("Reviewer B", models, index=models.index(d.reviewer_b) if d.reviewer_b in models else 0,
-                 key="set_b", disabled=not allowed)
-c = st.selectbox("Reviewer C", models, index=models.index(d.reviewer_c) if d.reviewer_c in models else 1,
-                 key="set_c", disabled=not allowed)
-if warning := diversity_warning(b, c):
-    st.warning(escape_markdown(warning))
-fixer = st.selectbox("Fix agent", models, index=models.index(d.fixer) if d.fixer in models else 0, key="set_fixer",
-                     disabled=not allowed)
+b = providers_ui.model_picker(st, "Reviewer B", models, d.reviewer_b, "set_b", disabled=not allowed)
+c = providers_ui.model_picker(st, "Reviewer C", models, d.reviewer_c, "set_c", disabled=not allowed)
+providers_ui.panel_notes(b, c)
+fixer = providers_ui.model_picker(st, "Fix agent", models, d.fixer, "set_fixer", disabled=not allowed)
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
@@ -87,12 +72,12 @@ st.caption("Before the reviewers read a text, a cheap model is asked to repeat a
            "closed). Needs an API key; without one only the deterministic detector runs.")
 screen_on = st.toggle("Screen every spec and output before review", value=d.screen, key="set_screen",
                       disabled=not allowed)
-screen_model = st.selectbox(
-    "Screening model", list(KNOWN_MODELS),
-    index=list(KNOWN_MODELS).index(d.screen_model) if d.screen_model in KNOWN_MODELS else 0,
-    key="set_screen_model", disabled=not allowed or not screen_on,
+screen_model = providers_ui.model_picker(
+    st, "Screening model", providers_ui.model_options(keep=[d.screen_model]), d.screen_model, "set_screen_model",
+    disabled=not allowed or not screen_on, check=screen_on,
     help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
-         "has other weaknesses to fall for.")
+         "has other weaknesses to fall for. A model whose provider has no key leaves only the deterministic "
+         "detector running.")
 
 st.subheader("Escalations: default due time per reason")
 st.caption("A new escalation is due this many hours after it opens; whoever may assign can change one "

@@ -16,16 +16,18 @@ from santa_core.batch import sampling
 from santa_core.batch.file import LENGTH_STRATUM, BatchFile, BatchFileError, BatchLayout, read_batch, sniff
 from santa_core.batch.report import estimate
 from santa_core.batch.store import BatchConfig
-from santa_core.config import KNOWN_MODELS, Defaults, api_key_present, diversity_warning
 from santa_core.models import Rubric
+from santa_core.providers import default_panel, message_batches_problem, usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission
 from ui import app_desk, batch_actions, batch_plan, identity
+from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
 FILE_TYPES = ["csv", "tsv", "jsonl", "ndjson", "json"]
-NO_KEY = ("A batch is reviewed by models, and no Anthropic API key is configured. Set `ANTHROPIC_API_KEY` in the "
-          "environment or in `.streamlit/secrets.toml` and restart the app; you can still check a file here.")
+NO_KEY = ("A batch is reviewed by models, and no model provider has a key (no Anthropic API key, no OpenAI key). Set "
+          "`ANTHROPIC_API_KEY` or `OPENAI_API_KEY` in the environment or in `.streamlit/secrets.toml` (an "
+          "OpenAI-compatible endpoint: see Settings) and restart the app; you can still check a file here.")
 FORMAT_HELP = ("CSV (a header row; comma, semicolon or tab) or JSONL (one JSON object per line), UTF-8. One row per "
                "item: an id, the output to review, optionally a spec per item and any columns to stratify by "
                "(template, locale…).")
@@ -154,23 +156,23 @@ def _rubric_choice(default: str) -> Rubric:
 
 
 def _model(where, label: str, default: str, key: str, help: str) -> str:  # noqa: ANN001 - a column or st
-    options = list(KNOWN_MODELS) if default in KNOWN_MODELS else [default, *KNOWN_MODELS]
-    return where.selectbox(label, options, index=options.index(default), key=key, help=help)
+    """Every usable provider's models; the default stays offered (and marked) when its provider has no key."""
+    options = providers_ui.model_options(keep=[default])
+    return providers_ui.model_picker(where, label, options, default, key, help=help)
 
 
 def _models() -> tuple[Rubric, str, str, str]:
     """Rubric, reviewers B and C and the fix agent: models only (a person reviews single runs)."""
-    d, built_in = app_desk.defaults(), Defaults()
+    d = app_desk.defaults()
     rubric = _rubric_choice(d.rubric)
-    # A person may be the saved default for single runs; a batch falls back to the built-in model then.
+    # A person may be the saved default for single runs; a batch falls back to the configured providers' panel then.
     models = [saved if saved != PERSON else fallback for saved, fallback in
-              ((d.reviewer_b, built_in.reviewer_b), (d.reviewer_c, built_in.reviewer_c), (d.fixer, built_in.fixer))]
+              zip((d.reviewer_b, d.reviewer_c, d.fixer), default_panel(), strict=True)]
     b, c, f = st.columns(3)
     reviewer_b = _model(b, "Reviewer B", models[0], "batch_reviewer_b", "Reviews every sampled item.")
     reviewer_c = _model(c, "Reviewer C", models[1], "batch_reviewer_c", "Reviews every sampled item, independently.")
     fixer = _model(f, "Fix agent", models[2], "batch_fixer", "Proposes one fix per pattern, on its representative item.")
-    if warning := diversity_warning(reviewer_b, reviewer_c):
-        st.warning(escape_markdown(warning))
+    providers_ui.panel_notes(reviewer_b, reviewer_c)
     return rubric, reviewer_b, reviewer_c, fixer
 
 
@@ -190,12 +192,24 @@ def options_form() -> Options:
                                       "SANTA_WORKERS sets it), so a higher number only queues.")
     api = st.toggle("Use the Message Batches API (about half price; results within 24 h, often minutes)",
                     key="batch_message_batches", help="The whole sample goes to the API in one request; the page "
-                    "tracks it until it ends, across restarts.")
+                    "tracks it until it ends, across restarts. Anthropic's API: Claude reviewers only.")
+    if api and (problem := message_batches_problem(reviewer_b, reviewer_c)):
+        st.error(escape_markdown(f"Cannot start with Message Batches: {problem}."))
     may_decide = identity.can(Permission.DECIDE_FIX)
     auto = st.checkbox("Auto-approve each pattern's fix (no person approves it)", value=False, key="batch_auto",
                        disabled=not may_decide, help=None if may_decide else identity.refusal(Permission.DECIDE_FIX))
     return Options(rubric, reviewer_b, reviewer_c, fixer, float(rate) / 100, int(minimum), int(seed),
                    int(concurrency), bool(api), bool(auto and may_decide))
+
+
+def start_problems(options: Options) -> list[str]:
+    """Why the batch cannot start with these models: a model whose provider cannot be called, or Message
+    Batches with a reviewer that is not on Anthropic's API (the command line refuses the same)."""
+    problems = [p for m in (options.reviewer_b, options.reviewer_c, options.fixer)
+                if (p := providers_ui.model_problem(m))]
+    if options.message_batches and (p := message_batches_problem(options.reviewer_b, options.reviewer_c)):
+        problems.append(p)
+    return problems
 
 
 def batch_config(file: BatchFile, name: str, columns: Columns, options: Options) -> BatchConfig:
@@ -263,11 +277,15 @@ def new_batch_form() -> int | None:
     options = options_form()
     config = batch_config(file, uploaded.name, columns, options)
     plan(file, config)
-    have_key = api_key_present()
-    if not have_key:
+    usable = usable_model_ids()
+    if not usable:
         st.info(NO_KEY)
+    blocked = start_problems(options)
     label = f"Create the batch and start sample 1 ({len(file.items):,} items)"
-    if not st.button(label, type="primary", key="batch_create", disabled=not have_key):
+    if not st.button(label, type="primary", key="batch_create", disabled=bool(blocked) or not usable):
+        return None
+    if blocked:  # shown above the button already; a click that arrives anyway starts nothing
+        st.error(escape_markdown(f"Nothing was stored: {blocked[0]}"))
         return None
     if file.spec_column is None and not config.spec.strip():
         st.error("Write the spec for every item, or choose the column that holds each item's spec. Nothing was stored.")

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core.config import KNOWN_MODELS, api_key_present, diversity_warning
 from santa_core.models import Rubric
+from santa_core.providers import usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.text import text_problem
 from ui import app_desk, identity
+from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
 NO_KEY_HELP = (
-    "No Anthropic API key is configured, so model reviewers are unavailable; person reviewers "
-    "work fully. To add a key, set `ANTHROPIC_API_KEY` in the environment or put "
-    '`ANTHROPIC_API_KEY = "sk-ant-…"` in `.streamlit/secrets.toml`, then restart the app.'
+    "No Anthropic API key, OpenAI key or other model provider is configured, so model reviewers are unavailable; "
+    "person reviewers work fully. To add one, set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` in the environment "
+    'or put `ANTHROPIC_API_KEY = "sk-ant-…"` in `.streamlit/secrets.toml` (an OpenAI-compatible endpoint: '
+    "see the Settings page), then restart the app."
 )
 
 
@@ -28,13 +30,16 @@ def field_problem(label: str, text: str) -> str | None:
     return f"{problem}. " + (f"Paste the {label.lower()} to review." if not text.strip() else "Trim it and try again.")
 
 
-def _model_choice(label: str, default: str, key: str, have_key: bool) -> str:
-    options = ([*KNOWN_MODELS, PERSON] if have_key else [PERSON])
-    if default not in options:
-        options = [default, *options] if have_key else options
-    index = options.index(default) if default in options else 0
-    return st.selectbox(label, options, index=index, key=key,
-                        help="A model id, or 'person' for a human who fills the slot in this app.")
+SLOT_HELP = ("A model id (provider:model; a bare claude-… id is Anthropic's), or 'person' for a human who fills "
+             "the slot in this app. The family follows the id: two reviewers of one family share blind spots.")
+
+
+def _model_choice(label: str, default: str, key: str, usable: list[str], help: str) -> str:
+    """Every usable provider's models and `person`; the default stays offered even when its provider has no key
+    (it is marked, and the start refused), so a setting never silently turns into another model. With no key
+    at all, only `person`."""
+    options = providers_ui.model_options(person=True, keep=[default], usable=usable) if usable else [PERSON]
+    return providers_ui.model_picker(st, label, options, default, key, help=help)
 
 
 def _rubric_choice(default: str) -> Rubric:
@@ -71,26 +76,23 @@ def new_run_form() -> int | None:
     if not identity.can(Permission.START_RUN):
         st.info(escape_markdown(identity.refusal(Permission.START_RUN)))  # escaped: the label holds a signed-in name
         return None
-    d, have_key = app_desk.defaults(), api_key_present()
-    if not have_key:
+    d, usable = app_desk.defaults(), usable_model_ids()
+    if not usable:
         st.info(NO_KEY_HELP)
     spec = st.text_area("Spec", key="new_spec", height=160, placeholder="What was the output supposed to be?")
     output = st.text_area("Output", key="new_output", height=220, placeholder="The AI-generated text to review")
     rubric = _rubric_choice(d.rubric)
     b_col, c_col = st.columns(2)
     with b_col:
-        reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", have_key)
+        reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", usable, SLOT_HELP)
         person_b = _person_choice("B", reviewer_b)
     with c_col:
-        reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", have_key)
+        reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", usable, SLOT_HELP)
         person_c = _person_choice("C", reviewer_c)
-    if warning := diversity_warning(reviewer_b, reviewer_c):
-        st.warning(escape_markdown(warning))
+    providers_ui.panel_notes(reviewer_b, reviewer_c)
     with st.expander("Run options"):
-        fixers = [*KNOWN_MODELS, PERSON] if have_key else [PERSON]
-        fixer = st.selectbox("Fix agent", fixers, index=fixers.index(d.fixer) if d.fixer in fixers else 0,
-                             key="new_fixer", help="A model, or 'person': you fix the flagged issues yourself "
-                             "in the approval step.")
+        fixer = _model_choice("Fix agent", d.fixer, "new_fixer", usable, "A model, or 'person': you fix the "
+                              "flagged issues yourself in the approval step.")
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
         max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
         budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
@@ -102,6 +104,9 @@ def new_run_form() -> int | None:
     if not st.button("Start review", type="primary", key="start_review"):
         return None
     problems = [p for p in (field_problem("Spec", spec), field_problem("Output", output)) if p]
+    problems += [f"{label} ({model}) cannot be called here: pick another model, or add its provider's key."
+                 for label, model in (("Reviewer B", reviewer_b), ("Reviewer C", reviewer_c), ("Fix agent", fixer))
+                 if providers_ui.model_problem(model)]
     if person_b and person_b == person_c:
         problems.append("Slots B and C are both assigned to the same person; the two reviews must come from "
                         "different reviewers. Assign one of them to someone else, or to anyone.")

@@ -8,14 +8,15 @@ import pandas as pd
 import streamlit as st
 
 from desk import Desk
-from santa_core.config import KNOWN_MODELS, api_key_present
 from santa_core.models import MAX_TEXT_CHARS, Rubric
+from santa_core.providers import usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
 from santa_core.text import text_problem
 from ui import components
+from ui import providers as providers_ui
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
@@ -65,18 +66,25 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     _ask_reviewer(desk, rubric, output, spec, actor)
 
 
+NO_MODEL = "Asking a reviewer needs a model provider's key (see Settings). The checks above need none."
+
+
 def model_choice(desk: Desk, key: str) -> str:
-    """A model to review with: Settings' reviewer B first unless that slot is a person."""
+    """A model to review with, of every usable provider: Settings' reviewer B first unless that slot is a person
+    (kept, and marked, even when its provider has no key)."""
     default = desk.defaults().reviewer_b
-    models = list(dict.fromkeys([default, *KNOWN_MODELS] if default != PERSON else KNOWN_MODELS))
-    return st.selectbox("Reviewer model", models, key=key, help="The model that reviews, as in a run's slot.")
+    options = providers_ui.model_options(keep=[default] if default != PERSON else [])
+    return providers_ui.model_picker(st, "Reviewer model", options, default, key,
+                                     help="The model that reviews, as in a run's slot.")
 
 
 def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str) -> None:
-    if not api_key_present():
-        st.info("Asking a reviewer needs an Anthropic API key (see Settings). The checks above need none.")
+    if not usable_model_ids():
+        st.info(NO_MODEL)
         return
     model = model_choice(desk, "try_model")
+    if providers_ui.model_problem(model):  # said under the picker
+        return
     if not st.button("Ask one reviewer", key="try_review",
                      help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
         return
@@ -131,9 +139,11 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
         with_reviewer = False
     else:
         with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
-                                    key="rck_with_reviewer", disabled=not api_key_present())
+                                    key="rck_with_reviewer", disabled=not usable_model_ids(),
+                                    help=None if usable_model_ids() else NO_MODEL)
     model = model_choice(desk, "rck_model") if with_reviewer else None
-    if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked):
+    uncallable = providers_ui.model_problem(model)  # said under the picker
+    if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked or bool(uncallable)) or uncallable:
         return
     rubric = desk.rubrics.resolved(name, version)
     status = {r.id: r.status.value for r in runs}

@@ -1,0 +1,267 @@
+"""Model providers in the app: the model pickers (every usable provider's models, each with its family), the
+panel's diversity notes, and the Settings page's list of providers with a Test connection per provider.
+
+Keys are only ever asked "is it there" (`Provider.key_present`): no key, nor its length, reaches a page.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+import anthropic
+import openai
+import pandas as pd
+import streamlit as st
+
+from desk import wiring
+from santa_core import pricing
+from santa_core.providers import (
+    ANTHROPIC,
+    MESSAGES_API,
+    Provider,
+    configured_providers,
+    diversity_warning,
+    family,
+    key_problem,
+    provider_of,
+    second_key_hint,
+    usable_model_ids,
+)
+from santa_core.reviewers.base import PERSON
+from ui.safe import escape_markdown
+
+# --- pickers ----------------------------------------------------------------------------------
+
+
+def model_label(model_id: str) -> str:
+    """'openai:gpt-5.4-mini · GPT'; a model that cannot be called here says so ('· no key')."""
+    if model_id == PERSON:
+        return PERSON
+    label = f"{model_id} · {family(model_id)}"
+    provider = provider_of(model_id)
+    if provider is None:
+        return f"{label} · unknown provider"
+    return label if provider.key_present() else f"{label} · no key"
+
+
+def model_options(person: bool = False, keep: Sequence[str] = (), usable: list[str] | None = None) -> list[str]:
+    """The usable models (and `person`), with the saved values in `keep` kept in front when they are not
+    usable, so a saved choice never silently turns into another model."""
+    options = [*(usable_model_ids() if usable is None else usable), *([PERSON] if person else [])]
+    missing = [m for m in dict.fromkeys(keep) if m and m not in options]
+    return [*missing, *options]
+
+
+def model_problem(model_id: str | None) -> str | None:
+    """Why this model cannot be called here (`key_problem`), else None (a person always can)."""
+    if not model_id or model_id == PERSON:
+        return None
+    return key_problem(model_id)
+
+
+def model_picker(where, label: str, options: list[str], default: str | None, key: str,  # noqa: ANN001 - st or a column
+                 help: str | None = None, disabled: bool = False, check: bool = True) -> str:
+    """A model selectbox (each option with its family); under it, what is wrong when the choice cannot be called
+    (unless no provider has a key at all: the page says that once)."""
+    index = options.index(default) if default in options else 0
+    choice = where.selectbox(label, options, index=index, key=key, format_func=model_label, help=help,
+                             disabled=disabled)
+    if check and (problem := model_problem(choice)) and usable_model_ids():
+        where.error(escape_markdown(f"{label}: {problem}"))
+    return choice
+
+
+def one_family_hint(usable: list[str] | None = None) -> str | None:
+    """What a second key would add, when every usable model is of one family (None: two families or none)."""
+    families = {family(m) for m in (usable_model_ids() if usable is None else usable)}
+    if len(families) != 1:
+        return None
+    fam = families.pop()
+    return f"Only {fam} models are configured: {second_key_hint(fam)}."
+
+
+def panel_notes(reviewer_b: str, reviewer_c: str) -> None:
+    """The diversity warning for this panel; without one, on a desk of one model family, what a second key adds."""
+    if warning := diversity_warning(reviewer_b, reviewer_c):
+        st.warning(escape_markdown(warning))
+    elif hint := one_family_hint():
+        st.caption(escape_markdown(hint))
+
+
+# --- the Settings page's provider list --------------------------------------------------------
+
+PROTOCOL_LABEL = {MESSAGES_API: "Anthropic Messages API"}
+DEFAULT_URL = {ANTHROPIC: "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
+TEST_TIMEOUT_S = 10.0
+"""How long Test connection waits for the model list (no retries: the person clicks again)."""
+MAX_LISTED = 40
+"""Models of a provider's list shown by name (the rest are counted)."""
+MAX_MESSAGE_CHARS = 400
+
+
+def redacted_base_url(url: str | None) -> str:
+    """The URL without secrets: user and password become ***, every query value ***, no fragment."""
+    if not url:
+        return ""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "(not a valid URL)"
+    netloc = ("***@" if parts.username or parts.password else "") + (f"[{host}]" if ":" in host else host) + port
+    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
+    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
+
+
+def shown_url(provider: Provider) -> str:
+    """The provider's base URL for a page (redacted), or the default one it uses."""
+    if provider.base_url:
+        return redacted_base_url(provider.base_url)
+    default = DEFAULT_URL.get(provider.name)
+    return f"{default} (default)" if default else "(none)"
+
+
+def key_text(provider: Provider) -> str:
+    """'key present (OPENAI_API_KEY)', 'no key (set OPENAI_API_KEY)' or 'no key needed' — never the key."""
+    if provider.key_env is None:
+        return "no key needed"
+    where = "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN" if provider.name == ANTHROPIC else provider.key_env
+    return f"key present ({where})" if provider.key_present() else f"no key (set {where})"
+
+
+def _usd(value: float) -> str:
+    return f"${value:.2f}" if round(value, 2) == value else f"${value:g}"
+
+
+def price_rows(provider: Provider) -> list[dict]:
+    """The models offered for a provider with their family, list price and the date it was read."""
+    rates = pricing.load_rates()
+    rows = []
+    for mid in provider.model_ids():
+        row = rates.models.get(mid) if pricing.is_known(mid, rates) else None
+        rows.append({"model": mid, "family": family(mid),
+                     "input (USD / M tokens)": _usd(row.input) if row else pricing.PRICE_UNKNOWN,
+                     "output (USD / M tokens)": _usd(row.output) if row else pricing.PRICE_UNKNOWN,
+                     "price as of": pricing.model_as_of(mid, rates) or "—"})
+    return rows
+
+
+@dataclass(frozen=True)
+class ConnectionTest:
+    """What Test connection found: the model ids the provider lists, or exactly what failed."""
+
+    models: tuple[str, ...] = ()
+    total: int = 0
+    problem: str | None = None
+
+
+def _key_value(provider: Provider) -> str:
+    """The key, only so an error message that echoes it can be cleaned before it is shown."""
+    if provider.name == ANTHROPIC:
+        return os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or ""
+    return os.environ.get(provider.key_env or "", "") if provider.key_env else ""
+
+
+def _error_message(exc: Exception) -> str:
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        message = inner.get("message") if isinstance(inner, dict) else inner
+        if message:
+            return str(message)
+    return str(getattr(exc, "message", "") or exc)
+
+
+def _clean(message: str, provider: Provider) -> str:
+    key = _key_value(provider)
+    if len(key) >= 4:
+        message = message.replace(key, "***")
+    message = " ".join(message.split())
+    return message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + "…"
+
+
+def check_connection(provider: Provider) -> ConnectionTest:
+    """Ask the provider for its model list, once (no retries), and say what it lists or what failed."""
+    if not provider.key_present():
+        return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
+                                      ".streamlit/secrets.toml")
+    url = shown_url(provider)
+    try:
+        if provider.protocol == MESSAGES_API:
+            client = wiring.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
+        else:
+            client = wiring.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
+        ids = [m.id for m in itertools.islice(client.models.list(), 500)]
+    except (openai.APIStatusError, anthropic.APIStatusError) as exc:
+        problem = f"HTTP {exc.status_code} from {url}: {_error_message(exc)}"
+    except (openai.APITimeoutError, anthropic.APITimeoutError):
+        problem = f"no answer from {url} within {TEST_TIMEOUT_S:g} s (timed out)"
+    except (openai.APIConnectionError, anthropic.APIConnectionError) as exc:
+        cause = exc.__cause__ or exc.__context__
+        problem = f"could not connect to {url}: {cause or exc.message}"
+    except Exception as exc:  # noqa: BLE001 - a bad URL or an odd answer: say what, never a traceback
+        problem = f"{type(exc).__name__}: {exc}"
+    else:
+        return ConnectionTest(models=tuple(ids[:MAX_LISTED]), total=len(ids))
+    return ConnectionTest(problem=_clean(problem, provider))
+
+
+def _show_test(provider: Provider, result: ConnectionTest) -> None:
+    if result.problem:
+        st.error(escape_markdown(f"Test connection of {provider.name} failed: {result.problem}"))
+        return
+    more = f" … and {result.total - len(result.models)} more" if result.total > len(result.models) else ""
+    st.success(escape_markdown(f"Connected: {provider.name} lists {result.total} model(s): "
+                               f"{', '.join(result.models) or 'none'}{more}"))
+    if result.total <= MAX_LISTED:
+        absent = [m for m in provider.models if m not in result.models]
+        if absent:
+            st.caption(escape_markdown(f"Offered here but not in the provider's list: {', '.join(absent)} "
+                                       "(a call to these models may fail)."))
+
+
+def provider_card(provider: Provider) -> None:
+    """One provider: name, protocol, base URL, key status, its models with prices, and Test connection."""
+    with st.container(border=True):
+        protocol = PROTOCOL_LABEL.get(provider.protocol, "OpenAI Chat Completions")
+        st.markdown(escape_markdown(f"{provider.name} · {protocol} · {shown_url(provider)}"))
+        status = key_text(provider)
+        (st.caption if provider.key_present() else st.warning)(escape_markdown(status))
+        if not provider.strict:
+            st.caption("Strict JSON schemas off for this endpoint (STRICT = 0): answers are validated by the desk.")
+        rows = price_rows(provider)
+        if rows:
+            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        else:
+            st.caption(escape_markdown(f"No models offered: list them in SANTA_PROVIDER_"
+                                       f"{provider.name.upper().replace('-', '_')}_MODELS."))
+        state = f"provider_test_result_{provider.name}"
+        if st.button("Test connection", key=f"provider_test_{provider.name}",
+                     help="Asks the provider for its model list (one request, no model is called)."):
+            with st.spinner(escape_markdown(f"Asking {provider.name} for its models…")):
+                st.session_state[state] = check_connection(provider)
+        if isinstance(result := st.session_state.get(state), ConnectionTest):
+            _show_test(provider, result)
+
+
+def provider_section() -> None:
+    """Every configured provider, then the rule for models without a listed price."""
+    found = configured_providers()
+    ready = [p.name for p in found if p.key_present() and p.models]
+    if ready:
+        st.caption(escape_markdown(f"Models are offered from: {', '.join(ready)}. Keys are never shown or stored. "
+                                   "Add a provider with OPENAI_API_KEY, or an OpenAI-compatible endpoint with "
+                                   "SANTA_PROVIDER_<NAME>_BASE_URL (or [santa.providers.<name>] in secrets.toml)."))
+    else:
+        st.warning("No model provider has a key: person reviewers still work. Set `ANTHROPIC_API_KEY` or "
+                   "`OPENAI_API_KEY` (or add an OpenAI-compatible endpoint) in the environment or "
+                   "`.streamlit/secrets.toml` and restart the app to use model reviewers.")
+    for provider in found:
+        provider_card(provider)
+    st.caption(escape_markdown(f"Price unknown: {pricing.UNKNOWN_PRICE_RULE}. Price list as of "
+                               f"{pricing.rates_as_of()}."))
