@@ -12,6 +12,7 @@ from santa_core.providers import (
     CLAUDE_MODELS,
     configured_providers,
     default_panel,
+    default_screen_model,
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
@@ -70,7 +71,7 @@ def env_defaults() -> Defaults:
         "screen": os.environ.get("SANTA_SCREEN"),
         "screen_model": os.environ.get("SANTA_SCREEN_MODEL"),
     }
-    panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer}
+    panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model()}
     return Defaults(**{**panel, **{k: v for k, v in env.items() if v}})
 
 

@@ -25,6 +25,7 @@ import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 ANTHROPIC, OPENAI = "anthropic", "openai"
 MESSAGES_API, CHAT_COMPLETIONS = "messages", "chat_completions"
@@ -43,8 +44,12 @@ CLAUDE_MODELS = (
 OPENAI_MODELS = ("gpt-5.4-mini", "gpt-5.5", "gpt-5.4", "gpt-5.4-nano")
 """OpenAI models the pickers offer, the default reviewer first (priced in rates.toml)."""
 
-_NAME = re.compile(r"^[a-z][a-z0-9_-]{0,31}$")
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
+"""A provider name: lower-case letters, digits and `_` (so SANTA_PROVIDER_<NAME>_* maps back to one name)."""
 _ENV_PROVIDER = re.compile(r"^SANTA_PROVIDER_([A-Z][A-Z0-9_]*)_BASE_URL$")
+_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_FALSE = frozenset({"0", "false", "no", "off", "n", "f"})
+_TRUE = frozenset({"1", "true", "yes", "on", "y", "t", ""})
 
 
 @dataclass(frozen=True)
@@ -79,29 +84,77 @@ class Provider:
 
 
 def _env_name(name: str) -> str:
-    return name.upper().replace("-", "_")
+    return name.upper()
+
+
+def _strict(value: str | None) -> bool | None:
+    """A strict setting as written (`false`, `no`, `0`, `off` …); None when it is not a yes or a no."""
+    word = (value or "").strip().lower()
+    return False if word in _FALSE else True if word in _TRUE else None
+
+
+def _base_url_problem(url: str) -> str | None:
+    """Why a base URL cannot be used (not http(s), no host), without echoing it (it may hold a password)."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return "its base_url must be an http:// or https:// URL"
+    return None
 
 
 def configured_providers(env: Mapping[str, str] | None = None) -> list[Provider]:
-    """Anthropic, OpenAI, then the named endpoints in name order (whether or not their keys are present)."""
+    """Anthropic, OpenAI, then the usable named endpoints in name order (whether or not their keys are present);
+    `provider_problems` says why a configured one was left out."""
     env = os.environ if env is None else env
     found = [
         Provider(ANTHROPIC, MESSAGES_API, env.get("ANTHROPIC_BASE_URL") or None, "ANTHROPIC_API_KEY", CLAUDE_MODELS),
         Provider(OPENAI, CHAT_COMPLETIONS, env.get("OPENAI_BASE_URL") or None, "OPENAI_API_KEY",
-                 _models(env.get("SANTA_OPENAI_MODELS")) or OPENAI_MODELS),
+                 _models(env.get("SANTA_OPENAI_MODELS")) or OPENAI_MODELS,
+                 strict=_strict(env.get("SANTA_OPENAI_STRICT")) is not False),
     ]
-    names = sorted({m.group(1).lower().replace("_", "-") for k in env if (m := _ENV_PROVIDER.match(k))})
-    for name in names:
-        if name in (ANTHROPIC, OPENAI) or not _NAME.match(name):
-            continue
-        prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
-        base = (env.get(prefix + "BASE_URL") or "").strip()
-        if not base:
-            continue
-        found.append(Provider(name, CHAT_COMPLETIONS, base, (env.get(prefix + "API_KEY_ENV") or "").strip() or None,
-                              _models(env.get(prefix + "MODELS")),
-                              strict=(env.get(prefix + "STRICT") or "1").strip().lower() not in ("0", "false", "no")))
+    for name in _named(env):
+        if _named_problem(name, env) is None:
+            prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
+            found.append(Provider(name, CHAT_COMPLETIONS, env[prefix + "BASE_URL"].strip(),
+                                  (env.get(prefix + "API_KEY_ENV") or "").strip() or None,
+                                  _models(env.get(prefix + "MODELS")),
+                                  strict=_strict(env.get(prefix + "STRICT")) is not False))
     return found
+
+
+def _named(env: Mapping[str, str]) -> list[str]:
+    return sorted({m.group(1).lower() for k in env if (m := _ENV_PROVIDER.match(k))})
+
+
+def _named_problem(name: str, env: Mapping[str, str]) -> str | None:
+    """Why the named endpoint `name` is left out (one line that never echoes a value), else None."""
+    prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
+    if name in (ANTHROPIC, OPENAI):
+        return (f"provider {name!r} is built in: configure it with {name.upper()}_API_KEY and {name.upper()}_BASE_URL"
+                + (" (and SANTA_OPENAI_MODELS, SANTA_OPENAI_STRICT)" if name == OPENAI else ""))
+    if not _NAME.match(name):
+        return f"provider name {name[:40]!r} is not lower-case letters, digits and _ (at most 32)"
+    if problem := _base_url_problem((env.get(prefix + "BASE_URL") or "").strip()):
+        return f"provider {name!r} left out: {problem}"
+    key_env = (env.get(prefix + "API_KEY_ENV") or "").strip()
+    if key_env and not _ENV_VAR.match(key_env):
+        return (f"provider {name!r} left out: api_key_env must be the NAME of the variable holding the key "
+                "(letters, digits, _), not the key itself")
+    if _strict(env.get(prefix + "STRICT")) is None:
+        return f"provider {name!r} left out: strict must be true or false"
+    return None
+
+
+def provider_problems(env: Mapping[str, str] | None = None) -> list[str]:
+    """Every configured provider the desk leaves out, and why (for Settings and the command line's stderr)."""
+    env = os.environ if env is None else env
+    problems = [p for name in _named(env) if (p := _named_problem(name, env))]
+    problems += [f"secrets table [santa.providers.{name[:40]}] left out: {why}"
+                 for name, why in _SECRETS_PROBLEMS.items()]
+    return problems
+
+
+_SECRETS_PROBLEMS: dict[str, str] = {}
+"""Provider tables of secrets.toml that could not be exported, by name (filled by `provider_settings_to_env`)."""
 
 
 def _models(value: str | None) -> tuple[str, ...]:
@@ -109,19 +162,34 @@ def _models(value: str | None) -> tuple[str, ...]:
 
 
 def provider_settings_to_env(table: Mapping, env: dict | None = None) -> None:
-    """`[santa.providers.<name>]` of secrets.toml as SANTA_PROVIDER_<NAME>_* variables (values already set win)."""
+    """`[santa.providers.<name>]` of secrets.toml as SANTA_PROVIDER_<NAME>_* variables (values already set win).
+    `[santa.providers.openai]` sets the built-in OpenAI provider (OPENAI_BASE_URL, SANTA_OPENAI_MODELS,
+    SANTA_OPENAI_STRICT; its key stays OPENAI_API_KEY); a table that cannot be used is listed by
+    `provider_problems`."""
     env = os.environ if env is None else env
     for name, row in (table or {}).items():
-        if not isinstance(row, Mapping) or not _NAME.match(str(name)):
+        name = str(name)
+        if not isinstance(row, Mapping):
+            _SECRETS_PROBLEMS[name] = "it is not a table"
             continue
-        prefix = f"SANTA_PROVIDER_{_env_name(str(name))}_"
-        for key in ("base_url", "api_key_env", "models", "strict"):
+        if name == ANTHROPIC or not _NAME.match(name):
+            _SECRETS_PROBLEMS[name] = ("Anthropic is configured with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL"
+                                       if name == ANTHROPIC else
+                                       "a provider name is lower-case letters, digits and _ (at most 32)")
+            continue
+        _SECRETS_PROBLEMS.pop(name, None)
+        if name == OPENAI:
+            names = {"base_url": "OPENAI_BASE_URL", "models": "SANTA_OPENAI_MODELS", "strict": "SANTA_OPENAI_STRICT"}
+        else:
+            prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
+            names = {key: prefix + key.upper() for key in ("base_url", "api_key_env", "models", "strict")}
+        for key, var in names.items():
             value = row.get(key)
             if value is None:
                 continue
             if isinstance(value, list | tuple):
                 value = ",".join(map(str, value))
-            env.setdefault(prefix + key.upper(), str(value).lower() if isinstance(value, bool) else str(value))
+            env.setdefault(var, str(value).lower() if isinstance(value, bool) else str(value))
 
 
 # --- model ids --------------------------------------------------------------------------------
@@ -147,13 +215,30 @@ def provider_of(model_id: str, providers: list[Provider] | None = None) -> Provi
     return next((p for p in providers or configured_providers() if p.name == name), None)
 
 
-class ProviderProblem(ValueError):
-    """A model id the desk cannot call as configured: an unknown provider or a missing key (one line)."""
+_SPACE_OR_CONTROL = re.compile(r"[\s\x00-\x1f\x7f-\x9f]")
+
+
+def id_problem(model_id: str) -> str | None:
+    """Why `model_id` is not a model id at all (spaces, control characters, an empty or upper-case provider, a
+    bare id that is not Claude's), else None. Never echoes a control character."""
+    if not model_id or _SPACE_OR_CONTROL.search(model_id):
+        return f"model id {model_id.strip()[:60]!r} is empty or holds a space or control character"
+    prefix, sep, model = model_id.partition(":")
+    if sep and not _NAME.match(prefix):
+        hint = f"; did you mean {prefix.lower()}:{model}?" if _NAME.match(prefix.lower()) else ""
+        return f"model id {model_id[:80]!r}: a provider name is lower-case letters, digits and _{hint}"
+    if not sep and not model_id.startswith("claude-"):
+        return (f"model id {model_id[:80]!r} names no provider: only Claude ids (claude-…) may go without one; "
+                f"write <provider>:<model>, e.g. openai:{model_id[:60]} (or anthropic:{model_id[:60]} for a model "
+                "behind ANTHROPIC_BASE_URL)")
+    return None
 
 
 def key_problem(model_id: str, providers: list[Provider] | None = None,
                 env: Mapping[str, str] | None = None) -> str | None:
     """Why `model_id` cannot be called here (one line naming the provider and what to set), else None."""
+    if problem := id_problem(model_id):
+        return problem
     providers = configured_providers(env) if providers is None else providers
     name, model = split_model(model_id)
     provider = provider_of(model_id, providers)
@@ -180,7 +265,7 @@ def usable_model_ids(providers: list[Provider] | None = None, env: Mapping[str, 
 FAMILIES: tuple[tuple[str, str], ...] = (
     ("Claude", r"claude"),
     ("DeepSeek", r"deepseek"),
-    ("GPT", r"(^|/)(gpt|chatgpt|o[1-9](-|$)|codex|davinci|babbage)"),
+    ("GPT", r"(^|[/:._-])(gpt|chatgpt|o[1-9](-|$)|codex|davinci|babbage)"),
     ("Gemini", r"gemini|gemma|learnlm"),
     ("Llama", r"llama"),
     ("Mistral", r"mistral|mixtral|codestral|ministral|magistral|devstral|pixtral"),
@@ -214,9 +299,19 @@ def family(model_id: str) -> str:
     return first or name
 
 
+def family_known(model_id: str) -> bool:
+    """Whether the desk knows the family of `model_id` (a person, any model on the Anthropic API, or a name that
+    matches one of `FAMILIES`); a model of no known family cannot be said to differ from another."""
+    if model_id == PERSON_FAMILY or split_model(model_id)[0] == ANTHROPIC:
+        return True
+    name = split_model(model_id)[1].lower()
+    return any(pattern.search(name) for _, pattern in _FAMILY_RES)
+
+
 def spans_two_families(reviewer_b: str, reviewer_c: str) -> bool:
-    """Whether the panel's two reviewers come from different families (a person counts as their own)."""
-    return family(reviewer_b) != family(reviewer_c)
+    """Whether the panel's two reviewers come from different known families (a person counts as their own; a
+    model of unknown family never counts as a second family)."""
+    return family_known(reviewer_b) and family_known(reviewer_c) and family(reviewer_b) != family(reviewer_c)
 
 
 def diversity_warning(reviewer_b: str, reviewer_c: str, providers: list[Provider] | None = None,
@@ -228,6 +323,11 @@ def diversity_warning(reviewer_b: str, reviewer_c: str, providers: list[Provider
     if canonical(reviewer_b) == canonical(reviewer_c):
         return (f"Reviewers B and C are both {reviewer_b}. Two instances of one model share blind spots; pick "
                 "a model of another family for one slot.")
+    unknown = [m for m in (reviewer_b, reviewer_c) if not family_known(m)]
+    if unknown:
+        return (f"The model family of {', '.join(unknown)} is not known to the desk (its name matches none of "
+                f"{', '.join(name for name, _ in FAMILIES)}), so it cannot tell whether B and C share blind spots; "
+                "pick models of two known families.")
     fam = family(reviewer_b)
     if fam != family(reviewer_c):
         return None
@@ -271,6 +371,17 @@ def default_panel(providers: list[Provider] | None = None,
     return "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5"
 
 
+def default_screen_model(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The injection screen's default model: the cheapest usable one (it only has to repeat a key) — Claude Haiku
+    with an Anthropic key, else GPT-5.4-nano with an OpenAI key, else a named endpoint's first model."""
+    providers = configured_providers(env) if providers is None else providers
+    ready = [p for p in providers if p.key_present(env) and p.models]
+    if any(p.name == ANTHROPIC for p in ready) or not ready:
+        return "claude-haiku-5-5"
+    first = ready[0]
+    return first.model_id("gpt-5.4-nano" if "gpt-5.4-nano" in first.models else first.models[0])
+
+
 def panel_families(reviewer_b: str, reviewer_c: str) -> str:
     """'Claude + GPT' — the families of a panel, for records and the runs list."""
     return f"{family(reviewer_b)} + {family(reviewer_c)}"
@@ -288,3 +399,18 @@ def message_batches_problem(reviewer_b: str, reviewer_c: str) -> str | None:
         return None
     return (f"the Message Batches API is Anthropic's: {', '.join(others)} cannot review through it; turn Message "
             "Batches off (the sample is then reviewed with synchronous calls) or pick Claude models for both slots")
+
+
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{20,}|[A-Za-z0-9_\-]{32,})\b")
+
+
+def scrub_keys(text: str, env: Mapping[str, str] | None = None) -> str:
+    """`text` with every configured key's value, and anything shaped like a key, replaced by *** — for error
+    messages a server may echo a key into (they are stored, shown on pages and printed)."""
+    env = os.environ if env is None else env
+    names = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
+             *(p.key_env for p in configured_providers(env) if p.key_env)}
+    for value in sorted({env.get(n) or "" for n in names}, key=len, reverse=True):
+        if len(value) >= 6:
+            text = text.replace(value, "***")
+    return _KEY_LIKE.sub("***", text)

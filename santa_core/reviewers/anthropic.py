@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd
+from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
@@ -89,7 +90,7 @@ def usage_of(message: Message) -> Usage:
         "cache_creation_input_tokens",
         "cache_read_input_tokens",
     )
-    return Usage(**{n: int(getattr(raw, n, 0) or 0) for n in names})
+    return Usage(**{n: max(0, int(getattr(raw, n, 0) or 0)) for n in names})  # a negative count is no refund
 
 
 def check_answer(
@@ -130,7 +131,7 @@ def describe_status_error(exc: anthropic.APIStatusError) -> str:
     code = exc.status_code
     word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
     kind = f" {exc.type}" if exc.type else ""
-    detail = f": {exc.api_message}" if exc.api_message else ""
+    detail = f": {scrub_keys(exc.api_message)}" if exc.api_message else ""  # a server may echo the key
     return f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
 
 

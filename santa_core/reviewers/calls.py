@@ -27,6 +27,7 @@ from santa_core.models import (
     Slot,
     Usage,
 )
+from santa_core.pricing import estimate_call_usd
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 from santa_core.text import control_problem, strings_in
@@ -133,6 +134,21 @@ def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> Re
                          calls=res.llm_calls("review", model))
 
 
+def raw_of(answer: Any) -> str:
+    """The answer as text for the call log, whatever its shape."""
+    try:
+        return answer.model_dump_json(warnings=False) if hasattr(answer, "model_dump_json") else str(answer)
+    except Exception:  # noqa: BLE001 - a dump that fails still leaves a line in the log
+        return repr(answer)[:100_000]
+
+
+def unreadable(answer: Any, body: dict, exc: Exception, model: str, latency_s: float) -> CallResult:
+    """A 200 answer whose shape the reader could not take (wrong types, missing parts): a bad answer, kept raw and
+    counted at the most the call may have cost (its usage cannot be trusted), asked again like any bad answer."""
+    return CallResult(None, raw_of(answer), Usage(), f"answer could not be read ({type(exc).__name__}: {exc})"[:500],
+                      ReviewStatus.ERROR, latency_s, body, estimate_call_usd(model, body), retryable=True)
+
+
 class StructuredCaller:
     """One model behind a provider's SDK. Subclasses give `body`, `_send`, `_answer` and `_failure`."""
 
@@ -197,7 +213,10 @@ class StructuredCaller:
         except Exception as exc:  # noqa: BLE001
             status, error = self._failure(exc)
             return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
-        return self._answer(answer, body, schema, purpose, time.perf_counter() - start)
+        try:
+            return self._answer(answer, body, schema, purpose, time.perf_counter() - start)
+        except Exception as exc:  # noqa: BLE001 - an answer of a shape no reader foresaw: a bad answer, never a verdict
+            return unreadable(answer, body, exc, self.name, time.perf_counter() - start)
 
 
 class ModelReviewer(StructuredCaller):
@@ -282,7 +301,11 @@ class ModelScreen(StructuredCaller):
             call = LLMCall(purpose="screen", model=self.name, request=body, error=error,
                            latency_s=time.perf_counter() - start)
             return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
-        read = self._read_screen(answer)
+        try:
+            read = self._read_screen(answer)
+        except Exception as exc:  # noqa: BLE001 - an answer no reader foresaw says nothing either way
+            bad = unreadable(answer, body, exc, self.name, time.perf_counter() - start)
+            read = ScreenAnswer(bad.raw_text, bad.usage, bad.cost_usd, bad.error)
         verdict = "error" if read.error else "clean" if answered_key(read.text, key) else "took_over"
         call = LLMCall(purpose="screen", model=self.name, request=body, response=read.text, usage=read.usage,
                        cost_usd=read.cost_usd, latency_s=time.perf_counter() - start, error=read.error)

@@ -20,7 +20,8 @@ from pydantic import BaseModel
 
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import ReviewStatus, Usage
-from santa_core.pricing import cost_usd
+from santa_core.pricing import cost_usd, estimate_call_usd
+from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
@@ -54,24 +55,40 @@ def system_text(prompt: Prompt) -> str:
     return "\n\n".join(block["text"] for block in prompt.system)
 
 
-def usage_of(completion: ChatCompletion) -> Usage:
-    """Usage of a completion: prompt tokens (cached ones apart), completion tokens (reasoning included).
-    A server that reports none reads as 0 tokens."""
+def usage_of(completion: ChatCompletion) -> Usage | None:
+    """Usage of a completion: prompt tokens (cached ones apart), completion tokens (reasoning included). None when
+    the server reported none or nonsense (negative counts, more cached than prompt tokens): the call is then
+    counted at the most it may have cost, never at a made-up 0."""
     raw = completion.usage
     if raw is None:
-        return Usage()
-    cached = int(getattr(raw.prompt_tokens_details, "cached_tokens", 0) or 0) if raw.prompt_tokens_details else 0
-    prompt = int(raw.prompt_tokens or 0)
-    return Usage(input_tokens=max(0, prompt - cached), output_tokens=int(raw.completion_tokens or 0),
-                 cache_read_input_tokens=min(cached, prompt))
+        return None
+    details = raw.prompt_tokens_details
+    cached = int((details.cached_tokens if details is not None else 0) or 0)
+    prompt, out = int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0)
+    if min(prompt, out, cached) < 0 or cached > prompt or (prompt == 0 and out == 0):
+        return None
+    return Usage(input_tokens=prompt - cached, output_tokens=out, cache_read_input_tokens=cached)
+
+
+def priced(name: str, usage: Usage | None, body: dict) -> tuple[Usage, float]:
+    """(usage, cost) of a call: its reported usage at the model's rate, else the request's upper bound."""
+    if usage is None:
+        return Usage(), estimate_call_usd(name, body)
+    return usage, cost_usd(name, usage)
 
 
 def answer_text(completion: ChatCompletion) -> tuple[str, str | None, str | None]:
-    """(content, refusal, finish_reason) of the first choice ('' and None when there is none)."""
+    """(content, refusal, finish_reason) of the one choice ('' and None when there is none). Content that is not
+    text (a list of parts, a number) raises: such an answer is unreadable, not empty."""
     if not completion.choices:
         return "", None, None
     choice = completion.choices[0]
-    return choice.message.content or "", choice.message.refusal, choice.finish_reason
+    content, refusal = choice.message.content, choice.message.refusal
+    if content is not None and not isinstance(content, str):
+        raise TypeError(f"message content is a {type(content).__name__}, not text")
+    if refusal is not None and not isinstance(refusal, str):
+        raise TypeError(f"message refusal is a {type(refusal).__name__}, not text")
+    return content or "", refusal, choice.finish_reason
 
 
 def check_answer(completion: ChatCompletion, schema: type[BaseModel], purpose: str, model: str,
@@ -81,6 +98,8 @@ def check_answer(completion: ChatCompletion, schema: type[BaseModel], purpose: s
     text, refusal, finish = answer_text(completion)
     if not completion.choices:
         return None, f"{who} {model} answered with no choices"
+    if len(completion.choices) != 1:  # which one would be the verdict? none: fail closed
+        return None, f"{who} {model} answered with {len(completion.choices)} choices, not one"
     if refusal:
         return None, f"{who} {model} refused to answer: {refusal.strip()[:200]}"
     if finish == "length":
@@ -102,13 +121,13 @@ def describe_failure(exc: Exception, timeout: float, provider: str) -> tuple[Rev
         code = exc.status_code
         word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
         kind = f" {exc.type}" if getattr(exc, "type", None) else ""
-        detail = f": {exc.message}" if exc.message else ""
+        detail = f": {scrub_keys(exc.message)}" if exc.message else ""
         return ReviewStatus.ERROR, f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return ReviewStatus.ERROR, f"could not reach the {provider} API{retries_note(exc.request)}: {cause}"
     if isinstance(exc, openai.OpenAIError):
-        return ReviewStatus.ERROR, f"{provider} API error: {exc}"
+        return ReviewStatus.ERROR, f"{provider} API error: {scrub_keys(str(exc))}"
     if isinstance(exc, json.JSONDecodeError):
         return ReviewStatus.ERROR, f"API response was not JSON: {exc}"
     return ReviewStatus.ERROR, f"unexpected {type(exc).__name__}: {exc}"
@@ -150,11 +169,12 @@ class ChatCaller(StructuredCaller):
     def _answer(self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: str,
                 latency_s: float) -> CallResult:
         max_tokens = int(body.get(self._tokens_field) or 0)
-        text, usage = answer_text(answer)[0], usage_of(answer)
+        text = answer_text(answer)[0]
+        usage, cost = priced(self.name, usage_of(answer), body)
         parsed, error = check_answer(answer, schema, purpose, self.name, max_tokens)
         truncated = bool(answer.choices) and answer.choices[0].finish_reason == "length"
         return CallResult(parsed, text, usage, error, ReviewStatus.OK if error is None else ReviewStatus.ERROR,
-                          latency_s, body, cost_usd(self.name, usage), retryable=error is not None, truncated=truncated)
+                          latency_s, body, cost, retryable=error is not None, truncated=truncated)
 
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
         return describe_failure(exc, self.timeout, self.provider)
@@ -176,21 +196,26 @@ class ChatScreen(ChatCaller, ModelScreen):
         room = REASONING_SCREEN_TOKENS if provider == "openai" else SCREEN_MAX_TOKENS
         ChatCaller.__init__(self, name, model, client, provider, True, room, timeout, max_retries, answer_attempts)
 
+    _screen_body_sent: dict = {}
+
     def _screen_body(self, text: str, key: str) -> dict:
         prompt = screen_prompt(text, key)
-        return {"model": self.model, self._tokens_field: self.max_tokens,
-                "messages": [{"role": "user", "content": prompt.user}]}
+        self._screen_body_sent = {"model": self.model, self._tokens_field: self.max_tokens,
+                                  "messages": [{"role": "user", "content": prompt.user}]}
+        return self._screen_body_sent
 
     def _read_screen(self, answer: Any) -> ScreenAnswer:
         """A cut-off answer is judged (a model running past a short key has left the instruction behind); a
         refused, unfinished or empty one says nothing."""
         text, refusal, finish = answer_text(answer)
-        usage = usage_of(answer)
+        usage, cost = priced(self.name, usage_of(answer), self._screen_body_sent)
         error = None
-        if refusal:
+        if len(answer.choices) > 1:
+            error = f"screening model {self.name} answered with {len(answer.choices)} choices, not one"
+        elif refusal:
             error = f"screening model {self.name} refused to answer"
         elif finish not in ("stop", "length"):
             error = f"answer did not finish (finish_reason={finish!r})"
         elif not text.strip():
             error = f"screening model {self.name} answered with no text"
-        return ScreenAnswer(text, usage, cost_usd(self.name, usage), error)
+        return ScreenAnswer(text, usage, cost, error)
