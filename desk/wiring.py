@@ -86,11 +86,14 @@ def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra) ->
     problem = providers.key_problem(name)
     if provider is None or problem:
         return UnavailableModel(name, problem or f"unknown provider for {name}")
-    if provider.protocol == providers.MESSAGES_API:
-        return anthropic_kind(providers.split_model(name)[1], client=shared_client(),
-                              answer_attempts=answer_attempts(), **extra)
-    return chat_kind(providers.canonical(name), providers.split_model(name)[1], chat_client(provider),
-                     provider=provider.name, answer_attempts=answer_attempts(), **extra)
+    try:
+        if provider.protocol == providers.MESSAGES_API:
+            return anthropic_kind(providers.split_model(name)[1], client=shared_client(),
+                                  answer_attempts=answer_attempts(), **extra)
+        return chat_kind(providers.canonical(name), providers.split_model(name)[1], chat_client(provider),
+                         provider=provider.name, answer_attempts=answer_attempts(), **extra)
+    except Exception as exc:  # noqa: BLE001 - a client that cannot be built (a malformed base URL): no call, no verdict
+        return UnavailableModel(name, providers.scrub_keys(f"cannot call {name}: {type(exc).__name__}: {exc}"))
 
 
 def model_reviewer(name: str) -> Reviewer:

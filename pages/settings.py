@@ -56,7 +56,7 @@ models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_
 st.subheader("Defaults for new runs")
 b = providers_ui.model_picker(st, "Reviewer B", models, d.reviewer_b, "set_b", disabled=not allowed)
 c = providers_ui.model_picker(st, "Reviewer C", models, d.reviewer_c, "set_c", disabled=not allowed)
-providers_ui.panel_notes(b, c)
+providers_ui.panel_notes(b, c, d)
 fixer = providers_ui.model_picker(st, "Fix agent", models, d.fixer, "set_fixer", disabled=not allowed)
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",

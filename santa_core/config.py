@@ -13,6 +13,7 @@ from santa_core.providers import (
     configured_providers,
     default_panel,
     default_screen_model,
+    key_problem,
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
@@ -83,6 +84,18 @@ def api_key_present() -> bool:
 def base_url() -> str | None:
     """ANTHROPIC_BASE_URL when set (a proxy, a gateway or a local stand-in server)."""
     return os.environ.get("ANTHROPIC_BASE_URL") or None
+
+
+def screen_problem(defaults: Defaults, reviewers: tuple[str, ...]) -> str | None:
+    """Why the injection screen, switched on, will not run for a panel of these reviewers (its model cannot be
+    called here), else None. Only the fencing and the deterministic detector then stand between an injected
+    text and the reviewers: the pages and the command line say so."""
+    if not defaults.screen or all(r == "person" for r in reviewers):
+        return None
+    if problem := key_problem(defaults.screen_model):
+        return (f"the injection screen is on but will not run: its model {defaults.screen_model} cannot be called "
+                f"here ({problem}); pick a screening model you have a key for in Settings or SANTA_SCREEN_MODEL")
+    return None
 
 
 def export_to_env(values: dict) -> None:

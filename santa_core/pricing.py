@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from santa_core.models import Usage
-from santa_core.providers import canonical
+from santa_core.providers import PERSON_FAMILY, canonical
 
 DEFAULT_RATES_PATH = Path(__file__).with_name("rates.toml")
 PER_TOKENS = 1_000_000
@@ -98,6 +98,12 @@ def cost_text(model: str, usage: Usage, cost: float, rates: Rates | None = None)
         return f"${cost:.4f}"
     tokens_in = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
     return f"{PRICE_UNKNOWN} ({tokens_in:,} in · {usage.output_tokens:,} out tokens)"
+
+
+def unpriced(*models: str, rates: Rates | None = None) -> list[str]:
+    """The models (people left out) with no listed price: their calls count against a budget at the highest
+    listed rate, and their cost shows as "price unknown"."""
+    return [m for m in dict.fromkeys(models) if m != PERSON_FAMILY and not is_known(m, rates)]
 
 
 def model_as_of(model: str, rates: Rates | None = None) -> str | None:

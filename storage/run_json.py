@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from santa_core.models import ReviewOutcome, Rubric
+from santa_core import pricing
+from santa_core.models import ReviewOutcome, Rubric, Usage
 from santa_core.providers import diversity_warning, panel_families, spans_two_families
+from santa_core.reviewers.base import PERSON
 from santa_core.run.gate import slot_verdict
 from storage.rows import enum_value
 from storage.views import RoundView, RunView
@@ -20,10 +22,26 @@ def review_json(outcome: ReviewOutcome, rubric: Rubric) -> dict[str, Any]:
         "verdict": slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,
+        **price_note(outcome.reviewer, outcome.usage),
         "review": None
         if outcome.review is None
         else outcome.review.model_dump(mode="json"),
     }
+
+
+def price_note(model: str, usage: Usage) -> dict[str, Any]:
+    """For a model with no listed price: `price: "unknown"` and its tokens (its cost_usd is the budget's upper
+    bound, not a price); nothing for a priced model or a person."""
+    if model == PERSON or pricing.is_known(model):
+        return {}
+    return {"price": pricing.PRICE_UNKNOWN, "tokens": {"input": usage.input_tokens + usage.cache_read_input_tokens
+                                                       + usage.cache_creation_input_tokens,
+                                                       "output": usage.output_tokens}}
+
+
+def unpriced_models(view: RunView) -> list[str]:
+    """The run's models with no listed price (their calls count against the budget at the highest rate)."""
+    return pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer)
 
 
 def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
@@ -56,12 +74,13 @@ def run_json(view: RunView) -> dict[str, Any]:
         "reviewer_c": view.reviewer_c,
         "panel": {"families": panel_families(view.reviewer_b, view.reviewer_c),
                   "spans_two_families": spans_two_families(view.reviewer_b, view.reviewer_c),
-                  "warning": diversity_warning(view.reviewer_b, view.reviewer_c, providers=[])},
+                  "warning": diversity_warning(view.reviewer_b, view.reviewer_c)},
         "fixer": view.fixer,
         "created_by": view.created_by,
         "source": view.source,
         "created_at": view.created_at.isoformat(),
         "cost_usd": view.total_cost_usd,
+        "price_unknown": unpriced_models(view),
         "cut_off_calls": [c.model_dump(mode="json") for c in view.cut_off],
         "rounds": [round_json(r, view.rubric) for r in view.rounds],
         "escalation": None

@@ -172,7 +172,7 @@ def _models() -> tuple[Rubric, str, str, str]:
     reviewer_b = _model(b, "Reviewer B", models[0], "batch_reviewer_b", "Reviews every sampled item.")
     reviewer_c = _model(c, "Reviewer C", models[1], "batch_reviewer_c", "Reviews every sampled item, independently.")
     fixer = _model(f, "Fix agent", models[2], "batch_fixer", "Proposes one fix per pattern, on its representative item.")
-    providers_ui.panel_notes(reviewer_b, reviewer_c)
+    providers_ui.panel_notes(reviewer_b, reviewer_c, d)
     return rubric, reviewer_b, reviewer_c, fixer
 
 

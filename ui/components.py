@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from santa_core import pricing
 from santa_core.checks import run_criterion_checks
 from santa_core.checks.forms import describe_check
 from santa_core.models import (
@@ -23,6 +24,7 @@ from santa_core.models import (
     RunStatus,
     ScreenResult,
 )
+from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.text import unified_diff
@@ -76,8 +78,9 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
     if outcome.review is not None:
         _review_body(outcome)
     u = outcome.usage
-    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · {usd(outcome.cost_usd)} · "
-               f"{outcome.latency_s:.1f}s")
+    priced = outcome.reviewer == PERSON or pricing.is_known(outcome.reviewer)
+    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · "
+               f"{usd(outcome.cost_usd) if priced else pricing.PRICE_UNKNOWN} · {outcome.latency_s:.1f}s")
 
 
 def _review_body(outcome: ReviewOutcome) -> None:

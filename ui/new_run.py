@@ -89,7 +89,7 @@ def new_run_form() -> int | None:
     with c_col:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", usable, SLOT_HELP)
         person_c = _person_choice("C", reviewer_c)
-    providers_ui.panel_notes(reviewer_b, reviewer_c)
+    providers_ui.panel_notes(reviewer_b, reviewer_c, d)
     with st.expander("Run options"):
         fixer = _model_choice("Fix agent", d.fixer, "new_fixer", usable, "A model, or 'person': you fix the "
                               "flagged issues yourself in the approval step.")

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import os
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -19,6 +21,7 @@ import streamlit as st
 
 from desk import wiring
 from santa_core import pricing
+from santa_core.config import Defaults, screen_problem
 from santa_core.providers import (
     ANTHROPIC,
     MESSAGES_API,
@@ -28,6 +31,8 @@ from santa_core.providers import (
     family,
     key_problem,
     provider_of,
+    provider_problems,
+    scrub_keys,
     second_key_hint,
     usable_model_ids,
 )
@@ -84,12 +89,15 @@ def one_family_hint(usable: list[str] | None = None) -> str | None:
     return f"Only {fam} models are configured: {second_key_hint(fam)}."
 
 
-def panel_notes(reviewer_b: str, reviewer_c: str) -> None:
-    """The diversity warning for this panel; without one, on a desk of one model family, what a second key adds."""
+def panel_notes(reviewer_b: str, reviewer_c: str, defaults: Defaults | None = None) -> None:
+    """The diversity warning for this panel; without one, on a desk of one model family, what a second key adds;
+    and, when the injection screen is on but its model cannot be called, that it will not run."""
     if warning := diversity_warning(reviewer_b, reviewer_c):
         st.warning(escape_markdown(warning))
     elif hint := one_family_hint():
         st.caption(escape_markdown(hint))
+    if defaults is not None and (problem := screen_problem(defaults, (reviewer_b, reviewer_c))):
+        st.warning(escape_markdown(problem[0].upper() + problem[1:] + "."))
 
 
 # --- the Settings page's provider list --------------------------------------------------------
@@ -98,6 +106,8 @@ PROTOCOL_LABEL = {MESSAGES_API: "Anthropic Messages API"}
 DEFAULT_URL = {ANTHROPIC: "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
 TEST_TIMEOUT_S = 10.0
 """How long Test connection waits for the model list (no retries: the person clicks again)."""
+TEST_DEADLINE_S = 15.0
+"""The most Test connection keeps the page waiting in all (a server that trickles bytes beats a read timeout)."""
 MAX_LISTED = 40
 """Models of a provider's list shown by name (the rest are counted)."""
 MAX_MESSAGE_CHARS = 400
@@ -107,13 +117,19 @@ def redacted_base_url(url: str | None) -> str:
     """The URL without secrets: user and password become ***, every query value ***, no fragment."""
     if not url:
         return ""
+    if "@" in url:  # credentials, however the URL parses (a missing scheme makes urlsplit miss them)
+        head, _, tail = url.rpartition("@")
+        scheme = head.split("://", 1)[0] + "://" if "://" in head else ""
+        url = f"{scheme}***@{tail}"
+        if not scheme:
+            return f"***@{redacted_base_url('http://' + tail).removeprefix('http://')}"
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "(not a valid URL)"
-    netloc = ("***@" if parts.username or parts.password else "") + (f"[{host}]" if ":" in host else host) + port
+    netloc = ("***@" if parts.username or parts.password or "@" in parts.netloc else "") + (f"[{host}]" if ":" in host else host) + port
     query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
@@ -181,6 +197,7 @@ def _clean(message: str, provider: Provider) -> str:
     key = _key_value(provider)
     if len(key) >= 4:
         message = message.replace(key, "***")
+    message = scrub_keys(message)
     message = " ".join(message.split())
     return message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + "…"
 
@@ -191,6 +208,18 @@ def check_connection(provider: Provider) -> ConnectionTest:
         return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
                                       ".streamlit/secrets.toml")
     url = shown_url(provider)
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="provider-test")
+    try:
+        result = pool.submit(_list_models, provider, url).result(timeout=TEST_DEADLINE_S)
+    except FutureTimeout:
+        result = ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)  # a server that trickles bytes is left to its read timeout
+    return result
+
+
+def _list_models(provider: Provider, url: str) -> ConnectionTest:
+    """One model-list request; what it lists or what failed (never raises)."""
     try:
         if provider.protocol == MESSAGES_API:
             client = wiring.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
@@ -261,6 +290,8 @@ def provider_section() -> None:
         st.warning("No model provider has a key: person reviewers still work. Set `ANTHROPIC_API_KEY` or "
                    "`OPENAI_API_KEY` (or add an OpenAI-compatible endpoint) in the environment or "
                    "`.streamlit/secrets.toml` and restart the app to use model reviewers.")
+    for problem in provider_problems():
+        st.warning(escape_markdown(problem))
     for provider in found:
         provider_card(provider)
     st.caption(escape_markdown(f"Price unknown: {pricing.UNKNOWN_PRICE_RULE}. Price list as of "

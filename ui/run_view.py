@@ -33,8 +33,7 @@ def panel_note(view: RunView) -> None:
         else:
             st.caption(f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
                        "not independent.")
-    unpriced = [m for m in dict.fromkeys((view.reviewer_b, view.reviewer_c, view.fixer))
-                if m != PERSON and not pricing.is_known(m)]
+    unpriced = pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer)
     if unpriced and not view.blind:
         st.caption(escape_markdown(f"{pricing.PRICE_UNKNOWN} for {', '.join(unpriced)}: {pricing.UNKNOWN_PRICE_RULE}."))
 
@@ -44,6 +43,8 @@ def run_header(view: RunView) -> None:
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
     # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
     spent = "" if view.blind else f" · {components.usd(view.total_cost_usd)} spent"
+    if spent and pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer):  # an upper bound, not a price: say so where the figure stands
+        spent = f" · {components.usd(view.total_cost_usd)} counted against the budget (includes {pricing.PRICE_UNKNOWN})"
     st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {identity.display(view.created_by)}"))

@@ -32,7 +32,7 @@ from desk.cli.common import (
 )
 from santa_core.batch.sampling import DEFAULT_RATE, MIN_SAMPLE
 from santa_core.models import Rubric
-from santa_core.providers import message_batches_problem
+from santa_core.providers import canonical, message_batches_problem
 from santa_core.reviewers.base import PERSON
 from santa_core.text import text_problem
 
@@ -117,9 +117,11 @@ def run_batch(args: argparse.Namespace) -> int:
         for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
             if getattr(args, name) is None:
                 setattr(args, name, getattr(defaults, name))
+        for name in ("reviewer_b", "reviewer_c", "fixer"):  # one spelling per model, as `review`
+            setattr(args, name, canonical(getattr(args, name)))
         rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _check_batch_reviewers(args)
-        warn_about_models(args)
+        warn_about_models(args, defaults)
         batch_id = _create_batch(desk, file, _batch_config(args, file, spec, rubric))
         say(_detection_line(desk, batch_id))
         decisions = Decisions()

@@ -13,10 +13,10 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from santa_core.config import diversity_warning, export_to_env
+from santa_core.config import Defaults, diversity_warning, export_to_env, screen_problem
 from santa_core.models import Rubric
-from santa_core.pricing import UNKNOWN_PRICE_RULE, is_known
-from santa_core.providers import key_problem
+from santa_core.pricing import UNKNOWN_PRICE_RULE, unpriced
+from santa_core.providers import key_problem, provider_problems
 from santa_core.reviewers.base import PERSON
 from santa_core.text import text_problem
 
@@ -110,13 +110,17 @@ def _label_file_rubric(rubric: Rubric, store) -> Rubric:
     return rubric.model_copy(update={"name": f"{rubric.name} (file)"})
 
 
-def warn_about_models(args: argparse.Namespace) -> None:
-    """The app's warnings, on stderr: reviewers not independent, models without a known price."""
+def warn_about_models(args: argparse.Namespace, defaults: Defaults | None = None) -> None:
+    """The app's warnings, on stderr: reviewers not independent, models without a known price, provider settings
+    left out, an injection screen that is on but cannot run."""
+    for problem in provider_problems():
+        print(f"santa: warning: {problem}", file=sys.stderr)
     if warning := diversity_warning(args.reviewer_b, args.reviewer_c):
         print(f"santa: warning: {warning}", file=sys.stderr)
-    for model in dict.fromkeys((args.reviewer_b, args.reviewer_c, args.fixer)):
-        if model != PERSON and not is_known(model):
-            print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
+    for model in unpriced(args.reviewer_b, args.reviewer_c, args.fixer):
+        print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
+    if defaults is not None and (problem := screen_problem(defaults, (args.reviewer_b, args.reviewer_c))):
+        print(f"santa: warning: {problem}", file=sys.stderr)
 
 
 def check_model_keys(*models: str) -> None:

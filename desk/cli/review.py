@@ -81,10 +81,11 @@ def run_review(args: argparse.Namespace) -> dict:
 
     desk = open_desk()
     try:
-        fill_defaults(args, desk.defaults())
+        defaults = desk.defaults()
+        fill_defaults(args, defaults)
         rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _validate(args)
-        warn_about_models(args)
+        warn_about_models(args, defaults)
         run_id = actions.start_run(
             desk.runs, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
@@ -116,6 +117,9 @@ def _summary(result: dict) -> str:
         lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
     cost = result["cost_usd"]
     lines.append(f"  cost ${cost:.4f}" if cost >= 0.01 or cost == 0 else f"  cost ${cost:.6f}")
+    if result.get("price_unknown"):
+        lines[-1] += (f" counted against the budget (price unknown for {', '.join(result['price_unknown'])}: "
+                      "counted at the highest listed rate)")
     return "\n".join(lines)
 
 

@@ -301,6 +301,8 @@ def panel_line(r: VerificationRecord) -> str:
     """'Claude + GPT: two model families' or '... one model family: their misses are not independent'."""
     if r.spans_two_families is None:
         return "families not recorded"
+    if "person" in r.panel_families.split(" + "):
+        return f"{r.panel_families}: a person in the panel"
     if r.spans_two_families:
         return f"{r.panel_families}: two model families"
     return f"{r.panel_families}: one model family, so the reviewers' misses are not independent"
