@@ -81,3 +81,82 @@ def test_a_named_local_endpoint_without_a_key(cli_env: dict, tmp_path: Path, cha
     assert body["model"] == "qwen3:32b" and body["response_format"]["json_schema"]["strict"] is False
     assert "price unknown for 'local:qwen3:32b'" in done.stderr
     assert json.loads(done.stdout)["panel"]["families"] == "Qwen + Claude"
+
+
+def test_a_batch_with_reviewer_b_on_openai_reviews_synchronously_on_the_chat_stub(
+        env: dict, tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> None:
+    """`batch` (no Message Batches) with B on an OpenAI-compatible server: every sampled item's B review goes to
+    that server, C's to Claude, and the sample finishes (the planted pattern found, its fix waiting for a person)."""
+    from tests.cli.test_batch import SEED, planted_model
+    from tests.core.batch.test_driver import DEFECT, planted_csv
+    from tests.core.batch.test_driver import SPEC as BATCH_SPEC
+    from tests.support.chat_api import chat_user_text
+    from tests.support.messages_api import schema_properties
+
+    messages_stub.handler = planted_model
+    chat_stub.handler = for_chat(planted_model)
+    data, planted = planted_csv()
+    path = tmp_path / "emails.csv"
+    path.write_bytes(data)
+    cli = {**env, "ANTHROPIC_BASE_URL": messages_stub.url, "ANTHROPIC_API_KEY": "test",
+           "OPENAI_BASE_URL": chat_stub.url, "OPENAI_API_KEY": "test-openai"}
+    done = santa_in_process(["batch", path, "--spec", BATCH_SPEC, "--strata", "template", "--seed", SEED,
+                             "--reviewer-b", "openai:gpt-5.4-mini", "--reviewer-c", "claude-haiku-5-5", "--json"],
+                            cli, ROOT)
+    assert done.returncode == 3, done.stderr  # 3: a pattern's fix waits for a person
+    result = json.loads(done.stdout)
+    [sample] = result["samples"]
+    assert sample["size"] == 30 and "sample 1: 30 of 30 reviewed" in done.stderr  # the sample finished
+    assert sample["failed"] and set(sample["failed"]) <= planted and sample["review_errors"] == 0
+    [pattern] = result["patterns"]
+    assert (pattern["criterion"], pattern["status"]) == ("compliance", "proposed")
+    reviews_b = [c["body"] for c in chat_stub.chat_calls()]
+    assert len(reviews_b) == 30 and {b["model"] for b in reviews_b} == {"gpt-5.4-mini"}  # B: every sampled item
+    assert all("verdict" in str(b["response_format"]) for b in reviews_b)
+    assert any(DEFECT in chat_user_text(b) for b in reviews_b)  # the planted items went there too
+    reviews_c = [c["body"] for c in messages_stub.message_calls() if "verdict" in schema_properties(c["body"])]
+    assert len(reviews_c) == 30 and {b["model"] for b in reviews_c} == {"claude-haiku-5-5"}
+    assert messages_stub.batch_ids() == []  # synchronous calls, no Message Batch
+
+
+def test_an_openai_only_desk_screens_with_an_openai_model(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
+    env = {k: v for k, v in cli_env.items() if not k.startswith("ANTHROPIC_")}
+    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["reviewer_b"].startswith("openai:") and result["reviewer_c"].startswith("openai:")
+    assert "both GPT models" in done.stderr  # one family: said
+    screens = [c["body"] for c in chat_stub.screen_calls()]
+    assert screens and {b["model"] for b in screens} == {"gpt-5.4-nano"}  # the screen ran, on a model it can call
+    assert "injection screen is on but will not run" not in done.stderr
+
+
+def test_a_screen_that_cannot_run_is_said_on_stderr(cli_env: dict, tmp_path: Path) -> None:
+    env = {**{k: v for k, v in cli_env.items() if not k.startswith("ANTHROPIC_")},
+           "SANTA_SCREEN_MODEL": "claude-haiku-5-5"}
+    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "openai:gpt-5.4-mini",
+                  "--reviewer-c", "openai:gpt-5.5")
+    assert "injection screen is on but will not run" in done.stderr and "ANTHROPIC_API_KEY" in done.stderr
+
+
+def test_a_price_unknown_run_says_so_with_its_tokens(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
+    env = {**cli_env, "SANTA_PROVIDER_LOCAL_BASE_URL": chat_stub.url}
+    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "local:qwen3:32b",
+                  "--reviewer-c", "claude-haiku-5-5", "--json")
+    result = json.loads(done.stdout)
+    b, c = result["rounds"][0]["reviews"]["B"], result["rounds"][0]["reviews"]["C"]
+    assert b["price"] == "price unknown" and b["tokens"]["output"] > 0 and "price" not in c
+    assert result["price_unknown"] == ["local:qwen3:32b"]
+    text = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "local:qwen3:32b",
+                  "--reviewer-c", "claude-haiku-5-5")
+    assert "counted against the budget (price unknown for local:qwen3:32b" in text.stdout
+
+
+@pytest.mark.parametrize(("model", "says"), [
+    ("gpt-5.4-mini", "names no provider"),
+    ("OPENAI:gpt-5.4-mini", "did you mean openai:gpt-5.4-mini?"),
+    ("openai:gpt\x1b[31mRED", "space or control character"),
+])
+def test_what_is_not_a_model_id_is_exit_2(cli_env: dict, tmp_path: Path, model: str, says: str) -> None:
+    done = review(cli_env, tmp_path, "Clean copy.", "--reviewer-b", model, "--reviewer-c", "claude-haiku-5-5")
+    assert done.returncode == 2 and says in done.stderr and "\x1b" not in done.stderr

@@ -142,3 +142,86 @@ def test_a_cut_off_chat_call_is_counted_at_its_whole_output_room() -> None:
     body = {"model": "gpt-5.4-mini", "max_completion_tokens": 8192, "messages": []}
     most = estimate_call_usd("openai:gpt-5.4-mini", body)
     assert most >= cost_usd("openai:gpt-5.4-mini", Usage(output_tokens=8192))
+
+
+def _exported(table: dict) -> tuple[list, list[str], dict]:
+    """Providers and problems after exporting a secrets table, in an environment restored afterwards."""
+    with mock.patch.dict(os.environ):
+        pv._SECRETS_PROBLEMS.clear()
+        export_to_env({"santa": {"providers": table}})
+        env = {k: v for k, v in os.environ.items() if k.startswith(("SANTA_", "OPENAI_"))}
+        found, problems = pv.configured_providers(), pv.provider_problems()
+    pv._SECRETS_PROBLEMS.clear()
+    return found, problems, env
+
+
+def test_provider_names_map_back_to_themselves_and_bad_tables_are_named_without_their_values() -> None:
+    found, problems, _ = _exported({
+        "my_local": {"base_url": "http://127.0.0.1:1/v1", "models": ["qwen3:32b"], "strict": "off"},
+        "Gemini": {"base_url": "https://example.test/v1"},
+        "anthropic": {"base_url": "http://127.0.0.1:2"},
+        "leaky": {"base_url": "http://127.0.0.1:3/v1", "api_key_env": "sk-proj-SECRET123456"},
+        "noscheme": {"base_url": "alice:hunter2@gw.example/v1"},
+    })
+    names = {p.name: p for p in found}
+    assert set(names) == {"anthropic", "openai", "my_local"}  # the bad tables left out, the good one kept as named
+    assert names["my_local"].model_ids() == ["my_local:qwen3:32b"] and not names["my_local"].strict
+    assert names["anthropic"].base_url is None  # a table cannot move Anthropic
+    text = "\n".join(problems)
+    assert "[santa.providers.Gemini]" in text and "[santa.providers.anthropic]" in text
+    assert "'leaky' left out: api_key_env must be the NAME" in text and "'noscheme' left out" in text
+    assert "SECRET123456" not in text and "hunter2" not in text
+
+
+def test_the_openai_table_configures_the_built_in_provider() -> None:
+    found, problems, env = _exported({"openai": {"base_url": "http://127.0.0.1:4/v1", "strict": False,
+                                                 "models": ["qwen3:32b"]}})
+    openai = next(p for p in found if p.name == "openai")
+    assert openai.base_url == "http://127.0.0.1:4/v1" and not openai.strict and openai.models == ("qwen3:32b",)
+    assert problems == [] and env["OPENAI_BASE_URL"] == "http://127.0.0.1:4/v1"
+
+
+@pytest.mark.parametrize(("model_id", "says"), [
+    ("gpt-5.4-mini", "names no provider"),
+    ("OPENAI:gpt-5.4-mini", "did you mean openai:gpt-5.4-mini?"),
+    (":gpt", "provider name is lower-case"),
+    ("openai:gpt 5", "space or control character"),
+    ("openai:gpt\x1b[31m", "space or control character"),
+    ("", "empty"),
+])
+def test_what_is_not_a_model_id_is_refused(model_id: str, says: str) -> None:
+    problem = pv.key_problem(model_id, env={"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"})
+    assert problem is not None and says in problem and "\x1b" not in problem
+
+
+@pytest.mark.parametrize(("model_id", "fam"), [
+    ("openai:ft:gpt-4o-mini:acme::x", "GPT"),
+    ("gw:openai.gpt-oss-120b", "GPT"),
+    ("local:my-gpt-finetune", "GPT"),
+    ("gw:text-davinci-003", "GPT"),
+])
+def test_more_gpt_spellings(model_id: str, fam: str) -> None:
+    assert pv.family(model_id) == fam and pv.family_known(model_id)
+
+
+def test_a_model_of_unknown_family_never_counts_as_a_second_family() -> None:
+    assert not pv.spans_two_families("openai:gpt-5.4-mini", "azure:prod-deployment")
+    warning = pv.diversity_warning("openai:gpt-5.4-mini", "azure:prod-deployment", env={})
+    assert warning is not None and "azure:prod-deployment is not known" in warning
+
+
+@pytest.mark.parametrize(("env", "screen"), [
+    ({"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, "claude-haiku-5-5"),
+    ({"OPENAI_API_KEY": "o"}, "openai:gpt-5.4-nano"),
+    ({"SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1", "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"},
+     "local:qwen3:32b"),
+])
+def test_the_screen_defaults_to_a_model_the_desk_can_call(env: dict, screen: str) -> None:
+    assert pv.default_screen_model(env=env) == screen
+
+
+def test_keys_are_scrubbed_from_text() -> None:
+    env = {"OPENAI_API_KEY": "key-value-1234", "SANTA_PROVIDER_G_BASE_URL": "http://127.0.0.1:1/v1",
+           "SANTA_PROVIDER_G_API_KEY_ENV": "G_KEY", "G_KEY": "gee-key-5678"}
+    text = pv.scrub_keys("bad key key-value-1234, gee-key-5678 and sk-proj-abcdefgh1234", env=env)
+    assert text == "bad key ***, *** and ***"

@@ -192,3 +192,50 @@ def test_test_connection_lists_the_models_or_says_exactly_what_failed(desk_env: 
     at.button(key="provider_test_nokey").click().run()
     assert "Test connection of nokey failed: nothing was sent: no key (set NOKEY_API_KEY)" in texts(at)
     assert "Traceback" not in everything(at)
+
+
+def test_a_base_url_with_credentials_is_redacted_however_it_parses() -> None:
+    from ui.providers import redacted_base_url
+
+    for url in ("alice:hunter2@gw.example/v1", "https://alice:hunter2@gw.example/v1", "gw.example@x:hunter2@h/v1"):
+        assert "hunter2" not in redacted_base_url(url) and "***@" in redacted_base_url(url), url
+
+
+def test_settings_names_provider_settings_it_leaves_out(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SANTA_PROVIDER_LEAKY_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("SANTA_PROVIDER_LEAKY_API_KEY_ENV", "sk-proj-SECRET123456")
+    at = open_app("pages/settings.py")
+    assert any("'leaky' left out: api_key_env must be the NAME" in w for w in warnings(at))
+    assert "SECRET123456" not in everything(at) and "provider_test_leaky" not in str(at.button)
+
+
+def test_test_connection_gives_up_on_a_server_that_never_finishes(desk_env: RunStore, chat_stub: ChatStub,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import ui.providers
+
+    monkeypatch.setattr(ui.providers, "TEST_DEADLINE_S", 0.2)
+    chat_stub.models_reply = Reply(200, {}, {"object": "list", "data": []}, delay_s=3.0)
+    at = open_app("pages/settings.py")
+    at.button(key="provider_test_openai").click().run()
+    assert any("no complete answer from" in plain(e.value) for e in at.error)
+
+
+def test_a_price_unknown_review_shows_its_tokens_not_dollars(desk_env: RunStore, chat_stub: ChatStub,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from desk.wiring import model_fixer, model_reviewer
+    from santa_core.run.runner import Runner
+    from tests.support.chat_api import for_chat
+    from tests.support.messages_api import santa_scenario
+
+    monkeypatch.setenv("SANTA_PROVIDER_LOCAL_BASE_URL", chat_stub.url)
+    chat_stub.handler = for_chat(santa_scenario)
+    runner = Runner(desk_env, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
+    run_id = desk_env.create_run("Announce it.", "It launched in 2018.", desk_env.rubrics.resolved("general"),
+                                 "local:qwen3:32b", "claude-haiku-5-5", "claude-opus-5-5", created_by="ann")
+    runner.execute(run_id)
+    runner.shutdown()
+    at = open_app(run_id=run_id)
+    captions = [plain(c.value) for c in at.caption]
+    card = [c for c in captions if "in /" in c and "out tokens" in c]
+    assert any("price unknown" in c for c in card) and any("$" in c for c in card)  # B unknown, C priced
+    assert any("counted against the budget (includes price unknown)" in c for c in captions)
