@@ -364,3 +364,20 @@ def test_a_deleted_head_row_breaks_the_chain(chained: tuple[RunStore, int], engi
         conn.execute(text("DELETE FROM audit_head"))
     report = repo.audit.verify()
     assert not report.ok and "head row (audit_head) is missing" in report.broken.problem
+
+
+@pytest.mark.parametrize(
+    ("reviewer_b", "reviewer_c", "panel", "one_family"),
+    [
+        pytest.param("claude-sonnet-5-5", "claude-haiku-5-5", "Claude + Claude", True, id="claude-claude"),
+        pytest.param("claude-sonnet-5-5", "openai:gpt-5.4-mini", "Claude + GPT", False, id="claude-gpt"),
+    ],
+)
+def test_run_created_names_the_panels_families_and_whether_it_is_one_family(
+        repo: RunStore, reviewer_b: str, reviewer_c: str, panel: str, one_family: bool) -> None:
+    run_id = new_run(repo, reviewer_b=reviewer_b, reviewer_c=reviewer_c)
+    [created] = repo.audit.events(action="run.created", run_id=run_id)
+    assert (created.detail["reviewer_b"], created.detail["reviewer_c"]) == (reviewer_b, reviewer_c)
+    assert created.detail["panel"] == panel
+    assert created.detail["one_family"] is one_family
+    assert repo.audit.verify().ok  # the detail is part of the hashed chain

@@ -535,3 +535,35 @@ def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, 
         lambda body: message(review_json("PASS", [(c, "PASS", fenced_output(body)) for c in ids])))
     assert len(sent) == 12  # every item went to both reviewers
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(6)}
+
+
+def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never_reaches_the_batches_api(
+        tmp_path, messages_stub: MessagesStub, chat_stub) -> None:
+    """The pages and the command line refuse Message Batches with a non-Claude reviewer; a config stored anyway
+    (an older desk, a hand-edited row) is stopped by the driver before anything is sent, and the sample says why."""
+    import anthropic
+
+    file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+    messages_stub.batch_end_after_polls = 1  # were a batch sent, it would end at once (and this test fail, not hang)
+    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: nothing is reviewed
+    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+    driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
+    try:
+        cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "openai:gpt-5.4-mini"})
+        batch_id = driver.create(file, cfg, "ann")
+        assert driver.store.get(batch_id).config.message_batches  # stored as asked
+        sample_id = driver.store.draw_sample(batch_id, "ann")
+        progress = driver.drive(sample_id).result(timeout=30)
+        assert messages_stub.batch_calls() == [] and messages_stub.batch_ids() == []  # never sent
+        assert not any(c["path"].startswith("/v1/messages/batches") for c in messages_stub.calls)
+        assert messages_stub.message_calls() == [] and chat_stub.calls == []  # nor reviewed another way
+        assert not progress.finished and progress.api_batch_id is None and progress.done == 0
+        assert progress.api_status.startswith("stopped: the Message Batches API is Anthropic's")
+        assert "openai:gpt-5.4-mini cannot review through it" in progress.api_status
+        assert driver.progress(sample_id).api_status == progress.api_status  # stored: the Batch page shows it
+        assert driver.store.run_ids(sample_id) == []
+    finally:
+        driver.shutdown()
+        runner.shutdown()

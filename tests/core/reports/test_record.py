@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import html
 import json
 import re
 import zlib
@@ -227,3 +228,34 @@ def test_one_person_in_both_slots_is_stated_in_the_record(repo: RunStore) -> Non
     assert record.rounds[0].independent is False
     assert json.loads(to_json(record))["rounds"][0]["independent"] is False
     assert "not independent" in to_html(record) and record.people["local"].startswith("local user")
+
+
+# --- the panel's model families ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("reviewer_b", "reviewer_c", "families", "two", "line"),
+    [
+        pytest.param("claude-sonnet-5-5", "claude-haiku-5-5", "Claude + Claude", False,
+                     "Claude + Claude: one model family, so the reviewers' misses are not independent", id="one-family"),
+        pytest.param("claude-sonnet-5-5", "openai:gpt-5.4-mini", "Claude + GPT", True,
+                     "Claude + GPT: two model families", id="two-families"),
+    ],
+)
+def test_the_record_states_whether_the_panel_spans_two_model_families(
+        repo: RunStore, reviewer_b: str, reviewer_c: str, families: str, two: bool, line: str) -> None:
+    from santa_core.reports.record import _pdf_blocks, panel_line
+
+    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b=reviewer_b, reviewer_c=reviewer_c,
+                             fixer="claude-opus-5-5", created_by=EDITOR)
+    record = verification_record(repo, run_id)
+    assert record.spans_two_families is two and record.panel_families == families
+    data = exported(repo, run_id)
+    assert (data["spans_two_families"], data["panel_families"]) == (two, families)  # in the exact (JSON) record too
+    assert panel_line(record) == line
+    other = "two model families" if not two else "one model family"
+    page = to_html(record)
+    assert f"<tr><th>Panel</th><td>{html.escape(line)}</td></tr>" in page and other not in page
+    assert ("p", f"Panel: {line}") in _pdf_blocks(record)
+    shown = pdf_text(to_pdf(record))
+    assert f"Panel: {line}" in shown and other not in shown

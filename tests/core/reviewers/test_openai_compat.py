@@ -236,3 +236,37 @@ def test_a_key_echoed_by_the_server_never_reaches_the_error(stub: ChatStub, monk
     outcome = review(stub)
     assert outcome.status == ReviewStatus.ERROR and "401" in outcome.error
     assert "SUPERSECRET" not in outcome.error and "***" in outcome.error
+
+
+NOTHING_SAID = [
+    pytest.param(lambda body: completion(None, refusal="I can't help with that."), "refused to answer", id="refusal"),
+    pytest.param(lambda body: completion(" \n"), "answered with no text", id="empty"),
+]
+
+
+@pytest.mark.parametrize(("answer", "says"), NOTHING_SAID)
+def test_a_screen_answer_that_says_nothing_is_an_error_asked_again_up_to_the_attempts(
+        stub: ChatStub, answer, says: str) -> None:
+    stub.screen = answer
+    screen = ChatScreen("openai:gpt-5.4-nano", "gpt-5.4-nano", client(stub), answer_attempts=3)
+    result = screen.screen("Plain copy.", "output")
+    assert result.verdict == "error"  # fail closed: never clean
+    assert says in result.error and "(the last of 3 attempts)" in result.error
+    assert len(stub.screen_calls()) == 3 and len(result.calls) == 3  # asked again, each call logged
+    assert all(says in c.error for c in result.calls)
+    keys = {chat_user_text(c["body"]) for c in stub.screen_calls()}
+    assert len(keys) == 3  # each attempt with a fresh key
+    assert result.cost_usd == pytest.approx(sum(c.cost_usd for c in result.calls)) and result.cost_usd > 0
+
+
+@pytest.mark.parametrize(("answer", "says"), NOTHING_SAID)
+def test_a_screen_answer_that_says_nothing_then_the_key_is_clean(stub: ChatStub, answer, says: str) -> None:
+    from tests.support.chat_api import as_messages_body
+    from tests.support.messages_api import repeat_key
+
+    answers = iter([answer, lambda body: repeat_key(as_messages_body(body))])
+    stub.screen = lambda body: next(answers)(body)
+    result = ChatScreen("openai:gpt-5.4-nano", "gpt-5.4-nano", client(stub), answer_attempts=3).screen(
+        "Plain copy.", "output")
+    assert result.verdict == "clean" and result.error is None
+    assert len(stub.screen_calls()) == 2 and says in result.calls[0].error and result.calls[1].error is None

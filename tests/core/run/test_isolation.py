@@ -82,6 +82,8 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
     from tests.support.chat_api import as_messages_body, for_chat
 
     counter, lock = [0], threading.Lock()
+    issued: dict[str, bool] = {}
+    """Each secret token handed out, and whether it was in a round-1 answer."""
 
     def tagged(body: dict):
         reply = santa_scenario(body)
@@ -90,6 +92,7 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
         with lock:
             counter[0] += 1
             token = f"SECRET-{counter[0]}"
+            issued[token] = "DEFECT" in user_text(body)
         text = json.loads(reply["content"][0]["text"])
         text["suggestions"] = [f"{token} suggestion"]
         for issue in text["critical_issues"]:
@@ -122,7 +125,26 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
         assert "SECRET-" not in json.dumps(body)
         if output == outputs[1]:
             assert outputs[0] not in json.dumps(body)
+    rounds_seen = set()
     for body in claude:
-        assert "SECRET-" not in json.dumps(body)
+        user = user_text(body)
+        nonce = re.search(r"<untrusted_output_([0-9a-f]+)>", user).group(1)
+        output = outputs[0] if "DEFECT" in user else outputs[1]
+        rounds_seen.add(output)
+        expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
+        # exactly the prompt built from rubric, spec and this round's output, in the Messages API's shape
+        assert body["system"] == expected.system
+        assert body["messages"] == [{"role": "user", "content": expected.user}]
+        assert "SECRET-" not in json.dumps(body)  # not B's answer from the other provider, no fix-agent context
+        if output == outputs[1]:
+            assert outputs[0] not in json.dumps(body)  # nothing of the earlier round
+    assert rounds_seen == set(outputs)  # C was asked once in each round
+    assert {"DEFECT" in user_text(as_messages_body(b)) for b in chat} == {True, False}  # and so was B
     # the same instructions and rubric reach both providers within a round
     assert chat[0]["messages"][0]["content"] == system_text(build_review_prompt(rubric, SPEC, ROUND1))
+    assert claude[0]["system"] == build_review_prompt(rubric, SPEC, ROUND1).system
+    # the fix agent did see the merged issues (that is its job) — the secrets went there only
+    [fix] = [c["body"] for c in messages_stub.message_calls() if "edits" in schema_properties(c["body"])]
+    seen = set(re.findall(r"SECRET-\d+", user_text(fix)))
+    assert len(issued) == 4 and seen  # the tokens are there to be found: a leak above would have shown
+    assert all(issued[token] for token in seen)  # round 1's answers only (round 2 passed: no fix)
