@@ -243,6 +243,6 @@ class AnthropicScreen(AnthropicCaller, ModelScreen):
     def _screen_body(self, text: str, key: str) -> dict:
         return screen_body(self.model, text, key)
 
-    def _read_screen(self, answer: Message) -> ScreenAnswer:
+    def _read_screen(self, answer: Message, body: dict) -> ScreenAnswer:
         text, usage = text_of(answer), usage_of(answer)
         return ScreenAnswer(text, usage, cost_usd(self.model, usage), screen_answer_error(answer, text, self.model))

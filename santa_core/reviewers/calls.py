@@ -263,8 +263,9 @@ class ModelScreen(StructuredCaller):
         """Plain text, no schema, a short answer."""
         raise NotImplementedError
 
-    def _read_screen(self, answer: Any) -> ScreenAnswer:
-        """The answer's text and usage; `error` when it cannot be judged (refused, unfinished, empty)."""
+    def _read_screen(self, answer: Any, body: dict) -> ScreenAnswer:
+        """The answer (to `body`)'s text, usage and cost; `error` when it cannot be judged (refused, unfinished,
+        empty)."""
         raise NotImplementedError
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
@@ -302,7 +303,7 @@ class ModelScreen(StructuredCaller):
                            latency_s=time.perf_counter() - start)
             return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
         try:
-            read = self._read_screen(answer)
+            read = self._read_screen(answer, body)
         except Exception as exc:  # noqa: BLE001 - an answer no reader foresaw says nothing either way
             bad = unreadable(answer, body, exc, self.name, time.perf_counter() - start)
             read = ScreenAnswer(bad.raw_text, bad.usage, bad.cost_usd, bad.error)

@@ -196,19 +196,16 @@ class ChatScreen(ChatCaller, ModelScreen):
         room = REASONING_SCREEN_TOKENS if provider == "openai" else SCREEN_MAX_TOKENS
         ChatCaller.__init__(self, name, model, client, provider, True, room, timeout, max_retries, answer_attempts)
 
-    _screen_body_sent: dict = {}
-
     def _screen_body(self, text: str, key: str) -> dict:
         prompt = screen_prompt(text, key)
-        self._screen_body_sent = {"model": self.model, self._tokens_field: self.max_tokens,
-                                  "messages": [{"role": "user", "content": prompt.user}]}
-        return self._screen_body_sent
+        return {"model": self.model, self._tokens_field: self.max_tokens,
+                "messages": [{"role": "user", "content": prompt.user}]}
 
-    def _read_screen(self, answer: Any) -> ScreenAnswer:
+    def _read_screen(self, answer: Any, body: dict) -> ScreenAnswer:
         """A cut-off answer is judged (a model running past a short key has left the instruction behind); a
         refused, unfinished or empty one says nothing."""
         text, refusal, finish = answer_text(answer)
-        usage, cost = priced(self.name, usage_of(answer), self._screen_body_sent)
+        usage, cost = priced(self.name, usage_of(answer), body)
         error = None
         if len(answer.choices) > 1:
             error = f"screening model {self.name} answered with {len(answer.choices)} choices, not one"
