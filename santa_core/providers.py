@@ -47,7 +47,8 @@ OPENAI_MODELS = ("gpt-5.4-mini", "gpt-5.5", "gpt-5.4", "gpt-5.4-nano")
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,31}$")
 """A provider name: lower-case letters, digits and `_` (so SANTA_PROVIDER_<NAME>_* maps back to one name)."""
 _ENV_PROVIDER = re.compile(r"^SANTA_PROVIDER_([A-Z][A-Z0-9_]*)_BASE_URL$")
-_ENV_VAR = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+_ENV_VAR = re.compile(r"^[A-Z][A-Z0-9_]{0,63}$")
+"""An environment variable's name as keys are named (GEMINI_API_KEY): upper case, digits and _."""
 _FALSE = frozenset({"0", "false", "no", "off", "n", "f"})
 _TRUE = frozenset({"1", "true", "yes", "on", "y", "t", ""})
 
@@ -136,9 +137,9 @@ def _named_problem(name: str, env: Mapping[str, str]) -> str | None:
     if problem := _base_url_problem((env.get(prefix + "BASE_URL") or "").strip()):
         return f"provider {name!r} left out: {problem}"
     key_env = (env.get(prefix + "API_KEY_ENV") or "").strip()
-    if key_env and not _ENV_VAR.match(key_env):
+    if key_env and (not _ENV_VAR.match(key_env) or ("_" not in key_env and len(key_env) > 20)):
         return (f"provider {name!r} left out: api_key_env must be the NAME of the variable holding the key "
-                "(letters, digits, _), not the key itself")
+                "(upper-case letters, digits and _, such as GEMINI_API_KEY), not the key itself")
     if _strict(env.get(prefix + "STRICT")) is None:
         return f"provider {name!r} left out: strict must be true or false"
     return None
@@ -243,6 +244,10 @@ def key_problem(model_id: str, providers: list[Provider] | None = None,
     name, model = split_model(model_id)
     provider = provider_of(model_id, providers)
     if provider is None:
+        left_out = _named_problem(name, env if env is not None else os.environ) \
+            if f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL" in (env if env is not None else os.environ) else None
+        if left_out:
+            return left_out
         known = ", ".join(p.name for p in providers)
         return (f"unknown provider {name!r} in model id {model_id!r} (configured: {known}); add it as "
                 f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL or [santa.providers.{name}] in .streamlit/secrets.toml")
@@ -289,14 +294,14 @@ def family(model_id: str) -> str:
     if model_id == PERSON_FAMILY:
         return PERSON_FAMILY
     provider, model = split_model(model_id)
-    if provider == ANTHROPIC:
-        return "Claude"
     name = model.lower()
     for fam, pattern in _FAMILY_RES:
         if pattern.search(name):
             return fam
+    if provider == ANTHROPIC:  # a gateway behind ANTHROPIC_BASE_URL may serve others, named as such (above)
+        return "Claude"
     first = re.split(r"[-_:./\s]+", name.rsplit("/", 1)[-1])[0]
-    return first or name
+    return f"unknown ({first or name})"
 
 
 def family_known(model_id: str) -> bool:
@@ -401,7 +406,8 @@ def message_batches_problem(reviewer_b: str, reviewer_c: str) -> str | None:
             "Batches off (the sample is then reviewed with synchronous calls) or pick Claude models for both slots")
 
 
-_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{20,}|[A-Za-z0-9_\-]{32,})\b")
+_KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{20,}|gsk_[A-Za-z0-9]{16,})")
+"""Keys by their providers' well-known prefixes (OpenAI and Anthropic sk-, Google AIza, Groq gsk_)."""
 
 
 def scrub_keys(text: str, env: Mapping[str, str] | None = None) -> str:
@@ -411,6 +417,6 @@ def scrub_keys(text: str, env: Mapping[str, str] | None = None) -> str:
     names = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
              *(p.key_env for p in configured_providers(env) if p.key_env)}
     for value in sorted({env.get(n) or "" for n in names}, key=len, reverse=True):
-        if len(value) >= 6:
+        if len(value) >= 12:  # a placeholder such as "ollama" is no secret, and replacing it mangles the text
             text = text.replace(value, "***")
     return _KEY_LIKE.sub("***", text)

@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import itertools
 import os
+import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -117,12 +116,15 @@ def redacted_base_url(url: str | None) -> str:
     """The URL without secrets: user and password become ***, every query value ***, no fragment."""
     if not url:
         return ""
-    if "@" in url:  # credentials, however the URL parses (a missing scheme makes urlsplit miss them)
-        head, _, tail = url.rpartition("@")
-        scheme = head.split("://", 1)[0] + "://" if "://" in head else ""
-        url = f"{scheme}***@{tail}"
-        if not scheme:
-            return f"***@{redacted_base_url('http://' + tail).removeprefix('http://')}"
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        scheme, rest = "", url
+    authority, slash, path = rest.partition("/")
+    if "@" in authority:  # credentials, however the URL parses (a missing scheme makes urlsplit miss them)
+        authority = "***@" + authority.rpartition("@")[2]
+        url = f"{scheme}{sep}{authority}{slash}{path}"
+        if not sep:
+            return f"***@{redacted_base_url('http://' + url[4:]).removeprefix('http://')}"
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -208,14 +210,13 @@ def check_connection(provider: Provider) -> ConnectionTest:
         return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
                                       ".streamlit/secrets.toml")
     url = shown_url(provider)
-    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="provider-test")
-    try:
-        result = pool.submit(_list_models, provider, url).result(timeout=TEST_DEADLINE_S)
-    except FutureTimeout:
-        result = ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)  # a server that trickles bytes is left to its read timeout
-    return result
+    found: list[ConnectionTest] = []
+    # A daemon thread: a server that trickles bytes past the deadline is abandoned without holding the app's exit.
+    worker = threading.Thread(target=lambda: found.append(_list_models(provider, url)), daemon=True,
+                              name=f"provider-test-{provider.name}")
+    worker.start()
+    worker.join(TEST_DEADLINE_S)
+    return found[0] if found else ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
 
 
 def _list_models(provider: Provider, url: str) -> ConnectionTest:

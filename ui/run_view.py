@@ -8,7 +8,7 @@ import streamlit as st
 
 from santa_core import pricing
 from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
-from santa_core.providers import panel_families, spans_two_families
+from santa_core.providers import family_known, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
@@ -30,6 +30,9 @@ def panel_note(view: RunView) -> None:
         families = panel_families(view.reviewer_b, view.reviewer_c)
         if spans_two_families(view.reviewer_b, view.reviewer_c):
             st.caption(f"Panel: {families}, two model families.")
+        elif unknown := [m for m in (view.reviewer_b, view.reviewer_c) if not family_known(m)]:
+            st.caption(escape_markdown(f"Panel: {families}: the family of {', '.join(unknown)} is unknown, so the "
+                                       "desk cannot tell whether the reviewers share blind spots."))
         else:
             st.caption(f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
                        "not independent.")

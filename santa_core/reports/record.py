@@ -305,6 +305,8 @@ def panel_line(r: VerificationRecord) -> str:
         return f"{r.panel_families}: a person in the panel"
     if r.spans_two_families:
         return f"{r.panel_families}: two model families"
+    if "unknown (" in r.panel_families:
+        return f"{r.panel_families}: a model family unknown to the desk, so independence cannot be told"
     return f"{r.panel_families}: one model family, so the reviewers' misses are not independent"
 
 

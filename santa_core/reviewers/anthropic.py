@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import Review, ReviewStatus, Usage
-from santa_core.pricing import cost_usd
+from santa_core.pricing import cost_usd, estimate_call_usd
 from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
 from santa_core.reviewers.calls import (
@@ -45,6 +45,8 @@ __all__ = ["DEFAULT_ANSWER_ATTEMPTS", "DEFAULT_MAX_TOKENS", "MAX_RETRY_TOKENS", 
 COMPLETE_STOP_REASONS = frozenset({"end_turn", "stop_sequence"})
 
 
+MAX_USAGE_TOKENS = 10_000_000
+"""More tokens than any one call could carry: a usage above it is nonsense, not a bill."""
 DEFAULT_EFFORT = "medium"
 """output_config.effort of a reviewer or fix call (None sends no effort)."""
 
@@ -121,7 +123,12 @@ def answer_result(
     text, usage = text_of(message), usage_of(message)
     parsed, error = check_answer(message, text, schema, purpose, model, max_tokens)
     status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
-    cost = cost_usd(model, usage, batch=batch)
+    # No usage (or nonsense) from a server behind ANTHROPIC_BASE_URL is no free call: count its upper bound.
+    reported = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    if 0 < reported <= MAX_USAGE_TOKENS:
+        cost = cost_usd(model, usage, batch=batch)
+    else:
+        usage, cost = Usage(), estimate_call_usd(model, body)
     return CallResult(parsed, text, usage, error, status, latency_s, body, cost, retryable=error is not None,
                       truncated=message.stop_reason == "max_tokens")
 

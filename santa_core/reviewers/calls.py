@@ -182,6 +182,10 @@ class StructuredCaller:
         """(status, human-readable reason) of an exception from `_send`."""
         raise NotImplementedError
 
+    def _answered(self, exc: Exception) -> bool:
+        """Whether `exc` means the server did answer (with something unreadable), so the call may be billed."""
+        return False
+
     # --- shared -----------------------------------------------------------------------------------
     def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
@@ -212,7 +216,9 @@ class StructuredCaller:
         # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
         except Exception as exc:  # noqa: BLE001
             status, error = self._failure(exc)
-            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body)
+            # A server that answered with something unreadable may have billed it: count the call's upper bound.
+            cost = estimate_call_usd(self.name, body) if body and self._answered(exc) else 0.0
+            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body, cost)
         try:
             return self._answer(answer, body, schema, purpose, time.perf_counter() - start)
         except Exception as exc:  # noqa: BLE001 - an answer of a shape no reader foresaw: a bad answer, never a verdict

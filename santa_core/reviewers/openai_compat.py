@@ -34,11 +34,14 @@ from santa_core.reviewers.calls import (
     ModelScreen,
     ScreenAnswer,
     StructuredCaller,
+    raw_of,
     retries_note,
     validate_answer,
 )
 from santa_core.reviewers.prompts import Prompt
 
+MAX_TOKENS = 10_000_000
+"""More tokens than any one call could carry: a usage above it is nonsense, not a bill."""
 REASONING_SCREEN_TOKENS = 2048
 """Output room of a screen call on OpenAI's own (reasoning) models: their thinking counts against it."""
 
@@ -65,7 +68,7 @@ def usage_of(completion: ChatCompletion) -> Usage | None:
     details = raw.prompt_tokens_details
     cached = int((details.cached_tokens if details is not None else 0) or 0)
     prompt, out = int(raw.prompt_tokens or 0), int(raw.completion_tokens or 0)
-    if min(prompt, out, cached) < 0 or cached > prompt or (prompt == 0 and out == 0):
+    if min(prompt, out, cached) < 0 or cached > prompt or (prompt == 0 and out == 0) or max(prompt, out) > MAX_TOKENS:
         return None
     return Usage(input_tokens=prompt - cached, output_tokens=out, cache_read_input_tokens=cached)
 
@@ -84,6 +87,8 @@ def answer_text(completion: ChatCompletion) -> tuple[str, str | None, str | None
         return "", None, None
     choice = completion.choices[0]
     content, refusal = choice.message.content, choice.message.refusal
+    if isinstance(content, list) and all(isinstance(p, dict) and p.get("type") == "text" for p in content):
+        content = "".join(str(p.get("text") or "") for p in content)  # the array-of-parts form some servers send
     if content is not None and not isinstance(content, str):
         raise TypeError(f"message content is a {type(content).__name__}, not text")
     if refusal is not None and not isinstance(refusal, str):
@@ -173,11 +178,16 @@ class ChatCaller(StructuredCaller):
         usage, cost = priced(self.name, usage_of(answer), body)
         parsed, error = check_answer(answer, schema, purpose, self.name, max_tokens)
         truncated = bool(answer.choices) and answer.choices[0].finish_reason == "length"
-        return CallResult(parsed, text, usage, error, ReviewStatus.OK if error is None else ReviewStatus.ERROR,
+        raw = text if text or error is None else raw_of(answer)  # an error with no text keeps the whole answer
+        return CallResult(parsed, raw, usage, error, ReviewStatus.OK if error is None else ReviewStatus.ERROR,
                           latency_s, body, cost, retryable=error is not None, truncated=truncated)
 
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
         return describe_failure(exc, self.timeout, self.provider)
+
+    def _answered(self, exc: Exception) -> bool:
+        # A 200 whose body is not a completion (not JSON, a list): the server answered, so it may have billed.
+        return isinstance(exc, openai.APIResponseValidationError | json.JSONDecodeError | TypeError)
 
 
 class ChatReviewer(ChatCaller, ModelReviewer):

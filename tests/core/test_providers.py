@@ -38,7 +38,9 @@ FAMILY_OF = {
     "openai:gpt-oss-120b": "GPT",
     "xai:grok-4": "Grok",
     "local:phi-4": "Phi",
-    "local:acme-writer-7b": "acme",
+    "local:acme-writer-7b": "unknown (acme)",
+    "local:person-7b": "unknown (person)",  # a model named "person" is no person
+    "anthropic:gpt-4o": "GPT",  # a gateway behind ANTHROPIC_BASE_URL serving another family
     "person": "person",
 }
 
@@ -225,3 +227,31 @@ def test_keys_are_scrubbed_from_text() -> None:
            "SANTA_PROVIDER_G_API_KEY_ENV": "G_KEY", "G_KEY": "gee-key-5678"}
     text = pv.scrub_keys("bad key key-value-1234, gee-key-5678 and sk-proj-abcdefgh1234", env=env)
     assert text == "bad key ***, *** and ***"
+
+
+def test_scrubbing_keeps_ordinary_error_text() -> None:
+    env = {"OPENAI_API_KEY": "ollama"}  # a placeholder key: no secret
+    text = "model `claude-sonnet-4-5-20250929-thinking-extended` not found; 'ollama/qwen3:32b' (ollama pull)"
+    assert pv.scrub_keys(text, env=env) == text
+    assert pv.scrub_keys("bad key gsk_ABCDEFGHIJKLMNOPQRST1234", env={}) == "bad key ***"
+
+
+@pytest.mark.parametrize("key_env", ["aB3dE5fG7hJ9kL1mN3pQ5rS7tU9vW1xY", "ABCDEFGHIJKLMNOPQRSTUVWXYZ123456", "my key"])
+def test_a_key_where_its_variables_name_belongs_is_refused_unechoed(key_env: str) -> None:
+    env = {"SANTA_PROVIDER_X_BASE_URL": "http://127.0.0.1:1/v1", "SANTA_PROVIDER_X_API_KEY_ENV": key_env}
+    assert "x" not in {p.name for p in pv.configured_providers(env)}
+    problems = "\n".join(pv.provider_problems(env)) + (pv.key_problem("x:model", env=env) or "")
+    assert "api_key_env must be the NAME" in problems and key_env not in problems
+
+
+def test_the_record_never_calls_an_unknown_family_a_second_one() -> None:
+    from santa_core.reports.record import VerificationRecord, panel_line
+
+    def line(b: str, c: str) -> str:
+        return panel_line(VerificationRecord.model_construct(panel_families=pv.panel_families(b, c),
+                                                             spans_two_families=pv.spans_two_families(b, c)))
+
+    assert line("local:mystery-7b", "claude-haiku-5-5").endswith("independence cannot be told")
+    assert line("person", "claude-haiku-5-5").endswith("a person in the panel")
+    assert line("openai:gpt-5.4-mini", "claude-haiku-5-5").endswith("two model families")
+    assert "one model family" in line("claude-sonnet-5-5", "claude-haiku-5-5")

@@ -199,6 +199,7 @@ def test_a_base_url_with_credentials_is_redacted_however_it_parses() -> None:
 
     for url in ("alice:hunter2@gw.example/v1", "https://alice:hunter2@gw.example/v1", "gw.example@x:hunter2@h/v1"):
         assert "hunter2" not in redacted_base_url(url) and "***@" in redacted_base_url(url), url
+    assert redacted_base_url("https://host/v1/p@th") == "https://host/v1/p@th"  # an @ in the path is no credential
 
 
 def test_settings_names_provider_settings_it_leaves_out(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:

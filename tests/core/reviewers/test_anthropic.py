@@ -459,3 +459,19 @@ def test_load_rates_from_another_file(tmp_path) -> None:
     rates = load_rates(path)
     assert rates_as_of(rates) == "2030-01-01" and rates.batch_discount == 0.0
     assert cost_usd("m", Usage(output_tokens=1_000_000), rates=rates) == pytest.approx(2.0)
+
+
+@pytest.mark.parametrize("usage", [
+    {"input_tokens": 0, "output_tokens": 0},
+    {"input_tokens": -5, "output_tokens": -5},
+    {"input_tokens": 10**20, "output_tokens": 5},
+], ids=["none", "negative", "absurd"])
+def test_usage_a_gateway_bends_is_counted_at_the_calls_upper_bound(messages_stub: MessagesStub, usage: dict) -> None:
+    from santa_core.pricing import estimate_call_usd
+
+    messages_stub.script(message(PASS_TEXT, MODEL, usage=usage))
+    outcome = reviewer(messages_stub).review(REQUEST, "B")
+    assert outcome.status == S.OK
+    [call] = outcome.calls
+    assert call.cost_usd > 0 and call.cost_usd == pytest.approx(estimate_call_usd(MODEL, call.request))
+    assert call.usage == Usage()  # nothing absurd reaches the store

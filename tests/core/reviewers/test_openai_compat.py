@@ -100,7 +100,10 @@ def test_a_bad_answer_is_a_reviewer_error_kept_raw_and_costed(stub: ChatStub, re
     assert outcome.status == ReviewStatus.ERROR and outcome.review is None
     assert says in outcome.error
     [call] = outcome.calls
-    assert call.response == (reply["choices"][0]["message"]["content"] or "") and call.cost_usd > 0
+    content = reply["choices"][0]["message"]["content"]
+    # the answer's text, or (no text) the whole answer as it came
+    assert (call.response == content) if content else ('"choices"' in call.response)
+    assert call.cost_usd > 0
     decision = gate_with(outcome)  # fail closed: a reviewer error never lets the output through
     assert decision.decision == GateDecision.NAUGHTY and decision.reviewer_error
 
@@ -187,7 +190,7 @@ def _odd(mutate) -> dict:
 @pytest.mark.parametrize("mutate", [
     lambda b: b.update(choices=[None]),
     lambda b: b["choices"][0].update(message=None),
-    lambda b: b["choices"][0]["message"].update(content=[{"type": "text", "text": PASS}]),
+    lambda b: b["choices"][0]["message"].update(content=[{"type": "image_url", "image_url": {"url": "x"}}]),
     lambda b: b["choices"][0]["message"].update(content=42),
     lambda b: b.update(usage="lots"),
     lambda b: b["usage"].update(prompt_tokens="abc"),
@@ -270,3 +273,35 @@ def test_a_screen_answer_that_says_nothing_then_the_key_is_clean(stub: ChatStub,
         "Plain copy.", "output")
     assert result.verdict == "clean" and result.error is None
     assert len(stub.screen_calls()) == 2 and says in result.calls[0].error and result.calls[1].error is None
+
+
+def test_content_sent_as_text_parts_is_read() -> None:
+    with ChatStub() as stub:
+        body = completion(PASS)
+        body["choices"][0]["message"]["content"] = [{"type": "text", "text": PASS[:20]}, {"type": "text",
+                                                                                          "text": PASS[20:]}]
+        stub.script(body)
+        assert review(stub).review.verdict == "PASS"
+
+
+def test_an_absurd_usage_is_counted_at_the_upper_bound_and_never_stored(stub: ChatStub) -> None:
+    stub.script(completion(PASS, usage={"prompt_tokens": 10**20}))
+    outcome = review(stub)
+    [call] = outcome.calls
+    assert call.usage.input_tokens == 0 and call.cost_usd > 0
+
+
+def test_no_choices_keeps_the_whole_answer(stub: ChatStub) -> None:
+    body = completion(PASS)
+    body["choices"] = []
+    stub.script(body)
+    outcome = review(stub)
+    assert outcome.status == ReviewStatus.ERROR and "no choices" in outcome.error
+    assert '"choices":[]' in outcome.calls[0].response.replace(" ", "")
+
+
+def test_a_200_that_is_not_a_completion_is_an_error_counted_at_the_upper_bound(stub: ChatStub) -> None:
+    stub.script(Reply(200, {}, "<html>gateway says hi</html>"), Reply(200, {}, [1, 2]))
+    for _ in range(2):
+        outcome = review(stub)
+        assert outcome.status == ReviewStatus.ERROR and outcome.cost_usd > 0
