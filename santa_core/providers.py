@@ -30,6 +30,8 @@ from urllib.parse import urlsplit
 ANTHROPIC, OPENAI = "anthropic", "openai"
 MESSAGES_API, CHAT_COMPLETIONS = "messages", "chat_completions"
 PERSON_FAMILY = "person"
+UNKNOWN_FAMILY = "unknown "
+"""How a family the desk does not know begins: `unknown (acme)` (never counted as a second family)."""
 
 CLAUDE_MODELS = (
     "claude-sonnet-5-5",
@@ -301,7 +303,7 @@ def family(model_id: str) -> str:
     if provider == ANTHROPIC:  # a gateway behind ANTHROPIC_BASE_URL may serve others, named as such (above)
         return "Claude"
     first = re.split(r"[-_:./\s]+", name.rsplit("/", 1)[-1])[0]
-    return f"unknown ({first or name})"
+    return f"{UNKNOWN_FAMILY}({first or name})"
 
 
 def family_known(model_id: str) -> bool:

@@ -20,7 +20,7 @@ from collections.abc import Iterable
 
 from pydantic import BaseModel
 
-from santa_core.providers import family
+from santa_core.providers import UNKNOWN_FAMILY, family
 from santa_core.reports.metrics import agreement, cohens_kappa, escape_rate
 
 JOIN = " + "
@@ -98,7 +98,7 @@ def family_pair_figures(rows: Iterable[PanelTotals]) -> list[FamilyPairFigures]:
         for name in SUMMED:
             into[name] += getattr(row, name)
     out = [FamilyPairFigures(
-        pair=pair_name(pair), two_families=pair[0] != pair[1], runs=s["runs"], shipped=s["shipped"],
+        pair=pair_name(pair), two_families=pair[0] != pair[1] and not any(f.startswith(UNKNOWN_FAMILY) for f in pair), runs=s["runs"], shipped=s["shipped"],
         escapes=s["escapes"], escaped_runs=s["escaped_runs"], pairs=s["pp"] + s["pf"] + s["fp"] + s["ff"],
         both=s["ff"], b_only=s["fp"], c_only=s["pf"], pass_both=s["pp"], unscored=s["unscored"],
         agreement=agreement(s["ff"], s["fp"], s["pf"]), kappa=cohens_kappa(s["pp"], s["pf"], s["fp"], s["ff"]),

@@ -206,9 +206,10 @@ def test_escape_rate_per_family_pair() -> None:
               PanelTotals(reviewer_b="local:<script>", reviewer_c="claude-opus-5", runs=1)]
     pairs = family_pair_figures(panels)
     [bar] = figs.families_figure(pairs).data
-    assert list(bar.y) == ["Claude + Claude", "Claude + GPT", "‹script› + Claude"]
+    assert list(bar.y) == ["Claude + Claude", "Claude + GPT", "Claude + unknown (‹script›)"]
     assert list(bar.x[:2]) == [0.5, 0.0] and pd.isna(bar.x[2])  # no shipped run: no escape rate, no bar
-    assert list(bar.marker.color) == [figs.PANEL_COLOURS[False], figs.PANEL_COLOURS[True], figs.PANEL_COLOURS[True]]
+    # an unknown family is never counted as a second one
+    assert list(bar.marker.color) == [figs.PANEL_COLOURS[False], figs.PANEL_COLOURS[True], figs.PANEL_COLOURS[False]]
     frame = figs.families_frame(pairs)
     assert frame["escape_rate"].tolist()[:2] == [0.5, 0.0] and frame["runs"].tolist() == [3, 2, 1]
     back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
