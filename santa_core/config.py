@@ -17,7 +17,6 @@ from santa_core.providers import (
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
-from santa_core.providers import family as family
 
 KNOWN_MODELS = CLAUDE_MODELS
 """The Claude models (the pickers offer `providers.usable_model_ids()`: every provider with a key)."""
@@ -74,16 +73,6 @@ def env_defaults() -> Defaults:
     }
     panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model()}
     return Defaults(**{**panel, **{k: v for k, v in env.items() if v}})
-
-
-def api_key_present() -> bool:
-    """True when an Anthropic credential is in the environment (the value is never read out)."""
-    return bool(os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN"))
-
-
-def base_url() -> str | None:
-    """ANTHROPIC_BASE_URL when set (a proxy, a gateway or a local stand-in server)."""
-    return os.environ.get("ANTHROPIC_BASE_URL") or None
 
 
 def screen_problem(defaults: Defaults, reviewers: tuple[str, ...]) -> str | None:

@@ -91,15 +91,6 @@ UNKNOWN_PRICE_RULE = ("a model with no listed price is counted against the budge
 """What the desk does with a model it has no price for (the budget rule, in words)."""
 
 
-def cost_text(model: str, usage: Usage, cost: float, rates: Rates | None = None) -> str:
-    """'$0.0123', or for a model with no listed price 'price unknown (1,234 in · 56 out tokens)': never a made-up
-    figure (the budget's upper bound stays internal)."""
-    if is_known(model, rates):
-        return f"${cost:.4f}"
-    tokens_in = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
-    return f"{PRICE_UNKNOWN} ({tokens_in:,} in · {usage.output_tokens:,} out tokens)"
-
-
 def unpriced(*models: str, rates: Rates | None = None) -> list[str]:
     """The models (people left out) with no listed price: their calls count against a budget at the highest
     listed rate, and their cost shows as "price unknown"."""

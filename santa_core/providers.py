@@ -242,13 +242,12 @@ def key_problem(model_id: str, providers: list[Provider] | None = None,
     """Why `model_id` cannot be called here (one line naming the provider and what to set), else None."""
     if problem := id_problem(model_id):
         return problem
+    env = os.environ if env is None else env
     providers = configured_providers(env) if providers is None else providers
     name, model = split_model(model_id)
     provider = provider_of(model_id, providers)
     if provider is None:
-        left_out = _named_problem(name, env if env is not None else os.environ) \
-            if f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL" in (env if env is not None else os.environ) else None
-        if left_out:
+        if f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL" in env and (left_out := _named_problem(name, env)):
             return left_out
         known = ", ".join(p.name for p in providers)
         return (f"unknown provider {name!r} in model id {model_id!r} (configured: {known}); add it as "

@@ -17,13 +17,11 @@ from pydantic import BaseModel
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
-from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
     MAX_RETRY_TOKENS,
-    STATUS_WORDS,
     CallResult,
     ModelFixer,
     ModelReviewer,
@@ -32,6 +30,7 @@ from santa_core.reviewers.calls import (
     StructuredCaller,
     retries_note,
     review_outcome,
+    status_text,
     summarise_validation,
     validate_answer,
 )
@@ -135,11 +134,7 @@ def answer_result(
 
 def describe_status_error(exc: anthropic.APIStatusError) -> str:
     """'rate limited (429 rate_limit_error) after 3 retries: <API message>'."""
-    code = exc.status_code
-    word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
-    kind = f" {exc.type}" if exc.type else ""
-    detail = f": {scrub_keys(exc.api_message)}" if exc.api_message else ""  # a server may echo the key
-    return f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
+    return status_text(exc.status_code, exc.type, exc.response.request, exc.api_message)
 
 
 def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]:

@@ -28,6 +28,7 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.pricing import estimate_call_usd
+from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 from santa_core.text import control_problem, strings_in
@@ -61,6 +62,15 @@ def retries_note(request: Any) -> str:
     except (AttributeError, RuntimeError, ValueError):
         return ""
     return f" after {n} retries" if n else ""
+
+
+def status_text(code: int, kind: str | None, request: Any, message: str | None) -> str:
+    """'rate limited (429 rate_limit_error) after 3 retries: <API message>' — an HTTP error of either provider, any
+    key the server echoed in its message scrubbed."""
+    word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
+    kind = f" {kind}" if kind else ""
+    detail = f": {scrub_keys(message)}" if message else ""
+    return f"{word} ({code}{kind}){retries_note(request)}{detail}"
 
 
 ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}

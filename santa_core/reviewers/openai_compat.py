@@ -27,7 +27,6 @@ from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
     ROLES,
-    STATUS_WORDS,
     CallResult,
     ModelFixer,
     ModelReviewer,
@@ -36,6 +35,7 @@ from santa_core.reviewers.calls import (
     StructuredCaller,
     raw_of,
     retries_note,
+    status_text,
     validate_answer,
 )
 from santa_core.reviewers.prompts import Prompt
@@ -123,11 +123,8 @@ def describe_failure(exc: Exception, timeout: float, provider: str) -> tuple[Rev
     if isinstance(exc, openai.APITimeoutError):
         return ReviewStatus.TIMEOUT, f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}"
     if isinstance(exc, openai.APIStatusError):
-        code = exc.status_code
-        word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
-        kind = f" {exc.type}" if getattr(exc, "type", None) else ""
-        detail = f": {scrub_keys(exc.message)}" if exc.message else ""
-        return ReviewStatus.ERROR, f"{word} ({code}{kind}){retries_note(exc.response.request)}{detail}"
+        return ReviewStatus.ERROR, status_text(exc.status_code, getattr(exc, "type", None), exc.response.request,
+                                               exc.message)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return ReviewStatus.ERROR, f"could not reach the {provider} API{retries_note(exc.request)}: {cause}"

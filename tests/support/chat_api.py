@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from functools import partial
-from typing import Any, Self
+from typing import Any
 
 from tests.support.messages_api import (
     FAST_RETRY,
     Handler,
+    LoopbackServer,
     Reply,
-    _make_handler,
-    _Server,
     default_answer,
     repeat_key,
     screen_key,
@@ -98,8 +96,10 @@ def for_chat(handler: Handler) -> Handler:
     return lambda body: handler(as_messages_body(body))
 
 
-class ChatStub:
+class ChatStub(LoopbackServer):
     """Loopback Chat Completions server. Use .start(), .url (ends in /v1), .calls, .script(...), .handler, .stop()."""
+
+    thread_name = "chat-stub"
 
     def __init__(self, models: tuple[str, ...] = ("stub-gpt", "gpt-5.4-mini")) -> None:
         self.handler: Handler | None = None
@@ -111,26 +111,12 @@ class ChatStub:
         self._calls: list[dict] = []
         self._queue: deque[Any] = deque()
         self._lock = threading.Lock()
-        self._server: _Server | None = None
-
-    def start(self) -> Self:
-        """Bind 127.0.0.1 on a free port and serve on a daemon thread."""
-        self._server = _Server(("127.0.0.1", 0), _make_handler(self))  # type: ignore[arg-type]
-        threading.Thread(target=partial(self._server.serve_forever, poll_interval=0.02), daemon=True,
-                         name="chat-stub").start()
-        return self
+        self._server = None
 
     @property
     def url(self) -> str:
         """Base URL to give the SDK (with /v1, as for compatible servers)."""
-        assert self._server is not None, "start() the stub first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    @property
-    def calls(self) -> list[dict]:
-        """Recorded requests: {"method", "path", "headers" (lower-case), "body"}."""
-        with self._lock:
-            return list(self._calls)
+        return f"http://127.0.0.1:{self.port}/v1"
 
     def chat_calls(self) -> list[dict]:
         """Chat completion requests of reviewers and the fix agent (screens left out)."""
@@ -147,19 +133,6 @@ class ChatStub:
         with self._lock:
             self._queue.extend(replies)
         return self
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def answer(self, path: str, headers: dict, body: Any, method: str = "POST") -> Reply:
         """Record the request and choose its reply (called on the server's threads)."""

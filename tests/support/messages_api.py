@@ -270,8 +270,54 @@ class StubBatch:
         }
 
 
-class MessagesStub:
+class LoopbackServer:
+    """An HTTP server on 127.0.0.1 and a free port, serving on a daemon thread, that records every request.
+    A subclass sets `_calls`, `_lock` and `_server = None` and chooses replies in `answer(path, headers, body,
+    method)`."""
+
+    thread_name = "stub"
+    _calls: list[dict]
+    _lock: threading.Lock
+    _server: ThreadingHTTPServer | None
+
+    def start(self) -> Self:
+        """Bind 127.0.0.1 on a free port and serve on a daemon thread."""
+        self._server = _Server(("127.0.0.1", 0), _make_handler(self))  # type: ignore[arg-type]
+        # A short poll interval makes stop() (and so every fixture teardown) fast.
+        serve = partial(self._server.serve_forever, poll_interval=0.02)
+        threading.Thread(target=serve, daemon=True, name=self.thread_name).start()
+        return self
+
+    @property
+    def port(self) -> int:
+        """The port it listens on."""
+        assert self._server is not None, "start() the stub first"
+        return self._server.server_address[1]
+
+    @property
+    def calls(self) -> list[dict]:
+        """Snapshot of recorded requests, in order: {"method", "path", "headers" (lower-case), "body"}."""
+        with self._lock:
+            return list(self._calls)
+
+    def stop(self) -> None:
+        """Stop serving and release the port."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> Self:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+class MessagesStub(LoopbackServer):
     """Loopback Messages API server. Use .start(), .url, .calls, .script(...), .handler, .stop()."""
+
+    thread_name = "messages-stub"
 
     def __init__(self) -> None:
         self.handler: Handler | None = None
@@ -286,25 +332,10 @@ class MessagesStub:
         """Answers known-answer screen requests (None: they take the scripted queue like the rest)."""
         self._server: ThreadingHTTPServer | None = None
 
-    def start(self) -> Self:
-        """Bind 127.0.0.1 on a free port and serve on a daemon thread."""
-        self._server = _Server(("127.0.0.1", 0), _make_handler(self))
-        # A short poll interval makes stop() (and so every fixture teardown) fast.
-        serve = partial(self._server.serve_forever, poll_interval=0.02)
-        threading.Thread(target=serve, daemon=True, name="messages-stub").start()
-        return self
-
     @property
     def url(self) -> str:
         """Base URL to give the SDK (no /v1 suffix)."""
-        assert self._server is not None, "start() the stub first"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    @property
-    def calls(self) -> list[dict]:
-        """Snapshot of recorded requests, in order: {"method", "path", "headers" (lower-case), "body"}."""
-        with self._lock:
-            return list(self._calls)
+        return f"http://127.0.0.1:{self.port}"
 
     def message_calls(self) -> list[dict]:
         """Recorded POST /v1/messages requests of reviewers and the fix agent (count_tokens and
@@ -335,19 +366,6 @@ class MessagesStub:
         self.handler = None
         self.screen = repeat_key
         self.batch_end_after_polls = None
-
-    def stop(self) -> None:
-        """Stop serving and release the port."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-
-    def __enter__(self) -> Self:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def answer(self, path: str, headers: dict, body: Any, method: str = "POST") -> Reply:
         """Record the request and choose its reply (called on the server's threads)."""

@@ -19,19 +19,18 @@ SPEC = "Announce the Acme rocket. Mention the 2018 launch."
 ROUND1 = "Acme's rocket launched in DEFECT. Order today."
 
 
-def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
-    tmp_path: Path, messages_stub: MessagesStub
-) -> None:
-    counter, lock = [0], threading.Lock()
+def tagged_scenario(issued: dict[str, bool]):
+    """The scenario model, but every reviewer answer carries a unique secret token (noted in `issued`, with
+    whether it answered a round-1 text)."""
+    lock = threading.Lock()
 
     def tagged(body: dict):
-        """The scenario model, but every reviewer answer carries a unique secret token."""
         reply = santa_scenario(body)
         if "edits" in schema_properties(body):
             return reply
         with lock:
-            counter[0] += 1
-            token = f"SECRET-{counter[0]}"
+            token = f"SECRET-{len(issued) + 1}"
+            issued[token] = "DEFECT" in user_text(body)
         text = json.loads(reply["content"][0]["text"])
         text["suggestions"] = [f"{token} suggestion"]
         for issue in text["critical_issues"]:
@@ -39,7 +38,13 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
         reply["content"][0]["text"] = json.dumps(text)
         return reply
 
-    messages_stub.handler = tagged
+    return tagged
+
+
+def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
+    messages_stub.handler = tagged_scenario({})
     repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
     runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2)
     rubric = load_builtin("general")
@@ -81,25 +86,9 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
     from santa_core.reviewers.openai_compat import system_text
     from tests.support.chat_api import as_messages_body, for_chat
 
-    counter, lock = [0], threading.Lock()
     issued: dict[str, bool] = {}
     """Each secret token handed out, and whether it was in a round-1 answer."""
-
-    def tagged(body: dict):
-        reply = santa_scenario(body)
-        if "edits" in schema_properties(body):
-            return reply
-        with lock:
-            counter[0] += 1
-            token = f"SECRET-{counter[0]}"
-            issued[token] = "DEFECT" in user_text(body)
-        text = json.loads(reply["content"][0]["text"])
-        text["suggestions"] = [f"{token} suggestion"]
-        for issue in text["critical_issues"]:
-            issue["description"] += f" {token}"
-        reply["content"][0]["text"] = json.dumps(text)
-        return reply
-
+    tagged = tagged_scenario(issued)
     messages_stub.handler = tagged
     chat_stub.handler = for_chat(tagged)
     repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))

@@ -28,6 +28,15 @@ def logged_calls(repo: RunStore, run_id: int) -> list[LLMCallRow]:
         return list(s.exec(select(LLMCallRow).where(LLMCallRow.run_id == run_id)).all())
 
 
+def clean_run(repo: RunStore) -> tuple[int, object]:
+    """A clean output reviewed by B on OpenAI and C on Claude, unscreened; its id and where it stopped."""
+    runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
+    run_id = repo.create_run(spec=SPEC, output="Acme's rocket launched in 2018.", rubric=load_builtin("general"),
+                             reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
+                             created_by="ann")
+    return run_id, runner.execute(run_id)
+
+
 @pytest.fixture
 def repo(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> RunStore:
     messages_stub.handler = santa_scenario
@@ -64,11 +73,7 @@ def test_review_fix_rereview_ship_across_two_families(repo: RunStore, messages_s
 
 def test_an_openai_slot_that_keeps_failing_escalates_as_a_reviewer_error(repo: RunStore, chat_stub: ChatStub) -> None:
     chat_stub.handler = lambda body: chat_error(500, "upstream broke", headers={"x-should-retry": "false"})
-    runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
-    run_id = repo.create_run(spec=SPEC, output="Acme's rocket launched in 2018.", rubric=load_builtin("general"),
-                             reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             created_by="ann")
-    state = runner.execute(run_id)
+    run_id, state = clean_run(repo)
     assert state.status == "escalated" and state.escalation_reason == "reviewer_error"
     outcome = repo.get_run_view(run_id).rounds[0].reviews["B"]
     assert outcome.status == "error" and "server error (500" in outcome.error
@@ -77,11 +82,7 @@ def test_an_openai_slot_that_keeps_failing_escalates_as_a_reviewer_error(repo: R
 def test_a_slot_whose_provider_has_no_key_is_a_reviewer_error_not_a_smaller_panel(
         repo: RunStore, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
-    runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
-    run_id = repo.create_run(spec=SPEC, output="Acme's rocket launched in 2018.", rubric=load_builtin("general"),
-                             reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             created_by="ann")
-    state = runner.execute(run_id)
+    run_id, state = clean_run(repo)
     assert state.status == "escalated" and state.escalation_reason == "reviewer_error"
     outcome = repo.get_run_view(run_id).rounds[0].reviews["B"]
     assert "OPENAI_API_KEY" in outcome.error
