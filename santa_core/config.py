@@ -8,10 +8,10 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from santa_core.panels import default_panel
 from santa_core.providers import (
     CLAUDE_MODELS,
     configured_providers,
-    default_panel,
     default_screen_model,
     key_problem,
     provider_settings_to_env,
@@ -60,7 +60,7 @@ class Defaults(BaseModel):
 
 def env_defaults() -> Defaults:
     """Defaults overridden by SANTA_* environment variables where set. The panel and fix agent follow the
-    configured providers: with keys for two model families, one reviewer from each (`providers.default_panel`)."""
+    configured providers: the cheapest pair spanning two model families (`panels.default_panel`)."""
     b, c, fixer = default_panel(configured_providers())
     env = {
         "reviewer_b": os.environ.get("SANTA_REVIEWER_B"),

@@ -118,7 +118,7 @@ class CheckResult(BaseModel):
 
     criterion: str = Field(description="criterion id from the rubric")
     result: Verdict
-    detail: str = Field(description="what was checked and the evidence")
+    detail: str = Field(default="", description='"" for a PASS; for a FAIL, one short sentence on what fails')
 
 
 class ReviewIssue(BaseModel):
@@ -128,6 +128,10 @@ class ReviewIssue(BaseModel):
     description: str = Field(description="what is wrong and why it fails the criterion")
     evidence: str = Field(
         default="", description="exact text copied from the output that shows the problem"
+    )
+    missing: bool = Field(
+        default=False,
+        description="true only when the problem is something absent from the output, so there is nothing to quote",
     )
 
 

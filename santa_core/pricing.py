@@ -30,6 +30,17 @@ class ModelRates:
     cache_read: float
     as_of: str | None = None
     """When this model's prices were read (None: the file's `as_of`)."""
+    cache_write_1h: float | None = None
+    """A 1-hour prompt-cache write (None: twice the input rate, as the Claude platform bills it)."""
+    min_cache_tokens: int | None = None
+    """The shortest prompt prefix the provider caches behind an explicit breakpoint (None: the provider caches by
+    itself, or the figure is not known, so the desk never places one)."""
+
+    def cache_write(self, ttl: str = "5m") -> float:
+        """The write rate of a cache entry that lives `ttl` ("5m" or "1h")."""
+        if ttl == "1h":
+            return self.cache_write_1h if self.cache_write_1h is not None else 2 * self.input
+        return self.cache_write_5m
 
 
 @dataclass(frozen=True)
@@ -109,14 +120,14 @@ def rates_as_of(rates: Rates | None = None) -> str:
     return (rates or load_rates()).as_of
 
 
-def cost_usd(model: str, usage: Usage, rates: Rates | None = None, batch: bool = False) -> float:
-    """USD cost of `usage` on `model`: input, output, 5-minute cache writes and cache reads."""
+def cost_usd(model: str, usage: Usage, rates: Rates | None = None, batch: bool = False, write_ttl: str = "5m") -> float:
+    """USD cost of `usage` on `model`: input, output, cache writes (of a `write_ttl` entry) and cache reads."""
     rates = rates or load_rates()
     r = rates.for_model(model)
     total = (
         usage.input_tokens * r.input
         + usage.output_tokens * r.output
-        + usage.cache_creation_input_tokens * r.cache_write_5m
+        + usage.cache_creation_input_tokens * r.cache_write(write_ttl)
         + usage.cache_read_input_tokens * r.cache_read
     ) / PER_TOKENS
     # batch_discount is the fraction taken off (0.5 = half price). Batch and cache discounts
@@ -124,10 +135,22 @@ def cost_usd(model: str, usage: Usage, rates: Rates | None = None, batch: bool =
     return total * (1 - rates.batch_discount) if batch else total
 
 
-PROMPT_OVERHEAD_TOKENS = 1_500
-"""Reviewer instructions and answer contract around the rubric, spec and output (about)."""
-REVIEW_ANSWER_TOKENS = 700
-"""A typical review answer: one check per criterion and a few issues (about)."""
+CHARS_PER_TOKEN = 4
+"""The desk's token estimate: 4 characters a token, on the high side for English prose and markup (the
+platform's tokenizer counts about 6 on the desk's prompts), so an estimate shown before a call is an upper one."""
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens `text` counts as, estimated (4 characters a token, at least 1)."""
+    return len(text) // CHARS_PER_TOKEN + 1
+
+
+PROMPT_OVERHEAD_TOKENS = 1_100
+"""Reviewer instructions, fences, answer contract and schema around the rubric, spec and output (about 4,200
+characters in the terse layout, at 4 characters a token)."""
+REVIEW_ANSWER_TOKENS = 300
+"""A review answer under the terse contract: one short check per criterion, a sentence and a quote per failure
+(a clean answer is about 25 + 12 per criterion; 300 leaves room for a few failures)."""
 
 
 def estimate_review_usd(model: str, text_chars: int, batch: bool = False, rates: Rates | None = None) -> float:
@@ -144,11 +167,20 @@ def estimate_call_usd(model: str, body: dict, rates: Rates | None = None) -> flo
     token) and all of its `max_tokens` as output. What the budget counts for a call cut off by a crash."""
     chars = len(json.dumps(body, ensure_ascii=False, default=str))
     room = body.get("max_tokens") or body.get("max_completion_tokens")  # Messages API / OpenAI's Chat Completions
-    usage = Usage(input_tokens=chars // 4 + 1, output_tokens=int(room or REVIEW_ANSWER_TOKENS))
+    usage = Usage(input_tokens=chars // CHARS_PER_TOKEN + 1, output_tokens=int(room or REVIEW_ANSWER_TOKENS))
     return cost_usd(model, usage, rates)
 
 
-def cache_savings_usd(model: str, cache_read_tokens: int, rates: Rates | None = None) -> float:
-    """What reading `cache_read_tokens` from the prompt cache saved against paying the input rate."""
+def cache_savings_usd(model: str, cache_read_tokens: int, cache_write_tokens: int = 0,
+                      rates: Rates | None = None, write_ttl: str = "5m") -> float:
+    """What prompt caching saved on `model`, net: the cached call's cost against the same call with no cache.
+
+    Reads are paid at the cache-read rate instead of the input rate (a saving); writes at the write rate of
+    their lifetime (`write_ttl`: "5m" or "1h", 2 × input) instead of the input rate (a premium, 1.25 × input on the Claude platform, none where the provider
+    bills writes as input, e.g. OpenAI). Negative when the writes cost more than the reads saved: a prefix
+    written and never read back within its lifetime is money lost.
+    """
     r = (rates or load_rates()).for_model(model)
-    return cache_read_tokens * (r.input - r.cache_read) / PER_TOKENS
+    saved = cache_read_tokens * (r.input - r.cache_read)
+    premium = cache_write_tokens * (r.cache_write(write_ttl) - r.input)
+    return (saved - premium) / PER_TOKENS

@@ -358,25 +358,6 @@ def second_key_hint(fam: str = "Claude") -> str:
             "second reviewer comes from another family")
 
 
-def default_panel(providers: list[Provider] | None = None,
-                  env: Mapping[str, str] | None = None) -> tuple[str, str, str]:
-    """(reviewer B, reviewer C, fix agent) for a desk with these providers: with keys for two families, one
-    reviewer from each; with Claude only, Sonnet and Haiku; with one other provider only, its first two models."""
-    providers = configured_providers(env) if providers is None else providers
-    ready = [p for p in providers if p.key_present(env) and p.models]
-    claude = next((p for p in ready if p.name == ANTHROPIC), None)
-    others = [p for p in ready if p.name != ANTHROPIC]
-    if claude is not None:
-        second = next((p.model_id(m) for p in others for m in p.models if family(p.model_id(m)) != "Claude"), None)
-        return "claude-sonnet-5-5", second or "claude-haiku-5-5", "claude-opus-5-5"
-    if others:
-        ids = others[0].model_ids()
-        b = ids[0]
-        c = next((m for p in others for m in p.model_ids() if family(m) != family(b)), ids[1] if len(ids) > 1 else b)
-        return b, c, b
-    return "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5"
-
-
 def default_screen_model(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None) -> str:
     """The injection screen's default model: the cheapest usable one (it only has to repeat a key) — Claude Haiku
     with an Anthropic key, else GPT-5.4-nano with an OpenAI key, else a named endpoint's first model."""

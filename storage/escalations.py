@@ -14,13 +14,14 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
-from santa_core.run.store import Resolution
+from santa_core.run.actions import UNCHANGED, rereview_refusal
+from santa_core.run.store import Resolution, RoundRecord
 from storage import audit
 from storage.errors import EscalationNotOpen
 from storage.people import require
 from storage.rounds import add_decision, start_round_row
 from storage.rows import check_text, decision_row, escalation_of, state_of
-from storage.run_rows import lock_run, require_round
+from storage.run_rows import lock_run, require_round, run_rows
 from storage.state_changes import RESOLUTION_ACTION, set_state
 from storage.tables import (
     EscalationRow,
@@ -43,6 +44,18 @@ def open_escalation_row(s: Session, run_id: int, escalation_id: int | None = Non
     return row
 
 
+class UnchangedText(ValueError):
+    """A re-review of a text both reviewers already judged: it would pay for the same answer again."""
+
+
+def check_rereview(s: Session, run_id: int, text: str) -> None:
+    """Refuse (UnchangedText) a re-review of a text the run's reviewers already fully judged, read inside the
+    resolving transaction (`santa_core.run.actions` says so first, in a person's words)."""
+    rows = run_rows(s, run_id)
+    if problem := rereview_refusal([RoundRecord(**rows.round_record(r)) for r in rows.rounds], text):
+        raise UnchangedText(f"{UNCHANGED}{problem}")
+
+
 class EscalationStore(StoreBase):
     """Escalations: resolve, assign, re-date, list, count the overdue."""
 
@@ -63,7 +76,8 @@ class EscalationStore(StoreBase):
 
         The new state comes from `santa_core.run.engine.advance(state, Resolve(resolution))`, so the
         engine still decides it; `rereview` starts the next round on `edited_output` (or the
-        current output). Raises `engine.InvalidTransition` when the run is not escalated.
+        current output), unless both reviewers already judged exactly that text (UnchangedText, nothing
+        written). Raises `engine.InvalidTransition` when the run is not escalated.
         """
         if not justification.strip():
             raise ValueError("a justification is required to resolve an escalation")
@@ -79,6 +93,8 @@ class EscalationStore(StoreBase):
             new = state_machine.advance(state, state_machine.Resolve(resolution))
             rnd = require_round(s, run_id, state.round)
             after = rnd.output_text if edited_output is None else edited_output
+            if resolution == "rereview":
+                check_rereview(s, run_id, after)
             action = RESOLUTION_ACTION[resolution]
             add_decision(s, decision_row(run_id, state.round, action, actor, justification,
                                                 rnd.output_text, after))

@@ -21,13 +21,14 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Engine, and_, bindparam, case, delete, func, insert
+from sqlalchemy import Engine, and_, bindparam, case, delete, func, insert, or_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 from santa_core.models import SETTLED_STATUSES
 from santa_core.pricing import cache_savings_usd
 from santa_core.reviewers.base import PERSON
+from santa_core.reviewers.caching import ttl_of
 from storage.tables import (
     CriterionDayRow,
     CriterionResultRow,
@@ -83,6 +84,18 @@ def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
     return len(slowest), sum(slowest.values())
 
 
+REVIEW_CALLS = ("review", "screen")
+"""The calls whose cost is review cost (the reviewers' and the injection screen's): the cache hit rate is theirs."""
+
+
+def _review_prompt(calls: Sequence[Any]) -> dict[str, int]:
+    """Input tokens of the review calls: uncached, written to the prompt cache, read from it."""
+    mine = [c for c in calls if c.purpose in REVIEW_CALLS]
+    return {"review_input_tokens": sum(c.input_tokens for c in mine),
+            "review_cache_write_tokens": sum(c.cache_creation_input_tokens for c in mine),
+            "review_cache_read_tokens": sum(c.cache_read_input_tokens for c in mine)}
+
+
 def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
                       escapes: int, hidden: bool = False) -> dict[str, Any]:
     """The run_metric row of a run, from its run, round, review and llm_call rows.
@@ -97,12 +110,14 @@ def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], c
         "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
         "generation_cost_usd": None if hidden else run.generation_cost_usd,
         # The injection screen is part of verifying, so its cost counts with the reviews'.
-        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose in ("review", "screen")),
+        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose in REVIEW_CALLS),
         "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "fix"),
         "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
         "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
         "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),
-        "cache_savings_usd": sum(cache_savings_usd(c.model, c.cache_read_input_tokens) for c in calls),
+        "cache_savings_usd": sum(cache_savings_usd(c.model, c.cache_read_input_tokens, c.cache_creation_input_tokens,
+                                                   write_ttl=ttl_of(c.request_json or {})) for c in calls),
+        **_review_prompt(calls),
         "escapes": escapes, **_slot_figures("B", reviews, calls), **_slot_figures("C", reviews, calls),
         "rounds_reviewed": reviewed, "round_latency_s": latency,
     }
@@ -248,7 +263,10 @@ def _by_run(*columns: Any) -> Any:
 _ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
 _REVIEWS = _by_run(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json, ReviewRow.latency_s)
 _CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd, LLMCallRow.input_tokens,
-                 LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens, LLMCallRow.cache_read_input_tokens)
+                 LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens, LLMCallRow.cache_read_input_tokens,
+                 # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
+                 case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None)
+                 .label("request_json"))
 _ESCAPES = select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == bindparam("run_id"))
 _RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (
     "run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")))
@@ -302,13 +320,19 @@ def rebuild_rollup(s: Session) -> None:
     s.exec(insert(CriterionDayRow).from_select([*DAY_KEY, *COUNTERS], select(*keys, *sums).group_by(*keys)))
 
 
+def stale_runs() -> Any:
+    """Runs whose facts are missing (a database from before migration 0007) or older than the columns they
+    need (before 0012: no review_* tokens, gross cache savings)."""
+    old = select(RunMetricRow.run_id).where(col(RunMetricRow.review_cache_read_tokens).is_(None))
+    return or_(~col(RunRow.id).in_(select(RunMetricRow.run_id)), col(RunRow.id).in_(old))
+
+
 def backfill(engine: Engine, batch: int = 200) -> int:
-    """Facts for runs that have none yet (a database from before migration 0007); how many."""
+    """Facts for runs that have none yet, or facts from before migration 0012, recomputed; how many."""
     total = 0
     while True:
         with Session(engine) as s, s.begin():
-            ids = s.exec(select(RunRow.id).where(~col(RunRow.id).in_(select(RunMetricRow.run_id)))
-                         .order_by(RunRow.id).limit(batch)).all()
+            ids = s.exec(select(RunRow.id).where(stale_runs()).order_by(RunRow.id).limit(batch)).all()
             for run_id in ids:
                 refresh(s, run_id)
         total += len(ids)

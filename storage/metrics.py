@@ -82,6 +82,10 @@ def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
         **{k: func.sum(getattr(r, k)) for k in ("input_tokens", "output_tokens", "cache_write_tokens",
                                                 "cache_read_tokens", "cache_savings_usd", "rounds_reviewed",
                                                 "round_latency_s")},
+        # NULL on a fact row from before migration 0012 (start-up recomputes it): counted apart, never as 0
+        **{k: func.coalesce(func.sum(getattr(r, k)), 0) for k in ("review_input_tokens", "review_cache_write_tokens",
+                                                                  "review_cache_read_tokens")},
+        "cache_unknown_runs": _flag(col(r.review_cache_read_tokens).is_(None)),
     }
     stmt = select(r.day, *(c.label(k) for k, c in cols.items())).where(*where(r, f)).group_by(r.day)
     return [m.DayTotals(**{**row._mapping, "day": date.fromisoformat(row.day)}) for row in s.exec(stmt)]

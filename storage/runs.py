@@ -7,7 +7,8 @@ read-modify-write never loses an update. Reads use a snapshot that takes no writ
 
 `decision`, `state_change` and `llm_call` rows are only ever inserted: nothing in the run stores
 updates or deletes them. The methods live by record kind: rounds (`storage.rounds`), escalations,
-reviewer slots, escapes and settings; `RunStore` is all of them over one database.
+reviewer slots, escapes, settings and the call log's cost averages; `RunStore` is all of them over one
+database.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
 from storage import audit
 from storage.audit import AuditStore
+from storage.call_costs import CallCostStore
 from storage.errors import MoveRefused
 from storage.escalations import EscalationStore
 from storage.escapes import EscapeStore
@@ -143,7 +145,7 @@ def final_output(run: RunRow, rounds: list[RoundView]) -> str | None:
     return shipped[-1].after_text if shipped else current_output(run, rounds)
 
 
-class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStore):
+class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStore, CallCostStore):
     """Implements `santa_core.run.store.Store` and the app's queries over one database."""
 
     def __init__(self, db: Database | Engine) -> None:

@@ -77,6 +77,15 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.fixture(autouse=True)
+def fresh_cache_ledger() -> None:
+    """Every test starts as a fresh process: no prompt prefix sent yet, so no cache breakpoint is planned from an
+    earlier test's requests (santa_core.reviewers.caching)."""
+    from santa_core.reviewers.caching import LEDGER
+
+    LEDGER.clear()
+
+
+@pytest.fixture(autouse=True)
 def pages_write_through_actions() -> Iterator[None]:
     """Every test fails when a page or ui/ module wrote through a concrete store (not the core's actions)."""
     with one_door() as page_writes:

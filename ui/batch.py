@@ -23,7 +23,7 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from ui import app_desk, batch_actions, batch_patterns, batch_plan, components, identity
+from ui import app_desk, batch_actions, batch_patterns, batch_plan, components, cost_estimate, identity
 from ui.batch_actions import driver
 from ui.safe import escape_markdown
 
@@ -330,7 +330,10 @@ def history(view: BatchView) -> None:
 def cost_section(view: BatchView) -> None:
     """Estimated against actual against full verification."""
     st.subheader("Cost")
-    batch_plan.cost(view.estimate, view.cost_usd)
+    specs, outputs = [len(it.spec) for it in view.items], [len(it.output) for it in view.items]
+    priced, per_item = cost_estimate.sample_estimate(view.estimate, view.batch.config, specs, outputs)
+    batch_plan.cost(priced, view.cost_usd)
+    cost_estimate.show_sample(priced, per_item)
 
 
 def export_name(name: str, fmt: str) -> str:

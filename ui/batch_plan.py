@@ -72,16 +72,18 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
     columns = st.columns(4 if spent is not None else 3)
     how = "through the Message Batches API (about half price)" if estimate.message_batches else "one call at a time"
     columns[0].metric("One sample (estimated)", components.usd(estimate.sample_usd),
-                      help=f"{estimate.sample:,} items × 2 reviewers, {how}, from each item's length.")
+                      help=f"{estimate.sample:,} items × one round (2 reviewers and the screen), {how}, "
+                      "from the items' average length.")
     columns[1].metric("Full verification (estimated)", components.usd(estimate.full_usd),
-                      help=f"All {estimate.items:,} items × 2 reviewers, one call at a time.")
+                      help=f"All {estimate.items:,} items × one round, one call at a time.")
     columns[2].metric("One sample ÷ full", percent(estimate.share))
     if spent is not None:
         share = f"{percent(spent / estimate.full_usd)} of full verification" if estimate.full_usd else None
         columns[3].metric("Spent so far (actual)", components.usd(spent), delta=share, delta_color="off",
                           delta_arrow="off", help="Every review of every sample of this batch, plus the fix agent's proposals.")
     st.caption(f"Estimates use the prices in santa_core/rates.toml (as of {pricing.rates_as_of()}) and about four "
-               "characters per token; the actual figure is what the API reported.")
+               "characters per token (or the measured average of this rubric's recent review calls); the actual "
+               "figure is what the API reported.")
 
 
 def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], needs_fix: list[str]) -> None:

@@ -17,10 +17,11 @@ from santa_core.batch.file import LENGTH_STRATUM, BatchFile, BatchFileError, Bat
 from santa_core.batch.report import estimate
 from santa_core.batch.store import BatchConfig
 from santa_core.models import Rubric
-from santa_core.providers import default_panel, message_batches_problem, usable_model_ids
+from santa_core.panels import default_panel
+from santa_core.providers import message_batches_problem, usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission
-from ui import app_desk, batch_actions, batch_plan, identity
+from ui import app_desk, batch_actions, batch_plan, cost_estimate, identity
 from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
@@ -227,8 +228,13 @@ def plan(file: BatchFile, config: BatchConfig) -> None:
     st.markdown("#### Before sampling")
     n = sampling.sample_size(len(file.items), config.sample_rate, config.min_sample)
     batch_plan.detection(len(file.items), n, file.strata_sizes(), key="batch_prevalence")
-    batch_plan.cost(estimate(config, [len(it.spec if it.spec is not None else config.spec) + len(it.output)
-                                      for it in file.items]))
+    specs = [len(it.spec if it.spec is not None else config.spec) for it in file.items]
+    outputs = [len(it.output) for it in file.items]
+    base = estimate(config, [s + o for s, o in zip(specs, outputs, strict=True)],
+                    [it.stratum for it in file.items] if file.strata else ())
+    priced, per_item = cost_estimate.sample_estimate(base, config, specs, outputs)
+    batch_plan.cost(priced)
+    cost_estimate.show_sample(priced, per_item)
 
 
 def _read(uploaded) -> tuple[BatchFile, Columns] | None:  # noqa: ANN001 - streamlit's UploadedFile

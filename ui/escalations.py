@@ -210,7 +210,10 @@ def _evidence(view: RunView) -> None:
         st.info("No reviewer has seen this run's output yet: there are no reviews or open issues to show.")
         return
     current = view.current_round
-    if current is not None and current.round_no != rnd.round_no:
+    if current is not None and current.round_no != rnd.round_no and current.output_text == rnd.output_text:
+        st.caption(escape_markdown(f"Round {current.round_no} was not reviewed ({view.state.note}); its text is exactly "
+                                   f"the output round {rnd.round_no} reviewed, below."))
+    elif current is not None and current.round_no != rnd.round_no:
         st.caption(escape_markdown(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
                       f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
                       "below."))
@@ -287,9 +290,22 @@ def resolution_form(item: EscalationView, view: RunView) -> None:
     if choice == "rereview":
         edited = st.text_area("Output to send for fresh review", rnd.output_text if rnd else "",
                               height=240, key=f"res_text_{item.id}")
+        rereview_note(view, edited)
     why = st.text_area("Justification (required)", key=f"res_why_{item.id}")
     if st.button("Record resolution", type="primary", key=f"res_go_{item.id}"):
         _resolve(item, choice, why, edited)
+
+
+def rereview_note(view: RunView, text: str) -> None:
+    """Before the click: whether fresh reviewers can still change the answer for this text. A text both
+    reviewers already judged is refused (edit it first); after a reviewer failure, a budget stop or an
+    interruption, re-reviewing it unchanged is the way to an answer."""
+    rounds = [r for r in view.rounds if r.round_no <= view.state.round]
+    if problem := actions.rereview_refusal(rounds, text):
+        st.warning(escape_markdown(f"Sending this text will be refused: {problem} (An edit counts once you click "
+                                   "outside the box.)"))
+    elif rounds and text == rounds[-1].output_text:
+        st.caption("No reviewer gave a complete verdict on this text yet, so it may go for fresh review unchanged.")
 
 
 def stale_click_notice(open_ids: set[int]) -> None:

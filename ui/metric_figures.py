@@ -95,6 +95,8 @@ def cost_frame(report: MetricsReport) -> pd.DataFrame:
             ("cost_per_round_usd", h.cost_per_round_usd), ("tokens", h.tokens), ("tokens_per_run", h.tokens_per_run),
             ("tokens_per_round", h.tokens_per_round), ("generation_runs", h.generation_runs),
             ("review_to_generation", h.review_to_generation), ("cache_read_tokens", h.cache_read_tokens),
+            ("review_prompt_tokens", h.review_prompt_tokens), ("review_cache_write_tokens", h.review_cache_write_tokens),
+            ("review_cache_read_tokens", h.review_cache_read_tokens), ("cache_hit_rate", h.cache_hit_rate),
             ("cache_savings_usd", h.cache_savings_usd), ("runs", h.runs), ("rounds", h.rounds)]
     return pd.DataFrame(rows, columns=["figure", "value"])
 
@@ -206,6 +208,23 @@ def cost_split_figure(report: MetricsReport) -> go.Figure:
     fig = go.Figure(go.Bar(x=["reviews", "fixes"], y=[h.review_cost_usd, h.fix_cost_usd], name="USD",
                            marker_color=["#4C78A8", "#B279A2"], hovertemplate="%{x}: $%{y:.4f}<extra></extra>"))
     return _layout(fig, "", "USD")
+
+
+def cache_figure(report: MetricsReport) -> go.Figure:
+    """Per time bucket: net cache savings in USD (bars, red below 0) and the cache hit rate (line, right axis)."""
+    frame = series_frame(report)
+    colours = ["#E45756" if v < 0 else "#54A24B" for v in frame["cache_savings_usd"]]
+    fig = go.Figure([
+        go.Bar(x=frame["bucket"], y=frame["cache_savings_usd"], name="net savings (USD)", marker_color=colours,
+               hovertemplate="%{x}: $%{y:.4f} saved, net<extra></extra>"),
+        go.Scatter(x=frame["bucket"], y=frame["cache_hit_rate"], name="cache hit rate", yaxis="y2",
+                   mode="lines+markers", connectgaps=False, marker_color="#4C78A8",
+                   hovertemplate="%{x}: %{y:.1%} of review input read from the cache<extra></extra>"),
+    ])
+    fig.add_hline(y=0, line_color="#888888", line_width=1)
+    return _layout(fig, GRAIN_TITLE[report.grain], "net savings (USD)",
+                   yaxis2={"title": "cache hit rate", "overlaying": "y", "side": "right", "tickformat": ".0%",
+                           "range": [0, 1.05]})
 
 
 def reviewer_cost_figure(report: MetricsReport) -> go.Figure:

@@ -30,6 +30,8 @@ from santa_core.reports.metrics import (
     headline_rows,
     parse_version,
 )
+from santa_core.reports.metrics_cache import NoteKind
+from santa_core.reports.metrics_cache import cache_note as _cache_note
 from santa_core.reports.metrics_families import FamilyPairFigures
 from storage.metrics import FailedRun, MetricsOptions
 from ui import app_desk, identity
@@ -274,9 +276,18 @@ def generation_note(report: MetricsReport) -> str:
     return f"Review ÷ generation cost over {runs} run{plural} with a generation cost."
 
 
+def cache_note(report: MetricsReport) -> tuple[NoteKind, str]:
+    """What the view's cache figures mean, or why there are none (`santa_core.reports.metrics_cache.cache_note`)."""
+    h = report.headline
+    return _cache_note(h.review_prompt_tokens, h.review_cache_read_tokens, h.review_cache_write_tokens,
+                       h.cache_savings_usd, lambda usd: format_figure(usd, "usd"))
+
+
 def _help(report: MetricsReport, field: str, definition: str) -> str:
     text = DEFINITIONS[definition]
-    return f"{text}\n\n{generation_note(report)}" if field == "review_to_generation" else text
+    if field == "review_to_generation":
+        return f"{text}\n\n{generation_note(report)}"
+    return f"{text}\n\n{cache_note(report)[1]}" if field in CACHE_CARDS else text
 
 
 def _metric_row(items: list[tuple[str, str, str]], width: int) -> None:
@@ -284,10 +295,15 @@ def _metric_row(items: list[tuple[str, str, str]], width: int) -> None:
         column.metric(label, value, help=help_text)
 
 
+def _cards(report: MetricsReport) -> dict[str, tuple[str, str, str]]:
+    """field → (label, value, help) of every headline figure, written as `format_figure` writes it."""
+    return {field: (label, value, _help(report, field, definition))
+            for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)}
+
+
 def headline(report: MetricsReport) -> None:
     """Every headline figure, written exactly as `format_figure` writes it (as the command line does)."""
-    items = [(label, value, _help(report, field, definition))
-             for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)]
+    items = list(_cards(report).values())
     _metric_row(items[:PRIMARY], PRIMARY)
     with st.expander("More figures: counts, spend, tokens, latency, errors"):
         for start in range(PRIMARY, len(items), PER_ROW):
@@ -509,18 +525,43 @@ def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     _chart("Escape rate over time", "escape_rate", "escapes", figs.escape_figure(report), figs.series_frame(report))
 
 
+CACHE_CARDS = ("cache_hit_rate", "cache_savings_usd")
+COST_CARDS = ("total_cost_usd", "cost_per_run_usd", "review_to_generation", *CACHE_CARDS)
+"""The Cost tab's figure cards, written as the headline writes them."""
+
+
 def cost(report: MetricsReport, f: MetricsFilter | None = None) -> None:
-    """Spend over time, where it went, review vs generation cost, cache savings, per-reviewer cost."""
-    h = report.headline
-    st.caption(f"{generation_note(report)} Prompt caching: {h.cache_read_tokens:,} cache-read tokens saved "
-               f"{format_figure(h.cache_savings_usd, 'usd')}.")
+    """Cost cards (the cache's hit rate and net savings among them), spend over time, where it went, the prompt
+    cache over time, per-reviewer cost."""
+    cards = _cards(report)
+    _metric_row([cards[field] for field in COST_CARDS], len(COST_CARDS))
+    st.caption(generation_note(report))
     left, right = st.columns(2)
     with left:
         _chart("Spend over time", "cost", "spend", figs.spend_figure(report), figs.series_frame(report))
     with right:
         _chart("Reviews and fixes", "cost", "cost", figs.cost_split_figure(report), figs.cost_frame(report))
+    cache(report)
     _chart("Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report),
            figs.reviewers_frame(report))
+
+
+def cache(report: MetricsReport) -> None:
+    """The prompt cache: hit rate and net savings per bucket, or what to do when no review call used it."""
+    kind, note = cache_note(report)
+    if stale := report.headline.cache_unknown_runs:
+        st.warning(f"{stale:,} run{'s' if stale != 1 else ''} in this view still hold facts from before the cache "
+                   "figures: left out of the hit rate, and counted at gross savings. Reopening the desk recomputes "
+                   "them.", icon="⚠️")
+    if kind in ("empty", "unused"):
+        st.info(f"**Prompt cache:** {note}", icon=":material/cached:")
+        return
+    if kind == "loss":
+        st.warning(note, icon="⚠️")
+    _chart("Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report),
+           figs.series_frame(report))
+    if kind == "saved":
+        st.caption(note)
 
 
 def reviewers_table(report: MetricsReport) -> pd.DataFrame:

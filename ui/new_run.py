@@ -10,7 +10,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.text import text_problem
-from ui import app_desk, identity
+from ui import app_desk, cost_estimate, identity
 from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
@@ -100,7 +100,8 @@ def new_run_form() -> int | None:
         generation = st.number_input("Generation cost (USD, optional)", min_value=0.0, max_value=100_000.0,
                                      value=None, step=0.01, format="%.4f", key="new_generation_cost",
                                      help="What producing this output cost, if you know it. The Metrics page "
-                                     "compares the review cost with it.")
+                                     "compares the review cost with it, and so does the estimate below.")
+    cost_estimate.show_round(cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c), generation)
     if not st.button("Start review", type="primary", key="start_review"):
         return None
     problems = [p for p in (field_problem("Spec", spec), field_problem("Output", output)) if p]

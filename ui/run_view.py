@@ -158,6 +158,14 @@ def approval_panel(view: RunView) -> None:
                            key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}")
     left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
     label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
+    # Said before the click: a text the reviewers already judged is never reviewed again. The button stays
+    # enabled, because an edit reaches the page only when the box loses focus, and a disabled button would
+    # swallow the click that follows typing; a click on the unchanged text is refused with nothing recorded.
+    rounds = [r for r in view.rounds if r.round_no <= view.state.round]
+    if unchanged := actions.approval_refusal(view.fixer, rounds, edited):
+        label = "Approve — edit the text first"
+        st.caption(escape_markdown(f"Approve will be refused: {unchanged} (An edit counts once you click outside "
+                                   "the box.)"))
     over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
     again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
     approve, reject, retry = st.columns(3)

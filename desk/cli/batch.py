@@ -55,7 +55,8 @@ BATCH_EXIT = {"clean": EXIT_SHIPPED, "waiting": EXIT_WAITING, "paused": EXIT_WAI
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
-    """`batch FILE [--rubric NAME] [--sample-rate R] [--strata COL,...] [--seed N] [--auto-approve] [--out FILE] ...`."""
+    """`batch FILE [--rubric NAME] [--sample-rate R] [--strata COL,...] [--seed N] [--[no-]message-batches]
+    [--auto-approve] [--out FILE] ...`."""
     ba = sub.add_parser("batch", help="verify a CSV/JSONL batch by sampling: review a sample, fix its patterns, "
                                       "resample until a sample is clean")
     ba.add_argument("file", help="the batch: a CSV or JSONL file with an id and an output per item")
@@ -80,8 +81,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ba.add_argument("--seed", type=_seed, default=1, help="seed of the draw: the same seed draws the same sample "
                                                           "(default 1; 0 to 2,147,483,646)")
     ba.add_argument("--concurrency", type=int, help="reviews at a time (default 4)")
-    ba.add_argument("--message-batches", action="store_true",
-                    help="review each sample through the Message Batches API (about half price, slower)")
+    ba.add_argument("--message-batches", action=argparse.BooleanOptionalAction, default=None,
+                    help="review each sample through Anthropic's Message Batches API (about half price, slower; "
+                         "it may take hours). Default: on when both reviewers are Claude models, else off (with a "
+                         "note); --no-message-batches reviews with synchronous calls")
     ba.add_argument("--max-samples", type=int, default=BATCH_MAX_SAMPLES,
                     help=f"stop after this many samples without a clean one (default {BATCH_MAX_SAMPLES})")
     ba.add_argument("--auto-approve", action="store_true", help="apply each pattern's fix without a person")
@@ -208,8 +211,20 @@ def _check_batch_reviewers(args: argparse.Namespace) -> None:
         raise BadInput("a batch sample is reviewed by two models; a person reviews single runs (use review, "
                        "or pick models with --reviewer-b and --reviewer-c)")
     check_model_keys(args.reviewer_b, args.reviewer_c, args.fixer)
-    if args.message_batches and (problem := message_batches_problem(args.reviewer_b, args.reviewer_c)):
+    problem = message_batches_problem(args.reviewer_b, args.reviewer_c)
+    if args.message_batches and problem:  # asked for by name: refused, as any impossible option
         raise BadInput(f"--message-batches: {problem}")
+    if args.message_batches is None:
+        # Why on by default: nobody watches a command-line batch, so the discount costs no waiting person.
+        args.message_batches = problem is None
+        say("santa: reviewing each sample through the Message Batches API (about half price; it may take longer; "
+            "--no-message-batches for synchronous calls)" if problem is None else
+            f"santa: note: reviewing with synchronous calls at full price: {_first_clause(problem)}")
+
+
+def _first_clause(problem: str) -> str:
+    """The reason of a Message Batches problem, without its advice to change the options (nobody asked)."""
+    return problem.split(";")[0]
 
 
 def _batch_config(args: argparse.Namespace, file: BatchFile, spec: str, rubric: Rubric) -> BatchConfig:

@@ -16,6 +16,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from santa_core.reports.metrics_cache import CACHE_DEFINITIONS, cache_figures
 from santa_core.reviewers.base import PERSON
 
 Grain = Literal["day", "week", "month"]
@@ -71,8 +72,9 @@ DEFINITIONS: dict[str, str] = {
     "cost": (
         "USD and tokens of every model call of the runs (reviews and fixes), from the rates file. "
         "Per run: total ÷ runs. Per round: total ÷ rounds started. Review ÷ generation: review cost "
-        "÷ generation cost, over the runs whose generation cost was entered. Cache savings: cache-read "
-        "tokens × (input rate − cache-read rate) of the call's model."),
+        "÷ generation cost, over the runs whose generation cost was entered. Cache hit rate and cache "
+        "savings: defined on their own cards."),
+    **CACHE_DEFINITIONS,
     "latency": (
         "Seconds a reviewer took to answer (retries included), per reviewer model; per round: the "
         "slower of the two reviewers, i.e. how long the round waited for its verdicts. A person's "
@@ -137,6 +139,11 @@ class DayTotals(BaseModel):
     cache_savings_usd: float = 0.0
     rounds_reviewed: int = 0
     round_latency_s: float = 0.0
+    review_input_tokens: int = 0
+    review_cache_write_tokens: int = 0
+    review_cache_read_tokens: int = 0
+    cache_unknown_runs: int = 0
+    """Runs whose facts predate the review_* tokens (recomputed at start-up): left out of the hit rate."""
 
 
 class RoundsCount(BaseModel):
@@ -283,6 +290,12 @@ class Headline(BaseModel):
     review_to_generation: float | None = None
     cache_read_tokens: int = 0
     cache_savings_usd: float = 0.0
+    review_prompt_tokens: int = 0
+    """Input tokens of the review calls: uncached + written to the cache + read from it."""
+    review_cache_write_tokens: int = 0
+    review_cache_read_tokens: int = 0
+    cache_hit_rate: float | None = None
+    cache_unknown_runs: int = 0
     reviews: int = 0
     reviewer_errors: int = 0
     reviewer_error_rate: float | None = None
@@ -304,6 +317,10 @@ class SeriesPoint(BaseModel):
     escape_rate: float | None
     cost_usd: float
     tokens: int
+    review_prompt_tokens: int = 0
+    review_cache_read_tokens: int = 0
+    cache_hit_rate: float | None = None
+    cache_savings_usd: float = 0.0
 
 
 class CriterionFigures(BaseModel):
@@ -389,7 +406,8 @@ def _point(bucket: date, t: DayTotals) -> SeriesPoint:
         mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs), shipped=t.shipped,
         escapes=t.escapes, escape_rate=escape_rate(t.escapes, t.shipped),
         cost_usd=t.review_cost_usd + t.fix_cost_usd,
-        tokens=t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens)
+        tokens=t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens,
+        **cache_figures(t), cache_savings_usd=t.cache_savings_usd)
 
 
 def build_series(days: Iterable[DayTotals], grain: Grain) -> list[SeriesPoint]:
@@ -481,6 +499,8 @@ def _headline(t: DayTotals, criteria: list[CriterionFigures], reviewers: list[Re
         generation_runs=t.generation_runs,
         review_to_generation=ratio(t.review_cost_with_generation_usd, t.generation_cost_usd),
         cache_read_tokens=t.cache_read_tokens, cache_savings_usd=t.cache_savings_usd,
+        **cache_figures(t), review_cache_write_tokens=t.review_cache_write_tokens,
+        cache_unknown_runs=t.cache_unknown_runs,
         reviews=reviews, reviewer_errors=errors, reviewer_error_rate=ratio(errors, reviews),
         mean_round_latency_s=ratio(t.round_latency_s, t.rounds_reviewed))
 
@@ -546,7 +566,8 @@ HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
     ("tokens_per_run", "Tokens per run", "count", "cost"),
     ("tokens_per_round", "Tokens per round", "count", "cost"),
     ("review_to_generation", "Review ÷ generation cost", "ratio", "cost"),
-    ("cache_savings_usd", "Cache savings", "usd", "cost"),
+    ("cache_hit_rate", "Cache hit rate", "rate", "cache_hit_rate"),
+    ("cache_savings_usd", "Cache savings", "usd", "cache_savings"),
     ("mean_round_latency_s", "Mean round latency", "seconds", "latency"),
     ("reviewer_error_rate", "Reviewer error rate", "rate", "error_rate"),
 )
@@ -565,8 +586,9 @@ def format_figure(value: float | None, kind: Kind) -> str:
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if kind == "count":
         return f"{round(value):,}"
-    if kind == "usd":
-        return f"${value:,.4f}" if abs(value) < 1 else f"${value:,.2f}"
+    if kind == "usd":  # the sign before the $: net cache savings may be negative
+        sign, value = ("-" if round(value, 4) < 0 else ""), abs(value)
+        return f"{sign}${value:,.4f}" if value < 1 else f"{sign}${value:,.2f}"
     if kind == "seconds":
         return f"{value:.1f} s"
     return f"{value:.3f}"

@@ -18,6 +18,7 @@ from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
+from santa_core.reviewers.caching import LEDGER, CacheLedger, breakpoint_block, ttl_of
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
@@ -52,15 +53,23 @@ DEFAULT_EFFORT = "medium"
 
 
 def request_body(
-    model: str, max_tokens: int, prompt: Prompt, schema: type[BaseModel], effort: str | None
+    model: str, max_tokens: int, prompt: Prompt, schema: type[BaseModel], effort: str | None,
+    cache: str | None = None,
 ) -> dict:
-    """The exact body sent (as parse(output_format=schema) builds it); the key is in headers only."""
+    """The exact body sent (as parse(output_format=schema) builds it); the key is in headers only.
+
+    `cache` ("5m", "1h"): a cache breakpoint after the system prefix with that lifetime (see caching.py); None:
+    no breakpoint, nothing written to the cache.
+    """
     output_config: dict[str, Any] = {"effort": effort} if effort else {}
     output_config["format"] = {"type": "json_schema", "schema": anthropic.transform_schema(schema)}
+    system = [dict(block) for block in prompt.system]
+    if cache and system:
+        system[-1] = breakpoint_block(system[-1]["text"], cache)
     return {
         "model": model,
         "max_tokens": max_tokens,
-        "system": prompt.system,
+        "system": system,
         "messages": [{"role": "user", "content": prompt.user}],
         "output_config": output_config,
     }
@@ -71,10 +80,18 @@ def review_body(
     request: ReviewRequest,
     max_tokens: int = DEFAULT_MAX_TOKENS,
     effort: str | None = DEFAULT_EFFORT,
+    batch: bool = False,
+    ledger: CacheLedger = LEDGER,
 ) -> dict:
-    """The body of one review call (fresh fence nonce); the sync reviewer and batches share it."""
+    """The body of one review call (fresh fence nonce, a cache breakpoint where the ledger says it pays); the sync
+    reviewer and batches share it."""
     prompt = build_review_prompt(request.rubric, request.spec, request.output)
-    return request_body(model, max_tokens, prompt, Review, effort)
+    return request_body(model, max_tokens, prompt, Review, effort, cache=planned(ledger, model, prompt, batch))
+
+
+def planned(ledger: CacheLedger, model: str, prompt: Prompt, batch: bool = False) -> str | None:
+    """The cache breakpoint lifetime of a request with `prompt`'s system prefix, noting it as sent."""
+    return ledger.plan(model, "".join(b["text"] for b in prompt.system), batch=batch) if prompt.system else None
 
 
 def text_of(message: Message) -> str:
@@ -125,7 +142,7 @@ def answer_result(
     # No usage (or nonsense) from a server behind ANTHROPIC_BASE_URL is no free call: count its upper bound.
     reported = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     if 0 < reported <= MAX_USAGE_TOKENS:
-        cost = cost_usd(model, usage, batch=batch)
+        cost = cost_usd(model, usage, batch=batch, write_ttl=ttl_of(body))
     else:
         usage, cost = Usage(), estimate_call_usd(model, body)
     return CallResult(parsed, text, usage, error, status, latency_s, body, cost, retryable=error is not None,
@@ -165,13 +182,15 @@ class AnthropicCaller(StructuredCaller):
     """A Claude model behind the Messages API: a lazily built client and its body, send and failure rules."""
 
     effort: str | None = DEFAULT_EFFORT
+    ledger: CacheLedger = LEDGER
 
     def __init__(self, model: str, client: anthropic.Anthropic | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
                  timeout: float = 120.0, max_retries: int = 3, effort: str | None = DEFAULT_EFFORT,
-                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, ledger: CacheLedger = LEDGER) -> None:
         # Explicitly StructuredCaller's (not the next class in a reviewer's or screen's MRO).
         StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts)
         self.effort = effort
+        self.ledger = ledger
 
     @property
     def client(self) -> anthropic.Anthropic:
@@ -182,8 +201,10 @@ class AnthropicCaller(StructuredCaller):
         return self._client
 
     def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
-        """The Messages API body (output_config.format with the SDK's own schema transform)."""
-        return request_body(self.model, max_tokens, prompt, schema, self.effort)
+        """The Messages API body (output_config.format with the SDK's own schema transform), with a cache
+        breakpoint after the shared prefix where the ledger says a read is coming."""
+        return request_body(self.model, max_tokens, prompt, schema, self.effort,
+                            cache=planned(self.ledger, self.model, prompt))
 
     def _send(self, body: dict) -> Message:
         """POST /v1/messages with the logged body; returns the answer, not yet validated."""

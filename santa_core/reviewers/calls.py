@@ -22,6 +22,7 @@ from santa_core.models import (
     Review,
     ReviewOutcome,
     ReviewStatus,
+    Rubric,
     ScreenResult,
     ScreenRole,
     Slot,
@@ -30,6 +31,7 @@ from santa_core.models import (
 from santa_core.pricing import estimate_call_usd
 from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
+from santa_core.reviewers.contract import contract_problem
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 from santa_core.text import control_problem, strings_in
 
@@ -144,6 +146,14 @@ def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> Re
                          calls=res.llm_calls("review", model))
 
 
+def keep_contract(res: CallResult, rubric: Rubric) -> CallResult:
+    """A parsed review that breaks the answer contract becomes a bad answer (asked again like a malformed one)."""
+    if isinstance(res.parsed, Review) and (problem := contract_problem(res.parsed, rubric)):
+        res.parsed, res.error, res.status, res.retryable = None, f"answer broke the contract: {problem}", \
+            ReviewStatus.ERROR, True
+    return res
+
+
 def raw_of(answer: Any) -> str:
     """The answer as text for the call log, whatever its shape."""
     try:
@@ -197,13 +207,16 @@ class StructuredCaller:
         return False
 
     # --- shared -----------------------------------------------------------------------------------
-    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str,
+              check: Callable[[CallResult], CallResult] | None = None) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
         off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
-        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). Never raises."""
+        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). `check` may turn
+        a valid answer into a bad one (the review contract). Never raises."""
         max_tokens, earlier = self.max_tokens, []
         while True:
             res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
+            res = check(res) if check is not None else res
             if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
                 break
             earlier.append(res)
@@ -242,7 +255,8 @@ class ModelReviewer(StructuredCaller):
         """Judge request.output against the rubric (a fresh fence nonce per attempt); errors come back as
         ERROR/TIMEOUT outcomes."""
         res = self._call(lambda max_tokens: self.body(
-            max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review), Review, "review")
+            max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review), Review, "review",
+            check=lambda r: keep_contract(r, request.rubric))
         return review_outcome(res, slot, self.name, self.name)
 
 

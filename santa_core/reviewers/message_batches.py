@@ -40,6 +40,7 @@ from santa_core.reviewers.anthropic import (
     review_outcome,
 )
 from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.calls import keep_contract
 
 CUSTOM_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """What the API accepts as a request's custom_id (a longer one is a 400 for the whole batch)."""
@@ -106,7 +107,7 @@ class ReviewJob(BaseModel):
     def _fill_params(self) -> ReviewJob:
         if not self.params:
             # Frozen model: set the built body once, here, through the instance dict.
-            self.__dict__["params"] = review_body(self.model, self.request, self.max_tokens, self.effort)
+            self.__dict__["params"] = review_body(self.model, self.request, self.max_tokens, self.effort, batch=True)
         elif (self.params.get("model"), self.params.get("max_tokens")) != (self.model, self.max_tokens):
             raise ValueError(
                 f"job {self.custom_id}: params were built for model {self.params.get('model')!r} "
@@ -310,7 +311,8 @@ def outcome_of(job: ReviewJob, result: Any, latency_s: float = 0.0) -> ReviewOut
             message = result.message
             if not isinstance(message, Message):
                 raise TypeError(f"answer was not a message: {type(message).__name__}")
-            res = answer_result(message, job.params, Review, "review", latency_s, batch=True)
+            res = keep_contract(answer_result(message, job.params, Review, "review", latency_s, batch=True),
+                                job.request.rubric)
             return review_outcome(res, job.slot, job.model, job.model)
         if kind == "errored":
             return _error_outcome(job, f"batch request errored: {_error_text(result)}", latency_s)

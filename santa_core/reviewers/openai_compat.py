@@ -10,6 +10,7 @@ the SDK's retries and timeouts are errors, never verdicts.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from typing import Any
 
@@ -152,13 +153,19 @@ class ChatCaller(StructuredCaller):
         return "max_completion_tokens" if self.provider == "openai" else "max_tokens"
 
     def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
-        """system (instructions and rubric), user (fenced data, rubric again, answer contract), the schema."""
-        return {
+        """system (instructions and rubric: the shared prefix), user (fenced data, criterion ids, answer contract),
+        the schema. OpenAI caches a long shared prefix by itself; `prompt_cache_key` (OpenAI only: other servers may
+        refuse an unknown field) routes the requests of one prefix together so they find it."""
+        system = system_text(prompt)
+        body = {
             "model": self.model,
             self._tokens_field: max_tokens,
-            "messages": [{"role": "system", "content": system_text(prompt)}, {"role": "user", "content": prompt.user}],
+            "messages": [{"role": "system", "content": system}, {"role": "user", "content": prompt.user}],
             "response_format": response_format(schema, self.strict),
         }
+        if self.provider == "openai":
+            body["prompt_cache_key"] = "santa-" + hashlib.sha256(system.encode()).hexdigest()[:24]
+        return body
 
     def _send(self, body: dict) -> ChatCompletion:
         # create(), not parse(): parse() raises on an answer that does not validate, losing the raw text and the

@@ -9,13 +9,14 @@ store checks the actor's stored roles inside each write, so a refusal writes not
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
-from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import ActionStore, DecisionIn, Resolution, Store
+from santa_core.run.runner import SLOTS, advance_run, already_judged, judged_before
+from santa_core.run.store import ActionStore, DecisionIn, Resolution, RoundRecord, Store
 from santa_core.scope import anchor
 from santa_core.text import control_problem, text_problem
 
@@ -63,15 +64,53 @@ def _current_proposal(store: Store, run_id: int, attempt: int | None):
     return run, rnd
 
 
+UNCHANGED = "Nothing was recorded: "
+"""How a refusal of an unchanged text starts (the reason follows)."""
+
+
+def rounds_up_to(store: Store, run_id: int, current: RoundRecord) -> list[RoundRecord]:
+    """The run's stored rounds up to and including `current`, oldest first."""
+    earlier = [store.load_round(run_id, n) for n in range(1, current.round_no)]
+    return [r for r in earlier if r is not None] + [current]
+
+
+def approval_refusal(fixer: str, rounds: Sequence[RoundRecord], text: str) -> str | None:
+    """Why approving `text` is refused, with what to do instead: the reviewers already judged exactly this
+    text (e.g. a person's fix approved unedited, or an edit that restores the output they judged). None when
+    the next round can change the answer. `rounds`: the run's rounds, oldest first, the current one last."""
+    judged = judged_before(reversed(rounds), text)
+    if judged is None:
+        return None
+    rnd = rounds[-1]
+    agent = not fixed_by_person(fixer, rnd.output_text, rnd.gate.issues if rnd.gate else [])
+    instead = ("edit the text to fix the flagged issues" + (", ask the fix agent again" if agent else "")
+               + ", or reject the fix (a person then ships the output as is or rejects it)")
+    return f"{already_judged(judged)}. Instead, {instead}."
+
+
+def rereview_refusal(rounds: Sequence[RoundRecord], text: str) -> str | None:
+    """Why a re-review of `text` is refused (both reviewers already judged exactly this text), with what to do
+    instead; None when a fresh review can still give an answer (a reviewer failed on it, a budget stop or an
+    interruption came first, the text is edited). `rounds`: oldest first, the current one last."""
+    judged = judged_before(reversed(rounds), text)
+    if judged is None:
+        return None
+    return (f"{already_judged(judged)}. Instead, edit the output before sending it for fresh review, or ship it as "
+            "is or reject it, with your justification.")
+
+
 def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "",
                 attempt: int | None = None) -> RunState:
     """Approve the proposal (or the person's edit of it); the next round reviews that text.
 
     `attempt`: which of the round's proposals the person saw; a newer one refuses the approval.
+    Refused, with nothing recorded, when the text is one the reviewers already judged (`approval_refusal`).
     """
     run, rnd = _current_proposal(store, run_id, attempt)
     proposed = rnd.proposal.proposed_text
     after = _check_text(edited_text, "edited output") if edited_text is not None else proposed
+    if problem := approval_refusal(run.fixer, rounds_up_to(store, run_id, rnd), after):
+        raise ActionError(f"{UNCHANGED}{problem}")
     action = "approve" if after == proposed else "edit"
     decision = DecisionIn(action=action, actor=actor, reason=reason.strip(), before_text=rnd.output_text,
                           after_text=after)
@@ -155,9 +194,19 @@ def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, review
 
 def resolve_escalation(store: ActionStore, run_id: int, resolution: Resolution, actor: str, justification: str,
                        edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
-    """Ship as is, re-review (optionally an edited output) or reject an escalated run, with why."""
+    """Ship as is, re-review (optionally an edited output) or reject an escalated run, with why.
+
+    A re-review of a text both reviewers already judged is refused with nothing recorded (`rereview_refusal`);
+    after a reviewer error, a failed screen, a budget stop or an interruption it is the way to an answer.
+    """
     if problem := control_problem(justification, "The justification"):
         raise ActionError(f"{problem}.")
+    if resolution == "rereview" and justification.strip():
+        run = store.load_run(run_id)  # (another state or no justification: the store refuses, as ever)
+        rnd = store.load_round(run_id, run.state.round) if run.state.status == RunStatus.ESCALATED else None
+        text = edited_output if edited_output is not None else rnd.output_text if rnd else ""
+        if rnd is not None and (problem := rereview_refusal(rounds_up_to(store, run_id, rnd), text)):
+            raise ActionError(f"{UNCHANGED}{problem}")
     return store.resolve_escalation(run_id, resolution, actor, justification, edited_output, escalation_id)
 
 

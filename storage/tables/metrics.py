@@ -42,6 +42,15 @@ class RunMetricRow(_RunDims, table=True):
     cache_write_tokens: int = 0
     cache_read_tokens: int = 0
     cache_savings_usd: float = 0.0
+    """Net: what prompt caching saved on every call of the run, less the premium its cache writes cost
+    (`santa_core.pricing.cache_savings_usd`); negative when writes were never read back."""
+    review_input_tokens: int | None = None
+    """Uncached input tokens of the run's review calls (reviewers and injection screen). None on the three
+    review_* columns: a row from before migration 0012, which start-up recomputes (`metric_facts.backfill`)."""
+    review_cache_write_tokens: int | None = None
+    """Input tokens of the review calls written to the prompt cache."""
+    review_cache_read_tokens: int | None = None
+    """Input tokens of the review calls read from the prompt cache (the cache hits)."""
     escapes: int = 0
     b_reviews: int = 0
     b_errors: int = 0

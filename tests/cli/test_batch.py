@@ -52,8 +52,10 @@ def planted_model(body: dict) -> dict:
 
 @pytest.fixture
 def cli_env(env: dict[str, str], messages_stub: MessagesStub) -> dict[str, str]:
-    """The command line's environment, pointed at the stub; Message Batches polled every 10 ms."""
+    """The command line's environment, pointed at the stub; Message Batches (the default with Claude reviewers)
+    polled every 10 ms, each one ending on its second poll."""
     messages_stub.handler = planted_model
+    messages_stub.batch_end_after_polls = 2
     return {**env, "ANTHROPIC_BASE_URL": messages_stub.url, "ANTHROPIC_API_KEY": "test", "SANTA_BATCH_POLL_S": "0.01"}
 
 
@@ -194,17 +196,33 @@ def test_the_same_seed_draws_the_same_sample_in_one_database(cli_env: dict[str, 
     assert drawn[0] == drawn[1]
 
 
-def test_message_batches_review_each_sample_in_one_request(
+def test_message_batches_are_the_default_with_claude_reviewers_one_request_per_sample(
         cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    """Nobody watches a command-line batch: with both reviewers on Claude it takes the batch discount unasked."""
     path, planted = batch_file
-    messages_stub.batch_end_after_polls = 2
-    result = batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve",
-                        "--message-batches")
+    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "reviewing each sample through the Message Batches API" in done.stderr  # said, with how to opt out
+    assert "--no-message-batches" in done.stderr
+    result = json.loads(done.stdout)
     assert result["status"] == "clean" and result["message_batches"] and result["items_changed"] == len(planted)
     assert [s["api_batch_id"] for s in result["samples"]] == messages_stub.batch_ids()  # one per sample
     assert [len(messages_stub.batch(i).requests) for i in messages_stub.batch_ids()] == [60, 60]  # B and C each
     synced = [c["body"] for c in messages_stub.message_calls()]
     assert len(synced) == 1 and "edits" in schema_properties(synced[0])  # only the fix agent is called directly
+
+
+def test_no_message_batches_reviews_with_synchronous_calls(
+        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    path, _ = batch_file
+    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--no-message-batches",
+                 "--json")
+    assert done.returncode == 3, done.stderr  # the pattern's fix waits for a person
+    result = json.loads(done.stdout)
+    assert not result["message_batches"] and result["samples"][0]["api_batch_id"] is None
+    assert messages_stub.batch_calls() == [] and "Message Batches" not in done.stderr
+    reviews = [c for c in messages_stub.message_calls() if "verdict" in schema_properties(c["body"])]
+    assert len(reviews) == 60  # 30 items, B and C each, one call at a time
 
 
 def test_a_message_batch_the_api_refuses_exits_4_saying_why(

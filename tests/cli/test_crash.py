@@ -92,7 +92,7 @@ def start(env: dict, tmp_path: Path, *args: str) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-REVIEW = ("review", "--spec", "spec.txt", "--output", "output.txt", "--auto-approve")
+REVIEW = ("review", "--spec", "spec.txt", "--output", "output.txt", "--auto-approve", "--reviewer-b", SONNET, "--reviewer-c", HAIKU)
 
 
 def review_key(body: dict) -> tuple[str, str]:

@@ -48,7 +48,7 @@ def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages
     assert result["final_output"] == "Acme's rocket launched in 2018. Order today."
     assert result["cost_usd"] > 0 and isinstance(result["run_id"], int)
     models = sorted(c["body"]["model"] for c in messages_stub.message_calls())
-    assert models == ["claude-haiku-5-5", "claude-sonnet-5-5"]  # B and C, different models
+    assert models == ["claude-haiku-4-5", "claude-haiku-5-5"]  # B and C: the cheapest pair of two Claude models
 
 
 def test_flagged_defect_is_fixed_and_ships_in_a_later_round(cli_env: dict, tmp_path: Path) -> None:

@@ -85,8 +85,9 @@ def test_a_named_local_endpoint_without_a_key(cli_env: dict, tmp_path: Path, cha
 
 def test_a_batch_with_reviewer_b_on_openai_reviews_synchronously_on_the_chat_stub(
         env: dict, tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> None:
-    """`batch` (no Message Batches) with B on an OpenAI-compatible server: every sampled item's B review goes to
-    that server, C's to Claude, and the sample finishes (the planted pattern found, its fix waiting for a person)."""
+    """`batch` with B on an OpenAI-compatible server: every sampled item's B review goes to that server, C's to
+    Claude, and the sample finishes (the planted pattern found, its fix waiting for a person). Message Batches,
+    the default with two Claude reviewers, cannot take this panel: synchronous calls, said in one note."""
     from tests.cli.test_batch import SEED, planted_model
     from tests.core.batch.test_driver import DEFECT, planted_csv
     from tests.core.batch.test_driver import SPEC as BATCH_SPEC
@@ -105,6 +106,9 @@ def test_a_batch_with_reviewer_b_on_openai_reviews_synchronously_on_the_chat_stu
                             cli, ROOT)
     assert done.returncode == 3, done.stderr  # 3: a pattern's fix waits for a person
     result = json.loads(done.stdout)
+    [note] = [line for line in done.stderr.splitlines() if "Message Batches" in line]
+    assert note.startswith("santa: note: reviewing with synchronous calls") and "openai:gpt-5.4-mini" in note
+    assert "error" not in note and result["message_batches"] is False
     [sample] = result["samples"]
     assert sample["size"] == 30 and "sample 1: 30 of 30 reviewed" in done.stderr  # the sample finished
     assert sample["failed"] and set(sample["failed"]) <= planted and sample["review_errors"] == 0

@@ -8,7 +8,7 @@ from unittest import mock
 import pytest
 
 from santa_core import providers as pv
-from santa_core.config import env_defaults, export_to_env
+from santa_core.config import export_to_env
 from santa_core.pricing import is_known
 
 ALL_KEYS = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:11434/v1",
@@ -77,27 +77,6 @@ def test_a_one_family_warning_says_what_to_add() -> None:
     both = pv.diversity_warning("claude-sonnet-5-5", "claude-haiku-5-5", env={"ANTHROPIC_API_KEY": "a",
                                                                             "OPENAI_API_KEY": "o"})
     assert "openai:gpt-5.4-mini" in both
-
-
-@pytest.mark.parametrize(("env", "panel"), [
-    ({"ANTHROPIC_API_KEY": "a"}, ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")),
-    ({"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, ("claude-sonnet-5-5", "openai:gpt-5.4-mini", "claude-opus-5-5")),
-    ({"OPENAI_API_KEY": "o"}, ("openai:gpt-5.4-mini", "openai:gpt-5.5", "openai:gpt-5.4-mini")),
-    ({"ANTHROPIC_API_KEY": "a", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1",
-      "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}, ("claude-sonnet-5-5", "local:qwen3:32b", "claude-opus-5-5")),
-    ({}, ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")),
-])
-def test_the_default_panel_takes_one_reviewer_from_each_family_when_it_can(env: dict, panel: tuple) -> None:
-    assert pv.default_panel(env=env) == panel
-
-
-def test_env_defaults_follow_the_keys(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
-    assert env_defaults().reviewer_c == "claude-haiku-5-5"
-    monkeypatch.setenv("OPENAI_API_KEY", "o")
-    assert (env_defaults().reviewer_b, env_defaults().reviewer_c) == ("claude-sonnet-5-5", "openai:gpt-5.4-mini")
-    monkeypatch.setenv("SANTA_REVIEWER_C", "claude-haiku-5-5")  # an explicit choice wins
-    assert env_defaults().reviewer_c == "claude-haiku-5-5"
 
 
 def test_named_endpoints_from_secrets_become_providers() -> None:

@@ -124,6 +124,7 @@ SCHEMA: dict[str, list[str]] = {
         "cache_write_tokens", "cache_read_tokens", "cache_savings_usd", "escapes", "b_reviews", "b_errors",
         "b_latency_s", "b_latency_max_s", "b_cost_usd", "c_reviews", "c_errors", "c_latency_s", "c_latency_max_s",
         "c_cost_usd", "rounds_reviewed", "round_latency_s",
+        "review_input_tokens", "review_cache_write_tokens", "review_cache_read_tokens",  # 0012
     ],
     "criterion_result": [
         "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "id", "run_id", "round_no", "criterion", "category", "severity", "b", "c",
@@ -154,7 +155,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0011",)]
+        ).all() == [("0012",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -203,7 +204,7 @@ def _fill(conn: Any, table: str, **given: object) -> None:
             continue
         kind = str(c["type"]).upper()
         values[c["name"]] = (datetime.now(UTC) if "DATE" in kind or "TIME" in kind else 0 if "INT" in kind
-                             else False if "BOOL" in kind else 0.0 if "FLOAT" in kind or "REAL" in kind
+                             else False if "BOOL" in kind else 0.0 if any(k in kind for k in ("FLOAT", "REAL", "DOUBLE", "NUMERIC"))
                              else {} if "JSON" in kind else "x")
     values.update(given)
     table_ = sa.Table(table, sa.MetaData(), autoload_with=conn)
@@ -224,6 +225,36 @@ def test_migration_0008_keeps_runs_and_their_rounds(db_url: str) -> None:
             assert conn.exec_driver_sql("SELECT id, status, spec, batch_id FROM run").all() == [
                 (7, "shipped", "the spec", None)]
             assert conn.exec_driver_sql("SELECT run_id, output_text FROM round").all() == [(7, "the output")]
+    finally:
+        eng.dispose()
+
+
+def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(db_url: str) -> None:
+    """run_metric's review_* token columns arrive NULL on an old row (not 0: unknown), and the backfill
+    recomputes that row from the run's own calls, with net cache savings."""
+    from santa_core.pricing import cache_savings_usd
+    from storage.metric_facts import backfill
+
+    eng = make_engine(db_url)
+    try:
+        with eng.begin() as conn:
+            command.upgrade(db.alembic_config(conn), "0011")
+        with eng.begin() as conn:
+            _fill(conn, "run", id=7, status="shipped", reviewer_b="claude-opus-5", reviewer_c="claude-haiku-4-5",
+                  rubric_json={})
+            _fill(conn, "llm_call", run_id=7, purpose="review", model="claude-opus-5", input_tokens=1000,
+                  cache_creation_input_tokens=300, cache_read_input_tokens=600)
+            _fill(conn, "run_metric", run_id=7, day="2025-01-06", status="shipped", cache_read_tokens=600,
+                  cache_savings_usd=0.0027)  # gross, as before 0012
+        migrate(eng)
+        columns = "review_input_tokens, review_cache_write_tokens, review_cache_read_tokens, cache_savings_usd"
+        with eng.connect() as conn:
+            assert conn.exec_driver_sql(f"SELECT {columns} FROM run_metric").all() == [(None, None, None, 0.0027)]
+        assert backfill(eng) == 1
+        with eng.connect() as conn:
+            assert conn.exec_driver_sql(f"SELECT {columns} FROM run_metric").all() == [
+                (1000, 300, 600, pytest.approx(cache_savings_usd("claude-opus-5", 600, 300)))]
+        assert backfill(eng) == 0
     finally:
         eng.dispose()
 

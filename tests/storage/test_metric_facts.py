@@ -8,7 +8,7 @@ when SANTA_TEST_POSTGRES_URL is set, on PostgreSQL.
 from __future__ import annotations
 
 import pytest
-from sqlalchemy import delete
+from sqlalchemy import delete, update
 from sqlmodel import Session, select
 
 from santa_core.models import ReviewOutcome, ReviewStatus
@@ -85,6 +85,26 @@ def test_backfill_fills_facts_of_runs_without_any(db_url: str) -> None:
     assert same(repo.metrics.report(MetricsFilter()).model_dump(), before)
     kept, rebuilt = rebuilt_equals_incremental(repo)
     assert kept == rebuilt
+    repo.engine.dispose()
+
+
+def test_backfill_recomputes_facts_from_before_the_cache_columns(db_url: str) -> None:
+    """Migration 0012 leaves the old rows' review_* tokens NULL (and their savings gross): the hit rate says how
+    many runs it cannot count, never 0 %, until start-up's backfill recomputes them."""
+    repo = new_repo(db_url)
+    seed(repo)
+    before = repo.metrics.report(MetricsFilter())
+    assert before.headline.cache_hit_rate and before.headline.cache_unknown_runs == 0
+    with Session(repo.engine) as s, s.begin():
+        s.exec(update(RunMetricRow).values(review_input_tokens=None, review_cache_write_tokens=None,
+                                           review_cache_read_tokens=None, cache_savings_usd=0.0324))
+    stale = repo.metrics.report(MetricsFilter()).headline
+    assert (stale.cache_unknown_runs, stale.review_prompt_tokens, stale.cache_hit_rate) == (11, 0, None)
+    assert sm.backfill(repo.engine, batch=4) == 11
+    assert sm.backfill(repo.engine) == 0
+    after = repo.metrics.report(MetricsFilter())
+    assert same(after.model_dump(), before.model_dump())
+    assert after.headline.cache_savings_usd == pytest.approx(0.0324 - 0.00025)  # net again
     repo.engine.dispose()
 
 

@@ -303,12 +303,29 @@ def test_cache_savings_from_the_rates_file(history: Seeded) -> None:
     # the rates the arithmetic below uses (USD per million tokens, santa_core/rates.toml)
     assert (rates[OPUS].input, rates[OPUS].cache_read) == (5.0, 0.50)
     assert (rates[HAIKU].input, rates[HAIKU].cache_read) == (1.0, 0.10)
-    assert (rates[SONNET].input, rates[SONNET].cache_read) == (2.0, 0.20)
+    assert (rates[SONNET].input, rates[SONNET].cache_read, rates[SONNET].cache_write_5m) == (2.0, 0.20, 2.5)
     h = history.report().headline
     assert h.cache_read_tokens == 11_500  # 12 + 10 + 1 answered reviews × 500; fixes read no cache
-    # OPUS 6,000 × (5.00 − 0.50)/1e6 = 0.027; HAIKU 5,000 × (1.00 − 0.10)/1e6 = 0.0045;
-    # SONNET 500 × (2.00 − 0.20)/1e6 = 0.0009 → 0.0324
-    assert h.cache_savings_usd == pytest.approx(0.0324)
+    # reads: OPUS 6,000 × (5.00 − 0.50)/1e6 = 0.027; HAIKU 5,000 × (1.00 − 0.10)/1e6 = 0.0045;
+    # SONNET 500 × (2.00 − 0.20)/1e6 = 0.0009 → 0.0324 saved; writes: 5 fixes (SONNET) × 100 tokens,
+    # never read, × (2.50 − 2.00)/1e6 = 0.00025 paid above the input rate → 0.03215 net
+    assert h.cache_savings_usd == pytest.approx(0.0324 - 0.00025)
+
+
+def test_cache_hit_rate_is_over_the_review_calls(history: Seeded) -> None:
+    h = history.report().headline
+    # review calls: OPUS 12 × (1,000 + 500 read), HAIKU 10 × (800 + 500), SONNET 1 × (900 + 500); the fixes'
+    # 5 × (2,000 + 100 written) are not review calls, so they move neither side
+    assert (h.review_prompt_tokens, h.review_cache_read_tokens, h.review_cache_write_tokens) == (32_400, 11_500, 0)
+    assert h.cache_hit_rate == pytest.approx(11_500 / 32_400)
+    assert h.cache_unknown_runs == 0
+    by_day = {p.bucket.isoformat(): p for p in history.report(grain="day").series}
+    # 2025-01-06: nice (OPUS + HAIKU) and fixed (2 rounds of both, one 100-token fix write)
+    jan6 = by_day["2025-01-06"]
+    assert (jan6.review_prompt_tokens, jan6.review_cache_read_tokens) == (3 * (1_500 + 1_300), 3 * 1_000)
+    assert jan6.cache_hit_rate == pytest.approx(3_000 / 8_400)
+    assert jan6.cache_savings_usd == pytest.approx(3 * (0.00225 + 0.00045) - 0.00005)
+    assert history.report(rubrics=["nope"]).headline.cache_hit_rate is None  # no review call: undefined
 
 
 def test_spend_and_tokens_per_reviewer(history: Seeded) -> None:

@@ -183,7 +183,7 @@ def test_no_statement_ever_updates_or_deletes_audit_rows(
     repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[]))
     repo.record_decision(run_id, 1, "reject", "ann", "no", "a", "b")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REJECTED_FIX), "worker")
-    repo.resolve_escalation(run_id, "rereview", "ann", "again")
+    repo.resolve_escalation(run_id, "rereview", "ann", "again", "The output, edited.")  # judged text: edit it
     repo.mark_interrupted()
     audit = re.compile(
         r"^\s*(UPDATE|DELETE\s+FROM)\s+\"?(decision|state_change|llm_call)\b",

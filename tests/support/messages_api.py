@@ -139,6 +139,11 @@ def fix_json(edits: Any = ()) -> str:
     return json.dumps({"edits": rows})
 
 
+def uncached(system: list[dict]) -> list[dict]:
+    """System blocks as the prompt built them: a cache breakpoint (`cache_control`) is the only thing removed."""
+    return [{k: v for k, v in block.items() if k != "cache_control"} for block in system]
+
+
 def user_text(body: dict) -> str:
     """All text of the user turns of a request body (string or block content)."""
     parts: list[str] = []

@@ -194,6 +194,7 @@ def test_runs_page_lists_and_opens_a_run(desk_env: RunStore) -> None:
 
 def test_same_model_warning_and_no_key_mode(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     at = open_app()
+    at.selectbox(key="new_reviewer_b").set_value("claude-sonnet-5-5")
     at.selectbox(key="new_reviewer_c").set_value("claude-sonnet-5-5").run()
     assert any("both claude-sonnet-5-5" in plain(w.value) for w in at.warning)
     monkeypatch.delenv("ANTHROPIC_API_KEY")

@@ -37,12 +37,14 @@ def report(grain: str | None = "day") -> MetricsReport:
     days = [
         DayTotals(day=date(2025, 1, 6), runs=4, finished=4, first_pass=3, nice_runs=4, nice_rounds=5, shipped=4,
                   escapes=1, escaped_runs=1, rounds=5, review_cost_usd=0.04, fix_cost_usd=0.01, input_tokens=4000,
-                  output_tokens=400, rounds_reviewed=5, round_latency_s=10.0),
+                  output_tokens=400, rounds_reviewed=5, round_latency_s=10.0, review_input_tokens=3000,
+                  review_cache_write_tokens=1000, cache_savings_usd=-0.001),
         DayTotals(day=date(2025, 1, 7), runs=1, finished=0, rounds=1, review_cost_usd=0.01, input_tokens=1000),
         DayTotals(day=date(2025, 1, 20), runs=2, finished=2, first_pass=0, nice_runs=1, nice_rounds=3, shipped=1,
                   rounds=5, review_cost_usd=0.05, generation_cost_usd=0.1, generation_runs=1,
                   review_cost_with_generation_usd=0.02, input_tokens=5000, cache_read_tokens=2000,
-                  cache_savings_usd=0.003, rounds_reviewed=5, round_latency_s=20.0),
+                  cache_savings_usd=0.003, rounds_reviewed=5, round_latency_s=20.0, review_input_tokens=1000,
+                  review_cache_read_tokens=2000),
     ]
     rounds = [RoundsCount(rounds=1, status="shipped", runs=3), RoundsCount(rounds=2, status="shipped", runs=2),
               RoundsCount(rounds=3, status="escalated", runs=1)]
@@ -160,6 +162,24 @@ def test_cost_and_reviewer_figures_carry_the_reports_values() -> None:
     assert list(errors.data[0].y) == [x.error_rate for x in r.reviewers] == [0.125, 0.0]
 
 
+def test_prompt_cache_figure_net_savings_bars_and_hit_rate_line() -> None:
+    r = report()
+    fig = figs.cache_figure(r)
+    bars, line = fig.data
+    assert list(bars.x) == list(line.x) == [p.bucket for p in r.series]
+    assert list(bars.y) == [p.cache_savings_usd for p in r.series] == [-0.001, 0.0, 0.003]
+    assert list(bars.marker.color) == ["#E45756", "#54A24B", "#54A24B"]  # a loss is red, below the 0 line
+    # 1/6: 1,000 written, none read → 0 %; 1/7: no review call → a gap, not 0 %; 1/20: 2,000 of 3,000 read
+    assert as_list(line.y) == [p.cache_hit_rate for p in r.series] == [0.0, None, pytest.approx(2 / 3)]
+    assert line.yaxis == "y2" and fig.layout.yaxis2.tickformat == ".0%" and hlines(fig) == [0]
+    assert r.headline.cache_hit_rate == pytest.approx(2000 / 7000)  # summed first: 2,000 read of 7,000
+    cost = dict(figs.cost_frame(r).itertuples(index=False))
+    assert (cost["cache_hit_rate"], cost["cache_savings_usd"]) == (pytest.approx(2 / 7), pytest.approx(0.002))
+    assert (cost["review_prompt_tokens"], cost["review_cache_write_tokens"], cost["review_cache_read_tokens"]) == (
+        7000, 1000, 2000)
+    assert figs.series_frame(r)["cache_hit_rate"].tolist()[0] == 0.0
+
+
 def test_typed_labels_cannot_become_markup() -> None:
     fig = figs.categories_figure(report())
     text = fig.to_json()
@@ -189,7 +209,8 @@ def test_tables_hold_the_reports_numbers() -> None:
 
 BUILDERS = [figs.first_pass_figure, figs.iterations_figure, figs.rounds_figure, figs.criteria_figure,
             figs.categories_figure, figs.agreement_figure, figs.escape_figure, figs.spend_figure,
-            figs.cost_split_figure, figs.reviewer_cost_figure, figs.latency_figure, figs.error_rate_figure]
+            figs.cost_split_figure, figs.reviewer_cost_figure, figs.latency_figure, figs.error_rate_figure,
+            figs.cache_figure]
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda f: f.__name__)

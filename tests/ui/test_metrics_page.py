@@ -29,7 +29,7 @@ from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunStatus, Usage
-from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, headline_rows
+from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, format_figure, headline_rows
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
@@ -213,7 +213,7 @@ def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: RunStore
 def test_headline_shows_every_figure_as_the_report_writes_it(seeded: History) -> None:
     at = open_metrics(email="viewer@example.com")  # every role may read the metrics
     report = seeded.repo.metrics.report(MetricsFilter())
-    assert [(m.label, m.value) for m in at.metric] == headline_rows(report)  # all 20, in order
+    assert [(m.label, m.value) for m in at.metric] == headline_rows(report)  # all 21, in order
     figures = shown(at)
     assert (figures["Runs"], figures["First-pass rate"], figures["Mean iterations to converge"]) == ("6", "50.0 %", "1.25")
     assert (figures["Reviewer agreement"], figures["Cohen's κ"], figures["Escape rate"]) == ("33.3 %", "0.476", "25.0 %")
@@ -418,7 +418,8 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
 CSV_FRAMES = {"first_pass": figs.series_frame, "iterations": figs.series_frame, "rounds": figs.rounds_frame,
               "criteria": figs.criteria_frame, "categories": figs.categories_frame,
               "agreement": figs.agreement_frame, "kappa": figs.agreement_frame, "escapes": figs.series_frame,
-              "spend": figs.series_frame, "cost": figs.cost_frame, "reviewer_cost": figs.reviewers_frame,
+              "spend": figs.series_frame, "cost": figs.cost_frame, "cache": figs.series_frame,
+              "reviewer_cost": figs.reviewers_frame,
               "latency": figs.reviewers_frame, "errors": figs.reviewers_frame}
 """The data behind each chart's CSV download, by the download's name."""
 TABLES = {"Reviewer agreement": kappa_table, "Reviewers": reviewers_table}
@@ -462,12 +463,12 @@ def test_the_command_line_and_the_page_agree_on_every_figure(seeded: History, en
                 checked.add(chart)
         if tab in TABLES:
             assert at.dataframe[-1].value.equals(TABLES[tab](cli)), tab
-    assert {"first_pass", "iterations", "rounds", "kappa", "escapes", "spend", "cost", "latency"} <= checked
+    assert {"first_pass", "iterations", "rounds", "kappa", "escapes", "spend", "cost", "cache", "latency"} <= checked
 
 
 def test_every_tab_renders(seeded: History) -> None:
     at = open_metrics()
-    charts = {"Quality": 3, "Failure taxonomy": 2, "Reviewer agreement": 1, "Escapes": 1, "Cost": 3, "Reviewers": 2}
+    charts = {"Quality": 3, "Failure taxonomy": 2, "Reviewer agreement": 1, "Escapes": 1, "Cost": 4, "Reviewers": 2}
     for tab, count in charts.items():
         at.session_state["metrics_tab"] = tab
         at.run()
@@ -477,7 +478,12 @@ def test_every_tab_renders(seeded: History) -> None:
     at.session_state["metrics_tab"] = "Cost"
     at.run()
     assert "Review ÷ generation cost over 1 run with a generation cost" in texts(at)
-    assert "6,500 cache-read tokens saved" in texts(at)
+    # 13 answered reviews, each 1,000 uncached input tokens and 500 read from the cache; no cache writes
+    assert "6,500 of the review calls' 19,500 input tokens came from the prompt cache (0 written to it)" in texts(at)
+    cards = {m.label: m.value for m in at.metric}
+    assert cards["Cache hit rate"] == "33.3 %"
+    # 500 read × (input − cache-read rate): 4 sonnet × 1.80 + 4 haiku × 0.09 + 3 opus × 3.80 + 2 fable × 9.75 per million
+    assert cards["Cache savings"] == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd") == "$0.0192"
 
 
 # --- URL helpers (pure) -----------------------------------------------------------------------

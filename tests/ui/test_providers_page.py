@@ -89,7 +89,9 @@ def test_a_saved_model_whose_key_is_gone_stays_chosen_and_says_why(desk_env: Run
 
 def test_the_diversity_warning_follows_model_families(desk_env: RunStore, chat_stub: ChatStub) -> None:
     at = open_app()
-    assert at.selectbox(key="new_reviewer_c").value == GPT  # two families configured: one reviewer of each
+    # two families configured: one reviewer of each, the cheapest pair (Haiku 5.5 + GPT-5.4 nano)
+    assert (at.selectbox(key="new_reviewer_b").value, at.selectbox(key="new_reviewer_c").value) == (
+        "claude-haiku-5-5", "openai:gpt-5.4-nano")
     assert not [w for w in warnings(at) if "Reviewers B and C" in w]
     at.selectbox(key="new_reviewer_b").set_value("claude-sonnet-5-5")
     at.selectbox(key="new_reviewer_c").set_value("claude-haiku-5-5").run()
@@ -100,12 +102,12 @@ def test_the_diversity_warning_follows_model_families(desk_env: RunStore, chat_s
 
 
 def test_with_claude_only_the_default_panel_is_warned_about_on_every_page(desk_env: RunStore) -> None:
-    """Sonnet + Haiku (the default with only Anthropic configured) are one family: Review, Batch and Settings
-    say so, and what a second key would add."""
+    """Haiku 5.5 + Haiku 4.5 (the cheapest pair with only Anthropic configured) are one family: Review, Batch and
+    Settings say so, and what a second key would add."""
     batch = upload(open_batch(), planted_csv(40)[0], spec=BATCH_SPEC)
     for at in (open_app(), open_app("pages/settings.py"), batch):
         [warning] = [w for w in warnings(at) if "Reviewers B and C" in w]
-        assert "both Claude models (claude-sonnet-5-5, claude-haiku-5-5)" in warning
+        assert "both Claude models (claude-haiku-5-5, claude-haiku-4-5)" in warning
         assert "set OPENAI_API_KEY" in warning  # what a second key would add
     at = open_app()
     at.selectbox(key="new_reviewer_c").set_value("person").run()

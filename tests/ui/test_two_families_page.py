@@ -17,9 +17,9 @@ def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(desk_env: RunStore, cha
                                                           messages_stub: MessagesStub) -> None:
     chat_stub.handler = for_chat(santa_scenario)
     at = open_app()
-    # with keys for two families the default panel already spans them
+    # with keys for two families the default panel already spans them (the cheapest such pair)
     assert (at.selectbox(key="new_reviewer_b").value, at.selectbox(key="new_reviewer_c").value) == (
-        "claude-sonnet-5-5", "openai:gpt-5.4-mini")
+        "claude-haiku-5-5", "openai:gpt-5.4-nano")
     start_run(at, DEFECTIVE, new_reviewer_b="openai:gpt-5.4-mini", new_reviewer_c="claude-haiku-5-5")
     run_id = latest_run(desk_env)
     wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)

@@ -130,9 +130,10 @@ def test_contract_and_rubric_ids_come_after_the_data() -> None:
     assert user.index(ANSWER_CONTRACT) > close_output
     assert user.index("RUBRIC fence-test v3", close_output) > close_output
     assert user.index("completeness", close_output) > close_output
-    # every criterion's pass condition is restated after the data, not only in the system block
+    # Issue 18: after the data only the rubric's name, its ids and the contract; the pass conditions stand once,
+    # in the system prefix the reviewer read first (tests/core/reviewers/test_prompt_economy.py).
     for criterion in RUBRIC.criteria:
-        assert user.index(criterion.pass_condition, close_output) > close_output
+        assert criterion.pass_condition not in user
 
 
 def test_nonce_differs_per_call() -> None:

@@ -13,7 +13,7 @@ from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.support.messages_api import MessagesStub, santa_scenario, schema_properties, user_text
+from tests.support.messages_api import MessagesStub, santa_scenario, schema_properties, uncached, user_text
 
 SPEC = "Announce the Acme rocket. Mention the 2018 launch."
 ROUND1 = "Acme's rocket launched in DEFECT. Order today."
@@ -65,7 +65,7 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
         output = outputs[0] if "DEFECT" in user else outputs[1]
         expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
         # exactly the prompt built from rubric, spec and this round's output — nothing else
-        assert body["system"] == expected.system
+        assert uncached(body["system"]) == expected.system
         assert body["messages"] == [{"role": "user", "content": expected.user}]
         assert "SECRET-" not in json.dumps(body)  # no other reviewer's answer, no fix-agent context
         if output == outputs[1]:
@@ -73,7 +73,7 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
 
     # B and C get byte-identical instructions and rubric within a round
     round1 = [b for b in reviews if "DEFECT" in user_text(b)]
-    assert round1[0]["system"] == round1[1]["system"] and round1[0]["model"] != round1[1]["model"]
+    assert uncached(round1[0]["system"]) == uncached(round1[1]["system"]) and round1[0]["model"] != round1[1]["model"]
     # the fix agent did see the merged issues (that is its job) — the secrets went there only
     assert "SECRET-" in user_text(fixes[0])
 
@@ -122,7 +122,7 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
         rounds_seen.add(output)
         expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
         # exactly the prompt built from rubric, spec and this round's output, in the Messages API's shape
-        assert body["system"] == expected.system
+        assert uncached(body["system"]) == expected.system
         assert body["messages"] == [{"role": "user", "content": expected.user}]
         assert "SECRET-" not in json.dumps(body)  # not B's answer from the other provider, no fix-agent context
         if output == outputs[1]:
@@ -131,7 +131,7 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
     assert {"DEFECT" in user_text(as_messages_body(b)) for b in chat} == {True, False}  # and so was B
     # the same instructions and rubric reach both providers within a round
     assert chat[0]["messages"][0]["content"] == system_text(build_review_prompt(rubric, SPEC, ROUND1))
-    assert claude[0]["system"] == build_review_prompt(rubric, SPEC, ROUND1).system
+    assert uncached(claude[0]["system"]) == build_review_prompt(rubric, SPEC, ROUND1).system
     # the fix agent did see the merged issues (that is its job) — the secrets went there only
     [fix] = [c["body"] for c in messages_stub.message_calls() if "edits" in schema_properties(c["body"])]
     seen = set(re.findall(r"SECRET-\d+", user_text(fix)))
