@@ -23,7 +23,12 @@ How it counts:
   - Prompt caching as documented: Claude caches a prefix up to a `cache_control` breakpoint only when it is at
     least the model's `min_cache_tokens` (rates.toml); OpenAI caches any prefix of 1,024 tokens or more by
     itself, in 128-token steps, with no write premium. Reads are counted when an earlier request of the same
-    model carried the same prefix.
+    model carried the same prefix. OpenAI documents that "the structured output schema serves as a prefix to
+    the system message and can be cached", so its prefix is schema + system; the Claude platform does not say
+    where an output schema sits, so there only the system text counts (the safe side).
+  - Reasoning: OpenAI's GPT-5.x models reason before answering, and their reasoning tokens are billed as
+    output. The stand-in bills --reasoning-tokens per call (default 200, an assumption for `reasoning_effort`
+    "low", what the desk sends) on top of the answer. Claude calls send no extended thinking.
   - Generation cost: what `claude-sonnet-5-5` charges to write each output from its spec (the spec and a short
     instruction in, the output out). Review cost: every call of the run (screen, B and C), as the desk stores it.
 """
@@ -205,7 +210,7 @@ class ClaudeStandIn:
     def usage(self, body: dict, answer: str) -> dict:
         model, system = body.get("model", ""), body.get("system") or []
         schema = tokens(json.dumps((body.get("output_config") or {}).get("format") or {}))
-        prefix, cached_upto, prefix_text = schema, 0, ""
+        prefix, cached_upto, prefix_text = 0, 0, ""
         for block in system:
             prefix += tokens(block["text"])
             prefix_text += block["text"]
@@ -223,11 +228,13 @@ class ClaudeStandIn:
 
 
 class OpenAIStandIn:
-    """Chat Completions answers with usage under OpenAI's automatic caching (1,024+ token prefixes, 128 steps)."""
+    """Chat Completions answers with usage under OpenAI's automatic caching (1,024+ token prefixes, 128 steps)
+    and reasoning tokens billed as output."""
 
-    def __init__(self) -> None:
+    def __init__(self, reasoning_tokens: int) -> None:
         self.seen: dict[str, set[str]] = defaultdict(set)
         self.lock = threading.Lock()
+        self.reasoning_tokens = reasoning_tokens
 
     def __call__(self, body: dict) -> dict:
         messages = body.get("messages") or []
@@ -235,14 +242,15 @@ class OpenAIStandIn:
         user = "".join(m["content"] for m in messages if m.get("role") == "user")
         answer = answer_for(user)
         schema = tokens(json.dumps(body.get("response_format") or {}))
-        prefix = schema + tokens(system)
+        prefix = schema + tokens(system)  # the schema serves as a prefix to the system message (OpenAI's docs)
         total = prefix + tokens(user)
         with self.lock:
             hit = system in self.seen[body.get("model", "")]
             self.seen[body.get("model", "")].add(system)
         cached = (prefix // OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP if hit and prefix >= OPENAI_MIN_CACHE else 0
-        return completion(answer, body.get("model", ""),
-                          usage={"prompt_tokens": total, "completion_tokens": tokens(answer), "cached_tokens": cached})
+        reasoning = self.reasoning_tokens if body.get("reasoning_effort") else 0
+        return completion(answer, body.get("model", ""), usage={
+            "prompt_tokens": total, "completion_tokens": tokens(answer) + reasoning, "cached_tokens": cached})
 
 
 def screen_with_usage(body: dict) -> dict:
@@ -260,7 +268,7 @@ def generation_usd(spec: str, output: str) -> float:
 # --- one measurement ------------------------------------------------------------------------------------------
 
 
-def measure(panel: tuple[str, str], previous: bool, keys: str) -> dict[str, dict[str, float]]:
+def measure(panel: tuple[str, str], previous: bool, keys: str, reasoning_tokens: int = 200) -> dict[str, dict[str, float]]:
     """Run the corpus once with this panel and layout on a fresh desk and fresh caches; figures per domain."""
     from desk.wiring import model_fixer, model_reviewer, model_screen
     from santa_core.config import env_defaults
@@ -272,7 +280,7 @@ def measure(panel: tuple[str, str], previous: bool, keys: str) -> dict[str, dict
     from tests.conftest import grant
 
     claude, chat = MessagesStub().start(), ChatStub().start()
-    claude.handler, claude.screen, chat.handler = ClaudeStandIn(), screen_with_usage, OpenAIStandIn()
+    claude.handler, claude.screen, chat.handler = ClaudeStandIn(), screen_with_usage, OpenAIStandIn(reasoning_tokens)
     for key in [k for k in os.environ if k.startswith(("OPENAI_", "SANTA_PROVIDER_", "ANTHROPIC_"))]:
         os.environ.pop(key)
     os.environ.update(ANTHROPIC_BASE_URL=claude.url, ANTHROPIC_API_KEY="bench")
@@ -322,7 +330,10 @@ def report(title: str, panel: tuple[str, str], figures: dict[str, dict[str, floa
 
 
 def main() -> None:
-    argparse.ArgumentParser(description=__doc__.splitlines()[0]).parse_args()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--reasoning-tokens", type=int, default=200,
+                        help="reasoning tokens an OpenAI reasoning model bills per review call (default 200)")
+    args = parser.parse_args()
     from santa_core.panels import default_panel
 
     both = default_panel(env={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})[:2]
@@ -331,7 +342,8 @@ def main() -> None:
            measure(PREVIOUS_PANEL, previous=True, keys="claude"))
     report("current layout, previous default panel (prompt economy alone)", PREVIOUS_PANEL,
            measure(PREVIOUS_PANEL, previous=False, keys="claude"))
-    report("current layout, default panel with keys for two families", both, measure(both, previous=False, keys="both"))
+    report(f"current layout, default panel with keys for two families ({args.reasoning_tokens} reasoning tokens a "
+           "GPT call)", both, measure(both, previous=False, keys="both", reasoning_tokens=args.reasoning_tokens))
     report("current layout, default panel with a Claude key only", claude_only,
            measure(claude_only, previous=False, keys="claude"))
 

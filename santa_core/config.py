@@ -8,7 +8,7 @@ from typing import Any, Protocol
 
 from pydantic import BaseModel, Field
 
-from santa_core.panels import default_panel
+from santa_core.panels import default_panel, partner_for
 from santa_core.providers import (
     CLAUDE_MODELS,
     configured_providers,
@@ -71,6 +71,12 @@ def env_defaults() -> Defaults:
         "screen": os.environ.get("SANTA_SCREEN"),
         "screen_model": os.environ.get("SANTA_SCREEN_MODEL"),
     }
+    # One slot set alone gets a partner that differs from it, not the default panel's model for its slot (which
+    # may be the same model).
+    if env["reviewer_b"] and not env["reviewer_c"]:
+        c = partner_for(env["reviewer_b"])
+    elif env["reviewer_c"] and not env["reviewer_b"]:
+        b = partner_for(env["reviewer_c"])
     panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model()}
     return Defaults(**{**panel, **{k: v for k, v in env.items() if v}})
 

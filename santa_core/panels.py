@@ -58,3 +58,14 @@ def default_panel(providers: list[Provider] | None = None, env: Mapping[str, str
     fixer = "claude-opus-5-5" if not ready or any(p.name == ANTHROPIC for p in ready) else models[0]
     return pair[0], pair[1], fixer
 
+
+
+def partner_for(model: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
+                rates: Rates | None = None) -> str:
+    """The other reviewer for a slot fixed to `model` (SANTA_REVIEWER_B or _C set alone): the cheapest usable model
+    of another family, else the cheapest other model, else `model` itself (the only one there is)."""
+    providers = configured_providers(env) if providers is None else providers
+    others = [m for m in usable_model_ids(providers, env) or list(CLAUDE_MODELS) if m != model]
+    price = {m: review_usd(m, rates) for m in others}
+    ranked = sorted(others, key=lambda m: (not spans_two_families(model, m), price[m], m))
+    return ranked[0] if ranked else model

@@ -25,8 +25,8 @@ from sqlalchemy import Engine, and_, bindparam, case, delete, func, insert, or_
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
-from santa_core.models import SETTLED_STATUSES
-from santa_core.pricing import cache_savings_usd
+from santa_core.models import SETTLED_STATUSES, Usage
+from santa_core.pricing import cache_savings_usd, cost_usd, is_known
 from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.caching import ttl_of
 from storage.tables import (
@@ -115,8 +115,7 @@ def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], c
         "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
         "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
         "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),
-        "cache_savings_usd": sum(cache_savings_usd(c.model, c.cache_read_input_tokens, c.cache_creation_input_tokens,
-                                                   write_ttl=ttl_of(c.request_json or {})) for c in calls),
+        "cache_savings_usd": sum(map(_call_savings, calls)),
         **_review_prompt(calls),
         "escapes": escapes, **_slot_figures("B", reviews, calls), **_slot_figures("C", reviews, calls),
         "rounds_reviewed": reviewed, "round_latency_s": latency,
@@ -253,6 +252,20 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     if new:
         conn.execute(insert(CriterionResultRow), new)
     return delta
+
+
+def _call_savings(c: Any) -> float:
+    """Net cache savings of one stored call: at list price, scaled by what the call was actually charged against its
+    list price (a Message Batches call pays half of everything, its savings too). A model with no listed price
+    saves nothing on paper (its cost is an upper bound, not a bill)."""
+    read, write = c.cache_read_input_tokens, c.cache_creation_input_tokens
+    if not (read or write) or not is_known(c.model):
+        return 0.0
+    ttl = ttl_of(c.request_json or {})
+    listed = cost_usd(c.model, Usage(input_tokens=c.input_tokens, output_tokens=c.output_tokens,
+                                     cache_creation_input_tokens=write, cache_read_input_tokens=read), write_ttl=ttl)
+    charged = min(1.0, c.cost_usd / listed) if listed > 0 else 1.0
+    return cache_savings_usd(c.model, read, write, write_ttl=ttl) * charged
 
 
 def _by_run(*columns: Any) -> Any:

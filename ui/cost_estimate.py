@@ -81,7 +81,8 @@ def sources(estimate: RoundEstimate) -> str:
            "and output, the answer contract and schema) at about four characters a token, an upper estimate with "
            "no cache read, and a clean terse answer (each failed criterion adds a sentence and a quote). "
            f"Measured: once the call log holds {MEASURED_MIN_CALLS} or more review calls of this rubric and model "
-           f"from the last {MEASURED_DAYS} days, their average (real token counts, caching included). Priced from "
+           f"from the last {MEASURED_DAYS} days, the answer is their average answer (the input still follows this "
+           f"item's prompt). Priced from "
            f"santa_core/rates.toml (as of {pricing.rates_as_of()}).")
     if estimate.batch:
         how += " Reviewers are priced with the Message Batches discount; the screen is one call at a time."

@@ -21,7 +21,8 @@ HIT_RATE = (
     "that the provider served from its prompt cache. — when the view holds no review call.")
 SAVINGS = (
     "Net, over every model call of the runs, each at its model's rates: cache-read tokens × (input rate − "
-    "cache-read rate) − cache-write tokens × (5-minute cache-write rate − input rate). What the calls cost "
+    "cache-read rate) − cache-write tokens × (cache-write rate of the entry's lifetime − input rate), scaled by what the call was "
+    "charged against its list price (a batch call pays half). What the calls cost "
     "against the same calls with no cache at all. Negative when the write premium (1.25 × input on Claude; none "
     "on OpenAI, which bills writes as input) outweighed the reads: prefixes written and not read back within "
     "their lifetime.")

@@ -4,8 +4,8 @@ the total, and the total against the output's generation cost.
 Pure. A reviewer line comes from one of two sources:
 
 - **measured**: the call log holds at least `MEASURED_MIN_CALLS` review calls of this rubric and model from the
-  last `MEASURED_DAYS` days; their average usage (the provider's own token counts, cache reads and writes
-  included) is priced at today's rates;
+  last `MEASURED_DAYS` days; the input is still counted from this prompt (it follows this item's size), the
+  answer is their average answer (how much a model writes back is its habit, which only the log knows);
 - **estimated from the prompt**: the exact request the reviewer is sent (`build_review_prompt`: instructions and
   rubric once, the fenced data, the criterion ids and the answer contract) plus the answer schema that travels
   with it, counted at the desk's token estimate (`pricing.estimate_tokens`, an upper one, no cache read assumed),
@@ -141,7 +141,7 @@ def screen_usage(spec: str, output: str) -> Usage:
 
 
 def measured_source(calls: int) -> str:
-    return f"measured: average of {calls} review calls with this rubric"
+    return f"measured: the input from this prompt, the answer the average of {calls} review calls with this rubric"
 
 
 def _line(label: str, model: str, usage: Usage, source: str, batch: bool, rates: pricing.Rates) -> CostLine:
@@ -155,9 +155,13 @@ def reviewer_line(label: str, model: str, rubric: Rubric, spec: str, output: str
     if model == PERSON_FAMILY:
         return CostLine(label, model, Usage(), 0.0, PERSON_SOURCE)
     seen = (measured or {}).get(canonical(model))
+    usage = prompt_usage(rubric, spec, output)
     if seen is not None and seen.calls >= MEASURED_MIN_CALLS:
-        return _line(label, model, seen.usage(), measured_source(seen.calls), batch, rates)
-    return _line(label, model, prompt_usage(rubric, spec, output), ESTIMATED_SOURCE, batch, rates)
+        # Why only the answer is measured: the input follows this item's size (a 2 MB output is not the average
+        # item), while how much a model writes back is its habit, which the log knows and the prompt does not.
+        usage = usage.model_copy(update={"output_tokens": round(seen.output_tokens)})
+        return _line(label, model, usage, measured_source(seen.calls), batch, rates)
+    return _line(label, model, usage, ESTIMATED_SOURCE, batch, rates)
 
 
 def estimate_round(rubric: Rubric, spec: str, output: str, reviewer_b: str, reviewer_c: str,

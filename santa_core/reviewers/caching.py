@@ -6,8 +6,9 @@ answer schema). On the Claude platform a `cache_control` breakpoint after it wri
 at about a tenth of the input rate. A write nobody reads is a loss, and a prefix shorter than the model's
 minimum (rates.toml `min_cache_tokens`) is neither written nor read. So the desk places a breakpoint only:
 
-- on a prefix at least as long as the model's minimum (estimated at 4 characters a token, the high side:
-  a breakpoint on a prefix the platform finds too short writes nothing and costs nothing), and
+- on a prefix at least as long as the model's minimum, counted on the low side (PLACEMENT_CHARS_PER_TOKEN:
+  more characters a token than the platform counted on the desk's rubrics, so a prefix said to be long
+  enough is long enough; one a little longer than the minimum may go uncached), and
 - when a read is coming: the same prefix was sent within the last 5 minutes (a stream of reviews: the
   5-minute entry, refreshed by every read), or at least BUSY_PER_HOUR times in the last hour with longer
   gaps (a busy desk: the 1-hour entry, which pays for its dearer write after two reads). A cold prefix gets
@@ -27,7 +28,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 
-from santa_core.pricing import Rates, estimate_tokens, load_rates
+from santa_core.pricing import Rates, load_rates
 
 FIVE_MINUTES = "5m"
 ONE_HOUR = "1h"
@@ -36,13 +37,21 @@ STREAM_GAP_S = 300.0
 BUSY_PER_HOUR = 4
 """Uses of one prefix in the last hour from which the desk is busy enough for the 1-hour entry."""
 HOUR_S = 3600.0
+PLACEMENT_CHARS_PER_TOKEN = 7.0
+"""Characters a token at most, for placing a breakpoint: the platform counted 6.4 on the desk's rubric prefix
+(6,211 characters, 970 tokens), so a prefix of 7 characters a token times the minimum holds the minimum."""
+
+
+def prefix_tokens_at_least(prefix: str) -> int:
+    """The fewest tokens `prefix` may count (a low estimate: the breakpoint rule must not overcount)."""
+    return int(len(prefix) / PLACEMENT_CHARS_PER_TOKEN)
 
 
 def long_enough(model: str, prefix: str, rates: Rates | None = None) -> bool:
     """Whether `model` caches a prefix this long (False when its minimum is not known: no breakpoint)."""
     row = (rates or load_rates()).models.get(model)
     minimum = row.min_cache_tokens if row is not None else None
-    return minimum is not None and estimate_tokens(prefix) >= minimum
+    return minimum is not None and prefix_tokens_at_least(prefix) >= minimum
 
 
 def breakpoint_block(text: str, ttl: str) -> dict:

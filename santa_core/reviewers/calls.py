@@ -31,7 +31,7 @@ from santa_core.models import (
 from santa_core.pricing import estimate_call_usd
 from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
-from santa_core.reviewers.contract import contract_problem
+from santa_core.reviewers.contract import MAX_SUGGESTIONS, contract_problem
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
 from santa_core.text import control_problem, strings_in
 
@@ -146,12 +146,31 @@ def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> Re
                          calls=res.llm_calls("review", model))
 
 
-def keep_contract(res: CallResult, rubric: Rubric) -> CallResult:
-    """A parsed review that breaks the answer contract becomes a bad answer (asked again like a malformed one)."""
-    if isinstance(res.parsed, Review) and (problem := contract_problem(res.parsed, rubric)):
-        res.parsed, res.error, res.status, res.retryable = None, f"answer broke the contract: {problem}", \
+CONTRACT_ATTEMPTS = 2
+"""Calls at most for one review while its answer keeps breaking the contract: asked again once, then a reviewer
+error (the raw answer kept). A model that will not show its evidence twice is not asked to a third time."""
+
+
+def keep_contract(res: CallResult, rubric: Rubric, output: str | None = None) -> CallResult:
+    """A parsed review that breaks the answer contract becomes a bad answer (asked again); suggestions beyond the
+    contract's few are cut (the raw answer keeps them)."""
+    review = res.parsed
+    if not isinstance(review, Review):
+        return res
+    if problem := contract_problem(review, rubric, output):
+        res.parsed, res.error, res.status, res.retryable = None, f"{CONTRACT_BROKEN}: {problem}", \
             ReviewStatus.ERROR, True
+    elif len(review.suggestions) > MAX_SUGGESTIONS:
+        res.parsed = review.model_copy(update={"suggestions": review.suggestions[:MAX_SUGGESTIONS]})
     return res
+
+
+CONTRACT_BROKEN = "answer broke the contract"
+
+
+def broke_contract(res: CallResult) -> bool:
+    """Whether the answer was refused for breaking the review contract (not for its shape)."""
+    return bool(res.error and res.error.startswith(CONTRACT_BROKEN))
 
 
 def raw_of(answer: Any) -> str:
@@ -217,7 +236,8 @@ class StructuredCaller:
         while True:
             res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
             res = check(res) if check is not None else res
-            if not res.retryable or len(earlier) + 1 >= self.answer_attempts:
+            contract_refusals = sum(map(broke_contract, (*earlier, res)))
+            if not res.retryable or len(earlier) + 1 >= self.answer_attempts or contract_refusals >= CONTRACT_ATTEMPTS:
                 break
             earlier.append(res)
             if res.truncated:
@@ -256,7 +276,7 @@ class ModelReviewer(StructuredCaller):
         ERROR/TIMEOUT outcomes."""
         res = self._call(lambda max_tokens: self.body(
             max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review), Review, "review",
-            check=lambda r: keep_contract(r, request.rubric))
+            check=lambda r: keep_contract(r, request.rubric, request.output))
         return review_outcome(res, slot, self.name, self.name)
 
 

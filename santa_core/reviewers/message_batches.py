@@ -312,7 +312,7 @@ def outcome_of(job: ReviewJob, result: Any, latency_s: float = 0.0) -> ReviewOut
             if not isinstance(message, Message):
                 raise TypeError(f"answer was not a message: {type(message).__name__}")
             res = keep_contract(answer_result(message, job.params, Review, "review", latency_s, batch=True),
-                                job.request.rubric)
+                                job.request.rubric, job.request.output)
             return review_outcome(res, job.slot, job.model, job.model)
         if kind == "errored":
             return _error_outcome(job, f"batch request errored: {_error_text(result)}", latency_s)

@@ -234,16 +234,6 @@ def screened(results: list[ScreenResult]) -> GateResult | None:
                       reviewer_error=True)
 
 
-CHECKED_FIRST = "pre-check: a deterministic check of a critical criterion failed; no reviewer was asked"
-
-
-def checked(prechecks: list[MergedIssue]) -> GateResult:
-    """NAUGHTY before any reviewer is asked: a deterministic check of a critical criterion failed, so no verdict
-    could make this round NICE. The fix agent gets the failures now; fresh reviewers read the fixed text."""
-    return GateResult(decision=GateDecision.NAUGHTY, issues=list(prechecks),
-                      reasons=[CHECKED_FIRST] + [f"pre-check: {i.description}" for i in prechecks])
-
-
 def blocked(prechecks: list[MergedIssue]) -> GateResult:
     """NAUGHTY before any reviewer is asked: the output tries to instruct the reviewers."""
     return GateResult(

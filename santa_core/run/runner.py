@@ -31,7 +31,7 @@ from santa_core.pricing import estimate_call_usd
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen, journaled
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
-from santa_core.run.gate import blocked, checked, decide, screened
+from santa_core.run.gate import blocked, decide, screened
 from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
 
 log = logging.getLogger(__name__)
@@ -223,12 +223,6 @@ class Runner:
             # Deterministic checks come first: an output that tries to instruct the reviewers
             # cannot ship whatever they say, so no reviewer is paid to read it.
             self._finish_round(run, rnd, blocked(prechecks).model_copy(update={"checks": outcomes}))
-            return
-        if prechecks and not run.state.review_only:
-            # A failed deterministic check of a critical criterion decides too: the round cannot be NICE whatever
-            # the reviewers say, so none is paid to say it. (A batch sample is still reviewed: its reviews are
-            # the evidence the batch's patterns are drawn from.)
-            self._finish_round(run, rnd, checked(prechecks).model_copy(update={"checks": outcomes}))
             return
         screens = self._screens(run, rnd)
         if self._stopping.is_set():

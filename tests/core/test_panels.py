@@ -59,3 +59,17 @@ def test_env_defaults_follow_the_keys(monkeypatch: pytest.MonkeyPatch) -> None:
     assert (env_defaults().reviewer_b, env_defaults().reviewer_c) == ("claude-haiku-5-5", "openai:gpt-5.4-nano")
     monkeypatch.setenv("SANTA_REVIEWER_C", "claude-sonnet-5-5")  # an explicit choice wins
     assert env_defaults().reviewer_c == "claude-sonnet-5-5"
+
+
+@pytest.mark.parametrize(("fixed", "slot", "partner"), [
+    ("openai:gpt-5.4-nano", "SANTA_REVIEWER_B", "claude-haiku-5-5"),
+    ("claude-haiku-5-5", "SANTA_REVIEWER_C", "openai:gpt-5.4-nano"),
+    ("claude-sonnet-5-5", "SANTA_REVIEWER_B", "openai:gpt-5.4-nano"),
+])
+def test_one_slot_set_alone_gets_a_partner_of_another_family_never_itself(
+        monkeypatch: pytest.MonkeyPatch, fixed: str, slot: str, partner: str) -> None:
+    for key, value in BOTH.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.setenv(slot, fixed)
+    d = env_defaults()
+    assert {d.reviewer_b, d.reviewer_c} == {fixed, partner}

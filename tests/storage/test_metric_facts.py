@@ -206,3 +206,30 @@ def test_facts_follow_replaced_reviews(db_url: str) -> None:
     finally:
         runner.shutdown()
         repo.engine.dispose()
+
+
+def test_cache_savings_follow_what_a_call_was_charged() -> None:
+    """A Message Batches call pays half of its list price, so it saves half; a 1-hour write costs its own premium;
+    a model with no listed price saves nothing on paper."""
+    from types import SimpleNamespace
+
+    from santa_core.models import Usage
+    from santa_core.pricing import cache_savings_usd, cost_usd
+    from storage.metric_facts import _call_savings
+
+    usage = Usage(input_tokens=100, output_tokens=50, cache_creation_input_tokens=0, cache_read_input_tokens=4000)
+    listed = cost_usd("claude-sonnet-5-5", usage)
+
+    def call(cost: float, model: str = "claude-sonnet-5-5", request: dict | None = None, write: int = 0):
+        return SimpleNamespace(model=model, input_tokens=100, output_tokens=50, cache_read_input_tokens=4000,
+                               cache_creation_input_tokens=write, cost_usd=cost, request_json=request)
+
+    full = cache_savings_usd("claude-sonnet-5-5", 4000, 0)
+    assert _call_savings(call(listed)) == pytest.approx(full) and full > 0
+    assert _call_savings(call(listed / 2)) == pytest.approx(full / 2)  # a batch call
+    assert _call_savings(call(listed, model="local:qwen3")) == 0.0
+    one_hour = {"system": [{"type": "text", "text": "p", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
+    paid = cost_usd("claude-sonnet-5-5", usage.model_copy(update={"cache_creation_input_tokens": 1000}),
+                    write_ttl="1h")
+    assert _call_savings(call(paid, request=one_hour, write=1000)) == pytest.approx(
+        cache_savings_usd("claude-sonnet-5-5", 4000, 1000, write_ttl="1h"))

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from santa_core import pricing
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, Usage
-from santa_core.reports.round_cost import MEASURED_MIN_CALLS
+from santa_core.reports.round_cost import MEASURED_MIN_CALLS, prompt_usage
 from storage.runs import RunStore
 from tests.core.batch.test_driver import SPEC as BATCH_SPEC
 from tests.core.batch.test_driver import planted_csv
@@ -79,9 +79,11 @@ def test_the_review_page_uses_the_measured_average_once_the_log_holds_five_calls
     st.cache_data.clear()  # the averages are kept a few minutes: as if they had passed
     at = fill(open_app())
     text, help_text = round_line(at)
-    assert f"measured: average of {MEASURED_MIN_CALLS} review calls with this rubric" in help_text
+    assert f"the answer the average of {MEASURED_MIN_CALLS} review calls with this rubric" in help_text
     b = float(re.search(rf"\(B \S+ {USD}", text).group(1))
-    assert b == pytest.approx(pricing.cost_usd(model, usage), rel=1e-2)
+    # this item's prompt in, the log's average answer (40 tokens) out
+    expected = prompt_usage(rubric, SPEC, OUTPUT).model_copy(update={"output_tokens": usage.output_tokens})
+    assert b == pytest.approx(pricing.cost_usd(model, expected), rel=1e-2)
     assert "C (" in help_text and help_text.count("estimated from the prompt") == 1  # C is another model
 
 

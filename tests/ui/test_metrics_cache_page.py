@@ -80,7 +80,7 @@ def test_the_cost_tab_shows_the_hit_rate_and_the_net_savings(desk_env: RunStore)
     assert saved > 0
     value, help_text = card(at, "Cache savings")
     assert value == format_figure(saved, "usd") == "$0.0032"  # 1,800 × 1.80 − 1,800 × 0.025 per million
-    assert "cache-write tokens × (5-minute cache-write rate − input rate)" in help_text
+    assert "cache-write tokens × (cache-write rate of the entry's lifetime − input rate)" in help_text
     assert f"caching saved {value} net of the write premium" in texts(at)
     assert len(at.get("plotly_chart")) == 4  # spend, reviews and fixes, the prompt cache, cost per reviewer
     report = desk_env.metrics.report(MetricsFilter())

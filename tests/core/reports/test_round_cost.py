@@ -11,7 +11,7 @@ import json
 import pytest
 
 from santa_core import pricing
-from santa_core.models import Review, Usage
+from santa_core.models import Review
 from santa_core.reports.round_cost import (
     ANSWER_BASE_TOKENS,
     ANSWER_TOKENS_PER_CRITERION,
@@ -20,6 +20,7 @@ from santa_core.reports.round_cost import (
     PERSON_SOURCE,
     MeasuredCost,
     estimate_round,
+    measured_source,
     prompt_usage,
 )
 from santa_core.reviewers.prompts import render_rubric
@@ -84,9 +85,10 @@ def test_the_measured_average_is_used_from_five_calls_on(calls: int, used: bool)
     b, c = estimate_round(RUBRIC, SPEC, OUTPUT, f"anthropic:{HAIKU}", NANO, None, measured(calls)).lines
     assert c.source == ESTIMATED_SOURCE  # no calls of that model: its estimate
     if used:
-        assert b.source == f"measured: average of {calls} review calls with this rubric"
-        assert b.usage == Usage(input_tokens=900, output_tokens=80, cache_read_input_tokens=1500)
-        assert b.input_tokens == 2400 and b.usd == pytest.approx(pricing.cost_usd(HAIKU, b.usage))
+        assert b.source == measured_source(calls)
+        # the input follows this item (its prompt), the answer is the log's average answer
+        assert b.usage == prompt_usage(RUBRIC, SPEC, OUTPUT).model_copy(update={"output_tokens": 80})
+        assert b.input_tokens == prompt_usage(RUBRIC, SPEC, OUTPUT).input_tokens and b.usd == pytest.approx(pricing.cost_usd(HAIKU, b.usage))
     else:
         assert b.source == ESTIMATED_SOURCE and b.usage == prompt_usage(RUBRIC, SPEC, OUTPUT)
 

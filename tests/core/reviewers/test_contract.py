@@ -66,12 +66,19 @@ def test_a_pass_with_no_detail_is_accepted(messages_stub: MessagesStub) -> None:
     pytest.param(terse("FAIL", {"facts": "A superlative."}), False, id="failed-check-no-issue"),
     pytest.param(terse("PASS", {"facts": "A superlative."}), False, id="pass-with-failed-critical-check"),
     pytest.param(terse("FAIL"), False, id="fail-showing-nothing"),
+    pytest.param(terse("FAIL", {"style": "One long sentence."}), False, id="fail-on-a-suggestion-only"),
+    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "missing": True}]), False,
+                 id="a-quote-said-to-be-missing"),
+    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the best lamp in the world"}]),
+                 False, id="quote-the-output-does-not-hold"),
+    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "THE  brightest\nlamp ever"}]),
+                 True, id="quote-held-up-to-case-and-spaces"),
 ])
 def test_a_failure_must_be_shown(messages_stub: MessagesStub, answer: str, ok: bool) -> None:
-    assert (contract_problem(Review.model_validate_json(answer), RUBRIC) is None) == ok
+    assert (contract_problem(Review.model_validate_json(answer), RUBRIC, OUTPUT) is None) == ok
     outcome = review_with(messages_stub, answer)
     if ok:
-        assert outcome.status == ReviewStatus.OK and outcome.review is not None
+        assert outcome.status == ReviewStatus.OK and outcome.review is not None, outcome.error
     else:
         # refused, never read as a verdict either way; the raw answer and its cost are kept
         assert outcome.status == ReviewStatus.ERROR and outcome.review is None
@@ -85,6 +92,28 @@ def test_a_refused_answer_is_asked_again(messages_stub: MessagesStub) -> None:
     outcome = review_with(messages_stub, bad, good, attempts=3)
     assert outcome.status == ReviewStatus.OK and outcome.review.critical_issues[0].evidence == QUOTED["evidence"]
     assert len(outcome.calls) == 2 and "quotes no evidence" in outcome.calls[0].error
+
+
+def test_a_contract_breach_is_asked_again_once_not_four_times(messages_stub: MessagesStub) -> None:
+    bad = terse("FAIL", {"facts": "A superlative."}, [NO_QUOTE])
+    outcome = review_with(messages_stub, bad, bad, bad, bad, attempts=4)
+    assert outcome.status == ReviewStatus.ERROR and len(outcome.calls) == 2
+    assert "the last of 2 attempts" in outcome.error
+
+
+def test_a_near_miss_of_an_advisory_id_blocks_as_the_gate_counts_it() -> None:
+    """"Style" is not the suggestion "style": the gate counts its FAIL as blocking, so the contract wants an issue."""
+    answer = json.loads(terse("PASS"))
+    answer["checks"][2] = {"criterion": "Style", "result": "FAIL", "detail": "Long."}
+    assert "no critical issue names it" in contract_problem(Review.model_validate(answer), RUBRIC)
+
+
+def test_suggestions_beyond_three_are_cut_not_asked_again(messages_stub: MessagesStub) -> None:
+    answer = json.loads(terse("PASS"))
+    answer["suggestions"] = [f"idea {i}" for i in range(50)]
+    outcome = review_with(messages_stub, json.dumps(answer))
+    assert outcome.status == ReviewStatus.OK and outcome.review.suggestions == ["idea 0", "idea 1", "idea 2"]
+    assert len(outcome.calls) == 1 and "idea 49" in outcome.raw_response
 
 
 def test_the_contract_holds_on_the_second_provider() -> None:

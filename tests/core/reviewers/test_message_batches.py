@@ -60,6 +60,7 @@ RUBRIC = Rubric(
 )
 SPEC = "Write to Ann: party on 3 May."
 PASS_TEXT = review_json("PASS", [("facts", "PASS"), ("tone", "PASS")])
+LETTER = "Dear Ann, see you on 4 May."
 FAIL_TEXT = review_json("FAIL", [("facts", "FAIL"), ("tone", "PASS")], [("facts", "wrong date", "4 May")])
 USAGE = {
     "input_tokens": 1000,
@@ -264,8 +265,8 @@ def test_batch_answers_are_judged_exactly_like_sync_answers(
 ) -> None:
     client = client_for(messages_stub)
     messages_stub.script(reply)
-    sync = AnthropicReviewer(MODEL, client=client, answer_attempts=1).review(request("Dear Ann"), "B")
-    jobs = [job("a", "Dear Ann")]
+    sync = AnthropicReviewer(MODEL, client=client, answer_attempts=1).review(request(LETTER), "B")
+    jobs = [job("a", LETTER)]
     batch_id = submit(client, jobs)
     messages_stub.end_batch(batch_id, results={"a-B": reply})
     batched = collect(client, batch_id, jobs)["a-B"]

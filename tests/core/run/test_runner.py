@@ -284,27 +284,21 @@ def test_a_gate_stored_before_its_state_change_is_applied_on_resume(repo: RunSto
     assert (len(rb.requests), len(rc.requests), len(fixer.requests)) == (1, 1, 0)
 
 
-def test_a_failed_critical_check_decides_before_any_reviewer_is_paid(repo: RunStore) -> None:
-    """The rubric's deterministic checks decide first: an output a critical check fails is NAUGHTY without asking
-    (and paying) the reviewers, who could not make it NICE; the fix agent is told what the check found, and fresh
-    reviewers read the fixed text."""
+def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunStore) -> None:
+    """The runner feeds the rubric's deterministic checks to the gate: gullible reviewers cannot ship
+    an output a critical check fails, and the fix agent is told what the check found."""
     from santa_core.models import Criterion
 
     banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
                        fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
-    rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
-    runner, fixer = make_runner(repo, {"b": rb, "c": rc},
+    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", passing), "c": FunctionReviewer("c", passing)},
                                 fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
     run_id = new_run(repo, "Acme launched its guaranteed rocket in 2018.", rubric=rubric)
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     gate = repo.load_round(run_id, 1).gate
     assert gate.decision == "NAUGHTY" and [(i.criterion, i.flagged_by) for i in gate.issues] == [("no_hype", "check")]
     assert fixer.requests[0].issues[0].evidence == "guaranteed"
-    assert (rb.requests, rc.requests, repo.load_round(run_id, 1).reviews) == ([], [], {})
-    actions.approve_fix(repo, run_id, "ann")
-    assert runner.execute(run_id).status == RunStatus.SHIPPED  # round 2: the fixed text, reviewed
-    assert (len(rb.requests), len(rc.requests)) == (1, 1)
 
 
 def test_naughty_without_a_named_issue_escalates_without_paying_the_fix_agent(repo: RunStore) -> None:
