@@ -264,7 +264,8 @@ def _call_savings(c: Any) -> float:
     ttl = ttl_of(c.request_json or {})
     listed = cost_usd(c.model, Usage(input_tokens=c.input_tokens, output_tokens=c.output_tokens,
                                      cache_creation_input_tokens=write, cache_read_input_tokens=read), write_ttl=ttl)
-    charged = min(1.0, c.cost_usd / listed) if listed > 0 else 1.0
+    # A call stored with no cost (an older row) says nothing about a discount: counted at list price.
+    charged = min(1.0, c.cost_usd / listed) if listed > 0 and c.cost_usd > 0 else 1.0
     return cache_savings_usd(c.model, read, write, write_ttl=ttl) * charged
 
 

@@ -273,7 +273,8 @@ def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: Deci
                 return "paused"  # someone paused the batch in the app: they resume it there
             if (progress.api_status or "").startswith(STOPPED):
                 raise RuntimeError(f"sample {progress.number} of batch {batch_id}: the Message Batch "
-                                   f"{progress.api_status}; Try again on the Batch page goes on")
+                                   f"{progress.api_status}; Try again on the Batch page goes on (a new batch with "
+                                   "--no-message-batches reviews with synchronous calls instead)")
             raise RuntimeError(f"sample {progress.number} of batch {batch_id}: {progress.size - progress.done:,} "
                                "review(s) did not finish (a worker failed); the app resumes them when it starts")
         found = desk.batches.find_patterns(progress.id)
