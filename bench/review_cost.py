@@ -27,8 +27,10 @@ How it counts:
     the system message and can be cached", so its prefix is schema + system; the Claude platform does not say
     where an output schema sits, so there only the system text counts (the safe side).
   - Reasoning: OpenAI's GPT-5.x models reason before answering, and their reasoning tokens are billed as
-    output. The stand-in bills --reasoning-tokens per call (default 200, an assumption for `reasoning_effort`
-    "low", what the desk sends) on top of the answer. Claude calls send no extended thinking.
+    output. The desk sends no `reasoning_effort` (the model's own default: "none" on the GPT-5.4 family as
+    documented, but that is not checked here), so the stand-in bills --reasoning-tokens per GPT-5.x call
+    (default 200, a margin for a default that does reason) on top of the answer. Claude calls send no
+    extended thinking.
   - Generation cost: what `claude-sonnet-5-5` charges to write each output from its spec (the spec and a short
     instruction in, the output out). Review cost: every call of the run (screen, B and C), as the desk stores it.
 """
@@ -248,7 +250,7 @@ class OpenAIStandIn:
             hit = system in self.seen[body.get("model", "")]
             self.seen[body.get("model", "")].add(system)
         cached = (prefix // OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP if hit and prefix >= OPENAI_MIN_CACHE else 0
-        reasoning = self.reasoning_tokens if body.get("reasoning_effort") else 0
+        reasoning = self.reasoning_tokens if str(body.get("model", "")).startswith("gpt-5") else 0
         return completion(answer, body.get("model", ""), usage={
             "prompt_tokens": total, "completion_tokens": tokens(answer) + reasoning, "cached_tokens": cached})
 

@@ -18,7 +18,9 @@ from santa_core.pricing import Rates, cost_usd, load_rates
 from santa_core.providers import (
     ANTHROPIC,
     CLAUDE_MODELS,
+    PERSON_FAMILY,
     Provider,
+    canonical,
     configured_providers,
     spans_two_families,
     usable_model_ids,
@@ -65,7 +67,15 @@ def partner_for(model: str, providers: list[Provider] | None = None, env: Mappin
     """The other reviewer for a slot fixed to `model` (SANTA_REVIEWER_B or _C set alone): the cheapest usable model
     of another family, else the cheapest other model, else `model` itself (the only one there is)."""
     providers = configured_providers(env) if providers is None else providers
-    others = [m for m in usable_model_ids(providers, env) or list(CLAUDE_MODELS) if m != model]
+    others = [m for m in usable_model_ids(providers, env) or list(CLAUDE_MODELS) if canonical(m) != canonical(model)]
     price = {m: review_usd(m, rates) for m in others}
     ranked = sorted(others, key=lambda m: (not spans_two_families(model, m), price[m], m))
     return ranked[0] if ranked else model
+
+
+def other_slot(given: str, default: str) -> str:
+    """The reviewer for the slot not given on the command line: its default, unless that is the very model given for
+    the other slot (then a partner of another family: never the same model twice by default)."""
+    if given != PERSON_FAMILY and canonical(default) == canonical(given):
+        return partner_for(given)
+    return default

@@ -1,8 +1,9 @@
 """Reads of the call log for cost estimates: the average review call per rubric and model.
 
 The Review and Batch pages estimate a round's cost before it starts (`santa_core.reports.round_cost`); where
-the log holds enough recent review calls of the rubric and model, their average (the provider's own token
-counts, cache reads and writes included) is closer to the truth than an estimate from the prompt.
+the log holds enough recent review calls of the rubric and model, their average answer (the provider's own
+token count, reasoning included) replaces the guess of a clean terse answer; the input is still counted from
+each item's own prompt.
 """
 
 from __future__ import annotations

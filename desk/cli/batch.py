@@ -25,6 +25,7 @@ from desk.cli.common import (
     load_rubric,
     load_secrets_file,
     open_desk,
+    pair_default,
     read_text,
     say,
     warn_about_models,
@@ -117,6 +118,7 @@ def run_batch(args: argparse.Namespace) -> int:
     desk = open_desk()
     try:
         defaults = desk.defaults()
+        pair_default(args, defaults)
         for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
             if getattr(args, name) is None:
                 setattr(args, name, getattr(defaults, name))

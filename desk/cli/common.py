@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from santa_core.config import Defaults, diversity_warning, export_to_env, screen_problem
 from santa_core.models import Rubric
+from santa_core.panels import other_slot
 from santa_core.pricing import UNKNOWN_PRICE_RULE, unpriced
 from santa_core.providers import key_problem, provider_problems
 from santa_core.reviewers.base import PERSON
@@ -121,6 +122,15 @@ def warn_about_models(args: argparse.Namespace, defaults: Defaults | None = None
         print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
     if defaults is not None and (problem := screen_problem(defaults, (args.reviewer_b, args.reviewer_c))):
         print(f"santa: warning: {problem}", file=sys.stderr)
+
+
+def pair_default(args: argparse.Namespace, defaults: Defaults) -> None:
+    """One reviewer given alone (--reviewer-b or --reviewer-c): the other slot takes its default unless that is the
+    very model given, then a partner of another family (`panels.other_slot`), never the same model twice."""
+    if args.reviewer_b is not None and args.reviewer_c is None:
+        args.reviewer_c = other_slot(args.reviewer_b, defaults.reviewer_c)
+    elif args.reviewer_c is not None and args.reviewer_b is None:
+        args.reviewer_b = other_slot(args.reviewer_c, defaults.reviewer_b)
 
 
 def check_model_keys(*models: str) -> None:

@@ -19,6 +19,7 @@ from desk.cli.common import (
     load_rubric,
     load_secrets_file,
     open_desk,
+    pair_default,
     read_text,
     warn_about_models,
 )
@@ -51,6 +52,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
     """Options not given take the saved defaults (the app's Settings), then the built-in ones."""
+    pair_default(args, d)
     for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
         if getattr(args, name) is None:
             setattr(args, name, getattr(d, name))

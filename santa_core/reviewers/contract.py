@@ -9,11 +9,9 @@ The completeness rule (one check per criterion) stays the gate's (`santa_core.ru
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
 from santa_core.models import Review, Rubric
 from santa_core.run.gate import blocking_failed_checks
+from santa_core.scope import find_evidence
 
 MAX_SUGGESTIONS = 3
 """Suggestions the contract asks for at most; more are cut (kept in the raw answer), never asked again for."""
@@ -23,15 +21,10 @@ def _key(criterion: str) -> str:
     return criterion.strip().casefold()
 
 
-def _folded(text: str) -> str:
-    """Text as a quote is looked for: NFKC, case-folded, runs of white space as one space."""
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
-
-
 def contract_problem(review: Review, rubric: Rubric, output: str | None = None) -> str | None:
     """Why a schema-valid review breaks the answer contract, in words for the call log; None when it keeps it.
 
-    With `output`, a quote must stand in it (white space and case aside): a quote the output does not hold
+    With `output`, a quote must stand in it (as the fix agent finds quotes): a quote the output does not hold
     shows nothing. Advisory ("suggestion") ids match exactly, as the gate matches them (a near miss blocks).
     """
     blocking = blocking_failed_checks(review, rubric.advisory_ids())
@@ -40,7 +33,6 @@ def contract_problem(review: Review, rubric: Rubric, output: str | None = None) 
         if _key(check.criterion) not in named:
             return (f"check {check.criterion!r} is FAIL but no critical issue names it: a failure must quote the "
                     "offending text as evidence (or set missing when something is absent)")
-    text = _folded(output) if output is not None else None
     for issue in review.critical_issues:
         if issue.evidence.strip() and issue.missing:
             return (f"critical issue on {issue.criterion!r} quotes evidence and says it is missing: a quote shows "
@@ -48,7 +40,9 @@ def contract_problem(review: Review, rubric: Rubric, output: str | None = None) 
         if not issue.evidence.strip() and not issue.missing:
             return (f"critical issue on {issue.criterion!r} quotes no evidence: copy the offending text from the "
                     "OUTPUT, or set missing when the problem is something absent")
-        if text is not None and issue.evidence.strip() and _folded(issue.evidence) not in text:
+        # Found as the fix agent finds it (`scope.find_evidence`: spacing, case, quote marks, dashes, invisible
+        # characters folded), so no quote the fix could anchor is refused here.
+        if output is not None and issue.evidence.strip() and not find_evidence(output, issue.evidence):
             return (f"critical issue on {issue.criterion!r} quotes text the OUTPUT does not hold: "
                     f"{issue.evidence[:80]!r}")
     if review.verdict == "FAIL" and not review.critical_issues and not blocking:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from typing import Any
 
 import openai
@@ -44,11 +43,6 @@ from santa_core.reviewers.prompts import Prompt
 
 MAX_TOKENS = 10_000_000
 """More tokens than any one call could carry: a usage above it is nonsense, not a bill."""
-REASONING_EFFORT = "low"
-"""reasoning_effort of a review or fix call on OpenAI's own reasoning models (GPT-5.x, o-series): a review against a
-written rubric with a terse answer needs little deliberation, and reasoning tokens are billed as output, the
-largest cost of a small reasoning model's review. Other servers get no such field (they may refuse it)."""
-_REASONING_MODEL = re.compile(r"^(gpt-5|o[1-9])")
 REASONING_SCREEN_TOKENS = 2048
 """Output room of a screen call on OpenAI's own (reasoning) models: their thinking counts against it."""
 
@@ -171,8 +165,6 @@ class ChatCaller(StructuredCaller):
         }
         if self.provider == "openai":
             body["prompt_cache_key"] = "santa-" + hashlib.sha256(system.encode()).hexdigest()[:24]
-            if _REASONING_MODEL.match(self.model):
-                body["reasoning_effort"] = REASONING_EFFORT
         return body
 
     def _send(self, body: dict) -> ChatCompletion:

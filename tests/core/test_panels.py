@@ -73,3 +73,21 @@ def test_one_slot_set_alone_gets_a_partner_of_another_family_never_itself(
     monkeypatch.setenv(slot, fixed)
     d = env_defaults()
     assert {d.reviewer_b, d.reviewer_c} == {fixed, partner}
+
+
+def test_a_partner_is_never_the_given_model_in_another_spelling(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "a")
+    assert panels.partner_for("anthropic:claude-haiku-5-5") == "claude-haiku-4-5"
+
+
+@pytest.mark.parametrize(("given", "default", "other"), [
+    ("openai:gpt-5.4-nano", "openai:gpt-5.4-nano", "claude-haiku-5-5"),  # the default is the very model given
+    ("claude-haiku-5-5", "anthropic:claude-haiku-5-5", "openai:gpt-5.4-nano"),
+    ("claude-sonnet-5-5", "openai:gpt-5.4-nano", "openai:gpt-5.4-nano"),  # a different default stays
+    ("person", "person", "person"),
+])
+def test_one_reviewer_given_on_the_command_line_never_doubles_its_model(
+        monkeypatch: pytest.MonkeyPatch, given: str, default: str, other: str) -> None:
+    for key, value in BOTH.items():
+        monkeypatch.setenv(key, value)
+    assert panels.other_slot(given, default) == other

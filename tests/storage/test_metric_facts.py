@@ -228,6 +228,7 @@ def test_cache_savings_follow_what_a_call_was_charged() -> None:
     assert _call_savings(call(listed)) == pytest.approx(full) and full > 0
     assert _call_savings(call(listed / 2)) == pytest.approx(full / 2)  # a batch call
     assert _call_savings(call(listed, model="local:qwen3")) == 0.0
+    assert _call_savings(call(0.0)) == pytest.approx(full)  # a row stored with no cost: no discount inferred
     one_hour = {"system": [{"type": "text", "text": "p", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
     paid = cost_usd("claude-sonnet-5-5", usage.model_copy(update={"cache_creation_input_tokens": 1000}),
                     write_ttl="1h")

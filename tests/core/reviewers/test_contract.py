@@ -28,7 +28,7 @@ RUBRIC = Rubric(name="copy", version=1, criteria=[
               fail_signal="a long sentence", severity="suggestion"),
 ])
 IDS = RUBRIC.criterion_ids()
-OUTPUT = "Aurora lamp: the brightest lamp ever made. Three brightness levels."
+OUTPUT = 'Aurora lamp: "the brightest lamp" - ever made. Three brightness levels.'
 REQUEST = ReviewRequest(rubric=RUBRIC, spec="Announce Aurora: three levels. End with a call to action.", output=OUTPUT)
 
 
@@ -39,7 +39,7 @@ def terse(verdict: str, failed: dict[str, str] | None = None, issues: list[dict]
     return json.dumps({"verdict": verdict, "checks": checks, "critical_issues": issues or [], "suggestions": []})
 
 
-QUOTED = {"criterion": "facts", "description": "An unbacked superlative.", "evidence": "the brightest lamp ever made"}
+QUOTED = {"criterion": "facts", "description": "An unbacked superlative.", "evidence": '"the brightest lamp" - ever made'}
 NO_QUOTE = {"criterion": "facts", "description": "An unbacked superlative."}
 MISSING = {"criterion": "cta", "description": "No call to action.", "evidence": "", "missing": True}
 
@@ -71,8 +71,10 @@ def test_a_pass_with_no_detail_is_accepted(messages_stub: MessagesStub) -> None:
                  id="a-quote-said-to-be-missing"),
     pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the best lamp in the world"}]),
                  False, id="quote-the-output-does-not-hold"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "THE  brightest\nlamp ever"}]),
-                 True, id="quote-held-up-to-case-and-spaces"),
+    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the  brightest   lamp\" - ever"}]),
+                 True, id="quote-held-up-to-spacing"),
+    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "“the brightest lamp” – ever"}]),
+                 True, id="quote-held-up-to-quote-marks-and-dashes"),
 ])
 def test_a_failure_must_be_shown(messages_stub: MessagesStub, answer: str, ok: bool) -> None:
     assert (contract_problem(Review.model_validate_json(answer), RUBRIC, OUTPUT) is None) == ok

@@ -496,3 +496,13 @@ def test_unknown_batch_id_is_a_clear_error(messages_stub: MessagesStub) -> None:
 def test_unreadable_results_fail_closed(result: Any, needle: str) -> None:
     outcome = outcome_of(job("a"), result)
     assert outcome.status == S.ERROR and needle in outcome.error and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
+
+
+def test_a_batch_answer_quoting_text_the_output_does_not_hold_is_refused(messages_stub: MessagesStub) -> None:
+    """The contract holds on the batch path too: the quote is checked against the job's own output."""
+    client = client_for(messages_stub)
+    jobs = [job("a", "Dear Ann")]  # FAIL_TEXT quotes "4 May", which this output does not hold
+    batch_id = submit(client, jobs)
+    messages_stub.end_batch(batch_id, results={"a-B": message(FAIL_TEXT, MODEL)})
+    outcome = collect(client, batch_id, jobs)["a-B"]
+    assert outcome.review is None and "does not hold" in outcome.error

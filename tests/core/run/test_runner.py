@@ -292,10 +292,13 @@ def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunS
     banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
                        fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
-    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", passing), "c": FunctionReviewer("c", passing)},
+    rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
+    runner, fixer = make_runner(repo, {"b": rb, "c": rc},
                                 fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
     run_id = new_run(repo, "Acme launched its guaranteed rocket in 2018.", rubric=rubric)
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    # the reviewers are still asked in that round: what they find is fixed with the check's failure
+    assert (len(rb.requests), len(rc.requests)) == (1, 1) and set(repo.load_round(run_id, 1).reviews) == {"B", "C"}
     gate = repo.load_round(run_id, 1).gate
     assert gate.decision == "NAUGHTY" and [(i.criterion, i.flagged_by) for i in gate.issues] == [("no_hype", "check")]
     assert fixer.requests[0].issues[0].evidence == "guaranteed"
