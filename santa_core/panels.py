@@ -61,7 +61,6 @@ def default_panel(providers: list[Provider] | None = None, env: Mapping[str, str
     return pair[0], pair[1], fixer
 
 
-
 def partner_for(model: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
                 rates: Rates | None = None) -> str:
     """The other reviewer for a slot fixed to `model` (SANTA_REVIEWER_B or _C set alone): the cheapest usable model

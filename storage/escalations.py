@@ -14,8 +14,8 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
-from santa_core.run.actions import UNCHANGED, rereview_refusal
 from santa_core.run.store import Resolution, RoundRecord
+from santa_core.run.unchanged import UNCHANGED, rereview_refusal
 from storage import audit
 from storage.errors import EscalationNotOpen
 from storage.people import require

@@ -9,14 +9,14 @@ store checks the actor's stored roles inside each write, so a refusal writes not
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import datetime
 
 from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
-from santa_core.run.runner import SLOTS, advance_run, already_judged, judged_before
+from santa_core.run.runner import SLOTS, advance_run
 from santa_core.run.store import ActionStore, DecisionIn, Resolution, RoundRecord, Store
+from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refusal
 from santa_core.scope import anchor
 from santa_core.text import control_problem, text_problem
 
@@ -64,39 +64,10 @@ def _current_proposal(store: Store, run_id: int, attempt: int | None):
     return run, rnd
 
 
-UNCHANGED = "Nothing was recorded: "
-"""How a refusal of an unchanged text starts (the reason follows)."""
-
-
 def rounds_up_to(store: Store, run_id: int, current: RoundRecord) -> list[RoundRecord]:
     """The run's stored rounds up to and including `current`, oldest first."""
     earlier = [store.load_round(run_id, n) for n in range(1, current.round_no)]
     return [r for r in earlier if r is not None] + [current]
-
-
-def approval_refusal(fixer: str, rounds: Sequence[RoundRecord], text: str) -> str | None:
-    """Why approving `text` is refused, with what to do instead: the reviewers already judged exactly this
-    text (e.g. a person's fix approved unedited, or an edit that restores the output they judged). None when
-    the next round can change the answer. `rounds`: the run's rounds, oldest first, the current one last."""
-    judged = judged_before(reversed(rounds), text)
-    if judged is None:
-        return None
-    rnd = rounds[-1]
-    agent = not fixed_by_person(fixer, rnd.output_text, rnd.gate.issues if rnd.gate else [])
-    instead = ("edit the text to fix the flagged issues" + (", ask the fix agent again" if agent else "")
-               + ", or reject the fix (a person then ships the output as is or rejects it)")
-    return f"{already_judged(judged)}. Instead, {instead}."
-
-
-def rereview_refusal(rounds: Sequence[RoundRecord], text: str) -> str | None:
-    """Why a re-review of `text` is refused (both reviewers already judged exactly this text), with what to do
-    instead; None when a fresh review can still give an answer (a reviewer failed on it, a budget stop or an
-    interruption came first, the text is edited). `rounds`: oldest first, the current one last."""
-    judged = judged_before(reversed(rounds), text)
-    if judged is None:
-        return None
-    return (f"{already_judged(judged)}. Instead, edit the output before sending it for fresh review, or ship it as "
-            "is or reject it, with your justification.")
 
 
 def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager
 
@@ -33,6 +33,7 @@ from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import blocked, decide, screened
 from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
+from santa_core.run.unchanged import already_judged, judged_before
 
 log = logging.getLogger(__name__)
 
@@ -47,44 +48,6 @@ def reviewer_of(run: RunRecord, slot: Slot) -> str:
 def open_person_slots(run: RunRecord, reviews: dict) -> list[Slot]:
     """Slots a person fills that have no review yet."""
     return [s for s in SLOTS if reviewer_of(run, s) == PERSON and s not in reviews]
-
-
-def complete_verdict(rnd: RoundRecord) -> bool:
-    """Both reviewers gave a complete verdict on the round's text: a stored gate that is no reviewer failure,
-    over a valid answer in each slot.
-
-    Not so when a reviewer erred or timed out, the injection screen failed or stopped the round (no reviewer
-    was asked), a budget stop or an interruption came before the gate, or a person slot is still empty:
-    then reviewing the same text again is the only way to get an answer.
-    """
-    gate = rnd.gate
-    return (gate is not None and not gate.reviewer_error
-            and all((o := rnd.reviews.get(s)) is not None and o.status == ReviewStatus.OK and o.review is not None
-                    for s in SLOTS))
-
-
-def judged_before(rounds: Iterable[RoundRecord | None], text: str) -> RoundRecord | None:
-    """The round with a complete verdict on exactly `text` among the latest `rounds` that hold that text.
-
-    `rounds` come newest first; the walk stops at the first round with another text, so "unchanged" means
-    unchanged since the last review (an edit that restores an older version is a change). Rounds that never
-    got a verdict (a budget stop, a reviewer failure, this guard) are walked past. Why: a round whose output
-    is unchanged is never reviewed again; it would pay two reviewers for the answer they already gave.
-    Compared byte for byte: any edit, however small, is a new text.
-    """
-    for rnd in rounds:
-        if rnd is None or rnd.output_text != text:
-            return None
-        if complete_verdict(rnd):
-            return rnd
-    return None
-
-
-def already_judged(rnd: RoundRecord) -> str:
-    """Why a text may not be reviewed again, in words (the start of every refusal)."""
-    return (f"this text is exactly the output round {rnd.round_no} reviewed, and both reviewers already gave "
-            f"their verdict on it ({rnd.gate.decision.value if rnd.gate else 'judged'}), so another round would "
-            "pay them to judge the same text again")
 
 
 class Conflict(RuntimeError):

@@ -15,8 +15,8 @@ from santa_core.models import EscalationReason, GateDecision, GateResult, Review
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, passing
 from santa_core.run import actions, engine
-from santa_core.run.runner import complete_verdict, judged_before
 from santa_core.run.store import DecisionIn, RoundRecord
+from santa_core.run.unchanged import complete_verdict, judged_before
 from storage.escalations import UnchangedText
 from storage.runs import RunStore
 from storage.startup import init_db
