@@ -10,7 +10,8 @@ ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 st.title("📈 Metrics")
 st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
            "cost and latency, from every stored run. Each chart's definition is one click away and its data "
-           "downloads as CSV; the filters are kept in the URL, so a link shares the view.")
+           "downloads as CSV; the filters, the open tab and the drill-down are kept in the URL, so a link shares the "
+           "view.")
 store = app_desk.desk().metrics
 options = store.options()
 if options.first_day is None:
@@ -24,9 +25,4 @@ else:
         metrics.headline(report)
         metrics.warnings(report)
         metrics.export(report)
-        # Stateful tabs: a click on a chart keeps its tab open, and only the open tab's charts are built.
-        tabs = st.tabs(list(metrics.TABS), key="metrics_tab", on_change="rerun")
-        for tab, show in zip(tabs, metrics.TABS.values(), strict=True):
-            if tab.open:
-                with tab:
-                    show(report, view.filters)
+        metrics.tabs(report, view.filters)  # the open tab and its drill-down are in the URL too

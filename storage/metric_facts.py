@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from functools import cache
 from typing import Any
 
-from sqlalchemy import Engine, and_, bindparam, case, delete, func, insert, or_
+from sqlalchemy import Engine, Index, and_, bindparam, case, delete, func, insert, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
@@ -53,6 +53,30 @@ COUNTERS = ("pp", "pf", "fp", "ff", "b_fail", "c_fail", "check_fail", "unscored"
 """criterion_day's summed columns."""
 TOUCHED = "santa.metric_runs"
 """Session.info key: the runs a write transaction changed (their facts are refreshed before commit)."""
+
+# --- the indexes the Metrics page's reads need (migration 0014) ---------------------------------
+
+FAILED_SQL = "b = 'FAIL' OR c = 'FAIL' OR check_result = 'FAIL'"
+"""A criterion_result row that failed: the drill-down's rows, and the condition of their partial index
+(`storage.metrics.FAILED` is the same condition in the query, so the planner can use it)."""
+_result, _metric = CriterionResultRow.__table__.c, RunMetricRow.__table__.c
+_FAILED_COLUMNS = (_result.run_id, _result.criterion, _result.category, _result.round_no, _result.b, _result.c,
+                   _result.check_result, _result.day, _result.rubric_name, _result.rubric_version)
+"""What the drill-down reads of a failed row: its partial indexes hold all of it (no table lookup)."""
+INDEXES = (
+    # The drill-down by criterion and by category: the ~4 % of rows that failed, with every column it reads.
+    *(Index(f"ix_criterion_result_failed_{pick.name}", pick, *(c for c in _FAILED_COLUMNS if c is not pick),
+            sqlite_where=text(FAILED_SQL), postgresql_where=text(FAILED_SQL))
+      for pick in (_result.criterion, _result.category)),
+    # The view's runs summed per day and panel in index order (no sort of every run).
+    Index("ix_run_metric_day_panel", _metric.day, _metric.reviewer_b, _metric.reviewer_c),
+    # The filters' choices, grouped in index order from the index alone.
+    Index("ix_run_metric_view", _metric.rubric_name, _metric.rubric_version, _metric.domain, _metric.reviewer_b,
+          _metric.reviewer_c),
+    # The person filter's runs started by a person, and the people the filter offers.
+    Index("ix_run_metric_created_by", _metric.created_by),
+)
+"""Declared with the tables they index (an Index over a table's columns joins its table's metadata)."""
 
 
 # --- deriving one run's facts (pure over row-like objects, so the benchmark can reuse it) -----

@@ -9,13 +9,13 @@ from datetime import UTC, date, datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import and_, case, false, func, or_, union
+from sqlalchemy import and_, case, false, func, or_, text, union
 from sqlmodel import Session, col, select
 
 from santa_core.reports import metrics as m
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
-from storage.metric_facts import COUNTERS
+from storage.metric_facts import COUNTERS, FAILED_SQL
 from storage.tables import (
     CriterionDayRow,
     CriterionResultRow,
@@ -61,12 +61,25 @@ def where(table: Any, f: MetricsFilter) -> list[Any]:
     return conds
 
 
+FAILED = text(f"({FAILED_SQL})")
+"""A criterion_result row that failed, written as its partial index's condition (`metric_facts.INDEXES`)."""
+
+
 def _flag(cond: Any) -> Any:
     return func.sum(case((cond, 1), else_=0))
 
 
-def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
-    """run_metric summed per creation day."""
+SLOT_SUMS = ("reviews", "errors", "latency_s", "cost_usd")
+"""A reviewer slot's run_metric columns (`b_reviews`, `c_reviews`, ...) summed per reviewer; its max latency apart."""
+
+
+def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.ReviewerTotals]]:
+    """run_metric summed per creation day, and each reviewer slot's answers, errors, latency and cost per model.
+
+    One pass over the view's runs, grouped by day and panel (B, C): the day totals are its rows summed per
+    day, each slot's figures its rows summed per model. (Three passes, one per day and one per slot, cost
+    twice as much on a large history: reading the rows is the cost, not adding them up.)
+    """
     r = RunMetricRow
     finished, shipped = col(r.status).in_(m.FINISHED), col(r.status).in_(m.SHIPPED)
     known = col(r.generation_cost_usd).is_not(None)
@@ -87,8 +100,35 @@ def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
                                                                   "review_cache_read_tokens")},
         "cache_unknown_runs": _flag(col(r.review_cache_read_tokens).is_(None)),
     }
-    stmt = select(r.day, *(c.label(k) for k, c in cols.items())).where(*where(r, f)).group_by(r.day)
-    return [m.DayTotals(**{**row._mapping, "day": date.fromisoformat(row.day)}) for row in s.exec(stmt)]
+    slots = {f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS}
+    slots |= {f"{slot}_max_latency_s": func.max(getattr(r, f"{slot}_latency_max_s")) for slot in ("b", "c")}
+    stmt = (select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
+            .where(*where(r, f)).group_by(r.day, r.reviewer_b, r.reviewer_c))
+    days: dict[str, dict[str, Any]] = {}
+    reviewers: dict[tuple[str, str], m.ReviewerTotals] = {}
+    for row in s.exec(stmt):
+        values = row._mapping
+        into = days.get(row.day)
+        if into is None:
+            days[row.day] = {k: values[k] for k in cols}
+        else:
+            for k in cols:
+                into[k] += values[k]
+        for slot in ("b", "c"):
+            name = values[f"reviewer_{slot}"]
+            t = reviewers.setdefault((slot, name), m.ReviewerTotals(reviewer=name))
+            t.reviews += values[f"{slot}_reviews"]
+            t.errors += values[f"{slot}_errors"]
+            t.latency_s += values[f"{slot}_latency_s"]
+            t.cost_usd += values[f"{slot}_cost_usd"]
+            t.max_latency_s = max(t.max_latency_s, values[f"{slot}_max_latency_s"])
+    return ([m.DayTotals(**sums, day=date.fromisoformat(day)) for day, sums in days.items()],
+            list(reviewers.values()))
+
+
+def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
+    """run_metric summed per creation day."""
+    return _run_sums(s, f)[0]
 
 
 def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
@@ -101,17 +141,7 @@ def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
 
 def _reviewers(s: Session, f: MetricsFilter) -> list[m.ReviewerTotals]:
     """Answers, errors, latency and cost per reviewer, slot B and slot C apart."""
-    r, out = RunMetricRow, []
-    for slot in ("b", "c"):
-        name = getattr(r, f"reviewer_{slot}")
-        stmt = (select(name.label("reviewer"), func.sum(getattr(r, f"{slot}_reviews")).label("reviews"),
-                       func.sum(getattr(r, f"{slot}_errors")).label("errors"),
-                       func.sum(getattr(r, f"{slot}_latency_s")).label("latency_s"),
-                       func.max(getattr(r, f"{slot}_latency_max_s")).label("max_latency_s"),
-                       func.sum(getattr(r, f"{slot}_cost_usd")).label("cost_usd"))
-                .where(*where(r, f)).group_by(name))
-        out += [m.ReviewerTotals(**row._mapping) for row in s.exec(stmt)]
-    return out
+    return _run_sums(s, f)[1]
 
 
 def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
@@ -196,7 +226,8 @@ class MetricsStore(StoreBase):
     def report(self, f: MetricsFilter, grain: m.Grain | None = None) -> MetricsReport:
         """Every figure of the view (see `santa_core.reports.metrics.build_report`)."""
         with self._read() as s:
-            return m.build_report(f, _day_totals(s, f), _rounds(s, f), _criteria(s, f), _reviewers(s, f), grain)
+            days, reviewers = _run_sums(s, f)
+            return m.build_report(f, days, _rounds(s, f), _criteria(s, f), reviewers, grain)
 
     def family_pairs(self, f: MetricsFilter) -> list[FamilyPairFigures]:
         """Agreement, Cohen's κ and escape rate per family pair of the panel (see
@@ -205,43 +236,53 @@ class MetricsStore(StoreBase):
             return family_pair_figures(_panels(s, f))
 
     def options(self) -> MetricsOptions:
-        """Rubrics, versions, domains, reviewers, people and the first and last day in the history."""
+        """Rubrics, versions, domains, reviewers, people and the first and last day in the history (each from
+        an index alone: `ix_run_metric_view` grouped in its order, the days from the two ends of the day index)."""
         r = RunMetricRow
+        view = (r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)
         with self._read() as s:
-            rows = s.exec(select(r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c,
-                                 func.min(r.day), func.max(r.day))
-                          .group_by(r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)).all()
+            rows = s.exec(select(*view).group_by(*view)).all()
+            # Two scalar subqueries: the database reads each end of the day index (min and max in one
+            # aggregate would read all of it).
+            first, last = s.exec(select(select(func.min(r.day)).scalar_subquery(),
+                                        select(func.max(r.day)).scalar_subquery())).one()
             people = set(s.exec(select(r.created_by).distinct()).all()) | set(s.exec(select(PersonRow.id)).all())
-        days = [d for row in rows for d in row[5:]]
         return MetricsOptions(
             rubrics=sorted({row[0] for row in rows}),
             versions=sorted({f"{row[0]}@{row[1]}" for row in rows}, key=_version_key),
             domains=sorted({row[2] for row in rows}), reviewers=sorted({x for row in rows for x in row[3:5]}),
-            people=sorted(people), first_day=date.fromisoformat(min(days)) if days else None,
-            last_day=date.fromisoformat(max(days)) if days else None)
+            people=sorted(people), first_day=date.fromisoformat(first) if first else None,
+            last_day=date.fromisoformat(last) if last else None)
 
     def failed_runs(self, f: MetricsFilter, criterion: str | None = None, category: str | None = None,
                     limit: int = 200) -> tuple[int, list[FailedRun]]:
-        """(how many runs, the newest `limit` of them) that failed a criterion or a category in the view."""
+        """(how many runs, the newest `limit` of them) that failed a criterion or a category in the view.
+
+        The failed rows come from their partial indexes (`metric_facts.INDEXES`), newest run first, so the
+        database stops after `limit` runs; each run's status is joined in the same statement. The runs are
+        counted apart only when there are more than `limit`.
+        """
         r = CriterionResultRow
-        failed = or_(r.b == "FAIL", r.c == "FAIL", r.check_result == "FAIL")
-        conds = [failed, *where(r, f)]
+        conds = [FAILED, *where(r, f)]
         if criterion is not None:
             conds.append(r.criterion == criterion)
         if category is not None:
             conds.append(r.category == category)
-        stmt = (select(r.run_id, func.min(r.day).label("day"), func.min(r.rubric_name).label("name"),
-                       func.min(r.rubric_version).label("version"), func.count(func.distinct(r.round_no)),
-                       _flag(r.b == "FAIL"), _flag(r.c == "FAIL"), _flag(r.check_result == "FAIL"))
-                .where(*conds).group_by(r.run_id))
+        runs = (select(r.run_id, func.min(r.day).label("day"), func.min(r.rubric_name).label("name"),
+                       func.min(r.rubric_version).label("version"),
+                       func.count(func.distinct(r.round_no)).label("rounds_failed"), _flag(r.b == "FAIL").label("b"),
+                       _flag(r.c == "FAIL").label("c"), _flag(r.check_result == "FAIL").label("check"))
+                .where(*conds).group_by(r.run_id).order_by(col(r.run_id).desc()).limit(limit).subquery())
+        stmt = (select(runs, RunMetricRow.status).join_from(runs, RunMetricRow, RunMetricRow.run_id == runs.c.run_id,
+                                                             isouter=True)
+                .order_by(runs.c.run_id.desc()))
         with self._read() as s:
-            total = s.exec(select(func.count()).select_from(stmt.subquery())).one()
-            rows = s.exec(stmt.order_by(col(r.run_id).desc()).limit(limit)).all()
-            status = dict(s.exec(select(RunMetricRow.run_id, RunMetricRow.status)
-                                 .where(col(RunMetricRow.run_id).in_([row[0] for row in rows]))).all())
-        return total, [FailedRun(run_id=row[0], day=date.fromisoformat(row[1]), rubric=f"{row[2]}@{row[3]}",
-                                 status=status.get(row[0], ""), rounds_failed=row[4], b_fail=row[5],
-                                 c_fail=row[6], check_fail=row[7]) for row in rows]
+            rows = s.exec(stmt).all()
+            total = len(rows) if len(rows) < limit else s.exec(
+                select(func.count()).select_from(select(r.run_id).where(*conds).group_by(r.run_id).subquery())).one()
+        return total, [FailedRun(run_id=row.run_id, day=date.fromisoformat(row.day), rubric=f"{row.name}@{row.version}",
+                                 status=row.status or "", rounds_failed=row.rounds_failed, b_fail=row.b, c_fail=row.c,
+                                 check_fail=row.check) for row in rows]
 
 
 def _version_key(version: str) -> tuple[str, int]:

@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from santa_core.reports.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
 from santa_core.reports.metrics_families import FamilyPairFigures
+from ui.metrics_axis import axis_settings, bar_width_ms
 
 SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
 """Who failed a check: the failure taxonomy stacks one bar segment per source."""
@@ -117,11 +118,21 @@ def _target(fig: go.Figure, value: float, text: str) -> None:
     fig.add_hline(y=value, annotation_text=text, annotation_position="top left", **TARGET_LINE)
 
 
+def _time_layout(fig: go.Figure, report: MetricsReport, y_title: str, **extra: object) -> go.Figure:
+    """An over-time chart's layout: the x-axis ticks no finer than the buckets (`ui.metrics_axis`), bars a
+    bucket wide."""
+    _layout(fig, GRAIN_TITLE[report.grain], y_title, **extra)
+    if report.series:
+        fig.update_xaxes(**axis_settings(report.grain, report.series[0].bucket, report.series[-1].bucket))
+        fig.update_traces(width=bar_width_ms(report.grain), selector={"type": "bar"})
+    return fig
+
+
 def _over_time(report: MetricsReport, column: str, name: str, y_title: str, hover: str) -> go.Figure:
     frame = series_frame(report)
     fig = go.Figure(go.Scatter(x=frame["bucket"], y=frame[column], name=name, mode="lines+markers",
                                connectgaps=False, hovertemplate=hover))
-    return _layout(fig, GRAIN_TITLE[report.grain], y_title)
+    return _time_layout(fig, report, y_title)
 
 
 def first_pass_figure(report: MetricsReport) -> go.Figure:
@@ -198,8 +209,8 @@ def spend_figure(report: MetricsReport) -> go.Figure:
         go.Scatter(x=frame["bucket"], y=frame["tokens"], name="tokens", yaxis="y2", mode="lines+markers",
                    hovertemplate="%{x}: %{y:,} tokens<extra></extra>"),
     ])
-    return _layout(fig, GRAIN_TITLE[report.grain], "USD",
-                   yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"})
+    return _time_layout(fig, report, "USD",
+                        yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"})
 
 
 def cost_split_figure(report: MetricsReport) -> go.Figure:
@@ -222,9 +233,9 @@ def cache_figure(report: MetricsReport) -> go.Figure:
                    hovertemplate="%{x}: %{y:.1%} of review input read from the cache<extra></extra>"),
     ])
     fig.add_hline(y=0, line_color="#888888", line_width=1)
-    return _layout(fig, GRAIN_TITLE[report.grain], "net savings (USD)",
-                   yaxis2={"title": "cache hit rate", "overlaying": "y", "side": "right", "tickformat": ".0%",
-                           "range": [0, 1.05]})
+    return _time_layout(fig, report, "net savings (USD)",
+                        yaxis2={"title": "cache hit rate", "overlaying": "y", "side": "right", "tickformat": ".0%",
+                                "range": [0, 1.05]})
 
 
 def reviewer_cost_figure(report: MetricsReport) -> go.Figure:
@@ -271,3 +282,58 @@ def families_figure(pairs: list[FamilyPairFigures]) -> go.Figure:
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(tickformat=".0%", rangemode="tozero")
     return _layout(fig, "escapes ÷ shipped runs", "", height=max(200, 60 + 32 * len(frame)), showlegend=False)
+
+
+# --- empty charts -------------------------------------------------------------------------------
+
+REVIEW_PAGE = "Start one on the Review page."
+EMPTY: dict[str, tuple[str, bool]] = {
+    "first_pass": ("No run in this view has finished yet, so there is no first-pass rate: it appears once a run "
+                   f"ships or escalates. {REVIEW_PAGE}", True),
+    "iterations": ("No run in this view has reached NICE yet, so there are no iterations to count. Runs that ship "
+                   "appear here with the round they passed in.", True),
+    "rounds": (f"No run in this view has finished yet: the rounds each run used appear once it ends. {REVIEW_PAGE}",
+               True),
+    "escapes": ("No run in this view has shipped yet, so there is no escape rate (escapes ÷ shipped runs). Once runs "
+                "ship, report a defect found later on the run's page (Review).", True),
+    "spend": ("Nothing spent in this view yet: spend and tokens appear once a reviewer or the fix agent answers. "
+              f"{REVIEW_PAGE}", False),
+    "cost": ("Nothing spent on reviews or fixes in this view yet: costs appear once a reviewer or the fix agent "
+             "answers.", False),
+    "reviewer_cost": ("No reviewer model has cost anything in this view yet: costs appear once a model reviewer "
+                      "answers (a person's review costs nothing here).", False),
+    "latency": (f"No reviewer has answered in this view yet, so there is no latency to show. {REVIEW_PAGE}", True),
+    "errors": (f"No reviewer has answered in this view yet, so there is no error rate. {REVIEW_PAGE}", True),
+    "agreement": ("Neither reviewer flagged any criterion in this view: nothing to compare yet. Criteria one or "
+                  "both reviewers FAIL appear here.", False),
+}
+"""chart name → (what to do when it has nothing to draw, whether zeros are data). With nothing to draw
+Plotly shows bare axes from −1 to 6; the page shows the sentence instead."""
+NO_CRITERIA = ("No criterion has been judged in this view yet: agreement and κ appear once both reviewers have "
+               f"answered a round. {REVIEW_PAGE}")
+NO_REVIEWERS = f"No reviewer has answered in this view yet. {REVIEW_PAGE}"
+
+
+def _values(trace: object) -> list[object]:
+    """The values a trace plots: y, or x for a horizontal bar."""
+    axis = "x" if getattr(trace, "orientation", None) == "h" else "y"
+    values = getattr(trace, axis, None)
+    return [] if values is None else list(values)
+
+
+def has_data(fig: go.Figure, zeros: bool = True) -> bool:
+    """Whether any trace plots a value (not blank; with `zeros=False`, not 0 either). Target lines are
+    shapes, not traces: a chart of only its target has no data."""
+    for trace in fig.data:
+        for value in _values(trace):
+            if value is None or (isinstance(value, float) and value != value):
+                continue
+            if zeros or value != 0:
+                return True
+    return False
+
+
+def empty_message(name: str, fig: go.Figure) -> str | None:
+    """What the page shows instead of the chart `name` when it has nothing to draw; None when it has."""
+    message, zeros = EMPTY.get(name, ("No data in this view yet.", True))
+    return None if has_data(fig, zeros) else message

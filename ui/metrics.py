@@ -5,17 +5,17 @@ The filters live in the URL so a view can be shared as a link. While the page is
 hold the filters and the URL is rewritten after every change; the URL is read only when the page
 opens (its widgets have no state yet). Streamlit's `bind="query-params"` would do much the same,
 but it drops values that match nothing without a word, and AppTest cannot see the URL updates it
-makes in the browser; so the page syncs by hand, through two pure functions: `filters_from_query`
-and `filters_to_query`. Several values of one filter are repeated parameters:
-`?rubric=general&rubric=content&since=2025-01-01&grain=week`.
+makes in the browser; so the page syncs by hand, through pure functions (`ui.metrics_url`:
+`filters_from_query` and `filters_to_query`, and the same for the open tab and the drill-down).
+Several values of one filter are repeated parameters:
+`?rubric=general&rubric=content&since=2025-01-01&grain=week&tab=failures&criterion=brand_voice`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import date
-from typing import Any, cast, get_args
+from typing import Any
 
 import pandas as pd
 import streamlit as st
@@ -28,7 +28,6 @@ from santa_core.reports.metrics import (
     MetricsReport,
     format_figure,
     headline_rows,
-    parse_version,
 )
 from santa_core.reports.metrics_cache import NoteKind
 from santa_core.reports.metrics_cache import cache_note as _cache_note
@@ -36,115 +35,30 @@ from santa_core.reports.metrics_families import FamilyPairFigures
 from storage.metrics import FailedRun, MetricsOptions
 from ui import app_desk, identity
 from ui import metric_figures as figs
+from ui import metrics_url as url_state
+from ui.metrics_url import (
+    DRILL_CATEGORY,
+    DRILL_CRITERION,
+    EARLIEST,
+    FROM_URL,
+    GRAINS,
+    LATEST,
+    LISTS,
+    PARAMS,
+    TAB_KEY,
+    filters_from_query,
+    filters_to_query,
+)
 from ui.safe import escape_markdown
 
-LISTS = {"rubric": "rubrics", "version": "versions", "domain": "domains", "reviewer": "reviewers", "person": "people"}
-"""URL parameter → the MetricsFilter (and MetricsOptions) field of each multi-valued filter."""
-PARAMS = ("since", "until", *LISTS, "grain")
-"""Every URL parameter the page reads and writes; any other parameter is left alone."""
-GRAINS = ("auto", *get_args(Grain))
 GRAIN_LABEL = {"auto": "auto (from the date span)", "day": "day", "week": "week (from Monday)", "month": "month"}
 KEY = {p: f"metrics_{p}" for p in PARAMS}
 """Session-state key of each filter widget."""
-EARLIEST, LATEST = date(2000, 1, 1), date(2100, 12, 31)
-"""The date inputs' bounds; a date in the URL outside them is ignored."""
 PRIMARY = 6
 """Headline figures in the first row; the others sit in an expander below, five to a row."""
 PER_ROW = 5
 DRILL_LIMIT = 200
 """At most this many runs are listed behind a bar (the newest)."""
-DRILL_CRITERION, DRILL_CATEGORY = "metrics_drill_criterion", "metrics_drill_category"
-
-QueryParams = Mapping[str, str | Sequence[str]]
-"""Query parameters as `st.query_params` / `AppTest.query_params` hold them: one value or several."""
-
-
-# --- URL ↔ filters (pure) -----------------------------------------------------------------------
-
-
-def _values(params: QueryParams, name: str) -> list[str]:
-    """Every non-blank value of a parameter, in order, without repeats."""
-    raw = params.get(name) or []
-    items = [raw] if isinstance(raw, str) else list(raw)
-    return list(dict.fromkeys(v.strip() for v in items if v and v.strip()))
-
-
-def _day(params: QueryParams, name: str, problems: list[str]) -> date | None:
-    """A YYYY-MM-DD parameter (the last one when repeated); None and a problem when unusable."""
-    values = _values(params, name)
-    if not values:
-        return None
-    text = values[-1]
-    try:
-        day = date.fromisoformat(text)
-    except ValueError:
-        problems.append(f"{name}={text} is not a date written YYYY-MM-DD; ignored.")
-        return None
-    if not EARLIEST <= day <= LATEST:
-        problems.append(f"{name}={text} is outside {EARLIEST.year}–{LATEST.year}; ignored.")
-        return None
-    return day
-
-
-def _listed(params: QueryParams, name: str, known: Sequence[str] | None, problems: list[str]) -> list[str]:
-    """The usable values of a multi-valued parameter; those that match nothing in the history are named.
-
-    Why they are kept: a shared link to `?rubric=acme` opened on a history without acme must show
-    no run, not every run (the command line's `--rubric acme` shows none either).
-    """
-    values = _values(params, name)
-    if name == "version":
-        malformed = [v for v in values if parse_version(v) is None]
-        if malformed:
-            problems.append(f"version {', '.join(malformed)} is not written name@N; ignored.")
-        values = [v for v in values if v not in malformed]
-    unknown = [] if known is None else [v for v in values if v not in known]
-    if unknown:
-        problems.append(f"no run in the history has {name} {', '.join(unknown)}: nothing matches it.")
-    return values
-
-
-def _grain(params: QueryParams, problems: list[str]) -> Grain | None:
-    """The time buckets asked for (None: auto); a problem when the value is not one of them."""
-    values = _values(params, "grain")
-    if not values or values[-1] == "auto":
-        return None
-    if values[-1] not in GRAINS:
-        problems.append(f"grain={values[-1]} is not one of {', '.join(GRAINS)}; auto is used.")
-        return None
-    return cast("Grain", values[-1])
-
-
-def filters_from_query(params: QueryParams, options: MetricsOptions | None = None,
-                       ) -> tuple[MetricsFilter, Grain | None, list[str]]:
-    """(filters, grain, problems) from URL parameters; what is unusable is left out and named in problems.
-
-    With `options`, values that match nothing in the history are named in problems too (they
-    stay in the filters). Parameters the page does not own are ignored.
-    """
-    problems: list[str] = []
-    since, until = _day(params, "since", problems), _day(params, "until", problems)
-    if since and until and since > until:
-        problems.append(f"since {since} is after until {until}: no run can match.")
-    lists = {field: _listed(params, name, None if options is None else getattr(options, field), problems)
-             for name, field in LISTS.items()}
-    return MetricsFilter(since=since, until=until, **lists), _grain(params, problems), problems
-
-
-def filters_to_query(f: MetricsFilter, grain: Grain | None) -> dict[str, str | list[str]]:
-    """URL parameters of a view: dates as YYYY-MM-DD, several values as repeated parameters; defaults left out."""
-    out: dict[str, str | list[str]] = {}
-    if f.since:
-        out["since"] = f.since.isoformat()
-    if f.until:
-        out["until"] = f.until.isoformat()
-    for name, field in LISTS.items():
-        if values := list(getattr(f, field)):
-            out[name] = values
-    if grain:
-        out["grain"] = grain
-    return out
-
 
 # --- the filter widgets -------------------------------------------------------------------------
 
@@ -183,7 +97,7 @@ def _open_from_url(options: MetricsOptions) -> list[str]:
         return []
     f, grain, problems = filters_from_query(_url(), options)
     _set_state(f, grain)
-    return problems
+    return problems + url_state.restore(st.session_state, st.query_params)
 
 
 def _write_url(f: MetricsFilter, grain: Grain | None) -> None:
@@ -343,8 +257,12 @@ def _header(title: str, definition: str, name: str, frame: pd.DataFrame) -> None
 
 
 def _chart(title: str, definition: str, name: str, fig: Any, frame: pd.DataFrame, select: bool = False) -> Any:
-    """A chart under its header; with `select`, a click on a bar reruns the page (its selection is returned)."""
+    """A chart under its header, or what to do when it has nothing to draw; with `select`, a click on a bar
+    reruns the page (its selection is returned)."""
     _header(title, definition, name, frame)
+    if (empty := figs.empty_message(name, fig)) is not None:
+        st.info(empty, icon=":material/hourglass_empty:")
+        return None
     if select:
         return st.plotly_chart(fig, width="stretch", key=f"metrics_chart_{name}", on_select="rerun",
                                selection_mode="points")
@@ -432,6 +350,11 @@ def _what(criterion: str | None, category: str | None) -> str:
 
 def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> None:
     """Pick a criterion and/or a category (or click a bar): the runs that failed it, newest first."""
+    asked = zip(("criterion", "category"), st.session_state.pop(FROM_URL, None) or (None, None),
+                (criteria, categories), strict=True)
+    if missing := [f"{what} {value}" for what, value, choices in asked if value is not None and value not in choices]:
+        st.info(f"The link picks {escape_markdown(' and '.join(missing))}, but no check of it failed in this view: "
+                "nothing is picked.")
     for key, choices in ((DRILL_CRITERION, criteria), (DRILL_CATEGORY, categories)):
         if st.session_state.get(key) not in (None, *choices):
             st.session_state[key] = None  # the filters changed and the old pick is not in the view any more
@@ -478,12 +401,12 @@ def kappa_table(report: MetricsReport) -> pd.DataFrame:
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Flagged by both / B only / C only per criterion, Cohen's kappa per criterion, and the split by family pair."""
     frame = figs.agreement_frame(report)
-    if (frame["both"] + frame["b_only"] + frame["c_only"]).sum():
-        _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
-    else:
-        st.caption("Neither reviewer flagged any criterion in this view.")
+    _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
     _header("Cohen's κ per criterion", "kappa", "kappa", frame)
-    st.dataframe(kappa_table(report), hide_index=True, width="stretch")
+    if report.criteria:
+        st.dataframe(kappa_table(report), hide_index=True, width="stretch")
+    else:
+        st.info(figs.NO_CRITERIA, icon=":material/hourglass_empty:")
     families(app_desk.desk().metrics.family_pairs(report.filters if f is None else f))
 
 
@@ -589,3 +512,13 @@ TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {
     "Quality": quality, "Failure taxonomy": failures, "Reviewer agreement": agreement, "Escapes": escapes,
     "Cost": cost, "Reviewers": reviewers}
 """The page's tabs and what each one shows."""
+
+
+def tabs(report: MetricsReport, f: MetricsFilter) -> None:
+    """The tabs, only the open one built (a click on a chart keeps its tab open); the URL follows the open tab
+    and the drill-down."""
+    for tab, show in zip(st.tabs(list(TABS), key=TAB_KEY, on_change="rerun"), TABS.values(), strict=True):
+        if tab.open:
+            with tab:
+                show(report, f)
+    url_state.write(st.session_state, st.query_params)
