@@ -1,0 +1,77 @@
+"""The real app (`streamlit run app.py`) as a server process for browser tests, on a free loopback
+port with a throwaway database, in no-key mode (no ANTHROPIC_API_KEY; the base URL points where
+nothing listens, so no test can reach a model). Extra `streamlit run` options (e.g.
+`--secrets.files`) are passed through.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+START_S = 45
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextmanager
+def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = ()) -> Iterator[str]:
+    """Run the app on 127.0.0.1:`port`; yields its base URL, stops it on exit."""
+    env = dict(os.environ)
+    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
+        env.pop(var, None)
+    env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+    env["DATABASE_URL"] = database_url
+    with log.open("wb") as out:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+             "--server.headless", "true", "--server.address", "127.0.0.1",
+             "--browser.gatherUsageStats", "false", *extra_args],
+            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_for(f"{base}/_stcore/health", proc, log, "streamlit", START_S)
+        yield base
+    finally:
+        stop(proc)
+
+
+def wait_for(url: str, proc: subprocess.Popen, log: Path, what: str, timeout_s: float) -> None:
+    """Poll `url` until it answers 200; RuntimeError with the process's log if it exits or never does."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}:\n{log.read_text(errors='replace')}")
+        try:
+            with urllib.request.urlopen(url, timeout=2) as resp:
+                if resp.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"{what}: no answer from {url} in {timeout_s}s:\n{log.read_text(errors='replace')}")
+        time.sleep(0.2)
+
+
+def stop(proc: subprocess.Popen) -> None:
+    """Terminate a server process (kill it if it does not stop in 10 s)."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait(timeout=10)
