@@ -26,9 +26,6 @@ else:
     if not shown:
         st.info("No open escalation matches these filters.")
     else:
-        escalations.queue_table(shown, now)
-        ids = [e.run_id for e in shown]
-        picked = st.selectbox("Escalated run", ids, format_func=lambda i: f"Run #{i}", key="esc_pick")
-        escalations.escalation_panel(next(e for e in shown if e.run_id == picked), now)
+        escalations.escalation_panel(escalations.pick(shown, now), now)  # a click on a queue row opens it
 st.subheader("Resolved escalations")
 escalations.resolved_table(repo.list_escalations(status="resolved")[-200:])

@@ -3,14 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from santa_core import people, pricing
+from santa_core import people, pricing, words
 from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
 from santa_core.models import EscalationReason
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
 from ui import app_desk, identity
 from ui import providers as providers_ui
-from ui.escalations import REASON_HELP
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
 
@@ -47,25 +46,25 @@ if not allowed:
 d = app_desk.defaults()
 local = app_desk.desk().people.get(LOCAL)
 st.subheader("The local user")
-name = st.text_input("Display name of the local user", local.name if local else d.display_name, key="set_name",
+name = st.text_input(words.setting("display_name"), local.name if local else d.display_name, key="set_name",
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
                      "shown on their decisions and in the audit trail (which records the id `local`).")
 
 # Every usable provider's models and `person`; the saved values stay offered even when their provider has no key.
 models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_c, d.fixer])
 st.subheader("Defaults for new runs")
-b = providers_ui.model_picker(st, "Reviewer B", models, d.reviewer_b, "set_b", disabled=not allowed)
-c = providers_ui.model_picker(st, "Reviewer C", models, d.reviewer_c, "set_c", disabled=not allowed)
+b = providers_ui.model_picker(st, words.setting("reviewer_b"), models, d.reviewer_b, "set_b", disabled=not allowed)
+c = providers_ui.model_picker(st, words.setting("reviewer_c"), models, d.reviewer_c, "set_c", disabled=not allowed)
 providers_ui.panel_notes(b, c, d)
-fixer = providers_ui.model_picker(st, "Fix agent", models, d.fixer, "set_fixer", disabled=not allowed)
+fixer = providers_ui.model_picker(st, words.setting("fixer"), models, d.fixer, "set_fixer", disabled=not allowed)
 names = app_desk.desk().rubrics.names()
-rubric = st.selectbox("Rubric", names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
+rubric = st.selectbox(words.setting("rubric"), names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
-rounds = st.number_input("Max rounds before escalation", 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
-budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
+rounds = st.number_input(words.setting("max_rounds"), 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
+budget = st.number_input(words.setting("budget_usd"), 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
                          key="set_budget", disabled=not allowed)
 
-st.subheader("Injection screen")
+st.subheader(words.setting("screen"))
 st.caption("Before the reviewers read a text, a cheap model is asked to repeat a fresh random key while ignoring "
            "it. If it answers anything else, the text took a model over: the round is NAUGHTY (injection) and no "
            "reviewer is paid. Each distinct text is screened once; a screen that fails stops the round (fail "
@@ -73,7 +72,7 @@ st.caption("Before the reviewers read a text, a cheap model is asked to repeat a
 screen_on = st.toggle("Screen every spec and output before review", value=d.screen, key="set_screen",
                       disabled=not allowed)
 screen_model = providers_ui.model_picker(
-    st, "Screening model", providers_ui.model_options(keep=[d.screen_model]), d.screen_model, "set_screen_model",
+    st, words.setting("screen_model"), providers_ui.model_options(keep=[d.screen_model]), d.screen_model, "set_screen_model",
     disabled=not allowed or not screen_on, check=screen_on,
     help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
          "has other weaknesses to fall for. A model whose provider has no key leaves only the deterministic "
@@ -86,8 +85,10 @@ due_hours: dict[str, float] = {}
 cols = st.columns(2)
 for i, reason in enumerate(r.value for r in EscalationReason):
     due_hours[reason] = cols[i % 2].number_input(
-        f"{reason} (hours)", 0.25, 24.0 * 90, float(d.due_hours_for(reason)), step=1.0, key=f"set_due_{reason}",
-        disabled=not allowed, help=REASON_HELP.get(reason, "") + f" Built-in default: {DEFAULT_DUE_HOURS.get(reason, 24.0):g} h.")
+        f"{words.capital(words.reason(reason))} (hours)", 0.25, 24.0 * 90, float(d.due_hours_for(reason)), step=1.0,
+        key=f"set_due_{reason}", disabled=not allowed,
+        help=f"{words.reason_help(reason)} Built-in default: {DEFAULT_DUE_HOURS.get(reason, 24.0):g} h. "
+             f"Reason code: `{reason}`.")
 
 if allowed and st.button("Save settings", type="primary", key="set_save"):
     if not name.strip():
@@ -102,4 +103,10 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
         except (PermissionDenied, ValueError) as exc:
             st.error(escape_markdown(str(exc)))
         else:
-            st.success("Saved. New runs and new escalations start from these defaults.")
+            # The sidebar (drawn before this page) and every cached name show the new name at once.
+            identity.forget_names()
+            st.session_state["set_saved"] = True
+            st.rerun()
+if st.session_state.pop("set_saved", False):
+    st.success("Saved. New runs and new escalations start from these defaults. A run's page keeps the names its "
+               "starter and deciders had at the time.")

@@ -9,8 +9,9 @@ too. The roles read are the stored ones, never what the caller claims.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.people import PeopleError, PersonView
 from santa_core.roles import (
@@ -25,11 +26,13 @@ from santa_core.roles import (
 )
 from storage import audit
 from storage.hashing import json_hash
-from storage.tables import PersonRow
+from storage.tables import AuditEventRow, PersonRow
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
 MAX_NAME_CHARS = 200
+RENAMED = "person.renamed"
+"""The audit action of a name change, with the name before and after: what `earlier_names` reads."""
 
 RESERVED_IDS = frozenset(a.casefold() for a in (*SYSTEM_ACTORS, LOCAL))
 """Ids no signed-in person may have: acting as one would pass for system code or the local admin."""
@@ -81,6 +84,22 @@ class PeopleStore(StoreBase):
         """People whose roles allow the permission (for owner and reviewer pickers)."""
         return [p for p in self.all() if can(p.roles, permission)]
 
+    def earlier_names(self) -> dict[str, list[tuple[datetime, str]]]:
+        """Per person who was renamed: (until, name), oldest first: the name they had until that time.
+
+        Why from the audit trail: a record keeps who acted as they were named then (a run's "started by"
+        stays as it was when the run started, whatever the person is called now); every rename is audited.
+        """
+        stmt = (select(AuditEventRow.entity_id, AuditEventRow.created_at, AuditEventRow.detail)
+                .where(AuditEventRow.action == RENAMED).order_by(col(AuditEventRow.seq)))
+        names: dict[str, list[tuple[datetime, str]]] = {}
+        with self._read() as s:
+            for person_id, at, detail in s.exec(stmt).all():
+                before = (detail or {}).get("before")
+                if isinstance(before, str):
+                    names.setdefault(person_id, []).append((utc(at), before))
+        return names
+
     def sign_in(self, person_id: str, name: str, pattern_roles: Iterable[Role] = ()) -> PersonView:
         """Register a signed-in person on first sight (roles from the config's e-mail patterns,
         else viewer); later sign-ins only refresh the name (audited). Roles an admin set are never
@@ -104,7 +123,7 @@ class PeopleStore(StoreBase):
             elif name and row.name != name:
                 before, row.name, row.updated_at = row.name, name, utcnow()
                 s.add(row)
-                audit.append(s, person_id, "person.renamed", "person", person_id,
+                audit.append(s, person_id, RENAMED, "person", person_id,
                              detail={"before": before, "after": name})
             s.flush()
             return _view(row)
@@ -130,7 +149,10 @@ class PeopleStore(StoreBase):
             if Role.ADMIN in parse_roles(row.roles) and Role.ADMIN not in wanted and self._admins(s) <= 1:
                 raise PeopleError(f"{person_id} is the only admin; make someone else admin first")
             row.roles, row.updated_at, row.updated_by = [r.value for r in wanted], utcnow(), actor
-            if name is not None and name.strip():
+            if name is not None and name.strip() and row.name != name.strip()[:MAX_NAME_CHARS]:
+                if before is not None and row.name:  # a known person's new name: audited like every rename
+                    audit.append(s, actor, RENAMED, "person", person_id,
+                                 detail={"before": row.name, "after": name.strip()[:MAX_NAME_CHARS]})
                 row.name = name.strip()[:MAX_NAME_CHARS]
             s.add(row)
             audit.append(s, actor, "person.roles_set", "person", person_id,
@@ -151,7 +173,7 @@ class PeopleStore(StoreBase):
                 return
             before, row.name, row.updated_at, row.updated_by = row.name, name, utcnow(), actor
             s.add(row)
-            audit.append(s, actor, "person.renamed", "person", LOCAL, detail={"before": before, "after": name})
+            audit.append(s, actor, RENAMED, "person", LOCAL, detail={"before": before, "after": name})
 
     @staticmethod
     def _admins(s: Session) -> int:

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from typing import Any, Literal, get_args
 
-from sqlalchemy import Engine
-from sqlmodel import Session, select
+from sqlalchemy import Engine, or_
+from sqlmodel import Session, col, select
 
 from santa_core.models import (
     ReviewStatus,
@@ -123,10 +123,28 @@ def cut_off_of(row: CallSentRow) -> CutOffCall:
                       estimate_usd=row.estimate_usd, sent_at=utc(row.sent_at))
 
 
+PREVIEW_CHARS = 120
+"""Characters of the output a runs-list line shows."""
+
+
 def summaries(s: Session, rows: list[RunRow]) -> list[RunSummary]:
-    """Runs-list lines with their costs."""
+    """Runs-list lines with their costs, batch and the beginning of their output."""
     spent = costs(s, [r.id for r in rows])
-    return [summary_of(r, spent[r.id]) for r in rows]
+    return [summary_of(r, spent[r.id]).model_copy(update={
+        "batch_id": r.batch_id, "preview": " ".join(r.original_output[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS]})
+        for r in rows]
+
+
+def run_matches(query: str, people: list[str] | tuple[str, ...] = ()) -> Any:
+    """Runs whose number is the query (`12`, `#12`), or whose output, spec, rubric or starter contains it
+    (any case; `%` and `_` are literal), or started by one of `people` (ids whose names matched)."""
+    terms = [col(c).icontains(query, autoescape=True)
+             for c in (RunRow.original_output, RunRow.spec, RunRow.rubric_name, RunRow.created_by)]
+    if query.lstrip("#").isdigit():
+        terms.append(col(RunRow.id) == int(query.lstrip("#")))
+    if people:
+        terms.append(col(RunRow.created_by).in_(list(people)))
+    return or_(*terms)
 
 
 def current_output(run: RunRow, rounds: list[RoundView]) -> str:
@@ -307,12 +325,18 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         return run_json(self.get_run_view(run_id))
 
     def list_runs(
-        self, limit: int = 200, status: RunStatus | str | None = None
+        self, limit: int = 200, status: RunStatus | str | None = None, search: str = "",
+        batch_samples: bool = True, people: list[str] | tuple[str, ...] = (),
     ) -> list[RunSummary]:
-        """Newest runs first, optionally of one status."""
+        """Newest runs first, optionally of one status, matching a search (`run_matches`), without the
+        runs that review a batch's sample items when `batch_samples` is False."""
         stmt = select(RunRow).order_by(RunRow.id.desc()).limit(limit)
         if status is not None:
             stmt = stmt.where(RunRow.status == RunStatus(status).value)
+        if not batch_samples:
+            stmt = stmt.where(col(RunRow.batch_id).is_(None))
+        if search.strip():
+            stmt = stmt.where(run_matches(search.strip(), people))
         with self._read() as s:
             return summaries(s, list(s.exec(stmt).all()))
 

@@ -183,6 +183,10 @@ class RunSummary(BaseModel):
     reviewer_b: str
     reviewer_c: str
     auto_approve: bool
+    batch_id: int | None = None
+    """The batch whose sample this run reviews (None: a run of its own)."""
+    preview: str = ""
+    """The beginning of the output as submitted, on one line."""
 
 
 class PendingReview(BaseModel):

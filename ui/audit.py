@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, time, timedelta
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
 from storage.audit import AuditEvent
 from ui import app_desk, identity
 from ui.safe import escape_markdown
@@ -46,6 +47,16 @@ def action_prefixes(actions: list[str]) -> list[str]:
     return sorted({*families, *actions})
 
 
+def action_words(action: str) -> str:
+    """An action or a family (`escalation.`) as a person reads it."""
+    if action == ANY or not action.endswith("."):
+        return action if action == ANY else words.audit_action(action)
+    return f"{words.entity(action[:-1])}: every action"
+
+
+CODES_HELP = "The stored code is in the CSV export and in *One event in full*."
+
+
 def _day(value: date | None, plus: int = 0) -> datetime | None:
     return None if value is None else datetime.combine(value + timedelta(days=plus), time(), tzinfo=UTC)
 
@@ -56,8 +67,10 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
     actor = c1.selectbox("Actor", [ANY, *facets.get("actor", [])], key="audit_actor",
                          format_func=lambda a: a if a == ANY else identity.display(a))
     action = c2.selectbox("Action", [ANY, *action_prefixes(facets.get("action", []))], key="audit_action",
-                          help="A family such as `escalation.` matches every action in it.")
-    entity = c3.selectbox("Entity", [ANY, *facets.get("entity_type", [])], key="audit_entity")
+                          format_func=action_words, help="A family such as *escalation: every action* matches every "
+                          "action in it. " + CODES_HELP)
+    entity = c3.selectbox("Entity", [ANY, *facets.get("entity_type", [])], key="audit_entity",
+                          format_func=lambda e: e if e == ANY else words.entity(e))
     raw_run = c4.text_input("Run", key="audit_run", placeholder="any run")
     d1, d2, d3 = st.columns(3)
     since = d1.date_input("From (UTC)", None, min_value=EARLIEST, key="audit_since")
@@ -121,13 +134,16 @@ def hidden_note(count: int) -> None:
 
 
 def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
-    """The events as a table: hashes shortened on the page, whole in the export."""
+    """The events as a table: on the page in words with hashes shortened; in the export as stored (codes,
+    actor ids, the detail's JSON, whole hashes)."""
     cut = (lambda h: h or "") if full else short
     rows = [{"seq": e.seq, "time": e.created_at.astimezone(UTC).isoformat(timespec="seconds"),
-             "actor": e.actor if full else identity.display(e.actor), "action": e.action,
-             "entity": f"{e.entity_type} {e.entity_id}", "run": e.run_id, "before": cut(e.before_hash),
-             "after": cut(e.after_hash), "prev": cut(e.prev_hash), "hash": cut(e.hash),
-             "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False)} for e in items]
+             "actor": e.actor if full else identity.display(e.actor),
+             "action": e.action if full else words.audit_action(e.action),
+             "entity": f"{e.entity_type if full else words.entity(e.entity_type)} {e.entity_id}", "run": e.run_id,
+             "before": cut(e.before_hash), "after": cut(e.after_hash), "prev": cut(e.prev_hash), "hash": cut(e.hash),
+             "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False) if full else words.detail(e.detail)}
+            for e in items]
     columns = ["seq", "time", "actor", "action", "entity", "run", "before", "after", "prev", "hash", "detail"]
     table = pd.DataFrame(rows, columns=columns)
     table["run"] = table["run"].astype("Int64")  # whole numbers, blank for events of no run (not 1.0 / None)
@@ -138,7 +154,9 @@ def table(items: list[AuditEvent]) -> None:
     """The events on the page, and a CSV of the same selection (full hashes, actor ids)."""
     st.caption(f"{len(items)} event{'s' if len(items) != 1 else ''}, newest first")
     st.dataframe(frame(items), hide_index=True, width="stretch",
-                 column_config={"run": st.column_config.NumberColumn("run", format="%d")})
+                 column_config={"run": st.column_config.NumberColumn("run", format="%d"),
+                                "action": st.column_config.TextColumn("action", help=CODES_HELP),
+                                "detail": st.column_config.TextColumn("detail", help=CODES_HELP)})
     st.download_button("Export these events as CSV", frame(items, full=True).to_csv(index=False),
                        file_name="santa-audit.csv", mime="text/csv", key="audit_csv")
 
@@ -147,7 +165,8 @@ def detail(items: list[AuditEvent]) -> None:
     """One event in full: every field, every hash whole."""
     by_seq = {e.seq: e for e in items}
     seq = st.selectbox("Event", list(by_seq), key="audit_pick",
-                       format_func=lambda s: f"#{s} · {by_seq[s].action} · {identity.display(by_seq[s].actor)}")
+                       format_func=lambda s: f"#{s} · {words.audit_action(by_seq[s].action)} · "
+                                             f"{identity.display(by_seq[s].actor)}")
     if seq is not None:
         st.code(json.dumps(by_seq[seq].model_dump(mode="json"), indent=2, ensure_ascii=False), language="json",
                 wrap_lines=True)

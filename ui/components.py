@@ -45,6 +45,27 @@ STATUS_LABEL = {
 
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
 
+WRAP_CHARS = 56
+"""About how many characters fit on one line of a wide column's cell (a review card's detail column, about
+330 px in a 1,280 px window, holds some 60)."""
+WRAP_LINES = 6
+"""The most lines a wrapped table row is tall; a longer cell shows whole when clicked."""
+
+
+def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = ()) -> None:
+    """A read-only table with every row on the page (no scroll area after the tenth) and its long text
+    columns (`wide`) wide, wrapped over as many lines as their longest cell needs (up to WRAP_LINES).
+
+    Why a row height: Streamlit wraps cell text only in rows taller than 4rem (64 px), and a row height is
+    one for the whole table; a table whose texts are short keeps the one-line rows.
+    """
+    wide = tuple(c for c in wide if c in frame.columns)
+    longest = max((len(str(v)) for c in wide for v in frame[c]), default=0)
+    lines = min(WRAP_LINES, -(-longest // WRAP_CHARS))
+    st.dataframe(frame, hide_index=True, width="stretch", height="content",
+                 row_height=max(66, 10 + 20 * lines) if lines > 1 else None,
+                 column_config={c: st.column_config.TextColumn(width="large") for c in wide})
+
 
 def usd(amount: float) -> str:
     """Dollars with enough digits that a small real cost never reads as $0.0000."""
@@ -86,7 +107,7 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
 def _review_body(outcome: ReviewOutcome) -> None:
     review = outcome.review
     checks = pd.DataFrame([c.model_dump() for c in review.checks], columns=["criterion", "result", "detail"])
-    st.dataframe(checks, hide_index=True, width="stretch")
+    full_table(checks, wide=("detail",))
     if review.critical_issues:
         st.markdown("Critical issues")
         for issue in review.critical_issues:
@@ -127,7 +148,7 @@ def issues_table(issues: list[MergedIssue]) -> None:
         return
     rows = [{"#": i + 1, "criterion": it.criterion, "issue": it.description, "evidence": it.evidence,
              "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by)} for i, it in enumerate(issues)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    full_table(pd.DataFrame(rows), wide=("issue", "evidence"))
 
 
 def readable_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
@@ -158,7 +179,7 @@ def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
     if not by_person:
         rows = [{"#": f.number, "criterion": f.criterion, "fix": FIX_STATES[f.state], "why": f.reason}
                 for f in issue_fixes(proposal)]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        full_table(pd.DataFrame(rows), wide=("why",))
         if left := unfixed(proposal):
             st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
                                        "with that defect to fresh reviewers; fix it in the box below, or reject."))
@@ -181,7 +202,7 @@ def checks_table(checks: list[CheckOutcome]) -> None:
         return
     rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
              "detail": c.detail} for c in checks]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    full_table(pd.DataFrame(rows), wide=("detail",))
 
 
 @st.cache_data(max_entries=64, show_spinner=False)
@@ -209,4 +230,4 @@ def rubric_table(rubric: Rubric) -> None:
         rows = [{"id": c.id, "name": c.name, "category": c.category, "severity": c.severity,
                  "pass condition": c.pass_condition, "fail signal": c.fail_signal,
                  "check": describe_check(c.check) if c.check else ""} for c in rubric.criteria]
-        st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        full_table(pd.DataFrame(rows), wide=("pass condition", "fail signal"))

@@ -7,6 +7,7 @@ with clock.now() so tests can move the clock.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -14,6 +15,7 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
@@ -24,18 +26,12 @@ from ui import app_desk, components, identity
 from ui.run_view import round_panel, timeline
 from ui.safe import escape_markdown
 
-REASON_HELP = {
-    "round_cap": "Still NAUGHTY after the last allowed round.",
-    "reviewer_error": "A reviewer failed (error, timeout, refusal or invalid answer) after retries.",
-    "budget": "The run spent its budget.",
-    "rejected_fix": "A person rejected the fix proposal.",
-    "injection": "The output contains text addressed to the reviewers.",
-    "fix_failed": "The fix agent produced no edit that could be applied.",
-    "disagreement": "Still NAUGHTY at the round cap and the reviewers disagree on a critical criterion: "
-                    "the rubric may need tightening.",
-}
-
-RESOLUTIONS = {"ship_as_is": "Ship as is", "rereview": "Edit and send for fresh review", "reject": "Reject"}
+REASON_HELP: dict[str, str] = {r.value: words.reason_help(r) for r in EscalationReason}
+"""Why a run escalated, as a sentence, by reason code (santa_core.words holds the words)."""
+RESOLUTIONS = words.RESOLUTION
+REASON_COLUMN = "Why the run escalated. The stored codes (JSON record, command line):  \n" + words.legend(words.REASON)
+PICK, NONCE = "esc_pick", "esc_queue_nonce"
+"""The open escalation's run (the select box's key), and a counter that redraws the queue's selection."""
 
 OWNER_ANYONE, OWNER_ME, OWNER_NOBODY = "anyone", "me", "unassigned"
 ALL_RUBRICS = "all rubrics"
@@ -99,7 +95,7 @@ def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubri
 
 def queue_frame(items: list[EscalationView], now: datetime) -> pd.DataFrame:
     """One row per open escalation, in the given order."""
-    rows = [{"run": e.run_id, "reason": e.reason.value, "age": age(e.created_at, now),
+    rows = [{"run": e.run_id, "reason": words.reason(e.reason), "age": age(e.created_at, now),
              "owner": identity.display(e.owner) if e.owner else "unassigned", "due": when(e.due_at),
              "overdue": "⚠ overdue" if e.overdue(now) else "", "rubric": f"{e.rubric_name} v{e.rubric_version}",
              "round": e.round, "why": REASON_HELP.get(e.reason.value, "")} for e in items]
@@ -127,7 +123,7 @@ def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]
     rubrics = sorted({e.rubric_name for e in items})
     c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
     reasons = c1.multiselect("Reason", [r.value for r in EscalationReason], key="esc_f_reason",
-                             placeholder="every reason")
+                             placeholder="every reason", format_func=words.reason, help=REASON_COLUMN)
     owner = c2.selectbox("Owner", [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners], key="esc_f_owner",
                          format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else identity.display(o))
     rubric = c3.selectbox("Rubric", [ALL_RUBRICS, *rubrics], key="esc_f_rubric")
@@ -138,10 +134,42 @@ def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]
     return sorted(chosen, key=SORTS[order])
 
 
-def queue_table(items: list[EscalationView], now: datetime) -> None:
-    """The queue, overdue rows highlighted (and flagged in their own column)."""
+def queue_table(items: list[EscalationView], now: datetime, key: str | None = None, row: int = 0) -> Any:
+    """The queue, overdue rows highlighted (and flagged in their own column). With a `key`, one row is
+    always selected (`row` at first) and the selection is returned."""
     frame = queue_frame(items, now)
-    st.dataframe(frame.style.apply(_highlight_overdue, axis=1), hide_index=True, width="stretch")
+    select: dict[str, Any] = {} if key is None else {
+        "key": key, "on_select": "rerun", "selection_mode": "single-row-required",
+        "selection_default": {"selection": {"rows": [row]}}}
+    return st.dataframe(frame.style.apply(_highlight_overdue, axis=1), hide_index=True, width="stretch",
+                        column_config={"reason": st.column_config.TextColumn("reason", help=REASON_COLUMN)}, **select)
+
+
+def _redraw_selection() -> None:
+    st.session_state[NONCE] = st.session_state.get(NONCE, 0) + 1
+
+
+def pick(items: list[EscalationView], now: datetime) -> EscalationView:
+    """The queue, where clicking a row opens that escalation; the select box below picks the same (for
+    keyboards and screen readers), and the queue's selection follows it.
+
+    The queue's key carries the listed runs: when filters change the rows, a row number selected on the
+    old list never opens an escalation from the new one.
+    """
+    ids = [e.run_id for e in items]
+    current = st.session_state.get(PICK)
+    if current not in ids:
+        st.session_state.pop(PICK, None)
+        current = ids[0]
+    listed = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:12]
+    event = queue_table(items, now, key=f"esc_queue_{listed}_{st.session_state.get(NONCE, 0)}", row=ids.index(current))
+    rows = event.selection.rows
+    if rows and rows[0] < len(ids) and ids[rows[0]] != current:  # a click on another row
+        current = st.session_state[PICK] = ids[rows[0]]  # set before the select box is drawn in this run
+    st.caption("Pick a row (the circle at its start) to open its escalation below.")
+    st.selectbox("Escalated run", ids, key=PICK, on_change=_redraw_selection,
+                 format_func=lambda i: f"Run #{i} · {words.reason(next(e.reason for e in items if e.run_id == i))}")
+    return next(e for e in items if e.run_id == current)
 
 
 def resolved_table(items: list[EscalationView]) -> None:
@@ -159,11 +187,13 @@ def resolved_table(items: list[EscalationView]) -> None:
     if not items:
         st.caption("Nothing resolved yet.")
         return
-    rows = [{"run": e.run_id, "reason": e.reason.value, "resolution": RESOLUTIONS.get(e.resolution or "", e.resolution),
+    rows = [{"run": e.run_id, "reason": words.reason(e.reason), "resolution": words.resolution(e.resolution),
              "by": identity.display(e.resolved_by) if e.resolved_by else "", "when": when(e.resolved_at),
              "justification": e.justification or "", "owner": identity.display(e.owner) if e.owner else ""}
             for e in sorted(items, key=lambda e: e.resolved_at or e.created_at, reverse=True)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
+        "reason": st.column_config.TextColumn("reason", help=REASON_COLUMN),
+        "resolution": st.column_config.TextColumn("resolution", help=words.legend(words.RESOLUTION))})
 
 
 # --- one escalation ----------------------------------------------------------------------------
@@ -171,8 +201,9 @@ def resolved_table(items: list[EscalationView]) -> None:
 def escalation_panel(item: EscalationView, now: datetime) -> None:
     """One escalation: why, who owns it, the evidence, the run history, and the controls allowed."""
     view = app_desk.desk().runs.get_run_view(item.run_id)
-    st.markdown(f"### Run #{view.id} · {escape_markdown(item.reason.value)}")
-    st.caption(escape_markdown(REASON_HELP.get(item.reason.value, "")))
+    st.markdown(f"### Run #{view.id} · {escape_markdown(words.reason(item.reason))}",
+                help=f"Reason code: `{item.reason.value}`")
+    st.caption(escape_markdown(words.reason_help(item.reason)))
     owner = identity.display(item.owner) if item.owner else "nobody yet"
     due = when(item.due_at) + (" — ⚠ overdue" if item.overdue(now) else "")
     (st.error if item.overdue(now) else st.caption)(escape_markdown(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}"))
@@ -226,7 +257,7 @@ def _evidence(view: RunView) -> None:
 def _history(view: RunView) -> None:
     """Every state change (with who made it) and every round."""
     rows = [{"time": when(h.created_at), "from": components.status_label(h.from_status) if h.from_status else "—",
-             "to": components.status_label(h.to_status), "by": identity.display(h.actor), "note": h.note}
+             "to": components.status_label(h.to_status), "by": identity.display(h.actor), "note": words.note(h.note)}
             for h in view.history]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     timeline(view)

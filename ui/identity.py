@@ -4,6 +4,8 @@ they may do, and how a recorded actor is named on a page.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import streamlit as st
 
 from santa_core import people as people_actions
@@ -96,16 +98,46 @@ def refusal(permission: Permission) -> str:
     return f"You are acting as {person.label} ({have}). To {DOING[permission]} you need to be {who_may(permission)}."
 
 
+def _label(person_id: str, name: str) -> str:
+    """`Name <e-mail>` (just the id when the name is empty or the id), the local user as `Name (local)`."""
+    if person_id == LOCAL:
+        return f"{name} (local)"
+    return person_id if not name or name == person_id else f"{name} <{person_id}>"
+
+
 @st.cache_data(ttl=2, show_spinner=False)
 def _labels(url: str) -> dict[str, str]:
     """Every person's label, read once per couple of seconds (pages name many actors per rerun)."""
-    return {p.id: f"{p.name} (local)" if p.id == LOCAL else p.label for p in desk_for(url).people.all()}
+    return {p.id: _label(p.id, p.name) for p in desk_for(url).people.all()}
+
+
+@st.cache_data(ttl=2, show_spinner=False)
+def _earlier_names(url: str) -> dict[str, list[tuple[datetime, str]]]:
+    """Every renamed person's earlier names with the time each ended (from the audit trail's renames)."""
+    return desk_for(url).people.earlier_names()
 
 
 def display(actor_id: str) -> str:
     """A recorded actor as a person reads it: `Name <e-mail>`, the local user by their Settings
     name; system code and unknown ids as they are."""
     return _labels(database_url()).get(actor_id, actor_id)
+
+
+def display_at(actor_id: str, when: datetime) -> str:
+    """`display` with the name the actor had at `when` (a run's starter as they were named when it started):
+    a later rename does not rewrite the record."""
+    when = when if when.tzinfo else when.replace(tzinfo=UTC)  # stored times are UTC
+    for until, name in _earlier_names(database_url()).get(actor_id, []):
+        if when < until:
+            # A person first named after the run started had no name to keep: their name now reads better.
+            return _label(actor_id, name) if name else display(actor_id)
+    return display(actor_id)
+
+
+def forget_names() -> None:
+    """After a rename on this page: the next name shown anywhere is the new one, not a cached one."""
+    _labels.clear()
+    _earlier_names.clear()
 
 
 def require_sign_in() -> None:

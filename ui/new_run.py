@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core.models import Rubric
+from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.providers import usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
@@ -28,6 +28,33 @@ def field_problem(label: str, text: str) -> str | None:
     if problem is None:
         return None
     return f"{problem}. " + (f"Paste the {label.lower()} to review." if not text.strip() else "Trim it and try again.")
+
+
+TRIED = "new_run_tried"
+"""Set by a click on Start review (before the rerun it causes): from then on each field shows its problem right
+under it, checked again on every rerun, so a fixed field loses its error as soon as the box is left."""
+
+
+def _tried() -> None:
+    st.session_state[TRIED] = True
+
+
+def counter(text: str, limit: int = MAX_TEXT_CHARS) -> str:
+    """"12,345 / 200,000 characters"; over the limit, by how much (red)."""
+    shown = f"{len(text):,} / {limit:,} characters"
+    return f":red[{shown}: {len(text) - limit:,} over the limit]" if len(text) > limit else shown
+
+
+def big_field(label: str, key: str, height: int, placeholder: str) -> tuple[str, str | None]:
+    """A large text box with its character count under it, and, once Start was clicked, its problem right
+    there (not under the button, out of view); the text and its problem."""
+    text = st.text_area(label, key=key, height=height, placeholder=placeholder,
+                        help=f"Up to {MAX_TEXT_CHARS:,} characters. The count below updates when you leave the box.")
+    problem = field_problem(label, text)
+    st.caption(counter(text))
+    if problem and st.session_state.get(TRIED):
+        st.error(problem, icon=":material/error:")  # our own words, numbers and a control character's escape
+    return text, problem
 
 
 SLOT_HELP = ("A model id (provider:model; a bare claude-… id is Anthropic's), or 'person' for a human who fills "
@@ -79,18 +106,25 @@ def new_run_form() -> int | None:
     d, usable = app_desk.defaults(), usable_model_ids()
     if not usable:
         st.info(NO_KEY_HELP)
-    spec = st.text_area("Spec", key="new_spec", height=160, placeholder="What was the output supposed to be?")
-    output = st.text_area("Output", key="new_output", height=220, placeholder="The AI-generated text to review")
+    spec, spec_problem = big_field("Spec", "new_spec", 160, "What was the output supposed to be?")
+    output, output_problem = big_field("Output", "new_output", 220, "The AI-generated text to review")
     rubric = _rubric_choice(d.rubric)
     b_col, c_col = st.columns(2)
     with b_col:
         reviewer_b = _model_choice("Reviewer B", d.reviewer_b, "new_reviewer_b", usable, SLOT_HELP)
         person_b = _person_choice("B", reviewer_b)
+    same_person = None
     with c_col:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", usable, SLOT_HELP)
         person_c = _person_choice("C", reviewer_c)
+        if person_b and person_b == person_c:
+            same_person = ("Slots B and C are both assigned to the same person; the two reviews must come from "
+                           "different reviewers. Assign one of them to someone else, or to anyone.")
+            st.error(same_person)  # at once, next to the second slot's picker
     providers_ui.panel_notes(reviewer_b, reviewer_c, d)
-    with st.expander("Run options"):
+    # A fix agent that cannot be called opens the options, so its error (under its picker) is in view.
+    fixer_bad = bool(usable) and bool(providers_ui.model_problem(st.session_state.get("new_fixer", d.fixer)))
+    with st.expander("Run options", expanded=fixer_bad):
         fixer = _model_choice("Fix agent", d.fixer, "new_fixer", usable, "A model, or 'person': you fix the "
                               "flagged issues yourself in the approval step.")
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
@@ -102,21 +136,22 @@ def new_run_form() -> int | None:
                                      help="What producing this output cost, if you know it. The Metrics page "
                                      "compares the review cost with it, and so does the estimate below.")
     cost_estimate.show_round(cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c), generation)
-    if not st.button("Start review", type="primary", key="start_review"):
+    if not st.button("Start review", type="primary", key="start_review", on_click=_tried):
         return None
-    problems = [p for p in (field_problem("Spec", spec), field_problem("Output", output)) if p]
+    # Each problem is shown at its field (above); here, by the button, what stopped the start and where to look.
+    problems = [f"{label}: see the message under the box above." for label, bad in
+                (("Spec", spec_problem), ("Output", output_problem)) if bad]
     problems += [f"{label} ({model}) cannot be called here: pick another model, or add its provider's key."
-                 for label, model in (("Reviewer B", reviewer_b), ("Reviewer C", reviewer_c), ("Fix agent", fixer))
+                 for label, model in (("Reviewer B", reviewer_b), ("Reviewer C", reviewer_c),
+                                      ("Fix agent (under Run options)", fixer))
                  if providers_ui.model_problem(model)]
-    if person_b and person_b == person_c:
-        problems.append("Slots B and C are both assigned to the same person; the two reviews must come from "
-                        "different reviewers. Assign one of them to someone else, or to anyone.")
-    for p in problems:
-        st.error(p)
+    if same_person:
+        problems.append("Slots B and C are assigned to the same person (see above).")
     if problems:
+        st.error(escape_markdown("Not started. " + " ".join(problems)))
         return None
     try:
-        return actions.start_run(
+        run_id = actions.start_run(
             app_desk.desk().runs, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
             auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
             person_b=person_b, person_c=person_c, generation_cost_usd=generation,
@@ -124,4 +159,6 @@ def new_run_form() -> int | None:
     except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
         st.error(escape_markdown(f"Not started: {exc}"))
         return None
+    st.session_state.pop(TRIED, None)  # the next form starts without errors on its empty fields
+    return run_id
 

@@ -11,12 +11,12 @@ import re
 from typing import Any
 
 import streamlit as st
-from pydantic import ValidationError
+from pydantic import TypeAdapter, ValidationError
 
 from santa_core.checks import error_message
 from santa_core.checks import forms as cc
 from santa_core.checks.forms import describe_check
-from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion
+from santa_core.models import CATEGORIES, RUBRIC_NAME_PATTERN, Criterion, RubricDraft
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import lint as rubric_lint
@@ -59,13 +59,29 @@ def inherited(store: rubric_store.Store, draft: dict[str, Any]) -> tuple[list[Cr
     return out, problems
 
 
+_CRITERIA = TypeAdapter(list[Criterion])
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _lint_of(draft_json: str, parents_json: str) -> list[rubric_lint.LintFinding]:
+    """The lint of one draft's content, computed once: an unchanged draft (a page visit, a rerun of another
+    widget) is not linted again. Why: the near-duplicate check compares every pair of criteria, the slowest
+    step of the page, and the editor waits for the findings before it draws."""
+    return rubric_lint.lint(RubricDraft.model_validate_json(draft_json), _CRITERIA.validate_json(parents_json))
+
+
+def lint(draft: dict[str, Any], parents: list[Criterion]) -> list[rubric_lint.LintFinding]:
+    """`rubric_lint.lint` of the draft in session state with its inherited criteria (cached by content)."""
+    return _lint_of(rd.to_draft(draft).model_dump_json(), _CRITERIA.dump_json(parents).decode())
+
+
 def render(store: rubric_store.Store, actor: str) -> list[rubric_lint.LintFinding]:
     """The whole editor for the open draft; returns the current lint findings."""
     draft = rd.current()
     assert draft is not None
     rd.sync(draft)
     parents, parent_problems = inherited(store, draft)
-    findings = rubric_lint.lint(rd.to_draft(draft), parents)
+    findings = lint(draft, parents)
     _flash()
     _header(draft, store, parents, parent_problems, findings)
     st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
@@ -83,7 +99,7 @@ def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintF
     draft = rd.current()
     assert draft is not None
     parents, parent_problems = inherited(store, draft)
-    findings = rubric_lint.lint(rd.to_draft(draft), parents)
+    findings = lint(draft, parents)
     _flash()
     st.info(escape_markdown(refusal))  # escaped: the refusal names the person, and names come from sign-in
     if is_dirty(draft):  # typed while they still could edit: kept, shown, not lost, but not savable now

@@ -8,6 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from desk import Desk
+from santa_core import words
 from santa_core.models import MAX_TEXT_CHARS, Rubric
 from santa_core.providers import usable_model_ids
 from santa_core.reviewers.base import PERSON
@@ -97,7 +98,7 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
         return
     verdict = trial.verdict
     if trial.reviewer_failed:
-        st.warning(escape_markdown(f"The reviewer gave no valid review ({trial.outcome.status.value}): "  # type: ignore[union-attr]
+        st.warning(escape_markdown(f"The reviewer gave no valid review ({words.review_status(trial.outcome.status)}): "  # type: ignore[union-attr]
                       f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."))  # type: ignore[union-attr]
     else:
         (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
@@ -181,7 +182,7 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         for n, (run_id, trial) in enumerate(zip(ids, pool.map(one, ids), strict=True), start=1):
             progress.progress(n / len(ids), text=f"Re-checked {n} of {len(ids)}")
             failed = [c.criterion for c in trial.checks if c.result == "FAIL"]
-            rows.append({"run": run_id, "was": status[run_id], "checks now": ", ".join(failed) or "all pass",
+            rows.append({"run": run_id, "was": words.status(status[run_id]), "checks now": ", ".join(failed) or "all pass",
                          "reviewer now": ("error" if trial.outcome is not None and trial.outcome.review is None
                                           else trial.reviewer_verdict or "—"),
                          "verdict now": trial.verdict or "checks pass",

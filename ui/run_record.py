@@ -1,8 +1,9 @@
 """A run's record, below the run: its verification record (JSON, HTML, PDF downloads) and the escapes
 reported against it once it shipped.
 
-Rendered outside the polling fragment: nothing here reruns every 2 s, and the record is built
-only when a download button is clicked (Streamlit calls the data callable then).
+Rendered outside the polling fragment: nothing here reruns while the run is watched, and the record is
+built only when a download button is clicked (Streamlit calls the data callable then). Each section
+shows only when it applies (`sections`): escapes once the run shipped, the record once the run is final.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from santa_core.models import RunStatus
+from santa_core.models import FINAL_STATUSES, RunStatus
 from santa_core.reports.record import to_html, to_json, to_pdf
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
@@ -20,7 +21,7 @@ from storage.errors import RunNotFound
 from storage.escapes import SEVERITIES
 from storage.records import RecordSource, verification_record
 from storage.views import RunView
-from ui import app_desk, identity
+from ui import app_desk, components, identity
 from ui.safe import escape_markdown
 
 SHIPPED = (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED)
@@ -63,9 +64,9 @@ def escapes_list(view: RunView) -> None:
     if not view.escapes:
         st.caption("No escapes reported.")
         return
-    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": identity.display(e.reported_by),
+    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": identity.display_at(e.reported_by, e.created_at),
              "criterion": e.criterion, "severity": e.severity, "description": e.description} for e in view.escapes]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows), wide=("description",))
 
 
 def _criterion_label(view: RunView) -> Callable[[str], str]:
@@ -95,12 +96,23 @@ def escape_form(view: RunView) -> None:
     st.rerun()
 
 
+def sections(view: RunView) -> list[str]:
+    """Which of the sections below apply to the run as it stands: "escapes" once its output shipped (an escape
+    is a defect found after shipping), "record" once it is final (while it is reviewed, fixed or escalated its
+    story is still being written; the Escalations page and the audit trail show it meanwhile)."""
+    shown = []
+    if view.status in SHIPPED or view.escapes:
+        shown.append("escapes")
+    if view.status in FINAL_STATUSES:
+        shown.append("record")
+    return shown
+
+
 def escapes_section(view: RunView) -> None:
     """The run's escapes, and the form to report one once the run shipped."""
     st.markdown("#### Escapes")
     escapes_list(view)
     if view.status not in SHIPPED:
-        st.caption("Escapes (defects found after shipping) are reported here once the run has shipped.")
         return
     if not identity.can(Permission.REPORT_ESCAPE):
         st.info(escape_markdown(identity.refusal(Permission.REPORT_ESCAPE)))  # names come from sign-in: escaped

@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import streamlit as st
 
-from santa_core import pricing
+from santa_core import pricing, words
 from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
 from santa_core.providers import family_known, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
@@ -50,7 +50,7 @@ def run_header(view: RunView) -> None:
         spent = f" · {components.usd(view.total_cost_usd)} counted against the budget (includes {pricing.PRICE_UNKNOWN})"
     st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap}{spent} · started by {identity.display(view.created_by)}"))
+                  f"{view.state.round_cap}{spent} · started by {identity.display_at(view.created_by, view.created_at)}"))
     panel_note(view)
     components.rubric_table(view.rubric)
     if view.cut_off and not view.blind:
@@ -87,7 +87,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
         components.proposal_view(rnd.proposal, by_person=by_person)
     for d in rnd.decisions:
-        st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display(d.actor)} · {d.action}"
+        st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
                       + (f": {d.reason}" if d.reason else "")))
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
             st.code(components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
@@ -154,8 +154,9 @@ def approval_panel(view: RunView) -> None:
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
                           proposal.proposed_text, height=240, key=box_key)
     st.session_state["approval_box"] = box_key
-    reason = st.text_input("Reason (optional for approval, required to reject)",
-                           key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}")
+    reason = st.text_input("Reason or note (optional to approve or ask again, required to reject and escalate)",
+                           key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}",
+                           help="Recorded with your decision in the run's history and the audit trail.")
     left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
     label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
     # Said before the click: a text the reviewers already judged is never reviewed again. The button stays
@@ -183,12 +184,27 @@ def approval_panel(view: RunView) -> None:
         text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
         _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason, shown),
              view.id, typed)
-    if reject.button("Reject", key="reject_fix"):
+    if reject.button("Reject and escalate", key="reject_fix", help=REJECT_HELP):
         _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
     if again and retry.button(f"Ask the fix agent again ({rnd.fix_attempts + 1} of {actions.MAX_FIX_ATTEMPTS})",
                               key="retry_fix", help="Sets this proposal aside and asks the fix agent for a new one "
                               "for the same issues: a paid call, counted against the run's budget."):
         _act(lambda: actions.retry_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
+    elif not again and not by_person:
+        retry.caption(escape_markdown(_no_retry(rnd, over_budget)))
+
+
+REJECT_HELP = ("Ends this run's fixing now: the run goes to the Escalations page with your reason, where a person "
+               "ships the output as it is, has it re-reviewed or rejects it. Nothing is reviewed again here. To get "
+               "another proposal for the same issues instead, ask the fix agent again.")
+
+
+def _no_retry(rnd: RoundView, over_budget: bool) -> str:
+    """Why the fix agent cannot be asked again for this round's proposal."""
+    if over_budget:
+        return "The fix agent cannot be asked again: the run's budget is spent."
+    return (f"The fix agent cannot be asked again: it made {rnd.fix_attempts} proposals in this round, the most a "
+            "round allows.")
 
 
 def _attempt(rnd: RoundView) -> str:
@@ -297,7 +313,8 @@ def actions_panel(view: RunView) -> None:
     elif status in (RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED):
         person_panel(view)
     elif status == RunStatus.ESCALATED and view.escalation:
-        st.warning(f"Escalated ({view.escalation.reason.value}): a person decides on the Escalations page.")
+        st.warning(f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
+                   "Escalations page.")
         st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
     elif status == RunStatus.INTERRUPTED:
         st.warning(f"Interrupted: {escape_markdown(view.state.note)}. Nothing committed was lost.")
@@ -307,6 +324,17 @@ def actions_panel(view: RunView) -> None:
             _act(lambda: actions.resume(app_desk.desk().runs, view.id, identity.actor()), view.id)
     if status in FINAL_STATUSES:
         final_panel(view)
+
+
+LIVE_EVERY_S = 0.5
+"""How often the page re-reads a run a worker is busy with (queued or running): a review or proposal shows
+within about this long of being stored. Only the live part of the page reruns then."""
+
+
+def poll_interval(status: RunStatus) -> float | None:
+    """The live part's rerun interval: LIVE_EVERY_S while a worker is busy with the run, else none (a run
+    waiting for a person changes when someone acts, and the page that acted reruns itself)."""
+    return LIVE_EVERY_S if status in ACTIVE else None
 
 
 STALE_QUEUE_S = 5.0
@@ -334,12 +362,12 @@ def _kick_if_stale(view: RunView) -> RunView:
 
 
 def render_run(run_id: int) -> None:
-    """The whole run view; polls every 2 s while a worker is busy with the run."""
+    """The whole run view; its live part polls while a worker is busy with the run (`poll_interval`)."""
     view = _load(run_id)
     if view is None:
         return
     view = _kick_if_stale(view)
-    every = 2.0 if view.status in ACTIVE else None
+    every = poll_interval(view.status)
     first = [view]  # the full run hands its fresh view to the fragment; fragment reruns reload
 
     @st.fragment(run_every=every)
@@ -357,7 +385,12 @@ def render_run(run_id: int) -> None:
 
     live()
     actions_panel(view)
-    # Outside the fragment: these do not rerun every 2 s, and the record is built only on a click.
-    st.divider()
-    run_record.escapes_section(view)
-    run_record.record_section(view)
+    # Outside the fragment: these do not rerun while the run is watched, and the record is built only on a click.
+    # Each shows only once it applies (a run that stops reruns the whole page, see `live`).
+    shown = run_record.sections(view)
+    if shown:
+        st.divider()
+    if "escapes" in shown:
+        run_record.escapes_section(view)
+    if "record" in shown:
+        run_record.record_section(view)

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, computed_field
 
+from santa_core import words as w
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
 from santa_core.text import canonical_json, sha256_text
 
@@ -263,12 +264,13 @@ _CSS = """
 body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;max-width:72rem;margin:2rem auto;padding:0 1rem;
 color:#1d1d1f;line-height:1.45}
 h1{font-size:1.6rem}h2{font-size:1.25rem;border-bottom:1px solid #ccc;padding-bottom:.2rem;margin-top:2rem}
-h3{font-size:1.05rem}table{border-collapse:collapse;width:100%;margin:.5rem 0;font-size:.9rem}
-th,td{border:1px solid #ccc;padding:.3rem .45rem;text-align:left;vertical-align:top}th{background:#f3f3f3}
+h3{font-size:1.05rem}table{border-collapse:collapse;width:100%;max-width:100%;margin:.5rem 0;font-size:.9rem}
+th,td{border:1px solid #ccc;padding:.3rem .45rem;text-align:left;vertical-align:top;overflow-wrap:break-word}
+th{background:#f3f3f3}td.wrap{overflow-wrap:anywhere}@media (max-width:76rem){td{overflow-wrap:anywhere}}
 pre{white-space:pre-wrap;word-break:break-word;background:#f7f7f7;border:1px solid #ddd;padding:.6rem;font-size:.85rem}
 code,.hash{font-family:ui-monospace,Menlo,Consolas,monospace;font-size:.8rem;word-break:break-all}
 .nice{color:#126b24;font-weight:bold}.naughty{color:#a40e0e;font-weight:bold}.muted{color:#666}
-.reviews{display:grid;grid-template-columns:1fr 1fr;gap:1rem}.box{border:1px solid #ddd;padding:.6rem}
+.reviews{display:grid;grid-template-columns:minmax(0,1fr) minmax(0,1fr);gap:1rem}.box{border:1px solid #ddd;padding:.6rem}
 """
 
 
@@ -278,15 +280,21 @@ def _e(value: object) -> str:
 
 
 def _time(value: datetime | None) -> str:
-    return "" if value is None else value.isoformat(timespec="seconds")
+    return "" if value is None else value.isoformat(sep=" ", timespec="seconds")  # the space: a place to wrap
 
 
 def _table(headers: list[str], rows: list[list[object]]) -> str:
     if not rows:
         return '<p class="muted">None.</p>'
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{_e(c)}</td>" for c in row) + "</tr>" for row in rows)
+    body = "".join("<tr>" + "".join(_td(c) for c in row) + "</tr>" for row in rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def _td(value: object) -> str:
+    """A cell: a code's words carry the code as tooltip; a token over 40 characters (a hash) may break anywhere."""
+    wrap = ' class="wrap"' if max(map(len, str(value).split()), default=0) > 40 else ""
+    return f'<td{wrap} title="{_e(value.code)}">{_e(value)}</td>' if isinstance(value, w.Worded) else f"<td{wrap}>{_e(value)}</td>"
 
 
 def _pre(text: str) -> str:
@@ -315,7 +323,7 @@ def _people_rows(r: VerificationRecord) -> list[list[str]]:
 
 
 def _html_summary(r: VerificationRecord) -> str:
-    rows = [["Status", r.status + (f" ({r.escalation_reason})" if r.escalation_reason else "")],
+    rows = [["Status", w.status_line(r.status, r.escalation_reason)],
             ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
             ["Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")],
             ["Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")],
@@ -324,14 +332,14 @@ def _html_summary(r: VerificationRecord) -> str:
             ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
             ["Rounds", len(r.rounds)], ["Cost (USD)", f"{r.total_cost_usd:.6f}"],
             ["Generated", _time(r.generated_at)], ["Record hash", r.record_hash]]
-    body = "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in rows)
+    body = "".join(f"<tr><th>{_e(k)}</th>{_td(v)}</tr>" for k, v in rows)
     return f"<table>{body}</table>"
 
 
 def _html_review(rv: RecordReview) -> str:
     verdict = "nice" if rv.verdict == "PASS" else "naughty"
     parts = [f"<h4>Reviewer {_e(rv.slot)} · {_e(rv.reviewer)}</h4>",
-             f'<p><span class="{verdict}">{_e(rv.verdict)}</span> <span class="muted">status {_e(rv.status)}'
+             f'<p><span class="{verdict}">{_e(rv.verdict)}</span> <span class="muted">status {_e(w.review_status(rv.status))}'
              + (f", stated {_e(rv.stated_verdict)}" if rv.stated_verdict and rv.stated_verdict != rv.verdict else "")
              + "</span></p>"]
     if rv.error:
@@ -359,7 +367,8 @@ def _html_round(rnd: RecordRound) -> str:
     if rnd.screens:
         parts += ["<h3>Injection screen</h3>", _table(
             ["text", "model", "verdict", "key asked", "answer", "cost (USD)"],
-            [[sc.role, sc.model, sc.verdict + (" (earlier screen of the same text)" if sc.cached else ""), sc.secret,
+            [[sc.role, sc.model, w.Worded(w.screen_verdict(sc.verdict) + (" (earlier screen of the same text)"
+                                                                           if sc.cached else ""), sc.verdict), sc.secret,
               sc.error or sc.answer, f"{sc.cost_usd:.6f}"] for sc in rnd.screens])]
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
@@ -375,8 +384,8 @@ def _html_round(rnd: RecordRound) -> str:
         if p.error:
             parts.append(f"<p>Fix agent error: {_e(p.error)}</p>")
     parts += ["<h3>Decisions</h3>", _table(["time", "actor", "action", "reason", "before sha256", "after sha256"],
-                                            [[_time(d.created_at), d.actor, d.action, d.reason, d.before_hash,
-                                              d.after_hash] for d in rnd.decisions])]
+                                            [[_time(d.created_at), d.actor, w.worded(w.decision, d.action), d.reason,
+                                              d.before_hash, d.after_hash] for d in rnd.decisions])]
     if rnd.diff_to_next is not None:
         parts += [f"<h3>Change to round {rnd.round_no + 1}</h3>", _pre(rnd.diff_to_next or "(no change)")]
     return "".join(parts) + "</section>"
@@ -385,20 +394,24 @@ def _html_round(rnd: RecordRound) -> str:
 def _html_rest(r: VerificationRecord) -> str:
     parts = ["<h2>Escalations</h2>", _table(
         ["reason", "status", "opened", "owner", "due", "resolution", "justification", "resolved by", "resolved at"],
-        [[e.reason, e.status, _time(e.created_at), e.owner or "", _time(e.due_at), e.resolution or "",
+        [[w.worded(w.reason, e.reason), e.status, _time(e.created_at), e.owner or "", _time(e.due_at),
+          w.worded(w.resolution, e.resolution or ""),
           e.justification or "", e.resolved_by or "", _time(e.resolved_at)] for e in r.escalations])]
     parts += ["<h2>Escapes</h2>", _table(["reported", "by", "criterion", "severity", "description"],
                                           [[_time(e.created_at), e.reported_by, e.criterion, e.severity, e.description]
                                            for e in r.escapes])]
     parts += ["<h2>State history</h2>", _table(["time", "from", "to", "actor", "note"],
-                                                [[_time(h.created_at), h.from_status or "—", h.to_status, h.actor, h.note]
+                                                [[_time(h.created_at), w.worded(w.status, h.from_status) if h.from_status
+                                                  else "—", w.worded(w.status, h.to_status), h.actor, w.note(h.note)]
                                                  for h in r.history])]
     parts += ["<h2>Audit events</h2>",
               '<p class="muted">Each hash covers seq, time, actor, action, entity, run, before/after hashes, detail '
               "and the previous event's hash.</p>",
               _table(["seq", "time", "actor", "action", "entity", "detail", "prev hash", "hash"],
-                     [[a.seq, a.created_at, a.actor, a.action, f"{a.entity_type} {a.entity_id}",
-                       canonical_json(a.detail), a.prev_hash, a.hash] for a in r.audit_events])]
+                     [[a.seq, a.created_at, a.actor, w.worded(w.audit_action, a.action),
+                       w.Worded(f"{w.entity(a.entity_type)} {a.entity_id}", a.entity_type),
+                       w.Worded(w.detail(a.detail), canonical_json(a.detail)), a.prev_hash, a.hash]
+                      for a in r.audit_events])]
     return "".join(parts)
 
 
@@ -475,7 +488,7 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
                         ("small", f"started {_time(rnd.started_at)} - output sha256 {rnd.output_hash}"),
                         ("h3", "Output reviewed"), ("mono", rnd.output_text)]
     for rv in rnd.reviews:
-        out.append(("h3", f"Reviewer {rv.slot}: {rv.reviewer} - {rv.verdict} (status {rv.status})"))
+        out.append(("h3", f"Reviewer {rv.slot}: {rv.reviewer} - {rv.verdict} ({w.review_status(rv.status)})"))
         if rv.error:
             out.append(("p", f"Error: {rv.error}"))
         out += [("p", f"[{c.result}] {c.criterion}: {c.detail}") for c in rv.checks]
@@ -487,7 +500,7 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
         out.append(("p", NOT_INDEPENDENT))
     if rnd.screens:
         out.append(("h3", "Injection screen"))
-        out += [("p", f"{sc.role} - {sc.model} - {sc.verdict}" + (" (earlier screen)" if sc.cached else "")
+        out += [("p", f"{sc.role} - {sc.model} - {w.screen_verdict(sc.verdict)}" + (" (earlier screen)" if sc.cached else "")
                  + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - USD {sc.cost_usd:.6f}")
                 for sc in rnd.screens]
     if rnd.gate:
@@ -500,7 +513,7 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
     if rnd.decisions:
         out.append(("h3", "Decisions"))
     for d in rnd.decisions:
-        out += [("p", f"{_time(d.created_at)} - {d.actor} - {d.action}" + (f": {d.reason}" if d.reason else "")),
+        out += [("p", f"{_time(d.created_at)} - {d.actor} - {w.decision(d.action)}" + (f": {d.reason}" if d.reason else "")),
                 ("small", f"before sha256 {d.before_hash}\nafter sha256 {d.after_hash}")]
     if rnd.diff_to_next is not None:
         out += [("h3", f"Change to round {rnd.round_no + 1}"), ("mono", rnd.diff_to_next or "(no change)")]
@@ -510,7 +523,7 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
 def _pdf_blocks(r: VerificationRecord) -> list[Block]:
     """The record as a flat list of styled paragraphs, in reading order."""
     out: list[Block] = [
-        ("p", f"Status: {r.status}" + (f" ({r.escalation_reason})" if r.escalation_reason else "")),
+        ("p", f"Status: {w.status_line(r.status, r.escalation_reason)}"),
         ("p", f"Rubric: {r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
         ("p", f"Panel: {panel_line(r)}"),
@@ -526,17 +539,17 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
     if r.final_output is not None:
         out += [("h2", "Final output"), ("small", f"sha256 {r.final_output_hash}"), ("mono", r.final_output)]
     out.append(("h2", "Escalations"))
-    out += [("p", f"{e.reason} ({e.status}) opened {_time(e.created_at)}; owner {e.owner or '-'}; due {_time(e.due_at) or '-'}"
-             + (f"; resolved {e.resolution} by {e.resolved_by} at {_time(e.resolved_at)}: {e.justification or ''}"
+    out += [("p", f"{w.reason(e.reason)} ({e.status}) opened {_time(e.created_at)}; owner {e.owner or '-'}; due {_time(e.due_at) or '-'}"
+             + (f"; resolved ({w.resolution(e.resolution)}) by {e.resolved_by} at {_time(e.resolved_at)}: {e.justification or ''}"
                 if e.resolution else "")) for e in r.escalations] or [("p", "None.")]
     out.append(("h2", "Escapes"))
     out += [("p", f"{_time(e.created_at)} {e.reported_by} - {e.criterion} ({e.severity}): {e.description}")
             for e in r.escapes] or [("p", "None.")]
     out.append(("h2", "State history"))
-    out += [("p", f"{_time(h.created_at)} {h.from_status or '-'} -> {h.to_status} by {h.actor}"
-             + (f": {h.note}" if h.note else "")) for h in r.history]
+    out += [("p", f"{_time(h.created_at)} {w.status(h.from_status) if h.from_status else '-'} -> {w.status(h.to_status)} "
+             f"by {h.actor}" + (f": {w.note(h.note)}" if h.note else "")) for h in r.history]
     out.append(("h2", "Audit events"))
-    out += [("small", f"#{a.seq} {a.created_at} {a.actor} {a.action} {a.entity_type} {a.entity_id} "
+    out += [("small", f"#{a.seq} {a.created_at} {a.actor} {w.audit_action(a.action)} ({a.action}) {a.entity_type} {a.entity_id} "
              f"{canonical_json(a.detail)}\nprev {a.prev_hash}\nhash {a.hash}") for a in r.audit_events]
     return out
 

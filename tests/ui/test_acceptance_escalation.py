@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 
+from santa_core import words
 from santa_core.models import RunStatus
 from santa_core.roles import PermissionDenied
 from storage.runs import RunStore
@@ -79,15 +80,15 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypat
     table = audit.dataframe[0].value.iloc[::-1]  # the page lists newest first
     # The page names people as `Name <e-mail>`; the e-mail is the recorded id.
     steps = [(a, re.sub(r"^.*<(.+)>$", r"\1", who)) for a, who in zip(table["action"], table["actor"], strict=True)]
-    after_escalation = steps[[a for a, _ in steps].index("escalation.opened"):]
-    assert after_escalation == [
+    after_escalation = steps[[a for a, _ in steps].index(words.audit_action("escalation.opened")):]
+    assert after_escalation == [(words.audit_action(a), who) for a, who in [
         ("escalation.opened", "system"),
         ("escalation.assigned", ADMIN),
         ("decision.ship_as_is", OFFICER),
         ("run.state", OFFICER),  # escalated → resolved_shipped
         ("escalation.resolved", OFFICER),
-    ]
-    assert ("run.created", "editor@example.com") == steps[0]
+    ]]
+    assert steps[0] == ("run started", "editor@example.com")
     last_state = desk_env.audit.events(run_id=run_id, action="run.state", limit=1)[0]
     assert (last_state.detail["from"], last_state.detail["to"]) == ("escalated", "resolved_shipped")
     audit.button(key="audit_verify").click().run()

@@ -154,7 +154,8 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: RunStore) -> Non
     wait_for(desk_env, run_id, lambda s: s == RunStatus.ESCALATED, at)
     assert desk_env.load_run(run_id).state.round == 3
     esc = open_app("pages/escalations.py")
-    assert "round_cap" in str([d.value for d in esc.dataframe])
+    shown = str([d.value for d in esc.dataframe])
+    assert "Still NAUGHTY after the last allowed round" in shown and "round_cap" not in shown
     shipping = desk_env.load_round(run_id, 3).output_text
     assert any(c.value == shipping for c in esc.code)  # the officer sees exactly what would ship
     esc.radio(key=f"res_{desk_env.list_escalations()[0].id}").set_value("ship_as_is")

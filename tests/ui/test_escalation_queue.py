@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -306,3 +307,36 @@ def test_a_click_on_an_escalation_resolved_meanwhile_is_reported_and_the_text_ke
     assert any(c.value == "Legal approved the wording I saw" for c in at.code)
     (decision,) = desk_env.get_run_view(run_id).rounds[-1].decisions
     assert (decision.actor, decision.action) == ("admin@example.com", "resolve_reject")
+
+
+def opened(at: AppTest) -> int:
+    """The run of the escalation open below the queue (its heading, `### Run #N · reason`)."""
+    (heading,) = [m.value for m in at.markdown if m.value.startswith("### Run #")]
+    return int(heading.removeprefix("### Run #").split(" ")[0])
+
+
+def click_row(at: AppTest, row: int) -> AppTest:
+    at.session_state[at.dataframe[0].key] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_clicking_a_queue_row_opens_that_escalation(desk_env: RunStore) -> None:
+    first, second, third = escalate(desk_env), escalate(desk_env, rubric="content"), escalate(desk_env)
+    at = open_as("admin@example.com")
+    assert queue(at) == [first, second, third] and opened(at) == first  # the first row, selected, is open
+    assert json.loads(at.dataframe[0].proto.selection_default)["selection"]["rows"] == [0]
+    click_row(at, 2)
+    assert opened(at) == third and at.selectbox(key="esc_pick").value == third  # the select box follows
+    assert f"esc_owner_{item_id(desk_env, third)}" in {s.key for s in at.selectbox}  # its controls, not another's
+    # The select box (keyboard, screen reader) opens one too, and the queue's selection moves to its row.
+    at.selectbox(key="esc_pick").set_value(second).run()
+    assert opened(at) == second
+    assert json.loads(at.dataframe[0].proto.selection_default)["selection"]["rows"] == [1]
+    # Filters that change the rows start a fresh selection: row 1 of the old list (`second`, filtered out) does
+    # not open row 1 of the new list (`third`), which nobody clicked; the first row is selected and open.
+    click_row(at, 1)
+    at.selectbox(key="esc_f_rubric").set_value("general").run()
+    assert queue(at) == [first, third] and opened(at) == first
+    assert at.dataframe[0].value["reason"].tolist() == ["still NAUGHTY after the last round"] * 2

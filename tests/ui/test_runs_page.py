@@ -1,0 +1,116 @@
+"""The Runs page: search, a text preview, batch samples hidden by default, the filters in the URL, the
+open link first, and a click on a row that opens the run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from storage.runs import RunStore
+from tests.support.batch_page import seeded_batch
+from tests.support.messages_api import MessagesStub, santa_scenario
+from tests.ui.test_app import texts
+from tests.ui.test_escalation_queue import SPEC, escalate
+
+LONG = "Acme's rocket launched in 2018 from the northern pad, and the crew   of four\nreturned safely " * 4
+
+
+def open_runs(**params: str) -> AppTest:
+    at = AppTest.from_file("../../app.py", default_timeout=60)
+    at.run()
+    at.switch_page("pages/runs.py")
+    for name, value in params.items():
+        at.query_params[name] = value
+    at.run()
+    assert not at.exception, at.exception
+    return at
+
+
+def listed(at: AppTest) -> list[int]:
+    return [int(r) for r in at.dataframe[0].value["run"].tolist()] if at.dataframe else []
+
+
+def start(repo: RunStore, output: str, rubric: str = "general", by: str = "editor@example.com") -> int:
+    return repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved(rubric),
+                           reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
+                           created_by=by)
+
+
+@pytest.fixture
+def history(desk_env: RunStore, messages_stub: MessagesStub) -> dict[str, object]:
+    """Three runs of our own (one by a named person, one of another rubric, one escalated) and a batch."""
+    batch = seeded_batch(messages_stub, items=12)
+    messages_stub.handler = santa_scenario
+    desk_env.people.sign_in("edith@example.com", "Edith Okafor")
+    desk_env.people.set_roles("edith@example.com", ["editor"], "admin@example.com")
+    runs = {"long": start(desk_env, LONG), "content": start(desk_env, "A short piece of copy about 100% oats.",
+                                                           rubric="content", by="edith@example.com"),
+            "escalated": escalate(desk_env)}
+    samples = [r.id for r in desk_env.list_runs(limit=500) if r.batch_id is not None]
+    assert samples, "the batch reviewed its sample as runs"
+    return {**runs, "samples": samples, "batch": batch}
+
+
+def test_batch_samples_are_hidden_until_asked_for_and_the_choice_is_in_the_url(
+        history: dict[str, object], desk_env: RunStore) -> None:
+    ours = sorted([history["long"], history["content"], history["escalated"]], reverse=True)
+    at = open_runs()
+    assert listed(at) == ours and at.toggle(key="runs_hide_samples").value is True
+    assert "samples" not in at.query_params  # the default leaves no trace
+    at.toggle(key="runs_hide_samples").set_value(False).run()
+    assert set(listed(at)) == {*ours, *history["samples"]}  # type: ignore[misc]
+    assert at.query_params["samples"] == "shown"
+    assert "batch sample" in at.dataframe[0].value["source"].tolist()
+    fresh = open_runs(samples="shown")  # a reload or a copied link keeps the choice
+    assert fresh.toggle(key="runs_hide_samples").value is False and set(listed(fresh)) == set(listed(at))
+
+
+def test_search_finds_runs_by_number_text_rubric_and_who_started_them(history: dict[str, object]) -> None:
+    at = open_runs()
+    for query, expected in [(f"#{history['long']}", [history["long"]]), ("NORTHERN PAD", [history["long"]]),
+                            ("content", [history["content"]]), ("Okafor", [history["content"]]),
+                            ("edith@", [history["content"]]), ("100%", [history["content"]]), ("0_", []),
+                            ("returned SAFELY", [history["long"]])]:
+        at.text_input(key="runs_q").set_value(query).run()
+        assert listed(at) == expected, query
+        assert at.query_params["q"] == query
+    at.text_input(key="runs_q").set_value("no such words anywhere").run()
+    assert listed(at) == [] and "No run matches these filters" in texts(at)
+    at.text_input(key="runs_q").set_value("").run()
+    assert "q" not in at.query_params and len(listed(at)) == 3
+
+
+def test_status_and_search_come_back_from_the_url(history: dict[str, object]) -> None:
+    at = open_runs(status="escalated", q="rocket")
+    assert at.selectbox(key="runs_status").value == "escalated" and at.text_input(key="runs_q").value == "rocket"
+    assert listed(at) == [history["escalated"]]
+    assert at.dataframe[0].value["status"].tolist() == ["🚨 escalated"]
+    assert at.dataframe[0].value["escalation"].tolist() == ["still NAUGHTY after the last round"]
+    at.selectbox(key="runs_status").set_value("all").run()
+    assert "status" not in at.query_params and at.query_params["q"] == "rocket"
+    assert open_runs(status="no_such_status").selectbox(key="runs_status").value == "all"
+
+
+def test_the_list_shows_a_preview_of_the_text_and_the_open_link_first(history: dict[str, object]) -> None:
+    at = open_runs()
+    table = at.dataframe[0].value
+    assert list(table.columns[:3]) == ["open", "run", "status"]
+    row = table[table["run"] == history["long"]].iloc[0]
+    assert row["text"] == " ".join(LONG.split())[:120]  # one line, cut short
+    assert row["open"] == f"./review?run={history['long']}"
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert config["open"]["type_config"]["type"] == "link" and config["open"]["width"] == "small"
+
+
+def test_clicking_a_row_opens_the_run_and_the_list_stays_reachable(history: dict[str, object]) -> None:
+    at = open_runs()
+    row = listed(at).index(history["content"])
+    at.session_state["runs_table"] = {"selection": {"rows": [row], "columns": [], "cells": []}}
+    at.run()
+    assert not at.exception, at.exception
+    assert f"Run #{history['content']}" in texts(at)
+    assert at.query_params["run"] == str(history["content"])
+    back = at.switch_page("pages/runs.py").run()  # going back to the list does not bounce to the run again
+    assert not back.exception and listed(back) and f"Run #{history['content']}" not in texts(back)
