@@ -35,6 +35,7 @@ from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 from santa_core.text import text_problem
 from storage import audit
+from storage.batch_fixes import BatchFixes, pattern_record
 from storage.hashing import sha256_text
 from storage.people import require
 from storage.runs import insert_run
@@ -60,7 +61,7 @@ MAX_SEED = 2**31 - 1
 """Seeds are stored as 32-bit integers (PostgreSQL INTEGER); a sample's seed wraps below this."""
 
 
-class BatchStore(StoreBase):
+class BatchStore(BatchFixes, StoreBase):
     """The batch tables; a sample's review runs are made with `storage.runs.insert_run`, in the same
     transaction, and their metric facts follow through the shared write hook."""
 
@@ -327,7 +328,8 @@ class BatchStore(StoreBase):
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
                 raise BatchProblem(f"pattern {pattern_id} was already {row.status}")
-            row.proposal, row.status = proposal, "proposed"
+            # A new proposal's example changes what each item's fix would be: they are prepared again.
+            row.proposal, row.status, row.item_fixes = proposal, "proposed", None
             s.add(row)
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
@@ -401,8 +403,10 @@ class BatchStore(StoreBase):
         with self._read() as s:
             reviews = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).join(
                 RunRow, RunRow.id == LLMCallRow.run_id).where(RunRow.batch_id == batch_id)).one()
-            fixes = s.exec(select(BatchPatternRow.proposal).where(BatchPatternRow.batch_id == batch_id)).all()
-            return float(reviews) + sum(float((p or {}).get("cost_usd") or 0.0) for p in fixes)
+            fixes = s.exec(select(BatchPatternRow.proposal, BatchPatternRow.item_fixes)
+                           .where(BatchPatternRow.batch_id == batch_id)).all()
+            items = sum(float(f.get("cost_usd") or 0.0) for _, per_item in fixes for f in (per_item or {}).values())
+            return float(reviews) + sum(float((p or {}).get("cost_usd") or 0.0) for p, _ in fixes) + items
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -521,7 +525,4 @@ def _issues(s: Session, run_ids: list[int]) -> dict[int, list[MergedIssue]]:
     return out
 
 
-def _pattern(row: BatchPatternRow) -> PatternRecord:
-    return PatternRecord(id=row.id, sample_id=row.sample_id, key=row.key, criterion=row.criterion, title=row.title,
-                         pattern=row.pattern, status=row.status, proposal=row.proposal,
-                         approved_edits=row.approved_edits, decided_by=row.decided_by, reason=row.reason)
+_pattern = pattern_record

@@ -17,6 +17,7 @@ from pathlib import PurePath
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
 from santa_core.batch.driver import STOPPED
 from santa_core.batch.report import BatchView
 from santa_core.batch.sampling import percent
@@ -256,7 +257,7 @@ def result_of(review: SampledReview) -> str:
     """A sampled item's result in the page's words."""
     if review.status is None:
         return "waiting"
-    label = RESULT.get(review.status, review.status.value)
+    label = RESULT.get(review.status, words.status(review.status))
     return f"{label} (reviewer error)" if review.reviewer_error else label
 
 
@@ -318,7 +319,7 @@ def history(view: BatchView) -> None:
     samples = [{"sample": s.number, "seed": s.seed, "items": s.size, "NICE": s.nice, "NAUGHTY": s.naughty,
                 "reviewer errors": s.errors, "cost": components.usd(s.cost_usd)} for s in batch.samples]
     decisions = [{"sample": number.get(p.sample_id), "pattern": p.title, "criterion": p.criterion,
-                  "status": p.status, "by": identity.display(p.decided_by) if p.decided_by else "",
+                  "status": words.pattern_status(p.status), "by": identity.display(p.decided_by) if p.decided_by else "",
                   "reason": p.reason, "items changed": changed.get(p.id, 0)}
                  for p in view.patterns]
     with st.expander(f"History: {len(batch.samples)} sample(s), {len(decisions)} pattern(s)"):

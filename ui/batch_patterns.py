@@ -13,7 +13,8 @@ from collections import Counter
 import pandas as pd
 import streamlit as st
 
-from santa_core.batch.driver import FixPreview
+from santa_core import words
+from santa_core.batch.fixing import FixPreview
 from santa_core.batch.patterns import Pattern, apply_pattern_fix
 from santa_core.batch.report import BatchView
 from santa_core.batch.sampling import percent
@@ -85,7 +86,7 @@ def summary(record: PatternRecord, pattern: Pattern, sample: SampleProgress, num
     share = percent(pattern.count / sample.size) if sample.size else "—"
     criterion = f" · criterion {record.criterion}" if record.criterion else ""
     st.caption(escape_markdown(f"{KIND_LABEL[pattern.kind]}{criterion} · {pattern.count} of {sample.size} sampled items "
-                  f"({share}) · {record.status}"))
+                  f"({share}) · {words.pattern_status(record.status)}"))
     for column, counts in pattern.strata.items():
         st.caption(escape_markdown(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))
 

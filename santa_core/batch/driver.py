@@ -15,35 +15,32 @@ from __future__ import annotations
 import json
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass
 
 import anthropic
 
 from santa_core.batch import patterns, report, sampling
 from santa_core.batch import store as batch_store
 from santa_core.batch.file import BatchFile
+from santa_core.batch.fixing import PatternFixing, with_signature
 from santa_core.batch.store import (
     Batch,
     BatchConfig,
     BatchProblem,
     Item,
-    ItemChange,
     ItemIn,
     PatternRecord,
     SampleProgress,
 )
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
-from santa_core.models import FixEdit, FixProposal, RunStatus
+from santa_core.models import RunStatus
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import Fixer, ReviewRequest
-from santa_core.roles import Permission
 from santa_core.run import engine
 from santa_core.run import store as run_store
-from santa_core.run.fixer import propose_fix
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
 
 log = logging.getLogger(__name__)
@@ -58,25 +55,7 @@ MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
 
 
-@dataclass
-class FixPreview:
-    """What approving a pattern's fix would do: the items that show it and each one's change."""
-
-    pattern: PatternRecord
-    edits: list[FixEdit]
-    changes: dict[str, patterns.ItemFix]
-    """Item key → the fix applied to it (only items that show the pattern)."""
-
-    @property
-    def changed(self) -> int:
-        return sum(f.changed for f in self.changes.values())
-
-    @property
-    def skipped(self) -> list[str]:
-        return [k for k, f in self.changes.items() if not f.changed]
-
-
-class BatchDriver:
+class BatchDriver(PatternFixing):
     """Runs a batch's samples in the background and applies approved fixes."""
 
     def __init__(self, repo: run_store.Store, store: batch_store.Store, runner: Runner, fixer_for: Callable[[str], Fixer],
@@ -329,45 +308,8 @@ class BatchDriver:
         failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
                                             error=engine.REVIEWER_FAILED if r.reviewer_error else None)
                     for r in self.store.reviews(sample_id) if r.done and not r.nice]
-        found = patterns.group_patterns(failures)
+        found = [with_signature(p, *self.sample_sides(sample_id, p)) for p in patterns.group_patterns(failures)]
         return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])
-
-    def propose(self, pattern_id: int, actor: str) -> FixProposal:
-        """Ask the fix agent for one fix on the pattern's representative item (only its issues)."""
-        self.store.require(actor, Permission.DECIDE_FIX)  # before the paid call, not after
-        record = self.store.pattern(pattern_id)
-        pattern = patterns.Pattern.model_validate(record.pattern)
-        if pattern.kind != "issue":
-            raise BatchProblem("this group has no issue to fix: review or fix its items by hand")
-        batch = self._batch_of(record)
-        item = self._item(batch, pattern.representative)
-        proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
-                               patterns.pattern_fix_issues(pattern))
-        self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
-        return proposal
-
-    def preview(self, pattern_id: int, edits: Sequence[FixEdit] | None = None) -> FixPreview:
-        """What approving the pattern's fix (its proposal's edits, or `edits`) would change."""
-        record = self.store.pattern(pattern_id)
-        pattern = patterns.Pattern.model_validate(record.pattern)
-        if edits is None:
-            if record.proposal is None:
-                raise BatchProblem("ask the fix agent for a proposal first")
-            edits = FixProposal.model_validate(record.proposal).edits
-        items = self.store.items(self._batch_of(record).id)
-        changes = patterns.apply_to_batch(pattern, list(edits), [(it.key, it.output) for it in items])
-        return FixPreview(record, list(edits), changes)
-
-    def approve(self, pattern_id: int, actor: str, edits: Sequence[FixEdit] | None = None,
-                reason: str = "") -> int:
-        """Apply the approved fix to every item that shows the pattern; how many items changed."""
-        preview = self.preview(pattern_id, edits)
-        ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
-        changes = [ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
-                              applied=[e.model_dump() for e in fix.applied],
-                              skipped=[r.model_dump() for r in fix.skipped])
-                   for key, fix in preview.changes.items()]
-        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason)
 
     def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:
         """Leave a pattern unfixed, with why."""

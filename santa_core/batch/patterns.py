@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from santa_core.batch.signature import SignatureCheck
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
 from santa_core.run.fixer import occurrences
 from santa_core.run.gate import SAME_TEXT, descriptions_agree, evidence_overlaps, normalise, same_issue
@@ -91,11 +92,20 @@ class Pattern(BaseModel):
     representative: str
     """The item whose issue is most typical: the fix is proposed and approved on it."""
     members: list[PatternMember] = Field(default_factory=list)
+    signature: list[str] = Field(default_factory=list)
+    """Phrases that recognise the defect in unsampled items (`santa_core.batch.signature`), validated
+    against the sample; empty when none could be (then only exact quotes and sampled items are reached)."""
+    signature_check: SignatureCheck | None = None
+    """How the signature fared on the sample it was derived from (None: not derived)."""
 
     @property
     def matchable(self) -> bool:
         """Whether batch items can be matched automatically (else: fix the items by hand)."""
-        return self.kind == "issue" and any(_usable(q) for q in self.match_on)
+        return self.kind == "issue" and (bool(self.signature) or any(_usable(q) for q in self.match_on))
+
+    def quoted_in(self, key: str) -> list[str]:
+        """The quotes of this pattern the desk found in one sampled item's own text."""
+        return [m.issue.evidence for m in self.members if m.item_key == key and m.quoted]
 
 
 class ItemFix(BaseModel):

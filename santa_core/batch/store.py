@@ -185,6 +185,8 @@ class PatternRecord(BaseModel):
     approved_edits: list[dict[str, Any]] | None
     decided_by: str | None
     reason: str
+    item_fixes: dict[str, dict[str, Any]] | None = None
+    """Item key → the fix prepared for it (`santa_core.batch.reach.ItemPlan`), None until prepared."""
 
     @property
     def waiting(self) -> bool:
@@ -217,6 +219,8 @@ class BatchChange(BaseModel):
     after_hash: str
     applied: list[dict[str, Any]]
     skipped: list[dict[str, Any]]
+    by_hand: bool = False
+    """A person's own edit in the app (not a pattern's fix)."""
 
 
 def busy_seconds(spans: Iterable[tuple[datetime, datetime]]) -> float:
@@ -337,4 +341,17 @@ class Store(Protocol):
 
     def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:
         """Leave a pattern unfixed, with why."""
+        ...
+
+    def save_item_fixes(self, pattern_id: int, fixes: dict[str, dict[str, Any]], actor: str) -> None:
+        """Keep the fixes prepared for every item a waiting pattern reaches (the newest count)."""
+        ...
+
+    def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
+        """A person's signature for a waiting pattern, validated by the caller (prepared fixes are dropped)."""
+        ...
+
+    def edit_by_hand(self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str,
+                     reason: str) -> None:
+        """A person's own edit of one item the pattern's fix could not reach, recorded as theirs."""
         ...

@@ -124,6 +124,8 @@ class BatchPatternRow(SQLModel, table=True):
     """open → proposed → applied, or dismissed."""
     proposal: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
     """The fix agent's proposal on the representative item."""
+    item_fixes: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
+    """Item key → the fix prepared for it (text rule or fix agent) while the pattern waits for approval."""
     approved_edits: list | None = Field(default=None, sa_type=JSON_OR_NULL)
     decided_by: str | None = None
     decided_at: datetime | None = Field(default=None, sa_type=UTC_TS)
@@ -147,5 +149,7 @@ class BatchChangeRow(SQLModel, table=True):
     after_hash: str
     applied: list = Field(sa_type=JSON)
     skipped: list = Field(sa_type=JSON)
+    by_hand: bool = Field(default=False, sa_column_kwargs={"server_default": "0"})
+    """A person's own edit in the app's editor (not a pattern's fix)."""
 
 

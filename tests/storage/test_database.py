@@ -49,9 +49,9 @@ SCHEMA: dict[str, list[str]] = {
                      "api_batch_id", "api_status", "api_jobs"],
     "batch_sample_item": ["id", "sample_id", "item_id", "run_id"],
     "batch_pattern": ["id", "batch_id", "sample_id", "key", "criterion", "title", "pattern", "status", "proposal",
-                      "approved_edits", "decided_by", "decided_at", "reason"],
+                      "approved_edits", "decided_by", "decided_at", "reason", "item_fixes"],  # 0013
     "batch_change": ["id", "batch_id", "item_id", "pattern_id", "created_at", "actor", "before_text", "after_text",
-                     "before_hash", "after_hash", "applied", "skipped"],
+                     "before_hash", "after_hash", "applied", "skipped", "by_hand"],  # 0013
     "run": [
         "id", "created_at", "updated_at", "status", "round", "max_rounds", "round_cap",
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
@@ -155,7 +155,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0012",)]
+        ).all() == [("0014",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

@@ -1,0 +1,216 @@
+"""A pattern's fix, from proposal to every item: the batch driver's side of `santa_core.batch.reach`.
+
+1. `propose`: the fix agent fixes the pattern's representative item (only its issues), then every
+   other item the pattern reaches gets its own fix prepared — the approved edits as a text rule
+   where they apply exactly, else the fix agent on that item alone (several at a time), each
+   under the scope rule. The plans are stored; nothing changes yet.
+2. `preview`: what approving would change, item by item (a person can open any item's diff).
+3. `approve`: one decision applies every prepared fix except the items a person excluded, in one
+   transaction; an item that changed meanwhile refuses the whole approval.
+4. `edit_by_hand`: an item no fix could reach is fixed by a person, recorded as theirs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+
+from santa_core.batch import patterns, reach
+from santa_core.batch import signature as sig
+from santa_core.batch import store as batch_store
+from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
+from santa_core.models import FixEdit, FixProposal
+from santa_core.reviewers.base import Fixer
+from santa_core.roles import Permission
+from santa_core.run.fixer import propose_fix
+
+Progress = Callable[[int, int], None]
+"""Called with (done, total) as the items' fixes are prepared, from the calling thread."""
+
+
+@dataclass
+class FixPreview:
+    """What approving a pattern's fix would do: the items it reaches and each one's change."""
+
+    pattern: PatternRecord
+    edits: list[FixEdit]
+    changes: dict[str, patterns.ItemFix]
+    """Item key → the fix applied to it (only items the pattern reaches)."""
+    plans: dict[str, reach.ItemPlan]
+    """Item key → how its fix was prepared (empty for a pattern proposed before per-item fixes)."""
+
+    @property
+    def changed(self) -> int:
+        return sum(f.changed for f in self.changes.values())
+
+    @property
+    def skipped(self) -> list[str]:
+        """Items that show the pattern and need a person (no fix could reach them)."""
+        if self.plans:
+            return [k for k, p in self.plans.items() if k in self.changes and p.needs_person]
+        return [k for k, f in self.changes.items() if not f.changed]
+
+
+class PatternFixing:
+    """Mixed into `BatchDriver`: needs its `store`, `fixer_for` and `_batch_of`/`_item`."""
+
+    store: batch_store.Store
+    fixer_for: Callable[[str], Fixer]
+
+    def _batch_of(self, record: PatternRecord) -> Batch:
+        raise NotImplementedError
+
+    def _item(self, batch: Batch, key: str) -> Item:
+        raise NotImplementedError
+
+    def propose(self, pattern_id: int, actor: str, progress: Progress | None = None) -> FixProposal:
+        """Ask the fix agent for the representative's fix, then prepare every other reached item's fix."""
+        self.store.require(actor, Permission.DECIDE_FIX)  # before the paid call, not after
+        record = self.store.pattern(pattern_id)
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        if pattern.kind != "issue":
+            raise BatchProblem("this group has no issue to fix: review or fix its items by hand")
+        batch = self._batch_of(record)
+        item = self._item(batch, pattern.representative)
+        proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
+                               patterns.pattern_fix_issues(pattern))
+        self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
+        self.prepare(pattern_id, actor, progress)
+        return proposal
+
+    def prepare(self, pattern_id: int, actor: str, progress: Progress | None = None) -> dict[str, reach.ItemPlan]:
+        """Each reached item's own fix, from the stored proposal (text rule first, else the fix agent); stored."""
+        record = self.store.pattern(pattern_id)
+        if record.proposal is None:
+            raise BatchProblem("ask the fix agent for a proposal first")
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        proposal = FixProposal.model_validate(record.proposal)
+        batch = self._batch_of(record)
+        items = {it.key: it for it in self.store.items(batch.id)}
+        targets = reach.reached(pattern, [(k, it.output) for k, it in items.items()], self._unsampled(batch.id, items))
+        plans = {pattern.representative: reach.ItemPlan(
+            key=pattern.representative, sampled=True, via="representative", issues=proposal.issues,
+            before_text=proposal.before_text, after_text=proposal.proposed_text, applied=proposal.edits,
+            skipped=proposal.rejected, cost_usd=proposal.cost_usd, error=proposal.error)}
+        agent: list[str] = []
+        for key, issues in targets.items():
+            if key == pattern.representative:
+                continue
+            sampled = key in pattern.items
+            fix = reach.text_rule(pattern, key, items[key].output, proposal.edits, sampled)
+            if fix.changed and not fix.skipped and (sampled or not sig.recognises(pattern.signature, fix.after_text)):
+                plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues,
+                                            **fix.model_dump())
+            else:
+                agent.append(key)
+        fixer = self.fixer_for(batch.config.fixer)
+        total, done = len(agent), 0
+        if progress is not None:
+            progress(0, total)
+        with ThreadPoolExecutor(max(1, min(batch.config.concurrency, total or 1)),
+                                thread_name_prefix="santa-batch-fix") as pool:
+            asks = {pool.submit(propose_fix, fixer, items[k].spec, items[k].output,
+                                reach.with_example(targets[k], proposal.edits)): k for k in agent}
+            for future in as_completed(asks):
+                key = asks[future]
+                answer = future.result()
+                plans[key] = reach.ItemPlan(
+                    key=key, sampled=key in pattern.items, via="fix agent", issues=targets[key],
+                    before_text=answer.before_text, after_text=answer.proposed_text, applied=answer.edits,
+                    skipped=answer.rejected, cost_usd=answer.cost_usd, error=answer.error)
+                done += 1
+                if progress is not None:
+                    progress(done, total)
+        ordered = {k: plans[k] for k in items if k in plans}
+        self.store.save_item_fixes(pattern_id, {k: p.model_dump(mode="json") for k, p in ordered.items()}, actor)
+        return ordered
+
+    def _unsampled(self, batch_id: int, items: dict[str, Item]) -> set[str]:
+        """Keys of the items no sample of the batch drew."""
+        drawn = {r.key for s in self.store.get(batch_id).samples for r in self.store.reviews(s.id)}
+        return set(items) - drawn
+
+    def preview(self, pattern_id: int, edits: Sequence[FixEdit] | None = None) -> FixPreview:
+        """What approving the pattern's fix (its proposal's edits, or `edits` as a person left them) would change."""
+        record = self.store.pattern(pattern_id)
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        if record.proposal is None and edits is None:
+            raise BatchProblem("ask the fix agent for a proposal first")
+        proposal = FixProposal.model_validate(record.proposal) if record.proposal is not None else None
+        edits = list(proposal.edits if edits is None and proposal is not None else edits or [])
+        items = self.store.items(self._batch_of(record).id)
+        if record.item_fixes is None or proposal is None:
+            # A person's own edits with no proposal, or a proposal from before fixes were prepared per
+            # item: the edits as a text rule only.
+            changes = patterns.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
+            return FixPreview(record, edits, changes, {})
+        plans = {k: reach.ItemPlan.model_validate(v) for k, v in record.item_fixes.items()}
+        outputs = {it.key: it.output for it in items}
+        changes: dict[str, patterns.ItemFix] = {}
+        for key, plan in plans.items():
+            if plan.via in ("representative", "text rule") and edits != proposal.edits:
+                # The person edited the replacement text: the text rule applies their words.
+                fix = reach.text_rule(pattern, key, outputs.get(key, plan.before_text), edits, plan.sampled)
+                plans[key] = plan.model_copy(update=fix.model_dump())
+            changes[key] = plans[key].item_fix()
+        return FixPreview(record, edits, changes, plans)
+
+    def approve(self, pattern_id: int, actor: str, edits: Sequence[FixEdit] | None = None, reason: str = "",
+                exclude: Collection[str] = ()) -> int:
+        """Apply every prepared fix of the pattern except the excluded items; how many items changed."""
+        preview = self.preview(pattern_id, edits)
+        unknown = set(exclude) - set(preview.changes)
+        if unknown:
+            raise BatchProblem(f"cannot exclude {', '.join(sorted(unknown))}: the pattern does not reach it")
+        ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
+        changes = []
+        for key, fix in preview.changes.items():
+            plan = preview.plans.get(key)
+            if key in exclude or (plan is not None and not fix.changed and not plan.needs_person):
+                continue  # excluded by a person, or the fix agent found nothing to fix there
+            skipped = [r.model_dump() for r in fix.skipped]
+            if plan is not None and plan.error and not fix.changed:
+                skipped.append({"reason": f"the fix agent failed: {plan.error}"})
+            changes.append(ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
+                                      applied=[e.model_dump() for e in fix.applied], skipped=skipped))
+        if exclude:
+            reason = f"{reason} (excluded by {actor}: {', '.join(sorted(exclude))})".strip()
+        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason)
+
+    def set_signature(self, pattern_id: int, text: str, actor: str) -> PatternRecord:
+        """A person's signature (one phrase a line), validated against the sample before it is kept."""
+        record = self.store.pattern(pattern_id)
+        pattern = patterns.Pattern.model_validate(record.pattern)
+        try:
+            phrases = sig.parse(text)
+        except ValueError as exc:
+            raise BatchProblem(str(exc)) from exc
+        found, others = self.sample_sides(record.sample_id, pattern)
+        check = sig.check(phrases, found, others)
+        if not check.valid:
+            raise BatchProblem(f"this signature {check.summary()}")
+        return self.store.set_signature(pattern_id, phrases, check.model_dump(mode="json"), actor)
+
+    def sample_sides(self, sample_id: int, pattern: patterns.Pattern) -> tuple[dict[str, str], dict[str, str]]:
+        """(sampled items the pattern was found in, the other reviewed sampled items): key → reviewed text."""
+        reviewed = {r.key: r.output for r in self.store.reviews(sample_id) if r.done}
+        members = set(pattern.items)
+        return ({k: t for k, t in reviewed.items() if k in members},
+                {k: t for k, t in reviewed.items() if k not in members})
+
+    def edit_by_hand(self, pattern_id: int, key: str, before_text: str, after_text: str, actor: str,
+                     reason: str = "") -> None:
+        """A person's own edit of one item of the pattern's batch (refused if it changed since they opened it)."""
+        record = self.store.pattern(pattern_id)
+        item = self._item(self._batch_of(record), key)
+        self.store.edit_by_hand(pattern_id, item.id, before_text, after_text, actor, reason)
+
+
+def with_signature(pattern: patterns.Pattern, found: dict[str, str], others: dict[str, str]) -> patterns.Pattern:
+    """The pattern with its signature derived from its verified quotes and checked against the sample."""
+    if pattern.kind != "issue":
+        return pattern
+    derived = sig.derive({k: (t, pattern.quoted_in(k)) for k, t in found.items()}, others)
+    check = sig.check(derived, found, others)
+    return pattern.model_copy(update={"signature": derived if check.valid else [], "signature_check": check})

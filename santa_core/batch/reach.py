@@ -1,0 +1,122 @@
+"""Where a pattern's fix reaches: every item that shows the defect, each with a fix of its own.
+
+A person approves a pattern once, on its representative item. The fix then reaches:
+- its other **sampled** items, fixed for the issues their own reviewers raised;
+- every **unsampled** item that shows its signature (or one of its exact quotes), fixed for one
+  issue per sentence that shows it, the sentence as the issue's evidence.
+
+Each reached item gets its own edit, under the same scope rule as a single run: first the approved
+edits as a **text rule** (the exact 'before' text, once, where the item shows the pattern), else
+the **fix agent** on that item alone, with the approved fix as its example; its edits must lie in
+the sentence holding each issue's evidence. An item neither can fix is listed for a person.
+
+Pure: `reached` decides which items and issues, `text_rule` tries the approved edits; the driver
+asks the fix agent and stores the plans (`ItemPlan`) until a person approves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from santa_core.batch import signature as sig
+from santa_core.batch.patterns import ItemFix, Pattern, apply_pattern_fix, matches, pattern_fix_issues, quote_spans
+from santa_core.models import FixEdit, MergedIssue, RejectedEdit
+from santa_core.scope import sentence_spans
+
+MAX_ISSUES_PER_ITEM = 3
+"""Sentences of one unsampled item fixed for one pattern; more is a rewrite, for a person."""
+Via = Literal["representative", "text rule", "fix agent"]
+
+
+class ItemPlan(BaseModel):
+    """The fix prepared for one reached item, waiting for the pattern's approval."""
+
+    key: str
+    sampled: bool
+    via: Via
+    issues: list[MergedIssue] = Field(default_factory=list)
+    before_text: str
+    after_text: str
+    applied: list[FixEdit] = Field(default_factory=list)
+    skipped: list[RejectedEdit] = Field(default_factory=list)
+    cost_usd: float = 0.0
+    error: str | None = None
+
+    @property
+    def changed(self) -> bool:
+        return self.after_text != self.before_text
+
+    @property
+    def needs_person(self) -> bool:
+        """Shows the pattern but neither the text rule nor the fix agent could fix it."""
+        return not self.changed and (bool(self.skipped) or self.error is not None)
+
+    def item_fix(self) -> ItemFix:
+        return ItemFix(before_text=self.before_text, after_text=self.after_text, applied=self.applied,
+                       skipped=self.skipped)
+
+    def outcome(self) -> str:
+        """In words, for the page, the export and the command line."""
+        if self.changed:
+            return f"fixed by the {self.via}" if self.via != "representative" else "fixed (the approved fix)"
+        if self.needs_person:
+            why = self.error or "; ".join(r.reason for r in self.skipped)
+            return f"needs a person: {why}"
+        return "no change: the fix agent found nothing to fix here"
+
+
+def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
+    """One issue per sentence of an unsampled item that shows the pattern, the sentence as evidence."""
+    spans = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
+    sentences = sentence_spans(output)
+    seen: list[tuple[int, int]] = []
+    for start, _ in sorted(spans):
+        home = next(((s, e) for s, e in sentences if s <= start < e), None)
+        if home is not None and home not in seen:
+            seen.append(home)
+    example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
+    return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
+                        evidence=output[s:e].strip(), flagged_by="check")
+            for s, e in seen[:MAX_ISSUES_PER_ITEM] if output[s:e].strip()]
+
+
+def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[str]) -> dict[str, list[MergedIssue]]:
+    """Item key → the issues its fix addresses, for every item the pattern reaches (in the order given).
+
+    Sampled items the pattern was found in keep their reviewers' issues; an unsampled item is reached
+    when it shows the signature or an exact quote. Items sampled without the pattern are never reached:
+    their reviewers saw them.
+    """
+    if pattern.kind != "issue":
+        return {}
+    members = set(pattern.items)
+    out: dict[str, list[MergedIssue]] = {}
+    for key, output in items:
+        if key in members:
+            out[key] = pattern_fix_issues(pattern, key)
+        elif key in unsampled and (sig.recognises(pattern.signature, output) or matches(pattern, output)):
+            issues = signature_issues(pattern, output)
+            if issues:
+                out[key] = issues
+    return out
+
+
+def text_rule(pattern: Pattern, key: str, output: str, edits: Sequence[FixEdit], sampled: bool) -> ItemFix:
+    """The approved edits applied as they are: exact 'before' once, where this item shows the pattern."""
+    if sampled:
+        return apply_pattern_fix(output, edits)  # its reviewers located the defect themselves
+    scope = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
+    return apply_pattern_fix(output, edits, scope or None)
+
+
+def with_example(issues: list[MergedIssue], edits: Sequence[FixEdit]) -> list[MergedIssue]:
+    """The item's issues, each telling the fix agent how the same defect was fixed on the approved item."""
+    if not edits:
+        return issues
+    shown = "; ".join(f"“{e.before}” → “{e.after}”" for e in edits[:3])
+    return [i.model_copy(update={"description": f"{i.description}. Approved fix of the same defect in another "
+                                                f"item (an example, not text to copy blindly): {shown}"})
+            for i in issues]
