@@ -23,7 +23,8 @@ import anthropic
 from santa_core.batch import patterns, report, sampling
 from santa_core.batch import store as batch_store
 from santa_core.batch.file import BatchFile
-from santa_core.batch.fixing import PatternFixing, with_signature
+from santa_core.batch.fixing import PatternFixing
+from santa_core.batch.generalise import generalise
 from santa_core.batch.store import (
     Batch,
     BatchConfig,
@@ -308,7 +309,8 @@ class BatchDriver(PatternFixing):
         failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
                                             error=engine.REVIEWER_FAILED if r.reviewer_error else None)
                     for r in self.store.reviews(sample_id) if r.done and not r.nice]
-        found = [with_signature(p, *self.sample_sides(sample_id, p)) for p in patterns.group_patterns(failures)]
+        reviewed = {r.key: r.output for r in self.store.reviews(sample_id) if r.done}
+        found = generalise(patterns.group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
         return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])
 
     def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:

@@ -167,11 +167,12 @@ class PatternFixing:
         changes = []
         for key, fix in preview.changes.items():
             plan = preview.plans.get(key)
-            if key in exclude or (plan is not None and not fix.changed and not plan.needs_person):
-                continue  # excluded by a person, or the fix agent found nothing to fix there
+            if key in exclude:
+                continue  # a person said the pattern does not belong here
             skipped = [r.model_dump() for r in fix.skipped]
-            if plan is not None and plan.error and not fix.changed:
-                skipped.append({"reason": f"the fix agent failed: {plan.error}"})
+            if plan is not None and not fix.changed and not skipped:
+                why = f"the fix agent failed: {plan.error}" if plan.error else "the fix agent made no edit here"
+                skipped.append({"reason": why})
             changes.append(ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
                                       applied=[e.model_dump() for e in fix.applied], skipped=skipped))
         if exclude:
@@ -206,11 +207,3 @@ class PatternFixing:
         item = self._item(self._batch_of(record), key)
         self.store.edit_by_hand(pattern_id, item.id, before_text, after_text, actor, reason)
 
-
-def with_signature(pattern: patterns.Pattern, found: dict[str, str], others: dict[str, str]) -> patterns.Pattern:
-    """The pattern with its signature derived from its verified quotes and checked against the sample."""
-    if pattern.kind != "issue":
-        return pattern
-    derived = sig.derive({k: (t, pattern.quoted_in(k)) for k, t in found.items()}, others)
-    check = sig.check(derived, found, others)
-    return pattern.model_copy(update={"signature": derived if check.valid else [], "signature_check": check})

@@ -20,7 +20,7 @@ import json
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from difflib import SequenceMatcher
 from typing import Literal
 
@@ -270,6 +270,11 @@ def _pattern(members: list[PatternMember], strata: dict[str, dict[str, str]]) ->
         strata=_strata(items, strata), examples=_examples(representative, items),
         representative=representative, members=members,
     )
+
+
+def rebuild(members: Iterable[PatternMember], strata: Mapping[str, dict[str, str]]) -> Pattern:
+    """One pattern from the members of several (patterns found to be one defect, `generalise`)."""
+    return _pattern(list(members), dict(strata))
 
 
 def _bucket(kind: PatternKind, failures: list[SampledFailure], title: Callable[[list[SampledFailure]], str]) -> Pattern:

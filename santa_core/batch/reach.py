@@ -51,8 +51,8 @@ class ItemPlan(BaseModel):
 
     @property
     def needs_person(self) -> bool:
-        """Shows the pattern but neither the text rule nor the fix agent could fix it."""
-        return not self.changed and (bool(self.skipped) or self.error is not None)
+        """Shows the pattern but neither the text rule nor the fix agent changed it (a person fixes or excludes it)."""
+        return not self.changed
 
     def item_fix(self) -> ItemFix:
         return ItemFix(before_text=self.before_text, after_text=self.after_text, applied=self.applied,
@@ -62,10 +62,8 @@ class ItemPlan(BaseModel):
         """In words, for the page, the export and the command line."""
         if self.changed:
             return f"fixed by the {self.via}" if self.via != "representative" else "fixed (the approved fix)"
-        if self.needs_person:
-            why = self.error or "; ".join(r.reason for r in self.skipped)
-            return f"needs a person: {why}"
-        return "no change: the fix agent found nothing to fix here"
+        why = self.error or "; ".join(r.reason for r in self.skipped) or "the fix agent made no edit here"
+        return f"needs a person: {why}"
 
 
 def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:

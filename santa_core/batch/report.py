@@ -4,6 +4,7 @@ stopping rule, the export, and the one view of a batch the Batch page renders. P
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,11 @@ from santa_core.batch.store import (
     Store,
 )
 from santa_core.models import Rubric
+
+VERIFIED, FAILED, FIXED, FIXED_BY_HAND, NEEDS_FIX, NOT_SAMPLED = (
+    "verified", "failed", "fixed", "fixed by hand", "needs fix", "not sampled")
+"""An item's status in the export: `verified` (a sample passed it as it stands), `fixed` (a pattern's fix
+changed it), `fixed by hand`, `needs fix` (a fix could not reach it), `failed` (undecided), `not sampled`."""
 
 
 @dataclass
@@ -91,29 +97,50 @@ class BatchView:
         sizes = Counter(stratum.values())
         sampled = Counter(stratum[r.item_id] for r in self.reviews.get(last.id, []))
         # The strata make a clean sample's bound hold wherever failures hide among them.
-        return sampling.stopping_rule(self.batch.items, last.size, last.naughty, self.batch.config.confidence,
+        rule = sampling.stopping_rule(self.batch.items, last.size, last.naughty, self.batch.config.confidence,
                                       sizes=sizes, sampled={k: sampled.get(k, 0) for k in sizes})
+        return dataclasses.replace(rule, unverified_fixes=self.unverified_fixes)
 
     @property
     def statuses(self) -> dict[int, str]:
-        """Each item's latest word, sample by sample: passed or failed in it, then fixed by its patterns."""
+        """Each item's latest word, sample by sample: verified or failed in it, then what its patterns did.
+
+        `verified` only for an item a sample's reviewers passed as it now stands; a fix makes it `fixed`
+        (or `fixed by hand`) until a later sample reviews it; `needs fix` when a pattern's fix could not
+        reach it and nobody has fixed it by hand yet.
+        """
         out: dict[int, str] = {}
         sample_of = {p.id: p.sample_id for p in self.patterns}
         for sample in self.batch.samples:
             for review in self.reviews.get(sample.id, []):
                 if review.done:
-                    out[review.item_id] = "passed" if review.nice else "failed"
+                    out[review.item_id] = VERIFIED if review.nice else FAILED
             for change in self.changes:
-                if sample_of.get(change.pattern_id) == sample.id and out.get(change.item_id) != "needs fix":
-                    # A hand fix still needed outweighs another pattern's fix that applied.
-                    out[change.item_id] = "fixed" if change.before_hash != change.after_hash else "needs fix"
+                if sample_of.get(change.pattern_id) != sample.id:
+                    continue
+                now = out.get(change.item_id)
+                if change.by_hand:
+                    out[change.item_id] = FIXED_BY_HAND
+                elif change.before_hash == change.after_hash:
+                    out[change.item_id] = NEEDS_FIX
+                elif now not in (NEEDS_FIX, FIXED_BY_HAND):  # another pattern's fix does not hide either
+                    out[change.item_id] = FIXED
         return out
+
+    @property
+    def unverified_fixes(self) -> int:
+        """Items changed after the latest finished sample was drawn: no reviewer has seen them since."""
+        done = [s.id for s in self.batch.samples if s.finished]
+        if not done:
+            return 0
+        last = {p.id for p in self.patterns if p.sample_id == done[-1]}
+        return len({c.item_id for c in self.applied if c.pattern_id in last})
 
     @property
     def needs_fix(self) -> list[str]:
         """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
         status = self.statuses
-        return [it.key for it in self.items if status.get(it.id) == "needs fix"]
+        return [it.key for it in self.items if status.get(it.id) == NEEDS_FIX]
 
 
 def batch_view(store: Store, batch_id: int, driving: Callable[[int], bool] = lambda sample_id: False) -> BatchView:
@@ -140,7 +167,7 @@ def export(view: BatchView, fmt: str | None = None) -> bytes:
             if key in ids:
                 notes.setdefault(ids[key], {}).setdefault(record.id, (record.title, _undecided_note(record)))
     out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
-                        status=status.get(it.id, "not sampled"),
+                        status=status.get(it.id, NOT_SAMPLED),
                         pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
                         fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None)
            for it in items]

@@ -322,6 +322,8 @@ class StoppingRule:
     upper_items: int
     stratified: bool = False
     """The bound holds wherever the failures hide among the strata (clean stratified sample)."""
+    unverified_fixes: int = 0
+    """Items fixed after this sample was drawn: the bound does not count them as verified."""
 
     @property
     def upper_rate(self) -> float:
@@ -338,8 +340,13 @@ class StoppingRule:
         conf = f"{self.confidence * 100:g} %"
         head = ("The sample came back clean" if self.clean else
                 f"{self.failed:,} of {self.sample:,} sampled item{'s' if self.sample != 1 else ''} failed")
-        return (f"{head}: with {conf} confidence at most {self.upper_items:,} of {self.population:,} items "
+        said = (f"{head}: with {conf} confidence at most {self.upper_items:,} of {self.population:,} items "
                 f"({percent(self.upper_rate)}) fail review.")
+        if self.unverified_fixes:
+            n = self.unverified_fixes
+            said += (f" {n:,} item{'s' if n != 1 else ''} fixed since {'are' if n != 1 else 'is'} not counted as "
+                     "verified: draw another sample to verify the fixes.")
+        return said
 
 
 def stopping_rule(population: int, sample: int, failed: int = 0, confidence: float = CONFIDENCE, *,

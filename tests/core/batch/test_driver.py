@@ -126,10 +126,10 @@ def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(
             assert by_key[key].output == item.original_output  # byte-identical
     statuses = {it.key: it.record["santa_status"] for it in exported.items}
     assert {statuses[k] for k in failed} == {"fixed"}  # failed in sample 1, fixed, not drawn again
-    assert {statuses[k] for k in planted} <= {"fixed", "passed"}  # a fixed item drawn in sample 2 passed
+    assert {statuses[k] for k in planted} <= {"fixed", "verified"}  # a fixed item drawn in sample 2 is verified
     sampled = {r.key for s in (first.id, second.id) for r in service.store.reviews(s)}
     assert {statuses[k] for k in set(items) - sampled - planted} == {"not sampled"}
-    assert {statuses[k] for k in sampled - planted} == {"passed"}
+    assert {statuses[k] for k in sampled - planted} == {"verified"}
 
 
 def test_runs_of_a_sample_appear_in_the_history_and_metrics(service: BatchDriver) -> None:

@@ -1,0 +1,97 @@
+"""One defect in varied sentences is one pattern, with a signature that finds it in unsampled items.
+
+`patterns.group_patterns` joins two issues when their quotes share most of their words. When a
+batch says the same wrong thing in sentences that vary more than that ("Your savings are
+guaranteed within 4 days for every plan", "Results are guaranteed within 6 days"), the sample's
+failures split into several patterns, and each pattern's signature is refused because the
+others' items show it too. `generalise` joins such patterns first:
+
+- a *family* is the issue patterns of one criterion whose descriptions agree (`gate.descriptions_agree`);
+- two patterns of a family are one defect when their verified quotes share a specific phrase
+  (`signature.phrases`) that no sampled item outside the family shows: the sample itself says
+  the phrase tells the defect apart;
+- the joined patterns are rebuilt from all their members, then every issue pattern gets its
+  signature, derived from its quotes and checked against every other sampled item.
+
+Pure. A family's patterns that share no clean phrase stay apart (when unsure, two patterns stay
+two decisions: a person can approve both, but a wrong merge would fix the wrong items).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from santa_core.batch import signature as sig
+from santa_core.batch.patterns import Pattern, PatternMember, rebuild
+from santa_core.run.gate import descriptions_agree, normalise
+
+
+def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
+               strata: Mapping[str, dict[str, str]]) -> list[Pattern]:
+    """The sample's patterns with one defect's patterns joined, each issue pattern with its signature.
+
+    `reviewed`: every reviewed sampled item's key → the text its reviewers saw; `strata`: key → its
+    strata (for the rebuilt patterns' counts).
+    """
+    issue = [p for p in found if p.kind == "issue"]
+    parent = list(range(len(issue)))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for family in _families(issue):
+        inside = {k for i in family for k in issue[i].items}
+        outside = [normalise(t) for k, t in reviewed.items() if k not in inside]
+        phrases = {i: {p for p in _phrases(issue[i]) if not any(sig.shows(t, p) for t in outside)} for i in family}
+        for a in family:
+            for b in family:
+                if a < b and phrases[a] & phrases[b]:
+                    parent[root(b)] = root(a)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(issue)):
+        groups.setdefault(root(i), []).append(i)
+    joined = [issue[g[0]] if len(g) == 1 else rebuild([m for i in g for m in issue[i].members], strata)
+              for g in groups.values()]
+    joined.sort(key=lambda p: (-p.count, p.key))
+    return [signed(p, reviewed) for p in joined] + [p for p in found if p.kind != "issue"]
+
+
+def signed(pattern: Pattern, reviewed: Mapping[str, str]) -> Pattern:
+    """The pattern with its signature derived from its verified quotes and checked against the sample."""
+    if pattern.kind != "issue":
+        return pattern
+    members = set(pattern.items)
+    found = {k: t for k, t in reviewed.items() if k in members}
+    others = {k: t for k, t in reviewed.items() if k not in members}
+    derived = sig.derive({k: (t, pattern.quoted_in(k)) for k, t in found.items()}, others)
+    check = sig.check(derived, found, others)
+    return pattern.model_copy(update={"signature": derived if check.valid else [], "signature_check": check})
+
+
+def _families(issue: Sequence[Pattern]) -> list[list[int]]:
+    """Indexes of the patterns of one criterion whose descriptions agree (transitively)."""
+    families: list[list[int]] = []
+    for i, pattern in enumerate(issue):
+        home = next((f for f in families if any(_agree(issue[j], pattern) for j in f)), None)
+        if home is None:
+            families.append([i])
+        else:
+            home.append(i)
+    return [f for f in families if len(f) > 1]
+
+
+def _agree(a: Pattern, b: Pattern) -> bool:
+    if normalise(a.criterion) != normalise(b.criterion):
+        return False
+    return any(descriptions_agree(x.issue, y.issue) for x in _heads(a) for y in _heads(b))
+
+
+def _heads(pattern: Pattern) -> list[PatternMember]:
+    return pattern.members[:3]
+
+
+def _phrases(pattern: Pattern) -> set[str]:
+    return {p for m in pattern.members if m.quoted for p in sig.phrases(m.issue.evidence)}

@@ -1,0 +1,132 @@
+"""A pattern that generalises, below the page: 200 items, a fifth of the promo stratum carrying one
+defect in varied sentences (tests/support/varied_batch.py). One approval fixes every defective item
+(each its own edit, under the scope rule), one that cannot take a fix is fixed by hand, no clean
+item changes by a byte, the resample is clean and the export says what was verified."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from santa_core.batch.driver import BatchDriver
+from santa_core.batch.file import read_batch
+from santa_core.batch.store import BatchProblem
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
+from santa_core.run.runner import Runner
+from storage.batches import BatchStore
+from storage.runs import RunStore
+from storage.startup import init_db
+from tests.conftest import grant
+from tests.core.batch.test_driver import config
+from tests.support import varied_batch as vb
+
+SAMPLED_DEFECTIVE = {"item-050", "item-100", "item-150", "item-175"}
+
+
+@pytest.fixture
+def service(db_url: str) -> Iterator[BatchDriver]:
+    repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
+    reviewers = {"b": FunctionReviewer("b", vb.review), "c": FunctionReviewer("c", vb.review)}
+    fx = FunctionFixer("fixer", vb.fix_plan)
+    runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
+    svc = BatchDriver(repo, BatchStore(repo), runner, lambda name: fx)
+    svc.fixer = fx
+    yield svc
+    svc.shutdown()
+    runner.shutdown()
+    repo.engine.dispose()
+
+
+def sampled(service: BatchDriver) -> tuple[int, int, set[str]]:
+    """A batch of the varied file with its first sample in: (batch id, sample id, defective keys)."""
+    data, defective = vb.varied_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")  # the seed is vb.SEED
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert {r.key for r in service.store.reviews(first.id) if not r.nice} == SAMPLED_DEFECTIVE
+    return batch_id, first.id, defective
+
+
+def statuses(service: BatchDriver, batch_id: int) -> dict[str, str]:
+    return {it.key: it.record["santa_status"] for it in read_batch(service.export(batch_id), "out.csv").items}
+
+
+def test_one_approval_reaches_every_varied_item_and_the_resample_is_clean(service: BatchDriver) -> None:
+    batch_id, sample_id, defective = sampled(service)
+    originals = {it.key: it.output for it in service.store.items(batch_id)}
+    assert len({vb.defects(originals[k])[0] for k in defective}) == 7  # varied: only item-000 repeats one
+
+    [pattern] = service.find_patterns(sample_id)  # four differently worded quotes, one defect
+    assert sorted(pattern.pattern["items"]) == sorted(SAMPLED_DEFECTIVE)
+    assert pattern.pattern["signature"] == ["guaranteed"]  # not "within", which clean receipts show
+    assert pattern.pattern["signature_check"]["false_matches"] == []
+
+    seen: list[tuple[int, int]] = []
+    service.propose(pattern.id, "ann", progress=lambda done, total: seen.append((done, total)))
+    assert seen[0] == (0, 6) and seen[-1] == (6, 6)  # item-000 took the text rule, 6 went to the fix agent
+    preview = service.preview(pattern.id)
+    assert set(preview.plans) == defective  # the whole batch, not only the sample
+    assert preview.plans["item-000"].via == "text rule" and preview.plans["item-025"].via == "fix agent"
+    assert preview.skipped == ["item-125"]
+    assert "reaches beyond the sentence" in preview.plans["item-125"].outcome()  # the scope rule held
+    for request in service.fixer.requests[1:]:  # an unsampled item's issues: its own sentence, with the example
+        assert all(issue.evidence in request.output and "Approved fix" in issue.description
+                   for issue in request.issues)
+
+    assert service.approve(pattern.id, "ann", reason="we cannot promise timing") == 7
+    items = {it.key: it.output for it in service.store.items(batch_id)}
+    for key, text in items.items():
+        if key in defective - {"item-125"}:
+            assert "guaranteed" not in text and "expected within" in text
+            assert text.split(". ")[0] == originals[key].split(". ")[0]  # only the flagged sentence changed
+        else:
+            assert text == originals[key]  # byte for byte
+    assert statuses(service, batch_id)["item-125"] == "needs fix"
+    assert "not counted as verified" in service.stopping_rule(batch_id).statement()
+
+    service.edit_by_hand(pattern.id, "item-125", items["item-125"], vb.hand_fix(items["item-125"]), "ann",
+                         "rewrote the promise")
+    with pytest.raises(BatchProblem, match="changed"):  # a second person on the text the first one saw
+        service.edit_by_hand(pattern.id, "item-125", items["item-125"], "Something else.", "ann")
+
+    second = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert second.finished and second.clean
+    rule = service.stopping_rule(batch_id)
+    assert rule.clean and "with 95 % confidence" in rule.statement()
+    assert "not counted" not in rule.statement()
+
+    final = statuses(service, batch_id)
+    assert set(final.values()) == {"fixed", "verified", "fixed by hand", "not sampled"}
+    assert final["item-125"] == "fixed by hand"
+    assert {final[k] for k in defective} <= {"fixed", "fixed by hand", "verified"}
+    reviewed = {r.key for s in service.store.get(batch_id).samples for r in service.store.reviews(s.id)}
+    assert {final[k] for k in reviewed - defective} == {"verified"}
+    assert {final[k] for k in set(items) - reviewed - defective} == {"not sampled"}
+    after = {it.key: it.output for it in read_batch(service.export(batch_id), "out.csv").items}
+    assert all(after[k] == originals[k] for k in set(originals) - defective)
+
+
+def test_a_person_can_exclude_items_and_no_decision_is_lost(service: BatchDriver) -> None:
+    batch_id, sample_id, defective = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    service.propose(pattern.id, "ann")
+    with pytest.raises(BatchProblem, match="does not reach"):
+        service.approve(pattern.id, "ann", exclude=["item-001"])  # a clean item: nothing to exclude
+    before = {it.key: it.output for it in service.store.items(batch_id)}
+    assert service.approve(pattern.id, "ann", exclude=["item-025"]) == 6
+    after = {it.key: it.output for it in service.store.items(batch_id)}
+    assert after["item-025"] == before["item-025"]
+    assert "item-025" in service.store.pattern(pattern.id).reason
+
+
+def test_a_signature_that_reaches_clean_items_is_refused(service: BatchDriver) -> None:
+    _, sample_id, _ = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    with pytest.raises(BatchProblem, match="refused, it would reach clean items"):
+        service.set_signature(pattern.id, "results are\nwithin", "ann")  # the sampled receipts say both
+    with pytest.raises(BatchProblem, match="too vague"):
+        service.set_signature(pattern.id, "days", "ann")
+    record = service.set_signature(pattern.id, "are guaranteed within", "ann")
+    assert record.pattern["signature"] == ["are guaranteed within"]
+    assert record.pattern["signature_check"]["matched"] == 4
