@@ -24,7 +24,7 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from ui import app_desk, batch_actions, batch_patterns, batch_plan, components, cost_estimate, identity
+from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, components, cost_estimate, identity
 from ui.batch_actions import driver
 from ui.safe import escape_markdown
 
@@ -282,6 +282,7 @@ def finished_step(view: BatchView) -> None:
     if batch.config.auto_approve:
         batch_patterns.auto_fix(batch, records)
     batch_patterns.section(view, records, {r.key: r.run_id for r in reviews})
+    batch_reach.needs_person(view)
     if not batch_patterns.pending(records):
         next_step(view)
 

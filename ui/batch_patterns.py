@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections import Counter
 
-import pandas as pd
 import streamlit as st
 
 from santa_core import words
@@ -21,7 +20,7 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
-from ui import batch_actions, components, identity
+from ui import batch_actions, batch_reach, components, identity
 from ui.batch_actions import attempt, driver
 from ui.safe import escape_markdown
 
@@ -132,30 +131,22 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
         if proposal is not None:
             components.proposal_view(proposal)
         return
+    batch_reach.signature_panel(batch.id, record, pattern)
     if not pattern.matchable:
-        st.warning("No quote of this pattern is long enough to find it in other items: only its sampled items "
-                   "will be fixed. Fix the rest of the batch by hand.")
+        st.warning("No signature or quote of this pattern is specific enough to find it in other items: only its "
+                   "sampled items will be fixed. Give phrases above, or fix the rest of the batch by hand.")
     if proposal is None:
         if st.button("Ask the fix agent", key=f"batch_propose_{record.id}", type="primary",
-                     help=f"One fix, proposed on item {pattern.representative}; nothing changes until you approve."):
-            propose(batch.id, record.id, pattern.representative)
+                     help=f"One fix, proposed on item {pattern.representative}, then each item that shows the "
+                          "pattern gets its own; nothing changes until you approve."):
+            batch_reach.propose(batch.id, record.id, pattern.representative)
         dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
         return
     components.proposal_view(proposal)
     edits = edited(record, proposal)
     preview = _preview(batch.id, record.id, edits)
-    if preview is not None:
-        preview_summary(preview)
-    approve_or_dismiss(batch.id, record, edits, preview)
-
-
-def propose(batch_id: int, pattern_id: int, representative: str) -> None:
-    """Ask the fix agent for the pattern's fix (on its representative item) and show it."""
-    for key in [k for k in st.session_state if str(k).startswith(f"batch_after_{pattern_id}_")]:
-        del st.session_state[key]  # a new proposal starts from its own replacement text
-    with st.spinner(f"The fix agent is fixing item {representative}…"):
-        attempt(batch_id, lambda: driver().propose(pattern_id, identity.actor()))
-    st.rerun()
+    exclude = batch_reach.items_table(record, preview, True) if preview is not None else []
+    approve_or_dismiss(batch.id, record, edits, preview, exclude)
 
 
 def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
@@ -163,7 +154,8 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
     if not proposal.edits:
         return []
     edits = []
-    with st.expander("Edit the replacement text (applied to every item that shows the pattern)"):
+    with st.expander("Edit the replacement text (applied where an item shows the same words; the fix agent's "
+                     "own fixes of the other items are not changed)"):
         for i, edit in enumerate(proposal.edits):
             st.caption(escape_markdown(f"Edit {i + 1} replaces exactly: {edit.before}"))
             after = st.text_area(f"Edit {i + 1}: replace with", edit.after, key=f"batch_after_{record.id}_{i}")
@@ -184,35 +176,28 @@ def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview
         return None
 
 
-def preview_summary(preview: FixPreview) -> None:
-    """How many items of the whole batch show the pattern, which change and which must be fixed by hand."""
-    showing, skipped = len(preview.changes), preview.skipped
-    st.markdown(f"**{showing} item(s) in the batch show this pattern**: approving changes {preview.changed}"
-                + (f"; {len(skipped)} cannot take the edit and need a person." if skipped else "."))
-    rows = [{"item": key, "changes": "yes" if fix.changed else "no",
-             "why not": "; ".join(r.reason for r in fix.skipped)} for key, fix in preview.changes.items()]
-    with st.expander("Items that show the pattern"):
-        st.dataframe(pd.DataFrame(rows, columns=["item", "changes", "why not"]), hide_index=True, width="stretch")
-
-
-def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit], preview: FixPreview | None) -> None:
+def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit], preview: FixPreview | None,
+                       exclude: list[str]) -> None:
     """Approve the fix for the whole batch, dismiss the pattern, or ask the fix agent again."""
     reason = st.text_input("Reason (optional to approve, required to dismiss)", key=f"batch_reason_{record.id}")
     approve, dismiss, again = st.columns(3)
     if approve.button("Approve and apply to the batch", type="primary", key=f"batch_approve_{record.id}",
                       disabled=not edits or preview is None):
-        _approve(batch_id, record.id, edits, reason, preview)
+        _approve(batch_id, record.id, edits, reason, preview, exclude)
     if dismiss.button("Dismiss", key=f"batch_dismiss_{record.id}"):
         _dismiss(batch_id, record.id, reason)
     if again.button("Ask the fix agent again", key=f"batch_repropose_{record.id}"):
-        propose(batch_id, record.id, Pattern.model_validate(record.pattern).representative)
+        batch_reach.propose(batch_id, record.id, Pattern.model_validate(record.pattern).representative)
 
 
-def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, preview: FixPreview | None) -> None:
-    skipped = preview.skipped if preview is not None else []
-    note = (f" {len(skipped)} item(s) show the pattern but could not take the edit — fix them by hand: "
+def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, preview: FixPreview | None,
+             exclude: list[str]) -> None:
+    skipped = [k for k in (preview.skipped if preview is not None else []) if k not in exclude]
+    note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
             f"{', '.join(skipped[:20])}." if skipped else "")
-    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), edits=edits, reason=reason),
+    note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
+    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), edits=edits, reason=reason,
+                                               exclude=exclude),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 

@@ -31,6 +31,7 @@ from desk.cli.common import (
     warn_about_models,
     write_out,
 )
+from santa_core.batch.report import batch_view
 from santa_core.batch.sampling import DEFAULT_RATE, MIN_SAMPLE
 from santa_core.models import Rubric
 from santa_core.providers import canonical, message_batches_problem
@@ -51,8 +52,10 @@ PROGRESS_S = 1.0
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 DETECTION_SHOWN = (0.01, 0.05, 0.10)
 """Prevalences whose chance of being caught is shown before the first sample."""
-BATCH_EXIT = {"clean": EXIT_SHIPPED, "waiting": EXIT_WAITING, "paused": EXIT_WAITING, "max_samples": EXIT_ESCALATED}
-"""Exit code of each way a batch stops: clean 0, a person must decide 3, --max-samples reached 1."""
+BATCH_EXIT = {"clean": EXIT_SHIPPED, "waiting": EXIT_WAITING, "paused": EXIT_WAITING, "needs_person": EXIT_WAITING,
+              "max_samples": EXIT_ESCALATED}
+"""Exit code of each way a batch stops: clean 0, a person must decide or fix items by hand 3, --max-samples
+reached 1."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -136,6 +139,8 @@ def run_batch(args: argparse.Namespace) -> int:
             say(f"stopped: batch {batch_id} keeps every review that came in; the app carries on with an unfinished "
                  "sample when it starts (Batch page)")
             return 130
+        if outcome == "clean" and batch_view(desk.batches.store, batch_id).needs_fix:
+            outcome = "needs_person"  # a clean sample, but items no fix could reach still carry the defect
         if args.out:
             write_out(desk.batches.export(batch_id, OUT_FORMATS[Path(args.out).suffix.lower()]), args.out)
         result = batch_result(desk, batch_id, outcome, decisions, args.out)

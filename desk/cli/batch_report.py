@@ -10,6 +10,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from santa_core.batch.report import batch_view
+
 if TYPE_CHECKING:  # annotations only: storage is imported inside the command
     from desk import Desk
     from santa_core.batch.store import PatternRecord, SampledReview, SampleProgress
@@ -41,6 +43,7 @@ def batch_result(desk: Desk, batch_id: int, outcome: str, decisions: Decisions, 
         "samples": [_sample_json(store.reviews(s.id), s) for s in batch.samples],
         "patterns": [_pattern_json(p, number[p.sample_id], changed[p.id], decisions) for p in store.patterns(batch_id)],
         "items_changed": len({c.item_id for c in changes}),
+        "needs_person": _needs_person(desk, batch_id),
         "stopping_rule": None if rule is None else {
             "statement": rule.statement(), "clean": rule.clean, "population": rule.population, "sample": rule.sample,
             "failed": rule.failed, "confidence": rule.confidence, "upper_items": rule.upper_items,
@@ -74,8 +77,22 @@ def _pattern_json(record: PatternRecord, sample: int, changed: int, decisions: D
             "items_skipped": decisions.skipped.get(record.id, []), "waiting": decisions.waiting.get(record.id)}
 
 
+def _needs_person(desk: Desk, batch_id: int) -> list[dict]:
+    """Items that show a fixed pattern but no fix could reach: each with why, for a person to fix by hand."""
+    view = batch_view(desk.batches.store, batch_id)
+    keys = set(view.needs_fix)
+    why: dict[int, str] = {}
+    for change in view.changes:
+        if change.before_hash == change.after_hash and not change.by_hand:
+            why[change.item_id] = "; ".join(str(r.get("reason", "")) for r in change.skipped)
+    return [{"item": it.key, "why": why.get(it.id, "")} for it in view.items if it.key in keys]
+
+
 def _next_step(batch_id: int, outcome: str, samples: int) -> str | None:
     """What a person does next, in words (None when the batch is verified)."""
+    if outcome == "needs_person":
+        return (f"fix the items no fix could reach by hand on the Batch page (/batch?batch={batch_id}, Items that "
+                "need a person): until then the export marks them “needs fix”")
     if outcome == "waiting":
         return (f"open batch {batch_id} on the Batch page (/batch?batch={batch_id}): approve, edit or dismiss each "
                 "waiting pattern, then sample again")
@@ -99,8 +116,10 @@ def batch_summary(result: dict) -> str:
         lines += [_pattern_text(p) for p in result["patterns"] if p["sample"] == sample["number"]]
     rule = result["stopping_rule"]
     if rule is not None:
-        lines.append(f"stopping rule: {rule['statement']}" if result["status"] == "clean" else
+        lines.append(f"stopping rule: {rule['statement']}" if result["status"] in ("clean", "needs_person") else
                      f"not verified yet: sample {result['samples'][-1]['number']}: {rule['statement']}")
+    for item in result["needs_person"]:
+        lines.append(f"needs a person: {item['item']}: {item['why']}")
     lines.append(_cost_text(result["cost"], len(result["samples"])))
     if result["out"]:
         lines.append(f"wrote {result['out']}")

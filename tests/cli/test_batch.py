@@ -312,3 +312,35 @@ def test_message_batches_with_a_reviewer_on_another_provider_is_bad_usage(
     env = {**cli_env, "OPENAI_API_KEY": "test-openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     done = santa(env, path, "--spec", SPEC, "--message-batches", "--reviewer-c", "openai:gpt-5.4-mini")
     assert done.returncode == 2 and "Message Batches API is Anthropic's" in done.stderr
+
+
+def test_auto_approve_reaches_every_item_of_a_defect_in_varied_sentences(
+        cli_env: dict[str, str], messages_stub: MessagesStub, tmp_path: Path) -> None:
+    """The 200-item varied-defect file of the Batch page's test: one auto-approval reaches all eight items
+    (each its own fix), the resample is clean, and the one item no fix could reach is named for a person
+    (exit 3) instead of shipping quietly with the defect."""
+    from tests.support import varied_batch as vb
+
+    messages_stub.handler = vb.varied_answer
+    data, defective = vb.varied_csv()
+    path, out = tmp_path / "varied.csv", tmp_path / "out.csv"
+    path.write_bytes(data)
+    done = santa(cli_env, path, "--spec", vb.SPEC, "--strata", "template", "--seed", vb.SEED, "--auto-approve",
+                 "--out", out)
+    assert done.returncode == 3, done.stderr
+    assert "needs a person: item-125: edit for issue 1 reaches beyond the sentence" in done.stdout
+    assert "stopping rule: The sample came back clean: with 95 % confidence" in done.stdout
+    assert "Batch page" in done.stdout and "Items that need a person" in done.stdout
+
+    uploaded, exported = rows(data), rows(out.read_bytes())
+    for key, row in uploaded.items():
+        if key in defective - {"item-125"}:
+            assert "guaranteed" not in exported[key]["output"] and "expected within" in exported[key]["output"]
+            assert exported[key]["santa_status"] in ("fixed", "verified")
+        elif key != "item-125":
+            assert exported[key]["output"].encode() == row["output"].encode()  # byte for byte
+            assert exported[key]["santa_status"] in ("verified", "not sampled")
+    assert exported["item-125"]["santa_status"] == "needs fix"
+    [batch] = stored_batches(cli_env)
+    [first, second] = batch.samples
+    assert first.naughty == 4 and second.clean
