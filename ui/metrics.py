@@ -20,6 +20,8 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
+from santa_core.models import RunStatus
 from santa_core.reports.metrics import (
     DEFINITIONS,
     HEADLINE,
@@ -334,9 +336,27 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
     drill_down(f, criteria, categories)
 
 
+def status_words(code: str) -> str:
+    """A run's status as the Runs list shows it (its icon and words); "" for a run with no facts yet."""
+    if not code:
+        return ""
+    try:
+        status = RunStatus(code)
+    except ValueError:  # a status this version has no words for: readable, never raw
+        return words.status(code)
+    return f"{words.STATUS_ICON[status]} {words.status(status)}"
+
+
+def status_help(runs: list[FailedRun]) -> str:
+    """The status column's tooltip: where each run stands now, and the stored codes behind the words."""
+    return ("Where the run stands now. The stored codes (JSON record, command line):  \n"
+            + words.legend(words.STATUS, [r.status for r in runs if r.status]))
+
+
 def failed_runs_frame(runs: list[FailedRun]) -> pd.DataFrame:
-    """The runs behind a bar as a table, with a link that opens each one."""
-    rows = [{"run": r.run_id, "day": r.day.isoformat(), "rubric": r.rubric, "status": r.status,
+    """The runs behind a bar as a table, with a link that opens each one; statuses in words (codes in the
+    column's tooltip, `status_help`)."""
+    rows = [{"run": r.run_id, "day": r.day.isoformat(), "rubric": r.rubric, "status": status_words(r.status),
              "rounds failed": r.rounds_failed, "B fails": r.b_fail, "C fails": r.c_fail, "check fails": r.check_fail,
              "open": f"./review?run={r.run_id}"} for r in runs]
     return pd.DataFrame(rows, columns=["run", "day", "rubric", "status", "rounds failed", "B fails", "C fails",
@@ -379,7 +399,8 @@ def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -
         lead = f"Showing the newest {len(shown)} of {total}" if total > len(shown) else f"{total}"
         st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {_what(criterion, category)}, newest first.")
         st.dataframe(failed_runs_frame(shown), hide_index=True, width="stretch",
-                     column_config={"open": st.column_config.LinkColumn("open", display_text="open run")})
+                     column_config={"open": st.column_config.LinkColumn("open", display_text="open run"),
+                                    "status": st.column_config.TextColumn("status", help=status_help(shown))})
     if shown:
         o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
         pick = o1.selectbox("Open run", [r.run_id for r in shown], format_func=lambda i: f"#{i}",

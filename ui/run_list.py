@@ -96,10 +96,11 @@ def nothing_listed(f: Filters) -> None:
 
 
 def frame(items: list[RunSummary], blind: set[int]) -> pd.DataFrame:
-    """One row per run; the open link first so it is never cut off at the right edge."""
+    """One row per run; the open link first so it is never cut off at the right edge. "by" names who started
+    the run as they were named then (as the run page does): a later rename does not rewrite the list."""
     rows = [{
         "open": f"./review?run={r.id}", "run": r.id, "status": components.status_label(r.status),
-        "text": r.preview, "by": identity.display(r.created_by), "created": r.created_at,
+        "text": r.preview, "by": identity.display_at(r.created_by, r.created_at), "created": r.created_at,
         "escalation": words.reason(r.escalation_reason), "rubric": f"{r.rubric_name} v{r.rubric_version}",
         # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
         "rounds": r.rounds, "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),

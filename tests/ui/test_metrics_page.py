@@ -562,7 +562,7 @@ def test_clicked_bar_and_tables() -> None:
     run = FailedRun(run_id=7, day=date(2025, 1, 6), rubric="general@1", status="shipped", rounds_failed=1, b_fail=1,
                     c_fail=0, check_fail=0)
     assert failed_runs_frame([run]).to_dict("records") == [
-        {"run": 7, "day": "2025-01-06", "rubric": "general@1", "status": "shipped", "rounds failed": 1,
+        {"run": 7, "day": "2025-01-06", "rubric": "general@1", "status": "🎁 shipped (NICE)", "rounds failed": 1,
          "B fails": 1, "C fails": 0, "check fails": 0, "open": "./review?run=7"}]
     empty = kappa_table(build_report(MetricsFilter(), [], [], [], []))
     assert list(empty.columns)[:2] == ["criterion", "category"] and empty.empty

@@ -7,16 +7,27 @@ factual_accuracy, r3 also brand_voice, category compliance).
 
 from __future__ import annotations
 
-import pytest
+import json
+import sqlite3
+from collections.abc import Iterator
+from datetime import date
+from pathlib import Path
 
+import pytest
+import streamlit as st
+from sqlalchemy import make_url
+
+from santa_core import words
+from santa_core.models import RunStatus
 from santa_core.rubrics.library import load_builtin
+from storage.metrics import FailedRun
 from storage.runs import RunStore
 from tests.core.run.test_runner import GOOD, SPEC
 from tests.ui import test_metrics_page as page
 from tests.ui.test_app import plain, texts
 from tests.ui.test_metrics_page import HAIKU, OPUS, SONNET, History, open_metrics
 from ui import metric_figures as figs
-from ui.metrics import DRILL_CATEGORY, DRILL_CRITERION, TABS
+from ui.metrics import DRILL_CATEGORY, DRILL_CRITERION, TABS, failed_runs_frame, status_help
 from ui.metrics_url import TAB_KEY, VIEW_PARAMS, restore, tab_from_query, view_to_query
 from ui.metrics_url import TABS as URL_TABS
 
@@ -138,3 +149,49 @@ def test_view_params_round_trip() -> None:
 @pytest.mark.parametrize("tab", [None, "Quality"])
 def test_the_default_tab_is_left_out(tab: str | None) -> None:
     assert view_to_query(tab, None, None) == {}
+
+
+# --- the drill-down's statuses --------------------------------------------------------------------
+
+CODES = {s.value for s in RunStatus} - {words.status(s) for s in RunStatus}
+"""The status codes that read differently from their words (`awaiting_approval`, `resolved_shipped`, ...)."""
+
+
+@pytest.fixture
+def restated(history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[History]:
+    """A copy of the seeded history where r3 waits for a fix's approval and r2 was shipped by a person."""
+    copy = tmp_path / "restated.db"
+    with sqlite3.connect(make_url(history.url).database) as src, sqlite3.connect(copy) as dst:
+        src.backup(dst)  # the whole database, what is still in the write-ahead log too
+        for run, status in ((history.runs["r3"], RunStatus.AWAITING_APPROVAL),
+                            (history.runs["r2"], RunStatus.RESOLVED_SHIPPED)):
+            for table, key in (("run", "id"), ("run_metric", "run_id")):
+                assert dst.execute(f"UPDATE {table} SET status = ? WHERE {key} = ?", (status.value, run)).rowcount == 1
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{copy}")
+    st.cache_resource.clear()
+    yield history
+    st.cache_resource.clear()
+
+
+def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_tooltip(restated: History) -> None:
+    at = open_metrics({"tab": "failures", "criterion": "factual_accuracy"})
+    table = at.dataframe[0].value
+    assert table["run"].tolist() == [restated.runs["r3"], restated.runs["r2"]]
+    assert table["status"].tolist() == ["✍️ fix waiting for approval", "✅ shipped by a person"]
+    cells = {str(v) for v in table.to_numpy().ravel()}
+    assert not cells & CODES and not {"awaiting_approval", "resolved_shipped"} & cells
+    tooltip = json.loads(at.dataframe[0].proto.columns)["status"]["help"]
+    assert "fix waiting for approval = `awaiting_approval`" in tooltip
+    assert "shipped by a person = `resolved_shipped`" in tooltip
+
+
+def test_no_status_code_is_shown_raw_in_the_drill_down_table() -> None:
+    runs = [FailedRun(run_id=i, day=date(2025, 1, 6), rubric="general@1", status=s.value, rounds_failed=1, b_fail=1,
+                      c_fail=0, check_fail=0) for i, s in enumerate(RunStatus, start=1)]
+    runs.append(FailedRun(run_id=99, day=date(2025, 1, 6), rubric="general@1", status="", rounds_failed=1, b_fail=0,
+                          c_fail=0, check_fail=1))  # a run without facts yet
+    shown = failed_runs_frame(runs)["status"].tolist()
+    assert shown == [f"{words.STATUS_ICON[s]} {words.status(s)}" for s in RunStatus] + [""]
+    assert not set(shown) & CODES
+    assert not [cell for cell in shown for code in CODES if "_" in code and code in cell]  # not even within words
+    assert all(f"= `{s.value}`" in status_help(runs) for s in RunStatus)

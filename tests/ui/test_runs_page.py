@@ -114,3 +114,14 @@ def test_clicking_a_row_opens_the_run_and_the_list_stays_reachable(history: dict
     assert at.query_params["run"] == str(history["content"])
     back = at.switch_page("pages/runs.py").run()  # going back to the list does not bounce to the run again
     assert not back.exception and listed(back) and f"Run #{history['content']}" not in texts(back)
+
+
+def test_started_by_keeps_the_name_a_person_had_when_the_run_started(desk_env: RunStore) -> None:
+    desk_env.people.sign_in("edith@example.com", "Edith Okafor")
+    desk_env.people.set_roles("edith@example.com", ["editor"], "admin@example.com")
+    before = start(desk_env, "Copy written before the rename.", by="edith@example.com")
+    desk_env.people.sign_in("edith@example.com", "Edith Stone")  # she renamed herself at her provider
+    after = start(desk_env, "Copy written after the rename.", by="edith@example.com")
+    at = open_runs()
+    by = dict(zip(listed(at), at.dataframe[0].value["by"].tolist(), strict=True))
+    assert by == {before: "Edith Okafor <edith@example.com>", after: "Edith Stone <edith@example.com>"}
