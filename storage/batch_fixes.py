@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, func, select
 
 from santa_core.batch.store import BatchProblem, PatternRecord
 from santa_core.models import MAX_TEXT_CHARS
@@ -14,7 +14,7 @@ from santa_core.text import text_problem
 from storage import audit
 from storage.hashing import sha256_text
 from storage.people import require
-from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow
+from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
 from storage.times import utcnow
 from storage.transactions import StoreBase
 
@@ -47,6 +47,8 @@ class BatchFixes(StoreBase):
             require(s, actor, Permission.DECIDE_FIX)
             row = waiting_row(s, pattern_id)
             row.item_fixes = fixes
+            row.fix_spent_usd = (row.fix_spent_usd or 0.0) + sum(
+                float(f.get("cost_usd") or 0.0) for k, f in fixes.items() if f.get("via") == "fix agent")
             s.add(row)
 
     def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
@@ -80,8 +82,13 @@ class BatchFixes(StoreBase):
                 raise BatchProblem(f"item {item_id} is not in the batch of pattern {pattern_id}")
             if item.output != before_text:
                 raise BatchProblem(f"item {item.item_key} changed since you opened it; open it again")
-            if after_text == before_text:
-                raise BatchProblem("the text is unchanged: edit it, or leave the item as it is")
+            if " ".join(after_text.split()) == " ".join(before_text.split()):
+                raise BatchProblem("only spacing changed: edit the text itself, or leave the item as it is")
+            unfinished = s.exec(select(func.count()).select_from(BatchSampleRow).where(
+                BatchSampleRow.batch_id == item.batch_id, col(BatchSampleRow.finished_at).is_(None))).one()
+            if unfinished:
+                raise BatchProblem("a sample of this batch is being reviewed: edit once it is in, so its reviews "
+                                   "judge the text they were given")
             s.add(BatchChangeRow(batch_id=item.batch_id, item_id=item.id, pattern_id=pattern.id, actor=actor,
                                  before_text=before_text, after_text=after_text, before_hash=sha256_text(before_text),
                                  after_hash=sha256_text(after_text), applied=[], skipped=[], by_hand=True,

@@ -330,6 +330,7 @@ class BatchStore(BatchFixes, StoreBase):
                 raise BatchProblem(f"pattern {pattern_id} was already {row.status}")
             # A new proposal's example changes what each item's fix would be: they are prepared again.
             row.proposal, row.status, row.item_fixes = proposal, "proposed", None
+            row.fix_spent_usd = (row.fix_spent_usd or 0.0) + float(proposal.get("cost_usd") or 0.0)
             s.add(row)
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
@@ -399,14 +400,13 @@ class BatchStore(BatchFixes, StoreBase):
                          detail={"pattern": row.key, "reason": reason})
 
     def cost(self, batch_id: int) -> float:
-        """USD spent on the batch so far: its sample reviews plus its fix proposals."""
+        """USD spent on the batch so far: its sample reviews plus every fix agent call (superseded ones too)."""
         with self._read() as s:
             reviews = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).join(
                 RunRow, RunRow.id == LLMCallRow.run_id).where(RunRow.batch_id == batch_id)).one()
-            fixes = s.exec(select(BatchPatternRow.proposal, BatchPatternRow.item_fixes)
-                           .where(BatchPatternRow.batch_id == batch_id)).all()
-            items = sum(float(f.get("cost_usd") or 0.0) for _, per_item in fixes for f in (per_item or {}).values())
-            return float(reviews) + sum(float((p or {}).get("cost_usd") or 0.0) for p, _ in fixes) + items
+            fixes = s.exec(select(func.coalesce(func.sum(BatchPatternRow.fix_spent_usd), 0.0))
+                           .where(BatchPatternRow.batch_id == batch_id)).one()
+            return float(reviews) + float(fixes)
 
     # --- helpers -----------------------------------------------------------------------------
 

@@ -143,6 +143,13 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
         dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
         return
     components.proposal_view(proposal)
+    if record.item_fixes is None and proposal.edits and proposal.error is None:
+        st.warning("Each item's own fix is not prepared (the signature changed, or preparing was interrupted): "
+                   "prepare them to see what approving would change.")
+        if st.button("Prepare each item's fix", key=f"batch_prepare_{record.id}", type="primary"):
+            batch_reach.propose(batch.id, record.id, pattern.representative, again=False)
+        dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
+        return
     edits = edited(record, proposal)
     preview = _preview(batch.id, record.id, edits)
     exclude = batch_reach.items_table(record, preview, True) if preview is not None else []
@@ -196,8 +203,9 @@ def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, 
     note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
             f"{', '.join(skipped[:20])}." if skipped else "")
     note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
+    seen = preview.version if preview is not None else None
     attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), edits=edits, reason=reason,
-                                               exclude=exclude),
+                                               exclude=exclude, seen=seen),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 

@@ -50,8 +50,9 @@ def signature_panel(batch_id: int, record: PatternRecord, pattern: Pattern) -> N
             st.rerun()
 
 
-def propose(batch_id: int, pattern_id: int, representative: str) -> None:
-    """Ask the fix agent for the representative's fix, then prepare every reached item's, with a progress bar."""
+def propose(batch_id: int, pattern_id: int, representative: str, again: bool = True) -> None:
+    """Ask the fix agent for the representative's fix (unless `again` is False: keep the proposal), then prepare
+    every reached item's, with a progress bar."""
     for key in [k for k in st.session_state if str(k).startswith((f"batch_after_{pattern_id}_",
                                                                    f"batch_exclude_{pattern_id}"))]:
         del st.session_state[key]  # a new proposal starts from its own replacement text and exclusions
@@ -61,7 +62,10 @@ def propose(batch_id: int, pattern_id: int, representative: str) -> None:
         bar.progress(done / total if total else 1.0,
                      text=f"Preparing each item's own fix: {done} of {total} item(s) done")
 
-    attempt(batch_id, lambda: driver().propose(pattern_id, identity.actor(), progress=progress))
+    if again:
+        attempt(batch_id, lambda: driver().propose(pattern_id, identity.actor(), progress=progress))
+    else:
+        attempt(batch_id, lambda: driver().prepare(pattern_id, identity.actor(), progress=progress))
     st.rerun()
 
 
@@ -88,7 +92,7 @@ def items_table(record: PatternRecord, preview: FixPreview, can_decide: bool) ->
                 language="diff", wrap_lines=True)
     if not can_decide:
         return []
-    return st.multiselect("Exclude items from this fix (they keep their text; the reason records who excluded them)",
+    return st.multiselect("Exclude items from this fix (they keep their text; say why in the reason below)",
                           keys, key=f"batch_exclude_{record.id}")
 
 
@@ -112,9 +116,9 @@ def needs_person(view: BatchView) -> None:
         st.caption(escape_markdown("Why no fix reached it: " + "; ".join(str(r.get("reason", "")) for r in why)))
     opened = st.session_state.setdefault(f"batch_hand_before_{view.batch.id}_{key}", item.output)
     with st.form(f"batch_hand_form_{view.batch.id}_{key}"):
-        text = st.text_area("Text", opened, height=200, key=f"batch_hand_text_{key}")
+        text = st.text_area("Text", opened, height=200, key=f"batch_hand_text_{view.batch.id}_{key}")
         st.caption(counter(text))
-        reason = st.text_input("What you changed (kept in the audit trail)", key=f"batch_hand_reason_{key}")
+        reason = st.text_input("What you changed (kept in the audit trail)", key=f"batch_hand_reason_{view.batch.id}_{key}")
         if st.form_submit_button("Save my edit", type="primary"):
             st.session_state.pop(f"batch_hand_before_{view.batch.id}_{key}", None)
             attempt(view.batch.id, lambda: driver().edit_by_hand(pattern_of[item.id], key, opened, text,

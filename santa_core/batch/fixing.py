@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from collections.abc import Callable, Collection, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
@@ -24,6 +26,7 @@ from santa_core.models import FixEdit, FixProposal
 from santa_core.reviewers.base import Fixer
 from santa_core.roles import Permission
 from santa_core.run.fixer import propose_fix
+from santa_core.run.gate import normalise
 
 Progress = Callable[[int, int], None]
 """Called with (done, total) as the items' fixes are prepared, from the calling thread."""
@@ -38,7 +41,14 @@ class FixPreview:
     changes: dict[str, patterns.ItemFix]
     """Item key → the fix applied to it (only items the pattern reaches)."""
     plans: dict[str, reach.ItemPlan]
-    """Item key → how its fix was prepared (empty for a pattern proposed before per-item fixes)."""
+    """Item key → how its fix was prepared (empty for a person's own edits with no proposal)."""
+
+    @property
+    def version(self) -> str:
+        """A fingerprint of what the person is shown: an approval of another version is refused."""
+        shown = {"edits": [e.model_dump(mode="json") for e in self.edits], "proposal": self.pattern.proposal,
+                 "plans": self.pattern.item_fixes, "signature": self.pattern.pattern.get("signature")}
+        return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
     def changed(self) -> int:
@@ -76,11 +86,13 @@ class PatternFixing:
         proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
                                patterns.pattern_fix_issues(pattern))
         self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
-        self.prepare(pattern_id, actor, progress)
+        if proposal.error is None and proposal.edits:  # no example to follow: nothing else is asked (or paid)
+            self.prepare(pattern_id, actor, progress)
         return proposal
 
     def prepare(self, pattern_id: int, actor: str, progress: Progress | None = None) -> dict[str, reach.ItemPlan]:
         """Each reached item's own fix, from the stored proposal (text rule first, else the fix agent); stored."""
+        self.store.require(actor, Permission.DECIDE_FIX)  # before the paid calls, not after
         record = self.store.pattern(pattern_id)
         if record.proposal is None:
             raise BatchProblem("ask the fix agent for a proposal first")
@@ -98,6 +110,10 @@ class PatternFixing:
             if key == pattern.representative:
                 continue
             sampled = key in pattern.items
+            if not issues:
+                plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="fix agent", before_text=items[key].output,
+                                            after_text=items[key].output, error=reach.UNLOCATED)
+                continue
             fix = reach.text_rule(pattern, key, items[key].output, proposal.edits, sampled)
             if fix.changed and not fix.skipped and (sampled or not sig.recognises(pattern.signature, fix.after_text)):
                 plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues,
@@ -114,11 +130,7 @@ class PatternFixing:
                                 reach.with_example(targets[k], proposal.edits)): k for k in agent}
             for future in as_completed(asks):
                 key = asks[future]
-                answer = future.result()
-                plans[key] = reach.ItemPlan(
-                    key=key, sampled=key in pattern.items, via="fix agent", issues=targets[key],
-                    before_text=answer.before_text, after_text=answer.proposed_text, applied=answer.edits,
-                    skipped=answer.rejected, cost_usd=answer.cost_usd, error=answer.error)
+                plans[key] = reach.agent_plan(pattern, key, key in pattern.items, targets[key], future.result())
                 done += 1
                 if progress is not None:
                     progress(done, total)
@@ -140,9 +152,10 @@ class PatternFixing:
         proposal = FixProposal.model_validate(record.proposal) if record.proposal is not None else None
         edits = list(proposal.edits if edits is None and proposal is not None else edits or [])
         items = self.store.items(self._batch_of(record).id)
-        if record.item_fixes is None or proposal is None:
-            # A person's own edits with no proposal, or a proposal from before fixes were prepared per
-            # item: the edits as a text rule only.
+        if proposal is not None and record.item_fixes is None:
+            raise BatchProblem("each item's own fix is not prepared (the signature changed, or preparing stopped): "
+                               "prepare them before approving")
+        if proposal is None:  # a person's own edits with no proposal: the edits as a text rule only
             changes = patterns.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
             return FixPreview(record, edits, changes, {})
         plans = {k: reach.ItemPlan.model_validate(v) for k, v in record.item_fixes.items()}
@@ -157,12 +170,24 @@ class PatternFixing:
         return FixPreview(record, edits, changes, plans)
 
     def approve(self, pattern_id: int, actor: str, edits: Sequence[FixEdit] | None = None, reason: str = "",
-                exclude: Collection[str] = ()) -> int:
-        """Apply every prepared fix of the pattern except the excluded items; how many items changed."""
+                exclude: Collection[str] = (), seen: str | None = None) -> int:
+        """Apply every prepared fix of the pattern except the excluded items; how many items changed.
+
+        `seen`: the `FixPreview.version` the person looked at; refused when the fixes changed since (someone
+        asked the fix agent again, or changed the signature), so nobody approves what they did not see.
+        """
         preview = self.preview(pattern_id, edits)
+        if seen is not None and seen != preview.version:
+            raise BatchProblem("the fixes changed since you opened them (someone asked the fix agent again or changed "
+                               "the signature): look at them again before approving")
         unknown = set(exclude) - set(preview.changes)
         if unknown:
             raise BatchProblem(f"cannot exclude {', '.join(sorted(unknown))}: the pattern does not reach it")
+        if exclude and set(exclude) >= set(preview.changes):
+            raise BatchProblem("every item is excluded, so nothing would be fixed: dismiss the pattern with a reason "
+                               "instead")
+        if exclude and not reason.strip():
+            raise BatchProblem("say why the excluded items keep their text (the reason is kept with the decision)")
         ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
         changes = []
         for key, fix in preview.changes.items():
@@ -187,11 +212,19 @@ class PatternFixing:
             phrases = sig.parse(text)
         except ValueError as exc:
             raise BatchProblem(str(exc)) from exc
+        quotes = [q for k in pattern.items for q in pattern.quoted_in(k)]
+        if stray := [p for p in phrases if not any(sig.shows(normalise(q), normalise(p)) for q in quotes)]:
+            raise BatchProblem(f"“{stray[0]}” is not in what the reviewers quoted: a signature must point at the defect "
+                               "itself, in words taken from the quotes")
         found, others = self.sample_sides(record.sample_id, pattern)
         check = sig.check(phrases, found, others)
         if not check.valid:
             raise BatchProblem(f"this signature {check.summary()}")
-        return self.store.set_signature(pattern_id, phrases, check.model_dump(mode="json"), actor)
+        kept = self.store.set_signature(pattern_id, phrases, check.model_dump(mode="json"), actor)
+        if kept.proposal is not None:  # the items it reaches changed: their fixes are prepared again
+            self.prepare(pattern_id, actor)
+            kept = self.store.pattern(pattern_id)
+        return kept
 
     def sample_sides(self, sample_id: int, pattern: patterns.Pattern) -> tuple[dict[str, str], dict[str, str]]:
         """(sampled items the pattern was found in, the other reviewed sampled items): key → reviewed text."""
@@ -204,6 +237,9 @@ class PatternFixing:
                      reason: str = "") -> None:
         """A person's own edit of one item of the pattern's batch (refused if it changed since they opened it)."""
         record = self.store.pattern(pattern_id)
+        reached = set(record.pattern.get("items", [])) | set(record.item_fixes or {})
+        if key not in reached:
+            raise BatchProblem(f"item {key} is not one the pattern reaches: open its run, or the pattern that does")
         item = self._item(self._batch_of(record), key)
         self.store.edit_by_hand(pattern_id, item.id, before_text, after_text, actor, reason)
 

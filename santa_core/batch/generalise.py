@@ -72,15 +72,22 @@ def signed(pattern: Pattern, reviewed: Mapping[str, str]) -> Pattern:
 
 
 def _families(issue: Sequence[Pattern]) -> list[list[int]]:
-    """Indexes of the patterns of one criterion whose descriptions agree (transitively)."""
-    families: list[list[int]] = []
-    for i, pattern in enumerate(issue):
-        home = next((f for f in families if any(_agree(issue[j], pattern) for j in f)), None)
-        if home is None:
-            families.append([i])
-        else:
-            home.append(i)
-    return [f for f in families if len(f) > 1]
+    """Indexes of the patterns of one criterion whose descriptions agree (transitively), two or more a family."""
+    family = list(range(len(issue)))
+
+    def root(i: int) -> int:
+        while family[i] != i:
+            i = family[i]
+        return i
+
+    for a in range(len(issue)):
+        for b in range(a + 1, len(issue)):
+            if root(a) != root(b) and _agree(issue[a], issue[b]):
+                family[root(b)] = root(a)
+    groups: dict[int, list[int]] = {}
+    for i in range(len(issue)):
+        groups.setdefault(root(i), []).append(i)
+    return [g for g in groups.values() if len(g) > 1]
 
 
 def _agree(a: Pattern, b: Pattern) -> bool:

@@ -23,12 +23,13 @@ from pydantic import BaseModel, Field
 
 from santa_core.batch import signature as sig
 from santa_core.batch.patterns import ItemFix, Pattern, apply_pattern_fix, matches, pattern_fix_issues, quote_spans
-from santa_core.models import FixEdit, MergedIssue, RejectedEdit
+from santa_core.models import FixEdit, FixProposal, MergedIssue, RejectedEdit
 from santa_core.scope import sentence_spans
 
 MAX_ISSUES_PER_ITEM = 3
 """Sentences of one unsampled item fixed for one pattern; more is a rewrite, for a person."""
 Via = Literal["representative", "text rule", "fix agent"]
+UNLOCATED = "it shows the pattern's signature, but no sentence of it could be located to give the fix agent"
 
 
 class ItemPlan(BaseModel):
@@ -85,7 +86,8 @@ def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[s
     """Item key → the issues its fix addresses, for every item the pattern reaches (in the order given).
 
     Sampled items the pattern was found in keep their reviewers' issues; an unsampled item is reached
-    when it shows the signature or an exact quote. Items sampled without the pattern are never reached:
+    when it shows the signature or an exact quote (with no issue when no sentence could be located: the
+    fix agent cannot be given one, so it is for a person). Items sampled without the pattern are never reached:
     their reviewers saw them.
     """
     if pattern.kind != "issue":
@@ -96,9 +98,9 @@ def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[s
         if key in members:
             out[key] = pattern_fix_issues(pattern, key)
         elif key in unsampled and (sig.recognises(pattern.signature, output) or matches(pattern, output)):
-            issues = signature_issues(pattern, output)
-            if issues:
-                out[key] = issues
+            # Recognised but no sentence located (e.g. a folded spelling): reached with no issue, so a person
+            # sees it instead of it staying unreached with the defect.
+            out[key] = signature_issues(pattern, output)
     return out
 
 
@@ -108,6 +110,18 @@ def text_rule(pattern: Pattern, key: str, output: str, edits: Sequence[FixEdit],
         return apply_pattern_fix(output, edits)  # its reviewers located the defect themselves
     scope = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
     return apply_pattern_fix(output, edits, scope or None)
+
+
+def agent_plan(pattern: Pattern, key: str, sampled: bool, issues: list[MergedIssue], answer: FixProposal) -> ItemPlan:
+    """The fix agent's answer for one item as its plan; a fix that leaves the signature in place needs a person."""
+    plan = ItemPlan(key=key, sampled=sampled, via="fix agent", issues=issues, before_text=answer.before_text,
+                    after_text=answer.proposed_text, applied=answer.edits, skipped=answer.rejected,
+                    cost_usd=answer.cost_usd, error=answer.error)
+    left = [p for p in pattern.signature if sig.recognises([p], answer.proposed_text)] if plan.changed else []
+    if left:
+        why = f"the fix agent's edit leaves {', '.join(f'“{p}”' for p in left)} in place"
+        return plan.model_copy(update={"after_text": plan.before_text, "applied": [], "error": why})
+    return plan
 
 
 def with_example(issues: list[MergedIssue], edits: Sequence[FixEdit]) -> list[MergedIssue]:

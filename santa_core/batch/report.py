@@ -8,6 +8,7 @@ import dataclasses
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from santa_core import pricing
 from santa_core.batch import sampling
@@ -103,44 +104,47 @@ class BatchView:
 
     @property
     def statuses(self) -> dict[int, str]:
-        """Each item's latest word, sample by sample: verified or failed in it, then what its patterns did.
+        """Each item's latest word, replaying its reviews and changes in the order they happened.
 
-        `verified` only for an item a sample's reviewers passed as it now stands; a fix makes it `fixed`
-        (or `fixed by hand`) until a later sample reviews it; `needs fix` when a pattern's fix could not
-        reach it and nobody has fixed it by hand yet.
+        A review says `verified` (passed) or `failed`; a change after it says what was done: `fixed`
+        by a pattern, `fixed by hand`, or `needs fix` when a pattern's fix could not reach the item (a
+        later fix by another pattern does not hide that). So `verified` only stands for an item a
+        sample's reviewers passed as it now stands.
         """
-        out: dict[int, str] = {}
-        sample_of = {p.id: p.sample_id for p in self.patterns}
+        events: list[tuple[datetime, int, int, str]] = []  # (when, order, item, word)
         for sample in self.batch.samples:
             for review in self.reviews.get(sample.id, []):
-                if review.done:
-                    out[review.item_id] = VERIFIED if review.nice else FAILED
-            for change in self.changes:
-                if sample_of.get(change.pattern_id) != sample.id:
-                    continue
-                now = out.get(change.item_id)
-                if change.by_hand:
-                    out[change.item_id] = FIXED_BY_HAND
-                elif change.before_hash == change.after_hash:
-                    out[change.item_id] = NEEDS_FIX
-                elif now not in (NEEDS_FIX, FIXED_BY_HAND):  # another pattern's fix does not hide either
-                    out[change.item_id] = FIXED
+                if review.done:  # a sample's reviews come after every change made before it was drawn
+                    events.append((_utc(sample.created_at), 0, review.item_id, VERIFIED if review.nice else FAILED))
+        for change in self.changes:
+            word = FIXED_BY_HAND if change.by_hand else NEEDS_FIX if change.before_hash == change.after_hash else FIXED
+            events.append((_utc(change.created_at), 1, change.item_id, word))
+        out: dict[int, str] = {}
+        for _, _, item_id, word in sorted(events, key=lambda e: (e[0], e[1])):
+            if word == FIXED and out.get(item_id) == NEEDS_FIX:
+                continue  # another pattern's fix leaves the defect its pattern could not reach
+            out[item_id] = word
         return out
 
     @property
     def unverified_fixes(self) -> int:
-        """Items changed after the latest finished sample was drawn: no reviewer has seen them since."""
-        done = [s.id for s in self.batch.samples if s.finished]
+        """Items changed since the latest finished sample was drawn: no reviewer has seen them as they stand."""
+        done = [s for s in self.batch.samples if s.finished]
         if not done:
             return 0
-        last = {p.id for p in self.patterns if p.sample_id == done[-1]}
-        return len({c.item_id for c in self.applied if c.pattern_id in last})
+        drawn = _utc(done[-1].created_at)
+        return len({c.item_id for c in self.applied if _utc(c.created_at) > drawn})
 
     @property
     def needs_fix(self) -> list[str]:
         """Items that showed a fixed pattern but could not take its edit: they still need a fix by hand."""
         status = self.statuses
         return [it.key for it in self.items if status.get(it.id) == NEEDS_FIX]
+
+
+def _utc(when: datetime) -> datetime:
+    """Stored times are UTC; SQLite hands them back naive."""
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def batch_view(store: Store, batch_id: int, driving: Callable[[int], bool] = lambda sample_id: False) -> BatchView:

@@ -49,11 +49,13 @@ class SignatureCheck(BaseModel):
     """Sampled items the pattern was not found in (NICE, or failed for another reason)."""
     false_matches: list[str] = Field(default_factory=list)
     """Keys of those the signature would wrongly reach."""
+    missed: list[str] = Field(default_factory=list)
+    """Keys of sampled items showing the pattern that the signature does not recognise."""
 
     @property
     def valid(self) -> bool:
-        """Reaches at least one item it should and none it should not."""
-        return self.matched > 0 and not self.false_matches
+        """Recognises every sampled item the pattern was found in and none it was not."""
+        return self.found_in > 0 and self.matched == self.found_in and not self.false_matches
 
     def summary(self) -> str:
         """In words, for the page and the command line."""
@@ -61,6 +63,9 @@ class SignatureCheck(BaseModel):
                 f"{len(self.false_matches)} of the {self.not_found_in} that do not")
         if self.false_matches:
             return f"{head} ({', '.join(self.false_matches[:5])}): refused, it would reach clean items"
+        if self.missed:
+            return (f"{head}: refused, it misses {', '.join(self.missed[:5])}, so items like them in the rest "
+                    "of the batch would keep the defect")
         return head if self.matched else f"{head}: refused, it recognises none of the pattern's items"
 
 
@@ -135,8 +140,9 @@ def derive(found: Mapping[str, tuple[str, Iterable[str]]], others: Mapping[str, 
 
 def check(signature: Sequence[str], found: Mapping[str, str], others: Mapping[str, str]) -> SignatureCheck:
     """Validate a signature against the sample: `found` and `others` map sampled item keys to reviewed text."""
+    missed = sorted(k for k, t in found.items() if not recognises(signature, t))
     return SignatureCheck(
-        found_in=len(found), matched=sum(recognises(signature, t) for t in found.values()),
+        found_in=len(found), matched=len(found) - len(missed), missed=missed,
         not_found_in=len(others), false_matches=sorted(k for k, t in others.items() if recognises(signature, t)))
 
 

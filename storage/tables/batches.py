@@ -126,6 +126,8 @@ class BatchPatternRow(SQLModel, table=True):
     """The fix agent's proposal on the representative item."""
     item_fixes: dict | None = Field(default=None, sa_type=JSON_OR_NULL)
     """Item key → the fix prepared for it (text rule or fix agent) while the pattern waits for approval."""
+    fix_spent_usd: float = Field(default=0.0, sa_column_kwargs={"server_default": "0"})
+    """What every fix agent call for this pattern cost, proposals asked again included (never decreases)."""
     approved_edits: list | None = Field(default=None, sa_type=JSON_OR_NULL)
     decided_by: str | None = None
     decided_at: datetime | None = Field(default=None, sa_type=UTC_TS)

@@ -49,7 +49,7 @@ SCHEMA: dict[str, list[str]] = {
                      "api_batch_id", "api_status", "api_jobs"],
     "batch_sample_item": ["id", "sample_id", "item_id", "run_id"],
     "batch_pattern": ["id", "batch_id", "sample_id", "key", "criterion", "title", "pattern", "status", "proposal",
-                      "approved_edits", "decided_by", "decided_at", "reason", "item_fixes"],  # 0013
+                      "approved_edits", "decided_by", "decided_at", "reason", "item_fixes", "fix_spent_usd"],  # 0013
     "batch_change": ["id", "batch_id", "item_id", "pattern_id", "created_at", "actor", "before_text", "after_text",
                      "before_hash", "after_hash", "applied", "skipped", "by_hand"],  # 0013
     "run": [

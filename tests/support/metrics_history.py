@@ -10,7 +10,7 @@ round; `history` (a fixture: bind it in the test module) seeds it once per modul
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
@@ -260,12 +260,12 @@ def person_pass(repo: RunStore, run_id: int, person: str) -> None:
     actions.submit_person_review(repo, run_id, "C", review, person)
 
 
-def seed(repo: RunStore) -> dict[str, int]:
-    """Make HISTORY happen; the run ids by key."""
+def seed(repo: RunStore, cases: Sequence[Case] = HISTORY) -> dict[str, int]:
+    """Make HISTORY (or these cases: HISTORY's keys, moved in time, and more) happen; the run ids by key."""
     runner = make_runner(repo)
     try:
-        ids = {case.key: create(repo, case) for case in HISTORY}
-        for case in HISTORY:
+        ids = {case.key: create(repo, case) for case in cases}
+        for case in cases:
             if case.key != "queued":
                 runner.execute(ids[case.key])
         repo.resolve_escalation(ids["b_error"], "ship_as_is", "lee", "the reviewer failed, not the output")

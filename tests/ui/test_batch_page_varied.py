@@ -15,15 +15,20 @@ from tests.support.batch_page import open_batch, rows, sample_in, texts, upload
 from tests.support.messages_api import MessagesStub
 
 
-def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_hand(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+def sampled_on_the_page(desk_env: RunStore, messages_stub: MessagesStub):  # noqa: ANN201 - a tuple of six
+    """The varied file uploaded on the page (seed vb.SEED, strata template), its first sample in."""
     messages_stub.handler = vb.varied_answer
     store = BatchStore(desk_env)
     data, defective = vb.varied_csv()
     at = upload(open_batch(), data, strata=["template"], spec=vb.SPEC, seed=vb.SEED)
     at.button(key="batch_create").click().run()
     [batch] = store.batches()
-    first = sample_in(store, batch.id, 1, at)
+    return store, data, defective, at, batch, sample_in(store, batch.id, 1, at)
+
+
+def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_hand(
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    store, data, defective, at, batch, first = sampled_on_the_page(desk_env, messages_stub)
     assert {r.key for r in store.reviews(first.id) if not r.nice} == {"item-050", "item-100", "item-150", "item-175"}
 
     [pattern] = store.patterns(batch.id, first.id)  # four differently worded promises: one pattern
@@ -53,8 +58,8 @@ def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_h
     hand = store.items(batch.id)
     current = {it.key: it.output for it in hand}["item-125"]
     at.selectbox(key=f"batch_hand_item_{batch.id}").set_value("item-125").run()
-    at.text_area(key="batch_hand_text_item-125").set_value(vb.hand_fix(current))
-    at.text_input(key="batch_hand_reason_item-125").set_value("rewrote the promise")
+    at.text_area(key=f"batch_hand_text_{batch.id}_item-125").set_value(vb.hand_fix(current))
+    at.text_input(key=f"batch_hand_reason_{batch.id}_item-125").set_value("rewrote the promise")
     next(b for b in at.button if b.label == "Save my edit").click().run()
     assert not at.exception, at.exception
     assert "Saved: item item-125 is fixed by hand." in texts(at)
@@ -78,3 +83,34 @@ def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_h
         else:
             assert exported[key]["output"].encode() == row["output"].encode()  # byte for byte
             assert exported[key]["santa_status"] in ("verified", "not sampled")
+
+
+def test_signature_form_exclusions_and_an_interrupted_preparation(desk_env: RunStore,
+                                                                  messages_stub: MessagesStub) -> None:
+    store, data, defective, at, batch, first = sampled_on_the_page(desk_env, messages_stub)
+    [pattern] = store.patterns(batch.id, first.id)
+
+    at.text_area(key=f"batch_signature_{pattern.id}").set_value("within")  # the sampled receipts say it too
+    next(b for b in at.button if b.label == "Check against the sample and keep").click().run()
+    assert "refused, it would reach clean items" in texts(at)
+    assert store.pattern(pattern.id).pattern["signature"] == ["guaranteed"]  # kept as it was
+
+    at.button(key=f"batch_propose_{pattern.id}").click().run()
+    # Preparing stopped half-way (the storage dropped the prepared fixes, as a new signature does):
+    store.set_signature(pattern.id, ["guaranteed"], store.pattern(pattern.id).pattern["signature_check"], "ann")
+    at.run()
+    assert "Each item's own fix is not prepared" in texts(at)
+    assert f"batch_approve_{pattern.id}" not in {b.key for b in at.button}  # nothing half-prepared to approve
+    at.button(key=f"batch_prepare_{pattern.id}").click().run()
+    assert "8 item(s) in the batch show this pattern: approving changes 7" in texts(at)
+
+    at.multiselect(key=f"batch_exclude_{pattern.id}").set_value(["item-025"]).run()
+    at.button(key=f"batch_approve_{pattern.id}").click().run()
+    assert "say why the excluded items keep their text" in texts(at)
+    assert store.pattern(pattern.id).status == "proposed"
+    at.text_input(key=f"batch_reason_{pattern.id}").set_value("item-025 quotes a law")
+    at.button(key=f"batch_approve_{pattern.id}").click().run()
+    assert "Fix applied: 6 item(s) of the batch changed." in texts(at) and "Excluded, unchanged: item-025." in texts(at)
+    items = {it.key: it for it in store.items(batch.id)}
+    assert not items["item-025"].changed and {k for k, it in items.items() if it.changed} == defective - {
+        "item-025", "item-125"}

@@ -19,9 +19,11 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """batch_pattern.item_fixes (JSON, NULL until prepared); batch_change.by_hand (false for old rows)."""
+    """batch_pattern.item_fixes (JSON, NULL until prepared) and fix_spent_usd (every fix call's cost, superseded
+    proposals included); batch_change.by_hand (false for old rows)."""
     with op.batch_alter_table("batch_pattern", schema=None) as batch_op:
         batch_op.add_column(sa.Column("item_fixes", sa.JSON(), nullable=True))
+        batch_op.add_column(sa.Column("fix_spent_usd", sa.Float(), nullable=False, server_default="0"))
     with op.batch_alter_table("batch_change", schema=None) as batch_op:
         batch_op.add_column(sa.Column("by_hand", sa.Boolean(), nullable=False, server_default=sa.false()))
 
@@ -31,4 +33,5 @@ def downgrade() -> None:
     with op.batch_alter_table("batch_change", schema=None) as batch_op:
         batch_op.drop_column("by_hand")
     with op.batch_alter_table("batch_pattern", schema=None) as batch_op:
+        batch_op.drop_column("fix_spent_usd")
         batch_op.drop_column("item_fixes")

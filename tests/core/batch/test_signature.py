@@ -82,3 +82,22 @@ def test_different_complaints_are_not_joined() -> None:
     reviewed = {f.item_key: f.output for f in failures}
     found = generalise(group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
     assert sorted(len(p.items) for p in found if p.kind == "issue") == [1, 1]
+
+
+def test_a_signature_that_misses_a_sampled_item_of_the_pattern_is_refused() -> None:
+    found = {k: t for k, (t, _) in FOUND.items()}
+    check = sig.check(["savings are"], found, CLEAN)  # reaches b, not a: a's kind would keep the defect
+    assert not check.valid and check.missed == ["a"] and "misses a" in check.summary()
+
+
+def test_families_join_transitively() -> None:
+    """A agrees with C and C with B (shared specific words), A and B share none: one family, one pattern."""
+    failures = [failure("a", "Hello. Your savings are guaranteed within 4 days.", "Your savings are guaranteed within 4 days.",
+                        "promises delivery timing"),
+                failure("b", "Hello. Lifetime growth is guaranteed for members.", "Lifetime growth is guaranteed for members.",
+                        "unkeepable growth claim"),
+                failure("c", "Hello. Fast results guaranteed, whatever you choose.", "Fast results guaranteed, whatever you choose.",
+                        "promises growth timing")]
+    reviewed = {f.item_key: f.output for f in failures} | {"n": "Hello. Thanks for your order."}
+    found = generalise(group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
+    assert [p.items for p in found if p.kind == "issue"] == [["a", "b", "c"]]

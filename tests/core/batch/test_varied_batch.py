@@ -112,9 +112,13 @@ def test_a_person_can_exclude_items_and_no_decision_is_lost(service: BatchDriver
     [pattern] = service.find_patterns(sample_id)
     service.propose(pattern.id, "ann")
     with pytest.raises(BatchProblem, match="does not reach"):
-        service.approve(pattern.id, "ann", exclude=["item-001"])  # a clean item: nothing to exclude
+        service.approve(pattern.id, "ann", exclude=["item-001"], reason="x")  # a clean item: nothing to exclude
+    with pytest.raises(BatchProblem, match="dismiss the pattern"):
+        service.approve(pattern.id, "ann", exclude=sorted(defective), reason="none of them")
+    with pytest.raises(BatchProblem, match="say why"):
+        service.approve(pattern.id, "ann", exclude=["item-025"])
     before = {it.key: it.output for it in service.store.items(batch_id)}
-    assert service.approve(pattern.id, "ann", exclude=["item-025"]) == 6
+    assert service.approve(pattern.id, "ann", exclude=["item-025"], reason="a quote of the law") == 6
     after = {it.key: it.output for it in service.store.items(batch_id)}
     assert after["item-025"] == before["item-025"]
     assert "item-025" in service.store.pattern(pattern.id).reason
@@ -130,3 +134,63 @@ def test_a_signature_that_reaches_clean_items_is_refused(service: BatchDriver) -
     record = service.set_signature(pattern.id, "are guaranteed within", "ann")
     assert record.pattern["signature"] == ["are guaranteed within"]
     assert record.pattern["signature_check"]["matched"] == 4
+
+
+def test_a_new_signature_after_the_proposal_prepares_every_item_again(service: BatchDriver) -> None:
+    batch_id, sample_id, defective = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    service.propose(pattern.id, "ann")
+    seen = service.preview(pattern.id).version
+    asked = len(service.fixer.requests)
+    service.set_signature(pattern.id, "are guaranteed within", "ann")
+    assert len(service.fixer.requests) == asked + 6  # each unsampled item's fix prepared again, not the proposal
+    assert set(service.preview(pattern.id).plans) == defective  # not only the exact quotes
+    with pytest.raises(BatchProblem, match="changed since you opened them"):
+        service.approve(pattern.id, "ann", seen=seen)
+    with pytest.raises(BatchProblem, match="not in what the reviewers quoted"):
+        service.set_signature(pattern.id, "see you soon", "ann")  # tells the items apart, but is not the defect
+    assert service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version) == 7
+
+
+def test_a_fix_that_leaves_the_signature_in_place_needs_a_person(service: BatchDriver) -> None:
+    batch_id, sample_id, _ = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    lazy = service.fixer.fn
+
+    def half_fix(request):  # item-075's fix rewords around the promise: it stays
+        if "item-075" in request.spec or "customer 75," in request.output:
+            [sentence] = vb.defects(request.output)
+            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=sentence.replace("within", "in about"))])
+        return lazy(request)
+
+    service.fixer.fn = half_fix
+    service.propose(pattern.id, "ann")
+    plan = service.preview(pattern.id).plans["item-075"]
+    assert plan.needs_person and "leaves “guaranteed” in place" in plan.outcome()
+
+
+def test_a_hand_edit_after_the_clean_sample_is_not_counted_as_verified(service: BatchDriver) -> None:
+    batch_id, sample_id, _ = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    service.propose(pattern.id, "ann")
+    service.approve(pattern.id, "ann")
+    assert service.wait(service.sample(batch_id, "ann"), timeout=60).clean
+    assert "not counted" not in service.stopping_rule(batch_id).statement()
+    with pytest.raises(BatchProblem, match="not one the pattern reaches"):
+        service.edit_by_hand(pattern.id, "item-001", "x", "y", "ann")
+    text = {it.key: it.output for it in service.store.items(batch_id)}["item-125"]
+    service.edit_by_hand(pattern.id, "item-125", text, vb.hand_fix(text), "ann", "rewrote it")
+    assert "1 item fixed since is not counted as verified" in service.stopping_rule(batch_id).statement()
+    assert statuses(service, batch_id)["item-125"] == "fixed by hand"
+
+
+def test_what_every_fix_call_cost_stays_in_the_batch_cost(service: BatchDriver) -> None:
+    batch_id, sample_id, _ = sampled(service)
+    [pattern] = service.find_patterns(sample_id)
+    reviews = service.store.cost(batch_id)
+    proposal = service.propose(pattern.id, "ann").model_dump(mode="json")
+    service.store.save_proposal(pattern.id, {**proposal, "cost_usd": 0.25}, "ann")  # asked again
+    service.store.save_proposal(pattern.id, {**proposal, "cost_usd": 0.5}, "ann")  # and again
+    plans = {"item-025": {"via": "fix agent", "cost_usd": 0.125}, "item-050": {"via": "representative", "cost_usd": 0.5}}
+    service.store.save_item_fixes(pattern.id, plans, "ann")  # the representative's cost is the proposal's
+    assert service.store.cost(batch_id) == pytest.approx(reviews + 0.25 + 0.5 + 0.125)
