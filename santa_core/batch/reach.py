@@ -23,7 +23,7 @@ from pydantic import BaseModel, Field
 
 from santa_core.batch import signature as sig
 from santa_core.batch.patterns import ItemFix, Pattern, apply_pattern_fix, matches, pattern_fix_issues, quote_spans
-from santa_core.models import FixEdit, FixProposal, MergedIssue, RejectedEdit
+from santa_core.models import FixEdit, FixProposal, LLMCall, MergedIssue, RejectedEdit
 from santa_core.scope import sentence_spans
 
 MAX_ISSUES_PER_ITEM = 3
@@ -45,6 +45,8 @@ class ItemPlan(BaseModel):
     skipped: list[RejectedEdit] = Field(default_factory=list)
     cost_usd: float = 0.0
     error: str | None = None
+    calls: list[LLMCall] = Field(default_factory=list)
+    """The fix agent's calls for this item (request, answer, usage), kept with the plan as a proposal keeps its own."""
 
     @property
     def changed(self) -> bool:
@@ -116,7 +118,7 @@ def agent_plan(pattern: Pattern, key: str, sampled: bool, issues: list[MergedIss
     """The fix agent's answer for one item as its plan; a fix that leaves the signature in place needs a person."""
     plan = ItemPlan(key=key, sampled=sampled, via="fix agent", issues=issues, before_text=answer.before_text,
                     after_text=answer.proposed_text, applied=answer.edits, skipped=answer.rejected,
-                    cost_usd=answer.cost_usd, error=answer.error)
+                    cost_usd=answer.cost_usd, error=answer.error, calls=answer.calls)
     left = [p for p in pattern.signature if sig.recognises([p], answer.proposed_text)] if plan.changed else []
     if left:
         why = f"the fix agent's edit leaves {', '.join(f'“{p}”' for p in left)} in place"

@@ -104,6 +104,8 @@ def test_signature_form_exclusions_and_an_interrupted_preparation(desk_env: RunS
     at.button(key=f"batch_prepare_{pattern.id}").click().run()
     assert "8 item(s) in the batch show this pattern: approving changes 7" in texts(at)
 
+    [call] = store.pattern(pattern.id).item_fixes["item-075"]["calls"]  # the item's fix call, kept with its plan
+    assert call["purpose"] == "fix" and "customer 75," in str(call["request"])
     at.multiselect(key=f"batch_exclude_{pattern.id}").set_value(["item-025"]).run()
     at.button(key=f"batch_approve_{pattern.id}").click().run()
     assert "say why the excluded items keep their text" in texts(at)
