@@ -14,20 +14,28 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Collection, Sequence
+import logging
+import threading
+from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
+
+import anthropic
 
 from santa_core.batch import patterns, reach
 from santa_core.batch import signature as sig
 from santa_core.batch import store as batch_store
 from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
 from santa_core.models import FixEdit, FixProposal
-from santa_core.reviewers.base import Fixer
+from santa_core.providers import message_batches_problem
+from santa_core.reviewers import fix_batches
+from santa_core.reviewers import message_batches as mb
+from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest
 from santa_core.roles import Permission
 from santa_core.run.fixer import propose_fix
 from santa_core.run.gate import normalise
 
+log = logging.getLogger(__name__)
 Progress = Callable[[int, int], None]
 """Called with (done, total) as the items' fixes are prepared, from the calling thread."""
 
@@ -67,6 +75,9 @@ class PatternFixing:
 
     store: batch_store.Store
     fixer_for: Callable[[str], Fixer]
+    client_for: Callable[[], anthropic.Anthropic] | None
+    poll_s: float
+    _stopping: threading.Event
 
     def _batch_of(self, record: PatternRecord) -> Batch:
         raise NotImplementedError
@@ -121,22 +132,63 @@ class PatternFixing:
             else:
                 agent.append(key)
         fixer = self.fixer_for(batch.config.fixer)
-        total, done = len(agent), 0
+        asks = {k: FixRequest(spec=items[k].spec, output=items[k].output,
+                              issues=reach.with_example(targets[k], proposal.edits)) for k in agent}
         if progress is not None:
-            progress(0, total)
-        with ThreadPoolExecutor(max(1, min(batch.config.concurrency, total or 1)),
-                                thread_name_prefix="santa-batch-fix") as pool:
-            asks = {pool.submit(propose_fix, fixer, items[k].spec, items[k].output,
-                                reach.with_example(targets[k], proposal.edits)): k for k in agent}
-            for future in as_completed(asks):
-                key = asks[future]
-                plans[key] = reach.agent_plan(pattern, key, key in pattern.items, targets[key], future.result())
-                done += 1
-                if progress is not None:
-                    progress(done, total)
+            progress(0, len(asks))
+        for key, answer in self._fix_all(batch, fixer, asks, progress):
+            plans[key] = reach.agent_plan(pattern, key, key in pattern.items, targets[key], answer)
         ordered = {k: plans[k] for k in items if k in plans}
         self.store.save_item_fixes(pattern_id, {k: p.model_dump(mode="json") for k, p in ordered.items()}, actor)
         return ordered
+
+    def _fix_all(self, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest],
+                 progress: Progress | None) -> Iterator[tuple[str, FixProposal]]:
+        """Each item's fix: as one Message Batch at the discount when the batch reviews through it (and the fix
+        agent is a Claude model), else synchronous calls, several at a time."""
+        answers = self._fix_batch(batch, asks, progress) if self._batched_fixes(batch, len(asks)) else None
+        if answers is not None:
+            for key, request in asks.items():
+                yield key, propose_fix(fix_batches.Answered(fixer.name, answers[key]), request.spec,
+                                       request.output, request.issues)
+            return
+        done = 0
+        with ThreadPoolExecutor(max(1, min(batch.config.concurrency, len(asks) or 1)),
+                                thread_name_prefix="santa-batch-fix") as pool:
+            futures = {pool.submit(propose_fix, fixer, r.spec, r.output, r.issues): k for k, r in asks.items()}
+            for future in as_completed(futures):
+                done += 1
+                yield futures[future], future.result()
+                if progress is not None:
+                    progress(done, len(asks))
+
+    def _batched_fixes(self, batch: Batch, count: int) -> bool:
+        return (batch.config.message_batches and count > 1 and self.client_for is not None
+                and message_batches_problem(batch.config.fixer, batch.config.fixer) is None)
+
+    def _fix_batch(self, batch: Batch, asks: dict[str, FixRequest],
+                   progress: Progress | None) -> dict[str, FixAnswer] | None:
+        """The fixes as one Message Batch, polled until it ends; None when it could not be sent or read (the
+        caller falls back to synchronous calls, so a person is never left without the fixes)."""
+        assert self.client_for is not None
+        client = self.client_for()
+        jobs = {key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
+                for n, (key, request) in enumerate(asks.items())}
+        try:
+            api_id = fix_batches.submit(client, list(jobs.values()))
+            while True:
+                status = mb.poll(client, api_id)
+                if progress is not None:
+                    counts = status.request_counts
+                    progress(len(asks) - counts.processing, len(asks))
+                if status.ended:
+                    found = fix_batches.answers(client, api_id, list(jobs.values()))
+                    return {key: found[job.custom_id] for key, job in jobs.items()}
+                if self._stopping.wait(self.poll_s):
+                    return None
+        except mb.BatchError as exc:
+            log.warning("the fixes' Message Batch failed (%s): asking one at a time instead", exc)
+            return None
 
     def _unsampled(self, batch_id: int, items: dict[str, Item]) -> set[str]:
         """Keys of the items no sample of the batch drew."""

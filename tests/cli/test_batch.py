@@ -344,3 +344,8 @@ def test_auto_approve_reaches_every_item_of_a_defect_in_varied_sentences(
     [batch] = stored_batches(cli_env)
     [first, second] = batch.samples
     assert first.naughty == 4 and second.clean
+    # The six items' own fixes went as one Message Batch (the batch discount), only the representative's sync.
+    created = [c["body"] for c in messages_stub.batch_calls() if c["method"] == "POST" and "requests" in c["body"]]
+    fixes = [r for body in created for r in body["requests"] if r["custom_id"].startswith("fix-")]
+    assert len(fixes) == 6 and all("edits" in schema_properties(r["params"]) for r in fixes)
+    assert len([c for c in messages_stub.message_calls() if "edits" in schema_properties(c["body"])]) == 1

@@ -1,0 +1,95 @@
+"""The fix agent's per-item fixes of a batch pattern as one Message Batch, at the batch discount.
+
+When a batch reviews through the Message Batches API, the fixes a pattern's approval needs for the
+items it reaches (`santa_core.batch.fixing`) go the same way: one job per item, the exact body the
+sync fix agent sends (`batch=True` for the cache plan), submitted once, polled until it ends, each
+answer validated like a sync answer and priced at the batch rate (`answer_result(batch=True)`).
+`Answered` hands an answer to `propose_fix`, so the scope rule applies exactly as for a sync call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anthropic
+from anthropic.types import Message
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from santa_core.models import FixPlan
+from santa_core.reviewers import message_batches as mb
+from santa_core.reviewers.anthropic import DEFAULT_EFFORT, DEFAULT_MAX_TOKENS, answer_result, planned, request_body
+from santa_core.reviewers.base import FixAnswer, FixRequest
+from santa_core.reviewers.caching import LEDGER
+from santa_core.reviewers.prompts import build_fix_prompt
+
+
+class FixJob(BaseModel):
+    """One item's fix in a Message Batch: its custom_id, the fix agent's model and request, the body sent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    custom_id: str
+    model: str = Field(min_length=1)
+    request: FixRequest
+    max_tokens: int = Field(default=DEFAULT_MAX_TOKENS, ge=1)
+    effort: str | None = DEFAULT_EFFORT
+    params: dict = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _fill_params(self) -> FixJob:
+        if not self.params:
+            prompt = build_fix_prompt(self.request.spec, self.request.output, self.request.issues)
+            self.__dict__["params"] = request_body(self.model, self.max_tokens, prompt, FixPlan, self.effort,
+                                                   cache=planned(LEDGER, self.model, prompt, True))
+        return self
+
+
+def submit(client: anthropic.Anthropic, jobs: Sequence[FixJob]) -> str:
+    """Create the Message Batch of the fixes; its API id."""
+    return mb.submit(client, jobs)  # type: ignore[arg-type] - it reads each job's custom_id and params only
+
+
+def answers(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[FixJob]) -> dict[str, FixAnswer]:
+    """Every job's answer by custom_id once the batch has ended (a job with no result line is an error answer)."""
+    by_id = {job.custom_id: job for job in jobs}
+    status = mb.poll(client, batch_id)
+    found: dict[str, FixAnswer] = {}
+    decoder = None
+    try:
+        decoder = client.messages.batches.results(batch_id)
+        for line in decoder:
+            job = by_id.get(getattr(line, "custom_id", None) or "")
+            if job is not None and job.custom_id not in found:
+                found[job.custom_id] = _answer(job, getattr(line, "result", None), status.latency_s)
+    except Exception as exc:  # noqa: BLE001 - a broken stream: read again later
+        raise mb._api_error(f"read the results of message batch {batch_id}", exc, client) from exc
+    finally:
+        if decoder is not None:
+            decoder.close()
+    missing = FixAnswer(plan=None, error=f"no result returned for this request in message batch {batch_id}")
+    return {cid: found.get(cid, missing) for cid in by_id}
+
+
+def _answer(job: FixJob, result: Any, latency_s: float) -> FixAnswer:
+    """One result as the fix agent's answer: validated like a sync answer, priced at the batch rate."""
+    kind = getattr(result, "type", None)
+    if kind == "errored":
+        return FixAnswer(plan=None, error=f"batch request errored: {mb._error_text(result)}")
+    if kind != "succeeded" or not isinstance(getattr(result, "message", None), Message):
+        return FixAnswer(plan=None, error=f"the batch request did not succeed ({kind})")
+    res = answer_result(result.message, job.params, FixPlan, "fix", latency_s, batch=True)
+    usage, cost, _ = res.total()
+    return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", job.model),
+                     error=res.error)
+
+
+class Answered:
+    """A fix agent that hands back an answer the Message Batch already gave (for `propose_fix`)."""
+
+    def __init__(self, name: str, answer: FixAnswer) -> None:
+        self.name, self.answer = name, answer
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        return self.answer
+
