@@ -338,7 +338,11 @@ def _decide(desk: Desk, record: PatternRecord, auto_approve: bool, decisions: De
     if record.pattern.get("kind", "issue") != "issue":
         decisions.waiting[record.id] = "no issue to fix: review these items by hand or dismiss the group with a reason"
         return
-    proposal = desk.batches.propose(record.id, CLI_ACTOR)
+    def progress(done: int, total: int) -> None:
+        if total and (done in (0, total) or done % max(1, total // 10) == 0):
+            say(f"pattern {record.id}: each item's own fix: {done} of {total} prepared")
+
+    proposal = desk.batches.propose(record.id, CLI_ACTOR, progress=progress)
     if not auto_approve:
         decisions.waiting[record.id] = "its fix waits for a person to approve, edit or dismiss"
         return

@@ -331,6 +331,7 @@ def test_auto_approve_reaches_every_item_of_a_defect_in_varied_sentences(
     assert "needs a person: item-125: edit for issue 1 reaches beyond the sentence" in done.stdout
     assert "stopping rule: The sample came back clean: with 95 % confidence" in done.stdout
     assert "Batch page" in done.stdout and "Items that need a person" in done.stdout
+    assert "each item's own fix: 6 of 6 prepared" in done.stderr  # progress while the fixes are prepared
 
     uploaded, exported = rows(data), rows(out.read_bytes())
     for key, row in uploaded.items():
