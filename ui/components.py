@@ -28,6 +28,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.text import unified_diff
+from ui import table_fit
 from ui.safe import escape_markdown
 
 STATUS_LABEL = {
@@ -45,26 +46,40 @@ STATUS_LABEL = {
 
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
 
-WRAP_CHARS = 56
-"""About how many characters fit on one line of a wide column's cell (a review card's detail column, about
-330 px in a 1,280 px window, holds some 60)."""
-WRAP_LINES = 6
+WRAP_LINES = table_fit.WRAP_LINES
 """The most lines a wrapped table row is tall; a longer cell shows whole when clicked."""
 
 
-def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = ()) -> None:
-    """A read-only table with every row on the page (no scroll area after the tenth) and its long text
-    columns (`wide`) wide, wrapped over as many lines as their longest cell needs (up to WRAP_LINES).
+def fitted_config(fitted: table_fit.Fit, config: dict | None = None) -> dict:
+    """`config` (column name → st.column_config entry) with every column's width set to the fitted one."""
+    config = dict(config or {})
+    for column, width in fitted.widths.items():
+        entry = config.get(column)
+        config[column] = ({**entry, "width": width} if isinstance(entry, dict)
+                          else st.column_config.Column(entry if isinstance(entry, str) else None, width=width))
+    return config
+
+
+def labels_of(config: dict | None) -> dict[str, str]:
+    """The headers `config` gives columns (where they differ from the column's name)."""
+    return {c: e["label"] for c, e in (config or {}).items() if isinstance(e, dict) and e.get("label")}
+
+
+def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = (), room: int = table_fit.MAIN_PX,
+               config: dict | None = None, breakable: tuple[str, ...] = ()) -> None:
+    """A read-only table with every row on the page (no scroll area after the tenth) whose columns fit in
+    `room` px (the main area by default; table_fit.CARD_PX in one of two side-by-side columns): its long
+    text columns (`wide`) take the room the others leave, and every cell that does not fit on one line
+    wraps, the rows as tall as the longest needs (up to WRAP_LINES lines; no word is broken but in the
+    `breakable` columns, names with e-mail addresses).
 
     Why a row height: Streamlit wraps cell text only in rows taller than 4rem (64 px), and a row height is
-    one for the whole table; a table whose texts are short keeps the one-line rows.
+    one for the whole table; a table whose texts fit on one line keeps the one-line rows.
     """
-    wide = tuple(c for c in wide if c in frame.columns)
-    longest = max((len(str(v)) for c in wide for v in frame[c]), default=0)
-    lines = min(WRAP_LINES, -(-longest // WRAP_CHARS))
-    st.dataframe(frame, hide_index=True, width="stretch", height="content",
-                 row_height=max(66, 10 + 20 * lines) if lines > 1 else None,
-                 column_config={c: st.column_config.TextColumn(width="large") for c in wide})
+    fitted = table_fit.fit(frame, room, wide=tuple(c for c in wide if c in frame.columns), labels=labels_of(config),
+                           breakable=breakable)
+    st.dataframe(frame, hide_index=True, width="stretch", height="content", row_height=fitted.row_height,
+                 column_config=fitted_config(fitted, config))
 
 
 def usd(amount: float) -> str:
@@ -107,7 +122,7 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
 def _review_body(outcome: ReviewOutcome) -> None:
     review = outcome.review
     checks = pd.DataFrame([c.model_dump() for c in review.checks], columns=["criterion", "result", "detail"])
-    full_table(checks, wide=("detail",))
+    full_table(checks, wide=("detail",), room=table_fit.CARD_PX)  # a card is half the page wide
     if review.critical_issues:
         st.markdown("Critical issues")
         for issue in review.critical_issues:

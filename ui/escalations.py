@@ -22,7 +22,7 @@ from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from storage.errors import EscalationNotOpen
 from storage.views import EscalationView, RoundView, RunView
-from ui import app_desk, components, identity
+from ui import app_desk, components, identity, table_fit
 from ui.run_view import round_panel, timeline
 from ui.safe import escape_markdown
 
@@ -30,6 +30,9 @@ REASON_HELP: dict[str, str] = {r.value: words.reason_help(r) for r in Escalation
 """Why a run escalated, as a sentence, by reason code (santa_core.words holds the words)."""
 RESOLUTIONS = words.RESOLUTION
 REASON_COLUMN = "Why the run escalated. The stored codes (JSON record, command line):  \n" + words.legend(words.REASON)
+QUEUE_REASON_HELP = ("Why the run escalated; the escalation a row opens says it in full. Each reason, with its "
+                     "stored code (JSON record, command line):  \n"
+                     + "  \n".join(f"**{words.reason(r)}** (`{r.value}`): {words.reason_help(r)}" for r in EscalationReason))
 PICK, NONCE = "esc_pick", "esc_queue_nonce"
 """The open escalation's run (the select box's key), and a counter that redraws the queue's selection."""
 
@@ -94,13 +97,27 @@ def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubri
 
 
 def queue_frame(items: list[EscalationView], now: datetime) -> pd.DataFrame:
-    """One row per open escalation, in the given order."""
+    """One row per open escalation, in the given order. Why each reason escalates, as a sentence, is in the
+    reason column's help and atop the escalation a row opens (a column of it did not fit the page)."""
     rows = [{"run": e.run_id, "reason": words.reason(e.reason), "age": age(e.created_at, now),
-             "owner": identity.display(e.owner) if e.owner else "unassigned", "due": when(e.due_at),
-             "overdue": "⚠ overdue" if e.overdue(now) else "", "rubric": f"{e.rubric_name} v{e.rubric_version}",
-             "round": e.round, "why": REASON_HELP.get(e.reason.value, "")} for e in items]
-    columns = ["run", "reason", "age", "owner", "due", "overdue", "rubric", "round", "why"]
+             "owner": identity.display(e.owner) if e.owner else "unassigned",
+             "due": "—" if e.due_at is None else f"{e.due_at.astimezone(UTC):%Y-%m-%d %H:%M}",
+             "overdue": "⚠ overdue" if e.overdue(now) else "",
+             "rubric": table_fit.unbroken(f"{e.rubric_name} v{e.rubric_version},") + " "
+                       + table_fit.unbroken(f"round {e.round}")} for e in items]
+    columns = ["run", "reason", "age", "owner", "due", "overdue", "rubric"]
     return pd.DataFrame(rows, columns=columns)
+
+
+QUEUE_COLUMNS = {
+    "run": st.column_config.NumberColumn("run", format="#%d"),
+    "reason": st.column_config.TextColumn("reason", help=QUEUE_REASON_HELP),
+    "age": st.column_config.TextColumn("age", help="How long the escalation has been waiting."),
+    "due": st.column_config.TextColumn("due (UTC)", help="When a decision is due (set it below, under Owner "
+                                                         "and due time)."),
+    "rubric": st.column_config.TextColumn("rubric", help="The run's rubric version, and the round it escalated "
+                                                         "in."),
+}
 
 
 def _highlight_overdue(row: pd.Series) -> list[str]:
@@ -141,8 +158,11 @@ def queue_table(items: list[EscalationView], now: datetime, key: str | None = No
     select: dict[str, Any] = {} if key is None else {
         "key": key, "on_select": "rerun", "selection_mode": "single-row-required",
         "selection_default": {"selection": {"rows": [row]}}}
+    room = table_fit.PAGE_PX - (table_fit.MARKER_PX if key is not None else 0)
+    fitted = table_fit.fit(frame, room, labels=components.labels_of(QUEUE_COLUMNS), breakable=("owner",))
     return st.dataframe(frame.style.apply(_highlight_overdue, axis=1), hide_index=True, width="stretch",
-                        column_config={"reason": st.column_config.TextColumn("reason", help=REASON_COLUMN)}, **select)
+                        row_height=fitted.row_height, column_config=components.fitted_config(fitted, QUEUE_COLUMNS),
+                        **select)
 
 
 def _redraw_selection() -> None:
@@ -191,9 +211,14 @@ def resolved_table(items: list[EscalationView]) -> None:
              "by": identity.display(e.resolved_by) if e.resolved_by else "", "when": when(e.resolved_at),
              "justification": e.justification or "", "owner": identity.display(e.owner) if e.owner else ""}
             for e in sorted(items, key=lambda e: e.resolved_at or e.created_at, reverse=True)]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch", column_config={
-        "reason": st.column_config.TextColumn("reason", help=REASON_COLUMN),
-        "resolution": st.column_config.TextColumn("resolution", help=words.legend(words.RESOLUTION))})
+    frame = pd.DataFrame(rows, columns=["run", "reason", "resolution", "by", "when", "justification", "owner"])
+    config = {"run": st.column_config.NumberColumn("run", format="#%d"),
+              "reason": st.column_config.TextColumn("reason", help=REASON_COLUMN),
+              "resolution": st.column_config.TextColumn("resolution", help=words.legend(words.RESOLUTION))}
+    fitted = table_fit.fit(frame, table_fit.PAGE_PX, wide=("justification",), labels=components.labels_of(config),
+                           breakable=("by", "owner"))
+    st.dataframe(frame, hide_index=True, width="stretch", row_height=fitted.row_height,
+                 column_config=components.fitted_config(fitted, config))
 
 
 # --- one escalation ----------------------------------------------------------------------------
@@ -259,7 +284,8 @@ def _history(view: RunView) -> None:
     rows = [{"time": when(h.created_at), "from": components.status_label(h.from_status) if h.from_status else "—",
              "to": components.status_label(h.to_status), "by": identity.display(h.actor), "note": words.note(h.note)}
             for h in view.history]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows, columns=["time", "from", "to", "by", "note"]), wide=("note",),
+                          breakable=("by",))
     timeline(view)
 
 

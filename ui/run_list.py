@@ -5,6 +5,7 @@ run with the beginning of its text; a click on a line (or its open link) opens t
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 import pandas as pd
 import streamlit as st
@@ -12,7 +13,7 @@ import streamlit as st
 from santa_core import words
 from santa_core.models import RunStatus
 from storage.views import RunSummary
-from ui import app_desk, components, identity
+from ui import app_desk, components, identity, table_fit
 
 ALL = "all"
 LIMIT = 500
@@ -24,7 +25,18 @@ URL = {SEARCH: "q", STATUS: "status", HIDE: "samples"}
 SHOWN = "shown"
 """`samples=shown`: batch sample reviews are listed too (hidden is the default, so it needs no parameter)."""
 STATUS_HELP = "Where the run stands. The stored codes (JSON record, command line):  \n" + words.legend(words.STATUS)
-REASON_HELP = "Why the run escalated. The stored codes:  \n" + words.legend(words.REASON)
+STATUS_COLUMN_HELP = (STATUS_HELP.replace("Where the run stands.", "Where the run stands, and why an escalated run "
+                                          "escalated.") + "  \n" + words.legend(words.REASON))
+
+SOURCE = {"cli": "command line", "batch": "batch"}
+"""Where a run came from, said after who started it (a run started in the app says nothing more)."""
+ROW_LINES = 4
+"""The most lines a row of the list is tall: three when they do, four when long previews (120 characters),
+reasons and names (an e-mail address may break at a line's end) share the row."""
+ROWS_SHOWN = 10
+"""Rows drawn before the list scrolls."""
+WIDTHS = {"open": 50, "run": 56}
+"""The link and the run number keep their width; the other columns share the rest by their content."""
 
 
 @dataclass(frozen=True)
@@ -95,34 +107,72 @@ def nothing_listed(f: Filters) -> None:
                                                "to list them too." if f.hide_samples else ""))
 
 
+def when(at: datetime) -> str:
+    """A creation time, short: date and minutes (UTC), which sorts as it reads."""
+    return f"{at.astimezone(UTC):%Y-%m-%d %H:%M}"
+
+
+def started_by(r: RunSummary) -> str:
+    """Who started the run as they were named then, and where from unless it was the app."""
+    where = "batch sample" if r.batch_id else "" if r.source == "app" else SOURCE.get(r.source, r.source)
+    return identity.display_at(r.created_by, r.created_at) + (f" ({where})" if where else "")
+
+
+def status_words(r: RunSummary) -> str:
+    """The status, and for an escalated run why it escalated (a resolved one says how it was resolved; its
+    page says why it had escalated)."""
+    label = components.status_label(r.status)
+    return f"{label}: {words.reason(r.escalation_reason)}" if r.status == RunStatus.ESCALATED and r.escalation_reason else label
+
+
+def rubric_words(r: RunSummary) -> str:
+    """The rubric version and the round the run reached, each unbroken: "desk v1, round 3"."""
+    rubric = f"{r.rubric_name} v{r.rubric_version}"
+    return table_fit.unbroken(rubric + ",") + " " + table_fit.unbroken(f"round {r.rounds}") if r.rounds else rubric
+
+
 def frame(items: list[RunSummary], blind: set[int]) -> pd.DataFrame:
-    """One row per run; the open link first so it is never cut off at the right edge. "by" names who started
-    the run as they were named then (as the run page does): a later rename does not rewrite the list."""
+    """One row per run; the open link first so it is never cut off at the right edge. Few columns, so that
+    they fit the page: the status says why a run escalated, "by" where a run not started in the app came
+    from, "rubric" the round the run reached too. "by" names who started the run as they were named then
+    (as the run page does): a later rename does not rewrite the list."""
     rows = [{
-        "open": f"./review?run={r.id}", "run": r.id, "status": components.status_label(r.status),
-        "text": r.preview, "by": identity.display_at(r.created_by, r.created_at), "created": r.created_at,
-        "escalation": words.reason(r.escalation_reason), "rubric": f"{r.rubric_name} v{r.rubric_version}",
+        "open": f"./review?run={r.id}", "run": r.id, "status": status_words(r), "text": r.preview,
+        "by": started_by(r),
+        "created": when(r.created_at), "rubric": rubric_words(r),
         # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
-        "rounds": r.rounds, "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),
-        "source": "batch sample" if r.batch_id else r.source,
+        "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),
     } for r in items]
-    columns = ["open", "run", "status", "text", "by", "created", "escalation", "rubric", "rounds", "cost (USD)",
-               "source"]
+    columns = ["open", "run", "status", "text", "by", "created", "rubric", "cost (USD)"]
     return pd.DataFrame(rows, columns=columns)
 
 
+COLUMNS = {
+    "open": st.column_config.LinkColumn("open", display_text="open", help="Opens the run in a new tab."),
+    "run": st.column_config.NumberColumn("run", format="#%d"),
+    "status": st.column_config.TextColumn("status", help=STATUS_COLUMN_HELP),
+    "text": st.column_config.TextColumn("text", help="The beginning of the output as submitted."),
+    "by": st.column_config.TextColumn("by", help="Who started the run, and where from when not in the app: "
+                                                 "the command line, or a batch (its sample reviews)."),
+    "created": st.column_config.TextColumn("created", help="When the run was started (UTC)."),
+    "rubric": st.column_config.TextColumn("rubric", help="The rubric version the run is judged by, and the round "
+                                                         "it reached."),
+    "cost (USD)": st.column_config.NumberColumn("USD", help="What the run's calls cost so far, in US dollars."),
+}
+
+
 def table(items: list[RunSummary]) -> None:
-    """The list; selecting a row (its box) opens that run (the select box below does the same from the keyboard)."""
+    """The list; selecting a row (its box) opens that run (the select box below does the same from the keyboard).
+    Its columns fit the page (table_fit), long cells wrapping over up to ROW_LINES lines."""
     blind = app_desk.desk().runs.blind_run_ids()
-    event = st.dataframe(frame(items, blind), hide_index=True, width="stretch", key=TABLE, on_select="rerun",
-                         selection_mode="single-row", column_config={
-                             "open": st.column_config.LinkColumn("open", display_text="open run", width="small",
-                                                                 help="Opens the run in a new tab."),
-                             "run": st.column_config.NumberColumn("run", format="#%d", width="small"),
-                             "status": st.column_config.TextColumn("status", help=STATUS_HELP),
-                             "text": st.column_config.TextColumn("text", width="large",
-                                                                 help="The beginning of the output as submitted."),
-                             "escalation": st.column_config.TextColumn("escalation", help=REASON_HELP)})
+    shown = frame(items, blind)
+    fitted = table_fit.fit(shown, table_fit.PAGE_PX - table_fit.MARKER_PX, wide=("text",), fixed=WIDTHS,
+                           labels=components.labels_of(COLUMNS), most_lines=ROW_LINES, breakable=("by",))
+    row = fitted.row_height or 35
+    event = st.dataframe(shown, hide_index=True, width="stretch", key=TABLE, on_select="rerun",
+                         selection_mode="single-row", row_height=fitted.row_height,
+                         height=min(len(items), ROWS_SHOWN) * row + 38,
+                         column_config=components.fitted_config(fitted, COLUMNS))
     if event.selection.rows and event.selection.rows[0] < len(items):
         st.switch_page("pages/review.py", query_params={"run": str(items[event.selection.rows[0]].id)})
     st.caption(f"{len(items)} run{'s' if len(items) != 1 else ''}"

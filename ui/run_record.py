@@ -66,7 +66,7 @@ def escapes_list(view: RunView) -> None:
         return
     rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": identity.display_at(e.reported_by, e.created_at),
              "criterion": e.criterion, "severity": e.severity, "description": e.description} for e in view.escapes]
-    components.full_table(pd.DataFrame(rows), wide=("description",))
+    components.full_table(pd.DataFrame(rows), wide=("description",), breakable=("by",))
 
 
 def _criterion_label(view: RunView) -> Callable[[str], str]:

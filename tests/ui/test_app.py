@@ -155,7 +155,8 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: RunStore) -> Non
     assert desk_env.load_run(run_id).state.round == 3
     esc = open_app("pages/escalations.py")
     shown = str([d.value for d in esc.dataframe])
-    assert "Still NAUGHTY after the last allowed round" in shown and "round_cap" not in shown
+    assert esc.dataframe[0].value["reason"].tolist() == ["still NAUGHTY after the last round"] and "round_cap" not in shown
+    assert "Still NAUGHTY after the last allowed round" in texts(esc)  # the open escalation says why, as a sentence
     shipping = desk_env.load_round(run_id, 3).output_text
     assert any(c.value == shipping for c in esc.code)  # the officer sees exactly what would ship
     esc.radio(key=f"res_{desk_env.list_escalations()[0].id}").set_value("ship_as_is")

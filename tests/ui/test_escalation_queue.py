@@ -112,6 +112,22 @@ def test_disagreement_reason_is_explained(desk_env: RunStore) -> None:
     assert "rubric may need tightening" in REASON_HELP["disagreement"]
 
 
+def test_the_queue_fits_the_page_and_says_why_in_its_help_and_the_open_escalation(desk_env: RunStore) -> None:
+    """The queue's columns fit a 1,280 px window's main area with room for the row circles; the sentence
+    for each reason is in the reason column's help and atop the escalation a row opens (not a column)."""
+    from ui import table_fit
+    from ui.escalations import QUEUE_REASON_HELP, REASON_HELP
+
+    escalate(desk_env)
+    at = open_as(None)
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert "why" not in at.dataframe[0].value.columns
+    assert sum(c["width"] for c in config.values() if "width" in c) <= table_fit.PAGE_PX - table_fit.MARKER_PX
+    assert config["reason"]["help"] == QUEUE_REASON_HELP
+    assert all(sentence in QUEUE_REASON_HELP for sentence in REASON_HELP.values())
+    assert REASON_HELP["round_cap"] in texts(at)
+
+
 def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: RunStore,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     run_id = escalate(desk_env)

@@ -5,6 +5,7 @@ only while a worker is busy, and names stay as they were when the run was starte
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
@@ -30,7 +31,7 @@ from tests.ui.test_run_page import (
     shipped,  # noqa: F401 - a fixture
     texts,
 )
-from ui import components, run_view
+from ui import components, run_view, table_fit
 
 SECTIONS = ("Escapes", "Verification record")
 
@@ -175,7 +176,10 @@ def test_criterion_tables_show_every_row_and_wrap_long_details() -> None:
 
     at = AppTest.from_function(page).run()
     long, short = at.dataframe
-    assert len(long.value) == 14 and '"detail"' in long.proto.columns and '"large"' in long.proto.columns
+    assert len(long.value) == 14
+    widths = {c: v["width"] for c, v in json.loads(long.proto.columns).items() if "width" in v}
+    assert set(widths) == {"criterion", "result", "detail"} and sum(widths.values()) <= table_fit.MAIN_PX
+    assert widths["detail"] == max(widths.values())  # the long text takes the room the others leave
     assert long.proto.row_height > 64  # Streamlit wraps cell text only in rows taller than 4rem
     assert short.proto.row_height == 0  # short texts keep one-line rows
     assert components.WRAP_LINES >= 3

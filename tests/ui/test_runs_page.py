@@ -13,6 +13,7 @@ from tests.support.batch_page import seeded_batch
 from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.ui.test_app import texts
 from tests.ui.test_escalation_queue import SPEC, escalate
+from ui import run_list
 
 LONG = "Acme's rocket launched in 2018 from the northern pad, and the crew   of four\nreturned safely " * 4
 
@@ -62,7 +63,9 @@ def test_batch_samples_are_hidden_until_asked_for_and_the_choice_is_in_the_url(
     at.toggle(key="runs_hide_samples").set_value(False).run()
     assert set(listed(at)) == {*ours, *history["samples"]}  # type: ignore[misc]
     assert at.query_params["samples"] == "shown"
-    assert "batch sample" in at.dataframe[0].value["source"].tolist()
+    by = dict(zip(listed(at), at.dataframe[0].value["by"].tolist(), strict=True))
+    assert all(by[s].endswith(" (batch sample)") for s in history["samples"])  # type: ignore[attr-defined]
+    assert not any("(" in by[r] for r in ours)  # runs started in the app say only who started them
     fresh = open_runs(samples="shown")  # a reload or a copied link keeps the choice
     assert fresh.toggle(key="runs_hide_samples").value is False and set(listed(fresh)) == set(listed(at))
 
@@ -86,8 +89,7 @@ def test_status_and_search_come_back_from_the_url(history: dict[str, object]) ->
     at = open_runs(status="escalated", q="rocket")
     assert at.selectbox(key="runs_status").value == "escalated" and at.text_input(key="runs_q").value == "rocket"
     assert listed(at) == [history["escalated"]]
-    assert at.dataframe[0].value["status"].tolist() == ["🚨 escalated"]
-    assert at.dataframe[0].value["escalation"].tolist() == ["still NAUGHTY after the last round"]
+    assert at.dataframe[0].value["status"].tolist() == ["🚨 escalated: still NAUGHTY after the last round"]
     at.selectbox(key="runs_status").set_value("all").run()
     assert "status" not in at.query_params and at.query_params["q"] == "rocket"
     assert open_runs(status="no_such_status").selectbox(key="runs_status").value == "all"
@@ -101,7 +103,7 @@ def test_the_list_shows_a_preview_of_the_text_and_the_open_link_first(history: d
     assert row["text"] == " ".join(LONG.split())[:120]  # one line, cut short
     assert row["open"] == f"./review?run={history['long']}"
     config = json.loads(at.dataframe[0].proto.columns)
-    assert config["open"]["type_config"]["type"] == "link" and config["open"]["width"] == "small"
+    assert config["open"]["type_config"]["type"] == "link" and config["open"]["width"] == run_list.WIDTHS["open"]
 
 
 def test_clicking_a_row_opens_the_run_and_the_list_stays_reachable(history: dict[str, object]) -> None:

@@ -1,0 +1,236 @@
+"""Screenshots of the desk's everyday screens in a real browser, each checked for what a person notices
+first: nothing wider than a 1,280 × 900 window, no stored code where words belong, and (on Metrics) no
+time tick finer than the chart's buckets.
+
+One server (`streamlit run app.py`, no key: tests/support/app_server.py) on one throwaway SQLite file,
+filled step by step as the screens need it, through the real run store and runner with scripted
+reviewers (tests/support/screens.py). The server opens its desk on the empty file, so it never picks up
+the runs written later (a queued one stays queued):
+
+1. nothing yet: Metrics says there is no data and draws no axes;
+2. one day of runs in every state (tests/support/metrics_history.py's history, all on one day): Metrics
+   (every tab, and the runs behind a failure bar), Runs, a run whose fix waits for approval, one whose
+   person reviewer has not answered, one shipped after an approved fix and its HTML verification record
+   (as its download button gives it, opened in the same 1,280 px window), Escalations;
+3. a year of runs before that day: Metrics (the tabs with over-time charts).
+
+The checks (tests/support/screens.py) run in the page once its layout has settled: overflow (the document,
+any element past the window's edge, any box that scrolls sideways — a dataframe is a canvas grid in a
+scroller, so a grid whose columns do not fit scrolls), stored codes in the visible text, the dataframes'
+drawn cells and the charts' labels (tooltips are not visible text), and the time axes as Plotly drew them.
+Every screen is checked and every problem collected before the test fails, so one run names them all.
+
+PNGs go to pytest's tmp_path (`screens/`) and, when SANTA_SCREENSHOTS_DIR is set, there too. Chromium as
+in test_browser.py: skipped locally without one, a failure when CI is set.
+
+What it caught when first written (fixed since, ui/table_fit.py): the Runs table (1,338 px of columns in
+an 818 px grid), the review cards' criterion tables (519 px in 400), the merged issues table (996 in 818)
+and the Escalations queue (1,159 in 818) scrolled sideways. Widths are fitted for a 1,280 px window.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from santa_core.models import RunStatus
+from tests.e2e import test_browser as browser
+from tests.support import metrics_history as mh
+from tests.support import screens
+from tests.support.app_server import app_server, free_port
+from ui.metrics_url import TABS
+
+chromium = browser.chromium  # the fixture (an imported name would trip ruff's F811)
+
+WIDTH, HEIGHT = 1280, 900
+MAIN = '[data-testid="stMain"]'
+TALLEST_SHOT = 8_000
+"""Screenshots grow the window to the page's height (Streamlit scrolls inside its main box), up to this."""
+SETTLE_MS = 250
+"""Between two looks at the layout while waiting for it to settle."""
+TIME_CHARTS = {"quality": 2, "escapes": 1, "cost": 2}
+"""Metrics tabs with over-time charts, and how many at least (first-pass rate and iterations; escape rate;
+spend and the prompt cache), so the tick checks cannot pass on a tab that drew none."""
+CODES = screens.code_pattern(screens.internal_codes())
+
+
+def settle(page, timeout_s: float = 10.0) -> None:
+    """Wait until every dataframe and chart is drawn and the layout stops changing (two equal looks in a row)."""
+    page.wait_for_selector(browser.APP_IDLE)
+    deadline, last = time.monotonic() + timeout_s, None
+    while time.monotonic() < deadline:
+        now = page.evaluate(screens.LAYOUT_JS)
+        if now == last and "null" not in now:
+            return
+        last = now
+        page.wait_for_timeout(SETTLE_MS)
+    raise AssertionError(f"{page.url}: the layout did not settle in {timeout_s:g} s (last: {last})")
+
+
+class Desk:
+    """The browser page on the server, where the screenshots go, and every problem found so far."""
+
+    def __init__(self, page, base: str, shots: list[Path]) -> None:
+        self.page, self.base, self.shots = page, base, shots
+        self.problems: list[str] = []
+
+    def open(self, path: str, title: str) -> None:
+        self.page.goto(f"{self.base}/{path}", wait_until="domcontentloaded")
+        browser.wait_until_rendered(self.page, title)
+        browser.assert_no_error(self.page, f"/{path}")
+        settle(self.page)
+
+    def check(self, where: str, root: str = MAIN) -> None:
+        """No horizontal overflow, no stored code in the text a person reads."""
+        self.problems += [f"{where}: overflow: {p}" for p in self.page.evaluate(screens.OVERFLOW_JS, root)]
+        self.problems += [f"{where}: code shown: {p}" for p in self.page.evaluate(screens.CODES_JS, CODES)]
+
+    def shoot(self, name: str) -> None:
+        """A PNG of the whole page: the window made as tall as the page, then back to 1,280 × 900."""
+        page = self.page
+        tall = page.evaluate(f"() => Math.max(document.querySelector('{MAIN}')?.scrollHeight || 0, "
+                             "document.scrollingElement.scrollHeight)")
+        page.set_viewport_size({"width": WIDTH, "height": min(max(HEIGHT, tall), TALLEST_SHOT)})
+        page.wait_for_timeout(150)  # a taller window: the main box stops scrolling, charts keep their size
+        try:
+            for folder in self.shots:
+                browser.screenshot(page, folder / f"{name}.png")
+        finally:
+            page.set_viewport_size({"width": WIDTH, "height": HEIGHT})
+
+    def text(self) -> str:
+        return self.page.locator(MAIN).inner_text()
+
+
+def open_tab(page, label: str) -> None:
+    """Click a Metrics tab and wait until its content (only the open tab is built) is drawn."""
+    page.get_by_role("tab", name=label).click()
+    page.wait_for_function(
+        """(label) => {
+          const tab = [...document.querySelectorAll('[role="tab"]')].find(t => t.innerText.trim() === label);
+          const panel = tab && document.getElementById(tab.getAttribute('aria-controls'));
+          return tab && tab.getAttribute('aria-selected') === 'true' && panel && panel.innerText.trim().length > 0;
+        }""", arg=label)
+    settle(page)
+
+
+def metrics_empty(desk: Desk) -> None:
+    """No run yet: a message that says so, and not one chart (no empty axes)."""
+    desk.open("metrics", "Metrics")
+    alerts = " ".join(desk.page.locator(f'{MAIN} [data-testid="stAlert"]').all_inner_texts()).lower()
+    if not any(said in alerts for said in ("no runs yet", "no data yet")):
+        desk.problems.append(f"metrics, empty database: no 'no data yet' message; the page shows: {desk.text()[:400]!r}")
+    drawn = desk.page.locator('[data-testid="stPlotlyChart"], .js-plotly-plot, .xtick').count()
+    if drawn:
+        desk.problems.append(f"metrics, empty database: {drawn} chart part(s) drawn (empty axes)")
+    desk.check("metrics, empty database")
+    desk.shoot("metrics-empty")
+
+
+def metrics_view(desk: Desk, name: str, grains: tuple[str, ...], tabs: tuple[str, ...] = tuple(TABS.values())) -> None:
+    """The Metrics tabs (`tabs`: all of them by default): overflow and codes on each, the time axes against the
+    view's buckets."""
+    page = desk.page
+    desk.open("metrics", "Metrics")
+    grain = screens.grain_of(desk.text())
+    assert grain in grains, f"metrics ({name}): buckets {grain!r}, expected one of {grains}:\n{desk.text()}"
+    for label, tab in TABS.items():
+        if tab not in tabs:
+            continue
+        if label != next(iter(TABS)):
+            open_tab(page, label)
+        where = f"metrics, {name}, tab {label}"
+        desk.check(where)
+        axes = page.evaluate(screens.AXES_JS)
+        desk.problems += [f"{where}: {p}" for p in screens.axis_problems(axes, grain)]
+        if (dated := sum(a["type"] == "date" for a in axes)) < TIME_CHARTS.get(tab, 0):
+            desk.problems.append(f"{where}: {dated} time axes drawn, {TIME_CHARTS[tab]} expected")
+        if tab in ("quality", "cost"):
+            desk.shoot(f"metrics-{name}-{tab}")
+
+
+def metrics_drill_down(desk: Desk, criterion: str) -> None:
+    """The runs behind a failure bar, as a link opens them: a table of runs with their statuses."""
+    from playwright.sync_api import expect
+
+    desk.open(f"metrics?tab=failures&criterion={criterion}", "Metrics")
+    expect(desk.page.locator(MAIN)).to_contain_text(f"that failed criterion {criterion}")
+    desk.check(f"metrics, runs behind the failure bar of {criterion}")
+    desk.shoot("metrics-drill-down")
+
+
+def run_page(desk: Desk, run_id: int, name: str, status: str) -> None:
+    from playwright.sync_api import expect
+
+    desk.open(f"review?run={run_id}", "Review")
+    expect(desk.page.locator(MAIN)).to_contain_text(status)
+    desk.check(f"run page #{run_id} ({name})")
+    desk.shoot(f"run-{name}")
+
+
+def html_record(desk: Desk, run_id: int, folder: Path) -> None:
+    """The run's HTML verification record as its download button gives it, opened in the 1,280 px window."""
+    page = desk.page
+    with page.expect_download() as download:
+        page.get_by_role("button", name="HTML (readable)").click()
+    record = folder / f"santa-run-{run_id}-record.html"
+    download.value.save_as(record)
+    page.goto(record.as_uri())
+    page.wait_for_selector("h1")
+    assert f"run #{run_id}" in page.locator("h1").inner_text()
+    desk.check(f"HTML verification record of run #{run_id}", root="body")
+    desk.shoot("record-html")
+
+
+@pytest.mark.timeout(240)
+def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str, tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    repo = mh.new_repo(url)  # migrated, the test people granted their roles; no run yet
+    shots = [tmp_path / "screens"]
+    if extra := os.environ.get("SANTA_SCREENSHOTS_DIR"):
+        shots.append(Path(extra))
+    for folder in shots:
+        folder.mkdir(parents=True, exist_ok=True)
+    log = tmp_path / "server.log"
+    with app_server(free_port(), url, log) as base, sync_playwright() as pw:
+        chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
+        try:
+            page = chrome.new_page(viewport={"width": WIDTH, "height": HEIGHT}, accept_downloads=True)
+            page.set_default_timeout(browser.STEP_MS)
+            desk = Desk(page, base, shots)
+
+            metrics_empty(desk)
+
+            ids = screens.seed_one_day(repo)
+            metrics_view(desk, "one-day", grains=("day",))  # one day is one bucket of a day, never hours
+            metrics_drill_down(desk, "facts")
+
+            desk.open("runs", "Runs")
+            desk.check("runs")
+            desk.shoot("runs")
+
+            statuses = {key: repo.load_run(ids[key]).state.status for key in ("waiting", "pending", "approved")}
+            assert statuses == {"waiting": RunStatus.AWAITING_APPROVAL, "pending": RunStatus.AWAITING_HUMAN_REVIEW,
+                                "approved": RunStatus.SHIPPED}, statuses
+            run_page(desk, ids["waiting"], "awaiting-approval", "fix waiting for approval")
+            run_page(desk, ids["pending"], "awaiting-person-reviewer", "waiting for a person reviewer")
+            run_page(desk, ids["approved"], "shipped", "shipped (NICE)")
+            html_record(desk, ids["approved"], tmp_path)
+
+            desk.open("escalations", "Escalations")
+            desk.check("escalations")
+            desk.shoot("escalations")
+
+            screens.seed_year(repo)
+            metrics_view(desk, "year", grains=("week", "month"), tabs=tuple(TIME_CHARTS))  # the rest: as one day
+        finally:
+            chrome.close()
+
+    server_log = log.read_text(errors="replace")
+    assert "Traceback" not in server_log, f"the server logged a traceback:\n{server_log}"
+    assert not desk.problems, "\n".join(["the screens show these problems:", *desk.problems])
