@@ -104,9 +104,12 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
 
             # 2. The one pattern, its reach, one item's own fix, the approval.
             wait_for_text(page, PATTERN, 10, "sample 1's pattern")
+            # The page draws its elements one after another: wait for the check's caption, then read the page.
+            wait_for_text(page, "recognises 4 of the 4 sampled item(s) showing the pattern and 0 of the 26 that do not",
+                          15, "the signature's check")
+            idle(page)
             shown = main_text(page)
             assert shown.count("Recognised in unsampled items by") == 1, shown  # one pattern, not four
-            assert "recognises 4 of the 4 sampled item(s) showing the pattern and 0 of the 26 that do not" in shown
             page.get_by_role("button", name="Ask the fix agent").click()
             wait_for_text(page, REACH, FIX_S, "after Ask the fix agent")
             idle(page)
