@@ -92,6 +92,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ba.add_argument("--max-samples", type=int, default=BATCH_MAX_SAMPLES,
                     help=f"stop after this many samples without a clean one (default {BATCH_MAX_SAMPLES})")
     ba.add_argument("--auto-approve", action="store_true", help="apply each pattern's fix without a person")
+    ba.add_argument("--hand-fixes", help="a person's own text for items no fix can reach: a CSV/JSONL file with the "
+                                         "batch's id and output columns; applied (as that person's edit, audited) "
+                                         "to the items that need a person before the next sample verifies them")
     ba.add_argument("--out", help="export the verified batch to this .csv or .jsonl file")
     ba.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -117,6 +120,7 @@ def run_batch(args: argparse.Namespace) -> int:
     _check_batch_options(args)
     load_secrets_file()
     file = _read_batch_file(args)
+    args.hand_fix_texts = _read_hand_fixes(args, file)
     spec = _batch_spec(args, file)
     desk = open_desk()
     try:
@@ -166,6 +170,23 @@ def _check_batch_options(args: argparse.Namespace) -> None:
             raise BadInput(f"--out {args.out}: the export format comes from the extension: end it in .csv or .jsonl")
         if not out.parent.is_dir():
             raise BadInput(f"--out {args.out}: the folder {out.parent} does not exist")
+
+
+def _read_hand_fixes(args: argparse.Namespace, file: BatchFile) -> dict[str, str]:
+    """--hand-fixes read up front (id → text, the batch's id and output columns), or its problems (exit 2)."""
+    from santa_core.batch.file import BatchFileError, read_batch
+
+    if not args.hand_fixes:
+        return {}
+    path = Path(args.hand_fixes)
+    try:
+        given = read_batch(path.read_bytes(), path.name, id_column=file.id_column, output_column=file.output_column)
+    except OSError as exc:
+        raise BadInput(f"cannot read --hand-fixes file {args.hand_fixes}: {exc.strerror or exc}") from exc
+    except BatchFileError as exc:
+        raise BadInput(f"--hand-fixes file {args.hand_fixes}: nothing stored:\n"
+                       + "\n".join(f"  {e}" for e in exc.errors)) from exc
+    return {it.key: it.output for it in given.items}
 
 
 def _read_batch_file(args: argparse.Namespace) -> BatchFile:
@@ -291,7 +312,24 @@ def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: Deci
             _decide(desk, record, args.auto_approve, decisions)
         if decisions.waiting:
             return "waiting"
+        _hand_fixes(desk, batch_id, args)
     return "max_samples"
+
+
+def _hand_fixes(desk: Desk, batch_id: int, args: argparse.Namespace) -> None:
+    """Apply --hand-fixes to the items that need a person (each as the person's edit), before the next sample."""
+    if not args.hand_fixes:
+        return
+    texts = dict(args.hand_fix_texts)
+    view = batch_view(desk.batches.store, batch_id)
+    keys = {it.id: it.key for it in view.items}
+    outputs = {it.key: it.output for it in view.items}
+    for change in view.changes:
+        key = keys.get(change.item_id)
+        if key in texts and key in view.needs_fix and change.before_hash == change.after_hash and not change.by_hand:
+            desk.batches.edit_by_hand(change.pattern_id, key, outputs[key], texts.pop(key), CLI_ACTOR,
+                                      f"from --hand-fixes {Path(args.hand_fixes).name}")
+            say(f"item {key}: fixed by hand (from --hand-fixes)")
 
 
 def _review_sample(desk: Desk, batch_id: int) -> SampleProgress:

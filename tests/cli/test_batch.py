@@ -345,8 +345,25 @@ def test_auto_approve_reaches_every_item_of_a_defect_in_varied_sentences(
     [batch] = stored_batches(cli_env)
     [first, second] = batch.samples
     assert first.naughty == 4 and second.clean
+
     # The six items' own fixes went as one Message Batch (the batch discount), only the representative's sync.
     created = [c["body"] for c in messages_stub.batch_calls() if c["method"] == "POST" and "requests" in c["body"]]
     fixes = [r for body in created for r in body["requests"] if r["custom_id"].startswith("fix-")]
     assert len(fixes) == 6 and all("edits" in schema_properties(r["params"]) for r in fixes)
     assert len([c for c in messages_stub.message_calls() if "edits" in schema_properties(c["body"])]) == 1
+
+    # The person's text for item-125 given up front: the same end state as the Batch page's journey, exit 0.
+    uploaded_125 = uploaded["item-125"]["output"]
+    hand = tmp_path / "hand.csv"
+    hand.write_text(f"id,output\nitem-125,\"{vb.hand_fix(uploaded_125)}\"\n", encoding="utf-8")
+    again = santa(cli_env, path, "--spec", vb.SPEC, "--strata", "template", "--seed", vb.SEED, "--auto-approve",
+                  "--hand-fixes", hand, "--out", out)
+    assert again.returncode == 0, again.stderr
+    assert "item item-125: fixed by hand (from --hand-fixes)" in again.stderr
+    final = rows(out.read_bytes())
+    assert {r["santa_status"] for r in final.values()} == {"fixed", "verified", "fixed by hand", "not sampled"}
+    assert final["item-125"]["output"] == vb.hand_fix(uploaded_125)
+    assert all(final[k]["output"].encode() == row["output"].encode()
+               for k, row in uploaded.items() if k not in defective)
+    bad = santa(cli_env, path, "--auto-approve", "--hand-fixes", tmp_path / "missing.csv")
+    assert bad.returncode == 2 and "--hand-fixes" in bad.stderr
