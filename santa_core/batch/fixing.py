@@ -125,7 +125,7 @@ class PatternFixing:
                 plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="fix agent", before_text=items[key].output,
                                             after_text=items[key].output, error=reach.UNLOCATED)
                 continue
-            fix = reach.text_rule(pattern, key, items[key].output, proposal.edits, sampled)
+            fix = reach.text_rule(pattern, items[key].output, proposal.edits, sampled)
             if fix.changed and not fix.skipped and (sampled or not sig.recognises(pattern.signature, fix.after_text)):
                 plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues,
                                             **fix.model_dump())
@@ -216,7 +216,7 @@ class PatternFixing:
         for key, plan in plans.items():
             if plan.via in ("representative", "text rule") and edits != proposal.edits:
                 # The person edited the replacement text: the text rule applies their words.
-                fix = reach.text_rule(pattern, key, outputs.get(key, plan.before_text), edits, plan.sampled)
+                fix = reach.text_rule(pattern, outputs.get(key, plan.before_text), edits, plan.sampled)
                 plans[key] = plan.model_copy(update=fix.model_dump())
             changes[key] = plans[key].item_fix()
         return FixPreview(record, edits, changes, plans)

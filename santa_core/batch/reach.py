@@ -106,7 +106,7 @@ def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[s
     return out
 
 
-def text_rule(pattern: Pattern, key: str, output: str, edits: Sequence[FixEdit], sampled: bool) -> ItemFix:
+def text_rule(pattern: Pattern, output: str, edits: Sequence[FixEdit], sampled: bool) -> ItemFix:
     """The approved edits applied as they are: exact 'before' once, where this item shows the pattern."""
     if sampled:
         return apply_pattern_fix(output, edits)  # its reviewers located the defect themselves

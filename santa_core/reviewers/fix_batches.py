@@ -54,19 +54,8 @@ def answers(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[FixJob]) 
     """Every job's answer by custom_id once the batch has ended (a job with no result line is an error answer)."""
     by_id = {job.custom_id: job for job in jobs}
     status = mb.poll(client, batch_id)
-    found: dict[str, FixAnswer] = {}
-    decoder = None
-    try:
-        decoder = client.messages.batches.results(batch_id)
-        for line in decoder:
-            job = by_id.get(getattr(line, "custom_id", None) or "")
-            if job is not None and job.custom_id not in found:
-                found[job.custom_id] = _answer(job, getattr(line, "result", None), status.latency_s)
-    except Exception as exc:  # noqa: BLE001 - a broken stream: read again later
-        raise mb._api_error(f"read the results of message batch {batch_id}", exc, client) from exc
-    finally:
-        if decoder is not None:
-            decoder.close()
+    found = mb.read_results(client, batch_id, by_id, lambda job, result: _answer(job, result, status.latency_s),
+                            lambda job: FixAnswer(plan=None, error="the results hold two lines for this request"))
     missing = FixAnswer(plan=None, error=f"no result returned for this request in message batch {batch_id}")
     return {cid: found.get(cid, missing) for cid in by_id}
 

@@ -21,9 +21,9 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anthropic
 from anthropic.types import Message
@@ -46,6 +46,8 @@ CUSTOM_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
 """What the API accepts as a request's custom_id (a longer one is a 400 for the whole batch)."""
 MAX_BATCH_REQUESTS = 100_000
 MAX_BATCH_BYTES = 256_000_000
+J = TypeVar("J")
+T = TypeVar("T")
 """The API's limits per batch: 100,000 requests or 256 MB (read as 10^6 bytes, the safe side)."""
 
 _CUSTOM_ID = re.compile(CUSTOM_ID_PATTERN)
@@ -270,7 +272,8 @@ def collect(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[ReviewJob
             f"message batch {batch_id} is still {status.processing_status} "
             f"({status.request_counts.processing} processing); poll again before {status.expires_at:%Y-%m-%d %H:%M} UTC"
         )
-    found = _read_results(client, batch_id, by_id, status.latency_s)
+    found = read_results(client, batch_id, by_id, lambda job, result: outcome_of(job, result, status.latency_s),
+                         lambda job: _error_outcome(job, "the results hold two lines for this request", status.latency_s))
     missing = f"no result returned for this request in message batch {batch_id}"
     return {
         cid: found[cid] if cid in found else _error_outcome(job, missing, status.latency_s)
@@ -278,23 +281,21 @@ def collect(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[ReviewJob
     }
 
 
-def _read_results(
-    client: anthropic.Anthropic, batch_id: str, by_id: dict[str, ReviewJob], latency_s: float
-) -> dict[str, ReviewOutcome]:
-    """Stream the results file into outcomes by custom_id; lines for ids we never sent are skipped."""
-    found: dict[str, ReviewOutcome] = {}
+def read_results(client: anthropic.Anthropic, batch_id: str, by_id: Mapping[str, J],
+                 read: Callable[[J, Any], T], twice: Callable[[J], T]) -> dict[str, T]:
+    """Stream the results file into `read(job, result)` by custom_id (`twice(job)` for an id answered twice);
+    lines for ids we never sent are skipped."""
+    found: dict[str, T] = {}
     decoder = None
     try:
         decoder = client.messages.batches.results(batch_id)
         for line in decoder:
-            job = by_id.get(getattr(line, "custom_id", None) or "")
+            custom_id = getattr(line, "custom_id", None) or ""
+            job = by_id.get(custom_id)
             if job is None:
                 continue
-            if job.custom_id in found:
-                # Never seen from the API; if it happens we cannot tell which answer is the real one.
-                found[job.custom_id] = _error_outcome(job, "the results hold two lines for this request", latency_s)
-                continue
-            found[job.custom_id] = outcome_of(job, getattr(line, "result", None), latency_s)
+            # Twice: never seen from the API; if it happens we cannot tell which answer is the real one.
+            found[custom_id] = twice(job) if custom_id in found else read(job, getattr(line, "result", None))
     except Exception as exc:  # noqa: BLE001 - a broken stream or bad line: collect again later
         raise _api_error(f"read the results of message batch {batch_id}", exc, client) from exc
     finally:

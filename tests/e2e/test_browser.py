@@ -13,7 +13,6 @@ import os
 import shutil
 import socket
 import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
@@ -21,6 +20,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from tests.support.app_server import stop, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 # URL path -> title. The root is a hidden page that forwards to Review, so both "/" and "/review" work.
@@ -76,10 +77,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     log = tmp_path / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -98,12 +96,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
             time.sleep(0.2)
         yield base, log
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        stop(proc)
 
 
 def wait_until_rendered(page, title: str) -> None:

@@ -27,6 +27,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def streamlit_command(port: int, *extra_args: str) -> list[str]:
+    """`streamlit run app.py` on 127.0.0.1:`port`, headless, without usage statistics."""
+    return [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
+            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--browser.gatherUsageStats", "false", *extra_args]
+
+
 @contextmanager
 def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = ()) -> Iterator[str]:
     """Run the app on 127.0.0.1:`port`; yields its base URL, stops it on exit."""
@@ -37,10 +44,7 @@ def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str
     env["DATABASE_URL"] = database_url
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false", *extra_args],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            streamlit_command(port, *extra_args), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
         )
     base = f"http://127.0.0.1:{port}"
     try:

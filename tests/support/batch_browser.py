@@ -11,14 +11,13 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.e2e.test_browser import APP_IDLE
-from tests.support.app_server import ROOT, START_S, stop, wait_for
+from tests.support.app_server import ROOT, START_S, stop, streamlit_command, wait_for
 
 MAIN = '[data-testid="stMain"]'
 DROP = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SANTA_REVIEWER_B", "SANTA_REVIEWER_C",
@@ -35,10 +34,7 @@ def keyed_app_server(port: int, database_url: str, log: Path, messages_url: str,
                 **(extra_env or {})})
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-             "--server.headless", "true", "--server.address", "127.0.0.1",
-             "--browser.gatherUsageStats", "false"],
-            cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
         )
     try:
         base = f"http://127.0.0.1:{port}"
