@@ -17,6 +17,8 @@ from datetime import UTC, datetime
 import anthropic
 import openai
 
+from desk.task_engine import TaskEngine, task_engine, uses_task_engine
+from desk.workers import JobHost, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
 from santa_core.config import Defaults, env_defaults
@@ -156,6 +158,13 @@ class Desk:
     runs: RunStore
     runner: Runner
     batches: BatchDriver
+    jobs: JobHost | None = None
+    """On PostgreSQL: this process's side of the task engine's jobs (None on SQLite: runs stay in-process)."""
+
+    @property
+    def task_engine(self) -> TaskEngine | None:
+        """The task engine runs go through (PostgreSQL), or None (SQLite)."""
+        return self.runner.task_engine if isinstance(self.runner, QueuedRunner) else None
 
     @property
     def rubrics(self) -> RubricStore:
@@ -186,7 +195,9 @@ class Desk:
         return self.runs.run_json(run_id)
 
     def close(self) -> None:
-        """Wait for in-flight steps to commit, then stop the pools."""
+        """Wait for in-flight steps to commit, then stop the pools (and this process's job worker)."""
+        if self.jobs is not None:
+            self.jobs.stop()
         self.batches.shutdown()
         self.runner.shutdown()
 
@@ -198,18 +209,31 @@ def open_desk(
     workers: int | None = None,
     mark_interrupted: bool = True,
     screen_for: Callable[[], Screen | None] | None = None,
+    queued: bool | None = None,
 ) -> Desk:
-    """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones."""
+    """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones.
+
+    `queued`: runs go through the task engine (True: a worker, or the app on PostgreSQL). None: the app
+    (`mark_interrupted`) on PostgreSQL does, the command line's in-process runs do not. The app on
+    PostgreSQL also works jobs itself unless SANTA_WORKERS_IN_APP=0.
+    """
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
     runs = RunStore(engine)
-    runner = Runner(runs, reviewer_for, fixer_for, workers or runner_workers(),
-                    screen_for=model_screen(runs) if screen_for is None else screen_for)
+    queued = (mark_interrupted and uses_task_engine(url)) if queued is None else queued
+    options = {"screen_for": model_screen(runs) if screen_for is None else screen_for}
+    count = workers or runner_workers()
+    runner = (QueuedRunner(task_engine(url), runs, reviewer_for, fixer_for, count, **options) if queued
+              else Runner(runs, reviewer_for, fixer_for, count, **options))
     batches = BatchDriver(runs, BatchStore(runs), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
+    desk = Desk(url=url, runs=runs, runner=runner, batches=batches,
+                jobs=JobHost(runs, runner) if isinstance(runner, QueuedRunner) else None)
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished()
         resubmit_queued(runs, runner)
-    return Desk(url=url, runs=runs, runner=runner, batches=batches)
+        if desk.jobs is not None and workers_in_app():
+            start_in_app(desk.task_engine, desk.jobs, count)
+    return desk
 
 
 def stop_on_exit(desk: Desk) -> None:

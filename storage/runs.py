@@ -340,6 +340,17 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         with self._read() as s:
             return summaries(s, list(s.exec(stmt).all()))
 
+    def run_states(self, run_ids: list[int]) -> dict[int, tuple[RunStatus, str, str | None, str]]:
+        """Each run's status, note, worker (the process that claimed it) and source, in one read (the task
+        engine's hand-over and the waits on queued runs)."""
+        if not run_ids:
+            return {}
+        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
+            col(RunRow.id).in_(run_ids))
+        with self._read() as s:
+            return {i: (RunStatus(status), note or "", worker, source) for i, status, note, worker, source in
+                    s.exec(stmt).all()}
+
     def runs_to_resume(self) -> list[RunSummary]:
         """Runs to pick up after a restart: `queued` (resubmit) and `interrupted` (resume)."""
         wanted = (RunStatus.QUEUED.value, RunStatus.INTERRUPTED.value)

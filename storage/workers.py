@@ -55,3 +55,14 @@ def is_orphaned(worker: str | None, updated_at: datetime, now: datetime | None =
         updated = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=UTC)
         return now - updated > STALE_AFTER
     return not (pid.isdigit() and _alive(int(pid), start))
+
+
+def alive_on_this_host(worker: str | None) -> bool:
+    """True only when `worker` names a process on this host that is still running (a live command line,
+    another worker here). The task engine's take-over asks this before treating a claim as dead: a claim
+    made on another host is judged by its worker's heartbeat, not here."""
+    if not worker:
+        return False
+    host, _, rest = worker.partition(":")
+    pid, _, start = rest.partition(":")
+    return host == socket.gethostname() and pid.isdigit() and _alive(int(pid), start)

@@ -4,7 +4,8 @@ Commands, one module each: `review` (one output), `resume RUN_ID|--all` (carry o
 stop; how `review` stops on SIGINT/SIGTERM), `rubric list|export|import` (stored rubric
 versions), `record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained
 audit trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures),
-`batch FILE` (verify a CSV/JSONL batch by sampling; its report in `batch_report`). What they
+`batch FILE` (verify a CSV/JSONL batch by sampling; its report in `batch_report`), `worker` (work the
+task engine's queue on PostgreSQL; `--status` shows it). What they
 share (exit codes, bad input, reading files, opening the database) is in `common`.
 
 Exit codes: 0 shipped (or any other command that worked), 1 escalated (for `audit verify`: the
@@ -17,11 +18,12 @@ does so lazily, inside the commands, so `--help` and bad usage answer fast.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
 import os
 import sys
 
-from desk.cli import audit, batch, metrics, people, record, resume, review, rubric
+from desk.cli import audit, batch, metrics, people, record, resume, review, rubric, worker
 from desk.cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SHIPPED, BadInput, CliParser
 from desk.cli.driving import Stopped, stop_on_signals
 from desk.cli.review import exit_code
@@ -29,7 +31,7 @@ from santa_core.roles import PermissionDenied
 
 __all__ = ["build_parser", "exit_code", "main"]
 
-COMMANDS = (review, resume, rubric, metrics, record, audit, people, batch)
+COMMANDS = (review, resume, rubric, metrics, record, audit, people, batch, worker)
 """The command modules, in the order `--help` lists them."""
 STORE_COMMANDS = {"record": record.run_record, "audit": audit.run_audit, "people": people.run_people,
                   "metrics": metrics.run_metrics}
@@ -61,8 +63,13 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "resume":
             with stop_on_signals():
                 return resume.run_resume(args)
+        if args.command == "worker":  # its own orderly stop on SIGINT/SIGTERM (desk.workers)
+            return worker.run_worker(args)
         with stop_on_signals():
             result = review.run_review(args)
+        if result.get("status") == "queued" and getattr(args, "enqueue", False):
+            print(json.dumps(result) if args.json else f"run {result['run_id']}: queued")
+            return EXIT_SHIPPED
     except Stopped as stop:  # before any run was started or after the last one was driven: nothing to mark
         print(f"santa: stopped by {stop.name}; no run was interrupted", file=sys.stderr)
         return stop.code

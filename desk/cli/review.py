@@ -48,6 +48,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
     rv.add_argument("--generation-cost", type=float, help="what generating the output cost in USD (for metrics)")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
+    rv.add_argument("--enqueue", action="store_true",
+                    help="put the run on the task engine's queue and exit at once (PostgreSQL; workers drive it)")
 
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
@@ -79,6 +81,13 @@ def run_review(args: argparse.Namespace) -> dict:
     """Create the run, drive it to a stop, and return the run as a JSON-ready dict."""
     load_secrets_file()
     spec, output = read_text(args.spec, "spec"), read_text(args.output, "output")
+    if args.enqueue:
+        from desk.task_engine import uses_task_engine
+        from storage.db import database_url
+
+        if not uses_task_engine(database_url()):
+            raise BadInput("--enqueue needs DATABASE_URL on PostgreSQL, where workers take runs from the queue; "
+                           "on SQLite leave it out and the command works the run itself")
     from santa_core.run import actions
 
     desk = open_desk()
@@ -93,6 +102,11 @@ def run_review(args: argparse.Namespace) -> dict:
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
             generation_cost_usd=args.generation_cost,
         )
+        if args.enqueue:
+            from desk.task_engine import task_engine
+
+            task_engine(desk.url).enqueue(desk.runs, run_id, "cli")
+            return {"run_id": run_id, "status": RunStatus.QUEUED.value}
         drive(desk, [run_id])
         return desk.run_json(run_id)
     finally:

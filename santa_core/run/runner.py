@@ -129,6 +129,11 @@ class Runner:
         not stored (a resume asks again) and decides nothing. A real answer is stored whenever it comes."""
         return failed and self._stopping.is_set()
 
+    @property
+    def stopping(self) -> bool:
+        """Whether `stop` was called: no step starts any more."""
+        return self._stopping.is_set()
+
     def stop(self) -> None:
         """Take no new work (a signal, a shutdown): no further step starts, no further request leaves."""
         self._stopping.set()

@@ -1,0 +1,67 @@
+"""`worker`: work the task engine's jobs (runs, batch sample reviews) on PostgreSQL, as many processes as the
+team wants, on any machine that reaches the database and the model APIs; `worker --status` shows the queues.
+
+SIGTERM or SIGINT stops it in order: no new job, every run in flight finishes its current step (answers
+already asked for are stored), then each run is handed over to the other workers through the queue.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from desk.cli.common import EXIT_SHIPPED, BadInput, load_secrets_file, say
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """`worker [--concurrency N] [--queues runs,batch] | --status [--json]`."""
+    wk = sub.add_parser("worker", help="work queued runs and batch reviews (PostgreSQL)")
+    wk.add_argument("--concurrency", type=int, default=8, help="runs worked on at once (default 8)")
+    wk.add_argument("--queues", default="runs,batch",
+                    help="queues to work, comma-separated: runs (interactive, first), batch (default both)")
+    wk.add_argument("--status", action="store_true", help="print queue depth, job ages and workers, then exit")
+    wk.add_argument("--json", action="store_true", help="with --status: one JSON object")
+
+
+def _queues(text: str) -> tuple[str, ...]:
+    from desk.task_engine import QUEUES
+
+    names = tuple(dict.fromkeys(q.strip() for q in text.split(",") if q.strip()))
+    if not names or any(q not in QUEUES for q in names):
+        raise BadInput(f"--queues takes {', '.join(QUEUES)} (comma-separated), not {text!r}")
+    return names
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    """Work jobs until stopped, or print the engine's figures (`--status`)."""
+    from desk import task_engine
+    from storage.db import database_url, redacted_url
+
+    load_secrets_file()
+    url = database_url()
+    if not task_engine.uses_task_engine(url):
+        raise BadInput(f"the worker needs DATABASE_URL on PostgreSQL (the task engine's queue); {redacted_url(url)} "
+                       "is SQLite, where runs work inside the app or the command that starts them")
+    if not 1 <= args.concurrency <= 256:
+        raise BadInput("--concurrency must be between 1 and 256")
+    queues = _queues(args.queues)
+    if args.status:
+        from desk.cli.common import open_repo
+
+        open_repo()  # migrated, so the figures read the same tables the workers use
+        status = task_engine.task_engine(url).status()
+        print(json.dumps(status.as_json(), indent=2) if args.json else task_engine.status_text(status))
+        return EXIT_SHIPPED
+    from desk import wiring
+    from desk.workers import work_jobs
+
+    desk = wiring.open_desk(url, mark_interrupted=False, queued=True, workers=args.concurrency)
+    left = wiring.resubmit_queued(desk.runs, desk.runner)
+    say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
+        + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else ""))
+    try:
+        work_jobs(desk.task_engine, desk.jobs, args.concurrency, queues)
+    finally:
+        desk.runner.shutdown()
+    say("santa worker: stopped; runs in flight were handed over to the queue")
+    return EXIT_SHIPPED

@@ -1,0 +1,281 @@
+"""The task engine on PostgreSQL: runs and batch sample reviews are jobs of procrastinate, kept in the
+same database, worked by `santa worker` processes (and by the app itself unless SANTA_WORKERS_IN_APP=0).
+
+Why procrastinate: a durable queue on the database the team already runs (no new server), with
+`SELECT … FOR UPDATE SKIP LOCKED` fetching, LISTEN/NOTIFY wake-ups, locks, priorities, heartbeats and
+periodic tasks. SQLite has no such engine; there runs stay on the in-process pool (`santa_core.run.runner`).
+
+How a run travels:
+- **Queues.** `runs` holds interactive work (the Review page, the command line, approvals, re-reviews) at
+  priority 10; `batch` holds batch sample reviews at priority 0, so a worker of both queues takes an
+  editor's run first. `maintenance` holds the stalled-job recovery; every worker works it.
+- **One job of a run at a time.** An interactive run's jobs hold the lock `run-N`; a batch run's jobs hold
+  one of SANTA_BATCH_LANES (default 4) lane locks of its reviewers' providers (`batch:anthropic+openai:2`).
+  Jobs of one lock run one after another, so at most that many batch runs per provider pair are in flight
+  across all workers: a large batch cannot take the rate limit the editors need.
+- **A dead worker.** Workers heartbeat every SANTA_WORKER_HEARTBEAT_S (10 s). Every SANTA_WORKER_RECOVER_S
+  (5 s) one worker retries the jobs of workers silent for SANTA_WORKER_STALLED_S (30 s). The retried job
+  finds its run `running` under the dead claim, marks it interrupted ("taken over"), puts it back in the
+  queue and claims it with the run's own compare-and-set; stored reviews are not asked for again (the
+  runner asks only for slots with no stored review). Bound: a killed worker's runs carry on within
+  STALLED_S + RECOVER_S + a fetch, about 40 s with the defaults.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from dataclasses import dataclass, field
+
+import procrastinate
+import psycopg
+from procrastinate import PsycopgConnector, SyncPsycopgConnector
+from sqlalchemy.engine import make_url
+
+from santa_core import providers
+from santa_core.reviewers.base import PERSON
+from santa_core.run.store import Store
+
+RUNS, BATCH, MAINTENANCE = "runs", "batch", "maintenance"
+QUEUES = (RUNS, BATCH)
+"""The queues a worker works unless told otherwise (it always works MAINTENANCE too)."""
+INTERACTIVE_PRIORITY = 10
+WORK_RUN = "santa.work_run"
+RECOVER = "santa.recover_stalled"
+SCHEMA_LOCK = 0x5A17A
+"""The advisory lock that keeps two processes from installing the engine's tables at once."""
+RECOVER_PERIODS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
+"""Recovery periods a cron seconds field can say exactly (divisors of 60)."""
+
+
+def _env_float(name: str, default: float, low: float, high: float) -> float:
+    try:
+        return min(high, max(low, float(os.environ.get(name, default))))
+    except ValueError:
+        return default
+
+
+def heartbeat_s() -> float:
+    """How often a worker tells the database it is alive: SANTA_WORKER_HEARTBEAT_S, default 10."""
+    return _env_float("SANTA_WORKER_HEARTBEAT_S", 10.0, 0.2, 300.0)
+
+
+def stalled_s() -> float:
+    """Silence after which a worker counts as dead and its jobs are retried: SANTA_WORKER_STALLED_S, default 30
+    (at least twice the heartbeat)."""
+    return max(2 * heartbeat_s(), _env_float("SANTA_WORKER_STALLED_S", 30.0, 0.5, 3600.0))
+
+
+def recover_every_s() -> int:
+    """How often stalled jobs are looked for: SANTA_WORKER_RECOVER_S, default 5 (rounded to a divisor of 60)."""
+    wanted = _env_float("SANTA_WORKER_RECOVER_S", 5.0, 1.0, 30.0)
+    return min(RECOVER_PERIODS, key=lambda p: abs(p - wanted))
+
+
+def batch_lanes() -> int:
+    """Batch runs in flight at most per provider pair, across all workers: SANTA_BATCH_LANES, default 4."""
+    return int(_env_float("SANTA_BATCH_LANES", 4, 1, 256))
+
+
+def uses_task_engine(url: str) -> bool:
+    """True for a PostgreSQL database: runs go through the task engine there."""
+    return make_url(url).get_backend_name() == "postgresql"
+
+
+def conninfo(url: str) -> str:
+    """The libpq address of a SQLAlchemy PostgreSQL URL (`postgresql+psycopg://…` → `postgresql://…`)."""
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+def provider_pair(reviewer_b: str, reviewer_c: str) -> str:
+    """The providers a run's reviewers call, sorted and joined (a person calls none)."""
+    names = set()
+    for model in (reviewer_b, reviewer_c):
+        if model != PERSON:
+            provider = providers.provider_of(model)
+            names.add(provider.name if provider is not None else "unknown")
+    return "+".join(sorted(names)) or "person"
+
+
+@dataclass
+class QueueFigures:
+    """One queue's depth and the age of its oldest waiting and working jobs."""
+
+    queue: str
+    waiting: int = 0
+    working: int = 0
+    oldest_waiting_s: float | None = None
+    oldest_working_s: float | None = None
+
+
+@dataclass
+class EngineStatus:
+    """What `santa worker --status` and the Operations panel show."""
+
+    queues: list[QueueFigures] = field(default_factory=list)
+    live_workers: int = 0
+    silent_workers: int = 0
+    stalled_jobs: int = 0
+    heartbeat_s: float = 0.0
+    stalled_after_s: float = 0.0
+
+    def as_json(self) -> dict:
+        """A JSON-ready dict (the command line's --json)."""
+        return {"queues": [vars(q) for q in self.queues], "live_workers": self.live_workers,
+                "silent_workers": self.silent_workers, "stalled_jobs": self.stalled_jobs,
+                "heartbeat_s": self.heartbeat_s, "stalled_after_s": self.stalled_after_s}
+
+
+STATUS_SQL = """
+SELECT j.queue_name, j.status::text, count(*),
+       extract(epoch FROM now() - min(e.at))
+  FROM procrastinate_jobs j
+  LEFT JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'deferred'
+ WHERE j.status IN ('todo', 'doing')
+ GROUP BY 1, 2
+"""
+WORKERS_SQL = """
+SELECT count(*) FILTER (WHERE last_heartbeat >= now() - make_interval(secs => %(s)s)),
+       count(*) FILTER (WHERE last_heartbeat < now() - make_interval(secs => %(s)s))
+  FROM procrastinate_workers
+"""
+STALLED_SQL = """
+SELECT count(*) FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
+ WHERE j.status = 'doing' AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => %(s)s))
+"""
+WAITING_JOB_SQL = """
+SELECT 1 FROM procrastinate_jobs
+ WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
+"""
+
+
+class TaskEngine:
+    """procrastinate on one PostgreSQL database: the jobs' tasks, deferring, the engine's own tables and
+    its figures. `work_run` is set by whoever works jobs in this process (`desk.workers`)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.conninfo = conninfo(url)
+        self.app = self._register(procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1,
+                                                                                  max_size=4)))
+        self.work_run = None
+        """Called with (run_id, retried) by the job; set by `desk.workers.work_jobs`."""
+        self._sync: procrastinate.App | None = None
+        self._sync_lock = threading.Lock()
+
+    def _register(self, app: procrastinate.App) -> procrastinate.App:
+        """The jobs' tasks on `app` (the worker's, and the deferring one: procrastinate ties a task to one app)."""
+
+        @app.task(name=WORK_RUN, pass_context=True)
+        def work_run(context: procrastinate.JobContext, run_id: int) -> None:
+            if self.work_run is None:
+                raise RuntimeError("this process works no runs")
+            self.work_run(run_id, (context.job.attempts or 0) > 0)
+
+        @app.periodic(cron=f"*/{recover_every_s()} * * * * *", periodic_id="recover")
+        @app.task(name=RECOVER, queue=MAINTENANCE, queueing_lock=RECOVER)
+        async def recover_stalled(timestamp: int) -> int:
+            """Retry the jobs of workers that stopped heartbeating (their runs are taken over)."""
+            retried = 0
+            for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_s()):
+                try:
+                    await app.job_manager.retry_job(job)
+                    retried += 1
+                except Exception:  # noqa: BLE001 - another worker's recovery retried it first
+                    continue
+            return retried
+
+        return app
+
+    def sync_app(self) -> procrastinate.App:
+        """The engine opened for deferring from ordinary threads (the app's pages, the command line)."""
+        with self._sync_lock:
+            if self._sync is None:
+                app = self._register(procrastinate.App(
+                    connector=SyncPsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4)))
+                app.open()
+                self._sync = app
+            return self._sync
+
+    def ensure_schema(self) -> None:
+        """Install the engine's tables once per database (an advisory lock serialises concurrent starts)."""
+        with psycopg.connect(self.conninfo, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+            try:
+                if conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0] is None:
+                    conn.execute(self.app.schema_manager.get_schema())
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
+
+    def enqueue(self, store: Store, run_id: int, source: str | None = None) -> bool:
+        """Put the run on its queue; False when a job of the run is already waiting (one is enough)."""
+        sync = self.sync_app()
+        with sync.connector.pool.connection() as conn:
+            if conn.execute(WAITING_JOB_SQL, {"task": WORK_RUN, "run_id": run_id}).fetchone():
+                return False
+        if source == "batch":
+            run = store.load_run(run_id)
+            lane = f"batch:{provider_pair(run.reviewer_b, run.reviewer_c)}:{run_id % batch_lanes()}"
+            options = {"queue": BATCH, "lock": lane, "priority": 0}
+        else:
+            options = {"queue": RUNS, "lock": f"run-{run_id}", "priority": INTERACTIVE_PRIORITY}
+        sync.configure_task(WORK_RUN, **options).defer(run_id=run_id)
+        return True
+
+    def status(self) -> EngineStatus:
+        """Queue depth, job ages and workers, read now."""
+        figures = {q: QueueFigures(q) for q in QUEUES}
+        sync = self.sync_app()
+        with sync.connector.pool.connection() as conn:
+            for queue, status, count, age in conn.execute(STATUS_SQL).fetchall():
+                fig = figures.setdefault(queue, QueueFigures(queue))
+                if status == "todo":
+                    fig.waiting, fig.oldest_waiting_s = count, None if age is None else float(age)
+                else:
+                    fig.working, fig.oldest_working_s = count, None if age is None else float(age)
+            live, silent = conn.execute(WORKERS_SQL, {"s": stalled_s()}).fetchone()
+            stalled = conn.execute(STALLED_SQL, {"s": stalled_s()}).fetchone()[0]
+        return EngineStatus(queues=list(figures.values()), live_workers=live, silent_workers=silent,
+                            stalled_jobs=stalled, heartbeat_s=heartbeat_s(), stalled_after_s=stalled_s())
+
+    def close(self) -> None:
+        """Close the deferring pool."""
+        with self._sync_lock:
+            if self._sync is not None:
+                self._sync.close()
+                self._sync = None
+
+
+_ENGINES: dict[str, TaskEngine] = {}
+_ENGINES_LOCK = threading.Lock()
+
+
+def task_engine(url: str) -> TaskEngine:
+    """The process's engine for a PostgreSQL URL (its tables installed on first use)."""
+    with _ENGINES_LOCK:
+        engine = _ENGINES.get(url)
+        if engine is None:
+            engine = TaskEngine(url)
+            engine.ensure_schema()
+            _ENGINES[url] = engine
+        return engine
+
+
+def status_text(status: EngineStatus) -> str:
+    """The figures as plain lines (the command line's `worker --status`)."""
+    def age(s: float | None) -> str:
+        return "-" if s is None else f"{s:.0f} s"
+
+    lines = [f"workers: {status.live_workers} live, {status.silent_workers} silent "
+             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s); "
+             f"stalled jobs: {status.stalled_jobs}"]
+    for q in status.queues:
+        lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest {age(q.oldest_waiting_s)}), "
+                     f"{q.working} working (oldest {age(q.oldest_working_s)})")
+    return "\n".join(lines)
+
+
+def dumps(status: EngineStatus) -> str:
+    """The figures as one JSON object."""
+    return json.dumps(status.as_json(), indent=2)

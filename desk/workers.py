@@ -1,0 +1,185 @@
+"""Working the task engine's jobs (`desk.task_engine`): the runner that enqueues instead of running, the job
+that drives one run (with take-over and hand-over), and the worker loop of `santa worker` and of the app.
+
+- **Take-over.** A job retried because its worker stopped heartbeating finds its run `running` under that
+  dead claim: it marks the run interrupted ("taken over"), queues it again and claims it with the run's own
+  compare-and-set. A claim held by a live process on this host (a command line) is never taken.
+- **Hand-over.** SIGTERM (a rolling deploy) stops the worker taking jobs and stops every run after the step
+  in flight (the answers in flight are stored: they were paid for); each run it held is then marked
+  "handed over" and queued again for the other workers. Nothing is asked twice and nothing is lost.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import signal
+import socket
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import Future, ThreadPoolExecutor
+
+from procrastinate.worker import Worker
+
+from desk.task_engine import MAINTENANCE, QUEUES, TaskEngine, heartbeat_s, stalled_s
+from santa_core.models import RunState, RunStatus
+from santa_core.run import engine
+from santa_core.run.runner import Conflict, Runner, advance_run
+from storage.runs import RunStore
+from storage.workers import alive_on_this_host, this_worker
+
+log = logging.getLogger(__name__)
+
+TAKEN_OVER = "taken over: the worker working on this run stopped heartbeating"
+HANDED_OVER = "handed over: the worker working on this run was stopped"
+MOVING = (TAKEN_OVER, HANDED_OVER)
+"""Notes of an interrupted run that the task engine is moving to another worker (not a stop to wait on)."""
+WAIT_POLL_S = 0.5
+FINISHED_WAITING = {RunStatus.QUEUED, RunStatus.RUNNING}
+
+
+def in_flight(status: RunStatus, note: str) -> bool:
+    """Whether a run is still on its way through the engine (queued, running, or being moved)."""
+    return status in FINISHED_WAITING or (status == RunStatus.INTERRUPTED and note.startswith(MOVING))
+
+
+class QueuedRunner(Runner):
+    """A runner whose `submit` puts the run on the task engine's queue; the future it returns resolves when
+    the run leaves the engine (finished, waiting for a person, or stopped). `execute` drives a run in this
+    process, as the job does."""
+
+    def __init__(self, task_engine: TaskEngine, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.task_engine = task_engine
+        self._waiting: dict[int, list[Future]] = {}
+        self._waiting_lock = threading.Lock()
+        self._watcher: threading.Thread | None = None
+
+    def submit(self, run_id: int) -> Future:
+        """Enqueue the run (on `runs`, or `batch` for a batch sample's run)."""
+        source = self.store.run_states([run_id])[run_id][3]
+        self.task_engine.enqueue(self.store, run_id, source)
+        future: Future = Future()
+        with self._waiting_lock:
+            self._waiting.setdefault(run_id, []).append(future)
+            if self._watcher is None or not self._watcher.is_alive():
+                self._watcher = threading.Thread(target=self._watch, name="santa-queue-watch", daemon=True)
+                self._watcher.start()
+        return future
+
+    def _watch(self) -> None:
+        """Resolve the futures of runs that left the engine; ends when none is waited on."""
+        while True:
+            with self._waiting_lock:
+                ids = list(self._waiting)
+                if not ids:
+                    self._watcher = None
+                    return
+            try:
+                states = self.store.run_states(ids)
+            except Exception:  # noqa: BLE001 - the database may be restarting: look again
+                log.exception("could not read the queued runs' states")
+                states = {}
+            for run_id, (status, note, _worker, _source) in states.items():
+                if in_flight(status, note):
+                    continue
+                with self._waiting_lock:
+                    futures = self._waiting.pop(run_id, [])
+                for future in futures:
+                    future.set_result(RunState(status=status, note=note))
+            time.sleep(WAIT_POLL_S)
+
+
+class JobHost:
+    """This process's side of the jobs: drives the run a job names with the desk's runner."""
+
+    def __init__(self, runs: RunStore, runner: QueuedRunner) -> None:
+        self.runs = runs
+        self.runner = runner
+        self.stop: Callable[[], None] = runner.stop
+        """Stops the worker loop working for this host (set by `work_jobs` once it runs)."""
+
+    def work_run(self, run_id: int, retried: bool) -> None:
+        """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops."""
+        status, note, worker, _ = self.runs.run_states([run_id])[run_id]
+        if retried and status == RunStatus.RUNNING and worker != this_worker() and not alive_on_this_host(worker):
+            status = self._move(run_id, TAKEN_OVER)
+        elif status == RunStatus.INTERRUPTED and (retried or note.startswith(MOVING)):
+            status = self._resume(run_id)
+        if status != RunStatus.QUEUED:
+            return  # finished, waiting for a person, or another process's to drive
+        state = self.runner.execute(run_id)
+        if self.runner.stopping:
+            if state.status == RunStatus.RUNNING and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED:
+                self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
+            elif state.status == RunStatus.QUEUED:  # stopping before it was claimed: it stays someone's job
+                self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
+
+    def _move(self, run_id: int, note: str) -> RunStatus:
+        """running → interrupted (with `note`) → queued, each with the run's compare-and-set."""
+        state = self.runs.load_run(run_id).state
+        if state.status != RunStatus.RUNNING:
+            return state.status
+        try:
+            advance_run(self.runs, run_id, state, engine.Interrupt(note=note), "system")
+        except Conflict:
+            return self.runs.load_run(run_id).state.status
+        return self._resume(run_id)
+
+    def _resume(self, run_id: int) -> RunStatus:
+        state = self.runs.load_run(run_id).state
+        if state.status != RunStatus.INTERRUPTED:
+            return state.status
+        try:
+            return advance_run(self.runs, run_id, state, engine.Resume(), "system").status
+        except Conflict:
+            return self.runs.load_run(run_id).state.status
+
+
+def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: tuple[str, ...] = QUEUES,
+              name: str | None = None) -> None:
+    """Work the engine's jobs until stopped (SIGINT/SIGTERM in the main thread, or `host.stop()`).
+
+    Each job's run is driven on a thread of the loop's executor, `concurrency` at a time; the runner's
+    reviewer calls go to its own pool, so a run never waits for a thread its own reviewers need."""
+    task_engine.work_run = host.work_run
+    loop = asyncio.new_event_loop()
+    loop.set_default_executor(ThreadPoolExecutor(concurrency + 2, thread_name_prefix="santa-job"))
+
+    async def main() -> None:
+        async with task_engine.app.open_async():
+            worker = Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency + 1,
+                            name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
+                            update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
+                            install_signal_handlers=False, fetch_job_polling_interval=2.0)
+
+            def stop_all() -> None:
+                host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
+                worker.stop()
+
+            if threading.current_thread() is threading.main_thread():
+                for sig in (signal.SIGINT, signal.SIGTERM):
+                    loop.add_signal_handler(sig, stop_all)
+            host.stop = lambda: loop.call_soon_threadsafe(stop_all)
+            await worker.run()
+
+    try:
+        loop.run_until_complete(main())
+    finally:
+        loop.close()
+
+
+def start_in_app(task_engine: TaskEngine, host: JobHost, concurrency: int) -> threading.Thread:
+    """Work jobs on a daemon thread of this process (the app, SANTA_WORKERS_IN_APP=1); `host.stop()` stops it."""
+    thread = threading.Thread(target=work_jobs, args=(task_engine, host, concurrency, QUEUES,
+                                                      f"santa-app@{socket.gethostname()}:{os.getpid()}"),
+                              name="santa-in-app-worker", daemon=True)
+    thread.start()
+    return thread
+
+
+def workers_in_app() -> bool:
+    """SANTA_WORKERS_IN_APP: whether the app works jobs too (default 1; set 0 when separate workers run)."""
+    return os.environ.get("SANTA_WORKERS_IN_APP", "1").strip().lower() not in ("0", "false", "no", "off")
