@@ -73,6 +73,16 @@ def recover_every_s() -> int:
     return min(RECOVER_PERIODS, key=lambda p: abs(p - wanted))
 
 
+FETCH_POLL_S = 2.0
+"""How often an idle worker looks for jobs when no notification woke it."""
+
+
+def recovery_bound_s() -> float:
+    """At most this long after a worker dies, its runs carry on elsewhere: silence, then a recovery pass,
+    then a fetch (about 37 s with the defaults)."""
+    return stalled_s() + recover_every_s() + FETCH_POLL_S
+
+
 def batch_lanes() -> int:
     """Batch runs in flight at most per provider pair, across all workers: SANTA_BATCH_LANES, default 4."""
     return int(_env_float("SANTA_BATCH_LANES", 4, 1, 256))
@@ -119,12 +129,14 @@ class EngineStatus:
     stalled_jobs: int = 0
     heartbeat_s: float = 0.0
     stalled_after_s: float = 0.0
+    recovery_bound_s: float = 0.0
 
     def as_json(self) -> dict:
         """A JSON-ready dict (the command line's --json)."""
         return {"queues": [vars(q) for q in self.queues], "live_workers": self.live_workers,
                 "silent_workers": self.silent_workers, "stalled_jobs": self.stalled_jobs,
-                "heartbeat_s": self.heartbeat_s, "stalled_after_s": self.stalled_after_s}
+                "heartbeat_s": self.heartbeat_s, "stalled_after_s": self.stalled_after_s,
+                "recovery_bound_s": self.recovery_bound_s}
 
 
 STATUS_SQL = """
@@ -237,7 +249,8 @@ class TaskEngine:
             live, silent = conn.execute(WORKERS_SQL, {"s": stalled_s()}).fetchone()
             stalled = conn.execute(STALLED_SQL, {"s": stalled_s()}).fetchone()[0]
         return EngineStatus(queues=list(figures.values()), live_workers=live, silent_workers=silent,
-                            stalled_jobs=stalled, heartbeat_s=heartbeat_s(), stalled_after_s=stalled_s())
+                            stalled_jobs=stalled, heartbeat_s=heartbeat_s(), stalled_after_s=stalled_s(),
+                            recovery_bound_s=recovery_bound_s())
 
     def close(self) -> None:
         """Close the deferring pool."""
@@ -268,7 +281,8 @@ def status_text(status: EngineStatus) -> str:
         return "-" if s is None else f"{s:.0f} s"
 
     lines = [f"workers: {status.live_workers} live, {status.silent_workers} silent "
-             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s); "
+             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its runs carry on "
+             f"within {status.recovery_bound_s:g} s); "
              f"stalled jobs: {status.stalled_jobs}"]
     for q in status.queues:
         lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest {age(q.oldest_waiting_s)}), "

@@ -23,7 +23,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from procrastinate.worker import Worker
 
-from desk.task_engine import MAINTENANCE, QUEUES, TaskEngine, heartbeat_s, stalled_s
+from desk.task_engine import FETCH_POLL_S, MAINTENANCE, QUEUES, TaskEngine, heartbeat_s, stalled_s
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
@@ -153,7 +153,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
             worker = Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency + 1,
                             name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
                             update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
-                            install_signal_handlers=False, fetch_job_polling_interval=2.0)
+                            install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)
 
             def stop_all() -> None:
                 host.runner.stop()  # no new step, no new request; steps in flight finish and are stored

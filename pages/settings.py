@@ -1,4 +1,4 @@
-"""Settings: model providers, sign-in and roles, the local user's name, defaults for new runs and due times."""
+"""Settings: where runs are worked (the Operations panel), model providers, sign-in and roles, the local user's name, defaults for new runs and due times."""
 
 import pandas as pd
 import streamlit as st
@@ -8,7 +8,7 @@ from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
 from santa_core.models import EscalationReason
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
-from ui import app_desk, identity
+from ui import app_desk, identity, operations
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
@@ -36,6 +36,9 @@ if patterns:
 else:
     st.caption("No role e-mail patterns (`[santa.roles]`): a person signing in for the first time is a viewer "
                "until an admin gives them a role on the People page.")
+
+st.subheader("Operations")
+operations.operations_section()
 
 st.subheader("Model providers")
 providers_ui.provider_section()

@@ -1,6 +1,8 @@
 """`worker`: work the task engine's jobs (runs, batch sample reviews) on PostgreSQL, as many processes as the
 team wants, on any machine that reaches the database and the model APIs; `worker --status` shows the queues.
 
+`--status` exits 1 when jobs wait and no worker heartbeats (a health check for the fleet), else 0.
+
 SIGTERM or SIGINT stops it in order: no new job, every run in flight finishes its current step (answers
 already asked for are stored), then each run is handed over to the other workers through the queue.
 """
@@ -10,7 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from desk.cli.common import EXIT_SHIPPED, BadInput, load_secrets_file, say
+from desk.cli.common import EXIT_BROKEN, EXIT_SHIPPED, BadInput, load_secrets_file, say
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -51,6 +53,9 @@ def run_worker(args: argparse.Namespace) -> int:
         open_repo()  # migrated, so the figures read the same tables the workers use
         status = task_engine.task_engine(url).status()
         print(json.dumps(status.as_json(), indent=2) if args.json else task_engine.status_text(status))
+        if status.live_workers == 0 and any(q.waiting for q in status.queues):
+            say("santa worker: jobs are waiting and no worker is heartbeating: start `santa worker`")
+            return EXIT_BROKEN
         return EXIT_SHIPPED
     from desk import wiring
     from desk.workers import work_jobs

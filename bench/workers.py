@@ -1,0 +1,111 @@
+"""Throughput of `santa worker` processes on PostgreSQL, as a share of the ideal.
+
+A loopback Messages API answers every reviewer call after a fixed latency (default 2 s; the known-answer
+screen answers at once). A clean run is one round: the two reviewers in parallel, so a run takes one latency
+at best, and W workers of concurrency C can finish at most W × C runs per latency: the ideal. For 1, 2 and
+4 worker processes (concurrency 8 each) the bench enqueues W × C × --waves runs on a fresh database once
+every worker is heartbeating, and times them from the first enqueue to the last shipped run.
+
+    SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) python bench/workers.py [--latency 2] [--waves 4]
+
+The database server, the loopback API and the workers share this machine's cores, so the figures are a
+floor for workers on machines of their own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from sqlalchemy import create_engine  # noqa: E402
+
+from desk.task_engine import task_engine  # noqa: E402
+from santa_core.models import RunStatus  # noqa: E402
+from santa_core.rubrics.library import load_builtin  # noqa: E402
+from storage.db import normalise_url  # noqa: E402
+from storage.runs import RunStore  # noqa: E402
+from storage.startup import init_db  # noqa: E402
+from tests.conftest import _pg_database  # noqa: E402
+from tests.support.messages_api import MessagesStub, as_reply, santa_scenario  # noqa: E402
+from tests.support.workers import start_worker, statuses, stop_worker, wait_until, worker_env  # noqa: E402
+
+CONCURRENCY = 8
+
+
+def answer_after(latency: float):
+    """The stand-in model answering every reviewer and fix call after `latency` seconds."""
+    def handler(body: dict):
+        reply = as_reply(santa_scenario(body), body)
+        reply.delay_s = latency
+        return reply
+    return handler
+
+
+def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: int) -> tuple[int, float]:
+    """Runs finished and seconds taken by `workers` worker processes."""
+    gen = _pg_database(pg)
+    url = next(gen)
+    try:
+        runs = RunStore(init_db(url, mark_interrupted=False))
+        engine = task_engine(url)
+        env = worker_env(url, stub.url, SANTA_WORKER_HEARTBEAT_S="1")
+        procs = [start_worker(env, CONCURRENCY) for _ in range(workers)]
+        try:
+            wait_until("the workers to heartbeat", lambda: engine.status().live_workers == workers, timeout=120)
+            rubric = load_builtin("general")
+            total = workers * CONCURRENCY * waves
+            start = time.perf_counter()
+            ids = []
+            for n in range(total):
+                run_id = runs.create_run(spec="Announce the Acme rocket.", output=f"Acme's rocket launched. #{n}",
+                                         rubric=rubric, reviewer_b="claude-haiku-4-5", reviewer_c="claude-sonnet-4-5",
+                                         fixer="claude-haiku-4-5", created_by="cli", source="cli")
+                engine.enqueue(runs, run_id, "cli")
+                ids.append(run_id)
+            db = create_engine(normalise_url(url))
+            wait_until("every run to ship",
+                       lambda: all(s == RunStatus.SHIPPED for s in statuses(db, ids).values()),
+                       timeout=60 + 20 * total * latency / (workers * CONCURRENCY), every=0.05)
+            elapsed = time.perf_counter() - start
+            db.dispose()
+            return total, elapsed
+        finally:
+            for proc in procs:
+                stop_worker(proc)
+            engine.close()
+            runs.engine.dispose()
+    finally:
+        gen.close()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=2.0, help="seconds each reviewer call takes")
+    parser.add_argument("--waves", type=int, default=4, help="runs per worker slot")
+    parser.add_argument("--workers", default="1,2,4", help="worker process counts to measure")
+    args = parser.parse_args()
+    pg = os.environ.get("SANTA_TEST_POSTGRES_URL")
+    if not pg:
+        sys.exit("set SANTA_TEST_POSTGRES_URL (scripts/pg_test_server.sh start prints one)")
+    stub = MessagesStub().start()
+    stub.handler = answer_after(args.latency)
+    print(f"reviewer latency {args.latency:g} s, concurrency {CONCURRENCY} per worker, {args.waves} waves; "
+          f"{os.cpu_count()} cores")
+    print(f"{'workers':>8}{'runs':>6}{'seconds':>9}{'runs/s':>8}{'ideal/s':>9}{'of ideal':>10}")
+    try:
+        for workers in (int(w) for w in args.workers.split(",")):
+            total, elapsed = measure(pg, stub, workers, args.latency, args.waves)
+            ideal = workers * CONCURRENCY / args.latency
+            print(f"{workers:>8}{total:>6}{elapsed:>9.1f}{total / elapsed:>8.2f}{ideal:>9.2f}"
+                  f"{total / elapsed / ideal:>10.2f}")
+    finally:
+        stub.stop()
+
+
+if __name__ == "__main__":
+    main()
