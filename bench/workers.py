@@ -31,19 +31,10 @@ from storage.db import normalise_url  # noqa: E402
 from storage.runs import RunStore  # noqa: E402
 from storage.startup import init_db  # noqa: E402
 from tests.conftest import _pg_database  # noqa: E402
-from tests.support.messages_api import MessagesStub, as_reply, santa_scenario  # noqa: E402
-from tests.support.workers import start_worker, statuses, stop_worker, wait_until, worker_env  # noqa: E402
+from tests.support.messages_api import MessagesStub  # noqa: E402
+from tests.support.workers import answer_after, start_worker, statuses, stop_worker, wait_until, worker_env  # noqa: E402
 
 CONCURRENCY = 8
-
-
-def answer_after(latency: float):
-    """The stand-in model answering every reviewer and fix call after `latency` seconds."""
-    def handler(body: dict):
-        reply = as_reply(santa_scenario(body), body)
-        reply.delay_s = latency
-        return reply
-    return handler
 
 
 def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: int) -> tuple[int, float]:

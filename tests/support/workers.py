@@ -19,6 +19,7 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 
 from santa_core.models import RunStatus
+from tests.support.messages_api import Reply, as_reply, santa_scenario
 
 REPO = Path(__file__).resolve().parents[2]
 FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2", "SANTA_WORKER_RECOVER_S": "1"}
@@ -26,6 +27,16 @@ FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2
 SETTLED = {RunStatus.SHIPPED, RunStatus.ESCALATED, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW,
            RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
 """Final or waiting for a person."""
+
+
+def answer_after(latency_s: float) -> Callable[[dict], Reply]:
+    """The stand-in model (`santa_scenario`) answering every reviewer and fix call after a fixed latency, as a
+    real API would (the known-answer screen still answers at once)."""
+    def handler(body: dict) -> Reply:
+        reply = as_reply(santa_scenario(body), body)
+        reply.delay_s = latency_s
+        return reply
+    return handler
 
 
 def worker_env(db_url: str, stub_url: str, **extra: str) -> dict[str, str]:

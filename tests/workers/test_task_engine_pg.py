@@ -8,7 +8,6 @@ import json
 import os
 import signal
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,11 +18,11 @@ from desk.workers import TAKEN_OVER
 from santa_core.models import RunStatus
 from storage.db import normalise_url
 from storage.runs import RunStore
-from tests.conftest import PG_URL, _pg_database
+from tests.conftest import PG_URL
 from tests.support.cli import santa_in_process
-from tests.support.messages_api import Reply, as_reply, santa_scenario
 from tests.support.workers import (
     SETTLED,
+    answer_after,
     answered_calls_per_slot,
     calls_after_stored_review,
     claimed_by,
@@ -43,19 +42,6 @@ SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 LATENCY_S = 0.4
 
 
-@pytest.fixture
-def pg_db() -> Iterator[str]:
-    """A fresh PostgreSQL database for one test."""
-    yield from _pg_database(PG_URL)
-
-
-def slow_model(body: dict) -> Reply:
-    """The stand-in model (`santa_scenario`) answering after a fixed latency, as a real API would."""
-    reply = as_reply(santa_scenario(body), body)
-    reply.delay_s = LATENCY_S
-    return reply
-
-
 def enqueue(env: dict[str, str], tmp: Path, n: int, output: str, *extra: str) -> int:
     """`santa review … --enqueue --json`: exit 0 at once with the queued run's id."""
     (tmp / "spec.txt").write_text(SPEC)
@@ -69,7 +55,7 @@ def enqueue(env: dict[str, str], tmp: Path, n: int, output: str, *extra: str) ->
 
 
 def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, messages_stub, tmp_path, monkeypatch):
-    messages_stub.handler = slow_model
+    messages_stub.handler = answer_after(LATENCY_S)
     env = worker_env(pg_db, messages_stub.url)
     engine = create_engine(normalise_url(pg_db))
     # The first enqueue migrates the database and installs the engine's tables before any worker starts.

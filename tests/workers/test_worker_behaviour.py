@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import pytest
 import streamlit as st
@@ -24,13 +23,14 @@ from santa_core.rubrics.library import load_builtin
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import PG_URL, _pg_database
+from tests.conftest import PG_URL
 from tests.support.app_server import free_port, streamlit_command, wait_for
 from tests.support.app_server import stop as stop_server
 from tests.support.cli import santa_in_process
-from tests.support.messages_api import as_reply, santa_scenario
+from tests.support.messages_api import santa_scenario
 from tests.support.workers import (
     REPO,
+    answer_after,
     calls_after_stored_review,
     claimed_by,
     start_worker,
@@ -44,19 +44,6 @@ from tests.ui.test_app import open_app, start_run
 
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
 needs_pg = pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set")
-
-
-@pytest.fixture
-def pg_db() -> Iterator[str]:
-    yield from _pg_database(PG_URL)
-
-
-def answer_after(latency: float):
-    def handler(body: dict):
-        reply = as_reply(santa_scenario(body), body)
-        reply.delay_s = latency
-        return reply
-    return handler
 
 
 def new_run(runs: RunStore, output: str = "Acme's rocket launched in 2018.", source: str = "cli") -> int:
