@@ -1,15 +1,18 @@
 """Throughput of `santa worker` processes on PostgreSQL, as a share of the ideal.
 
-A loopback Messages API answers every reviewer call after a fixed latency (default 2 s; the known-answer
-screen answers at once). A clean run is one round: the two reviewers in parallel, so a run takes one latency
+A loopback Messages API answers every reviewer call after a fixed latency (2 s and 8 s by default; the
+known-answer screen answers at once). A clean run is one round: the two reviewers in parallel, so a run takes one latency
 at best, and W workers of concurrency C can finish at most W × C runs per latency: the ideal. For 1, 2 and
 4 worker processes (concurrency 8 each) the bench enqueues W × C × --waves runs on a fresh database once
 every worker is heartbeating, and times them from the first enqueue to the last shipped run.
 
-    SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) python bench/workers.py [--latency 2] [--waves 4]
+    SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) python bench/workers.py [--latency 2,8] [--waves 4]
 
-The database server, the loopback API and the workers share this machine's cores, so the figures are a
-floor for workers on machines of their own.
+The desk's own work per run (about ten write transactions: the claim, the call log, both reviews, the gate,
+the audit seals and metric facts) costs a worker about 0.1 CPU second, and the database as much again. The
+database server, the loopback API and the workers share this machine's cores, so at a short latency the
+machine's cores, not the workers, bound the throughput; the bench prints the workers' CPU per run to show it.
+Workers on machines of their own do better.
 """
 
 from __future__ import annotations
@@ -37,6 +40,12 @@ from tests.support.workers import answer_after, start_worker, statuses, stop_wor
 CONCURRENCY = 8
 
 
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: int) -> tuple[int, float]:
     """Runs finished and seconds taken by `workers` worker processes."""
     gen = _pg_database(pg)
@@ -58,12 +67,16 @@ def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: in
                                          fixer="claude-haiku-4-5", created_by="cli", source="cli")
                 engine.enqueue(runs, run_id, "cli")
                 ids.append(run_id)
+            enqueued = time.perf_counter() - start
+            print(f"  ({workers} workers: {total} runs created and enqueued in {enqueued:.2f} s)", flush=True)
             db = create_engine(normalise_url(url))
             wait_until("every run to ship",
                        lambda: all(s == RunStatus.SHIPPED for s in statuses(db, ids).values()),
                        timeout=60 + 20 * total * latency / (workers * CONCURRENCY), every=0.05)
             elapsed = time.perf_counter() - start
             db.dispose()
+            cpu = sum(cpu_seconds(p.pid) for p in procs)
+            print(f"  ({workers} workers: {cpu:.1f} CPU s in the workers, {1000 * cpu / total:.0f} ms a run)", flush=True)
             return total, elapsed
         finally:
             for proc in procs:
@@ -76,7 +89,7 @@ def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: in
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", type=float, default=2.0, help="seconds each reviewer call takes")
+    parser.add_argument("--latency", default="2,8", help="seconds each reviewer call takes (comma-separated)")
     parser.add_argument("--waves", type=int, default=4, help="runs per worker slot")
     parser.add_argument("--workers", default="1,2,4", help="worker process counts to measure")
     args = parser.parse_args()
@@ -84,18 +97,20 @@ def main() -> None:
     if not pg:
         sys.exit("set SANTA_TEST_POSTGRES_URL (scripts/pg_test_server.sh start prints one)")
     stub = MessagesStub().start()
-    stub.handler = answer_after(args.latency)
-    print(f"reviewer latency {args.latency:g} s, concurrency {CONCURRENCY} per worker, {args.waves} waves; "
-          f"{os.cpu_count()} cores")
-    print(f"{'workers':>8}{'runs':>6}{'seconds':>9}{'runs/s':>8}{'ideal/s':>9}{'of ideal':>10}")
+    print(f"concurrency {CONCURRENCY} per worker, {args.waves} waves; {os.cpu_count()} cores")
+    rows = []
     try:
-        for workers in (int(w) for w in args.workers.split(",")):
-            total, elapsed = measure(pg, stub, workers, args.latency, args.waves)
-            ideal = workers * CONCURRENCY / args.latency
-            print(f"{workers:>8}{total:>6}{elapsed:>9.1f}{total / elapsed:>8.2f}{ideal:>9.2f}"
-                  f"{total / elapsed / ideal:>10.2f}")
+        for latency in (float(x) for x in args.latency.split(",")):
+            stub.handler = answer_after(latency)
+            for workers in (int(w) for w in args.workers.split(",")):
+                total, elapsed = measure(pg, stub, workers, latency, args.waves)
+                rows.append((latency, workers, total, elapsed, workers * CONCURRENCY / latency))
     finally:
         stub.stop()
+    print(f"{'latency':>8}{'workers':>8}{'runs':>6}{'seconds':>9}{'runs/s':>8}{'ideal/s':>9}{'of ideal':>10}")
+    for latency, workers, total, elapsed, ideal in rows:
+        print(f"{latency:>7g}s{workers:>8}{total:>6}{elapsed:>9.1f}{total / elapsed:>8.2f}{ideal:>9.2f}"
+              f"{total / elapsed / ideal:>10.2f}")
 
 
 if __name__ == "__main__":

@@ -179,7 +179,10 @@ class TaskEngine:
     def _register(self, app: procrastinate.App) -> procrastinate.App:
         """The jobs' tasks on `app` (the worker's, and the deferring one: procrastinate ties a task to one app)."""
 
-        @app.task(name=WORK_RUN, pass_context=True)
+        # A job that fails before it drives its run (the database restarting) is tried again; the run's own
+        # compare-and-set keeps a second try from doing anything twice.
+        @app.task(name=WORK_RUN, pass_context=True,
+                  retry=procrastinate.RetryStrategy(max_attempts=6, wait=2, exponential_wait=2))
         def work_run(context: procrastinate.JobContext, run_id: int) -> None:
             if self.work_run is None:
                 raise RuntimeError("this process works no runs")

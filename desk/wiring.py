@@ -239,12 +239,17 @@ def open_desk(
 def stop_on_exit(desk: Desk) -> None:
     """When this process shuts down (the app's server stopped by SIGTERM or Ctrl-C), before the pools wait for
     their threads: take no new work and mark the runs in flight interrupted ("the app stopped"), so they are
-    resumable at once instead of `running` until the next start finds their process gone."""
+    resumable at once instead of `running` until the next start finds their process gone. Through the task
+    engine (PostgreSQL) each run is handed over to the queue instead, once its step in flight is stored."""
     register = getattr(threading, "_register_atexit", None)  # what concurrent.futures itself uses
     if register is None:
         return
+    # Through the task engine the jobs hand their runs over to the queue once the step in flight is stored
+    # (`desk.workers.JobHost`): stopping is enough, and nobody has to press Resume.
+    on_exit = (desk.runner.stop if desk.jobs is not None else
+               lambda: desk.runner.stop_all("the app stopped while this run was running"))
     try:
-        register(lambda: desk.runner.stop_all("the app stopped while this run was running"))
+        register(on_exit)
     except RuntimeError:  # already shutting down
         pass
 

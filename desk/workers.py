@@ -69,6 +69,16 @@ class QueuedRunner(Runner):
                 self._watcher.start()
         return future
 
+    def shutdown(self) -> None:
+        """Stop waiting on queued runs (their futures are cancelled; the runs stay queued for the workers), then
+        stop the pools."""
+        with self._waiting_lock:
+            waiting, self._waiting = self._waiting, {}
+        for futures in waiting.values():
+            for future in futures:
+                future.cancel()
+        super().shutdown()
+
     def _watch(self) -> None:
         """Resolve the futures of runs that left the engine; ends when none is waited on."""
         while True:
@@ -88,7 +98,8 @@ class QueuedRunner(Runner):
                 with self._waiting_lock:
                     futures = self._waiting.pop(run_id, [])
                 for future in futures:
-                    future.set_result(RunState(status=status, note=note))
+                    if not future.cancelled():
+                        future.set_result(RunState(status=status, note=note))
             time.sleep(WAIT_POLL_S)
 
 
@@ -150,7 +161,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
 
     async def main() -> None:
         async with task_engine.app.open_async():
-            worker = Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency + 1,
+            worker = Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency,
                             name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
                             update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
                             install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)

@@ -110,6 +110,9 @@ class Runner:
         except Conflict:
             return self.store.load_run(run_id).state
         except Exception as exc:  # noqa: BLE001 - never leave a run stuck in `running`
+            if self._stopping.is_set():  # e.g. the pools refuse work at interpreter exit: the stop decides
+                log.warning("run %s stopped: %s: %s", run_id, type(exc).__name__, exc)
+                return self.store.load_run(run_id).state
             log.exception("run %s failed", run_id)
             return self._interrupt(run_id, f"worker error: {type(exc).__name__}: {exc}")
         finally:

@@ -43,7 +43,7 @@ def worker_env(db_url: str, stub_url: str, **extra: str) -> dict[str, str]:
     """The environment of a worker process: the database, the loopback Messages API, fast recovery."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_", "OPENAI_"))}
     env.update(DATABASE_URL=db_url, ANTHROPIC_BASE_URL=stub_url, ANTHROPIC_API_KEY="test",
-               PYTHONPATH=str(REPO), **FAST_RECOVERY, **extra)
+               PYTHONPATH=str(REPO), **{**FAST_RECOVERY, **extra})
     return env
 
 

@@ -85,6 +85,10 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
         first.wait(10)
         wait_until("every run to settle", lambda: set(statuses(engine, ids).values()) <= SETTLED, timeout=150)
     finally:
+        if os.environ.get("DATABASE_URL") == pg_db:
+            from ui.app_desk import desk_for
+
+            desk_for(pg_db).close()
         st.cache_resource.clear()
         for proc in workers:
             stop_worker(proc)

@@ -182,12 +182,47 @@ def test_the_app_works_queued_runs_itself_by_default(pg_db, messages_stub, monke
 
 
 APP_DESK = """
-import sys, time
-from desk.wiring import open_desk
+import sys
+from desk.wiring import open_desk, stop_on_exit
 desk = open_desk(sys.argv[1])  # what ui.app_desk does when a page first opens: on PostgreSQL, an in-app worker
+stop_on_exit(desk)
 print("open", flush=True)
-time.sleep(600)
+sys.stdin.readline()
+sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the interpreter shuts down
 """
+
+
+def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_them(pg_db, messages_stub, tmp_path):
+    messages_stub.handler = answer_after(1.5)
+    env = worker_env(pg_db, messages_stub.url, SANTA_WORKERS="2")
+    runs = RunStore(init_db(pg_db, mark_interrupted=False))
+    engine = task_engine(pg_db)
+    ids = [new_run(runs) for _ in range(2)]
+    for run_id in ids:
+        engine.enqueue(runs, run_id, "cli")
+    app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True)
+    db = create_engine(normalise_url(pg_db))
+    try:
+        assert app.stdout.readline().strip() == "open"
+        wait_until("the app to work both runs", lambda: len(claimed_by(db, app.pid)) == 2, timeout=60, every=0.05)
+        app.stdin.write("stop\n")
+        app.stdin.flush()
+        assert app.wait(60) == 0
+        # Nobody presses Resume: both runs are back on the queue with the answers the app had asked for.
+        assert set(statuses(db, ids).values()) == {RunStatus.QUEUED}
+        assert state_notes(db, ids).count(HANDED_OVER) == 2
+        worker = start_worker(env, concurrency=4)
+        try:
+            wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED})
+        finally:
+            stop_worker(worker)
+    finally:
+        if app.poll() is None:
+            app.kill()
+        engine.close()
+    assert calls_after_stored_review(db) == []
+    assert len(messages_stub.message_calls()) == 4  # two reviews per run, each asked for once
 
 
 @needs_pg
@@ -199,8 +234,8 @@ def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_pag
     ids = [new_run(runs) for _ in range(5)]
     for run_id in ids:
         engine.enqueue(runs, run_id, "cli")
-    app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdout=subprocess.PIPE,
-                           text=True, start_new_session=True)
+    app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
+                           stdout=subprocess.PIPE, text=True, start_new_session=True)
     db = create_engine(normalise_url(pg_db))
     try:
         assert app.stdout.readline().strip() == "open"
