@@ -192,16 +192,22 @@ sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the 
 """
 
 
-def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_them(pg_db, messages_stub, tmp_path):
-    messages_stub.handler = answer_after(1.5)
-    env = worker_env(pg_db, messages_stub.url, SANTA_WORKERS="2")
+def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, object, list[int], subprocess.Popen]:
+    """`n` queued runs and an app process (its own session) working two of them at a time in its desk."""
+    env = worker_env(pg_db, stub_url, SANTA_WORKERS="2")
     runs = RunStore(init_db(pg_db, mark_interrupted=False))
     engine = task_engine(pg_db)
-    ids = [new_run(runs) for _ in range(2)]
+    ids = [new_run(runs) for _ in range(n)]
     for run_id in ids:
         engine.enqueue(runs, run_id, "cli")
     app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, text=True)
+                           stdout=subprocess.PIPE, text=True, start_new_session=True)
+    return env, engine, ids, app
+
+
+def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_them(pg_db, messages_stub, tmp_path):
+    messages_stub.handler = answer_after(1.5)
+    env, engine, ids, app = app_with_queued_runs(pg_db, messages_stub.url, 2)
     db = create_engine(normalise_url(pg_db))
     try:
         assert app.stdout.readline().strip() == "open"
@@ -228,14 +234,7 @@ def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_the
 @needs_pg
 def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_page(pg_db, messages_stub, tmp_path):
     messages_stub.handler = answer_after(1.0)
-    env = worker_env(pg_db, messages_stub.url, SANTA_WORKERS="2")
-    runs = RunStore(init_db(pg_db, mark_interrupted=False))
-    engine = task_engine(pg_db)
-    ids = [new_run(runs) for _ in range(5)]
-    for run_id in ids:
-        engine.enqueue(runs, run_id, "cli")
-    app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, text=True, start_new_session=True)
+    env, engine, ids, app = app_with_queued_runs(pg_db, messages_stub.url, 5)
     db = create_engine(normalise_url(pg_db))
     try:
         assert app.stdout.readline().strip() == "open"
