@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -58,8 +60,15 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
     messages_stub.handler = answer_after(LATENCY_S)
     env = worker_env(pg_db, messages_stub.url)
     engine = create_engine(normalise_url(pg_db))
-    # The first enqueue migrates the database and installs the engine's tables before any worker starts.
-    ids = [enqueue(env, tmp_path, 0, "Acme's rocket launched in DEFECT. It is ready for you.")]
+    (tmp_path / "spec.txt").write_text(SPEC)
+    # The first enqueue, by the installed command in a process of its own, migrates the database and installs
+    # the engine's tables before any worker starts.
+    (tmp_path / "first.txt").write_text("Acme's rocket launched in DEFECT. It is ready for you.")
+    first = subprocess.run([sys.executable, "-m", "santa_core", "review", "--spec", "spec.txt", "--output",
+                            "first.txt", "--auto-approve", "--json", "--enqueue"], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    ids = [json.loads(first.stdout)["run_id"]]
     workers = [start_worker(env, concurrency=4, log=tmp_path / f"worker{i}.log") for i in (1, 2)]
     try:
         for n in range(1, 40):
