@@ -60,7 +60,11 @@ def run_worker(args: argparse.Namespace) -> int:
     from desk import wiring
     from desk.workers import work_jobs
 
-    desk = wiring.open_desk(url, mark_interrupted=False, queued=True, workers=args.concurrency)
+    try:
+        desk = wiring.open_desk(url, mark_interrupted=False, queued=True, workers=args.concurrency)
+    except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a configuration problem
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise BadInput(f"cannot open the database {redacted_url(url)}: {first}") from exc
     left = wiring.resubmit_queued(desk.runs, desk.runner)
     say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
         + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else ""))

@@ -70,6 +70,15 @@ def test_on_sqlite_the_worker_and_enqueue_refuse_and_nothing_is_created(tmp_path
     assert RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False)).list_runs() == []
 
 
+def test_a_worker_whose_database_is_down_says_so_in_one_line(tmp_path, env) -> None:
+    env = {**env, "DATABASE_URL": "postgresql://santa@127.0.0.1:1/santa"}  # nothing listens on port 1
+    for args in (["worker"], ["worker", "--status"]):
+        done = santa_in_process(args, env, tmp_path)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.startswith("santa: cannot open the database postgresql+psycopg://santa@127.0.0.1:1/santa")
+        assert len(done.stderr.strip().splitlines()) == 1
+
+
 @needs_pg
 def test_status_counts_waiting_jobs_and_fails_the_health_check_with_no_worker(pg_db, messages_stub, tmp_path):
     env = worker_env(pg_db, messages_stub.url)
