@@ -36,8 +36,14 @@ TAKEN_OVER = "taken over: the worker working on this run stopped heartbeating"
 HANDED_OVER = "handed over: the worker working on this run was stopped"
 MOVING = (TAKEN_OVER, HANDED_OVER)
 """Notes of an interrupted run that the task engine is moving to another worker (not a stop to wait on)."""
+DATABASE_ERRORS = ("OperationalError", "InterfaceError")
+"""Worker errors that say the database went away, not that the run is wrong: its job is tried again."""
 WAIT_POLL_S = 0.5
 FINISHED_WAITING = {RunStatus.QUEUED, RunStatus.RUNNING}
+
+
+class DatabaseUnavailable(RuntimeError):
+    """A job's run was cut short by the database going away; raised so the engine retries the job."""
 
 
 def in_flight(status: RunStatus, note: str) -> bool:
@@ -115,18 +121,38 @@ class JobHost:
     def work_run(self, run_id: int, retried: bool) -> None:
         """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops."""
         status, note, worker, _ = self.runs.run_states([run_id])[run_id]
-        if retried and status == RunStatus.RUNNING and worker != this_worker() and not alive_on_this_host(worker):
+        if retried and status == RunStatus.RUNNING and self._dead_claim(run_id, worker):
             status = self._move(run_id, TAKEN_OVER)
         elif status == RunStatus.INTERRUPTED and (retried or note.startswith(MOVING)):
             status = self._resume(run_id)
         if status != RunStatus.QUEUED:
             return  # finished, waiting for a person, or another process's to drive
         state = self.runner.execute(run_id)
+        if not self.runner.stopping and state.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
+            self._cut_short(run_id)
         if self.runner.stopping:
             if state.status == RunStatus.RUNNING and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED:
                 self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
             elif state.status == RunStatus.QUEUED:  # stopping before it was claimed: it stays someone's job
                 self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
+
+    def _cut_short(self, run_id: int) -> None:
+        """Raise `DatabaseUnavailable` when the database went away mid-step (a restart, a failover): the run is
+        left `running` under this process's claim with nobody driving it (its interruption could not be
+        written), or interrupted by a database error. The engine tries the job again shortly and the retried
+        job takes the run over from its last committed step. (Reading the state may raise too: the same.)"""
+        status, note, worker, _ = self.runs.run_states([run_id])[run_id]
+        orphaned = status == RunStatus.RUNNING and worker == this_worker() and not self.runner.working_on(run_id)
+        if orphaned or (status == RunStatus.INTERRUPTED and any(e in note for e in DATABASE_ERRORS)):
+            raise DatabaseUnavailable(f"run {run_id} was cut short by the database: {note}")
+
+    def _dead_claim(self, run_id: int, worker: str | None) -> bool:
+        """Whether nobody drives the run under its claim any more: a claim of this process that none of its
+        threads works on (its worker loop lost the database), or another process's that is not a live
+        process on this host (a worker elsewhere is judged by its heartbeat: this job was retried for it)."""
+        if worker == this_worker():
+            return not self.runner.working_on(run_id)
+        return not alive_on_this_host(worker)
 
     def _move(self, run_id: int, note: str) -> RunStatus:
         """running → interrupted (with `note`) → queued, each with the run's compare-and-set."""
@@ -149,37 +175,64 @@ class JobHost:
             return self.runs.load_run(run_id).state.status
 
 
+RESTART_S = (1.0, 30.0)
+"""The first and the longest wait before a worker loop that lost its database starts again (doubling)."""
+
+
 def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: tuple[str, ...] = QUEUES,
               name: str | None = None) -> None:
     """Work the engine's jobs until stopped (SIGINT/SIGTERM in the main thread, or `host.stop()`).
 
     Each job's run is driven on a thread of the loop's executor, `concurrency` at a time; the runner's
-    reviewer calls go to its own pool, so a run never waits for a thread its own reviewers need."""
+    reviewer calls go to its own pool, so a run never waits for a thread its own reviewers need. When the
+    database goes away (a restart, a failover) the loop ends; it starts again, waiting longer each time, until
+    the database answers: jobs it held are retried once its old heartbeat is silent (`JobHost.work_run`)."""
     task_engine.work_run = host.work_run
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(concurrency + 2, thread_name_prefix="santa-job"))
+    stopped = threading.Event()
+    current: list[Worker] = []
+
+    def stop_all() -> None:
+        stopped.set()
+        host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
+        if current:
+            current[0].stop()
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop_all)
+    host.stop = lambda: loop.call_soon_threadsafe(stop_all)
 
     async def main() -> None:
         async with task_engine.app.open_async():
-            worker = Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency,
-                            name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
-                            update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
-                            install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)
+            current[:] = [Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency,
+                                 name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
+                                 update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
+                                 install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)]
+            if not stopped.is_set():
+                await current[0].run()
 
-            def stop_all() -> None:
-                host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
-                worker.stop()
-
-            if threading.current_thread() is threading.main_thread():
-                for sig in (signal.SIGINT, signal.SIGTERM):
-                    loop.add_signal_handler(sig, stop_all)
-            host.stop = lambda: loop.call_soon_threadsafe(stop_all)
-            await worker.run()
-
+    wait_s = RESTART_S[0]
     try:
-        loop.run_until_complete(main())
+        while not stopped.is_set():
+            try:
+                loop.run_until_complete(main())
+                wait_s = RESTART_S[0]
+            except Exception:  # noqa: BLE001 - the database went away: start again once it answers
+                log.exception("the worker loop stopped; starting it again in %g s", wait_s)
+            if not stopped.is_set():
+                loop.run_until_complete(asyncio.wait([loop.create_task(asyncio.sleep(wait_s)),
+                                                      loop.create_task(_until(stopped))],
+                                                     return_when=asyncio.FIRST_COMPLETED))
+                wait_s = min(RESTART_S[1], 2 * wait_s)
     finally:
         loop.close()
+
+
+async def _until(event: threading.Event) -> None:
+    while not event.is_set():
+        await asyncio.sleep(0.2)
 
 
 def start_in_app(task_engine: TaskEngine, host: JobHost, concurrency: int) -> threading.Thread:

@@ -3,6 +3,7 @@
 #
 #   scripts/pg_test_server.sh start   # prints the URL, e.g. postgresql://santa@127.0.0.1:54321/postgres
 #   scripts/pg_test_server.sh url     # prints the URL of the running cluster
+#   scripts/pg_test_server.sh restart # restarts the cluster, cutting every connection (data kept)
 #   scripts/pg_test_server.sh stop    # stops the cluster and deletes its files
 #
 # Typical use:  SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) pytest tests/storage
@@ -80,9 +81,16 @@ stop() {
   rm -rf "$DIR"
 }
 
+restart() {
+  # A fast restart of the running cluster (every connection cut, the data kept): a database restart mid-run.
+  running || die "no cluster running in $DIR"
+  as_owner "$(pg_bin)/pg_ctl" -D "$DATA" -l "$DIR/server.log" -m fast -w -t 60 restart >/dev/null </dev/null
+}
+
 case "${1:-}" in
   start) start ;;
   stop) stop ;;
+  restart) restart ;;
   url) url ;;
-  *) die "usage: $0 start|stop|url" ;;
+  *) die "usage: $0 start|stop|restart|url" ;;
 esac

@@ -132,6 +132,11 @@ class Runner:
         not stored (a resume asks again) and decides nothing. A real answer is stored whenever it comes."""
         return failed and self._stopping.is_set()
 
+    def working_on(self, run_id: int) -> bool:
+        """Whether a thread of this runner drives the run right now."""
+        with self._active_lock:
+            return run_id in self._active
+
     @property
     def stopping(self) -> bool:
         """Whether `stop` was called: no step starts any more."""
