@@ -2,27 +2,31 @@
 same database, worked by `santa worker` processes (and by the app itself unless SANTA_WORKERS_IN_APP=0).
 
 Why procrastinate: a durable queue on the database the team already runs (no new server), with
-`SELECT … FOR UPDATE SKIP LOCKED` fetching, LISTEN/NOTIFY wake-ups, locks, priorities, heartbeats and
-periodic tasks. SQLite has no such engine; there runs stay on the in-process pool (`santa_core.run.runner`).
+`SELECT … FOR UPDATE SKIP LOCKED` fetching, LISTEN/NOTIFY wake-ups, locks, priorities and heartbeats.
+SQLite has no such engine; there runs stay on the in-process pool (`santa_core.run.runner`).
 
 How a run travels:
 - **Queues.** `runs` holds interactive work (the Review page, the command line, approvals, re-reviews) at
   priority 10; `batch` holds batch sample reviews at priority 0, so a worker of both queues takes an
-  editor's run first. `maintenance` holds the stalled-job recovery; every worker works it.
+  editor's run first.
 - **One job of a run at a time.** An interactive run's jobs hold the lock `run-N`; a batch run's jobs hold
   one of SANTA_BATCH_LANES (default 4) lane locks of its reviewers' providers (`batch:anthropic+openai:2`).
   Jobs of one lock run one after another, so at most that many batch runs per provider pair are in flight
   across all workers: a large batch cannot take the rate limit the editors need.
 - **A dead worker.** Workers heartbeat every SANTA_WORKER_HEARTBEAT_S (10 s). Every SANTA_WORKER_RECOVER_S
-  (5 s) one worker retries the jobs of workers silent for SANTA_WORKER_STALLED_S (30 s). The retried job
+  (5 s) every worker, beside its jobs, retries the jobs of workers silent for SANTA_WORKER_STALLED_S (30 s)
+  (`TaskEngine.maintain`; it also puts back runs left queued with no job). The retried job
   finds its run `running` under the dead claim, marks it interrupted ("taken over"), puts it back in the
   queue and claims it with the run's own compare-and-set; stored reviews are not asked for again (the
-  runner asks only for slots with no stored review). Bound: a killed worker's runs carry on within
-  STALLED_S + RECOVER_S + a fetch, about 40 s with the defaults.
+  runner asks only for slots with no stored review). Bound: a killed worker's jobs are back in the queue
+  within STALLED_S + RECOVER_S (35 s with the defaults) and start at the next free slot, ahead of later work.
+  A worker taken for dead that comes back (a pause, a cut network) is fenced: the store refuses its writes and
+  its requests for a run another process claimed since (`storage.rounds.fence`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import threading
@@ -30,6 +34,7 @@ from dataclasses import dataclass, field
 
 import procrastinate
 import psycopg
+import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
 from sqlalchemy.engine import make_url
 
@@ -37,16 +42,34 @@ from santa_core import providers
 from santa_core.reviewers.base import PERSON
 from santa_core.run.store import Store
 
-RUNS, BATCH, MAINTENANCE = "runs", "batch", "maintenance"
+RUNS, BATCH = "runs", "batch"
+RETRY_S = 5
+"""Seconds before a job that could not drive its run yet is tried again."""
+
+
+class JobRetry(RuntimeError):
+    """Raised by a job that should be tried again shortly (the engine retries it every RETRY_S)."""
+
+
+class DatabaseUnavailable(JobRetry):
+    """The job's run was cut short by the database going away (a restart, a failover)."""
+
+
+class ClaimHeld(JobRetry):
+    """The job's run is still driven by a live process (one told to stop, finishing its step)."""
+
+
+RETRIED_ERRORS = {JobRetry, psycopg.OperationalError, psycopg.InterfaceError, sqlalchemy.exc.OperationalError,
+                  sqlalchemy.exc.InterfaceError}
 QUEUES = (RUNS, BATCH)
-"""The queues a worker works unless told otherwise (it always works MAINTENANCE too)."""
+"""The queues a worker works unless told otherwise."""
 INTERACTIVE_PRIORITY = 10
 WORK_RUN = "santa.work_run"
-RECOVER = "santa.recover_stalled"
+SWEEP_EVERY_S = 10
+QUEUED_WITHOUT_JOB_S = 5
+"""A run queued this long with no job was left by a process that died between committing it and enqueuing it."""
 SCHEMA_LOCK = 0x5A17A
 """The advisory lock that keeps two processes from installing the engine's tables at once."""
-RECOVER_PERIODS = (1, 2, 3, 4, 5, 6, 10, 12, 15, 20, 30)
-"""Recovery periods a cron seconds field can say exactly (divisors of 60)."""
 
 
 def _env_float(name: str, default: float, low: float, high: float) -> float:
@@ -67,10 +90,9 @@ def stalled_s() -> float:
     return max(2 * heartbeat_s(), _env_float("SANTA_WORKER_STALLED_S", 30.0, 0.5, 3600.0))
 
 
-def recover_every_s() -> int:
-    """How often stalled jobs are looked for: SANTA_WORKER_RECOVER_S, default 5 (rounded to a divisor of 60)."""
-    wanted = _env_float("SANTA_WORKER_RECOVER_S", 5.0, 1.0, 30.0)
-    return min(RECOVER_PERIODS, key=lambda p: abs(p - wanted))
+def recover_every_s() -> float:
+    """How often every worker looks for stalled jobs: SANTA_WORKER_RECOVER_S, default 5."""
+    return _env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
 
 
 FETCH_POLL_S = 2.0
@@ -78,9 +100,9 @@ FETCH_POLL_S = 2.0
 
 
 def recovery_bound_s() -> float:
-    """At most this long after a worker dies, its runs carry on elsewhere: silence, then a recovery pass,
-    then a fetch (about 37 s with the defaults)."""
-    return stalled_s() + recover_every_s() + FETCH_POLL_S
+    """At most this long after a worker dies, its jobs are back in the queue: silence, then a recovery pass
+    (35 s with the defaults); they start at the next free slot."""
+    return stalled_s() + recover_every_s()
 
 
 def batch_lanes() -> int:
@@ -156,6 +178,14 @@ STALLED_SQL = """
 SELECT count(*) FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
  WHERE j.status = 'doing' AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => %(s)s))
 """
+QUEUED_WITHOUT_JOB_SQL = """
+SELECT r.id, r.source FROM run r
+ WHERE r.status = 'queued' AND r.updated_at < now() - make_interval(secs => %(age_s)s)
+   AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs j
+                    WHERE j.task_name = %(task)s AND j.status IN ('todo', 'doing')
+                      AND (j.args->>'run_id')::bigint = r.id)
+ ORDER BY r.id
+"""
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
@@ -173,35 +203,61 @@ class TaskEngine:
                                                                                   max_size=4)))
         self.work_run = None
         """Called with (run_id, retried) by the job; set by `desk.workers.work_jobs`."""
+        self.enqueue_left = None
+        """Called with (run_id, source) for a run the sweep found queued with no job; set by `work_jobs`."""
         self._sync: procrastinate.App | None = None
         self._sync_lock = threading.Lock()
 
     def _register(self, app: procrastinate.App) -> procrastinate.App:
         """The jobs' tasks on `app` (the worker's, and the deferring one: procrastinate ties a task to one app)."""
 
-        # A job that fails before it drives its run (the database restarting) is tried again; the run's own
-        # compare-and-set keeps a second try from doing anything twice.
+        # A job the database cut short, or one that found its run still driven by a process told to stop, is
+        # tried again every RETRY_S until it can drive the run; the run's own compare-and-set keeps a second try
+        # from doing anything twice. Any other error fails the job (the sweep puts a queued run back).
         @app.task(name=WORK_RUN, pass_context=True,
-                  retry=procrastinate.RetryStrategy(max_attempts=6, wait=2, exponential_wait=2))
+                  retry=procrastinate.RetryStrategy(wait=RETRY_S, retry_exceptions=RETRIED_ERRORS))
         def work_run(context: procrastinate.JobContext, run_id: int) -> None:
             if self.work_run is None:
                 raise RuntimeError("this process works no runs")
             self.work_run(run_id, (context.job.attempts or 0) > 0)
 
-        @app.periodic(cron=f"*/{recover_every_s()} * * * * *", periodic_id="recover")
-        @app.task(name=RECOVER, queue=MAINTENANCE, queueing_lock=RECOVER)
-        async def recover_stalled(timestamp: int) -> int:
-            """Retry the jobs of workers that stopped heartbeating (their runs are taken over)."""
-            retried = 0
-            for job in await app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_s()):
-                try:
-                    await app.job_manager.retry_job(job)
-                    retried += 1
-                except Exception:  # noqa: BLE001 - another worker's recovery retried it first
-                    continue
-            return retried
-
         return app
+
+    async def recover_stalled(self) -> int:
+        """Retry the jobs of workers that stopped heartbeating (their runs are taken over); how many."""
+        retried = 0
+        for job in await self.app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_s()):
+            try:
+                await self.app.job_manager.retry_job(job)
+                retried += 1
+            except Exception:  # noqa: BLE001 - another worker's recovery retried it first
+                continue
+        return retried
+
+    async def sweep_queued(self) -> int:
+        """Put back on the queue the runs left `queued` with no job (a process died between the two); how many."""
+        rows = await self.app.connector.execute_query_all_async(QUEUED_WITHOUT_JOB_SQL, task=WORK_RUN,
+                                                                age_s=QUEUED_WITHOUT_JOB_S)
+        for row in rows:
+            if self.enqueue_left is not None:
+                await asyncio.to_thread(self.enqueue_left, row["id"], row["source"])
+        return len(rows)
+
+    async def maintain(self) -> None:
+        """Every worker, beside its jobs and whatever its slots are busy with: recover stalled jobs every
+        recover_every_s() and sweep queued runs without a job every SWEEP_EVERY_S (several workers doing it at
+        once is harmless). Not a job itself, so a backlog of work never delays a take-over."""
+        tick, every = 0, recover_every_s()
+        while True:
+            await asyncio.sleep(every)
+            tick += every
+            try:
+                await self.recover_stalled()
+                if tick >= SWEEP_EVERY_S:
+                    tick = 0
+                    await self.sweep_queued()
+            except Exception:  # noqa: BLE001 - the database is away: the worker loop restarts on its own
+                continue
 
     def sync_app(self) -> procrastinate.App:
         """The engine opened for deferring from ordinary threads (the app's pages, the command line)."""
@@ -284,8 +340,8 @@ def status_text(status: EngineStatus) -> str:
         return "-" if s is None else f"{s:.0f} s"
 
     lines = [f"workers: {status.live_workers} live, {status.silent_workers} silent "
-             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its runs carry on "
-             f"within {status.recovery_bound_s:g} s); "
+             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its jobs back in the "
+             f"queue within {status.recovery_bound_s:g} s); "
              f"stalled jobs: {status.stalled_jobs}"]
     for q in status.queues:
         lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest {age(q.oldest_waiting_s)}), "

@@ -246,7 +246,7 @@ def stop_on_exit(desk: Desk) -> None:
         return
     # Through the task engine the jobs hand their runs over to the queue once the step in flight is stored
     # (`desk.workers.JobHost`): stopping is enough, and nobody has to press Resume.
-    on_exit = (desk.runner.stop if desk.jobs is not None else
+    on_exit = (desk.jobs.stop_and_wait if desk.jobs is not None else
                lambda: desk.runner.stop_all("the app stopped while this run was running"))
     try:
         register(on_exit)

@@ -23,7 +23,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 from procrastinate.worker import Worker
 
-from desk.task_engine import FETCH_POLL_S, MAINTENANCE, QUEUES, TaskEngine, heartbeat_s, stalled_s
+from desk.task_engine import (
+    FETCH_POLL_S,
+    QUEUES,
+    ClaimHeld,
+    DatabaseUnavailable,
+    TaskEngine,
+    heartbeat_s,
+    stalled_s,
+)
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
@@ -39,11 +47,10 @@ MOVING = (TAKEN_OVER, HANDED_OVER)
 DATABASE_ERRORS = ("OperationalError", "InterfaceError")
 """Worker errors that say the database went away, not that the run is wrong: its job is tried again."""
 WAIT_POLL_S = 0.5
+STOP_GRACE_S = 150.0
+"""How long an app that stops waits for its own jobs to store their steps (a reviewer call's timeout and a
+margin); past it, the runs are taken over once its heartbeat is silent."""
 FINISHED_WAITING = {RunStatus.QUEUED, RunStatus.RUNNING}
-
-
-class DatabaseUnavailable(RuntimeError):
-    """A job's run was cut short by the database going away; raised so the engine retries the job."""
 
 
 def in_flight(status: RunStatus, note: str) -> bool:
@@ -117,11 +124,21 @@ class JobHost:
         self.runner = runner
         self.stop: Callable[[], None] = runner.stop
         """Stops the worker loop working for this host (set by `work_jobs` once it runs)."""
+        self.thread: threading.Thread | None = None
+        """The thread of the app's own worker loop (`start_in_app`), if any."""
+
+    def stop_and_wait(self, timeout: float = STOP_GRACE_S) -> None:
+        """Stop the worker loop and wait (at most `timeout`) for its jobs to store their steps and hand over."""
+        self.stop()
+        if self.thread is not None:
+            self.thread.join(timeout)
 
     def work_run(self, run_id: int, retried: bool) -> None:
         """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops."""
         status, note, worker, _ = self.runs.run_states([run_id])[run_id]
-        if retried and status == RunStatus.RUNNING and self._dead_claim(run_id, worker):
+        if retried and status == RunStatus.RUNNING:
+            if not self._dead_claim(run_id, worker):  # e.g. a worker told to stop, finishing its step: wait
+                raise ClaimHeld(f"run {run_id} is still driven by {worker}; its job is tried again shortly")
             status = self._move(run_id, TAKEN_OVER)
         elif status == RunStatus.INTERRUPTED and (retried or note.startswith(MOVING)):
             status = self._resume(run_id)
@@ -131,7 +148,8 @@ class JobHost:
         if not self.runner.stopping and state.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
             self._cut_short(run_id)
         if self.runner.stopping:
-            if state.status == RunStatus.RUNNING and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED:
+            mine = self.runs.run_states([run_id])[run_id][2] == this_worker()  # never hand over another's run
+            if state.status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED:
                 self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
             elif state.status == RunStatus.QUEUED:  # stopping before it was claimed: it stays someone's job
                 self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
@@ -188,12 +206,15 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     database goes away (a restart, a failover) the loop ends; it starts again, waiting longer each time, until
     the database answers: jobs it held are retried once its old heartbeat is silent (`JobHost.work_run`)."""
     task_engine.work_run = host.work_run
+    task_engine.enqueue_left = lambda run_id, source: task_engine.enqueue(host.runs, run_id, source)
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(concurrency + 2, thread_name_prefix="santa-job"))
     stopped = threading.Event()
     current: list[Worker] = []
 
-    def stop_all() -> None:
+    def stop_all(signum: int | None = None) -> None:
+        if stopped.is_set() and signum is not None:  # a second SIGINT/SIGTERM: leave at once
+            os._exit(128 + signum)  # its runs are taken over once its heartbeat is silent
         stopped.set()
         host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
         if current:
@@ -201,17 +222,31 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
 
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop_all)
-    host.stop = lambda: loop.call_soon_threadsafe(stop_all)
+            loop.add_signal_handler(sig, stop_all, sig)
+    def stop_soon() -> None:
+        try:
+            loop.call_soon_threadsafe(stop_all)
+        except RuntimeError:  # the loop has ended already
+            host.runner.stop()
+
+    host.stop = stop_soon
 
     async def main() -> None:
         async with task_engine.app.open_async():
-            current[:] = [Worker(task_engine.app, queues=[*queues, MAINTENANCE], concurrency=concurrency,
-                                 name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
-                                 update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
-                                 install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)]
-            if not stopped.is_set():
-                await current[0].run()
+            worker = Worker(task_engine.app, queues=list(queues), concurrency=concurrency,
+                            name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
+                            update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
+                            install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)
+            current[:] = [worker]
+            if stopped.is_set():
+                return
+            sides = [loop.create_task(_heartbeat_while_stopping(task_engine, worker, stopped)),
+                     loop.create_task(task_engine.maintain())]
+            try:
+                await worker.run()
+            finally:
+                for side in sides:
+                    side.cancel()
 
     wait_s = RESTART_S[0]
     try:
@@ -230,6 +265,18 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
         loop.close()
 
 
+async def _heartbeat_while_stopping(task_engine: TaskEngine, worker: Worker, stopped: threading.Event) -> None:
+    """Keep the worker's heartbeat going while it finishes its jobs after a stop (procrastinate stops its own
+    heartbeat first): otherwise another worker would take over runs whose answers are still on their way."""
+    while True:
+        await asyncio.sleep(heartbeat_s())
+        if stopped.is_set() and worker.worker_id is not None:
+            try:
+                await task_engine.app.job_manager.update_heartbeat(worker.worker_id)
+            except Exception:  # noqa: BLE001 - the database is away: the take-over is the fallback
+                log.warning("could not send the stopping worker's heartbeat")
+
+
 async def _until(event: threading.Event) -> None:
     while not event.is_set():
         await asyncio.sleep(0.2)
@@ -240,6 +287,7 @@ def start_in_app(task_engine: TaskEngine, host: JobHost, concurrency: int) -> th
     thread = threading.Thread(target=work_jobs, args=(task_engine, host, concurrency, QUEUES,
                                                       f"santa-app@{socket.gethostname()}:{os.getpid()}"),
                               name="santa-in-app-worker", daemon=True)
+    host.thread = thread
     thread.start()
     return thread
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from santa_core.run.store import Conflict
+
 
 class RunNotFound(LookupError):
     """No run has this id."""
@@ -34,3 +36,11 @@ class RoundConflict(ValueError):
 
 class MoveRefused(ValueError):
     """A person asked `transition` for a move that only system code (or resolve_escalation) makes."""
+
+
+class ClaimLost(Conflict):
+    """A runner's write to a run another process has claimed since: this process was taken for dead (it
+    stopped heartbeating) and the run taken over. Refused, so the run is never driven twice."""
+
+    def __init__(self, run_id: int, holder: str) -> None:
+        super().__init__(f"run {run_id} is claimed by {holder} now; this process stops touching it")

@@ -23,7 +23,7 @@ from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.store import DecisionAction, DecisionIn
 from storage import audit
-from storage.errors import MoveRefused, RoundConflict
+from storage.errors import ClaimLost, MoveRefused, RoundConflict
 from storage.hashing import json_hash, sha256_text
 from storage.people import require
 from storage.rows import (
@@ -135,6 +135,15 @@ def check_person_decision(run: RunRow, new: RunState, decision: DecisionIn) -> N
                           f"move for {decision.action!r} gives {expected.status.value}")
 
 
+
+def fence(run: RunRow) -> None:
+    """Refuse a runner's write to a run that another process has claimed since (ClaimLost): this process was
+    taken for dead (its heartbeat stopped: a pause, a cut network) and the run taken over by another worker.
+    A person's writes never reach a running run's slots; they are not fenced."""
+    if run.status == RunStatus.RUNNING.value and run.worker and run.worker != this_worker():
+        raise ClaimLost(run.id, run.worker)
+
+
 class RoundStore(StoreBase):
     """Writes of a run's rounds: each one its own committed transaction that locks the run first."""
 
@@ -180,8 +189,10 @@ class RoundStore(StoreBase):
                 check_person_review(s, run, round_no, outcome.slot, person)
                 if row is not None and row.status != ReviewStatus.PENDING.value:
                     return False  # a person never overwrites a review: the first one counts
-            elif row is not None and only_if_empty:
-                return False
+            else:
+                fence(run)
+                if row is not None and only_if_empty:
+                    return False
             if (
                 row is not None
                 and outcome_of(row, calls_by_id(s, row.call_ids)) == outcome
@@ -207,6 +218,7 @@ class RoundStore(StoreBase):
                   estimate_usd: float) -> None:
         """Put a model call on record before its request leaves (the write-ahead call log), committed."""
         with self._tx() as s:
+            fence(lock_run(s, run_id))  # a process taken for dead sends nothing more for the run
             s.add(CallSentRow(run_id=run_id, round_no=round_no, slot=slot, purpose=purpose, model=model,
                               request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
 
@@ -214,6 +226,7 @@ class RoundStore(StoreBase):
         """Commit one known-answer screen of the round, with its LLM call when one was made."""
         with self._tx() as s:
             run = lock_run(s, run_id)
+            fence(run)
             require_round(s, run_id, round_no)
             ids = insert_calls(s, run_id, round_no, result.calls, None)  # every attempt; the row names the last
             s.add(screen_row(run_id, round_no, result, ids[-1] if ids else None))
@@ -238,6 +251,7 @@ class RoundStore(StoreBase):
         """Commit the gate decision and the merged issues of the round."""
         with self._tx() as s:
             run = lock_run(s, run_id)
+            fence(run)
             rnd = require_round(s, run_id, round_no)
             old_issues = children(s, MergedIssueRow, run_id, round_no)
             if gate_of(rnd, old_issues) == gate:
@@ -264,6 +278,7 @@ class RoundStore(StoreBase):
         """Commit the fix agent's proposal (and its LLM calls); the newest one counts."""
         with self._tx() as s:
             run = lock_run(s, run_id)
+            fence(run)
             require_round(s, run_id, round_no)
             old = children(s, ProposalRow, run_id, round_no)
             retries = sum(d.action == "retry_fix" for d in children(s, DecisionRow, run_id, round_no))
@@ -318,6 +333,7 @@ class RoundStore(StoreBase):
             run = lock_run(s, run_id)
             if RunStatus(run.status) != expected.status or run.round != expected.round:
                 return False
+            fence(run)  # an auto-approval by a process whose claim was taken over
             if decision.actor not in SYSTEM_ACTORS:
                 check_person_decision(run, new, decision)
             add_decision(s, decision_row(run_id, expected.round, decision.action, decision.actor,

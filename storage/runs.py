@@ -57,7 +57,7 @@ from storage.tables import (
 from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunSummary, RunView
-from storage.workers import is_orphaned
+from storage.workers import is_orphaned, this_worker
 
 Source = Literal["app", "cli", "batch"]
 
@@ -226,6 +226,10 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             row = lock_run(s, run_id)
             if RunStatus(row.status) not in wanted:
                 return False
+            if (row.status == RunStatus.RUNNING.value and new.status != RunStatus.INTERRUPTED and row.worker
+                    and row.worker != this_worker()):
+                return False  # another process holds the claim now (a take-over): only an interruption may pass
+
             if actor not in SYSTEM_ACTORS:
                 check_person_move(s, row, new, actor)
             set_state(s, row, new, actor, note or new.note)

@@ -16,18 +16,28 @@ STALE_AFTER = timedelta(hours=1)
 
 
 def _start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux), or None if unknown."""
+    """The process's start time in clock ticks since boot (Linux), or None if unknown or if the process has
+    ended and only waits to be reaped (a zombie runs nothing any more)."""
     try:
         with open(f"/proc/{pid}/stat", encoding="ascii") as fh:
-            return fh.read().rsplit(")", 1)[1].split()[19]
-    except (OSError, IndexError):
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except OSError:
         return None
+    if len(fields) < 20 or fields[0] in ("Z", "X"):
+        return None
+    return fields[19]
+
+
+def host_name() -> str:
+    """This host's name in claims: SANTA_HOST_NAME, else the machine's host name (set it where containers
+    that are not one machine share a host name)."""
+    return os.environ.get("SANTA_HOST_NAME", "").strip() or socket.gethostname()
 
 
 def this_worker() -> str:
     """host:pid:start — the start time tells a live process from a later one that reused its pid."""
     pid = os.getpid()
-    return f"{socket.gethostname()}:{pid}:{_start_time(pid) or '?'}"
+    return f"{host_name()}:{pid}:{_start_time(pid) or '?'}"
 
 
 def _alive(pid: int, start: str) -> bool:
@@ -50,7 +60,7 @@ def is_orphaned(worker: str | None, updated_at: datetime, now: datetime | None =
         return True
     host, _, rest = worker.partition(":")
     pid, _, start = rest.partition(":")
-    if host != socket.gethostname():
+    if host != host_name():
         now = now or datetime.now(UTC)
         updated = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=UTC)
         return now - updated > STALE_AFTER
@@ -65,4 +75,4 @@ def alive_on_this_host(worker: str | None) -> bool:
         return False
     host, _, rest = worker.partition(":")
     pid, _, start = rest.partition(":")
-    return host == socket.gethostname() and pid.isdigit() and _alive(int(pid), start)
+    return host == host_name() and pid.isdigit() and _alive(int(pid), start)

@@ -59,7 +59,7 @@ def operations_section() -> None:
     st.dataframe(queue_rows(status), hide_index=True, width="stretch")
     here = "this app works jobs too" if workers_in_app() else "this app only enqueues (SANTA_WORKERS_IN_APP=0)"
     st.caption(f"Task engine on PostgreSQL: {here}. A worker silent for {status.stalled_after_s:g} s counts as "
-               f"dead; its runs carry on on another worker within {status.recovery_bound_s:g} s. "
+               f"dead; its runs are back in the queue within {status.recovery_bound_s:g} s, for the next free worker. "
                "`santa worker --status` prints the same figures.")
     if status.live_workers == 0 and any(q.waiting for q in status.queues):
         st.warning("Jobs are waiting and no worker is heartbeating: start `santa worker` (or set "

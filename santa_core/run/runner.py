@@ -32,12 +32,13 @@ from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Sc
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import blocked, decide, screened
-from santa_core.run.store import DecisionIn, RoundRecord, RunRecord, Store
+from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import already_judged, judged_before
 
 log = logging.getLogger(__name__)
 
 SLOTS: tuple[Slot, Slot] = ("B", "C")
+__all__ = ["SLOTS", "Conflict", "Runner", "advance_run", "open_person_slots", "reviewer_of"]
 
 
 def reviewer_of(run: RunRecord, slot: Slot) -> str:
@@ -50,8 +51,14 @@ def open_person_slots(run: RunRecord, reviews: dict) -> list[Slot]:
     return [s for s in SLOTS if reviewer_of(run, s) == PERSON and s not in reviews]
 
 
-class Conflict(RuntimeError):
-    """Someone else changed the run's state first; this worker stops touching it."""
+def _caused_by_conflict(exc: BaseException | None) -> bool:
+    """Whether a Conflict (someone else changed the run, or holds its claim now) lies anywhere in the chain."""
+    seen = 0
+    while exc is not None and seen < 20:
+        if isinstance(exc, Conflict):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def advance_run(store: Store, run_id: int, state: RunState, event: engine.Event, actor: str) -> RunState:
@@ -110,6 +117,8 @@ class Runner:
         except Conflict:
             return self.store.load_run(run_id).state
         except Exception as exc:  # noqa: BLE001 - never leave a run stuck in `running`
+            if _caused_by_conflict(exc):  # e.g. a request refused because another process claimed the run since
+                return self.store.load_run(run_id).state
             if self._stopping.is_set():  # e.g. the pools refuse work at interpreter exit: the stop decides
                 log.warning("run %s stopped: %s: %s", run_id, type(exc).__name__, exc)
                 return self.store.load_run(run_id).state

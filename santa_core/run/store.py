@@ -30,6 +30,11 @@ DecisionAction = Literal[
 ]
 
 
+
+class Conflict(RuntimeError):
+    """Someone else changed the run's state first, or holds its claim now; this worker stops touching it."""
+
+
 class DecisionIn(BaseModel):
     """A decision to append: what a person (or auto-approve) did, and the text before and after."""
 

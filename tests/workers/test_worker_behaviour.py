@@ -86,7 +86,7 @@ def test_status_counts_waiting_jobs_and_fails_the_health_check_with_no_worker(pg
     assert done.returncode == 0, done.stderr
     empty = json.loads(done.stdout)
     assert [(q["queue"], q["waiting"], q["working"]) for q in empty["queues"]] == [(RUNS, 0, 0), (BATCH, 0, 0)]
-    assert empty["recovery_bound_s"] == pytest.approx(2 + 1 + 2)  # FAST_RECOVERY: silence, a pass, a fetch
+    assert empty["recovery_bound_s"] == pytest.approx(2 + 1)  # FAST_RECOVERY: silence, then a recovery pass
     (tmp_path / "spec.txt").write_text(SPEC)
     (tmp_path / "out.txt").write_text("Acme's rocket launched in 2018.")
     for _ in range(2):
@@ -221,7 +221,9 @@ def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_the
     try:
         assert app.stdout.readline().strip() == "open"
         wait_until("the app to work both runs", lambda: len(claimed_by(db, app.pid)) == 2, timeout=60, every=0.05)
-        app.stdin.write("stop\n")
+        wait_until("both runs' reviewers to be asked", lambda: len(messages_stub.message_calls()) == 4, timeout=60,
+                   every=0.05)
+        app.stdin.write("stop\n")  # with the four answers on their way
         app.stdin.flush()
         assert app.wait(60) == 0
         # Nobody presses Resume: both runs are back on the queue with the answers the app had asked for.
