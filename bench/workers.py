@@ -38,6 +38,8 @@ from tests.support.messages_api import MessagesStub  # noqa: E402
 from tests.support.workers import answer_after, start_worker, statuses, stop_worker, wait_until, worker_env  # noqa: E402
 
 CONCURRENCY = 8
+PRODUCTION_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "10", "SANTA_WORKER_STALLED_S": "30", "SANTA_WORKER_RECOVER_S": "5"}
+"""The defaults (the tests' helpers shorten them to notice a kill in seconds)."""
 
 
 def cpu_seconds(pid: int) -> float:
@@ -53,7 +55,7 @@ def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: in
     try:
         runs = RunStore(init_db(url, mark_interrupted=False))
         engine = task_engine(url)
-        env = worker_env(url, stub.url, SANTA_WORKER_HEARTBEAT_S="1")
+        env = worker_env(url, stub.url, **PRODUCTION_RECOVERY)
         procs = [start_worker(env, CONCURRENCY) for _ in range(workers)]
         try:
             wait_until("the workers to heartbeat", lambda: engine.status().live_workers == workers, timeout=120)
