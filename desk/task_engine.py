@@ -27,10 +27,9 @@ How a run travels:
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import threading
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 import procrastinate
 import psycopg
@@ -155,10 +154,7 @@ class EngineStatus:
 
     def as_json(self) -> dict:
         """A JSON-ready dict (the command line's --json)."""
-        return {"queues": [vars(q) for q in self.queues], "live_workers": self.live_workers,
-                "silent_workers": self.silent_workers, "stalled_jobs": self.stalled_jobs,
-                "heartbeat_s": self.heartbeat_s, "stalled_after_s": self.stalled_after_s,
-                "recovery_bound_s": self.recovery_bound_s}
+        return asdict(self)
 
 
 STATUS_SQL = """
@@ -348,7 +344,3 @@ def status_text(status: EngineStatus) -> str:
                      f"{q.working} working (oldest {age(q.oldest_working_s)})")
     return "\n".join(lines)
 
-
-def dumps(status: EngineStatus) -> str:
-    """The figures as one JSON object."""
-    return json.dumps(status.as_json(), indent=2)

@@ -148,11 +148,11 @@ class JobHost:
         if not self.runner.stopping and state.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
             self._cut_short(run_id)
         if self.runner.stopping:
-            mine = self.runs.run_states([run_id])[run_id][2] == this_worker()  # never hand over another's run
-            if state.status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED:
-                self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
-            elif state.status == RunStatus.QUEUED:  # stopping before it was claimed: it stays someone's job
-                self.runner.task_engine.enqueue(self.runs, run_id, self.runs.run_states([run_id])[run_id][3])
+            _, _, worker, source = self.runs.run_states([run_id])[run_id]
+            mine = worker == this_worker()  # never hand over another's run
+            handed = state.status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED
+            if handed or state.status == RunStatus.QUEUED:  # (queued: stopped before it was claimed)
+                self.runner.task_engine.enqueue(self.runs, run_id, source)
 
     def _cut_short(self, run_id: int) -> None:
         """Raise `DatabaseUnavailable` when the database went away mid-step (a restart, a failover): the run is

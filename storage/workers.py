@@ -58,13 +58,11 @@ def is_orphaned(worker: str | None, updated_at: datetime, now: datetime | None =
     """True when the run's worker process is gone (or unknown, or silent for too long elsewhere)."""
     if not worker:
         return True
-    host, _, rest = worker.partition(":")
-    pid, _, start = rest.partition(":")
-    if host != host_name():
+    if worker.partition(":")[0] != host_name():
         now = now or datetime.now(UTC)
         updated = updated_at if updated_at.tzinfo else updated_at.replace(tzinfo=UTC)
         return now - updated > STALE_AFTER
-    return not (pid.isdigit() and _alive(int(pid), start))
+    return not alive_on_this_host(worker)
 
 
 def alive_on_this_host(worker: str | None) -> bool:

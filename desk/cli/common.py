@@ -141,13 +141,14 @@ def check_model_keys(*models: str) -> None:
             raise BadInput(problem)
 
 
-def open_desk() -> Desk:
-    """The desk for DATABASE_URL; a database that cannot be opened is bad input (exit 2)."""
+def open_desk(**options: object) -> Desk:
+    """The desk for DATABASE_URL (`options` go to `wiring.open_desk`); a database that cannot be opened is bad
+    input (exit 2)."""
     from desk import wiring
     from storage.db import database_url, redacted_url
 
     try:
-        return wiring.open_desk(mark_interrupted=False)
+        return wiring.open_desk(mark_interrupted=False, **options)
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc

@@ -58,13 +58,10 @@ def run_worker(args: argparse.Namespace) -> int:
             return EXIT_BROKEN
         return EXIT_SHIPPED
     from desk import wiring
+    from desk.cli.common import open_desk
     from desk.workers import work_jobs
 
-    try:
-        desk = wiring.open_desk(url, mark_interrupted=False, queued=True, workers=args.concurrency)
-    except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a configuration problem
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise BadInput(f"cannot open the database {redacted_url(url)}: {first}") from exc
+    desk = open_desk(queued=True, workers=args.concurrency)
     left = wiring.resubmit_queued(desk.runs, desk.runner)
     say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
         + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else ""))

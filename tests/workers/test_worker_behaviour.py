@@ -201,8 +201,9 @@ sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the 
 """
 
 
-def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, object, list[int], subprocess.Popen]:
-    """`n` queued runs and an app process (its own session) working two of them at a time in its desk."""
+def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, object, list[int], subprocess.Popen, object]:
+    """`n` queued runs and an app process (its own session) working two of them at a time in its desk, once it
+    holds two; with a database engine to look at them."""
     env = worker_env(pg_db, stub_url, SANTA_WORKERS="2")
     runs = RunStore(init_db(pg_db, mark_interrupted=False))
     engine = task_engine(pg_db)
@@ -211,16 +212,21 @@ def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, objec
         engine.enqueue(runs, run_id, "cli")
     app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
                            stdout=subprocess.PIPE, text=True, start_new_session=True)
-    return env, engine, ids, app
+    db = create_engine(normalise_url(pg_db))
+    try:
+        assert app.stdout.readline().strip() == "open"
+        wait_until("the app to work two runs", lambda: len(claimed_by(db, app.pid)) == 2, timeout=60, every=0.05)
+    except BaseException:
+        os.killpg(app.pid, signal.SIGKILL)
+        engine.close()
+        raise
+    return env, engine, ids, app, db
 
 
 def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_them(pg_db, messages_stub, tmp_path):
     messages_stub.handler = answer_after(1.5)
-    env, engine, ids, app = app_with_queued_runs(pg_db, messages_stub.url, 2)
-    db = create_engine(normalise_url(pg_db))
+    env, engine, ids, app, db = app_with_queued_runs(pg_db, messages_stub.url, 2)
     try:
-        assert app.stdout.readline().strip() == "open"
-        wait_until("the app to work both runs", lambda: len(claimed_by(db, app.pid)) == 2, timeout=60, every=0.05)
         wait_until("both runs' reviewers to be asked", lambda: len(messages_stub.message_calls()) == 4, timeout=60,
                    every=0.05)
         app.stdin.write("stop\n")  # with the four answers on their way
@@ -245,11 +251,8 @@ def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_the
 @needs_pg
 def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_page(pg_db, messages_stub, tmp_path):
     messages_stub.handler = answer_after(1.0)
-    env, engine, ids, app = app_with_queued_runs(pg_db, messages_stub.url, 5)
-    db = create_engine(normalise_url(pg_db))
+    env, engine, ids, app, db = app_with_queued_runs(pg_db, messages_stub.url, 5)
     try:
-        assert app.stdout.readline().strip() == "open"
-        wait_until("the app to work two runs", lambda: len(claimed_by(db, app.pid)) == 2, timeout=60, every=0.05)
         held = claimed_by(db, app.pid)
         os.killpg(app.pid, signal.SIGKILL)  # the app dies with two runs running and three queued
         app.wait(10)
