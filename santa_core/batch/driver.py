@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
 
 import anthropic
 
@@ -54,6 +55,23 @@ STOPPED = "stopped: "
 """How a sample's Message Batch status begins once nothing tracks it any more (a person or a restart goes on)."""
 MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
+STEP_S = 1.0
+"""How often a sample driven look by look (`BatchDriver.step`) looks at its reviews in flight."""
+LONGEST_WAIT_S = 600.0
+
+
+@dataclass(frozen=True)
+class Look:
+    """When a sample driven look by look (the task engine's drive job) is looked at next, and what it carries
+    from one look to the next: the same decisions the background driver keeps in its thread."""
+
+    after_s: float = 0.0
+    resume: bool = True
+    """A pass begins: interrupted reviews are picked up again (unless the batch is paused)."""
+    retries: int = 0
+    """Passes started again after a worker error interrupted reviews (at most WORKER_RETRIES)."""
+    failures: int = 0
+    """Message Batch polls that failed in a row."""
 
 
 class BatchDriver(PatternFixing):
@@ -202,51 +220,83 @@ class BatchDriver(PatternFixing):
 
     def _review_via_api(self, sample_id: int, batch: Batch) -> SampleProgress:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
-        if self.client_for is None:
-            raise BatchProblem("the Message Batches API needs an Anthropic API key")
         progress = self.store.progress(sample_id)
-        if progress.api_batch_id is None and (problem := message_batches_problem(batch.config.reviewer_b,
-                                                                                 batch.config.reviewer_c)):
-            self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
-            return self.store.progress(sample_id)
-        client = self.client_for()
-        if progress.api_batch_id is None:
-            if self.store.is_paused(batch.id):
-                return progress  # not sent yet: a pause still holds it back
-            jobs = self._jobs(sample_id, batch)
-            try:
-                api_id = mb.submit(client, jobs)
-            except mb.BatchError as exc:
-                self.store.set_api(sample_id, None, f"{STOPPED}{exc}")
-                return self.store.progress(sample_id)  # Try again (or a restart) submits again
-            # Why stored at once: after a restart the batch is collected from its id and the jobs.
-            self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
-            progress = self.store.progress(sample_id)
+        api_id = progress.api_batch_id or self._send(sample_id, batch)
+        if api_id is None:
+            return self.store.progress(sample_id)  # not sent: the page says why (or a pause holds it back)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
-        outcomes = self._await_batch(client, sample_id, progress.api_batch_id, jobs)
+        outcomes = self._await_batch(self._client(), sample_id, api_id, jobs)
         if outcomes is None:  # shutting down, or the API kept failing: a restart or a Resume collects it
             return self.store.progress(sample_id)
+        for future in self._take_outcomes(sample_id, batch, outcomes):
+            future.result()
+        return self.store.finish_sample(sample_id)
+
+    def _client(self) -> anthropic.Anthropic:
+        if self.client_for is None:
+            raise BatchProblem("the Message Batches API needs an Anthropic API key")
+        return self.client_for()
+
+    def _send(self, sample_id: int, batch: Batch) -> str | None:
+        """Submit the sample as one Message Batch and remember it; its id (None: not sent, and why is on the
+        sample, or a pause holds it back)."""
+        if problem := message_batches_problem(batch.config.reviewer_b, batch.config.reviewer_c):
+            self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
+            return None
+        client = self._client()
+        if self.store.is_paused(batch.id):
+            return None  # not sent yet: a pause still holds it back
+        jobs = self._jobs(sample_id, batch)
+        try:
+            api_id = mb.submit(client, jobs)
+        except mb.BatchError as exc:
+            self.store.set_api(sample_id, None, f"{STOPPED}{exc}")
+            return None  # Try again (or a restart) submits again
+        # Why stored at once: after a restart the batch is collected from its id and the jobs.
+        self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
+        return api_id
+
+    def _take_outcomes(self, sample_id: int, batch: Batch, outcomes: dict) -> list[Future]:
+        """Store the ended Message Batch's reviews, each on its item's run, and queue the runs: with both
+        reviews in, only the checks and the gate run. The runs' futures."""
+        futures = []
         items = {it.id: it for it in self.store.items(batch.id)}  # read once, not per review
         for review in self.store.reviews(sample_id):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
+            item = items.get(review.item_id)
             if not all(i in outcomes for i in ids.values()):
-                item = items.get(review.item_id)
                 if item is not None and injected(item.spec, item.output):
                     # Never sent: the text addresses its reviewers. The run's pre-check blocks it
                     # before any reviewer is asked, so the item is NAUGHTY without a paid request.
-                    future = self._restart(self.store.start_review(sample_id, review.item_id))
-                    if future is not None:
-                        future.result()
+                    futures.append(self._restart(self.store.start_review(sample_id, review.item_id)))
                 continue  # otherwise not part of the submitted batch (cannot happen unless the jobs were edited)
             run_id = self.store.start_review(sample_id, review.item_id)
-            item = items.get(review.item_id)
             for custom_id in ids.values():
                 outcome = outcomes[custom_id] if item is None else compromised(outcomes[custom_id], item.output)
                 self.repo.save_review(run_id, 1, outcome, only_if_empty=True)
-            future = self._restart(run_id)  # both reviews are in: only the checks and the gate run
-            if future is not None:
-                future.result()
-        return self.store.finish_sample(sample_id)
+            futures.append(self._restart(run_id))
+        return [f for f in futures if f is not None]
+
+    def _poll_once(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
+                   jobs: list[mb.ReviewJob]) -> dict | None:
+        """Ask after the Message Batch once: its outcomes once it ended, else None (`mb.BatchError`: the API
+        call failed after the SDK's retries)."""
+        try:
+            status = mb.poll(client, api_id)
+            self.store.set_api(sample_id, api_id, status.processing_status)
+            return mb.collect(client, api_id, jobs) if status.ended else None
+        except mb.BatchNotEnded:
+            return None
+
+    def _failed_poll(self, sample_id: int, api_id: str, exc: mb.BatchError, failures: int) -> bool:
+        """Record a failed poll on the sample for the page; True when it is time to give up (a person looks:
+        e.g. an expired batch or a revoked key)."""
+        if failures >= MAX_API_FAILURES:
+            self.store.set_api(sample_id, api_id, f"{STOPPED}{exc}; gave up after {failures} tries "
+                               "(Try again on the Batch page, or a restart, polls again)")
+            return True
+        self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
+        return False
 
     def _await_batch(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
                      jobs: list[mb.ReviewJob]) -> dict | None:
@@ -255,26 +305,75 @@ class BatchDriver(PatternFixing):
         An API failure (after the SDK's retries) is recorded on the sample for the page and the
         polling goes on, backing off: the batch keeps running at the API whatever happens here.
         """
-        wait_s, failures = self.poll_s, 0
+        failures = 0
         while True:
             try:
-                status = mb.poll(client, api_id)
-                self.store.set_api(sample_id, api_id, status.processing_status)
-                if status.ended:
-                    return mb.collect(client, api_id, jobs)
-                wait_s = self.poll_s
-            except mb.BatchNotEnded:
-                pass
+                outcomes = self._poll_once(client, sample_id, api_id, jobs)
+                if outcomes is not None:
+                    return outcomes
+                failures = 0
             except mb.BatchError as exc:
                 failures += 1
-                if failures >= MAX_API_FAILURES:  # e.g. an expired batch or a revoked key: a person looks
-                    self.store.set_api(sample_id, api_id, f"{STOPPED}{exc}; gave up after {failures} tries "
-                                       "(Try again on the Batch page, or a restart, polls again)")
+                if self._failed_poll(sample_id, api_id, exc, failures):
                     return None
-                self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
-                wait_s = min(wait_s * 2, 600.0)
-            if self._stopping.wait(wait_s):
+            if self._stopping.wait(self._poll_wait(failures)):
                 return None
+
+    def _poll_wait(self, failures: int) -> float:
+        """The wait before the next poll: poll_s, doubling with each failure in a row, at most 10 min."""
+        return min(self.poll_s * 2 ** failures, LONGEST_WAIT_S)
+
+    # --- driven look by look (the task engine's drive job) -------------------------------------
+
+    def step(self, sample_id: int, look: Look | None = None) -> Look | None:
+        """One look at a sample that waits for nothing: start the reviews that may start, send, poll or collect
+        its Message Batch, finish it once every review is in. When to look again (None: nothing to do until a
+        person acts: finished, paused, or stopped with the reason on the sample).
+
+        The same decisions as the background driver (`drive`), spread over looks instead of held in a thread,
+        so a worker of the task engine never holds a slot while a sample's reviews or its Message Batch run."""
+        look = look or Look()
+        progress = self.store.progress(sample_id)
+        if progress.finished_at is not None:
+            return None
+        batch = self.store.get(progress.batch_id)
+        if batch.config.message_batches and self.store.pending_items(sample_id):
+            return self._api_look(sample_id, batch, progress, look)
+        return self._direct_look(sample_id, batch, look)  # (a collected Message Batch: its runs gate)
+
+    def _direct_look(self, sample_id: int, batch: Batch, look: Look) -> Look | None:
+        held = self.store.is_paused(batch.id)
+        if look.resume:  # a pass begins: requeue the sample's runs (interrupted ones resume unless paused)
+            for run_id in self.store.run_ids(sample_id):
+                self._restart(run_id, resume=not held)
+        active, started = self.store.progress(sample_id).active, 0
+        if not held and not self._stopping.is_set():
+            for item_id in self.store.pending_items(sample_id)[:max(0, batch.config.concurrency - active)]:
+                self.runner.submit(self.store.start_review(sample_id, item_id))
+                started += 1
+        if active or started:
+            return Look(after_s=STEP_S, resume=False, retries=look.retries)
+        progress = self.store.finish_sample(sample_id)  # the pass ended: every started review settled
+        if (progress.interrupted and not progress.finished and look.retries < WORKER_RETRIES
+                and not self.store.is_paused(batch.id)):
+            return Look(after_s=self.retry_s * 2 ** look.retries, retries=look.retries + 1)
+        return None  # finished, paused, or out of retries: a resume or Try again drives it again
+
+    def _api_look(self, sample_id: int, batch: Batch, progress: SampleProgress, look: Look) -> Look | None:
+        if progress.api_batch_id is None:
+            return None if self._send(sample_id, batch) is None else Look(after_s=self.poll_s, resume=False)
+        jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
+        try:
+            outcomes = self._poll_once(self._client(), sample_id, progress.api_batch_id, jobs)
+        except mb.BatchError as exc:
+            failures = look.failures + 1
+            if self._failed_poll(sample_id, progress.api_batch_id, exc, failures):
+                return None
+            return Look(after_s=self._poll_wait(failures), resume=False, failures=failures)
+        if outcomes is None:
+            return Look(after_s=self.poll_s, resume=False)
+        self._take_outcomes(sample_id, batch, outcomes)
+        return Look(after_s=STEP_S, resume=False)
 
     def _jobs(self, sample_id: int, batch: Batch) -> list[mb.ReviewJob]:
         rubric = batch.config.rubric

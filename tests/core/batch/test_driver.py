@@ -1,6 +1,10 @@
 """Batch verification end to end below the page: a 200-item file with a planted defect in one
 template, sampled, reviewed by the real runner with reviewer doubles, grouped into a pattern,
-fixed across the batch, resampled clean, exported; plus pause, resume and restart."""
+fixed across the batch, resampled clean, exported; plus pause, resume and restart.
+
+Every test of driving runs twice: with the background driver (a thread per sample, SQLite and the
+command line) and look by look (`BatchDriver.step`, what the task engine's drive job calls on
+PostgreSQL, here looped on a thread with the waits shortened)."""
 
 from __future__ import annotations
 
@@ -10,9 +14,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from santa_core.batch.driver import BatchDriver
+from santa_core.batch.driver import BatchDriver, Look
 from santa_core.batch.file import read_batch
-from santa_core.batch.store import BatchConfig, BatchProblem
+from santa_core.batch.store import BatchConfig, BatchProblem, SampleProgress
 from santa_core.models import FixEdit, FixPlan, Rubric, RunStatus
 from santa_core.reports.metrics import MetricsFilter
 from santa_core.reviewers.base import ReviewRequest
@@ -62,14 +66,37 @@ def fixer(request) -> FixPlan:
     return FixPlan(edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])  # one edit, on the representative item
 
 
+class LookByLook(BatchDriver):
+    """Drives a sample as the task engine's drive job does: `step` after `step`, each carrying its `Look` to
+    the next, with nothing held in between (the waits shortened); a `drive` meanwhile starts a fresh pass
+    once the current one ends, as a job deferred while another runs does."""
+
+    def _drive(self, sample_id: int) -> SampleProgress:
+        while True:
+            look: Look | None = Look()
+            while (look := self.step(sample_id, look)) is not None:
+                if self._stopping.wait(min(look.after_s, 0.05)):
+                    break
+            with self._lock:
+                if sample_id not in self._again or self._stopping.is_set():
+                    self._driving.pop(sample_id, None)
+                    return self.store.progress(sample_id)
+                self._again.discard(sample_id)
+
+
+@pytest.fixture(params=["background", "look by look"])
+def driver_class(request: pytest.FixtureRequest) -> type[BatchDriver]:
+    return BatchDriver if request.param == "background" else LookByLook
+
+
 @pytest.fixture
-def service(db_url: str) -> Iterator[BatchDriver]:
+def service(db_url: str, driver_class: type[BatchDriver]) -> Iterator[BatchDriver]:
     """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
     repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
-    svc = BatchDriver(repo, BatchStore(repo), runner, lambda name: fx)
+    svc = driver_class(repo, BatchStore(repo), runner, lambda name: fx)
     svc.fixer = fx  # for tests that check whether the fix agent was called
     yield svc
     svc.shutdown()
@@ -193,7 +220,7 @@ def planted_answer(body: dict) -> dict:
 
 
 def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
-        tmp_path, messages_stub: MessagesStub) -> None:
+        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
     import anthropic
 
     from santa_core.models import Criterion
@@ -210,7 +237,8 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
         repo = grant(RunStore(init_db(url, mark_interrupted=False)))
         runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
         client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-        return BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
+        return driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client,
+                            poll_s=poll_s)
 
     first = open_service(poll_s=0.01)
     cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
@@ -395,7 +423,7 @@ def flaky(service: BatchDriver) -> Iterator[Callable[..., tuple[BatchDriver, int
     made: list[tuple[BatchDriver, Runner]] = []
 
     def start(failures: dict[str, int], **kw: object) -> tuple[BatchDriver, int]:
-        svc, runner = flaky_service(service.repo, failures)
+        svc, runner = flaky_service(service.repo, failures, type(service))
         made.append((svc, runner))
         file = read_batch(planted_csv(40)[0], "emails.csv", strata=["template"])
         batch_id = svc.create(file, config(file, **kw), "ann")
@@ -407,7 +435,8 @@ def flaky(service: BatchDriver) -> Iterator[Callable[..., tuple[BatchDriver, int
         runner.shutdown()
 
 
-def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchDriver, Runner]:
+def flaky_service(repo: RunStore, failures: dict[str, int],
+                  driver_class: type[BatchDriver] = BatchDriver) -> tuple[BatchDriver, Runner]:
     """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
 
@@ -419,7 +448,7 @@ def flaky_service(repo: RunStore, failures: dict[str, int]) -> tuple[BatchDriver
 
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, reviewer_for, lambda name: fx, workers=2)
-    return BatchDriver(repo, BatchStore(repo), runner, lambda name: fx, retry_s=0.01), runner
+    return driver_class(repo, BatchStore(repo), runner, lambda name: fx, retry_s=0.01), runner
 
 
 def test_reviews_a_worker_error_interrupted_are_picked_up_again(flaky: Callable) -> None:
@@ -477,8 +506,8 @@ def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: Batc
     assert [e.actor for e in service.repo.audit.events(action="batch.retried")] == ["ann"]
 
 
-def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[str],
-                         handler: Callable[[dict], dict]) -> tuple[list[dict], dict[str, bool]]:
+def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[str], handler: Callable[[dict], dict],
+                         driver_class: type[BatchDriver] = BatchDriver) -> tuple[list[dict], dict[str, bool]]:
     """Items item-0… with these outputs, one sample of all of them reviewed through the Message Batches API
     (the stub's `handler` answers every request): (the requests sent, item key → NICE)."""
     import anthropic
@@ -493,7 +522,7 @@ def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[st
     repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
     runner = Runner(repo, lambda name: None, lambda name: None, workers=2)
     client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-    driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
+    driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
     try:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
             update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
@@ -506,7 +535,8 @@ def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[st
         runner.shutdown()
 
 
-def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(tmp_path, messages_stub: MessagesStub) -> None:
+def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(
+        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
     """Batch side of the injection acceptance: the stub's model passes anything (it obeys the data), yet the
     items carrying an attack are never sent and end NAUGHTY; the clean ones are reviewed and pass."""
     from tests.support.injection_corpus import ATTACKS
@@ -515,7 +545,8 @@ def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(tmp_pa
     outputs = [attacks[i // 2].output() if i % 2 else f"Clean copy number {i}." for i in range(8)]
     ids = load_builtin("general").criterion_ids()
     sent, verdicts = message_batch_sample(tmp_path, messages_stub, outputs,
-                                          lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])))
+                                          lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
+                                          driver_class)
     sent_outputs = {r["params"]["messages"][0]["content"] for r in sent}
     assert len(sent) == 8 and not any(a.payload in text for a in attacks for text in sent_outputs)
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(8)}
@@ -538,7 +569,7 @@ def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, 
 
 
 def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never_reaches_the_batches_api(
-        tmp_path, messages_stub: MessagesStub, chat_stub) -> None:
+        tmp_path, messages_stub: MessagesStub, chat_stub, driver_class: type[BatchDriver]) -> None:
     """The pages and the command line refuse Message Batches with a non-Claude reviewer; a config stored anyway
     (an older desk, a hand-edited row) is stopped by the driver before anything is sent, and the sample says why."""
     import anthropic
@@ -548,7 +579,7 @@ def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never
     repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
     runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: nothing is reviewed
     client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-    driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
+    driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
     try:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
             update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "openai:gpt-5.4-mini"})
