@@ -1,5 +1,6 @@
-"""The task engine on PostgreSQL: runs and batch sample reviews are jobs of procrastinate, kept in the
-same database, worked by `santa worker` processes (and by the app itself unless SANTA_WORKERS_IN_APP=0).
+"""The task engine on PostgreSQL: runs, batch sample reviews and the driving of batch samples (their Message
+Batch polling included) are jobs of procrastinate, kept in the same database, worked by `santa worker`
+processes (and by the app itself unless SANTA_WORKERS_IN_APP=0).
 
 Why procrastinate: a durable queue on the database the team already runs (no new server), with
 `SELECT … FOR UPDATE SKIP LOCKED` fetching, LISTEN/NOTIFY wake-ups, locks, priorities and heartbeats.
@@ -13,6 +14,10 @@ How a run travels:
   one of SANTA_BATCH_LANES (default 4) lane locks of its reviewers' providers (`batch:anthropic+openai:2`).
   Jobs of one lock run one after another, so at most that many batch runs per provider pair are in flight
   across all workers: a large batch cannot take the rate limit the editors need.
+- **Batch samples.** A sample is driven by a chain of short jobs (`santa.drive_sample`, queue `batch`, priority
+  5, lock and queueing lock `sample-N`): each looks once (`BatchDriver.step`: start the reviews that may start,
+  send, poll or collect the Message Batch, finish the sample) and defers the next look for when it is due. No
+  job waits for a sample's reviews or for the API, so a worker's slots are never held by a 24-hour batch.
 - **A dead worker.** Workers heartbeat every SANTA_WORKER_HEARTBEAT_S (10 s). Every SANTA_WORKER_RECOVER_S
   (5 s) every worker, beside its jobs, retries the jobs of workers silent for SANTA_WORKER_STALLED_S (30 s)
   (`TaskEngine.maintain`; it also puts back runs left queued with no job). The retried job
@@ -32,6 +37,7 @@ import threading
 from dataclasses import asdict, dataclass, field
 
 import procrastinate
+import procrastinate.exceptions
 import psycopg
 import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
@@ -63,7 +69,10 @@ RETRIED_ERRORS = {JobRetry, psycopg.OperationalError, psycopg.InterfaceError, sq
 QUEUES = (RUNS, BATCH)
 """The queues a worker works unless told otherwise."""
 INTERACTIVE_PRIORITY = 10
+DRIVE_PRIORITY = 5
+"""A sample's next look goes before the batch's reviews waiting (it is short, and it starts them)."""
 WORK_RUN = "santa.work_run"
+DRIVE_SAMPLE = "santa.drive_sample"
 SWEEP_EVERY_S = 10
 QUEUED_WITHOUT_JOB_S = 5
 """A run queued this long with no job was left by a process that died between committing it and enqueuing it."""
@@ -94,8 +103,9 @@ def recover_every_s() -> float:
     return _env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
 
 
-FETCH_POLL_S = 2.0
-"""How often an idle worker looks for jobs when no notification woke it."""
+FETCH_POLL_S = 0.5
+"""How often an idle worker looks for jobs when no notification woke it: a job deferred for later (a sample's next
+look) is found this long after it is due at most."""
 
 
 def recovery_bound_s() -> float:
@@ -162,7 +172,7 @@ SELECT j.queue_name, j.status::text, count(*),
        extract(epoch FROM now() - min(e.at))
   FROM procrastinate_jobs j
   LEFT JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'deferred'
- WHERE j.status IN ('todo', 'doing')
+ WHERE j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now()))
  GROUP BY 1, 2
 """
 WORKERS_SQL = """
@@ -182,6 +192,10 @@ SELECT r.id, r.source FROM run r
                       AND (j.args->>'run_id')::bigint = r.id)
  ORDER BY r.id
 """
+DRIVING_SQL = """
+SELECT 1 FROM procrastinate_jobs
+ WHERE task_name = %(task)s AND status IN ('todo', 'doing') AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1
+"""
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
@@ -199,6 +213,8 @@ class TaskEngine:
                                                                                   max_size=4)))
         self.work_run = None
         """Called with (run_id, retried) by the job; set by `desk.workers.work_jobs`."""
+        self.drive_sample = None
+        """Called with (sample_id, look) by a sample's drive job; set by `desk.workers.work_jobs`."""
         self.enqueue_left = None
         """Called with (run_id, source) for a run the sweep found queued with no job; set by `work_jobs`."""
         self._sync: procrastinate.App | None = None
@@ -216,6 +232,13 @@ class TaskEngine:
             if self.work_run is None:
                 raise RuntimeError("this process works no runs")
             self.work_run(run_id, (context.job.attempts or 0) > 0)
+
+        # One look at a batch sample; it defers the next one itself. A look cut short is tried again the same way.
+        @app.task(name=DRIVE_SAMPLE, retry=procrastinate.RetryStrategy(wait=RETRY_S, retry_exceptions=RETRIED_ERRORS))
+        def drive_sample(sample_id: int, look: dict) -> None:
+            if self.drive_sample is None:
+                raise RuntimeError("this process drives no batch samples")
+            self.drive_sample(sample_id, look)
 
         return app
 
@@ -289,6 +312,23 @@ class TaskEngine:
             options = {"queue": RUNS, "lock": f"run-{run_id}", "priority": INTERACTIVE_PRIORITY}
         sync.configure_task(WORK_RUN, **options).defer(run_id=run_id)
         return True
+
+    def defer_drive(self, sample_id: int, look: dict) -> bool:
+        """Put a look at a batch sample on the `batch` queue, due in `look["after_s"]` seconds; False when a look
+        at it is already waiting (one is enough: each looks at everything)."""
+        task = self.sync_app().configure_task(
+            DRIVE_SAMPLE, queue=BATCH, priority=DRIVE_PRIORITY, lock=f"sample-{sample_id}",
+            queueing_lock=f"sample-{sample_id}", schedule_in={"seconds": max(0.0, float(look.get("after_s", 0)))})
+        try:
+            task.defer(sample_id=sample_id, look=look)
+        except procrastinate.exceptions.AlreadyEnqueued:
+            return False
+        return True
+
+    def driving(self, sample_id: int) -> bool:
+        """Whether a look at the sample is waiting or under way (its drive chain goes on)."""
+        with self.sync_app().connector.pool.connection() as conn:
+            return conn.execute(DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id}).fetchone() is not None
 
     def status(self) -> EngineStatus:
         """Queue depth, job ages and workers, read now."""

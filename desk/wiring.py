@@ -18,7 +18,7 @@ import anthropic
 import openai
 
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
-from desk.workers import JobHost, QueuedRunner, start_in_app, workers_in_app
+from desk.workers import JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
 from santa_core.config import Defaults, env_defaults
@@ -225,9 +225,12 @@ def open_desk(
     count = workers or runner_workers()
     runner = (QueuedRunner(task_engine(url), runs, reviewer_for, fixer_for, count, **options) if queued
               else Runner(runs, reviewer_for, fixer_for, count, **options))
-    batches = BatchDriver(runs, BatchStore(runs), runner, fixer_for, client_for=shared_client, poll_s=batch_poll_seconds())
+    batch_options = {"client_for": shared_client, "poll_s": batch_poll_seconds()}
+    batches = (QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
+               if isinstance(runner, QueuedRunner) else BatchDriver(runs, BatchStore(runs), runner, fixer_for,
+                                                                     **batch_options))
     desk = Desk(url=url, runs=runs, runner=runner, batches=batches,
-                jobs=JobHost(runs, runner) if isinstance(runner, QueuedRunner) else None)
+                jobs=JobHost(runs, runner, batches) if isinstance(runner, QueuedRunner) else None)
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished()
         resubmit_queued(runs, runner)

@@ -1,5 +1,6 @@
-"""Working the task engine's jobs (`desk.task_engine`): the runner that enqueues instead of running, the job
-that drives one run (with take-over and hand-over), and the worker loop of `santa worker` and of the app.
+"""Working the task engine's jobs (`desk.task_engine`): the runner that enqueues instead of running, the batch
+driver that defers looks at a sample instead of holding a thread, the job that drives one run (with take-over
+and hand-over), the job that looks at a sample once, and the worker loop of `santa worker` and of the app.
 
 - **Take-over.** A job retried because its worker stopped heartbeating finds its run `running` under that
   dead claim: it marks the run interrupted ("taken over"), queues it again and claims it with the run's own
@@ -20,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict
 
 from procrastinate.worker import Worker
 
@@ -32,6 +34,8 @@ from desk.task_engine import (
     heartbeat_s,
     stalled_s,
 )
+from santa_core.batch.driver import BatchDriver, Look
+from santa_core.batch.store import SampleProgress
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
@@ -116,12 +120,44 @@ class QueuedRunner(Runner):
             time.sleep(WAIT_POLL_S)
 
 
-class JobHost:
-    """This process's side of the jobs: drives the run a job names with the desk's runner."""
+class QueuedBatchDriver(BatchDriver):
+    """The batch driver through the task engine: driving a sample defers a look at it (`BatchDriver.step`, run by
+    whichever worker is free); each look defers the next. Nothing of a sample is held by this process."""
 
-    def __init__(self, runs: RunStore, runner: QueuedRunner) -> None:
+    def __init__(self, task_engine: TaskEngine, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self.task_engine = task_engine
+
+    def drive(self, sample_id: int) -> Future:
+        """Defer a look at the sample now (a look already waiting is enough). The future is done at once with the
+        sample's progress: the work is the task engine's from here; `wait` and `driving` follow it."""
+        self.task_engine.defer_drive(sample_id, asdict(Look()))
+        future: Future = Future()
+        future.set_result(self.store.progress(sample_id))
+        return future
+
+    def driving(self, sample_id: int) -> bool:
+        """Whether a look at the sample is waiting or under way (on any worker)."""
+        return self.task_engine.driving(sample_id)
+
+    def wait(self, sample_id: int, timeout: float | None = None) -> SampleProgress:
+        """Block until no look at the sample waits any more (finished, paused or stopped); its progress."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.driving(sample_id):
+            if deadline is not None and time.monotonic() > deadline:
+                raise TimeoutError(f"sample {sample_id} is still being reviewed")
+            time.sleep(WAIT_POLL_S)
+        return self.store.progress(sample_id)
+
+
+class JobHost:
+    """This process's side of the jobs: drives the run a job names with the desk's runner, and looks at the
+    batch sample a drive job names with the desk's batch driver."""
+
+    def __init__(self, runs: RunStore, runner: QueuedRunner, batches: BatchDriver | None = None) -> None:
         self.runs = runs
         self.runner = runner
+        self.batches = batches
         self.stop: Callable[[], None] = runner.stop
         """Stops the worker loop working for this host (set by `work_jobs` once it runs)."""
         self.thread: threading.Thread | None = None
@@ -153,6 +189,15 @@ class JobHost:
             handed = state.status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED
             if handed or state.status == RunStatus.QUEUED:  # (queued: stopped before it was claimed)
                 self.runner.task_engine.enqueue(self.runs, run_id, source)
+
+    def drive_sample(self, sample_id: int, look: dict) -> None:
+        """Look at a batch sample once and defer the next look for when it is due (none: nothing to do until a
+        person acts). A look another worker cut short is simply looked again: each look reads everything."""
+        if self.batches is None:
+            raise RuntimeError("this process drives no batch samples")
+        after = self.batches.step(sample_id, Look(**look))
+        if after is not None:
+            self.runner.task_engine.defer_drive(sample_id, asdict(after))
 
     def _cut_short(self, run_id: int) -> None:
         """Raise `DatabaseUnavailable` when the database went away mid-step (a restart, a failover): the run is
@@ -206,6 +251,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     database goes away (a restart, a failover) the loop ends; it starts again, waiting longer each time, until
     the database answers: jobs it held are retried once its old heartbeat is silent (`JobHost.work_run`)."""
     task_engine.work_run = host.work_run
+    task_engine.drive_sample = host.drive_sample
     task_engine.enqueue_left = lambda run_id, source: task_engine.enqueue(host.runs, run_id, source)
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(concurrency + 2, thread_name_prefix="santa-job"))
