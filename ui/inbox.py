@@ -138,9 +138,10 @@ def assign_panel(items: list[PendingReview]) -> None:
         "assigned to": _assignee_label(i.assignee),
     } for i in items[:MAX_LISTED]]), hide_index=True, width="stretch")
     by_key = {f"{i.run_id}:{i.slot}": i for i in items}
-    picked = st.selectbox("Slot", list(by_key), key="inbox_assign_slot",
-                          format_func=lambda k: f"Run #{by_key[k].run_id} · round {by_key[k].round_no} · "
-                          f"slot {by_key[k].slot} ({_assignee_label(by_key[k].assignee)})")
+    # Labelled once per rerun: a label read again later (names are cached for 2 s) must match the one shown.
+    labels = {k: f"Run #{i.run_id} · round {i.round_no} · slot {i.slot} ({_assignee_label(i.assignee)})"
+              for k, i in by_key.items()}
+    picked = st.selectbox("Slot", list(by_key), key="inbox_assign_slot", format_func=labels.get)
     _assign_form(by_key[picked])
 
 
