@@ -15,7 +15,7 @@ How a run travels:
   Jobs of one lock run one after another, so at most that many batch runs per provider pair are in flight
   across all workers: a large batch cannot take the rate limit the editors need.
 - **Batch samples.** A sample is driven by a chain of short jobs (`santa.drive_sample`, queue `batch`, priority
-  5, lock and queueing lock `sample-N`): each looks once (`BatchDriver.step`: start the reviews that may start,
+  5, lock `sample-N`): each looks once (`BatchDriver.step`: start the reviews that may start,
   send, poll or collect the Message Batch, finish the sample) and defers the next look for when it is due. No
   job waits for a sample's reviews or for the API, so a worker's slots are never held by a 24-hour batch.
 - **A dead worker.** Workers heartbeat every SANTA_WORKER_HEARTBEAT_S (10 s). Every SANTA_WORKER_RECOVER_S
@@ -32,6 +32,7 @@ How a run travels:
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import threading
 from dataclasses import asdict, dataclass, field
@@ -65,7 +66,9 @@ class ClaimHeld(JobRetry):
 
 
 RETRIED_ERRORS = {JobRetry, psycopg.OperationalError, psycopg.InterfaceError, sqlalchemy.exc.OperationalError,
-                  sqlalchemy.exc.InterfaceError}
+                  sqlalchemy.exc.InterfaceError, procrastinate.exceptions.ConnectorException}
+"""The database went away (procrastinate wraps the errors of its own connections, e.g. deferring a sample's next
+look, as ConnectorException): the job is tried again."""
 QUEUES = (RUNS, BATCH)
 """The queues a worker works unless told otherwise."""
 INTERACTIVE_PRIORITY = 10
@@ -169,7 +172,7 @@ class EngineStatus:
 
 STATUS_SQL = """
 SELECT j.queue_name, j.status::text, count(*),
-       extract(epoch FROM now() - min(e.at))
+       extract(epoch FROM now() - min(greatest(e.at, coalesce(j.scheduled_at, e.at))))
   FROM procrastinate_jobs j
   LEFT JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'deferred'
  WHERE j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now()))
@@ -194,8 +197,14 @@ SELECT r.id, r.source FROM run r
 """
 DRIVING_SQL = """
 SELECT 1 FROM procrastinate_jobs
- WHERE task_name = %(task)s AND status IN ('todo', 'doing') AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1
+ WHERE task_name = %(task)s AND status::text = ANY(%(statuses)s) AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1
 """
+LOOK_NOW_SQL = """
+UPDATE procrastinate_jobs SET scheduled_at = NULL, args = CASE WHEN %(look)s::jsonb IS NULL THEN args
+                                                             ELSE jsonb_set(args, '{look}', %(look)s::jsonb) END
+ WHERE task_name = %(task)s AND status = 'todo' AND (args->>'sample_id')::bigint = %(sample_id)s
+"""
+SAMPLE_OF_RUN_SQL = "SELECT sample_id FROM batch_sample_item WHERE run_id = %(run_id)s"
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
@@ -313,22 +322,47 @@ class TaskEngine:
         sync.configure_task(WORK_RUN, **options).defer(run_id=run_id)
         return True
 
-    def defer_drive(self, sample_id: int, look: dict) -> bool:
+    def defer_drive(self, sample_id: int, look: dict, now: bool = False) -> bool:
         """Put a look at a batch sample on the `batch` queue, due in `look["after_s"]` seconds; False when a look
-        at it is already waiting (one is enough: each looks at everything)."""
-        task = self.sync_app().configure_task(
-            DRIVE_SAMPLE, queue=BATCH, priority=DRIVE_PRIORITY, lock=f"sample-{sample_id}",
-            queueing_lock=f"sample-{sample_id}", schedule_in={"seconds": max(0.0, float(look.get("after_s", 0)))})
-        try:
-            task.defer(sample_id=sample_id, look=look)
-        except procrastinate.exceptions.AlreadyEnqueued:
+        at it is already waiting (one is enough: each looks at everything). `now` (a person's Resume or Try again,
+        a start): a waiting look is made due at once and carries `look` instead (its backoff starts over)."""
+        if now and self.look_now(sample_id, look):
             return False
+        # Why no queueing lock: a look that was under way on a worker that died is set back to waiting when it is
+        # retried, and a queueing lock would refuse that while another look waits, leaving the dead one holding
+        # the sample's lock for ever. Two looks waiting at once (a race here) are harmless: the lock runs them one
+        # after the other, each reads everything, and a look defers its next only when none waits.
+        if self._looks(sample_id, ("todo",)):
+            return False
+        self.sync_app().configure_task(
+            DRIVE_SAMPLE, queue=BATCH, priority=DRIVE_PRIORITY, lock=f"sample-{sample_id}",
+            schedule_in={"seconds": max(0.0, float(look.get("after_s", 0)))}).defer(sample_id=sample_id, look=look)
         return True
+
+    def look_now(self, sample_id: int, look: dict | None = None) -> bool:
+        """Make the sample's waiting look due at once (with `look` instead of its own, if given); False when none
+        waits."""
+        with self.sync_app().connector.pool.connection() as conn:
+            done = conn.execute(LOOK_NOW_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id,
+                                               "look": None if look is None else json.dumps(look)})
+            return done.rowcount > 0
+
+    def look_after_run(self, run_id: int) -> None:
+        """A batch run settled: its sample's waiting look is made due at once (its next review starts now, not at
+        the next scheduled look)."""
+        with self.sync_app().connector.pool.connection() as conn:
+            row = conn.execute(SAMPLE_OF_RUN_SQL, {"run_id": run_id}).fetchone()
+        if row is not None:
+            self.look_now(row[0])
 
     def driving(self, sample_id: int) -> bool:
         """Whether a look at the sample is waiting or under way (its drive chain goes on)."""
+        return self._looks(sample_id, ("todo", "doing"))
+
+    def _looks(self, sample_id: int, statuses: tuple[str, ...]) -> bool:
         with self.sync_app().connector.pool.connection() as conn:
-            return conn.execute(DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id}).fetchone() is not None
+            return conn.execute(DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id,
+                                              "statuses": list(statuses)}).fetchone() is not None
 
     def status(self) -> EngineStatus:
         """Queue depth, job ages and workers, read now."""

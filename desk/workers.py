@@ -28,13 +28,14 @@ from procrastinate.worker import Worker
 from desk.task_engine import (
     FETCH_POLL_S,
     QUEUES,
+    RETRIED_ERRORS,
     ClaimHeld,
     DatabaseUnavailable,
     TaskEngine,
     heartbeat_s,
     stalled_s,
 )
-from santa_core.batch.driver import BatchDriver, Look
+from santa_core.batch.driver import STOPPED, BatchDriver, Look
 from santa_core.batch.store import SampleProgress
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
@@ -131,7 +132,7 @@ class QueuedBatchDriver(BatchDriver):
     def drive(self, sample_id: int) -> Future:
         """Defer a look at the sample now (a look already waiting is enough). The future is done at once with the
         sample's progress: the work is the task engine's from here; `wait` and `driving` follow it."""
-        self.task_engine.defer_drive(sample_id, asdict(Look()))
+        self.task_engine.defer_drive(sample_id, asdict(Look()), now=True)
         future: Future = Future()
         future.set_result(self.store.progress(sample_id))
         return future
@@ -171,7 +172,7 @@ class JobHost:
 
     def work_run(self, run_id: int, retried: bool) -> None:
         """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops."""
-        status, note, worker, _ = self.runs.run_states([run_id])[run_id]
+        status, note, worker, source = self.runs.run_states([run_id])[run_id]
         if retried and status == RunStatus.RUNNING:
             if not self._dead_claim(run_id, worker):  # e.g. a worker told to stop, finishing its step: wait
                 raise ClaimHeld(f"run {run_id} is still driven by {worker}; its job is tried again shortly")
@@ -183,6 +184,8 @@ class JobHost:
         state = self.runner.execute(run_id)
         if not self.runner.stopping and state.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
             self._cut_short(run_id)
+        if source == "batch":
+            self.runner.task_engine.look_after_run(run_id)
         if self.runner.stopping:
             _, _, worker, source = self.runs.run_states([run_id])[run_id]
             mine = worker == this_worker()  # never hand over another's run
@@ -195,9 +198,22 @@ class JobHost:
         person acts). A look another worker cut short is simply looked again: each look reads everything."""
         if self.batches is None:
             raise RuntimeError("this process drives no batch samples")
-        after = self.batches.step(sample_id, Look(**look))
+        try:
+            after = self.batches.step(sample_id, Look(**look))
+        except tuple(RETRIED_ERRORS):
+            raise  # the database went away: the engine tries this look again
+        except Exception as exc:
+            self._stopped(sample_id, exc)
+            raise
         if after is not None:
             self.runner.task_engine.defer_drive(sample_id, asdict(after))
+
+    def _stopped(self, sample_id: int, exc: Exception) -> None:
+        """A look failed (the chain ends): a sample reviewed through a Message Batch says so, for the Batch page to
+        offer Try again (a direct sample's page sees its reviews go quiet)."""
+        progress = self.batches.progress(sample_id)
+        if self.batches.store.get(progress.batch_id).config.message_batches:
+            self.batches.store.set_api(sample_id, progress.api_batch_id, f"{STOPPED}{exc}")
 
     def _cut_short(self, run_id: int) -> None:
         """Raise `DatabaseUnavailable` when the database went away mid-step (a restart, a failover): the run is

@@ -63,7 +63,7 @@ def new_sample(store: BatchStore, prefix: str, rows: int, **config: object) -> i
 def drive_jobs(url: str) -> list[tuple]:
     with create_engine(normalise_url(url)).connect() as conn:
         return [tuple(r) for r in conn.execute(text(
-            "SELECT (args->>'sample_id')::int, queue_name, priority, lock, queueing_lock, status::text "
+            "SELECT (args->>'sample_id')::int, queue_name, priority, lock, status::text "
             "FROM procrastinate_jobs WHERE task_name = :task ORDER BY id"), {"task": DRIVE_SAMPLE}).all()]
 
 
@@ -79,8 +79,7 @@ def test_samples_are_driven_by_jobs_that_hold_no_slot_and_survive_a_killed_worke
     for sample_id in (via_api, direct):
         assert engine.defer_drive(sample_id, asdict(Look()))
         assert not engine.defer_drive(sample_id, asdict(Look()))  # a look already waits: one is enough
-    assert drive_jobs(url) == [(s, BATCH, DRIVE_PRIORITY, f"sample-{s}", f"sample-{s}", "todo")
-                               for s in (via_api, direct)]
+    assert drive_jobs(url) == [(s, BATCH, DRIVE_PRIORITY, f"sample-{s}", "todo") for s in (via_api, direct)]
 
     env = worker_env(url, messages_stub.url, SANTA_BATCH_POLL_S="0.3")
     logs = [tmp_path / "w1.log", tmp_path / "w2.log"]
@@ -97,7 +96,7 @@ def test_samples_are_driven_by_jobs_that_hold_no_slot_and_survive_a_killed_worke
         assert progress.api_status == "in_progress" and progress.finished_at is None and progress.done == 0
         assert engine.driving(via_api) and not engine.driving(direct)
 
-        second = start_worker(env, concurrency=2, log=logs[1])
+        second = start_worker(env, concurrency=2, log=logs[1])  # it defers a fresh look at each unfinished sample
         wait_until("the second worker to poll", lambda: messages_stub.batch(None).polls >= 2, 30)
         stop_worker(first, signal.SIGKILL)  # mid-chain: whichever look it held is retried by the other
         messages_stub.handler = lambda body: as_reply(santa_scenario(body), body)
@@ -119,3 +118,77 @@ def test_samples_are_driven_by_jobs_that_hold_no_slot_and_survive_a_killed_worke
     assert [s for s, *_ in drive_jobs(url)] == []  # every look done (and deleted), none left waiting
     assert len(messages_stub.message_calls()) == 2 * 12 + 2  # the direct sample's and the editor's run's reviews:
     # the Message Batch sample's reviews came back from the batch, never asked one by one
+
+
+def test_a_look_under_way_on_a_dead_worker_is_recovered_while_another_look_waits(pg_db: str, monkeypatch) -> None:
+    """A worker dies holding a look; meanwhile a fresh look was deferred (a worker starting, Resume, Try again).
+    Recovery sets the dead look back to waiting, and a live worker then takes both, one after the other."""
+    import asyncio
+
+    import psycopg
+
+    monkeypatch.setenv("SANTA_WORKER_HEARTBEAT_S", "0.2")
+    monkeypatch.setenv("SANTA_WORKER_STALLED_S", "0.5")
+    engine = task_engine(normalise_url(pg_db))
+    assert engine.defer_drive(7, asdict(Look()))
+    with psycopg.connect(engine.conninfo, autocommit=True) as conn:
+        dead = conn.execute("SELECT procrastinate_register_worker_v1()").fetchone()[0]
+        taken = conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (dead,)).fetchone()[0]
+        assert engine.defer_drive(7, asdict(Look()))  # none waits now: a fresh look is deferred
+        assert not engine.defer_drive(7, asdict(Look()))  # one waiting is enough
+        wait_until("the worker to count as dead", lambda: conn.execute(
+            "SELECT last_heartbeat < now() - interval '0.6 seconds' FROM procrastinate_workers WHERE id = %s",
+            (dead,)).fetchone()[0], 10, 0.1)
+
+        async def recover() -> int:
+            async with engine.app.open_async():
+                return await engine.recover_stalled()
+
+        assert asyncio.run(recover()) == 1
+        live = conn.execute("SELECT procrastinate_register_worker_v1()").fetchone()[0]
+        first = conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (live,)).fetchone()[0]
+        assert first == taken  # the recovered look goes first; the sample's lock holds the other back meanwhile
+        assert conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (live,)).fetchone()[0] \
+            is None
+
+
+def test_a_look_that_fails_stops_a_message_batch_sample_with_the_reason(pg_db: str) -> None:
+    """A worker with no Anthropic key looks at a Message Batch sample: the look fails, the chain ends, and the sample
+    says why, so the Batch page offers Try again instead of showing it reviewing for ever."""
+    from types import SimpleNamespace
+
+    import pytest
+
+    from desk.workers import JobHost, QueuedBatchDriver
+    from santa_core.batch.store import BatchProblem
+    from ui.batch import stopped_why
+
+    url = normalise_url(pg_db)
+    runs = grant(RunStore(init_db(url, mark_interrupted=False)))
+    store = BatchStore(runs)
+    sample_id = new_sample(store, "api", 4, message_batches=True)
+    driver = QueuedBatchDriver(task_engine(url), runs, store, None, lambda name: None, client_for=None)
+    try:
+        with pytest.raises(BatchProblem, match="needs an Anthropic API key"):
+            JobHost(runs, SimpleNamespace(stop=None), driver).drive_sample(sample_id, asdict(Look()))  # no run is driven
+        progress = store.progress(sample_id)
+        assert progress.api_status == "stopped: the Message Batches API needs an Anthropic API key"
+        assert stopped_why(progress, driving=False, message_batches=True) == "the Message Batches API kept failing (above)"
+    finally:
+        driver.shutdown()
+
+
+def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start(pg_db: str) -> None:
+    """A Message Batch poll backing off waits up to 10 min for its next look; a person's Try again (or a start)
+    does not wait behind it: the waiting look is due at once and its backoff starts over."""
+    engine = task_engine(normalise_url(pg_db))
+    assert engine.defer_drive(3, asdict(Look(after_s=600, resume=False, failures=5)))
+    assert not engine.defer_drive(3, asdict(Look()))  # a look's own next look: the waiting one is enough
+    with create_engine(normalise_url(pg_db)).connect() as conn:
+        def waiting() -> tuple:
+            return tuple(conn.execute(text("SELECT scheduled_at IS NULL OR scheduled_at <= now(), args->'look' "
+                                           "FROM procrastinate_jobs WHERE task_name = :t"), {"t": DRIVE_SAMPLE}).one())
+
+        assert waiting() == (False, asdict(Look(after_s=600, resume=False, failures=5)))
+        assert not engine.defer_drive(3, asdict(Look()), now=True)  # Try again: still one look, due now
+        assert waiting() == (True, asdict(Look()))
