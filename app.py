@@ -1,32 +1,38 @@
-"""Santa — review desk for AI-generated work. Entry point: `streamlit run app.py`."""
+"""Santa — review desk for AI-generated work. Entry point: `streamlit run app.py`.
+
+Read two ways. `streamlit run app.py` finds `app` (an `st.App`) at the bottom and imports this file once,
+as the module `app`, when the server starts: its lifespan opens the desk then, before anyone opens a page
+(`app_desk.open_at_server_start`). Each session then runs this file as its script, as `__main__` (AppTest
+too): the pages.
+"""
 
 import streamlit as st
 
 from ui import app_desk, clock, identity, navigation
 
-st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
 
-# Every file in pages/ is listed here: once st.navigation runs, Streamlit stops discovering
-# pages/ on its own, so a file left out would vanish after the first run.
-PAGES = {
-    "Review desk": [
-        st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
-        st.Page("pages/batch.py", title="Batch", icon="🧺", url_path="batch"),
-        st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
-        st.Page("pages/inbox.py", title="Inbox", icon="📥", url_path="inbox"),
-        st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
-        st.Page("pages/audit.py", title="Audit", icon="📒", url_path="audit"),
-    ],
-    "Insights": [
-        st.Page("pages/metrics.py", title="Metrics", icon="📈", url_path="metrics"),
-    ],
-    "Setup": [
-        st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
-        st.Page("pages/people.py", title="People", icon="👥", url_path="people"),
-        st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
-        st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
-    ],
-}
+def pages() -> dict[str, list[st.Page]]:
+    """Every file in pages/ is listed here: once st.navigation runs, Streamlit stops discovering
+    pages/ on its own, so a file left out would vanish after the first run."""
+    return {
+        "Review desk": [
+            st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
+            st.Page("pages/batch.py", title="Batch", icon="🧺", url_path="batch"),
+            st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
+            st.Page("pages/inbox.py", title="Inbox", icon="📥", url_path="inbox"),
+            st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
+            st.Page("pages/audit.py", title="Audit", icon="📒", url_path="audit"),
+        ],
+        "Insights": [
+            st.Page("pages/metrics.py", title="Metrics", icon="📈", url_path="metrics"),
+        ],
+        "Setup": [
+            st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
+            st.Page("pages/people.py", title="People", icon="👥", url_path="people"),
+            st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
+            st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
+        ],
+    }
 
 
 def escalation_count() -> None:
@@ -40,14 +46,23 @@ def escalation_count() -> None:
     st.markdown(f"🚨 {open_count} open{late}")
 
 
-app_desk.secrets_to_env()
-# Someone who has not signed in (when sign-in is configured) sees the sign-in button and nothing
-# else: not even the page list, so the navigation is hidden until they are in.
-must_sign_in = identity.auth_configured() and not identity.signed_in()
-chosen = st.navigation(PAGES, position="hidden" if must_sign_in else "sidebar")
-navigation.mark_app_ran()
-identity.require_sign_in()
-with st.sidebar:
-    identity.identity_widget()
-    escalation_count()
-chosen.run()
+def main() -> None:
+    """One run of a session's script: page config, sign-in, navigation, sidebar, the chosen page."""
+    st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
+    app_desk.secrets_to_env()
+    # Someone who has not signed in (when sign-in is configured) sees the sign-in button and nothing
+    # else: not even the page list, so the navigation is hidden until they are in.
+    must_sign_in = identity.auth_configured() and not identity.signed_in()
+    chosen = st.navigation(pages(), position="hidden" if must_sign_in else "sidebar")
+    navigation.mark_app_ran()
+    identity.require_sign_in()
+    with st.sidebar:
+        identity.identity_widget()
+        escalation_count()
+    chosen.run()
+
+
+if __name__ == "__main__":  # a session's script run
+    main()
+else:  # imported once by `streamlit run` at server start: the server, this file its script
+    app = st.App(__file__, lifespan=app_desk.open_at_server_start)

@@ -247,14 +247,20 @@ def stop_on_exit(desk: Desk) -> None:
     register = getattr(threading, "_register_atexit", None)  # what concurrent.futures itself uses
     if register is None:
         return
-    # Through the task engine the jobs hand their runs over to the queue once the step in flight is stored
-    # (`desk.workers.JobHost`): stopping is enough, and nobody has to press Resume.
-    on_exit = (desk.jobs.stop_and_wait if desk.jobs is not None else
-               lambda: desk.runner.stop_all("the app stopped while this run was running"))
     try:
-        register(on_exit)
+        register(lambda: stop_desk(desk))
     except RuntimeError:  # already shutting down
         pass
+
+
+def stop_desk(desk: Desk) -> None:
+    """The app's desk stops: no new work; runs in flight are marked interrupted, or, through the task engine,
+    handed over to the queue once their step in flight is stored (`desk.workers.JobHost`), so nobody has to
+    press Resume. Said twice (the server's lifespan, then the process's exit), the second time is a no-op."""
+    if desk.jobs is not None:
+        desk.jobs.stop_and_wait()
+    else:
+        desk.runner.stop_all("the app stopped while this run was running")
 
 
 QUEUED_ORPHAN_S = 5.0

@@ -6,15 +6,21 @@ Kept out of `pages/` on purpose: Streamlit would list any module there as a page
 
 from __future__ import annotations
 
+import asyncio
 import gc
 import threading
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 
 import streamlit as st
+from streamlit.logger import get_logger
 
 from desk import Desk, open_desk
-from desk.wiring import stop_on_exit
+from desk.wiring import stop_desk, stop_on_exit
 from santa_core.config import Defaults, export_to_env
-from storage.db import database_url
+from storage.db import database_url, redacted_url
+
+log = get_logger(__name__)
 
 
 def secrets_to_env() -> None:
@@ -48,19 +54,63 @@ def freeze_long_lived() -> None:
         gc.freeze()
 
 
+_opened: list[Desk] = []
+"""Every desk this process opened, for the server's stop (`open_at_server_start`)."""
+
+
 @st.cache_resource(show_spinner="Opening the review desk…")
 def desk_for(url: str) -> Desk:
     """One desk per database URL per process; the URL is the cache key so tests can switch. When the server
     stops, its runs in flight are marked interrupted (`desk.wiring.stop_on_exit`)."""
     desk = open_desk(url)
     stop_on_exit(desk)
+    _opened.append(desk)
     freeze_long_lived()
+    log.info("Desk opened (%s)", redacted_url(url))
     return desk
 
 
 def desk() -> Desk:
     """The desk for the configured database."""
     return desk_for(database_url())
+
+
+def open_now() -> None:
+    """Open the desk for the configured database (the secrets file's values exported first); logged, not
+    raised, when it will not open: the server still starts, and the first page asks again and shows why."""
+    secrets_to_env()
+    url = database_url()
+    try:
+        desk_for(url)
+    except Exception:  # noqa: BLE001 - a failed open is not cached: a page retries
+        log.exception("The desk did not open at server start (%s); the first page will try again",
+                      redacted_url(url))
+        return
+    log.info("Server start: the desk is open (%s)", redacted_url(url))
+
+
+def stop_all() -> None:
+    """Stop every desk this process opened (`desk.wiring.stop_desk`)."""
+    for opened in list(_opened):
+        stop_desk(opened)
+
+
+@asynccontextmanager
+async def open_at_server_start(_app: object) -> AsyncIterator[None]:
+    """The server's lifespan (`app` in app.py): open the desk as the server starts, before anyone opens a
+    page, so runs a restart left queued are worked at once (on PostgreSQL, by the app's own worker) and dead
+    runs are marked interrupted. Through `desk_for`'s cache, so sessions later get this same desk. On a
+    thread: opening migrates and may wait for the database; the server answers once it is done.
+
+    When the server stops, so do the desks (one opened later by a page too): `stop_on_exit`'s hook at the
+    process's exit does not run under this server, which ends the process by re-raising the SIGTERM it
+    caught."""
+    await asyncio.to_thread(open_now)
+    try:
+        yield
+    finally:
+        await asyncio.to_thread(stop_all)
+        log.info("Server stop: the desk stopped")
 
 
 def defaults() -> Defaults:
