@@ -3,11 +3,14 @@ process however many times the desk is asked for, reopened or switched."""
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
+from streamlit.web.server.app_discovery import discover_asgi_app
 
 from storage.runs import RunStore
 from ui import app_desk
@@ -37,3 +40,49 @@ def test_the_long_lived_objects_are_frozen_once_after_the_desk_is_first_opened(
     at.switch_page("pages/home.py").run()
     assert not at.exception, at.exception
     assert len(opened) == 2 and calls == ["collect", "freeze"]
+
+
+def test_the_server_start_opens_the_desk_the_pages_then_use_and_its_stop_stops_it(
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`streamlit run app.py` serves app.py's `app`, whose lifespan opens the desk before any page is open;
+    a session's script then gets that same desk, and the server's stop stops it."""
+    found = discover_asgi_app(Path(__file__).resolve().parents[2] / "app.py")
+    assert found.import_string == "app:app"  # what `streamlit run app.py` imports and serves
+
+    opened: list[object] = []
+    stopped: list[object] = []
+    real_open = app_desk.open_desk
+    monkeypatch.setattr(app_desk, "open_desk", lambda url: (opened.append(real_open(url)), opened[-1])[1])
+    monkeypatch.setattr(app_desk, "stop_desk", stopped.append)
+    monkeypatch.setattr(app_desk, "_opened", [])
+
+    async def serve() -> None:
+        async with app_desk.open_at_server_start(None):
+            assert len(opened) == 1 and stopped == []  # opened at the start, nobody on a page
+            at = AppTest.from_file("../../app.py", default_timeout=60)
+            at.run()
+            assert not at.exception, at.exception
+            assert len(opened) == 1 and app_desk.desk() is opened[0]  # the page used the same desk
+        assert stopped == opened  # the server's stop stopped it
+
+    asyncio.run(serve())
+
+
+def test_a_desk_that_will_not_open_at_server_start_leaves_the_server_up(
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = app_desk.open_desk
+
+    def refuse(url: str) -> None:
+        raise OSError("the database is down")
+
+    monkeypatch.setattr(app_desk, "open_desk", refuse)
+    monkeypatch.setattr(app_desk, "_opened", [])
+
+    async def serve() -> None:
+        async with app_desk.open_at_server_start(None):
+            pass
+
+    asyncio.run(serve())  # logged, not raised; the first page tries again (a failure is not cached)
+    assert app_desk._opened == []
+    monkeypatch.setattr(app_desk, "open_desk", real_open)
+    assert app_desk.desk() is app_desk._opened[0]

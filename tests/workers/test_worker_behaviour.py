@@ -190,6 +190,38 @@ def test_the_app_works_queued_runs_itself_by_default(pg_db, messages_stub, monke
         st.cache_resource.clear()
 
 
+@needs_pg
+def test_the_app_works_queued_runs_from_its_start_with_nobody_on_a_page(pg_db, messages_stub, tmp_path) -> None:
+    """`streamlit run app.py` opens the desk as the server starts (app.py's `app` lifespan): its own worker
+    registers and takes the queue with no page ever opened; the server's stop unregisters it."""
+    messages_stub.handler = answer_after(0.2)
+    env = worker_env(pg_db, messages_stub.url)
+    runs = RunStore(init_db(pg_db, mark_interrupted=False))
+    engine = task_engine(pg_db)
+    ids = [new_run(runs) for _ in range(2)]
+    for run_id in ids:
+        engine.enqueue(runs, run_id, "cli")
+    engine.close()
+    db = create_engine(normalise_url(pg_db))
+    port = free_port()
+    log = tmp_path / "app.log"
+    server = subprocess.Popen(streamlit_command(port), env=env, cwd=REPO, stdout=log.open("wb"),
+                              stderr=subprocess.STDOUT, start_new_session=True)
+    try:
+        wait_until("the app's own worker to register", lambda: in_app_workers(db) == 1, timeout=60)
+        wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=90)
+        wait_for(f"http://127.0.0.1:{port}/_stcore/health", server, log, "the app", 10)  # serving all along
+    finally:
+        stop_server(server)
+    assert in_app_workers(db) == 0, log.read_text(errors="replace")  # stopped, not left for the stall timeout
+    assert "Server start: the desk is open" in log.read_text(errors="replace")
+
+
+def in_app_workers(db) -> int:
+    with db.connect() as conn:
+        return conn.execute(text("SELECT count(*) FROM procrastinate_workers")).scalar_one()
+
+
 APP_DESK = """
 import sys
 from desk.wiring import open_desk, stop_on_exit
