@@ -17,7 +17,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 OURS = ("santa_core", "storage", "ui", "desk")
-"""Our packages. `app.py` and `pages/` are scripts Streamlit runs: nothing imports them."""
+"""Our packages. `app.py` and `pages/` are scripts Streamlit runs: none of ours imports them (the server imports
+`app.py` once, for its `st.App`)."""
 COMPOSITION = "desk"
 """The composition root: the wiring (database, runner, batch driver, API clients) and the command line."""
 MAX_LINES = 600
