@@ -177,6 +177,8 @@ class JobHost:
             if not self._dead_claim(run_id, worker):  # e.g. a worker told to stop, finishing its step: wait
                 raise ClaimHeld(f"run {run_id} is still driven by {worker}; its job is tried again shortly")
             status = self._move(run_id, TAKEN_OVER)
+            if status == RunStatus.INTERRUPTED:  # an app starting meanwhile marked the dead claim interrupted
+                status = self._resume(run_id)
         elif status == RunStatus.INTERRUPTED and (retried or note.startswith(MOVING)):
             status = self._resume(run_id)
         if status != RunStatus.QUEUED:

@@ -129,3 +129,37 @@ def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(
 def workers_of(db, ids: list[int]) -> list[str | None]:
     with db.connect() as conn:
         return [w for (w,) in conn.execute(text("SELECT worker FROM run WHERE id = ANY(:ids)"), {"ids": ids}).all()]
+
+
+def test_a_dead_claim_an_app_start_marks_interrupted_during_the_take_over_is_still_worked(pg_db, messages_stub) -> None:
+    """The app's start (`open_desk`: dead claims → interrupted) may mark a run between a worker's check that its
+    claim is dead and its take-over: the worker resumes it instead of leaving it interrupted, its job done."""
+    import subprocess
+    import sys
+
+    from desk.wiring import open_desk
+    from santa_core.run.engine import Claim, advance
+    from storage.workers import this_worker
+
+    messages_stub.handler = answer_after(0.0)
+    runs = RunStore(init_db(pg_db, mark_interrupted=False))
+    run_id = new_run(runs)
+    assert runs.transition(run_id, {RunStatus.QUEUED}, advance(runs.load_run(run_id).state, Claim()), "worker")
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    with runs.engine.begin() as conn:  # claimed by a process of this host that has exited
+        conn.exec_driver_sql(f"UPDATE run SET worker = '{this_worker().split(':')[0]}:{dead.stdout.strip()}:1' "
+                             f"WHERE id = {run_id}")
+    desk = open_desk(pg_db, mark_interrupted=False, queued=True)
+    try:
+        real_dead_claim = desk.jobs._dead_claim
+
+        def app_starts_meanwhile(run: int, worker: str | None) -> bool:
+            dead_claim = real_dead_claim(run, worker)
+            assert runs.mark_interrupted() == [run_id]  # the app's start, between the check and the take-over
+            return dead_claim
+
+        desk.jobs._dead_claim = app_starts_meanwhile
+        desk.jobs.work_run(run_id, retried=True)
+        assert runs.load_run(run_id).state.status == RunStatus.SHIPPED
+    finally:
+        desk.close()
