@@ -55,6 +55,11 @@ STOPPED = "stopped: "
 """How a sample's Message Batch status begins once nothing tracks it any more (a person or a restart goes on)."""
 MAX_API_FAILURES = 8
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
+SENDING = "sending"
+"""A sample's Message Batch status while it is being sent. A later look that finds it (the sender died between the
+API's answer and storing the batch's id) must not send again on its own: the batch may exist and be paid for."""
+CUT_SHORT = ("sending this sample's Message Batch was cut short (the process stopped); it may have reached the "
+             "API: look for it in the Anthropic Console before Try again, which sends the sample again")
 STEP_S = 1.0
 """How often a sample driven look by look (`BatchDriver.step`) looks at its reviews in flight."""
 LONGEST_WAIT_S = 600.0
@@ -141,6 +146,9 @@ class BatchDriver(PatternFixing):
     def retry(self, batch_id: int, actor: str) -> None:
         """Pick a stopped sample up again: interrupted reviews resume, a Message Batch is sent or polled again."""
         self.store.record_retry(batch_id, actor)
+        latest = self.store.get(batch_id).latest
+        if latest is not None and latest.api_batch_id is None and latest.api_status == f"{STOPPED}{CUT_SHORT}":
+            self.store.set_api(latest.id, None, None)  # a person looked: send again
         self._drive_latest(batch_id)
 
     def _drive_latest(self, batch_id: int) -> None:
@@ -246,7 +254,12 @@ class BatchDriver(PatternFixing):
         client = self._client()
         if self.store.is_paused(batch.id):
             return None  # not sent yet: a pause still holds it back
+        status = self.store.progress(sample_id).api_status
+        if status in (SENDING, f"{STOPPED}{CUT_SHORT}"):  # only a person's Try again sends it again
+            self.store.set_api(sample_id, None, f"{STOPPED}{CUT_SHORT}")
+            return None
         jobs = self._jobs(sample_id, batch)
+        self.store.set_api(sample_id, None, SENDING)
         try:
             api_id = mb.submit(client, jobs)
         except mb.BatchError as exc:

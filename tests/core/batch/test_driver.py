@@ -11,6 +11,7 @@ from __future__ import annotations
 import csv
 import io
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 import pytest
 
@@ -568,19 +569,30 @@ def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, 
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(6)}
 
 
+@contextmanager
+def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> Iterator[BatchDriver]:
+    """A driver on a fresh SQLite file whose Message Batches go to the stub (ending at their first poll); its
+    runner never asks a reviewer (reviews come back from the batch)."""
+    import anthropic
+
+    messages_stub.batch_end_after_polls = 1  # were a batch sent, it would end at once (a test fails, not hangs)
+    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    runner = Runner(repo, lambda name: None, lambda name: None, workers=2)
+    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+    driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
+    try:
+        yield driver
+    finally:
+        driver.shutdown()
+        runner.shutdown()
+
+
 def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never_reaches_the_batches_api(
         tmp_path, messages_stub: MessagesStub, chat_stub, driver_class: type[BatchDriver]) -> None:
     """The pages and the command line refuse Message Batches with a non-Claude reviewer; a config stored anyway
     (an older desk, a hand-edited row) is stopped by the driver before anything is sent, and the sample says why."""
-    import anthropic
-
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
-    messages_stub.batch_end_after_polls = 1  # were a batch sent, it would end at once (and this test fail, not hang)
-    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
-    runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: nothing is reviewed
-    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-    driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
-    try:
+    with api_driver(tmp_path, messages_stub, driver_class) as driver:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
             update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "openai:gpt-5.4-mini"})
         batch_id = driver.create(file, cfg, "ann")
@@ -595,6 +607,27 @@ def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never
         assert "openai:gpt-5.4-mini cannot review through it" in progress.api_status
         assert driver.progress(sample_id).api_status == progress.api_status  # stored: the Batch page shows it
         assert driver.store.run_ids(sample_id) == []
-    finally:
-        driver.shutdown()
-        runner.shutdown()
+
+
+def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(tmp_path, messages_stub: MessagesStub,
+                                                                       driver_class: type[BatchDriver]) -> None:
+    """The sender died after the API accepted the batch and before its id was stored: a restart must not pay for
+    the sample twice on its own. The sample says why it stopped; Try again (a person who looked) sends it."""
+    from santa_core.batch.driver import CUT_SHORT, SENDING, STOPPED
+
+    file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+    with api_driver(tmp_path, messages_stub, driver_class) as driver:
+        cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+        batch_id = driver.create(file, cfg, "ann")
+        sample_id = driver.store.draw_sample(batch_id, "ann")
+        driver.store.set_api(sample_id, None, SENDING)  # what the dead sender left
+        assert driver.resume_unfinished() == [sample_id]  # a restart
+        stopped = driver.wait(sample_id, timeout=30)
+        assert messages_stub.batch_ids() == [] and stopped.api_status == f"{STOPPED}{CUT_SHORT}"
+        driver.resume_unfinished()  # another restart: still not sent
+        assert driver.wait(sample_id, timeout=30).api_status == f"{STOPPED}{CUT_SHORT}"
+        assert messages_stub.batch_ids() == []
+        driver.retry(batch_id, "ann")
+        wait_finished = driver.wait(sample_id, timeout=60)
+        assert wait_finished.finished and len(messages_stub.batch_ids()) == 1
