@@ -12,8 +12,9 @@ How a run travels:
   editor's run first.
 - **One job of a run at a time.** An interactive run's jobs hold the lock `run-N`; a batch run's jobs hold
   one of SANTA_BATCH_LANES (default 4) lane locks of its reviewers' providers (`batch:anthropic+openai:2`).
-  Jobs of one lock run one after another, so at most that many batch runs per provider pair are in flight
-  across all workers: a large batch cannot take the rate limit the editors need.
+- **A limit per provider for batches.** The looks that start batch reviews start at most SANTA_BATCH_LANES
+  batch runs per provider queued or running across all workers (`batch_room`, under BATCH_START_LOCK): a large
+  batch cannot take the rate limit the editors need.
 - **Batch samples.** A sample is driven by a chain of short jobs (`santa.drive_sample`, queue `batch`, priority
   5, lock `sample-N`): each looks once (`BatchDriver.step`: start the reviews that may start,
   send, poll or collect the Message Batch, finish the sample) and defers the next look for when it is due. No
@@ -35,6 +36,8 @@ import asyncio
 import json
 import os
 import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import procrastinate
@@ -81,6 +84,8 @@ QUEUED_WITHOUT_JOB_S = 5
 """A run queued this long with no job was left by a process that died between committing it and enqueuing it."""
 SCHEMA_LOCK = 0x5A17A
 """The advisory lock that keeps two processes from installing the engine's tables at once."""
+BATCH_START_LOCK = 0x5A17B
+"""The advisory lock a look holds while it counts the batch runs in flight and starts its sample's reviews."""
 
 
 def _env_float(name: str, default: float, low: float, high: float) -> float:
@@ -118,7 +123,8 @@ def recovery_bound_s() -> float:
 
 
 def batch_lanes() -> int:
-    """Batch runs in flight at most per provider pair, across all workers: SANTA_BATCH_LANES, default 4."""
+    """Batch runs queued or running at most per provider, across all workers: SANTA_BATCH_LANES, default 4 (also
+    the lanes per provider pair of the runs' jobs)."""
     return int(_env_float("SANTA_BATCH_LANES", 4, 1, 256))
 
 
@@ -132,14 +138,32 @@ def conninfo(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def provider_pair(reviewer_b: str, reviewer_c: str) -> str:
-    """The providers a run's reviewers call, sorted and joined (a person calls none)."""
+def providers_called(reviewer_b: str, reviewer_c: str) -> set[str]:
+    """The providers a run's reviewers call (a person calls none)."""
     names = set()
     for model in (reviewer_b, reviewer_c):
         if model != PERSON:
             provider = providers.provider_of(model)
             names.add(provider.name if provider is not None else "unknown")
-    return "+".join(sorted(names)) or "person"
+    return names
+
+
+def provider_pair(reviewer_b: str, reviewer_c: str) -> str:
+    """The providers a run's reviewers call, sorted and joined."""
+    return "+".join(sorted(providers_called(reviewer_b, reviewer_c))) or "person"
+
+
+def batch_room(active: list[tuple[str, str]], reviewer_b: str, reviewer_c: str) -> int:
+    """How many more batch runs with these reviewers may start: for each provider they call, SANTA_BATCH_LANES less
+    the batch runs queued or running that call it (`active`: their reviewer pairs), the least of those."""
+    wanted = providers_called(reviewer_b, reviewer_c)
+    if not wanted:
+        return batch_lanes()  # people review: no provider's rate limit to keep
+    busy = {name: 0 for name in wanted}
+    for pair in active:
+        for name in providers_called(*pair) & wanted:
+            busy[name] += 1
+    return max(0, batch_lanes() - max(busy.values()))
 
 
 @dataclass
@@ -354,6 +378,17 @@ class TaskEngine:
             row = conn.execute(SAMPLE_OF_RUN_SQL, {"run_id": run_id}).fetchone()
         if row is not None:
             self.look_now(row[0])
+
+    @contextmanager
+    def batch_start_lock(self) -> Iterator[None]:
+        """Hold the lock under which looks count the batch runs in flight and start reviews (one look at a time,
+        across all processes; a process that dies holding it releases it with its connection)."""
+        with self.sync_app().connector.pool.connection() as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (BATCH_START_LOCK,))
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (BATCH_START_LOCK,))
 
     def driving(self, sample_id: int) -> bool:
         """Whether a look at the sample is waiting or under way (its drive chain goes on)."""

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from dataclasses import asdict
 
 from procrastinate.worker import Worker
@@ -32,11 +33,12 @@ from desk.task_engine import (
     ClaimHeld,
     DatabaseUnavailable,
     TaskEngine,
+    batch_room,
     heartbeat_s,
     stalled_s,
 )
 from santa_core.batch.driver import STOPPED, BatchDriver, Look
-from santa_core.batch.store import SampleProgress
+from santa_core.batch.store import Batch, SampleProgress
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
@@ -136,6 +138,17 @@ class QueuedBatchDriver(BatchDriver):
         future: Future = Future()
         future.set_result(self.store.progress(sample_id))
         return future
+
+    def _starting(self) -> AbstractContextManager:
+        """Looks at different samples count and start their reviews one at a time, across all workers, so the
+        limit per provider holds (`_may_start`)."""
+        return self.task_engine.batch_start_lock()
+
+    def _may_start(self, batch: Batch, active: int) -> int:
+        """Also within the limit per provider: at most SANTA_BATCH_LANES batch runs queued or running per provider,
+        across all batches and workers, so a batch never takes the rate limit the editors need."""
+        return min(super()._may_start(batch, active),
+                   batch_room(self.repo.active_batch_reviewers(), batch.config.reviewer_b, batch.config.reviewer_c))
 
     def driving(self, sample_id: int) -> bool:
         """Whether a look at the sample is waiting or under way (on any worker)."""

@@ -355,6 +355,15 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             return {i: (RunStatus(status), note or "", worker, source) for i, status, note, worker, source in
                     s.exec(stmt).all()}
 
+    def active_batch_reviewers(self) -> list[tuple[str, str]]:
+        """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's
+        limit per provider on batch reviews)."""
+        wanted = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
+        stmt = select(RunRow.reviewer_b, RunRow.reviewer_c).where(RunRow.source == "batch",
+                                                                  col(RunRow.status).in_(wanted))
+        with self._read() as s:
+            return [(b, c) for b, c in s.exec(stmt).all()]
+
     def runs_to_resume(self) -> list[RunSummary]:
         """Runs to pick up after a restart: `queued` (resubmit) and `interrupted` (resume)."""
         wanted = (RunStatus.QUEUED.value, RunStatus.INTERRUPTED.value)

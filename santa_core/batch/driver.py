@@ -17,6 +17,7 @@ import logging
 import threading
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 
 import anthropic
@@ -359,18 +360,29 @@ class BatchDriver(PatternFixing):
         if look.resume:  # a pass begins: requeue the sample's runs (interrupted ones resume unless paused)
             for run_id in self.store.run_ids(sample_id):
                 self._restart(run_id, resume=not held)
-        active, started = self.store.progress(sample_id).active, 0
+        active, started, left = self.store.progress(sample_id).active, 0, False
         if not held and not self._stopping.is_set():
-            for item_id in self.store.pending_items(sample_id)[:max(0, batch.config.concurrency - active)]:
-                self.runner.submit(self.store.start_review(sample_id, item_id))
-                started += 1
-        if active or started:
+            with self._starting():
+                pending = self.store.pending_items(sample_id)
+                for item_id in pending[:self._may_start(batch, active)]:
+                    self.runner.submit(self.store.start_review(sample_id, item_id))
+                    started += 1
+            left = len(pending) > started  # (with none active: other samples took the room, see `_may_start`)
+        if active or started or left:
             return Look(after_s=STEP_S, resume=False, retries=look.retries)
         progress = self.store.finish_sample(sample_id)  # the pass ended: every started review settled
         if (progress.interrupted and not progress.finished and look.retries < WORKER_RETRIES
                 and not self.store.is_paused(batch.id)):
             return Look(after_s=self.retry_s * 2 ** look.retries, retries=look.retries + 1)
         return None  # finished, paused, or out of retries: a resume or Try again drives it again
+
+    def _starting(self) -> AbstractContextManager:
+        """Held while a look counts what may start and starts it (nothing to hold in one process)."""
+        return nullcontext()
+
+    def _may_start(self, batch: Batch, active: int) -> int:
+        """How many more of a sample's reviews may start at this look: the batch's concurrency less those active."""
+        return max(0, batch.config.concurrency - active)
 
     def _api_look(self, sample_id: int, batch: Batch, progress: SampleProgress, look: Look) -> Look | None:
         if progress.api_batch_id is None:

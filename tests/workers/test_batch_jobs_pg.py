@@ -192,3 +192,45 @@ def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start
         assert waiting() == (False, asdict(Look(after_s=600, resume=False, failures=5)))
         assert not engine.defer_drive(3, asdict(Look()), now=True)  # Try again: still one look, due now
         assert waiting() == (True, asdict(Look()))
+
+
+def test_the_room_for_batch_runs_is_counted_per_provider(monkeypatch) -> None:
+    from desk.task_engine import batch_room
+
+    monkeypatch.setenv("SANTA_BATCH_LANES", "3")
+    claude, gpt = ("claude-haiku-4-5", "claude-sonnet-4-5"), ("openai:gpt-5.4-mini", "openai:gpt-5.4")
+    mixed = ("claude-haiku-4-5", "openai:gpt-5.4-mini")
+    assert batch_room([], *claude) == 3
+    assert batch_room([claude, claude], *claude) == 1
+    assert batch_room([claude, claude, gpt], *gpt) == 2  # another provider's runs leave this one's room alone
+    assert batch_room([mixed, mixed], *claude) == 1  # a mixed pair's runs count against both of its providers
+    assert batch_room([claude, gpt, gpt], *mixed) == 1  # a mixed batch gets the least room of its two providers
+    assert batch_room([claude] * 5, *claude) == 0
+
+
+def test_batch_runs_in_flight_stay_within_the_limit_per_provider_across_samples(
+        pg_db: str, messages_stub: MessagesStub, tmp_path) -> None:
+    """Two batches on the same provider, each allowing 4 reviews at once: with SANTA_BATCH_LANES=2 the looks start
+    at most 2 of their runs at a time between them (looks at the two samples start reviews one at a time)."""
+    url = normalise_url(pg_db)
+    runs = grant(RunStore(init_db(url, mark_interrupted=False)))
+    store = BatchStore(runs)
+    engine = task_engine(url)
+    messages_stub.handler = answer_after(0.3)
+    samples = [new_sample(store, f"s{i}", 8, concurrency=4) for i in range(2)]
+    for sample_id in samples:
+        engine.defer_drive(sample_id, asdict(Look()))
+    worker = start_worker(worker_env(url, messages_stub.url, SANTA_BATCH_LANES="2"), concurrency=8,
+                          log=tmp_path / "w.log")
+    most = 0
+    try:
+        def finished() -> bool:
+            nonlocal most
+            most = max(most, len(runs.active_batch_reviewers()))
+            return all(store.progress(s).finished_at is not None for s in samples)
+
+        wait_until("both samples to finish", finished, 120, 0.05)
+    finally:
+        stop_worker(worker)
+    assert most == 2  # without the limit: up to 8 (and 4 when two looks counted at the same moment)
+    assert all(store.progress(s).done == 8 for s in samples)

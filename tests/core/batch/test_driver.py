@@ -212,6 +212,15 @@ def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchDriver)
         service.dismiss(pattern.id, "ann", " ")
 
 
+def wait_for(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
+    import time
+
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.02)
+
+
 def planted_answer(body: dict) -> dict:
     """The stub's reviewer: FAIL compliance, quoting the promise, when an output makes it."""
     if DEFECT in fenced_output(body):
@@ -248,8 +257,10 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     sample_id = first.store.draw_sample(batch_id, "ann")
     # Submit, then the process "dies" before the batch ends: only the stored id and jobs remain.
     messages_stub.batch_end_after_polls = None
+    future = first.drive(sample_id)
+    wait_for(lambda: first.store.progress(sample_id).api_batch_id is not None, "the Message Batch to be sent")
     with pytest.raises(TimeoutError):
-        first.drive(sample_id).result(timeout=0.5)
+        future.result(timeout=0.5)  # polling: the batch has not ended
     api_id = first.store.progress(sample_id).api_batch_id
     assert api_id and first.store.run_ids(sample_id) == []  # runs are made when the results are in
     first.shutdown()  # the driver stops polling; the batch at the API goes on
