@@ -8,7 +8,7 @@ too): the pages.
 
 import streamlit as st
 
-from ui import app_desk, clock, identity, navigation
+from ui import app_desk
 
 
 def pages() -> dict[str, list[st.Page]]:
@@ -63,6 +63,8 @@ def main() -> None:
 
 
 if __name__ == "__main__":  # a session's script run
+    # Imported here, not at server start: their caches want the running server (else a warning each start).
+    from ui import clock, identity, navigation
     main()
 else:  # imported once by `streamlit run` at server start: the server, this file its script
     app = st.App(__file__, lifespan=app_desk.open_at_server_start)

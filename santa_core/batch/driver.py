@@ -59,11 +59,17 @@ MAX_API_FAILURES = 8
 SENDING = "sending"
 """A sample's Message Batch status while it is being sent. A later look that finds it (the sender died between the
 API's answer and storing the batch's id) must not send again on its own: the batch may exist and be paid for."""
-CUT_SHORT = ("sending this sample's Message Batch was cut short (the process stopped); it may have reached the "
-             "API: look for it in the Anthropic Console before Try again, which sends the sample again")
+CUT_SHORT = ("sending this sample's Message Batch got no answer (the process stopped, or the connection failed); "
+             "it may have reached the API: look for it in the Anthropic Console before Try again, which sends the "
+             "sample again")
 STEP_S = 1.0
 """How often a sample driven look by look (`BatchDriver.step`) looks at its reviews in flight."""
 LONGEST_WAIT_S = 600.0
+
+
+def cut_short(api_status: str | None) -> bool:
+    """Whether a sample stopped because sending its Message Batch got no answer (a person decides to send again)."""
+    return (api_status or "").startswith(f"{STOPPED}{CUT_SHORT}")
 
 
 @dataclass(frozen=True)
@@ -148,7 +154,7 @@ class BatchDriver(PatternFixing):
         """Pick a stopped sample up again: interrupted reviews resume, a Message Batch is sent or polled again."""
         self.store.record_retry(batch_id, actor)
         latest = self.store.get(batch_id).latest
-        if latest is not None and latest.api_batch_id is None and latest.api_status == f"{STOPPED}{CUT_SHORT}":
+        if latest is not None and latest.api_batch_id is None and cut_short(latest.api_status):
             self.store.set_api(latest.id, None, None)  # a person looked: send again
         self._drive_latest(batch_id)
 
@@ -256,16 +262,19 @@ class BatchDriver(PatternFixing):
         if self.store.is_paused(batch.id):
             return None  # not sent yet: a pause still holds it back
         status = self.store.progress(sample_id).api_status
-        if status in (SENDING, f"{STOPPED}{CUT_SHORT}"):  # only a person's Try again sends it again
-            self.store.set_api(sample_id, None, f"{STOPPED}{CUT_SHORT}")
+        if status == SENDING or cut_short(status):  # only a person's Try again sends it again
+            self.store.set_api(sample_id, None, status if cut_short(status) else f"{STOPPED}{CUT_SHORT}")
             return None
         jobs = self._jobs(sample_id, batch)
         self.store.set_api(sample_id, None, SENDING)
         try:
             api_id = mb.submit(client, jobs)
         except mb.BatchError as exc:
-            self.store.set_api(sample_id, None, f"{STOPPED}{exc}")
-            return None  # Try again (or a restart) submits again
+            # No answer (a timeout, a dropped connection): the API may have taken it, so only a person sends again.
+            # Any other failure was an answer that refused it: Try again (or a restart) submits again.
+            unanswered = isinstance(exc.__cause__, anthropic.APIConnectionError)  # (timeouts are connection errors)
+            self.store.set_api(sample_id, None, f"{STOPPED}{CUT_SHORT} ({exc})" if unanswered else f"{STOPPED}{exc}")
+            return None
         # Why stored at once: after a restart the batch is collected from its id and the jobs.
         self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
         return api_id

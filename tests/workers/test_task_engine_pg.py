@@ -69,7 +69,7 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
                            capture_output=True, text=True, timeout=120)
     assert first.returncode == 0, first.stderr
     ids = [json.loads(first.stdout)["run_id"]]
-    workers = [start_worker(env, concurrency=4, log=tmp_path / f"worker{i}.log") for i in (1, 2)]
+    workers: list = []
     try:
         for n in range(1, 40):
             if n % 13 == 0:  # a person fills slot B: the run waits for them
@@ -86,6 +86,9 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
             start_run(at, f"Acme's rocket launched in {'DEFECT' if n % 2 else 2018}. App #{n}")
             ids.append(repo.list_runs(limit=1)[0].id)
         assert len(set(ids)) == 50
+        # The workers start once all 50 wait (enqueuing takes a while on a busy machine: started earlier, they could
+        # drain the queue before the kill): each takes 4 at once, so the kill lands mid-review.
+        workers[:] = [start_worker(env, concurrency=4, log=tmp_path / f"worker{i}.log") for i in (1, 2)]
         first = workers[0]
         wait_until("worker 1 to hold runs mid-review", lambda: len(claimed_by(engine, first.pid)) >= 2, timeout=60,
                    every=0.05)

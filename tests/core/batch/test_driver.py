@@ -581,7 +581,8 @@ def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, 
 
 
 @contextmanager
-def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> Iterator[BatchDriver]:
+def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver],
+               timeout_s: float = 60.0) -> Iterator[BatchDriver]:
     """A driver on a fresh SQLite file whose Message Batches go to the stub (ending at their first poll); its
     runner never asks a reviewer (reviews come back from the batch)."""
     import anthropic
@@ -589,7 +590,7 @@ def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDr
     messages_stub.batch_end_after_polls = 1  # were a batch sent, it would end at once (a test fails, not hangs)
     repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
     runner = Runner(repo, lambda name: None, lambda name: None, workers=2)
-    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
+    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0, timeout=timeout_s)
     driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
     try:
         yield driver
@@ -642,3 +643,27 @@ def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(tmp_path,
         driver.retry(batch_id, "ann")
         wait_finished = driver.wait(sample_id, timeout=60)
         assert wait_finished.finished and len(messages_stub.batch_ids()) == 1
+
+
+def test_a_message_batch_send_that_timed_out_is_sent_again_only_by_a_person(
+        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
+    """A create that got no answer in time may have been taken by the API: the sample stops and says so, a restart
+    does not send it again; Try again does (a refusal with an answer, e.g. a 400, is sent again on its own)."""
+    from santa_core.batch.driver import CUT_SHORT, STOPPED
+    from tests.support.messages_api import Reply
+
+    file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+    with api_driver(tmp_path, messages_stub, driver_class, timeout_s=0.5) as driver:
+        cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+        batch_id = driver.create(file, cfg, "ann")
+        sample_id = driver.store.draw_sample(batch_id, "ann")
+        messages_stub.script_batches(Reply(200, {}, {}, delay_s=2.0))  # the answer comes too late
+        driver.drive(sample_id)
+        stopped = driver.wait(sample_id, timeout=30)
+        assert stopped.api_batch_id is None and stopped.api_status.startswith(f"{STOPPED}{CUT_SHORT} (")
+        driver.resume_unfinished()  # a restart: not sent again on its own
+        assert driver.wait(sample_id, timeout=30).api_status == stopped.api_status
+        assert len(messages_stub.batch_calls()) == 1
+        driver.retry(batch_id, "ann")
+        assert driver.wait(sample_id, timeout=60).finished and len(messages_stub.batch_ids()) == 1
