@@ -261,6 +261,10 @@ def stop_desk(desk: Desk) -> None:
         desk.jobs.stop_and_wait()
     else:
         desk.runner.stop_all("the app stopped while this run was running")
+        # Then wait for the calls in flight: their answers were paid for and are stored as they come (the server
+        # ends the process by its signal once this returns, so the pools' own exit hooks never run).
+        desk.batches.shutdown()
+        desk.runner.shutdown()
 
 
 QUEUED_ORPHAN_S = 5.0

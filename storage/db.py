@@ -59,6 +59,12 @@ def redacted_url(url: str) -> str:
     return make_url(url).render_as_string(hide_password=True)
 
 
+def cannot_open(url: str, exc: BaseException) -> str:
+    """One line for a database that would not open: its URL (password masked) and the error's first line."""
+    text = str(exc).strip()
+    return f"cannot open the database {redacted_url(url)}: {text.splitlines()[0] if text else type(exc).__name__}"
+
+
 def is_sqlite(url: str) -> bool:
     """True for any sqlite:// URL."""
     return make_url(url).get_backend_name() == "sqlite"

@@ -18,7 +18,7 @@ from streamlit.logger import get_logger
 from desk import Desk, open_desk
 from desk.wiring import stop_desk, stop_on_exit
 from santa_core.config import Defaults, export_to_env
-from storage.db import database_url, redacted_url
+from storage.db import cannot_open, database_url, redacted_url
 
 log = get_logger(__name__)
 
@@ -71,8 +71,21 @@ def desk_for(url: str) -> Desk:
 
 
 def desk() -> Desk:
-    """The desk for the configured database."""
-    return desk_for(database_url())
+    """The desk for the configured database; a database that will not open stops the page with why (a reload
+    tries again)."""
+    url = database_url()
+    try:
+        return desk_for(url)
+    except Exception as exc:  # noqa: BLE001 - a failed open is not cached: the next rerun tries again
+        log.warning("The desk did not open: %s", cannot_open(url, exc))
+        st.error(f"The review desk {cannot_open(url, exc)}. Check `DATABASE_URL` and that the database is up, "
+                 "then reload the page: nothing is lost.")
+        st.stop()
+
+
+OPEN_WAIT_S = 10.0
+"""How long the server's start waits for the desk to open before it answers anyway (a database that does not
+answer must not keep the health check down: the desk goes on opening in the background)."""
 
 
 def open_now() -> None:
@@ -80,11 +93,12 @@ def open_now() -> None:
     raised, when it will not open: the server still starts, and the first page asks again and shows why."""
     secrets_to_env()
     url = database_url()
+    log.info("Server start: opening the desk (%s)", redacted_url(url))
     try:
         desk_for(url)
-    except Exception:  # noqa: BLE001 - a failed open is not cached: a page retries
-        log.exception("The desk did not open at server start (%s); the first page will try again",
-                      redacted_url(url))
+    except Exception as exc:  # noqa: BLE001 - a failed open is not cached: a page retries
+        log.error("The desk did not open at server start (%s); the first page will try again and say why",
+                  cannot_open(url, exc))
         return
     log.info("Server start: the desk is open (%s)", redacted_url(url))
 
@@ -100,12 +114,18 @@ async def open_at_server_start(_app: object) -> AsyncIterator[None]:
     """The server's lifespan (`app` in app.py): open the desk as the server starts, before anyone opens a
     page, so runs a restart left queued are worked at once (on PostgreSQL, by the app's own worker) and dead
     runs are marked interrupted. Through `desk_for`'s cache, so sessions later get this same desk. On a
-    thread: opening migrates and may wait for the database; the server answers once it is done.
+    thread: opening migrates and may wait for the database; the server answers once it is done, or after
+    OPEN_WAIT_S while it goes on.
 
     When the server stops, so do the desks (one opened later by a page too): `stop_on_exit`'s hook at the
     process's exit does not run under this server, which ends the process by re-raising the SIGTERM it
     caught."""
-    await asyncio.to_thread(open_now)
+    opening = asyncio.ensure_future(asyncio.to_thread(open_now))
+    try:
+        await asyncio.wait_for(asyncio.shield(opening), OPEN_WAIT_S)
+    except TimeoutError:
+        log.warning("Server start: the database has not answered in %g s; serving meanwhile, the desk opens "
+                    "once it does", OPEN_WAIT_S)
     try:
         yield
     finally:

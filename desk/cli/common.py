@@ -145,26 +145,24 @@ def open_desk(**options: object) -> Desk:
     """The desk for DATABASE_URL (`options` go to `wiring.open_desk`); a database that cannot be opened is bad
     input (exit 2)."""
     from desk import wiring
-    from storage.db import database_url, redacted_url
+    from storage.db import cannot_open, database_url
 
     try:
         return wiring.open_desk(mark_interrupted=False, **options)
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc
+        raise BadInput(cannot_open(database_url(), exc)) from exc
 
 
 def open_repo():
     """The run store alone: no runner and no model client; a database that cannot be opened is bad input."""
-    from storage.db import database_url, redacted_url
+    from storage.db import cannot_open, database_url
     from storage.runs import RunStore
     from storage.startup import init_db
 
     try:
         return RunStore(init_db(mark_interrupted=False))
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise BadInput(f"cannot open the database {redacted_url(database_url())}: {first}") from exc
+        raise BadInput(cannot_open(database_url(), exc)) from exc
 
 
 def write_out(data: str | bytes, out: str | None) -> None:

@@ -59,7 +59,8 @@ MAX_API_FAILURES = 8
 SENDING = "sending"
 """A sample's Message Batch status while it is being sent. A later look that finds it (the sender died between the
 API's answer and storing the batch's id) must not send again on its own: the batch may exist and be paid for."""
-CUT_SHORT = ("sending this sample's Message Batch got no answer (the process stopped, or the connection failed); "
+CUT_SHORT = ("sending this sample's Message Batch got no clear answer (the process stopped, the connection failed "
+             "or the API had an error); "
              "it may have reached the API: look for it in the Anthropic Console before Try again, which sends the "
              "sample again")
 STEP_S = 1.0
@@ -270,10 +271,10 @@ class BatchDriver(PatternFixing):
         try:
             api_id = mb.submit(client, jobs)
         except mb.BatchError as exc:
-            # No answer (a timeout, a dropped connection): the API may have taken it, so only a person sends again.
-            # Any other failure was an answer that refused it: Try again (or a restart) submits again.
-            unanswered = isinstance(exc.__cause__, anthropic.APIConnectionError)  # (timeouts are connection errors)
-            self.store.set_api(sample_id, None, f"{STOPPED}{CUT_SHORT} ({exc})" if unanswered else f"{STOPPED}{exc}")
+            # The API may have made it all the same (no answer, a server error): only a person sends again. Any
+            # other failure was an answer that refused it: Try again (or a restart) submits again.
+            self.store.set_api(sample_id, None,
+                               f"{STOPPED}{CUT_SHORT} ({exc})" if mb.may_have_made(exc) else f"{STOPPED}{exc}")
             return None
         # Why stored at once: after a restart the batch is collected from its id and the jobs.
         self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))

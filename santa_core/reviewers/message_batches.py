@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
@@ -210,20 +211,42 @@ def _api_error(action: str, exc: Exception, client: anthropic.Anthropic) -> Batc
     return BatchError(f"could not {action}: {reason}")
 
 
+NOT_TAKEN = (429, 529)
+"""Answers to a create that say the batch was not made (rate limited, overloaded): the create is tried again."""
+
+
 def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob]) -> str:
     """Create one Message Batch from the jobs; returns its API id (store it with the jobs).
 
-    No chunking: over 100,000 requests or 256 MB raises ValueError. The SDK retries a failed
-    create, and the API takes no idempotency key, so a create that timed out after the server
-    accepted it may leave a second batch behind (visible in the Console; it can be canceled).
+    No chunking: over 100,000 requests or 256 MB raises ValueError. The API takes no idempotency key, so a
+    create is tried again (up to the client's max_retries, backing off) only after an answer that says no batch
+    was made (NOT_TAKEN). One that got no answer (a timeout, a dropped connection) or a server error may have
+    made one: it raises BatchError with the SDK's error as its cause, for a person to look before sending again.
     """
     requests = build_requests(jobs)
     _check_limits(requests)
-    try:
-        batch = client.messages.batches.create(requests=requests)
-    except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
-        raise _api_error(f"create a message batch of {len(requests)} request(s)", exc, client) from exc
-    return batch.id
+    action = f"create a message batch of {len(requests)} request(s)"
+    create = client.with_options(max_retries=0).messages.batches.create
+    for attempt in range(client.max_retries + 1):
+        try:
+            return create(requests=requests).id
+        except anthropic.APIStatusError as exc:
+            if exc.status_code not in NOT_TAKEN or attempt == client.max_retries:
+                raise _api_error(action, exc, client) from exc
+            time.sleep(min(0.5 * 2 ** attempt, 8.0))
+        except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
+            raise _api_error(action, exc, client) from exc
+    raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def may_have_made(error: BatchError) -> bool:
+    """Whether a failed create may have made the batch all the same: it got no answer (a timeout, a dropped
+    connection), or a server error or a request timeout answered it."""
+    cause = error.__cause__
+    if isinstance(cause, anthropic.APIConnectionError):  # (timeouts are connection errors)
+        return True
+    return isinstance(cause, anthropic.APIStatusError) and (cause.status_code == 408 or (
+        cause.status_code >= 500 and cause.status_code not in NOT_TAKEN))
 
 
 def _status_of(batch: Any) -> BatchStatus:

@@ -214,11 +214,10 @@ def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path) -> Non
 
 
 APP_PROCESS = """
-import sys, time
-from desk.wiring import open_desk, stop_on_exit
+import signal, sys, time
+from desk.wiring import open_desk, stop_desk
 from storage.runs import RunStore
 desk = open_desk(sys.argv[1], mark_interrupted=False, screen_for=lambda: None)
-stop_on_exit(desk)  # what ui.app_desk does for the app's desk
 run_id = desk.runs.create_run(spec=sys.argv[2], output="Acme's rocket launched in 2018.",
                               rubric=desk.rubrics.resolved("general"), reviewer_b="claude-sonnet-5-5",
                               reviewer_c="claude-haiku-5-5", fixer="claude-sonnet-5-5")
@@ -226,7 +225,8 @@ desk.runner.submit(run_id)
 while len(RunStore(desk.runs.engine).load_round(run_id, 1).reviews) < 1:
     time.sleep(0.05)
 print(run_id, flush=True)
-sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the interpreter shuts down
+stop_desk(desk)  # what the server's lifespan does when a SIGTERM stops it (ui.app_desk.open_at_server_start)
+signal.raise_signal(signal.SIGTERM)  # then the server ends by the signal it caught: no exit hook runs
 """
 
 
@@ -251,5 +251,6 @@ def test_the_app_process_stopping_marks_its_runs_interrupted_and_keeps_their_ans
     finally:
         holder.release.set()
         proc.wait(60)
-    assert proc.returncode == 0
+    assert proc.returncode == -signal.SIGTERM
     assert repo.load_run(run_id).state.status == RunStatus.INTERRUPTED  # C's late answer decided nothing
+    assert set(repo.load_round(run_id, 1).reviews) == {"B", "C"}  # but it was waited for and kept: it was paid for

@@ -86,3 +86,45 @@ def test_a_desk_that_will_not_open_at_server_start_leaves_the_server_up(
     assert app_desk._opened == []
     monkeypatch.setattr(app_desk, "open_desk", real_open)
     assert app_desk.desk() is app_desk._opened[0]
+
+
+def test_a_database_that_does_not_answer_does_not_hold_the_server_start(
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start waits OPEN_WAIT_S for the desk, then serves (the health check answers) while it goes on opening."""
+    import threading
+    import time
+
+    answered = threading.Event()
+    real_open = app_desk.open_desk
+    monkeypatch.setattr(app_desk, "open_desk", lambda url: (answered.wait(30), real_open(url))[1])
+    monkeypatch.setattr(app_desk, "_opened", [])
+    monkeypatch.setattr(app_desk, "OPEN_WAIT_S", 0.2)
+
+    async def serve() -> None:
+        async with app_desk.open_at_server_start(None):
+            assert app_desk._opened == []  # serving, the database still silent
+            answered.set()
+            deadline = time.monotonic() + 30
+            while not app_desk._opened and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert len(app_desk._opened) == 1  # opened in the background once the database answered
+
+    asyncio.run(serve())
+
+
+def test_a_page_whose_database_will_not_open_says_why_and_a_reload_tries_again(
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    real_open = app_desk.open_desk
+
+    def refuse(url: str) -> None:
+        raise OSError("connection refused\nmore detail")
+
+    monkeypatch.setattr(app_desk, "open_desk", refuse)
+    at = AppTest.from_file("../../app.py", default_timeout=60)
+    at.run()
+    assert not at.exception, at.exception
+    [error] = [e.value for e in at.error]
+    assert error.startswith("The review desk cannot open the database sqlite:///") and ": connection refused." in error
+    monkeypatch.setattr(app_desk, "open_desk", real_open)
+    at.run()  # the failure was not cached
+    assert not at.exception and not at.error

@@ -25,6 +25,7 @@ from santa_core.reviewers.message_batches import (
     custom_id_for,
     dump_jobs,
     load_jobs,
+    may_have_made,
     outcome_of,
     poll,
     submit,
@@ -410,17 +411,29 @@ def test_cancel_makes_unprocessed_requests_canceled_errors(messages_stub: Messag
 # --- transient and API errors -------------------------------------------------------------
 
 
-def test_rate_limits_and_overload_are_retried_by_the_sdk(messages_stub: MessagesStub) -> None:
+def test_rate_limits_and_overload_are_retried(messages_stub: MessagesStub) -> None:
     client = client_for(messages_stub, max_retries=3)
     messages_stub.script_batches(error_reply(429, "rate_limit_error"), error_reply(529, "overloaded_error"))
     batch_id = submit(client, [job("a")])
     assert len(messages_stub.batch(batch_id).requests) == 1
     creates = [c for c in messages_stub.batch_calls() if c["method"] == "POST"]
-    assert [c["headers"].get("x-stainless-retry-count") for c in creates] == ["0", "1", "2"]
+    assert len(creates) == 3  # a create is tried again only after an answer that says no batch was made
     assert messages_stub.batch_ids() == [batch_id]  # the retried create made one batch
     messages_stub.end_batch(batch_id)
     messages_stub.script_batches(error_reply(503, "api_error"))  # hits the results download path
     assert slot_verdict(collect(client, batch_id, [job("a")])["a-B"], RUBRIC.criterion_ids()) == "PASS"
+
+
+@pytest.mark.parametrize("reply", [Reply(200, {}, {}, delay_s=2.0), error_reply(500, "api_error", "lost")],
+                         ids=["timeout", "http-500"])
+def test_a_create_that_may_have_made_a_batch_is_not_sent_again(messages_stub: MessagesStub, reply: Reply) -> None:
+    """No answer, or a server error: the batch may exist (and be paid for). Sending it again is a person's call."""
+    client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=3, timeout=0.5)
+    messages_stub.script_batches(reply)
+    with pytest.raises(BatchError, match="could not create a message batch of 1 request") as caught:
+        submit(client, [job("a")])
+    assert len([c for c in messages_stub.batch_calls() if c["method"] == "POST"]) == 1
+    assert may_have_made(caught.value)
 
 
 @pytest.mark.parametrize(
@@ -454,6 +467,7 @@ def test_api_failures_after_retries_raise_a_clear_batch_error(
             collect(client, batch_id, [job("a")])
     assert needle.format(id=batch_id) in str(caught.value)
     assert isinstance(caught.value.__cause__, anthropic.APIError)
+    assert action != "submit" or not may_have_made(caught.value)  # a 400 is an answer: no batch was made
 
 
 @pytest.mark.parametrize(
