@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import logging
 import os
 import threading
 from collections.abc import Callable
@@ -18,7 +19,7 @@ import anthropic
 import openai
 
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
-from desk.workers import JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
+from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
 from santa_core.config import Defaults, env_defaults
@@ -37,6 +38,8 @@ from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.views import RunSummary
+
+log = logging.getLogger(__name__)
 
 
 @functools.lru_cache(maxsize=4)
@@ -261,10 +264,14 @@ def stop_desk(desk: Desk) -> None:
         desk.jobs.stop_and_wait()
     else:
         desk.runner.stop_all("the app stopped while this run was running")
-        # Then wait for the calls in flight: their answers were paid for and are stored as they come (the server
-        # ends the process by its signal once this returns, so the pools' own exit hooks never run).
-        desk.batches.shutdown()
-        desk.runner.shutdown()
+        # Then wait (at most STOP_GRACE_S: a reviewer call's timeout and a margin) for the calls in flight: their
+        # answers were paid for and are stored as they come. The server ends the process by its signal once this
+        # returns, so the pools' own exit hooks never run; past the grace the answers are lost, nothing else.
+        log.info("Stopping: waiting up to %g s for the model calls in flight", STOP_GRACE_S)
+        waiting = threading.Thread(target=lambda: (desk.batches.shutdown(), desk.runner.shutdown()),
+                                   name="santa-stop", daemon=True)
+        waiting.start()
+        waiting.join(STOP_GRACE_S)
 
 
 QUEUED_ORPHAN_S = 5.0

@@ -94,6 +94,10 @@ def _sqlite_on_begin(conn: Connection) -> None:
     conn.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
 
+CONNECT_TIMEOUT_S = 10
+"""Seconds a PostgreSQL connection may take to open."""
+
+
 def _sqlite_engine(url: str) -> Engine:
     """SQLite engine with the pragmas and the BEGIN IMMEDIATE hook."""
     database = make_url(url).database or ""
@@ -115,7 +119,10 @@ def make_engine(url: str) -> Engine:
     url = normalise_url(url)
     if is_sqlite(url):
         return _sqlite_engine(url)
-    return create_engine(url, pool_pre_ping=True)
+    # A database that takes the connection and never answers fails in CONNECT_TIMEOUT_S, not libpq's two minutes
+    # (a page waiting on the open says why sooner); a connect_timeout in the URL wins.
+    timeout = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": CONNECT_TIMEOUT_S}
+    return create_engine(url, pool_pre_ping=True, connect_args=timeout)
 
 
 def reader(engine: Engine) -> Engine:

@@ -233,10 +233,18 @@ def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob]) -> str:
         except anthropic.APIStatusError as exc:
             if exc.status_code not in NOT_TAKEN or attempt == client.max_retries:
                 raise _api_error(action, exc, client) from exc
-            time.sleep(min(0.5 * 2 ** attempt, 8.0))
+            time.sleep(_retry_after(exc) or min(0.5 * 2 ** attempt, 8.0))
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
             raise _api_error(action, exc, client) from exc
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+def _retry_after(exc: anthropic.APIStatusError) -> float | None:
+    """The wait the API asked for (retry-after, in seconds, at most a minute), if any."""
+    try:
+        return min(60.0, max(0.0, float(exc.response.headers.get("retry-after", ""))))
+    except ValueError:
+        return None
 
 
 def may_have_made(error: BatchError) -> bool:

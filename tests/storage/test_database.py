@@ -470,3 +470,24 @@ def test_app_start_leaves_runs_of_live_workers_alone(tmp_path: Path) -> None:
         conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {ids[2]}")
     assert repo.mark_interrupted() == [ids[1], ids[2]]
     assert repo.load_run(ids[0]).state.status == "running"  # claimed by this live process
+
+
+def test_a_postgresql_server_that_never_answers_fails_the_open_in_the_connect_timeout(monkeypatch) -> None:
+    """A database that takes the connection and says nothing (a stuck proxy, a firewall that drops) fails the open
+    in CONNECT_TIMEOUT_S with a timeout error, instead of libpq's two minutes."""
+    import socket
+
+    import sqlalchemy.exc
+
+    from storage import db
+
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(8)
+    monkeypatch.setattr(db, "CONNECT_TIMEOUT_S", 1)
+    try:
+        engine = db.make_engine(f"postgresql://santa@127.0.0.1:{listener.getsockname()[1]}/santa")
+        with pytest.raises(sqlalchemy.exc.OperationalError, match="timeout"):
+            engine.connect()
+    finally:
+        listener.close()
