@@ -119,7 +119,7 @@ PAGE_READS = {
     "storage.metrics": {"FailedRun", "MetricsOptions"},
     "storage.escapes": {"SEVERITIES"},
     "storage.records": {"RecordSource", "verification_record"},
-    "storage.db": {"database_url", "redacted_url"},
+    "storage.db": {"database_url", "redacted_url", "cannot_open"},
 }
 """All a page may take from `storage`: read models, refusals, and read helpers. Stores, rows,
 transactions, migrations and fact refreshes stay out; writes go through the core's actions."""
