@@ -9,7 +9,8 @@ every worker is heartbeating, and times them from the first enqueue to the last 
     SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) python bench/workers.py [--latency 2,8] [--waves 4]
 
 The desk's own work per run (about ten write transactions: the claim, the call log, both reviews, the gate,
-the audit seals and metric facts) costs a worker about 0.1 CPU second, and the database as much again. The
+the audit seals and metric facts; and the idle slots looking for due jobs) costs a worker about 0.2 CPU second,
+and the database about as much again. The
 database server, the loopback API and the workers share this machine's cores, so at a short latency the
 machine's cores, not the workers, bound the throughput; the bench prints the workers' CPU per run to show it.
 Workers on machines of their own do better.
