@@ -225,10 +225,11 @@ SELECT 1 FROM procrastinate_jobs
 """
 LOOK_NOW_SQL = """
 UPDATE procrastinate_jobs SET scheduled_at = NULL, args = CASE WHEN %(look)s::jsonb IS NULL THEN args
-                                                             ELSE jsonb_set(args, '{look}', %(look)s::jsonb) END
- WHERE task_name = %(task)s AND status = 'todo' AND (args->>'sample_id')::bigint = %(sample_id)s
+                                                             ELSE jsonb_set(args, '{{look}}', %(look)s::jsonb) END
+ WHERE task_name = %(task)s AND status = 'todo' AND (args->>'sample_id')::bigint = {sample}
 """
-SAMPLE_OF_RUN_SQL = "SELECT sample_id FROM batch_sample_item WHERE run_id = %(run_id)s"
+"""Make a sample's waiting look due at once; `{sample}` is the sample's id, or how to find it."""
+SAMPLE_OF_RUN = "(SELECT sample_id FROM batch_sample_item WHERE run_id = %(run_id)s)"
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
@@ -366,18 +367,16 @@ class TaskEngine:
     def look_now(self, sample_id: int, look: dict | None = None) -> bool:
         """Make the sample's waiting look due at once (with `look` instead of its own, if given); False when none
         waits."""
-        with self.sync_app().connector.pool.connection() as conn:
-            done = conn.execute(LOOK_NOW_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id,
-                                               "look": None if look is None else json.dumps(look)})
-            return done.rowcount > 0
+        return self._look_now("%(sample_id)s", sample_id=sample_id, look=None if look is None else json.dumps(look))
 
     def look_after_run(self, run_id: int) -> None:
         """A batch run settled: its sample's waiting look is made due at once (its next review starts now, not at
         the next scheduled look)."""
+        self._look_now(SAMPLE_OF_RUN, run_id=run_id, look=None)
+
+    def _look_now(self, sample: str, **params: object) -> bool:
         with self.sync_app().connector.pool.connection() as conn:
-            row = conn.execute(SAMPLE_OF_RUN_SQL, {"run_id": run_id}).fetchone()
-        if row is not None:
-            self.look_now(row[0])
+            return conn.execute(LOOK_NOW_SQL.format(sample=sample), {"task": DRIVE_SAMPLE, **params}).rowcount > 0
 
     @contextmanager
     def batch_start_lock(self) -> Iterator[None]:

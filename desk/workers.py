@@ -37,7 +37,7 @@ from desk.task_engine import (
     heartbeat_s,
     stalled_s,
 )
-from santa_core.batch.driver import CUT_SHORT, SENDING, STOPPED, BatchDriver, Look
+from santa_core.batch.driver import BatchDriver, Look
 from santa_core.batch.store import Batch, SampleProgress
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
@@ -218,19 +218,10 @@ class JobHost:
         except tuple(RETRIED_ERRORS):
             raise  # the database went away: the engine tries this look again
         except Exception as exc:
-            self._stopped(sample_id, exc)
+            self.batches.stopped_by(sample_id, exc)  # the chain ends: the Batch page says why
             raise
         if after is not None:
             self.runner.task_engine.defer_drive(sample_id, asdict(after))
-
-    def _stopped(self, sample_id: int, exc: Exception) -> None:
-        """A look failed (the chain ends): a sample reviewed through a Message Batch says so, for the Batch page to
-        offer Try again (a direct sample's page sees its reviews go quiet)."""
-        progress = self.batches.progress(sample_id)
-        if self.batches.store.get(progress.batch_id).config.message_batches:
-            sending = progress.api_status == SENDING and progress.api_batch_id is None  # it may have reached the API
-            self.batches.store.set_api(sample_id, progress.api_batch_id,
-                                       f"{STOPPED}{CUT_SHORT} ({exc})" if sending else f"{STOPPED}{exc}")
 
     def _cut_short(self, run_id: int) -> None:
         """Raise `DatabaseUnavailable` when the database went away mid-step (a restart, a failover): the run is

@@ -155,9 +155,11 @@ class BatchDriver(PatternFixing):
         """Pick a stopped sample up again: interrupted reviews resume, a Message Batch is sent or polled again."""
         self.store.record_retry(batch_id, actor)
         latest = self.store.get(batch_id).latest
-        if latest is not None and latest.api_batch_id is None and cut_short(latest.api_status):
+        if latest is None or latest.finished_at is not None:
+            return
+        if latest.api_batch_id is None and cut_short(latest.api_status):
             self.store.set_api(latest.id, None, None)  # a person looked: send again
-        self._drive_latest(batch_id)
+        self.drive(latest.id)
 
     def _drive_latest(self, batch_id: int) -> None:
         """Drive the batch's latest sample if it is not finished."""
@@ -247,6 +249,16 @@ class BatchDriver(PatternFixing):
         for future in self._take_outcomes(sample_id, batch, outcomes):
             future.result()
         return self.store.finish_sample(sample_id)
+
+    def stopped_by(self, sample_id: int, exc: Exception) -> None:
+        """A look at the sample failed and nothing drives it any more: a sample reviewed through a Message Batch
+        says why, for the Batch page to offer Try again (a direct sample's page sees its reviews go quiet). One
+        caught sending may have reached the API: it stops as cut short, for a person to send again."""
+        progress = self.store.progress(sample_id)
+        if self.store.get(progress.batch_id).config.message_batches:
+            sending = progress.api_status == SENDING and progress.api_batch_id is None
+            self.store.set_api(sample_id, progress.api_batch_id,
+                               f"{STOPPED}{CUT_SHORT} ({exc})" if sending else f"{STOPPED}{exc}")
 
     def _client(self) -> anthropic.Anthropic:
         if self.client_for is None:
