@@ -6,14 +6,14 @@ Pure regular expressions over folded text (lowercase, ASCII-ish, single spaces).
 
 from __future__ import annotations
 
-import re
+from santa_core.checks.bounded import Pattern
 
 __all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "sentence_family"]
 
-_EVALUATION_WORDS = re.compile(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
+_EVALUATION_WORDS = Pattern(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
                                r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
                                r"|output|copy|submission|document|page)|above|before\s+this)")
-_ELSEWHERE = re.compile(r"\s*(?:printed\s+(?:on|in)|written\s+(?:on|in)|from|on|about|regarding|for|in|of"
+_ELSEWHERE = Pattern(r"\s*+(?:printed\s+(?:on|in)|written\s+(?:on|in)|from|on|about|regarding|for|in|of"
                         r"|that\s+came\s+(?:with|in))\s+([^.;:!?\n]{0,60})")
 
 
@@ -40,12 +40,12 @@ _EVALUATOR = (r"(?:(?:ai|llm|language|grading|review(?:ing)?|evaluat(?:ing|ion)|
               r"|evaluador(?:a)?|revisor(?:a)?|corrector(?:a)?|examinador(?:a)?"
               r"|valutator[ei]|valutatric[ei]|revisor[ei]|corrett(?:or[ei]|ric[ei])|esaminator[ei]"
               r"|avaliador(?:a)?|corretor(?:a)?))s?")
-_VOCATIVE = (r"(?:^|[\n.!?;:>*#(\[-]\s*|\b(?:dear|hey|hi|hello|attention|attn|note|notes|message|memo|reminder|hint"
+_VOCATIVE = (r"(?:^|[\n.!?;:>*#(\[-][^\S\n]*+|\b(?:dear|hey|hi|hello|attention|attn|note|notes|message|memo|reminder|hint"
              r"|instructions?|to|for|liebe[rs]?|hinweis|an|achtung|cher|chere|a\s+l'attention\s+de|nota|para|al|per"
              r"|au|aux|ao|aos|a\s+la|a\s+las|a\s+los|alla|allo|agli|ai|dem|zum|zur"
-             r"|querid[oa]|estimad[oa]|caro|cara|gentile|prezad[oa]|atencao|atencion|attenzione)\s+"
-             r"(?:(?:to|for|an|fur|a|pour|para|per|al|au|ao|alla|allo)\s+)?"
-             r"(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o|a|os|as|los|las|les|i|gli|le)?\s*"
+             r"|querid[oa]|estimad[oa]|caro|cara|gentile|prezad[oa]|atencao|atencion|attenzione)\s++"
+             r"(?:(?:to|for|an|fur|a|pour|para|per|al|au|ao|alla|allo)\s++)?"
+             r"(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o|a|os|as|los|las|les|i|gli|le)?\s*+"
              r"|\ball'\s*|\ba\s+l'\s*)"
              r"(?:" + _EVALUATOR + r"|judges?)(?:\s*\((?:ai|llm|model|bot)\))?\s*[,:!]")
 _ADDRESSED = (r"\b(?:if\s+you\s+are\s+(?:an?\s+)?" + _EVALUATOR + r"|(?:any|every)\s+(?:model|assistant|"
@@ -74,8 +74,8 @@ _EVALUATOR_DUTY = (r"\b(?:" + _EVALUATOR + r")\s+(?:should|must|shall|ought\s+to
 # "your rubric", "your verdict": the reader is the one with a rubric.
 _YOUR_RUBRIC = (r"\byour\s+(?:rubric|criteria|checks|verdict|ruling|grading|evaluation|assessment|review\s+(?:criteria"
                 r"|checklist|rubric))\b")
-_DIRECTIVE = (r"(?:^|[\n.!?;:,]\s*|\b(?:please|kindly|and|then|just|simply|so|bitte|und|dann|et|puis|y|luego|e|poi"
-              r"|por\s+favor|per\s+favore|s'il\s+vous\s+plait|favor|ora|ahora|maintenant|jetzt|agora)\s+)"
+_DIRECTIVE = (r"(?:^|[\n.!?;:,][^\S\n]*+|\b(?:please|kindly|and|then|just|simply|so|bitte|und|dann|et|puis|y|luego|e|poi"
+              r"|por\s+favor|per\s+favore|s'il\s+vous\s+plait|favor|ora|ahora|maintenant|jetzt|agora)\s++)"
               r"(?:set|mark|rate|score|grade|report|return|output|respond|reply|answer|give|treat|consider|label"
               r"|classify|confirm|declare|list|approve|accept|leave|write|pass(?=\s+(?:it|this|that|the|every|all|each|them)\b)"
               r"|markiere|markieren\s+sie|setze|setzen\s+sie|bewerte|bewerten\s+sie|gib|geben\s+sie|antworte"
@@ -160,7 +160,7 @@ _PASSES = r"\b(?:pass(?:ed|es|ing)?|satisfied|compliant|met|green|flawless|appro
 _APPROVE_THIS = (r"\b(?:approve|accept|pass|greenlight)\s+(?:it\s+as\s+is|(?:this|the)\s+(?:text|copy|output|content"
                  r"|submission|draft|answer|response))\b")
 
-_R = {name: re.compile(rx) for name, rx in {
+_R = {name: Pattern(rx) for name, rx in {
     "value": _VALUE, "this_is": r"\bthis\s+(?:text|output|copy|content|draft|deliverable|submission|page)\s+(?:is|was|has"
     r"\s+been|looks|meets|passes|complies)\b", "duty": _EVALUATOR_DUTY, "your_rubric": _YOUR_RUBRIC,
     "vocative": _VOCATIVE, "addressed": _ADDRESSED, "verdict": _VERDICT, "directive": _DIRECTIVE,
@@ -169,8 +169,8 @@ _R = {name: re.compile(rx) for name, rx in {
     "by_other_evaluator": _BY_OTHER_EVALUATOR, "suppress": _SUPPRESS, "this_text": _THIS_TEXT,
     "judging_this": _JUDGING_THIS, "approve_it": _APPROVE_IT, "meets": _MEETS, "text_is": _TEXT_IS,
     "approve_it_en": _APPROVE_IT_EN, "fine": _FINE}.items()}
-_R_STRONG = re.compile(_STRONG_VERDICT)
-_SENTENCE = re.compile(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
+_R_STRONG = Pattern(_STRONG_VERDICT)
+_SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
 def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) -> str | None:

@@ -10,19 +10,21 @@ index back to the original, so evidence is always the exact original substring.
 from __future__ import annotations
 
 import bisect
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from regex import IGNORECASE, Match
 
 from santa_core.checks.addressing import EVALUATION_WORDS as _EVALUATION_WORDS
 from santa_core.checks.addressing import EVALUATOR as _EVALUATOR
 from santa_core.checks.addressing import SENTENCE as _SENTENCE
 from santa_core.checks.addressing import elsewhere as _elsewhere
 from santa_core.checks.addressing import sentence_family as _sentence_family
+from santa_core.checks.bounded import Pattern, Unfinished, budget, escape, search
 from santa_core.checks.folding import Folded, fold
 from santa_core.models import MergedIssue
 
-__all__ = ["MAX_INJECTION_ISSUES", "detect_injection", "injected"]
+__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "injected"]
 
 # --- injection detector ---------------------------------------------------------------------
 
@@ -52,31 +54,31 @@ _EXPLAIN = {
 class _Pattern:
     name: str
     family: str
-    regex: re.Pattern[str]
+    regex: Pattern
     cased: bool = False  # cased patterns run on a fold that keeps letter case
-    exempt: Callable[[str, re.Match[str]], bool] | None = None  # a match this says is ordinary text is no hit
+    exempt: Callable[[str, Match[str]], bool] | None = None  # a match this says is ordinary text is no hit
 
 
 def _p(name: str, family: str, regex: str, cased: bool = False,
-       exempt: Callable[[str, re.Match[str]], bool] | None = None) -> _Pattern:
-    return _Pattern(name, family, re.compile(regex), cased, exempt)
+       exempt: Callable[[str, Match[str]], bool] | None = None) -> _Pattern:
+    return _Pattern(name, family, Pattern(regex), cased, exempt)
 
 
-_REPORT_LABEL = re.compile(r"(?i:(?:(?:test|build|ci|run|job|check)\s+)?(?:result|status|outcome))\s*(?::|=|->)")
+_REPORT_LABEL = Pattern(r"(?i:(?:(?:test|build|ci|run|job|check)\s+)?(?:result|status|outcome))\s*(?::|=|->)")
 _JUDGEMENT_WORDS = frozenset("evaluation review assessment grading final overall santa gate reviewer verdict judge grader"
                              .split())
 _TEST_WORDS = frozenset("test tests suite suites build builds ci pipeline pipelines pytest junit jest unit integration"
                         " smoke regression e2e assertion assertions failure failures skipped error errors".split())
-_WORD = re.compile(r"[a-z0-9]+")
+_WORD = Pattern(r"[a-z0-9]+")
 
 
-def _test_report_window(text: str, m: re.Match[str]) -> bool:
+def _test_report_window(text: str, m: Match[str]) -> bool:
     """A test word within 120 characters either side ('{"result": "pass", "tests": 42}'): a test run's record."""
     window = text[max(0, m.start() - 120):m.end() + 120].lower()
     return not _TEST_WORDS.isdisjoint(_WORD.findall(window))
 
 
-def _test_report_line(text: str, m: re.Match[str]) -> bool:
+def _test_report_line(text: str, m: Match[str]) -> bool:
     """The match is a test report's "Result: PASS" line ("Result: PASS (42 tests, 0 failures)"), not a verdict.
 
     Only the label form counts ("the result is PASS" is prose about this text), not after a
@@ -97,12 +99,12 @@ def _test_report_line(text: str, m: re.Match[str]) -> bool:
 # Words that make a qualifier, a reply code or a heading about the evaluation after all.
 
 
-_REPLY_CODE = re.compile(r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
-                         r"|counter|entrance|till|checkout|reception|front))", re.IGNORECASE)
-_CODE_LINE = re.compile(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
+_REPLY_CODE = Pattern(r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
+                         r"|counter|entrance|till|checkout|reception|front))", IGNORECASE)
+_CODE_LINE = Pattern(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
 
 
-def _not_to_reviewer(text: str, m: re.Match[str]) -> bool:
+def _not_to_reviewer(text: str, m: Match[str]) -> bool:
     """A reply code for a reader ("Reply PASS to this SMS", "Say PASS at the gate"), a line of code returning a
     string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise')."""
     if _REPLY_CODE.match(text, m.end(), min(len(text), m.end() + 40)):
@@ -114,59 +116,61 @@ def _not_to_reviewer(text: str, m: re.Match[str]) -> bool:
     if _CODE_LINE.search(text, line_start, m.start()) or text[line_start:m.start()].strip() == "":
         return True
     window = text[m.end():m.end() + 120]
-    return re.search(r"(?i)[\"']fail[\"']", window) is not None
+    return search(r"(?i)[\"']fail[\"']", window) is not None
 
 
-_EVERYDAY_RESULT = re.compile(r"(?i:exam|test|theory|driving|inspection|mot|emissions?|safety|blood|audit|survey|lab|screening"
+_EVERYDAY_RESULT = Pattern(r"(?i:exam|test|theory|driving|inspection|mot|emissions?|safety|blood|audit|survey|lab|screening"
                               r"|your)\s+(?i:result|outcome)\b")
 
 
-def _everyday_result(text: str, m: re.Match[str]) -> bool:
+def _everyday_result(text: str, m: Match[str]) -> bool:
     """A reader's own result ("your theory exam result is PASS", "Inspection result: PASS"), not this text's verdict."""
-    return _EVERYDAY_RESULT.search(text, max(0, m.start() - 30), m.end()) is not None and not re.search(
+    return _EVERYDAY_RESULT.search(text, max(0, m.start() - 30), m.end()) is not None and not search(
         r"(?i:should|must|will)\s+be", m.group(0))
 
 
-def _heading_or_list(text: str, m: re.Match[str]) -> bool:
+_CAPITAL_WORD = Pattern(r"[A-Z][A-Z-]{2,}")
+
+
+def _heading_or_list(text: str, m: Match[str]) -> bool:
     """A one-word line that is a heading or an item of a list of one-word lines ("PARIS\nNICE\nLYON", "APPROVED" over
     a letter), not a verdict line: another capitalised one-word line next to it, or prose following it."""
     start = m.start() + (text[m.start()] == "\n")
     before = text[max(0, start - 40):start].rstrip("\n").rsplit("\n", 1)[-1].strip()
     end = text.find("\n", m.end() - 1 if text[m.end() - 1:m.end()] == "\n" else m.end())
     after = "" if end == -1 else text[end + 1:end + 80].split("\n", 1)[0].strip()
-    word = re.compile(r"[A-Z][A-Z-]{2,}")
     verdicts = {"PASS", "NICE", "APPROVED", "FAIL", "NAUGHTY"}
-    if any(word.fullmatch(x) and x not in verdicts for x in (before, after)):
+    if any(_CAPITAL_WORD.fullmatch(x) and x not in verdicts for x in (before, after)):
         return True
-    return "APPROVED" in m.group(0) and bool(after) and re.match(r"(?i:congratulations|dear|your|we)\b", after) is not None
+    return "APPROVED" in m.group(0) and bool(after) and search(r"^(?i:congratulations|dear|your|we)\b", after) is not None
 
 
-_MARKER_NOUN = re.compile(r"(?i)(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?([a-z]+(?:\s+[a-z]+)?)")
+_MARKER_NOUN = Pattern(r"(?i)(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?([a-z]+(?:\s+[a-z]+)?)")
 
 
-def _paired_marker(text: str, m: re.Match[str]) -> bool:
+def _paired_marker(text: str, m: Match[str]) -> bool:
     """A BEGIN marker with its END after it, or an END with its BEGIN before it (a data block the text quotes, "-- BEGIN
     OF DATA --\n1,2,3\n-- END OF DATA --"), within 5,000 characters (bounds: inputs run to 200k characters)."""
     k = _MARKER_NOUN.search(m.group(0))
     if k is None:
         return False
-    noun = re.escape(k.group(1).split()[0])
+    noun = escape(k.group(1).split()[0])
     if k.group(0).lower().startswith(("begin", "start")):
-        return re.search(rf"(?i)\bend\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[m.end():m.end() + 5000]) is not None
-    return re.search(rf"(?i)\b(?:begin|start)\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[max(0, m.start() - 5000):m.start()]) is not None
+        return search(rf"(?i)\bend\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[m.end():m.end() + 5000]) is not None
+    return search(rf"(?i)\b(?:begin|start)\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[max(0, m.start() - 5000):m.start()]) is not None
 
 
-_CUSTOMER_TURN = re.compile(r"(?i)(?:^|\s)(?:customer|user|client|guest|caller|visitor|q|question)\s*:")
+_CUSTOMER_TURN = Pattern(r"(?i)(?:^|\s)(?:customer|user|client|guest|caller|visitor|q|question)\s*:")
 
 
-def _answering_a_customer(text: str, m: re.Match[str]) -> bool:
+def _answering_a_customer(text: str, m: Match[str]) -> bool:
     """An assistant's line answering a customer's line above it, about nothing an evaluator decides
     ("Customer: Can I return it?\nAssistant: Of course! You have 30 days…")."""
     start = m.start() + (text[m.start()] == "\n")
     prev = text[max(0, start - 300):start].rstrip("\n").rsplit("\n", 1)[-1]
     end = text.find("\n", m.end())
     line = text[start:len(text) if end == -1 else end]
-    return bool(_CUSTOMER_TURN.search(prev)) and _EVALUATION_WORDS.search(line[line.find(":") + 1:]) is None and not re.search(
+    return bool(_CUSTOMER_TURN.search(prev)) and _EVALUATION_WORDS.search(line[line.find(":") + 1:]) is None and not search(
         r"(?i)\b(?:pass|nice|approv|complian|flawless|lgtm|all\s+good|no\s+issues|ignore|disregard|instruction)", line)
 
 
@@ -201,7 +205,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"(?:ai(?:\s+(?:reviewer|grader|judge|evaluator|model|assistant))?|llm|language\s+model"
        r"|grading\s+(?:model|ai|system)|gpt|claude|chatgpt)s?\s*[,:!.]"),
     _p("to the reviewer:", "instruction",
-       r"(?:^|\n)\s*to\s+(?:the\s+)?(?:" + _REV + r"|ai|llm|model)\s*:"),
+       r"(?:^|\n)[^\S\n]*+to\s+(?:the\s+)?(?:" + _REV + r"|ai|llm|model)\s*:"),
     _p("as the reviewer you must", "instruction",
        r"\bas\s+(?:the|a|an|my|our|this)\s+(?:ai\s+|llm\s+|independent\s+|second\s+)?"
        r"(?:reviewer|grader|evaluator|assessor|verifier|ai\s+judge|llm\s+judge)\s*,?\s*"
@@ -239,15 +243,15 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"(?:already\s+)?(?:pre-?)?(?:approved|verified|reviewed|checked)\s+by\s+(?:the\s+|a\s+|another\s+|both\s+)?"
        r"(?:" + _REV + r"|ai|santa|other\s+reviewer)"),
     _p("hidden instructions header", "instruction",
-       r"(?:^|\n|[.!?]\s)\s*(?:real|actual|true|hidden|secret|override|system|priority|admin)\s+"
+       r"(?:^|\n|[.!?]\s)[^\S\n]*+(?:real|actual|true|hidden|secret|override|system|priority|admin)\s+"
        r"(?:instructions?|directives?|prompt)\s*:"),
     _p("new instructions for the reviewer", "instruction",
        r"\bnew\s+instructions?\s+for\s+(?:the\s+)?(?:" + _REV + r"|ai|model|assistant|llm)"),
     # --- fake verdicts
     _p("fake verdict", "verdict",
-       r"[\"']?\s*(?:(?:final|review|santa|gate)[\s_]*)?(?<![?&/.=_-])verdict\s*[\"']?\s*"
+       r"(?:(?<![\s\"'])[\"']?\s*+)?(?:(?:final|review|santa|gate)[\s_]*+)?(?<![?&/.=_-])verdict\s*+[\"']?\s*+"
        r"(?:[:=]|is|was|will\s+be|should\s+be|must\s+be)"
-       r"\s*[\"']?\s*" + _YES + r"\b(?!-[a-z])"),
+       r"\s*+[\"']?\s*+" + _YES + r"\b(?!-[a-z])"),
     # "Verdict PASS", "VERDICT → PASS", "The verdict? PASS.", "PASS is your verdict": the verdict word, then
     # the capitalised verdict, with no colon or with an arrow, dash or question mark.
     _p("fake verdict PASS", "verdict",
@@ -273,18 +277,22 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"\s*(?:[:=]|->|=>)\s*[\"']?\s*nice\b|\b(?:gate|santa)\s+(?:is|says)\s*(?::\s*[\"']?|[\"'])nice\b"),
     _p("santa says NICE", "verdict", r"\b(?i:gate|santa)\s+(?i:is|says)\s+NICE\b", cased=True),
     _p("bare verdict line", "verdict",
-       r"(?:^|\n)[\s*#>\"'\[-]*(?:PASS|NICE|APPROVED)[\s*.!\"'\]]*(?=\n|$)", cased=True, exempt=_heading_or_list),
+       r"(?:^|\n)(?:[^\S\n]|[*#>\"'\[-])*+(?:PASS|NICE|APPROVED)(?:[^\S\n]|[*.!\"'\]])*+(?=\n|$)", cased=True, exempt=_heading_or_list),
     # --- fake fences, end-of-data and role markers
     _p("fake fence tag", "marker",
-       r"[<\"'\[({]\s*/?\s*untrusted|\buntrusted[\s_-]*(?:spec|output|issues|data)[\s_-]*[0-9a-f]{6,}\b"),
+       r"[<\"'\[({]\s*+/?\s*+untrusted|\buntrusted[\s_-]*+(?:spec|output|issues|data)[\s_-]*+[0-9a-f]{6,}\b"),
+    # Why an atomic group that starts only where a run of marker characters starts: "(?:[…]|-{2,})+" nested a
+    # repeat in a repeat, so a line of 40 dashes took minutes (every way of cutting the run into pieces was
+    # tried) and 5,000 "[" took a second (every start in the run scanned to its end). Taken whole, once, the
+    # run is a lead when it ends in a marker character or in two dashes; one "-" before a word is a hyphen.
     _p("fake end-of-data marker", "marker",
-       r"(?:[\[<{(*#=~|]|-{2,})+\s*/?\s*(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?"
-       r"(?:data|output|input|document|submission|answer|response|spec|specification"
+       r"(?<![\[<{(*#=~|-])(?>[\[<{(*#=~|-]+)(?<=[\[<{(*#=~|]|--)\s*+/?\s*+(?:end|begin|start|stop)\s*+(?:of\s+)?"
+       r"(?:the\s+)?(?:data|output|input|document|submission|answer|response|spec|specification"
        r"|untrusted\s+\w+|user\s+(?:input|content|data)|conversation|context|instructions"
-       r"|rubric|system\s+prompt|prompt)\s*(?:[\]>})*#=~|]|-{2,})+", exempt=_paired_marker),
+       r"|rubric|system\s+prompt|prompt)\s*+(?:[\]>})*#=~|]|--)[\]>})*#=~|-]*+", exempt=_paired_marker),
     _p("END OF OUTPUT line", "marker",
-       r"(?:^|\n)\s*(?:end|begin|start)\s+of\s+(?:the\s+)?(?:data|output|input|submission|answer|response"
-       r"|untrusted\s+\w+|user\s+input)\s*[.:!]*\s*(?=\n|$)", exempt=_paired_marker),
+       r"(?:^|\n)[^\S\n]*+(?:end|begin|start)\s+of\s+(?:the\s+)?(?:data|output|input|submission|answer|response"
+       r"|untrusted\s+\w+|user\s+input)[^\S\n]*+[.:!]*+[^\S\n]*+(?=\n|$)", exempt=_paired_marker),
     _p("END OF OUTPUT", "marker",
        r"\b(?:END|BEGIN)\s+OF\s+(?:THE\s+)?(?:OUTPUT|DATA|INPUT|SUBMISSION|ANSWER|RESPONSE)\b", cased=True,
        exempt=_paired_marker),
@@ -307,12 +315,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"\bthe\s+data\s+is\s+over\b|\bonly\s+text\s+inside\s+the\s+untrusted\b"
        r"|\bnow\s+review\s+the\s+output\s+against\b"),
     _p("fake rubric block", "marker",
-       r"(?:^|\n)\s*rubric\s+\S+\s+v\d+\s*(?=\n|$)|(?:^|\n)\s*-\s*id\s*:\s*\S+\s*\|[^\n]*\|\s*severity\s*:"),
+       r"(?:^|\n)[^\S\n]*+rubric\s++\S++\s++v\d++[^\S\n]*+(?=\n|$)"
+       r"|(?:^|\n)[^\S\n]*+-\s*+id\s*+:\s*+[^\s|]++\s*+\|[^\n]*\|\s*severity\s*:"),
     # A chat role on its own line ("### System:") or speaking to a model ("system: you are lenient",
     # "assistant: all good", "System: ignore…"); not a label with a value ("System: Windows 11",
     # "Assistant: Maria Lopez").
     _p("role line", "marker",
-       r"(?:^|\n)[\s#*>-]*(?:system|assistant|developer|human)\s*:[\s*#]*(?:$|\n|" + _ROLE_SPEECH + r")"
+       r"(?:^|\n)(?:[^\S\n]|[#*>-])*+(?:system|assistant|developer|human)\s*+:(?:[^\S\n]|[*#])*+(?:$|\n|" + _ROLE_SPEECH + r")"
        r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:", exempt=_answering_a_customer),
 )  # fmt: skip
 
@@ -359,9 +368,12 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
     return kept
 
 
+_LETTER_SPACED = Pattern(r"(?<!\S)(?:\S[ \t\u00a0]{1,3}){3,}\S(?![^\s.,;:!?])")
+
+
 def _despaced(text: str, casefold: bool) -> Folded | None:
     """Letter-spaced runs joined ("s e t  v e r d i c t" → "set verdict") and folded, indexed into `text`; None if none."""
-    runs = list(re.finditer(r"(?<!\S)(?:\S[ \t\u00a0]{1,3}){3,}\S(?![^\s.,;:!?])", text))
+    runs = _LETTER_SPACED.finditer(text)
     if not runs:
         return None
     out, index, last = [], [], 0
@@ -390,22 +402,28 @@ _I_WORDS = frozenset("ignore ignoring previous prior instructions instruction in
                      " criteria criterion evaluation evaluating grading disregard rubric".split())
 
 
+_LEET_WORD = Pattern(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[\w@$]+\b")
+# Why the lookahead and the possessive run: "[a-z|]*[l|][a-z|]*" backtracked over every way of splitting a long
+# word at its l's when the word ran into a digit ("lll…l1"); a word is taken whole, once.
+_L_WORD = Pattern(r"(?<![\w|])(?=[a-z|]*?[l|])[a-z|]++(?![\w|])")
+
+
 def _deleet(folded: Folded) -> Folded:
     """Digits standing for letters inside words ("1gn0re" → "ignore"), "l" or "|" for "i" in the words of an attack
     ("lgnore"); same length, same index."""
-    text = re.sub(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[\w@$]+\b", lambda m: m.group(0).translate(_LEET), folded.text)
+    text = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded.text)
 
-    def as_i(m: re.Match[str]) -> str:
+    def as_i(m: Match[str]) -> str:
         word = m.group(0).translate(_L_AS_I)
         return word if word in _I_WORDS else m.group(0)
 
-    text = re.sub(r"(?<![\w|])[a-z|]*[l|][a-z|]*(?![\w|])", as_i, text)
+    text = _L_WORD.sub(as_i, text)
     return Folded(text, folded.index, folded.source)
 
 
 # Markdown emphasis and code marks ("*Ignore* *previous*", "_return_ `PASS`"), hyphens inside a word ("Ig-nore",
 # "P-A-S-S") and dots between single letters ("I.g.n.o.r.e"): what a reader's eye skips over.
-_MARKUP = re.compile(r"[*_`~]+|(?<=[A-Za-z])-(?=[A-Za-z])|(?<![\w.])(?:[A-Za-z]\.){2,}[A-Za-z](?![\w])")
+_MARKUP = Pattern(r"[*_`~]+|(?<=[A-Za-z])-(?=[A-Za-z])|(?<![\w.])(?:[A-Za-z]\.){2,}[A-Za-z](?![\w])")
 
 
 def _plain(text: str, casefold: bool) -> Folded | None:
@@ -435,11 +453,11 @@ def _plain(text: str, casefold: bool) -> Folded | None:
 
 
 # A sentence that is only an address ("Attention, reviewer.", "Dear AI grader!"): the next one speaks to it.
-_ADDRESS_ONLY = re.compile(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
+_ADDRESS_ONLY = Pattern(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
                            r"(?:" + _EVALUATOR + r"|judges?)\s*[.!:,]*")
 
 
-_SCORED = _Pattern("text addressing its evaluator", "instruction", re.compile(""))
+_SCORED = _Pattern("text addressing its evaluator", "instruction", Pattern(""))
 
 
 def _scan_sentences(lower: Folded, cased: Folded) -> list[_Hit]:
@@ -499,8 +517,14 @@ def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
     return any(s < hit.end and hit.start < e for s, e in spans[max(0, i - 64):i])
 
 
-def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
-    """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec)."""
+DETECTOR_BUDGET_S = 20.0
+"""CPU seconds the detector may spend on one text. Its patterns are linear: 200,000 characters built to hit
+them take about 2 s (bench/adversarial_inputs.py), so only a pattern gone wrong ever reaches this."""
+UNFINISHED = "the injection check could not finish on this text"
+
+
+def _hits(text: str) -> list[_Hit]:
+    """Every hit of the stock patterns and of the sentence scorer, on every folded view of the text."""
     lower, cased = fold(text, casefold=True), fold(text, casefold=False)
     hits = _scan(lower, cased=False) + _scan(cased, cased=True)
     views = _views(text, lower, cased)
@@ -511,7 +535,24 @@ def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
     # A sentence is scored only where no stock phrase already quotes the exact words.
     scored = [h for lower, cased in views for h in _scan_sentences(lower, cased)]
     stock = sorted((k.start, k.end) for k in hits)
-    hits += [h for h in scored if not _overlaps(stock, h)]
+    return hits + [h for h in scored if not _overlaps(stock, h)]
+
+
+def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
+    """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec).
+
+    Fails closed: a text the detector cannot finish within DETECTOR_BUDGET_S is one issue, UNFINISHED, with no
+    evidence (so no fix agent is asked about it): the run goes to a person, never to the reviewers.
+    """
+    try:
+        with budget(DETECTOR_BUDGET_S):
+            hits = _hits(text)
+    except Unfinished:
+        return [MergedIssue(
+            criterion="injection", evidence="", flagged_by="check",
+            description=f"{UNFINISHED}{'' if where == 'output' else ' (the ' + where + ')'}: it was stopped after "
+            f"{DETECTOR_BUDGET_S:g} s on {len(text):,} characters, so whether it addresses its reviewers is unknown; "
+            "a person must read it (a text built to stall the check is an attack too)")]
     return [
         MergedIssue(
             criterion="injection",

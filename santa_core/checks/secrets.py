@@ -30,7 +30,9 @@ _SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
         ("JSON Web Token", r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{16,}"),
         # A bearer token has a digit: "bearer instruments-and-certificates…" is prose.
         ("bearer token", r"(?i)\bbearer[ \t]+(?=[A-Za-z._~+/-]*\d)[A-Za-z0-9._~+/-]{20,}=*"),
-        ("password in a URL", r"(?i)\b[a-z][a-z0-9+.-]*://[^\s:/@]*:[^\s@/]{3,}@"),
+        # A scheme starts where a run of scheme characters starts and is taken whole: "\b[a-z][a-z0-9+.-]*" began
+        # again at every letter of "a.a.a.…" and scanned to its end (quadratic).
+        ("password in a URL", r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]*+://[^\s:/@]*:[^\s@/]{3,}@"),
     )
 )
 # `api_key = "…"`, `password: '…'`, `SECRET=…`, `"token": "…"`: a secret-named key assigned a

@@ -1,0 +1,123 @@
+"""Every text check of the desk as one callable over one untrusted text, for the linear-time fuzz test and the bench.
+
+A *text check* is any code that reads a spec, an output, a reviewer's or fix agent's answer, a batch file or a
+rubric author's words with patterns. Each entry feeds the whole text through one check's public door, the way the
+desk does, so a pattern that backtracks anywhere behind it shows up as time that grows faster than the text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from santa_core.batch import signature
+from santa_core.batch.file import read_batch
+from santa_core.batch.formats import BatchFileError
+from santa_core.batch.patterns import Pattern, PatternMember, apply_pattern_fix, matches, quote_spans
+from santa_core.checks.criteria import run_criterion_checks
+from santa_core.checks.echo import echo_of
+from santa_core.checks.folding import fold
+from santa_core.checks.injection import detect_injection
+from santa_core.checks.screen import answered_key
+from santa_core.models import (
+    CheckResult,
+    Criterion,
+    CriterionDraft,
+    FixEdit,
+    FixPlan,
+    MergedIssue,
+    Review,
+    ReviewIssue,
+    Rubric,
+    RubricDraft,
+)
+from santa_core.reviewers.prompts import build_fix_prompt, build_review_prompt, neutralise
+from santa_core.rubrics.lint import lint
+from santa_core.run.fixer import apply_plan
+from santa_core.run.gate import same_issue
+from santa_core import scope
+from santa_core.scope import find_evidence, sentence_spans
+from santa_core.text import text_problem
+from ui.safe import escape_markdown
+
+TextCheck = Callable[[str], object]
+
+_CHECKS = [
+    {"type": "forbidden_terms", "terms": ["risk-free", "guaranteed returns", "--", "[x]"]},
+    {"type": "required_phrases", "phrases": ["terms apply", "..."]},
+    {"type": "regex_forbidden", "pattern": r"\bfree\s+money\b", "ignore_case": True},
+    {"type": "no_secrets"},
+    {"type": "links_allowed", "domains": ["example.com"]},
+    {"type": "max_words", "limit": 10},
+    {"type": "max_chars", "limit": 10},
+    {"type": "reading_grade", "max_grade": 8},
+    {"type": "valid_json"},
+    {"type": "valid_yaml"},
+    {"type": "python_parses"},
+]
+RUBRIC = Rubric(
+    name="every-check", version=1,
+    criteria=[Criterion(id=f"c{i}", name=f"check {i}", category="compliance", pass_condition="passes its check",
+                        fail_signal="its check fails", check=check) for i, check in enumerate(_CHECKS)],
+)
+
+
+def _review(text: str) -> Review:
+    return Review(verdict="PASS", checks=[CheckResult(criterion="c0", result="PASS", detail=text)],
+                  critical_issues=[], suggestions=[text])
+
+
+def _issue(text: str) -> ReviewIssue:
+    return ReviewIssue(criterion="c0", description=text, evidence=text[:2000])
+
+
+def _pattern(text: str) -> Pattern:
+    quote = text[:60] or "x"
+    issue = MergedIssue(criterion="c0", description=text[:200], evidence=quote, flagged_by="B")
+    member = PatternMember(item_key="i1", index=0, issue=issue, quoted=True)
+    return Pattern(key="p", criterion="c0", title="t", evidence=[quote], match_on=[quote], items=["i1"], count=1,
+                   representative="i1", members=[member], signature=[quote, "guaranteed returns"])
+
+
+def _draft(text: str) -> RubricDraft:
+    return RubricDraft(name="r", description=text, criteria=[
+        CriterionDraft(id="c1", name=text[:80], category="compliance", pass_condition=text, fail_signal=text),
+        CriterionDraft(id="c2", name="other", category="compliance", pass_condition=text[::-1], fail_signal="x"),
+    ])
+
+
+def _csv(text: str) -> object:
+    body = text.replace('"', '""')
+    try:
+        return read_batch(f'id,output\n1,"{body}"\n2,"x{body[::-1]}"\n'.encode(), "batch.csv")
+    except BatchFileError as exc:  # a whitespace-only output is refused: the time to say so counts too
+        return exc
+
+
+TEXT_CHECKS: dict[str, TextCheck] = {
+    "injection detector (output)": detect_injection,
+    "fold (case kept)": lambda t: fold(t, casefold=False),
+    "criterion checks (every type)": lambda t: run_criterion_checks(RUBRIC, t),
+    "sentence splitter": lambda t: (sentence_spans.cache_clear(), sentence_spans(t)),
+    "fix scope": lambda t: (sentence_spans.cache_clear(), scope._folded.cache_clear(),
+                            scope.scope_of(t, t[len(t) // 2:len(t) // 2 + 40])),
+    "evidence search": lambda t: (scope._folded.cache_clear(), find_evidence(t, t[len(t) // 3:len(t) // 3 + 12])),
+    "fix plan": lambda t: apply_plan(t, FixPlan(edits=[FixEdit(issue=0, before=t[:30] or "x", after="y")]),
+                                     [MergedIssue(criterion="c0", description="d", evidence=t[:30], flagged_by="B")]),
+    "echo check": lambda t: echo_of(_review(t), t),
+    "issue merging": lambda t: same_issue(_issue(t), _issue(t[::-1])),
+    "fence neutraliser": neutralise,
+    "review prompt": lambda t: build_review_prompt(RUBRIC, t, t),
+    "fix prompt": lambda t: build_fix_prompt(t, t, [MergedIssue(criterion="c0", description=t[:500], evidence=t[:200],
+                                                                flagged_by="B")]),
+    "screen answer": lambda t: answered_key(t, "k3y-0123456789abcdef"),
+    "text size rule": lambda t: text_problem(t, "output", limit=10**7),
+    "batch signature": lambda t: (signature.recognises([t[:40] or "x", "guaranteed returns"], t),
+                                  signature.raw_spans(t, ["risk free returns", t[:20] or "x"])),
+    "batch signature phrases": lambda t: signature.phrases(t[:2000]),
+    "batch pattern reach": lambda t: (matches(_pattern(t), t), quote_spans(t, [t[:30] or "x"])),
+    "batch pattern fix": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=t[:30] or "x", after="y")]),
+    "batch file (CSV)": _csv,
+    "rubric lint": lambda t: lint(_draft(t)),
+    "markdown escape (pages)": escape_markdown,
+}
+"""Each text check's door, by name."""
