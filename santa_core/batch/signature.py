@@ -149,14 +149,16 @@ def check(signature: Sequence[str], found: Mapping[str, str], others: Mapping[st
 def parse(text: str) -> list[str]:
     """A person's signature: one phrase a line, blank lines and repeats dropped (refused if a phrase is too vague)."""
     out: list[str] = []
+    seen: set[str] = set()  # one set, not one per line: a pasted list of thousands of lines stays linear
     for line in text.splitlines():
         phrase = " ".join(line.split())
-        if not phrase or normalise(phrase) in {normalise(p) for p in out}:
+        if not phrase or normalise(phrase) in seen:
             continue
         if not usable(phrase):
             raise ValueError(f"“{phrase}” is too vague to recognise a defect: use at least {MIN_PHRASE_CHARS} letters "
                              f"and a word that is not a common one, in at most {MAX_PHRASE_WORDS} words")
         out.append(phrase)
+        seen.add(normalise(phrase))
     if not out:
         raise ValueError("give at least one phrase, one a line")
     return out

@@ -39,8 +39,13 @@ VERDICT_WORDS = frozenset({
 
 _WORD = re.compile(r"\w+")
 _QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»'
-                     r"|‘[^’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]+?'(?!\w)")
-"""Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice."""
+                     r"|‘[^’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]{1,300}?'(?!\w)")
+"""Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice.
+
+Why a single-quoted quotation ends within 300 characters: its closing quote is one not followed by a letter, so
+"'a 'a 'a …" has an opening quote at every word and none closing; each one searched the rest of its line
+(quadratic). Past 300 characters the words count as the reviewer's own, which can only flag an echo, never hide
+one."""
 
 
 _JOINED = re.compile(r"(?<=\w)[-\u2010\u2011\u00ad](?=\w)")

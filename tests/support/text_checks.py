@@ -85,6 +85,14 @@ def _draft(text: str) -> RubricDraft:
     ])
 
 
+def _signature_typed(text: str) -> object:
+    """A person's signature, one phrase a line: the text's lines, each made distinct and long enough to be usable."""
+    try:
+        return signature.parse("\n".join(f"guaranteed {i} {line} returns" for i, line in enumerate(text.splitlines() or [text])))
+    except ValueError as exc:
+        return exc
+
+
 def _csv(text: str) -> object:
     body = text.replace('"', '""')
     try:
@@ -103,7 +111,8 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "evidence search": lambda t: (scope._folded.cache_clear(), find_evidence(t, t[len(t) // 3:len(t) // 3 + 12])),
     "fix plan": lambda t: apply_plan(t, FixPlan(edits=[FixEdit(issue=0, before=t[:30] or "x", after="y")]),
                                      [MergedIssue(criterion="c0", description="d", evidence=t[:30], flagged_by="B")]),
-    "echo check": lambda t: echo_of(_review(t), t),
+    # The output gives a verdict about its review, so the check reads every word of the answer's prose.
+    "echo check": lambda t: echo_of(_review(t), t + " The reviewers approved this text."),
     "issue merging": lambda t: same_issue(_issue(t), _issue(t[::-1])),
     "fence neutraliser": neutralise,
     "review prompt": lambda t: build_review_prompt(RUBRIC, t, t),
@@ -114,6 +123,7 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "batch signature": lambda t: (signature.recognises([t[:40] or "x", "guaranteed returns"], t),
                                   signature.raw_spans(t, ["risk free returns", t[:20] or "x"])),
     "batch signature phrases": lambda t: signature.phrases(t[:2000]),
+    "batch signature (a person's)": lambda t: _signature_typed(t),
     "batch pattern reach": lambda t: (matches(_pattern(t), t), quote_spans(t, [t[:30] or "x"])),
     "batch pattern fix": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=t[:30] or "x", after="y")]),
     "batch file (CSV)": _csv,

@@ -29,7 +29,7 @@ from tests.support.text_checks import TEXT_CHECKS
 DASHES = "‐‑‒–—―−﹘﹣－"
 BRACKETS = "「」『』【】〈〉《》（）［］｛｝⟨⟩‹›«»"
 SPACES = " \t\n\u00a0\u3000"
-ALPHABET = string.punctuation + DASHES + BRACKETS + SPACES
+ALPHABET = string.punctuation + DASHES + BRACKETS + SPACES + "aAl1"  # a letter or digit beside punctuation too
 GROWTH = 20
 """Ten times the input may cost at most this many times the time."""
 FLOOR_S = 0.003
@@ -80,7 +80,7 @@ def test_ten_times_the_punctuation_costs_at_most_twenty_times_the_time(name: str
     assert_linear(name, [unit], size)
 
 
-HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1", "a a ", "[[<", "\n \n"]
+HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1", "a a ", "[[<", "\n \n", "'a ", "x 'y"]
 """Runs that made a pattern of the desk backtrack before: the detector's marker lead, line starts, schemes."""
 
 
