@@ -23,6 +23,7 @@ from santa_core.models import EscalationReason as Why
 from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
 
+INJECTED = "text addressing the reviewer was detected"
 REVIEWER_FAILED = "a reviewer's answer did not count (it failed after retries, or its PASS was compromised)"
 """Why a round failed when a reviewer's answer could not be counted."""
 FIXING = "fixing"
@@ -61,7 +62,7 @@ class Gate:
     """How many merged issues the gate found (None: not told). A NAUGHTY gate with none has
     nothing for the fix agent to fix, so it is not paid to try."""
     why: str = ""
-    """What failed, when it was not a reviewer (the injection screen): the escalation's note."""
+    """What failed, when it was not a reviewer (the injection screen, a check that could not finish): the note."""
 
 
 @dataclass(frozen=True)
@@ -142,11 +143,11 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
     if state.review_only:
         # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
         # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
-        why = ("text addressing the reviewer was detected" if event.injection else
+        why = ((event.why or INJECTED) if event.injection else
                (event.why or REVIEWER_FAILED) if event.reviewer_error else "NAUGHTY")
         return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
-        return _escalate(state, Why.INJECTION, "text addressing the reviewer was detected")
+        return _escalate(state, Why.INJECTION, event.why or INJECTED)
     if event.reviewer_error:
         return _escalate(state, Why.REVIEWER_ERROR, event.why or REVIEWER_FAILED)
     if event.issues == 0:

@@ -28,6 +28,10 @@ SIMILAR = 0.6
 """Description similarity above which two issues on one criterion count as the same issue."""
 
 
+PRECHECK = "pre-check: "
+"""How a gate's reason that comes from a deterministic check (not a reviewer) begins."""
+
+
 def normalise(text: str) -> str:
     """Text folded for comparison: NFKC, case-folded, punctuation as spaces, spaces collapsed."""
     folded = unicodedata.normalize("NFKC", text).casefold()
@@ -206,7 +210,7 @@ def decide(
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
     errored = any(o.status != ReviewStatus.OK or o.review is None
                   or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
-    reasons = why_not_pass(b, criteria, advisory) + why_not_pass(c, criteria, advisory) + [f"pre-check: {i.description}" for i in prechecks]
+    reasons = why_not_pass(b, criteria, advisory) + why_not_pass(c, criteria, advisory) + [f"{PRECHECK}{i.description}" for i in prechecks]
     if not nice and not issues and not errored:
         # The engine escalates this round instead of paying the fix agent for nothing.
         reasons.append("NAUGHTY with no critical issue or failed check named: nothing a fix agent could fix")
@@ -239,7 +243,7 @@ def blocked(prechecks: list[MergedIssue]) -> GateResult:
     return GateResult(
         decision=GateDecision.NAUGHTY,
         issues=list(prechecks),
-        reasons=["pre-check: the output addresses the reviewers; no reviewer was asked"]
-        + [f"pre-check: {i.description}" for i in prechecks],
+        reasons=[f"{PRECHECK}the output addresses the reviewers; no reviewer was asked"]
+        + [f"{PRECHECK}{i.description}" for i in prechecks],
         injection=True,
     )

@@ -15,6 +15,7 @@ from contextlib import AbstractContextManager
 
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
+from santa_core.checks.injection import UNFINISHED
 from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
 from santa_core.models import (
     GateDecision,
@@ -31,7 +32,7 @@ from santa_core.pricing import estimate_call_usd
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen, journaled
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
-from santa_core.run.gate import blocked, decide, screened
+from santa_core.run.gate import PRECHECK, blocked, decide, screened
 from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import already_judged, judged_before
 
@@ -322,7 +323,9 @@ class Runner:
             self.submit(run.id)
 
     def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
-        why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "")
+        # The escalation's note names what failed when no reviewer did: the screen, or a check that could not finish.
+        why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "") or next(
+            (r.removeprefix(PRECHECK) for r in gate.reasons if r.startswith(PRECHECK + UNFINISHED)), "")
         event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why)
         advance_run(self.store, run.id, run.state, event, "gate")
 

@@ -51,6 +51,17 @@ def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages
     assert models == ["claude-haiku-4-5", "claude-haiku-5-5"]  # B and C: the cheapest pair of two Claude models
 
 
+@pytest.mark.parametrize("lines", [[c * 80 for c in "-=_~*#—"], ["[" * 5000], ["<" * 5000]],
+                         ids=["80-character separators", "5000 [", "5000 <"])
+def test_long_runs_of_punctuation_ship_when_nothing_else_is_wrong(cli_env: dict, tmp_path: Path, lines: list[str]) -> None:
+    # A line of dashes once froze the injection check (a repeat nested in a repeat): now it is ordinary text.
+    output = "\n".join(["Acme's rocket launched in 2018.", *lines, "Order today."])
+    done = santa(cli_env, tmp_path, output, "--json")
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["status"] == "shipped" and result["final_output"] == output
+
+
 def test_flagged_defect_is_fixed_and_ships_in_a_later_round(cli_env: dict, tmp_path: Path) -> None:
     done = santa(cli_env, tmp_path, "Acme's rocket launched in DEFECT.", "--auto-approve", "--json")
     assert done.returncode == 0, done.stderr
