@@ -105,7 +105,10 @@ def _run_check(criterion: Criterion, output: str, folded: Folded) -> CheckOutcom
         detail = msg if kind not in CHECK_TYPES else f"check misconfigured: {msg}"
         return CheckOutcome(criterion=criterion.id, check_type=kind or "?", result="FAIL", detail=detail)
     cfg = _CHECK_ADAPTER.validate_python(check)
-    ok, detail, evidence = _RUNNERS[kind](cfg, output, folded)
+    try:
+        ok, detail, evidence = _RUNNERS[kind](cfg, output, folded)
+    except Exception as exc:  # noqa: BLE001 - a check that breaks on this output fails closed, it never crashes a run
+        ok, detail, evidence = False, f"the {kind} check could not run on this output ({type(exc).__name__}: {exc})", ""
     return CheckOutcome(
         criterion=criterion.id, check_type=kind, result="PASS" if ok else "FAIL", detail=detail, evidence=evidence
     )

@@ -38,11 +38,13 @@ VERDICT_WORDS = frozenset({
 """Words that give a verdict or approval."""
 
 _WORD = re.compile(r"\w+")
-_QUOTED = re.compile(r'"[^"\n]*"|“[^”\n]*”|„[^“”\n]*[“”]|«[^»\n]*»'
-                     r"|‘[^’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]{1,300}?'(?!\w)")
+_QUOTED = re.compile(r'"[^"\n]*"|“[^“”\n]*”|„[^„“”\n]*[“”]|«[^«»\n]*»'
+                     r"|‘[^‘’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]{1,300}?'(?!\w)")
 """Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice.
 
-Why a single-quoted quotation ends within 300 characters: its closing quote is one not followed by a letter, so
+Why no opening mark inside a quotation ("«" not within «…»): a run of openers with no closer searched the rest of
+its line from each one (quadratic); a nested quotation now counts from its inner mark. Why a single-quoted
+quotation ends within 300 characters: its closing quote is one not followed by a letter, so
 "'a 'a 'a …" has an opening quote at every word and none closing; each one searched the rest of its line
 (quadratic). Past 300 characters the words count as the reviewer's own, which can only flag an echo, never hide
 one."""

@@ -109,6 +109,8 @@ def _yaml_error(text: str) -> _ParseError | None:
         return (mark.line + 1, mark.column + 1, message) if mark else (1, None, message)
     except RecursionError:
         return 1, None, "nested too deeply"
+    except ValueError as exc:  # a value the parser cannot build, e.g. an integer past Python's digit limit
+        return 1, None, f"it cannot be read: {exc}"
     return None
 
 

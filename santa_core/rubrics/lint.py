@@ -224,7 +224,7 @@ _VAGUE = re.compile(
     r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in VAGUE_WORDS) + r")\b", re.IGNORECASE
 )
 _NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|half"
-_COUNT = rf"(?:\d+(?:[.,]\d+)?|{_NUMBER_WORDS})"
+_COUNT = rf"(?:\d++(?:[.,]\d++)?|{_NUMBER_WORDS})"
 _UNITS = (
     r"%|percent|words?|characters?|chars?|sentences?|paragraphs?|items?|bullets?|links?|urls?|seconds?|minutes?"
     r"|hours?|days?|times?|points?|lines?|questions?|examples?|steps?|sections?|headings?|mentions?|grade|errors?"
@@ -234,9 +234,11 @@ _ANCHORS = re.compile(
     "|".join(
         [
             # a measure: a count with a unit ("3 questions", "20 %") or a comparison ("at most 8")
-            rf"\b{_COUNT}\s*(?:{_UNITS})\b|{_COUNT}\s*%",
+            # (a "%" count starts only where a number starts: from every digit of "111…" it scanned to the end)
+            rf"\b{_COUNT}\s*(?:{_UNITS})\b|(?<![\d.,]){_COUNT}\s*%",
             rf"(?:\b|(?<=\s))(?:{_COMPARE})\s*{_COUNT}\b",
-            r"\"[^\"\n]+\"|“[^”\n]+”|‘[^’\n]+’|(?<!\w)'[^'\n]+'(?!\w)",  # quoted text
+            # quoted text (no opening mark inside: a run of "“" with no "”" would search its line from each one)
+            r"\"[^\"\n]+\"|“[^“”\n]+”|‘[^‘’\n]+’|(?<!\w)'[^'\n]+'(?!\w)",
             r"\b(?:the|this|that)\s+spec(?:ification)?(?![\w-])|\bspec(?:ification)?['’]s\b",  # not "spec-less"
             r"\blisted\b|\bthe\s+(?:\w+\s+)?(?:list|checklist|check)\b|\bnone\s+of\s+the\b",
         ]

@@ -16,7 +16,7 @@ from santa_core.batch.file import read_batch
 from santa_core.batch.formats import BatchFileError
 from santa_core.batch.patterns import Pattern, PatternMember, apply_pattern_fix, matches, quote_spans
 from santa_core.checks import injection
-from santa_core.checks.bounded import Pattern
+from santa_core.checks import bounded
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.folding import fold
@@ -144,6 +144,6 @@ STALLING = "-" * 60
 def stall_the_detector(monkeypatch: pytest.MonkeyPatch, budget_s: float) -> None:
     """The injection detector with one more pattern that backtracks exponentially on a run of dashes (a pattern gone
     wrong, as the end-of-data marker was), and a budget of `budget_s` CPU seconds: only the budget stops it."""
-    slow = injection._Pattern("slow", "marker", Pattern(r"(?:-|--)+x"))
+    slow = injection._Pattern("slow", "marker", bounded.Pattern(r"(?:-|--)+x"))
     monkeypatch.setattr(injection, "_PATTERNS", (*injection._PATTERNS, slow))
     monkeypatch.setattr(injection, "DETECTOR_BUDGET_S", budget_s)

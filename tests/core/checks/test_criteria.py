@@ -547,3 +547,21 @@ def test_links_never_repeat_credentials() -> None:
 def test_json_constant_error_names_its_line() -> None:
     got = outcome(JSON_CHECK, '{\n  "a": 1,\n  "b": NaN\n}')
     assert got.result == "FAIL" and "line 3" in got.detail and "NaN is not valid JSON" in got.detail
+
+
+def test_a_number_past_the_digit_limit_is_a_yaml_finding_not_a_crash() -> None:
+    # PyYAML builds a 10,000-digit integer with int(), which Python refuses past 4,300 digits (found by the fuzz test).
+    o = outcome({"type": "valid_yaml"}, "1" * 10_000)
+    assert o.result == "FAIL" and "cannot be read" in o.detail
+
+
+def test_a_check_that_breaks_on_an_output_fails_closed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from santa_core.checks import criteria
+
+    def broken(cfg: object, output: str, folded: object) -> tuple[bool, str, str]:
+        raise IndexError("list index out of range")
+
+    monkeypatch.setitem(criteria._RUNNERS, "max_words", broken)
+    o = outcome({"type": "max_words", "limit": 100}, "Three short words.")
+    assert (o.result, o.evidence) == ("FAIL", "")
+    assert o.detail == "the max_words check could not run on this output (IndexError: list index out of range)"

@@ -63,7 +63,7 @@ def assert_linear(name: str, units: list[str], size: int) -> None:
     the CPU time of the first (the long one is measured again before a verdict, so one hiccup is not a failure)."""
     check = TEXT_CHECKS[name]
     small, long = _runs(units, size), _runs(units, 10 * size)
-    limit = GROWTH * max(_cpu(check, small, tries=3), FLOOR_S)
+    limit = GROWTH * max(_cpu(check, small, tries=2), FLOOR_S)
     big = _cpu(check, long, tries=1)
     if big > limit:
         big = min(big, _cpu(check, long, tries=2))
@@ -73,9 +73,16 @@ def assert_linear(name: str, units: list[str], size: int) -> None:
 
 
 @pytest.mark.parametrize("name", sorted(TEXT_CHECKS))
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(unit=st.text(alphabet=ALPHABET, min_size=1, max_size=3), size=st.sampled_from([1_000, 3_000]))
-def test_ten_times_the_punctuation_costs_at_most_twenty_times_the_time(name: str, unit: str, size: int) -> None:
+def test_a_run_of_any_one_character_grows_linearly(name: str) -> None:
+    """Every character of the alphabet, one run each: a random draw missed "«" (an opening mark with no closer)."""
+    for char in ALPHABET:
+        assert_linear(name, [char], 1_000)
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_CHECKS))
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(unit=st.text(alphabet=ALPHABET, min_size=2, max_size=4), size=st.sampled_from([1_000, 3_000]))
+def test_ten_times_a_mix_costs_at_most_twenty_times_the_time(name: str, unit: str, size: int) -> None:
     assert_linear(name, [unit], size)
 
 
