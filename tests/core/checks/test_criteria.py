@@ -562,6 +562,6 @@ def test_a_check_that_breaks_on_an_output_fails_closed(monkeypatch: pytest.Monke
         raise IndexError("list index out of range")
 
     monkeypatch.setitem(criteria._RUNNERS, "max_words", broken)
-    o = outcome({"type": "max_words", "limit": 100}, "Three short words.")
+    o = outcome({"type": "max_words", "max": 100}, "Three short words.")
     assert (o.result, o.evidence) == ("FAIL", "")
     assert o.detail == "the max_words check could not run on this output (IndexError: list index out of range)"
