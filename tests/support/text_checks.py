@@ -11,12 +11,12 @@ from collections.abc import Callable
 
 import pytest
 
+from santa_core import scope
 from santa_core.batch import signature
 from santa_core.batch.file import read_batch
 from santa_core.batch.formats import BatchFileError
 from santa_core.batch.patterns import Pattern, PatternMember, apply_pattern_fix, matches, quote_spans
-from santa_core.checks import injection
-from santa_core.checks import bounded
+from santa_core.checks import bounded, injection
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.folding import fold
@@ -38,7 +38,6 @@ from santa_core.reviewers.prompts import build_fix_prompt, build_review_prompt, 
 from santa_core.rubrics.lint import lint
 from santa_core.run.fixer import apply_plan
 from santa_core.run.gate import same_issue
-from santa_core import scope
 from santa_core.scope import find_evidence, sentence_spans
 from santa_core.text import text_problem
 from ui.safe import escape_markdown
@@ -46,14 +45,14 @@ from ui.safe import escape_markdown
 TextCheck = Callable[[str], object]
 
 _CHECKS = [
-    {"type": "forbidden_terms", "terms": ["risk-free", "guaranteed returns", "--", "[x]"]},
+    {"type": "forbidden_terms", "terms": ["risk-free", "guaranteed returns", "[x]"]},
     {"type": "required_phrases", "phrases": ["terms apply", "..."]},
     {"type": "regex_forbidden", "pattern": r"\bfree\s+money\b", "ignore_case": True},
     {"type": "no_secrets"},
     {"type": "links_allowed", "domains": ["example.com"]},
-    {"type": "max_words", "limit": 10},
-    {"type": "max_chars", "limit": 10},
-    {"type": "reading_grade", "max_grade": 8},
+    {"type": "max_words", "max": 10},
+    {"type": "max_chars", "max": 10},
+    {"type": "reading_grade", "max": 8},
     {"type": "valid_json"},
     {"type": "valid_yaml"},
     {"type": "python_parses"},

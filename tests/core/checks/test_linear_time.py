@@ -21,9 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from santa_core.checks import injection
+from santa_core.checks import CHECK_TYPES, check_config_errors, injection
 from santa_core.checks.injection import UNFINISHED, detect_injection
-from tests.support.text_checks import STALLING, TEXT_CHECKS, stall_the_detector
+from tests.support.text_checks import RUBRIC, STALLING, TEXT_CHECKS, stall_the_detector
 
 DASHES = "‐‑‒–—―−﹘﹣－"
 BRACKETS = "「」『』【】〈〉《》（）［］｛｝⟨⟩‹›«»"
@@ -94,6 +94,12 @@ HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1"
 def test_runs_of_the_hard_characters_up_to_200k_grow_linearly(name: str) -> None:
     assert_linear(name, HARD[:8], 2_500)
     assert_linear(name, HARD[8:], 2_500)
+
+
+def test_the_fuzzed_rubric_runs_every_check_type() -> None:
+    """A misconfigured check fails closed without reading the text: the fuzz would time nothing."""
+    assert sorted(c.check["type"] for c in RUBRIC.criteria) == sorted(CHECK_TYPES)
+    assert [check_config_errors(c.check) for c in RUBRIC.criteria] == [[]] * len(CHECK_TYPES)
 
 
 SEPARATORS = [c * 80 for c in "-=_~*#—"] + ["[" * 5000, "<" * 5000, "-" * 5000, "=-" * 2500, "─" * 80, "━" * 80]

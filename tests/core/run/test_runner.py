@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from santa_core.checks.injection import UNFINISHED
 from santa_core.models import EscalationReason, FixEdit, FixPlan, ReviewStatus, RunStatus
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
@@ -15,7 +16,6 @@ from santa_core.run.runner import Runner
 from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
-from santa_core.checks.injection import UNFINISHED
 from tests.conftest import grant
 from tests.support.text_checks import STALLING, stall_the_detector
 
