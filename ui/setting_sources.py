@@ -16,7 +16,7 @@ import streamlit as st
 from desk.wiring import ENV_ONLY_SETTINGS
 from santa_core import words
 from santa_core.config import Effective, Saved, Source
-from ui import identity
+from ui import components, identity
 from ui.safe import escape_markdown
 
 
@@ -75,4 +75,4 @@ def sources_table(effective: Effective, local_name: str | None = None) -> None:
         text = os.environ.get(variable)
         rows.append({"setting": label, "in effect": f"{value():g}",
                      "from": f"environment {variable}={text}" if text else f"default (set {variable} to change)"})
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows), wide=("in effect", "from"), breakable=("from",))

@@ -128,7 +128,7 @@ def run_batch(args: argparse.Namespace) -> int:
     try:
         defaults = desk_defaults(desk)
         pair_default(args, defaults)
-        for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
+        for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: SANTA_*, Settings, built-ins
             if getattr(args, name) is None:
                 setattr(args, name, getattr(defaults, name))
         for name in ("reviewer_b", "reviewer_c", "fixer"):  # one spelling per model, as `review`

@@ -55,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
-    """Options not given take the saved defaults (the app's Settings), then the built-in ones."""
+    """Options not given take the desk's defaults: SANTA_* variables, else the app's Settings, else built-ins."""
     pair_default(args, d)
     for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
         if getattr(args, name) is None:

@@ -127,3 +127,22 @@ def test_an_invalid_variable_is_named_on_the_page(desk_env: RunStore, monkeypatc
     at = open_app(page)  # (no exception)
     assert any(plain(e.value).startswith("SANTA_SCREEN='maybe' is not a valid value of screen") for e in at.error)
     assert not [b for b in at.button if b.key in ("start_review", "set_save")]
+
+
+def test_a_run_stopped_at_its_screen_says_why_on_its_page(desk_env: RunStore, messages_stub: MessagesStub,
+                                                          no_screen_key: None) -> None:
+    from desk import open_desk
+    from santa_core.rubrics.library import load_builtin
+    from santa_core.run import actions
+
+    desk = open_desk(mark_interrupted=False)  # the run made below the page: the page's Start refuses it
+    try:
+        run_id = actions.start_run(desk.runs, SPEC, "Acme's rocket launched in 2018.", load_builtin("general"),
+                                   "claude-haiku-5-5", "claude-sonnet-5-5", "claude-opus-5-5", "ann")
+        assert desk.runner.execute(run_id).status == "escalated"
+    finally:
+        desk.close()
+    page = texts(open_app(run_id=run_id))
+    assert "Injection screen · spec and output: openai:gpt-5.4-nano failed (could not run: the screening model " \
+           "cannot be called here: no API key for provider 'openai'" in page
+    assert messages_stub.calls == []
