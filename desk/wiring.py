@@ -22,7 +22,7 @@ from desk.task_engine import TaskEngine, task_engine, uses_task_engine
 from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
-from santa_core.config import Defaults, env_defaults
+from santa_core.config import Defaults, Effective, effective_defaults, screen_remedy
 from santa_core.models import RunStatus
 from santa_core.reviewers.anthropic import DEFAULT_ANSWER_ATTEMPTS, AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.reviewers.base import Fixer, Reviewer, Screen
@@ -117,21 +117,32 @@ def partial_strict(kind: Callable, name: str) -> Callable:
     return functools.partial(kind, strict=provider.strict) if provider is not None else kind
 
 
+def effective_of(runs: RunStore) -> Effective:
+    """Defaults for new runs and where each comes from: SANTA_* variables win, else what the Settings page saved,
+    else the built-ins (`santa_core.config.effective_defaults`)."""
+    return effective_defaults(runs.saved_settings())
+
+
 def defaults_of(runs: RunStore) -> Defaults:
-    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
-    saved = runs.get_settings()
-    return env_defaults().model_copy(update={k: v for k, v in saved.items() if v not in (None, "")})
+    """Defaults for new runs: SANTA_* variables, else what the Settings page saved, else built-ins."""
+    return effective_of(runs).defaults
 
 
 def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
-    """The known-answer screen as the settings say at the time of each round: the screen model on its
-    provider, or None when the setting is off or its provider has no key."""
+    """The known-answer screen as the settings say at the time of each round: the screen model on its provider,
+    or None only when the setting is off. A screen that is on but cannot be called (no key, an unknown provider, a
+    client that cannot be built) is an `UnavailableModel` whose every screen is an error naming the problem and
+    what to do: the round fails closed, as it does for a reviewer with no key."""
 
     def current() -> Screen | None:
-        defaults = defaults_of(runs)
-        if not defaults.screen or providers.key_problem(defaults.screen_model):
+        effective = effective_of(runs)
+        if not effective.defaults.screen:
             return None
-        return _model(defaults.screen_model, AnthropicScreen, ChatScreen)  # type: ignore[return-value]
+        screen = _model(effective.defaults.screen_model, AnthropicScreen, ChatScreen)
+        if isinstance(screen, UnavailableModel):
+            why = f"{screen.problem}; {screen_remedy(effective.sources)}"
+            screen.problem = f"the screening model cannot be called here: {why}"
+        return screen  # type: ignore[return-value]
 
     return current
 
@@ -150,6 +161,15 @@ def runner_workers() -> int:
         return min(64, max(1, int(os.environ.get("SANTA_WORKERS", "4"))))
     except ValueError:
         return 4
+
+
+ENV_ONLY_SETTINGS: tuple[tuple[str, str, Callable[[], float]], ...] = (
+    ("Runs worked on at once", "SANTA_WORKERS", runner_workers),
+    ("Calls at most per reviewer or fix answer", "SANTA_ANSWER_ATTEMPTS", answer_attempts),
+    ("Message Batch polling (seconds)", "SANTA_BATCH_POLL_S", batch_poll_seconds),
+)
+"""Settings of the desk's process, set by the environment only (label, variable, value now): the Settings page lists
+them with the others."""
 
 
 @dataclass
@@ -190,8 +210,12 @@ class Desk:
         return self.runs.metrics
 
     def defaults(self) -> Defaults:
-        """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
+        """Defaults for new runs: SANTA_* variables, else what the Settings page saved, else built-ins."""
         return defaults_of(self.runs)
+
+    def effective(self) -> Effective:
+        """The defaults and where each comes from (the environment, a save on the Settings page, or built-in)."""
+        return effective_of(self.runs)
 
     def run_json(self, run_id: int) -> dict:
         """The run as one JSON-ready object (the command line's --json answer)."""

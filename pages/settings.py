@@ -8,7 +8,7 @@ from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
 from santa_core.models import EscalationReason
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
-from ui import app_desk, identity, operations
+from ui import app_desk, identity, operations, setting_sources
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
@@ -46,40 +46,57 @@ providers_ui.provider_section()
 allowed = identity.can(Permission.EDIT_SETTINGS)
 if not allowed:
     st.info(escape_markdown(identity.refusal(Permission.EDIT_SETTINGS)) + " The values below are read-only.")
-d = app_desk.defaults()
+effective = app_desk.effective()
+d = effective.defaults
 local = app_desk.desk().people.get(LOCAL)
+
+st.subheader("Where each setting comes from")
+st.caption("One rule for every setting: an environment variable (or the same name in `.streamlit/secrets.toml`) "
+           "wins over what is saved here, which wins over the built-in default. A setting the environment sets is "
+           "locked below; the workers of a PostgreSQL desk read their own environment, so set it there too.")
+setting_sources.sources_table(effective, local.name if local else None)
+
 st.subheader("The local user")
 name = st.text_input(words.setting("display_name"), local.name if local else d.display_name, key="set_name",
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
                      "shown on their decisions and in the audit trail (which records the id `local`).")
 
+
+def fixed(field: str) -> bool:
+    """Whether the widget of `field` is read-only: no right to edit settings, or the environment sets it (said)."""
+    return setting_sources.locked(effective, field) or not allowed
+
+
 # Every usable provider's models and `person`; the saved values stay offered even when their provider has no key.
 models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_c, d.fixer])
 st.subheader("Defaults for new runs")
-b = providers_ui.model_picker(st, words.setting("reviewer_b"), models, d.reviewer_b, "set_b", disabled=not allowed)
-c = providers_ui.model_picker(st, words.setting("reviewer_c"), models, d.reviewer_c, "set_c", disabled=not allowed)
-providers_ui.panel_notes(b, c, d)
-fixer = providers_ui.model_picker(st, words.setting("fixer"), models, d.fixer, "set_fixer", disabled=not allowed)
+b = providers_ui.model_picker(st, words.setting("reviewer_b"), models, d.reviewer_b, "set_b", disabled=fixed("reviewer_b"))
+c = providers_ui.model_picker(st, words.setting("reviewer_c"), models, d.reviewer_c, "set_c", disabled=fixed("reviewer_c"))
+providers_ui.panel_notes(b, c)
+fixer = providers_ui.model_picker(st, words.setting("fixer"), models, d.fixer, "set_fixer", disabled=fixed("fixer"))
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox(words.setting("rubric"), names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
-rounds = st.number_input(words.setting("max_rounds"), 1, 10, d.max_rounds, key="set_rounds", disabled=not allowed)
+rounds = st.number_input(words.setting("max_rounds"), 1, 10, d.max_rounds, key="set_rounds", disabled=fixed("max_rounds"))
 budget = st.number_input(words.setting("budget_usd"), 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
-                         key="set_budget", disabled=not allowed)
+                         key="set_budget", disabled=fixed("budget_usd"))
 
 st.subheader(words.setting("screen"))
-st.caption("Before the reviewers read a text, a cheap model is asked to repeat a fresh random key while ignoring "
+st.caption("Before a model reviewer reads a text, a cheap model is asked to repeat a fresh random key while ignoring "
            "it. If it answers anything else, the text took a model over: the round is NAUGHTY (injection) and no "
-           "reviewer is paid. Each distinct text is screened once; a screen that fails stops the round (fail "
-           "closed). Needs an API key; without one only the deterministic detector runs.")
+           "reviewer is paid. Each distinct text is screened once. A screen that fails, or that is on but cannot run "
+           "(no key for its model), stops the round before any reviewer is paid (a reviewer error, as for a reviewer "
+           "with no key). Only turning it off runs rounds without it.")
 screen_on = st.toggle("Screen every spec and output before review", value=d.screen, key="set_screen",
-                      disabled=not allowed)
+                      disabled=fixed("screen"))
 screen_model = providers_ui.model_picker(
     st, words.setting("screen_model"), providers_ui.model_options(keep=[d.screen_model]), d.screen_model, "set_screen_model",
-    disabled=not allowed or not screen_on, check=screen_on,
+    disabled=fixed("screen_model") or not screen_on, check=screen_on,
     help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
-         "has other weaknesses to fall for. A model whose provider has no key leaves only the deterministic "
-         "detector running.")
+         "has other weaknesses to fall for. A model whose provider has no key stops every round a model reviews.")
+if problem := app_desk.desk().runner.screen_problem():
+    st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. Until then every round a model reviews stops at "
+                             "its screen before any reviewer is paid and waits in the escalation queue."))
 
 st.subheader("Escalations: default due time per reason")
 st.caption("A new escalation is due this many hours after it opens; whoever may assign can change one "

@@ -1,19 +1,28 @@
-"""Defaults and environment settings. Reads the environment only; never stores the key."""
+"""Defaults for new runs and where each comes from. Reads the environment only; never stores the key.
+
+One rule for every setting (`effective_defaults`): an environment variable that is set wins, else the
+value saved on the Settings page, else the built-in default. Why the environment wins: it is the
+operator's explicit choice for a deployment (`SANTA_SCREEN=on` keeps the injection screen on whatever
+anyone saves on a page; `SANTA_SCREEN=off` turns it off for a desk that must not call out), and it is
+the same for the app and its workers when set in the deployment. The Settings page shows such a setting
+locked, with the variable that sets it.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any, Protocol
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Literal, NamedTuple, Protocol
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from santa_core.panels import default_panel, partner_for
 from santa_core.providers import (
     CLAUDE_MODELS,
     configured_providers,
     default_screen_model,
-    key_problem,
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
@@ -43,7 +52,8 @@ class Defaults(BaseModel):
     reviewer_c: str = "claude-haiku-5-5"
     fixer: str = "claude-opus-5-5"
     screen: bool = True
-    """Run the known-answer injection screen before the reviewers (needs a key; without one it is off)."""
+    """Run the known-answer injection screen before a model reviewer is paid. On and unable to run (no key for
+    its model, an unknown provider) it fails closed: the round escalates as a reviewer error. Only off is no screen."""
     # Why the cheapest model: the screen reads every distinct text once, and only has to repeat a key.
     screen_model: str = "claude-haiku-5-5"
     max_rounds: int = Field(default=3, ge=1, le=10)
@@ -58,39 +68,106 @@ class Defaults(BaseModel):
         return float(self.due_hours.get(str(reason), DEFAULT_DUE_HOURS.get(str(reason), 24.0)))
 
 
+ENV_VARIABLES: dict[str, str] = {
+    "reviewer_b": "SANTA_REVIEWER_B",
+    "reviewer_c": "SANTA_REVIEWER_C",
+    "fixer": "SANTA_FIXER",
+    "max_rounds": "SANTA_MAX_ROUNDS",
+    "budget_usd": "SANTA_BUDGET_USD",
+    "screen": "SANTA_SCREEN",
+    "screen_model": "SANTA_SCREEN_MODEL",
+}
+"""The settings an environment variable sets (it wins over Settings). The others (rubric, the local user's name,
+due times) are set on the Settings page only."""
+
+Origin = Literal["environment", "settings", "default"]
+
+
+@dataclass(frozen=True)
+class Saved:
+    """A value saved on the Settings page: who saved it, and when (the save that set this value)."""
+
+    value: Any
+    saved_by: str
+    saved_at: datetime
+
+
+@dataclass(frozen=True)
+class Source:
+    """Where one effective setting comes from; `saved` is the saved value too when the environment overrides it."""
+
+    origin: Origin
+    variable: str | None = None
+    text: str | None = None
+    """The variable's value as set (environment)."""
+    saved: Saved | None = None
+
+
+class Effective(NamedTuple):
+    """The defaults new runs start from, and where each field's value comes from."""
+
+    defaults: Defaults
+    sources: dict[str, Source]
+
+
+class SettingError(ValueError):
+    """An environment variable's value is not a valid value of its setting."""
+
+
+def _from_env(field: str, variable: str, text: str) -> Any:
+    """The variable's text as the setting's value (validated as the Settings page's value would be)."""
+    try:
+        return getattr(Defaults.model_validate({field: text.strip()}), field)
+    except ValidationError as exc:
+        why = exc.errors()[0].get("msg", "invalid")
+        raise SettingError(f"{variable}={text!r} is not a valid value of {field}: {why}") from None
+
+
+def effective_defaults(saved: Mapping[str, Saved] | None = None, env: Mapping[str, str] | None = None) -> Effective:
+    """The defaults for new runs under the one rule: the environment, else the saved Settings, else the built-in.
+
+    Built-in panel and screening model follow the configured providers (`panels.default_panel`); one reviewer
+    slot set alone gets a partner that differs from it, not the default panel's model for its slot (which may be
+    the same model). Raises `SettingError` for a variable that is set to an invalid value (never a silent
+    fallback: a typo in SANTA_SCREEN must not turn the screen off or on unseen)."""
+    env, saved = (os.environ if env is None else env), (saved or {})
+    values: dict[str, Any] = {}
+    sources: dict[str, Source] = {}
+    for field in Defaults.model_fields:
+        variable = ENV_VARIABLES.get(field)
+        text = env.get(variable) if variable else None
+        kept = saved.get(field)
+        kept = kept if kept is not None and kept.value not in (None, "") else None
+        if text and variable:
+            values[field], sources[field] = _from_env(field, variable, text), Source("environment", variable, text, kept)
+        elif kept is not None:
+            values[field], sources[field] = kept.value, Source("settings", saved=kept)
+        else:
+            sources[field] = Source("default")
+    providers = configured_providers(env)
+    b, c, fixer = default_panel(providers, env)
+    if "reviewer_b" in values and "reviewer_c" not in values:
+        c = partner_for(values["reviewer_b"], providers, env)
+    elif "reviewer_c" in values and "reviewer_b" not in values:
+        b = partner_for(values["reviewer_c"], providers, env)
+    built_in = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model(providers, env)}
+    return Effective(Defaults(**{**built_in, **values}), sources)
+
+
 def env_defaults() -> Defaults:
-    """Defaults overridden by SANTA_* environment variables where set. The panel and fix agent follow the
-    configured providers: the cheapest pair spanning two model families (`panels.default_panel`)."""
-    b, c, fixer = default_panel(configured_providers())
-    env = {
-        "reviewer_b": os.environ.get("SANTA_REVIEWER_B"),
-        "reviewer_c": os.environ.get("SANTA_REVIEWER_C"),
-        "fixer": os.environ.get("SANTA_FIXER"),
-        "max_rounds": os.environ.get("SANTA_MAX_ROUNDS"),
-        "budget_usd": os.environ.get("SANTA_BUDGET_USD"),
-        "screen": os.environ.get("SANTA_SCREEN"),
-        "screen_model": os.environ.get("SANTA_SCREEN_MODEL"),
-    }
-    # One slot set alone gets a partner that differs from it, not the default panel's model for its slot (which
-    # may be the same model).
-    if env["reviewer_b"] and not env["reviewer_c"]:
-        c = partner_for(env["reviewer_b"])
-    elif env["reviewer_c"] and not env["reviewer_b"]:
-        b = partner_for(env["reviewer_c"])
-    panel = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model()}
-    return Defaults(**{**panel, **{k: v for k, v in env.items() if v}})
+    """The defaults with nothing saved: SANTA_* variables where set, else the built-ins."""
+    return effective_defaults().defaults
 
 
-def screen_problem(defaults: Defaults, reviewers: tuple[str, ...]) -> str | None:
-    """Why the injection screen, switched on, will not run for a panel of these reviewers (its model cannot be
-    called here), else None. Only the fencing and the deterministic detector then stand between an injected
-    text and the reviewers: the pages and the command line say so."""
-    if not defaults.screen or all(r == "person" for r in reviewers):
-        return None
-    if problem := key_problem(defaults.screen_model):
-        return (f"the injection screen is on but will not run: its model {defaults.screen_model} cannot be called "
-                f"here ({problem}); pick a screening model you have a key for in Settings or SANTA_SCREEN_MODEL")
-    return None
+def screen_remedy(sources: Mapping[str, Source]) -> str:
+    """How to get a screen that cannot run going, or turn it off, where the setting actually comes from."""
+    model = sources.get("screen_model", Source("default"))
+    pick = (f"set {model.variable} to a model you have a key for" if model.origin == "environment"
+            else "pick a screening model you have a key for in Settings")
+    screen = sources.get("screen", Source("default"))
+    off = (f"set {screen.variable}=off" if screen.origin == "environment"
+           else "turn the injection screen off in Settings (or SANTA_SCREEN=off)")
+    return f"or {pick}, or {off}"
 
 
 def export_to_env(values: dict) -> None:
@@ -114,11 +191,19 @@ class DefaultsStore(Protocol):
         """The saved values ({} before the first save)."""
         ...
 
+    def saved_settings(self) -> dict[str, Saved]:
+        """The saved values, each with who saved it and when ({} before the first save)."""
+        ...
+
     def save_settings(self, values: dict[str, Any], actor: str) -> None:
         """Append the previous values updated with `values`."""
         ...
 
 
-def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str) -> None:
-    """A person saves the defaults new runs and escalations start from."""
-    store.save_settings(defaults.model_dump(), actor=actor)
+def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str, env: Mapping[str, str] | None = None) -> None:
+    """A person saves the defaults new runs and escalations start from. A setting an environment variable sets is
+    not saved: the environment wins, so the value would not be used, and it would take over unseen the day the
+    variable is unset (the Settings page shows such a setting locked)."""
+    env = os.environ if env is None else env
+    values = {k: v for k, v in defaults.model_dump().items() if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k]))}
+    store.save_settings(values, actor=actor)

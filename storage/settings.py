@@ -7,6 +7,7 @@ from typing import Any
 
 from sqlmodel import Session, select
 
+from santa_core.config import Saved
 from santa_core.roles import Permission
 from storage import audit
 from storage.hashing import json_hash
@@ -30,6 +31,19 @@ class SettingsStore(StoreBase):
         """The saved defaults for new runs ({} before the first save)."""
         with self._read() as s:
             return latest_settings(s)
+
+    def saved_settings(self) -> dict[str, Saved]:
+        """The saved defaults, each with the person and time of the save that set its current value (a later save
+        that kept it unchanged does not count: the page says who chose it)."""
+        with self._read() as s:
+            rows = s.exec(select(SettingsRow.values_json, SettingsRow.saved_by, SettingsRow.saved_at)
+                          .order_by(SettingsRow.id)).all()
+        found: dict[str, Saved] = {}
+        for values, by, at in rows:
+            for key, value in (values or {}).items():
+                if key not in found or found[key].value != value:
+                    found[key] = Saved(value, by, at)
+        return found
 
     def save_settings(self, values: dict[str, Any], actor: str) -> None:
         """Append a settings row: the previous values updated with `values`."""

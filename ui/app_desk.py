@@ -17,8 +17,9 @@ from streamlit.logger import get_logger
 
 from desk import Desk, open_desk
 from desk.wiring import stop_desk, stop_on_exit
-from santa_core.config import Defaults, export_to_env
+from santa_core.config import Defaults, Effective, SettingError, export_to_env
 from storage.db import cannot_open, database_url, redacted_url
+from ui.safe import escape_markdown
 
 log = get_logger(__name__)
 
@@ -133,6 +134,17 @@ async def open_at_server_start(_app: object) -> AsyncIterator[None]:
         log.info("Server stop: the desk stopped")
 
 
+def effective() -> Effective:
+    """Defaults for new runs and where each comes from: SANTA_* variables, else what the Settings page saved, else
+    built-ins. A variable set to an invalid value stops the page with its name (never a silent fallback)."""
+    try:
+        return desk().effective()
+    except SettingError as exc:
+        st.error(f"{escape_markdown(str(exc))}. Correct or unset the variable (environment or `.streamlit/secrets.toml`) "
+                 "and reload the page.")
+        st.stop()
+
+
 def defaults() -> Defaults:
-    """Defaults for new runs: what the Settings page saved, else SANTA_* variables, else built-ins."""
-    return desk().defaults()
+    """Defaults for new runs: SANTA_* variables, else what the Settings page saved, else built-ins."""
+    return effective().defaults

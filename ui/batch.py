@@ -25,6 +25,7 @@ from santa_core.batch.store import Batch, BatchProblem, SampledReview, SamplePro
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, components, cost_estimate, identity
+from ui import providers as providers_ui
 from ui.batch_actions import driver
 from ui.safe import escape_markdown
 
@@ -131,7 +132,8 @@ def start_button(batch: Batch, number: int, label: str) -> None:
     if not identity.can(Permission.START_RUN):
         st.info(escape_markdown(identity.refusal(Permission.START_RUN)))
         return
-    if st.button(label, type="primary", key="batch_start" if number == 1 else "batch_resample"):
+    blocked = providers_ui.screen_notice(app_desk.desk().runner, batch.config.reviewer_b, batch.config.reviewer_c)
+    if st.button(label, type="primary", key="batch_start" if number == 1 else "batch_resample", disabled=bool(blocked)):
         batch_actions.start_sample(batch.id)
         st.rerun()
 

@@ -173,7 +173,7 @@ def _models() -> tuple[Rubric, str, str, str]:
     reviewer_b = _model(b, "Reviewer B", models[0], "batch_reviewer_b", "Reviews every sampled item.")
     reviewer_c = _model(c, "Reviewer C", models[1], "batch_reviewer_c", "Reviews every sampled item, independently.")
     fixer = _model(f, "Fix agent", models[2], "batch_fixer", "Proposes one fix per pattern, on its representative item.")
-    providers_ui.panel_notes(reviewer_b, reviewer_c, d)
+    providers_ui.panel_notes(reviewer_b, reviewer_c)
     return rubric, reviewer_b, reviewer_c, fixer
 
 
@@ -287,6 +287,9 @@ def new_batch_form() -> int | None:
     if not usable:
         st.info(NO_KEY)
     blocked = start_problems(options)
+    # A batch cannot start while its screen cannot run: each item would stop at the screen (the reason is shown here).
+    if screen_problem := providers_ui.screen_notice(app_desk.desk().runner, options.reviewer_b, options.reviewer_c):
+        blocked.append(screen_problem)
     label = f"Create the batch and start sample 1 ({len(file.items):,} items)"
     if not st.button(label, type="primary", key="batch_create", disabled=bool(blocked) or not usable):
         return None

@@ -143,8 +143,13 @@ def screen_line(screens: dict[str, ScreenResult]) -> None:
     parts = []
     for role, sc in sorted(screens.items()):
         said = sc.error if sc.verdict == "error" else repr(sc.answer.strip()[:80])
-        parts.append(f"{role}: {sc.model} {SCREEN_WORDS.get(sc.verdict, sc.verdict)}"
-                     + (" (screened before)" if sc.cached else f" (asked for {sc.secret}, answered {said})"))
+        if sc.cached:
+            how = " (screened before)"
+        elif not sc.secret:  # never asked: the screen could not run here (no key, an unknown provider)
+            how = f" (could not run: {sc.error})"
+        else:
+            how = f" (asked for {sc.secret}, answered {said})"
+        parts.append(f"{role}: {sc.model} {SCREEN_WORDS.get(sc.verdict, sc.verdict)}{how}")
     st.caption(escape_markdown("Injection screen · " + " · ".join(parts)))
 
 

@@ -121,7 +121,7 @@ def new_run_form() -> int | None:
             same_person = ("Slots B and C are both assigned to the same person; the two reviews must come from "
                            "different reviewers. Assign one of them to someone else, or to anyone.")
             st.error(same_person)  # at once, next to the second slot's picker
-    providers_ui.panel_notes(reviewer_b, reviewer_c, d)
+    providers_ui.panel_notes(reviewer_b, reviewer_c)
     # A fix agent that cannot be called opens the options, so its error (under its picker) is in view.
     fixer_bad = bool(usable) and bool(providers_ui.model_problem(st.session_state.get("new_fixer", d.fixer)))
     with st.expander("Run options", expanded=fixer_bad):
@@ -136,6 +136,8 @@ def new_run_form() -> int | None:
                                      help="What producing this output cost, if you know it. The Metrics page "
                                      "compares the review cost with it, and so does the estimate below.")
     cost_estimate.show_round(cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c), generation)
+    # Said before Start; Start stays enabled and refuses with the reason, as for a reviewer that cannot be called.
+    screen_problem = providers_ui.screen_notice(app_desk.desk().runner, reviewer_b, reviewer_c)
     if not st.button("Start review", type="primary", key="start_review", on_click=_tried):
         return None
     # Each problem is shown at its field (above); here, by the button, what stopped the start and where to look.
@@ -147,6 +149,8 @@ def new_run_form() -> int | None:
                  if providers_ui.model_problem(model)]
     if same_person:
         problems.append("Slots B and C are assigned to the same person (see above).")
+    if screen_problem:
+        problems.append("The injection screen cannot run (see above): add its key, or turn it off in Settings.")
     if problems:
         st.error(escape_markdown("Not started. " + " ".join(problems)))
         return None

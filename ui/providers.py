@@ -20,7 +20,6 @@ import streamlit as st
 
 from desk import wiring
 from santa_core import pricing
-from santa_core.config import Defaults, screen_problem
 from santa_core.providers import (
     ANTHROPIC,
     MESSAGES_API,
@@ -36,6 +35,7 @@ from santa_core.providers import (
     usable_model_ids,
 )
 from santa_core.reviewers.base import PERSON
+from santa_core.run.runner import Runner
 from ui.safe import escape_markdown
 
 # --- pickers ----------------------------------------------------------------------------------
@@ -88,15 +88,25 @@ def one_family_hint(usable: list[str] | None = None) -> str | None:
     return f"Only {fam} models are configured: {second_key_hint(fam)}."
 
 
-def panel_notes(reviewer_b: str, reviewer_c: str, defaults: Defaults | None = None) -> None:
-    """The diversity warning for this panel; without one, on a desk of one model family, what a second key adds;
-    and, when the injection screen is on but its model cannot be called, that it will not run."""
+def panel_notes(reviewer_b: str, reviewer_c: str) -> None:
+    """The diversity warning for this panel; without one, on a desk of one model family, what a second key adds."""
     if warning := diversity_warning(reviewer_b, reviewer_c):
         st.warning(escape_markdown(warning))
     elif hint := one_family_hint():
         st.caption(escape_markdown(hint))
-    if defaults is not None and (problem := screen_problem(defaults, (reviewer_b, reviewer_c))):
-        st.warning(escape_markdown(problem[0].upper() + problem[1:] + "."))
+
+
+SCREEN_BLOCKS = ("A run started now would stop at its screen before any reviewer is paid and go to the escalation "
+                 "queue as a reviewer error, so it is not started.")
+
+
+def screen_notice(runner: Runner, reviewer_b: str, reviewer_c: str) -> str | None:
+    """Next to Start: an error when the injection screen is on but cannot run for this panel (the same test the
+    runner fails closed on), naming why and how to fix it; the problem, else None."""
+    problem = runner.screen_problem((reviewer_b, reviewer_c))
+    if problem:
+        st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. {SCREEN_BLOCKS}"), icon="🛡️")
+    return problem
 
 
 # --- the Settings page's provider list --------------------------------------------------------

@@ -22,6 +22,8 @@ from desk.cli.common import (
     EXIT_WAITING,
     BadInput,
     check_model_keys,
+    check_screen,
+    desk_defaults,
     load_rubric,
     load_secrets_file,
     open_desk,
@@ -124,16 +126,17 @@ def run_batch(args: argparse.Namespace) -> int:
     spec = _batch_spec(args, file)
     desk = open_desk()
     try:
-        defaults = desk.defaults()
+        defaults = desk_defaults(desk)
         pair_default(args, defaults)
-        for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: Settings, SANTA_*, built-ins
+        for name in ("rubric", "reviewer_b", "reviewer_c", "fixer"):  # as `review`: SANTA_*, Settings, built-ins
             if getattr(args, name) is None:
                 setattr(args, name, getattr(defaults, name))
         for name in ("reviewer_b", "reviewer_c", "fixer"):  # one spelling per model, as `review`
             setattr(args, name, canonical(getattr(args, name)))
         rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _check_batch_reviewers(args)
-        warn_about_models(args, defaults)
+        check_screen(desk, args)
+        warn_about_models(args)
         batch_id = _create_batch(desk, file, _batch_config(args, file, spec, rubric))
         say(_detection_line(desk, batch_id))
         decisions = Decisions()

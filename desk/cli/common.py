@@ -13,7 +13,7 @@ import tomllib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from santa_core.config import Defaults, diversity_warning, export_to_env, screen_problem
+from santa_core.config import Defaults, SettingError, diversity_warning, export_to_env
 from santa_core.models import Rubric
 from santa_core.panels import other_slot
 from santa_core.pricing import UNKNOWN_PRICE_RULE, unpriced
@@ -111,17 +111,31 @@ def _label_file_rubric(rubric: Rubric, store) -> Rubric:
     return rubric.model_copy(update={"name": f"{rubric.name} (file)"})
 
 
-def warn_about_models(args: argparse.Namespace, defaults: Defaults | None = None) -> None:
+def warn_about_models(args: argparse.Namespace) -> None:
     """The app's warnings, on stderr: reviewers not independent, models without a known price, provider settings
-    left out, an injection screen that is on but cannot run."""
+    left out."""
     for problem in provider_problems():
         print(f"santa: warning: {problem}", file=sys.stderr)
     if warning := diversity_warning(args.reviewer_b, args.reviewer_c):
         print(f"santa: warning: {warning}", file=sys.stderr)
     for model in unpriced(args.reviewer_b, args.reviewer_c, args.fixer):
         print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
-    if defaults is not None and (problem := screen_problem(defaults, (args.reviewer_b, args.reviewer_c))):
-        print(f"santa: warning: {problem}", file=sys.stderr)
+
+
+def desk_defaults(desk: Desk) -> Defaults:
+    """The desk's defaults (SANTA_* variables, else Settings, else built-ins); a variable set to an invalid value
+    is bad input (exit 2), named."""
+    try:
+        return desk.defaults()
+    except SettingError as exc:
+        raise BadInput(f"error: {exc}") from exc
+
+
+def check_screen(desk: Desk, args: argparse.Namespace) -> None:
+    """Refuse (exit 2) before anything is stored or paid when the injection screen is on but cannot run for this
+    panel: every round would stop at its screen (fail closed), so the command says why instead."""
+    if problem := desk.runner.screen_problem((args.reviewer_b, args.reviewer_c)):
+        raise BadInput(f"error: {problem}; nothing was started")
 
 
 def pair_default(args: argparse.Namespace, defaults: Defaults) -> None:

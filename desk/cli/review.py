@@ -16,6 +16,8 @@ from desk.cli.common import (
     EXIT_WAITING,
     BadInput,
     check_model_keys,
+    check_screen,
+    desk_defaults,
     load_rubric,
     load_secrets_file,
     open_desk,
@@ -53,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
-    """Options not given take the saved defaults (the app's Settings), then the built-in ones."""
+    """Options not given take the desk's defaults: SANTA_* variables, else the app's Settings, else built-ins."""
     pair_default(args, d)
     for name in ("rubric", "reviewer_b", "reviewer_c", "fixer", "max_rounds"):
         if getattr(args, name) is None:
@@ -92,11 +94,12 @@ def run_review(args: argparse.Namespace) -> dict:
 
     desk = open_desk()
     try:
-        defaults = desk.defaults()
+        defaults = desk_defaults(desk)
         fill_defaults(args, defaults)
         rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
         _validate(args)
-        warn_about_models(args, defaults)
+        check_screen(desk, args)
+        warn_about_models(args)
         run_id = actions.start_run(
             desk.runs, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",

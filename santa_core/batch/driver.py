@@ -268,7 +268,10 @@ class BatchDriver(PatternFixing):
     def _send(self, sample_id: int, batch: Batch) -> str | None:
         """Submit the sample as one Message Batch and remember it; its id (None: not sent, and why is on the
         sample, or a pause holds it back)."""
-        if problem := message_batches_problem(batch.config.reviewer_b, batch.config.reviewer_c):
+        panel = (batch.config.reviewer_b, batch.config.reviewer_c)
+        # The screen runs at each item's gate, after the Message Batch's answers come back: one that cannot run would
+        # fail every item closed, so the reviewers' batch would be paid for nothing. Not sent, and the page says why.
+        if problem := message_batches_problem(*panel) or self.runner.screen_problem(panel):
             self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
             return None
         client = self._client()

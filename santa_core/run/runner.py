@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager
 
@@ -29,7 +29,9 @@ from santa_core.models import (
     Slot,
 )
 from santa_core.pricing import estimate_call_usd
+from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Screen, journaled
+from santa_core.reviewers.calls import UnavailableModel
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import PRECHECK, blocked, decide, screened
@@ -85,7 +87,7 @@ class Runner:
         self.reviewer_for = reviewer_for
         self.fixer_for = fixer_for
         self.screen_for = screen_for
-        """The known-answer screen for the next round (None: screening is off or has no key)."""
+        """The known-answer screen for the next round (None: screening is off). Read through `screen_now`."""
         self._screening: dict[tuple[str, str], Future] = {}
         """Screens in flight by (text hash, model), so one text is screened once at a time."""
         self._screening_lock = threading.Lock()
@@ -155,6 +157,25 @@ class Runner:
     def stop(self) -> None:
         """Take no new work (a signal, a shutdown): no further step starts, no further request leaves."""
         self._stopping.set()
+
+    def screen_now(self) -> Screen | None:
+        """The known-answer screen for a round starting now; None only when screening is off. A screen that cannot
+        even be set up (the settings cannot be read, a client cannot be built) is one whose every answer is that
+        error: fail closed, never an unscreened round."""
+        try:
+            return self.screen_for()
+        except Exception as exc:  # noqa: BLE001 - any failure to build the screen stops the round, with the reason
+            return UnavailableModel("injection screen", scrub_keys(f"the screen could not be set up: "
+                                                                   f"{type(exc).__name__}: {exc}"))
+
+    def screen_problem(self, reviewers: Iterable[str] | None = None) -> str | None:
+        """Why a round with these reviewers (None: any with a model) would stop at its screen before any reviewer is
+        asked (the screen is on and cannot run here), else None. The pages and the command line say it before
+        Start; the round itself fails closed whatever they say."""
+        screen = self.screen_now()
+        if isinstance(screen, UnavailableModel) and (reviewers is None or any(r != PERSON for r in reviewers)):
+            return f"the injection screen is on but cannot run: {screen.problem}"
+        return None
 
     def _interrupt(self, run_id: int, note: str) -> RunState:
         """Mark the run interrupted; if even that fails, the next app start will (worker gone)."""
@@ -249,8 +270,12 @@ class Runner:
     def _screens(self, run: RunRecord, rnd: RoundRecord) -> list[ScreenResult]:
         """The round's screen of its spec and output read together: a stored one kept, else screened
         (committed as it arrives)."""
-        screen = self.screen_for()
+        screen = self.screen_now()
         if screen is None:
+            return []
+        if isinstance(screen, UnavailableModel) and all(reviewer_of(run, s) == PERSON for s in SLOTS):
+            # Only people review this round: no model reviewer to take over. The screen helps them when it can run
+            # (a take-over is still an injection); it is not required for a panel of people.
             return []
         texts: dict[ScreenRole, str] = {"spec and output": screened_text(run.spec, rnd.output_text)}
         # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).

@@ -132,15 +132,17 @@ def test_an_openai_only_desk_screens_with_an_openai_model(cli_env: dict, tmp_pat
     assert "both GPT models" in done.stderr  # one family: said
     screens = [c["body"] for c in chat_stub.screen_calls()]
     assert screens and {b["model"] for b in screens} == {"gpt-5.4-nano"}  # the screen ran, on a model it can call
-    assert "injection screen is on but will not run" not in done.stderr
+    assert "injection screen is on but cannot run" not in done.stderr
 
 
-def test_a_screen_that_cannot_run_is_said_on_stderr(cli_env: dict, tmp_path: Path) -> None:
+def test_a_screen_that_cannot_run_refuses_the_review_on_stderr(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
     env = {**{k: v for k, v in cli_env.items() if not k.startswith("ANTHROPIC_")},
            "SANTA_SCREEN_MODEL": "claude-haiku-5-5"}
     done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "openai:gpt-5.4-mini",
                   "--reviewer-c", "openai:gpt-5.5")
-    assert "injection screen is on but will not run" in done.stderr and "ANTHROPIC_API_KEY" in done.stderr
+    assert done.returncode == 2 and "ANTHROPIC_API_KEY" in done.stderr
+    assert done.stderr.startswith("santa: error: the injection screen is on but cannot run")
+    assert chat_stub.calls == []  # the reviewers (on OpenAI) were not asked
 
 
 def test_a_price_unknown_run_says_so_with_its_tokens(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:

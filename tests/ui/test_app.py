@@ -234,7 +234,8 @@ def test_the_injection_screen_is_a_setting_the_runner_follows(desk_env: RunStore
     at.toggle(key="set_screen").set_value(True).run()
     at.button(key="set_save").click().run()
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    assert screen_now() is None  # no key: only the deterministic detector runs
+    failed = screen_now().screen("any text", "spec and output")  # no key: the screen fails closed, never skipped
+    assert failed.verdict == "error" and "ANTHROPIC_API_KEY" in failed.error
 
 
 def test_unknown_run_number_gets_a_message_not_a_crash(desk_env: RunStore) -> None:
