@@ -1,8 +1,9 @@
 """Santa — review desk for AI-generated work. Entry point: `streamlit run app.py`.
 
 Read two ways. `streamlit run app.py` finds `app` (an `st.App`) at the bottom and imports this file once,
-as the module `app`, when the server starts: its lifespan opens the desk then, before anyone opens a page
-(`app_desk.open_at_server_start`). Each session then runs this file as its script, as `__main__` (AppTest
+as the module `app`, when the server starts: it says how sign-in stands (and refuses to serve a desk without
+sign-in beyond loopback, `access.announce_at_start`), and its lifespan opens the desk then, before anyone opens
+a page (`app_desk.open_at_server_start`). Each session then runs this file as its script, as `__main__` (AppTest
 too): the pages.
 """
 
@@ -47,14 +48,17 @@ def escalation_count() -> None:
 
 
 def main() -> None:
-    """One run of a session's script: page config, sign-in, navigation, sidebar, the chosen page."""
+    """One run of a session's script: page config, the gates, navigation, sidebar, the chosen page."""
     st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
-    app_desk.secrets_to_env()
-    # Someone who has not signed in (when sign-in is configured) sees the sign-in button and nothing
-    # else: not even the page list, so the navigation is hidden until they are in.
-    must_sign_in = identity.auth_configured() and not identity.signed_in()
-    chosen = st.navigation(pages(), position="hidden" if must_sign_in else "sidebar")
+    # Secrets that cannot be read, or a desk without sign-in on an address beyond loopback: a page that says why
+    # and nothing else. Someone who has not signed in (when sign-in is configured) sees the sign-in button and
+    # nothing else. Neither sees the page list: the navigation is hidden until they are in.
+    refused = access.refusal()
+    must_sign_in = refused is None and identity.auth_configured() and not identity.signed_in()
+    chosen = st.navigation(pages(), position="hidden" if refused or must_sign_in else "sidebar")
     navigation.mark_app_ran()
+    access.stop_if_refused(refused)
+    app_desk.secrets_to_env()
     identity.require_sign_in()
     with st.sidebar:
         identity.identity_widget()
@@ -64,7 +68,11 @@ def main() -> None:
 
 if __name__ == "__main__":  # a session's script run
     # Imported here, not at server start: their caches want the running server (else a warning each start).
-    from ui import clock, identity, navigation
+    from ui import access, clock, identity, navigation
     main()
 else:  # imported once by `streamlit run` at server start: the server, this file its script
+    from ui import access
+
+    # One line says how sign-in stands; a desk without sign-in beyond loopback is refused here, before any page.
+    access.announce_at_start()
     app = st.App(__file__, lifespan=app_desk.open_at_server_start)

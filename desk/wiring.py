@@ -37,6 +37,7 @@ from storage.people import PeopleStore
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
+from storage.transactions import Database
 from storage.views import RunSummary
 
 log = logging.getLogger(__name__)
@@ -190,6 +191,15 @@ class Desk:
         return self.runner.task_engine if isinstance(self.runner, QueuedRunner) else None
 
     @property
+    def local_user(self) -> bool:
+        """Whether the local user may act on this desk (no sign-in); the storage's role checks refuse it otherwise."""
+        return self.runs.db.local_user
+
+    @local_user.setter
+    def local_user(self, allowed: bool) -> None:
+        self.runs.db.local_user = allowed
+
+    @property
     def rubrics(self) -> RubricStore:
         """Stored rubric versions and trials."""
         return self.runs.rubrics
@@ -237,16 +247,19 @@ def open_desk(
     mark_interrupted: bool = True,
     screen_for: Callable[[], Screen | None] | None = None,
     queued: bool | None = None,
+    local_user: bool = True,
 ) -> Desk:
     """Open (and migrate) the database; for the app, mark dead runs interrupted and requeue queued ones.
 
     `queued`: runs go through the task engine (True: a worker, or the app on PostgreSQL). None: the app
     (`mark_interrupted`) on PostgreSQL does, the command line's in-process runs do not. The app on
     PostgreSQL also works jobs itself unless SANTA_WORKERS_IN_APP=0.
+    `local_user`: whether the local user may act (`Desk.local_user`): the app says whether sign-in is configured;
+    the command line acts as `cli` and opens with False.
     """
     url = url or database_url()
     engine = init_db(url, mark_interrupted=mark_interrupted)
-    runs = RunStore(engine)
+    runs = RunStore(Database(engine, local_user=local_user))
     queued = (mark_interrupted and uses_task_engine(url)) if queued is None else queued
     options = {"screen_for": model_screen(runs) if screen_for is None else screen_for}
     count = workers or runner_workers()

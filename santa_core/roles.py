@@ -68,7 +68,8 @@ GRANTS: dict[Role, frozenset[Permission]] = {
 """Every role may read everything; these are the actions on top."""
 
 LOCAL = "local"
-"""The one person of an install without sign-in; an admin, named in Settings."""
+"""The one person of an install without sign-in; an admin, named in Settings. Where sign-in is configured it does
+not act at all (`NotSignedIn`): nobody signed in is nobody, not an admin."""
 
 SYSTEM_ACTORS = frozenset({"system", "worker", "gate", "auto-approve", "cli", "builtin"})
 """Actors that are code, not people. The app never acts as one of them: its actor is the
@@ -97,6 +98,17 @@ class PermissionDenied(PermissionError):
         have = ", ".join(ROLE_LABEL[r] for r in sorted(roles)) or "no role"
         super().__init__(f"{actor} ({have}) may not {DOING[permission]}; {who_may(permission)} may.")
         self.actor, self.permission = actor, permission
+
+
+class NotSignedIn(PermissionDenied):
+    """Nobody is signed in where sign-in is configured. The local user acts only on a desk without sign-in, so
+    there it is refused like anyone without a role: an anonymous visitor can do nothing."""
+
+    def __init__(self, permission: Permission | None = None) -> None:
+        doing = DOING[permission] if permission is not None else "use the desk"
+        PermissionError.__init__(self, f"Nobody is signed in: sign in to {doing}. Sign-in is configured, so the "
+                                       "local user does not act here.")
+        self.actor, self.permission = LOCAL, permission
 
 
 def permissions(roles: Iterable[Role | str]) -> frozenset[Permission]:

@@ -3,7 +3,8 @@
 `require(session, actor, permission)` is called inside the write transaction of each human
 action (approve a fix, resolve an escalation, save a rubric, ...), so the refusal does not
 depend on the page having hidden the button: a viewer calling the storage directly is refused
-too. The roles read are the stored ones, never what the caller claims.
+too. The roles read are the stored ones, never what the caller claims; the local user acts only
+on a database opened without sign-in.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from santa_core.roles import (
     DEFAULT_ROLES,
     LOCAL,
     SYSTEM_ACTORS,
+    NotSignedIn,
     Permission,
     PermissionDenied,
     Role,
@@ -28,7 +30,7 @@ from storage import audit
 from storage.hashing import json_hash
 from storage.tables import AuditEventRow, PersonRow
 from storage.times import utc, utcnow
-from storage.transactions import StoreBase
+from storage.transactions import LOCAL_USER_ACTS, StoreBase
 
 MAX_NAME_CHARS = 200
 RENAMED = "person.renamed"
@@ -57,9 +59,13 @@ def roles_of(s: Session, actor: str) -> frozenset[Role]:
 
 
 def require(s: Session, actor: str, permission: Permission) -> None:
-    """Refuse (PermissionDenied) unless the actor is system code or a person whose roles allow it."""
+    """Refuse (PermissionDenied) unless the actor is system code or a person whose roles allow it. The local user
+    is refused (NotSignedIn) where the database was opened with sign-in (`Database.local_user` False): an
+    anonymous visitor of such a desk must never act as its local admin, whatever the page hands down."""
     if actor in SYSTEM_ACTORS:
         return
+    if actor == LOCAL and not s.info.get(LOCAL_USER_ACTS, False):  # a session of unknown origin: refused too
+        raise NotSignedIn(permission)
     roles = roles_of(s, actor)
     if not can(roles, permission):
         raise PermissionDenied(actor, permission, roles)

@@ -20,18 +20,28 @@ from storage.db import reader
 from storage.metric_facts import refresh_touched
 from storage.seals import anchor_head, seal_touched
 
+LOCAL_USER_ACTS = "santa.local_user_acts"
+"""Key of a session's `info`: whether the local user may act in it (`storage.people.require` reads it)."""
+
 
 class Database:
     """One engine and its transactions; each has committed (or rolled back) when it returns."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, local_user: bool = True) -> None:
+        """`local_user`: whether the local user may act (a desk without sign-in, the default); False where people
+        sign in, so that nobody signed in cannot pass for the local admin whatever a caller hands down."""
         self.engine = engine
         self._reader = reader(engine)
+        self.local_user = local_user
+
+    def _session(self, bind: Engine) -> Session:
+        # Every session says whether the local user acts: the role check inside the transaction reads it there.
+        return Session(bind, expire_on_commit=False, info={LOCAL_USER_ACTS: self.local_user})
 
     @contextmanager
     def write(self) -> Iterator[Session]:
         """A write transaction that refreshes the touched runs' metric facts, then commits."""
-        with Session(self.engine, expire_on_commit=False) as s:
+        with self._session(self.engine) as s:
             with s.begin():
                 yield s
                 refresh_touched(s)
@@ -41,7 +51,7 @@ class Database:
     @contextmanager
     def read(self) -> Iterator[Session]:
         """A read-only snapshot transaction."""
-        with Session(self._reader, expire_on_commit=False) as s, s.begin():
+        with self._session(self._reader) as s, s.begin():
             yield s
 
 

@@ -47,6 +47,9 @@ def chat_stub(monkeypatch: pytest.MonkeyPatch) -> Iterator[ChatStub]:
 def pytest_configure(config: pytest.Config) -> None:
     """AppTest keeps an unpicklable dict in session state; the committed config forbids those."""
     st_config.set_option("runner.enforceSerializableSessionState", False)
+    # The address the committed config serves (this machine only), wherever pytest starts: unset means every
+    # interface, where the app refuses a desk without sign-in (ui/access.py; tests of other addresses set theirs).
+    st_config.set_option("server.address", "localhost")
     # The command-line and server tests start many Python processes. Each would compile this
     # project's modules again when bytecode writing is off (PYTHONDONTWRITEBYTECODE, common in
     # containers): let them keep bytecode in one cache outside the work tree instead.

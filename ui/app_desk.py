@@ -19,6 +19,7 @@ from desk import Desk, open_desk
 from desk.wiring import stop_desk, stop_on_exit
 from santa_core.config import Defaults, Effective, SettingError, export_to_env
 from storage.db import cannot_open, database_url, redacted_url
+from ui import access
 from ui.safe import escape_markdown
 
 log = get_logger(__name__)
@@ -26,12 +27,14 @@ log = get_logger(__name__)
 
 def secrets_to_env() -> None:
     """Root-level secrets become environment variables (Streamlit does this too; done here
-    explicitly so the key and DATABASE_URL are found however the app is started)."""
-    try:
-        values = dict(st.secrets.items())
-    except Exception:  # noqa: BLE001 - no secrets file at all is fine
-        return
-    export_to_env(values)
+    explicitly so the key and DATABASE_URL are found however the app is started). No secrets file is fine;
+    one that cannot be read raises `access.SecretsUnreadable`."""
+    export_to_env(access.secrets())
+
+
+def local_user_acts() -> bool:
+    """Whether the local user may act: only where sign-in is not configured (SecretsUnreadable when unknown)."""
+    return not access.auth_configured()
 
 
 _frozen = False
@@ -62,8 +65,10 @@ _opened: list[Desk] = []
 @st.cache_resource(show_spinner="Opening the review desk…")
 def desk_for(url: str) -> Desk:
     """One desk per database URL per process; the URL is the cache key so tests can switch. When the server
-    stops, its runs in flight are marked interrupted (`desk.wiring.stop_on_exit`)."""
-    desk = open_desk(url)
+    stops, its runs in flight are marked interrupted (`desk.wiring.stop_on_exit`). Opened with the local user
+    refused: `desk()` lets it act, page by page, only while sign-in is not configured."""
+    # Nobody acts as the local user until a page has read the secrets and said whether it may (`desk`).
+    desk = open_desk(url, local_user=False)
     stop_on_exit(desk)
     _opened.append(desk)
     freeze_long_lived()
@@ -72,16 +77,21 @@ def desk_for(url: str) -> Desk:
 
 
 def desk() -> Desk:
-    """The desk for the configured database; a database that will not open stops the page with why (a reload
-    tries again)."""
+    """The desk for the configured database, the local user acting on it only while sign-in is not configured; a
+    database that will not open stops the page with why (a reload tries again)."""
     url = database_url()
+    local_user = local_user_acts()  # secrets that cannot be read raise as such, not as a database that will not open
     try:
-        return desk_for(url)
+        opened = desk_for(url)
     except Exception as exc:  # noqa: BLE001 - a failed open is not cached: the next rerun tries again
         log.warning("The desk did not open: %s", cannot_open(url, exc))
         st.error(f"The review desk {cannot_open(url, exc)}. Check `DATABASE_URL` and that the database is up, "
                  "then reload the page: nothing is lost.")
         st.stop()
+    # The desk outlives a change to the secrets file (Streamlit reloads it): its role checks follow it, so sign-in
+    # switched on refuses the local user from the next page on.
+    opened.local_user = local_user
+    return opened
 
 
 OPEN_WAIT_S = 10.0
@@ -91,8 +101,13 @@ answer must not keep the health check down: the desk goes on opening in the back
 
 def open_now() -> None:
     """Open the desk for the configured database (the secrets file's values exported first); logged, not
-    raised, when it will not open: the server still starts, and the first page asks again and shows why."""
-    secrets_to_env()
+    raised, when it will not open: the server still starts, and the first page asks again and shows why. Not
+    opened at all while the secrets cannot be read (they may name the database): every page says why instead."""
+    try:
+        secrets_to_env()
+    except access.SecretsUnreadable as exc:
+        log.error("Server start: the desk stays closed. %s", exc)
+        return
     url = database_url()
     log.info("Server start: opening the desk (%s)", redacted_url(url))
     try:

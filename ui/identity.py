@@ -4,34 +4,29 @@ they may do, and how a recorded actor is named on a page.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 import streamlit as st
 
 from santa_core import people as people_actions
 from santa_core.people import PeopleError, PersonView
-from santa_core.roles import DOING, LOCAL, ROLE_LABEL, Permission, Role, roles_for_email, who_may
+from santa_core.roles import DOING, LOCAL, ROLE_LABEL, NotSignedIn, Permission, Role, roles_for_email, who_may
 from santa_core.roles import can as roles_can
 from storage.db import database_url
+from ui import access
+from ui.access import auth_configured
 from ui.app_desk import desk, desk_for
 from ui.safe import escape_markdown
 
 
-def auth_configured() -> bool:
-    """Whether an OIDC provider is set up (`[auth]` in `.streamlit/secrets.toml`)."""
-    try:
-        return "auth" in st.secrets
-    except Exception:  # noqa: BLE001 - no secrets file at all: no sign-in
-        return False
-
-
 def role_patterns() -> dict:
     """E-mail patterns per role from the config (`[santa.roles]` in secrets.toml), e.g.
-    `compliance_officer = ["*@legal.example.com"]`; applied when someone first signs in."""
-    try:
-        return dict(st.secrets.get("santa", {}).get("roles", {}))
-    except Exception:  # noqa: BLE001 - no secrets file, or no such section
-        return {}
+    `compliance_officer = ["*@legal.example.com"]`; applied when someone first signs in. A secrets file that
+    cannot be read raises (`access.SecretsUnreadable`): it never reads as "no patterns"."""
+    santa = access.secrets().get("santa", {})
+    roles = santa.get("roles", {}) if isinstance(santa, Mapping) else {}
+    return dict(roles) if isinstance(roles, Mapping) else {}
 
 
 def signed_in() -> bool:
@@ -41,9 +36,12 @@ def signed_in() -> bool:
 
 def current_person() -> PersonView:
     """Who is acting: the signed-in person (registered on first sight, roles from the config's
-    e-mail patterns), else the local user. Roles always come from the database."""
+    e-mail patterns), else, only where sign-in is not configured, the local user. Roles always come from the
+    database. With sign-in configured and nobody signed in: NotSignedIn (nobody is not the local admin)."""
     people = desk().people
     if not signed_in():
+        if auth_configured():
+            raise NotSignedIn()
         person = people.get(LOCAL)
         if person is None:  # a database from before people existed cannot happen after migrate
             raise RuntimeError("the local user is missing; run the migrations")
@@ -81,7 +79,7 @@ def pattern_roles(person_id: str) -> frozenset[Role]:
 
 
 def actor() -> str:
-    """The id recorded on everything this person does: their e-mail, or `local`."""
+    """The id recorded on everything this person does: their e-mail, or `local` (only without sign-in)."""
     return current_person().id
 
 

@@ -1,15 +1,17 @@
-"""Make sure app.py's navigation is in charge, even when a deep link is a process's first request."""
+"""Make sure app.py's navigation (and its gates) is in charge, even when a deep link is a process's first request."""
 
 from __future__ import annotations
 
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from ui import access, identity
+
 APP_RAN = "_santa_app_ran"
 
 
 def ensure_navigation() -> None:
-    """Leave Streamlit's legacy pages/ mode for app.py's st.navigation.
+    """Leave Streamlit's legacy pages/ mode for app.py's st.navigation, and apply app.py's gates to this page.
 
     Why: with a `pages/` folder, a fresh server process starts in the legacy multipage mode; if
     its first request is a deep link such as `/review?run=3`, Streamlit runs that page file
@@ -25,6 +27,10 @@ def ensure_navigation() -> None:
     if PagesManager.uses_pages_directory and not st.session_state.get(APP_RAN):
         PagesManager.uses_pages_directory = False
         st.rerun()
+    # app.py's gates hold for the page however it was reached (a page file run on its own, as AppTest's
+    # switch_page does, skips app.py): secrets that cannot be read, no sign-in beyond loopback, the sign-in button.
+    access.stop_if_refused(access.refusal())
+    identity.require_sign_in()
 
 
 def mark_app_ran() -> None:

@@ -47,11 +47,15 @@ def load_secrets_file(path: Path = Path(".streamlit/secrets.toml")) -> None:
 
     Values already in the environment win. The file's contents are never printed.
     """
-    if not path.is_file():
+    if not path.exists():  # only a missing file means none; a directory or an unreadable file is an error
         return
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BadInput(f"{path} cannot be read: {exc}") from exc
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise BadInput(f"{path} is not valid TOML: {exc}") from exc
     export_to_env(data)
 
@@ -162,7 +166,8 @@ def open_desk(**options: object) -> Desk:
     from storage.db import cannot_open, database_url
 
     try:
-        return wiring.open_desk(mark_interrupted=False, **options)
+        # The command line acts as `cli`, never as the local user: a desk where it does not act at all.
+        return wiring.open_desk(mark_interrupted=False, local_user=False, **options)
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
         raise BadInput(cannot_open(database_url(), exc)) from exc
 
@@ -172,9 +177,10 @@ def open_repo():
     from storage.db import cannot_open, database_url
     from storage.runs import RunStore
     from storage.startup import init_db
+    from storage.transactions import Database
 
     try:
-        return RunStore(init_db(mark_interrupted=False))
+        return RunStore(Database(init_db(mark_interrupted=False), local_user=False))
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
         raise BadInput(cannot_open(database_url(), exc)) from exc
 

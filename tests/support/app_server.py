@@ -1,5 +1,5 @@
-"""The real app (`streamlit run app.py`) as a server process for browser tests, on a free loopback
-port with a throwaway database, in no-key mode (no ANTHROPIC_API_KEY; the base URL points where
+"""The real app (`streamlit run app.py`) as a server process for browser tests, on a free port (of a
+loopback address unless said) with a throwaway database, in no-key mode (no ANTHROPIC_API_KEY; the base URL points where
 nothing listens, so no test can reach a model). Extra `streamlit run` options (e.g.
 `--secrets.files`) are passed through.
 """
@@ -27,25 +27,36 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def streamlit_command(port: int, *extra_args: str) -> list[str]:
-    """`streamlit run app.py` on 127.0.0.1:`port`, headless, without usage statistics."""
+def streamlit_command(port: int, *extra_args: str, address: str = "127.0.0.1") -> list[str]:
+    """`streamlit run app.py` on `address`:`port` (loopback unless said), headless, without usage statistics."""
     return [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-            "--server.headless", "true", "--server.address", "127.0.0.1",
+            "--server.headless", "true", "--server.address", address,
             "--browser.gatherUsageStats", "false", *extra_args]
 
 
-@contextmanager
-def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = ()) -> Iterator[str]:
-    """Run the app on 127.0.0.1:`port`; yields its base URL, stops it on exit."""
-    env = dict(os.environ)
-    for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"):
-        env.pop(var, None)
+def server_env(database_url: str, **extra: str) -> dict[str, str]:
+    """The environment of a test server: no model key (the base URL where nothing listens), the database, `extra`."""
+    env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
     env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     env["DATABASE_URL"] = database_url
+    return {**env, **extra}
+
+
+def start_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1",
+                 **env: str) -> subprocess.Popen:
+    """`streamlit run app.py` as a process, its output in `log` (not waited for)."""
     with log.open("wb") as out:
-        proc = subprocess.Popen(
-            streamlit_command(port, *extra_args), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-        )
+        return subprocess.Popen(streamlit_command(port, *extra_args, address=address), cwd=ROOT,
+                                env=server_env(database_url, **env), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT)
+
+
+@contextmanager
+def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1",
+               **env: str) -> Iterator[str]:
+    """Run the app on `address`:`port` (`env` added to its environment); yields its loopback base URL, stops it
+    on exit."""
+    proc = start_server(port, database_url, log, extra_args, address, **env)
     base = f"http://127.0.0.1:{port}"
     try:
         wait_for(f"{base}/_stcore/health", proc, log, "streamlit", START_S)

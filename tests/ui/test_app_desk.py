@@ -23,7 +23,7 @@ def test_the_long_lived_objects_are_frozen_once_after_the_desk_is_first_opened(
     real_open = app_desk.open_desk
     monkeypatch.setattr(app_desk, "gc", SimpleNamespace(collect=lambda: calls.append("collect"),
                                                         freeze=lambda: calls.append("freeze")))
-    monkeypatch.setattr(app_desk, "open_desk", lambda url: (opened.append(url), real_open(url))[1])
+    monkeypatch.setattr(app_desk, "open_desk", lambda url, **kw: (opened.append(url), real_open(url, **kw))[1])
     monkeypatch.setattr(app_desk, "_frozen", False)  # as in a process that has not opened a desk yet
 
     at = AppTest.from_file("../../app.py", default_timeout=60)
@@ -52,7 +52,7 @@ def test_the_server_start_opens_the_desk_the_pages_then_use_and_its_stop_stops_i
     opened: list[object] = []
     stopped: list[object] = []
     real_open = app_desk.open_desk
-    monkeypatch.setattr(app_desk, "open_desk", lambda url: (opened.append(real_open(url)), opened[-1])[1])
+    monkeypatch.setattr(app_desk, "open_desk", lambda url, **kw: (opened.append(real_open(url, **kw)), opened[-1])[1])
     monkeypatch.setattr(app_desk, "stop_desk", stopped.append)
     monkeypatch.setattr(app_desk, "_opened", [])
 
@@ -72,7 +72,7 @@ def test_a_desk_that_will_not_open_at_server_start_leaves_the_server_up(
         desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     real_open = app_desk.open_desk
 
-    def refuse(url: str) -> None:
+    def refuse(url: str, **_: object) -> None:
         raise OSError("the database is down")
 
     monkeypatch.setattr(app_desk, "open_desk", refuse)
@@ -96,7 +96,7 @@ def test_a_database_that_does_not_answer_does_not_hold_the_server_start(
 
     answered = threading.Event()
     real_open = app_desk.open_desk
-    monkeypatch.setattr(app_desk, "open_desk", lambda url: (answered.wait(30), real_open(url))[1])
+    monkeypatch.setattr(app_desk, "open_desk", lambda url, **kw: (answered.wait(30), real_open(url, **kw))[1])
     monkeypatch.setattr(app_desk, "_opened", [])
     monkeypatch.setattr(app_desk, "OPEN_WAIT_S", 0.2)
 
@@ -116,7 +116,7 @@ def test_a_page_whose_database_will_not_open_says_why_and_a_reload_tries_again(
         desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     real_open = app_desk.open_desk
 
-    def refuse(url: str) -> None:
+    def refuse(url: str, **_: object) -> None:
         raise OSError("connection refused\nmore detail")
 
     monkeypatch.setattr(app_desk, "open_desk", refuse)
