@@ -1,22 +1,26 @@
-"""Defaults and environment settings. Reads the environment only; never stores the key."""
+"""Defaults and environment settings, and the Settings page's actions (save the defaults, test a provider's
+connection). Reads the environment only; never stores the key."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
-from typing import Any, Protocol
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
+from santa_core import people
 from santa_core.panels import default_panel, partner_for
 from santa_core.providers import (
     CLAUDE_MODELS,
+    Provider,
     configured_providers,
     default_screen_model,
     key_problem,
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
+from santa_core.roles import Permission
 
 KNOWN_MODELS = CLAUDE_MODELS
 """The Claude models (the pickers offer `providers.usable_model_ids()`: every provider with a key)."""
@@ -122,3 +126,13 @@ class DefaultsStore(Protocol):
 def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str) -> None:
     """A person saves the defaults new runs and escalations start from."""
     store.save_settings(defaults.model_dump(), actor=actor)
+
+
+T = TypeVar("T")
+
+
+def try_connection(people_store: people.Store, actor: str, provider: Provider, ask: Callable[[Provider], T]) -> T:
+    """Test connection on a person's behalf: `ask` sends the request (the provider's model list, on the install's
+    key) only once the actor's stored roles allow testing providers; PermissionDenied, with nothing sent, else."""
+    people_store.require(actor, Permission.TEST_PROVIDERS)
+    return ask(provider)
