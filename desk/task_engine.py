@@ -217,8 +217,10 @@ SELECT r.id, r.source FROM run r
    AND NOT EXISTS (SELECT 1 FROM procrastinate_jobs j
                     WHERE j.task_name = %(task)s AND j.status IN ('todo', 'doing')
                       AND (j.args->>'run_id')::bigint = r.id)
+   AND NOT EXISTS (SELECT 1 FROM batch b WHERE b.id = r.batch_id AND b.paused)
  ORDER BY r.id
 """
+"""Runs left queued with no job; a paused batch's are left for its driver, which starts them when it is resumed."""
 DRIVING_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status::text = ANY(%(statuses)s) AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1

@@ -39,6 +39,7 @@ from storage.runs import RunStore
 from storage.startup import init_db
 from storage.transactions import Database
 from storage.views import RunSummary
+from storage.workers import alive_on_this_host, this_worker
 
 log = logging.getLogger(__name__)
 
@@ -184,6 +185,8 @@ class Desk:
     batches: BatchDriver
     jobs: JobHost | None = None
     """On PostgreSQL: this process's side of the task engine's jobs (None on SQLite: runs stay in-process)."""
+    sweeping: threading.Event | None = None
+    """Set to stop the app's sweep for runs left behind (SQLite; None: this desk does not sweep)."""
 
     @property
     def task_engine(self) -> TaskEngine | None:
@@ -233,6 +236,8 @@ class Desk:
 
     def close(self) -> None:
         """Wait for in-flight steps to commit, then stop the pools (and this process's job worker)."""
+        if self.sweeping is not None:
+            self.sweeping.set()
         if self.jobs is not None:
             self.jobs.stop()
         self.batches.shutdown()
@@ -274,7 +279,9 @@ def open_desk(
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished()
         resubmit_queued(runs, runner)
-        if desk.jobs is not None and workers_in_app():
+        if desk.jobs is None:  # on PostgreSQL the task engine's workers sweep (desk.task_engine.TaskEngine.maintain)
+            desk.sweeping = start_sweeping(runs, runner)
+        elif workers_in_app():
             start_in_app(desk.task_engine, desk.jobs, count)
     return desk
 
@@ -300,6 +307,8 @@ def stop_desk(desk: Desk) -> None:
     if desk.jobs is not None:
         desk.jobs.stop_and_wait()
     else:
+        if desk.sweeping is not None:
+            desk.sweeping.set()
         desk.runner.stop_all("the app stopped while this run was running")
         # Then wait (at most STOP_GRACE_S: a reviewer call's timeout and a margin) for the calls in flight: their
         # answers were paid for and are stored as they come. The server ends the process by its signal once this
@@ -312,22 +321,60 @@ def stop_desk(desk: Desk) -> None:
 
 
 QUEUED_ORPHAN_S = 5.0
-"""A queued run untouched this long when the app starts was left by a process that is gone (a live one
-claims its run within milliseconds); younger ones are left to their own process."""
+"""A queued run untouched this long, whose process is not a live one on this host, was left by a process that is
+gone (a live one claims its run within milliseconds, or holds it in its pool); younger ones are left alone."""
+SWEEP_EVERY_S = 10.0
+"""How often the app's desk on SQLite looks for runs a process that is gone left behind (`sweep`). A page that
+shows such a run only says so: reading a page never writes."""
+SWEPT_NOTE = "the process working on this run stopped while it was running"
+
+
+def queued_by_other_live_process(worker: str | None) -> bool:
+    """Whether a queued run was queued by another process on this host that is still running (a command line
+    working its runs, a second app): it works the run itself, perhaps once a thread of its pool is free."""
+    return worker is not None and worker != this_worker() and alive_on_this_host(worker)
 
 
 def left_behind(run: RunSummary, now: datetime) -> bool:
-    """A run of `runs_to_resume` that no live process will pick up: not a batch sample (its driver's), and, when
-    queued, untouched for QUEUED_ORPHAN_S (a younger one is its own process's)."""
-    young = run.status == RunStatus.QUEUED and (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S
-    return run.source != "batch" and not young
+    """A run of `runs_to_resume` that no live process will pick up: not a batch sample (its driver's: it holds a
+    paused batch's reviews back), and, when queued, untouched for QUEUED_ORPHAN_S and not another live process's."""
+    if run.source == "batch":
+        return False
+    if run.status != RunStatus.QUEUED:
+        return True
+    young = (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S
+    return not young and not queued_by_other_live_process(run.worker)
 
 
 def resubmit_queued(runs: RunStore, runner: Runner) -> list[int]:
-    """At app start: queued runs a dead process left behind go to this runner (the claim is atomic, so a
-    run another process claims first is skipped). Batch sample runs are their batch driver's."""
+    """At app start (and on each sweep): queued runs a dead process left behind go to this runner (the claim is
+    atomic, so a run another process claims first is skipped). Batch sample runs are their batch driver's."""
     now = datetime.now(UTC)
     ids = [r.id for r in runs.runs_to_resume() if r.status == RunStatus.QUEUED and left_behind(r, now)]
     for run_id in ids:
         runner.submit(run_id)
     return ids
+
+
+def sweep(runs: RunStore, runner: Runner) -> list[int]:
+    """One look for runs a process that is gone left behind (a killed command line, a crash between committing a
+    run and handing it to a runner): `running` ones become interrupted (a person resumes them), queued ones go to
+    this runner; their ids. Not batch sample runs: their batch's driver starts them, and holds them while paused."""
+    return runs.mark_interrupted(SWEPT_NOTE) + resubmit_queued(runs, runner)
+
+
+def start_sweeping(runs: RunStore, runner: Runner, every_s: float | None = None) -> threading.Event:
+    """Sweep every `every_s` (SWEEP_EVERY_S) on a daemon thread until the returned event is set or the runner
+    stops: what the app on SQLite does instead of the task engine's workers."""
+    stop = threading.Event()
+    every = SWEEP_EVERY_S if every_s is None else every_s
+
+    def loop() -> None:
+        while not stop.wait(every) and not runner.stopping:
+            try:
+                sweep(runs, runner)
+            except Exception:  # noqa: BLE001 - the database may be busy or away: the next sweep tries again
+                log.exception("the sweep for runs left behind failed; trying again in %g s", every)
+
+    threading.Thread(target=loop, name="santa-sweep", daemon=True).start()
+    return stop

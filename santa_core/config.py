@@ -1,4 +1,5 @@
-"""Defaults for new runs and where each comes from. Reads the environment only; never stores the key.
+"""Defaults for new runs and where each comes from, and the Settings page's actions (save the defaults, test a
+provider's connection). Reads the environment only; never stores the key.
 
 One rule for every setting (`effective_defaults`): an environment variable that is set wins, else the
 value saved on the Settings page, else the built-in default. Why the environment wins: it is the
@@ -11,21 +12,24 @@ locked, with the variable that sets it.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Literal, NamedTuple, Protocol
+from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
+from santa_core import people
 from santa_core.panels import default_panel, partner_for
 from santa_core.providers import (
     CLAUDE_MODELS,
+    Provider,
     configured_providers,
     default_screen_model,
     provider_settings_to_env,
 )
 from santa_core.providers import diversity_warning as diversity_warning  # re-exported: the pages' and CLI's import
+from santa_core.roles import Permission
 
 KNOWN_MODELS = CLAUDE_MODELS
 """The Claude models (the pickers offer `providers.usable_model_ids()`: every provider with a key)."""
@@ -207,3 +211,13 @@ def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str, env: Map
     env = os.environ if env is None else env
     values = {k: v for k, v in defaults.model_dump().items() if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k]))}
     store.save_settings(values, actor=actor)
+
+
+T = TypeVar("T")
+
+
+def try_connection(people_store: people.Store, actor: str, provider: Provider, ask: Callable[[Provider], T]) -> T:
+    """Test connection on a person's behalf: `ask` sends the request (the provider's model list, on the install's
+    key) only once the actor's stored roles allow testing providers; PermissionDenied, with nothing sent, else."""
+    people_store.require(actor, Permission.TEST_PROVIDERS)
+    return ask(provider)

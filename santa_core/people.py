@@ -50,6 +50,10 @@ class Store(Protocol):
         """People whose roles allow the permission."""
         ...
 
+    def require(self, actor: str, permission: Permission) -> None:
+        """Refuse (PermissionDenied) an actor whose stored roles do not allow the permission; writes nothing."""
+        ...
+
     def sign_in(self, person_id: str, name: str, pattern_roles: Iterable[Role] = ()) -> PersonView:
         """Register a signed-in person on first sight; later, refresh the name."""
         ...

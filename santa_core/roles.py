@@ -32,6 +32,7 @@ class Permission(StrEnum):
     REPORT_ESCAPE = "report_escape"
     MANAGE_PEOPLE = "manage_people"
     EDIT_SETTINGS = "edit_settings"
+    TEST_PROVIDERS = "test_providers"
 
 
 ROLE_LABEL: dict[Role, str] = {
@@ -54,6 +55,7 @@ DOING: dict[Permission, str] = {
     Permission.REPORT_ESCAPE: "report an escape",
     Permission.MANAGE_PEOPLE: "change people's roles",
     Permission.EDIT_SETTINGS: "change the settings",
+    Permission.TEST_PROVIDERS: "test a model provider's connection",
 }
 """What each permission lets a person do, as the refusal message says it."""
 

@@ -37,7 +37,7 @@ from santa_core.text import text_problem
 from storage import audit
 from storage.batch_fixes import BatchFixes, pattern_record
 from storage.hashing import sha256_text
-from storage.people import require
+from storage.people import RoleCheck, require
 from storage.runs import insert_run
 from storage.tables import (
     BatchChangeRow,
@@ -53,7 +53,6 @@ from storage.tables import (
     StateChangeRow,
 )
 from storage.times import utc, utcnow
-from storage.transactions import StoreBase
 
 SEED_STEP = 7919
 """Sample n of a batch draws with seed + (n − 1) × SEED_STEP: reproducible, and not the same draw twice."""
@@ -61,7 +60,7 @@ MAX_SEED = 2**31 - 1
 """Seeds are stored as 32-bit integers (PostgreSQL INTEGER); a sample's seed wraps below this."""
 
 
-class BatchStore(BatchFixes, StoreBase):
+class BatchStore(BatchFixes, RoleCheck):
     """The batch tables; a sample's review runs are made with `storage.runs.insert_run`, in the same
     transaction, and their metric facts follow through the shared write hook."""
 
@@ -176,11 +175,6 @@ class BatchStore(BatchFixes, StoreBase):
                 stmt = stmt.where(BatchChangeRow.before_hash != BatchChangeRow.after_hash)
             return [BatchChange.model_validate({**row.model_dump(), "created_at": utc(row.created_at)})
                     for row in s.exec(stmt.order_by(BatchChangeRow.id)).all()]
-
-    def require(self, actor: str, permission: Permission) -> None:
-        """Refuse (PermissionDenied) before paid work starts, from the stored roles."""
-        with self._tx() as s:
-            require(s, actor, permission)
 
     def sampled_item_ids(self, batch_id: int) -> set[int]:
         """Items any sample of the batch drew."""

@@ -71,7 +71,17 @@ def require(s: Session, actor: str, permission: Permission) -> None:
         raise PermissionDenied(actor, permission, roles)
 
 
-class PeopleStore(StoreBase):
+class RoleCheck(StoreBase):
+    """A store whose actions may be refused before their work starts: an action that pays for a model call asks
+    `require` first, so a refusal comes before the request leaves, not when its answer is kept."""
+
+    def require(self, actor: str, permission: Permission) -> None:
+        """Refuse (PermissionDenied) unless the actor is system code or a person whose stored roles allow it."""
+        with self._read() as s:
+            require(s, actor, permission)
+
+
+class PeopleStore(RoleCheck):
     """Who may act, with which roles (implements `santa_core.people.Store`)."""
 
     def get(self, person_id: str) -> PersonView | None:

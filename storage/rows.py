@@ -65,6 +65,7 @@ RUN_COPIED = frozenset(
         "rubric_version",
         "person_b",
         "person_c",
+        "worker",
     }
 )
 """Run columns that views copy as they are."""

@@ -30,15 +30,14 @@ from santa_core.rubrics.store import (
 )
 from storage import audit
 from storage.hashing import content_hash, sha256_text
-from storage.people import require
+from storage.people import RoleCheck, require
 from storage.tables import RubricVersionRow, RunRow, TrialRow
 from storage.times import utc
-from storage.transactions import StoreBase
 
 MAX_NOTE_CHARS = 2_000
 
 
-class RubricStore(StoreBase):
+class RubricStore(RoleCheck):
     """Stored rubric versions and trials (implements `santa_core.rubrics.store.Store`); every method is one
     transaction."""
 

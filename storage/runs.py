@@ -47,6 +47,7 @@ from storage.settings import SettingsStore
 from storage.slots import SlotStore, reviewer_slots
 from storage.state_changes import set_state
 from storage.tables import (
+    BatchRow,
     CallSentRow,
     EscalationRow,
     EscapeRow,
@@ -100,7 +101,8 @@ def check_person_move(s: Session, row: RunRow, new: RunState, actor: str) -> Non
 
 
 def insert_run(s: Session, run: RunRow) -> int:
-    """Add a queued run, its round 1, its first state change and its audit event (inside `s`)."""
+    """Add a queued run (queued by this process), its round 1, its first state change and its audit event."""
+    run.worker = this_worker()
     s.add(run)
     s.flush()
     touch(s, run.id)
@@ -276,12 +278,11 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                           budget_usd=budget_usd, created_by=created_by, source=source,
                           generation_cost_usd=generation_cost_usd, status=RunStatus.QUEUED.value))
 
-    def mark_interrupted(self) -> list[int]:
-        """Runs left `running` by a process that is gone → `interrupted` (actor "system"); their ids.
+    def mark_interrupted(self, note: str = "the server stopped while this run was running") -> list[int]:
+        """Runs left `running` by a process that is gone → `interrupted` (actor "system", with `note`); their ids.
 
         Runs whose worker is alive (a command line next to the app, another app process) stay.
         """
-        note = "the server stopped while this run was running"
         with self._tx() as s:
             stmt = (
                 select(RunRow)
@@ -322,6 +323,8 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 cut_off=[cut_off_of(c) for c in cut_off_calls(s, [run_id])],
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),
+                batch_id=run.batch_id,
+                batch_paused=run.batch_id is not None and bool(s.get(BatchRow, run.batch_id).paused),
             )
 
     def run_json(self, run_id: int) -> dict[str, Any]:

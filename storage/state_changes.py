@@ -53,7 +53,9 @@ def set_state(
     row.escalation_reason = enum_value(new.escalation_reason)
     row.note = new.note
     row.updated_at = utcnow()
-    row.worker = this_worker() if new.status == RunStatus.RUNNING else None
+    # Running: the process that claimed it; queued: the one that queued it, which works it (a sweep of another
+    # process leaves it alone while that process lives: it may be waiting for a free thread there).
+    row.worker = this_worker() if new.status in (RunStatus.RUNNING, RunStatus.QUEUED) else None
     s.add(row)
     change = StateChangeRow(
         run_id=row.id,

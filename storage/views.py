@@ -121,6 +121,10 @@ class RunView(BaseModel):
     current_output: str
     final_output: str | None
     """The text that shipped (shipped / resolved_shipped), else None."""
+    batch_id: int | None = None
+    """The batch whose sample this run reviews (None: a run of its own)."""
+    batch_paused: bool = False
+    """Whether that batch is paused (its queued reviews wait for it to be resumed)."""
 
     @property
     def status(self) -> RunStatus:
@@ -185,6 +189,8 @@ class RunSummary(BaseModel):
     auto_approve: bool
     batch_id: int | None = None
     """The batch whose sample this run reviews (None: a run of its own)."""
+    worker: str | None = None
+    """The process that claimed the run (running) or queued it (queued): host:pid:start."""
     preview: str = ""
     """The beginning of the output as submitted, on one line."""
 

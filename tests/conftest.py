@@ -174,4 +174,17 @@ def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.Mo
     messages_stub.handler = santa_scenario
     st.cache_resource.clear()
     yield grant(RunStore(init_db(url, mark_interrupted=False)))
+    stop_opened_desks()
     st.cache_resource.clear()
+
+
+def stop_opened_desks() -> None:
+    """The desks the pages opened take no more work: no sweep of their test's database for runs left behind
+    (`desk.wiring.sweep`) and no further step or request of a run still in flight, which would otherwise reach the
+    next test's model server (its address is read from the environment at each call)."""
+    from ui import app_desk
+
+    for opened in app_desk._opened:
+        if opened.sweeping is not None:
+            opened.sweeping.set()
+        opened.runner.stop()

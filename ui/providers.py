@@ -20,6 +20,7 @@ import streamlit as st
 
 from desk import wiring
 from santa_core import pricing
+from santa_core.config import try_connection
 from santa_core.providers import (
     ANTHROPIC,
     MESSAGES_API,
@@ -35,7 +36,9 @@ from santa_core.providers import (
     usable_model_ids,
 )
 from santa_core.reviewers.base import PERSON
+from santa_core.roles import Permission, PermissionDenied
 from santa_core.run.runner import Runner
+from ui import app_desk, identity
 from ui.safe import escape_markdown
 
 # --- pickers ----------------------------------------------------------------------------------
@@ -215,7 +218,8 @@ def _clean(message: str, provider: Provider) -> str:
 
 
 def check_connection(provider: Provider) -> ConnectionTest:
-    """Ask the provider for its model list, once (no retries), and say what it lists or what failed."""
+    """Ask the provider for its model list, once (no retries), and say what it lists or what failed. A person's
+    test goes through `santa_core.config.try_connection`, which asks their roles first."""
     if not provider.key_present():
         return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
                                       ".streamlit/secrets.toml")
@@ -280,13 +284,28 @@ def provider_card(provider: Provider) -> None:
         else:
             st.caption(escape_markdown(f"No models offered: list them in SANTA_PROVIDER_"
                                        f"{provider.name.upper().replace('-', '_')}_MODELS."))
-        state = f"provider_test_result_{provider.name}"
-        if st.button("Test connection", key=f"provider_test_{provider.name}",
-                     help="Asks the provider for its model list (one request, no model is called)."):
+        connection_panel(provider)
+
+
+def connection_panel(provider: Provider) -> None:
+    """The Test connection button and what the last test found; only for people who may test providers (the
+    core's action asks their stored roles again before the request leaves)."""
+    state = f"provider_test_result_{provider.name}"
+    if not identity.can(Permission.TEST_PROVIDERS):
+        st.caption(escape_markdown(identity.refusal(Permission.TEST_PROVIDERS)))
+        return
+    if st.button("Test connection", key=f"provider_test_{provider.name}",
+                 help="Asks the provider for its model list (one request, no model is called)."):
+        try:
             with st.spinner(escape_markdown(f"Asking {provider.name} for its models…")):
-                st.session_state[state] = check_connection(provider)
-        if isinstance(result := st.session_state.get(state), ConnectionTest):
-            _show_test(provider, result)
+                st.session_state[state] = try_connection(app_desk.desk().people, identity.actor(), provider,
+                                                         check_connection)
+        except PermissionDenied as exc:  # roles changed since the page was drawn
+            st.session_state.pop(state, None)
+            st.error(escape_markdown(f"Test connection of {provider.name} refused, nothing was sent: {exc}"))
+            return
+    if isinstance(result := st.session_state.get(state), ConnectionTest):
+        _show_test(provider, result)
 
 
 def provider_section() -> None:

@@ -89,12 +89,11 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     if not st.button("Ask one reviewer", key="try_review",
                      help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
         return
-    with st.spinner(escape_markdown(f"{model} is reviewing the sample…")):
-        trial = trials.try_rubric(rubric, output, spec, desk.runner.reviewer_for(model))
     try:
-        rubric_actions.keep_trial(desk.rubrics, "try", rubric, output, trial, actor)
+        with st.spinner(escape_markdown(f"{model} is reviewing the sample…")):
+            trial = rubric_actions.try_rubric(desk.rubrics, rubric, output, actor, spec, desk.runner.reviewer_for(model))
     except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
-        st.error(escape_markdown(f"The review was not kept: {exc}"))
+        st.error(escape_markdown(f"No reviewer was asked: {exc}"))
         return
     verdict = trial.verdict
     if trial.reviewer_failed:
@@ -151,7 +150,7 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     try:
         rows = _recheck(desk, rubric, version, picked, status, model, None if refusal else actor)
     except PermissionDenied as exc:  # roles changed since the page was drawn
-        st.error(escape_markdown(f"Re-check not kept: {exc}"))
+        st.error(escape_markdown(f"Nothing was re-checked or kept, and no reviewer was asked: {exc}"))
         return
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
@@ -170,12 +169,11 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
 
     def one(run_id: int) -> trials.Trial:
         spec, text = outputs[run_id]
+        if actor is None:  # checks only: free, and nothing is kept
+            return trials.try_rubric(rubric, text, spec)
         reviewer = desk.runner.reviewer_for(model) if model else None
-        trial = trials.try_rubric(rubric, text, spec, reviewer)
-        if actor is not None:
-            rubric_actions.keep_trial(desk.rubrics, "recheck", rubric, text, trial, actor, run_id=run_id,
-                                      stored_version=version)
-        return trial
+        return rubric_actions.try_rubric(desk.rubrics, rubric, text, actor, spec, reviewer, run_id=run_id,
+                                         stored_version=version)
 
     rows = []
     with ThreadPoolExecutor(max_workers=4) as pool:

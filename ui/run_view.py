@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import datetime
 
 import streamlit as st
 
+from desk.wiring import QUEUED_ORPHAN_S, SWEEP_EVERY_S
 from santa_core import pricing, words
 from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
 from santa_core.providers import family_known, panel_families, spans_two_families
@@ -17,7 +18,7 @@ from santa_core.run.fixer import fixed_by_person, keep_edits
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import app_desk, components, identity, run_record
+from ui import app_desk, clock, components, identity, run_record
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import escape_markdown
 
@@ -108,11 +109,26 @@ def timeline(view: RunView) -> None:
             round_panel(view, rnd)
 
 
+def queued_note(view: RunView, now: datetime) -> str:
+    """What a queued run waits for, said without touching it: reading a page never writes (the desk picks up runs
+    a stopped process left behind on its own: at its start, and every SWEEP_EVERY_S while it runs)."""
+    since = f"{view.updated_at:%Y-%m-%d %H:%M} UTC"
+    if view.batch_id is not None and view.batch_paused:
+        return (f"Queued since {since}: a review of batch #{view.batch_id}, which is paused. It starts when the "
+                "batch is resumed on the Batch page.")
+    if view.batch_id is not None:
+        return f"Queued since {since}: a review of batch #{view.batch_id}; the batch starts it when it has room."
+    if (now - view.updated_at).total_seconds() <= QUEUED_ORPHAN_S:
+        return "Queued: a worker will pick this run up in a moment."
+    return (f"Queued since {since}: waiting for a worker. A run whose process stopped is picked up by the desk "
+            f"on its own within about {QUEUED_ORPHAN_S + SWEEP_EVERY_S:g} s, or when it starts again.")
+
+
 def progress(view: RunView) -> None:
     """What is happening now, while reviewers or the fix agent work."""
     rnd = view.current_round
     if view.status == RunStatus.QUEUED:
-        st.info("Queued: a worker will pick this run up in a moment.")
+        st.info(escape_markdown(queued_note(view, clock.now())))
     elif view.status == RunStatus.RUNNING and rnd is not None:
         done = len(rnd.reviews)
         step = "fix agent is proposing edits" if rnd.gate else f"reviewers working ({done} of 2 reviews in)"
@@ -337,10 +353,6 @@ def poll_interval(status: RunStatus) -> float | None:
     return LIVE_EVERY_S if status in ACTIVE else None
 
 
-STALE_QUEUE_S = 5.0
-"""A run queued longer than this has no live worker (e.g. the server restarted): submit it."""
-
-
 def _load(run_id: int) -> RunView | None:
     try:
         return app_desk.desk().runs.get_run_view(run_id)
@@ -350,23 +362,11 @@ def _load(run_id: int) -> RunView | None:
         return None
 
 
-def _kick_if_stale(view: RunView) -> RunView:
-    """A queued run with no worker goes to this process's runner (the claim is atomic); a
-    running run whose worker process died (e.g. a killed command line) becomes interrupted."""
-    age = (datetime.now(UTC) - view.updated_at).total_seconds()
-    if view.status == RunStatus.QUEUED and age > STALE_QUEUE_S:
-        app_desk.desk().runner.submit(view.id)
-    elif view.status == RunStatus.RUNNING and age > STALE_QUEUE_S and view.id in actions.interrupt_orphans(app_desk.desk().runs):
-        return app_desk.desk().runs.get_run_view(view.id)
-    return view
-
-
 def render_run(run_id: int) -> None:
     """The whole run view; its live part polls while a worker is busy with the run (`poll_interval`)."""
     view = _load(run_id)
     if view is None:
         return
-    view = _kick_if_stale(view)
     every = poll_interval(view.status)
     first = [view]  # the full run hands its fresh view to the fragment; fragment reruns reload
 

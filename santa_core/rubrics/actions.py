@@ -1,12 +1,15 @@
 """What a rubric author does, the one door every page and command goes through: save a version,
-import a rubric file, keep a trial. The store checks the author's stored roles inside each write.
+import a rubric file, try a rubric (a sample, or past runs' outputs) with a reviewer. The store checks the
+author's stored roles inside each write; a trial checks them before its reviewer is paid as well.
 """
 
 from __future__ import annotations
 
 from santa_core.models import Rubric, RubricDocument
+from santa_core.reviewers.base import Reviewer
+from santa_core.roles import Permission
+from santa_core.rubrics import trials
 from santa_core.rubrics.store import SaveResult, Store
-from santa_core.rubrics.trials import Trial
 from santa_core.text import control_problem
 
 
@@ -20,11 +23,19 @@ def import_file(store: Store, text: str, fmt: str, author: str, note: str = "") 
     return store.import_text(text, fmt, author, note)
 
 
-def keep_trial(store: Store, kind: str, rubric: Rubric, output: str, trial: Trial, actor: str,
-               run_id: int | None = None, stored_version: int | None = None) -> int:
-    """Append a trial ("try" on a sample, "recheck" of a past run) with its checks and verdict; its id.
-    A sample holding a control character is refused (ValueError), as on every entry point."""
+def try_rubric(store: Store, rubric: Rubric, output: str, actor: str, spec: str = "", reviewer: Reviewer | None = None,
+               run_id: int | None = None, stored_version: int | None = None) -> trials.Trial:
+    """Try the rubric on a text and keep the trial ("try" on a sample; "recheck" of past run `run_id`) with its
+    checks, verdict and the reviewer's call; the trial.
+
+    Who may try rubrics is asked of the stored roles before the reviewer is (PermissionDenied): its call is
+    paid, so a refusal when the trial is kept would come after the money is spent. A sample holding a control
+    character is refused (ValueError), as on every entry point, before anything else.
+    """
     if problem := control_problem(output, "The sample output"):
         raise ValueError(problem)
-    return store.record_trial(kind, rubric, output, trial.checks, trial.outcome, actor, run_id=run_id,
-                              stored_version=stored_version, verdict=trial.verdict)
+    store.require(actor, Permission.TRY_RUBRIC)
+    trial = trials.try_rubric(rubric, output, spec, reviewer)
+    store.record_trial("try" if run_id is None else "recheck", rubric, output, trial.checks, trial.outcome, actor,
+                       run_id=run_id, stored_version=stored_version, verdict=trial.verdict)
+    return trial

@@ -12,6 +12,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
+from santa_core.roles import Permission
 
 
 class RubricNotFound(LookupError):
@@ -124,6 +125,10 @@ class Store(Protocol):
 
     def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:
         """Store a rubric file as the next version (or its own, newer, number)."""
+        ...
+
+    def require(self, actor: str, permission: Permission) -> None:
+        """Refuse (PermissionDenied) an actor whose stored roles do not allow the permission; writes nothing."""
         ...
 
     def record_trial(self, kind: str, rubric: Rubric, output: str, checks: list[CheckOutcome],

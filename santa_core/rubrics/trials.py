@@ -56,7 +56,10 @@ def run_checks(rubric: Rubric, output: str) -> tuple[list[CheckOutcome], list[Me
 
 
 def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer | None = None) -> Trial:
-    """Checks, then (if given) one reviewer on the same rubric, spec and output as a real run."""
+    """Checks, then (if given) one reviewer on the same rubric, spec and output as a real run.
+
+    The reviewer's call is paid: a person's trial goes through `santa_core.rubrics.actions.try_rubric`, which
+    asks their roles first; without a reviewer this is free and stores nothing."""
     checks, blocking = run_checks(rubric, output)
     outcome = None
     if reviewer is not None:

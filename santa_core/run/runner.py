@@ -98,14 +98,28 @@ class Runner:
         self._active_lock = threading.Lock()
         self.workers = workers
         """Runs worked on at once; more wait in the pool's queue."""
+        self._in_pool: dict[int, Future] = {}
+        """Runs submitted that no thread has started yet, with their futures."""
+        self._in_pool_lock = threading.Lock()
         self.pool = ThreadPoolExecutor(workers, thread_name_prefix="santa-run")
         # A separate pool for reviewer calls so a run waiting on its two reviewers can never
         # starve the pool its own reviewers need (no deadlock when every run worker is busy).
         self.review_pool = ThreadPoolExecutor(2 * workers, thread_name_prefix="santa-review")
 
     def submit(self, run_id: int) -> Future:
-        """Queue the run on the pool; returns the future of `execute`."""
-        return self.pool.submit(self.execute, run_id)
+        """Queue the run on the pool; returns the future of `execute`. A run still waiting in the pool is not
+        queued twice (its future is returned): the desk's sweep hands over queued runs this runner may hold."""
+        with self._in_pool_lock:
+            future = self._in_pool.get(run_id)
+            if future is None:
+                future = self._in_pool[run_id] = self.pool.submit(self._start, run_id)
+            return future
+
+    def _start(self, run_id: int) -> RunState:
+        """A pool thread takes the run: from now on a submit queues it again (it reads the state afresh)."""
+        with self._in_pool_lock:
+            self._in_pool.pop(run_id, None)
+        return self.execute(run_id)
 
     def execute(self, run_id: int) -> RunState:
         """Claim a queued run and drive it until it needs a person or finishes."""

@@ -39,7 +39,8 @@ class RunRow(SQLModel, table=True):
     created_by: str = "local"
     source: str = "app"
     worker: str | None = None
-    """host:pid:start of the process that claimed the run while it is `running`."""
+    """host:pid:start of the process that claimed the run while it is `running`, or that queued it while it is
+    `queued` (None otherwise, and for runs queued before this was recorded)."""
     person_b: str | None = None
     """The person a `person` reviewer slot B is assigned to (None: anyone who may review)."""
     person_c: str | None = None

@@ -14,17 +14,20 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from sqlmodel import Session, select
 
+from desk.wiring import open_desk
 from santa_core.models import RunStatus
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from storage.hashing import json_hash
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import CallSentRow
+from tests.core.run.test_runner import strict, year_fixer
 from tests.support.messages_api import (
     MessagesStub,
     fenced_output,
@@ -187,28 +190,139 @@ def test_a_signal_stops_the_review_in_order(messages_stub: MessagesStub, tmp_pat
     assert set(repo.load_round(1, 1).reviews) == {"B"}  # the answer that came in is kept
 
 
-def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path) -> None:
+QUEUING_PROCESS = """
+import sys, time
+from storage.runs import RunStore
+from storage.startup import init_db
+from tests.core.run.test_runner import RUBRIC
+repo = RunStore(init_db(sys.argv[1], mark_interrupted=False))
+print(repo.create_run(spec="Say it.", output="Acme launched its rocket in 2018.", rubric=RUBRIC, reviewer_b="b",
+                      reviewer_c="c", fixer="f"), flush=True)
+time.sleep(120)  # alive, holding its run (as a command line whose threads are all busy)
+"""
+
+
+@pytest.fixture
+def queued_elsewhere(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen]]:
+    """A run another live process on this host queued (and works itself, once it has a free thread)."""
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    init_db(url, mark_interrupted=False)
+    proc = subprocess.Popen([sys.executable, "-c", QUEUING_PROCESS, url], cwd=ROOT, stdout=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    try:
+        yield int(proc.stdout.readline()), proc
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def age(repo: RunStore, run_id: int) -> int:
+    """The run untouched for an hour (its process as it was)."""
     from datetime import UTC, datetime, timedelta
 
-    from desk.wiring import open_desk
-    from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
-    from tests.core.run.test_runner import RUBRIC, strict, year_fixer
+    an_hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+    with repo.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE run SET updated_at = ? WHERE id = ?", (an_hour_ago, run_id))
+    return run_id
+
+
+def left_behind_by(repo: RunStore, run_id: int, worker: str | None, status: RunStatus | None = None) -> int:
+    """The run as `worker` left it an hour ago (`status`: moved there first, by that process)."""
+    from santa_core.models import RunState
+
+    if status is not None:
+        assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=status), "worker")
+    with repo.engine.begin() as conn:
+        conn.exec_driver_sql("UPDATE run SET worker = ? WHERE id = ?", (worker, run_id))
+    return age(repo, run_id)
+
+
+def scripted_desk(url: str, **options: object):  # noqa: ANN201 - desk.Desk
+    """The app's desk (it marks, resubmits and sweeps) with scripted reviewers: no model server needed."""
+    return open_desk(url, reviewer_for=lambda name: FunctionReviewer(name, strict),
+                     fixer_for=lambda name: FunctionFixer(name, year_fixer), screen_for=lambda: None, **options)
+
+
+def wait_status(repo: RunStore, run_id: int, status: RunStatus) -> None:
+    deadline = time.monotonic() + 30
+    while repo.load_run(run_id).state.status != status and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert repo.load_run(run_id).state.status == status, repo.load_run(run_id).state
+
+
+def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path,
+                                                         queued_elsewhere: tuple[int, subprocess.Popen]) -> None:
+    from storage.workers import host_name
+    from tests.core.run.test_runner import RUBRIC
 
     url = f"sqlite:///{tmp_path / 'santa.db'}"
     repo = RunStore(init_db(url, mark_interrupted=False))
+    dead = f"{host_name()}:999999999:1"
+    theirs, _ = queued_elsewhere
     left, fresh = (repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC,
                                    reviewer_b="b", reviewer_c="c", fixer="f") for _ in range(2))
-    an_hour_ago = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
-    with repo.engine.begin() as conn:  # the process that queued `left` died an hour ago
-        conn.exec_driver_sql(f"UPDATE run SET updated_at = '{an_hour_ago}' WHERE id = {left}")
-    desk = open_desk(url, reviewer_for=lambda name: FunctionReviewer(name, strict),
-                     fixer_for=lambda name: FunctionFixer(name, year_fixer), screen_for=lambda: None)
+    left_behind_by(repo, left, dead)  # the process that queued it died an hour ago
+    age(repo, theirs)  # queued long ago by a live command line that works it itself
+    desk = scripted_desk(url)
     try:
-        deadline = time.monotonic() + 30
-        while repo.load_run(left).state.status != RunStatus.SHIPPED and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert repo.load_run(left).state.status == RunStatus.SHIPPED  # picked up at start, nobody opened it
+        wait_status(repo, left, RunStatus.SHIPPED)  # picked up at start, nobody opened it
         assert repo.load_run(fresh).state.status == RunStatus.QUEUED  # its own (live) process claims it
+        assert repo.load_run(theirs).state.status == RunStatus.QUEUED
+    finally:
+        desk.close()
+
+
+def test_the_app_sweeps_for_runs_left_behind_while_it_runs(tmp_path: Path,
+                                                           queued_elsewhere: tuple[int, subprocess.Popen],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """What a process leaves behind after the app started is picked up without anyone opening a page: a queued
+    run is worked, a run `running` under a dead process becomes interrupted (for a person to resume). A run another
+    live process queued, and a queued review of a paused batch, are left alone."""
+    from desk import wiring
+    from santa_core.batch.file import read_batch
+    from storage.workers import host_name
+    from tests.core.batch.test_driver import config, planted_csv
+    from tests.core.run.test_runner import RUBRIC
+
+    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    repo = RunStore(init_db(url, mark_interrupted=False))
+    monkeypatch.setattr(wiring, "SWEEP_EVERY_S", 3600.0)
+    desk = scripted_desk(url)  # started: nothing is left behind yet
+    dead = f"{host_name()}:999999999:1"
+
+    def new_run() -> int:
+        return repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC,
+                               reviewer_b="b", reviewer_c="c", fixer="f")
+
+    try:
+        queued, crashed = (new_run() for _ in range(2))
+        left_behind_by(repo, queued, dead)
+        left_behind_by(repo, crashed, dead, RunStatus.RUNNING)
+        theirs, process = queued_elsewhere
+        age(repo, theirs)
+        file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+        batch_id = desk.batches.create(file, config(file), "cli")
+        sample_id = desk.batches.draw(batch_id, "cli")
+        held = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
+        desk.batches.pause(batch_id, "cli")
+        left_behind_by(repo, held, dead)
+        assert sorted(wiring.sweep(desk.runs, desk.runner)) == sorted([crashed, queued])
+        wait_status(repo, queued, RunStatus.SHIPPED)
+        crashed_state = repo.load_run(crashed).state
+        assert (crashed_state.status, crashed_state.note) == (RunStatus.INTERRUPTED, wiring.SWEPT_NOTE)
+        desk.runner.pool.shutdown(wait=True)
+        assert [repo.load_run(i).state.status for i in (theirs, held)] == [RunStatus.QUEUED, RunStatus.QUEUED]
+    finally:
+        desk.close()
+    # and on its own, every SWEEP_EVERY_S, as the app opens it
+    monkeypatch.setattr(wiring, "SWEEP_EVERY_S", 0.05)
+    desk = scripted_desk(url)
+    try:
+        later = left_behind_by(repo, new_run(), dead)  # left after this desk started
+        wait_status(repo, later, RunStatus.SHIPPED)
+        assert repo.load_run(held).state.status == RunStatus.QUEUED  # the paused batch still holds its review
+        process.kill()  # the command line that queued `theirs` dies: it is left behind now
+        wait_status(repo, theirs, RunStatus.SHIPPED)
     finally:
         desk.close()
 

@@ -10,7 +10,6 @@ import pytest
 from sqlmodel import Session, func, select
 
 from santa_core.rubrics import actions as rubric_actions
-from santa_core.rubrics.trials import try_rubric
 from santa_core.run import actions
 from santa_core.text import text_problem
 from storage.runs import RunStore
@@ -47,7 +46,7 @@ def test_control_characters_are_refused_everywhere_and_nothing_is_written(repo: 
             actions.start_run(repo, texts["spec"], texts["output"], RUBRIC, "b", "c", "f", "ann")
     assert rows(repo, RunRow) == 0
     with pytest.raises(ValueError, match="The sample output contains"):
-        rubric_actions.keep_trial(repo.rubrics, "try", RUBRIC, text, try_rubric(RUBRIC, "fine"), "ann")
+        rubric_actions.try_rubric(repo.rubrics, RUBRIC, text, "ann")
     assert rows(repo, TrialRow) == 0
 
 

@@ -136,6 +136,22 @@ def test_mark_interrupted_and_runs_to_resume(repo: RunStore, engine: Engine) -> 
     ]
 
 
+def test_a_run_names_the_process_that_queued_or_claimed_it(repo: RunStore) -> None:
+    """So a sweep of another process leaves a queued run alone while the process that queued it lives (it works the
+    run once a thread is free); a run waiting for a person or finished belongs to no process."""
+    from storage.workers import this_worker
+
+    run_id = new_run(repo)
+    moves = [RunState(status=S.RUNNING), RunState(status=S.INTERRUPTED, note="stopped"), RunState(status=S.QUEUED),
+             RunState(status=S.RUNNING), RunState(status=S.SHIPPED)]
+    seen = [repo.runs_to_resume()[0].worker]
+    for move in moves:
+        assert repo.transition(run_id, {repo.load_run(run_id).state.status}, move, "system")
+        seen.append(repo.run_states([run_id])[run_id][2])
+    me = this_worker()
+    assert seen == [me, me, None, me, me, None]
+
+
 # --- queries for the pages ------------------------------------------------------------------
 
 

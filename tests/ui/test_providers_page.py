@@ -242,3 +242,31 @@ def test_a_price_unknown_review_shows_its_tokens_not_dollars(desk_env: RunStore,
     card = [c for c in captions if "in /" in c and "out tokens" in c]
     assert any("price unknown" in c for c in card) and any("$" in c for c in card)  # B unknown, C priced
     assert any("counted against the budget (includes price unknown)" in c for c in captions)
+
+
+def open_settings_as(email: str) -> AppTest:
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    at.user = {"is_logged_in": True, "email": email, "name": email.split("@")[0].title()}
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def test_only_who_may_test_providers_gets_test_connection_and_the_core_refuses_anyone_else(
+        desk_env: RunStore, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Test connection is a request on the install's key: the page offers it to admins, and the core's action asks the
+    stored roles before the request leaves, so a page that shows the button to a viewer anyway sends nothing."""
+    from ui import identity
+
+    viewer = open_settings_as("viewer@example.com")
+    assert not [b for b in viewer.button if (b.key or "").startswith("provider_test_")]
+    assert "To test a model provider's connection you need to be an admin." in texts(viewer)
+    monkeypatch.setattr(identity, "can", lambda permission: True)  # a page that forgot to hide it
+    viewer = open_settings_as("viewer@example.com")
+    for name in ("anthropic", "openai"):
+        viewer.button(key=f"provider_test_{name}").click().run()
+        assert (f"Test connection of {name} refused, nothing was sent: viewer@example.com (viewer) may not test a "
+                "model provider's connection; an admin may.") in [plain(e.value) for e in viewer.error]
+    assert messages_stub.calls == [] and chat_stub.calls == []
+    assert "Traceback" not in everything(viewer)

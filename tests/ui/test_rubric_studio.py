@@ -523,3 +523,30 @@ def test_a_save_refused_by_storage_is_shown_and_the_draft_kept(repo: RunStore) -
     at.button(key="rs_save").click()
     act(at)
     assert "Saved general v2." in texts(at)
+
+
+def test_a_trial_by_someone_who_may_not_try_rubrics_asks_no_reviewer_and_says_why(
+        repo: RunStore, messages_stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Hiding the buttons is convenience: with a page that shows them to a viewer anyway (every role check of the
+    page says yes), the core's action still refuses before the paid call. The model server receives nothing,
+    nothing is kept, and the page says why without a traceback."""
+    from ui import identity
+
+    run_id = shipped_run(repo, "Acme's rocket launched in 2018. It is ready for you.")
+    monkeypatch.setattr(identity, "can", lambda permission: True)
+    at = open_rubrics("general", user="viewer@example.com")
+    at.text_area(key="try_output").set_value("All investments carry risk. Contains DEFECT.")
+    act(at)
+    at.checkbox(key="rck_with_reviewer").check()
+    act(at)
+    assert at.multiselect(key="rck_runs").value == [run_id]
+    sent = len(messages_stub.calls)
+    at.button(key="try_review").click()
+    act(at)
+    assert "No reviewer was asked: viewer@example.com (viewer) may not try a rubric with a reviewer; a rubric author " \
+           "or an admin may." in [plain(e.value) for e in at.error]
+    at.button(key="rck_go").click()
+    act(at)
+    assert "Nothing was re-checked or kept, and no reviewer was asked: viewer@example.com (viewer) may not try a " \
+           "rubric with a reviewer; a rubric author or an admin may." in [plain(e.value) for e in at.error]
+    assert len(messages_stub.calls) == sent and trial_rows(repo) == 0

@@ -143,8 +143,7 @@ def intervals(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
 
 
 def test_a_run_being_reviewed_polls_fast_and_shows_no_escapes_or_record(
-        desk_env: RunStore, intervals: list[float | None], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(run_view, "STALE_QUEUE_S", 1e9)  # no worker takes the run while the page is open
+        desk_env: RunStore, intervals: list[float | None]) -> None:
     run_id = desk_env.create_run(SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
                                  created_by=EDITOR)
     state = desk_env.load_run(run_id).state

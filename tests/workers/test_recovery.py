@@ -163,3 +163,38 @@ def test_a_dead_claim_an_app_start_marks_interrupted_during_the_take_over_is_sti
         assert runs.load_run(run_id).state.status == RunStatus.SHIPPED
     finally:
         desk.close()
+
+
+def test_the_sweep_leaves_a_paused_batchs_queued_review_to_its_driver(pg_db) -> None:
+    """A run left queued with no job goes back on the queue, but not a review of a paused batch: its driver starts
+    it when the batch is resumed (a pause holds every review that has not begun)."""
+    import asyncio
+
+    from desk.wiring import open_desk
+    from santa_core.batch.file import read_batch
+    from tests.core.batch.test_driver import config, planted_csv
+
+    desk = open_desk(pg_db, mark_interrupted=False)
+    engine = task_engine(pg_db)
+    db = create_engine(normalise_url(pg_db))
+    try:
+        plain = new_run(desk.runs)
+        file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+        batch_id = desk.batches.create(file, config(file), "cli")
+        sample_id = desk.batches.draw(batch_id, "cli")
+        held = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
+        desk.batches.pause(batch_id, "cli")
+        with db.begin() as conn:  # both committed a while ago by a process that died before it enqueued them
+            conn.execute(text("UPDATE run SET updated_at = now() - interval '1 hour'"))
+        put_back: list[int] = []
+        engine.enqueue_left = lambda run_id, source: put_back.append(run_id)
+
+        async def sweep_once() -> int:
+            async with engine.app.open_async():
+                return await engine.sweep_queued()
+
+        assert asyncio.run(sweep_once()) == 1 and put_back == [plain]
+        assert statuses(db, [held]) == {held: RunStatus.QUEUED}
+    finally:
+        desk.close()
+        engine.close()

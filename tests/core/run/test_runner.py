@@ -182,6 +182,30 @@ def test_submit_twice_runs_once(repo: RunStore) -> None:
     assert len(rb.requests) == 1  # the claim is atomic: one worker reviewed, the others stood down
 
 
+def test_a_run_waiting_for_a_free_thread_is_queued_once_however_often_it_is_handed_over(repo: RunStore) -> None:
+    """The desk's sweep hands over queued runs every few seconds; one still waiting in this runner's pool (behind a
+    busy thread) keeps its one place there instead of piling up. Once a thread took it, a submit queues it again."""
+    import threading
+
+    started, release = threading.Event(), threading.Event()
+
+    def slow(request: ReviewRequest):
+        started.set()
+        release.wait(30)
+        return passing(request)
+
+    runner = Runner(repo, lambda name: FunctionReviewer(name, slow if name == "slow" else passing),
+                    lambda name: FunctionFixer(name, year_fixer), workers=1)
+    busy, waiting = new_run(repo, GOOD, reviewer_b="slow"), new_run(repo, GOOD)
+    first = runner.submit(busy)
+    assert started.wait(30)  # the only thread is busy
+    handed = [runner.submit(waiting) for _ in range(5)]
+    assert runner.pool._work_queue.qsize() == 1  # one place in the pool's queue, not five
+    release.set()
+    assert {f.result().status for f in (first, *handed)} == {RunStatus.SHIPPED}
+    assert runner.submit(waiting).result().status == RunStatus.SHIPPED  # taken and done: queued again, a no-op
+
+
 def test_two_people_approving_at_once_commit_one_decision(repo: RunStore) -> None:
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
     run_id = new_run(repo, BAD)

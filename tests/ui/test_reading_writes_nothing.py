@@ -1,0 +1,130 @@
+"""Reading never writes: opening a run's page (`?run=N`) changes nothing, whatever the run waits for. A run queued
+long ago by a process that is gone, one interrupted, one still `running` under a dead process, a queued review
+of a paused batch: the page says what is going on, and every table's rows and the audit chain's head are the same
+before and after, with everything the page might have handed the desk's runner run to its end. The desk picks
+such runs up on its own (tests/cli/test_crash.py), never because someone looked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+
+import pytest
+from sqlalchemy import Engine, inspect, text
+from streamlit.testing.v1 import AppTest
+
+from desk import Desk, wiring
+from santa_core.batch.file import read_batch
+from santa_core.models import RunState, RunStatus
+from storage.runs import RunStore
+from storage.workers import host_name
+from tests.core.batch.test_driver import config, planted_csv
+from tests.support.messages_api import MessagesStub
+from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, MODEL_C, SPEC, texts
+
+DEAD = f"{host_name()}:999999999:1"
+"""A process on this host that is not running (no such pid)."""
+AN_HOUR_AGO = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def snapshot(engine: Engine) -> dict[str, object]:
+    """Row counts of every table, the audit chain's head, and every run's and batch's state."""
+    with engine.connect() as conn:
+        found: dict[str, object] = {t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar()
+                                    for t in inspect(engine).get_table_names()}
+        found["audit head"] = conn.execute(text("SELECT * FROM audit_head")).all()
+        found["runs"] = conn.execute(text("SELECT id, status, note, worker, updated_at FROM run ORDER BY id")).all()
+        found["batches"] = conn.execute(text("SELECT id, paused FROM batch ORDER BY id")).all()
+    return found
+
+
+def left(repo: RunStore, run_id: int, worker: str | None = DEAD) -> int:
+    """The run as a process that died an hour ago left it."""
+    with repo.engine.begin() as conn:
+        conn.execute(text("UPDATE run SET updated_at = :at, worker = :w WHERE id = :id"),
+                     {"at": AN_HOUR_AGO, "w": worker, "id": run_id})
+    return run_id
+
+
+def new_run(repo: RunStore) -> int:
+    return repo.create_run(SPEC, CLEAN, repo.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR)
+
+
+def queued(repo: RunStore, desk: Desk) -> int:
+    return left(repo, new_run(repo))
+
+
+def interrupted(repo: RunStore, desk: Desk) -> int:
+    run_id = new_run(repo)
+    assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+    state = repo.load_run(run_id).state
+    assert repo.transition(run_id, {RunStatus.RUNNING}, state.model_copy(update={
+        "status": RunStatus.INTERRUPTED, "note": "the server stopped"}), "system")
+    return left(repo, run_id, None)
+
+
+def running_under_a_dead_process(repo: RunStore, desk: Desk) -> int:
+    run_id = new_run(repo)
+    assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+    return left(repo, run_id)
+
+
+def review_of_a_paused_batch(repo: RunStore, desk: Desk) -> int:
+    file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
+    batch_id = desk.batches.create(file, config(file).model_copy(update={
+        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B}), "ann")
+    sample_id = desk.batches.draw(batch_id, "ann")
+    run_id = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
+    desk.batches.pause(batch_id, "ann")
+    return left(repo, run_id)
+
+
+CASES: dict[str, tuple[Callable[[RunStore, Desk], int], str]] = {
+    "queued-left-by-a-dead-process": (queued, "waiting for a worker. A run whose process stopped is picked up by "
+                                              "the desk on its own"),
+    "interrupted": (interrupted, "Interrupted: the server stopped. Nothing committed was lost."),
+    "running-under-a-dead-process": (running_under_a_dead_process, "🔄 reviewing"),
+    "queued-review-of-a-paused-batch": (review_of_a_paused_batch, "which is paused. It starts when the batch is "
+                                                                  "resumed on the Batch page."),
+}
+"""what the run waits for -> (make such a run, what its page says)."""
+
+
+@pytest.fixture
+def app_desk_open(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> Iterator[Desk]:
+    """The app's desk, opened (its start done) before the runs are left behind, its sweep out of the way."""
+    from ui import app_desk
+
+    monkeypatch.setattr(wiring, "SWEEP_EVERY_S", 3600.0)
+    desk = app_desk.desk_for(str(desk_env.engine.url))
+    yield desk
+    desk.close()
+
+
+def open_run(person: str | None, run_id: int | None) -> AppTest:
+    """The Review page on `?run=<run_id>`, as a signed-in person (None: the local admin)."""
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    if person:
+        at.user = {"is_logged_in": True, "email": person, "name": "Ed"}
+    if run_id is not None:
+        at.query_params["run"] = str(run_id)
+    at.run()
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_opening_a_run_page_writes_nothing_and_says_what_the_run_waits_for(
+        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str) -> None:
+    make, says = CASES[case]
+    run_id = make(desk_env, app_desk_open)
+    open_run(EDITOR, None)  # signed in before (a first sign-in registers the person: sign-in's write, not reading's)
+    before = snapshot(desk_env.engine)
+    for person in (None, EDITOR):  # the local admin, and an editor who may resume
+        assert says in texts(open_run(person, run_id))
+    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the runner has run to its end
+    app_desk_open.batches.pool.shutdown(wait=True)
+    assert snapshot(desk_env.engine) == before
+    assert messages_stub.calls == []
