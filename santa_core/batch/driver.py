@@ -271,10 +271,10 @@ class BatchDriver(PatternFixing):
         panel = (batch.config.reviewer_b, batch.config.reviewer_c)
         # The screen runs at each item's gate, after the Message Batch's answers come back: one that cannot run would
         # fail every item closed, so the reviewers' batch would be paid for nothing. Not sent, and the page says why.
-        if problem := message_batches_problem(*panel) or self.runner.screen_problem(panel):
+        client = self._client() if (problem := message_batches_problem(*panel)) is None else None
+        if problem := problem or self.runner.screen_problem(panel):
             self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
             return None
-        client = self._client()
         if self.store.is_paused(batch.id):
             return None  # not sent yet: a pause still holds it back
         status = self.store.progress(sample_id).api_status

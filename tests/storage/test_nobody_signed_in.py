@@ -33,7 +33,6 @@ from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.roles import LOCAL, NotSignedIn
 from santa_core.rubrics import actions as rubric_actions
-from santa_core.rubrics.trials import Trial
 from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.batches import BatchStore
@@ -129,8 +128,7 @@ RUN_ACTIONS: dict[str, Act] = {
 RUBRIC_ACTIONS: dict[str, Act] = {
     "save_version": lambda w, a: rubric_actions.save_version(w.repo.rubrics, acme(), a, "first", None),
     "import_file": lambda w, a: rubric_actions.import_file(w.repo.rubrics, acme().model_dump_json(), "json", a),
-    "keep_trial": lambda w, a: rubric_actions.keep_trial(w.repo.rubrics, "try", RUBRIC, GOOD,
-                                                         Trial([], [], [], [], None), a, stored_version=1),
+    "try_rubric": lambda w, a: rubric_actions.try_rubric(w.repo.rubrics, RUBRIC, GOOD, a, stored_version=1),
 }
 PEOPLE_ACTIONS: dict[str, Act] = {
     "set_roles": lambda w, a: people.set_roles(w.repo.people, "new@example.com", ["viewer"], a),
