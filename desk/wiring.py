@@ -7,7 +7,6 @@ Shared by the app (held in `st.cache_resource` by `ui.app_desk`) and the command
 from __future__ import annotations
 
 import functools
-import hashlib
 import logging
 import os
 import threading
@@ -15,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-import anthropic
-import openai
-
+from desk import connection
+from desk.clients import NO_KEY, chat_client, shared_client  # noqa: F401 - used through wiring too
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
 from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
@@ -44,22 +42,6 @@ from storage.workers import alive_on_this_host, this_worker
 log = logging.getLogger(__name__)
 
 
-@functools.lru_cache(maxsize=4)
-def _client(base_url: str | None, credential_digest: str) -> anthropic.Anthropic:
-    """One HTTP client per API host and credential, shared by every call of this process.
-
-    Why shared: a client holds a connection pool; one per call would leak connections. Sharing
-    the client shares no conversation: every request carries only its own prompt.
-    """
-    return anthropic.Anthropic(max_retries=3, timeout=120.0, base_url=base_url)
-
-
-def shared_client() -> anthropic.Anthropic:
-    """The client for the current ANTHROPIC_BASE_URL and key (a changed key gets a new client)."""
-    key = os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or ""
-    return _client(os.environ.get("ANTHROPIC_BASE_URL") or None, hashlib.sha256(key.encode()).hexdigest())
-
-
 def answer_attempts() -> int:
     """Calls at most for one reviewer or fix answer while it comes back refused, cut off or malformed:
     SANTA_ANSWER_ATTEMPTS, default 4 (1 gives up after the first bad answer)."""
@@ -67,23 +49,6 @@ def answer_attempts() -> int:
         return min(10, max(1, int(os.environ.get("SANTA_ANSWER_ATTEMPTS", DEFAULT_ANSWER_ATTEMPTS))))
     except ValueError:
         return DEFAULT_ANSWER_ATTEMPTS
-
-
-@functools.lru_cache(maxsize=16)
-def _chat_client(base_url: str | None, key: str, credential_digest: str) -> openai.OpenAI:
-    """One Chat Completions client per endpoint and credential (a connection pool, no conversation)."""
-    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=3, timeout=120.0)
-
-
-NO_KEY = "not-needed"
-"""What a named endpoint that needs no key (a local server) is sent as its key: the SDK insists on one."""
-
-
-def chat_client(provider: providers.Provider) -> openai.OpenAI:
-    """The shared client of an OpenAI-compatible provider, for its current base URL and key."""
-    key = (os.environ.get(provider.key_env) if provider.key_env else NO_KEY) or ""
-    base = provider.base_url or ("https://api.openai.com/v1" if provider.name == providers.OPENAI else None)
-    return _chat_client(base, key, hashlib.sha256(key.encode()).hexdigest())
 
 
 def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra) -> object:
@@ -163,6 +128,17 @@ def runner_workers() -> int:
         return min(64, max(1, int(os.environ.get("SANTA_WORKERS", "4"))))
     except ValueError:
         return 4
+
+
+def screen_answers_of(runs: RunStore) -> Callable[[], str | None]:
+    """Before a Message Batch is paid for: why the injection screen, on in the settings, would not answer (its
+    provider's model list, asked for free), else None."""
+
+    def check() -> str | None:
+        defaults = effective_of(runs).defaults
+        return connection.screen_answers(defaults.screen_model) if defaults.screen else None
+
+    return check
 
 
 ENV_ONLY_SETTINGS: tuple[tuple[str, str, Callable[[], float]], ...] = (
@@ -270,7 +246,7 @@ def open_desk(
     count = workers or runner_workers()
     runner = (QueuedRunner(task_engine(url), runs, reviewer_for, fixer_for, count, **options) if queued
               else Runner(runs, reviewer_for, fixer_for, count, **options))
-    batch_options = {"client_for": shared_client, "poll_s": batch_poll_seconds()}
+    batch_options = {"client_for": shared_client, "poll_s": batch_poll_seconds(), "screen_answers": screen_answers_of(runs)}
     batches = (QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
                if isinstance(runner, QueuedRunner) else BatchDriver(runs, BatchStore(runs), runner, fixer_for,
                                                                      **batch_options))

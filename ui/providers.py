@@ -6,23 +6,15 @@ Keys are only ever asked "is it there" (`Provider.key_present`): no key, nor its
 
 from __future__ import annotations
 
-import itertools
-import os
-import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
-import anthropic
-import openai
 import pandas as pd
 import streamlit as st
 
-from desk import wiring
+from desk.connection import MAX_LISTED, ConnectionTest, check_connection, key_text, shown_url
 from santa_core import pricing
 from santa_core.config import try_connection
 from santa_core.providers import (
-    ANTHROPIC,
     MESSAGES_API,
     Provider,
     configured_providers,
@@ -31,7 +23,6 @@ from santa_core.providers import (
     key_problem,
     provider_of,
     provider_problems,
-    scrub_keys,
     second_key_hint,
     usable_model_ids,
 )
@@ -115,54 +106,6 @@ def screen_notice(runner: Runner, reviewer_b: str, reviewer_c: str) -> str | Non
 # --- the Settings page's provider list --------------------------------------------------------
 
 PROTOCOL_LABEL = {MESSAGES_API: "Anthropic Messages API"}
-DEFAULT_URL = {ANTHROPIC: "https://api.anthropic.com", "openai": "https://api.openai.com/v1"}
-TEST_TIMEOUT_S = 10.0
-"""How long Test connection waits for the model list (no retries: the person clicks again)."""
-TEST_DEADLINE_S = 15.0
-"""The most Test connection keeps the page waiting in all (a server that trickles bytes beats a read timeout)."""
-MAX_LISTED = 40
-"""Models of a provider's list shown by name (the rest are counted)."""
-MAX_MESSAGE_CHARS = 400
-
-
-def redacted_base_url(url: str | None) -> str:
-    """The URL without secrets: user and password become ***, every query value ***, no fragment."""
-    if not url:
-        return ""
-    scheme, sep, rest = url.partition("://")
-    if not sep:
-        scheme, rest = "", url
-    authority, slash, path = rest.partition("/")
-    if "@" in authority:  # credentials, however the URL parses (a missing scheme makes urlsplit miss them)
-        authority = "***@" + authority.rpartition("@")[2]
-        url = f"{scheme}{sep}{authority}{slash}{path}"
-        if not sep:
-            return f"***@{redacted_base_url('http://' + url[4:]).removeprefix('http://')}"
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "(not a valid URL)"
-    netloc = ("***@" if parts.username or parts.password or "@" in parts.netloc else "") + (f"[{host}]" if ":" in host else host) + port
-    query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-def shown_url(provider: Provider) -> str:
-    """The provider's base URL for a page (redacted), or the default one it uses."""
-    if provider.base_url:
-        return redacted_base_url(provider.base_url)
-    default = DEFAULT_URL.get(provider.name)
-    return f"{default} (default)" if default else "(none)"
-
-
-def key_text(provider: Provider) -> str:
-    """'key present (OPENAI_API_KEY)', 'no key (set OPENAI_API_KEY)' or 'no key needed' — never the key."""
-    if provider.key_env is None:
-        return "no key needed"
-    where = "ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN" if provider.name == ANTHROPIC else provider.key_env
-    return f"key present ({where})" if provider.key_present() else f"no key (set {where})"
 
 
 def _usd(value: float) -> str:
@@ -180,79 +123,6 @@ def price_rows(provider: Provider) -> list[dict]:
                      "output (USD / M tokens)": _usd(row.output) if row else pricing.PRICE_UNKNOWN,
                      "price as of": pricing.model_as_of(mid, rates) or "—"})
     return rows
-
-
-@dataclass(frozen=True)
-class ConnectionTest:
-    """What Test connection found: the model ids the provider lists, or exactly what failed."""
-
-    models: tuple[str, ...] = ()
-    total: int = 0
-    problem: str | None = None
-
-
-def _key_value(provider: Provider) -> str:
-    """The key, only so an error message that echoes it can be cleaned before it is shown."""
-    if provider.name == ANTHROPIC:
-        return os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN") or ""
-    return os.environ.get(provider.key_env or "", "") if provider.key_env else ""
-
-
-def _error_message(exc: Exception) -> str:
-    body = getattr(exc, "body", None)
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        message = inner.get("message") if isinstance(inner, dict) else inner
-        if message:
-            return str(message)
-    return str(getattr(exc, "message", "") or exc)
-
-
-def _clean(message: str, provider: Provider) -> str:
-    key = _key_value(provider)
-    if len(key) >= 4:
-        message = message.replace(key, "***")
-    message = scrub_keys(message)
-    message = " ".join(message.split())
-    return message if len(message) <= MAX_MESSAGE_CHARS else message[:MAX_MESSAGE_CHARS] + "…"
-
-
-def check_connection(provider: Provider) -> ConnectionTest:
-    """Ask the provider for its model list, once (no retries), and say what it lists or what failed. A person's
-    test goes through `santa_core.config.try_connection`, which asks their roles first."""
-    if not provider.key_present():
-        return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
-                                      ".streamlit/secrets.toml")
-    url = shown_url(provider)
-    found: list[ConnectionTest] = []
-    # A daemon thread: a server that trickles bytes past the deadline is abandoned without holding the app's exit.
-    worker = threading.Thread(target=lambda: found.append(_list_models(provider, url)), daemon=True,
-                              name=f"provider-test-{provider.name}")
-    worker.start()
-    worker.join(TEST_DEADLINE_S)
-    return found[0] if found else ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
-
-
-def _list_models(provider: Provider, url: str) -> ConnectionTest:
-    """One model-list request; what it lists or what failed (never raises)."""
-    try:
-        if provider.protocol == MESSAGES_API:
-            client = wiring.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
-        else:
-            client = wiring.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
-        ids = [m.id for m in itertools.islice(client.models.list(), 500)]
-    except (openai.APIStatusError, anthropic.APIStatusError) as exc:
-        problem = f"HTTP {exc.status_code} from {url}: {_error_message(exc)}"
-    except (openai.APITimeoutError, anthropic.APITimeoutError):
-        problem = f"no answer from {url} within {TEST_TIMEOUT_S:g} s (timed out)"
-    except (openai.APIConnectionError, anthropic.APIConnectionError) as exc:
-        cause = exc.__cause__ or exc.__context__
-        problem = f"could not connect to {url}: {cause or exc.message}"
-    except Exception as exc:  # noqa: BLE001 - a bad URL or an odd answer: say what, never a traceback
-        problem = f"{type(exc).__name__}: {exc}"
-    else:
-        return ConnectionTest(models=tuple(ids[:MAX_LISTED]), total=len(ids))
-    return ConnectionTest(problem=_clean(problem, provider))
 
 
 def _show_test(provider: Provider, result: ConnectionTest) -> None:

@@ -49,7 +49,7 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     if problem := text_problem(output, "The sample output") or (spec.strip() and text_problem(spec, "The spec")):
         st.error(escape_markdown(problem))
         return
-    checks, blocking = trials.run_checks(rubric, output)
+    checks, blocking = trials.run_checks(rubric, output, spec)
     failed = [c for c in checks if c.result == "FAIL"]
     if blocking:
         st.error(f"{len(blocking)} blocking finding{'s' if len(blocking) != 1 else ''}: a run would be NAUGHTY "
@@ -63,6 +63,9 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     for issue in injections:
         st.error(escape_markdown(f"Injection detector: {issue.description} — “{issue.evidence}”"))
     if refusal:
+        return
+    if trials.injected_in(blocking):  # a run would ask no reviewer either: the text is built to take one over
+        st.info("No reviewer is asked about a text that addresses its reviewers: a run would not ask one either.")
         return
     _ask_reviewer(desk, rubric, output, spec, actor)
 

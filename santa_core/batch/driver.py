@@ -92,8 +92,10 @@ class BatchDriver(PatternFixing):
 
     def __init__(self, repo: run_store.Store, store: batch_store.Store, runner: Runner, fixer_for: Callable[[str], Fixer],
                  client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0,
-                 retry_s: float = 2.0) -> None:
+                 retry_s: float = 2.0, screen_answers: Callable[[], str | None] | None = None) -> None:
         self.store = store
+        self.screen_answers = screen_answers
+        """Why the injection screen's provider would not answer now (asked for free), else None; None: not asked."""
         self.repo = repo
         self.runner = runner
         self.fixer_for = fixer_for
@@ -272,7 +274,7 @@ class BatchDriver(PatternFixing):
         # The screen runs at each item's gate, after the Message Batch's answers come back: one that cannot run would
         # fail every item closed, so the reviewers' batch would be paid for nothing. Not sent, and the page says why.
         client = self._client() if (problem := message_batches_problem(*panel)) is None else None
-        if problem := problem or self.runner.screen_problem(panel):
+        if problem := problem or self.runner.screen_problem(panel) or self._screen_silent():
             self.store.set_api(sample_id, None, f"{STOPPED}{problem}")  # nothing sent; the page says why
             return None
         if self.store.is_paused(batch.id):
@@ -295,6 +297,11 @@ class BatchDriver(PatternFixing):
         self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
         return api_id
 
+    def _screen_silent(self) -> str | None:
+        """Why the screen's provider does not answer (a wrong key, nothing at its address): every item would fail
+        closed at its gate, after the reviewers' batch was paid. Asked of its model list, which costs nothing."""
+        return self.screen_answers() if self.screen_answers is not None else None
+
     def _take_outcomes(self, sample_id: int, batch: Batch, outcomes: dict) -> list[Future]:
         """Store the ended Message Batch's reviews, each on its item's run, and queue the runs: with both
         reviews in, only the checks and the gate run. The runs' futures."""
@@ -304,11 +311,12 @@ class BatchDriver(PatternFixing):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             item = items.get(review.item_id)
             if not all(i in outcomes for i in ids.values()):
-                if item is not None and injected(item.spec, item.output):
-                    # Never sent: the text addresses its reviewers. The run's pre-check blocks it
-                    # before any reviewer is asked, so the item is NAUGHTY without a paid request.
-                    futures.append(self._restart(self.store.start_review(sample_id, review.item_id)))
-                continue  # otherwise not part of the submitted batch (cannot happen unless the jobs were edited)
+                # Never sent (the text addresses its reviewers, `_jobs`): its run's pre-check blocks it before any
+                # reviewer is asked, so the item is NAUGHTY without a paid request. Why not ask the detector again
+                # here: an answer that changed since the send (another process, a check that could not finish
+                # once) would leave the item out for good and the sample unfinished; the run decides it instead.
+                futures.append(self._restart(self.store.start_review(sample_id, review.item_id)))
+                continue
             run_id = self.store.start_review(sample_id, review.item_id)
             for custom_id in ids.values():
                 outcome = outcomes[custom_id] if item is None else compromised(outcomes[custom_id], item.output)

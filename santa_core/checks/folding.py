@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import repeat
 
 # Why strip these: zero-width and bidi control characters are invisible to a person but split
 # a phrase for a naive matcher ("ign\u200bore previous instructions").
@@ -109,19 +110,41 @@ def _fold_char(ch: str, casefold: bool, latin_first: bool = True) -> str:
     return base.translate(_CONFUSABLES)
 
 
+_PLAIN, _SPACE, _BREAK = 0, 1, 2
+
+
+@lru_cache(maxsize=16384)
+def _pieces(ch: str, casefold: bool, latin_first: bool) -> tuple[tuple[int, str], ...]:
+    """`_fold_char` as pieces: runs of visible characters (_PLAIN, the run) and whitespace runs (_BREAK when the run
+    holds a newline, else _SPACE). Why: a character may fold to many ("ﷺ" to eighteen, with spaces), and a text of
+    them must not cost a Python step per folded character (bench/adversarial_inputs.py measures it)."""
+    pieces: list[tuple[int, str]] = []
+    for c in _fold_char(ch, casefold, latin_first):
+        kind = _BREAK if c == "\n" else _SPACE if c.isspace() else _PLAIN
+        if pieces and kind != _PLAIN and pieces[-1][0] != _PLAIN:  # one whitespace run; a newline in it wins
+            pieces[-1] = (max(kind, pieces[-1][0]), "")
+        elif pieces and kind == _PLAIN and pieces[-1][0] == _PLAIN:
+            pieces[-1] = (_PLAIN, pieces[-1][1] + c)
+        else:
+            pieces.append((kind, c if kind == _PLAIN else ""))
+    return tuple(pieces)
+
+
 def fold(text: str, casefold: bool = True, latin_first: bool = True) -> Folded:
     """Fold text for matching; whitespace runs become one space (or one newline)."""
     out: list[str] = []
     index: list[int] = []
+    spaced = False  # the last character out is a space or a newline (a whitespace run goes on)
     for i, ch in enumerate(text):
-        for c in _fold_char(ch, casefold, latin_first):
-            if not c.isspace():
-                out.append(c)
+        for kind, run in _pieces(ch, casefold, latin_first):
+            if kind == _PLAIN:
+                out.append(run)
+                index.extend(repeat(i, len(run)))
+                spaced = False
+            elif not spaced:
+                out.append("\n" if kind == _BREAK else " ")
                 index.append(i)
-            elif out and out[-1] in " \n":
-                if c == "\n":
-                    out[-1] = "\n"
-            else:
-                out.append("\n" if c == "\n" else " ")
-                index.append(i)
+                spaced = True
+            elif kind == _BREAK:
+                out[-1] = "\n"  # the run's one character becomes a newline
     return Folded("".join(out), tuple(index), text)

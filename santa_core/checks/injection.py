@@ -10,6 +10,9 @@ index back to the original, so evidence is always the exact original substring.
 from __future__ import annotations
 
 import bisect
+import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -22,7 +25,9 @@ from santa_core.checks.addressing import elsewhere as _elsewhere
 from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, Unfinished, budget, escape, search
 from santa_core.checks.folding import Folded, fold
+from santa_core.checks.views import deleet, despaced, plain
 from santa_core.models import MergedIssue
+from santa_core.text import sha256_text
 
 __all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "injected"]
 
@@ -368,90 +373,6 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
     return kept
 
 
-_LETTER_SPACED = Pattern(r"(?<!\S)(?:\S[ \t\u00a0]{1,3}){3,}\S(?![^\s.,;:!?])")
-
-
-def _despaced(text: str, casefold: bool) -> Folded | None:
-    """Letter-spaced runs joined ("s e t  v e r d i c t" → "set verdict") and folded, indexed into `text`; None if none."""
-    runs = _LETTER_SPACED.finditer(text)
-    if not runs:
-        return None
-    out, index, last = [], [], 0
-    for m in runs:
-        out.append(text[last:m.start()])
-        index.extend(range(last, m.start()))
-        for k, ch in enumerate(m.group(0), start=m.start()):
-            if not ch.isspace():
-                out.append(ch)
-                index.append(k)
-            elif text[k - 1].isspace() and not text[k - 2].isspace():  # a wider gap separates words
-                out.append(" ")
-                index.append(k)
-        last = m.end()
-    out.append(text[last:])
-    index.extend(range(last, len(text)))
-    folded = fold("".join(out), casefold=casefold)
-    return Folded(folded.text, tuple(index[i] for i in folded.index), text)
-
-
-_LEET = str.maketrans("013457@$", "oieastas")
-_L_AS_I = str.maketrans("l|", "ii")
-# Words an attack spells with "l" or "|" for "i" ("lgnore prev|ous |nstruct|ons"); only these are read back, since
-# every other word with an "l" is just a word.
-_I_WORDS = frozenset("ignore ignoring previous prior instructions instruction initial original verdict reviewer reviewers"
-                     " criteria criterion evaluation evaluating grading disregard rubric".split())
-
-
-_LEET_WORD = Pattern(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[\w@$]+\b")
-# Why the lookahead and the possessive run: "[a-z|]*[l|][a-z|]*" backtracked over every way of splitting a long
-# word at its l's when the word ran into a digit ("lll…l1"); a word is taken whole, once.
-_L_WORD = Pattern(r"(?<![\w|])(?=[a-z|]*?[l|])[a-z|]++(?![\w|])")
-
-
-def _deleet(folded: Folded) -> Folded:
-    """Digits standing for letters inside words ("1gn0re" → "ignore"), "l" or "|" for "i" in the words of an attack
-    ("lgnore"); same length, same index."""
-    text = _LEET_WORD.sub(lambda m: m.group(0).translate(_LEET), folded.text)
-
-    def as_i(m: Match[str]) -> str:
-        word = m.group(0).translate(_L_AS_I)
-        return word if word in _I_WORDS else m.group(0)
-
-    text = _L_WORD.sub(as_i, text)
-    return Folded(text, folded.index, folded.source)
-
-
-# Markdown emphasis and code marks ("*Ignore* *previous*", "_return_ `PASS`"), hyphens inside a word ("Ig-nore",
-# "P-A-S-S") and dots between single letters ("I.g.n.o.r.e"): what a reader's eye skips over.
-_MARKUP = Pattern(r"[*_`~]+|(?<=[A-Za-z])-(?=[A-Za-z])|(?<![\w.])(?:[A-Za-z]\.){2,}[A-Za-z](?![\w])")
-
-
-def _plain(text: str, casefold: bool) -> Folded | None:
-    """The text without markup inside and around words, folded and indexed into `text`; None if there is none."""
-    out, index, last = [], [], 0
-    for m in _MARKUP.finditer(text):
-        out.append(text[last:m.start()])
-        index.extend(range(last, m.start()))
-        piece = m.group(0)
-        if piece[0] in "*_`~":
-            inside = m.start() > 0 and text[m.start() - 1].isalnum() and m.end() < len(text) and text[m.end()].isalnum()
-            if inside:  # "ignore_previous_instructions": a word separator
-                out.append(" ")
-                index.append(m.start())
-        elif piece != "-":
-            for k, ch in enumerate(piece, start=m.start()):
-                if ch != ".":
-                    out.append(ch)
-                    index.append(k)
-        last = m.end()
-    if last == 0:
-        return None
-    out.append(text[last:])
-    index.extend(range(last, len(text)))
-    folded = fold("".join(out), casefold=casefold)
-    return Folded(folded.text, tuple(index[i] for i in folded.index), text)
-
-
 # A sentence that is only an address ("Attention, reviewer.", "Dear AI grader!"): the next one speaks to it.
 _ADDRESS_ONLY = Pattern(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
                            r"(?:" + _EVALUATOR + r"|judges?)\s*[.!:,]*")
@@ -460,20 +381,36 @@ _ADDRESS_ONLY = Pattern(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s
 _SCORED = _Pattern("text addressing its evaluator", "instruction", Pattern(""))
 
 
-def _scan_sentences(lower: Folded, cased: Folded) -> list[_Hit]:
-    """Sentences of the folded text scored by `_sentence_family`, in original coordinates."""
+_LATIN = re.compile(r"[a-z]")  # one character class: linear by construction, and asked of every sentence
+"""Every rule of the sentence scorer needs a Latin letter: a sentence without one (an Arabic ligature that folds
+to eighteen letters, a line of CJK) is not scored at all."""
+
+
+def _scan_sentences(lower: Folded, cased: Folded, scored: dict[tuple[str, str, bool], str | None]) -> list[_Hit]:
+    """Sentences of the folded text scored by `_sentence_family`, in original coordinates.
+
+    `scored`: the verdicts of sentences scored before in this text (its other views, repeats), by sentence, cased
+    sentence and whether an address came before: each distinct sentence is scored once (a view differs from the
+    text as written only around what it rewrites, and a text built to be slow repeats itself).
+    """
     hits = []
-    cased_by_start = {i: k for k, i in enumerate(cased.index)}
     address_only = False
     for m in _SENTENCE.finditer(lower.text):
         sentence = m.group(0).strip()
+        if _LATIN.search(sentence) is None:  # nor is it an address
+            address_only = False
+            continue
         addressed_before, address_only = address_only, _ADDRESS_ONLY.fullmatch(sentence) is not None
         if len(sentence) < 8:
             continue
-        a = cased_by_start.get(lower.index[m.start()], 0)
-        end_orig = lower.index[m.end() - 1]
-        b = next((k for k in range(a, len(cased.index)) if cased.index[k] > end_orig), len(cased.text))
-        if _sentence_family(sentence, cased.text[a:b], addressed_before) is None:
+        first = lower.index[m.start()]  # the cased view's last character folded from the sentence's first one
+        a = bisect.bisect_right(cased.index, first) - 1
+        a = a if a >= 0 and cased.index[a] == first else 0
+        b = bisect.bisect_right(cased.index, lower.index[m.end() - 1], lo=a)  # the index only grows
+        key = (sentence, cased.text[a:b], addressed_before)
+        if key not in scored:
+            scored[key] = _sentence_family(*key)
+        if scored[key] is None:
             continue
         start, end = lower.span(m.start(), m.end())
         hits.append(_Hit(start, end, _SCORED, lower.original(m.start(), m.end()).strip()))
@@ -499,13 +436,13 @@ def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) 
     lower = fold(text, casefold=True) if lower is None else lower
     cased = _defanged(fold(text, casefold=False) if cased is None else cased)
     views = [(lower, cased)]
-    spaced = _despaced(text, casefold=True)
+    spaced = despaced(text, casefold=True)
     if spaced is not None:
-        views.append((spaced, _despaced(text, casefold=False)))
-    plain = _plain(text, casefold=True)
-    if plain is not None and plain.text != lower.text:
-        views.append((plain, _plain(text, casefold=False)))
-    leet = _deleet(lower)
+        views.append((spaced, despaced(text, casefold=False)))
+    unmarked = plain(text, casefold=True)
+    if unmarked is not None and unmarked.text != lower.text:
+        views.append((unmarked, plain(text, casefold=False)))
+    leet = deleet(lower)
     if leet.text != lower.text:
         views.append((leet, cased))
     return views
@@ -533,7 +470,8 @@ def _hits(text: str) -> list[_Hit]:
         if cased.source is text and cased.text is not views[0][1].text:
             hits += _scan(cased, cased=True)
     # A sentence is scored only where no stock phrase already quotes the exact words.
-    scored = [h for lower, cased in views for h in _scan_sentences(lower, cased)]
+    seen: dict[tuple[str, str, bool], str | None] = {}
+    scored = [h for lower, cased in views for h in _scan_sentences(lower, cased, seen)]
     stock = sorted((k.start, k.end) for k in hits)
     return hits + [h for h in scored if not _overlaps(stock, h)]
 
@@ -543,7 +481,30 @@ def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
 
     Fails closed: a text the detector cannot finish within DETECTOR_BUDGET_S is one issue, UNFINISHED, with no
     evidence (so no fix agent is asked about it): the run goes to a person, never to the reviewers.
+    The answer for a text is kept (by its hash, in this process): a batch's spec is read once for all its items,
+    and a text asked about twice (a Message Batch's send and its collection) gets the same answer.
     """
+    key = (sha256_text(text), where)  # the hash, not the text: 64 texts of 200,000 characters are not kept
+    with _answers_lock:
+        found = _answers.get(key)
+        if found is not None:
+            _answers.move_to_end(key)
+    if found is None:
+        found = tuple(_detect(text, where))
+        with _answers_lock:
+            _answers[key] = found
+            while len(_answers) > _ANSWERS_KEPT:
+                _answers.popitem(last=False)
+    return [issue.model_copy() for issue in found]
+
+
+_ANSWERS_KEPT = 64
+_answers: OrderedDict[tuple[str, str], tuple[MergedIssue, ...]] = OrderedDict()
+_answers_lock = threading.Lock()
+
+
+def _detect(text: str, where: str) -> list[MergedIssue]:
+    """`detect_injection`, once."""
     try:
         with budget(DETECTOR_BUDGET_S):
             hits = _hits(text)

@@ -49,22 +49,29 @@ class Trial:
         return "FAIL" if self.blocking else self.reviewer_verdict
 
 
-def run_checks(rubric: Rubric, output: str) -> tuple[list[CheckOutcome], list[MergedIssue]]:
-    """Every deterministic check's outcome, and the issues that would block shipping."""
+def run_checks(rubric: Rubric, output: str, spec: str = "") -> tuple[list[CheckOutcome], list[MergedIssue]]:
+    """Every deterministic check's outcome, and the issues that would block shipping (the spec's injection too)."""
     outcomes = run_criterion_checks(rubric, output)
-    return outcomes, precheck_issues(rubric, output, outcomes)
+    return outcomes, precheck_issues(rubric, output, outcomes, spec=spec)
 
 
 def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer | None = None) -> Trial:
     """Checks, then (if given) one reviewer on the same rubric, spec and output as a real run.
 
     The reviewer's call is paid: a person's trial goes through `santa_core.rubrics.actions.try_rubric`, which
-    asks their roles first; without a reviewer this is free and stores nothing."""
-    checks, blocking = run_checks(rubric, output)
+    asks their roles first; without a reviewer this is free and stores nothing. As in a run, no reviewer is asked
+    about a text that addresses its reviewers (or that the injection check could not finish on): the detector
+    already makes it FAIL, and the text is built to take a model over."""
+    checks, blocking = run_checks(rubric, output, spec)
     outcome = None
-    if reviewer is not None:
+    if reviewer is not None and not injected_in(blocking):
         outcome = reviewer.review(ReviewRequest(rubric=rubric, spec=spec, output=output), "B")
     return Trial(criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids(), checks=checks, blocking=blocking, outcome=outcome)
+
+
+def injected_in(blocking: list[MergedIssue]) -> bool:
+    """The blocking issues hold the injection detector's: no reviewer may be asked."""
+    return any(i.criterion == "injection" for i in blocking)
 
 
 def effect(past_status: str, verdict: Literal["PASS", "FAIL"] | None, reviewer_failed: bool = False) -> Effect:

@@ -7,6 +7,7 @@ desk does, so a pattern that backtracks anywhere behind it shows up as time that
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable
 
 import pytest
@@ -105,7 +106,7 @@ def _csv(text: str) -> object:
 
 
 TEXT_CHECKS: dict[str, TextCheck] = {
-    "injection detector (output)": detect_injection,
+    "injection detector (output)": lambda t: (injection._answers.clear(), detect_injection(t)),  # not its memory
     "fold (case kept)": lambda t: fold(t, casefold=False),
     "criterion checks (every type)": lambda t: run_criterion_checks(RUBRIC, t),
     "sentence splitter": lambda t: (sentence_spans.cache_clear(), sentence_spans(t)),
@@ -146,3 +147,4 @@ def stall_the_detector(monkeypatch: pytest.MonkeyPatch, budget_s: float) -> None
     slow = injection._Pattern("slow", "marker", bounded.Pattern(r"(?:-|--)+x"))
     monkeypatch.setattr(injection, "_PATTERNS", (*injection._PATTERNS, slow))
     monkeypatch.setattr(injection, "DETECTOR_BUDGET_S", budget_s)
+    monkeypatch.setattr(injection, "_answers", OrderedDict())  # answers of this test only, forgotten after it

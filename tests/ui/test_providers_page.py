@@ -197,7 +197,7 @@ def test_test_connection_lists_the_models_or_says_exactly_what_failed(desk_env: 
 
 
 def test_a_base_url_with_credentials_is_redacted_however_it_parses() -> None:
-    from ui.providers import redacted_base_url
+    from desk.connection import redacted_base_url
 
     for url in ("alice:hunter2@gw.example/v1", "https://alice:hunter2@gw.example/v1", "gw.example@x:hunter2@h/v1"):
         assert "hunter2" not in redacted_base_url(url) and "***@" in redacted_base_url(url), url
@@ -214,9 +214,9 @@ def test_settings_names_provider_settings_it_leaves_out(desk_env: RunStore, monk
 
 def test_test_connection_gives_up_on_a_server_that_never_finishes(desk_env: RunStore, chat_stub: ChatStub,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    import ui.providers
+    import desk.connection
 
-    monkeypatch.setattr(ui.providers, "TEST_DEADLINE_S", 0.2)
+    monkeypatch.setattr(desk.connection, "TEST_DEADLINE_S", 0.2)
     chat_stub.models_reply = Reply(200, {}, {"object": "list", "data": []}, delay_s=3.0)
     at = open_app("pages/settings.py")
     at.button(key="provider_test_openai").click().run()

@@ -74,3 +74,42 @@ def test_a_message_batch_is_not_sent_while_the_screen_cannot_run(desk: Desk, mes
     assert progress.api_batch_id is None and progress.api_status.startswith(f"{STOPPED}{SCREEN_PROBLEM}")
     assert "OPENAI_API_KEY" in progress.api_status
     assert messages_stub.calls == [] and desk.batches.store.run_ids(sample_id) == []
+
+
+@pytest.mark.parametrize("how", ["background", "look by look"])
+def test_a_message_batch_is_not_sent_while_the_screens_provider_does_not_answer(
+        desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    # A key exists, so the screen can be built; nothing answers at its provider's address, so every item would fail
+    # closed at its gate after the reviewers' Message Batch was paid for.
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+    sample_id = new_sample(desk, message_batches=True)
+    if how == "background":
+        desk.batches.drive(sample_id).result(timeout=60)
+    else:
+        assert desk.batches.step(sample_id) is None
+    progress = desk.batches.store.progress(sample_id)
+    assert progress.api_batch_id is None
+    assert progress.api_status.startswith(f"{STOPPED}the injection screen's provider openai does not answer")
+    assert messages_stub.calls == [] and desk.batches.store.run_ids(sample_id) == []
+
+
+def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_would_now_pass_it(
+        desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The detector's answer about an item once differed between the send and the collection (another process, a
+    # check that could not finish once): the item must still be reviewed, and the sample finish.
+    from santa_core.batch import driver as driver_module
+
+    monkeypatch.setenv("SANTA_SCREEN", "off")
+    sample_id = new_sample(desk, message_batches=True)
+    left_out = desk.batches.store.pending_items(sample_id)[0]
+    outputs = {it.id: it.output for it in desk.batches.store.items(desk.batches.store.progress(sample_id).batch_id)}
+    # Flagged while the batch is being sent, clean from then on.
+    monkeypatch.setattr(driver_module, "injected",
+                        lambda spec, output: output == outputs[left_out] and not messages_stub.batch_ids())
+    desk.batches.drive(sample_id).result(timeout=60)
+    progress = desk.batches.wait(sample_id, timeout=60)
+    assert progress.finished and left_out not in desk.batches.store.pending_items(sample_id)
+    sent = messages_stub.batch(messages_stub.batch_ids()[0]).requests
+    assert len(sent) == 2 * (progress.size - 1), len(sent)  # B and C of every item but the one left out
+    assert len(messages_stub.message_calls()) == 2  # and the one left out reviewed on its own
