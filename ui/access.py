@@ -51,6 +51,10 @@ def secrets() -> dict[str, Any]:
     SecretsUnreadable when a location holds one that cannot be read. Streamlit itself treats a broken file like a
     missing one (its `load_if_toml_exists`), which is how a typo used to turn sign-in off.
     """
+    # A link to nothing is a file that cannot be read, not a missing one: Streamlit would skip it as missing.
+    if dangling := [p for p in secrets_locations() if os.path.islink(p) and not os.path.exists(p)]:
+        raise SecretsUnreadable(_unreadable(FileNotFoundError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, "
+                                                              "which does not exist")))
     try:
         return st.secrets.to_dict()
     except StreamlitSecretNotFoundError as exc:

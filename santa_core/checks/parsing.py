@@ -121,8 +121,16 @@ for _category in (SyntaxWarning, DeprecationWarning):  # Python 3.11 says Deprec
     warnings.filterwarnings("ignore", category=_category, module=re.escape(_PY_FILENAME))
 
 
-def _duplicate_key(node: yaml.Node | None) -> _ParseError | None:
-    """A key given twice in one mapping: YAML forbids it, though PyYAML keeps the last one silently."""
+def _duplicate_key(node: yaml.Node | None, visited: set[int] | None = None) -> _ParseError | None:
+    """A key given twice in one mapping: YAML forbids it, though PyYAML keeps the last one silently.
+
+    Each node is looked at once (`visited`, by identity): an alias is the node it names, so nine aliases of nine
+    aliases of … ("billion laughs") made a walk that visits every path 9**k times, minutes for 500 characters.
+    """
+    visited = set() if visited is None else visited
+    if id(node) in visited:
+        return None
+    visited.add(id(node))
     if isinstance(node, yaml.MappingNode):
         seen: set[str] = set()
         for key, value in node.value:
@@ -130,11 +138,11 @@ def _duplicate_key(node: yaml.Node | None) -> _ParseError | None:
             if name in seen:
                 return key.start_mark.line + 1, key.start_mark.column + 1, f"duplicate key {name!r}"
             seen.add(name)
-            if found := _duplicate_key(value):
+            if found := _duplicate_key(value, visited):
                 return found
     elif isinstance(node, yaml.SequenceNode):
         for item in node.value:
-            if found := _duplicate_key(item):
+            if found := _duplicate_key(item, visited):
                 return found
     return None
 

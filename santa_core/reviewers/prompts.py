@@ -80,10 +80,12 @@ _ZERO_WIDTH = dict.fromkeys(
 )
 # Why the bracket classes: NFKC folds fullwidth "＜" but not look-alikes such as "‹", "〈",
 # "⟨", "❮", "«", "《", "⟪", "❰", nor "≮" (what NFKC makes of "<" + U+0338). The tail stops at the next bracket so
-# a look-alike nested inside another one is defanged too, not swallowed half-open.
+# a look-alike nested inside another one is defanged too, not swallowed half-open. Why the spaces taken whole
+# ("\s*+"): "\s*[/]?\s*" could split a run of spaces between its two halves in every way, so "<" before 200,000
+# spaces took minutes, holding the server (Python's `re` keeps the GIL).
 _OPEN, _CLOSE = "<‹〈⟨❮❬⧼ᐸ≮˂〈﹤«《⟪❰", ">›〉⟩❯❭⧽ᐳ≯˃〉﹥»》⟫❱"
 _FENCE_LOOKALIKE = re.compile(
-    rf"[{_OPEN}]\s*[/∕⁄⧸]?\s*untrusted[\s_\-]*(spec|output|issues|data)[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
+    rf"[{_OPEN}]\s*+(?:[/∕⁄⧸]\s*+)?untrusted[\s_\-]*+(spec|output|issues|data)[^{_OPEN}{_CLOSE}]*[{_CLOSE}]?",
     re.IGNORECASE,
 )
 

@@ -110,8 +110,9 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "fold (case kept)": lambda t: fold(t, casefold=False),
     "criterion checks (every type)": lambda t: run_criterion_checks(RUBRIC, t),
     "sentence splitter": lambda t: (sentence_spans.cache_clear(), sentence_spans(t)),
+    # A quote found once, so the scope is the sentence around it: the splitter and the anchor both read the text.
     "fix scope": lambda t: (sentence_spans.cache_clear(), scope._folded.cache_clear(),
-                            scope.scope_of(t, t[len(t) // 2:len(t) // 2 + 40])),
+                            scope.scope_of(f"{t} Unique claim here. {t}", "Unique claim here")),
     "evidence search": lambda t: (scope._folded.cache_clear(), find_evidence(t, t[len(t) // 3:len(t) // 3 + 12])),
     "fix plan": lambda t: apply_plan(t, FixPlan(edits=[FixEdit(issue=0, before=t[:30] or "x", after="y")]),
                                      [MergedIssue(criterion="c0", description="d", evidence=t[:30], flagged_by="B")]),

@@ -78,6 +78,9 @@ def broken_file(tmp_path: Path, kind: str) -> tuple[list[Path], Path, str]:
     if kind == "a folder where the file should be":
         project.mkdir()
         return [home, project], project, "Is a directory"
+    if kind == "a link to nothing":
+        project.symlink_to(tmp_path / "gone.toml")
+        return [home, project], project, "which does not exist"
     assert kind == "the global file broken, the project's good"
     home.write_text("[santa.roles\n", encoding="utf-8")
     project.write_text(GOOD_AUTH, encoding="utf-8")
@@ -105,7 +108,7 @@ PAGES = ["pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",
 
 
 @pytest.mark.parametrize("kind", ["unclosed array in [santa.roles]", "not UTF-8", "a folder where the file should be",
-                                  "the global file broken, the project's good"])
+                                  "a link to nothing", "the global file broken, the project's good"])
 def test_a_secrets_file_that_cannot_be_read_shows_why_and_no_page_of_the_desk(
         desk_env: RunStore, tmp_path: Path, secrets_files: Callable, never_opened: list[str], kind: str) -> None:
     locations, broken, detail = broken_file(tmp_path, kind)

@@ -565,3 +565,13 @@ def test_a_check_that_breaks_on_an_output_fails_closed(monkeypatch: pytest.Monke
     o = outcome({"type": "max_words", "max": 100}, "Three short words.")
     assert (o.result, o.evidence) == ("FAIL", "")
     assert o.detail == "the max_words check could not run on this output (IndexError: list index out of range)"
+
+
+def test_yaml_aliases_of_aliases_are_walked_once() -> None:
+    # "Billion laughs": each line names the one above nine times; the duplicate-key walk once went down every path
+    # (9**9 of them here), minutes for 400 characters. A duplicate key after them is still found.
+    lines = ['a: &a ["lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol", "lol"]']
+    lines += [f"{b}: &{b} [{', '.join([f'*{a}'] * 9)}]" for a, b in zip("abcdefghi", "bcdefghij", strict=True)]
+    assert outcome({"type": "valid_yaml"}, "\n".join(lines)).result == "PASS"
+    found = outcome({"type": "valid_yaml"}, "\n".join([*lines, "j: 1"]))
+    assert found.result == "FAIL" and "duplicate key 'j'" in found.detail
