@@ -25,7 +25,8 @@ the same machinery as a sync message (scripted queue, handler, default), in requ
 (`EXPIRED`, `CANCELED`, `errored(...)`), and a non-200 Reply becomes an `errored` line.
 `end_batch` can override items, reorder the lines or leave some out. `stub.script_batches(...)`
 queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint. The model list
-(`GET /v1/models`, what Test connection and a Message Batch's check of the screen ask) names `MODEL_LIST`.
+(`GET /v1/models`, what Test connection and a Message Batch's check of the screen ask) names `MODEL_LIST`
+unless `stub.models_reply` says otherwise.
 """
 
 from __future__ import annotations
@@ -340,6 +341,8 @@ class MessagesStub(LoopbackServer):
         """When set, a batch ends (answered as by end_batch()) on its Nth retrieve."""
         self.screen: Handler | None = repeat_key
         """Answers known-answer screen requests (None: they take the scripted queue like the rest)."""
+        self.models_reply: Reply = Reply(200, {}, MODEL_LIST)
+        """What GET /v1/models answers (Test connection, a Message Batch's check of the screen)."""
         self._server: ThreadingHTTPServer | None = None
 
     @property
@@ -386,7 +389,7 @@ class MessagesStub(LoopbackServer):
             if path.split("?")[0].endswith("/count_tokens"):
                 return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
             if method == "GET" and path.split("?")[0] == "/v1/models":  # the free model list (desk.connection)
-                return Reply(200, {}, MODEL_LIST)
+                return self.models_reply
             screen = self.screen
             if screen is not None and isinstance(body, dict) and screen_key(body) is not None:
                 return as_reply(screen(body), body)

@@ -32,9 +32,10 @@ def open_app(page: str | None = None, run_id: int | None = None) -> AppTest:
     return at
 
 
-def wait_for(repo: RunStore, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None) -> RunStatus:
+def wait_for(repo: RunStore, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None,
+             within_s: float = 30) -> RunStatus:
     """Poll the database (and re-run the page, as the polling fragment would) until done."""
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         status = repo.load_run(run_id).state.status
         if done(status):

@@ -178,10 +178,10 @@ def test_test_connection_lists_the_models_or_says_exactly_what_failed(desk_env: 
     assert f"failed: HTTP 401 from {chat_stub.url}: Incorrect API key provided: ***" in error
     assert len(chat_stub.calls) == 2  # one request a click: no retries
     assert "Traceback" not in everything(at) and "test-openai" not in everything(at)
-    messages_stub.script(Reply(200, {}, {"data": [{"id": "claude-sonnet-5-5", "type": "model", "display_name": "S",
+    messages_stub.models_reply = Reply(200, {}, {"data": [{"id": "claude-sonnet-5-5", "type": "model", "display_name": "S",
                                                    "created_at": "2026-01-01T00:00:00Z"}],
                                          "has_more": False, "first_id": "claude-sonnet-5-5",
-                                         "last_id": "claude-sonnet-5-5"}))
+                                         "last_id": "claude-sonnet-5-5"})
     at.button(key="provider_test_anthropic").click().run()
     assert "Connected: anthropic lists 1 model(s): claude-sonnet-5-5" in texts(at)
     monkeypatch.setenv("SANTA_PROVIDER_DOWN_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9

@@ -62,7 +62,8 @@ def test_another_page_reruns_while_a_run_checks_a_200k_adversarial_text(
     assert f"#{run_id}" in second.selectbox(key="runs_open_id").options  # the Runs page lists the run being checked
     assert not checked.is_set(), "the check had finished before the other page reran: nothing was shown"
 
-    status = wait_for(desk_env, run_id, lambda s: s not in (RunStatus.QUEUED, RunStatus.RUNNING))
+    # The budget is the check thread's CPU time: on a loaded machine it takes longer on the clock.
+    status = wait_for(desk_env, run_id, lambda s: s not in (RunStatus.QUEUED, RunStatus.RUNNING), within_s=180)
     state = desk_env.load_run(run_id).state
     assert (status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.INJECTION)
     assert state.note.startswith(UNFINISHED), state.note
