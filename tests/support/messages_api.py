@@ -24,7 +24,8 @@ the same machinery as a sync message (scripted queue, handler, default), in requ
 `stub.script(...)` decides item by item; an answer may also be a batch result object
 (`EXPIRED`, `CANCELED`, `errored(...)`), and a non-200 Reply becomes an `errored` line.
 `end_batch` can override items, reorder the lines or leave some out. `stub.script_batches(...)`
-queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint.
+queues raw HTTP replies (e.g. a 429) for the next requests to any batches endpoint. The model list
+(`GET /v1/models`, what Test connection and a Message Batch's check of the screen ask) names `MODEL_LIST`.
 """
 
 from __future__ import annotations
@@ -210,6 +211,10 @@ def as_reply(value: Any, body: dict) -> Reply:
 Handler = Callable[[dict], Any]
 
 BATCHES_PATH = "/v1/messages/batches"
+MODEL_LIST = {"data": [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+                      for m in ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")],
+              "has_more": False, "first_id": "claude-sonnet-5-5", "last_id": "claude-opus-5-5"}
+"""What GET /v1/models answers: the models the tests name (asking costs nothing, as at the API)."""
 RESULT_TYPES = frozenset({"succeeded", "errored", "canceled", "expired"})
 EXPIRED = {"type": "expired"}
 """A batch result: the request was not processed before the batch expired."""
@@ -380,6 +385,8 @@ class MessagesStub(LoopbackServer):
             self._calls.append({"method": method, "path": path, "headers": headers, "body": body})
             if path.split("?")[0].endswith("/count_tokens"):
                 return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
+            if method == "GET" and path.split("?")[0] == "/v1/models":  # the free model list (desk.connection)
+                return Reply(200, {}, MODEL_LIST)
             screen = self.screen
             if screen is not None and isinstance(body, dict) and screen_key(body) is not None:
                 return as_reply(screen(body), body)
