@@ -20,6 +20,7 @@ from desk.task_engine import TaskEngine, task_engine, uses_task_engine
 from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
+from santa_core.batch.store import SampleProgress
 from santa_core.config import Defaults, Effective, effective_defaults, screen_remedy
 from santa_core.models import RunStatus
 from santa_core.reviewers.anthropic import DEFAULT_ANSWER_ATTEMPTS, AnthropicFixer, AnthropicReviewer, AnthropicScreen
@@ -36,8 +37,8 @@ from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.transactions import Database
-from storage.views import RunSummary
-from storage.workers import alive_on_this_host, this_worker
+from storage.views import RunClaim, RunSummary
+from storage.workers import alive_on_this_host, is_orphaned, this_worker
 
 log = logging.getLogger(__name__)
 
@@ -253,10 +254,11 @@ def open_desk(
     desk = Desk(url=url, runs=runs, runner=runner, batches=batches,
                 jobs=JobHost(runs, runner, batches) if isinstance(runner, QueuedRunner) else None)
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
-        batches.resume_unfinished()
+        batches.resume_unfinished(leave=lambda sample_id: held_elsewhere(runs, batches, sample_id))
+        batches.group_finished()
         resubmit_queued(runs, runner)
         if desk.jobs is None:  # on PostgreSQL the task engine's workers sweep (desk.task_engine.TaskEngine.maintain)
-            desk.sweeping = start_sweeping(runs, runner)
+            desk.sweeping = start_sweeping(runs, runner, batches)
         elif workers_in_app():
             start_in_app(desk.task_engine, desk.jobs, count)
     return desk
@@ -300,8 +302,8 @@ QUEUED_ORPHAN_S = 5.0
 """A queued run untouched this long, whose process is not a live one on this host, was left by a process that is
 gone (a live one claims its run within milliseconds, or holds it in its pool); younger ones are left alone."""
 SWEEP_EVERY_S = 10.0
-"""How often the app's desk on SQLite looks for runs a process that is gone left behind (`sweep`). A page that
-shows such a run only says so: reading a page never writes."""
+"""How often the app's desk on SQLite looks for runs and batch samples a process that is gone left behind
+(`sweep`). A page that shows such a run or sample only says so: reading a page never writes."""
 SWEPT_NOTE = "the process working on this run stopped while it was running"
 
 
@@ -311,15 +313,68 @@ def queued_by_other_live_process(worker: str | None) -> bool:
     return worker is not None and worker != this_worker() and alive_on_this_host(worker)
 
 
+def queued_left_behind(updated_at: datetime, worker: str | None, now: datetime) -> bool:
+    """Whether no live process will pick up a queued run: untouched for QUEUED_ORPHAN_S, and not queued by another
+    process on this host that is still running."""
+    young = (now - updated_at).total_seconds() <= QUEUED_ORPHAN_S
+    return not young and not queued_by_other_live_process(worker)
+
+
 def left_behind(run: RunSummary, now: datetime) -> bool:
     """A run of `runs_to_resume` that no live process will pick up: not a batch sample (its driver's: it holds a
-    paused batch's reviews back), and, when queued, untouched for QUEUED_ORPHAN_S and not another live process's."""
+    paused batch's reviews back, `pick_up_samples`), and, when queued, `queued_left_behind`."""
     if run.source == "batch":
         return False
-    if run.status != RunStatus.QUEUED:
-        return True
-    young = (now - run.updated_at).total_seconds() <= QUEUED_ORPHAN_S
-    return not young and not queued_by_other_live_process(run.worker)
+    return run.status != RunStatus.QUEUED or queued_left_behind(run.updated_at, run.worker, now)
+
+
+def held_by_a_live_process(claim: RunClaim) -> bool:
+    """Whether another process that is still running holds the run: it claimed it (running; one elsewhere is judged
+    by its silence, as `RunStore.mark_interrupted` does) or queued it (queued, on this host)."""
+    if claim.status == RunStatus.RUNNING:
+        return claim.worker != this_worker() and not is_orphaned(claim.worker, claim.updated_at)
+    return claim.status == RunStatus.QUEUED and queued_by_other_live_process(claim.worker)
+
+
+def held_elsewhere(runs: RunStore, batches: BatchDriver, sample_id: int) -> bool:
+    """Whether a live process other than this one holds a review of the sample: it drives the sample (a command
+    line next to the app), which this desk must leave alone."""
+    return any(held_by_a_live_process(c) for c in runs.claims(batches.store.run_ids(sample_id)).values())
+
+
+def sample_left_behind(progress: SampleProgress, claims: dict[int, RunClaim], now: datetime) -> bool:
+    """Whether a process that is gone left an unfinished sample (`claims`: its reviews' runs), judged from its runs:
+    one the sweep marked interrupted (its process died while running it), one queued that `queued_left_behind`
+    says nobody will pick up, or every review in but the sample not closed for QUEUED_ORPHAN_S (a live driver
+    closes it within a second of its last review). Never while a live process holds one of its runs. A sample with
+    no run yet (a Message Batch at the API, or one just drawn) says nothing of its driver: the desk's start takes
+    it."""
+    if any(held_by_a_live_process(c) for c in claims.values()):
+        return False
+    if progress.finished:
+        last = progress.last_activity or progress.created_at
+        return (now - last).total_seconds() > QUEUED_ORPHAN_S
+    return any((c.status == RunStatus.INTERRUPTED and c.note == SWEPT_NOTE)
+               or (c.status == RunStatus.QUEUED and queued_left_behind(c.updated_at, c.worker, now))
+               for c in claims.values())
+
+
+def pick_up_samples(runs: RunStore, batches: BatchDriver) -> list[int]:
+    """Each unfinished sample of a batch that is not paused, which a process that is gone left behind
+    (`sample_left_behind`) and this process does not drive: driven by this desk's driver, or closed (and grouped)
+    when every review is in; their ids."""
+    now, taken = datetime.now(UTC), []
+    for sample_id in batches.store.unfinished_samples():
+        progress = batches.store.progress(sample_id)
+        if batches.driving(sample_id) or batches.store.is_paused(progress.batch_id):
+            continue
+        if sample_left_behind(progress, runs.claims(batches.store.run_ids(sample_id)), now):
+            if progress.finished:
+                batches.close(sample_id)
+            else:
+                batches.drive(sample_id)
+            taken.append(sample_id)
+    return taken
 
 
 def resubmit_queued(runs: RunStore, runner: Runner) -> list[int]:
@@ -332,14 +387,21 @@ def resubmit_queued(runs: RunStore, runner: Runner) -> list[int]:
     return ids
 
 
-def sweep(runs: RunStore, runner: Runner) -> list[int]:
+def sweep(runs: RunStore, runner: Runner, batches: BatchDriver | None = None) -> list[int]:
     """One look for runs a process that is gone left behind (a killed command line, a crash between committing a
     run and handing it to a runner): `running` ones become interrupted (a person resumes them), queued ones go to
-    this runner; their ids. Not batch sample runs: their batch's driver starts them, and holds them while paused."""
-    return runs.mark_interrupted(SWEPT_NOTE) + resubmit_queued(runs, runner)
+    this runner; their ids. Not batch sample runs: with `batches`, the samples such a process left behind are
+    driven by this desk's driver (`pick_up_samples`: never a paused batch's), and closed samples whose failures
+    are not grouped yet are grouped (`BatchDriver.group_finished`)."""
+    swept = runs.mark_interrupted(SWEPT_NOTE) + resubmit_queued(runs, runner)
+    if batches is not None:
+        pick_up_samples(runs, batches)
+        batches.group_finished()
+    return swept
 
 
-def start_sweeping(runs: RunStore, runner: Runner, every_s: float | None = None) -> threading.Event:
+def start_sweeping(runs: RunStore, runner: Runner, batches: BatchDriver | None = None,
+                   every_s: float | None = None) -> threading.Event:
     """Sweep every `every_s` (SWEEP_EVERY_S) on a daemon thread until the returned event is set or the runner
     stops: what the app on SQLite does instead of the task engine's workers."""
     stop = threading.Event()
@@ -348,7 +410,7 @@ def start_sweeping(runs: RunStore, runner: Runner, every_s: float | None = None)
     def loop() -> None:
         while not stop.wait(every) and not runner.stopping:
             try:
-                sweep(runs, runner)
+                sweep(runs, runner, batches)
             except Exception:  # noqa: BLE001 - the database may be busy or away: the next sweep tries again
                 log.exception("the sweep for runs left behind failed; trying again in %g s", every)
 

@@ -149,6 +149,15 @@ class BatchStore(BatchFixes, RoleCheck):
             ids = s.exec(select(BatchSampleRow.id).where(col(BatchSampleRow.finished_at).is_(None))).all()
             return list(ids)
 
+    def ungrouped_samples(self) -> list[int]:
+        """Finished samples with a NAUGHTY review and no stored pattern (to group at start and on each sweep)."""
+        failed = (select(BatchSampleItemRow.sample_id).join(RunRow, RunRow.id == BatchSampleItemRow.run_id)
+                  .where(RunRow.status == RunStatus.SAMPLED.value))
+        with self._read() as s:
+            return list(s.exec(select(BatchSampleRow.id).where(
+                col(BatchSampleRow.finished_at).is_not(None), col(BatchSampleRow.id).in_(failed),
+                col(BatchSampleRow.id).not_in(select(BatchPatternRow.sample_id))).order_by(BatchSampleRow.id)).all())
+
     def patterns(self, batch_id: int, sample_id: int | None = None) -> list[PatternRecord]:
         """The batch's patterns (of one sample, or all), biggest first."""
         with self._read() as s:

@@ -57,7 +57,7 @@ from storage.tables import (
 )
 from storage.times import utc
 from storage.transactions import Database
-from storage.views import CutOffCall, RoundView, RunSummary, RunView
+from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView
 from storage.workers import is_orphaned, this_worker
 
 Source = Literal["app", "cli", "batch"]
@@ -357,6 +357,17 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         with self._read() as s:
             return {i: (RunStatus(status), note or "", worker, source) for i, status, note, worker, source in
                     s.exec(stmt).all()}
+
+    def claims(self, run_ids: list[int]) -> dict[int, RunClaim]:
+        """Each run's status, note, worker and last change, in one read (whether a batch sample's reviews were left
+        behind by a process that is gone: `desk.wiring.sweep`)."""
+        if not run_ids:
+            return {}
+        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
+            col(RunRow.id).in_(run_ids))
+        with self._read() as s:
+            return {i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))
+                    for i, status, note, worker, updated in s.exec(stmt).all()}
 
     def active_batch_reviewers(self) -> list[tuple[str, str]]:
         """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's

@@ -195,6 +195,16 @@ class RunSummary(BaseModel):
     """The beginning of the output as submitted, on one line."""
 
 
+class RunClaim(BaseModel):
+    """Who holds a run (the sweep's judgement of a batch sample's reviews)."""
+
+    status: RunStatus
+    note: str
+    worker: str | None
+    """The process that claimed the run (running) or queued it (queued): host:pid:start."""
+    updated_at: datetime
+
+
 class PendingReview(BaseModel):
     """A reviewer slot a person still has to fill."""
 

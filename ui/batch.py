@@ -26,11 +26,9 @@ from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, components, cost_estimate, identity
 from ui import providers as providers_ui
-from ui.batch_actions import driver
+from ui.batch_actions import POLL_S, driver
 from ui.safe import escape_markdown
 
-POLL_S = 2.0
-"""How often the page re-reads a sample under review."""
 QUIET_S = 30.0
 """Seconds without a review changing state before a sample nobody reviews counts as stopped (a
 driver's automatic retries wait 2, 4 and 8 s)."""
@@ -227,8 +225,16 @@ def stalled(progress: SampleProgress, driving: bool, message_batches: bool) -> b
     return True
 
 
+def closing(paused: bool, driving: bool) -> None:
+    """Every review is in and the sample is not closed yet: who closes it (never this page: reading never writes)."""
+    if paused and not driving:
+        st.info("All reviews are in; the sample is closed and its failures grouped once the batch is resumed.")
+    else:
+        st.info("All reviews are in; the sample is being closed and its failures grouped…")
+
+
 def reviewing_step(view: BatchView) -> None:
-    """A sample under review: re-read from the database every couple of seconds until it is in."""
+    """A sample under review: re-read from the database every couple of seconds until the driver closes it."""
     first = [view]  # the full run hands its view to the fragment; fragment reruns read a fresh one
     batch_id, message_batches = view.batch.id, view.batch.config.message_batches
 
@@ -236,14 +242,15 @@ def reviewing_step(view: BatchView) -> None:
     def live() -> None:
         now = first.pop() if first else driver().view(batch_id)
         progress = now.latest
-        if progress.finished:
-            driver().finish_sample(progress.id)  # idempotent: the driver does it too, the page need not wait
-            st.rerun()  # the whole page: the patterns show
+        if progress.finished_at is not None:
+            st.rerun()  # closed (by its driver, or the desk's sweep for one a dead process left): the whole page
         batch_actions.show_flash(batch_id)
         paused = now.batch.paused
         reviews = now.reviews.get(progress.id, [])
         progress_panel(progress, paused, message_batches)
-        if not paused and stalled(progress, now.driving, message_batches):
+        if progress.finished:  # all in, not closed yet: keep reading (a rerun of the whole page would only loop)
+            closing(paused, now.driving)
+        elif not paused and stalled(progress, now.driving, message_batches):
             sampled_items(reviews)
             return
         if message_batches and progress.api_batch_id:
@@ -281,6 +288,10 @@ def finished_step(view: BatchView) -> None:
     reviews = view.reviews.get(sample.id, [])
     sampled_items(reviews)
     records = batch_patterns.patterns_for(view)
+    if records is None:  # the driver groups them as it closes a sample (the desk's start or sweep, one left behind)
+        batch_patterns.grouping(view)
+        batch_reach.needs_person(view)
+        return
     if batch.config.auto_approve:
         batch_patterns.auto_fix(batch, records)
     batch_patterns.section(view, records, {r.key: r.run_id for r in reviews})

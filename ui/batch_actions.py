@@ -19,6 +19,8 @@ from ui import app_desk, identity
 from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
+POLL_S = 2.0
+"""How often the page re-reads a sample under review, or one whose failures are being grouped."""
 REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
 """What the storage and the batch driver raise for a request that cannot be done as asked."""
 T = TypeVar("T")

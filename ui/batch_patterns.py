@@ -21,7 +21,7 @@ from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
 from ui import batch_actions, batch_reach, components, identity
-from ui.batch_actions import attempt, driver
+from ui.batch_actions import POLL_S, attempt, driver
 from ui.safe import escape_markdown
 
 AUTO_REASON = "auto-approved: the batch was created with auto-approve"
@@ -34,13 +34,26 @@ BY_HAND = {
 }
 
 
-def patterns_for(view: BatchView) -> list[PatternRecord]:
-    """The latest (finished) sample's patterns, grouped and stored the first time they are asked for."""
+def patterns_for(view: BatchView) -> list[PatternRecord] | None:
+    """The latest (finished) sample's stored patterns; None while its failures are not grouped yet (the driver
+    groups them as it closes the sample, the desk's start or sweep one closed before: reading never writes)."""
     sample = view.latest
     stored = view.patterns_of(sample.id)
-    if stored or sample.naughty == 0:
-        return stored
-    return driver().find_patterns(sample.id)
+    return stored if stored or sample.naughty == 0 else None
+
+
+def grouping(view: BatchView) -> None:
+    """The failures are being grouped: say so, and re-read until their patterns are stored, then show the page."""
+    batch_id, sample = view.batch.id, view.latest
+    st.info(f"Sample {sample.number}'s failures are being grouped into patterns… The page shows them as soon as "
+            "they are stored.")
+
+    @st.fragment(run_every=POLL_S)
+    def wait() -> None:
+        if driver().view(batch_id).patterns_of(sample.id):
+            st.rerun()  # once: stored patterns stay, so the whole page never loops
+
+    wait()
 
 
 def pending(records: list[PatternRecord]) -> list[PatternRecord]:

@@ -64,6 +64,8 @@ def run_worker(args: argparse.Namespace) -> int:
     desk = open_desk(queued=True, workers=args.concurrency)
     left = wiring.resubmit_queued(desk.runs, desk.runner)
     samples = desk.batches.resume_unfinished() if task_engine.BATCH in queues else []  # a look at each (one waiting is enough)
+    if task_engine.BATCH in queues:
+        desk.batches.group_finished()  # samples closed before their failures were grouped (a page never groups)
     say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
         + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else "")
         + (f"; {len(samples)} unfinished batch sample(s) looked at again" if samples else ""))

@@ -5,6 +5,11 @@
 call it; every step it takes is committed before the next, so a restart picks up where the work
 stopped (`resume_unfinished`).
 
+The driver closes a sample (`close`) once every review is in, and groups its failures into patterns then, on every
+path that closes one (the background driver, a Message Batch's collection, a look of the task engine): the Batch
+page only reads them. A sample closed before its patterns were stored (one finished before the driver grouped, or a
+process that died between the two) is grouped by `group_finished`, at the desk's start and by its sweep.
+
 A sample's reviews start as runs only when the driver starts them, at most `concurrency` at a
 time, and none while the batch is paused. With Message Batches on, the whole sample goes to the
 API in one request, and each review becomes a run when its result is collected.
@@ -169,12 +174,13 @@ class BatchDriver(PatternFixing):
         if latest is not None and latest.finished_at is None:
             self.drive(latest.id)
 
-    def resume_unfinished(self) -> list[int]:
-        """After a restart: drive every unfinished sample of a batch that is not paused."""
+    def resume_unfinished(self, leave: Callable[[int], bool] = lambda sample_id: False) -> list[int]:
+        """After a restart: drive every unfinished sample of a batch that is not paused, except those `leave` names
+        (a live process drives them); their ids."""
         started = []
         for sample_id in self.store.unfinished_samples():
             progress = self.store.progress(sample_id)
-            if not self.store.is_paused(progress.batch_id):
+            if not self.store.is_paused(progress.batch_id) and not leave(sample_id):
                 self.drive(sample_id)
                 started.append(sample_id)
         return started
@@ -236,7 +242,7 @@ class BatchDriver(PatternFixing):
             done, _ = wait(in_flight, timeout=1.0, return_when=FIRST_COMPLETED)
             for future in done:
                 in_flight.pop(future)
-        return self.store.finish_sample(sample_id)
+        return self.close(sample_id)
 
     def _review_via_api(self, sample_id: int, batch: Batch) -> SampleProgress:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
@@ -250,7 +256,7 @@ class BatchDriver(PatternFixing):
             return self.store.progress(sample_id)
         for future in self._take_outcomes(sample_id, batch, outcomes):
             future.result()
-        return self.store.finish_sample(sample_id)
+        return self.close(sample_id)
 
     def stopped_by(self, sample_id: int, exc: Exception) -> None:
         """A look at the sample failed and nothing drives it any more: a sample reviewed through a Message Batch
@@ -382,6 +388,7 @@ class BatchDriver(PatternFixing):
         look = look or Look()
         progress = self.store.progress(sample_id)
         if progress.finished_at is not None:
+            self._group(progress)  # (a look cut short between closing and grouping: this look groups)
             return None
         batch = self.store.get(progress.batch_id)
         if batch.config.message_batches and self.store.pending_items(sample_id):
@@ -403,7 +410,7 @@ class BatchDriver(PatternFixing):
             left = len(pending) > started  # (with none active: other samples took the room, see `_may_start`)
         if active or started or left:
             return Look(after_s=STEP_S, resume=False, retries=look.retries)
-        progress = self.store.finish_sample(sample_id)  # the pass ended: every started review settled
+        progress = self.close(sample_id)  # the pass ended: every started review settled
         if (progress.interrupted and not progress.finished and look.retries < WORKER_RETRIES
                 and not self.store.is_paused(batch.id)):
             return Look(after_s=self.retry_s * 2 ** look.retries, retries=look.retries + 1)
@@ -457,12 +464,35 @@ class BatchDriver(PatternFixing):
 
     # --- patterns and fixes ------------------------------------------------------------------
 
+    def close(self, sample_id: int) -> SampleProgress:
+        """Mark a sample finished once every review is in, and group its failures into patterns (each once, so
+        two processes closing one sample agree); its progress."""
+        progress = self.store.finish_sample(sample_id)
+        self._group(progress)
+        return progress
+
+    def _group(self, progress: SampleProgress) -> None:
+        """Group a closed sample's failures into patterns unless they are stored (a clean sample has none)."""
+        if progress.finished_at is not None and progress.naughty:
+            self.find_patterns(progress.id)
+
+    def group_finished(self) -> list[int]:
+        """Group every closed sample whose failures have no patterns yet (closed before the driver grouped, or by a
+        process that died between the two); their ids. The desk's start and its sweep do, never a page view."""
+        grouped = self.store.ungrouped_samples()
+        for sample_id in grouped:
+            self.find_patterns(sample_id)
+        return grouped
+
     def find_patterns(self, sample_id: int) -> list[PatternRecord]:
-        """Group a finished sample's failures into patterns (stored once)."""
+        """A finished sample's failures grouped into patterns (stored once: stored ones are returned as they are)."""
         progress = self.store.progress(sample_id)
         if not progress.finished:
             raise BatchProblem(f"sample {progress.number} is not fully reviewed yet ({progress.done} of "
                                f"{progress.size})")
+        stored = self.store.patterns(progress.batch_id, sample_id)
+        if stored:
+            return stored
         failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
                                             error=engine.REVIEWER_FAILED if r.reviewer_error else None)
                     for r in self.store.reviews(sample_id) if r.done and not r.nice]
@@ -492,10 +522,6 @@ class BatchDriver(PatternFixing):
     def progress(self, sample_id: int) -> SampleProgress:
         """A sample and how far its reviews are."""
         return self.store.progress(sample_id)
-
-    def finish_sample(self, sample_id: int) -> SampleProgress:
-        """Mark a sample finished once every review is in (idempotent: the driver does it too)."""
-        return self.store.finish_sample(sample_id)
 
     def view(self, batch_id: int) -> report.BatchView:
         """Everything the Batch page shows of one batch, read once (BatchProblem when there is none)."""

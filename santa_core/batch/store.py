@@ -269,6 +269,10 @@ class Store(Protocol):
         """Samples whose reviews are not all in."""
         ...
 
+    def ungrouped_samples(self) -> list[int]:
+        """Finished samples with a failed review and no stored pattern."""
+        ...
+
     def patterns(self, batch_id: int, sample_id: int | None = None) -> list[PatternRecord]:
         """The batch's patterns (of one sample)."""
         ...

@@ -14,7 +14,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -188,32 +188,6 @@ def test_a_signal_stops_the_review_in_order(messages_stub: MessagesStub, tmp_pat
     state = repo.load_run(1).state
     assert state.status == RunStatus.INTERRUPTED and state.note == f"stopped by {signal.Signals(sig).name}"
     assert set(repo.load_round(1, 1).reviews) == {"B"}  # the answer that came in is kept
-
-
-QUEUING_PROCESS = """
-import sys, time
-from storage.runs import RunStore
-from storage.startup import init_db
-from tests.core.run.test_runner import RUBRIC
-repo = RunStore(init_db(sys.argv[1], mark_interrupted=False))
-print(repo.create_run(spec="Say it.", output="Acme launched its rocket in 2018.", rubric=RUBRIC, reviewer_b="b",
-                      reviewer_c="c", fixer="f"), flush=True)
-time.sleep(120)  # alive, holding its run (as a command line whose threads are all busy)
-"""
-
-
-@pytest.fixture
-def queued_elsewhere(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen]]:
-    """A run another live process on this host queued (and works itself, once it has a free thread)."""
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
-    init_db(url, mark_interrupted=False)
-    proc = subprocess.Popen([sys.executable, "-c", QUEUING_PROCESS, url], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
-    try:
-        yield int(proc.stdout.readline()), proc
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 def age(repo: RunStore, run_id: int) -> int:

@@ -3,6 +3,9 @@ long ago by a process that is gone, one interrupted, one still `running` under a
 of a paused batch: the page says what is going on, and every table's rows and the audit chain's head are the same
 before and after, with everything the page might have handed the desk's runner run to its end. The desk picks
 such runs up on its own (tests/cli/test_crash.py), never because someone looked.
+
+The Batch page likewise: a sample whose reviews are all in but which is not closed, and a closed sample whose
+failures are not grouped yet, are shown as such, and closed and grouped by the desk's sweep, not by the page.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from santa_core.models import RunState, RunStatus
 from storage.runs import RunStore
 from storage.workers import host_name
 from tests.core.batch.test_driver import config, planted_csv
+from tests.support.batch_page import TITLE, batch_answer, open_batch
+from tests.support.batch_page import texts as batch_texts
 from tests.support.messages_api import MessagesStub
 from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, MODEL_C, SPEC, texts
 
@@ -36,6 +41,7 @@ def snapshot(engine: Engine) -> dict[str, object]:
         found["audit head"] = conn.execute(text("SELECT * FROM audit_head")).all()
         found["runs"] = conn.execute(text("SELECT id, status, note, worker, updated_at FROM run ORDER BY id")).all()
         found["batches"] = conn.execute(text("SELECT id, paused FROM batch ORDER BY id")).all()
+        found["samples"] = conn.execute(text("SELECT id, finished_at, api_status FROM batch_sample ORDER BY id")).all()
     return found
 
 
@@ -128,3 +134,59 @@ def test_opening_a_run_page_writes_nothing_and_says_what_the_run_waits_for(
     app_desk_open.batches.pool.shutdown(wait=True)
     assert snapshot(desk_env.engine) == before
     assert messages_stub.calls == []
+
+
+def reviewed_not_closed(repo: RunStore, desk: Desk) -> tuple[int, int]:
+    """A batch whose sample has every review in but is not closed, as a driver that died just before closing it
+    left it an hour ago (every promo item fails, so the sample has failures to group); (batch, sample)."""
+    file = read_batch(planted_csv(20, every=1)[0], "emails.csv", strata=["template"])
+    batch_id = desk.batches.create(file, config(file).model_copy(update={
+        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B}), "ann")
+    sample_id = desk.batches.draw(batch_id, "ann")
+    store = desk.batches.store
+    for future in [desk.runner.submit(store.start_review(sample_id, item)) for item in store.pending_items(sample_id)]:
+        future.result(timeout=60)
+    for run_id in store.run_ids(sample_id):
+        left(repo, run_id, None)
+    progress = store.progress(sample_id)
+    assert progress.finished and progress.naughty and progress.finished_at is None
+    return batch_id, sample_id
+
+
+def closed_not_grouped(repo: RunStore, desk: Desk) -> tuple[int, int]:
+    """A closed sample with failures and no stored pattern, as a driver before this desk grouped left it."""
+    batch_id, sample_id = reviewed_not_closed(repo, desk)
+    assert desk.batches.store.finish_sample(sample_id).finished_at is not None  # the store's close: no grouping
+    return batch_id, sample_id
+
+
+BATCH_CASES: dict[str, tuple[Callable[[RunStore, Desk], tuple[int, int]], str]] = {
+    "all-reviews-in-not-closed": (reviewed_not_closed, "All reviews are in; the sample is being closed"),
+    "closed-not-grouped": (closed_not_grouped, "failures are being grouped into patterns"),
+}
+
+
+@pytest.mark.parametrize("case", list(BATCH_CASES))
+def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
+        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str) -> None:
+    messages_stub.handler = batch_answer
+    make, says = BATCH_CASES[case]
+    batch_id, sample_id = make(desk_env, app_desk_open)
+    open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
+    calls = len(messages_stub.calls)
+    before = snapshot(desk_env.engine)
+    pages = [batch_texts(open_batch(batch_id, person)) for person in (None, EDITOR)]
+    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the desk has run to its end
+    app_desk_open.batches.pool.shutdown(wait=True)
+    assert snapshot(desk_env.engine) == before
+    assert len(messages_stub.calls) == calls
+    assert all(says in shown and "Patterns in sample 1" not in shown for shown in pages)
+    # What the desk does on its own (every SWEEP_EVERY_S, with nobody on a page): the page then shows it.
+    wiring.sweep(app_desk_open.runs, app_desk_open.runner, app_desk_open.batches)
+    progress = app_desk_open.batches.store.progress(sample_id)
+    assert progress.finished_at is not None
+    [pattern] = app_desk_open.batches.store.patterns(batch_id, sample_id)
+    shown = batch_texts(open_batch(batch_id, EDITOR))
+    assert f"Sample 1: {progress.nice} NICE, {progress.naughty} NAUGHTY of {progress.size}" in shown
+    assert "Patterns in sample 1" in shown and TITLE in shown and pattern.title in shown
+    assert says not in shown

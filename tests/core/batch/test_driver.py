@@ -284,10 +284,57 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     assert len(messages_stub.batch_ids()) == 1  # collected, not submitted again
     assert second.repo.load_run(started).state.status in (RunStatus.SHIPPED, RunStatus.SAMPLED)  # resumed
     reviews = second.store.reviews(sample_id)
-    assert {r.key for r in reviews if not r.nice} == {r.key for r in reviews} & planted
+    failed = {r.key for r in reviews if not r.nice}
+    assert failed and failed == {r.key for r in reviews} & planted
+    [pattern] = second.store.patterns(batch_id, sample_id)  # grouped as the collection closed the sample
+    assert (pattern.criterion, pattern.pattern["count"]) == ("compliance", len(failed))
     est = second.estimate(batch_id)
     assert est.message_batches and est.sample == progress.size and est.share < 0.5 * 15 / 60 * 1.01
     second.shutdown()
+
+
+def test_the_driver_groups_a_samples_failures_as_it_closes_it(service: BatchDriver) -> None:
+    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them."""
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    failed = {r.key for r in service.store.reviews(first.id) if not r.nice}
+    assert first.finished_at is not None and failed
+    [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
+    assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
+    assert set(pattern.pattern["examples"]) <= failed
+    assert service.store.ungrouped_samples() == []
+
+
+def ungroup(service: BatchDriver, sample_id: int) -> None:
+    """The sample as a driver that closed it without grouping left it (before the driver grouped, or a process that
+    died between the two)."""
+    with service.repo.engine.begin() as conn:
+        conn.exec_driver_sql(f"DELETE FROM batch_pattern WHERE sample_id = {int(sample_id)}")
+
+
+@pytest.mark.parametrize("how", ["the desk's start or sweep", "a look at the sample"])
+def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: BatchDriver, how: str) -> None:
+    data, _ = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    clean_file = read_batch(data.replace(DEFECT.encode(), FIXED.encode()), "clean.csv", strata=["template"])
+    clean = service.wait(service.sample(service.create(clean_file, config(clean_file), "ann"), "ann"), timeout=60)
+    assert clean.finished_at is not None and clean.naughty == 0
+    [grouped] = service.store.patterns(batch_id, first.id)
+    ungroup(service, first.id)
+    assert service.store.ungrouped_samples() == [first.id]  # (a clean sample has no pattern to store)
+    service.view(batch_id)
+    assert service.store.patterns(batch_id, first.id) == []  # reading groups nothing
+    if how == "a look at the sample":
+        assert service.step(first.id) is None  # (a look cut short between closing and grouping, tried again)
+    else:
+        assert service.group_finished() == [first.id]
+    [again] = service.store.patterns(batch_id, first.id)
+    assert again.pattern == grouped.pattern
+    assert service.store.ungrouped_samples() == [] and service.group_finished() == []
 
 
 def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:
@@ -336,6 +383,8 @@ def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchDriver)
         service.create(file, config(file).model_copy(update={"seed": 2**31}), "ann")
     batch_id = service.create(file, config(file).model_copy(update={"seed": 2**31 - 2}), "ann")
     service.wait(service.sample(batch_id, "ann"), timeout=60)
+    for pattern in service.store.patterns(batch_id):  # grouped as the sample closed: decided before the next
+        service.dismiss(pattern.id, "ann", "not the point of this test")
     second = service.store.draw_sample(batch_id, "ann")
     assert 0 <= service.store.progress(second).seed < 2**31 - 1
 
