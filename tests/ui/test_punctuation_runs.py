@@ -8,6 +8,7 @@ import threading
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from santa_core.checks import bounded
 from santa_core.checks.injection import UNFINISHED
 from santa_core.models import EscalationReason, RunStatus
 from santa_core.run import runner as runner_module
@@ -35,7 +36,10 @@ def test_another_page_reruns_while_a_run_checks_a_200k_adversarial_text(
         desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
     # One more pattern that would never finish on the text's line of dashes: only the detector's budget stops it,
     # so the check is still working when the other page has rerun, and then it fails closed.
-    stall_the_detector(monkeypatch, budget_s=8)
+    stall_the_detector(monkeypatch, budget_s=6)
+    # The stalled search's own timeout, a backstop on the process's CPU clock, at twice the budget rather than 8x: a
+    # minute less of one core spent by the suite, and still seconds longer than the other page's rerun.
+    monkeypatch.setattr(bounded, "BACKSTOP", 2.0)
     checking, checked = threading.Event(), threading.Event()
     real_precheck = runner_module.precheck_issues
 
