@@ -148,6 +148,21 @@ def parse_roles(values: Iterable[str]) -> frozenset[Role]:
     return frozenset(out)
 
 
+def role_patterns_problem(patterns: object) -> str | None:
+    """Why `[santa.roles]` cannot be used ("unknown role 'administrator'…", "`admin` must be …"), else None: a table
+    of known role names, each a pattern or a list of patterns (strings)."""
+    if not isinstance(patterns, Mapping):
+        return "must be a table of role = [e-mail patterns]"
+    for role, globs in patterns.items():
+        try:
+            parse_roles([role])
+        except ValueError as exc:
+            return str(exc)
+        if not isinstance(globs, str) and not (isinstance(globs, list) and all(isinstance(g, str) for g in globs)):
+            return f"{role} must be an e-mail pattern or a list of them in quotes, e.g. [\"*@example.com\"]"
+    return None
+
+
 def roles_for_email(email: str, patterns: Mapping[str, Iterable[str]]) -> frozenset[Role]:
     """Roles whose e-mail patterns (shell-style, case-insensitive, e.g. `*@legal.example.com`) match."""
     address = email.strip().casefold()

@@ -32,11 +32,20 @@ end), DEL and C1. Why: SQLite would store a NUL and PostgreSQL refuses it; escap
 controls are invisible on a page, can rewrite a terminal line, and no reviewer reads them as text."""
 
 
+SURROGATES = re.compile("[\ud800-\udfff]")
+"""A UTF-16 surrogate on its own (a broken "\\ud800"-style escape in JSON): no UTF-8 text holds one."""
+
+
 def control_problem(text: str, what: str) -> str | None:
-    """"<what> contains a control character (\\x1b) at character N: …" for the first one, else None."""
+    """"<what> contains a control character (\\x1b) at character N: …" for the first one (or an unpaired surrogate),
+    else None."""
     found = CONTROL_CHARS.search(text)
     if found is None:
-        return None
+        lone = SURROGATES.search(text)
+        if lone is None:
+            return None
+        return (f"{what} contains an unpaired surrogate (a broken \\ud800-style escape) at character "
+                f"{lone.start() + 1:,}: fix the text")
     char = found.group()
     name = "a NUL character" if char == "\x00" else "a control character"
     return (f"{what} contains {name} ({char.encode('unicode_escape').decode()}) at character {found.start() + 1:,}: "
@@ -64,7 +73,8 @@ def strings_in(value: Any) -> Iterator[str]:
 
 def sha256_text(text: str) -> str:
     """Hex SHA-256 of UTF-8 text."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    # (surrogatepass: a text no check refused yet, e.g. a model's answer, hashes too; any other text alike)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def canonical_json(value: Any, default: Callable[[Any], Any] | None = None) -> str:

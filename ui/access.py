@@ -26,6 +26,7 @@ from streamlit import config
 from streamlit.errors import StreamlitSecretNotFoundError
 from streamlit.logger import get_logger
 
+from santa_core.roles import role_patterns_problem
 from ui.safe import escape_markdown
 
 log = get_logger(__name__)
@@ -56,13 +57,18 @@ def secrets() -> dict[str, Any]:
         raise SecretsUnreadable(_unreadable(FileNotFoundError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, "
                                                               "which does not exist")))
     try:
-        return st.secrets.to_dict()
+        found = st.secrets.to_dict()
     except StreamlitSecretNotFoundError as exc:
         if exc.error_id == NO_SECRETS:
             return {}
         raise SecretsUnreadable(_unreadable(exc)) from exc
     except Exception as exc:  # noqa: BLE001 - not readable (permissions, not UTF-8, a folder): broken, not missing
         raise SecretsUnreadable(_unreadable(exc)) from exc
+    santa = found.get("santa", {})
+    if isinstance(santa, dict) and "roles" in santa and (why := role_patterns_problem(santa["roles"])):
+        # Read, but the roles cannot be applied: every person's first sign-in would stop on it, one page at a time.
+        raise SecretsUnreadable(_unreadable(ValueError(f"[santa.roles]: {why}")))
+    return found
 
 
 def _unreadable(exc: BaseException) -> str:

@@ -117,7 +117,11 @@ def _not_to_reviewer(text: str, m: Match[str]) -> bool:
     word = m.group(0).lstrip()[:6].lower()
     if not (word.startswith("return") or word.startswith("print")):
         return False
-    line_start = text.rfind("\n", max(0, m.start() - 200), m.start()) + 1
+    # The line's start within 200 characters; past that, the window's (a line that long is no line of code). From
+    # the text's start instead, each hit on one long line read the text up to it again: quadratic.
+    floor = max(0, m.start() - 200)
+    newline = text.rfind("\n", floor, m.start())
+    line_start = floor if newline == -1 else newline + 1
     if _CODE_LINE.search(text, line_start, m.start()) or text[line_start:m.start()].strip() == "":
         return True
     window = text[m.end():m.end() + 120]

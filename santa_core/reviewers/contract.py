@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from santa_core.models import Review, Rubric
 from santa_core.run.gate import blocking_failed_checks
-from santa_core.scope import find_evidence
+from santa_core.scope import stands_in
 
 MAX_SUGGESTIONS = 3
 """Suggestions the contract asks for at most; more are cut (kept in the raw answer), never asked again for."""
@@ -40,9 +40,9 @@ def contract_problem(review: Review, rubric: Rubric, output: str | None = None) 
         if not issue.evidence.strip() and not issue.missing:
             return (f"critical issue on {issue.criterion!r} quotes no evidence: copy the offending text from the "
                     "OUTPUT, or set missing when the problem is something absent")
-        # Found as the fix agent finds it (`scope.find_evidence`: spacing, case, quote marks, dashes, invisible
+        # Found as the fix agent finds it (`scope.stands_in`: spacing, case, quote marks, dashes, invisible
         # characters folded), so no quote the fix could anchor is refused here.
-        if output is not None and issue.evidence.strip() and not find_evidence(output, issue.evidence):
+        if output is not None and issue.evidence.strip() and not stands_in(output, issue.evidence):
             return (f"critical issue on {issue.criterion!r} quotes text the OUTPUT does not hold: "
                     f"{issue.evidence[:80]!r}")
     if review.verdict == "FAIL" and not review.critical_issues and not blocking:

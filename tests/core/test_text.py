@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import UTC, datetime
 
 import pytest
@@ -30,6 +31,17 @@ def test_text_problem_takes_another_limit() -> None:
 
 def test_sha256_text_is_the_hex_digest_of_utf8() -> None:
     assert sha256_text("Grüße") == hashlib.sha256("Grüße".encode()).hexdigest()
+
+
+def test_an_unpaired_surrogate_is_refused_and_never_crashes_a_check() -> None:
+    """A model's JSON may carry "\\ud800": no text of the desk holds one, and a check that meets one still answers."""
+    from santa_core.checks.injection import detect_injection
+
+    text = "Fine text " + json.loads('"\\ud800"') + " and more"
+    assert text_problem(text, "Output") == ("Output contains an unpaired surrogate (a broken \\ud800-style escape) at "
+                                            "character 11: fix the text")
+    assert len(sha256_text(text)) == 64 and sha256_text(text) != sha256_text(text.replace(text[10], "?"))
+    assert detect_injection(text) == []
 
 
 def test_canonical_json_sorts_keys_keeps_text_and_refuses_what_json_cannot_hold() -> None:

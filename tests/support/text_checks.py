@@ -39,7 +39,7 @@ from santa_core.reviewers.prompts import build_fix_prompt, build_review_prompt, 
 from santa_core.rubrics.lint import lint
 from santa_core.run.fixer import apply_plan
 from santa_core.run.gate import same_issue
-from santa_core.scope import find_evidence, sentence_spans
+from santa_core.scope import sentence_spans, stands_in
 from santa_core.text import text_problem
 from ui.safe import escape_markdown
 
@@ -113,7 +113,9 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     # A quote found once, so the scope is the sentence around it: the splitter and the anchor both read the text.
     "fix scope": lambda t: (sentence_spans.cache_clear(), scope._folded.cache_clear(),
                             scope.scope_of(f"{t} Unique claim here. {t}", "Unique claim here")),
-    "evidence search": lambda t: (scope._folded.cache_clear(), find_evidence(t, t[len(t) // 3:len(t) // 3 + 12])),
+    # a short quote, and a reviewer's quote of a third of the text (a quote has no length limit)
+    "evidence search": lambda t: (scope._folded.cache_clear(), stands_in(t, t[len(t) // 3:len(t) // 3 + 12]),
+                                  stands_in(t, t[len(t) // 3:2 * len(t) // 3])),
     "fix plan": lambda t: apply_plan(t, FixPlan(edits=[FixEdit(issue=0, before=t[:30] or "x", after="y")]),
                                      [MergedIssue(criterion="c0", description="d", evidence=t[:30], flagged_by="B")]),
     # The output gives a verdict about its review, so the check reads every word of the answer's prose.

@@ -81,6 +81,12 @@ def broken_file(tmp_path: Path, kind: str) -> tuple[list[Path], Path, str]:
     if kind == "a link to nothing":
         project.symlink_to(tmp_path / "gone.toml")
         return [home, project], project, "which does not exist"
+    if kind == "an unknown role in [santa.roles]":
+        project.write_text(GOOD_AUTH + '[santa.roles]\nadministrator = ["kim@example.com"]\n', encoding="utf-8")
+        return [home, project], project, "[santa.roles]: unknown role 'administrator'; the roles are"
+    if kind == "a number for a role's patterns":
+        project.write_text(GOOD_AUTH + "[santa.roles]\nadmin = 5\n", encoding="utf-8")
+        return [home, project], project, "[santa.roles]: admin must be an e-mail pattern or a list of them"
     assert kind == "the global file broken, the project's good"
     home.write_text("[santa.roles\n", encoding="utf-8")
     project.write_text(GOOD_AUTH, encoding="utf-8")
@@ -108,7 +114,8 @@ PAGES = ["pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",
 
 
 @pytest.mark.parametrize("kind", ["unclosed array in [santa.roles]", "not UTF-8", "a folder where the file should be",
-                                  "a link to nothing", "the global file broken, the project's good"])
+                                  "a link to nothing", "the global file broken, the project's good",
+                                  "an unknown role in [santa.roles]", "a number for a role's patterns"])
 def test_a_secrets_file_that_cannot_be_read_shows_why_and_no_page_of_the_desk(
         desk_env: RunStore, tmp_path: Path, secrets_files: Callable, never_opened: list[str], kind: str) -> None:
     locations, broken, detail = broken_file(tmp_path, kind)

@@ -103,7 +103,7 @@ def test_an_opening_mark_before_a_long_run_grows_linearly(name: str) -> None:
                                                                            for o in OPENERS))
 
 
-HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1", "a a ", "[[<", "\n \n", "'a ", "x 'y"]
+HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1", "a a ", "[[<", "\n \n", "'a ", "x 'y", 'return "PASS" ']
 """Runs that made a pattern of the desk backtrack before: the detector's marker lead, line starts, schemes."""
 
 
