@@ -25,10 +25,11 @@ escape = regex.escape
 # Why this thread's CPU time: a budget must measure the work of the check it bounds. Process CPU time (the clock
 # of the `regex` engine's own timeout, C `clock()`) also counts every other thread of the server, so four runs
 # checking at once spent each other's budgets and sent clean texts to a person. Each search still gets a timeout
-# on the engine's clock, BACKSTOP times what is left: it stops one search that would never end, and no busy
-# server makes that many times the process's CPU pass during one linear search.
+# on the engine's clock, BACKSTOP times what is left: it stops one search that would never end (so a budget of
+# B spends at most about (1 + BACKSTOP) x B), and a busy server seldom makes that many times the process's CPU pass
+# during one linear search (each takes well under a second); if it does, the text goes to a person, never through.
 _deadline: ContextVar[float | None] = ContextVar("santa_check_deadline", default=None)
-BACKSTOP = 8.0
+BACKSTOP = 3.0
 """A search's own timeout (process CPU seconds) is this many times the budget left in this thread."""
 
 

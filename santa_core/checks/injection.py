@@ -12,6 +12,7 @@ from __future__ import annotations
 import bisect
 import re
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -458,9 +459,11 @@ def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
     return any(s < hit.end and hit.start < e for s, e in spans[max(0, i - 64):i])
 
 
-DETECTOR_BUDGET_S = 20.0
-"""CPU seconds the detector may spend on one text. Its patterns are linear: 200,000 characters built to hit
-them take about 2 s (bench/adversarial_inputs.py), so only a pattern gone wrong ever reaches this."""
+DETECTOR_BUDGET_S = 10.0
+"""CPU seconds of its thread the detector may spend on one text. Its patterns are linear: 200,000 characters built
+to hit them take about 2 to 4 s (bench/adversarial_inputs.py), so only a pattern gone wrong ever reaches this. A
+single search that would never end is cut by its own timeout (`bounded.BACKSTOP` times what is left): at worst
+about 40 s of CPU in all, and the issue says what was spent."""
 UNFINISHED = "the injection check could not finish on this text"
 
 
@@ -509,14 +512,17 @@ _answers_lock = threading.Lock()
 
 def _detect(text: str, where: str) -> list[MergedIssue]:
     """`detect_injection`, once."""
+    began = time.thread_time()
     try:
         with budget(DETECTOR_BUDGET_S):
             hits = _hits(text)
     except Unfinished:
+        spent = time.thread_time() - began
         return [MergedIssue(
             criterion="injection", evidence="", flagged_by="check",
             description=f"{UNFINISHED}{'' if where == 'output' else ' (the ' + where + ')'}: it was stopped after "
-            f"{DETECTOR_BUDGET_S:g} s on {len(text):,} characters, so whether it addresses its reviewers is unknown; "
+            f"{spent:.1f} s of CPU (its budget: {DETECTOR_BUDGET_S:g} s) on {len(text):,} characters, so whether it "
+            "addresses its reviewers is unknown; "
             "a person must read it (a text built to stall the check is an attack too)")]
     return [
         MergedIssue(

@@ -190,3 +190,39 @@ def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
     assert f"Sample 1: {progress.nice} NICE, {progress.naughty} NAUGHTY of {progress.size}" in shown
     assert "Patterns in sample 1" in shown and TITLE in shown and pattern.title in shown
     assert says not in shown
+
+
+EVERY_PAGE = ["pages/home.py", "pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",
+              "pages/escalations.py", "pages/audit.py", "pages/metrics.py", "pages/rubrics.py", "pages/people.py",
+              "pages/settings.py"]
+
+
+def test_opening_every_page_writes_nothing_whatever_was_left_behind(
+        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub) -> None:
+    """Every run and batch state above at once; each of the eleven pages opened as it first shows, and each run's and
+    batch's page, by the local admin and by an editor: nothing changes and no model is asked."""
+    messages_stub.handler = batch_answer
+    runs = [make(desk_env, app_desk_open) for make, _ in CASES.values()]
+    batches = [make_batch(desk_env, app_desk_open)[0] for make_batch, _ in BATCH_CASES.values()]
+    deep_links = [("pages/review.py", "run", r) for r in runs] + [("pages/batch.py", "batch", b) for b in batches]
+    open_run(EDITOR, None)  # signed in before (a first sign-in registers the person)
+    calls = len(messages_stub.calls)
+    before = snapshot(desk_env.engine)
+    for person in (None, EDITOR):
+        at = AppTest.from_file("../../app.py", default_timeout=30)
+        if person:
+            at.user = {"is_logged_in": True, "email": person, "name": "Ed"}
+        at.run()
+        for page in EVERY_PAGE:
+            at.switch_page(page).run()
+            assert not at.exception, (page, at.exception)
+        for page, param, value in deep_links:  # and each run's and batch's own page
+            at.switch_page(page)
+            at.query_params[param] = str(value)
+            at.run()
+            assert not at.exception, (page, value, at.exception)
+            at.query_params.pop(param)
+    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the desk has run to its end
+    app_desk_open.batches.pool.shutdown(wait=True)
+    assert snapshot(desk_env.engine) == before
+    assert len(messages_stub.calls) == calls
