@@ -1,7 +1,8 @@
 """Text rules and fingerprints shared by the core, storage, the pages and the command line.
 
 One definition each: the size rule every reviewable text obeys, the SHA-256 of a text, the
-canonical JSON every hash is taken over, and the unified diff people read.
+canonical JSON every hash is taken over, the unified diff people read, and every occurrence of one
+sequence in another in linear time.
 """
 
 from __future__ import annotations
@@ -10,8 +11,8 @@ import difflib
 import hashlib
 import json
 import re
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, TypeVar
 
 from santa_core.models import MAX_TEXT_CHARS
 
@@ -100,3 +101,30 @@ def unified_diff(before: str, after: str, before_label: str, after_label: str, *
                                  fromfile=before_label, tofile=after_label)
     # A last line without a newline would glue onto the next diff line; close it the way diff(1) does.
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
+
+
+T = TypeVar("T")
+
+
+def starts(hay: Sequence[T], needle: Sequence[T], begin: int = 0) -> Iterator[int]:
+    """Where needle starts in hay at `begin` or later, overlapping occurrences too, in order, in time linear in both
+    (Knuth–Morris–Pratt: no element of hay is read twice for one needle). An empty needle is found nowhere."""
+    if not needle:
+        return
+    border, k = [0] * len(needle), 0
+    for i in range(1, len(needle)):
+        while k and needle[i] != needle[k]:
+            k = border[k - 1]
+        if needle[i] == needle[k]:
+            k += 1
+        border[i] = k
+    k, size = 0, len(needle)
+    for i in range(begin, len(hay)):
+        item = hay[i]
+        while k and item != needle[k]:
+            k = border[k - 1]
+        if item == needle[k]:
+            k += 1
+            if k == size:
+                yield i - size + 1
+                k = border[k - 1]

@@ -45,7 +45,10 @@ def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
     for family in _families(issue):
         inside = {k for i in family for k in issue[i].items}
         outside = [normalise(t) for k, t in reviewed.items() if k not in inside]
-        phrases = {i: {p for p in _phrases(issue[i]) if not any(sig.shows(t, p) for t in outside)} for i in family}
+        candidates = {i: _phrases(issue[i]) for i in family}
+        index = sig.grams(set().union(*candidates.values()))
+        clean = {p for t in outside for p in sig.shown_in(t, index)}  # each text read once, not once a phrase
+        phrases = {i: candidates[i] - clean for i in family}
         for a in family:
             for b in family:
                 if a < b and phrases[a] & phrases[b]:

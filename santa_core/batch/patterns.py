@@ -17,19 +17,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from difflib import SequenceMatcher
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from santa_core.batch.signature import SignatureCheck
+from santa_core.batch.spans import phrase_spans
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
 from santa_core.run.fixer import occurrences
-from santa_core.run.gate import SAME_TEXT, descriptions_agree, evidence_overlaps, normalise, same_issue
+from santa_core.run.gate import descriptions_agree, normalise, same_issue
 
 MIN_QUOTE_CHARS = 8
 """Fewest non-space characters (after normalising) a quote needs to group or match items on.
@@ -159,24 +158,12 @@ def _linked(a: PatternMember, b: PatternMember, qa: str, qb: str) -> bool:
         # The very same text flagged on one criterion is one defect of the batch, however the
         # reviewers worded their complaint.
         return True
-    if _may_be_same_issue(a.issue, b.issue, qa, qb) and same_issue(a.issue, b.issue):
+    if same_issue(a.issue, b.issue):  # its quote check and its ratio's bounds come first: both cheap
         return True
     # Across items a reviewer often quotes part of the sentence another quoted whole. Unlike in
     # the gate, a quote inside another groups them, but only when the complaints agree.
     inside = _usable(qa) and _usable(qb) and (_found(qa, qb) or _found(qb, qa))
     return inside and descriptions_agree(a.issue, b.issue)
-
-
-def _may_be_same_issue(a: MergedIssue, b: MergedIssue, qa: str, qb: str) -> bool:
-    """Cheap necessary conditions of the gate's `same_issue`, checked before its costly description ratio.
-
-    Quoted on both sides, `same_issue` needs the quotes to overlap; otherwise it needs a description
-    ratio of at least SAME_TEXT, which the ratio's cheap upper bounds can already rule out.
-    """
-    if qa and qb:
-        return evidence_overlaps(qa, qb)
-    matcher = SequenceMatcher(None, normalise(a.description), normalise(b.description))
-    return matcher.real_quick_ratio() >= SAME_TEXT and matcher.quick_ratio() >= SAME_TEXT
 
 
 def _components(members: list[PatternMember]) -> list[list[PatternMember]]:
@@ -388,15 +375,9 @@ def _already_fixed(text: str, start: int, edit: FixEdit) -> bool:
 
 def quote_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
     """Where the quotes occur in the raw text: their words in order, any punctuation or spacing between,
-    case ignored (the raw-text side of `matches`, so an edit can be held to the defect's place)."""
-    spans = []
-    for quote in quotes:
-        words = normalise(quote).split()
-        if not words:
-            continue
-        pattern = r"(?<!\w)" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?!\w)"
-        spans += [(m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)]
-    return spans
+    case ignored (the raw-text side of `matches`, so an edit can be held to the defect's place), in time linear
+    in the text and the quotes (`santa_core.batch.spans`)."""
+    return phrase_spans(text, quotes)
 
 
 def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]],

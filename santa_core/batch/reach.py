@@ -16,6 +16,7 @@ asks the fix agent and stores the plans (`ItemPlan`) until a person approves.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -73,11 +74,15 @@ def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
     """One issue per sentence of an unsampled item that shows the pattern, the sentence as evidence."""
     spans = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
     sentences = sentence_spans(output)
+    begins = [s for s, _ in sentences]  # in order and apart: a span's sentence is found by bisection, not a scan
     seen: list[tuple[int, int]] = []
     for start, _ in sorted(spans):
-        home = next(((s, e) for s, e in sentences if s <= start < e), None)
+        at = bisect_right(begins, start) - 1
+        home = sentences[at] if at >= 0 and start < sentences[at][1] else None
         if home is not None and home not in seen:
             seen.append(home)
+            if len(seen) == MAX_ISSUES_PER_ITEM:
+                break  # only these are fixed: the rest of the spans need no sentence
     example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
     return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
                         evidence=output[s:e].strip(), flagged_by="check")

@@ -19,11 +19,12 @@ boundaries.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping, Sequence
+from itertools import islice
 
 from pydantic import BaseModel, Field
 
+from santa_core.batch.spans import phrase_spans
 from santa_core.run.gate import normalise
 
 MIN_PHRASE_CHARS = 6
@@ -69,20 +70,13 @@ class SignatureCheck(BaseModel):
         return head if self.matched else f"{head}: refused, it recognises none of the pattern's items"
 
 
-def _edge(hay: str, i: int) -> bool:
-    return i < 0 or i >= len(hay) or hay[i] == " "
-
-
 def shows(normalised_text: str, phrase: str) -> bool:
-    """Whether the normalised phrase occurs in the normalised text on word boundaries."""
-    if not phrase:
-        return False
-    start = normalised_text.find(phrase)
-    while start != -1:
-        if _edge(normalised_text, start - 1) and _edge(normalised_text, start + len(phrase)):
-            return True
-        start = normalised_text.find(phrase, start + 1)
-    return False
+    """Whether the normalised phrase occurs in the normalised text on word boundaries.
+
+    One search of the padded text: trying each occurrence in turn read a long phrase again from nearly every start
+    of a text that repeats it ("中中中…"), the text's length times the phrase's.
+    """
+    return bool(phrase) and f" {phrase} " in f" {normalised_text} "
 
 
 def recognises(signature: Sequence[str], text: str) -> bool:
@@ -95,19 +89,62 @@ def usable(phrase: str) -> bool:
     """Long and specific enough to stand for a defect."""
     words = normalise(phrase).split()
     return (sum(len(w) for w in words) >= MIN_PHRASE_CHARS and len(words) <= MAX_PHRASE_WORDS
-            and any(w not in _PLAIN and len(w) >= 4 for w in words))
+            and any(_specific(w) for w in words))
+
+
+def _specific(word: str) -> bool:
+    return word not in _PLAIN and len(word) >= 4
 
 
 def phrases(quote: str) -> set[str]:
     """Every usable run of words of a quote (normalised)."""
     words = normalise(quote).split()
+    # `usable` of every run, summed as the run grows instead of normalising each run again (a whole text quoted cost
+    # six normalisations a word). A space joins nothing in NFKC, case folding or the substitutions, so a run
+    # normalises word by word; normalising a word twice may still split it, hence `again`.
+    again = [normalise(w).split() for w in words]
+    letters = [sum(len(p) for p in parts) for parts in again]
+    specific = [any(_specific(p) for p in parts) for parts in again]
     out = set()
-    for n in range(1, min(MAX_PHRASE_WORDS, len(words)) + 1):
-        for i in range(len(words) - n + 1):
-            gram = " ".join(words[i:i + n])
-            if usable(gram):
-                out.add(gram)
+    for i in range(len(words)):
+        chars = count = 0
+        special = False
+        for j in range(i, min(i + MAX_PHRASE_WORDS, len(words))):
+            chars, count, special = chars + letters[j], count + len(again[j]), special or specific[j]
+            if count > MAX_PHRASE_WORDS:
+                break
+            if chars >= MIN_PHRASE_CHARS and special:
+                out.add(" ".join(words[i:j + 1]))
     return out
+
+
+Grams = dict[int, set[tuple[str, ...]]]
+"""Phrases as tuples of their words, by number of words."""
+
+
+def grams(candidates: Iterable[str]) -> Grams:
+    """Normalised phrases of at most MAX_PHRASE_WORDS words, indexed for `shown_in` (longer ones are left out)."""
+    by_size: Grams = {}
+    for phrase in candidates:
+        words = tuple(phrase.split())
+        if 0 < len(words) <= MAX_PHRASE_WORDS:
+            by_size.setdefault(len(words), set()).add(words)
+    return by_size
+
+
+def shown_in(normalised_text: str, candidates: Grams) -> set[str]:
+    """The candidates the text shows (`shows`), reading each run of up to MAX_PHRASE_WORDS of its words once.
+
+    Asking `shows` of every candidate read the text once a candidate (derive: 6 x a quote's words x the sample's
+    text). A phrase shows on word boundaries exactly when its words are a run of the text's words: a normalised
+    text is its words with one space between them.
+    """
+    words = normalised_text.split()
+    found: set[tuple[str, ...]] = set()
+    for size, wanted in candidates.items():
+        runs = zip(*(islice(words, i, None) for i in range(size)), strict=False)  # the shortest tail ends it
+        found |= wanted.intersection(runs)
+    return {" ".join(w) for w in found}
 
 
 def derive(found: Mapping[str, tuple[str, Iterable[str]]], others: Mapping[str, str]) -> list[str]:
@@ -118,15 +155,14 @@ def derive(found: Mapping[str, tuple[str, Iterable[str]]], others: Mapping[str, 
     Empty when no clean phrase exists (the pattern then reaches only its sampled items).
     """
     texts = {k: normalise(text) for k, (text, _) in found.items()}
-    clean_texts = [normalise(t) for t in others.values()]
-    candidates = {p for _, quotes in found.values() for q in quotes for p in phrases(q)}
+    candidates = {p for q in {q for _, quotes in found.values() for q in quotes} for p in phrases(q)}
+    index = grams(candidates)
+    clean = {p for t in others.values() for p in shown_in(normalise(t), index)}
+    index = grams(candidates - clean)
     covers: dict[str, set[str]] = {}
-    for phrase in candidates:
-        if any(shows(t, phrase) for t in clean_texts):
-            continue
-        reach = {k for k, t in texts.items() if shows(t, phrase)}
-        if reach:
-            covers[phrase] = reach
+    for key, text in texts.items():
+        for phrase in shown_in(text, index):
+            covers.setdefault(phrase, set()).add(key)
     chosen: list[str] = []
     left = set(texts)
     while left and covers and len(chosen) < MAX_PHRASES:
@@ -165,11 +201,6 @@ def parse(text: str) -> list[str]:
 
 
 def raw_spans(text: str, signature: Sequence[str]) -> list[tuple[int, int]]:
-    """Where the signature's phrases occur in the raw text (words in order, any punctuation or spacing between)."""
-    spans = []
-    for phrase in signature:
-        words = normalise(phrase).split()
-        if words:
-            pattern = r"(?<!\w)" + r"[\W_]+".join(re.escape(w) for w in words) + r"(?!\w)"
-            spans += [(m.start(), m.end()) for m in re.finditer(pattern, text, re.IGNORECASE)]
-    return sorted(spans)
+    """Where the signature's phrases occur in the raw text (words in order, any punctuation or spacing between), in
+    time linear in the text and the phrases (`santa_core.batch.spans`)."""
+    return sorted(phrase_spans(text, signature))

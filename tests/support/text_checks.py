@@ -13,10 +13,20 @@ from collections.abc import Callable
 import pytest
 
 from santa_core import scope
-from santa_core.batch import signature
+from santa_core.batch import reach, signature
 from santa_core.batch.file import read_batch
 from santa_core.batch.formats import BatchFileError
-from santa_core.batch.patterns import Pattern, PatternMember, apply_pattern_fix, matches, quote_spans
+from santa_core.batch.generalise import generalise
+from santa_core.batch.patterns import (
+    Pattern,
+    PatternMember,
+    SampledFailure,
+    apply_pattern_fix,
+    apply_to_batch,
+    group_patterns,
+    matches,
+    quote_spans,
+)
 from santa_core.checks import bounded, injection
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
@@ -38,7 +48,7 @@ from santa_core.models import (
 from santa_core.reviewers.prompts import build_fix_prompt, build_review_prompt, neutralise
 from santa_core.rubrics.lint import lint
 from santa_core.run.fixer import apply_plan
-from santa_core.run.gate import same_issue
+from santa_core.run.gate import descriptions_agree, normalise, same_issue
 from santa_core.scope import sentence_spans, stands_in
 from santa_core.text import text_problem
 from ui.safe import escape_markdown
@@ -80,6 +90,42 @@ def _pattern(text: str) -> Pattern:
     member = PatternMember(item_key="i1", index=0, issue=issue, quoted=True)
     return Pattern(key="p", criterion="c0", title="t", evidence=[quote], match_on=[quote], items=["i1"], count=1,
                    representative="i1", members=[member], signature=[quote, "guaranteed returns"])
+
+
+def _half(text: str) -> str:
+    return text[:len(text) // 2] or "x"
+
+
+def _long_quotes(text: str) -> list[str]:
+    """Quotes as long as the text: all of it, all of it and a word it does not hold (read to the end of the text from
+    every start before it fails: the old quote pattern's worst case), and its first 1,000 words."""
+    return [text, f"{text} zq", " ".join(text.split()[:1000])]
+
+
+def _long_pattern(text: str) -> Pattern:
+    """A pattern whose quotes, description and signature are as long as the text (a reviewer's answer has no limit)."""
+    quotes = _long_quotes(text)
+    issue = MergedIssue(criterion="c0", description=text, evidence=text, flagged_by="B")
+    member = PatternMember(item_key="i1", index=0, issue=issue, quoted=True)
+    return Pattern(key="p", criterion="c0", title=text[:200], evidence=quotes, match_on=quotes, items=["i1"], count=1,
+                   representative="i1", members=[member], signature=[_half(text), "guaranteed returns"])
+
+
+def _long_batch(text: str) -> object:
+    """A sample whose issues quote and describe at the text's length, grouped, joined and signed (`generalise`): the
+    whole text quoted, half of it quoted (inside the other quote, found at every place the text repeats it) with the
+    description reversed, and no quote with a description as long as the text."""
+    failures = [SampledFailure(item_key=key, output=output, issues=[
+        MergedIssue(criterion="c0", description=description, evidence=evidence, flagged_by="B")])
+        for key, output, description, evidence in [
+            ("a", text, text, text), ("b", text, text[::-1], _half(text)), ("c", f"{text} zq", f"{text} x", "")]]
+    patterns = group_patterns(failures)
+    return generalise(patterns, {f.item_key: f.output for f in failures} | {"n": text[len(text) // 2:]},
+                      {f.item_key: {} for f in failures} | {"n": {}})
+
+
+def _unquoted(text: str) -> ReviewIssue:
+    return ReviewIssue(criterion="c0", description=text)
 
 
 def _draft(text: str) -> RubricDraft:
@@ -133,6 +179,22 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "batch signature (a person's)": lambda t: _signature_typed(t),
     "batch pattern reach": lambda t: (matches(_pattern(t), t), quote_spans(t, [t[:30] or "x"])),
     "batch pattern fix": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=t[:30] or "x", after="y")]),
+    # The batch reach path with quotes, phrases, descriptions and a fix's 'before' as long as the text.
+    "batch quote spans (long quotes)": lambda t: quote_spans(t, _long_quotes(t)),
+    "batch signature spans (long phrases)": lambda t: signature.raw_spans(t, _long_quotes(t)),
+    "batch signature (long phrase)": lambda t: (signature.recognises([_half(t)], t),
+                                                signature.shows(normalise(t), normalise(_half(t)))),
+    "batch signature derivation (long quotes)": lambda t: signature.derive(
+        {"i1": (t, [t]), "i2": (t[::-1], [" ".join(t[::-1].split()[:1000])])}, {"o1": t[len(t) // 2:]}),
+    "batch reach (long quotes)": lambda t: (
+        reach.reached(_long_pattern(t), [("u", t)], {"u"}),
+        reach.text_rule(_long_pattern(t), t, [FixEdit(issue=0, before=_half(t), after="y")], sampled=False)),
+    "batch fix reach (long quotes)": lambda t: apply_to_batch(
+        _long_pattern(t), [FixEdit(issue=0, before=_half(t), after="y")], [("i1", t), ("u", t), ("v", t[::-1])]),
+    "batch pattern fix (long before)": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=_half(t), after="y")]),
+    "batch patterns (long quotes and descriptions)": _long_batch,
+    "issue merging (long descriptions)": lambda t: (same_issue(_unquoted(t), _unquoted(t[::-1])),
+                                                    descriptions_agree(_unquoted(t), _unquoted(t[::-1]))),
     "batch file (CSV)": _csv,
     "rubric lint": lambda t: lint(_draft(t)),
     "markdown escape (pages)": escape_markdown,

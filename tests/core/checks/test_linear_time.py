@@ -12,6 +12,7 @@ the best of a few tries, so other processes on the machine do not count.
 from __future__ import annotations
 
 import gc
+import random
 import re
 import string
 import threading
@@ -60,18 +61,23 @@ def _runs(units: list[str], size: int) -> str:
 
 
 def assert_linear(name: str, units: list[str], size: int, text: Callable[[list[str], int], str] | None = None) -> None:
-    """Runs of `size` characters of each unit, then ten times as long: the second text may cost at most GROWTH times
-    the CPU time of the first (the long one is measured again before a verdict, so one hiccup is not a failure).
-    `text` builds another text of the units at a size (default: their runs one after the other)."""
-    check, build = TEXT_CHECKS[name], text or _runs
-    small, long = build(units, size), build(units, 10 * size)
+    """Runs of `size` characters of each unit, then ten times as long (see `assert_grows_linearly`). `text` builds
+    another text of the units at a size (default: their runs one after the other)."""
+    build = text or _runs
+    assert_grows_linearly(name, build(units, size), build(units, 10 * size), f"{units!r} in runs")
+
+
+def assert_grows_linearly(name: str, small: str, long: str, what: str) -> None:
+    """`long` (ten times `small`) may cost at most GROWTH times the CPU time of `small` (the long one is measured
+    again before a verdict, so one hiccup is not a failure)."""
+    check = TEXT_CHECKS[name]
     limit = GROWTH * max(_cpu(check, small, tries=2), FLOOR_S)
     big = _cpu(check, long, tries=1)
     if big > limit:
         big = min(big, _cpu(check, long, tries=2))
     assert big <= limit, (
-        f"{name}: {len(small):,} characters of {units!r} in runs took {limit / GROWTH:.4f} s, {len(long):,} took "
-        f"{big:.4f} s ({big * GROWTH / limit:.0f}x): the check backtracks more than linearly")
+        f"{name}: {len(small):,} characters of {what} took {limit / GROWTH:.4f} s, {len(long):,} took "
+        f"{big:.4f} s ({big * GROWTH / limit:.0f}x): the check's work grows faster than its text")
 
 
 @pytest.mark.parametrize("name", sorted(TEXT_CHECKS))
@@ -112,6 +118,41 @@ HARD = ["-", "=", "*", "#", "—", "[", "<", "(", "\n-", ". ", "a.", "a+", "l|1"
 def test_runs_of_the_hard_characters_up_to_200k_grow_linearly(name: str) -> None:
     assert_linear(name, HARD[:8], 2_500)
     assert_linear(name, HARD[8:], 2_500)
+
+
+_SYLLABLES = "ka lo mi nu re sa ti vo pe du fa gi ho ju ne".split()
+
+
+def _varied(kind: str, size: int) -> str:
+    """`size` characters of text that does not repeat itself, drawn from one seed, so the short text is the start of
+    the long one: sentences of made-up words, lines of code with underscores, or CJK ideographs drawn from 400."""
+    rng = random.Random(f"{kind}-31")
+    pieces: list[str] = []
+    length = 0
+    while length < size:
+        if kind == "cjk":
+            piece = "".join(chr(0x4E00 + rng.randrange(400)) for _ in range(rng.randint(5, 30))) + "。"
+        else:
+            words = ["".join(rng.choices(_SYLLABLES, k=rng.randint(1, 3))) for _ in range(rng.randint(2, 9))]
+            if kind == "code":
+                piece = f"{'_'.join(words[:2])} = {words[-1]}({rng.randint(0, 999)}, {'_'.join(words[2:]) or 'x'})\n"
+            else:
+                piece = f"{' '.join(words).capitalize()}{rng.choice(['.', ',', '!', '?', ';'])} "
+        pieces.append(piece)
+        length += len(piece)
+    return "".join(pieces)[:size]
+
+
+VARIED = ["words", "code", "cjk"]
+
+
+@pytest.mark.parametrize("name", sorted(TEXT_CHECKS))
+def test_varied_text_grows_linearly(name: str) -> None:
+    """Text that never repeats a run, 2,000 then 20,000 characters: work that is quadratic only when little matches
+    (difflib's ratio of two unrelated descriptions) or when a long quote, description or phrase taken from the text
+    is compared with it (the batch entries) shows here, not in runs of one character."""
+    for kind in VARIED:
+        assert_grows_linearly(name, _varied(kind, 2_000), _varied(kind, 20_000), f"varied text ({kind})")
 
 
 def test_the_fuzzed_rubric_runs_every_check_type() -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import itertools
+import random
+from difflib import SequenceMatcher
 
 import pytest
 
@@ -15,7 +17,7 @@ from santa_core.models import (
     ReviewOutcome,
     ReviewStatus,
 )
-from santa_core.run.gate import decide, disagree, merge_issues
+from santa_core.run.gate import MAX_WORDING_CHARS, SAME_TEXT, SIMILAR, decide, disagree, merge_issues, similar
 
 PASS_REVIEW = Review(verdict="PASS", checks=[CheckResult(criterion="a", result="PASS", detail="ok")],
                      critical_issues=[], suggestions=[])
@@ -143,6 +145,34 @@ def _with_issues(slot: str, *issues: ReviewIssue) -> ReviewOutcome:
 def test_merge_attribution(b_issues: list, c_issues: list, expected: list[str]) -> None:
     merged = merge_issues(_with_issues("B", *b_issues), _with_issues("C", *c_issues))
     assert [m.flagged_by for m in merged] == expected
+
+
+def test_similar_is_difflibs_ratio_up_to_the_cap() -> None:
+    """The ratio's cheap upper bounds decide first: they never change what the ratio itself would say."""
+    rng = random.Random(5)
+    vocab = "free shipping forever orders the price wrong 中文 ß".split()
+    close = {True: 0, False: 0}
+    for _ in range(3000):
+        a, b = (" ".join(rng.choices(vocab, k=rng.randint(1, 6))) for _ in range(2))
+        ratio = SequenceMatcher(None, a, b).ratio()
+        for threshold in (SIMILAR, SAME_TEXT):
+            assert similar(a, b, threshold) == (ratio >= threshold), (a, b, threshold)
+            close[ratio >= threshold] += 1
+    assert min(close.values()) > 100  # both answers were exercised: the property is not vacuous
+
+
+def test_past_the_cap_two_long_descriptions_stay_apart_unless_equal() -> None:
+    """A model's description of any length is compared in bounded time; when unsure, two issues stay apart."""
+    long = " ".join(f"claim {i} about the refund policy is not supported" for i in range(60))
+    assert len(long) > MAX_WORDING_CHARS
+    nearly = long + " and the dates"
+    assert SequenceMatcher(None, long, nearly).ratio() > SAME_TEXT  # the unbounded ratio would merge them
+    merged = merge_issues(_with_issues("B", ReviewIssue(criterion="facts", description=long)),
+                          _with_issues("C", ReviewIssue(criterion="facts", description=nearly)))
+    assert [m.flagged_by for m in merged] == ["B", "C"]
+    merged = merge_issues(_with_issues("B", ReviewIssue(criterion="facts", description=long)),
+                          _with_issues("C", ReviewIssue(criterion="facts", description=long.upper())))
+    assert [m.flagged_by for m in merged] == ["both"]
 
 
 def test_pass_that_lists_a_critical_issue_is_a_fail() -> None:
