@@ -102,12 +102,12 @@ PG_URL = os.environ.get("SANTA_TEST_POSTGRES_URL", "")
 """A PostgreSQL server for storage tests (scripts/pg_test_server.sh); empty: SQLite only."""
 
 
-def _pg_database(base: str) -> Iterator[str]:
-    """A fresh, empty PostgreSQL database for one test, dropped afterwards."""
+def _pg_database(base: str, template: str | None = None) -> Iterator[str]:
+    """A fresh PostgreSQL database for one test (empty, or a copy of `template`), dropped afterwards."""
     name = f"santa_test_{uuid.uuid4().hex[:12]}"
     admin = create_engine(normalise_url(base), isolation_level="AUTOCOMMIT")
     with admin.connect() as conn:
-        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     try:
         url = make_url(normalise_url(base)).set(database=name)
         yield url.render_as_string(hide_password=False)
@@ -117,25 +117,61 @@ def _pg_database(base: str) -> Iterator[str]:
         admin.dispose()
 
 
-@pytest.fixture(
-    params=[
-        "sqlite",
-        pytest.param(
-            "postgres",
-            marks=pytest.mark.skipif(
-                not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set"
-            ),
-        ),
-    ]
-)
+@pytest.fixture(scope="session")
+def pg_template() -> Iterator[str]:
+    """A PostgreSQL database as `init_db` leaves a new one (migrated, built-in rubrics seeded), made once per test
+    process: each test's database is a copy (CREATE DATABASE … TEMPLATE), not migrated again (about 0.3 s a test)."""
+    database = _pg_database(PG_URL)
+    url = next(database)
+    engine = init_db(url, mark_interrupted=False)
+    engine.dispose()  # a template takes no connection while it is copied
+    yield make_url(url).database
+    database.close()
+
+
+_SQLITE_TEMPLATE: list[Path] = []
+
+
+def migrated_sqlite(path: Path) -> str:
+    """A SQLite database at `path` as `init_db` leaves a new one, copied from one made once per test process (a copy
+    and init_db's version check take 0.04 s; migrating and seeding a new file 0.16 s, in over a thousand tests); its
+    URL."""
+    import sqlite3
+
+    if not _SQLITE_TEMPLATE:
+        template = Path(tempfile.mkdtemp(prefix="santa-template-")) / "santa.db"
+        init_db(f"sqlite:///{template}", mark_interrupted=False).dispose()
+        _SQLITE_TEMPLATE.append(template)
+    source, target = sqlite3.connect(_SQLITE_TEMPLATE[0]), sqlite3.connect(path)
+    try:
+        source.backup(target)  # the backup API: whatever a write-ahead log still holds is copied too
+    finally:
+        source.close()
+        target.close()
+    return f"sqlite:///{path}"
+
+
+DB_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL,
+                                                                        reason="SANTA_TEST_POSTGRES_URL not set"))]
+
+
+@pytest.fixture(params=DB_KINDS)
 def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of an empty database (SQLite temp file, or a fresh Postgres database)."""
+    """A URL of a new database as `init_db` leaves it (SQLite temp file, or a fresh Postgres database), copied from
+    a template made once per test process."""
+    if request.param == "sqlite":
+        yield migrated_sqlite(tmp_path / "santa.db")
+    else:
+        yield from _pg_database(PG_URL, request.getfixturevalue("pg_template"))
+
+
+@pytest.fixture(params=DB_KINDS)
+def empty_db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of an empty database (no tables: what migrations start from)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'santa.db'}"
     else:
         yield from _pg_database(PG_URL)
-
-
 
 
 @pytest.fixture
@@ -169,7 +205,7 @@ def grant(repo: RunStore, people: dict[str, tuple[str, ...]] | None = None) -> R
 @pytest.fixture
 def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
     """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
-    url = f"sqlite:///{tmp_path / 'santa.db'}"
+    url = migrated_sqlite(tmp_path / "santa.db")
     monkeypatch.setenv("DATABASE_URL", url)
     messages_stub.handler = santa_scenario
     st.cache_resource.clear()

@@ -183,9 +183,9 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
 # --- migrations -----------------------------------------------------------------------------
 
 
-def test_migrations_upgrade_step_by_step(db_url: str) -> None:
+def test_migrations_upgrade_step_by_step(empty_db_url: str) -> None:
     """0001 alone, then head: the chain applies in order on an existing database."""
-    eng = make_engine(db_url)
+    eng = make_engine(empty_db_url)
     try:
         with eng.begin() as conn:
             command.upgrade(db.alembic_config(conn), "0001")
@@ -211,9 +211,9 @@ def _fill(conn: Any, table: str, **given: object) -> None:
     conn.execute(table_.insert().values(**values))
 
 
-def test_migration_0008_keeps_runs_and_their_rounds(db_url: str) -> None:
+def test_migration_0008_keeps_runs_and_their_rounds(empty_db_url: str) -> None:
     """Adding run.batch_id (a foreign key: SQLite rebuilds the run table) loses no run or row pointing at one."""
-    eng = make_engine(db_url)
+    eng = make_engine(empty_db_url)
     try:
         with eng.begin() as conn:
             command.upgrade(db.alembic_config(conn), "0007")
@@ -229,13 +229,13 @@ def test_migration_0008_keeps_runs_and_their_rounds(db_url: str) -> None:
         eng.dispose()
 
 
-def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(db_url: str) -> None:
+def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(empty_db_url: str) -> None:
     """run_metric's review_* token columns arrive NULL on an old row (not 0: unknown), and the backfill
     recomputes that row from the run's own calls, with net cache savings."""
     from santa_core.pricing import cache_savings_usd
     from storage.metric_facts import backfill
 
-    eng = make_engine(db_url)
+    eng = make_engine(empty_db_url)
     try:
         with eng.begin() as conn:
             command.upgrade(db.alembic_config(conn), "0011")
@@ -420,29 +420,29 @@ def test_eight_concurrent_writers_lose_nothing(repo: RunStore, engine: Engine) -
 # --- start-up -------------------------------------------------------------------------------
 
 
-def test_init_db_migrates_and_marks_interrupted_once_per_process(db_url: str) -> None:
+def test_init_db_migrates_and_marks_interrupted_once_per_process(empty_db_url: str) -> None:
     try:
-        repo = RunStore(startup.init_db(db_url))
+        repo = RunStore(startup.init_db(empty_db_url))
         run_id = new_run(repo)
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
-        assert startup.init_db(db_url) is db.get_engine(db_url)  # cached: nothing marked now
+        assert startup.init_db(empty_db_url) is db.get_engine(empty_db_url)  # cached: nothing marked now
         assert repo.load_run(run_id).state.status == S.RUNNING
         with repo.engine.begin() as conn:  # the worker that claimed it is gone
             conn.exec_driver_sql(f"UPDATE run SET worker = NULL WHERE id = {run_id}")
         db.dispose_engines()  # a "restart"
-        RunStore(startup.init_db(db_url))
+        RunStore(startup.init_db(empty_db_url))
         assert repo.load_run(run_id).state.status == S.INTERRUPTED
     finally:
         db.dispose_engines()
 
 
-def test_init_db_can_leave_running_runs_alone(db_url: str) -> None:
+def test_init_db_can_leave_running_runs_alone(empty_db_url: str) -> None:
     try:
-        repo = RunStore(startup.init_db(db_url))
+        repo = RunStore(startup.init_db(empty_db_url))
         run_id = new_run(repo)
         repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
         db.dispose_engines()  # a second process (the CLI) opens the same database
-        startup.init_db(db_url, mark_interrupted=False)
+        startup.init_db(empty_db_url, mark_interrupted=False)
         assert repo.load_run(run_id).state.status == S.RUNNING
     finally:
         db.dispose_engines()

@@ -314,8 +314,9 @@ def ungroup(service: BatchDriver, sample_id: int) -> None:
         conn.exec_driver_sql(f"DELETE FROM batch_pattern WHERE sample_id = {int(sample_id)}")
 
 
-@pytest.mark.parametrize("how", ["the desk's start or sweep", "a look at the sample"])
-def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: BatchDriver, how: str) -> None:
+def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: BatchDriver) -> None:
+    """Closed without its patterns: reading groups nothing; a look at the sample groups it, and so does the desk's
+    start or sweep (`group_finished`), each to the very patterns the driver stored as it closed the sample."""
     data, _ = planted_csv()
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
@@ -324,17 +325,18 @@ def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: Ba
     clean = service.wait(service.sample(service.create(clean_file, config(clean_file), "ann"), "ann"), timeout=60)
     assert clean.finished_at is not None and clean.naughty == 0
     [grouped] = service.store.patterns(batch_id, first.id)
-    ungroup(service, first.id)
-    assert service.store.ungrouped_samples() == [first.id]  # (a clean sample has no pattern to store)
-    service.view(batch_id)
-    assert service.store.patterns(batch_id, first.id) == []  # reading groups nothing
-    if how == "a look at the sample":
-        assert service.step(first.id) is None  # (a look cut short between closing and grouping, tried again)
-    else:
-        assert service.group_finished() == [first.id]
-    [again] = service.store.patterns(batch_id, first.id)
-    assert again.pattern == grouped.pattern
-    assert service.store.ungrouped_samples() == [] and service.group_finished() == []
+    for how in ("a look at the sample", "the desk's start or sweep"):
+        ungroup(service, first.id)
+        assert service.store.ungrouped_samples() == [first.id], how  # (a clean sample has no pattern to store)
+        service.view(batch_id)
+        assert service.store.patterns(batch_id, first.id) == [], how  # reading groups nothing
+        if how == "a look at the sample":
+            assert service.step(first.id) is None  # (a look cut short between closing and grouping, tried again)
+        else:
+            assert service.group_finished() == [first.id]
+        [again] = service.store.patterns(batch_id, first.id)
+        assert again.pattern == grouped.pattern, how
+        assert service.store.ungrouped_samples() == [] and service.group_finished() == [], how
 
 
 def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:

@@ -15,7 +15,7 @@ from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passin
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.core.run.test_runner import RUBRIC
 from tests.support.injection_corpus import ATTACKS, BENIGN
 
@@ -97,7 +97,7 @@ def test_parroting_reviewers_are_caught_on_most_of_the_attack_corpus() -> None:
 
 def test_a_parroted_pass_never_ships(tmp_path: Path) -> None:
     assert detect_injection(CLAIM) == []  # only the echo check can stop this one
-    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+    repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
     reviewers = {"b": FunctionReviewer("b", parrot), "c": FunctionReviewer("c", passing)}
     run = Runner(repo, reviewers.__getitem__, lambda n: FunctionFixer("f", lambda r: None), workers=1)
     run_id = repo.create_run(spec="Coffee copy.", output=CLAIM, rubric=RUBRIC, reviewer_b="b", reviewer_c="c",

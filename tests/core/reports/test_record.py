@@ -24,7 +24,7 @@ from storage.errors import RunNotFound
 from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 
 RUBRIC = load_builtin("general")
 SPEC = "Write one sentence announcing the Acme rocket. Price: 10 €."
@@ -47,7 +47,7 @@ def appends_a_word(request) -> FixPlan:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"), mark_interrupted=False)))
 
 
 @pytest.fixture

@@ -13,6 +13,7 @@ from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
+from tests.conftest import migrated_sqlite
 from tests.support.messages_api import MessagesStub, santa_scenario, schema_properties, uncached, user_text
 
 SPEC = "Announce the Acme rocket. Mention the 2018 launch."
@@ -45,7 +46,7 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
     tmp_path: Path, messages_stub: MessagesStub
 ) -> None:
     messages_stub.handler = tagged_scenario({})
-    repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    repo = RunStore(init_db(migrated_sqlite(tmp_path / "santa.db")))
     runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2)
     rubric = load_builtin("general")
     run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="claude-sonnet-5-5",
@@ -91,7 +92,7 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
     tagged = tagged_scenario(issued)
     messages_stub.handler = tagged
     chat_stub.handler = for_chat(tagged)
-    repo = RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}"))
+    repo = RunStore(init_db(migrated_sqlite(tmp_path / "santa.db")))
     runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
     rubric = load_builtin("general")
     run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="openai:gpt-5.4-mini",

@@ -13,13 +13,13 @@ from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.core.run.test_runner import BAD, new_run, strict
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")), {"ed": ("editor",), "vi": ("viewer",)})
+    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))), {"ed": ("editor",), "vi": ("viewer",)})
 
 
 def attempts_fixer() -> FunctionFixer:

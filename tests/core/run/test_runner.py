@@ -16,7 +16,7 @@ from santa_core.run.runner import Runner
 from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.support.text_checks import STALLING, stall_the_detector
 
 RUBRIC = load_builtin("general")
@@ -48,7 +48,7 @@ REVIEWERS = {"pat": ("editor",), **{f"p{i}": ("editor",) for i in range(4)}}
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+    repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
     return grant(repo, REVIEWERS)
 
 

@@ -13,7 +13,7 @@ from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.core.run.test_runner import BAD, GOOD, SPEC, new_run, strict, year_fixer
 
 
@@ -37,7 +37,7 @@ class ScreenDouble:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
 
 
 def runner(repo: RunStore, screen: ScreenDouble | None) -> tuple[Runner, dict[str, FunctionReviewer]]:

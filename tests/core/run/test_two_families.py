@@ -15,7 +15,7 @@ from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import LLMCallRow
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.support.chat_api import ChatStub, chat_error, for_chat
 from tests.support.messages_api import MessagesStub, santa_scenario, schema_properties
 
@@ -41,7 +41,7 @@ def clean_run(repo: RunStore) -> tuple[int, object]:
 def repo(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> RunStore:
     messages_stub.handler = santa_scenario
     chat_stub.handler = for_chat(santa_scenario)
-    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
+    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"), mark_interrupted=False)))
 
 
 @pytest.mark.parametrize("fixer", ["openai:gpt-5.5", "claude-opus-5-5"])

@@ -20,13 +20,13 @@ from santa_core.run.unchanged import complete_verdict, judged_before
 from storage.escalations import UnchangedText
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.core.run.test_runner import BAD, GOOD, RUBRIC, SPEC, make_runner, new_run, strict
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}")))
+    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
 
 
 def strict_pair() -> dict[str, FunctionReviewer]:
