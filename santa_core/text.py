@@ -74,7 +74,7 @@ def strings_in(value: Any) -> Iterator[str]:
 
 def sha256_text(text: str) -> str:
     """Hex SHA-256 of UTF-8 text."""
-    # (surrogatepass: a text no check refused yet, e.g. a model's answer, hashes too; any other text alike)
+    # (surrogatepass: a text no check refused yet hashes without a crash; every other text hashes as before)
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

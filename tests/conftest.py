@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import socket
 import tempfile
 import uuid
@@ -25,7 +27,9 @@ from tests.support.one_door import one_door
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     """One worker more than the cores (at most 4): a good part of the suite waits on subprocesses, servers and
     browsers, and an extra worker fills a core meanwhile (2 cores: about 8 % less time than 2 workers)."""
-    return min(4, (os.cpu_count() or 1) + 1)
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # xdist's own override, honoured as xdist would
+        return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
+    return min(4, len(os.sched_getaffinity(0)) + 1)
 
 
 @pytest.fixture
@@ -145,7 +149,9 @@ def migrated_sqlite(path: Path) -> str:
     import sqlite3
 
     if not _SQLITE_TEMPLATE:
-        template = Path(tempfile.mkdtemp(prefix="santa-template-")) / "santa.db"
+        folder = tempfile.mkdtemp(prefix="santa-template-")
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        template = Path(folder) / "santa.db"
         init_db(f"sqlite:///{template}", mark_interrupted=False).dispose()
         _SQLITE_TEMPLATE.append(template)
     source, target = sqlite3.connect(_SQLITE_TEMPLATE[0]), sqlite3.connect(path)

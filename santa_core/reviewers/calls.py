@@ -33,7 +33,7 @@ from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.contract import MAX_SUGGESTIONS, contract_problem
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
-from santa_core.text import control_problem, strings_in
+from santa_core.text import SURROGATES, control_problem, strings_in
 
 DEFAULT_MAX_TOKENS = 8192
 """max_tokens of a reviewer or fix call: headroom for thinking before the JSON answer."""
@@ -97,6 +97,13 @@ class CallResult:
     """Cut off at max_tokens: the next attempt gets more room."""
     earlier: list[CallResult] = field(default_factory=list)
     """Attempts before this one that gave a bad answer (each logged and costed)."""
+
+    def __post_init__(self) -> None:
+        # A lone surrogate (a server that split an emoji in its JSON) can be in no stored text: no database takes one.
+        # The answer itself fails its schema (not a unicode string) and is asked again; what is kept of it is
+        # escaped, so the run's record is written and the run goes on.
+        if SURROGATES.search(self.raw_text):
+            self.raw_text = self.raw_text.encode("utf-8", "backslashreplace").decode("utf-8")
 
     def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
         """Every attempt as a row of the call log, oldest first."""

@@ -37,7 +37,7 @@ def test_another_page_reruns_while_a_run_checks_a_200k_adversarial_text(
     # One more pattern that would never finish on the text's line of dashes: only the detector's budget stops it,
     # so the check is still working when the other page has rerun, and then it fails closed.
     stall_the_detector(monkeypatch, budget_s=6)
-    # The stalled search's own timeout, a backstop on the process's CPU clock, at twice the budget rather than 8x: a
+    # The stalled search's own timeout, a backstop on the process's CPU clock, at twice the budget rather than 3x: a
     # minute less of one core spent by the suite, and still seconds longer than the other page's rerun.
     monkeypatch.setattr(bounded, "BACKSTOP", 2.0)
     checking, checked = threading.Event(), threading.Event()
