@@ -135,21 +135,23 @@ def _folded(text: str) -> Folded:
     return fold(text, casefold=False)
 
 
-def _exact(text: str, evidence: str, limit: int | None) -> list[Span]:
+def _exact(text: str, evidence: str, limit: int) -> list[Span]:
+    """The first `limit` places of the evidence, exactly (a few: each find reads the evidence again)."""
     found, i = [], text.find(evidence)
-    while i != -1 and len(found) != limit:
+    while i != -1 and len(found) < limit:
         found.append((i, i + len(evidence)))
         i = text.find(evidence, i + 1)
     return found
 
 
-def _by_folded_words(text: str, evidence: str, limit: int | None) -> list[Span]:
+def _by_folded_words(text: str, evidence: str, limit: int) -> list[Span]:
+    """The first `limit` places of the evidence's folded words in the folded text."""
     needle = fold(evidence, casefold=False).text.strip()
     if not needle:
         return []
     hay = _folded(text)
     found, i = [], hay.text.find(needle)
-    while i != -1 and len(found) != limit:
+    while i != -1 and len(found) < limit:
         found.append(hay.span(i, i + len(needle)))
         i = hay.text.find(needle, i + 1)
     return found

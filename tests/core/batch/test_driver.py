@@ -293,13 +293,17 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     second.shutdown()
 
 
-def test_the_driver_groups_a_samples_failures_as_it_closes_it(service: BatchDriver) -> None:
-    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them."""
-    data, _ = planted_csv()
+def first_sample(service: BatchDriver, data: bytes) -> tuple[int, SampleProgress, set[str]]:
+    """A batch of `data` and its first sample reviewed: (the batch, the sample, the keys of its failed items)."""
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")
     first = service.wait(service.sample(batch_id, "ann"), timeout=60)
-    failed = {r.key for r in service.store.reviews(first.id) if not r.nice}
+    return batch_id, first, {r.key for r in service.store.reviews(first.id) if not r.nice}
+
+
+def test_the_driver_groups_a_samples_failures_as_it_closes_it(service: BatchDriver) -> None:
+    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them."""
+    batch_id, first, failed = first_sample(service, planted_csv()[0])
     assert first.finished_at is not None and failed
     [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
     assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
@@ -318,9 +322,7 @@ def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: Ba
     """Closed without its patterns: reading groups nothing; a look at the sample groups it, and so does the desk's
     start or sweep (`group_finished`), each to the very patterns the driver stored as it closed the sample."""
     data, _ = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    batch_id, first, _ = first_sample(service, data)
     clean_file = read_batch(data.replace(DEFECT.encode(), FIXED.encode()), "clean.csv", strata=["template"])
     clean = service.wait(service.sample(service.create(clean_file, config(clean_file), "ann"), "ann"), timeout=60)
     assert clean.finished_at is not None and clean.naughty == 0
@@ -460,10 +462,7 @@ def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
 
 def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchDriver) -> None:
     data, planted = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
-    failed = {r.key for r in service.store.reviews(first.id) if not r.nice}
+    batch_id, first, failed = first_sample(service, data)
     [pattern] = service.find_patterns(first.id)
 
     def exported() -> dict[str, dict]:
