@@ -59,5 +59,7 @@ class TrialRow(UsageColumns, table=True):
     latency_s: float = 0.0
     actor: str = "local"
     created_at: datetime = ts_column()
+    trial_key: str | None = Field(default=None, index=True)
+    """Names the trial's model calls (`llm_call.trial_key`), which are on record before the trial row is."""
 
 

@@ -195,7 +195,8 @@ class LLMCallRow(UsageColumns, table=True):
     __tablename__ = "llm_call"
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = run_fk()
+    run_id: int | None = Field(default=None, foreign_key="run.id", index=True)
+    """The run the call served; None for a batch's or a trial's own calls (`batch_id`, `trial_key`)."""
     round_no: int
     purpose: str
     slot: str | None = None
@@ -209,6 +210,10 @@ class LLMCallRow(UsageColumns, table=True):
     created_at: datetime = ts_column()
     request_hash: str | None = Field(default=None, index=True)
     """The hash of the request body; links the call to its *sent* note (llm_call_sent)."""
+    batch_id: int | None = Field(default=None, foreign_key="batch.id", index=True)
+    """The batch whose own work the call served (a pattern's fix); None for a run's or a trial's."""
+    trial_key: str | None = Field(default=None, index=True)
+    """The rubric trial the call served (`rubric_trial.trial_key`), put on record before the trial is."""
 
 
 class CallSentRow(SQLModel, table=True):
@@ -221,7 +226,8 @@ class CallSentRow(SQLModel, table=True):
     __tablename__ = "llm_call_sent"
 
     id: int | None = Field(default=None, primary_key=True)
-    run_id: int = run_fk()
+    run_id: int | None = Field(default=None, foreign_key="run.id", index=True)
+    """As `llm_call`: exactly one of run_id, batch_id and trial_key names what the call served."""
     round_no: int
     purpose: str
     slot: str | None = None
@@ -230,6 +236,8 @@ class CallSentRow(SQLModel, table=True):
     estimate_usd: float = 0.0
     worker: str = ""
     sent_at: datetime = ts_column()
+    batch_id: int | None = Field(default=None, foreign_key="batch.id", index=True)
+    trial_key: str | None = Field(default=None, index=True)
 
 
 class StateChangeRow(SQLModel, table=True):

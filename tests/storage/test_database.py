@@ -91,10 +91,10 @@ SCHEMA: dict[str, list[str]] = {
         "id", "run_id", "round_no", "purpose", "slot", "model", "request_json",
         "response_text", "content_hash", "input_tokens", "output_tokens",
         "cache_creation_input_tokens", "cache_read_input_tokens", "cost_usd", "latency_s",
-        "error", "created_at", "request_hash",
+        "error", "created_at", "request_hash", "batch_id", "trial_key",  # 0015
     ],
     "llm_call_sent": ["id", "run_id", "round_no", "purpose", "slot", "model", "request_hash", "estimate_usd", "worker",
-                      "sent_at"],
+                      "sent_at", "batch_id", "trial_key"],
     "state_change": ["id", "run_id", "from_status", "to_status", "actor", "note", "created_at"],
     "settings": ["id", "values_json", "saved_by", "saved_at"],
     "rubric_version": [
@@ -106,6 +106,7 @@ SCHEMA: dict[str, list[str]] = {
         "check_outcomes_json", "reviewer", "review_status", "verdict", "review_json", "error", "request_json",
         "response_text", "content_hash", "input_tokens", "output_tokens", "cache_creation_input_tokens",
         "cache_read_input_tokens", "cost_usd", "latency_s", "actor", "created_at",
+        "trial_key",  # 0015
     ],
     "person": ["id", "name", "roles", "created_at", "updated_at", "updated_by"],
     "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at"],
@@ -155,7 +156,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0014",)]
+        ).all() == [("0015",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -172,12 +173,13 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
                   ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]
     assert [(f["constrained_columns"], f["referred_table"]) for f in insp.get_foreign_keys("run_metric")] == [
         (["run_id"], "run")]
+    served_by_calls = {"llm_call", "llm_call_sent"}  # a call serves a run or a batch (or a trial, by its key)
     for table in set(SCHEMA) - no_run_fk:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)
-        assert [(f["constrained_columns"], f["referred_table"]) for f in fks] == [
-            (["run_id"], "run")
-        ]
+        assert sorted((f["constrained_columns"], f["referred_table"]) for f in fks) == (
+            [(["batch_id"], "batch"), (["run_id"], "run")] if table in served_by_calls else [(["run_id"], "run")])
+    assert {(t, (c,)) for t in served_by_calls for c in ("batch_id", "trial_key")} <= indexed
 
 
 # --- migrations -----------------------------------------------------------------------------
