@@ -1,44 +1,89 @@
 """Row seals: the audit chain covers the data, not only the events.
 
-Every write transaction that inserts or changes a row of a sealed table (run, round, review, proposal,
-decision, escalation) ends with one `rows.sealed` audit event holding the hash of each such row as the
-database returned it after the last flush. The event is chained like every other, so a seal cannot be
-changed without breaking the chain. `unsealed_rows` recomputes every sealed row from the tables and names
-any whose content differs from its newest seal, or that no seal covers (written outside the desk).
+Every write transaction that inserts, changes or deletes a row of a sealed table (`SEALED`: a run and
+everything its record shows, its model calls and their costs, batches with their items and changes, rubric
+versions and trials, people's roles and the settings) ends with a `rows.sealed` audit event holding the hash
+of each such row as the database returned it after the last flush (a row the desk deleted is sealed as
+gone). The event is chained like every other, so a seal cannot be changed without breaking the chain.
+`unsealed_rows` recomputes every sealed row from the tables and names any whose content differs from its
+newest seal, that no seal covers (written outside the desk), or that is gone while its seal says it exists.
 
 What the rows hold is hashed as the database gives it back (a Core SELECT on the transaction's own
-connection), so the hash at sealing and at verifying is taken over the same values.
+connection), so the hash at sealing and at verifying is taken over the same values. A column that holds
+NULL is left out of the hash: a later migration that adds a nullable column (NULL in every old row) leaves
+every old seal valid. A migration that adds a column with a value for old rows, drops one or changes how a
+value comes back re-seals with `seals_at_upgrade(..., rehash=..., earlier=...)`: only rows that still match
+their seal under the old rule are re-sealed, so a row changed outside the desk before the upgrade stays named.
 """
 
 from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Table, event, select
+from sqlalchemy import Connection, event, inspect, select
 from sqlmodel import Session, SQLModel, col
 
 from santa_core.text import canonical_json, sha256_text
 from storage.chain import HEAD_KEY, append
-from storage.tables import AuditEventRow, DecisionRow, EscalationRow, ProposalRow, ReviewRow, RoundRow, RunRow
+from storage.tables import (
+    AuditEventRow,
+    BatchChangeRow,
+    BatchItemRow,
+    BatchPatternRow,
+    BatchRow,
+    BatchSampleItemRow,
+    BatchSampleRow,
+    CallSentRow,
+    DecisionRow,
+    EscalationRow,
+    EscapeRow,
+    LLMCallRow,
+    MergedIssueRow,
+    PersonRow,
+    ProposalRow,
+    ReviewRow,
+    RoundRow,
+    RubricVersionRow,
+    RunRow,
+    ScreenRow,
+    SettingsRow,
+    StateChangeRow,
+    TrialRow,
+)
 from storage.times import utc
 
-SEALED: dict[str, type[SQLModel]] = {"run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow,
-                                     "decision": DecisionRow, "escalation": EscalationRow}
-"""The tables whose rows are sealed, by the name a seal key starts with ("review:12")."""
+FIRST_SEALED = ("run", "round", "review", "proposal", "decision", "escalation")
+"""The tables sealed since migration 0011."""
+SEALED: dict[str, type[SQLModel]] = {
+    "run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow, "decision": DecisionRow,
+    "escalation": EscalationRow,
+    # since 0016: the rest of what a run's record shows, the call log and its costs, a batch and the text
+    # its export calls verified, rubric versions and trials, who may do what, and the settings in effect
+    "merged_issue": MergedIssueRow, "screen": ScreenRow, "state_change": StateChangeRow, "escape": EscapeRow,
+    "llm_call": LLMCallRow, "llm_call_sent": CallSentRow, "batch": BatchRow, "batch_item": BatchItemRow,
+    "batch_change": BatchChangeRow, "batch_pattern": BatchPatternRow, "batch_sample": BatchSampleRow,
+    "batch_sample_item": BatchSampleItemRow, "rubric_version": RubricVersionRow, "rubric_trial": TrialRow,
+    "person": PersonRow, "settings": SettingsRow,
+}
+"""The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
+Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts
+(run_metric, criterion_result, criterion_day: derived from sealed rows, recomputed, never the source)."""
 _KIND = {model: kind for kind, model in SEALED.items()}
 _TOUCHED = "santa_sealed_rows"
 SEAL_ACTION = "rows.sealed"
 log = logging.getLogger(__name__)
+Hash = Callable[[dict[str, Any]], str]
 
 
 @event.listens_for(Session, "after_flush")
 def _note_written(session: Session, _context: Any) -> None:
-    """Remember every sealed row this flush inserted or changed (their ids are known now)."""
-    for obj in (*session.new, *session.dirty):
+    """Remember every sealed row this flush inserted, changed or deleted (their ids are known now)."""
+    for obj in (*session.new, *session.dirty, *session.deleted):
         kind = _KIND.get(type(obj))
         if kind is not None and obj.id is not None:
             session.info.setdefault(_TOUCHED, set()).add((kind, obj.id))
@@ -51,66 +96,123 @@ def _as_hashed(value: Any) -> str:
 
 
 def row_hash(values: dict[str, Any]) -> str:
-    """The hash of a row's columns as the database returns them."""
+    """The hash of a row's columns as the database returns them, NULL columns left out (a nullable column
+    added later leaves old seals valid)."""
+    return sha256_text(canonical_json({k: v for k, v in values.items() if v is not None}, default=_as_hashed))
+
+
+def full_row_hash(values: dict[str, Any]) -> str:
+    """The hash seals held before migration 0016: every column, NULLs included."""
     return sha256_text(canonical_json(values, default=_as_hashed))
 
 
-def _rows(conn: Connection, kind: str, ids: list[int]) -> Iterator[tuple[int, str, int]]:
-    """(id, hash, run id) of each row."""
-    table: Table = SEALED[kind].__table__
-    for chunk in (ids[i:i + 500] for i in range(0, len(ids), 500)):
-        for row in conn.execute(select(table).where(table.c.id.in_(chunk))).mappings():
-            yield row["id"], row_hash(dict(row)), row["id"] if kind == "run" else row["run_id"]
+def _run_of(kind: str, row: dict[str, Any]) -> int | None:
+    """The run a row belongs to (None: a batch's, a person's, the settings', a call of no run)."""
+    return row["id"] if kind == "run" else row.get("run_id")
+
+
+def _rows(conn: Connection, kind: str, ids: list[Any] | None = None, *, columns: set[str] | None = None,
+          hashes: Iterable[Hash] = (row_hash,)) -> Iterator[tuple[Any, list[str], int | None]]:
+    """(id, [hash per rule], run id) of each row with one of `ids` (None: every row, in id order). `columns`:
+    only these (a migration reads the columns its database has so far)."""
+    table = SEALED[kind].__table__
+    picked = [c for c in table.c if columns is None or c.name in columns]
+    hashes = tuple(hashes)
+
+    def chunk(stmt: Any) -> Iterator[tuple[Any, list[str], int | None]]:
+        for row in conn.execute(stmt).mappings():
+            values = dict(row)
+            yield values["id"], [h(values) for h in hashes], _run_of(kind, values)
+
+    if ids is None:
+        yield from chunk(select(*picked).order_by(table.c.id))
+        return
+    for part in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+        yield from chunk(select(*picked).where(table.c.id.in_(part)))
 
 
 def seal_touched(s: Session) -> None:
-    """Before commit: one `rows.sealed` event with the hash of every sealed row this transaction wrote."""
+    """Before commit: `rows.sealed` events with the hash of every sealed row this transaction wrote (a deleted
+    row's hash is None), one event per run the rows belong to (nearly always one for the transaction)."""
     s.flush()  # first: rows added but not yet flushed are noted by the flush
     if not s.info.get(_TOUCHED):
         return
-    touched = sorted(s.info.pop(_TOUCHED))
+    touched = sorted(s.info.pop(_TOUCHED), key=lambda t: (t[0], str(t[1])))
     conn = s.connection()
-    seals: dict[str, str] = {}
-    runs: set[int] = set()
+    by_run: dict[int | None, dict[str, str | None]] = defaultdict(dict)
     for kind in SEALED:
-        for row_id, digest, run_id in _rows(conn, kind, [i for k, i in touched if k == kind]):
-            seals[f"{kind}:{row_id}"] = digest
-            runs.add(run_id)
-    # The run's id when every row is one run's (nearly always): the seal is then part of that run's story, in
-    # its verification record, and hidden with the run's other events while a person reviews it blind.
-    append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows", run_id=next(iter(runs)) if len(runs) == 1 else None,
-           detail={"rows": seals})
+        wanted = [i for k, i in touched if k == kind]
+        if not wanted:
+            continue
+        found = set()
+        for row_id, (digest,), run_id in _rows(conn, kind, wanted):
+            by_run[run_id][f"{kind}:{row_id}"] = digest
+            found.add(row_id)
+        for row_id in set(wanted) - found:  # deleted by the desk (a re-run gate's merged issues)
+            by_run[None][f"{kind}:{row_id}"] = None
+    # A run's rows are sealed in an event with the run's id: part of that run's story, in its verification
+    # record, and hidden with the run's other events while a person reviews it blind. Rows of no run (a batch,
+    # a person, the settings, a trial) are sealed in an event of no run.
+    for run_id in sorted(by_run, key=lambda r: (r is None, r or 0)):
+        seals = by_run[run_id]
+        append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows", run_id=run_id, detail={"rows": seals})
 
 
-def seal_all(conn: Connection) -> dict[str, str]:
-    """The current hash of every row of the sealed tables (a migration seals what exists at upgrade)."""
-    return {f"{kind}:{i}": digest for kind, model in SEALED.items()
-            for i, digest, _ in _rows(conn, kind, list(conn.execute(select(model.__table__.c.id)).scalars()))}
+def _newest_seals(s: Session) -> dict[str, tuple[str | None, int]]:
+    """Each sealed key's newest hash (None: deleted by the desk) and the seq of its seal, in chain order."""
+    newest: dict[str, tuple[str | None, int]] = {}
+    stmt = select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)
+    for seq, detail in s.exec(stmt.order_by(col(AuditEventRow.seq))).all():
+        for key, digest in (detail or {}).get("rows", {}).items():
+            newest[key] = (digest, seq)
+    return newest
+
+
+def seals_at_upgrade(conn: Connection, new: Iterable[str] = (), rehash: Iterable[str] = (),
+                     earlier: Hash = full_row_hash) -> dict[str, str]:
+    """What a migration seals: every row of the newly sealed tables `new` that no seal covers yet, and each row
+    of `rehash` (sealed under the `earlier` rule) that still matches its newest seal under that rule, hashed
+    by today's rule. A row of `rehash` that differs from its seal, or that no seal covers, is left as it is:
+    verify goes on naming it. Reads only the columns the database has at that revision."""
+    with Session(bind=conn) as s:
+        newest = _newest_seals(s)
+    out: dict[str, str] = {}
+    for kind, sealed_before in [*((k, False) for k in new), *((k, True) for k in rehash)]:
+        columns = {c["name"] for c in inspect(conn).get_columns(SEALED[kind].__tablename__)}
+        for row_id, (digest, old), _ in _rows(conn, kind, columns=columns, hashes=(row_hash, earlier)):
+            seal = newest.get(f"{kind}:{row_id}", (None, 0))[0]
+            if seal != digest and (seal == old if sealed_before else seal is None):
+                out[f"{kind}:{row_id}"] = digest
+    return out
+
+
+def seal_at_upgrade(conn: Connection, seals: dict[str, str]) -> None:
+    """Append the migration's seals as one event (nothing when there are none, as on a new database)."""
+    if seals:
+        with Session(bind=conn) as s:
+            append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows sealed at upgrade", detail={"rows": seals})
 
 
 def unsealed_rows(s: Session) -> tuple[int, list[str]]:
     """(rows checked, problems): each sealed row whose content differs from its newest seal, or that no seal
     covers. Reads the seals in chain order (the newest seal of a row wins), then every row."""
-    newest: dict[str, tuple[str, int]] = {}
-    stmt = select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)
-    for seq, detail in s.exec(stmt.order_by(col(AuditEventRow.seq))).all():
-        for key, digest in (detail or {}).get("rows", {}).items():
-            newest[key] = (digest, seq)
+    newest = _newest_seals(s)
     conn, checked, problems = s.connection(), 0, []
-    for kind, model in SEALED.items():
-        ids = list(conn.execute(select(model.__table__.c.id).order_by(model.__table__.c.id)).scalars())
-        for row_id, digest, _ in _rows(conn, kind, ids):
+    for kind in SEALED:
+        for row_id, (digest,), _ in _rows(conn, kind):
             checked += 1
             sealed = newest.pop(f"{kind}:{row_id}", None)
-            if sealed is None:
+            if sealed is None or sealed[0] is None:
                 problems.append(f"{kind} {row_id} is not covered by any seal: it was written outside the desk")
             elif sealed[0] != digest:
                 problems.append(f"{kind} {row_id} differs from its last sealed state (audit seq {sealed[1]}): "
                                 "it was changed outside the desk")
-    # The desk never deletes a row of these tables: a sealed row that is gone was deleted outside it.
-    for key, (_, seq) in sorted(newest.items(), key=lambda item: item[1][1]):
-        kind, _, row_id = key.partition(":")
-        problems.append(f"{kind} {row_id} is gone (sealed at audit seq {seq}): it was deleted outside the desk")
+    # Only merged issues are ever deleted by the desk (sealed as None): any other sealed row that is gone was
+    # deleted outside it.
+    for key, (digest, seq) in sorted(newest.items(), key=lambda item: item[1][1]):
+        if digest is not None:
+            kind, _, row_id = key.partition(":")
+            problems.append(f"{kind} {row_id} is gone (sealed at audit seq {seq}): it was deleted outside the desk")
     return checked, problems
 
 

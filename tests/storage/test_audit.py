@@ -250,8 +250,8 @@ def test_concurrent_writers_make_one_unforked_chain(repo: RunStore, engine: Engi
         th.start()
     for th in pool:
         th.join()
-    # each run: created and moved (one event each, one seal each); each settings save: one event
-    expected = before + threads * (runs_each * 4 + settings_each)
+    # each run: created and moved (one event each, one seal each); each settings save: one event, one seal
+    expected = before + threads * (runs_each * 4 + settings_each * 2)
     report = repo.audit.verify()
     assert (report.ok, report.checked) == (True, expected), report.describe()
     with Session(engine) as s:

@@ -156,7 +156,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0015",)]
+        ).all() == [("0016",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

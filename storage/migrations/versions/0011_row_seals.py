@@ -9,7 +9,6 @@ Create Date: 2026-12-03 20:00:00
 from collections.abc import Sequence
 
 from alembic import op
-from sqlmodel import Session
 
 revision: str = "0011"
 down_revision: str | Sequence[str] | None = "0010"
@@ -18,16 +17,11 @@ depends_on: str | Sequence[str] | None = None
 
 
 def upgrade() -> None:
-    """One `rows.sealed` event for every existing sealed row (none on a new database)."""
-    from storage.chain import append
-    from storage.seals import SEAL_ACTION, seal_all
+    """One `rows.sealed` event for every existing row of the first six sealed tables (none on a new database)."""
+    from storage.seals import FIRST_SEALED, seal_at_upgrade, seals_at_upgrade
 
     conn = op.get_bind()
-    seals = seal_all(conn)
-    if seals:
-        with Session(bind=conn) as s:
-            append(s, "system", SEAL_ACTION, "rows", f"{len(seals)} rows sealed at upgrade",
-                         detail={"rows": seals})
+    seal_at_upgrade(conn, seals_at_upgrade(conn, new=FIRST_SEALED))
 
 
 def downgrade() -> None:
