@@ -1,7 +1,7 @@
 """`audit verify` covers the data: rows changed, added or cut outside the desk are named.
 
-Every write transaction seals the run, round, review, proposal, decision and escalation rows it wrote
-in the audit chain (`storage.seals`); verify recomputes them. A deleted tail with a rewritten head is
+Every write transaction seals the rows of the sealed tables it wrote in the audit chain (`storage.seals`);
+verify recomputes them (the tables beyond a run's first six: tests/storage/test_seal_coverage.py). A deleted tail with a rewritten head is
 caught by checking a head hash kept outside the database (`--expect`, the anchor file). On SQLite and,
 when configured, PostgreSQL.
 """
@@ -13,13 +13,16 @@ from pathlib import Path
 import pytest
 from alembic import command
 from sqlalchemy import Engine, create_engine
+from sqlalchemy import select as sa_select
 from sqlmodel import Session, select
 
-from santa_core.models import GateDecision, GateResult, ReviewOutcome, ReviewStatus, RunState, RunStatus
+from santa_core.models import GateDecision, GateResult, MergedIssue, ReviewOutcome, ReviewStatus, RunState, RunStatus
+from storage.chain import append
 from storage.db import alembic_config
 from storage.runs import RunStore
+from storage.seals import FIRST_SEALED, SEAL_ACTION, SEALED, full_row_hash, row_hash
 from storage.startup import init_db
-from storage.tables import AuditEventRow, AuditHeadRow, DecisionRow, ReviewRow
+from storage.tables import AuditEventRow, AuditHeadRow, DecisionRow, MergedIssueRow, ReviewRow
 from tests.conftest import grant
 from tests.core.run.test_runner import RUBRIC, SPEC
 
@@ -112,14 +115,71 @@ def test_rows_written_before_seals_existed_are_sealed_at_upgrade(tmp_path: Path)
     for name in later:
         sql(engine, f"ALTER TABLE run_metric ADD COLUMN {name} INTEGER")
     old = grant(RunStore(engine))
-    a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
+    run_id = a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
     for name in later:
         sql(engine, f"ALTER TABLE run_metric DROP COLUMN {name}")
+    _forget_every_event(engine)
+    report = RunStore(init_db(url)).audit.verify()  # the upgrade to 0011 seals them (and 0016 the rest)
+    assert report.ok and report.rows_checked >= 4, report.describe()
+    assert {f"run:{run_id}", "person:ann"} <= set(_seal_keys(engine))
+
+
+def test_the_upgrade_to_0016_seals_the_new_tables_and_keeps_naming_a_row_changed_before(tmp_path: Path) -> None:
+    url = f"sqlite:///{tmp_path / 'at0015.db'}"
+    engine = create_engine(url)
+    with engine.begin() as conn:
+        command.upgrade(alembic_config(conn), "0015")
+    old = grant(RunStore(engine))  # 0016 adds no column: today's desk writes a 0015 database as it was
+    run_id = a_reviewed_run(old)
+    old.save_settings({"max_rounds": 4}, actor="ann")
+    # What 0011 to 0015 left: no seal of the new tables, the first six sealed with every column hashed, NULLs too.
+    _forget_every_event(engine)
+    with engine.begin() as conn, Session(bind=conn) as s:
+        legacy = {f"{kind}:{i}": full_row_hash(dict(row)) for kind in FIRST_SEALED
+                  for row in conn.execute(sa_select(SEALED[kind].__table__)).mappings() for i in [row["id"]]}
+        append(s, "system", SEAL_ACTION, "rows", "as 0015 sealed", detail={"rows": legacy})
+    with Session(engine) as s:
+        review_id = s.exec(select(ReviewRow.id).where(ReviewRow.run_id == run_id, ReviewRow.slot == "C")).one()
+    sql(engine, f"UPDATE review SET verdict = 'PASS', status = 'ok' WHERE id = {review_id}")  # before the upgrade
+    report = RunStore(init_db(url)).audit.verify()
+    # the run (with NULL columns: person_b, ...) re-sealed under today's rule; settings, people sealed; the review
+    # changed before the upgrade still named
+    assert [p.split(" differs")[0] for p in report.row_problems] == [f"review {review_id}"], report.describe()
+    assert {f"run:{run_id}", "settings:1", "person:ann"} <= set(_seal_keys(engine))
+
+
+def test_a_column_added_later_as_null_leaves_a_seal_valid() -> None:
+    row = {"id": 3, "output": "Free shipping on orders over $50.", "spec": None}
+    assert row_hash({**row, "added_later": None}) == row_hash(row)
+    assert row_hash({**row, "added_later": ""}) != row_hash(row)  # a value is hashed, an empty one too
+    assert row_hash({**row, "output": "Free shipping."}) != row_hash(row)
+
+
+def test_merged_issues_a_re_run_gate_replaces_are_sealed_as_gone(repo: RunStore) -> None:
+    run_id = a_reviewed_run(repo)
+    issue = MergedIssue(criterion="factual_accuracy", description="wrong year", evidence="2018", flagged_by="B")
+    repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[issue, issue]))
+    repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[issue]))  # the desk deletes one
+    with Session(repo.engine) as s:
+        assert len(s.exec(select(MergedIssueRow.id).where(MergedIssueRow.run_id == run_id)).all()) == 1
+    report = repo.audit.verify()
+    assert report.ok, report.describe()
+    with Session(repo.engine) as s:
+        kept = s.exec(select(MergedIssueRow.id).where(MergedIssueRow.run_id == run_id)).one()
+    sql(repo.engine, f"DELETE FROM merged_issue WHERE id = {kept}")  # and one by hand
+    assert [p.split(" (sealed")[0] for p in repo.audit.verify().row_problems] == [f"merged_issue {kept} is gone"]
+
+
+def _forget_every_event(engine: Engine) -> None:
+    """The chain as a database from before seals would have it: empty."""
     sql(engine, "DELETE FROM audit_event")
     sql(engine, "UPDATE audit_head SET seq = 0, hash = '" + "0" * 64 + "' WHERE id = 1")
-    assert old.audit.verify().row_problems  # unsealed rows, as a database from before seals would have
-    report = RunStore(init_db(url)).audit.verify()  # the upgrade to 0011 seals them
-    assert report.ok and report.rows_checked >= 4, report.describe()
+
+
+def _seal_keys(engine: Engine) -> list[str]:
+    with Session(engine) as s:
+        details = s.exec(select(AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)).all()
+    return [key for detail in details for key in detail["rows"]]
 
 
 def _head(repo: RunStore) -> tuple[int, str]:
