@@ -1,8 +1,9 @@
 """What the audit trail costs: appending an event, and verifying a long chain.
 
 Appends events on a fresh SQLite file (each in its own write transaction, as the app does, and
-then in batches to build a long chain fast), then times `AuditStore.verify()` over the whole
-chain, intact and with one row changed near the end.
+then in batches to build a long chain fast), then times 200 runs written through the desk (each
+write transaction sealing its rows), then `AuditStore.verify()` over the whole chain and every sealed row,
+intact and with one event changed near the end.
 
     python bench/audit_chain.py [--events 20000]
 """
@@ -40,6 +41,25 @@ def append_batches(repo: RunStore, count: int, batch: int = 1000) -> None:
                              detail={"i": i, "note": "a typical short note"})
 
 
+def desk_writes(repo: RunStore, count: int) -> float:
+    """Seconds per run for `count` runs created and settled through the desk (each write sealed)."""
+    from santa_core.models import GateDecision, GateResult, ReviewOutcome, ReviewStatus, RunState, RunStatus
+    from santa_core.rubrics.library import load_builtin
+
+    rubric = load_builtin("general")
+    start = time.perf_counter()
+    for i in range(count):
+        run_id = repo.create_run(spec="Write a note.", output=f"Note {i}.", rubric=rubric, reviewer_b="b",
+                                 reviewer_c="c", fixer="f")
+        repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+        for slot in ("B", "C"):
+            repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR,
+                                                      error="rate limited"))
+        repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[], reviewer_error=True))
+        repo.save_settings({"max_rounds": 3 + i % 2}, actor="local")
+    return (time.perf_counter() - start) / count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--events", type=int, default=20_000)
@@ -49,6 +69,9 @@ def main() -> None:
         repo = RunStore(engine)
         single = append_one_per_transaction(repo, 500)
         print(f"append, one event per transaction: {single / 500 * 1000:.2f} ms per event")
+        per_run = desk_writes(repo, 200)
+        print(f"desk writes (a run created, moved, two reviews, a gate, a settings save; sealed): "
+              f"{per_run * 1000:.1f} ms per run")
         append_batches(repo, args.events)
         total = repo.audit.verify().checked
         start = time.perf_counter()

@@ -3,8 +3,7 @@
 A `Database` is one engine with a write transaction (BEGIN IMMEDIATE on SQLite) and a read
 snapshot. Before a write transaction commits, the metric facts of every run it touched are
 rewritten (`storage.metric_facts`), whichever store wrote: the facts are never behind the history;
-then every run, round, review, proposal, decision and escalation row it wrote is sealed in the audit
-chain (`storage.seals`).
+then every row of a sealed table it wrote is sealed in the audit chain (`storage.seals.SEALED`).
 Every store (`StoreBase`) reads and writes through one shared `Database`.
 """
 
