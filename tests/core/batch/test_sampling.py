@@ -509,6 +509,23 @@ def test_the_resample_rule_covers_the_truth_over_every_possible_draw(still_faili
     assert Fraction(covered, len(draws)) >= Fraction(19, 20)
 
 
+def test_a_stratified_resample_rule_covers_the_truth_over_every_possible_draw() -> None:
+    # Strata A (10 items) and B (6): sample 1 drew a0, b0, b1 and failed a0 (fixed since; the fix may not have
+    # worked). Sample 2 draws 1 of A's 9 fresh items and 3 of B's 4, each stratum's subset equally likely: A is
+    # thinly drawn, so failures hide there better than a pooled draw of 4 from 13 would say. Every placement of
+    # failing fresh items and every draw is enumerated: clean draws and draws with failures.
+    strata = {f"a{n}": "A" for n in range(10)} | {f"b{n}": "B" for n in range(6)}
+    first = {"a0": False, "b0": True, "b1": True}
+    fresh_a, fresh_b = [f"a{n}" for n in range(1, 10)], [f"b{n}" for n in range(2, 6)]
+    draws = [{a} | set(b) for a in fresh_a for b in itertools.combinations(fresh_b, 3)]
+    for fail_a, fail_b, still_failing in itertools.product(range(10), range(5), (0, 1)):
+        failing = set(fresh_a[:fail_a]) | set(fresh_b[:fail_b])
+        truth = fail_a + fail_b + still_failing
+        covered = sum(truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}],
+                                                 [{"a0"}]).upper_items for draw in draws)
+        assert Fraction(covered, len(draws)) >= Fraction(19, 20), (fail_a, fail_b, still_failing)
+
+
 def test_stopping_rule_statement_of_a_large_batch() -> None:
     # 15 % of 1,000 is 150; the bound's rate tends to 1 − 0.05^(1/150) ≈ 2.0 %, a little less without replacement
     assert stopping_rule(1000, 150).statement() == ("The sample came back clean: with 95 % confidence at most 18 of "
