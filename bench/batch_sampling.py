@@ -281,7 +281,7 @@ def simulate(items: int, shares: dict[str, float], patterns: Sequence[tuple[floa
         for group in groups:  # a pattern the sample caught is fixed wherever it shows; stray failures stay
             if group & set(drawn):
                 fixed |= group
-                failing -= {i for i in group if rng.random() < FIX_WORKS}
+                failing -= {i for i in sorted(group) if rng.random() < FIX_WORKS}  # sorted: sets vary by hash seed
         changed.append(fixed)
     return out
 
