@@ -13,7 +13,13 @@ of systematic issues caught):
    placement (the product over templates of each template's hypergeometric miss chance);
 3. a pattern confined to one template: the chance is set by that template's share of the sample;
 4. the cost relative to full verification, and where the claim holds;
-5. small batches, and what a clean sample proves (the stopping rule's bound).
+5. small batches, and what a clean sample proves (the stopping rule's bound);
+6. the stopping rule's empirical coverage: many seeded batches with planted patterns and stray
+   failures go through the real sampler (`sample_size`, `stratified_sample` avoiding the items
+   sampled before, the seed of each sample as the store draws it), their patterns are fixed (a fix
+   sometimes fails) and the batch resampled until a sample is clean; `rule_from_samples` (what the
+   Batch page, CLI and export state) gives the bound, and the share of batches whose true number of
+   failing items is at most the bound must be at least the confidence (95 %).
 
 Cost model, in model calls: full verification is 2 reviewer calls (B and C) per item. Sampling is
 2 reviewer calls per sampled item per sample round, plus one fix-agent call per pattern found
@@ -22,7 +28,7 @@ batch whose first sample is clean costs one round; a batch with a pattern that t
 costs one fix and one more (clean) sample. The calls are counted, not priced: a fix-agent call
 may cost several reviewer calls, but one call per pattern is negligible next to 2 per sampled item.
 
-    python bench/batch_sampling.py [--items 1000] [--trials 2000] [--seed 1]
+    python bench/batch_sampling.py [--items 1000] [--trials 2000] [--seed 1] [--batches 500]
 
 Prints figures; asserts nothing about time.
 """
@@ -42,11 +48,13 @@ from santa_core.batch.sampling import (
     defective_items,
     detection_probability,
     sample_for_detection,
+    rule_from_samples,
     sample_size,
     stratified_detection,
     stratified_sample,
     stratified_upper_bound,
 )
+from storage.batches import MAX_SEED, SEED_STEP
 
 PREVALENCES = (0.01, 0.02, 0.05, 0.10, 0.20, 0.30)
 RATES = (0.05, 0.10, 0.15, 0.20, 0.30)
@@ -231,11 +239,83 @@ def bounds(sizes: dict[str, int]) -> None:
                 rows)
 
 
+COVERAGE_CASES = (  # (label, items, template shares, patterns as (prevalence, template or None), stray failure rate)
+    ("200 items, one pattern in 41", 200, {"T": 1.0}, ((0.205, None),), 0.0),
+    ("200 items, 5 templates, 2 patterns + 1 % stray", 200, TEMPLATE_SHARES, ((0.05, None), (0.2, "T4")), 0.01),
+    ("1,000 items, 5 templates, 3 patterns + 0.5 % stray", 1000, TEMPLATE_SHARES,
+     ((0.02, None), (0.1, "T5"), (0.05, "T2")), 0.005),
+    ("60 items, 2 templates, 1 pattern + 2 % stray", 60, {"A": 0.7, "B": 0.3}, ((0.1, "B"),), 0.02),
+)
+FIX_WORKS = 0.8
+"""The chance a pattern's fix makes one of its items pass (a failed fix leaves the item failing, changed)."""
+MAX_SAMPLES = 6
+
+
+def simulate(items: int, shares: dict[str, float], patterns: Sequence[tuple[float, str | None]], stray: float,
+             seed: int) -> list[tuple[int, int, int]]:
+    """One batch verified to the end: (true failing items, stated bound, whole-batch bound) at each sample."""
+    rng = random.Random(seed)
+    sizes = {t: max(1, round(share * items)) for t, share in shares.items()}
+    last = list(sizes)[-1]
+    sizes[last] = max(1, items - sum(v for t, v in sizes.items() if t != last))
+    batch = [(f"{t}-{i:05d}", t) for t, size in sizes.items() for i in range(size)]
+    strata = dict(batch)
+    groups = [set().union(*plant(batch, p, rng, only=t).values()) for p, t in patterns]
+    failing = set().union(*groups) | {i for i, _ in batch if rng.random() < stray}
+    n = sample_size(len(batch), DEFAULT_RATE)
+    reviews: list[dict[str, bool]] = []
+    changed: list[set[str]] = []
+    seen: set[str] = set()
+    out = []
+    for number in range(1, MAX_SAMPLES + 1):
+        # As the store draws it: the batch's seed stepped per sample, avoiding the items sampled before.
+        drawn = stratified_sample(batch, n, (seed + (number - 1) * SEED_STEP) % MAX_SEED, seen)
+        seen.update(drawn)
+        reviews.append({i: i not in failing for i in drawn})
+        rule = rule_from_samples(strata, reviews, changed)
+        failed = sum(not ok for ok in reviews[-1].values())
+        out.append((len(failing), rule.upper_items, defect_upper_bound(len(batch), len(drawn), failed)))
+        if rule.clean:
+            break
+        fixed: set[str] = set()
+        for group in groups:  # a pattern the sample caught is fixed wherever it shows; stray failures stay
+            if group & set(drawn):
+                fixed |= group
+                failing -= {i for i in sorted(group) if rng.random() < FIX_WORKS}  # sorted: sets vary by hash seed
+        changed.append(fixed)
+    return out
+
+
+def coverage(batches: int, seed: int) -> float:
+    """Section 6: the stopping rule's empirical coverage over seeded batches; the worst case's share."""
+    rows, worst = [], 1.0
+    for label, items, shares, patterns, stray in COVERAGE_CASES:
+        stop_ok = every_ok = every = old_ok = rounds = 0
+        for b in range(batches):
+            steps = simulate(items, shares, patterns, stray, seed * 1_000_003 + b)
+            truth, bound, whole = steps[-1]
+            stop_ok += truth <= bound
+            old_ok += truth <= whole
+            every_ok += sum(t <= u for t, u, _ in steps)
+            every += len(steps)
+            rounds += len(steps)
+        worst = min(worst, stop_ok / batches, every_ok / every)
+        rows.append([label, f"{stop_ok / batches:.4f}", f"{every_ok / every:.4f}", f"{old_ok / batches:.4f}",
+                     f"{rounds / batches:.2f}"])
+    print_table(f"6. The stopping rule's empirical coverage, {batches:,} seeded batches per row, "
+                f"{DEFAULT_RATE * 100:g} % samples, fixes that work {FIX_WORKS * 100:g} % of the time, at most "
+                f"{MAX_SAMPLES} samples: share of batches whose true number of failing items is at most the "
+                f"stated {CONFIDENCE * 100:g} % bound",
+                ["batch", "at the last sample", "at every sample", "old whole-batch bound", "samples"], rows, first=52)
+    return worst
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--items", type=int, default=1000, help="items in the simulated batch (default 1000)")
     parser.add_argument("--trials", type=int, default=2000, help="Monte Carlo samples per sample rate (default 2000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the planted patterns and the samples")
+    parser.add_argument("--batches", type=int, default=500, help="seeded batches per coverage row (default 500)")
     parser.add_argument("--apply-calls", type=float, default=0.0,
                         help="model calls to apply an approved fix to one matching item (default 0)")
     args = parser.parse_args()
@@ -253,6 +333,9 @@ def main() -> None:
     costs(args.items, args.apply_calls)
     small_batches()
     bounds(sizes)
+    worst = coverage(args.batches, args.seed)
+    verdict = "holds" if worst >= CONFIDENCE else "DOES NOT HOLD"
+    print(f"\nSTOPPING RULE COVERAGE: {worst:.4f} (lowest row) against the stated {CONFIDENCE:.2f}: {verdict}")
     print(f"\n({time.perf_counter() - start:.1f} s)")
 
 

@@ -101,7 +101,7 @@ def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], n
         names = "; ".join(f"“{p.title}” ({p.reason})" for p in unfixed)
         st.warning(escape_markdown(f"Caveat: {len(unfixed)} pattern(s) were dismissed without a fix: {names}. Their items "
                       "failed review in an earlier sample and keep what the reviewers flagged; resamples draw fresh "
-                      "items first, so the bound above does not make those items pass."))
+                      "items first, so the bound above counts those items as failing."))
     if needs_fix:
         shown = ", ".join(needs_fix[:10]) + (f" and {len(needs_fix) - 10:,} more" if len(needs_fix) > 10 else "")
         st.warning(escape_markdown(f"Caveat: {len(needs_fix):,} item(s) showed a fixed pattern but could not take its edit and "

@@ -89,17 +89,22 @@ class BatchView:
 
     @property
     def stopping_rule(self) -> sampling.StoppingRule | None:
-        """What the latest finished sample says about the batch (None before any sample is in)."""
+        """What the latest finished sample says about the batch as it stood when drawn (None before any is in).
+
+        Built from what was drawn: the sample's items no earlier sample drew, per stratum (a uniform
+        draw without replacement among them), and what earlier samples left known of the others.
+        """
         done = [s for s in self.batch.samples if s.finished]
         if not done:
             return None
         last = done[-1]
-        stratum = {it.id: it.stratum for it in self.items}
-        sizes = Counter(stratum.values())
-        sampled = Counter(stratum[r.item_id] for r in self.reviews.get(last.id, []))
-        # The strata make a clean sample's bound hold wherever failures hide among them.
-        rule = sampling.stopping_rule(self.batch.items, last.size, last.naughty, self.batch.config.confidence,
-                                      sizes=sizes, sampled={k: sampled.get(k, 0) for k in sizes})
+        samples = [s for s in self.batch.samples if s.number <= last.number]
+        drawn = [_utc(s.created_at) for s in samples]
+        changed = [{c.item_id for c in self.applied if drawn[j] < _utc(c.created_at) <= drawn[j + 1]}
+                   for j in range(len(samples) - 1)]
+        rule = sampling.rule_from_samples({it.id: it.stratum for it in self.items},
+                                          [{r.item_id: r.nice for r in self.reviews.get(s.id, [])} for s in samples],
+                                          changed, self.batch.config.confidence)
         return dataclasses.replace(rule, unverified_fixes=self.unverified_fixes)
 
     @property

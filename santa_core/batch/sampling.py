@@ -6,10 +6,14 @@
   of the D items showing a pattern (hypergeometric: items are drawn without replacement);
   `stratum_detection` is the same for a pattern confined to one stratum, with that stratum's share
   of the sample, and `stratified_detection` the exact chance for a pattern spread over strata.
-- `defect_upper_bound` is the stopping rule's figure: after a sample with k failures, the largest
-  number of failing items in the batch that is still plausible at the chosen confidence (an exact
-  one-sided hypergeometric bound, so it is right for a small batch as well as a large one).
-  `stratified_upper_bound` is the same after a clean stratified sample, wherever the failures hide.
+- `defect_upper_bound` is the exact one-sided hypergeometric bound: after a sample with k failures,
+  the largest number of failing items still plausible at the chosen confidence (right for a small
+  batch as well as a large one). `stratified_upper_bound` is the same after a clean stratified
+  sample, wherever the failures hide.
+- `resample_rule` is the stopping rule as the samples were actually drawn: a resample is drawn
+  without replacement from the items no earlier sample drew (`fresh_upper_bound` bounds those),
+  and the items earlier samples did draw add what is known of them: failed and unchanged counts
+  as failing, changed by a fix and not reviewed since counts as possibly failing.
 
 The statistics come from `scipy.stats` (imported when first needed: it takes a moment to load).
 docs/batch-sampling.md explains what the figures mean and where the method's claim holds.
@@ -20,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -312,8 +316,48 @@ def _miss_factor(size: int, sampled: int, bad: int) -> float:
 
 
 @dataclass(frozen=True)
+class FreshDraw:
+    """One stratum's part of a sample: `drawn` of its `fresh` items (those no earlier sample drew), `failed` of them failed."""
+
+    fresh: int
+    drawn: int
+    failed: int = 0
+
+
+def fresh_upper_bound(draws: Mapping[Hashable, FreshDraw], confidence: float = CONFIDENCE) -> int:
+    """The most failing items the fresh items can plausibly hold, those the sample found included.
+
+    Each stratum's fresh items were drawn without replacement, uniformly, from the items of that
+    stratum no earlier sample drew. A stratum drawn whole is known exactly. When the others came
+    back clean the bound is the worst placement among them (`stratified_upper_bound`); after
+    failures in them it is each stratum's exact hypergeometric bound at confidence 1 − α/S, summed
+    over the S strata not drawn whole (Bonferroni: every stratum's bound holds at once with chance
+    at least 1 − α), and with one such stratum simply its bound.
+    """
+    _check_confidence(confidence)
+    for stratum, d in draws.items():
+        _check_counts(d.fresh, d.failed, d.drawn, part_name=f"failed items of stratum {stratum!r}")
+        if d.failed > d.drawn:
+            raise ValueError(f"stratum {stratum!r} has {d.failed} failed items but only {d.drawn} drawn")
+    whole = sum(d.failed for d in draws.values() if d.drawn == d.fresh)
+    open_ = {s: d for s, d in draws.items() if d.drawn < d.fresh}
+    if not any(d.failed for d in open_.values()):
+        return whole + stratified_upper_bound({s: d.fresh for s, d in open_.items()},
+                                              {s: d.drawn for s, d in open_.items()}, confidence)
+    alpha = (1 - confidence) / len(open_)
+    return whole + sum(defect_upper_bound(d.fresh, d.drawn, d.failed, 1 - alpha) for d in open_.values())
+
+
+@dataclass(frozen=True)
 class StoppingRule:
-    """What a sample says about the batch, in words a person can check."""
+    """What a sample says about the batch as it stood when the sample was drawn, in words a person can check.
+
+    The bound adds up what is known and what the draw says: the items this sample failed, the items
+    an earlier sample failed that stand as they were reviewed (`known_failing`), the items an earlier
+    sample reviewed that a fix changed since, not reviewed again (`unreviewed`, counted as possibly
+    failing: no draw covers them), and the bound on the items no earlier sample drew (`fresh_upper`,
+    from this sample's draw among them).
+    """
 
     population: int
     sample: int
@@ -324,6 +368,16 @@ class StoppingRule:
     """The bound holds wherever the failures hide among the strata (clean stratified sample)."""
     unverified_fixes: int = 0
     """Items fixed after this sample was drawn: the bound does not count them as verified."""
+    fresh: int | None = None
+    """Items no earlier sample drew (None: this is the first sample, every item was fresh)."""
+    fresh_sampled: int = 0
+    """Of the fresh items, those this sample drew."""
+    fresh_upper: int = 0
+    """The most failing items the fresh items can plausibly hold (those the sample found included)."""
+    known_failing: int = 0
+    """Items an earlier sample failed that stand unchanged and this sample did not draw again."""
+    unreviewed: int = 0
+    """Items an earlier sample reviewed that a fix changed before this sample, not reviewed again."""
 
     @property
     def upper_rate(self) -> float:
@@ -342,35 +396,108 @@ class StoppingRule:
                 f"{self.failed:,} of {self.sample:,} sampled item{'s' if self.sample != 1 else ''} failed")
         said = (f"{head}: with {conf} confidence at most {self.upper_items:,} of {self.population:,} items "
                 f"({percent(self.upper_rate)}) fail review.")
+        if self.fresh is not None:
+            said += f" {self._parts()}"
         if self.unverified_fixes:
             n = self.unverified_fixes
             said += (f" {n:,} item{'s' if n != 1 else ''} fixed since {'are' if n != 1 else 'is'} not counted as "
                      "verified: draw another sample to verify the fixes.")
         return said
 
+    def _parts(self) -> str:
+        """How a resample's bound adds up: the fresh items' bound and what earlier samples left known."""
+        fresh, drawn = self.fresh or 0, self.fresh_sampled
+        parts = [f"this sample drew {drawn:,} of the {fresh:,} item{'s' if fresh != 1 else ''} no earlier sample "
+                 f"drew, and at most {self.fresh_upper:,} of those fail"]
+        again = self.sample - drawn
+        if again:
+            parts.append(f"{again:,} item{'s' if again != 1 else ''} drawn again "
+                         f"{'count' if again != 1 else 'counts'} by this sample's review")
+        if self.unreviewed:
+            n = self.unreviewed
+            parts.append(f"{n:,} item{'s' if n != 1 else ''} changed by a fix after an earlier sample reviewed "
+                         f"{'them' if n != 1 else 'it'} {'count' if n != 1 else 'counts'} as possibly failing "
+                         "(not reviewed since)")
+        if self.known_failing:
+            n = self.known_failing
+            parts.append(f"{n:,} item{'s' if n != 1 else ''} an earlier sample failed "
+                         f"{'stand' if n != 1 else 'stands'} unchanged and {'count' if n != 1 else 'counts'} as failing")
+        return "Of the bound: " + "; ".join(parts) + "."
 
-def stopping_rule(population: int, sample: int, failed: int = 0, confidence: float = CONFIDENCE, *,
-                  sizes: Mapping[Hashable, int] | None = None,
-                  sampled: Mapping[Hashable, int] | None = None) -> StoppingRule:
-    """The stopping rule's figures for one sample.
 
-    Give the strata's `sizes` and how many items each had in the sample (`sampled`) and a clean
-    sample's bound holds wherever failures hide among the strata (`stratified_upper_bound`);
-    without them, or after failures, the sample is treated as a simple random sample of the batch.
+def stopping_rule(population: int, sample: int, failed: int = 0, confidence: float = CONFIDENCE) -> StoppingRule:
+    """The stopping rule's figures for a first sample drawn as a simple random sample of the whole batch.
+
+    A stratified sample, or a resample, is `resample_rule`'s (with one `FreshDraw` per stratum).
     """
-    if (sizes is None) != (sampled is None):
-        raise ValueError("give both the strata's sizes and their sampled counts, or neither")
-    if sizes is not None and sampled is not None:
-        _check_strata(sizes, sampled)
-        if (sum(sizes.values()), sum(sampled.values())) != (population, sample):
-            raise ValueError(f"the strata hold {sum(sizes.values())} items with {sum(sampled.values())} sampled, "
-                             f"but the batch has {population} with {sample} sampled")
-    if sizes is not None and sampled is not None and failed == 0:
-        _check_confidence(confidence)
-        upper = stratified_upper_bound(sizes, sampled, confidence)
-        return StoppingRule(population, sample, failed, confidence, upper, stratified=True)
-    return StoppingRule(population, sample, failed, confidence,
-                        defect_upper_bound(population, sample, failed, confidence))
+    _check_counts(population, failed, sample, part_name="failed items")
+    return resample_rule(population, {(): FreshDraw(population, sample, failed)}, confidence)
+
+
+def resample_rule(population: int, draws: Mapping[Hashable, FreshDraw], confidence: float = CONFIDENCE, *,
+                  again: int = 0, again_failed: int = 0, known_failing: int = 0,
+                  unreviewed: int = 0) -> StoppingRule:
+    """The stopping rule's figures for any sample, from what was actually drawn and what is known.
+
+    `draws` are the sample's fresh part per stratum (drawn from the items no earlier sample drew);
+    `again` items of the sample had been drawn before (a stratum out of fresh items), `again_failed`
+    of them failed now; `known_failing` and `unreviewed` are items of earlier samples this one did
+    not draw again (see `StoppingRule`). Every item of the batch is in exactly one of these groups.
+    """
+    _check_whole("batch size", population)
+    for name, value in (("items drawn again", again), ("items drawn again that failed", again_failed),
+                        ("known failing items", known_failing), ("unreviewed items", unreviewed)):
+        _check_whole(name, value)
+    if again_failed > again:
+        raise ValueError(f"items drawn again that failed ({again_failed}) cannot exceed those drawn again ({again})")
+    fresh = sum(d.fresh for d in draws.values())
+    if fresh + again + known_failing + unreviewed > population:
+        raise ValueError(f"{fresh} fresh, {again} drawn again, {known_failing} known failing and {unreviewed} "
+                         f"unreviewed items are more than the batch's {population}")
+    fresh_upper = fresh_upper_bound(draws, confidence)
+    drawn = sum(d.drawn for d in draws.values())
+    failed = sum(d.failed for d in draws.values()) + again_failed
+    first = again == known_failing == unreviewed == 0 and fresh == population
+    return StoppingRule(population, drawn + again, failed, confidence,
+                        fresh_upper + again_failed + known_failing + unreviewed,
+                        stratified=len(draws) > 1 and failed == 0, fresh=None if first else fresh,
+                        fresh_sampled=drawn, fresh_upper=fresh_upper, known_failing=known_failing,
+                        unreviewed=unreviewed)
+
+
+def rule_from_samples(strata: Mapping[Hashable, Hashable], reviews: Sequence[Mapping[Hashable, bool]],
+                      changed: Sequence[Iterable[Hashable]] = (), confidence: float = CONFIDENCE) -> StoppingRule:
+    """The stopping rule of the last of a batch's samples, from what each sample drew and what changed between.
+
+    `strata` maps every item of the batch to its stratum; `reviews[j]` is sample j's items, each
+    with whether it passed; `changed[j]` the items a fix changed after sample j was drawn and
+    before the next one was (later changes are not the bound's business: see `unverified_fixes`).
+    """
+    if not reviews:
+        raise ValueError("a stopping rule needs a sample")
+    *earlier, now = reviews
+    seen: dict[Hashable, bool | None] = {}  # item → passed, as its latest earlier review said; None: changed since
+    for j, sample in enumerate(earlier):
+        seen.update(sample)
+        for item in (changed[j] if j < len(changed) else ()):
+            if item in seen:
+                seen[item] = None  # a fix changed it after its review: what the review said no longer holds
+    fresh: Counter[Hashable] = Counter()
+    drawn: Counter[Hashable] = Counter()
+    failed: Counter[Hashable] = Counter()
+    for item, s in strata.items():
+        if item not in seen:
+            fresh[s] += 1
+            drawn[s] += item in now
+            failed[s] += now.get(item) is False
+    unknown = set(now) - set(strata)
+    if unknown:
+        raise ValueError(f"sampled items {sorted(map(repr, unknown))[:5]} are not items of the batch")
+    again = [i for i in now if i in seen]
+    rest = [passed for i, passed in seen.items() if i not in now]
+    return resample_rule(len(strata), {s: FreshDraw(fresh[s], drawn[s], failed[s]) for s in fresh}, confidence,
+                         again=len(again), again_failed=sum(not now[i] for i in again),
+                         known_failing=rest.count(False), unreviewed=rest.count(None))
 
 
 def percent(share: float) -> str:

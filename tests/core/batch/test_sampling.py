@@ -18,13 +18,17 @@ from scipy.stats import beta, hypergeom
 
 from santa_core.batch.sampling import (
     Detection,
+    FreshDraw,
     StoppingRule,
     allocate,
     defect_upper_bound,
     defective_items,
     detection_probability,
     detection_table,
+    fresh_upper_bound,
     percent,
+    resample_rule,
+    rule_from_samples,
     sample_for_detection,
     sample_size,
     stopping_rule,
@@ -423,7 +427,7 @@ def test_stratified_bound_sees_an_undersampled_stratum() -> None:
 
 def test_stopping_rule_statement_after_a_clean_sample() -> None:
     rule = stopping_rule(20, 10)
-    assert rule == StoppingRule(20, 10, 0, 0.95, 3)
+    assert rule == StoppingRule(20, 10, 0, 0.95, 3, fresh_sampled=10, fresh_upper=3)
     assert rule.clean and rule.upper_rate == pytest.approx(0.15)
     assert rule.statement() == "The sample came back clean: with 95 % confidence at most 3 of 20 items (15.0 %) fail review."
 
@@ -434,13 +438,92 @@ def test_stopping_rule_statement_after_failures() -> None:
     assert rule.statement().startswith("1 of 10 sampled items failed: with 90 % confidence at most ")
 
 
-def test_stopping_rule_with_strata_uses_the_stratified_bound() -> None:
+def test_a_stratified_first_sample_uses_the_stratified_bound() -> None:
     sizes = {"a": 100, "b": 50, "c": 30, "d": 15, "e": 5}
-    rule = stopping_rule(200, 30, sizes=sizes, sampled=allocate(sizes, 30))
-    assert rule.stratified and rule.upper_items == 18
-    assert "at most 18 of 200 items (9.0 %)" in rule.statement()
-    after_failures = stopping_rule(200, 30, 2, sizes=sizes, sampled=allocate(sizes, 30))
-    assert not after_failures.stratified and after_failures.upper_items == defect_upper_bound(200, 30, 2)
+    shares = allocate(sizes, 30)
+    rule = resample_rule(200, {k: FreshDraw(sizes[k], shares[k]) for k in sizes})
+    assert rule.stratified and rule.upper_items == 18 and rule.fresh is None
+    assert rule.statement() == "The sample came back clean: with 95 % confidence at most 18 of 200 items (9.0 %) fail review."
+
+
+def brute_bound(population: int, sample: int, failed: int, alpha: Fraction) -> int:
+    """Largest D with P(at most `failed` failures in the sample) > alpha, by exact enumeration."""
+    return max(d for d in range(population + 1) if d >= failed and population - d >= sample - failed
+               and exact_cdf(failed, population, d, sample) > alpha)
+
+
+def test_fresh_bound_after_failures_is_the_strata_bounds_at_a_shared_confidence() -> None:
+    # Two strata not drawn whole share α = 0.05 (0.025 each); a stratum drawn whole adds its failures exactly.
+    draws = {"a": FreshDraw(30, 6, 1), "b": FreshDraw(20, 4, 0), "c": FreshDraw(3, 3, 2)}
+    half = Fraction(1, 40)
+    assert fresh_upper_bound(draws) == brute_bound(30, 6, 1, half) + brute_bound(20, 4, 0, half) + 2
+    assert fresh_upper_bound({"a": FreshDraw(30, 6, 1)}) == brute_bound(30, 6, 1, Fraction(1, 20))
+
+
+@pytest.mark.parametrize(("sizes", "sampled"), [
+    pytest.param({"a": 6, "b": 4, "c": 3}, {"a": 2, "b": 1, "c": 1}, id="three-strata"),
+    pytest.param({"a": 10, "b": 10, "c": 2}, {"a": 3, "b": 3, "c": 2}, id="one-drawn-whole"),
+])
+def test_fresh_bound_of_a_clean_draw_is_the_worst_placement(sizes: dict[str, int], sampled: dict[str, int]) -> None:
+    expected = brute_force_stratified_bound(sizes, sampled, Fraction(1, 20))
+    assert fresh_upper_bound({k: FreshDraw(sizes[k], sampled[k]) for k in sizes}) == expected
+
+
+def test_a_resample_counts_what_earlier_samples_left_known() -> None:
+    strata = {f"i{n}": "t" for n in range(12)}
+    first = {"i0": False, "i1": False, "i2": True, "i3": True}  # i0 fixed after, i1 dismissed, i2 changed by a fix
+    second = {"i4": True, "i5": True, "i6": True, "i3": True}   # i3 drawn again
+    rule = rule_from_samples(strata, [first, second], [{"i0", "i2"}])
+    fresh_bound = brute_bound(8, 3, 0, Fraction(1, 20))
+    assert (rule.fresh, rule.fresh_sampled, rule.fresh_upper) == (8, 3, fresh_bound)
+    assert (rule.unreviewed, rule.known_failing, rule.sample, rule.failed) == (2, 1, 4, 0)
+    assert rule.upper_items == fresh_bound + 2 + 1
+    assert rule.statement() == (
+        f"The sample came back clean: with 95 % confidence at most {fresh_bound + 3} of 12 items "
+        f"({percent((fresh_bound + 3) / 12)}) fail review. Of the bound: this sample drew 3 of the 8 items no earlier "
+        f"sample drew, and at most {fresh_bound} of those fail; 1 item drawn again counts by this sample's review; "
+        "2 items changed by a fix after an earlier sample reviewed them count as possibly failing (not reviewed "
+        "since); 1 item an earlier sample failed stands unchanged and counts as failing.")
+
+
+def test_a_review_after_the_change_makes_an_item_known_again() -> None:
+    strata = {f"i{n}": "t" for n in range(10)}
+    rule = rule_from_samples(strata, [{"i0": False}, {"i0": True, "i1": True}, {"i2": True}], [{"i0"}, set()])
+    assert (rule.unreviewed, rule.known_failing, rule.fresh) == (0, 0, 8)
+
+
+@pytest.mark.parametrize("still_failing", [0, 1, 2], ids=lambda n: f"{n}-fixes-failed")
+@pytest.mark.parametrize("fresh_failing", range(8))
+def test_the_resample_rule_covers_the_truth_over_every_possible_draw(still_failing: int, fresh_failing: int) -> None:
+    # A batch of 14: sample 1 drew i0..i3 and failed i0, i1 (both fixed since, `still_failing` of the fixes
+    # did not work) and i2 (dismissed, still failing). Sample 2 draws 4 of the 10 fresh items, each 4-subset
+    # equally likely (what the seeded sampler does); `fresh_failing` of them fail. Every draw is enumerated.
+    strata = {f"i{n}": "t" for n in range(14)}
+    first = {"i0": False, "i1": False, "i2": False, "i3": True}
+    fresh = [f"i{n}" for n in range(4, 14)]
+    failing = set(fresh[:fresh_failing])
+    truth = fresh_failing + still_failing + 1
+    draws = list(itertools.combinations(fresh, 4))
+    covered = sum(truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}],
+                                             [{"i0", "i1"}]).upper_items for draw in draws)
+    assert Fraction(covered, len(draws)) >= Fraction(19, 20)
+
+
+def test_a_stratified_resample_rule_covers_the_truth_over_every_possible_draw() -> None:
+    # Strata A (10 items) and B (6): sample 1 drew a0, b0, b1 and failed a0 (fixed since; the fix may not have
+    # worked). Sample 2 draws 1 of A's 9 fresh items and 3 of B's 4, each stratum's subset equally likely: A is
+    # thinly drawn, so failures hide there better than a pooled draw of 4 from 13 would say. Every placement of
+    # failing fresh items and every draw is enumerated: clean draws and draws with failures.
+    strata = {f"a{n}": "A" for n in range(10)} | {f"b{n}": "B" for n in range(6)}
+    first = {"a0": False, "b0": True, "b1": True}
+    fresh_a, fresh_b = [f"a{n}" for n in range(1, 10)], [f"b{n}" for n in range(2, 6)]
+    draws = [{a} | set(b) for a in fresh_a for b in itertools.combinations(fresh_b, 3)]
+    for fail_a, fail_b, still_failing in itertools.product(range(10), range(5), (0, 1)):
+        failing = set(fresh_a[:fail_a]) | set(fresh_b[:fail_b])
+        truth = fail_a + fail_b + still_failing
+        covered = sum(truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}],
+                                                 [{"a0"}]).upper_items for draw in draws)
+        assert Fraction(covered, len(draws)) >= Fraction(19, 20), (fail_a, fail_b, still_failing)
 
 
 def test_stopping_rule_statement_of_a_large_batch() -> None:
@@ -496,10 +579,13 @@ def test_percent(share: float, text: str) -> None:
                  id="stratum-unknown"),
     pytest.param(lambda: stratified_detection({"a": 5}, {"a": 1}, {"z": 1}), "pattern items in unknown strata",
                  id="pattern-unknown-stratum"),
-    pytest.param(lambda: stopping_rule(10, 2, sizes={"a": 10}), "give both the strata's sizes and their sampled",
-                 id="half-strata"),
-    pytest.param(lambda: stopping_rule(10, 2, sizes={"a": 9}, sampled={"a": 2}), "the strata hold 9 items",
-                 id="strata-dont-add-up"),
+    pytest.param(lambda: fresh_upper_bound({"a": FreshDraw(5, 2, 3)}), "stratum 'a' has 3 failed items but only 2",
+                 id="fresh-failed-over-drawn"),
+    pytest.param(lambda: resample_rule(10, {"a": FreshDraw(8, 2)}, known_failing=3), "more than the batch's 10",
+                 id="groups-over-batch"),
+    pytest.param(lambda: rule_from_samples({"x": "t"}, [{"y": True}]), "are not items of the batch",
+                 id="sampled-unknown-item"),
+    pytest.param(lambda: rule_from_samples({"x": "t"}, []), "a stopping rule needs a sample", id="no-sample"),
     pytest.param(lambda: sample_for_detection(100, 0.0), "no item of a batch of 100 shows a pattern of prevalence 0",
                  id="zero-prevalence"),
     pytest.param(lambda: sample_for_detection(0, 0.1), "no item of a batch of 0", id="empty-batch"),

@@ -47,6 +47,34 @@ def test_a_derived_signature_never_reaches_a_clean_sampled_item(words: list[str]
     assert sig.check(derived, {k: t for k, (t, _) in FOUND.items()}, clean).valid == bool(derived)
 
 
+# Hand-labelled: items of a batch that show the defect (a delivery promise the company cannot keep,
+# "guaranteed"), in wording the sample did not see, and items that do not, some sharing the sample's words.
+SHOWS_THE_PATTERN = [
+    "Welcome! Your results are guaranteed within 2 days.",
+    "Every order is guaranteed to arrive before the weekend.",
+    "GUARANTEED delivery within 24 hours, or your money back.",
+    "Members: savings are guaranteed for the whole year.",
+    "Hi Sam. Quick results, guaranteed, whatever the plan.",
+    "Dear customer, your refund is guaranteed within 4 days.",
+]
+DOES_NOT_SHOW_IT = [
+    "Your parcel will definitely arrive within 3 days.",
+    "Results usually come within 4 days for every plan.",
+    "Read our guarantees page before you order.",
+    "Thanks for your order: we ship within 9 days.",
+    "Savings depend on the plan you choose.",
+]
+
+
+def test_the_signature_recognises_the_hand_labelled_items_that_show_the_pattern() -> None:
+    signature = sig.derive(FOUND, CLEAN)
+    assert signature, "a pattern whose sampled quotes share a clean phrase has a signature"
+    recall = sum(sig.recognises(signature, text) for text in SHOWS_THE_PATTERN) / len(SHOWS_THE_PATTERN)
+    assert recall == 1.0, [t for t in SHOWS_THE_PATTERN if not sig.recognises(signature, t)]
+    assert [t for t in DOES_NOT_SHOW_IT if sig.recognises(signature, t)] == []
+    assert all(sig.recognises(signature, text) for text, _ in FOUND.values())  # and the sampled items it came from
+
+
 def failure(key: str, output: str, quote: str, description: str = "promises what we cannot keep") -> SampledFailure:
     return SampledFailure(item_key=key, strata={"template": "promo"}, output=output,
                           issues=[MergedIssue(criterion="compliance", description=description, evidence=quote,

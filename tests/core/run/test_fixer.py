@@ -219,3 +219,63 @@ def test_an_adversarial_fix_agent_changes_nothing_outside_the_flagged_sentences(
     assert re.fullmatch(pattern, proposal.proposed_text, flags=re.DOTALL), (text, issues, edits)
     if all(not scope_of(text, i.evidence) for i in issues):
         assert proposal.proposed_text == text
+
+
+# --- the same property against hand-labelled sentences: the oracle owes nothing to santa_core.scope -----
+#
+# The property above compares the fixer with `scope_of`, so it cannot see a scope that is wrong. Here
+# the text is built from sentences whose spans the test knows by construction: each starts with a
+# unique marker word ("Mk3x") and ends with ".", "!" or "?" before a space or a line break, so where
+# a sentence begins and ends is not a judgement call. Evidence quotes a flagged sentence's marker and
+# the words after it; the fix may change nothing outside the flagged sentences (each with the space
+# after it), whatever the adversary edits.
+
+PLAIN_WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we",
+                               "a", "No", "退款"])
+LABELLED = st.lists(st.tuples(st.lists(PLAIN_WORDS, max_size=5), st.sampled_from([".", "!", "?"]),
+                              st.sampled_from([" ", "\n"])), min_size=2, max_size=6)
+
+
+def labelled_text(parts: list[tuple[list[str], str, str]]) -> tuple[str, list[tuple[int, int]], list[list[str]]]:
+    """The text, each sentence's span (with the space after it, not a line break) and its words."""
+    text, spans, words = "", [], []
+    for i, (body, stop, sep) in enumerate(parts):
+        sentence = [f"Mk{i}x", *body]
+        start = len(text)
+        text += " ".join(sentence) + stop + sep
+        spans.append((start, len(text) if sep == " " else len(text) - 1))
+        words.append(sentence)
+    return text, spans, words
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data(), parts=LABELLED)
+def test_an_adversarial_fix_agent_changes_nothing_outside_hand_labelled_flagged_sentences(
+        data: st.DataObject, parts: list[tuple[list[str], str, str]]) -> None:
+    text, spans, words = labelled_text(parts)
+    flagged = sorted(data.draw(st.sets(st.integers(0, len(spans) - 1), min_size=1, max_size=2)))
+    issues = [MergedIssue(criterion="c", description="d", flagged_by="B",
+                          evidence=" ".join(words[i][:data.draw(st.integers(1, len(words[i])))])) for i in flagged]
+
+    def quote() -> str:
+        start = data.draw(st.integers(0, len(text) - 1))
+        return text[start:data.draw(st.integers(start + 1, min(len(text), start + 40)))]
+
+    edits = [FixEdit(issue=data.draw(st.integers(0, len(issues) - 1)), before=quote(),
+                     after=data.draw(st.text(alphabet="xyz .\n", max_size=30)))
+             for _ in range(data.draw(st.integers(1, 6)))]
+    proposal = propose_fix(FunctionFixer("adversary", lambda r: FixPlan(edits=edits)), "spec", text, issues)
+    kept, cursor = [], 0  # the text outside the flagged sentences, which must come back in order, untouched
+    for i in flagged:
+        kept.append(re.escape(text[cursor:spans[i][0]]))
+        cursor = spans[i][1]
+    kept.append(re.escape(text[cursor:]))
+    assert re.fullmatch(".*?".join(kept), proposal.proposed_text, flags=re.DOTALL), (text, issues, edits)
+
+
+def test_the_labelled_oracle_sees_an_edit_in_an_unflagged_sentence() -> None:
+    text, spans, _ = labelled_text([(["ships", "rockets"], ".", " "), (["refunds", "30", "days"], "!", "\n")])
+    issue = MergedIssue(criterion="c", description="d", flagged_by="B", evidence="Mk0x ships")
+    plan = FixPlan(edits=[FixEdit(issue=0, before="30 days", after="60 days")])
+    proposal = propose_fix(FunctionFixer("adversary", lambda r: plan), "spec", text, [issue])
+    assert spans == [(0, 20), (20, 41)] and proposal.proposed_text == text
