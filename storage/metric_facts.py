@@ -29,7 +29,7 @@ from santa_core.models import SETTLED_STATUSES, Usage
 from santa_core.pricing import cache_savings_usd, cost_usd, is_known
 from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.caching import ttl_of
-from storage.spend import REVIEW_PURPOSES, Spend, unanswered, usd
+from storage.spend import REVIEW_PURPOSES, Spend, costed, usd
 from storage.tables import (
     CallSentRow,
     CriterionDayRow,
@@ -123,9 +123,9 @@ def _review_prompt(calls: Sequence[Any]) -> dict[str, int]:
 
 
 def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
-                      escapes: int, hidden: bool = False, cut_off: Sequence[Any] = ()) -> dict[str, Any]:
-    """The run_metric row of a run, from its run, round, review and llm_call rows, and its calls cut off
-    (`llm_call_sent` rows no answer accounts for: counted at their estimate, by their purpose and slot).
+                      escapes: int, hidden: bool = False, sent: Sequence[Any] = ()) -> dict[str, Any]:
+    """The run_metric row of a run, from its run, round, review, llm_call and llm_call_sent rows (a sent note no
+    call answers is a call cut off, counted at its estimate by its purpose and slot).
 
     `hidden`: the run is blind, so its rounds and generation cost stay out too (per-round and
     review ÷ generation figures would otherwise move without the costs that go with them).
@@ -133,8 +133,8 @@ def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], c
     nice = [r.round_no for r in rounds if r.gate_decision == "NICE"]
     reviewed, latency = _round_latency(reviews)
     # The one definition of cost (`storage.spend`): every call's cost plus each cut-off call's estimate.
-    spends = [Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls] + [
-        Spend(run.id, 0, x.purpose, x.slot, x.estimate_usd, cut_off=True) for x in cut_off]
+    spends = costed([Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls], sent,
+                    answers=(c.request_hash for c in calls))
     return {
         "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
         "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
@@ -266,12 +266,12 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
     reviews = conn.execute(_REVIEWS, {"run_id": run_id}).all()
     calls = conn.execute(_CALLS, {"run_id": run_id}).all()
-    cut_off = unanswered(conn.execute(_SENT, {"run_id": run_id}).all(), (c.request_hash for c in calls))
+    sent = conn.execute(_SENT, {"run_id": run_id}).all()
     hidden = blind(run, rounds)
     if hidden:
-        rounds, reviews, calls, cut_off = [], [], [], []
+        rounds, reviews, calls, sent = [], [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
-    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, cut_off))
+    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent))
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
@@ -313,7 +313,7 @@ _CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallR
                  # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
                  case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None)
                  .label("request_json"))
-_SENT = _by_run(CallSentRow.run_id, CallSentRow.purpose, CallSentRow.slot, CallSentRow.request_hash,
+_SENT = _by_run(CallSentRow.run_id, CallSentRow.round_no, CallSentRow.purpose, CallSentRow.slot, CallSentRow.request_hash,
                 CallSentRow.estimate_usd).order_by(CallSentRow.id)
 _ESCAPES = select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == bindparam("run_id"))
 _RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (

@@ -71,16 +71,36 @@ def by_owner(spends: Iterable[Spend], owners: Iterable[int]) -> dict[int, float]
     return out
 
 
-def cut_off_calls(s: Session, owner: Owner, ids: Sequence[int]) -> list[CallSentRow]:
-    """Calls put on record as sent that no stored answer accounts for (cut off by a crash, a kill or a lost
-    connection), oldest first; an answer accounts only for a note of its own owner."""
-    if not ids:
-        return []
+def costed(answered: Iterable[Spend], sent: Sequence[Any], owner: Owner = "run_id",
+           key: Callable[[Any], Any] = lambda row: row.request_hash, answers: Iterable[Any] = ()) -> list[Spend]:
+    """The one definition: what the answered and failed calls cost (their `llm_call` rows, as spends), plus each
+    sent note (`llm_call_sent`) that no answer (`answers`, by `key`) accounts for, at its estimate."""
+    cut = unanswered(sent, answers, key)
+    return [*answered, *(Spend(getattr(x, owner), x.round_no, x.purpose, x.slot, x.estimate_usd, cut_off=True)
+                         for x in cut)]
+
+
+def _owned(owner: Owner) -> Callable[[Any], Any]:
+    """A note's or an answer's key: its owner and request hash (an answer accounts only for its own owner's note)."""
+    return lambda row: (getattr(row, owner), row.request_hash)
+
+
+def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[list[CallSentRow], list[tuple]]:
+    """These owners' sent notes (oldest first) and their answers' keys."""
     sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
     sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(CallSentRow.id)).all()
-    answered = s.exec(select(call_col, LLMCallRow.request_hash).where(
+    answers = s.exec(select(call_col, LLMCallRow.request_hash).where(
         col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None))).all()
-    return unanswered(sent, map(tuple, answered), key=lambda row: (getattr(row, owner), row.request_hash))
+    return list(sent), [tuple(a) for a in answers]
+
+
+def cut_off_calls(s: Session, owner: Owner, ids: Sequence[int]) -> list[CallSentRow]:
+    """Calls put on record as sent that no stored answer accounts for (cut off by a crash, a kill or a lost
+    connection), oldest first."""
+    if not ids:
+        return []
+    sent, answers = _sent_and_answers(s, owner, ids)
+    return unanswered(sent, answers, _owned(owner))
 
 
 def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
@@ -91,9 +111,9 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
     owner_col = getattr(c, owner)
     rows = s.exec(select(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
                   .where(col(owner_col).in_(ids)).group_by(owner_col, c.round_no, c.purpose, c.slot)).all()
-    return [Spend(owner_id, round_no, purpose, slot, float(total)) for owner_id, round_no, purpose, slot, total in rows] + [
-        Spend(getattr(x, owner), x.round_no, x.purpose, x.slot, x.estimate_usd, cut_off=True)
-        for x in cut_off_calls(s, owner, ids)]
+    sent, answers = _sent_and_answers(s, owner, ids)
+    return costed([Spend(o, n, purpose, slot, float(total)) for o, n, purpose, slot, total in rows], sent, owner,
+                  _owned(owner), answers)
 
 
 def spent(s: Session, owner: Owner, ids: Sequence[int]) -> dict[int, float]:
