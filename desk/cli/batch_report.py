@@ -147,8 +147,9 @@ def _cost_text(cost: dict, samples: int) -> str:
     from santa_core.batch.sampling import percent
 
     share = f"; this run cost {percent(cost['actual_share'])} of that" if cost["actual_share"] is not None else ""
+    fixes = f" plus its fixes, about {_usd(cost['full_fix_usd'])}" if cost["full_fix_usd"] else ""
     return (f"cost: {_usd(cost['actual_usd'])} spent (about {_usd(cost['estimated_usd'])} estimated for {samples} "
-            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{share}")
+            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{fixes}{share}")
 
 
 def _usd(value: float) -> str:
