@@ -34,7 +34,7 @@ from santa_core.batch.store import (
 from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 from santa_core.text import text_problem
-from storage import audit
+from storage import audit, spend
 from storage.batch_fixes import BatchFixes, pattern_record
 from storage.hashing import sha256_text
 from storage.people import RoleCheck, require
@@ -46,7 +46,6 @@ from storage.tables import (
     BatchRow,
     BatchSampleItemRow,
     BatchSampleRow,
-    LLMCallRow,
     MergedIssueRow,
     RoundRow,
     RunRow,
@@ -403,13 +402,18 @@ class BatchStore(BatchFixes, RoleCheck):
                          detail={"pattern": row.key, "reason": reason})
 
     def cost(self, batch_id: int) -> float:
-        """USD spent on the batch so far: its sample reviews plus every fix agent call (superseded ones too)."""
+        """USD spent on the batch so far, by the one definition (`storage.spend`): every call of its sample runs
+        (reviews, screens) and of its own work (pattern fixes, superseded ones too), failed and cut-off calls
+        at their estimate."""
         with self._read() as s:
-            reviews = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).join(
-                RunRow, RunRow.id == LLMCallRow.run_id).where(RunRow.batch_id == batch_id)).one()
-            fixes = s.exec(select(func.coalesce(func.sum(BatchPatternRow.fix_spent_usd), 0.0))
-                           .where(BatchPatternRow.batch_id == batch_id)).one()
-            return float(reviews) + float(fixes)
+            runs = s.exec(select(RunRow.id).where(RunRow.batch_id == batch_id)).all()
+            own = spend.spends(s, "batch_id", [batch_id])
+            # Fix calls made before they were logged (before migration 0015) are only in the patterns' running
+            # totals: what those hold beyond the logged answers is counted too (nothing for a batch since).
+            logged = sum(x.usd for x in own if not x.cut_off)
+            totals = s.exec(select(func.coalesce(func.sum(BatchPatternRow.fix_spent_usd), 0.0))
+                            .where(BatchPatternRow.batch_id == batch_id)).one()
+            return sum(spend.spent(s, "run_id", runs).values()) + spend.usd(own) + max(0.0, float(totals) - logged)
 
     # --- helpers -----------------------------------------------------------------------------
 
@@ -493,8 +497,7 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
                          .group_by(RunRow.status)).all())
     errors = s.exec(select(func.count()).select_from(RoundRow).where(
         col(RoundRow.run_id).in_(runs), RoundRow.gate_reviewer_error == True)).one()  # noqa: E712 - SQL
-    cost = s.exec(select(func.coalesce(func.sum(LLMCallRow.cost_usd), 0.0)).where(
-        col(LLMCallRow.run_id).in_(runs))).one()
+    cost = sum(spend.spent(s, "run_id", s.exec(runs).all()).values())
     # A review's span starts at its last claim, not its creation: a review the app's restart
     # interrupted and resumed would otherwise count the whole time the app was down.
     claims = (select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("claimed"))

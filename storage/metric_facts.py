@@ -29,7 +29,9 @@ from santa_core.models import SETTLED_STATUSES, Usage
 from santa_core.pricing import cache_savings_usd, cost_usd, is_known
 from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.caching import ttl_of
+from storage.spend import REVIEW_PURPOSES, Spend, costed, usd
 from storage.tables import (
+    CallSentRow,
     CriterionDayRow,
     CriterionResultRow,
     EscapeRow,
@@ -89,14 +91,14 @@ def run_dims(run: Any) -> dict[str, Any]:
             "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c}
 
 
-def _slot_figures(slot: str, reviews: Sequence[Any], calls: Sequence[Any]) -> dict[str, Any]:
+def _slot_figures(slot: str, reviews: Sequence[Any], spends: Sequence[Spend]) -> dict[str, Any]:
     """Answers, errors, latency and cost of one reviewer slot."""
     mine = [r for r in reviews if r.slot == slot and r.status in ANSWERED]
     key = slot.lower()
     return {f"{key}_reviews": len(mine), f"{key}_errors": sum(r.status in ERRORS for r in mine),
             f"{key}_latency_s": sum(r.latency_s for r in mine),
             f"{key}_latency_max_s": max((r.latency_s for r in mine), default=0.0),
-            f"{key}_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "review" and c.slot == slot)}
+            f"{key}_cost_usd": usd(spends, ("review",), slot=slot)}
 
 
 def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
@@ -108,7 +110,7 @@ def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
     return len(slowest), sum(slowest.values())
 
 
-REVIEW_CALLS = ("review", "screen")
+REVIEW_CALLS = REVIEW_PURPOSES
 """The calls whose cost is review cost (the reviewers' and the injection screen's): the cache hit rate is theirs."""
 
 
@@ -121,27 +123,31 @@ def _review_prompt(calls: Sequence[Any]) -> dict[str, int]:
 
 
 def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
-                      escapes: int, hidden: bool = False) -> dict[str, Any]:
-    """The run_metric row of a run, from its run, round, review and llm_call rows.
+                      escapes: int, hidden: bool = False, sent: Sequence[Any] = ()) -> dict[str, Any]:
+    """The run_metric row of a run, from its run, round, review, llm_call and llm_call_sent rows (a sent note no
+    call answers is a call cut off, counted at its estimate by its purpose and slot).
 
     `hidden`: the run is blind, so its rounds and generation cost stay out too (per-round and
     review ÷ generation figures would otherwise move without the costs that go with them).
     """
     nice = [r.round_no for r in rounds if r.gate_decision == "NICE"]
     reviewed, latency = _round_latency(reviews)
+    # The one definition of cost (`storage.spend`): every call's cost plus each cut-off call's estimate.
+    spends = costed([Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls], sent,
+                    answers=(c.request_hash for c in calls))
     return {
         "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
         "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
         "generation_cost_usd": None if hidden else run.generation_cost_usd,
         # The injection screen is part of verifying, so its cost counts with the reviews'.
-        "review_cost_usd": sum(c.cost_usd for c in calls if c.purpose in REVIEW_CALLS),
-        "fix_cost_usd": sum(c.cost_usd for c in calls if c.purpose == "fix"),
+        "review_cost_usd": usd(spends, REVIEW_CALLS),
+        "fix_cost_usd": usd(spends, ("fix",)),
         "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
         "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
         "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),
         "cache_savings_usd": sum(map(_call_savings, calls)),
         **_review_prompt(calls),
-        "escapes": escapes, **_slot_figures("B", reviews, calls), **_slot_figures("C", reviews, calls),
+        "escapes": escapes, **_slot_figures("B", reviews, spends), **_slot_figures("C", reviews, spends),
         "rounds_reviewed": reviewed, "round_latency_s": latency,
     }
 
@@ -260,11 +266,12 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     rounds = conn.execute(_ROUNDS, {"run_id": run_id}).all()
     reviews = conn.execute(_REVIEWS, {"run_id": run_id}).all()
     calls = conn.execute(_CALLS, {"run_id": run_id}).all()
+    sent = conn.execute(_SENT, {"run_id": run_id}).all()
     hidden = blind(run, rounds)
     if hidden:
-        rounds, reviews, calls = [], [], []
+        rounds, reviews, calls, sent = [], [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
-    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden))
+    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent))
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
@@ -300,11 +307,14 @@ def _by_run(*columns: Any) -> Any:
 
 _ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
 _REVIEWS = _by_run(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json, ReviewRow.latency_s)
-_CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd, LLMCallRow.input_tokens,
+_CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd,
+                 LLMCallRow.request_hash, LLMCallRow.input_tokens,
                  LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens, LLMCallRow.cache_read_input_tokens,
                  # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
                  case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None)
                  .label("request_json"))
+_SENT = _by_run(CallSentRow.run_id, CallSentRow.round_no, CallSentRow.purpose, CallSentRow.slot, CallSentRow.request_hash,
+                CallSentRow.estimate_usd).order_by(CallSentRow.id)
 _ESCAPES = select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == bindparam("run_id"))
 _RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (
     "run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")))

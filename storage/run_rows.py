@@ -8,9 +8,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import func
 from sqlmodel import Session, select
 
+from storage import spend
 from storage.errors import RoundNotFound, RunNotFound
 from storage.metric_facts import touch
 from storage.rows import decision_of, gate_of, outcome_of, proposal_of, screen_of
@@ -74,6 +74,8 @@ class RunRows:
     decisions: list[DecisionRow]
     calls: dict[int, LLMCallRow]
     screens: list[ScreenRow]
+    spends: list[spend.Spend]
+    """What the run's calls cost, per round (the one definition, cut-off calls included)."""
 
     def round_record(self, rnd: RoundRow) -> dict[str, Any]:
         """RoundRecord fields of one stored round."""
@@ -97,17 +99,15 @@ class RunRows:
         }
 
     def round_view(self, rnd: RoundRow) -> RoundView:
-        """A RoundView of one stored round (cost includes superseded proposals)."""
+        """A RoundView of one stored round (its cost: every call of the round, superseded proposals and calls
+        cut off included)."""
         n = rnd.round_no
-        cost = sum(r.cost_usd for r in self.reviews if r.round_no == n)
-        cost += sum(p.cost_usd for p in self.proposals if p.round_no == n)
-        cost += sum(r.cost_usd for r in self.screens if r.round_no == n)
         return RoundView(
             **self.round_record(rnd),
             output_hash=rnd.output_hash,
             started_at=utc(rnd.started_at),
             decisions=[decision_of(d) for d in self.decisions if d.round_no == n],
-            cost_usd=cost,
+            cost_usd=spend.usd(self.spends, round_no=n),
         )
 
 
@@ -143,40 +143,16 @@ def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:
         decisions=children(s, DecisionRow, run_id, round_no),
         calls=calls_by_id(s, call_ids),
         screens=screens,
+        spends=[x for x in spend.spends(s, "run_id", [run_id]) if round_no is None or x.round_no == round_no],
     )
-
-
-def sum_by_run(s: Session, model: Any, run_ids: list[int]) -> dict[int, float]:
-    """Sum of `model.cost_usd` per run."""
-    if not run_ids:
-        return {}
-    stmt = (
-        select(model.run_id, func.coalesce(func.sum(model.cost_usd), 0.0))
-        .where(model.run_id.in_(run_ids))
-        .group_by(model.run_id)
-    )
-    return {run_id: float(total) for run_id, total in s.exec(stmt).all()}
-
-
-def cut_off_calls(s: Session, run_ids: list[int]) -> list[CallSentRow]:
-    """Calls put on record as sent whose answer was never stored (cut off by a crash, a kill or a lost
-    connection), oldest first."""
-    if not run_ids:
-        return []
-    answered = select(LLMCallRow.request_hash).where(LLMCallRow.run_id.in_(run_ids),
-                                                     LLMCallRow.request_hash.is_not(None))
-    stmt = (select(CallSentRow).where(CallSentRow.run_id.in_(run_ids), CallSentRow.request_hash.not_in(answered))
-            .order_by(CallSentRow.id))
-    return list(s.exec(stmt).all())
 
 
 def costs(s: Session, run_ids: list[int]) -> dict[int, float]:
-    """Money spent per run: review costs, every proposal's cost and every injection screen's, and each call
-    cut off before its answer was stored at its estimate (the most it may have cost)."""
-    reviews = sum_by_run(s, ReviewRow, run_ids)
-    proposals = sum_by_run(s, ProposalRow, run_ids)
-    screens = sum_by_run(s, ScreenRow, run_ids)
-    totals = {i: reviews.get(i, 0.0) + proposals.get(i, 0.0) + screens.get(i, 0.0) for i in run_ids}
-    for call in cut_off_calls(s, run_ids):
-        totals[call.run_id] += call.estimate_usd
-    return totals
+    """Money spent per run, by the one definition (`storage.spend`): every call's cost, failed calls at their
+    estimate, and each call cut off before its answer was stored at its estimate (the most it may have cost)."""
+    return spend.spent(s, "run_id", run_ids)
+
+
+def cut_off_calls(s: Session, run_ids: list[int]) -> list[CallSentRow]:
+    """Calls of these runs put on record as sent whose answer was never stored, oldest first."""
+    return spend.cut_off_calls(s, "run_id", run_ids)

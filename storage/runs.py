@@ -28,7 +28,7 @@ from santa_core.providers import panel_families, spans_two_families
 from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
-from storage import audit
+from storage import audit, spend
 from storage.audit import AuditStore
 from storage.call_costs import CallCostStore
 from storage.errors import MoveRefused
@@ -207,7 +207,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             return RoundRecord(**rows.round_record(rows.rounds[0]))
 
     def spent_usd(self, run_id: int) -> float:
-        """Money spent on the run: review costs plus every proposal's cost."""
+        """Money spent on the run (`storage.spend`: every call, failed and cut-off calls at their estimate)."""
         with self._read() as s:
             get_run(s, run_id)
             return costs(s, [run_id])[run_id]
@@ -319,7 +319,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 history=[state_change_of(h) for h in history],
                 escalations=[escalation_of(e, run) for e in escalations],
                 escapes=[escape_of(e) for e in escapes],
-                total_cost_usd=costs(s, [run_id])[run_id],
+                total_cost_usd=spend.usd(rows.spends),
                 cut_off=[cut_off_of(c) for c in cut_off_calls(s, [run_id])],
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),

@@ -17,6 +17,7 @@ from santa_core.models import (
     RunStatus,
     Slot,
 )
+from santa_core.reports.record_cost import CutOffCall
 from santa_core.reviewers.base import PERSON
 from santa_core.run.store import RoundRecord
 
@@ -151,23 +152,6 @@ class RunView(BaseModel):
         reviews = {} if rnd is None else rnd.reviews
         persons = [slot for slot, who in (("B", self.reviewer_b), ("C", self.reviewer_c)) if who == PERSON]
         return (rnd is None or rnd.gate is None) and any(slot not in reviews for slot in persons)
-
-
-class CutOffCall(BaseModel):
-    """A model call put on record as sent whose answer was never stored (a crash, a kill, a lost
-    connection): counted in the run's cost at its estimate, and asked again when the run resumes."""
-
-    round_no: int
-    purpose: str
-    slot: str | None
-    model: str
-    estimate_usd: float
-    sent_at: datetime
-
-    def describe(self) -> str:
-        """'review B (claude-haiku-5-5) in round 1, counted at $0.1234'."""
-        who = f"{self.purpose} {self.slot}" if self.slot else self.purpose
-        return f"{who} ({self.model}) in round {self.round_no}, counted at ${self.estimate_usd:.4f}"
 
 
 class RunSummary(BaseModel):

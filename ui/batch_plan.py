@@ -76,11 +76,12 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
                       "from the items' average length.")
     columns[1].metric("Full verification (estimated)", components.usd(estimate.full_usd),
                       help=f"All {estimate.items:,} items × one round, one call at a time.")
-    columns[2].metric("One sample ÷ full", percent(estimate.share))
-    if spent is not None:
-        share = f"{percent(spent / estimate.full_usd)} of full verification" if estimate.full_usd else None
-        columns[3].metric("Spent so far (actual)", components.usd(spent), delta=share, delta_color="off",
-                          delta_arrow="off", help="Every review of every sample of this batch, plus the fix agent's proposals.")
+    columns[2].metric("One sample ÷ full", percent(estimate.share), help="Review cost on both sides.")
+    if spent is not None:  # like with like: fixes on both sides (`CostEstimate.how`)
+        share = estimate.spent_share(spent)
+        columns[3].metric("Spent so far (actual)", components.usd(spent), delta_color="off", delta_arrow="off",
+                          delta=None if share is None else f"{percent(share)} of full verification with its fixes "
+                          f"({components.usd(estimate.full_with_fixes_usd)})", help=estimate.how())
     st.caption(f"Estimates use the prices in santa_core/rates.toml (as of {pricing.rates_as_of()}) and about four "
                "characters per token (or the measured average of this rubric's recent review calls); the actual "
                "figure is what the API reported.")

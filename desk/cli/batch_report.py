@@ -51,8 +51,8 @@ def batch_result(desk: Desk, batch_id: int, outcome: str, decisions: Decisions, 
             "fresh_sampled": rule.fresh_sampled, "fresh_upper": rule.fresh_upper, "known_failing": rule.known_failing,
             "unreviewed": rule.unreviewed, "unverified_fixes": rule.unverified_fixes},
         "cost": {"estimated_sample_usd": est.sample_usd, "estimated_usd": est.sample_usd * len(batch.samples),
-                 "actual_usd": actual, "full_usd": est.full_usd,
-                 "actual_share": actual / est.full_usd if est.full_usd else None},
+                 "actual_usd": actual, "full_usd": est.full_usd, "full_fix_usd": est.fix_usd,
+                 "actual_share": est.spent_share(actual), "how": est.how()},
         "out": out,
         "next": _next_step(batch_id, outcome, batch.samples[-1].number if batch.samples else 0),
     }
@@ -149,8 +149,9 @@ def _cost_text(cost: dict, samples: int) -> str:
     from santa_core.batch.sampling import percent
 
     share = f"; this run cost {percent(cost['actual_share'])} of that" if cost["actual_share"] is not None else ""
+    fixes = f" plus its fixes, about {_usd(cost['full_fix_usd'])}" if cost["full_fix_usd"] else ""
     return (f"cost: {_usd(cost['actual_usd'])} spent (about {_usd(cost['estimated_usd'])} estimated for {samples} "
-            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{share}")
+            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{fixes}{share}")
 
 
 def _usd(value: float) -> str:

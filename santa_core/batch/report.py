@@ -9,6 +9,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from statistics import fmean
 
 from santa_core import pricing
 from santa_core.batch import sampling
@@ -33,18 +34,44 @@ changed it), `fixed by hand`, `needs fix` (a fix could not reach it), `failed` (
 
 @dataclass
 class CostEstimate:
-    """What reviewing one sample costs against reviewing every item with both reviewers (USD, about)."""
+    """What reviewing one sample costs against reviewing every item with both reviewers (USD, about), and what
+    full verification would cost with the fixes it would need (to set against what a batch actually spent)."""
 
     items: int
     sample: int
     sample_usd: float
     full_usd: float
+    """Every item reviewed by both reviewers, one call at a time."""
     message_batches: bool
+    failing: int | None = None
+    """Items full verification would find failing: the first finished sample's failure share of all items
+    (None before a sample is in)."""
+    fix_usd: float = 0.0
+    """The fix agent calls full verification would need: one per failing item, at the average item's size."""
 
     @property
     def share(self) -> float:
-        """The sample's cost as a share of full verification."""
+        """One sample's review cost as a share of full verification's (reviews on both sides)."""
         return self.sample_usd / self.full_usd if self.full_usd else 0.0
+
+    @property
+    def full_with_fixes_usd(self) -> float:
+        """Full verification with its fixes: every item reviewed by both reviewers plus a fix call per failing item."""
+        return self.full_usd + self.fix_usd
+
+    def spent_share(self, spent_usd: float) -> float | None:
+        """What a batch spent (its reviews and its fixes) as a share of full verification with its fixes."""
+        return spent_usd / self.full_with_fixes_usd if self.full_with_fixes_usd else None
+
+    def how(self) -> str:
+        """How the share of full verification is computed, for the page and the command line."""
+        if self.failing is None:
+            fixes = "no fixes yet (how many items fail is known once a sample is in)"
+        else:
+            fixes = f"a fix agent call for each of the about {self.failing:,} items the first sample says fail"
+        return (f"Full verification is all {self.items:,} items reviewed by both reviewers plus {fixes}; what was "
+                "spent is every call of this batch: its samples' reviews and screens and its fixes, failed and "
+                "cut-off calls at their estimate.")
 
 
 @dataclass(frozen=True)
@@ -83,9 +110,11 @@ class BatchView:
 
     @property
     def estimate(self) -> CostEstimate:
-        """The next sample's review cost against reviewing every item with both reviewers."""
+        """The next sample's review cost against reviewing every item with both reviewers (and the fixes full
+        verification would need, from the first finished sample's failure share)."""
+        first = next((s for s in self.batch.samples if s.finished and s.done), None)
         return estimate(self.batch.config, [len(it.spec) + len(it.output) for it in self.items],
-                        [it.stratum for it in self.items])
+                        [it.stratum for it in self.items], None if first is None else first.naughty / first.done)
 
     @property
     def stopping_rule(self) -> sampling.StoppingRule | None:
@@ -188,8 +217,10 @@ def export(view: BatchView, fmt: str | None = None) -> bytes:
                        bom=bool(layout.get("bom")) and fmt == "csv")
 
 
-def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = ()) -> CostEstimate:
-    """Sample versus full verification for a batch of items of these sizes (spec + output characters)."""
+def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = (),
+             failing_share: float | None = None) -> CostEstimate:
+    """Sample versus full verification for a batch of items of these sizes (spec + output characters); with the
+    share of items that fail (`failing_share`, from a uniform sample), full verification's fix calls too."""
     rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
 
     def review(chars: int, batch_api: bool) -> float:
@@ -202,8 +233,11 @@ def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tu
         size = sum(sampling.allocate(Counter(strata), size).values())
     mean = full / len(item_chars) if item_chars else 0.0
     per_item = mean * ((1 - pricing.load_rates().batch_discount) if config.message_batches else 1.0)
+    failing = None if failing_share is None else round(failing_share * len(item_chars))
+    # A fix call reads the spec and the output (and the issues) and answers edits: about a review call's size.
+    fix = pricing.estimate_review_usd(config.fixer, round(fmean(item_chars))) if item_chars else 0.0
     return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
-                        message_batches=config.message_batches)
+                        message_batches=config.message_batches, failing=failing, fix_usd=(failing or 0) * fix)
 
 
 def _undecided_note(record: PatternRecord) -> str:

@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from santa_core import words as w
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
+from santa_core.reports.record_cost import CutOffCall, cost_line
 from santa_core.text import canonical_json, sha256_text
 
 FORMAT = "santa.verification-record/1"
@@ -217,6 +218,7 @@ class VerificationRecord(BaseModel):
     created_at: datetime
     source: str
     total_cost_usd: float = 0.0
+    cut_off_calls: list[CutOffCall] = Field(default_factory=list)
     rounds: list[RecordRound]
     final_output: str | None = None
     final_output_hash: str | None = None
@@ -330,7 +332,7 @@ def _html_summary(r: VerificationRecord) -> str:
             ["Panel", panel_line(r)],
             ["Fix agent", r.fix_agent], ["Auto-approve", "yes" if r.auto_approve else "no"],
             ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
-            ["Rounds", len(r.rounds)], ["Cost (USD)", f"{r.total_cost_usd:.6f}"],
+            ["Rounds", len(r.rounds)], ["Cost (USD)", cost_line(r.total_cost_usd, r.cut_off_calls)],
             ["Generated", _time(r.generated_at)], ["Record hash", r.record_hash]]
     body = "".join(f"<tr><th>{_e(k)}</th>{_td(v)}</tr>" for k, v in rows)
     return f"<table>{body}</table>"
@@ -527,7 +529,7 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
         ("p", f"Rubric: {r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
         ("p", f"Panel: {panel_line(r)}"),
-        ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost USD {r.total_cost_usd:.6f}"),
+        ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost USD {cost_line(r.total_cost_usd, r.cut_off_calls)}"),
         ("p", f"Generated {_time(r.generated_at)}"), ("small", f"Record sha256 {r.record_hash}"),
         ("h2", "People"), *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),
         ("h2", "Spec"), ("small", f"sha256 {r.spec_hash}"), ("mono", r.spec), ("h2", "Rubric criteria"),

@@ -21,7 +21,7 @@ from storage.hashing import content_hash, sha256_text
 from storage.runs import RunStore
 from storage.tables import LLMCallRow, ReviewRow
 from tests.support import runs
-from tests.support.records import make_error_outcome, make_gate, make_outcome, make_proposal
+from tests.support.records import make_call, make_error_outcome, make_gate, make_outcome, make_proposal
 from tests.support.runs import S, count, escalated, make_rubric, new_run
 
 engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would trip ruff's F811)
@@ -53,9 +53,8 @@ def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> Non
         fix_attempts=1,
     )
     assert slot_verdict(loaded.reviews["B"], ["facts", "terms"]) == "FAIL"
-    assert repo.load_run(run_id).spent_usd == pytest.approx(
-        b.cost_usd + proposal.cost_usd
-    )
+    # spent is what every call cost: B's two, C's timed-out one and the fix call
+    assert repo.load_run(run_id).spent_usd == pytest.approx(0.0123 + 0.0133 + 0.0213 + 0.0173)
     assert count(engine, LLMCallRow, run_id=run_id) == 4
     with Session(engine) as s:
         for row in s.exec(select(LLMCallRow)).all():
@@ -78,7 +77,7 @@ def test_saving_the_same_step_twice_stores_it_once(repo: RunStore, engine: Engin
         repo.save_gate(run_id, 1, make_gate())
         repo.save_proposal(run_id, 1, make_proposal())
     assert count(engine, LLMCallRow, run_id=run_id) == 3
-    assert repo.spent_usd(run_id) == pytest.approx(0.0317 + 0.05)
+    assert repo.spent_usd(run_id) == pytest.approx(0.0123 + 0.0133 + 0.0173)  # each call once
 
 
 def test_a_person_replaces_a_pending_review(repo: RunStore, engine: Engine) -> None:
@@ -104,14 +103,15 @@ def test_regenerated_gate_replaces_its_issues(repo: RunStore) -> None:
 
 def test_newest_proposal_counts_and_all_cost_is_kept(repo: RunStore) -> None:
     run_id = new_run(repo)
+    dearer = make_call(6, purpose="fix").model_copy(update={"cost_usd": 0.07})
     first, second = (
         make_proposal(),
-        make_proposal().model_copy(update={"cost_usd": 0.07}),
+        make_proposal().model_copy(update={"cost_usd": 0.07, "calls": [dearer]}),
     )
     repo.save_proposal(run_id, 1, first)
     repo.save_proposal(run_id, 1, second)
     assert repo.load_round(run_id, 1).proposal == second
-    assert repo.spent_usd(run_id) == pytest.approx(0.12)
+    assert repo.spent_usd(run_id) == pytest.approx(0.0173 + 0.07)  # the set-aside proposal's call too
 
 
 def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(

@@ -162,7 +162,8 @@ def test_list_runs_with_costs_and_status_filter(repo: RunStore) -> None:
     repo.transition(b, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     runs = repo.list_runs()
     assert [r.id for r in runs] == [b, a]
-    assert runs[1].cost_usd == pytest.approx(0.0817) and runs[0].cost_usd == 0.0
+    # what the calls cost (two review calls, one fix call), not the steps' own figures
+    assert runs[1].cost_usd == pytest.approx(0.0123 + 0.0133 + 0.0173) and runs[0].cost_usd == 0.0
     assert (
         runs[0].source,
         runs[0].created_by,
@@ -191,11 +192,14 @@ def test_run_view_has_everything_a_page_renders(repo: RunStore) -> None:
     assert [r.round_no for r in view.rounds] == [1, 2]
     first = view.rounds[0]
     assert first.reviews["B"] == make_outcome("B") and first.gate == make_gate()
-    assert first.proposal == make_proposal() and first.cost_usd == pytest.approx(0.0817)
+    # a run's and a round's cost is what their calls cost: B's two calls, C's failed call, the fix call
+    paid = sum(c.cost_usd for c in (*make_outcome("B").calls, *make_error_outcome("C").calls, *make_proposal().calls))
+    assert paid == pytest.approx(0.0123 + 0.0133 + 0.0213 + 0.0173)
+    assert first.proposal == make_proposal() and first.cost_usd == pytest.approx(paid)
     assert first.output_hash == sha256_text("The output.")
     assert view.current_round.round_no == 2 and view.rounds[1].reviews == {}
     assert view.final_output == view.current_output == "The revised output."
-    assert view.total_cost_usd == pytest.approx(0.0817)
+    assert view.total_cost_usd == pytest.approx(paid)
     assert [h.to_status for h in view.history] == [
         S.QUEUED,
         S.RUNNING,
@@ -227,7 +231,7 @@ def test_run_json_is_json_ready(repo: RunStore) -> None:
         "B": "FAIL",
         "C": "FAIL",
     }
-    assert data["cost_usd"] == pytest.approx(0.0317)
+    assert data["cost_usd"] == pytest.approx(0.0123 + 0.0133 + 0.0213)  # B's two calls and C's failed one
     assert data["escalation"]["status"] == "open"
 
 

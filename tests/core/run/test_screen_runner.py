@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from santa_core.checks.screen import text_hash
-from santa_core.models import EscalationReason, RunStatus, ScreenResult, ScreenRole
+from santa_core.models import EscalationReason, LLMCall, RunStatus, ScreenResult, ScreenRole
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
@@ -27,7 +27,10 @@ class ScreenDouble:
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         self.asked.append((role, text))
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": "KEY", "cost_usd": 0.001}
+        # Like the real screen, its cost is its call's: a run's spend is what its calls cost.
+        call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.001)
+        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": "KEY", "cost_usd": 0.001,
+                "calls": [call]}
         if "FAILME" in text:
             return ScreenResult(**base, verdict="error", error="rate limited (429) after 3 retries")
         if "TAKEOVER" in text:
