@@ -46,7 +46,7 @@ from santa_core.checks.injection import injected
 from santa_core.models import RunStatus
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
-from santa_core.reviewers.base import Fixer, ReviewRequest
+from santa_core.reviewers.base import Fixer, ReviewRequest, Served, journal_to
 from santa_core.run import engine
 from santa_core.run import store as run_store
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
@@ -291,8 +291,10 @@ class BatchDriver(PatternFixing):
             return None
         jobs = self._jobs(sample_id, batch)
         self.store.set_api(sample_id, None, SENDING)
+        served = Served(batch_id=batch.id)  # (the items' runs are made when the answers are collected)
         try:
-            api_id = mb.submit(client, jobs)
+            with journal_to(self.repo, served):
+                api_id = mb.submit(client, jobs, lambda calls: self.repo.note_calls_answered(served, calls))
         except mb.BatchError as exc:
             # The API may have made it all the same (no answer, a server error): only a person sends again. Any
             # other failure was an answer that refused it: Try again (or a restart) submits again.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -60,7 +61,8 @@ def client_for(stub: MessagesStub, max_retries: int = 3) -> anthropic.Anthropic:
 
 def reviewer(stub: MessagesStub, max_retries: int = 3, answer_attempts: int = 1, **kw) -> AnthropicReviewer:
     """One answer judged as it is (test_answer_retry covers asking again)."""
-    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), answer_attempts=answer_attempts, **kw)
+    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), max_retries=max_retries,
+                             answer_attempts=answer_attempts, **kw)
 
 
 # --- request shape ------------------------------------------------------------------------
@@ -192,8 +194,9 @@ def test_handler_can_answer_per_model_and_reviewers_run_concurrently(
     messages_stub.handler = lambda body: fail if body["model"] == "claude-haiku-5-5" else PASS_TEXT
     b = AnthropicReviewer(MODEL, client=client_for(messages_stub))
     c = AnthropicReviewer("claude-haiku-5-5", client=client_for(messages_stub))
-    with ThreadPoolExecutor(2) as pool:
-        ob, oc = pool.map(lambda args: args[0].review(REQUEST, args[1]), [(b, "B"), (c, "C")])
+    with ThreadPoolExecutor(2) as pool:  # (each thread in a copy of this one's context: the journal goes along)
+        ob, oc = pool.map(lambda args: contextvars.copy_context().run(args[0].review, REQUEST, args[1]),
+                          [(b, "B"), (c, "C")])
     assert (slot_verdict(ob, RUBRIC.criterion_ids()), slot_verdict(oc, RUBRIC.criterion_ids())) == ("PASS", "FAIL")
     assert oc.review.critical_issues[0].evidence == "3 May"
     assert len(messages_stub.message_calls()) == 2
@@ -324,8 +327,9 @@ def test_failures_are_error_outcomes_never_verdicts(
     assert needle in outcome.error
     assert outcome.review is None and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
     assert len(messages_stub.message_calls()) == http_calls
-    (call,) = outcome.calls
-    assert call.error == outcome.error and call.request["model"] == MODEL
+    # Every attempt is its own call in the log (the SDK retried nothing unseen), the last one the outcome's.
+    assert len(outcome.calls) == http_calls
+    assert outcome.calls[-1].error == outcome.error and all(c.request["model"] == MODEL for c in outcome.calls)
 
 
 def test_refusal_keeps_raw_text_and_usage(messages_stub: MessagesStub) -> None:
