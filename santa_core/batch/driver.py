@@ -247,7 +247,7 @@ class BatchDriver(PatternFixing):
     def _review_via_api(self, sample_id: int, batch: Batch) -> SampleProgress:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
         progress = self.store.progress(sample_id)
-        api_id = progress.api_batch_id or self._send(sample_id, batch)
+        api_id = progress.api_batch_id or self._submit(sample_id, batch)
         if api_id is None:
             return self.store.progress(sample_id)  # not sent: the page says why (or a pause holds it back)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
@@ -273,7 +273,7 @@ class BatchDriver(PatternFixing):
             raise BatchProblem("the Message Batches API needs an Anthropic API key")
         return self.client_for()
 
-    def _send(self, sample_id: int, batch: Batch) -> str | None:
+    def _submit(self, sample_id: int, batch: Batch) -> str | None:
         """Submit the sample as one Message Batch and remember it; its id (None: not sent, and why is on the
         sample, or a pause holds it back)."""
         panel = (batch.config.reviewer_b, batch.config.reviewer_c)
@@ -428,7 +428,7 @@ class BatchDriver(PatternFixing):
 
     def _api_look(self, sample_id: int, batch: Batch, progress: SampleProgress, look: Look) -> Look | None:
         if progress.api_batch_id is None:
-            return None if self._send(sample_id, batch) is None else Look(after_s=self.poll_s, resume=False)
+            return None if self._submit(sample_id, batch) is None else Look(after_s=self.poll_s, resume=False)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
         try:
             outcomes = self._poll_once(self._client(), sample_id, progress.api_batch_id, jobs)
