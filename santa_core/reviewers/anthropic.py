@@ -229,6 +229,10 @@ class AnthropicCaller(StructuredCaller):
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
         return describe_failure(exc, self.timeout)
 
+    def _answered(self, exc: Exception) -> bool:
+        # A 200 whose body is not a message (not JSON, the wrong shape): the server answered, so it may have billed.
+        return isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError)
+
 
 class AnthropicReviewer(AnthropicCaller, ModelReviewer):
     """A Claude model in a reviewer slot. `name` is the model id."""

@@ -12,7 +12,7 @@ import pytest
 from santa_core.config import KNOWN_MODELS
 from santa_core.models import Criterion, MergedIssue, Rubric, Usage
 from santa_core.models import ReviewStatus as S
-from santa_core.pricing import cost_usd, is_known, load_rates, rates_as_of
+from santa_core.pricing import cost_usd, estimate_call_usd, is_known, load_rates, rates_as_of
 from santa_core.providers import OPENAI_MODELS
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, FixRequest, Reviewer, ReviewRequest
@@ -330,6 +330,33 @@ def test_failures_are_error_outcomes_never_verdicts(
     # Every attempt is its own call in the log (the SDK retried nothing unseen), the last one the outcome's.
     assert len(outcome.calls) == http_calls
     assert outcome.calls[-1].error == outcome.error and all(c.request["model"] == MODEL for c in outcome.calls)
+
+
+@pytest.mark.parametrize(("reply", "billed"), [
+    pytest.param(OVERLOADED, True, id="529: the request left, the API may have done the work"),
+    pytest.param(error_reply(500, "api_error", "boom"), True, id="500"),
+    pytest.param(Reply(200, {}, PASS_TEXT, delay_s=1.0), True, id="timeout"),
+    pytest.param(Reply(drop=True), True, id="dropped connection"),
+    pytest.param(Reply(200, {}, "not json at all"), True, id="200 not JSON"),
+    pytest.param(error_reply(429, "rate_limit_error"), False, id="429: refused, not billed"),
+    pytest.param(error_reply(400, "invalid_request_error", "bad field"), False, id="400"),
+    pytest.param(error_reply(401, "authentication_error"), False, id="401"),
+    pytest.param(error_reply(413, "request_too_large"), False, id="413"),
+])
+def test_a_failed_call_counts_at_its_estimate_unless_the_api_refused_it(messages_stub: MessagesStub, reply: Reply,
+                                                                        billed: bool) -> None:
+    messages_stub.script(reply)
+    outcome = reviewer(messages_stub, max_retries=0, timeout=0.2).review(REQUEST, "B")
+    (call,) = outcome.calls
+    assert outcome.review is None and call.error
+    sent = messages_stub.message_calls()[0]["body"]
+    assert outcome.cost_usd == call.cost_usd == (pytest.approx(estimate_call_usd(MODEL, sent)) if billed else 0.0)
+
+
+def test_a_connection_never_made_sent_nothing_and_costs_nothing() -> None:
+    client = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="test", max_retries=0)  # (discard port)
+    outcome = AnthropicReviewer(MODEL, client=client, max_retries=0).review(REQUEST, "B")
+    assert "could not reach the API" in outcome.error and outcome.cost_usd == 0.0
 
 
 def test_refusal_keeps_raw_text_and_usage(messages_stub: MessagesStub) -> None:
