@@ -14,7 +14,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import tenacity
 from pydantic import BaseModel, ValidationError
 
@@ -105,9 +104,13 @@ def retry_after(exc: BaseException) -> float | None:
     return None
 
 
+NEVER_CONNECTED = frozenset({"ConnectError", "ConnectTimeout"})
+"""The HTTP library's errors (httpx and its successors name them alike) for a connection that was never made."""
+
+
 def never_left(exc: BaseException) -> bool:
     """The connection was never made (refused, no such host, connect timeout): the request did not leave."""
-    return isinstance(exc.__cause__, httpx.ConnectError | httpx.ConnectTimeout)
+    return any(type(cause).__name__ in NEVER_CONNECTED for cause in (exc.__cause__, exc.__context__))
 
 
 RETRY_HEADER = "x-stainless-retry-count"
@@ -266,7 +269,8 @@ class StructuredCaller:
     """The SDK's errors for a request that got no answer (timeouts included)."""
 
     def __init__(self, model: str, client: Any = None, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
-                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
+                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+                 name: str | None = None) -> None:
         self.model = model
         """The model as the provider's API names it (no desk prefix)."""
         self.name = name or model
