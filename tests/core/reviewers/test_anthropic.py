@@ -194,9 +194,10 @@ def test_handler_can_answer_per_model_and_reviewers_run_concurrently(
     messages_stub.handler = lambda body: fail if body["model"] == "claude-haiku-5-5" else PASS_TEXT
     b = AnthropicReviewer(MODEL, client=client_for(messages_stub))
     c = AnthropicReviewer("claude-haiku-5-5", client=client_for(messages_stub))
-    with ThreadPoolExecutor(2) as pool:  # (each thread in a copy of this one's context: the journal goes along)
-        ob, oc = pool.map(lambda args: contextvars.copy_context().run(args[0].review, REQUEST, args[1]),
-                          [(b, "B"), (c, "C")])
+    # Each review in a copy of this thread's context, taken here: the journal goes along to the pool's threads.
+    jobs = [(contextvars.copy_context(), b, "B"), (contextvars.copy_context(), c, "C")]
+    with ThreadPoolExecutor(2) as pool:
+        ob, oc = pool.map(lambda job: job[0].run(job[1].review, REQUEST, job[2]), jobs)
     assert (slot_verdict(ob, RUBRIC.criterion_ids()), slot_verdict(oc, RUBRIC.criterion_ids())) == ("PASS", "FAIL")
     assert oc.review.critical_issues[0].evidence == "3 May"
     assert len(messages_stub.message_calls()) == 2
