@@ -19,7 +19,8 @@ def _client(base_url: str | None, credential_digest: str) -> anthropic.Anthropic
     Why shared: a client holds a connection pool; one per call would leak connections. Sharing
     the client shares no conversation: every request carries only its own prompt.
     """
-    return anthropic.Anthropic(max_retries=3, timeout=120.0, base_url=base_url)
+    # No retries in the SDK: the adapters retry themselves, each attempt on record before it leaves.
+    return anthropic.Anthropic(max_retries=0, timeout=120.0, base_url=base_url)
 
 
 def shared_client() -> anthropic.Anthropic:
@@ -31,7 +32,7 @@ def shared_client() -> anthropic.Anthropic:
 @functools.lru_cache(maxsize=16)
 def _chat_client(base_url: str | None, key: str, credential_digest: str) -> openai.OpenAI:
     """One Chat Completions client per endpoint and credential (a connection pool, no conversation)."""
-    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=3, timeout=120.0)
+    return openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=120.0)
 
 
 NO_KEY = "not-needed"

@@ -23,6 +23,7 @@ from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.store import DecisionAction, DecisionIn
 from storage import audit
+from storage.call_log import CallLogStore
 from storage.errors import ClaimLost, MoveRefused, RoundConflict
 from storage.hashing import json_hash, sha256_text
 from storage.people import require
@@ -54,7 +55,6 @@ from storage.tables import (
     ScreenRow,
 )
 from storage.times import utcnow
-from storage.transactions import StoreBase
 from storage.workers import this_worker
 
 DECISION_PERMISSION: dict[str, Permission] = {
@@ -144,7 +144,7 @@ def fence(run: RunRow) -> None:
         raise ClaimLost(run.id, run.worker)
 
 
-class RoundStore(StoreBase):
+class RoundStore(CallLogStore):
     """Writes of a run's rounds: each one its own committed transaction that locks the run first."""
 
     def start_round(self, run_id: int, round_no: int, output_text: str) -> None:

@@ -95,11 +95,14 @@ def state_of(row: RunRow) -> RunState:
 
 
 def call_row(
-    run_id: int, round_no: int, call: LLMCall, slot: str | None
+    run_id: int | None, round_no: int, call: LLMCall, slot: str | None, batch_id: int | None = None,
+    trial_key: str | None = None,
 ) -> LLMCallRow:
-    """An llm_call row for one request/response pair."""
+    """An llm_call row for one request/response pair, tied to the run, batch or trial it served."""
     return LLMCallRow(
         run_id=run_id,
+        batch_id=batch_id,
+        trial_key=trial_key,
         round_no=round_no,
         purpose=call.purpose,
         slot=slot,

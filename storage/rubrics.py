@@ -29,6 +29,7 @@ from santa_core.rubrics.store import (
     VersionInfo,
 )
 from storage import audit
+from storage.call_log import CallLogStore
 from storage.hashing import content_hash, sha256_text
 from storage.people import RoleCheck, require
 from storage.tables import RubricVersionRow, RunRow, TrialRow
@@ -37,7 +38,7 @@ from storage.times import utc
 MAX_NOTE_CHARS = 2_000
 
 
-class RubricStore(RoleCheck):
+class RubricStore(RoleCheck, CallLogStore):
     """Stored rubric versions and trials (implements `santa_core.rubrics.store.Store`); every method is one
     transaction."""
 
@@ -216,8 +217,10 @@ class RubricStore(RoleCheck):
         run_id: int | None = None,
         stored_version: int | None = None,
         verdict: str | None = None,
+        trial_key: str | None = None,
     ) -> int:
-        """Append one trial with its reviewer call (if any) and its verdict (checks and reviewer); returns its id."""
+        """Append one trial with its reviewer call (if any) and its verdict (checks and reviewer); returns its id.
+        Its calls are in the call log already, named by `trial_key` (`note_calls_answered`)."""
         row = TrialRow(
             kind=kind,
             run_id=run_id,
@@ -230,6 +233,7 @@ class RubricStore(RoleCheck):
             actor=actor,
             **(_outcome_values(outcome) if outcome else {}),
             verdict=verdict,
+            trial_key=trial_key,
         )
         with self._tx() as s:
             require(s, actor, Permission.TRY_RUBRIC)

@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 import streamlit as st
+import tenacity
 from sqlalchemy import create_engine, make_url
 from streamlit import config as st_config
 
+import santa_core.run  # noqa: F401 - (the reviewers' modules import the run's, which import them back)
+from santa_core.reviewers import calls, message_batches
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
@@ -30,6 +33,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # xdist's own override, honoured as xdist would
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     return min(4, len(os.sched_getaffinity(0)) + 1)
+
+
+@pytest.fixture(autouse=True)
+def no_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Retries of model requests wait nothing in tests (a retry-after the stub sends is still honoured)."""
+    monkeypatch.setattr(calls, "BACKOFF", tenacity.wait_none())
+    monkeypatch.setattr(message_batches, "CREATE_BACKOFF", 0.0)
 
 
 @pytest.fixture

@@ -46,7 +46,7 @@ from santa_core.checks.injection import injected
 from santa_core.models import RunStatus
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
-from santa_core.reviewers.base import Fixer, ReviewRequest
+from santa_core.reviewers.base import Fixer, ReviewRequest, Served, journal_to
 from santa_core.run import engine
 from santa_core.run import store as run_store
 from santa_core.run.runner import SLOTS, Conflict, Runner, advance_run
@@ -247,7 +247,7 @@ class BatchDriver(PatternFixing):
     def _review_via_api(self, sample_id: int, batch: Batch) -> SampleProgress:
         """The whole sample as one Message Batch: submit once, poll until it ends, then gate each item."""
         progress = self.store.progress(sample_id)
-        api_id = progress.api_batch_id or self._send(sample_id, batch)
+        api_id = progress.api_batch_id or self._submit(sample_id, batch)
         if api_id is None:
             return self.store.progress(sample_id)  # not sent: the page says why (or a pause holds it back)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
@@ -273,7 +273,7 @@ class BatchDriver(PatternFixing):
             raise BatchProblem("the Message Batches API needs an Anthropic API key")
         return self.client_for()
 
-    def _send(self, sample_id: int, batch: Batch) -> str | None:
+    def _submit(self, sample_id: int, batch: Batch) -> str | None:
         """Submit the sample as one Message Batch and remember it; its id (None: not sent, and why is on the
         sample, or a pause holds it back)."""
         panel = (batch.config.reviewer_b, batch.config.reviewer_c)
@@ -291,8 +291,10 @@ class BatchDriver(PatternFixing):
             return None
         jobs = self._jobs(sample_id, batch)
         self.store.set_api(sample_id, None, SENDING)
+        served = Served(batch_id=batch.id)  # (the items' runs are made when the answers are collected)
         try:
-            api_id = mb.submit(client, jobs)
+            with journal_to(self.repo, served):
+                api_id = mb.submit(client, jobs, lambda calls: self.repo.note_calls_answered(served, calls))
         except mb.BatchError as exc:
             # The API may have made it all the same (no answer, a server error): only a person sends again. Any
             # other failure was an answer that refused it: Try again (or a restart) submits again.
@@ -426,7 +428,7 @@ class BatchDriver(PatternFixing):
 
     def _api_look(self, sample_id: int, batch: Batch, progress: SampleProgress, look: Look) -> Look | None:
         if progress.api_batch_id is None:
-            return None if self._send(sample_id, batch) is None else Look(after_s=self.poll_s, resume=False)
+            return None if self._submit(sample_id, batch) is None else Look(after_s=self.poll_s, resume=False)
         jobs = mb.load_jobs(json.dumps(self.store.api_jobs(sample_id)))
         try:
             outcomes = self._poll_once(self._client(), sample_id, progress.api_batch_id, jobs)

@@ -1,6 +1,6 @@
 """Reviewer and fix agent backed by the Anthropic Messages API (structured outputs).
 
-Fail closed: every way a call can go wrong (HTTP error after the SDK's retries, timeout,
+Fail closed: every way a call can go wrong (HTTP error after our retries, timeout,
 refusal, truncation, an answer that does not validate) comes back as an error outcome with a
 human-readable reason. Nothing here raises and nothing here turns a failure into a verdict.
 """
@@ -22,7 +22,9 @@ from santa_core.reviewers.caching import LEDGER, CacheLedger, breakpoint_block, 
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
+    DEFAULT_RETRIES,
     MAX_RETRY_TOKENS,
+    RETRY_HEADER,
     CallResult,
     ModelFixer,
     ModelReviewer,
@@ -34,6 +36,7 @@ from santa_core.reviewers.calls import (
     status_text,
     summarise_validation,
     validate_answer,
+    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
 
@@ -183,9 +186,10 @@ class AnthropicCaller(StructuredCaller):
 
     effort: str | None = DEFAULT_EFFORT
     ledger: CacheLedger = LEDGER
+    connection_errors = (anthropic.APIConnectionError,)
 
     def __init__(self, model: str, client: anthropic.Anthropic | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 timeout: float = 120.0, max_retries: int = 3, effort: str | None = DEFAULT_EFFORT,
+                 timeout: float = 120.0, max_retries: int = DEFAULT_RETRIES, effort: str | None = DEFAULT_EFFORT,
                  answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, ledger: CacheLedger = LEDGER) -> None:
         # Explicitly StructuredCaller's (not the next class in a reviewer's or screen's MRO).
         StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts)
@@ -196,8 +200,9 @@ class AnthropicCaller(StructuredCaller):
     def client(self) -> anthropic.Anthropic:
         """The SDK client; built on first use so importing and configuring never need a key."""
         if self._client is None:
-            # Retries (408/409/429/5xx incl. 529, honouring retry-after) are the SDK's job.
-            self._client = anthropic.Anthropic(max_retries=self.max_retries, timeout=self.timeout)
+            # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+            self._client = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
+        self._client = without_sdk_retries(self._client)
         return self._client
 
     def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
@@ -206,12 +211,13 @@ class AnthropicCaller(StructuredCaller):
         return request_body(self.model, max_tokens, prompt, schema, self.effort,
                             cache=planned(self.ledger, self.model, prompt))
 
-    def _send(self, body: dict) -> Message:
-        """POST /v1/messages with the logged body; returns the answer, not yet validated."""
+    def _send(self, body: dict, retries: int = 0) -> Message:
+        """POST /v1/messages with the logged body, once; returns the answer, not yet validated."""
         # create(), not parse(): parse() validates inside the SDK and raises on a bad answer,
         # losing the raw text and the billed usage. The body is the same one parse() sends
         # (request_body uses the SDK's own transform_schema), and we validate it ourselves.
-        message = self.client.messages.create(**body, timeout=self.timeout)
+        message = self.client.messages.create(**body, timeout=self.timeout,
+                                              extra_headers={RETRY_HEADER: str(retries)})
         if not isinstance(message, Message):
             raise TypeError(f"API answer was not a message: {type(message).__name__}")
         return message
@@ -222,6 +228,10 @@ class AnthropicCaller(StructuredCaller):
 
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
         return describe_failure(exc, self.timeout)
+
+    def _answered(self, exc: Exception) -> bool:
+        # A 200 whose body is not a message (not JSON, the wrong shape): the server answered, so it may have billed.
+        return isinstance(exc, anthropic.APIResponseValidationError | json.JSONDecodeError)
 
 
 class AnthropicReviewer(AnthropicCaller, ModelReviewer):
@@ -259,7 +269,7 @@ class AnthropicScreen(AnthropicCaller, ModelScreen):
     """A (cheap) Claude model as the known-answer screen. `name` is the model id."""
 
     def __init__(self, model: str, client: anthropic.Anthropic | None = None, timeout: float = 60.0,
-                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
         AnthropicCaller.__init__(self, model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None,
                                  answer_attempts=answer_attempts)
 

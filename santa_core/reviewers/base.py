@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
@@ -20,6 +22,7 @@ from santa_core.models import (
     Slot,
     Usage,
 )
+from santa_core.pricing import estimate_call_usd
 
 
 class ReviewRequest(BaseModel):
@@ -93,7 +96,7 @@ PERSON = "person"
 """Reviewer name for a slot that a human fills in the app."""
 
 
-# --- the write-ahead call log -------------------------------------------------------------------
+# --- the write-ahead call log: the one door every paid request passes ---------------------------
 
 OnSend = Callable[[str, str, dict], None]
 """Called with (purpose, model, body) just before a request leaves; raising stops the request."""
@@ -115,10 +118,14 @@ def journaled(on_send: OnSend) -> Iterator[None]:
 
 
 def note_sending(purpose: str, model: str, body: dict) -> None:
-    """Called by a model client right before it sends `body`; an error here means: do not send."""
+    """Called by a model client right before it sends `body`; an error here means: do not send.
+
+    No journal is no exception: a request nothing would put on record is refused (CallNotRecorded), so no
+    path (a batch, a trial, a tool) can pay for a call the log, the budget and the cost figures never see."""
     on_send = _ON_SEND.get()
     if on_send is None:
-        return
+        raise CallNotRecorded(f"not sent: no call log is open for this {purpose} call to {model} "
+                              "(every paid request is put on record before it leaves)")
     try:
         on_send(purpose, model, body)
     except Exception as exc:  # noqa: BLE001 - whatever stops the note stops the request
@@ -127,6 +134,43 @@ def note_sending(purpose: str, model: str, body: dict) -> None:
 
 
 class CallNotRecorded(RuntimeError):
-    """A request was not sent because its *sent* note could not be committed (fail closed: no paid call
-    that the log, the budget and a resume would not know of)."""
+    """A request was not sent because its *sent* note could not be committed, or no call log was open (fail
+    closed: no paid call that the log, the budget and a resume would not know of)."""
 
+
+@dataclass(frozen=True)
+class Served:
+    """What a model call served: exactly one of a run (and its round and slot), a batch's own work, a trial."""
+
+    run_id: int | None = None
+    round_no: int = 0
+    slot: Slot | None = None
+    batch_id: int | None = None
+    trial_key: str | None = None
+
+    def __post_init__(self) -> None:
+        if sum(x is not None for x in (self.run_id, self.batch_id, self.trial_key)) != 1:
+            raise ValueError("a call serves exactly one of a run, a batch or a trial")
+
+
+class CallLog(Protocol):
+    """Where calls that serve no run's stored review, screen or proposal are put on record (storage gives it)."""
+
+    def note_call_sent(self, served: Served, purpose: str, model: str, request: dict, estimate_usd: float) -> None:
+        """Commit a call as *sent* before its request leaves (counted at `estimate_usd` until answered)."""
+        ...
+
+    def note_calls_answered(self, served: Served, calls: list[LLMCall]) -> None:
+        """Commit the answer (or failure) rows of calls noted as sent."""
+        ...
+
+
+def journal_to(log: CallLog, served: Served) -> AbstractContextManager[None]:
+    """A journal that commits each call made inside as *sent* for `served`, before it leaves."""
+    return journaled(lambda purpose, model, body: log.note_call_sent(
+        served, purpose, model, body, estimate_call_usd(model, body)))
+
+
+def new_trial_key(kind: str) -> str:
+    """A fresh key naming one trial's calls ("try:…", "recheck:…", "connection:…") before the trial is stored."""
+    return f"{kind}:{uuid.uuid4().hex}"

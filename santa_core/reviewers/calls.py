@@ -8,11 +8,13 @@ Nothing here raises (but `CallNotRecorded`: nothing was sent) and nothing turns 
 
 from __future__ import annotations
 
+import itertools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import tenacity
 from pydantic import BaseModel, ValidationError
 
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, text_hash
@@ -39,7 +41,15 @@ DEFAULT_MAX_TOKENS = 8192
 """max_tokens of a reviewer or fix call: headroom for thinking before the JSON answer."""
 DEFAULT_ANSWER_ATTEMPTS = 4
 """Calls at most for one reviewer or fix answer (SANTA_ANSWER_ATTEMPTS): the first and up to three more while the
-answer comes back refused, cut off or malformed (as the SDK retries a failed request up to three times)."""
+answer comes back refused, cut off or malformed (as a failed request is retried up to three times)."""
+DEFAULT_RETRIES = 3
+"""Retries of one request after a failure worth trying again (RETRY_STATUSES, a 5xx, a timeout, a lost connection)."""
+RETRY_STATUSES = frozenset({408, 409, 429})
+"""4xx answers worth sending again (as the SDKs retry them); every 5xx is too. Any other 4xx is final."""
+MAX_RETRY_AFTER_S = 60.0
+"""The longest wait a server's retry-after is honoured for."""
+BACKOFF: tenacity.wait.wait_base = tenacity.wait_exponential_jitter(multiplier=0.5, max=8.0, jitter=0.5)
+"""The wait before a retry when the server named none (retry-after); tests set it to `tenacity.wait_none()`."""
 MAX_RETRY_TOKENS = 32_000
 """The most output room a call asked again after a cut-off gets."""
 
@@ -60,7 +70,7 @@ STATUS_WORDS = {
 def retries_note(request: Any) -> str:
     """' after N retries', read from the header the SDK stamps on each attempt."""
     try:
-        n = int(request.headers.get("x-stainless-retry-count", "0"))
+        n = int(request.headers.get(RETRY_HEADER, "0"))
     except (AttributeError, RuntimeError, ValueError):
         return ""
     return f" after {n} retries" if n else ""
@@ -73,6 +83,63 @@ def status_text(code: int, kind: str | None, request: Any, message: str | None) 
     kind = f" {kind}" if kind else ""
     detail = f": {scrub_keys(message)}" if message else ""
     return f"{word} ({code}{kind}){retries_note(request)}{detail}"
+
+
+def status_of(exc: BaseException) -> int | None:
+    """The HTTP status an SDK error carries (None: no answer came, e.g. a timeout or a lost connection)."""
+    code = getattr(exc, "status_code", None)
+    return code if isinstance(code, int) else None
+
+
+def retry_after(exc: BaseException) -> float | None:
+    """The wait (seconds) the server asked for before a retry (retry-after-ms, retry-after), capped; None: none."""
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+        try:
+            return min(MAX_RETRY_AFTER_S, max(0.0, float(headers.get(name, "")) / scale))
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+NEVER_CONNECTED = frozenset({"ConnectError", "ConnectTimeout"})
+"""The HTTP library's errors (httpx and its successors name them alike) for a connection that was never made."""
+
+
+def never_left(exc: BaseException) -> bool:
+    """The connection was never made (refused, no such host, connect timeout): the request did not leave."""
+    return any(type(cause).__name__ in NEVER_CONNECTED for cause in (exc.__cause__, exc.__context__))
+
+
+RETRY_HEADER = "x-stainless-retry-count"
+"""The header the SDKs stamp with the attempts before this one; we send it ourselves (the SDK's count stays 0)."""
+
+
+def without_sdk_retries(client: Any) -> Any:
+    """The client as it must send: with no retries of its own (a caller's client may carry some)."""
+    retries = getattr(client, "max_retries", 0)
+    return client.with_options(max_retries=0) if isinstance(retries, int) and retries > 0 else client
+
+
+def _wait(state: tenacity.RetryCallState) -> float:
+    exc = state.outcome.exception() if state.outcome else None
+    after = retry_after(exc) if exc is not None else None
+    return after if after else BACKOFF(state)
+
+
+def send_with_retries(send: Callable[[int], Any], retries: int, transient: Callable[[BaseException], bool],
+                      failed: Callable[[BaseException], None]) -> Any:
+    """`send(n)` (n: retries so far) until it returns, at most `retries` + 1 times while it raises a `transient`
+    failure (each such failure first given to `failed`, to be logged and costed as its own attempt), honouring the
+    server's retry-after; the last failure, or any other, is raised. Why not the SDK's retries: they are invisible
+    to the call log, so an attempt the API may bill would be on no record."""
+    attempt = itertools.count()
+    retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(retries + 1),
+                                 retry=tenacity.retry_if_exception(transient), wait=_wait, reraise=True,
+                                 before_sleep=lambda state: failed(state.outcome.exception()))  # type: ignore[union-attr]
+    return retrying(lambda: send(next(attempt)))
 
 
 ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}
@@ -198,8 +265,12 @@ def unreadable(answer: Any, body: dict, exc: Exception, model: str, latency_s: f
 class StructuredCaller:
     """One model behind a provider's SDK. Subclasses give `body`, `_send`, `_answer` and `_failure`."""
 
+    connection_errors: tuple[type[Exception], ...] = ()
+    """The SDK's errors for a request that got no answer (timeouts included)."""
+
     def __init__(self, model: str, client: Any = None, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
-                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
+                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+                 name: str | None = None) -> None:
         self.model = model
         """The model as the provider's API names it (no desk prefix)."""
         self.name = name or model
@@ -207,6 +278,8 @@ class StructuredCaller:
         self.max_tokens = max_tokens
         self.timeout = timeout
         self.max_retries = max_retries
+        """Retries of a request after a transient failure: ours (the SDK client is used with none), so each
+        attempt passes `note_sending` and is its own logged and costed call."""
         self.answer_attempts = max(1, answer_attempts)
         """Calls at most for one answer: a refused, cut-off or malformed answer is asked for again."""
         self._client = client
@@ -216,8 +289,9 @@ class StructuredCaller:
         """The exact body of a structured request (the key travels in headers only)."""
         raise NotImplementedError
 
-    def _send(self, body: dict) -> Any:
-        """Send `body`; returns the provider's answer object, not yet validated."""
+    def _send(self, body: dict, retries: int = 0) -> Any:
+        """Send `body` once (the SDK retries nothing; `retries`: attempts before this one, told to the server as the
+        SDK would); returns the provider's answer object, not yet validated."""
         raise NotImplementedError
 
     def _answer(self, answer: Any, body: dict, schema: type[BaseModel], purpose: str, latency_s: float) -> CallResult:
@@ -232,47 +306,86 @@ class StructuredCaller:
         """Whether `exc` means the server did answer (with something unreadable), so the call may be billed."""
         return False
 
+    def _transient(self, exc: BaseException) -> bool:
+        """Worth sending again: a timeout, a lost connection, 408/409/429, any 5xx (529 overloaded included); the
+        server's x-should-retry, when it sends one, decides."""
+        code = status_of(exc)
+        if code is None:
+            return isinstance(exc, self.connection_errors)
+        said = getattr(getattr(exc, "response", None), "headers", {}).get("x-should-retry")
+        return said == "true" if said in ("true", "false") else code in RETRY_STATUSES or code >= 500
+
+    def _may_be_billed(self, exc: BaseException) -> bool:
+        """A failure after the request left that no 4xx refused: a timeout, a dropped connection, a 5xx, an
+        unreadable 200. It counts at its estimate (the most it may cost). A 4xx is not billed by the APIs, and
+        a connection never made sent nothing: those cost 0."""
+        code = status_of(exc)
+        if isinstance(exc, self.connection_errors) and code is None:
+            return not never_left(exc)
+        return (code is not None and code >= 500) or self._answered(exc)  # type: ignore[arg-type]
+
+    def _failed(self, exc: BaseException, body: dict, latency_s: float) -> CallResult:
+        """A request that failed as the call log keeps it: the reason, and its estimate when it may be billed."""
+        status, error = self._failure(exc)  # type: ignore[arg-type]
+        cost = estimate_call_usd(self.name, body) if body and self._may_be_billed(exc) else 0.0
+        return CallResult(None, "", Usage(), error, status, latency_s, body, cost)
+
+    def _deliver(self, purpose: str, body: dict, failed: list[CallResult]) -> Any:
+        """Send `body` through the door (each attempt on record before it leaves), retrying transient failures
+        (each appended to `failed`, with its reason and cost); the answer, or the last failure raised."""
+        started = [time.perf_counter()]
+
+        def attempt(retries: int) -> Any:
+            started[0] = time.perf_counter()
+            note_sending(purpose, self.name, body)  # write-ahead: on record before it leaves
+            return self._send(body, retries)
+
+        return send_with_retries(attempt, self.max_retries, self._transient,
+                                 lambda exc: failed.append(self._failed(exc, body, time.perf_counter() - started[0])))
+
     # --- shared -----------------------------------------------------------------------------------
     def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str,
               check: Callable[[CallResult], CallResult] | None = None) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
         off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
-        cut-off. HTTP errors and timeouts are not asked again here (the SDK has retried them). `check` may turn
+        cut-off. HTTP errors and timeouts are sent again by `_deliver`, each attempt its own call. `check` may turn
         a valid answer into a bad one (the review contract). Never raises."""
-        max_tokens, earlier = self.max_tokens, []
+        max_tokens, earlier, asks = self.max_tokens, [], 0
         while True:
             res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
             res = check(res) if check is not None else res
+            earlier += res.earlier  # the failed sends before this answer: attempts of their own, not asks
+            res.earlier, asks = [], asks + 1
             contract_refusals = sum(map(broke_contract, (*earlier, res)))
-            if not res.retryable or len(earlier) + 1 >= self.answer_attempts or contract_refusals >= CONTRACT_ATTEMPTS:
+            if not res.retryable or asks >= self.answer_attempts or contract_refusals >= CONTRACT_ATTEMPTS:
                 break
             earlier.append(res)
             if res.truncated:
                 max_tokens = min(2 * max_tokens, MAX_RETRY_TOKENS)
-        if earlier and res.error:
-            res.error += f" (the last of {len(earlier) + 1} attempts)"
+        if asks > 1 and res.error:
+            res.error += f" (the last of {asks} attempts)"
         res.earlier = earlier
         return res
 
     def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
-        """One structured call that never raises: any failure becomes `error` with parsed=None."""
-        start, body = time.perf_counter(), {}
+        """One structured call that never raises: any failure becomes `error` with parsed=None; the failed
+        sends retried before it are its `earlier`."""
+        start, body, failed = time.perf_counter(), {}, []
         try:
             body = make_body()
-            note_sending(purpose, self.name, body)  # write-ahead: on record before it leaves
-            answer = self._send(body)
+            answer = self._deliver(purpose, body, failed)
         except CallNotRecorded:
             raise  # nothing was sent: not the model's failure, and no verdict; the run is interrupted, resumable
         # Fail closed: any failure, even one we did not foresee, is an error, never a verdict.
         except Exception as exc:  # noqa: BLE001
-            status, error = self._failure(exc)
-            # A server that answered with something unreadable may have billed it: count the call's upper bound.
-            cost = estimate_call_usd(self.name, body) if body and self._answered(exc) else 0.0
-            return CallResult(None, "", Usage(), error, status, time.perf_counter() - start, body, cost)
-        try:
-            return self._answer(answer, body, schema, purpose, time.perf_counter() - start)
-        except Exception as exc:  # noqa: BLE001 - an answer of a shape no reader foresaw: a bad answer, never a verdict
-            return unreadable(answer, body, exc, self.name, time.perf_counter() - start)
+            res = self._failed(exc, body, time.perf_counter() - start)
+        else:
+            try:
+                res = self._answer(answer, body, schema, purpose, time.perf_counter() - start)
+            except Exception as exc:  # noqa: BLE001 - an answer of a shape no reader foresaw: a bad answer, never a verdict
+                res = unreadable(answer, body, exc, self.name, time.perf_counter() - start)
+        res.earlier = failed
+        return res
 
 
 class ModelReviewer(StructuredCaller):
@@ -312,7 +425,7 @@ class ScreenAnswer:
 class ModelScreen(StructuredCaller):
     """A (cheap) model as the known-answer screen. Subclasses give `_screen_body`, `_send`, `_failure`, `_read_screen`."""
 
-    def __init__(self, model: str, client: Any = None, timeout: float = 60.0, max_retries: int = 3,
+    def __init__(self, model: str, client: Any = None, timeout: float = 60.0, max_retries: int = DEFAULT_RETRIES,
                  answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
         super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, answer_attempts, name)
 
@@ -346,19 +459,18 @@ class ModelScreen(StructuredCaller):
 
     def _screen_once(self, text: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
         """One screen call: its result, and whether it was a 200 answer that said nothing (worth asking again)."""
-        key, start, body = new_key(), time.perf_counter(), {}
+        key, start, body, failed = new_key(), time.perf_counter(), {}, []
         base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": key}
         try:
             body = self._screen_body(text, key)
-            note_sending("screen", self.name, body)
-            answer = self._send(body)
+            answer = self._deliver("screen", body, failed)
         except CallNotRecorded:
             raise  # nothing was sent: the run is interrupted, not screened
         except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
-            _, error = self._failure(exc)
-            call = LLMCall(purpose="screen", model=self.name, request=body, error=error,
-                           latency_s=time.perf_counter() - start)
-            return ScreenResult(**base, verdict="error", error=error, calls=[call]), False
+            last = self._failed(exc, body, time.perf_counter() - start)
+            calls = [r.as_llm_call("screen", self.name) for r in (*failed, last)]
+            return ScreenResult(**base, verdict="error", error=last.error, calls=calls,
+                                cost_usd=sum(c.cost_usd for c in calls)), False
         try:
             read = self._read_screen(answer, body)
         except Exception as exc:  # noqa: BLE001 - an answer no reader foresaw says nothing either way
@@ -367,8 +479,9 @@ class ModelScreen(StructuredCaller):
         verdict = "error" if read.error else "clean" if answered_key(read.text, key) else "took_over"
         call = LLMCall(purpose="screen", model=self.name, request=body, response=read.text, usage=read.usage,
                        cost_usd=read.cost_usd, latency_s=time.perf_counter() - start, error=read.error)
-        return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error, cost_usd=read.cost_usd,
-                            calls=[call]), verdict == "error"
+        calls = [*(r.as_llm_call("screen", self.name) for r in failed), call]
+        return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error,
+                            cost_usd=sum(c.cost_usd for c in calls), calls=calls), verdict == "error"
 
 
 class UnavailableModel:

@@ -11,8 +11,9 @@ Resuming needs only plain data: the batch id `submit` returns and the job list
 (`dump_jobs` / `load_jobs`). A job keeps the exact params it was submitted with, fence nonce
 included, so the call log records what was really sent even when collected after a restart.
 
-Failures of the API calls themselves (after the SDK's own retries of 408/409/429/5xx and
-connection errors) raise `BatchError` with a readable reason; the caller polls again later.
+Each job's request is put on record as sent before the batch is created (the call log's one door,
+`note_sending`); its answer row is stored with the item's run when the batch is collected.
+Failures of the API calls themselves raise `BatchError` with a readable reason; the caller polls again later.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from santa_core.models import Review, ReviewOutcome, ReviewStatus, Slot, Usage
+from santa_core.models import LLMCall, Review, ReviewOutcome, ReviewStatus, Slot, Usage
 from santa_core.reviewers.anthropic import (
     DEFAULT_EFFORT,
     DEFAULT_MAX_TOKENS,
@@ -40,7 +41,7 @@ from santa_core.reviewers.anthropic import (
     review_body,
     review_outcome,
 )
-from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.base import ReviewRequest, note_sending
 from santa_core.reviewers.calls import keep_contract
 
 CUSTOM_ID_PATTERN = r"^[a-zA-Z0-9_-]{1,64}$"
@@ -215,28 +216,53 @@ NOT_TAKEN = (429, 529)
 """Answers to a create that say the batch was not made (rate limited, overloaded): the create is tried again."""
 
 
-def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob]) -> str:
+CREATE_RETRIES = 3
+"""Creates tried again after an answer that says no batch was made (NOT_TAKEN), backing off."""
+
+
+def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob],
+           refused: Callable[[list[LLMCall]], None] = lambda calls: None) -> str:
     """Create one Message Batch from the jobs; returns its API id (store it with the jobs).
 
+    Every job's request is put on record as sent (`note_sending`, once per create) before the batch is created: a
+    call log that cannot take them stops the create (CallNotRecorded). A create the API answered without making a
+    batch gives `refused` each job's failed call (cost 0: not billed), so none stays counted as cut off.
+
     No chunking: over 100,000 requests or 256 MB raises ValueError. The API takes no idempotency key, so a
-    create is tried again (up to the client's max_retries, backing off) only after an answer that says no batch
+    create is tried again (up to CREATE_RETRIES times, backing off) only after an answer that says no batch
     was made (NOT_TAKEN). One that got no answer (a timeout, a dropped connection) or a server error may have
-    made one: it raises BatchError with the SDK's error as its cause, for a person to look before sending again.
+    made one: it raises BatchError with the SDK's error as its cause, for a person to look before sending again
+    (its jobs stay on record as sent, counted at their estimate).
     """
     requests = build_requests(jobs)
     _check_limits(requests)
     action = f"create a message batch of {len(requests)} request(s)"
     create = client.with_options(max_retries=0).messages.batches.create
-    for attempt in range(client.max_retries + 1):
+    for attempt in range(CREATE_RETRIES + 1):
+        for job in jobs:
+            note_sending("review", job.model, job.params)  # write-ahead: each item on record before the batch exists
         try:
             return create(requests=requests).id
         except anthropic.APIStatusError as exc:
-            if exc.status_code not in NOT_TAKEN or attempt == client.max_retries:
-                raise _api_error(action, exc, client) from exc
-            time.sleep(_retry_after(exc) or min(0.5 * 2 ** attempt, 8.0))
+            error = _api_error(action, exc, client)
+            error.__cause__ = exc
+            if not may_have_made(error):
+                refused([_error_call(job, str(error)) for job in jobs])
+            if exc.status_code not in NOT_TAKEN or attempt == CREATE_RETRIES:
+                raise error from exc
+            time.sleep(_retry_after(exc) or min(0.5 * 2 ** attempt, 8.0) * CREATE_BACKOFF)
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
             raise _api_error(action, exc, client) from exc
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
+
+
+CREATE_BACKOFF = 1.0
+"""Scale of the wait between creates when the API named none (tests set 0)."""
+
+
+def _error_call(job: ReviewJob, error: str) -> LLMCall:
+    """A job's request that was refused before any batch was made: its failed call (not billed)."""
+    return CallResult(None, "", Usage(), error, ReviewStatus.ERROR, 0.0, job.params).as_llm_call("review", job.model)
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

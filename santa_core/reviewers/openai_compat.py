@@ -5,7 +5,7 @@ Mistral, DeepSeek, OpenRouter, Ollama, vLLM, LM Studio). Structured answers go t
 (json_schema with our Review / FixPlan schemas, strict where the server takes it) and are validated by
 our own models, so a bad answer is kept raw, costed and counted as a reviewer error exactly as on the
 Anthropic path. Fail closed: `finish_reason == "length"`, a refusal, an empty answer, HTTP errors after
-the SDK's retries and timeouts are errors, never verdicts.
+our retries and timeouts are errors, never verdicts.
 """
 
 from __future__ import annotations
@@ -27,6 +27,8 @@ from santa_core.reviewers.base import CallNotRecorded
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
+    DEFAULT_RETRIES,
+    RETRY_HEADER,
     ROLES,
     CallResult,
     ModelFixer,
@@ -38,6 +40,7 @@ from santa_core.reviewers.calls import (
     retries_note,
     status_text,
     validate_answer,
+    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt
 
@@ -140,10 +143,14 @@ class ChatCaller(StructuredCaller):
     """A model behind a Chat Completions endpoint. `name` is the desk's id (`openai:gpt-5.4-mini`), `model`
     what the endpoint calls it; `client` is the provider's shared `openai.OpenAI`."""
 
+    connection_errors = (openai.APIConnectionError,)
+
     def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai",
                  strict: bool = True, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
-                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
-        StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts, name=name)
+                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+        # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+        StructuredCaller.__init__(self, model, without_sdk_retries(client), max_tokens, timeout, max_retries,
+                                  answer_attempts, name=name)
         self.provider = provider
         self.strict = strict
 
@@ -167,10 +174,11 @@ class ChatCaller(StructuredCaller):
             body["prompt_cache_key"] = "santa-" + hashlib.sha256(system.encode()).hexdigest()[:24]
         return body
 
-    def _send(self, body: dict) -> ChatCompletion:
+    def _send(self, body: dict, retries: int = 0) -> ChatCompletion:
         # create(), not parse(): parse() raises on an answer that does not validate, losing the raw text and the
         # billed usage; the body carries the response_format parse() would build, and we validate ourselves.
-        completion = self._client.chat.completions.create(**body, timeout=self.timeout)
+        completion = self._client.chat.completions.create(**body, timeout=self.timeout,
+                                                          extra_headers={RETRY_HEADER: str(retries)})
         if not isinstance(completion, ChatCompletion):
             raise TypeError(f"API answer was not a chat completion: {type(completion).__name__}")
         return completion
@@ -206,7 +214,7 @@ class ChatScreen(ChatCaller, ModelScreen):
     """A Chat Completions model as the known-answer screen."""
 
     def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai", timeout: float = 60.0,
-                 max_retries: int = 3, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
         room = REASONING_SCREEN_TOKENS if provider == "openai" else SCREEN_MAX_TOKENS
         ChatCaller.__init__(self, name, model, client, provider, True, room, timeout, max_retries, answer_attempts)
 

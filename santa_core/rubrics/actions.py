@@ -6,7 +6,7 @@ author's stored roles inside each write; a trial checks them before its reviewer
 from __future__ import annotations
 
 from santa_core.models import Rubric, RubricDocument
-from santa_core.reviewers.base import Reviewer
+from santa_core.reviewers.base import Reviewer, Served, journal_to, new_trial_key
 from santa_core.roles import Permission
 from santa_core.rubrics import trials
 from santa_core.rubrics.store import SaveResult, Store
@@ -35,7 +35,14 @@ def try_rubric(store: Store, rubric: Rubric, output: str, actor: str, spec: str 
     if problem := control_problem(output, "The sample output"):
         raise ValueError(problem)
     store.require(actor, Permission.TRY_RUBRIC)
-    trial = trials.try_rubric(rubric, output, spec, reviewer)
-    store.record_trial("try" if run_id is None else "recheck", rubric, output, trial.checks, trial.outcome, actor,
-                       run_id=run_id, stored_version=stored_version, verdict=trial.verdict)
+    kind = "try" if run_id is None else "recheck"
+    # The reviewer's call is on record (sent, then answered) before the trial is stored or its answer used: a trial
+    # whose storing fails still leaves its paid call in the log, named by the trial's key.
+    served = Served(trial_key=new_trial_key(kind))
+    with journal_to(store, served):
+        trial = trials.try_rubric(rubric, output, spec, reviewer)
+    if trial.outcome is not None:
+        store.note_calls_answered(served, trial.outcome.calls)
+    store.record_trial(kind, rubric, output, trial.checks, trial.outcome, actor, run_id=run_id,
+                       stored_version=stored_version, verdict=trial.verdict, trial_key=served.trial_key)
     return trial

@@ -12,6 +12,7 @@ from typing import Protocol
 from pydantic import BaseModel
 
 from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
+from santa_core.reviewers.base import CallLog
 from santa_core.roles import Permission
 
 
@@ -83,7 +84,7 @@ class TrialView(BaseModel):
     created_at: datetime
 
 
-class Store(Protocol):
+class Store(CallLog, Protocol):
     """What the rubric pages and actions read and write through."""
 
     def names(self) -> list[str]:
@@ -133,8 +134,9 @@ class Store(Protocol):
 
     def record_trial(self, kind: str, rubric: Rubric, output: str, checks: list[CheckOutcome],
                      outcome: ReviewOutcome | None, actor: str, run_id: int | None = None,
-                     stored_version: int | None = None, verdict: str | None = None) -> int:
-        """Append one trial; its id."""
+                     stored_version: int | None = None, verdict: str | None = None,
+                     trial_key: str | None = None) -> int:
+        """Append one trial (its calls, named by `trial_key`, already on record); its id."""
         ...
 
     def trials(self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200,

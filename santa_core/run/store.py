@@ -22,6 +22,7 @@ from santa_core.models import (
     ScreenRole,
     Slot,
 )
+from santa_core.reviewers.base import CallLog
 
 Resolution = Literal["ship_as_is", "rereview", "reject"]
 """How a person resolves an escalation."""
@@ -74,7 +75,7 @@ class RoundRecord(BaseModel):
     """The known-answer screens of this round's texts, by role (spec, output)."""
 
 
-class Store(Protocol):
+class Store(CallLog, Protocol):
     """What the runner persists through. Every call is its own committed transaction."""
 
     def load_run(self, run_id: int) -> RunRecord:

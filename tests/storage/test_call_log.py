@@ -115,3 +115,68 @@ def test_a_call_that_cannot_be_put_on_record_is_not_sent(repo: RunStore, message
     assert state.status == RunStatus.INTERRUPTED
     assert "not sent: the call could not be put on record first (RuntimeError: disk full)" in state.note
     assert repo.load_round(run_id, 1).screens == {}
+
+
+# --- every attempt on record, every failure costed ------------------------------------------------------------
+
+
+def _calls(repo: RunStore) -> tuple[list[CallSentRow], list[LLMCallRow]]:
+    with Session(repo.engine) as s:
+        return list(s.exec(select(CallSentRow)).all()), list(s.exec(select(LLMCallRow)).all())
+
+
+def _received(stub: MessagesStub) -> list[str]:
+    """The request hashes of every paid request the model server received (POST /v1/messages)."""
+    return sorted(json_hash(c["body"]) for c in stub.calls if c["path"].split("?")[0] == "/v1/messages")
+
+
+def test_a_retried_request_is_on_record_once_per_attempt_and_its_failure_counts_at_its_estimate(
+        repo: RunStore, messages_stub: MessagesStub) -> None:
+    # The first reviewer request meets an overloaded API (a 5xx: the request left, it may be billed), the retry is
+    # answered. Our retries, not the SDK's: each attempt passed the door and is its own row.
+    overloaded = [Reply(529, {"retry-after-ms": "1"}, {"type": "error", "error": {"type": "overloaded_error",
+                                                                                  "message": "Overloaded"}})]
+    messages_stub.handler = lambda body: overloaded.pop() if overloaded else santa_scenario(body)
+    run_id = new_run(repo, "Acme launched its rocket in 2018.")
+    assert runner(repo).execute(run_id).status == RunStatus.SHIPPED
+    sent, answered = _calls(repo)
+    assert sorted(n.request_hash for n in sent) == _received(messages_stub)  # every paid request, once each
+    assert len(sent) == 4 == len(answered)  # screen, B, B again, C
+    (failed,) = [c for c in answered if c.error]
+    assert "overloaded (529" in failed.error
+    (note,) = [n for n in sent if n.request_hash == failed.request_hash and n.slot == failed.slot][:1]
+    assert failed.cost_usd == pytest.approx(note.estimate_usd) and failed.cost_usd > 0
+    assert repo.load_run(run_id).spent_usd == pytest.approx(sum(c.cost_usd for c in answered))
+
+
+def test_timed_out_and_dropped_calls_show_failed_at_their_estimate(repo: RunStore,
+                                                                    messages_stub: MessagesStub) -> None:
+    # Sonnet (B) never answers in time, twice (a retry); Haiku (C) drops the connection mid-request.
+    messages_stub.handler = lambda body: (Reply(200, {}, santa_scenario(body), delay_s=1.0) if body["model"] == SONNET
+                                          else Reply(drop=True))
+    run = Runner(repo, lambda name: AnthropicReviewer(name, timeout=0.3, max_retries=1 if name == SONNET else 0),
+                 AnthropicFixer, workers=2, screen_for=lambda: AnthropicScreen(HAIKU))
+    run_id = new_run(repo, "Acme launched its rocket in 2018.")
+    assert run.execute(run_id).status == RunStatus.ESCALATED
+    sent, answered = _calls(repo)
+    assert sorted(n.request_hash for n in sent) == _received(messages_stub)
+    failed = sorted((c for c in answered if c.purpose == "review"), key=lambda c: c.model)
+    assert [(c.model, c.slot) for c in failed] == [(HAIKU, "C"), (SONNET, "B"), (SONNET, "B")]
+    assert "could not reach the API" in failed[0].error
+    assert all(c.error.startswith("timed out") for c in failed[1:]) and "after 1 retries" in failed[2].error
+    estimate = {n.request_hash: n.estimate_usd for n in sent}
+    assert all(c.cost_usd == pytest.approx(estimate[c.request_hash]) and c.cost_usd > 0 for c in failed)
+    screen = sum(c.cost_usd for c in answered if c.purpose == "screen")
+    assert repo.load_run(run_id).spent_usd == pytest.approx(screen + sum(c.cost_usd for c in failed))
+
+
+def test_a_refused_request_costs_nothing_and_is_not_sent_again(repo: RunStore, messages_stub: MessagesStub) -> None:
+    # A 4xx is not billed by the API, and only 408/409/429 are worth sending again.
+    messages_stub.handler = lambda body: Reply(400, {}, {"type": "error", "error": {
+        "type": "invalid_request_error", "message": "bad field"}})
+    run_id = new_run(repo, "Acme launched its rocket in 2018.")
+    assert runner(repo).execute(run_id).status == RunStatus.ESCALATED
+    sent, answered = _calls(repo)
+    reviews = [c for c in answered if c.purpose == "review"]
+    assert len(reviews) == 2 and all("request rejected (400" in c.error and c.cost_usd == 0 for c in reviews)
+    assert sorted(n.request_hash for n in sent) == _received(messages_stub)

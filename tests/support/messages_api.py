@@ -62,6 +62,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     body: Any = None
     delay_s: float = 0.0
+    drop: bool = False
+    """Close the connection without answering (after the delay): a connection dropped mid-request."""
 
 
 def message(
@@ -569,6 +571,9 @@ def _send(h: BaseHTTPRequestHandler, reply: Reply) -> None:
     """Write a Reply, after its delay."""
     if reply.delay_s:
         time.sleep(reply.delay_s)
+    if reply.drop:
+        h.close_connection = True
+        return
     body = reply.body
     data = (
         body

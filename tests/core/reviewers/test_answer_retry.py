@@ -58,11 +58,15 @@ def test_one_attempt_gives_up_at_the_first_bad_answer(messages_stub: MessagesStu
     assert outcome.status == ReviewStatus.ERROR and len(messages_stub.message_calls()) == 1
 
 
-def test_http_errors_are_not_asked_again_on_top_of_the_sdk_retries(messages_stub: MessagesStub) -> None:
-    messages_stub.script(error_reply(429, "rate_limit_error", "slow down"), message(PASS_TEXT, MODEL))
-    outcome = reviewer(messages_stub).review(REQUEST, "B")  # the client's own retries are off here
+def test_an_http_error_is_sent_again_as_a_request_never_asked_again_as_a_bad_answer(
+        messages_stub: MessagesStub) -> None:
+    messages_stub.script(*[error_reply(429, "rate_limit_error", "slow down")] * 2, message(PASS_TEXT, MODEL))
+    outcome = AnthropicReviewer(MODEL, client=client_for(messages_stub, 0), max_retries=1,
+                                answer_attempts=3).review(REQUEST, "B")
+    # One retry of the request, then the slot's error: not three asks of two sends each.
     assert outcome.status == ReviewStatus.ERROR and "rate limited (429" in outcome.error
-    assert len(messages_stub.message_calls()) == 1
+    assert "after 1 retries" in outcome.error
+    assert len(messages_stub.message_calls()) == 2 == len(outcome.calls)
 
 
 def test_the_fix_agent_is_asked_again_after_a_malformed_plan(messages_stub: MessagesStub) -> None:

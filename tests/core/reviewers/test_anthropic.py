@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import json
 from concurrent.futures import ThreadPoolExecutor
 
@@ -11,7 +12,7 @@ import pytest
 from santa_core.config import KNOWN_MODELS
 from santa_core.models import Criterion, MergedIssue, Rubric, Usage
 from santa_core.models import ReviewStatus as S
-from santa_core.pricing import cost_usd, is_known, load_rates, rates_as_of
+from santa_core.pricing import cost_usd, estimate_call_usd, is_known, load_rates, rates_as_of
 from santa_core.providers import OPENAI_MODELS
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, FixRequest, Reviewer, ReviewRequest
@@ -60,7 +61,8 @@ def client_for(stub: MessagesStub, max_retries: int = 3) -> anthropic.Anthropic:
 
 def reviewer(stub: MessagesStub, max_retries: int = 3, answer_attempts: int = 1, **kw) -> AnthropicReviewer:
     """One answer judged as it is (test_answer_retry covers asking again)."""
-    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), answer_attempts=answer_attempts, **kw)
+    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), max_retries=max_retries,
+                             answer_attempts=answer_attempts, **kw)
 
 
 # --- request shape ------------------------------------------------------------------------
@@ -192,8 +194,10 @@ def test_handler_can_answer_per_model_and_reviewers_run_concurrently(
     messages_stub.handler = lambda body: fail if body["model"] == "claude-haiku-5-5" else PASS_TEXT
     b = AnthropicReviewer(MODEL, client=client_for(messages_stub))
     c = AnthropicReviewer("claude-haiku-5-5", client=client_for(messages_stub))
+    # Each review in a copy of this thread's context, taken here: the journal goes along to the pool's threads.
+    jobs = [(contextvars.copy_context(), b, "B"), (contextvars.copy_context(), c, "C")]
     with ThreadPoolExecutor(2) as pool:
-        ob, oc = pool.map(lambda args: args[0].review(REQUEST, args[1]), [(b, "B"), (c, "C")])
+        ob, oc = pool.map(lambda job: job[0].run(job[1].review, REQUEST, job[2]), jobs)
     assert (slot_verdict(ob, RUBRIC.criterion_ids()), slot_verdict(oc, RUBRIC.criterion_ids())) == ("PASS", "FAIL")
     assert oc.review.critical_issues[0].evidence == "3 May"
     assert len(messages_stub.message_calls()) == 2
@@ -324,8 +328,36 @@ def test_failures_are_error_outcomes_never_verdicts(
     assert needle in outcome.error
     assert outcome.review is None and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
     assert len(messages_stub.message_calls()) == http_calls
+    # Every attempt is its own call in the log (the SDK retried nothing unseen), the last one the outcome's.
+    assert len(outcome.calls) == http_calls
+    assert outcome.calls[-1].error == outcome.error and all(c.request["model"] == MODEL for c in outcome.calls)
+
+
+@pytest.mark.parametrize(("reply", "billed"), [
+    pytest.param(OVERLOADED, True, id="529: the request left, the API may have done the work"),
+    pytest.param(error_reply(500, "api_error", "boom"), True, id="500"),
+    pytest.param(Reply(200, {}, PASS_TEXT, delay_s=1.0), True, id="timeout"),
+    pytest.param(Reply(drop=True), True, id="dropped connection"),
+    pytest.param(Reply(200, {}, "not json at all"), True, id="200 not JSON"),
+    pytest.param(error_reply(429, "rate_limit_error"), False, id="429: refused, not billed"),
+    pytest.param(error_reply(400, "invalid_request_error", "bad field"), False, id="400"),
+    pytest.param(error_reply(401, "authentication_error"), False, id="401"),
+    pytest.param(error_reply(413, "request_too_large"), False, id="413"),
+])
+def test_a_failed_call_counts_at_its_estimate_unless_the_api_refused_it(messages_stub: MessagesStub, reply: Reply,
+                                                                        billed: bool) -> None:
+    messages_stub.script(reply)
+    outcome = reviewer(messages_stub, max_retries=0, timeout=0.2).review(REQUEST, "B")
     (call,) = outcome.calls
-    assert call.error == outcome.error and call.request["model"] == MODEL
+    assert outcome.review is None and call.error
+    sent = messages_stub.message_calls()[0]["body"]
+    assert outcome.cost_usd == call.cost_usd == (pytest.approx(estimate_call_usd(MODEL, sent)) if billed else 0.0)
+
+
+def test_a_connection_never_made_sent_nothing_and_costs_nothing() -> None:
+    client = anthropic.Anthropic(base_url="http://127.0.0.1:9", api_key="test", max_retries=0)  # (discard port)
+    outcome = AnthropicReviewer(MODEL, client=client, max_retries=0).review(REQUEST, "B")
+    assert "could not reach the API" in outcome.error and outcome.cost_usd == 0.0
 
 
 def test_refusal_keeps_raw_text_and_usage(messages_stub: MessagesStub) -> None:

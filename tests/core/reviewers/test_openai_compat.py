@@ -41,7 +41,7 @@ def client(stub: ChatStub, retries: int = 2, timeout: float = 10.0) -> openai.Op
 
 def reviewer(stub: ChatStub, attempts: int = 1, **kw) -> ChatReviewer:
     return ChatReviewer("openai:gpt-5.4-mini", "gpt-5.4-mini", client(stub, **kw), answer_attempts=attempts,
-                        timeout=kw.get("timeout", 10.0))
+                        timeout=kw.get("timeout", 10.0), max_retries=kw.get("retries", 2))
 
 
 def review(stub: ChatStub, attempts: int = 1, slot: Slot = "B", **kw):
