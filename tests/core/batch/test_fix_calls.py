@@ -50,7 +50,8 @@ class World:
                                   lambda name: AnthropicFixer(name, client=client, max_retries=0),
                                   client_for=lambda: client, poll_s=0.01)
         file = read_batch(vb.varied_csv()[0], "emails.csv", strata=["template"])
-        self.batch_id = self.driver.create(file, config(file).model_copy(update={"seed": vb.SEED, "fixer": FIXER}), "ann")
+        cfg = config(file).model_copy(update={"seed": vb.SEED, "fixer": FIXER})
+        self.batch_id = self.driver.create(file, cfg, "ann")
         sample = self.driver.wait(self.driver.sample(self.batch_id, "ann"), timeout=60)
         [self.pattern] = self.driver.store.patterns(self.batch_id, sample.id)
         if message_batches:  # the batch reviews through Message Batches from now on (its fixes go that way too)
