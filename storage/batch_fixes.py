@@ -1,24 +1,38 @@
 """The batch tables' side of fixes that reach every item: the per-item fixes prepared for a pattern,
-a person's signature for it, and a person's own edit of an item (`BatchStore` inherits these)."""
+the fix agent's calls on record, the fixes' Message Batch, a person's signature for a pattern and a
+person's own edit of an item (`BatchStore` inherits these)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from sqlmodel import Session, col, func, select
 
+from santa_core.batch.fix_batch import AUTO_FIX, FIX_BATCH
 from santa_core.batch.store import BatchProblem, PatternRecord
-from santa_core.models import MAX_TEXT_CHARS
+from santa_core.models import MAX_TEXT_CHARS, LLMCall
 from santa_core.roles import Permission
 from santa_core.text import text_problem
 from storage import audit
-from storage.hashing import sha256_text
+from storage.hashing import json_hash, sha256_text
 from storage.people import require
-from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
+from storage.rows import call_row
+from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow, CallSentRow
 from storage.times import utcnow
 from storage.transactions import StoreBase
+from storage.workers import this_worker
 
 WAITING = ("open", "proposed")
+
+
+def _row(s: Session, pattern_id: int, lock: bool = False) -> BatchPatternRow:
+    """The pattern (locked with `lock`), whatever its status."""
+    stmt = select(BatchPatternRow).where(BatchPatternRow.id == pattern_id)
+    row = s.exec(stmt.with_for_update() if lock else stmt).first()
+    if row is None:
+        raise BatchProblem(f"pattern {pattern_id} does not exist")
+    return row
 
 
 def waiting_row(s: Session, pattern_id: int) -> BatchPatternRow:
@@ -47,9 +61,60 @@ class BatchFixes(StoreBase):
             require(s, actor, Permission.DECIDE_FIX)
             row = waiting_row(s, pattern_id)
             row.item_fixes = fixes
-            row.fix_spent_usd = (row.fix_spent_usd or 0.0) + sum(
-                float(f.get("cost_usd") or 0.0) for k, f in fixes.items() if f.get("via") == "fix agent")
+            # The fixes' Message Batch is collected into these plans: a later prepare sends a new one.
+            row.pattern = {k: v for k, v in row.pattern.items() if k != FIX_BATCH}
             s.add(row)
+
+    def note_fix_sent(self, pattern_id: int, purpose: str, model: str, request: dict, estimate_usd: float) -> None:
+        """Put one of the fix agent's calls for a pattern on record before its request leaves (committed)."""
+        with self._tx() as s:
+            row = _row(s, pattern_id)
+            s.add(CallSentRow(batch_id=row.batch_id, run_id=None, round_no=0, purpose=purpose, model=model,
+                              request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
+
+    def save_fix_calls(self, pattern_id: int, calls: Sequence[LLMCall]) -> None:
+        """Store the answers of the fix agent's calls for a pattern, whatever its status now (the calls were
+        made); the pattern's `fix_spent_usd` grows by their cost in the same transaction, so it is the sum of
+        its call rows."""
+        if not calls:
+            return
+        with self._tx() as s:
+            row = _row(s, pattern_id, lock=True)
+            for call in calls:
+                stored = call_row(None, 0, call, None)  # type: ignore[arg-type] - a batch's call serves no run
+                stored.batch_id = row.batch_id
+                s.add(stored)
+            row.fix_spent_usd = (row.fix_spent_usd or 0.0) + sum(c.cost_usd for c in calls)
+            s.add(row)
+
+    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None) -> None:
+        """Remember (None: forget) where the fixes' Message Batch of a pattern stands: sending, its API id and
+        jobs, or why it stopped. Committed before the create, so no restart sends it twice."""
+        with self._tx() as s:
+            row = _row(s, pattern_id, lock=True)
+            rest = {k: v for k, v in row.pattern.items() if k != FIX_BATCH}
+            row.pattern = rest if state is None else {**rest, FIX_BATCH: state}
+            s.add(row)
+
+    def note_auto_fix(self, pattern_id: int, note: str, claim: bool = False) -> bool:
+        """Keep what auto-approve did with a pattern (in its JSON); with `claim`, only if auto-approve never took it
+        up and it still waits with no proposal (False then: another process, or a person, has it)."""
+        with self._tx() as s:
+            row = _row(s, pattern_id, lock=True)
+            if claim and (AUTO_FIX in row.pattern or row.status not in WAITING or row.proposal is not None):
+                return False
+            row.pattern = {**row.pattern, AUTO_FIX: {"note": note, "worker": this_worker()}}
+            s.add(row)
+            return True
+
+    def record_fix_retry(self, pattern_id: int, actor: str) -> None:
+        """A person's Try again of a pattern's fixes whose Message Batch stopped, on record (refused without the
+        right to decide fixes, or once the pattern is decided)."""
+        with self._tx() as s:
+            require(s, actor, Permission.DECIDE_FIX)
+            row = waiting_row(s, pattern_id)
+            audit.append(s, actor, "batch.fixes_retried", "batch", row.batch_id,
+                         detail={"pattern": row.key, "was": (row.pattern.get(FIX_BATCH) or {}).get("status")})
 
     def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
         """A person's signature for a waiting pattern: stored with its check; the prepared fixes are dropped."""

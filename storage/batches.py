@@ -332,8 +332,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 raise BatchProblem(f"pattern {pattern_id} was already {row.status}")
             # A new proposal's example changes what each item's fix would be: they are prepared again.
             row.proposal, row.status, row.item_fixes = proposal, "proposed", None
-            row.fix_spent_usd = (row.fix_spent_usd or 0.0) + float(proposal.get("cost_usd") or 0.0)
-            s.add(row)
+            s.add(row)  # (its calls' cost is counted as they are stored: `save_fix_calls`)
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
                   reason: str = "") -> int:

@@ -95,6 +95,7 @@ DOORS: dict[str, Callable[[World], object]] = {
     "batch-try-again": lambda w: w.desk.batches.retry(w.batch, VIEWER),
     "batch-ask-the-fix-agent": lambda w: w.desk.batches.propose(w.pattern, VIEWER),
     "batch-prepare-each-items-fix": lambda w: w.desk.batches.prepare(w.pattern, VIEWER),
+    "batch-fixes-try-again": lambda w: w.desk.batches.retry_fixes(w.pattern, VIEWER),
     "batch-new-signature": lambda w: w.desk.batches.set_signature(w.pattern, "guaranteed forever", VIEWER),
     "run-start": lambda w: actions.start_run(w.desk.runs, SPEC, CLEAN, w.desk.rubrics.resolved("general"), MODEL_B,
                                              MODEL_C, MODEL_B, VIEWER),

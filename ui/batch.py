@@ -292,8 +292,6 @@ def finished_step(view: BatchView) -> None:
         batch_patterns.grouping(view)
         batch_reach.needs_person(view)
         return
-    if batch.config.auto_approve:
-        batch_patterns.auto_fix(batch, records)
     batch_patterns.section(view, records, {r.key: r.run_id for r in reviews})
     batch_reach.needs_person(view)
     if not batch_patterns.pending(records):

@@ -13,6 +13,7 @@ from collections import Counter
 import streamlit as st
 
 from santa_core import words
+from santa_core.batch.fix_batch import auto_fix_note, stopped_fixes
 from santa_core.batch.fixing import FixPreview
 from santa_core.batch.patterns import Pattern, apply_pattern_fix
 from santa_core.batch.report import BatchView
@@ -24,7 +25,6 @@ from ui import batch_actions, batch_reach, components, identity
 from ui.batch_actions import POLL_S, attempt, driver
 from ui.safe import escape_markdown
 
-AUTO_REASON = "auto-approved: the batch was created with auto-approve"
 KIND_LABEL = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
 BY_HAND = {
     "review_failed": "A reviewer failed on these items after retries, so what is wrong with them is not fully known. "
@@ -139,6 +139,11 @@ def decided(record: PatternRecord, changed: int) -> None:
 def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
     """Ask the fix agent, then approve (edits adjustable) or dismiss; read-only for people who may not decide."""
     proposal = FixProposal.model_validate(record.proposal) if record.proposal else None
+    if note := auto_fix_note(record):  # the driver's auto-approve took it up (a page never does)
+        st.info(escape_markdown(f"Auto-approve: {note}." if note != "claimed" else
+                                "Auto-approve is fixing this pattern (the batch driver does it, not this page)."))
+    if why := stopped_fixes(record):
+        fixes_stopped(batch.id, record.id, why)
     if not identity.can(Permission.DECIDE_FIX):
         st.info(escape_markdown(identity.refusal(Permission.DECIDE_FIX)))
         if proposal is not None:
@@ -167,6 +172,18 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
     preview = _preview(batch.id, record.id, edits)
     exclude = batch_reach.items_table(record, preview, True) if preview is not None else []
     approve_or_dismiss(batch.id, record, edits, preview, exclude)
+
+
+def fixes_stopped(batch_id: int, pattern_id: int, why: str) -> None:
+    """The fixes' Message Batch stopped: why, and a person's Try again (nothing sends it again on its own)."""
+    st.warning(escape_markdown(f"Each item's fix was asked for as one Message Batch, which stopped: {why}. Nothing "
+                               "sends it again on its own."))
+    if identity.can(Permission.DECIDE_FIX) and st.button("Try again", key=f"batch_fix_retry_{pattern_id}",
+                                                         help="Send the fixes' Message Batch again (or poll the one "
+                                                              "already made) and prepare each item's fix from it."):
+        attempt(batch_id, lambda: driver().retry_fixes(pattern_id, identity.actor()),
+                lambda plans: f"Each item's fix is prepared ({len(plans)} item(s)).")
+        st.rerun()
 
 
 def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
@@ -216,9 +233,10 @@ def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, 
     note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
             f"{', '.join(skipped[:20])}." if skipped else "")
     note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
-    seen = preview.version if preview is not None else None
-    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), edits=edits, reason=reason,
-                                               exclude=exclude, seen=seen),
+    if preview is None:
+        return  # (the button is disabled without one: nobody approves what they did not see)
+    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), seen=preview.version, edits=edits,
+                                               reason=reason, exclude=exclude),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 
@@ -238,33 +256,3 @@ def dismiss_form(batch_id: int, record: PatternRecord, label: str, placeholder: 
     reason = left.text_input("Reason (required)", key=f"batch_reason_{record.id}", placeholder=placeholder)
     if right.button(label, key=f"batch_dismiss_{record.id}"):
         _dismiss(batch_id, record.id, reason)
-
-
-def auto_fix(batch: Batch, records: list[PatternRecord]) -> None:
-    """For a batch created with auto-approve: propose and apply each pattern's fix without a person."""
-    todo = [r for r in pending(records) if r.pattern.get("kind", "issue") == "issue"]
-    if not todo:
-        return
-    if not identity.can(Permission.DECIDE_FIX):
-        st.info(escape_markdown("This batch auto-approves fixes, which waits for someone who may decide them. "
-                   + identity.refusal(Permission.DECIDE_FIX)))
-        return
-    applied = 0
-    with st.spinner("Auto-approve: the fix agent is fixing each pattern…"):
-        for record in todo:
-            applied += _auto_one(batch.id, record)
-    if applied:
-        st.rerun()
-
-
-def _auto_one(batch_id: int, record: PatternRecord) -> int:
-    """Propose (once) and apply one pattern's fix; 1 when applied, 0 when it is left for a person."""
-    if record.proposal is None:
-        proposal = attempt(batch_id, lambda: driver().propose(record.id, identity.actor()))
-    else:
-        proposal = FixProposal.model_validate(record.proposal)
-    if proposal is None or proposal.error or not proposal.edits:
-        return 0  # no usable fix: the pattern waits for a person
-    done = attempt(batch_id, lambda: driver().approve(record.id, identity.actor(), reason=AUTO_REASON),
-                   lambda changed: escape_markdown(f"Auto-approved: {changed} item(s) of the batch changed."))
-    return 1 if done is not None else 0

@@ -47,8 +47,6 @@ if TYPE_CHECKING:  # annotations only: storage is imported inside the command
 
 BATCH_MAX_SAMPLES = 5
 """Samples `batch` draws before it stops without a clean one (a safety cap on resampling)."""
-AUTO_APPROVER = "auto-approve"
-"""Who approves a pattern's fix under --auto-approve: a system actor, as for a run."""
 PROGRESS_S = 1.0
 """How often a progress line may be printed while a sample is reviewed (seconds)."""
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
@@ -375,22 +373,25 @@ def _duration(seconds: float) -> str:
 
 
 def _decide(desk: Desk, record: PatternRecord, auto_approve: bool, decisions: Decisions) -> None:
-    """Ask for the pattern's fix and, with --auto-approve, apply it; note why it waits for a person otherwise."""
+    """With --auto-approve, say what the batch driver did with the pattern as it closed the sample (it fixes a
+    complete plan as `auto-approve`, as in the app and the worker); else ask for its fix, for a person to approve."""
+    from santa_core.batch.fix_batch import auto_fix_note
+
     if record.pattern.get("kind", "issue") != "issue":
         decisions.waiting[record.id] = "no issue to fix: review these items by hand or dismiss the group with a reason"
         return
+    if auto_approve:
+        record = desk.batches.store.pattern(record.id)
+        if record.status == "applied":
+            decisions.skipped[record.id] = []  # a complete plan: every reached item took its fix
+        elif record.waiting:
+            why = (auto_fix_note(record) or "auto-approve did not take it up").removeprefix("waits for a person: ")
+            decisions.waiting[record.id] = f"not auto-approved ({why.splitlines()[0]}): a person fixes it"
+        return
+
     def progress(done: int, total: int) -> None:
         if total and (done in (0, total) or done % max(1, total // 10) == 0):
             say(f"pattern {record.id}: each item's own fix: {done} of {total} prepared")
 
-    proposal = desk.batches.propose(record.id, CLI_ACTOR, progress=progress)
-    if not auto_approve:
-        decisions.waiting[record.id] = "its fix waits for a person to approve, edit or dismiss"
-        return
-    preview = desk.batches.preview(record.id)
-    if proposal.error or not proposal.edits or not preview.changed:
-        why = proposal.error or "the fix agent proposed no edit that applies"
-        decisions.waiting[record.id] = f"not auto-approved ({why.splitlines()[0]}): a person fixes it"
-        return
-    desk.batches.approve(record.id, AUTO_APPROVER, reason="auto-approved from the command line (--auto-approve)")
-    decisions.skipped[record.id] = preview.skipped
+    desk.batches.propose(record.id, CLI_ACTOR, progress=progress)
+    decisions.waiting[record.id] = "its fix waits for a person to approve, edit or dismiss"

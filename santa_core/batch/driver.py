@@ -474,9 +474,11 @@ class BatchDriver(PatternFixing):
         return progress
 
     def _group(self, progress: SampleProgress) -> None:
-        """Group a closed sample's failures into patterns unless they are stored (a clean sample has none)."""
+        """Group a closed sample's failures into patterns unless they are stored (a clean sample has none); in a
+        batch created with auto-approve, fix the complete ones (`auto_fix`: here, in the driver, never on a page)."""
         if progress.finished_at is not None and progress.naughty:
             self.find_patterns(progress.id)
+            self.auto_fix(progress.id)
 
     def group_finished(self) -> list[int]:
         """Group every closed sample whose failures have no patterns yet (closed before the driver grouped, or by a
@@ -484,6 +486,7 @@ class BatchDriver(PatternFixing):
         grouped = self.store.ungrouped_samples()
         for sample_id in grouped:
             self.find_patterns(sample_id)
+            self.auto_fix(sample_id)
         return grouped
 
     def find_patterns(self, sample_id: int) -> list[PatternRecord]:

@@ -8,6 +8,11 @@
 3. `approve`: one decision applies every prepared fix except the items a person excluded, in one
    transaction; an item that changed meanwhile refuses the whole approval.
 4. `edit_by_hand`: an item no fix could reach is fixed by a person, recorded as theirs.
+
+Every fix agent call is on record: committed as sent (batch_id set) before it leaves, its answer stored after
+(`fix_batches.OnRecord`; the fixes' Message Batch in `fix_batch`). For a batch created with auto-approve the
+driver (never a page) proposes and approves each pattern's fix as `auto-approve`, only when the plan is complete
+(`auto_fix`); otherwise the pattern waits for a person.
 """
 
 from __future__ import annotations
@@ -15,29 +20,28 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import threading
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 
-import anthropic
-
 from santa_core.batch import patterns, reach
 from santa_core.batch import signature as sig
-from santa_core.batch import store as batch_store
+from santa_core.batch.fix_batch import FixBatchSending, Progress
 from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
 from santa_core.models import FixEdit, FixProposal
+from santa_core.pricing import estimate_call_usd
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import fix_batches
-from santa_core.reviewers import message_batches as mb
-from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest
+from santa_core.reviewers.base import Fixer, FixRequest
 from santa_core.roles import Permission
-from santa_core.run.fixer import propose_fix
+from santa_core.run.fixer import is_complete, propose_fix
 from santa_core.run.gate import normalise
 
 log = logging.getLogger(__name__)
-Progress = Callable[[int, int], None]
-"""Called with (done, total) as the items' fixes are prepared, from the calling thread."""
+AUTO_APPROVER = "auto-approve"
+"""Who approves a pattern's fix in a batch created with auto-approve: a system actor, as for a run."""
+AUTO_REASON = "auto-approved: the batch was created with auto-approve, and every item the pattern reaches has a " \
+              "complete fix"
 
 
 @dataclass
@@ -62,6 +66,18 @@ class FixPreview:
     def changed(self) -> int:
         return sum(f.changed for f in self.changes.values())
 
+    def incomplete(self) -> str | None:
+        """Why auto-approve may not apply this plan (None: complete): every reached item has a prepared fix that
+        replaces the quoted text of every issue it has, none needs a person, none was skipped or failed."""
+        if not self.plans or not self.edits:
+            return "the fix agent proposed no edit that applies"
+        for key, plan in self.plans.items():
+            proposal = FixProposal(issues=plan.issues, edits=plan.applied, rejected=plan.skipped,
+                                   before_text=plan.before_text, proposed_text=plan.after_text)
+            if plan.error or plan.skipped or plan.needs_person or not is_complete(proposal):
+                return f"item {key}: {plan.outcome() if not plan.changed else 'its fix leaves an issue unfixed'}"
+        return None
+
     @property
     def skipped(self) -> list[str]:
         """Items that show the pattern and need a person (no fix could reach them)."""
@@ -70,14 +86,10 @@ class FixPreview:
         return [k for k, f in self.changes.items() if not f.changed]
 
 
-class PatternFixing:
-    """Mixed into `BatchDriver`: needs its `store`, `fixer_for` and `_batch_of`/`_item`."""
+class PatternFixing(FixBatchSending):
+    """Mixed into `BatchDriver`: needs its `store`, `fixer_for`, `client_for` and `_batch_of`/`_item`."""
 
-    store: batch_store.Store
     fixer_for: Callable[[str], Fixer]
-    client_for: Callable[[], anthropic.Anthropic] | None
-    poll_s: float
-    _stopping: threading.Event
 
     def _batch_of(self, record: PatternRecord) -> Batch:
         raise NotImplementedError
@@ -94,8 +106,8 @@ class PatternFixing:
             raise BatchProblem("this group has no issue to fix: review or fix its items by hand")
         batch = self._batch_of(record)
         item = self._item(batch, pattern.representative)
-        proposal = propose_fix(self.fixer_for(batch.config.fixer), item.spec, item.output,
-                               patterns.pattern_fix_issues(pattern))
+        proposal = propose_fix(self._on_record(pattern_id, self.fixer_for(batch.config.fixer)), item.spec,
+                               item.output, patterns.pattern_fix_issues(pattern))
         self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
         if proposal.error is None and proposal.edits:  # no example to follow: nothing else is asked (or paid)
             self.prepare(pattern_id, actor, progress)
@@ -131,27 +143,37 @@ class PatternFixing:
                                             **fix.model_dump())
             else:
                 agent.append(key)
-        fixer = self.fixer_for(batch.config.fixer)
+        fixer = self._on_record(pattern_id, self.fixer_for(batch.config.fixer))
         asks = {k: FixRequest(spec=items[k].spec, output=items[k].output,
                               issues=reach.with_example(targets[k], proposal.edits)) for k in agent}
         if progress is not None:
             progress(0, len(asks))
-        for key, answer in self._fix_all(batch, fixer, asks, progress):
+        for key, answer in self._fix_all(pattern_id, batch, fixer, asks, progress):
             plans[key] = reach.agent_plan(pattern, key, key in pattern.items, targets[key], answer)
         ordered = {k: plans[k] for k in items if k in plans}
         self.store.save_item_fixes(pattern_id, {k: p.model_dump(mode="json") for k, p in ordered.items()}, actor)
         return ordered
 
-    def _fix_all(self, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest],
+    def _on_record(self, pattern_id: int, fixer: Fixer) -> Fixer:
+        """The fix agent with every call on record for the pattern's batch: sent before it leaves, answered after."""
+        def note(purpose: str, model: str, body: dict) -> None:
+            if self._stopping.is_set():
+                raise RuntimeError("the desk is stopping")
+            self.store.note_fix_sent(pattern_id, purpose, model, body, estimate_call_usd(model, body))
+        return fix_batches.OnRecord(fixer, note, lambda calls: self.store.save_fix_calls(pattern_id, calls))
+
+    def _fix_all(self, pattern_id: int, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest],
                  progress: Progress | None) -> Iterator[tuple[str, FixProposal]]:
         """Each item's fix: as one Message Batch at the discount when the batch reviews through it (and the fix
-        agent is a Claude model), else synchronous calls, several at a time."""
-        answers = self._fix_batch(batch, asks, progress) if self._batched_fixes(batch, len(asks)) else None
+        agent is a Claude model), else synchronous calls, several at a time. A Message Batch that stopped or may
+        exist unseen raises (`FixesStopped`): never replaced by synchronous calls, which would pay twice."""
+        answers = self._fix_batch(pattern_id, batch, asks, progress) if self._batched_fixes(batch, len(asks)) else None
         if answers is not None:
             for key, request in asks.items():
-                yield key, propose_fix(fix_batches.Answered(fixer.name, answers[key]), request.spec,
-                                       request.output, request.issues)
-            return
+                if key in answers:
+                    yield key, propose_fix(fix_batches.Answered(fixer.name, answers[key]), request.spec,
+                                           request.output, request.issues)
+            asks = {k: r for k, r in asks.items() if k not in answers}  # (a batch sent before the items changed)
         done = 0
         with ThreadPoolExecutor(max(1, min(batch.config.concurrency, len(asks) or 1)),
                                 thread_name_prefix="santa-batch-fix") as pool:
@@ -165,30 +187,6 @@ class PatternFixing:
     def _batched_fixes(self, batch: Batch, count: int) -> bool:
         return (batch.config.message_batches and count > 1 and self.client_for is not None
                 and message_batches_problem(batch.config.fixer, batch.config.fixer) is None)
-
-    def _fix_batch(self, batch: Batch, asks: dict[str, FixRequest],
-                   progress: Progress | None) -> dict[str, FixAnswer] | None:
-        """The fixes as one Message Batch, polled until it ends; None when it could not be sent or read (the
-        caller falls back to synchronous calls, so a person is never left without the fixes)."""
-        assert self.client_for is not None
-        client = self.client_for()
-        jobs = {key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
-                for n, (key, request) in enumerate(asks.items())}
-        try:
-            api_id = fix_batches.submit(client, list(jobs.values()))
-            while True:
-                status = mb.poll(client, api_id)
-                if progress is not None:
-                    counts = status.request_counts
-                    progress(len(asks) - counts.processing, len(asks))
-                if status.ended:
-                    found = fix_batches.answers(client, api_id, list(jobs.values()))
-                    return {key: found[job.custom_id] for key, job in jobs.items()}
-                if self._stopping.wait(self.poll_s):
-                    return None
-        except mb.BatchError as exc:
-            log.warning("the fixes' Message Batch failed (%s): asking one at a time instead", exc)
-            return None
 
     def _unsampled(self, batch_id: int, items: dict[str, Item]) -> set[str]:
         """Keys of the items no sample of the batch drew."""
@@ -221,15 +219,16 @@ class PatternFixing:
             changes[key] = plans[key].item_fix()
         return FixPreview(record, edits, changes, plans)
 
-    def approve(self, pattern_id: int, actor: str, edits: Sequence[FixEdit] | None = None, reason: str = "",
-                exclude: Collection[str] = (), seen: str | None = None) -> int:
+    def approve(self, pattern_id: int, actor: str, *, seen: str, edits: Sequence[FixEdit] | None = None,
+                reason: str = "", exclude: Collection[str] = ()) -> int:
         """Apply every prepared fix of the pattern except the excluded items; how many items changed.
 
-        `seen`: the `FixPreview.version` the person looked at; refused when the fixes changed since (someone
-        asked the fix agent again, or changed the signature), so nobody approves what they did not see.
+        `seen`: the `FixPreview.version` the approver looked at (required on every door); refused when the fixes
+        changed since (someone asked the fix agent again, or changed the signature), so nobody approves what they
+        did not see.
         """
         preview = self.preview(pattern_id, edits)
-        if seen is not None and seen != preview.version:
+        if seen != preview.version:
             raise BatchProblem("the fixes changed since you opened them (someone asked the fix agent again or changed "
                                "the signature): look at them again before approving")
         unknown = set(exclude) - set(preview.changes)
@@ -255,6 +254,40 @@ class PatternFixing:
         if exclude:
             reason = f"{reason} (excluded by {actor}: {', '.join(sorted(exclude))})".strip()
         return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason)
+
+    def auto_fix(self, sample_id: int) -> dict[int, str]:
+        """For a batch created with auto-approve, the driver's step after grouping a sample: each waiting issue
+        pattern is proposed, prepared and approved as `auto-approve` when its plan is complete (`incomplete`);
+        pattern id → why it waits for a person otherwise. Each pattern is claimed once (stored first), so two
+        processes closing one sample never pay for its fixes twice, and a pattern a person asked about is theirs."""
+        batch = self.store.get(self.store.progress(sample_id).batch_id)
+        waits: dict[int, str] = {}
+        if not batch.config.auto_approve:
+            return waits
+        for record in self.store.patterns(batch.id, sample_id):
+            if (not record.waiting or record.proposal is not None or record.pattern.get("kind", "issue") != "issue"
+                    or not self.store.note_auto_fix(record.id, "claimed", claim=True)):
+                continue
+            try:
+                why = self._auto_one(record.id)
+            except Exception as exc:  # noqa: BLE001 - whatever stops it, the pattern waits for a person (fail closed)
+                log.warning("auto-approve of pattern %s stopped: %s", record.id, exc)
+                why = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            self.store.note_auto_fix(record.id, "approved" if why is None else f"waits for a person: {why}")
+            if why is not None:
+                waits[record.id] = why
+        return waits
+
+    def _auto_one(self, pattern_id: int) -> str | None:
+        """Propose, prepare and (when complete) approve one pattern's fix as auto-approve; why it waits, or None."""
+        proposal = self.propose(pattern_id, AUTO_APPROVER)
+        if proposal.error or not proposal.edits:
+            return proposal.error or "the fix agent proposed no edit that applies"
+        preview = self.preview(pattern_id)
+        if why := preview.incomplete():
+            return why
+        self.approve(pattern_id, AUTO_APPROVER, seen=preview.version, reason=AUTO_REASON)
+        return None
 
     def set_signature(self, pattern_id: int, text: str, actor: str) -> PatternRecord:
         """A person's signature (one phrase a line), validated against the sample before it is kept."""

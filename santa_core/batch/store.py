@@ -13,7 +13,7 @@ from typing import Any, Protocol
 from pydantic import BaseModel, Field
 
 from santa_core.batch import sampling
-from santa_core.models import MergedIssue, Rubric, RunStatus
+from santa_core.models import LLMCall, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 
 DONE = (RunStatus.SHIPPED.value, RunStatus.SAMPLED.value)
@@ -353,6 +353,26 @@ class Store(Protocol):
 
     def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
         """A person's signature for a waiting pattern, validated by the caller (prepared fixes are dropped)."""
+        ...
+
+    def note_fix_sent(self, pattern_id: int, purpose: str, model: str, request: dict, estimate_usd: float) -> None:
+        """Commit a fix agent call for the pattern as sent (batch_id set) before its request leaves."""
+        ...
+
+    def save_fix_calls(self, pattern_id: int, calls: Sequence[LLMCall]) -> None:
+        """Store the fix agent's answered calls for the pattern (the pattern's fix cost grows by theirs)."""
+        ...
+
+    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None) -> None:
+        """Remember where the pattern's fixes' Message Batch stands (None: there is none)."""
+        ...
+
+    def note_auto_fix(self, pattern_id: int, note: str, claim: bool = False) -> bool:
+        """Keep what auto-approve did with a pattern; with `claim`, only if it never took it up (False then)."""
+        ...
+
+    def record_fix_retry(self, pattern_id: int, actor: str) -> None:
+        """Put a person's Try again of a pattern's fixes on record (refused without the right to decide fixes)."""
         ...
 
     def edit_by_hand(self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str,

@@ -5,21 +5,22 @@ items it reaches (`santa_core.batch.fixing`) go the same way: one job per item, 
 sync fix agent sends (`batch=True` for the cache plan), submitted once, polled until it ends, each
 answer validated like a sync answer and priced at the batch rate (`answer_result(batch=True)`).
 `Answered` hands an answer to `propose_fix`, so the scope rule applies exactly as for a sync call.
+`OnRecord` puts every call of a fix agent on record: sent (committed) before it leaves, answered after.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from santa_core.models import FixPlan
+from santa_core.models import FixPlan, LLMCall
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.anthropic import DEFAULT_EFFORT, DEFAULT_MAX_TOKENS, answer_result, planned, request_body
-from santa_core.reviewers.base import FixAnswer, FixRequest
+from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest, OnSend, journaled
 from santa_core.reviewers.caching import LEDGER
 from santa_core.reviewers.prompts import build_fix_prompt
 
@@ -64,9 +65,9 @@ def _answer(job: FixJob, result: Any, latency_s: float) -> FixAnswer:
     """One result as the fix agent's answer: validated like a sync answer, priced at the batch rate."""
     kind = getattr(result, "type", None)
     if kind == "errored":
-        return FixAnswer(plan=None, error=f"batch request errored: {mb._error_text(result)}")
+        return unanswered(job, f"batch request errored: {mb._error_text(result)}")
     if kind != "succeeded" or not isinstance(getattr(result, "message", None), Message):
-        return FixAnswer(plan=None, error=f"the batch request did not succeed ({kind})")
+        return unanswered(job, f"the batch request did not succeed ({kind})")
     res = answer_result(result.message, job.params, FixPlan, "fix", latency_s, batch=True)
     usage, cost, _ = res.total()
     return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", job.model),
@@ -82,3 +83,24 @@ class Answered:
     def propose(self, request: FixRequest) -> FixAnswer:
         return self.answer
 
+
+
+def unanswered(job: FixJob, error: str) -> FixAnswer:
+    """A job the API says it did not process (errored, canceled, expired, refused): an error answer whose call row
+    answers the job's *sent* note at no cost (the API bills only the requests it processed)."""
+    return FixAnswer(plan=None, error=error,
+                     calls=[LLMCall(purpose="fix", model=job.model, request=job.params, error=error)])
+
+
+class OnRecord:
+    """A fix agent whose every call is on record: `note` commits it as sent before the request leaves (raising
+    stops it), `keep` stores the answered calls after, whatever the answer."""
+
+    def __init__(self, fixer: Fixer, note: OnSend, keep: Callable[[list[LLMCall]], None]) -> None:
+        self.fixer, self.name, self.note, self.keep = fixer, fixer.name, note, keep
+
+    def propose(self, request: FixRequest) -> FixAnswer:
+        with journaled(self.note):  # (per thread: each worker thread of the caller opens its own)
+            answer = self.fixer.propose(request)
+        self.keep(answer.calls)
+        return answer

@@ -149,7 +149,8 @@ BATCH_ACTIONS: dict[str, Act] = {
     "dismiss": lambda w, a: w.batches.dismiss(w.pattern_id, a, "not a defect"),
     "propose": lambda w, a: w.batches.propose(w.pattern_id, a),
     "prepare": lambda w, a: w.batches.prepare(w.pattern_id, a),
-    "approve": lambda w, a: w.batches.approve(w.pattern_id, a),
+    "retry_fixes": lambda w, a: w.batches.retry_fixes(w.pattern_id, a),
+    "approve": lambda w, a: w.batches.approve(w.pattern_id, a, seen=w.batches.preview(w.pattern_id).version),
     "set_signature": lambda w, a: w.batches.set_signature(
         w.pattern_id, "\n".join(w.batches.store.pattern(w.pattern_id).pattern["signature"]), a),
     "edit_by_hand": lambda w, a: w.batches.edit_by_hand(w.pattern_id, w.item_key, w.item_text,

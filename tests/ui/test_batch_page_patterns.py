@@ -131,11 +131,35 @@ def test_auto_approve_applies_the_fix_without_a_person(desk_env: RunStore, messa
     [batch] = store.batches()
     assert batch.config.auto_approve
     sample_in(store, batch.id, 1, at)
+    # The batch driver fixes it as it closes the sample (the page only shows what it did).
+    wait_until("the auto-approved fix", lambda: [p.status for p in store.patterns(batch.id)] == ["applied"], at)
     [pattern] = store.patterns(batch.id)
-    assert pattern.status == "applied" and pattern.reason.startswith("auto-approved")
+    assert pattern.decided_by == "auto-approve" and pattern.reason.startswith("auto-approved")
     assert {it.key for it in store.items(batch.id) if it.changed} == planted
     shown = texts(at)
-    assert "Auto-approved: 8 item(s) of the batch changed." in shown and "batch_resample" in keys(at)
+    assert "Fix approved by auto-approve: 8 item(s) of the batch changed." in shown and "batch_resample" in keys(at)
+
+
+def test_fixes_whose_message_batch_may_exist_are_shown_with_try_again(
+        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    """The fixes' Message Batch got no answer to its create: the pattern's card says it may exist and nothing sends
+    it again on its own; Try again (a person's, on record) prepares each item's fix."""
+    from santa_core.batch.fix_batch import CUT_SHORT, STOPPED
+
+    batch_id = seeded_batch(messages_stub)
+    store = BatchStore(desk_env)
+    [pattern] = store.patterns(batch_id)
+    at = open_batch(batch_id)
+    at.button(key=f"batch_propose_{pattern.id}").click().run()
+    store.set_fix_batch(pattern.id, {"status": f"{STOPPED}{CUT_SHORT} (request timed out)"})  # as a timed-out create
+    store.save_proposal(pattern.id, store.pattern(pattern.id).proposal, "ann")  # its items' fixes not prepared
+    at.run()
+    shown = texts(at)
+    assert "which stopped: sending the fixes' Message Batch got no clear answer" in shown
+    assert "Nothing sends it again on its own." in shown
+    at.button(key=f"batch_fix_retry_{pattern.id}").click().run()
+    assert store.pattern(pattern.id).item_fixes is not None and "batch_fix_retry" not in " ".join(keys(at))
+    assert [e.actor for e in desk_env.audit.events(action="batch.fixes_retried")] == ["local"]
 
 
 def test_dismissing_needs_a_reason_and_leaves_a_caveat_on_the_stopping_rule(

@@ -136,12 +136,12 @@ def test_opening_a_run_page_writes_nothing_and_says_what_the_run_waits_for(
     assert messages_stub.calls == []
 
 
-def reviewed_not_closed(repo: RunStore, desk: Desk) -> tuple[int, int]:
+def reviewed_not_closed(repo: RunStore, desk: Desk, auto_approve: bool = False) -> tuple[int, int]:
     """A batch whose sample has every review in but is not closed, as a driver that died just before closing it
     left it an hour ago (every promo item fails, so the sample has failures to group); (batch, sample)."""
     file = read_batch(planted_csv(20, every=1)[0], "emails.csv", strata=["template"])
     batch_id = desk.batches.create(file, config(file).model_copy(update={
-        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B}), "ann")
+        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B, "auto_approve": auto_approve}), "ann")
     sample_id = desk.batches.draw(batch_id, "ann")
     store = desk.batches.store
     for future in [desk.runner.submit(store.start_review(sample_id, item)) for item in store.pending_items(sample_id)]:
@@ -190,6 +190,28 @@ def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
     assert f"Sample 1: {progress.nice} NICE, {progress.naughty} NAUGHTY of {progress.size}" in shown
     assert "Patterns in sample 1" in shown and TITLE in shown and pattern.title in shown
     assert says not in shown
+
+
+def test_opening_the_batch_page_of_an_auto_approve_batch_sends_nothing_and_records_nothing(
+        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub) -> None:
+    """An auto-approve batch whose pattern waits with no proposal (grouped by a desk before the driver fixed, or by a
+    driver that stopped between grouping and fixing): opening its page asks the fix agent nothing, writes nothing,
+    for the local admin and an editor alike. The driver fixes it when it groups a sample (the sweep, below)."""
+    messages_stub.handler = batch_answer
+    batch_id, sample_id = reviewed_not_closed(desk_env, app_desk_open, auto_approve=True)
+    store = app_desk_open.batches.store
+    store.finish_sample(sample_id)
+    [pattern] = app_desk_open.batches.find_patterns(sample_id)  # grouped, not taken up by auto-approve
+    open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
+    calls = len(messages_stub.calls)
+    before = snapshot(desk_env.engine)
+    pages = [batch_texts(open_batch(batch_id, person)) for person in (None, EDITOR)]
+    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the desk has run to its end
+    app_desk_open.batches.pool.shutdown(wait=True)
+    assert snapshot(desk_env.engine) == before
+    assert len(messages_stub.calls) == calls
+    assert all(pattern.title in shown for shown in pages)
+    assert store.pattern(pattern.id).status == "open" and store.pattern(pattern.id).proposal is None
 
 
 EVERY_PAGE = ["pages/home.py", "pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",

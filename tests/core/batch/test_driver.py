@@ -132,7 +132,7 @@ def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(
     assert [e.after for e in proposal.edits] == [FIXED]
     preview = service.preview(pattern.id)
     assert set(preview.changes) == planted and preview.changed == len(planted)  # the whole batch, not the sample
-    assert service.approve(pattern.id, "ann", reason="the offer ended") == len(planted)
+    assert approve_seen(service, pattern.id, reason="the offer ended") == len(planted)
 
     items = {it.key: it for it in service.store.items(batch_id)}
     for key, item in items.items():
@@ -209,9 +209,14 @@ def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchDriver)
         service.sample(batch_id, "ann")
     service.dismiss(pattern.id, "ann", "handled upstream")
     with pytest.raises(BatchProblem, match="already dismissed"):
-        service.approve(pattern.id, "ann", edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])
+        approve_seen(service, pattern.id, edits=[FixEdit(issue=0, before=DEFECT, after=FIXED)])
     with pytest.raises(BatchProblem, match="say why"):
         service.dismiss(pattern.id, "ann", " ")
+
+
+def approve_seen(service: BatchDriver, pattern_id: int, actor: str = "ann", **kw: object) -> int:
+    """Approve a pattern's fix as a person who looked at its preview (the version they saw)."""
+    return service.approve(pattern_id, actor, seen=service.preview(pattern_id, kw.get("edits")).version, **kw)
 
 
 def wait_for(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
@@ -370,7 +375,7 @@ def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_n
         row.output = row.original_output = f"{row.output} {DEFECT}"
     [pattern] = service.find_patterns(first.id)
     service.propose(pattern.id, "ann")
-    assert service.approve(pattern.id, "ann") == len(planted) - 1
+    assert approve_seen(service, pattern.id) == len(planted) - 1
     exported = {it.key: it for it in read_batch(service.export(batch_id), "out.csv").items}
     assert exported[victim].record["santa_status"] == "needs fix"
     assert "stands more than once" in exported[victim].record["santa_fix"]

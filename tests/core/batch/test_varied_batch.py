@@ -18,7 +18,7 @@ from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
-from tests.core.batch.test_driver import config
+from tests.core.batch.test_driver import approve_seen, config
 from tests.support import varied_batch as vb
 
 SAMPLED_DEFECTIVE = {"item-050", "item-100", "item-150", "item-175"}
@@ -74,7 +74,7 @@ def test_one_approval_reaches_every_varied_item_and_the_resample_is_clean(servic
         assert all(issue.evidence in request.output and "Approved fix" in issue.description
                    for issue in request.issues)
 
-    assert service.approve(pattern.id, "ann", reason="we cannot promise timing") == 7
+    assert approve_seen(service, pattern.id, reason="we cannot promise timing") == 7
     items = {it.key: it.output for it in service.store.items(batch_id)}
     for key, text in items.items():
         if key in defective - {"item-125"}:
@@ -112,13 +112,13 @@ def test_a_person_can_exclude_items_and_no_decision_is_lost(service: BatchDriver
     [pattern] = service.find_patterns(sample_id)
     service.propose(pattern.id, "ann")
     with pytest.raises(BatchProblem, match="does not reach"):
-        service.approve(pattern.id, "ann", exclude=["item-001"], reason="x")  # a clean item: nothing to exclude
+        approve_seen(service, pattern.id, exclude=["item-001"], reason="x")  # a clean item: nothing to exclude
     with pytest.raises(BatchProblem, match="dismiss the pattern"):
-        service.approve(pattern.id, "ann", exclude=sorted(defective), reason="none of them")
+        approve_seen(service, pattern.id, exclude=sorted(defective), reason="none of them")
     with pytest.raises(BatchProblem, match="say why"):
-        service.approve(pattern.id, "ann", exclude=["item-025"])
+        approve_seen(service, pattern.id, exclude=["item-025"])
     before = {it.key: it.output for it in service.store.items(batch_id)}
-    assert service.approve(pattern.id, "ann", exclude=["item-025"], reason="a quote of the law") == 6
+    assert approve_seen(service, pattern.id, exclude=["item-025"], reason="a quote of the law") == 6
     after = {it.key: it.output for it in service.store.items(batch_id)}
     assert after["item-025"] == before["item-025"]
     assert "item-025" in service.store.pattern(pattern.id).reason
@@ -149,7 +149,7 @@ def test_a_new_signature_after_the_proposal_prepares_every_item_again(service: B
         service.approve(pattern.id, "ann", seen=seen)
     with pytest.raises(BatchProblem, match="not in what the reviewers quoted"):
         service.set_signature(pattern.id, "see you soon", "ann")  # tells the items apart, but is not the defect
-    assert service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version) == 7
+    assert approve_seen(service, pattern.id) == 7
 
 
 def test_a_fix_that_leaves_the_signature_in_place_needs_a_person(service: BatchDriver) -> None:
@@ -173,7 +173,7 @@ def test_a_hand_edit_after_the_clean_sample_is_not_counted_as_verified(service: 
     batch_id, sample_id, _ = sampled(service)
     [pattern] = service.find_patterns(sample_id)
     service.propose(pattern.id, "ann")
-    service.approve(pattern.id, "ann")
+    approve_seen(service, pattern.id)
     assert service.wait(service.sample(batch_id, "ann"), timeout=60).clean
     assert "not counted" not in service.stopping_rule(batch_id).statement()
     with pytest.raises(BatchProblem, match="not one the pattern reaches"):
@@ -185,12 +185,16 @@ def test_a_hand_edit_after_the_clean_sample_is_not_counted_as_verified(service: 
 
 
 def test_what_every_fix_call_cost_stays_in_the_batch_cost(service: BatchDriver) -> None:
+    """Every answered fix agent call counts, proposals asked again included: the batch's cost grows by each call
+    row's cost as it is stored, whatever becomes of the proposal it served."""
+    from santa_core.models import LLMCall
+
     batch_id, sample_id, _ = sampled(service)
     [pattern] = service.find_patterns(sample_id)
     reviews = service.store.cost(batch_id)
     proposal = service.propose(pattern.id, "ann").model_dump(mode="json")
-    service.store.save_proposal(pattern.id, {**proposal, "cost_usd": 0.25}, "ann")  # asked again
-    service.store.save_proposal(pattern.id, {**proposal, "cost_usd": 0.5}, "ann")  # and again
-    plans = {"item-025": {"via": "fix agent", "cost_usd": 0.125}, "item-050": {"via": "representative", "cost_usd": 0.5}}
-    service.store.save_item_fixes(pattern.id, plans, "ann")  # the representative's cost is the proposal's
+    for n, cost in enumerate((0.25, 0.5, 0.125)):  # two proposals asked again, one item's own fix
+        service.store.save_fix_calls(pattern.id, [LLMCall(purpose="fix", model="fixer", request={"n": n},
+                                                          cost_usd=cost)])
+    service.store.save_proposal(pattern.id, proposal, "ann")  # a newer proposal: what was paid stays
     assert service.store.cost(batch_id) == pytest.approx(reviews + 0.25 + 0.5 + 0.125)
