@@ -473,3 +473,18 @@ def test_a_fix_is_accepted_when_its_issue_is_gone_from_its_sentence(issues, edit
     applied = [FixEdit(issue=0, before=b, after=a) for b, a in edits]
     verdict = unfixed(_ITEM, after if after is not None else _ITEM, applied, issues)
     assert (verdict is None) if why is None else (verdict is not None and why in verdict)
+
+
+def test_the_batch_text_rule_edits_only_the_items_flagged_sentence() -> None:
+    """The driver's text rule (`reach.rule_plan`): the approved 'before' standing once, in the unflagged "Discounts
+    apply…" sentence of an item, is refused there; the item goes to the fix agent (scoped) or a person."""
+    from santa_core.batch import reach
+    output = "Hi. Satisfaction guaranteed for life. Discounts apply to orders guaranteed forever by card."
+    issues = [MergedIssue(criterion="c", description="an unkeepable promise", flagged_by="both",
+                          evidence="Satisfaction guaranteed for life.")]
+    edits = [FixEdit(issue=0, before="guaranteed forever", after="our aim")]
+    assert reach.text_rule(output, edits, issues).after_text == output
+    assert reach.rule_plan("b", True, issues, output, edits) is None
+    right = [FixEdit(issue=0, before="guaranteed for life", after="our aim")]
+    plan = reach.rule_plan("b", True, issues, output, right)
+    assert plan is not None and plan.after_text == "Hi. Satisfaction our aim. Discounts apply to orders guaranteed forever by card."
