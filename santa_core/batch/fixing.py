@@ -215,8 +215,7 @@ class PatternFixing:
         for key, plan in plans.items():
             if plan.via in ("representative", "text rule") and edits != proposal.edits:
                 # The person edited the replacement text: the text rule applies their words.
-                fix = reach.text_rule(outputs.get(key, plan.before_text), edits, plan.issues)
-                plans[key] = plan.model_copy(update=fix.model_dump())
+                plans[key] = reach.retext(plan, outputs.get(key, plan.before_text), edits)
             changes[key] = plans[key].item_fix()
         return FixPreview(record, edits, changes, plans)
 

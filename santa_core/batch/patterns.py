@@ -5,7 +5,8 @@ Three steps, all pure:
 1. `group_patterns` groups the merged issues of the sample's NAUGHTY items into patterns.
 2. `matching_items` finds the items of the *whole* batch that show a pattern, by its quotes.
 3. `apply_pattern_fix` applies the edits a person approved on the pattern's representative
-   item to another item: the same exact spans, or nothing at all.
+   item to another item: the same exact spans, inside that item's own sentences that show the
+   pattern (the single run's scope rule), or nothing at all.
 
 Matching is lenient (case, spacing and punctuation do not matter) so that every item showing
 the defect is found; fixing is strict (the approved `before` text, byte for byte, exactly once)
@@ -433,7 +434,7 @@ def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]]
     if edit.before == edit.after:
         return -1, "changes nothing"
     if scope is not None and not scope:
-        return -1, "has no sentence of this item to edit (none shows the pattern where it can be located); fix it by hand"
+        return -1, "has no sentence of this item to edit (none showing the pattern could be located); fix it by hand"
     found = occurrences(text, edit.before)
     if not found:
         return -1, "approved 'before' text is not in this item (exact text required); fix it by hand"

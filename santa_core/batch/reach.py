@@ -169,6 +169,18 @@ def rule_plan(key: str, sampled: bool, issues: list[MergedIssue], output: str,
     return ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues, **fix.model_dump())
 
 
+def retext(plan: ItemPlan, output: str, edits: Sequence[FixEdit]) -> ItemPlan:
+    """A text-rule plan (or the representative's) with the edits a person reworded; another item's is judged by its
+    issues again (the representative's words are the person's own)."""
+    fix = text_rule(output, edits, plan.issues)
+    why = None if plan.via == "representative" or not fix.changed else unfixed(
+        fix.before_text, fix.after_text, fix.applied, plan.issues)
+    if why:
+        return plan.model_copy(update={**fix.model_dump(), "after_text": output, "applied": [],
+                                       "error": f"the reworded fix is not accepted: {why}"})
+    return plan.model_copy(update=fix.model_dump())
+
+
 def agent_plan(key: str, sampled: bool, issues: list[MergedIssue], answer: FixProposal) -> ItemPlan:
     """The fix agent's answer for one item as its plan; a fix that does not fix the item's issues in their own
     sentences, or that tried to edit elsewhere, needs a person."""

@@ -61,7 +61,8 @@ def identical_csv() -> tuple[bytes, dict[str, str], dict[str, str]]:
             promise, honest = (TAILED, TAILED_FIXED) if tailed else (PLAIN, PLAIN_FIXED)
             text = f"Hello customer {i}, our spring sale starts today. {promise} Discounts apply to orders over $50."
             defective[key] = text
-            fixed[key] = f"Hello customer {i}, our spring sale starts today. {honest} Discounts apply to orders over $50."
+            fixed[key] = (f"Hello customer {i}, our spring sale starts today. {honest} "
+                          "Discounts apply to orders over $50.")
         writer.writerow([key, template, text])
     return buf.getvalue().encode("utf-8"), defective, fixed
 
@@ -114,8 +115,9 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
                                                                           if TAILED in t}
         service.approve(pattern.id, "ann")
         items = {it.key: it for it in service.store.items(batch_id)}
-        unfixed = {k: plans[k].outcome() for k, it in items.items() if k in defective and it.output == it.original_output}
-        assert not unfixed  # issue 32 saw 12 of them "needs fix": "the fix agent's edit leaves “satisfaction” in place"
+        unfixed = {k: plans[k].outcome() for k, it in items.items()
+                   if k in defective and it.output == it.original_output}
+        assert not unfixed  # issue 32 saw 12 "needs fix": "the fix agent's edit leaves “satisfaction” in place"
         assert {k for k, it in items.items() if it.output != it.original_output} == set(defective)
         for key, item in items.items():
             assert item.output == fixed.get(key, item.original_output)  # fixed as written out, or byte-identical

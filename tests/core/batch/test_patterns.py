@@ -428,12 +428,13 @@ def test_an_unsampled_japanese_items_fix_never_reaches_its_unflagged_fee_sentenc
     'before' stands once, in the fee sentence. The quote's own sentence is located; the fee sentence is not touched."""
     rep = "本日から全品送料無料永久保証です。"
     failure = SampledFailure(item_key="a", output=rep, issues=[MergedIssue(
-        criterion="c", description="free shipping on everything", evidence="全品送料無料永久保証", flagged_by="both")])
+        criterion="c", description="free shipping on everything", evidence="全品送料無料永久保証",
+        flagged_by="both")])
     [pattern] = group_patterns([failure])
     unsampled = "本日より全品送料無料永久保証。手数料は無料です。"
     fixes = apply_to_batch(pattern, [FixEdit(issue=0, before="無料です", after="500円です")], [("b", unsampled)])
     assert fixes["b"].after_text == unsampled and "not in the sentence" in fixes["b"].skipped[0].reason
-    glued = "本日より全品送料無料永久保証、手数料は無料です"  # one sentence: the same words are in the quote's own
+    glued = "本日より全品送料無料永久保証、手数料は無料です"  # one sentence: the words are in the quote's own
     assert apply_to_batch(pattern, [FixEdit(issue=0, before="無料です", after="500円です")],
                           [("c", glued)])["c"].changed
 
@@ -487,4 +488,19 @@ def test_the_batch_text_rule_edits_only_the_items_flagged_sentence() -> None:
     assert reach.rule_plan("b", True, issues, output, edits) is None
     right = [FixEdit(issue=0, before="guaranteed for life", after="our aim")]
     plan = reach.rule_plan("b", True, issues, output, right)
-    assert plan is not None and plan.after_text == "Hi. Satisfaction our aim. Discounts apply to orders guaranteed forever by card."
+    fixed = "Hi. Satisfaction our aim. Discounts apply to orders guaranteed forever by card."  # by hand
+    assert plan is not None and plan.after_text == fixed
+
+
+def test_a_reworded_text_rule_fix_is_judged_again() -> None:
+    """A person rewords the approved fix so that it keeps the quoted promise: another item's text rule needs a person."""
+    from santa_core.batch import reach
+    output = "Hi. Satisfaction guaranteed for life. See you."
+    issues = [MergedIssue(criterion="c", description="an unkeepable promise", flagged_by="both",
+                          evidence="guaranteed for life")]
+    good = reach.rule_plan("b", False, issues, output, [FixEdit(issue=0, before="guaranteed for life", after="ok")])
+    assert good is not None and good.after_text == "Hi. Satisfaction ok. See you."
+    kept = reach.retext(good, output, [FixEdit(issue=0, before="guaranteed for life", after="guaranteed for life!")])
+    assert kept.needs_person and "not accepted" in kept.outcome()
+    again = reach.retext(good, output, [FixEdit(issue=0, before="guaranteed for life", after="hoped for")])
+    assert again.after_text == "Hi. Satisfaction hoped for. See you." and not again.needs_person

@@ -162,7 +162,8 @@ def test_a_fix_is_judged_by_its_sentence_not_by_the_signature(service: BatchDriv
     def half_fix(request):
         if "customer 75," in request.output:  # rewords the promise: "guaranteed" (the signature) stays
             [sentence] = vb.defects(request.output)
-            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=sentence.replace("within", "in about"))])
+            reworded = sentence.replace("within", "in about")
+            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=reworded)])
         if "customer 25," in request.output:  # fixes the promise and also edits the greeting nobody flagged
             [sentence] = vb.defects(request.output)
             return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after="Results vary."),
