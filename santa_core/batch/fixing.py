@@ -137,10 +137,9 @@ class PatternFixing(FixBatchSending):
                 plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="fix agent", before_text=items[key].output,
                                             after_text=items[key].output, error=reach.UNLOCATED)
                 continue
-            fix = reach.text_rule(pattern, items[key].output, proposal.edits, sampled)
-            if fix.changed and not fix.skipped and (sampled or not sig.recognises(pattern.signature, fix.after_text)):
-                plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues,
-                                            **fix.model_dump())
+            plan = reach.rule_plan(key, sampled, issues, items[key].output, proposal.edits)  # judged by its issues
+            if plan is not None:
+                plans[key] = plan
             else:
                 agent.append(key)
         fixer = self._on_record(pattern_id, self.fixer_for(batch.config.fixer))
@@ -149,7 +148,7 @@ class PatternFixing(FixBatchSending):
         if progress is not None:
             progress(0, len(asks))
         for key, answer in self._fix_all(pattern_id, batch, fixer, asks, progress):
-            plans[key] = reach.agent_plan(pattern, key, key in pattern.items, targets[key], answer)
+            plans[key] = reach.agent_plan(key, key in pattern.items, targets[key], answer)
         ordered = {k: plans[k] for k in items if k in plans}
         self.store.save_item_fixes(pattern_id, {k: p.model_dump(mode="json") for k, p in ordered.items()}, actor)
         return ordered
@@ -214,8 +213,7 @@ class PatternFixing(FixBatchSending):
         for key, plan in plans.items():
             if plan.via in ("representative", "text rule") and edits != proposal.edits:
                 # The person edited the replacement text: the text rule applies their words.
-                fix = reach.text_rule(pattern, outputs.get(key, plan.before_text), edits, plan.sampled)
-                plans[key] = plan.model_copy(update=fix.model_dump())
+                plans[key] = reach.retext(plan, outputs.get(key, plan.before_text), edits)
             changes[key] = plans[key].item_fix()
         return FixPreview(record, edits, changes, plans)
 

@@ -5,7 +5,8 @@ Three steps, all pure:
 1. `group_patterns` groups the merged issues of the sample's NAUGHTY items into patterns.
 2. `matching_items` finds the items of the *whole* batch that show a pattern, by its quotes.
 3. `apply_pattern_fix` applies the edits a person approved on the pattern's representative
-   item to another item: the same exact spans, or nothing at all.
+   item to another item: the same exact spans, inside that item's own sentences that show the
+   pattern (the single run's scope rule), or nothing at all.
 
 Matching is lenient (case, spacing and punctuation do not matter) so that every item showing
 the defect is found; fixing is strict (the approved `before` text, byte for byte, exactly once)
@@ -18,17 +19,19 @@ from __future__ import annotations
 import hashlib
 import json
 import unicodedata
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from santa_core.batch.signature import SignatureCheck
+from santa_core.batch.signature import SignatureCheck, raw_spans
 from santa_core.batch.spans import phrase_spans
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
 from santa_core.run.fixer import occurrences
 from santa_core.run.gate import descriptions_agree, normalise, same_issue
+from santa_core.scope import Span, scope_of, sentence_spans, stands_in, within
 
 MIN_QUOTE_CHARS = 8
 """Fewest non-space characters (after normalising) a quote needs to group or match items on.
@@ -380,13 +383,58 @@ def quote_spans(text: str, quotes: Sequence[str]) -> list[tuple[int, int]]:
     return phrase_spans(text, quotes)
 
 
+def shown_sentences(output: str, quotes: Sequence[str], signature: Sequence[str] = ()) -> list[Span]:
+    """The sentences where an item shows the pattern, in order: those holding a quote or a signature phrase.
+
+    A phrase is placed by the raw-text search (`quote_spans`, `signature.raw_spans`); a quote also by the single
+    run's rule (`santa_core.scope.scope_of`: exact or folded, at one place), which places a quote glued into text
+    written without spaces. A quote or phrase that stands nowhere the text can be cut names no sentence: the
+    item's fix then has no scope, and a person fixes it.
+    """
+    sentences = sentence_spans(output)
+    begins = [s for s, _ in sentences]
+    found = sorted(raw_spans(output, signature) + quote_spans(output, quotes))
+    homes: set[Span] = {span for q in quotes for span in scope_of(output, q)}
+    for start, _ in found:
+        at = bisect_right(begins, start) - 1
+        if at >= 0 and start < sentences[at][1]:
+            homes.add(sentences[at])
+    return sorted(homes)
+
+
+def locate(output: str, evidence: str) -> list[Span]:
+    """The sentence holding an issue's evidence: the single run's rule (`santa_core.scope.scope_of`), else where the
+    pattern's own matching (case ignored, `quote_spans`) finds it at exactly one place; empty when neither does."""
+    found = scope_of(output, evidence)
+    if found or not _usable(evidence):
+        return found
+    places = quote_spans(output, [evidence])
+    if len(places) != 1:
+        return []
+    (start, end), sentences = places[0], sentence_spans(output)
+    touched = [u for u in sentences if u[0] < end and start < u[1]] or [(start, end)]
+    return [(min(touched[0][0], start), max(touched[-1][1], end))]
+
+
+def still_shows(sentence: str, evidence: str) -> bool:
+    """Whether the evidence still stands in a sentence: as it was quoted, or up to case, spacing and punctuation."""
+    return stands_in(sentence, evidence) or _found(normalise(sentence), normalise(evidence))
+
+
+def issue_sentences(output: str, issues: Sequence[MergedIssue]) -> list[Span]:
+    """The sentences holding the issues' evidence (`locate`): the only places an item's fix may edit."""
+    return sorted({span for issue in issues for span in locate(output, issue.evidence)})
+
+
 def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]],
-                 scope: Sequence[tuple[int, int]] | None = None) -> tuple[int, str | None]:
+                 scope: Sequence[Span] | None = None) -> tuple[int, str | None]:
     """Where the approved edit applies in this item, or why it does not."""
     if not edit.before:
         return -1, "has an empty 'before' text"
     if edit.before == edit.after:
         return -1, "changes nothing"
+    if scope is not None and not scope:
+        return -1, "has no sentence of this item to edit (none showing the pattern could be located); fix it by hand"
     found = occurrences(text, edit.before)
     if not found:
         return -1, "approved 'before' text is not in this item (exact text required); fix it by hand"
@@ -398,16 +446,18 @@ def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]]
         return -1, "is already applied to this item"
     if any(s < start + len(edit.before) and start < e for s, e, _ in spans):
         return -1, "overlaps another approved edit"
-    if scope is not None and not any(s < start + len(edit.before) and start < e for s, e in scope):
-        # Fix only what was flagged: the same words elsewhere in an item are not the defect.
-        return -1, "is not where this item shows the pattern's quote; fix it by hand"
+    if scope is not None and not within(list(scope), start, start + len(edit.before)):
+        # Fix only what was flagged: the same words in another sentence of an item are not the defect.
+        return -1, "is not in the sentence where this item shows the pattern; fix it by hand"
     return start, None
 
 
-def apply_pattern_fix(output: str, edits: Sequence[FixEdit], scope: Sequence[tuple[int, int]] | None = None) -> ItemFix:
+def apply_pattern_fix(output: str, edits: Sequence[FixEdit], scope: Sequence[Span] | None = None) -> ItemFix:
     """Apply the edits approved on the representative to another item: each where its exact 'before' occurs once.
 
-    With `scope` (the spans where the item shows the pattern), an edit must also touch one of them.
+    With `scope` (the sentences where the item shows the pattern) an edit must lie inside one of them, as a single
+    run's edit must lie in its issue's sentence; an empty scope applies nothing. Every item the batch reaches is
+    given its scope; None is for the representative's own text, whose edits a person wrote or saw.
     An edit that cannot apply is skipped with the reason; an item none applies to stays byte-identical.
     Applying the same edits twice changes nothing the second time.
     """
@@ -429,22 +479,22 @@ def apply_pattern_fix(output: str, edits: Sequence[FixEdit], scope: Sequence[tup
 
 
 def apply_to_batch(pattern: Pattern, edits: Sequence[FixEdit], items: Iterable[tuple[str, str]]) -> dict[str, ItemFix]:
-    """The approved fix applied to every batch item that shows the pattern, keyed by item; others are absent."""
+    """The approved fix applied to every batch item that shows the pattern, keyed by item; others are absent.
+
+    Each item's edits are confined to its own sentences that show the pattern: a sampled item's, those holding its
+    reviewers' quotes; another item's, those holding a quote of the pattern (`shown_sentences`).
+    """
     pairs = list(items)
     outputs = dict(pairs)
     if len(outputs) != len(pairs):
         twice = next(k for k, n in Counter(k for k, _ in pairs).items() if n > 1)
         raise ValueError(f"item {twice!r} appears twice in the batch; item keys must be unique")
     sampled = set(pattern.items)
-
     quotes = [q for q in pattern.match_on if _usable(q)]
 
-    def scope(key: str) -> list[tuple[int, int]] | None:
-        # A sampled item's reviewers located the defect themselves (their quote may be inexact).
+    def scope(key: str) -> list[Span]:
         if key in sampled:
-            return None
-        # The raw-text search cannot follow every folding `matches` does (NFKC, ß, scripts without
-        # spaces): where it finds nothing, the exact-once rule alone decides, as for a sampled item.
-        return quote_spans(outputs[key], quotes) or None
+            return issue_sentences(outputs[key], pattern_fix_issues(pattern, key))
+        return shown_sentences(outputs[key], quotes)
 
     return {key: apply_pattern_fix(outputs[key], edits, scope(key)) for key in matching_items(pattern, pairs)}

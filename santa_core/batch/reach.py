@@ -6,9 +6,13 @@ A person approves a pattern once, on its representative item. The fix then reach
   issue per sentence that shows it, the sentence as the issue's evidence.
 
 Each reached item gets its own edit, under the same scope rule as a single run: first the approved
-edits as a **text rule** (the exact 'before' text, once, where the item shows the pattern), else
-the **fix agent** on that item alone, with the approved fix as its example; its edits must lie in
-the sentence holding each issue's evidence. An item neither can fix is listed for a person.
+edits as a **text rule** (the exact 'before' text, once, inside the sentence holding one of the item's
+issues), else the **fix agent** on that item alone, with the approved fix as its example; its edits
+must lie in the sentence holding each issue's evidence. A fix is accepted when it fixes the item's
+issues (`unfixed`): each issue's evidence is gone from its sentence and nothing outside those
+sentences changed. The pattern's signature only *recognises* items: a fix that leaves a signature
+word in place is not refused for it. An item no fix is accepted for, or whose sentence cannot be
+located, is listed for a person.
 
 Pure: `reached` decides which items and issues, `text_rule` tries the approved edits; the driver
 asks the fix agent and stores the plans (`ItemPlan`) until a person approves.
@@ -16,16 +20,26 @@ asks the fix agent and stores the plans (`ItemPlan`) until a person approves.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from santa_core.batch import signature as sig
-from santa_core.batch.patterns import ItemFix, Pattern, apply_pattern_fix, matches, pattern_fix_issues, quote_spans
+from santa_core.batch.patterns import (
+    ItemFix,
+    Pattern,
+    apply_pattern_fix,
+    issue_sentences,
+    locate,
+    matches,
+    pattern_fix_issues,
+    shown_sentences,
+    still_shows,
+)
 from santa_core.models import FixEdit, FixProposal, LLMCall, MergedIssue, RejectedEdit
-from santa_core.scope import sentence_spans
+from santa_core.run.fixer import occurrences
+from santa_core.scope import Span, within
 
 MAX_ISSUES_PER_ITEM = 3
 """Sentences of one unsampled item fixed for one pattern; more is a rewrite, for a person."""
@@ -72,21 +86,11 @@ class ItemPlan(BaseModel):
 
 def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
     """One issue per sentence of an unsampled item that shows the pattern, the sentence as evidence."""
-    spans = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
-    sentences = sentence_spans(output)
-    begins = [s for s, _ in sentences]  # in order and apart: a span's sentence is found by bisection, not a scan
-    seen: list[tuple[int, int]] = []
-    for start, _ in sorted(spans):
-        at = bisect_right(begins, start) - 1
-        home = sentences[at] if at >= 0 and start < sentences[at][1] else None
-        if home is not None and home not in seen:
-            seen.append(home)
-            if len(seen) == MAX_ISSUES_PER_ITEM:
-                break  # only these are fixed: the rest of the spans need no sentence
+    seen = shown_sentences(output, [q for q in pattern.match_on if q], pattern.signature)[:MAX_ISSUES_PER_ITEM]
     example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
     return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
                         evidence=output[s:e].strip(), flagged_by="check")
-            for s, e in seen[:MAX_ISSUES_PER_ITEM] if output[s:e].strip()]
+            for s, e in seen if output[s:e].strip()]
 
 
 def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[str]) -> dict[str, list[MergedIssue]]:
@@ -111,23 +115,85 @@ def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[s
     return out
 
 
-def text_rule(pattern: Pattern, output: str, edits: Sequence[FixEdit], sampled: bool) -> ItemFix:
-    """The approved edits applied as they are: exact 'before' once, where this item shows the pattern."""
-    if sampled:
-        return apply_pattern_fix(output, edits)  # its reviewers located the defect themselves
-    scope = sig.raw_spans(output, pattern.signature) + quote_spans(output, [q for q in pattern.match_on if q])
-    return apply_pattern_fix(output, edits, scope or None)
+def text_rule(output: str, edits: Sequence[FixEdit], issues: Sequence[MergedIssue]) -> ItemFix:
+    """The approved edits applied as they are: exact 'before' once, inside a sentence holding one of the issues."""
+    return apply_pattern_fix(output, edits, issue_sentences(output, issues))
 
 
-def agent_plan(pattern: Pattern, key: str, sampled: bool, issues: list[MergedIssue], answer: FixProposal) -> ItemPlan:
-    """The fix agent's answer for one item as its plan; a fix that leaves the signature in place needs a person."""
+def unfixed(before: str, after: str, applied: Sequence[FixEdit], issues: Sequence[MergedIssue]) -> str | None:
+    """Why a fix does not fix the item's issues, or None when it does: it is accepted when each issue's evidence is
+    gone from the sentence holding it and nothing outside those sentences changed.
+
+    Judged from the text itself, not from the pattern's signature: a recogniser is not the defect.
+    """
+    if not issues:
+        return UNLOCATED
+    scopes = [locate(before, issue.evidence) for issue in issues]
+    if not all(scopes):
+        return "no sentence of it holds the issue's quote at one place, so a person fixes it"
+    placed: list[tuple[int, int, str]] = []
+    for edit in applied:
+        found = occurrences(before, edit.before)
+        if len(found) != 1:
+            return "an edit's text does not stand once in the item"
+        placed.append((found[0], found[0] + len(edit.before), edit.after))
+    placed.sort()
+    if _rebuilt(before, placed) != after:
+        return "its text is not its edits applied"
+    sentences: list[Span] = [span for spans in scopes for span in spans]
+    if any(not within(sentences, start, end) for start, end, _ in placed):
+        return "it edits a sentence nobody flagged"
+    for issue, [(start, end)] in zip(issues, scopes, strict=True):
+        inside = [(s - start, e - start, a) for s, e, a in placed if start <= s and e <= end]
+        if still_shows(_rebuilt(before[start:end], inside), issue.evidence.strip()):
+            return f"the edit leaves “{issue.evidence.strip()}” in its sentence"
+    return None
+
+
+def _rebuilt(text: str, placed: Sequence[tuple[int, int, str]]) -> str:
+    """The text with the placed replacements (start, end, after), in order and apart, applied."""
+    pieces, cursor = [], 0
+    for start, end, after in placed:
+        pieces += [text[cursor:start], after]
+        cursor = end
+    pieces.append(text[cursor:])
+    return "".join(pieces)
+
+
+def rule_plan(key: str, sampled: bool, issues: list[MergedIssue], output: str,
+              edits: Sequence[FixEdit]) -> ItemPlan | None:
+    """The approved edits as this item's fix when they apply whole and fix its issues (else None: the fix agent)."""
+    fix = text_rule(output, edits, issues)
+    if not fix.changed or fix.skipped or unfixed(fix.before_text, fix.after_text, fix.applied, issues):
+        return None
+    return ItemPlan(key=key, sampled=sampled, via="text rule", issues=issues, **fix.model_dump())
+
+
+def retext(plan: ItemPlan, output: str, edits: Sequence[FixEdit]) -> ItemPlan:
+    """A text-rule plan (or the representative's) with the edits a person reworded; another item's is judged by its
+    issues again (the representative's words are the person's own)."""
+    fix = text_rule(output, edits, plan.issues)
+    why = None if plan.via == "representative" or not fix.changed else unfixed(
+        fix.before_text, fix.after_text, fix.applied, plan.issues)
+    if why:
+        return plan.model_copy(update={**fix.model_dump(), "after_text": output, "applied": [],
+                                       "error": f"the reworded fix is not accepted: {why}"})
+    return plan.model_copy(update=fix.model_dump())
+
+
+def agent_plan(key: str, sampled: bool, issues: list[MergedIssue], answer: FixProposal) -> ItemPlan:
+    """The fix agent's answer for one item as its plan; a fix that does not fix the item's issues in their own
+    sentences, or that tried to edit elsewhere, needs a person."""
     plan = ItemPlan(key=key, sampled=sampled, via="fix agent", issues=issues, before_text=answer.before_text,
                     after_text=answer.proposed_text, applied=answer.edits, skipped=answer.rejected,
                     cost_usd=answer.cost_usd, error=answer.error, calls=answer.calls)
-    left = [p for p in pattern.signature if sig.recognises([p], answer.proposed_text)] if plan.changed else []
-    if left:
-        why = f"the fix agent's edit leaves {', '.join(f'“{p}”' for p in left)} in place"
-        return plan.model_copy(update={"after_text": plan.before_text, "applied": [], "error": why})
+    if not plan.changed:
+        return plan
+    why = ("it also proposed an edit that was refused" if answer.rejected
+           else unfixed(plan.before_text, plan.after_text, plan.applied, issues))
+    if why:
+        return plan.model_copy(update={"after_text": plan.before_text, "applied": [],
+                                       "error": f"the fix agent's edit is not accepted: {why}"})
     return plan
 
 

@@ -188,7 +188,9 @@ TEXT_CHECKS: dict[str, TextCheck] = {
         {"i1": (t, [t]), "i2": (t[::-1], [" ".join(t[::-1].split()[:1000])])}, {"o1": t[len(t) // 2:]}),
     "batch reach (long quotes)": lambda t: (
         reach.reached(_long_pattern(t), [("u", t)], {"u"}),
-        reach.text_rule(_long_pattern(t), t, [FixEdit(issue=0, before=_half(t), after="y")], sampled=False)),
+        reach.text_rule(t, [FixEdit(issue=0, before=_half(t), after="y")], reach.signature_issues(_long_pattern(t), t)),
+        reach.unfixed(t, t, [FixEdit(issue=0, before=_half(t), after="y")],
+                      reach.signature_issues(_long_pattern(t), t))),
     "batch fix reach (long quotes)": lambda t: apply_to_batch(
         _long_pattern(t), [FixEdit(issue=0, before=_half(t), after="y")], [("i1", t), ("u", t), ("v", t[::-1])]),
     "batch pattern fix (long before)": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=_half(t), after="y")]),

@@ -9,6 +9,7 @@ import pytest
 from santa_core.batch.patterns import (
     MIN_QUOTE_CHARS,
     Pattern,
+    PatternMember,
     SampledFailure,
     apply_pattern_fix,
     apply_to_batch,
@@ -16,6 +17,7 @@ from santa_core.batch.patterns import (
     matches,
     matching_items,
     pattern_fix_issues,
+    rebuild,
 )
 from santa_core.models import (
     CheckResult,
@@ -388,15 +390,15 @@ def test_an_approved_edit_applies_only_where_an_item_shows_the_quote() -> None:
     assert fixes["a"].after_text == "Great deal. Ships free to the EU and the UK. Enjoy."
     assert fixes["c"].after_text == "Ships free to the EU and the UK, fast."
     # b shows the pattern (lower case) but the exact 'before' is in its VAT sentence: left alone, with why
-    assert fixes["b"].after_text == vat and "not where this item shows the pattern's quote" in fixes["b"].skipped[0].reason
+    assert fixes["b"].after_text == vat and "not in the sentence where this item shows the pattern" in fixes["b"].skipped[0].reason
 
 
 @pytest.mark.parametrize(("quote", "unsampled"), [
     pytest.param("全品送料無料永久保証", "本日から全品送料無料永久保証です。", id="no-spaces-between-words"),
     pytest.param("Versand für die Straße gratis", "Neu: Versand für die STRASSE gratis.", id="sharp-s-folds-to-ss"),
 ])
-def test_a_match_the_raw_text_search_cannot_place_still_takes_the_exact_edit(quote: str, unsampled: str) -> None:
-    """Where only the folded comparison finds the quote, the exact-once rule alone decides."""
+def test_a_quote_the_phrase_search_cannot_place_is_placed_by_the_single_run_rule(quote: str, unsampled: str) -> None:
+    """Glued into unspaced text or folded, the quote's sentence is still found (`scope.scope_of`) and fixed there."""
     failure = SampledFailure(item_key="a", output=f"x {quote} y", issues=[MergedIssue(
         criterion="c", description="a promise we cannot keep", evidence=quote, flagged_by="both")])
     [pattern] = group_patterns([failure])
@@ -404,3 +406,101 @@ def test_a_match_the_raw_text_search_cannot_place_still_takes_the_exact_edit(quo
     before = before[:6]
     fixes = apply_to_batch(pattern, [FixEdit(issue=0, before=before, after="[fixed]")], [("b", unsampled)])
     assert fixes["b"].changed and "[fixed]" in fixes["b"].after_text
+
+
+def test_a_sampled_items_fix_never_reaches_its_unflagged_discounts_sentence() -> None:
+    """Issue 32: the approved 'before' stood once in a sampled item, in a sentence its reviewers did not flag."""
+    rep = "Hello. Your satisfaction is guaranteed forever. Thanks."
+    other = "Hi. Satisfaction guaranteed for life. Discounts apply to orders guaranteed forever by card."
+    members = [PatternMember(item_key=k, index=0, quoted=True, issue=MergedIssue(
+        criterion="c", description="promises satisfaction guaranteed forever", evidence=q, flagged_by="both"))
+        for k, q in (("a", "Your satisfaction is guaranteed forever."), ("b", "Satisfaction guaranteed for life."))]
+    pattern = rebuild(members, {"a": {}, "b": {}})  # one pattern, as `generalise` joins them
+    assert pattern.items == ["a", "b"]
+    fixes = apply_to_batch(pattern, [FixEdit(issue=0, before="guaranteed forever", after="our aim")],
+                           [("a", rep), ("b", other)])
+    assert fixes["a"].after_text == "Hello. Your satisfaction is our aim. Thanks."
+    assert fixes["b"].after_text == other and "not in the sentence" in fixes["b"].skipped[0].reason
+
+
+def test_an_unsampled_japanese_items_fix_never_reaches_its_unflagged_fee_sentence() -> None:
+    """Issue 32: the quote is glued into its sentence, so the phrase search cannot place it; the approved
+    'before' stands once, in the fee sentence. The quote's own sentence is located; the fee sentence is not touched."""
+    rep = "本日から全品送料無料永久保証です。"
+    failure = SampledFailure(item_key="a", output=rep, issues=[MergedIssue(
+        criterion="c", description="free shipping on everything", evidence="全品送料無料永久保証",
+        flagged_by="both")])
+    [pattern] = group_patterns([failure])
+    unsampled = "本日より全品送料無料永久保証。手数料は無料です。"
+    fixes = apply_to_batch(pattern, [FixEdit(issue=0, before="無料です", after="500円です")], [("b", unsampled)])
+    assert fixes["b"].after_text == unsampled and "not in the sentence" in fixes["b"].skipped[0].reason
+    glued = "本日より全品送料無料永久保証、手数料は無料です"  # one sentence: the words are in the quote's own
+    assert apply_to_batch(pattern, [FixEdit(issue=0, before="無料です", after="500円です")],
+                          [("c", glued)])["c"].changed
+
+
+_ITEM = "Hi. Your satisfaction is guaranteed forever, whatever happens. Discounts apply over $50."
+_FLAGGED = [MergedIssue(criterion="c", description="an unkeepable promise", flagged_by="check",
+                        evidence="Your satisfaction is guaranteed forever, whatever happens.")]
+_QUOTED = [_FLAGGED[0].model_copy(update={"evidence": "guaranteed forever"})]
+
+
+@pytest.mark.parametrize(("issues", "edits", "after", "why"), [
+    pytest.param(_FLAGGED, [("is guaranteed forever", "matters to us")],
+                 "Hi. Your satisfaction matters to us, whatever happens. Discounts apply over $50.", None,
+                 id="signature-word-left-but-sentence-fixed"),
+    pytest.param(_QUOTED, [("is guaranteed forever", "matters to us")],
+                 "Hi. Your satisfaction matters to us, whatever happens. Discounts apply over $50.", None,
+                 id="quote-gone"),
+    pytest.param(_QUOTED, [("whatever happens", "always")],
+                 "Hi. Your satisfaction is guaranteed forever, always. Discounts apply over $50.", "leaves",
+                 id="quote-left-in-its-sentence"),
+    pytest.param(_QUOTED, [("Guaranteed forever", "GUARANTEED  FOREVER")], None, "stand once",
+                 id="edit-not-in-the-text"),
+    pytest.param(_FLAGGED, [("is guaranteed forever", "matters"), ("over $50", "over $60")],
+                 "Hi. Your satisfaction matters, whatever happens. Discounts apply over $60.", "nobody flagged",
+                 id="also-edits-the-discounts-sentence"),
+    pytest.param(_FLAGGED, [("is guaranteed forever", "matters")],
+                 "Hi! Your satisfaction matters, whatever happens. Discounts apply over $50.", "not its edits",
+                 id="text-changed-beside-the-edits"),
+    pytest.param([_FLAGGED[0].model_copy(update={"evidence": "Not in the item at all."})],
+                 [("is guaranteed forever", "matters")],
+                 "Hi. Your satisfaction matters, whatever happens. Discounts apply over $50.", "person",
+                 id="sentence-not-located"),
+])
+def test_a_fix_is_accepted_when_its_issue_is_gone_from_its_sentence(issues, edits, after, why) -> None:
+    """Hand-labelled: the expected texts and verdicts are written out, not computed by the code under test."""
+    from santa_core.batch.reach import unfixed
+    applied = [FixEdit(issue=0, before=b, after=a) for b, a in edits]
+    verdict = unfixed(_ITEM, after if after is not None else _ITEM, applied, issues)
+    assert (verdict is None) if why is None else (verdict is not None and why in verdict)
+
+
+def test_the_batch_text_rule_edits_only_the_items_flagged_sentence() -> None:
+    """The driver's text rule (`reach.rule_plan`): the approved 'before' standing once, in the unflagged "Discounts
+    apply…" sentence of an item, is refused there; the item goes to the fix agent (scoped) or a person."""
+    from santa_core.batch import reach
+    output = "Hi. Satisfaction guaranteed for life. Discounts apply to orders guaranteed forever by card."
+    issues = [MergedIssue(criterion="c", description="an unkeepable promise", flagged_by="both",
+                          evidence="Satisfaction guaranteed for life.")]
+    edits = [FixEdit(issue=0, before="guaranteed forever", after="our aim")]
+    assert reach.text_rule(output, edits, issues).after_text == output
+    assert reach.rule_plan("b", True, issues, output, edits) is None
+    right = [FixEdit(issue=0, before="guaranteed for life", after="our aim")]
+    plan = reach.rule_plan("b", True, issues, output, right)
+    fixed = "Hi. Satisfaction our aim. Discounts apply to orders guaranteed forever by card."  # by hand
+    assert plan is not None and plan.after_text == fixed
+
+
+def test_a_reworded_text_rule_fix_is_judged_again() -> None:
+    """A person rewords the approved fix so that it keeps the quoted promise: another item's text rule needs a person."""
+    from santa_core.batch import reach
+    output = "Hi. Satisfaction guaranteed for life. See you."
+    issues = [MergedIssue(criterion="c", description="an unkeepable promise", flagged_by="both",
+                          evidence="guaranteed for life")]
+    good = reach.rule_plan("b", False, issues, output, [FixEdit(issue=0, before="guaranteed for life", after="ok")])
+    assert good is not None and good.after_text == "Hi. Satisfaction ok. See you."
+    kept = reach.retext(good, output, [FixEdit(issue=0, before="guaranteed for life", after="guaranteed for life!")])
+    assert kept.needs_person and "not accepted" in kept.outcome()
+    again = reach.retext(good, output, [FixEdit(issue=0, before="guaranteed for life", after="hoped for")])
+    assert again.after_text == "Hi. Satisfaction hoped for. See you." and not again.needs_person

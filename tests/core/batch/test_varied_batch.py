@@ -152,21 +152,29 @@ def test_a_new_signature_after_the_proposal_prepares_every_item_again(service: B
     assert approve_seen(service, pattern.id) == 7
 
 
-def test_a_fix_that_leaves_the_signature_in_place_needs_a_person(service: BatchDriver) -> None:
+def test_a_fix_is_judged_by_its_sentence_not_by_the_signature(service: BatchDriver) -> None:
+    """Issue 32: a fix is accepted when the flagged sentence's text is gone, whatever the recogniser still sees;
+    a fix that leaves the flagged sentence as it was, or edits another, needs a person."""
     batch_id, sample_id, _ = sampled(service)
     [pattern] = service.find_patterns(sample_id)
     lazy = service.fixer.fn
 
-    def half_fix(request):  # item-075's fix rewords around the promise: it stays
-        if "item-075" in request.spec or "customer 75," in request.output:
+    def half_fix(request):
+        if "customer 75," in request.output:  # rewords the promise: "guaranteed" (the signature) stays
             [sentence] = vb.defects(request.output)
-            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=sentence.replace("within", "in about"))])
+            reworded = sentence.replace("within", "in about")
+            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=reworded)])
+        if "customer 25," in request.output:  # fixes the promise and also edits the greeting nobody flagged
+            [sentence] = vb.defects(request.output)
+            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after="Results vary."),
+                                     vb.FixEdit(issue=0, before="Hello customer", after="Dear customer")])
         return lazy(request)
 
     service.fixer.fn = half_fix
     service.propose(pattern.id, "ann")
-    plan = service.preview(pattern.id).plans["item-075"]
-    assert plan.needs_person and "leaves “guaranteed” in place" in plan.outcome()
+    plans = service.preview(pattern.id).plans
+    assert not plans["item-075"].needs_person and "in about" in plans["item-075"].after_text
+    assert plans["item-025"].needs_person and "refused" in plans["item-025"].outcome()
 
 
 def test_a_hand_edit_after_the_clean_sample_is_not_counted_as_verified(service: BatchDriver) -> None:

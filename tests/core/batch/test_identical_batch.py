@@ -1,0 +1,130 @@
+"""The identical-defect batch of issue 32: 200 items, 41 carrying one planted promise, fixed in every one of them.
+
+The promise ("… is guaranteed forever") stands in two sentences: 29 items say it plainly, 12 add a tail, so the
+approved edit applies to the 29 as a text rule and the fix agent fixes the 12 one by one (as one Message Batch, or
+synchronously). The pattern's signature is "satisfaction": a word of the defective sentence that is not the defect,
+and that every fix leaves in place. A fix is judged by the issue it fixes (the promise is gone from its sentence,
+nothing else changed), not by the recogniser: every defective item is fixed, every clean item stays byte-identical.
+
+The expected texts are written out by hand below (the oracle), not computed by the code under test.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+
+import pytest
+
+from desk import open_desk
+from santa_core.batch.file import read_batch
+from santa_core.batch.store import BatchConfig
+from santa_core.rubrics.library import load_builtin
+from tests.conftest import grant
+from tests.support.messages_api import (
+    MessagesStub,
+    default_answer,
+    fenced_output,
+    fix_json,
+    message,
+    review_json,
+    schema_properties,
+)
+
+PLAIN = "Your satisfaction is guaranteed forever."
+TAILED = "Your satisfaction is guaranteed forever, whatever happens."
+PLAIN_FIXED = "We hope you enjoy it."  # the approved fix: the representative says it plainly
+TAILED_FIXED = "Your satisfaction matters to us, whatever happens."  # the fix agent keeps "satisfaction"
+TEMPLATES = ("promo", "welcome", "receipt", "survey", "reminder")
+SPEC = "Write a short customer e-mail for the template named in the item. Make no promise we cannot keep."
+TITLE = "promises satisfaction guaranteed forever"
+SEED = 4
+_PROMISE = re.compile(r"Your satisfaction is guaranteed forever[^.]*\.")
+
+
+def identical_csv() -> tuple[bytes, dict[str, str], dict[str, str]]:
+    """(the file, key → its defective output, key → that output as fixed, written out by hand).
+
+    Every promo item (40) and item-001 carry the promise; 12 promo items in its tailed sentence.
+    """
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["id", "template", "output"])
+    defective: dict[str, str] = {}
+    fixed: dict[str, str] = {}
+    for i in range(200):
+        key, template = f"item-{i:03d}", TEMPLATES[i % len(TEMPLATES)]
+        text = f"Hello customer {i}, thanks for reading our {template} note, number {i}."
+        if template == "promo" or i == 1:
+            tailed = template == "promo" and (i // 5) % 10 in (1, 4, 7)
+            promise, honest = (TAILED, TAILED_FIXED) if tailed else (PLAIN, PLAIN_FIXED)
+            text = f"Hello customer {i}, our spring sale starts today. {promise} Discounts apply to orders over $50."
+            defective[key] = text
+            fixed[key] = (f"Hello customer {i}, our spring sale starts today. {honest} "
+                          "Discounts apply to orders over $50.")
+        writer.writerow([key, template, text])
+    return buf.getvalue().encode("utf-8"), defective, fixed
+
+
+def answer(body: dict) -> dict:
+    """The stub as both reviewers (FAIL on the promise, quoting its sentence) and the fix agent."""
+    model, output = body.get("model", "stub-model"), fenced_output(body)
+    found = _PROMISE.search(output)
+    if "edits" in schema_properties(body):
+        if found is None:
+            return message(fix_json([]), model)
+        after = PLAIN_FIXED if found.group(0) == PLAIN else found.group(0).replace("is guaranteed forever",
+                                                                                    "matters to us")
+        return message(fix_json([(0, found.group(0), after)]), model)
+    if found is None:
+        return default_answer(body)
+    return message(review_json("FAIL", [("compliance", "FAIL", "a promise we cannot keep")],
+                               [("compliance", TITLE, found.group(0))]), model)
+
+
+@pytest.mark.parametrize("message_batches", [True, False], ids=["message batches", "synchronous"])
+def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
+        tmp_path, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub, message_batches: bool) -> None:
+    monkeypatch.setenv("SANTA_BATCH_POLL_S", "0.01")
+    messages_stub.handler = answer
+    messages_stub.batch_end_after_polls = 2
+    data, defective, fixed = identical_csv()
+    assert len(defective) == 41 and sum(PLAIN in t for t in defective.values()) == 29
+    desk = open_desk(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)
+    try:
+        grant(desk.runs)
+        file = read_batch(data, "emails.csv", strata=["template"])
+        config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
+                             id_column=file.id_column, output_column=file.output_column, spec=SPEC,
+                             strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
+                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", seed=SEED,
+                             message_batches=message_batches)
+        service = desk.batches
+        batch_id = service.create(file, config, "ann")
+        first = service.wait(service.sample(batch_id, "ann"), timeout=120)
+        sampled = {r.key for r in service.store.reviews(first.id)}
+        [pattern] = service.find_patterns(first.id)
+        # The scenario of the issue: a recogniser that is a word of the sentence but not the defect.
+        assert pattern.pattern["signature"] == ["satisfaction"]
+        assert PLAIN in defective[pattern.pattern["representative"]]
+        assert set(defective) - sampled  # most of the defective items were not sampled
+        service.propose(pattern.id, "ann")
+        plans = service.preview(pattern.id).plans
+        assert {k for k, p in plans.items() if p.via == "fix agent"} == {k for k, t in defective.items()
+                                                                          if TAILED in t}
+        service.approve(pattern.id, "ann")
+        items = {it.key: it for it in service.store.items(batch_id)}
+        unfixed = {k: plans[k].outcome() for k, it in items.items()
+                   if k in defective and it.output == it.original_output}
+        assert not unfixed  # issue 32 saw 12 "needs fix": "the fix agent's edit leaves “satisfaction” in place"
+        assert {k for k, it in items.items() if it.output != it.original_output} == set(defective)
+        for key, item in items.items():
+            assert item.output == fixed.get(key, item.original_output)  # fixed as written out, or byte-identical
+        fix_calls = [c for c in messages_stub.message_calls() if "edits" in schema_properties(c["body"])]
+        if message_batches:
+            assert len(messages_stub.batch_ids()) == 2  # the sample's reviews, then the fixes: one Message Batch each
+        else:
+            assert len(fix_calls) == 1 + 12  # the representative, then the tailed items one by one
+    finally:
+        desk.close()
