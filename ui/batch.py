@@ -283,7 +283,7 @@ def sampled_items(reviews: list[SampledReview]) -> None:
 
 def finished_step(view: BatchView) -> None:
     """A finished sample: its result, its patterns, then the stopping rule and the next sample."""
-    batch, sample = view.batch, view.latest
+    sample = view.latest
     st.markdown(f"#### Sample {sample.number}: {sample.nice} NICE, {sample.naughty} NAUGHTY of {sample.size}")
     reviews = view.reviews.get(sample.id, [])
     sampled_items(reviews)

@@ -16,8 +16,8 @@ import pytest
 from sqlmodel import Session, select
 
 from santa_core.batch.driver import BatchDriver
-from santa_core.batch.fix_batch import CUT_SHORT, FixesStopped, auto_fix_note, stopped_fixes
 from santa_core.batch.file import read_batch
+from santa_core.batch.fix_batch import CUT_SHORT, FixesStopped, auto_fix_note, stopped_fixes
 from santa_core.batch.store import BatchProblem
 from santa_core.reviewers.anthropic import AnthropicFixer
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
