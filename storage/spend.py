@@ -19,7 +19,7 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
-from storage.tables import CallSentRow, LLMCallRow
+from storage.tables import CallSentRow, LLMCallRow, RunRow
 
 Owner = Literal["run_id", "batch_id"]
 """What a call served, by its column: a run, or a batch's own work (its pattern fixes)."""
@@ -89,9 +89,16 @@ def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[lis
     """These owners' sent notes (oldest first) and their answers' keys."""
     sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
     sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(CallSentRow.id)).all()
-    answers = s.exec(select(call_col, LLMCallRow.request_hash).where(
-        col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None))).all()
-    return list(sent), [tuple(a) for a in answers]
+    answers = [tuple(a) for a in s.exec(select(call_col, LLMCallRow.request_hash).where(
+        col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None))).all()]
+    if owner == "batch_id":
+        # A sample's Message Batch items are on record with the batch before it is made (their runs do not exist
+        # yet); each answer is stored on its item's run when the batch is collected, and accounts for its note.
+        answers += [tuple(a) for a in s.exec(select(RunRow.batch_id, LLMCallRow.request_hash)
+                                             .join(RunRow, col(RunRow.id) == col(LLMCallRow.run_id))
+                                             .where(col(RunRow.batch_id).in_(ids),
+                                                    col(LLMCallRow.request_hash).is_not(None))).all()]
+    return list(sent), answers
 
 
 def cut_off_calls(s: Session, owner: Owner, ids: Sequence[int]) -> list[CallSentRow]:

@@ -22,7 +22,7 @@ from santa_core.batch.store import Batch, BatchProblem, PatternRecord
 from santa_core.pricing import estimate_call_usd
 from santa_core.reviewers import fix_batches
 from santa_core.reviewers import message_batches as mb
-from santa_core.reviewers.base import FixAnswer, FixRequest
+from santa_core.reviewers.base import FixAnswer, FixRequest, OnSend, journaled
 
 FIX_BATCH = "fix_batch"
 """The key of a pattern's JSON that says where its fixes' Message Batch stands."""
@@ -70,6 +70,14 @@ class FixBatchSending:
     def prepare(self, pattern_id: int, actor: str, progress: Progress | None = None) -> dict:
         raise NotImplementedError
 
+    def _fix_note(self, pattern_id: int) -> OnSend:
+        """The call log of the pattern's fix calls: each committed as sent (with its batch) before it leaves."""
+        def note(purpose: str, model: str, body: dict) -> None:
+            if self._stopping.is_set():
+                raise RuntimeError("the desk is stopping")
+            self.store.note_fix_sent(pattern_id, purpose, model, body, estimate_call_usd(model, body))
+        return note
+
     def retry_fixes(self, pattern_id: int, actor: str) -> dict:
         """A person's Try again of fixes whose Message Batch stopped (role-checked, on record): one whose create got
         no answer is sent again, one already made is polled again; each item's fix is prepared from it."""
@@ -107,18 +115,16 @@ class FixBatchSending:
         jobs = {key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
                 for n, (key, request) in enumerate(asks.items())}
         self.store.set_fix_batch(pattern_id, {"status": SENDING})
-        for job in jobs.values():
-            self.store.note_fix_sent(pattern_id, "fix", job.model, job.params, estimate_call_usd(job.model, job.params))
         try:
-            api_id = fix_batches.submit(client, list(jobs.values()))
+            with journaled(self._fix_note(pattern_id)):  # every job on record as sent before the batch exists
+                api_id = fix_batches.submit(client, list(jobs.values()),
+                                            lambda calls: self.store.save_fix_calls(pattern_id, calls))
         except mb.BatchError as exc:
             if mb.may_have_made(exc):
                 status = f"{STOPPED}{CUT_SHORT} ({exc})"
                 self.store.set_fix_batch(pattern_id, {"status": status})
                 raise FixesStopped(f"the fixes' Message Batch {status}") from exc
-            # An answer that refused it: no batch was made, nothing is paid; each note gets its (free) answer.
-            for job in jobs.values():
-                self.store.save_fix_calls(pattern_id, fix_batches.unanswered(job, f"not sent: {exc}").calls)
+            # An answer that refused it: no batch was made, nothing is paid; each note got its (free) answer.
             self.store.set_fix_batch(pattern_id, None)
             return None
         state = {"status": IN_PROGRESS, "api_id": api_id,

@@ -29,7 +29,6 @@ from santa_core.batch import signature as sig
 from santa_core.batch.fix_batch import FixBatchSending, Progress
 from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
 from santa_core.models import FixEdit, FixProposal
-from santa_core.pricing import estimate_call_usd
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import fix_batches
 from santa_core.reviewers.base import Fixer, FixRequest
@@ -155,11 +154,8 @@ class PatternFixing(FixBatchSending):
 
     def _on_record(self, pattern_id: int, fixer: Fixer) -> Fixer:
         """The fix agent with every call on record for the pattern's batch: sent before it leaves, answered after."""
-        def note(purpose: str, model: str, body: dict) -> None:
-            if self._stopping.is_set():
-                raise RuntimeError("the desk is stopping")
-            self.store.note_fix_sent(pattern_id, purpose, model, body, estimate_call_usd(model, body))
-        return fix_batches.OnRecord(fixer, note, lambda calls: self.store.save_fix_calls(pattern_id, calls))
+        return fix_batches.OnRecord(fixer, self._fix_note(pattern_id),
+                                    lambda calls: self.store.save_fix_calls(pattern_id, calls))
 
     def _fix_all(self, pattern_id: int, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest],
                  progress: Progress | None) -> Iterator[tuple[str, FixProposal]]:

@@ -11,7 +11,7 @@ answer validated like a sync answer and priced at the batch rate (`answer_result
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, ClassVar
 
 import anthropic
 from anthropic.types import Message
@@ -29,6 +29,7 @@ class FixJob(BaseModel):
     """One item's fix in a Message Batch: its custom_id, the fix agent's model and request, the body sent."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    purpose: ClassVar[str] = "fix"
 
     custom_id: str
     model: str = Field(min_length=1)
@@ -46,9 +47,10 @@ class FixJob(BaseModel):
         return self
 
 
-def submit(client: anthropic.Anthropic, jobs: Sequence[FixJob]) -> str:
-    """Create the Message Batch of the fixes; its API id."""
-    return mb.submit(client, jobs)  # type: ignore[arg-type] - it reads each job's custom_id and params only
+def submit(client: anthropic.Anthropic, jobs: Sequence[FixJob], refused: Callable[[list[LLMCall]], None]) -> str:
+    """Create the Message Batch of the fixes (each job noted as sent through the open call log first); its API
+    id. A create the API refused gives `refused` each job's failed call (not billed)."""
+    return mb.submit(client, jobs, refused)
 
 
 def answers(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[FixJob]) -> dict[str, FixAnswer]:

@@ -25,7 +25,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar
 
 import anthropic
 from anthropic.types import Message
@@ -80,6 +80,15 @@ def custom_id_for(*parts: str) -> str:
     return f"{clean[: 64 - len(digest) - 1]}-{digest}"
 
 
+class Job(Protocol):
+    """What a Message Batch sends of a job: its custom_id, model and body, and what the call is for."""
+
+    purpose: ClassVar[str]
+    custom_id: str
+    model: str
+    params: dict
+
+
 class ReviewJob(BaseModel):
     """One review to run in a batch: which model judges which request for which slot.
 
@@ -88,6 +97,7 @@ class ReviewJob(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+    purpose: ClassVar[str] = "review"
 
     custom_id: str
     model: str = Field(min_length=1)
@@ -173,7 +183,7 @@ class BatchStatus(BaseModel):
         return max(0.0, (self.ended_at - self.created_at).total_seconds())
 
 
-def build_requests(jobs: Iterable[ReviewJob]) -> list[dict]:
+def build_requests(jobs: Iterable[Job]) -> list[dict]:
     """The batch's `requests`: each job's custom_id and the exact params the sync reviewer sends."""
     requests = [{"custom_id": job.custom_id, "params": job.params} for job in jobs]
     _check_unique([r["custom_id"] for r in requests])
@@ -220,7 +230,7 @@ CREATE_RETRIES = 3
 """Creates tried again after an answer that says no batch was made (NOT_TAKEN), backing off."""
 
 
-def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob],
+def submit(client: anthropic.Anthropic, jobs: Sequence[Job],
            refused: Callable[[list[LLMCall]], None] = lambda calls: None) -> str:
     """Create one Message Batch from the jobs; returns its API id (store it with the jobs).
 
@@ -240,7 +250,7 @@ def submit(client: anthropic.Anthropic, jobs: Sequence[ReviewJob],
     create = client.with_options(max_retries=0).messages.batches.create
     for attempt in range(CREATE_RETRIES + 1):
         for job in jobs:
-            note_sending("review", job.model, job.params)  # write-ahead: each item on record before the batch exists
+            note_sending(job.purpose, job.model, job.params)  # write-ahead: each item on record before the batch exists
         try:
             return create(requests=requests).id
         except anthropic.APIStatusError as exc:
@@ -260,9 +270,9 @@ CREATE_BACKOFF = 1.0
 """Scale of the wait between creates when the API named none (tests set 0)."""
 
 
-def _error_call(job: ReviewJob, error: str) -> LLMCall:
+def _error_call(job: Job, error: str) -> LLMCall:
     """A job's request that was refused before any batch was made: its failed call (not billed)."""
-    return CallResult(None, "", Usage(), error, ReviewStatus.ERROR, 0.0, job.params).as_llm_call("review", job.model)
+    return CallResult(None, "", Usage(), error, ReviewStatus.ERROR, 0.0, job.params).as_llm_call(job.purpose, job.model)
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

@@ -16,11 +16,13 @@ import io
 import re
 
 import pytest
+from sqlalchemy import Engine, text
 
 from desk import open_desk
 from santa_core.batch.file import read_batch
 from santa_core.batch.store import BatchConfig
 from santa_core.rubrics.library import load_builtin
+from storage.hashing import json_hash
 from tests.conftest import grant
 from tests.support.messages_api import (
     MessagesStub,
@@ -65,6 +67,23 @@ def identical_csv() -> tuple[bytes, dict[str, str], dict[str, str]]:
                           "Discounts apply to orders over $50.")
         writer.writerow([key, template, text])
     return buf.getvalue().encode("utf-8"), defective, fixed
+
+
+def paid_requests(stub: MessagesStub) -> list[dict]:
+    """Every request body the server was asked to answer (and bill): messages, screens, Message Batch items."""
+    bodies = [c["body"] for c in stub.calls if c["path"].split("?")[0] == "/v1/messages"]
+    for c in stub.batch_calls():
+        if c["method"] == "POST" and c["path"].split("?")[0].rstrip("/").endswith("/batches"):
+            bodies += [r["params"] for r in c["body"]["requests"]]
+    return bodies
+
+
+def call_rows(engine: Engine) -> tuple[list[tuple], list[tuple]]:
+    """(what each sent note served, its request hash, its estimate), and the same of each answer with its cost."""
+    with engine.connect() as conn:
+        sent = conn.execute(text("SELECT coalesce(run_id, -batch_id), request_hash, estimate_usd FROM llm_call_sent"))
+        answered = conn.execute(text("SELECT coalesce(run_id, -batch_id), request_hash, cost_usd FROM llm_call"))
+        return [tuple(r) for r in sent], [tuple(r) for r in answered]
 
 
 def answer(body: dict) -> dict:
@@ -113,7 +132,7 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
         plans = service.preview(pattern.id).plans
         assert {k for k, p in plans.items() if p.via == "fix agent"} == {k for k, t in defective.items()
                                                                           if TAILED in t}
-        service.approve(pattern.id, "ann")
+        service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version)
         items = {it.key: it for it in service.store.items(batch_id)}
         unfixed = {k: plans[k].outcome() for k, it in items.items()
                    if k in defective and it.output == it.original_output}
@@ -126,5 +145,12 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
             assert len(messages_stub.batch_ids()) == 2  # the sample's reviews, then the fixes: one Message Batch each
         else:
             assert len(fix_calls) == 1 + 12  # the representative, then the tailed items one by one
+        # Every paid request the server received is on record before it left and answered after.
+        paid = paid_requests(messages_stub)
+        sent, answered = call_rows(desk.runs.engine)
+        assert len(paid) == len(sent) == len(answered) > 100
+        assert sorted(h for _, h, _ in sent) == sorted(h for _, h, _ in answered) == sorted(map(json_hash, paid))
+        # The batch's cost is what those calls cost: each once, nothing cut off.
+        assert service.store.cost(batch_id) == pytest.approx(sum(usd for _, _, usd in answered))
     finally:
         desk.close()
