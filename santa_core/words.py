@@ -130,6 +130,7 @@ AUDIT_ACTION: dict[str, str] = {
     "batch.retried": "batch retried",
     "batch.fix_applied": "batch fix applied",
     "batch.pattern_dismissed": "batch pattern dismissed",
+    "batch.fixes_retried": "batch fixes' Message Batch tried again",
     "batch.signature_set": "batch pattern's signature set",
     "batch.item_edited_by_hand": "batch item fixed by hand",
 }

@@ -174,7 +174,8 @@ def test_fix_calls_from_before_they_were_logged_still_count_once(repo: RunStore)
     reviews = store.cost(batch_id)
     [pattern] = store.save_patterns(store.get(batch_id).latest.id, [{"key": "p", "criterion": "facts",
                                                                       "title": "t", "items": []}])
-    store.save_proposal(pattern.id, {"cost_usd": 0.06}, "ann")  # a fix paid before fix calls were logged
+    with repo.engine.begin() as conn:  # a fix paid before fix calls were logged: only the pattern's running total
+        conn.execute(text("UPDATE batch_pattern SET fix_spent_usd = 0.06 WHERE id = :p"), {"p": pattern.id})
     assert store.cost(batch_id) == pytest.approx(reviews + 0.06)
     own_fix_calls(repo, batch_id)  # the same 0.06 answer on record now, and a call cut off: counted once
     assert store.cost(batch_id) == pytest.approx(reviews + 0.06 + 0.11)

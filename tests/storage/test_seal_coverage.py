@@ -63,7 +63,7 @@ def a_batch_with_a_fix(repo: RunStore) -> int:
         first = svc.wait(svc.sample(batch_id, "ann"), timeout=60)
         [pattern] = svc.find_patterns(first.id)
         svc.propose(pattern.id, "ann")
-        assert svc.approve(pattern.id, "ann", reason="the offer ended") == len(planted)
+        assert svc.approve(pattern.id, "ann", reason="the offer ended", seen=svc.preview(pattern.id).version) == len(planted)
         return batch_id
     finally:
         svc.shutdown()

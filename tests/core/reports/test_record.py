@@ -121,9 +121,10 @@ def test_audit_events_rehash_and_link(repo: RunStore, escalated_run: int) -> Non
     for before, after in zip(events, events[1:], strict=False):
         assert after["seq"] == before["seq"] + 1  # nothing else happened meanwhile in this database
         assert after["prev_hash"] == before["hash"]
-    # The first event links to the chain before the run (the role grants), which verify checks.
+    # The first event links to the chain before the run (the role grants and their seal), which verify checks.
     first = events[0]
-    (before_run,) = [e for e in repo.audit.events(newest_first=False, limit=10_000) if e.seq == first["seq"] - 1]
+    (before_run,) = [e for e in repo.audit.events(newest_first=False, limit=10_000, seals=True)
+                     if e.seq == first["seq"] - 1]
     assert first["prev_hash"] == before_run.hash != GENESIS and before_run.run_id is None
     assert repo.audit.verify().ok
     actions_seen = [e["action"] for e in events]
