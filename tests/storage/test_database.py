@@ -156,7 +156,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0016",)]
+        ).all() == [("0017",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -256,6 +256,36 @@ def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(empty_db_url:
         with eng.connect() as conn:
             assert conn.exec_driver_sql(f"SELECT {columns} FROM run_metric").all() == [
                 (1000, 300, 600, pytest.approx(cache_savings_usd("claude-opus-5", 600, 300)))]
+        assert backfill(eng) == 0
+    finally:
+        eng.dispose()
+
+
+def test_migration_0017_derives_again_the_facts_of_runs_with_calls_cut_off(empty_db_url: str) -> None:
+    """A run's facts stored before the one definition of cost left out a call cut off before its answer (its page
+    counted it at its estimate): after 0017 the start-up backfill derives them again, the cut-off call at its
+    estimate; a run with no sent note keeps its facts."""
+    from storage.metric_facts import backfill
+
+    eng = make_engine(empty_db_url)
+    try:
+        with eng.begin() as conn:
+            command.upgrade(db.alembic_config(conn), "0016")
+        with eng.begin() as conn:
+            for run_id in (7, 8):
+                _fill(conn, "run", id=run_id, status="shipped", reviewer_b="claude-opus-5",
+                      reviewer_c="claude-haiku-4-5", rubric_json={})
+                _fill(conn, "llm_call", run_id=run_id, purpose="review", slot="B", model="claude-opus-5",
+                      cost_usd=0.25, request_hash=f"answered-{run_id}")
+                _fill(conn, "run_metric", run_id=run_id, day="2025-01-06", status="shipped", review_cost_usd=0.25,
+                      review_cache_read_tokens=0)  # as derived before: the answered call only
+            _fill(conn, "llm_call_sent", run_id=7, purpose="review", slot="C", model="claude-haiku-4-5",
+                  request_hash="cut-off", estimate_usd=0.125)  # run 7's reviewer C never answered
+        migrate(eng)
+        assert backfill(eng) == 1
+        with eng.connect() as conn:
+            assert conn.exec_driver_sql("SELECT run_id, review_cost_usd FROM run_metric ORDER BY run_id").all() == [
+                (7, pytest.approx(0.25 + 0.125)), (8, pytest.approx(0.25))]
         assert backfill(eng) == 0
     finally:
         eng.dispose()
