@@ -11,9 +11,11 @@ import pytest
 from sqlmodel import Session, select
 
 from santa_core.models import RunStatus
+from santa_core.reports.metrics import MetricsFilter
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.run.runner import Runner
 from storage.hashing import json_hash
+from storage.records import verification_record
 from storage.run_rows import cut_off_calls
 from storage.runs import RunStore
 from storage.startup import init_db
@@ -167,7 +169,12 @@ def test_timed_out_and_dropped_calls_show_failed_at_their_estimate(repo: RunStor
     estimate = {n.request_hash: n.estimate_usd for n in sent}
     assert all(c.cost_usd == pytest.approx(estimate[c.request_hash]) and c.cost_usd > 0 for c in failed)
     screen = sum(c.cost_usd for c in answered if c.purpose == "screen")
-    assert repo.load_run(run_id).spent_usd == pytest.approx(screen + sum(c.cost_usd for c in failed))
+    paid = screen + sum(c.cost_usd for c in failed)
+    # The same figure everywhere a person or a pipeline reads it.
+    figures = {"budget": repo.load_run(run_id).spent_usd, "run page": repo.get_run_view(run_id).total_cost_usd,
+               "--json": repo.run_json(run_id)["cost_usd"], "record": verification_record(repo, run_id).total_cost_usd,
+               "Metrics": repo.metrics.report(MetricsFilter()).headline.total_cost_usd}
+    assert figures == dict.fromkeys(figures, pytest.approx(paid))
 
 
 def test_a_refused_request_costs_nothing_and_is_not_sent_again(repo: RunStore, messages_stub: MessagesStub) -> None:
