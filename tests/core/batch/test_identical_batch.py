@@ -4,7 +4,8 @@ The promise ("… is guaranteed forever") stands in two sentences: 29 items say 
 approved edit applies to the 29 as a text rule and the fix agent fixes the 12 one by one (as one Message Batch, or
 synchronously). The pattern's signature is "satisfaction": a word of the defective sentence that is not the defect,
 and that every fix leaves in place. A fix is judged by the issue it fixes (the promise is gone from its sentence,
-nothing else changed), not by the recogniser: every defective item is fixed, every clean item stays byte-identical.
+nothing else changed), not by the recogniser: every defective item is fixed, every clean item stays byte-identical,
+whether a person approves or the driver auto-approves, and every paid request is on record (sent and answered).
 
 The expected texts are written out by hand below (the oracle), not computed by the code under test.
 """
@@ -102,9 +103,11 @@ def answer(body: dict) -> dict:
                                [("compliance", TITLE, found.group(0))]), model)
 
 
-@pytest.mark.parametrize("message_batches", [True, False], ids=["message batches", "synchronous"])
+@pytest.mark.parametrize(("message_batches", "auto"), [(True, False), (False, False), (True, True)],
+                         ids=["message batches", "synchronous", "auto-approve by the driver"])
 def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
-        tmp_path, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub, message_batches: bool) -> None:
+        tmp_path, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub, message_batches: bool,
+        auto: bool) -> None:
     monkeypatch.setenv("SANTA_BATCH_POLL_S", "0.01")
     messages_stub.handler = answer
     messages_stub.batch_end_after_polls = 2
@@ -118,7 +121,7 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
                              id_column=file.id_column, output_column=file.output_column, spec=SPEC,
                              strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
                              reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", seed=SEED,
-                             message_batches=message_batches)
+                             message_batches=message_batches, auto_approve=auto)
         service = desk.batches
         batch_id = service.create(file, config, "ann")
         first = service.wait(service.sample(batch_id, "ann"), timeout=120)
@@ -128,11 +131,15 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
         assert pattern.pattern["signature"] == ["satisfaction"]
         assert PLAIN in defective[pattern.pattern["representative"]]
         assert set(defective) - sampled  # most of the defective items were not sampled
-        service.propose(pattern.id, "ann")
+        if not auto:
+            service.propose(pattern.id, "ann")
         plans = service.preview(pattern.id).plans
         assert {k for k, p in plans.items() if p.via == "fix agent"} == {k for k, t in defective.items()
                                                                           if TAILED in t}
-        service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version)
+        if auto:  # the driver approved the complete plan as it closed the sample, nobody on a page
+            assert service.store.pattern(pattern.id).decided_by == "auto-approve"
+        else:
+            service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version)
         items = {it.key: it for it in service.store.items(batch_id)}
         unfixed = {k: plans[k].outcome() for k, it in items.items()
                    if k in defective and it.output == it.original_output}
