@@ -166,20 +166,28 @@ BATCH_CASES: dict[str, tuple[Callable[[RunStore, Desk], tuple[int, int]], str]] 
 }
 
 
+def opened_with_nothing_written_or_sent(desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub,
+                                        batch_id: int) -> list[str]:
+    """The batch's page as the local admin and as an editor: what each is shown, once every table and the model
+    server are found as they were (whatever a page handed the desk has run to its end)."""
+    open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
+    calls = len(messages_stub.calls)
+    before = snapshot(desk_env.engine)
+    pages = [batch_texts(open_batch(batch_id, person)) for person in (None, EDITOR)]
+    app_desk_open.runner.pool.shutdown(wait=True)
+    app_desk_open.batches.pool.shutdown(wait=True)
+    assert snapshot(desk_env.engine) == before
+    assert len(messages_stub.calls) == calls
+    return pages
+
+
 @pytest.mark.parametrize("case", list(BATCH_CASES))
 def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
         desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str) -> None:
     messages_stub.handler = batch_answer
     make, says = BATCH_CASES[case]
     batch_id, sample_id = make(desk_env, app_desk_open)
-    open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
-    calls = len(messages_stub.calls)
-    before = snapshot(desk_env.engine)
-    pages = [batch_texts(open_batch(batch_id, person)) for person in (None, EDITOR)]
-    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the desk has run to its end
-    app_desk_open.batches.pool.shutdown(wait=True)
-    assert snapshot(desk_env.engine) == before
-    assert len(messages_stub.calls) == calls
+    pages = opened_with_nothing_written_or_sent(desk_env, app_desk_open, messages_stub, batch_id)
     assert all(says in shown and "Patterns in sample 1" not in shown for shown in pages)
     # What the desk does on its own (every SWEEP_EVERY_S, with nobody on a page): the page then shows it.
     wiring.sweep(app_desk_open.runs, app_desk_open.runner, app_desk_open.batches)
@@ -202,14 +210,7 @@ def test_opening_the_batch_page_of_an_auto_approve_batch_sends_nothing_and_recor
     store = app_desk_open.batches.store
     store.finish_sample(sample_id)
     [pattern] = app_desk_open.batches.find_patterns(sample_id)  # grouped, not taken up by auto-approve
-    open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
-    calls = len(messages_stub.calls)
-    before = snapshot(desk_env.engine)
-    pages = [batch_texts(open_batch(batch_id, person)) for person in (None, EDITOR)]
-    app_desk_open.runner.pool.shutdown(wait=True)  # whatever a page handed the desk has run to its end
-    app_desk_open.batches.pool.shutdown(wait=True)
-    assert snapshot(desk_env.engine) == before
-    assert len(messages_stub.calls) == calls
+    pages = opened_with_nothing_written_or_sent(desk_env, app_desk_open, messages_stub, batch_id)
     assert all(pattern.title in shown for shown in pages)
     assert store.pattern(pattern.id).status == "open" and store.pattern(pattern.id).proposal is None
 
