@@ -9,7 +9,7 @@ from typing import Any
 
 from sqlmodel import Session, col, func, select
 
-from santa_core.batch.fix_batch import AUTO_FIX, FIX_BATCH
+from santa_core.batch.fix_batch import ANY_STATUS, AUTO_FIX, FIX_BATCH, IN_PROGRESS, RETRY, STOPPED
 from santa_core.batch.store import BatchProblem, PatternRecord
 from santa_core.models import MAX_TEXT_CHARS, LLMCall
 from santa_core.roles import Permission
@@ -87,14 +87,18 @@ class BatchFixes(StoreBase):
             row.fix_spent_usd = (row.fix_spent_usd or 0.0) + sum(c.cost_usd for c in calls)
             s.add(row)
 
-    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None) -> None:
+    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None, expect: Any = ANY_STATUS) -> bool:
         """Remember (None: forget) where the fixes' Message Batch of a pattern stands: sending, its API id and
-        jobs, or why it stopped. Committed before the create, so no restart sends it twice."""
+        jobs, or why it stopped. Committed before the create, so no restart sends it twice. With `expect`, only
+        when its status is that (None: no batch) — False, and nothing written, when another process moved it."""
         with self._tx() as s:
             row = _row(s, pattern_id, lock=True)
+            if expect is not ANY_STATUS and (row.pattern.get(FIX_BATCH) or {}).get("status") != expect:
+                return False
             rest = {k: v for k, v in row.pattern.items() if k != FIX_BATCH}
             row.pattern = rest if state is None else {**rest, FIX_BATCH: state}
             s.add(row)
+            return True
 
     def note_auto_fix(self, pattern_id: int, note: str, claim: bool = False) -> bool:
         """Keep what auto-approve did with a pattern (in its JSON); with `claim`, only if auto-approve never took it
@@ -113,8 +117,16 @@ class BatchFixes(StoreBase):
         with self._tx() as s:
             require(s, actor, Permission.DECIDE_FIX)
             row = waiting_row(s, pattern_id)
-            audit.append(s, actor, "batch.fixes_retried", "batch", row.batch_id,
-                         detail={"pattern": row.key, "was": (row.pattern.get(FIX_BATCH) or {}).get("status")})
+            state = dict(row.pattern.get(FIX_BATCH) or {})
+            was = state.get("status") or ""
+            if not was.startswith(STOPPED):  # one Try again per stop: a second click (or a second person) pays nothing
+                raise BatchProblem(f"the fixes of pattern {pattern_id} are not stopped (someone tried them again "
+                                   "already, or they are running): nothing is sent again")
+            # Claimed in this transaction: a made batch is polled again, one never made is for the next prepare to send.
+            claimed = {**state, "status": IN_PROGRESS} if state.get("api_id") else {"status": RETRY}
+            row.pattern = {**{k: v for k, v in row.pattern.items() if k != FIX_BATCH}, FIX_BATCH: claimed}
+            s.add(row)
+            audit.append(s, actor, "batch.fixes_retried", "batch", row.batch_id, detail={"pattern": row.key, "was": was})
 
     def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
         """A person's signature for a waiting pattern: stored with its check; the prepared fixes are dropped."""

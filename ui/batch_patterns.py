@@ -21,6 +21,7 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, PatternRecord, SampleProgress
 from santa_core.models import FixEdit, FixProposal
 from santa_core.roles import Permission
+from santa_core.text import canonical_json, sha256_text
 from ui import batch_actions, batch_reach, components, identity
 from ui.batch_actions import POLL_S, attempt, driver
 from ui.safe import escape_markdown
@@ -195,7 +196,10 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
                      "own fixes of the other items are not changed)"):
         for i, edit in enumerate(proposal.edits):
             st.caption(escape_markdown(f"Edit {i + 1} replaces exactly: {edit.before}"))
-            after = st.text_area(f"Edit {i + 1}: replace with", edit.after, key=f"batch_after_{record.id}_{i}")
+            # Keyed by the edit as proposed: a new proposal (someone asked again) starts from its own text, never
+            # from the boxes of the one before.
+            key = f"batch_after_{record.id}_{i}_{sha256_text(canonical_json(edit.model_dump(mode='json')))[:12]}"
+            after = st.text_area(f"Edit {i + 1}: replace with", edit.after, key=key)
             edits.append(edit.model_copy(update={"after": after}))
     if edits != proposal.edits:
         fixed = apply_pattern_fix(proposal.before_text, edits).after_text
@@ -218,8 +222,11 @@ def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit
     """Approve the fix for the whole batch, dismiss the pattern, or ask the fix agent again."""
     reason = st.text_input("Reason (optional to approve, required to dismiss)", key=f"batch_reason_{record.id}")
     approve, dismiss, again = st.columns(3)
+    # The version approved is the one this render shows, bound to the button now: the click's own rerun computes the
+    # preview again from whatever is stored by then, which nobody saw.
     if approve.button("Approve and apply to the batch", type="primary", key=f"batch_approve_{record.id}",
-                      disabled=not edits or preview is None):
+                      disabled=not edits or preview is None, on_click=_remember_seen,
+                      args=(record.id, preview.version if preview is not None else None)):
         _approve(batch_id, record.id, edits, reason, preview, exclude)
     if dismiss.button("Dismiss", key=f"batch_dismiss_{record.id}"):
         _dismiss(batch_id, record.id, reason)
@@ -233,12 +240,22 @@ def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, 
     note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
             f"{', '.join(skipped[:20])}." if skipped else "")
     note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
-    if preview is None:
+    seen = st.session_state.pop(_seen_key(pattern_id), None)
+    if preview is None or seen is None:
         return  # (the button is disabled without one: nobody approves what they did not see)
-    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), seen=preview.version, edits=edits,
+    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), seen=seen, edits=edits,
                                                reason=reason, exclude=exclude),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
+
+
+def _seen_key(pattern_id: int) -> str:
+    return f"batch_seen_{pattern_id}"
+
+
+def _remember_seen(pattern_id: int, version: str | None) -> None:
+    """The Approve button's callback: the plan version on the screen the person clicked on."""
+    st.session_state[_seen_key(pattern_id)] = version
 
 
 def _dismiss(batch_id: int, pattern_id: int, reason: str) -> None:

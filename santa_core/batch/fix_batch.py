@@ -30,6 +30,9 @@ AUTO_FIX = "auto_fix"
 """The key of a pattern's JSON that says what auto-approve did with it (claimed, approved, or why it waits)."""
 SENDING = "sending"
 IN_PROGRESS = "in_progress"
+RETRY = "retry"
+"""A person's Try again of fixes whose batch was never made: the next prepare sends it (once: see `_send_fixes`)."""
+ANY_STATUS = object()
 STOPPED = "stopped: "
 CUT_SHORT = ("sending the fixes' Message Batch got no clear answer (the process stopped, the connection failed or the "
              "API had an error); it may have reached the API: look for it in the Anthropic Console before Try again, "
@@ -81,9 +84,7 @@ class FixBatchSending:
     def retry_fixes(self, pattern_id: int, actor: str) -> dict:
         """A person's Try again of fixes whose Message Batch stopped (role-checked, on record): one whose create got
         no answer is sent again, one already made is polled again; each item's fix is prepared from it."""
-        self.store.record_fix_retry(pattern_id, actor)
-        state = fix_batch_state(self.store.pattern(pattern_id))
-        self.store.set_fix_batch(pattern_id, {**state, "status": IN_PROGRESS} if state.get("api_id") else None)
+        self.store.record_fix_retry(pattern_id, actor)  # claims the stopped batch: a second Try again is refused
         return self.prepare(pattern_id, actor)
 
     def _fix_batch(self, pattern_id: int, batch: Batch, asks: dict[str, FixRequest],
@@ -100,7 +101,7 @@ class FixBatchSending:
             self.store.set_fix_batch(pattern_id, {"status": status})
             raise FixesStopped(f"the fixes' Message Batch {status}")
         if not state.get("api_id"):
-            state = self._send_fixes(client, pattern_id, batch, asks)
+            state = self._send_fixes(client, pattern_id, batch, asks, state.get("status"))
             if state is None:
                 return None
         jobs = {key: fix_batches.FixJob.model_validate(job) for key, job in state["jobs"].items()}
@@ -110,11 +111,13 @@ class FixBatchSending:
         return {key: found[job.custom_id] for key, job in jobs.items()}
 
     def _send_fixes(self, client: anthropic.Anthropic, pattern_id: int, batch: Batch,
-                    asks: dict[str, FixRequest]) -> dict | None:
-        """Mark sending, put every job on record, create the batch; its state (None: refused, nothing made)."""
+                    asks: dict[str, FixRequest], status: str | None) -> dict | None:
+        """Mark sending, put every job on record, create the batch; its state (None: refused, nothing made). The mark
+        is set only from the `status` read (none, or a person's Try again): two processes never both send."""
         jobs = {key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
                 for n, (key, request) in enumerate(asks.items())}
-        self.store.set_fix_batch(pattern_id, {"status": SENDING})
+        if not self.store.set_fix_batch(pattern_id, {"status": SENDING}, expect=status):
+            raise FixesStopped("another process is sending the fixes' Message Batch (or just did): nothing sent twice")
         try:
             with journaled(self._fix_note(pattern_id)):  # every job on record as sent before the batch exists
                 api_id = fix_batches.submit(client, list(jobs.values()),

@@ -3,7 +3,8 @@
 A person approves a pattern once, on its representative item. The fix then reaches:
 - its other **sampled** items, fixed for the issues their own reviewers raised;
 - every **unsampled** item that shows its signature (or one of its exact quotes), fixed for one
-  issue per sentence that shows it, the sentence as the issue's evidence.
+  issue per sentence that shows it, what of the defect stands in that sentence as the issue's evidence
+  (a quote, else the longest run of a quote's words, else the signature phrase: `defect_in`).
 
 Each reached item gets its own edit, under the same scope rule as a single run: first the approved
 edits as a **text rule** (the exact 'before' text, once, inside the sentence holding one of the item's
@@ -20,6 +21,7 @@ asks the fix agent and stores the plans (`ItemPlan`) until a person approves.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
@@ -85,12 +87,63 @@ class ItemPlan(BaseModel):
 
 
 def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
-    """One issue per sentence of an unsampled item that shows the pattern, the sentence as evidence."""
-    seen = shown_sentences(output, [q for q in pattern.match_on if q], pattern.signature)[:MAX_ISSUES_PER_ITEM]
+    """One issue per sentence of an unsampled item that shows the pattern; its evidence is what of the defect stands
+    in that sentence (`defect_in`), which a fix must remove, and whose sentence is the fix's scope. A sentence that
+    only the signature recognises is an issue only when no sentence of the item holds the defect's own words: "Tell
+    us about your satisfaction" beside "Your satisfaction is guaranteed forever" is not a second defect."""
+    quotes = [q for q in pattern.match_on if q]
+    seen = [output[s:e].strip() for s, e in shown_sentences(output, quotes, pattern.signature)]
+    found = [(sentence, defect_words(sentence, quotes)) for sentence in seen if sentence]
+    # Only the sentences that show the most of the defect: a quote standing whole, else a run of its words, else
+    # the signature alone ("your satisfaction" in a survey line is not a second promise beside the promise).
+    tier = {s: 0 if w is None else 2 if any(still_shows(s, q.strip()) for q in quotes if q.strip()) else 1
+            for s, w in found}
+    top = max(tier.values(), default=0)
+    found = [(sentence, words) for sentence, words in found if tier[sentence] == top]
     example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
     return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
-                        evidence=output[s:e].strip(), flagged_by="check")
-            for s, e in seen if output[s:e].strip()]
+                        evidence=words or recognised(sentence, pattern.signature), flagged_by="check")
+            for sentence, words in found[:MAX_ISSUES_PER_ITEM]]
+
+
+_WORD = re.compile(r"\w+")
+MAX_QUOTE_WORDS = 64
+"""Words of a quote compared with a sentence (the comparison is linear in the sentence, times at most this)."""
+
+
+def defect_in(sentence: str, quotes: Sequence[str], signature: Sequence[str]) -> str:
+    """What of the pattern's defect stands in an unsampled item's sentence: its own words (`defect_words`), else the
+    signature phrase it shows, else the sentence. The recogniser is the last resort, never preferred to the defect's
+    own words: a fix that rewrites "guaranteed forever" but keeps "satisfaction" fixes "Your satisfaction is
+    guaranteed forever"."""
+    return defect_words(sentence, quotes) or recognised(sentence, signature)
+
+
+def recognised(sentence: str, signature: Sequence[str]) -> str:
+    """The signature phrase a sentence shows (the first), else the sentence."""
+    phrases = sig.raw_spans(sentence, signature)
+    return sentence[phrases[0][0]:phrases[0][1]] if phrases else sentence
+
+
+def defect_words(sentence: str, quotes: Sequence[str]) -> str | None:
+    """A reviewers' quote that stands in the sentence (the longest), else the longest run of two or more of a
+    quote's words that it holds (as written in the sentence); None when it holds neither."""
+    standing = [q.strip() for q in quotes if q.strip() and still_shows(sentence, q.strip())]
+    if standing:
+        return max(standing, key=len)
+    words = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(sentence)]
+    best = (1, 0, 0)  # (words, start, end): a single shared word is no evidence of the defect
+    for quote in quotes:
+        at: dict[str, list[int]] = {}
+        for j, word in enumerate(_WORD.findall(quote)[:MAX_QUOTE_WORDS]):
+            at.setdefault(word.casefold(), []).append(j)
+        run: dict[int, int] = {}  # quote position j -> words matched so far ending at j (the last sentence word)
+        for i, (_, end, word) in enumerate(words):
+            run = {j: run.get(j - 1, 0) + 1 for j in at.get(word, ())}
+            for n in run.values():
+                if n > best[0]:
+                    best = (n, words[i - n + 1][0], end)
+    return sentence[best[1]:best[2]] if best[0] > 1 else None
 
 
 def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[str]) -> dict[str, list[MergedIssue]]:

@@ -363,8 +363,9 @@ class Store(Protocol):
         """Store the fix agent's answered calls for the pattern (the pattern's fix cost grows by theirs)."""
         ...
 
-    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None) -> None:
-        """Remember where the pattern's fixes' Message Batch stands (None: there is none)."""
+    def set_fix_batch(self, pattern_id: int, state: dict[str, Any] | None, expect: Any = ...) -> bool:
+        """Remember where the pattern's fixes' Message Batch stands (None: there is none); with `expect`, only when its
+        status is that (None: no batch), else False and nothing written."""
         ...
 
     def note_auto_fix(self, pattern_id: int, note: str, claim: bool = False) -> bool:

@@ -191,6 +191,8 @@ TEXT_CHECKS: dict[str, TextCheck] = {
         reach.text_rule(t, [FixEdit(issue=0, before=_half(t), after="y")], reach.signature_issues(_long_pattern(t), t)),
         reach.unfixed(t, t, [FixEdit(issue=0, before=_half(t), after="y")],
                       reach.signature_issues(_long_pattern(t), t))),
+    # Quotes that do not stand in the text, so its words are compared run by run with each of theirs.
+    "batch defect in a sentence (long quotes)": lambda t: reach.defect_in(t, [f"{t} qzx", f"qzx {t[::-1]}"], [t[:40]]),
     "batch fix reach (long quotes)": lambda t: apply_to_batch(
         _long_pattern(t), [FixEdit(issue=0, before=_half(t), after="y")], [("i1", t), ("u", t), ("v", t[::-1])]),
     "batch pattern fix (long before)": lambda t: apply_pattern_fix(t, [FixEdit(issue=0, before=_half(t), after="y")]),
