@@ -59,7 +59,7 @@ WORKER_RETRIES = 3
 stops and the page offers to try again."""
 STOPPED = "stopped: "
 """How a sample's Message Batch status begins once nothing tracks it any more (a person or a restart goes on)."""
-MAX_API_FAILURES = 8
+MAX_API_FAILURES = mb.MAX_POLL_FAILURES
 """Message Batch polls that may fail in a row (backing off to 10 min) before the desk stops and says so."""
 SENDING = "sending"
 """A sample's Message Batch status while it is being sent. A later look that finds it (the sender died between the
@@ -335,7 +335,7 @@ class BatchDriver(PatternFixing):
     def _poll_once(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
                    jobs: list[mb.ReviewJob]) -> dict | None:
         """Ask after the Message Batch once: its outcomes once it ended, else None (`mb.BatchError`: the API
-        call failed after the SDK's retries)."""
+        call failed; the SDK retries nothing, so each failure counts)."""
         try:
             status = mb.poll(client, api_id)
             self.store.set_api(sample_id, api_id, status.processing_status)
@@ -357,7 +357,7 @@ class BatchDriver(PatternFixing):
                      jobs: list[mb.ReviewJob]) -> dict | None:
         """Poll until the Message Batch ends, then its outcomes (None: the service is shutting down).
 
-        An API failure (after the SDK's retries) is recorded on the sample for the page and the
+        An API failure (the SDK retries nothing) is recorded on the sample for the page and the
         polling goes on, backing off: the batch keeps running at the API whatever happens here.
         """
         failures = 0

@@ -137,24 +137,32 @@ class FixBatchSending:
 
     def _await_fixes(self, client: anthropic.Anthropic, pattern_id: int, state: dict,
                      jobs: dict[str, fix_batches.FixJob], progress: Progress | None) -> dict[str, FixAnswer]:
-        """Poll the batch until it ends, then every job's answer by custom_id. A failed poll stops with the reason;
-        a stop of the desk cancels the batch (what it answered is collected by a Try again)."""
-        api_id = state["api_id"]
-        try:
-            while True:
+        """Poll the batch until it ends, then every job's answer by custom_id. `MAX_POLL_FAILURES` failed polls in a
+        row stop it with the reason; a stop of the desk cancels the batch (what it answered is collected by a Try
+        again)."""
+        api_id, failures = state["api_id"], 0
+        while True:
+            try:
                 status = mb.poll(client, api_id)
-                if progress is not None:
-                    progress(len(jobs) - status.request_counts.processing, len(jobs))
                 if status.ended:
                     return fix_batches.answers(client, api_id, list(jobs.values()))
-                if self._stopping.wait(self.poll_s):
-                    try:
-                        mb.cancel(client, api_id)
-                        why = CANCELED
-                    except mb.BatchError as exc:
-                        why = f"the desk stopped; cancelling it failed ({exc}): Try again collects it"
-                    self.store.set_fix_batch(pattern_id, {**state, "status": f"{STOPPED}{why}"})
-                    raise FixesStopped(f"the fixes' Message Batch {api_id} was {why}")
-        except mb.BatchError as exc:
-            self.store.set_fix_batch(pattern_id, {**state, "status": f"{STOPPED}{exc}"})
-            raise FixesStopped(f"the fixes' Message Batch {api_id} stopped: {exc} (Try again polls it again)") from exc
+                failures = 0
+            except mb.BatchError as exc:
+                # Polling is free: a passing failure (an overloaded API, a dropped connection) is polled again, as a
+                # sample's batch is; only failures in a row stop it for a person.
+                failures += 1
+                if failures >= mb.MAX_POLL_FAILURES:
+                    self.store.set_fix_batch(pattern_id, {**state, "status": f"{STOPPED}{exc}"})
+                    raise FixesStopped(f"the fixes' Message Batch {api_id} stopped: {exc} (Try again polls it "
+                                       "again)") from exc
+            else:
+                if progress is not None:
+                    progress(len(jobs) - status.request_counts.processing, len(jobs))
+            if self._stopping.wait(self.poll_s):
+                try:
+                    mb.cancel(client, api_id)
+                    why = CANCELED
+                except mb.BatchError as exc:
+                    why = f"the desk stopped; cancelling it failed ({exc}): Try again collects it"
+                self.store.set_fix_batch(pattern_id, {**state, "status": f"{STOPPED}{why}"})
+                raise FixesStopped(f"the fixes' Message Batch {api_id} was {why}")

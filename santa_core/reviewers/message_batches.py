@@ -266,6 +266,9 @@ def submit(client: anthropic.Anthropic, jobs: Sequence[Job],
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
 
+MAX_POLL_FAILURES = 8
+"""Message Batch polls (or result reads) that may fail in a row before the desk stops and a person looks (an expired
+batch, a revoked key): polling is free, and since the SDK retries nothing, a passing failure must not stop it."""
 CREATE_BACKOFF = 1.0
 """Scale of the wait between creates when the API named none (tests set 0)."""
 
