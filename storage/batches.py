@@ -17,6 +17,7 @@ from typing import Any
 from sqlmodel import Session, col, func, select
 
 from santa_core.batch import sampling
+from santa_core.batch.fix_batch import FIX_BATCH
 from santa_core.batch.store import (
     DONE,
     Batch,
@@ -330,8 +331,12 @@ class BatchStore(BatchFixes, RoleCheck):
             row = _pattern_row(s, pattern_id)
             if row.status not in ("open", "proposed"):
                 raise BatchProblem(f"pattern {pattern_id} was already {row.status}")
-            # A new proposal's example changes what each item's fix would be: they are prepared again.
+            # A new proposal's example changes what each item's fix would be: they are prepared again, and a fixes'
+            # Message Batch already made (its id known) answered the old example: the new one is asked anew. (One that
+            # may exist unseen stays, for a person's Try again: nothing is sent twice on its own.)
             row.proposal, row.status, row.item_fixes = proposal, "proposed", None
+            if (row.pattern.get(FIX_BATCH) or {}).get("api_id"):
+                row.pattern = {k: v for k, v in row.pattern.items() if k != FIX_BATCH}
             s.add(row)  # (its calls' cost is counted as they are stored: `save_fix_calls`)
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,

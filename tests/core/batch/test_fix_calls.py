@@ -168,6 +168,22 @@ def test_a_stop_while_the_fixes_message_batch_runs_cancels_it(world: Callable[..
     assert len([c for c in w.stub.message_calls() if "edits" in schema_properties(c["body"])]) == 1  # no fallback
 
 
+def test_asking_the_fix_agent_again_never_reuses_the_answers_of_the_last_proposals_batch(
+        world: Callable[..., World]) -> None:
+    """A fixes' Message Batch that was made (its id known) and stopped answered the old proposal's example: a new
+    proposal asks its own batch, it does not read the old one's answers."""
+    w = world(True)
+    w.driver.propose(w.pattern.id, "ann")
+    first = w.stub.batch_ids()
+    assert len(first) == 1
+    # As a stop while it ran leaves it: made, with its id, stopped (Try again would collect it).
+    state = {**w.driver.store.pattern(w.pattern.id).pattern.get("fix_batch", {}), "api_id": first[0],
+             "status": "stopped: canceled as the desk stopped; Try again collects what it answered"}
+    w.driver.store.set_fix_batch(w.pattern.id, state)
+    w.driver.propose(w.pattern.id, "ann")  # ask the fix agent again
+    assert len(w.stub.batch_ids()) == 2  # the new proposal's own batch
+
+
 # --- auto-approve, in the driver ------------------------------------------------------------------
 
 
