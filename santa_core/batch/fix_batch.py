@@ -98,7 +98,9 @@ class FixBatchSending:
         if state.get("status") == SENDING or (not state.get("api_id") and state.get("status", "").startswith(STOPPED)):
             # Left sending (the sender died) or cut short: it may exist and be paid for; only a person sends again.
             status = state["status"] if state["status"] != SENDING else f"{STOPPED}{CUT_SHORT}"
-            self.store.set_fix_batch(pattern_id, {"status": status})
+            # Only from the status read: a live sender that stored its batch's id meanwhile keeps it (else the made
+            # batch would be forgotten, never collected, and a Try again would pay for another).
+            self.store.set_fix_batch(pattern_id, {"status": status}, expect=state["status"])
             raise FixesStopped(f"the fixes' Message Batch {status}")
         if not state.get("api_id"):
             state = self._send_fixes(client, pattern_id, batch, asks, state.get("status"))
@@ -125,10 +127,10 @@ class FixBatchSending:
         except mb.BatchError as exc:
             if mb.may_have_made(exc):
                 status = f"{STOPPED}{CUT_SHORT} ({exc})"
-                self.store.set_fix_batch(pattern_id, {"status": status})
+                self.store.set_fix_batch(pattern_id, {"status": status}, expect=SENDING)
                 raise FixesStopped(f"the fixes' Message Batch {status}") from exc
             # An answer that refused it: no batch was made, nothing is paid; each note got its (free) answer.
-            self.store.set_fix_batch(pattern_id, None)
+            self.store.set_fix_batch(pattern_id, None, expect=SENDING)
             return None
         state = {"status": IN_PROGRESS, "api_id": api_id,
                  "jobs": {key: job.model_dump(mode="json") for key, job in jobs.items()}}

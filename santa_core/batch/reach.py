@@ -94,12 +94,11 @@ def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
     quotes = [q for q in pattern.match_on if q]
     seen = [output[s:e].strip() for s, e in shown_sentences(output, quotes, pattern.signature)]
     found = [(sentence, defect_words(sentence, quotes)) for sentence in seen if sentence]
-    # Only the sentences that show the most of the defect: a quote standing whole, else a run of its words, else
-    # the signature alone ("your satisfaction" in a survey line is not a second promise beside the promise).
-    tier = {s: 0 if w is None else 2 if any(still_shows(s, q.strip()) for q in quotes if q.strip()) else 1
-            for s, w in found}
-    top = max(tier.values(), default=0)
-    found = [(sentence, words) for sentence, words in found if tier[sentence] == top]
+    # A sentence the signature alone recognises is an issue only when no sentence holds the defect's own words;
+    # every sentence that holds them is one ("Every refund is guaranteed, forever" beside "Your satisfaction is
+    # guaranteed forever"), even a run as short as "your satisfaction" (then a person may have to fix it: safe).
+    if any(words for _, words in found):
+        found = [(sentence, words) for sentence, words in found if words]
     example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
     return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
                         evidence=words or recognised(sentence, pattern.signature), flagged_by="check")

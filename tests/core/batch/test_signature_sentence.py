@@ -23,6 +23,9 @@ def pattern() -> Pattern:
                    signature=["satisfaction"])
 
 
+@pytest.mark.xfail(strict=True, reason="known limit: a sentence holding a run of the quote's words (here \"your "
+                   "satisfaction\") is an issue too, so a second real defect worded differently is never dropped "
+                   "(test_second_defect_sentence.py); this item then goes to a person: safe, not yet smart")
 def test_the_approved_edit_fixes_an_unsampled_item_whose_other_sentence_uses_the_signature_word() -> None:
     issues = reach.reached(pattern(), [("item-007", ITEM)], {"item-007"})["item-007"]
     edit = FixEdit(issue=0, before=PROMISE, after=FIXED)
