@@ -12,13 +12,15 @@ from sqlmodel import Session, col, func, select
 from santa_core.batch.fix_batch import ANY_STATUS, AUTO_FIX, FIX_BATCH, IN_PROGRESS, RETRY, STOPPED
 from santa_core.batch.store import BatchProblem, PatternRecord
 from santa_core.models import MAX_TEXT_CHARS, LLMCall
+from santa_core.reviewers.base import Served
 from santa_core.roles import Permission
 from santa_core.text import text_problem
 from storage import audit
-from storage.hashing import json_hash, sha256_text
+from storage.call_log import sent_row
+from storage.hashing import sha256_text
 from storage.people import require
 from storage.rows import call_row
-from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow, CallSentRow
+from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
 from storage.times import utcnow
 from storage.transactions import StoreBase
 from storage.workers import this_worker
@@ -68,9 +70,7 @@ class BatchFixes(StoreBase):
     def note_fix_sent(self, pattern_id: int, purpose: str, model: str, request: dict, estimate_usd: float) -> None:
         """Put one of the fix agent's calls for a pattern on record before its request leaves (committed)."""
         with self._tx() as s:
-            row = _row(s, pattern_id)
-            s.add(CallSentRow(batch_id=row.batch_id, run_id=None, round_no=0, purpose=purpose, model=model,
-                              request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
+            s.add(sent_row(Served(batch_id=_row(s, pattern_id).batch_id), purpose, model, request, estimate_usd))
 
     def save_fix_calls(self, pattern_id: int, calls: Sequence[LLMCall]) -> None:
         """Store the answers of the fix agent's calls for a pattern, whatever its status now (the calls were
@@ -80,10 +80,7 @@ class BatchFixes(StoreBase):
             return
         with self._tx() as s:
             row = _row(s, pattern_id, lock=True)
-            for call in calls:
-                stored = call_row(None, 0, call, None)  # type: ignore[arg-type] - a batch's call serves no run
-                stored.batch_id = row.batch_id
-                s.add(stored)
+            s.add_all([call_row(None, 0, call, None, batch_id=row.batch_id) for call in calls])
             row.fix_spent_usd = (row.fix_spent_usd or 0.0) + sum(c.cost_usd for c in calls)
             s.add(row)
 

@@ -16,15 +16,20 @@ from storage.transactions import StoreBase
 from storage.workers import this_worker
 
 
+def sent_row(served: Served, purpose: str, model: str, request: dict, estimate_usd: float) -> CallSentRow:
+    """The write-ahead row of one call, tied to what it served, from this process."""
+    return CallSentRow(run_id=served.run_id, round_no=served.round_no, slot=served.slot, batch_id=served.batch_id,
+                       trial_key=served.trial_key, purpose=purpose, model=model, request_hash=json_hash(request),
+                       estimate_usd=estimate_usd, worker=this_worker())
+
+
 class CallLogStore(StoreBase):
     """Implements `santa_core.reviewers.base.CallLog`."""
 
     def note_call_sent(self, served: Served, purpose: str, model: str, request: dict, estimate_usd: float) -> None:
         """Commit one call as *sent*, before its request leaves."""
         with self._tx() as s:
-            s.add(CallSentRow(run_id=served.run_id, round_no=served.round_no, slot=served.slot,
-                              batch_id=served.batch_id, trial_key=served.trial_key, purpose=purpose, model=model,
-                              request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
+            s.add(sent_row(served, purpose, model, request, estimate_usd))
 
     def note_calls_answered(self, served: Served, calls: list[LLMCall]) -> None:
         """Commit the answer (or failure) rows of calls noted as sent."""

@@ -19,11 +19,12 @@ from santa_core.models import (
     RunStatus,
     ScreenResult,
 )
+from santa_core.reviewers.base import Served
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.store import DecisionAction, DecisionIn
 from storage import audit
-from storage.call_log import CallLogStore
+from storage.call_log import CallLogStore, sent_row
 from storage.errors import ClaimLost, MoveRefused, RoundConflict
 from storage.hashing import json_hash, sha256_text
 from storage.people import require
@@ -45,7 +46,6 @@ from storage.run_rows import calls_by_id, children, lock_run, require_round, rou
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
 from storage.tables import (
-    CallSentRow,
     DecisionRow,
     MergedIssueRow,
     ProposalRow,
@@ -219,8 +219,7 @@ class RoundStore(CallLogStore):
         """Put a model call on record before its request leaves (the write-ahead call log), committed."""
         with self._tx() as s:
             fence(lock_run(s, run_id))  # a process taken for dead sends nothing more for the run
-            s.add(CallSentRow(run_id=run_id, round_no=round_no, slot=slot, purpose=purpose, model=model,
-                              request_hash=json_hash(request), estimate_usd=estimate_usd, worker=this_worker()))
+            s.add(sent_row(Served(run_id=run_id, round_no=round_no, slot=slot), purpose, model, request, estimate_usd))
 
     def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
         """Commit one known-answer screen of the round, with its LLM call when one was made."""
