@@ -36,17 +36,19 @@ import asyncio
 import json
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 
 import procrastinate
 import procrastinate.exceptions
 import psycopg
+import psycopg_pool
 import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
 from sqlalchemy.engine import make_url
 
+from desk.patient_jobs import PatientJobManager, Retry
 from santa_core import providers
 from santa_core.reviewers.base import PERSON
 from santa_core.run.store import Store
@@ -54,6 +56,9 @@ from santa_core.run.store import Store
 RUNS, BATCH = "runs", "batch"
 RETRY_S = 5
 """Seconds before a job that could not drive its run yet is tried again."""
+POOL_WAIT_S = 5.0
+"""How long the worker's engine waits for a connection of its pool (the database away: a fetch finds no job then,
+and a stop is not held up by it)."""
 
 
 class JobRetry(RuntimeError):
@@ -245,8 +250,12 @@ class TaskEngine:
     def __init__(self, url: str) -> None:
         self.url = url
         self.conninfo = conninfo(url)
-        self.app = self._register(procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1,
-                                                                                  max_size=4)))
+        # `check`: a connection the database dropped (a restart) is replaced before use, not handed out to fail once.
+        app = procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4,
+                                                           timeout=POOL_WAIT_S,
+                                                           check=psycopg_pool.AsyncConnectionPool.check_connection))
+        app.job_manager = PatientJobManager(app.connector)  # the worker rides out an outage (desk.patient_jobs)
+        self.app = self._register(app)
         self.work_run = None
         """Called with (run_id, retried) by the job; set by `desk.workers.work_jobs`."""
         self.drive_sample = None
@@ -262,15 +271,14 @@ class TaskEngine:
         # A job the database cut short, or one that found its run still driven by a process told to stop, is
         # tried again every RETRY_S until it can drive the run; the run's own compare-and-set keeps a second try
         # from doing anything twice. Any other error fails the job (the sweep puts a queued run back).
-        @app.task(name=WORK_RUN, pass_context=True,
-                  retry=procrastinate.RetryStrategy(wait=RETRY_S, retry_exceptions=RETRIED_ERRORS))
+        @app.task(name=WORK_RUN, pass_context=True, retry=Retry(RETRIED_ERRORS, RETRY_S))
         def work_run(context: procrastinate.JobContext, run_id: int) -> None:
             if self.work_run is None:
                 raise RuntimeError("this process works no runs")
             self.work_run(run_id, (context.job.attempts or 0) > 0)
 
         # One look at a batch sample; it defers the next one itself. A look cut short is tried again the same way.
-        @app.task(name=DRIVE_SAMPLE, retry=procrastinate.RetryStrategy(wait=RETRY_S, retry_exceptions=RETRIED_ERRORS))
+        @app.task(name=DRIVE_SAMPLE, retry=Retry(RETRIED_ERRORS, RETRY_S))
         def drive_sample(sample_id: int, look: dict) -> None:
             if self.drive_sample is None:
                 raise RuntimeError("this process drives no batch samples")
@@ -298,16 +306,23 @@ class TaskEngine:
                 await asyncio.to_thread(self.enqueue_left, row["id"], row["source"])
         return len(rows)
 
-    async def maintain(self) -> None:
-        """Every worker, beside its jobs and whatever its slots are busy with: recover stalled jobs every
-        recover_every_s() and sweep queued runs without a job every SWEEP_EVERY_S (several workers doing it at
-        once is harmless). Not a job itself, so a backlog of work never delays a take-over."""
+    async def maintain(self, reconcile: Callable[[], Awaitable[None]] | None = None) -> None:
+        """Every worker, beside its jobs and whatever its slots are busy with, every recover_every_s(): first
+        `reconcile` its own jobs and runs after an outage (`desk.workers`); then, when a worker's silence counts
+        (`PatientJobManager.silence_counts`), recover stalled jobs and prune silent workers; every SWEEP_EVERY_S,
+        sweep queued runs without a job (several workers doing it at once is harmless). Not a job itself, so a
+        backlog of work never delays a take-over."""
         tick, every = 0, recover_every_s()
+        jobs = self.app.job_manager
         while True:
             await asyncio.sleep(every)
             tick += every
             try:
-                await self.recover_stalled()
+                if reconcile is not None:
+                    await reconcile()
+                if await jobs.silence_counts(stalled_s()):
+                    await self.recover_stalled()
+                    await jobs.prune_silent(stalled_s())
                 if tick >= SWEEP_EVERY_S:
                     tick = 0
                     await self.sweep_queued()

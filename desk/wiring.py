@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from desk import connection
 from desk.clients import NO_KEY, chat_client, shared_client  # noqa: F401 - used through wiring too
+from desk.outage import PatientStore
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
 from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
 from santa_core import providers
@@ -243,16 +244,18 @@ def open_desk(
     engine = init_db(url, mark_interrupted=mark_interrupted)
     runs = RunStore(Database(engine, local_user=local_user))
     queued = (mark_interrupted and uses_task_engine(url)) if queued is None else queued
-    options = {"screen_for": model_screen(runs) if screen_for is None else screen_for}
+    # Through the task engine, the jobs' runs wait for a database that went away instead of failing (desk.outage).
+    driving = PatientStore(runs) if queued else runs
+    options = {"screen_for": model_screen(driving) if screen_for is None else screen_for}
     count = workers or runner_workers()
-    runner = (QueuedRunner(task_engine(url), runs, reviewer_for, fixer_for, count, **options) if queued
+    runner = (QueuedRunner(task_engine(url), driving, reviewer_for, fixer_for, count, **options) if queued
               else Runner(runs, reviewer_for, fixer_for, count, **options))
     batch_options = {"client_for": shared_client, "poll_s": batch_poll_seconds(), "screen_answers": screen_answers_of(runs)}
     batches = (QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
                if isinstance(runner, QueuedRunner) else BatchDriver(runs, BatchStore(runs), runner, fixer_for,
                                                                      **batch_options))
     desk = Desk(url=url, runs=runs, runner=runner, batches=batches,
-                jobs=JobHost(runs, runner, batches) if isinstance(runner, QueuedRunner) else None)
+                jobs=JobHost(driving, runner, batches) if isinstance(runner, QueuedRunner) else None)
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished(leave=lambda sample_id: held_elsewhere(runs, batches, sample_id))
         batches.group_finished()

@@ -23,9 +23,13 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from dataclasses import asdict
+from datetime import UTC, datetime
 
 from procrastinate.worker import Worker
 
+from desk.outage import OUTAGE, database_away, patient
+from desk.outage import log as outage_log
+from desk.patient_jobs import HandedOver
 from desk.task_engine import (
     FETCH_POLL_S,
     QUEUES,
@@ -43,14 +47,47 @@ from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
 from storage.runs import RunStore
-from storage.workers import alive_on_this_host, this_worker
+from storage.workers import alive_on_this_host, host_name, this_worker
 
 log = logging.getLogger(__name__)
 
-TAKEN_OVER = "taken over: the worker working on this run stopped heartbeating"
-HANDED_OVER = "handed over: the worker working on this run was stopped"
+TAKEN_OVER = "taken over:"
+HANDED_OVER = "handed over:"
 MOVING = (TAKEN_OVER, HANDED_OVER)
-"""Notes of an interrupted run that the task engine is moving to another worker (not a stop to wait on)."""
+"""How the notes of an interrupted run that the task engine is moving to another worker begin (not a stop to wait
+on); the rest says what happened (`taken_over`, `HANDED_OVER_NOTE`, `given_back`)."""
+HANDED_OVER_NOTE = f"{HANDED_OVER} the worker working on this run was stopped; the next free worker takes it first"
+CLAIM_WAIT_S = 60.0
+"""How long a job waits for a run still claimed by a live worker (finishing its step as it stops, or paused) before
+it is tried again: it waits in place, it does not bounce between workers."""
+STOP_GRACE_DB_S = 30.0
+"""How long a worker told to stop waits for an unreachable database (SANTA_WORKER_STOP_GRACE_S)."""
+
+
+def stop_grace_s() -> float:
+    """SANTA_WORKER_STOP_GRACE_S: how long a stopping worker waits for an unreachable database (default 30 s) to
+    store the answers it holds and hand its runs over; past it, it leaves them to be taken over."""
+    try:
+        return min(600.0, max(0.0, float(os.environ.get("SANTA_WORKER_STOP_GRACE_S", STOP_GRACE_DB_S))))
+    except ValueError:
+        return STOP_GRACE_DB_S
+
+
+def taken_over(worker: str | None) -> str:
+    """The note of a run taken over from `worker`'s claim, saying why the claim counted as dead."""
+    if worker == this_worker():
+        why = "no thread of it drives the run any more (it gave up waiting for the database)"
+    elif worker and worker.partition(":")[0] == host_name():
+        why = "its process is gone"
+    else:
+        why = f"it sent no heartbeat for over {stalled_s():g} s while the database answered"
+    return f"{TAKEN_OVER} the worker working on this run ({worker or 'unknown'}) stopped: {why}"
+
+
+def given_back() -> str:
+    """The note of a run a worker gives back after waiting for the database longer than it holds answers."""
+    return (f"{HANDED_OVER} the database was unreachable for {OUTAGE.last_away_s:.0f} s, longer than a worker waits "
+            f"for it ({OUTAGE.hold_s:g} s); the next free worker carries on from the last stored step")
 DATABASE_ERRORS = ("OperationalError", "InterfaceError")
 """Worker errors that say the database went away, not that the run is wrong: its job is tried again."""
 WAIT_POLL_S = 0.5
@@ -109,8 +146,9 @@ class QueuedRunner(Runner):
                     return
             try:
                 states = self.store.run_states(ids)
-            except Exception:  # noqa: BLE001 - the database may be restarting: look again
-                log.exception("could not read the queued runs' states")
+            except Exception as exc:  # noqa: BLE001 - the database may be restarting: look again
+                if not database_away(exc):
+                    log.exception("could not read the queued runs' states")
                 states = {}
             for run_id, (status, note, _worker, _source) in states.items():
                 if in_flight(status, note):
@@ -176,6 +214,11 @@ class JobHost:
         """Stops the worker loop working for this host (set by `work_jobs` once it runs)."""
         self.thread: threading.Thread | None = None
         """The thread of the app's own worker loop (`start_in_app`), if any."""
+        self.handed_over: list[int] = []
+        """Runs handed over as this worker stopped (their jobs due again at once, first in the queue)."""
+        self.left: list[int] = []
+        """Runs this worker could not hand over as it stopped (the database did not answer within the grace): the
+        next worker takes them over."""
 
     def stop_and_wait(self, timeout: float = STOP_GRACE_S) -> None:
         """Stop the worker loop and wait (at most `timeout`) for its jobs to store their steps and hand over."""
@@ -184,29 +227,78 @@ class JobHost:
             self.thread.join(timeout)
 
     def work_run(self, run_id: int, retried: bool) -> None:
-        """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops."""
+        """Take over a dead claim if this job was retried, drive the run, hand it over if this worker stops. Every
+        read and write of the run waits for a database that went away (`desk.outage`)."""
+        with patient():
+            self._work_run(run_id, retried)
+
+    def _work_run(self, run_id: int, retried: bool) -> None:
         status, note, worker, source = self.runs.run_states([run_id])[run_id]
-        if retried and status == RunStatus.RUNNING:
-            if not self._dead_claim(run_id, worker):  # e.g. a worker told to stop, finishing its step: wait
+        if retried and status == RunStatus.RUNNING and not self._dead_claim(run_id, worker):
+            # e.g. a worker told to stop, finishing its step, or one paused: wait here for it to let go
+            status, note, worker = self._wait_for_claim(run_id, worker)
+            if status == RunStatus.RUNNING and not self._dead_claim(run_id, worker):
                 raise ClaimHeld(f"run {run_id} is still driven by {worker}; its job is tried again shortly")
-            status = self._move(run_id, TAKEN_OVER)
+        if retried and status == RunStatus.RUNNING:
+            status = self._move(run_id, taken_over(worker))
             if status == RunStatus.INTERRUPTED:  # an app starting meanwhile marked the dead claim interrupted
                 status = self._resume(run_id)
         elif status == RunStatus.INTERRUPTED and (retried or note.startswith(MOVING)):
             status = self._resume(run_id)
         if status != RunStatus.QUEUED:
             return  # finished, waiting for a person, or another process's to drive
-        state = self.runner.execute(run_id)
+        try:
+            state = self.runner.execute(run_id)
+        except Exception as exc:
+            if not (self.runner.stopping and database_away(exc)):
+                raise
+            state = RunState(status=RunStatus.RUNNING)  # its step could not be stored in the grace: left below
         if not self.runner.stopping and state.status in (RunStatus.RUNNING, RunStatus.INTERRUPTED):
             self._cut_short(run_id)
+        if self.runner.stopping:
+            self._hand_over(run_id, state.status)
         if source == "batch":
             self.runner.task_engine.look_after_run(run_id)
-        if self.runner.stopping:
-            _, _, worker, source = self.runs.run_states([run_id])[run_id]
+
+    def _hand_over(self, run_id: int, status: RunStatus) -> None:
+        """As this worker stops: a run it drove is handed over (queued again, its job due at once: the same job, so
+        it keeps its place at the front), or, when the database does not answer within the grace, left to be
+        taken over."""
+        try:
+            _, _, worker, _ = self.runs.run_states([run_id])[run_id]
             mine = worker == this_worker()  # never hand over another's run
-            handed = state.status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER) == RunStatus.QUEUED
-            if handed or state.status == RunStatus.QUEUED:  # (queued: stopped before it was claimed)
-                self.runner.task_engine.enqueue(self.runs, run_id, source)
+            handed = status == RunStatus.RUNNING and mine and self._move(run_id, HANDED_OVER_NOTE) == RunStatus.QUEUED
+        except Exception as exc:
+            if database_away(exc) and status == RunStatus.RUNNING:
+                self.left.append(run_id)
+            raise
+        if handed or status == RunStatus.QUEUED:  # (queued: stopped before it was claimed)
+            self.handed_over.append(run_id)
+            raise HandedOver(f"run {run_id} was handed over")
+
+    def release_orphans(self) -> list[int]:
+        """After an outage: runs still claimed by this worker that none of its threads drives (a thread gave up
+        waiting for the database) are given back to the queue; their ids. Reads the store itself (no wait)."""
+        store = getattr(self.runs, "inner", self.runs)
+        released = []
+        for run_id in store.running_under(this_worker()):
+            if not self.runner.working_on(run_id) and self._move(run_id, given_back()) == RunStatus.QUEUED:
+                released.append(run_id)
+        if released:
+            outage_log.warning("santa: runs %s were given back to the queue: this worker gave up waiting for the "
+                               "database", released)
+        return released
+
+    def _wait_for_claim(self, run_id: int, worker: str | None) -> tuple[RunStatus, str, str | None]:
+        """Wait (at most CLAIM_WAIT_S) while the run stays claimed by the live `worker`; its state then."""
+        deadline = time.monotonic() + CLAIM_WAIT_S
+        status, note = RunStatus.RUNNING, ""
+        while time.monotonic() < deadline and not self.runner.stopping:
+            time.sleep(2 * WAIT_POLL_S)
+            status, note, now_worker, _ = self.runs.run_states([run_id])[run_id]
+            if status != RunStatus.RUNNING or now_worker != worker or self._dead_claim(run_id, worker):
+                return status, note, now_worker
+        return status, note, worker
 
     def drive_sample(self, sample_id: int, look: dict) -> None:
         """Look at a batch sample once and defer the next look for when it is due (none: nothing to do until a
@@ -282,10 +374,14 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     stopped = threading.Event()
     current: list[Worker] = []
 
+    OUTAGE.started()  # a process working jobs again (a test's second worker loop) waits for the database again
+
     def stop_all(signum: int | None = None) -> None:
         if stopped.is_set() and signum is not None:  # a second SIGINT/SIGTERM: leave at once
             os._exit(128 + signum)  # its runs are taken over once its heartbeat is silent
         stopped.set()
+        task_engine.app.job_manager.stopping.set()  # no job is fetched from now on
+        OUTAGE.stop(stop_grace_s())  # a database away is waited for this long at most
         host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
         if current:
             current[0].stop()
@@ -311,7 +407,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
             if stopped.is_set():
                 return
             sides = [loop.create_task(_heartbeat_while_stopping(task_engine, worker, stopped)),
-                     loop.create_task(task_engine.maintain())]
+                     loop.create_task(task_engine.maintain(lambda: _reconcile(task_engine, host, worker)))]
             try:
                 await worker.run()
             finally:
@@ -345,6 +441,28 @@ async def _heartbeat_while_stopping(task_engine: TaskEngine, worker: Worker, sto
                 await task_engine.app.job_manager.update_heartbeat(worker.worker_id)
             except Exception:  # noqa: BLE001 - the database is away: the take-over is the fallback
                 log.warning("could not send the stopping worker's heartbeat")
+
+
+async def _reconcile(task_engine: TaskEngine, host: JobHost, worker: Worker) -> None:
+    """After the database was away: give back the runs this worker still claims but no thread drives, and try again
+    at once the jobs the table says it does that it does not (a fetch whose answer was lost, a job's end that could
+    not be written). Only once a call failed, and not while stopping (the next worker takes those over)."""
+    jobs = task_engine.app.job_manager
+    if not jobs.unsure or worker.worker_id is None or jobs.stopping.is_set():
+        return
+    jobs.unsure = False
+    try:
+        await asyncio.to_thread(host.release_orphans)
+        doing = await jobs.own_doing(worker.worker_id)
+        running = {context.job.id for context in list(worker._running_jobs.values())}  # noqa: SLF001 - procrastinate 3.10 keeps no public list
+        for job_id in doing:
+            if job_id not in running:
+                outage_log.warning("santa: job %s was this worker's but no thread worked on it: it is due again now",
+                                   job_id)
+                await jobs.retry_job_by_id_async(job_id, retry_at=datetime.now(UTC))
+    except Exception:
+        jobs.unsure = True  # the database went away again: the next pass tries
+        raise
 
 
 async def _until(event: threading.Event) -> None:

@@ -4,6 +4,7 @@ the gate, the fix proposal and the append-only decisions. `RoundStore` is the ru
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Literal
 
 from sqlmodel import Session, select
@@ -46,6 +47,7 @@ from storage.run_rows import calls_by_id, children, lock_run, require_round, rou
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
 from storage.tables import (
+    CallSentRow,
     DecisionRow,
     MergedIssueRow,
     ProposalRow,
@@ -220,6 +222,17 @@ class RoundStore(CallLogStore):
         with self._tx() as s:
             fence(lock_run(s, run_id))  # a process taken for dead sends nothing more for the run
             s.add(sent_row(Served(run_id=run_id, round_no=round_no, slot=slot), purpose, model, request, estimate_usd))
+
+    def noted_since(self, run_id: int, round_no: int, slot: str | None, purpose: str, model: str, request: dict,
+                    since: datetime) -> bool:
+        """Whether this process put this call on record since `since` (a try whose connection was cut after it
+        committed: `desk.outage` asks before trying again, so a call is never noted twice)."""
+        row = sent_row(Served(run_id=run_id, round_no=round_no, slot=slot), purpose, model, request, 0.0)
+        with self._read() as s:
+            return s.exec(select(CallSentRow.id).where(
+                CallSentRow.run_id == run_id, CallSentRow.round_no == round_no, CallSentRow.slot == slot,
+                CallSentRow.purpose == purpose, CallSentRow.model == model, CallSentRow.worker == row.worker,
+                CallSentRow.request_hash == row.request_hash, CallSentRow.sent_at >= since)).first() is not None
 
     def save_screen(self, run_id: int, round_no: int, result: ScreenResult) -> None:
         """Commit one known-answer screen of the round, with its LLM call when one was made."""

@@ -369,6 +369,13 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             return {i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))
                     for i, status, note, worker, updated in s.exec(stmt).all()}
 
+    def running_under(self, worker: str) -> list[int]:
+        """Runs `running` under `worker`'s claim (a worker's own runs, which it gives back when none of its threads
+        drives them any more: `desk.workers.JobHost.release_orphans`)."""
+        stmt = select(RunRow.id).where(RunRow.status == RunStatus.RUNNING.value, RunRow.worker == worker)
+        with self._read() as s:
+            return sorted(s.exec(stmt).all())
+
     def active_batch_reviewers(self) -> list[tuple[str, str]]:
         """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's
         limit per provider on batch reviews)."""

@@ -4,13 +4,19 @@ team wants, on any machine that reaches the database and the model APIs; `worker
 `--status` exits 1 when jobs wait and no worker heartbeats (a health check for the fleet), else 0.
 
 SIGTERM or SIGINT stops it in order: no new job, every run in flight finishes its current step (answers
-already asked for are stored), then each run is handed over to the other workers through the queue.
+already asked for are stored), then each run is handed over to the other workers through the queue, first in line.
+When the database is unreachable, the worker waits for it at most SANTA_WORKER_STOP_GRACE_S (30 s), then says which
+runs it could not hand over (the next worker takes them over) and how many answers it drops.
+
+While the database is away the worker keeps its runs and the answers it has (`desk.outage`), and prints one line
+when it finds the database away and one when it is back.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import logging
 
 from desk.cli.common import EXIT_BROKEN, EXIT_SHIPPED, BadInput, load_secrets_file, say
 
@@ -69,9 +75,41 @@ def run_worker(args: argparse.Namespace) -> int:
     say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
         + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else "")
         + (f"; {len(samples)} unfinished batch sample(s) looked at again" if samples else ""))
+    show_outage_lines()
     try:
         work_jobs(desk.task_engine, desk.jobs, args.concurrency, queues)
     finally:
         desk.runner.shutdown()
-    say("santa worker: stopped; runs in flight were handed over to the queue")
+    say(stopped_text(desk.jobs.handed_over, desk.jobs.left))
     return EXIT_SHIPPED
+
+
+def show_outage_lines() -> None:
+    """The desk's own lines about the database going away and coming back, on stderr whatever the log level."""
+    from desk.outage import log as outage_log
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    outage_log.addHandler(handler)
+    outage_log.setLevel(logging.INFO)
+    outage_log.propagate = False
+
+
+def stopped_text(handed_over: list[int], left: list[int]) -> str:
+    """What the worker did with its runs as it stopped, truthfully."""
+    from desk.outage import OUTAGE
+    from desk.task_engine import recovery_bound_s
+
+    def runs(ids: list[int]) -> str:
+        return ", ".join(f"#{i}" for i in sorted(ids))
+
+    parts = ["santa worker: stopped"]
+    parts.append(f"handed over to the queue, first in line: {runs(handed_over)}" if handed_over
+                 else "no run in flight to hand over" if not left else "")
+    if left:
+        parts.append(f"could not hand over {runs(left)} (the database did not answer): the next worker takes them "
+                     f"over about {recovery_bound_s():g} s after the database answers again")
+    if OUTAGE.dropped_answers:
+        parts.append(f"{OUTAGE.dropped_answers} answer(s) received but not stored were dropped: they are asked for "
+                     "again")
+    return "; ".join(p for p in parts if p)

@@ -7,11 +7,13 @@ resumed from its last committed step.
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from contextlib import AbstractContextManager
+from typing import TypeVar
 
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
@@ -40,6 +42,7 @@ from santa_core.run.unchanged import already_judged, judged_before
 
 log = logging.getLogger(__name__)
 
+T = TypeVar("T")
 SLOTS: tuple[Slot, Slot] = ("B", "C")
 __all__ = ["SLOTS", "Conflict", "Runner", "advance_run", "open_person_slots", "reviewer_of"]
 
@@ -126,10 +129,10 @@ class Runner:
         run = self.store.load_run(run_id)
         if run.state.status != RunStatus.QUEUED or self._stopping.is_set():
             return run.state
+        with self._active_lock:  # before the claim: a claim of this process is never seen without its thread
+            self._active.add(run_id)
         try:
             advance_run(self.store, run_id, run.state, engine.Claim(), "worker")
-            with self._active_lock:
-                self._active.add(run_id)
             return self._drive(run_id)
         except Conflict:
             return self.store.load_run(run_id).state
@@ -257,7 +260,7 @@ class Runner:
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
         missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
-        futures = {self.review_pool.submit(self._review, run, rnd.round_no, s, request): s for s in missing}
+        futures = {self._call(self._review, run, rnd.round_no, s, request): s for s in missing}
         failed: BaseException | None = None
         for fut in as_completed(futures):
             # Each answer is committed the moment it arrives, whatever happens to the other reviewer.
@@ -295,7 +298,7 @@ class Runner:
         # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).
         results = {role: sc for role, sc in rnd.screens.items()
                    if role in texts and sc.text_hash == text_hash(texts[role])}
-        futures = [self.review_pool.submit(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
+        futures = [self._call(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
                    for role in texts if role not in results]
         for fut in as_completed(futures):
             result = fut.result()
@@ -329,6 +332,11 @@ class Runner:
                 with self._screening_lock:
                     del self._screening[key]
                 flight.set_result(None)
+
+    def _call(self, fn: Callable[..., T], *args: object) -> Future:
+        """Run a model call of this run's step on the reviewer pool, in the step's context (what the caller set for
+        its work, e.g. that its writes wait for a database that went away, holds for its calls too)."""
+        return self.review_pool.submit(contextvars.copy_context().run, fn, *args)
 
     def _finish_round(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
         """Commit the gate, then the state change it causes."""

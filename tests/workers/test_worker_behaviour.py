@@ -17,7 +17,7 @@ import streamlit as st
 from sqlalchemy import create_engine, text
 
 from desk.task_engine import BATCH, INTERACTIVE_PRIORITY, RUNS, task_engine
-from desk.workers import HANDED_OVER, TAKEN_OVER
+from desk.workers import HANDED_OVER_NOTE, TAKEN_OVER
 from santa_core.models import RunStatus
 from santa_core.rubrics.library import load_builtin
 from storage.db import normalise_url
@@ -163,7 +163,7 @@ def test_sigterm_hands_the_runs_over_and_no_review_is_asked_twice(pg_db, message
     finally:
         stop_worker(leaving)
         engine.close()
-    assert state_notes(db, ids).count(HANDED_OVER) == 3
+    assert state_notes(db, ids).count(HANDED_OVER_NOTE) == 3
     assert calls_after_stored_review(db) == []
     # Each review was asked for once: the leaving worker's answers were stored before it handed over.
     assert len(messages_stub.message_calls()) == 6
@@ -266,7 +266,7 @@ def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_the
         assert app.wait(60) == 0
         # Nobody presses Resume: both runs are back on the queue with the answers the app had asked for.
         assert set(statuses(db, ids).values()) == {RunStatus.QUEUED}
-        assert state_notes(db, ids).count(HANDED_OVER) == 2
+        assert state_notes(db, ids).count(HANDED_OVER_NOTE) == 2
         worker = start_worker(env, concurrency=4)
         try:
             wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED})
@@ -307,5 +307,5 @@ def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_pag
     # Each held run once: taken over by the worker, or marked interrupted by the restarted app's start (which opens
     # its desk) and resumed by the worker.
     notes = state_notes(db, held)
-    assert notes.count(TAKEN_OVER) + notes.count("the server stopped while this run was running") == 2
+    assert sum(n.startswith(TAKEN_OVER) for n in notes) + notes.count("the server stopped while this run was running") == 2
     assert calls_after_stored_review(db) == []
