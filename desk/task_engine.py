@@ -177,9 +177,12 @@ class QueueFigures:
 
     queue: str
     waiting: int = 0
+    """Jobs due and not started (a job scheduled for later is not counted until it is due)."""
     working: int = 0
     oldest_waiting_s: float | None = None
+    """Seconds since the longest-waiting job became due: deferred, put back for a retry, or its scheduled time."""
     oldest_working_s: float | None = None
+    """Seconds since the longest-working job started (its latest start: a retried job counts from its newest)."""
 
 
 @dataclass
@@ -201,12 +204,22 @@ class EngineStatus:
 
 STATUS_SQL = """
 SELECT j.queue_name, j.status::text, count(*),
-       extract(epoch FROM now() - min(greatest(e.at, coalesce(j.scheduled_at, e.at))))
+       extract(epoch FROM now() - min(CASE j.status WHEN 'todo' THEN greatest(j.scheduled_at, e.put_back)
+                                                   ELSE e.started END))
   FROM procrastinate_jobs j
-  LEFT JOIN procrastinate_events e ON e.job_id = j.id AND e.type = 'deferred'
+ CROSS JOIN LATERAL (SELECT max(at) FILTER (WHERE type IN ('deferred', 'deferred_for_retry', 'retried')) AS put_back,
+                            max(at) FILTER (WHERE type = 'started') AS started
+                       FROM procrastinate_events WHERE job_id = j.id) e
  WHERE j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now()))
  GROUP BY 1, 2
 """
+"""Per queue, the due jobs waiting and the jobs working, and the age of the oldest of each. A waiting job is due
+since the later of its scheduled time and the last time it was put in `todo` (procrastinate's events: `deferred`
+when made, `deferred_for_retry` when a retry or a stalled-job recovery puts it back, `retried` for a failed job
+tried again); a working job since its latest `started` (a job retried and started again counts from its newest
+start). Counting both from `deferred` made a healthy backlog look stuck (a job started 18 s ago showed 132 s).
+Cheap: the jobs table stays small (a job that succeeds is deleted) and only the waiting and working jobs' events
+are read, each job's through the job_id index."""
 WORKERS_SQL = """
 SELECT count(*) FILTER (WHERE last_heartbeat >= now() - make_interval(secs => %(s)s)),
        count(*) FILTER (WHERE last_heartbeat < now() - make_interval(secs => %(s)s))
@@ -231,11 +244,14 @@ SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status::text = ANY(%(statuses)s) AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1
 """
 LOOK_NOW_SQL = """
-UPDATE procrastinate_jobs SET scheduled_at = NULL, args = CASE WHEN %(look)s::jsonb IS NULL THEN args
-                                                             ELSE jsonb_set(args, '{{look}}', %(look)s::jsonb) END
+UPDATE procrastinate_jobs SET scheduled_at = CASE WHEN scheduled_at > now() THEN now() ELSE scheduled_at END,
+                              args = CASE WHEN %(look)s::jsonb IS NULL THEN args
+                                          ELSE jsonb_set(args, '{{look}}', %(look)s::jsonb) END
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'sample_id')::bigint = {sample}
 """
-"""Make a sample's waiting look due at once; `{sample}` is the sample's id, or how to find it."""
+"""Make a sample's waiting look due at once; `{sample}` is the sample's id, or how to find it. Due now rather than
+unscheduled, so `worker --status` counts its wait from now (no event records an unscheduling); a look already due
+keeps its time."""
 SAMPLE_OF_RUN = "(SELECT sample_id FROM batch_sample_item WHERE run_id = %(run_id)s)"
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
@@ -422,10 +438,11 @@ class TaskEngine:
         with sync.connector.pool.connection() as conn:
             for queue, status, count, age in conn.execute(STATUS_SQL).fetchall():
                 fig = figures.setdefault(queue, QueueFigures(queue))
+                seconds = None if age is None else float(age)
                 if status == "todo":
-                    fig.waiting, fig.oldest_waiting_s = count, None if age is None else float(age)
+                    fig.waiting, fig.oldest_waiting_s = count, seconds
                 else:
-                    fig.working, fig.oldest_working_s = count, None if age is None else float(age)
+                    fig.working, fig.oldest_working_s = count, seconds
             live, silent = conn.execute(WORKERS_SQL, {"s": stalled_s()}).fetchone()
             stalled = conn.execute(STALLED_SQL, {"s": stalled_s()}).fetchone()[0]
         return EngineStatus(queues=list(figures.values()), live_workers=live, silent_workers=silent,
@@ -456,7 +473,8 @@ def task_engine(url: str) -> TaskEngine:
 
 
 def status_text(status: EngineStatus) -> str:
-    """The figures as plain lines (the command line's `worker --status`)."""
+    """The figures as plain lines (the command line's `worker --status`): ages since a job became due (waiting) and
+    since it started (working), as on the Operations panel."""
     def age(s: float | None) -> str:
         return "-" if s is None else f"{s:.0f} s"
 
@@ -465,7 +483,7 @@ def status_text(status: EngineStatus) -> str:
              f"queue within {status.recovery_bound_s:g} s); "
              f"stalled jobs: {status.stalled_jobs}"]
     for q in status.queues:
-        lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest {age(q.oldest_waiting_s)}), "
-                     f"{q.working} working (oldest {age(q.oldest_working_s)})")
+        lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest waiting since due: {age(q.oldest_waiting_s)}), "
+                     f"{q.working} working (oldest working since started: {age(q.oldest_working_s)})")
     return "\n".join(lines)
 

@@ -14,6 +14,7 @@ from ui.safe import escape_markdown
 
 REFRESH_S = 5
 QUEUE_LABEL = {"runs": "runs (interactive, first)", "batch": "batch reviews"}
+WAITING_AGE, WORKING_AGE = "oldest waiting (since due)", "oldest working (since started)"
 
 
 def _age(seconds: float | None) -> str:
@@ -25,10 +26,11 @@ def _age(seconds: float | None) -> str:
 
 
 def queue_rows(status: EngineStatus) -> pd.DataFrame:
-    """One row per queue: waiting and working jobs and the age of the oldest of each."""
+    """One row per queue: waiting and working jobs, the oldest waiting since it became due and the oldest working
+    since it started (the figures of `santa worker --status`)."""
     return pd.DataFrame([{"queue": QUEUE_LABEL.get(q.queue, q.queue), "waiting": q.waiting,
-                          "oldest waiting": _age(q.oldest_waiting_s), "working": q.working,
-                          "oldest working": _age(q.oldest_working_s)} for q in status.queues])
+                          WAITING_AGE: _age(q.oldest_waiting_s), "working": q.working,
+                          WORKING_AGE: _age(q.oldest_working_s)} for q in status.queues])
 
 
 @st.fragment(run_every=REFRESH_S)
@@ -58,9 +60,12 @@ def operations_section() -> None:
                    help="Jobs held by a silent worker, about to be retried (their runs are taken over).")
     st.dataframe(queue_rows(status), hide_index=True, width="stretch")
     here = "this app works jobs too" if workers_in_app() else "this app only enqueues (SANTA_WORKERS_IN_APP=0)"
-    st.caption(f"Task engine on PostgreSQL: {here}. A worker silent for {status.stalled_after_s:g} s counts as "
-               f"dead; its runs are back in the queue within {status.recovery_bound_s:g} s, for the next free worker. "
-               "`santa worker --status` prints the same figures.")
+    st.caption(f"Task engine on PostgreSQL: {here}. Waiting jobs are the due ones (one scheduled for later is not "
+               "counted), aged since they became due: queued, put back for a retry, or their scheduled time; working "
+               "jobs since they started (a retried job since its latest start). A worker silent for "
+               f"{status.stalled_after_s:g} s counts as dead; its runs are back in the queue within "
+               f"{status.recovery_bound_s:g} s, for the next free worker. `santa worker --status` prints the same "
+               "figures.")
     if status.live_workers == 0 and any(q.waiting for q in status.queues):
         st.warning("Jobs are waiting and no worker is heartbeating: start `santa worker` (or set "
                    "SANTA_WORKERS_IN_APP=1 for this app) so queued runs are worked.")

@@ -189,8 +189,11 @@ def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start
     assert not engine.defer_drive(3, asdict(Look()))  # a look's own next look: the waiting one is enough
     with create_engine(normalise_url(pg_db)).connect() as conn:
         def waiting() -> tuple:
-            return tuple(conn.execute(text("SELECT scheduled_at IS NULL OR scheduled_at <= now(), args->'look' "
-                                           "FROM procrastinate_jobs WHERE task_name = :t"), {"t": DRIVE_SAMPLE}).one())
+            # Each reading in a transaction of its own, as a worker's fetch: now() is when it began.
+            with conn.begin():
+                return tuple(conn.execute(text("SELECT scheduled_at IS NULL OR scheduled_at <= now(), args->'look' "
+                                               "FROM procrastinate_jobs WHERE task_name = :t"),
+                                          {"t": DRIVE_SAMPLE}).one())
 
         assert waiting() == (False, asdict(Look(after_s=600, resume=False, failures=5)))
         assert not engine.defer_drive(3, asdict(Look()), now=True)  # Try again: still one look, due now
