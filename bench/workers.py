@@ -36,11 +36,17 @@ from storage.runs import RunStore  # noqa: E402
 from storage.startup import init_db  # noqa: E402
 from tests.conftest import _pg_database  # noqa: E402
 from tests.support.messages_api import MessagesStub  # noqa: E402
-from tests.support.workers import answer_after, start_worker, statuses, stop_worker, wait_until, worker_env  # noqa: E402
+from tests.support.workers import (  # noqa: E402
+    PRODUCTION_RECOVERY,
+    answer_after,
+    start_worker,
+    statuses,
+    stop_worker,
+    wait_until,
+    worker_env,
+)
 
 CONCURRENCY = 8
-PRODUCTION_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "10", "SANTA_WORKER_STALLED_S": "30", "SANTA_WORKER_RECOVER_S": "5"}
-"""The defaults (the tests' helpers shorten them to notice a kill in seconds)."""
 
 
 def cpu_seconds(pid: int) -> float:

@@ -4,7 +4,13 @@
 #   scripts/pg_test_server.sh start   # prints the URL, e.g. postgresql://santa@127.0.0.1:54321/postgres
 #   scripts/pg_test_server.sh url     # prints the URL of the running cluster
 #   scripts/pg_test_server.sh restart # restarts the cluster, cutting every connection (data kept)
+#   scripts/pg_test_server.sh halt    # stops the server (fast: every connection cut), keeping its data and port
+#   scripts/pg_test_server.sh resume  # starts a halted cluster again, on the same port with the same options
+#                                     (`start` on a halted cluster makes a new, empty one)
 #   scripts/pg_test_server.sh stop    # stops the cluster and deletes its files
+#
+# halt + resume is a database outage of any length (a failover, a host reboot): between the two, connecting
+# is refused; `url` still prints the cluster's URL, `stop` still deletes it.
 #
 # Typical use:  SANTA_TEST_POSTGRES_URL=$(scripts/pg_test_server.sh start) pytest tests/storage
 # Works as root (initdb refuses root, so the cluster runs as the `postgres` user, or a system
@@ -69,10 +75,28 @@ start() {
   if [ "$(id -u)" = 0 ]; then chown "$(os_user)" "$DIR"; fi
   as_owner "$bin/initdb" -D "$DATA" -U "$DB_USER" --auth=trust -E UTF8 --no-locale \
     >"$DIR/initdb.log" 2>&1 || { cat "$DIR/initdb.log" >&2; die "initdb failed"; }
-  as_owner "$bin/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 \
-    -o "-c listen_addresses=127.0.0.1 -p $port -k $DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
-    start >/dev/null || { cat "$DIR/server.log" >&2; die "server did not start"; }
+  launch "$port"
   echo "$port" >"$DIR/port"
+  url
+}
+
+launch() {
+  # Start the server of the cluster in $DATA on port $1 (start and resume: the same options).
+  as_owner "$(pg_bin)/pg_ctl" -D "$DATA" -l "$DIR/server.log" -w -t 60 \
+    -o "-c listen_addresses=127.0.0.1 -p $1 -k $DIR -c fsync=off -c synchronous_commit=off -c full_page_writes=off" \
+    start >/dev/null || { tail -n 20 "$DIR/server.log" >&2; die "server did not start"; }
+}
+
+halt() {
+  # Stop the server only: the data and the port file stay, so `resume` brings the same cluster back.
+  [ -f "$DATA/PG_VERSION" ] || die "no cluster in $DIR"
+  if running; then as_owner "$(pg_bin)/pg_ctl" -D "$DATA" -m fast -w -t 60 stop >/dev/null; fi
+}
+
+resume() {
+  # Start a halted cluster again where it was (its port, its options); a running one is left alone.
+  [ -f "$DATA/PG_VERSION" ] && [ -f "$DIR/port" ] || die "no halted cluster in $DIR"
+  running || launch "$(cat "$DIR/port")"
   url
 }
 
@@ -91,6 +115,8 @@ case "${1:-}" in
   start) start ;;
   stop) stop ;;
   restart) restart ;;
+  halt) halt ;;
+  resume) resume ;;
   url) url ;;
-  *) die "usage: $0 start|stop|restart|url" ;;
+  *) die "usage: $0 start|stop|restart|halt|resume|url" ;;
 esac

@@ -24,6 +24,8 @@ from tests.support.messages_api import Reply, as_reply, santa_scenario
 REPO = Path(__file__).resolve().parents[2]
 FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2", "SANTA_WORKER_RECOVER_S": "1"}
 """Heartbeat every 0.5 s, dead after 2 s of silence, stalled jobs looked for every second."""
+PRODUCTION_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "10", "SANTA_WORKER_STALLED_S": "30", "SANTA_WORKER_RECOVER_S": "5"}
+"""The defaults of a deployment: heartbeat every 10 s, dead after 30 s of silence, stalled jobs looked for every 5 s."""
 SETTLED = {RunStatus.SHIPPED, RunStatus.ESCALATED, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW,
            RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
 """Final or waiting for a person."""

@@ -5,12 +5,7 @@ stored is asked for again. Runs on a cluster of its own (the shared one must not
 
 from __future__ import annotations
 
-import os
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 from sqlalchemy import create_engine
@@ -21,8 +16,8 @@ from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import PG_URL
+from tests.support.outage import OwnCluster
 from tests.support.workers import (
-    REPO,
     answer_after,
     calls_after_stored_review,
     claimed_by,
@@ -35,30 +30,19 @@ from tests.support.workers import (
 )
 from tests.workers.test_worker_behaviour import new_run
 
-SERVER = REPO / "scripts" / "pg_test_server.sh"
-
 
 @pytest.fixture
-def own_cluster() -> Iterator[tuple[str, dict[str, str]]]:
-    """A throwaway PostgreSQL cluster of this test's own: its URL and the environment that names it."""
+def own_cluster() -> Iterator[OwnCluster]:
+    """A throwaway PostgreSQL cluster of this test's own (it restarts it)."""
     if not PG_URL:
         pytest.skip("SANTA_TEST_POSTGRES_URL not set (no PostgreSQL here)")
-    work = Path(tempfile.mkdtemp(prefix="santa-pg-restart-"))
-    work.chmod(0o755)  # the cluster runs as a non-root account when the tests run as root
-    env = {**os.environ, "SANTA_PG_DIR": str(work / "pg")}
-    try:
-        url = subprocess.run([str(SERVER), "start"], env=env, capture_output=True, text=True, check=True,
-                             timeout=120).stdout.strip()
-        yield url, env
-    finally:
-        subprocess.run([str(SERVER), "stop"], env=env, capture_output=True, timeout=120)
-        shutil.rmtree(work, ignore_errors=True)
+    with OwnCluster(prefix="santa-pg-restart-") as cluster:
+        yield cluster
 
 
 def test_a_database_restart_mid_run_loses_no_run(own_cluster, messages_stub) -> None:
-    base, server_env = own_cluster
     messages_stub.handler = answer_after(1.5)
-    url = normalise_url(base)  # the cluster is this test's alone: its default database will do
+    url = normalise_url(own_cluster.url)  # the cluster is this test's alone: its default database will do
     runs = RunStore(init_db(url, mark_interrupted=False))
     engine = task_engine(url)
     ids = [new_run(runs) for _ in range(6)]
@@ -69,7 +53,7 @@ def test_a_database_restart_mid_run_loses_no_run(own_cluster, messages_stub) -> 
             engine.enqueue(runs, run_id, "cli")
         wait_until("the worker to hold four runs", lambda: len(claimed_by(db, worker.pid)) == 4, timeout=60,
                    every=0.05)
-        subprocess.run([str(SERVER), "restart"], env=server_env, check=True, timeout=120)
+        own_cluster.restart()
         wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=120,
                    every=0.5)
         assert worker.poll() is None  # it rode the restart out
