@@ -43,7 +43,6 @@ from dataclasses import asdict, dataclass, field
 import procrastinate
 import procrastinate.exceptions
 import psycopg
-import psycopg_pool
 import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
 from sqlalchemy.engine import make_url
@@ -266,10 +265,8 @@ class TaskEngine:
     def __init__(self, url: str) -> None:
         self.url = url
         self.conninfo = conninfo(url)
-        # `check`: a connection the database dropped (a restart) is replaced before use, not handed out to fail once.
         app = procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4,
-                                                           timeout=POOL_WAIT_S,
-                                                           check=psycopg_pool.AsyncConnectionPool.check_connection))
+                                                           timeout=POOL_WAIT_S))
         app.job_manager = PatientJobManager(app.connector)  # the worker rides out an outage (desk.patient_jobs)
         self.app = self._register(app)
         self.work_run = None
