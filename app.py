@@ -60,14 +60,27 @@ def main() -> None:
     access.stop_if_refused(refused)
     app_desk.secrets_to_env()
     identity.require_sign_in()
-    with st.sidebar:
-        identity.identity_widget()
-        escalation_count()
-    chosen.run()
+    try:
+        with st.sidebar:
+            identity.identity_widget()
+            escalation_count()
+        chosen.run()
+    except Exception as exc:
+        if not database_away(exc):
+            raise
+        st.error(database_away_text(exc), icon="🛑")  # words, not a traceback: nothing is lost, it shows again
+
+
+def database_away_text(exc: BaseException) -> str:
+    """What a page says while the database does not answer (a restart, a failover, an outage)."""
+    return ("The database does not answer right now, so this page cannot be shown. Nothing is lost: runs in flight "
+            "wait for it and carry on where they were once it is back, keeping the answers they already have. "
+            f"Reload this page in a moment. ({error_line(exc)})")
 
 
 if __name__ == "__main__":  # a session's script run
     # Imported here, not at server start: their caches want the running server (else a warning each start).
+    from desk.outage import database_away, error_line
     from ui import access, clock, identity, navigation
     main()
 else:  # imported once by `streamlit run` at server start: the server, this file its script

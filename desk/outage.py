@@ -64,8 +64,11 @@ def database_away(exc: BaseException | None) -> bool:
     starting up), anywhere in its chain — not that a statement was wrong or a row conflicted."""
     seen = 0
     while exc is not None and seen < 20:
-        if isinstance(exc, sqlalchemy.exc.DBAPIError) and exc.connection_invalidated:
-            return True
+        if isinstance(exc, sqlalchemy.exc.DBAPIError):
+            if exc.connection_invalidated:
+                return True
+            if exc.orig is not None and exc.orig is not exc.__cause__:
+                return database_away(exc.orig)
         if isinstance(exc, psycopg.Error):
             state = getattr(exc, "sqlstate", None)
             if state is None:
@@ -81,7 +84,7 @@ def connector_away(exc: BaseException) -> bool:
         exc.__cause__ is None or database_away(exc.__cause__)) or database_away(exc)
 
 
-def _reason(exc: BaseException) -> str:
+def error_line(exc: BaseException) -> str:
     """The first line of what failed, from the innermost error that says something."""
     seen = 0
     while not str(exc).strip() and (exc.__cause__ or exc.__context__) is not None and seen < 10:
@@ -122,7 +125,7 @@ class Outage:
             if self.away_since is not None:
                 return
             self.away_since = time.monotonic()
-        why = reason if isinstance(reason, str) else _reason(reason)
+        why = reason if isinstance(reason, str) else error_line(reason)
         log.warning("santa: the database is unreachable (%s); runs in flight wait for it and answers already "
                     "received are held (up to %g s)", why, self.hold_s)
 
