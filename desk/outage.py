@@ -41,6 +41,9 @@ T = TypeVar("T")
 
 HOLD_S = 300.0
 """The longest outage a worker rides out holding its answers (SANTA_OUTAGE_HOLD_S)."""
+QUIET_S = 1.0
+"""How long the database must stay away before the process says so (a dropped connection replaced at once is not
+an outage)."""
 WAIT_S = (0.2, 5.0)
 """The first and the longest pause between two tries while the database is away (doubling, with jitter)."""
 ANSWER_WRITES = frozenset({"save_review", "save_screen", "save_proposal", "note_calls_answered"})
@@ -85,12 +88,15 @@ def connector_away(exc: BaseException) -> bool:
 
 
 def error_line(exc: BaseException) -> str:
-    """The first line of what failed, from the innermost error that says something."""
-    seen = 0
-    while not str(exc).strip() and (exc.__cause__ or exc.__context__) is not None and seen < 10:
+    """The first line of what failed, from the innermost error of the chain that says something (the driver's own
+    words, not a wrapper's "Database error.")."""
+    said, seen = exc, 0
+    while exc is not None and seen < 10:
+        if str(exc).strip():
+            said = exc
         exc, seen = exc.__cause__ or exc.__context__, seen + 1
-    text = str(exc).strip().splitlines()
-    return f"{type(exc).__name__}: {text[0][:200] if text else 'no message'}"
+    text = str(said).strip().splitlines()
+    return f"{type(said).__name__}: {text[0][:200] if text else 'no message'}"
 
 
 @dataclass
@@ -118,13 +124,18 @@ class Outage:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _stop_by: float | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
+    _said_away: bool = False
 
     def away(self, reason: BaseException | str) -> None:
-        """The database did not answer: the first time, say so once."""
+        """The database did not answer: once it has been away QUIET_S, say so (once per outage: a connection the
+        database dropped before a restart, replaced at once, is no outage to announce)."""
         with self._lock:
-            if self.away_since is not None:
+            now = time.monotonic()
+            if self.away_since is None:
+                self.away_since, self._said_away = now, False
+            if self._said_away or now - self.away_since < QUIET_S:
                 return
-            self.away_since = time.monotonic()
+            self._said_away = True
         why = reason if isinstance(reason, str) else error_line(reason)
         log.warning("santa: the database is unreachable (%s); runs in flight wait for it and answers already "
                     "received are held (up to %g s)", why, self.hold_s)
@@ -138,10 +149,13 @@ class Outage:
             self.last_away_s, self.away_since, self.back_at = now - self.away_since, None, now
             runs = {w.run_id for w in self._waiters.values() if w.run_id is not None}
             held = sum(w.holds_answer for w in self._waiters.values())
-        log.warning("santa: the database is back after %.0f s; %d run(s) that waited carry on (%d answer(s) held "
-                    "are being stored)", self.last_away_s, len(runs), held)
+            said, self._said_away = self._said_away, False
         with self._changed:
             self._changed.notify_all()  # the others waiting try again now, not at the end of their pause
+        if not said:
+            return
+        log.warning("santa: the database is back after %.0f s; %d run(s) that waited carry on (%d answer(s) held "
+                    "are being stored)", self.last_away_s, len(runs), held)
 
     def reachable_for(self) -> float:
         """Seconds since the database was last found back (0 while away; infinity if never seen away)."""

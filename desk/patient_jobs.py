@@ -67,6 +67,9 @@ class PatientJobManager(manager.JobManager):
         """`call()`, tried again while the database is away, within the outage's bounds."""
         wait = WAIT_S[0]
         while True:
+            if self.outage.away_for() > 0 and self.outage.giving_up():
+                # Stopping past its grace (or away past the hold): not even a try, which would wait for the pool.
+                raise procrastinate.exceptions.ConnectorException("the database did not answer in time")
             try:
                 result = await call()
             except Exception as exc:
