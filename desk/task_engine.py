@@ -56,8 +56,10 @@ RUNS, BATCH = "runs", "batch"
 RETRY_S = 5
 """Seconds before a job that could not drive its run yet is tried again."""
 POOL_WAIT_S = 5.0
-"""How long the worker's engine waits for a connection of its pool (the database away: a fetch finds no job then,
-and a stop is not held up by it)."""
+"""How long the engine waits for a connection of its pool (the database away: a fetch finds no job then, a stop is
+not held up by it, a page is told at once), and how long its pool keeps trying to connect before it starts over:
+psycopg's pool doubles its pause between tries without a cap until it gives up, so after a long outage it could
+take as long again to notice the database is back, and a live worker's heartbeat would come too late."""
 
 
 class JobRetry(RuntimeError):
@@ -266,7 +268,7 @@ class TaskEngine:
         self.url = url
         self.conninfo = conninfo(url)
         app = procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4,
-                                                           timeout=POOL_WAIT_S))
+                                                           timeout=POOL_WAIT_S, reconnect_timeout=POOL_WAIT_S))
         app.job_manager = PatientJobManager(app.connector)  # the worker rides out an outage (desk.patient_jobs)
         self.app = self._register(app)
         self.work_run = None
@@ -347,7 +349,8 @@ class TaskEngine:
         with self._sync_lock:
             if self._sync is None:
                 app = self._register(procrastinate.App(
-                    connector=SyncPsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4)))
+                    connector=SyncPsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4, timeout=POOL_WAIT_S,
+                                                   reconnect_timeout=POOL_WAIT_S)))
                 app.open()
                 self._sync = app
             return self._sync
