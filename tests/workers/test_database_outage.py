@@ -236,3 +236,6 @@ def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_
                                        for n in state_notes(db, [i]))}
         assert taken == left
         assert max(reviews_per_slot(db).values()) == 1
+        # What it said it dropped is what the model server was asked for again (its record is the oracle).
+        found = re.search(r"(\d+) answer\(s\) received but not stored were dropped", said)
+        assert len(bought_twice(model.calls, 0.0, time.monotonic())) == (int(found.group(1)) if found else 0)
