@@ -46,7 +46,7 @@ QUIET_S = 1.0
 an outage)."""
 WAIT_S = (0.2, 5.0)
 """The first and the longest pause between two tries while the database is away (doubling, with jitter)."""
-ANSWER_WRITES = frozenset({"save_review", "save_screen", "save_proposal", "note_calls_answered"})
+ANSWER_WRITES = frozenset({"save_review", "save_screen", "save_proposal"})
 """Writes that carry an answer a model returned (paid for): while one waits, the worker holds that answer."""
 MOVES = frozenset({"transition", "commit_decision"})
 """Compare-and-set writes of a run's state: True when they (or an earlier try of theirs) moved it."""
@@ -186,14 +186,17 @@ class Outage:
             return ({w.run_id for w in self._waiters.values() if w.run_id is not None},
                     sum(w.holds_answer for w in self._waiters.values()))
 
-    def giving_up(self) -> bool:
-        """Whether calls stop waiting for the database: the outage outlasted the bound, or the stop grace is over."""
+    def giving_up(self, first_failure: float | None = None) -> bool:
+        """Whether calls stop waiting for the database: the outage (or this call's own failures, since
+        `first_failure`) outlasted the bound, or the stop grace is over."""
+        now = time.monotonic()
         with self._lock:
-            past_stop = self._stop_by is not None and time.monotonic() >= self._stop_by
-        return past_stop or self.away_for() >= self.hold_s
+            past_stop = self._stop_by is not None and now >= self._stop_by
+        own = first_failure is not None and now - first_failure >= self.hold_s
+        return past_stop or own or self.away_for() >= self.hold_s
 
     def _give_up(self, state: RetryCallState) -> bool:
-        return self.giving_up()
+        return self.giving_up(time.monotonic() - state.seconds_since_start if state.seconds_since_start else None)
 
     def _sleep(self, seconds: float) -> None:
         """Pause between two tries; the database found back, or a stop, ends it at once."""
@@ -234,7 +237,7 @@ class Outage:
                 with self._lock:
                     self.dropped_answers += 1
                 log.error("santa: dropping an answer that could not be stored (%s of run %s): the database stayed "
-                          "away; it is asked for again when the run is taken over", what, run_id)
+                          "away; it is asked for again when the run is taken over or handed over", what, run_id)
             raise
         finally:
             with self._lock:
@@ -318,5 +321,6 @@ def _moved(store: Any, run_id: int, new: RunState) -> bool:
 
 
 def _screen_stored(store: Any, run_id: int, round_no: int, result: Any) -> bool:
+    """The round holds this screen (a round keeps a screen's last call only: its earlier tries are in the call log)."""
     rnd = store.load_round(run_id, round_no)
-    return rnd is not None and rnd.screens.get(result.role) == result
+    return rnd is not None and rnd.screens.get(result.role) == result.model_copy(update={"calls": result.calls[-1:]})

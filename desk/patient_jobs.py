@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import datetime
 import threading
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -59,21 +60,24 @@ class PatientJobManager(manager.JobManager):
         self.outage = outage
         self.stopping = threading.Event()
         """Set when the worker stops: no job is fetched any more."""
+        self.requeued: set[int] = set()
+        """Runs whose job this worker put back on the queue (written): a stopping worker hands over only these."""
         self.unsure = False
         """A call failed with the database away: it may have committed (a fetch), or not (a job's end). The worker
         reconciles its own jobs once the database answers (`desk.workers`)."""
 
     async def _patient(self, call: Callable[[], Awaitable[T]]) -> T:
         """`call()`, tried again while the database is away, within the outage's bounds."""
-        wait = WAIT_S[0]
+        wait, first_failure = WAIT_S[0], None
         while True:
-            if self.outage.away_for() > 0 and self.outage.giving_up():
+            if self.outage.away_for() > 0 and self.outage.giving_up(first_failure):
                 # Stopping past its grace (or away past the hold): not even a try, which would wait for the pool.
                 raise procrastinate.exceptions.ConnectorException("the database did not answer in time")
             try:
                 result = await call()
             except Exception as exc:
-                if not connector_away(exc) or self.outage.giving_up():
+                first_failure = first_failure or time.monotonic()
+                if not connector_away(exc) or self.outage.giving_up(first_failure):
                     raise
                 self.unsure = True
                 self.outage.away(exc)
@@ -115,8 +119,13 @@ class PatientJobManager(manager.JobManager):
         await self._patient(lambda: super(PatientJobManager, self).finish_job(*args, **kwargs))
 
     async def retry_job(self, *args: Any, **kwargs: Any) -> None:
-        """A job tried again, written once the database answers."""
+        """A job tried again, written once the database answers (its run, if it drives one, then counts as put back:
+        `requeued`)."""
         await self._patient(lambda: super(PatientJobManager, self).retry_job(*args, **kwargs))
+        job = kwargs.get("job") or (args[0] if args else None)
+        run_id = getattr(job, "task_kwargs", {}).get("run_id")
+        if run_id is not None:
+            self.requeued.add(run_id)
 
     async def unregister_worker(self, worker_id: int) -> None:
         """Remove the worker's row; when the database stays away, its row goes silent and is pruned later."""
@@ -173,4 +182,5 @@ class PatientJobManager(manager.JobManager):
     async def own_doing(self, worker_id: int) -> list[int]:
         """The ids of jobs the table says this worker is doing."""
         rows = await self.connector.execute_query_all_async(OWN_DOING_SQL, worker_id=worker_id)
+        self.outage.back()
         return [row["id"] for row in rows]

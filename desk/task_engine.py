@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
@@ -47,10 +48,13 @@ import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
 from sqlalchemy.engine import make_url
 
+from desk.outage import connector_away
 from desk.patient_jobs import PatientJobManager, Retry
 from santa_core import providers
 from santa_core.reviewers.base import PERSON
 from santa_core.run.store import Store
+
+log = logging.getLogger(__name__)
 
 RUNS, BATCH = "runs", "batch"
 RETRY_S = 5
@@ -329,20 +333,24 @@ class TaskEngine:
         backlog of work never delays a take-over."""
         tick, every = 0, recover_every_s()
         jobs = self.app.job_manager
+        async def take_overs() -> None:
+            if await jobs.silence_counts(stalled_s()):
+                await self.recover_stalled()
+                await jobs.prune_silent(stalled_s())
+
         while True:
             await asyncio.sleep(every)
             tick += every
-            try:
-                if reconcile is not None:
-                    await reconcile()
-                if await jobs.silence_counts(stalled_s()):
-                    await self.recover_stalled()
-                    await jobs.prune_silent(stalled_s())
-                if tick >= SWEEP_EVERY_S:
-                    tick = 0
-                    await self.sweep_queued()
-            except Exception:  # noqa: BLE001 - the database is away: the worker loop restarts on its own
-                continue
+            sweep = tick >= SWEEP_EVERY_S
+            tick = 0 if sweep else tick
+            for step in (reconcile, take_overs, self.sweep_queued if sweep else None):
+                if step is None:
+                    continue
+                try:  # each on its own: one that fails never keeps the others from running
+                    await step()
+                except Exception as exc:  # noqa: BLE001 - the database away: the next pass tries again
+                    if not connector_away(exc):
+                        log.exception("a maintenance pass of the task engine failed")
 
     def sync_app(self) -> procrastinate.App:
         """The engine opened for deferring from ordinary threads (the app's pages, the command line)."""

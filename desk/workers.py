@@ -32,6 +32,7 @@ from desk.outage import log as outage_log
 from desk.patient_jobs import HandedOver
 from desk.task_engine import (
     FETCH_POLL_S,
+    POOL_WAIT_S,
     QUEUES,
     RETRIED_ERRORS,
     ClaimHeld,
@@ -216,6 +217,8 @@ class JobHost:
         """The thread of the app's own worker loop (`start_in_app`), if any."""
         self.handed_over: list[int] = []
         """Runs handed over as this worker stopped (their jobs due again at once, first in the queue)."""
+        self.idle_jobs: set[int] = set()
+        """Jobs of this worker that no thread worked on at the last reconciliation (`_reconcile`)."""
         self.left: list[int] = []
         """Runs this worker could not hand over as it stopped (the database did not answer within the grace): the
         next worker takes them over."""
@@ -377,11 +380,17 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     OUTAGE.started()  # a process working jobs again (a test's second worker loop) waits for the database again
 
     def stop_all(signum: int | None = None) -> None:
-        if stopped.is_set() and signum is not None:  # a second SIGINT/SIGTERM: leave at once
+        if stopped.is_set() and signum is not None:  # a second SIGINT/SIGTERM: leave at once, saying what is left
+            held = sorted(host.runner.active_runs())
+            outage_log.error("santa worker: stopped at once (a second signal): runs %s are taken over once this worker "
+                             "is silent; %d answer(s) received but not stored are dropped", held or "none",
+                             OUTAGE.dropped_answers + OUTAGE.waiting()[1])
             os._exit(128 + signum)  # its runs are taken over once its heartbeat is silent
         stopped.set()
         task_engine.app.job_manager.stopping.set()  # no job is fetched from now on
-        OUTAGE.stop(stop_grace_s())  # a database away is waited for this long at most
+        # A database away is waited for at most the grace, less one wait for a connection (a try under way when the
+        # grace ends still ends within it).
+        OUTAGE.stop(max(0.0, stop_grace_s() - POOL_WAIT_S))
         host.runner.stop()  # no new step, no new request; steps in flight finish and are stored
         if current:
             current[0].stop()
@@ -452,17 +461,25 @@ async def _reconcile(task_engine: TaskEngine, host: JobHost, worker: Worker) -> 
         return
     jobs.unsure = False
     try:
+        running = _running_ids(worker)
+        doing = await jobs.own_doing(worker.worker_id)  # first: its answer says the database is back (for the notes)
         await asyncio.to_thread(host.release_orphans)
-        doing = await jobs.own_doing(worker.worker_id)
-        running = {context.job.id for context in list(worker._running_jobs.values())}  # noqa: SLF001 - procrastinate 3.10 keeps no public list
-        for job_id in doing:
-            if job_id not in running:
-                outage_log.warning("santa: job %s was this worker's but no thread worked on it: it is due again now",
-                                   job_id)
-                await jobs.retry_job_by_id_async(job_id, retry_at=datetime.now(UTC))
+        idle = set(doing) - running - _running_ids(worker)
+        # Only a job seen idle on two passes: one fetched a moment ago may be in the table before its task is.
+        again, host.idle_jobs = idle & host.idle_jobs, idle - host.idle_jobs
+        if host.idle_jobs:
+            jobs.unsure = True  # look at them again on the next pass
+        for job_id in sorted(again):
+            outage_log.warning("santa: job %s was this worker's but no thread worked on it: it is due again now", job_id)
+            await jobs.retry_job_by_id_async(job_id, retry_at=datetime.now(UTC))
     except Exception:
         jobs.unsure = True  # the database went away again: the next pass tries
         raise
+
+
+def _running_ids(worker: Worker) -> set[int]:
+    """The jobs the procrastinate worker runs now (procrastinate 3.10 keeps no public list of them)."""
+    return {context.job.id for context in list(worker._running_jobs.values())}  # noqa: SLF001
 
 
 async def _until(event: threading.Event) -> None:

@@ -80,7 +80,11 @@ def run_worker(args: argparse.Namespace) -> int:
         work_jobs(desk.task_engine, desk.jobs, args.concurrency, queues)
     finally:
         desk.runner.shutdown()
-    say(stopped_text(desk.jobs.handed_over, desk.jobs.left))
+    # Handed over: the run moved back to the queue and its job's retry written; a run whose job stayed with this
+    # worker (the database went away again) is left for the take-over like the others.
+    requeued = desk.task_engine.app.job_manager.requeued
+    say(stopped_text([i for i in desk.jobs.handed_over if i in requeued],
+                     desk.jobs.left + [i for i in desk.jobs.handed_over if i not in requeued]))
     return EXIT_SHIPPED
 
 

@@ -166,6 +166,11 @@ class Runner:
         with self._active_lock:
             return run_id in self._active
 
+    def active_runs(self) -> set[int]:
+        """The runs this runner's threads drive now."""
+        with self._active_lock:
+            return set(self._active)
+
     @property
     def stopping(self) -> bool:
         """Whether `stop` was called: no step starts any more."""

@@ -51,6 +51,9 @@ pytestmark = pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not 
 OUTAGE_S = 6.0
 """Three times the tests' 2 s of silence after which a worker counts as dead."""
 LATENCY = (1.0, 2.0)
+SLOW_BEAT = {"SANTA_WORKER_HEARTBEAT_S": "1", "SANTA_WORKER_STALLED_S": "2.5", "SANTA_WORKER_RECOVER_S": "0.2"}
+"""A heartbeat slower than the recovery passes, as in production (10 s and 5 s): once the database is back, a
+recovery pass comes before a live worker's next heartbeat, so only the guard keeps its jobs from being taken."""
 
 
 @pytest.fixture
@@ -104,7 +107,7 @@ def held(db, workers: list[WorkerProcess]) -> dict[int, int]:
 def test_two_workers_on_one_host_ride_out_an_outage_keeping_their_runs_and_answers(cluster, messages_stub,
                                                                                   tmp_path: Path) -> None:
     url, store, model, ids = open_trial(cluster, messages_stub, 12)
-    workers = start_workers(url, messages_stub.url, tmp_path, count=2, concurrency=6, production=False)
+    workers = start_workers(url, messages_stub.url, tmp_path, count=2, concurrency=6, production=False, **SLOW_BEAT)
     db = create_engine(url, pool_pre_ping=True)
     with trial(url, db, store, workers):
         enqueue(url, store, ids)
@@ -239,3 +242,42 @@ def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_
         # What it said it dropped is what the model server was asked for again (its record is the oracle).
         found = re.search(r"(\d+) answer\(s\) received but not stored were dropped", said)
         assert len(bought_twice(model.calls, 0.0, time.monotonic())) == (int(found.group(1)) if found else 0)
+
+
+def test_an_outage_longer_than_the_hold_gives_the_runs_back_and_asks_again_only_what_was_dropped(
+        cluster, messages_stub, tmp_path: Path) -> None:
+    """Past SANTA_OUTAGE_HOLD_S the workers stop waiting: the answers they held are dropped (each said in the log),
+    and once the database is back each worker gives its runs back to the queue and puts its own jobs back, with a
+    note that says why; every run settles, and what the model server was asked again is exactly what was dropped."""
+    url, store, model, ids = open_trial(cluster, messages_stub, 8)
+    workers = start_workers(url, messages_stub.url, tmp_path, count=2, concurrency=4, production=False,
+                            SANTA_OUTAGE_HOLD_S="2", **SLOW_BEAT)
+    db = create_engine(url, pool_pre_ping=True)
+    with trial(url, db, store, workers):
+        enqueue(url, store, ids)
+        wait_until("both workers to hold runs mid-review", lambda: len(held(db, workers)) >= 6
+                   and len(set(held(db, workers).values())) == 2, timeout=90, every=0.05)
+        in_flight = held(db, workers)
+        cluster.halt()
+        time.sleep(OUTAGE_S)
+        cluster.resume()
+        all_settle(db, ids, time.monotonic())
+        given_back = {i for i in in_flight if any(n.startswith(HANDED_OVER) and "the database was unreachable" in n
+                                                  for n in state_notes(db, [i]))}
+        assert given_back == set(in_flight) - settled_before(db, list(in_flight))
+        lasted = [int(m.group(1)) for n in state_notes(db, list(given_back))
+                  if (m := re.search(r"the database was unreachable for (\d+) s", n))]
+        assert lasted and min(lasted) >= 2  # the note says how long the outage had lasted, longer than the hold
+        assert not any(n.startswith(TAKEN_OVER) for n in state_notes(db, ids))
+        assert max(reviews_per_slot(db).values()) == 1
+        dropped = sum(line.count("dropping an answer") for w in workers for line in w.lines())
+        assert len(bought_twice(model.calls, 0.0, time.monotonic())) == dropped
+
+
+def settled_before(db, run_ids: list[int]) -> set[int]:
+    """Runs that reached a final or waiting state without ever being given back (their last step was stored before
+    the outage, or needed no database)."""
+    with db.connect() as conn:
+        rows = conn.execute(text("SELECT run_id FROM state_change WHERE run_id = ANY(:ids) AND note LIKE :moved"),
+                            {"ids": run_ids, "moved": f"{HANDED_OVER}%"}).scalars().all()
+    return set(run_ids) - set(rows)
