@@ -201,7 +201,9 @@ def test_a_worker_stopped_during_an_outage_hands_over_once_the_database_answers_
         assert handed and "could not hand over" not in said, said[-2000:]
         waiting = [i for i in ids if statuses(db, [i])[i].value == "queued"]
         assert handed <= set(waiting)
-        workers += start_workers(url, messages_stub.url, tmp_path / "b", count=1, concurrency=1, production=False)
+        # As many slots as runs handed over: its first fetches, one per slot in the queue's order, take exactly those.
+        workers += start_workers(url, messages_stub.url, tmp_path / "b", count=1, concurrency=len(handed),
+                                 production=False)
         all_settle(db, ids, time.monotonic())
         order = [run_id for run_id, _, _ in first_calls_after(db, ids, back_wall)]
         assert set(order[:len(handed)]) == handed, (order, handed)
