@@ -173,9 +173,12 @@ def report_sigterm(workers: list[WorkerProcess], db, ids: list[int], back_wall: 
     print("  its last lines:")
     for line in w1.lines()[-6:]:
         print(f"    | {line[:220]}")
-    named = sorted({int(n) for line in w1.lines() if "handed over" in line
-                    for n in re.findall(r"\b(?:run|runs|#)\s*(\d+)", line)})
-    print(f"  runs it names as handed over: {named or 'none (it names no run)'}")
+    def named(after: str) -> list[int]:
+        """The run ids (#N) its lines name after `after`, up to the next ';'."""
+        return sorted({int(n) for line in w1.lines() if after in line
+                       for n in re.findall(r"#(\d+)", line.split(after, 1)[1].split(";", 1)[0])})
+    print(f"  runs it names as handed over: {named('first in line:') or 'none'}")
+    print(f"  runs it names as left for a take-over: {named('could not hand over') or 'none'}")
     firsts = [(r, s) for r, w, s in first_calls_after(db, ids, back_wall) if pid_of(w) == str(w2.pid)]
     print(f"  worker 2's first calls after the return (run, seconds): {[(r, round(s, 1)) for r, s in firsts[:16]]}")
     claims = claims_after(db, ids, back_wall)
