@@ -127,7 +127,8 @@ def verification_record(repo: RecordSource, run_id: int, now: datetime | None = 
         spans_two_families=spans_two_families(view.reviewer_b, view.reviewer_c), person_b=view.person_b,
         person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,
         created_by=view.created_by, created_at=view.created_at, source=view.source,
-        total_cost_usd=view.total_cost_usd, cut_off_calls=view.cut_off, rounds=_rounds(view),
+        total_cost_usd=view.total_cost_usd, cut_off_calls=view.cut_off + view.in_flight,  # a record of a running run explains its whole figure
+        rounds=_rounds(view),
         final_output=view.final_output,
         final_output_hash=None if view.final_output is None else sha256_text(view.final_output),
         history=[RecordStateChange(**h.model_dump(mode="json", exclude={"id"})) for h in view.history],

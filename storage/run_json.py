@@ -82,6 +82,7 @@ def run_json(view: RunView) -> dict[str, Any]:
         "cost_usd": view.total_cost_usd,
         "price_unknown": unpriced_models(view),
         "cut_off_calls": [c.model_dump(mode="json") for c in view.cut_off],
+        "in_flight_calls": [c.model_dump(mode="json") for c in view.in_flight],
         "rounds": [round_json(r, view.rubric) for r in view.rounds],
         "escalation": None
         if escalation is None

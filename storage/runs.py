@@ -125,6 +125,19 @@ def cut_off_of(row: CallSentRow) -> CutOffCall:
                       estimate_usd=row.estimate_usd, sent_at=utc(row.sent_at))
 
 
+def awaited(run: RunRow, row: CallSentRow) -> bool:
+    """Whether a live process still waits for the answer of a call sent and not answered: the run is running under
+    the claim of the process that sent it, and that process is not gone."""
+    return (run.status == RunStatus.RUNNING.value and bool(run.worker) and row.worker == run.worker
+            and not is_orphaned(run.worker, utc(run.updated_at)))
+
+
+def unanswered(run: RunRow, rows: list[CallSentRow]) -> dict[str, list[CutOffCall]]:
+    """A run's calls sent and not answered, as RunView's `in_flight` (awaited) and `cut_off` (nobody waits)."""
+    return {"in_flight": [cut_off_of(r) for r in rows if awaited(run, r)],
+            "cut_off": [cut_off_of(r) for r in rows if not awaited(run, r)]}
+
+
 PREVIEW_CHARS = 120
 """Characters of the output a runs-list line shows."""
 
@@ -320,7 +333,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 escalations=[escalation_of(e, run) for e in escalations],
                 escapes=[escape_of(e) for e in escapes],
                 total_cost_usd=spend.usd(rows.spends),
-                cut_off=[cut_off_of(c) for c in cut_off_calls(s, [run_id])],
+                **unanswered(run, cut_off_calls(s, [run_id])),
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),
                 batch_id=run.batch_id,

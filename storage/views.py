@@ -118,7 +118,11 @@ class RunView(BaseModel):
     escapes: list[EscapeView] = []
     total_cost_usd: float
     cut_off: list[CutOffCall] = []
-    """Calls sent and never answered (their estimates are in total_cost_usd)."""
+    """Calls sent and never answered that no live process waits for any more (a crash, a kill, a lost connection);
+    their estimates are in total_cost_usd."""
+    in_flight: list[CutOffCall] = []
+    """Calls sent whose answer the process driving the run still waits for (the run is running under its live
+    claim); their estimates are in total_cost_usd too, until the answer replaces them."""
     current_output: str
     final_output: str | None
     """The text that shipped (shipped / resolved_shipped), else None."""

@@ -46,9 +46,15 @@ def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
     # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
-    spent = "" if view.blind else f" · {components.usd(view.total_cost_usd)} spent"
+    # Calls a live process still waits for are shown as in flight, not in "spent": they are counted at their
+    # estimate (the budget's figure) only until their answer comes, so "spent" would jump up and fall back.
+    waiting = sum(c.estimate_usd for c in view.in_flight)
+    spent = "" if view.blind else f" · {components.usd(view.total_cost_usd - waiting)} spent"
     if spent and pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer):  # an upper bound, not a price: say so where the figure stands
-        spent = f" · {components.usd(view.total_cost_usd)} counted against the budget (includes {pricing.PRICE_UNKNOWN})"
+        spent = (f" · {components.usd(view.total_cost_usd - waiting)} counted against the budget (includes "
+                 f"{pricing.PRICE_UNKNOWN})")
+    if spent and view.in_flight:
+        spent += f" · {len(view.in_flight)} call(s) in flight (up to {components.usd(waiting)} more)"
     st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
                   f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {identity.display_at(view.created_by, view.created_at)}"))

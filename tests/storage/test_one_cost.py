@@ -22,6 +22,7 @@ from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import CallSentRow, LLMCallRow
+from storage.workers import host_name
 from tests.conftest import grant
 
 GENERAL = load_builtin("general")
@@ -70,6 +71,13 @@ def costly_run(repo: RunStore, spec: str = "Announce the launch.") -> int:
     return run_id
 
 
+def killed(repo: RunStore, run_id: int) -> None:
+    """The run's process was killed (kill -9): its claim names a process that is gone, so nobody waits for the
+    answers it had asked for (they are cut off, not in flight)."""
+    with repo.engine.begin() as conn:
+        conn.execute(text("UPDATE run SET worker = :w WHERE id = :r"), {"w": f"{host_name()}:999999999:1", "r": run_id})
+
+
 def summed(repo: RunStore, where: str, **params: object) -> float:
     """The spend of the calls `where` names, summed from the rows here: llm_call costs plus the estimates of sent
     notes no llm_call row of the same owner and request answers."""
@@ -85,6 +93,7 @@ def summed(repo: RunStore, where: str, **params: object) -> float:
 def test_failed_and_cut_off_calls_count_at_their_estimate_in_every_reader(repo: RunStore) -> None:
     run_id = costly_run(repo)
     other = costly_run(repo, spec="Another run with the same requests.")  # its answers answer none of run 1's notes
+    killed(repo, run_id)
     expected = summed(repo, "run_id = :r", r=run_id)
     assert expected == pytest.approx(PAID)
     view = repo.get_run_view(run_id)

@@ -262,3 +262,29 @@ def test_a_call_cut_off_by_a_crash_is_named_and_counted_on_the_run_page(desk_env
     shown = texts(as_person(None, run_id))
     assert "1 call(s) were cut off before their answer was stored" in shown
     assert f"review C ({MODEL_C}) in round 1, counted at $0.1250" in shown
+
+
+def test_a_call_a_live_worker_waits_for_is_in_flight_not_cut_off_until_its_process_dies(desk_env: RunStore) -> None:
+    """While the reviewers are working the page raises no alarm: the call the run's live process waits for is shown
+    in flight, outside "spent". Once that process is gone (a kill -9: its claim names a process that no longer
+    runs) the same call is cut off and the warning names it."""
+    from sqlalchemy import text
+
+    from storage.workers import host_name
+    from ui import components
+
+    run_id = desk_env.create_run(SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
+                                 created_by=EDITOR)
+    assert desk_env.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")  # ours
+    desk_env.note_sent(run_id, 1, "B", "review", MODEL_B, {"model": MODEL_B, "max_tokens": 8192, "x": "working"},
+                       0.125)
+    shown = texts(as_person(None, run_id))
+    assert "cut off" not in shown, shown
+    assert f"{components.usd(0.0)} spent · 1 call(s) in flight (up to {components.usd(0.125)} more)" in shown
+    view = desk_env.get_run_view(run_id)
+    assert [c.slot for c in view.in_flight] == ["B"] and view.cut_off == []
+    with desk_env.engine.begin() as conn:  # its process killed: the claim names a process that is gone
+        conn.execute(text("UPDATE run SET worker = :w WHERE id = :r"), {"w": f"{host_name()}:999999999:1", "r": run_id})
+    shown = texts(as_person(None, run_id))
+    assert "1 call(s) were cut off before their answer was stored" in shown
+    assert f"review B ({MODEL_B}) in round 1, counted at $0.1250" in shown
