@@ -98,7 +98,7 @@ BATCH_START_LOCK = 0x5A17B
 """The advisory lock a look holds while it counts the batch runs in flight and starts its sample's reviews."""
 
 
-def _env_float(name: str, default: float, low: float, high: float) -> float:
+def env_float(name: str, default: float, low: float, high: float) -> float:
     try:
         return min(high, max(low, float(os.environ.get(name, default))))
     except ValueError:
@@ -107,18 +107,18 @@ def _env_float(name: str, default: float, low: float, high: float) -> float:
 
 def heartbeat_s() -> float:
     """How often a worker tells the database it is alive: SANTA_WORKER_HEARTBEAT_S, default 10."""
-    return _env_float("SANTA_WORKER_HEARTBEAT_S", 10.0, 0.2, 300.0)
+    return env_float("SANTA_WORKER_HEARTBEAT_S", 10.0, 0.2, 300.0)
 
 
 def stalled_s() -> float:
     """Silence after which a worker counts as dead and its jobs are retried: SANTA_WORKER_STALLED_S, default 30
     (at least twice the heartbeat)."""
-    return max(2 * heartbeat_s(), _env_float("SANTA_WORKER_STALLED_S", 30.0, 0.5, 3600.0))
+    return max(2 * heartbeat_s(), env_float("SANTA_WORKER_STALLED_S", 30.0, 0.5, 3600.0))
 
 
 def recover_every_s() -> float:
     """How often every worker looks for stalled jobs: SANTA_WORKER_RECOVER_S, default 5."""
-    return _env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
+    return env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
 
 
 FETCH_POLL_S = 0.5
@@ -135,7 +135,7 @@ def recovery_bound_s() -> float:
 def batch_lanes() -> int:
     """Batch runs queued or running at most per provider, across all workers: SANTA_BATCH_LANES, default 4 (also
     the lanes per provider pair of the runs' jobs)."""
-    return int(_env_float("SANTA_BATCH_LANES", 4, 1, 256))
+    return int(env_float("SANTA_BATCH_LANES", 4, 1, 256))
 
 
 def uses_task_engine(url: str) -> bool:

@@ -39,6 +39,7 @@ from desk.task_engine import (
     DatabaseUnavailable,
     TaskEngine,
     batch_room,
+    env_float,
     heartbeat_s,
     stalled_s,
 )
@@ -68,10 +69,7 @@ STOP_GRACE_DB_S = 30.0
 def stop_grace_s() -> float:
     """SANTA_WORKER_STOP_GRACE_S: how long a stopping worker waits for an unreachable database (default 30 s) to
     store the answers it holds and hand its runs over; past it, it leaves them to be taken over."""
-    try:
-        return min(600.0, max(0.0, float(os.environ.get("SANTA_WORKER_STOP_GRACE_S", STOP_GRACE_DB_S))))
-    except ValueError:
-        return STOP_GRACE_DB_S
+    return env_float("SANTA_WORKER_STOP_GRACE_S", STOP_GRACE_DB_S, 0.0, 600.0)
 
 
 def taken_over(worker: str | None) -> str:

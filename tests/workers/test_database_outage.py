@@ -169,6 +169,19 @@ def reclaimed(db, run_ids: list[int], since: datetime) -> list[tuple]:
         return [tuple(r) for r in conn.execute(text(sql), {"ids": run_ids, "since": since}).all()]
 
 
+def one_worker(url: str, stub_url: str, tmp_path: Path, grace_s: str) -> tuple[WorkerProcess, object]:
+    """One worker of concurrency 4 with the stop grace `grace_s`, and an engine of the test's own to watch it."""
+    first = start_workers(url, stub_url, tmp_path / "a", count=1, concurrency=4, production=False,
+                          SANTA_WORKER_STOP_GRACE_S=grace_s)[0]
+    return first, create_engine(url, pool_pre_ping=True)
+
+
+def holding_four(url: str, store: RunStore, ids: list[int], db, worker: WorkerProcess) -> None:
+    """The runs queued, and the worker holding four of them mid-review."""
+    enqueue(url, store, ids)
+    wait_until("the worker to hold four runs", lambda: len(claimed_by(db, worker.pid)) == 4, timeout=90, every=0.05)
+
+
 def named(text: str, after: str) -> set[int]:
     """The run ids (#N) a stop line names after `after`, up to the next ';'."""
     part = text.split(after, 1)[1].split(";", 1)[0] if after in text else ""
@@ -181,14 +194,10 @@ def test_a_worker_stopped_during_an_outage_hands_over_once_the_database_answers_
     hands its runs over and exits; the next worker starts exactly those first, ahead of runs that waited longer in
     the queue's order but were never started."""
     url, store, model, ids = open_trial(cluster, messages_stub, 8)
-    first = start_workers(url, messages_stub.url, tmp_path / "a", count=1, concurrency=4, production=False,
-                          SANTA_WORKER_STOP_GRACE_S="60")[0]
-    db = create_engine(url, pool_pre_ping=True)
+    first, db = one_worker(url, messages_stub.url, tmp_path, grace_s="60")
     workers = [first]
     with trial(url, db, store, workers):
-        enqueue(url, store, ids)
-        wait_until("the worker to hold four runs", lambda: len(claimed_by(db, first.pid)) == 4, timeout=90,
-                   every=0.05)
+        holding_four(url, store, ids, db, first)
         cluster.halt()
         first.signal_stop(signal.SIGTERM)
         time.sleep(OUTAGE_S)
@@ -219,13 +228,10 @@ def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_
     """SIGTERM while the database stays away past the stop grace: the worker leaves without it, names the runs it
     could not hand over, and once the database is back another worker takes exactly those over."""
     url, store, model, ids = open_trial(cluster, messages_stub, 4)
-    first = start_workers(url, messages_stub.url, tmp_path / "a", count=1, concurrency=4, production=False,
-                          SANTA_WORKER_STOP_GRACE_S="2")[0]
-    db = create_engine(url, pool_pre_ping=True)
+    first, db = one_worker(url, messages_stub.url, tmp_path, grace_s="2")
     workers = [first]
     with trial(url, db, store, workers):
-        enqueue(url, store, ids)
-        wait_until("the worker to hold its runs", lambda: len(claimed_by(db, first.pid)) == 4, timeout=90, every=0.05)
+        holding_four(url, store, ids, db, first)
         mine = set(claimed_by(db, first.pid))
         cluster.halt()
         first.signal_stop(signal.SIGTERM)
