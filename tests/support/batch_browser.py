@@ -96,10 +96,14 @@ def pick(page, key: str, option: str) -> None:  # noqa: ANN001
     box = widget(page, key)
     box.get_by_role("combobox").click()
     listed = page.get_by_role("option", name=option, exact=True)
-    try:
-        listed.wait_for(state="visible", timeout=1_000)
-    except PlaywrightTimeout:
-        box.get_by_role("button", name="Open").click()
+    # On a busy machine the list may open after the wait: a click on the arrow then closes it again. So look, and
+    # click the arrow again, a few times before giving up.
+    for _ in range(4):
+        try:
+            listed.wait_for(state="visible", timeout=2_000)
+            break
+        except PlaywrightTimeout:
+            box.get_by_role("button", name="Open").click()
     listed.click()
     idle(page)
     if page.get_by_role("listbox").count():  # a multiselect stays open after a pick (never Escape a select
