@@ -128,6 +128,8 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
             # 3. The one item no fix reached, fixed by hand.
             expect(widget(page, "batch_hand_item_1").get_by_role("combobox")).to_have_value("item-125")
             text = widget(page, "batch_hand_text_1_item-125").locator("textarea")
+            # The box is drawn before its value arrives on a busy machine: wait for the text, then read it.
+            expect(text).to_have_value(re.compile("Lifetime results are guaranteed"))
             current = text.input_value()
             assert "Lifetime results are guaranteed" in current, current
             text.fill(vb.hand_fix(current))
