@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import logging
 import threading
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -99,6 +100,22 @@ OPEN_WAIT_S = 10.0
 answer must not keep the health check down: the desk goes on opening in the background)."""
 
 
+class _NoBareModeWarning(logging.Filter):
+    """Drops Streamlit's "missing ScriptRunContext! This warning can be ignored…" for the thread opening the desk
+    at server start: `desk_for`'s cache looks for a page's context to show its spinner, and there is none before
+    any page runs. A normal start prints no warning line; the same message from any other thread still shows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.thread = threading.get_ident()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.thread == self.thread and "missing ScriptRunContext" in record.msg)
+
+
+_CONTEXT_LOG = "streamlit.runtime.scriptrunner_utils.script_run_context"
+
+
 def open_now() -> None:
     """Open the desk for the configured database (the secrets file's values exported first); logged, not
     raised, when it will not open: the server still starts, and the first page asks again and shows why. Not
@@ -110,12 +127,16 @@ def open_now() -> None:
         return
     url = database_url()
     log.info("Server start: opening the desk (%s)", redacted_url(url))
+    quiet = _NoBareModeWarning()
+    logging.getLogger(_CONTEXT_LOG).addFilter(quiet)
     try:
         desk_for(url)
     except Exception as exc:  # noqa: BLE001 - a failed open is not cached: a page retries
         log.error("The desk did not open at server start (%s); the first page will try again and say why",
                   cannot_open(url, exc))
         return
+    finally:
+        logging.getLogger(_CONTEXT_LOG).removeFilter(quiet)
     log.info("Server start: the desk is open (%s)", redacted_url(url))
 
 
