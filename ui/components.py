@@ -28,7 +28,6 @@ from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.sentence_diff import sentence_diff
-from santa_core.text import unified_diff
 from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
 
@@ -173,8 +172,9 @@ def issues_table(issues: list[MergedIssue]) -> None:
 
 
 def readable_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
-    """A unified diff of two texts for st.code(language='diff'); "(no change)" when they are equal."""
-    return unified_diff(before, after, old, new, exact_line_ends=False) or "(no change)"
+    """The changed sentences of two texts with one sentence of context, for st.code(language='diff', wrap_lines=True);
+    "(no change)" when they are equal. Every page's diff for people is this one, so no page shows a long text twice."""
+    return sentence_diff(before, after, old, new)
 
 
 FIX_STATES = {"fixed": "✅ fixed", "not fixed": "⚠️ not fixed", "unanchored": "📍 unanchored: a person fixes it",
@@ -224,7 +224,7 @@ def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[st
     proposal_cards.edit_cards(proposal, names or {})
     proposal_cards.refused_cards(proposal, names or {})
     if proposal.proposed_text != proposal.before_text:
-        st.code(sentence_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
+        st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
 
 
 def checks_table(checks: list[CheckOutcome]) -> None:

@@ -16,7 +16,6 @@ from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
-from santa_core.sentence_diff import sentence_diff
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
 from ui import app_desk, clock, components, identity, proposal_cards, run_record
@@ -101,7 +100,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
                       + (f": {d.reason}" if d.reason else "")))
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
-            st.code(sentence_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
+            st.code(components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
                     language="diff", wrap_lines=True)
 
 
