@@ -12,7 +12,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from santa_core.models import FixEdit, FixProposal, MergedIssue
-from santa_core.run.fixer import keep_edits, occurrences, take_edit
+from santa_core.run.fixer import keep_edits, occurrences, take_edit, touched_issues
 from santa_core.sentence_diff import diff_lines, sentence_of
 from ui.safe import escape_markdown
 
@@ -72,12 +72,18 @@ def refused_cards(proposal: FixProposal, names: dict[str, str], box: str | None 
     (that text, its 'before' text standing once in it) as the person's own edit."""
     for j, rejected in enumerate(proposal.rejected):
         with st.container(border=True):
+            others = [i + 1 for i in touched_issues(proposal, rejected.edit.before) if i != rejected.edit.issue]
+            # The fix agent may label an edit with the wrong issue: say which flagged quote it really changes.
+            also = f" It changes the quoted text of issue {', '.join(map(str, others))}." if others else ""
             st.markdown(f"**{escape_markdown(_heading(proposal.issues, rejected.edit.issue, names))}** — "
-                        f"{escape_markdown(refusal_words(rejected.reason))}")
+                        f"{escape_markdown(refusal_words(rejected.reason) + also)}")
             st.code(edit_diff(proposal.before_text, rejected.edit), language="diff", wrap_lines=True)
             if take is None or box is None:
                 continue
             _, why = take_edit(box, rejected.edit)
+            if why and rejected.edit.after and rejected.edit.after in box and rejected.edit.before not in box:
+                st.caption("Taken: the box holds this edit as yours.")
+                continue
             st.button("Take this edit as my own", key=f"take_{keys}_{j}", disabled=bool(why),
                       on_click=take, args=(rejected.edit,),
                       help=(f"Cannot be taken: {why}." if why else

@@ -20,7 +20,8 @@ def test_a_refused_edit_is_explained_and_taken_into_the_box_as_the_persons_edit(
     run_id = drive(desk_env, "the fastest rocket", [FIX_YEAR, MISLABELLED])
     at = as_person(EDITOR, run_id)
     shown = texts(at)
-    assert "Refused: it reaches beyond the sentence that holds the issue's evidence." in shown
+    assert ("Refused: it reaches beyond the sentence that holds the issue's evidence. It changes the quoted text "
+            "of issue 2.") in shown
     table = at.dataframe[-1].value
     assert "no edit was proposed for it" not in table["why"].tolist()  # issue 2's edit was proposed, and refused
     assert "refused" in table["why"].tolist()[1]
@@ -29,6 +30,7 @@ def test_a_refused_edit_is_explained_and_taken_into_the_box_as_the_persons_edit(
     assert not at.exception, at.exception
     both = OUTPUT.replace("DEFECT", "2018").replace("the fastest", "a fast")
     assert box(at, run_id).value == both
+    assert "Taken: the box holds this edit as yours." in texts(at)
     assert at.button(key="approve_fix").label == "Approve"  # neither quote is in the box now
     at.button(key="approve_fix").click().run()
     assert not at.exception, at.exception
