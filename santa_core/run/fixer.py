@@ -156,6 +156,13 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
     return fixes
 
 
+def touched_issues(proposal: FixProposal, before: str) -> list[int]:
+    """Indexes of the issues whose quoted text, at the one place it anchors, an occurrence of `before` overlaps."""
+    text = proposal.before_text
+    places = [anchor(text, issue.evidence)[0] for issue in proposal.issues]
+    return [i for i, place in enumerate(places) if place is not None and _overlaps(text, before, place)]
+
+
 def _overlaps(text: str, before: str, place: tuple[int, int]) -> bool:
     """Whether some occurrence of `before` in text overlaps `place`."""
     start = max(0, place[0] - len(before))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from santa_core.models import FixEdit
 from storage.runs import RunStore
 from tests.ui.test_fix_proposal import OUTPUT, drive
-from tests.ui.test_run_page import EDITOR, as_person, texts
+from tests.ui.test_run_page import EDITOR, VIEWER, as_person, texts
 
 FIX_YEAR = FixEdit(issue=0, before="DEFECT", after="2018")
 MISLABELLED = FixEdit(issue=0, before="the fastest", after="a fast")
@@ -61,3 +61,12 @@ def test_each_edit_is_a_card_naming_its_issue_and_criterion(desk_env: RunStore) 
     assert "- Acme's rocket launched in DEFECT.\n+ Acme's rocket launched in 2018." in diffs
     assert "- It is the fastest rocket.\n+ It is a fast rocket." in diffs
     assert [t.key for t in at.toggle] == [f"keep_{run_id}_1_0", f"keep_{run_id}_1_1"]
+
+
+def test_a_viewer_sees_the_cards_but_no_toggle_and_no_take_button(desk_env: RunStore) -> None:
+    # The one door of a write is approve_fix, which checks the role; the page offers no control to a viewer either.
+    run_id = drive(desk_env, "the fastest rocket", [FIX_YEAR, MISLABELLED])
+    at = as_person(VIEWER, run_id)
+    assert "Refused: it reaches beyond the sentence" in texts(at)
+    assert "- Acme's rocket launched in DEFECT.\n+ Acme's rocket launched in 2018." in [c.value for c in at.code]
+    assert list(at.toggle) == [] and not [b for b in at.button if (b.key or "").startswith("take_")]
