@@ -98,7 +98,7 @@ def _changed(old: list[str], new: list[str]) -> list[str]:
     if any(len(u) > LONG for u in (*old, *new)):
         return _long_change("".join(old), "".join(new))
     if len(old) == len(new) and len(old) * LONG <= MOST:
-        return [line for pair in zip(old, new, strict=True) for line in _listed("-", [pair[0]]) + _listed("+", [pair[1]])]
+        return [line for was, now in zip(old, new, strict=True) for line in _listed("-", [was]) + _listed("+", [now])]
     return _listed("-", old) + _listed("+", new)
 
 

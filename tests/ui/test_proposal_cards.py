@@ -1,4 +1,4 @@
-"""AppTest: the proposal as one card per edit; refused edits explained and takeable; an Approve label true to the box."""
+"""AppTest: one card per edit; refused edits explained and takeable; an Approve label true to the box."""
 
 from __future__ import annotations
 
