@@ -27,8 +27,8 @@ from santa_core.models import (
 from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
-from santa_core.text import unified_diff
-from ui import table_fit
+from santa_core.sentence_diff import sentence_diff
+from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
 
 STATUS_LABEL = {
@@ -172,8 +172,9 @@ def issues_table(issues: list[MergedIssue]) -> None:
 
 
 def readable_diff(before: str, after: str, old: str = "current output", new: str = "proposed output") -> str:
-    """A unified diff of two texts for st.code(language='diff'); "(no change)" when they are equal."""
-    return unified_diff(before, after, old, new, exact_line_ends=False) or "(no change)"
+    """The changed sentences of two texts with one sentence of context, for st.code(language='diff', wrap_lines=True);
+    "(no change)" when they are equal. Every page's diff for people is this one, so no page shows a long text twice."""
+    return sentence_diff(before, after, old, new)
 
 
 FIX_STATES = {"fixed": "✅ fixed", "not fixed": "⚠️ not fixed", "unanchored": "📍 unanchored: a person fixes it",
@@ -185,15 +186,29 @@ def unfixed(proposal: FixProposal) -> list[IssueFix]:
     return [f for f in issue_fixes(proposal) if f.state != "fixed"]
 
 
+def _numbers(fixes: list[IssueFix]) -> str:
+    """"2" / "2 and 3" / "2, 3 and 5"."""
+    numbers = [str(f.number) for f in fixes]
+    return numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
+
+
 def remaining_words(left: list[IssueFix]) -> str:
     """"issue 2 stays unfixed" / "issues 2 and 3 stay unfixed"."""
-    numbers = [str(f.number) for f in left]
-    listed = numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
-    return f"issue {listed} stays unfixed" if len(numbers) == 1 else f"issues {listed} stay unfixed"
+    return f"issue {_numbers(left)} stays unfixed" if len(left) == 1 else f"issues {_numbers(left)} stay unfixed"
 
 
-def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
-    """The fix proposal: what it did per issue, each edit beside its issue, refused edits, and the diff."""
+def approve_label(left: list[IssueFix], unsure: list[IssueFix]) -> str:
+    """The Approve button's words for the text in the box (`fixer.judge_text`): what stays unfixed, what to check."""
+    parts = [remaining_words(left)] if left else []
+    if unsure:
+        parts.append(f"check issue{'s' if len(unsure) > 1 else ''} {_numbers(unsure)} yourself")
+    return "Approve — " + "; ".join(parts) if parts else "Approve"
+
+
+def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[str, str] | None = None,
+                  decided_below: bool = False) -> None:
+    """The fix proposal: what it did per issue, then (unless the decision below shows them, `decided_below`) one
+    card per edit and per refused edit, and the changed sentences of the whole text."""
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     if not by_person:
@@ -203,16 +218,13 @@ def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
         if left := unfixed(proposal):
             st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
                                        "with that defect to fresh reviewers; fix it in the box below, or reject."))
-    for edit in proposal.edits:
-        issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
-        left, right = st.columns(2)
-        left.caption(escape_markdown(f"Issue {edit.issue + 1}" + (f" · {issue.criterion}" if issue else "")))
-        left.text(issue.description if issue else "")
-        right.code(f"- {edit.before}\n+ {edit.after}", language="diff")
-    for rejected in proposal.rejected:
-        st.warning(f"Edit not applied: {escape_markdown(rejected.reason)}")
-        st.code(f"- {rejected.edit.before}\n+ {rejected.edit.after}", language="diff")
-    st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
+    if decided_below and (proposal.edits or proposal.rejected):
+        st.caption("Each edit is shown below, with your decision, where you keep or drop it.")
+        return
+    proposal_cards.edit_cards(proposal, names or {})
+    proposal_cards.refused_cards(proposal, names or {})
+    if proposal.proposed_text != proposal.before_text:
+        st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
 
 
 def checks_table(checks: list[CheckOutcome]) -> None:

@@ -8,17 +8,17 @@ import streamlit as st
 
 from desk.wiring import QUEUED_ORPHAN_S, SWEEP_EVERY_S
 from santa_core import pricing, words
-from santa_core.models import FINAL_STATUSES, FixProposal, Review, RunStatus
+from santa_core.models import FINAL_STATUSES, FixEdit, FixProposal, Review, RunStatus
 from santa_core.providers import family_known, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
-from santa_core.run.fixer import fixed_by_person, keep_edits
+from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import app_desk, clock, components, identity, run_record
+from ui import app_desk, clock, components, identity, proposal_cards, run_record
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import escape_markdown
 
@@ -92,7 +92,10 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
-        components.proposal_view(rnd.proposal, by_person=by_person)
+        # The proposal awaiting this person's decision: its cards stand with the decision, not twice on the page.
+        live = (view.status == RunStatus.AWAITING_APPROVAL and rnd.round_no == view.state.round
+                and identity.can(Permission.DECIDE_FIX))
+        components.proposal_view(rnd.proposal, by_person=by_person, names=criterion_names(view), decided_below=live)
     for d in rnd.decisions:
         st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
                       + (f": {d.reason}" if d.reason else "")))
@@ -173,22 +176,26 @@ def approval_panel(view: RunView) -> None:
     kept = [str(i) for i, e in enumerate(rnd.proposal.edits) if e in proposal.edits]
     box_key = (f"edit_{view.id}_{view.state.round}{_attempt(rnd)}"
                + ("" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept)))
+    if not by_person and rnd.proposal.rejected:
+        _refused(view, box_key, proposal.proposed_text)
+    # A box whose text the person changed (by typing or by taking a refused edit) keeps it: no default then,
+    # which Streamlit would otherwise report as set twice.
     edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
-                          proposal.proposed_text, height=240, key=box_key)
+                          None if box_key in st.session_state else proposal.proposed_text, height=240,
+                          key=box_key) or ""
     st.session_state["approval_box"] = box_key
     reason = st.text_input("Reason or note (optional to approve or ask again, required to reject and escalate)",
                            key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}",
                            help="Recorded with your decision in the run's history and the audit trail.")
-    left = [] if by_person or edited != proposal.proposed_text else components.unfixed(proposal)
-    label = f"Approve — {components.remaining_words(left)}" if left else "Approve"
+    label = components.approve_label(*judge_text(proposal, edited))
     # Said before the click: a text the reviewers already judged is never reviewed again. The button stays
     # enabled, because an edit reaches the page only when the box loses focus, and a disabled button would
     # swallow the click that follows typing; a click on the unchanged text is refused with nothing recorded.
     rounds = [r for r in view.rounds if r.round_no <= view.state.round]
     if unchanged := actions.approval_refusal(view.fixer, rounds, edited):
         label = "Approve — edit the text first"
-        st.caption(escape_markdown(f"Approve will be refused: {unchanged} (An edit counts once you click outside "
-                                   "the box.)"))
+        st.caption(escape_markdown(f"Approve will be refused: {unchanged} (The page sees what you type in the box "
+                                   "once you click anywhere outside it.)"))
     over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
     again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
     approve, reject, retry = st.columns(3)
@@ -235,14 +242,31 @@ def _attempt(rnd: RoundView) -> str:
 
 
 def _chosen_edits(view: RunView, proposal: FixProposal) -> FixProposal:
-    """With several edits, the person keeps or drops each one; the box below shows the result."""
-    if len(proposal.edits) < 2:
+    """One card per edit, each kept or dropped by the person; the box below shows the result."""
+    if not proposal.edits:
         return proposal
-    st.caption("Keep or drop single edits; the box below follows your choice (a change here resets the box).")
-    kept = [i for i, edit in enumerate(proposal.edits)
-            if st.checkbox(f"Keep the edit for issue {edit.issue + 1}: “{edit.before}” → “{edit.after}”", value=True,
-                           key=f"keep_{view.id}_{view.state.round}{_attempt(view.current_round)}_{i}")]
-    return keep_edits(proposal, kept)
+    st.caption("Each edit of the fix agent, kept unless you turn it off; the box below follows your choice "
+               "(a change here starts the box again from the kept edits).")
+    return proposal_cards.edit_cards(proposal, criterion_names(view),
+                                     keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}")
+
+
+def _refused(view: RunView, box_key: str, default: str) -> None:
+    """The refused edits, each of which the person may take into the box as their own edit."""
+    def take(edit: FixEdit) -> None:
+        text, _ = take_edit(st.session_state.get(box_key) or default, edit)
+        if text is not None:
+            st.session_state[box_key] = text
+
+    st.caption("Edits the desk refused to apply: each says why. Taking one puts it in the box as your own edit.")
+    proposal_cards.refused_cards(view.current_round.proposal, criterion_names(view),
+                                 st.session_state.get(box_key) or default, take,
+                                 keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}")
+
+
+def criterion_names(view: RunView) -> dict[str, str]:
+    """Criterion id → the name people read, from the run's own rubric copy."""
+    return {c.id: c.name for c in view.rubric.criteria}
 
 
 def _refused_click_notice(view: RunView) -> None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
-from santa_core.scope import anchor, scope_of, within
+from santa_core.scope import AMBIGUOUS, anchor, scope_of, stands_in, within
 from santa_core.text import starts
 
 PLAN_FLOOR = 300
@@ -136,6 +136,10 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
         place, why = anchor(text, issue.evidence)
         touched = place is not None and any(s < place[1] and place[0] < e for s, e in edited)
         refused = [r.reason for r in proposal.rejected if r.edit.issue == i]
+        # A refused edit labelled with another issue may still have been this issue's fix: say it was refused,
+        # never "no edit was proposed" while it is shown on the same page.
+        refused += [f"an edit of its quoted text was refused: {r.reason}" for r in proposal.rejected
+                    if r.edit.issue != i and place is not None and _overlaps(text, r.edit.before, place)]
         if place is None:
             state, reason = "unanchored", f"{why}, so a person fixes it"
         elif touched:
@@ -150,6 +154,50 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
             state, reason = "not fixed", "no edit was proposed for it"
         fixes.append(IssueFix(number=i + 1, criterion=issue.criterion, state=state, reason=reason))
     return fixes
+
+
+def touched_issues(proposal: FixProposal, before: str) -> list[int]:
+    """Indexes of the issues whose quoted text, at the one place it anchors, an occurrence of `before` overlaps."""
+    text = proposal.before_text
+    places = [anchor(text, issue.evidence)[0] for issue in proposal.issues]
+    return [i for i, place in enumerate(places) if place is not None and _overlaps(text, before, place)]
+
+
+def _overlaps(text: str, before: str, place: tuple[int, int]) -> bool:
+    """Whether some occurrence of `before` in text overlaps `place`."""
+    start = max(0, place[0] - len(before))
+    return any(start + s < place[1] and place[0] < start + s + len(before)
+               for s in occurrences(text[start:place[1] + len(before)], before))
+
+
+def judge_text(proposal: FixProposal, text: str) -> tuple[list[IssueFix], list[IssueFix]]:
+    """(the issues `text` leaves unfixed, the issues whose fix in `text` cannot be checked), for the text a person
+    is about to approve.
+
+    The proposal's own text is judged as `issue_fixes` judges it. Any other text (a person's edit) is judged by
+    its quotes: an issue whose quoted text still stands in it stays unfixed; one whose quote named no place in
+    the output (none, too short, not found) cannot be checked, so the person is asked to check it.
+    """
+    if text == proposal.proposed_text:
+        return [f for f in issue_fixes(proposal) if f.state != "fixed"], []
+    left, unsure = [], []
+    for i, issue in enumerate(proposal.issues):
+        place, why = anchor(proposal.before_text, issue.evidence)
+        if place is None and why != AMBIGUOUS:
+            unsure.append(IssueFix(number=i + 1, criterion=issue.criterion, state="unanchored", reason=why))
+        elif stands_in(text, issue.evidence):
+            left.append(IssueFix(number=i + 1, criterion=issue.criterion, state="not fixed",
+                                 reason="its quoted text is still in the text"))
+    return left, unsure
+
+
+def take_edit(text: str, edit: FixEdit) -> tuple[str | None, str]:
+    """(text with the edit applied, "") when its 'before' text stands once in `text`, else (None, why not)."""
+    found = occurrences(text, edit.before) if edit.before else []
+    if len(found) != 1:
+        return None, ("its 'before' text is not in the box" if not found
+                      else f"its 'before' text stands {len(found)} times in the box")
+    return text[:found[0]] + edit.after + text[found[0] + len(edit.before):], ""
 
 
 def is_complete(proposal: FixProposal) -> bool:

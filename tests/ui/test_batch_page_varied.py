@@ -46,7 +46,7 @@ def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_h
     assert "reaches beyond the sentence" in by_item["item-125"]
     at.selectbox(key=f"batch_open_{pattern.id}").set_value("item-025").run()
     item_025, item_050 = rows(data)["item-025"]["output"], rows(data)["item-050"]["output"]
-    [diff] = [c.value for c in at.code if c.language == "diff" and f"-{item_025}" in c.value]
+    [diff] = [c.value for c in at.code if c.language == "diff" and f"- {vb.defects(item_025)[0]}" in c.value]
     assert "expected within" in diff and vb.defects(item_050)[0] not in diff  # its own fix, not the example's
 
     at.text_input(key=f"batch_reason_{pattern.id}").set_value("we cannot promise timing")

@@ -236,7 +236,8 @@ def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_shi
     assert len(issues) == 1 and issues[0]["criterion"].tolist() == ["factual_accuracy"]  # the open issues
     codes = [c.value for c in evidence.code]
     assert codes[0] == view.current_output  # what Ship as is ships, apart from the reviewed text
-    assert any(DEFECTIVE in c and view.current_output in c for c in codes[1:])  # the diff since the review
+    changed = view.current_output.split(". ")[0] + "."  # the fix changed the first sentence, which alone is shown
+    assert any("- Acme's rocket launched in DEFECT." in c and f"+ {changed}" in c for c in codes[1:])  # the diff
     assert not at.exception, at.exception
 
 

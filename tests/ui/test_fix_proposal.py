@@ -57,7 +57,7 @@ def test_a_person_keeps_or_drops_single_edits(desk_env: RunStore) -> None:
     run_id = drive(desk_env, "the fastest rocket", edits)
     at = as_person(EDITOR, run_id)
     assert at.button(key="approve_fix").label == "Approve"  # both issues fixed
-    at.checkbox(key=f"keep_{run_id}_1_1").uncheck().run()
+    at.toggle(key=f"keep_{run_id}_1_1").set_value(False).run()
     assert not at.exception, at.exception
     box = [t for t in at.text_area if t.key and t.key.startswith(f"edit_{run_id}_1")]
     assert box[0].value == OUTPUT.replace("DEFECT", "2018")
