@@ -21,12 +21,14 @@ from santa_core.run.fixer import fixed_by_person, issue_fixes
 from santa_core.run.runner import open_person_slots
 from storage.views import RunView
 from ui import identity
+from ui.person_review import slot_refusal
 from ui.safe import escape_markdown
 
 DECIDE_ANCHOR = "decide"
-"""The id of the place just above the run's actions (`anchor`), where the bar's link jumps."""
+"""The id of the place just above the run's actions (`anchor`), where the bar's link lands."""
 
 Tone = Literal["info", "success", "warning", "error"]
+Refusal = Callable[[str], str | None]
 
 
 @dataclass(frozen=True)
@@ -71,15 +73,17 @@ def _approval(view: RunView, can: Callable[[Permission], bool]) -> Need:
                 "decides.")
 
 
-def _reviewing(view: RunView, can: Callable[[Permission], bool]) -> Need:
+def _reviewing(view: RunView, can: Callable[[Permission], bool], refusal: Refusal) -> Need:
     """Reviewers at work, or a person reviewer's slot open (then nothing of the other review is told)."""
     rnd = view.current_round
     slots = open_person_slots(view, rnd.reviews if rnd is not None else {})
     if slots and (rnd is None or rnd.gate is None):
         text = f"Person review needed from {_slots(slots)}"
-        if can(Permission.PERSON_REVIEW):
+        if not can(Permission.PERSON_REVIEW):
+            return Need("info", f"{text}; {who_may(Permission.PERSON_REVIEW)} fills it.")
+        if any(refusal(slot) is None for slot in slots):
             return Need("warning", text + ".", jump="Review ↓")
-        return Need("info", f"{text}; {who_may(Permission.PERSON_REVIEW)} fills it.")
+        return Need("info", f"{text}. {refusal(slots[0])}")
     if view.status == RunStatus.QUEUED:
         return Need("info", "Waiting for a worker to start the review.")
     if rnd is not None and rnd.gate is not None:
@@ -88,11 +92,12 @@ def _reviewing(view: RunView, can: Callable[[Permission], bool]) -> Need:
     return Need("info", f"Waiting for reviewers ({done} of 2 in).")
 
 
-def need(view: RunView, can: Callable[[Permission], bool]) -> Need:
-    """What `view`'s run needs now and from whom; `can` tells what the acting person may do."""
+def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = lambda slot: None) -> Need:
+    """What `view`'s run needs now and from whom; `can` tells what the acting person may do, `refusal` why they may
+    not fill a person reviewer's slot (None: they may)."""
     status = view.status
     if status in (RunStatus.QUEUED, RunStatus.RUNNING, RunStatus.AWAITING_HUMAN_REVIEW):
-        return _reviewing(view, can)
+        return _reviewing(view, can, refusal)
     if status == RunStatus.AWAITING_APPROVAL:
         return _approval(view, can)
     if status == RunStatus.ESCALATED:
@@ -116,9 +121,14 @@ def need(view: RunView, can: Callable[[Permission], bool]) -> Need:
     return Need("info", words.status(status).capitalize() + ".")
 
 
+def acting_need(view: RunView) -> Need:
+    """What the run needs, for the person acting on this page."""
+    return need(view, identity.can, lambda slot: slot_refusal(view, slot, identity.actor()))
+
+
 def decision_bar(view: RunView) -> None:
     """The bar itself: the sentence, and the link to the action (down this page, or the page that holds it)."""
-    said = need(view, identity.can)
+    said = acting_need(view)
     body = escape_markdown(said.text)
     if said.jump:
         body += f" **[{said.jump}](#{DECIDE_ANCHOR})**"
@@ -129,6 +139,8 @@ def decision_bar(view: RunView) -> None:
         st.page_link(page, label=label, icon=":material/arrow_forward:", query_params=params)
 
 
-def anchor() -> None:
-    """The place the bar's link jumps to: just above the run's actions (a constant, empty element)."""
-    st.markdown(f'<div id="{DECIDE_ANCHOR}"></div>', unsafe_allow_html=True)
+def anchor(view: RunView) -> None:
+    """Where the bar's link lands, just above the run's actions: a rule that parts the run's history from what to
+    do now (a heading with no words: Streamlit gives only headings an id; no HTML of our own on a page)."""
+    if acting_need(view).jump:
+        st.subheader("", anchor=DECIDE_ANCHOR, divider="gray")

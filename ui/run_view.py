@@ -390,7 +390,7 @@ def render_run(run_id: int) -> None:
             timeline(current)
 
     live()
-    decision_bar.anchor()  # where the bar's link lands: the actions
+    decision_bar.anchor(view)  # where the bar's link lands: the actions
     actions_panel(view)
     # Outside the fragment: these do not rerun while the run is watched, and the record is built only on a click.
     # Each shows only once it applies (a run that stops reruns the whole page, see `live`).
