@@ -15,7 +15,15 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from santa_core import pricing
-from santa_core.models import CheckResult, ReviewIssue, ReviewOutcome, ReviewStatus, Rubric, ScreenResult
+from santa_core.models import (
+    CheckResult,
+    GateResult,
+    ReviewIssue,
+    ReviewOutcome,
+    ReviewStatus,
+    Rubric,
+    ScreenResult,
+)
 from santa_core.reviewers.base import PERSON
 from santa_core.run.gate import slot_passes, why_not_pass
 from ui.components import usd
@@ -73,6 +81,13 @@ def no_verdict(outcome: ReviewOutcome) -> str:
     if outcome.raw_response.strip():
         return f"{who}'s answer could not be read as a verdict"
     return f"{who} could not be asked: the call to the model failed"
+
+
+def worded_gate(gate: GateResult, reviews: dict[str, ReviewOutcome]) -> GateResult:
+    """The gate as shown: a reviewer's failure said in the card's sentence, not its raw error (which the card's detail
+    holds); the stored gate is untouched."""
+    said = {why_not_pass(o, [])[0]: f"{no_verdict(o)}: counted as FAIL" for o in reviews.values() if o.review is None}
+    return gate.model_copy(update={"reasons": [said.get(r, r) for r in gate.reasons]})
 
 
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Rubric, hidden: bool = False) -> None:

@@ -87,7 +87,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
-        components.gate_banner(rnd.gate)
+        components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews))  # no raw reviewer error
         components.issues_table(rnd.gate.issues)
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)

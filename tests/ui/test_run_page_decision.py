@@ -15,11 +15,13 @@ from streamlit.testing.v1 import AppTest
 from santa_core.models import CheckResult, Review, ReviewIssue, ReviewOutcome, ReviewStatus, RunStatus
 from santa_core.run import actions
 from storage.runs import RunStore
+from tests.ui import test_run_page as run_page
 from tests.ui.test_app import plain
 from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, OFFICER, VIEWER, as_person, driven_run
-from tests.ui.test_run_page import awaiting, shipped  # noqa: F401 - fixtures
 from ui.decision_bar import DECIDE_ANCHOR
 from ui.review_cards import findings
+
+awaiting, shipped = run_page.awaiting, run_page.shipped  # the fixtures (imported names would trip ruff's F811)
 
 ALERTS = ("success", "info", "warning", "error")
 
@@ -166,3 +168,21 @@ def card_page(outcome: ReviewOutcome, rubric) -> AppTest:  # noqa: ANN001 - a Ru
     assert not at.exception, at.exception
     return at
 
+
+
+def test_the_gate_banner_says_a_reviewer_failure_in_words_and_keeps_the_raw_error_for_the_card(
+        desk_env: RunStore) -> None:
+    from santa_core.run.gate import decide
+    from ui.review_cards import worded_gate
+
+    rubric = desk_env.rubrics.resolved("general")
+    raw = "verdict: Input should be 'PASS' or 'FAIL'"
+    broken = ReviewOutcome(slot="B", reviewer=MODEL_B, status=ReviewStatus.ERROR, error=raw, raw_response="{}")
+    fine = ReviewOutcome(slot="C", reviewer="claude-haiku-5-5", status=ReviewStatus.OK, review=Review(
+        verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS") for c in rubric.criteria],
+        critical_issues=[], suggestions=[]))
+    gate = decide(broken, fine, [], rubric.criterion_ids())
+    assert any(raw in r for r in gate.reasons)  # what the gate stores
+    shown = worded_gate(gate, {"B": broken, "C": fine})
+    assert shown.reasons == ["Reviewer B's answer could not be read as a verdict: counted as FAIL"]
+    assert any(raw in r for r in gate.reasons)  # the stored gate is untouched
