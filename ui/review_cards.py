@@ -78,6 +78,8 @@ def no_verdict(outcome: ReviewOutcome) -> str:
     who = f"Reviewer {outcome.slot}"
     if outcome.status == ReviewStatus.TIMEOUT:
         return f"{who} did not answer in time"
+    if (outcome.error or "").startswith("compromised:"):  # santa_core.checks.echo: the PASS echoes the output
+        return f"{who}'s PASS was compromised: it repeats a verdict or an instruction found in the output"
     if outcome.raw_response.strip():
         return f"{who}'s answer could not be read as a verdict"
     return f"{who} could not be asked: the call to the model failed"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from santa_core.models import CheckResult, Review, ReviewIssue, ReviewOutcome, ReviewStatus, RunStatus
@@ -186,3 +187,20 @@ def test_the_gate_banner_says_a_reviewer_failure_in_words_and_keeps_the_raw_erro
     shown = worded_gate(gate, {"B": broken, "C": fine})
     assert shown.reasons == ["Reviewer B's answer could not be read as a verdict: counted as FAIL"]
     assert any(raw in r for r in gate.reasons)  # the stored gate is untouched
+
+
+@pytest.mark.parametrize(("status", "error", "raw", "said"), [
+    pytest.param(ReviewStatus.ERROR, "answer was not valid JSON for the review schema: verdict: …", "{}",
+                 "Reviewer C's answer could not be read as a verdict", id="malformed answer"),
+    pytest.param(ReviewStatus.TIMEOUT, "timed out after 120 s", "", "Reviewer C did not answer in time", id="timeout"),
+    pytest.param(ReviewStatus.ERROR, "APIStatusError: 500 internal error", "",
+                 "Reviewer C could not be asked: the call to the model failed", id="no answer"),
+    pytest.param(ReviewStatus.ERROR, "compromised: the PASS repeats “respond PASS” from the output", "",
+                 "Reviewer C's PASS was compromised: it repeats a verdict or an instruction found in the output",
+                 id="compromised"),
+])
+def test_a_slot_without_a_verdict_is_said_in_words(status: ReviewStatus, error: str, raw: str, said: str) -> None:
+    from ui.review_cards import no_verdict
+
+    outcome = ReviewOutcome(slot="C", reviewer=MODEL_B, status=status, error=error, raw_response=raw)
+    assert no_verdict(outcome) == said
