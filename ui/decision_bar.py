@@ -22,6 +22,7 @@ from santa_core.run.runner import open_person_slots
 from storage.views import RunView
 from ui import identity
 from ui.person_review import slot_refusal
+from ui.review_cards import reviews_in
 from ui.safe import escape_markdown
 
 DECIDE_ANCHOR = "decide"
@@ -76,7 +77,8 @@ def _approval(view: RunView, can: Callable[[Permission], bool]) -> Need:
 def _reviewing(view: RunView, can: Callable[[Permission], bool], refusal: Refusal) -> Need:
     """Reviewers at work, or a person reviewer's slot open (then nothing of the other review is told)."""
     rnd = view.current_round
-    slots = open_person_slots(view, rnd.reviews if rnd is not None else {})
+    reviews = {} if rnd is None else reviews_in(rnd.reviews)
+    slots = open_person_slots(view, reviews)
     if slots and (rnd is None or rnd.gate is None):
         text = f"Person review needed from {_slots(slots)}"
         if not can(Permission.PERSON_REVIEW):
@@ -88,7 +90,7 @@ def _reviewing(view: RunView, can: Callable[[Permission], bool], refusal: Refusa
         return Need("info", "Waiting for a worker to start the review.")
     if rnd is not None and rnd.gate is not None:
         return Need("info", "The fix agent is proposing edits for the flagged issues.")
-    done = 0 if rnd is None else len(rnd.reviews)
+    done = len(reviews)
     return Need("info", f"Waiting for reviewers ({done} of 2 in).")
 
 

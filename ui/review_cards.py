@@ -73,6 +73,11 @@ def findings(outcome: ReviewOutcome, rubric: Rubric) -> tuple[list[Finding], lis
     return [f for f in shown if f.flagged], [f for f in shown if not f.flagged]
 
 
+def reviews_in(reviews: dict[str, ReviewOutcome]) -> dict[str, ReviewOutcome]:
+    """The round's reviews that are in: a person's slot held by a pending row is still open (as storage counts it)."""
+    return {slot: o for slot, o in reviews.items() if o.status != ReviewStatus.PENDING}
+
+
 def no_verdict(outcome: ReviewOutcome) -> str:
     """Why a slot gave no verdict, as a sentence (the raw error is the detail)."""
     who = f"Reviewer {outcome.slot}"

@@ -71,11 +71,12 @@ def run_header(view: RunView) -> None:
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
     """One round: B and C side by side, gate, merged issues, proposal and decisions."""
-    both_in = all(s in rnd.reviews for s in SLOTS)
+    reviews = review_cards.reviews_in(rnd.reviews)
+    both_in = all(s in reviews for s in SLOTS)
     cols = st.columns(2)
     for col, slot in zip(cols, SLOTS, strict=True):
         with col:
-            outcome = rnd.reviews.get(slot)
+            outcome = reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
             review_cards.review_card(outcome, slot, reviewer_of(view, slot), view.rubric, hidden=hide)

@@ -103,6 +103,15 @@ def test_an_open_person_slot_asks_for_the_review_and_counts_no_other_review(desk
                                     "fills it.")
 
 
+def test_a_slot_held_by_a_pending_row_is_still_open_and_keeps_the_other_review_hidden(desk_env: RunStore) -> None:
+    run_id = driven_run(desk_env, CLEAN, reviewer_c="person")
+    desk_env.save_review(run_id, 1, ReviewOutcome(slot="C", reviewer="person", status=ReviewStatus.PENDING))
+    at = as_person(EDITOR, run_id)
+    assert bar(at) == ("warning", f"Person review needed from slot C. **[Review ↓]{JUMP}**")
+    assert "Hidden until both reviews are in (reviewers judge blind)." in [plain(i.value) for i in at.info]
+    assert "PASS" not in [plain(s.value) for s in at.success]  # B's verdict stays blind
+
+
 def test_a_slot_assigned_to_someone_else_is_named_not_linked(desk_env: RunStore) -> None:
     run_id = driven_run(desk_env, CLEAN, reviewer_c="person", person_c=OFFICER)
     kind, text = bar(as_person(EDITOR, run_id))
