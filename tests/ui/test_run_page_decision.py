@@ -13,12 +13,12 @@ from collections.abc import Iterator
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from santa_core.models import CheckResult, Review, ReviewIssue, ReviewOutcome, ReviewStatus, RunStatus
+from santa_core.models import CheckResult, Review, ReviewIssue, ReviewOutcome, ReviewStatus, RunState, RunStatus
 from santa_core.run import actions
 from storage.runs import RunStore
 from tests.ui import test_run_page as run_page
 from tests.ui.test_app import plain
-from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, OFFICER, VIEWER, as_person, driven_run
+from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, MODEL_C, OFFICER, SPEC, VIEWER, as_person, driven_run
 from ui.decision_bar import DECIDE_ANCHOR
 from ui.review_cards import findings
 
@@ -119,6 +119,23 @@ def test_a_slot_assigned_to_someone_else_is_named_not_linked(desk_env: RunStore)
     assert text.startswith("Person review needed from slot C. Slot C is assigned to ") and "only they can fill it" in text
     kind, text = bar(as_person(OFFICER, run_id))
     assert (kind, text) == ("warning", f"Person review needed from slot C. **[Review ↓]{JUMP}**")
+
+
+def test_an_interrupted_run_links_to_resume_for_who_may_and_names_who_may_for_the_others(desk_env: RunStore,
+                                                                                         awaiting: int) -> None:
+    stopped = RunState(status=RunStatus.INTERRUPTED, round=1, note="the server stopped")
+    assert desk_env.transition(awaiting, {RunStatus.AWAITING_APPROVAL}, stopped, "system")
+    assert bar(as_person(EDITOR, awaiting)) == ("warning", "Interrupted: resume it from the last committed step. "
+                                                           f"**[Resume ↓]{JUMP}**")
+    assert bar(as_person(VIEWER, awaiting)) == ("info", "Interrupted: an editor or an admin resumes it.")
+
+
+def test_a_queued_then_running_run_says_what_it_waits_for(desk_env: RunStore) -> None:
+    run_id = desk_env.create_run(SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
+                                 created_by=EDITOR)
+    assert bar(as_person(EDITOR, run_id)) == ("info", "Waiting for a worker to start the review.")
+    assert desk_env.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
+    assert bar(as_person(EDITOR, run_id)) == ("info", "Waiting for reviewers (0 of 2 in).")
 
 
 # --- review cards --------------------------------------------------------------------------------
