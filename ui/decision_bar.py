@@ -51,6 +51,8 @@ def _slots(names: list[str]) -> str:
 
 def _issues(fixed: int, total: int) -> str:
     """"2 of 3 issues fixed" / "all 3 issues fixed" / "the issue is fixed"."""
+    if total == 0:
+        return "no issue to fix"
     if fixed == total:
         return "the issue is fixed" if total == 1 else f"all {total} issues fixed"
     return f"{fixed} of {total} {'issue' if total == 1 else 'issues'} fixed"
@@ -62,14 +64,15 @@ def _approval(view: RunView, can: Callable[[Permission], bool]) -> Need:
     issues = rnd.gate.issues if rnd is not None and rnd.gate is not None else []
     if rnd is None or rnd.proposal is None:
         return Need("warning", "A decision on the fix is needed, but this round's proposal is not stored yet.")
-    if view.fixer == PERSON or fixed_by_person(view.fixer, rnd.output_text, issues):
+    by_hand = view.fixer == PERSON or fixed_by_person(view.fixer, rnd.output_text, issues)
+    if by_hand:
         n = len(issues)
         text = f"A person's fix is needed: {n} flagged issue{'s' if n != 1 else ''} to fix by hand"
     else:
         fixes = issue_fixes(rnd.proposal)
         text = "Your decision on the fix is needed — " + _issues(sum(f.state == "fixed" for f in fixes), len(fixes))
     if can(Permission.DECIDE_FIX):
-        return Need("warning", text + ".", jump="Decide ↓")
+        return Need("warning", text + ".", jump="Fix it ↓" if by_hand else "Decide ↓")
     return Need("info", text.replace("Your decision", "A decision", 1) + f"; {who_may(Permission.DECIDE_FIX)} "
                 "decides.")
 

@@ -69,6 +69,31 @@ def test_a_fix_awaiting_approval_asks_the_editor_and_links_down_to_the_decision(
     assert len(anchors) == 1  # the link lands on the rule above the actions, below the round
 
 
+def test_a_partial_proposal_says_how_many_issues_it_fixes(desk_env: RunStore) -> None:
+    from santa_core.models import FixEdit
+    from tests.ui.test_fix_proposal import drive
+
+    run_id = drive(desk_env, "a claim that is not in the text", [FixEdit(issue=0, before="DEFECT", after="2018")])
+    assert bar(as_person(EDITOR, run_id)) == ("warning", "Your decision on the fix is needed — 1 of 2 issues fixed. "
+                                                         f"**[Decide ↓]{JUMP}**")
+
+
+def test_a_person_fix_agent_is_asked_for_the_fix_itself(desk_env: RunStore) -> None:
+    from desk import open_desk
+    from tests.ui.test_run_page import DEFECTIVE
+
+    desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)
+    try:
+        run_id = desk.runs.create_run(SPEC, DEFECTIVE, desk.rubrics.resolved("general"), MODEL_B, MODEL_C, "person",
+                                      created_by=EDITOR)
+        assert desk.runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
+    finally:
+        desk.close()
+    kind, text = bar(as_person(EDITOR, run_id))
+    assert kind == "warning" and text.startswith("A person's fix is needed: ")
+    assert text.endswith(f" to fix by hand. **[Fix it ↓]{JUMP}**")
+
+
 def test_a_viewer_is_told_who_decides_and_gets_no_link(desk_env: RunStore, awaiting: int) -> None:
     at = as_person(VIEWER, awaiting)
     kind, text = bar(at)
