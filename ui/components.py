@@ -1,4 +1,4 @@
-"""Display pieces shared by the pages: reviews, gate banner, issues, proposal diff.
+"""Display pieces shared by the pages: statuses, tables, gate banner, issues, proposal diff.
 
 Model and user text is shown with st.text / st.code / dataframes — never as HTML — because it
 is untrusted (it may contain markup meant for the reviewer or the reader).
@@ -9,7 +9,6 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from santa_core import pricing
 from santa_core.checks import run_criterion_checks
 from santa_core.checks.forms import describe_check
 from santa_core.models import (
@@ -19,14 +18,10 @@ from santa_core.models import (
     GateResult,
     IssueFix,
     MergedIssue,
-    ReviewOutcome,
     Rubric,
     RunStatus,
-    ScreenResult,
 )
-from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
-from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.sentence_diff import sentence_diff
 from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
@@ -90,67 +85,6 @@ def usd(amount: float) -> str:
 def status_label(status: RunStatus | str) -> str:
     """Human label for a run status."""
     return STATUS_LABEL.get(RunStatus(status), str(status))
-
-
-def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
-                criteria: list[str] | None = None, advisory: list[str] | None = None) -> None:
-    """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
-    st.markdown(f"**Reviewer {slot}** · {escape_markdown(model)}")
-    if hidden:
-        st.info("Hidden until both reviews are in (reviewers judge blind).")
-        return
-    if outcome is None:
-        st.caption("No review yet.")
-        return
-    if outcome.review is None:
-        st.error(f"{outcome.status.value.upper()}: counted as FAIL")
-        st.text(outcome.error or "no verdict")
-    elif slot_passes(outcome, criteria or [], advisory or []):
-        st.success("PASS")
-    elif outcome.review.verdict == "PASS":  # the gate's words for why this PASS does not count
-        st.error("FAIL — " + escape_markdown("; ".join(why_not_pass(outcome, criteria or [], advisory or []))))
-    else:
-        st.error("FAIL")
-    if outcome.review is not None:
-        _review_body(outcome)
-    u = outcome.usage
-    priced = outcome.reviewer == PERSON or pricing.is_known(outcome.reviewer)
-    st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · "
-               f"{usd(outcome.cost_usd) if priced else pricing.PRICE_UNKNOWN} · {outcome.latency_s:.1f}s")
-
-
-def _review_body(outcome: ReviewOutcome) -> None:
-    review = outcome.review
-    checks = pd.DataFrame([c.model_dump() for c in review.checks], columns=["criterion", "result", "detail"])
-    full_table(checks, wide=("detail",), room=table_fit.CARD_PX)  # a card is half the page wide
-    if review.critical_issues:
-        st.markdown("Critical issues")
-        for issue in review.critical_issues:
-            st.text(f"• [{issue.criterion}] {issue.description}" + (f"\n  “{issue.evidence}”" if issue.evidence else ""))
-    if review.suggestions:
-        with st.expander(f"Suggestions ({len(review.suggestions)})"):
-            for s in review.suggestions:
-                st.text(f"• {s}")
-
-
-SCREEN_WORDS = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed"}
-
-
-def screen_line(screens: dict[str, ScreenResult]) -> None:
-    """One caption for the round's known-answer screens (nothing when the round was not screened)."""
-    if not screens:
-        return
-    parts = []
-    for role, sc in sorted(screens.items()):
-        said = sc.error if sc.verdict == "error" else repr(sc.answer.strip()[:80])
-        if sc.cached:
-            how = " (screened before)"
-        elif not sc.secret:  # never asked: the screen could not run here (no key, an unknown provider)
-            how = f" (could not run: {sc.error})"
-        else:
-            how = f" (asked for {sc.secret}, answered {said})"
-        parts.append(f"{role}: {sc.model} {SCREEN_WORDS.get(sc.verdict, sc.verdict)}{how}")
-    st.caption(escape_markdown("Injection screen · " + " · ".join(parts)))
 
 
 def gate_banner(gate: GateResult) -> None:

@@ -16,7 +16,7 @@ from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
 from santa_core.text import text_problem
-from ui import components
+from ui import components, review_cards
 from ui import providers as providers_ui
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
@@ -104,7 +104,7 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
                       f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."))  # type: ignore[union-attr]
     else:
         (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
-    components.review_card(trial.outcome, "B", model, criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids())
+    review_cards.review_card(trial.outcome, "B", model, rubric)
 
 
 def past_trials(desk: Desk, name: str) -> None:

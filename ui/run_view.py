@@ -18,7 +18,7 @@ from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import app_desk, clock, components, identity, proposal_cards, run_record
+from ui import app_desk, clock, components, decision_bar, identity, proposal_cards, review_cards, run_record
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import escape_markdown
 
@@ -45,6 +45,7 @@ def panel_note(view: RunView) -> None:
 def run_header(view: RunView) -> None:
     """Title line: run number, status, rubric, reviewers, cost."""
     st.subheader(f"Run #{view.id} — {components.status_label(view.status)}")
+    decision_bar.decision_bar(view)  # first thing under the title: what the run needs, the way to the action
     # While a person slot is open the spend is hidden too: it would reveal the other reviewer answered.
     # Calls a live process still waits for are shown as in flight, not in "spent": they are counted at their
     # estimate (the budget's figure) only until their answer comes, so "spent" would jump up and fall back.
@@ -70,24 +71,24 @@ def run_header(view: RunView) -> None:
 
 def round_panel(view: RunView, rnd: RoundView) -> None:
     """One round: B and C side by side, gate, merged issues, proposal and decisions."""
-    both_in = all(s in rnd.reviews for s in SLOTS)
+    reviews = review_cards.reviews_in(rnd.reviews)
+    both_in = all(s in reviews for s in SLOTS)
     cols = st.columns(2)
     for col, slot in zip(cols, SLOTS, strict=True):
         with col:
-            outcome = rnd.reviews.get(slot)
+            outcome = reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
-            components.review_card(outcome, slot, reviewer_of(view, slot), hidden=hide,
-                                   criteria=view.rubric.criterion_ids(), advisory=view.rubric.advisory_ids())
+            review_cards.review_card(outcome, slot, reviewer_of(view, slot), view.rubric, hidden=hide)
     if both_in and rnd.reviews["B"].reviewer.startswith("person:") and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer:
         st.warning("One person filled both reviewer slots of this round, so the two reviews are not independent. "
                    "Only the local user of an install without sign-in may do this; configure sign-in for a team.")
-    components.screen_line(rnd.screens)
+    review_cards.screen_line(rnd.screens)
     if rnd.gate is not None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
-        components.gate_banner(rnd.gate)
+        components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews))  # no raw reviewer error
         components.issues_table(rnd.gate.issues)
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
@@ -414,6 +415,7 @@ def render_run(run_id: int) -> None:
             timeline(current)
 
     live()
+    decision_bar.anchor(view)  # where the bar's link lands: the actions
     actions_panel(view)
     # Outside the fragment: these do not rerun while the run is watched, and the record is built only on a click.
     # Each shows only once it applies (a run that stops reruns the whole page, see `live`).

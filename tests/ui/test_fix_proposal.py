@@ -12,6 +12,7 @@ from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failin
 from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.runs import RunStore
+from tests.ui.test_app import plain
 from tests.ui.test_run_page import EDITOR, MODEL_B, MODEL_C, SPEC, as_person, texts
 
 OUTPUT = "Acme's rocket launched in DEFECT. It is the fastest rocket. It is ready for you."
@@ -131,10 +132,14 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
         assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
     finally:
         desk.close()
-    shown = texts(as_person(EDITOR, run_id))
+    at = as_person(EDITOR, run_id)
     key = desk_env.load_round(run_id, 1).screens["spec and output"].secret
-    assert "Injection screen · spec and output: claude-haiku-5-5 repeated the key" in shown
-    assert f"asked for {key}, answered '{key}'" in shown
+    # One line says the outcome; the key and the answer are in its detail only, never in the line a person reads.
+    (line,) = [e for e in at.expander if e.label.startswith("Injection screen")]
+    assert plain(line.label) == "Injection screen: passed"
+    inside = [plain(c.value) for c in line.caption]
+    assert inside == [f"spec and output: claude-haiku-5-5 repeated the key (asked for {key}, answered '{key}')"]
+    assert key not in texts(at).replace("\n".join(inside), "")  # nowhere else on the page
 
 
 def test_any_redraw_after_the_proposal_changed_says_so_and_keeps_the_typed_text(desk_env: RunStore) -> None:

@@ -142,7 +142,10 @@ def test_a_run_stopped_at_its_screen_says_why_on_its_page(desk_env: RunStore, me
         assert desk.runner.execute(run_id).status == "escalated"
     finally:
         desk.close()
-    page = texts(open_app(run_id=run_id))
-    assert "Injection screen · spec and output: openai:gpt-5.4-nano failed (could not run: the screening model " \
-           "cannot be called here: no API key for provider 'openai'" in page
+    at = open_app(run_id=run_id)
+    (line,) = [plain(e.label) for e in at.expander if e.label.startswith("Injection screen")]
+    assert line.startswith("Injection screen: not run: the screening model cannot be called here: no API key for "
+                           "provider 'openai'")
+    assert "spec and output: openai:gpt-5.4-nano failed (could not run: the screening model cannot be called here: " \
+           "no API key for provider 'openai'" in texts(at)
     assert messages_stub.calls == []
