@@ -169,14 +169,17 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
                 shown = main_text(page)
                 assert "guaranteed to never pay a late penalty" in shown, shown
                 assert "your decision on the fix" in shown.lower(), shown
-                box = approve.bounding_box()
+                jump = page.get_by_role("link", name="Decide ↓")
+                box = jump.bounding_box()
                 assert box is not None and box["y"] + box["height"] <= 800, (
-                    f"Approve is at {box} px: not visible without scrolling at 1280×800")
+                    f"the way to the decision is at {box} px: not visible without scrolling at 1280×800")
                 shot(page, images[1], tmp_path)
                 browser.assert_no_error(page, "the decision")
 
-                # 3. Approve: fresh reviewers pass the fixed text; the run ships.
-                assert "**Approve the fix**" in section
+                # 3. Decide ↓, then Approve: fresh reviewers pass the fixed text; the run ships.
+                assert "**Decide ↓**" in section and "**Approve**" in section
+                jump.click()
+                expect(approve).to_be_in_viewport()
                 approve.click()
                 wait_for_text(page, "shipped", REVIEW_S, "after Approve")
                 idle(page)
