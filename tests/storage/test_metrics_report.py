@@ -206,14 +206,14 @@ def test_low_agreement_warning_needs_ten_pairs(history: Seeded) -> None:
     # whole history: facts κ 0.12 over 11 pairs → flagged
     report = history.report()
     assert [c.criterion for c in report.criteria if c.low_agreement] == ["facts"]
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.120 over 11 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.120 over 11 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # without sonnet (desk@2): 10 pairs pp 5, pf 1, fp 3, ff 1; observed 6/10; B PASS 6/10, C PASS 8/10;
     # chance .48 + .08 = .56; κ = .04/.44 = 1/11 → still flagged at exactly 10 pairs
     report = history.report(versions=["desk@1", "memo@1"])
     facts = crit(report, "facts")
     assert (facts.pairs, facts.low_agreement) == (10, True) and close(facts.kappa, Fraction(1, 11))
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.091 over 10 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.091 over 10 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # HAIKU runs only (no sonnet, no person): 9 pairs pp 4, pf 1, fp 3, ff 1; observed 5/9;
     # B PASS 5/9, C PASS 7/9; chance 35/81 + 8/81 = 43/81; κ = (45 − 43)/(81 − 43) = 1/19 → 9 pairs: no flag
