@@ -335,9 +335,10 @@ def picked_bar(state: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def take_click(state: Mapping[str, Any] | None, key: str, other: str, choices: list[str]) -> None:
-    """A new click on a bar picks that bar in the drill-down (and clears the other pick)."""
-    pick, seen = picked_bar(state), f"{key}_click"
+def take_click(state: Mapping[str, Any] | None, key: str, other: str, choices: list[str], source: str = "bar") -> None:
+    """A new click on a bar (or a row of the `source` table) picks it in the drill-down and clears the other pick.
+    Each source remembers its own last click: the chart's empty selection must not hide a new row picked."""
+    pick, seen = picked_bar(state), f"{key}_click" + ("" if source == "bar" else f"_{source}")
     if pick == st.session_state.get(seen):
         return  # the same selection as last run: the person may have changed the picks since
     st.session_state[seen] = pick
@@ -363,7 +364,7 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
     take_click(by_criterion, DRILL_CRITERION, DRILL_CATEGORY, criteria)
     take_click(by_category, DRILL_CATEGORY, DRILL_CRITERION, categories)
     st.markdown("**Runs behind a bar**")
-    take_click(criteria_table(report), DRILL_CRITERION, DRILL_CATEGORY, criteria)
+    take_click(criteria_table(report), DRILL_CRITERION, DRILL_CATEGORY, criteria, source="table")
     drill_down(f, criteria, categories, figs.criterion_names(report))
 
 
