@@ -23,12 +23,15 @@ DAY_MS = 86_400_000
 """Plotly's date axes count in milliseconds."""
 MAX_TICKS = 8
 """At most this many labelled ticks on an axis (half a page wide, a label every 60 px or more)."""
+HOUR_TICKS = 5
+"""At most this many on an axis of hours: their two-line labels ("06:00 / Mar 2") stay level in a chart half of a
+1,024 px window wide (Plotly turns labels on their side when they crowd)."""
 BUCKET_DAYS: dict[Grain, float] = {"hour": 1 / 24, "day": 1, "week": 7, "month": 28}
 """The shortest bucket of each grain, in days (February for months)."""
 MONTH_DAYS = 30.44
 """A month's mean length: how many ticks a span of months holds."""
 STEPS: dict[Grain, tuple[tuple[str, int], ...]] = {
-    "hour": (("H", 1), ("H", 2), ("H", 3), ("H", 6), ("H", 12), ("D", 1)),
+    "hour": (("H", 1), ("H", 2), ("H", 3), ("H", 4), ("H", 6), ("H", 12), ("D", 1)),
     "day": (("D", 1), ("D", 2), ("D", 7), ("D", 14), ("M", 1), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
     "week": (("D", 7), ("D", 14), ("D", 28), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
     "month": (("M", 1), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
@@ -54,8 +57,9 @@ def axis_settings(grain: Grain, first: date, last: date) -> dict[str, Any]:
     """Plotly x-axis settings for buckets of `grain` from `first` to `last` (bucket starts: days, or the hours'
     first moments)."""
     span = (_start(last) - _start(first)) / timedelta(days=1) + BUCKET_DAYS[grain]
+    most = HOUR_TICKS if grain == "hour" else MAX_TICKS
     kind, n = next(((k, n) for k, n in STEPS[grain] if span / (n / 24 if k == "H" else n if k == "D" else n * MONTH_DAYS)
-                    <= MAX_TICKS), STEPS[grain][-1])
+                    <= most), STEPS[grain][-1])
     half = timedelta(days=BUCKET_DAYS[grain] / 2 if grain != "month" else 15)
     start, end = _start(first) - half, _start(last) + half
     if kind == "H":

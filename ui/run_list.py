@@ -77,8 +77,8 @@ def _write_url(f: Filters) -> None:
 def filters() -> Filters:
     """The search box, the status filter and the batch-sample switch, seeded from and kept in the URL."""
     _seed_from_url()
-    left, mid, right = st.columns([5, 4, 4], vertical_alignment="bottom")  # the toggle's label whole at 1,024 px
-    search = left.text_input("Search", key=SEARCH, placeholder="number, words, rubric, person",
+    left, mid, right = st.columns([3, 2, 3], vertical_alignment="bottom")  # the toggle's label whole at 1,024 px
+    search = left.text_input("Search", key=SEARCH, placeholder="number, words, rubric, who",
                              help="Matches the run number (12 or #12), the output as submitted, the spec, the "
                                   "rubric's name and who started the run (name or e-mail), in any case.")
     status = mid.selectbox("Status", [ALL, *(s.value for s in RunStatus)], key=STATUS,

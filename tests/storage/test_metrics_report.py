@@ -9,7 +9,7 @@ SANTA_TEST_POSTGRES_URL is set, on PostgreSQL.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from fractions import Fraction
 
 import pytest
@@ -417,6 +417,21 @@ def test_series_by_month(history: Seeded) -> None:
 ])
 def test_auto_grain_follows_the_span(history: Seeded, filters: dict, grain: str) -> None:
     assert history.report(**filters).grain == grain
+
+
+def test_a_day_is_grouped_by_the_hour_its_runs_were_created(history: Seeded) -> None:
+    """6 Jan: "nice" created at 00:00 (NICE in round 1), "fixed" at 23:59 (NICE in round 2): two hour buckets, in UTC
+    (on PostgreSQL too, whose session may not be in UTC)."""
+    report = history.report(since=date(2025, 1, 6), until=date(2025, 1, 6))
+    assert report.grain == "hour"
+    assert [(p.bucket, p.runs, p.first_pass_rate, p.mean_iterations) for p in report.series] == [
+        (datetime(2025, 1, 6, 0), 1, 1.0, 1.0), (datetime(2025, 1, 6, 23), 1, 0.0, 2.0)]
+    assert report.headline.runs == 2 and report.headline.first_pass_rate == 0.5  # from the day's sums, as before
+    two_days = history.report(since=date(2025, 1, 12), until=date(2025, 1, 13), reviewers=[OPUS])
+    assert two_days.grain == "hour" and [p.bucket for p in two_days.series] == [
+        datetime(2025, 1, 12, 12), datetime(2025, 1, 13, 12)]  # "capped" and "b_error", at noon
+    assert history.report(grain="day", since=date(2025, 1, 6), until=date(2025, 1, 6)).series[0].bucket == date(
+        2025, 1, 6)  # a grain asked for wins
 
 
 # --- filters ------------------------------------------------------------------------------
