@@ -397,7 +397,8 @@ def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str], nam
     """Pick a criterion and/or a category (or click a bar or a row): the runs that failed it, newest first."""
     asked = zip(("criterion", "category"), st.session_state.pop(FROM_URL, None) or (None, None),
                 (criteria, categories), strict=True)
-    if missing := [f"{what} {value}" for what, value, choices in asked if value is not None and value not in choices]:
+    if missing := [f"{what} {names.get(value, value) if what == 'criterion' else value}"
+                   for what, value, choices in asked if value is not None and value not in choices]:
         st.info(f"The link picks {escape_markdown(' and '.join(missing))}, but no check of it failed in this view: "
                 "nothing is picked.")
     for key, choices in ((DRILL_CRITERION, criteria), (DRILL_CATEGORY, categories)):
