@@ -125,7 +125,7 @@ def test_a_link_to_a_tab_or_bar_that_is_not_there_is_named(seeded: History) -> N
     assert "tab=nope is not one of quality, failures, agreement, escapes, cost, reviewers" in plain(at.info[0].value)
     assert at.session_state[TAB_KEY] == "Quality" and view(at) == {}
     at = open_metrics({"tab": "failures", "criterion": "completeness"})  # no check of it failed
-    assert "The link picks criterion completeness, but no check of it failed in this view" in texts(at)
+    assert "The link picks criterion Completeness, but no check of it failed in this view" in texts(at)
     assert at.selectbox(key=DRILL_CRITERION).value is None and view(at) == {"tab": "failures"}
 
 
