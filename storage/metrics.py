@@ -24,7 +24,9 @@ from storage.tables import (
     ReviewRow,
     RoundRow,
     RunMetricRow,
+    RunRow,
 )
+from storage.times import utc
 from storage.transactions import StoreBase
 
 
@@ -73,17 +75,12 @@ SLOT_SUMS = ("reviews", "errors", "latency_s", "cost_usd")
 """A reviewer slot's run_metric columns (`b_reviews`, `c_reviews`, ...) summed per reviewer; its max latency apart."""
 
 
-def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.ReviewerTotals]]:
-    """run_metric summed per creation day, and each reviewer slot's answers, errors, latency and cost per model.
-
-    One pass over the view's runs, grouped by day and panel (B, C): the day totals are its rows summed per
-    day, each slot's figures its rows summed per model. (Three passes, one per day and one per slot, cost
-    twice as much on a large history: reading the rows is the cost, not adding them up.)
-    """
+def _sums() -> dict[str, Any]:
+    """The DayTotals fields as SQL sums over run_metric rows (one group: one day, one hour or one run)."""
     r = RunMetricRow
     finished, shipped = col(r.status).in_(m.FINISHED), col(r.status).in_(m.SHIPPED)
     known = col(r.generation_cost_usd).is_not(None)
-    cols = {
+    return {
         "runs": func.count(), "finished": _flag(finished), "first_pass": _flag(and_(finished, r.nice_round == 1)),
         "nice_runs": func.count(r.nice_round), "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
         "shipped": _flag(shipped), "escapes": func.sum(case((shipped, r.escapes), else_=0)),
@@ -100,6 +97,47 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
                                                                   "review_cache_read_tokens")},
         "cache_unknown_runs": _flag(col(r.review_cache_read_tokens).is_(None)),
     }
+
+
+def _hour_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
+    """run_metric summed per creation hour (UTC, naive): the buckets of a view of a day or two.
+
+    The facts keep the creation day only, so each run's sums are read with its run's creation time and added up
+    per hour here; a view this short holds few runs (auto picks hours only for at most two days).
+    """
+    cols = _sums()
+    stmt = (select(RunRow.created_at, *(c.label(k) for k, c in cols.items()))
+            .join(RunRow, col(RunRow.id) == RunMetricRow.run_id)
+            .where(*where(RunMetricRow, f)).group_by(RunMetricRow.run_id, RunRow.created_at))
+    hours: dict[datetime, dict[str, Any]] = {}
+    for row in s.exec(stmt):
+        hour = utc(row.created_at).replace(minute=0, second=0, microsecond=0, tzinfo=None)
+        into = hours.setdefault(hour, dict.fromkeys(cols, 0))
+        for k in cols:
+            into[k] += row._mapping[k]
+    return [m.DayTotals(**sums, day=hour) for hour, sums in hours.items()]
+
+
+def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
+    """Criterion id → name as the view's rubric versions write it (a newer version's name wins), read from one run
+    of each version (a run keeps the rubric it was judged by)."""
+    r = RunMetricRow
+    one_run = (select(r.rubric_version, func.min(r.run_id).label("run_id")).where(*where(r, f))
+               .group_by(r.rubric_name, r.rubric_version).subquery())
+    rubrics = s.exec(select(one_run.c.rubric_version, RunRow.rubric_json)
+                     .join(RunRow, col(RunRow.id) == one_run.c.run_id)).all()
+    return {c["id"]: c.get("name") or c["id"] for _, rubric in sorted(rubrics, key=lambda row: row[0])
+            for c in rubric.get("criteria") or [] if isinstance(c, dict) and c.get("id")}
+
+
+def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.ReviewerTotals]]:
+    """run_metric summed per creation day, and each reviewer slot's answers, errors, latency and cost per model.
+
+    One pass over the view's runs, grouped by day and panel (B, C): the day totals are its rows summed per
+    day, each slot's figures its rows summed per model. (Three passes, one per day and one per slot, cost
+    twice as much on a large history: reading the rows is the cost, not adding them up.)
+    """
+    r, cols = RunMetricRow, _sums()
     slots = {f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS}
     slots |= {f"{slot}_max_latency_s": func.max(getattr(r, f"{slot}_latency_max_s")) for slot in ("b", "c")}
     stmt = (select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
@@ -227,7 +265,8 @@ class MetricsStore(StoreBase):
         """Every figure of the view (see `santa_core.reports.metrics.build_report`)."""
         with self._read() as s:
             days, reviewers = _run_sums(s, f)
-            return m.build_report(f, days, _rounds(s, f), _criteria(s, f), reviewers, grain)
+            hours = _hour_totals(s, f) if m.view_grain(f, days, grain) == "hour" else None
+            return m.build_report(f, days, _rounds(s, f), _criteria(s, f), reviewers, grain, hours, _names(s, f))
 
     def family_pairs(self, f: MetricsFilter) -> list[FamilyPairFigures]:
         """Agreement, Cohen's κ and escape rate per family pair of the panel (see

@@ -27,7 +27,7 @@ STATUS_COLOURS = {"shipped": "#54A24B", "resolved_shipped": "#88D27A", "escalate
 STATUS_NAMES = {"shipped": "shipped (NICE)", "resolved_shipped": "shipped by a person", "escalated": "escalated",
                 "resolved_rejected": "rejected by a person", "sampled": "batch sample, NAUGHTY"}
 TARGET_LINE = {"line_dash": "dash", "line_color": "#E45756", "line_width": 2}
-GRAIN_TITLE = {"day": "Day (UTC)", "week": "Week (from Monday, UTC)", "month": "Month (UTC)"}
+GRAIN_TITLE = {"hour": "Hour (UTC)", "day": "Day (UTC)", "week": "Week (from Monday, UTC)", "month": "Month (UTC)"}
 
 
 def label(text: object) -> str:
@@ -52,12 +52,22 @@ def rounds_frame(report: MetricsReport) -> pd.DataFrame:
     return pd.DataFrame([r.model_dump() for r in report.rounds], columns=["rounds", "status", "runs"])
 
 
+def criterion_names(report: MetricsReport) -> dict[str, str]:
+    """Criterion id → the name people read: the rubric's name, with the id added where two criteria share a name
+    (one bar each), the id itself where no rubric names it."""
+    names = {c.criterion: c.name or c.criterion for c in report.criteria}
+    twice = {n for n in names.values() if list(names.values()).count(n) > 1}
+    return {cid: f"{n} ({cid})" if n in twice else n for cid, n in names.items()}
+
+
 def criteria_frame(report: MetricsReport) -> pd.DataFrame:
     """Failed checks per criterion and source, most failures first (criteria with no failure left out)."""
-    rows = [{"criterion": c.criterion, "category": c.category, "severity": c.severity, "b_fail": c.b_fail,
-             "c_fail": c.c_fail, "check_fail": c.check_fail, "failed": c.failed}
+    names = criterion_names(report)
+    rows = [{"criterion": c.criterion, "name": names[c.criterion], "category": c.category, "severity": c.severity,
+             "b_fail": c.b_fail, "c_fail": c.c_fail, "check_fail": c.check_fail, "failed": c.failed}
             for c in report.criteria if c.failed]
-    return pd.DataFrame(rows, columns=["criterion", "category", "severity", "b_fail", "c_fail", "check_fail", "failed"])
+    return pd.DataFrame(rows, columns=["criterion", "name", "category", "severity", "b_fail", "c_fail", "check_fail",
+                                       "failed"])
 
 
 def categories_frame(report: MetricsReport) -> pd.DataFrame:
@@ -68,12 +78,14 @@ def categories_frame(report: MetricsReport) -> pd.DataFrame:
 
 def agreement_frame(report: MetricsReport) -> pd.DataFrame:
     """Per criterion: compared pairs, flags by both / B only / C only, agreement and Cohen's kappa."""
-    rows = [{"criterion": c.criterion, "category": c.category, "pairs": c.pairs, "both": c.both,
+    names = criterion_names(report)
+    rows = [{"criterion": c.criterion, "name": names[c.criterion], "category": c.category, "pairs": c.pairs,
+             "both": c.both,
              "b_only": c.b_only, "c_only": c.c_only, "pass_both": c.pass_both, "agreement": c.agreement,
              "kappa": c.kappa, "unscored": c.unscored, "low_agreement": c.low_agreement}
             for c in report.criteria]
-    return pd.DataFrame(rows, columns=["criterion", "category", "pairs", "both", "b_only", "c_only", "pass_both",
-                                       "agreement", "kappa", "unscored", "low_agreement"])
+    return pd.DataFrame(rows, columns=["criterion", "name", "category", "pairs", "both", "b_only", "c_only",
+                                       "pass_both", "agreement", "kappa", "unscored", "low_agreement"])
 
 
 def reviewers_frame(report: MetricsReport) -> pd.DataFrame:
@@ -164,11 +176,16 @@ def rounds_figure(report: MetricsReport) -> go.Figure:
     return _layout(fig, "rounds used", "finished runs", barmode="stack")
 
 
-def _stacked_bars(frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], ...], x_title: str) -> go.Figure:
-    """Horizontal bars per `axis` value (the first row on top), one stacked segment per part."""
-    names = [label(v) for v in frame[axis]]
+def _stacked_bars(frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], ...], x_title: str,
+                  shown: str | None = None) -> go.Figure:
+    """Horizontal bars per `axis` value (the first row on top), one stacked segment per part; labelled by the
+    `shown` column when given (a criterion's name), the `axis` value (its id) then in the hover and in each
+    point's customdata (what a click picks)."""
+    names = [label(v) for v in frame[shown or axis]]
+    ids = [str(v) for v in frame[axis]]
+    hover = "%{y} (" + axis + " %{customdata})" if shown else "%{y}"
     fig = go.Figure([go.Bar(y=names, x=frame[column], name=name, orientation="h", marker_color=COLOURS[name],
-                            customdata=names, hovertemplate="%{y}: %{x}<extra>" + name + "</extra>")
+                            customdata=ids, hovertemplate=hover + ": %{x}<extra>" + name + "</extra>")
                      for column, name in parts])
     fig.update_yaxes(autorange="reversed", type="category")
     return _layout(fig, x_title, "", barmode="stack", height=max(240, 60 + 32 * len(frame)))
@@ -176,7 +193,7 @@ def _stacked_bars(frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], 
 
 def criteria_figure(report: MetricsReport) -> go.Figure:
     """Failed checks per criterion, stacked by source (B, C, deterministic check); click a bar to drill down."""
-    return _stacked_bars(criteria_frame(report), "criterion", SOURCES, "failed checks")
+    return _stacked_bars(criteria_frame(report), "criterion", SOURCES, "failed checks", shown="name")
 
 
 def categories_figure(report: MetricsReport) -> go.Figure:
@@ -188,7 +205,7 @@ def agreement_figure(report: MetricsReport) -> go.Figure:
     """Per criterion flagged at least once: flagged by both, B only, C only (stacked)."""
     frame = agreement_frame(report)
     flagged = frame[(frame["both"] + frame["b_only"] + frame["c_only"]) > 0]
-    return _stacked_bars(flagged, "criterion", FLAGS, "criterion results flagged (FAIL)")
+    return _stacked_bars(flagged, "criterion", FLAGS, "criterion results flagged (FAIL)", shown="name")
 
 
 def escape_figure(report: MetricsReport) -> go.Figure:

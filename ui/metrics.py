@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from datetime import date, datetime
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
-from santa_core import words
-from santa_core.models import RunStatus
 from santa_core.reports.metrics import (
     DEFINITIONS,
     HEADLINE,
@@ -34,10 +33,22 @@ from santa_core.reports.metrics import (
 from santa_core.reports.metrics_cache import NoteKind
 from santa_core.reports.metrics_cache import cache_note as _cache_note
 from santa_core.reports.metrics_families import FamilyPairFigures
-from storage.metrics import FailedRun, MetricsOptions
+from storage.metrics import MetricsOptions
 from ui import app_desk, identity
 from ui import metric_figures as figs
 from ui import metrics_url as url_state
+from ui.metrics_tables import (
+    FAILED_RUNS_COLUMNS,
+    KAPPA_COLUMNS,
+    REVIEWER_COLUMNS,
+    SOURCE_COLUMNS,
+    failed_runs_frame,
+    family_table,
+    kappa_table,
+    reviewers_table,
+    status_help,
+    table,
+)
 from ui.metrics_url import (
     DRILL_CATEGORY,
     DRILL_CRITERION,
@@ -51,14 +62,21 @@ from ui.metrics_url import (
     filters_from_query,
     filters_to_query,
 )
+from ui.run_list import RUN_LINK
 from ui.safe import escape_markdown
 
-GRAIN_LABEL = {"auto": "auto (from the date span)", "day": "day", "week": "week (from Monday)", "month": "month"}
+GRAIN_LABEL = {"auto": "auto", "hour": "hour", "day": "day", "week": "week", "month": "month"}
+"""Short enough for the box at 1,024 px; the help says what auto picks and that weeks start on Monday."""
 KEY = {p: f"metrics_{p}" for p in PARAMS}
 """Session-state key of each filter widget."""
 PRIMARY = 6
-"""Headline figures in the first row; the others sit in an expander below, five to a row."""
-PER_ROW = 5
+"""Headline figures shown at once; the others sit in an expander below."""
+PER_ROW = 3
+"""Figure cards to a row: a card is then 177 px wide in a 1,024 px window, room for "$1,234.56" and its label."""
+SHORT_LABEL = {"mean_iterations": "Mean iterations", "unscored": "Unscored results",
+               "review_to_generation": "Review ÷ generation", "mean_round_latency_s": "Round latency",
+               "reviewer_error_rate": "Reviewer errors", "cost_per_round_usd": "Cost per round"}
+"""Card labels shorter than the figure's name (the command line's), which opens the card's help."""
 DRILL_LIMIT = 200
 """At most this many runs are listed behind a bar (the newest)."""
 
@@ -124,15 +142,14 @@ def filters(options: MetricsOptions) -> View:
     """The filter controls, seeded from the URL when the page opens; the URL follows every change."""
     problems = _open_from_url(options)
     with st.container(border=True):
-        d1, d2, d3, d4 = st.columns(4, vertical_alignment="bottom")
+        d1, d2, d3 = st.columns(3, vertical_alignment="bottom")  # a date box shows "yyyy / mm / dd" at 1,024 px
         since = d1.date_input("From (UTC)", value=None, min_value=EARLIEST, max_value=LATEST, key=KEY["since"],
                               help="First creation day of the runs in the view (UTC).")
         until = d2.date_input("Until (UTC, inclusive)", value=None, min_value=EARLIEST, max_value=LATEST,
                               key=KEY["until"], help="Last creation day of the runs in the view (UTC), included.")
         grain = d3.selectbox("Time buckets", GRAINS, key=KEY["grain"], format_func=GRAIN_LABEL.get,
-                             help="How the over-time charts group runs. Auto: days up to two months, weeks up to "
-                                  "a year, months beyond.")
-        d4.button("Reset filters", on_click=reset, key="metrics_reset", help="Back to the whole history.")
+                             help="How the over-time charts group runs. Auto (from the date span): hours for up to "
+                                  "two days, days up to two months, weeks (from Monday) up to a year, months beyond.")
         r1, r2, r3 = st.columns(3)
         lists = {
             "rubrics": r1.multiselect("Rubric", _choices(options, "rubric"), key=KEY["rubric"],
@@ -148,8 +165,10 @@ def filters(options: MetricsOptions) -> View:
         lists["people"] = p2.multiselect("Person", _choices(options, "person"), key=KEY["person"],
                                          format_func=identity.display, placeholder="everyone",
                                          help="Runs this person started, reviewed or decided on.")
-        st.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
-                   "filter match any of them; different filters must all match. The URL keeps the view: share it.")
+        note, reset_box = st.columns([4, 1], vertical_alignment="center")
+        note.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
+                     "filter match any of them; different filters must all match. The URL keeps the view: share it.")
+        reset_box.button("Reset filters", on_click=reset, key="metrics_reset", help="Back to the whole history.")
     if problems:
         st.info("About the filters in the link:\n" + "\n".join(f"- {escape_markdown(p)}" for p in problems))
     if since and until and since > until:
@@ -199,31 +218,34 @@ def cache_note(report: MetricsReport) -> tuple[NoteKind, str]:
                        h.cache_savings_usd, lambda usd: format_figure(usd, "usd"))
 
 
-def _help(report: MetricsReport, field: str, definition: str) -> str:
-    text = DEFINITIONS[definition]
+def _help(report: MetricsReport, field: str, definition: str, label: str = "") -> str:
+    text = f"**{label}.** {DEFINITIONS[definition]}" if label else DEFINITIONS[definition]
     if field == "review_to_generation":
         return f"{text}\n\n{generation_note(report)}"
     return f"{text}\n\n{cache_note(report)[1]}" if field in CACHE_CARDS else text
 
 
-def _metric_row(items: list[tuple[str, str, str]], width: int) -> None:
-    for column, (label, value, help_text) in zip(st.columns(width), items, strict=False):
-        column.metric(label, value, help=help_text)
+def _metric_rows(items: list[tuple[str, str, str]]) -> None:
+    """Figure cards, PER_ROW to a row (every row as wide: a card's width does not depend on how many follow)."""
+    for start in range(0, len(items), PER_ROW):
+        for column, (label, value, help_text) in zip(st.columns(PER_ROW), items[start:start + PER_ROW], strict=False):
+            column.metric(label, value, help=help_text)
 
 
 def _cards(report: MetricsReport) -> dict[str, tuple[str, str, str]]:
-    """field → (label, value, help) of every headline figure, written as `format_figure` writes it."""
-    return {field: (label, value, _help(report, field, definition))
+    """field → (label, value, help) of every headline figure, written as `format_figure` writes it; a long
+    label shortened (SHORT_LABEL), its full name then leading the help."""
+    return {field: (SHORT_LABEL.get(field, label), value,
+                    _help(report, field, definition, label if field in SHORT_LABEL else ""))
             for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)}
 
 
 def headline(report: MetricsReport) -> None:
     """Every headline figure, written exactly as `format_figure` writes it (as the command line does)."""
     items = list(_cards(report).values())
-    _metric_row(items[:PRIMARY], PRIMARY)
+    _metric_rows(items[:PRIMARY])
     with st.expander("More figures: counts, spend, tokens, latency, errors"):
-        for start in range(PRIMARY, len(items), PER_ROW):
-            _metric_row(items[start:start + PER_ROW], PER_ROW)
+        _metric_rows(items[PRIMARY:])
 
 
 def warnings(report: MetricsReport) -> None:
@@ -272,12 +294,18 @@ def _chart(title: str, definition: str, name: str, fig: Any, frame: pd.DataFrame
     return None
 
 
+def _bucket_words(bucket: date) -> str:
+    """A bucket's start as the caption writes it: the day, or the day and hour."""
+    return f"{bucket:%Y-%m-%d %H:00}" if isinstance(bucket, datetime) else bucket.isoformat()
+
+
 def buckets_caption(report: MetricsReport) -> str:
     """How the over-time charts group runs."""
     n = len(report.series)
-    span = f", {report.series[0].bucket} to {report.series[-1].bucket}" if n else ""
+    span = f", {_bucket_words(report.series[0].bucket)} to {_bucket_words(report.series[-1].bucket)}" if n else ""
     week = " (weeks start on Monday)" if report.grain == "week" else ""
-    return f"Grouped by {report.grain}{week}: {n} bucket{'s' if n != 1 else ''}{span} (UTC creation days)."
+    times = "UTC creation hours" if report.grain == "hour" else "UTC creation days"
+    return f"Grouped by {report.grain}{week}: {n} bucket{'s' if n != 1 else ''}{span} ({times})."
 
 
 def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
@@ -295,10 +323,11 @@ def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
 
 
 def picked_bar(state: Mapping[str, Any] | None) -> str | None:
-    """The label of the bar a person clicked in a horizontal bar chart (its y value), or None."""
+    """What the bar a person clicked in a horizontal bar chart stands for (its customdata: a criterion's id, a
+    category), or None."""
     points = ((state or {}).get("selection") or {}).get("points") or []
     for point in points:
-        value = point.get("y", point.get("customdata"))
+        value = point.get("customdata", point.get("y"))
         if isinstance(value, list):
             value = value[0] if value else None
         if value is not None:
@@ -306,13 +335,14 @@ def picked_bar(state: Mapping[str, Any] | None) -> str | None:
     return None
 
 
-def take_click(state: Mapping[str, Any] | None, key: str, other: str, choices: list[str]) -> None:
-    """A new click on a bar picks that bar in the drill-down (and clears the other pick)."""
-    pick, seen = picked_bar(state), f"{key}_click"
+def take_click(state: Mapping[str, Any] | None, key: str, other: str, choices: list[str], source: str = "bar") -> None:
+    """A new click on a bar (or a row of the `source` table) picks it in the drill-down and clears the other pick.
+    Each source remembers its own last click: the chart's empty selection must not hide a new row picked."""
+    pick, seen = picked_bar(state), f"{key}_click" + ("" if source == "bar" else f"_{source}")
     if pick == st.session_state.get(seen):
         return  # the same selection as last run: the person may have changed the picks since
     st.session_state[seen] = pick
-    chosen = {figs.label(c): c for c in choices}.get(pick or "")
+    chosen = pick if pick in choices else None
     if chosen is not None:
         st.session_state[key], st.session_state[other] = chosen, None
 
@@ -333,90 +363,74 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
                              figs.categories_figure(report), figs.categories_frame(report), select=True)
     take_click(by_criterion, DRILL_CRITERION, DRILL_CATEGORY, criteria)
     take_click(by_category, DRILL_CATEGORY, DRILL_CRITERION, categories)
-    drill_down(f, criteria, categories)
+    st.markdown("**Runs behind a bar**")
+    take_click(criteria_table(report), DRILL_CRITERION, DRILL_CATEGORY, criteria, source="table")
+    drill_down(f, criteria, categories, figs.criterion_names(report))
 
 
-def status_words(code: str) -> str:
-    """A run's status as the Runs list shows it (its icon and words); "" for a run with no facts yet."""
-    if not code:
-        return ""
-    try:
-        status = RunStatus(code)
-    except ValueError:  # a status this version has no words for: readable, never raw
-        return words.status(code)
-    return f"{words.STATUS_ICON[status]} {words.status(status)}"
+CRITERIA_TABLE = "metrics_criteria_table"
+"""The failed criteria's table: a row picked is a criterion picked in the drill-down, as a click on its bar."""
 
 
-def status_help(runs: list[FailedRun]) -> str:
-    """The status column's tooltip: where each run stands now, and the stored codes behind the words."""
-    return ("Where the run stands now. The stored codes (JSON record, command line):  \n"
-            + words.legend(words.STATUS, [r.status for r in runs if r.status]))
+def criteria_table(report: MetricsReport) -> dict[str, Any]:
+    """The failed criteria as a table whose rows can be picked (a bigger target than a bar's segment); the pick
+    as a bar click reads (`picked_bar`: the criterion's id as the point's customdata)."""
+    frame = figs.criteria_frame(report)
+    shown = frame.rename(columns={"b_fail": "B", "c_fail": "C", "check_fail": "check"})[
+        ["name", "category", "B", "C", "check", "failed"]]
+    event = table(shown, key=CRITERIA_TABLE, on_select="rerun", selection_mode="single-row", wide=("name",),
+                   config={"name": st.column_config.TextColumn("criterion"), **SOURCE_COLUMNS,
+                           "failed": st.column_config.NumberColumn("all", help="Failed checks in all.")})
+    rows = [r for r in event.selection.rows if r < len(frame)]
+    return {"selection": {"points": [{"customdata": frame["criterion"].iloc[rows[0]]}] if rows else []}}
 
 
-def failed_runs_frame(runs: list[FailedRun]) -> pd.DataFrame:
-    """The runs behind a bar as a table, with a link that opens each one; statuses in words (codes in the
-    column's tooltip, `status_help`)."""
-    rows = [{"run": r.run_id, "day": r.day.isoformat(), "rubric": r.rubric, "status": status_words(r.status),
-             "rounds failed": r.rounds_failed, "B fails": r.b_fail, "C fails": r.c_fail, "check fails": r.check_fail,
-             "open": f"./review?run={r.run_id}"} for r in runs]
-    return pd.DataFrame(rows, columns=["run", "day", "rubric", "status", "rounds failed", "B fails", "C fails",
-                                       "check fails", "open"])
-
-
-def _what(criterion: str | None, category: str | None) -> str:
-    parts = ([f"criterion {escape_markdown(criterion)}"] if criterion else []) + ([f"category {escape_markdown(category)}"] if category else [])
+def _what(criterion: str | None, category: str | None, names: Mapping[str, str] | None = None) -> str:
+    """What was picked, in words: the criterion by its name."""
+    named = (names or {}).get(criterion or "", criterion)
+    parts = ([f"criterion {escape_markdown(named)}"] if criterion else []) + (
+        [f"category {escape_markdown(category)}"] if category else [])
     return " in ".join(parts)
 
 
-def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str]) -> None:
-    """Pick a criterion and/or a category (or click a bar): the runs that failed it, newest first."""
+def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str], names: Mapping[str, str]) -> None:
+    """Pick a criterion and/or a category (or click a bar or a row): the runs that failed it, newest first."""
     asked = zip(("criterion", "category"), st.session_state.pop(FROM_URL, None) or (None, None),
                 (criteria, categories), strict=True)
-    if missing := [f"{what} {value}" for what, value, choices in asked if value is not None and value not in choices]:
+    if missing := [f"{what} {names.get(value, value) if what == 'criterion' else value}"
+                   for what, value, choices in asked if value is not None and value not in choices]:
         st.info(f"The link picks {escape_markdown(' and '.join(missing))}, but no check of it failed in this view: "
                 "nothing is picked.")
     for key, choices in ((DRILL_CRITERION, criteria), (DRILL_CATEGORY, categories)):
         if st.session_state.get(key) not in (None, *choices):
             st.session_state[key] = None  # the filters changed and the old pick is not in the view any more
-    st.markdown("**Runs behind a bar**")
     c1, c2 = st.columns(2)
-    criterion = c1.selectbox("Criterion", criteria, index=None, key=DRILL_CRITERION, placeholder="any criterion")
+    criterion = c1.selectbox("Criterion", criteria, index=None, key=DRILL_CRITERION, placeholder="any criterion",
+                             format_func=lambda c: names.get(c, c))
     category = c2.selectbox("Category", categories, index=None, key=DRILL_CATEGORY, placeholder="any category")
     if criterion is None and category is None:
-        st.caption("Click a bar above, or pick a criterion or a category, to list the runs that failed it.")
+        st.caption("Click a bar above or a row of the table, or pick a criterion or a category, to list the runs "
+                   "that failed it.")
         return
-    runs_behind(f, criterion, category)
+    runs_behind(f, criterion, category, names)
 
 
-def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None) -> None:
-    """The runs in the view that failed the criterion and/or category, newest first, each one openable."""
+def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None,
+                names: Mapping[str, str] | None = None) -> None:
+    """The runs in the view that failed the criterion and/or category, newest first, each opened by its link."""
     # No run waiting for a person reviewer can appear: its facts stay empty until the gate is in.
     total, shown = app_desk.desk().metrics.failed_runs(f, criterion=criterion, category=category,
                                                             limit=DRILL_LIMIT)
+    what = _what(criterion, category, names)
     if not shown:
-        st.info(f"No run in this view failed {_what(criterion, category)}.")
-    else:
-        lead = f"Showing the newest {len(shown)} of {total}" if total > len(shown) else f"{total}"
-        st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {_what(criterion, category)}, newest first.")
-        st.dataframe(failed_runs_frame(shown), hide_index=True, width="stretch",
-                     column_config={"open": st.column_config.LinkColumn("open", display_text="open run"),
-                                    "status": st.column_config.TextColumn("status", help=status_help(shown))})
-    if shown:
-        o1, o2 = st.columns([3, 1], vertical_alignment="bottom")
-        pick = o1.selectbox("Open run", [r.run_id for r in shown], format_func=lambda i: f"#{i}",
-                            key="metrics_drill_run")
-        if o2.button("Open", key="metrics_drill_open"):
-            st.switch_page("pages/review.py", query_params={"run": str(pick)})
-
-
-def kappa_table(report: MetricsReport) -> pd.DataFrame:
-    """Agreement and Cohen's kappa per criterion, written as the headline writes them."""
-    rows = [{"criterion": c.criterion, "category": c.category, "pairs": c.pairs, "both": c.both, "B only": c.b_only,
-             "C only": c.c_only, "agreement": format_figure(c.agreement, "rate"), "κ": format_figure(c.kappa, "kappa"),
-             "unscored": c.unscored, "needs tightening": "⚠ yes" if c.low_agreement else ""}
-            for c in report.criteria]
-    return pd.DataFrame(rows, columns=["criterion", "category", "pairs", "both", "B only", "C only", "agreement", "κ",
-                                       "unscored", "needs tightening"])
+        st.info(f"No run in this view failed {what}.")
+        return
+    lead = f"Showing the newest {len(shown)} of {total}" if total > len(shown) else f"{total}"
+    st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {what}, newest first. Click a run's number to "
+               "open it.")
+    table(failed_runs_frame(shown), wide=("status",), config={
+        **FAILED_RUNS_COLUMNS, "status": st.column_config.TextColumn("status", help=status_help(shown)),
+        "run": st.column_config.LinkColumn("run", display_text=RUN_LINK, help="Click a run's number to open it.")})
 
 
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
@@ -425,7 +439,7 @@ def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
     _header("Cohen's κ per criterion", "kappa", "kappa", frame)
     if report.criteria:
-        st.dataframe(kappa_table(report), hide_index=True, width="stretch")
+        table(kappa_table(report), KAPPA_COLUMNS, wide=("criterion",))
     else:
         st.info(figs.NO_CRITERIA, icon=":material/hourglass_empty:")
     families(app_desk.desk().metrics.family_pairs(report.filters if f is None else f))
@@ -433,16 +447,6 @@ def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
 
 FAMILIES_CAPTION = ("Models of one family share blind spots: two families whose misses are independent should show a "
                     "lower escape rate than one family. Reviewer B and C in either order are one pair.")
-
-
-def family_table(pairs: list[FamilyPairFigures]) -> pd.DataFrame:
-    """Runs, agreement, kappa and escape rate per family pair, written as the headline writes them."""
-    rows = [{"family pair": p.pair, "families": "two" if p.two_families else "one", "runs": p.runs,
-             "compared pairs": p.pairs, "agreement": format_figure(p.agreement, "rate"),
-             "κ": format_figure(p.kappa, "kappa"), "shipped": p.shipped, "escapes": p.escapes,
-             "escape rate": format_figure(p.escape_rate, "rate")} for p in pairs]
-    return pd.DataFrame(rows, columns=["family pair", "families", "runs", "compared pairs", "agreement", "κ",
-                                       "shipped", "escapes", "escape rate"])
 
 
 def families(pairs: list[FamilyPairFigures]) -> None:
@@ -456,7 +460,8 @@ def families(pairs: list[FamilyPairFigures]) -> None:
     frame = figs.families_frame(pairs)
     _header("Agreement, κ and escape rate by family pair", "family_pairs", "families", frame)
     st.caption(FAMILIES_CAPTION)
-    st.dataframe(family_table(pairs), hide_index=True, width="stretch")
+    table(family_table(pairs), {"pairs": st.column_config.NumberColumn("pairs", help="Compared PASS/FAIL pairs.")},
+           wide=("family pair",))
     if any(p.escape_rate is not None for p in pairs):
         st.plotly_chart(figs.families_figure(pairs), width="stretch", key="metrics_chart_families")
 
@@ -478,7 +483,7 @@ def cost(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Cost cards (the cache's hit rate and net savings among them), spend over time, where it went, the prompt
     cache over time, per-reviewer cost."""
     cards = _cards(report)
-    _metric_row([cards[field] for field in COST_CARDS], len(COST_CARDS))
+    _metric_rows([cards[field] for field in COST_CARDS])
     st.caption(generation_note(report))
     left, right = st.columns(2)
     with left:
@@ -508,16 +513,6 @@ def cache(report: MetricsReport) -> None:
         st.caption(note)
 
 
-def reviewers_table(report: MetricsReport) -> pd.DataFrame:
-    """Per reviewer model, written as the headline writes figures."""
-    rows = [{"reviewer": r.reviewer, "answers": r.reviews, "errors": r.errors,
-             "error rate": format_figure(r.error_rate, "rate"), "mean latency": format_figure(r.mean_latency_s, "seconds"),
-             "max latency": format_figure(r.max_latency_s, "seconds"), "cost": format_figure(r.cost_usd, "usd")}
-            for r in report.reviewers]
-    return pd.DataFrame(rows, columns=["reviewer", "answers", "errors", "error rate", "mean latency", "max latency",
-                                       "cost"])
-
-
 def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Latency (mean and max) and error rate per reviewer model."""
     frame = figs.reviewers_frame(report)
@@ -526,7 +521,7 @@ def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
         _chart("Latency per reviewer", "latency", "latency", figs.latency_figure(report), frame)
     with right:
         _chart("Reviewer error rate", "error_rate", "errors", figs.error_rate_figure(report), frame)
-    st.dataframe(reviewers_table(report), hide_index=True, width="stretch")
+    table(reviewers_table(report), REVIEWER_COLUMNS, wide=("reviewer",))
 
 
 TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {

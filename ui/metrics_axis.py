@@ -23,20 +23,24 @@ DAY_MS = 86_400_000
 """Plotly's date axes count in milliseconds."""
 MAX_TICKS = 8
 """At most this many labelled ticks on an axis (half a page wide, a label every 60 px or more)."""
-BUCKET_DAYS: dict[Grain, int] = {"day": 1, "week": 7, "month": 28}
+HOUR_TICKS = 5
+"""At most this many on an axis of hours: their two-line labels ("06:00 / Mar 2") stay level in a chart half of a
+1,024 px window wide (Plotly turns labels on their side when they crowd)."""
+BUCKET_DAYS: dict[Grain, float] = {"hour": 1 / 24, "day": 1, "week": 7, "month": 28}
 """The shortest bucket of each grain, in days (February for months)."""
 MONTH_DAYS = 30.44
 """A month's mean length: how many ticks a span of months holds."""
 STEPS: dict[Grain, tuple[tuple[str, int], ...]] = {
+    "hour": (("H", 1), ("H", 2), ("H", 3), ("H", 4), ("H", 6), ("H", 12), ("D", 1)),
     "day": (("D", 1), ("D", 2), ("D", 7), ("D", 14), ("M", 1), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
     "week": (("D", 7), ("D", 14), ("D", 28), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
     "month": (("M", 1), ("M", 2), ("M", 3), ("M", 6), ("M", 12)),
 }
 """Tick steps from fine to coarse, each a whole number of the grain's buckets or of months; the first
 that fits `MAX_TICKS` ticks in the span is used. (A month is no finer than a week's bucket.)"""
-FORMATS = {"D": "%b %-d\n%Y", "M": "%b\n%Y", "Y": "%Y"}
+FORMATS = {"H": "%H:%M\n%b %-d", "D": "%b %-d\n%Y", "M": "%b\n%Y", "Y": "%Y"}
 """Tick labels (d3-time-format, which Plotly uses; a newline breaks a label in two) by kind of step."""
-HOVER = {"day": "%b %-d, %Y", "week": "week of %b %-d, %Y", "month": "%B %Y"}
+HOVER = {"hour": "%b %-d, %H:00–%H:59 UTC", "day": "%b %-d, %Y", "week": "week of %b %-d, %Y", "month": "%B %Y"}
 """How a bucket is written in hover labels."""
 UNIT_DAYS = {"L": 1 / 86_400_000, "f": 1 / 86_400_000_000, "Q": 1 / 86_400_000, "s": 1 / 86_400, "S": 1 / 86_400,
              "M": 1 / 1440, "I": 1 / 24, "H": 1 / 24, "p": 0.5, "d": 1, "e": 1, "j": 1, "a": 1, "A": 1, "u": 1, "w": 1,
@@ -44,21 +48,35 @@ UNIT_DAYS = {"L": 1 / 86_400_000, "f": 1 / 86_400_000_000, "Q": 1 / 86_400_000, 
 """Days told apart by each d3-time-format directive (a time-of-day directive is less than a day)."""
 
 
+def _start(day: date) -> datetime:
+    """A bucket's start as a datetime (a day bucket starts at midnight)."""
+    return day if isinstance(day, datetime) else datetime.combine(day, datetime.min.time())
+
+
 def axis_settings(grain: Grain, first: date, last: date) -> dict[str, Any]:
-    """Plotly x-axis settings for buckets of `grain` from `first` to `last` (bucket start days)."""
-    span = (last - first).days + BUCKET_DAYS[grain]
-    kind, n = next(((k, n) for k, n in STEPS[grain] if span / (n if k == "D" else n * MONTH_DAYS) <= MAX_TICKS),
-                   STEPS[grain][-1])
+    """Plotly x-axis settings for buckets of `grain` from `first` to `last` (bucket starts: days, or the hours'
+    first moments)."""
+    span = (_start(last) - _start(first)) / timedelta(days=1) + BUCKET_DAYS[grain]
+    most = HOUR_TICKS if grain == "hour" else MAX_TICKS
+    kind, n = next(((k, n) for k, n in STEPS[grain] if span / (n / 24 if k == "H" else n if k == "D" else n * MONTH_DAYS)
+                    <= most), STEPS[grain][-1])
     half = timedelta(days=BUCKET_DAYS[grain] / 2 if grain != "month" else 15)
-    start, end = datetime.combine(first, datetime.min.time()) - half, datetime.combine(last, datetime.min.time()) + half
-    if kind == "D":
-        tick0, dtick, fmt = first, n * DAY_MS, FORMATS["D"]
+    start, end = _start(first) - half, _start(last) + half
+    if kind == "H":
+        tick0, dtick, fmt = _start(first).replace(hour=0), n * DAY_MS // 24, FORMATS["H"]  # from midnight
+    elif kind == "D":
+        tick0, dtick, fmt = _start(first).replace(hour=0), n * DAY_MS, FORMATS["D" if grain != "hour" else "H"]
     else:
-        tick0, dtick, fmt = first.replace(day=1), f"M{n}", FORMATS["Y" if n == 12 else "M"]
+        tick0, dtick, fmt = _start(first).replace(day=1, hour=0), f"M{n}", FORMATS["Y" if n == 12 else "M"]
         if n == 12:
-            tick0 = first.replace(month=1, day=1)
-    return {"type": "date", "tickmode": "linear", "tick0": tick0.isoformat(), "dtick": dtick, "tickformat": fmt,
+            tick0 = tick0.replace(month=1)
+    return {"type": "date", "tickmode": "linear", "tick0": _iso(tick0), "dtick": dtick, "tickformat": fmt,
             "hoverformat": HOVER[grain], "range": [start.isoformat(), end.isoformat()]}
+
+
+def _iso(at: datetime) -> str:
+    """A tick's origin as Plotly reads it: the day alone at midnight (as before hours), else day and time."""
+    return at.date().isoformat() if at.time() == datetime.min.time() else at.isoformat()
 
 
 def bar_width_ms(grain: Grain) -> float:

@@ -1,5 +1,5 @@
 """The Runs page's list: search, status filter and "hide batch samples", kept in the URL; one line per
-run with the beginning of its text; a click on a line (or its open link) opens the run.
+run with the beginning of its text; the run's number is the link that opens it (the one way to).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from ui import app_desk, components, identity, table_fit
 ALL = "all"
 LIMIT = 500
 """Runs listed at most (newest first); a search reaches every run, not only these."""
-SEARCH, STATUS, HIDE, TABLE = "runs_q", "runs_status", "runs_hide_samples", "runs_table"
+SEARCH, STATUS, HIDE = "runs_q", "runs_status", "runs_hide_samples"
 """The widgets' keys."""
 URL = {SEARCH: "q", STATUS: "status", HIDE: "samples"}
 """Which query parameter keeps which filter (`?q=acme&status=escalated&samples=shown`)."""
@@ -35,8 +35,10 @@ ROW_LINES = 4
 reasons and names (an e-mail address may break at a line's end) share the row."""
 ROWS_SHOWN = 10
 """Rows drawn before the list scrolls."""
-WIDTHS = {"open": 50, "run": 56}
-"""The link and the run number keep their width; the other columns share the rest by their content."""
+WIDTHS = {"run": 56}
+"""The run number (its link) keeps its width; the other columns share the rest by their content."""
+RUN_LINK = r"run=(\d+)$"
+"""A run's link shows its number (the part of its address this captures)."""
 
 
 @dataclass(frozen=True)
@@ -75,8 +77,8 @@ def _write_url(f: Filters) -> None:
 def filters() -> Filters:
     """The search box, the status filter and the batch-sample switch, seeded from and kept in the URL."""
     _seed_from_url()
-    left, mid, right = st.columns([3, 2, 2], vertical_alignment="bottom")
-    search = left.text_input("Search", key=SEARCH, placeholder="run number, words of the text or spec, rubric, who",
+    left, mid, right = st.columns([3, 2, 3], vertical_alignment="bottom")  # the toggle's label whole at 1,024 px
+    search = left.text_input("Search", key=SEARCH, placeholder="number, words, rubric, who",
                              help="Matches the run number (12 or #12), the output as submitted, the spec, the "
                                   "rubric's name and who started the run (name or e-mail), in any case.")
     status = mid.selectbox("Status", [ALL, *(s.value for s in RunStatus)], key=STATUS,
@@ -132,24 +134,24 @@ def rubric_words(r: RunSummary) -> str:
 
 
 def frame(items: list[RunSummary], blind: set[int]) -> pd.DataFrame:
-    """One row per run; the open link first so it is never cut off at the right edge. Few columns, so that
-    they fit the page: the status says why a run escalated, "by" where a run not started in the app came
+    """One row per run; the run's number first, as the link that opens it (never cut off at the right edge). Few
+    columns, so that they fit the page: the status says why a run escalated, "by" where a run not started in the app came
     from, "rubric" the round the run reached too. "by" names who started the run as they were named then
     (as the run page does): a later rename does not rewrite the list."""
     rows = [{
-        "open": f"./review?run={r.id}", "run": r.id, "status": status_words(r), "text": r.preview,
+        "run": f"./review?run={r.id}", "status": status_words(r), "text": r.preview,
         "by": started_by(r),
         "created": when(r.created_at), "rubric": rubric_words(r),
         # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
         "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),
     } for r in items]
-    columns = ["open", "run", "status", "text", "by", "created", "rubric", "cost (USD)"]
+    columns = ["run", "status", "text", "by", "created", "rubric", "cost (USD)"]
     return pd.DataFrame(rows, columns=columns)
 
 
 COLUMNS = {
-    "open": st.column_config.LinkColumn("open", display_text="open", help="Opens the run in a new tab."),
-    "run": st.column_config.NumberColumn("run", format="#%d"),
+    "run": st.column_config.LinkColumn("run", display_text=RUN_LINK, help="The run's number: click it to open the "
+                                                                          "run (in a new tab)."),
     "status": st.column_config.TextColumn("status", help=STATUS_COLUMN_HELP),
     "text": st.column_config.TextColumn("text", help="The beginning of the output as submitted."),
     "by": st.column_config.TextColumn("by", help="Who started the run, and where from when not in the app: "
@@ -162,24 +164,16 @@ COLUMNS = {
 
 
 def table(items: list[RunSummary]) -> None:
-    """The list; selecting a row (its box) opens that run (the select box below does the same from the keyboard).
+    """The list; each row's "open" link opens its run (one way to open a run: no row selection, no picker).
     Its columns fit the page (table_fit), long cells wrapping over up to ROW_LINES lines."""
     blind = app_desk.desk().runs.blind_run_ids()
     shown = frame(items, blind)
-    fitted = table_fit.fit(shown, table_fit.PAGE_PX - table_fit.MARKER_PX, wide=("text",), fixed=WIDTHS,
+    fitted = table_fit.fit(shown, table_fit.PAGE_PX, wide=("text",), fixed=WIDTHS,
                            labels=components.labels_of(COLUMNS), most_lines=ROW_LINES, breakable=("by",))
     row = fitted.row_height or 35
-    event = st.dataframe(shown, hide_index=True, width="stretch", key=TABLE, on_select="rerun",
-                         selection_mode="single-row", row_height=fitted.row_height,
-                         height=min(len(items), ROWS_SHOWN) * row + 38,
-                         column_config=components.fitted_config(fitted, COLUMNS))
-    if event.selection.rows and event.selection.rows[0] < len(items):
-        st.switch_page("pages/review.py", query_params={"run": str(items[event.selection.rows[0]].id)})
+    st.dataframe(shown, hide_index=True, width="stretch", row_height=fitted.row_height,
+                 height=min(len(items), ROWS_SHOWN) * row + 38, column_config=components.fitted_config(fitted, COLUMNS))
     st.caption(f"{len(items)} run{'s' if len(items) != 1 else ''}"
-               + (f" (the newest {LIMIT})" if len(items) == LIMIT else "") + ". Tick the box at the start of a row to open "
-               "its run.")
+               + (f" (the newest {LIMIT})" if len(items) == LIMIT else "") + ". Click a run's number to open it.")
     if blind & {r.id for r in items}:
         st.caption("No cost is shown for runs waiting for a person reviewer until the reviews are in.")
-    choice = st.selectbox("Open run", [r.id for r in items], format_func=lambda i: f"#{i}", key="runs_open_id")
-    if st.button("Open", key="runs_open"):
-        st.switch_page("pages/review.py", query_params={"run": str(choice)})

@@ -2,8 +2,8 @@
 
 A Streamlit dataframe is a canvas grid: columns wider together than the grid scroll sideways and cut what is
 past the right edge. So every table gets a width for each column, chosen from its content, that adds up to
-no more than the room it has (a 1,280 px window is the reference; a wider window only widens the columns,
-the grid shares the room left over among them). Text that does not fit on one line wraps: Streamlit wraps
+no more than the room it has (a 1,024 px window, the narrowest desk the app is made for, is the reference; a
+wider window only widens the columns, the grid shares the room left over among them). Text that does not fit on one line wraps: Streamlit wraps
 cell text only in rows taller than 4rem, and one row height serves the whole table, so a table either has
 one-line rows or rows of 3 lines or more. `fit` picks the fewest lines per row at which every column fits,
 then spends the room left on columns that can do with fewer lines, then on the long text columns.
@@ -21,12 +21,14 @@ from functools import cache
 
 import pandas as pd
 
-PAGE_PX = 800
-"""A table's room directly in the main area: 818 px in a 1,280 × 900 window with the sidebar open."""
-MAIN_PX = 780
-"""A table's room in the main area wherever it stands (784 px inside an expander)."""
+PAGE_PX = 546
+"""A table's room directly in the main area: 562 px in a 1,024 × 768 window with the sidebar open (818 px at
+1,280 px)."""
+MAIN_PX = 524
+"""A table's room in the main area wherever it stands (528 px inside an expander at 1,024 px)."""
 CARD_PX = 384
-"""A table's room in one of two side-by-side columns (a review card): 400 px in that window."""
+"""A table's room in one of two side-by-side columns (a review card): 400 px at 1,280 px, the one room still
+fitted for that window (272 px at 1,024 px cannot hold a detail in six lines: the cards need stacking there)."""
 MARKER_PX = 36
 """The box or circle at the start of each row of a table whose rows can be selected (up to 999 rows)."""
 CELL_PAD_PX = 16
@@ -141,10 +143,11 @@ class _Column:
         self.cells = list(dict.fromkeys(widest[:MEASURED] + longest_word[:MEASURED // 4]))
         self.one_line = max(self.head, math.ceil(max((text_px(p) for t in self.cells for p in t.split("\n")),
                                                      default=0) + CELL_PAD_PX))
-        self.word = self.head if breakable else max(self.head, math.ceil(
-            max((text_px(w) for t in self.cells for w in words(t)), default=0) + CELL_PAD_PX))
-        """The width of the longest word: a column that wraps breaks no word unless nothing else fits (or its
-        words may break: e-mail addresses)."""
+        self.word = max(self.head, math.ceil(
+            max((text_px(w) for t in self.cells for w in words(t) if not (breakable and "@" in w)), default=0)
+            + CELL_PAD_PX))
+        """The width of the longest word: a column that wraps breaks no word unless nothing else fits (in a
+        `breakable` column, only e-mail addresses may break: "cli (command line)" never reads "com mand")."""
         self._narrowest: dict[int, int] = {}
 
     def lines(self, width: int) -> int:

@@ -10,16 +10,25 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from datetime import date, timedelta
+from collections.abc import Iterable, Mapping
+from datetime import date, datetime
 from typing import Literal
 
 from pydantic import BaseModel, Field
 
 from santa_core.reports.metrics_cache import CACHE_DEFINITIONS, cache_figures
+from santa_core.reports.metrics_units import (
+    Grain,
+    agreement,
+    auto_grain,
+    bucket_of,
+    cohens_kappa,
+    escape_rate,
+    first_pass_rate,
+    mean_iterations,
+    ratio,
+)
 from santa_core.reviewers.base import PERSON
-
-Grain = Literal["day", "week", "month"]
 
 FIRST_PASS_TARGET = 0.70
 """The method works when more than 70 % of finished runs are NICE in round 1."""
@@ -115,9 +124,10 @@ class MetricsFilter(BaseModel):
 
 
 class DayTotals(BaseModel):
-    """Sums over the runs created on one day (one row of the SQL aggregate)."""
+    """Sums over the runs created on one day (one row of the SQL aggregate), or in one hour (`day` then the hour's
+    start, a naive UTC datetime)."""
 
-    day: date
+    day: datetime | date
     runs: int = 0
     finished: int = 0
     first_pass: int = 0
@@ -198,61 +208,6 @@ def parse_version(text: str) -> tuple[str, int] | None:
     return (match[1], int(match[2])) if match else None
 
 
-def ratio(numerator: float, denominator: float) -> float | None:
-    """numerator ÷ denominator, or None when there is nothing to divide by."""
-    return numerator / denominator if denominator else None
-
-
-def first_pass_rate(first_pass: int, finished: int) -> float | None:
-    """Runs NICE in round 1 ÷ finished runs."""
-    return ratio(first_pass, finished)
-
-
-def mean_iterations(nice_rounds: int, nice_runs: int) -> float | None:
-    """Mean round number of the runs that reached NICE."""
-    return ratio(nice_rounds, nice_runs)
-
-
-def escape_rate(escapes: int, shipped: int) -> float | None:
-    """Escapes ÷ shipped runs."""
-    return ratio(escapes, shipped)
-
-
-def agreement(both: int, b_only: int, c_only: int) -> float | None:
-    """Issues flagged by both ÷ flagged by either."""
-    return ratio(both, both + b_only + c_only)
-
-
-def cohens_kappa(pp: int, pf: int, fp: int, ff: int) -> float | None:
-    """Cohen's kappa of B against C from the 2×2 table (None: no pairs, or chance agreement is 1)."""
-    n = pp + pf + fp + ff
-    if n == 0:
-        return None
-    # Counts scaled by n², one division at the end: in floats a kappa of exactly 0.40 (e.g. 20/5/10/15)
-    # came out as 0.3999999999999999 and was flagged as "below 0.40".
-    b_pass, c_pass = pp + pf, pp + fp
-    expected = b_pass * c_pass + (n - b_pass) * (n - c_pass)
-    if expected == n * n:
-        return None  # both reviewers gave one answer throughout: kappa is undefined
-    return (n * (pp + ff) - expected) / (n * n - expected)
-
-
-def bucket_of(day: date, grain: Grain) -> date:
-    """The first day of the day's bucket: itself, its ISO week's Monday, or its month's 1st."""
-    if grain == "week":
-        return day - timedelta(days=day.weekday())
-    if grain == "month":
-        return day.replace(day=1)
-    return day
-
-
-def auto_grain(first: date | None, last: date | None) -> Grain:
-    """Days for up to two months of history, weeks up to a year, months beyond."""
-    if first is None or last is None or (last - first).days <= 62:
-        return "day"
-    return "week" if (last - first).days <= 366 else "month"
-
-
 # --- the report -----------------------------------------------------------------------------
 
 
@@ -305,7 +260,8 @@ class Headline(BaseModel):
 class SeriesPoint(BaseModel):
     """One time bucket of the over-time charts."""
 
-    bucket: date
+    bucket: datetime | date
+    """The bucket's first day; for hour buckets its first moment (naive, UTC)."""
     runs: int
     finished: int
     first_pass: int
@@ -327,6 +283,8 @@ class CriterionFigures(BaseModel):
     """One criterion's failures and agreement."""
 
     criterion: str
+    name: str = ""
+    """What the rubric calls it (its newest version in the view); "" when no rubric of the view names it."""
     category: str
     severity: str
     b_fail: int
@@ -411,19 +369,20 @@ def _point(bucket: date, t: DayTotals) -> SeriesPoint:
 
 
 def build_series(days: Iterable[DayTotals], grain: Grain) -> list[SeriesPoint]:
-    """Day rows rolled up into buckets of `grain`, oldest first (sums first, then the rates)."""
+    """Day rows (hour rows for the hour grain) rolled up into buckets of `grain`, oldest first (sums first, then
+    the rates)."""
     buckets: dict[date, list[DayTotals]] = defaultdict(list)
     for row in days:
         buckets[bucket_of(row.day, grain)].append(row)
     return [_point(b, _sum_days(rows)) for b, rows in sorted(buckets.items())]
 
 
-def criterion_figures(row: CriterionTotals) -> CriterionFigures:
+def criterion_figures(row: CriterionTotals, name: str = "") -> CriterionFigures:
     """Failures, agreement and kappa of one criterion."""
     pairs = row.pp + row.pf + row.fp + row.ff
     kappa = cohens_kappa(row.pp, row.pf, row.fp, row.ff)
     return CriterionFigures(
-        criterion=row.criterion, category=row.category, severity=row.severity,
+        criterion=row.criterion, name=name, category=row.category, severity=row.severity,
         b_fail=row.b_fail, c_fail=row.c_fail, check_fail=row.check_fail,
         failed=row.b_fail + row.c_fail + row.check_fail, pairs=pairs, both=row.ff,
         b_only=row.fp, c_only=row.pf, pass_both=row.pp, agreement=agreement(row.ff, row.fp, row.pf),
@@ -507,7 +466,7 @@ def _headline(t: DayTotals, criteria: list[CriterionFigures], reviewers: list[Re
 
 def _warnings(h: Headline, criteria: list[CriterionFigures]) -> list[str]:
     """Plain sentences about figures that miss their target or need attention."""
-    out = [f"Low reviewer agreement on {c.criterion} (κ = {format_figure(c.kappa, 'kappa')} over {c.pairs:,} pairs): "
+    out = [f"Low reviewer agreement on {c.name or c.criterion} (κ = {format_figure(c.kappa, 'kappa')} over {c.pairs:,} pairs): "
            "the two reviewers read this criterion differently; tighten its pass condition and fail signal."
            for c in criteria if c.low_agreement and c.kappa is not None]
     if h.first_pass_rate is not None and h.first_pass_rate <= FIRST_PASS_TARGET:
@@ -521,6 +480,15 @@ def _warnings(h: Headline, criteria: list[CriterionFigures]) -> list[str]:
     return out
 
 
+def view_grain(filters: MetricsFilter, days: Iterable[DayTotals], grain: Grain | None = None) -> Grain:
+    """The buckets of a view: `grain` when asked for, else chosen from the span of the filters' dates, or of the
+    days that hold runs where the filters leave an end open."""
+    if grain:
+        return grain
+    found = sorted(d.day for d in days)
+    return auto_grain(filters.since or (found[0] if found else None), filters.until or (found[-1] if found else None))
+
+
 def build_report(
     filters: MetricsFilter,
     days: Iterable[DayTotals],
@@ -528,18 +496,26 @@ def build_report(
     criteria: Iterable[CriterionTotals],
     reviewers: Iterable[ReviewerTotals],
     grain: Grain | None = None,
+    hours: Iterable[DayTotals] | None = None,
+    names: Mapping[str, str] | None = None,
 ) -> MetricsReport:
-    """Every figure of the view from the SQL aggregates (grain None: chosen from the date span)."""
+    """Every figure of the view from the SQL aggregates (grain None: chosen from the date span, `view_grain`).
+    Hour buckets are built from `hours`, the same sums per hour (a day row cannot be split); `names`: criterion
+    id → name."""
     days = sorted(days, key=lambda d: d.day)
-    grain = grain or auto_grain(filters.since or (days[0].day if days else None),
-                                filters.until or (days[-1].day if days else None))
+    if hours is None and grain == "hour":
+        raise ValueError("hour buckets need the sums per hour")
+    grain = view_grain(filters, days, grain)
+    if hours is None and grain == "hour":  # auto, without the hours' sums: the buckets a day row can give
+        grain = "day"
     criteria = list(criteria)
-    figures = sorted((criterion_figures(c) for c in _merge_criteria(criteria)),
+    figures = sorted((criterion_figures(c, (names or {}).get(c.criterion, "")) for c in _merge_criteria(criteria)),
                      key=lambda c: (-c.failed, c.criterion))
     people = reviewer_figures(reviewers)
     headline = _headline(_sum_days(days), figures, people)
+    series = build_series(hours if grain == "hour" and hours is not None else days, grain)
     return MetricsReport(
-        filters=filters, grain=grain, headline=headline, series=build_series(days, grain),
+        filters=filters, grain=grain, headline=headline, series=series,
         rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)), criteria=figures,
         categories=category_figures(criteria), reviewers=people, warnings=_warnings(headline, figures))
 

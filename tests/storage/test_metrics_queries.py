@@ -73,9 +73,12 @@ def test_the_drill_down_reads_only_the_failed_rows(history: Seeded, filters: dic
 
 def test_the_day_sums_and_the_choices_need_no_sort(history: Seeded) -> None:
     store = history.repo.metrics
-    sums, rounds, criteria, options, days, people = plans(history, lambda: (
-        store.report(MetricsFilter()), store.options()))[:6]
+    sums, rounds, criteria, names, options, days, people = plans(history, lambda: (
+        store.report(MetricsFilter()), store.options()))[:7]
     assert sums.startswith("SCAN run_metric USING INDEX ix_run_metric_day_panel") and "TEMP B-TREE" not in sums
+    # the criteria's names: one run per rubric version, from the view index, each run's row by its key
+    assert names.startswith("MATERIALIZE") and "COVERING INDEX ix_run_metric_view" in names, names
+    assert "TEMP B-TREE" not in names and "SEARCH run USING INTEGER PRIMARY KEY" in names, names
     assert options == "SCAN run_metric USING COVERING INDEX ix_run_metric_view"
     assert days.count("SEARCH run_metric USING COVERING INDEX ix_run_metric_day") == 2 and "SCAN run_metric" not in days
     assert people == "SCAN run_metric USING COVERING INDEX ix_run_metric_created_by"

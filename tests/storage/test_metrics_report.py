@@ -9,7 +9,7 @@ SANTA_TEST_POSTGRES_URL is set, on PostgreSQL.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from fractions import Fraction
 
 import pytest
@@ -206,14 +206,14 @@ def test_low_agreement_warning_needs_ten_pairs(history: Seeded) -> None:
     # whole history: facts κ 0.12 over 11 pairs → flagged
     report = history.report()
     assert [c.criterion for c in report.criteria if c.low_agreement] == ["facts"]
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.120 over 11 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.120 over 11 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # without sonnet (desk@2): 10 pairs pp 5, pf 1, fp 3, ff 1; observed 6/10; B PASS 6/10, C PASS 8/10;
     # chance .48 + .08 = .56; κ = .04/.44 = 1/11 → still flagged at exactly 10 pairs
     report = history.report(versions=["desk@1", "memo@1"])
     facts = crit(report, "facts")
     assert (facts.pairs, facts.low_agreement) == (10, True) and close(facts.kappa, Fraction(1, 11))
-    assert low(report) == ["Low reviewer agreement on facts (κ = 0.091 over 10 pairs): the two reviewers read "
+    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.091 over 10 pairs): the two reviewers read "
                            "this criterion differently; tighten its pass condition and fail signal."]
     # HAIKU runs only (no sonnet, no person): 9 pairs pp 4, pf 1, fp 3, ff 1; observed 5/9;
     # B PASS 5/9, C PASS 7/9; chance 35/81 + 8/81 = 43/81; κ = (45 − 43)/(81 − 43) = 1/19 → 9 pairs: no flag
@@ -417,6 +417,21 @@ def test_series_by_month(history: Seeded) -> None:
 ])
 def test_auto_grain_follows_the_span(history: Seeded, filters: dict, grain: str) -> None:
     assert history.report(**filters).grain == grain
+
+
+def test_a_day_is_grouped_by_the_hour_its_runs_were_created(history: Seeded) -> None:
+    """6 Jan: "nice" created at 00:00 (NICE in round 1), "fixed" at 23:59 (NICE in round 2): two hour buckets, in UTC
+    (on PostgreSQL too, whose session may not be in UTC)."""
+    report = history.report(since=date(2025, 1, 6), until=date(2025, 1, 6))
+    assert report.grain == "hour"
+    assert [(p.bucket, p.runs, p.first_pass_rate, p.mean_iterations) for p in report.series] == [
+        (datetime(2025, 1, 6, 0), 1, 1.0, 1.0), (datetime(2025, 1, 6, 23), 1, 0.0, 2.0)]
+    assert report.headline.runs == 2 and report.headline.first_pass_rate == 0.5  # from the day's sums, as before
+    two_days = history.report(since=date(2025, 1, 12), until=date(2025, 1, 13), reviewers=[OPUS])
+    assert two_days.grain == "hour" and [p.bucket for p in two_days.series] == [
+        datetime(2025, 1, 12, 12), datetime(2025, 1, 13, 12)]  # "capped" and "b_error", at noon
+    assert history.report(grain="day", since=date(2025, 1, 6), until=date(2025, 1, 6)).series[0].bucket == date(
+        2025, 1, 6)  # a grain asked for wins
 
 
 # --- filters ------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from santa_core import words
-from santa_core.models import EscalationReason, RunState, RunStatus
+from santa_core.models import EscalationReason, Rubric, RunState, RunStatus
 from storage.runs import RunStore
 from tests.support import metrics_history as mh
 
@@ -57,9 +57,24 @@ def code_pattern(codes: list[str]) -> str:
 # --- data ---------------------------------------------------------------------------------------------
 
 
+NAMES = {"facts": ("facts_checked", "Facts are checked"), "numbers": ("numbers_sourced", "Numbers have a source"),
+         "tone": ("calm_tone", "Calm tone"), "short": ("short_enough", "Short enough"),
+         "cites": ("cites_law", "Cites the law")}
+"""The seeded rubrics' criteria as a desk writes them: a snake_case id and a name that reads differently, so a
+screen that shows an id where the name belongs is caught."""
+DRILLED = NAMES["facts"]
+"""(id, name) of the criterion whose failure bar the test drills into."""
+
+
+def named(rubric: Rubric) -> Rubric:
+    """`rubric` with its criteria's ids and names as `NAMES` gives them (the steps read criteria in order)."""
+    criteria = [c.model_copy(update=dict(zip(("id", "name"), NAMES[c.id], strict=True))) for c in rubric.criteria]
+    return rubric.model_copy(update={"criteria": criteria})
+
+
 def _on(day: datetime, case: mh.Case) -> mh.Case:
-    """The case created on `day`, at its own time of day."""
-    return replace(case, day=case.day.replace(year=day.year, month=day.month, day=day.day))
+    """The case created on `day`, at its own time of day, its rubric's criteria `named`."""
+    return replace(case, day=case.day.replace(year=day.year, month=day.month, day=day.day), rubric=named(case.rubric))
 
 
 def seed_one_day(repo: RunStore, day: datetime = ONE_DAY) -> dict[str, int]:
@@ -75,7 +90,7 @@ def seed_one_day(repo: RunStore, day: datetime = ONE_DAY) -> dict[str, int]:
 
 def budget_stop(repo: RunStore, when: datetime) -> int:
     """A run stopped by its budget before any review: an open escalation, no model needed."""
-    run_id = mh.create(repo, mh.Case("budget", when, mh.DESK1, (), ()))
+    run_id = mh.create(repo, mh.Case("budget", when, named(mh.DESK1), (), ()))
     repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     repo.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.ESCALATED, round=1,
                     escalation_reason=EscalationReason.BUDGET, note="budget spent"), "worker")
@@ -91,7 +106,7 @@ def seed_year(repo: RunStore, last: datetime = ONE_DAY, step_days: int = YEAR_ST
         for n, back in enumerate(range(step_days, 366, step_days)):
             day = (last - timedelta(days=back)).replace(hour=10 + n % 8)
             b, c = (("PPPP",), ("PPPP",)) if n % 3 else (("FPPP", "PPPP"), ("FPPF", "PPPP"))
-            case = mh.Case(f"year{n}", day, mh.DESK1 if n % 2 else mh.DESK2, b, c,
+            case = mh.Case(f"year{n}", day, named(mh.DESK1 if n % 2 else mh.DESK2), b, c,
                            reviewer_c=mh.SONNET if n % 4 == 1 else mh.HAIKU, by=("ann", "bob", "lee")[n % 3],
                            gen=0.4 if n % 2 else None, auto=True)
             run_id = mh.create(repo, case)
@@ -178,6 +193,86 @@ CODES_JS = r"""
 """Stored codes in what a person reads: the page's visible text (tooltips are not in it until hovered),
 the dataframes' cells and the charts' labels."""
 
+TRUNCATED_JS = r"""
+(rootSelector) => {
+  const root = document.querySelector(rootSelector) || document.body;
+  const found = [];
+  const canvas = document.createElement('canvas').getContext('2d');
+  const say = (el, text, why) => {
+    const testid = el.closest('[data-testid]');
+    found.push(`"${text.trim().replace(/\s+/g, ' ').slice(0, 60)}" ${why}`
+               + (testid ? ` (in ${testid.getAttribute('data-testid')})` : ''));
+  };
+  for (const el of root.querySelectorAll('*')) {
+    if (el.closest('[data-testid="stDataFrame"], .js-plotly-plot, [data-testid="stTooltipContent"]')) continue;
+    if (!el.checkVisibility({visibilityProperty: true})) continue;
+    const style = getComputedStyle(el);
+    if (el.tagName === 'INPUT' && ['text', 'search', ''].includes(el.type)) {
+      // An input draws its value (or placeholder) on one line: measured with its own font against its box.
+      const text = el.value || el.placeholder || '';
+      canvas.font = `${style.fontWeight} ${style.fontSize} ${style.fontFamily}`;
+      const room = el.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+      if (text && canvas.measureText(text).width > room + 1) say(el, text, `cut: ${Math.round(canvas.measureText(text).width)} px of text in ${Math.round(room)} px`);
+      continue;
+    }
+    const own = [...el.childNodes].filter(n => n.nodeType === Node.TEXT_NODE).map(n => n.textContent).join('');
+    const text = el.innerText || '';
+    if (!own.trim() && !(style.textOverflow === 'ellipsis' && text.trim())) continue;
+    const clips = style.textOverflow === 'ellipsis' || ['hidden', 'clip'].includes(style.overflowX);
+    if (clips && el.scrollWidth > el.clientWidth + 1) {
+      say(el, text, `cut at the right: ${el.scrollWidth} px of text in ${el.clientWidth} px`);
+    } else if (style.webkitLineClamp !== 'none' && style.webkitLineClamp && el.scrollHeight > el.clientHeight + 1) {
+      say(el, text, `cut after ${style.webkitLineClamp} line(s)`);
+    } else if (/\u2026$/.test(own.trim()) && el.closest('[data-testid="stMetric"]')) {
+      say(el, text, 'shortened with "…"');
+    }
+  }
+  return found;
+}
+"""
+"""Text a person cannot read whole: an element that clips its text (an ellipsis, overflow hidden) narrower than
+the text, a line clamp that hides lines, a metric shortened with "…", an input whose value or placeholder is
+wider than its box (measured with the input's font). Grids and charts are left to the overflow check and the
+fitting (their cells are drawn on a canvas)."""
+
+WORDS_JS = r"""
+(sources) => {
+  const patterns = sources.map(([name, source]) => [name, new RegExp(source, 'g')]);
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  const pieces = [];
+  for (let n = walker.nextNode(); n; n = walker.nextNode()) {
+    const el = n.parentElement;
+    // Commands and code in `code` are meant to be typed; hidden text (tooltips not open) is not read.
+    if (!el || el.closest('code, pre, script, style, [data-testid="stTooltipContent"], [data-testid^="stIcon"]')) continue;
+    if (getComputedStyle(el).fontFamily.includes('Material')) continue;  // an icon's ligature ("hourglass_empty")
+    if (!el.checkVisibility({visibilityProperty: true})) continue;
+    pieces.push(['page', n.textContent]);
+  }
+  document.querySelectorAll('[data-testid="stDataFrame"] th, [data-testid="stDataFrame"] td')
+    .forEach(c => pieces.push(['table cell', c.textContent]));
+  document.querySelectorAll('.js-plotly-plot .main-svg text').forEach(t => pieces.push(['chart', t.textContent]));
+  const found = [];
+  for (const [where, text] of pieces) {
+    for (const [name, re] of patterns) {
+      for (const m of text.matchAll(re)) {
+        const around = text.slice(Math.max(0, m.index - 40), m.index + m[0].length + 40).replace(/\s+/g, ' ');
+        found.push(`${name} ${m[0]} (${where}: "…${around}…")`);
+      }
+    }
+  }
+  return found;
+}
+"""
+"""Internal words in what a person reads, outside `code`: snake_case ids, injection-screen keys, raw validation
+text (`INTERNAL_WORDS`)."""
+
+INTERNAL_WORDS = (
+    ("a snake_case id", r"(?<![\w./-])[a-z][a-z0-9]*(?:_[a-z0-9]+)+(?![\w/-])"),
+    ("an injection-screen key", r"FAIL-[A-Z0-9]{4,}"),
+    ("raw validation text", r"Input should be|validation errors? for|Field required"),
+)
+"""(what, JavaScript regular expression) of each kind of internal word `WORDS_JS` looks for."""
+
 AXES_JS = r"""
 () => [...document.querySelectorAll('.js-plotly-plot')].filter(p => p.checkVisibility()).map(p => {
   const layout = p._fullLayout || {};
@@ -217,9 +312,9 @@ before its grids have sized their columns and while Plotly's code is still loadi
 # --- reading what the checks found (pure) ---------------------------------------------------------------
 
 DAY_MS = 86_400_000
-BUCKET_DAYS = {"day": 1, "week": 7, "month": 28}
+BUCKET_DAYS = {"hour": 1 / 24, "day": 1, "week": 7, "month": 28}
 """The shortest bucket of each grain, in days (a month: February)."""
-GRAIN = re.compile(r"Grouped by (day|week|month)\b")
+GRAIN = re.compile(r"Grouped by (hour|day|week|month)\b")
 """The Quality tab's caption names the buckets of the view's over-time charts."""
 TIME_OF_DAY = re.compile(r"\d{1,2}:\d{2}|:\d{2}\b|\b[AP]M\b")
 
@@ -244,13 +339,13 @@ def axis_problems(axes: list[dict], grain: str) -> list[str]:
         ticks, at = axis["ticks"], axis["at"]
         if not ticks:
             found.append(f"{chart}: a time axis with no tick label")
-        if timed := [t for t in ticks if TIME_OF_DAY.search(t)]:
+        if grain != "hour" and (timed := [t for t in ticks if TIME_OF_DAY.search(t)]):
             found.append(f"{chart}: time-axis ticks show a time of day {timed} (buckets of a {grain})")
         if len(set(ticks)) != len(ticks):
             found.append(f"{chart}: time-axis ticks repeat a label {ticks}: ticks finer than their labels")
-        if off := [x for x in at if x % DAY_MS]:
-            found.append(f"{chart}: time-axis ticks off midnight at {off[:3]} ms (labels {ticks})")
+        if off := [x for x in at if x % (DAY_MS * BUCKET_DAYS[grain] if grain == "hour" else DAY_MS)]:
+            found.append(f"{chart}: time-axis ticks off the bucket's start at {off[:3]} ms (labels {ticks})")
         gaps = [(b - a) / DAY_MS for a, b in zip(at, at[1:], strict=False)]
-        if close := [g for g in gaps if g < BUCKET_DAYS[grain]]:
+        if close := [g for g in gaps if g < BUCKET_DAYS[grain] - 1e-9]:
             found.append(f"{chart}: ticks {min(close):g} days apart, finer than the {grain} bucket (labels {ticks})")
     return found

@@ -4,14 +4,14 @@ named, not drawn (`ui.metric_figures.empty_message`)."""
 
 from __future__ import annotations
 
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 
 import plotly.graph_objects as go
 import pytest
 
 from santa_core.reports.metrics import DayTotals, MetricsFilter, MetricsReport, build_report
 from ui import metric_figures as figs
-from ui.metrics_axis import BUCKET_DAYS, DAY_MS, MAX_TICKS, format_days, time_ticks
+from ui.metrics_axis import BUCKET_DAYS, DAY_MS, HOUR_TICKS, MAX_TICKS, axis_settings, format_days, time_ticks
 
 OVER_TIME = {"first_pass": figs.first_pass_figure, "iterations": figs.iterations_figure,
              "escapes": figs.escape_figure, "spend": figs.spend_figure, "cache": figs.cache_figure}
@@ -88,3 +88,39 @@ def test_a_chart_with_nothing_to_draw_is_named_not_drawn() -> None:
     assert figs.has_data(go.Figure(go.Bar(x=["a"], y=[0])))  # a zero rate is a value...
     assert not figs.has_data(go.Figure(go.Bar(x=["a"], y=[0])), zeros=False)  # ...zero spend is nothing spent
     assert not figs.has_data(go.Figure(go.Scatter(x=["a", "b"], y=[None, float("nan")])))
+
+
+def hours_report(hours: list[datetime]) -> MetricsReport:
+    """A report of one finished run in each of `hours` (their day rows summed per day)."""
+    def row(at: date) -> DayTotals:
+        return DayTotals(day=at, runs=1, finished=1, first_pass=1, nice_runs=1, nice_rounds=1, shipped=1, rounds=1,
+                         review_cost_usd=0.01, input_tokens=100)
+    days = {h.date(): row(h.date()) for h in hours}
+    return build_report(MetricsFilter(), list(days.values()), [], [], [], "hour", hours=[row(h) for h in hours])
+
+
+@pytest.mark.parametrize("hours", [
+    pytest.param([datetime(2026, 12, 2, 9)], id="one-hour"),
+    pytest.param([datetime(2026, 12, 2, h) for h in (9, 10, 14)], id="a-working-day"),
+    pytest.param([datetime(2026, 12, 2, h) for h in range(24)], id="every-hour-of-a-day"),
+    pytest.param([datetime(2026, 12, 2, 23), datetime(2026, 12, 3, 1)], id="across-midnight"),
+    pytest.param([datetime(2026, 12, 2, 0), datetime(2026, 12, 3, 23)], id="two-whole-days"),
+])
+def test_an_axis_of_hours_ticks_on_the_hour_names_the_day_and_stays_level(hours: list[datetime]) -> None:
+    report = hours_report(hours)
+    assert [p.bucket for p in report.series] == hours
+    for name, make in OVER_TIME.items():
+        ticks = time_ticks(make(report))
+        assert ticks.step_days >= 1 / 24 and ticks.format_days <= ticks.step_days, (name, ticks)  # hours show
+        assert 1 <= len(ticks.labels) <= HOUR_TICKS, (name, ticks)  # few enough to stay level at 1,024 px
+        assert len(set(ticks.labels)) == len(ticks.labels), (name, ticks)  # the day too: two 09:00s differ
+        assert all(label[2:6] == ":00 " for label in ticks.labels), (name, ticks)  # on the hour, then the day
+
+
+def test_hour_bars_are_an_hour_wide_and_the_axis_spans_half_an_hour_around_the_buckets() -> None:
+    report = hours_report([datetime(2026, 12, 2, 9), datetime(2026, 12, 2, 12)])
+    bars = [t for t in figs.spend_figure(report).data if t.type == "bar"]
+    assert [b.width for b in bars] == [0.8 * DAY_MS / 24]
+    axis = axis_settings("hour", datetime(2026, 12, 2, 9), datetime(2026, 12, 2, 12))
+    assert axis["range"] == ["2026-12-02T08:30:00", "2026-12-02T12:30:00"]
+

@@ -16,10 +16,12 @@ have exact answers:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import streamlit as st
@@ -57,6 +59,7 @@ from ui.metrics import (
     report_json,
     reviewers_table,
 )
+from ui.run_list import RUN_LINK
 
 SONNET, HAIKU, OPUS, FABLE = "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1"
 EDITOR = "editor@example.com"
@@ -165,8 +168,20 @@ def open_metrics(params: dict | None = None, email: str | None = None, tab: str 
     return at
 
 
+def full_label(card: Any) -> str:
+    """A figure card's name as the command line writes it: its label, or, where the label is shortened to fit
+    the card, the name its help opens with ("**Mean iterations to converge.** …")."""
+    match = re.match(r"\*\*(.+?)\.\*\*", card.help or "")
+    return match.group(1) if match else card.label
+
+
+def cards(at: AppTest) -> list[tuple[str, str]]:
+    """(name, value) of every figure card, in page order."""
+    return [(full_label(m), m.value) for m in at.metric]
+
+
 def shown(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    return dict(cards(at))
 
 
 def ours(at: AppTest) -> dict:
@@ -202,7 +217,7 @@ def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: RunStore
     assert (figures["Runs"], figures["Finished runs"], figures["First-pass rate"], figures["Cohen's κ"]) == (
         "1", "0", "—", "—")
     assert "No run in this view has a generation cost" in next(
-        m.help for m in at.metric if m.label == "Review ÷ generation cost")
+        m.help for m in at.metric if full_label(m) == "Review ÷ generation cost")
     for tab in ("Failure taxonomy", "Reviewer agreement", "Escapes", "Cost", "Reviewers", "Quality"):
         at.session_state["metrics_tab"] = tab
         at.run()
@@ -213,7 +228,7 @@ def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: RunStore
 def test_headline_shows_every_figure_as_the_report_writes_it(seeded: History) -> None:
     at = open_metrics(email="viewer@example.com")  # every role may read the metrics
     report = seeded.repo.metrics.report(MetricsFilter())
-    assert [(m.label, m.value) for m in at.metric] == headline_rows(report)  # all 21, in order
+    assert cards(at) == headline_rows(report)  # all 21, in order
     figures = shown(at)
     assert (figures["Runs"], figures["First-pass rate"], figures["Mean iterations to converge"]) == ("6", "50.0 %", "1.25")
     assert (figures["Reviewer agreement"], figures["Cohen's κ"], figures["Escape rate"]) == ("33.3 %", "0.476", "25.0 %")
@@ -221,7 +236,7 @@ def test_headline_shows_every_figure_as_the_report_writes_it(seeded: History) ->
     assert (figures["Total spend"], figures["Cost per run"], figures["Cost per round"]) == ("$0.1680", "$0.0280", "$0.0240")
     assert (figures["Tokens per run"], figures["Review ÷ generation cost"]) == ("3,467", "0.48")
     assert (figures["Mean round latency"], figures["Reviewer error rate"]) == ("2.9 s", "7.1 %")
-    review_to_generation = next(m for m in at.metric if m.label == "Review ÷ generation cost")
+    review_to_generation = next(m for m in at.metric if full_label(m) == "Review ÷ generation cost")
     assert "over 1 run with a generation cost" in review_to_generation.help
     assert [plain(w.value) for w in at.warning] == report.warnings
     assert "Grouped by day: 4 buckets, 2025-01-06 to 2025-02-03" in texts(at)
@@ -320,41 +335,55 @@ def test_drill_down_lists_exactly_the_runs_that_failed(seeded: History, monkeypa
     r = seeded.runs
     at = open_metrics(tab="Failure taxonomy")
     assert len(at.get("plotly_chart")) == 2  # by criterion and by category
-    assert at.selectbox(key="metrics_drill_criterion").options == ["factual_accuracy", "brand_voice"]  # most first
+    # most first, by their names (the URL and the picks hold the ids)
+    assert at.selectbox(key="metrics_drill_criterion").options == ["Factual accuracy", "Brand voice per spec"]
     assert at.selectbox(key="metrics_drill_category").options == ["factual accuracy", "compliance"]
-    assert "Click a bar above" in texts(at) and not at.dataframe
+    # the failed criteria by their rubric names, as a table whose rows pick like the bars; no run listed yet
+    assert at.dataframe[0].value["name"].tolist() == ["Factual accuracy", "Brand voice per spec"]
+    assert "Click a bar above" in texts(at) and len(at.dataframe) == 1
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
-    table = at.dataframe[0].value
-    assert table["run"].tolist() == [r["r3"], r["r2"]]  # newest first
-    assert table["open"].tolist() == [f"./review?run={r['r3']}", f"./review?run={r['r2']}"]
-    assert (table["B fails"].tolist(), table["C fails"].tolist()) == ([1, 1], [0, 1])
-    assert "2 runs that failed criterion factual_accuracy" in texts(at)
+    table = at.dataframe[1].value
+    assert table["run"].tolist() == [f"./review?run={r['r3']}", f"./review?run={r['r2']}"]  # newest first, as links
+    assert (table["B"].tolist(), table["C"].tolist()) == ([1, 1], [0, 1])
+    assert "2 runs that failed criterion Factual accuracy" in texts(at)
     at.selectbox(key="metrics_drill_criterion").set_value("brand_voice").run()
-    table = at.dataframe[0].value
-    assert (table["run"].tolist(), table["B fails"].tolist(), table["C fails"].tolist()) == ([r["r3"]], [0], [1])
+    table = at.dataframe[1].value
+    assert (table["run"].tolist(), table["B"].tolist(), table["C"].tolist()) == ([f"./review?run={r['r3']}"], [0], [1])
+    # one way to open a run: its number's link; no picker and button beside the table
+    assert not [w for w in (*at.selectbox, *at.button) if "open" in w.label.lower()]
 
     at.selectbox(key="metrics_drill_criterion").set_value(None)
     at.selectbox(key="metrics_drill_category").set_value("compliance").run()
-    assert at.dataframe[0].value["run"].tolist() == [r["r3"]]
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r3']}"]
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()  # both: factual AND compliance
-    assert "No run in this view failed criterion factual_accuracy in category compliance" in texts(at)
+    assert "No run in this view failed criterion Factual accuracy in category compliance" in texts(at)
     at.selectbox(key="metrics_drill_criterion").set_value(None)
     at.selectbox(key="metrics_drill_category").set_value("factual accuracy").run()
-    assert at.dataframe[0].value["run"].tolist() == [r["r3"], r["r2"]]
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r3']}", f"./review?run={r['r2']}"]
     at.multiselect(key="metrics_rubric").set_value(["general"]).run()
-    assert at.dataframe[0].value["run"].tolist() == [r["r2"]]  # the drill-down follows the filters
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r2']}"]  # the drill-down follows the filters
     assert at.selectbox(key="metrics_drill_category").options == ["factual accuracy"]
 
     monkeypatch.setattr("ui.metrics.DRILL_LIMIT", 1)
     at.button(key="metrics_reset").click().run()
     assert at.selectbox(key="metrics_drill_category").value is None  # reset clears the pick too
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
-    assert at.dataframe[0].value["run"].tolist() == [r["r3"]]
-    assert "Showing the newest 1 of 2 runs that failed criterion factual_accuracy" in texts(at)
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r3']}"]
+    assert "Showing the newest 1 of 2 runs that failed criterion Factual accuracy" in texts(at)
 
-    at.button(key="metrics_drill_open").click().run()
-    assert not at.exception, at.exception
-    assert at.query_params == {"run": str(r["r3"])} and at.title[0].value == "🎅 Review"
+
+def test_a_row_of_the_failed_criteria_table_picks_its_criterion(seeded: History) -> None:
+    """A row is a bigger target than a bar's segment: picking one lists the runs behind it, as a click on the bar."""
+    r = seeded.runs
+    at = open_metrics(tab="Failure taxonomy")
+    at.selectbox(key="metrics_drill_category").set_value("factual accuracy").run()
+    at.session_state["metrics_criteria_table"] = {"selection": {"rows": [1], "columns": [], "cells": []}}
+    at.run()
+    assert at.selectbox(key="metrics_drill_criterion").value == "brand_voice"
+    assert at.selectbox(key="metrics_drill_category").value is None  # as a bar click: the other pick cleared
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r3']}"]
+    at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()  # the person picks another...
+    assert at.selectbox(key="metrics_drill_criterion").value == "factual_accuracy"  # ...the old row does not win
 
 
 def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in(desk_env: RunStore) -> None:
@@ -383,7 +412,7 @@ def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in
     at, rows = page()
     assert rows["Failed checks"] != "0" and shown(at)["Total spend"] == "$0.0100"
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
-    assert at.dataframe[0].value["run"].tolist() == [run_id]
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={run_id}"]
     # Round 2 waits for the person again: the whole run is blind once more (its earlier rounds too).
     actions.approve_fix(desk_env, run_id, "local")
     assert runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
@@ -394,7 +423,7 @@ def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in
     at, rows = page()
     assert shown(at)["Total spend"] == "$0.0200" and rows["First-pass rate"] == "0.0 %"
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
-    assert at.dataframe[0].value["run"].tolist() == [run_id]
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={run_id}"]
 
 
 def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None:
@@ -412,7 +441,7 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
     assert downloads(at)["metrics_csv_kappa"] == media_url(figs.agreement_frame(report).to_csv(index=False),
                                                           "text/csv", "santa-metrics-kappa.csv")
     kappa = at.dataframe[0].value.set_index("criterion")
-    assert kappa.loc["factual_accuracy", "κ"] == "1.000" and kappa.loc["factual_accuracy", "both"] == 1
+    assert kappa.loc["Factual accuracy", "κ"] == "1.000" and kappa.loc["Factual accuracy", "both"] == 1
 
 
 CSV_FRAMES = {"first_pass": figs.series_frame, "iterations": figs.series_frame, "rounds": figs.rounds_frame,
@@ -448,7 +477,7 @@ def test_the_command_line_and_the_page_agree_on_every_figure(seeded: History, en
     # Every figure at once: the page's "All figures (JSON)" is the command's output, byte for byte.
     assert downloads(at)["metrics_json"] == media_url(printed, "application/json", "santa-metrics.json")
     # What the page writes: the headline, the warnings, and each tab's tables and chart data.
-    assert [(m.label, m.value) for m in at.metric] == headline_rows(cli)
+    assert cards(at) == headline_rows(cli)
     assert [plain(w.value) for w in at.warning] == cli.warnings
     checked = set()
     for tab in TABS:
@@ -480,7 +509,7 @@ def test_every_tab_renders(seeded: History) -> None:
     assert "Review ÷ generation cost over 1 run with a generation cost" in texts(at)
     # 13 answered reviews, each 1,000 uncached input tokens and 500 read from the cache; no cache writes
     assert "6,500 of the review calls' 19,500 input tokens came from the prompt cache (0 written to it)" in texts(at)
-    cards = {m.label: m.value for m in at.metric}
+    cards = shown(at)
     assert cards["Cache hit rate"] == "33.3 %"
     # 500 read × (input − cache-read rate): 4 sonnet × 1.80 + 4 haiku × 0.09 + 3 opus × 3.80 + 2 fable × 9.75 per million
     assert cards["Cache savings"] == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd") == "$0.0192"
@@ -516,7 +545,7 @@ def test_url_round_trip() -> None:
                  id="unknown-model-kept"),
     pytest.param({"person": ["", " "]}, MetricsFilter(), None, id="blank-values-are-no-filter"),
     pytest.param({"domain": ["content", "content"]}, MetricsFilter(domains=["content"]), None, id="repeats-once"),
-    pytest.param({"grain": "year"}, MetricsFilter(), "grain=year is not one of auto, day, week, month", id="bad-grain"),
+    pytest.param({"grain": "year"}, MetricsFilter(), "grain=year is not one of auto, hour, day, week, month", id="bad-grain"),
     pytest.param({"since": "2025-02-01", "until": "2025-01-01"},
                  MetricsFilter(since=date(2025, 2, 1), until=date(2025, 1, 1)),
                  "since 2025-02-01 is after until 2025-01-01", id="since-after-until"),
@@ -543,7 +572,7 @@ def click_script() -> None:
 def test_a_click_on_a_bar_picks_it_once() -> None:
     at = AppTest.from_function(click_script, default_timeout=30)
     at.session_state[DRILL_CATEGORY] = "compliance"
-    at.session_state["click"] = {"selection": {"points": [{"x": 1, "y": "brand_voice"}]}}
+    at.session_state["click"] = {"selection": {"points": [{"x": 1, "y": "Brand voice per spec", "customdata": "brand_voice"}]}}
     at.run()
     assert at.text[0].value == "brand_voice / None"  # the bar is picked, the other pick cleared
     at.session_state[DRILL_CRITERION] = "factual_accuracy"  # the person picks another criterion...
@@ -555,14 +584,16 @@ def test_a_click_on_a_bar_picks_it_once() -> None:
 
 
 def test_clicked_bar_and_tables() -> None:
-    click = {"selection": {"points": [{"x": 2, "y": "factual_accuracy", "curve_number": 0, "point_index": 0}],
+    click = {"selection": {"points": [{"x": 2, "y": "Factual accuracy", "customdata": "factual_accuracy",
+                                       "curve_number": 0, "point_index": 0}],
                            "point_indices": [0], "box": [], "lasso": []}}
-    assert picked_bar(click) == "factual_accuracy"
+    assert picked_bar(click) == "factual_accuracy"  # the bar's id, not its label
     assert picked_bar({"selection": {"points": []}}) is None and picked_bar(None) is None
     run = FailedRun(run_id=7, day=date(2025, 1, 6), rubric="general@1", status="shipped", rounds_failed=1, b_fail=1,
                     c_fail=0, check_fail=0)
     assert failed_runs_frame([run]).to_dict("records") == [
-        {"run": 7, "day": "2025-01-06", "rubric": "general@1", "status": "🎁 shipped (NICE)", "rounds failed": 1,
-         "B fails": 1, "C fails": 0, "check fails": 0, "open": "./review?run=7"}]
+        {"run": "./review?run=7", "day": "2025-01-06", "rubric": "general@1", "status": "🎁 shipped (NICE)",
+         "rounds": 1, "B": 1, "C": 0, "check": 0}]
+    assert re.search(RUN_LINK, "./review?run=7").group(1) == "7"  # the link shows the run's number
     empty = kappa_table(build_report(MetricsFilter(), [], [], [], []))
-    assert list(empty.columns)[:2] == ["criterion", "category"] and empty.empty
+    assert list(empty.columns)[:2] == ["criterion", "pairs"] and empty.empty

@@ -83,12 +83,12 @@ def test_a_link_opens_its_tab_and_drill_down(seeded: History) -> None:
     at = open_metrics({"tab": "failures", "criterion": "factual_accuracy", "rubric": "general"})
     assert at.session_state[TAB_KEY] == "Failure taxonomy"
     assert at.selectbox(key=DRILL_CRITERION).value == "factual_accuracy"
-    assert at.dataframe[0].value["run"].tolist() == [r["r2"]]  # the drill-down follows the link's filters too
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r2']}"]  # it follows the link's filters too
     assert view(at) == {"tab": "failures", "criterion": "factual_accuracy"}
 
     at = open_metrics({"tab": "Failure taxonomy", "category": "compliance"})  # a tab's label works too
     assert at.selectbox(key=DRILL_CATEGORY).value == "compliance" and at.selectbox(key=DRILL_CRITERION).value is None
-    assert at.dataframe[0].value["run"].tolist() == [r["r3"]]
+    assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r3']}"]
     assert view(at) == {"tab": "failures", "category": "compliance"}  # written as the page names it
 
     at = open_metrics({"tab": "escapes"})
@@ -125,7 +125,7 @@ def test_a_link_to_a_tab_or_bar_that_is_not_there_is_named(seeded: History) -> N
     assert "tab=nope is not one of quality, failures, agreement, escapes, cost, reviewers" in plain(at.info[0].value)
     assert at.session_state[TAB_KEY] == "Quality" and view(at) == {}
     at = open_metrics({"tab": "failures", "criterion": "completeness"})  # no check of it failed
-    assert "The link picks criterion completeness, but no check of it failed in this view" in texts(at)
+    assert "The link picks criterion Completeness, but no check of it failed in this view" in texts(at)
     assert at.selectbox(key=DRILL_CRITERION).value is None and view(at) == {"tab": "failures"}
 
 
@@ -175,12 +175,12 @@ def restated(history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_tooltip(restated: History) -> None:
     at = open_metrics({"tab": "failures", "criterion": "factual_accuracy"})
-    table = at.dataframe[0].value
-    assert table["run"].tolist() == [restated.runs["r3"], restated.runs["r2"]]
+    table = at.dataframe[1].value
+    assert table["run"].tolist() == [f"./review?run={restated.runs[k]}" for k in ("r3", "r2")]
     assert table["status"].tolist() == ["✍️ fix waiting for approval", "✅ shipped by a person"]
     cells = {str(v) for v in table.to_numpy().ravel()}
     assert not cells & CODES and not {"awaiting_approval", "resolved_shipped"} & cells
-    tooltip = json.loads(at.dataframe[0].proto.columns)["status"]["help"]
+    tooltip = json.loads(at.dataframe[1].proto.columns)["status"]["help"]
     assert "fix waiting for approval = `awaiting_approval`" in tooltip
     assert "shipped by a person = `resolved_shipped`" in tooltip
 

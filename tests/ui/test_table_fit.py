@@ -93,3 +93,14 @@ def test_a_no_break_space_makes_one_word_that_a_wrapped_column_keeps_whole() -> 
     fit = tf.fit(frame, 300, wide=("text",))
     assert tf.words(frame["rubric"][0]) == [tf.unbroken("memo v1,"), tf.unbroken("round 2")]
     assert fit.lines > 1 and fit.widths["rubric"] >= tf.text_px(tf.unbroken("memo v1,")) + tf.CELL_PAD_PX
+
+
+def test_a_breakable_column_breaks_only_e_mail_addresses() -> None:
+    """"cli (com mand line)" was the Runs list's "by" column at 1,024 px: a name column may break an e-mail address
+    at a line's end, never a word."""
+    word = tf.text_px("(command") + tf.CELL_PAD_PX
+    names = pd.DataFrame({"by": ["cli (command line)"], "text": [DETAIL]})
+    assert tf.fit(names, 200, wide=("text",), breakable=("by",)).widths["by"] >= word  # squeezed: no word broken
+    address = pd.DataFrame({"by": ["<edith.okafor.from.the.legal.team@example.com>"], "text": [DETAIL]})
+    fit = tf.fit(address, 200, wide=("text",), breakable=("by",))
+    assert fit.widths["by"] < tf.text_px(address["by"][0]) + tf.CELL_PAD_PX  # the address may break

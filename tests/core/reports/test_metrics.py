@@ -7,7 +7,7 @@ report and a definition for every headline figure.
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import date, datetime
 from fractions import Fraction
 
 import pytest
@@ -92,10 +92,28 @@ def test_bucket_of(day: date, grain: m.Grain, bucket: date) -> None:
     assert bucket_of(day, grain) == bucket
 
 
+@pytest.mark.parametrize(("at", "grain", "bucket"), [
+    pytest.param(datetime(2025, 1, 15, 13, 45, 10, 5), "hour", datetime(2025, 1, 15, 13), id="hour-starts-on-the-hour"),
+    pytest.param(datetime(2025, 1, 15, 0, 0), "hour", datetime(2025, 1, 15, 0), id="midnight-is-its-hour"),
+    pytest.param(datetime(2025, 1, 15, 23, 59, 59), "hour", datetime(2025, 1, 15, 23), id="last-second"),
+    pytest.param(datetime(2025, 1, 12, 23, 30), "week", date(2025, 1, 6), id="a-time-in-a-week-bucket"),
+    pytest.param(datetime(2025, 1, 15, 9), "day", date(2025, 1, 15), id="a-time-in-a-day-bucket"),
+])
+def test_bucket_of_a_time(at: datetime, grain: m.Grain, bucket: date) -> None:
+    assert bucket_of(at, grain) == bucket and type(bucket_of(at, grain)) is type(bucket)
+
+
+def test_an_hour_bucket_needs_a_time_of_day() -> None:
+    with pytest.raises(ValueError, match="needs a time of day"):
+        bucket_of(date(2025, 1, 15), "hour")
+
+
 @pytest.mark.parametrize(("first", "last", "grain"), [
     pytest.param(None, None, "day", id="no-history"),
     pytest.param(date(2025, 1, 1), None, "day", id="open-end"),
-    pytest.param(date(2025, 1, 1), date(2025, 1, 1), "day", id="one-day"),
+    pytest.param(date(2025, 1, 1), date(2025, 1, 1), "hour", id="one-day"),
+    pytest.param(date(2025, 1, 1), date(2025, 1, 2), "hour", id="two-days"),
+    pytest.param(date(2025, 1, 1), date(2025, 1, 3), "day", id="three-days"),
     pytest.param(date(2025, 1, 1), date(2025, 3, 4), "day", id="62-days"),
     pytest.param(date(2025, 1, 1), date(2025, 3, 5), "week", id="63-days"),
     pytest.param(date(2024, 1, 1), date(2025, 1, 1), "week", id="366-days"),
@@ -214,3 +232,39 @@ def test_every_headline_figure_has_a_definition() -> None:
     for field, _, _, key in m.HEADLINE:
         assert field in m.Headline.model_fields and key in m.DEFINITIONS
     assert MetricsFilter().is_empty() and not MetricsFilter(people=["ann"]).is_empty()
+
+
+# --- hour buckets -------------------------------------------------------------------------------------------
+
+
+def test_hour_buckets_come_from_the_hour_rows_and_the_headline_from_the_days() -> None:
+    day = [DayTotals(day=date(2025, 1, 15), runs=3, finished=3, first_pass=2)]
+    hours = [DayTotals(day=datetime(2025, 1, 15, 14), runs=1, finished=1, first_pass=0),
+             DayTotals(day=datetime(2025, 1, 15, 9), runs=2, finished=2, first_pass=2)]
+    report = build_report(MetricsFilter(), day, [], [], [], hours=hours)
+    assert report.grain == "hour"  # one day of runs: auto picks hours
+    assert [(p.bucket, p.runs, p.first_pass_rate) for p in report.series] == [
+        (datetime(2025, 1, 15, 9), 2, 1.0), (datetime(2025, 1, 15, 14), 1, 0.0)]
+    assert report.headline.runs == 3 and report.headline.first_pass_rate == pytest.approx(2 / 3)
+    week = build_report(MetricsFilter(), day, [], [], [], "week", hours=hours)  # a grain asked for wins
+    assert [(p.bucket, p.runs) for p in week.series] == [(date(2025, 1, 13), 3)]
+
+
+def test_without_the_hour_rows_auto_stays_at_days_and_asking_for_hours_is_an_error() -> None:
+    day = [DayTotals(day=date(2025, 1, 15), runs=3)]
+    assert build_report(MetricsFilter(), day, [], [], []).grain == "day"
+    with pytest.raises(ValueError, match="hour buckets need the sums per hour"):
+        build_report(MetricsFilter(), day, [], [], [], "hour")
+
+
+@pytest.mark.parametrize(("filters", "found", "grain"), [
+    pytest.param({}, [date(2025, 1, 15)], "hour", id="one-day-of-runs"),
+    pytest.param({"since": date(2025, 1, 14)}, [date(2025, 1, 15)], "hour", id="since-the-day-before"),
+    pytest.param({"since": date(2025, 1, 13)}, [date(2025, 1, 15)], "day", id="since-two-days-before"),
+    pytest.param({"until": date(2025, 1, 31)}, [date(2025, 1, 15)], "day", id="until-a-later-day"),
+    pytest.param({"since": date(2025, 1, 15), "until": date(2025, 1, 15)}, [], "hour", id="one-day-no-runs"),
+    pytest.param({}, [], "day", id="no-runs-at-all"),
+])
+def test_the_views_buckets_follow_its_span(filters: dict, found: list[date], grain: str) -> None:
+    assert m.view_grain(MetricsFilter(**filters), [DayTotals(day=d) for d in found]) == grain
+
