@@ -192,8 +192,13 @@ def remaining_words(left: list[IssueFix]) -> str:
     return f"issue {listed} stays unfixed" if len(numbers) == 1 else f"issues {listed} stay unfixed"
 
 
-def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
-    """The fix proposal: what it did per issue, each edit beside its issue, refused edits, and the diff."""
+BOX_BELOW = "fix it in the box below, or reject"
+"""What to do about a partial proposal where the page offers the approval's edit box."""
+
+
+def proposal_view(proposal: FixProposal, by_person: bool = False, remedy: str = BOX_BELOW) -> None:
+    """The fix proposal: what it did per issue, each edit beside its issue, refused edits, and the diff (`remedy`:
+    what this page offers against what stays unfixed)."""
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     if not by_person:
@@ -202,7 +207,7 @@ def proposal_view(proposal: FixProposal, by_person: bool = False) -> None:
         full_table(pd.DataFrame(rows), wide=("why",))
         if left := unfixed(proposal):
             st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
-                                       "with that defect to fresh reviewers; fix it in the box below, or reject."))
+                                       "with that defect to fresh reviewers" + (f"; {remedy}." if remedy else ".")))
     for edit in proposal.edits:
         issue = proposal.issues[edit.issue] if edit.issue < len(proposal.issues) else None
         left, right = st.columns(2)

@@ -68,8 +68,12 @@ def run_header(view: RunView) -> None:
             "have cost, and a resume asks them again: " + "; ".join(c.describe() for c in view.cut_off) + "."))
 
 
-def round_panel(view: RunView, rnd: RoundView) -> None:
-    """One round: B and C side by side, gate, merged issues, proposal and decisions."""
+def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> None:
+    """One round: B and C side by side, gate, merged issues, proposal and decisions (`remedy`: how this page
+    fixes what a partial proposal leaves; by default the approval's box, only where it is shown)."""
+    if remedy is None:
+        waits = view.status == RunStatus.AWAITING_APPROVAL and rnd.round_no == view.state.round
+        remedy = components.BOX_BELOW if waits else ""
     both_in = all(s in rnd.reviews for s in SLOTS)
     cols = st.columns(2)
     for col, slot in zip(cols, SLOTS, strict=True):
@@ -92,7 +96,7 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
-        components.proposal_view(rnd.proposal, by_person=by_person)
+        components.proposal_view(rnd.proposal, by_person=by_person, remedy=remedy)
     for d in rnd.decisions:
         st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
                       + (f": {d.reason}" if d.reason else "")))
