@@ -6,6 +6,7 @@ import streamlit as st
 from santa_core import people, pricing, words
 from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
 from santa_core.models import EscalationReason
+from santa_core.providers import usable_model_ids
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
 from storage.db import redacted_url
 from ui import app_desk, identity, operations, setting_sources
@@ -67,13 +68,17 @@ def fixed(field: str) -> bool:
     return setting_sources.locked(effective, field) or not allowed
 
 
-# Every usable provider's models and `person`; the saved values stay offered even when their provider has no key.
-models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_c, d.fixer])
+# The pickers of the Review page's form (`slot_picker`): each slot starts where a new run's does, in every key setup.
+usable = usable_model_ids()
 st.subheader("Defaults for new runs")
-b = providers_ui.model_picker(st, words.setting("reviewer_b"), models, d.reviewer_b, "set_b", disabled=fixed("reviewer_b"))
-c = providers_ui.model_picker(st, words.setting("reviewer_c"), models, d.reviewer_c, "set_c", disabled=fixed("reviewer_c"))
+if not usable:
+    st.info(escape_markdown(f"No model provider has a key, so new runs start with a person in every slot, as on the "
+                            f"Review page. The models in effect ({d.reviewer_b}, {d.reviewer_c}, {d.fixer}) apply "
+                            "once their provider's key is set; saving keeps them."))
+b = providers_ui.slot_picker(words.setting("reviewer_b"), d.reviewer_b, "set_b", usable, disabled=fixed("reviewer_b"))
+c = providers_ui.slot_picker(words.setting("reviewer_c"), d.reviewer_c, "set_c", usable, disabled=fixed("reviewer_c"))
 providers_ui.panel_notes(b, c)
-fixer = providers_ui.model_picker(st, words.setting("fixer"), models, d.fixer, "set_fixer", disabled=fixed("fixer"))
+fixer = providers_ui.slot_picker(words.setting("fixer"), d.fixer, "set_fixer", usable, disabled=fixed("fixer"))
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox(words.setting("rubric"), names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
@@ -94,7 +99,7 @@ screen_model = providers_ui.model_picker(
     disabled=fixed("screen_model") or not screen_on, check=screen_on,
     help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
          "has other weaknesses to fall for. A model whose provider has no key stops every round a model reviews.")
-if problem := app_desk.desk().runner.screen_problem():
+if usable and (problem := app_desk.desk().runner.screen_problem()):  # no key: no round reaches a screen
     st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. Until then every round a model reviews stops at "
                              "its screen before any reviewer is paid and waits in the escalation queue."))
 
@@ -114,7 +119,9 @@ if allowed and st.button("Save settings", type="primary", key="set_save"):
     if not name.strip():
         st.error("The display name is empty; decisions need a name.")
     else:
-        new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
+        kept = {slot: providers_ui.slot_saved(choice, getattr(d, slot), usable)
+                for slot, choice in (("reviewer_b", b), ("reviewer_c", c), ("fixer", fixer))}
+        new = Defaults(**kept, max_rounds=int(rounds), budget_usd=float(budget),
                        rubric=rubric, display_name=name.strip(), due_hours=due_hours, screen=screen_on,
                        screen_model=screen_model)
         try:
