@@ -50,6 +50,9 @@ def test_settings_and_review_start_each_slot_on_the_same_model(desk_env: RunStor
     on_settings = tuple(settings.selectbox(key=k).value for k in SLOTS.values())
     assert on_review == on_settings == EXPECTED[setup]
     assert alarms(review) == alarms(settings)
+    [sources] = [d.value for d in settings.dataframe if "in effect" in d.value.columns]  # Where each setting comes from
+    in_effect = dict(zip(sources["setting"], sources["in effect"], strict=True))
+    assert tuple(in_effect[s].split(" ")[0] for s in ("Reviewer B", "Reviewer C", "Fix agent")) == EXPECTED[setup]
     if setup == "no key":  # no Claude model "· no key", no family warning, no screen error on either page
         assert alarms(settings) == [] and settings.selectbox(key="set_b").options == ["person"]
 
