@@ -20,9 +20,7 @@ chosen = audit.filters(app_desk.desk().audit.facets())
 if chosen is not None:
     selection = audit.events(chosen)  # leaves out the runs whose reviews are still blind
     audit.hidden_note(selection.hidden)
-    if not selection.items:
-        st.info("No audit event matches these filters.")
-    else:
-        audit.table(selection.items)
+    audit.table(selection)
+    if selection.items:
         with st.expander("One event in full"):
             audit.detail(selection.items)

@@ -3,12 +3,13 @@
 import pandas as pd
 import streamlit as st
 
-from santa_core import people, pricing, words
-from santa_core.config import DEFAULT_DUE_HOURS, Defaults, save_defaults
+from santa_core import pricing, words
+from santa_core.config import DEFAULT_DUE_HOURS
 from santa_core.models import EscalationReason
-from santa_core.roles import LOCAL, ROLE_LABEL, Permission, PermissionDenied
+from santa_core.providers import usable_model_ids
+from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
-from ui import app_desk, identity, operations, setting_sources
+from ui import app_desk, identity, operations, setting_sources, settings_save
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
@@ -60,6 +61,7 @@ st.subheader("The local user")
 name = st.text_input(words.setting("display_name"), local.name if local else d.display_name, key="set_name",
                      disabled=not allowed, help="Without sign-in, everyone acts as the local user; this name is "
                      "shown on their decisions and in the audit trail (which records the id `local`).")
+settings_save.section_save("the name", "set_save_user", {"display_name": name}, d, allowed)
 
 
 def fixed(field: str) -> bool:
@@ -67,19 +69,27 @@ def fixed(field: str) -> bool:
     return setting_sources.locked(effective, field) or not allowed
 
 
-# Every usable provider's models and `person`; the saved values stay offered even when their provider has no key.
-models = providers_ui.model_options(person=True, keep=[d.reviewer_b, d.reviewer_c, d.fixer])
+# The pickers of the Review page's form (`slot_picker`): each slot starts where a new run's does, in every key setup.
+usable = usable_model_ids()
 st.subheader("Defaults for new runs")
-b = providers_ui.model_picker(st, words.setting("reviewer_b"), models, d.reviewer_b, "set_b", disabled=fixed("reviewer_b"))
-c = providers_ui.model_picker(st, words.setting("reviewer_c"), models, d.reviewer_c, "set_c", disabled=fixed("reviewer_c"))
+if not usable:
+    st.info(escape_markdown(f"No model provider has a key, so new runs start with a person in every slot, as on the "
+                            f"Review page. The models in effect ({d.reviewer_b}, {d.reviewer_c}, {d.fixer}) apply "
+                            "once their provider's key is set; saving keeps them."))
+b = providers_ui.slot_picker(words.setting("reviewer_b"), d.reviewer_b, "set_b", usable, disabled=fixed("reviewer_b"))
+c = providers_ui.slot_picker(words.setting("reviewer_c"), d.reviewer_c, "set_c", usable, disabled=fixed("reviewer_c"))
 providers_ui.panel_notes(b, c)
-fixer = providers_ui.model_picker(st, words.setting("fixer"), models, d.fixer, "set_fixer", disabled=fixed("fixer"))
+fixer = providers_ui.slot_picker(words.setting("fixer"), d.fixer, "set_fixer", usable, disabled=fixed("fixer"))
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox(words.setting("rubric"), names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",
                       disabled=not allowed)
 rounds = st.number_input(words.setting("max_rounds"), 1, 10, d.max_rounds, key="set_rounds", disabled=fixed("max_rounds"))
 budget = st.number_input(words.setting("budget_usd"), 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
                          key="set_budget", disabled=fixed("budget_usd"))
+run_defaults = {**{slot: providers_ui.slot_saved(choice, getattr(d, slot), usable)
+                   for slot, choice in (("reviewer_b", b), ("reviewer_c", c), ("fixer", fixer))},
+                "rubric": rubric, "max_rounds": int(rounds), "budget_usd": float(budget)}
+settings_save.section_save("the defaults for new runs", "set_save_runs", run_defaults, d, allowed)
 
 st.subheader(words.setting("screen"))
 st.caption("Before a model reviewer reads a text, a cheap model is asked to repeat a fresh random key while ignoring "
@@ -94,9 +104,11 @@ screen_model = providers_ui.model_picker(
     disabled=fixed("screen_model") or not screen_on, check=screen_on,
     help="The cheapest model does: it only has to repeat a key. A model of another family than the reviewers "
          "has other weaknesses to fall for. A model whose provider has no key stops every round a model reviews.")
-if problem := app_desk.desk().runner.screen_problem():
+if usable and (problem := app_desk.desk().runner.screen_problem()):  # no key: no round reaches a screen
     st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. Until then every round a model reviews stops at "
                              "its screen before any reviewer is paid and waits in the escalation queue."))
+screen = {"screen": screen_on, "screen_model": screen_model}
+settings_save.section_save("the injection screen", "set_save_screen", screen, d, allowed)
 
 st.subheader("Escalations: default due time per reason")
 st.caption("A new escalation is due this many hours after it opens; whoever may assign can change one "
@@ -110,23 +122,9 @@ for i, reason in enumerate(r.value for r in EscalationReason):
         help=f"{words.reason_help(reason)} Built-in default: {DEFAULT_DUE_HOURS.get(reason, 24.0):g} h. "
              f"Reason code: `{reason}`.")
 
-if allowed and st.button("Save settings", type="primary", key="set_save"):
-    if not name.strip():
-        st.error("The display name is empty; decisions need a name.")
-    else:
-        new = Defaults(reviewer_b=b, reviewer_c=c, fixer=fixer, max_rounds=int(rounds), budget_usd=float(budget),
-                       rubric=rubric, display_name=name.strip(), due_hours=due_hours, screen=screen_on,
-                       screen_model=screen_model)
-        try:
-            people.rename_local(app_desk.desk().people, name, identity.actor())
-            save_defaults(app_desk.desk().runs, new, identity.actor())
-        except (PermissionDenied, ValueError) as exc:
-            st.error(escape_markdown(str(exc)))
-        else:
-            # The sidebar (drawn before this page) and every cached name show the new name at once.
-            identity.forget_names()
-            st.session_state["set_saved"] = True
-            st.rerun()
-if st.session_state.pop("set_saved", False):
-    st.success("Saved. New runs and new escalations start from these defaults. A run's page keeps the names its "
-               "starter and deciders had at the time.")
+settings_save.section_save("the due times", "set_save_due", {"due_hours": due_hours}, d, allowed)
+
+st.divider()
+if allowed and st.button("Save settings", type="primary", key=settings_save.WHOLE, help="Saves every section above."):
+    settings_save.save({"display_name": name, **run_defaults, **screen, "due_hours": due_hours}, d, settings_save.WHOLE)
+settings_save.saved_note(settings_save.WHOLE)

@@ -12,7 +12,7 @@ locked, with the variable that sets it.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Literal, NamedTuple, Protocol, TypeVar
@@ -204,12 +204,15 @@ class DefaultsStore(Protocol):
         ...
 
 
-def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str, env: Mapping[str, str] | None = None) -> None:
-    """A person saves the defaults new runs and escalations start from. A setting an environment variable sets is
-    not saved: the environment wins, so the value would not be used, and it would take over unseen the day the
-    variable is unset (the Settings page shows such a setting locked)."""
+def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str, env: Mapping[str, str] | None = None,
+                  fields: Collection[str] | None = None) -> None:
+    """A person saves the defaults new runs and escalations start from (only `fields` when given: one section of the
+    Settings page; the rest keep what is saved). A setting an environment variable sets is not saved: the
+    environment wins, so the value would not be used, and it would take over unseen the day the variable is unset
+    (the Settings page shows such a setting locked)."""
     env = os.environ if env is None else env
-    values = {k: v for k, v in defaults.model_dump().items() if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k]))}
+    values = {k: v for k, v in defaults.model_dump().items() if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k]))
+              and (fields is None or k in fields)}
     store.save_settings(values, actor=actor)
 
 

@@ -13,12 +13,12 @@ never both link to the same previous event. The unique `seq` is a second guard.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from datetime import datetime
 from typing import Any
 
 from pydantic import BaseModel
-from sqlalchemy import func, or_
+from sqlalchemy import case, func, or_
 from sqlmodel import Session, col, select
 
 from storage.chain import GENESIS, HEAD_KEY, append, canonical_time, event_hash  # noqa: F401 - callers use audit.append
@@ -119,6 +119,32 @@ def _renumbered(s: Session, prev_hash: str, expected: int) -> tuple[AuditEventRo
     return row, f"it links to seq {expected - 1} but its seq was changed from {expected} to {row.seq}"
 
 
+def seals_asked(action: str | None) -> bool:
+    """Whether an action filter (a prefix) selects the row seals themselves (`rows.`, `rows.sealed`)."""
+    return bool(action) and SEAL_ACTION.startswith(action)
+
+
+def _matching(stmt: Any, actor: str | None, action: str | None, entity_type: str | None, run_id: int | None,
+              since: datetime | None, until: datetime | None, upto: int | None) -> Any:
+    """`stmt` restricted to the events matching every given filter (one rule for listing and counting)."""
+    if actor:
+        stmt = stmt.where(AuditEventRow.actor == actor)
+    if action:
+        stmt = stmt.where(col(AuditEventRow.action).startswith(action))
+    if entity_type:
+        stmt = stmt.where(AuditEventRow.entity_type == entity_type)
+    if run_id is not None:
+        stmt = stmt.where(AuditEventRow.run_id == run_id)
+    # In UTC: SQLite compares the stored UTC wall-clock times, so another zone's would be off.
+    if since is not None:
+        stmt = stmt.where(AuditEventRow.created_at >= utc(since))
+    if until is not None:
+        stmt = stmt.where(AuditEventRow.created_at < utc(until))
+    if upto is not None:
+        stmt = stmt.where(AuditEventRow.seq <= upto)
+    return stmt
+
+
 class AuditStore(StoreBase):
     """Reads and verifies the chain (appending happens inside other stores' transactions)."""
 
@@ -134,31 +160,41 @@ class AuditStore(StoreBase):
         limit: int = 500,
         newest_first: bool = True,
         seals: bool = False,
+        upto: int | None = None,
     ) -> list[AuditEvent]:
-        """Events matching every given filter (action matches as a prefix: `run.` is every run event).
+        """Events matching every given filter (action matches as a prefix: `run.` is every run event), up to seq
+        `upto` when given.
 
         The row seals (`rows.sealed`, bookkeeping that `verify` checks) are left out unless `seals` is set or the
         action filter asks for them; a verification record takes them, so its events link without a gap.
         """
-        stmt = select(AuditEventRow)
-        if not seals and not (action and SEAL_ACTION.startswith(action)):
+        stmt = _matching(select(AuditEventRow), actor, action, entity_type, run_id, since, until, upto)
+        if not seals and not seals_asked(action):
             stmt = stmt.where(AuditEventRow.action != SEAL_ACTION)
-        if actor:
-            stmt = stmt.where(AuditEventRow.actor == actor)
-        if action:
-            stmt = stmt.where(col(AuditEventRow.action).startswith(action))
-        if entity_type:
-            stmt = stmt.where(AuditEventRow.entity_type == entity_type)
-        if run_id is not None:
-            stmt = stmt.where(AuditEventRow.run_id == run_id)
-        # In UTC: SQLite compares the stored UTC wall-clock times, so another zone's would be off.
-        if since is not None:
-            stmt = stmt.where(AuditEventRow.created_at >= utc(since))
-        if until is not None:
-            stmt = stmt.where(AuditEventRow.created_at < utc(until))
         order = col(AuditEventRow.seq).desc() if newest_first else col(AuditEventRow.seq)
         with self._read() as s:
             return [_event_of(r) for r in s.exec(stmt.order_by(order).limit(limit)).all()]
+
+    def head_seq(self) -> int:
+        """The newest event's seq (0 before the first): counts and a list read up to it describe the same chain."""
+        with self._read() as s:
+            return s.exec(select(func.max(AuditEventRow.seq))).one() or 0
+
+    def counts(self, *, actor: str | None = None, action: str | None = None, entity_type: str | None = None,
+               run_id: int | None = None, since: datetime | None = None, until: datetime | None = None,
+               upto: int | None = None, except_runs: Collection[int] = (), seals: bool = False) -> tuple[int, int]:
+        """(events `events` would list without a limit, row seals it would leave out), with the same filters and
+        `seals`, up to seq `upto`, leaving out the events of `except_runs`."""
+        is_seal = case((AuditEventRow.action == SEAL_ACTION, 1), else_=0)
+        stmt = _matching(select(func.count(), func.coalesce(func.sum(is_seal), 0)).select_from(AuditEventRow),
+                         actor, action, entity_type, run_id, since, until, upto)
+        if except_runs:
+            stmt = stmt.where(or_(col(AuditEventRow.run_id).is_(None), col(AuditEventRow.run_id).not_in(except_runs)))
+        with self._read() as s:
+            every, sealed = s.exec(stmt).one()
+        if seals or seals_asked(action):
+            return int(every), 0
+        return int(every) - int(sealed), int(sealed)
 
     def facets(self) -> dict[str, list[str]]:
         """The distinct actors, actions and entity types (for the Audit page's filters)."""

@@ -11,7 +11,7 @@ import streamlit as st
 
 from santa_core import words
 from storage.audit import AuditEvent
-from ui import app_desk, identity
+from ui import app_desk, components, identity, table_fit
 from ui.safe import escape_markdown
 
 ANY = "any"
@@ -19,6 +19,9 @@ EARLIEST = date(2000, 1, 1)
 """The date inputs' lower bound (Streamlit's default is ten years back)."""
 SHORT = 12
 """Characters of a hash shown in the table (the detail view and the CSV have all 64)."""
+SEALS_HELP = ("Each write to the desk's data ends with a row seal: a system event holding the hash of every row it "
+              "changed, so *Verify the chain* can tell data changed outside the desk. Hidden by default: there is "
+              "one after nearly every other event.")
 HIDDEN_SCAN = 100_000
 """At most this many events of one blind run are counted as hidden."""
 
@@ -34,6 +37,8 @@ class Filters:
     since: datetime | None = None
     until: datetime | None = None
     limit: int = 500
+    seals: bool = False
+    """List the row seals too (the system's bookkeeping events, hidden by default)."""
 
 
 def short(value: str | None) -> str:
@@ -76,6 +81,7 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
     since = d1.date_input("From (UTC)", None, min_value=EARLIEST, key="audit_since")
     until = d2.date_input("Until (UTC, inclusive)", None, min_value=EARLIEST, key="audit_until")
     limit = d3.number_input("Show at most", 10, 10_000, 500, step=100, key="audit_limit")
+    seals = st.checkbox("Show the row seals", key="audit_seals", help=SEALS_HELP)
     run_id = None
     if raw_run.strip():
         if not raw_run.strip().lstrip("#").isdigit():
@@ -84,7 +90,7 @@ def filters(facets: dict[str, list[str]]) -> Filters | None:
         run_id = int(raw_run.strip().lstrip("#"))
     return Filters(actor=None if actor == ANY else actor, action=None if action == ANY else action,
                    entity_type=None if entity == ANY else entity, run_id=run_id, since=_day(since),
-                   until=_day(until, plus=1), limit=int(limit))
+                   until=_day(until, plus=1), limit=int(limit), seals=seals)
 
 
 @dataclass
@@ -93,17 +99,21 @@ class Selection:
 
     items: list[AuditEvent]
     hidden: int = 0
+    matching: int = 0
+    """The events the filters select that this page may list (past *Show at most* too; blind runs' never)."""
+    seals_hidden: int = 0
+    """Row seals the filters select that are not listed (the *Show the row seals* box is off)."""
 
 
 def _query(f: Filters) -> dict:
     return {"actor": f.actor, "action": f.action, "entity_type": f.entity_type, "since": f.since, "until": f.until}
 
 
-def _hidden_count(f: Filters, blind: set[int]) -> int:
+def _hidden_count(f: Filters, blind: set[int], upto: int) -> int:
     """Events of blind runs the filters select (a run's events are few while its first reviews are out)."""
     store = app_desk.desk().audit
     runs = blind if f.run_id is None else blind & {f.run_id}
-    return sum(len(store.events(**_query(f), run_id=r, limit=HIDDEN_SCAN)) for r in runs)
+    return sum(len(store.events(**_query(f), run_id=r, limit=HIDDEN_SCAN, seals=f.seals, upto=upto)) for r in runs)
 
 
 def events(f: Filters) -> Selection:
@@ -115,14 +125,32 @@ def events(f: Filters) -> Selection:
     or earlier rounds before theirs. Verify still walks the whole chain.
     """
     repo = app_desk.desk().runs
+    upto = repo.audit.head_seq()  # the list and its counts read the same chain, however many events arrive meanwhile
     blind = repo.blind_run_ids()
-    hidden = _hidden_count(f, blind)
-    items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True)
+    hidden = _hidden_count(f, blind, upto)
+    items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True,
+                              seals=f.seals, upto=upto)
     later = repo.blind_run_ids() - blind  # a run that turned blind while we read stays hidden too
     if later:
         blind |= later
-        hidden = _hidden_count(f, blind)
-    return Selection([e for e in items if e.run_id not in blind][: f.limit], hidden)
+        hidden = _hidden_count(f, blind, upto)
+    # Counted without the blind runs: a number that grows when their model reviewer answers would tell.
+    listed, seals = repo.audit.counts(**_query(f), run_id=f.run_id, upto=upto, except_runs=blind, seals=f.seals)
+    return Selection([e for e in items if e.run_id not in blind][: f.limit], hidden, matching=listed, seals_hidden=seals)
+
+
+def count_line(selection: Selection) -> str:
+    """How many events are listed, of how many the filters select, and why the rest are not listed."""
+    shown, total = len(selection.items), selection.matching + selection.seals_hidden
+    if shown == total:
+        return f"{shown} event{'s' if shown != 1 else ''}, newest first"
+    why = []
+    if selection.matching > shown:
+        why.append(f"{selection.matching - shown} older past *Show at most*")
+    if selection.seals_hidden:
+        why.append(f"{selection.seals_hidden} row seal{'s' if selection.seals_hidden != 1 else ''} hidden (system "
+                   "bookkeeping; tick *Show the row seals* to list them)")
+    return f"{shown} shown of {total} events, newest first: {'; '.join(why)}"
 
 
 def hidden_note(count: int) -> None:
@@ -130,14 +158,21 @@ def hidden_note(count: int) -> None:
     if count:
         # No number: a count that grows by one when the model reviewer answers would tell the person
         # reviewer that the other review is in (the run page hides even the spend for that reason).
-        st.info("Events of runs waiting for a person reviewer are hidden until the reviews are in.")
+        st.info("Events of runs waiting for a person reviewer are hidden, and left out of the counts below, until "
+                "the reviews are in (*Verify the chain* counts every event).")
+
+
+PAGE_COLUMNS = ["seq", "time", "actor", "action", "entity", "run", "detail", "hash"]
+"""The page's table: the event's own hash shortened; the hashes it links (before, after, previous) are in *One event
+in full* and the CSV, where they can be read whole (four cut hashes did not fit the page)."""
 
 
 def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
-    """The events as a table: on the page in words with hashes shortened; in the export as stored (codes,
-    actor ids, the detail's JSON, whole hashes)."""
+    """The events as a table: on the page in words with the event's hash shortened (PAGE_COLUMNS); in the export
+    as stored (codes, actor ids, the detail's JSON, every hash whole)."""
     cut = (lambda h: h or "") if full else short
-    rows = [{"seq": e.seq, "time": e.created_at.astimezone(UTC).isoformat(timespec="seconds"),
+    rows = [{"seq": e.seq, "time": e.created_at.astimezone(UTC).isoformat(timespec="seconds") if full
+             else f"{e.created_at.astimezone(UTC):%Y-%m-%d %H:%M:%S}",
              "actor": e.actor if full else identity.display(e.actor),
              "action": e.action if full else words.audit_action(e.action),
              "entity": f"{e.entity_type if full else words.entity(e.entity_type)} {e.entity_id}", "run": e.run_id,
@@ -145,18 +180,32 @@ def frame(items: list[AuditEvent], full: bool = False) -> pd.DataFrame:
              "detail": json.dumps(e.detail, sort_keys=True, ensure_ascii=False) if full else words.detail(e.detail)}
             for e in items]
     columns = ["seq", "time", "actor", "action", "entity", "run", "before", "after", "prev", "hash", "detail"]
-    table = pd.DataFrame(rows, columns=columns)
+    table = pd.DataFrame(rows, columns=columns if full else PAGE_COLUMNS)
     table["run"] = table["run"].astype("Int64")  # whole numbers, blank for events of no run (not 1.0 / None)
     return table
 
 
-def table(items: list[AuditEvent]) -> None:
-    """The events on the page, and a CSV of the same selection (full hashes, actor ids)."""
-    st.caption(f"{len(items)} event{'s' if len(items) != 1 else ''}, newest first")
-    st.dataframe(frame(items), hide_index=True, width="stretch",
-                 column_config={"run": st.column_config.NumberColumn("run", format="%d"),
-                                "action": st.column_config.TextColumn("action", help=CODES_HELP),
-                                "detail": st.column_config.TextColumn("detail", help=CODES_HELP)})
+COLUMNS = {"time": st.column_config.TextColumn("time (UTC)"),
+           "run": st.column_config.NumberColumn("run", format="%d"),
+           "action": st.column_config.TextColumn("action", help=CODES_HELP),
+           "detail": st.column_config.TextColumn("detail", help=CODES_HELP)}
+
+
+def table(selection: Selection) -> None:
+    """How many events are listed and why not more; the events, their columns fitted to the page; and a CSV of
+    the same selection (full hashes, actor ids)."""
+    items = selection.items
+    if not items:
+        seals = selection.seals_hidden
+        st.info("No audit event matches these filters." + (f" {seals} row seal{'s do' if seals != 1 else ' does'}: "
+                                                           "tick *Show the row seals* to list them." if seals else ""))
+        return
+    st.caption(count_line(selection))
+    shown = frame(items)
+    fitted = table_fit.fit(shown, table_fit.PAGE_PX, wide=("detail",), labels=components.labels_of(COLUMNS),
+                           breakable=("actor",))
+    st.dataframe(shown, hide_index=True, width="stretch", row_height=fitted.row_height,
+                 column_config=components.fitted_config(fitted, COLUMNS))
     st.download_button("Export these events as CSV", frame(items, full=True).to_csv(index=False),
                        file_name="santa-audit.csv", mime="text/csv", key="audit_csv")
 

@@ -139,10 +139,15 @@ def approve_label(left: list[IssueFix], unsure: list[IssueFix]) -> str:
     return "Approve — " + "; ".join(parts) if parts else "Approve"
 
 
+BOX_BELOW = "fix it in the box below, or reject"
+"""What to do about a partial proposal where the page offers the approval's edit box."""
+
+
 def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[str, str] | None = None,
-                  decided_below: bool = False) -> None:
+                  decided_below: bool = False, remedy: str = BOX_BELOW) -> None:
     """The fix proposal: what it did per issue, then (unless the decision below shows them, `decided_below`) one
-    card per edit and per refused edit, and the changed sentences of the whole text."""
+    card per edit and per refused edit, and the changed sentences of the whole text (`remedy`: what this page
+    offers against what stays unfixed)."""
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     if not by_person:
@@ -151,7 +156,7 @@ def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[st
         full_table(pd.DataFrame(rows), wide=("why",))
         if left := unfixed(proposal):
             st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
-                                       "with that defect to fresh reviewers; fix it in the box below, or reject."))
+                                       "with that defect to fresh reviewers" + (f"; {remedy}." if remedy else ".")))
     if decided_below and (proposal.edits or proposal.rejected):
         st.caption("Each edit is shown below, with your decision, where you keep or drop it.")
         return

@@ -63,6 +63,9 @@ STORAGE_ERRORS = (PermissionDenied, ValueError, InvalidTransition, EscalationNot
 """What a storage call may refuse with; shown to the person, never a traceback."""
 
 FLASH = "escalation_flash"
+REMEDY = (f"to fix it, pick \"{RESOLUTIONS['rereview']}\" under Resolve below (a box with the text opens), or "
+          f"\"{RESOLUTIONS['reject']}\"")
+"""What a partial proposal's warning tells the person to do here: this page has no approval box."""
 
 
 # --- pure helpers ------------------------------------------------------------------------------
@@ -178,14 +181,16 @@ def pick(items: list[EscalationView], now: datetime) -> EscalationView:
     """
     ids = [e.run_id for e in items]
     current = st.session_state.get(PICK)
-    if current not in ids:
-        st.session_state.pop(PICK, None)
+    if current not in ids:  # resolved meanwhile, or filtered out: the first listed opens
         current = ids[0]
     listed = hashlib.sha256(",".join(map(str, ids)).encode()).hexdigest()[:12]
     event = queue_table(items, now, key=f"esc_queue_{listed}_{st.session_state.get(NONCE, 0)}", row=ids.index(current))
     rows = event.selection.rows
     if rows and rows[0] < len(ids) and ids[rows[0]] != current:  # a click on another row
-        current = st.session_state[PICK] = ids[rows[0]]  # set before the select box is drawn in this run
+        current = ids[rows[0]]
+    # Always set, before the select box is drawn: only a value set this way is sent to the browser, which
+    # otherwise keeps showing its last choice (a resolved run's) above another run's detail.
+    st.session_state[PICK] = current
     st.caption("Pick a row (the circle at its start) to open its escalation below.")
     st.selectbox("Escalated run", ids, key=PICK, on_change=_redraw_selection,
                  format_func=lambda i: f"Run #{i} · {words.reason(next(e.reason for e in items if e.run_id == i))}")
@@ -276,7 +281,7 @@ def _evidence(view: RunView) -> None:
         st.code(components.readable_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
                              f"round {current.round_no} (under decision)"), language="diff", wrap_lines=True)
     st.markdown(f"**Round {rnd.round_no}: the last reviews, side by side, and the open issues**")
-    round_panel(view, rnd)
+    round_panel(view, rnd, remedy=REMEDY)
 
 
 def _history(view: RunView) -> None:
@@ -341,8 +346,9 @@ def resolution_form(item: EscalationView, view: RunView) -> None:
         st.warning(escape_markdown(f"Assigned to {identity.display(item.owner)}; your resolution will be recorded under "
                       "your name."))
     rnd = view.current_round
+    # Nothing chosen at first: a default would be a decision nobody made (and the first one ships as is).
     choice = st.radio("Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}",
-                      horizontal=True)
+                      horizontal=True, index=None)
     edited = None
     if choice == "rereview":
         edited = st.text_area("Output to send for fresh review", rnd.output_text if rnd else "",
@@ -378,7 +384,13 @@ def stale_click_notice(open_ids: set[int]) -> None:
                 st.code(why, language=None, wrap_lines=True)
 
 
-def _resolve(item: EscalationView, choice: str, why: str, edited: str | None) -> None:
+NO_CHOICE = (f"Pick a resolution first ({', '.join(RESOLUTIONS.values())}): nothing was recorded.")
+
+
+def _resolve(item: EscalationView, choice: str | None, why: str, edited: str | None) -> None:
+    if choice is None:
+        st.error(NO_CHOICE)
+        return
     if not why.strip():
         st.error("A justification is required: say why you decided this.")
         return

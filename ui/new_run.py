@@ -65,8 +65,7 @@ def _model_choice(label: str, default: str, key: str, usable: list[str], help: s
     """Every usable provider's models and `person`; the default stays offered even when its provider has no key
     (it is marked, and the start refused), so a setting never silently turns into another model. With no key
     at all, only `person`."""
-    options = providers_ui.model_options(person=True, keep=[default], usable=usable) if usable else [PERSON]
-    return providers_ui.model_picker(st, label, options, default, key, help=help)
+    return providers_ui.slot_picker(label, default, key, usable, help=help)  # Settings draws the same
 
 
 def _rubric_choice(default: str) -> Rubric:

@@ -73,6 +73,28 @@ def model_picker(where, label: str, options: list[str], default: str | None, key
     return choice
 
 
+def slot_start(default: str, usable: list[str]) -> str:
+    """The model (or `person`) a reviewer or fix-agent slot starts on, the same on the Review page and in Settings:
+    the default in effect, kept even when its provider has no key (marked, and a start refused, so a setting never
+    silently turns into another model), except with no provider keyed at all: `person`, the one that can work."""
+    return default if usable else PERSON
+
+
+def slot_picker(label: str, default: str, key: str, usable: list[str], help: str | None = None,
+                disabled: bool = False) -> str:
+    """A reviewer or fix-agent picker, as the Review page and Settings both draw it: every usable model and
+    `person`, starting on `slot_start` (kept in front when it cannot be called); with no key at all, only `person`."""
+    start = slot_start(default, usable)
+    options = model_options(person=True, keep=[start], usable=usable) if usable else [PERSON]
+    return model_picker(st, label, options, start, key, help=help, disabled=disabled)
+
+
+def slot_saved(choice: str, default: str, usable: list[str]) -> str:
+    """What saving a slot's picker keeps: the choice, except where the slot shows `person` only because no provider
+    has a key (the default in effect then stays, and applies again once its key is set)."""
+    return choice if usable else default
+
+
 def one_family_hint(usable: list[str] | None = None) -> str | None:
     """What a second key would add, when every usable model is of one family (None: two families or none)."""
     families = {family(m) for m in (usable_model_ids() if usable is None else usable)}

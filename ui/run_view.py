@@ -69,8 +69,12 @@ def run_header(view: RunView) -> None:
             "have cost, and a resume asks them again: " + "; ".join(c.describe() for c in view.cut_off) + "."))
 
 
-def round_panel(view: RunView, rnd: RoundView) -> None:
-    """One round: B and C side by side, gate, merged issues, proposal and decisions."""
+def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> None:
+    """One round: B and C side by side, gate, merged issues, proposal and decisions (`remedy`: how this page
+    fixes what a partial proposal leaves; by default the approval's box, only where it is shown)."""
+    waits = view.status == RunStatus.AWAITING_APPROVAL and rnd.round_no == view.state.round
+    if remedy is None:
+        remedy = components.BOX_BELOW if waits else ""
     reviews = review_cards.reviews_in(rnd.reviews)
     both_in = all(s in reviews for s in SLOTS)
     cols = st.columns(2)
@@ -94,9 +98,9 @@ def round_panel(view: RunView, rnd: RoundView) -> None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
         # The proposal awaiting this person's decision: its cards stand with the decision, not twice on the page.
-        live = (view.status == RunStatus.AWAITING_APPROVAL and rnd.round_no == view.state.round
-                and identity.can(Permission.DECIDE_FIX))
-        components.proposal_view(rnd.proposal, by_person=by_person, names=criterion_names(view), decided_below=live)
+        live = waits and identity.can(Permission.DECIDE_FIX)
+        components.proposal_view(rnd.proposal, by_person=by_person, names=criterion_names(view), decided_below=live,
+                                 remedy=remedy)
     for d in rnd.decisions:
         st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
                       + (f": {d.reason}" if d.reason else "")))

@@ -16,8 +16,12 @@ import streamlit as st
 from desk.wiring import ENV_ONLY_SETTINGS
 from santa_core import words
 from santa_core.config import Effective, Saved, Source
-from ui import components, identity
+from santa_core.providers import usable_model_ids
+from ui import components, identity, providers
 from ui.safe import escape_markdown
+
+SLOTS = ("reviewer_b", "reviewer_c", "fixer")
+"""The settings a reviewer or fix-agent picker sets."""
 
 
 def shown(field: str, value: Any) -> str:
@@ -69,6 +73,10 @@ def sources_table(effective: Effective, local_name: str | None = None) -> None:
     """Every setting, its value in effect and where it comes from (the environment-only ones included). The local
     user's name is the one the People records hold (`local_name`) when there is one."""
     values = {**effective.defaults.model_dump(), **({"display_name": local_name} if local_name else {})}
+    usable = usable_model_ids()
+    for slot in SLOTS:  # what a new run starts on, as the pickers below and the Review page say
+        if (start := providers.slot_start(values[slot], usable)) != values[slot]:
+            values[slot] = f"{start} (no provider has a key; {values[slot]} once its provider has one)"
     rows = [{"setting": words.setting(field), "in effect": shown(field, values[field]),
              "from": source_label(effective.sources[field])} for field in effective.sources]
     for label, variable, value in ENV_ONLY_SETTINGS:

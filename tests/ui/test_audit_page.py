@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 from datetime import timedelta
 
 import pandas as pd
@@ -16,6 +17,7 @@ from santa_core.run import actions
 from storage.runs import RunStore
 from tests.ui.test_app import CLEAN, DEFECTIVE, SPEC, plain, texts
 from tests.ui.test_escalation_queue import escalate, open_as
+from ui import table_fit
 from ui.audit import frame
 
 
@@ -30,8 +32,11 @@ def test_events_newest_first_and_filters(desk_env: RunStore) -> None:
     at = open_as("viewer@example.com", "pages/audit.py")  # every role may read the trail
     table = shown(at)
     assert table["seq"].tolist() == sorted(table["seq"].tolist(), reverse=True)
-    assert {"seq", "time", "actor", "action", "entity", "run", "before", "after", "prev", "hash", "detail"} <= set(table)
-    assert all(len(h) == 13 for h in table["prev"])  # 12 characters and an ellipsis
+    assert list(table) == ["seq", "time", "actor", "action", "entity", "run", "detail", "hash"]
+    assert all(len(h) == 13 for h in table["hash"])  # 12 characters and an ellipsis; all four hashes whole below
+    config = json.loads(at.dataframe[0].proto.columns)
+    assert {c for c, e in config.items() if "width" in e} >= set(table)  # every column fitted, and together
+    assert sum(e["width"] for e in config.values() if "width" in e) <= table_fit.PAGE_PX  # they fit the page
 
     at.selectbox(key="audit_action").set_value("escalation.").run()
     assert set(shown(at)["action"]) == {"escalation opened", "escalation assigned"}
@@ -94,6 +99,35 @@ def test_verify_shows_the_head_to_copy_checks_a_kept_hash_and_names_changed_data
     at.button(key="audit_verify").click().run()
     errors = [plain(e.value) for e in at.error]
     assert any("DATA DIFFERS" in e and f"run {run_id} differs from its last sealed state" in e for e in errors), errors
+
+
+def chain_counts(repo: RunStore, but_run: int | None = None) -> tuple[int, int]:
+    """(every event, row seals) as the table holds them (read with SQL, not through the desk), optionally
+    leaving out one run's events."""
+    with repo.engine.begin() as conn:
+        rows = conn.execute(text("SELECT action, run_id FROM audit_event")).all()
+    kept = [a for a, r in rows if but_run is None or r != but_run]
+    return len(kept), sum(a == "rows.sealed" for a in kept)
+
+
+def test_the_list_says_how_many_events_it_shows_of_how_many_and_why(desk_env: RunStore) -> None:
+    escalate(desk_env)
+    at = open_as("viewer@example.com", "pages/audit.py").run()  # a first sign-in is an event: counted from here
+    total, seals = chain_counts(desk_env)
+    assert seals and total - seals > 10
+    caption = (f"{total - seals} shown of {total} events, newest first: {seals} row seals hidden (system "
+               "bookkeeping; tick *Show the row seals* to list them)")
+    assert caption in texts(at) and len(shown(at)) == total - seals
+    at.button(key="audit_verify").click().run()
+    assert any(f"intact: {total} events" in plain(s.value) for s in at.success)  # the number Verify gives
+    at.checkbox(key="audit_seals").check().run()
+    assert f"{total} events, newest first" in texts(at) and len(shown(at)) == total
+    assert "rows sealed" in shown(at)["action"].tolist()
+    at.number_input(key="audit_limit").set_value(10).run()
+    assert f"10 shown of {total} events, newest first: {total - 10} older past *Show at most*" in texts(at)
+    at.checkbox(key="audit_seals").uncheck()
+    at.selectbox(key="audit_action").set_value("escalation.").run()
+    assert "1 event, newest first" in texts(at)  # escalation opened; no seal is an escalation event
 
 
 # --- blind review: pages everyone reads hide runs waiting for a person reviewer ---------------
@@ -180,8 +214,10 @@ def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
         assert secret not in page
     assert "round.gate" not in exports[-1] and "escalation.resolved" not in exports[-1]
     assert of_run  # the note gives no number: a count that moves would say the other review is in
-    note = "Events of runs waiting for a person reviewer are hidden until the reviews are in."
+    note = "Events of runs waiting for a person reviewer are hidden, and left out of the counts below, until"
     assert note in texts(at)
+    total, seals = chain_counts(desk_env, but_run=run_id)  # the counts leave the run out too
+    assert f"{total - seals} shown of {total} events" in texts(at)
     at.text_input(key="audit_run").set_value(str(run_id)).run()
     assert "No audit event matches these filters." in texts(at) and note in texts(at)
 
