@@ -27,6 +27,7 @@ from santa_core.models import (
 from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
+from santa_core.run.unreviewed import no_answer
 from santa_core.text import unified_diff
 from ui import table_fit
 from ui.safe import escape_markdown
@@ -93,16 +94,21 @@ def status_label(status: RunStatus | str) -> str:
 
 
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
-                criteria: list[str] | None = None, advisory: list[str] | None = None) -> None:
-    """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency."""
+                criteria: list[str] | None = None, advisory: list[str] | None = None,
+                missing: str = "No review yet.") -> None:
+    """One reviewer's verdict, per-criterion checks, issues, suggestions, tokens, cost, latency (`missing`: what an
+    empty slot says)."""
     st.markdown(f"**Reviewer {slot}** · {escape_markdown(model)}")
     if hidden:
         st.info("Hidden until both reviews are in (reviewers judge blind).")
         return
     if outcome is None:
-        st.caption("No review yet.")
+        st.caption(escape_markdown(missing))
         return
-    if outcome.review is None:
+    if no_answer(outcome):  # the provider failed: no verdict at all, so not called a FAIL
+        st.warning("No answer from the model provider: not a verdict.")
+        st.text(outcome.error or "no answer")
+    elif outcome.review is None:
         st.error(f"{outcome.status.value.upper()}: counted as FAIL")
         st.text(outcome.error or "no verdict")
     elif slot_passes(outcome, criteria or [], advisory or []):

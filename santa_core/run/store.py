@@ -24,10 +24,10 @@ from santa_core.models import (
 )
 from santa_core.reviewers.base import CallLog
 
-Resolution = Literal["ship_as_is", "rereview", "reject"]
-"""How a person resolves an escalation."""
+Resolution = Literal["ship_as_is", "rereview", "reject", "try_again"]
+"""How a person resolves an escalation (`try_again`: only a run the model provider failed)."""
 DecisionAction = Literal[
-    "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject"
+    "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject", "try_again"
 ]
 
 
