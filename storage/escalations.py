@@ -14,7 +14,7 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
-from santa_core.run.store import Resolution, RoundRecord
+from santa_core.run.store import Closing, RoundRecord
 from santa_core.run.unchanged import UNCHANGED, rereview_refusal
 from storage import audit
 from storage.errors import EscalationNotOpen
@@ -62,7 +62,7 @@ class EscalationStore(StoreBase):
     def resolve_escalation(
         self,
         run_id: int,
-        resolution: Resolution,
+        resolution: Closing,
         actor: str,
         justification: str,
         edited_output: str | None = None,

@@ -15,7 +15,7 @@ from santa_core.models import EscalationReason, Review, ReviewOutcome, ReviewSta
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import ActionStore, DecisionIn, Resolution, RoundRecord, Store
+from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, Store
 from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refusal
 from santa_core.run.unreviewed import TRIED_AGAIN
 from santa_core.scope import anchor
@@ -190,7 +190,7 @@ def try_again(store: ActionStore, run_id: int, actor: str, reason: str = "",
                               escalation_id=escalation_id)
 
 
-def resolve_escalation(store: ActionStore, run_id: int, resolution: Resolution, actor: str, justification: str,
+def resolve_escalation(store: ActionStore, run_id: int, resolution: Closing, actor: str, justification: str,
                        edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
     """Ship as is, re-review (optionally an edited output), try again (`try_again`) or reject an escalated run, with
     why.
