@@ -3,7 +3,8 @@
 The desk's real adapters talk to the loopback Messages API, whose known-answer screen answers 500: the page says
 "could not be reviewed" and which call failed, never NAUGHTY or "a reviewer failed"; the reviewer columns say they
 were not asked; Try again is on the page for those who may, queues a fresh round, and with the provider answering
-again the run ships. A viewer and a run over budget get the reason instead of the button.
+again the run ships. A viewer and a run over budget get the reason instead of the button; the Escalations page shows
+the same words and refuses a fresh review over budget.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from desk import open_desk
 from santa_core.models import RunStatus
 from storage.runs import RunStore
 from tests.support.messages_api import MessagesStub, error_reply, repeat_key
+from tests.ui.test_escalation_queue import item_id, open_as
 from tests.ui.test_run_page import CLEAN, EDITOR, MODEL_B, MODEL_C, SPEC, VIEWER, as_person, keys, texts, wait_for
 
 
@@ -72,3 +74,19 @@ def test_over_budget_the_page_says_why_there_is_no_try_again(desk_env: RunStore,
     at = as_person(EDITOR, run_id)
     assert "try_again" not in keys(at)
     assert "Try again is not offered: the run's budget is spent." in texts(at)
+
+
+def test_the_escalations_page_says_it_too_and_refuses_a_fresh_review_over_budget(desk_env: RunStore,
+                                                                                  messages_stub: MessagesStub) -> None:
+    run_id = outage_run(desk_env, messages_stub, budget_usd=1e-9)
+    esc = item_id(desk_env, run_id)
+    at = open_as("officer@example.com")
+    shown = texts(at)
+    assert "Could not be reviewed: the model provider failed — the injection screen" in shown
+    assert "NAUGHTY" not in shown and "a reviewer failed" not in shown
+    at.radio(key=f"res_{esc}").set_value("rereview").run()
+    at.text_area(key=f"res_why_{esc}").set_value("Once more.")
+    at.button(key=f"res_go_{esc}").click().run()
+    assert not at.exception, at.exception
+    assert any("budget" in e.value and "is spent" in e.value for e in at.error), [e.value for e in at.error]
+    assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
