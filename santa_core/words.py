@@ -44,7 +44,7 @@ REASON: dict[EscalationReason, str] = {
     R.INJECTION: "injection attempt",
     R.FIX_FAILED: "fix could not be applied",
     R.DISAGREEMENT: "reviewers disagree",
-    R.PROVIDER_FAILED: "could not be reviewed: the model provider failed",
+    R.PROVIDER_FAILED: "could not be reviewed, the model provider failed",
 }
 """Why a run escalated, in a few words (the table cell, the filter, the heading)."""
 
