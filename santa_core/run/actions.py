@@ -15,7 +15,7 @@ from santa_core.models import EscalationReason, Review, ReviewOutcome, ReviewSta
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, Store
+from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refusal
 from santa_core.run.unreviewed import TRIED_AGAIN
 from santa_core.scope import anchor
@@ -169,7 +169,7 @@ def budget_spent(budget_usd: float | None, spent_usd: float) -> bool:
     return budget_usd is not None and spent_usd >= budget_usd
 
 
-def _refuse_over_budget(run, doing: str) -> None:
+def _refuse_over_budget(run: RunRecord, doing: str) -> None:
     """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded."""
     if budget_spent(run.budget_usd, run.spent_usd):
         raise ActionError(f"The run's budget (${run.budget_usd:.4f}) is spent (${run.spent_usd:.4f}), so {doing} "

@@ -15,7 +15,7 @@ from santa_core.run.store import RoundRecord
 HEADLINE = "Could not be reviewed: the model provider failed"
 """What a round (and its run) that nobody could judge is called, wherever a person reads it."""
 TRIED_AGAIN = "tried again after the model provider failed"
-"""The note, decision reason and escalation resolution of a person's Try again."""
+"""The run's note and the decision's reason (unless the person gives one) of a Try again."""
 
 
 def no_answer(outcome: ReviewOutcome) -> bool:
