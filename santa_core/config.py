@@ -44,6 +44,8 @@ DEFAULT_DUE_HOURS: dict[str, float] = {
     "injection": 4.0,
     "fix_failed": 24.0,
     "disagreement": 24.0,
+    # An outage usually passes within hours: a person should try again (or decide) the same day.
+    "provider_failed": 8.0,
 }
 """Default hours from escalation to due, per reason; Settings changes them."""
 

@@ -348,6 +348,8 @@ class EscalationReason(StrEnum):
     FIX_FAILED = "fix_failed"
     DISAGREEMENT = "disagreement"
     """Still NAUGHTY at the round cap while the reviewers disagree on a critical criterion."""
+    PROVIDER_FAILED = "provider_failed"
+    """Nobody judged the output: the injection screen or a reviewer got no answer from the model provider."""
 
 
 FINAL_STATUSES = frozenset(

@@ -25,6 +25,7 @@ class Permission(StrEnum):
     DECIDE_FIX = "decide_fix"
     PERSON_REVIEW = "person_review"
     RESUME_RUN = "resume_run"
+    RETRY_RUN = "retry_run"
     RESOLVE_ESCALATION = "resolve_escalation"
     ASSIGN = "assign"
     EDIT_RUBRIC = "edit_rubric"
@@ -48,6 +49,7 @@ DOING: dict[Permission, str] = {
     Permission.DECIDE_FIX: "approve, edit or reject a fix",
     Permission.PERSON_REVIEW: "fill a person reviewer slot",
     Permission.RESUME_RUN: "resume an interrupted run",
+    Permission.RETRY_RUN: "try a review again after the model provider failed",
     Permission.RESOLVE_ESCALATION: "resolve an escalation",
     Permission.ASSIGN: "assign escalations and reviewer slots or change due dates",
     Permission.EDIT_RUBRIC: "change rubrics",
@@ -62,8 +64,11 @@ DOING: dict[Permission, str] = {
 _P = Permission
 GRANTS: dict[Role, frozenset[Permission]] = {
     Role.VIEWER: frozenset({_P.REPORT_ESCAPE}),
-    Role.EDITOR: frozenset({_P.START_RUN, _P.DECIDE_FIX, _P.PERSON_REVIEW, _P.RESUME_RUN, _P.REPORT_ESCAPE}),
-    Role.COMPLIANCE_OFFICER: frozenset({_P.RESOLVE_ESCALATION, _P.ASSIGN, _P.PERSON_REVIEW, _P.REPORT_ESCAPE}),
+    Role.EDITOR: frozenset({_P.START_RUN, _P.DECIDE_FIX, _P.PERSON_REVIEW, _P.RESUME_RUN, _P.RETRY_RUN,
+                            _P.REPORT_ESCAPE}),
+    # Why the officer too: Try again only asks the same question again, and the officer owns the escalation.
+    Role.COMPLIANCE_OFFICER: frozenset({_P.RESOLVE_ESCALATION, _P.ASSIGN, _P.PERSON_REVIEW, _P.RETRY_RUN,
+                                        _P.REPORT_ESCAPE}),
     Role.RUBRIC_AUTHOR: frozenset({_P.EDIT_RUBRIC, _P.TRY_RUBRIC, _P.REPORT_ESCAPE}),
     Role.ADMIN: frozenset(Permission),
 }

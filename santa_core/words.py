@@ -44,6 +44,7 @@ REASON: dict[EscalationReason, str] = {
     R.INJECTION: "injection attempt",
     R.FIX_FAILED: "fix could not be applied",
     R.DISAGREEMENT: "reviewers disagree",
+    R.PROVIDER_FAILED: "could not be reviewed, the model provider failed",
 }
 """Why a run escalated, in a few words (the table cell, the filter, the heading)."""
 
@@ -56,6 +57,8 @@ REASON_HELP: dict[EscalationReason, str] = {
     R.FIX_FAILED: "The fix agent produced no edit that could be applied.",
     R.DISAGREEMENT: "Still NAUGHTY at the round cap and the reviewers disagree on a critical criterion: "
                     "the rubric may need tightening.",
+    R.PROVIDER_FAILED: "Nobody judged the output: the injection screen or a reviewer got no answer from the model "
+                       "provider (a server error, an overload, a timeout). Nothing ships; try again once it answers.",
 }
 """Why a run escalated, as a sentence."""
 
@@ -72,6 +75,7 @@ DECISION: dict[str, str] = {
     "ship_as_is": "shipped as is",
     "rereview": "edited and sent for fresh review",
     "resolve_reject": "rejected the escalated run",
+    "try_again": "tried again after the model provider failed",
 }
 """A decision on a round (`santa_core.run.store.DecisionAction`)."""
 

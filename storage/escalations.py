@@ -14,7 +14,7 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
-from santa_core.run.store import Resolution, RoundRecord
+from santa_core.run.store import Closing, RoundRecord
 from santa_core.run.unchanged import UNCHANGED, rereview_refusal
 from storage import audit
 from storage.errors import EscalationNotOpen
@@ -62,7 +62,7 @@ class EscalationStore(StoreBase):
     def resolve_escalation(
         self,
         run_id: int,
-        resolution: Resolution,
+        resolution: Closing,
         actor: str,
         justification: str,
         edited_output: str | None = None,
@@ -93,14 +93,15 @@ class EscalationStore(StoreBase):
             new = state_machine.advance(state, state_machine.Resolve(resolution))
             rnd = require_round(s, run_id, state.round)
             after = rnd.output_text if edited_output is None else edited_output
-            if resolution == "rereview":
+            fresh = resolution in ("rereview", "try_again")  # both review the text again in a new round
+            if fresh:
                 check_rereview(s, run_id, after)
             action = RESOLUTION_ACTION[resolution]
             add_decision(s, decision_row(run_id, state.round, action, actor, justification,
                                                 rnd.output_text, after))
-            if resolution == "rereview":
+            if fresh:
                 start_round_row(s, run_id, new.round, after)
-            set_state(s, run, new, actor, new.note)
+            set_state(s, run, new, actor, new.note, "tried_again" if resolution == "try_again" else None)
             return new
 
     def list_escalations(

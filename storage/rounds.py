@@ -68,6 +68,7 @@ DECISION_PERMISSION: dict[str, Permission] = {
     "ship_as_is": Permission.RESOLVE_ESCALATION,
     "rereview": Permission.RESOLVE_ESCALATION,
     "resolve_reject": Permission.RESOLVE_ESCALATION,
+    "try_again": Permission.RETRY_RUN,
 }
 """What a person must be allowed to do to record each decision."""
 

@@ -27,6 +27,7 @@ RESOLUTION_ACTION: dict[str, DecisionAction] = {
     "ship_as_is": "ship_as_is",
     "rereview": "rereview",
     "reject": "resolve_reject",
+    "try_again": "try_again",
 }
 """The decision action recorded for each way of resolving an escalation."""
 
@@ -38,9 +39,10 @@ RESOLVED_AS: dict[RunStatus, str] = {
 
 
 def set_state(
-    s: Session, row: RunRow, new: RunState, actor: str, note: str
+    s: Session, row: RunRow, new: RunState, actor: str, note: str, resolution: str | None = None
 ) -> None:
-    """Write the state, its state_change row and audit event, and open or close the escalation."""
+    """Write the state, its state_change row and audit event, and open or close the escalation (`resolution`: how
+    it closes, when the new status does not say)."""
     old = RunStatus(row.status)
     before = state_of(row)
     touch(s, row.id)
@@ -73,7 +75,7 @@ def set_state(
         open_escalation(s, row)
     elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
         close_escalations(
-            s, row.id, RESOLVED_AS.get(new.status, "rereview"), actor
+            s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor
         )
 
 

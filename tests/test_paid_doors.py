@@ -5,8 +5,8 @@ request at all, not even once the desk has swept for runs left behind and its ru
 
 The doors: a rubric trial and a re-check with a reviewer, Test connection, a batch's sample, resume and Try
 again, a pattern's fix proposal, its per-item fixes and a new signature (which prepares them again), and the run
-actions whose queued run the runner then pays for (start, approve, ask the fix agent again, resume, re-review an
-escalation, a person's review that completes a round). The command line acts as `cli`, which is let through.
+actions whose queued run the runner then pays for (start, approve, ask the fix agent again, resume, try again after
+the model provider failed, re-review an escalation, a person's review that completes a round). The command line acts as `cli`, which is let through.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from santa_core.rubrics import actions as rubric_actions
 from santa_core.run import actions
 from storage.runs import RunStore
 from tests.support.batch_page import seeded_batch
-from tests.support.messages_api import MessagesStub, santa_scenario
+from tests.support.messages_api import MessagesStub, error_reply, repeat_key, santa_scenario
 from tests.ui.test_run_page import CLEAN, DEFECTIVE, EDITOR, MODEL_B, MODEL_C, SPEC, VIEWER, driven_run, passing_review
 from ui.providers import check_connection
 
@@ -63,6 +63,14 @@ class World:
     def escalated(self) -> int:
         run_id = driven_run(self.repo, DEFECTIVE)
         actions.reject_fix(self.repo, run_id, EDITOR, "not like this")
+        return run_id
+
+    @cached_property
+    def outage(self) -> int:
+        """A run the model provider failed (its screen answered 500); the provider answers again afterwards."""
+        self.stub.screen = lambda body: error_reply(500, "api_error", "Internal server error")
+        run_id = driven_run(self.repo, CLEAN)
+        self.stub.screen = repeat_key
         return run_id
 
     @cached_property
@@ -102,6 +110,7 @@ DOORS: dict[str, Callable[[World], object]] = {
     "run-approve-fix": lambda w: actions.approve_fix(w.desk.runs, w.awaiting, VIEWER),
     "run-ask-the-fix-agent-again": lambda w: actions.retry_fix(w.desk.runs, w.awaiting, VIEWER),
     "run-resume": lambda w: actions.resume(w.desk.runs, w.interrupted, VIEWER),
+    "run-try-again": lambda w: actions.try_again(w.desk.runs, w.outage, VIEWER),
     "escalation-re-review": lambda w: actions.resolve_escalation(
         w.desk.runs, w.escalated, "rereview", VIEWER, "try again", edited_output=CLEAN),
     "person-review": lambda w: actions.submit_person_review(
@@ -133,7 +142,8 @@ def test_a_viewer_is_refused_at_every_paid_door_before_any_request_leaves(world:
 def _prepare(world: World, door: str) -> None:
     """Make what the door acts on before counting requests (making it may call the stub)."""
     needs = {"rubric-re-check": "shipped", "run-approve-fix": "awaiting", "run-ask-the-fix-agent-again": "awaiting",
-             "run-resume": "interrupted", "escalation-re-review": "escalated", "person-review": "person_slot"}
+             "run-resume": "interrupted", "run-try-again": "outage", "escalation-re-review": "escalated",
+             "person-review": "person_slot"}
     getattr(world, needs.get(door, "desk"))
     if door.startswith("batch-"):
         getattr(world, "pattern" if "fix" in door or "signature" in door else "batch")

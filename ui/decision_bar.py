@@ -14,9 +14,10 @@ from typing import Literal
 import streamlit as st
 
 from santa_core import words
-from santa_core.models import RunStatus
+from santa_core.models import EscalationReason, RunStatus
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, who_may
+from santa_core.run.actions import budget_spent
 from santa_core.run.fixer import fixed_by_person, issue_fixes
 from santa_core.run.runner import open_person_slots
 from storage.views import RunView
@@ -105,6 +106,15 @@ def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = la
         return _reviewing(view, can, refusal)
     if status == RunStatus.AWAITING_APPROVAL:
         return _approval(view, can)
+    if status == RunStatus.ESCALATED and view.state.escalation_reason == EscalationReason.PROVIDER_FAILED:
+        text = "Could not be reviewed: the model provider failed, so nobody judged the output"
+        if budget_spent(view.budget_usd, view.total_cost_usd):
+            return Need("warning", f"{text}. The run's budget is spent, so it cannot be tried again: "
+                        f"{who_may(Permission.RESOLVE_ESCALATION)} decides on the Escalations page.",
+                        page=("pages/escalations.py", "Open the escalation queue"))
+        if can(Permission.RETRY_RUN):
+            return Need("warning", text + ". Try again once the provider answers.", jump="Try again ↓")
+        return Need("info", f"{text}; {who_may(Permission.RETRY_RUN)} tries again.")
     if status == RunStatus.ESCALATED:
         reason = f" ({words.reason(view.escalation.reason)})" if view.escalation else ""
         return Need("error", f"Escalated{reason}: {who_may(Permission.RESOLVE_ESCALATION)} decides on the "

@@ -26,6 +26,7 @@ from santa_core.models import (
 )
 from santa_core.reviewers.base import PERSON
 from santa_core.run.gate import slot_passes, why_not_pass
+from santa_core.run.unreviewed import no_answer
 from ui.components import usd
 from ui.safe import escape_markdown
 
@@ -97,17 +98,23 @@ def worded_gate(gate: GateResult, reviews: dict[str, ReviewOutcome]) -> GateResu
     return gate.model_copy(update={"reasons": [said.get(r, r) for r in gate.reasons]})
 
 
-def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Rubric, hidden: bool = False) -> None:
-    """One reviewer's verdict, flagged criteria with their evidence, passed ones folded, suggestions, cost."""
+def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Rubric, hidden: bool = False,
+                missing: str = "No review yet.") -> None:
+    """One reviewer's verdict, flagged criteria with their evidence, passed ones folded, suggestions, cost
+    (`missing`: what an empty slot says)."""
     st.markdown(f"**Reviewer {slot}** · {escape_markdown(model)}")
     if hidden:
         st.info("Hidden until both reviews are in (reviewers judge blind).")
         return
     if outcome is None:
-        st.caption("No review yet.")
+        st.caption(escape_markdown(missing))
         return
     criteria, advisory = rubric.criterion_ids(), rubric.advisory_ids()
-    if outcome.review is None:
+    if no_answer(outcome):  # the provider failed: no verdict at all, so not called a FAIL
+        st.warning("No answer from the model provider: not a verdict.")
+        with st.expander("What went wrong"):
+            st.text(outcome.error or "no answer")
+    elif outcome.review is None:
         st.error(f"{no_verdict(outcome)}: counted as FAIL.")
         with st.expander("What went wrong"):
             st.text(outcome.error or "no verdict")

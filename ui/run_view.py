@@ -8,7 +8,7 @@ import streamlit as st
 
 from desk.wiring import QUEUED_ORPHAN_S, SWEEP_EVERY_S
 from santa_core import pricing, words
-from santa_core.models import FINAL_STATUSES, FixEdit, FixProposal, Review, RunStatus
+from santa_core.models import FINAL_STATUSES, EscalationReason, FixEdit, FixProposal, Review, RunStatus
 from santa_core.providers import family_known, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
@@ -16,6 +16,7 @@ from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
+from santa_core.run.unreviewed import HEADLINE, could_not_review, not_asked
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
 from ui import app_desk, clock, components, decision_bar, identity, proposal_cards, review_cards, run_record
@@ -77,18 +78,22 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
         remedy = components.BOX_BELOW if waits else ""
     reviews = review_cards.reviews_in(rnd.reviews)
     both_in = all(s in reviews for s in SLOTS)
+    unreviewed = could_not_review(rnd)
     cols = st.columns(2)
     for col, slot in zip(cols, SLOTS, strict=True):
         with col:
             outcome = reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
-            review_cards.review_card(outcome, slot, reviewer_of(view, slot), view.rubric, hidden=hide)
+            review_cards.review_card(outcome, slot, reviewer_of(view, slot), view.rubric, hidden=hide,
+                                     missing=not_asked(rnd) if rnd.gate is not None else "No review yet.")
     if both_in and rnd.reviews["B"].reviewer.startswith("person:") and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer:
         st.warning("One person filled both reviewer slots of this round, so the two reviews are not independent. "
                    "Only the local user of an install without sign-in may do this; configure sign-in for a team.")
     review_cards.screen_line(rnd.screens)
-    if rnd.gate is not None:
+    if unreviewed:  # nobody judged the output: not NAUGHTY, and the words name the calls that failed
+        st.warning(escape_markdown(f"{HEADLINE} — {unreviewed} Nothing ships until the output is reviewed."))
+    elif rnd.gate is not None:
         if not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
@@ -113,7 +118,8 @@ def timeline(view: RunView) -> None:
     """All rounds as tabs, the latest open; with the output each round reviewed."""
     if not view.rounds:
         return
-    labels = [f"Round {r.round_no}" + (f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds]
+    labels = [f"Round {r.round_no}" + (" · could not be reviewed" if could_not_review(r) else
+                                       f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds]
     tabs = st.tabs(labels, default=labels[-1])  # open on the latest round
     for tab, rnd in zip(tabs, view.rounds, strict=True):
         with tab:
@@ -363,6 +369,8 @@ def actions_panel(view: RunView) -> None:
         approval_panel(view)
     elif status in (RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED):
         person_panel(view)
+    elif status == RunStatus.ESCALATED and view.state.escalation_reason == EscalationReason.PROVIDER_FAILED:
+        try_again_panel(view)
     elif status == RunStatus.ESCALATED and view.escalation:
         st.warning(f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
                    "Escalations page.")
@@ -375,6 +383,27 @@ def actions_panel(view: RunView) -> None:
             _act(lambda: actions.resume(app_desk.desk().runs, view.id, identity.actor()), view.id)
     if status in FINAL_STATUSES:
         final_panel(view)
+
+
+def try_again_panel(view: RunView) -> None:
+    """A run nobody could judge because the model provider failed: Try again, a counted and paid attempt."""
+    st.warning(f"{HEADLINE} (the round above says which call and why). Nothing ships until the output is reviewed: "
+               "try again once the provider answers, or decide on the Escalations page.")
+    tries = sum(d.action == "try_again" for r in view.rounds for d in r.decisions)
+    if actions.budget_spent(view.budget_usd, view.total_cost_usd):
+        st.info("Try again is not offered: the run's budget is spent. Ship it as is or reject it on the "
+                "Escalations page, with your justification.")
+    elif not identity.can(Permission.RETRY_RUN):
+        st.info(escape_markdown(identity.refusal(Permission.RETRY_RUN)))
+    elif st.button("Try again", type="primary", key="try_again",
+                   help="Asks the injection screen and both reviewers afresh in a new round of the same text: paid "
+                        "calls, counted against the run's budget; the escalation closes as tried again."):
+        escalation = view.escalation.id if view.escalation else None
+        _act(lambda: actions.try_again(app_desk.desk().runs, view.id, identity.actor(), escalation_id=escalation),
+             view.id)
+    if tries:
+        st.caption(f"Tried again {tries} time(s) already.")
+    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon="🚨")
 
 
 LIVE_EVERY_S = 0.5

@@ -1,6 +1,10 @@
 """`resume RUN_ID` and `resume --all`: carry on with runs a crash, a kill or a stop left behind, without the
 app, from their last committed step (a stored review is never asked for again). SIGINT and SIGTERM stop
 it as they stop `review` (`desk.cli.driving`).
+
+`resume RUN_ID` of a run that could not be reviewed because the model provider failed is the run page's Try again
+(`santa_core.run.actions.try_again`: a new round, paid, refused over budget). `--all` never tries one again: each
+attempt is paid, so a person names the run.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ from typing import TYPE_CHECKING
 from desk.cli.common import CLI_ACTOR, EXIT_INTERNAL, BadInput, load_secrets_file, open_desk, say
 from desk.cli.driving import drive
 from desk.cli.review import print_review
-from santa_core.models import RunStatus
+from santa_core.models import EscalationReason, RunStatus
 
 if TYPE_CHECKING:  # annotations only
     from desk import Desk
@@ -25,7 +29,8 @@ SEVERITY = (EXIT_INTERNAL, 1, 3, 0)
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`resume RUN_ID | --all [--json]`."""
-    rs = sub.add_parser("resume", help="carry on with an interrupted run (or every one) without the app")
+    rs = sub.add_parser("resume", help="carry on with an interrupted run (or every one) without the app; a run the "
+                                       "model provider failed is tried again")
     rs.add_argument("run_id", type=int, nargs="?", help="the run number")
     rs.add_argument("--all", action="store_true",
                     help="every interrupted or queued run, and every running one whose process is gone")
@@ -39,14 +44,22 @@ def _resumable(desk: Desk, run_id: int) -> int:
     from storage.errors import RunNotFound
 
     try:
-        status = desk.runs.load_run(run_id).state.status
+        state = desk.runs.load_run(run_id).state
     except RunNotFound as exc:
         raise BadInput(f"{exc}; see the runs list in the app") from exc
+    status = state.status
+    if status == RunStatus.ESCALATED and state.escalation_reason == EscalationReason.PROVIDER_FAILED:
+        try:
+            actions.try_again(desk.runs, run_id, CLI_ACTOR)
+        except (actions.ActionError, ValueError) as exc:  # over budget, or someone resolved it meanwhile
+            raise BadInput(f"run {run_id} was not tried again: {exc}") from exc
+        return run_id
     if status == RunStatus.RUNNING and run_id not in actions.interrupt_orphans(desk.runs):
         raise BadInput(f"run {run_id} is running in a live process; nothing to resume")
     status = desk.runs.load_run(run_id).state.status
     if status not in RESUMABLE:
-        raise BadInput(f"run {run_id} is {status.value}; only interrupted, queued or orphaned running runs resume")
+        raise BadInput(f"run {run_id} is {status.value}; only interrupted, queued or orphaned running runs resume, "
+                       "and a run the model provider failed is tried again")
     if status == RunStatus.INTERRUPTED:
         try:
             actions.resume(desk.runs, run_id, CLI_ACTOR)

@@ -148,4 +148,8 @@ def print_review(result: dict, as_json: bool) -> int:
     if result["status"] == RunStatus.INTERRUPTED:
         note = (result.get("note") or "the worker failed").splitlines()[0]
         print(f"santa: internal error: run {result['run_id']} interrupted: {note}", file=sys.stderr)
+    elif result["status"] == RunStatus.ESCALATED and result.get("escalation_reason") == "provider_failed":
+        print(f"santa: run {result['run_id']} could not be reviewed: the model provider failed "
+              f"({result.get('note') or 'no answer'}); `santa resume {result['run_id']}` tries again",
+              file=sys.stderr)
     return exit_code(result["status"])

@@ -1,6 +1,6 @@
 """What a person can do to a run, the one door every page and command goes through: start a run,
-approve, edit or reject a fix, fill or assign a reviewer slot, resume an interrupted run, resolve,
-assign or re-date an escalation, report an escape.
+approve, edit or reject a fix, fill or assign a reviewer slot, resume an interrupted run, try a run the
+model provider failed again, resolve, assign or re-date an escalation, report an escape.
 
 A decision and the state change it causes are committed in one transaction, decided by the
 engine. The caller hands the run back to the runner when the returned state is `queued`. The
@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
+from santa_core.models import EscalationReason, Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import ActionStore, DecisionIn, Resolution, RoundRecord, Store
+from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refusal
+from santa_core.run.unreviewed import TRIED_AGAIN
 from santa_core.scope import anchor
 from santa_core.text import control_problem, text_problem
 
@@ -108,7 +109,7 @@ def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: 
     The caller hands the run back to the runner (the returned state is `queued`).
     """
     run, rnd = _current_proposal(store, run_id, attempt)
-    if run.budget_usd is not None and run.spent_usd >= run.budget_usd:
+    if budget_spent(run.budget_usd, run.spent_usd):
         raise ActionError("The run's budget is spent, so the fix agent cannot be asked again; approve, edit or "
                           "reject this proposal.")
     if fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues if rnd.gate else []):
@@ -163,15 +164,45 @@ def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, review
                             fixer=fixer, created_by=actor, **options)
 
 
-def resolve_escalation(store: ActionStore, run_id: int, resolution: Resolution, actor: str, justification: str,
+def budget_spent(budget_usd: float | None, spent_usd: float) -> bool:
+    """Whether a run with this budget has spent it: no further paid round or fix may start."""
+    return budget_usd is not None and spent_usd >= budget_usd
+
+
+def _refuse_over_budget(run: RunRecord, doing: str) -> None:
+    """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded."""
+    if budget_spent(run.budget_usd, run.spent_usd):
+        raise ActionError(f"The run's budget (${run.budget_usd:.4f}) is spent (${run.spent_usd:.4f}), so {doing} "
+                          "would pay beyond it; nothing was recorded. Ship it as is or reject it on the Escalations "
+                          "page, with your justification.")
+
+
+def try_again(store: ActionStore, run_id: int, actor: str, reason: str = "",
+              escalation_id: int | None = None) -> RunState:
+    """Ask again for a run the model provider failed (`could_not_review`): a new round of the same text, a counted
+    and paid attempt under the run's budget; its escalation closes as "tried again". The caller hands the run back
+    to the runner (the returned state is `queued`). The store checks the person's roles inside the write."""
+    run = _require(store, run_id, RunStatus.ESCALATED)
+    if run.state.escalation_reason != EscalationReason.PROVIDER_FAILED:
+        raise ActionError(f"Run {run_id} was judged, not stopped by the model provider, so there is nothing to try "
+                          "again; resolve its escalation on the Escalations page.")
+    return resolve_escalation(store, run_id, "try_again", actor, reason.strip() or TRIED_AGAIN,
+                              escalation_id=escalation_id)
+
+
+def resolve_escalation(store: ActionStore, run_id: int, resolution: Closing, actor: str, justification: str,
                        edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
-    """Ship as is, re-review (optionally an edited output) or reject an escalated run, with why.
+    """Ship as is, re-review (optionally an edited output), try again (`try_again`) or reject an escalated run, with
+    why.
 
     A re-review of a text both reviewers already judged is refused with nothing recorded (`rereview_refusal`);
-    after a reviewer error, a failed screen, a budget stop or an interruption it is the way to an answer.
+    after a reviewer error, a failed screen, a budget stop or an interruption it is the way to an answer. A
+    re-review or a try again of a run whose budget is spent is refused: it would start a paid round.
     """
     if problem := control_problem(justification, "The justification"):
         raise ActionError(f"{problem}.")
+    if resolution in ("rereview", "try_again"):
+        _refuse_over_budget(store.load_run(run_id), "another round" if resolution == "rereview" else "trying again")
     if resolution == "rereview" and justification.strip():
         run = store.load_run(run_id)  # (another state or no justification: the store refuses, as ever)
         rnd = store.load_round(run_id, run.state.round) if run.state.status == RunStatus.ESCALATED else None

@@ -4,6 +4,7 @@ Only this module decides a run's next state. It is pure: no I/O, no clock, no ra
 
     queued ──Claim──▶ running ──Gate(NICE)──▶ shipped
     running ──Gate(NAUGHTY)──▶ running (fixing) │ escalated(round_cap | disagreement | reviewer_error | injection)
+    running ──Gate(unreviewed)──▶ escalated(provider_failed): nobody judged the output (the provider failed)
                                │ sampled (a batch sample's review: the batch fixes by pattern)
     running ──ProposalReady──▶ awaiting_approval (always, when a person fixes) │ running, round+1
                                (auto-approve) │ escalated(fix_failed)
@@ -12,6 +13,7 @@ Only this module decides a run's next state. It is pure: no I/O, no clock, no ra
                       ──RetryFix──▶ queued (same round: the fix agent is asked again)
     running ──BudgetExceeded──▶ escalated(budget)       ──Interrupt──▶ interrupted ──Resume──▶ queued
     escalated ──Resolve(ship|reject|rereview)──▶ resolved_shipped │ resolved_rejected │ queued, round+1
+    escalated(provider_failed) ──Resolve(try_again)──▶ queued, round+1 (the unreviewed round does not count)
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from typing import Literal
 from santa_core.models import EscalationReason as Why
 from santa_core.models import GateDecision, RunState
 from santa_core.models import RunStatus as S
+from santa_core.run.unreviewed import TRIED_AGAIN
 
 INJECTED = "text addressing the reviewer was detected"
 REVIEWER_FAILED = "a reviewer's answer did not count (it failed after retries, or its PASS was compromised)"
@@ -63,6 +66,8 @@ class Gate:
     nothing for the fix agent to fix, so it is not paid to try."""
     why: str = ""
     """What failed, when it was not a reviewer (the injection screen, a check that could not finish): the note."""
+    unreviewed: str = ""
+    """Which calls the model provider failed, when nobody could judge the output (`santa_core.run.unreviewed`)."""
 
 
 @dataclass(frozen=True)
@@ -119,7 +124,7 @@ class Resume:
 class Resolve:
     """A person resolves an escalation."""
 
-    resolution: Literal["ship_as_is", "reject", "rereview"]
+    resolution: Literal["ship_as_is", "reject", "rereview", "try_again"]
 
 
 Event = (
@@ -144,10 +149,14 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
         # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
         # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
         why = ((event.why or INJECTED) if event.injection else
-               (event.why or REVIEWER_FAILED) if event.reviewer_error else "NAUGHTY")
+               (event.why or event.unreviewed or REVIEWER_FAILED) if event.reviewer_error else "NAUGHTY")
         return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
         return _escalate(state, Why.INJECTION, event.why or INJECTED)
+    if event.unreviewed:
+        # Why not a reviewer error: nobody judged the output, so neither NAUGHTY nor "a reviewer failed" is
+        # true. It still fails closed (nothing ships), and a person may try again once the provider answers.
+        return _escalate(state, Why.PROVIDER_FAILED, event.why or event.unreviewed)
     if event.reviewer_error:
         return _escalate(state, Why.REVIEWER_ERROR, event.why or REVIEWER_FAILED)
     if event.issues == 0:
@@ -176,6 +185,13 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
 
 
 def _on_resolve(state: RunState, event: Resolve) -> RunState:
+    if event.resolution == "try_again":
+        if state.escalation_reason != Why.PROVIDER_FAILED:
+            raise InvalidTransition("Try again is for a run the model provider failed; this one was judged "
+                                    f"({state.escalation_reason.value if state.escalation_reason else 'no reason'})")
+        # Why the cap moves too: the round nobody could judge is not one of the rounds the run was given.
+        return _to(state, S.QUEUED, round=state.round + 1, round_cap=state.round_cap + 1, escalation_reason=None,
+                   note=TRIED_AGAIN)
     if event.resolution == "ship_as_is":
         return _to(state, S.RESOLVED_SHIPPED, note="shipped as is by a person")
     if event.resolution == "reject":

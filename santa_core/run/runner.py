@@ -39,6 +39,7 @@ from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propo
 from santa_core.run.gate import PRECHECK, blocked, decide, screened
 from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import already_judged, judged_before
+from santa_core.run.unreviewed import could_not_review
 
 log = logging.getLogger(__name__)
 
@@ -378,7 +379,10 @@ class Runner:
         # The escalation's note names what failed when no reviewer did: the screen, or a check that could not finish.
         why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "") or next(
             (r.removeprefix(PRECHECK) for r in gate.reasons if r.startswith(PRECHECK + UNFINISHED)), "")
-        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why)
+        # Read back from the store: the round as committed (its screens, reviews and this gate) is what is judged.
+        unreviewed = could_not_review(self.store.load_round(run.id, run.state.round))
+        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why,
+                            unreviewed)
         advance_run(self.store, run.id, run.state, event, "gate")
 
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:

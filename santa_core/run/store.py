@@ -25,9 +25,12 @@ from santa_core.models import (
 from santa_core.reviewers.base import CallLog
 
 Resolution = Literal["ship_as_is", "rereview", "reject"]
-"""How a person resolves an escalation."""
+"""How a person resolves an escalation on the Escalations page."""
+Closing = Resolution | Literal["try_again"]
+"""Every move of a person that closes an escalation: a resolution, or Try again (only a run the model provider
+failed, `santa_core.run.actions.try_again`)."""
 DecisionAction = Literal[
-    "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject"
+    "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject", "try_again"
 ]
 
 
@@ -167,7 +170,7 @@ class ActionStore(Store, Protocol):
         """Commit a queued run with round 1 holding `output`; its id."""
         ...
 
-    def resolve_escalation(self, run_id: int, resolution: Resolution, actor: str, justification: str,
+    def resolve_escalation(self, run_id: int, resolution: Closing, actor: str, justification: str,
                            edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
         """Resolve the run's open escalation (the one the person looked at) in one transaction; the new state."""
         ...

@@ -123,7 +123,7 @@ def test_a_screen_that_fails_fails_closed(cli_env: dict, review: Review, message
     messages_stub.screen = lambda body: failure
     code, result = review(CLEAN)
     assert code == 1 and result["status"] == "escalated"
-    assert result["escalation_reason"] == "reviewer_error"
+    assert result["escalation_reason"] == "provider_failed"  # nobody judged the output
     assert "injection screen" in result["note"] and "no reviewer was asked" in result["note"]
     assert messages_stub.message_calls() == []
     errors = [c for c in rows(cli_env, LLMCallRow, result["run_id"]) if c.purpose == "screen"]

@@ -1,6 +1,6 @@
 """The command line and an injection screen that is on but cannot run (here: its model on OpenAI, no OpenAI key):
 `review` and `batch` refuse before anything is stored or paid (`santa: error:`, exit 2, saying how to fix it), and a
-run the command line drives anyway (`resume`) stops at its screen as a reviewer error, no reviewer asked.
+run the command line drives anyway (`resume`) stops at its screen as "could not be reviewed", no reviewer asked.
 
 The reviewers are Claude on the loopback Messages API, reached through the real SDK: any request it receives after
 the refusal would be a reviewer (or a Message Batch) paid without a screen.
@@ -94,7 +94,7 @@ def test_resume_drives_the_run_to_its_screen_and_it_escalates_saying_why(cli_env
     done = santa_in_process(["resume", str(run_id), "--json"], cli_env, ROOT)
     assert done.returncode == 1, done.stderr  # escalated
     result = json.loads(done.stdout)
-    assert result["status"] == "escalated" and result["escalation_reason"] == "reviewer_error"
+    assert result["status"] == "escalated" and result["escalation_reason"] == "provider_failed"
     assert result["note"].startswith("injection screen of the spec and output failed (the screening model cannot "
                                      "be called here: no API key for provider 'openai'")
     assert "no reviewer was asked" in result["note"] and messages_stub.calls == []

@@ -76,7 +76,7 @@ def test_after_a_reviewer_error_the_same_text_may_go_for_fresh_review(desk_env: 
                                                                       messages_stub: MessagesStub) -> None:
     messages_stub.handler = lambda body: error_reply(400, "invalid_request_error", "the reviewer is down")
     run_id = escalate(desk_env)
-    assert desk_env.load_run(run_id).state.escalation_reason == EscalationReason.REVIEWER_ERROR
+    assert desk_env.load_run(run_id).state.escalation_reason == EscalationReason.PROVIDER_FAILED  # no answer came
     esc = item_id(desk_env, run_id)
     at = open_as(OFFICER)
     at.radio(key=f"res_{esc}").set_value("rereview").run()

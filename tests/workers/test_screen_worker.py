@@ -1,5 +1,5 @@
 """A `santa worker` process on PostgreSQL whose injection screen is on but cannot run (its model on OpenAI, no
-OpenAI key in the worker's environment): the run it takes from the queue stops at its screen as a reviewer error,
+OpenAI key in the worker's environment): the run it takes from the queue stops at its screen as "could not be reviewed",
 and the loopback Messages API (the Claude reviewers, through the real SDK) receives no request."""
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ def test_a_workers_run_stops_at_a_screen_that_cannot_run(pg_db: str, messages_st
         stop_worker(worker)
         engine.close()
     state = runs.load_run(run_id).state
-    assert state.escalation_reason == EscalationReason.REVIEWER_ERROR
+    assert state.escalation_reason == EscalationReason.PROVIDER_FAILED
     assert state.note.startswith("injection screen of the spec and output failed (the screening model cannot be "
                                  "called here: no API key for provider 'openai'")
     assert "no reviewer was asked" in state.note

@@ -100,11 +100,12 @@ def test_cap_escalates_after_three_rounds_with_auto_approve(repo: RunStore) -> N
     assert [d.action for r in view.rounds for d in r.decisions] == ["auto_approve", "auto_approve"]
 
 
-def test_reviewer_error_escalates_and_never_passes(repo: RunStore) -> None:
+def test_a_reviewer_with_no_answer_escalates_and_never_passes(repo: RunStore) -> None:
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", lambda r: ReviewStatus.TIMEOUT),
                                    "c": FunctionReviewer("c", passing)})
     state = runner.execute(new_run(repo, GOOD))
-    assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.REVIEWER_ERROR)
+    # A timeout is no answer at all: the run could not be reviewed (santa_core.run.unreviewed), never a PASS.
+    assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED)
 
 
 def test_injection_escalates_even_when_both_reviewers_are_fooled(repo: RunStore) -> None:

@@ -1,6 +1,6 @@
 """The injection screen fails closed like a reviewer: on, and unable to run (no key for its model, an unknown
 provider, a client that cannot be built, settings that cannot be read), every round a model reviews stops at
-its screen as a reviewer error naming why, before any reviewer is asked. Only the setting off means no screen.
+its screen as "could not be reviewed", naming why, before any reviewer is asked. Only the setting off means no screen.
 
 Through the app's own wiring (`desk.wiring.open_desk` on SQLite: the Anthropic and OpenAI adapters of the real
 SDKs, the screen chosen by `model_screen`) against the loopback Messages API (the reviewers) and Chat
@@ -56,8 +56,8 @@ def reviewer_requests(messages_stub: MessagesStub) -> list[dict]:
 
 
 def assert_stopped_at_screen(desk: Desk, run_id: int, state: RunState, *why: str) -> None:
-    """Escalated as a reviewer error whose note is the screen's reason (with `why`), no review stored."""
-    assert state.status == RunStatus.ESCALATED and state.escalation_reason == EscalationReason.REVIEWER_ERROR
+    """Escalated as could not be reviewed, its note the screen's reason (with `why`), no review stored."""
+    assert state.status == RunStatus.ESCALATED and state.escalation_reason == EscalationReason.PROVIDER_FAILED
     assert state.note.startswith("injection screen of the spec and output failed")
     assert "no reviewer was asked" in state.note and all(w in state.note for w in why), state.note
     rnd = desk.runs.get_run_view(run_id).rounds[-1]

@@ -73,7 +73,7 @@ def test_a_spec_that_took_the_screen_over_is_caught_too(repo: RunStore) -> None:
 def test_a_failed_screen_fails_closed_and_says_why(repo: RunStore) -> None:
     run, reviewers = runner(repo, ScreenDouble())
     state = run.execute(new_run(repo, GOOD + " FAILME"))
-    assert state.escalation_reason == EscalationReason.REVIEWER_ERROR and asked_reviewers(reviewers) == 0
+    assert state.escalation_reason == EscalationReason.PROVIDER_FAILED and asked_reviewers(reviewers) == 0
     assert state.note.startswith("injection screen of the spec and output failed (rate limited")
 
 

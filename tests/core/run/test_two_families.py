@@ -71,18 +71,18 @@ def test_review_fix_rereview_ship_across_two_families(repo: RunStore, messages_s
     assert record.spans_two_families is True and record.panel_families == "GPT + Claude"
 
 
-def test_an_openai_slot_that_keeps_failing_escalates_as_a_reviewer_error(repo: RunStore, chat_stub: ChatStub) -> None:
+def test_an_openai_slot_that_keeps_failing_could_not_be_reviewed(repo: RunStore, chat_stub: ChatStub) -> None:
     chat_stub.handler = lambda body: chat_error(500, "upstream broke", headers={"x-should-retry": "false"})
     run_id, state = clean_run(repo)
-    assert state.status == "escalated" and state.escalation_reason == "reviewer_error"
+    assert state.status == "escalated" and state.escalation_reason == "provider_failed"
     outcome = repo.get_run_view(run_id).rounds[0].reviews["B"]
     assert outcome.status == "error" and "server error (500" in outcome.error
 
 
-def test_a_slot_whose_provider_has_no_key_is_a_reviewer_error_not_a_smaller_panel(
+def test_a_slot_whose_provider_has_no_key_could_not_be_reviewed_not_a_smaller_panel(
         repo: RunStore, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     run_id, state = clean_run(repo)
-    assert state.status == "escalated" and state.escalation_reason == "reviewer_error"
+    assert state.status == "escalated" and state.escalation_reason == "provider_failed"
     outcome = repo.get_run_view(run_id).rounds[0].reviews["B"]
     assert "OPENAI_API_KEY" in outcome.error

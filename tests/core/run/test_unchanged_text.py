@@ -123,7 +123,7 @@ def test_rereview_after_a_reviewer_error_may_send_the_same_text(repo: RunStore) 
     runner, _ = make_runner(repo, reviewers)
     run_id = new_run(repo, GOOD)
     state = runner.execute(run_id)
-    assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.REVIEWER_ERROR)
+    assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED)
     assert not complete_verdict(repo.load_round(run_id, 1))
     state = actions.resolve_escalation(repo, run_id, "rereview", "ann", "the reviewer timed out")
     assert (state.status, state.round) == (RunStatus.QUEUED, 2)
@@ -135,7 +135,11 @@ def test_rereview_after_a_budget_stop_before_any_review_may_send_the_same_text(r
     runner, _ = make_runner(repo, strict_pair())
     run_id = new_run(repo, BAD, budget_usd=0.0)
     assert runner.execute(run_id).escalation_reason == EscalationReason.BUDGET
-    assert actions.resolve_escalation(repo, run_id, "rereview", "ann", "budget raised").status == RunStatus.QUEUED
+    # The action refuses a paid round over budget (issue 34) ...
+    with pytest.raises(actions.ActionError, match=r"budget .* is spent"):
+        actions.resolve_escalation(repo, run_id, "rereview", "ann", "budget raised")
+    # ... but not as an unchanged text: nobody judged it, so the store's own guard lets it through.
+    assert repo.resolve_escalation(run_id, "rereview", "ann", "budget raised").status == RunStatus.QUEUED
 
 
 # --- the runner's last line of defence ---------------------------------------------------------
