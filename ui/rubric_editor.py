@@ -178,19 +178,22 @@ def _header(draft: dict[str, Any], store: rubric_store.Store, parents: list[Crit
     existing = draft["base_version"] is not None
     left, right = st.columns(2)
     with left:
-        st.text_input(_marked("Rubric name", rd.header_key("name"), marked), key=rd.header_key("name"), disabled=existing, max_chars=64,
+        st.text_input(_marked("Rubric name", rd.header_key("name"), marked), key=rd.header_key("name"),
+                      disabled=existing, max_chars=64,
                       placeholder="e.g. acme-compliance",
                       help="Lower-case letters, digits, '-' and '_'. It names the rubric in runs, commands and "
                       "URLs, so it cannot change once saved (save a copy under a new name instead).")
     with right:
         domains = sorted({*DOMAINS, *(r.domain for r in store.list_rubrics()), draft["header"]["domain"]})
-        st.selectbox(_marked("Domain", rd.header_key("domain"), marked), domains, key=rd.header_key("domain"), accept_new_options=True,
+        st.selectbox(_marked("Domain", rd.header_key("domain"), marked), domains, key=rd.header_key("domain"),
+                     accept_new_options=True,
                      help="Groups rubrics on this page. Type a new one to add a domain.")
     st.text_area("Description", key=rd.header_key("description"), height=68,
                  help="What this rubric is for; shown to authors, not to reviewers.")
     options = [n for n in store.names() if n != draft["header"]["name"]]
     options += [n for n in draft["header"]["extends"] if n not in options]
-    st.multiselect(_marked("Extends (base first, then extensions)", rd.header_key("extends"), marked), options, key=rd.header_key("extends"),
+    st.multiselect(_marked("Extends (base first, then extensions)", rd.header_key("extends"), marked), options,
+                   key=rd.header_key("extends"),
                    help="Parents' criteria come first, in this order; a criterion shared by two parents "
                    "counts once. Own criteria follow.")
     for p in problems:
@@ -238,7 +241,8 @@ def _criterion_fields(c: dict[str, Any], marked: set[str]) -> None:
         return _marked(text, rd.key(uid, field), marked)
 
     a, b = st.columns(2)
-    a.text_input(label("Id", "id"), key=rd.key(uid, "id"), max_chars=64, help="Lower-case letters, digits, '-' and '_'; "
+    a.text_input(label("Id", "id"), key=rd.key(uid, "id"), max_chars=64,
+                 help="Lower-case letters, digits, '-' and '_'; "
                  "reviewers cite it and failures are counted by it, so keep it stable.")
     b.text_input(label("Name", "name"), key=rd.key(uid, "name"))
     categories = list(dict.fromkeys([*CATEGORIES, c["category"]] if c["category"] else CATEGORIES))
@@ -255,7 +259,8 @@ def _criterion_fields(c: dict[str, Any], marked: set[str]) -> None:
 def _check_form(c: dict[str, Any], marked: set[str]) -> None:
     uid = c["uid"]
     kinds = [rd.NO_CHECK, *cc.CHECK_TYPES]
-    kind = st.selectbox(_marked("Deterministic check", rd.key(uid, "check_type"), marked), kinds, key=rd.key(uid, "check_type"),
+    kind = st.selectbox(_marked("Deterministic check", rd.key(uid, "check_type"), marked), kinds,
+                        key=rd.key(uid, "check_type"),
                         format_func=lambda k: "none" if k == rd.NO_CHECK else cc.CHECK_SPECS[k].title,
                         help="Runs before the reviewers, on the exact text; a failed check of a critical "
                         "criterion blocks shipping even if both reviewers pass it.")

@@ -202,7 +202,8 @@ def test_same_model_warning_and_no_key_mode(desk_env: RunStore, monkeypatch: pyt
     assert any("both claude-sonnet-5-5" in plain(w.value) for w in at.warning)
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     at = open_app()
-    assert any("No Anthropic API key" in i.value for i in at.info)
+    assert any("No model provider key: person reviewers only" in e.label for e in at.expander)
+    assert any("No Anthropic API key" in m.value for m in at.markdown)  # how to add one, folded under it
     assert at.selectbox(key="new_reviewer_b").options == ["person"]
 
 
