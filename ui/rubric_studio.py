@@ -55,11 +55,15 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
 
 def draft_rubric(store: rubric_store.Store, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
     """The draft resolved as reviewers would see it, or why it cannot be (lint errors first)."""
-    if rubric_lint.blocks_save(findings):
-        n = len(rubric_lint.errors(findings))
-        return None, f"The draft has {n} error{'s' if n != 1 else ''} (see Edit); fix them to try it."
     draft = rd.current()
     assert draft is not None
+    if rubric_lint.blocks_save(findings):
+        n = len(rubric_lint.errors(findings))
+        # Why: Edit shows an error only once its field was typed in or a save tried; say so, or this count
+        # would name errors that Edit does not show yet.
+        hidden = n - len(rubric_lint.errors(rubric_editor.visible(draft, findings)))
+        where = "Edit marks them ⛔" + (" once you press its save button" if hidden else "")
+        return None, f"The draft has {n} error{'s' if n != 1 else ''} ({where}); fix them to try it."
     try:
         doc = rd.to_document(draft, update_parents=False)
         if not doc.name:

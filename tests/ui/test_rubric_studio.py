@@ -628,3 +628,13 @@ def test_try_it_adds_no_note_when_check_and_reviewer_agree(repo: RunStore) -> No
     act(at)
     assert "With this draft the sample is PASS." in texts(at)
     assert "reviewer passes it" not in texts(at) and "reviewer fails it" not in texts(at)
+
+
+def test_try_it_says_where_errors_not_yet_shown_will_be_marked(repo: RunStore) -> None:
+    at = open_rubrics("general")
+    at.button(key="rs_add").click()
+    act(at)
+    assert "The draft has 4 errors (Edit marks them ⛔ once you press its save button); fix them to try it." in texts(at)
+    at.button(key="rs_save").click()
+    act(at)
+    assert "The draft has 4 errors (Edit marks them ⛔); fix them to try it." in texts(at)
