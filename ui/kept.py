@@ -12,3 +12,8 @@ def keep(widget: str) -> None:
         st.session_state[copy] = st.session_state[widget]
     elif copy in st.session_state:
         st.session_state[widget] = st.session_state[copy]
+
+
+def forget(widget: str) -> None:
+    """Drop the kept copy, so the widget starts empty the next time it is drawn after a page switch."""
+    st.session_state.pop(f"_kept_{widget}", None)

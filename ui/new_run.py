@@ -10,7 +10,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.text import text_problem
-from ui import app_desk, cost_estimate, identity
+from ui import app_desk, cost_estimate, identity, kept
 from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
@@ -30,6 +30,9 @@ def field_problem(label: str, text: str) -> str | None:
         return None
     return f"{problem}. " + (f"Paste the {label.lower()} to review." if not text.strip() else "Trim it and try again.")
 
+
+TYPED = ("new_spec", "new_output")
+"""The form's texts, kept across a visit to another page until a run is started with them."""
 
 TRIED = "new_run_tried"
 """Set by a click on Start review (before the rerun it causes): from then on each field shows its problem right
@@ -108,6 +111,8 @@ def new_run_form() -> int | None:
     if not usable:  # folded: open in full it pushed Start below the fold of a 1280×800 screen
         with st.expander(NO_KEY_TITLE, icon=":material/info:"):
             st.markdown(NO_KEY_HELP)
+    for widget in TYPED:  # a visit to another page before Start keeps what was pasted
+        kept.keep(widget)
     # Side by side, so Start is in view on a fresh form at 1280×800 (each box can be dragged taller).
     left, right = st.columns(2)
     with left:
@@ -173,5 +178,7 @@ def new_run_form() -> int | None:
         st.error(escape_markdown(f"Not started: {exc}"))
         return None
     st.session_state.pop(TRIED, None)  # the next form starts without errors on its empty fields
+    for widget in TYPED:  # and empty: the texts belong to the run just started
+        kept.forget(widget)
     return run_id
 

@@ -337,3 +337,16 @@ def test_without_a_key_people_review_fix_and_ship(desk_env: RunStore, monkeypatc
     assert {o.reviewer for o in view.rounds[0].reviews.values()} == {"person:local"}
     at.run()
     assert "not independent" in texts(at)
+
+
+def test_the_review_form_keeps_its_texts_across_a_page_visit_until_a_run_starts(desk_env: RunStore) -> None:
+    at = open_app()
+    at.text_area(key="new_spec").set_value(SPEC)
+    at.text_area(key="new_output").set_value(CLEAN).run()
+    at.switch_page("pages/runs.py").run()
+    at.switch_page("pages/review.py").run()
+    assert (at.text_area(key="new_spec").value, at.text_area(key="new_output").value) == (SPEC, CLEAN)
+    at.button(key="start_review").click().run()
+    assert not at.exception, at.exception
+    at.button(key="new_review").click().run()  # the run page's "← New review"
+    assert (at.text_area(key="new_spec").value, at.text_area(key="new_output").value) == ("", "")
