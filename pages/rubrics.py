@@ -30,7 +30,7 @@ store = desk.rubrics
 actor = identity.actor()
 may_edit = identity.can(Permission.EDIT_RUBRIC)
 try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)
-name = pick_rubric(store, allow_new=may_edit)
+name = pick_rubric(store, allow_new=may_edit, default=desk.defaults().rubric)
 edit, versions, trial, files, recheck = st.tabs(["✏️ Edit" if may_edit else "📄 Criteria", "🕓 Versions",
                                                  "🧪 Try it", "⇅ Import / export", "🔁 Re-check history"])
 with edit:

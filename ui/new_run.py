@@ -10,10 +10,11 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.text import text_problem
-from ui import app_desk, cost_estimate, identity
+from ui import app_desk, cost_estimate, identity, kept
 from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
+NO_KEY_TITLE = "No model provider key: person reviewers only (how to add a key)"
 NO_KEY_HELP = (
     "No Anthropic API key, OpenAI key or other model provider is configured, so model reviewers are unavailable; "
     "person reviewers work fully. To add one, set `ANTHROPIC_API_KEY` or `OPENAI_API_KEY` in the environment "
@@ -29,6 +30,9 @@ def field_problem(label: str, text: str) -> str | None:
         return None
     return f"{problem}. " + (f"Paste the {label.lower()} to review." if not text.strip() else "Trim it and try again.")
 
+
+TYPED = ("new_spec", "new_output")
+"""The form's texts, kept across a visit to another page until a run is started with them."""
 
 TRIED = "new_run_tried"
 """Set by a click on Start review (before the rerun it causes): from then on each field shows its problem right
@@ -103,10 +107,17 @@ def new_run_form() -> int | None:
         st.info(escape_markdown(identity.refusal(Permission.START_RUN)))  # escaped: the label holds a signed-in name
         return None
     d, usable = app_desk.defaults(), usable_model_ids()
-    if not usable:
-        st.info(NO_KEY_HELP)
-    spec, spec_problem = big_field("Spec", "new_spec", 160, "What was the output supposed to be?")
-    output, output_problem = big_field("Output", "new_output", 220, "The AI-generated text to review")
+    if not usable:  # folded: open in full it pushed Start below the fold of a 1280×800 screen
+        with st.expander(NO_KEY_TITLE, icon=":material/info:"):
+            st.markdown(NO_KEY_HELP)
+    for widget in TYPED:  # a visit to another page before Start keeps what was pasted
+        kept.keep(widget)
+    # Side by side, so Start is in view on a fresh form at 1280×800 (each box can be dragged taller).
+    left, right = st.columns(2)
+    with left:
+        spec, spec_problem = big_field("Spec", "new_spec", 96, "What was the output supposed to be?")
+    with right:
+        output, output_problem = big_field("Output", "new_output", 96, "The AI-generated text to review")
     rubric = _rubric_choice(d.rubric)
     b_col, c_col = st.columns(2)
     with b_col:
@@ -134,10 +145,13 @@ def new_run_form() -> int | None:
                                      value=None, step=0.01, format="%.4f", key="new_generation_cost",
                                      help="What producing this output cost, if you know it. The Metrics page "
                                      "compares the review cost with it, and so does the estimate below.")
-    cost_estimate.show_round(cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c), generation)
     # Said before Start; Start stays enabled and refuses with the reason, as for a reviewer that cannot be called.
     screen_problem = providers_ui.screen_notice(app_desk.desk().runner, reviewer_b, reviewer_c)
-    if not st.button("Start review", type="primary", key="start_review", on_click=_tried):
+    start, cost = st.columns([1, 5], vertical_alignment="center")  # the estimate beside Start, not above it
+    with cost:
+        estimate = cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c)
+        cost_estimate.show_round(estimate, generation)
+    if not start.button("Start review", type="primary", key="start_review", on_click=_tried):
         return None
     # Each problem is shown at its field (above); here, by the button, what stopped the start and where to look.
     problems = [f"{label}: see the message under the box above." for label, bad in
@@ -163,5 +177,7 @@ def new_run_form() -> int | None:
         st.error(escape_markdown(f"Not started: {exc}"))
         return None
     st.session_state.pop(TRIED, None)  # the next form starts without errors on its empty fields
+    for widget in TYPED:  # and empty: the texts belong to the run just started
+        kept.forget(widget)
     return run_id
 

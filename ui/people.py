@@ -44,9 +44,9 @@ def role_form(people: list[PersonView]) -> None:
     by_id = {p.id: p for p in people}
     if st.session_state.pop(RESET, False):
         # After adding someone, the next "someone new" starts empty: left as it was, the form would
-        # hand the previous person's roles to the next address typed.
-        for key in ("people_email", "people_name", f"people_roles_{NEW}"):
-            st.session_state.pop(key, None)
+        # hand the previous person's roles to the next address typed. Set to empty, not deleted: a
+        # deleted key empties the value on the server only, and the browser kept showing the old address.
+        st.session_state.update({"people_email": "", "people_name": "", f"people_roles_{NEW}": []})
     pid = st.selectbox("Person", [NEW, *by_id], format_func=lambda i: _label(i, by_id), key="people_pick")
     if pid == NEW:
         email = st.text_input("E-mail address (what they sign in with)", key="people_email")
@@ -54,7 +54,8 @@ def role_form(people: list[PersonView]) -> None:
         current: list[Role] = []
     else:
         email, name, current = pid, None, by_id[pid].roles
-    roles = st.multiselect("Roles", list(Role), default=current, format_func=lambda r: ROLE_LABEL[Role(r)],
+    # None, not []: a default beside a value set through session state (the reset above) logs a warning
+    roles = st.multiselect("Roles", list(Role), default=current or None, format_func=lambda r: ROLE_LABEL[Role(r)],
                            key=f"people_roles_{pid}")
     if st.button("Save roles", type="primary", key="people_save"):
         _save(email, roles, name)

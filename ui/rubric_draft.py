@@ -68,6 +68,10 @@ def load(doc: RubricDocument | None, base_version: int | None, source: str) -> N
         "pinned": list(doc.extends),
         "criteria": criteria,
         "next": len(criteria),
+        # Why: an error is shown only once the author acted on its field (typed in it) or tried to save, so a
+        # new rubric or criterion does not open in red before anything was typed.
+        "touched": set(),
+        "tried": False,
     }
 
 
@@ -77,34 +81,60 @@ def current() -> dict[str, Any] | None:
 
 
 def sync(draft: dict[str, Any]) -> None:
-    """Widget values -> draft, and draft -> widget keys that are missing (first run, or after a page switch)."""
+    """Widget values -> draft, and draft -> widget keys that are missing (first run, or after a page switch);
+    a widget whose value changed is remembered as touched."""
+    touched = draft.setdefault("touched", set())
     for field in HEADER_FIELDS:
-        _sync_one(header_key(field), draft["header"], field)
+        _sync_one(header_key(field), draft["header"], field, touched)
     for c in draft["criteria"]:
         for field in CRITERION_FIELDS:
-            _sync_one(key(c["uid"], field), c, field)
+            _sync_one(key(c["uid"], field), c, field, touched)
         kind = c["check_type"]
         if kind != NO_CHECK:
             values = c["checks"].setdefault(kind, cc.form_values({"type": kind}))
             for f in cc.CHECK_SPECS[kind].fields:
-                _sync_check_field(check_key(c["uid"], kind, f.name), values, f)
+                _sync_check_field(check_key(c["uid"], kind, f.name), values, f, touched)
 
 
-def _sync_one(widget: str, target: dict[str, Any], field: str) -> None:
-    if widget in st.session_state:
-        target[field] = st.session_state[widget]
-    else:
+def _sync_one(widget: str, target: dict[str, Any], field: str, touched: set[str]) -> None:
+    if widget not in st.session_state:
         st.session_state[widget] = target[field]
+        return
+    if st.session_state[widget] != target[field]:
+        touched.add(widget)
+    target[field] = st.session_state[widget]
 
 
-def _sync_check_field(widget: str, values: dict[str, Any], field: Any) -> None:
+def _sync_check_field(widget: str, values: dict[str, Any], field: Any, touched: set[str]) -> None:
     """Like `_sync_one`; a "lines" field is a list in the draft and one-per-line text in its widget."""
     if field.kind != "lines":
-        _sync_one(widget, values, field.name)
+        _sync_one(widget, values, field.name, touched)
     elif widget in st.session_state:
-        values[field.name] = [line.strip() for line in str(st.session_state[widget]).splitlines() if line.strip()]
+        lines = [line.strip() for line in str(st.session_state[widget]).splitlines() if line.strip()]
+        if lines != values.get(field.name):
+            touched.add(widget)
+        values[field.name] = lines
     else:
         st.session_state[widget] = "\n".join(values.get(field.name) or [])
+
+
+def finding_widget(draft: dict[str, Any], index: int | None, field: str | None) -> str | None:
+    """The widget a lint finding is about (None: the rubric as a whole, e.g. "no active criterion")."""
+    if index is None:
+        return header_key(field) if field in HEADER_FIELDS else None
+    c = draft["criteria"][index]
+    if field in CRITERION_FIELDS:
+        return key(c["uid"], field)
+    if field and field.startswith("check") and c["check_type"] != NO_CHECK:
+        name = field.partition(".")[2].partition(".")[0]
+        names = {f.name for f in cc.CHECK_SPECS[c["check_type"]].fields}
+        return check_key(c["uid"], c["check_type"], name) if name in names else key(c["uid"], "check_type")
+    return None
+
+
+def acted_on(draft: dict[str, Any], widget: str | None) -> bool:
+    """Whether the author changed this widget or tried to save: only then is an error about it shown."""
+    return bool(draft.get("tried")) or (widget is not None and widget in draft.get("touched", ()))
 
 
 def to_draft(draft: dict[str, Any]) -> RubricDraft:
@@ -197,12 +227,3 @@ def remove(uid: str) -> None:
     draft["criteria"] = [c for c in draft["criteria"] if c["uid"] != uid]
     for k in [k for k in st.session_state if str(k).startswith(f"rc_{uid}_")]:
         del st.session_state[k]
-
-
-def keep(widget: str) -> None:
-    """Give a widget outside the draft its last value back after a page switch cleared it."""
-    copy = f"_kept_{widget}"
-    if widget in st.session_state:
-        st.session_state[copy] = st.session_state[widget]
-    elif copy in st.session_state:
-        st.session_state[widget] = st.session_state[copy]

@@ -22,6 +22,7 @@ from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics import store as rubric_store
 from santa_core.rubrics.store import RubricConflict, RubricSaveError
+from ui import kept
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
@@ -30,6 +31,8 @@ FLASH = "studio_flash"
 CONFLICT = "studio_conflict"
 """Set after a refused save: (rubric name, the newer version someone else saved); cleared on load."""
 DOMAINS = ("general", "content", "code", "compliance")
+MARK = "⛔"
+"""Marks a field in error, its message, and the criterion holding it."""
 
 
 def snapshot(draft: dict[str, Any]) -> str:
@@ -82,16 +85,39 @@ def render(store: rubric_store.Store, actor: str) -> list[rubric_lint.LintFindin
     rd.sync(draft)
     parents, parent_problems = inherited(store, draft)
     findings = lint(draft, parents)
+    shown = visible(draft, findings)
+    marked = {w for f in rubric_lint.errors(shown) if (w := rd.finding_widget(draft, f.index, f.field))}
+    if parent_problems:
+        marked.add(rd.header_key("extends"))
     _flash()
-    _header(draft, store, parents, parent_problems, findings)
+    _header(draft, store, parents, parent_problems, shown, marked)
     st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
     if not draft["criteria"]:
         st.caption("No own criteria yet: this rubric is its parents' criteria. Add one to extend them.")
     for i, c in enumerate(draft["criteria"]):
-        _criterion(i, c, rubric_lint.for_criterion(findings, i), len(draft["criteria"]))
+        _criterion(i, c, rubric_lint.for_criterion(shown, i), len(draft["criteria"]), marked)
     st.button("＋ Add criterion", key="rs_add", on_click=rd.add_criterion)
-    _save_panel(draft, store, actor, findings, parent_problems)
+    _save_panel(draft, store, actor, findings, shown, parent_problems)
     return findings
+
+
+def visible(draft: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> list[rubric_lint.LintFinding]:
+    """Warnings, and the errors the author acted on: their field was changed, or a save was tried."""
+    return [f for f in findings
+            if f.level == "warning" or rd.acted_on(draft, rd.finding_widget(draft, f.index, f.field))]
+
+
+def _marked(label: str, widget: str, marked: set[str]) -> str:
+    """A field's label, marked when an error about it is shown."""
+    return f"{MARK} {label}" if widget in marked else label
+
+
+def _show(f: rubric_lint.LintFinding) -> None:
+    """One finding as a message: errors in red with the mark, warnings in yellow."""
+    if f.level == "error":
+        st.error(escape_markdown(_finding_text(f)), icon=MARK)
+    else:
+        st.warning(escape_markdown(_finding_text(f)))
 
 
 def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintFinding]:
@@ -148,32 +174,35 @@ def _flash() -> None:
 
 
 def _header(draft: dict[str, Any], store: rubric_store.Store, parents: list[Criterion], problems: list[str],
-            findings: list[rubric_lint.LintFinding]) -> None:
+            findings: list[rubric_lint.LintFinding], marked: set[str]) -> None:
     existing = draft["base_version"] is not None
     left, right = st.columns(2)
     with left:
-        st.text_input("Rubric name", key=rd.header_key("name"), disabled=existing, max_chars=64,
+        st.text_input(_marked("Rubric name", rd.header_key("name"), marked), key=rd.header_key("name"),
+                      disabled=existing, max_chars=64,
                       placeholder="e.g. acme-compliance",
                       help="Lower-case letters, digits, '-' and '_'. It names the rubric in runs, commands and "
                       "URLs, so it cannot change once saved (save a copy under a new name instead).")
     with right:
         domains = sorted({*DOMAINS, *(r.domain for r in store.list_rubrics()), draft["header"]["domain"]})
-        st.selectbox("Domain", domains, key=rd.header_key("domain"), accept_new_options=True,
+        st.selectbox(_marked("Domain", rd.header_key("domain"), marked), domains, key=rd.header_key("domain"),
+                     accept_new_options=True,
                      help="Groups rubrics on this page. Type a new one to add a domain.")
     st.text_area("Description", key=rd.header_key("description"), height=68,
                  help="What this rubric is for; shown to authors, not to reviewers.")
     options = [n for n in store.names() if n != draft["header"]["name"]]
     options += [n for n in draft["header"]["extends"] if n not in options]
-    st.multiselect("Extends (base first, then extensions)", options, key=rd.header_key("extends"),
+    st.multiselect(_marked("Extends (base first, then extensions)", rd.header_key("extends"), marked), options,
+                   key=rd.header_key("extends"),
                    help="Parents' criteria come first, in this order; a criterion shared by two parents "
                    "counts once. Own criteria follow.")
     for p in problems:
-        st.error(escape_markdown(p))
+        st.error(escape_markdown(p), icon=MARK)
     if parents:
         st.caption(escape_markdown(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
                       + ", ".join(c.id for c in parents)))
     for f in rubric_lint.for_criterion(findings, None):
-        (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
+        _show(f)
 
 
 def _pins(draft: dict[str, Any]) -> list[str]:
@@ -187,44 +216,51 @@ def _finding_text(f: rubric_lint.LintFinding) -> str:
     return f"{'Error' if f.level == 'error' else 'Warning'} — {where}{f.message}"
 
 
-def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int) -> None:
+def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int,
+               marked: set[str]) -> None:
     errors = [f for f in findings if f.level == "error"]
-    mark = "⛔ " if errors else ("⚠️ " if findings else "")
+    mark = f"{MARK} " if errors else ("⚠️ " if findings else "")
     # escape_markdown(): names come from authors and imported files; a label is rendered as markdown.
     label = escape_markdown(f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
     # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
     # its label changes with the lint marks as the author types.
     with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):
         for f in findings:
-            (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
+            _show(f)
         if c["retired"]:
             st.info("Retired: kept in this rubric (its id stays reserved) but no longer judged. Restore to judge it again.")
-        _criterion_fields(c)
-        _check_form(c)
+        _criterion_fields(c, marked)
+        _check_form(c, marked)
         _criterion_buttons(i, c, count)
 
 
-def _criterion_fields(c: dict[str, Any]) -> None:
+def _criterion_fields(c: dict[str, Any], marked: set[str]) -> None:
     uid = c["uid"]
+
+    def label(text: str, field: str) -> str:
+        return _marked(text, rd.key(uid, field), marked)
+
     a, b = st.columns(2)
-    a.text_input("Id", key=rd.key(uid, "id"), max_chars=64, help="Lower-case letters, digits, '-' and '_'; "
+    a.text_input(label("Id", "id"), key=rd.key(uid, "id"), max_chars=64,
+                 help="Lower-case letters, digits, '-' and '_'; "
                  "reviewers cite it and failures are counted by it, so keep it stable.")
-    b.text_input("Name", key=rd.key(uid, "name"))
+    b.text_input(label("Name", "name"), key=rd.key(uid, "name"))
     categories = list(dict.fromkeys([*CATEGORIES, c["category"]] if c["category"] else CATEGORIES))
-    a.selectbox("Category", categories, key=rd.key(uid, "category"), accept_new_options=True,
+    a.selectbox(label("Category", "category"), categories, key=rd.key(uid, "category"), accept_new_options=True,
                 help="One of the method's categories, or type a custom one.")
-    b.selectbox("Severity", SEVERITIES, key=rd.key(uid, "severity"),
+    b.selectbox(label("Severity", "severity"), SEVERITIES, key=rd.key(uid, "severity"),
                 help="critical: a failure blocks shipping. suggestion: reported, never blocks.")
-    st.text_area("Pass condition", key=rd.key(uid, "pass_condition"), height=80,
+    st.text_area(label("Pass condition", "pass_condition"), key=rd.key(uid, "pass_condition"), height=80,
                  help="What a passing output does, stated so two reviewers would agree: name the things to count or find.")
-    st.text_area("Fail signal", key=rd.key(uid, "fail_signal"), height=80,
+    st.text_area(label("Fail signal", "fail_signal"), key=rd.key(uid, "fail_signal"), height=80,
                  help="What a reviewer sees in an output that fails it: the concrete evidence to quote.")
 
 
-def _check_form(c: dict[str, Any]) -> None:
+def _check_form(c: dict[str, Any], marked: set[str]) -> None:
     uid = c["uid"]
     kinds = [rd.NO_CHECK, *cc.CHECK_TYPES]
-    kind = st.selectbox("Deterministic check", kinds, key=rd.key(uid, "check_type"),
+    kind = st.selectbox(_marked("Deterministic check", rd.key(uid, "check_type"), marked), kinds,
+                        key=rd.key(uid, "check_type"),
                         format_func=lambda k: "none" if k == rd.NO_CHECK else cc.CHECK_SPECS[k].title,
                         help="Runs before the reviewers, on the exact text; a failed check of a critical "
                         "criterion blocks shipping even if both reviewers pass it.")
@@ -233,20 +269,20 @@ def _check_form(c: dict[str, Any]) -> None:
     spec = cc.CHECK_SPECS[kind]
     st.caption(escape_markdown(spec.explanation))
     for f in spec.fields:
-        _check_field(rd.check_key(uid, kind, f.name), f)
+        _check_field(rd.check_key(uid, kind, f.name), f, _marked(f.label, rd.check_key(uid, kind, f.name), marked))
 
 
-def _check_field(widget: str, f: Any) -> None:
+def _check_field(widget: str, f: Any, label: str) -> None:
     if f.kind == "lines":
-        st.text_area(f.label, key=widget, height=100, help=(f.help + " One per line.").strip())
+        st.text_area(label, key=widget, height=100, help=(f.help + " One per line.").strip())
     elif f.kind == "int":
-        st.number_input(f.label, key=widget, min_value=0, step=1, help=f.help or None)
+        st.number_input(label, key=widget, min_value=0, step=1, help=f.help or None)
     elif f.kind == "float":
-        st.number_input(f.label, key=widget, min_value=0.0, step=0.5, help=f.help or None)
+        st.number_input(label, key=widget, min_value=0.0, step=0.5, help=f.help or None)
     elif f.kind == "bool":
-        st.checkbox(f.label, key=widget, help=f.help or None)
+        st.checkbox(label, key=widget, help=f.help or None)
     else:
-        st.text_input(f.label, key=widget, help=f.help or None)
+        st.text_input(label, key=widget, help=f.help or None)
 
 
 def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
@@ -262,32 +298,36 @@ def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
 
 
 def _save_panel(draft: dict[str, Any], store: rubric_store.Store, actor: str, findings: list[rubric_lint.LintFinding],
-                problems: list[str]) -> None:
+                shown: list[rubric_lint.LintFinding], problems: list[str]) -> None:
     st.divider()
-    errors, warnings = rubric_lint.errors(findings), rubric_lint.warnings(findings)
-    blocked = bool(errors or problems)
-    if blocked:
-        st.error(f"{len(errors) + len(problems)} error{'s' if len(errors) + len(problems) != 1 else ''} "
-                 "block saving; they are marked ⛔ above.")
+    errors, warnings = rubric_lint.errors(shown), rubric_lint.warnings(findings)
+    hidden = len(rubric_lint.errors(findings)) - len(errors)
+    if n := len(errors) + len(problems):
+        one = n == 1
+        st.error(f"{'Not saved: ' if draft.get('tried') else ''}{n} error{'' if one else 's'} "
+                 f"block{'s' if one else ''} saving; {'it is' if one else 'they are'} marked {MARK} above.")
+    elif hidden:  # not in red: nothing is wrong with what the author did so far
+        st.caption(f"Still to complete before saving: {hidden} item{'' if hidden == 1 else 's'}; pressing the save "
+                   f"button marks {'it' if hidden == 1 else 'them'} {MARK}.")
     elif warnings:
         st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (⚠️ above); you can still save.")
     st.text_input("Change note", key=rd.header_key("note"), max_chars=2000, placeholder="What changed and why",
                   help="Kept with the version, with your name and the time.")
     update = False
     if draft["base_version"] is not None and _newer_parents(store, draft):
-        rd.keep("rs_update_parents")
+        kept.keep("rs_update_parents")
         update = st.checkbox("Update parents to their latest versions", key="rs_update_parents",
                              help="Parents stay at the versions this rubric was saved with unless you tick this.")
     _conflict_panel(store, actor, draft, update)
     a, b = st.columns(2)
     a.button("Save new version" if draft["base_version"] else "Create rubric (version 1)", type="primary",
-             key="rs_save", disabled=blocked, on_click=_save, args=(store, actor, update))
+             key="rs_save", on_click=_save, args=(store, actor, update))
     b.button("Discard changes", key="rs_discard", disabled=not is_dirty(draft), on_click=discard, args=(store,))
     if draft["base_version"] is not None:
         with st.expander("Save as a new rubric"):
-            rd.keep("rs_copy_name")
+            kept.keep("rs_copy_name")
             st.text_input("New rubric name", key="rs_copy_name", max_chars=64, placeholder="e.g. acme-compliance-eu")
-            st.button("Save a copy as version 1", key="rs_copy", disabled=blocked, on_click=_save_copy,
+            st.button("Save a copy as version 1", key="rs_copy", on_click=_save_copy,
                       args=(store, actor))
 
 
@@ -369,6 +409,10 @@ def _save(store: rubric_store.Store, actor: str, update_parents: bool, as_name: 
     draft = rd.current()
     assert draft is not None
     rd.sync(draft)
+    parents, problems = inherited(store, draft)
+    if problems or rubric_lint.blocks_save(lint(draft, parents)):
+        draft["tried"] = True  # every error is shown now, marked, with the count by the button; nothing is written
+        return
     try:
         doc = rd.to_document(draft, update_parents)
         base = draft["base_version"]

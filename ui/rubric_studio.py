@@ -17,9 +17,10 @@ NEW = "＋ New rubric"
 PICK = "rubric_pick"
 
 
-def pick_rubric(store: rubric_store.Store, allow_new: bool = True) -> str | None:
+def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str | None = None) -> str | None:
     """Select a rubric (grouped by domain) or, for people who may edit rubrics, a new one; opens it in
-    the editor. Returns the stored name."""
+    the editor, first the one asked for in the URL, else the draft's, else `default` (Settings' rubric for new
+    runs). Returns the stored name."""
     summaries = store.list_rubrics()
     labels = {s.name: f"{s.domain} · {s.name} v{s.version} ({s.criteria} criteria)" for s in summaries}
     options = [*labels, NEW] if allow_new or not labels else [*labels]
@@ -28,7 +29,8 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True) -> str | None
     if PICK not in st.session_state:  # first visit, or back from another page (widget state was cleared)
         draft = rd.current()
         wanted = st.query_params.get("rubric") or (draft and (NEW if draft["source"] == "new" else draft["source"]))
-        st.session_state[PICK] = wanted if wanted in options else (options[0] if labels else NEW)
+        fallback = default if default in labels else (options[0] if labels else NEW)
+        st.session_state[PICK] = wanted if wanted in options else fallback
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
     with st.expander(f"All rubrics by domain ({len(summaries)})"):
         st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",
@@ -53,11 +55,15 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True) -> str | None
 
 def draft_rubric(store: rubric_store.Store, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
     """The draft resolved as reviewers would see it, or why it cannot be (lint errors first)."""
-    if rubric_lint.blocks_save(findings):
-        n = len(rubric_lint.errors(findings))
-        return None, f"The draft has {n} error{'s' if n != 1 else ''} (see Edit); fix them to try it."
     draft = rd.current()
     assert draft is not None
+    if rubric_lint.blocks_save(findings):
+        n = len(rubric_lint.errors(findings))
+        # Why: Edit shows an error only once its field was typed in or a save tried; say so, or this count
+        # would name errors that Edit does not show yet.
+        hidden = n - len(rubric_lint.errors(rubric_editor.visible(draft, findings)))
+        where = "Edit marks them ⛔" + (" once you press its save button" if hidden else "")
+        return None, f"The draft has {n} error{'s' if n != 1 else ''} ({where}); fix them to try it."
     try:
         doc = rd.to_document(draft, update_parents=False)
         if not doc.name:

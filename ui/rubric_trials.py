@@ -9,16 +9,15 @@ import streamlit as st
 
 from desk import Desk
 from santa_core import words
-from santa_core.models import MAX_TEXT_CHARS, Rubric
+from santa_core.models import MAX_TEXT_CHARS, CheckOutcome, Review, Rubric
 from santa_core.providers import usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.rubrics import trials
 from santa_core.text import text_problem
-from ui import components, review_cards
+from ui import components, kept, review_cards
 from ui import providers as providers_ui
-from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
 MAX_RECHECK = 20
@@ -36,7 +35,7 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     if refusal:
         st.caption(escape_markdown(f"{refusal} The deterministic checks still run on your sample; nothing is kept."))
     for widget in ("try_output", "try_spec"):
-        rd.keep(widget)
+        kept.keep(widget)
     output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
                           placeholder="Paste an output this rubric should judge")
     spec = st.text_area("Spec (optional, for the reviewer)", key="try_spec", height=90, max_chars=MAX_TEXT_CHARS)
@@ -105,6 +104,31 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     else:
         (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
     review_cards.review_card(trial.outcome, "B", model, rubric)
+    for note in disagreements(rubric, trial.checks, trial.outcome.review if trial.outcome else None):
+        st.info(escape_markdown(note))
+
+
+def disagreements(rubric: Rubric, checks: list[CheckOutcome], review: Review | None) -> list[str]:
+    """A note for each criterion whose deterministic check and reviewer give different results, saying why both
+    are shown and which one a run would follow (they sit side by side and would otherwise read as a contradiction)."""
+    said = {c.criterion: c.result for c in review.checks} if review else {}
+    by_id = {c.id: c for c in rubric.criteria}
+    notes = []
+    for check in checks:
+        if said.get(check.criterion, check.result) == check.result or check.criterion not in by_id:
+            continue
+        criterion = by_id[check.criterion]
+        if check.result == "FAIL":
+            counts = ("a run would be NAUGHTY whatever the reviewers say" if criterion.severity == "critical"
+                      else "it is reported and does not block, as this criterion is a suggestion")
+            notes.append(f"{criterion.name}: the check fails and the reviewer passes it. The check reads the exact "
+                         f"text ({check.detail}); the reviewer judges the wording as a whole. The failed check "
+                         f"counts: {counts}.")
+        else:
+            notes.append(f"{criterion.name}: the check passes and the reviewer fails it. The check tests only what it "
+                         "is configured for; the reviewer judges the whole pass condition, and a run counts the "
+                         "reviewer's FAIL.")
+    return notes
 
 
 def past_trials(desk: Desk, name: str) -> None:

@@ -13,7 +13,7 @@ from santa_core.rubrics import library as lib
 from santa_core.rubrics import store as rubric_store
 from santa_core.rubrics.store import RubricConflict
 from santa_core.text import unified_diff
-from ui import rubric_draft as rd
+from ui import kept
 from ui.safe import escape_markdown
 
 STATUS_LABEL = {
@@ -129,7 +129,7 @@ def import_panel(store: rubric_store.Store, actor: str) -> None:
                "(identical content creates nothing). See docs/rubrics.md for the schema.")
     upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"], key="imp_file",
                               max_upload_size=1)
-    rd.keep("imp_text")
+    kept.keep("imp_text")
     pasted = st.text_area("…or paste the file", key="imp_text", height=150)
     fmt = st.radio("Pasted text is", ["yaml", "json"], key="imp_format", horizontal=True)
     note = st.text_input("Change note (optional)", key="imp_note")

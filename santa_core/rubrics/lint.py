@@ -215,14 +215,32 @@ VAGUE_WORDS = (
     "engaging", "high quality", "appropriate", "professional", "compelling", "good", "great", "clear",
     "well written", "polished", "reasonable", "adequate", "sufficient", "nice", "interesting", "effective",
     "strong", "friendly", "natural", "suitable", "proper", "attractive", "persuasive", "catchy", "on brand",
-    "fluent", "readable", "appealing", "impactful", "concise", "excellent",
+    "fluent", "readable", "appealing", "impactful", "concise", "excellent", "bad", "poor", "weak",
+    "acceptable", "okay", "problematic", "sloppy", "unclear", "confusing", "awkward", "inappropriate",
 )  # fmt: skip
 """Words that two reviewers read differently unless the text also says how to measure them."""
 
+HEDGES = (
+    "maybe", "perhaps", "where possible", "if possible", "when possible", "as far as possible",
+    "as appropriate", "where appropriate", "if appropriate", "as needed", "where needed", "if needed",
+    "where necessary", "if necessary", "as necessary", "ideally", "preferably", "if relevant", "where relevant",
+    "try to", "tries to", "should try", "generally", "usually", "mostly", "somewhat", "more or less",
+)  # fmt: skip
+"""Words that make a criterion optional: a number in the sentence does not help ("at least 3 links where
+possible" leaves each reviewer to decide when it is possible). Not "possibly": "a possibly null value" names a
+thing to check, not a hedge."""
+
 # Why [\s-]+ between parts: "high quality", "high-quality" and "high  quality" are the same claim.
-_VAGUE = re.compile(
-    r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in VAGUE_WORDS) + r")\b", re.IGNORECASE
-)
+
+
+def _words_pattern(words: Sequence[str]) -> re.Pattern[str]:
+    """Whole words or phrases, any spacing or hyphens between a phrase's words (one bounded run each: linear)."""
+    return re.compile(r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in words) + r")\b",
+                      re.IGNORECASE)
+
+
+_VAGUE = _words_pattern(VAGUE_WORDS)
+_HEDGE = _words_pattern(HEDGES)
 _NUMBER_WORDS = r"one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|twice|once|half"
 _COUNT = rf"(?:\d++(?:[.,]\d++)?|{_NUMBER_WORDS})"
 _UNITS = (
@@ -248,10 +266,20 @@ _ANCHORS = re.compile(
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
+def _found(pattern: re.Pattern[str], text: str) -> list[str]:
+    """What `pattern` finds in `text`, lower-case with single spaces, each once, in order of appearance."""
+    found = [" ".join(re.split(r"[\s-]+", m.group(0).lower())) for m in pattern.finditer(text)]
+    return list(dict.fromkeys(found))
+
+
 def vague_words(text: str) -> list[str]:
     """Subjective words in `text` (lower-case, each once, in order of appearance)."""
-    found = [" ".join(re.split(r"[\s-]+", m.group(0).lower())) for m in _VAGUE.finditer(text)]
-    return list(dict.fromkeys(found))
+    return _found(_VAGUE, text)
+
+
+def hedges(text: str) -> list[str]:
+    """Words in `text` that make a condition optional ("maybe", "where possible"), as `vague_words` lists them."""
+    return _found(_HEDGE, text)
 
 
 def _defined_after_colon(sentence: str) -> bool:
@@ -285,12 +313,23 @@ def _vague_message(field: str, words: list[str]) -> str:
     )
 
 
+def _hedge_message(field: str, words: list[str]) -> str:
+    quoted = ", ".join(f"'{w}'" for w in words)
+    return (
+        f"hedged wording in the {field.replace('_', ' ')}: {quoted} leaves each reviewer to decide whether it "
+        "applies — reviewers will disagree on it. Say exactly when it applies, or drop the hedge"
+    )
+
+
 def _vague_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
     out = []
     for field in ("pass_condition", "fail_signal"):
-        words = unanchored_vague_words(getattr(c, field))
+        text = getattr(c, field)
+        words = unanchored_vague_words(text)
         if words:
             out.append(LintFinding("warning", index, c.id, field, _vague_message(field, words)))
+        if found := hedges(text):  # no anchor or definition makes a hedge objective
+            out.append(LintFinding("warning", index, c.id, field, _hedge_message(field, found)))
     # Why the name is judged by the pass condition: a name is a short label with no room for a
     # measure; it is harmless when the pass condition says how to measure it.
     words = vague_words(c.name)

@@ -203,7 +203,8 @@ def test_same_model_warning_and_no_key_mode(desk_env: RunStore, monkeypatch: pyt
     assert any("both claude-sonnet-5-5" in plain(w.value) for w in at.warning)
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     at = open_app()
-    assert any("No Anthropic API key" in i.value for i in at.info)
+    assert any("No model provider key: person reviewers only" in e.label for e in at.expander)
+    assert any("No Anthropic API key" in m.value for m in at.markdown)  # how to add one, folded under it
     assert at.selectbox(key="new_reviewer_b").options == ["person"]
 
 
@@ -337,3 +338,16 @@ def test_without_a_key_people_review_fix_and_ship(desk_env: RunStore, monkeypatc
     assert {o.reviewer for o in view.rounds[0].reviews.values()} == {"person:local"}
     at.run()
     assert "not independent" in texts(at)
+
+
+def test_the_review_form_keeps_its_texts_across_a_page_visit_until_a_run_starts(desk_env: RunStore) -> None:
+    at = open_app()
+    at.text_area(key="new_spec").set_value(SPEC)
+    at.text_area(key="new_output").set_value(CLEAN).run()
+    at.switch_page("pages/runs.py").run()
+    at.switch_page("pages/review.py").run()
+    assert (at.text_area(key="new_spec").value, at.text_area(key="new_output").value) == (SPEC, CLEAN)
+    at.button(key="start_review").click().run()
+    assert not at.exception, at.exception
+    at.button(key="new_review").click().run()  # the run page's "← New review"
+    assert (at.text_area(key="new_spec").value, at.text_area(key="new_output").value) == ("", "")

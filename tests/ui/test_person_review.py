@@ -96,3 +96,68 @@ def test_the_action_refuses_an_incomplete_or_misquoting_person_review(desk_env: 
     with pytest.raises(ActionError, match="must stand in the output"):
         actions.submit_person_review(desk_env, run_id, "C", bad, EDITOR)
     assert "C" not in desk_env.load_round(run_id, 1).reviews
+
+
+# --- the form's shortcuts and messages (issue 34, point 14) -------------------------------------------------
+
+
+def _flat(node: object) -> list[object]:
+    """Every element of the page in the order it is drawn, top to bottom."""
+    children = getattr(node, "children", None)
+    if not children:
+        return [node]
+    return [e for child in children.values() for e in _flat(child)]
+
+
+def test_the_form_says_what_is_missing_above_its_submit_button(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env)
+    at = as_person(None, run_id)
+    key = f"person_{run_id}_1_C"
+    at.button(key=f"{key}_submit").click().run()
+    order = _flat(at.main)
+    said = next(i for i, e in enumerate(order) if type(e).__name__ == "Error" and "Judge every criterion" in e.value)
+    button = next(i for i, e in enumerate(order) if getattr(e, "key", None) == f"{key}_submit")
+    assert said < button
+
+
+def test_all_pass_sets_every_unjudged_criterion_and_keeps_a_chosen_fail(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env)
+    at = as_person(None, run_id)
+    key = f"person_{run_id}_1_C"
+    ids = criteria(desk_env)
+    at.radio(key=f"{key}_{ids[0]}").set_value("FAIL")
+    at.text_input(key=f"{key}_{ids[0]}_detail").set_value("the launch year is wrong")
+    at.button(key=f"{key}_all_pass").click().run()
+    assert [at.radio(key=f"{key}_{c}").value for c in ids] == ["FAIL"] + ["PASS"] * (len(ids) - 1)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews  # a shortcut, not a submit
+    at.button(key=f"{key}_submit").click().run()
+    review = desk_env.load_round(run_id, 1).reviews["C"].review
+    assert review.verdict == "FAIL" and [c.result for c in review.checks].count("PASS") == len(ids) - 1
+
+
+def test_the_local_user_is_warned_before_filling_the_second_slot_too(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env, reviewer_b="person")
+    at = as_person(None, run_id)
+    assert "You reviewed slot" not in texts(at)  # the first slot: nothing to warn about
+    at.button(key=f"person_{run_id}_1_B_all_pass").click().run()
+    at.button(key=f"person_{run_id}_1_B_submit").click().run()
+    assert not at.exception, at.exception
+    assert f"person_{run_id}_1_C_submit" in {b.key for b in at.button}  # the local user may fill both
+    assert "You reviewed slot B of this round. Two reviews by one person are not independent" in texts(at)
+    assert "C" not in desk_env.load_round(run_id, 1).reviews  # said before, not after, the second review
+
+
+def test_a_review_in_progress_survives_a_visit_to_another_page(desk_env: RunStore) -> None:
+    run_id = person_run(desk_env)
+    at = as_person(None, run_id)
+    key = f"person_{run_id}_1_C"
+    first = criteria(desk_env)[0]
+    at.radio(key=f"{key}_{first}").set_value("FAIL")
+    at.text_input(key=f"{key}_{first}_detail").set_value("wrong year")
+    at.run()
+    at.switch_page("pages/runs.py").run()
+    at.query_params["run"] = str(run_id)
+    at.switch_page("pages/review.py").run()
+    assert not at.exception, at.exception
+    assert at.radio(key=f"{key}_{first}").value == "FAIL"
+    assert at.text_input(key=f"{key}_{first}_detail").value == "wrong year"

@@ -78,16 +78,19 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> Non
     at.text_area(key=f"rc_{uid}_chk_forbidden_terms_terms").set_value("best in class\nnumber one")
     at.text_input(key="rs_note").set_value("Ban unprovable superlatives")
     act(at)
+    assert "no fail signal" not in texts(at).lower()  # untouched: not an error yet
+    at.button(key="rs_save").click()  # the save attempt shows it, by the field and by the button
+    act(at)
     shown = texts(at)
     assert "no fail signal" in shown.lower()
-    assert "block saving" in shown
-    assert at.button(key="rs_save").disabled
+    assert "Not saved: 1 error blocks saving; it is marked ⛔ above." in shown
+    assert at.text_area(key=f"rc_{uid}_fail_signal").label == "⛔ Fail signal"
     assert version_rows(repo) == 5  # 4 built-ins + v1: nothing saved
 
     # fix it and save version 2
     at.text_area(key=f"rc_{uid}_fail_signal").set_value('"Best in class" or "number one" appears.')
     act(at)
-    assert not at.button(key="rs_save").disabled
+    assert at.text_area(key=f"rc_{uid}_fail_signal").label == "Fail signal"
     at.button(key="rs_save").click()
     act(at)
     assert "Saved acme-compliance v2." in texts(at)
@@ -550,3 +553,4 @@ def test_a_trial_by_someone_who_may_not_try_rubrics_asks_no_reviewer_and_says_wh
     assert "Nothing was re-checked or kept, and no reviewer was asked: viewer@example.com (viewer) may not try a " \
            "rubric with a reviewer; a rubric author or an admin may." in [plain(e.value) for e in at.error]
     assert len(messages_stub.calls) == sent and trial_rows(repo) == 0
+

@@ -119,7 +119,8 @@ def test_an_input_error_stands_under_its_field_with_a_character_count(desk_env: 
     assert kind == "error" and shown.startswith("Output has 200,001 characters; the limit is 200,000")
     start = page.index(("button", "start_review"))
     assert box < start and not any(k == "error" for k, _ in page[:box])  # the spec is fine: no error at it
-    assert "Output: see the message under the box above" in page[start + 1][1]  # and by the button, where
+    by_button = next(shown for kind, shown in page[start + 1:] if kind == "error")  # after the estimate beside it
+    assert "Output: see the message under the box above" in by_button  # and by the button, where
     assert desk_env.list_runs() == []
     at.text_area(key="new_output").set_value(CLEAN).run()  # fixed: the error goes with the next rerun
     assert not at.error

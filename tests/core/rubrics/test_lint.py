@@ -334,3 +334,57 @@ def test_subjective_words_need_a_measure_in_their_own_sentence(text: str) -> Non
 )
 def test_a_vague_word_defined_after_a_colon_is_not_flagged(text: str) -> None:
     assert not [f for f in lint(draft(crit(pass_condition=text))) if f.field == "pass_condition"]
+
+
+# --- hedges and judgement words (issue 34: "maybe … where possible" and a fail signal of "Bad claims." passed) ----
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "words"),
+    [
+        pytest.param("pass_condition", "Maybe include a link to the offer where possible.", ["maybe", "where possible"],
+                     id="maybe-where-possible"),
+        pytest.param("pass_condition", "At least 3 links, where-possible.", ["where possible"],
+                     id="a-number-does-not-make-a-hedge-objective"),
+        pytest.param("fail_signal", "Prices as   appropriate; ideally in euros.", ["as appropriate", "ideally"],
+                     id="fail-signal-too"),
+        pytest.param("pass_condition", "Tone is calm: perhaps no exclamation marks.", ["perhaps"],
+                     id="a-colon-does-not-define-a-hedge"),
+    ],
+)
+def test_hedged_wording_is_flagged_in_both_fields(field: str, text: str, words: list[str]) -> None:
+    findings = [f for f in lint(draft(crit(**{field: text}))) if f.field == field and "hedged" in f.message]
+    assert len(findings) == 1 and findings[0].level == "warning"
+    assert all(f"'{w}'" in findings[0].message for w in words), findings[0].message
+
+
+def test_a_judgement_word_in_the_fail_signal_is_flagged() -> None:
+    findings = lint(draft(crit(fail_signal="Bad claims.")))
+    assert [(f.level, f.field) for f in findings] == [("warning", "fail_signal")]
+    assert "'bad'" in findings[0].message
+
+
+NEAR_MISSES = {
+    "The output names every possible side effect listed in the spec.": "'possible' alone is no hedge",
+    "No claim says the product is badly needed by 'everyone'.": "'badly' is not 'bad'",
+    "The reply asks the customer to try the 'Reset' button.": "'to try the' is not 'try to'",
+    "Maybelline is spelled as in the spec.": "'Maybelline' is not 'maybe'",
+    # the built-in code rubric's fail signal: a thing to look for, not a hedge
+    "A possibly null value dereferenced without a check.": "'possibly' describes the value",
+}
+
+
+def test_near_misses_of_hedges_and_judgement_words_are_not_flagged() -> None:
+    for text, why in NEAR_MISSES.items():
+        assert lint(draft(crit(pass_condition=text))) == [], why
+
+
+def test_runs_of_hedge_openings_grow_linearly() -> None:
+    """A hedge's first word before a long run of spaces or hyphens and no second word ("where - - - …"): each
+    start scans one run, so ten times the text may cost at most about twenty times the time."""
+    from tests.core.checks.test_linear_time import assert_linear
+
+    def openings(units: list[str], size: int) -> str:
+        return "".join(f"{unit}{' -' * (size // 2)}" for unit in units)
+
+    assert_linear("rubric lint", ["where", "as", "if", "more or", "try", "as far as"], 1_000, text=openings)
