@@ -392,13 +392,13 @@ def render_batch(batch_id: int) -> None:
     view = _load(batch_id)
     if view is None:
         return
+    batch_actions.progress_anchor(batch_id)  # after Create: the batch from its top, its progress just below
     header(view.batch)
     batch_actions.show_flash(batch_id)
     latest = view.latest
     if latest is None:
         first_sample_step(view)
     elif latest.finished_at is None:
-        batch_actions.progress_anchor(batch_id)
         reviewing_step(view)
     else:
         finished_step(view)

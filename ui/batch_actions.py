@@ -54,7 +54,8 @@ def show_progress_next(batch_id: int) -> None:
 
 
 def progress_anchor(batch_id: int) -> None:
-    """Where the sample's progress starts; scrolled into view once, on the render right after Create."""
+    """The top of the batch, scrolled into view once, on the render right after Create: its header, then the first
+    sample's progress, in sight (scrolling to the progress itself put it under the app's top bar)."""
     if st.session_state.get(SHOW_PROGRESS) != batch_id:
         return
     del st.session_state[SHOW_PROGRESS]
