@@ -16,33 +16,26 @@ from storage.runs import RunStore
 from tests.core.batch.test_exclusions_across import FIXES, OUTPUTS, PROMISE, RISKY, WHY, sentences
 from tests.support import two_defects as td
 from tests.support.batch_page import open_batch, texts
-from tests.support.messages_api import (
-    MessagesStub,
-    default_answer,
-    fenced_output,
-    fix_json,
-    message,
-    review_json,
-    schema_properties,
-    user_text,
-)
+from tests.support import messages_api as api
+from tests.support.messages_api import MessagesStub
 
 
 def answer(body: dict) -> dict:
     """Reviewers FAIL factual_accuracy once per flagged sentence; the fix agent fixes the defect its issues name."""
-    model, output = body.get("model", "stub-model"), fenced_output(body)
-    if "edits" in schema_properties(body):
+    model, output = body.get("model", "stub-model"), api.fenced_output(body)
+    if "edits" in api.schema_properties(body):
         asked = [bad for phrase, bad in zip((td.RISK, td.GUARANTEE), FIXES, strict=True)
-                 if f"'{phrase}' claim" in user_text(body)]
-        return message(fix_json([(0, s, s.replace(bad, FIXES[bad])) for s in sentences(output) for bad in asked
-                                 if bad in s]), model)
+                 if f"'{phrase}' claim" in api.user_text(body)]
+        edits = [(0, s, s.replace(bad, FIXES[bad])) for s in sentences(output) for bad in asked if bad in s]
+        return api.message(api.fix_json(edits), model)
     issues = [(td.CRITERION, td.description(p, s), s) for s in sentences(output) for p in (td.RISK, td.GUARANTEE)
               if p in s]
     if not issues:
-        return default_answer(body)
-    passing = default_answer(body)
+        return api.default_answer(body)
+    passing = api.default_answer(body)
     ids = [c["criterion"] for c in json.loads(passing["content"][0]["text"])["checks"]]
-    return message(review_json("FAIL", [(i, "FAIL" if i == td.CRITERION else "PASS", "x") for i in ids], issues), model)
+    checks = [(i, "FAIL" if i == td.CRITERION else "PASS", "x") for i in ids]
+    return api.message(api.review_json("FAIL", checks, issues), model)
 
 
 def reviewed(messages_stub: MessagesStub) -> int:
