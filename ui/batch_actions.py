@@ -20,6 +20,9 @@ from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
 SHOW_PROGRESS = "batch_show_progress"
+SCROLL_TO_TOP = ('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
+                 '.scrollIntoView({block: "start"});</script>')
+"""A constant, never text from a file, a model or a person (tests/test_architecture.py holds every `st.html` to it)."""
 POLL_S = 2.0
 """How often the page re-reads a sample under review, or one whose failures are being grouped."""
 REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
@@ -59,8 +62,7 @@ def progress_anchor(batch_id: int) -> None:
     if st.session_state.get(SHOW_PROGRESS) != batch_id:
         return
     del st.session_state[SHOW_PROGRESS]
-    st.html('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
-            '.scrollIntoView({block: "start"});</script>', unsafe_allow_javascript=True)
+    st.html(SCROLL_TO_TOP, unsafe_allow_javascript=True)
 
 
 def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | None = None) -> T | None:
