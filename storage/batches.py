@@ -11,12 +11,13 @@ Every write is one short transaction, so a restart loses nothing that was shown.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from sqlmodel import Session, col, func, select
 
 from santa_core.batch import sampling
+from santa_core.batch.exclusions import EXCLUDED, INCLUDED, held
 from santa_core.batch.fix_batch import FIX_BATCH
 from santa_core.batch.store import (
     DONE,
@@ -340,11 +341,14 @@ class BatchStore(BatchFixes, RoleCheck):
             s.add(row)  # (its calls' cost is counted as they are stored: `save_fix_calls`)
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
-                  reason: str = "") -> int:
+                  reason: str = "", excluded: Mapping[str, str] | None = None,
+                  included: Mapping[str, str] | None = None) -> int:
         """Approve a pattern's fix and apply it: each change recorded per item, in one transaction.
 
         A change is refused (nothing written) if the item's text is no longer the text it was
-        computed from. Returns how many items changed.
+        computed from, or if a person excluded the item from another pattern's fix and this approval
+        does not include it by name (`santa_core.batch.exclusions`). `excluded` and `included`
+        (item key → why) are kept with the decision. Returns how many items changed.
         """
         with self._tx() as s:
             require(s, actor, Permission.DECIDE_FIX)
@@ -355,6 +359,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 BatchSampleRow.batch_id == row.batch_id, col(BatchSampleRow.finished_at).is_(None))).one()
             if unfinished:
                 raise BatchProblem("a sample of this batch is still being reviewed: fixes wait until it is in")
+            elsewhere = _excluded_elsewhere(s, row)
             changed = 0
             for change in changes:
                 # Locked: two fixes approved at once on PostgreSQL must not both start from the same text.
@@ -363,6 +368,9 @@ class BatchStore(BatchFixes, RoleCheck):
                     raise BatchProblem(f"item {change.item_id} is not in this batch")
                 if item.output != change.before_text:
                     raise BatchProblem(f"item {item.item_key} changed since the fix was computed; try again")
+                if item.item_key in elsewhere and item.item_key not in (included or {}):
+                    raise BatchProblem(f"item {item.item_key} was {elsewhere[item.item_key]}: include it by name "
+                                       "(with a reason) for this fix to rewrite it")
                 if change.after_text == change.before_text:
                     if change.skipped and all("already applied" in str(r.get("reason", "")) for r in change.skipped):
                         continue  # fixed before: nothing to do by hand
@@ -385,6 +393,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 changed += 1
             row.status, row.approved_edits, row.decided_by, row.decided_at, row.reason = (
                 "applied", edits, actor, utcnow(), reason)
+            row.pattern = {**row.pattern, EXCLUDED: dict(excluded or {}), INCLUDED: dict(included or {})}
             s.add(row)
             audit.append(s, actor, "batch.fix_applied", "batch", row.batch_id,
                          detail={"pattern": row.key, "criterion": row.criterion, "items_changed": changed,
@@ -450,6 +459,14 @@ def _check_config(config: BatchConfig, items: Sequence[ItemIn]) -> None:
         if problem := text_problem(it.output, f"the output of item {it.key}") or text_problem(
                 spec, f"the spec of item {it.key}"):
             raise BatchProblem(problem)
+
+
+def _excluded_elsewhere(s: Session, row: BatchPatternRow) -> dict[str, str]:
+    """Items a person excluded from another approved pattern's fix of the batch: key → where and why."""
+    others = s.exec(select(BatchPatternRow).where(BatchPatternRow.batch_id == row.batch_id,
+                                                  BatchPatternRow.id != row.id)).all()
+    numbers = {r.id: r.number for r in s.exec(select(BatchSampleRow).where(BatchSampleRow.batch_id == row.batch_id))}
+    return {k: h.note() for k, h in held([_pattern(r) for r in others], numbers).items()}
 
 
 def _batch_row(s: Session, batch_id: int) -> BatchRow:

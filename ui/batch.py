@@ -24,7 +24,8 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, components, cost_estimate, identity
+from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, batch_upload, components, cost_estimate
+from ui import identity
 from ui import providers as providers_ui
 from ui.batch_actions import POLL_S, driver
 from ui.safe import escape_markdown
@@ -82,7 +83,9 @@ def past_batches() -> list[tuple[Batch, int]]:
 
 
 def empty_state() -> None:
-    """No batch yet: what the page is for."""
+    """No batch yet and no file uploaded: what the page is for (once a file is in, the form below says the rest)."""
+    if st.session_state.get(batch_upload.UPLOAD_KEY) is not None:
+        return
     st.info("No batches yet. Upload a CSV or JSONL file of outputs below to verify them by sampling: a sample is "
             "reviewed, its failures are grouped into patterns, each pattern is fixed across the whole batch, and "
             "a fresh sample checks the result.")
@@ -389,6 +392,7 @@ def render_batch(batch_id: int) -> None:
     view = _load(batch_id)
     if view is None:
         return
+    batch_actions.progress_anchor(batch_id)  # after Create: the batch from its top, its progress just below
     header(view.batch)
     batch_actions.show_flash(batch_id)
     latest = view.latest

@@ -19,6 +19,10 @@ from ui import app_desk, identity
 from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
+SHOW_PROGRESS = "batch_show_progress"
+SCROLL_TO_TOP = ('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
+                 '.scrollIntoView({block: "start"});</script>')
+"""A constant, never text from a file, a model or a person (tests/test_architecture.py holds every `st.html` to it)."""
 POLL_S = 2.0
 """How often the page re-reads a sample under review, or one whose failures are being grouped."""
 REFUSED = (BatchProblem, PermissionDenied, BatchFileError)
@@ -44,6 +48,21 @@ def show_flash(batch_id: int) -> None:
     del st.session_state[FLASH]
     _, kind, text = kept
     {"success": st.success, "error": st.error}.get(kind, st.info)(text)
+
+
+def show_progress_next(batch_id: int) -> None:
+    """After Create: the batch's next render brings its progress into view (the form above it was long, and a rerun
+    keeps the page's scroll, which left the view on Cost and Export with the progress out of sight)."""
+    st.session_state[SHOW_PROGRESS] = batch_id
+
+
+def progress_anchor(batch_id: int) -> None:
+    """The top of the batch, scrolled into view once, on the render right after Create: its header, then the first
+    sample's progress, in sight (scrolling to the progress itself put it under the app's top bar)."""
+    if st.session_state.get(SHOW_PROGRESS) != batch_id:
+        return
+    del st.session_state[SHOW_PROGRESS]
+    st.html(SCROLL_TO_TOP, unsafe_allow_javascript=True)
 
 
 def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | None = None) -> T | None:

@@ -171,8 +171,8 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
         return
     edits = edited(record, proposal)
     preview = _preview(batch.id, record.id, edits)
-    exclude = batch_reach.items_table(record, preview, True) if preview is not None else []
-    approve_or_dismiss(batch.id, record, edits, preview, exclude)
+    include, exclude = batch_reach.items_table(record, preview, True) if preview is not None else ([], [])
+    approve_or_dismiss(batch.id, record, edits, preview, exclude, include)
 
 
 def fixes_stopped(batch_id: int, pattern_id: int, why: str) -> None:
@@ -218,7 +218,7 @@ def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview
 
 
 def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit], preview: FixPreview | None,
-                       exclude: list[str]) -> None:
+                       exclude: list[str], include: list[str]) -> None:
     """Approve the fix for the whole batch, dismiss the pattern, or ask the fix agent again."""
     reason = st.text_input("Reason (optional to approve, required to dismiss)", key=f"batch_reason_{record.id}")
     approve, dismiss, again = st.columns(3)
@@ -227,7 +227,7 @@ def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit
     if approve.button("Approve and apply to the batch", type="primary", key=f"batch_approve_{record.id}",
                       disabled=not edits or preview is None, on_click=_remember_seen,
                       args=(record.id, preview.version if preview is not None else None)):
-        _approve(batch_id, record.id, edits, reason, preview, exclude)
+        _approve(batch_id, record.id, edits, reason, preview, exclude, include)
     if dismiss.button("Dismiss", key=f"batch_dismiss_{record.id}"):
         _dismiss(batch_id, record.id, reason)
     if again.button("Ask the fix agent again", key=f"batch_repropose_{record.id}"):
@@ -235,16 +235,18 @@ def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit
 
 
 def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, preview: FixPreview | None,
-             exclude: list[str]) -> None:
-    skipped = [k for k in (preview.skipped if preview is not None else []) if k not in exclude]
+             exclude: list[str], include: list[str]) -> None:
+    held = [k for k in (preview.held if preview is not None else {}) if k not in include]
+    skipped = [k for k in (preview.skipped if preview is not None else []) if k not in exclude and k not in held]
     note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
             f"{', '.join(skipped[:20])}." if skipped else "")
     note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
+    note += f" Left out (excluded from another pattern's fix): {', '.join(held[:20])}." if held else ""
     seen = st.session_state.pop(_seen_key(pattern_id), None)
     if preview is None or seen is None:
         return  # (the button is disabled without one: nobody approves what they did not see)
     attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), seen=seen, edits=edits,
-                                               reason=reason, exclude=exclude),
+                                               reason=reason, exclude=exclude, include=include),
             lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
     st.rerun()
 

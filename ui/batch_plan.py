@@ -33,10 +33,15 @@ def stratum_label(stratum: Hashable) -> str:
 
 
 def detection_frame(population: int, sample: int) -> pd.DataFrame:
-    """One row per prevalence over the whole batch: items showing the pattern and the chance to catch it."""
-    rows = sampling.detection_table(population, sample, PREVALENCES)
-    return pd.DataFrame([{"a pattern in": f"{percent(r.prevalence)} of the batch", "items showing it": r.showing,
-                          "chance this sample catches it": percent(r.chance)} for r in rows])
+    """One row per number of items showing a pattern (from the shares in PREVALENCES): the share they really are of
+    the batch and the chance to catch it.
+
+    Why by items, not by share: in a small batch two shares round to the same items (1 % and 2 % of 50 are both one
+    item), and two identical rows under different labels said the larger share was no easier to catch."""
+    rows = {r.showing: r for r in sampling.detection_table(population, sample, PREVALENCES)}
+    return pd.DataFrame([{"a pattern in": f"{percent(n / population if population else 0)} of the batch",
+                          "items showing it": n, "chance this sample catches it": percent(r.chance)}
+                         for n, r in rows.items()])
 
 
 def stratum_frame(rows: list[sampling.StratumDetection]) -> pd.DataFrame:
@@ -45,13 +50,18 @@ def stratum_frame(rows: list[sampling.StratumDetection]) -> pd.DataFrame:
                           "showing the pattern": r.showing, "chance caught": percent(r.chance)} for r in rows])
 
 
+def drawn(n: int, sizes: Mapping[Hashable, int]) -> int:
+    """How many items a sample the rate sizes at `n` really draws: with more strata than `n`, each still gets one."""
+    return sum(sampling.allocate(sizes, n).values()) if sizes else n
+
+
 def detection(population: int, n: int, sizes: Mapping[Hashable, int], key: str) -> None:
     """Before sampling: the chance of catching a pattern, over the batch and inside each stratum.
 
     `n` is the sample size the rate asks for; with more strata than that, every stratum still gets
     an item, so the sample drawn (and shown) is larger.
     """
-    sample = sum(sampling.allocate(sizes, n).values()) if sizes else n
+    sample = drawn(n, sizes)
     st.markdown(f"**What a sample of {sample:,} of {population:,} items catches.** A pattern is caught when "
                 "at least one item showing it is sampled (exact hypergeometric chance).")
     st.dataframe(detection_frame(population, sample), hide_index=True, width="stretch")

@@ -54,7 +54,8 @@ def propose(batch_id: int, pattern_id: int, representative: str, again: bool = T
     """Ask the fix agent for the representative's fix (unless `again` is False: keep the proposal), then prepare
     every reached item's, with a progress bar."""
     for key in [k for k in st.session_state if str(k).startswith((f"batch_after_{pattern_id}_",
-                                                                   f"batch_exclude_{pattern_id}"))]:
+                                                                   f"batch_exclude_{pattern_id}",
+                                                                   f"batch_include_{pattern_id}"))]:
         del st.session_state[key]  # a new proposal starts from its own replacement text and exclusions
     bar = st.progress(0.0, text=f"The fix agent is fixing item {representative}…")
 
@@ -69,8 +70,9 @@ def propose(batch_id: int, pattern_id: int, representative: str, again: bool = T
     st.rerun()
 
 
-def items_table(record: PatternRecord, preview: FixPreview, can_decide: bool) -> list[str]:
-    """Every item the fix reaches, with how and what; a diff on request; the items excluded (keys)."""
+def items_table(record: PatternRecord, preview: FixPreview, can_decide: bool) -> tuple[list[str], list[str]]:
+    """Every item the fix reaches, with how and what; a diff on request; (the items excluded, the items excluded from
+    another pattern's fix that this one may rewrite all the same)."""
     showing, needing = len(preview.changes), preview.skipped
     st.markdown(f"**{showing} item(s) in the batch show this pattern**: approving changes {preview.changed}"
                 + (f"; {len(needing)} need a person (fix them by hand after approving, or exclude them)."
@@ -78,10 +80,12 @@ def items_table(record: PatternRecord, preview: FixPreview, can_decide: bool) ->
     rows = []
     for key, fix in preview.changes.items():
         plan = preview.plans.get(key)
+        outcome = plan.outcome() if plan is not None else (
+            "fixed" if fix.changed else "; ".join(r.reason for r in fix.skipped) or "no change")
+        if key in preview.held:  # said on its row: approving leaves it out unless included below
+            outcome = f"left out, {preview.held[key].note()} (include it below to fix it)"
         rows.append({"item": key, "sampled": "yes" if plan is None or plan.sampled else "no",
-                     "fixed by": plan.via if plan is not None else "text rule",
-                     "outcome": plan.outcome() if plan is not None else
-                     ("fixed" if fix.changed else "; ".join(r.reason for r in fix.skipped) or "no change")})
+                     "fixed by": plan.via if plan is not None else "text rule", "outcome": outcome})
     components.full_table(pd.DataFrame(rows, columns=["item", "sampled", "fixed by", "outcome"]), wide=("outcome",))
     keys = list(preview.changes)
     picked = st.selectbox("Open an item's fix", keys, index=None, placeholder="pick an item to see its diff",
@@ -91,9 +95,21 @@ def items_table(record: PatternRecord, preview: FixPreview, can_decide: bool) ->
         st.code(components.readable_diff(fix.before_text, fix.after_text, "current text", "after the fix"),
                 language="diff", wrap_lines=True)
     if not can_decide:
+        return [], []
+    return excluded_before(record, preview), st.multiselect(
+        "Exclude items from this fix (they keep their text; say why in the reason below)",
+        [k for k in keys if k not in preview.held], key=f"batch_exclude_{record.id}")
+
+
+def excluded_before(record: PatternRecord, preview: FixPreview) -> list[str]:
+    """Reached items a person excluded from another pattern's fix: said, left out by default, includable by name."""
+    if not preview.held:
         return []
-    return st.multiselect("Exclude items from this fix (they keep their text; say why in the reason below)",
-                          keys, key=f"batch_exclude_{record.id}")
+    st.warning(escape_markdown(
+        f"{len(preview.held)} item(s) this fix reaches were excluded from another pattern's fix, so approving leaves "
+        "them out: " + "; ".join(f"{k}: {h.note()}" for k, h in preview.held.items())))
+    return st.multiselect("Include anyway (this fix rewrites them; say why in the reason below)", list(preview.held),
+                          key=f"batch_include_{record.id}")
 
 
 def needs_person(view: BatchView) -> None:

@@ -26,6 +26,7 @@ from ui import providers as providers_ui
 from ui.safe import escape_markdown
 
 FILE_TYPES = ["csv", "tsv", "jsonl", "ndjson", "json"]
+UPLOAD_KEY = "batch_file"
 NO_KEY = ("A batch is reviewed by models, and no model provider has a key (no Anthropic API key, no OpenAI key). Set "
           "`ANTHROPIC_API_KEY` or `OPENAI_API_KEY` in the environment or in `.streamlit/secrets.toml` (an "
           "OpenAI-compatible endpoint: see Settings) and restart the app; you can still check a file here.")
@@ -263,6 +264,7 @@ def _create(file: BatchFile, config: BatchConfig) -> int | None:
         st.error(escape_markdown(f"Nothing was stored: {exc}"))
         return None
     batch_actions.start_sample(batch_id)
+    batch_actions.show_progress_next(batch_id)
     return batch_id
 
 
@@ -271,7 +273,7 @@ def new_batch_form() -> int | None:
     if not identity.can(Permission.START_RUN):
         st.info(escape_markdown(identity.refusal(Permission.START_RUN)))
         return None
-    uploaded = st.file_uploader("Batch file (CSV or JSONL)", type=FILE_TYPES, key="batch_file", help=FORMAT_HELP)
+    uploaded = st.file_uploader("Batch file (CSV or JSONL)", type=FILE_TYPES, key=UPLOAD_KEY, help=FORMAT_HELP)
     if uploaded is None:
         st.caption(FORMAT_HELP)
         return None
@@ -290,7 +292,9 @@ def new_batch_form() -> int | None:
     # A batch cannot start while its screen cannot run: each item would stop at the screen (the reason is shown here).
     if screen_problem := providers_ui.screen_notice(app_desk.desk().runner, options.reviewer_b, options.reviewer_c):
         blocked.append(screen_problem)
-    label = f"Create the batch and start sample 1 ({len(file.items):,} items)"
+    first = batch_plan.drawn(sampling.sample_size(len(file.items), config.sample_rate, config.min_sample),
+                             file.strata_sizes())
+    label = f"Create the batch and review sample 1 ({first:,} of {len(file.items):,} items)"
     if not st.button(label, type="primary", key="batch_create", disabled=bool(blocked) or not usable):
         return None
     if blocked:  # shown above the button already; a click that arrives anyway starts nothing

@@ -31,7 +31,7 @@ from santa_core.batch import patterns, report, sampling
 from santa_core.batch import store as batch_store
 from santa_core.batch.file import BatchFile
 from santa_core.batch.fixing import PatternFixing
-from santa_core.batch.generalise import generalise
+from santa_core.batch.generalise import generalise, named
 from santa_core.batch.store import (
     Batch,
     BatchConfig,
@@ -503,6 +503,7 @@ class BatchDriver(PatternFixing):
                     for r in self.store.reviews(sample_id) if r.done and not r.nice]
         reviewed = {r.key: r.output for r in self.store.reviews(sample_id) if r.done}
         found = generalise(patterns.group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
+        found = named(found, self.store.get(progress.batch_id).config.rubric.criteria)
         return self.store.save_patterns(sample_id, [p.model_dump(mode="json") for p in found])
 
     def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:

@@ -22,9 +22,10 @@ import json
 import logging
 from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from santa_core.batch import patterns, reach
+from santa_core.batch.exclusions import Held, held
 from santa_core.batch import signature as sig
 from santa_core.batch.fix_batch import FixBatchSending, Progress
 from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
@@ -53,6 +54,8 @@ class FixPreview:
     """Item key → the fix applied to it (only items the pattern reaches)."""
     plans: dict[str, reach.ItemPlan]
     """Item key → how its fix was prepared (empty for a person's own edits with no proposal)."""
+    held: dict[str, Held] = field(default_factory=dict)
+    """Reached items a person excluded from another pattern's fix: approving leaves them out unless included."""
 
     @property
     def version(self) -> str:
@@ -196,13 +199,14 @@ class PatternFixing(FixBatchSending):
             raise BatchProblem("ask the fix agent for a proposal first")
         proposal = FixProposal.model_validate(record.proposal) if record.proposal is not None else None
         edits = list(proposal.edits if edits is None and proposal is not None else edits or [])
-        items = self.store.items(self._batch_of(record).id)
+        batch = self._batch_of(record)
+        items = self.store.items(batch.id)
         if proposal is not None and record.item_fixes is None:
             raise BatchProblem("each item's own fix is not prepared (the signature changed, or preparing stopped): "
                                "prepare them before approving")
         if proposal is None:  # a person's own edits with no proposal: the edits as a text rule only
             changes = patterns.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
-            return FixPreview(record, edits, changes, {})
+            return FixPreview(record, edits, changes, {}, self._held(batch, record, changes))
         plans = {k: reach.ItemPlan.model_validate(v) for k, v in record.item_fixes.items()}
         outputs = {it.key: it.output for it in items}
         changes: dict[str, patterns.ItemFix] = {}
@@ -211,15 +215,22 @@ class PatternFixing(FixBatchSending):
                 # The person edited the replacement text: the text rule applies their words.
                 plans[key] = reach.retext(plan, outputs.get(key, plan.before_text), edits)
             changes[key] = plans[key].item_fix()
-        return FixPreview(record, edits, changes, plans)
+        return FixPreview(record, edits, changes, plans, self._held(batch, record, changes))
+
+    def _held(self, batch: Batch, record: PatternRecord, reached: Collection[str]) -> dict[str, Held]:
+        """The reached items a person excluded from another pattern's approved fix (`exclusions`)."""
+        others = [r for r in self.store.patterns(batch.id) if r.id != record.id]
+        found = held(others, {s.id: s.number for s in batch.samples})
+        return {k: h for k, h in found.items() if k in reached}
 
     def approve(self, pattern_id: int, actor: str, *, seen: str, edits: Sequence[FixEdit] | None = None,
-                reason: str = "", exclude: Collection[str] = ()) -> int:
+                reason: str = "", exclude: Collection[str] = (), include: Collection[str] = ()) -> int:
         """Apply every prepared fix of the pattern except the excluded items; how many items changed.
 
         `seen`: the `FixPreview.version` the approver looked at (required on every door); refused when the fixes
         changed since (someone asked the fix agent again, or changed the signature), so nobody approves what they
-        did not see.
+        did not see. An item a person excluded from another pattern's fix is left out too (`exclusions`), unless
+        `include` names it (with a reason): every door that approves (the page, auto-approve) goes through here.
         """
         preview = self.preview(pattern_id, edits)
         if seen != preview.version:
@@ -233,21 +244,38 @@ class PatternFixing(FixBatchSending):
                                "instead")
         if exclude and not reason.strip():
             raise BatchProblem("say why the excluded items keep their text (the reason is kept with the decision)")
+        if stray := sorted(set(include) - set(preview.held)):
+            raise BatchProblem(f"cannot include {', '.join(stray)}: no other pattern's fix excluded it")
+        if include and not reason.strip():
+            raise BatchProblem("say why this fix may rewrite items excluded from another pattern (the reason is kept "
+                               "with the decision)")
+        kept = {k: h.note() for k, h in preview.held.items() if k not in include}  # excluded before: left out again
+        left_out = set(exclude) | set(kept)
+        if left_out and left_out >= set(preview.changes):
+            raise BatchProblem("every item is excluded (here or from another pattern's fix), so nothing would be "
+                               "fixed: dismiss the pattern with a reason, or include an item")
         ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
         changes = []
         for key, fix in preview.changes.items():
             plan = preview.plans.get(key)
-            if key in exclude:
-                continue  # a person said the pattern does not belong here
+            if key in left_out:
+                continue  # a person said the pattern does not belong here (or another pattern's fix must not reach it)
             skipped = [r.model_dump() for r in fix.skipped]
             if plan is not None and not fix.changed and not skipped:
                 why = f"the fix agent failed: {plan.error}" if plan.error else "the fix agent made no edit here"
                 skipped.append({"reason": why})
             changes.append(ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
                                       applied=[e.model_dump() for e in fix.applied], skipped=skipped))
+        own = reason.strip()
         if exclude:
             reason = f"{reason} (excluded by {actor}: {', '.join(sorted(exclude))})".strip()
-        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason)
+        if kept:
+            reason = f"{reason} (left out, excluded from another pattern: {', '.join(sorted(kept))})".strip()
+        if include:
+            reason = f"{reason} (included by {actor} though excluded from another pattern: " \
+                     f"{', '.join(sorted(include))})".strip()
+        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason,
+                                    excluded={k: own for k in exclude} | kept, included={k: own for k in include})
 
     def auto_fix(self, sample_id: int) -> dict[int, str]:
         """For a batch created with auto-approve, the driver's step after grouping a sample: each waiting issue

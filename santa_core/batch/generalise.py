@@ -19,10 +19,12 @@ two decisions: a person can approve both, but a wrong merge would fix the wrong 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from santa_core.batch import signature as sig
+from santa_core.batch.defect import defects_of, one_defect, title
 from santa_core.batch.patterns import Pattern, PatternMember, rebuild
+from santa_core.models import Criterion
 from santa_core.run.gate import descriptions_agree, normalise
 
 
@@ -35,6 +37,7 @@ def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
     """
     issue = [p for p in found if p.kind == "issue"]
     parent = list(range(len(issue)))
+    flags = [defects_of(m.issue for m in p.members) for p in issue]
 
     def root(i: int) -> int:
         while parent[i] != i:
@@ -51,8 +54,12 @@ def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
         phrases = {i: candidates[i] - clean for i in family}
         for a in family:
             for b in family:
-                if a < b and phrases[a] & phrases[b]:
-                    parent[root(b)] = root(a)
+                ra, rb = root(a), root(b)
+                # A shared phrase may be the context (a product name both defects' sentences mention), not the
+                # defect: patterns flagging different words stay two (`defect`).
+                if a < b and ra != rb and one_defect(flags[ra], flags[rb]) and phrases[a] & phrases[b]:
+                    parent[rb] = ra
+                    flags[ra] = flags[ra] | flags[rb]
     groups: dict[int, list[int]] = {}
     for i in range(len(issue)):
         groups.setdefault(root(i), []).append(i)
@@ -105,3 +112,12 @@ def _heads(pattern: Pattern) -> list[PatternMember]:
 
 def _phrases(pattern: Pattern) -> set[str]:
     return {p for m in pattern.members if m.quoted for p in sig.phrases(m.issue.evidence)}
+
+
+def named(found: Sequence[Pattern], criteria: Iterable[Criterion]) -> list[Pattern]:
+    """Each issue pattern titled for people (`defect.title`): its criterion's name (the id when the rubric has no
+    such criterion) and the phrase its items share; the review-failed and unexplained buckets keep their titles."""
+    names = {normalise(c.id): c.name for c in criteria}
+    return [p if p.kind != "issue" else p.model_copy(update={"title": title(
+        names.get(normalise(p.criterion), p.criterion), (m.issue for m in p.members), p.signature, p.evidence)})
+            for p in found]

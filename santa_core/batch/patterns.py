@@ -26,6 +26,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from santa_core.batch.defect import defects_of, one_defect
 from santa_core.batch.signature import SignatureCheck, raw_spans
 from santa_core.batch.spans import phrase_spans
 from santa_core.models import FixEdit, MergedIssue, RejectedEdit
@@ -188,11 +189,15 @@ def _union(members: list[PatternMember]) -> list[list[PatternMember]]:
             i = parent[i]
         return i
 
+    # What each group flags (`defect`): two issues flagging different words are two defects however alike their
+    # sentences, and a group is never joined through an issue that flags nothing to one flagging other words.
+    flags = [defects_of([m.issue]) for m in members]
     for i in range(len(members)):
         for j in range(i):
             ri, rj = root(i), root(j)
-            if ri != rj and _linked(members[i], members[j], quotes[i], quotes[j]):
+            if ri != rj and one_defect(flags[ri], flags[rj]) and _linked(members[i], members[j], quotes[i], quotes[j]):
                 parent[ri] = rj
+                flags[rj] = flags[rj] | flags[ri]
     groups: dict[int, list[PatternMember]] = {}
     for i, member in enumerate(members):
         groups.setdefault(root(i), []).append(member)

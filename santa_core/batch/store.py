@@ -6,7 +6,7 @@ so a restart loses nothing that was shown.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any, Protocol
 
@@ -339,8 +339,11 @@ class Store(Protocol):
         ...
 
     def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
-                  reason: str = "") -> int:
-        """Apply an approved fix to the items it changes; how many changed."""
+                  reason: str = "", excluded: Mapping[str, str] | None = None,
+                  included: Mapping[str, str] | None = None) -> int:
+        """Apply an approved fix to the items it changes; how many changed. `excluded` (item key → why) is kept with
+        the decision; a change to an item excluded from another pattern's fix is refused unless `included` names it
+        (`santa_core.batch.exclusions`)."""
         ...
 
     def dismiss(self, pattern_id: int, actor: str, reason: str) -> None:

@@ -47,7 +47,8 @@ def planted_model(body: dict) -> dict:
         return passing
     ids = [c["criterion"] for c in json.loads(passing["content"][0]["text"])["checks"]]
     checks = [(i, "FAIL" if i == "compliance" else "PASS", "a promise") for i in ids]
-    return message(review_json("FAIL", checks, [("compliance", "promises free shipping forever", DEFECT)]), model)
+    issue = ("compliance", 'promises free shipping "guaranteed forever"', DEFECT)
+    return message(review_json("FAIL", checks, [issue]), model)
 
 
 @pytest.fixture
@@ -131,7 +132,9 @@ def test_without_auto_approve_the_batch_waits_for_a_person(
     done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED)
     assert done.returncode == 3, done.stderr
     text = done.stdout
-    assert "pattern 1 [compliance] promises free shipping forever" in text and "template promo" in text
+    # Titled by the criterion's name and the phrase the reviewers flagged, not by their whole complaint.
+    assert "pattern 1 [compliance] Compliance with stated constraints: “guaranteed forever”" in text
+    assert "template promo" in text
     assert f"fix proposed: {DEFECT!r} -> {FIXED!r}" in text
     assert "waiting for a person: open batch 1 on the Batch page" in text
     assert "stopping rule" not in text and "not verified yet" in text  # no clean claim

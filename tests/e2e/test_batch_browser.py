@@ -49,6 +49,7 @@ SAMPLE_S = 60
 FIX_S = 60
 """At most this long for the fix agent to prepare every reached item's fix."""
 PATTERN = "Recognised in unsampled items by “guaranteed”"
+TITLE = "1. Compliance with stated constraints: “guaranteed”"
 REACH = "8 item(s) in the batch show this pattern: approving changes 7; 1 need a person"
 CLEAN = "The sample came back clean: with 95 % confidence at most"
 RULE = re.compile(r"The sample came back clean: with 95 % confidence at most \d+ of 200 items \([\d.]+ %\) fail review\.")
@@ -95,8 +96,12 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
             expect(widget(page, "batch_seed").locator("input")).to_have_value(str(vb.SEED))
             expect(widget(page, "batch_strata")).to_contain_text("template")
             browser.assert_no_error(page, "the new-batch form")
-            page.get_by_role("button", name="Create the batch and start sample 1 (200 items)").click()
+            page.get_by_role("button", name="Create the batch and review sample 1 (30 of 200 items)").click()
             wait_for_text(page, "Batch #1 — emails.csv", 15, "after Create")
+            # The view moves to the sample's progress (or its result, if the sample was quicker than this check):
+            # a rerun keeps the scroll, and the long form had left it on Cost and Export.
+            expect(page.locator(MAIN).get_by_text("Batch #1 — emails.csv")).to_be_in_viewport(ratio=1)
+            expect(page.locator(MAIN).get_by_text(re.compile(r"^Sample 1: ")).first).to_be_in_viewport(ratio=1)
             wait_for_text(page, f"strata template · seed {vb.SEED}", 10, "the new batch's settings")
             step("batch created")
             wait_for_text(page, "Sample 1: 26 NICE, 4 NAUGHTY of 30", SAMPLE_S, "sample 1")
@@ -104,6 +109,7 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
 
             # 2. The one pattern, its reach, one item's own fix, the approval.
             wait_for_text(page, PATTERN, 10, "sample 1's pattern")
+            wait_for_text(page, TITLE, 10, "the pattern's title: the criterion's name and the flagged phrase")
             # The page draws its elements one after another: wait for the check's caption, then read the page.
             wait_for_text(page, "recognises 4 of the 4 sampled item(s) showing the pattern and 0 of the 26 that do not",
                           15, "the signature's check")

@@ -35,7 +35,10 @@ from tests.support.messages_api import (
 )
 from tests.ui.test_app import texts as page_texts
 
-TITLE = "promises free shipping forever"
+COMPLAINT = 'promises free shipping "guaranteed forever"'
+"""What the stub reviewers say of the promise: it flags the words the defect is about, as reviewers do."""
+TITLE = "Compliance with stated constraints: “guaranteed forever”"
+"""The pattern's title: the criterion's name and the phrase the reviewers flagged (never their whole sentence)."""
 
 
 def batch_answer(body: dict) -> dict:
@@ -49,7 +52,7 @@ def batch_answer(body: dict) -> dict:
         return message(fix_json([(0, DEFECT, FIXED)]), model)
     if DEFECT in fenced_output(body):
         return message(review_json("FAIL", [("compliance", "FAIL", "a promise we cannot keep")],
-                                   [("compliance", TITLE, DEFECT)]), model)
+                                   [("compliance", COMPLAINT, DEFECT)]), model)
     return default_answer(body)
 
 

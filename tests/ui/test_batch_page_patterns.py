@@ -45,6 +45,10 @@ CAUGHT = {"item-000", "item-125", "item-150"}
 # --- acceptance -------------------------------------------------------------------------------------
 
 
+PROGRESS_ANCHOR = ('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
+                   '.scrollIntoView({block: "start"});</script>')
+
+
 def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_clean(
         desk_env: RunStore, messages_stub: MessagesStub) -> None:
     messages_stub.handler = batch_answer
@@ -60,10 +64,18 @@ def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_
             "6 of its items are sampled.") in shown
     assert {m.label for m in at.metric} >= {"One sample (estimated)", "Full verification (estimated)"}
     assert store.batches() == []  # nothing stored before the click
+    assert "No batches yet" not in shown  # the file is in: the form says the rest
+    # What the click does, in numbers: 15 % of 200 is 30, six from each of the five templates.
+    assert at.button(key="batch_create").label == "Create the batch and review sample 1 (30 of 200 items)"
 
     at.button(key="batch_create").click().run()
     [batch] = store.batches()
     assert at.query_params["batch"] in (str(batch.id), [str(batch.id)])
+    # The render after Create brings the progress into view (a rerun keeps the scroll of the long form above).
+    assert [h.proto.body for h in at.get("html")] == [PROGRESS_ANCHOR]
+    assert at.get("progress")[0].text.startswith("Sample 1: ")
+    at.run()
+    assert not at.get("html")  # once: later renders keep whatever the person scrolled to
     first = sample_in(store, batch.id, 1, at)
 
     # The sample found the planted defect as one pattern, with its strata, evidence and examples.

@@ -109,6 +109,16 @@ def test_the_detection_table_over_the_whole_batch() -> None:
     assert chances[2] == "81.1 %"  # 1 − C(190, 30)/C(200, 30) = 0.81106
 
 
+def test_the_detection_table_has_one_row_per_number_of_items() -> None:
+    """In 50 items, 1 % and 2 % are both one item: one row, labelled by the share one item really is."""
+    frame = detection_frame(50, 8)
+    assert list(frame["items showing it"]) == [1, 2, 5, 10]  # 1 and 2 % → 1; 5 % → 2; 10 % → 5; 20 % → 10
+    assert list(frame["a pattern in"]) == ["2.0 % of the batch", "4.0 % of the batch", "10.0 % of the batch",
+                                           "20.0 % of the batch"]
+    chances = list(frame["chance this sample catches it"])
+    assert chances[:2] == ["16.0 %", "29.7 %"]  # 8/50; 1 − (42 × 41)/(50 × 49) = 1 − 1722/2450 = 0.29714
+
+
 @pytest.mark.parametrize("value, expected", [
     pytest.param(None, 4, id="default"), pytest.param("2", 2, id="set"), pytest.param("0", 1, id="at-least-one"),
     pytest.param("500", 64, id="at-most-64"), pytest.param("many", 4, id="not-a-number"),
