@@ -9,7 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from santa_core import pricing
+from santa_core import pricing, words
 from santa_core.checks import run_criterion_checks
 from santa_core.checks.forms import describe_check
 from santa_core.models import (
@@ -28,21 +28,9 @@ from santa_core.reviewers.base import PERSON
 from santa_core.run.fixer import issue_fixes
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.text import unified_diff
+from santa_core.words import usd  # noqa: F401  (pages write money as `components.usd`: one rule, the core's)
 from ui import table_fit
 from ui.safe import escape_markdown
-
-STATUS_LABEL = {
-    RunStatus.QUEUED: "⏳ queued",
-    RunStatus.RUNNING: "🔄 reviewing",
-    RunStatus.AWAITING_HUMAN_REVIEW: "🧑 waiting for a person reviewer",
-    RunStatus.AWAITING_APPROVAL: "✍️ fix waiting for approval",
-    RunStatus.SHIPPED: "🎁 shipped (NICE)",
-    RunStatus.ESCALATED: "🚨 escalated",
-    RunStatus.RESOLVED_SHIPPED: "✅ shipped by a person",
-    RunStatus.RESOLVED_REJECTED: "⛔ rejected by a person",
-    RunStatus.INTERRUPTED: "⏸️ interrupted",
-    RunStatus.SAMPLED: "🧺 sampled (NAUGHTY: the batch fixes it by pattern)",
-}
 
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
 
@@ -82,14 +70,9 @@ def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = (), room: int = tabl
                  column_config=fitted_config(fitted, config))
 
 
-def usd(amount: float) -> str:
-    """Dollars with enough digits that a small real cost never reads as $0.0000."""
-    return f"${amount:.4f}" if amount >= 0.01 or amount == 0 else f"${amount:.6f}"
-
-
 def status_label(status: RunStatus | str) -> str:
-    """Human label for a run status."""
-    return STATUS_LABEL.get(RunStatus(status), str(status))
+    """A run status in words: plain text (no icon), as select boxes and table cells can only show plain text."""
+    return words.status(status)
 
 
 def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bool = False,
@@ -113,10 +96,12 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, hidden: bo
         st.error("FAIL")
     if outcome.review is not None:
         _review_body(outcome)
+    if outcome.reviewer.startswith(f"{PERSON}:"):  # a person's review ("person:<id>"): no tokens, price or latency
+        return
     u = outcome.usage
-    priced = outcome.reviewer == PERSON or pricing.is_known(outcome.reviewer)
     st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · "
-               f"{usd(outcome.cost_usd) if priced else pricing.PRICE_UNKNOWN} · {outcome.latency_s:.1f}s")
+               f"{usd(outcome.cost_usd) if pricing.is_known(outcome.reviewer) else pricing.PRICE_UNKNOWN} · "
+               f"{outcome.latency_s:.1f}s")
 
 
 def _review_body(outcome: ReviewOutcome) -> None:
@@ -156,7 +141,7 @@ def screen_line(screens: dict[str, ScreenResult]) -> None:
 def gate_banner(gate: GateResult) -> None:
     """NICE or NAUGHTY, with the reasons."""
     if gate.decision == GateDecision.NICE:
-        st.success("🎅 NICE — both reviewers PASS. Ship it.")
+        st.success("NICE — both reviewers PASS. Ship it.", icon=":material/celebration:")
     else:
         reasons = list(dict.fromkeys(gate.reasons)) or ["not both PASS"]  # each reason once
         st.error("NAUGHTY — " + escape_markdown("; ".join(reasons)))
@@ -176,8 +161,8 @@ def readable_diff(before: str, after: str, old: str = "current output", new: str
     return unified_diff(before, after, old, new, exact_line_ends=False) or "(no change)"
 
 
-FIX_STATES = {"fixed": "✅ fixed", "not fixed": "⚠️ not fixed", "unanchored": "📍 unanchored: a person fixes it",
-              "failed": "❌ failed"}
+FIX_STATES = {"fixed": "fixed", "not fixed": "not fixed", "unanchored": "unanchored: a person fixes it",
+              "failed": "failed"}
 
 
 def unfixed(proposal: FixProposal) -> list[IssueFix]:
@@ -220,7 +205,7 @@ def checks_table(checks: list[CheckOutcome]) -> None:
     if not checks:
         st.caption("No criterion carries a deterministic check.")
         return
-    rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
+    rows = [{"criterion": c.criterion, "check": c.check_type, "result": c.result,
              "detail": c.detail} for c in checks]
     full_table(pd.DataFrame(rows), wide=("detail",))
 

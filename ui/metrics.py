@@ -167,7 +167,7 @@ def empty_history() -> None:
     st.info("No runs yet, so there is nothing to measure. Once reviews have run, this page shows the first-pass "
             "rate, the mean iterations to converge, the failure taxonomy with the runs behind each bar, reviewer "
             "agreement (Cohen's κ), the escape rate, cost and latency, each over time and with its definition.")
-    st.page_link("pages/review.py", label="Start a review on the Review page", icon="🎅")
+    st.page_link("pages/review.py", label="Start a review on the Review page", icon=":material/rate_review:")
 
 
 def nothing_matches() -> None:
@@ -229,7 +229,7 @@ def headline(report: MetricsReport) -> None:
 def warnings(report: MetricsReport) -> None:
     """Figures that miss their target, and criteria the reviewers read differently (tighten the rubric)."""
     for warning in report.warnings:
-        st.warning(escape_markdown(warning), icon="⚠️")
+        st.warning(escape_markdown(warning), icon=":material/warning:")
 
 
 def report_json(report: MetricsReport) -> str:
@@ -344,7 +344,7 @@ def status_words(code: str) -> str:
         status = RunStatus(code)
     except ValueError:  # a status this version has no words for: readable, never raw
         return words.status(code)
-    return f"{words.STATUS_ICON[status]} {words.status(status)}"
+    return words.status(status)
 
 
 def status_help(runs: list[FailedRun]) -> str:
@@ -413,10 +413,10 @@ def kappa_table(report: MetricsReport) -> pd.DataFrame:
     """Agreement and Cohen's kappa per criterion, written as the headline writes them."""
     rows = [{"criterion": c.criterion, "category": c.category, "pairs": c.pairs, "both": c.both, "B only": c.b_only,
              "C only": c.c_only, "agreement": format_figure(c.agreement, "rate"), "κ": format_figure(c.kappa, "kappa"),
-             "unscored": c.unscored, "needs tightening": "⚠ yes" if c.low_agreement else ""}
+             "one reviewer only": c.unscored, "needs tightening": "yes" if c.low_agreement else ""}
             for c in report.criteria]
     return pd.DataFrame(rows, columns=["criterion", "category", "pairs", "both", "B only", "C only", "agreement", "κ",
-                                       "unscored", "needs tightening"])
+                                       "one reviewer only", "needs tightening"])
 
 
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
@@ -496,12 +496,12 @@ def cache(report: MetricsReport) -> None:
     if stale := report.headline.cache_unknown_runs:
         st.warning(f"{stale:,} run{'s' if stale != 1 else ''} in this view still hold facts from before the cache "
                    "figures: left out of the hit rate, and counted at gross savings. Reopening the desk recomputes "
-                   "them.", icon="⚠️")
+                   "them.", icon=":material/warning:")
     if kind in ("empty", "unused"):
         st.info(f"**Prompt cache:** {note}", icon=":material/cached:")
         return
     if kind == "loss":
-        st.warning(note, icon="⚠️")
+        st.warning(note, icon=":material/warning:")
     _chart("Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report),
            figs.series_frame(report))
     if kind == "saved":

@@ -9,11 +9,12 @@ from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics import store as rubric_store
+from ui import identity
 from ui import rubric_draft as rd
 from ui import rubric_editor
 from ui.safe import escape_markdown
 
-NEW = "＋ New rubric"
+NEW = "+ New rubric"
 PICK = "rubric_pick"
 
 
@@ -32,7 +33,7 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True) -> str | None
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
     with st.expander(f"All rubrics by domain ({len(summaries)})"):
         st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",
-                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": s.author,
+                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": identity.display(s.author),
                                     "saved at": s.saved_at} for s in summaries]), hide_index=True, width="stretch")
     target = None if choice == NEW else choice
     draft = rd.current()

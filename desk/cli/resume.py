@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from desk.cli.common import CLI_ACTOR, EXIT_INTERNAL, BadInput, load_secrets_file, open_desk, say
 from desk.cli.driving import drive
 from desk.cli.review import print_review
+from santa_core import words
 from santa_core.models import RunStatus
 
 if TYPE_CHECKING:  # annotations only
@@ -46,7 +47,7 @@ def _resumable(desk: Desk, run_id: int) -> int:
         raise BadInput(f"run {run_id} is running in a live process; nothing to resume")
     status = desk.runs.load_run(run_id).state.status
     if status not in RESUMABLE:
-        raise BadInput(f"run {run_id} is {status.value}; only interrupted, queued or orphaned running runs resume")
+        raise BadInput(f"run {run_id} is {words.status(status)} ({status.value}); only interrupted, queued or orphaned running runs resume")
     if status == RunStatus.INTERRUPTED:
         try:
             actions.resume(desk.runs, run_id, CLI_ACTOR)
