@@ -465,7 +465,7 @@ def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Escape rate over time, with the target 0."""
     h = report.headline
     st.caption(f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
-               "runs. Report an escape on the run's page (Review).")
+               "runs. An escape is a defect found after the output shipped; report one on the run's page (Review).")
     _chart("Escape rate over time", "escape_rate", "escapes", figs.escape_figure(report), figs.series_frame(report))
 
 

@@ -217,7 +217,7 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
             statuses = {key: repo.load_run(ids[key]).state.status for key in ("waiting", "pending", "approved")}
             assert statuses == {"waiting": RunStatus.AWAITING_APPROVAL, "pending": RunStatus.AWAITING_HUMAN_REVIEW,
                                 "approved": RunStatus.SHIPPED}, statuses
-            run_page(desk, ids["waiting"], "awaiting-approval", "fix waiting for approval")
+            run_page(desk, ids["waiting"], "awaiting-approval", "waiting for approval of the fix")
             run_page(desk, ids["pending"], "awaiting-person-reviewer", "waiting for a person reviewer")
             run_page(desk, ids["approved"], "shipped", "shipped (NICE)")
             html_record(desk, ids["approved"], tmp_path)

@@ -93,6 +93,7 @@ def test_a_link_opens_its_tab_and_drill_down(seeded: History) -> None:
 
     at = open_metrics({"tab": "escapes"})
     assert at.session_state[TAB_KEY] == "Escapes" and "1 escape on 1 of 4 shipped runs" in texts(at)
+    assert "An escape is a defect found after the output shipped" in texts(at)  # the word is explained where shown
 
 
 def test_picking_a_tab_and_a_bar_is_written_to_the_url_and_a_link_restores_it(seeded: History) -> None:
@@ -177,7 +178,7 @@ def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_to
     at = open_metrics({"tab": "failures", "criterion": "factual_accuracy"})
     table = at.dataframe[0].value
     assert table["run"].tolist() == [restated.runs["r3"], restated.runs["r2"]]
-    assert table["status"].tolist() == ["✍️ fix waiting for approval", "✅ shipped by a person"]
+    assert table["status"].tolist() == ["waiting for approval of the fix", "shipped by a person"]
     cells = {str(v) for v in table.to_numpy().ravel()}
     assert not cells & CODES and not {"awaiting_approval", "resolved_shipped"} & cells
     tooltip = json.loads(at.dataframe[0].proto.columns)["status"]["help"]
