@@ -9,9 +9,8 @@ from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics import store as rubric_store
-from ui import identity
+from ui import identity, rubric_editor
 from ui import rubric_draft as rd
-from ui import rubric_editor
 from ui.safe import escape_markdown
 
 NEW = "+ New rubric"

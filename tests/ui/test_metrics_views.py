@@ -182,7 +182,7 @@ def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_to
     cells = {str(v) for v in table.to_numpy().ravel()}
     assert not cells & CODES and not {"awaiting_approval", "resolved_shipped"} & cells
     tooltip = json.loads(at.dataframe[0].proto.columns)["status"]["help"]
-    assert "fix waiting for approval = `awaiting_approval`" in tooltip
+    assert "waiting for approval of the fix = `awaiting_approval`" in tooltip
     assert "shipped by a person = `resolved_shipped`" in tooltip
 
 
