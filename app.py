@@ -17,20 +17,20 @@ def pages() -> dict[str, list[st.Page]]:
     pages/ on its own, so a file left out would vanish after the first run."""
     return {
         "Review desk": [
-            st.Page("pages/review.py", title="Review", icon="🎅", url_path="review"),
-            st.Page("pages/batch.py", title="Batch", icon="🧺", url_path="batch"),
-            st.Page("pages/runs.py", title="Runs", icon="📜", url_path="runs"),
-            st.Page("pages/inbox.py", title="Inbox", icon="📥", url_path="inbox"),
-            st.Page("pages/escalations.py", title="Escalations", icon="🚨", url_path="escalations"),
-            st.Page("pages/audit.py", title="Audit", icon="📒", url_path="audit"),
+            st.Page("pages/review.py", title="Review", icon=navigation.ICON["review"], url_path="review"),
+            st.Page("pages/batch.py", title="Batch", icon=navigation.ICON["batch"], url_path="batch"),
+            st.Page("pages/runs.py", title="Runs", icon=navigation.ICON["runs"], url_path="runs"),
+            st.Page("pages/inbox.py", title="Inbox", icon=navigation.ICON["inbox"], url_path="inbox"),
+            st.Page("pages/escalations.py", title="Escalations", icon=navigation.ICON["escalations"], url_path="escalations"),
+            st.Page("pages/audit.py", title="Audit", icon=navigation.ICON["audit"], url_path="audit"),
         ],
         "Insights": [
-            st.Page("pages/metrics.py", title="Metrics", icon="📈", url_path="metrics"),
+            st.Page("pages/metrics.py", title="Metrics", icon=navigation.ICON["metrics"], url_path="metrics"),
         ],
         "Setup": [
-            st.Page("pages/rubrics.py", title="Rubrics", icon="📋", url_path="rubrics"),
-            st.Page("pages/people.py", title="People", icon="👥", url_path="people"),
-            st.Page("pages/settings.py", title="Settings", icon="⚙️", url_path="settings"),
+            st.Page("pages/rubrics.py", title="Rubrics", icon=navigation.ICON["rubrics"], url_path="rubrics"),
+            st.Page("pages/people.py", title="People", icon=navigation.ICON["people"], url_path="people"),
+            st.Page("pages/settings.py", title="Settings", icon=navigation.ICON["settings"], url_path="settings"),
             st.Page("pages/home.py", title="Home", url_path="home", default=True, visibility="hidden"),
         ],
     }
@@ -43,13 +43,13 @@ def escalation_count() -> None:
     if not open_count:
         return
     overdue = repo.overdue_count(clock.now())
-    late = f" · :red-background[**⚠ {overdue} overdue**]" if overdue else " · 0 overdue"
-    st.markdown(f"🚨 {open_count} open{late}")
+    late = f" · :red-background[**:material/warning: {overdue} overdue**]" if overdue else " · 0 overdue"
+    st.markdown(f"{navigation.ICON['escalations']} {open_count} open{late}")
 
 
 def main() -> None:
     """One run of a session's script: page config, the gates, navigation, sidebar, the chosen page."""
-    st.set_page_config(page_title="Santa — review desk", page_icon="🎅", layout="wide")
+    st.set_page_config(page_title="Santa — review desk", page_icon=navigation.ICON["review"], layout="wide")
     # Secrets that cannot be read, or a desk without sign-in on an address beyond loopback: a page that says why
     # and nothing else. Someone who has not signed in (when sign-in is configured) sees the sign-in button and
     # nothing else. Neither sees the page list: the navigation is hidden until they are in.
@@ -68,7 +68,7 @@ def main() -> None:
     except Exception as exc:
         if not database_away(exc):
             raise
-        st.error(database_away_text(exc), icon="🛑")  # words, not a traceback: nothing is lost, it shows again
+        st.error(database_away_text(exc), icon=":material/error:")  # words, not a traceback: nothing is lost, it shows again
 
 
 def database_away_text(exc: BaseException) -> str:

@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from ui import app_desk, audit
+from ui import app_desk, audit, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("📒 Audit")
+navigation.title("audit", "Audit")
 st.caption("Each event records who did what to which entity, when, the hashes of the entity before and after, "
            "and the hash of the event before it. Changing, removing, inserting or reordering a stored event "
            "breaks the chain from there on, and *Verify the chain* names the first broken link (also: "

@@ -3,13 +3,13 @@
 
 import streamlit as st
 
-from ui import batch, query
+from ui import batch, navigation, query
 from ui.batch_upload import new_batch_form
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("🧺 Batch")
+navigation.title("batch", "Batch")
 batch_id = query.batch_id()
 if batch_id is None:
     batch.intro()
@@ -27,7 +27,7 @@ if batch_id is None:
         st.query_params["batch"] = str(new_id)
         st.rerun()
 else:
-    if st.button("← All batches", key="batch_back"):
+    if st.button(":material/arrow_back: All batches", key="batch_back"):
         del st.query_params["batch"]
         st.rerun()
     batch.render_batch(batch_id)

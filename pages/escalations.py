@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from ui import app_desk, clock, escalations
+from ui import app_desk, clock, escalations, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("🚨 Escalations")
+navigation.title("escalations", "Escalations")
 st.caption("A run escalates after the round cap, a reviewer failure, a budget stop, a rejected fix, an injection "
            "hit, a fix that could not be applied, or reviewers who disagree on a critical criterion at the cap. "
            "Ship it as is (with a justification), edit it and send it for fresh review, or reject it. "
@@ -19,7 +19,7 @@ now = clock.now()
 open_items = repo.list_escalations(status="open")
 escalations.stale_click_notice({e.id for e in open_items})
 if not open_items:
-    st.info("Nothing is escalated. 🎄")
+    st.info("Nothing is escalated.")
 else:
     escalations.counts(open_items, now)
     shown = escalations.filtered(open_items, now)

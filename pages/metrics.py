@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from ui import app_desk, metrics
+from ui import app_desk, metrics, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("📈 Metrics")
+navigation.title("metrics", "Metrics")
 st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
            "cost and latency, from every stored run. Each chart's definition is one click away and its data "
            "downloads as CSV; the filters, the open tab and the drill-down are kept in the URL, so a link shares the "

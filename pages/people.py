@@ -3,13 +3,13 @@
 import streamlit as st
 
 from santa_core.roles import Permission
-from ui import app_desk, identity, people
+from ui import app_desk, identity, navigation, people
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("👥 People")
+navigation.title("people", "People")
 st.caption("Everyone may read everything; roles add the actions. People who sign in for the first time get "
            "the roles of the e-mail patterns in the config (`[santa.roles]`), else viewer. Every change of "
            "roles is recorded in the audit trail.")

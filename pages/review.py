@@ -2,14 +2,14 @@
 
 import streamlit as st
 
-from ui import app_desk, query
+from ui import app_desk, navigation, query
 from ui.navigation import ensure_navigation
 from ui.new_run import new_run_form
 from ui.run_view import render_run
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("🎅 Review")
+navigation.title("review", "Review")
 run_id = query.run_id()
 if run_id is None:
     with st.expander("How this works", expanded=False):
@@ -26,7 +26,7 @@ if run_id is None:
         st.query_params["run"] = str(new_id)
         st.rerun()
 else:
-    if st.button("← New review", key="new_review"):
+    if st.button(":material/arrow_back: New review", key="new_review"):
         st.query_params.clear()
         st.rerun()
     render_run(run_id)

@@ -8,14 +8,14 @@ refuses the same actions, so hiding the controls is for clarity, not for safety.
 import streamlit as st
 
 from santa_core.roles import Permission
-from ui import app_desk, identity, rubric_editor, rubric_trials, rubric_versions
+from ui import app_desk, identity, navigation, rubric_editor, rubric_trials, rubric_versions
 from ui.navigation import ensure_navigation
 from ui.rubric_studio import draft_rubric, pick_rubric
 from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("📋 Rubrics")
+navigation.title("rubrics", "Rubrics")
 with st.expander("How rubrics work", expanded=False):
     st.markdown(
         "A **rubric** is the list of criteria both reviewers judge by. Each criterion states an objective "
@@ -31,8 +31,10 @@ actor = identity.actor()
 may_edit = identity.can(Permission.EDIT_RUBRIC)
 try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)
 name = pick_rubric(store, allow_new=may_edit, default=desk.defaults().rubric)
-edit, versions, trial, files, recheck = st.tabs(["✏️ Edit" if may_edit else "📄 Criteria", "🕓 Versions",
-                                                 "🧪 Try it", "⇅ Import / export", "🔁 Re-check history"])
+edit, versions, trial, files, recheck = st.tabs([":material/edit: Edit" if may_edit else ":material/description: Criteria",
+                                                 ":material/history: Versions", ":material/science: Try it",
+                                                 ":material/swap_vert: Import / export",
+                                                 ":material/replay: Re-check history"])
 with edit:
     if may_edit:
         findings = rubric_editor.render(store, actor)

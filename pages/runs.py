@@ -2,12 +2,12 @@
 
 import streamlit as st
 
-from ui import run_list
+from ui import navigation, run_list
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("📜 Runs")
+navigation.title("runs", "Runs")
 st.caption("Every run from the app and the command line. Open one to see its rounds, reviews and decisions.")
 chosen = run_list.filters()
 runs = run_list.runs(chosen)

@@ -9,14 +9,14 @@ from santa_core.models import EscalationReason
 from santa_core.providers import usable_model_ids
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
-from ui import app_desk, identity, operations, setting_sources, settings_save
+from ui import app_desk, identity, navigation, operations, setting_sources, settings_save
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
-st.title("⚙️ Settings")
+navigation.title("settings", "Settings")
 st.caption(f"Database: {escape_markdown(redacted_url(app_desk.desk().url))} · price list as of {pricing.rates_as_of()}")
 
 st.subheader("Sign-in and roles")

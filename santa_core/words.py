@@ -9,6 +9,7 @@ help), because the code is what the JSON record and the command line print.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 
 from santa_core.config import Defaults
@@ -21,7 +22,7 @@ STATUS: dict[RunStatus, str] = {
     S.QUEUED: "queued",
     S.RUNNING: "reviewing",
     S.AWAITING_HUMAN_REVIEW: "waiting for a person reviewer",
-    S.AWAITING_APPROVAL: "fix waiting for approval",
+    S.AWAITING_APPROVAL: "waiting for approval of the fix",
     S.SHIPPED: "shipped (NICE)",
     S.ESCALATED: "escalated",
     S.RESOLVED_SHIPPED: "shipped by a person",
@@ -30,11 +31,6 @@ STATUS: dict[RunStatus, str] = {
     S.SAMPLED: "sampled (NAUGHTY: the batch fixes it by pattern)",
 }
 """A run's status as a sentence fragment."""
-
-STATUS_ICON: dict[RunStatus, str] = {
-    S.QUEUED: "⏳", S.RUNNING: "🔄", S.AWAITING_HUMAN_REVIEW: "🧑", S.AWAITING_APPROVAL: "✍️", S.SHIPPED: "🎁",
-    S.ESCALATED: "🚨", S.RESOLVED_SHIPPED: "✅", S.RESOLVED_REJECTED: "⛔", S.INTERRUPTED: "⏸️", S.SAMPLED: "🧺",
-}
 
 REASON: dict[EscalationReason, str] = {
     R.ROUND_CAP: "still NAUGHTY after the last round",
@@ -84,6 +80,10 @@ REVIEW_STATUS: dict[ReviewStatus, str] = {ReviewStatus.OK: "answered", ReviewSta
 
 SCREEN_VERDICT: dict[str, str] = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed"}
 """The injection screen's verdicts (`santa_core.models.ScreenVerdict`)."""
+
+RUBRIC_SOURCE: dict[str, str] = {"studio": "edited in the rubric studio", "import": "imported from a file",
+                                  "builtin": "built into Santa"}
+"""How a rubric version was made (`santa_core.rubrics.store.RubricVersion.source`)."""
 
 PATTERN_STATUS: dict[str, str] = {"open": "waiting for a decision", "proposed": "fix proposed, waiting for a decision",
                                   "applied": "fix approved and applied", "dismissed": "dismissed"}
@@ -208,6 +208,11 @@ def review_status(code: ReviewStatus | str) -> str:
     return _lookup(REVIEW_STATUS, code) or readable(code)
 
 
+def rubric_source(code: str) -> str:
+    """How a rubric version was made, in words."""
+    return RUBRIC_SOURCE.get(code) or readable(code)
+
+
 def screen_verdict(code: str) -> str:
     """The injection screen's verdict in words."""
     return SCREEN_VERDICT.get(code) or readable(code)
@@ -250,6 +255,23 @@ def note(text: str) -> str:
 def role(code: str) -> str:
     """A role in words ("compliance officer"); any other value as it is."""
     return _lookup(ROLE_LABEL, code) or code
+
+
+def usd(amount: float) -> str:
+    """Dollars as people read them, one rule everywhere: 4 significant figures under $1 (trailing zeros dropped,
+    never fewer than 2 decimals) and 2 decimals from $1: $0.000751, $0.00259, $0.019, $0.50, $1.50, $1,234.57."""
+    # Why significant figures: a review call costs fractions of a cent, and a fixed number of decimals shows it
+    # either as $0.0000 or with padding zeros that make like amounts look unlike ($0.002590 beside $0.0190).
+    sign = "-" if amount < 0 else ""
+    amount = abs(amount)
+    if amount == 0:
+        return "$0.00"
+    decimals = max(2, 3 - math.floor(math.log10(amount)))
+    text = f"{amount:.{decimals}f}"
+    if float(text) >= 1:  # $1 and over, also when rounding carried a figure like 0.99996 up to 1.000
+        return f"{sign}${amount:,.2f}"
+    whole, fraction = text.split(".")
+    return f"{sign}${whole}.{fraction.rstrip('0').ljust(2, '0')}"
 
 
 def _free(code: str) -> str:

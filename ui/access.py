@@ -166,7 +166,7 @@ def stop_if_refused(why: str | None) -> None:
     if why not in _said:  # once per process and reason, not once per rerun
         _said.add(why)
         log.error(why)
-    st.title("🎅 Santa — review desk")
+    st.title(":material/rate_review: Santa — review desk")
     st.error(escape_markdown(why))
     st.stop()
 

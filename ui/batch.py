@@ -24,8 +24,17 @@ from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
-from ui import app_desk, batch_actions, batch_patterns, batch_plan, batch_reach, batch_upload, components, cost_estimate
-from ui import identity
+from ui import (
+    app_desk,
+    batch_actions,
+    batch_patterns,
+    batch_plan,
+    batch_reach,
+    batch_upload,
+    components,
+    cost_estimate,
+    identity,
+)
 from ui import providers as providers_ui
 from ui.batch_actions import POLL_S, driver
 from ui.safe import escape_markdown

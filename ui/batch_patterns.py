@@ -123,7 +123,7 @@ def examples(pattern: Pattern, runs: dict[str, int | None]) -> None:
         if run_id is None:
             st.caption(escape_markdown(f"{key}{mark}"))
             continue
-        st.page_link("pages/review.py", label=escape_markdown(f"{key} — run #{run_id}{mark}"), icon="📜",
+        st.page_link("pages/review.py", label=escape_markdown(f"{key} — run #{run_id}{mark}"), icon=":material/list_alt:",
                      query_params={"run": str(run_id)})
 
 

@@ -101,7 +101,7 @@ def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], n
     """What a clean sample proves about the batch, with caveats for patterns and items left unfixed."""
     statement = escape_markdown(rule.statement())
     if rule.clean:
-        st.success(f"✅ {statement}")
+        st.success(statement, icon=":material/check_circle:")
     else:
         st.info(statement)
     if rule.stratified:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
 from santa_core.checks import run_criterion_checks
 from santa_core.checks.forms import describe_check
 from santa_core.models import (
@@ -23,21 +24,9 @@ from santa_core.models import (
 )
 from santa_core.run.fixer import issue_fixes
 from santa_core.sentence_diff import sentence_diff
+from santa_core.words import usd  # noqa: F401  (pages write money as `components.usd`: one rule, the core's)
 from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
-
-STATUS_LABEL = {
-    RunStatus.QUEUED: "⏳ queued",
-    RunStatus.RUNNING: "🔄 reviewing",
-    RunStatus.AWAITING_HUMAN_REVIEW: "🧑 waiting for a person reviewer",
-    RunStatus.AWAITING_APPROVAL: "✍️ fix waiting for approval",
-    RunStatus.SHIPPED: "🎁 shipped (NICE)",
-    RunStatus.ESCALATED: "🚨 escalated",
-    RunStatus.RESOLVED_SHIPPED: "✅ shipped by a person",
-    RunStatus.RESOLVED_REJECTED: "⛔ rejected by a person",
-    RunStatus.INTERRUPTED: "⏸️ interrupted",
-    RunStatus.SAMPLED: "🧺 sampled (NAUGHTY: the batch fixes it by pattern)",
-}
 
 ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
 
@@ -77,20 +66,15 @@ def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = (), room: int = tabl
                  column_config=fitted_config(fitted, config))
 
 
-def usd(amount: float) -> str:
-    """Dollars with enough digits that a small real cost never reads as $0.0000."""
-    return f"${amount:.4f}" if amount >= 0.01 or amount == 0 else f"${amount:.6f}"
-
-
 def status_label(status: RunStatus | str) -> str:
-    """Human label for a run status."""
-    return STATUS_LABEL.get(RunStatus(status), str(status))
+    """A run status in words: plain text (no icon), as select boxes and table cells can only show plain text."""
+    return words.status(status)
 
 
 def gate_banner(gate: GateResult) -> None:
     """NICE or NAUGHTY, with the reasons."""
     if gate.decision == GateDecision.NICE:
-        st.success("🎅 NICE — both reviewers PASS. Ship it.")
+        st.success("NICE — both reviewers PASS. Ship it.", icon=":material/celebration:")
     else:
         reasons = list(dict.fromkeys(gate.reasons)) or ["not both PASS"]  # each reason once
         st.error("NAUGHTY — " + escape_markdown("; ".join(reasons)))
@@ -111,8 +95,8 @@ def readable_diff(before: str, after: str, old: str = "current output", new: str
     return sentence_diff(before, after, old, new)
 
 
-FIX_STATES = {"fixed": "✅ fixed", "not fixed": "⚠️ not fixed", "unanchored": "📍 unanchored: a person fixes it",
-              "failed": "❌ failed"}
+FIX_STATES = {"fixed": "fixed", "not fixed": "not fixed", "unanchored": "unanchored: a person fixes it",
+              "failed": "failed"}
 
 
 def unfixed(proposal: FixProposal) -> list[IssueFix]:
@@ -171,7 +155,7 @@ def checks_table(checks: list[CheckOutcome]) -> None:
     if not checks:
         st.caption("No criterion carries a deterministic check.")
         return
-    rows = [{"criterion": c.criterion, "check": c.check_type, "result": ("✅ PASS" if c.result == "PASS" else "❌ FAIL"),
+    rows = [{"criterion": c.criterion, "check": c.check_type, "result": c.result,
              "detail": c.detail} for c in checks]
     full_table(pd.DataFrame(rows), wide=("detail",))
 

@@ -105,7 +105,7 @@ def queue_frame(items: list[EscalationView], now: datetime) -> pd.DataFrame:
     rows = [{"run": e.run_id, "reason": words.reason(e.reason), "age": age(e.created_at, now),
              "owner": identity.display(e.owner) if e.owner else "unassigned",
              "due": "—" if e.due_at is None else f"{e.due_at.astimezone(UTC):%Y-%m-%d %H:%M}",
-             "overdue": "⚠ overdue" if e.overdue(now) else "",
+             "overdue": "overdue" if e.overdue(now) else "",
              "rubric": table_fit.unbroken(f"{e.rubric_name} v{e.rubric_version},") + " "
                        + table_fit.unbroken(f"round {e.round}")} for e in items]
     columns = ["run", "reason", "age", "owner", "due", "overdue", "rubric"]
@@ -133,7 +133,7 @@ def _highlight_overdue(row: pd.Series) -> list[str]:
 def counts(items: list[EscalationView], now: datetime) -> None:
     """"N open, M overdue" above the queue."""
     overdue = sum(e.overdue(now) for e in items)
-    (st.error if overdue else st.markdown)(f"🚨 {len(items)} open, {overdue} overdue")
+    (st.error if overdue else st.markdown)(f":material/priority_high: {len(items)} open, {overdue} overdue")
 
 
 def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]:
@@ -235,9 +235,9 @@ def escalation_panel(item: EscalationView, now: datetime) -> None:
                 help=f"Reason code: `{item.reason.value}`")
     st.caption(escape_markdown(words.reason_help(item.reason)))
     owner = identity.display(item.owner) if item.owner else "nobody yet"
-    due = when(item.due_at) + (" — ⚠ overdue" if item.overdue(now) else "")
+    due = when(item.due_at) + (" — overdue" if item.overdue(now) else "")
     (st.error if item.overdue(now) else st.caption)(escape_markdown(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}"))
-    st.page_link("pages/review.py", label=f"Open run #{view.id} on the Review page", icon="📜",
+    st.page_link("pages/review.py", label=f"Open run #{view.id} on the Review page", icon=":material/list_alt:",
                  query_params={"run": str(view.id)})
     evidence, history = st.tabs(["Evidence", "Run history"])
     with evidence:

@@ -141,7 +141,7 @@ def forget_names() -> None:
 def require_sign_in() -> None:
     """With sign-in configured, nobody gets further than the sign-in button without signing in."""
     if auth_configured() and not signed_in():
-        st.title("🎅 Santa — review desk")
+        st.title(":material/rate_review: Santa — review desk")
         st.info("Sign in to review, decide and resolve. Your identity is recorded on everything you do.")
         st.button("Sign in", type="primary", on_click=st.login, key="sign_in")
         st.stop()

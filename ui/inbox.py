@@ -101,7 +101,7 @@ def my_slots(items: list[PendingReview], person_id: str, may_assign: bool) -> No
     slots = sort_slots(items, person_id)
     st.subheader(f"Waiting for you ({len(slots.takeable)})")
     if not slots.takeable:
-        st.info("Nothing waiting for you. 🎄 Slots assigned to you, or open to anyone, appear here.")
+        st.info("Nothing waiting for you. Slots assigned to you, or open to anyone, appear here.")
     now = clock.now()
     for item in sorted(slots.takeable, key=lambda p: p.waiting_since)[:MAX_LISTED]:
         _slot_row(item, now)

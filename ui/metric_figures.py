@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from santa_core.reports.metrics import ESCAPE_TARGET, FIRST_PASS_TARGET, ITERATIONS_TARGET, MetricsReport, SeriesPoint
 from santa_core.reports.metrics_families import FamilyPairFigures
+from santa_core.words import usd
 from ui.metrics_axis import axis_settings, bar_width_ms
 
 SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
@@ -115,6 +116,13 @@ def cost_frame(report: MetricsReport) -> pd.DataFrame:
 
 
 # --- the charts ---------------------------------------------------------------------------------
+
+
+def _usd_hover(amounts: object, after: str = "") -> dict:
+    """A bar's hover with each amount written by `usd` (plotly's own number formats cannot say 4 significant
+    figures under $1 and 2 decimals from $1: the hover would disagree with the page's figures)."""
+    return {"customdata": [usd(float(a)) for a in amounts],  # type: ignore[attr-defined]
+            "hovertemplate": "%{x}: %{customdata}" + after + "<extra></extra>"}
 
 
 def _layout(fig: go.Figure, x_title: str, y_title: str, **extra: object) -> go.Figure:
@@ -222,7 +230,7 @@ def spend_figure(report: MetricsReport) -> go.Figure:
     """USD spent per time bucket (bars) and tokens (line, right axis)."""
     frame = series_frame(report)
     fig = go.Figure([
-        go.Bar(x=frame["bucket"], y=frame["cost_usd"], name="USD", hovertemplate="%{x}: $%{y:.4f}<extra></extra>"),
+        go.Bar(x=frame["bucket"], y=frame["cost_usd"], name="USD", **_usd_hover(frame["cost_usd"])),
         go.Scatter(x=frame["bucket"], y=frame["tokens"], name="tokens", yaxis="y2", mode="lines+markers",
                    hovertemplate="%{x}: %{y:,} tokens<extra></extra>"),
     ])
@@ -234,7 +242,7 @@ def cost_split_figure(report: MetricsReport) -> go.Figure:
     """Where the money went: reviews and fixes, in USD."""
     h = report.headline
     fig = go.Figure(go.Bar(x=["reviews", "fixes"], y=[h.review_cost_usd, h.fix_cost_usd], name="USD",
-                           marker_color=["#4C78A8", "#B279A2"], hovertemplate="%{x}: $%{y:.4f}<extra></extra>"))
+                           marker_color=["#4C78A8", "#B279A2"], **_usd_hover([h.review_cost_usd, h.fix_cost_usd])))
     return _layout(fig, "", "USD")
 
 
@@ -244,7 +252,7 @@ def cache_figure(report: MetricsReport) -> go.Figure:
     colours = ["#E45756" if v < 0 else "#54A24B" for v in frame["cache_savings_usd"]]
     fig = go.Figure([
         go.Bar(x=frame["bucket"], y=frame["cache_savings_usd"], name="net savings (USD)", marker_color=colours,
-               hovertemplate="%{x}: $%{y:.4f} saved, net<extra></extra>"),
+               **_usd_hover(frame["cache_savings_usd"], " saved, net")),
         go.Scatter(x=frame["bucket"], y=frame["cache_hit_rate"], name="cache hit rate", yaxis="y2",
                    mode="lines+markers", connectgaps=False, marker_color="#4C78A8",
                    hovertemplate="%{x}: %{y:.1%} of review input read from the cache<extra></extra>"),
@@ -259,7 +267,7 @@ def reviewer_cost_figure(report: MetricsReport) -> go.Figure:
     """USD spent per reviewer model (slots B and C together)."""
     frame = reviewers_frame(report)
     fig = go.Figure(go.Bar(x=[label(r) for r in frame["reviewer"]], y=frame["cost_usd"], name="USD",
-                           hovertemplate="%{x}: $%{y:.4f}<extra></extra>"))
+                           **_usd_hover(frame["cost_usd"])))
     return _layout(fig, "reviewer", "USD")
 
 

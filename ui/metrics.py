@@ -73,7 +73,7 @@ PRIMARY = 6
 """Headline figures shown at once; the others sit in an expander below."""
 PER_ROW = 3
 """Figure cards to a row: a card is then 177 px wide in a 1,024 px window, room for "$1,234.56" and its label."""
-SHORT_LABEL = {"mean_iterations": "Mean iterations", "unscored": "Unscored results",
+SHORT_LABEL = {"mean_iterations": "Mean iterations", "unscored": "One reviewer only",
                "review_to_generation": "Review ÷ generation", "mean_round_latency_s": "Round latency",
                "reviewer_error_rate": "Reviewer errors", "cost_per_round_usd": "Cost per round"}
 """Card labels shorter than the figure's name (the command line's), which opens the card's help."""
@@ -186,7 +186,7 @@ def empty_history() -> None:
     st.info("No runs yet, so there is nothing to measure. Once reviews have run, this page shows the first-pass "
             "rate, the mean iterations to converge, the failure taxonomy with the runs behind each bar, reviewer "
             "agreement (Cohen's κ), the escape rate, cost and latency, each over time and with its definition.")
-    st.page_link("pages/review.py", label="Start a review on the Review page", icon="🎅")
+    st.page_link("pages/review.py", label="Start a review on the Review page", icon=":material/rate_review:")
 
 
 def nothing_matches() -> None:
@@ -251,7 +251,7 @@ def headline(report: MetricsReport) -> None:
 def warnings(report: MetricsReport) -> None:
     """Figures that miss their target, and criteria the reviewers read differently (tighten the rubric)."""
     for warning in report.warnings:
-        st.warning(escape_markdown(warning), icon="⚠️")
+        st.warning(escape_markdown(warning), icon=":material/warning:")
 
 
 def report_json(report: MetricsReport) -> str:
@@ -470,7 +470,7 @@ def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Escape rate over time, with the target 0."""
     h = report.headline
     st.caption(f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
-               "runs. Report an escape on the run's page (Review).")
+               "runs. An escape is a defect found after the output shipped; report one on the run's page (Review).")
     _chart("Escape rate over time", "escape_rate", "escapes", figs.escape_figure(report), figs.series_frame(report))
 
 
@@ -501,12 +501,12 @@ def cache(report: MetricsReport) -> None:
     if stale := report.headline.cache_unknown_runs:
         st.warning(f"{stale:,} run{'s' if stale != 1 else ''} in this view still hold facts from before the cache "
                    "figures: left out of the hit rate, and counted at gross savings. Reopening the desk recomputes "
-                   "them.", icon="⚠️")
+                   "them.", icon=":material/warning:")
     if kind in ("empty", "unused"):
         st.info(f"**Prompt cache:** {note}", icon=":material/cached:")
         return
     if kind == "loss":
-        st.warning(note, icon="⚠️")
+        st.warning(note, icon=":material/warning:")
     _chart("Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report),
            figs.series_frame(report))
     if kind == "saved":

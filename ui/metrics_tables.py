@@ -21,14 +21,14 @@ from ui import metric_figures as figs
 
 
 def status_words(code: str) -> str:
-    """A run's status as the Runs list shows it (its icon and words); "" for a run with no facts yet."""
+    """A run's status in words, as the Runs list shows it; "" for a run with no facts yet."""
     if not code:
         return ""
     try:
         status = RunStatus(code)
     except ValueError:  # a status this version has no words for: readable, never raw
         return words.status(code)
-    return f"{words.STATUS_ICON[status]} {words.status(status)}"
+    return words.status(status)
 
 
 def status_help(runs: list[FailedRun]) -> str:
@@ -72,7 +72,7 @@ def kappa_table(report: MetricsReport) -> pd.DataFrame:
     names = figs.criterion_names(report)
     rows = [{"criterion": names[c.criterion], "pairs": c.pairs, "both": c.both, "B only": c.b_only,
              "C only": c.c_only, "agreement": format_figure(c.agreement, "rate"), "κ": format_figure(c.kappa, "kappa"),
-             "tighten": "⚠ yes" if c.low_agreement else ""} for c in report.criteria]
+             "tighten": "yes" if c.low_agreement else ""} for c in report.criteria]
     return pd.DataFrame(rows, columns=["criterion", "pairs", "both", "B only", "C only", "agreement", "κ", "tighten"])
 
 

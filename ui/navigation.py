@@ -9,6 +9,21 @@ from ui import access, identity
 
 APP_RAN = "_santa_app_ran"
 
+ICON = {
+    "review": ":material/rate_review:", "batch": ":material/inventory_2:", "runs": ":material/list_alt:",
+    "inbox": ":material/inbox:", "escalations": ":material/priority_high:", "audit": ":material/receipt_long:",
+    "metrics": ":material/monitoring:", "rubrics": ":material/checklist:", "people": ":material/group:",
+    "settings": ":material/settings:",
+}
+"""Each page's icon (its url path → a Material icon): the page list and the page's own title show the same one.
+Why Material icons: Streamlit bundles their font, so they draw on a machine without an emoji font, where an
+emoji icon is an empty box."""
+
+
+def title(page: str, text: str) -> None:
+    """The page's heading, with the icon its entry in the page list has."""
+    st.title(f"{ICON[page]} {text}")
+
 
 def ensure_navigation() -> None:
     """Leave Streamlit's legacy pages/ mode for app.py's st.navigation, and apply app.py's gates to this page.

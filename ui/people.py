@@ -34,7 +34,7 @@ def roles_table() -> None:
 
 def _label(pid: str, people: dict[str, PersonView]) -> str:
     if pid == NEW:
-        return "➕ someone new (by e-mail)"
+        return "+ someone new (by e-mail)"
     person = people[pid]
     return f"{person.name} (local user)" if pid == LOCAL else person.label
 

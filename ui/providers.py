@@ -29,6 +29,7 @@ from santa_core.providers import (
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run.runner import Runner
+from santa_core.words import usd
 from ui import app_desk, identity
 from ui.safe import escape_markdown
 
@@ -121,17 +122,13 @@ def screen_notice(runner: Runner, reviewer_b: str, reviewer_c: str) -> str | Non
     runner fails closed on), naming why and how to fix it; the problem, else None."""
     problem = runner.screen_problem((reviewer_b, reviewer_c))
     if problem:
-        st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. {SCREEN_BLOCKS}"), icon="🛡️")
+        st.error(escape_markdown(f"{problem[0].upper()}{problem[1:]}. {SCREEN_BLOCKS}"), icon=":material/shield:")
     return problem
 
 
 # --- the Settings page's provider list --------------------------------------------------------
 
 PROTOCOL_LABEL = {MESSAGES_API: "Anthropic Messages API"}
-
-
-def _usd(value: float) -> str:
-    return f"${value:.2f}" if round(value, 2) == value else f"${value:g}"
 
 
 def price_rows(provider: Provider) -> list[dict]:
@@ -141,8 +138,8 @@ def price_rows(provider: Provider) -> list[dict]:
     for mid in provider.model_ids():
         row = rates.models.get(mid) if pricing.is_known(mid, rates) else None
         rows.append({"model": mid, "family": family(mid),
-                     "input (USD / M tokens)": _usd(row.input) if row else pricing.PRICE_UNKNOWN,
-                     "output (USD / M tokens)": _usd(row.output) if row else pricing.PRICE_UNKNOWN,
+                     "input (USD / M tokens)": usd(row.input) if row else pricing.PRICE_UNKNOWN,
+                     "output (USD / M tokens)": usd(row.output) if row else pricing.PRICE_UNKNOWN,
                      "price as of": pricing.model_as_of(mid, rates) or "—"})
     return rows
 

@@ -31,7 +31,7 @@ FLASH = "studio_flash"
 CONFLICT = "studio_conflict"
 """Set after a refused save: (rubric name, the newer version someone else saved); cleared on load."""
 DOMAINS = ("general", "content", "code", "compliance")
-MARK = "⛔"
+MARK = ":material/block:"
 """Marks a field in error, its message, and the criterion holding it."""
 
 
@@ -96,7 +96,7 @@ def render(store: rubric_store.Store, actor: str) -> list[rubric_lint.LintFindin
         st.caption("No own criteria yet: this rubric is its parents' criteria. Add one to extend them.")
     for i, c in enumerate(draft["criteria"]):
         _criterion(i, c, rubric_lint.for_criterion(shown, i), len(draft["criteria"]), marked)
-    st.button("＋ Add criterion", key="rs_add", on_click=rd.add_criterion)
+    st.button(":material/add: Add criterion", key="rs_add", on_click=rd.add_criterion)
     _save_panel(draft, store, actor, findings, shown, parent_problems)
     return findings
 
@@ -219,9 +219,9 @@ def _finding_text(f: rubric_lint.LintFinding) -> str:
 def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int,
                marked: set[str]) -> None:
     errors = [f for f in findings if f.level == "error"]
-    mark = f"{MARK} " if errors else ("⚠️ " if findings else "")
+    mark = f"{MARK} " if errors else (":material/warning: " if findings else "")
     # escape_markdown(): names come from authors and imported files; a label is rendered as markdown.
-    label = escape_markdown(f"{mark}{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    label = mark + escape_markdown(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
     # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
     # its label changes with the lint marks as the author types.
     with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):
@@ -288,8 +288,8 @@ def _check_field(widget: str, f: Any, label: str) -> None:
 def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
     uid = c["uid"]
     cols = st.columns(5)
-    cols[0].button("↑ Up", key=rd.key(uid, "up"), disabled=i == 0, on_click=rd.move, args=(uid, -1))
-    cols[1].button("↓ Down", key=rd.key(uid, "down"), disabled=i == count - 1, on_click=rd.move, args=(uid, 1))
+    cols[0].button(":material/arrow_upward: Up", key=rd.key(uid, "up"), disabled=i == 0, on_click=rd.move, args=(uid, -1))
+    cols[1].button(":material/arrow_downward: Down", key=rd.key(uid, "down"), disabled=i == count - 1, on_click=rd.move, args=(uid, 1))
     cols[2].button("Duplicate", key=rd.key(uid, "dup"), on_click=rd.duplicate, args=(uid,))
     cols[3].button("Restore" if c["retired"] else "Retire", key=rd.key(uid, "retire"), on_click=rd.toggle_retired,
                    args=(uid,), help="Retired criteria stay in the rubric (id reserved) but are not judged.")
@@ -310,7 +310,7 @@ def _save_panel(draft: dict[str, Any], store: rubric_store.Store, actor: str, fi
         st.caption(f"Still to complete before saving: {hidden} item{'' if hidden == 1 else 's'}; pressing the save "
                    f"button marks {'it' if hidden == 1 else 'them'} {MARK}.")
     elif warnings:
-        st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (⚠️ above); you can still save.")
+        st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (:material/warning: above); you can still save.")
     st.text_input("Change note", key=rd.header_key("note"), max_chars=2000, placeholder="What changed and why",
                   help="Kept with the version, with your name and the time.")
     update = False

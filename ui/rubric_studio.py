@@ -9,11 +9,11 @@ from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics import store as rubric_store
+from ui import identity, rubric_editor
 from ui import rubric_draft as rd
-from ui import rubric_editor
 from ui.safe import escape_markdown
 
-NEW = "＋ New rubric"
+NEW = "+ New rubric"
 PICK = "rubric_pick"
 
 
@@ -34,7 +34,7 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
     with st.expander(f"All rubrics by domain ({len(summaries)})"):
         st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",
-                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": s.author,
+                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": identity.display(s.author),
                                     "saved at": s.saved_at} for s in summaries]), hide_index=True, width="stretch")
     target = None if choice == NEW else choice
     draft = rd.current()
@@ -62,7 +62,7 @@ def draft_rubric(store: rubric_store.Store, findings: list[rubric_lint.LintFindi
         # Why: Edit shows an error only once its field was typed in or a save tried; say so, or this count
         # would name errors that Edit does not show yet.
         hidden = n - len(rubric_lint.errors(rubric_editor.visible(draft, findings)))
-        where = "Edit marks them ⛔" + (" once you press its save button" if hidden else "")
+        where = "Edit marks each one" + (" once you press its save button" if hidden else "")
         return None, f"The draft has {n} error{'s' if n != 1 else ''} ({where}); fix them to try it."
     try:
         doc = rd.to_document(draft, update_parents=False)

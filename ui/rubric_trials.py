@@ -136,7 +136,7 @@ def past_trials(desk: Desk, name: str) -> None:
     rows = [{"when": t.created_at, "kind": t.kind, "run": t.run_id, "version": t.rubric_version,
              "verdict": t.verdict or "checks pass", "reviewer": t.reviewer or "—",
              "failed checks": ", ".join(c.criterion for c in t.checks if c.result == "FAIL"),
-             "cost (USD)": round(t.cost_usd, 6), "by": t.actor} for t in desk.rubrics.trials(rubric=name, limit=100)]
+             "cost": words.usd(t.cost_usd), "by": t.actor} for t in desk.rubrics.trials(rubric=name, limit=100)]
     with st.expander(f"Earlier trials and re-checks ({len(rows)})"):
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")

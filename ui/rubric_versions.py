@@ -5,6 +5,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from santa_core import words
 from santa_core.models import Rubric, RubricDocument
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions as rubric_actions
@@ -13,17 +14,11 @@ from santa_core.rubrics import library as lib
 from santa_core.rubrics import store as rubric_store
 from santa_core.rubrics.store import RubricConflict
 from santa_core.text import unified_diff
-from ui import kept
+from ui import identity, kept
 from ui.safe import escape_markdown
 
-STATUS_LABEL = {
-    "added": "➕ added",
-    "removed": "➖ removed",
-    "changed": "✏️ changed",
-    "retired": "💤 retired",
-    "restored": "♻️ restored",
-    "same": "unchanged",
-}
+STATUS_LABEL = {"same": "unchanged"}
+"""A criterion's change between two versions in words, where the code is not already one ("added", "retired")."""
 MAX_IMPORT_BYTES = lib.MAX_RUBRIC_BYTES
 
 
@@ -31,8 +26,8 @@ def versions_tab(store: rubric_store.Store, name: str) -> None:
     """Every version with author, time and note; a side-by-side diff of any two."""
     versions = store.versions(name)
     st.dataframe(
-        pd.DataFrame([{"version": v.version, "saved by": v.author, "saved at": v.created_at, "note": v.change_note,
-                       "how": v.source} for v in versions]),
+        pd.DataFrame([{"version": v.version, "saved by": identity.display(v.author), "saved at": v.created_at,
+                       "note": v.change_note, "how": words.rubric_source(v.source)} for v in versions]),
         hide_index=True, width="stretch",
     )
     if len(versions) < 2:

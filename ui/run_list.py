@@ -143,9 +143,9 @@ def frame(items: list[RunSummary], blind: set[int]) -> pd.DataFrame:
         "by": started_by(r),
         "created": when(r.created_at), "rubric": rubric_words(r),
         # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
-        "cost (USD)": None if r.id in blind else round(r.cost_usd, 6),
+        "cost": None if r.id in blind else components.usd(r.cost_usd),
     } for r in items]
-    columns = ["run", "status", "text", "by", "created", "rubric", "cost (USD)"]
+    columns = ["run", "status", "text", "by", "created", "rubric", "cost"]
     return pd.DataFrame(rows, columns=columns)
 
 
@@ -159,12 +159,12 @@ COLUMNS = {
     "created": st.column_config.TextColumn("created", help="When the run was started (UTC)."),
     "rubric": st.column_config.TextColumn("rubric", help="The rubric version the run is judged by, and the round "
                                                          "it reached."),
-    "cost (USD)": st.column_config.NumberColumn("USD", help="What the run's calls cost so far, in US dollars."),
+    "cost": st.column_config.TextColumn("cost", help="What the run's calls cost so far, in US dollars."),
 }
 
 
 def table(items: list[RunSummary]) -> None:
-    """The list; each row's "open" link opens its run (one way to open a run: no row selection, no picker).
+    """The list; each row's run number is the link that opens its run (one way to open a run: no row selection, no picker).
     Its columns fit the page (table_fit), long cells wrapping over up to ROW_LINES lines."""
     blind = app_desk.desk().runs.blind_run_ids()
     shown = frame(items, blind)

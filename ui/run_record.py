@@ -110,7 +110,8 @@ def sections(view: RunView) -> list[str]:
 
 def escapes_section(view: RunView) -> None:
     """The run's escapes, and the form to report one once the run shipped."""
-    st.markdown("#### Escapes")
+    st.markdown("#### Escapes", help="An escape is a defect found after the output shipped; each one counts in the "
+                "escape rate (Metrics).")
     escapes_list(view)
     if view.status not in SHIPPED:
         return

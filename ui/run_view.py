@@ -51,7 +51,7 @@ def run_header(view: RunView) -> None:
     # Calls a live process still waits for are shown as in flight, not in "spent": they are counted at their
     # estimate (the budget's figure) only until their answer comes, so "spent" would jump up and fall back.
     waiting = sum(c.estimate_usd for c in view.in_flight)
-    spent = "" if view.blind else f" · {components.usd(view.total_cost_usd - waiting)} spent"
+    spent = "" if view.blind or not view.total_cost_usd else f" · {components.usd(view.total_cost_usd - waiting)} spent"
     if spent and pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer):  # an upper bound, not a price: say so where the figure stands
         spent = (f" · {components.usd(view.total_cost_usd - waiting)} counted against the budget (includes "
                  f"{pricing.PRICE_UNKNOWN})")
@@ -374,7 +374,7 @@ def actions_panel(view: RunView) -> None:
     elif status == RunStatus.ESCALATED and view.escalation:
         st.warning(f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
                    "Escalations page.")
-        st.page_link("pages/escalations.py", label="Open the escalation queue", icon="🚨")
+        st.page_link("pages/escalations.py", label="Open the escalation queue", icon=":material/priority_high:")
     elif status == RunStatus.INTERRUPTED:
         st.warning(f"Interrupted: {escape_markdown(view.state.note)}. Nothing committed was lost.")
         if not identity.can(Permission.RESUME_RUN):
@@ -422,7 +422,7 @@ def _load(run_id: int) -> RunView | None:
         return app_desk.desk().runs.get_run_view(run_id)
     except RunNotFound:
         st.error(f"Run #{run_id} does not exist.")
-        st.page_link("pages/runs.py", label="See all runs", icon="📜")
+        st.page_link("pages/runs.py", label="See all runs", icon=":material/list_alt:")
         return None
 
 

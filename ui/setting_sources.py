@@ -29,7 +29,7 @@ def shown(field: str, value: Any) -> str:
     if field == "screen":
         return "on" if value else "off"
     if field == "budget_usd":
-        return f"${float(value):.2f}"
+        return words.usd(float(value))
     if field == "due_hours":
         return ", ".join(f"{words.reason(r)} {float(h):g} h" for r, h in dict(value).items())
     return str(value)
@@ -65,7 +65,7 @@ def locked(effective: Effective, field: str) -> bool:
     source = effective.sources[field]
     if (note := overridden(field, source)) is None:
         return False
-    st.caption(escape_markdown(f"🔒 {note}"))
+    st.caption(":material/lock: " + escape_markdown(note))
     return True
 
 

@@ -10,6 +10,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from santa_core import words
 from santa_core.batch.report import batch_view
 
 if TYPE_CHECKING:  # annotations only: storage is imported inside the command
@@ -133,7 +134,7 @@ def batch_summary(result: dict) -> str:
 def _pattern_text(p: dict) -> str:
     """`  pattern 3 [compliance] promises free shipping: 4 sampled items (template promo 4); fix applied …`."""
     where = "; ".join(f"{col} " + ", ".join(f"{v} {n}" for v, n in counts.items()) for col, counts in p["strata"].items())
-    head = f"  pattern {p['id']} [{p['criterion'] or p['kind']}] {p['title']}: {p['count']} sampled item(s)"
+    head = f"  pattern {p['id']} [{p['criterion'] or words.PATTERN_KIND.get(p['kind']) or words.readable(p['kind'])}] {p['title']}: {p['count']} sampled item(s)"
     head += f" ({where})" if where else ""
     fix = "; ".join(f"{e['before']!r} -> {e['after']!r}" for e in p["fix"])
     if p["status"] == "applied":
@@ -141,7 +142,7 @@ def _pattern_text(p: dict) -> str:
         return f"{head}\n    fix {fix} applied to {p['items_changed']} item(s) by {p['decided_by']}{skipped}"
     proposed = f"\n    fix proposed: {fix}" if fix else ""
     example = ", ".join(p["items"][:3])
-    return f"{head}, e.g. {example}{proposed}\n    waits: {p['waiting'] or p['status']}"
+    return f"{head}, e.g. {example}{proposed}\n    waits: {p['waiting'] or words.pattern_status(p['status'])}"
 
 
 def _cost_text(cost: dict, samples: int) -> str:
@@ -149,11 +150,7 @@ def _cost_text(cost: dict, samples: int) -> str:
     from santa_core.batch.sampling import percent
 
     share = f"; this run cost {percent(cost['actual_share'])} of that" if cost["actual_share"] is not None else ""
-    fixes = f" plus its fixes, about {_usd(cost['full_fix_usd'])}" if cost["full_fix_usd"] else ""
-    return (f"cost: {_usd(cost['actual_usd'])} spent (about {_usd(cost['estimated_usd'])} estimated for {samples} "
-            f"sample(s)); reviewing every item with both reviewers: about {_usd(cost['full_usd'])}{fixes}{share}")
+    fixes = f" plus its fixes, about {words.usd(cost['full_fix_usd'])}" if cost["full_fix_usd"] else ""
+    return (f"cost: {words.usd(cost['actual_usd'])} spent (about {words.usd(cost['estimated_usd'])} estimated for {samples} "
+            f"sample(s)); reviewing every item with both reviewers: about {words.usd(cost['full_usd'])}{fixes}{share}")
 
-
-def _usd(value: float) -> str:
-    """An amount in USD: four decimals, six below a cent."""
-    return f"${value:.4f}" if value >= 0.01 or value == 0 else f"${value:.6f}"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from desk.cli.common import CLI_ACTOR, EXIT_INTERNAL, BadInput, load_secrets_file, open_desk, say
 from desk.cli.driving import drive
 from desk.cli.review import print_review
+from santa_core import words
 from santa_core.models import EscalationReason, RunStatus
 
 if TYPE_CHECKING:  # annotations only
@@ -58,8 +59,8 @@ def _resumable(desk: Desk, run_id: int) -> int:
         raise BadInput(f"run {run_id} is running in a live process; nothing to resume")
     status = desk.runs.load_run(run_id).state.status
     if status not in RESUMABLE:
-        raise BadInput(f"run {run_id} is {status.value}; only interrupted, queued or orphaned running runs resume, "
-                       "and a run the model provider failed is tried again")
+        raise BadInput(f"run {run_id} is {words.status(status)} ({status.value}); only interrupted, queued or orphaned "
+                       "running runs resume, and a run the model provider failed is tried again")
     if status == RunStatus.INTERRUPTED:
         try:
             actions.resume(desk.runs, run_id, CLI_ACTOR)

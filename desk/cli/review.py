@@ -26,10 +26,12 @@ from desk.cli.common import (
     warn_about_models,
 )
 from desk.cli.driving import drive
+from santa_core import words
 from santa_core.config import Defaults
 from santa_core.models import RunStatus
 from santa_core.providers import canonical
 from santa_core.reviewers.base import PERSON
+from santa_core.run.engine import PARTIAL_HELD
 
 WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED, RunStatus.RUNNING}
 """Exit 3. `running` at the end: another process claimed the run first (two `resume`s at once) and works on it."""
@@ -127,15 +129,43 @@ def exit_code(status: str) -> int:
     return EXIT_ESCALATED
 
 
+NEXT: dict[str, str] = {
+    RunStatus.AWAITING_APPROVAL: "a person approves, edits or rejects the fix on the app's Review page (?run={id})",
+    RunStatus.AWAITING_HUMAN_REVIEW: "a person fills in the review in the app (Inbox, or the Review page's ?run={id})",
+    RunStatus.RUNNING: "another process is working on the run; the app's Review page (?run={id}) shows where it stands",
+    RunStatus.INTERRUPTED: "`python -m santa_core resume {id}` carries it on, keeping every answer that came in",
+    RunStatus.ESCALATED: "a person decides on the app's Escalations page",
+}
+"""What happens next to a run that stopped short of shipping, as the human output says it."""
+
+
+def why(result: dict) -> str:
+    """Why the run stopped where it did, in words: the run's last note ("" when it only repeats the status line); a
+    run set to auto-approve and held for a person says why auto-approve did not take the fix."""
+    if result.get("note") == PARTIAL_HELD:
+        return ("the fix proposal leaves a flagged issue unfixed, and --auto-approve only approves a fix for every "
+                "flagged issue")
+    note = words.note(result.get("note") or "")
+    return "" if note in (words.status(result["status"]), words.reason(result.get("escalation_reason"))) else note
+
+
 def _summary(result: dict) -> str:
-    """The run as plain text: its status, each round's gate and verdicts, its cost."""
-    lines = [f"run {result['run_id']}: {result['status']}"
-             + (f" ({result['escalation_reason']})" if result.get("escalation_reason") else "")]
+    """The run as plain text: its status and reason in words, why it stopped and what comes next (when it did not
+    ship), each round's gate and verdicts, its cost. Codes stay in --json."""
+    status = RunStatus(result["status"])
+    head = words.status(status) + (f": {words.reason(result['escalation_reason'])}"
+                                   if result.get("escalation_reason") else "")
+    lines = [f"run {result['run_id']}: {head}"]
+    if status not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
+        if reason := why(result):
+            lines.append(f"  why: {reason}")
+        if status in NEXT:
+            lines.append("  next: " + NEXT[status].format(id=result["run_id"]))
     for rnd in result["rounds"]:
         verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
         lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
     cost = result["cost_usd"]
-    lines.append(f"  cost ${cost:.4f}" if cost >= 0.01 or cost == 0 else f"  cost ${cost:.6f}")
+    lines.append(f"  cost {words.usd(cost)}")
     if result.get("price_unknown"):
         lines[-1] += (f" counted against the budget (price unknown for {', '.join(result['price_unknown'])}: "
                       "counted at the highest listed rate)")

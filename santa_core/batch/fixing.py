@@ -25,8 +25,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
 from santa_core.batch import patterns, reach
-from santa_core.batch.exclusions import Held, held
 from santa_core.batch import signature as sig
+from santa_core.batch.exclusions import Held, held
 from santa_core.batch.fix_batch import FixBatchSending, Progress
 from santa_core.batch.store import Batch, BatchProblem, Item, ItemChange, PatternRecord
 from santa_core.models import FixEdit, FixProposal

@@ -29,6 +29,7 @@ from santa_core.reports.metrics_units import (
     ratio,
 )
 from santa_core.reviewers.base import PERSON
+from santa_core.words import usd
 
 FIRST_PASS_TARGET = 0.70
 """The method works when more than 70 % of finished runs are NICE in round 1."""
@@ -68,7 +69,7 @@ DEFINITIONS: dict[str, str] = {
         "Per criterion and round where both reviewers gave a PASS/FAIL: flagged by both ÷ flagged by "
         "either (a flag is a FAIL). 'B only' and 'C only' are criteria only one reviewer failed. "
         "A criterion that only one reviewer judged (the other errored, was pending or skipped it) is "
-        "unscored: left out and counted apart."),
+        "left out and counted apart ('judged by one reviewer only')."),
     "kappa": (
         "Cohen's kappa over per-criterion PASS/FAIL of reviewer B against reviewer C: "
         "(observed agreement − agreement expected by chance) ÷ (1 − agreement expected by chance). "
@@ -536,7 +537,7 @@ HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
     ("shipped", "Shipped runs", "count", "escape_rate"),
     ("escapes", "Escapes", "count", "escape_rate"),
     ("failed_checks", "Failed checks", "count", "failure_taxonomy"),
-    ("unscored", "Unscored criterion results", "count", "agreement"),
+    ("unscored", "Judged by one reviewer only", "count", "agreement"),
     ("total_cost_usd", "Total spend", "usd", "cost"),
     ("cost_per_round_usd", "Cost per round", "usd", "cost"),
     ("tokens_per_run", "Tokens per run", "count", "cost"),
@@ -562,9 +563,8 @@ def format_figure(value: float | None, kind: Kind) -> str:
         return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
     if kind == "count":
         return f"{round(value):,}"
-    if kind == "usd":  # the sign before the $: net cache savings may be negative
-        sign, value = ("-" if round(value, 4) < 0 else ""), abs(value)
-        return f"{sign}${value:,.4f}" if value < 1 else f"{sign}${value:,.2f}"
+    if kind == "usd":  # net cache savings may be negative: usd puts the sign before the $
+        return usd(value)
     if kind == "seconds":
         return f"{value:.1f} s"
     return f"{value:.3f}"

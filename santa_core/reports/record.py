@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, computed_field
 
 from santa_core import words as w
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
-from santa_core.reports.record_cost import CutOffCall, cost_line
+from santa_core.reports.record_cost import ESCAPES, CutOffCall, cost_line
 from santa_core.text import canonical_json, sha256_text
 
 FORMAT = "santa.verification-record/1"
@@ -332,7 +332,7 @@ def _html_summary(r: VerificationRecord) -> str:
             ["Panel", panel_line(r)],
             ["Fix agent", r.fix_agent], ["Auto-approve", "yes" if r.auto_approve else "no"],
             ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
-            ["Rounds", len(r.rounds)], ["Cost (USD)", cost_line(r.total_cost_usd, r.cut_off_calls)],
+            ["Rounds", len(r.rounds)], ["Cost", cost_line(r.total_cost_usd, r.cut_off_calls)],
             ["Generated", _time(r.generated_at)], ["Record hash", r.record_hash]]
     body = "".join(f"<tr><th>{_e(k)}</th>{_td(v)}</tr>" for k, v in rows)
     return f"<table>{body}</table>"
@@ -368,10 +368,10 @@ def _html_round(rnd: RecordRound) -> str:
                      'first).</p>')
     if rnd.screens:
         parts += ["<h3>Injection screen</h3>", _table(
-            ["text", "model", "verdict", "key asked", "answer", "cost (USD)"],
+            ["text", "model", "verdict", "key asked", "answer", "cost"],
             [[sc.role, sc.model, w.Worded(w.screen_verdict(sc.verdict) + (" (earlier screen of the same text)"
                                                                            if sc.cached else ""), sc.verdict), sc.secret,
-              sc.error or sc.answer, f"{sc.cost_usd:.6f}"] for sc in rnd.screens])]
+              sc.error or sc.answer, w.usd(sc.cost_usd)] for sc in rnd.screens])]
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
@@ -399,7 +399,7 @@ def _html_rest(r: VerificationRecord) -> str:
         [[w.worded(w.reason, e.reason), e.status, _time(e.created_at), e.owner or "", _time(e.due_at),
           w.worded(w.resolution, e.resolution or ""),
           e.justification or "", e.resolved_by or "", _time(e.resolved_at)] for e in r.escalations])]
-    parts += ["<h2>Escapes</h2>", _table(["reported", "by", "criterion", "severity", "description"],
+    parts += [f"<h2>{ESCAPES}</h2>", _table(["reported", "by", "criterion", "severity", "description"],
                                           [[_time(e.created_at), e.reported_by, e.criterion, e.severity, e.description]
                                            for e in r.escapes])]
     parts += ["<h2>State history</h2>", _table(["time", "from", "to", "actor", "note"],
@@ -503,7 +503,7 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
     if rnd.screens:
         out.append(("h3", "Injection screen"))
         out += [("p", f"{sc.role} - {sc.model} - {w.screen_verdict(sc.verdict)}" + (" (earlier screen)" if sc.cached else "")
-                 + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - USD {sc.cost_usd:.6f}")
+                 + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - cost {w.usd(sc.cost_usd)}")
                 for sc in rnd.screens]
     if rnd.gate:
         out.append(("h3", f"Gate: {rnd.gate.decision}"))
@@ -529,7 +529,7 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
         ("p", f"Rubric: {r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
         ("p", f"Panel: {panel_line(r)}"),
-        ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost USD {cost_line(r.total_cost_usd, r.cut_off_calls)}"),
+        ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost {cost_line(r.total_cost_usd, r.cut_off_calls)}"),
         ("p", f"Generated {_time(r.generated_at)}"), ("small", f"Record sha256 {r.record_hash}"),
         ("h2", "People"), *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),
         ("h2", "Spec"), ("small", f"sha256 {r.spec_hash}"), ("mono", r.spec), ("h2", "Rubric criteria"),
@@ -544,7 +544,7 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
     out += [("p", f"{w.reason(e.reason)} ({e.status}) opened {_time(e.created_at)}; owner {e.owner or '-'}; due {_time(e.due_at) or '-'}"
              + (f"; resolved ({w.resolution(e.resolution)}) by {e.resolved_by} at {_time(e.resolved_at)}: {e.justification or ''}"
                 if e.resolution else "")) for e in r.escalations] or [("p", "None.")]
-    out.append(("h2", "Escapes"))
+    out.append(("h2", ESCAPES))
     out += [("p", f"{_time(e.created_at)} {e.reported_by} - {e.criterion} ({e.severity}): {e.description}")
             for e in r.escapes] or [("p", "None.")]
     out.append(("h2", "State history"))

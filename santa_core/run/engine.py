@@ -30,6 +30,8 @@ INJECTED = "text addressing the reviewer was detected"
 REVIEWER_FAILED = "a reviewer's answer did not count (it failed after retries, or its PASS was compromised)"
 """Why a round failed when a reviewer's answer could not be counted."""
 FIXING = "fixing"
+PARTIAL_HELD = "partial fix proposal waiting for a person (not auto-approved)"
+"""The note of a run set to auto-approve whose fix proposal leaves a flagged issue unfixed."""
 """Note of a run that is still `running` after a NAUGHTY gate: the fix agent is next."""
 
 
@@ -180,7 +182,7 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
     if event.auto_approve and event.complete:
         return _to(state, S.RUNNING, round=state.round + 1, note="fix auto-approved")
     if event.auto_approve:
-        return _to(state, S.AWAITING_APPROVAL, note="partial fix proposal waiting for a person (not auto-approved)")
+        return _to(state, S.AWAITING_APPROVAL, note=PARTIAL_HELD)
     return _to(state, S.AWAITING_APPROVAL, note="fix proposal waiting for a person")
 
 

@@ -51,7 +51,7 @@ def already_judged(rnd: RoundRecord) -> str:
     """Why a text may not be reviewed again, in words (the start of every refusal)."""
     return (f"this text is exactly the output round {rnd.round_no} reviewed, and both reviewers already gave "
             f"their verdict on it ({rnd.gate.decision.value if rnd.gate else 'judged'}), so another round would "
-            "pay them to judge the same text again")
+            "only ask them again for the verdict they already gave")
 
 
 def approval_refusal(fixer: str, rounds: Sequence[RoundRecord], text: str) -> str | None:

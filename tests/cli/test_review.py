@@ -16,7 +16,15 @@ from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant
 from tests.support.cli import santa_in_process
-from tests.support.messages_api import MessagesStub, santa_scenario
+from tests.support.messages_api import (
+    MessagesStub,
+    fenced_output,
+    fix_json,
+    message,
+    review_json,
+    santa_scenario,
+    schema_properties,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SPEC = "Announce the Acme rocket in two sentences. Mention the 2018 launch."
@@ -83,7 +91,43 @@ def test_waiting_for_a_person_exits_3(cli_env: dict, tmp_path: Path) -> None:
     done = santa(cli_env, tmp_path, "Acme's rocket launched in DEFECT.", "--json")
     assert done.returncode == 3 and json.loads(done.stdout)["status"] == "awaiting_approval"
     done = santa(cli_env, tmp_path, "Fine text.", "--reviewer-c", "person")
-    assert done.returncode == 3 and "awaiting_human_review" in done.stdout
+    assert done.returncode == 3 and done.stdout.startswith("run 2: waiting for a person reviewer\n")
+
+
+def two_defects(body: dict) -> dict:
+    """Reviewers flag DEFECT and FLAW; the fix agent fixes DEFECT only (a partial proposal)."""
+    output = fenced_output(body)
+    if "edits" in schema_properties(body):
+        return message(fix_json([(0, "DEFECT", "fact")]))
+    issues = [("factual_accuracy", "A defect marker.", w) for w in ("DEFECT", "FLAW") if w in output]
+    return message(review_json("FAIL" if issues else "PASS", [("factual_accuracy", "FAIL" if issues else "PASS")],
+                               issues))
+
+
+def test_human_output_says_status_and_reason_in_words_and_json_keeps_codes(cli_env: dict, tmp_path: Path) -> None:
+    done = santa(cli_env, tmp_path, "UNFIXABLE DEFECT here.", "--auto-approve")
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        "run 1: escalated: still NAUGHTY after the last round",
+        "  why: still NAUGHTY after round 3",
+        "  next: a person decides on the app's Escalations page",
+    ]
+    assert "round_cap" not in done.stdout and "escalated (" not in done.stdout
+    done = santa(cli_env, tmp_path, "UNFIXABLE DEFECT here.", "--auto-approve", "--json")
+    assert json.loads(done.stdout)["escalation_reason"] == "round_cap"
+
+
+def test_auto_approve_held_for_a_person_says_why(cli_env: dict, tmp_path: Path, messages_stub: MessagesStub) -> None:
+    messages_stub.handler = two_defects
+    done = santa(cli_env, tmp_path, "Acme's rocket launched in DEFECT. It has no FLAW.", "--auto-approve")
+    assert done.returncode == 3, done.stderr
+    assert done.stdout.splitlines()[:3] == [
+        "run 1: waiting for approval of the fix",
+        "  why: the fix proposal leaves a flagged issue unfixed, and --auto-approve only approves a fix for every "
+        "flagged issue",
+        "  next: a person approves, edits or rejects the fix on the app's Review page (?run=1)",
+    ]
+    assert "awaiting_approval" not in done.stdout
 
 
 @pytest.mark.parametrize(

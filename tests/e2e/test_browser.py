@@ -193,7 +193,7 @@ def test_every_page_and_a_person_run_in_chromium(chromium: str, server: tuple[st
             page.wait_for_selector(APP_IDLE)
             expect(main).to_contain_text("engaging", timeout=STEP_MS)
             expect(main).to_contain_text("nothing measurable", timeout=STEP_MS)
-            expect(condition).to_be_visible()  # the criterion stays open while its label gains the ⚠️ mark
+            expect(condition).to_be_visible()  # the criterion stays open while its label gains the warning mark
             assert_no_error(page, "/rubrics after an edit")
             screenshot(page, shots / "rubrics-lint.png")
 

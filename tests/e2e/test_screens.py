@@ -257,7 +257,7 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 desk.shoot("escalations")
 
             desk.resize(*SIZES[0])  # the run pages are another piece of work's: at the reference width only
-            run_page(desk, ids["waiting"], "awaiting-approval", "fix waiting for approval")
+            run_page(desk, ids["waiting"], "awaiting-approval", "waiting for approval of the fix")
             run_page(desk, ids["pending"], "awaiting-person-reviewer", "waiting for a person reviewer")
             run_page(desk, ids["approved"], "shipped", "shipped (NICE)")
             html_record(desk, ids["approved"], tmp_path)

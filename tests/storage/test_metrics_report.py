@@ -567,5 +567,5 @@ def test_headline_rows_write_the_seeded_figures(history: Seeded) -> None:
     rows = dict(m.headline_rows(history.report()))
     assert rows["First-pass rate"] == "37.5 %" and rows["Mean iterations to converge"] == "1.40"
     assert rows["Reviewer agreement"] == "40.0 %" and rows["Cohen's κ"] == "0.478"  # 107/224 = 0.4777
-    assert rows["Escape rate"] == "50.0 %" and rows["Total spend"] == "$0.7300"
+    assert rows["Escape rate"] == "50.0 %" and rows["Total spend"] == "$0.73"
     assert rows["Tokens per round"] == "3,321" and rows["Mean round latency"] == "4.4 s"  # 57/13

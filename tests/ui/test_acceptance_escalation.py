@@ -54,9 +54,9 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypat
 
     # After its due time, the officer sees it overdue (in the queue and counted in the sidebar).
     monkeypatch.setattr("ui.clock.now", lambda: due_at + timedelta(minutes=5))
-    assert "⚠ 1 overdue" in sidebar_text(open_as(OFFICER, page=None))
+    assert ":material/warning: 1 overdue" in sidebar_text(open_as(OFFICER, page=None))
     officer = open_as(OFFICER)
-    assert officer.dataframe[0].value["overdue"].tolist() == ["⚠ overdue"]
+    assert officer.dataframe[0].value["overdue"].tolist() == ["overdue"]
     # the owner by their label ("Officer <officer@…>" once their sign-in named them; the labels are
     # cached for two seconds, so a fast run may still show the bare e-mail)
     assert [OFFICER in owner for owner in officer.dataframe[0].value["owner"].tolist()] == [True]

@@ -30,7 +30,7 @@ from tests.ui.test_signin import AUTH, sidebar
 from ui import access, app_desk
 
 ROOT = Path(__file__).resolve().parents[2]
-TITLE = "🎅 Santa — review desk"
+TITLE = ":material/rate_review: Santa — review desk"
 GOOD_AUTH = "[auth]\n" + "".join(f'{k} = "{v}"\n' for k, v in AUTH.items())
 ROLES_TYPO = GOOD_AUTH + TYPO_IN_ROLES
 

@@ -14,9 +14,9 @@ from santa_core.rubrics.library import load_builtin
 from storage.batches import BatchStore
 from storage.runs import RunStore
 from tests.core.batch.test_exclusions_across import FIXES, OUTPUTS, PROMISE, RISKY, WHY, sentences
+from tests.support import messages_api as api
 from tests.support import two_defects as td
 from tests.support.batch_page import open_batch, texts
-from tests.support import messages_api as api
 from tests.support.messages_api import MessagesStub
 
 

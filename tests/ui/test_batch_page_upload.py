@@ -25,7 +25,7 @@ from ui.batch_plan import detection_frame
 def test_empty_state_says_what_the_page_is_for(desk_env: RunStore) -> None:
     at = open_batch()
     assert "No batches yet" in texts(at)
-    assert [t.value for t in at.title] == ["🧺 Batch"]
+    assert [t.value for t in at.title] == [":material/inventory_2: Batch"]
     assert at.file_uploader(key="batch_file") is not None and not at.dataframe
     assert "batch_create" not in keys(at)  # nothing to create before a file is uploaded
 

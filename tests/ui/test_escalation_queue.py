@@ -149,10 +149,10 @@ def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: Ru
     assert at.dataframe[0].value["overdue"].tolist() == [""]
 
     monkeypatch.setattr("ui.clock.now", lambda: due + timedelta(minutes=1))
-    assert "⚠ 1 overdue" in sidebar_text(open_as("officer@example.com", page=None))
+    assert ":material/warning: 1 overdue" in sidebar_text(open_as("officer@example.com", page=None))
     at = open_as("officer@example.com")
     assert "1 open, 1 overdue" in texts(at)
-    assert at.dataframe[0].value["overdue"].tolist() == ["⚠ overdue"]
+    assert at.dataframe[0].value["overdue"].tolist() == ["overdue"]
     assert any("overdue" in plain(e.value) for e in at.error)  # the panel's owner line turns red
 
 
@@ -196,7 +196,7 @@ def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_show
     officer = open_as("officer@example.com")
     history = next(d.value for d in officer.dataframe if {"from", "to", "by"} <= set(d.value.columns))
     assert any("<editor@example.com>" in by for by in history["by"].tolist())  # shown as `Name <e-mail>`
-    assert "🚨 escalated" in history["to"].tolist()
+    assert "escalated" in history["to"].tolist()
     officer.radio(key=f"res_{esc}").set_value("reject")
     officer.text_area(key=f"res_why_{esc}").set_value("Not fit to ship.")
     officer.button(key=f"res_go_{esc}").click().run()

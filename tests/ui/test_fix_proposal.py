@@ -48,7 +48,7 @@ def test_a_partial_proposal_names_what_stays_unfixed_and_is_not_auto_approved(de
     assert state.status == RunStatus.AWAITING_APPROVAL and "not auto-approved" in state.note
     at = as_person(EDITOR, run_id)
     table = at.dataframe[-1].value
-    assert table["fix"].tolist() == ["✅ fixed", "📍 unanchored: a person fixes it"]
+    assert table["fix"].tolist() == ["fixed", "unanchored: a person fixes it"]
     assert "Partial proposal: issue 2 stays unfixed" in texts(at)
     assert at.button(key="approve_fix").label == "Approve — issue 2 stays unfixed"
 

@@ -79,7 +79,7 @@ def test_the_cost_tab_shows_the_hit_rate_and_the_net_savings(desk_env: RunStore)
     saved = net_savings((SONNET, PREFIX, 0), (HAIKU, 0, PREFIX))
     assert saved > 0
     value, help_text = card(at, "Cache savings")
-    assert value == format_figure(saved, "usd") == "$0.0032"  # 1,800 × 1.80 − 1,800 × 0.025 per million
+    assert value == format_figure(saved, "usd") == "$0.003195"  # 1,800 × 1.80 − 1,800 × 0.025 per million
     assert "cache-write tokens × (cache-write rate of the entry's lifetime − input rate)" in help_text
     assert f"caching saved {value} net of the write premium" in texts(at)
     assert len(at.get("plotly_chart")) == 4  # spend, reviews and fixes, the prompt cache, cost per reviewer
@@ -95,9 +95,9 @@ def test_writes_never_read_show_that_the_cache_cost_more_than_it_saved(desk_env:
     lost = net_savings((SONNET, 0, PREFIX), (HAIKU, 0, PREFIX))
     assert lost < 0
     assert card(at, "Cache hit rate")[0] == "0.0 %"
-    assert card(at, "Cache savings")[0] == format_figure(lost, "usd") == "-$0.0009"
+    assert card(at, "Cache savings")[0] == format_figure(lost, "usd") == "-$0.000945"
     warning = "\n".join(w.value for w in at.warning)
-    assert "Prompt caching cost more than it saved: net -$0.0009" in warning
+    assert "Prompt caching cost more than it saved: net -$0.000945" in warning
     assert "wrote 3,600 tokens to the cache and read none back" in warning
     assert len(at.get("plotly_chart")) == 4  # the chart shows the loss below 0
 
@@ -105,7 +105,7 @@ def test_writes_never_read_show_that_the_cache_cost_more_than_it_saved(desk_env:
 def test_no_cached_call_says_why_and_what_to_do(desk_env: RunStore) -> None:
     usage = Usage(input_tokens=2_000, output_tokens=50)  # the provider neither wrote nor read a cache entry
     at = one_run(desk_env, usage, usage)
-    assert card(at, "Cache hit rate")[0] == "0.0 %" and card(at, "Cache savings")[0] == "$0.0000"
+    assert card(at, "Cache hit rate")[0] == "0.0 %" and card(at, "Cache savings")[0] == "$0.00"
     info = texts(at)
     assert "No review call in this view used the prompt cache" in info
     assert "no prompt was long enough to cache" in info and "no prefix was reused within its lifetime" in info

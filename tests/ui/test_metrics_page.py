@@ -233,7 +233,7 @@ def test_headline_shows_every_figure_as_the_report_writes_it(seeded: History) ->
     assert (figures["Runs"], figures["First-pass rate"], figures["Mean iterations to converge"]) == ("6", "50.0 %", "1.25")
     assert (figures["Reviewer agreement"], figures["Cohen's κ"], figures["Escape rate"]) == ("33.3 %", "0.476", "25.0 %")
     assert figures["Failed checks"] == "4"
-    assert (figures["Total spend"], figures["Cost per run"], figures["Cost per round"]) == ("$0.1680", "$0.0280", "$0.0240")
+    assert (figures["Total spend"], figures["Cost per run"], figures["Cost per round"]) == ("$0.168", "$0.028", "$0.024")
     assert (figures["Tokens per run"], figures["Review ÷ generation cost"]) == ("3,467", "0.48")
     assert (figures["Mean round latency"], figures["Reviewer error rate"]) == ("2.9 s", "7.1 %")
     review_to_generation = next(m for m in at.metric if full_label(m) == "Review ÷ generation cost")
@@ -251,8 +251,8 @@ def test_each_filter_changes_the_figures(seeded: History) -> None:
                                      "Review ÷ generation cost": "0.48"}),
         ("rubric", ["content"], {"Runs": "2", "Escape rate": "100.0 %", "Reviewer agreement": "0.0 %",
                                  "Review ÷ generation cost": "—"}),
-        ("version", ["general@2"], {"Runs": "1", "First-pass rate": "100.0 %", "Cost per run": "$0.0120"}),
-        ("domain", ["content"], {"Runs": "2", "Cost per run": "$0.0500", "Failed checks": "2"}),
+        ("version", ["general@2"], {"Runs": "1", "First-pass rate": "100.0 %", "Cost per run": "$0.012"}),
+        ("domain", ["content"], {"Runs": "2", "Cost per run": "$0.05", "Failed checks": "2"}),
         ("reviewer", [SONNET], {"Runs": "3", "First-pass rate": "66.7 %", "Mean iterations to converge": "1.33"}),
         ("reviewer", [FABLE], {"Runs": "3", "Reviewer error rate": "16.7 %", "Mean round latency": "4.0 s"}),
         ("person", ["ann"], {"Runs": "1", "First-pass rate": "0.0 %", "Mean iterations to converge": "2.00"}),
@@ -406,22 +406,22 @@ def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in
     # Round 1 is blind: B's FAIL, its cost and latency would tell the person what B said.
     at, rows = page()
     assert "No check failed in this view" in texts(at)
-    assert rows["Total spend"] == shown(at)["Total spend"] == "$0.0000" and rows["Failed checks"] == "0"
+    assert rows["Total spend"] == shown(at)["Total spend"] == "$0.00" and rows["Failed checks"] == "0"
     # The person's review and the gate are in: round 1 counts (B FAILed, the person PASSed).
     assert person_passes() == RunStatus.AWAITING_APPROVAL
     at, rows = page()
-    assert rows["Failed checks"] != "0" and shown(at)["Total spend"] == "$0.0100"
+    assert rows["Failed checks"] != "0" and shown(at)["Total spend"] == "$0.01"
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
     assert at.dataframe[1].value["run"].tolist() == [f"./review?run={run_id}"]
     # Round 2 waits for the person again: the whole run is blind once more (its earlier rounds too).
     actions.approve_fix(desk_env, run_id, "local")
     assert runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
     at, rows = page()
-    assert "No check failed in this view" in texts(at) and rows["Total spend"] == "$0.0000"
+    assert "No check failed in this view" in texts(at) and rows["Total spend"] == "$0.00"
     # NICE in round 2: both rounds count.
     assert person_passes() == RunStatus.SHIPPED
     at, rows = page()
-    assert shown(at)["Total spend"] == "$0.0200" and rows["First-pass rate"] == "0.0 %"
+    assert shown(at)["Total spend"] == "$0.02" and rows["First-pass rate"] == "0.0 %"
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
     assert at.dataframe[1].value["run"].tolist() == [f"./review?run={run_id}"]
 
@@ -512,7 +512,7 @@ def test_every_tab_renders(seeded: History) -> None:
     cards = shown(at)
     assert cards["Cache hit rate"] == "33.3 %"
     # 500 read × (input − cache-read rate): 4 sonnet × 1.80 + 4 haiku × 0.09 + 3 opus × 3.80 + 2 fable × 9.75 per million
-    assert cards["Cache savings"] == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd") == "$0.0192"
+    assert cards["Cache savings"] == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd") == "$0.01923"
 
 
 # --- URL helpers (pure) -----------------------------------------------------------------------
@@ -592,7 +592,7 @@ def test_clicked_bar_and_tables() -> None:
     run = FailedRun(run_id=7, day=date(2025, 1, 6), rubric="general@1", status="shipped", rounds_failed=1, b_fail=1,
                     c_fail=0, check_fail=0)
     assert failed_runs_frame([run]).to_dict("records") == [
-        {"run": "./review?run=7", "day": "2025-01-06", "rubric": "general@1", "status": "🎁 shipped (NICE)",
+        {"run": "./review?run=7", "day": "2025-01-06", "rubric": "general@1", "status": "shipped (NICE)",
          "rounds": 1, "B": 1, "C": 0, "check": 0}]
     assert re.search(RUN_LINK, "./review?run=7").group(1) == "7"  # the link shows the run's number
     empty = kappa_table(build_report(MetricsFilter(), [], [], [], []))

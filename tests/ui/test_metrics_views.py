@@ -93,6 +93,7 @@ def test_a_link_opens_its_tab_and_drill_down(seeded: History) -> None:
 
     at = open_metrics({"tab": "escapes"})
     assert at.session_state[TAB_KEY] == "Escapes" and "1 escape on 1 of 4 shipped runs" in texts(at)
+    assert "An escape is a defect found after the output shipped" in texts(at)  # the word is explained where shown
 
 
 def test_picking_a_tab_and_a_bar_is_written_to_the_url_and_a_link_restores_it(seeded: History) -> None:
@@ -177,11 +178,11 @@ def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_to
     at = open_metrics({"tab": "failures", "criterion": "factual_accuracy"})
     table = at.dataframe[1].value
     assert table["run"].tolist() == [f"./review?run={restated.runs[k]}" for k in ("r3", "r2")]
-    assert table["status"].tolist() == ["✍️ fix waiting for approval", "✅ shipped by a person"]
+    assert table["status"].tolist() == ["waiting for approval of the fix", "shipped by a person"]
     cells = {str(v) for v in table.to_numpy().ravel()}
     assert not cells & CODES and not {"awaiting_approval", "resolved_shipped"} & cells
     tooltip = json.loads(at.dataframe[1].proto.columns)["status"]["help"]
-    assert "fix waiting for approval = `awaiting_approval`" in tooltip
+    assert "waiting for approval of the fix = `awaiting_approval`" in tooltip
     assert "shipped by a person = `resolved_shipped`" in tooltip
 
 
@@ -191,7 +192,7 @@ def test_no_status_code_is_shown_raw_in_the_drill_down_table() -> None:
     runs.append(FailedRun(run_id=99, day=date(2025, 1, 6), rubric="general@1", status="", rounds_failed=1, b_fail=0,
                           c_fail=0, check_fail=1))  # a run without facts yet
     shown = failed_runs_frame(runs)["status"].tolist()
-    assert shown == [f"{words.STATUS_ICON[s]} {words.status(s)}" for s in RunStatus] + [""]
+    assert shown == [words.status(s) for s in RunStatus] + [""]
     assert not set(shown) & CODES
     assert not [cell for cell in shown for code in CODES if "_" in code and code in cell]  # not even within words
     assert all(f"= `{s.value}`" in status_help(runs) for s in RunStatus)

@@ -8,7 +8,7 @@ from santa_core.models import ReviewIssue, RunStatus
 from santa_core.run import actions
 from santa_core.run.actions import ActionError
 from storage.runs import RunStore
-from tests.ui.test_run_page import CLEAN, EDITOR, SPEC, as_person, passing_review, texts
+from tests.ui.test_run_page import CLEAN, EDITOR, SPEC, as_person, passing_review, texts, wait_for
 
 MODEL_B = "claude-sonnet-5-5"
 
@@ -161,3 +161,21 @@ def test_a_review_in_progress_survives_a_visit_to_another_page(desk_env: RunStor
     assert not at.exception, at.exception
     assert at.radio(key=f"{key}_{first}").value == "FAIL"
     assert at.text_input(key=f"{key}_{first}_detail").value == "wrong year"
+def test_a_review_by_people_shows_no_tokens_price_latency_or_spend(desk_env: RunStore,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A person's review has no tokens, no price and no model latency, and a run only people worked on spent
+    nothing: none of it is shown as "0 in / 0 out tokens · $0.00 · 0.0s" or "$0.00 spent"."""
+    monkeypatch.setenv("SANTA_SCREEN", "off")  # no model at all: the injection screen would be one
+    run_id = person_run(desk_env, reviewer_b="person")
+    at = as_person(None, run_id)
+    for slot in ("B", "C"):
+        for c in criteria(desk_env):
+            at.radio(key=f"person_{run_id}_1_{slot}_{c}").set_value("PASS")
+        at.button(key=f"person_{run_id}_1_{slot}_submit").click().run()
+        assert not at.exception, at.exception
+    wait_for(desk_env, run_id, RunStatus.SHIPPED)
+    at = as_person(None, run_id)
+    shown = texts(at)
+    assert "Reviewer B" in shown and "Reviewer C" in shown  # the cards are there
+    for said in ("tokens", "price unknown", "0.0s", "spent", "$0"):
+        assert said not in shown, said

@@ -90,7 +90,7 @@ CASES: dict[str, tuple[Callable[[RunStore, Desk], int], str]] = {
     "queued-left-by-a-dead-process": (queued, "waiting for a worker. A run whose process stopped is picked up by "
                                               "the desk on its own"),
     "interrupted": (interrupted, "Interrupted: the server stopped. Nothing committed was lost."),
-    "running-under-a-dead-process": (running_under_a_dead_process, "🔄 reviewing"),
+    "running-under-a-dead-process": (running_under_a_dead_process, " — reviewing"),
     "queued-review-of-a-paused-batch": (review_of_a_paused_batch, "which is paused. It starts when the batch is "
                                                                   "resumed on the Batch page."),
 }

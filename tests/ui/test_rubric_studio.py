@@ -45,7 +45,7 @@ def version_rows(repo: RunStore) -> int:
 
 def new_compliance_rubric(at: AppTest) -> None:
     """Create acme-compliance v1 from the general base plus the compliance extension."""
-    at.selectbox(key="rubric_pick").set_value("＋ New rubric")
+    at.selectbox(key="rubric_pick").set_value("+ New rubric")
     act(at)
     at.text_input(key="rs_name").set_value("acme-compliance")
     at.selectbox(key="rs_domain").set_value("compliance")
@@ -83,8 +83,8 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> Non
     act(at)
     shown = texts(at)
     assert "no fail signal" in shown.lower()
-    assert "Not saved: 1 error blocks saving; it is marked ⛔ above." in shown
-    assert at.text_area(key=f"rc_{uid}_fail_signal").label == "⛔ Fail signal"
+    assert "Not saved: 1 error blocks saving; it is marked :material/block: above." in shown
+    assert at.text_area(key=f"rc_{uid}_fail_signal").label == ":material/block: Fail signal"
     assert version_rows(repo) == 5  # 4 built-ins + v1: nothing saved
 
     # fix it and save version 2
@@ -107,7 +107,7 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> Non
     assert at.selectbox(key="diff_old").value == 1 and at.selectbox(key="diff_new").value == 2
     shown = texts(at)
     assert "Criteria: 1 added." in shown
-    assert "no_superlatives · ➕ added" in shown
+    assert "no_superlatives · added" in shown
     assert any("+  name: No unprovable superlatives" in c.value or "+- id: no_superlatives" in c.value
                for c in at.code)
 
@@ -197,7 +197,7 @@ def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: RunStore) ->
     act(at)
     table = at.dataframe[-1].value
     row = table[table["criterion"] == "no_outcome_guarantees"].iloc[0]
-    assert row["result"] == "❌ FAIL" and "guaranteed returns" in row["detail"]
+    assert row["result"] == "FAIL" and "guaranteed returns" in row["detail"]
     assert "a run would be NAUGHTY whatever the reviewers say" in texts(at)
     at.text_area(key="try_output").set_value("All investments carry risk. Contains DEFECT.")
     act(at)
@@ -465,7 +465,7 @@ def test_people_who_may_not_change_rubrics_read_everything_and_change_nothing(re
     assert repo.rubrics.resolved("general").criteria[0].pass_condition in shown
     assert at.selectbox(key="diff_old").value == 1 and "Criteria: 1 added." in shown  # versions and diff
     assert any(c.value == repo.rubrics.export("general", 2, "yaml").rstrip("\n") for c in at.code)  # export
-    assert "＋ New rubric" not in at.selectbox(key="rubric_pick").options
+    assert "+ New rubric" not in at.selectbox(key="rubric_pick").options
     # Try it: the deterministic checks run, nothing is stored
     at.text_area(key="try_output").set_value("It is ready.")
     act(at)

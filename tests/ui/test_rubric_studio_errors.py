@@ -18,8 +18,8 @@ def test_a_new_rubric_opens_without_errors_and_a_save_attempt_marks_the_name(des
     at.button(key="rs_save").click()
     act(at)
     assert "no rubric name" in texts(at)
-    assert "Not saved: 1 error blocks saving; it is marked ⛔ above." in texts(at)
-    assert at.text_input(key="rs_name").label == "⛔ Rubric name"
+    assert "Not saved: 1 error blocks saving; it is marked :material/block: above." in texts(at)
+    assert at.text_input(key="rs_name").label == ":material/block: Rubric name"
     assert version_rows(desk_env) == 4  # the built-ins only: the refused save wrote nothing
     at.text_input(key="rs_name").set_value("acme")
     act(at)
@@ -35,13 +35,13 @@ def test_a_new_criterion_shows_only_the_error_of_the_field_typed_in(desk_env: Ru
     at.text_input(key=f"rc_{uid}_id").set_value("Has Spaces")
     act(at)
     assert len(at.error) == 2 and "is not allowed" in at.error[0].value  # the field's error and the count
-    assert "1 error blocks saving; it is marked ⛔ above." in texts(at)
-    assert at.text_input(key=f"rc_{uid}_id").label == "⛔ Id"
+    assert "1 error blocks saving; it is marked :material/block: above." in texts(at)
+    assert at.text_input(key=f"rc_{uid}_id").label == ":material/block: Id"
     assert at.text_input(key=f"rc_{uid}_name").label == "Name"
     at.button(key="rs_save").click()
     act(at)
-    assert "Not saved: 4 errors block saving; they are marked ⛔ above." in texts(at)
-    marked = {w.key for kind in ("text_input", "text_area") for w in getattr(at, kind) if w.label.startswith("⛔")}
+    assert "Not saved: 4 errors block saving; they are marked :material/block: above." in texts(at)
+    marked = {w.key for kind in ("text_input", "text_area") for w in getattr(at, kind) if w.label.startswith(":material/block:")}
     assert marked == {f"rc_{uid}_{f}" for f in ("id", "name", "pass_condition", "fail_signal")}
     assert desk_env.rubrics.latest_version("general") == 1
 
@@ -84,7 +84,7 @@ def test_try_it_says_where_errors_not_yet_shown_will_be_marked(desk_env: RunStor
     at = open_rubrics("general")
     at.button(key="rs_add").click()
     act(at)
-    assert "The draft has 4 errors (Edit marks them ⛔ once you press its save button); fix them to try it." in texts(at)
+    assert "The draft has 4 errors (Edit marks each one once you press its save button); fix them to try it." in texts(at)
     at.button(key="rs_save").click()
     act(at)
-    assert "The draft has 4 errors (Edit marks them ⛔); fix them to try it." in texts(at)
+    assert "The draft has 4 errors (Edit marks each one); fix them to try it." in texts(at)

@@ -261,7 +261,7 @@ def test_a_call_cut_off_by_a_crash_is_named_and_counted_on_the_run_page(desk_env
     assert desk_env.get_run_view(run_id).total_cost_usd == pytest.approx(before + 0.125)
     shown = texts(as_person(None, run_id))
     assert "1 call(s) were cut off before their answer was stored" in shown
-    assert f"review C ({MODEL_C}) in round 1, counted at $0.1250" in shown
+    assert f"review C ({MODEL_C}) in round 1, counted at $0.125" in shown
 
 
 def test_a_call_a_live_worker_waits_for_is_in_flight_not_cut_off_until_its_process_dies(desk_env: RunStore) -> None:
@@ -287,4 +287,4 @@ def test_a_call_a_live_worker_waits_for_is_in_flight_not_cut_off_until_its_proce
         conn.execute(text("UPDATE run SET worker = :w WHERE id = :r"), {"w": f"{host_name()}:999999999:1", "r": run_id})
     shown = texts(as_person(None, run_id))
     assert "1 call(s) were cut off before their answer was stored" in shown
-    assert f"review B ({MODEL_B}) in round 1, counted at $0.1250" in shown
+    assert f"review B ({MODEL_B}) in round 1, counted at $0.125" in shown

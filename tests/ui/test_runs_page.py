@@ -90,7 +90,7 @@ def test_status_and_search_come_back_from_the_url(history: dict[str, object]) ->
     at = open_runs(status="escalated", q="rocket")
     assert at.selectbox(key="runs_status").value == "escalated" and at.text_input(key="runs_q").value == "rocket"
     assert listed(at) == [history["escalated"]]
-    assert at.dataframe[0].value["status"].tolist() == ["🚨 escalated: still NAUGHTY after the last round"]
+    assert at.dataframe[0].value["status"].tolist() == ["escalated: still NAUGHTY after the last round"]
     at.selectbox(key="runs_status").set_value("all").run()
     assert "status" not in at.query_params and at.query_params["q"] == "rocket"
     assert open_runs(status="no_such_status").selectbox(key="runs_status").value == "all"

@@ -34,7 +34,7 @@ def sidebar(at: AppTest) -> str:
 def test_configured_sign_in_shows_only_the_sign_in_button(desk_env: RunStore) -> None:
     at = app({"auth": AUTH}, {"is_logged_in": False})
     assert [b.key for b in at.button] == ["sign_in"]
-    assert [t.value for t in at.title] == ["🎅 Santa — review desk"]
+    assert [t.value for t in at.title] == [":material/rate_review: Santa — review desk"]
     assert not at.text_area and not at.selectbox and not at.dataframe  # nothing of the desk
     assert sidebar(at) == ""
     assert desk_env.people.get("test@example.com") is None

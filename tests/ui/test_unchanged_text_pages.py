@@ -38,6 +38,8 @@ def test_approve_says_beforehand_that_the_unchanged_text_is_refused(desk_env: Ru
     at = as_person(EDITOR, run_id)
     assert at.button(key="approve_fix").label == "Approve — edit the text first"
     assert "Approve will be refused: this text is exactly the output round 1 reviewed" in texts(at)
+    assert "another round would only ask them again for the verdict they already gave" in texts(at)
+    assert "pay them" not in texts(at)  # the reviewers may be people: nobody is paid per round
     at.button(key="approve_fix").click().run()  # clicked anyway: refused, nothing recorded
     assert not at.exception, at.exception
     assert any("Nothing was recorded" in plain(e.value) for e in at.error)

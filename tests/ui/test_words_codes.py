@@ -20,7 +20,6 @@ ROOT = Path(__file__).resolve().parents[2]
 
 GROUPS: list[tuple[str, list[str], dict]] = [
     ("run status", list(RunStatus), words.STATUS),
-    ("run status icon", list(RunStatus), words.STATUS_ICON),
     ("escalation reason", list(EscalationReason), words.REASON),
     ("escalation reason sentence", list(EscalationReason), words.REASON_HELP),
     ("decision", list(get_args(DecisionAction)), words.DECISION),

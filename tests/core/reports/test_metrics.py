@@ -134,7 +134,7 @@ def test_auto_grain(first: date | None, last: date | None, grain: str) -> None:
     pytest.param(1204, "count", "1,204", id="count"),
     pytest.param(4371.8, "count", "4,372", id="count-rounded"),
     pytest.param(0.0123, "usd", "$0.0123", id="usd-cents"),
-    pytest.param(0.76, "usd", "$0.7600", id="usd-under-a-dollar"),
+    pytest.param(0.76, "usd", "$0.76", id="usd-under-a-dollar"),
     pytest.param(1234.5, "usd", "$1,234.50", id="usd-dollars"),
     pytest.param(2.44, "seconds", "2.4 s", id="seconds"),
     pytest.param(0.6154, "kappa", "0.615", id="kappa"),

@@ -104,7 +104,7 @@ def test_no_review_call_leaves_the_hit_rate_undefined() -> None:
 @pytest.mark.parametrize(("value", "text"), [
     pytest.param(-0.0012, "-$0.0012", id="negative-cents"),
     pytest.param(-12.5, "-$12.50", id="negative-dollars"),
-    pytest.param(-0.00001, "$0.0000", id="rounds-to-zero-without-a-sign"),
+    pytest.param(-0.00001, "-$0.00001", id="a-tiny-loss-keeps-its-sign"),
     pytest.param(0.0068, "$0.0068", id="positive"),
 ])
 def test_a_negative_amount_keeps_its_sign_before_the_dollar(value: float, text: str) -> None:
@@ -126,7 +126,7 @@ def test_the_note_says_what_to_do_when_nothing_was_cached() -> None:
 def test_the_note_says_so_when_the_cache_cost_more_than_it_saved() -> None:
     kind, text = cache_note(4_000, 0, 3_000, -0.003, usd)
     assert kind == "loss"
-    assert "Prompt caching cost more than it saved: net -$0.0030" in text and "read none back" in text
+    assert "Prompt caching cost more than it saved: net -$0.003" in text and "read none back" in text
     kind, text = cache_note(9_000, 1_000, 6_000, -0.0005, usd)
     assert kind == "loss" and "read only 1,000 back" in text
 

@@ -71,6 +71,8 @@ def test_the_html_record_says_codes_in_words_and_keeps_them_as_tooltips(repo: Ru
     assert "shipped by a person" in text and "still NAUGHTY after the last round" in text  # status, reason
     assert "shipped as is" in text and "edited and approved the fix" in text  # decisions
     assert "escalation resolved" in text and "escalation due time set" not in text  # audit actions
+    assert "Escapes (defects reported after the output shipped)" in text  # the word is explained where it stands
+    assert "Cost $0.00 Generated" in text and "Cost (USD)" not in text  # the stub run cost nothing: written as money
     tips = " ".join(page.titles)
     for code in ("resolved_shipped (round_cap)", "ship_as_is", "round_cap", "escalation.resolved", "edit"):
         assert code in page.titles or code in tips, code
