@@ -126,8 +126,8 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Ru
         st.error("FAIL")
     if outcome.review is not None:
         _review_body(outcome, rubric)
-    if outcome.reviewer != PERSON and not outcome.reviewer.startswith(f"{PERSON}:"):  # a person's ("person:<id>"): no
-        # tokens, price or latency
+    by_person = outcome.reviewer == PERSON or outcome.reviewer.startswith(f"{PERSON}:")  # stored as "person:<id>"
+    if not by_person:  # a person's review has no tokens, no price and no model latency
         u = outcome.usage
         price = usd(outcome.cost_usd) if pricing.is_known(outcome.reviewer) else pricing.PRICE_UNKNOWN
         st.caption(f"{u.input_tokens:,} in / {u.output_tokens:,} out tokens · {price} · {outcome.latency_s:.1f}s")
