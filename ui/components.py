@@ -6,6 +6,8 @@ is untrusted (it may contain markup meant for the reviewer or the reader).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 import pandas as pd
 import streamlit as st
 
@@ -80,11 +82,16 @@ def gate_banner(gate: GateResult) -> None:
         st.error("NAUGHTY — " + escape_markdown("; ".join(reasons)))
 
 
-def issues_table(issues: list[MergedIssue]) -> None:
-    """Merged critical issues with who flagged them."""
+def named(names: Mapping[str, str] | None, criterion: str) -> str:
+    """A criterion as people read it: its name from the rubric (`names`: id → name), else what was stored."""
+    return (names or {}).get(criterion, criterion)
+
+
+def issues_table(issues: list[MergedIssue], names: Mapping[str, str] | None = None) -> None:
+    """Merged critical issues with who flagged them, each criterion by its name (`names`: id → name)."""
     if not issues:
         return
-    rows = [{"#": i + 1, "criterion": it.criterion, "issue": it.description, "evidence": it.evidence,
+    rows = [{"#": i + 1, "criterion": named(names, it.criterion), "issue": it.description, "evidence": it.evidence,
              "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by)} for i, it in enumerate(issues)]
     full_table(pd.DataFrame(rows), wide=("issue", "evidence"))
 
@@ -135,7 +142,7 @@ def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[st
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     if not by_person:
-        rows = [{"#": f.number, "criterion": f.criterion, "fix": FIX_STATES[f.state], "why": f.reason}
+        rows = [{"#": f.number, "criterion": named(names, f.criterion), "fix": FIX_STATES[f.state], "why": f.reason}
                 for f in issue_fixes(proposal)]
         full_table(pd.DataFrame(rows), wide=("why",))
         if left := unfixed(proposal):
@@ -150,12 +157,12 @@ def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[st
         st.code(readable_diff(proposal.before_text, proposal.proposed_text), language="diff", wrap_lines=True)
 
 
-def checks_table(checks: list[CheckOutcome]) -> None:
-    """One line per deterministic check: criterion, type, PASS/FAIL and what it found."""
+def checks_table(checks: list[CheckOutcome], names: Mapping[str, str] | None = None) -> None:
+    """One line per deterministic check: criterion (by its name), type, PASS/FAIL and what it found."""
     if not checks:
         st.caption("No criterion carries a deterministic check.")
         return
-    rows = [{"criterion": c.criterion, "check": c.check_type, "result": c.result,
+    rows = [{"criterion": named(names, c.criterion), "check": c.check_type, "result": c.result,
              "detail": c.detail} for c in checks]
     full_table(pd.DataFrame(rows), wide=("detail",))
 
@@ -176,7 +183,7 @@ def round_checks(rubric: Rubric, text: str, gate: GateResult | None) -> None:
     with st.expander(f"Deterministic checks ({passed} of {len(checks)} pass)"):
         if not stored:
             st.caption("Computed now with the current checks: this round's gate has not stored its own yet.")
-        checks_table(checks)
+        checks_table(checks, {c.id: c.name for c in rubric.criteria})
 
 
 def rubric_table(rubric: Rubric) -> None:

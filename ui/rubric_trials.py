@@ -57,7 +57,7 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
         st.warning(f"{len(failed)} suggestion check{'s' if len(failed) != 1 else ''} fail; they do not block.")
     elif checks:
         st.success(f"All {len(checks)} deterministic checks pass.")
-    components.checks_table(checks)
+    components.checks_table(checks, {c.id: c.name for c in rubric.criteria})
     injections = [i for i in blocking if i.criterion == "injection"]
     for issue in injections:
         st.error(escape_markdown(f"Injection detector: {issue.description} — “{issue.evidence}”"))

@@ -19,7 +19,7 @@ from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_o
 from santa_core.run.unreviewed import HEADLINE, could_not_review, not_asked
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import app_desk, clock, components, decision_bar, identity, proposal_cards, review_cards, run_record
+from ui import app_desk, clock, components, decision_bar, identity, navigation, proposal_cards, review_cards, run_record
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import escape_markdown
 
@@ -98,7 +98,7 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
         components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews))  # no raw reviewer error
-        components.issues_table(rnd.gate.issues)
+        components.issues_table(rnd.gate.issues, criterion_names(view))
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
@@ -403,7 +403,7 @@ def try_again_panel(view: RunView) -> None:
              view.id)
     if tries:
         st.caption(f"Tried again {tries} time(s) already.")
-    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon="🚨")
+    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon=navigation.ICON["escalations"])
 
 
 LIVE_EVERY_S = 0.5

@@ -30,17 +30,24 @@ wrongly, which only offers a candidate that must still stand in the evidence."""
 MAX_FLAGGED_WORDS = 6
 """A flagged phrase is a few words: a whole quoted sentence is the evidence, not what is wrong with it."""
 MAX_TITLE_CHARS = 80
+MAX_CANDIDATES = 16
+"""Quoted phrases of one description looked for in its evidence, at most: each look reads the whole evidence, so
+a description quoting thousands of spans (a pasted run of apostrophes) would cost their product; a reviewer's
+complaint quotes a handful."""
 _SUFFIXES = ("ing", "ed", "es", "s")
 
 
 def flagged(issue: MergedIssue) -> str | None:
     """The phrase the issue's description flags (normalised): the shortest it quotes that stands in the evidence."""
-    evidence = f" {normalise(issue.evidence)} "
-    found = []
+    candidates: list[str] = []
     for match in _QUOTED.finditer(issue.description):
         phrase = normalise(next(g for g in match.groups() if g is not None))
-        if phrase and len(phrase.split()) <= MAX_FLAGGED_WORDS and f" {phrase} " in evidence:
-            found.append(phrase)
+        if phrase and len(phrase.split()) <= MAX_FLAGGED_WORDS and phrase not in candidates:
+            candidates.append(phrase)
+            if len(candidates) == MAX_CANDIDATES:
+                break
+    evidence = f" {normalise(issue.evidence)} "
+    found = [phrase for phrase in candidates if f" {phrase} " in evidence]
     return min(found, key=lambda p: (len(p), p)) if found else None
 
 

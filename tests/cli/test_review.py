@@ -168,7 +168,7 @@ def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: 
     at = AppTest.from_file("../../app.py", default_timeout=30).run()
     at.switch_page("pages/runs.py").run()
     assert not at.exception
-    assert sorted(at.dataframe[0].value["run"].tolist()) == sorted([shipped, escalated])
+    assert sorted(at.dataframe[0].value["run"].tolist()) == sorted(f"./review?run={r}" for r in (shipped, escalated))
     assert {r.source for r in RunStore(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs()} == {"cli"}
     st.cache_resource.clear()
 

@@ -121,7 +121,7 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
             idle(page)
             step("fixes prepared")
             pick(page, "batch_open_*", "item-025")
-            diff = page.locator('[data-testid="stCode"]').filter(has_text=f"-{item_025}")
+            diff = page.locator('[data-testid="stCode"]').filter(has_text=f"- {vb.defects(item_025)[0]}")  # its sentence
             expect(diff).to_have_count(1)
             shown = diff.inner_text()
             assert "expected within" in shown and vb.defects(item_050)[0] not in shown  # its own fix, not the example's

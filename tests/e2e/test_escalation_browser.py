@@ -4,6 +4,7 @@ still said the resolved run above the next run's detail was seen (AppTest models
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -46,7 +47,7 @@ def test_after_a_resolve_the_picker_names_the_open_run(chromium: str, server: tu
             page.goto(f"{base}/escalations", wait_until="domcontentloaded")
             wait_until_rendered(page, "Escalations")
             picker = page.get_by_role("combobox", name=PICKER)
-            expect(picker).to_have_value(f"Run #{first} · a reviewer failed")
+            expect(picker).to_have_value(re.compile(rf"^Run #{first} · "))
             picker.click()
             page.get_by_role("option").filter(has_text=f"Run #{second}").click()
             expect(page.locator("h3").filter(has_text=f"Run #{second} ·")).to_be_visible()
@@ -58,6 +59,6 @@ def test_after_a_resolve_the_picker_names_the_open_run(chromium: str, server: tu
             expect(page.get_by_text(f"Run #{second}: ")).to_be_visible()  # the flash of the resolve
             wait_until_rendered(page, "Escalations")
             expect(page.locator("h3").filter(has_text=f"Run #{first} ·")).to_be_visible()
-            expect(picker).to_have_value(f"Run #{first} · a reviewer failed")  # not the resolved run's name
+            expect(picker).to_have_value(re.compile(rf"^Run #{first} · "))  # not the resolved run's name
         finally:
             browser.close()

@@ -27,7 +27,7 @@ from santa_core import config, people
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
 from santa_core.config import Defaults
-from santa_core.models import RunStatus
+from santa_core.models import EscalationReason, RunStatus
 from santa_core.people import PeopleError
 from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
@@ -82,9 +82,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """Runs in every state an action needs, a rubric, a batch with a proposed fix; then the local user refused."""
     url = f"sqlite:///{Path(tmp_path_factory.mktemp('nobody')) / 'santa.db'}"
     repo = grant(RunStore(Database(init_db(url, mark_interrupted=False), local_user=True)))
-    runs = {"approval": awaiting_approval(repo), "escalated": new_run(repo), "interrupted": new_run(repo),
+    runs = {"approval": awaiting_approval(repo), "escalated": new_run(repo), "outage": new_run(repo), "interrupted": new_run(repo),
             "person": new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON), "shipped": new_run(repo)}
     escalate(repo, runs["escalated"])
+    escalate(repo, runs["outage"], EscalationReason.PROVIDER_FAILED)  # the model provider failed: Try again
     assert make_runner(repo).execute(runs["person"]).status == S.AWAITING_HUMAN_REVIEW
     assert make_runner(repo).execute(runs["shipped"]).status == S.SHIPPED
     actions.start_run(repo, SPEC, GOOD, RUBRIC, "b", "c", "fixer", ADMIN)  # and an interrupted one:
@@ -117,6 +118,7 @@ RUN_ACTIONS: dict[str, Act] = {
     "submit_person_review": lambda w, a: actions.submit_person_review(w.repo, w.runs["person"], "B",
                                                                       _review(), a),
     "resume": lambda w, a: actions.resume(w.repo, w.runs["interrupted"], a),
+    "try_again": lambda w, a: actions.try_again(w.repo, w.runs["outage"], a),
     "resolve_escalation": lambda w, a: actions.resolve_escalation(w.repo, w.runs["escalated"], "ship_as_is", a,
                                                                   "checked by hand"),
     "assign_escalation": lambda w, a: actions.assign_escalation(w.repo, w.runs["escalated"], None, a),
@@ -159,6 +161,7 @@ BATCH_ACTIONS: dict[str, Act] = {
 
 NOT_A_PERSONS_ACTION: dict[tuple[str, str], str] = {
     ("santa_core.run.actions", "rounds_up_to"): "reads a run's rounds",
+    ("santa_core.run.actions", "budget_spent"): "compares a run's spend with its budget",
     ("santa_core.run.actions", "interrupt_orphans"): "code marks dead runs interrupted at start",
     ("santa_core.people", "sign_in"): "the sign-in itself (it refuses the local user's id: see below)",
 }

@@ -10,7 +10,7 @@ from tests.ui.test_rubric_studio import act, open_rubrics, version_rows
 
 def test_a_new_rubric_opens_without_errors_and_a_save_attempt_marks_the_name(desk_env: RunStore) -> None:
     at = open_rubrics()
-    at.selectbox(key="rubric_pick").set_value("＋ New rubric")
+    at.selectbox(key="rubric_pick").set_value("+ New rubric")
     act(at)
     assert not at.error, [e.value for e in at.error]  # nothing typed yet: nothing in red
     assert at.text_input(key="rs_name").label == "Rubric name"

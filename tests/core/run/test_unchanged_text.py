@@ -63,7 +63,7 @@ def test_approving_a_persons_fix_unedited_is_refused_and_records_nothing(repo: R
     assert message.startswith("Nothing was recorded") and "exactly the output round 1 reviewed" in message
     assert "edit the text" in message and "reject the fix" in message
     assert "ask the fix agent again" not in message  # a person writes this fix: there is no agent to ask
-    with pytest.raises(actions.ActionError, match="judge the same text again"):
+    with pytest.raises(actions.ActionError, match="would only ask them again for the verdict they already gave"):
         actions.approve_fix(repo, run_id, "ann", BAD, "looks fine to me")  # the same text, "edited"
     nothing_recorded(repo, run_id, RunStatus.AWAITING_APPROVAL)
 
