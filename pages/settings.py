@@ -9,7 +9,7 @@ from santa_core.models import EscalationReason
 from santa_core.providers import usable_model_ids
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
-from ui import app_desk, identity, navigation, operations, setting_sources, settings_save
+from ui import app_desk, components, identity, navigation, operations, setting_sources, settings_save
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
@@ -33,7 +33,7 @@ if patterns:
                "an admin can change anyone's roles later on the People page.")
     rows = [{"role": ROLE_LABEL.get(r, r) if isinstance(r, str) else r,
              "e-mail patterns": ", ".join([p] if isinstance(p, str) else list(p))} for r, p in patterns.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows), wide=("e-mail patterns",), breakable=("e-mail patterns",))
 else:
     st.caption("No role e-mail patterns (`[santa.roles]`): a person signing in for the first time is a viewer "
                "until an admin gives them a role on the People page.")

@@ -141,7 +141,9 @@ def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]
     me = identity.actor()
     owners = sorted({e.owner for e in items if e.owner and e.owner != me})
     rubrics = sorted({e.rubric_name for e in items})
-    c1, c2, c3, c4, c5 = st.columns([3, 2, 2, 2, 2])
+    # Two rows, so each box is wide enough for its longest choice at 1,024 px ("age (oldest first)").
+    c1, c2, c3 = st.columns([2, 1, 1])
+    c4, c5 = st.columns(2)
     reasons = c1.multiselect("Reason", [r.value for r in EscalationReason], key="esc_f_reason",
                              placeholder="every reason", format_func=words.reason, help=REASON_COLUMN)
     owner = c2.selectbox("Owner", [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners], key="esc_f_owner",

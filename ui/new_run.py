@@ -147,7 +147,7 @@ def new_run_form() -> int | None:
                                      "compares the review cost with it, and so does the estimate below.")
     # Said before Start; Start stays enabled and refuses with the reason, as for a reviewer that cannot be called.
     screen_problem = providers_ui.screen_notice(app_desk.desk().runner, reviewer_b, reviewer_c)
-    start, cost = st.columns([1, 5], vertical_alignment="center")  # the estimate beside Start, not above it
+    start, cost = st.columns([1, 3], vertical_alignment="center")  # the estimate beside Start, not above it (Start whole at 1,024 px)
     with cost:
         estimate = cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c)
         cost_estimate.show_round(estimate, generation)

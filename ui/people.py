@@ -8,7 +8,7 @@ import streamlit as st
 from santa_core import people as people_actions
 from santa_core.people import PersonView
 from santa_core.roles import DOING, GRANTS, LOCAL, ROLE_LABEL, Permission, PermissionDenied, Role
-from ui import app_desk, identity
+from ui import app_desk, components, identity
 from ui.safe import escape_markdown
 
 NEW = "__new__"
@@ -21,7 +21,7 @@ def people_table(people: list[PersonView]) -> None:
     rows = [{"id": p.id, "name": p.name, "roles": ", ".join(ROLE_LABEL[r] for r in p.roles) or "no role",
              "since": f"{p.created_at:%Y-%m-%d}", "changed": f"{p.updated_at:%Y-%m-%d %H:%M} UTC",
              "by": identity.display(p.updated_by) if p.updated_by else ""} for p in people]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows), wide=("name", "roles"), breakable=("id", "by"))  # fits at 1,024 px
 
 
 def roles_table() -> None:
@@ -29,7 +29,7 @@ def roles_table() -> None:
     rows = [{"role": ROLE_LABEL[role], "may": "everything" if role == Role.ADMIN else
              "; ".join(DOING[p] for p in Permission if p in grants) or "read only"}
             for role, grants in GRANTS.items()]
-    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    components.full_table(pd.DataFrame(rows), wide=("may",))
 
 
 def _label(pid: str, people: dict[str, PersonView]) -> str:

@@ -30,7 +30,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run.runner import Runner
 from santa_core.words import usd
-from ui import app_desk, identity
+from ui import app_desk, components, identity, table_fit
 from ui.safe import escape_markdown
 
 # --- pickers ----------------------------------------------------------------------------------
@@ -168,8 +168,8 @@ def provider_card(provider: Provider) -> None:
         if not provider.strict:
             st.caption("Strict JSON schemas off for this endpoint (STRICT = 0): answers are validated by the desk.")
         rows = price_rows(provider)
-        if rows:
-            st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+        if rows:  # in a bordered card: its padding off the main area's width
+            components.full_table(pd.DataFrame(rows), wide=("model",), room=table_fit.MAIN_PX - 40)
         else:
             st.caption(escape_markdown(f"No models offered: list them in SANTA_PROVIDER_"
                                        f"{provider.name.upper().replace('-', '_')}_MODELS."))

@@ -146,8 +146,17 @@ def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintF
     return findings
 
 
+def _criterion_label(i: int, c: dict[str, Any]) -> str:
+    """"1. Name · `id`": the name as people read it, the id as code (what a file and the command line name it).
+    Escaped: names and ids come from authors and imported files, and a label is rendered as markdown."""
+    cid = str(c["id"] or "")
+    shown = f"`{cid}`" if cid and "`" not in cid and cid.isprintable() else escape_markdown(cid or "(no id)")
+    return (escape_markdown(f"{i + 1}. {c['name'] or '(no name)'}") + f" · {shown}"
+            + (" · retired" if c["retired"] else ""))
+
+
 def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> None:
-    label = escape_markdown(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    label = _criterion_label(i, c)
     with st.expander(label, key=rd.key(c["uid"], "box_ro")):
         for f in findings:
             (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
@@ -221,7 +230,7 @@ def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding
     errors = [f for f in findings if f.level == "error"]
     mark = f"{MARK} " if errors else (":material/warning: " if findings else "")
     # escape_markdown(): names come from authors and imported files; a label is rendered as markdown.
-    label = mark + escape_markdown(f"{i + 1}. {c['name'] or '(no name)'} · {c['id'] or '(no id)'}" + (" · retired" if c["retired"] else ""))
+    label = mark + _criterion_label(i, c)
     # A fixed key keeps the expander's identity (and so its open/closed state in the browser) while
     # its label changes with the lint marks as the author types.
     with st.expander(label, expanded=bool(errors) or not c["id"], key=rd.key(c["uid"], "box")):

@@ -54,8 +54,9 @@ def record_section(view: RunView) -> None:
                "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
                "the run's audit events. The JSON is exact; HTML and PDF are readable copies.")
     repo = app_desk.desk().runs
-    for col, (fmt, (label, mime, render)) in zip(st.columns(len(FORMATS)), FORMATS.items(), strict=True):
-        col.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
+    row = st.container(horizontal=True)  # buttons as wide as their words, wrapping at a narrow window
+    for fmt, (label, mime, render) in FORMATS.items():
+        row.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
                             mime=mime, key=f"record_{fmt}_{view.id}", on_click="ignore", icon=":material/download:")
 
 

@@ -209,7 +209,8 @@ def approval_panel(view: RunView) -> None:
                                    "once you click anywhere outside it.)"))
     over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
     again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
-    approve, reject, retry = st.columns(3)
+    row = st.container(horizontal=True)  # buttons as wide as their words, wrapping at a narrow window
+    approve = reject = retry = row
     typed = None
     if shown != rnd.fix_attempts:
         # The proposal changed under the person (someone asked the fix agent again): whatever made

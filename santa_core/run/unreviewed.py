@@ -9,6 +9,8 @@ actions and the run page all ask here.
 
 from __future__ import annotations
 
+import re
+
 from santa_core.models import GateDecision, ReviewOutcome, ReviewStatus, ScreenResult, Usage
 from santa_core.run.store import RoundRecord
 
@@ -30,9 +32,14 @@ def no_answer(outcome: ReviewOutcome) -> bool:
     return last is None or (not last.response and last.usage == Usage())
 
 
+_STATUS = re.compile(r"\((\d{3}) ([a-z]{1,40}(?:_[a-z]{1,40}){1,5})\)")
+"""The HTTP status and the provider's error type the call describes ("(500 api_error)"): the type is a code."""
+
+
 def sentence(words: str) -> str:
-    """The provider's words as a sentence: a capital first letter and a full stop."""
-    words = words.strip().rstrip(".")
+    """The provider's words as a sentence: a capital first letter and a full stop, the error type in words
+    ("(HTTP 500: api error)")."""
+    words = _STATUS.sub(lambda m: f"(HTTP {m.group(1)}: {m.group(2).replace('_', ' ')})", words.strip().rstrip("."))
     return words[:1].upper() + words[1:] + "." if words else ""
 
 

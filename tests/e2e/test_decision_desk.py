@@ -105,12 +105,13 @@ def bar_in_view(desk: Desk, run_id: int, link: str, name: str) -> None:
     desk.resize(*SIZES[0])
 
 
-def wait_for_status(repo, run_id: int, status: RunStatus, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
+def wait_for_status(repo, run_id: int, status: RunStatus, round_no: int = 1, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
+    """Until the run is in `status` in round `round_no` (or later), as the database has it."""
     import time
 
     deadline = time.monotonic() + timeout_s
-    while (now := repo.load_run(run_id).state.status) != status:
-        assert time.monotonic() < deadline, f"run {run_id} is {now}, not {status}"
+    while (now := repo.load_run(run_id).state).status != status or now.round < round_no:
+        assert time.monotonic() < deadline, f"run {run_id} is {now.status} in round {now.round}, not {status}"
         time.sleep(0.2)
 
 
@@ -123,7 +124,7 @@ def reject_fix(desk: Desk, run_id: int, why: str) -> None:
     reason.fill(why)
     reason.press("Enter")
     idle(page)
-    page.get_by_role("button", name="Reject and escalate").click()
+    page.get_by_role("button", name="Reject and escalate", exact=True).click()
     idle(page)
 
 
@@ -150,14 +151,13 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             bar_in_view(desk, two, "Decide ↓", "two-issues")
             desk.open(f"review?run={two}", "Review")
             page.get_by_role("link", name="Decide ↓").click()
-            expect(page.get_by_role("button", name=re.compile(r"^Approve"))).to_be_in_viewport()
+            expect(page.get_by_role("heading", name="Your decision on the fix")).to_be_in_viewport()
             widget(page, f"keep_{two}_1_1").get_by_text("Keep").click()  # drop the second edit
             idle(page)
             approve = page.get_by_role("button", name="Approve — issue 2 stays unfixed")
             expect(approve).to_be_visible()
             approve.click()
-            wait_for_status(repo, two, RunStatus.AWAITING_APPROVAL)  # round 2: the dropped promise is flagged again
-            assert repo.load_run(two).state.round == 2
+            wait_for_status(repo, two, RunStatus.AWAITING_APPROVAL, round_no=2)  # the dropped promise flagged again
             approved = repo.load_round(two, 2).output_text
             assert approved == TWO.replace(PROMISE, REWRITES[PROMISE]), approved  # exactly the kept edit
 

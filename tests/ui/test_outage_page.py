@@ -48,7 +48,7 @@ def test_the_page_says_could_not_be_reviewed_and_tries_again_to_nice(desk_env: R
     shown = texts(at)
     assert "NAUGHTY" not in shown and "a reviewer failed" not in shown and "No review yet." not in shown
     assert ("Could not be reviewed: the model provider failed — the injection screen (claude-haiku-5-5) could not "
-            "be run: Server error (500 api_error) after 3 retries: Internal server error.") in shown
+            "be run: Server error (HTTP 500: api error) after 3 retries: Internal server error.") in shown
     assert shown.count("Not asked: the injection screen could not be run.") == 2  # both reviewer columns
     assert [t.label for t in at.tabs] == ["Round 1 · could not be reviewed"]
     assert "try_again" in keys(at)

@@ -30,7 +30,7 @@ CLEAN = "Acme's rocket launched in 2018. Order today."
 DEFECTIVE = "Acme's rocket launched in DEFECT. Order today."
 MODEL_B, MODEL_C, SCREEN = "claude-sonnet-5-5", "claude-haiku-5-5", "claude-haiku-5-5"
 EDITOR, OFFICER, VIEWER = "editor@example.com", "officer@example.com", "viewer@example.com"
-SERVER_ERROR = "Server error (500 api_error) after 3 retries: Internal server error."
+SERVER_ERROR = "Server error (HTTP 500: api error) after 3 retries: Internal server error."
 
 
 def broken(body: dict):
@@ -95,7 +95,7 @@ def test_a_reviewer_the_provider_failed_is_named_and_the_run_could_not_be_review
     run_id, state = run_once(desk)
     assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED)
     word = {500: "Server error", 529: "API overloaded"}[status]
-    assert state.note == (f"reviewer B ({MODEL_B}) got no answer: {word} ({status} overloaded_error) after 3 "
+    assert state.note == (f"reviewer B ({MODEL_B}) got no answer: {word} (HTTP {status}: overloaded error) after 3 "
                           "retries: Overloaded.")
     assert could_not_review(desk.runs.get_run_view(run_id).rounds[-1]) == state.note
 
