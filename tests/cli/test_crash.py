@@ -342,3 +342,34 @@ def test_the_app_process_stopping_marks_its_runs_interrupted_and_keeps_their_ans
     assert proc.returncode == -signal.SIGTERM
     assert repo.load_run(run_id).state.status == RunStatus.INTERRUPTED  # C's late answer decided nothing
     assert set(repo.load_round(run_id, 1).reviews) == {"B", "C"}  # but it was waited for and kept: it was paid for
+
+
+def test_the_run_page_shows_calls_in_flight_while_the_reviewers_work_and_cut_off_after_a_kill_9(
+    cli: dict, db_url: str, messages_stub: MessagesStub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 34's alarm, with a real process: while `review`'s two reviewer calls wait at the server, the run page
+    says they are in flight and raises no warning; once that process is killed (SIGKILL: nothing of it runs any
+    more), the same calls are cut off and the page says so."""
+    import streamlit as st
+
+    from tests.ui.test_run_page import as_person, texts
+
+    holder = Holder(messages_stub)
+    holder.hold(lambda k, b: k == "review")
+    monkeypatch.setenv("DATABASE_URL", db_url)
+    st.cache_resource.clear()  # the app's desk opens on this test's database
+    proc = start(cli, tmp_path, *REVIEW)
+    try:
+        holder.wait_held(2)
+        (run,) = RunStore(init_db(db_url, mark_interrupted=False)).list_runs()
+        working = texts(as_person(None, run.id))
+        assert "2 call(s) in flight" in working and "cut off" not in working, working
+    finally:
+        proc.kill()
+        proc.wait(30)
+        holder.release.set()
+    assert proc.returncode == -signal.SIGKILL
+    killed = texts(as_person(None, run.id))
+    assert "2 call(s) were cut off before their answer was stored" in killed, killed
+    assert "in flight" not in killed
+    st.cache_resource.clear()
