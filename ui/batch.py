@@ -376,8 +376,8 @@ def export_section(view: BatchView) -> None:
     """Download the verified batch as CSV or JSONL."""
     st.subheader("Export")
     st.caption("Every item with its original fields, the output column holding the current text, and "
-               "santa_status (verified, fixed, fixed by hand, needs fix, failed or not sampled), santa_pattern (the patterns the item "
-               "showed), santa_fix (each edit, or why none was made) and santa_original_output (for changed items). "
+               "`santa_status` (verified, fixed, fixed by hand, needs fix, failed or not sampled), `santa_pattern` (the patterns the item "
+               "showed), `santa_fix` (each edit, or why none was made) and `santa_original_output` (for changed items). "
                "Items no fix touched keep their text byte for byte.")
     batch = view.batch
     version = (len(view.changes), tuple((s.id, s.done) for s in batch.samples),

@@ -97,8 +97,8 @@ def summary(record: PatternRecord, pattern: Pattern, sample: SampleProgress, num
     """Title, kind, criterion, how many sampled items show it and in which strata."""
     st.markdown(f"**{number}. {escape_markdown(record.title)}**")
     share = percent(pattern.count / sample.size) if sample.size else "—"
-    criterion = f" · criterion {record.criterion}" if record.criterion else ""
-    st.caption(escape_markdown(f"{KIND_LABEL[pattern.kind]}{criterion} · {pattern.count} of {sample.size} sampled items "
+    # The criterion is in the title, by its name (santa_core.batch.defect.title), not repeated here as its id.
+    st.caption(escape_markdown(f"{KIND_LABEL[pattern.kind]} · {pattern.count} of {sample.size} sampled items "
                   f"({share}) · {words.pattern_status(record.status)}"))
     for column, counts in pattern.strata.items():
         st.caption(escape_markdown(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))

@@ -79,7 +79,8 @@ def detection(population: int, n: int, sizes: Mapping[Hashable, int], key: str) 
 
 def cost(estimate: CostEstimate, spent: float | None = None) -> None:
     """Estimated cost of one sample against reviewing every item with both reviewers (and what was spent)."""
-    columns = st.columns(4 if spent is not None else 3)
+    # Two to a row once the spend is shown: each figure and its note read whole at 1,024 px.
+    columns = [*st.columns(2), *st.columns(2)] if spent is not None else st.columns(3)
     how = "through the Message Batches API (about half price)" if estimate.message_batches else "one call at a time"
     columns[0].metric("One sample (estimated)", components.usd(estimate.sample_usd),
                       help=f"{estimate.sample:,} items × one round (2 reviewers and the screen), {how}, "
@@ -90,8 +91,9 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
     if spent is not None:  # like with like: fixes on both sides (`CostEstimate.how`)
         share = estimate.spent_share(spent)
         columns[3].metric("Spent so far (actual)", components.usd(spent), delta_color="off", delta_arrow="off",
-                          delta=None if share is None else f"{percent(share)} of full verification with its fixes "
-                          f"({components.usd(estimate.full_with_fixes_usd)})", help=estimate.how())
+                          delta=None if share is None else f"{percent(share)} of full, fixes included",
+                          help=f"Full verification with its fixes: {components.usd(estimate.full_with_fixes_usd)}. "
+                          + estimate.how())
     st.caption(f"Estimates use the prices in santa_core/rates.toml (as of {pricing.rates_as_of()}) and about four "
                "characters per token (or the measured average of this rubric's recent review calls); the actual "
                "figure is what the API reported.")

@@ -12,17 +12,20 @@ each promised sentence, and a switch makes the provider fail every call (HTTP 50
    answers again) ships it.
 3. Two fixes rejected, so two escalations; one resolved on the Escalations page; the picker then names the run
    whose detail is shown, and no resolution is chosen before the person picks one.
-4. Every page, at both widths: no horizontal overflow, no text cut short, no stored code or internal word
+4. A batch whose items hold two different defects ("risk-free", "guarantees", in sentences naming the same
+   products), sampled whole: two patterns, each titled by the criterion's name and its phrase.
+5. Every page, at both widths: no horizontal overflow, no text cut short, no stored code or internal word
    (snake_case ids, injection-screen keys, raw validation text) in what a person reads
    (tests/support/screens.py's checks, as tests/e2e/test_screens.py uses them).
 
-Every problem of step 4 is collected before the test fails, so one run names them all. Chromium as in
+Every problem of the checks is collected before the test fails, so one run names them all. Chromium as in
 test_browser.py.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -31,9 +34,19 @@ from santa_core.models import RunStatus
 from tests.e2e import test_browser as browser
 from tests.e2e.test_screens import SIZES, Desk
 from tests.support import metrics_history as mh
+from tests.support import two_defects as td
 from tests.support.app_server import free_port
-from tests.support.batch_browser import idle, keyed_app_server, type_in, widget
-from tests.support.messages_api import MessagesStub, error_reply, fix_json, message, repeat_key, review_json, user_text
+from tests.support.batch_browser import idle, keyed_app_server, type_in, upload, widget
+from tests.support.messages_api import (
+    MessagesStub,
+    error_reply,
+    fenced_output,
+    fix_json,
+    message,
+    repeat_key,
+    review_json,
+    user_text,
+)
 
 chromium = browser.chromium  # the fixture
 
@@ -48,6 +61,17 @@ ONE = f"Brightline sorts your receipts. {PROMISE}"
 CLEAN = "Brightline sorts your receipts and reminds you before each deadline."
 CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
 WAIT_S = 60
+BATCH_DEFECTS = {output: (phrase, sentence) for output, phrase, sentence in td.items().values()}
+"""The two-defect batch's defective items (output → the phrase flagged, its sentence): "risk-free" in half of them,
+"guarantees" in the other half, each product with both (tests/support/two_defects.py)."""
+
+
+def batch_csv() -> bytes:
+    """The two-defect batch as a person uploads it: every defective item and the clean ones."""
+    rows = [*(output for output, _, _ in td.items().values()), *td.clean().values()]
+    return ("id,output\n" + "".join(f"item-{i:02d},{text}\n" for i, text in enumerate(rows))).encode()
+
+
 PAGES = {"review": "Review", "batch": "Batch", "runs": "Runs", "inbox": "Inbox", "escalations": "Escalations",
          "audit": "Audit", "metrics": "Metrics", "rubrics": "Rubrics", "people": "People", "settings": "Settings"}
 
@@ -66,6 +90,11 @@ class Provider:
             return error_reply(500, "api_error", "Internal server error")
         model = body.get("model", "stub-model")
         asked = user_text(body)
+        if item := BATCH_DEFECTS.get(fenced_output(body)):  # a batch item with one of its two defects
+            phrase, sentence = item
+            issue = ("factual_accuracy", td.description(phrase, sentence), sentence)
+            return message(review_json("FAIL", [("factual_accuracy", "FAIL", "A claim the spec forbids.")], [issue]),
+                           model)
         found = [s for s in DEFECTS if s in asked]
         if "edits" in ((body.get("output_config") or {}).get("format") or {}).get("schema", {}).get("properties", {}):
             return message(fix_json([(i, s, REWRITES[s]) for i, s in enumerate(found)]), model)
@@ -107,8 +136,6 @@ def bar_in_view(desk: Desk, run_id: int, link: str, name: str) -> None:
 
 def wait_for_status(repo, run_id: int, status: RunStatus, round_no: int = 1, timeout_s: float = WAIT_S) -> None:  # noqa: ANN001
     """Until the run is in `status` in round `round_no` (or later), as the database has it."""
-    import time
-
     deadline = time.monotonic() + timeout_s
     while (now := repo.load_run(run_id).state).status != status or now.round < round_no:
         assert time.monotonic() < deadline, f"run {run_id} is {now.status} in round {now.round}, not {status}"
@@ -144,6 +171,7 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
         page = chrome.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
         page.set_default_timeout(browser.STEP_MS)
         desk = Desk(page, base, shots)
+        t0, steps = time.monotonic(), {}
         try:
             # 1. Two promises: the decision in view at both widths; keep one edit, drop the other.
             two = start_review(desk, TWO)
@@ -161,6 +189,7 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             approved = repo.load_round(two, 2).output_text
             assert approved == TWO.replace(PROMISE, REWRITES[PROMISE]), approved  # exactly the kept edit
 
+            steps["review"] = round(time.monotonic() - t0, 1)
             # 2. The provider fails: could not be reviewed, then Try again ships it.
             provider.down = True
             outage = start_review(desk, CLEAN)
@@ -173,6 +202,7 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             page.get_by_role("button", name="Try again", exact=True).click()
             wait_for_status(repo, outage, RunStatus.SHIPPED)
 
+            steps["outage"] = round(time.monotonic() - t0, 1)
             # 3. Two escalations (two fixes rejected); one resolved; the picker and the detail name the same run.
             reject_fix(desk, two, "The second promise is still there.")
             one = start_review(desk, ONE)
@@ -198,16 +228,35 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             expect(page.locator("h3").filter(has_text=f"Run #{other} ·")).to_be_visible()
             expect(picker).to_have_value(re.compile(rf"^Run #{other} "))  # the picker says the run shown below
 
-            # 4. Every page at both widths.
+            steps["escalations"] = round(time.monotonic() - t0, 1)
+            # 4. A batch holding two defects: a sample of every item gives two patterns, titled by the phrase.
+            desk.open("batch", "Batch")
+            upload(page, "batch_file", "two-defects.csv", batch_csv())
+            type_in(page, "batch_spec", SPEC, tag="textarea")
+            type_in(page, "batch_rate", "100")
+            page.get_by_role("button", name=re.compile(r"^Create the batch and review sample 1")).click()
+            expect(page.get_by_text(re.compile(r"Sample 1: \d+ NICE, 8 NAUGHTY of 12"))).to_be_visible(
+                timeout=WAIT_S * 1000)
+            for phrase in (td.RISK, td.GUARANTEE):
+                expect(page.get_by_text(f"{td.NAME}: “{phrase}”").first).to_be_visible()
+            for size in SIZES:
+                desk.resize(*size)
+                page.wait_for_timeout(300)  # the page lays itself out again
+                desk.check("batch with two patterns")
+            desk.resize(*SIZES[0])
+
+            steps["batch"] = round(time.monotonic() - t0, 1)
+            # 5. Every page at both widths.
             for size in SIZES:
                 desk.resize(*size)
                 for path, title in PAGES.items():
                     desk.open(path, title)
                     desk.check(path)
-                    desk.shoot(path)
                 for run_id, name in ((two, "escalated"), (outage, "shipped-after-try-again")):
                     desk.open(f"review?run={run_id}", "Review")
                     desk.check(f"run page #{run_id} ({name})")
+            steps["pages"] = round(time.monotonic() - t0, 1)
+            print("steps (s since start):", steps)
         except BaseException:
             page.screenshot(path=str(tmp_path / "decision-desk-failure.png"), full_page=True)
             raise
