@@ -12,8 +12,10 @@ from __future__ import annotations
 import difflib
 import re
 
-BOUNDARY = re.compile(r"[.!?…]+[\"'”’)\]]*\s+|\n\s*")
-"""Where a sentence ends: its closing punctuation (and quotes or brackets after it) followed by space, or a line end."""
+BOUNDARY = re.compile(r"(?<![.!?…])[.!?…]++[\"'”’)\]]*+\s+|\n\s*")
+"""Where a sentence ends: its closing punctuation (and quotes or brackets after it) followed by space, or a line end.
+Linear on any text: a match starts only at the first mark of a run (the look-behind) and the possessive runs never
+give back, so a run of dots with no space after it is read once, not once from each of its characters."""
 
 LONG = 400
 """A changed piece longer than this many characters shows only the words around what changed."""

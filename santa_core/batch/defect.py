@@ -24,9 +24,10 @@ from collections.abc import Iterable, Mapping
 from santa_core.models import MergedIssue
 from santa_core.run.gate import normalise
 
-_QUOTED = re.compile(r"""'([^']{2,80})'|"([^"]{2,80})"|“([^”]{2,80})”|‘([^’]{2,80})’|«([^»]{2,80})»""")
-"""A span a description puts in quotes (straight, curly or guillemets); an apostrophe inside a word may pair
-wrongly, which only offers a candidate that must still stand in the evidence."""
+_QUOTED = re.compile(r"""(?<!\w)'([^']{2,80})'(?!\w)|"([^"]{2,80})"|“([^”]{2,80})”|‘([^’]{2,80})’|«([^»]{2,80})»""")
+"""A span a description puts in quotes (straight, curly or guillemets). A straight quote opens only where no letter
+stands before it and closes only where none follows: the apostrophe of "copy's" or "Don't" would otherwise pair with
+the quote that opens 'risk-free', and the phrase flagged would be lost (two defects read as one)."""
 MAX_FLAGGED_WORDS = 6
 """A flagged phrase is a few words: a whole quoted sentence is the evidence, not what is wrong with it."""
 MAX_TITLE_CHARS = 80

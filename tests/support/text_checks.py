@@ -14,6 +14,7 @@ import pytest
 
 from santa_core import scope
 from santa_core.batch import reach, signature
+from santa_core.batch.defect import flagged
 from santa_core.batch.file import read_batch
 from santa_core.batch.formats import BatchFileError
 from santa_core.batch.generalise import generalise
@@ -50,6 +51,7 @@ from santa_core.rubrics.lint import lint
 from santa_core.run.fixer import apply_plan
 from santa_core.run.gate import descriptions_agree, normalise, same_issue
 from santa_core.scope import sentence_spans, stands_in
+from santa_core.sentence_diff import sentence_diff
 from santa_core.text import text_problem
 from ui.safe import escape_markdown
 
@@ -202,6 +204,9 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "batch file (CSV)": _csv,
     "rubric lint": lambda t: lint(_draft(t)),
     "markdown escape (pages)": escape_markdown,
+    "sentence diff (pages)": lambda t: sentence_diff(t, t[: len(t) // 2] + "Changed here. " + t[len(t) // 2:]),
+    "batch defect phrase (quoted)": lambda t: flagged(MergedIssue(criterion="c0", description=t, evidence=t[::-1],
+                                                                        flagged_by="both")),
 }
 """Each text check's door, by name."""
 

@@ -71,3 +71,14 @@ def test_titles_are_short_and_never_an_items_raw_sentence() -> None:
     assert title(td.NAME, [bare], [], ["a b c d e f g", "abc"]) == "Factual accuracy: “abc”"
     assert title(td.NAME, [bare]) == "Factual accuracy"
     assert len(title(td.NAME, [bare], [], ["x" * 300])) <= len("Factual accuracy: “”") + 80
+
+
+@pytest.mark.parametrize("short", SHAPES)
+@pytest.mark.parametrize("said", ["The copy's '{phrase}' claim is not true.", "Don't say '{phrase}' in this sentence."])
+def test_an_apostrophe_before_the_quoted_phrase_keeps_the_two_defects_apart(
+        monkeypatch: pytest.MonkeyPatch, short: bool, said: str) -> None:
+    """An apostrophe in a word before the quote ("copy's", "Don't") does not pair with the quote that opens the
+    phrase: each complaint still flags its own phrase (found by review B of issue 34)."""
+    monkeypatch.setattr(td, "description", lambda phrase, sentence: said.format(phrase=phrase))
+    titles = sorted(p.title for p in grouped(short))
+    assert titles == [f"Factual accuracy: “{td.GUARANTEE}”", f"Factual accuracy: “{td.RISK}”"]
