@@ -11,8 +11,10 @@ and shown, never guessed at. `issue_fixes` says per issue what the proposal did.
 
 from __future__ import annotations
 
+from santa_core.batch.defect import flagged
 from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
+from santa_core.run.gate import normalise
 from santa_core.scope import AMBIGUOUS, anchor, scope_of, stands_in, within
 from santa_core.text import starts
 
@@ -188,7 +190,17 @@ def judge_text(proposal: FixProposal, text: str) -> tuple[list[IssueFix], list[I
         elif stands_in(text, issue.evidence):
             left.append(IssueFix(number=i + 1, criterion=issue.criterion, state="not fixed",
                                  reason="its quoted text is still in the text"))
+        elif (words := flagged(issue)) and _count(text, words) >= _count(proposal.before_text, words):
+            # The sentence was reworded around the words the reviewer objected to ("risk-free" kept while
+            # "everyone who joins" became "all who join"): the quote is gone, the defect is not.
+            left.append(IssueFix(number=i + 1, criterion=issue.criterion, state="not fixed",
+                                 reason=f"the words it flags (“{words}”) are still in the text"))
     return left, unsure
+
+
+def _count(text: str, words: str) -> int:
+    """How often `words` (normalised, as `flagged` gives them) stand in `text` as whole words."""
+    return f" {normalise(text)} ".count(f" {words} ")
 
 
 def take_edit(text: str, edit: FixEdit) -> tuple[str | None, str]:

@@ -64,3 +64,19 @@ def test_taking_a_refused_edit_applies_it_to_the_box_once() -> None:
     assert take_edit(TEXT, edit)[0] == TEXT.replace("it's completely risk-free", "cancel any time")
     assert take_edit("nothing here", edit) == (None, "its 'before' text is not in the box")
     assert take_edit(TEXT + " " + TEXT, edit)[1] == "its 'before' text stands 2 times in the box"
+
+
+def test_a_sentence_reworded_around_the_flagged_words_leaves_its_issue_unfixed() -> None:
+    """Review B of issue 34: reviewers quote the whole sentence, so any hand edit of another word made the quote go
+    away and the label said plain "Approve" with "risk-free" still in the box. The words the complaint flags (in
+    quotes, standing in the evidence) still there: the issue stays unfixed; gone: fixed."""
+    text = "Our savings plan is risk-free for everyone who joins. Sign up today."
+    issue = MergedIssue(criterion="facts", description="The text contains a 'risk-free' claim.",
+                        evidence="Our savings plan is risk-free for everyone who joins.", flagged_by="both")
+    p = propose_fix(FunctionFixer("m", lambda r: FixPlan(edits=[])), "spec", text, [issue])
+    for typed in (text.replace("everyone who joins", "all who join"), text.replace("Our", "The"),
+                  text.replace("joins.", "joins!")):
+        left, _ = judge_text(p, typed)
+        assert numbers(left) == [1], typed
+    left, unsure = judge_text(p, text.replace("is risk-free for", "carries a low risk for"))
+    assert left == [] and unsure == []
