@@ -111,14 +111,14 @@ def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = la
         if budget_spent(view.budget_usd, view.total_cost_usd):
             return Need("warning", f"{text}. The run's budget is spent, so it cannot be tried again: "
                         f"{who_may(Permission.RESOLVE_ESCALATION)} decides on the Escalations page.",
-                        page=("pages/escalations.py", "Open the escalation queue"))
+                        page=("pages/escalations.py", "Open this escalation"))
         if can(Permission.RETRY_RUN):
             return Need("warning", text + ". Try again once the provider answers.", jump="Try again ↓")
         return Need("info", f"{text}; {who_may(Permission.RETRY_RUN)} tries again.")
     if status == RunStatus.ESCALATED:
         reason = f" ({words.reason(view.escalation.reason)})" if view.escalation else ""
         return Need("error", f"Escalated{reason}: {who_may(Permission.RESOLVE_ESCALATION)} decides on the "
-                    "Escalations page.", page=("pages/escalations.py", "Open the escalation queue"))
+                    "Escalations page.", page=("pages/escalations.py", "Open this escalation"))
     if status == RunStatus.INTERRUPTED:
         if can(Permission.RESUME_RUN):
             return Need("warning", "Interrupted: resume it from the last committed step.", jump="Resume ↓")
@@ -150,7 +150,9 @@ def decision_bar(view: RunView) -> None:
     getattr(st, said.tone)(body)
     if said.page:
         page, label = said.page
-        params = {"batch": str(view.batch_id)} if page == "pages/batch.py" else None
+        # The page opens on this run's batch or escalation, not on whichever its list shows first.
+        params = ({"batch": str(view.batch_id)} if page == "pages/batch.py" else
+                  {"run": str(view.id)} if page == "pages/escalations.py" else None)
         st.page_link(page, label=label, icon=":material/arrow_forward:", query_params=params)
 
 

@@ -182,6 +182,11 @@ def pick(items: list[EscalationView], now: datetime) -> EscalationView:
     old list never opens an escalation from the new one.
     """
     ids = [e.run_id for e in items]
+    asked = st.query_params.get("run")  # a run page's link: open that run's escalation, once
+    if asked is not None:
+        del st.query_params["run"]
+        if asked.isdigit() and int(asked) in ids:
+            st.session_state[PICK] = int(asked)
     current = st.session_state.get(PICK)
     if current not in ids:  # resolved meanwhile, or filtered out: the first listed opens
         current = ids[0]

@@ -375,7 +375,8 @@ def actions_panel(view: RunView) -> None:
     elif status == RunStatus.ESCALATED and view.escalation:
         st.warning(f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
                    "Escalations page.")
-        st.page_link("pages/escalations.py", label="Open the escalation queue", icon=":material/priority_high:")
+        st.page_link("pages/escalations.py", label="Open this escalation", icon=":material/priority_high:",
+                     query_params={"run": str(view.id)})
     elif status == RunStatus.INTERRUPTED:
         st.warning(f"Interrupted: {escape_markdown(view.state.note)}. Nothing committed was lost.")
         if not identity.can(Permission.RESUME_RUN):
@@ -404,7 +405,8 @@ def try_again_panel(view: RunView) -> None:
              view.id)
     if tries:
         st.caption(f"Tried again {tries} time(s) already.")
-    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon=navigation.ICON["escalations"])
+    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon=navigation.ICON["escalations"],
+                 query_params={"run": str(view.id)})
 
 
 LIVE_EVERY_S = 0.5

@@ -97,3 +97,20 @@ def test_the_evidence_says_what_this_page_offers(desk_env: RunStore) -> None:
     at.radio(key=f"res_{esc}").set_value("rereview").run()  # and that choice does open a box with the text
     assert at.text_area(key=f"res_text_{esc}").value == OUTPUT
     assert box not in texts(as_person(EDITOR, run_id))  # the run page of the escalated run shows no such box
+
+
+def test_the_run_pages_link_opens_that_runs_escalation_not_the_first_listed(desk_env: RunStore) -> None:
+    """Review A of issue 34: the escalated run's page linked to the queue, which opened the oldest escalation. Its
+    link carries the run (`?run=`): the page opens that run's escalation, picker and detail alike."""
+    first, second = escalate(desk_env), escalate(desk_env, rubric="content")
+    run_page = as_person(None, second)
+    links = [e.proto for e in run_page.get("page_link") if e.proto.label == "Open this escalation"]
+    assert links and all(f"run={second}" in str(link) for link in links), links  # the bar's and the panel's
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    at.query_params["run"] = str(second)
+    at.run()
+    at.switch_page("pages/escalations.py").run()
+    assert not at.exception, at.exception
+    assert opened(at) == second and browser_shows(at, None) == label(desk_env, second)
+    at.selectbox(key="esc_pick").set_value(first).run()  # the person then picks another: the link does not win
+    assert opened(at) == first

@@ -233,7 +233,7 @@ def test_a_budget_escalation_shows_the_last_reviewed_round_and_the_output_it_shi
     assert "Round 2 was not reviewed" in shown and "No review yet." not in shown
     assert [e.value for e in evidence.error].count("FAIL") == 2  # both last reviews, side by side
     issues = [d.value for d in evidence.dataframe if "flagged by" in d.value.columns]
-    assert len(issues) == 1 and issues[0]["criterion"].tolist() == ["factual_accuracy"]  # the open issues
+    assert len(issues) == 1 and issues[0]["criterion"].tolist() == ["Factual accuracy"]  # the open issues, by name
     codes = [c.value for c in evidence.code]
     assert codes[0] == view.current_output  # what Ship as is ships, apart from the reviewed text
     changed = view.current_output.split(". ")[0] + "."  # the fix changed the first sentence, which alone is shown

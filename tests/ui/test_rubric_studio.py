@@ -196,7 +196,7 @@ def test_try_it_runs_checks_at_once_and_one_reviewer_on_click(repo: RunStore) ->
     at.text_area(key="try_output").set_value("Guaranteed returns, risk‑free!")
     act(at)
     table = at.dataframe[-1].value
-    row = table[table["criterion"] == "no_outcome_guarantees"].iloc[0]
+    row = table[table["criterion"] == "No outcome guarantees"].iloc[0]
     assert row["result"] == "FAIL" and "guaranteed returns" in row["detail"]
     assert "a run would be NAUGHTY whatever the reviewers say" in texts(at)
     at.text_area(key="try_output").set_value("All investments carry risk. Contains DEFECT.")

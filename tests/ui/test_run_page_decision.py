@@ -114,7 +114,7 @@ def test_an_escalated_run_names_who_resolves_it_and_the_page_that_holds_it(desk_
     assert (kind, text) == ("error", "Escalated (fix rejected by a person): a compliance officer or an admin decides "
                                      "on the Escalations page.")
     link = after_title(at, 2)  # right under the bar
-    assert (link.type, link.proto.page, link.proto.label) == ("page_link", "escalations", "Open the escalation queue")
+    assert (link.type, link.proto.page, link.proto.label) == ("page_link", "escalations", "Open this escalation")
 
 
 def test_an_open_person_slot_asks_for_the_review_and_counts_no_other_review(desk_env: RunStore) -> None:
