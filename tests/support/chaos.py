@@ -101,9 +101,11 @@ class Trial:
     chaos: Chaos
     screens: Chaos
 
-    def share(self, reason: EscalationReason = EscalationReason.REVIEWER_ERROR) -> float:
-        """The share of runs that escalated for `reason`."""
-        return sum(v.state.escalation_reason == reason for v in self.views) / len(self.views)
+    def share(self, reasons: frozenset[EscalationReason] = frozenset(
+            {EscalationReason.REVIEWER_ERROR, EscalationReason.PROVIDER_FAILED})) -> float:
+        """The share of runs that escalated for one of `reasons`: by default every run a reviewer or the screen gave
+        no verdict for (a bad answer is a reviewer error; no answer at all, since issue 34, the provider failing)."""
+        return sum(v.state.escalation_reason in reasons for v in self.views) / len(self.views)
 
     def shipped_faulty(self) -> int:
         """Runs shipped although a round's screen was not clean or a review was not a valid, unfaulted answer."""
