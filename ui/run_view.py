@@ -312,6 +312,10 @@ def _act(do, run_id: int, typed: str | None = None) -> None:
             st.caption("The text you had in the box, so nothing you typed is lost:")
             st.code(typed, language=None, wrap_lines=True)
         return
+    except LookupError:  # storage.errors.EscalationNotOpen: the escalation shown was closed meanwhile
+        st.error("Nothing was recorded: someone else decided this escalation or tried the run again while you were "
+                 "looking. The page now shows the run as it stands.")
+        return
     if state.status == RunStatus.QUEUED:
         app_desk.desk().runner.submit(run_id)
     st.rerun()
@@ -392,6 +396,12 @@ def try_again_panel(view: RunView) -> None:
     st.warning(f"{HEADLINE} (the round above says which call and why). Nothing ships until the output is reviewed: "
                "try again once the provider answers, or decide on the Escalations page.")
     tries = sum(d.action == "try_again" for r in view.rounds for d in r.decisions)
+    # The escalation this page showed on its last render: a click acts on that one, so a tab left open while
+    # someone else tried again (and the provider failed again) does not start another paid attempt unseen.
+    seen = st.session_state.get("try_again_seen")
+    current = (view.id, view.escalation.id if view.escalation else None)
+    st.session_state["try_again_seen"] = current
+    shown = seen[1] if seen and seen[0] == view.id else current[1]
     if actions.budget_spent(view.budget_usd, view.total_cost_usd):
         st.info("Try again is not offered: the run's budget is spent. Ship it as is or reject it on the "
                 "Escalations page, with your justification.")
@@ -400,8 +410,7 @@ def try_again_panel(view: RunView) -> None:
     elif st.button("Try again", type="primary", key="try_again",
                    help="Asks the injection screen and both reviewers afresh in a new round of the same text: paid "
                         "calls, counted against the run's budget; the escalation closes as tried again."):
-        escalation = view.escalation.id if view.escalation else None
-        _act(lambda: actions.try_again(app_desk.desk().runs, view.id, identity.actor(), escalation_id=escalation),
+        _act(lambda: actions.try_again(app_desk.desk().runs, view.id, identity.actor(), escalation_id=shown),
              view.id)
     if tries:
         st.caption(f"Tried again {tries} time(s) already.")

@@ -92,3 +92,25 @@ def test_the_escalations_page_says_it_too_and_refuses_a_fresh_review_over_budget
     assert not at.exception, at.exception
     assert any("budget" in e.value and "is spent" in e.value for e in at.error), [e.value for e in at.error]
     assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
+
+
+def test_a_stale_tabs_try_again_starts_no_second_attempt(desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    """Review B of issue 34: a tab showing the outage stays open; someone else tries again while the provider is
+    still down, so the run escalates again; the old tab's click must not start another paid attempt unseen."""
+    from santa_core.run import actions
+
+    run_id = outage_run(desk_env, messages_stub)
+    stale = as_person(EDITOR, run_id)  # shows the first escalation, with Try again
+    assert "try_again" in keys(stale)
+    desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)
+    try:  # another tab tries again; the provider is still down: a second escalation
+        actions.try_again(desk.runs, run_id, EDITOR)
+        desk.runner.execute(run_id)
+    finally:
+        desk.close()
+    assert desk_env.load_run(run_id).state.escalation_reason == "provider_failed"
+    stale.button(key="try_again").click().run()
+    assert not stale.exception, stale.exception
+    assert any("Nothing was recorded: someone else decided this escalation" in e.value for e in stale.error)
+    tries = [d.action for r in desk_env.get_run_view(run_id).rounds for d in r.decisions if d.action == "try_again"]
+    assert tries == ["try_again"]  # the other tab's only
