@@ -16,7 +16,7 @@ from streamlit.material_icon_names import ALL_MATERIAL_ICONS
 from ui.navigation import ICON
 
 ROOT = Path(__file__).resolve().parents[1]
-SHOWN = ("app.py", "pages", "ui", "desk", "santa_core/words.py", "santa_core/reports", "storage")
+SHOWN = ("app.py", "pages", "ui", "desk", "santa_core/words.py", "santa_core/reports", "santa_core/run", "storage")
 """Everything whose strings are written for people: the pages, the command line, the words, the reports and the
 verification record. (The checks and prompts hold look-alike characters as data to detect, not to show.)"""
 USD = ROOT / "santa_core" / "words.py"

@@ -372,8 +372,8 @@ def rereview_note(view: RunView, text: str) -> None:
     interruption, re-reviewing it unchanged is the way to an answer."""
     rounds = [r for r in view.rounds if r.round_no <= view.state.round]
     if problem := actions.rereview_refusal(rounds, text):
-        st.warning(escape_markdown(f"Sending this text will be refused: {problem} (An edit counts once you click "
-                                   "outside the box.)"))
+        st.warning(escape_markdown(f"Sending this text will be refused: {problem} (The page sees what you type in "
+                                   "the box once you click anywhere outside it.)"))
     elif rounds and text == rounds[-1].output_text:
         st.caption("No reviewer gave a complete verdict on this text yet, so it may go for fresh review unchanged.")
 

@@ -59,7 +59,7 @@ def _resumable(desk: Desk, run_id: int) -> int:
         raise BadInput(f"run {run_id} is running in a live process; nothing to resume")
     status = desk.runs.load_run(run_id).state.status
     if status not in RESUMABLE:
-        raise BadInput(f"run {run_id} is {words.status(status)} ({status.value}); only interrupted, queued or orphaned "
+        raise BadInput(f"run {run_id} is {words.status(status)}; only interrupted, queued or orphaned "
                        "running runs resume, and a run the model provider failed is tried again")
     if status == RunStatus.INTERRUPTED:
         try:

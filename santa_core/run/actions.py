@@ -20,6 +20,7 @@ from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refus
 from santa_core.run.unreviewed import TRIED_AGAIN
 from santa_core.scope import anchor
 from santa_core.text import control_problem, text_problem
+from santa_core.words import usd
 
 
 class ActionError(ValueError):
@@ -172,7 +173,7 @@ def budget_spent(budget_usd: float | None, spent_usd: float) -> bool:
 def _refuse_over_budget(run: RunRecord, doing: str) -> None:
     """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded."""
     if budget_spent(run.budget_usd, run.spent_usd):
-        raise ActionError(f"The run's budget (${run.budget_usd:.4f}) is spent (${run.spent_usd:.4f}), so {doing} "
+        raise ActionError(f"The run's budget ({usd(run.budget_usd or 0.0)}) is spent ({usd(run.spent_usd)}), so {doing} "
                           "would pay beyond it; nothing was recorded. Ship it as is or reject it on the Escalations "
                           "page, with your justification.")
 
