@@ -23,6 +23,8 @@ AROUND = 80
 """How many characters of unchanged text stand on each side of a change inside a long piece."""
 MOST = 3000
 """The most characters one side of one change shows; the rest is counted, not printed (the box holds it all)."""
+MOST_SHOWN = 30_000
+"""The most characters a whole diff shows: a text reworded all over is not shown twice by its many changes either."""
 CONTEXT_CHARS = 200
 """The most characters a context sentence shows (a long one is cut on the side away from the change)."""
 
@@ -122,7 +124,16 @@ def sentence_diff(before: str, after: str, old: str = "current output", new: str
     the rest counted; "(no change)" when equal. Lines start "- " (removed), "+ " (added), "  " (unchanged)."""
     if before.strip() == after.strip():
         return "(no change)"
-    return "\n".join([f"--- {old}", f"+++ {new}", *diff_lines(before, after, context)])
+    lines, shown, size = diff_lines(before, after, context), [f"--- {old}", f"+++ {new}"], 0
+    for n, line in enumerate(lines):
+        size += len(line) + 1
+        if size > MOST_SHOWN:  # a text changed all over: the page shows the start, the box holds it all
+            left = sum(1 for rest in lines[n:] if rest.startswith(("- ", "+ ")))
+            shown.append(f"… and {left:,} more changed line{'s' if left != 1 else ''}, not shown here "
+                         "(the text in the box is whole)")
+            break
+        shown.append(line)
+    return "\n".join(shown)
 
 
 def sentence_of(text: str, start: int, end: int) -> tuple[int, int]:

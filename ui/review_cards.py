@@ -74,6 +74,16 @@ def findings(outcome: ReviewOutcome, rubric: Rubric) -> tuple[list[Finding], lis
     return [f for f in shown if f.flagged], [f for f in shown if not f.flagged]
 
 
+MOST_SAID = 1_500
+"""The most characters of one reviewer's detail, issue or quote a card shows: a reviewer may quote a whole
+200,000-character paragraph, and the card would then show the text again (the round's output is one click away)."""
+
+
+def clip(text: str, most: int = MOST_SAID) -> str:
+    """`text`, or its start and how much more there is."""
+    return text if len(text) <= most else f"{text[:most]}… ({len(text) - most:,} more characters)"
+
+
 def reviews_in(reviews: dict[str, ReviewOutcome]) -> dict[str, ReviewOutcome]:
     """The round's reviews that are in: a person's slot held by a pending row is still open (as storage counts it)."""
     return {slot: o for slot, o in reviews.items() if o.status != ReviewStatus.PENDING}
@@ -149,9 +159,9 @@ def _review_body(outcome: ReviewOutcome, rubric: Rubric) -> None:
         if f.check is None:
             st.caption("Not checked by this reviewer.")
         elif f.check.detail:
-            st.text(f.check.detail)
+            st.text(clip(f.check.detail))
         for issue in f.issues:
-            st.text(f"• {issue.description}" + (f"\n  “{issue.evidence}”" if issue.evidence else ""))
+            st.text(f"• {clip(issue.description)}" + (f"\n  “{clip(issue.evidence)}”" if issue.evidence else ""))
     if passed:
         with st.expander(f"{len(passed)} criteri{'on' if len(passed) == 1 else 'a'} passed"):
             for f in passed:

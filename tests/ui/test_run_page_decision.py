@@ -255,3 +255,13 @@ def test_a_slot_without_a_verdict_is_said_in_words(status: ReviewStatus, error: 
 
     outcome = ReviewOutcome(slot="C", reviewer=MODEL_B, status=status, error=error, raw_response=raw)
     assert no_verdict(outcome) == said
+
+
+def test_a_card_shows_the_start_of_a_huge_quote_and_counts_the_rest() -> None:
+    """Review B of issue 34: a reviewer quoting a 200,000-character paragraph put it on the page once per card."""
+    from ui.review_cards import MOST_SAID, clip
+
+    quote = "word " * 40_000
+    shown = clip(quote)
+    assert shown == quote[:MOST_SAID] + f"… ({len(quote) - MOST_SAID:,} more characters)"
+    assert clip("short") == "short"
