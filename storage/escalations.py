@@ -14,6 +14,7 @@ from santa_core.models import (
 )
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
+from santa_core.run.actions import refuse_over_budget
 from santa_core.run.store import Closing, RoundRecord
 from santa_core.run.unchanged import UNCHANGED, rereview_refusal
 from storage import audit
@@ -21,7 +22,7 @@ from storage.errors import EscalationNotOpen
 from storage.people import require
 from storage.rounds import add_decision, start_round_row
 from storage.rows import check_text, decision_row, escalation_of, state_of
-from storage.run_rows import lock_run, require_round, run_rows
+from storage.run_rows import costs, lock_run, require_round, run_rows
 from storage.state_changes import RESOLUTION_ACTION, set_state
 from storage.tables import (
     EscalationRow,
@@ -96,6 +97,9 @@ class EscalationStore(StoreBase):
             fresh = resolution in ("rereview", "try_again")  # both review the text again in a new round
             if fresh:
                 check_rereview(s, run_id, after)
+                # A new round is paid: refused once the budget is spent, on every door (the actions say so first).
+                refuse_over_budget(run.budget_usd, costs(s, [run_id])[run_id],
+                                   "another round" if resolution == "rereview" else "trying again")
             action = RESOLUTION_ACTION[resolution]
             add_decision(s, decision_row(run_id, state.round, action, actor, justification,
                                                 rnd.output_text, after))

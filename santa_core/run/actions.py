@@ -170,12 +170,17 @@ def budget_spent(budget_usd: float | None, spent_usd: float) -> bool:
     return budget_usd is not None and spent_usd >= budget_usd
 
 
-def _refuse_over_budget(run: RunRecord, doing: str) -> None:
-    """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded."""
-    if budget_spent(run.budget_usd, run.spent_usd):
-        raise ActionError(f"The run's budget ({usd(run.budget_usd or 0.0)}) is spent ({usd(run.spent_usd)}), so {doing} "
+def refuse_over_budget(budget_usd: float | None, spent_usd: float, doing: str) -> None:
+    """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded. Asked here
+    (a clear message before anything is opened) and again by the store inside its write (every door)."""
+    if budget_spent(budget_usd, spent_usd):
+        raise ActionError(f"The run's budget ({usd(budget_usd or 0.0)}) is spent ({usd(spent_usd)}), so {doing} "
                           "would pay beyond it; nothing was recorded. Ship it as is or reject it on the Escalations "
                           "page, with your justification.")
+
+
+def _refuse_over_budget(run: RunRecord, doing: str) -> None:
+    refuse_over_budget(run.budget_usd, run.spent_usd, doing)
 
 
 def try_again(store: ActionStore, run_id: int, actor: str, reason: str = "",

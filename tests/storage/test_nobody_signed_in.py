@@ -162,6 +162,7 @@ BATCH_ACTIONS: dict[str, Act] = {
 NOT_A_PERSONS_ACTION: dict[tuple[str, str], str] = {
     ("santa_core.run.actions", "rounds_up_to"): "reads a run's rounds",
     ("santa_core.run.actions", "budget_spent"): "compares a run's spend with its budget",
+    ("santa_core.run.actions", "refuse_over_budget"): "raises the budget refusal (the actions and the store ask it)",
     ("santa_core.run.actions", "interrupt_orphans"): "code marks dead runs interrupted at start",
     ("santa_core.people", "sign_in"): "the sign-in itself (it refuses the local user's id: see below)",
 }

@@ -114,3 +114,16 @@ def test_a_stale_tabs_try_again_starts_no_second_attempt(desk_env: RunStore, mes
     assert any("Nothing was recorded: someone else decided this escalation" in e.value for e in stale.error)
     tries = [d.action for r in desk_env.get_run_view(run_id).rounds for d in r.decisions if d.action == "try_again"]
     assert tries == ["try_again"]  # the other tab's only
+
+
+def test_the_store_itself_refuses_a_paid_round_over_budget(desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    """Review B of issue 34: the budget rule lived in the actions only; the store's own door started a paid round
+    on a run whose budget was spent. Refused there too, with nothing written."""
+    from santa_core.run.actions import ActionError
+
+    run_id = outage_run(desk_env, messages_stub, budget_usd=1e-9)
+    for resolution in ("try_again", "rereview"):
+        with pytest.raises(ActionError, match="budget"):
+            desk_env.resolve_escalation(run_id, resolution, EDITOR, "tried again")
+    state = desk_env.load_run(run_id).state
+    assert (state.status, state.round) == (RunStatus.ESCALATED, 1)

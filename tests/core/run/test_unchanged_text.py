@@ -138,8 +138,11 @@ def test_rereview_after_a_budget_stop_before_any_review_may_send_the_same_text(r
     # The action refuses a paid round over budget (issue 34) ...
     with pytest.raises(actions.ActionError, match=r"budget .* is spent"):
         actions.resolve_escalation(repo, run_id, "rereview", "ann", "budget raised")
-    # ... but not as an unchanged text: nobody judged it, so the store's own guard lets it through.
-    assert repo.resolve_escalation(run_id, "rereview", "ann", "budget raised").status == RunStatus.QUEUED
+    # ... and so does the store itself (every door), for the budget: not as an unchanged text, since nobody judged it.
+    with pytest.raises(actions.ActionError, match=r"budget .* is spent") as refused:
+        repo.resolve_escalation(run_id, "rereview", "ann", "budget raised")
+    assert "exactly the output" not in str(refused.value)
+    assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
 
 
 # --- the runner's last line of defence ---------------------------------------------------------
