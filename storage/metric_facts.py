@@ -17,7 +17,7 @@ only sums and counts.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from functools import cache
 from typing import Any
 
@@ -42,6 +42,7 @@ from storage.tables import (
     RunRow,
 )
 from storage.times import utc
+from storage.unjudged import unjudged_rounds
 
 ERRORS = ("error", "timeout")
 """Review statuses that are reviewer errors (never a PASS)."""
@@ -122,22 +123,34 @@ def _review_prompt(calls: Sequence[Any]) -> dict[str, int]:
             "review_cache_read_tokens": sum(c.cache_read_input_tokens for c in mine)}
 
 
+def before_nice(rounds: Sequence[Any]) -> list[int]:
+    """The NAUGHTY rounds before the run's first NICE one with no injection found: only whether these were judged
+    moves a figure (first pass, iterations), so only these are read back to ask."""
+    first = min((r.round_no for r in rounds if r.gate_decision == "NICE"), default=0)
+    return [r.round_no for r in rounds if r.gate_decision == "NAUGHTY" and not r.gate_injection and r.round_no < first]
+
+
 def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
-                      escapes: int, hidden: bool = False, sent: Sequence[Any] = ()) -> dict[str, Any]:
+                      escapes: int, hidden: bool = False, sent: Sequence[Any] = (),
+                      unjudged: Collection[int] = ()) -> dict[str, Any]:
     """The run_metric row of a run, from its run, round, review, llm_call and llm_call_sent rows (a sent note no
     call answers is a call cut off, counted at its estimate by its purpose and slot).
+
+    `unjudged`: the rounds nobody could judge (the model provider failed, `storage.unjudged`): no iteration, so a
+    run NICE after Try again passed first time; they still count in cost and in the rounds started.
 
     `hidden`: the run is blind, so its rounds and generation cost stay out too (per-round and
     review ÷ generation figures would otherwise move without the costs that go with them).
     """
-    nice = [r.round_no for r in rounds if r.gate_decision == "NICE"]
+    first_nice = min((r.round_no for r in rounds if r.gate_decision == "NICE"), default=None)
+    nice_round = None if first_nice is None else first_nice - sum(n < first_nice for n in unjudged)
     reviewed, latency = _round_latency(reviews)
     # The one definition of cost (`storage.spend`): every call's cost plus each cut-off call's estimate.
     spends = costed([Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls], sent,
                     answers=(c.request_hash for c in calls))
     return {
         "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
-        "rounds": 0 if hidden else run.round, "nice_round": min(nice, default=None),
+        "rounds": 0 if hidden else run.round, "nice_round": nice_round,
         "generation_cost_usd": None if hidden else run.generation_cost_usd,
         # The injection screen is part of verifying, so its cost counts with the reviews'.
         "review_cost_usd": usd(spends, REVIEW_CALLS),
@@ -271,7 +284,9 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     if hidden:
         rounds, reviews, calls, sent = [], [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
-    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent))
+    unjudged = unjudged_rounds(s, run_id, before_nice(rounds))
+    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent,
+                                                            unjudged))
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
@@ -305,7 +320,7 @@ def _by_run(*columns: Any) -> Any:
     return select(*columns).where(columns[0].table.c.run_id == bindparam("run_id"))
 
 
-_ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks)
+_ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks, RoundRow.gate_injection)
 _REVIEWS = _by_run(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json, ReviewRow.latency_s)
 _CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd,
                  LLMCallRow.request_hash, LLMCallRow.input_tokens,

@@ -24,6 +24,7 @@ from santa_core.reports.record import (
 )
 from santa_core.roles import SYSTEM_ACTORS
 from santa_core.run.gate import slot_verdict
+from santa_core.run.unreviewed import could_not_review
 from santa_core.text import canonical_json, sha256_text, unified_diff
 from storage.audit import AuditEvent, AuditStore, canonical_time
 from storage.people import PeopleStore
@@ -72,6 +73,7 @@ def _round(rnd: RoundView, next_round: RoundView | None, rubric: Rubric) -> Reco
             proposed_hash=sha256_text(p.proposed_text), edits=p.edits, rejected=p.rejected, error=p.error,
             diff=unified_diff(p.before_text, p.proposed_text, f"round {rnd.round_no}", "proposal"),
         )
+    unreviewed = could_not_review(rnd)  # the provider failed: the stored NAUGHTY holds the output back, judges nothing
     diff = None if next_round is None else unified_diff(
         rnd.output_text, next_round.output_text, f"round {rnd.round_no}", f"round {next_round.round_no}")
     return RecordRound(
@@ -80,7 +82,7 @@ def _round(rnd: RoundView, next_round: RoundView | None, rubric: Rubric) -> Reco
         decisions=[RecordDecision(**d.model_dump(include=set(RecordDecision.model_fields))) for d in rnd.decisions],
         screens=[RecordScreen(**sc.model_dump(include=set(RecordScreen.model_fields)))
                  for _, sc in sorted(rnd.screens.items())],
-        diff_to_next=diff,
+        diff_to_next=diff, unreviewed=unreviewed, reviewed=not unreviewed,
     )
 
 

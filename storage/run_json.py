@@ -10,6 +10,7 @@ from santa_core.models import ReviewOutcome, Rubric, Usage
 from santa_core.providers import diversity_warning, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
 from santa_core.run.gate import slot_verdict
+from santa_core.run.unreviewed import could_not_review
 from storage.rows import enum_value
 from storage.views import RoundView, RunView
 
@@ -51,6 +52,8 @@ def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
         "output_hash": rnd.output_hash,
         "reviews": {slot: review_json(o, rubric) for slot, o in sorted(rnd.reviews.items())},
         "gate": None if rnd.gate is None else rnd.gate.decision.value,
+        # The stored gate stays the code; this says nobody judged it: the failed calls' words, "" when judged.
+        "unreviewed": could_not_review(rnd),
         "issues": [] if rnd.gate is None else [i.model_dump() for i in rnd.gate.issues],
         "checks": None if rnd.gate is None or rnd.gate.checks is None else [c.model_dump() for c in rnd.gate.checks],
         "proposal": None if rnd.proposal is None else rnd.proposal.proposed_text,

@@ -35,6 +35,8 @@ from santa_core.run.engine import PARTIAL_HELD
 
 WAITING = {RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED, RunStatus.RUNNING}
 """Exit 3. `running` at the end: another process claimed the run first (two `resume`s at once) and works on it."""
+UNJUDGED = "could not be reviewed (the model provider failed)"
+"""A round nobody judged, in the summary (`--json` keeps the stored gate and names the failed calls in `unreviewed`)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -163,7 +165,9 @@ def _summary(result: dict) -> str:
             lines.append("  next: " + NEXT[status].format(id=result["run_id"]))
     for rnd in result["rounds"]:
         verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
-        lines.append(f"  round {rnd['round']}: {rnd.get('gate') or 'pending'} [{verdicts}]")
+        # A round the provider failed was judged by nobody: its stored NAUGHTY is no verdict, so it is not printed.
+        lines.append(f"  round {rnd['round']}: " + (UNJUDGED if rnd.get("unreviewed") else
+                                                    f"{rnd.get('gate') or 'pending'} [{verdicts}]"))
     cost = result["cost_usd"]
     lines.append(f"  cost {words.usd(cost)}")
     if result.get("price_unknown"):

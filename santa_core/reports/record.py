@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, computed_field
 from santa_core import words as w
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
 from santa_core.reports.record_cost import ESCAPES, CutOffCall, cost_line
+from santa_core.reports.record_unreviewed import Judged, audit_detail, gate_lines, round_title
 from santa_core.text import canonical_json, sha256_text
 
 FORMAT = "santa.verification-record/1"
@@ -118,7 +119,7 @@ class RecordScreen(BaseModel):
     cost_usd: float = 0.0
 
 
-class RecordRound(BaseModel):
+class RecordRound(Judged):
     """One round: the output reviewed, both reviews, the gate, the proposal and the decisions."""
 
     round_no: int
@@ -358,8 +359,7 @@ def _html_review(rv: RecordReview) -> str:
 
 def _html_round(rnd: RecordRound) -> str:
     gate = rnd.gate
-    title = f"Round {rnd.round_no}" + (f" — {gate.decision}" if gate else "")
-    parts = [f'<section id="round-{rnd.round_no}"><h2>{_e(title)}</h2>',
+    parts = [f'<section id="round-{rnd.round_no}"><h2>{_e(round_title(rnd, "—"))}</h2>',
              f'<p class="muted">started {_e(_time(rnd.started_at))} · output sha256 '
              f'<span class="hash">{_e(rnd.output_hash)}</span></p>', "<h3>Output reviewed</h3>", _pre(rnd.output_text),
              "<h3>Reviews</h3>", '<div class="reviews">' + "".join(_html_review(rv) for rv in rnd.reviews) + "</div>"]
@@ -375,8 +375,8 @@ def _html_round(rnd: RecordRound) -> str:
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
-        parts.append(f"<h3>Gate: {_e(gate.decision)}</h3>")
-        parts += [f"<p>{_e(reason)}</p>" for reason in gate.reasons]
+        heading, reasons = gate_lines(gate.decision, gate.reasons, rnd.unreviewed)
+        parts += [f"<h3>{_e(heading)}</h3>", *(f"<p>{_e(reason)}</p>" for reason in reasons)]
         parts.append(_table(["criterion", "flagged by", "description", "evidence"],
                             [[i.criterion, i.flagged_by, i.description, i.evidence] for i in gate.issues]))
     if rnd.proposal:
@@ -412,8 +412,8 @@ def _html_rest(r: VerificationRecord) -> str:
               _table(["seq", "time", "actor", "action", "entity", "detail", "prev hash", "hash"],
                      [[a.seq, a.created_at, a.actor, w.worded(w.audit_action, a.action),
                        w.Worded(f"{w.entity(a.entity_type)} {a.entity_id}", a.entity_type),
-                       w.Worded(w.detail(a.detail), canonical_json(a.detail)), a.prev_hash, a.hash]
-                      for a in r.audit_events])]
+                       w.Worded(audit_detail(a.action, a.detail, r.rounds), canonical_json(a.detail)), a.prev_hash,
+                       a.hash] for a in r.audit_events])]
     return "".join(parts)
 
 
@@ -486,7 +486,7 @@ _STYLE: dict[str, tuple[str, str, float, float]] = {
 
 
 def _pdf_round(rnd: RecordRound) -> list[Block]:
-    out: list[Block] = [("h2", f"Round {rnd.round_no}" + (f" - {rnd.gate.decision}" if rnd.gate else "")),
+    out: list[Block] = [("h2", round_title(rnd, "-")),
                         ("small", f"started {_time(rnd.started_at)} - output sha256 {rnd.output_hash}"),
                         ("h3", "Output reviewed"), ("mono", rnd.output_text)]
     for rv in rnd.reviews:
@@ -506,8 +506,8 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
                  + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - cost {w.usd(sc.cost_usd)}")
                 for sc in rnd.screens]
     if rnd.gate:
-        out.append(("h3", f"Gate: {rnd.gate.decision}"))
-        out += [("p", reason) for reason in rnd.gate.reasons]
+        heading, reasons = gate_lines(rnd.gate.decision, rnd.gate.reasons, rnd.unreviewed)
+        out += [("h3", heading), *(("p", reason) for reason in reasons)]
         out += [("p", f"{i.criterion} (flagged by {i.flagged_by}): {i.description}") for i in rnd.gate.issues]
     if rnd.proposal:
         out += [("h3", "Fix proposal"), ("small", f"proposed sha256 {rnd.proposal.proposed_hash}"),

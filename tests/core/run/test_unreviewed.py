@@ -38,17 +38,22 @@ def broken(body: dict):
     return error_reply(500, "api_error", "Internal server error")
 
 
-@pytest.fixture
-def desk(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Desk]:
-    """The app's desk: Claude reviewers, fix agent and screen on the loopback Messages API."""
-    messages_stub.handler = santa_scenario
+def claude_desk(url: str, stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Desk]:
+    """The app's desk on `url`: Claude reviewers, fix agent and screen on the loopback Messages API."""
+    stub.handler = santa_scenario
     for name in ("SANTA_SCREEN", "SANTA_REVIEWER_B", "SANTA_REVIEWER_C", "SANTA_FIXER"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("SANTA_SCREEN_MODEL", SCREEN)
-    desk = open_desk(f"sqlite:///{tmp_path / 'santa.db'}", workers=2, mark_interrupted=False)
+    desk = open_desk(url, workers=2, mark_interrupted=False)
     grant(desk.runs)
     yield desk
     desk.close()
+
+
+@pytest.fixture
+def desk(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[Desk]:
+    """The app's desk on SQLite."""
+    yield from claude_desk(f"sqlite:///{tmp_path / 'santa.db'}", messages_stub, monkeypatch)
 
 
 def run_once(desk: Desk, budget_usd: float | None = None, output: str = CLEAN) -> tuple[int, RunState]:
