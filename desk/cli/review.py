@@ -28,7 +28,7 @@ from desk.cli.common import (
 from desk.cli.driving import drive
 from santa_core import words
 from santa_core.config import Defaults
-from santa_core.models import RunStatus
+from santa_core.models import EscalationReason, RunStatus
 from santa_core.providers import canonical
 from santa_core.reviewers.base import PERSON
 from santa_core.run.engine import PARTIAL_HELD
@@ -161,7 +161,10 @@ def _summary(result: dict) -> str:
     if status not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
         if reason := why(result):
             lines.append(f"  why: {reason}")
-        if status in NEXT:
+        if result.get("escalation_reason") == EscalationReason.PROVIDER_FAILED:  # nobody judged it: ask again
+            lines.append(f"  next: `python -m santa_core resume {result['run_id']}` tries again once the provider "
+                         "answers (a paid attempt), or a person decides on the app's Escalations page")
+        elif status in NEXT:
             lines.append("  next: " + NEXT[status].format(id=result["run_id"]))
     for rnd in result["rounds"]:
         verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())

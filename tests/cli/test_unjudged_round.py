@@ -25,6 +25,7 @@ def test_review_and_resume_say_the_round_could_not_be_reviewed(cli_env: dict, tm
     assert done.returncode == 1, done.stderr
     assert "  round 1: could not be reviewed (the model provider failed)\n" in done.stdout
     assert "NAUGHTY" not in done.stdout
+    assert f"next: `python -m santa_core resume {done.stdout.split(':')[0].removeprefix('run ')}` tries again" in done.stdout
     run_id = int(done.stdout.split(":")[0].removeprefix("run "))
     messages_stub.screen = repeat_key  # the provider answers again
     resumed = santa_in_process(["resume", str(run_id)], cli_env, ROOT)

@@ -15,8 +15,11 @@ from santa_core.reports.record import to_html, to_json, to_pdf
 from santa_core.run import actions
 from storage.records import verification_record
 from tests.core.reports.test_record import pdf_text
-from tests.core.run.test_unreviewed import DEFECTIVE, EDITOR, desk, run_once, screen_outage  # noqa: F401 (fixture)
+from tests.core.run import test_unreviewed
+from tests.core.run.test_unreviewed import DEFECTIVE, EDITOR, run_once, screen_outage
 from tests.support.messages_api import MessagesStub, repeat_key
+
+desk = test_unreviewed.desk  # the fixture (an imported name would trip ruff's F811)
 
 FAILED = ("the injection screen (claude-haiku-5-5) could not be run: "
           "Server error (HTTP 500: api error) after 3 retries: Internal server error.")
