@@ -193,6 +193,8 @@ def run_page(desk: Desk, run_id: int, name: str, status: str) -> None:
 
     desk.open(f"review?run={run_id}", "Review")
     expect(desk.page.locator(MAIN)).to_contain_text(status)
+    # The seeded reviewers quote criterion ids in their own words (model text, not the page's): the internal-word
+    # check runs on the run pages of tests/e2e/test_decision_desk.py, whose reviewers write as people read.
     desk.check(f"run page #{run_id} ({name})", ids=False)
     desk.shoot(f"run-{name}")
 
@@ -252,10 +254,12 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 desk.check("escalations", ids=False)  # the reviewers' own words quote ids; their page is not this test's
                 desk.shoot("escalations")
 
-            desk.resize(*SIZES[0])  # the run pages are another piece of work's: at the reference width only
-            run_page(desk, ids["waiting"], "awaiting-approval", "waiting for approval of the fix")
-            run_page(desk, ids["pending"], "awaiting-person-reviewer", "waiting for a person reviewer")
-            run_page(desk, ids["approved"], "shipped", "shipped (NICE)")
+            for size in SIZES:  # the run pages too (tests/e2e/test_decision_desk.py walks their decisions)
+                desk.resize(*size)
+                run_page(desk, ids["waiting"], "awaiting-approval", "waiting for approval of the fix")
+                run_page(desk, ids["pending"], "awaiting-person-reviewer", "waiting for a person reviewer")
+                run_page(desk, ids["approved"], "shipped", "shipped (NICE)")
+            desk.resize(*SIZES[0])
             html_record(desk, ids["approved"], tmp_path)
 
             screens.seed_year(repo)
