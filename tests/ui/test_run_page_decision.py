@@ -3,7 +3,7 @@
 its failed criteria first by name, their evidence whole, and folds the passed ones; a reviewer's unreadable answer
 is a sentence with the raw error in a detail.
 
-The bar's position inside the first 1,280 × 800 window is measured in a real browser (tests/e2e/test_decision_bar.py).
+The bar's position inside the first 1,280 × 800 window is measured in a real browser (tests/e2e/test_decision_desk.py, at 1,280 × 800 and 1,024 × 768).
 """
 
 from __future__ import annotations
