@@ -39,12 +39,14 @@ from tests.support.app_server import free_port
 from tests.support.batch_browser import idle, keyed_app_server, type_in, upload, widget
 from tests.support.messages_api import (
     MessagesStub,
+    asked_criteria,
     error_reply,
     fenced_output,
     fix_json,
     message,
     repeat_key,
     review_json,
+    schema_properties,
     user_text,
 )
 
@@ -59,7 +61,6 @@ DEFECTS = {PROMISE: "An outcome is promised that nobody can guarantee.", RISK: "
 TWO = f"Brightline files your quarterly taxes in minutes. {PROMISE} {RISK}"
 ONE = f"Brightline sorts your receipts. {PROMISE}"
 CLEAN = "Brightline sorts your receipts and reminds you before each deadline."
-CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
 WAIT_S = 60
 BATCH_DEFECTS = {output: (phrase, sentence) for output, phrase, sentence in td.items().values()}
 """The two-defect batch's defective items (output → the phrase flagged, its sentence): "risk-free" in half of them,
@@ -98,9 +99,9 @@ class Provider:
             return message(review_json("FAIL", [("factual_accuracy", "FAIL", "A claim the spec forbids.")], [issue]),
                            model)
         found = [s for s in DEFECTS if s in asked]
-        if "edits" in ((body.get("output_config") or {}).get("format") or {}).get("schema", {}).get("properties", {}):
+        if "edits" in schema_properties(body):
             return message(fix_json([(i, s, REWRITES[s]) for i, s in enumerate(found)]), model)
-        ids = [s.strip() for s in CRITERIA.findall(asked)[-1].split(",") if s.strip()] if CRITERIA.search(asked) else []
+        ids = asked_criteria(body)
         if not found:
             return message(review_json("PASS", [(i, "PASS") for i in ids]), model)
         checks = [(i, "FAIL" if i == "factual_accuracy" else "PASS", "A claim the spec forbids.") for i in ids]

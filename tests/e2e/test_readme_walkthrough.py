@@ -32,7 +32,16 @@ import pytest
 from tests.e2e import test_browser as browser
 from tests.support.app_server import START_S, stop, wait_for
 from tests.support.batch_browser import idle, main_text, type_in, wait_for_text
-from tests.support.messages_api import MessagesStub, fix_json, message, repeat_key, review_json, user_text
+from tests.support.messages_api import (
+    MessagesStub,
+    asked_criteria,
+    fix_json,
+    message,
+    repeat_key,
+    review_json,
+    schema_properties,
+    user_text,
+)
 
 chromium = browser.chromium  # the fixture
 
@@ -40,7 +49,6 @@ ROOT = Path(__file__).resolve().parents[2]
 SECTION = "## Your first review in five minutes"
 PROMISE = "You are guaranteed to never pay a late penalty again."
 REWRITE = "Reminders help you file on time, so late penalties are easier to avoid."
-CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
 REVIEW_S = 60
 
 
@@ -68,13 +76,10 @@ def reviewer_answer(body: dict) -> dict:
     """The stub's models: a reviewer fails the promise on factual accuracy (quoting it), the fix agent rewrites
     that one sentence, a reviewer of text without it passes every criterion."""
     model = body.get("model", "stub-model")
-    props = ((body.get("output_config") or {}).get("format") or {}).get("schema", {}).get("properties", {})
-    if "edits" in props:
+    if "edits" in schema_properties(body):
         return message(fix_json([(0, PROMISE, REWRITE)]), model)
-    asked = user_text(body)
-    found = CRITERIA.findall(asked)
-    ids = [s.strip() for s in found[-1].split(",") if s.strip()] if found else []
-    if PROMISE in asked:
+    ids = asked_criteria(body)
+    if PROMISE in user_text(body):
         checks = [(i, "FAIL" if i == "factual_accuracy" else "PASS") for i in ids]
         issue = ("factual_accuracy", "An outcome is promised that nobody can guarantee.", PROMISE)
         return message(review_json("FAIL", checks, [issue]), model)

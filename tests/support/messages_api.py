@@ -190,14 +190,18 @@ def schema_properties(body: dict) -> dict:
 _CRITERIA = re.compile(r"\(criteria: ([^)]*)\)")
 
 
+def asked_criteria(body: dict) -> list[str]:
+    """The criterion ids a review request lists (its last "(criteria: …)"); [] when none."""
+    found = _CRITERIA.findall(user_text(body))
+    return [s.strip() for s in found[-1].split(",") if s.strip()] if found else []
+
+
 def default_answer(body: dict) -> dict:
     """A valid answer for the requested schema: an empty fix plan, or an all-PASS review."""
     model = body.get("model", "stub-model")
     if "edits" in schema_properties(body):
         return message(fix_json(), model)
-    found = _CRITERIA.findall(user_text(body))
-    ids = [s.strip() for s in found[-1].split(",") if s.strip()] if found else []
-    return message(review_json("PASS", [(i, "PASS") for i in ids]), model)
+    return message(review_json("PASS", [(i, "PASS") for i in asked_criteria(body)]), model)
 
 
 def as_reply(value: Any, body: dict) -> Reply:
