@@ -308,3 +308,31 @@ def legend(table: Mapping, codes: Iterable[object] | None = None) -> str:
 def setting_codes() -> list[str]:
     """Every saved setting's key, from the settings model itself."""
     return list(Defaults.model_fields)
+
+
+def percent(value: float | None) -> str:
+    """A share as people read it: one decimal under 10 % (2.1 %, 0.8 %), whole from there (18 %); — when undefined."""
+    if value is None:
+        return "—"
+    shown = value * 100
+    return f"{shown:.1f} %" if round(shown, 1) < 10 else f"{shown:.0f} %"
+
+
+def with_interval(value: float | None, low: float | None, high: float | None, level: float = 0.95) -> str:
+    """'2.1 % (95 % CI 0.8–4.5 %)': a rate with its interval; — when nothing was observed."""
+    if value is None or low is None or high is None:
+        return "—"
+    return f"{percent(value)} ({level * 100:.0f} % CI {percent(low).removesuffix(' %')}–{percent(high)})"
+
+
+def escapes_sentence(k: int, n: int, low: float | None, high: float | None) -> str:
+    """'escapes 2.1 % (95 % CI 0.8–4.5 %) from 140 spot-checks' (no spot-check yet: says so)."""
+    if n == 0:
+        return "no spot-check submitted yet: no escape rate to state"
+    noun = "spot-check" if n == 1 else "spot-checks"
+    return f"escapes {with_interval(k / n, low, high)} from {n:,} {noun}"
+
+
+def misses_sentence(model: str, criterion_name: str, misses: int, n: int) -> str:
+    """'gpt-5.4-nano misses *no outcome guarantees* 18 % of the time, n = 61'."""
+    return f"{model} misses *{criterion_name}* {percent(misses / n)} of the time, n = {n:,}"
