@@ -33,6 +33,7 @@ from santa_core.reports.metrics import (
 from santa_core.reports.metrics_cache import NoteKind
 from santa_core.reports.metrics_cache import cache_note as _cache_note
 from santa_core.reports.metrics_families import FamilyPairFigures
+from santa_core.reports.spot_figures import ConfidenceFigures, document
 from storage.metrics import MetricsOptions
 from ui import app_desk, identity
 from ui import metric_figures as figs
@@ -254,14 +255,14 @@ def warnings(report: MetricsReport) -> None:
         st.warning(escape_markdown(warning), icon=":material/warning:")
 
 
-def report_json(report: MetricsReport) -> str:
-    """The whole report as the command line's `metrics --json` prints it."""
-    return report.model_dump_json(indent=2)
+def report_json(report: MetricsReport, confidence: ConfidenceFigures | None = None) -> str:
+    """The whole report as the command line's `metrics --json` prints it (with the spot-check and calibration keys)."""
+    return report.model_dump_json(indent=2) if confidence is None else document(report, confidence)
 
 
-def export(report: MetricsReport) -> None:
+def export(report: MetricsReport, confidence: ConfidenceFigures | None = None) -> None:
     """One download with every figure of the view."""
-    st.download_button("All figures (JSON)", report_json(report), file_name="santa-metrics.json",
+    st.download_button("All figures (JSON)", report_json(report, confidence), file_name="santa-metrics.json",
                        mime="application/json", key="metrics_json", on_click="ignore", icon=":material/download:",
                        help="The same document as `python -m santa_core metrics --json` with these filters.")
 

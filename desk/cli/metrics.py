@@ -53,8 +53,16 @@ def run_metrics(args: argparse.Namespace) -> int:
     for problem in _unknown_filter_values(filters, store.options()):
         print(f"santa: warning: {problem}", file=sys.stderr)
     report = store.report(filters, None if args.grain == "auto" else args.grain)
-    print(report.model_dump_json(indent=2) if args.json else _metrics_text(report))
+    print(_json(report, store) if args.json else _metrics_text(report))
     return EXIT_SHIPPED
+
+
+def _json(report, store) -> str:
+    """The report with the spot-check escape rate and the reviewers' calibration (over the whole history)."""
+    from desk.calibration import figures
+    from santa_core.reports.spot_figures import document
+
+    return document(report, figures(store))
 
 
 def _unknown_filter_values(filters, options) -> list[str]:

@@ -3,6 +3,7 @@ claim against their reviewers' miss rates, and reviewer calibration (the Metrics
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
@@ -17,6 +18,7 @@ from santa_core.reports.calibration import (
 )
 from santa_core.reports.confidence import CONFIDENCE, GROUPINGS, EscapeRate, Grouping, Rate, escape_rates
 from santa_core.reports.labels import ModelVerdict, PersonLabel, SpotCheckOutcome
+from santa_core.reports.metrics import MetricsReport
 
 
 class SpotCheckEscapeRate(BaseModel):
@@ -57,3 +59,9 @@ def confidence_figures(outcomes: Sequence[SpotCheckOutcome], labels: Iterable[Pe
                                  panels=panel_claims(outcomes, rows))
     return ConfidenceFigures(spot_check_escape_rate=escape,
                              calibration=Calibration(labels=dict(label_counts(labels)), rows=rows))
+
+
+def document(report: MetricsReport, figures: ConfidenceFigures) -> str:
+    """The metrics report with the two keys beside its own (`metrics --json` and the page's JSON download)."""
+    whole = json.loads(report.model_dump_json()) | figures.model_dump(mode="json")
+    return json.dumps(whole, indent=2, ensure_ascii=False)

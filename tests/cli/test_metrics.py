@@ -40,7 +40,11 @@ def metrics(env: dict[str, str], tmp_path: Path, *args: str) -> dict:
 
 def test_json_is_the_report_the_page_shows(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     data = metrics(env, tmp_path)
+    confidence = {key: data.pop(key) for key in ("spot_check_escape_rate", "calibration")}
     assert data == json.loads(repo.metrics.report(MetricsFilter()).model_dump_json())
+    assert confidence["spot_check_escape_rate"]["overall"] == {"k": 0, "n": 0, "low": None, "high": None,
+                                                               "value": None}  # no spot-check: no figure
+    assert confidence["calibration"]["rows"] == []  # no person judged anything yet
     head = data["headline"]
     # 2 finished runs, 1 NICE in round 1; NICE in rounds 1 and 2 → mean 1.5; 1 of 2 runs has a generation cost
     assert (head["runs"], head["first_pass_rate"], head["mean_iterations"]) == (2, 0.5, 1.5)
@@ -115,3 +119,16 @@ def test_review_records_the_generation_cost(env: dict[str, str], tmp_path: Path)
     head = metrics(env, tmp_path)["headline"]
     # the run waits for its person reviewers, so it is blind: its generation cost counts once the gate is in
     assert (head["runs"], head["generation_runs"], head["finished"]) == (1, 0, 0)
+
+
+def test_json_calibrates_the_reviewers_against_a_rejected_escalation(env: dict[str, str], tmp_path: Path,
+                                                                    repo: RunStore) -> None:
+    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
+    run_id = new_run(repo, BAD)
+    runner.execute(run_id)
+    actions.reject_fix(repo, run_id, "ann", "no")
+    actions.resolve_escalation(repo, run_id, "reject", "ann", "the launch year is wrong")
+    calibration = metrics(env, tmp_path)["calibration"]
+    assert calibration["labels"] == {"escalation": 1}
+    caught = {(r["model"], r["criterion"]): (r["recall"]["k"], r["recall"]["n"]) for r in calibration["rows"]}
+    assert caught == {("b", "factual_accuracy"): (1, 1), ("c", "factual_accuracy"): (1, 1)}
