@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import app_desk, metrics, navigation
+from ui import app_desk, metrics, metrics_confidence, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
@@ -24,5 +24,5 @@ else:
     else:
         metrics.headline(report)
         metrics.warnings(report)
-        metrics.export(report)
+        metrics.export(report, metrics_confidence.figures())  # one document with `metrics --json`
         metrics.tabs(report, view.filters)  # the open tab and its drill-down are in the URL too

@@ -11,6 +11,7 @@ from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
 from ui import app_desk, components, identity, navigation, operations, setting_sources, settings_save
 from ui import providers as providers_ui
+from ui.metrics_confidence import picker_lines
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown
 
@@ -79,6 +80,7 @@ if not usable:
 b = providers_ui.slot_picker(words.setting("reviewer_b"), d.reviewer_b, "set_b", usable, disabled=fixed("reviewer_b"))
 c = providers_ui.slot_picker(words.setting("reviewer_c"), d.reviewer_c, "set_c", usable, disabled=fixed("reviewer_c"))
 providers_ui.panel_notes(b, c)
+picker_lines([b, c, *usable])  # how each model did against people
 fixer = providers_ui.slot_picker(words.setting("fixer"), d.fixer, "set_fixer", usable, disabled=fixed("fixer"))
 names = app_desk.desk().rubrics.names()
 rubric = st.selectbox(words.setting("rubric"), names, index=names.index(d.rubric) if d.rubric in names else 0, key="set_rubric",

@@ -35,7 +35,7 @@ from santa_core.reports.metrics_cache import cache_note as _cache_note
 from santa_core.reports.metrics_families import FamilyPairFigures
 from santa_core.reports.spot_figures import ConfidenceFigures, document
 from storage.metrics import MetricsOptions
-from ui import app_desk, identity
+from ui import app_desk, identity, metrics_confidence
 from ui import metric_figures as figs
 from ui import metrics_url as url_state
 from ui.metrics_tables import (
@@ -472,7 +472,9 @@ def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     h = report.headline
     st.caption(f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
                "runs. An escape is a defect found after the output shipped; report one on the run's page (Review).")
-    _chart("Escape rate over time", "escape_rate", "escapes", figs.escape_figure(report), figs.series_frame(report))
+    _chart("Reported escape rate over time", "escape_rate", "escapes", figs.escape_figure(report),
+           figs.series_frame(report))
+    metrics_confidence.escapes(report)  # the unbiased estimate, from spot-checks, apart from the reported series
 
 
 CACHE_CARDS = ("cache_hit_rate", "cache_savings_usd")
@@ -523,6 +525,7 @@ def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     with right:
         _chart("Reviewer error rate", "error_rate", "errors", figs.error_rate_figure(report), frame)
     table(reviewers_table(report), REVIEWER_COLUMNS, wide=("reviewer",))
+    metrics_confidence.reviewer_calibration()
 
 
 TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {

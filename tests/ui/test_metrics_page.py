@@ -30,8 +30,10 @@ from streamlit.runtime.media_file_storage import MediaFileKind
 from streamlit.runtime.memory_media_file_storage import MemoryMediaFileStorage
 from streamlit.testing.v1 import AppTest
 
+from desk import calibration
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunStatus, Usage
 from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, format_figure, headline_rows
+from santa_core.reports.spot_figures import document
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
@@ -431,7 +433,8 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
     report = seeded.repo.metrics.report(MetricsFilter(rubrics=["general"]))
     assert report_json(report) == report.model_dump_json(indent=2)
     links = downloads(at)
-    assert links["metrics_json"] == media_url(report.model_dump_json(indent=2), "application/json", "santa-metrics.json")
+    whole = document(report, calibration.figures(seeded.repo))  # the page's download is `metrics --json`'s document
+    assert links["metrics_json"] == media_url(whole, "application/json", "santa-metrics.json")
     assert links["metrics_csv_first_pass"] == media_url(figs.series_frame(report).to_csv(index=False), "text/csv",
                                                         "santa-metrics-first_pass.csv")
     assert links["metrics_csv_rounds"] == media_url(figs.rounds_frame(report).to_csv(index=False), "text/csv",
