@@ -24,5 +24,5 @@ else:
     else:
         metrics.headline(report)
         metrics.warnings(report)
-        metrics.export(report, metrics_confidence.figures())  # one document with `metrics --json`
+        metrics.export(report, metrics_confidence.figures_for(report))  # one document with `metrics --json`
         metrics.tabs(report, view.filters)  # the open tab and its drill-down are in the URL too

@@ -525,7 +525,7 @@ def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     with right:
         _chart("Reviewer error rate", "error_rate", "errors", figs.error_rate_figure(report), frame)
     table(reviewers_table(report), REVIEWER_COLUMNS, wide=("reviewer",))
-    metrics_confidence.reviewer_calibration()
+    metrics_confidence.reviewer_calibration(report)
 
 
 TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {

@@ -7,6 +7,8 @@ and a filter would only widen the intervals.
 
 from __future__ import annotations
 
+import threading
+
 import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
@@ -34,9 +36,22 @@ REPORTED_WORDS = ("**Reported escapes** (a separate series) count only the defec
                   "and reported: most defects are never reported, so this rate is biased low.")
 
 
+_last = threading.local()
+"""The figures of the report a page run is drawing, so the download and the open tab read them once: a page run
+is one thread, and the next run makes a new report."""
+
+
 def figures() -> ConfidenceFigures:
     """The figures over the desk's whole history."""
     return calibration.figures(app_desk.desk().runs)
+
+
+def figures_for(report: MetricsReport) -> ConfidenceFigures:
+    """The figures read alongside `report`, read once per report (it is held, so its id cannot be reused)."""
+    held = getattr(_last, "held", None)
+    if held is None or held[0] is not report:
+        held = _last.held = (report, figures())
+    return held[1]
 
 
 def names() -> dict[str, str]:
@@ -51,7 +66,7 @@ def interval(r: Rate) -> str:
 
 def escapes(report: MetricsReport) -> None:
     """The spot-check escape rate with its interval, by group; reported escapes apart; the panels' claim."""
-    doc = figures()
+    doc = figures_for(report)
     overall = doc.spot_check_escape_rate.overall
     with st.container(horizontal=True, vertical_alignment="center"):
         st.markdown("**Escape rate from spot-checks**", width="content")
@@ -102,9 +117,9 @@ def claim_row(c: PanelClaim, named: dict[str, str]) -> dict[str, object]:
             "with a third reviewer": third}
 
 
-def reviewer_calibration() -> None:
+def reviewer_calibration(report: MetricsReport) -> None:
     """Recall and false-alarm rate per model and criterion against people, with intervals; recall plotted."""
-    doc = figures().calibration
+    doc = figures_for(report).calibration
     st.markdown("**Reviewer calibration against people**")
     st.caption("Every person judgement is a label: a person's review in a reviewer slot (once its round's gate "
                "is in), a spot-check, an escalation shipped as is (PASS on its flagged criteria) or rejected (FAIL "

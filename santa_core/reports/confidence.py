@@ -12,10 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from datetime import date, timedelta
+from functools import cache
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, computed_field
-from scipy.stats import binomtest
+from scipy.special import betaincinv
 
 from santa_core.reports.labels import SpotCheckOutcome
 from santa_core.reports.metrics_families import family_pair, pair_name
@@ -24,14 +25,22 @@ CONFIDENCE = 0.95
 """The level of every interval the desk states."""
 
 
+@cache
 def clopper_pearson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float] | None:
-    """The exact binomial interval of k successes in n trials; None when n = 0 (nothing observed)."""
+    """The exact binomial interval of k successes in n trials; None when n = 0 (nothing observed).
+
+    The bounds are beta quantiles, B(α/2; k, n − k + 1) and B(1 − α/2; k + 1, n − k), what
+    `scipy.stats.binomtest(k, n).proportion_ci(method="exact")` returns (the tests hold them equal), read from
+    the inverse incomplete beta function: a hundred times faster than binomtest's root search, and the
+    calibration table states three intervals per model and criterion."""
     if n == 0:
         return None
     if not 0 <= k <= n:
         raise ValueError(f"{k} successes out of {n} trials is not a count")
-    ci = binomtest(k, n).proportion_ci(confidence_level=confidence, method="exact")
-    return float(ci.low), float(ci.high)
+    alpha = 1 - confidence
+    low = 0.0 if k == 0 else float(betaincinv(k, n - k + 1, alpha / 2))
+    high = 1.0 if k == n else float(betaincinv(k + 1, n - k, 1 - alpha / 2))
+    return low, high
 
 
 class Rate(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from scipy.stats import beta
+from scipy.stats import beta, binomtest
 
 from santa_core import words
 from santa_core.reports.confidence import clopper_pearson, escape_rates, rate, week_of
@@ -21,8 +21,10 @@ def beta_interval(k: int, n: int, alpha: float = 0.05) -> tuple[float, float]:
 
 
 @pytest.mark.parametrize(("k", "n"), [(2, 140), (3, 140), (0, 61), (11, 61), (30, 30), (1, 2), (500, 1000)])
-def test_interval_equals_the_beta_quantiles(k: int, n: int) -> None:
+def test_interval_equals_the_beta_quantiles_and_scipys_exact_interval(k: int, n: int) -> None:
     assert clopper_pearson(k, n) == pytest.approx(beta_interval(k, n), abs=1e-9)
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="exact")
+    assert clopper_pearson(k, n) == pytest.approx((ci.low, ci.high), abs=1e-9)
 
 
 def test_published_values() -> None:
