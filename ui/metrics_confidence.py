@@ -32,8 +32,9 @@ SPOT_DEFINITION = (
     "spot-checks. Spot-checks are shipped runs drawn at random and judged blind, so this is an unbiased estimate "
     "of how often shipped work is defective. The interval is the exact binomial (Clopper–Pearson) 95 % interval: "
     "it holds the true rate at least 95 % of the time, whatever the sample size.")
-REPORTED_WORDS = ("**Reported escapes** (a separate series) count only the defects someone noticed after shipping "
-                  "and reported: most defects are never reported, so this rate is biased low.")
+REPORTED_BIAS = ("They count only the defects someone noticed after shipping and reported: most defects are never "
+                 "reported, so this rate is biased low.")
+REPORTED_WORDS = f"**Reported escapes** are a separate series. {REPORTED_BIAS}"
 
 
 _last = threading.local()
@@ -59,11 +60,6 @@ def names() -> dict[str, str]:
     return calibration.criterion_names(app_desk.desk().runs)
 
 
-def interval(r: Rate) -> str:
-    """'2.1 % (95 % CI 0.4–6.1 %)', or — with nothing observed."""
-    return words.with_interval(r.value, r.low, r.high)
-
-
 def escapes(report: MetricsReport) -> None:
     """The spot-check escape rate with its interval, by group; reported escapes apart; the panels' claim."""
     doc = figures_for(report)
@@ -82,11 +78,10 @@ def escapes(report: MetricsReport) -> None:
         by = st.segmented_control("Spot-check escape rate by", list(GROUP_WORDS), format_func=GROUP_WORDS.get,
                                   default="rubric", key="metrics_spot_by")
         rows = doc.spot_check_escape_rate.groups[by or "rubric"]
-        table(pd.DataFrame([{GROUP_WORDS[by or "rubric"]: r.key, "spot-checks": r.escapes.n, "escaped": r.escapes.k,
-                             "escape rate (95 % CI)": interval(r.escapes)} for r in rows]))
+        table(pd.DataFrame([{GROUP_WORDS[by or "rubric"]: r.key, "escaped (95 % CI)": of(r.escapes)} for r in rows]))
     h = report.headline
     st.markdown(f"**Reported escapes (biased low):** {h.escapes} reported on {h.escaped_runs} of {h.shipped} "
-                "shipped runs in this view. " + REPORTED_WORDS.split("** (a separate series) ", 1)[1])
+                f"shipped runs in this view. {REPORTED_BIAS}")
     panels(doc.spot_check_escape_rate.panels, names())
 
 
@@ -101,20 +96,29 @@ def panels(claims: list[PanelClaim], named: dict[str, str]) -> None:
     if not claims:
         st.info("No spot-check yet: nothing to hold the product against.", icon=":material/hourglass_empty:")
         return
-    table(pd.DataFrame([claim_row(c, named) for c in claims]), wide=("panel", "criterion"))
+    table(pd.DataFrame([claim_row(c, named) for c in claims]), wide=("q_B × q_C (range)", "verdict"))
+
+
+def of(r: Rate) -> str:
+    """'2.1 % (0.4–6.1 %) of 140': a rate, its interval and n in one cell that wraps at its spaces."""
+    if r.value is None or r.low is None or r.high is None:
+        return "— of 0"
+    return f"{words.percent(r.value)} ({words.percent(r.low).removesuffix(' %')}–{words.percent(r.high)}) of {r.n:,}"
 
 
 def claim_row(c: PanelClaim, named: dict[str, str]) -> dict[str, object]:
     """One row of the panel table, as the page writes it."""
-    product = ("— (a reviewer has no label)" if c.product is None else
-               f"{words.percent(c.product)} ({words.percent(c.product_low)}–{words.percent(c.product_high)})")
-    third = "—" if c.third is None else f"{c.third}: {words.percent(c.with_third)}"
+    misses = " × ".join(f"{m} {words.percent(r.value)} of {r.n:,}" for m, r in c.misses.items())
+    if c.product is None:
+        product = f"— (a reviewer has no label){': ' + misses if misses else ''}"
+    else:
+        product = f"{words.percent(c.product)} ({words.percent(c.product_low).removesuffix(' %')}–" \
+                  f"{words.percent(c.product_high)}): {misses}"
+    verdict = "they miss together: above the product" if c.correlated else "no sign of misses together"
+    if c.third is not None:
+        verdict += f"; with {c.third} as a third reviewer: {words.percent(c.with_third)}"
     return {"panel": " + ".join(c.panel), "criterion": named.get(c.criterion, c.criterion),
-            "spot-checks": c.escapes.n, "escaped (95 % CI)": interval(c.escapes),
-            "miss rates": ", ".join(f"{m} {words.percent(r.value)} (n = {r.n})" for m, r in c.misses.items()) or "—",
-            "product q_B × q_C": product,
-            "misses together?": "yes: above the product" if c.correlated else "no sign",
-            "with a third reviewer": third}
+            "escaped (95 % CI)": of(c.escapes), "q_B × q_C (range)": product, "verdict": verdict}
 
 
 def reviewer_calibration(report: MetricsReport) -> None:
@@ -131,16 +135,15 @@ def reviewer_calibration(report: MetricsReport) -> None:
                 icon=":material/hourglass_empty:")
         return
     named = names()
-    table(pd.DataFrame([calibration_row(r, named) for r in doc.rows]), wide=("model", "criterion"))
+    table(pd.DataFrame([calibration_row(r, named) for r in doc.rows]), wide=("criterion", "labels"))
     st.plotly_chart(recall_figure(doc.rows, named), width="stretch", key="metrics_chart_recall")
 
 
 def calibration_row(r: CalibrationRow, named: dict[str, str]) -> dict[str, object]:
-    """One row of the calibration table."""
+    """One row of the calibration table: recall of the labels people failed, false alarms of those they passed."""
     return {"model": r.model, "criterion": named.get(r.criterion, r.criterion),
-            "people failed (n)": r.recall.n, "recall (95 % CI)": interval(r.recall),
-            "people passed (n)": r.false_alarm.n, "false alarms (95 % CI)": interval(r.false_alarm),
-            "labels from": ", ".join(f"{source.replace('_', ' ')} {n}" for source, n in sorted(r.sources.items()))}
+            "recall (95 % CI)": of(r.recall), "false alarms (95 % CI)": of(r.false_alarm),
+            "labels": ", ".join(f"{source.replace('_', ' ')} {n:,}" for source, n in sorted(r.sources.items()))}
 
 
 def recall_figure(rows: list[CalibrationRow], named: dict[str, str]) -> go.Figure:

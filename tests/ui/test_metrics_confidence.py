@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
+import pandas as pd
 import pytest
 from streamlit.testing.v1 import AppTest
 
@@ -17,6 +18,7 @@ from santa_core.run import actions
 from storage.runs import RunStore
 from tests.core.run.test_runner import BAD, make_runner, new_run, strict
 from tests.ui.test_app import open_app, texts
+from ui.table_fit import PAGE_PX, fit
 
 SONNET, NANO = "claude-sonnet-5-5", "openai:gpt-5.4-nano"
 OFFICER = "ann"
@@ -68,11 +70,19 @@ def test_the_escapes_tab_states_the_interval_apart_from_reported_escapes(history
     # 3 of 140: the exact 95 % interval is 0.44 %–6.13 % (Clopper–Pearson; tests/core/reports/test_confidence.py).
     assert "Escapes 2.1 % (95 % CI 0.4–6.1 %) from 140 spot-checks" in shown
     assert "**Reported escapes (biased low):** 0 reported on 0 of 0 shipped runs" in shown
-    panel = next(df.value for df in at.dataframe if "product q_B × q_C" in df.value.columns)
+    panel = next(df.value for df in at.dataframe if "q_B × q_C (range)" in df.value.columns)
     row = panel.iloc[0]
-    assert (row["panel"], row["criterion"], row["spot-checks"]) == (f"{SONNET} + {NANO}", "Factual accuracy", 140)
-    assert row["miss rates"] == f"{SONNET} 0.0 % (n = {MIN_LABELS}), {NANO} 100 % (n = {MIN_LABELS})"
-    assert row["misses together?"] == "no sign"
+    assert (row["panel"], row["criterion"]) == (f"{SONNET} + {NANO}", "Factual accuracy")
+    assert row["escaped (95 % CI)"] == "2.1 % (0.4–6.1 %) of 140"
+    # q = 0 of 20 and 20 of 20: the product is 0, its range 0 to 16.8 % × 1.
+    assert row["q_B × q_C (range)"] == f"0.0 % (0.0–17 %): {SONNET} 0.0 % of {MIN_LABELS} × {NANO} 100 % of {MIN_LABELS}"
+    assert row["verdict"] == "no sign of misses together"
+    assert_fits(panel, ("q_B × q_C (range)", "verdict"))
+
+
+def assert_fits(frame: pd.DataFrame, wide: tuple[str, ...]) -> None:
+    """The table's columns fit the page's room at 1,024 px (the screen test measures it in a browser)."""
+    assert sum(fit(frame, PAGE_PX, wide=wide).widths.values()) <= PAGE_PX
 
 
 def test_the_reviewers_tab_shows_calibration_with_intervals(history: RunStore) -> None:
@@ -80,9 +90,10 @@ def test_the_reviewers_tab_shows_calibration_with_intervals(history: RunStore) -
     table = next(df.value for df in at.dataframe if "recall (95 % CI)" in df.value.columns)
     rows = {r["model"]: r for r in table.to_dict("records")}
     # 20 of 20 caught: the lower bound is 0.025^(1/20) = 83.2 %; 0 of 20: the upper bound is 16.8 %.
-    assert rows[SONNET]["recall (95 % CI)"] == "100 % (95 % CI 83–100 %)"
-    assert rows[NANO]["recall (95 % CI)"] == "0.0 % (95 % CI 0.0–17 %)"
-    assert rows[NANO]["people failed (n)"] == MIN_LABELS and rows[NANO]["labels from"] == f"escalation {MIN_LABELS}"
+    assert rows[SONNET]["recall (95 % CI)"] == f"100 % (83–100 %) of {MIN_LABELS}"
+    assert rows[NANO]["recall (95 % CI)"] == f"0.0 % (0.0–17 %) of {MIN_LABELS}"
+    assert rows[NANO]["false alarms (95 % CI)"] == "— of 0" and rows[NANO]["labels"] == f"escalation {MIN_LABELS}"
+    assert_fits(table, ("criterion", "labels"))
     assert any(chart.proto.spec and "Recall against people" in chart.proto.spec for chart in at.get("plotly_chart"))
 
 
