@@ -78,6 +78,9 @@ def test_the_escapes_tab_states_the_interval_apart_from_reported_escapes(history
     assert row["q_B × q_C (range)"] == f"0.0 % (0.0–17 %): {SONNET} 0.0 % of {MIN_LABELS} × {NANO} 100 % of {MIN_LABELS}"
     assert row["verdict"] == "no sign of misses together"
     assert_fits(panel, ("q_B × q_C (range)", "verdict"))
+    at.segmented_control(key="metrics_spot_by").set_value("week").run()
+    weekly = next(df.value for df in at.dataframe if "week" in df.value.columns)
+    assert weekly.to_dict("records") == [{"week": "2026-11-30", "escaped (95 % CI)": "2.1 % (0.4–6.1 %) of 140"}]
 
 
 def assert_fits(frame: pd.DataFrame, wide: tuple[str, ...]) -> None:
