@@ -4,10 +4,12 @@ calibration table and plot on the Reviewers tab, and the Settings picker's line 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from datetime import UTC, datetime
 
 import pandas as pd
 import pytest
+import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from desk import calibration
@@ -16,6 +18,8 @@ from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
 from santa_core.reviewers.doubles import FunctionReviewer, passing
 from santa_core.run import actions
 from storage.runs import RunStore
+from storage.startup import init_db
+from tests.conftest import grant, migrated_sqlite, stop_opened_desks
 from tests.core.run.test_runner import BAD, make_runner, new_run, strict
 from tests.ui.test_app import open_app, texts
 from ui.table_fit import PAGE_PX, fit
@@ -57,14 +61,26 @@ def metrics_tab(tab: str) -> AppTest:
     return at
 
 
+@pytest.fixture(scope="module")
+def seeded_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One database for the module's page tests (they only read): the escalations are the slow part."""
+    url = migrated_sqlite(tmp_path_factory.mktemp("calibration") / "santa.db")
+    rejected_escalations(grant(RunStore(init_db(url, mark_interrupted=False))), MIN_LABELS)
+    return url
+
+
 @pytest.fixture
-def history(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> RunStore:
-    rejected_escalations(desk_env, MIN_LABELS)
+def history(seeded_url: str, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The app on the seeded database, with the spot-checks of `Spot` and no desk cached from another test."""
+    monkeypatch.setenv("DATABASE_URL", seeded_url)
     monkeypatch.setattr(calibration, "spot_checks", lambda db: Spot())
-    return desk_env
+    st.cache_resource.clear()
+    yield
+    stop_opened_desks()
+    st.cache_resource.clear()
 
 
-def test_the_escapes_tab_states_the_interval_apart_from_reported_escapes(history: RunStore) -> None:
+def test_the_escapes_tab_states_the_interval_apart_from_reported_escapes(history: None) -> None:
     at = metrics_tab("Escapes")
     shown = texts(at)
     # 3 of 140: the exact 95 % interval is 0.44 %–6.13 % (Clopper–Pearson; tests/core/reports/test_confidence.py).
@@ -88,7 +104,7 @@ def assert_fits(frame: pd.DataFrame, wide: tuple[str, ...]) -> None:
     assert sum(fit(frame, PAGE_PX, wide=wide).widths.values()) <= PAGE_PX
 
 
-def test_the_reviewers_tab_shows_calibration_with_intervals(history: RunStore) -> None:
+def test_the_reviewers_tab_shows_calibration_with_intervals(history: None) -> None:
     at = metrics_tab("Reviewers")
     table = next(df.value for df in at.dataframe if "recall (95 % CI)" in df.value.columns)
     rows = {r["model"]: r for r in table.to_dict("records")}
@@ -100,7 +116,7 @@ def test_the_reviewers_tab_shows_calibration_with_intervals(history: RunStore) -
     assert any(chart.proto.spec and "Recall against people" in chart.proto.spec for chart in at.get("plotly_chart"))
 
 
-def test_the_settings_picker_names_each_models_weakest_criterion(history: RunStore) -> None:
+def test_the_settings_picker_names_each_models_weakest_criterion(history: None) -> None:
     shown = texts(open_app("pages/settings.py"))
     assert f"{NANO} misses *Factual accuracy* 100 % of the time, n = {MIN_LABELS}" in shown
     assert f"{SONNET} misses *Factual accuracy* 0.0 % of the time" in shown
