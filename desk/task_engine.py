@@ -89,6 +89,10 @@ DRIVE_PRIORITY = 5
 """A sample's next look goes before the batch's reviews waiting (it is short, and it starts them)."""
 WORK_RUN = "santa.work_run"
 DRIVE_SAMPLE = "santa.drive_sample"
+ALERTS = "santa.alerts"
+"""The periodic alert pass (`desk.alerts.alert_pass`): one at a time across all workers."""
+ALERTS_PRIORITY = 20
+"""Before the runs waiting: a pass is short (each call bounded by its timeout) and a reminder should not wait."""
 SWEEP_EVERY_S = 10
 QUEUED_WITHOUT_JOB_S = 5
 """A run queued this long with no job was left by a process that died between committing it and enqueuing it."""
@@ -103,6 +107,13 @@ def env_float(name: str, default: float, low: float, high: float) -> float:
         return min(high, max(low, float(os.environ.get(name, default))))
     except ValueError:
         return default
+
+
+def alert_cron() -> str:
+    """The periodic alert job's schedule: every SANTA_ALERT_EVERY_S seconds (default 10, whole seconds, 1-59) as a
+    six-field cron (seconds last, as procrastinate reads it)."""
+    every = int(env_float("SANTA_ALERT_EVERY_S", 10.0, 1.0, 59.0))
+    return f"* * * * * */{every}"
 
 
 def heartbeat_s() -> float:
@@ -281,6 +292,8 @@ class TaskEngine:
         """Called with (sample_id, look) by a sample's drive job; set by `desk.workers.work_jobs`."""
         self.enqueue_left = None
         """Called with (run_id, source) for a run the sweep found queued with no job; set by `work_jobs`."""
+        self.alert_pass = None
+        """Called by the periodic alert job; set by `desk.workers.work_jobs`."""
         self._sync: procrastinate.App | None = None
         self._sync_lock = threading.Lock()
 
@@ -302,6 +315,15 @@ class TaskEngine:
             if self.drive_sample is None:
                 raise RuntimeError("this process drives no batch samples")
             self.drive_sample(sample_id, look)
+
+        # The alert pass: deferred by every worker's periodic deferrer at each tick, once per tick across them all
+        # (procrastinate records the tick), and never two waiting or running at once (its locks).
+        @app.periodic(cron=alert_cron(), periodic_id="alerts")
+        @app.task(name=ALERTS, queue=RUNS, priority=ALERTS_PRIORITY, lock="santa-alerts",
+                  queueing_lock="santa-alerts")
+        def alerts(timestamp: int) -> None:
+            if self.alert_pass is not None:
+                self.alert_pass()
 
         return app
 
