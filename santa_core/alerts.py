@@ -121,7 +121,9 @@ class AlertSettings(BaseModel):
         """Every value that must never be shown: the signing secret, the SMTP password, the hooks' addresses beyond
         their host (a Slack or Teams address carries its token in its path)."""
         found = [self.secret or "", self.smtp.password or "" if self.smtp else ""]
-        found += [h.url for h in self.hooks] + [urlsplit(h.url).path for h in self.hooks if len(urlsplit(h.url).path) > 1]
+        for hook in self.hooks:
+            parts = urlsplit(hook.url)
+            found += [parts.path if len(parts.path) > 1 else "", parts.query, parts.password or ""]
         return sorted((s for s in found if s), key=len, reverse=True)
 
 
