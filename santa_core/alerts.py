@@ -12,6 +12,8 @@ import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from email.message import EmailMessage
 from typing import Any, Literal
 from urllib.parse import urlsplit
@@ -241,6 +243,20 @@ def email(event: Mapping[str, Any], smtp: Smtp) -> EmailMessage:
     facts = "\n".join(f"{k}: {v}" for k, v in event["data"].items())
     msg.set_content(f"{event['text']}\n\n{facts}\n\nEvent id: {event['id']}\n")
     return msg
+
+
+@dataclass(frozen=True)
+class LoggedTry:
+    """A row of the delivery log, as the Operations panel shows it."""
+
+    at: datetime
+    kind: str
+    subject: str
+    channel: str
+    attempt: int
+    status: str
+    status_code: int | None
+    error: str | None
 
 
 def retry_delay_s(attempts: int, backoff_s: float, cap_s: float) -> float:

@@ -71,20 +71,6 @@ class Delivery:
     event: dict[str, Any]
 
 
-@dataclass(frozen=True)
-class LoggedTry:
-    """A row of the delivery log, as the Operations panel shows it."""
-
-    at: datetime
-    kind: str
-    subject: str
-    channel: str
-    attempt: int
-    status: str
-    status_code: int | None
-    error: str | None
-
-
 def event_of(row: AlertRow) -> dict[str, Any]:
     """The alert as the hooks receive it."""
     return core.envelope(row.key, row.kind, row.subject, utc(row.created_at).isoformat(), row.payload or {})
@@ -167,12 +153,12 @@ class AlertStore(StoreBase):
                 row.done = True
                 s.add(row)
 
-    def log(self, limit: int = 50) -> list[LoggedTry]:
+    def log(self, limit: int = 50) -> list[core.LoggedTry]:
         """The newest tries, newest first."""
         stmt = (select(AlertDeliveryRow, AlertRow).join(AlertRow, AlertRow.id == AlertDeliveryRow.alert_id)
                 .order_by(col(AlertDeliveryRow.id).desc()).limit(limit))
         with self._read() as s:
-            return [LoggedTry(utc(t.at), a.kind, a.subject, t.hook, t.attempt, t.status, t.status_code, t.error)
+            return [core.LoggedTry(utc(t.at), a.kind, a.subject, t.hook, t.attempt, t.status, t.status_code, t.error)
                     for t, a in s.exec(stmt).all()]
 
     def events(self, kind: str | None = None) -> list[AlertRow]:
