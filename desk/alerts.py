@@ -80,9 +80,11 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
 
 
 def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None) -> int:
-    """One pass: sweep for what fell due, then deliver what is due; how many were delivered."""
+    """One pass: sweep for what fell due, then deliver what is due; how many were delivered. With no channel at all
+    there is no sweep (on SQLite it would take the write lock every pass for nothing): events still settle."""
     settings = settings or settings_now()
-    store.sweep()
+    if settings.configured:
+        store.sweep()
     return deliver(store, settings)
 
 

@@ -55,7 +55,7 @@ class Hook(BaseModel):
     """One outgoing webhook: where, in which format, for which events (None: all)."""
 
     name: str = Field(min_length=1, max_length=60)
-    url: str
+    url: str = Field(repr=False)  # a Slack or Teams address carries its token
     format: Literal["json", "slack", "teams"] = "json"
     events: list[str] | None = None
 

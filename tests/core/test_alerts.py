@@ -26,7 +26,7 @@ def test_settings_come_from_the_variables_and_an_unusable_one_is_named_without_i
     assert got.channels(core.ESCALATION_OVERDUE) == ["chat", "ops", "email"]
     assert got.channels(core.RUN_SHIPPED) == ["ops"]
     for shown in (repr(got), str(got)):
-        assert "s3cr3t" not in shown and "pw-123" not in shown
+        assert "s3cr3t" not in shown and "pw-123" not in shown and "secrettoken" not in shown
     for broken in ('[{"name": "x", "url": "' + TOKEN_URL + '", "format": "fax"}]', TOKEN_URL + " {",
                    '[{"name": "x", "url": "ftp://' + TOKEN_URL[8:] + '"}]',
                    '[{"name": "x", "url": "' + TOKEN_URL + '", "events": ["run.deleted"]}]'):
