@@ -226,7 +226,8 @@ SELECT j.queue_name, j.status::text, count(*),
  CROSS JOIN LATERAL (SELECT max(at) FILTER (WHERE type IN ('deferred', 'deferred_for_retry', 'retried')) AS put_back,
                             max(at) FILTER (WHERE type = 'started') AS started
                        FROM procrastinate_events WHERE job_id = j.id) e
- WHERE j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now()))
+ WHERE (j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())))
+   AND j.task_name <> 'santa.alerts'
  GROUP BY 1, 2
 """
 """Per queue, the due jobs waiting and the jobs working, and the age of the oldest of each. A waiting job is due
@@ -235,7 +236,8 @@ when made, `deferred_for_retry` when a retry or a stalled-job recovery puts it b
 tried again); a working job since its latest `started` (a job retried and started again counts from its newest
 start). Counting both from `deferred` made a healthy backlog look stuck (a job started 18 s ago showed 132 s).
 Cheap: the jobs table stays small (a job that succeeds is deleted) and only the waiting and working jobs' events
-are read, each job's through the job_id index."""
+are read, each job's through the job_id index. The periodic alert pass (`santa.alerts`, a few milliseconds every
+few seconds) is left out: the figures are the runs' queue."""
 WORKERS_SQL = """
 SELECT count(*) FILTER (WHERE last_heartbeat >= now() - make_interval(secs => %(s)s)),
        count(*) FILTER (WHERE last_heartbeat < now() - make_interval(secs => %(s)s))

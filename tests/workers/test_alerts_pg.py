@@ -12,7 +12,7 @@ from pathlib import Path
 
 from sqlalchemy import text
 
-from desk.task_engine import ALERTS
+from desk.task_engine import ALERTS, RUNS, task_engine
 from santa_core import alerts as core
 from storage.alerts import AlertStore
 from storage.runs import RunStore
@@ -62,3 +62,14 @@ def test_a_worker_sends_the_overdue_reminder_once_with_nobody_on_a_page(pg_db: s
     expected = "sha256=" + hmac.new(SECRET.encode(), got.body, hashlib.sha256).hexdigest()
     assert hmac.compare_digest(expected, got.headers["X-Santa-Signature"])
     assert len(receiver.received) == 2 and delivered.attempt == 2  # the refused try, the one taken; never again
+
+
+def test_the_alert_pass_is_not_counted_in_the_runs_queue_figures(pg_db: str) -> None:
+    init_db(pg_db, mark_interrupted=False).dispose()
+    engine = task_engine(pg_db)
+    try:
+        engine.sync_app().configure_task(ALERTS).defer(timestamp=0)
+        [runs_queue] = [q for q in engine.status().queues if q.queue == RUNS]
+        assert (runs_queue.waiting, runs_queue.working) == (0, 0)
+    finally:
+        engine.close()
