@@ -9,8 +9,8 @@ from santa_core.models import EscalationReason
 from santa_core.providers import usable_model_ids
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
-from ui import app_desk, components, identity, navigation, operations, setting_sources, settings_save
 from ui import alerts as alerts_ui
+from ui import app_desk, components, identity, navigation, operations, setting_sources, settings_save
 from ui import providers as providers_ui
 from ui.navigation import ensure_navigation
 from ui.safe import escape_markdown

@@ -8,14 +8,14 @@ from datetime import timedelta
 
 from sqlmodel import Session, select
 
+from santa_core import alerts as kinds
 from santa_core.config import Defaults
 from santa_core.models import (
+    EscalationReason,
     RunState,
     RunStatus,
 )
 from santa_core.run.store import DecisionAction
-from santa_core import alerts as kinds
-from santa_core.models import EscalationReason
 from storage import audit
 from storage.alerts import emit
 from storage.hashing import json_hash, sha256_text

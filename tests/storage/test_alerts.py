@@ -114,7 +114,7 @@ def test_a_receiver_in_an_outage_gets_each_event_once_signed_and_the_log_shows_e
             assert got.headers["X-Santa-Timestamp"].isdigit()
         slack_body = json.loads(slack.accepted()[0].body)
         assert set(slack_body) == {"text", "blocks"} and slack_body["blocks"][0]["type"] == "section"
-        log = sorted(((t.channel, t.subject, t.attempt, t.status, t.status_code) for t in store.log()))
+        log = sorted((t.channel, t.subject, t.attempt, t.status, t.status_code) for t in store.log())
         first = store.events()[0].subject
         assert [row for row in log if row[3] == "failed"] == [
             ("chat", f"run {shipped}", 1, "failed", 503), ("ops", first, 1, "failed", 503),
