@@ -89,6 +89,10 @@ DRIVE_PRIORITY = 5
 """A sample's next look goes before the batch's reviews waiting (it is short, and it starts them)."""
 WORK_RUN = "santa.work_run"
 DRIVE_SAMPLE = "santa.drive_sample"
+ALERTS = "santa.alerts"
+"""The periodic alert pass (`desk.alerts.alert_pass`): one at a time across all workers."""
+ALERTS_PRIORITY = 20
+"""Before the runs waiting: a pass is short (each call bounded by its timeout) and a reminder should not wait."""
 SWEEP_EVERY_S = 10
 QUEUED_WITHOUT_JOB_S = 5
 """A run queued this long with no job was left by a process that died between committing it and enqueuing it."""
@@ -103,6 +107,13 @@ def env_float(name: str, default: float, low: float, high: float) -> float:
         return min(high, max(low, float(os.environ.get(name, default))))
     except ValueError:
         return default
+
+
+def alert_cron() -> str:
+    """The periodic alert job's schedule: every SANTA_ALERT_EVERY_S seconds (default 10, whole seconds, 1-59) as a
+    six-field cron (seconds last, as procrastinate reads it)."""
+    every = int(env_float("SANTA_ALERT_EVERY_S", 10.0, 1.0, 59.0))
+    return f"* * * * * */{every}"
 
 
 def heartbeat_s() -> float:
@@ -215,7 +226,8 @@ SELECT j.queue_name, j.status::text, count(*),
  CROSS JOIN LATERAL (SELECT max(at) FILTER (WHERE type IN ('deferred', 'deferred_for_retry', 'retried')) AS put_back,
                             max(at) FILTER (WHERE type = 'started') AS started
                        FROM procrastinate_events WHERE job_id = j.id) e
- WHERE j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now()))
+ WHERE (j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())))
+   AND j.task_name <> 'santa.alerts'
  GROUP BY 1, 2
 """
 """Per queue, the due jobs waiting and the jobs working, and the age of the oldest of each. A waiting job is due
@@ -224,7 +236,8 @@ when made, `deferred_for_retry` when a retry or a stalled-job recovery puts it b
 tried again); a working job since its latest `started` (a job retried and started again counts from its newest
 start). Counting both from `deferred` made a healthy backlog look stuck (a job started 18 s ago showed 132 s).
 Cheap: the jobs table stays small (a job that succeeds is deleted) and only the waiting and working jobs' events
-are read, each job's through the job_id index."""
+are read, each job's through the job_id index. The periodic alert pass (`santa.alerts`, a few milliseconds every
+few seconds) is left out: the figures are the runs' queue."""
 WORKERS_SQL = """
 SELECT count(*) FILTER (WHERE last_heartbeat >= now() - make_interval(secs => %(s)s)),
        count(*) FILTER (WHERE last_heartbeat < now() - make_interval(secs => %(s)s))
@@ -281,6 +294,8 @@ class TaskEngine:
         """Called with (sample_id, look) by a sample's drive job; set by `desk.workers.work_jobs`."""
         self.enqueue_left = None
         """Called with (run_id, source) for a run the sweep found queued with no job; set by `work_jobs`."""
+        self.alert_pass = None
+        """Called by the periodic alert job; set by `desk.workers.work_jobs`."""
         self._sync: procrastinate.App | None = None
         self._sync_lock = threading.Lock()
 
@@ -302,6 +317,15 @@ class TaskEngine:
             if self.drive_sample is None:
                 raise RuntimeError("this process drives no batch samples")
             self.drive_sample(sample_id, look)
+
+        # The alert pass: deferred by every worker's periodic deferrer at each tick, once per tick across them all
+        # (procrastinate records the tick), and never two waiting or running at once (its locks).
+        @app.periodic(cron=alert_cron(), periodic_id="alerts")
+        @app.task(name=ALERTS, queue=RUNS, priority=ALERTS_PRIORITY, lock="santa-alerts",
+                  queueing_lock="santa-alerts")
+        def alerts(timestamp: int) -> None:
+            if self.alert_pass is not None:
+                self.alert_pass()
 
         return app
 

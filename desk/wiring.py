@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from desk import connection
+from desk.alerts import start_alerting
 from desk.clients import NO_KEY, chat_client, shared_client  # noqa: F401 - used through wiring too
 from desk.outage import PatientStore
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
@@ -29,6 +30,7 @@ from santa_core.reviewers.base import Fixer, Reviewer, Screen
 from santa_core.reviewers.calls import UnavailableModel
 from santa_core.reviewers.openai_compat import ChatFixer, ChatReviewer, ChatScreen
 from santa_core.run.runner import Runner
+from storage.alerts import AlertStore
 from storage.audit import AuditStore
 from storage.batches import BatchStore
 from storage.db import database_url
@@ -196,6 +198,11 @@ class Desk:
         return self.runs.audit
 
     @property
+    def alerts(self) -> AlertStore:
+        """The alert outbox and its delivery log."""
+        return AlertStore(self.runs)
+
+    @property
     def metrics(self) -> MetricsStore:
         """The Metrics page's figures."""
         return self.runs.metrics
@@ -262,6 +269,7 @@ def open_desk(
         resubmit_queued(runs, runner)
         if desk.jobs is None:  # on PostgreSQL the task engine's workers sweep (desk.task_engine.TaskEngine.maintain)
             desk.sweeping = start_sweeping(runs, runner, batches)
+            start_alerting(AlertStore(runs), desk.sweeping)  # reminders with nobody on a page; stops with the sweep
         elif workers_in_app():
             start_in_app(desk.task_engine, desk.jobs, count)
     return desk

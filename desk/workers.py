@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 
 from procrastinate.worker import Worker
 
+from desk.alerts import alert_pass
 from desk.outage import OUTAGE, database_away, patient
 from desk.outage import log as outage_log
 from desk.patient_jobs import HandedOver
@@ -48,6 +49,7 @@ from santa_core.batch.store import Batch, SampleProgress
 from santa_core.models import RunState, RunStatus
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
+from storage.alerts import AlertStore
 from storage.runs import RunStore
 from storage.workers import alive_on_this_host, host_name, this_worker
 
@@ -370,6 +372,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     task_engine.work_run = host.work_run
     task_engine.drive_sample = host.drive_sample
     task_engine.enqueue_left = lambda run_id, source: task_engine.enqueue(host.runs, run_id, source)
+    task_engine.alert_pass = lambda: alert_pass(AlertStore(host.runs.db))
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(concurrency + 2, thread_name_prefix="santa-job"))
     stopped = threading.Event()

@@ -9,6 +9,7 @@ from santa_core.models import EscalationReason
 from santa_core.providers import usable_model_ids
 from santa_core.roles import LOCAL, ROLE_LABEL, Permission
 from storage.db import redacted_url
+from ui import alerts as alerts_ui
 from ui import app_desk, components, identity, navigation, operations, setting_sources, settings_save
 from ui import providers as providers_ui
 from ui.metrics_confidence import picker_lines
@@ -41,6 +42,7 @@ else:
 
 st.subheader("Operations")
 operations.operations_section()
+alerts_ui.alerts_section()
 
 st.subheader("Model providers")
 providers_ui.provider_section()

@@ -8,13 +8,16 @@ from datetime import timedelta
 
 from sqlmodel import Session, select
 
+from santa_core import alerts as kinds
 from santa_core.config import Defaults
 from santa_core.models import (
+    EscalationReason,
     RunState,
     RunStatus,
 )
 from santa_core.run.store import DecisionAction
 from storage import audit
+from storage.alerts import emit
 from storage.hashing import json_hash, sha256_text
 from storage.metric_facts import touch
 from storage.rows import enum_value, state_of
@@ -71,12 +74,29 @@ def set_state(
                  before=json_hash(before.model_dump(mode="json")), after=json_hash(new.model_dump(mode="json")),
                  detail={"from": old.value, "to": row.status, "round": row.round, "note": note,
                          "reason": row.escalation_reason})
+    run_alerts(s, row, old, new)
     if new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
         open_escalation(s, row)
     elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
         close_escalations(
             s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor
         )
+
+
+SHIPPED = frozenset({RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED})
+
+
+def run_alerts(s: Session, row: RunRow, old: RunStatus, new: RunState) -> None:
+    """The run's events for the hooks, in the transaction of the move they report: it shipped, it escalated (and
+    when its budget stopped it, `budget.exceeded`)."""
+    data = {"run_id": row.id, "status": row.status, "round": row.round, "rubric": row.rubric_name}
+    subject = f"run {row.id}"
+    if new.status in SHIPPED and old not in SHIPPED:
+        emit(s, kinds.RUN_SHIPPED, subject, data, run_id=row.id)
+    elif new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
+        emit(s, kinds.RUN_ESCALATED, subject, {**data, "reason": row.escalation_reason}, run_id=row.id)
+        if row.escalation_reason == EscalationReason.BUDGET.value:
+            emit(s, kinds.BUDGET_EXCEEDED, subject, {**data, "budget_usd": row.budget_usd}, run_id=row.id)
 
 
 def open_escalation(s: Session, run: RunRow) -> None:
@@ -88,6 +108,8 @@ def open_escalation(s: Session, run: RunRow) -> None:
     s.flush()
     audit.append(s, "system", "escalation.opened", "escalation", esc.id, run_id=run.id,
                  detail={"reason": esc.reason, "due_at": esc.due_at.isoformat()})
+    emit(s, kinds.ESCALATION_OPENED, f"escalation {esc.id}", {"escalation_id": esc.id, "run_id": run.id,
+         "reason": esc.reason, "due_at": esc.due_at.isoformat()}, run_id=run.id)
 
 
 def close_escalations(
@@ -110,6 +132,8 @@ def close_escalations(
         audit.append(s, actor, "escalation.resolved", "escalation", esc.id, run_id=run_id,
                      after=None if why is None else sha256_text(why),
                      detail={"resolution": resolution, "justification": why})
+        emit(s, kinds.ESCALATION_RESOLVED, f"escalation {esc.id}", {"escalation_id": esc.id, "run_id": run_id,
+             "reason": esc.reason, "resolution": resolution, "resolved_by": actor}, run_id=run_id)
 
 
 def latest_resolution_reason(s: Session, run_id: int) -> str | None:

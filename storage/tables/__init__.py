@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from sqlmodel import SQLModel
 
+from storage.tables.alerts import AlertDeliveryRow, AlertRow
 from storage.tables.batches import (
     BatchChangeRow,
     BatchItemRow,
@@ -67,6 +68,8 @@ TABLES: tuple[type[SQLModel], ...] = (
     BatchChangeRow,
     ScreenRow,
     CallSentRow,
+    AlertRow,
+    AlertDeliveryRow,
 )
 """Every table of the schema, parents first."""
 
@@ -78,6 +81,8 @@ APPEND_ONLY = frozenset(
 
 __all__ = [
     "APPEND_ONLY",
+    "AlertDeliveryRow",
+    "AlertRow",
     "JSON_OR_NULL",
     "TABLES",
     "UTC_TS",

@@ -135,6 +135,8 @@ SCHEMA: dict[str, list[str]] = {
         "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "id", "criterion", "category", "severity", "pp", "pf", "fp", "ff", "b_fail",
         "c_fail", "check_fail", "unscored",
     ],
+    "alert": ["id", "key", "kind", "subject", "run_id", "payload", "created_at", "done"],  # 0021
+    "alert_delivery": ["id", "alert_id", "hook", "attempt", "status", "status_code", "error", "at", "finished_at"],
 }  # fmt: skip
 
 
@@ -156,7 +158,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0017",)]
+        ).all() == [("0021",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
@@ -167,7 +169,9 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
     no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
                  "criterion_day", "run_metric",  # run_metric's run_id is its primary key
-                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item"}
+                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item",
+                 "alert_delivery"}  # a delivery's alert names the run
+    assert ("alert_delivery", ("alert_id",)) in indexed
     assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
     assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
                   ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]

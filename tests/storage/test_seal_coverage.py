@@ -13,12 +13,14 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlmodel import Session
 
+from santa_core.alerts import AlertSettings, Hook
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
 from santa_core.models import RunStatus
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
+from storage.alerts import AlertStore
 from storage.batches import BatchStore
 from storage.records import verification_record
 from storage.runs import RunStore
@@ -46,6 +48,9 @@ def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
     repo.rubrics.record_trial("try", load_builtin("general"), "A text to try.", [], None, actor="ann", verdict="PASS")
     doc = repo.rubrics.document("general")
     assert repo.rubrics.save(doc.model_copy(update={"criteria": doc.criteria[:-1]}), "ann", "shorter", 1).created
+    alerts = AlertStore(repo)  # the run's events, one delivered to a hook
+    first = alerts.due(AlertSettings(hooks=[Hook(name="ops", url="http://127.0.0.1:9/in")]))[0]
+    alerts.finish(alerts.claim(first), True, 200, None)
     yield repo, run_id, a_batch_with_a_fix(repo)
     repo.engine.dispose()
 
@@ -121,7 +126,8 @@ def test_a_change_by_hand_to_any_sealed_row_is_named(desk: Desk) -> None:
         ("llm_call", call_id, {"cost_usd": 0.0}, call),
     ]
     for kind in ("batch_change", "llm_call_sent", "merged_issue", "screen", "rubric_version", "rubric_trial",
-                 "escape", "state_change", "batch_pattern", "batch_sample", "batch_sample_item", "batch"):
+                 "escape", "state_change", "batch_pattern", "batch_sample", "batch_sample_item", "batch", "alert",
+                 "alert_delivery"):
         row_id, row = _one(engine, SEALED[kind], SEALED[kind].__table__.c.id.isnot(None))
         if kind == "batch_sample_item":
             tampered.append((kind, row_id, {"run_id": None if row["run_id"] else run_id}, row))

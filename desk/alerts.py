@@ -1,0 +1,118 @@
+"""Who delivers the alerts: one pass sweeps for what fell due (overdue escalations, spot-checks) and sends every
+delivery due now, each try claimed and logged in `alert_delivery` first (`storage.alerts.AlertStore`).
+
+On PostgreSQL the pass is a procrastinate periodic task worked by the workers (`desk.task_engine`, `santa.alerts`,
+one at a time across all of them); on SQLite the app runs it on a thread of its own from the moment the server
+opens the desk (`start_alerting`), so a reminder goes out with nobody on a page.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import smtplib
+import threading
+import time
+from collections.abc import Callable, Mapping
+
+import httpx
+
+from santa_core import alerts as core
+from storage.alerts import AlertStore, Delivery
+
+log = logging.getLogger(__name__)
+
+
+def settings_now(environ: Mapping[str, str] | None = None) -> core.AlertSettings:
+    """The alert settings the environment (and the secrets file's root keys, exported there) says now."""
+    return core.alert_settings(os.environ if environ is None else environ)
+
+
+def send_hook(hook: core.Hook, delivery: Delivery, settings: core.AlertSettings,
+              client: httpx.Client) -> tuple[bool, int | None, str | None]:
+    """POST the event to the hook in its format, signed; (delivered, HTTP status, error). Any 2xx is delivered."""
+    raw = core.raw_body(hook.format, delivery.event)
+    headers = core.headers(delivery.event, raw, settings.secret, int(time.time()))
+    response = client.post(hook.url, content=raw, headers=headers)
+    ok = 200 <= response.status_code < 300
+    return ok, response.status_code, None if ok else f"HTTP {response.status_code}"
+
+
+def send_mail(smtp: core.Smtp, delivery: Delivery, timeout_s: float) -> tuple[bool, int | None, str | None]:
+    """Mail the event through the SMTP server (STARTTLS when set, login when a user is set)."""
+    with smtplib.SMTP(smtp.host, smtp.port, timeout=timeout_s) as server:
+        if smtp.starttls:
+            server.starttls()
+        if smtp.user:
+            server.login(smtp.user, smtp.password or "")
+        server.send_message(core.email(delivery.event, smtp))
+    return True, None, None
+
+
+def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Client | None = None) -> int:
+    """Try every delivery due now, each claimed first (never sent twice); how many were delivered. An error is
+    logged with the secrets masked, never raised: the next pass tries again after the backoff. A channel that fails
+    is not tried again in the same pass, so a receiver that is down costs one timeout a pass, not one per event
+    (on PostgreSQL the pass holds a worker's slot meanwhile)."""
+    hooks = {h.name: h for h in settings.hooks}
+    delivered, failing = 0, set()
+    own = client is None
+    client = client or httpx.Client(timeout=settings.timeout_s, follow_redirects=False)
+    try:
+        for delivery in store.due(settings):
+            if delivery.channel in failing:
+                continue  # down this pass: its events wait for the next
+            try_id = store.claim(delivery)
+            if try_id is None:
+                continue  # delivered or under way elsewhere
+            try:
+                if delivery.channel == core.EMAIL_HOOK:
+                    outcome = send_mail(settings.smtp, delivery, settings.timeout_s)
+                else:
+                    outcome = send_hook(hooks[delivery.channel], delivery, settings, client)
+            except Exception as exc:  # noqa: BLE001 - a receiver away, refusing or slow: logged, tried again
+                outcome = (False, None, core.scrub(f"{type(exc).__name__}: {exc}", settings.secrets()))
+            store.finish(try_id, *outcome)
+            delivered += outcome[0]
+            if not outcome[0]:
+                failing.add(delivery.channel)
+                log.warning("alert %s to %s: try %d failed (%s)", delivery.event["id"], delivery.channel,
+                            delivery.attempt, outcome[2])
+    finally:
+        if own:
+            client.close()
+    return delivered
+
+
+def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None) -> int:
+    """One pass: sweep for what fell due, then deliver what is due; how many were delivered. With no channel at all
+    there is no sweep (on SQLite it would take the write lock every pass for nothing): events still settle."""
+    settings = settings or settings_now()
+    if settings.configured:
+        store.sweep()
+    return deliver(store, settings)
+
+
+def every_s() -> float:
+    """Seconds between passes (SANTA_ALERT_EVERY_S, default 10); unreadable settings: the default."""
+    try:
+        return max(0.2, settings_now().every_s)
+    except core.AlertConfigError:
+        return 10.0
+
+
+def start_alerting(store: AlertStore, stop: threading.Event, every: Callable[[], float] = every_s) -> threading.Thread:
+    """Run a pass every `every()` seconds on a daemon thread until `stop` is set (the app on SQLite)."""
+
+    def loop() -> None:
+        while not stop.wait(every()):
+            try:
+                alert_pass(store)
+            except core.AlertConfigError as exc:
+                log.error("alerts are not sent: %s", exc)
+            except Exception as exc:  # noqa: BLE001 - the database busy or away: the next pass tries again
+                log.warning("an alert pass failed (%s); trying again", type(exc).__name__)
+
+    thread = threading.Thread(target=loop, name="santa-alerts", daemon=True)
+    thread.start()
+    return thread
