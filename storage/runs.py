@@ -41,6 +41,7 @@ from storage.people import PeopleStore, require
 from storage.rounds import RoundStore, start_round_row
 from storage.rows import RUN_COPIED, check_text, escalation_of, escape_of, state_change_of, state_of, summary_of
 from storage.rubrics import RubricStore
+from storage.suggestions import SuggestionStore
 from storage.run_json import run_json
 from storage.run_rows import children, costs, cut_off_calls, get_run, lock_run, run_rows
 from storage.settings import SettingsStore
@@ -186,6 +187,8 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         super().__init__(db)
         self.rubrics = RubricStore(self.db)
         """Stored rubric versions and trials."""
+        self.suggestions = SuggestionStore(self.db)
+        """What rubric learning reads, and rubric authors' decisions on its suggestions."""
         self.people = PeopleStore(self.db)
         """Who may act, with which roles."""
         self.audit = AuditStore(self.db)

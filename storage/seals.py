@@ -53,6 +53,7 @@ from storage.tables import (
     ScreenRow,
     SettingsRow,
     StateChangeRow,
+    SuggestionDecisionRow,
     TrialRow,
 )
 from storage.times import utc
@@ -69,6 +70,7 @@ SEALED: dict[str, type[SQLModel]] = {
     "batch_change": BatchChangeRow, "batch_pattern": BatchPatternRow, "batch_sample": BatchSampleRow,
     "batch_sample_item": BatchSampleItemRow, "rubric_version": RubricVersionRow, "rubric_trial": TrialRow,
     "person": PersonRow, "settings": SettingsRow,
+    "rubric_suggestion": SuggestionDecisionRow,  # since 0020: a rubric author's accepted or dismissed suggestions
 }
 """The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
 Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts

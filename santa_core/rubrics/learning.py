@@ -24,7 +24,8 @@ import hashlib
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Literal
+from datetime import datetime
+from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
@@ -32,6 +33,7 @@ from santa_core.batch.defect import most_flagged, stem
 from santa_core.batch.generalise import generalise
 from santa_core.batch.patterns import Pattern, SampledFailure, group_patterns
 from santa_core.batch.signature import usable
+from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.folding import fold
 from santa_core.checks.terms import ForbiddenTermsCheck, forbidden_terms
 from santa_core.models import Criterion, MergedIssue, Rubric, RubricDocument
@@ -97,6 +99,36 @@ class Suggestion(BaseModel):
                 else f"sharpen the pass condition (“{self.phrase}”)")
         seen = f"seen in {len(self.runs)} runs" + (f", {self.escapes} of them escapes" if self.escapes else "")
         return f"{self.criterion_name}: {what} — {seen}"
+
+
+class Decision(BaseModel):
+    """A rubric author's decision on a suggestion, as stored."""
+
+    key: str
+    action: Literal["accepted", "dismissed"]
+    criterion: str
+    phrase: str
+    version: int | None = None
+    """The rubric version accepting saved."""
+    note: str = ""
+    actor: str
+    at: datetime
+
+
+class Log(Protocol):
+    """Where rubric learning reads a rubric's recent history and keeps its author's decisions (`storage.suggestions`)."""
+
+    def learning_items(self, rubric: str, days: int = WINDOW_DAYS) -> tuple[list[LearningItem], dict[int, str]]:
+        """(failed rounds and escapes of the rubric's runs in the window, run id → text of each NICE run in it)."""
+        ...
+
+    def decisions(self, rubric: str) -> list[Decision]:
+        """The rubric's suggestion decisions, oldest first."""
+        ...
+
+    def decide(self, suggestion: Suggestion, action: str, actor: str, note: str = "", version: int | None = None) -> int:
+        """Record a decision (PermissionDenied, nothing written, unless the actor may change rubrics)."""
+        ...
 
 
 def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int, str],
@@ -259,3 +291,49 @@ def acceptance_note(suggestion: Suggestion) -> str:
     """The change note of the version an accepted suggestion saves: where it came from and why."""
     runs = ", ".join(f"#{r}" for r in suggestion.runs[:10]) + (" …" if len(suggestion.runs) > 10 else "")
     return (f"from suggestion {suggestion.key}: {suggestion.title} (runs {runs})")
+
+
+class TryResult(BaseModel):
+    """A suggested check run on the runs that argued for it and on the rubric's NICE runs: what it would catch."""
+
+    hits: list[int]
+    """Evidence runs whose failing text the check catches."""
+    misses: list[int]
+    """Evidence runs it does not catch."""
+    false_alarms: list[int]
+    """NICE runs it would have failed."""
+    clean: int
+    """NICE runs it passes."""
+
+
+def try_suggestion(suggestion: Suggestion, rubric: Rubric, items: Iterable[LearningItem],
+                   nice: Mapping[int, str]) -> TryResult:
+    """Run a forbidden-term suggestion's check (free: deterministic) on each evidence run's texts and each NICE run.
+
+    A run is a hit when the check fails any of its items' texts (a round it failed in, or the text an escape was
+    reported on). A sharper pass condition has no free try: only a reviewer judges it (ValueError).
+    """
+    if suggestion.check is None:
+        raise ValueError("a sharper pass condition is judged by the reviewers; only a check can be tried for free")
+    criterion = next(c for c in rubric.criteria if c.id == suggestion.criterion)
+    probe = Rubric(name=rubric.name, criteria=[criterion.model_copy(update={"check": suggestion.check})])
+    evidence = set(suggestion.runs)
+    caught: set[int] = set()
+    for item in items:
+        if item.run_id in evidence and item.run_id not in caught and _fails(probe, item.text):
+            caught.add(item.run_id)
+    alarms = sorted(r for r, text in nice.items() if _fails(probe, text))
+    return TryResult(hits=sorted(caught), misses=sorted(evidence - caught), false_alarms=alarms,
+                     clean=len(nice) - len(alarms))
+
+
+def _fails(probe: Rubric, text: str) -> bool:
+    return any(o.result == "FAIL" for o in run_criterion_checks(probe, text))
+
+
+def pending(rubric: Rubric, log: Log, days: int = WINDOW_DAYS, min_runs: int = MIN_RUNS
+            ) -> tuple[list[Suggestion], list[LearningItem], dict[int, str]]:
+    """The rubric's suggestions nobody has decided on yet, with the items and NICE texts they came from."""
+    items, nice = log.learning_items(rubric.name, days)
+    decided = {d.key for d in log.decisions(rubric.name)}
+    return [s for s in suggestions(rubric, items, nice, min_runs) if s.key not in decided], items, nice

@@ -108,6 +108,10 @@ SCHEMA: dict[str, list[str]] = {
         "cache_read_input_tokens", "cost_usd", "latency_s", "actor", "created_at",
         "trial_key",  # 0015
     ],
+    "rubric_suggestion": [  # 0020
+        "id", "rubric_name", "suggestion_key", "action", "criterion", "kind", "phrase", "runs_json", "version", "note",
+        "actor", "created_at",
+    ],
     "person": ["id", "name", "roles", "created_at", "updated_at", "updated_by"],
     "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at"],
     "audit_event": [
@@ -156,7 +160,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0017",)]
+        ).all() == [("0020",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
