@@ -41,12 +41,12 @@ from storage.people import PeopleStore, require
 from storage.rounds import RoundStore, start_round_row
 from storage.rows import RUN_COPIED, check_text, escalation_of, escape_of, state_change_of, state_of, summary_of
 from storage.rubrics import RubricStore
-from storage.suggestions import SuggestionStore
 from storage.run_json import run_json
 from storage.run_rows import children, costs, cut_off_calls, get_run, lock_run, run_rows
 from storage.settings import SettingsStore
 from storage.slots import SlotStore, reviewer_slots
 from storage.state_changes import set_state
+from storage.suggestions import SuggestionStore
 from storage.tables import (
     BatchRow,
     CallSentRow,

@@ -18,8 +18,8 @@ from sqlmodel.sql.expression import Select
 
 from santa_core.models import MergedIssue, RunStatus
 from santa_core.roles import Permission
-from santa_core.text import control_problem
 from santa_core.rubrics.learning import WINDOW_DAYS, Decision, LearningItem, Suggestion
+from santa_core.text import control_problem
 from storage import audit
 from storage.people import require
 from storage.rubrics import MAX_NOTE_CHARS

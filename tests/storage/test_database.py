@@ -171,7 +171,8 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
     no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
                  "criterion_day", "run_metric",  # run_metric's run_id is its primary key
-                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item"}
+                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item",
+                 "rubric_suggestion"}
     assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
     assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
                   ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]

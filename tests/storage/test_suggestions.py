@@ -56,10 +56,15 @@ def reviewer_and_fixer(body: dict) -> object:
     return message(review_json("FAIL", checks, issues), model)
 
 
+def save_ads(repo: RunStore) -> None:
+    """Rubric "ads" v1: facts, and no outcome guarantees (no check yet)."""
+    repo.rubrics.save(RubricDocument(name="ads", criteria=[FACTS, CLAIMS]), "ann", "first version", None)
+
+
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
     repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
-    repo.rubrics.save(RubricDocument(name="ads", criteria=[FACTS, CLAIMS]), "ann", "first version", None)
+    save_ads(repo)
     return repo
 
 

@@ -9,8 +9,8 @@ from santa_core.models import Criterion, MergedIssue, Rubric, RubricDocument
 from santa_core.rubrics.learning import (
     MIN_RUNS,
     LearningItem,
-    accepted,
     acceptance_note,
+    accepted,
     suggestion_key,
     suggestions,
 )
