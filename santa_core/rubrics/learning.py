@@ -29,6 +29,9 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, Field
 
+# First: santa_core.batch.defect and the santa_core.run package import each other, and only the run package's side
+# resolves the circle when it is imported first (the command line may import this module before anything else).
+import santa_core.run  # noqa: F401
 from santa_core.batch.defect import most_flagged, stem
 from santa_core.batch.generalise import generalise
 from santa_core.batch.patterns import Pattern, SampledFailure, group_patterns

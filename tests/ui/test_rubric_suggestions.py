@@ -56,3 +56,20 @@ def test_an_author_dismisses_a_suggestion(desk_env: RunStore) -> None:
     (decision,) = desk_env.suggestions.decisions("ads")
     assert (decision.action, decision.note, decision.actor) == ("dismissed", "allowed in this market",
                                                                 "author@example.com")
+
+
+def test_the_run_page_says_a_check_stopped_the_round_before_the_reviewers(desk_env: RunStore) -> None:
+    """After accepting, a new run whose text the check fails shows why no reviewer was asked, in the round and on
+    each reviewer's card."""
+    from santa_core.rubrics import actions
+    from santa_core.rubrics.learning import pending
+    from tests.ui.test_run_page import as_person
+
+    seeded(desk_env)
+    (s,), _, _ = pending(desk_env.rubrics.resolved("ads"), desk_env.suggestions)
+    actions.accept_suggestion(desk_env.rubrics, desk_env.suggestions, s, "author@example.com")
+    (run_id,) = reviewed(desk_env, ["New copy. Your return is guaranteed. Call us."])
+    at = as_person("viewer@example.com", run_id)
+    shown = texts(at)
+    assert "The reviewers were not asked: a critical deterministic check failed" in shown
+    assert shown.count("Not asked: a critical deterministic check failed") == 2  # the cards of B and C

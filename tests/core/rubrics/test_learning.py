@@ -151,3 +151,26 @@ def test_a_criterion_from_a_parent_rubric_is_refused() -> None:
 
 def test_min_runs_default_is_five() -> None:
     assert MIN_RUNS == 5
+
+
+# --- linear time: the texts and issues are the models' and the authors' own words -----------------------------------
+
+
+def _grouped(size: int, unit: str) -> float:
+    """CPU time of `suggestions` over five failures whose description, evidence and text are long runs of `unit`."""
+    from tests.core.checks.test_linear_time import _cpu
+
+    run = (unit * (size // len(unit) + 1))[:size]
+    items = [LearningItem(run_id=r, text=f"{run} guaranteed {run}", issues=[MergedIssue(
+        criterion="no_guarantees", description=f"'{run}' and 'guaranteed'", evidence=f"{run} guaranteed {run}",
+        flagged_by="both")]) for r in range(1, 6)]
+    return _cpu(lambda _: suggestions(RUBRIC, items, {9: run}), "", tries=2)
+
+
+@pytest.mark.parametrize("unit", ["'", ".-", "' a", "中"])
+def test_long_punctuation_runs_cost_linear_time(unit: str) -> None:
+    from tests.core.checks.test_linear_time import FLOOR_S, GROWTH
+
+    small = max(_grouped(1_000, unit), FLOOR_S)
+    big = _grouped(10_000, unit)
+    assert big <= GROWTH * small, f"{unit!r}: 1,000 characters took {small:.4f} s, 10,000 took {big:.4f} s"
