@@ -173,11 +173,21 @@ def test_a_dismissed_suggestion_is_remembered_and_audited(repo: RunStore) -> Non
     assert count(repo.engine, RubricVersionRow, name="ads") == 1
 
 
-def test_escapes_reported_on_shipped_runs_are_read_with_their_runs(repo: RunStore) -> None:
+def test_escapes_reported_on_shipped_runs_are_read_with_their_runs(db_url: str) -> None:
+    """Read on SQLite and PostgreSQL: failed rounds with their texts, escapes with the shipped text, NICE runs."""
+    repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
+    save_ads(repo)
     reviewed(repo, claims(3))
     shipped = reviewed(repo, plain(2))
     for run_id in shipped:
         repo.report_escape(run_id, "no_guarantees", "promises an outcome: 'guaranteed'", "major", "viewer@example.com")
-    items, _ = repo.suggestions.learning_items("ads")
+    items, texts = repo.suggestions.learning_items("ads")
     assert sorted(i.source for i in items) == ["escape", "escape", "review", "review", "review"]
+    assert sorted(texts) == shipped and texts[shipped[0]] == plain(1)[0]
+    escapes = [i for i in items if i.source == "escape"]
+    assert [(i.run_id, i.text, i.issues[0].criterion) for i in escapes] == [
+        (r, texts[r], "no_guarantees") for r in shipped]
+    assert all("guaranteed" in i.text and i.ref == 1 for i in items if i.source == "review")
+    assert repo.suggestions.learning_items("ads", days=0)[0] == []  # only runs started in the window
     assert count(repo.engine, EscapeRow) == 2
+    repo.engine.dispose()
