@@ -228,7 +228,7 @@ def _sharper(rubric: str, criterion: Criterion, example: str, members: Sequence[
     example = _cut(example)
     if not example or normalise(example) in normalise(criterion.pass_condition):
         return None
-    sharper = f"{criterion.pass_condition.rstrip()} In particular, it never says “{example}” or anything to that effect."
+    sharper = _sharpened(criterion.pass_condition, example)
     return Suggestion(key=suggestion_key(rubric, criterion.id, "pass_condition", example), rubric=rubric,
                       criterion=criterion.id, criterion_name=criterion.name, kind="pass_condition", phrase=example,
                       pass_condition=sharper, runs=_runs(members), escapes=_escapes(members))
@@ -284,10 +284,30 @@ def accepted(doc: RubricDocument, suggestion: Suggestion) -> RubricDocument:
     if suggestion.criterion not in ids:
         raise ValueError(f"criterion {suggestion.criterion!r} is not {doc.name}'s own (it comes from a rubric it "
                          f"extends: {', '.join(doc.extends) or 'none'}); add the check there")
-    change = ({"check": suggestion.check} if suggestion.kind == "forbidden_terms"
-              else {"pass_condition": suggestion.pass_condition})
-    criteria = [c.model_copy(update=change) if c.id == suggestion.criterion else c for c in doc.criteria]
+    (criterion,) = [c for c in doc.criteria if c.id == suggestion.criterion]
+    # Made from the criterion as the latest version has it: an author's edit since the suggestion was drawn up (other
+    # terms, a reworded condition) is kept, never overwritten with the suggestion's copy of the older one.
+    criteria = [_changed(c, suggestion) if c.id == criterion.id else c for c in doc.criteria]
     return doc.model_copy(update={"criteria": criteria})
+
+
+def _changed(criterion: Criterion, suggestion: Suggestion) -> Criterion:
+    """The criterion with the suggested term added to its check, or the sentence added to its pass condition."""
+    if suggestion.kind == "pass_condition":
+        return criterion.model_copy(update={"pass_condition": _sharpened(criterion.pass_condition, suggestion.phrase)})
+    check = criterion.check
+    if check is not None and check.get("type") != "forbidden_terms":
+        raise ValueError(f"criterion {criterion.id!r} now carries a {check.get('type')} check; a criterion has one "
+                         "check, so add the term by hand or dismiss the suggestion")
+    terms = list((check or {}).get("terms", []))
+    if _forbids(terms, suggestion.phrase):
+        raise ValueError(f"criterion {criterion.id!r} forbids “{suggestion.phrase}” already")
+    return criterion.model_copy(update={"check": {**(check or {"type": "forbidden_terms"}),
+                                                  "terms": [*terms, suggestion.phrase]}})
+
+
+def _sharpened(condition: str, example: str) -> str:
+    return f"{condition.rstrip()} In particular, it never says “{example}” or anything to that effect."
 
 
 def acceptance_note(suggestion: Suggestion) -> str:

@@ -142,6 +142,16 @@ def test_accepting_adds_the_check_and_it_catches_the_phrase() -> None:
     assert s.key in acceptance_note(s) and "#1" in acceptance_note(s)
 
 
+def test_accepting_keeps_an_edit_made_since_the_suggestion() -> None:
+    (s,) = suggestions(RUBRIC, [failure(r) for r in range(1, 6)], NICE)
+    edited = CLAIMS.model_copy(update={"check": {"type": "forbidden_terms", "terms": ["no risk"]}})
+    doc = accepted(RubricDocument(name="ads", version=3, criteria=[edited, TONE]), s)
+    assert doc.criteria[0].check == {"type": "forbidden_terms", "terms": ["no risk", "guaranteed"]}
+    linked = CLAIMS.model_copy(update={"check": {"type": "max_words", "max": 500}})
+    with pytest.raises(ValueError, match="max_words"):
+        accepted(RubricDocument(name="ads", version=3, criteria=[linked, TONE]), s)
+
+
 def test_a_criterion_from_a_parent_rubric_is_refused() -> None:
     (s,) = suggestions(RUBRIC, [failure(r) for r in range(1, 6)], NICE)
     child = RubricDocument(name="ads", version=2, extends=["base@1"], criteria=[TONE])
