@@ -25,6 +25,8 @@ from ui.safe import escape_markdown
 TRIED = "sg_tried"
 """Session key: suggestion key → its Try it result, shown until the page is left."""
 FLASH = "sg_flash"
+LOOK_AGAIN_S = 60
+"""How long the suggestions found are reused before the runs are read again (new runs show within this)."""
 
 
 def suggestions_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -> None:
@@ -37,7 +39,8 @@ def suggestions_tab(desk: Desk, name: str, actor: str, refusal: str | None = Non
     if flash := st.session_state.pop(FLASH, None):
         st.success(escape_markdown(flash))
     rubric = desk.rubrics.resolved(name)
-    found, items, nice = learning.pending(rubric, desk.runs.suggestions)
+    found, items, nice = _pending(desk, rubric, desk.url, name, rubric.version,
+                                  len(desk.runs.suggestions.decisions(name)))
     if refusal:
         st.caption(escape_markdown(f"{refusal} You can still look at each suggestion and try it."))
     if not found:
@@ -46,6 +49,15 @@ def suggestions_tab(desk: Desk, name: str, actor: str, refusal: str | None = Non
         with st.container(border=True):
             _card(desk, rubric, suggestion, items, nice, actor, refusal)
     _decided(desk, name)
+
+
+@st.cache_data(ttl=LOOK_AGAIN_S, show_spinner=False, max_entries=32)
+def _pending(_desk: Desk, _rubric: Rubric, url: str, name: str, version: int, decided: int
+             ) -> tuple[list[learning.Suggestion], list[learning.LearningItem], dict[int, str]]:
+    """`learning.pending`, kept a while: every tab of the page is drawn on each change in the editor, and grouping a
+    month of runs should not run on each keystroke. Keyed by the database, the rubric's version and its number of
+    decisions: an accepted or dismissed suggestion is gone at once."""
+    return learning.pending(_rubric, _desk.runs.suggestions)
 
 
 def _card(desk: Desk, rubric: Rubric, s: learning.Suggestion, items: list[learning.LearningItem],
