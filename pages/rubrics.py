@@ -1,14 +1,14 @@
 """Rubrics: author versioned, objective, testable rubrics (`?rubric=<name>` opens one).
 
-Everyone may read every rubric, its versions, diffs and files; saving and importing need the
-rubric-author role, asking a reviewer (Try it, Re-check) the right to try rubrics. Storage
-refuses the same actions, so hiding the controls is for clarity, not for safety.
+Everyone may read every rubric, its versions, diffs, files and suggestions; saving, importing and accepting or
+dismissing a suggestion need the rubric-author role, asking a reviewer (Try it, Re-check) the right to try rubrics.
+Storage refuses the same actions, so hiding the controls is for clarity, not for safety.
 """
 
 import streamlit as st
 
 from santa_core.roles import Permission
-from ui import app_desk, identity, navigation, rubric_editor, rubric_trials, rubric_versions
+from ui import app_desk, identity, navigation, rubric_editor, rubric_suggestions, rubric_trials, rubric_versions
 from ui.navigation import ensure_navigation
 from ui.rubric_studio import draft_rubric, pick_rubric
 from ui.safe import escape_markdown
@@ -31,10 +31,10 @@ actor = identity.actor()
 may_edit = identity.can(Permission.EDIT_RUBRIC)
 try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)
 name = pick_rubric(store, allow_new=may_edit, default=desk.defaults().rubric)
-edit, versions, trial, files, recheck = st.tabs([":material/edit: Edit" if may_edit else ":material/description: Criteria",
-                                                 ":material/history: Versions", ":material/science: Try it",
-                                                 ":material/swap_vert: Import / export",
-                                                 ":material/replay: Re-check history"])
+edit, versions, trial, files, recheck, learned = st.tabs([
+    ":material/edit: Edit" if may_edit else ":material/description: Criteria", ":material/history: Versions",
+    ":material/science: Try it", ":material/swap_vert: Import / export", ":material/replay: Re-check history",
+    ":material/lightbulb: Suggestions"])
 with edit:
     if may_edit:
         findings = rubric_editor.render(store, actor)
@@ -61,3 +61,9 @@ with recheck:
         rubric_trials.recheck_tab(desk, name, actor, refusal=try_refusal)
     else:
         st.info("Create the rubric first, then re-check past runs under it.")
+with learned:
+    if name:
+        rubric_suggestions.suggestions_tab(desk, name, actor,
+                                           refusal=None if may_edit else identity.refusal(Permission.EDIT_RUBRIC))
+    else:
+        st.info("Create the rubric first; suggestions come from its runs.")

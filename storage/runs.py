@@ -46,6 +46,7 @@ from storage.run_rows import children, costs, cut_off_calls, get_run, lock_run, 
 from storage.settings import SettingsStore
 from storage.slots import SlotStore, reviewer_slots
 from storage.state_changes import set_state
+from storage.suggestions import SuggestionStore
 from storage.tables import (
     BatchRow,
     CallSentRow,
@@ -186,6 +187,8 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         super().__init__(db)
         self.rubrics = RubricStore(self.db)
         """Stored rubric versions and trials."""
+        self.suggestions = SuggestionStore(self.db)
+        """What rubric learning reads, and rubric authors' decisions on its suggestions."""
         self.people = PeopleStore(self.db)
         """Who may act, with which roles."""
         self.audit = AuditStore(self.db)

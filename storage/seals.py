@@ -55,6 +55,7 @@ from storage.tables import (
     ScreenRow,
     SettingsRow,
     StateChangeRow,
+    SuggestionDecisionRow,
     TrialRow,
 )
 from storage.times import utc
@@ -73,6 +74,7 @@ SEALED: dict[str, type[SQLModel]] = {
     "person": PersonRow, "settings": SettingsRow,
     # since 0021: the alert outbox, whose events say what happened and whose log says who was told
     "alert": AlertRow, "alert_delivery": AlertDeliveryRow,
+    "rubric_suggestion": SuggestionDecisionRow,  # since 0020: a rubric author's accepted or dismissed suggestions
 }
 """The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
 Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts

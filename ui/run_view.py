@@ -15,6 +15,7 @@ from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
+from santa_core.run.gate import checked_out_first
 from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
 from santa_core.run.unreviewed import HEADLINE, could_not_review, not_asked
 from storage.errors import RunNotFound
@@ -94,7 +95,10 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
     if unreviewed:  # nobody judged the output: not NAUGHTY, and the words name the calls that failed
         st.warning(escape_markdown(f"{HEADLINE} — {unreviewed} Nothing ships until the output is reviewed."))
     elif rnd.gate is not None:
-        if not rnd.reviews:
+        if not rnd.reviews and checked_out_first(rnd.gate):
+            st.info("The reviewers were not asked: a critical deterministic check failed, so no verdict could ship "
+                    "this text. The fix agent gets the check's findings; fresh reviewers judge the fixed text.")
+        elif not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
         components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews))  # no raw reviewer error

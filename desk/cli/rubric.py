@@ -1,4 +1,5 @@
-"""`rubric list|export|import`: the stored rubric versions, without a runner or a model client."""
+"""`rubric list|export|import|suggestions`: the stored rubric versions and what their runs suggest, without a runner
+or a model client."""
 
 from __future__ import annotations
 
@@ -24,6 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     im.add_argument("file")
     im.add_argument("--note", default="", help="change note kept with the version")
     im.add_argument("--author", default="cli", help="who imports it (default: cli)")
+    sg = rsub.add_parser("suggestions", help="what a rubric's recent failures suggest (accept them on the Rubrics page)")
+    sg.add_argument("name")
+    sg.add_argument("--json", action="store_true", help="print one JSON array")
 
 
 def run_rubric(args: argparse.Namespace) -> str:
@@ -32,6 +36,8 @@ def run_rubric(args: argparse.Namespace) -> str:
     from santa_core.rubrics import library as lib
     from santa_core.rubrics.store import RubricConflict
 
+    if args.rubric_command == "suggestions":
+        return _suggestions(args.name, args.json)
     store = _open_rubric_store()
     if args.rubric_command == "list":
         return _rubric_list(store.list_rubrics(), args.json)
@@ -77,3 +83,26 @@ def _rubric_export(store, args: argparse.Namespace) -> str:
             raise BadInput(f"cannot write {args.out}: {exc.strerror or exc}") from exc
         return f"wrote {args.name} v{args.version or store.latest_version(args.name)} to {args.out}"
     return text.rstrip("\n")
+
+
+def _suggestions(name: str, as_json: bool) -> str:
+    """The rubric's undecided suggestions, as a JSON array or one block each (BadInput on an unknown rubric)."""
+    from santa_core.rubrics.learning import pending
+    from santa_core.rubrics.store import RubricNotFound
+
+    repo = open_repo()
+    try:
+        rubric = repo.rubrics.resolved(name)
+    except RubricNotFound as exc:
+        raise BadInput(str(exc)) from exc
+    found, _, _ = pending(rubric, repo.suggestions)
+    if as_json:
+        return json.dumps([s.model_dump(mode="json") for s in found], indent=2, ensure_ascii=False)
+    if not found:
+        return f"no suggestions for {name}: no criterion keeps failing on the same words"
+    blocks = []
+    for s in found:
+        change = (json.dumps(s.check, ensure_ascii=False) if s.kind == "forbidden_terms"
+                  else f"pass condition: {s.pass_condition}")
+        blocks.append(f"{s.key}  {s.title}\n  {change}\n  runs: {', '.join(str(r) for r in s.runs)}")
+    return "\n\n".join(blocks)

@@ -97,6 +97,11 @@ def title(criterion_name: str, issues: Iterable[MergedIssue], signature: Iterabl
     return f"{criterion_name}: “{phrase}”" if phrase else criterion_name
 
 
+def most_flagged(issues: Iterable[MergedIssue]) -> str:
+    """The phrase most of the issues flag, as a reviewer spelt it ("" when none flags one)."""
+    return _most_flagged(list(issues))
+
+
 def _most_flagged(issues: list[MergedIssue]) -> str:
     """The phrase most issues flag, in the words of the first evidence it stands in."""
     counts = Counter(f for i in issues if (f := flagged(i)) is not None)

@@ -43,6 +43,7 @@ from santa_core.batch.store import (
 )
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
+from santa_core.checks.precheck import critical_failures
 from santa_core.models import RunStatus
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
@@ -319,10 +320,11 @@ class BatchDriver(PatternFixing):
             ids = {slot: mb.custom_id_for(f"i{review.item_id}", slot) for slot in SLOTS}
             item = items.get(review.item_id)
             if not all(i in outcomes for i in ids.values()):
-                # Never sent (the text addresses its reviewers, `_jobs`): its run's pre-check blocks it before any
-                # reviewer is asked, so the item is NAUGHTY without a paid request. Why not ask the detector again
-                # here: an answer that changed since the send (another process, a check that could not finish
-                # once) would leave the item out for good and the sample unfinished; the run decides it instead.
+                # Never sent (the text addresses its reviewers or fails a critical check, `_jobs`): its run's
+                # pre-check decides it before any reviewer is asked, so the item is NAUGHTY without a paid request.
+                # Why not ask the detector again here: an answer that changed since the send (another process, a
+                # check that could not finish once) would leave the item out for good and the sample unfinished;
+                # the run decides it instead.
                 futures.append(self._restart(self.store.start_review(sample_id, review.item_id)))
                 continue
             run_id = self.store.start_review(sample_id, review.item_id)
@@ -450,7 +452,8 @@ class BatchDriver(PatternFixing):
                              request=ReviewRequest(rubric=rubric, spec=items[item_id].spec,
                                                    output=items[item_id].output))
                 for item_id in self.store.pending_items(sample_id) for slot in SLOTS
-                if not injected(items[item_id].spec, items[item_id].output)]
+                if not injected(items[item_id].spec, items[item_id].output)
+                and not critical_failures(rubric, items[item_id].output)]  # its run decides it before the reviewers
 
     def _restart(self, run_id: int, resume: bool = True) -> Future | None:
         """A run of the sample that is not done: queue it again (an interrupted one resumes, if `resume`)."""

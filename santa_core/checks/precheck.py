@@ -18,16 +18,13 @@ def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | 
     Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
     the issues agree with the outcomes shown or stored.
     """
-    issues = detect_injection(output) + detect_injection(spec, where="spec")
+    return detect_injection(output) + detect_injection(spec, where="spec") + critical_failures(rubric, output, outcomes)
+
+
+def critical_failures(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:
+    """The failed checks of critical criteria, as issues flagged by "check" (each alone decides a round NAUGHTY)."""
     severity = {c.id: c.severity for c in rubric.criteria}
-    for o in run_criterion_checks(rubric, output) if outcomes is None else outcomes:
-        if o.result == "FAIL" and severity.get(o.criterion) == "critical":
-            issues.append(
-                MergedIssue(
-                    criterion=o.criterion,
-                    description=f"deterministic check {o.check_type} failed: {o.detail}",
-                    evidence=o.evidence,
-                    flagged_by="check",
-                )
-            )
-    return issues
+    return [MergedIssue(criterion=o.criterion, description=f"deterministic check {o.check_type} failed: {o.detail}",
+                        evidence=o.evidence, flagged_by="check")
+            for o in (run_criterion_checks(rubric, output) if outcomes is None else outcomes)
+            if o.result == "FAIL" and severity.get(o.criterion) == "critical"]

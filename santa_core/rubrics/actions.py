@@ -8,7 +8,7 @@ from __future__ import annotations
 from santa_core.models import Rubric, RubricDocument
 from santa_core.reviewers.base import Reviewer, Served, journal_to, new_trial_key
 from santa_core.roles import Permission
-from santa_core.rubrics import trials
+from santa_core.rubrics import learning, trials
 from santa_core.rubrics.store import SaveResult, Store
 from santa_core.text import control_problem
 
@@ -16,6 +16,29 @@ from santa_core.text import control_problem
 def save_version(store: Store, doc: RubricDocument, author: str, note: str, base_version: int | None) -> SaveResult:
     """Save the edited document as the next version, made from `base_version` (None: a new rubric)."""
     return store.save(doc, author, note, base_version)
+
+
+def accept_suggestion(store: Store, log: learning.Log, suggestion: learning.Suggestion, author: str) -> SaveResult:
+    """Save the rubric's next version with the suggestion applied to its criterion, audited as a version save whose
+    note says it came from the suggestion; then record the acceptance.
+
+    Who may change rubrics is asked of the stored roles first and again inside the save (PermissionDenied: nothing
+    written). The version is made from the latest one, so a suggestion never overwrites an author's newer edit.
+    """
+    store.require(author, Permission.EDIT_RUBRIC)
+    doc = store.document(suggestion.rubric)
+    saved = store.save(learning.accepted(doc, suggestion), author, learning.acceptance_note(suggestion), doc.version,
+                       source="suggestion")
+    # After the version: a crash in between leaves a version that already covers the suggestion, which is then
+    # no longer offered (`learning.suggestions` drops what the rubric covers), never an acceptance without one.
+    log.decide(suggestion, "accepted", author, version=saved.version)
+    return saved
+
+
+def dismiss_suggestion(log: learning.Log, suggestion: learning.Suggestion, actor: str, note: str = "") -> int:
+    """Remember that the rubric's author does not want this suggestion (audited; refused unless they may change
+    rubrics)."""
+    return log.decide(suggestion, "dismissed", actor, note)
 
 
 def import_file(store: Store, text: str, fmt: str, author: str, note: str = "") -> SaveResult:

@@ -266,6 +266,25 @@ def screened(results: list[ScreenResult]) -> GateResult | None:
                       reviewer_error=True)
 
 
+CHECKS_FIRST = "a critical deterministic check failed; no reviewer was asked"
+"""The reason a round carries when its failed checks decided it before any reviewer was paid (`checked_out`)."""
+
+
+def checked_out(prechecks: list[MergedIssue]) -> GateResult:
+    """NAUGHTY before any reviewer is asked: a critical criterion's deterministic check failed.
+
+    Not an escalation: the round goes to the fix agent with the checks' issues, and fresh reviewers judge the fixed
+    text next round. Paying two reviewers first would buy nothing, since no verdict of theirs could ship this text.
+    """
+    return GateResult(decision=GateDecision.NAUGHTY, issues=list(prechecks),
+                      reasons=[f"{PRECHECK}{CHECKS_FIRST}"] + [f"{PRECHECK}{i.description}" for i in prechecks])
+
+
+def checked_out_first(gate: GateResult | None) -> bool:
+    """Whether a stored gate is one a failed check decided before the reviewers (`checked_out`)."""
+    return gate is not None and f"{PRECHECK}{CHECKS_FIRST}" in gate.reasons
+
+
 def blocked(prechecks: list[MergedIssue]) -> GateResult:
     """NAUGHTY before any reviewer is asked: the output tries to instruct the reviewers."""
     return GateResult(

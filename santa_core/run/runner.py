@@ -36,7 +36,7 @@ from santa_core.reviewers.base import PERSON, Fixer, Reviewer, ReviewRequest, Sc
 from santa_core.reviewers.calls import UnavailableModel
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
-from santa_core.run.gate import PRECHECK, blocked, decide, screened
+from santa_core.run.gate import PRECHECK, blocked, checked_out, decide, screened
 from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store
 from santa_core.run.unchanged import already_judged, judged_before
 from santa_core.run.unreviewed import could_not_review
@@ -262,6 +262,11 @@ class Runner:
             # The known-answer screen decides before the reviewers too: a text that took over the
             # screening model would take over a reviewer, and a screen that failed cannot vouch.
             self._finish_round(run, rnd, caught.model_copy(update={"checks": outcomes}))
+            return
+        if prechecks and not rnd.reviews:
+            # A critical check failed: no verdict could ship this text, so no reviewer is paid to read it; the fix
+            # agent gets the checks' issues and fresh reviewers judge the fixed text (reviews already in are used).
+            self._finish_round(run, rnd, checked_out(prechecks).model_copy(update={"checks": outcomes}))
             return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)

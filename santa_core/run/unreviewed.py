@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 
 from santa_core.models import GateDecision, ReviewOutcome, ReviewStatus, ScreenResult, Usage
+from santa_core.run.gate import checked_out_first
 from santa_core.run.store import RoundRecord
 
 HEADLINE = "Could not be reviewed: the model provider failed"
@@ -75,4 +76,7 @@ def not_asked(rnd: RoundRecord) -> str:
         return "Not asked: the injection screen could not be run."
     if rnd.gate is not None and rnd.gate.injection:
         return "Not asked: the output addresses the reviewers, so no reviewer was paid to read it."
+    if checked_out_first(rnd.gate):
+        return ("Not asked: a critical deterministic check failed, so no reviewer was paid to read this text; fresh "
+                "reviewers judge the fixed one.")
     return "Not asked: this round was stopped before the reviewers."

@@ -23,7 +23,7 @@ from storage.tables.batches import (
 from storage.tables.columns import JSON_OR_NULL, UTC_TS, UsageColumns
 from storage.tables.metrics import CriterionDayRow, CriterionResultRow, RunMetricRow
 from storage.tables.people import AuditEventRow, AuditHeadRow, PersonRow
-from storage.tables.rubrics import RubricVersionRow, TrialRow
+from storage.tables.rubrics import RubricVersionRow, SuggestionDecisionRow, TrialRow
 from storage.tables.runs import (
     CallSentRow,
     DecisionRow,
@@ -70,12 +70,13 @@ TABLES: tuple[type[SQLModel], ...] = (
     CallSentRow,
     AlertRow,
     AlertDeliveryRow,
+    SuggestionDecisionRow,
 )
 """Every table of the schema, parents first."""
 
 APPEND_ONLY = frozenset(
     {"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial", "escape", "audit_event",
-     "batch_change", "screen", "llm_call_sent"}
+     "batch_change", "screen", "llm_call_sent", "rubric_suggestion"}
 )
 """Tables whose rows are never updated or deleted."""
 
@@ -113,5 +114,6 @@ __all__ = [
     "ScreenRow",
     "SettingsRow",
     "StateChangeRow",
+    "SuggestionDecisionRow",
     "TrialRow",
 ]

@@ -63,3 +63,26 @@ class TrialRow(UsageColumns, table=True):
     """Names the trial's model calls (`llm_call.trial_key`), which are on record before the trial row is."""
 
 
+
+
+class SuggestionDecisionRow(SQLModel, table=True):
+    """A rubric author's decision on a rubric suggestion (`santa_core.rubrics.learning`): accepted (with the version it
+    saved) or dismissed, so the suggestion is not offered again. Append-only."""
+
+    __tablename__ = "rubric_suggestion"
+
+    id: int | None = Field(default=None, primary_key=True)
+    rubric_name: str = Field(index=True)
+    suggestion_key: str = Field(index=True)
+    action: str
+    """"accepted" or "dismissed"."""
+    criterion: str
+    kind: str
+    phrase: str = text_column()
+    runs_json: list = Field(default_factory=list, sa_type=JSON)
+    """The runs that argued for the suggestion when it was decided."""
+    version: int | None = None
+    """The rubric version accepting saved (None: dismissed)."""
+    note: str = text_column()
+    actor: str
+    created_at: datetime = ts_column()

@@ -108,6 +108,10 @@ SCHEMA: dict[str, list[str]] = {
         "cache_read_input_tokens", "cost_usd", "latency_s", "actor", "created_at",
         "trial_key",  # 0015
     ],
+    "rubric_suggestion": [  # 0020
+        "id", "rubric_name", "suggestion_key", "action", "criterion", "kind", "phrase", "runs_json", "version", "note",
+        "actor", "created_at",
+    ],
     "person": ["id", "name", "roles", "created_at", "updated_at", "updated_by"],
     "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at"],
     "audit_event": [
@@ -170,7 +174,7 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
                  "criterion_day", "run_metric",  # run_metric's run_id is its primary key
                  "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item",
-                 "alert_delivery"}  # a delivery's alert names the run
+                 "alert_delivery", "rubric_suggestion"}  # a delivery's alert names the run
     assert ("alert_delivery", ("alert_id",)) in indexed
     assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
     assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")

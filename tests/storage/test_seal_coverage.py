@@ -1,6 +1,6 @@
 """`audit verify` covers what the record and the export rely on, not only runs: a desk flow (a run through the real
-adapters, a batch with a pattern fix, a settings save, a role change, a rubric save, a trial, an escape) verifies
-clean, and a change by hand to any of its sealed rows (a batch item's text, a role, a setting, a call's cost, ...)
+adapters, a batch with a pattern fix, a settings save, a role change, a rubric save, a trial, an escape, a dismissed
+rubric suggestion) verifies clean, and a change by hand to any of its sealed rows (a batch item's text, a role, a setting, a call's cost, ...)
 is named. On SQLite and, when configured, PostgreSQL; one desk flow per database, tampered and restored in turn.
 """
 
@@ -18,6 +18,7 @@ from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
 from santa_core.models import RunStatus
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
+from santa_core.rubrics.learning import Suggestion
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
 from storage.alerts import AlertStore
@@ -51,6 +52,9 @@ def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
     alerts = AlertStore(repo)  # the run's events, one delivered to a hook
     first = alerts.due(AlertSettings(hooks=[Hook(name="ops", url="http://127.0.0.1:9/in")]))[0]
     alerts.finish(alerts.claim(first), True, 200, None)
+    repo.suggestions.decide(Suggestion(key="s-1", rubric="general", criterion="factual_accuracy",
+                                       criterion_name="Facts", kind="pass_condition", phrase="in 2019", runs=[run_id]),
+                            "dismissed", "ann", "not now")
     yield repo, run_id, a_batch_with_a_fix(repo)
     repo.engine.dispose()
 
@@ -127,7 +131,7 @@ def test_a_change_by_hand_to_any_sealed_row_is_named(desk: Desk) -> None:
     ]
     for kind in ("batch_change", "llm_call_sent", "merged_issue", "screen", "rubric_version", "rubric_trial",
                  "escape", "state_change", "batch_pattern", "batch_sample", "batch_sample_item", "batch", "alert",
-                 "alert_delivery"):
+                 "alert_delivery", "rubric_suggestion"):
         row_id, row = _one(engine, SEALED[kind], SEALED[kind].__table__.c.id.isnot(None))
         if kind == "batch_sample_item":
             tampered.append((kind, row_id, {"run_id": None if row["run_id"] else run_id}, row))

@@ -2,7 +2,7 @@
 try at sending it to a hook). Both are new and empty: nothing to seal at upgrade.
 
 Revision ID: 0021
-Revises: 0017
+Revises: 0020
 Create Date: 2026-12-05 14:00:00
 """
 
@@ -13,7 +13,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0021"
-down_revision: str | Sequence[str] | None = "0017"
+down_revision: str | Sequence[str] | None = "0020"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

@@ -576,7 +576,8 @@ def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: Batc
 
 
 def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[str], handler: Callable[[dict], dict],
-                         driver_class: type[BatchDriver] = BatchDriver) -> tuple[list[dict], dict[str, bool]]:
+                         driver_class: type[BatchDriver] = BatchDriver, rubric: Rubric | None = None
+                         ) -> tuple[list[dict], dict[str, bool]]:
     """Items item-0… with these outputs, one sample of all of them reviewed through the Message Batches API
     (the stub's `handler` answers every request): (the requests sent, item key → NICE)."""
     import anthropic
@@ -594,7 +595,8 @@ def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[st
     driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
     try:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5",
+                    **({"rubric": rubric} if rubric is not None else {})})
         sample_id = driver.store.draw_sample(driver.create(file, cfg, "ann"), "ann")
         assert driver.drive(sample_id).result(timeout=60).finished
         (sent,) = [messages_stub._batches[i] for i in messages_stub.batch_ids()]
@@ -619,6 +621,24 @@ def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(
     sent_outputs = {r["params"]["messages"][0]["content"] for r in sent}
     assert len(sent) == 8 and not any(a.payload in text for a in attacks for text in sent_outputs)
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(8)}
+
+
+def test_a_message_batch_never_sends_an_item_a_critical_check_fails(tmp_path, messages_stub: MessagesStub) -> None:
+    """Rubric learning's promise on the batch path: an item whose text a critical check fails is not sent to the
+    Message Batch (no reviewer is paid for it) and ends NAUGHTY on the check alone; the rest are reviewed."""
+    from santa_core.models import Criterion
+
+    banned = Criterion(id="no_guarantees", name="No guarantees", category="compliance", pass_condition="No promise.",
+                       fail_signal="A promise.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    rubric = load_builtin("general")
+    rubric = rubric.model_copy(update={"criteria": [*rubric.criteria, banned]})
+    outputs = [f"Copy number {i}." + (" Results guaranteed." if i % 2 else "") for i in range(6)]
+    ids = rubric.criterion_ids()
+    sent, verdicts = message_batch_sample(tmp_path, messages_stub, outputs,
+                                          lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
+                                          rubric=rubric)
+    assert len(sent) == 6 and not any("guaranteed" in r["params"]["messages"][0]["content"] for r in sent)
+    assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(6)}
 
 
 def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, messages_stub: MessagesStub) -> None:

@@ -327,7 +327,8 @@ def test_a_gate_stored_before_its_state_change_is_applied_on_resume(repo: RunSto
 
 def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunStore) -> None:
     """The runner feeds the rubric's deterministic checks to the gate: gullible reviewers cannot ship
-    an output a critical check fails, and the fix agent is told what the check found."""
+    an output a critical check fails, the fix agent is told what the check found, and no reviewer is paid for a
+    round the check decided (fresh reviewers judge the fixed text next round)."""
     from santa_core.models import Criterion
 
     banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
@@ -338,11 +339,38 @@ def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunS
                                 fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
     run_id = new_run(repo, "Acme launched its guaranteed rocket in 2018.", rubric=rubric)
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
-    # the reviewers are still asked in that round: what they find is fixed with the check's failure
-    assert (len(rb.requests), len(rc.requests)) == (1, 1) and set(repo.load_round(run_id, 1).reviews) == {"B", "C"}
+    # no reviewer is asked in that round: no verdict of theirs could ship the text
+    assert (len(rb.requests), len(rc.requests)) == (0, 0) and repo.load_round(run_id, 1).reviews == {}
     gate = repo.load_round(run_id, 1).gate
     assert gate.decision == "NAUGHTY" and [(i.criterion, i.flagged_by) for i in gate.issues] == [("no_hype", "check")]
+    assert not gate.injection and not gate.reviewer_error
     assert fixer.requests[0].issues[0].evidence == "guaranteed"
+    actions.approve_fix(repo, run_id, "ann", None, "")
+    assert runner.execute(run_id).status == RunStatus.SHIPPED
+    assert (len(rb.requests), len(rc.requests)) == (1, 1)  # the fixed text, by fresh reviewers
+    assert [r.output for r in rb.requests] == ["Acme launched its rocket in 2018."]
+
+
+def test_a_check_decides_before_a_person_slot_but_uses_reviews_already_in(repo: RunStore) -> None:
+    """A failed check asks no reviewer and waits for no person; a round whose review is stored already (a Message
+    Batch's) is decided with it: the check skips only reviewers not yet asked."""
+    from santa_core.models import Criterion
+
+    banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
+                       fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
+    text = "Acme launched its guaranteed rocket in 2018."
+    rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
+    runner, _ = make_runner(repo, {"b": rb, "c": rc},
+                            fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
+    person = new_run(repo, text, rubric=rubric, reviewer_b=PERSON, person_b="pat")
+    assert runner.execute(person).status == RunStatus.AWAITING_APPROVAL
+    assert (len(rb.requests), len(rc.requests)) == (0, 0)
+    stored = new_run(repo, text, rubric=rubric)
+    repo.save_review(stored, 1, FunctionReviewer("b", passing).review(
+        ReviewRequest(rubric=rubric, spec=SPEC, output=text), "B"))
+    assert runner.execute(stored).status == RunStatus.AWAITING_APPROVAL
+    assert (len(rb.requests), len(rc.requests)) == (0, 1) and set(repo.load_round(stored, 1).reviews) == {"B", "C"}
 
 
 def test_naughty_without_a_named_issue_escalates_without_paying_the_fix_agent(repo: RunStore) -> None:
