@@ -52,6 +52,8 @@ from storage.tables import (
     RunRow,
     ScreenRow,
     SettingsRow,
+    SpotCheckRow,
+    SpotRuleRow,
     StateChangeRow,
     TrialRow,
 )
@@ -69,6 +71,8 @@ SEALED: dict[str, type[SQLModel]] = {
     "batch_change": BatchChangeRow, "batch_pattern": BatchPatternRow, "batch_sample": BatchSampleRow,
     "batch_sample_item": BatchSampleItemRow, "rubric_version": RubricVersionRow, "rubric_trial": TrialRow,
     "person": PersonRow, "settings": SettingsRow,
+    # since 0018: spot-check rules (whose seed decides the draw) and the spot-checks with their blind verdicts
+    "spot_rule": SpotRuleRow, "spot_check": SpotCheckRow,
 }
 """The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
 Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts
@@ -178,6 +182,8 @@ def seals_at_upgrade(conn: Connection, new: Iterable[str] = (), rehash: Iterable
         newest = _newest_seals(s)
     out: dict[str, str] = {}
     for kind, sealed_before in [*((k, False) for k in new), *((k, True) for k in rehash)]:
+        if not inspect(conn).has_table(SEALED[kind].__tablename__):
+            continue  # sealed since a later revision: at this one the table does not exist yet, so holds no rows
         columns = {c["name"] for c in inspect(conn).get_columns(SEALED[kind].__tablename__)}
         for row_id, (digest, old), _ in _rows(conn, kind, columns=columns, hashes=(row_hash, earlier)):
             seal = newest.get(f"{kind}:{row_id}", (None, 0))[0]

@@ -23,6 +23,7 @@ from storage.tables.columns import JSON_OR_NULL, UTC_TS, UsageColumns
 from storage.tables.metrics import CriterionDayRow, CriterionResultRow, RunMetricRow
 from storage.tables.people import AuditEventRow, AuditHeadRow, PersonRow
 from storage.tables.rubrics import RubricVersionRow, TrialRow
+from storage.tables.spot_checks import SpotCheckRow, SpotRuleRow
 from storage.tables.runs import (
     CallSentRow,
     DecisionRow,
@@ -67,6 +68,8 @@ TABLES: tuple[type[SQLModel], ...] = (
     BatchChangeRow,
     ScreenRow,
     CallSentRow,
+    SpotRuleRow,
+    SpotCheckRow,
 )
 """Every table of the schema, parents first."""
 
@@ -107,6 +110,8 @@ __all__ = [
     "RunRow",
     "ScreenRow",
     "SettingsRow",
+    "SpotCheckRow",
+    "SpotRuleRow",
     "StateChangeRow",
     "TrialRow",
 ]
