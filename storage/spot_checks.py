@@ -16,6 +16,7 @@ from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraf
 from santa_core.spotchecks.store import SpotCheckError
 from storage import audit
 from storage.hashing import sha256_text
+from storage.metric_facts import touch
 from storage.people import require
 from storage.run_rows import get_run, require_round
 from storage.spot_draw import draw_all, rule_of
@@ -170,6 +171,7 @@ class SpotCheckStore(StoreBase):
             audit.append(s, actor, "spot_check.submitted", "spot_check", row.id, run_id=row.run_id,
                          detail={"judged": len(judgements), "failed": [j.criterion for j in failed]})
             reviews = _slot_checks(s, row.run_id, row.round_no)
+            touch(s, row.run_id)  # the run's metric facts are derived again with the run's escapes
             return [self._escape(s, row, j, reviews, actor) for j in failed]
 
     @staticmethod

@@ -10,6 +10,7 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import Engine
+from sqlmodel import Session
 
 from santa_core.models import RunState
 from santa_core.roles import PermissionDenied
@@ -17,7 +18,7 @@ from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from santa_core.spotchecks.store import SpotCheckError
 from storage.runs import RunStore
-from storage.tables import EscapeRow, SpotCheckRow, SpotRuleRow
+from storage.tables import EscapeRow, RunMetricRow, SpotCheckRow, SpotRuleRow
 from storage.times import utcnow
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support import people_runs
@@ -37,6 +38,12 @@ def ship(repo: RunStore, run_id: int) -> None:
 def rule(repo: RunStore, share: float, floor: int = 0, **kw: str) -> int:
     draft = RuleDraft(rubric_name="general", share_percent=share, floor=floor, **kw)
     return actions.save_rule(repo.spot_checks, draft, AUTHOR, ["general"]).id
+
+
+def metric_escapes(repo: RunStore, run_id: int) -> int:
+    """The escapes the Metrics facts hold for a run."""
+    with Session(repo.engine) as s:
+        return s.get(RunMetricRow, run_id).escapes
 
 
 def judged(fail: dict[str, str] | None = None) -> list[Judgement]:
@@ -115,6 +122,7 @@ def test_a_submit_turns_each_fail_into_an_escape_traced_to_the_reviewers_that_pa
     labels = repo.spot_checks.labels()
     assert [(lb.criterion, lb.verdict, lb.person, lb.source) for lb in labels] == [
         (c, "FAIL" if c == "completeness" else "PASS", EDITOR, "spot_check") for c in CRITERIA]
+    assert metric_escapes(repo, run_id) == 0  # the Metrics page's escape rate counts reported escapes only
     with pytest.raises(SpotCheckError, match="closed"):  # a double submit changes nothing
         actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
     assert len(repo.escapes(run_id)) == 1
@@ -126,6 +134,7 @@ def test_a_reported_escape_keeps_source_reported(repo: RunStore) -> None:
     ship(repo, run_id)
     repo.report_escape(run_id, "completeness", "found later", "major", actor=VIEWER)
     assert [e.source for e in repo.escapes(run_id)] == ["reported"]
+    assert metric_escapes(repo, run_id) == 1
 
 
 @pytest.mark.parametrize(("doing", "who"), [
