@@ -114,3 +114,16 @@ def test_the_inbox_lists_open_spot_checks_for_me_or_anyone(desk_env: RunStore) -
     assert B not in everything(at)
     actions.assign(desk_env.spot_checks, check_id, "officer@example.com", "admin@example.com")
     assert "Spot-checks for you (0)" in texts(as_person(EDITOR, "pages/inbox.py"))
+
+
+def test_the_settings_due_time_for_spot_checks_dates_the_next_draw(desk_env: RunStore) -> None:
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    at.number_input(key="set_due_spot_check").set_value(48.0)
+    at.button(key="set_save_due").click().run()
+    assert not at.exception, at.exception
+    assert desk_env.get_settings()["due_hours"]["spot_check"] == 48.0
+    drawn_run(desk_env)
+    [check] = desk_env.spot_checks.spot_checks()
+    assert (check.due_at - check.created_at).total_seconds() == 48 * 3600
