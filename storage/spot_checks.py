@@ -10,7 +10,7 @@ from sqlmodel import Session, select
 
 from santa_core.models import Criterion, Rubric
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
-from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
+from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
 from santa_core.spotchecks.form import escaped_criteria, judged_criteria, judgement_problems
 from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraft, SpotCheck, SpotRule, SpotStatus
 from santa_core.spotchecks.store import SpotCheckError
@@ -20,7 +20,7 @@ from storage.metric_facts import touch
 from storage.people import require
 from storage.run_rows import get_run, require_round
 from storage.spot_draw import draw_all, rule_of
-from storage.tables import EscapeRow, ReviewRow, RunRow, SpotCheckRow, SpotRuleRow
+from storage.tables import DecisionRow, EscapeRow, ReviewRow, RunRow, SpotCheckRow, SpotRuleRow
 from storage.times import utc, utc_or_none, utcnow
 from storage.transactions import StoreBase
 
@@ -55,6 +55,17 @@ def _slot_checks(s: Session, run_id: int, round_no: int) -> list[tuple[str, str,
         checks = (review.review_json or {}).get("checks", [])
         out.append((review.slot, review.reviewer, {c["criterion"]: c["result"] for c in checks}))
     return out
+
+
+def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
+    """How the actor already judged the shipped text (a person reviewer of its round, or shipped it as is), if so."""
+    mine = select(ReviewRow.id).where(ReviewRow.run_id == row.run_id, ReviewRow.round_no == row.round_no,
+                                      ReviewRow.reviewer == f"person:{actor}")
+    if s.exec(mine).first() is not None:
+        return "you reviewed the round that shipped"
+    shipped = select(DecisionRow.id).where(DecisionRow.run_id == row.run_id, DecisionRow.action == "ship_as_is",
+                                           DecisionRow.actor == actor)
+    return "you shipped it as is" if s.exec(shipped).first() is not None else None
 
 
 class SpotCheckStore(StoreBase):
@@ -161,6 +172,9 @@ class SpotCheckStore(StoreBase):
             if row.owner and row.owner != actor and actor not in SYSTEM_ACTORS:
                 raise SpotCheckError(f"spot-check #{row.id} is assigned to {row.owner}; someone who may assign "
                                      "can give it to you")
+            if must_differ(actor) and (why := _judged_before(s, row, actor)):
+                raise SpotCheckError(f"spot-check #{row.id} needs someone else: {why}, so your verdicts would not be "
+                                     "an independent look at what shipped")
             criteria = _criteria(get_run(s, row.run_id))
             if problems := judgement_problems(criteria, judgements):
                 raise SpotCheckError("; ".join(problems))

@@ -13,7 +13,9 @@ from sqlalchemy import Engine
 from sqlmodel import Session
 
 from santa_core.models import RunState
+from santa_core.reviewers.base import PERSON
 from santa_core.roles import PermissionDenied
+from santa_core.run import actions as core_actions
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from santa_core.spotchecks.store import SpotCheckError
@@ -23,7 +25,7 @@ from storage.times import utcnow
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support import people_runs
 from tests.support.people import ADMIN, AUTHOR, EDITOR, OFFICER, VIEWER
-from tests.support.people_runs import S, count, make_runner, new_run
+from tests.support.people_runs import S, _review, count, escalate, make_runner, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures (an imported name would trip ruff's F811)
 CRITERIA = ("factual_accuracy", "hallucination_free", "completeness", "compliance", "internal_consistency",
@@ -181,3 +183,32 @@ def test_owner_due_and_rule_changes_are_audited_and_an_owned_check_is_its_owners
     for action in ("spot_rule.saved", "spot_check.drawn", "spot_check.assigned", "spot_check.due_set",
                    "spot_rule.retired"):
         assert action in actions_seen
+
+
+def test_whoever_shipped_it_as_is_may_not_spot_check_it(repo: RunStore) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo)
+    escalate(repo, run_id)
+    repo.resolve_escalation(run_id, "ship_as_is", OFFICER, "good enough")
+    [check] = repo.spot_checks.spot_checks()
+    assert check.round_no == 1
+    with pytest.raises(SpotCheckError, match="you shipped it as is"):
+        actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
+    assert repo.spot_checks.spot_checks("open") == [check]
+    actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    assert repo.spot_checks.spot_checks("open") == []
+
+
+def test_a_person_reviewer_of_the_shipped_round_may_not_spot_check_it(repo: RunStore) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON)
+    assert make_runner(repo).execute(run_id).status == S.AWAITING_HUMAN_REVIEW
+    core_actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)
+    core_actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    [check] = repo.spot_checks.spot_checks()
+    with pytest.raises(SpotCheckError, match="you reviewed the round that shipped"):
+        actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    actions.submit(repo.spot_checks, check.id, judged({"compliance": "no disclaimer"}), ADMIN)
+    [escape] = repo.escapes(run_id)
+    assert escape.passed_by == [f"person:{EDITOR}", f"person:{OFFICER}"]
