@@ -102,7 +102,8 @@ def blind_form(case: BlindCase) -> None:
     given: list[Judgement] = []
     for criterion in case.criteria:
         with st.container(border=True):
-            st.markdown(escape_markdown(f"**{criterion.name}** (`{criterion.id}`, {criterion.severity})"))
+            advisory = " · a suggestion: a FAIL here is not an escape" if criterion.severity == "suggestion" else ""
+            st.markdown(f"**{escape_markdown(criterion.name)}**{advisory}")
             st.caption(escape_markdown(f"Passes when: {criterion.pass_condition} · Fails when: {criterion.fail_signal}"))
             verdict = st.radio("Verdict", ["PASS", "FAIL"], index=None, horizontal=True,
                                key=f"spot_{check.id}_{criterion.id}")
@@ -119,15 +120,21 @@ def blind_form(case: BlindCase) -> None:
 
 def comparison(check: SpotCheck) -> None:
     """A submitted spot-check: the person's verdicts beside the reviewers' of the shipped round."""
-    compared = app_desk.desk().runs.spot_checks.comparison(check.id)
+    store = app_desk.desk().runs.spot_checks
+    compared = store.comparison(check.id)
+    criteria = store.blind_case(check.id).criteria
+    names = {c.id: c.name for c in criteria}
+    blocking = {c.id for c in criteria if c.severity != "suggestion"}
     st.markdown(escape_markdown(f"Spot-check #{check.id} of run {check.run_id}, submitted by "
                                 f"{identity.display(check.submitted_by or '')}"))
-    rows = [{"criterion": c.criterion, "spot-check": c.person, **{k: v or "—" for k, v in c.reviewers.items()},
+    rows = [{"criterion": names.get(c.criterion, c.criterion), "spot-check": c.person, **{k: v or "—" for k, v in c.reviewers.items()},
              "evidence": c.evidence} for c in compared]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    missed = [c.criterion for c in compared if c.person == "FAIL" and "PASS" in c.reviewers.values()]
+    missed = [names.get(c.criterion, c.criterion) for c in compared
+              if c.person == "FAIL" and c.criterion in blocking]
     if missed:
-        st.warning(escape_markdown(f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run)."))
+        st.warning(escape_markdown(f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run, "
+                                   "traced to the reviewers that passed them)."))
     else:
         st.success("The spot-check agrees with what shipped: no escape.")
 

@@ -62,7 +62,7 @@ def test_the_form_is_blind_until_submit_then_compares_and_records_the_escape(des
     at.button(key=f"spot_submit_{check_id}").click().run()
     assert not at.exception, at.exception
     assert f"Spot-check #{check_id} submitted" in texts(at)
-    assert "Escaped past the reviewers: completeness" in texts(at)
+    assert "Escaped past the reviewers: Completeness" in texts(at)
     assert B in everything(at)  # the comparison names the reviewers now
     [escape] = desk_env.escapes()
     assert (escape.source, escape.passed_by, escape.reported_by) == ("spot_check", [B, C], EDITOR)
