@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
@@ -62,9 +63,17 @@ def _applies(rule: SpotRuleRow, run: RunRow) -> bool:
     return rule_of(rule).applies(run.rubric_name, domain, run.reviewer_b, run.reviewer_c)
 
 
+def _locked(stmt: Any) -> Any:
+    """The rules, locked for this transaction in id order: a sweep and a shipping that draw under one rule at once
+    take turns (PostgreSQL; SQLite's write transaction already holds the database), so each sees the other's
+    spot-checks and neither trips over the unique (rule, run) key."""
+    return stmt.order_by(SpotRuleRow.id).with_for_update()
+
+
 def draw_run(s: Session, run: RunRow) -> list[int]:
     """At shipping: enter the run into every active rule's share draw; the new spot-check ids."""
-    rules = s.exec(select(SpotRuleRow).where(SpotRuleRow.active, SpotRuleRow.rubric_name == run.rubric_name)).all()
+    rules = s.exec(_locked(select(SpotRuleRow).where(SpotRuleRow.active,
+                                                     SpotRuleRow.rubric_name == run.rubric_name))).all()
     hours, out = None, []
     for rule in rules:
         if not _applies(rule, run) or not is_drawn(rule.seed, rule.share, run.id):
@@ -90,7 +99,7 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
 def draw_all(s: Session, now: datetime) -> list[int]:
     """The sweep: every active rule's share draw over its shipped runs, then the floor of each complete week."""
     hours, out = _due_hours(s), []
-    for rule in s.exec(select(SpotRuleRow).where(SpotRuleRow.active).order_by(SpotRuleRow.id)).all():
+    for rule in s.exec(_locked(select(SpotRuleRow).where(SpotRuleRow.active))).all():
         runs = _shipped_runs(s, rule)
         chosen = set(s.exec(select(SpotCheckRow.run_id).where(SpotCheckRow.rule_id == rule.id)).all())
         for run, _ in runs:

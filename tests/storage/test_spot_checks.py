@@ -6,6 +6,7 @@ Expected draws come from hashlib here (`reference_number`), not from the code un
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
@@ -212,3 +213,17 @@ def test_a_person_reviewer_of_the_shipped_round_may_not_spot_check_it(repo: RunS
     actions.submit(repo.spot_checks, check.id, judged({"compliance": "no disclaimer"}), ADMIN)
     [escape] = repo.escapes(run_id)
     assert escape.passed_by == [f"person:{EDITOR}", f"person:{OFFICER}"]
+
+
+def test_two_sweeps_at_once_draw_each_run_once(repo: RunStore) -> None:
+    rule(repo, 50, floor=0)
+    runs = [new_run(repo) for _ in range(12)]
+    for run_id in runs:
+        ship(repo, run_id)
+    drawn = sorted(c.run_id for c in repo.spot_checks.spot_checks())
+    with repo.db.write() as s:  # lose the ship-time draws: both sweeps find every one to draw again
+        s.exec(SpotCheckRow.__table__.delete())  # type: ignore[call-overload]
+    with ThreadPoolExecutor(2) as pool:
+        done = list(pool.map(lambda _: actions.draw_spot_checks(repo.spot_checks, utcnow()), range(2)))
+    assert sorted(len(d) for d in done) == [0, len(drawn)]
+    assert sorted(c.run_id for c in repo.spot_checks.spot_checks()) == drawn
