@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Iterable
-from datetime import date, datetime, timedelta, timezone
+from datetime import UTC, date, datetime, timedelta
 
 SCALE = 2 ** 64
 
@@ -30,15 +30,15 @@ def is_drawn(seed: str, share: float, run_id: int) -> bool:
 
 def week_of(at: datetime) -> date:
     """The Monday (UTC) of the week a time falls in: the floor's period."""
-    day = at.astimezone(timezone.utc).date()
+    day = at.astimezone(UTC).date()
     return day - timedelta(days=day.weekday())
 
 
 def week_ended(week: date, now: datetime) -> bool:
     """Whether the week starting that Monday is over at `now` (the floor tops up only complete weeks, so the runs
     it picks do not depend on when the sweep ran)."""
-    end = datetime.combine(week + timedelta(days=7), datetime.min.time(), tzinfo=timezone.utc)
-    return now.astimezone(timezone.utc) >= end
+    end = datetime.combine(week + timedelta(days=7), datetime.min.time(), tzinfo=UTC)
+    return now.astimezone(UTC) >= end
 
 
 def floor_top_up(seed: str, floor: int, week_runs: Iterable[int], chosen: Iterable[int]) -> list[int]:

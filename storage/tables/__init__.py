@@ -23,7 +23,6 @@ from storage.tables.columns import JSON_OR_NULL, UTC_TS, UsageColumns
 from storage.tables.metrics import CriterionDayRow, CriterionResultRow, RunMetricRow
 from storage.tables.people import AuditEventRow, AuditHeadRow, PersonRow
 from storage.tables.rubrics import RubricVersionRow, TrialRow
-from storage.tables.spot_checks import SpotCheckRow, SpotRuleRow
 from storage.tables.runs import (
     CallSentRow,
     DecisionRow,
@@ -39,6 +38,7 @@ from storage.tables.runs import (
     SettingsRow,
     StateChangeRow,
 )
+from storage.tables.spot_checks import SpotCheckRow, SpotRuleRow
 
 TABLES: tuple[type[SQLModel], ...] = (
     BatchRow,

@@ -5,7 +5,7 @@ Expected draws are computed here from hashlib directly, not by the code under te
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 
@@ -44,15 +44,15 @@ def test_the_floor_tops_a_week_up_with_its_lowest_numbered_runs_not_drawn_yet() 
 
 
 def test_weeks_start_on_monday_utc_and_end_seven_days_later() -> None:
-    sunday_night = datetime(2026, 12, 6, 23, 30, tzinfo=timezone.utc)
+    sunday_night = datetime(2026, 12, 6, 23, 30, tzinfo=UTC)
     assert week_of(sunday_night).isoformat() == "2026-11-30"
     assert not week_ended(week_of(sunday_night), sunday_night)
-    assert week_ended(week_of(sunday_night), datetime(2026, 12, 7, tzinfo=timezone.utc))
+    assert week_ended(week_of(sunday_night), datetime(2026, 12, 7, tzinfo=UTC))
 
 
 def _rule(**kw: object) -> SpotRule:
     return SpotRule(id=1, rubric_name="general", share=0.05, seed=SEED, created_by="a",
-                    created_at=datetime(2026, 1, 1, tzinfo=timezone.utc), **kw)
+                    created_at=datetime(2026, 1, 1, tzinfo=UTC), **kw)
 
 
 @pytest.mark.parametrize(("rule", "run", "applies"), [
