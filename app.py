@@ -22,6 +22,8 @@ def pages() -> dict[str, list[st.Page]]:
             st.Page("pages/runs.py", title="Runs", icon=navigation.ICON["runs"], url_path="runs"),
             st.Page("pages/inbox.py", title="Inbox", icon=navigation.ICON["inbox"], url_path="inbox"),
             st.Page("pages/escalations.py", title="Escalations", icon=navigation.ICON["escalations"], url_path="escalations"),
+            st.Page("pages/spot_checks.py", title="Spot-checks", icon=navigation.ICON["spot_checks"],
+                    url_path="spot-checks"),
             st.Page("pages/audit.py", title="Audit", icon=navigation.ICON["audit"], url_path="audit"),
         ],
         "Insights": [

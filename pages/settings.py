@@ -125,6 +125,10 @@ for i, reason in enumerate(r.value for r in EscalationReason):
         key=f"set_due_{reason}", disabled=not allowed,
         help=f"{words.reason_help(reason)} Built-in default: {DEFAULT_DUE_HOURS.get(reason, 24.0):g} h. "
              f"Reason code: `{reason}`.")
+due_hours["spot_check"] = cols[len(due_hours) % 2].number_input(
+    "Spot-check (hours)", 0.25, 24.0 * 90, float(d.due_hours_for("spot_check")), step=1.0, key="set_due_spot_check",
+    disabled=not allowed, help="Not an escalation: a drawn spot-check is due this many hours after the draw. "
+                               f"Built-in default: {DEFAULT_DUE_HOURS['spot_check']:g} h.")
 
 settings_save.section_save("the due times", "set_save_due", {"due_hours": due_hours}, d, allowed)
 

@@ -46,6 +46,8 @@ DEFAULT_DUE_HOURS: dict[str, float] = {
     "disagreement": 24.0,
     # An outage usually passes within hours: a person should try again (or decide) the same day.
     "provider_failed": 8.0,
+    # Not an escalation: a spot-check drawn from shipped work is due within the week it was drawn in.
+    "spot_check": 168.0,
 }
 """Default hours from escalation to due, per reason; Settings changes them."""
 

@@ -34,6 +34,8 @@ class Permission(StrEnum):
     MANAGE_PEOPLE = "manage_people"
     EDIT_SETTINGS = "edit_settings"
     TEST_PROVIDERS = "test_providers"
+    SPOT_CHECK = "spot_check"
+    MANAGE_SPOT_CHECKS = "manage_spot_checks"
 
 
 ROLE_LABEL: dict[Role, str] = {
@@ -58,6 +60,8 @@ DOING: dict[Permission, str] = {
     Permission.MANAGE_PEOPLE: "change people's roles",
     Permission.EDIT_SETTINGS: "change the settings",
     Permission.TEST_PROVIDERS: "test a model provider's connection",
+    Permission.SPOT_CHECK: "judge a spot-check",
+    Permission.MANAGE_SPOT_CHECKS: "change spot-check rules",
 }
 """What each permission lets a person do, as the refusal message says it."""
 
@@ -65,11 +69,11 @@ _P = Permission
 GRANTS: dict[Role, frozenset[Permission]] = {
     Role.VIEWER: frozenset({_P.REPORT_ESCAPE}),
     Role.EDITOR: frozenset({_P.START_RUN, _P.DECIDE_FIX, _P.PERSON_REVIEW, _P.RESUME_RUN, _P.RETRY_RUN,
-                            _P.REPORT_ESCAPE}),
+                            _P.REPORT_ESCAPE, _P.SPOT_CHECK}),
     # Why the officer too: Try again only asks the same question again, and the officer owns the escalation.
     Role.COMPLIANCE_OFFICER: frozenset({_P.RESOLVE_ESCALATION, _P.ASSIGN, _P.PERSON_REVIEW, _P.RETRY_RUN,
-                                        _P.REPORT_ESCAPE}),
-    Role.RUBRIC_AUTHOR: frozenset({_P.EDIT_RUBRIC, _P.TRY_RUBRIC, _P.REPORT_ESCAPE}),
+                                        _P.REPORT_ESCAPE, _P.SPOT_CHECK}),
+    Role.RUBRIC_AUTHOR: frozenset({_P.EDIT_RUBRIC, _P.TRY_RUBRIC, _P.REPORT_ESCAPE, _P.MANAGE_SPOT_CHECKS}),
     Role.ADMIN: frozenset(Permission),
 }
 """Every role may read everything; these are the actions on top."""

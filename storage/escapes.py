@@ -40,7 +40,7 @@ class EscapeStore(StoreBase):
             if RunStatus(run.status) not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
                 raise ValueError(f"run {run_id} is {run.status}: escapes are reported on shipped runs only")
             row = EscapeRow(run_id=run_id, criterion=criterion.strip(), description=description.strip(),
-                            severity=severity, reported_by=actor)
+                            severity=severity, reported_by=actor, source="reported")
             s.add(row)
             s.flush()
             audit.append(s, actor, "escape.reported", "escape", row.id, run_id=run_id,

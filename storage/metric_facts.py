@@ -330,7 +330,10 @@ _CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallR
                  .label("request_json"))
 _SENT = _by_run(CallSentRow.run_id, CallSentRow.round_no, CallSentRow.purpose, CallSentRow.slot, CallSentRow.request_hash,
                 CallSentRow.estimate_usd).order_by(CallSentRow.id)
-_ESCAPES = select(func.count()).select_from(EscapeRow).where(EscapeRow.run_id == bindparam("run_id"))
+# Reported escapes only: a spot-check's escapes are the unbiased sample's own series (`SpotCheckStore.outcomes`), and
+# counted here too they would mix a random sample into the complaints this figure counts.
+_ESCAPES = select(func.count()).select_from(EscapeRow).where(
+    EscapeRow.run_id == bindparam("run_id"), or_(EscapeRow.source.is_(None), EscapeRow.source != "spot_check"))
 _RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (
     "run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")))
 

@@ -296,7 +296,7 @@ def summary_of(row: RunRow, cost: float) -> RunSummary:
 
 
 def escape_of(row: EscapeRow) -> EscapeView:
-    return EscapeView(**{**row.model_dump(), "created_at": utc(row.created_at)})
+    return EscapeView(**{**row.model_dump(), "created_at": utc(row.created_at), "source": row.source or "reported"})
 
 
 def enum_value(value: EscalationReason | None) -> str | None:

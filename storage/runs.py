@@ -45,6 +45,7 @@ from storage.run_json import run_json
 from storage.run_rows import children, costs, cut_off_calls, get_run, lock_run, run_rows
 from storage.settings import SettingsStore
 from storage.slots import SlotStore, reviewer_slots
+from storage.spot_checks import SpotCheckStore
 from storage.state_changes import set_state
 from storage.suggestions import SuggestionStore
 from storage.tables import (
@@ -195,6 +196,8 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         """The hash-chained audit trail (reads and verify)."""
         self.metrics = MetricsStore(self.db)
         """The Metrics page's figures, summed by the database."""
+        self.spot_checks = SpotCheckStore(self.db)
+        """Spot-check rules, the draw, the blind queue and its escapes."""
 
     def load_run(self, run_id: int) -> RunRecord:
         """The run with its current state, rubric and money spent so far."""

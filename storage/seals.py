@@ -54,6 +54,8 @@ from storage.tables import (
     RunRow,
     ScreenRow,
     SettingsRow,
+    SpotCheckRow,
+    SpotRuleRow,
     StateChangeRow,
     SuggestionDecisionRow,
     TrialRow,
@@ -72,9 +74,11 @@ SEALED: dict[str, type[SQLModel]] = {
     "batch_change": BatchChangeRow, "batch_pattern": BatchPatternRow, "batch_sample": BatchSampleRow,
     "batch_sample_item": BatchSampleItemRow, "rubric_version": RubricVersionRow, "rubric_trial": TrialRow,
     "person": PersonRow, "settings": SettingsRow,
+    # since 0018: spot-check rules (whose seed decides the draw) and the spot-checks with their blind verdicts
+    "spot_rule": SpotRuleRow, "spot_check": SpotCheckRow,
+    "rubric_suggestion": SuggestionDecisionRow,  # since 0020: a rubric author's accepted or dismissed suggestions
     # since 0021: the alert outbox, whose events say what happened and whose log says who was told
     "alert": AlertRow, "alert_delivery": AlertDeliveryRow,
-    "rubric_suggestion": SuggestionDecisionRow,  # since 0020: a rubric author's accepted or dismissed suggestions
 }
 """The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
 Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts

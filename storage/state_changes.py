@@ -22,6 +22,7 @@ from storage.hashing import json_hash, sha256_text
 from storage.metric_facts import touch
 from storage.rows import enum_value, state_of
 from storage.settings import latest_settings
+from storage.spot_draw import draw_run
 from storage.tables import DecisionRow, EscalationRow, RunRow, StateChangeRow
 from storage.times import utcnow
 from storage.workers import this_worker
@@ -81,6 +82,8 @@ def set_state(
         close_escalations(
             s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor
         )
+    if new.status in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED) and old != new.status:
+        draw_run(s, row)  # in the shipping transaction: a shipped run never misses its draw (storage.spot_draw)
 
 
 SHIPPED = frozenset({RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED})

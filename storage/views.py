@@ -82,6 +82,12 @@ class EscapeView(BaseModel):
     severity: str
     reported_by: str
     created_at: datetime
+    source: str = "reported"
+    """"reported" or "spot_check" (a blind spot-check failed the criterion)."""
+    spot_check_id: int | None = None
+    evidence: str | None = None
+    passed_by: list[str] | None = None
+    """The reviewers of the shipped round that PASSed the criterion (spot-check escapes)."""
 
 
 class RoundView(RoundRecord):

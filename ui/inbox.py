@@ -17,7 +17,7 @@ from santa_core.roles import Permission, PermissionDenied, must_differ
 from santa_core.run import actions
 from storage.errors import RunNotFound
 from storage.views import PendingReview
-from ui import app_desk, clock, identity
+from ui import app_desk, clock, identity, spot_checks
 from ui.safe import escape_markdown
 
 ANYONE = ""
@@ -85,6 +85,8 @@ def render_inbox() -> None:
     may_review, may_assign = identity.can(Permission.PERSON_REVIEW), identity.can(Permission.ASSIGN)
     if flash := st.session_state.pop(FLASH, None):
         st.success(escape_markdown(flash))
+    if identity.can(Permission.SPOT_CHECK):
+        spot_checks.inbox_section(identity.actor())
     if not may_review:
         st.info(escape_markdown(identity.refusal(Permission.PERSON_REVIEW)))
     if not (may_review or may_assign):

@@ -3,7 +3,7 @@
 Commands, one module each: `review` (one output), `resume RUN_ID|--all` (carry on after a crash or a
 stop; how `review` stops on SIGINT/SIGTERM), `rubric list|export|import` (stored rubric
 versions), `record RUN_ID` (a run's verification record), `audit verify|list` (the hash-chained
-audit trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures),
+audit trail), `people list|set` (who may do what), `metrics` (the Metrics page's figures), `spotcheck list|next|submit|draw` (the blind spot-check queue),
 `batch FILE` (verify a CSV/JSONL batch by sampling; its report in `batch_report`), `worker` (work the
 task engine's queue on PostgreSQL; `--status` shows it). What they
 share (exit codes, bad input, reading files, opening the database) is in `common`.
@@ -23,7 +23,7 @@ import logging
 import os
 import sys
 
-from desk.cli import audit, batch, metrics, people, record, resume, review, rubric, worker
+from desk.cli import audit, batch, metrics, people, record, resume, review, rubric, spotcheck, worker
 from desk.cli.common import EXIT_BAD_INPUT, EXIT_INTERNAL, EXIT_SHIPPED, BadInput, CliParser
 from desk.cli.driving import Stopped, stop_on_signals
 from desk.cli.review import exit_code
@@ -31,10 +31,10 @@ from santa_core.roles import PermissionDenied
 
 __all__ = ["build_parser", "exit_code", "main"]
 
-COMMANDS = (review, resume, rubric, metrics, record, audit, people, batch, worker)
+COMMANDS = (review, resume, rubric, metrics, record, audit, people, spotcheck, batch, worker)
 """The command modules, in the order `--help` lists them."""
 STORE_COMMANDS = {"record": record.run_record, "audit": audit.run_audit, "people": people.run_people,
-                  "metrics": metrics.run_metrics}
+                  "metrics": metrics.run_metrics, "spotcheck": spotcheck.run_spotcheck}
 """Commands that open only the store (no runner, no model client); each prints its own answer."""
 
 

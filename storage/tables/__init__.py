@@ -39,6 +39,7 @@ from storage.tables.runs import (
     SettingsRow,
     StateChangeRow,
 )
+from storage.tables.spot_checks import SpotCheckRow, SpotRuleRow
 
 TABLES: tuple[type[SQLModel], ...] = (
     BatchRow,
@@ -68,6 +69,8 @@ TABLES: tuple[type[SQLModel], ...] = (
     BatchChangeRow,
     ScreenRow,
     CallSentRow,
+    SpotRuleRow,
+    SpotCheckRow,
     AlertRow,
     AlertDeliveryRow,
     SuggestionDecisionRow,
@@ -113,6 +116,8 @@ __all__ = [
     "RunRow",
     "ScreenRow",
     "SettingsRow",
+    "SpotCheckRow",
+    "SpotRuleRow",
     "StateChangeRow",
     "SuggestionDecisionRow",
     "TrialRow",

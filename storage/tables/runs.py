@@ -279,5 +279,13 @@ class EscapeRow(SQLModel, table=True):
     severity: str
     reported_by: str
     created_at: datetime = ts_column()
+    source: str | None = None
+    """"reported" (someone found it) or "spot_check" (a blind spot-check failed the criterion); NULL in rows
+    written before migration 0018, which were all reported."""
+    spot_check_id: int | None = Field(default=None, index=True)
+    evidence: str | None = Field(default=None, sa_type=Text)
+    """The spot-checker's evidence for the FAIL."""
+    passed_by: list | None = Field(default=None, sa_type=JSON_OR_NULL)
+    """The reviewers (model ids) of the shipped round that PASSed the criterion: whom the escape is traced to."""
 
 

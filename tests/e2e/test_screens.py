@@ -39,6 +39,7 @@ from pathlib import Path
 import pytest
 
 from santa_core.models import RunStatus
+from santa_core.spotchecks.model import RuleDraft
 from tests.e2e import test_browser as browser
 from tests.support import metrics_history as mh
 from tests.support import screens
@@ -237,6 +238,8 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 desk.resize(*size)
                 metrics_empty(desk)
 
+            # every run that ships from here on is drawn for a spot-check (the Spot-checks page's screen)
+            repo.spot_checks.save_rule(RuleDraft(rubric_name="desk", share_percent=100), "screens", "ann")
             ids = screens.seed_one_day(repo)
             statuses = {key: repo.load_run(ids[key]).state.status for key in ("waiting", "pending", "approved")}
             assert statuses == {"waiting": RunStatus.AWAITING_APPROVAL, "pending": RunStatus.AWAITING_HUMAN_REVIEW,
@@ -253,6 +256,10 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 desk.open("escalations", "Escalations")
                 desk.check("escalations", ids=False)  # the reviewers' own words quote ids; their page is not this test's
                 desk.shoot("escalations")
+
+                desk.open("spot-checks", "Spot-checks")  # the queue, the blind form of the first, the rules
+                desk.check("spot-checks")
+                desk.shoot("spot-checks")
 
             for size in SIZES:  # the run pages too (tests/e2e/test_decision_desk.py walks their decisions)
                 desk.resize(*size)

@@ -113,7 +113,13 @@ SCHEMA: dict[str, list[str]] = {
         "actor", "created_at",
     ],
     "person": ["id", "name", "roles", "created_at", "updated_at", "updated_by"],
-    "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at"],
+    "escape": ["id", "run_id", "criterion", "description", "severity", "reported_by", "created_at", "source",
+               "spot_check_id", "evidence", "passed_by"],
+    "spot_rule": ["id", "rubric_name", "share", "floor", "panel", "domain", "seed", "created_by", "created_at",
+                  "active", "retired_by", "retired_at", "replaces"],
+    "spot_check": ["id", "rule_id", "run_id", "round_no", "rubric_name", "rubric_version", "drawn_by", "seed",
+                   "share", "number", "status", "owner", "due_at", "created_at", "submitted_by", "submitted_at",
+                   "judgements"],
     "audit_event": [
         "id", "seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
         "after_hash", "detail", "prev_hash", "hash",
@@ -174,7 +180,7 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
                  "criterion_day", "run_metric",  # run_metric's run_id is its primary key
                  "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item",
-                 "alert_delivery", "rubric_suggestion"}  # a delivery's alert names the run
+                 "alert_delivery", "rubric_suggestion", "spot_rule"}  # a delivery's alert names the run
     assert ("alert_delivery", ("alert_id",)) in indexed
     assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
     assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
@@ -182,7 +188,9 @@ def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     assert [(f["constrained_columns"], f["referred_table"]) for f in insp.get_foreign_keys("run_metric")] == [
         (["run_id"], "run")]
     served_by_calls = {"llm_call", "llm_call_sent"}  # a call serves a run or a batch (or a trial, by its key)
-    for table in set(SCHEMA) - no_run_fk:
+    assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("spot_check")
+                  ) == [("rule_id", "spot_rule"), ("run_id", "run")]
+    for table in set(SCHEMA) - no_run_fk - {"spot_check"}:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)
         assert sorted((f["constrained_columns"], f["referred_table"]) for f in fks) == (

@@ -35,6 +35,8 @@ from santa_core.roles import LOCAL, NotSignedIn
 from santa_core.rubrics import actions as rubric_actions
 from santa_core.run import actions
 from santa_core.run.runner import Runner
+from santa_core.spotchecks import actions as spot_actions
+from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
@@ -82,6 +84,8 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
     """Runs in every state an action needs, a rubric, a batch with a proposed fix; then the local user refused."""
     url = f"sqlite:///{Path(tmp_path_factory.mktemp('nobody')) / 'santa.db'}"
     repo = grant(RunStore(Database(init_db(url, mark_interrupted=False), local_user=True)))
+    spot_actions.save_rule(repo.spot_checks, RuleDraft(rubric_name=RUBRIC.name, share_percent=100), ADMIN,
+                           [RUBRIC.name])  # the shipped run below is drawn for a spot-check
     runs = {"approval": awaiting_approval(repo), "escalated": new_run(repo), "outage": new_run(repo), "interrupted": new_run(repo),
             "person": new_run(repo, reviewer_b=PERSON, reviewer_c=PERSON), "shipped": new_run(repo)}
     escalate(repo, runs["escalated"])
@@ -139,6 +143,15 @@ PEOPLE_ACTIONS: dict[str, Act] = {
 CONFIG_ACTIONS: dict[str, Act] = {
     "save_defaults": lambda w, a: config.save_defaults(w.repo, Defaults(max_rounds=2), a),
 }
+SPOT_ACTIONS: dict[str, Act] = {
+    "save_rule": lambda w, a: spot_actions.save_rule(w.repo.spot_checks, RuleDraft(rubric_name=RUBRIC.name,
+                                                     share_percent=5), a, [RUBRIC.name]),
+    "retire_rule": lambda w, a: spot_actions.retire_rule(w.repo.spot_checks, 1, a),
+    "assign": lambda w, a: spot_actions.assign(w.repo.spot_checks, 1, None, a),
+    "set_due": lambda w, a: spot_actions.set_due(w.repo.spot_checks, 1, datetime.now(UTC), a),
+    "submit": lambda w, a: spot_actions.submit(w.repo.spot_checks, 1, [
+        Judgement(criterion=c.id, verdict="PASS") for c in RUBRIC.criteria], a),
+}
 BATCH_ACTIONS: dict[str, Act] = {
     "create": lambda w, a: w.batches.create(read_batch(batch.planted_csv(20)[0], "e.csv", strata=["template"]),
                                             batch.config(read_batch(batch.planted_csv(20)[0], "e.csv",
@@ -165,6 +178,8 @@ NOT_A_PERSONS_ACTION: dict[tuple[str, str], str] = {
     ("santa_core.run.actions", "refuse_over_budget"): "raises the budget refusal (the actions and the store ask it)",
     ("santa_core.run.actions", "interrupt_orphans"): "code marks dead runs interrupted at start",
     ("santa_core.people", "sign_in"): "the sign-in itself (it refuses the local user's id: see below)",
+    ("santa_core.spotchecks.actions", "draw_spot_checks"): "the sweep is code: the same draws whoever runs it",
+    ("santa_core.spotchecks.actions", "new_seed"): "makes a rule's seed",
 }
 """Public functions of the action modules that take no actor, with why."""
 
@@ -188,7 +203,7 @@ def actor_functions(module: ModuleType) -> tuple[set[str], set[str]]:
 
 @pytest.mark.parametrize(("module", "table"), [
     pytest.param(actions, RUN_ACTIONS, id="run"), pytest.param(rubric_actions, RUBRIC_ACTIONS, id="rubrics"),
-    pytest.param(people, PEOPLE_ACTIONS, id="people")])
+    pytest.param(people, PEOPLE_ACTIONS, id="people"), pytest.param(spot_actions, SPOT_ACTIONS, id="spot-checks")])
 def test_every_action_of_a_module_is_in_the_table(module: ModuleType, table: dict[str, Act]) -> None:
     takes, others = actor_functions(module)
     assert takes == set(table), "arrange each new action below, so it is shown to refuse the anonymous visitor"
@@ -204,7 +219,7 @@ def test_every_person_facing_method_of_the_batch_driver_is_in_the_table() -> Non
 
 EVERY_ACTION = {**{f"run.{k}": v for k, v in RUN_ACTIONS.items()}, **{f"rubrics.{k}": v for k, v in RUBRIC_ACTIONS.items()},
                 **{f"people.{k}": v for k, v in PEOPLE_ACTIONS.items()}, **{f"config.{k}": v for k, v in CONFIG_ACTIONS.items()},
-                **{f"batch.{k}": v for k, v in BATCH_ACTIONS.items()}}
+                **{f"batch.{k}": v for k, v in BATCH_ACTIONS.items()}, **{f"spot.{k}": v for k, v in SPOT_ACTIONS.items()}}
 
 
 @pytest.mark.parametrize("action", list(EVERY_ACTION))

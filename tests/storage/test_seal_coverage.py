@@ -22,6 +22,7 @@ from santa_core.rubrics.learning import Suggestion
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
 from storage.alerts import AlertStore
+from santa_core.spotchecks.model import RuleDraft
 from storage.batches import BatchStore
 from storage.records import verification_record
 from storage.runs import RunStore
@@ -41,6 +42,7 @@ Desk = tuple[RunStore, int, int]
 def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
     repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
     messages_stub.handler = santa_scenario
+    repo.spot_checks.save_rule(RuleDraft(rubric_name="general", share_percent=100), "a seed", "ann")  # drawn at ship
     run_id = new_run(repo, "Acme launched its rocket in DEFECT.")
     assert runner(repo).execute(run_id).status == RunStatus.SHIPPED  # screen, reviews, issues, a fix, calls
     repo.report_escape(run_id, "factual_accuracy", "the year was wrong", "major", actor="ann")
@@ -131,7 +133,7 @@ def test_a_change_by_hand_to_any_sealed_row_is_named(desk: Desk) -> None:
     ]
     for kind in ("batch_change", "llm_call_sent", "merged_issue", "screen", "rubric_version", "rubric_trial",
                  "escape", "state_change", "batch_pattern", "batch_sample", "batch_sample_item", "batch", "alert",
-                 "alert_delivery", "rubric_suggestion"):
+                 "alert_delivery", "rubric_suggestion", "spot_rule", "spot_check"):
         row_id, row = _one(engine, SEALED[kind], SEALED[kind].__table__.c.id.isnot(None))
         if kind == "batch_sample_item":
             tampered.append((kind, row_id, {"run_id": None if row["run_id"] else run_id}, row))

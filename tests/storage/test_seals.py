@@ -8,6 +8,8 @@ when configured, PostgreSQL.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -22,7 +24,15 @@ from storage.db import alembic_config
 from storage.runs import RunStore
 from storage.seals import FIRST_SEALED, SEAL_ACTION, SEALED, full_row_hash, row_hash
 from storage.startup import init_db
-from storage.tables import AuditEventRow, AuditHeadRow, DecisionRow, MergedIssueRow, ReviewRow
+from storage.tables import (
+    AuditEventRow,
+    AuditHeadRow,
+    DecisionRow,
+    MergedIssueRow,
+    ReviewRow,
+    SpotCheckRow,
+    SpotRuleRow,
+)
 from tests.conftest import grant
 from tests.core.run.test_runner import RUBRIC, SPEC
 
@@ -41,6 +51,25 @@ def a_reviewed_run(repo: RunStore) -> int:
                                                   error="rate limited"))
     repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[], reviewer_error=True))
     return run_id
+
+
+SPOT_CHECK_COLUMNS = ("source VARCHAR", "spot_check_id INTEGER", "evidence TEXT", "passed_by JSON")
+"""The escape's columns of 0018."""
+
+
+@contextmanager
+def lent_spot_checks(engine: Engine) -> Iterator[None]:
+    """Today's desk reads the spot-check tables and escape columns of 0018 when a run ships: lend them to an older
+    database for the write, then take them away again."""
+    SpotRuleRow.__table__.create(engine)
+    SpotCheckRow.__table__.create(engine)
+    for column in SPOT_CHECK_COLUMNS:
+        sql(engine, f"ALTER TABLE \"escape\" ADD COLUMN {column}")
+    yield
+    for column in SPOT_CHECK_COLUMNS:
+        sql(engine, f"ALTER TABLE \"escape\" DROP COLUMN {column.split()[0]}")
+    SpotCheckRow.__table__.drop(engine)
+    SpotRuleRow.__table__.drop(engine)
 
 
 def sql(engine: Engine, statement: str) -> None:
@@ -114,8 +143,9 @@ def test_rows_written_before_seals_existed_are_sealed_at_upgrade(tmp_path: Path)
     later = ("review_input_tokens", "review_cache_write_tokens", "review_cache_read_tokens")
     for name in later:
         sql(engine, f"ALTER TABLE run_metric ADD COLUMN {name} INTEGER")
-    old = grant(RunStore(engine))
-    run_id = a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
+    with lent_spot_checks(engine):
+        old = grant(RunStore(engine))
+        run_id = a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
     for name in later:
         sql(engine, f"ALTER TABLE run_metric DROP COLUMN {name}")
     _forget_every_event(engine)
@@ -129,9 +159,10 @@ def test_the_upgrade_to_0016_seals_the_new_tables_and_keeps_naming_a_row_changed
     engine = create_engine(url)
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "0015")
-    old = grant(RunStore(engine))  # 0016 adds no column: today's desk writes a 0015 database as it was
-    run_id = a_reviewed_run(old)
-    old.save_settings({"max_rounds": 4}, actor="ann")
+    with lent_spot_checks(engine):  # 0016 adds no column; 0018's are lent for the write
+        old = grant(RunStore(engine))
+        run_id = a_reviewed_run(old)
+        old.save_settings({"max_rounds": 4}, actor="ann")
     # What 0011 to 0015 left: no seal of the new tables, the first six sealed with every column hashed, NULLs too.
     _forget_every_event(engine)
     with engine.begin() as conn, Session(bind=conn) as s:

@@ -1,0 +1,129 @@
+"""AppTest drives the Spot-checks page and the Inbox's spot-checks: blind until submit (no reviewer in any element
+or in the session), the comparison and the escape after, refusals by role, and the rules editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
+from santa_core.run.runner import Runner
+from santa_core.spotchecks import actions
+from santa_core.spotchecks.model import RuleDraft
+from storage.runs import RunStore
+from tests.core.run.test_runner import GOOD, RUBRIC, SPEC
+from tests.storage.test_spot_checks import CRITERIA
+from tests.support.people import AUTHOR, EDITOR, VIEWER
+from tests.ui.test_app import texts
+from tests.ui.test_inbox import as_person
+
+PAGE = "pages/spot_checks.py"
+B, C = "zeta-reviewer-model", "omega-reviewer-model"
+"""Reviewer ids that appear nowhere but in the run's reviews: seen on the page means a verdict leaked."""
+
+
+def drawn_run(repo: RunStore) -> int:
+    """A run both reviewers PASSed, shipped under a 100 % rule: its spot-check's id."""
+    actions.save_rule(repo.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
+    run_id = repo.create_run(spec=SPEC, output=GOOD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B, reviewer_c=C,
+                             fixer="fixer")
+    reviewers = {B: FunctionReviewer(B, passing), C: FunctionReviewer(C, passing)}
+    runner = Runner(repo, lambda name: reviewers[name], lambda name: FunctionFixer("fixer", lambda r: None), workers=1)
+    try:
+        assert runner.execute(run_id).status.value == "shipped"
+    finally:
+        runner.shutdown()
+    [check] = repo.spot_checks.spot_checks()
+    return check.id
+
+
+def everything(at: AppTest) -> str:
+    """Every element's content as the browser gets it (tables' data included) and the whole session state."""
+    def walk(node: Any) -> list[str]:
+        out = [str(getattr(node, "proto", ""))]
+        for child in getattr(node, "children", {}).values():
+            out += walk(child)
+        return out
+    return "\n".join(walk(at._tree)) + repr(at.session_state)
+
+
+def test_the_form_is_blind_until_submit_then_compares_and_records_the_escape(desk_env: RunStore) -> None:
+    check_id = drawn_run(desk_env)
+    at = as_person(EDITOR, PAGE)
+    shown = everything(at)
+    assert GOOD in texts(at)  # the shipped text is there ...
+    assert B not in shown and C not in shown  # ... and no reviewer, in no element and not in the session
+    for criterion in CRITERIA:
+        at.radio(key=f"spot_{check_id}_{criterion}").set_value("FAIL" if criterion == "completeness" else "PASS")
+    at.run()
+    at.text_input(key=f"spot_{check_id}_completeness_why").set_value("no price is given")
+    at.button(key=f"spot_submit_{check_id}").click().run()
+    assert not at.exception, at.exception
+    assert f"Spot-check #{check_id} submitted" in texts(at)
+    assert "Escaped past the reviewers: Completeness" in texts(at)
+    assert B in everything(at)  # the comparison names the reviewers now
+    [escape] = desk_env.escapes()
+    assert (escape.source, escape.passed_by, escape.reported_by) == ("spot_check", [B, C], EDITOR)
+
+
+def test_a_fail_without_evidence_is_refused_on_the_page_and_nothing_is_written(desk_env: RunStore) -> None:
+    check_id = drawn_run(desk_env)
+    at = as_person(EDITOR, PAGE)
+    for criterion in CRITERIA:
+        at.radio(key=f"spot_{check_id}_{criterion}").set_value("FAIL" if criterion == "compliance" else "PASS")
+    at.run()
+    at.button(key=f"spot_submit_{check_id}").click().run()
+    assert "'compliance' FAILs without evidence" in texts(at)
+    assert [c.status for c in desk_env.spot_checks.spot_checks()] == ["open"] and desk_env.escapes() == []
+
+
+@pytest.mark.parametrize(("who", "form", "rules"), [
+    pytest.param(VIEWER, False, False, id="viewer"),
+    pytest.param(AUTHOR, False, True, id="rubric-author"),
+    pytest.param(EDITOR, True, False, id="editor"),
+])
+def test_who_gets_the_form_and_the_rules_editor(desk_env: RunStore, who: str, form: bool, rules: bool) -> None:
+    check_id = drawn_run(desk_env)
+    at = as_person(who, PAGE)
+    assert any(b.key == f"spot_submit_{check_id}" for b in at.button) is form
+    assert any(b.key == "spot_draw_now" for b in at.button) is rules
+    if not form:
+        assert "To judge a spot-check you need" in texts(at)
+
+
+def test_a_rubric_author_saves_and_replaces_a_rule(desk_env: RunStore) -> None:
+    at = as_person(AUTHOR, PAGE)
+    at.number_input(key="spot_rule_share").set_value(7.5)
+    at.number_input(key="spot_rule_floor").set_value(2)
+    at.text_input(key="spot_rule_panel").set_value("Claude + GPT")
+    at.button[[b.label for b in at.button].index("Save rule")].click().run()
+    assert not at.exception, at.exception
+    [rule] = desk_env.spot_checks.rules()
+    assert (rule.rubric_name, rule.share, rule.floor, rule.panel, rule.created_by) == (
+        desk_env.rubrics.names()[0], 0.075, 2, "Claude + GPT", AUTHOR)
+    assert "7.5 % of" in texts(at) or "Rule saved" in texts(at)
+
+
+def test_the_inbox_lists_open_spot_checks_for_me_or_anyone(desk_env: RunStore) -> None:
+    check_id = drawn_run(desk_env)
+    at = as_person(EDITOR, "pages/inbox.py")
+    assert "Spot-checks for you (1)" in texts(at)
+    assert any(b.key == f"inbox_spot_{check_id}" for b in at.button)
+    assert B not in everything(at)
+    actions.assign(desk_env.spot_checks, check_id, "officer@example.com", "admin@example.com")
+    assert "Spot-checks for you (0)" in texts(as_person(EDITOR, "pages/inbox.py"))
+
+
+def test_the_settings_due_time_for_spot_checks_dates_the_next_draw(desk_env: RunStore) -> None:
+    at = AppTest.from_file("../../app.py", default_timeout=30)
+    at.run()
+    at.switch_page("pages/settings.py").run()
+    at.number_input(key="set_due_spot_check").set_value(48.0)
+    at.button(key="set_save_due").click().run()
+    assert not at.exception, at.exception
+    assert desk_env.get_settings()["due_hours"]["spot_check"] == 48.0
+    drawn_run(desk_env)
+    [check] = desk_env.spot_checks.spot_checks()
+    assert (check.due_at - check.created_at).total_seconds() == 48 * 3600

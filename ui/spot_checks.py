@@ -1,0 +1,173 @@
+"""The Spot-checks page's queue and blind form.
+
+Blind by construction: before a spot-check is submitted the page reads only its `BlindCase` (the shipped text,
+the spec, the run's rubric snapshot), which has no field for a reviewer's verdict, so no verdict reaches the
+page's elements or the session. The comparison with the reviewers is read only for a submitted spot-check."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pandas as pd
+import streamlit as st
+
+from santa_core.roles import Permission, PermissionDenied
+from santa_core.spotchecks import actions
+from santa_core.spotchecks.model import BlindCase, Judgement, SpotCheck
+from santa_core.spotchecks.store import SpotCheckError
+from ui import app_desk, clock, identity
+from ui.safe import escape_markdown
+
+FLASH = "spot_flash"
+PICK = "spot_pick"
+MAX_LISTED = 200
+ERRORS = (PermissionDenied, SpotCheckError)
+"""What a spot-check action may refuse with; shown to the person, never a traceback."""
+
+
+def flash() -> None:
+    """The last action's confirmation, once."""
+    if message := st.session_state.pop(FLASH, None):
+        st.success(escape_markdown(message))
+
+
+def report(call, message: str) -> None:
+    """Run an action; show its refusal as an error, else confirm and rerun."""
+    try:
+        call()
+    except ERRORS as exc:
+        st.error(escape_markdown(str(exc)))
+        return
+    st.session_state[FLASH] = message
+    st.rerun()
+
+
+def takeable(check: SpotCheck, person: str) -> bool:
+    """Open and assigned to this person or to nobody."""
+    return check.status == "open" and check.owner in (None, person)
+
+
+def ordered(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
+    """Open first (overdue first among them, then by due time), then submitted, newest first."""
+    open_ = sorted((c for c in checks if c.status == "open"),
+                   key=lambda c: (not c.overdue(now), c.due_at or now, c.id))
+    done = sorted((c for c in checks if c.status != "open"), key=lambda c: -c.id)
+    return open_ + done
+
+
+def queue(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
+    """The queue table (open first, overdue marked) with the 'mine' filter; the spot-checks shown."""
+    person = identity.actor()
+    mine = st.toggle("Only mine (assigned to me or to nobody)", key="spot_mine")
+    shown = [c for c in ordered(checks, now) if not mine or takeable(c, person) or c.submitted_by == person]
+    late = sum(c.overdue(now) for c in shown)
+    st.caption(f"{sum(c.status == 'open' for c in shown)} open · {late} overdue · "
+               f"{sum(c.status == 'done' for c in shown)} submitted")
+    if not shown:
+        st.info("No spot-check here. Rules below draw shipped runs into this queue as they ship.")
+        return []
+    st.dataframe(pd.DataFrame([{
+        "#": c.id, "run": c.run_id, "rubric": f"{c.rubric_name} v{c.rubric_version}",
+        "status": ("OVERDUE" if c.overdue(now) else "open") if c.status == "open" else "submitted",
+        "owner": identity.display(c.owner) if c.owner else "anyone", "due (UTC)": c.due_at,
+        "drawn by": c.drawn_by,
+    } for c in shown[:MAX_LISTED]]), hide_index=True, width="stretch")
+    return shown
+
+
+def pick(shown: list[SpotCheck]) -> SpotCheck | None:
+    """The spot-check to open (the first open one unless another was picked)."""
+    if not shown:
+        return None
+    by_id = {c.id: c for c in shown}
+    asked = st.query_params.get("spot", "")
+    if asked.isdigit() and int(asked) in by_id and PICK not in st.session_state:
+        st.session_state[PICK] = int(asked)  # opened from the Inbox
+    labels = {c.id: f"#{c.id} · run {c.run_id} · {'open' if c.status == 'open' else 'submitted'}" for c in shown}
+    chosen = st.selectbox("Spot-check", list(by_id), key=PICK, format_func=labels.get)
+    return by_id[chosen]
+
+
+def blind_form(case: BlindCase) -> None:
+    """Judge every criterion PASS or FAIL (evidence for a FAIL) without seeing any reviewer's verdict."""
+    check = case.check
+    st.markdown(escape_markdown(f"Spot-check #{check.id} · run {check.run_id} · rubric {check.rubric_name} "
+                                f"v{check.rubric_version} (the rubric the reviewers had)"))
+    st.caption("Judge the shipped text against each criterion on your own: the reviewers' verdicts are shown "
+               "only after you submit.")
+    with st.expander("Spec", expanded=False):
+        st.text(case.spec)
+    st.markdown("**Shipped text**")
+    st.text(case.text)
+    given: list[Judgement] = []
+    for criterion in case.criteria:
+        with st.container(border=True):
+            advisory = " · a suggestion: a FAIL here is not an escape" if criterion.severity == "suggestion" else ""
+            st.markdown(f"**{escape_markdown(criterion.name)}**{advisory}")
+            st.caption(escape_markdown(f"Passes when: {criterion.pass_condition} · Fails when: {criterion.fail_signal}"))
+            verdict = st.radio("Verdict", ["PASS", "FAIL"], index=None, horizontal=True,
+                               key=f"spot_{check.id}_{criterion.id}")
+            evidence = st.text_input("Evidence (required for a FAIL): quote or describe what fails",
+                                     key=f"spot_{check.id}_{criterion.id}_why", disabled=verdict != "FAIL")
+            if verdict:
+                given.append(Judgement(criterion=criterion.id, verdict=verdict,
+                                       evidence=evidence if verdict == "FAIL" else ""))
+    if st.button("Submit spot-check", type="primary", key=f"spot_submit_{check.id}"):
+        store = app_desk.desk().runs.spot_checks
+        report(lambda: actions.submit(store, check.id, given, identity.actor()),
+               f"Spot-check #{check.id} submitted: the reviewers' verdicts are shown below.")
+
+
+def comparison(check: SpotCheck) -> None:
+    """A submitted spot-check: the person's verdicts beside the reviewers' of the shipped round."""
+    store = app_desk.desk().runs.spot_checks
+    compared = store.comparison(check.id)
+    criteria = store.blind_case(check.id).criteria
+    names = {c.id: c.name for c in criteria}
+    blocking = {c.id for c in criteria if c.severity != "suggestion"}
+    st.markdown(escape_markdown(f"Spot-check #{check.id} of run {check.run_id}, submitted by "
+                                f"{identity.display(check.submitted_by or '')}"))
+    rows = [{"criterion": names.get(c.criterion, c.criterion), "spot-check": c.person, **{k: v or "—" for k, v in c.reviewers.items()},
+             "evidence": c.evidence} for c in compared]
+    st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
+    missed = [names.get(c.criterion, c.criterion) for c in compared
+              if c.person == "FAIL" and c.criterion in blocking]
+    if missed:
+        st.warning(escape_markdown(f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run, "
+                                   "traced to the reviewers that passed them)."))
+    else:
+        st.success("The spot-check agrees with what shipped: no escape.")
+
+
+def spot_check_panel(check: SpotCheck) -> None:
+    """One spot-check: the blind form while open (for who may judge it), the comparison once submitted."""
+    if check.status != "open":
+        comparison(check)
+        return
+    if not identity.can(Permission.SPOT_CHECK):
+        st.info(escape_markdown(identity.refusal(Permission.SPOT_CHECK)))
+        return
+    if not takeable(check, identity.actor()):
+        st.info(escape_markdown(f"Assigned to {identity.display(check.owner or '')}: only they judge it."))
+        return
+    blind_form(app_desk.desk().runs.spot_checks.blind_case(check.id))
+
+
+def inbox_section(person: str) -> None:
+    """The Inbox's share: open spot-checks assigned to this person or to nobody, each opening the blind form."""
+    waiting = [c for c in app_desk.desk().runs.spot_checks.spot_checks("open") if takeable(c, person)]
+    st.subheader(f"Spot-checks for you ({len(waiting)})")
+    if not waiting:
+        st.caption("No open spot-check is assigned to you or to nobody.")
+        return
+    for check in sorted(waiting, key=lambda c: (c.due_at is None, c.due_at, c.id))[:MAX_LISTED]:
+        with st.container(border=True):
+            left, right = st.columns([5, 1], vertical_alignment="center")
+            due = f"due {check.due_at:%Y-%m-%d %H:%M} UTC" if check.due_at else "no due time"
+            late = " · OVERDUE" if check.overdue(clock.now()) else ""
+            whose = "assigned to me" if check.owner else "open to anyone"
+            left.markdown(escape_markdown(f"Spot-check #{check.id} · run {check.run_id} · {check.rubric_name} "
+                                          f"v{check.rubric_version} · {whose} · {due}{late}"))
+            if right.button("Open", key=f"inbox_spot_{check.id}", type="primary",
+                            help="Opens the blind spot-check form: the reviewers' verdicts show after you submit."):
+                st.switch_page("pages/spot_checks.py", query_params={"spot": str(check.id)})
