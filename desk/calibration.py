@@ -1,8 +1,7 @@
 """Gathers what the confidence figures are computed from: the spot-checks, every label, the models' verdicts.
 
-The spot-check queue has its own store (`SpotCheckStore`: `outcomes()` and `labels()`); until it is wired in
-here (`spot_checks`), the desk has no spot-check and states no spot-check escape rate, while calibration still
-counts person reviews and resolved escalations.
+The spot-check queue has its own store (`SpotCheckStore`: `outcomes()` and `labels()`); calibration adds the
+labels of person reviews and resolved escalations (`LabelStore`).
 """
 
 from __future__ import annotations
@@ -12,6 +11,7 @@ from typing import Protocol
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
 from santa_core.reports.spot_figures import ConfidenceFigures, confidence_figures
 from storage.labels import LabelStore
+from storage.spot_checks import SpotCheckStore
 from storage.transactions import Database, StoreBase
 
 
@@ -27,22 +27,9 @@ class SpotCheckSource(Protocol):
         ...
 
 
-class NoSpotChecks:
-    """A desk without the spot-check queue: nothing drawn, nothing judged."""
-
-    def outcomes(self) -> list[SpotCheckOutcome]:
-        """None yet."""
-        return []
-
-    def labels(self) -> list[PersonLabel]:
-        """None yet."""
-        return []
-
-
 def spot_checks(db: Database | StoreBase) -> SpotCheckSource:
-    """The desk's spot-check store (the lead wires `storage.spot_checks.SpotCheckStore(db)` in here)."""
-    del db
-    return NoSpotChecks()
+    """The desk's spot-check store."""
+    return SpotCheckStore(db)
 
 
 def figures(db: Database | StoreBase, spot: SpotCheckSource | None = None) -> ConfidenceFigures:

@@ -1,4 +1,4 @@
-"""The alert outbox: `emit` writes an event in the transaction of what it reports (so it exists exactly when its
+"""The alert outbox: `storage.outbox.emit` writes an event in the transaction of what it reports (so it exists exactly when its
 cause committed), the periodic sweep emits the overdue ones once per due time, and deliveries are claimed, logged
 and finished here (`desk.alerts` sends them).
 """
@@ -9,36 +9,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
-from uuid import uuid4
 
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from santa_core import alerts as core
+from storage.outbox import emit
+from storage.spot_draw import sweep_spot_checks
 from storage.tables import AlertDeliveryRow, AlertRow, EscalationRow
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
 STALE_CLAIM_S = 120.0
 """A try still `sending` this long was cut short (its process died mid-call): it counts as failed."""
-
-
-def emit(s: Session, kind: str, subject: str, payload: dict[str, Any], *, key: str | None = None,
-         run_id: int | None = None) -> AlertRow | None:
-    """Add an event to the outbox in the caller's transaction; with `key`, once only (None when that key is there:
-    a sweep emits an overdue reminder once per due time)."""
-    if kind not in core.KINDS:
-        raise ValueError(f"unknown alert kind {kind!r}")
-    if key is not None and s.exec(select(AlertRow.id).where(AlertRow.key == key)).first() is not None:
-        return None
-    row = AlertRow(key=key or f"{kind}:{uuid4().hex}", kind=kind, subject=subject, run_id=run_id, payload=payload)
-    try:
-        with s.begin_nested():  # another sweep may have emitted the same key a moment ago
-            s.add(row)
-            s.flush()
-    except IntegrityError:
-        return None
-    return row
 
 
 def sweep_overdue(s: Session, now: datetime) -> int:
@@ -56,9 +38,9 @@ def sweep_overdue(s: Session, now: datetime) -> int:
     return emitted
 
 
-DUE_SWEEPS: list[Callable[[Session, datetime], int]] = [sweep_overdue]
-"""What the periodic sweep runs, each emitting its events once per due time (the spot-checks add theirs:
-`spot_check.due`, keyed by the spot-check and its due time)."""
+DUE_SWEEPS: list[Callable[[Session, datetime], int]] = [sweep_overdue, sweep_spot_checks]
+"""What the periodic sweep runs, each emitting its events once per due time: overdue escalations, and the
+spot-checks' draw (each complete week's floor) and overdue reminders."""
 
 
 @dataclass(frozen=True)

@@ -18,11 +18,13 @@ from typing import Any
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from santa_core import alerts as alert_kinds
 from santa_core.config import Defaults
 from santa_core.models import RunStatus
 from santa_core.spotchecks.draw import draw_number, floor_top_up, is_drawn, week_ended, week_of
 from santa_core.spotchecks.model import DrawnBy, SpotRule
 from storage import audit
+from storage.outbox import emit
 from storage.settings import latest_settings
 from storage.tables import RunRow, SpotCheckRow, SpotRuleRow, StateChangeRow
 from storage.times import utc, utc_or_none
@@ -54,7 +56,19 @@ def _add(s: Session, rule: SpotRuleRow, run: RunRow, drawn_by: DrawnBy, hours: f
     audit.append(s, "system", "spot_check.drawn", "spot_check", row.id, run_id=run.id,
                  detail={"rule": rule.id, "drawn_by": drawn_by, "share": rule.share, "number": row.number,
                          "due_at": row.due_at.isoformat()})
+    _announce(s, row, "drawn")
     return row.id
+
+
+def _announce(s: Session, row: SpotCheckRow, moment: str) -> bool:
+    """Tell the alert hooks a spot-check is due: once when it is drawn (`moment` "drawn"), and once more per due
+    time that has passed (`moment` "overdue")."""
+    due = utc(row.due_at).isoformat() if row.due_at else None
+    data = {"spot_check_id": row.id, "run_id": row.run_id, "rubric": row.rubric_name, "due_at": due,
+            "owner": row.owner, "drawn_by": row.drawn_by, "overdue": moment == "overdue"}
+    return emit(s, alert_kinds.SPOT_CHECK_DUE, f"spot-check {row.id}", data,
+                key=f"{alert_kinds.SPOT_CHECK_DUE}:{row.id}:{moment if moment == 'drawn' else due}",
+                run_id=row.run_id) is not None
 
 
 def _applies(rule: SpotRuleRow, run: RunRow) -> bool:
@@ -119,3 +133,13 @@ def draw_all(s: Session, now: datetime) -> list[int]:
                 out.append(_add(s, rule, by_id[run_id], "floor", hours))
                 chosen.add(run_id)
     return out
+
+
+def sweep_spot_checks(s: Session, now: datetime) -> int:
+    """The periodic pass (the alert sweep runs it): the draw (each complete week's floor, and any run a shipping
+    missed), then a reminder for each open spot-check past its due time; how many events it emitted."""
+    drawn = draw_all(s, now)
+    late = s.exec(select(SpotCheckRow).where(SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None),
+                                             col(SpotCheckRow.due_at) <= utc(now)).order_by(SpotCheckRow.id)).all()
+    # A reminder is keyed by the due time it reminds of: one re-dated after its reminder is reminded again.
+    return len(drawn) + sum(_announce(s, row, "overdue") for row in late)

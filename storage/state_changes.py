@@ -17,9 +17,9 @@ from santa_core.models import (
 )
 from santa_core.run.store import DecisionAction
 from storage import audit
-from storage.alerts import emit
 from storage.hashing import json_hash, sha256_text
 from storage.metric_facts import touch
+from storage.outbox import emit
 from storage.rows import enum_value, state_of
 from storage.settings import latest_settings
 from storage.spot_draw import draw_run
