@@ -56,6 +56,7 @@ RUN_COPIED = frozenset(
         "original_output",
         "reviewer_b",
         "reviewer_c",
+        "reviewer_d",
         "fixer",
         "auto_approve",
         "budget_usd",
