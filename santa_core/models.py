@@ -44,7 +44,8 @@ class Criterion(BaseModel):
     retired: bool = False
     """A retired criterion stays in its rubric's document (its id stays reserved) but is no
     longer judged: it is left out of the resolved rubric reviewers see."""
-    third_reviewer: bool = False
+    # Left out of dumps while false: a rubric without it dumps (and hashes, in runs and records) as before.
+    third_reviewer: bool = Field(default=False, exclude_if=lambda v: not v)
     """A high-risk criterion: a third reviewer (slot D) judges it too, and the round ships only when all three pass."""
 
 

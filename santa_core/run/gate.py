@@ -21,6 +21,7 @@ from santa_core.models import (
     ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
+    Rubric,
     ScreenResult,
     Verdict,
 )
@@ -188,6 +189,16 @@ def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collectio
     return not review.critical_issues and not blocking_failed_checks(review, advisory) and not unchecked(
         outcome, criteria
     )
+
+
+def judged_criteria(rubric: Rubric, slot: str) -> list[str]:
+    """The criteria a slot's review must check: B and C every one of the rubric's, D its high-risk ones only."""
+    return rubric.third_reviewer_ids() if slot == "D" else rubric.criterion_ids()
+
+
+def counted_verdict(outcome: ReviewOutcome, rubric: Rubric) -> Verdict:
+    """What a stored slot's answer counts as under its run's rubric (the criteria that slot judges)."""
+    return slot_verdict(outcome, judged_criteria(rubric, outcome.slot), rubric.advisory_ids())
 
 
 def slot_verdict(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> Verdict:

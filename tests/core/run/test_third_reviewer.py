@@ -21,7 +21,9 @@ from santa_core.run.runner import Runner
 from santa_core.run.third import ThirdReviewerProblem
 from storage.runs import RunStore
 from storage.startup import init_db
-from storage.tables import CallSentRow
+from santa_core.reports.record import panel_line
+from storage.records import verification_record
+from storage.tables import CallSentRow, ReviewRow
 from tests.conftest import grant, migrated_sqlite
 from tests.support.messages_api import MessagesStub, asked_criteria, message, review_json, santa_scenario, \
     schema_properties
@@ -76,6 +78,15 @@ def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(repo
         sent = s.exec(select(CallSentRow.slot).where(CallSentRow.run_id == run_id,
                                                      CallSentRow.purpose == "review")).all()
     assert sorted(sent) == ["B", "C", "D"]
+    # D's PASS counts as a PASS everywhere it is shown: judged on its criteria, not the whole rubric
+    with Session(repo.engine) as s:
+        stored = dict(s.exec(select(ReviewRow.slot, ReviewRow.verdict).where(ReviewRow.run_id == run_id)).all())
+    assert stored == {"B": "PASS", "C": "PASS", "D": "PASS"}
+    answer = repo.run_json(run_id)
+    assert answer["reviewer_d"] == D and answer["rounds"][0]["reviews"]["D"]["verdict"] == "PASS"
+    record = verification_record(repo, run_id)
+    assert record.reviewer_d == D and [r.verdict for r in record.rounds[0].reviews if r.slot == "D"] == ["PASS"]
+    assert f"third reviewer D {D}" in panel_line(record)
 
 
 def test_d_failing_alone_is_naughty_and_its_issue_is_attributed_to_d(repo: RunStore,
@@ -102,6 +113,9 @@ def test_a_rubric_without_a_high_risk_criterion_runs_two_reviewers(repo: RunStor
     assert sorted(b["model"] for b in reviews_asked(messages_stub)) == sorted([B, C])
     assert repo.load_run(run_id).reviewer_d is None
     assert set(repo.get_run_view(run_id).rounds[0].reviews) == {"B", "C"}
+    # a two-reviewer run's record and rubric dump as before the third reviewer existed (their hashes stand)
+    dumped = verification_record(repo, run_id).model_dump(mode="json")
+    assert "reviewer_d" not in dumped and all("third_reviewer" not in c for c in dumped["rubric"]["criteria"])
 
 
 def test_resume_after_a_crash_with_d_missing_asks_only_d(repo: RunStore, messages_stub: MessagesStub,
