@@ -1,5 +1,6 @@
 """The third reviewer's slot (D) is always a model's: a person can neither fill it nor be assigned to it, and
-either refusal writes nothing (the doors `storage.slots` guards for B and C)."""
+either refusal writes nothing (the doors `storage.slots` guards for B and C); a batch, which reviews with two, is
+refused a rubric that asks for D; on SQLite and, when SANTA_TEST_POSTGRES_URL is set, on PostgreSQL."""
 
 from __future__ import annotations
 
@@ -46,3 +47,17 @@ def test_nobody_is_assigned_to_slot_d(repo: RunStore, engine: Engine) -> None:
 def test_a_run_without_high_risk_criteria_keeps_no_d(repo: RunStore) -> None:
     run_id = new_run(repo, reviewer_d="d")
     assert repo.load_run(run_id).reviewer_d is None
+
+
+def test_a_batch_on_a_high_risk_rubric_is_refused_with_nothing_stored(repo: RunStore, engine: Engine) -> None:
+    """A batch sample is reviewed by two reviewers; its gate would fail every item closed for the missing D."""
+    from santa_core.batch.store import BatchConfig, ItemIn
+    from storage.batches import BatchProblem, BatchStore
+    from storage.tables import BatchRow
+
+    config = BatchConfig(name="x.csv", file_format="csv", columns=["id", "output"], id_column="id",
+                         output_column="output", spec="Say it.", rubric=HIGH_RISK, reviewer_b="b", reviewer_c="c",
+                         fixer="f")
+    with pytest.raises(BatchProblem, match="asks for a third reviewer on factual_accuracy"):
+        BatchStore(repo.engine).create(config, [ItemIn(key="1", output="Launched in 2018.")], EDITOR)
+    assert count(engine, BatchRow) == 0
