@@ -51,3 +51,17 @@ def test_a_high_risk_criterion_marked_in_the_studio_runs_three_reviewers_from_th
     page = open_app("pages/review.py", run_id)
     shown = texts(page)
     assert f"Reviewer D** · {d}" in shown and "all three reviewers" in shown
+
+
+def test_settings_save_the_default_third_reviewer_and_the_review_page_starts_on_it(desk_env: RunStore) -> None:
+    at = open_app("pages/settings.py")
+    assert "person" not in at.selectbox(key="set_d").options  # D is a model
+    at.selectbox(key="set_d").set_value("claude-opus-5-5")
+    at.button(key="set_save_runs").click().run()
+    assert not at.exception, at.exception
+    assert desk_env.get_settings()["reviewer_d"] == "claude-opus-5-5"
+    doc = desk_env.rubrics.document("general", 1)
+    marked = [c.model_copy(update={"third_reviewer": i == 0}) for i, c in enumerate(doc.criteria)]
+    desk_env.rubrics.save(doc.model_copy(update={"criteria": marked}), "local", "high-risk accuracy", 1)
+    page = open_app("pages/review.py")
+    assert page.selectbox(key="new_reviewer_d").value == "claude-opus-5-5"

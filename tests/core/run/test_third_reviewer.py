@@ -87,6 +87,17 @@ def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(repo
     record = verification_record(repo, run_id)
     assert record.reviewer_d == D and [r.verdict for r in record.rounds[0].reviews if r.slot == "D"] == ["PASS"]
     assert f"third reviewer D {D}" in panel_line(record)
+    # Metrics: D's calls are review cost; agreement and kappa stay B against C (the pair the method measures)
+    with repo.engine.connect() as conn:
+        paid = conn.exec_driver_sql(f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} "
+                                    "AND purpose = 'review'").scalar()
+        d_paid = conn.exec_driver_sql(f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} "
+                                      f"AND model = '{D}'").scalar()
+        fact = conn.exec_driver_sql(f"SELECT review_cost_usd FROM run_metric WHERE run_id = {run_id}").scalar()
+        judged = conn.exec_driver_sql(f"SELECT b, c FROM criterion_result WHERE run_id = {run_id} "
+                                      f"AND criterion = '{HIGH_RISK}'").all()
+    assert d_paid > 0 and fact == pytest.approx(paid)
+    assert judged == [("PASS", "PASS")]
 
 
 def test_d_failing_alone_is_naughty_and_its_issue_is_attributed_to_d(repo: RunStore,
