@@ -10,6 +10,7 @@ from santa_core.providers import canonical, usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
+from santa_core.run.third import ThirdReviewerProblem
 from santa_core.text import text_problem
 from ui import app_desk, cost_estimate, identity, kept
 from ui import providers as providers_ui
@@ -188,7 +189,8 @@ def new_run_form() -> int | None:
             auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
             person_b=person_b, person_c=person_c, generation_cost_usd=generation, reviewer_d=reviewer_d,
         )
-    except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
+    except (PermissionDenied, ThirdReviewerProblem) as exc:  # roles changed since the page was drawn; the form keeps
+        # what was typed
         st.error(escape_markdown(f"Not started: {exc}"))
         return None
     st.session_state.pop(TRIED, None)  # the next form starts without errors on its empty fields
