@@ -82,6 +82,9 @@ if not usable:
 b = providers_ui.slot_picker(words.setting("reviewer_b"), d.reviewer_b, "set_b", usable, disabled=fixed("reviewer_b"))
 c = providers_ui.slot_picker(words.setting("reviewer_c"), d.reviewer_c, "set_c", usable, disabled=fixed("reviewer_c"))
 providers_ui.panel_notes(b, c)
+third = providers_ui.third_picker(words.setting("reviewer_d"), d.reviewer_d, "set_d", usable,
+                                  disabled=fixed("reviewer_d"), help="Asked only by rubrics that mark criteria "
+                                  "high-risk: it judges those too, and a run ships only when B, C and D all pass.")
 picker_lines([b, c, *usable])  # how each model did against people
 fixer = providers_ui.slot_picker(words.setting("fixer"), d.fixer, "set_fixer", usable, disabled=fixed("fixer"))
 names = app_desk.desk().rubrics.names()
@@ -92,7 +95,7 @@ budget = st.number_input(words.setting("budget_usd"), 0.01, 100.0, max(0.01, flo
                          key="set_budget", disabled=fixed("budget_usd"))
 run_defaults = {**{slot: providers_ui.slot_saved(choice, getattr(d, slot), usable)
                    for slot, choice in (("reviewer_b", b), ("reviewer_c", c), ("fixer", fixer))},
-                "rubric": rubric, "max_rounds": int(rounds), "budget_usd": float(budget)}
+                "reviewer_d": third, "rubric": rubric, "max_rounds": int(rounds), "budget_usd": float(budget)}
 settings_save.section_save("the defaults for new runs", "set_save_runs", run_defaults, d, allowed)
 
 st.subheader(words.setting("screen"))

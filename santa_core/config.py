@@ -20,7 +20,7 @@ from typing import Any, Literal, NamedTuple, Protocol, TypeVar
 from pydantic import BaseModel, Field, ValidationError
 
 from santa_core import people
-from santa_core.panels import default_panel, partner_for
+from santa_core.panels import default_panel, partner_for, third_for
 from santa_core.providers import (
     CLAUDE_MODELS,
     Provider,
@@ -58,6 +58,8 @@ class Defaults(BaseModel):
     reviewer_b: str = "claude-sonnet-5-5"
     # Why a different model for C: two instances of one model share blind spots.
     reviewer_c: str = "claude-haiku-5-5"
+    reviewer_d: str = "claude-haiku-5-5"
+    """The third reviewer, asked only by rubrics with high-risk criteria (built-in: `panels.third_for`)."""
     fixer: str = "claude-opus-5-5"
     screen: bool = True
     """Run the known-answer injection screen before a model reviewer is paid. On and unable to run (no key for
@@ -79,6 +81,7 @@ class Defaults(BaseModel):
 ENV_VARIABLES: dict[str, str] = {
     "reviewer_b": "SANTA_REVIEWER_B",
     "reviewer_c": "SANTA_REVIEWER_C",
+    "reviewer_d": "SANTA_REVIEWER_D",
     "fixer": "SANTA_FIXER",
     "max_rounds": "SANTA_MAX_ROUNDS",
     "budget_usd": "SANTA_BUDGET_USD",
@@ -158,7 +161,9 @@ def effective_defaults(saved: Mapping[str, Saved] | None = None, env: Mapping[st
         c = partner_for(values["reviewer_b"], providers, env)
     elif "reviewer_c" in values and "reviewer_b" not in values:
         b = partner_for(values["reviewer_c"], providers, env)
-    built_in = {"reviewer_b": b, "reviewer_c": c, "fixer": fixer, "screen_model": default_screen_model(providers, env)}
+    d = third_for(values.get("reviewer_b", b), values.get("reviewer_c", c), providers, env)
+    built_in = {"reviewer_b": b, "reviewer_c": c, "reviewer_d": d, "fixer": fixer,
+                "screen_model": default_screen_model(providers, env)}
     return Effective(Defaults(**{**built_in, **values}), sources)
 
 

@@ -11,7 +11,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 Verdict = Literal["PASS", "FAIL"]
-Slot = Literal["B", "C"]
+Slot = Literal["B", "C", "D"]
+"""B and C judge every round; D is the third reviewer a rubric asks for on its high-risk criteria."""
 Severity = Literal["critical", "suggestion"]
 
 CATEGORIES = (
@@ -43,6 +44,9 @@ class Criterion(BaseModel):
     retired: bool = False
     """A retired criterion stays in its rubric's document (its id stays reserved) but is no
     longer judged: it is left out of the resolved rubric reviewers see."""
+    # Left out of dumps while false: a rubric without it dumps (and hashes, in runs and records) as before.
+    third_reviewer: bool = Field(default=False, exclude_if=lambda v: not v)
+    """A high-risk criterion: a third reviewer (slot D) judges it too, and the round ships only when all three pass."""
 
 
 class Rubric(BaseModel):
@@ -63,6 +67,15 @@ class Rubric(BaseModel):
     def advisory_ids(self) -> list[str]:
         """Ids of "suggestion" criteria: reported, never blocking."""
         return [c.id for c in self.criteria if c.severity == "suggestion"]
+
+    def third_reviewer_ids(self) -> list[str]:
+        """Ids of the high-risk criteria a third reviewer (slot D) judges as well; empty: two reviewers."""
+        return [c.id for c in self.criteria if c.third_reviewer]
+
+    def high_risk(self) -> Rubric | None:
+        """The rubric the third reviewer sees: only its high-risk criteria (None when it has none)."""
+        chosen = [c for c in self.criteria if c.third_reviewer]
+        return self.model_copy(update={"criteria": chosen}) if chosen else None
 
 
 RUBRIC_NAME_PATTERN = r"^[a-z0-9][a-z0-9_\-]{0,63}$"
@@ -98,6 +111,7 @@ class CriterionDraft(BaseModel):
     severity: str = "critical"
     check: dict | None = None
     retired: bool = False
+    third_reviewer: bool = False
 
 
 class RubricDraft(BaseModel):
@@ -231,7 +245,8 @@ class ReviewOutcome(BaseModel):
 
 # --- gate, merged issues ------------------------------------------------------------------
 
-Attribution = Literal["both", "B", "C", "check"]
+Attribution = Literal["both", "B", "C", "D", "check"]
+"""Who flagged a merged issue: "both" is B and C; "D" the third reviewer alone (an issue B or C raised too keeps theirs)."""
 
 
 class MergedIssue(BaseModel):

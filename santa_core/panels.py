@@ -78,3 +78,18 @@ def other_slot(given: str, default: str) -> str:
     if given != PERSON_FAMILY and canonical(default) == canonical(given):
         return partner_for(given)
     return default
+
+
+def third_for(reviewer_b: str, reviewer_c: str, providers: list[Provider] | None = None,
+              env: Mapping[str, str] | None = None, rates: Rates | None = None) -> str:
+    """The default third reviewer (slot D, for a rubric's high-risk criteria): the cheapest usable model that is
+    neither B nor C, of a family not yet on the panel when there is one (a third opinion from a family already
+    there shares its blind spots); with no other model at all, the cheapest usable one."""
+    providers = configured_providers(env) if providers is None else providers
+    models = list(dict.fromkeys(usable_model_ids(providers, env) or list(CLAUDE_MODELS)))
+    taken = {canonical(reviewer_b), canonical(reviewer_c)}
+    on_panel = [m for m in (reviewer_b, reviewer_c) if m != PERSON_FAMILY]
+    price = {m: review_usd(m, rates) for m in models}
+    others = [m for m in models if canonical(m) not in taken] or models
+    ranked = sorted(others, key=lambda m: (not all(spans_two_families(m, p) for p in on_panel), price[m], m))
+    return ranked[0]

@@ -95,6 +95,7 @@ PATTERN_KIND: dict[str, str] = {"issue": "pattern", "review_failed": "review fai
 SETTING: dict[str, str] = {
     "reviewer_b": "Reviewer B",
     "reviewer_c": "Reviewer C",
+    "reviewer_d": "Reviewer D (high-risk criteria)",
     "fixer": "Fix agent",
     "screen": "Injection screen",
     "screen_model": "Screening model",

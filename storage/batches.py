@@ -452,6 +452,10 @@ def _check_config(config: BatchConfig, items: Sequence[ItemIn]) -> None:
         raise BatchProblem("the sample rate must be in (0, 1], the minimum ≥ 1 and the concurrency 1–64")
     if "person" in (config.reviewer_b, config.reviewer_c):
         raise BatchProblem("a batch sample is reviewed by models; a person reviews a single run on the Review page")
+    if high_risk := config.rubric.third_reviewer_ids():
+        # A batch sample runs two reviewers; its gate would fail every item closed for the missing third.
+        raise BatchProblem(f"rubric {config.rubric.name} asks for a third reviewer on {', '.join(high_risk)}: "
+                           "batches review with two; review such outputs one by one on the Review page")
     for it in items:
         spec = it.spec if it.spec is not None else config.spec
         if not spec.strip():

@@ -23,7 +23,7 @@ from santa_core.reports.record import (
     sealed,
 )
 from santa_core.roles import SYSTEM_ACTORS
-from santa_core.run.gate import slot_verdict
+from santa_core.run.gate import counted_verdict
 from santa_core.run.unreviewed import could_not_review
 from santa_core.text import canonical_json, sha256_text, unified_diff
 from storage.audit import AuditEvent, AuditStore, canonical_time
@@ -54,7 +54,7 @@ def rubric_hash(rubric: Rubric) -> str:
 def _review(outcome: ReviewOutcome, rubric: Rubric) -> RecordReview:
     review = outcome.review
     return RecordReview(
-        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
+        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=counted_verdict(outcome, rubric),
         stated_verdict=None if review is None else review.verdict,
         checks=[] if review is None else review.checks, issues=[] if review is None else review.critical_issues,
         suggestions=[] if review is None else review.suggestions, error=outcome.error,
@@ -124,7 +124,7 @@ def verification_record(repo: RecordSource, run_id: int, now: datetime | None = 
         escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,
         spec=view.spec, spec_hash=sha256_text(view.spec),
         rubric=RecordRubric(**view.rubric.model_dump(), hash=rubric_hash(view.rubric)),
-        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, fix_agent=view.fixer,
+        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, reviewer_d=view.reviewer_d, fix_agent=view.fixer,
         panel_families=panel_families(view.reviewer_b, view.reviewer_c),
         spans_two_families=spans_two_families(view.reviewer_b, view.reviewer_c), person_b=view.person_b,
         person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,

@@ -26,7 +26,7 @@ from santa_core.models import (
     ScreenResult,
     Usage,
 )
-from santa_core.run.gate import slot_verdict
+from santa_core.run.gate import counted_verdict
 from santa_core.run.store import DecisionAction
 from santa_core.text import text_problem
 from storage.hashing import content_hash, json_hash, sha256_text
@@ -56,6 +56,7 @@ RUN_COPIED = frozenset(
         "original_output",
         "reviewer_b",
         "reviewer_c",
+        "reviewer_d",
         "fixer",
         "auto_approve",
         "budget_usd",
@@ -139,7 +140,7 @@ def review_values(outcome: ReviewOutcome, call_ids: list[int], rubric: Rubric) -
         "slot": outcome.slot,
         "reviewer": outcome.reviewer,
         "status": outcome.status.value,
-        "verdict": slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
+        "verdict": counted_verdict(outcome, rubric),
         "review_json": None if review is None else review.model_dump(mode="json"),
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,

@@ -9,7 +9,7 @@ from santa_core import pricing
 from santa_core.models import ReviewOutcome, Rubric, Usage
 from santa_core.providers import diversity_warning, panel_families, spans_two_families
 from santa_core.reviewers.base import PERSON
-from santa_core.run.gate import slot_verdict
+from santa_core.run.gate import counted_verdict
 from santa_core.run.unreviewed import could_not_review
 from storage.rows import enum_value
 from storage.views import RoundView, RunView
@@ -20,7 +20,7 @@ def review_json(outcome: ReviewOutcome, rubric: Rubric) -> dict[str, Any]:
     return {
         "reviewer": outcome.reviewer,
         "status": outcome.status.value,
-        "verdict": slot_verdict(outcome, rubric.criterion_ids(), rubric.advisory_ids()),
+        "verdict": counted_verdict(outcome, rubric),
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,
         **price_note(outcome.reviewer, outcome.usage),
@@ -42,7 +42,7 @@ def price_note(model: str, usage: Usage) -> dict[str, Any]:
 
 def unpriced_models(view: RunView) -> list[str]:
     """The run's models with no listed price (their calls count against the budget at the highest rate)."""
-    return pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer)
+    return pricing.unpriced(view.reviewer_b, view.reviewer_c, *([view.reviewer_d] if view.reviewer_d else []), view.fixer)
 
 
 def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
@@ -75,6 +75,7 @@ def run_json(view: RunView) -> dict[str, Any]:
         "rubric": {"name": view.rubric.name, "version": view.rubric.version},
         "reviewer_b": view.reviewer_b,
         "reviewer_c": view.reviewer_c,
+        "reviewer_d": view.reviewer_d,  # the third reviewer of the rubric's high-risk criteria (null: none)
         "panel": {"families": panel_families(view.reviewer_b, view.reviewer_c),
                   "spans_two_families": spans_two_families(view.reviewer_b, view.reviewer_c),
                   "warning": diversity_warning(view.reviewer_b, view.reviewer_c)},

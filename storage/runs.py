@@ -28,6 +28,7 @@ from santa_core.providers import panel_families, spans_two_families
 from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
+from santa_core.run.third import third_reviewer_for
 from storage import audit, spend
 from storage.audit import AuditStore
 from storage.call_costs import CallCostStore
@@ -114,6 +115,7 @@ def insert_run(s: Session, run: RunRow) -> int:
                  after=sha256_text(run.original_output),
                  detail={"rubric": f"{run.rubric_name}@{run.rubric_version}", "spec_hash": sha256_text(run.spec),
                          "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c,
+                         **({"reviewer_d": run.reviewer_d} if run.reviewer_d else {}),
                          "panel": panel_families(run.reviewer_b, run.reviewer_c),
                          "one_family": not spans_two_families(run.reviewer_b, run.reviewer_c), "fixer": run.fixer,
                          "source": run.source, "person_b": run.person_b, "person_c": run.person_c,
@@ -210,6 +212,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 rubric=Rubric.model_validate(row.rubric_json),
                 reviewer_b=row.reviewer_b,
                 reviewer_c=row.reviewer_c,
+                reviewer_d=row.reviewer_d,
                 fixer=row.fixer,
                 auto_approve=row.auto_approve,
                 budget_usd=row.budget_usd,
@@ -272,14 +275,17 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         person_b: str | None = None,
         person_c: str | None = None,
         generation_cost_usd: float | None = None,
+        reviewer_d: str | None = None,
     ) -> int:
         """Commit a queued run with round 1 holding `output`; returns its id.
 
         `person_b` / `person_c` assign a `person` reviewer slot to one person (None: anyone).
         `generation_cost_usd` is what producing the output cost, when known (for the Metrics page).
+        `reviewer_d` is the third reviewer's model, required when the rubric has high-risk criteria.
         """
         check_text(spec, "spec")
         check_text(output, "output")
+        reviewer_d = third_reviewer_for(rubric, reviewer_d)
         if source not in get_args(Source) or max_rounds < 1:
             raise ValueError(f"bad source {source!r} or max_rounds {max_rounds}")
         if generation_cost_usd is not None and not 0 <= generation_cost_usd < 1e9:
@@ -293,7 +299,8 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 s, RunRow(person_b=person_b or None, person_c=person_c or None, max_rounds=max_rounds,
                           round_cap=max_rounds, spec=spec, original_output=output, rubric_name=rubric.name,
                           rubric_version=rubric.version, rubric_json=rubric.model_dump(mode="json"),
-                          reviewer_b=reviewer_b, reviewer_c=reviewer_c, fixer=fixer, auto_approve=auto_approve,
+                          reviewer_b=reviewer_b, reviewer_c=reviewer_c, reviewer_d=reviewer_d, fixer=fixer,
+                          auto_approve=auto_approve,
                           budget_usd=budget_usd, created_by=created_by, source=source,
                           generation_cost_usd=generation_cost_usd, status=RunStatus.QUEUED.value))
 

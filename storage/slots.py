@@ -33,10 +33,11 @@ def check_person_review(s: Session, run: RunRow, round_no: int, slot: str, perso
     nobody's), and they did not fill the round's other slot: two slots by one person would not
     be independent."""
     require(s, person, Permission.PERSON_REVIEW)
+    column = person_column(run.id, slot)
     reviewer = run.reviewer_b if slot == "B" else run.reviewer_c
     if reviewer != PERSON:
         raise SlotAssigned(f"slot {slot} of run {run.id} is reviewed by {reviewer}, not by a person")
-    assignee = run.person_b if slot == "B" else run.person_c
+    assignee = getattr(run, column)
     if assignee and assignee != person:
         raise SlotAssigned(f"slot {slot} of run {run.id} is assigned to {assignee}, not {person}")
     others = s.exec(select(ReviewRow.reviewer).where(
@@ -44,6 +45,13 @@ def check_person_review(s: Session, run: RunRow, round_no: int, slot: str, perso
     if must_differ(person) and f"person:{person}" in others:
         raise SlotAssigned(f"{person} already reviewed the other slot of round {round_no}; "
                          "the two reviews must come from different reviewers")
+
+
+def person_column(run_id: int | None, slot: str) -> str:
+    """The column naming who fills a person slot: B and C only (the third reviewer, D, is always a model)."""
+    if slot not in ("B", "C"):
+        raise SlotAssigned(f"slot {slot} of run {run_id} is not a person's: only B and C may be filled by people")
+    return "person_b" if slot == "B" else "person_c"
 
 
 def reviewer_slots(run: RunRow) -> list[tuple[Slot, str]]:
@@ -123,7 +131,7 @@ class SlotStore(StoreBase):
             if person:
                 require(s, person, Permission.PERSON_REVIEW)
             run = lock_run(s, run_id)
-            column = "person_b" if slot == "B" else "person_c"
+            column = person_column(run_id, slot)
             before = getattr(run, column)
             setattr(run, column, person or None)
             s.add(run)

@@ -111,6 +111,8 @@ class RunView(BaseModel):
     rubric: Rubric
     reviewer_b: str
     reviewer_c: str
+    reviewer_d: str | None = None
+    """The third reviewer's model, for a rubric with high-risk criteria (None: two reviewers)."""
     fixer: str
     auto_approve: bool
     budget_usd: float | None

@@ -30,7 +30,7 @@ from santa_core.words import usd  # noqa: F401  (pages write money as `component
 from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
 
-ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "check": "deterministic check"}
+ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "D": "D only (third reviewer)", "check": "deterministic check"}
 
 WRAP_LINES = table_fit.WRAP_LINES
 """The most lines a wrapped table row is tall; a longer cell shows whole when clicked."""
@@ -73,10 +73,11 @@ def status_label(status: RunStatus | str) -> str:
     return words.status(status)
 
 
-def gate_banner(gate: GateResult) -> None:
-    """NICE or NAUGHTY, with the reasons."""
+def gate_banner(gate: GateResult, reviewers: int = 2) -> None:
+    """NICE or NAUGHTY, with the reasons (`reviewers`: how many judged the round, 3 with a third reviewer)."""
     if gate.decision == GateDecision.NICE:
-        st.success("NICE — both reviewers PASS. Ship it.", icon=":material/celebration:")
+        who = "all three reviewers" if reviewers == 3 else "both reviewers"
+        st.success(f"NICE — {who} PASS. Ship it.", icon=":material/celebration:")
     else:
         reasons = list(dict.fromkeys(gate.reasons)) or ["not both PASS"]  # each reason once
         st.error("NAUGHTY — " + escape_markdown("; ".join(reasons)))

@@ -47,16 +47,18 @@ def screen_model() -> str | None:
 
 @st.cache_data(max_entries=16, show_spinner=False)
 def _estimate(rubric_json: str, spec: str, output: str, reviewer_b: str, reviewer_c: str, screen: str | None,
-              measured: tuple[tuple[str, MeasuredCost], ...], batch: bool) -> RoundEstimate:
+              measured: tuple[tuple[str, MeasuredCost], ...], batch: bool, reviewer_d: str | None) -> RoundEstimate:
     return estimate_round(Rubric.model_validate_json(rubric_json), spec, output, reviewer_b, reviewer_c, screen,
-                          dict(measured), batch=batch)
+                          dict(measured), batch=batch, reviewer_d=reviewer_d)
 
 
 def round_estimate(rubric: Rubric, spec: str, output: str, reviewer_b: str, reviewer_c: str,
-                   batch: bool = False) -> RoundEstimate:
-    """One round of this rubric, spec and output by B and C, and the screen when it runs (cached per input)."""
+                   batch: bool = False, reviewer_d: str | None = None) -> RoundEstimate:
+    """One round of this rubric, spec and output by B and C (and D on the high-risk criteria, when the rubric has
+    some and `reviewer_d` names a model), and the screen when it runs (cached per input)."""
     measured = tuple(sorted(measured_costs(rubric.name).items()))
-    return _estimate(rubric.model_dump_json(), spec, output, reviewer_b, reviewer_c, screen_model(), measured, batch)
+    return _estimate(rubric.model_dump_json(), spec, output, reviewer_b, reviewer_c, screen_model(), measured, batch,
+                     reviewer_d)
 
 
 def breakdown(estimate: RoundEstimate) -> str:

@@ -19,7 +19,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, who_may
 from santa_core.run.actions import budget_spent
 from santa_core.run.fixer import fixed_by_person, issue_fixes
-from santa_core.run.runner import open_person_slots
+from santa_core.run.runner import open_person_slots, panel_slots
 from storage.views import RunView
 from ui import identity
 from ui.person_review import slot_refusal
@@ -95,7 +95,7 @@ def _reviewing(view: RunView, can: Callable[[Permission], bool], refusal: Refusa
     if rnd is not None and rnd.gate is not None:
         return Need("info", "The fix agent is proposing edits for the flagged issues.")
     done = len(reviews)
-    return Need("info", f"Waiting for reviewers ({done} of 2 in).")
+    return Need("info", f"Waiting for reviewers ({done} of {len(panel_slots(view))} in).")
 
 
 def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = lambda slot: None) -> Need:
@@ -124,7 +124,8 @@ def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = la
             return Need("warning", "Interrupted: resume it from the last committed step.", jump="Resume ↓")
         return Need("info", f"Interrupted: {who_may(Permission.RESUME_RUN)} resumes it.")
     if status == RunStatus.SHIPPED:
-        return Need("success", f"Shipped: both reviewers passed it in round {view.state.round}.",
+        who = "all three reviewers" if "D" in panel_slots(view) else "both reviewers"
+        return Need("success", f"Shipped: {who} passed it in round {view.state.round}.",
                     jump="Final output ↓")
     if status == RunStatus.RESOLVED_SHIPPED:
         return Need("success", "Shipped by a person after its escalation.", jump="Final output ↓")

@@ -5,10 +5,12 @@ from __future__ import annotations
 import streamlit as st
 
 from santa_core.models import MAX_TEXT_CHARS, Rubric
-from santa_core.providers import usable_model_ids
+from santa_core.panels import third_for
+from santa_core.providers import canonical, usable_model_ids
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
+from santa_core.run.third import ThirdReviewerProblem
 from santa_core.text import text_problem
 from ui import app_desk, cost_estimate, identity, kept
 from ui import providers as providers_ui
@@ -101,6 +103,19 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
     return who or None
 
 
+def _third_choice(rubric: Rubric, default: str, reviewer_b: str, reviewer_c: str, usable: list[str]) -> str | None:
+    """For a rubric with high-risk criteria: the third reviewer, a model (None: the rubric asks for none). It starts
+    on the default unless that is B or C, then on the cheapest other model (`panels.third_for`)."""
+    if not (high_risk := rubric.third_reviewer_ids()):
+        return None
+    if canonical(default) in {canonical(reviewer_b), canonical(reviewer_c)}:
+        default = third_for(reviewer_b, reviewer_c)
+    names = ", ".join(c.name for c in rubric.criteria if c.third_reviewer)
+    return providers_ui.third_picker(f"Reviewer D (high-risk: {names})", default, "new_reviewer_d", usable,
+                                     help=f"The rubric marks {', '.join(high_risk)} high-risk: a third model judges "
+                                     "them too, and the run ships only when B, C and D all pass.")
+
+
 def new_run_form() -> int | None:
     """Render the form (for people who may start runs); returns the new run's id when one was started."""
     if not identity.can(Permission.START_RUN):
@@ -132,6 +147,7 @@ def new_run_form() -> int | None:
                            "different reviewers. Assign one of them to someone else, or to anyone.")
             st.error(same_person)  # at once, next to the second slot's picker
     providers_ui.panel_notes(reviewer_b, reviewer_c)
+    reviewer_d = _third_choice(rubric, d.reviewer_d, reviewer_b, reviewer_c, usable)
     # A fix agent that cannot be called opens the options, so its error (under its picker) is in view.
     fixer_bad = bool(usable) and bool(providers_ui.model_problem(st.session_state.get("new_fixer", d.fixer)))
     with st.expander("Run options", expanded=fixer_bad):
@@ -149,7 +165,7 @@ def new_run_form() -> int | None:
     screen_problem = providers_ui.screen_notice(app_desk.desk().runner, reviewer_b, reviewer_c)
     start, cost = st.columns([1, 3], vertical_alignment="center")  # the estimate beside Start, not above it (Start whole at 1,024 px)
     with cost:
-        estimate = cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c)
+        estimate = cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c, reviewer_d=reviewer_d)
         cost_estimate.show_round(estimate, generation)
     if not start.button("Start review", type="primary", key="start_review", on_click=_tried):
         return None
@@ -158,7 +174,7 @@ def new_run_form() -> int | None:
                 (("Spec", spec_problem), ("Output", output_problem)) if bad]
     problems += [f"{label} ({model}) cannot be called here: pick another model, or add its provider's key."
                  for label, model in (("Reviewer B", reviewer_b), ("Reviewer C", reviewer_c),
-                                      ("Fix agent (under Run options)", fixer))
+                                      ("Reviewer D", reviewer_d), ("Fix agent (under Run options)", fixer))
                  if providers_ui.model_problem(model)]
     if same_person:
         problems.append("Slots B and C are assigned to the same person (see above).")
@@ -171,9 +187,10 @@ def new_run_form() -> int | None:
         run_id = actions.start_run(
             app_desk.desk().runs, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
             auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
-            person_b=person_b, person_c=person_c, generation_cost_usd=generation,
+            person_b=person_b, person_c=person_c, generation_cost_usd=generation, reviewer_d=reviewer_d,
         )
-    except PermissionDenied as exc:  # roles changed since the page was drawn; the form keeps what was typed
+    except (PermissionDenied, ThirdReviewerProblem) as exc:  # roles changed since the page was drawn; the form keeps
+        # what was typed
         st.error(escape_markdown(f"Not started: {exc}"))
         return None
     st.session_state.pop(TRIED, None)  # the next form starts without errors on its empty fields

@@ -90,6 +90,14 @@ def slot_picker(label: str, default: str, key: str, usable: list[str], help: str
     return model_picker(st, label, options, start, key, help=help, disabled=disabled)
 
 
+def third_picker(label: str, default: str, key: str, usable: list[str], help: str | None = None,
+                 disabled: bool = False) -> str:
+    """The third reviewer's picker (slot D): models only, never `person` (people review in B and C), starting on
+    `default`, kept in front when it cannot be called (marked, and a start refused)."""
+    options = model_options(keep=[default], usable=usable)
+    return model_picker(st, label, options, default, key, help=help, disabled=disabled)
+
+
 def slot_saved(choice: str, default: str, usable: list[str]) -> str:
     """What saving a slot's picker keeps: the choice, except where the slot shows `person` only because no provider
     has a key (the default in effect then stays, and applies again once its key is set)."""

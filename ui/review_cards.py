@@ -119,6 +119,8 @@ def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Ru
     if outcome is None:
         st.caption(escape_markdown(missing))
         return
+    if slot == "D":  # the third reviewer judges the high-risk criteria only: its card lists those
+        rubric = rubric.high_risk() or rubric
     criteria, advisory = rubric.criterion_ids(), rubric.advisory_ids()
     if no_answer(outcome):  # the provider failed: no verdict at all, so not called a FAIL
         st.warning("No answer from the model provider: not a verdict.")

@@ -16,7 +16,7 @@ from santa_core.checks import forms as cc
 from santa_core.models import CriterionDraft, RubricDocument, RubricDraft
 
 STATE = "studio"
-CRITERION_FIELDS = ("id", "name", "category", "severity", "pass_condition", "fail_signal", "check_type")
+CRITERION_FIELDS = ("id", "name", "category", "severity", "pass_condition", "fail_signal", "check_type", "third_reviewer")
 HEADER_FIELDS = ("name", "domain", "description", "extends", "note")
 NO_CHECK = "none"
 
@@ -50,6 +50,7 @@ def _criterion_state(c: Any, uid: str) -> dict[str, Any]:
         "check_type": kind if kind in cc.CHECK_TYPES else NO_CHECK,
         "checks": {kind: cc.form_values(check)} if check and kind in cc.CHECK_TYPES else {},
         "retired": c.retired,
+        "third_reviewer": c.third_reviewer,
     }
 
 
@@ -157,7 +158,7 @@ def _criterion_draft(c: dict[str, Any]) -> CriterionDraft:
     return CriterionDraft(
         id=c["id"].strip(), name=c["name"].strip(), category=(c["category"] or "").strip(), severity=c["severity"],
         pass_condition=c["pass_condition"].strip(), fail_signal=c["fail_signal"].strip(), check=check_of(c),
-        retired=c["retired"],
+        retired=c["retired"], third_reviewer=bool(c.get("third_reviewer")),
     )
 
 

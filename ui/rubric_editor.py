@@ -152,7 +152,7 @@ def _criterion_label(i: int, c: dict[str, Any]) -> str:
     cid = str(c["id"] or "")
     shown = f"`{cid}`" if cid and "`" not in cid and cid.isprintable() else escape_markdown(cid or "(no id)")
     return (escape_markdown(f"{i + 1}. {c['name'] or '(no name)'}") + f" · {shown}"
-            + (" · retired" if c["retired"] else ""))
+            + (" · retired" if c["retired"] else "") + (" · third reviewer" if c.get("third_reviewer") else ""))
 
 
 def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> None:
@@ -160,7 +160,8 @@ def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFi
     with st.expander(label, key=rd.key(c["uid"], "box_ro")):
         for f in findings:
             (st.error if f.level == "error" else st.warning)(escape_markdown(_finding_text(f)))
-        st.caption(escape_markdown(f"Category: {c['category']} · severity: {c['severity']}"))
+        third = " · high-risk: a third reviewer judges it too" if c.get("third_reviewer") else ""
+        st.caption(escape_markdown(f"Category: {c['category']} · severity: {c['severity']}{third}"))
         st.markdown("**Pass condition**")
         st.text(c["pass_condition"])
         st.markdown("**Fail signal**")
@@ -259,6 +260,9 @@ def _criterion_fields(c: dict[str, Any], marked: set[str]) -> None:
                 help="One of the method's categories, or type a custom one.")
     b.selectbox(label("Severity", "severity"), SEVERITIES, key=rd.key(uid, "severity"),
                 help="critical: a failure blocks shipping. suggestion: reported, never blocks.")
+    st.checkbox(label("High-risk: a third reviewer judges it too", "third_reviewer"), key=rd.key(uid, "third_reviewer"),
+                help="Runs on this rubric ask a third model (reviewer D) to judge the high-risk criteria as well; a run "
+                "ships only when B, C and D all pass. D reads only these criteria, so it costs a fraction of B or C.")
     st.text_area(label("Pass condition", "pass_condition"), key=rd.key(uid, "pass_condition"), height=80,
                  help="What a passing output does, stated so two reviewers would agree: name the things to count or find.")
     st.text_area(label("Fail signal", "fail_signal"), key=rd.key(uid, "fail_signal"), height=80,

@@ -16,7 +16,7 @@ from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
 from santa_core.run.fixer import fixed_by_person, judge_text, take_edit
 from santa_core.run.gate import checked_out_first
-from santa_core.run.runner import SLOTS, Conflict, open_person_slots, reviewer_of
+from santa_core.run.runner import SLOTS, Conflict, open_person_slots, panel_slots, reviewer_of
 from santa_core.run.unreviewed import HEADLINE, could_not_review, not_asked
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
@@ -39,9 +39,14 @@ def panel_note(view: RunView) -> None:
         else:
             st.caption(f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
                        "not independent.")
-    unpriced = pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer)
+    unpriced = pricing.unpriced(*paid_models(view))
     if unpriced and not view.blind:
         st.caption(escape_markdown(f"{pricing.PRICE_UNKNOWN} for {', '.join(unpriced)}: {pricing.UNKNOWN_PRICE_RULE}."))
+
+
+def paid_models(view: RunView) -> list[str]:
+    """The models the run pays: its reviewers (the third one too, when it has one) and its fix agent."""
+    return [view.reviewer_b, view.reviewer_c, *([view.reviewer_d] if view.reviewer_d else []), view.fixer]
 
 
 def run_header(view: RunView) -> None:
@@ -53,13 +58,14 @@ def run_header(view: RunView) -> None:
     # estimate (the budget's figure) only until their answer comes, so "spent" would jump up and fall back.
     waiting = sum(c.estimate_usd for c in view.in_flight)
     spent = "" if view.blind or not view.total_cost_usd else f" · {components.usd(view.total_cost_usd - waiting)} spent"
-    if spent and pricing.unpriced(view.reviewer_b, view.reviewer_c, view.fixer):  # an upper bound, not a price: say so where the figure stands
+    if spent and pricing.unpriced(*paid_models(view)):  # an upper bound, not a price: say so where the figure stands
         spent = (f" · {components.usd(view.total_cost_usd - waiting)} counted against the budget (includes "
                  f"{pricing.PRICE_UNKNOWN})")
     if spent and view.in_flight:
         spent += f" · {len(view.in_flight)} call(s) in flight (up to {components.usd(waiting)} more)"
+    third = f"D {view.reviewer_d} (high-risk criteria) · " if view.reviewer_d else ""
     st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
-                  f"C {view.reviewer_c} · fix agent {view.fixer} · round {view.state.round} of "
+                  f"C {view.reviewer_c} · {third}fix agent {view.fixer} · round {view.state.round} of "
                   f"{view.state.round_cap}{spent} · started by {identity.display_at(view.created_by, view.created_at)}"))
     panel_note(view)
     components.rubric_table(view.rubric)
@@ -72,7 +78,7 @@ def run_header(view: RunView) -> None:
 
 
 def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> None:
-    """One round: B and C side by side, gate, merged issues, proposal and decisions (`remedy`: how this page
+    """One round: B and C (and a third reviewer D) side by side, gate, merged issues, proposal and decisions (`remedy`: how this page
     fixes what a partial proposal leaves; by default the approval's box, only where it is shown)."""
     waits = view.status == RunStatus.AWAITING_APPROVAL and rnd.round_no == view.state.round
     if remedy is None:
@@ -80,8 +86,9 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
     reviews = review_cards.reviews_in(rnd.reviews)
     both_in = all(s in reviews for s in SLOTS)
     unreviewed = could_not_review(rnd)
-    cols = st.columns(2)
-    for col, slot in zip(cols, SLOTS, strict=True):
+    slots = panel_slots(view)  # B and C; D beside them when the rubric asks a third reviewer
+    cols = st.columns(len(slots))
+    for col, slot in zip(cols, slots, strict=True):
         with col:
             outcome = reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
@@ -101,7 +108,7 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
         elif not rnd.reviews:
             st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
                     "round first.")
-        components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews))  # no raw reviewer error
+        components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews), len(slots))  # no raw reviewer error
         components.issues_table(rnd.gate.issues, criterion_names(view))
     if rnd.proposal is not None and rnd.gate is not None:
         by_person = fixed_by_person(view.fixer, rnd.output_text, rnd.gate.issues)

@@ -122,7 +122,8 @@ def warn_about_models(args: argparse.Namespace) -> None:
         print(f"santa: warning: {problem}", file=sys.stderr)
     if warning := diversity_warning(args.reviewer_b, args.reviewer_c):
         print(f"santa: warning: {warning}", file=sys.stderr)
-    for model in unpriced(args.reviewer_b, args.reviewer_c, args.fixer):
+    third = [args.reviewer_d] if getattr(args, "reviewer_d", None) else []  # `review` on a high-risk rubric only
+    for model in unpriced(args.reviewer_b, args.reviewer_c, *third, args.fixer):
         print(f"santa: warning: price unknown for {model!r}: {UNKNOWN_PRICE_RULE}", file=sys.stderr)
 
 

@@ -28,7 +28,8 @@ from desk.cli.common import (
 from desk.cli.driving import drive
 from santa_core import words
 from santa_core.config import Defaults
-from santa_core.models import EscalationReason, RunStatus
+from santa_core.models import EscalationReason, Rubric, RunStatus
+from santa_core.panels import third_for
 from santa_core.providers import canonical
 from santa_core.reviewers.base import PERSON
 from santa_core.run.engine import PARTIAL_HELD
@@ -48,6 +49,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rv.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
     rv.add_argument("--reviewer-b", help=f"model for reviewer B, or {PERSON!r}")
     rv.add_argument("--reviewer-c", help=f"model for reviewer C, or {PERSON!r}")
+    rv.add_argument("--reviewer-d", help="model for the third reviewer, asked only when the rubric marks criteria "
+                                         "high-risk (third_reviewer); default: the Settings' one, else the cheapest "
+                                         "other model, of a family not yet on the panel when there is one")
     rv.add_argument("--fixer", help="model for the fix agent")
     rv.add_argument("--max-rounds", type=int, help="rounds before escalation (default 3)")
     rv.add_argument("--budget", type=float, help="per-run budget in USD")
@@ -70,6 +74,21 @@ def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
         args.budget = d.budget_usd
 
 
+def fill_third(args: argparse.Namespace, d: Defaults, rubric: Rubric) -> None:
+    """The third reviewer, for a rubric with high-risk criteria only (None otherwise: nobody is paid for a slot the
+    rubric does not ask for): as given, else the default unless it is B or C, else the cheapest other model."""
+    if not rubric.third_reviewer_ids():
+        args.reviewer_d = None
+        return
+    if args.reviewer_d is None:
+        panel = {canonical(args.reviewer_b), canonical(args.reviewer_c)}
+        args.reviewer_d = d.reviewer_d if canonical(d.reviewer_d) not in panel else third_for(args.reviewer_b,
+                                                                                             args.reviewer_c)
+    if args.reviewer_d == PERSON:
+        raise BadInput("--reviewer-d must be a model: people review in slots B and C")
+    args.reviewer_d = canonical(args.reviewer_d)
+
+
 def _validate(args: argparse.Namespace) -> None:
     """Options that are out of range, or model reviewers without an API key (bad usage, exit 2)."""
     if not 1 <= args.max_rounds <= 10:
@@ -79,8 +98,8 @@ def _validate(args: argparse.Namespace) -> None:
     cost = args.generation_cost
     if cost is not None and not (math.isfinite(cost) and 0 <= cost < 1e9):
         raise BadInput("--generation-cost must be a number of USD, 0 or more")
-    if args.reviewer_b != PERSON or args.reviewer_c != PERSON:
-        check_model_keys(args.reviewer_b, args.reviewer_c, args.fixer)
+    if args.reviewer_b != PERSON or args.reviewer_c != PERSON or args.reviewer_d:
+        check_model_keys(*(m for m in (args.reviewer_b, args.reviewer_c, args.reviewer_d, args.fixer) if m))
 
 
 def run_review(args: argparse.Namespace) -> dict:
@@ -101,13 +120,14 @@ def run_review(args: argparse.Namespace) -> dict:
         defaults = desk_defaults(desk)
         fill_defaults(args, defaults)
         rubric = load_rubric(args.rubric, desk.rubrics, args.rubric_version)
+        fill_third(args, defaults, rubric)
         _validate(args)
         check_screen(desk, args)
         warn_about_models(args)
         run_id = actions.start_run(
             desk.runs, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
             auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
-            generation_cost_usd=args.generation_cost,
+            generation_cost_usd=args.generation_cost, reviewer_d=args.reviewer_d,
         )
         if args.enqueue:
             from desk.task_engine import task_engine

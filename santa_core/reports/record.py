@@ -22,6 +22,7 @@ from pydantic import BaseModel, Field, computed_field
 from santa_core import words as w
 from santa_core.models import CheckOutcome, CheckResult, Criterion, FixEdit, MergedIssue, RejectedEdit, ReviewIssue
 from santa_core.reports.record_cost import ESCAPES, CutOffCall, cost_line
+from santa_core.reports.record_panel import panel_line
 from santa_core.reports.record_unreviewed import Judged, audit_detail, gate_lines, round_title
 from santa_core.text import canonical_json, sha256_text
 
@@ -206,6 +207,7 @@ class VerificationRecord(BaseModel):
     rubric: RecordRubric
     reviewer_b: str
     reviewer_c: str
+    reviewer_d: str | None = Field(default=None, exclude_if=lambda v: v is None)  # left out when none: hashes stay
     fix_agent: str
     panel_families: str = ""
     """The families of reviewers B and C ("Claude + GPT"; a person is their own)."""
@@ -306,19 +308,6 @@ def _pre(text: str) -> str:
 
 NOT_INDEPENDENT = ("One person filled both reviewer slots of this round: the two reviews are not independent "
                    "(allowed only for the local user of an install without sign-in).")
-
-
-def panel_line(r: VerificationRecord) -> str:
-    """'Claude + GPT: two model families' or '... one model family: their misses are not independent'."""
-    if r.spans_two_families is None:
-        return "families not recorded"
-    if "person" in r.panel_families.split(" + "):
-        return f"{r.panel_families}: a person in the panel"
-    if r.spans_two_families:
-        return f"{r.panel_families}: two model families"
-    if "unknown (" in r.panel_families:
-        return f"{r.panel_families}: a model family unknown to the desk, so independence cannot be told"
-    return f"{r.panel_families}: one model family, so the reviewers' misses are not independent"
 
 
 def _people_rows(r: VerificationRecord) -> list[list[str]]:

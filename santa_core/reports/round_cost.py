@@ -67,7 +67,7 @@ class CostLine:
     """One call of the round: who makes it, its tokens, its price and where the figure comes from."""
 
     label: str
-    """"B", "C" or "screen"."""
+    """"B", "C", "D" (the third reviewer of a rubric's high-risk criteria) or "screen"."""
     model: str
     usage: Usage
     usd: float
@@ -166,8 +166,10 @@ def reviewer_line(label: str, model: str, rubric: Rubric, spec: str, output: str
 
 def estimate_round(rubric: Rubric, spec: str, output: str, reviewer_b: str, reviewer_c: str,
                    screen_model: str | None, measured: Mapping[str, MeasuredCost] | None = None,
-                   batch: bool = False, rates: pricing.Rates | None = None) -> RoundEstimate:
-    """The cost of one round of `rubric` on this spec and output: B, C and (when `screen_model`) the screen.
+                   batch: bool = False, rates: pricing.Rates | None = None,
+                   reviewer_d: str | None = None) -> RoundEstimate:
+    """The cost of one round of `rubric` on this spec and output: B, C, D (when the rubric has high-risk criteria
+    and `reviewer_d` names a model) and (when `screen_model`) the screen.
 
     `measured` maps a model id (canonical) to its average review call with this rubric; `batch` prices the
     reviewers with the Message Batches discount (the screen is one call at a time, at the full rate).
@@ -175,6 +177,10 @@ def estimate_round(rubric: Rubric, spec: str, output: str, reviewer_b: str, revi
     rates = rates or pricing.load_rates()
     lines = [reviewer_line(slot, model, rubric, spec, output, measured, batch, rates)
              for slot, model in (("B", reviewer_b), ("C", reviewer_c))]
+    if reviewer_d and (high_risk := rubric.high_risk()) is not None:
+        # D is asked the high-risk criteria only: its prompt is that smaller rubric. Not measured: the log's
+        # averages are of whole-rubric answers, longer than D's.
+        lines.append(reviewer_line("D", reviewer_d, high_risk, spec, output, None, batch, rates))
     if screen_model:
         lines.append(_line("screen", screen_model, screen_usage(spec, output), SCREEN_SOURCE, False, rates))
     return RoundEstimate(tuple(lines), batch)

@@ -15,7 +15,7 @@ from santa_core.text import canonical_json
 RowStatus = Literal["added", "removed", "changed", "retired", "restored", "same"]
 
 HEADER_FIELDS = ("name", "domain", "description", "extends")
-CRITERION_FIELDS = ("name", "category", "severity", "pass_condition", "fail_signal", "check")
+CRITERION_FIELDS = ("name", "category", "severity", "pass_condition", "fail_signal", "check", "third_reviewer")
 """Fields compared for "changed"; `retired` is reported by the retired/restored lists instead."""
 
 
@@ -125,6 +125,7 @@ def render_criterion(c: Criterion) -> str:
             f"fail signal: {c.fail_signal}",
             f"check: {check_json(c.check) or 'none'}",
             f"retired: {'yes' if c.retired else 'no'}",
+            f"third reviewer: {'yes' if c.third_reviewer else 'no'}",
         ]
     )
 

@@ -169,7 +169,7 @@ def document_data(doc: RubricDocument) -> dict[str, Any]:
 
 
 def _criterion_data(c: Criterion) -> dict[str, Any]:
-    """One criterion in file order; `check` keys with `type` first, `retired` only when true."""
+    """One criterion in file order; `check` keys with `type` first, `retired` and `third_reviewer` only when true."""
     out: dict[str, Any] = {
         "id": c.id,
         "name": c.name,
@@ -182,6 +182,8 @@ def _criterion_data(c: Criterion) -> dict[str, Any]:
         out["check"] = {"type": c.check.get("type"), **{k: _whole(c.check[k]) for k in sorted(c.check) if k != "type"}}
     if c.retired:
         out["retired"] = True
+    if c.third_reviewer:  # only when true: a version without it keeps its bytes, and so its content hash
+        out["third_reviewer"] = True
     return out
 
 

@@ -68,6 +68,7 @@ def lint(draft: RubricDraft, inherited: Sequence[Criterion] = ()) -> list[LintFi
         # A retired criterion is still stored in the version, so it must still be well formed.
         findings += _field_findings(index, c)
         findings += _check_findings(index, c)
+        findings += _third_reviewer_findings(index, c)
         if not c.retired:
             findings += _vague_findings(index, c)
     findings += _overlap_findings(draft, inherited)
@@ -207,6 +208,21 @@ def _check_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
             )
         )
     return out
+
+
+def _third_reviewer_findings(index: int, c: CriterionDraft) -> list[LintFinding]:
+    """A third reviewer marked where it buys nothing: on a suggestion (its failure never blocks) or a retired
+    criterion (not judged at all). A warning: the mark is harmless, but the author meant something else."""
+    if not c.third_reviewer:
+        return []
+    if c.retired:
+        why = "this criterion is retired, so no reviewer judges it: the third reviewer mark does nothing"
+    elif c.severity == "suggestion":
+        why = ("a third reviewer is paid on every run for this suggestion, whose failure never blocks shipping: "
+               "make it critical, or leave the third reviewer off")
+    else:
+        return []
+    return [LintFinding("warning", index, c.id, "third_reviewer", why)]
 
 
 # --- subjective wording ---------------------------------------------------------------------

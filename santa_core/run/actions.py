@@ -159,7 +159,8 @@ def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, review
               fixer: str, actor: str, **options: object) -> int:
     """Commit a queued run (round 1 holds `output`); its id. The caller submits it to the runner.
 
-    `options`: auto_approve, budget_usd, max_rounds, source, person_b, person_c, generation_cost_usd.
+    `options`: auto_approve, budget_usd, max_rounds, source, person_b, person_c, generation_cost_usd, reviewer_d
+    (the third reviewer, required by a rubric with high-risk criteria: `santa_core.run.third`).
     """
     return store.create_run(spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b, reviewer_c=reviewer_c,
                             fixer=fixer, created_by=actor, **options)

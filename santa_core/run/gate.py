@@ -1,6 +1,7 @@
 """The AND gate: both reviewers PASS → NICE; anything else → NAUGHTY. No partial credit.
 
-Also merges and de-duplicates the two reviewers' critical issues with attribution.
+When the rubric asks for a third reviewer (slot D) on its high-risk criteria, D must PASS those too.
+Also merges and de-duplicates the reviewers' critical issues with attribution.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from santa_core.models import (
     ReviewIssue,
     ReviewOutcome,
     ReviewStatus,
+    Rubric,
     ScreenResult,
     Verdict,
 )
@@ -143,6 +145,19 @@ def merge_issues(b: ReviewOutcome, c: ReviewOutcome, advisory: Collection[str] =
     return merged
 
 
+def _third_issues(merged: list[MergedIssue], d: ReviewOutcome, advisory: Collection[str]) -> list[MergedIssue]:
+    """The third reviewer's issues B and C did not raise, attributed to D; one they raised keeps their attribution
+    (agreement stays B against C, and D's own review shows what it saw)."""
+    return [MergedIssue(**i.model_dump(), flagged_by="D") for i in _dedupe(_issues_of(d, advisory))
+            if not any(same_issue(m, i) for m in merged)]
+
+
+def _absent_third() -> ReviewOutcome:
+    """What the gate counts for a third reviewer the rubric asks for and the run has none: an error, never a PASS."""
+    return ReviewOutcome(slot="D", reviewer="(none)", status=ReviewStatus.ERROR,
+                         error="the rubric asks for a third reviewer on its high-risk criteria and none was named")
+
+
 def _dedupe(issues: list[ReviewIssue]) -> list[ReviewIssue]:
     """Drop a reviewer's own repeats of one issue."""
     kept: list[ReviewIssue] = []
@@ -174,6 +189,16 @@ def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collectio
     return not review.critical_issues and not blocking_failed_checks(review, advisory) and not unchecked(
         outcome, criteria
     )
+
+
+def judged_criteria(rubric: Rubric, slot: str) -> list[str]:
+    """The criteria a slot's review must check: B and C every one of the rubric's, D its high-risk ones only."""
+    return rubric.third_reviewer_ids() if slot == "D" else rubric.criterion_ids()
+
+
+def counted_verdict(outcome: ReviewOutcome, rubric: Rubric) -> Verdict:
+    """What a stored slot's answer counts as under its run's rubric (the criteria that slot judges)."""
+    return slot_verdict(outcome, judged_criteria(rubric, outcome.slot), rubric.advisory_ids())
 
 
 def slot_verdict(outcome: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> Verdict:
@@ -224,21 +249,31 @@ def decide(
     prechecks: list[MergedIssue],
     criteria: list[str],
     advisory: Collection[str] = (),
+    d: ReviewOutcome | None = None,
+    third: list[str] | None = None,
 ) -> GateResult:
-    """The gate for one round. Exactly one combination is NICE: both valid, complete PASS, no pre-check hit.
+    """The gate for one round. Exactly one combination is NICE: every reviewer a valid, complete PASS, no pre-check hit.
 
     `criteria` are the rubric's ids, every one of which a PASS must check; there is no default,
     because a gate told of no criteria would take a PASS with no checks at its word.
     `advisory` names the rubric's "suggestion" criteria: their failed checks never block.
+    `third` names the high-risk criteria a third reviewer must PASS as well (`d`, judging only those); with
+    `third` set and no `d`, the round is NAUGHTY with a reviewer error: the panel never silently shrinks.
     """
     if not criteria:
         raise ValueError("the gate needs the rubric's criteria: a PASS is complete only against them")
-    nice = slot_passes(b, criteria, advisory) and slot_passes(c, criteria, advisory) and not prechecks
+    panel = [(b, criteria), (c, criteria)]
+    if third:
+        panel.append((d if d is not None else _absent_third(), third))
+    nice = all(slot_passes(o, ids, advisory) for o, ids in panel) and not prechecks
     issues = list(prechecks) + merge_issues(b, c, advisory)
+    if third and d is not None:
+        issues += _third_issues(issues, d, advisory)
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
     errored = any(o.status != ReviewStatus.OK or o.review is None
-                  or (o.review.verdict == "PASS" and unchecked(o, criteria)) for o in (b, c))
-    reasons = why_not_pass(b, criteria, advisory) + why_not_pass(c, criteria, advisory) + [f"{PRECHECK}{i.description}" for i in prechecks]
+                  or (o.review.verdict == "PASS" and unchecked(o, ids)) for o, ids in panel)
+    reasons = [r for o, ids in panel for r in why_not_pass(o, ids, advisory)] + [
+        f"{PRECHECK}{i.description}" for i in prechecks]
     if not nice and not issues and not errored:
         # The engine escalates this round instead of paying the fix agent for nothing.
         reasons.append("NAUGHTY with no critical issue or failed check named: nothing a fix agent could fix")

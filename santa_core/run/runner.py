@@ -45,12 +45,22 @@ log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 SLOTS: tuple[Slot, Slot] = ("B", "C")
-__all__ = ["SLOTS", "Conflict", "Runner", "advance_run", "open_person_slots", "reviewer_of"]
+"""The two reviewers of every round (a person may fill either); D is added by `panel_slots` when a rubric asks."""
+__all__ = ["SLOTS", "Conflict", "Runner", "advance_run", "open_person_slots", "panel_slots", "reviewer_of"]
 
 
 def reviewer_of(run: RunRecord, slot: Slot) -> str:
-    """The model (or "person") filling a slot; works for any run record or view."""
+    """The model (or "person") filling a slot; works for any run record or view ("" for a D the run has not)."""
+    if slot == "D":
+        return getattr(run, "reviewer_d", None) or ""
     return run.reviewer_b if slot == "B" else run.reviewer_c
+
+
+def panel_slots(run: RunRecord) -> tuple[Slot, ...]:
+    """The slots that judge the run's rounds: B and C, and D when the rubric has high-risk criteria and the run
+    names a model for it. A D the rubric asks for and the run lacks is not asked: the gate counts it as an error."""
+    third = reviewer_of(run, "D")
+    return (*SLOTS, "D") if run.rubric.third_reviewer_ids() and third and third != PERSON else SLOTS
 
 
 def open_person_slots(run: RunRecord, reviews: dict) -> list[Slot]:
@@ -74,6 +84,14 @@ def advance_run(store: Store, run_id: int, state: RunState, event: engine.Event,
     if not store.transition(run_id, {state.status}, new, actor, new.note):
         raise Conflict(f"run {run_id} changed while {type(event).__name__} was being applied")
     return new
+
+
+def _request_for(slot: Slot, request: ReviewRequest) -> ReviewRequest:
+    """What a slot is asked: B and C the whole rubric; D only its high-risk criteria (the part it gates on, at a
+    fraction of the tokens; the rest B and C already judge twice)."""
+    if slot != "D":
+        return request
+    return request.model_copy(update={"rubric": request.rubric.high_risk()})
 
 
 class Runner:
@@ -270,8 +288,8 @@ class Runner:
             return
         request = ReviewRequest(rubric=run.rubric, spec=run.spec, output=rnd.output_text)
         reviews = dict(rnd.reviews)
-        missing = [s for s in SLOTS if s not in reviews and reviewer_of(run, s) != PERSON]
-        futures = {self._call(self._review, run, rnd.round_no, s, request): s for s in missing}
+        missing = [s for s in panel_slots(run) if s not in reviews and reviewer_of(run, s) != PERSON]
+        futures = {self._call(self._review, run, rnd.round_no, s, _request_for(s, request)): s for s in missing}
         failed: BaseException | None = None
         for fut in as_completed(futures):
             # Each answer is committed the moment it arrives, whatever happens to the other reviewer.
@@ -291,7 +309,8 @@ class Runner:
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
-        gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids())
+        gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids(),
+                      d=reviews.get("D"), third=run.rubric.third_reviewer_ids())
         # The check outcomes are stored with the gate they fed, so the run page shows what was decided on.
         self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
 
@@ -301,7 +320,7 @@ class Runner:
         screen = self.screen_now()
         if screen is None:
             return []
-        if isinstance(screen, UnavailableModel) and all(reviewer_of(run, s) == PERSON for s in SLOTS):
+        if isinstance(screen, UnavailableModel) and all(reviewer_of(run, s) == PERSON for s in panel_slots(run)):
             # Only people review this round: no model reviewer to take over. The screen helps them when it can run
             # (a take-over is still an injection); it is not required for a panel of people.
             return []

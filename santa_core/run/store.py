@@ -58,6 +58,8 @@ class RunRecord(BaseModel):
     rubric: Rubric
     reviewer_b: str
     reviewer_c: str
+    reviewer_d: str | None = None
+    """The third reviewer's model, for a rubric with high-risk criteria (None: the run has none)."""
     fixer: str
     auto_approve: bool = False
     budget_usd: float | None = None

@@ -6,12 +6,11 @@ out; the runner, the actions and the store's resolving transaction all ask here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import get_args
-
 from santa_core.models import ReviewStatus, Slot
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.store import RoundRecord
 
+TWO_SLOTS: tuple[Slot, Slot] = ("B", "C")
 UNCHANGED = "Nothing was recorded: "
 """How a refusal of an unchanged text starts (the reason follows)."""
 
@@ -25,9 +24,12 @@ def complete_verdict(rnd: RoundRecord) -> bool:
     then reviewing the same text again is the only way to get an answer.
     """
     gate = rnd.gate
+    # B and C always; a third reviewer's (D) answer counts too when the round had one (a D its rubric asked for
+    # and did not get is a reviewer error of the gate already).
+    slots = {*TWO_SLOTS, *rnd.reviews}
     return (gate is not None and not gate.reviewer_error
             and all((o := rnd.reviews.get(s)) is not None and o.status == ReviewStatus.OK and o.review is not None
-                    for s in get_args(Slot)))
+                    for s in slots))
 
 
 def judged_before(rounds: Iterable[RoundRecord | None], text: str) -> RoundRecord | None:

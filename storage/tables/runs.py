@@ -33,6 +33,8 @@ class RunRow(SQLModel, table=True):
     rubric_json: dict = Field(sa_type=JSON)
     reviewer_b: str
     reviewer_c: str
+    reviewer_d: str | None = None
+    """The third reviewer's model (slot D) when the run's rubric has high-risk criteria (None: two reviewers)."""
     fixer: str
     auto_approve: bool = False
     budget_usd: float | None = None

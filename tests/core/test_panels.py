@@ -91,3 +91,31 @@ def test_one_reviewer_given_on_the_command_line_never_doubles_its_model(
     for key, value in BOTH.items():
         monkeypatch.setenv(key, value)
     assert panels.other_slot(given, default) == other
+
+
+LOCAL = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1",
+         "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}
+
+
+@pytest.mark.parametrize(("env", "b", "c", "third"), [
+    # no family left off the panel: the cheapest other model (gpt-5.4-mini $0.0019 a review < haiku-4-5 $0.0024)
+    pytest.param(BOTH, "claude-haiku-5-5", "openai:gpt-5.4-nano", "openai:gpt-5.4-mini", id="two-families-on-panel"),
+    # a third family wins over price: its misses are the least correlated with B's and C's
+    pytest.param(LOCAL, "claude-haiku-5-5", "openai:gpt-5.4-nano", "local:qwen3:32b", id="a-third-family"),
+    # one family only: the cheapest Claude model that is neither (the two Sonnets cost alike: by name)
+    pytest.param({"ANTHROPIC_API_KEY": "a"}, "claude-haiku-5-5", "claude-haiku-4-5", "claude-sonnet-5",
+                 id="one-family"),
+    # a person in a slot takes no model: the cheapest model not on the panel, of another family than C
+    pytest.param(BOTH, "person", "claude-haiku-5-5", "openai:gpt-5.4-nano", id="a-person-slot"),
+])
+def test_the_third_reviewer_is_the_cheapest_other_model_of_a_family_not_yet_on_the_panel(
+        env: dict, b: str, c: str, third: str) -> None:
+    assert panels.third_for(b, c, env=env) == third
+
+
+def test_the_default_third_reviewer_follows_the_panel_in_effect() -> None:
+    from santa_core.config import effective_defaults
+
+    d = effective_defaults({}, {**BOTH, "SANTA_REVIEWER_B": "openai:gpt-5.4-mini"}).defaults
+    assert d.reviewer_d not in (d.reviewer_b, d.reviewer_c)
+    assert effective_defaults({}, {**BOTH, "SANTA_REVIEWER_D": "claude-opus-5-5"}).defaults.reviewer_d == "claude-opus-5-5"

@@ -16,6 +16,7 @@ KEYS = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}
 CASES = [
     ("reviewer_b", "claude-opus-5-5", "claude-opus-5-5", "claude-sonnet-5-5"),
     ("reviewer_c", "openai:gpt-5.5", "openai:gpt-5.5", "claude-sonnet-5-5"),
+    ("reviewer_d", "openai:gpt-5.5", "openai:gpt-5.5", "claude-sonnet-5-5"),
     ("fixer", "openai:gpt-5.5", "openai:gpt-5.5", "claude-sonnet-5-5"),
     ("max_rounds", "5", 5, 2),
     ("budget_usd", "2.5", 2.5, 7.0),

@@ -57,6 +57,7 @@ SCHEMA: dict[str, list[str]] = {
         "escalation_reason", "note", "spec", "original_output", "rubric_name",
         "rubric_version", "rubric_json", "reviewer_b", "reviewer_c", "fixer", "auto_approve",
         "budget_usd", "created_by", "source", "worker", "person_b", "person_c", "generation_cost_usd", "batch_id",
+        "reviewer_d",  # 0019
     ],
     "round": [
         "id", "run_id", "round_no", "output_text", "output_hash", "gate_decision",

@@ -143,15 +143,22 @@ def test_rows_written_before_seals_existed_are_sealed_at_upgrade(tmp_path: Path)
     later = ("review_input_tokens", "review_cache_write_tokens", "review_cache_read_tokens")
     for name in later:
         sql(engine, f"ALTER TABLE run_metric ADD COLUMN {name} INTEGER")
+    sql(engine, "ALTER TABLE run ADD COLUMN reviewer_d VARCHAR")  # and run.reviewer_d of 0019 (NULL: not hashed)
     with lent_spot_checks(engine):
         old = grant(RunStore(engine))
         run_id = a_reviewed_run(old)  # written through the desk, so sealed; now forget those seals
     for name in later:
         sql(engine, f"ALTER TABLE run_metric DROP COLUMN {name}")
+    sql(engine, "ALTER TABLE run DROP COLUMN reviewer_d")
     _forget_every_event(engine)
     report = RunStore(init_db(url)).audit.verify()  # the upgrade to 0011 seals them (and 0016 the rest)
     assert report.ok and report.rows_checked >= 4, report.describe()
     assert {f"run:{run_id}", "person:ann"} <= set(_seal_keys(engine))
+
+
+def _at_0015(table):
+    """A sealed table's columns as a 0015 database has them (today's tables also hold 0019's run.reviewer_d)."""
+    return [c for c in table.c if c.name != "reviewer_d"]
 
 
 def test_the_upgrade_to_0016_seals_the_new_tables_and_keeps_naming_a_row_changed_before(tmp_path: Path) -> None:
@@ -159,15 +166,18 @@ def test_the_upgrade_to_0016_seals_the_new_tables_and_keeps_naming_a_row_changed
     engine = create_engine(url)
     with engine.begin() as conn:
         command.upgrade(alembic_config(conn), "0015")
-    with lent_spot_checks(engine):  # 0016 adds no column; 0018's are lent for the write
+    # 0016 adds no column; 0019's run.reviewer_d is lent for today's desk's writes (NULL there: not hashed)
+    sql(engine, "ALTER TABLE run ADD COLUMN reviewer_d VARCHAR")
+    with lent_spot_checks(engine):  # 0018's columns are lent for the write
         old = grant(RunStore(engine))
         run_id = a_reviewed_run(old)
         old.save_settings({"max_rounds": 4}, actor="ann")
+    sql(engine, "ALTER TABLE run DROP COLUMN reviewer_d")
     # What 0011 to 0015 left: no seal of the new tables, the first six sealed with every column hashed, NULLs too.
     _forget_every_event(engine)
     with engine.begin() as conn, Session(bind=conn) as s:
         legacy = {f"{kind}:{i}": full_row_hash(dict(row)) for kind in FIRST_SEALED
-                  for row in conn.execute(sa_select(SEALED[kind].__table__)).mappings() for i in [row["id"]]}
+                  for row in conn.execute(sa_select(*_at_0015(SEALED[kind].__table__))).mappings() for i in [row["id"]]}
         append(s, "system", SEAL_ACTION, "rows", "as 0015 sealed", detail={"rows": legacy})
     with Session(engine) as s:
         review_id = s.exec(select(ReviewRow.id).where(ReviewRow.run_id == run_id, ReviewRow.slot == "C")).one()

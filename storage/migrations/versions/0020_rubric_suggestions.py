@@ -1,7 +1,7 @@
 """A rubric author's decisions on rubric suggestions: accepted (with the version saved) or dismissed.
 
 Revision ID: 0020
-Revises: 0018
+Revises: 0019
 Create Date: 2026-12-05 13:40:00
 """
 
@@ -12,7 +12,7 @@ import sqlmodel
 from alembic import op
 
 revision: str = "0020"
-down_revision: str | Sequence[str] | None = "0018"
+down_revision: str | Sequence[str] | None = "0019"
 branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 

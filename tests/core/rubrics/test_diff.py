@@ -117,7 +117,15 @@ def test_render_criterion_has_every_field() -> None:
         "fail signal: a broken",
         'check: {"terms":["risk-free"],"type":"forbidden_terms"}',
         "retired: no",
+        "third reviewer: no",
     ]
+
+
+def test_marking_a_criterion_for_a_third_reviewer_is_a_change() -> None:
+    marked = crit("a").model_copy(update={"third_reviewer": True})
+    rows = side_by_side(doc(crit("a")), doc(marked))
+    assert [(r.criterion_id, r.status) for r in rows] == [("a", "changed")]
+    assert "third reviewer: yes" in rows[0].new_text
 
 
 # --- unified --------------------------------------------------------------------------------
