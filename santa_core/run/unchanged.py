@@ -6,6 +6,7 @@ out; the runner, the actions and the store's resolving transaction all ask here.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+
 from santa_core.models import ReviewStatus, Slot
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.store import RoundRecord

@@ -21,8 +21,8 @@ from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.rubrics.learning import Suggestion
 from santa_core.rubrics.library import load_builtin
 from santa_core.run.runner import Runner
-from storage.alerts import AlertStore
 from santa_core.spotchecks.model import RuleDraft
+from storage.alerts import AlertStore
 from storage.batches import BatchStore
 from storage.records import verification_record
 from storage.runs import RunStore

@@ -12,6 +12,7 @@ from sqlmodel import Session, select
 
 from desk.wiring import model_fixer, model_reviewer
 from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunStatus
+from santa_core.reports.record import panel_line
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
@@ -19,14 +20,19 @@ from santa_core.run import actions
 from santa_core.run.gate import decide
 from santa_core.run.runner import Runner
 from santa_core.run.third import ThirdReviewerProblem
+from storage.records import verification_record
 from storage.runs import RunStore
 from storage.startup import init_db
-from santa_core.reports.record import panel_line
-from storage.records import verification_record
 from storage.tables import CallSentRow, ReviewRow
 from tests.conftest import grant, migrated_sqlite
-from tests.support.messages_api import MessagesStub, asked_criteria, message, review_json, santa_scenario, \
-    schema_properties
+from tests.support.messages_api import (
+    MessagesStub,
+    asked_criteria,
+    message,
+    review_json,
+    santa_scenario,
+    schema_properties,
+)
 
 SPEC = "Announce the Acme rocket. Mention the 2018 launch."
 CLEAN = "Acme's rocket launched in 2018."
