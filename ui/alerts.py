@@ -8,22 +8,22 @@ import streamlit as st
 
 from desk.alerts import settings_now
 from santa_core import alerts as core
-from ui import app_desk
+from ui import app_desk, components
 from ui.safe import escape_markdown
 
 REFRESH_S = 5
-LOG_ROWS = 50
+LOG_ROWS = 20
 
 
 def hook_rows(settings: core.AlertSettings) -> pd.DataFrame:
     """One row per channel: its name, masked address, format, events and whether it is signed."""
     rows = [{"channel": h.name, "address": core.mask_url(h.url), "format": h.format,
-             "events": "all" if h.events is None else ", ".join(h.events),
+             "events": "all" if h.events is None else ", ".join(core.KINDS.get(e, e) for e in h.events),
              "signed": "yes" if settings.secret else "no (SANTA_ALERT_SECRET not set)"} for h in settings.hooks]
     if settings.smtp is not None:
         smtp = settings.smtp
         rows.append({"channel": core.EMAIL_HOOK, "address": f"smtp://{smtp.host}:{smtp.port} → {', '.join(smtp.to)}",
-                     "format": "e-mail", "events": ", ".join(smtp.events),
+                     "format": "e-mail", "events": ", ".join(core.KINDS.get(e, e) for e in smtp.events),
                      "signed": f"login {'as ' + smtp.user if smtp.user else 'none'}"
                                f"{', password set' if smtp.password else ''}"})
     return pd.DataFrame(rows)
@@ -31,7 +31,7 @@ def hook_rows(settings: core.AlertSettings) -> pd.DataFrame:
 
 def log_rows(tries: list[core.LoggedTry]) -> pd.DataFrame:
     """The delivery log, newest first: when, which event, to which channel, which try, and how it went."""
-    return pd.DataFrame([{"at": t.at.strftime("%Y-%m-%d %H:%M:%S UTC"), "event": t.kind, "subject": t.subject,
+    return pd.DataFrame([{"at": t.at.strftime("%Y-%m-%d %H:%M:%S UTC"), "event": core.KINDS.get(t.kind, t.kind), "subject": t.subject,
                           "channel": t.channel, "try": t.attempt, "outcome": t.status,
                           "HTTP": "" if t.status_code is None else str(t.status_code), "error": t.error or ""}
                          for t in tries])
@@ -56,9 +56,9 @@ def alerts_section() -> None:
     st.caption(f"Alerts are sent by {who} every {settings.every_s:g} s, each try logged; a refused or failed try is "
                f"tried again after {settings.backoff_s:g} s, doubling, {settings.attempts} tries at most. "
                "Addresses are shown up to their host; the signing secret and the SMTP password are never shown.")
-    st.dataframe(hook_rows(settings), hide_index=True, width="stretch")
+    components.full_table(hook_rows(settings), wide=("address", "events"))
     tries = desk.alerts.log(LOG_ROWS)
     if tries:
-        st.dataframe(log_rows(tries), hide_index=True, width="stretch")
+        components.full_table(log_rows(tries), wide=("event", "subject", "error"))
     else:
         st.caption("No delivery tried yet.")

@@ -30,20 +30,29 @@ and the Escalations queue (1,159 in 818) scrolled sideways. Widths are fitted fo
 
 from __future__ import annotations
 
+import hashlib
+import hmac
+import json
 import os
 import re
 import time
 import warnings
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from santa_core.models import RunStatus
-from santa_core.spotchecks.model import RuleDraft
+from santa_core.run import actions as run_actions
+from santa_core.spotchecks import actions as spot_actions
+from santa_core.spotchecks.model import Judgement, RuleDraft
+from storage.runs import RunStore
 from tests.e2e import test_browser as browser
+from tests.storage.test_suggestions import claims, plain, reviewed, save_ads
 from tests.support import metrics_history as mh
 from tests.support import screens
 from tests.support.app_server import app_server, free_port
+from tests.support.receivers import WebhookReceiver
 from ui.metrics_url import TABS
 
 chromium = browser.chromium  # the fixture (an imported name would trip ruff's F811)
@@ -215,6 +224,34 @@ def html_record(desk: Desk, run_id: int, folder: Path) -> None:
 
 
 @pytest.mark.timeout(300)
+def judge_first_spot_check(repo: RunStore) -> None:
+    """A person judges the first drawn spot-check blind and fails one criterion: an escape, the comparison shown."""
+    first = repo.spot_checks.spot_checks()[0]
+    case = repo.spot_checks.blind_case(first.id)
+    judged = [Judgement(criterion=c.id, verdict="FAIL" if i == 0 else "PASS",
+                        evidence="The guarantee in the second sentence." if i == 0 else "")
+              for i, c in enumerate(case.criteria)]
+    spot_actions.submit(repo.spot_checks, first.id, judged, "ann")
+
+
+def overdue_reminder_without_a_page(repo: RunStore, receiver: WebhookReceiver, wait_s: float = 60.0) -> None:
+    """Make an open escalation overdue; the server's alert pass (a thread from server start, SQLite) sends its
+    reminder to the loopback hook while no browser asks for any page, signed with the secret."""
+    escalation = repo.list_escalations()[0]
+    run_actions.set_due(repo, escalation.run_id, datetime.now(UTC) - timedelta(minutes=5), "ann")
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        overdue = [r for r in receiver.accepted() if json.loads(r.body)["event"] == "escalation.overdue"]
+        if overdue:
+            (got,) = overdue
+            digest = hmac.new(b"screens-secret", got.body, hashlib.sha256).hexdigest()
+            assert got.headers["X-Santa-Signature"] == f"sha256={digest}"
+            assert json.loads(got.body)["data"]["run_id"] == escalation.run_id
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"no overdue reminder reached the hook in {wait_s:g} s: {len(receiver.received)} requests")
+
+
 def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str, tmp_path: Path) -> None:
     from playwright.sync_api import sync_playwright
 
@@ -226,7 +263,10 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
     for folder in shots:
         folder.mkdir(parents=True, exist_ok=True)
     log = tmp_path / "server.log"
-    with app_server(free_port(), url, log) as base, sync_playwright() as pw:
+    receiver = WebhookReceiver().start()  # the server's own alert pass sends here, with nobody on a page
+    hooks = json.dumps([{"name": "ops", "url": receiver.url(), "format": "json"}])
+    with app_server(free_port(), url, log, SANTA_ALERT_HOOKS=hooks, SANTA_ALERT_SECRET="screens-secret",
+                    SANTA_ALERT_EVERY_S="1") as base, sync_playwright() as pw:
         chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
         try:
             width, height = SIZES[0]
@@ -244,6 +284,7 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
             statuses = {key: repo.load_run(ids[key]).state.status for key in ("waiting", "pending", "approved")}
             assert statuses == {"waiting": RunStatus.AWAITING_APPROVAL, "pending": RunStatus.AWAITING_HUMAN_REVIEW,
                                 "approved": RunStatus.SHIPPED}, statuses
+            judge_first_spot_check(repo)  # the Escapes tab states a spot-check escape rate, the queue shows one done
             for size in SIZES:
                 desk.resize(*size)
                 metrics_view(desk, "one-day", grains=("hour",))  # one day: buckets of an hour
@@ -273,8 +314,29 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
             for size, tabs in zip(SIZES, (tuple(TIME_CHARTS), ("quality", "cost")), strict=True):
                 desk.resize(*size)
                 metrics_view(desk, "year", grains=("week", "month"), tabs=tabs)  # the rest: as one day
+
+            # Runs of today, after the Metrics views (whose dates they would stretch): five fail one criterion on
+            # one phrase, the Rubrics page's suggestion.
+            save_ads(repo)
+            reviewed(repo, claims(5) + plain(1))
+            overdue_reminder_without_a_page(repo, receiver)  # and the Settings page's delivery log has tries
+            for size in SIZES:
+                desk.resize(*size)
+                desk.open("rubrics?rubric=ads", "Rubrics")  # the suggestion, its evidence runs, Try it
+                desk.page.get_by_role("tab", name=re.compile("Suggestions")).click()
+                desk.page.get_by_text(re.compile("forbid .guaranteed. — seen in 5 runs")).first.wait_for()
+                settle(desk.page)
+                desk.check("rubric-suggestions")
+                desk.shoot("rubric-suggestions")
+
+                desk.open("settings", "Settings")  # the reviewers' calibration lines, the alerts and their tries
+                desk.page.get_by_text("ops", exact=True).first.wait_for(state="attached")  # a grid cell
+                settle(desk.page)
+                desk.check("settings")
+                desk.shoot("settings")
         finally:
             chrome.close()
+            receiver.stop()
 
     server_log = log.read_text(errors="replace")
     assert "Traceback" not in server_log, f"the server logged a traceback:\n{server_log}"

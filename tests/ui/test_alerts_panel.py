@@ -50,7 +50,7 @@ def test_the_panel_shows_channels_masked_and_every_try_and_never_a_secret(
         ["email", "smtp://127.0.0.1:9 → officer@example.com", "e-mail"]]
     assert hooks["signed"].tolist() == ["yes", "login as santa, password set"]
     assert log[["event", "channel", "try", "outcome", "HTTP"]].values.tolist() == [
-        [core.ESCALATION_OPENED, "ops", 2, "ok", "200"], [core.ESCALATION_OPENED, "ops", 1, "failed", "503"]]
+        ["An escalation was opened", "ops", 2, "ok", "200"], ["An escalation was opened", "ops", 1, "failed", "503"]]
     shown = everything(at)
     assert "this app, on a thread of its own" in shown
     for secret in SECRETS:
