@@ -179,14 +179,19 @@ DB_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(not PG_U
                                                                         reason="SANTA_TEST_POSTGRES_URL not set"))]
 
 
-@pytest.fixture(params=DB_KINDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of a new database as `init_db` leaves it (SQLite temp file, or a fresh Postgres database), copied from
-    a template made once per test process."""
+def new_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """`db_url`'s database of the kind `request.param` names (a module that overrides `db_url` starts here)."""
     if request.param == "sqlite":
         yield migrated_sqlite(tmp_path / "santa.db")
     else:
         yield from _pg_database(PG_URL, request.getfixturevalue("pg_template"))
+
+
+@pytest.fixture(params=DB_KINDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of a new database as `init_db` leaves it (SQLite temp file, or a fresh Postgres database), copied from
+    a template made once per test process."""
+    yield from new_database(request, tmp_path)
 
 
 @pytest.fixture(params=DB_KINDS)
