@@ -72,13 +72,15 @@ def pytest_configure(config: pytest.Config) -> None:
     st_config.set_option("server.address", "localhost")
     # The command-line and server tests start many Python processes. Each would compile this
     # project's modules again when bytecode writing is off (PYTHONDONTWRITEBYTECODE, common in
-    # containers): let them keep bytecode in one cache outside the work tree instead.
+    # containers): they write it next to the sources as this process does (tests/__init__.py). No
+    # PYTHONPYCACHEPREFIX: under one, Python reads no bytecode from the installed packages' own __pycache__
+    # and compiles streamlit, anthropic, openai... anew (about 6 s of CPU a process until the cache is warm, and
+    # a fresh CI virtualenv's path never is; 14 interpreters start at once in tests/cli/test_entrypoints.py).
     os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
     # Model providers come from the environment: a developer's own OpenAI key or named endpoints would change
     # the default panel under the tests. Tests that want a second provider set it up themselves.
     for key in [k for k in os.environ if k.startswith(("OPENAI_", "SANTA_PROVIDER_")) or k == "SANTA_OPENAI_MODELS"]:
         os.environ.pop(key)
-    os.environ.setdefault("PYTHONPYCACHEPREFIX", str(Path(tempfile.gettempdir()) / f"santa-pycache-{getattr(os, 'getuid', lambda: 0)()}"))
 
 
 _real_connect = socket.socket.connect
@@ -177,14 +179,19 @@ DB_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(not PG_U
                                                                         reason="SANTA_TEST_POSTGRES_URL not set"))]
 
 
-@pytest.fixture(params=DB_KINDS)
-def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL of a new database as `init_db` leaves it (SQLite temp file, or a fresh Postgres database), copied from
-    a template made once per test process."""
+def new_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """`db_url`'s database of the kind `request.param` names (a module that overrides `db_url` starts here)."""
     if request.param == "sqlite":
         yield migrated_sqlite(tmp_path / "santa.db")
     else:
         yield from _pg_database(PG_URL, request.getfixturevalue("pg_template"))
+
+
+@pytest.fixture(params=DB_KINDS)
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A URL of a new database as `init_db` leaves it (SQLite temp file, or a fresh Postgres database), copied from
+    a template made once per test process."""
+    yield from new_database(request, tmp_path)
 
 
 @pytest.fixture(params=DB_KINDS)
