@@ -11,7 +11,7 @@ import streamlit as st
 
 from santa_core import words
 from storage.audit import AuditEvent
-from ui import app_desk, components, identity, table_fit
+from ui import app_desk, components, identity, spot_checks, table_fit
 from ui.safe import escape_markdown
 
 ANY = "any"
@@ -126,7 +126,7 @@ def events(f: Filters) -> Selection:
     """
     repo = app_desk.desk().runs
     upto = repo.audit.head_seq()  # the list and its counts read the same chain, however many events arrive meanwhile
-    blind = repo.blind_run_ids()
+    blind = repo.blind_run_ids() | set(spot_checks.judging_blind())  # and runs this person spot-checks blind
     hidden = _hidden_count(f, blind, upto)
     items = repo.audit.events(**_query(f), run_id=f.run_id, limit=f.limit + hidden, newest_first=True,
                               seals=f.seals, upto=upto)
@@ -158,8 +158,9 @@ def hidden_note(count: int) -> None:
     if count:
         # No number: a count that grows by one when the model reviewer answers would tell the person
         # reviewer that the other review is in (the run page hides even the spend for that reason).
-        st.info("Events of runs waiting for a person reviewer are hidden, and left out of the counts below, until "
-                "the reviews are in (*Verify the chain* counts every event).")
+        st.info("Events of runs waiting for a person reviewer, or drawn for a spot-check you may judge, are hidden, "
+                "and left out of the counts below, until the reviews are in or the spot-check is judged (*Verify the "
+                "chain* counts every event).")
 
 
 PAGE_COLUMNS = ["seq", "time", "actor", "action", "entity", "run", "detail", "hash"]

@@ -20,7 +20,18 @@ from santa_core.run.runner import SLOTS, Conflict, open_person_slots, panel_slot
 from santa_core.run.unreviewed import HEADLINE, could_not_review, not_asked
 from storage.errors import RunNotFound
 from storage.views import RoundView, RunView
-from ui import app_desk, clock, components, decision_bar, identity, navigation, proposal_cards, review_cards, run_record
+from ui import (
+    app_desk,
+    clock,
+    components,
+    decision_bar,
+    identity,
+    navigation,
+    proposal_cards,
+    review_cards,
+    run_record,
+    spot_checks,
+)
 from ui.person_review import person_review_form, slot_refusal
 from ui.safe import escape_markdown
 
@@ -455,6 +466,7 @@ def render_run(run_id: int) -> None:
     if view is None:
         return
     every = poll_interval(view.status)
+    spot_check = spot_checks.judging_blind().get(run_id)  # a shipped run drawn for a blind spot-check
     first = [view]  # the full run hands its fresh view to the fragment; fragment reruns reload
 
     @st.fragment(run_every=every)
@@ -467,6 +479,11 @@ def render_run(run_id: int) -> None:
         if current.blind:
             # A person reviewer must judge blind: no other verdict, no earlier round, no fix.
             st.info("A person reviewer's slot is open: the run history stays hidden until the review is in.")
+        elif spot_check:
+            st.info(f"Spot-check #{spot_check} of this run is open and yours to judge: the reviewers' verdicts stay "
+                    "hidden from you until it is judged, so they cannot sway you.")
+            st.page_link("pages/spot_checks.py", label="Judge it on the Spot-checks page",
+                         icon=navigation.ICON["spot_checks"])
         else:
             timeline(current)
 
@@ -480,5 +497,5 @@ def render_run(run_id: int) -> None:
         st.divider()
     if "escapes" in shown:
         run_record.escapes_section(view)
-    if "record" in shown:
+    if "record" in shown and not spot_check:  # the record holds every review
         run_record.record_section(view)

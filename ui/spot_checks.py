@@ -25,6 +25,15 @@ ERRORS = (PermissionDenied, SpotCheckError)
 """What a spot-check action may refuse with; shown to the person, never a traceback."""
 
 
+
+def judging_blind() -> dict[int, int]:
+    """Run id → the open spot-check of it that the person here may judge (it is theirs, or nobody's and they may
+    spot-check): the run's reviews stay hidden from them everywhere (run page, record, Audit) until it is judged."""
+    if not identity.can(Permission.SPOT_CHECK):
+        return {}
+    me = identity.actor()
+    return {c.run_id: c.id for c in app_desk.desk().runs.spot_checks.spot_checks("open") if c.owner in (None, me)}
+
 def flash() -> None:
     """The last action's confirmation, once."""
     if message := st.session_state.pop(FLASH, None):

@@ -214,7 +214,7 @@ def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
         assert secret not in page
     assert "round.gate" not in exports[-1] and "escalation.resolved" not in exports[-1]
     assert of_run  # the note gives no number: a count that moves would say the other review is in
-    note = "Events of runs waiting for a person reviewer are hidden, and left out of the counts below, until"
+    note = "Events of runs waiting for a person reviewer, or drawn for a spot-check you may judge, are hidden"
     assert note in texts(at)
     total, seals = chain_counts(desk_env, but_run=run_id)  # the counts leave the run out too
     assert f"{total - seals} shown of {total} events" in texts(at)

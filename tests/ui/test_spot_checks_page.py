@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
 from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
-from santa_core.spotchecks.model import RuleDraft
+from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.runs import RunStore
 from tests.core.run.test_runner import GOOD, RUBRIC, SPEC
 from tests.storage.test_spot_checks import CRITERIA
@@ -127,3 +127,29 @@ def test_the_settings_due_time_for_spot_checks_dates_the_next_draw(desk_env: Run
     drawn_run(desk_env)
     [check] = desk_env.spot_checks.spot_checks()
     assert (check.due_at - check.created_at).total_seconds() == 48 * 3600
+
+
+def test_a_person_who_may_judge_the_spot_check_sees_no_verdict_of_the_run_anywhere_until_it_is_judged(
+        desk_env: RunStore) -> None:
+    """The run page, its verification record and the Audit page keep the run's reviews from whoever may judge its
+    open spot-check (theirs or nobody's); someone who may not judge it sees the run as before; after the submit
+    the judge sees it too."""
+    from tests.ui.test_run_page import as_person as on_run_page
+
+    check_id = drawn_run(desk_env)
+    run_id = desk_env.spot_checks.spot_checks()[0].run_id
+    notice = f"Spot-check #{check_id} of this run is open and yours to judge"
+    judge = on_run_page(EDITOR, run_id)
+    assert notice in texts(judge)
+    assert "Verification record" not in texts(judge) and "PASS" not in texts(judge)
+    hidden = "drawn for a spot-check you may judge, are hidden"
+    assert hidden in texts(as_person(EDITOR, "pages/audit.py"))  # the run's events (review hashes, the gate)
+    assert hidden not in texts(as_person(VIEWER, "pages/audit.py"))
+
+    viewer = on_run_page(VIEWER, run_id)  # may not spot-check: sees the reviews
+    assert notice not in texts(viewer) and "PASS" in texts(viewer)
+
+    actions.submit(desk_env.spot_checks, check_id, [
+        Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
+    assert notice not in texts(on_run_page(EDITOR, run_id))
+    assert "PASS" in texts(on_run_page(EDITOR, run_id))
