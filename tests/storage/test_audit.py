@@ -12,8 +12,8 @@ import sqlite3
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import closing
-from pathlib import Path
 from datetime import UTC, datetime, timedelta, timezone
+from pathlib import Path
 
 import pytest
 from sqlalchemy import Engine, bindparam, func, make_url, text
