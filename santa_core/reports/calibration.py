@@ -108,7 +108,8 @@ class PanelClaim(BaseModel):
     escapes: Rate
     """Spot-checks of the panel that failed the criterion, of those that judged it."""
     misses: dict[str, Rate]
-    """Each reviewer's miss rate on the criterion (q_X), by model; a model with no label is missing."""
+    """Each reviewer's miss rate on the criterion (q_X), by model, from the labels that are not spot-checks (which
+    would count the escapes tested here as misses); a model with no such label is missing."""
     product: float | None = None
     """Π q_X: the escape rate on the criterion the panel can have at most if its reviewers miss independently."""
     product_low: float | None = None

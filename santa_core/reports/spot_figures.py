@@ -50,13 +50,18 @@ class ConfidenceFigures(BaseModel):
 
 def confidence_figures(outcomes: Sequence[SpotCheckOutcome], labels: Iterable[PersonLabel],
                        verdicts: Iterable[ModelVerdict]) -> ConfidenceFigures:
-    """The figures of the outcomes (escape rate) and of the labels joined with the models' verdicts (calibration)."""
-    labels = list(labels)
+    """The figures of the outcomes (escape rate) and of the labels joined with the models' verdicts (calibration; the
+    panels' claim from the labels that are not spot-checks)."""
+    labels, verdicts = list(labels), list(verdicts)
     rows = calibrate(labels, verdicts)
     groups = {g: escape_rates(outcomes, g) for g in GROUPINGS if g != "all"}
     overall = escape_rates(outcomes, "all")
+    # The claim tests the spot-checks' escapes against miss rates that must not contain them: a spot-check label is
+    # a round both reviewers passed, so its every FAIL is a miss of both and would lift the product to the escape
+    # rate it is tested against, hiding the correlated misses the claim is there to catch.
+    independent = calibrate([label for label in labels if label.source != "spot_check"], verdicts)
     escape = SpotCheckEscapeRate(overall=overall[0].escapes if overall else Rate(k=0, n=0), groups=groups,
-                                 panels=panel_claims(outcomes, rows))
+                                 panels=panel_claims(outcomes, independent))
     return ConfidenceFigures(spot_check_escape_rate=escape,
                              calibration=Calibration(labels=dict(label_counts(labels)), rows=rows))
 
