@@ -7,10 +7,12 @@ What counts as a label, and why (docs/metrics.md says the same to readers):
   before that the round is blind (storage/slots.py), and a figure that moved when the person submitted would
   tell the other person what the model said.
 - **An escalation resolved with evidence**: the escalated round's merged issues are the criteria the person
-  looked at. *Ship as is* states those criteria are acceptable: PASS on each flagged criterion. *Reject* states
-  the output is not: FAIL on each flagged criterion (the issues are the case the person was shown; a rejection
-  gives no reason per criterion, so no other criterion is labelled). *Edit and re-review* and *Try again* send
-  the text back to reviewers and state no verdict: no label. Criteria nobody flagged are never labelled here.
+  looked at. *Reject* states the output is not acceptable: FAIL on each flagged criterion (the issues are the case
+  the person was shown; a rejection gives no reason per criterion, so no other criterion is labelled). *Ship as
+  is* is no label: it is often a waiver (the budget or the round cap reached, a defect judged good enough), not a
+  finding that the flag was wrong, and counting it as PASS would turn waived defects into the reviewers' false
+  alarms. *Edit and re-review* and *Try again* send the text back to reviewers and state no verdict: no label.
+  Criteria nobody flagged are never labelled here.
 - Spot-checks come from the spot-check store (`SpotCheckStore.labels()`), not from here.
 
 The models' verdicts are read only for the rounds that have labels, so the cost follows the number of labels,
@@ -36,8 +38,9 @@ from storage.transactions import StoreBase
 PERSON_FIRST, PERSON_PAST = "person:", "person;"
 """Every `person:<id>` reviewer name sorts between these: a range the reviewer index answers (LIKE may not)."""
 
-ESCALATION_VERDICT = {"ship_as_is": "PASS", "resolve_reject": "FAIL"}
-"""The verdict a resolution states on the escalated round's flagged criteria (other resolutions state none)."""
+ESCALATION_VERDICT = {"resolve_reject": "FAIL"}
+"""The verdict a resolution states on the escalated round's flagged criteria (other resolutions, ship as is among
+them, state none: see the module's docstring)."""
 
 CHUNK = 500
 """Run ids per IN list: well under every driver's parameter limit."""
@@ -71,7 +74,7 @@ def person_review_labels(s: Session) -> list[PersonLabel]:
 
 
 def escalation_labels(s: Session) -> list[PersonLabel]:
-    """A verdict on each criterion flagged in an escalated round that a person shipped as is or rejected."""
+    """A FAIL on each criterion flagged in an escalated round that a person rejected."""
     d, mi = DecisionRow, MergedIssueRow
     stmt = (select(d.run_id, d.round_no, d.action, d.actor, d.created_at, mi.criterion, mi.evidence)
             .join(mi, (mi.run_id == d.run_id) & (mi.round_no == d.round_no))

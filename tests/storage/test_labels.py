@@ -1,5 +1,5 @@
 """Labels the desk already holds (`storage.labels`): a person's review once its round's gate is in, and an
-escalation shipped as is (PASS) or rejected (FAIL) on its flagged criteria; the models' verdicts on the same
+escalation rejected (FAIL) on its flagged criteria (shipped as is: none); the models' verdicts on the same
 rounds; and the calibration computed from them (`desk.calibration.figures`). SQLite and, when
 SANTA_TEST_POSTGRES_URL is set, PostgreSQL.
 """
@@ -52,15 +52,15 @@ def escalated(repo: RunStore) -> int:
     return run_id
 
 
-def test_an_escalation_labels_only_its_flagged_criteria(repo: RunStore) -> None:
+def test_a_rejected_escalation_labels_only_its_flagged_criteria_and_a_waiver_labels_none(repo: RunStore) -> None:
     shipped, rejected, sent_back = escalated(repo), escalated(repo), escalated(repo)
     actions.resolve_escalation(repo, shipped, "ship_as_is", OFFICER, "the year is right in this market")
     actions.resolve_escalation(repo, rejected, "reject", OFFICER, "wrong year")
     actions.resolve_escalation(repo, sent_back, "rereview", OFFICER, "fixed the year", edited_output="Acme launched "
                                "its rocket in 2018.")
     labels = LabelStore(repo).labels()
+    # Shipped as is is a waiver, not a finding that the flag was wrong: no label (a PASS would be a false alarm).
     assert sorted((lb.run_id, lb.criterion, lb.verdict, lb.source, lb.person) for lb in labels) == [
-        (shipped, "factual_accuracy", "PASS", "escalation", OFFICER),
         (rejected, "factual_accuracy", "FAIL", "escalation", OFFICER)]
     assert all(lb.evidence == "in 2019" for lb in labels)
 
@@ -69,7 +69,7 @@ def test_the_figures_join_labels_with_verdicts(repo: RunStore) -> None:
     shipped, rejected = escalated(repo), escalated(repo)
     actions.resolve_escalation(repo, shipped, "ship_as_is", OFFICER, "fine")
     actions.resolve_escalation(repo, rejected, "reject", OFFICER, "wrong year")
-    # Both models failed factual_accuracy on both runs: one caught defect, one false alarm each.
+    # Both models failed factual_accuracy on both runs: one caught defect each; the waiver labels nothing.
     at = datetime(2026, 12, 1, tzinfo=UTC)
 
     class Spot:
@@ -85,7 +85,7 @@ def test_the_figures_join_labels_with_verdicts(repo: RunStore) -> None:
     rows = {(r.model, r.criterion): r for r in doc.calibration.rows}
     for model in ("b", "c"):
         row = rows[(model, "factual_accuracy")]
-        assert (row.recall.k, row.recall.n, row.false_alarm.k, row.false_alarm.n) == (1, 1, 1, 1)
-    assert doc.calibration.labels == {"escalation": 2}
+        assert (row.recall.k, row.recall.n, row.false_alarm.k, row.false_alarm.n) == (1, 1, 0, 0)
+    assert doc.calibration.labels == {"escalation": 1}
     assert (doc.spot_check_escape_rate.overall.k, doc.spot_check_escape_rate.overall.n) == (0, 1)
-    assert figures(repo).spot_check_escape_rate.overall.n == 0  # no spot-check store wired: no figure
+    assert figures(repo).spot_check_escape_rate.overall.n == 0  # the desk's own store: no spot-check yet
