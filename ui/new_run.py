@@ -103,6 +103,10 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
     return who or None
 
 
+NO_KEY_D = ("Reviewer D must be a model, and no model provider has a key: a run on this rubric cannot start here. "
+            "Add a key (see above), or pick a rubric without high-risk criteria.")
+
+
 def _third_choice(rubric: Rubric, default: str, reviewer_b: str, reviewer_c: str, usable: list[str]) -> str | None:
     """For a rubric with high-risk criteria: the third reviewer, a model (None: the rubric asks for none). It starts
     on the default unless that is B or C, then on the cheapest other model (`panels.third_for`)."""
@@ -111,9 +115,12 @@ def _third_choice(rubric: Rubric, default: str, reviewer_b: str, reviewer_c: str
     if canonical(default) in {canonical(reviewer_b), canonical(reviewer_c)}:
         default = third_for(reviewer_b, reviewer_c)
     names = ", ".join(c.name for c in rubric.criteria if c.third_reviewer)
-    return providers_ui.third_picker(f"Reviewer D (high-risk: {names})", default, "new_reviewer_d", usable,
-                                     help=f"The rubric marks {', '.join(high_risk)} high-risk: a third model judges "
-                                     "them too, and the run ships only when B, C and D all pass.")
+    picked = providers_ui.third_picker(f"Reviewer D (high-risk: {names})", default, "new_reviewer_d", usable,
+                                       help=f"The rubric marks {', '.join(high_risk)} high-risk: a third model judges "
+                                       "them too, and the run ships only when B, C and D all pass.")
+    if not usable:  # "person reviewers only" above, but D is a model: said here, not first at Start's refusal
+        st.warning(NO_KEY_D)
+    return picked
 
 
 def new_run_form() -> int | None:

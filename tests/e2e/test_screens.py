@@ -12,7 +12,10 @@ the runs written later (a queued one stays queued):
    (every tab, and the runs behind a failure bar), Runs, a run whose fix waits for approval, one whose
    person reviewer has not answered, one shipped after an approved fix and its HTML verification record
    (as its download button gives it, opened in the same 1,280 px window), Escalations;
-3. a year of runs before that day: Metrics (the tabs with over-time charts).
+3. a year of runs before that day: Metrics (the tabs with over-time charts);
+4. runs of today (after the Metrics views, whose dates they would stretch): the Rubrics page's suggestion, Settings,
+   and a run with a third reviewer D whose rubric marks a criterion high-risk, D alone failing (three review cards,
+   the decision bar over a fix waiting for approval), and the new-run form on that rubric with its D picker.
 
 The checks (tests/support/screens.py) run in the page once its layout has settled: overflow (the document,
 any element past the window's edge, any box that scrolls sideways — a dataframe is a canvas grid in a
@@ -209,6 +212,34 @@ def run_page(desk: Desk, run_id: int, name: str, status: str) -> None:
     desk.shoot(f"run-{name}")
 
 
+def third_reviewer_page(desk: Desk, run_id: int) -> None:
+    """A run whose rubric marks a criterion high-risk, where D alone FAILs: three review cards side by side, D's
+    failing, and the decision bar over the fix waiting for approval."""
+    from playwright.sync_api import expect
+
+    run_page(desk, run_id, "third-reviewer", "waiting for approval of the fix")
+    main = desk.page.locator(MAIN)
+    for slot in "BCD":
+        expect(main.get_by_text(f"Reviewer {slot} ·", exact=False).first).to_be_visible()
+    expect(main.get_by_text("Your decision on the fix is needed").first).to_be_visible()
+
+
+def new_run_form_with_d(desk: Desk, rubric: str) -> None:
+    """The Review page's new-run form on a rubric with a high-risk criterion (picked in its Rubric box): the
+    reviewer D picker shows under B and C."""
+    from playwright.sync_api import expect
+
+    page = desk.page
+    desk.open("review", "Review")
+    page.get_by_role("combobox", name="Rubric").click()
+    page.get_by_role("option", name=rubric, exact=True).click()
+    page.evaluate("() => document.activeElement?.blur()")  # the shot without the picked box's focus ring
+    expect(page.get_by_role("combobox", name=re.compile(r"^Reviewer D"))).to_be_visible()
+    settle(page)
+    desk.check(f"new-run form on rubric {rubric} (reviewer D)")
+    desk.shoot("new-run-reviewer-d")
+
+
 def html_record(desk: Desk, run_id: int, folder: Path) -> None:
     """The run's HTML verification record as its download button gives it, opened in the 1,280 px window."""
     page = desk.page
@@ -334,6 +365,15 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 settle(desk.page)
                 desk.check("settings")
                 desk.shoot("settings")
+
+            # A run of today with a third reviewer (issue 35), after the Metrics views too: D alone FAILs the rubric's
+            # high-risk criterion, so the fix waits for approval.
+            third = screens.seed_third_reviewer(repo)
+            assert repo.load_run(third).state.status == RunStatus.AWAITING_APPROVAL
+            for size in SIZES:
+                desk.resize(*size)
+                third_reviewer_page(desk, third)
+                new_run_form_with_d(desk, screens.HIGH_RISK_RUBRIC)
         finally:
             chrome.close()
             receiver.stop()

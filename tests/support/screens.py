@@ -7,7 +7,9 @@ fixer doubles, the actions for people's decisions), only on other days:
 - `seed_one_day`: the seeded history's runs (shipped, fixed, escalated at the cap, shipped or rejected by
   a person, a fix waiting for approval, a person reviewer's slot waiting, queued) all created on ONE_DAY,
   plus open escalations for a reviewer error and a budget stop, so the queue shows several reasons;
-- `seed_year`: a run every other week for the year before ONE_DAY.
+- `seed_year`: a run every other week for the year before ONE_DAY;
+- `seed_third_reviewer`: a stored rubric that marks a criterion for a third reviewer (slot D), and a run of today
+  on it where D alone FAILs: NAUGHTY, its fix waiting for approval (three review cards and the decision bar).
 
 The checks run in the page (`page.evaluate`) and return what they found, so the test can say where:
 `OVERFLOW_JS` (the document or an element wider than the window, a box that scrolls sideways: a dataframe
@@ -24,7 +26,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 
 from santa_core import words
-from santa_core.models import EscalationReason, Rubric, RunState, RunStatus
+from santa_core.models import EscalationReason, Rubric, RubricDocument, RunState, RunStatus
 from storage.runs import RunStore
 from tests.support import metrics_history as mh
 
@@ -115,6 +117,30 @@ def seed_year(repo: RunStore, last: datetime = ONE_DAY, step_days: int = YEAR_ST
     finally:
         runner.shutdown()
     return ids
+
+
+HIGH_RISK_RUBRIC = "launch"
+"""The stored rubric whose "Facts are checked" criterion a third reviewer judges too (issue 35)."""
+
+
+def seed_third_reviewer(repo: RunStore) -> int:
+    """Rubric `HIGH_RISK_RUBRIC` v1 (the desk's criteria as `NAMES` gives them, facts marked high-risk) saved as an
+    author saves one, and a run on it created now: B and C PASS everything, D (its one criterion) FAILs, so the
+    round is NAUGHTY and the fix waits for a person's approval. The run's id."""
+    marked = [c.model_copy(update={"third_reviewer": c.id == DRILLED[0]}) for c in named(mh.DESK1).criteria]
+    repo.rubrics.save(RubricDocument(name=HIGH_RISK_RUBRIC, domain="marketing", criteria=marked), "ann",
+                      "a third reviewer on the facts", None)
+    rubric = repo.rubrics.resolved(HIGH_RISK_RUBRIC, 1)
+    spec = mh.spec_of("third")
+    mh.SCRIPTS[spec] = {"B": ("PPPP",), "C": ("PPPP",), "D": ("F",)}  # D is asked its high-risk criterion only
+    run_id = repo.create_run(spec=spec, output=mh.BRIEF, rubric=rubric, reviewer_b=mh.OPUS, reviewer_c=mh.HAIKU,
+                             reviewer_d=mh.SONNET, fixer="fixer", created_by="ann")
+    runner = mh.make_runner(repo)
+    try:
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    return run_id
 
 
 # --- checks that run in the page --------------------------------------------------------------------------

@@ -4,6 +4,7 @@ criterion offers no D."""
 
 from __future__ import annotations
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from santa_core.models import RunStatus
@@ -53,6 +54,13 @@ def test_a_high_risk_criterion_marked_in_the_studio_runs_three_reviewers_from_th
     assert f"Reviewer D** · {d}" in shown and "all three reviewers" in shown
 
 
+def mark_first_high_risk(repo: RunStore) -> None:
+    """General v2: v1 with its first criterion marked for a third reviewer, saved as an author saves it."""
+    doc = repo.rubrics.document("general", 1)
+    marked = [c.model_copy(update={"third_reviewer": i == 0}) for i, c in enumerate(doc.criteria)]
+    repo.rubrics.save(doc.model_copy(update={"criteria": marked}), "local", "high-risk accuracy", 1)
+
+
 def test_settings_save_the_default_third_reviewer_and_the_review_page_starts_on_it(desk_env: RunStore) -> None:
     at = open_app("pages/settings.py")
     assert "person" not in at.selectbox(key="set_d").options  # D is a model
@@ -60,8 +68,20 @@ def test_settings_save_the_default_third_reviewer_and_the_review_page_starts_on_
     at.button(key="set_save_runs").click().run()
     assert not at.exception, at.exception
     assert desk_env.get_settings()["reviewer_d"] == "claude-opus-5-5"
-    doc = desk_env.rubrics.document("general", 1)
-    marked = [c.model_copy(update={"third_reviewer": i == 0}) for i, c in enumerate(doc.criteria)]
-    desk_env.rubrics.save(doc.model_copy(update={"criteria": marked}), "local", "high-risk accuracy", 1)
+    mark_first_high_risk(desk_env)
     page = open_app("pages/review.py")
     assert page.selectbox(key="new_reviewer_d").value == "claude-opus-5-5"
+
+
+NO_KEY_D = "no model provider has a key: a run on this rubric cannot start here"
+
+
+def test_with_no_key_the_form_says_under_d_that_a_high_risk_rubric_cannot_start(
+        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    mark_first_high_risk(desk_env)
+    assert NO_KEY_D not in texts(open_app())  # a key: D can be called, nothing to say
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    at = open_app()
+    assert at.selectbox(key="new_reviewer_b").options == ["person"]  # "person reviewers only" …
+    assert at.selectbox(key="new_reviewer_d").value != "person"  # … but D is a model: the form says so before Start
+    assert any(NO_KEY_D in w.value for w in at.warning), texts(at)
