@@ -33,6 +33,7 @@ from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.roles import LOCAL, NotSignedIn
 from santa_core.rubrics import actions as rubric_actions
+from santa_core.rubrics.learning import Suggestion
 from santa_core.run import actions
 from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions as spot_actions
@@ -131,10 +132,23 @@ RUN_ACTIONS: dict[str, Act] = {
     "report_escape": lambda w, a: actions.report_escape(w.repo, w.runs["shipped"], "facts", "a wrong date", "major",
                                                         a),
 }
+
+
+def suggestion(w: World) -> Suggestion:
+    """A sharper pass condition for the stored rubric's first criterion, argued for by the shipped run."""
+    first = w.repo.rubrics.resolved(RUBRIC.name).criteria[0]
+    return Suggestion(key="s-1", rubric=RUBRIC.name, criterion=first.id, criterion_name=first.name,
+                      kind="pass_condition", phrase="in 2019", pass_condition=f"{first.pass_condition} Sharper.",
+                      runs=[w.runs["shipped"]])
+
+
 RUBRIC_ACTIONS: dict[str, Act] = {
     "save_version": lambda w, a: rubric_actions.save_version(w.repo.rubrics, acme(), a, "first", None),
     "import_file": lambda w, a: rubric_actions.import_file(w.repo.rubrics, acme().model_dump_json(), "json", a),
     "try_rubric": lambda w, a: rubric_actions.try_rubric(w.repo.rubrics, RUBRIC, GOOD, a, stored_version=1),
+    "accept_suggestion": lambda w, a: rubric_actions.accept_suggestion(w.repo.rubrics, w.repo.suggestions,
+                                                                       suggestion(w), a),
+    "dismiss_suggestion": lambda w, a: rubric_actions.dismiss_suggestion(w.repo.suggestions, suggestion(w), a),
 }
 PEOPLE_ACTIONS: dict[str, Act] = {
     "set_roles": lambda w, a: people.set_roles(w.repo.people, "new@example.com", ["viewer"], a),
