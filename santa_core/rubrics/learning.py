@@ -104,6 +104,13 @@ class Suggestion(BaseModel):
         return f"{self.criterion_name}: {what} — {seen}"
 
 
+class SuggestionDecided(ValueError):
+    """A suggestion accepted or dismissed already: deciding on it again is refused, nothing written."""
+
+    def __init__(self, key: str, action: str | None = None) -> None:
+        super().__init__(f"suggestion {key} was {action or 'decided on'} already; reload the page")
+
+
 class Decision(BaseModel):
     """A rubric author's decision on a suggestion, as stored."""
 
@@ -294,6 +301,9 @@ def accepted(doc: RubricDocument, suggestion: Suggestion) -> RubricDocument:
 def _changed(criterion: Criterion, suggestion: Suggestion) -> Criterion:
     """The criterion with the suggested term added to its check, or the sentence added to its pass condition."""
     if suggestion.kind == "pass_condition":
+        if normalise(suggestion.phrase) in normalise(criterion.pass_condition):
+            # Accepted already (another tab, another author) or written by hand: a second copy says nothing new.
+            raise ValueError(f"criterion {criterion.id!r}'s pass condition names “{suggestion.phrase}” already")
         return criterion.model_copy(update={"pass_condition": _sharpened(criterion.pass_condition, suggestion.phrase)})
     check = criterion.check
     if check is not None and check.get("type") != "forbidden_terms":

@@ -53,7 +53,8 @@ def test_a_pacing_setting_out_of_bounds_is_refused_by_its_name(var: str, value: 
 
 def test_the_pacing_bounds_themselves_are_accepted() -> None:
     got = core.alert_settings({"SANTA_ALERT_HOOKS": HOOK, "SANTA_ALERT_SECRET": "s3cr3t", "SANTA_ALERT_ATTEMPTS": "1",
-                               "SANTA_ALERT_EVERY_S": "1", "SANTA_ALERT_TIMEOUT_S": "0.5", "SANTA_ALERT_BACKOFF_S": "0"})
+                               "SANTA_ALERT_EVERY_S": "1", "SANTA_ALERT_TIMEOUT_S": "0.5",
+                               "SANTA_ALERT_BACKOFF_S": "0"})
     assert (got.attempts, got.every_s, got.timeout_s, got.backoff_s) == (1, 1.0, 0.5, 0.0)
     assert core.alert_settings({"SANTA_ALERT_EVERY_S": "3600"}).every_s == 3600.0
 
