@@ -5,8 +5,6 @@ findings)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
@@ -16,21 +14,14 @@ from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions as spot
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import RubricVersionRow, SuggestionDecisionRow
-from tests.conftest import grant, migrated_sqlite
-from tests.storage.test_suggestions import claims, plain, save_ads
+from tests.storage import test_suggestions as suggestion_history
+from tests.storage.test_suggestions import claims, plain
 from tests.support.people import AUTHOR, OFFICER
 from tests.support.runs import count
 
+repo = suggestion_history.repo  # the fixture: "ads" v1 on a fresh SQLite desk
 ME = "author@example.com"
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> RunStore:
-    repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
-    save_ads(repo)
-    return repo
 
 
 def made(kind: str) -> Suggestion:
