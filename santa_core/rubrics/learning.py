@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -46,8 +47,11 @@ MIN_RUNS = 5
 """Distinct runs a failure must be seen in before it is suggested (fewer may be chance)."""
 WINDOW_DAYS = 30
 """How far back runs count: an old failure the rubric has since been changed for should not come back."""
-MAX_ITEMS = 400
-"""Failed rounds and escapes read at most (the newest): grouping compares the issues of one criterion pairwise."""
+MAX_ITEMS = 100
+"""Failed rounds and escapes grouped at most (the newest): grouping compares the issues of one criterion pairwise."""
+MAX_EVIDENCE_CHARS = 300
+"""The longest quote or description of an issue grouping reads, and the text read around each quote: grouping's cost
+grows with the texts' length as well as with the items (a spot-check quote may be 4,000 characters)."""
 MAX_EXAMPLE_CHARS = 80
 """The longest quote a sharper pass condition cites; a longer one is cut at a word."""
 MAX_PHRASE_CHARS = 120
@@ -185,10 +189,42 @@ def _items(items: Iterable[LearningItem], criteria: Mapping[str, Criterion]) -> 
                   and normalise(i.criterion) not in SKIPPED_CRITERIA]
         if issues and item.key not in seen:
             seen.add(item.key)
-            out.append(item.model_copy(update={"issues": issues}))
+            out.append(_clipped(item, issues))
         if len(out) == MAX_ITEMS:
             break
     return out
+
+
+def _clipped(item: LearningItem, issues: Sequence[MergedIssue]) -> LearningItem:
+    """The item as grouping reads it: each issue's quote and description at most MAX_EVIDENCE_CHARS, and of its text
+    only the stretch around each quote (the first MAX_EVIDENCE_CHARS when no quote is found in it)."""
+    short = [i.model_copy(update={"evidence": _clip(i.evidence), "description": _clip(i.description)}) for i in issues]
+    spans = [span for i in short if i.evidence.strip() and (span := _quote_in(item.text, i.evidence))]
+    if not spans:
+        return item.model_copy(update={"issues": short, "text": item.text[:MAX_EVIDENCE_CHARS]})
+    parts = []
+    for start, end in sorted(spans):
+        pad = max(0, MAX_EVIDENCE_CHARS - (end - start)) // 2
+        parts.append(item.text[max(0, start - pad):end + pad])
+    return item.model_copy(update={"issues": short, "text": "\n".join(parts)})
+
+
+def _clip(text: str) -> str:
+    """At most MAX_EVIDENCE_CHARS, cut at a word when there is one to cut at."""
+    if len(text) <= MAX_EVIDENCE_CHARS:
+        return text
+    head = text[:MAX_EVIDENCE_CHARS]
+    return head.rsplit(" ", 1)[0] if " " in head.strip() else head
+
+
+def _quote_in(text: str, quote: str) -> tuple[int, int] | None:
+    """Where the quote stands in the text: as written, else its first words with case and spacing aside (a
+    pattern of the whole quote would cost more than the grouping it saves)."""
+    if (at := text.find(quote)) >= 0:
+        return at, at + len(quote)
+    words = quote.split()[:8]
+    found = re.search(r"\s+".join(map(re.escape, words)), text, re.IGNORECASE) if words else None
+    return found.span() if found else None
 
 
 def _phrase(pattern: Pattern) -> str:
