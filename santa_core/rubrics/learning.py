@@ -47,8 +47,9 @@ MIN_RUNS = 5
 """Distinct runs a failure must be seen in before it is suggested (fewer may be chance)."""
 WINDOW_DAYS = 30
 """How far back runs count: an old failure the rubric has since been changed for should not come back."""
-MAX_ITEMS = 100
-"""Failed rounds and escapes grouped at most (the newest): grouping compares the issues of one criterion pairwise."""
+MAX_ISSUES = 100
+"""Issues grouped at most, from the newest failed rounds and escapes: grouping compares the issues of one criterion
+pairwise, so its work grows with their square (a round may hold many issues, so items alone would not bound it)."""
 MAX_EVIDENCE_CHARS = 300
 """The longest quote or description of an issue grouping reads, and the text read around each quote: grouping's cost
 grows with the texts' length as well as with the items (a spot-check quote may be 4,000 characters)."""
@@ -177,20 +178,23 @@ def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int
 
 
 def _items(items: Iterable[LearningItem], criteria: Mapping[str, Criterion]) -> list[LearningItem]:
-    """The newest MAX_ITEMS items, each with only the issues a rubric author could act on, those left without dropped.
+    """The newest items, each with only the issues a rubric author could act on (those left without dropped), until
+    MAX_ISSUES issues are taken.
 
     A check's own issue is already deterministic; an issue of a criterion the rubric no longer has (or the desk's
     injection detector) is nobody's to sharpen.
     """
     out: list[LearningItem] = []
     seen: set[str] = set()
+    taken = 0
     for item in sorted(items, key=lambda i: (-i.run_id, i.key)):
         issues = [i for i in item.issues if i.flagged_by != "check" and normalise(i.criterion) in criteria
-                  and normalise(i.criterion) not in SKIPPED_CRITERIA]
+                  and normalise(i.criterion) not in SKIPPED_CRITERIA][:MAX_ISSUES - taken]
         if issues and item.key not in seen:
             seen.add(item.key)
             out.append(_clipped(item, issues))
-        if len(out) == MAX_ITEMS:
+            taken += len(issues)
+        if taken >= MAX_ISSUES:
             break
     return out
 

@@ -190,17 +190,18 @@ def test_long_punctuation_runs_cost_linear_time(unit: str) -> None:
 # --- bounded work: grouping compares a criterion's issues pairwise, so its items and their texts are capped ---------
 
 
-def _distinct(count: int, words: int, seed: int = 1) -> list[LearningItem]:
-    """`count` escapes whose quotes share no phrase (the worst case: no two join, every pair is compared)."""
+def _distinct(count: int, words: int, per: int = 1, seed: int = 1) -> list[LearningItem]:
+    """`count` failed rounds of `per` issues each whose quotes share no phrase (the worst case: no two join, every
+    pair is compared)."""
     import random
 
     rng = random.Random(seed)
     vocabulary = [f"w{i}" for i in range(3_000)]
     items = []
     for r in range(1, count + 1):
-        quote = " ".join(rng.choice(vocabulary) for _ in range(words))
-        items.append(LearningItem(run_id=r, source="escape", ref=r, text=f"Intro. {quote}. Outro.", issues=[
-            MergedIssue(criterion="no_guarantees", description=quote, evidence=quote, flagged_by="both")]))
+        quotes = [" ".join(rng.choice(vocabulary) for _ in range(words)) for _ in range(per)]
+        items.append(LearningItem(run_id=r, ref=1, text=f"Intro. {'. '.join(quotes)}. Outro.", issues=[
+            MergedIssue(criterion="no_guarantees", description=q, evidence=q, flagged_by="both") for q in quotes]))
     return items
 
 
@@ -210,16 +211,19 @@ def _learning_cpu(items: list[LearningItem]) -> float:
     return max(_cpu(lambda _: suggestions(RUBRIC, items, NICE), "", tries=2), FLOOR_S)
 
 
-def test_ten_times_the_items_cost_at_most_twenty_times_the_time(monkeypatch: pytest.MonkeyPatch) -> None:
-    """rev2: 400 items took 21 s (quadratic). Past MAX_ITEMS the newest are read, so the work stops growing (a
-    smaller cap keeps the test quick; bench/rubric_learning.py times the real one)."""
+@pytest.mark.parametrize(("items", "per"), [((30, 300), (1, 1)), ((30, 30), (1, 10))], ids=["items", "issues"])
+def test_ten_times_the_issues_cost_at_most_twenty_times_the_time(
+        monkeypatch: pytest.MonkeyPatch, items: tuple[int, int], per: tuple[int, int]) -> None:
+    """rev2: 400 items took 21 s (quadratic in the issues). Past MAX_ISSUES issues, from the newest items, nothing
+    more is read: ten times the rounds, or rounds of ten issues each (a smaller cap keeps the test quick;
+    bench/rubric_learning.py times the real one)."""
     from santa_core.rubrics import learning
     from tests.core.checks.test_linear_time import GROWTH
 
-    monkeypatch.setattr(learning, "MAX_ITEMS", 30)
-    small = _learning_cpu(_distinct(30, 6))
-    big = _learning_cpu(_distinct(300, 6))
-    assert big <= GROWTH * small, f"30 items took {small:.3f} s, ten times as many {big:.3f} s"
+    monkeypatch.setattr(learning, "MAX_ISSUES", 30)
+    small = _learning_cpu(_distinct(items[0], 6, per[0]))
+    big = _learning_cpu(_distinct(items[1], 6, per[1]))
+    assert big <= GROWTH * small, f"{items[0] * per[0]} issues took {small:.3f} s, ten times {big:.3f} s"
 
 
 def test_a_long_quote_costs_about_what_a_short_one_does() -> None:
