@@ -3,7 +3,7 @@ on every view (cached a minute), and grouping compares a criterion's issues pair
 
 Times `santa_core.rubrics.learning.suggestions` on escapes of one criterion whose quotes share no phrase (no two
 join, so every pair is compared), with quotes of the spot-check maximum (4,000 characters), of 50 words, and ten
-to a round, up to ten times MAX_ISSUES items. Prints CPU seconds, the median of `--repeat`; asserts nothing.
+to a round, up to ten times MAX_ISSUES items; then MAX_ISSUES quotes against 200 and 2,000 clean runs. Prints CPU seconds, the median of `--repeat`; asserts nothing.
 
     python bench/rubric_learning.py [--repeat 3]
 """
@@ -35,12 +35,12 @@ def escapes(count: int, words: int, per: int = 1, seed: int = 1) -> list[Learnin
     return items
 
 
-def cpu_s(items: list[LearningItem], repeat: int) -> float:
-    """Median CPU seconds of one `suggestions` call over the items."""
+def cpu_s(items: list[LearningItem], repeat: int, nice: dict[int, str] | None = None) -> float:
+    """Median CPU seconds of one `suggestions` call over the items (and NICE texts)."""
     spent = []
     for _ in range(repeat):
         began = time.process_time()
-        suggestions(RUBRIC, items, {})
+        suggestions(RUBRIC, items, nice or {})
         spent.append(time.process_time() - began)
     return statistics.median(spent)
 
@@ -54,6 +54,12 @@ def main() -> None:
         for count in (20, 80, 160, 10 * MAX_ISSUES):
             spent = cpu_s(escapes(count, words, per), args.repeat)
             print(f"{label:18s} {count:5d} items: {spent:6.2f} s", flush=True)
+    rng = random.Random(2)
+    vocabulary = [f"w{i}" for i in range(3_000)]
+    for count in (200, 2_000):  # a month of clean runs of ~2,000 characters, against MAX_ISSUES distinct quotes
+        nice = {10_000 + r: " ".join(rng.choice(vocabulary) for _ in range(350)) for r in range(count)}
+        spent = cpu_s(escapes(MAX_ISSUES, 50), args.repeat, nice)
+        print(f"{'NICE runs':18s} {count:5d} runs:  {spent:6.2f} s", flush=True)
 
 
 if __name__ == "__main__":

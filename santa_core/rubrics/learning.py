@@ -53,6 +53,9 @@ pairwise, so its work grows with their square (a round may hold many issues, so 
 MAX_EVIDENCE_CHARS = 300
 """The longest quote or description of an issue grouping reads, and the text read around each quote: grouping's cost
 grows with the texts' length as well as with the items (a spot-check quote may be 4,000 characters)."""
+MAX_CLEAN_CHARS = 40_000
+"""The NICE text grouping weighs phrases against at most (the newest runs'): each pattern reads all of it, so its
+cost is the patterns times this."""
 MAX_EXAMPLE_CHARS = 80
 """The longest quote a sharper pass condition cites; a longer one is cut at a word."""
 MAX_PHRASE_CHARS = 120
@@ -157,7 +160,7 @@ def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int
     kept = _items(items, criteria)
     by_key = {i.key: i for i in kept}
     found = group_patterns(SampledFailure(item_key=i.key, output=i.text, issues=i.issues) for i in kept)
-    reviewed = {i.key: i.text for i in kept} | {f"{r}/nice": t for r, t in nice.items()}
+    reviewed = {i.key: i.text for i in kept} | {f"{r}/nice": t for r, t in _clean_side(nice).items()}
     grouped = generalise(found, reviewed, {k: {} for k in reviewed})
     out: dict[str, Suggestion] = {}
     for pattern in (p for p in grouped if p.kind == "issue"):
@@ -196,6 +199,18 @@ def _items(items: Iterable[LearningItem], criteria: Mapping[str, Criterion]) -> 
             taken += len(issues)
         if taken >= MAX_ISSUES:
             break
+    return out
+
+
+def _clean_side(nice: Mapping[int, str]) -> dict[int, str]:
+    """The newest NICE runs' texts, MAX_CLEAN_CHARS of them in all (the last one cut to fit)."""
+    out: dict[int, str] = {}
+    left = MAX_CLEAN_CHARS
+    for run_id in sorted(nice, reverse=True):
+        if left <= 0:
+            break
+        out[run_id] = nice[run_id][:left]
+        left -= len(out[run_id])
     return out
 
 

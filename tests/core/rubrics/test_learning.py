@@ -205,10 +205,10 @@ def _distinct(count: int, words: int, per: int = 1, seed: int = 1) -> list[Learn
     return items
 
 
-def _learning_cpu(items: list[LearningItem]) -> float:
+def _learning_cpu(items: list[LearningItem], nice: dict[int, str] = NICE) -> float:
     from tests.core.checks.test_linear_time import FLOOR_S, _cpu
 
-    return max(_cpu(lambda _: suggestions(RUBRIC, items, NICE), "", tries=2), FLOOR_S)
+    return max(_cpu(lambda _: suggestions(RUBRIC, items, nice), "", tries=2), FLOOR_S)
 
 
 @pytest.mark.parametrize(("items", "per"), [((30, 300), (1, 1)), ((30, 30), (1, 10))], ids=["items", "issues"])
@@ -245,3 +245,21 @@ def test_grouping_reads_a_quote_and_the_text_around_it_at_most_max_evidence_char
     assert len(kept.text) <= MAX_EVIDENCE_CHARS and "guaranteed to double" in kept.text
     assert all(len(i.evidence) <= MAX_EVIDENCE_CHARS and len(i.description) <= MAX_EVIDENCE_CHARS
                for i in kept.issues)
+
+
+def test_ten_times_the_clean_runs_cost_about_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pattern reads the NICE texts, so a month of clean runs cost seconds (200 runs: 5.5 s). Grouping weighs
+    phrases against the newest MAX_CLEAN_CHARS of them: ten times the runs may cost at most three times (not ten)."""
+    import random
+
+    from santa_core.rubrics import learning
+
+    monkeypatch.setattr(learning, "MAX_CLEAN_CHARS", 20_000)
+    rng = random.Random(3)
+    clean = {1_000 + r: " ".join(rng.choice(["plain", "costs", "risks", "we", "explain"]) for _ in range(200))
+             for r in range(200)}
+    items = _distinct(20, 6)
+    few = _learning_cpu(items, dict(list(clean.items())[:20]))
+    many = _learning_cpu(items, clean)
+    assert many <= 3 * few, f"20 clean runs took {few:.3f} s, 200 took {many:.3f} s"
+
