@@ -77,8 +77,8 @@ class Hook(BaseModel):
     @classmethod
     def _known(cls, events: list[str] | None) -> list[str] | None:
         unknown = sorted(set(events or ()) - set(KINDS))
-        if unknown:  # named by the allowed kinds only: what was written may be anything (a token pasted there)
-            raise ValueError(f"{len(unknown)} unknown event kind(s); known: {', '.join(sorted(KINDS))}")
+        if unknown:  # the unknown names are named (an operator wrote them), never the hook's other values
+            raise ValueError(f"unknown event kinds {', '.join(unknown)}; known: {', '.join(sorted(KINDS))}")
         return events
 
     def wants(self, kind: str) -> bool:

@@ -72,11 +72,11 @@ def test_hooks_without_a_signing_secret_are_a_configuration_error_naming_it() ->
     ({"name": "chat", "url": TOKEN_URL, "formt": "slack"}, "hooks.0.formt"),
     ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:99999/", 1)}, "hooks.0.url"),
     ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:x/", 1)}, "hooks.0.url"),
-    ({"name": "chat", "url": TOKEN_URL, "events": ["run.shipped", "secrettoken-as-event"]}, "hooks.0.events")])
+    ({"name": "chat", "url": TOKEN_URL, "events": ["run.shipped", "run.deleted"]}, "unknown event kinds run.deleted;")])
 def test_a_hook_entry_that_cannot_be_used_is_refused_when_read_without_echoing_it(hook: dict, named: str) -> None:
     with pytest.raises(core.AlertConfigError) as err:
         core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps([hook]), "SANTA_ALERT_SECRET": "s3cr3t"})
-    assert named in str(err.value) and "secrettoken" not in str(err.value)
+    assert named in str(err.value) and "secrettoken" not in str(err.value) and "s3cr3t" not in str(err.value)
 
 
 def test_retries_back_off_doubling_to_a_cap_and_stop_at_the_attempts() -> None:
