@@ -9,11 +9,13 @@ opens the desk (`start_alerting`), so a reminder goes out with nobody on a page.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import smtplib
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 
 import httpx
 
@@ -49,6 +51,41 @@ def send_mail(smtp: core.Smtp, delivery: Delivery, timeout_s: float) -> tuple[bo
     return True, None, None
 
 
+HTTP_LOGGERS = ("httpx", "httpcore")
+"""The loggers that write a request's full address (httpx at INFO: "HTTP Request: POST <url>")."""
+
+
+class _Masked(logging.Filter):
+    """Rewrites a record with its addresses cut to their host and the secrets masked (a hook's path is its token)."""
+
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__()
+        self.secrets = secrets
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep the line, masked."""
+        try:
+            text = record.getMessage()
+        except Exception:  # noqa: BLE001 - a record that cannot be formatted shows nothing of ours either
+            return True
+        record.msg, record.args = core.scrub(text, self.secrets), ()
+        return True
+
+
+@contextmanager
+def _hooks_masked_in_logs(secrets: list[str]) -> Iterator[None]:
+    """While deliveries run, the HTTP loggers' lines are masked (at any level a deployment or SANTA_DEBUG sets)."""
+    masked = _Masked(secrets)
+    loggers = [logging.getLogger(name) for name in HTTP_LOGGERS]
+    for logger in loggers:
+        logger.addFilter(masked)
+    try:
+        yield
+    finally:
+        for logger in loggers:
+            logger.removeFilter(masked)
+
+
 def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Client | None = None) -> int:
     """Try every delivery due now, each claimed first (never sent twice); how many were delivered. An error is
     logged with the secrets masked, never raised: the next pass tries again after the backoff. A channel that fails
@@ -59,25 +96,26 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
     own = client is None
     client = client or httpx.Client(timeout=settings.timeout_s, follow_redirects=False)
     try:
-        for delivery in store.due(settings):
-            if delivery.channel in failing:
-                continue  # down this pass: its events wait for the next
-            try_id = store.claim(delivery)
-            if try_id is None:
-                continue  # delivered or under way elsewhere
-            try:
-                if delivery.channel == core.EMAIL_HOOK:
-                    outcome = send_mail(settings.smtp, delivery, settings.timeout_s)
-                else:
-                    outcome = send_hook(hooks[delivery.channel], delivery, settings, client)
-            except Exception as exc:  # noqa: BLE001 - a receiver away, refusing or slow: logged, tried again
-                outcome = (False, None, core.scrub(f"{type(exc).__name__}: {exc}", settings.secrets()))
-            store.finish(try_id, *outcome)
-            delivered += outcome[0]
-            if not outcome[0]:
-                failing.add(delivery.channel)
-                log.warning("alert %s to %s: try %d failed (%s)", delivery.event["id"], delivery.channel,
-                            delivery.attempt, outcome[2])
+        with _hooks_masked_in_logs(settings.secrets()):
+            for delivery in store.due(settings):
+                if delivery.channel in failing:
+                    continue  # down this pass: its events wait for the next
+                try_id = store.claim(delivery)
+                if try_id is None:
+                    continue  # delivered or under way elsewhere
+                try:
+                    if delivery.channel == core.EMAIL_HOOK:
+                        outcome = send_mail(settings.smtp, delivery, settings.timeout_s)
+                    else:
+                        outcome = send_hook(hooks[delivery.channel], delivery, settings, client)
+                except Exception as exc:  # noqa: BLE001 - a receiver away, refusing or slow: logged, tried again
+                    outcome = (False, None, core.scrub(f"{type(exc).__name__}: {exc}", settings.secrets()))
+                store.finish(try_id, *outcome)
+                delivered += outcome[0]
+                if not outcome[0]:
+                    failing.add(delivery.channel)
+                    log.warning("alert %s to %s: try %d failed (%s)", delivery.event["id"], delivery.channel,
+                                delivery.attempt, outcome[2])
     finally:
         if own:
             client.close()
@@ -96,16 +134,28 @@ def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None) ->
 def every_s() -> float:
     """Seconds between passes (SANTA_ALERT_EVERY_S, default 10); unreadable settings: the default."""
     try:
-        return max(0.2, settings_now().every_s)
+        return settings_now().every_s
     except core.AlertConfigError:
         return 10.0
+
+
+def _interval(every: Callable[[], float]) -> float:
+    """`every()` as a pause `Event.wait` takes: within [0.2 s, an hour]; the default when it fails or is not a
+    finite number (an infinite wait raises OverflowError, which would end the thread)."""
+    try:
+        seconds = float(every())
+    except Exception as exc:  # noqa: BLE001 - whatever the interval's source does, the reminders keep going
+        log.warning("the alert interval cannot be read (%s); using 10 s", type(exc).__name__)
+        return 10.0
+    return min(core.MAX_EVERY_S, max(0.2, seconds)) if math.isfinite(seconds) else 10.0
 
 
 def start_alerting(store: AlertStore, stop: threading.Event, every: Callable[[], float] = every_s) -> threading.Thread:
     """Run a pass every `every()` seconds on a daemon thread until `stop` is set (the app on SQLite)."""
 
     def loop() -> None:
-        while not stop.wait(every()):
+        # The interval is read inside the loop's guard (`_interval` never raises): a bad value cannot end the thread.
+        while not stop.wait(_interval(every)):
             try:
                 alert_pass(store)
             except core.AlertConfigError as exc:

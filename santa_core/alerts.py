@@ -18,7 +18,7 @@ from email.message import EmailMessage
 from typing import Any, Literal
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ESCALATION_OPENED = "escalation.opened"
 ESCALATION_OVERDUE = "escalation.overdue"
@@ -54,6 +54,8 @@ class AlertConfigError(ValueError):
 class Hook(BaseModel):
     """One outgoing webhook: where, in which format, for which events (None: all)."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt key ("formt") would silently send the wrong format
+
     name: str = Field(min_length=1, max_length=60)
     url: str = Field(repr=False)  # a Slack or Teams address carries its token
     format: Literal["json", "slack", "teams"] = "json"
@@ -63,6 +65,10 @@ class Hook(BaseModel):
     @classmethod
     def _http(cls, url: str) -> str:
         parts = urlsplit(url)
+        try:
+            parts.port  # noqa: B018 - raises on a port out of range, which the page's mask would otherwise meet
+        except ValueError:
+            raise ValueError("a hook's url has a port that is not a number from 1 to 65535") from None
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise ValueError("a hook's url must be an http(s) address")
         return url
@@ -71,8 +77,8 @@ class Hook(BaseModel):
     @classmethod
     def _known(cls, events: list[str] | None) -> list[str] | None:
         unknown = sorted(set(events or ()) - set(KINDS))
-        if unknown:
-            raise ValueError(f"unknown event kinds {unknown}; known: {sorted(KINDS)}")
+        if unknown:  # the unknown names are named (an operator wrote them), never the hook's other values
+            raise ValueError(f"unknown event kinds {', '.join(unknown)}; known: {', '.join(sorted(KINDS))}")
         return events
 
     def wants(self, kind: str) -> bool:
@@ -97,17 +103,32 @@ class Smtp(BaseModel):
         return kind in self.events
 
 
+MAX_EVERY_S = 3600.0
+"""The longest pause between alert passes (and the longest first backoff)."""
+MAX_ATTEMPTS = 100
+MAX_TIMEOUT_S = 300.0
+
+
 class AlertSettings(BaseModel):
     """What the alerts are sent to, the secret they are signed with, and how delivery is paced."""
 
     hooks: list[Hook] = Field(default_factory=list)
     secret: str | None = Field(default=None, repr=False)
     smtp: Smtp | None = None
-    every_s: float = 10.0
-    attempts: int = 6
-    backoff_s: float = 5.0
-    backoff_cap_s: float = 600.0
-    timeout_s: float = 5.0
+    # Bounded: 0 attempts would settle every event unsent, an infinite interval would stop the alert thread, a zero
+    # timeout would fail every try.
+    every_s: float = Field(default=10.0, ge=1.0, le=MAX_EVERY_S, allow_inf_nan=False)
+    attempts: int = Field(default=6, ge=1, le=MAX_ATTEMPTS)
+    backoff_s: float = Field(default=5.0, ge=0.0, le=MAX_EVERY_S, allow_inf_nan=False)
+    backoff_cap_s: float = Field(default=600.0, ge=0.0, allow_inf_nan=False)
+    timeout_s: float = Field(default=5.0, gt=0.0, le=MAX_TIMEOUT_S, allow_inf_nan=False)
+
+    @model_validator(mode="after")
+    def _signed(self) -> AlertSettings:
+        if self.hooks and not self.secret:
+            # Every webhook carries the signature header (Slack and Teams ignore it): a receiver can always check it.
+            raise ValueError(f"{ENV['hooks']} is set without {ENV['secret']}; every webhook is signed")
+        return self
 
     @property
     def configured(self) -> bool:
@@ -162,12 +183,19 @@ def alert_settings(environ: Mapping[str, str]) -> AlertSettings:
     try:
         settings = AlertSettings.model_validate(raw)
     except ValidationError as exc:
-        where = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+        where = "; ".join(f"{_name(e['loc'])}: {e['msg']}" if e["loc"] else e["msg"] for e in exc.errors())
         raise AlertConfigError(f"the alert settings cannot be used ({where}); see docs/operations.md, Alerts") from None
     names = [h.name for h in settings.hooks]
     if len(set(names)) != len(names) or EMAIL_HOOK in names:
         raise AlertConfigError(f"{ENV['hooks']}: each hook needs its own name, and '{EMAIL_HOOK}' is the e-mail's")
     return settings
+
+
+def _name(loc: tuple[int | str, ...]) -> str:
+    """Where a refused setting is: its variable's name when it has one ("SANTA_ALERT_ATTEMPTS"), else its path."""
+    if len(loc) == 1 and loc[0] in ENV:
+        return ENV[str(loc[0])]
+    return ".".join(str(p) for p in loc)
 
 
 def mask_url(url: str) -> str:
@@ -224,8 +252,8 @@ def signature(secret: str, raw: bytes) -> str:
 
 
 def headers(event: Mapping[str, Any], raw: bytes, secret: str | None, timestamp: int) -> dict[str, str]:
-    """The request's headers: JSON, the event's kind and idempotency key, the time sent, the signature (when a secret
-    is set)."""
+    """The request's headers: JSON, the event's kind and idempotency key, the time sent, the signature (the settings
+    refuse hooks without a secret)."""
     out = {"Content-Type": "application/json", EVENT_HEADER: str(event["event"]),
            IDEMPOTENCY_HEADER: str(event["id"]), TIMESTAMP_HEADER: str(timestamp)}
     if secret:

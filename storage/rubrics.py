@@ -19,6 +19,7 @@ from sqlmodel import Session, select
 from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
 from santa_core.roles import Permission
 from santa_core.rubrics import library as lib
+from santa_core.rubrics.learning import SuggestionDecided
 from santa_core.rubrics.store import (
     RubricConflict,
     RubricNotFound,
@@ -32,7 +33,7 @@ from storage import audit
 from storage.call_log import CallLogStore
 from storage.hashing import content_hash, sha256_text
 from storage.people import RoleCheck, require
-from storage.tables import RubricVersionRow, RunRow, TrialRow
+from storage.tables import RubricVersionRow, RunRow, SuggestionDecisionRow, TrialRow
 from storage.times import utc
 
 MAX_NOTE_CHARS = 2_000
@@ -124,10 +125,13 @@ class RubricStore(RoleCheck, CallLogStore):
         note: str,
         base_version: int | None,
         source: str = "studio",
+        suggestion_key: str | None = None,
     ) -> SaveResult:
-        """Save a new version of `doc.name`, made from `base_version` (None: a new rubric).
+        """Save a new version of `doc.name`, made from `base_version` (None: a new rubric); with `suggestion_key`,
+        the version applies that rubric-learning suggestion.
 
-        Raises RubricSaveError (with every problem) or RubricConflict; changes nothing then.
+        Raises RubricSaveError (with every problem), RubricConflict, or SuggestionDecided (the suggestion was
+        accepted or dismissed already); changes nothing then.
         """
         note = note.strip()
         if not note:
@@ -136,7 +140,8 @@ class RubricStore(RoleCheck, CallLogStore):
             raise RubricSaveError(["change note: contains a NUL character; remove it"])
         if len(note) > MAX_NOTE_CHARS:
             raise RubricSaveError([f"change note: at most {MAX_NOTE_CHARS} characters"])
-        return self._insert(self._checked(doc), author, note, source, expect=base_version, version=None)
+        return self._insert(self._checked(doc), author, note, source, expect=base_version, version=None,
+                            suggestion_key=suggestion_key)
 
     def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:
         """Import a YAML/JSON rubric file as the next version; identical content creates nothing.
@@ -167,6 +172,7 @@ class RubricStore(RoleCheck, CallLogStore):
         source: str,
         expect: int | None | str,
         version: int | None,
+        suggestion_key: str | None = None,
     ) -> SaveResult:
         """Append the version row unless the content equals the latest version's."""
         doc, resolved = checked
@@ -174,6 +180,8 @@ class RubricStore(RoleCheck, CallLogStore):
         try:
             with self._tx() as s:
                 require(s, author, Permission.EDIT_RUBRIC)
+                if suggestion_key is not None:
+                    _undecided(s, suggestion_key)
                 latest = self._row(s, doc.name, None)
                 current = latest.version if latest else None
                 if expect != "any" and expect != current:
@@ -286,6 +294,14 @@ def _conflict_message(name: str, expect: int | None | str, latest: RubricVersion
         f"{latest.author} saved {name} v{latest.version} while you were editing v{expect}; "
         "compare their version before saving yours"
     )
+
+
+def _undecided(s: Session, key: str) -> None:
+    """Refuse (SuggestionDecided) a suggestion with a decision: in the save's transaction, so two accepts of one
+    suggestion cannot both find it open."""
+    action = s.exec(select(SuggestionDecisionRow.action).where(SuggestionDecisionRow.suggestion_key == key)).first()
+    if action is not None:
+        raise SuggestionDecided(key, action)
 
 
 def _version_row(

@@ -18,7 +18,7 @@ from sqlmodel.sql.expression import Select
 
 from santa_core.models import MergedIssue, RunStatus
 from santa_core.roles import Permission
-from santa_core.rubrics.learning import WINDOW_DAYS, Decision, LearningItem, Suggestion
+from santa_core.rubrics.learning import WINDOW_DAYS, Decision, LearningItem, Suggestion, SuggestionDecided
 from santa_core.text import control_problem
 from storage import audit
 from storage.people import require
@@ -75,8 +75,12 @@ class SuggestionStore(StoreBase):
 
     @staticmethod
     def _nice(s: Session, ids: Select) -> dict[int, str]:
-        """run id → the text of each run that both reviewers passed (shipped NICE, not shipped by a person)."""
-        return _last_texts(s, select(RunRow.id).where(col(RunRow.id).in_(ids), RunRow.status == RunStatus.SHIPPED))
+        """run id → the text of each run that both reviewers passed (shipped NICE, not shipped by a person) and
+        nobody found an escape in since: an escaped run is the failing side, and counted clean it would make the
+        escaped phrase look common in good text (no forbidden term suggested) and a false alarm of its own check."""
+        escaped = select(EscapeRow.run_id).where(col(EscapeRow.run_id).in_(ids))
+        return _last_texts(s, select(RunRow.id).where(col(RunRow.id).in_(ids), RunRow.status == RunStatus.SHIPPED,
+                                                      col(RunRow.id).not_in(escaped)))
 
     def decisions(self, rubric: str) -> list[Decision]:
         """The rubric's suggestion decisions, oldest first."""
@@ -88,7 +92,8 @@ class SuggestionStore(StoreBase):
                     for r in s.exec(stmt).all()]
 
     def decide(self, suggestion: Suggestion, action: str, actor: str, note: str = "", version: int | None = None) -> int:
-        """Record a decision on a suggestion (refused, with nothing written, unless the actor may change rubrics)."""
+        """Record a decision on a suggestion (refused, with nothing written, unless the actor may change rubrics, or
+        when the suggestion has a decision already: SuggestionDecided)."""
         if action not in ACTIONS:
             raise ValueError(f"a suggestion is {' or '.join(ACTIONS)}, not {action!r}")
         if problem := control_problem(note, "The note"):
@@ -97,6 +102,10 @@ class SuggestionStore(StoreBase):
             raise ValueError(f"the note has {len(note):,} characters; at most {MAX_NOTE_CHARS:,}")
         with self._tx() as s:
             require(s, actor, Permission.EDIT_RUBRIC)
+            decided = s.exec(select(SuggestionDecisionRow.action)
+                             .where(SuggestionDecisionRow.suggestion_key == suggestion.key)).first()
+            if decided is not None:  # one decision a suggestion: a second would contradict or repeat the first
+                raise SuggestionDecided(suggestion.key, decided)
             row = SuggestionDecisionRow(rubric_name=suggestion.rubric, suggestion_key=suggestion.key, action=action,
                                         criterion=suggestion.criterion, kind=suggestion.kind, phrase=suggestion.phrase,
                                         runs_json=list(suggestion.runs), version=version, note=note.strip(),

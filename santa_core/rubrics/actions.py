@@ -23,12 +23,17 @@ def accept_suggestion(store: Store, log: learning.Log, suggestion: learning.Sugg
     note says it came from the suggestion; then record the acceptance.
 
     Who may change rubrics is asked of the stored roles first and again inside the save (PermissionDenied: nothing
-    written). The version is made from the latest one, so a suggestion never overwrites an author's newer edit.
+    written). A suggestion accepted or dismissed already is refused (SuggestionDecided) here, saying so, and again
+    inside the save's transaction and the decision's. The version is made from the latest one, so a suggestion never
+    overwrites an author's newer edit.
     """
     store.require(author, Permission.EDIT_RUBRIC)
+    for decision in log.decisions(suggestion.rubric):
+        if decision.key == suggestion.key:  # before the text is changed, which would refuse it less clearly
+            raise learning.SuggestionDecided(suggestion.key, decision.action)
     doc = store.document(suggestion.rubric)
     saved = store.save(learning.accepted(doc, suggestion), author, learning.acceptance_note(suggestion), doc.version,
-                       source="suggestion")
+                       source="suggestion", suggestion_key=suggestion.key)
     # After the version: a crash in between leaves a version that already covers the suggestion, which is then
     # no longer offered (`learning.suggestions` drops what the rubric covers), never an acceptance without one.
     log.decide(suggestion, "accepted", author, version=saved.version)
@@ -37,7 +42,7 @@ def accept_suggestion(store: Store, log: learning.Log, suggestion: learning.Sugg
 
 def dismiss_suggestion(log: learning.Log, suggestion: learning.Suggestion, actor: str, note: str = "") -> int:
     """Remember that the rubric's author does not want this suggestion (audited; refused unless they may change
-    rubrics)."""
+    rubrics, or when it was decided on already)."""
     return log.decide(suggestion, "dismissed", actor, note)
 
 

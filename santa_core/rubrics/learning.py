@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
@@ -46,8 +47,15 @@ MIN_RUNS = 5
 """Distinct runs a failure must be seen in before it is suggested (fewer may be chance)."""
 WINDOW_DAYS = 30
 """How far back runs count: an old failure the rubric has since been changed for should not come back."""
-MAX_ITEMS = 400
-"""Failed rounds and escapes read at most (the newest): grouping compares the issues of one criterion pairwise."""
+MAX_ISSUES = 100
+"""Issues grouped at most, from the newest failed rounds and escapes: grouping compares the issues of one criterion
+pairwise, so its work grows with their square (a round may hold many issues, so items alone would not bound it)."""
+MAX_EVIDENCE_CHARS = 300
+"""The longest quote or description of an issue grouping reads, and the text read around each quote: grouping's cost
+grows with the texts' length as well as with the items (a spot-check quote may be 4,000 characters)."""
+MAX_CLEAN_CHARS = 40_000
+"""The NICE text grouping weighs phrases against at most (the newest runs'): each pattern reads all of it, so its
+cost is the patterns times this."""
 MAX_EXAMPLE_CHARS = 80
 """The longest quote a sharper pass condition cites; a longer one is cut at a word."""
 MAX_PHRASE_CHARS = 120
@@ -104,6 +112,13 @@ class Suggestion(BaseModel):
         return f"{self.criterion_name}: {what} — {seen}"
 
 
+class SuggestionDecided(ValueError):
+    """A suggestion accepted or dismissed already: deciding on it again is refused, nothing written."""
+
+    def __init__(self, key: str, action: str | None = None) -> None:
+        super().__init__(f"suggestion {key} was {action or 'decided on'} already; reload the page")
+
+
 class Decision(BaseModel):
     """A rubric author's decision on a suggestion, as stored."""
 
@@ -145,7 +160,7 @@ def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int
     kept = _items(items, criteria)
     by_key = {i.key: i for i in kept}
     found = group_patterns(SampledFailure(item_key=i.key, output=i.text, issues=i.issues) for i in kept)
-    reviewed = {i.key: i.text for i in kept} | {f"{r}/nice": t for r, t in nice.items()}
+    reviewed = {i.key: i.text for i in kept} | {f"{r}/nice": t for r, t in _clean_side(nice).items()}
     grouped = generalise(found, reviewed, {k: {} for k in reviewed})
     out: dict[str, Suggestion] = {}
     for pattern in (p for p in grouped if p.kind == "issue"):
@@ -166,22 +181,69 @@ def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int
 
 
 def _items(items: Iterable[LearningItem], criteria: Mapping[str, Criterion]) -> list[LearningItem]:
-    """The newest MAX_ITEMS items, each with only the issues a rubric author could act on, those left without dropped.
+    """The newest items, each with only the issues a rubric author could act on (those left without dropped), until
+    MAX_ISSUES issues are taken.
 
     A check's own issue is already deterministic; an issue of a criterion the rubric no longer has (or the desk's
     injection detector) is nobody's to sharpen.
     """
     out: list[LearningItem] = []
     seen: set[str] = set()
+    taken = 0
     for item in sorted(items, key=lambda i: (-i.run_id, i.key)):
         issues = [i for i in item.issues if i.flagged_by != "check" and normalise(i.criterion) in criteria
-                  and normalise(i.criterion) not in SKIPPED_CRITERIA]
+                  and normalise(i.criterion) not in SKIPPED_CRITERIA][:MAX_ISSUES - taken]
         if issues and item.key not in seen:
             seen.add(item.key)
-            out.append(item.model_copy(update={"issues": issues}))
-        if len(out) == MAX_ITEMS:
+            out.append(_clipped(item, issues))
+            taken += len(issues)
+        if taken >= MAX_ISSUES:
             break
     return out
+
+
+def _clean_side(nice: Mapping[int, str]) -> dict[int, str]:
+    """The newest NICE runs' texts, MAX_CLEAN_CHARS of them in all (the last one cut to fit)."""
+    out: dict[int, str] = {}
+    left = MAX_CLEAN_CHARS
+    for run_id in sorted(nice, reverse=True):
+        if left <= 0:
+            break
+        out[run_id] = nice[run_id][:left]
+        left -= len(out[run_id])
+    return out
+
+
+def _clipped(item: LearningItem, issues: Sequence[MergedIssue]) -> LearningItem:
+    """The item as grouping reads it: each issue's quote and description at most MAX_EVIDENCE_CHARS, and of its text
+    only the stretch around each quote (the first MAX_EVIDENCE_CHARS when no quote is found in it)."""
+    short = [i.model_copy(update={"evidence": _clip(i.evidence), "description": _clip(i.description)}) for i in issues]
+    spans = [span for i in short if i.evidence.strip() and (span := _quote_in(item.text, i.evidence))]
+    if not spans:
+        return item.model_copy(update={"issues": short, "text": item.text[:MAX_EVIDENCE_CHARS]})
+    parts = []
+    for start, end in sorted(spans):
+        pad = max(0, MAX_EVIDENCE_CHARS - (end - start)) // 2
+        parts.append(item.text[max(0, start - pad):end + pad])
+    return item.model_copy(update={"issues": short, "text": "\n".join(parts)})
+
+
+def _clip(text: str) -> str:
+    """At most MAX_EVIDENCE_CHARS, cut at a word when there is one to cut at."""
+    if len(text) <= MAX_EVIDENCE_CHARS:
+        return text
+    head = text[:MAX_EVIDENCE_CHARS]
+    return head.rsplit(" ", 1)[0] if " " in head.strip() else head
+
+
+def _quote_in(text: str, quote: str) -> tuple[int, int] | None:
+    """Where the quote stands in the text: as written, else its first words with case and spacing aside (a
+    pattern of the whole quote would cost more than the grouping it saves)."""
+    if (at := text.find(quote)) >= 0:
+        return at, at + len(quote)
+    words = quote.split()[:8]
+    found = re.search(r"\s+".join(map(re.escape, words)), text, re.IGNORECASE) if words else None
+    return found.span() if found else None
 
 
 def _phrase(pattern: Pattern) -> str:
@@ -294,6 +356,9 @@ def accepted(doc: RubricDocument, suggestion: Suggestion) -> RubricDocument:
 def _changed(criterion: Criterion, suggestion: Suggestion) -> Criterion:
     """The criterion with the suggested term added to its check, or the sentence added to its pass condition."""
     if suggestion.kind == "pass_condition":
+        if normalise(suggestion.phrase) in normalise(criterion.pass_condition):
+            # Accepted already (another tab, another author) or written by hand: a second copy says nothing new.
+            raise ValueError(f"criterion {criterion.id!r}'s pass condition names “{suggestion.phrase}” already")
         return criterion.model_copy(update={"pass_condition": _sharpened(criterion.pass_condition, suggestion.phrase)})
     check = criterion.check
     if check is not None and check.get("type") != "forbidden_terms":

@@ -120,8 +120,9 @@ class Store(CallLog, Protocol):
         ...
 
     def save(self, doc: RubricDocument, author: str, note: str, base_version: int | None,
-             source: str = "studio") -> SaveResult:
-        """Save a new version made from `base_version` (RubricSaveError, RubricConflict: nothing saved)."""
+             source: str = "studio", suggestion_key: str | None = None) -> SaveResult:
+        """Save a new version made from `base_version` (RubricSaveError, RubricConflict: nothing saved); with
+        `suggestion_key`, refused (SuggestionDecided) when that suggestion was decided on already."""
         ...
 
     def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:

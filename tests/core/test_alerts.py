@@ -31,10 +31,52 @@ def test_settings_come_from_the_variables_and_an_unusable_one_is_named_without_i
                    '[{"name": "x", "url": "ftp://' + TOKEN_URL[8:] + '"}]',
                    '[{"name": "x", "url": "' + TOKEN_URL + '", "events": ["run.deleted"]}]'):
         with pytest.raises(core.AlertConfigError) as err:
-            core.alert_settings({"SANTA_ALERT_HOOKS": broken})
+            core.alert_settings({"SANTA_ALERT_HOOKS": broken, "SANTA_ALERT_SECRET": "s3cr3t"})
         assert "secrettoken" not in str(err.value) and "alert" in str(err.value).lower()
     with pytest.raises(core.AlertConfigError, match="its own name"):
-        core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps([hooks[1], hooks[1]])})
+        core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps([hooks[1], hooks[1]]), "SANTA_ALERT_SECRET": "s3cr3t"})
+
+
+HOOK = json.dumps([{"name": "ops", "url": TOKEN_URL}])
+
+
+@pytest.mark.parametrize(("var", "value"), [
+    ("SANTA_ALERT_ATTEMPTS", "0"), ("SANTA_ALERT_ATTEMPTS", "-3"), ("SANTA_ALERT_ATTEMPTS", "1000"),
+    ("SANTA_ALERT_EVERY_S", "inf"), ("SANTA_ALERT_EVERY_S", "nan"), ("SANTA_ALERT_EVERY_S", "0.5"),
+    ("SANTA_ALERT_EVERY_S", "3601"), ("SANTA_ALERT_TIMEOUT_S", "0"), ("SANTA_ALERT_TIMEOUT_S", "inf"),
+    ("SANTA_ALERT_TIMEOUT_S", "-1"), ("SANTA_ALERT_BACKOFF_S", "-1"), ("SANTA_ALERT_BACKOFF_S", "inf")])
+def test_a_pacing_setting_out_of_bounds_is_refused_by_its_name(var: str, value: str) -> None:
+    with pytest.raises(core.AlertConfigError) as err:
+        core.alert_settings({"SANTA_ALERT_HOOKS": HOOK, "SANTA_ALERT_SECRET": "s3cr3t", var: value})
+    assert var in str(err.value) and "secrettoken" not in str(err.value) and "s3cr3t" not in str(err.value)
+
+
+def test_the_pacing_bounds_themselves_are_accepted() -> None:
+    got = core.alert_settings({"SANTA_ALERT_HOOKS": HOOK, "SANTA_ALERT_SECRET": "s3cr3t", "SANTA_ALERT_ATTEMPTS": "1",
+                               "SANTA_ALERT_EVERY_S": "1", "SANTA_ALERT_TIMEOUT_S": "0.5",
+                               "SANTA_ALERT_BACKOFF_S": "0"})
+    assert (got.attempts, got.every_s, got.timeout_s, got.backoff_s) == (1, 1.0, 0.5, 0.0)
+    assert core.alert_settings({"SANTA_ALERT_EVERY_S": "3600"}).every_s == 3600.0
+
+
+def test_hooks_without_a_signing_secret_are_a_configuration_error_naming_it() -> None:
+    with pytest.raises(core.AlertConfigError, match="SANTA_ALERT_SECRET") as err:
+        core.alert_settings({"SANTA_ALERT_HOOKS": HOOK})
+    assert "secrettoken" not in str(err.value)
+    with pytest.raises(ValueError, match="SANTA_ALERT_SECRET"):  # built in code, not read: the same rule
+        core.AlertSettings(hooks=[core.Hook(name="ops", url=TOKEN_URL)])
+    assert core.alert_settings({"SANTA_ALERT_HOOKS": "[]"}).hooks == []  # no hook: nothing to sign
+
+
+@pytest.mark.parametrize(("hook", "named"), [
+    ({"name": "chat", "url": TOKEN_URL, "formt": "slack"}, "hooks.0.formt"),
+    ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:99999/", 1)}, "hooks.0.url"),
+    ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:x/", 1)}, "hooks.0.url"),
+    ({"name": "chat", "url": TOKEN_URL, "events": ["run.shipped", "run.deleted"]}, "unknown event kinds run.deleted;")])
+def test_a_hook_entry_that_cannot_be_used_is_refused_when_read_without_echoing_it(hook: dict, named: str) -> None:
+    with pytest.raises(core.AlertConfigError) as err:
+        core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps([hook]), "SANTA_ALERT_SECRET": "s3cr3t"})
+    assert named in str(err.value) and "secrettoken" not in str(err.value) and "s3cr3t" not in str(err.value)
 
 
 def test_retries_back_off_doubling_to_a_cap_and_stop_at_the_attempts() -> None:

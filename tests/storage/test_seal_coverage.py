@@ -52,7 +52,7 @@ def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
     doc = repo.rubrics.document("general")
     assert repo.rubrics.save(doc.model_copy(update={"criteria": doc.criteria[:-1]}), "ann", "shorter", 1).created
     alerts = AlertStore(repo)  # the run's events, one delivered to a hook
-    first = alerts.due(AlertSettings(hooks=[Hook(name="ops", url="http://127.0.0.1:9/in")]))[0]
+    first = alerts.due(AlertSettings(hooks=[Hook(name="ops", url="http://127.0.0.1:9/in")], secret="s"))[0]
     alerts.finish(alerts.claim(first), True, 200, None)
     repo.suggestions.decide(Suggestion(key="s-1", rubric="general", criterion="factual_accuracy",
                                        criterion_name="Facts", kind="pass_condition", phrase="in 2019", runs=[run_id]),

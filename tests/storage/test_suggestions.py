@@ -181,12 +181,13 @@ def test_escapes_reported_on_shipped_runs_are_read_with_their_runs(db_url: str) 
     shipped = reviewed(repo, plain(2))
     for run_id in shipped:
         repo.report_escape(run_id, "no_guarantees", "promises an outcome: 'guaranteed'", "major", "viewer@example.com")
+    clean = reviewed(repo, plain(3)[2:])
     items, texts = repo.suggestions.learning_items("ads")
     assert sorted(i.source for i in items) == ["escape", "escape", "review", "review", "review"]
-    assert sorted(texts) == shipped and texts[shipped[0]] == plain(1)[0]
+    assert sorted(texts) == clean and texts[clean[0]] == plain(3)[2]  # an escaped run is not a clean one
     escapes = [i for i in items if i.source == "escape"]
     assert [(i.run_id, i.text, i.issues[0].criterion) for i in escapes] == [
-        (r, texts[r], "no_guarantees") for r in shipped]
+        (r, text, "no_guarantees") for r, text in zip(shipped, plain(2), strict=True)]
     assert all("guaranteed" in i.text and i.ref == 1 for i in items if i.source == "review")
     assert repo.suggestions.learning_items("ads", days=0)[0] == []  # only runs started in the window
     assert count(repo.engine, EscapeRow) == 2

@@ -7,6 +7,7 @@ import pytest
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.models import Criterion, MergedIssue, Rubric, RubricDocument
 from santa_core.rubrics.learning import (
+    MAX_EVIDENCE_CHARS,
     MIN_RUNS,
     LearningItem,
     acceptance_note,
@@ -184,3 +185,81 @@ def test_long_punctuation_runs_cost_linear_time(unit: str) -> None:
     small = max(_grouped(1_000, unit), FLOOR_S)
     big = _grouped(10_000, unit)
     assert big <= GROWTH * small, f"{unit!r}: 1,000 characters took {small:.4f} s, 10,000 took {big:.4f} s"
+
+
+# --- bounded work: grouping compares a criterion's issues pairwise, so its items and their texts are capped ---------
+
+
+def _distinct(count: int, words: int, per: int = 1, seed: int = 1) -> list[LearningItem]:
+    """`count` failed rounds of `per` issues each whose quotes share no phrase (the worst case: no two join, every
+    pair is compared)."""
+    import random
+
+    rng = random.Random(seed)
+    vocabulary = [f"w{i}" for i in range(3_000)]
+    items = []
+    for r in range(1, count + 1):
+        quotes = [" ".join(rng.choice(vocabulary) for _ in range(words)) for _ in range(per)]
+        items.append(LearningItem(run_id=r, ref=1, text=f"Intro. {'. '.join(quotes)}. Outro.", issues=[
+            MergedIssue(criterion="no_guarantees", description=q, evidence=q, flagged_by="both") for q in quotes]))
+    return items
+
+
+def _learning_cpu(items: list[LearningItem], nice: dict[int, str] = NICE) -> float:
+    from tests.core.checks.test_linear_time import FLOOR_S, _cpu
+
+    return max(_cpu(lambda _: suggestions(RUBRIC, items, nice), "", tries=2), FLOOR_S)
+
+
+@pytest.mark.parametrize(("items", "per"), [((30, 300), (1, 1)), ((30, 30), (1, 10))], ids=["items", "issues"])
+def test_ten_times_the_issues_cost_at_most_twenty_times_the_time(
+        monkeypatch: pytest.MonkeyPatch, items: tuple[int, int], per: tuple[int, int]) -> None:
+    """rev2: 400 items took 21 s (quadratic in the issues). Past MAX_ISSUES issues, from the newest items, nothing
+    more is read: ten times the rounds, or rounds of ten issues each (a smaller cap keeps the test quick;
+    bench/rubric_learning.py times the real one)."""
+    from santa_core.rubrics import learning
+    from tests.core.checks.test_linear_time import GROWTH
+
+    monkeypatch.setattr(learning, "MAX_ISSUES", 30)
+    small = _learning_cpu(_distinct(items[0], 6, per[0]))
+    big = _learning_cpu(_distinct(items[1], 6, per[1]))
+    assert big <= GROWTH * small, f"{items[0] * per[0]} issues took {small:.3f} s, ten times {big:.3f} s"
+
+
+def test_a_long_quote_costs_about_what_a_short_one_does() -> None:
+    """rev2: 160 items of 4,000-character evidence took 44 s. Grouping reads MAX_EVIDENCE_CHARS of each quote and
+    of the text around it, so ten times the quote may cost at most three times the time (not ten)."""
+    short = _learning_cpu(_distinct(20, MAX_EVIDENCE_CHARS // 6))
+    long = _learning_cpu(_distinct(20, 10 * MAX_EVIDENCE_CHARS // 6))
+    assert long <= 3 * short, f"quotes of {MAX_EVIDENCE_CHARS} characters took {short:.3f} s, ten times {long:.3f} s"
+
+
+def test_grouping_reads_a_quote_and_the_text_around_it_at_most_max_evidence_chars_each() -> None:
+    """What grouping is given, not only how long it takes: the quote's stretch of a long text, so it is still found."""
+    from santa_core.rubrics.learning import _items
+
+    long, sentence = "x " * 3_000, "Your savings are guaranteed to double."
+    item = LearningItem(run_id=1, text=f"{long}{sentence} {long}", issues=[MergedIssue(
+        criterion="no_guarantees", description=long, evidence=sentence, flagged_by="both")])
+    (kept,) = _items([item], {"no_guarantees": CLAIMS})
+    assert len(kept.text) <= MAX_EVIDENCE_CHARS and "guaranteed to double" in kept.text
+    assert all(len(i.evidence) <= MAX_EVIDENCE_CHARS and len(i.description) <= MAX_EVIDENCE_CHARS
+               for i in kept.issues)
+
+
+def test_ten_times_the_clean_runs_cost_about_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every pattern reads the NICE texts, so a month of clean runs cost seconds (200 runs: 5.5 s). Grouping weighs
+    phrases against the newest MAX_CLEAN_CHARS of them: ten times the runs may cost at most three times (not ten)."""
+    import random
+
+    from santa_core.rubrics import learning
+
+    monkeypatch.setattr(learning, "MAX_CLEAN_CHARS", 20_000)
+    rng = random.Random(3)
+    clean = {1_000 + r: " ".join(rng.choice(["plain", "costs", "risks", "we", "explain"]) for _ in range(200))
+             for r in range(200)}
+    items = _distinct(20, 6)
+    few = _learning_cpu(items, dict(list(clean.items())[:20]))
+    many = _learning_cpu(items, clean)
+    assert many <= 3 * few, f"20 clean runs took {few:.3f} s, 200 took {many:.3f} s"
+
