@@ -57,15 +57,28 @@ def _slot_checks(s: Session, run_id: int, round_no: int) -> list[tuple[str, str,
     return out
 
 
+_CHOSE_TEXT = {"ship_as_is": "you shipped it as is", "approve": "you approved a fix of it",
+               "edit": "you edited a fix of it"}
+"""Decisions whose actor chose (or wrote) the text that shipped, with how the refusal says so."""
+
+
 def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
-    """How the actor already judged the shipped text (a person reviewer of its round, or shipped it as is), if so."""
+    """How the actor already judged the shipped text, if so: a person reviewer of its round, whoever shipped it as
+    is, approved or edited a fix of the run (they chose or wrote what shipped), or reported an escape on it."""
     mine = select(ReviewRow.id).where(ReviewRow.run_id == row.run_id, ReviewRow.round_no == row.round_no,
                                       ReviewRow.reviewer == f"person:{actor}")
     if s.exec(mine).first() is not None:
         return "you reviewed the round that shipped"
-    shipped = select(DecisionRow.id).where(DecisionRow.run_id == row.run_id, DecisionRow.action == "ship_as_is",
-                                           DecisionRow.actor == actor)
-    return "you shipped it as is" if s.exec(shipped).first() is not None else None
+    decided = select(DecisionRow.action).where(DecisionRow.run_id == row.run_id, DecisionRow.actor == actor,
+                                               DecisionRow.action.in_(_CHOSE_TEXT))  # type: ignore[attr-defined]
+    if (action := s.exec(decided).first()) is not None:
+        return _CHOSE_TEXT[action]
+    reported = select(EscapeRow.id).where(EscapeRow.run_id == row.run_id, EscapeRow.reported_by == actor)
+    if s.exec(reported).first() is not None:
+        return "you reported an escape on it"
+    # Two rules may draw one run: a second look by the same person is not a second independent sample.
+    again = select(SpotCheckRow.id).where(SpotCheckRow.run_id == row.run_id, SpotCheckRow.submitted_by == actor)
+    return "you spot-checked it already" if s.exec(again).first() is not None else None
 
 
 class SpotCheckStore(StoreBase):
@@ -167,9 +180,12 @@ class SpotCheckStore(StoreBase):
         """Record the blind verdicts and, in the same transaction, one escape per blocking FAIL traced to the
         reviewers of the shipped round that PASSed it. The new escape ids."""
         with self._tx() as s:
+            if actor in SYSTEM_ACTORS:  # a spot-check's verdicts become a person's labels: code has none to give
+                raise SpotCheckError(f"a spot-check is a person's judgement: {actor!r} is not a person; say who "
+                                     "judged (on the command line: --as PERSON)")
             require(s, actor, Permission.SPOT_CHECK)
             row = _open_row(s, spot_check_id)
-            if row.owner and row.owner != actor and actor not in SYSTEM_ACTORS:
+            if row.owner and row.owner != actor:
                 raise SpotCheckError(f"spot-check #{row.id} is assigned to {row.owner}; someone who may assign "
                                      "can give it to you")
             if must_differ(actor) and (why := _judged_before(s, row, actor)):

@@ -26,7 +26,7 @@ from storage.times import utcnow
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support import people_runs
 from tests.support.people import ADMIN, AUTHOR, EDITOR, OFFICER, VIEWER
-from tests.support.people_runs import S, _review, count, escalate, make_runner, new_run
+from tests.support.people_runs import S, _review, awaiting_approval, count, escalate, make_runner, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures (an imported name would trip ruff's F811)
 CRITERIA = ("factual_accuracy", "hallucination_free", "completeness", "compliance", "internal_consistency",
@@ -227,3 +227,43 @@ def test_two_sweeps_at_once_draw_each_run_once(repo: RunStore) -> None:
         done = list(pool.map(lambda _: actions.draw_spot_checks(repo.spot_checks, utcnow()), range(2)))
     assert sorted(len(d) for d in done) == [0, len(drawn)]
     assert sorted(c.run_id for c in repo.spot_checks.spot_checks()) == drawn
+
+
+@pytest.mark.parametrize("edited", [False, True], ids=["approved", "edited"])
+def test_whoever_approved_or_edited_the_fix_that_shipped_may_not_spot_check_it(repo: RunStore, edited: bool) -> None:
+    rule(repo, 100)
+    run_id = awaiting_approval(repo)
+    text = repo.get_run_view(run_id).rounds[-1].proposal.proposed_text
+    core_actions.approve_fix(repo, run_id, EDITOR, edited_text=text + " Edited by hand." if edited else None)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    [check] = repo.spot_checks.spot_checks("open")
+    with pytest.raises(SpotCheckError, match="you edited a fix" if edited else "you approved a fix"):
+        actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    assert repo.spot_checks.spot_checks("open") == [check]
+    actions.submit(repo.spot_checks, check.id, judged(), ADMIN)  # someone else may
+
+
+def test_whoever_reported_an_escape_on_the_run_may_not_spot_check_it(repo: RunStore) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo)
+    ship(repo, run_id)
+    repo.report_escape(run_id, "completeness", "found later", "major", actor=EDITOR)
+    [check] = repo.spot_checks.spot_checks("open")
+    with pytest.raises(SpotCheckError, match="you reported an escape"):
+        actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
+
+
+@pytest.mark.parametrize("system", ["cli", "system"])
+def test_a_system_actor_may_not_submit_a_spot_check_even_an_unassigned_one(repo: RunStore, system: str) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo)
+    ship(repo, run_id)
+    [check] = repo.spot_checks.spot_checks("open")
+    events = len(repo.audit.events())
+    with pytest.raises(SpotCheckError, match="not a person"):
+        actions.submit(repo.spot_checks, check.id, judged(), system)
+    actions.assign(repo.spot_checks, check.id, OFFICER, OFFICER)
+    with pytest.raises(SpotCheckError, match="not a person"):  # nor one assigned to a person
+        actions.submit(repo.spot_checks, check.id, judged(), system)
+    assert len(repo.audit.events()) == events + 1 and repo.spot_checks.labels() == []
