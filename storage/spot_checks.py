@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 from santa_core.models import Criterion, Rubric
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
-from santa_core.spotchecks.form import escaped_criteria, judged_criteria, judgement_problems
+from santa_core.spotchecks.form import escaped_criteria, escapes_past, judged_criteria, judgement_problems
 from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraft, SpotCheck, SpotRule, SpotStatus
 from santa_core.spotchecks.store import SpotCheckError
 from storage import audit
@@ -197,10 +197,10 @@ class SpotCheckStore(StoreBase):
             row.status, row.submitted_by, row.submitted_at = "done", actor, utcnow()
             row.judgements = [j.model_dump(mode="json") for j in judgements]
             s.add(row)
-            failed = escaped_criteria(criteria, judgements)
+            reviews = _slot_checks(s, row.run_id, row.round_no)
+            failed = escapes_past(escaped_criteria(criteria, judgements), (checks for _, _, checks in reviews))
             audit.append(s, actor, "spot_check.submitted", "spot_check", row.id, run_id=row.run_id,
                          detail={"judged": len(judgements), "failed": [j.criterion for j in failed]})
-            reviews = _slot_checks(s, row.run_id, row.round_no)
             touch(s, row.run_id)  # the run's metric facts are derived again with the run's escapes
             return [self._escape(s, row, j, reviews, actor) for j in failed]
 
@@ -241,18 +241,24 @@ class SpotCheckStore(StoreBase):
         return list(s.exec(stmt).all())
 
     def outcomes(self) -> list[SpotCheckOutcome]:
-        """Every submitted spot-check: what was judged and which blocking criteria escaped."""
+        """One outcome per shipped run and round (the earliest submitted, when two rules drew it): what was judged
+        and which blocking criteria escaped past a reviewer that passed them."""
         with self._read() as s:
-            out = []
-            for row, run in self._done(s):
+            done = sorted(self._done(s), key=lambda pair: (utc(pair[0].submitted_at), pair[0].id))
+            out: dict[tuple[int, int], SpotCheckOutcome] = {}
+            for row, run in done:
+                if (run.id, row.round_no) in out:  # a second rule's draw of the same text is not a second sample
+                    continue
                 judgements = [Judgement.model_validate(j) for j in row.judgements or []]
-                failed = escaped_criteria(_criteria(run), judgements)
-                out.append(SpotCheckOutcome(
+                reviews = [checks for _, _, checks in _slot_checks(s, run.id, row.round_no)]
+                failed = escapes_past(escaped_criteria(_criteria(run), judgements), reviews)
+                out[(run.id, row.round_no)] = SpotCheckOutcome(
                     spot_check_id=row.id, run_id=run.id, round_no=row.round_no, rubric_name=row.rubric_name,
                     rubric_version=row.rubric_version, domain=str((run.rubric_json or {}).get("domain", "")),
-                    reviewer_b=run.reviewer_b, reviewer_c=run.reviewer_c, submitted_at=utc(row.submitted_at),
-                    judged=tuple(j.criterion for j in judgements), failed=tuple(j.criterion for j in failed)))
-            return out
+                    reviewer_b=run.reviewer_b, reviewer_c=run.reviewer_c, reviewer_d=run.reviewer_d,
+                    drawn_by=row.drawn_by, submitted_at=utc(row.submitted_at),
+                    judged=tuple(j.criterion for j in judgements), failed=tuple(j.criterion for j in failed))
+            return sorted(out.values(), key=lambda o: o.spot_check_id)
 
     def labels(self) -> list[PersonLabel]:
         """Every judged criterion of every submitted spot-check, as a person's label."""

@@ -15,14 +15,17 @@ from sqlmodel import Session
 
 from santa_core.models import RunState
 from santa_core.reviewers.base import PERSON
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
 from santa_core.roles import PermissionDenied
 from santa_core.run import actions as core_actions
+from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from santa_core.spotchecks.store import SpotCheckError
 from storage.runs import RunStore
 from storage.tables import EscapeRow, RunMetricRow, SpotCheckRow, SpotRuleRow
 from storage.times import utcnow
+from tests.core.run.test_runner import BAD, RUBRIC, SPEC
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support import people_runs
 from tests.support.people import ADMIN, AUTHOR, EDITOR, OFFICER, VIEWER
@@ -267,3 +270,39 @@ def test_a_system_actor_may_not_submit_a_spot_check_even_an_unassigned_one(repo:
     with pytest.raises(SpotCheckError, match="not a person"):  # nor one assigned to a person
         actions.submit(repo.spot_checks, check.id, judged(), system)
     assert len(repo.audit.events()) == events + 1 and repo.spot_checks.labels() == []
+
+
+def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_not_an_escape_past_them(repo: RunStore) -> None:
+    rule(repo, 100)
+    fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
+    runner = Runner(repo, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
+                    workers=1, screen_for=lambda: None)
+    try:
+        run_id = repo.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, reviewer_b="b", reviewer_c="c",
+                                 fixer="fixer", max_rounds=1)
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    core_actions.resolve_escalation(repo, run_id, "ship_as_is", OFFICER, "The customer accepts the year.")
+    [check] = repo.spot_checks.spot_checks("open")
+    fails = {"factual_accuracy": "in 2019", "completeness": "no price"}  # reviewers FAILed the one, PASSed the other
+    actions.submit(repo.spot_checks, check.id, judged(fails), EDITOR)
+    [escape] = repo.escapes(run_id)
+    assert (escape.criterion, escape.passed_by) == ("completeness", ["b", "c"])
+    [outcome] = repo.spot_checks.outcomes()
+    assert (outcome.failed, outcome.escaped) == (("completeness",), True)
+    compared = {c.criterion: c.reviewers for c in repo.spot_checks.comparison(check.id)}
+    assert set(compared["factual_accuracy"].values()) == {"FAIL"}  # what the page's "shipped over" sentence reads
+
+
+def test_one_run_drawn_by_two_rules_is_one_outcome_the_earliest_submitted(repo: RunStore) -> None:
+    rule(repo, 100)
+    rule(repo, 100)  # two rules on one rubric draw the same shipped run
+    run_id = new_run(repo)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    first, second = repo.spot_checks.spot_checks("open")
+    actions.submit(repo.spot_checks, second.id, judged({"completeness": "no price"}), EDITOR)
+    actions.submit(repo.spot_checks, first.id, judged(), ADMIN)
+    [outcome] = repo.spot_checks.outcomes()
+    assert (outcome.spot_check_id, outcome.escaped, outcome.drawn_by, outcome.reviewer_d) == (
+        second.id, True, "share", None)
