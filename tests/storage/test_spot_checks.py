@@ -10,9 +10,11 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine
-from sqlmodel import Session
+from sqlalchemy import Engine, inspect, text
+from sqlmodel import Session, select
 
+from desk.alerts import DRAW_EVERY_S, alert_pass
+from santa_core import alerts as core_alerts
 from santa_core.models import RunState
 from santa_core.reviewers.base import PERSON
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
@@ -22,7 +24,9 @@ from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from santa_core.spotchecks.store import SpotCheckError
+from storage.alerts import AlertStore
 from storage.runs import RunStore
+from storage.spot_draw import _shipped_runs
 from storage.tables import EscapeRow, RunMetricRow, SpotCheckRow, SpotRuleRow
 from storage.times import utcnow
 from tests.core.run.test_runner import BAD, RUBRIC, SPEC
@@ -306,3 +310,33 @@ def test_one_run_drawn_by_two_rules_is_one_outcome_the_earliest_submitted(repo: 
     [outcome] = repo.spot_checks.outcomes()
     assert (outcome.spot_check_id, outcome.escaped, outcome.drawn_by, outcome.reviewer_d) == (
         second.id, True, "share", None)
+
+
+def test_the_periodic_pass_draws_the_weekly_floor_with_no_alert_channel_at_most_hourly(repo: RunStore) -> None:
+    rule(repo, 0.0001, floor=3)  # a share that draws nothing: the floor does the drawing
+    for _ in range(5):
+        ship(repo, new_run(repo))
+    back = utcnow() - timedelta(days=14)
+    with repo.db.engine.begin() as c:  # the rule and the shippings two weeks back: their week is over
+        c.execute(text("UPDATE spot_rule SET created_at = :t"), {"t": back - timedelta(hours=1)})
+        c.execute(text("UPDATE state_change SET created_at = :t"), {"t": back})
+    assert repo.spot_checks.spot_checks() == []
+    now = [1000.0]
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])  # no hook, no mail
+    assert [c.drawn_by for c in repo.spot_checks.spot_checks()] == ["floor"] * 3
+    with repo.db.write() as s:  # lose the draws: only the sweep's draw can put them back
+        s.exec(SpotCheckRow.__table__.delete())  # type: ignore[call-overload]
+    now[0] += DRAW_EVERY_S - 1
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])
+    assert repo.spot_checks.spot_checks() == []  # within the hour: reminders only, no draw
+    now[0] += 1
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])
+    assert len(repo.spot_checks.spot_checks()) == 3
+
+
+def test_the_sweep_reads_no_spec_or_output_of_the_shipped_runs(repo: RunStore) -> None:
+    rule(repo, 100)
+    ship(repo, new_run(repo))
+    with Session(repo.engine) as s:
+        [(run, _)] = _shipped_runs(s, s.exec(select(SpotRuleRow)).one())
+        assert {"spec", "original_output"} <= set(inspect(run).unloaded)  # left in the database: they can be large
