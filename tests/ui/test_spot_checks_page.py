@@ -174,3 +174,13 @@ def test_two_rules_draw_one_run_and_the_first_comparison_stays_hidden_from_whoev
     other = as_person(VIEWER, PAGE)  # may judge no spot-check: nothing to keep blind
     other.selectbox(key="spot_pick").set_value(first).run()
     assert B in everything(other)
+
+
+def test_the_metrics_escape_rate_says_how_many_drawn_spot_checks_were_submitted(desk_env: RunStore) -> None:
+    first = drawn_run(desk_env, rules=2)
+    actions.submit(desk_env.spot_checks, first, [Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
+    at = as_person(ADMIN, "pages/metrics.py")
+    at.session_state["metrics_tab"] = "Escapes"
+    at.run()
+    assert not at.exception, at.exception
+    assert "1 submitted of 2 drawn spot-checks." in texts(at)  # the second, unjudged, is not hidden by the rate
