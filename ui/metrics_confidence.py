@@ -33,8 +33,8 @@ SPOT_DEFINITION = (
     "shipped runs drawn at random (a rule's share, plus the weekly floor's top-up, random within its week) and "
     "judged blind. Weeks weigh by their spot-checks, so a week the floor topped up weighs more than its share of "
     "shipped work; drawn spot-checks nobody submitted are not in the rate (the count beside it shows them). "
-    "Periods are by the day a spot-check was submitted (UTC). The interval is the exact binomial (Clopper–Pearson) 95 % interval: "
-    "it holds the true rate at least 95 % of the time, whatever the sample size.")
+    "Periods are by the day a spot-check was submitted (UTC). The interval is the exact binomial "
+    "(Clopper–Pearson) 95 % interval: it holds the true rate at least 95 % of the time, whatever the sample size.")
 REPORTED_BIAS = ("They count only the defects someone noticed after shipping and reported: most defects are never "
                  "reported, so this rate is biased low.")
 REPORTED_WORDS = f"**Reported escapes** are a separate series. {REPORTED_BIAS}"

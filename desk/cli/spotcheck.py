@@ -1,9 +1,10 @@
 """`spotcheck list|next|submit|draw`: the spot-check queue for teams that review outside the app.
 
 `next` prints what a blind reviewer sees (the spec, the shipped text, the run's rubric criteria) and never a
-reviewer's verdict nor the run's number; `submit` (`--as PERSON` required) takes every criterion's verdict (`--pass ID`, `--fail ID=EVIDENCE`, or `--file`
-with a JSON object {criterion: "PASS" | {"verdict": "FAIL", "evidence": "..."}}) and prints the comparison with
-the reviewers only after it is stored. `draw` is the sweep a scheduler may run (idempotent)."""
+reviewer's verdict nor the run's number; `submit` (`--as PERSON` required) takes every criterion's verdict
+(`--pass ID`, `--fail ID=EVIDENCE`, or `--file` with a JSON object
+{criterion: "PASS" | {"verdict": "FAIL", "evidence": "..."}}) and prints the comparison with the reviewers only
+after it is stored. `draw` is the sweep a scheduler may run (idempotent)."""
 
 from __future__ import annotations
 
