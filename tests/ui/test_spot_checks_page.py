@@ -8,12 +8,13 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
+from santa_core.run import actions as run_actions
 from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.runs import RunStore
-from tests.core.run.test_runner import GOOD, RUBRIC, SPEC
+from tests.core.run.test_runner import BAD, GOOD, RUBRIC, SPEC
 from tests.storage.test_spot_checks import CRITERIA
 from tests.support.people import ADMIN, AUTHOR, EDITOR, VIEWER
 from tests.ui.test_app import texts
@@ -184,3 +185,25 @@ def test_the_metrics_escape_rate_says_how_many_drawn_spot_checks_were_submitted(
     at.run()
     assert not at.exception, at.exception
     assert "1 submitted of 2 drawn spot-checks." in texts(at)  # the second, unjudged, is not hidden by the rate
+
+
+def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_said_so_not_called_an_escape(
+        desk_env: RunStore) -> None:
+    actions.save_rule(desk_env.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
+    fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
+    run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B,
+                                 reviewer_c=C, fixer="fixer", max_rounds=1)
+    runner = Runner(desk_env, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
+                    workers=1, screen_for=lambda: None)
+    try:
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    run_actions.resolve_escalation(desk_env, run_id, "ship_as_is", ADMIN, "The customer accepts the year.")
+    [check] = desk_env.spot_checks.spot_checks()
+    actions.submit(desk_env.spot_checks, check.id, [
+        Judgement(criterion=c, verdict="FAIL" if c == "factual_accuracy" else "PASS",
+                  evidence="in 2019" if c == "factual_accuracy" else "") for c in CRITERIA], EDITOR)
+    shown = texts(as_person(EDITOR, PAGE))
+    assert "Shipped over the reviewers' FAIL: Factual accuracy" in shown
+    assert "Escaped past the reviewers" not in shown and desk_env.escapes() == []
