@@ -14,10 +14,12 @@ import os
 import smtplib
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 
 import httpx
+from sqlalchemy import Engine
 
 from santa_core import alerts as core
 from storage.alerts import AlertStore, Delivery
@@ -122,13 +124,24 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
     return delivered
 
 
-def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None) -> int:
-    """One pass: sweep for what fell due, then deliver what is due; how many were delivered. With no channel at all
-    there is no sweep (on SQLite it would take the write lock every pass for nothing): events still settle."""
-    settings = settings or settings_now()
-    if settings.configured:
-        store.sweep()
-    return deliver(store, settings)
+DRAW_EVERY_S = 3600.0
+"""The spot-checks' draw runs at most this often per process and database: shipping draws its own run, so the sweep
+only catches what a shipping missed and tops weeks up to the floor (weekly), and it reads every shipped run."""
+_drawn_at: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary()
+"""When this process last swept the draw, by database engine (monotonic seconds)."""
+
+
+def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None,
+               clock: Callable[[], float] = time.monotonic) -> int:
+    """One pass: sweep for what fell due, then deliver what is due; how many were delivered. The sweep runs whether
+    or not any channel is configured, since the spot-checks' draw (the weekly floor) lives in it; its draw part
+    runs at most once every DRAW_EVERY_S, the reminders every pass. With no channel, events just settle."""
+    now, last = clock(), _drawn_at.get(store.engine)
+    draw = last is None or now - last >= DRAW_EVERY_S
+    store.sweep(draw=draw)
+    if draw:
+        _drawn_at[store.engine] = now  # only once it committed: a failed sweep is tried again next pass
+    return deliver(store, settings or settings_now())
 
 
 def every_s() -> float:

@@ -14,7 +14,7 @@ from sqlmodel import Session, col, select
 
 from santa_core import alerts as core
 from storage.outbox import emit
-from storage.spot_draw import sweep_spot_checks
+from storage.spot_draw import remind_spot_checks, sweep_spot_checks
 from storage.tables import AlertDeliveryRow, AlertRow, EscalationRow
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
@@ -41,6 +41,8 @@ def sweep_overdue(s: Session, now: datetime) -> int:
 DUE_SWEEPS: list[Callable[[Session, datetime], int]] = [sweep_overdue, sweep_spot_checks]
 """What the periodic sweep runs, each emitting its events once per due time: overdue escalations, and the
 spot-checks' draw (each complete week's floor) and overdue reminders."""
+REMINDERS: list[Callable[[Session, datetime], int]] = [sweep_overdue, remind_spot_checks]
+"""The sweep without the spot-checks' draw: the reminders, due every pass."""
 
 
 @dataclass(frozen=True)
@@ -61,11 +63,12 @@ def event_of(row: AlertRow) -> dict[str, Any]:
 class AlertStore(StoreBase):
     """The outbox: the periodic sweep, what is due for delivery, the claim, log and end of each try."""
 
-    def sweep(self, now: datetime | None = None) -> int:
-        """Run every due sweep (`DUE_SWEEPS`) in one transaction; how many events they emitted."""
+    def sweep(self, now: datetime | None = None, draw: bool = True) -> int:
+        """Run every due sweep (`DUE_SWEEPS`; without the spot-checks' draw, `REMINDERS`) in one transaction; how
+        many events they emitted."""
         now = now or utcnow()
         with self._tx() as s:
-            return sum(sweep(s, now) for sweep in DUE_SWEEPS)
+            return sum(sweep(s, now) for sweep in (DUE_SWEEPS if draw else REMINDERS))
 
     def due(self, settings: core.AlertSettings, now: datetime | None = None, limit: int = 200) -> list[Delivery]:
         """The deliveries to try now, oldest events first; events with nothing left to try are marked done."""

@@ -11,7 +11,7 @@ from sqlmodel import Session, select
 from santa_core.models import Criterion, Rubric
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
-from santa_core.spotchecks.form import escaped_criteria, judged_criteria, judgement_problems
+from santa_core.spotchecks.form import escaped_criteria, escapes_past, judged_criteria, judgement_problems
 from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraft, SpotCheck, SpotRule, SpotStatus
 from santa_core.spotchecks.store import SpotCheckError
 from storage import audit
@@ -57,15 +57,28 @@ def _slot_checks(s: Session, run_id: int, round_no: int) -> list[tuple[str, str,
     return out
 
 
+_CHOSE_TEXT = {"ship_as_is": "you shipped it as is", "approve": "you approved a fix of it",
+               "edit": "you edited a fix of it"}
+"""Decisions whose actor chose (or wrote) the text that shipped, with how the refusal says so."""
+
+
 def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
-    """How the actor already judged the shipped text (a person reviewer of its round, or shipped it as is), if so."""
+    """How the actor already judged the shipped text, if so: a person reviewer of its round, whoever shipped it as
+    is, approved or edited a fix of the run (they chose or wrote what shipped), or reported an escape on it."""
     mine = select(ReviewRow.id).where(ReviewRow.run_id == row.run_id, ReviewRow.round_no == row.round_no,
                                       ReviewRow.reviewer == f"person:{actor}")
     if s.exec(mine).first() is not None:
         return "you reviewed the round that shipped"
-    shipped = select(DecisionRow.id).where(DecisionRow.run_id == row.run_id, DecisionRow.action == "ship_as_is",
-                                           DecisionRow.actor == actor)
-    return "you shipped it as is" if s.exec(shipped).first() is not None else None
+    decided = select(DecisionRow.action).where(DecisionRow.run_id == row.run_id, DecisionRow.actor == actor,
+                                               DecisionRow.action.in_(_CHOSE_TEXT))  # type: ignore[attr-defined]
+    if (action := s.exec(decided).first()) is not None:
+        return _CHOSE_TEXT[action]
+    reported = select(EscapeRow.id).where(EscapeRow.run_id == row.run_id, EscapeRow.reported_by == actor)
+    if s.exec(reported).first() is not None:
+        return "you reported an escape on it"
+    # Two rules may draw one run: a second look by the same person is not a second independent sample.
+    again = select(SpotCheckRow.id).where(SpotCheckRow.run_id == row.run_id, SpotCheckRow.submitted_by == actor)
+    return "you spot-checked it already" if s.exec(again).first() is not None else None
 
 
 class SpotCheckStore(StoreBase):
@@ -167,9 +180,12 @@ class SpotCheckStore(StoreBase):
         """Record the blind verdicts and, in the same transaction, one escape per blocking FAIL traced to the
         reviewers of the shipped round that PASSed it. The new escape ids."""
         with self._tx() as s:
+            if actor in SYSTEM_ACTORS:  # a spot-check's verdicts become a person's labels: code has none to give
+                raise SpotCheckError(f"a spot-check is a person's judgement: {actor!r} is not a person; say who "
+                                     "judged (on the command line: --as PERSON)")
             require(s, actor, Permission.SPOT_CHECK)
             row = _open_row(s, spot_check_id)
-            if row.owner and row.owner != actor and actor not in SYSTEM_ACTORS:
+            if row.owner and row.owner != actor:
                 raise SpotCheckError(f"spot-check #{row.id} is assigned to {row.owner}; someone who may assign "
                                      "can give it to you")
             if must_differ(actor) and (why := _judged_before(s, row, actor)):
@@ -181,10 +197,10 @@ class SpotCheckStore(StoreBase):
             row.status, row.submitted_by, row.submitted_at = "done", actor, utcnow()
             row.judgements = [j.model_dump(mode="json") for j in judgements]
             s.add(row)
-            failed = escaped_criteria(criteria, judgements)
+            reviews = _slot_checks(s, row.run_id, row.round_no)
+            failed = escapes_past(escaped_criteria(criteria, judgements), (checks for _, _, checks in reviews))
             audit.append(s, actor, "spot_check.submitted", "spot_check", row.id, run_id=row.run_id,
                          detail={"judged": len(judgements), "failed": [j.criterion for j in failed]})
-            reviews = _slot_checks(s, row.run_id, row.round_no)
             touch(s, row.run_id)  # the run's metric facts are derived again with the run's escapes
             return [self._escape(s, row, j, reviews, actor) for j in failed]
 
@@ -225,18 +241,24 @@ class SpotCheckStore(StoreBase):
         return list(s.exec(stmt).all())
 
     def outcomes(self) -> list[SpotCheckOutcome]:
-        """Every submitted spot-check: what was judged and which blocking criteria escaped."""
+        """One outcome per shipped run and round (the earliest submitted, when two rules drew it): what was judged
+        and which blocking criteria escaped past a reviewer that passed them."""
         with self._read() as s:
-            out = []
-            for row, run in self._done(s):
+            done = sorted(self._done(s), key=lambda pair: (utc(pair[0].submitted_at), pair[0].id))
+            out: dict[tuple[int, int], SpotCheckOutcome] = {}
+            for row, run in done:
+                if (run.id, row.round_no) in out:  # a second rule's draw of the same text is not a second sample
+                    continue
                 judgements = [Judgement.model_validate(j) for j in row.judgements or []]
-                failed = escaped_criteria(_criteria(run), judgements)
-                out.append(SpotCheckOutcome(
+                reviews = [checks for _, _, checks in _slot_checks(s, run.id, row.round_no)]
+                failed = escapes_past(escaped_criteria(_criteria(run), judgements), reviews)
+                out[(run.id, row.round_no)] = SpotCheckOutcome(
                     spot_check_id=row.id, run_id=run.id, round_no=row.round_no, rubric_name=row.rubric_name,
                     rubric_version=row.rubric_version, domain=str((run.rubric_json or {}).get("domain", "")),
-                    reviewer_b=run.reviewer_b, reviewer_c=run.reviewer_c, submitted_at=utc(row.submitted_at),
-                    judged=tuple(j.criterion for j in judgements), failed=tuple(j.criterion for j in failed)))
-            return out
+                    reviewer_b=run.reviewer_b, reviewer_c=run.reviewer_c, reviewer_d=run.reviewer_d,
+                    drawn_by=row.drawn_by, submitted_at=utc(row.submitted_at),
+                    judged=tuple(j.criterion for j in judgements), failed=tuple(j.criterion for j in failed))
+            return sorted(out.values(), key=lambda o: o.spot_check_id)
 
     def labels(self) -> list[PersonLabel]:
         """Every judged criterion of every submitted spot-check, as a person's label."""

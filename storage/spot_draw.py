@@ -16,6 +16,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import func
+from sqlalchemy.orm import load_only
 from sqlmodel import Session, col, select
 
 from santa_core import alerts as alert_kinds
@@ -30,6 +31,8 @@ from storage.tables import RunRow, SpotCheckRow, SpotRuleRow, StateChangeRow
 from storage.times import utc, utc_or_none
 
 SHIPPED = (RunStatus.SHIPPED.value, RunStatus.RESOLVED_SHIPPED.value)
+DRAW_COLUMNS = ("id", "status", "round", "rubric_name", "rubric_version", "rubric_json", "reviewer_b", "reviewer_c")
+"""The run columns the sweep's draw reads (the rule's filter and the spot-check's row): not the spec or outputs."""
 DUE_REASON = "spot_check"
 """The key of Settings' due hours a new spot-check's due time comes from."""
 
@@ -104,7 +107,9 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
     """The rule's rubric's shipped runs with the time they shipped, shipped since the rule was saved."""
     shipped_at = (select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("at"))
                   .where(col(StateChangeRow.to_status).in_(SHIPPED)).group_by(StateChangeRow.run_id).subquery())
-    stmt = (select(RunRow, shipped_at.c.at).join(shipped_at, shipped_at.c.run_id == RunRow.id)
+    # Only the columns the draw reads: a run's spec and outputs can be large, and this runs every sweep.
+    columns = load_only(*(getattr(RunRow, name) for name in DRAW_COLUMNS))  # type: ignore[arg-type]
+    stmt = (select(RunRow, shipped_at.c.at).options(columns).join(shipped_at, shipped_at.c.run_id == RunRow.id)
             .where(RunRow.rubric_name == rule.rubric_name, col(RunRow.status).in_(SHIPPED),
                    shipped_at.c.at >= utc(rule.created_at)).order_by(RunRow.id))
     return [(run, utc(at)) for run, at in s.exec(stmt).all() if _applies(rule, run)]
@@ -136,10 +141,14 @@ def draw_all(s: Session, now: datetime) -> list[int]:
 
 
 def sweep_spot_checks(s: Session, now: datetime) -> int:
-    """The periodic pass (the alert sweep runs it): the draw (each complete week's floor, and any run a shipping
-    missed), then a reminder for each open spot-check past its due time; how many events it emitted."""
-    drawn = draw_all(s, now)
+    """The periodic pass's draw (each complete week's floor, and any run a shipping missed), then the reminders
+    (`remind_spot_checks`); how many events it emitted."""
+    return len(draw_all(s, now)) + remind_spot_checks(s, now)
+
+
+def remind_spot_checks(s: Session, now: datetime) -> int:
+    """A reminder for each open spot-check past its due time; how many events it emitted."""
     late = s.exec(select(SpotCheckRow).where(SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None),
                                              col(SpotCheckRow.due_at) <= utc(now)).order_by(SpotCheckRow.id)).all()
     # A reminder is keyed by the due time it reminds of: one re-dated after its reminder is reminded again.
-    return len(drawn) + sum(_announce(s, row, "overdue") for row in late)
+    return sum(_announce(s, row, "overdue") for row in late)

@@ -28,10 +28,13 @@ GROUP_WORDS: dict[Grouping, str] = {"rubric": "rubric", "family_pair": "family p
 """The groupings a person picks the escape rate by."""
 
 SPOT_DEFINITION = (
-    "**Spot-check escape rate** = spot-checks in which a person failed at least one criterion ÷ submitted "
-    "spot-checks. Spot-checks are shipped runs drawn at random and judged blind, so this is an unbiased estimate "
-    "of how often shipped work is defective. The interval is the exact binomial (Clopper–Pearson) 95 % interval: "
-    "it holds the true rate at least 95 % of the time, whatever the sample size.")
+    "**Spot-check escape rate** = spot-checks in which a person failed a criterion a reviewer passed ÷ submitted "
+    "spot-checks, each shipped run and round once (the earliest submitted when two rules drew it). Spot-checks are "
+    "shipped runs drawn at random (a rule's share, plus the weekly floor's top-up, random within its week) and "
+    "judged blind. Weeks weigh by their spot-checks, so a week the floor topped up weighs more than its share of "
+    "shipped work; drawn spot-checks nobody submitted are not in the rate (the count beside it shows them). "
+    "Periods are by the day a spot-check was submitted (UTC). The interval is the exact binomial "
+    "(Clopper–Pearson) 95 % interval: it holds the true rate at least 95 % of the time, whatever the sample size.")
 REPORTED_BIAS = ("They count only the defects someone noticed after shipping and reported: most defects are never "
                  "reported, so this rate is biased low.")
 REPORTED_WORDS = f"**Reported escapes** are a separate series. {REPORTED_BIAS}"
@@ -79,6 +82,10 @@ def escapes(report: MetricsReport) -> None:
                                   default="rubric", key="metrics_spot_by")
         rows = doc.spot_check_escape_rate.groups[by or "rubric"]
         table(pd.DataFrame([{GROUP_WORDS[by or "rubric"]: r.key, "escaped (95 % CI)": of(r.escapes)} for r in rows]))
+    drawn = app_desk.desk().runs.spot_checks.spot_checks()
+    if drawn:  # people choose which to judge: a rate over few of many drawn may not speak for the rest
+        submitted = sum(c.status == "done" for c in drawn)
+        st.caption(f"{submitted:,} submitted of {len(drawn):,} drawn spot-checks.")
     h = report.headline
     st.markdown(f"**Reported escapes (biased low):** {h.escapes} reported on {h.escaped_runs} of {h.shipped} "
                 f"shipped runs in this view. {REPORTED_BIAS}")

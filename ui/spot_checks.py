@@ -25,7 +25,6 @@ ERRORS = (PermissionDenied, SpotCheckError)
 """What a spot-check action may refuse with; shown to the person, never a traceback."""
 
 
-
 def judging_blind() -> dict[int, int]:
     """Run id → the open spot-check of it that the person here may judge (it is theirs, or nobody's and they may
     spot-check): the run's reviews stay hidden from them everywhere (run page, record, Audit) until it is judged."""
@@ -51,6 +50,12 @@ def report(call, message: str) -> None:
     st.rerun()
 
 
+def run_shown(check: SpotCheck, blind: dict[int, int]) -> int | None:
+    """The run number the queue may show: none for an open spot-check, nor for a submitted one whose run the person
+    may still judge in another (with the number they could look the run's reviews up before judging)."""
+    return None if check.status == "open" or check.run_id in blind else check.run_id
+
+
 def takeable(check: SpotCheck, person: str) -> bool:
     """Open and assigned to this person or to nobody."""
     return check.status == "open" and check.owner in (None, person)
@@ -66,7 +71,7 @@ def ordered(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
 
 def queue(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
     """The queue table (open first, overdue marked) with the 'mine' filter; the spot-checks shown."""
-    person = identity.actor()
+    person, blind = identity.actor(), judging_blind()
     mine = st.toggle("Only mine (assigned to me or to nobody)", key="spot_mine")
     shown = [c for c in ordered(checks, now) if not mine or takeable(c, person) or c.submitted_by == person]
     late = sum(c.overdue(now) for c in shown)
@@ -76,7 +81,7 @@ def queue(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
         st.info("No spot-check here. Rules below draw shipped runs into this queue as they ship.")
         return []
     st.dataframe(pd.DataFrame([{
-        "#": c.id, "run": c.run_id, "rubric": f"{c.rubric_name} v{c.rubric_version}",
+        "#": c.id, "run": run_shown(c, blind), "rubric": f"{c.rubric_name} v{c.rubric_version}",
         "status": ("OVERDUE" if c.overdue(now) else "open") if c.status == "open" else "submitted",
         "owner": identity.display(c.owner) if c.owner else "anyone", "due (UTC)": c.due_at,
         "drawn by": c.drawn_by,
@@ -92,7 +97,9 @@ def pick(shown: list[SpotCheck]) -> SpotCheck | None:
     asked = st.query_params.get("spot", "")
     if asked.isdigit() and int(asked) in by_id and PICK not in st.session_state:
         st.session_state[PICK] = int(asked)  # opened from the Inbox
-    labels = {c.id: f"#{c.id} · run {c.run_id} · {'open' if c.status == 'open' else 'submitted'}" for c in shown}
+    blind = judging_blind()
+    labels = {c.id: f"#{c.id} · open" if c.status == "open" else
+              f"#{c.id} · submitted" + (f" · run {run}" if (run := run_shown(c, blind)) else "") for c in shown}
     chosen = st.selectbox("Spot-check", list(by_id), key=PICK, format_func=labels.get)
     return by_id[chosen]
 
@@ -100,7 +107,8 @@ def pick(shown: list[SpotCheck]) -> SpotCheck | None:
 def blind_form(case: BlindCase) -> None:
     """Judge every criterion PASS or FAIL (evidence for a FAIL) without seeing any reviewer's verdict."""
     check = case.check
-    st.markdown(escape_markdown(f"Spot-check #{check.id} · run {check.run_id} · rubric {check.rubric_name} "
+    # No run number: with it a judge could look the run's reviews up (the CLI, a colleague) before judging.
+    st.markdown(escape_markdown(f"Spot-check #{check.id} · rubric {check.rubric_name} "
                                 f"v{check.rubric_version} (the rubric the reviewers had)"))
     st.caption("Judge the shipped text against each criterion on your own: the reviewers' verdicts are shown "
                "only after you submit.")
@@ -127,8 +135,19 @@ def blind_form(case: BlindCase) -> None:
                f"Spot-check #{check.id} submitted: the reviewers' verdicts are shown below.")
 
 
+def comparison_hidden(check: SpotCheck) -> bool:
+    """Whether a submitted spot-check's comparison stays hidden here: two rules can draw one run, and the person
+    may judge another open spot-check of it (its submitter always sees their own)."""
+    return check.submitted_by != identity.actor() and check.run_id in judging_blind()
+
+
 def comparison(check: SpotCheck) -> None:
     """A submitted spot-check: the person's verdicts beside the reviewers' of the shipped round."""
+    if comparison_hidden(check):
+        st.info(escape_markdown(f"Spot-check #{check.id} is submitted, but another spot-check of the same run is open "
+                                "for you to judge: its comparison (the reviewers' verdicts) shows once that one is "
+                                "judged."))
+        return
     store = app_desk.desk().runs.spot_checks
     compared = store.comparison(check.id)
     criteria = store.blind_case(check.id).criteria
@@ -139,12 +158,16 @@ def comparison(check: SpotCheck) -> None:
     rows = [{"criterion": names.get(c.criterion, c.criterion), "spot-check": c.person, **{k: v or "—" for k, v in c.reviewers.items()},
              "evidence": c.evidence} for c in compared]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
-    missed = [names.get(c.criterion, c.criterion) for c in compared
-              if c.person == "FAIL" and c.criterion in blocking]
+    failed = [c for c in compared if c.person == "FAIL" and c.criterion in blocking]
+    missed = [names.get(c.criterion, c.criterion) for c in failed if "PASS" in c.reviewers.values()]
+    overridden = [names.get(c.criterion, c.criterion) for c in failed if "PASS" not in c.reviewers.values()]
+    if overridden:
+        st.info(escape_markdown(f"Shipped over the reviewers' FAIL: {', '.join(overridden)}. No reviewer passed "
+                                "it, so a person shipped it over them: not an escape past the reviewers."))
     if missed:
         st.warning(escape_markdown(f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run, "
                                    "traced to the reviewers that passed them)."))
-    else:
+    elif not overridden:
         st.success("The spot-check agrees with what shipped: no escape.")
 
 
@@ -175,7 +198,7 @@ def inbox_section(person: str) -> None:
             due = f"due {check.due_at:%Y-%m-%d %H:%M} UTC" if check.due_at else "no due time"
             late = " · OVERDUE" if check.overdue(clock.now()) else ""
             whose = "assigned to me" if check.owner else "open to anyone"
-            left.markdown(escape_markdown(f"Spot-check #{check.id} · run {check.run_id} · {check.rubric_name} "
+            left.markdown(escape_markdown(f"Spot-check #{check.id} · {check.rubric_name} "
                                           f"v{check.rubric_version} · {whose} · {due}{late}"))
             if right.button("Open", key=f"inbox_spot_{check.id}", type="primary",
                             help="Opens the blind spot-check form: the reviewers' verdicts show after you submit."):

@@ -1,9 +1,10 @@
 """`spotcheck list|next|submit|draw`: the spot-check queue for teams that review outside the app.
 
 `next` prints what a blind reviewer sees (the spec, the shipped text, the run's rubric criteria) and never a
-reviewer's verdict; `submit` takes every criterion's verdict (`--pass ID`, `--fail ID=EVIDENCE`, or `--file`
-with a JSON object {criterion: "PASS" | {"verdict": "FAIL", "evidence": "..."}}) and prints the comparison with
-the reviewers only after it is stored. `draw` is the sweep a scheduler may run (idempotent)."""
+reviewer's verdict nor the run's number; `submit` (`--as PERSON` required) takes every criterion's verdict
+(`--pass ID`, `--fail ID=EVIDENCE`, or `--file` with a JSON object
+{criterion: "PASS" | {"verdict": "FAIL", "evidence": "..."}}) and prints the comparison with the reviewers only
+after it is stored. `draw` is the sweep a scheduler may run (idempotent)."""
 
 from __future__ import annotations
 
@@ -33,7 +34,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     sb.add_argument("--fail", dest="fails", action="append", default=[], metavar="ID=EVIDENCE",
                     help="a criterion that fails, with what fails (repeat)")
     sb.add_argument("--file", help=JUDGEMENT_FILE_HELP)
-    sb.add_argument("--as", dest="person", default=CLI_ACTOR, help="who judged (a person with the spot_check role)")
+    sb.add_argument("--as", dest="person", required=True,
+                    help="who judged: a person with the spot_check role (required: the verdicts are their labels)")
     sb.add_argument("--json", action="store_true", help="print the comparison as JSON")
     dr = ssub.add_parser("draw", help="draw every shipped run not yet drawn under the active rules (idempotent)")
     dr.add_argument("--json", action="store_true", help="print the new spot-check ids as JSON")
@@ -133,11 +135,12 @@ def _next(store: Any, args: argparse.Namespace) -> int:
         return EXIT_SHIPPED
     case = store.blind_case(mine[0].id)
     if args.json:
-        print(json.dumps({"spot_check": case.check.id, "run_id": case.check.run_id, "spec": case.spec,
+        # No run number: it would let the judge look the run's reviews up before judging.
+        print(json.dumps({"spot_check": case.check.id, "spec": case.spec,
                           "text": case.text, "criteria": [c.model_dump(mode="json", exclude={"check"})
                                                           for c in case.criteria]}, indent=2, ensure_ascii=False))
         return EXIT_SHIPPED
-    print(f"spot-check {case.check.id} · run {case.check.run_id} · {case.check.rubric_name} "
+    print(f"spot-check {case.check.id} · {case.check.rubric_name} "
           f"v{case.check.rubric_version}\n\n--- spec ---\n{case.spec}\n\n--- shipped text ---\n{case.text}\n")
     print("--- criteria (judge each: --pass ID or --fail ID=EVIDENCE) ---")
     for c in case.criteria:

@@ -78,8 +78,9 @@ GROUPINGS: tuple[Grouping, ...] = ("all", "rubric", "family_pair", "model_pair",
 
 
 def panel_of(outcome: SpotCheckOutcome) -> tuple[str, ...]:
-    """The outcome's reviewer models in name order: B and C swapped are one panel."""
-    return tuple(sorted((outcome.reviewer_b, outcome.reviewer_c)))
+    """The outcome's reviewer models in name order (B and C swapped are one panel); a third reviewer D is part of it,
+    since an escape there is a miss of all three."""
+    return tuple(sorted(m for m in (outcome.reviewer_b, outcome.reviewer_c, outcome.reviewer_d) if m))
 
 
 def week_of(day: date) -> str:

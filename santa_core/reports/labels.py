@@ -64,8 +64,13 @@ class SpotCheckOutcome(BaseModel):
     submitted_at: datetime
     judged: tuple[str, ...]
     failed: tuple[str, ...] = Field(default=())
+    """Blocking criteria the person failed that a reviewer of the shipped round passed (escapes past the panel)."""
+    drawn_by: Literal["share", "floor"] = "share"
+    """How the run was drawn: its rule's random share, or the weekly floor's top-up (random within its week)."""
+    reviewer_d: str | None = None
+    """The third reviewer of the run, when its rubric asked for one: then the panel is three models."""
 
     @property
     def escaped(self) -> bool:
-        """A shipped run the person failed on at least one criterion: a miss both reviewers made."""
+        """A shipped run the person failed on a criterion a reviewer passed: a miss of the panel."""
         return bool(self.failed)

@@ -41,6 +41,13 @@ def escaped_criteria(criteria: Iterable[Criterion], judgements: Iterable[Judgeme
     return [j for j in judgements if j.verdict == "FAIL" and j.criterion in blocking]
 
 
+def escapes_past(failed: Iterable[Judgement], reviews: Iterable[dict[str, str]]) -> list[Judgement]:
+    """The escaped FAILs that went past the reviewers: some reviewer of the shipped round PASSed the criterion. A
+    criterion every reviewer failed shipped because a person overrode them (ship as is): not a reviewers' miss."""
+    passed = {criterion for checks in reviews for criterion, verdict in checks.items() if verdict == "PASS"}
+    return [j for j in failed if j.criterion in passed]
+
+
 def rule_problems(draft: RuleDraft, rubric_names: Iterable[str]) -> list[str]:
     """Why a rule cannot be saved, one sentence each (empty: it can)."""
     problems = []

@@ -45,7 +45,8 @@ def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
     assert shown.returncode == 0 and "Acme launched its rocket in 2018." in shown.stdout
     assert "PASS" not in shown.stdout.split("--- criteria")[1].replace("--pass ID", "")  # no reviewer verdict
     as_json = json.loads(santa(env, tmp_path, "next", "--json").stdout)
-    assert set(as_json) == {"spot_check", "run_id", "spec", "text", "criteria"}
+    assert set(as_json) == {"spot_check", "spec", "text", "criteria"}  # no run number: no way to look its reviews up
+    assert f"run {repo.spot_checks.spot_checks()[0].run_id}" not in shown.stdout
     passes = ",".join(c for c in CRITERIA if c != "completeness")
     done = santa(env, tmp_path, "submit", str(check_id), "--pass", passes, "--fail", "completeness=no price given",
                  "--as", EDITOR, "--json")
@@ -57,7 +58,7 @@ def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
     [escape] = repo.escapes()
     assert result["escapes"] == [escape.id] and (escape.evidence, escape.reported_by) == ("no price given", EDITOR)
     assert santa(env, tmp_path, "next").stdout.strip() == "no open spot-checks"
-    again = santa(env, tmp_path, "submit", str(check_id), "--pass", ",".join(CRITERIA))
+    again = santa(env, tmp_path, "submit", str(check_id), "--pass", ",".join(CRITERIA), "--as", EDITOR)
     assert again.returncode == 2 and "closed" in again.stderr
 
 
@@ -71,13 +72,20 @@ def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
     pytest.param(["--pass", ",".join(CRITERIA), "--as", VIEWER], "may not judge a spot-check", id="viewer"),
     pytest.param(["--file", "bad.json"], "not JSON", id="bad-file"),
     pytest.param(["--file", "list.json"], "must hold", id="list-file"),
+    pytest.param(["--pass", ",".join(CRITERIA), "--as", "cli"], "'cli' is not a person", id="system-actor"),
+    pytest.param(["--pass", ",".join(CRITERIA), "--as", ""], "required: --as", id="no-as"),
 ])
 def test_bad_input_is_refused_with_a_clear_line_and_writes_nothing(
         env: Env, tmp_path: Path, drawn: tuple[RunStore, int], args: list[str], message: str) -> None:
     repo, check_id = drawn
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "list.json").write_text("[]", encoding="utf-8")
+    if "--as" not in args:
+        args = [*args, "--as", EDITOR]
+    elif args[-1] == "":  # the no-as case: --as left out altogether
+        args = args[:-2]
     done = santa(env, tmp_path, "submit", str(check_id), *args)
+    assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert [c.status for c in repo.spot_checks.spot_checks()] == ["open"] and repo.escapes() == []
 
@@ -86,7 +94,7 @@ def test_a_judgement_file_and_the_draw_sweep(env: Env, tmp_path: Path, drawn: tu
     repo, check_id = drawn
     judged = {c: "pass" for c in CRITERIA} | {"compliance": {"verdict": "FAIL", "evidence": "no disclaimer"}}
     (tmp_path / "j.json").write_text(json.dumps(judged), encoding="utf-8")
-    done = santa(env, tmp_path, "submit", str(check_id), "--file", "j.json")
+    done = santa(env, tmp_path, "submit", str(check_id), "--file", "j.json", "--as", EDITOR)
     assert done.returncode == 0, done.stderr
     assert "1 escape(s) recorded" in done.stdout and "compliance" in done.stdout
     assert [e.criterion for e in repo.escapes()] == ["compliance"]

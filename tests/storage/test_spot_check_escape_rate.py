@@ -14,8 +14,10 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from santa_core.models import RunState
+from santa_core.models import ReviewOutcome, ReviewStatus, RunState
 from santa_core.reports.metrics import MetricsFilter
+from santa_core.reviewers.base import ReviewRequest
+from santa_core.reviewers.doubles import passing
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.db import make_engine
@@ -55,6 +57,14 @@ def shipped_history(repo: RunStore) -> dict[int, bool]:
     return planted
 
 
+def both_passed(repo: RunStore, run_id: int) -> None:
+    """The reviewers' PASS of every criterion, stored on the shipped round: what an escape is traced to (only the
+    drawn runs need them; a spot-check FAIL no reviewer passed would be no escape past the reviewers)."""
+    review = passing(ReviewRequest(rubric=RUBRIC, spec=SPEC, output=GOOD))
+    for slot, model in (("B", "claude-haiku-4-5"), ("C", "gpt-5.4-nano")):
+        repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=model, status=ReviewStatus.OK, review=review))
+
+
 def person_double(repo: RunStore, spot_check_id: int) -> list[Judgement]:
     """A careful person: reads the blind case (the shipped text, not the reviewers') and fails compliance on the
     planted promise, passes everything else."""
@@ -81,6 +91,7 @@ def test_the_spot_check_escape_rate_is_the_reference_estimate_and_its_interval_h
     assert 0.18 < len(expected) / RUNS < 0.32  # about the stated share
 
     for check in drawn:
+        both_passed(repo, check.run_id)
         actions.submit(repo.spot_checks, check.id, person_double(repo, check.id), OFFICER)
     # A complaint about a run nobody drew: a reported escape, the other series.
     reported_on = next(r for r in planted if r not in expected)

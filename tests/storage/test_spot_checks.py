@@ -10,23 +10,30 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import Engine
-from sqlmodel import Session
+from sqlalchemy import Engine, inspect, text
+from sqlmodel import Session, select
 
+from desk.alerts import DRAW_EVERY_S, alert_pass
+from santa_core import alerts as core_alerts
 from santa_core.models import RunState
 from santa_core.reviewers.base import PERSON
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
 from santa_core.roles import PermissionDenied
 from santa_core.run import actions as core_actions
+from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from santa_core.spotchecks.store import SpotCheckError
+from storage.alerts import AlertStore
 from storage.runs import RunStore
+from storage.spot_draw import _shipped_runs
 from storage.tables import EscapeRow, RunMetricRow, SpotCheckRow, SpotRuleRow
 from storage.times import utcnow
+from tests.core.run.test_runner import BAD, RUBRIC, SPEC
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support import people_runs
 from tests.support.people import ADMIN, AUTHOR, EDITOR, OFFICER, VIEWER
-from tests.support.people_runs import S, _review, count, escalate, make_runner, new_run
+from tests.support.people_runs import S, _review, awaiting_approval, count, escalate, make_runner, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures (an imported name would trip ruff's F811)
 CRITERIA = ("factual_accuracy", "hallucination_free", "completeness", "compliance", "internal_consistency",
@@ -227,3 +234,109 @@ def test_two_sweeps_at_once_draw_each_run_once(repo: RunStore) -> None:
         done = list(pool.map(lambda _: actions.draw_spot_checks(repo.spot_checks, utcnow()), range(2)))
     assert sorted(len(d) for d in done) == [0, len(drawn)]
     assert sorted(c.run_id for c in repo.spot_checks.spot_checks()) == drawn
+
+
+@pytest.mark.parametrize("edited", [False, True], ids=["approved", "edited"])
+def test_whoever_approved_or_edited_the_fix_that_shipped_may_not_spot_check_it(repo: RunStore, edited: bool) -> None:
+    rule(repo, 100)
+    run_id = awaiting_approval(repo)
+    text = repo.get_run_view(run_id).rounds[-1].proposal.proposed_text
+    core_actions.approve_fix(repo, run_id, EDITOR, edited_text=text + " Edited by hand." if edited else None)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    [check] = repo.spot_checks.spot_checks("open")
+    with pytest.raises(SpotCheckError, match="you edited a fix" if edited else "you approved a fix"):
+        actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    assert repo.spot_checks.spot_checks("open") == [check]
+    actions.submit(repo.spot_checks, check.id, judged(), ADMIN)  # someone else may
+
+
+def test_whoever_reported_an_escape_on_the_run_may_not_spot_check_it(repo: RunStore) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo)
+    ship(repo, run_id)
+    repo.report_escape(run_id, "completeness", "found later", "major", actor=EDITOR)
+    [check] = repo.spot_checks.spot_checks("open")
+    with pytest.raises(SpotCheckError, match="you reported an escape"):
+        actions.submit(repo.spot_checks, check.id, judged(), EDITOR)
+    actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
+
+
+@pytest.mark.parametrize("system", ["cli", "system"])
+def test_a_system_actor_may_not_submit_a_spot_check_even_an_unassigned_one(repo: RunStore, system: str) -> None:
+    rule(repo, 100)
+    run_id = new_run(repo)
+    ship(repo, run_id)
+    [check] = repo.spot_checks.spot_checks("open")
+    events = len(repo.audit.events())
+    with pytest.raises(SpotCheckError, match="not a person"):
+        actions.submit(repo.spot_checks, check.id, judged(), system)
+    actions.assign(repo.spot_checks, check.id, OFFICER, OFFICER)
+    with pytest.raises(SpotCheckError, match="not a person"):  # nor one assigned to a person
+        actions.submit(repo.spot_checks, check.id, judged(), system)
+    assert len(repo.audit.events()) == events + 1 and repo.spot_checks.labels() == []
+
+
+def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_not_an_escape_past_them(repo: RunStore) -> None:
+    rule(repo, 100)
+    fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
+    runner = Runner(repo, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
+                    workers=1, screen_for=lambda: None)
+    try:
+        run_id = repo.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, reviewer_b="b", reviewer_c="c",
+                                 fixer="fixer", max_rounds=1)
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    core_actions.resolve_escalation(repo, run_id, "ship_as_is", OFFICER, "The customer accepts the year.")
+    [check] = repo.spot_checks.spot_checks("open")
+    fails = {"factual_accuracy": "in 2019", "completeness": "no price"}  # reviewers FAILed the one, PASSed the other
+    actions.submit(repo.spot_checks, check.id, judged(fails), EDITOR)
+    [escape] = repo.escapes(run_id)
+    assert (escape.criterion, escape.passed_by) == ("completeness", ["b", "c"])
+    [outcome] = repo.spot_checks.outcomes()
+    assert (outcome.failed, outcome.escaped) == (("completeness",), True)
+    compared = {c.criterion: c.reviewers for c in repo.spot_checks.comparison(check.id)}
+    assert set(compared["factual_accuracy"].values()) == {"FAIL"}  # what the page's "shipped over" sentence reads
+
+
+def test_one_run_drawn_by_two_rules_is_one_outcome_the_earliest_submitted(repo: RunStore) -> None:
+    rule(repo, 100)
+    rule(repo, 100)  # two rules on one rubric draw the same shipped run
+    run_id = new_run(repo)
+    assert make_runner(repo).execute(run_id).status == S.SHIPPED
+    first, second = repo.spot_checks.spot_checks("open")
+    actions.submit(repo.spot_checks, second.id, judged({"completeness": "no price"}), EDITOR)
+    actions.submit(repo.spot_checks, first.id, judged(), ADMIN)
+    [outcome] = repo.spot_checks.outcomes()
+    assert (outcome.spot_check_id, outcome.escaped, outcome.drawn_by, outcome.reviewer_d) == (
+        second.id, True, "share", None)
+
+
+def test_the_periodic_pass_draws_the_weekly_floor_with_no_alert_channel_at_most_hourly(repo: RunStore) -> None:
+    rule(repo, 0.0001, floor=3)  # a share that draws nothing: the floor does the drawing
+    for _ in range(5):
+        ship(repo, new_run(repo))
+    back = utcnow() - timedelta(days=14)
+    with repo.db.engine.begin() as c:  # the rule and the shippings two weeks back: their week is over
+        c.execute(text("UPDATE spot_rule SET created_at = :t"), {"t": back - timedelta(hours=1)})
+        c.execute(text("UPDATE state_change SET created_at = :t"), {"t": back})
+    assert repo.spot_checks.spot_checks() == []
+    now = [1000.0]
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])  # no hook, no mail
+    assert [c.drawn_by for c in repo.spot_checks.spot_checks()] == ["floor"] * 3
+    with repo.db.write() as s:  # lose the draws: only the sweep's draw can put them back
+        s.exec(SpotCheckRow.__table__.delete())  # type: ignore[call-overload]
+    now[0] += DRAW_EVERY_S - 1
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])
+    assert repo.spot_checks.spot_checks() == []  # within the hour: reminders only, no draw
+    now[0] += 1
+    alert_pass(AlertStore(repo), core_alerts.AlertSettings(), clock=lambda: now[0])
+    assert len(repo.spot_checks.spot_checks()) == 3
+
+
+def test_the_sweep_reads_no_spec_or_output_of_the_shipped_runs(repo: RunStore) -> None:
+    rule(repo, 100)
+    ship(repo, new_run(repo))
+    with Session(repo.engine) as s:
+        [(run, _)] = _shipped_runs(s, s.exec(select(SpotRuleRow)).one())
+        assert {"spec", "original_output"} <= set(inspect(run).unloaded)  # left in the database: they can be large

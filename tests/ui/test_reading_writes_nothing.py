@@ -103,6 +103,7 @@ def app_desk_open(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> Iterat
     from ui import app_desk
 
     monkeypatch.setattr(wiring, "SWEEP_EVERY_S", 3600.0)
+    monkeypatch.setenv("SANTA_ALERT_EVERY_S", "3600")  # the alert pass sweeps (reminders, the draw) even with no hook
     desk = app_desk.desk_for(str(desk_env.engine.url))
     yield desk
     desk.close()

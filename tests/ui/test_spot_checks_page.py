@@ -8,14 +8,15 @@ from typing import Any
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, passing
+from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing, passing
+from santa_core.run import actions as run_actions
 from santa_core.run.runner import Runner
 from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.runs import RunStore
-from tests.core.run.test_runner import GOOD, RUBRIC, SPEC
+from tests.core.run.test_runner import BAD, GOOD, RUBRIC, SPEC
 from tests.storage.test_spot_checks import CRITERIA
-from tests.support.people import AUTHOR, EDITOR, VIEWER
+from tests.support.people import ADMIN, AUTHOR, EDITOR, VIEWER
 from tests.ui.test_app import texts
 from tests.ui.test_inbox import as_person
 
@@ -24,9 +25,10 @@ B, C = "zeta-reviewer-model", "omega-reviewer-model"
 """Reviewer ids that appear nowhere but in the run's reviews: seen on the page means a verdict leaked."""
 
 
-def drawn_run(repo: RunStore) -> int:
-    """A run both reviewers PASSed, shipped under a 100 % rule: its spot-check's id."""
-    actions.save_rule(repo.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
+def drawn_run(repo: RunStore, rules: int = 1) -> int:
+    """A run both reviewers PASSed, shipped under `rules` 100 % rules: its (first) spot-check's id."""
+    for _ in range(rules):
+        actions.save_rule(repo.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
     run_id = repo.create_run(spec=SPEC, output=GOOD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B, reviewer_c=C,
                              fixer="fixer")
     reviewers = {B: FunctionReviewer(B, passing), C: FunctionReviewer(C, passing)}
@@ -35,8 +37,9 @@ def drawn_run(repo: RunStore) -> int:
         assert runner.execute(run_id).status.value == "shipped"
     finally:
         runner.shutdown()
-    [check] = repo.spot_checks.spot_checks()
-    return check.id
+    checks = repo.spot_checks.spot_checks()
+    assert len(checks) == rules
+    return checks[0].id
 
 
 def everything(at: AppTest) -> str:
@@ -153,3 +156,54 @@ def test_a_person_who_may_judge_the_spot_check_sees_no_verdict_of_the_run_anywhe
         Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
     assert notice not in texts(on_run_page(EDITOR, run_id))
     assert "PASS" in texts(on_run_page(EDITOR, run_id))
+
+
+def test_two_rules_draw_one_run_and_the_first_comparison_stays_hidden_from_whoever_may_judge_the_second(
+        desk_env: RunStore) -> None:
+    first = drawn_run(desk_env, rules=2)
+    run_id = desk_env.spot_checks.spot_checks()[0].run_id
+    actions.submit(desk_env.spot_checks, first, [Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
+    judge = as_person(ADMIN, PAGE)  # the second spot-check of the run is open and ADMIN may judge it
+    assert f"spot_submit_{first + 1}" in [b.key for b in judge.button]  # the blind form of #2 ...
+    assert B not in everything(judge) and f"run {run_id}" not in everything(judge)  # ... with no run number
+    judge.selectbox(key="spot_pick").set_value(first).run()
+    assert "another spot-check of the same run is open" in texts(judge)
+    assert B not in everything(judge) and C not in everything(judge)  # #1's comparison names no reviewer
+    mine = as_person(EDITOR, PAGE)  # the submitter sees their own comparison
+    mine.selectbox(key="spot_pick").set_value(first).run()
+    assert B in everything(mine) and f"run {run_id}" in texts(mine)
+    other = as_person(VIEWER, PAGE)  # may judge no spot-check: nothing to keep blind
+    other.selectbox(key="spot_pick").set_value(first).run()
+    assert B in everything(other)
+
+
+def test_the_metrics_escape_rate_says_how_many_drawn_spot_checks_were_submitted(desk_env: RunStore) -> None:
+    first = drawn_run(desk_env, rules=2)
+    actions.submit(desk_env.spot_checks, first, [Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
+    at = as_person(ADMIN, "pages/metrics.py")
+    at.session_state["metrics_tab"] = "Escapes"
+    at.run()
+    assert not at.exception, at.exception
+    assert "1 submitted of 2 drawn spot-checks." in texts(at)  # the second, unjudged, is not hidden by the rate
+
+
+def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_said_so_not_called_an_escape(
+        desk_env: RunStore) -> None:
+    actions.save_rule(desk_env.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
+    fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
+    run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B,
+                                 reviewer_c=C, fixer="fixer", max_rounds=1)
+    runner = Runner(desk_env, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
+                    workers=1, screen_for=lambda: None)
+    try:
+        runner.execute(run_id)
+    finally:
+        runner.shutdown()
+    run_actions.resolve_escalation(desk_env, run_id, "ship_as_is", ADMIN, "The customer accepts the year.")
+    [check] = desk_env.spot_checks.spot_checks()
+    actions.submit(desk_env.spot_checks, check.id, [
+        Judgement(criterion=c, verdict="FAIL" if c == "factual_accuracy" else "PASS",
+                  evidence="in 2019" if c == "factual_accuracy" else "") for c in CRITERIA], EDITOR)
+    shown = texts(as_person(EDITOR, PAGE))
+    assert "Shipped over the reviewers' FAIL: Factual accuracy" in shown
+    assert "Escaped past the reviewers" not in shown and desk_env.escapes() == []

@@ -73,10 +73,10 @@ def misses(model: str, criterion: str, missed: int, of: int, first_run: int) -> 
     return labels, verdicts
 
 
-def spot(i: int, b: str, c: str, failed: bool) -> SpotCheckOutcome:
+def spot(i: int, b: str, c: str, failed: bool, d: str | None = None) -> SpotCheckOutcome:
     return SpotCheckOutcome(spot_check_id=i, run_id=100_000 + i, round_no=1, rubric_name="general", rubric_version=1,
-                            domain="general", reviewer_b=b, reviewer_c=c, submitted_at=T0, judged=("accuracy",),
-                            failed=("accuracy",) if failed else ())
+                            domain="general", reviewer_b=b, reviewer_c=c, reviewer_d=d, submitted_at=T0,
+                            judged=("accuracy",), failed=("accuracy",) if failed else ())
 
 
 def test_the_panel_against_the_product_of_its_miss_rates() -> None:
@@ -99,6 +99,23 @@ def test_the_panel_against_the_product_of_its_miss_rates() -> None:
     assert claim.third == "gemini-2.5-flash" and claim.with_third == pytest.approx(0.125 * 0.1)
     calm = [spot(i, "claude-haiku-4-5", "openai:gpt-5.4-nano", i < 5) for i in range(100)]
     assert not panel_claims(calm, rows)[0].correlated  # 5 % is within what independence allows
+
+
+def test_a_third_reviewer_is_part_of_the_panel_and_of_its_product() -> None:
+    labels, verdicts = [], []
+    for model, missed, first in (("b-model", 100, 0), ("c-model", 200, 1000), ("d-model", 40, 2000)):
+        more = misses(model, "accuracy", missed, 400, first)
+        labels += more[0]
+        verdicts += more[1]
+    rows = calibrate(labels, verdicts)
+    # Runs judged by B, C and D are not pooled with B and C alone: an escape there is a miss of all three.
+    outcomes = [spot(i, "b-model", "c-model", i < 2, d="d-model") for i in range(50)]
+    outcomes += [spot(100 + i, "c-model", "b-model", i < 5) for i in range(50)]
+    claims = {c.panel: c for c in panel_claims(outcomes, rows)}
+    trio, pair = claims[("b-model", "c-model", "d-model")], claims[("b-model", "c-model")]
+    assert (trio.escapes.k, trio.escapes.n, pair.escapes.k, pair.escapes.n) == (2, 50, 5, 50)
+    assert trio.product == pytest.approx(0.25 * 0.5 * 0.1) and pair.product == pytest.approx(0.25 * 0.5)
+    assert set(trio.misses) == {"b-model", "c-model", "d-model"}
 
 
 def test_a_panel_with_an_uncalibrated_reviewer_states_no_product() -> None:
