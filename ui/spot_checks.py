@@ -31,7 +31,10 @@ def judging_blind() -> dict[int, int]:
     if not identity.can(Permission.SPOT_CHECK):
         return {}
     me = identity.actor()
-    return {c.run_id: c.id for c in app_desk.desk().runs.spot_checks.spot_checks("open") if c.owner in (None, me)}
+    checks = app_desk.desk().runs.spot_checks.spot_checks()
+    judged = {c.run_id for c in checks if c.submitted_by == me}  # the store refuses them a second spot-check of it
+    return {c.run_id: c.id for c in checks if c.status == "open" and c.owner in (None, me) and c.run_id not in judged}
+
 
 def flash() -> None:
     """The last action's confirmation, once."""
