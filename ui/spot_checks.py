@@ -31,9 +31,12 @@ def judging_blind() -> dict[int, int]:
     if not identity.can(Permission.SPOT_CHECK):
         return {}
     me = identity.actor()
-    checks = app_desk.desk().runs.spot_checks.spot_checks()
-    judged = {c.run_id for c in checks if c.submitted_by == me}  # the store refuses them a second spot-check of it
-    return {c.run_id: c.id for c in checks if c.status == "open" and c.owner in (None, me) and c.run_id not in judged}
+    store = app_desk.desk().runs.spot_checks
+    mine = {c.run_id: c.id for c in store.spot_checks("open") if c.owner in (None, me)}
+    if not mine:  # the common case on a run page: nothing open, the finished spot-checks are not read at all
+        return {}
+    judged = {c.run_id for c in store.spot_checks("done") if c.submitted_by == me}  # refused a second one of it
+    return {run_id: check_id for run_id, check_id in mine.items() if run_id not in judged}
 
 
 def flash() -> None:

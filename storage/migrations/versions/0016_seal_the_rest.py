@@ -14,7 +14,6 @@ Create Date: 2026-12-05 09:00:00
 
 from collections.abc import Sequence
 
-import sqlalchemy as sa
 from alembic import op
 
 revision: str = "0016"
@@ -28,9 +27,7 @@ def upgrade() -> None:
     from storage.seals import FIRST_SEALED, SEALED, full_row_hash, seal_at_upgrade, seals_at_upgrade
 
     conn = op.get_bind()
-    # Only the tables this revision has: a table sealed by a later migration (0020's rubric_suggestion) is made there.
-    there = set(sa.inspect(conn).get_table_names())
-    newly = [kind for kind in SEALED if kind not in FIRST_SEALED and SEALED[kind].__tablename__ in there]
+    newly = [kind for kind in SEALED if kind not in FIRST_SEALED]
     seal_at_upgrade(conn, seals_at_upgrade(conn, new=newly, rehash=FIRST_SEALED, earlier=full_row_hash))
 
 
