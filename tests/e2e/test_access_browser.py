@@ -52,6 +52,8 @@ def visit_every_page(chromium: str, base: str, tmp_path: Path, check) -> None:
 def nothing_of_the_desk(page, path: str, buttons: list[str]) -> str:
     """The main area's text, after checking it offers only `buttons`, no field, and no page list or sidebar."""
     main = page.locator('[data-testid="stMain"]')
+    for name in buttons:  # drawn after the app went idle once: wait for it before reading what is offered
+        main.get_by_role("button", name=name).first.wait_for()
     assert [b.inner_text().strip() for b in main.get_by_role("button").all()] == buttons, f"/{path}"
     for role in ("textbox", "combobox", "checkbox", "radio", "spinbutton"):
         assert main.get_by_role(role).count() == 0, f"/{path}: a {role}"
