@@ -96,6 +96,21 @@ def _sqlite_on_begin(conn: Connection) -> None:
 
 CONNECT_TIMEOUT_S = 10
 """Seconds a PostgreSQL connection may take to open."""
+IDLE_IN_TRANSACTION_S = 60.0
+"""Seconds a PostgreSQL session may sit idle inside a transaction before the server ends it (SANTA_DB_IDLE_TX_S).
+
+Why: a process paused mid-transaction (SIGSTOP, a frozen VM, a debugger) keeps its row locks while its connection
+stays open, so the worker taking its runs over would wait on them for as long as it is paused. No transaction of the
+desk waits on anything but the database (a model call is never made inside one), so a minute idle is a stuck one."""
+
+
+def idle_in_transaction_s() -> float:
+    """SANTA_DB_IDLE_TX_S (1 to 3,600 s), default IDLE_IN_TRANSACTION_S; a value that is not a number is ignored."""
+    try:
+        value = float(os.environ.get("SANTA_DB_IDLE_TX_S", IDLE_IN_TRANSACTION_S))
+    except ValueError:
+        return IDLE_IN_TRANSACTION_S
+    return min(3600.0, max(1.0, value)) if value == value else IDLE_IN_TRANSACTION_S
 
 
 def _sqlite_engine(url: str) -> Engine:
@@ -121,8 +136,12 @@ def make_engine(url: str) -> Engine:
         return _sqlite_engine(url)
     # A database that takes the connection and never answers fails in CONNECT_TIMEOUT_S, not libpq's two minutes
     # (a page waiting on the open says why sooner); a connect_timeout in the URL wins.
-    timeout = {} if "connect_timeout" in make_url(url).query else {"connect_timeout": CONNECT_TIMEOUT_S}
-    return create_engine(url, pool_pre_ping=True, connect_args=timeout)
+    query = make_url(url).query
+    args: dict[str, Any] = {} if "connect_timeout" in query else {"connect_timeout": CONNECT_TIMEOUT_S}
+    given = query.get("options", "")  # the URL's own options (a search_path, say) are kept, ours added after them
+    given = " ".join(given) if isinstance(given, tuple) else given
+    args["options"] = f"{given} -c idle_in_transaction_session_timeout={int(idle_in_transaction_s() * 1000)}".strip()
+    return create_engine(url, pool_pre_ping=True, connect_args=args)
 
 
 def reader(engine: Engine) -> Engine:

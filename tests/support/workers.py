@@ -22,8 +22,10 @@ from santa_core.models import RunStatus
 from tests.support.messages_api import Reply, as_reply, santa_scenario
 
 REPO = Path(__file__).resolve().parents[2]
-FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2", "SANTA_WORKER_RECOVER_S": "1"}
-"""Heartbeat every 0.5 s, dead after 2 s of silence, stalled jobs looked for every second."""
+FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2", "SANTA_WORKER_RECOVER_S": "1",
+                 "SANTA_DB_IDLE_TX_S": "10"}
+"""Heartbeat every 0.5 s, dead after 2 s of silence, stalled jobs looked for every second; a session idle in a
+transaction for 10 s (a paused worker holding a lock) is ended by the server."""
 PRODUCTION_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "10", "SANTA_WORKER_STALLED_S": "30", "SANTA_WORKER_RECOVER_S": "5"}
 """The defaults of a deployment: heartbeat every 10 s, dead after 30 s of silence, stalled jobs looked for every 5 s."""
 SETTLED = {RunStatus.SHIPPED, RunStatus.ESCALATED, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW,

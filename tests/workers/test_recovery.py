@@ -76,7 +76,8 @@ def test_a_run_left_queued_without_a_job_is_worked(pg_db, messages_stub) -> None
         engine.close()
 
 
-def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(pg_db, messages_stub) -> None:
+def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(pg_db, messages_stub,
+                                                                                tmp_path) -> None:
     messages_stub.handler = answer_after(1.5)
     runs = RunStore(init_db(pg_db, mark_interrupted=False))
     engine = task_engine(pg_db)
@@ -84,15 +85,22 @@ def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(
     for run_id in ids:
         engine.enqueue(runs, run_id, "cli")
     env = worker_env(pg_db, messages_stub.url)
-    paused = start_worker({**env, "SANTA_HOST_NAME": "host-a"}, concurrency=2)
+    paused = start_worker({**env, "SANTA_HOST_NAME": "host-a"}, concurrency=2, log=tmp_path / "host-a.log")
     db = create_engine(normalise_url(pg_db))
     other = None
     try:
         wait_until("host A to hold both runs", lambda: len(claimed_by(db, paused.pid)) == 2, timeout=60, every=0.05)
         os.kill(paused.pid, signal.SIGSTOP)  # its reviewers' calls are in flight; its heartbeat stops
-        other = start_worker({**env, "SANTA_HOST_NAME": "host-b"}, concurrency=2)
-        wait_until("host B to take both runs over",
-                   lambda: all(w and w.startswith("host-b:") for w in workers_of(db, ids)), timeout=60, every=0.1)
+        other = start_worker({**env, "SANTA_HOST_NAME": "host-b"}, concurrency=2, log=tmp_path / "host-b.log")
+        try:
+            wait_until("host B to take both runs over",
+                       lambda: all(w and w.startswith("host-b:") for w in workers_of(db, ids)), timeout=90, every=0.1)
+        except AssertionError:
+            print("host B said:", (tmp_path / "host-b.log").read_text()[-4000:])
+            with db.connect() as conn:
+                print(conn.execute(text("SELECT pid, state, wait_event_type, left(query, 80) FROM pg_stat_activity "
+                                        "WHERE datname = current_database()")).all())
+            raise
         os.kill(paused.pid, signal.SIGCONT)  # back: its answers arrive, its next steps would follow
         # auto-approve is off: a defective run waits for a person's approval of its one fix
         try:
