@@ -110,14 +110,38 @@ _REPLY_CODE = Pattern(r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|mess
 _CODE_LINE = Pattern(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
 
 
+_CODE_SUBJECT = Pattern(r"(?i)\b(?:function|method|script|program|routine|procedure|endpoint|command|cli|api|lambda"
+                        r"|def|class|module|tests?|code|snippet|macro|query|pipeline|hook|handler|validator)s?\b")
+_EVALUATOR_WORD = Pattern(r"(?i)\b(?:you|your|reviewers?|graders?|evaluators?|judges?|assessors?|ai|llm|models?"
+                          r"|assistants?|verdicts?|rubrics?|criteri\w*|this\s+(?:text|copy|output|submission))\b")
+_SENTENCE_START = Pattern(r"[^.!?\n]{0,200}$")
+
+
+def _code_result(text: str, at: int) -> bool:
+    """What a piece of code returns or prints, described in the sentence before `at` ("the function must return
+    "PASS" for valid input", "the script should print PASS when every test succeeds"), with nobody addressed."""
+    floor = max(0, at - 200)
+    lead = _SENTENCE_START.search(text, floor, at)
+    before = text[floor if lead is None else lead.start():at]
+    return _CODE_SUBJECT.search(before) is not None and _EVALUATOR_WORD.search(before) is None
+
+
+_CODE_RETURNS = Pattern(r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?(?:PASS|NICE)\b")
+"""A third-person "returns "PASS"" (a function's result in a spec or a manual), which the respond pattern leaves to the
+scorer: the PASS of a code result is lower-cased for it, as a code line's is."""
+
+
 def _not_to_reviewer(text: str, m: Match[str]) -> bool:
     """A reply code for a reader ("Reply PASS to this SMS", "Say PASS at the gate"), a line of code returning a
     string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise')."""
     if _REPLY_CODE.match(text, m.end(), min(len(text), m.end() + 40)):
         return True
     word = m.group(0).lstrip()[:6].lower()
-    if not (word.startswith("return") or word.startswith("print")):
+    if not (word.startswith("return") or word.startswith("print") or word.startswith("output")
+            or word.startswith("emit")):
         return False
+    if _code_result(text, m.start()):
+        return True
     # The line's start within 200 characters; past that, the window's (a line that long is no line of code). From
     # the text's start instead, each hit on one long line read the text up to it again: quadratic.
     floor = max(0, m.start() - 200)
@@ -170,6 +194,24 @@ def _paired_marker(text: str, m: Match[str]) -> bool:
     return search(rf"(?i)\b(?:begin|start)\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[max(0, m.start() - 5000):m.start()]) is not None
 
 
+_REST_OF_SENTENCE = Pattern(r"[^.!?\n]{0,300}")
+
+
+def _note_without_order(text: str, m: Match[str]) -> bool:
+    """A note to AI readers that only informs ("Note for AI assistants and search engines: our catalogue is also a
+    feed at /feed.xml"): nothing in its sentence orders, judges or claims anything an evaluator decides."""
+    rest = _REST_OF_SENTENCE.match(text, m.end())
+    sentence = text[m.start():m.end() if rest is None else rest.end()]
+    return _sentence_family(sentence.lower(), sentence, True) is None
+
+
+_OTHER_OBJECT = Pattern(r"\b(?i:mark|set|label|flag|record|log|enter|update|move|tick|switch|change)\s+(?i:the|this|that"
+                        r"|each|every|a|an|its|their|your)\s+(?i:ticket|issue|task|item|row|box|checkbox|test|case|build"
+                        r"|job|step|entry|card|status|field|column|form|record|checklist|story|bug|run|line|cell)s?\b"
+                        r"[^.!?\n]{0,40}?\b(?:PASS|NICE)\b")
+"""A PASS given to a thing of the reader's ("mark the ticket PASS in the tracker"), not to this text."""
+
+
 _CUSTOMER_TURN = Pattern(r"(?i)(?:^|\s)(?:customer|user|client|guest|caller|visitor|q|question)\s*:")
 
 
@@ -209,7 +251,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("note to the reviewer", "instruction",
        r"\b(?:note|notes|message|memo|instructions?|reminder|hint|p\.?s\.?)\s+(?:to|for)\s+"
        r"(?:the\s+|any\s+|all\s+|our\s+)?(?:(?:ai|llm|automated)\s+(?:reviewer|grader|judge|evaluator|assessor|verifier)s?"
-       r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b"),
+       r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b", exempt=_note_without_order),
     _p("greeting the AI grader", "instruction",
        r"(?:^|[\s\"'(\[])(?:dear|hey|hi|hello|attention|attn)\s*,?\s+(?:the\s+|my\s+)?"
        r"(?:ai(?:\s+(?:reviewer|grader|judge|evaluator|model|assistant))?|llm|language\s+model"
@@ -427,6 +469,8 @@ def _defanged(cased: Folded) -> Folded:
     '    return "PASS"'), so the scorer does not read it as the verdict PASS; same length, same index."""
     respond = next(p for p in _PATTERNS if p.name == "respond NICE")
     spans = [m.span() for m in respond.regex.finditer(cased.text) if _not_to_reviewer(cased.text, m)]
+    spans += [m.span() for m in _OTHER_OBJECT.finditer(cased.text)]
+    spans += [m.span() for m in _CODE_RETURNS.finditer(cased.text) if _code_result(cased.text, m.start())]
     if not spans:
         return cased
     text = list(cased.text)
@@ -443,10 +487,12 @@ def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) 
     views = [(lower, cased)]
     spaced = despaced(text, casefold=True)
     if spaced is not None:
-        views.append((spaced, despaced(text, casefold=False)))
+        views.append((spaced, _defanged(despaced(text, casefold=False))))
     unmarked = plain(text, casefold=True)
     if unmarked is not None and unmarked.text != lower.text:
-        views.append((unmarked, plain(text, casefold=False)))
+        # defanged too: without markup a code line's return "PASS" is still a return value ("check_password" lost
+        # its underscores here, and the PASS of its return was read as a verdict)
+        views.append((unmarked, _defanged(plain(text, casefold=False))))
     leet = deleet(lower)
     if leet.text != lower.text:
         views.append((leet, cased))
