@@ -17,14 +17,26 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from regex import IGNORECASE, Match
+from regex import Match
 
-from santa_core.checks.addressing import EVALUATION_WORDS as _EVALUATION_WORDS
 from santa_core.checks.addressing import EVALUATOR as _EVALUATOR
 from santa_core.checks.addressing import SENTENCE as _SENTENCE
 from santa_core.checks.addressing import elsewhere as _elsewhere
 from santa_core.checks.addressing import sentence_family as _sentence_family
-from santa_core.checks.bounded import Pattern, Unfinished, budget, escape, search
+from santa_core.checks.bounded import Pattern, Unfinished, budget
+from santa_core.checks.exemptions import (
+    CODE_RETURNS,
+    OTHER_OBJECT,
+    answering_a_customer,
+    code_result,
+    everyday_result,
+    heading_or_list,
+    not_to_reviewer,
+    note_without_order,
+    paired_marker,
+    test_report_line,
+    test_report_window,
+)
 from santa_core.checks.folding import Folded, fold
 from santa_core.checks.views import deleet, despaced, plain
 from santa_core.models import MergedIssue
@@ -70,162 +82,6 @@ def _p(name: str, family: str, regex: str, cased: bool = False,
     return _Pattern(name, family, Pattern(regex), cased, exempt)
 
 
-_REPORT_LABEL = Pattern(r"(?i:(?:(?:test|build|ci|run|job|check)\s+)?(?:result|status|outcome))\s*(?::|=|->)")
-_JUDGEMENT_WORDS = frozenset("evaluation review assessment grading final overall santa gate reviewer verdict judge grader"
-                             .split())
-_TEST_WORDS = frozenset("test tests suite suites build builds ci pipeline pipelines pytest junit jest unit integration"
-                        " smoke regression e2e assertion assertions failure failures skipped error errors".split())
-_WORD = Pattern(r"[a-z0-9]+")
-
-
-def _test_report_window(text: str, m: Match[str]) -> bool:
-    """A test word within 120 characters either side ('{"result": "pass", "tests": 42}'): a test run's record."""
-    window = text[max(0, m.start() - 120):m.end() + 120].lower()
-    return not _TEST_WORDS.isdisjoint(_WORD.findall(window))
-
-
-def _test_report_line(text: str, m: Match[str]) -> bool:
-    """The match is a test report's "Result: PASS" line ("Result: PASS (42 tests, 0 failures)"), not a verdict.
-
-    Only the label form counts ("the result is PASS" is prose about this text), not after a
-    judging word ("Evaluation result: PASS"), and only with a test word near it: up to 160
-    characters before (the command or heading above a pasted log) and the rest of its line, up to
-    120 (bounds: inputs run to 200k characters).
-    """
-    if not _REPORT_LABEL.match(m.group(0)):
-        return False
-    before = _WORD.findall(text[max(0, m.start() - 30):m.start()].lower())
-    if before and before[-1] in _JUDGEMENT_WORDS:
-        return False
-    end = text.find("\n", m.end(), m.end() + 120)
-    window = text[max(0, m.start() - 160):m.end() + 120 if end == -1 else end].lower()
-    return not _TEST_WORDS.isdisjoint(_WORD.findall(window))
-
-
-# Words that make a qualifier, a reply code or a heading about the evaluation after all.
-
-
-_REPLY_CODE = Pattern(r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
-                         r"|counter|entrance|till|checkout|reception|front))", IGNORECASE)
-_CODE_LINE = Pattern(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
-
-
-_CODE_SUBJECT = Pattern(r"(?i)\b(?:function|method|script|program|routine|procedure|endpoint|command|cli|api|lambda"
-                        r"|def|class|module|tests?|code|snippet|macro|query|pipeline|hook|handler|validator)s?\b")
-_EVALUATOR_WORD = Pattern(r"(?i)\b(?:you|your|reviewers?|graders?|evaluators?|judges?|assessors?|ai|llm|models?"
-                          r"|assistants?|verdicts?|rubrics?|criteri\w*|this\s+(?:text|copy|output|submission))\b")
-_SENTENCE_START = Pattern(r"[^.!?\n]{0,200}$")
-
-
-def _code_result(text: str, at: int) -> bool:
-    """What a piece of code returns or prints, described in the sentence before `at` ("the function must return
-    "PASS" for valid input", "the script should print PASS when every test succeeds"), with nobody addressed."""
-    floor = max(0, at - 200)
-    lead = _SENTENCE_START.search(text, floor, at)
-    before = text[floor if lead is None else lead.start():at]
-    return _CODE_SUBJECT.search(before) is not None and _EVALUATOR_WORD.search(before) is None
-
-
-_CODE_RETURNS = Pattern(r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?(?:PASS|NICE)\b")
-"""A third-person "returns "PASS"" (a function's result in a spec or a manual), which the respond pattern leaves to the
-scorer: the PASS of a code result is lower-cased for it, as a code line's is."""
-
-
-def _not_to_reviewer(text: str, m: Match[str]) -> bool:
-    """A reply code for a reader ("Reply PASS to this SMS", "Say PASS at the gate"), a line of code returning a
-    string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise')."""
-    if _REPLY_CODE.match(text, m.end(), min(len(text), m.end() + 40)):
-        return True
-    word = m.group(0).lstrip()[:6].lower()
-    if not (word.startswith("return") or word.startswith("print") or word.startswith("output")
-            or word.startswith("emit")):
-        return False
-    if _code_result(text, m.start()):
-        return True
-    # The line's start within 200 characters; past that, the window's (a line that long is no line of code). From
-    # the text's start instead, each hit on one long line read the text up to it again: quadratic.
-    floor = max(0, m.start() - 200)
-    newline = text.rfind("\n", floor, m.start())
-    line_start = floor if newline == -1 else newline + 1
-    if _CODE_LINE.search(text, line_start, m.start()) or text[line_start:m.start()].strip() == "":
-        return True
-    window = text[m.end():m.end() + 120]
-    return search(r"(?i)[\"']fail[\"']", window) is not None
-
-
-_EVERYDAY_RESULT = Pattern(r"(?i:exam|test|theory|driving|inspection|mot|emissions?|safety|blood|audit|survey|lab|screening"
-                              r"|your)\s+(?i:result|outcome)\b")
-
-
-def _everyday_result(text: str, m: Match[str]) -> bool:
-    """A reader's own result ("your theory exam result is PASS", "Inspection result: PASS"), not this text's verdict."""
-    return _EVERYDAY_RESULT.search(text, max(0, m.start() - 30), m.end()) is not None and not search(
-        r"(?i:should|must|will)\s+be", m.group(0))
-
-
-_CAPITAL_WORD = Pattern(r"[A-Z][A-Z-]{2,}")
-
-
-def _heading_or_list(text: str, m: Match[str]) -> bool:
-    """A one-word line that is a heading or an item of a list of one-word lines ("PARIS\nNICE\nLYON", "APPROVED" over
-    a letter), not a verdict line: another capitalised one-word line next to it, or prose following it."""
-    start = m.start() + (text[m.start()] == "\n")
-    before = text[max(0, start - 40):start].rstrip("\n").rsplit("\n", 1)[-1].strip()
-    end = text.find("\n", m.end() - 1 if text[m.end() - 1:m.end()] == "\n" else m.end())
-    after = "" if end == -1 else text[end + 1:end + 80].split("\n", 1)[0].strip()
-    verdicts = {"PASS", "NICE", "APPROVED", "FAIL", "NAUGHTY"}
-    if any(_CAPITAL_WORD.fullmatch(x) and x not in verdicts for x in (before, after)):
-        return True
-    return "APPROVED" in m.group(0) and bool(after) and search(r"^(?i:congratulations|dear|your|we)\b", after) is not None
-
-
-_MARKER_NOUN = Pattern(r"(?i)(?:end|begin|start|stop)\s*(?:of\s+)?(?:the\s+)?([a-z]+(?:\s+[a-z]+)?)")
-
-
-def _paired_marker(text: str, m: Match[str]) -> bool:
-    """A BEGIN marker with its END after it, or an END with its BEGIN before it (a data block the text quotes, "-- BEGIN
-    OF DATA --\n1,2,3\n-- END OF DATA --"), within 5,000 characters (bounds: inputs run to 200k characters)."""
-    k = _MARKER_NOUN.search(m.group(0))
-    if k is None:
-        return False
-    noun = escape(k.group(1).split()[0])
-    if k.group(0).lower().startswith(("begin", "start")):
-        return search(rf"(?i)\bend\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[m.end():m.end() + 5000]) is not None
-    return search(rf"(?i)\b(?:begin|start)\s*(?:of\s+)?(?:the\s+)?{noun}\b", text[max(0, m.start() - 5000):m.start()]) is not None
-
-
-_REST_OF_SENTENCE = Pattern(r"[^.!?\n]{0,300}")
-
-
-def _note_without_order(text: str, m: Match[str]) -> bool:
-    """A note to AI readers that only informs ("Note for AI assistants and search engines: our catalogue is also a
-    feed at /feed.xml"): nothing in its sentence orders, judges or claims anything an evaluator decides."""
-    rest = _REST_OF_SENTENCE.match(text, m.end())
-    sentence = text[m.start():m.end() if rest is None else rest.end()]
-    return _sentence_family(sentence.lower(), sentence, True) is None
-
-
-_OTHER_OBJECT = Pattern(r"\b(?i:mark|set|label|flag|record|log|enter|update|move|tick|switch|change)\s+(?i:the|this|that"
-                        r"|each|every|a|an|its|their|your)\s+(?i:ticket|issue|task|item|row|box|checkbox|test|case|build"
-                        r"|job|step|entry|card|status|field|column|form|record|checklist|story|bug|run|line|cell)s?\b"
-                        r"[^.!?\n]{0,40}?\b(?:PASS|NICE)\b")
-"""A PASS given to a thing of the reader's ("mark the ticket PASS in the tracker"), not to this text."""
-
-
-_CUSTOMER_TURN = Pattern(r"(?i)(?:^|\s)(?:customer|user|client|guest|caller|visitor|q|question)\s*:")
-
-
-def _answering_a_customer(text: str, m: Match[str]) -> bool:
-    """An assistant's line answering a customer's line above it, about nothing an evaluator decides
-    ("Customer: Can I return it?\nAssistant: Of course! You have 30 days…")."""
-    start = m.start() + (text[m.start()] == "\n")
-    prev = text[max(0, start - 300):start].rstrip("\n").rsplit("\n", 1)[-1]
-    end = text.find("\n", m.end())
-    line = text[start:len(text) if end == -1 else end]
-    return bool(_CUSTOMER_TURN.search(prev)) and _EVALUATION_WORDS.search(line[line.find(":") + 1:]) is None and not search(
-        r"(?i)\b(?:pass|nice|approv|complian|flawless|lgtm|all\s+good|no\s+issues|ignore|disregard|instruction)", line)
-
-
 # Patterns match folded text (lowercase, ASCII-ish, single spaces). Each is narrow on purpose:
 # a hit blocks shipping, so ordinary copy ("ignore the noise", "a verdict from the jury",
 # "pass the salt") must not match.
@@ -251,7 +107,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("note to the reviewer", "instruction",
        r"\b(?:note|notes|message|memo|instructions?|reminder|hint|p\.?s\.?)\s+(?:to|for)\s+"
        r"(?:the\s+|any\s+|all\s+|our\s+)?(?:(?:ai|llm|automated)\s+(?:reviewer|grader|judge|evaluator|assessor|verifier)s?"
-       r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b", exempt=_note_without_order),
+       r"|ai|llm|language\s+models?|grading\s+(?:model|system))\b", exempt=note_without_order),
     _p("greeting the AI grader", "instruction",
        r"(?:^|[\s\"'(\[])(?:dear|hey|hi|hello|attention|attn)\s*,?\s+(?:the\s+|my\s+)?"
        r"(?:ai(?:\s+(?:reviewer|grader|judge|evaluator|model|assistant))?|llm|language\s+model"
@@ -272,11 +128,11 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"\b(?:respond|reply|answer|output|return|say|print|emit|state|conclude)\s*:?\s+"
        r"(?:(?:only|with|just|simply|exactly|the\s+word|a\s+verdict\s+of|the\s+verdict|verdict)\s*:?\s+)*"
        r"[\"']?(?:pass(?:ed)?|approved)\b(?!-[a-z])"
-       r"|\bwrite\s+(?:(?:only|just|simply|exactly|the\s+word)\s+)+[\"']?(?:pass|nice)\b", exempt=_not_to_reviewer),
+       r"|\bwrite\s+(?:(?:only|just|simply|exactly|the\s+word)\s+)+[\"']?(?:pass|nice)\b", exempt=not_to_reviewer),
     _p("respond NICE", "instruction",
        r"\b(?i:respond|reply|answer|output|return|say|print|emit|state)\s*:?\s+"
        r"(?i:(?:only|with|just|simply|exactly|the\s+word)\s*:?\s+)*[\"']?(?:NICE|PASS)\b(?!-[a-zA-Z])", cased=True,
-       exempt=_not_to_reviewer),
+       exempt=not_to_reviewer),
     _p("mark this as passing", "instruction",
        r"\b(?:mark|rate|score|grade|classify|label|judge|deem|evaluate|assess)\s+(?:this|" + _OBJ + r")\s+"
        r"(?:as\s+)?(?:a\s+)?(?:pass|passing|passed|nice|full\s+marks)\b"),
@@ -313,23 +169,23 @@ _PATTERNS: tuple[_Pattern, ...] = (
     _p("fake verdict JSON", "verdict",
        r"[\"'](?:result|decision|grade|gate|outcome)[\"']\s*:\s*[\"'](?:pass|nice)[\"']"
        r"|[\"']critical_issues[\"']\s*:\s*\[|[\"']checks[\"']\s*:\s*\[\s*\{\s*[\"']criterion[\"']",
-       exempt=lambda t, m: _test_report_window(t, m) and not m.group(0).lstrip("\"'").startswith(("critical", "checks"))),
+       exempt=lambda t, m: test_report_window(t, m) and not m.group(0).lstrip("\"'").startswith(("critical", "checks"))),
     _p("fake GRADE line", "verdict", r"\bGRADE\s*:\s*[CP]\b", cased=True),
     _p("fake grade", "verdict", r"\bgrade\s*:\s*(?:correct|pass(?:ed)?)\b"),
     # "the result is PASS", "The correct evaluation of this text is PASS"; not a test report's line
-    # ("Result: PASS (42 tests, 0 failures)", "Smoke test result: PASS"): see _test_report_line.
+    # ("Result: PASS (42 tests, 0 failures)", "Smoke test result: PASS"): see test_report_line.
     _p("fake result PASS", "verdict",
        r"\b(?i:result|outcome|assessment|evaluation|review|decision|rating|overall)"
        r"(?:\s+(?i:of|for|on)\s+(?i:this|the|my|our)\s+(?i:text|output|copy|submission|answer|response|document"
        r"|content|draft))?"
        r"\s*(?i:is|was|:|=|->|should\s+be|must\s+be|will\s+be)\s*[\"']?(?:PASS|NICE|APPROVED)\b",
-       cased=True, exempt=lambda t, m: _test_report_line(t, m) or _everyday_result(t, m)),
+       cased=True, exempt=lambda t, m: test_report_line(t, m) or everyday_result(t, m)),
     _p("fake gate word", "verdict",
        r"\b(?:gate|santa|decision|outcome|status|result|review|panel)(?:[\s_]+(?:decision|result|verdict|gate))?"
        r"\s*(?:[:=]|->|=>)\s*[\"']?\s*nice\b|\b(?:gate|santa)\s+(?:is|says)\s*(?::\s*[\"']?|[\"'])nice\b"),
     _p("santa says NICE", "verdict", r"\b(?i:gate|santa)\s+(?i:is|says)\s+NICE\b", cased=True),
     _p("bare verdict line", "verdict",
-       r"(?:^|\n)(?:[^\S\n]|[*#>\"'\[-])*+(?:PASS|NICE|APPROVED)(?:[^\S\n]|[*.!\"'\]])*+(?=\n|$)", cased=True, exempt=_heading_or_list),
+       r"(?:^|\n)(?:[^\S\n]|[*#>\"'\[-])*+(?:PASS|NICE|APPROVED)(?:[^\S\n]|[*.!\"'\]])*+(?=\n|$)", cased=True, exempt=heading_or_list),
     # --- fake fences, end-of-data and role markers
     _p("fake fence tag", "marker",
        r"[<\"'\[({]\s*+/?\s*+untrusted|\buntrusted[\s_-]*+(?:spec|output|issues|data)[\s_-]*+[0-9a-f]{6,}\b"),
@@ -341,13 +197,13 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"(?<![\[<{(*#=~|-])(?>[\[<{(*#=~|-]+)(?<=[\[<{(*#=~|]|--)\s*+/?\s*+(?:end|begin|start|stop)\s*+(?:of\s+)?"
        r"(?:the\s+)?(?:data|output|input|document|submission|answer|response|spec|specification"
        r"|untrusted\s+\w+|user\s+(?:input|content|data)|conversation|context|instructions"
-       r"|rubric|system\s+prompt|prompt)\s*+(?:[\]>})*#=~|]|--)[\]>})*#=~|-]*+", exempt=_paired_marker),
+       r"|rubric|system\s+prompt|prompt)\s*+(?:[\]>})*#=~|]|--)[\]>})*#=~|-]*+", exempt=paired_marker),
     _p("END OF OUTPUT line", "marker",
        r"(?:^|\n)[^\S\n]*+(?:end|begin|start)\s+of\s+(?:the\s+)?(?:data|output|input|submission|answer|response"
-       r"|untrusted\s+\w+|user\s+input)[^\S\n]*+[.:!]*+[^\S\n]*+(?=\n|$)", exempt=_paired_marker),
+       r"|untrusted\s+\w+|user\s+input)[^\S\n]*+[.:!]*+[^\S\n]*+(?=\n|$)", exempt=paired_marker),
     _p("END OF OUTPUT", "marker",
        r"\b(?:END|BEGIN)\s+OF\s+(?:THE\s+)?(?:OUTPUT|DATA|INPUT|SUBMISSION|ANSWER|RESPONSE)\b", cased=True,
-       exempt=_paired_marker),
+       exempt=paired_marker),
     _p("BEGIN RUBRIC", "marker",
        r"\b(?:BEGIN|END|START)\s+(?:OF\s+)?(?:THE\s+)?(?:NEW\s+|UPDATED\s+|REAL\s+)?"
        r"(?:RUBRIC|INSTRUCTIONS|SYSTEM\s+PROMPT|GRADING\s+CRITERIA|EVALUATION\s+CRITERIA)\b", cased=True),
@@ -374,7 +230,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
     # "Assistant: Maria Lopez").
     _p("role line", "marker",
        r"(?:^|\n)(?:[^\S\n]|[#*>-])*+(?:system|assistant|developer|human)\s*+:(?:[^\S\n]|[*#])*+(?:$|\n|" + _ROLE_SPEECH + r")"
-       r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:", exempt=_answering_a_customer),
+       r"|\b(?:system|developer)\s+(?:message|prompt|override|instructions?)\s*:", exempt=answering_a_customer),
 )  # fmt: skip
 
 
@@ -468,9 +324,9 @@ def _defanged(cased: Folded) -> Folded:
     """The cased view with a PASS that is a reply code or code's return value lower-cased ("Reply PASS to this SMS",
     '    return "PASS"'), so the scorer does not read it as the verdict PASS; same length, same index."""
     respond = next(p for p in _PATTERNS if p.name == "respond NICE")
-    spans = [m.span() for m in respond.regex.finditer(cased.text) if _not_to_reviewer(cased.text, m)]
-    spans += [m.span() for m in _OTHER_OBJECT.finditer(cased.text)]
-    spans += [m.span() for m in _CODE_RETURNS.finditer(cased.text) if _code_result(cased.text, m.start())]
+    spans = [m.span() for m in respond.regex.finditer(cased.text) if not_to_reviewer(cased.text, m)]
+    spans += [m.span() for m in OTHER_OBJECT.finditer(cased.text)]
+    spans += [m.span() for m in CODE_RETURNS.finditer(cased.text) if code_result(cased.text, m.start())]
     if not spans:
         return cased
     text = list(cased.text)
