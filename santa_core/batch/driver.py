@@ -44,6 +44,7 @@ from santa_core.batch.store import (
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
 from santa_core.checks.precheck import critical_failures
+from santa_core.checks.signals import context_of
 from santa_core.models import RunStatus
 from santa_core.providers import message_batches_problem
 from santa_core.reviewers import message_batches as mb
@@ -452,7 +453,7 @@ class BatchDriver(PatternFixing):
                              request=ReviewRequest(rubric=rubric, spec=items[item_id].spec,
                                                    output=items[item_id].output))
                 for item_id in self.store.pending_items(sample_id) for slot in SLOTS
-                if not injected(items[item_id].spec, items[item_id].output)
+                if not injected(items[item_id].spec, items[item_id].output, context_of(rubric))
                 and not critical_failures(rubric, items[item_id].output)]  # its run decides it before the reviewers
 
     def _restart(self, run_id: int, resume: bool = True) -> Future | None:

@@ -38,11 +38,13 @@ from santa_core.checks.exemptions import (
     test_report_window,
 )
 from santa_core.checks.folding import Folded, fold
+from santa_core.checks.layers import layered
+from santa_core.checks.signals import Context, Signal
 from santa_core.checks.views import deleet, despaced, plain
 from santa_core.models import MergedIssue
 from santa_core.text import sha256_text
 
-__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "injected"]
+__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "injected", "layer_signals"]
 
 # --- injection detector ---------------------------------------------------------------------
 
@@ -65,6 +67,10 @@ _EXPLAIN = {
     "instruction": "text addresses the reviewer with an instruction",
     "verdict": "text addresses the reviewer with a fake verdict",
     "marker": "text addresses the reviewer through a fake end-of-data, fence or role marker",
+    "structure": "text gives a verdict, a criterion's state or a rubric change, or speaks in the desk's own roles",
+    "carriers": "text hidden from a reader (a comment, an attribute, invisible characters) addresses its reviewers",
+    "languages": "text addresses an automated reader with an order or a verdict",
+    "decoded": "encoded text that, once decoded, addresses its reviewers",
 }
 
 
@@ -385,7 +391,34 @@ def _hits(text: str) -> list[_Hit]:
     return hits + [h for h in scored if not _overlaps(stock, h)]
 
 
-def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
+_NO_PATTERN = Pattern("")
+"""The pattern of a layer's finding (each layer matches in its own way; the finding carries its span)."""
+
+
+def _all_hits(text: str, ctx: Context) -> tuple[list[_Hit], dict[str, list[Signal]]]:
+    """The stock hits and every layer's (`layers.layered`), as hits, with each layer's own findings."""
+    stock_hits = _hits(text)
+
+    def stock(t: str) -> list[Signal]:
+        return [Signal(h.start, h.end, h.pattern.name, "detector", h.evidence)
+                for h in (stock_hits if t is text else _hits(t))]
+
+    found = layered(text, ctx, stock)
+    hits = list(stock_hits)
+    for layer, signals in found.items():
+        if layer != "detector":
+            family = layer.split(":", 1)[0]
+            hits += [_Hit(s.start, s.end, _Pattern(s.name, family, _NO_PATTERN), s.evidence) for s in signals]
+    return hits, found
+
+
+def layer_signals(text: str, ctx: Context | None = None) -> dict[str, list[Signal]]:
+    """What each layer finds in the text on its own (the held-out bench reports them per layer)."""
+    with budget(DETECTOR_BUDGET_S):
+        return _all_hits(text, Context() if ctx is None else ctx)[1]
+
+
+def detect_injection(text: str, where: str = "output", ctx: Context | None = None) -> list[MergedIssue]:
     """Critical issues for text that addresses the reviewer instead of the reader (`where`: output or spec).
 
     Fails closed: a text the detector cannot finish within DETECTOR_BUDGET_S is one issue, UNFINISHED, with no
@@ -393,13 +426,14 @@ def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
     The answer for a text is kept (by its hash, in this process): a batch's spec is read once for all its items,
     and a text asked about twice (a Message Batch's send and its collection) gets the same answer.
     """
-    key = (sha256_text(text), where)  # the hash, not the text: 64 texts of 200,000 characters are not kept
+    ctx = Context() if ctx is None else ctx
+    key = (sha256_text(text), where, ctx)  # the hash, not the text: 64 texts of 200,000 characters are not kept
     with _answers_lock:
         found = _answers.get(key)
         if found is not None:
             _answers.move_to_end(key)
     if found is None:
-        found = tuple(_detect(text, where))
+        found = tuple(_detect(text, where, ctx))
         with _answers_lock:
             _answers[key] = found
             while len(_answers) > _ANSWERS_KEPT:
@@ -408,16 +442,16 @@ def detect_injection(text: str, where: str = "output") -> list[MergedIssue]:
 
 
 _ANSWERS_KEPT = 64
-_answers: OrderedDict[tuple[str, str], tuple[MergedIssue, ...]] = OrderedDict()
+_answers: OrderedDict[tuple[str, str, Context], tuple[MergedIssue, ...]] = OrderedDict()
 _answers_lock = threading.Lock()
 
 
-def _detect(text: str, where: str) -> list[MergedIssue]:
+def _detect(text: str, where: str, ctx: Context) -> list[MergedIssue]:
     """`detect_injection`, once."""
     began = time.thread_time()
     try:
         with budget(DETECTOR_BUDGET_S):
-            hits = _hits(text)
+            hits = _all_hits(text, ctx)[0]
     except Unfinished:
         spent = time.thread_time() - began
         return [MergedIssue(
@@ -438,6 +472,6 @@ def _detect(text: str, where: str) -> list[MergedIssue]:
     ]
 
 
-def injected(spec: str, output: str) -> bool:
+def injected(spec: str, output: str, ctx: Context | None = None) -> bool:
     """The output or the spec addresses its reviewers: no reviewer may be sent either."""
-    return bool(detect_injection(output) or detect_injection(spec, where="spec"))
+    return bool(detect_injection(output, ctx=ctx) or detect_injection(spec, where="spec", ctx=ctx))

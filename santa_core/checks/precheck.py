@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.injection import detect_injection
+from santa_core.checks.signals import context_of
 from santa_core.models import CheckOutcome, MergedIssue, Rubric
 
 
@@ -18,7 +19,9 @@ def precheck_issues(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | 
     Pass `outcomes` (from `run_criterion_checks`) when you have them, so the checks run once and
     the issues agree with the outcomes shown or stored.
     """
-    return detect_injection(output) + detect_injection(spec, where="spec") + critical_failures(rubric, output, outcomes)
+    ctx = context_of(rubric)
+    return (detect_injection(output, ctx=ctx) + detect_injection(spec, where="spec", ctx=ctx)
+            + critical_failures(rubric, output, outcomes))
 
 
 def critical_failures(rubric: Rubric, output: str, outcomes: list[CheckOutcome] | None = None) -> list[MergedIssue]:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Context", "Signal"]
+from santa_core.models import Rubric
+
+__all__ = ["Context", "Signal", "context_of"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +42,10 @@ class Signal:
     name: str
     layer: str
     evidence: str
+
+
+def context_of(rubric: Rubric | None) -> Context:
+    """What the detector is told of a rubric: its criterion ids and names."""
+    if rubric is None:
+        return Context()
+    return Context(criteria=tuple(x for c in rubric.criteria for x in (c.id, c.name)))
