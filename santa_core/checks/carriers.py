@@ -1,0 +1,294 @@
+"""Hidden carriers: text a reader of the rendered page does not see, but a model reading the raw text does.
+
+An HTML comment, an image's alt text, a title or data-* attribute, a Markdown link reference definition, text an
+inline style hides, a run of zero-width characters that spells bits, text behind a right-to-left override (shown
+reversed, read in order) and Unicode tag characters are all read by a reviewer model and skipped by a person. So
+what a hidden carrier says is judged on a much lower bar than visible text: a carrier that names an automated
+reader and tells it something, that directs the text's evaluation, or that assigns a verdict is an injection; one
+that carries tag characters at all is ASCII smuggling (no person writes text nobody can see). Ordinary carriers
+("<!-- hero banner -->", alt="Team photo at the 2024 summit", "<!-- TODO: update price -->") say nothing of the
+kind and stay clean.
+
+A title="Approved by the FDA" stays clean too: it states a third party's approval to a person hovering over it,
+names no automated reader, assigns no verdict to this text and directs nobody (the verdict words count only with an
+addressee, a directive, "this text" or a verdict's label).
+
+`hidden_texts` gives every carrier's span and inner text, so the detector can read each one whole as well.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from regex import IGNORECASE, MULTILINE
+
+from santa_core.checks.bounded import Pattern
+from santa_core.checks.folding import fold
+from santa_core.checks.signals import Context, Signal
+
+__all__ = ["find", "hidden_texts"]
+
+NO_CONTEXT = Context()
+"""A text told nothing besides its words (a frozen dataclass: one default shared by every call is safe)."""
+INNER_CAP = 4000
+"""Characters of a carrier's inner text that are read (an unclosed comment hides the rest of the text)."""
+
+
+@dataclass(frozen=True)
+class _Carrier:
+    """One carrier: its kind in the method's words, its span in the original text and the text it carries."""
+
+    kind: str
+    start: int
+    end: int
+    inner: str
+
+
+def _html_comments(text: str) -> list[_Carrier]:
+    """ "<!-- ... -->", and an unclosed "<!--" (a browser hides the rest of the page): a find per comment, linear."""
+    found = []
+    i = text.find("<!--")
+    while i != -1:
+        j = text.find("-->", i + 4)
+        end = len(text) if j == -1 else j + 3
+        found.append(_Carrier("an HTML comment", i, end, text[i + 4 : end if j == -1 else j][:INNER_CAP]))
+        i = text.find("<!--", end)
+    return found
+
+
+# A tag's body cannot hold "<" or ">", so a candidate stops at the next one: every character is read once.
+_TAG = Pattern(r"<([A-Za-z][A-Za-z0-9-]{0,30}+)([^<>]{0,4000}+)>")
+_ATTRIBUTE = Pattern(
+    r"(?<![\w-])(alt|title|aria-label|aria-description|placeholder|summary|data-[a-z0-9_.:-]{1,40}+)"
+    r"\s{0,5}+=\s{0,5}+(?:\"([^\"]{0,4000}+)\"|'([^']{0,4000}+)')",
+    IGNORECASE,
+)
+_STYLE = Pattern(r"(?<![\w-])style\s{0,5}+=\s{0,5}+(?:\"([^\"]{0,4000}+)\"|'([^']{0,4000}+)')", IGNORECASE)
+_HIDDEN_ATTRIBUTE = Pattern(r"(?<![\w-])hidden(?![\w-])(?!\s*+=\s*+[\"']?false)", IGNORECASE)
+# What an inline style hides text with: not displayed, invisible, no size, no opacity, pushed off the screen.
+_HIDING_STYLE = Pattern(
+    r"display\s*+:\s*+none|visibility\s*+:\s*+(?:hidden|collapse)|font-size\s*+:\s*+0(?:\.0+)?+(?:px|pt|em|rem|%)?+"
+    r"(?![\d.])|opacity\s*+:\s*+0(?:\.0+)?+(?![\d.])|(?:left|top|text-indent)\s*+:\s*+-\d{3,}+|color\s*+:\s*+transparent"
+    r"|(?:max-)?height\s*+:\s*+0(?:px)?+\s*+;[^\"']{0,200}?overflow\s*+:\s*+hidden|clip\s*+:\s*+rect\(\s*+0",
+    IGNORECASE,
+)
+_COLOR = Pattern(r"(?<![\w-])(color|background(?:-color)?)\s*+:\s*+([#\w(),.\s%]{1,40}?)\s*+(?:;|$)", IGNORECASE)
+
+
+def _same_colour(style: str) -> bool:
+    """The text's colour is its background's ("color:#fff;background:#fff"): text drawn invisibly."""
+    colours: dict[str, str] = {}
+    for m in _COLOR.finditer(style):
+        colours["color" if m.group(1).lower() == "color" else "background"] = m.group(2).lower().replace(" ", "")
+    return len(colours) == 2 and colours["color"] == colours["background"]
+
+
+def _element_text(text: str, name: str, start: int) -> tuple[int, str]:
+    """The end and the text of the element whose opening tag ends at `start`: up to its closing tag (the first one,
+    within INNER_CAP characters), or to the end of the line when none is found."""
+    close = Pattern(rf"</{name}\s*+>", IGNORECASE).search(text, start, min(len(text), start + INNER_CAP))
+    if close is not None:
+        return close.end(), text[start : close.start()]
+    line_end = text.find("\n", start, start + INNER_CAP)
+    end = min(len(text), start + INNER_CAP) if line_end == -1 else line_end
+    return end, text[start:end]
+
+
+def _tags(text: str) -> list[_Carrier]:
+    """Attributes a reader does not see (alt, title, aria-label, data-*) and elements an inline style or the
+    `hidden` attribute hides."""
+    found = []
+    covered = 0  # the end of the last hidden element: a tag inside it is carried already (and not read again)
+    for tag in _TAG.finditer(text):
+        if tag.start() < covered:
+            continue
+        body = tag.group(2)
+        base = tag.start(2)
+        for m in _ATTRIBUTE.finditer(body):
+            value = m.group(2) if m.group(2) is not None else m.group(3)
+            group = 2 if m.group(2) is not None else 3
+            found.append(
+                _Carrier(f"the {m.group(1).lower()} attribute", base + m.start(group), base + m.end(group), value)
+            )
+        style = _STYLE.search(body)
+        css = "" if style is None else (style.group(1) or style.group(2) or "")
+        if _HIDING_STYLE.search(css) is not None or _same_colour(css) or _HIDDEN_ATTRIBUTE.search(body) is not None:
+            end, inner = _element_text(text, tag.group(1), tag.end())
+            covered = end
+            found.append(_Carrier("text hidden by its style", tag.start(), end, inner))
+    return found
+
+
+# "[label]: url 'title'" at a line's start, "[//]: # (a comment)" among them: not rendered at all.
+_LINK_REFERENCE = Pattern(
+    r"^[ ]{0,3}+\[([^\[\]\n]{1,500}+)\]:[ \t]{0,20}+(?:<[^<>\n]{0,2000}+>|[^\s<>]{1,2000}+)"
+    r"(?:[ \t]{1,20}+(?:\"([^\"\n]{0,2000}+)\"|'([^'\n]{0,2000}+)'|\(([^()\n]{0,2000}+)\)))?+",
+    MULTILINE,
+)
+_IMAGE = Pattern(r"!\[([^\[\]\n]{1,1000}+)\]\(")
+_LINK_TITLE = Pattern(
+    r"\]\((?:<[^<>\n]{0,2000}+>|[^()\s]{0,2000}+)[ \t]{1,20}+(?:\"([^\"\n]{1,1000}+)\"|'([^'\n]{1,1000}+)')\)"
+)
+
+
+def _markdown(text: str) -> list[_Carrier]:
+    """Markdown's unrendered text: link reference definitions and comments, image alt text, link titles."""
+    found = []
+    for m in _LINK_REFERENCE.finditer(text):
+        title = next((g for g in m.groups()[1:] if g is not None), "")
+        found.append(_Carrier("a Markdown link reference", m.start(), m.end(), f"{m.group(1)} {title}".strip()))
+    for m in _IMAGE.finditer(text):
+        found.append(_Carrier("an image's alt text", m.start(), m.end(1) + 1, m.group(1)))
+    for m in _LINK_TITLE.finditer(text):
+        group = 1 if m.group(1) is not None else 2
+        found.append(_Carrier("a link's title", m.start(), m.end(), m.group(group)))
+    return found
+
+
+_TAG_RUN = Pattern(r"[\U000E0000-\U000E007F]++")
+_FLAG_BASE = "\U0001f3f4"  # 🏴: an emoji subdivision flag is 🏴, tag letters or digits, then CANCEL TAG
+_FLAG_TAGS = frozenset(chr(c) for c in [*range(0xE0030, 0xE003A), *range(0xE0061, 0xE007B)])
+
+
+def _emoji_flag(text: str, start: int, run: str) -> bool:
+    """The run is the tail of a subdivision flag (🏴 + "gbsct" in tags + U+E007F, Scotland's), which is legitimate."""
+    return start > 0 and text[start - 1] == _FLAG_BASE and run[-1] == "\U000e007f" and set(run[:-1]) <= _FLAG_TAGS
+
+
+def _tag_characters(text: str) -> list[_Carrier]:
+    """Runs of Unicode tag characters, read as the ASCII they copy ("ASCII smuggling"); emoji flags are no carrier."""
+    found = []
+    for m in _TAG_RUN.finditer(text):
+        run = m.group(0)
+        if _emoji_flag(text, m.start(), run):
+            continue
+        inner = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+        found.append(_Carrier("Unicode tag characters", m.start(), m.end(), inner))
+    return found
+
+
+_ZERO_WIDTH_RUN = Pattern(r"[\u200b\u200c\u200d\u2060\u2062\u2063\u2064\ufeff\u180e]{16,}+")
+
+
+def _bits(run: str, zero: str) -> str | None:
+    """The run read as bits (`zero` is 0, the other symbol 1), eight to a byte, when that spells printable UTF-8."""
+    bits = "".join("0" if c == zero else "1" for c in run)
+    if len(bits) % 8:
+        return None
+    try:
+        decoded = bytes(int(bits[i : i + 8], 2) for i in range(0, len(bits), 8)).decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return decoded if decoded.isprintable() else None
+
+
+def _zero_width(text: str) -> list[_Carrier]:
+    """Runs of zero-width characters that spell text in two symbols (zero-width steganography), read both ways."""
+    found = []
+    for m in _ZERO_WIDTH_RUN.finditer(text):
+        run = m.group(0)[: INNER_CAP * 8]
+        symbols = sorted(set(run))
+        if len(symbols) != 2:
+            continue
+        inner = _bits(run, symbols[0]) or _bits(run, symbols[1])
+        if inner:
+            found.append(_Carrier("a run of zero-width characters", m.start(), m.end(), inner))
+    return found
+
+
+# A right-to-left override shows the text after it reversed until a pop (PDF, PDI) or the line's end: a person sees
+# it backwards, a model reads it in order. Embeddings, isolates and marks (Arabic, Hebrew) reorder nothing Latin.
+_OVERRIDE = Pattern(r"[\u202d\u202e]([^\u202a-\u202e\u2066-\u2069\n]{1,4000}+)")
+
+
+def _overrides(text: str) -> list[_Carrier]:
+    """Text behind a bidi override, as a model reads it (its reversed view is `decoded`'s)."""
+    return [_Carrier("text behind a bidi override", m.start(), m.end(), m.group(1)) for m in _OVERRIDE.finditer(text)]
+
+
+def _carriers(text: str) -> list[_Carrier]:
+    """Every carrier of the text, in order of its start."""
+    found = [*_html_comments(text), *_tags(text), *_markdown(text), *_tag_characters(text), *_zero_width(text)]
+    found += _overrides(text)
+    return sorted(found, key=lambda c: (c.start, c.end))
+
+
+def hidden_texts(text: str) -> list[tuple[int, int, str]]:
+    """Each carrier's span in the original text and the text it carries, for the detector to read whole."""
+    return [(c.start, c.end, c.inner) for c in _carriers(text)]
+
+
+# --- what a carrier says ---------------------------------------------------------------------------------------
+# Matched on the folded inner text (lowercase, look-alikes read as letters). Latin words are bounded by
+# lookarounds, not \b, so "AIレビュアー" still names an AI.
+_W0, _W1 = r"(?<![a-z0-9])", r"(?![a-z0-9])"
+_ADDRESSEE = Pattern(
+    _W0 + r"(?:(?:ai|llm|automated|automatic|model|machine)[ -]?(?:reviewers?|graders?|judges?|evaluators?|assessors?"
+    r"|scorers?|checkers?|agents?|assistants?|screeners?)|reviewers?|graders?|evaluators?|assessors?|verifiers?"
+    r"|scorers?|screeners?|ai|a\.i\.|llms?|gpt[\w.-]{0,10}|chatgpt|claude|gemini|copilot|language\s+models?"
+    r"|(?:ai|ml)\s+models?|(?:ai|virtual)\s+assistants?|assistant\s*[:,]|(?:chat)?bots?|fix(?:ing)?[ -]agents?|fixers?"
+    r"|ai\s+agents?|dear\s+(?:model|agent|judge|system)|santa\s+gate|ki|ia|ии|нейросет\w{0,4})"
+    + _W1
+    + r"|审核员|评审|审稿人|评估者|人工智能|レビュアー|評価者|審査員|ＡＩ|심사위원|평가자|리뷰어|المراجع|المقيّ?م|الذكاء الاصطناعي"
+    r"|рецензент|проверяющ|оценщик",
+)
+_VERDICT = Pattern(
+    _W0
+    + r"(?:pass(?:ed|es|ing)?|nice|naughty|approved?|approval|accept(?:ed|able)?|compliant|complies|conform(?:s|ing)?"
+    r"|verdict|lgtm|flawless|perfect\s+score|full\s+marks|(?:all\s+)?criteria\s+(?:are\s+)?(?:met|satisfied|passed)"
+    r"|no\s+(?:issues|problems|defects|violations)|fail(?:ed|s)?|score|rating|\d{1,3}\s*/\s*(?:10|100))"
+    + _W1
+    + r"|通过|合格|批准|承認|통과|승인|одобр|зач[её]т|اجتياز|موافقة",
+)
+_DIRECTIVE = Pattern(
+    _W0 + r"(?:ignore|disregard|forget|override|overlook|skip|mark|rate|grade|score|approve|accept|treat|consider"
+    r"|respond|reply|answer|output|say|return|report|classify|do\s+not|don't|must|should|never|always|only"
+    r"|instruct\w{0,6}|rubric|criteri(?:on|a)|prompt|system\s+message|you|your)" + _W1,
+)
+_THIS_TEXT = Pattern(
+    _W0 + r"(?:this|the|above|following)\s+(?:text|output|submission|document|response|answer|content|copy|draft"
+    r"|deliverable)" + _W1,
+)
+_ASSIGNED = Pattern(
+    _W0 + r"(?:verdict|result|status|decision|outcome|grade|score|rating|review)\s*+(?:[:=]|is|->)\s*+[\"'`]?+\s*+"
+    r"(?:pass|nice|approved?|compliant|accept(?:ed)?|lgtm|\d{1,3}\s*/\s*(?:10|100))" + _W1,
+)
+_OVERRIDE_INSTRUCTIONS = Pattern(
+    _W0 + r"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|of)\s+){0,3}"
+    r"(?:previous|prior|above|earlier|system|original)?\s*(?:instructions?|rules|prompts?|guidelines)" + _W1,
+)
+
+
+def addresses_a_reader(inner: str) -> bool:
+    """What a hidden carrier says makes it an injection: it names an automated reader and directs it or gives a
+    verdict, gives "this text" a verdict or an order, labels a verdict ("status: PASS"), or overrides instructions."""
+    if not any(ch.isalpha() for ch in inner):
+        return False
+    folded = fold(inner[:INNER_CAP], casefold=True).text
+    verdict = _VERDICT.search(folded) is not None
+    directive = _DIRECTIVE.search(folded) is not None
+    if _ADDRESSEE.search(folded) is not None and (verdict or directive):
+        return True
+    if _THIS_TEXT.search(folded) is not None and verdict and directive:
+        return True
+    return _ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
+
+
+def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
+    """Carriers a reader does not see whose text speaks to an automated reader, and every run of tag characters."""
+    signals = []
+    for c in _carriers(text):
+        if c.kind == "Unicode tag characters":
+            name = "Unicode tag characters (invisible ASCII a model reads)"
+        elif addresses_a_reader(c.inner) or _names_a_criterion(c.inner, ctx):
+            name = f"{c.kind} that speaks to an automated reader"
+        else:
+            continue
+        signals.append(Signal(c.start, c.end, name, "carriers", text[c.start : c.end]))
+    return signals
+
+
+def _names_a_criterion(inner: str, ctx: Context) -> bool:
+    """A hidden carrier that names one of the rubric's criteria (its id or its name) speaks to the reviewers."""
+    lowered = inner.lower()
+    return any(len(c) >= 4 and c.lower() in lowered for c in ctx.criteria)
