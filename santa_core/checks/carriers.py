@@ -5,7 +5,8 @@ inline style hides, a run of zero-width characters that spells bits, text behind
 reversed, read in order) and Unicode tag characters are all read by a reviewer model and skipped by a person. So
 what a hidden carrier says is judged on a much lower bar than visible text: a carrier that names an automated
 reader and tells it something, that directs the text's evaluation, or that assigns a verdict is an injection; one
-that carries tag characters at all is ASCII smuggling (no person writes text nobody can see). Ordinary carriers
+that carries tag characters at all is ASCII smuggling, and a run of zero-width characters that spells text in bits
+is the same (no person writes text nobody can see). Ordinary carriers
 ("<!-- hero banner -->", alt="Team photo at the 2024 summit", "<!-- TODO: update price -->") say nothing of the
 kind and stay clean.
 
@@ -67,8 +68,8 @@ _STYLE = Pattern(r"(?<![\w-])style\s{0,5}+=\s{0,5}+(?:\"([^\"]{0,4000}+)\"|'([^'
 _HIDDEN_ATTRIBUTE = Pattern(r"(?<![\w-])hidden(?![\w-])(?!\s*+=\s*+[\"']?false)", IGNORECASE)
 # What an inline style hides text with: not displayed, invisible, no size, no opacity, pushed off the screen.
 _HIDING_STYLE = Pattern(
-    r"display\s*+:\s*+none|visibility\s*+:\s*+(?:hidden|collapse)|font-size\s*+:\s*+0(?:\.0+)?+(?:px|pt|em|rem|%)?+"
-    r"(?![\d.])|opacity\s*+:\s*+0(?:\.0+)?+(?![\d.])|(?:left|top|text-indent)\s*+:\s*+-\d{3,}+|color\s*+:\s*+transparent"
+    r"display\s*+:\s*+none|visibility\s*+:\s*+(?:hidden|collapse)|font-size\s*+:\s*+(?:0(?:\.0+)?+(?:px|pt|em|rem|%)?+"
+    r"|(?:0?\.\d+|1(?:\.0+)?+)(?:px|pt))(?![\d.])|opacity\s*+:\s*+0(?:\.0+)?+(?![\d.])|(?:left|top|text-indent)\s*+:\s*+-\d{3,}+|color\s*+:\s*+transparent"
     r"|(?:max-)?height\s*+:\s*+0(?:px)?+\s*+;[^\"']{0,200}?overflow\s*+:\s*+hidden|clip\s*+:\s*+rect\(\s*+0",
     IGNORECASE,
 )
@@ -187,12 +188,36 @@ def _zero_width(text: str) -> list[_Carrier]:
     found = []
     for m in _ZERO_WIDTH_RUN.finditer(text):
         run = m.group(0)[: INNER_CAP * 8]
-        symbols = sorted(set(run))
-        if len(symbols) != 2:
+        counts = sorted(((run.count(c), c) for c in set(run)), reverse=True)
+        if len(counts) < 2 or sum(n for n, _ in counts[2:]) > 4:  # two symbols, and a few delimiters at most
             continue
-        inner = _bits(run, symbols[0]) or _bits(run, symbols[1])
+        one, other = counts[0][1], counts[1][1]
+        bits = "".join(c for c in run if c in (one, other))
+        inner = _bits(bits, one) or _bits(bits, other)
         if inner:
             found.append(_Carrier("a run of zero-width characters", m.start(), m.end(), inner))
+    return found
+
+
+# A word that invisible characters split ("ig\u200bnore", "Re\u00adview\u00aders"): a person reads the word, a pattern
+# reads two. Only between Latin letters: the zero-width non-joiner inside a Persian word is its spelling.
+_INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
+_SPLIT_WORD = Pattern(rf"(?<=[A-Za-z\u00c0-\u024f])[{_INVISIBLE}]++(?=[A-Za-z\u00c0-\u024f])")
+LINE_CAP = 2000
+"""Characters of a line a split word's carrier holds at most (a text without line breaks is read in such pieces)."""
+
+
+def _split_words(text: str) -> list[_Carrier]:
+    """Lines (pieces of LINE_CAP at most) with a word split by invisible characters, read with them removed."""
+    found: list[_Carrier] = []
+    for m in _SPLIT_WORD.finditer(text):
+        if found and m.start() < found[-1].end:
+            continue
+        start = max(text.rfind("\n", max(0, m.start() - LINE_CAP // 2), m.start()) + 1, m.start() - LINE_CAP // 2, 0)
+        end = text.find("\n", m.end(), m.end() + LINE_CAP // 2)
+        end = min(len(text), m.end() + LINE_CAP // 2) if end == -1 else end
+        inner = text[start:end].translate({ord(c): None for c in _INVISIBLE})
+        found.append(_Carrier("a line whose words invisible characters split", start, end, inner))
     return found
 
 
@@ -209,7 +234,7 @@ def _overrides(text: str) -> list[_Carrier]:
 def _carriers(text: str) -> list[_Carrier]:
     """Every carrier of the text, in order of its start."""
     found = [*_html_comments(text), *_tags(text), *_markdown(text), *_tag_characters(text), *_zero_width(text)]
-    found += _overrides(text)
+    found += _overrides(text) + _split_words(text)
     return sorted(found, key=lambda c: (c.start, c.end))
 
 
@@ -227,7 +252,11 @@ _ADDRESSEE = Pattern(
     r"|scorers?|checkers?|agents?|assistants?|screeners?)|reviewers?|graders?|evaluators?|assessors?|verifiers?"
     r"|scorers?|screeners?|ai|a\.i\.|llms?|gpt[\w.-]{0,10}|chatgpt|claude|gemini|copilot|language\s+models?"
     r"|(?:ai|ml)\s+models?|(?:ai|virtual)\s+assistants?|assistant\s*[:,]|(?:chat)?bots?|fix(?:ing)?[ -]agents?|fixers?"
-    r"|ai\s+agents?|dear\s+(?:model|agent|judge|system)|santa\s+gate|ki|ia|ии|нейросет\w{0,4})"
+    r"|ai\s+agents?|dear\s+(?:model|agent|judge|system)|santa\s+gate|ki|ia|ии|нейросет\w{0,4}"
+    # the reviewers in the languages of the EU and beyond (folded: no diacritics), a low bar for a hidden carrier
+    r"|revisor(?:es|as|i|e)?|evaluador(?:es|as?)?|avaliador(?:es|as?)?|valutator(?:e|i)|prufer(?:in|innen)?|gutachter"
+    r"|bewerter|korrektor(?:en|er)?|evaluateurs?|evaluatrices?|correcteurs?|relecteurs?|recenzen(?:t|ci|ta)"
+    r"|beoordelaars?|granskare|bedomare|degerlendirici|penilai|danh\s+gia\s+vien)"
     + _W1
     + r"|审核员|评审|审稿人|评估者|人工智能|レビュアー|評価者|審査員|ＡＩ|심사위원|평가자|리뷰어|المراجع|المقيّ?م|الذكاء الاصطناعي"
     r"|рецензент|проверяющ|оценщик",
@@ -238,12 +267,21 @@ _VERDICT = Pattern(
     r"|verdict|lgtm|flawless|perfect\s+score|full\s+marks|(?:all\s+)?criteria\s+(?:are\s+)?(?:met|satisfied|passed)"
     r"|no\s+(?:issues|problems|defects|violations)|fail(?:ed|s)?|score|rating|\d{1,3}\s*/\s*(?:10|100))"
     + _W1
-    + r"|通过|合格|批准|承認|통과|승인|одобр|зач[её]т|اجتياز|موافقة",
+    + r"|"
+    + _W0
+    + r"(?:aprob|aprov|approuv|approvat|genehmig|bestanden|freigegeben|goedgekeurd|godkand|onayl"
+    r"|zatwierdz|zaliczon|cumple|erfullt|conforme)" + r"|通过|合格|批准|承認|통과|승인|одобр|зач[её]т|اجتياز|موافقة",
 )
+# Directives toward an evaluation: verbs that order a verdict or set instructions aside, the rubric's own words, and
+# second person only as an order ("you must", "your verdict"): "showing you the settings" orders nobody; and a fix
+# agent's orders ("do not add disclaimers", "replace it with the original").
 _DIRECTIVE = Pattern(
-    _W0 + r"(?:ignore|disregard|forget|override|overlook|skip|mark|rate|grade|score|approve|accept|treat|consider"
-    r"|respond|reply|answer|output|say|return|report|classify|do\s+not|don't|must|should|never|always|only"
-    r"|instruct\w{0,6}|rubric|criteri(?:on|a)|prompt|system\s+message|you|your)" + _W1,
+    _W0 + r"(?:ignore|disregard|forget|override|overlook|mark|approve|accept|respond|reply|classify|instruct\w{0,6}"
+    r"|rubric|criteri(?:on|a)|prompt|system\s+message|must|(?:do\s+not|don't|never)\s+[a-z]{2,20}+"
+    r"|replace\s+(?:it|them|this|that|the\s+\w+)\s+with|(?:keep|leave|restore)\s+(?:it|this|them|the\s+(?:text|claim|original))"
+    r"|you\s+(?:must|should|shall|will|are|need|have\s+to)|your\s+(?:task|job|verdict|instructions?|review"
+    r"|rating|score|role|answer|output)|(?:rate|grade|score|treat|consider|return|output|answer|say|report|give)\s+"
+    r"(?:this|it|the\s+(?:text|output|submission|claim|content|document)|as|with|only|pass|nice|everything|all))" + _W1,
 )
 _THIS_TEXT = Pattern(
     _W0 + r"(?:this|the|above|following)\s+(?:text|output|submission|document|response|answer|content|copy|draft"
@@ -274,12 +312,19 @@ def addresses_a_reader(inner: str) -> bool:
     return _ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
 
 
+_ALWAYS = {
+    "Unicode tag characters": "invisible ASCII a model reads",
+    "a run of zero-width characters": "invisible bits a model can be told to read",
+}
+"""Carriers that are a finding whatever they say: no person writes text in characters nobody can see."""
+
+
 def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Carriers a reader does not see whose text speaks to an automated reader, and every run of tag characters."""
     signals = []
     for c in _carriers(text):
-        if c.kind == "Unicode tag characters":
-            name = "Unicode tag characters (invisible ASCII a model reads)"
+        if c.kind in _ALWAYS:
+            name = f"{c.kind} spelling text ({_ALWAYS[c.kind]})"
         elif addresses_a_reader(c.inner) or _names_a_criterion(c.inner, ctx):
             name = f"{c.kind} that speaks to an automated reader"
         else:

@@ -82,9 +82,9 @@ def _decode_blob(blob: str) -> tuple[str, str] | None:
     attempts = []
     if _HEX_ONLY.fullmatch(blob) is not None:
         attempts.append(("hex", lambda: binascii.unhexlify(blob)))
-    if _BASE32_ONLY.fullmatch(blob) is not None:
-        attempts.append(("base32", lambda: base64.b32decode(blob + "=" * (-len(blob.rstrip("=")) % 8), casefold=False)))
     body = blob.rstrip("=")
+    if _BASE32_ONLY.fullmatch(blob) is not None:
+        attempts.append(("base32", lambda: base64.b32decode(body + "=" * (-len(body) % 8), casefold=False)))
     padded = body + "=" * (-len(body) % 4)
     url_safe = "-" in blob or "_" in blob
     attempts.append(("base64", lambda: base64.b64decode(padded, altchars=b"-_" if url_safe else None, validate=True)))
@@ -201,9 +201,15 @@ _WORD = Pattern(r"[^\s\p{P}\p{S}]{2,200}+|\S")
 
 @lru_cache(maxsize=65536)
 def _skeleton(ch: str) -> str:
-    """One character's UTS #39 skeleton, with the marks NFD splits off dropped ("ạ" → "a")."""
+    """One character as the ASCII it stands for: its compatibility form when that is ASCII ("ｒ", "𝚖": the form a
+    model reads, where the skeleton would draw "𝚖" as "rn"), else its UTS #39 skeleton without the marks NFD splits
+    off ("ạ" → "a"); a capital whose skeleton is "l" is read "I" (the prototype of I, l and 1 is "l")."""
+    compatible = unicodedata.normalize("NFKC", ch)
+    if compatible.isascii():
+        return compatible
     skeleton = unicodedata.normalize("NFD", _SPOOF.getSkeleton(0, ch))
-    return "".join(c for c in skeleton if not unicodedata.combining(c))
+    skeleton = "".join(c for c in skeleton if not unicodedata.combining(c))
+    return "I" if skeleton == "l" and ch.isupper() else skeleton
 
 
 def _word_skeleton(word: str) -> str | None:
