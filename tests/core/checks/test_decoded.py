@@ -44,7 +44,7 @@ ENCODED = [
     pytest.param(f"Specs attached: {_b64(ATTACK)} (see above).", "base64", id="base64"),
     pytest.param(f"token={base64.urlsafe_b64encode(ATTACK.encode()).decode()}", "base64", id="base64-url-safe"),
     pytest.param(f"Ref {base64.b32encode(ATTACK.encode()).decode()} end.", "base32", id="base32"),
-    pytest.param(f"Ref {base64.b32encode((ATTACK + ' Now.').encode()).decode()} end.", "base32", id="base32-padded"),
+    pytest.param(f"Ref {base64.b32encode((ATTACK + ' Now').encode()).decode()} end.", "base32", id="base32-padded"),
     pytest.param(f"payload: {ATTACK.encode().hex()}", "hex", id="hex"),
     pytest.param(
         f"Docs: https://example.com/help?topic={urllib.parse.quote(ATTACK)}&lang=en",
