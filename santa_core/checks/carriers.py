@@ -152,8 +152,10 @@ _FLAG_TAGS = frozenset(chr(c) for c in [*range(0xE0030, 0xE003A), *range(0xE0061
 
 
 def _emoji_flag(text: str, start: int, run: str) -> bool:
-    """The run is the tail of a subdivision flag (🏴 + "gbsct" in tags + U+E007F, Scotland's), which is legitimate."""
-    return start > 0 and text[start - 1] == _FLAG_BASE and run[-1] == "\U000e007f" and set(run[:-1]) <= _FLAG_TAGS
+    """The run is the tail of a subdivision flag (🏴 + "gbsct" in tags + U+E007F, Scotland's), which is legitimate: a
+    region's code and a subdivision's (ISO 3166-2) are three to six letters or digits, not a sentence behind a flag."""
+    flag = start > 0 and text[start - 1] == _FLAG_BASE and run[-1] == "\U000e007f"
+    return flag and 3 <= len(run) - 1 <= 6 and set(run[:-1]) <= _FLAG_TAGS
 
 
 def _tag_characters(text: str) -> list[_Carrier]:
@@ -163,7 +165,7 @@ def _tag_characters(text: str) -> list[_Carrier]:
         run = m.group(0)
         if _emoji_flag(text, m.start(), run):
             continue
-        inner = "".join(chr(ord(c) - 0xE0000) for c in run if 0xE0020 <= ord(c) <= 0xE007E)
+        inner = "".join(chr(ord(c) - 0xE0000) for c in run[:INNER_CAP] if 0xE0020 <= ord(c) <= 0xE007E)
         found.append(_Carrier("Unicode tag characters", m.start(), m.end(), inner))
     return found
 
