@@ -267,7 +267,7 @@ _VERDICT = Pattern(
     _W0
     + r"(?:pass(?:ed|es|ing)?|nice|naughty|approved?|approval|accept(?:ed|able)?|compliant|complies|conform(?:s|ing)?"
     r"|verdict|lgtm|flawless|perfect\s+score|full\s+marks|(?:all\s+)?criteria\s+(?:are\s+)?(?:met|satisfied|passed)"
-    r"|no\s+(?:issues|problems|defects|violations)|fail(?:ed|s)?|score|rating|\d{1,3}\s*/\s*(?:10|100))"
+    r"|no\s+(?:issues|problems|defects|violations)|fail(?:ed|s)?)"
     + _W1
     + r"|"
     + _W0
@@ -291,7 +291,7 @@ _THIS_TEXT = Pattern(
 )
 _ASSIGNED = Pattern(
     _W0 + r"(?:verdict|result|status|decision|outcome|grade|score|rating|review)\s*+(?:[:=]|is|->)\s*+[\"'`]?+\s*+"
-    r"(?:pass|nice|approved?|compliant|accept(?:ed)?|lgtm|\d{1,3}\s*/\s*(?:10|100))" + _W1,
+    r"(?:pass|nice|approved?|compliant|accept(?:ed)?|lgtm)" + _W1,
 )
 _OVERRIDE_INSTRUCTIONS = Pattern(
     _W0 + r"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|of)\s+){0,3}"
@@ -325,7 +325,9 @@ def addresses_a_reader(inner: str) -> bool:
     if not any(ch.isalpha() for ch in inner):
         return False
     folded = fold(inner[:INNER_CAP], casefold=True).text
-    verdict = _VERDICT.search(folded) is not None
+    # A verdict word followed by "by" is a third party's ("Approved by the FDA", "Passed by 3 reviewers"), said to a
+    # person; a score or a rating is a review widget's ("Reviewer rating: 4.8/5") and is no verdict word at all.
+    verdict = any(not folded.startswith(" by ", m.end()) for m in _VERDICT.finditer(folded))
     directive = _DIRECTIVE.search(folded) is not None
     if (verdict or directive) and _addressed(folded):
         return True
