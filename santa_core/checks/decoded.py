@@ -98,15 +98,27 @@ def _decode_blob(blob: str) -> tuple[str, str] | None:
     return None
 
 
+def _wrapped(text: str) -> list[tuple[int, int]]:
+    """The blobs' spans, a blob wrapped over lines (MIME's 76 characters a line, whole quanta of 4) joined into one."""
+    spans: list[tuple[int, int]] = []
+    for m in _BLOB.finditer(text):  # blobs do not overlap: decoding them all reads the text once
+        if spans and text[spans[-1][1] : m.start()] in ("\n", "\r\n") and (spans[-1][1] - spans[-1][0]) % 4 == 0:
+            if m.end() - spans[-1][0] <= BLOB_CAP:
+                spans[-1] = (spans[-1][0], m.end())
+                continue
+        spans.append(m.span())
+    return spans
+
+
 def _blobs(text: str) -> list[DecodedView]:
     """Base64, base32 and hex blobs that decode to readable text (not an image's data URI)."""
     found = []
-    for m in _BLOB.finditer(text):  # blobs do not overlap: decoding them all reads the text once
-        if _DATA_URI.search(text, max(0, m.start() - 200), m.start()) is not None:
+    for start, end in _wrapped(text):
+        if _DATA_URI.search(text, max(0, start - 200), start) is not None:
             continue
-        decoded = _decode_blob(m.group(0))
+        decoded = _decode_blob("".join(text[start:end].split()))
         if decoded is not None:
-            found.append(DecodedView(decoded[0], m.start(), m.end(), decoded[1]))
+            found.append(DecodedView(decoded[0], start, end, decoded[1]))
     return found
 
 

@@ -43,6 +43,11 @@ def _entities(text: str) -> str:
 ENCODED = [
     pytest.param(f"Specs attached: {_b64(ATTACK)} (see above).", "base64", id="base64"),
     pytest.param(f"token={base64.urlsafe_b64encode(ATTACK.encode()).decode()}", "base64", id="base64-url-safe"),
+    pytest.param(
+        f"Attachment:\n{base64.encodebytes(('Product note, nothing to see here. ' + ATTACK).encode()).decode()}",
+        "base64",
+        id="base64-mime-lines",
+    ),
     pytest.param(f"Ref {base64.b32encode(ATTACK.encode()).decode()} end.", "base32", id="base32"),
     pytest.param(f"Ref {base64.b32encode((ATTACK + ' Now').encode()).decode()} end.", "base32", id="base32-padded"),
     pytest.param(f"payload: {ATTACK.encode().hex()}", "hex", id="hex"),
@@ -174,6 +179,7 @@ def test_a_200k_text_of_base64_blobs_returns_within_budget() -> None:
         "decode backwards ",
         "&amp;x",
         "data:image/png;base64,QUJD",
+        "QUJDQUJDQUJDQUJD\n",
     ],
 )
 def test_runs_of_an_encoding_grow_linearly(unit: str) -> None:
