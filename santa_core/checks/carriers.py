@@ -65,7 +65,19 @@ _ATTRIBUTE = Pattern(
     IGNORECASE,
 )
 _STYLE = Pattern(r"(?<![\w-])style\s{0,5}+=\s{0,5}+(?:\"([^\"]{0,4000}+)\"|'([^']{0,4000}+)')", IGNORECASE)
-_HIDDEN_ATTRIBUTE = Pattern(r"(?<![\w-])hidden(?![\w-])(?!\s*+=\s*+[\"']?false)", IGNORECASE)
+# The `hidden` attribute (an attribute's name follows a space), or a class that hides text visually but keeps it for
+# screen readers and models ("sr-only", "visually-hidden"): no sighted reader sees it.
+_HIDDEN_ATTRIBUTE = Pattern(
+    r"(?<=\s)hidden(?![\w-])(?!\s*+=\s*+[\"']?false)|(?<![\w-])class\s*+=\s*+[\"'][^\"'<>]{0,400}?(?<![\w-])"
+    r"(?:sr-only|visually-hidden|screen-reader-text|d-none|invisible|hidden|offscreen|hide)(?![\w-])",
+    IGNORECASE,
+)
+# What a page keeps but never shows: a hidden input's value, a meta element's content.
+_UNSHOWN_VALUE = Pattern(
+    r"(?<![\w-])(?:value|content)\s{0,5}+=\s{0,5}+(?:\"([^\"]{0,4000}+)\"|'([^']{0,4000}+)')", IGNORECASE
+)
+_UNSHOWN_TAG = Pattern(r"meta(?![\w-])|input(?![\w-])(?=[^<>]{0,400}?type\s*+=\s*+[\"']?hidden)", IGNORECASE)
+_VOID = frozenset("area base br col embed hr img input link meta source track wbr".split())
 # What an inline style hides text with: not displayed, invisible, no size, no opacity, pushed off the screen.
 _HIDING_STYLE = Pattern(
     r"display\s*+:\s*+none|visibility\s*+:\s*+(?:hidden|collapse)|font-size\s*+:\s*+(?:0(?:\.0+)?+(?:px|pt|em|rem|%)?+"
@@ -96,8 +108,8 @@ def _element_text(text: str, name: str, start: int) -> tuple[int, str]:
 
 
 def _tags(text: str) -> list[_Carrier]:
-    """Attributes a reader does not see (alt, title, aria-label, data-*) and elements an inline style or the
-    `hidden` attribute hides."""
+    """Attributes a reader does not see (alt, title, aria-label, data-*, a hidden input's value, a meta element's
+    content) and elements an inline style, the `hidden` attribute or a hiding class ("sr-only") hides."""
     found = []
     covered = 0  # the end of the last hidden element: a tag inside it is carried already (and not read again)
     for tag in _TAG.finditer(text):
@@ -111,6 +123,13 @@ def _tags(text: str) -> list[_Carrier]:
             found.append(
                 _Carrier(f"the {m.group(1).lower()} attribute", base + m.start(group), base + m.end(group), value)
             )
+        if _UNSHOWN_TAG.match(text, tag.start(1), tag.end()) is not None:
+            kind = "a meta element's content" if tag.group(1).lower() == "meta" else "a hidden input's value"
+            for m in _UNSHOWN_VALUE.finditer(body):
+                group = 1 if m.group(1) is not None else 2
+                found.append(_Carrier(kind, base + m.start(group), base + m.end(group), m.group(group)))
+        if tag.group(1).lower() in _VOID:
+            continue
         style = _STYLE.search(body)
         css = "" if style is None else (style.group(1) or style.group(2) or "")
         if _HIDING_STYLE.search(css) is not None or _same_colour(css) or _HIDDEN_ATTRIBUTE.search(body) is not None:
