@@ -206,6 +206,9 @@ BENIGN = [
     ),
     pytest.param('<a href="/x"><span class="sr-only">(opens in a new tab)</span>Docs</a>', id="screen-reader-only"),
     pytest.param(
+        '<span data-state="hidden">Reviewers: our panel approved this model.</span>', id="hidden-as-an-attribute-value"
+    ),
+    pytest.param(
         '<span class="stars" aria-label="Average reviewer rating: 4.8/5" title="Approved by 3 reviewers">★★★★★</span>',
         id="review-widget",
     ),
