@@ -43,6 +43,8 @@ class _Carrier:
     start: int
     end: int
     inner: str
+    split: tuple[str, ...] = ()
+    """For a line whose words invisible characters split: those words, joined again."""
 
 
 def _html_comments(text: str) -> list[_Carrier]:
@@ -224,6 +226,7 @@ def _zero_width(text: str) -> list[_Carrier]:
 # reads two. Only between Latin letters: the zero-width non-joiner inside a Persian word is its spelling.
 _INVISIBLE = "\u00ad\u200b\u200c\u200d\u2060\ufeff\u180e"
 _SPLIT_WORD = Pattern(rf"(?<=[A-Za-z\u00c0-\u024f])[{_INVISIBLE}]++(?=[A-Za-z\u00c0-\u024f])")
+_WORD_OF_LINE = Pattern(rf"[A-Za-z\u00c0-\u024f{_INVISIBLE}]{{1,100}}+")
 LINE_CAP = 2000
 """Characters of a line a split word's carrier holds at most (a text without line breaks is read in such pieces)."""
 
@@ -237,8 +240,13 @@ def _split_words(text: str) -> list[_Carrier]:
         start = max(text.rfind("\n", max(0, m.start() - LINE_CAP // 2), m.start()) + 1, m.start() - LINE_CAP // 2, 0)
         end = text.find("\n", m.end(), m.end() + LINE_CAP // 2)
         end = min(len(text), m.end() + LINE_CAP // 2) if end == -1 else end
-        inner = text[start:end].translate({ord(c): None for c in _INVISIBLE})
-        found.append(_Carrier("a line whose words invisible characters split", start, end, inner))
+        drop = {ord(c): None for c in _INVISIBLE}
+        split = tuple(w.translate(drop) for w in _WORD_OF_LINE.findall(text[start:end]) if not w.isalpha())
+        found.append(
+            _Carrier(
+                "a line whose words invisible characters split", start, end, text[start:end].translate(drop), split
+            )
+        )
     return found
 
 
@@ -355,6 +363,13 @@ def addresses_a_reader(inner: str) -> bool:
     return _ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
 
 
+_KEYWORD = Pattern(
+    _W0 + r"(?:reviewers?|graders?|evaluators?|judges?|assessors?|ai|llms?|models?|assistants?|bots?|agents?|ignore"
+    r"|disregard|previous|prior|instructions?|rubric|criteri(?:on|a)|pass(?:es|ed)?|approved?|compliant|verdict|nice"
+    r"|respond|return|mark)" + _W1
+)
+"""A word an attack splits with invisible characters to slip past a matcher (English, the matcher's language): a
+split word elsewhere is hyphenation ("ge\u00adneh\u00admigt")."""
 _ALWAYS = {
     "Unicode tag characters": "invisible ASCII a model reads",
     "a run of zero-width characters": "invisible bits a model can be told to read",
@@ -368,6 +383,9 @@ def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     for c in _carriers(text):
         if c.kind in _ALWAYS:
             name = f"{c.kind} spelling text ({_ALWAYS[c.kind]})"
+        elif c.split and not any(_KEYWORD.search(fold(word, casefold=True).text) for word in c.split):
+            continue  # a visible line: only a split word that speaks to a reader hides something ("Be\u00adwer\u00adtung" is
+            # German hyphenation)
         elif addresses_a_reader(c.inner) or _names_a_criterion(c.inner, ctx):
             name = f"{c.kind} that speaks to an automated reader"
         else:

@@ -221,6 +221,10 @@ BENIGN = [
         id="german-soft-hyphens",
     ),
     pytest.param(
+        "Die Pr\u00fcfer haben die Be\u00adwer\u00adtung ge\u00adneh\u00admigt; Sie m\u00fcssen nichts tun.",
+        id="german-soft-hyphens-beside-a-reviewer",
+    ),
+    pytest.param(
         "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645 \u0628\u0631\u0648\u0645 (I want to go)", id="persian-zwnj"
     ),
     pytest.param(
