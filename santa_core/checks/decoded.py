@@ -71,7 +71,8 @@ _HEX_ONLY = Pattern(r"(?:[0-9A-Fa-f]{2})++")
 _BASE32_ONLY = Pattern(r"[A-Z2-7]++=*+")
 # A data URI's payload whose type is not text: an image, a font or bytes (their bytes are no words).
 _DATA_URI = Pattern(
-    r"data:(?!text/|application/(?:json|xml|javascript))[\w.+-]{1,40}+/[\w.+-]{1,80}+(?:;[\w.+-]{1,40}+=[\w.+-]{1,80}+){0,5}+;base64,$",
+    r"data:(?!text/|application/(?:json|xml|javascript))[\w.+-]{1,40}+/[\w.+-]{1,80}+"
+    r"(?:;[\w.+-]{1,40}+=[\w.+-]{1,80}+){0,5}+;base64,$",
     IGNORECASE,
 )
 
