@@ -207,7 +207,8 @@ def _reversed(text: str) -> list[DecodedView]:
 
 # --- the confusables skeleton (Unicode UTS #39) ------------------------------------------------------------------
 # Why ICU: its SpoofChecker computes the skeleton of UTS #39 from the Unicode consortium's confusables data (ICU
-# 77.1: Unicode 16.0), kept current with ICU's releases; a hand-grown table misses what nobody thought of.
+# 77.1: Unicode 16.0), kept current with ICU's releases; a hand-grown table misses what nobody thought of. One
+# checker for every thread: ICU documents a configured checker as safe to use from many threads at once.
 _SPOOF = icu.SpoofChecker()
 _WORD = Pattern(r"[^\s\p{P}\p{S}]{2,200}+|\S")
 
@@ -281,13 +282,19 @@ _DECODERS = (_blobs, _rot13, _reversed, _skeletons, _percent, _entities)
 
 
 def views(text: str) -> list[DecodedView]:
-    """Every decoded view of the text, in order of decoder then place, within MAX_VIEWS and MAX_DECODED."""
+    """Every decoded view of the text, in order of decoder then place, within MAX_VIEWS and MAX_DECODED. A view that
+    decodes to the text of one kept already is not kept again: repeats (of an attack's padding or of an ordinary
+    page's) do not spend the caps."""
     kept: list[DecodedView] = []
+    seen: set[str] = set()
     total = 0
     for decoder in _DECODERS:
         for view in decoder(text):
             if len(kept) >= MAX_VIEWS or total >= MAX_DECODED:
                 return kept
+            if view.text in seen:
+                continue
+            seen.add(view.text)
             view = DecodedView(view.name, view.start, view.end, view.text[: MAX_DECODED - total])
             kept.append(view)
             total += len(view.text)

@@ -156,6 +156,13 @@ def test_the_views_are_capped_in_number_and_size() -> None:
     assert sum(len(v.text) for v in views(long)) <= MAX_DECODED
 
 
+def test_repeated_blobs_do_not_spend_the_caps() -> None:
+    """Fifty copies of one ordinary blob, then the attack: the copies are one view, so the attack is still read."""
+    text = " ".join([_b64("Nice shoes, ship them today please")] * 60 + [_b64(ATTACK)])
+    assert any(ATTACK in v.text for v in views(text))
+    assert {s.layer for s in find(text)} == {"decoded:base64"}
+
+
 def test_a_200k_text_of_base64_blobs_returns_within_budget() -> None:
     text = (" ".join(_b64(f"Nice shoes, item {i}, ship today") for i in range(5000)) + " ")[:200_000]
     injection._answers.clear()
