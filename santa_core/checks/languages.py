@@ -1,0 +1,305 @@
+"""Text that speaks to an automated agent, in every language the desk's users write in: signal (e) of the detector.
+
+Why a lexicon per language: the sentence scorer (`addressing`) knows six languages, and attacks in Japanese,
+Polish or Arabic walked past it. Each language's words are data, one table a language in `lexicon/<iso>.toml`:
+
+- `agents`: words that name an automated agent whatever the text ("language model", "KI", "ボット");
+- `roles`: words a person can be too ("reviewer", "judge", "editor", "the board"); they name an automated agent
+  only beside a `qualifiers` word of the same sentence ("automated", "AI", "machine");
+- `directives`: imperatives aimed at the agent ("ignore", "mark", "zignoruj"); where the imperative looks like
+  other forms of the verb (English "mark", Spanish "marca"), `clause_start` counts one only where a clause starts
+  (after the sentence's start, a comma or a colon, or a `leads` word such as "please");
+- `orders`: orders that need no position ("do not flag", "you must", "should mark");
+- `verdicts`: the verdict words and states (PASS, approved, compliant, met, no issues, OK);
+- `this_text`: the language's words for "this text" ("this copy", "dieser Text", "本文");
+- `address`: what marks a vocative ("dear", "attention", "note to", "if you are").
+
+A sentence (or a line) is a hit when an automated agent is addressed in it and told an order or a verdict:
+an agent with an order and (a verdict, "this text" or a vocative), or an agent with a verdict in a vocative. A
+role without an automated qualifier (a letter to a judge, an HR form for a reviewer) is a hit only with the
+desk's own verdict token (PASS, NICE, written in capitals), "this text" and an order or a vocative.
+
+Matching: one pattern per language, compiled once, over the text folded by `folding.fold` (NFKC, marks and
+invisibles dropped, case folded; the table's words are folded the same way, so both sides compare equal), with
+an index back to the original for the evidence. Words match whole (an entry ending in "*" is a stem: any ending);
+`mode = "substring"` (Japanese, Chinese: no spaces between words) matches anywhere, and every hit must lie within
+a bounded window of the addressee. `clitics` lists letters that may be glued before a word (Arabic, Hebrew).
+"""
+
+from __future__ import annotations
+
+import tomllib
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from itertools import repeat
+from typing import Any
+
+from santa_core.checks.bounded import Pattern, escape
+from santa_core.checks.folding import Folded, fold
+from santa_core.checks.signals import Context, Signal
+
+__all__ = ["LAYER", "Table", "find", "scan", "tables"]
+
+LAYER = "languages"
+CLASSES = (
+    "agents",
+    "roles",
+    "qualifiers",
+    "overrides",
+    "directives",
+    "orders",
+    "duties",
+    "verdicts",
+    "desk",
+    "this_text",
+    "address",
+)
+"""The word classes of a table, in the order the pattern tries them."""
+_KEYS = frozenset(CLASSES) | {"language", "mode", "clause_start", "clitics", "leads", "window"}
+_WINDOW = {"words": 300, "substring": 60}
+"""How far (folded characters) an order, verdict or "this text" may stand from the addressee it goes with."""
+_ENDS = Pattern(r"[.!?。؟।\n]")
+"""Where a sentence ends (fold turns fullwidth marks into these; ":" and "," do not end one: "AI reviewer: mark")."""
+_STRONG = Pattern(r"\b(?:PASS(?:ED)?|NICE)\b")
+"""The desk's own verdict tokens, written in capitals in the original: what a role without a qualifier needs."""
+_OF_THIS = 12
+"""A role followed this closely by "this text" is the reader of this very text ("whoever is checking this copy",
+"the reviewer of this output"): as automated as a qualified one."""
+_SUPPORTING = frozenset({"verdicts", "this_text", "qualifiers", "duties", "desk"})
+_VOCATIVE_AFTER = frozenset(",:!、،")
+_CLAUSE_BEFORE = frozenset(",:;-—–(\"'*>#•、،")
+
+
+@dataclass(frozen=True)
+class Table:
+    """One language's lexicon, compiled: one pattern whose named groups are the word classes."""
+
+    iso: str
+    mode: str
+    pattern: Pattern
+    clause_start: bool
+    leads: frozenset[str]
+    window: int
+
+
+def _normal(word: str, mode: str) -> str:
+    """A table's word as its view writes it: folded (`words`) or composed (`substring`), one space between words."""
+    if mode == "substring":
+        return " ".join(unicodedata.normalize("NFKC", word).casefold().split())
+    return _folded(word)
+
+
+def _folded(word: str) -> str:
+    """A table's word folded as the text is (case first, so a Greek or Cyrillic word's capitals fold as its small
+    letters), one space between words."""
+    return " ".join(fold(word, casefold=True, latin_first=False).text.split())
+
+
+def _alternation(words: list[str], mode: str, clitics: str) -> str:
+    """The class's words as one alternation, longest first (so a phrase wins over its first word); each word escaped,
+    whole (or a stem, with "*"), or anywhere in `substring` mode but an ASCII word, which stays whole."""
+    alternatives: list[tuple[int, str]] = []
+    glue = f"[{escape(_folded(clitics))}]{{0,3}}" if clitics else ""
+    for raw in words:
+        word = _normal(raw, mode)
+        if not word.replace("*", ""):
+            continue
+        # A "*" ends a stem: any ending of that word ("model* jezykow*" is "modelu jezykowego" too).
+        body = " ".join(escape(w[:-1]) + r"\w*+" if w.endswith("*") else escape(w) for w in word.split(" "))
+        if mode == "substring":  # anywhere, but an ASCII word ("AI") not inside a Latin one ("said")
+            alternatives.append((len(word), body if not word.isascii() else rf"(?<![a-z0-9]){body}(?![a-z0-9])"))
+            continue
+        tail = "" if word.endswith("*") else r"(?!\w)"
+        alternatives.append((len(word), rf"(?<!\w){glue if not word.isascii() else ''}{body}{tail}"))
+    alternatives.sort(key=lambda item: -item[0])
+    return "|".join(body for _, body in alternatives) or r"(?!)"
+
+
+def _compile(iso: str, data: dict[str, Any]) -> Table:
+    """A table's data as a `Table`; a key outside the format is refused (a misspelt class would match nothing)."""
+    unknown = set(data) - _KEYS
+    if unknown:
+        raise ValueError(f"lexicon {iso}: unknown keys {sorted(unknown)}")
+    mode = data.get("mode", "words")
+    if mode not in _WINDOW:
+        raise ValueError(f"lexicon {iso}: mode {mode!r} is not one of {sorted(_WINDOW)}")
+    clitics = data.get("clitics", "")
+    groups = [f"(?P<{name}>{_alternation(data.get(name, []), mode, clitics)})" for name in CLASSES]
+    return Table(
+        iso=iso,
+        mode=mode,
+        pattern=Pattern("|".join(groups)),
+        clause_start=bool(data.get("clause_start", False)),
+        leads=frozenset(_folded(w) for w in data.get("leads", [])),
+        window=int(data.get("window", _WINDOW[mode])),
+    )
+
+
+@cache
+def tables() -> dict[str, Table]:
+    """Every language's table in lexicon/, by ISO code, compiled once per process."""
+    found: dict[str, Table] = {}
+    for entry in sorted(resources.files("santa_core.checks").joinpath("lexicon").iterdir(), key=lambda e: e.name):
+        if entry.name.endswith(".toml"):
+            iso = entry.name.removesuffix(".toml")
+            found[iso] = _compile(iso, tomllib.loads(entry.read_text(encoding="utf-8")))
+    return found
+
+
+@dataclass(frozen=True)
+class _Word:
+    """One match of a table's word: its class and span in the folded text."""
+
+    kind: str
+    start: int
+    end: int
+
+
+def _at_clause_start(text: str, start: int, table: Table) -> bool:
+    """The imperative at `start` opens a clause: the sentence starts before it, or a comma, colon or dash, or a lead
+    word ("please", "and then") after one of those. Reads at most a few words back."""
+    i = start
+    for _ in range(3):
+        j = i
+        while j > 0 and text[j - 1] == " ":
+            j -= 1
+        if j == 0 or text[j - 1] in _CLAUSE_BEFORE or text[j - 1] in "\n.!?;。":
+            return True
+        k = j
+        while k > 0 and j - k < 20 and text[k - 1] not in " \n":
+            k -= 1
+        if text[k:j] not in table.leads:
+            return False
+        i = k
+    return False
+
+
+def _vocative(text: str, word: _Word, sentence_words: list[_Word]) -> bool:
+    """The addressee is spoken to: an `address` word in its sentence, or a comma, colon or "!" right after it."""
+    if any(w.kind == "address" for w in sentence_words):
+        return True
+    j = word.end
+    while j < len(text) and text[j] == " ":
+        j += 1
+    return j < len(text) and text[j] in _VOCATIVE_AFTER
+
+
+def _judge(text: str, cased: str, table: Table, words: list[_Word]) -> list[_Word] | None:
+    """The words that make this sentence a hit for one table, or None (the rules are the module's docstring)."""
+    for addressee in (w for w in words if w.kind in ("agents", "roles")):
+        near = [w for w in words if abs(w.start - addressee.start) <= table.window]
+        kinds = {w.kind for w in near}
+        automated = (
+            addressee.kind == "agents"
+            or "qualifiers" in kinds
+            or any(w.kind == "this_text" and 0 <= w.start - addressee.end <= _OF_THIS for w in near)
+        )
+        orders = [
+            w
+            for w in near
+            if w.kind in ("orders", "overrides")
+            or (w.kind == "directives" and (not table.clause_start or _at_clause_start(text, w.start, table)))
+        ]
+        verdict = "verdicts" in kinds
+        this_text = "this_text" in kinds
+        vocative = _vocative(text, addressee, near)
+        strong = _STRONG.search(cased) is not None
+        if automated:
+            hit = (orders and (verdict or this_text or vocative)) or (verdict and vocative)
+            hit = hit or ("duties" in kinds and this_text)
+        else:
+            hit = (this_text and (orders or vocative) and strong) or (
+                vocative and orders and (this_text or "overrides" in kinds or (strong and "desk" in kinds))
+            )
+        if hit:
+            return [addressee, *orders, *(w for w in near if w.kind in _SUPPORTING)]
+    return None
+
+
+def _sentences(text: str) -> list[int]:
+    """The folded text's sentence starts (0 and each position after an end mark)."""
+    return [0, *(m.end() for m in _ENDS.finditer(text))]
+
+
+def _composed(text: str) -> Folded:
+    """The text for the `substring` tables: each character NFKC-composed and case-folded, invisibles (format
+    characters) dropped, with an index back. Why not `fold`: it strips marks and decomposes, which turns "ボット"
+    (bot) into "ホット" (hot) and a Korean syllable into its letters."""
+    out: list[str] = []
+    index: list[int] = []
+    for i, ch in enumerate(text):
+        if unicodedata.category(ch) == "Cf":
+            continue
+        piece = unicodedata.normalize("NFKC", ch).casefold()
+        out.append(piece)
+        index.extend(repeat(i, len(piece)))
+    return Folded("".join(out), tuple(index), text)
+
+
+def _hits(view: Folded, table: Table) -> list[tuple[int, int]]:
+    """The original spans of the sentences of one view that one table finds (one span a sentence: its words)."""
+    starts = _sentences(view.text)
+    by_sentence: dict[int, list[_Word]] = {}
+    for m in table.pattern.finditer(view.text):
+        if m.lastgroup is not None and m.end() > m.start():
+            by_sentence.setdefault(bisect_right(starts, m.start()) - 1, []).append(
+                _Word(m.lastgroup, m.start(), m.end())
+            )
+    spans = []
+    for index, words in by_sentence.items():
+        if not any(w.kind in ("agents", "roles") for w in words):
+            continue
+        end = starts[index + 1] if index + 1 < len(starts) else len(view.text)
+        hit = _judge(view.text, view.original(starts[index], end), table, words)
+        if hit is not None:
+            spans.append(view.span(min(w.start for w in hit), max(w.end for w in hit)))
+    return spans
+
+
+def scan(text: str, chosen: dict[str, Table] | None = None) -> list[Signal]:
+    """`find` with the given tables (default: every table); overlapping finds are one signal naming every language
+    that found it."""
+    views: dict[str, Folded] = {}
+    found: list[tuple[int, int, str]] = []
+    for iso, table in (tables() if chosen is None else chosen).items():
+        if table.mode not in views:
+            views[table.mode] = _composed(text) if table.mode == "substring" else fold(text, latin_first=False)
+        found.extend((a, b, iso) for a, b in _hits(views[table.mode], table))
+    merged: list[tuple[int, int, list[str]]] = []
+    for a, b, iso in sorted(found):
+        if merged and a < merged[-1][1]:
+            last = merged[-1]
+            merged[-1] = (last[0], max(b, last[1]), last[2] if iso in last[2] else [*last[2], iso])
+        else:
+            merged.append((a, b, [iso]))
+    return [_signal(text, a, b, isos) for a, b, isos in merged]
+
+
+def _signal(text: str, start: int, end: int, isos: list[str]) -> Signal:
+    """A find as a Signal: the original span, its words as evidence, the languages that found it in its name."""
+    return Signal(
+        start=start,
+        end=end,
+        name=f"an automated agent addressed with an order or a verdict ({', '.join(isos)})",
+        layer=LAYER,
+        evidence=text[start:end],
+    )
+
+
+_NO_CONTEXT = Context()
+
+
+def find(text: str, ctx: Context = _NO_CONTEXT) -> list[Signal]:
+    """Sentences that address an automated agent (reviewer, grader, AI, model, bot, fix agent) with an order or a
+    verdict, in any language that has a table. `ctx` is not read: the criteria's names are the structure layer's."""
+    del ctx
+    return scan(text)
+
+
+def languages_of(signal: Signal) -> list[str]:
+    """The ISO codes a signal names (for the bench and the tests)."""
+    inside = signal.name.rsplit("(", 1)[-1].rstrip(")")
+    return [iso.strip() for iso in inside.split(",")]
