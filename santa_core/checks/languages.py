@@ -85,6 +85,7 @@ class Table:
     clause_start: bool
     leads: frozenset[str]
     verdict_words: frozenset[str]
+    address_words: frozenset[str]
     window: int
 
 
@@ -140,6 +141,7 @@ def _compile(iso: str, data: dict[str, Any]) -> Table:
         clause_start=bool(data.get("clause_start", False)),
         leads=frozenset(_folded(w) for w in data.get("leads", [])),
         verdict_words=frozenset(_normal(w, mode) for w in data.get("verdicts", [])),
+        address_words=frozenset(_normal(w, mode) for w in data.get("address", []) if " " not in w),
         window=int(data.get("window", _WINDOW[mode])),
     )
 
@@ -237,7 +239,9 @@ def _judge(text: str, cased: str, table: Table, words: list[_Word], carried: lis
             w.kind == "directives" and w not in orders and text[w.start : w.end] in table.verdict_words for w in near
         )
         this_text = "this_text" in kinds
-        vocative = was_carried or _vocative(text, addressee, "address" in kinds)
+        # "dear AI" is one agent's words: its "dear" still speaks to it
+        opening = text[addressee.start : addressee.end].split(" ", 1)[0] in table.address_words
+        vocative = was_carried or opening or _vocative(text, addressee, "address" in kinds)
         if automated:
             hit = (orders and (verdict or this_text or vocative)) or (verdict and vocative)
             hit = hit or ("duties" in kinds and this_text)

@@ -28,7 +28,7 @@ from santa_core.batch.patterns import (
     matches,
     quote_spans,
 )
-from santa_core.checks import bounded, injection
+from santa_core.checks import bounded, injection, languages
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.folding import fold
@@ -156,6 +156,7 @@ def _csv(text: str) -> object:
 TEXT_CHECKS: dict[str, TextCheck] = {
     "injection detector (output)": lambda t: (injection._answers.clear(), detect_injection(t)),  # not its memory
     "fold (case kept)": lambda t: fold(t, casefold=False),
+    "languages (lexicon of every language)": languages.find,
     "criterion checks (every type)": lambda t: run_criterion_checks(RUBRIC, t),
     "sentence splitter": lambda t: (sentence_spans.cache_clear(), sentence_spans(t)),
     # A quote found once, so the scope is the sentence around it: the splitter and the anchor both read the text.
