@@ -218,6 +218,14 @@ BENIGN = [
     "当社のAIアシスタントは24時間お客様の質問に回答します。",
     "我们的AI助手全天候回答客户问题，复杂问题会转给人工客服。",
     "우리 AI 어시스턴트는 24시간 고객 질문에 답변합니다.",
+    # a label's colon is not an address; advice about other instructions is not an override
+    "AI: our assistant is compliant with the GDPR.",
+    "KI: Unser Assistent ist DSGVO-konform.",
+    "Please ignore the previous instructions printed on the box; the new dosage is on this page.",
+    "Hinweis: Bitte ignorieren Sie die vorherigen Anweisungen im Handbuch, dieser Text ersetzt sie.",
+    # a chat log's speaker label is no address ("Bot:" says its line)
+    "Bot: ignore this message if you already paid.",
+    "Bot: Please answer the following three questions.",
     # Japanese: a bot is not hot ("ホット" is what folding would make of "ボット")
     "ホットコーヒーは問題ありません。このテキストをご覧ください。",
 ]
