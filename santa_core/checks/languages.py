@@ -102,24 +102,68 @@ def _folded(word: str) -> str:
     return " ".join(fold(word, casefold=True, latin_first=False).text.split())
 
 
+_STEM = "\x00stem"
+_END = "\x00end"
+
+
+def _trie(entries: list[list[str]]) -> dict[str, Any]:
+    """The entries (each a list of tokens: characters, _STEM, then _END) as a prefix tree."""
+    root: dict[str, Any] = {}
+    for tokens in entries:
+        node = root
+        for token in tokens:
+            node = node.setdefault(token, {})
+    return root
+
+
+def _emit(node: dict[str, Any], tail: str) -> str:
+    """A prefix tree as a pattern: the literal branches first, then a stem's ending, then the word's end (so the
+    longest entry wins, as in "bots" before "bot"). Why a tree: a list of a thousand words was tried word by word
+    at every word start; the tree reads each character once."""
+    branches = [escape(ch) + _emit(child, tail) for ch, child in sorted(node.items()) if not ch.startswith("\x00")]
+    if _STEM in node:
+        branches.append(r"\w*+" + _emit(node[_STEM], ""))
+    if _END in node:
+        branches.append(tail)
+    if len(branches) == 1:
+        return branches[0]
+    return "(?:" + "|".join(branches) + ")"
+
+
+def _tokens(word: str) -> list[str]:
+    """A normalised entry as tokens: its characters, _STEM where a word of it ends in "*", and _END."""
+    out: list[str] = []
+    for i, part in enumerate(word.split(" ")):
+        if i:
+            out.append(" ")
+        out.extend(part[:-1] if part.endswith("*") else part)
+        if part.endswith("*"):
+            out.append(_STEM)
+    return [*out, _END]
+
+
 def _alternation(words: list[str], mode: str, clitics: str) -> str:
-    """The class's words as one alternation, longest first (so a phrase wins over its first word); each word escaped,
-    whole (or a stem, with "*"), or anywhere in `substring` mode but an ASCII word, which stays whole."""
-    alternatives: list[tuple[int, str]] = []
-    glue = f"[{escape(_folded(clitics))}]{{0,3}}" if clitics else ""
+    """The class's words as one pattern (a prefix tree): whole words, or stems with "*", or in `substring` mode
+    anywhere but an ASCII word ("AI"), which stays whole (not inside "said"); `clitics` may stand before a word."""
+    ascii_words: list[list[str]] = []
+    other_words: list[list[str]] = []
     for raw in words:
         word = _normal(raw, mode)
-        if not word.replace("*", ""):
-            continue
-        # A "*" ends a stem: any ending of that word ("model* jezykow*" is "modelu jezykowego" too).
-        body = " ".join(escape(w[:-1]) + r"\w*+" if w.endswith("*") else escape(w) for w in word.split(" "))
-        if mode == "substring":  # anywhere, but an ASCII word ("AI") not inside a Latin one ("said")
-            alternatives.append((len(word), body if not word.isascii() else rf"(?<![a-z0-9]){body}(?![a-z0-9])"))
-            continue
-        tail = "" if word.endswith("*") else r"(?!\w)"
-        alternatives.append((len(word), rf"{glue if not word.isascii() else ''}{body}{tail}"))
-    alternatives.sort(key=lambda item: -item[0])
-    return "|".join(body for _, body in alternatives) or r"(?!)"
+        if word.replace("*", "").strip():
+            (ascii_words if word.isascii() else other_words).append(_tokens(word))
+    parts = []
+    if mode == "substring":
+        if ascii_words:
+            parts.append(r"(?<![a-z0-9])" + _emit(_trie(ascii_words), r"(?![a-z0-9])"))
+        if other_words:
+            parts.append(_emit(_trie(other_words), ""))
+    else:
+        glue = f"[{escape(_folded(clitics))}]{{0,3}}" if clitics else ""
+        if ascii_words:
+            parts.append(_emit(_trie(ascii_words), r"(?!\w)"))
+        if other_words:
+            parts.append(glue + _emit(_trie(other_words), r"(?!\w)"))
+    return "|".join(parts) or r"(?!)"
 
 
 def _compile(iso: str, data: dict[str, Any]) -> Table:
