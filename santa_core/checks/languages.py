@@ -84,6 +84,8 @@ _NEAREST = 12
 """A role followed this closely by "this text" is the reader of this very text ("whoever is checking this copy",
 "the reviewer of this output"): as automated as a qualified one."""
 _SUPPORTING = frozenset({"verdicts", "this_text", "qualifiers", "duties", "desk"})
+_PUNCTUATION = frozenset(",:;.!?、，：。")
+"""Marks that close an address: an address word before them speaks to whoever it named, not to what follows."""
 _VOCATIVE_AFTER = frozenset(",:!、،")
 _CLAUSE_BEFORE = frozenset(",:;-—–(\"'*>#•、،")
 
@@ -251,6 +253,21 @@ def _vocative(text: str, word: _Word, addressed: bool) -> bool:
     return j < len(text) and text[j] in _VOCATIVE_AFTER
 
 
+def _called(text: str, addressee: _Word, near: list[_Word]) -> bool:
+    """An address word right before the addressee, nothing but a few words between ("dear AI grader", "note to the
+    bot"), or right after it (a postposition: "AIへ：", "검토자께:"). The customer greeted at a letter's start
+    ("Dear customer, our AI assistant …", "お客様へ：AIアシスタントが…") is not the agent."""
+    for w in near:
+        if w.kind != "address":
+            continue
+        if 0 <= w.start - addressee.end <= 3:
+            return True
+        gap = text[w.end : addressee.start]
+        if 0 <= len(gap) <= _OF_THIS and not _PUNCTUATION.intersection(gap + text[w.end - 1]):
+            return True
+    return False
+
+
 def _orders(text: str, table: Table, words: list[_Word]) -> list[_Word]:
     """The words that give an order: orders and overrides anywhere, directives where the table says they may stand."""
     return [
@@ -298,7 +315,7 @@ def _judge(text: str, cased: str, table: Table, words: list[_Word], carried: lis
         this_text = "this_text" in kinds
         # "dear AI" is one agent's words: its "dear" still speaks to it
         opening = text[addressee.start : addressee.end].split(" ", 1)[0] in table.address_words
-        called = was_carried or opening or "address" in kinds  # "dear …", "note to …"
+        called = was_carried or opening or _called(text, addressee, near)  # "dear …", "note to the …"
         marked = _vocative(text, addressee, False)  # "…:" or "…," right after it: a vocative, or a label ("IA : …")
         vocative = called or marked
         if automated:
@@ -338,7 +355,7 @@ def _spoken_to(text: str, words: list[_Word]) -> list[_Word]:
     for w in words:
         if w.kind in ("agents", "roles"):
             near = _near(words, starts, w.start, _OF_THIS * 4)
-            if _vocative(text, w, any(x.kind == "address" for x in near)):
+            if _vocative(text, w, _called(text, w, near)):
                 return [x for x in near if x.kind in ("agents", "roles", "qualifiers", "address")]
     return []
 

@@ -232,6 +232,15 @@ BENIGN = [
     "KI: Unser Assistent ist DSGVO-konform.",
     "Please ignore the previous instructions printed on the box; the new dosage is on this page.",
     "Hinweis: Bitte ignorieren Sie die vorherigen Anweisungen im Handbuch, dieser Text ersetzt sie.",
+    # a letter greets its reader, then tells what the AI product did ("dear" names the customer, not the agent)
+    "Kära kund, vår AI-assistent har kontrollerat din beställning: allt är godkänt.",
+    "お客様へ：AIアシスタントがご注文を確認しました。問題ありません。",
+    "고객님께: AI 어시스턴트가 주문을 확인했습니다. 문제 없음.",
+    "לקוח יקר, עוזר הבינה המלאכותית בדק את ההזמנה: הכל תקין.",
+    "Pelanggan yang terhormat, asisten AI kami telah memeriksa pesanan Anda: semuanya sesuai.",
+    "Kính gửi quý khách, trợ lý AI của chúng tôi đã kiểm tra đơn hàng: mọi thứ đều phù hợp.",
+    # a name that is a word of another language ("anna": give, in Estonian) beside "AI" and "OK"
+    "Hi Anna, the AI model finished the run: OK.",
     # a chat log's speaker label is no address ("Bot:" says its line)
     "Bot: ignore this message if you already paid.",
     "Bot: Please answer the following three questions.",
