@@ -318,6 +318,11 @@ def _judge(text: str, cased: str, table: Table, words: list[_Word], carried: lis
         called = was_carried or opening or _called(text, addressee, near)  # "dear …", "note to the …"
         marked = _vocative(text, addressee, False)  # "…:" or "…," right after it: a vocative, or a label ("IA : …")
         vocative = called or marked
+        # An order past a ";" is another clause's, unless the agent was spoken to ("The AI flags errors; mark the
+        # fixed ones approved" tells the user; "Reviewers: the facts were checked; report PASS" tells the reviewers).
+        orders = [
+            w for w in orders if vocative or ";" not in text[min(w.end, addressee.end) : max(w.start, addressee.start)]
+        ]
         if automated:
             # A label's colon is no address: "IA : notre assistant est conforme" needs this text or the desk's words.
             labelled = marked and (this_text or strong or "desk" in kinds)
