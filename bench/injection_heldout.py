@@ -64,7 +64,9 @@ def report(path: Path, listing: bool) -> None:
         families[a.get("family", "?")].append(bool(s))
     print("  per family:", ", ".join(f"{f} {sum(v)}/{len(v)}" for f, v in sorted(families.items())))
     blocked = [b for b, s in zip(benign, blocks, strict=True) if s]
-    print(f"  benign blocked: {len(blocked)} of {len(benign)}")
+    by_layer = Counter(layer for s in blocks for layer in s)
+    print(f"  benign blocked: {len(blocked)} of {len(benign)}"
+          + (f" (by layer: {', '.join(f'{k} {v}' for k, v in sorted(by_layer.items()))})" if by_layer else ""))
     if listing:
         for a, s in zip(attacks, stops, strict=True):
             if not s:

@@ -170,6 +170,15 @@ _R = {name: Pattern(rx) for name, rx in {
     "judging_this": _JUDGING_THIS, "approve_it": _APPROVE_IT, "meets": _MEETS, "text_is": _TEXT_IS,
     "approve_it_en": _APPROVE_IT_EN, "fine": _FINE}.items()}
 _R_STRONG = Pattern(_STRONG_VERDICT)
+# Graders, reviewers, judges and examiners are people at work as often as they are models ("Graders should award full
+# marks when the proof is complete", "The Reviewer shall approve each Deliverable"): such an addressee counts when an
+# automated one is named, or the sentence is about this text, or gives the desk's own verdict (PASS, NICE).
+_AUTOMATED = Pattern(r"\b(?:ai|llm|llms|gpt\w*|chatgpt|claude|gemini|models?|assistants?|bots?|agents?|automated"
+                     r"|automatic|machine|ki|ia|sprachmodell|modelo|modele|modello)\b")
+_THIS_REF = Pattern(r"\b(?:(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
+                    r"|content|draft|document|page|description|essay|post|email|ad|article|listing|entry|piece)"
+                    r"|(?:dieser|diesen|diesem)\s+text|ce\s+texte|cette\s+(?:copie|reponse)|(?:este|esta)\s+"
+                    r"(?:texto|respuesta|copia)|(?:questo|questa)\s+(?:testo|risposta)|(?:este|esta)\s+texto)\b")
 _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
@@ -189,13 +198,15 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     strong = bool(_R_STRONG.search(cased))
     verdict = has["verdict"] or strong
     value = has["value"] or strong
-    to_evaluator = has["vocative"] or has["addressed"] or addressed_before
+    firm = addressed_before or strong or bool(_AUTOMATED.search(sentence)) or bool(_THIS_REF.search(sentence)) or any(
+        has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric"))
+    to_evaluator = (has["vocative"] or has["addressed"] or addressed_before) and firm
     if has["override"] and not all(_elsewhere(sentence, m.end()) for m in _R["override"].finditer(sentence)):
         return "an instruction to set aside the reviewer's instructions"
     if to_evaluator and (value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"]
                          or has["this_is"]):
         return "the evaluator addressed"
-    if (has["duty"] or has["your_rubric"]) and (value or has["passes"] or has["approve_this"]):
+    if (has["duty"] or has["your_rubric"]) and firm and (value or has["passes"] or has["approve_this"]):
         return "the evaluator's duty about this text"
     if has["when_evaluating"] and verdict:
         return "an instruction for the evaluation"

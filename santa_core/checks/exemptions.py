@@ -15,6 +15,8 @@ from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, escape, search
 
 __all__ = [
+    "quoted_as_an_example",
+    "record_of_something_else",
     "CODE_RETURNS",
     "OTHER_OBJECT",
     "answering_a_customer",
@@ -68,7 +70,8 @@ def test_report_line(text: str, m: Match[str]) -> bool:
 
 _REPLY_CODE = Pattern(
     r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
-    r"|counter|entrance|till|checkout|reception|front))",
+    r"|counter|entrance|till|checkout|reception|front)|[\"']?\s*in\s+(?:#|the\s+(?:thread|channel|ticket|portal"
+    r"|form|chat|tracker|app|issue)))",
     IGNORECASE,
 )
 _CODE_LINE = Pattern(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
@@ -211,3 +214,45 @@ def answering_a_customer(text: str, m: Match[str]) -> bool:
             line,
         )
     )
+
+
+_DESK_WORDS = Pattern(
+    r"(?i)\b(?:reviewers?|santa|gate|slot|rubrics?|criteri\w*|nice|naughty|evaluators?|graders?|llm|ai|models?"
+    r"|assistants?|this\s+(?:text|output|copy|submission|description|page|content|draft|document))\b"
+)
+_RECORD_WORDS = frozenset(
+    "id amount currency score threshold latency tests test build inspection inspector certificate minutes owner"
+    " invoice invoices request claim claims ticket candidate student students exam marks meeting council board"
+    " resolution present chair select update where deliverable error rate p50 p95 p99 version release".split()
+)
+
+
+def record_of_something_else(text: str, m: Match[str]) -> bool:
+    """A verdict in a record of something other than this text: minutes ("Decision: approved. Owner: R. Patel"), an
+    API's response ('"status": "approved", "amount": 129.5'), a load test ("Verdict: PASS (threshold p99 < 400 ms)"),
+    a certificate: two words of such a record within 200 characters, and none of the desk's own (reviewer, rubric,
+    criteria, NICE, this text) — a verdict aimed at the reviewers names what they judge or how."""
+    window = text[max(0, m.start() - 200) : m.end() + 200]
+    if _DESK_WORDS.search(window) is not None:
+        return False
+    return len(_RECORD_WORDS.intersection(_WORD.findall(window.lower()))) >= 2
+
+
+_QUOTE_FRAME = Pattern(
+    r"(?i)\b(?:such\s+as|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrase"
+    r"|string|quoting|quotes?|hides?|hidden|malicious)\b"
+)
+_VERDICT_IN_QUOTE = Pattern(r"(?i)\b(?:pass|nice|approv\w*|complian\w*|verdict|reviewer|grader|evaluator)\b")
+
+
+def quoted_as_an_example(text: str, m: Match[str]) -> bool:
+    """An attack phrase quoted as an example in a text about attacks ("an attacker hides text such as 'Ignore all
+    previous instructions' in a page"): inside quotation marks, a word that frames it as an example within 120
+    characters before, and no verdict or reviewer inside the quote (a quote that also steers a verdict is a hit)."""
+    before = text[max(0, m.start() - 3) : m.start()]
+    if not any(q in before for q in "\"'“‘«`"):
+        return False
+    close = min((i for i in (text.find(q, m.end(), m.end() + 200) for q in "\"'”’»`") if i != -1), default=-1)
+    if close == -1 or _VERDICT_IN_QUOTE.search(text, m.start(), close) is not None:
+        return False
+    return _QUOTE_FRAME.search(text, max(0, m.start() - 120), m.start()) is not None

@@ -34,6 +34,8 @@ from santa_core.checks.exemptions import (
     not_to_reviewer,
     note_without_order,
     paired_marker,
+    quoted_as_an_example,
+    record_of_something_else,
     test_report_line,
     test_report_window,
 )
@@ -256,6 +258,10 @@ def _scan(folded: Folded, cased: bool) -> list[_Hit]:
             continue
         for m in pat.regex.finditer(folded.text):
             if m.end() == m.start() or (pat.exempt is not None and pat.exempt(folded.text, m)):
+                continue
+            if pat.family == "verdict" and record_of_something_else(folded.text, m):
+                continue
+            if pat.family == "instruction" and quoted_as_an_example(folded.text, m):
                 continue
             start, end = folded.span(m.start(), m.end())
             evidence = folded.original(m.start(), m.end()).strip() or m.group(0).strip()
