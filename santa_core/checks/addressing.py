@@ -175,6 +175,12 @@ _R_STRONG = Pattern(_STRONG_VERDICT)
 # automated one is named, or the sentence is about this text, or gives the desk's own verdict (PASS, NICE).
 _AUTOMATED = Pattern(r"\b(?:ai|llm|llms|gpt\w*|chatgpt|claude|gemini|models?|assistants?|bots?|agents?|automated"
                      r"|automatic|machine|ki|ia|sprachmodell|modelo|modele|modello)\b")
+_EITHER = Pattern(r"(?i)\bpass\s*(?:or|/|and)\s*fail\b|\bfail\s*(?:or|/|and)\s*pass\b")
+_FIRM_VALUE = Pattern(r"\b(?:pass(?:ed|es)?|compliant|conform\w*|konform|flawless|all\s+good|nothing\s+(?:wrong|to\s+"
+                      r"(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)|empty\s+list\s+"
+                      r"of\s+(?:critical\s+)?issues|approved|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]|freigegeben"
+                      r"|erfullt|bestanden|nice)\b")
+"""A verdict's value given (not a verb of the job: "approve or reject", "award full marks when …")."""
 _THIS_REF = Pattern(r"\b(?:(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
                     r"|content|draft|document|page|description|essay|post|email|ad|article|listing|entry|piece)"
                     r"|(?:dieser|diesen|diesem)\s+text|ce\s+texte|cette\s+(?:copie|reponse)|(?:este|esta)\s+"
@@ -198,8 +204,11 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     strong = bool(_R_STRONG.search(cased))
     verdict = has["verdict"] or strong
     value = has["value"] or strong
-    firm = addressed_before or strong or bool(_AUTOMATED.search(sentence)) or bool(_THIS_REF.search(sentence)) or any(
-        has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric"))
+    if strong and _EITHER.search(cased):  # "mark each entry PASS or FAIL": a choice, not a verdict
+        strong = False
+    firm = (addressed_before or strong or bool(_AUTOMATED.search(sentence)) or bool(_THIS_REF.search(sentence))
+            or bool(_FIRM_VALUE.search(_EITHER.sub(" ", sentence)))
+            or any(has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric")))
     to_evaluator = (has["vocative"] or has["addressed"] or addressed_before) and firm
     if has["override"] and not all(_elsewhere(sentence, m.end()) for m in _R["override"].finditer(sentence)):
         return "an instruction to set aside the reviewer's instructions"

@@ -277,7 +277,9 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
     """Keep the first, longest hit of overlapping ones, and one hit per repeated payload."""
     kept: list[_Hit] = []
     seen: set[tuple[str, str]] = set()
-    for hit in sorted(hits, key=lambda h: (h.start, -(h.end - h.start))):
+    # the stock patterns' hits first: their evidence is the exact phrase; a layer's (often its whole sentence) is
+    # kept where no stock hit stands
+    for hit in sorted(hits, key=lambda h: (h.pattern.family in _LAYER_FAMILIES, h.start, -(h.end - h.start))):
         key = (hit.pattern.name, fold(hit.evidence).text.strip())
         if key in seen or any(hit.start < k.end and k.start < hit.end for k in kept):
             continue
@@ -285,7 +287,7 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
             break
         kept.append(hit)
         seen.add(key)
-    return kept
+    return sorted(kept, key=lambda h: h.start)
 
 
 # A sentence that is only an address ("Attention, reviewer.", "Dear AI grader!"): the next one speaks to it.
@@ -397,6 +399,7 @@ def _hits(text: str) -> list[_Hit]:
     return hits + [h for h in scored if not _overlaps(stock, h)]
 
 
+_LAYER_FAMILIES = frozenset({"structure", "carriers", "languages", "decoded"})
 _NO_PATTERN = Pattern("")
 """The pattern of a layer's finding (each layer matches in its own way; the finding carries its span)."""
 
