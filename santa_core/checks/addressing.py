@@ -6,9 +6,11 @@ Pure regular expressions over folded text (lowercase, ASCII-ish, single spaces).
 
 from __future__ import annotations
 
+from regex import Match
+
 from santa_core.checks.bounded import Pattern
 
-__all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "sentence_family"]
+__all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "quoted_as_an_example", "sentence_family"]
 
 _EVALUATION_WORDS = Pattern(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
                                r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
@@ -188,6 +190,26 @@ _THIS_REF = Pattern(r"\b(?:(?:this|the\s+(?:following|above|present))\s+(?:text|
 _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
+_QUOTE_FRAME = Pattern(
+    r"(?i)\b(?:such\s+as|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrase"
+    r"|string|quoting|quotes?|hides?|hidden|malicious)\b"
+)
+_VERDICT_IN_QUOTE = Pattern(r"(?i)\b(?:pass|nice|approv\w*|complian\w*|verdict|reviewer|grader|evaluator)\b")
+
+
+def quoted_as_an_example(text: str, m: Match[str]) -> bool:
+    """An attack phrase quoted as an example in a text about attacks ("an attacker hides text such as 'Ignore all
+    previous instructions' in a page"): inside quotation marks, a word that frames it as an example within 120
+    characters before, and no verdict or reviewer inside the quote (a quote that also steers a verdict is a hit)."""
+    before = text[max(0, m.start() - 3) : m.start()]
+    if not any(q in before for q in "\"'“‘«`"):
+        return False
+    close = min((i for i in (text.find(q, m.end(), m.end() + 200) for q in "\"'”’»`") if i != -1), default=-1)
+    if close == -1 or _VERDICT_IN_QUOTE.search(text, m.start(), close) is not None:
+        return False
+    return _QUOTE_FRAME.search(text, max(0, m.start() - 120), m.start()) is not None
+
+
 def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) -> str | None:
     """Why one folded sentence addresses its evaluator ("instruction"), or None.
 
@@ -210,7 +232,8 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
             or bool(_FIRM_VALUE.search(_EITHER.sub(" ", sentence)))
             or any(has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric")))
     to_evaluator = (has["vocative"] or has["addressed"] or addressed_before) and firm
-    if has["override"] and not all(_elsewhere(sentence, m.end()) for m in _R["override"].finditer(sentence)):
+    if has["override"] and not all(_elsewhere(sentence, m.end()) or quoted_as_an_example(sentence, m)
+                                   for m in _R["override"].finditer(sentence)):
         return "an instruction to set aside the reviewer's instructions"
     if to_evaluator and (value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"]
                          or has["this_is"]):

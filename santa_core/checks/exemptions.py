@@ -11,6 +11,7 @@ from __future__ import annotations
 from regex import IGNORECASE, Match
 
 from santa_core.checks.addressing import EVALUATION_WORDS as _EVALUATION_WORDS
+from santa_core.checks.addressing import quoted_as_an_example
 from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, escape, search
 
@@ -238,21 +239,3 @@ def record_of_something_else(text: str, m: Match[str]) -> bool:
     return len(_RECORD_WORDS.intersection(_WORD.findall(window.lower()))) >= 2
 
 
-_QUOTE_FRAME = Pattern(
-    r"(?i)\b(?:such\s+as|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrase"
-    r"|string|quoting|quotes?|hides?|hidden|malicious)\b"
-)
-_VERDICT_IN_QUOTE = Pattern(r"(?i)\b(?:pass|nice|approv\w*|complian\w*|verdict|reviewer|grader|evaluator)\b")
-
-
-def quoted_as_an_example(text: str, m: Match[str]) -> bool:
-    """An attack phrase quoted as an example in a text about attacks ("an attacker hides text such as 'Ignore all
-    previous instructions' in a page"): inside quotation marks, a word that frames it as an example within 120
-    characters before, and no verdict or reviewer inside the quote (a quote that also steers a verdict is a hit)."""
-    before = text[max(0, m.start() - 3) : m.start()]
-    if not any(q in before for q in "\"'“‘«`"):
-        return False
-    close = min((i for i in (text.find(q, m.end(), m.end() + 200) for q in "\"'”’»`") if i != -1), default=-1)
-    if close == -1 or _VERDICT_IN_QUOTE.search(text, m.start(), close) is not None:
-        return False
-    return _QUOTE_FRAME.search(text, max(0, m.start() - 120), m.start()) is not None
