@@ -17,6 +17,7 @@ from santa_core.checks.bounded import Pattern, escape, search
 
 __all__ = [
     "quoted_as_an_example",
+    "record_at",
     "record_of_something_else",
     "CODE_RETURNS",
     "OTHER_OBJECT",
@@ -229,11 +230,16 @@ _RECORD_WORDS = frozenset(
 
 
 def record_of_something_else(text: str, m: Match[str]) -> bool:
+    """`record_at` for a pattern's match."""
+    return record_at(text, m.start(), m.end())
+
+
+def record_at(text: str, start: int, end: int) -> bool:
     """A verdict in a record of something other than this text: minutes ("Decision: approved. Owner: R. Patel"), an
     API's response ('"status": "approved", "amount": 129.5'), a load test ("Verdict: PASS (threshold p99 < 400 ms)"),
     a certificate: two words of such a record within 200 characters, and none of the desk's own (reviewer, rubric,
     criteria, NICE, this text) — a verdict aimed at the reviewers names what they judge or how."""
-    window = text[max(0, m.start() - 200) : m.end() + 200]
+    window = text[max(0, start - 200) : end + 200]
     if _DESK_WORDS.search(window) is not None:
         return False
     return len(_RECORD_WORDS.intersection(_WORD.findall(window.lower()))) >= 2

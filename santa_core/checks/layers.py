@@ -18,14 +18,21 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from santa_core.checks import carriers, decoded, languages, structure
+from santa_core.checks.exemptions import record_at
 from santa_core.checks.signals import Context, Signal
 
 __all__ = ["LAYERS", "layered"]
 
 Find = Callable[[str, Context], list[Signal]]
 
+def _structure(text: str, ctx: Context) -> list[Signal]:
+    """The structural signals, but for a verdict in a record of something else (minutes, an API's response, a load
+    test, an inspection): the stock patterns' exemption (`exemptions.record_at`) holds for every layer."""
+    return [s for s in structure.find(text, ctx) if not record_at(text, s.start, s.end)]
+
+
 LAYERS: tuple[tuple[str, Find], ...] = (
-    ("structure", structure.find),
+    ("structure", _structure),
     ("carriers", carriers.find),
     ("languages", languages.find),
 )
