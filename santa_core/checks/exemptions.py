@@ -219,13 +219,14 @@ def answering_a_customer(text: str, m: Match[str]) -> bool:
 
 
 _DESK_WORDS = Pattern(
-    r"(?i)\b(?:reviewers?|santa|gate|slot|rubrics?|criteri\w*|nice|naughty|evaluators?|graders?|llm|ai|models?"
-    r"|assistants?|this\s+(?:text|output|copy|submission|description|page|content|draft|document))\b"
+    r"(?i)\b(?:reviewers?|santa|gate|slot|rubrics?|criteri\w*|nice|naughty|evaluators?|graders?"
+    r"|this\s+(?:text|output|copy|submission|description|page|content|draft|document))\b"
 )
 _RECORD_WORDS = frozenset(
     "id amount currency score threshold latency tests test build inspection inspector certificate minutes owner"
     " invoice invoices request claim claims ticket candidate student students exam marks meeting council board"
-    " resolution present chair select update where deliverable error rate p50 p95 p99 version release".split()
+    " resolution present chair select update where deliverable error rate p50 p95 p99 version release feature action"
+    " items agenda".split()
 )
 
 
@@ -243,5 +244,3 @@ def record_at(text: str, start: int, end: int) -> bool:
     if _DESK_WORDS.search(window) is not None:
         return False
     return len(_RECORD_WORDS.intersection(_WORD.findall(window.lower()))) >= 2
-
-
