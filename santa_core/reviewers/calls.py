@@ -17,7 +17,8 @@ from typing import Any
 import tenacity
 from pydantic import BaseModel, ValidationError
 
-from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, text_hash
+from santa_core.checks.extraction import judge_quotes
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text, text_hash
 from santa_core.models import (
     FixPlan,
     LLMCall,
@@ -420,6 +421,13 @@ class ScreenAnswer:
     usage: Usage
     cost_usd: float
     error: str | None
+    cut_off: bool = False
+    """The answer ran out of its room (the extraction check reads only the lines it finished)."""
+
+
+def empty_answer(model: str) -> str:
+    """The error of a screen answer with no text (it says nothing either way)."""
+    return f"screening model {model} answered with no text"
 
 
 class ModelScreen(StructuredCaller):
@@ -438,15 +446,34 @@ class ModelScreen(StructuredCaller):
         empty)."""
         raise NotImplementedError
 
+    def _extract_body(self, spec: str, output: str) -> dict:
+        """The extraction request (`santa_core.checks.extraction`): plain text, room for a few quotes."""
+        raise NotImplementedError
+
+    def _read_extraction(self, answer: Any, body: dict) -> ScreenAnswer:
+        """The answer's text, usage and cost; `error` when refused or unfinished (empty is no quote), `cut_off`."""
+        raise NotImplementedError
+
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`).
 
         A refused, unfinished or empty answer says nothing either way: it is asked for again (a fresh key),
         up to `answer_attempts` calls, each logged and costed. A verdict (clean, took over) is never asked again.
         """
+        return self._asked(lambda: self._screen_once(text, role))
+
+    def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
+        """Ask the model to quote every sentence of the spec and output that addresses an automated reader or gives
+        a verdict, in its own call (own fence, own nonce), and check the quotes against the texts; never raises.
+        Quoted: any quote found (`extraction.judge_quotes`). Asked again as `screen` is, while the answer says
+        nothing (refused, unfinished, cut off before any finding)."""
+        return self._asked(lambda: self._extract_once(spec, output, role))
+
+    def _asked(self, once: Callable[[], tuple[ScreenResult, bool]]) -> ScreenResult:
+        """`once()` until it gives a verdict, at most `answer_attempts` times; the result carries every call."""
         earlier: list[ScreenResult] = []
         while True:
-            result, retryable = self._screen_once(text, role)
+            result, retryable = once()
             if not retryable or len(earlier) + 1 >= self.answer_attempts:
                 break
             earlier.append(result)
@@ -483,6 +510,37 @@ class ModelScreen(StructuredCaller):
         return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error,
                             cost_usd=sum(c.cost_usd for c in calls), calls=calls), verdict == "error"
 
+    def _extract_once(self, spec: str, output: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
+        """One extraction call: its result, and whether its answer said nothing (worth asking again)."""
+        text = screened_text(spec, output)
+        start, body, failed = time.perf_counter(), {}, []
+        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "check": "extraction"}
+        try:
+            body = self._extract_body(spec, output)
+            answer = self._deliver("screen", body, failed)
+        except CallNotRecorded:
+            raise  # nothing was sent: the run is interrupted, not screened
+        except Exception as exc:  # noqa: BLE001 - fail closed: a failed extraction is an error, never clean
+            last = self._failed(exc, body, time.perf_counter() - start)
+            calls = [r.as_llm_call("screen", self.name) for r in (*failed, last)]
+            return ScreenResult(**base, verdict="error", error=last.error, calls=calls,
+                                cost_usd=sum(c.cost_usd for c in calls)), False
+        try:
+            read = self._read_extraction(answer, body)
+        except Exception as exc:  # noqa: BLE001 - an answer no reader foresaw says nothing either way
+            bad = unreadable(answer, body, exc, self.name, time.perf_counter() - start)
+            read = ScreenAnswer(bad.raw_text, bad.usage, bad.cost_usd, bad.error)
+        quotes = [] if read.error else judge_quotes(text, read.text, finished=not read.cut_off)
+        if not read.error and not quotes and read.cut_off:
+            room = body.get("max_tokens") or body.get("max_completion_tokens")
+            read.error = f"the extraction answer was cut off at {room} tokens before any quote found in the text"
+        verdict = "error" if read.error else "quoted" if quotes else "clean"
+        call = LLMCall(purpose="screen", model=self.name, request=body, response=read.text, usage=read.usage,
+                       cost_usd=read.cost_usd, latency_s=time.perf_counter() - start, error=read.error)
+        calls = [*(r.as_llm_call("screen", self.name) for r in failed), call]
+        return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error, quotes=quotes,
+                            cost_usd=sum(c.cost_usd for c in calls), calls=calls), verdict == "error"
+
 
 class UnavailableModel:
     """A model the desk cannot call as configured (an unknown provider, no key): every answer is that error, so
@@ -505,3 +563,8 @@ class UnavailableModel:
         """An error result (a screen that cannot run never says clean)."""
         return ScreenResult(role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error",
                             error=self.problem)
+
+    def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
+        """An error result (an extraction check that cannot run never says clean)."""
+        return ScreenResult(role=role, text_hash=text_hash(screened_text(spec, output)), model=self.name,
+                            verdict="error", error=self.problem, check="extraction")
