@@ -78,7 +78,7 @@ def _view(text: str) -> tuple[str, list[int]]:
     out: list[str] = []
     index: list[int] = []
     for ch, at in zip(folded.text, folded.index, strict=True):
-        if ch in _MARKUP:
+        if ch in _MARKUP or text[at] in _MARKUP:  # the original's too: the fold turns "`" into "'"
             continue
         if ch.isspace():
             if not out or out[-1] == " ":

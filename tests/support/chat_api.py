@@ -154,13 +154,11 @@ class ChatStub(LoopbackServer):
                     {"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in self.models]})
             if route != "/v1/chat/completions":
                 return Reply(404, {}, {"error": {"message": f"no route {method} {route}", "type": "not_found"}})
-            screen = self.screen
-            if screen is not None and screen_key(as_messages_body(body)) is not None:
-                return to_chat(screen(body), body)
-            extract = self.extract
-            if extract is not None and is_extraction(as_messages_body(body)):
-                return to_chat(extract(body), body)
-            scripted = self._queue.popleft() if self._queue else None
+            screen = self.screen if screen_key(as_messages_body(body)) is not None else None
+            screen = screen or (self.extract if is_extraction(as_messages_body(body)) else None)
+            scripted = self._queue.popleft() if self._queue and screen is None else None
+        if screen is not None:  # outside the lock: a handler that holds its answer holds no other request
+            return to_chat(screen(body), body)
         if scripted is not None:
             return to_chat(scripted, body)
         if self.handler is not None:

@@ -441,13 +441,11 @@ class MessagesStub(LoopbackServer):
                 return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
             if method == "GET" and path.split("?")[0] == "/v1/models":  # the free model list (desk.connection)
                 return self.models_reply
-            screen = self.screen
-            if screen is not None and isinstance(body, dict) and screen_key(body) is not None:
-                return as_reply(screen(body), body)
-            extract = self.extract
-            if extract is not None and is_extraction(body):
-                return as_reply(extract(body), body)
-            scripted = self._queue.popleft() if self._queue else None
+            screen = self.screen if isinstance(body, dict) and screen_key(body) is not None else None
+            screen = screen or (self.extract if is_extraction(body) else None)
+            scripted = self._queue.popleft() if self._queue and screen is None else None
+        if screen is not None:  # outside the lock: a handler that holds its answer holds no other request
+            return as_reply(screen(body), body)
         return self._resolve(scripted, body)
 
     def _resolve(self, scripted: Any, body: dict) -> Reply:
