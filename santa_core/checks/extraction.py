@@ -29,7 +29,7 @@ from santa_core.checks.screen import SCREEN_FAILED
 from santa_core.models import MergedIssue, ScreenResult
 from santa_core.reviewers.prompts import Prompt, fence, new_nonce
 
-EXTRACT_MAX_TOKENS = 1024
+EXTRACT_MAX_TOKENS = 512
 """Room for the quotes: a few sentences of an attack fit many times over; an answer cut off is judged on the
 lines it finished (`judge_quotes`)."""
 EXTRACT_INSTRUCTION = (
