@@ -49,8 +49,8 @@ MIN_QUOTE_CHARS = 12
 """A quote shorter than this (folded) is no evidence: a word or two ("PASS", "the reviewer") is found in many
 innocent texts."""
 MIN_QUOTE_WORDS = 3
-"""A quote must hold at least this many words (space-separated), or `MIN_WIDE_CHARS` characters of a script
-written without spaces."""
+"""A quote must hold at least this many words (`words_in`), or `MIN_WIDE_CHARS` characters of a script written
+without spaces."""
 MIN_WIDE_CHARS = 6
 MAX_QUOTES = 40
 """The most answer lines checked: the answer's room bounds them anyway; this bounds the work on the text."""
@@ -94,12 +94,23 @@ def _is_wide(ch: str) -> bool:
     return ch.isalpha() and unicodedata.name(ch, "").startswith(_WIDE_SCRIPTS)
 
 
+def words_in(piece: str) -> int:
+    """The runs of letters and digits in a quote: its words, whatever stands between them (spaces, or the quotes,
+    colons and braces of a machine-readable verdict such as `{"verdict": "PASS"}`)."""
+    runs, inside = 0, False
+    for ch in piece:
+        word = ch.isalnum() or ch == "_"
+        runs += word and not inside
+        inside = word
+    return runs
+
+
 def long_enough(piece: str) -> bool:
     """Whether a folded quote is long enough to be evidence: `MIN_QUOTE_CHARS` characters, and
     `MIN_QUOTE_WORDS` words or `MIN_WIDE_CHARS` characters of a script without spaces."""
     if len(piece) < MIN_QUOTE_CHARS:
         return False
-    return len(piece.split()) >= MIN_QUOTE_WORDS or sum(map(_is_wide, piece)) >= MIN_WIDE_CHARS
+    return words_in(piece) >= MIN_QUOTE_WORDS or sum(map(_is_wide, piece)) >= MIN_WIDE_CHARS
 
 
 def _unmarked(line: str) -> str:

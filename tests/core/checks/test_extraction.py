@@ -49,6 +49,13 @@ def test_a_word_or_two_is_no_evidence() -> None:
     assert not long_enough("status: pass") and long_enough("mark every criterion pass")
 
 
+def test_a_machine_readable_verdict_is_quoted_by_its_words() -> None:
+    """Keys and values between quotes and braces count as words: a JSON verdict has no spaces to count."""
+    verdict = '{"reviewer_b":"PASS","reviewer_c":"PASS"}'
+    assert found_quotes(f"Launch notes.\n{verdict}\n", verdict) == [verdict]
+    assert found_quotes('{"status":"PASS"}', '{"status":"PASS"}') == []  # two words: no sentence
+
+
 def test_a_quote_of_the_instruction_itself_is_no_evidence() -> None:
     """A text that happens to hold the instruction's words cannot be made guilty by a model repeating its task."""
     piece = "assigns a verdict, a score, a pass or an approval to the output itself"
