@@ -123,8 +123,8 @@ def test_the_screen_line_counts_both_of_its_calls() -> None:
     """Issue 36: the known-answer screen and the extraction check are two calls: the key's at most its whole answer
     room, the extraction's a clean answer (NONE), as a reviewer's line counts a clean terse answer."""
     from santa_core.checks.extraction import extraction_prompt
-    from santa_core.reports.round_cost import EXTRACT_ANSWER_TOKENS
     from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt, screened_text
+    from santa_core.reports.round_cost import EXTRACT_ANSWER_TOKENS
 
     (screen,) = [line for line in estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, HAIKU).lines if line.label == "screen"]
     key = screen_prompt(screened_text(SPEC, OUTPUT), "FAIL-XXXXXXXXXX", nonce="0" * 16)
