@@ -29,10 +29,7 @@ from santa_core.reviewers.calls import (
     CallResult,
     ModelFixer,
     ModelReviewer,
-    ModelScreen,
-    ScreenAnswer,
     StructuredCaller,
-    empty_answer,
     retries_note,
     review_outcome,
     status_text,
@@ -41,6 +38,7 @@ from santa_core.reviewers.calls import (
     without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
+from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 __all__ = ["DEFAULT_ANSWER_ATTEMPTS", "DEFAULT_MAX_TOKENS", "MAX_RETRY_TOKENS", "AnthropicFixer", "AnthropicReviewer",
            "AnthropicScreen", "CallResult", "review_outcome", "summarise_validation"]

@@ -34,10 +34,7 @@ from santa_core.reviewers.calls import (
     CallResult,
     ModelFixer,
     ModelReviewer,
-    ModelScreen,
-    ScreenAnswer,
     StructuredCaller,
-    empty_answer,
     raw_of,
     retries_note,
     status_text,
@@ -45,6 +42,7 @@ from santa_core.reviewers.calls import (
     without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt
+from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 MAX_TOKENS = 10_000_000
 """More tokens than any one call could carry: a usage above it is nonsense, not a bill."""
