@@ -13,12 +13,14 @@ import subprocess
 import sys
 import threading
 import time
+from html import escape as html_escape
 from pathlib import Path
 
 from sqlmodel import Session, select
 
 from santa_core.checks import detect_injection
 from santa_core.models import RunStatus
+from santa_core.reports.record import to_html, to_pdf
 from storage.hashing import json_hash
 from storage.records import verification_record
 from storage.runs import RunStore
@@ -61,6 +63,9 @@ def test_a_model_that_quotes_the_planted_sentence_stops_the_round_before_any_rev
         ("key", "clean", []),
         ("extraction", "quoted", [PLANTED]),
     ]
+    html, pdf = to_html(record), to_pdf(record)
+    assert "extraction check" in html and "quoted sentences of the text" in html and html_escape(PLANTED) in html
+    assert pdf.startswith(b"%PDF")
     stored = rows(cli_env, ScreenRow, result["run_id"])
     assert [(r.kind, r.quotes) for r in stored if r.kind] == [("extraction", [PLANTED])]
 
