@@ -323,4 +323,4 @@ def _moved(store: Any, run_id: int, new: RunState) -> bool:
 def _screen_stored(store: Any, run_id: int, round_no: int, result: Any) -> bool:
     """The round holds this screen (a round keeps a screen's last call only: its earlier tries are in the call log)."""
     rnd = store.load_round(run_id, round_no)
-    return rnd is not None and rnd.screens.get(result.role) == result.model_copy(update={"calls": result.calls[-1:]})
+    return rnd is not None and rnd.screens.get(result.entry) == result.model_copy(update={"calls": result.calls[-1:]})

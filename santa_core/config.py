@@ -163,7 +163,9 @@ def effective_defaults(saved: Mapping[str, Saved] | None = None, env: Mapping[st
         b = partner_for(values["reviewer_c"], providers, env)
     d = third_for(values.get("reviewer_b", b), values.get("reviewer_c", c), providers, env)
     built_in = {"reviewer_b": b, "reviewer_c": c, "reviewer_d": d, "fixer": fixer,
-                "screen_model": default_screen_model(providers, env)}
+                # a screening model of a family other than both reviewers' when keys allow (issue 36)
+                "screen_model": default_screen_model(providers, env, (values.get("reviewer_b", b),
+                                                                      values.get("reviewer_c", c)))}
     return Effective(Defaults(**{**built_in, **values}), sources)
 
 

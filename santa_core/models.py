@@ -195,7 +195,10 @@ class LLMCall(BaseModel):
 
 ScreenRole = Literal["spec and output", "spec", "output"]
 """What a screen read: a round's spec and output together (rows of an earlier version: one of them)."""
-ScreenVerdict = Literal["clean", "took_over", "error"]
+ScreenVerdict = Literal["clean", "took_over", "quoted", "error"]
+ScreenCheck = Literal["key", "extraction"]
+"""Which model check of the screen: `key` (repeat a fresh key while ignoring the text) or `extraction` (quote every
+sentence of the text that addresses an automated reader or gives a verdict; `santa_core.checks.extraction`)."""
 
 
 class ScreenResult(BaseModel):
@@ -204,6 +207,9 @@ class ScreenResult(BaseModel):
 
     `clean`: it did. `took_over`: it answered something else, so the text took over a model.
     `error`: the screen could not tell (the call failed); the round fails closed.
+
+    The extraction check (`check` "extraction") is stored the same way: `clean` when no quote of its answer is
+    found in the text, `quoted` when one is (`quotes`: those found, as the text spells them: the evidence).
     """
 
     role: ScreenRole
@@ -217,6 +223,20 @@ class ScreenResult(BaseModel):
     cached: bool = False
     """True: the verdict of an earlier screen of the same text by the same model (no call made)."""
     calls: list[LLMCall] = Field(default_factory=list)
+    check: ScreenCheck = "key"
+    quotes: list[str] = Field(default_factory=list)
+    """The extraction check's quotes found in the text (empty for the key check)."""
+
+    @property
+    def entry(self) -> str:
+        """Where a round keeps this result among its screens (`screen_entry`)."""
+        return screen_entry(self.role, self.check)
+
+
+def screen_entry(role: str, check: ScreenCheck = "key") -> str:
+    """The key of a screen among a round's screens: its role for the key check (as rows before the extraction
+    check were keyed), "<role> (extraction)" for the extraction check."""
+    return role if check == "key" else f"{role} ({check})"
 
 
 class ReviewStatus(StrEnum):

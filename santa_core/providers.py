@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -358,15 +358,30 @@ def second_key_hint(fam: str = "Claude") -> str:
             "second reviewer comes from another family")
 
 
-def default_screen_model(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None) -> str:
-    """The injection screen's default model: the cheapest usable one (it only has to repeat a key) — Claude Haiku
-    with an Anthropic key, else GPT-5.4-nano with an OpenAI key, else a named endpoint's first model."""
+def screen_candidates(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None) -> list[str]:
+    """The cheapest usable model of each provider with a key, in the providers' order (the screen reads every
+    distinct text twice and only has to repeat a key or quote sentences): Claude Haiku, GPT-5.4-nano (else the
+    first OpenAI model listed), a named endpoint's first model."""
     providers = configured_providers(env) if providers is None else providers
-    ready = [p for p in providers if p.key_present(env) and p.models]
-    if any(p.name == ANTHROPIC for p in ready) or not ready:
+    found = []
+    for p in (p for p in providers if p.key_present(env) and p.models):
+        cheap = "claude-haiku-5-5" if p.name == ANTHROPIC else "gpt-5.4-nano" if p.name == OPENAI else ""
+        found.append(p.model_id(cheap if cheap in p.models else p.models[0]))
+    return found
+
+
+def default_screen_model(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
+                         reviewers: Iterable[str] = ()) -> str:
+    """The injection screen's default model: of `screen_candidates`, the first of a known family other than every
+    reviewer's when keys allow (issue 36: a text written to take over the reviewers' family must then take over a
+    third one too, and the screen's blind spots are not the panel's), else the first (Claude Haiku with an
+    Anthropic key, else GPT-5.4-nano with an OpenAI key, else a named endpoint's first model). An explicit
+    SANTA_SCREEN_MODEL or a saved setting wins over it (`config.effective_defaults`)."""
+    candidates = screen_candidates(providers, env)
+    if not candidates:
         return "claude-haiku-5-5"
-    first = ready[0]
-    return first.model_id("gpt-5.4-nano" if "gpt-5.4-nano" in first.models else first.models[0])
+    taken = {family(r) for r in reviewers if r and r != PERSON_FAMILY}
+    return next((m for m in candidates if family_known(m) and family(m) not in taken), candidates[0])
 
 
 def panel_families(reviewer_b: str, reviewer_c: str) -> str:

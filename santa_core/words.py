@@ -78,8 +78,14 @@ DECISION: dict[str, str] = {
 REVIEW_STATUS: dict[ReviewStatus, str] = {ReviewStatus.OK: "answered", ReviewStatus.ERROR: "error",
                                           ReviewStatus.TIMEOUT: "timed out", ReviewStatus.PENDING: "not in yet"}
 
-SCREEN_VERDICT: dict[str, str] = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed"}
+SCREEN_VERDICT: dict[str, str] = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed",
+                                  "quoted": "quoted sentences of the text"}
 """The injection screen's verdicts (`santa_core.models.ScreenVerdict`)."""
+EXTRACTION_VERDICT: dict[str, str] = {"clean": "quoted nothing found in the text", "quoted": "quoted sentences of the text",
+                                      "error": "failed"}
+"""The extraction check's verdicts, where they read otherwise than the key check's."""
+SCREEN_CHECK: dict[str, str] = {"key": "known-answer screen", "extraction": "extraction check"}
+"""The injection screen's model checks (`santa_core.models.ScreenCheck`)."""
 
 RUBRIC_SOURCE: dict[str, str] = {"studio": "edited in the rubric studio", "import": "imported from a file",
                                   "builtin": "built into Santa"}
@@ -220,9 +226,14 @@ def rubric_source(code: str) -> str:
     return RUBRIC_SOURCE.get(code) or readable(code)
 
 
-def screen_verdict(code: str) -> str:
-    """The injection screen's verdict in words."""
-    return SCREEN_VERDICT.get(code) or readable(code)
+def screen_verdict(code: str, check: str = "key") -> str:
+    """The injection screen's verdict in words (of its extraction check when `check` says so)."""
+    return (EXTRACTION_VERDICT.get(code) if check == "extraction" else None) or SCREEN_VERDICT.get(code) or readable(code)
+
+
+def screen_check(code: str) -> str:
+    """The injection screen's model check in words."""
+    return SCREEN_CHECK.get(code) or readable(code)
 
 
 def status_line(status_code: RunStatus | str, reason_code: EscalationReason | str | None = None) -> Worded:

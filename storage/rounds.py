@@ -18,6 +18,7 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenCheck,
     ScreenResult,
 )
 from santa_core.reviewers.base import Served
@@ -247,16 +248,19 @@ class RoundStore(CallLogStore):
             audit.append(s, "worker", "screen.saved", "round", f"{run_id}/{round_no}", run_id=run_id,
                          after=result.text_hash,
                          detail={"round": round_no, "role": result.role, "model": result.model,
-                                 "verdict": result.verdict, "cached": result.cached})
+                                 "verdict": result.verdict, "cached": result.cached,
+                                 **({"check": result.check} if result.check != "key" else {})})
 
-    def screened(self, text_hash: str, model: str) -> ScreenResult | None:
-        """An earlier clean verdict of this text by this model, unless any screen of it ever took the
-        model over (then None: the text is screened afresh every time, and one glitch is not forever)."""
+    def screened(self, text_hash: str, model: str, check: ScreenCheck = "key") -> ScreenResult | None:
+        """An earlier clean verdict of this check of this text by this model, unless any screen of it by this check
+        ever took the model over or quoted the text (then None: the text is screened afresh every time, and one
+        glitch is not forever). The key check's rows hold NULL in `kind` (as every row before 0022)."""
+        kind = ScreenRow.kind.is_(None) if check == "key" else ScreenRow.kind == check
         with self._read() as s:
             rows = s.exec(select(ScreenRow.verdict, ScreenRow.id).where(
-                ScreenRow.text_hash == text_hash, ScreenRow.model == model,
-                ScreenRow.verdict.in_(("clean", "took_over")))).all()
-            if not rows or any(verdict == "took_over" for verdict, _ in rows):
+                ScreenRow.text_hash == text_hash, ScreenRow.model == model, kind,
+                ScreenRow.verdict.in_(("clean", "took_over", "quoted")))).all()
+            if not rows or any(verdict != "clean" for verdict, _ in rows):
                 return None
             return screen_of(s.get(ScreenRow, max(i for _, i in rows)), {})
 

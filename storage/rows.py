@@ -315,11 +315,15 @@ def screen_row(run_id: int, round_no: int, result: ScreenResult, call_id: int | 
     """A screen row for one known-answer screen of a round's text."""
     return ScreenRow(run_id=run_id, round_no=round_no, role=result.role, text_hash=result.text_hash,
                      model=result.model, verdict=result.verdict, secret=result.secret, answer=result.answer,
-                     error=result.error, cost_usd=result.cost_usd, cached=result.cached, call_id=call_id)
+                     error=result.error, cost_usd=result.cost_usd, cached=result.cached, call_id=call_id,
+                     # NULL for the key check: its rows stay as they were (a NULL column is not hashed by a seal)
+                     kind=None if result.check == "key" else result.check,
+                     quotes=None if result.check == "key" else list(result.quotes))
 
 
 def screen_of(row: ScreenRow, calls: dict[int, LLMCallRow]) -> ScreenResult:
     """A ScreenResult back from its row (and its llm_call row, when a call was made)."""
     return ScreenResult(role=row.role, text_hash=row.text_hash, model=row.model, verdict=row.verdict,
                         secret=row.secret, answer=row.answer, error=row.error, cost_usd=row.cost_usd,
-                        cached=row.cached, calls=[call_of(calls[row.call_id])] if row.call_id in calls else [])
+                        cached=row.cached, calls=[call_of(calls[row.call_id])] if row.call_id in calls else [],
+                        check=row.kind or "key", quotes=list(row.quotes or []))

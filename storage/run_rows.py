@@ -95,7 +95,7 @@ class RunRows:
             "proposal": proposal_of(proposals[-1], self.calls) if len(proposals) > retries else None,
             "fix_attempts": len(proposals),
             # appended oldest first: the latest screen of each role counts
-            "screens": {r.role: screen_of(r, self.calls) for r in self.screens if r.round_no == n},
+            "screens": {(sc := screen_of(r, self.calls)).entry: sc for r in self.screens if r.round_no == n},
         }
 
     def round_view(self, rnd: RoundRow) -> RoundView:

@@ -32,7 +32,7 @@ def _round(s: Session, run_id: int, round_no: int) -> RoundRecord | None:
     calls = {c.id: c for c in s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(ids))).all()} if ids else {}
     return RoundRecord(round_no=round_no, output_text="", gate=gate_of(stored[0], rows(MergedIssueRow)),
                        reviews={r.slot: outcome_of(r, calls) for r in reviews},
-                       screens={r.role: screen_of(r, calls) for r in screens})  # oldest first: the latest counts
+                       screens={(sc := screen_of(r, calls)).entry: sc for r in screens})  # oldest: the latest counts
 
 
 def unjudged_rounds(s: Session, run_id: int, round_nos: Iterable[int]) -> set[int]:

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import streamlit as st
 
-from santa_core import pricing
+from santa_core import pricing, words
 from santa_core.models import (
     CheckResult,
     GateResult,
@@ -176,15 +176,21 @@ def _review_body(outcome: ReviewOutcome, rubric: Rubric) -> None:
                 st.text(f"• {s}")
 
 
-SCREEN_WORDS = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed"}
+def never_asked(sc: ScreenResult) -> bool:
+    """The screen could not run here (no key, an unknown provider): no key was drawn (the key check), no call made
+    (the extraction check), no earlier verdict reused."""
+    return not sc.cached and (not sc.secret if sc.check == "key" else not sc.calls and not sc.answer)
 
 
 def screen_summary(screens: dict[str, ScreenResult]) -> str:
     """The screen's outcome in a few words: "passed", "failed: …" or "not run: …" (no key, no answer)."""
-    if took := [role for role, sc in sorted(screens.items()) if sc.verdict == "took_over"]:
+    if took := [sc.role for _, sc in sorted(screens.items()) if sc.verdict == "took_over"]:
         return f"failed: the {' and the '.join(took)} took over the screening model"
+    if quoted := [sc.role for _, sc in sorted(screens.items()) if sc.verdict == "quoted"]:
+        return (f"failed: the {' and the '.join(quoted)} hold sentences that address an automated reader or give a "
+                "verdict (extraction check)")
     errors = [sc for _, sc in sorted(screens.items()) if sc.verdict == "error"]
-    if errors and all(not sc.secret and not sc.cached for sc in errors):  # never asked: no key, unknown provider
+    if errors and all(never_asked(sc) for sc in errors):  # never asked: no key, unknown provider
         return f"not run: {errors[0].error or 'the screening model could not be called'}"
     if errors:
         return "failed: the screening model's call failed, so the text could not be cleared"
@@ -198,12 +204,18 @@ def screen_line(screens: dict[str, ScreenResult]) -> None:
     summary = screen_summary(screens)
     icon = ":material/verified_user:" if summary == "passed" else ":material/gpp_maybe:"
     with st.expander(escape_markdown(f"Injection screen: {summary}"), icon=icon):
-        for role, sc in sorted(screens.items()):
+        for _, sc in sorted(screens.items()):
             said = sc.error if sc.verdict == "error" else repr(sc.answer.strip()[:80])
             if sc.cached:
                 how = " (screened before)"
-            elif not sc.secret:  # never asked: the screen could not run here (no key, an unknown provider)
+            elif never_asked(sc):  # the screen could not run here (no key, an unknown provider)
                 how = f" (could not run: {sc.error})"
+            elif sc.check == "extraction":
+                how = f" (asked to quote sentences for an automated reader, answered {said})"
             else:
                 how = f" (asked for {sc.secret}, answered {said})"
-            st.caption(escape_markdown(f"{role}: {sc.model} {SCREEN_WORDS.get(sc.verdict, sc.verdict)}{how}"))
+            verdict = words.screen_verdict(sc.verdict, sc.check)
+            what = sc.role if sc.check == "key" else f"{sc.role}, {words.screen_check(sc.check)}"
+            st.caption(escape_markdown(f"{what}: {sc.model} {verdict}{how}"))
+            for quote in sc.quotes:
+                st.caption(escape_markdown(f"quoted from the text: {quote[:300]!r}"))

@@ -118,6 +118,10 @@ class RecordScreen(BaseModel):
     cached: bool = False
     """The verdict of an earlier screen of the same text by the same model; no call was made."""
     cost_usd: float = 0.0
+    check: str = "key"
+    """key (asked to repeat a key) or extraction (asked to quote the sentences that address an automated reader)."""
+    quotes: list[str] = Field(default_factory=list)
+    """The extraction check's quotes found in the text: the evidence."""
 
 
 class RecordRound(Judged):
@@ -357,10 +361,11 @@ def _html_round(rnd: RecordRound) -> str:
                      'first).</p>')
     if rnd.screens:
         parts += ["<h3>Injection screen</h3>", _table(
-            ["text", "model", "verdict", "key asked", "answer", "cost"],
-            [[sc.role, sc.model, w.Worded(w.screen_verdict(sc.verdict) + (" (earlier screen of the same text)"
-                                                                           if sc.cached else ""), sc.verdict), sc.secret,
-              sc.error or sc.answer, w.usd(sc.cost_usd)] for sc in rnd.screens])]
+            ["text", "check", "model", "verdict", "key asked", "answer", "found in the text", "cost"],
+            [[sc.role, w.screen_check(sc.check), sc.model,
+              w.Worded(w.screen_verdict(sc.verdict, sc.check) + (" (earlier screen of the same text)"
+                                                                 if sc.cached else ""), sc.verdict), sc.secret,
+              sc.error or sc.answer, "\n".join(sc.quotes), w.usd(sc.cost_usd)] for sc in rnd.screens])]
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
@@ -491,8 +496,10 @@ def _pdf_round(rnd: RecordRound) -> list[Block]:
         out.append(("p", NOT_INDEPENDENT))
     if rnd.screens:
         out.append(("h3", "Injection screen"))
-        out += [("p", f"{sc.role} - {sc.model} - {w.screen_verdict(sc.verdict)}" + (" (earlier screen)" if sc.cached else "")
-                 + f" - key {sc.secret} - answer {sc.error or sc.answer!r} - cost {w.usd(sc.cost_usd)}")
+        out += [("p", f"{sc.role} - {w.screen_check(sc.check)} - {sc.model} - {w.screen_verdict(sc.verdict, sc.check)}"
+                 + (" (earlier screen)" if sc.cached else "") + (f" - key {sc.secret}" if sc.check == "key" else "")
+                 + f" - answer {sc.error or sc.answer!r}" + "".join(f" - found {q!r}" for q in sc.quotes)
+                 + f" - cost {w.usd(sc.cost_usd)}")
                 for sc in rnd.screens]
     if rnd.gate:
         heading, reasons = gate_lines(rnd.gate.decision, rnd.gate.reasons, rnd.unreviewed)

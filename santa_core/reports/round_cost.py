@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from santa_core import pricing
+from santa_core.checks.extraction import extraction_prompt
 from santa_core.checks.screen import KEY_LENGTH, KEY_VERDICT, SCREEN_MAX_TOKENS, screen_prompt, screened_text
 from santa_core.models import Review, Rubric, Usage
 from santa_core.providers import PERSON_FAMILY, canonical
@@ -42,7 +43,10 @@ _KEY = f"{KEY_VERDICT}-" + "X" * KEY_LENGTH
 
 PERSON_SOURCE = "a person: no model call"
 ESTIMATED_SOURCE = "estimated from the prompt"
-SCREEN_SOURCE = "estimated from the screening prompt (at most its whole answer room)"
+SCREEN_SOURCE = ("estimated from the screening prompts: the key check at most its whole answer room, the extraction "
+                 "check a clean answer")
+EXTRACT_ANSWER_TOKENS = 8
+"""The extraction check's clean answer, NONE (about, with the provider's framing)."""
 
 
 @dataclass(frozen=True)
@@ -135,9 +139,13 @@ def prompt_usage(rubric: Rubric, spec: str, output: str) -> Usage:
 
 
 def screen_usage(spec: str, output: str) -> Usage:
-    """The injection screen's one call: its prompt over the spec and output, and all of its answer room."""
-    prompt = screen_prompt(screened_text(spec, output), _KEY, nonce=_NONCE)
-    return Usage(input_tokens=pricing.estimate_tokens(prompt.user), output_tokens=SCREEN_MAX_TOKENS)
+    """The injection screen's two calls, each its prompt over the spec and output: the known-answer screen with all
+    of its answer room (a key's), the extraction check with a clean answer (`EXTRACT_ANSWER_TOKENS`: NONE), as a
+    reviewer's line counts a clean terse answer (its room, `EXTRACT_MAX_TOKENS`, is for texts that hold quotes)."""
+    key = screen_prompt(screened_text(spec, output), _KEY, nonce=_NONCE)
+    quotes = extraction_prompt(spec, output, nonce=_NONCE)
+    return Usage(input_tokens=pricing.estimate_tokens(key.user) + pricing.estimate_tokens(quotes.user),
+                 output_tokens=SCREEN_MAX_TOKENS + EXTRACT_ANSWER_TOKENS)
 
 
 def measured_source(calls: int) -> str:

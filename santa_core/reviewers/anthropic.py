@@ -14,6 +14,7 @@ import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel
 
+from santa_core.checks.extraction import EXTRACT_MAX_TOKENS, extraction_prompt
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
@@ -28,8 +29,6 @@ from santa_core.reviewers.calls import (
     CallResult,
     ModelFixer,
     ModelReviewer,
-    ModelScreen,
-    ScreenAnswer,
     StructuredCaller,
     retries_note,
     review_outcome,
@@ -39,6 +38,7 @@ from santa_core.reviewers.calls import (
     without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
+from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 __all__ = ["DEFAULT_ANSWER_ATTEMPTS", "DEFAULT_MAX_TOKENS", "MAX_RETRY_TOKENS", "AnthropicFixer", "AnthropicReviewer",
            "AnthropicScreen", "CallResult", "review_outcome", "summarise_validation"]
@@ -255,14 +255,28 @@ def screen_answer_error(message: Message, text: str, model: str) -> str | None:
     A truncated answer is judged, not an error: a model that runs past a short key has already
     left the instruction behind. An empty answer is an error (it says nothing either way).
     """
+    if error := stop_error(message, model):
+        return error
+    if not text.strip():
+        return empty_answer(model)
+    return None
+
+
+def stop_error(message: Message, model: str) -> str | None:
+    """Why a 200 screen or extraction answer did not end as an answer (refused, unfinished), else None. Cut off at
+    max_tokens is an ending: the key check judges it, the extraction check reads the lines it finished."""
     stop = message.stop_reason
     if stop == "refusal":
         return f"screening model {model} refused to answer"
     if stop not in COMPLETE_STOP_REASONS and stop != "max_tokens":
         return f"answer did not finish (stop_reason={stop!r})"
-    if not text.strip():
-        return f"screening model {model} answered with no text"
     return None
+
+
+def extract_body(model: str, spec: str, output: str) -> dict:
+    """The body of one extraction call: plain text, no schema, no thinking, room for a few quotes."""
+    prompt = extraction_prompt(spec, output)
+    return {"model": model, "max_tokens": EXTRACT_MAX_TOKENS, "messages": [{"role": "user", "content": prompt.user}]}
 
 
 class AnthropicScreen(AnthropicCaller, ModelScreen):
@@ -278,4 +292,13 @@ class AnthropicScreen(AnthropicCaller, ModelScreen):
 
     def _read_screen(self, answer: Message, body: dict) -> ScreenAnswer:
         text, usage = text_of(answer), usage_of(answer)
-        return ScreenAnswer(text, usage, cost_usd(self.model, usage), screen_answer_error(answer, text, self.model))
+        return ScreenAnswer(text, usage, cost_usd(self.model, usage), screen_answer_error(answer, text, self.model),
+                            cut_off=answer.stop_reason == "max_tokens")
+
+    def _extract_body(self, spec: str, output: str) -> dict:
+        return extract_body(self.model, spec, output)
+
+    def _read_extraction(self, answer: Message, body: dict) -> ScreenAnswer:
+        text, usage = text_of(answer), usage_of(answer)
+        return ScreenAnswer(text, usage, cost_usd(self.model, usage), stop_error(answer, self.model),
+                            cut_off=answer.stop_reason == "max_tokens")

@@ -83,12 +83,18 @@ class Fixer(Protocol):
 
 @runtime_checkable
 class Screen(Protocol):
-    """The known-answer injection screen (`santa_core.checks.screen`). Must never raise."""
+    """The injection screen's two model checks: the known-answer screen (`santa_core.checks.screen`) and the
+    extraction check (`santa_core.checks.extraction`). Must never raise."""
 
     name: str
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         """Ask a model to repeat a fresh key while ignoring `text`; `error` when it could not tell."""
+        ...
+
+    def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
+        """Ask a model to quote the texts' sentences that address an automated reader or give a verdict, checked
+        against the texts (`quoted` when one is found in them); `error` when it could not tell."""
         ...
 
 

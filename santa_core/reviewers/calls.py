@@ -2,7 +2,7 @@
 
 A provider adapter (`anthropic`, `openai_compat`) says how to build a body, send it, read an answer and
 name a failure; everything else lives here once: the bounded retry of bad answers, validation by our
-own models, the call-log rows, the reviewer / fix agent / known-answer screen built on top.
+own models, the call-log rows, the reviewer and fix agent built on top (the screen's two checks: `screening`).
 Nothing here raises (but `CallNotRecorded`: nothing was sent) and nothing turns a failure into a verdict.
 """
 
@@ -17,7 +17,7 @@ from typing import Any
 import tenacity
 from pydantic import BaseModel, ValidationError
 
-from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, text_hash
+from santa_core.checks.screen import screened_text, text_hash
 from santa_core.models import (
     FixPlan,
     LLMCall,
@@ -412,78 +412,6 @@ class ModelFixer(StructuredCaller):
                          error=res.error)
 
 
-@dataclass
-class ScreenAnswer:
-    """A 200 screen answer as a provider reads it: the text, usage, cost, and why it says nothing (or None)."""
-
-    text: str
-    usage: Usage
-    cost_usd: float
-    error: str | None
-
-
-class ModelScreen(StructuredCaller):
-    """A (cheap) model as the known-answer screen. Subclasses give `_screen_body`, `_send`, `_failure`, `_read_screen`."""
-
-    def __init__(self, model: str, client: Any = None, timeout: float = 60.0, max_retries: int = DEFAULT_RETRIES,
-                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, name: str | None = None) -> None:
-        super().__init__(model, client, SCREEN_MAX_TOKENS, timeout, max_retries, answer_attempts, name)
-
-    def _screen_body(self, text: str, key: str) -> dict:
-        """Plain text, no schema, a short answer."""
-        raise NotImplementedError
-
-    def _read_screen(self, answer: Any, body: dict) -> ScreenAnswer:
-        """The answer (to `body`)'s text, usage and cost; `error` when it cannot be judged (refused, unfinished,
-        empty)."""
-        raise NotImplementedError
-
-    def screen(self, text: str, role: ScreenRole) -> ScreenResult:
-        """Ask the model to repeat a fresh key while ignoring `text`; never raises (a failure is `error`).
-
-        A refused, unfinished or empty answer says nothing either way: it is asked for again (a fresh key),
-        up to `answer_attempts` calls, each logged and costed. A verdict (clean, took over) is never asked again.
-        """
-        earlier: list[ScreenResult] = []
-        while True:
-            result, retryable = self._screen_once(text, role)
-            if not retryable or len(earlier) + 1 >= self.answer_attempts:
-                break
-            earlier.append(result)
-        if not earlier:
-            return result
-        calls = [c for r in (*earlier, result) for c in r.calls]
-        error = f"{result.error} (the last of {len(earlier) + 1} attempts)" if result.error else None
-        return result.model_copy(update={"calls": calls, "error": error,
-                                         "cost_usd": result.cost_usd + sum(r.cost_usd for r in earlier)})
-
-    def _screen_once(self, text: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
-        """One screen call: its result, and whether it was a 200 answer that said nothing (worth asking again)."""
-        key, start, body, failed = new_key(), time.perf_counter(), {}, []
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": key}
-        try:
-            body = self._screen_body(text, key)
-            answer = self._deliver("screen", body, failed)
-        except CallNotRecorded:
-            raise  # nothing was sent: the run is interrupted, not screened
-        except Exception as exc:  # noqa: BLE001 - fail closed: a failed screen is an error, never clean
-            last = self._failed(exc, body, time.perf_counter() - start)
-            calls = [r.as_llm_call("screen", self.name) for r in (*failed, last)]
-            return ScreenResult(**base, verdict="error", error=last.error, calls=calls,
-                                cost_usd=sum(c.cost_usd for c in calls)), False
-        try:
-            read = self._read_screen(answer, body)
-        except Exception as exc:  # noqa: BLE001 - an answer no reader foresaw says nothing either way
-            bad = unreadable(answer, body, exc, self.name, time.perf_counter() - start)
-            read = ScreenAnswer(bad.raw_text, bad.usage, bad.cost_usd, bad.error)
-        verdict = "error" if read.error else "clean" if answered_key(read.text, key) else "took_over"
-        call = LLMCall(purpose="screen", model=self.name, request=body, response=read.text, usage=read.usage,
-                       cost_usd=read.cost_usd, latency_s=time.perf_counter() - start, error=read.error)
-        calls = [*(r.as_llm_call("screen", self.name) for r in failed), call]
-        return ScreenResult(**base, verdict=verdict, answer=read.text, error=read.error,
-                            cost_usd=sum(c.cost_usd for c in calls), calls=calls), verdict == "error"
-
-
 class UnavailableModel:
     """A model the desk cannot call as configured (an unknown provider, no key): every answer is that error, so
     the slot is a reviewer error and the run escalates (fail closed: never a smaller panel, never a verdict)."""
@@ -505,3 +433,8 @@ class UnavailableModel:
         """An error result (a screen that cannot run never says clean)."""
         return ScreenResult(role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error",
                             error=self.problem)
+
+    def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
+        """An error result (an extraction check that cannot run never says clean)."""
+        return ScreenResult(role=role, text_hash=text_hash(screened_text(spec, output)), model=self.name,
+                            verdict="error", error=self.problem, check="extraction")

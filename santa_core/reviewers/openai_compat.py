@@ -19,6 +19,7 @@ from openai.lib._parsing._completions import type_to_response_format_param
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel
 
+from santa_core.checks.extraction import EXTRACT_MAX_TOKENS, extraction_prompt
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
 from santa_core.models import ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
@@ -33,8 +34,6 @@ from santa_core.reviewers.calls import (
     CallResult,
     ModelFixer,
     ModelReviewer,
-    ModelScreen,
-    ScreenAnswer,
     StructuredCaller,
     raw_of,
     retries_note,
@@ -43,6 +42,7 @@ from santa_core.reviewers.calls import (
     without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt
+from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 MAX_TOKENS = 10_000_000
 """More tokens than any one call could carry: a usage above it is nonsense, not a bill."""
@@ -226,6 +226,19 @@ class ChatScreen(ChatCaller, ModelScreen):
     def _read_screen(self, answer: Any, body: dict) -> ScreenAnswer:
         """A cut-off answer is judged (a model running past a short key has left the instruction behind); a
         refused, unfinished or empty one says nothing."""
+        read = self._read_extraction(answer, body)
+        if read.error is None and not read.text.strip():
+            read.error = empty_answer(self.name)
+        return read
+
+    def _extract_body(self, spec: str, output: str) -> dict:
+        prompt = extraction_prompt(spec, output)
+        room = self.max_tokens - SCREEN_MAX_TOKENS + EXTRACT_MAX_TOKENS  # a reasoning model's thinking room kept
+        return {"model": self.model, self._tokens_field: room, "messages": [{"role": "user", "content": prompt.user}]}
+
+    def _read_extraction(self, answer: Any, body: dict) -> ScreenAnswer:
+        """The answer as the extraction check reads it: refused or unfinished says nothing; empty is no quote; cut
+        off at its room is read on the lines it finished (`cut_off`)."""
         text, refusal, finish = answer_text(answer)
         usage, cost = priced(self.name, usage_of(answer), body)
         error = None
@@ -235,6 +248,4 @@ class ChatScreen(ChatCaller, ModelScreen):
             error = f"screening model {self.name} refused to answer"
         elif finish not in ("stop", "length"):
             error = f"answer did not finish (finish_reason={finish!r})"
-        elif not text.strip():
-            error = f"screening model {self.name} answered with no text"
-        return ScreenAnswer(text, usage, cost, error)
+        return ScreenAnswer(text, usage, cost, error, cut_off=finish == "length")

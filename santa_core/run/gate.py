@@ -11,6 +11,7 @@ import unicodedata
 from collections.abc import Collection
 from difflib import SequenceMatcher
 
+from santa_core.checks.extraction import extraction_issue, extraction_reason
 from santa_core.checks.screen import screen_issue, screen_reason
 from santa_core.models import (
     CheckResult,
@@ -288,17 +289,28 @@ def decide(
 
 
 def screened(results: list[ScreenResult]) -> GateResult | None:
-    """NAUGHTY before any reviewer is asked when a known-answer screen caught a text (injection)
-    or could not tell (fail closed: a reviewer error); None when every screened text is clean."""
-    caught = [r for r in results if r.verdict == "took_over"]
+    """NAUGHTY before any reviewer is asked when a known-answer screen caught a text or the extraction check found
+    its quotes in it (injection), or either could not tell (fail closed: a reviewer error); None when every model
+    check of every screened text is clean."""
+    caught = [r for r in results if r.verdict in ("took_over", "quoted")]
     failed = [r for r in results if r.verdict == "error"]
     if not caught and not failed:
         return None
     if caught:
-        return GateResult(decision=GateDecision.NAUGHTY, issues=[screen_issue(r) for r in caught],
-                          reasons=[screen_reason(r) for r in caught], injection=True)
-    return GateResult(decision=GateDecision.NAUGHTY, issues=[], reasons=[screen_reason(r) for r in failed],
+        return GateResult(decision=GateDecision.NAUGHTY, issues=[_issue(r) for r in caught],
+                          reasons=[_reason(r) for r in caught], injection=True)
+    return GateResult(decision=GateDecision.NAUGHTY, issues=[], reasons=[_reason(r) for r in failed],
                       reviewer_error=True)
+
+
+def _issue(result: ScreenResult) -> MergedIssue:
+    """The gate's issue for a text one of the screen's model checks caught."""
+    return extraction_issue(result) if result.check == "extraction" else screen_issue(result)
+
+
+def _reason(result: ScreenResult) -> str:
+    """The gate's reason for a screen's model check that caught the text or failed."""
+    return extraction_reason(result) if result.check == "extraction" else screen_reason(result)
 
 
 CHECKS_FIRST = "a critical deterministic check failed; no reviewer was asked"

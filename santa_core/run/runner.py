@@ -26,9 +26,11 @@ from santa_core.models import (
     ReviewStatus,
     RunState,
     RunStatus,
+    ScreenCheck,
     ScreenResult,
     ScreenRole,
     Slot,
+    screen_entry,
 )
 from santa_core.pricing import estimate_call_usd
 from santa_core.providers import scrub_keys
@@ -110,8 +112,8 @@ class Runner:
         self.fixer_for = fixer_for
         self.screen_for = screen_for
         """The known-answer screen for the next round (None: screening is off). Read through `screen_now`."""
-        self._screening: dict[tuple[str, str], Future] = {}
-        """Screens in flight by (text hash, model), so one text is screened once at a time."""
+        self._screening: dict[tuple[str, str, str], Future] = {}
+        """Screens in flight by (text hash, model, check), so one text is screened by each check once at a time."""
         self._screening_lock = threading.Lock()
         self._stopping = threading.Event()
         """Set by `stop`: no step starts and no request leaves any more."""
@@ -324,22 +326,30 @@ class Runner:
             # Only people review this round: no model reviewer to take over. The screen helps them when it can run
             # (a take-over is still an injection); it is not required for a panel of people.
             return []
-        texts: dict[ScreenRole, str] = {"spec and output": screened_text(run.spec, rnd.output_text)}
-        # A stored screen counts only for the text it screened (a round's text is fixed once reviewed).
-        results = {role: sc for role, sc in rnd.screens.items()
-                   if role in texts and sc.text_hash == text_hash(texts[role])}
-        futures = [self._call(self._screen_text, run.id, rnd.round_no, screen, role, texts[role])
-                   for role in texts if role not in results]
+        role: ScreenRole = "spec and output"
+        text = screened_text(run.spec, rnd.output_text)
+        # Both model checks of the screen, each its own call (own fence, own nonce: one sentence must not beat
+        # both), at once. A stored result counts only for the text it screened (a round's text is fixed once
+        # reviewed), so a resumed round asks only what it has no answer to.
+        asks: dict[ScreenCheck, Callable[[], ScreenResult]] = {
+            "key": lambda: screen.screen(text, role),
+            "extraction": lambda: screen.extract(run.spec, rnd.output_text, role)}
+        entries = {check: screen_entry(role, check) for check in asks}
+        results = {entry: sc for entry, sc in rnd.screens.items()
+                   if entry in entries.values() and sc.text_hash == text_hash(text)}
+        futures = [self._call(self._screen_text, run.id, rnd.round_no, screen, role, check, text, ask)
+                   for check, ask in asks.items() if entries[check] not in results]
         for fut in as_completed(futures):
             result = fut.result()
-            results[result.role] = result
-        return [results[role] for role in texts]
+            results[result.entry] = result
+        return [results[entries[check]] for check in asks]
 
-    def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, text: str) -> ScreenResult:
-        """One text's screen, stored with the round: an earlier verdict for the same text and model
-        when there is one, else a call. Runs screening the same text at once share one call (a
+    def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, check: ScreenCheck,
+                     text: str, ask: Callable[[], ScreenResult]) -> ScreenResult:
+        """One model check of a text, stored with the round: an earlier verdict of the same check for the same
+        text and model when there is one, else `ask()`. Runs screening the same text at once share one call (a
         batch's identical items): the others wait for it, then read its stored verdict."""
-        key = (text_hash(text), screen.name)
+        key = (text_hash(text), screen.name, check)
         with self._screening_lock:
             flight = self._screening.get(key)
             mine = flight is None
@@ -351,7 +361,7 @@ class Runner:
             known = self.store.screened(*key)
             if known is None:
                 with self._journal(run_id, round_no, None):
-                    result = screen.screen(text, role)
+                    result = ask()
             else:
                 result = known.model_copy(update={"role": role, "cached": True, "cost_usd": 0.0, "calls": []})
             if not self._stopped(result.verdict == "error"):

@@ -18,8 +18,8 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenCheck,
     ScreenResult,
-    ScreenRole,
     Slot,
 )
 from santa_core.reviewers.base import CallLog
@@ -76,8 +76,9 @@ class RoundRecord(BaseModel):
     proposal: FixProposal | None = None
     fix_attempts: int = 0
     """How many fix proposals this round has had (a person may ask the fix agent again)."""
-    screens: dict[ScreenRole, ScreenResult] = Field(default_factory=dict)
-    """The known-answer screens of this round's texts, by role (spec, output)."""
+    screens: dict[str, ScreenResult] = Field(default_factory=dict)
+    """The screens of this round's texts, by `ScreenResult.entry`: the known-answer screen by role ("spec and
+    output"), the extraction check by "<role> (extraction)"."""
 
 
 class Store(CallLog, Protocol):
@@ -125,8 +126,9 @@ class Store(CallLog, Protocol):
         """Commit one known-answer screen of the round (and its LLM call, when one was made)."""
         ...
 
-    def screened(self, text_hash: str, model: str) -> ScreenResult | None:
-        """An earlier clean verdict of this text by this model, unless any screen of it took the model over."""
+    def screened(self, text_hash: str, model: str, check: ScreenCheck = "key") -> ScreenResult | None:
+        """An earlier clean verdict of this check of this text by this model, unless any took the model over (or
+        quoted the text)."""
         ...
 
     def save_proposal(self, run_id: int, round_no: int, proposal: FixProposal) -> None:

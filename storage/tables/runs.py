@@ -153,6 +153,10 @@ class ScreenRow(SQLModel, table=True):
     cached: bool = False
     call_id: int | None = None
     created_at: datetime = ts_column()
+    kind: str | None = None
+    """None: the known-answer (key) check, as every row before migration 0022; "extraction": the extraction check."""
+    quotes: list | None = Field(default=None, sa_type=JSON_OR_NULL)
+    """The extraction check's quotes found in the text (None for the key check)."""
 
 
 class DecisionRow(SQLModel, table=True):

@@ -78,19 +78,23 @@ def test_a_model_that_repeats_the_key_lets_the_reviewers_judge(cli_env: dict, tm
     assert screened_text(screens[0]["body"]) == tmp_path.joinpath("spec.txt").read_text() + "\n\n" + CLEAN
     keys = [screen_key(c["body"]) for c in screens]
     assert all(re.fullmatch(r"FAIL-[A-Z0-9]{10}", k) for k in keys)  # a verdict in the key: steering text fights it
-    assert [r["verdict"] for r in result["rounds"][0]["screens"].values()] == ["clean"]
-    # the call log, the cost figures and the verification record all carry the screen calls
+    assert {k: r["verdict"] for k, r in result["rounds"][0]["screens"].items()} == {
+        "spec and output": "clean", "spec and output (extraction)": "clean"}  # the screen's two model checks
+    assert len(messages_stub.extract_calls()) == 1
+    # the call log, the cost figures and the verification record all carry the screen calls (both checks')
     run_id = result["run_id"]
     calls = [c for c in rows(cli_env, LLMCallRow, run_id) if c.purpose == "screen"]
-    assert len(calls) == 1 and all(c.response_text in keys and c.cost_usd > 0 for c in calls)
+    key_calls = [c for c in calls if screen_key(c.request_json)]
+    assert len(calls) == 2 and len(key_calls) == 1 and all(c.response_text in keys for c in key_calls)
+    assert all(c.cost_usd > 0 for c in calls)
     screen_cost = sum(c.cost_usd for c in calls)
     reviews_cost = sum(c.cost_usd for c in rows(cli_env, LLMCallRow, run_id) if c.purpose == "review")
     assert result["cost_usd"] == pytest.approx(screen_cost + reviews_cost)
     metric = rows(cli_env, RunMetricRow, run_id)[0]
     assert metric.review_cost_usd == pytest.approx(screen_cost + reviews_cost) and metric.fix_cost_usd == 0
     record = verification_record(store_of(cli_env), run_id)
-    assert [(sc.role, sc.verdict, sc.answer == sc.secret) for sc in record.rounds[0].screens] == [
-        ("spec and output", "clean", True)]
+    assert [(sc.role, sc.check, sc.verdict, sc.answer == sc.secret) for sc in record.rounds[0].screens] == [
+        ("spec and output", "key", "clean", True), ("spec and output", "extraction", "clean", False)]
     assert record.total_cost_usd == pytest.approx(result["cost_usd"])
 
 
@@ -126,7 +130,8 @@ def test_a_screen_that_fails_fails_closed(cli_env: dict, review: Review, message
     assert result["escalation_reason"] == "provider_failed"  # nobody judged the output
     assert "injection screen" in result["note"] and "no reviewer was asked" in result["note"]
     assert messages_stub.message_calls() == []
-    errors = [c for c in rows(cli_env, LLMCallRow, result["run_id"]) if c.purpose == "screen"]
+    errors = [c for c in rows(cli_env, LLMCallRow, result["run_id"]) if c.purpose == "screen" and
+              screen_key(c.request_json)]
     assert errors and all(c.error for c in errors)
 
 
@@ -138,10 +143,12 @@ def test_a_text_screened_before_is_not_screened_again(cli_env: dict, review: Rev
     assert len(messages_stub.screen_calls()) == 1  # same spec, same output: the cache answers
     assert second["status"] == "shipped" and second["run_id"] != first["run_id"]
     cached = rows(cli_env, ScreenRow, second["run_id"])
-    assert [(r.cached, r.verdict, r.cost_usd, r.call_id) for r in cached] == [(True, "clean", 0.0, None)]
+    assert sorted((r.kind or "key", r.cached, r.verdict, r.cost_usd, r.call_id) for r in cached) == [
+        ("extraction", True, "clean", 0.0, None), ("key", True, "clean", 0.0, None)]  # both checks from the cache
+    assert len(messages_stub.extract_calls()) == 1
     _, third = review("Another text entirely.")
     assert len(messages_stub.screen_calls()) == 2  # a new output: screened
-    assert [r.cached for r in rows(cli_env, ScreenRow, third["run_id"])] == [False]
+    assert [r.cached for r in rows(cli_env, ScreenRow, third["run_id"])] == [False, False]
     assert len({screen_key(c["body"]) for c in messages_stub.screen_calls()}) == 2  # a fresh key per call
 
 

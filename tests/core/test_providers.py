@@ -234,3 +234,23 @@ def test_the_record_never_calls_an_unknown_family_a_second_one() -> None:
     assert line("person", "claude-haiku-5-5").endswith("a person in the panel")
     assert line("openai:gpt-5.4-mini", "claude-haiku-5-5").endswith("two model families")
     assert "one model family" in line("claude-sonnet-5-5", "claude-haiku-5-5")
+
+
+THREE = {"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o", "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1",
+         "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}
+"""Keys for three families: Claude, GPT and a local Qwen."""
+
+
+@pytest.mark.parametrize(("env", "reviewers", "screen"), [
+    (THREE, ("claude-sonnet-5-5", "openai:gpt-5.4-mini"), "local:qwen3:32b"),  # a third family when keys allow
+    (THREE, ("claude-sonnet-5-5", "claude-haiku-5-5"), "openai:gpt-5.4-nano"),  # the first family not on the panel
+    (THREE, ("person", "claude-sonnet-5-5"), "openai:gpt-5.4-nano"),  # a person is nobody's family
+    ({"ANTHROPIC_API_KEY": "a", "OPENAI_API_KEY": "o"}, ("claude-sonnet-5-5", "openai:gpt-5.4-mini"),
+     "claude-haiku-5-5"),  # no third family: the cheapest, as before
+    ({"ANTHROPIC_API_KEY": "a"}, ("claude-sonnet-5-5", "claude-haiku-5-5"), "claude-haiku-5-5"),
+    ({"ANTHROPIC_API_KEY": "a", "SANTA_PROVIDER_AZ_BASE_URL": "http://127.0.0.1:1/v1",
+      "SANTA_PROVIDER_AZ_MODELS": "prod-deployment"}, ("claude-sonnet-5-5", "claude-haiku-5-5"),
+     "claude-haiku-5-5"),  # a model of unknown family cannot be said to differ
+])
+def test_the_screen_prefers_a_family_other_than_the_reviewers(env: dict, reviewers: tuple[str, str], screen: str) -> None:
+    assert pv.default_screen_model(env=env, reviewers=reviewers) == screen

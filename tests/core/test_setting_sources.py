@@ -101,3 +101,18 @@ def test_a_save_leaves_out_the_settings_the_environment_sets() -> None:
     assert "screen" not in store.values and store.values["max_rounds"] == 4
     save_defaults(store, Defaults(screen=True), "ann", env={})
     assert store.values["screen"] is True
+
+
+THREE_FAMILIES = {**KEYS, "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1", "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}
+PANEL = {"SANTA_REVIEWER_B": "claude-sonnet-5-5", "SANTA_REVIEWER_C": "openai:gpt-5.4-mini"}
+
+
+def test_the_default_screening_model_comes_from_a_third_family_when_keys_allow() -> None:
+    """Issue 36: a text must then take over a family neither reviewer belongs to; an explicit choice still wins."""
+    effective = effective_defaults(env={**THREE_FAMILIES, **PANEL})
+    assert effective.defaults.screen_model == "local:qwen3:32b"
+    assert effective_defaults(env={**KEYS, **PANEL}).defaults.screen_model == "claude-haiku-5-5"  # two: as before
+    chosen = effective_defaults(env={**THREE_FAMILIES, **PANEL, "SANTA_SCREEN_MODEL": "claude-haiku-5-5"})
+    assert chosen.defaults.screen_model == "claude-haiku-5-5" and chosen.sources["screen_model"].origin == "environment"
+    kept = effective_defaults(saved(screen_model="openai:gpt-5.4-nano"), env={**THREE_FAMILIES, **PANEL})
+    assert kept.defaults.screen_model == "openai:gpt-5.4-nano"  # a saved setting wins over the built-in too

@@ -56,14 +56,16 @@ def test_every_request_is_on_record_before_it_leaves(repo: RunStore, messages_st
     messages_stub.handler = on_record_first
     screen = messages_stub.screen
     messages_stub.screen = lambda body: (seen_before.append(json_hash(body) in sent_hashes(repo)), screen(body))[1]
+    extract = messages_stub.extract
+    messages_stub.extract = lambda body: (seen_before.append(json_hash(body) in sent_hashes(repo)), extract(body))[1]
     run_id = new_run(repo, "Acme launched its rocket in DEFECT.")
     assert runner(repo).execute(run_id).status == RunStatus.SHIPPED
-    # two rounds: screen, B, C, fix, then screen, B, C
-    assert len(seen_before) == len(messages_stub.calls) == 7 and all(seen_before)
+    # two rounds: the screen's key and extraction checks, B, C, fix, then key and extraction, B, C
+    assert len(seen_before) == len(messages_stub.calls) == 9 and all(seen_before)
     with Session(repo.engine) as s:
         answered = set(s.exec(select(LLMCallRow.request_hash)).all())
         notes = s.exec(select(CallSentRow)).all()
-        assert {n.request_hash for n in notes} == answered and len(notes) == 7
+        assert {n.request_hash for n in notes} == answered and len(notes) == 9
         assert sorted({(n.purpose, n.slot) for n in notes}, key=str) == sorted(
             {("screen", None), ("review", "B"), ("review", "C"), ("fix", None)}, key=str)
         assert cut_off_calls(s, [run_id]) == []
@@ -143,7 +145,7 @@ def test_a_retried_request_is_on_record_once_per_attempt_and_its_failure_counts_
     assert runner(repo).execute(run_id).status == RunStatus.SHIPPED
     sent, answered = _calls(repo)
     assert sorted(n.request_hash for n in sent) == _received(messages_stub)  # every paid request, once each
-    assert len(sent) == 4 == len(answered)  # screen, B, B again, C
+    assert len(sent) == 5 == len(answered)  # the screen's key and extraction checks, B, B again, C
     (failed,) = [c for c in answered if c.error]
     assert "overloaded (529" in failed.error
     (note,) = [n for n in sent if n.request_hash == failed.request_hash and n.slot == failed.slot][:1]

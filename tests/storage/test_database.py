@@ -128,7 +128,7 @@ SCHEMA: dict[str, list[str]] = {
     "audit_head": ["id", "seq", "hash"],
     "screen": [
         "id", "run_id", "round_no", "role", "text_hash", "model", "verdict", "secret", "answer", "error", "cost_usd",
-        "cached", "call_id", "created_at",
+        "cached", "call_id", "created_at", "kind", "quotes",  # kind, quotes: 0022
     ],
     "run_metric": [
         "day", "rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c", "run_id", "created_by", "status", "rounds", "nice_round",
@@ -169,7 +169,7 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
         assert compare_metadata(ctx, SQLModel.metadata) == []
         assert conn.exec_driver_sql(
             "SELECT version_num FROM alembic_version"
-        ).all() == [("0021",)]
+        ).all() == [("0022",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:

@@ -109,7 +109,7 @@ def test_a_desk_flow_verifies_clean_and_seals_every_table_it_wrote(desk: Desk) -
     in_record = {key for e in record.audit_events if e.action == SEAL_ACTION for key in e.detail["rows"]}
     with Session(repo.engine) as s:
         calls = s.exec(select(LLMCallRow.__table__.c.id).where(LLMCallRow.__table__.c.run_id == run_id)).all()
-    assert len(calls) == 7 and {f"llm_call:{i}" for (i,) in calls} <= in_record  # screen, B, C, fix; again
+    assert len(calls) == 9 and {f"llm_call:{i}" for (i,) in calls} <= in_record  # key, extraction, B, C, fix; again
     escape_id, _ = _one(repo.engine, SEALED["escape"], SEALED["escape"].__table__.c.run_id == run_id)
     assert {f"run:{run_id}", f"escape:{escape_id}"} <= in_record
     # Blind review hides a run's events by their run id: every seal names only rows of its own run (a seal of no

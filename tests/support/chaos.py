@@ -111,7 +111,7 @@ class Trial:
         """Runs shipped although a round's screen was not clean or a review was not a valid, unfaulted answer."""
         return sum(
             1 for v in self.views if v.status == RunStatus.SHIPPED for rnd in v.rounds
-            if [sc.verdict for sc in rnd.screens.values()] != ["clean"]
+            if any(sc.verdict != "clean" for sc in rnd.screens.values()) or not rnd.screens
             or any(o.status != ReviewStatus.OK or o.raw_response in self.chaos.faulty_texts
                    for o in rnd.reviews.values()))
 

@@ -23,6 +23,9 @@ from tests.support.messages_api import (
     LoopbackServer,
     Reply,
     default_answer,
+    is_extraction,
+    is_screen,
+    quote_nothing,
     repeat_key,
     screen_key,
     user_text,
@@ -105,6 +108,8 @@ class ChatStub(LoopbackServer):
         self.handler: Handler | None = None
         """Called with the chat request body; may return anything `to_chat` takes."""
         self.screen: Handler | None = lambda body: repeat_key(as_messages_body(body))
+        self.extract: Handler | None = lambda body: quote_nothing(as_messages_body(body))
+        """Answers the screen's extraction requests (None: they take the scripted queue like the rest)."""
         self.models = models
         self.models_reply: Reply | None = None
         """When set, GET /v1/models answers with it (e.g. a 401)."""
@@ -119,14 +124,19 @@ class ChatStub(LoopbackServer):
         return f"http://127.0.0.1:{self.port}/v1"
 
     def chat_calls(self) -> list[dict]:
-        """Chat completion requests of reviewers and the fix agent (screens left out)."""
+        """Chat completion requests of reviewers and the fix agent (screens and extraction requests left out)."""
         return [c for c in self.calls if c["path"].endswith("/chat/completions")
-                and screen_key(as_messages_body(c["body"])) is None]
+                and not is_screen(as_messages_body(c["body"]))]
 
     def screen_calls(self) -> list[dict]:
         """Known-answer screen requests."""
         return [c for c in self.calls if c["path"].endswith("/chat/completions")
                 and screen_key(as_messages_body(c["body"])) is not None]
+
+    def extract_calls(self) -> list[dict]:
+        """The injection screen's extraction requests."""
+        return [c for c in self.calls if c["path"].endswith("/chat/completions")
+                and is_extraction(as_messages_body(c["body"]))]
 
     def script(self, *replies: Any) -> ChatStub:
         """Queue replies for the next chat requests, first in first out."""
@@ -144,10 +154,11 @@ class ChatStub(LoopbackServer):
                     {"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in self.models]})
             if route != "/v1/chat/completions":
                 return Reply(404, {}, {"error": {"message": f"no route {method} {route}", "type": "not_found"}})
-            screen = self.screen
-            if screen is not None and screen_key(as_messages_body(body)) is not None:
-                return to_chat(screen(body), body)
-            scripted = self._queue.popleft() if self._queue else None
+            screen = self.screen if screen_key(as_messages_body(body)) is not None else None
+            screen = screen or (self.extract if is_extraction(as_messages_body(body)) else None)
+            scripted = self._queue.popleft() if self._queue and screen is None else None
+        if screen is not None:  # outside the lock: a handler that holds its answer holds no other request
+            return to_chat(screen(body), body)
         if scripted is not None:
             return to_chat(scripted, body)
         if self.handler is not None:

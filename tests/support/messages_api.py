@@ -15,7 +15,9 @@ Known-answer screen requests (`santa_core.checks.screen`) are answered apart fro
 `stub.screen(body)` (default `repeat_key`: a model that ignores the data and answers with the
 key), so the scripted queue stays for reviewers and the fix agent; `message_calls()` leaves
 them out and `screen_calls()` lists them. Set `stub.screen = None` to send them through the
-queue like any other request.
+queue like any other request. The screen's extraction requests (`santa_core.checks.extraction`) are
+answered likewise by `stub.extract(body)` (default `quote_nothing`: NONE; `quoting(...)` quotes), listed
+by `extract_calls()` and left out of `message_calls()`.
 
 Message Batches (`/v1/messages/batches`): create stores the requests and returns a batch
 `in_progress`; it stays so until the test calls `stub.end_batch(...)` (or, with
@@ -42,6 +44,8 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Self
+
+from santa_core.checks.extraction import EXTRACT_FIRST_LINE
 
 DEFAULT_USAGE = {
     "input_tokens": 100,
@@ -179,6 +183,40 @@ def screened_text(body: dict) -> str:
 def repeat_key(body: dict) -> dict:
     """A screening model that does what it was asked: it answers with the key."""
     return message(screen_key(body) or "", body.get("model", "stub-model"), usage={"input_tokens": 60, "output_tokens": 6})
+
+
+def is_extraction(body: dict) -> bool:
+    """Whether a request is the screen's extraction check (`santa_core.checks.extraction`)."""
+    return isinstance(body, dict) and user_text(body).startswith(EXTRACT_FIRST_LINE)
+
+
+_EXTRACT_DATA = re.compile(r"<untrusted_(task|output)_([0-9a-f]+)>\n(.*?)\n</untrusted_\1_\2>", re.S)
+
+
+def extracted_texts(body: dict) -> dict[str, str]:
+    """The fenced texts of an extraction request by fence ("task": the spec, "output")."""
+    return {m.group(1): m.group(3) for m in _EXTRACT_DATA.finditer(user_text(body))}
+
+
+def quote_nothing(body: dict) -> dict:
+    """An extraction model that finds nothing to quote: it answers NONE."""
+    return message("NONE", body.get("model", "stub-model"), usage={"input_tokens": 80, "output_tokens": 2})
+
+
+def quoting(*quotes: str) -> Handler:
+    """An extraction model that answers with these quotes, one per line (NONE when there is none)."""
+    answer = "\n".join(quotes) or "NONE"
+    return lambda body: message(answer, body.get("model", "stub-model"), usage={"input_tokens": 80, "output_tokens": 20})
+
+
+def is_screen(body: dict) -> bool:
+    """Whether a request is one of the injection screen's model checks (the key or the extraction)."""
+    return screen_key(body) is not None or is_extraction(body)
+
+
+def screen_answer(body: dict) -> dict:
+    """A screening model that reads the data as data: the key to a key request, NONE to an extraction request."""
+    return quote_nothing(body) if is_extraction(body) else repeat_key(body)
 
 
 def schema_properties(body: dict) -> dict:
@@ -347,6 +385,8 @@ class MessagesStub(LoopbackServer):
         """When set, a batch ends (answered as by end_batch()) on its Nth retrieve."""
         self.screen: Handler | None = repeat_key
         """Answers known-answer screen requests (None: they take the scripted queue like the rest)."""
+        self.extract: Handler | None = quote_nothing
+        """Answers the screen's extraction requests (None: they take the scripted queue like the rest)."""
         self.models_reply: Reply = Reply(200, {}, MODEL_LIST)
         """What GET /v1/models answers (Test connection, a Message Batch's check of the screen)."""
         self._server: ThreadingHTTPServer | None = None
@@ -358,12 +398,16 @@ class MessagesStub(LoopbackServer):
 
     def message_calls(self) -> list[dict]:
         """Recorded POST /v1/messages requests of reviewers and the fix agent (count_tokens and
-        known-answer screens excluded)."""
-        return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and screen_key(c["body"]) is None]
+        the injection screen's key and extraction requests excluded)."""
+        return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and not is_screen(c["body"])]
 
     def screen_calls(self) -> list[dict]:
         """Recorded known-answer screen requests."""
         return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and screen_key(c["body"]) is not None]
+
+    def extract_calls(self) -> list[dict]:
+        """Recorded extraction requests of the injection screen."""
+        return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and is_extraction(c["body"])]
 
     def batch_calls(self) -> list[dict]:
         """Recorded requests to the Message Batches endpoints only."""
@@ -384,6 +428,7 @@ class MessagesStub(LoopbackServer):
             self._batch_queue.clear()
         self.handler = None
         self.screen = repeat_key
+        self.extract = quote_nothing
         self.batch_end_after_polls = None
 
     def answer(self, path: str, headers: dict, body: Any, method: str = "POST") -> Reply:
@@ -396,10 +441,11 @@ class MessagesStub(LoopbackServer):
                 return Reply(200, {}, {"input_tokens": max(1, len(json.dumps(body)) // 4)})
             if method == "GET" and path.split("?")[0] == "/v1/models":  # the free model list (desk.connection)
                 return self.models_reply
-            screen = self.screen
-            if screen is not None and isinstance(body, dict) and screen_key(body) is not None:
-                return as_reply(screen(body), body)
-            scripted = self._queue.popleft() if self._queue else None
+            screen = self.screen if isinstance(body, dict) and screen_key(body) is not None else None
+            screen = screen or (self.extract if is_extraction(body) else None)
+            scripted = self._queue.popleft() if self._queue and screen is None else None
+        if screen is not None:  # outside the lock: a handler that holds its answer holds no other request
+            return as_reply(screen(body), body)
         return self._resolve(scripted, body)
 
     def _resolve(self, scripted: Any, body: dict) -> Reply:

@@ -40,9 +40,10 @@ from tests.support.messages_api import (
     Reply,
     as_reply,
     fenced_output,
-    repeat_key,
+    is_screen,
     santa_scenario,
     schema_properties,
+    screen_answer,
     screen_key,
     uncached,
     user_text,
@@ -105,7 +106,7 @@ _NONCE = re.compile(r"(untrusted_[a-z*]+_)[0-9a-f]{16}")
 
 def purpose_of(body: dict) -> str:
     """Which call a Messages request is: the injection screen, a reviewer, or the fix agent."""
-    if screen_key(body) is not None:
+    if is_screen(body):
         return SCREEN
     return FIX if "edits" in schema_properties(body) else REVIEW
 
@@ -152,14 +153,14 @@ class RecordingModel:
 
     def install(self, stub: MessagesStub) -> Self:
         """Answer the stub's reviewer, fix and screen calls."""
-        stub.handler, stub.screen = self.answer, self.answer
+        stub.handler, stub.screen, stub.extract = self.answer, self.answer, self.answer
         return self
 
     def answer(self, body: dict) -> Reply:
         """The reply to one request, recorded (the stub sleeps its delay before writing it)."""
         arrived = time.monotonic()
         purpose = purpose_of(body)
-        reply = as_reply(repeat_key(body) if purpose == SCREEN else self.scenario(body), body)
+        reply = as_reply(screen_answer(body) if purpose == SCREEN else self.scenario(body), body)
         with self._lock:
             reply.delay_s = self.rng.uniform(*self.latency)
             self._calls.append(Call(purpose, str(body.get("model", "")), call_key(body), arrived,

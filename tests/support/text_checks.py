@@ -31,6 +31,7 @@ from santa_core.batch.patterns import (
 from santa_core.checks import bounded, carriers, decoded, injection, languages
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
+from santa_core.checks.extraction import found_quotes
 from santa_core.checks.folding import fold
 from santa_core.checks.injection import detect_injection
 from santa_core.checks.screen import answered_key
@@ -178,6 +179,10 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "fix prompt": lambda t: build_fix_prompt(t, t, [MergedIssue(criterion="c0", description=t[:500], evidence=t[:200],
                                                                 flagged_by="B")]),
     "screen answer": lambda t: answered_key(t, "k3y-0123456789abcdef"),
+    # The extraction check's judge: a quote of the text's middle third (found), quotes it does not hold, and an answer
+    # as long as the text read against a short text (every line a quote to look for, up to its bound).
+    "extraction check quotes": lambda t: (found_quotes(t, f"{t[len(t) // 3:2 * len(t) // 3]}\n{t[:200]} zq\n{t[::-1][:200]}"),
+                                          found_quotes(t[:1000], t)),
     "text size rule": lambda t: text_problem(t, "output", limit=10**7),
     "batch signature": lambda t: (signature.recognises([t[:40] or "x", "guaranteed returns"], t),
                                   signature.raw_spans(t, ["risk free returns", t[:20] or "x"])),

@@ -103,10 +103,11 @@ def test_the_batch_discount_applies_to_the_reviewers_not_the_screen() -> None:
     assert batched.lines[2].usd == pytest.approx(one.lines[2].usd)
 
 
-def test_the_screen_is_one_short_call_over_spec_and_output() -> None:
+def test_the_screen_is_two_short_calls_over_spec_and_output() -> None:
+    """The key check and the extraction check each read the spec and output once, with a short instruction."""
     screen = estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, HAIKU).lines[-1]
-    assert screen.label == "screen" and pricing.estimate_tokens(SPEC + OUTPUT) < screen.input_tokens
-    assert screen.input_tokens < pricing.estimate_tokens(SPEC + OUTPUT) + 100
+    assert screen.label == "screen" and 2 * pricing.estimate_tokens(SPEC + OUTPUT) < screen.input_tokens
+    assert screen.input_tokens < 2 * pricing.estimate_tokens(SPEC + OUTPUT) + 300
     assert len(estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, None).lines) == 2
 
 
@@ -116,3 +117,17 @@ def test_the_ratio_to_the_generation_cost() -> None:
     assert estimate.ratio(estimate.total_usd / 4) == pytest.approx(4.0)
     assert estimate.ratio(None) is None and estimate.ratio(0.0) is None
     assert estimate.scaled(30) == pytest.approx(30 * estimate.total_usd)
+
+
+def test_the_screen_line_counts_both_of_its_calls() -> None:
+    """Issue 36: the known-answer screen and the extraction check are two calls: the key's at most its whole answer
+    room, the extraction's a clean answer (NONE), as a reviewer's line counts a clean terse answer."""
+    from santa_core.checks.extraction import extraction_prompt
+    from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt, screened_text
+    from santa_core.reports.round_cost import EXTRACT_ANSWER_TOKENS
+
+    (screen,) = [line for line in estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, HAIKU).lines if line.label == "screen"]
+    key = screen_prompt(screened_text(SPEC, OUTPUT), "FAIL-XXXXXXXXXX", nonce="0" * 16)
+    quotes = extraction_prompt(SPEC, OUTPUT, nonce="0" * 16)
+    assert screen.usage.input_tokens == pricing.estimate_tokens(key.user) + pricing.estimate_tokens(quotes.user)
+    assert screen.usage.output_tokens == SCREEN_MAX_TOKENS + EXTRACT_ANSWER_TOKENS

@@ -18,12 +18,26 @@ from tests.core.run.test_runner import BAD, GOOD, SPEC, new_run, strict, year_fi
 
 
 class ScreenDouble:
-    """Took over by any text that says TAKEOVER; fails on FAILME; else clean. Counts its calls."""
+    """Took over by any text that says TAKEOVER; fails on FAILME; else clean. Counts its calls. Its extraction
+    check quotes QUOTE ME PLEASE NOW when the text holds it, fails on EXTRACTFAIL, else finds nothing."""
 
     name = "screen-model"
 
     def __init__(self) -> None:
         self.asked: list[tuple[ScreenRole, str]] = []
+        self.extracted: list[tuple[ScreenRole, str]] = []
+
+    def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
+        text = f"{spec}\n\n{output}"
+        self.extracted.append((role, text))
+        call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.002)
+        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "check": "extraction",
+                "cost_usd": 0.002, "calls": [call]}
+        if "EXTRACTFAIL" in text:
+            return ScreenResult(**base, verdict="error", error="server error (500)")
+        if QUOTED in text:
+            return ScreenResult(**base, verdict="quoted", answer=QUOTED, quotes=[QUOTED])
+        return ScreenResult(**base, verdict="clean", answer="NONE")
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         self.asked.append((role, text))
@@ -36,6 +50,9 @@ class ScreenDouble:
         if "TAKEOVER" in text:
             return ScreenResult(**base, verdict="took_over", answer="PASS")
         return ScreenResult(**base, verdict="clean", answer="KEY")
+
+
+QUOTED = "QUOTE ME PLEASE NOW"
 
 
 @pytest.fixture
@@ -61,7 +78,7 @@ def test_a_text_that_took_the_screen_over_escalates_before_any_reviewer(repo: Ru
     assert asked_reviewers(reviewers) == 0
     rnd = repo.load_round(1, 1)
     assert rnd.gate.injection and rnd.screens["spec and output"].verdict == "took_over"
-    assert repo.spent_usd(1) == pytest.approx(0.001)  # the screen paid, no reviewer
+    assert repo.spent_usd(1) == pytest.approx(0.003)  # the screen's two checks paid (0.001 + 0.002), no reviewer
 
 
 def test_a_spec_that_took_the_screen_over_is_caught_too(repo: RunStore) -> None:
