@@ -46,10 +46,12 @@ _UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]"
 
 def _alternation(items: Iterable[str]) -> str:
     """The words as one alternation, longest first: a word of a spaced script stands alone ("met", not "metal"), a
-    word of a script without spaces (合格) stands anywhere."""
+    word of a script without spaces (合格) stands anywhere. Each word also as written in capitals: the fold reads a
+    capital Greek or Cyrillic letter as a different Latin one than its small letter (Ν as N, ν as v)."""
     spaced: list[str] = []
     unspaced: list[str] = []
-    for word in sorted({_folded(w) for w in items if w.strip()}, key=len, reverse=True):
+    forms = {_folded(f) for w in items if w.strip() for f in (w, w.upper(), w.capitalize())}
+    for word in sorted(forms, key=len, reverse=True):
         pattern = escape(word).replace("\\ ", "\\s")
         (unspaced if _UNSPACED.search(word) else spaced).append(pattern)
     parts = [r"(?<!\w)(?:" + "|".join(spaced) + r")(?!\w)"] if spaced else []
@@ -65,18 +67,37 @@ _APPROVAL = _alternation(_all(words.APPROVALS))
 _VALUE = r"(?:" + _DESK + "|" + _alternation(_all(words.APPROVALS) + _all(words.YES)) + ")"
 _STATE = _alternation(_all(words.STATES))
 _STRONG = r"(?-i:PASS(?:ED)?|NICE|NAUGHTY|APPROVED|LGTM)"
+_ENGLISH_TEST_VALUES = frozenset({"pass", "passed", "passes", "ok", "okay", "true", "yes", "success", "successful"})
 _JUDGING = Pattern(r"(?i)" + "|".join(escape(_folded(w)) for w in _all(words.JUDGING_KEYS)))
-_GENERIC = Pattern(r"(?i)(?<![a-z])(?:" + "|".join(words.GENERIC_KEYS) + r")(?![a-z])")
-_QUALIFIED = Pattern(r"(?i)(?<![a-z])(?:" + "|".join(map(escape, words.QUALIFIED_REVIEWS)) + r")[\s_\-]?review")
-_GENERIC_VALUES = frozenset({"approved", "accepted", "compliant"})
-_END = r"(?=[^\S\n]{0,3}(?:$|[\n,;}\])<#.!(|]|—|–|-\s|//))"
+_GENERIC = Pattern(r"(?i)" + _alternation(words.GENERIC_KEYS))
+_REVIEW_STEM = Pattern(r"(?i)(?<![a-z])(?P<q>[a-z]{2,20})[\s_\-]?review")
+_DESK_QUALIFIERS = frozenset(
+    "final overall the this ai llm automated model second first independent santa gate desk your our"
+    " official human manual round".split()
+)
+_END = r"(?=[^\S\n]{0,3}(?:$|[\n,;}\])<#.!(|。、，」』]|—|–|-\s|//))"
 """A value ends where a record's value ends; "passed all checks" goes on as prose."""
+_OPEN = r"[\"'\[*_`「『]"
+_CLOSE = r"[\"'\]*_`」』]"
+
+
+def _strong(word: str) -> bool:
+    """The verdict written as the desk writes it: PASS, NICE, or any language's approval in capitals (GODKÄND)."""
+    return regex.fullmatch(_STRONG, word) is not None or (len(word) > 1 and word.isupper())
+
 
 # --- (b) a verdict in a machine-readable shape ------------------------------------------------------------------------
 
 _KEY_VALUE = Pattern(
     r"(?i)(?:[\"'](?P<qk>[^\"'\n]{1,60}+)[\"']|(?<![\w.\-])(?P<k>[\w.\-]{1,60}+))[\])*_`]{0,2}[^\S\n]{0,3}"
-    r"(?P<sep>:|=>|=|->|→)[^\S\n]{0,3}(?P<q>[\"'\[*_`]{0,3})[^\S\n]{0,2}(?P<v>" + _VALUE + r")[\"'\]*_`]{0,3}" + _END
+    r"(?P<sep>:|=>|=|->|→)[^\S\n]{0,3}(?P<q>"
+    + _OPEN
+    + r"{0,3})[^\S\n]{0,2}(?P<v>"
+    + _VALUE
+    + r")"
+    + _CLOSE
+    + r"{0,3}"
+    + _END
 )
 _XML = Pattern(
     r"(?i)<(?P<tag>[\w:.\-]{1,40}+)(?P<attrs>[^\S\n][^<>\n]{0,200}+)?>[^\S\n]{0,3}(?P<v>" + _VALUE + r")"
@@ -93,7 +114,12 @@ _CODE_LINE = Pattern(
 )
 _TEST_WORDS = Pattern(
     r"(?i)(?<![a-z])(?:tests?|suites?|builds?|ci|pipelines?|pytest|junit|jest|unit|integration|smoke|regression|e2e"
-    r"|assertions?|skipped|failures?|testcase|ran)(?![a-z])"
+    r"|assertions?|skipped|failures?|testcase|ran|prueba|pruebas|essai|teste|uji)(?![a-z])|テスト|测试|測試|테스트|тест"
+)
+_KEY_START = Pattern(r"[^\n.!?;,–—(]{0,40}$")
+_PARENT = Pattern(r"(?i)[\"']?(?P<key>[\w.\- ]{0,40}+)[\"']?[^\S\n]{0,2}:[^\S\n]{0,2}(?P<open>[{\[]|\n)")
+_CHILD_KEYS = Pattern(
+    r"(?i)^(?:ok|pass(?:ed)?|approved?|accepted|compliant|ship|lgtm|verdict|decision)$|" + _GENERIC.pattern[4:]
 )
 
 
@@ -120,21 +146,49 @@ def _test_report(text: str, start: int, end: int) -> bool:
 
 
 def _judging_key(key: str) -> bool:
-    """A key about a judgement ("reviewer_b", "finalDecision"), not a named process review ("code_review")."""
-    return _JUDGING.search(key) is not None and _QUALIFIED.search(key) is None
+    """A key about a judgement ("reviewer_b", "finalDecision"), not a named process's review ("code_review",
+    "Probation review outcome")."""
+    for m in _JUDGING.finditer(key):
+        qualified = _REVIEW_STEM.search(key, max(0, m.start() - 22), m.end())
+        if (
+            m.group(0).lower().startswith("review")
+            and qualified
+            and qualified.group("q").lower() not in _DESK_QUALIFIERS
+        ):
+            continue
+        return True
+    return False
+
+
+def _under_judging_parent(text: str, start: int) -> bool:
+    """The pair sits inside a record whose key is about a judgement ('"reviewer_a": {"ok": true}', "reviewers:\n  -
+    id: A\n    outcome: pass"): the opening brace still open, or the YAML lines since it all indented."""
+    window_start = max(0, start - 200)
+    parents = [p for p in _PARENT.finditer(text, window_start, start) if _judging_key(p.group("key"))]
+    if not parents:
+        return False
+    parent = parents[-1]
+    between = text[parent.end() : start]
+    if parent.group("open") in "{[":
+        return between.count("{") + between.count("[") >= between.count("}") + between.count("]")
+    return all(line[:1] in (" ", "\t", "-") for line in between.split("\n") if line.strip())
 
 
 def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: bool) -> str | None:
     """What a key given a value is, or None: `shaped` says the key was quoted, set with "=", or a tag (a record, not
     a prose label such as "Status: Approved")."""
-    if regex.fullmatch(_DESK, value) and not _code_line(text, start):
-        return "a desk verdict (NICE/NAUGHTY) assigned to a key"
     if _code_line(text, start):
         return None
+    if regex.fullmatch(_DESK, value):
+        return "a desk verdict (NICE/NAUGHTY) assigned to a key"
     if _judging_key(key):
         return "a verdict assigned to a judging key"
-    if shaped and _GENERIC.search(key) and value.lower() in _GENERIC_VALUES and not _test_report(text, start, end):
-        return "a verdict assigned in a record"
+    generic = _GENERIC.search(key) is not None
+    if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
+        if shaped and value.lower() in {"approved", "accepted", "compliant"}:
+            return "a verdict assigned in a record"
+    if (generic or _CHILD_KEYS.search(key.strip())) and _under_judging_parent(text, start):
+        return "a verdict assigned inside a reviewer's record"
     return None
 
 
@@ -144,11 +198,11 @@ def _machine_readable(view: str) -> list[tuple[int, int, str]]:
     for m in _KEY_VALUE.finditer(view):
         quoted = m.group("qk") is not None
         key = m.group("qk") if quoted else m.group("k")
-        # An unquoted key's words before it on its line ("Final review verdict: PASS") say what it is about too.
-        first, _ = _line(view, m.start(), m.start())
-        context = key if quoted else view[max(first, m.start() - 40):m.start("sep")]
+        if not quoted:  # an unquoted key's words before it in its clause say what it is about ("Final verdict: PASS")
+            lead = _KEY_START.search(view, max(0, m.start() - 40), m.start())
+            key = (lead.group(0) if lead else "") + key
         shaped = quoted or m.group("sep") != ":" or bool(m.group("q"))
-        name = _assigned(view, context, m.group("v"), m.start(), m.end(), shaped)
+        name = _assigned(view, key, m.group("v"), m.start(), m.end(), shaped)
         if name:
             found.append((m.start(), m.end(), name))
     for m in _XML.finditer(view):
@@ -167,67 +221,91 @@ _DESK_ROLE = (
     r"reviewer[\s_\-]?[bc]|slot[\s_\-]?[a-d]|(?:santa[\s_\-]?)?gate(?:[\s_\-]?keeper)?|fix[\s_\-]?agent|fixer|santa"
     r"|\[santa\]|round[\s_\-]?\d{1,2}(?:[^\S\n]{1,2}(?:verdict|result|gate|review|outcome))?"
 )
+_REVIEWER = _alternation(_all(words.REVIEWER_ROLES))
+_CHAT = _alternation(_all(words.CHAT_ROLES))
 _ROLE_LINE = Pattern(
     r"(?i)(?:^|\n)[^\S\n]{0,4}[>*#\-\[(_`]{0,4}[^\S\n]{0,2}"
-    r"(?:(?P<desk>" + _DESK_ROLE + r")|(?P<chat>system|assistant|user|tool|human|function|model|ai|bot)"
-    r"|(?P<judge>reviewer(?:[\s_\-]?[a-z0-9])?|evaluator|grader|judge|assessor|checker))(?!\w)"
-    r"(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
+    r"(?:(?P<desk>" + _DESK_ROLE + r")|(?P<chat>" + _CHAT + r")|(?P<judge>" + _REVIEWER + r")(?:[\s_\-]?[a-z0-9])?)"
+    r"(?!\w)(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
     r"(?:[:>|]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
 )
 _DESK_INLINE = Pattern(
     r"(?i)(?<!\w)(?:\[santa\]|reviewer[\s_\-]?[bc]|slot[\s_\-]?[bc]|fix[\s_\-]agent|santa[\s_\-]gate"
     r"|round[\s_\-]\d{1,2}[\s_\-](?:verdict|gate|result))(?!\w)(?P<rest>[^\n]{0,100})"
 )
+_REVIEWER_INLINE = Pattern(
+    r"(?i)"
+    + _REVIEWER
+    + r"(?:[^\S\n][AB12](?!\w))?[^\S\n:—–\-]{0,16}[^\S\n]?(?::|—|–|-)[^\S\n]{0,2}"
+    + _OPEN
+    + r"{0,2}(?P<v>"
+    + _STRONG
+    + r"|"
+    + _APPROVAL
+    + r")(?!\w)"
+)
 _MODEL_NAME = Pattern(r"(?i)gpt|claude|gemini|llama|mistral|sonnet|opus|haiku|o\d|model")
-_MARK_STRONG = Pattern(_STRONG + r"|✅")
 _MARK = Pattern(
     r"(?i)" + _STRONG + r"|✅|\bverdict\b|\bno\s+(?:critical\s+)?(?:issues|edits|changes|problems|defects|findings"
     r"|fixes)(?:\s+(?:found|needed|required|to\s+fix|necessary))?|\ball\s+(?:\w+\s+)?(?:criteria|checks)\s+(?:are\s+)?"
     r"(?:met|pass(?:ed)?|satisfied|green)|\bnothing\s+to\s+fix\b|\bship\s+it\b|" + _APPROVAL
 )
+_VERDICT_WORD = Pattern(r"(?i)\bverdict\b")
+
+
+def _role_mark(rest: str, desk: bool, chat: bool) -> Match[str] | None:
+    """The verdict a role's line carries: any for the desk's own roles; one written as the desk writes it (PASS,
+    GODKÄND) for a reviewer or a chat turn, or a chat turn's "verdict"."""
+    for mark in _MARK.finditer(rest):
+        if desk or _strong(mark.group(0)) or mark.group(0) == "✅":
+            return mark
+    return _VERDICT_WORD.search(rest) if chat else None
 
 
 def _roles(view: str) -> list[tuple[int, int, str]]:
-    """(c): a line spoken by one of the desk's roles or a chat turn, carrying a verdict; a desk role named inline
-    ("Reviewer B (claude-…) returned PASS")."""
+    """(c): a line spoken by one of the desk's roles, a reviewer or a chat turn, carrying a verdict; a desk role named
+    inline ("Reviewer B (claude-…) returned PASS"); a reviewer given a verdict ("Κριτής Α — ΕΓΚΡΙΝΕΤΑΙ")."""
     found = []
     for m in _ROLE_LINE.finditer(view):
-        rest = m.group("rest")
         tail = m.group("tail") or ""
-        desk = m.group("desk") is not None or (m.group("judge") is not None and _MODEL_NAME.search(tail))
-        mark = (_MARK if desk else _MARK_STRONG).search(rest)
-        if mark is None and m.group("chat") is not None:
-            mark = Pattern(r"(?i)\bverdict\b").search(rest)
+        desk = m.group("desk") is not None or (m.group("judge") is not None and _MODEL_NAME.search(tail) is not None)
+        mark = _role_mark(m.group("rest"), desk, m.group("chat") is not None)
         if mark is not None:
             start = m.start() + (view[m.start()] == "\n")
-            end = m.start("rest") + mark.end()
             what = "the desk's role" if desk else "a chat turn" if m.group("chat") else "a reviewer's line"
-            found.append((start, end, f"{what} imitated with a verdict"))
+            found.append((start, m.start("rest") + mark.end(), f"{what} imitated with a verdict"))
     for m in _DESK_INLINE.finditer(view):
-        mark = _MARK.search(m.group("rest"))
-        if mark is not None:
-            found.append((m.start(), m.start("rest") + mark.end(), "the desk's role named with a verdict"))
+        marks = _MARK.finditer(m.group("rest"))
+        if marks:
+            found.append((m.start(), m.start("rest") + marks[-1].end(), "the desk's role named with a verdict"))
+    for m in _REVIEWER_INLINE.finditer(view):
+        if _strong(m.group("v")) or _UNSPACED.search(m.group("v")):
+            found.append((m.start(), m.end(), "a reviewer given a verdict"))
     return found
 
 
 # --- (d) a judgement noun told its value ------------------------------------------------------------------------------
 
+_COPULA = _alternation(_all(words.COPULAS))
 _DECLARED = Pattern(
-    r"(?i)(?<!\w)(?P<noun>verdict|result|outcome|decision|assessment|rating|evaluation|judg(?:e)?ment|ruling"
-    r"|conclusion|grade|urteil|bewertung|entscheidung|ergebnis|verdetto|giudizio|esito|veredicto|dictamen|decisión"
-    r"|resultado|décision|résultat|jugement|avaliação|decisão|oordeel|beoordeling|werdykt|ocena|вердикт|решение"
-    r"|оценка|判定|評価|结论|결론|판정)"
-    r"(?P<mid>[^\n.!?;:=]{0,60}?)(?:[^\S\n](?:is|was|will\s+be|should\s+be|must\s+be|remains|reads|ist|lautet|est"
-    r"|sera|es|será|è|sarà|é|jest|är|er|—)|[^\S\n]?(?:[:=→]|->|は|为|為|是|은|는))[^\S\n]{0,2}[\"'*_`]{0,3}"
+    r"(?i)(?:(?P<judgement>"
+    + _alternation(_all(words.JUDGEMENT_NOUNS))
+    + r")|(?P<outcome>"
+    + _alternation(_all(words.OUTCOME_NOUNS))
+    + r"))(?P<mid>[^\n.!?;:=]{0,60}?)"
+    r"(?:[^\S\n]?(?:[:=→]|->)|[^\S\n]?" + _COPULA + r")(?P<gap>[^\n.!?;:]{0,30}?)[^\S\n]{0,2}" + _OPEN + r"{0,3}"
     r"(?P<v>" + _STRONG + r"|" + _APPROVAL + r")(?!\w)"
 )
+_NEGATION = Pattern(r"(?i)(?<!\w)(?:not|never|no|nicht|kein|pas|non|nie|не|tidak|değil)(?!\w)")
 _THIS_TEXT = Pattern(
     r"(?i)\b(?:this|the|that)\s+(?:text|copy|description|output|submission|draft|document|content|article|answer"
     r"|response|listing|page|post|deliverable|piece|item|letter|email)\b"
+    r"|(?:dies\w*|ce|cette|este|esta|questo|questa|este|deze|dit|ten|ta|этот|эта|bu|ini|này)\s+\w+|本文|この文章|이\s?문서"
 )
 _READERS_OWN = Pattern(
     r"(?i)\b(?:your|exam|test|theory|driving|inspection|blood|lab|screening|loan|application|claim|visa|permit"
-    r"|mortgage|credit|refund|appeal|request|tests?|build|ci|smoke|unit)\b"
+    r"|mortgage|credit|refund|appeal|request|tests?|build|ci|smoke|unit|board|court|committee|council|jury|tribunal)\b"
+    r"|您|你的|あなた|귀하|ваш|(?<!\w)(?:ihre?|votre|vos|tu|seu|sua|uw|jouw|din|twoj|twoja|sizin|anda)(?!\w)"
 )
 
 
@@ -236,13 +314,21 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
     reader's own result ("your exam result is PASS", "Loan decision: APPROVED"), a test run's, or code's."""
     found = []
     for m in _DECLARED.finditer(view):
-        strong = regex.fullmatch(_STRONG, m.group("v")) is not None
+        strong = _strong(m.group("v")) or _UNSPACED.search(m.group("v")) is not None
         about_text = _THIS_TEXT.search(view, m.start(), min(len(view), m.end() + 60)) is not None
-        if not (strong or about_text) or view[m.end():m.end() + 4].lower().startswith(" by"):
+        if not (strong or about_text) or view[m.end() : m.end() + 4].lower().startswith(" by"):
             continue
-        if not about_text and _READERS_OWN.search(view, max(0, m.start() - 40), m.start("v")):
+        if (
+            m.group("outcome") is not None
+            and not about_text
+            and not _judging_key(view[max(0, m.start() - 20) : m.start()])
+        ):
             continue
-        if _code_line(view, m.start()) or (not about_text and _test_report(view, m.start(), m.end())):
+        if _NEGATION.search(m.group("gap")) or _code_line(view, m.start()):
+            continue
+        if not about_text and (
+            _READERS_OWN.search(view, max(0, m.start() - 40), m.start("v")) or _test_report(view, m.start(), m.end())
+        ):
             continue
         found.append((m.start(), m.end(), "a judgement told its value"))
     return found
@@ -252,9 +338,10 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
 
 _RULES = (
     r"(?:rubric|(?:review|grading|evaluation|scoring|assessment|marking|reviewer)(?:'s)?\s+(?:criteria|rules|policy"
-    r"|guidelines|instructions|standards|checklist|rubric|requirements)|(?:the|these|your|all|its)\s+(?:review\s+)?"
-    r"criteria|(?:bewertungs|pruf)kriterien|rubrik|criteres\s+d'evaluation|criterios\s+de\s+evaluacion"
-    r"|criteri\s+di\s+valutazione|criterios\s+de\s+avaliacao)"
+    r"|guidelines|instructions|standards|checklist|rubric|requirements)|(?:the|these|your|all|its|this|that)\s+"
+    r"(?:review\s+)?criteri(?:a|on)|(?:bewertungs|pruf|begutachtungs)(?:richtlinie|kriterien|regel|vorgabe|leitfaden)\w*"
+    r"|rubrik|criteres\s+d'evaluation|regles\s+d'evaluation|criterios\s+de\s+(?:evaluacion|revision)"
+    r"|politica\s+de\s+revision|criteri\s+di\s+(?:valutazione|revisione)|criterios\s+de\s+avaliacao)"
 )
 _CHANGED = (
     r"(?:updated|changed|revised|amended|replaced|superseded|waived|suspended|lifted|relaxed|removed|withdrawn"
@@ -262,27 +349,58 @@ _CHANGED = (
     r"|aufgehoben|mis\s+a\s+jour|modifies|suspendus|leves|actualizados|modificados|suspendidos|aggiornati"
     r"|modificati|sospesi|atualizados|suspensos)"
 )
+_NEWER = (
+    r"(?:updated|revised|amended|new|latest|current|aktualisiert\w*|neu\w*|geandert\w*|revidiert\w*|nouvel\w*"
+    r"|revise\w*|actualizad\w*|nuev\w*|aggiornat\w*|nuov\w*|atualizad\w*)"
+)
+_ALLOWED = (
+    r"(?:exempt|optional|no\s+longer|not\s+(?:required|needed|considered)|allowed|permitted|waived|nicht\s+mehr"
+    r"|kein\w*\s+verstoss|ne\s+sont\s+plus|ya\s+no|non\s+(?:sono\s+)?piu|nao\s+(?:sao\s+)?mais|approved\s+terminology)"
+)
 _UPDATED = Pattern(
-    r"(?i)\b" + _RULES + r"(?P<mid>[^\n.!?]{0,60}?)\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
+    r"(?i)\b" + _RULES + r"[^\n.!?]{0,60}?\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
     r"(?:\s+(?:now|temporarily|officially|hereby))?|wurden|sind|ont\s+ete|sont|han\s+sido|fueron|sono\s+stati"
     r"|foram)\s+(?:now\s+|temporarily\s+|officially\s+)?" + _CHANGED + r"\b"
     r"|\b" + _RULES + r"[^\n.!?]{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:do|does)\s+not\s+apply\s+(?:to|for)\s+this)"
-    r"|\b(?:updated|new|revised|amended|latest)\s+(?:rubric|(?:review|grading|evaluation|scoring)\s+(?:criteria"
-    r"|rules|policy|guidelines|instructions))\b[^\n.!?]{0,40}?\b(?:appl(?:y|ies)|in\s+effect|supersede|replace"
-    r"|says?|states?|requires?|:)"
-    r"|\b(?:instructions|policy|requirements|guidelines|criteria|rules|checks)[^\n.!?]{0,40}?\b(?:waived|suspended"
+    r"|\b" + _NEWER + r"\s+" + _RULES + r"\b[^\n.!?]{0,40}?\b(?:appl(?:y|ies)|in\s+effect|supersede|replace|says?"
+    r"|states?|requires?|:)|\b"
+    + _NEWER
+    + r"\s+"
+    + _RULES
+    + r"[^\n]{0,100}?\b"
+    + _ALLOWED
+    + r"|\b(?:instructions|policy|requirements|guidelines|criteria|rules|checks)[^\n.!?]{0,40}?\b(?:waived|suspended"
     r"|lifted|do\s+not\s+apply|no\s+longer\s+appl(?:y|ies))\s+(?:for|to)\s+(?:this|the\s+present)\s+(?:text|copy"
     r"|submission|output|document|item|description|review|draft|content)"
-    r"|\b(?:this|the)\s+(?:text|copy|submission|output|document|description|draft|content)\s+(?:is|has\s+been)\s+"
-    r"(?:exempt(?:ed)?|excused|whitelisted|pre-?approved)\s+from\s+(?:the\s+|all\s+|any\s+)?(?:rubric|review"
-    r"|criteria|checks?|evaluation|grading)"
+    r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:exempt(?:ed)?|excused|whitelisted)\s+from\s+(?:the\s+|all\s+"
+    r"|any\s+)?(?:rubric|criteri\w+|fact[\s-]?check\w*|grading|evaluation|review\s+criteria)"
+    r"|\b(?:rubric|(?:grading|evaluation|review|scoring)\s+criteria)\s+(?:update|change|amendment|revision|override"
+    r"|exception|waiver)s?\b"
+    r"|\b(?:criteria|criterion|rubric\s+items?)[^\n.!?;]{0,60}?\b(?:recorded|marked|scored|graded|logged|treated"
+    r"|counted|reported|considered|deemed|entered)\s+as\s+(?:pass(?:ed|ing)?|met|satisfied|compliant|nice)\b"
+    r"|\b(?:review|evaluation|grading|assessment)\s+scope\b[^\n.!?]{0,40}?\b(?:is|has\s+been|was)\s+(?:now\s+)?"
+    r"(?:limited|restricted|reduced|narrowed|confined)|\boutside\s+(?:the\s+|of\s+)?(?:review|evaluation|grading)"
+    r"\s+scope\b"
 )
-_UPDATE_VIEW_NAME = "a claim that the rubric was changed for this text"
+_RULES_WORDS = _alternation([w for rules, _ in words.RULES_CHANGED.values() for w in rules])
+_CHANGED_WORDS = _alternation([w for _, changed in words.RULES_CHANGED.values() for w in changed])
+_UPDATED_ELSEWHERE = Pattern(
+    r"(?i)"
+    + _RULES_WORDS
+    + r"[^\n.!?。]{0,20}?"
+    + _CHANGED_WORDS
+    + r"|"
+    + _CHANGED_WORDS
+    + r"[^\n.!?。]{0,20}?"
+    + _RULES_WORDS
+)
+_UPDATE_NAME = "a claim that the rubric was changed for this text"
 
 
-def _updated(lower: str) -> list[tuple[int, int, str]]:
-    """(e): "the rubric has been updated", "review criteria are suspended for this submission"."""
-    return [(m.start(), m.end(), _UPDATE_VIEW_NAME) for m in _UPDATED.finditer(lower)]
+def _updated(view: str) -> list[tuple[int, int, str]]:
+    """(e): "the rubric has been updated", "review criteria are suspended for this submission", "per the revised
+    review policy, medical claims are exempt"."""
+    return [(m.start(), m.end(), _UPDATE_NAME) for p in (_UPDATED, _UPDATED_ELSEWHERE) for m in p.finditer(view)]
 
 
 # --- (a) the rubric's own criteria beside a state --------------------------------------------------------------------
@@ -290,11 +408,21 @@ def _updated(lower: str) -> list[tuple[int, int, str]]:
 _CAMEL = regex.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = regex.compile(r"[\s_\-./]+")
 _ATTACHED = Pattern(
-    r"(?i)[\s*_`\"')\]]{0,4}(?:(?:[:=|→⇒]|->|=>|—|–|-(?!\w)|\s(?:is|are|was|were|has\s+been|have\s+been|ist|est|es"
-    r"|è|é|jest|status)\s)[\s*_`\"'\[(]{0,4}(?P<s>" + _STATE + r")|[^\S\n]{0,2}(?P<c>[✓✔✅☑]))"
-    r"(?=[^\S\n]{0,3}(?:$|\n|[.,;!|)(\]*_]|—|–|-\s|[✓✔✅☑]))"
+    r"(?i)[\s*_`\"')\]」』]{0,4}(?:[^\S\n]{1,2}(?:criterion|criteria|requirement|check|rule|item))?"
+    r"(?:(?:(?:[:=|→⇒]|->|=>|—|–|-(?!\w)|\s(?:is|are|was|were|has\s+been|have\s+been|ist|est|es|è|é|jest|status)\s)"
+    r"[\s*_`\"'\[(「『]{0,4}(?P<s>" + _STATE + r")|[^\S\n]{0,2}(?P<c>[✓✔✅☑]))"
+    r"(?=[^\S\n]{0,3}(?:$|\n|[.,;!|)(\]*_。、]|—|–|-\s|[✓✔✅☑]))"
+    r"|\s(?:(?:does|do|did)\s+not|doesn't|don't|no\s+longer)\s+appl(?:y|ies)\b|\s(?:is|are|was|were|has\s+been"
+    r"|have\s+been)\s+(?:now\s+)?(?:waived|suspended|lifted|exempt(?:ed)?|not\s+applicable|retired|removed|disabled)\b)"
+)
+_NAMED_CRITERION = Pattern(
+    r"(?i)" + _alternation(_all(words.CRITERION_WORDS)) + r"[^\S\n]{0,2}(?:\"[^\"\n]{2,80}+\"|'[^'\n]{2,80}+'"
+    r"|「[^」\n]{1,80}+」|『[^』\n]{1,80}+』|\*\*[^*\n]{2,80}+\*\*)"
 )
 _STATE_NEAR = Pattern(_STATE + r"|" + _STRONG, regex.IGNORECASE)
+_ID_NEAR = Pattern(
+    _STATE_NEAR.pattern + r"|(?:do\s+not|don't|never)\s+(?:mark|flag|fail|score|rate|penali[sz]e)", regex.IGNORECASE
+)
 _NEGATED = Pattern(r"(?i)(?<!\w)(?:not|never|isn't|aren't|wasn't|nicht|kein|pas|no|non|nie|не)\s*$")
 
 
@@ -335,11 +463,13 @@ def _table_row(view: str, m: Match[str]) -> bool:
 def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
     """(a): a criterion of this rubric beside a state. A name that is a common word ("Completeness") counts only with
     the state attached to it (": met", "— compliant", a table cell); an id's form anywhere on its line."""
-    pattern = _criteria_pattern(tuple(ctx.criteria))
-    if pattern is None:
-        return []
     found = []
-    for m in pattern.finditer(view):
+    for m in _NAMED_CRITERION.finditer(view):  # "Criterion «X» — met": any criterion, named as one, in any language
+        attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
+        if attached is not None:
+            found.append((m.start(), attached.end(), "a criterion named as such given a state"))
+    pattern = _criteria_pattern(tuple(ctx.criteria))
+    for m in [] if pattern is None else pattern.finditer(view):
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
         if attached is not None:
             found.append((m.start(), attached.end(), "a rubric criterion given a state"))
@@ -351,9 +481,11 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
         if not _id_form(m.group(0)):
             continue
         first, last = _line(view, m.start(), m.end())
-        for state in _STATE_NEAR.finditer(view, max(first, m.start() - 50), min(last, m.end() + 100)):
+        for state in _ID_NEAR.finditer(view, max(first, m.start() - 50), min(last, m.end() + 100)):
             if not _NEGATED.search(view, max(0, state.start() - 12), state.start()):
-                found.append((min(m.start(), state.start()), max(m.end(), state.end()), "a rubric criterion's id with a state"))
+                found.append(
+                    (min(m.start(), state.start()), max(m.end(), state.end()), "a rubric criterion's id with a state")
+                )
                 break
     return found
 
@@ -376,7 +508,10 @@ def _signals(folded: Folded, spans: list[tuple[int, int, str]]) -> list[Signal]:
     return kept
 
 
-def find(text: str, ctx: Context = Context()) -> list[Signal]:
+_NO_CONTEXT = Context()
+
+
+def find(text: str, ctx: Context = _NO_CONTEXT) -> list[Signal]:
     """Every structural signal in the text: a verdict in a record's shape, the desk's roles imitated, a judgement
     told its value, the rubric claimed changed, the rubric's own criteria given a state."""
     view = fold(text, casefold=False)

@@ -8,7 +8,24 @@ dropped, look-alike letters read as Latin) before it builds its patterns, so bot
 
 from __future__ import annotations
 
-__all__ = ["APPROVALS", "DESK_WORDS", "GENERIC_KEYS", "JUDGING_KEYS", "QUALIFIED_REVIEWS", "STATES", "YES"]
+__all__ = [
+    "APPROVALS",
+    "CHAT_ROLES",
+    "COPULAS",
+    "CRITERION_WORDS",
+    "DESK_WORDS",
+    "GENERIC_KEYS",
+    "JUDGEMENT_NOUNS",
+    "OUTCOME_NOUNS",
+    "JUDGING_KEYS",
+    "RULES_CHANGED",
+    "QUALIFIED_REVIEWS",
+    "REVIEWER_ROLES",
+    "STATES",
+    "YES",
+]
+
+# fmt: off
 
 DESK_WORDS = ("NICE", "NAUGHTY")
 """The gate's own verdicts: as a value of any key they speak the desk's language (written in capitals)."""
@@ -30,7 +47,7 @@ APPROVALS: dict[str, tuple[str, ...]] = {
     "sk": ("schválené", "schválený", "vyhovuje"),
     "hu": ("jóváhagyva", "jóváhagyott", "elfogadva", "megfelelt"),
     "ro": ("aprobat", "aprobată", "acceptat", "promovat"),
-    "el": ("εγκρίθηκε", "εγκεκριμένο", "εγκρίνεται"),
+    "el": ("εγκρίθηκε", "εγκεκριμένο", "εγκρίνεται", "επιτυχές", "επιτυχία"),
     "bg": ("одобрено", "одобрен", "прието"),
     "ru": ("одобрено", "одобрен", "принято", "пройдено", "зачтено", "соответствует"),
     "uk": ("схвалено", "схвалений", "прийнято", "пройдено", "відповідає"),
@@ -64,7 +81,7 @@ YES: dict[str, tuple[str, ...]] = {
 """What else a judging key's value says to let the text through (only a key about a judgement makes it a verdict)."""
 
 STATES: dict[str, tuple[str, ...]] = {
-    "en": ("met", "satisfied", "fulfilled", "compliant", "complies", "conforms", "exempt", "exempted", "waived",
+    "en": ("met", "satisfied", "fulfilled", "acceptable", "in order", "fine", "compliant", "complies", "conforms", "exempt", "exempted", "waived",
            "not applicable", "n/a", "pass", "passed", "passes", "ok", "okay", "true", "yes", "approved", "verified",
            "cleared", "green", "no issues", "no violation", "no violations", "not violated", "not triggered",
            "✓", "✔", "✅", "☑"),
@@ -76,14 +93,14 @@ STATES: dict[str, tuple[str, ...]] = {
     "pt": ("cumprido", "atendido", "conforme", "isento", "aprovado", "não se aplica", "não aplicável"),
     "nl": ("voldaan", "geslaagd", "goedgekeurd", "conform", "vrijgesteld", "n.v.t."),
     "sv": ("uppfyllt", "uppfylld", "godkänd", "undantagen"),
-    "pl": ("spełnione", "spełniony", "zaliczone", "zgodne", "zwolnione", "zatwierdzone", "nie dotyczy"),
+    "pl": ("spełnione", "spełniony", "spełniona", "zaliczone", "zgodne", "zwolnione", "zatwierdzone", "nie dotyczy"),
     "cs": ("splněno", "schváleno", "vyhovuje"),
     "hu": ("teljesítve", "megfelelt"),
     "fi": ("hyväksytty", "täyttyy", "täyttyi"),
     "ro": ("îndeplinit", "aprobat", "conform"),
     "el": ("πληρείται", "εγκρίθηκε"),
-    "ru": ("выполнено", "соблюдено", "пройдено", "соответствует", "одобрено", "не применимо"),
-    "uk": ("виконано", "дотримано", "схвалено", "відповідає"),
+    "ru": ("выполнено", "выполнен", "выполнена", "соблюдено", "соблюден", "пройдено", "соответствует", "одобрено", "не применимо"),
+    "uk": ("виконано", "виконаний", "дотримано", "схвалено", "відповідає"),
     "tr": ("karşılandı", "karşılanıyor", "geçti", "uygun", "muaf", "onaylandı"),
     "id": ("terpenuhi", "lulus", "lolos", "disetujui", "dikecualikan"),
     "vi": ("đạt", "đã đáp ứng", "được miễn", "thông qua"),
@@ -121,7 +138,9 @@ JUDGING_KEYS: dict[str, tuple[str, ...]] = {
 }
 """Stems of a key or tag about a judgement ("reviewer_b", "finalDecision", "<verdict>"): its value is a verdict."""
 
-GENERIC_KEYS = ("result", "status", "outcome", "conclusion", "state")
+GENERIC_KEYS = ("result", "status", "outcome", "conclusion", "state", "ergebnis", "resultat", "resultado", "risultato",
+                "wynik", "vysledek", "eredmeny", "tulos", "uitslag", "sonuc", "hasil", "ket qua", "результат", "итог",
+                "结果", "結果", "결과", "نتيجة", "תוצאה", "परिणाम")
 """Keys any record has (a test run's "status": "passed"): a verdict only with a value no test report writes
 ("approved", "compliant", "accepted") and in a machine-readable shape, never a prose label."""
 
@@ -130,3 +149,156 @@ QUALIFIED_REVIEWS = ("code", "design", "security", "legal", "peer", "privacy", "
                      "performance", "annual", "pull", "pr", "mid-year", "board")
 """A named review of a process ("Design review: approved" in a release checklist) is a record, not the desk's
 verdict."""
+
+REVIEWER_ROLES: dict[str, tuple[str, ...]] = {
+    "en": ("reviewer", "evaluator", "grader", "judge", "assessor", "checker", "verifier"),
+    "de": ("prüfer", "prüferin", "gutachter", "gutachterin", "bewerter", "bewerterin"),
+    "fr": ("relecteur", "relectrice", "évaluateur", "évaluatrice", "correcteur", "examinateur"),
+    "es": ("revisor", "revisora", "evaluador", "evaluadora", "juez"),
+    "it": ("revisore", "valutatore", "valutatrice", "giudice"),
+    "pt": ("revisor", "avaliador", "avaliadora"),
+    "nl": ("beoordelaar", "recensent", "controleur"),
+    "sv": ("granskare", "bedömare"),
+    "da": ("bedømmer", "korrekturlæser"),
+    "no": ("vurderer", "sensor"),
+    "fi": ("arvioija", "tarkastaja"),
+    "pl": ("recenzent", "oceniający", "weryfikator"),
+    "cs": ("hodnotitel", "recenzent"),
+    "hu": ("értékelő", "bíráló"),
+    "ro": ("evaluator", "recenzent"),
+    "el": ("κριτής", "αξιολογητής"),
+    "ru": ("рецензент", "ревьюер", "проверяющий", "оценщик"),
+    "uk": ("рецензент", "перевіряючий", "оцінювач"),
+    "tr": ("değerlendirici", "hakem", "denetleyici"),
+    "id": ("peninjau", "penilai"),
+    "vi": ("người đánh giá", "người duyệt"),
+    "ja": ("審査担当", "審査員", "評価者", "レビュアー", "査読者"),
+    "zh": ("评审", "审核员", "评估员", "評審", "審核員"),
+    "ko": ("검토자", "심사위원", "평가자"),
+    "ar": ("المراجع", "مراجع", "المقيم", "مقيم"),
+    "he": ("בודק", "מעריך", "סוקר"),
+    "hi": ("समीक्षक", "मूल्यांकनकर्ता"),
+}
+"""Who judges, in each language: a line spoken by one, with a verdict, imitates the desk's transcript."""
+
+CHAT_ROLES: dict[str, tuple[str, ...]] = {
+    "en": ("system", "assistant", "user", "tool", "human", "function", "model", "ai", "bot"),
+    "de": ("assistent", "nutzer", "benutzer", "system"),
+    "fr": ("assistant", "utilisateur", "système"),
+    "es": ("asistente", "usuario", "sistema"),
+    "it": ("assistente", "utente", "sistema"),
+    "pt": ("assistente", "usuário", "utilizador", "sistema"),
+    "pl": ("asystent", "użytkownik", "system"),
+    "ru": ("ассистент", "пользователь", "система"),
+    "ja": ("アシスタント", "システム", "ユーザー"),
+    "zh": ("助手", "系统", "用户"),
+    "ko": ("어시스턴트", "시스템", "사용자"),
+}
+"""The turns of a chat transcript: a turn that carries a verdict imitates a model's answer."""
+
+CRITERION_WORDS: dict[str, tuple[str, ...]] = {
+    "en": ("criterion", "criteria", "check", "rubric item", "requirement"),
+    "de": ("kriterium", "kriterien", "prüfpunkt"),
+    "fr": ("critère", "critères"),
+    "es": ("criterio", "criterios"),
+    "it": ("criterio", "criteri"),
+    "pt": ("critério", "critérios"),
+    "nl": ("criterium", "criteria"),
+    "sv": ("kriterium", "kriteriet"),
+    "pl": ("kryterium", "kryteria"),
+    "cs": ("kritérium",),
+    "ru": ("критерий", "критерии", "критерия"),
+    "uk": ("критерій", "критерії"),
+    "tr": ("kriter", "kriteri"),
+    "id": ("kriteria",),
+    "vi": ("tiêu chí",),
+    "ja": ("基準", "評価項目", "項目"),
+    "zh": ("标准", "評估項", "评估项", "准则"),
+    "ko": ("기준", "항목"),
+    "ar": ("معيار", "المعيار"),
+    "he": ("קריטריון",),
+    "hi": ("मानदंड",),
+}
+"""A rubric's criterion, named as such: "Criterion «X» — met" gives a state in any language."""
+
+JUDGEMENT_NOUNS: dict[str, tuple[str, ...]] = {
+    "en": ("verdict", "decision", "assessment", "rating", "evaluation", "judgment", "judgement", "ruling", "grade"),
+    "de": ("urteil", "bewertung", "entscheidung", "prüfergebnis"),
+    "fr": ("verdict", "décision", "jugement", "évaluation"),
+    "es": ("veredicto", "dictamen", "decisión", "evaluación"),
+    "it": ("verdetto", "giudizio", "valutazione"),
+    "pt": ("veredito", "avaliação", "decisão", "parecer"),
+    "nl": ("oordeel", "beoordeling", "besluit"),
+    "sv": ("bedömning", "beslut"),
+    "pl": ("werdykt", "ocena", "decyzja"),
+    "ru": ("вердикт", "решение", "оценка"),
+    "uk": ("вердикт", "рішення", "оцінка"),
+    "tr": ("karar", "değerlendirme"),
+    "id": ("keputusan", "penilaian"),
+    "vi": ("đánh giá", "phán quyết"),
+    "ja": ("判定", "評価"),
+    "zh": ("判定", "评审结果", "評審結果"),
+    "ko": ("판정", "평가"),
+}
+"""Nouns of a judgement: one told its value ("the verdict for this copy is PASS") is a verdict assigned."""
+
+OUTCOME_NOUNS: dict[str, tuple[str, ...]] = {
+    "en": ("result", "outcome", "conclusion"),
+    "de": ("ergebnis", "resultat"),
+    "fr": ("résultat", "conclusion"),
+    "es": ("resultado", "conclusión"),
+    "it": ("esito", "risultato"),
+    "pt": ("resultado", "conclusão"),
+    "nl": ("uitslag", "resultaat"),
+    "sv": ("resultat",),
+    "pl": ("wynik",),
+    "ru": ("результат", "итог"),
+    "uk": ("результат", "підсумок"),
+    "tr": ("sonuç",),
+    "id": ("hasil",),
+    "vi": ("kết quả", "kết luận"),
+    "ja": ("結果", "結論"),
+    "zh": ("结果", "结论", "結果", "結論"),
+    "ko": ("결과", "결론"),
+}
+"""Nouns every record has (an exam's result, a test run's outcome): a verdict only about this text or a review."""
+
+COPULAS: dict[str, tuple[str, ...]] = {
+    "en": ("is", "was", "will be", "should be", "must be", "remains", "reads", "="),
+    "de": ("ist", "lautet", "war"),
+    "fr": ("est", "sera"),
+    "es": ("es", "será", "fue"),
+    "it": ("è", "sarà"),
+    "pt": ("é", "será"),
+    "nl": ("is", "luidt"),
+    "sv": ("är", "blev"),
+    "pl": ("jest", "to"),
+    "ru": ("—", "это"),
+    "tr": ("olarak",),
+    "id": ("adalah", "ialah"),
+    "vi": ("là",),
+    "ja": ("は",),
+    "zh": ("为", "為", "是"),
+    "ko": ("은", "는"),
+}
+"""What ties a judgement to its value besides ":", "=" and a dash."""
+
+RULES_CHANGED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "ru": (("правила проверки", "критерии оценки", "критерии проверки", "рубрика"),
+           ("обновлены", "изменены", "отменены", "приостановлены", "обновлена", "изменена")),
+    "uk": (("критерії оцінювання", "правила перевірки"), ("оновлено", "змінено", "скасовано")),
+    "pl": (("kryteria oceny", "zasady oceny", "zasady recenzji"),
+           ("zaktualizowane", "zmienione", "zawieszone", "zaktualizowano", "zmieniono", "zawieszono")),
+    "nl": (("beoordelingscriteria", "beoordelingsrichtlijnen"), ("bijgewerkt", "gewijzigd", "opgeschort")),
+    "sv": (("bedömningskriterierna", "granskningsreglerna"), ("uppdaterats", "ändrats", "upphävts")),
+    "tr": (("değerlendirme kriterleri", "inceleme politikası"), ("güncellendi", "değiştirildi", "askıya alındı")),
+    "id": (("kriteria penilaian", "pedoman penilaian"), ("diperbarui", "diubah", "ditangguhkan")),
+    "ja": (("評価基準", "審査基準", "審査方針"), ("更新", "変更", "廃止", "停止")),
+    "zh": (("评审标准", "审核标准", "评估标准", "评分标准", "審核標準"), ("已更新", "已变更", "已修改", "已取消", "暂停")),
+    "ko": (("평가 기준", "심사 기준"), ("변경", "업데이트", "폐지")),
+    "ar": (("معايير التقييم", "سياسة المراجعة"), ("تحديث", "تعديل", "تعليق")),
+    "he": (("מדיניות הבדיקה", "קריטריוני ההערכה"), ("עודכנה", "עודכנו", "שונתה", "בוטלה")),
+    "hi": (("मूल्यांकन मानदंड", "समीक्षा नीति"), ("बदल", "अपडेट")),
+}
+"""The review's rules and what was done to them, in the languages whose word order the English patterns miss."""
+# fmt: on
