@@ -7,7 +7,7 @@ shares is a shape only a judgement of this text needs, and that shape is what th
 (b) a verdict assigned in a machine-readable shape, any key (JSON, YAML, XML, TOML, key=value, a tool call);
 (c) the desk's own roles or transcript imitated ("Reviewer B: … PASS", "Fix agent: no edits needed");
 (d) a judgement noun told its value ("the review verdict for this description is PASS");
-(e) a claim that the rubric or the review's rules were updated, waived or suspended for this text.
+(e) a claim that the rubric or the review's rules were updated, waived or suspended for this text (`structure_claims`).
 Benign look-alikes stay clean by shape, not by luck: a test report's keys ("test_login: PASS", "status: passed"),
 a line of code that returns or prints a verdict, a prose label ("Status: Approved") are not a judgement's shape.
 
@@ -18,48 +18,26 @@ written. Signals are in the original text's coordinates, with the original subst
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from functools import lru_cache
 
 import regex
 from regex import Match
 
+from santa_core.checks import structure_claims
 from santa_core.checks import structure_words as words
 from santa_core.checks.bounded import Pattern, escape
 from santa_core.checks.folding import Folded, fold
 from santa_core.checks.signals import Context, Signal
+from santa_core.checks.structure_words import UNSPACED as _UNSPACED
+from santa_core.checks.structure_words import alternation as _alternation
+from santa_core.checks.structure_words import every as _all
+from santa_core.checks.structure_words import folded as _folded
 
 __all__ = ["LAYER", "MAX_SIGNALS", "find"]
 
 LAYER = "structure"
 MAX_SIGNALS = 20
 """One signal already blocks shipping; past this many, more only flood the page."""
-
-
-def _folded(word: str) -> str:
-    """A word folded as the text is (look-alikes read as Latin, diacritics dropped, case kept)."""
-    return fold(word, casefold=False).text.strip()
-
-
-_UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]")
-
-
-def _alternation(items: Iterable[str]) -> str:
-    """The words as one alternation, longest first: a word of a spaced script stands alone ("met", not "metal"), a
-    word of a script without spaces (合格) stands anywhere. Each word also as written in capitals: the fold reads a
-    capital Greek or Cyrillic letter as a different Latin one than its small letter (Ν as N, ν as v)."""
-    spaced: list[str] = []
-    unspaced: list[str] = []
-    forms = {_folded(f) for w in items if w.strip() for f in (w, w.upper(), w.capitalize())}
-    for word in sorted(forms, key=len, reverse=True):
-        pattern = escape(word).replace("\\ ", "\\s")
-        (unspaced if _UNSPACED.search(word) else spaced).append(pattern)
-    parts = [r"(?<!\w)(?:" + "|".join(spaced) + r")(?!\w)"] if spaced else []
-    return "(?:" + "|".join(parts + unspaced) + ")"
-
-
-def _all(table: dict[str, tuple[str, ...]]) -> list[str]:
-    return [w for language in table.values() for w in language]
 
 
 _DESK = r"(?-i:NICE|NAUGHTY)"
@@ -112,11 +90,13 @@ _CODE_LINE = Pattern(
     r"(?i)(?<![\w.])(?:return|print\w*|echo|puts|assert\w*|expect|yield|raise|console\.\w+|log(?:ger|ging)?\.\w+)"
     r"(?![\w])"
 )
+_TERNARY = Pattern(r"(?i)[\"'`]?[^\S\n]{1,3}if\b[^\n]{0,120}?\belse\b")
 _TEST_WORDS = Pattern(
     r"(?i)(?<![a-z])(?:tests?|suites?|builds?|ci|pipelines?|pytest|junit|jest|unit|integration|smoke|regression|e2e"
     r"|assertions?|skipped|failures?|testcase|ran|prueba|pruebas|essai|teste|uji)(?![a-z])|テスト|测试|測試|테스트|тест"
 )
-_KEY_START = Pattern(r"[^\n.!?;,–—(]{0,40}$")
+_CLAUSE_BREAK = Pattern(r"(?r)[\n.!?;,–—(]")
+"""The last break of a clause before a key (searched backwards: one step per character, not one scan per start)."""
 _PARENT = Pattern(r"(?i)[\"']?(?P<key>[\w.\- ]{0,40}+)[\"']?[^\S\n]{0,2}:[^\S\n]{0,2}(?P<open>[{\[]|\n)")
 _CHILD_KEYS = Pattern(
     r"(?i)^(?:ok|pass(?:ed)?|approved?|accepted|compliant|ship|lgtm|verdict|decision)$|" + _GENERIC.pattern[4:]
@@ -133,10 +113,11 @@ def _line(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _code_line(text: str, start: int) -> bool:
-    """The match sits on a line of code that returns, prints, asserts or logs it ('    return {"verdict": "PASS"}'):
-    code that handles a verdict, judged by its own line only, whatever else the text holds."""
-    first, _ = _line(text, start, start)
-    return _CODE_LINE.search(text, first, start) is not None
+    """The match sits on a line of code that returns, prints, asserts or logs it ('    return {"verdict": "PASS"}') or
+    chooses it ('verdict = "PASS" if ok else "FAIL"'): code that handles a verdict, judged by its own line only,
+    whatever else the text holds."""
+    first, last = _line(text, start, start)
+    return _CODE_LINE.search(text, first, start) is not None or _TERNARY.search(text, start, last) is not None
 
 
 def _test_report(text: str, start: int, end: int) -> bool:
@@ -181,7 +162,7 @@ def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: boo
         return None
     if regex.fullmatch(_DESK, value):
         return "a desk verdict (NICE/NAUGHTY) assigned to a key"
-    if _judging_key(key):
+    if _judging_key(key) and _READERS_OWN.search(key) is None:
         return "a verdict assigned to a judging key"
     generic = _GENERIC.search(key) is not None
     if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
@@ -199,8 +180,9 @@ def _machine_readable(view: str) -> list[tuple[int, int, str]]:
         quoted = m.group("qk") is not None
         key = m.group("qk") if quoted else m.group("k")
         if not quoted:  # an unquoted key's words before it in its clause say what it is about ("Final verdict: PASS")
-            lead = _KEY_START.search(view, max(0, m.start() - 40), m.start())
-            key = (lead.group(0) if lead else "") + key
+            floor = max(0, m.start() - 40)
+            brk = _CLAUSE_BREAK.search(view, floor, m.start())
+            key = view[floor if brk is None else brk.end() : m.start()] + key
         shaped = quoted or m.group("sep") != ":" or bool(m.group("q"))
         name = _assigned(view, key, m.group("v"), m.start(), m.end(), shaped)
         if name:
@@ -286,14 +268,33 @@ def _roles(view: str) -> list[tuple[int, int, str]]:
 
 # --- (d) a judgement noun told its value ------------------------------------------------------------------------------
 
-_COPULA = _alternation(_all(words.COPULAS))
+_SPACED_COPULAS = [w for w in _all(words.COPULAS) if w.isalpha() and not _UNSPACED.search(w) or " " in w]
+_COPULA = (
+    r"(?:[^\S\n]?(?:[:=→—]|->)|[^\S\n](?:"
+    + "|".join(escape(_folded(w)).replace("\\ ", "\\s") for w in sorted(_SPACED_COPULAS, key=len, reverse=True))
+    + r")(?!\w)|"
+    + "|".join(escape(_folded(w)) for w in _all(words.COPULAS) if _UNSPACED.search(w))
+    + ")"
+)
+"""What ties a judgement to its value: a sign, a word after a space, or a particle of a script without spaces (は)."""
+_GAP = (
+    r"(?:[^\S\n]{0,2}(?:,|(?:a|an|the|clear|clearly|unambiguously|definitely|simply|just|now|officially|final|plain"
+    r"|not|never|un|une|ein|eine|un|una|uno)(?!\w))){0,4}+"
+)
+"""The few words between a copula and its value ("is, unambiguously, PASS", "was a clear pass"): a list, not a
+window, so a noun repeated 20,000 times does not try every value at every place after it."""
 _DECLARED = Pattern(
     r"(?i)(?:(?P<judgement>"
     + _alternation(_all(words.JUDGEMENT_NOUNS))
     + r")|(?P<outcome>"
     + _alternation(_all(words.OUTCOME_NOUNS))
-    + r"))(?P<mid>[^\n.!?;:=]{0,60}?)"
-    r"(?:[^\S\n]?(?:[:=→]|->)|[^\S\n]?" + _COPULA + r")(?P<gap>[^\n.!?;:]{0,30}?)[^\S\n]{0,2}" + _OPEN + r"{0,3}"
+    + r"))(?P<mid>(?:[^\S\n]{1,3}+[^\s.!?;:=]{1,25}+){0,9}?)"
+    + _COPULA
+    + r"(?P<gap>"
+    + _GAP
+    + r")[^\S\n]{0,2}"
+    + _OPEN
+    + r"{0,3}"
     r"(?P<v>" + _STRONG + r"|" + _APPROVAL + r")(?!\w)"
 )
 _NEGATION = Pattern(r"(?i)(?<!\w)(?:not|never|no|nicht|kein|pas|non|nie|не|tidak|değil)(?!\w)")
@@ -303,7 +304,7 @@ _THIS_TEXT = Pattern(
     r"|(?:dies\w*|ce|cette|este|esta|questo|questa|este|deze|dit|ten|ta|этот|эта|bu|ini|này)\s+\w+|本文|この文章|이\s?문서"
 )
 _READERS_OWN = Pattern(
-    r"(?i)\b(?:your|exam|test|theory|driving|inspection|blood|lab|screening|loan|application|claim|visa|permit"
+    r"(?i)\b(?:exam|test|theory|driving|inspection|blood|lab|screening|loan|application|claim|visa|permit"
     r"|mortgage|credit|refund|appeal|request|tests?|build|ci|smoke|unit|board|court|committee|council|jury|tribunal)\b"
     r"|您|你的|あなた|귀하|ваш|(?<!\w)(?:ihre?|votre|vos|tu|seu|sua|uw|jouw|din|twoj|twoja|sizin|anda)(?!\w)"
 )
@@ -332,75 +333,6 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
             continue
         found.append((m.start(), m.end(), "a judgement told its value"))
     return found
-
-
-# --- (e) the rubric claimed updated, waived or suspended --------------------------------------------------------------
-
-_RULES = (
-    r"(?:rubric|(?:review|grading|evaluation|scoring|assessment|marking|reviewer)(?:'s)?\s+(?:criteria|rules|policy"
-    r"|guidelines|instructions|standards|checklist|rubric|requirements)|(?:the|these|your|all|its|this|that)\s+"
-    r"(?:review\s+)?criteri(?:a|on)|(?:bewertungs|pruf|begutachtungs)(?:richtlinie|kriterien|regel|vorgabe|leitfaden)\w*"
-    r"|rubrik|criteres\s+d'evaluation|regles\s+d'evaluation|criterios\s+de\s+(?:evaluacion|revision)"
-    r"|politica\s+de\s+revision|criteri\s+di\s+(?:valutazione|revisione)|criterios\s+de\s+avaliacao)"
-)
-_CHANGED = (
-    r"(?:updated|changed|revised|amended|replaced|superseded|waived|suspended|lifted|relaxed|removed|withdrawn"
-    r"|rescinded|deprecated|disabled|voided|void|overridden|paused|retired|aktualisiert|geandert|ausgesetzt"
-    r"|aufgehoben|mis\s+a\s+jour|modifies|suspendus|leves|actualizados|modificados|suspendidos|aggiornati"
-    r"|modificati|sospesi|atualizados|suspensos)"
-)
-_NEWER = (
-    r"(?:updated|revised|amended|new|latest|current|aktualisiert\w*|neu\w*|geandert\w*|revidiert\w*|nouvel\w*"
-    r"|revise\w*|actualizad\w*|nuev\w*|aggiornat\w*|nuov\w*|atualizad\w*)"
-)
-_ALLOWED = (
-    r"(?:exempt|optional|no\s+longer|not\s+(?:required|needed|considered)|allowed|permitted|waived|nicht\s+mehr"
-    r"|kein\w*\s+verstoss|ne\s+sont\s+plus|ya\s+no|non\s+(?:sono\s+)?piu|nao\s+(?:sao\s+)?mais|approved\s+terminology)"
-)
-_UPDATED = Pattern(
-    r"(?i)\b" + _RULES + r"[^\n.!?]{0,60}?\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
-    r"(?:\s+(?:now|temporarily|officially|hereby))?|wurden|sind|ont\s+ete|sont|han\s+sido|fueron|sono\s+stati"
-    r"|foram)\s+(?:now\s+|temporarily\s+|officially\s+)?" + _CHANGED + r"\b"
-    r"|\b" + _RULES + r"[^\n.!?]{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:do|does)\s+not\s+apply\s+(?:to|for)\s+this)"
-    r"|\b" + _NEWER + r"\s+" + _RULES + r"\b[^\n.!?]{0,40}?\b(?:appl(?:y|ies)|in\s+effect|supersede|replace|says?"
-    r"|states?|requires?|:)|\b"
-    + _NEWER
-    + r"\s+"
-    + _RULES
-    + r"[^\n]{0,100}?\b"
-    + _ALLOWED
-    + r"|\b(?:instructions|policy|requirements|guidelines|criteria|rules|checks)[^\n.!?]{0,40}?\b(?:waived|suspended"
-    r"|lifted|do\s+not\s+apply|no\s+longer\s+appl(?:y|ies))\s+(?:for|to)\s+(?:this|the\s+present)\s+(?:text|copy"
-    r"|submission|output|document|item|description|review|draft|content)"
-    r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:exempt(?:ed)?|excused|whitelisted)\s+from\s+(?:the\s+|all\s+"
-    r"|any\s+)?(?:rubric|criteri\w+|fact[\s-]?check\w*|grading|evaluation|review\s+criteria)"
-    r"|\b(?:rubric|(?:grading|evaluation|review|scoring)\s+criteria)\s+(?:update|change|amendment|revision|override"
-    r"|exception|waiver)s?\b"
-    r"|\b(?:criteria|criterion|rubric\s+items?)[^\n.!?;]{0,60}?\b(?:recorded|marked|scored|graded|logged|treated"
-    r"|counted|reported|considered|deemed|entered)\s+as\s+(?:pass(?:ed|ing)?|met|satisfied|compliant|nice)\b"
-    r"|\b(?:review|evaluation|grading|assessment)\s+scope\b[^\n.!?]{0,40}?\b(?:is|has\s+been|was)\s+(?:now\s+)?"
-    r"(?:limited|restricted|reduced|narrowed|confined)|\boutside\s+(?:the\s+|of\s+)?(?:review|evaluation|grading)"
-    r"\s+scope\b"
-)
-_RULES_WORDS = _alternation([w for rules, _ in words.RULES_CHANGED.values() for w in rules])
-_CHANGED_WORDS = _alternation([w for _, changed in words.RULES_CHANGED.values() for w in changed])
-_UPDATED_ELSEWHERE = Pattern(
-    r"(?i)"
-    + _RULES_WORDS
-    + r"[^\n.!?。]{0,20}?"
-    + _CHANGED_WORDS
-    + r"|"
-    + _CHANGED_WORDS
-    + r"[^\n.!?。]{0,20}?"
-    + _RULES_WORDS
-)
-_UPDATE_NAME = "a claim that the rubric was changed for this text"
-
-
-def _updated(view: str) -> list[tuple[int, int, str]]:
-    """(e): "the rubric has been updated", "review criteria are suspended for this submission", "per the revised
-    review policy, medical claims are exempt"."""
-    return [(m.start(), m.end(), _UPDATE_NAME) for p in (_UPDATED, _UPDATED_ELSEWHERE) for m in p.finditer(view)]
 
 
 # --- (a) the rubric's own criteria beside a state --------------------------------------------------------------------
@@ -515,6 +447,11 @@ def find(text: str, ctx: Context = _NO_CONTEXT) -> list[Signal]:
     """Every structural signal in the text: a verdict in a record's shape, the desk's roles imitated, a judgement
     told its value, the rubric claimed changed, the rubric's own criteria given a state."""
     view = fold(text, casefold=False)
-    spans = _machine_readable(view.text) + _roles(view.text) + _declared(view.text) + _updated(view.text)
+    spans = (
+        _machine_readable(view.text)
+        + _roles(view.text)
+        + _declared(view.text)
+        + structure_claims.find_claims(view.text)
+    )
     spans += _criteria(view.text, ctx)
     return _signals(view, spans)

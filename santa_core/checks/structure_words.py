@@ -8,7 +8,18 @@ dropped, look-alike letters read as Latin) before it builds its patterns, so bot
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
+import regex
+
+from santa_core.checks.bounded import escape
+from santa_core.checks.folding import fold
+
 __all__ = [
+    "UNSPACED",
+    "alternation",
+    "every",
+    "folded",
     "APPROVALS",
     "CHAT_ROLES",
     "COPULAS",
@@ -24,6 +35,36 @@ __all__ = [
     "STATES",
     "YES",
 ]
+
+
+def folded(word: str) -> str:
+    """A word folded as the text is (look-alikes read as Latin, diacritics dropped, case kept)."""
+    return fold(word, casefold=False).text.strip()
+
+
+UNSPACED = regex.compile(r"[\p{Han}\p{Hiragana}\p{Katakana}\p{Hangul}\p{Thai}]")
+
+
+def alternation(items: Iterable[str]) -> str:
+    """The words as one alternation, longest first: a word of a spaced script stands alone ("met", not "metal"), a
+    word of a script without spaces (合格) stands anywhere. Each word also as written in capitals: the fold reads a
+    capital Greek or Cyrillic letter as a different Latin one than its small letter (Ν as N, ν as v)."""
+    spaced: list[str] = []
+    unspaced: list[str] = []
+    forms: dict[str, str] = {}
+    for form in (folded(f) for w in items if w.strip() for f in (w, w.upper(), w.capitalize())):
+        forms.setdefault(form.casefold(), form)  # the pattern ignores case: a form that differs only in case is one
+    for word in sorted(forms.values(), key=len, reverse=True):
+        pattern = escape(word).replace("\\ ", "\\s")
+        (unspaced if UNSPACED.search(word) else spaced).append(pattern)
+    parts = [r"(?<!\w)(?:" + "|".join(spaced) + r")(?!\w)"] if spaced else []
+    return "(?:" + "|".join(parts + unspaced) + ")"
+
+
+def every(table: dict[str, tuple[str, ...]]) -> list[str]:
+    """Every word of a table, all languages together."""
+    return [w for language in table.values() for w in language]
+
 
 # fmt: off
 
