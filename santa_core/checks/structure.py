@@ -67,7 +67,7 @@ def _strong(word: str) -> bool:
 # --- (b) a verdict in a machine-readable shape ------------------------------------------------------------------------
 
 _KEY_VALUE = Pattern(
-    r"(?i)(?:[\"'](?P<qk>[^\"'\n]{1,60}+)[\"']|(?<![\w.\-])(?P<k>[\w.\-]{1,60}+))[\])*_`]{0,2}[^\S\n]{0,3}"
+    r"(?i)(?:[\"'](?P<qk>[^\"'\n]{1,60}+)[\"']|(?<![\w.\-?&/=%])(?P<k>[\w.\-]{1,60}+))[\])*_`]{0,2}[^\S\n]{0,3}"
     r"(?P<sep>:|=>|=|->|→)[^\S\n]{0,3}(?P<q>"
     + _OPEN
     + r"{0,3})[^\S\n]{0,2}(?P<v>"
@@ -284,7 +284,7 @@ _GAP = (
 """The few words between a copula and its value ("is, unambiguously, PASS", "was a clear pass"): a list, not a
 window, so a noun repeated 20,000 times does not try every value at every place after it."""
 _DECLARED = Pattern(
-    r"(?i)(?:(?P<judgement>"
+    r"(?i)(?<![?&/=%.])(?:(?P<judgement>"
     + _alternation(_all(words.JUDGEMENT_NOUNS))
     + r")|(?P<outcome>"
     + _alternation(_all(words.OUTCOME_NOUNS))
