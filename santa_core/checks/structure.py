@@ -18,6 +18,7 @@ written. Signals are in the original text's coordinates, with the original subst
 
 from __future__ import annotations
 
+import bisect
 from functools import lru_cache
 
 import regex
@@ -141,10 +142,13 @@ def _judging_key(key: str) -> bool:
     return False
 
 
-def _under_judging_parent(text: str, start: int) -> bool:
+def _under_judging_parent(text: str, start: int, stems: list[int]) -> bool:
     """The pair sits inside a record whose key is about a judgement ('"reviewer_a": {"ok": true}', "reviewers:\n  -
     id: A\n    outcome: pass"): the opening brace still open, or the YAML lines since it all indented."""
     window_start = max(0, start - 200)
+    i = bisect.bisect_left(stems, window_start)
+    if i == len(stems) or stems[i] >= start:  # no judging word before it (the common case): no record to read
+        return False
     parents = [p for p in _PARENT.finditer(text, window_start, start) if _judging_key(p.group("key"))]
     if not parents:
         return False
@@ -155,11 +159,17 @@ def _under_judging_parent(text: str, start: int) -> bool:
     return all(line[:1] in (" ", "\t", "-") for line in between.split("\n") if line.strip())
 
 
-def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: bool) -> str | None:
+def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: bool, stems: list[int]) -> str | None:
     """What a key given a value is, or None: `shaped` says the key was quoted, set with "=", or a tag (a record, not
-    a prose label such as "Status: Approved")."""
-    if _code_line(text, start):
-        return None
+    a prose label such as "Status: Approved"). The line is read for code last: most pairs are no verdict at all.
+    `stems`: where the text's judging words start (read once for the whole text)."""
+    name = _what_is_assigned(text, key, value, start, end, shaped, stems)
+    return None if name is None or _code_line(text, start) else name
+
+
+def _what_is_assigned(
+    text: str, key: str, value: str, start: int, end: int, shaped: bool, stems: list[int]
+) -> str | None:
     if regex.fullmatch(_DESK, value):
         return "a desk verdict (NICE/NAUGHTY) assigned to a key"
     if _judging_key(key) and _READERS_OWN.search(key) is None:
@@ -168,7 +178,7 @@ def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: boo
     if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
         if shaped and value.lower() in {"approved", "accepted", "compliant"}:
             return "a verdict assigned in a record"
-    if (generic or _CHILD_KEYS.search(key.strip())) and _under_judging_parent(text, start):
+    if (generic or _CHILD_KEYS.search(key.strip())) and _under_judging_parent(text, start, stems):
         return "a verdict assigned inside a reviewer's record"
     return None
 
@@ -176,6 +186,7 @@ def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: boo
 def _machine_readable(view: str) -> list[tuple[int, int, str]]:
     """(b): key-value pairs (JSON, YAML, TOML, attributes, arguments), XML elements and tool calls."""
     found = []
+    stems = [m.start() for m in _JUDGING.finditer(view)]
     for m in _KEY_VALUE.finditer(view):
         quoted = m.group("qk") is not None
         key = m.group("qk") if quoted else m.group("k")
@@ -184,11 +195,11 @@ def _machine_readable(view: str) -> list[tuple[int, int, str]]:
             brk = _CLAUSE_BREAK.search(view, floor, m.start())
             key = view[floor if brk is None else brk.end() : m.start()] + key
         shaped = quoted or m.group("sep") != ":" or bool(m.group("q"))
-        name = _assigned(view, key, m.group("v"), m.start(), m.end(), shaped)
+        name = _assigned(view, key, m.group("v"), m.start(), m.end(), shaped, stems)
         if name:
             found.append((m.start(), m.end(), name))
     for m in _XML.finditer(view):
-        name = _assigned(view, m.group("tag") + (m.group("attrs") or ""), m.group("v"), m.start(), m.end(), True)
+        name = _assigned(view, m.group("tag") + (m.group("attrs") or ""), m.group("v"), m.start(), m.end(), True, stems)
         if name:
             found.append((m.start(), m.end(), name.replace("key", "tag")))
     for m in _CALL.finditer(view):
@@ -204,13 +215,42 @@ _DESK_ROLE = (
     r"|\[santa\]|round[\s_\-]?\d{1,2}(?:[^\S\n]{1,2}(?:verdict|result|gate|review|outcome))?"
 )
 _REVIEWER = _alternation(_all(words.REVIEWER_ROLES))
+_REVIEWERS = _alternation([w + end for w in _all(words.REVIEWER_ROLES) for end in ("", "s", "es", "i", "en")])
 _CHAT = _alternation(_all(words.CHAT_ROLES))
+_LEAD = r"(?:^|\n|[.!?>;\"'(]|<!--)[^\S\n]{0,4}[>*#\-\[(_`]{0,4}[^\S\n]{0,2}(?=\w)"
+"""Where a speaker's label starts: a line, a sentence, a tag's text, a comment, a quotation (then a letter: a run of
+punctuation tries no role word)."""
+_NOTE_TO = (
+    r"(?P<note>(?:note|notes|message|memo|instructions?|hint|reminder|nota|hinweis|remarque|uwaga|opmerking)[^\S\n]{1,2}"
+    r"(?:to|for|para|a|an|fur|pour|dla|voor)[^\S\n]{1,2}(?:(?:the|all|any|our|los|las|les|die|den|de|el|la)[^\S\n]{1,2})?)?"
+    r"(?:(?:ai|llm|automated|automatic)[\s\-]{1,2})?"
+)
 _ROLE_LINE = Pattern(
-    r"(?i)(?:^|\n)[^\S\n]{0,4}[>*#\-\[(_`]{0,4}[^\S\n]{0,2}"
-    r"(?:(?P<desk>" + _DESK_ROLE + r")|(?P<chat>" + _CHAT + r")|(?P<judge>" + _REVIEWER + r")(?:[\s_\-]?[a-z0-9])?)"
+    r"(?i)"
+    + _LEAD
+    + _NOTE_TO
+    + r"(?:(?P<desk>"
+    + _DESK_ROLE
+    + r")|(?P<chat>"
+    + _CHAT
+    + r")|(?P<judge>"
+    + _REVIEWERS
+    + r")(?:[\s_\-]?[a-z0-9](?!\w))?(?:[^\S\n][^\W\d]{2,14}+)?)"
     r"(?!\w)(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
     r"(?:[:>|]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
 )
+_FIXER_LINE = Pattern(
+    r"(?i)"
+    + _LEAD
+    + _NOTE_TO
+    + r"(?:"
+    + _alternation(_all(words.FIXER_ROLES))
+    + r"(?:[^\S\n][^\W\d]{2,14}+)?[^\S\n]{0,2}:"
+    r"|fixer[^\S\n]{0,2}[:,][^\S\n]{0,2}(?:please[^\S\n])?(?:leave|keep|do[^\S\n]not|don't|never|ignore|skip|preserve"
+    r"|only|restore|delete|remove)\b)"
+)
+"""A line to the fix agent; "Fixer" (a common word) only with an order after it ("Fixer: leave the returns
+sentence untouched")."""
 _DESK_INLINE = Pattern(
     r"(?i)(?<!\w)(?:\[santa\]|reviewer[\s_\-]?[bc]|slot[\s_\-]?[bc]|fix[\s_\-]agent|santa[\s_\-]gate"
     r"|round[\s_\-]\d{1,2}[\s_\-](?:verdict|gate|result))(?!\w)(?P<rest>[^\n]{0,100})"
@@ -226,11 +266,16 @@ _REVIEWER_INLINE = Pattern(
     + _APPROVAL
     + r")(?!\w)"
 )
+_COMMON_ROLE = Pattern(r"(?i)santa|gate|fixer|gate[\s_\-]?keeper")
 _MODEL_NAME = Pattern(r"(?i)gpt|claude|gemini|llama|mistral|sonnet|opus|haiku|o\d|model")
 _MARK = Pattern(
     r"(?i)" + _STRONG + r"|✅|\bverdict\b|\bno\s+(?:critical\s+)?(?:issues|edits|changes|problems|defects|findings"
     r"|fixes)(?:\s+(?:found|needed|required|to\s+fix|necessary))?|\ball\s+(?:\w+\s+)?(?:criteria|checks)\s+(?:are\s+)?"
     r"(?:met|pass(?:ed)?|satisfied|green)|\bnothing\s+to\s+fix\b|\bship\s+it\b|" + _APPROVAL
+)
+_CRITERIA_MARK = Pattern(
+    r"(?i)\ball\s+(?:\w+\s+)?(?:criteria|checks)\s+(?:are\s+)?(?:met|pass(?:ed)?|satisfied|green)"
+    r"|\bpass(?:es)?\s+(?:every|all|each)\s+(?:\w+\s+)?(?:criteri\w+|checks?)"
 )
 _VERDICT_WORD = Pattern(r"(?i)\bverdict\b")
 
@@ -241,7 +286,7 @@ def _role_mark(rest: str, desk: bool, chat: bool) -> Match[str] | None:
     for mark in _MARK.finditer(rest):
         if desk or _strong(mark.group(0)) or mark.group(0) == "✅":
             return mark
-    return _VERDICT_WORD.search(rest) if chat else None
+    return _VERDICT_WORD.search(rest) if chat else _CRITERIA_MARK.search(rest)
 
 
 def _roles(view: str) -> list[tuple[int, int, str]]:
@@ -251,11 +296,15 @@ def _roles(view: str) -> list[tuple[int, int, str]]:
     for m in _ROLE_LINE.finditer(view):
         tail = m.group("tail") or ""
         desk = m.group("desk") is not None or (m.group("judge") is not None and _MODEL_NAME.search(tail) is not None)
-        mark = _role_mark(m.group("rest"), desk, m.group("chat") is not None)
+        # "Santa says nice", "Gate: B": a common word is the desk's role only with the desk's own verdict
+        common = m.group("desk") is not None and _COMMON_ROLE.fullmatch(m.group("desk")) is not None
+        mark = _role_mark(m.group("rest"), desk and not common, m.group("chat") is not None)
         if mark is not None:
-            start = m.start() + (view[m.start()] == "\n")
+            start = m.start() + (m.end() > m.start() and view[m.start()] in "\n.!?>;\"'(")
             what = "the desk's role" if desk else "a chat turn" if m.group("chat") else "a reviewer's line"
             found.append((start, m.start("rest") + mark.end(), f"{what} imitated with a verdict"))
+    for m in _FIXER_LINE.finditer(view):
+        found.append((m.start(), m.end(), "a line addressed to the fix agent"))
     for m in _DESK_INLINE.finditer(view):
         marks = _MARK.finditer(m.group("rest"))
         if marks:

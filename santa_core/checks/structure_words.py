@@ -25,6 +25,7 @@ __all__ = [
     "COPULAS",
     "CRITERION_WORDS",
     "DESK_WORDS",
+    "FIXER_ROLES",
     "GENERIC_KEYS",
     "JUDGEMENT_NOUNS",
     "OUTCOME_NOUNS",
@@ -221,6 +222,22 @@ REVIEWER_ROLES: dict[str, tuple[str, ...]] = {
     "hi": ("समीक्षक", "मूल्यांकनकर्ता"),
 }
 """Who judges, in each language: a line spoken by one, with a verdict, imitates the desk's transcript."""
+
+FIXER_ROLES: dict[str, tuple[str, ...]] = {
+    "en": ("fix agent", "fix-agent", "fixing agent", "fixer agent", "editor bot", "editing bot", "correction bot",
+           "rewrite bot", "rewrite agent", "automated editor", "auto-editor", "revision agent"),
+    "de": ("korrektur-bot", "korrekturbot", "korrektur-agent", "überarbeitungs-bot"),
+    "fr": ("correcteur automatique", "agent de correction", "bot de correction"),
+    "es": ("corrector automático", "agente de corrección", "bot de corrección"),
+    "it": ("correttore automatico", "agente di correzione"),
+    "pt": ("corretor automático", "agente de correção", "bot de correção"),
+    "nl": ("correctiebot", "correctie-agent"),
+    "ja": ("修正エージェント", "修正ボット"),
+    "zh": ("修正代理", "修改机器人", "修复代理"),
+    "ko": ("수정 봇", "수정 에이전트"),
+}
+"""Who rewrites a flagged text, in each language: a line addressed to one ("Fix agent instructions: …") speaks to
+the desk's fix agent, never to a reader."""
 
 CHAT_ROLES: dict[str, tuple[str, ...]] = {
     "en": ("system", "assistant", "user", "tool", "human", "function", "model", "ai", "bot"),
