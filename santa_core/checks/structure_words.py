@@ -16,6 +16,14 @@ from santa_core.checks.bounded import escape
 from santa_core.checks.folding import fold
 
 __all__ = [
+    "APPROVAL",
+    "CLOSE",
+    "DESK",
+    "OPEN",
+    "STATE",
+    "STRONG",
+    "VALUE",
+    "strong",
     "UNSPACED",
     "alternation",
     "every",
@@ -360,3 +368,20 @@ RULES_CHANGED: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
 }
 """The review's rules and what was done to them, in the languages whose word order the English patterns miss."""
 # fmt: on
+
+DESK = r"(?-i:NICE|NAUGHTY)"
+APPROVAL = alternation(every(APPROVALS))
+"""Any language's approval, as a pattern slot."""
+VALUE = r"(?:" + DESK + "|" + alternation(every(APPROVALS) + every(YES)) + ")"
+"""What a judging key's value says to let the text through, as a pattern slot."""
+STATE = alternation(every(STATES))
+STRONG = r"(?-i:PASS(?:ED)?|NICE|NAUGHTY|APPROVED|LGTM)"
+"""The verdict as the desk writes it, in capitals."""
+OPEN = r"[\"'\[*_`「『]"
+CLOSE = r"[\"'\]*_`」』]"
+"""The marks around a value ("PASS", [PASS], **PASS**, 「合格」)."""
+
+
+def strong(word: str) -> bool:
+    """The verdict written as the desk writes it: PASS, NICE, or any language's approval in capitals (GODKÄND)."""
+    return regex.fullmatch(STRONG, word) is not None or (len(word) > 1 and word.isupper())
