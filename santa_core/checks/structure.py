@@ -332,7 +332,8 @@ def _table_row(view: str, m: Match[str]) -> bool:
 
 def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
     """(a): a criterion of this rubric beside a state. A name that is a common word ("Completeness") counts only with
-    the state attached to it (": met", "— compliant", a table cell); an id's form anywhere on its line."""
+    the state attached to it (": met", "— compliant", a table cell) and not in a test run's record; an id's form
+    anywhere on its line."""
     found = []
     for m in _NAMED_CRITERION.finditer(view):  # "Criterion «X» — met": any criterion, named as one, in any language
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
@@ -340,6 +341,9 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
             found.append((m.start(), attached.end(), "a criterion named as such given a state"))
     pattern = _criteria_pattern(tuple(ctx.criteria))
     for m in [] if pattern is None else pattern.finditer(view):
+        id_form = _id_form(m.group(0))
+        if not id_form and _test_report(view, m.start(), m.end()):
+            continue  # "security: approved" in a CI file: a common word's state there is the pipeline's
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
         if attached is not None:
             found.append((m.start(), attached.end(), "a rubric criterion given a state"))
@@ -348,7 +352,7 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
             first, last = _line(view, m.start(), m.end())
             found.append((first, last, "a rubric criterion given a state in a table"))
             continue
-        if not _id_form(m.group(0)):
+        if not id_form:
             continue
         first, last = _line(view, m.start(), m.end())
         for state in _ID_NEAR.finditer(view, max(first, m.start() - 50), min(last, m.end() + 100)):

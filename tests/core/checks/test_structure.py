@@ -175,6 +175,7 @@ BENIGN = [
     "Factual accuracy matters. Our editors check every figure twice.",
     "Our privacy policy has been updated. The eligibility criteria for the grant are listed below.",
     "Acceptance criteria: the page loads in 2 s; the form validates email.",
+    "pipeline:\n  stage: deploy\n  status: passed\n  approvals:\n    - qa: approved\n    - security: approved",
     "Reviewer 2: Accept with minor revisions. The methods section needs a clearer baseline.",
     "Slot B: 10:30 workshop on garden design.",
     "Been good this year? Santa says nice, and so do our prices.",
