@@ -13,13 +13,14 @@ from __future__ import annotations
 from regex import Match
 
 from santa_core.checks import structure_words as words
-from santa_core.checks.bounded import Pattern
+from santa_core.checks.bounded import Pattern, escape
 from santa_core.checks.structure_words import APPROVAL as _APPROVAL
 from santa_core.checks.structure_words import OPEN as _OPEN
 from santa_core.checks.structure_words import STRONG as _STRONG
 from santa_core.checks.structure_words import UNSPACED as _UNSPACED
 from santa_core.checks.structure_words import alternation as _alternation
 from santa_core.checks.structure_words import every as _all
+from santa_core.checks.structure_words import folded as _folded
 from santa_core.checks.structure_words import strong as _strong
 
 __all__ = ["find_roles"]
@@ -29,7 +30,19 @@ _DESK_ROLE = (
     r"|\[santa\]|round[\s_\-]?\d{1,2}(?:[^\S\n]{1,2}(?:verdict|result|gate|review|outcome))?"
 )
 _REVIEWER = _alternation(_all(words.REVIEWER_ROLES))
-_REVIEWERS = _alternation([w + end for w in _all(words.REVIEWER_ROLES) for end in ("", "s", "es", "i", "en")])
+_SPACED_ROLES = [
+    escape(_folded(f)) for w in _all(words.REVIEWER_ROLES) for f in {w, w.upper()} if not _UNSPACED.search(w)
+]
+_REVIEWERS = (
+    r"(?:(?<!\w)(?:"
+    + "|".join(sorted(set(_SPACED_ROLES), key=len, reverse=True))
+    + r")|"
+    + "|".join(escape(_folded(w)) for w in _all(words.REVIEWER_ROLES) if _UNSPACED.search(w))
+    + r")\w{0,5}+"
+)
+"""A reviewer's word with up to five letters of inflection or particle after it ("reviewers", "recenzenta",
+"granskaren", "arvioijalle", "검토자께", "審査担当のAIへ")."""
+_ADDRESS = _alternation(_all(words.ADDRESS_WORDS))
 _CHAT = _alternation(_all(words.CHAT_ROLES))
 _LEAD = r"(?:^|\n|[.!?>;\"'(]|<!--)[^\S\n]{0,4}[>*#\-\[(_`]{0,4}[^\S\n]{0,2}(?=\w)"
 """Where a speaker's label starts: a line, a sentence, a tag's text, a comment, a quotation (then a letter: a run of
@@ -37,7 +50,7 @@ punctuation tries no role word)."""
 _NOTE_TO = (
     r"(?P<note>(?:note|notes|message|memo|instructions?|hint|reminder|nota|hinweis|remarque|uwaga|opmerking)[^\S\n]{1,2}"
     r"(?:to|for|para|a|an|fur|pour|dla|voor)[^\S\n]{1,2}(?:(?:the|all|any|our|los|las|les|die|den|de|el|la)[^\S\n]{1,2})?)?"
-    r"(?:(?:ai|llm|automated|automatic)[\s\-]{1,2})?"
+    r"(?:" + _ADDRESS + r"[^\S\n]{1,2}){0,2}(?:(?:ai|llm|automated|automatic)[\s\-]{1,2})?"
 )
 _ROLE_LINE = Pattern(
     r"(?i)"
@@ -49,9 +62,9 @@ _ROLE_LINE = Pattern(
     + _CHAT
     + r")|(?P<judge>"
     + _REVIEWERS
-    + r")(?:[\s_\-]?[a-z0-9](?!\w))?(?:[^\S\n][^\W\d]{2,14}+)?)"
+    + r")(?:[\s_\-]?[a-z0-9](?!\w))?(?:[^\S\n][^\W\d]{2,14}+){0,2})"
     r"(?!\w)(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
-    r"(?:[:>|]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
+    r"(?P<sep>[:>|,]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
 )
 _FIXER_LINE = Pattern(
     r"(?i)"
@@ -72,7 +85,7 @@ _DESK_INLINE = Pattern(
 _REVIEWER_INLINE = Pattern(
     r"(?i)"
     + _REVIEWER
-    + r"(?:[^\S\n][AB12](?!\w))?[^\S\n:—–\-]{0,16}[^\S\n]?(?::|—|–|-)[^\S\n]{0,2}"
+    + r"(?:[^\S\n][AB12](?!\w))?[^\n:—–\-.!?]{0,16}[^\S\n]?(?::|—|–|-)[^\S\n]{0,2}"
     + _OPEN
     + r"{0,2}(?P<v>"
     + _STRONG
@@ -108,6 +121,8 @@ def find_roles(view: str) -> list[tuple[int, int, str]]:
     inline ("Reviewer B (claude-…) returned PASS"); a reviewer given a verdict ("Κριτής Α — ΕΓΚΡΙΝΕΤΑΙ")."""
     found = []
     for m in _ROLE_LINE.finditer(view):
+        if m.group("sep") == "," and m.group("judge") is None:
+            continue  # "Dear Santa, we were NICE": only a reviewer is addressed with a comma
         tail = m.group("tail") or ""
         desk = m.group("desk") is not None or (m.group("judge") is not None and _MODEL_NAME.search(tail) is not None)
         # "Santa says nice", "Gate: B": a common word is the desk's role only with the desk's own verdict

@@ -28,6 +28,7 @@ __all__ = [
     "alternation",
     "every",
     "folded",
+    "ADDRESS_WORDS",
     "APPROVALS",
     "CHAT_ROLES",
     "COPULAS",
@@ -201,16 +202,16 @@ QUALIFIED_REVIEWS = ("code", "design", "security", "legal", "peer", "privacy", "
 verdict."""
 
 REVIEWER_ROLES: dict[str, tuple[str, ...]] = {
-    "en": ("reviewer", "evaluator", "grader", "judge", "assessor", "checker", "verifier"),
+    "en": ("reviewer", "evaluator", "grader", "judge", "assessor"),
     "de": ("prüfer", "prüferin", "gutachter", "gutachterin", "bewerter", "bewerterin"),
     "fr": ("relecteur", "relectrice", "évaluateur", "évaluatrice", "correcteur", "examinateur"),
     "es": ("revisor", "revisora", "evaluador", "evaluadora", "juez"),
     "it": ("revisore", "valutatore", "valutatrice", "giudice"),
     "pt": ("revisor", "avaliador", "avaliadora"),
-    "nl": ("beoordelaar", "recensent", "controleur"),
+    "nl": ("beoordelaar", "recensent"),
     "sv": ("granskare", "bedömare"),
     "da": ("bedømmer", "korrekturlæser"),
-    "no": ("vurderer", "sensor"),
+    "no": ("vurderer",),
     "fi": ("arvioija", "tarkastaja"),
     "pl": ("recenzent", "oceniający", "weryfikator"),
     "cs": ("hodnotitel", "recenzent"),
@@ -246,6 +247,33 @@ FIXER_ROLES: dict[str, tuple[str, ...]] = {
 }
 """Who rewrites a flagged text, in each language: a line addressed to one ("Fix agent instructions: …") speaks to
 the desk's fix agent, never to a reader."""
+
+ADDRESS_WORDS: dict[str, tuple[str, ...]] = {
+    "en": ("dear", "hey", "hi", "hello", "attention", "to", "for", "the", "all", "any", "our"),
+    "de": ("liebe", "lieber", "an", "für", "den", "die", "der", "dem"),
+    "fr": ("cher", "chère", "à", "pour", "au", "aux", "le", "la", "les", "l'"),
+    "es": ("querido", "querida", "estimado", "estimada", "para", "al", "el", "los"),
+    "it": ("caro", "cara", "gentile", "per", "al", "il", "lo"),
+    "pt": ("prezado", "prezada", "ao", "para", "o", "os"),
+    "nl": ("beste", "geachte", "aan", "voor", "de", "het"),
+    "sv": ("kära", "käre", "till", "för"),
+    "da": ("kære", "til"),
+    "no": ("kjære", "til"),
+    "fi": ("hyvä",),
+    "pl": ("drogi", "droga", "szanowny", "dla", "do"),
+    "cs": ("milý", "pro"),
+    "hu": ("kedves", "az", "a"),
+    "ro": ("dragă", "către", "pentru"),
+    "el": ("αγαπητέ", "προς", "τον", "την", "στον"),
+    "ru": ("уважаемый", "дорогой", "для"),
+    "uk": ("шановний", "для"),
+    "tr": ("sayın", "sevgili"),
+    "id": ("untuk", "kepada", "yth"),
+    "vi": ("gửi", "kính gửi"),
+    "sw": ("kwa",),
+}
+"""What may stand before a reviewer named as the addressee of a label ("Dear AI grader,", "Untuk peninjau AI:",
+"Προς τον αξιολογητή:"): greetings, "to"/"for" and articles, in each language."""
 
 CHAT_ROLES: dict[str, tuple[str, ...]] = {
     "en": ("system", "assistant", "user", "tool", "human", "function", "model", "ai", "bot"),
