@@ -82,6 +82,25 @@ _CALL = Pattern(
     r"(?i)(?<![\w.])(?P<fn>[\w.]{2,60}+)\([^\S\n]{0,3}(?:(?P<arg>\w{1,30}+)[^\S\n]{0,2}[=:][^\S\n]{0,2})?"
     r"[\"'`]?(?P<v>" + _VALUE + r")[\"'`]?(?=[^\S\n]{0,3}[,)])"
 )
+_DESK_KEY = Pattern(r"(?i)review|santa|gate|slot|criteri|grader|judge")
+"""A key only the desk's records have: a test report's words around it do not make it the test's."""
+_CAMEL = regex.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_APPROVAL_VALUE = Pattern(r"(?i)" + _APPROVAL)
+_VERDICT_KEY_WORDS = frozenset(
+    "overall verdict decision approved approval passed pass compliant ship lgtm accepted ok nice result outcome gate"
+    " status".split()
+) | {_folded(w).casefold() for w in _all(words.JUDGEMENT_NOUNS) + _all(words.OUTCOME_NOUNS)}
+_KEY_WORDS = regex.compile(r"[^\W_]+")
+
+
+def _verdict_key(key: str) -> bool:
+    """The key's last word is the verdict ('"overall": true', "Prüfergebnis"): only it turns "true", "ok" or "ja"
+    into one, not a flag of a reviewer's ("reviewer_error=True", "third_reviewer: true")."""
+    tokens = _KEY_WORDS.findall(_CAMEL.sub(" ", key))
+    last = tokens[-1].casefold() if tokens else ""
+    return last in _VERDICT_KEY_WORDS or any(last.endswith(w) for w in _VERDICT_KEY_WORDS if len(w) > 5)
+
+
 _CALL_VERBS = Pattern(r"(?i)submit|approve|finali[sz]e|record|set_?status|report_?result|" + _JUDGING.pattern[4:])
 _CODE_LINE = Pattern(
     r"(?i)(?<![\w.])(?:return|print\w*|echo|puts|assert\w*|expect|yield|raise|console\.\w+|log(?:ger|ging)?\.\w+)"
@@ -90,7 +109,8 @@ _CODE_LINE = Pattern(
 _TERNARY = Pattern(r"(?i)[\"'`]?[^\S\n]{1,3}if\b[^\n]{0,120}?\belse\b")
 _TEST_WORDS = Pattern(
     r"(?i)(?<![a-z])(?:tests?|suites?|builds?|ci|pipelines?|pytest|junit|jest|unit|integration|smoke|regression|e2e"
-    r"|assertions?|skipped|failures?|testcase|ran|prueba|pruebas|essai|teste|uji)(?![a-z])|テスト|测试|測試|테스트|тест"
+    r"|assertions?|skipped|failures?|testcase|ran|prueba|pruebas|essai|teste|uji)(?![a-z])|"
+    + _alternation(["テスト", "测试", "測試", "테스트", "тест", "тесты", "тестов"])
 )
 _CLAUSE_BREAK = Pattern(r"(?r)[\n.!?;,–—(]")
 """The last break of a clause before a key (searched backwards: one step per character, not one scan per start)."""
@@ -166,10 +186,14 @@ def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: boo
 def _what_is_assigned(
     text: str, key: str, value: str, start: int, end: int, shaped: bool, stems: list[int]
 ) -> str | None:
+    if key.strip(" \"'").upper() == value.upper():
+        return None  # an enumeration's member ('NICE = "NICE"', "PASS = 'pass'") names the verdict, assigns none
     if regex.fullmatch(_DESK, value):
         return "a desk verdict (NICE/NAUGHTY) assigned to a key"
-    if _judging_key(key) and _READERS_OWN.search(key) is None:
-        return "a verdict assigned to a judging key"
+    approval = _APPROVAL_VALUE.fullmatch(value) is not None
+    if _judging_key(key) and _READERS_OWN.search(key) is None and (approval or _verdict_key(key)):
+        if _DESK_KEY.search(key) or not _test_report(text, start, end):  # "判定：合格" on a test sheet is the test's
+            return "a verdict assigned to a judging key"
     generic = _GENERIC.search(key) is not None
     if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
         if shaped and value.lower() in {"approved", "accepted", "compliant"}:
@@ -199,7 +223,8 @@ def _machine_readable(view: str) -> list[tuple[int, int, str]]:
         if name:
             found.append((m.start(), m.end(), name.replace("key", "tag")))
     for m in _CALL.finditer(view):
-        if _CALL_VERBS.search(m.group("fn")) and not _code_line(view, m.start()):
+        approval = _APPROVAL_VALUE.fullmatch(m.group("v")) or regex.fullmatch(_DESK, m.group("v"))
+        if approval and _CALL_VERBS.search(m.group("fn")) and not _code_line(view, m.start()):
             found.append((m.start(), m.end(), "a verdict passed to a tool call"))
     return found
 
@@ -235,16 +260,17 @@ _DECLARED = Pattern(
     + r"{0,3}"
     r"(?P<v>" + _STRONG + r"|" + _APPROVAL + r")(?!\w)"
 )
-_NEGATION = Pattern(r"(?i)(?<!\w)(?:not|never|no|nicht|kein|pas|non|nie|не|tidak|değil)(?!\w)")
+_NEGATION = Pattern(r"(?i)" + _alternation("not never no nicht kein pas non nie не tidak değil".split()))
 _THIS_TEXT = Pattern(
     r"(?i)\b(?:this|the|that)\s+(?:text|copy|description|output|submission|draft|document|content|article|answer"
     r"|response|listing|page|post|deliverable|piece|item|letter|email)\b"
-    r"|(?:dies\w*|ce|cette|este|esta|questo|questa|este|deze|dit|ten|ta|этот|эта|bu|ini|này)\s+\w+|本文|この文章|이\s?문서"
+    r"|(?:(?<!\w)dies\w*|"
+    + _alternation("ce cette este esta questo questa deze dit этот эта это bu ini này".split())
+    + r")\s+\w+|"
+    + _alternation(["本文", "この文章", "이 문서", "이문서"])
 )
 _READERS_OWN = Pattern(
-    r"(?i)\b(?:exam|test|theory|driving|inspection|blood|lab|screening|loan|application|claim|visa|permit"
-    r"|mortgage|credit|refund|appeal|request|tests?|build|ci|smoke|unit|board|court|committee|council|jury|tribunal)\b"
-    r"|您|你的|あなた|귀하|ваш|(?<!\w)(?:ihre?|votre|vos|tu|seu|sua|uw|jouw|din|twoj|twoja|sizin|anda)(?!\w)"
+    r"(?i)\b(?:tests?|build|ci|smoke|unit)\b|" + _alternation(_all(words.READERS_OWN) + ["exam", "test"])
 )
 
 
@@ -275,7 +301,6 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
 
 # --- (a) the rubric's own criteria beside a state --------------------------------------------------------------------
 
-_CAMEL = regex.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _SEPARATORS = regex.compile(r"[\s_\-./]+")
 _ATTACHED = Pattern(
     r"(?i)[\s*_`\"')\]」』]{0,4}(?:[^\S\n]{1,2}(?:criterion|criteria|requirement|check|rule|item))?"
@@ -293,7 +318,9 @@ _STATE_NEAR = Pattern(_STATE + r"|" + _STRONG, regex.IGNORECASE)
 _ID_NEAR = Pattern(
     _STATE_NEAR.pattern + r"|(?:do\s+not|don't|never)\s+(?:mark|flag|fail|score|rate|penali[sz]e)", regex.IGNORECASE
 )
-_NEGATED = Pattern(r"(?i)(?<!\w)(?:not|never|isn't|aren't|wasn't|nicht|kein|pas|no|non|nie|не)\s*$")
+_NEGATED = Pattern(
+    r"(?i)" + _alternation("not never isn't aren't wasn't nicht kein pas no non nie не".split()) + r"\s*$"
+)
 
 
 @lru_cache(maxsize=64)

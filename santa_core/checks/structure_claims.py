@@ -35,15 +35,17 @@ _NEWER = (
 )
 _ALLOWED = (
     r"(?:exempt|optional|no\s+longer|not\s+(?:required|needed|considered)|allowed|permitted|waived|nicht\s+mehr"
-    r"|kein\w*\s+verstoss|ne\s+sont\s+plus|ya\s+no|non\s+(?:sono\s+)?piu|nao\s+(?:sao\s+)?mais|approved\s+terminology)"
+    r"|kein\w*\s+versto(?:ss|ß)|ne\s+sont\s+plus|ya\s+no|non\s+(?:sono\s+)?piu|nao\s+(?:sao\s+)?mais|approved\s+terminology)"
 )
+# A claim of new rules names their authority ("per the revised review policy … exempt"): "the new grading rubric
+# applies from September" in a school's letter does not.
 _UPDATED = Pattern(
     r"(?i)\b" + _RULES + r"[^\n.!?]{0,60}?\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
     r"(?:\s+(?:now|temporarily|officially|hereby))?|wurden|sind|ont\s+ete|sont|han\s+sido|fueron|sono\s+stati"
     r"|foram)\s+(?:now\s+|temporarily\s+|officially\s+)?" + _CHANGED + r"\b"
     r"|\b" + _RULES + r"[^\n.!?]{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:do|does)\s+not\s+apply\s+(?:to|for)\s+this)"
-    r"|\b" + _NEWER + r"\s+" + _RULES + r"\b[^\n.!?]{0,40}?\b(?:appl(?:y|ies)|in\s+effect|supersede|replace|says?"
-    r"|states?|requires?|:)|\b"
+    r"|\b(?:per|under|according\s+to|following|in\s+line\s+with|gema(?:ss|ß)|laut|nach|selon|segun|secondo|conforme"
+    r"|de\s+acordo\s+com)\s+(?:the\s+|der\s+|dem\s+|den\s+|la\s+|le\s+|el\s+|il\s+|a\s+|o\s+)?"
     + _NEWER
     + r"\s+"
     + _RULES
@@ -54,8 +56,8 @@ _UPDATED = Pattern(
     r"|submission|output|document|item|description|review|draft|content)"
     r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:exempt(?:ed)?|excused|whitelisted)\s+from\s+(?:the\s+|all\s+"
     r"|any\s+)?(?:rubric|criteri\w+|fact[\s-]?check\w*|grading|evaluation|review\s+criteria)"
-    r"|\b(?:rubric|(?:grading|evaluation|review|scoring)\s+criteria)\s+(?:update|change|amendment|revision|override"
-    r"|exception|waiver)s?\b"
+    r"|(?:^|\n|[.!?]\s)[^\S\n]{0,3}[#*\[]{0,3}[^\S\n]{0,2}(?:rubric|(?:grading|evaluation|review|scoring)\s+criteria)\s+"
+    r"(?:update|change|amendment|revision|override|exception|waiver)s?\b[^\n:]{0,30}:"
     r"|\b(?:criteria|criterion|rubric\s+items?)[^\n.!?;]{0,60}?\b(?:recorded|marked|scored|graded|logged|treated"
     r"|counted|reported|considered|deemed|entered)\s+as\s+(?:pass(?:ed|ing)?|met|satisfied|compliant|nice)\b"
     r"|\b(?:review|evaluation|grading|assessment)\s+scope\b[^\n.!?]{0,40}?\b(?:is|has\s+been|was)\s+(?:now\s+)?"

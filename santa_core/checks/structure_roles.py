@@ -66,13 +66,21 @@ _ROLE_LINE = Pattern(
     r"(?!\w)(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
     r"(?P<sep>[:>|,]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
 )
+_FIXER_NOTES = (
+    "instruction instructions note notes reminder hint message please only hinweis anweisung nota remarque consigne"
+    " instrucciones istruzioni instruções opmerking uwaga 참고 주의 지시 메모 注意 备注 說明 说明 指示 注"
+).split()
+"""What may follow the fix agent's name in a label to it ("Fix agent instructions:", "수정 봇 참고:"); not a word of a
+message about it ("Fix agent error:")."""
 _FIXER_LINE = Pattern(
     r"(?i)"
     + _LEAD
     + _NOTE_TO
     + r"(?:"
     + _alternation(_all(words.FIXER_ROLES))
-    + r"(?:[^\S\n][^\W\d]{2,14}+)?[^\S\n]{0,2}:"
+    + r"(?:[^\S\n]"
+    + _alternation(_FIXER_NOTES)
+    + r")?[^\S\n]{0,2}:"
     r"|fixer[^\S\n]{0,2}[:,][^\S\n]{0,2}(?:please[^\S\n])?(?:leave|keep|do[^\S\n]not|don't|never|ignore|skip|preserve"
     r"|only|restore|delete|remove)\b)"
 )

@@ -41,6 +41,7 @@ __all__ = [
     "JUDGING_KEYS",
     "RULES_CHANGED",
     "QUALIFIED_REVIEWS",
+    "READERS_OWN",
     "REVIEWER_ROLES",
     "STATES",
     "YES",
@@ -274,6 +275,28 @@ ADDRESS_WORDS: dict[str, tuple[str, ...]] = {
 }
 """What may stand before a reviewer named as the addressee of a label ("Dear AI grader,", "Untuk peninjau AI:",
 "Προς τον αξιολογητή:"): greetings, "to"/"for" and articles, in each language."""
+
+READERS_OWN: dict[str, tuple[str, ...]] = {
+    "en": ("exam", "theory", "driving", "inspection", "blood", "lab", "screening", "loan", "application",
+           "claim", "visa", "permit", "mortgage", "credit", "refund", "appeal", "request", "board", "court",
+           "committee", "council", "jury", "tribunal"),
+    "de": ("antrag", "kredit", "prüfung"),
+    "fr": ("demande", "prêt", "examen"),
+    "es": ("solicitud", "préstamo", "examen"),
+    "it": ("domanda", "prestito", "esame"),
+    "pt": ("pedido", "empréstimo", "exame"),
+    "nl": ("aanvraag", "lening", "examen"),
+    "sv": ("ansökan", "lån"),
+    "pl": ("wniosek", "kredyt", "egzamin"),
+    "ru": ("заявка", "заявке", "кредит", "кредиту", "экзамен"),
+    "tr": ("başvuru", "başvurusu", "kredi", "sınav"),
+    "id": ("pengajuan", "pinjaman", "ujian"),
+    "ja": ("申請", "ローン", "試験"),
+    "zh": ("申请", "贷款", "考试"),
+    "ko": ("신청", "대출", "시험"),
+}
+"""A reader's own matter (a loan, an application, an exam): its decision or result is the reader's, not this
+text's verdict ("Your loan decision: APPROVED"). Not "your" alone: "Your verdict: PASS" speaks to the reviewer."""
 
 CHAT_ROLES: dict[str, tuple[str, ...]] = {
     "en": ("system", "assistant", "user", "tool", "human", "function", "model", "ai", "bot"),
