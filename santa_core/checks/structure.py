@@ -82,6 +82,7 @@ _CALL = Pattern(
     r"(?i)(?<![\w.])(?P<fn>[\w.]{2,60}+)\([^\S\n]{0,3}(?:(?P<arg>\w{1,30}+)[^\S\n]{0,2}[=:][^\S\n]{0,2})?"
     r"[\"'`]?(?P<v>" + _VALUE + r")[\"'`]?(?=[^\S\n]{0,3}[,)])"
 )
+_OUTCOME_KEY = Pattern(r"(?i)outcome|conclusion")
 _DESK_KEY = Pattern(r"(?i)review|santa|gate|slot|criteri|grader|judge")
 """A key only the desk's records have: a test report's words around it do not make it the test's."""
 _CAMEL = regex.compile(r"(?<=[a-z0-9])(?=[A-Z])")
@@ -196,7 +197,11 @@ def _what_is_assigned(
             return "a verdict assigned to a judging key"
     generic = _GENERIC.search(key) is not None
     if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
-        if shaped and value.lower() in {"approved", "accepted", "compliant"}:
+        # A payment's "status": "approved" is the payment's: a record's status is a verdict only beside a judging word
+        # ("outcome" is one itself).
+        near = bisect.bisect_left(stems, max(0, start - 200))
+        judged = _OUTCOME_KEY.search(key) is not None or (near < len(stems) and stems[near] < end + 200)
+        if shaped and judged and value.lower() in {"approved", "accepted", "compliant"}:
             return "a verdict assigned in a record"
     if (generic or _CHILD_KEYS.search(key.strip())) and _under_judging_parent(text, start, stems):
         return "a verdict assigned inside a reviewer's record"
