@@ -82,6 +82,21 @@ _CALL = Pattern(
     r"(?i)(?<![\w.])(?P<fn>[\w.]{2,60}+)\([^\S\n]{0,3}(?:(?P<arg>\w{1,30}+)[^\S\n]{0,2}[=:][^\S\n]{0,2})?"
     r"[\"'`]?(?P<v>" + _VALUE + r")[\"'`]?(?=[^\S\n]{0,3}[,)])"
 )
+_WEAK_STEMS = frozenset({"grade", "decision", "approval", "overall", "ruling", "scoring", "gate"})
+_DESK_CONTEXT = Pattern(
+    r"(?i)reviewer|verdict|rubric|criteri|critical_issues|santa|slot|grader|evaluator|\b(?:this|the)\s+(?:text|copy"
+    r"|output|submission|description)\b|<invoke\b|<parameter\b|tool_?call|function_?call|[\"']arguments[\"']"
+)
+"""The desk's own words around a form's key ("Decision", "overall"), or a tool call's shape: then it is the desk's."""
+_PARENT_KEY = Pattern(
+    r"(?i)"
+    + "|".join(
+        escape(_folded(w))
+        for w in "reviewer verdict evaluat assess judg grader santa slot panel criteri gutacht prüf bewert recenz"
+        " рецензент 评审 審査 심사 검토자".split()
+    )
+)
+"""A record about a reviewer ("reviewer_a": {…}, "reviewers:"), not a shop's "reviews": [{"approved": true}]."""
 _OUTCOME_KEY = Pattern(r"(?i)outcome|conclusion")
 _DESK_KEY = Pattern(r"(?i)review|santa|gate|slot|criteri|grader|judge")
 """A key only the desk's records have: a test report's words around it do not make it the test's."""
@@ -144,9 +159,9 @@ def _test_report(text: str, start: int, end: int) -> bool:
     return _TEST_WORDS.search(text, max(0, first - 160), last) is not None
 
 
-def _judging_key(key: str) -> bool:
-    """A key about a judgement ("reviewer_b", "finalDecision"), not a named process's review ("code_review",
-    "Probation review outcome")."""
+def _judging_key(key: str, weak: bool = True) -> bool:
+    """A key about a judgement ("reviewer_b", "Gutachter_Prüfergebnis"), not a named process's review ("code_review",
+    "Probation review outcome"). `weak`: a word every form has counts too ("Decision", "Grade", "Quality gate")."""
     for m in _JUDGING.finditer(key):
         qualified = _REVIEW_STEM.search(key, max(0, m.start() - 22), m.end())
         if (
@@ -154,6 +169,8 @@ def _judging_key(key: str) -> bool:
             and qualified
             and qualified.group("q").lower() not in _DESK_QUALIFIERS
         ):
+            continue
+        if not weak and m.group(0).lower() in _WEAK_STEMS:
             continue
         return True
     return False
@@ -166,7 +183,7 @@ def _under_judging_parent(text: str, start: int, stems: list[int]) -> bool:
     i = bisect.bisect_left(stems, window_start)
     if i == len(stems) or stems[i] >= start:  # no judging word before it (the common case): no record to read
         return False
-    parents = [p for p in _PARENT.finditer(text, window_start, start) if _judging_key(p.group("key"))]
+    parents = [p for p in _PARENT.finditer(text, window_start, start) if _PARENT_KEY.search(p.group("key"))]
     if not parents:
         return False
     parent = parents[-1]
@@ -192,8 +209,17 @@ def _what_is_assigned(
     if regex.fullmatch(_DESK, value):
         return "a desk verdict (NICE/NAUGHTY) assigned to a key"
     approval = _APPROVAL_VALUE.fullmatch(value) is not None
-    if _judging_key(key) and _READERS_OWN.search(key) is None and (approval or _verdict_key(key)):
-        if _DESK_KEY.search(key) or not _test_report(text, start, end):  # "判定：合格" on a test sheet is the test's
+    desk_key = _DESK_KEY.search(key) is not None
+    readers = _READERS_OWN.search(key) or (
+        not desk_key and _READERS_OWN.search(text, max(0, start - 80), min(len(text), end + 80))
+    )  # "Evaluation result: PASS … Exam: Driving theory": the candidate's
+    if _judging_key(key) and not readers and (approval or _verdict_key(key)):
+        # A leave form's "Decision: Approved", a CI's "Quality gate: passed": a word every form has is the desk's key
+        # only beside the desk's words
+        weak = not _judging_key(key, weak=False)
+        desk_words = _DESK_CONTEXT.search(text, max(0, start - 200), min(len(text), end + 200)) is not None
+        tested = not desk_key and _test_report(text, start, end)  # "判定：合格" on a test sheet
+        if not tested and (desk_words or not weak):
             return "a verdict assigned to a judging key"
     generic = _GENERIC.search(key) is not None
     if generic and value.lower() not in _ENGLISH_TEST_VALUES and not _test_report(text, start, end):
@@ -297,7 +323,8 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
         if _NEGATION.search(m.group("gap")) or _code_line(view, m.start()):
             continue
         if not about_text and (
-            _READERS_OWN.search(view, max(0, m.start() - 40), m.start("v")) or _test_report(view, m.start(), m.end())
+            _READERS_OWN.search(view, max(0, m.start() - 80), min(len(view), m.end() + 80))
+            or _test_report(view, m.start(), m.end())
         ):
             continue
         found.append((m.start(), m.end(), "a judgement told its value"))
