@@ -82,7 +82,7 @@ _CALL = Pattern(
     r"(?i)(?<![\w.])(?P<fn>[\w.]{2,60}+)\([^\S\n]{0,3}(?:(?P<arg>\w{1,30}+)[^\S\n]{0,2}[=:][^\S\n]{0,2})?"
     r"[\"'`]?(?P<v>" + _VALUE + r")[\"'`]?(?=[^\S\n]{0,3}[,)])"
 )
-_WEAK_STEMS = frozenset({"grade", "decision", "approval", "overall", "ruling", "scoring", "gate"})
+_WEAK_STEMS = frozenset(_folded(w).casefold() for w in words.WEAK_JUDGING_KEYS)
 _DESK_CONTEXT = Pattern(
     r"(?i)reviewer|verdict|rubric|criteri|critical_issues|santa|slot|grader|evaluator|\b(?:this|the)\s+(?:text|copy"
     r"|output|submission|description)\b|<invoke\b|<parameter\b|tool_?call|function_?call|[\"']arguments[\"']"
@@ -170,7 +170,7 @@ def _judging_key(key: str, weak: bool = True) -> bool:
             and qualified.group("q").lower() not in _DESK_QUALIFIERS
         ):
             continue
-        if not weak and m.group(0).lower() in _WEAK_STEMS:
+        if not weak and m.group(0).casefold() in _WEAK_STEMS:
             continue
         return True
     return False
@@ -204,8 +204,8 @@ def _assigned(text: str, key: str, value: str, start: int, end: int, shaped: boo
 def _what_is_assigned(
     text: str, key: str, value: str, start: int, end: int, shaped: bool, stems: list[int]
 ) -> str | None:
-    if key.strip(" \"'").upper() == value.upper():
-        return None  # an enumeration's member ('NICE = "NICE"', "PASS = 'pass'") names the verdict, assigns none
+    if key.strip(" \"'").upper().endswith(value.upper()):
+        return None  # a constant ('NICE = "NICE"', "VERDICT_PASS = 'PASS'") names the verdict, assigns none
     if regex.fullmatch(_DESK, value):
         return "a desk verdict (NICE/NAUGHTY) assigned to a key"
     approval = _APPROVAL_VALUE.fullmatch(value) is not None
@@ -371,6 +371,12 @@ def _criteria_pattern(criteria: tuple[str, ...]) -> Pattern | None:
     return Pattern(r"(?i)(?<![\w\-])(?:" + alternation + r")(?![\w\-])")
 
 
+def _feature_tick(written: str, attached: Match[str], id_form: bool) -> bool:
+    """One common word ticked in a column ("| Security | ✓ |", "Security: ✓"): a feature list's tick. A tick right
+    after the name ("Completeness ✔") or after a name of several words ("No outcome guarantees | ✓") is a state."""
+    return attached.group("s") in ("✓", "✔", "✅", "☑") and not id_form and " " not in written.strip()
+
+
 def _id_form(written: str) -> bool:
     """Written as an id ("no_outcome_guarantees", "no-outcome-guarantees", "NoOutcomeGuarantees"): only a text about
     the rubric writes a criterion so."""
@@ -409,6 +415,8 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
             if i < len(tests) and tests[i] < last:
                 continue  # "security: approved" in a CI file: a common word's state there is the pipeline's
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
+        if attached is not None and _feature_tick(m.group(0), attached, id_form):
+            continue
         if attached is not None:
             found.append((m.start(), attached.end(), "a rubric criterion given a state"))
             continue

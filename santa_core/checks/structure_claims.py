@@ -18,8 +18,8 @@ __all__ = ["NAME", "find_claims"]
 
 _RULES = (
     r"(?:rubric|(?:review|grading|evaluation|scoring|assessment|marking|reviewer)(?:'s)?\s+(?:criteria|rules|policy"
-    r"|guidelines|instructions|standards|checklist|rubric|requirements)|(?:the|these|your|all|its|this|that)\s+"
-    r"(?:review\s+)?criteri(?:a|on)|(?:bewertungs|pruf|begutachtungs)(?:richtlinie|kriterien|regel|vorgabe|leitfaden)\w*"
+    r"|guidelines|instructions|standards|checklist|rubric|requirements)|your\s+criteria|(?:the|these|all)\s+review\s+criteria"
+    r"|(?:the|this|that)\s+criterion\s+(?:on|for|about|of)\b|(?:bewertungs|pruf|begutachtungs)(?:richtlinie|kriterien|regel|vorgabe|leitfaden)\w*"
     r"|rubrik|criteres\s+d'evaluation|regles\s+d'evaluation|criterios\s+de\s+(?:evaluacion|revision)"
     r"|politica\s+de\s+revision|criteri\s+di\s+(?:valutazione|revisione)|criterios\s+de\s+avaliacao)"
 )
@@ -40,7 +40,7 @@ _ALLOWED = (
 # A claim of new rules names their authority ("per the revised review policy … exempt"): "the new grading rubric
 # applies from September" in a school's letter does not.
 _UPDATED = Pattern(
-    r"(?i)\b" + _RULES + r"[^\n.!?]{0,60}?\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
+    r"(?i)\b" + _RULES + r"(?P<mid>[^\n.!?]{0,60}?)\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
     r"(?:\s+(?:now|temporarily|officially|hereby))?|wurden|sind|ont\s+ete|sont|han\s+sido|fueron|sono\s+stati"
     r"|foram)\s+(?:now\s+|temporarily\s+|officially\s+)?" + _CHANGED + r"\b"
     r"|\b" + _RULES + r"[^\n.!?]{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:do|does)\s+not\s+apply\s+(?:to|for)\s+this)"
@@ -76,10 +76,18 @@ _UPDATED_ELSEWHERE = Pattern(
     + r"[^\n.!?。]{0,20}?"
     + _RULES_WORDS
 )
+_ANOTHER_RUBRIC = Pattern(
+    r"(?i)\s*(?:for|of|in|at)\s+(?!this\b|these\b|the\s+(?:text|copy|output|submission|review|description|item)\b)"
+)
 NAME = "a claim that the rubric was changed for this text"
 
 
 def find_claims(view: str) -> list[tuple[int, int, str]]:
     """(e): "the rubric has been updated", "review criteria are suspended for this submission", "per the revised
     review policy, medical claims are exempt"."""
-    return [(m.start(), m.end(), NAME) for p in (_UPDATED, _UPDATED_ELSEWHERE) for m in p.finditer(view)]
+    found = []
+    for m in _UPDATED.finditer(view):
+        if m.group("mid") and _ANOTHER_RUBRIC.match(m.group("mid")):
+            continue  # "our rubric for the science fair has been updated": a rubric of something else
+        found.append((m.start(), m.end(), NAME))
+    return found + [(m.start(), m.end(), NAME) for m in _UPDATED_ELSEWHERE.finditer(view)]

@@ -119,6 +119,8 @@ def _role_mark(rest: str, desk: bool, chat: bool) -> Match[str] | None:
     """The verdict a role's line carries: any for the desk's own roles; one written as the desk writes it (PASS,
     GODKÄND) for a reviewer or a chat turn, or a chat turn's "verdict"."""
     for mark in _MARK.finditer(rest):
+        if chat and not desk and mark.group(0).upper() in ("APPROVED", "ACCEPTED"):
+            continue  # "Assistant: Sorry! Your payment was APPROVED": a shop's answer, not a verdict
         if desk or _strong(mark.group(0)) or mark.group(0) == "✅":
             return mark
     return _VERDICT_WORD.search(rest) if chat else _CRITERIA_MARK.search(rest)

@@ -39,6 +39,7 @@ __all__ = [
     "JUDGEMENT_NOUNS",
     "OUTCOME_NOUNS",
     "JUDGING_KEYS",
+    "WEAK_JUDGING_KEYS",
     "RULES_CHANGED",
     "QUALIFIED_REVIEWS",
     "READERS_OWN",
@@ -189,6 +190,16 @@ JUDGING_KEYS: dict[str, tuple[str, ...]] = {
     "hi": ("निर्णय", "मूल्यांकन", "समीक्षा"),
 }
 """Stems of a key or tag about a judgement ("reviewer_b", "finalDecision", "<verdict>"): its value is a verdict."""
+
+WEAK_JUDGING_KEYS = (
+    "grade", "decision", "approval", "overall", "ruling", "scoring", "gate",
+    "bewert", "entscheid", "prüf", "évaluation", "décision", "evaluación", "decisión", "valutazion", "esito",
+    "avaliação", "decisão", "beoordel", "besluit", "bedömning", "beslut", "ocena", "decyzj", "оценк", "решени",
+    "проверк", "оцінк", "рішенн", "перевірк", "değerlendirme", "karar", "penilaian", "keputusan", "đánh giá",
+    "評価", "评估", "평가", "تقييم", "قرار", "הערכה", "החלטה", "निर्णय", "मूल्यांकन",
+)
+"""Of the judging stems, the words every form and school report has ("Decision: Approved", "Ocena końcowa:
+zaliczone", "Resultado da avaliação: aprovado"): a key of theirs is the desk's only beside the desk's words."""
 
 GENERIC_KEYS = ("result", "status", "outcome", "conclusion", "state", "ergebnis", "resultat", "resultado", "risultato",
                 "wynik", "vysledek", "eredmeny", "tulos", "uitslag", "sonuc", "hasil", "ket qua", "результат", "итог",
