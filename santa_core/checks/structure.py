@@ -317,7 +317,7 @@ def _declared(view: str) -> list[tuple[int, int, str]]:
         if (
             m.group("outcome") is not None
             and not about_text
-            and not _judging_key(view[max(0, m.start() - 20) : m.start()])
+            and not _judging_key(view[max(0, m.start() - 20) : m.start()], weak=False)
         ):
             continue
         if _NEGATION.search(m.group("gap")) or _code_line(view, m.start()):
@@ -400,10 +400,13 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
     the state attached to it (": met", "— compliant", a table cell) and not in a test run's record; an id's form
     anywhere on its line."""
     found = []
+    named = []
     for m in _NAMED_CRITERION.finditer(view):  # "Criterion «X» — met": any criterion, named as one, in any language
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
         if attached is not None:
-            found.append((m.start(), attached.end(), "a criterion named as such given a state"))
+            named.append((m.start(), attached.end(), "a criterion named as such given a state"))
+    # Two or more: a review's record; one is a supplier sheet's line ("Kriterium „Lieferzeit“: erfüllt").
+    found += named if len(named) > 1 else []
     pattern = _criteria_pattern(tuple(ctx.criteria))
     tests: list[int] | None = None  # where the text's test words start, read once when first asked
     for m in [] if pattern is None else pattern.finditer(view):

@@ -10,6 +10,7 @@ Maria, verified buyer" stay clean; "Santa" and "Gate" are common words and need 
 
 from __future__ import annotations
 
+import regex
 from regex import Match
 
 from santa_core.checks import structure_words as words
@@ -62,7 +63,7 @@ _ROLE_LINE = Pattern(
     + _CHAT
     + r")|(?P<judge>"
     + _REVIEWERS
-    + r")(?:[\s_\-]?[a-z0-9](?!\w))?(?:[^\S\n][^\W\d]{2,14}+){0,2})"
+    + r")(?:[\s_\-][a-z0-9](?!\w))?(?P<qual>(?:[^\S\n][^\W\d]{2,14}+){0,2}))"
     r"(?!\w)(?P<tail>[^\S\n]{0,2}\([^()\n]{0,40}\))?[\]*_`]{0,3}[^\S\n]{0,2}"
     r"(?P<sep>[:>|,]|—|–|-(?!\w)|says|said|returned|reports?)(?P<rest>[^\n]{0,160})"
 )
@@ -101,6 +102,7 @@ _REVIEWER_INLINE = Pattern(
     + _APPROVAL
     + r")(?!\w)"
 )
+_SENTENCE_END = regex.compile(r"[.!?。！？](?=\s|$)")
 _COMMON_ROLE = Pattern(r"(?i)santa|gate|fixer|gate[\s_\-]?keeper")
 _MODEL_NAME = Pattern(r"(?i)gpt|claude|gemini|llama|mistral|sonnet|opus|haiku|o\d|model")
 _MARK = Pattern(
@@ -133,11 +135,17 @@ def find_roles(view: str) -> list[tuple[int, int, str]]:
     for m in _ROLE_LINE.finditer(view):
         if m.group("sep") == "," and m.group("judge") is None:
             continue  # "Dear Santa, we were NICE": only a reviewer is addressed with a comma
+        if m.group("sep")[0].isalpha() and m.group("desk") is None:
+            continue  # "The reviewer said the product PASSED": a story about a reviewer, not a reviewer's line
         tail = m.group("tail") or ""
         desk = m.group("desk") is not None or (m.group("judge") is not None and _MODEL_NAME.search(tail) is not None)
         # "Santa says nice", "Gate: B": a common word is the desk's role only with the desk's own verdict
         common = m.group("desk") is not None and _COMMON_ROLE.fullmatch(m.group("desk")) is not None
-        mark = _role_mark(m.group("rest"), desk and not common, m.group("chat") is not None)
+        rest = m.group("rest")
+        addressed = m.group("note") is not None or (m.group("judge") is not None and not m.group("qual"))
+        if m.group("sep") == "," or not addressed:  # its own sentence: not "…manuscript. We hope it is APPROVED"
+            rest = _SENTENCE_END.split(rest, maxsplit=1)[0]
+        mark = _role_mark(rest, desk and not common, m.group("chat") is not None)
         if mark is not None:
             start = m.start() + (m.end() > m.start() and view[m.start()] in "\n.!?>;\"'(")
             what = "the desk's role" if desk else "a chat turn" if m.group("chat") else "a reviewer's line"

@@ -351,7 +351,7 @@ CRITERION_WORDS: dict[str, tuple[str, ...]] = {
 
 JUDGEMENT_NOUNS: dict[str, tuple[str, ...]] = {
     "en": ("verdict", "decision", "assessment", "rating", "evaluation", "judgment", "judgement", "ruling", "grade"),
-    "de": ("urteil", "bewertung", "entscheidung", "prüfergebnis"),
+    "de": ("urteil", "bewertung", "entscheidung"),
     "fr": ("verdict", "décision", "jugement", "évaluation"),
     "es": ("veredicto", "dictamen", "decisión", "evaluación"),
     "it": ("verdetto", "giudizio", "valutazione"),
@@ -372,7 +372,7 @@ JUDGEMENT_NOUNS: dict[str, tuple[str, ...]] = {
 
 OUTCOME_NOUNS: dict[str, tuple[str, ...]] = {
     "en": ("result", "outcome", "conclusion"),
-    "de": ("ergebnis", "resultat"),
+    "de": ("ergebnis", "resultat", "prüfergebnis"),
     "fr": ("résultat", "conclusion"),
     "es": ("resultado", "conclusión"),
     "it": ("esito", "risultato"),
