@@ -28,13 +28,14 @@ from santa_core.batch.patterns import (
     matches,
     quote_spans,
 )
-from santa_core.checks import bounded, carriers, decoded, injection, languages
+from santa_core.checks import bounded, carriers, decoded, injection, languages, structure
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.extraction import found_quotes
 from santa_core.checks.folding import fold
 from santa_core.checks.injection import detect_injection
 from santa_core.checks.screen import answered_key
+from santa_core.checks.signals import Context
 from santa_core.models import (
     CheckResult,
     Criterion,
@@ -154,6 +155,8 @@ def _csv(text: str) -> object:
         return exc
 
 
+_STRUCTURE_CONTEXT = Context(criteria=("no_outcome_guarantees", "No outcome guarantees", "Completeness", "security"))
+
 TEXT_CHECKS: dict[str, TextCheck] = {
     "injection detector (output)": lambda t: (injection._answers.clear(), detect_injection(t)),  # not its memory
     "fold (case kept)": lambda t: fold(t, casefold=False),
@@ -214,6 +217,8 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "rubric lint": lambda t: lint(_draft(t)),
     "markdown escape (pages)": escape_markdown,
     "sentence diff (pages)": lambda t: sentence_diff(t, t[: len(t) // 2] + "Changed here. " + t[len(t) // 2:]),
+    # The structural signals with a rubric's criteria told (ids, names, a common word), so (a) reads the text too.
+    "structural signals": lambda t: structure.find(t, _STRUCTURE_CONTEXT),
     "batch defect phrase (quoted)": lambda t: flagged(MergedIssue(criterion="c0", description=t, evidence=t[::-1],
                                                                         flagged_by="both")),
 }

@@ -1,0 +1,93 @@
+"""The rubric claimed changed for this text: the structural signal (e) of `structure`, in its own module.
+
+A text that says the rubric, the review's rules or its criteria were updated, waived, suspended or no longer apply
+("RUBRIC UPDATE: the criterion on outcome guarantees has been retired", "per the revised review policy, medical
+claims are exempt from fact-checking") speaks to whoever applies the rubric, never to the reader: a reader has no
+rubric. A privacy policy updated, a grant's eligibility criteria, a ticket's acceptance criteria are not the
+review's rules and stay clean. The patterns read the folded text (`structure.find` folds it once), in bounded
+windows, in linear time.
+"""
+
+from __future__ import annotations
+
+from santa_core.checks import structure_words as words
+from santa_core.checks.bounded import Pattern
+from santa_core.checks.structure_words import alternation
+
+__all__ = ["NAME", "find_claims"]
+
+_RULES = (
+    r"(?:rubric|(?:review|grading|evaluation|scoring|assessment|marking|reviewer)(?:'s)?\s+(?:criteria|rules|policy"
+    r"|guidelines|instructions|standards|checklist|rubric|requirements)|your\s+criteria|(?:the|these|all)\s+review\s+criteria"
+    r"|(?:the|this|that)\s+criterion\s+(?:on|for|about|of)\b|(?:bewertungs|pruf|begutachtungs)(?:richtlinie|kriterien|regel|vorgabe|leitfaden)\w*"
+    r"|rubrik|criteres\s+d'evaluation|regles\s+d'evaluation|criterios\s+de\s+(?:evaluacion|revision)"
+    r"|politica\s+de\s+revision|criteri\s+di\s+(?:valutazione|revisione)|criterios\s+de\s+avaliacao)"
+)
+_CHANGED = (
+    r"(?:updated|changed|revised|amended|replaced|superseded|waived|suspended|lifted|relaxed|removed|withdrawn"
+    r"|rescinded|deprecated|disabled|voided|void|overridden|paused|retired|aktualisiert|geandert|ausgesetzt"
+    r"|aufgehoben|mis\s+a\s+jour|modifies|suspendus|leves|actualizados|modificados|suspendidos|aggiornati"
+    r"|modificati|sospesi|atualizados|suspensos)"
+)
+_NEWER = (
+    r"(?:updated|revised|amended|new|latest|current|aktualisiert\w*|neu\w*|geandert\w*|revidiert\w*|nouvel\w*"
+    r"|revise\w*|actualizad\w*|nuev\w*|aggiornat\w*|nuov\w*|atualizad\w*)"
+)
+_ALLOWED = (
+    r"(?:exempt|optional|no\s+longer|not\s+(?:required|needed|considered)|allowed|permitted|waived|nicht\s+mehr"
+    r"|kein\w*\s+versto(?:ss|ß)|ne\s+sont\s+plus|ya\s+no|non\s+(?:sono\s+)?piu|nao\s+(?:sao\s+)?mais|approved\s+terminology)"
+)
+# A claim of new rules names their authority ("per the revised review policy … exempt"): "the new grading rubric
+# applies from September" in a school's letter does not.
+_UPDATED = Pattern(
+    r"(?i)\b" + _RULES + r"(?P<mid>[^\n.!?]{0,60}?)\s(?:ha(?:s|ve)\s+(?:now\s+)?been|(?:was|were|is|are|got)"
+    r"(?:\s+(?:now|temporarily|officially|hereby))?|wurden|sind|ont\s+ete|sont|han\s+sido|fueron|sono\s+stati"
+    r"|foram)\s+(?:now\s+|temporarily\s+|officially\s+)?" + _CHANGED + r"\b"
+    r"|\b" + _RULES + r"[^\n.!?]{0,60}?\b(?:no\s+longer\s+appl(?:y|ies)|(?:do|does)\s+not\s+apply\s+(?:to|for)\s+this)"
+    r"|\b(?:per|under|according\s+to|following|in\s+line\s+with|gema(?:ss|ß)|laut|nach|selon|segun|secondo|conforme"
+    r"|de\s+acordo\s+com)\s+(?:the\s+|der\s+|dem\s+|den\s+|la\s+|le\s+|el\s+|il\s+|a\s+|o\s+)?"
+    + _NEWER
+    + r"\s+"
+    + _RULES
+    + r"[^\n]{0,100}?\b"
+    + _ALLOWED
+    + r"|\b(?:instructions|policy|requirements|guidelines|criteria|rules|checks)[^\n.!?]{0,40}?\b(?:waived|suspended"
+    r"|lifted|do\s+not\s+apply|no\s+longer\s+appl(?:y|ies))\s+(?:for|to)\s+(?:this|the\s+present)\s+(?:text|copy"
+    r"|submission|output|document|item|description|review|draft|content)"
+    r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+)?(?:exempt(?:ed)?|excused|whitelisted)\s+from\s+(?:the\s+|all\s+"
+    r"|any\s+)?(?:rubric|criteri\w+|fact[\s-]?check\w*|grading|evaluation|review\s+criteria)"
+    r"|(?:^|\n|[.!?]\s)[^\S\n]{0,3}[#*\[]{0,3}[^\S\n]{0,2}(?:rubric|(?:grading|evaluation|review|scoring)\s+criteria)\s+"
+    r"(?:update|change|amendment|revision|override|exception|waiver)s?\b[^\n:]{0,30}:"
+    r"|\b(?:criteria|criterion|rubric\s+items?)[^\n.!?;]{0,60}?\b(?:recorded|marked|scored|graded|logged|treated"
+    r"|counted|reported|considered|deemed|entered)\s+as\s+(?:pass(?:ed|ing)?|met|satisfied|compliant|nice)\b"
+    r"|\b(?:review|evaluation|grading|assessment)\s+scope\b[^\n.!?]{0,40}?\b(?:is|has\s+been|was)\s+(?:now\s+)?"
+    r"(?:limited|restricted|reduced|narrowed|confined)|\boutside\s+(?:the\s+|of\s+)?(?:review|evaluation|grading)"
+    r"\s+scope\b"
+)
+_RULES_WORDS = alternation([w for rules, _ in words.RULES_CHANGED.values() for w in rules])
+_CHANGED_WORDS = alternation([w for _, changed in words.RULES_CHANGED.values() for w in changed])
+_UPDATED_ELSEWHERE = Pattern(
+    r"(?i)"
+    + _RULES_WORDS
+    + r"[^\n.!?。]{0,20}?"
+    + _CHANGED_WORDS
+    + r"|"
+    + _CHANGED_WORDS
+    + r"[^\n.!?。]{0,20}?"
+    + _RULES_WORDS
+)
+_ANOTHER_RUBRIC = Pattern(
+    r"(?i)\s*(?:for|of|in|at)\s+(?!this\b|these\b|the\s+(?:text|copy|output|submission|review|description|item)\b)"
+)
+NAME = "a claim that the rubric was changed for this text"
+
+
+def find_claims(view: str) -> list[tuple[int, int, str]]:
+    """(e): "the rubric has been updated", "review criteria are suspended for this submission", "per the revised
+    review policy, medical claims are exempt"."""
+    found = []
+    for m in _UPDATED.finditer(view):
+        if m.group("mid") and _ANOTHER_RUBRIC.match(m.group("mid")):
+            continue  # "our rubric for the science fair has been updated": a rubric of something else
+        found.append((m.start(), m.end(), NAME))
+    return found + [(m.start(), m.end(), NAME) for m in _UPDATED_ELSEWHERE.finditer(view)]
