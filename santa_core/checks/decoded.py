@@ -17,7 +17,6 @@ import binascii
 import codecs
 import html
 import unicodedata
-from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from urllib.parse import unquote, unquote_plus
@@ -301,30 +300,10 @@ def views(text: str) -> list[DecodedView]:
     return kept
 
 
-# --- reading the views again -------------------------------------------------------------------------------------
-_reading_a_view: ContextVar[bool] = ContextVar("santa_reading_a_decoded_view", default=False)
-"""Set while a view is read: when the detector (which will run `find`) reads a view, its views are not made again."""
-
-
-def _injections(view_text: str) -> list[str]:
-    """What the detector finds in a view's text, by name: the one place that says which detector reads views."""
-    from santa_core.checks.injection import detect_injection  # the detector will import this module: no circle
-
-    return [issue.description.split(" — ", 1)[0] for issue in detect_injection(view_text)]
-
-
+# --- reading the views --------------------------------------------------------------------------------------------
 def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
-    """The detector's findings in each decoded view, on the blob's span, layer "decoded:<view>" (depth 1)."""
-    if _reading_a_view.get():
-        return []
-    token = _reading_a_view.set(True)
-    try:
-        signals = []
-        for view in views(text):
-            for name in _injections(view.text):
-                evidence = text[view.start : view.end]
-                found = f"{name} in a {view.name} view"
-                signals.append(Signal(view.start, view.end, found, f"decoded:{view.name}", evidence))
-        return signals
-    finally:
-        _reading_a_view.reset(token)
+    """What the detector's layers find in each decoded view, on the blob's span, layer "decoded:<view>": the
+    detector's own reading (`layers.layered`, depth 1: a view's text is read as written, never decoded again)."""
+    from santa_core.checks.injection import layer_signals  # the detector imports this module: no circle
+
+    return [s for layer, found in layer_signals(text, ctx).items() if layer.startswith("decoded:") for s in found]

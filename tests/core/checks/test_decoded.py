@@ -18,7 +18,7 @@ import pytest
 from santa_core.checks import decoded, injection
 from santa_core.checks.bounded import budget
 from santa_core.checks.decoded import MAX_DECODED, MAX_VIEWS, find, views
-from santa_core.checks.injection import detect_injection
+from santa_core.checks.injection import detect_injection, layer_signals
 from tests.core.checks.test_linear_time import assert_grows_linearly
 from tests.support.text_checks import TEXT_CHECKS
 
@@ -71,7 +71,9 @@ ENCODED = [
 
 @pytest.mark.parametrize(("text", "view"), ENCODED)
 def test_an_encoded_instruction_is_read_decoded(text: str, view: str) -> None:
-    assert not detect_injection(text.replace(ATTACK, "")), "the wrapper alone says nothing"
+    as_written = {k for k, v in layer_signals(text).items() if v and not k.startswith("decoded:")}
+    assert not as_written, "read as written, the text says nothing"
+    assert detect_injection(text), "the detector reads the decoded view"
     found = find(text)
     assert found, views(text)
     assert {s.layer for s in found} == {f"decoded:{view}"}, found
@@ -136,16 +138,18 @@ def test_a_view_is_not_decoded_again() -> None:
 
 
 def test_a_view_read_by_the_detector_makes_no_views_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
-    """When the detector runs `find` itself, reading a view does not start another round of views."""
+    """The detector makes views of the text once: a view's text goes through the other layers as written."""
     calls: list[str] = []
+    real = decoded.views
 
-    def detector(view_text: str) -> list[str]:
-        calls.append(view_text)
-        return find(view_text)  # the detector, once wired, reads the view's own views: none are made
+    def counted(text: str) -> list:
+        calls.append(text)
+        return real(text)
 
-    monkeypatch.setattr(decoded, "_injections", lambda t: [s.name for s in detector(t)])
-    find(f"x {_b64(_b64(ATTACK))} y")
-    assert calls == [_b64(ATTACK)]
+    monkeypatch.setattr(decoded, "views", counted)
+    text = f"x {_b64(_b64(ATTACK))} y"
+    layer_signals(text)
+    assert calls == [text]
 
 
 def test_the_views_are_capped_in_number_and_size() -> None:
