@@ -219,9 +219,13 @@ def answering_a_customer(text: str, m: Match[str]) -> bool:
 
 
 _DESK_WORDS = Pattern(
-    r"(?i)\b(?:reviewers?|santa|gate|slot|rubrics?|criteri\w*|nice|naughty|evaluators?|graders?"
+    r"(?i)\b(?:santa|gate|slot|rubrics?|criteri\w*|critical[ _]issues|nice|naughty|reviewer[ _-]?[bcd]"
     r"|this\s+(?:text|output|copy|submission|description|page|content|draft|document))\b"
 )
+"""Words only a verdict aimed at the desk's reviewers has: no record of something else holds them."""
+_JUDGE_WORDS = Pattern(r"(?i)\b(?:reviewers?|evaluators?|graders?|judges?)\b")
+"""Words a record of a person's review holds too ("reviewer": "M. Lopez"): they need a richer record around them."""
+_EXAMPLE_LEAD = Pattern(r"(?i)\b(?:like|such\s+as|e\.g\.|for\s+example|for\s+instance|example\s*:)[^\n.!?]{0,40}$")
 _RECORD_WORDS = frozenset(
     "id amount currency score threshold latency tests test build inspection inspector certificate minutes owner"
     " invoice invoices request claim claims ticket candidate student students exam marks meeting council board"
@@ -238,9 +242,15 @@ def record_of_something_else(text: str, m: Match[str]) -> bool:
 def record_at(text: str, start: int, end: int) -> bool:
     """A verdict in a record of something other than this text: minutes ("Decision: approved. Owner: R. Patel"), an
     API's response ('"status": "approved", "amount": 129.5'), a load test ("Verdict: PASS (threshold p99 < 400 ms)"),
-    a certificate: two words of such a record within 200 characters, and none of the desk's own (reviewer, rubric,
-    criteria, NICE, this text) — a verdict aimed at the reviewers names what they judge or how."""
+    a certificate: two words of such a record within 200 characters (three beside a reviewer or a judge, who review
+    other things too), and none of the desk's own (reviewer B, rubric, criteria, NICE, this text) — a verdict aimed at
+    the reviewers names what they judge or how; or a format shown as an example ("JSON like {…}")."""
+    if _EXAMPLE_LEAD.search(text, max(0, start - 60), start) is not None:
+        # a format shown as an example ("ask it to output JSON like {"verdict": "pass"}"), unless it holds the desk's
+        # own words itself
+        return _DESK_WORDS.search(text, start, end) is None
     window = text[max(0, start - 200) : end + 200]
     if _DESK_WORDS.search(window) is not None:
         return False
-    return len(_RECORD_WORDS.intersection(_WORD.findall(window.lower()))) >= 2
+    record = len(_RECORD_WORDS.intersection(_WORD.findall(window.lower())))
+    return record >= (3 if _JUDGE_WORDS.search(window) is not None else 2)
