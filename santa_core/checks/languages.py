@@ -104,6 +104,9 @@ class Table:
     verdict_words: frozenset[str]
     address_words: frozenset[str]
     window: int
+    trigger: Pattern
+    """The words without which no sentence of the text can hit (an agent, a role, an override): a text with none of
+    them is not read further by this table, so a long text that speaks to nobody costs one quick pass a table."""
 
 
 def _normal(word: str, mode: str) -> str:
@@ -204,7 +207,19 @@ def _compile(iso: str, data: dict[str, Any]) -> Table:
         verdict_words=frozenset(_normal(w, mode) for w in data.get("verdicts", [])),
         address_words=frozenset(_normal(w, mode) for w in data.get("address", []) if " " not in w),
         window=int(data.get("window", _WINDOW[mode])),
+        trigger=_trigger(data, mode, clitics),
     )
+
+
+_TRIGGERS = ("agents", "roles", "overrides")
+"""The classes a hit needs one of (`_judge`: an addressee, carried or not; `_overridden`: an override)."""
+
+
+def _trigger(data: dict[str, Any], mode: str, clitics: str) -> Pattern:
+    """The pattern of a table's TRIGGERS classes alone, bounded as the table's own."""
+    words = "|".join(f"(?:{_alternation(data.get(name, []), mode, clitics)})" for name in _TRIGGERS if data.get(name))
+    words = words or "(?!)"
+    return Pattern(words if mode == "substring" else rf"(?<!\w)(?:{words})")
 
 
 @cache
@@ -410,6 +425,10 @@ def _composed(text: str) -> Folded:
     return Folded("".join(out), tuple(index), text)
 
 
+_SAYS_NOTHING = frozenset({"agents", "roles", "qualifiers", "address"})
+"""Word classes that name or call an addressee: a sentence of only these says nothing to it."""
+
+
 def _hits(view: Folded, table: Table) -> list[tuple[int, int]]:
     """The original spans of the sentences of one view that one table finds (one span a sentence: its words)."""
     starts = _sentences(view.text)
@@ -426,6 +445,8 @@ def _hits(view: Folded, table: Table) -> list[tuple[int, int]]:
     spans: list[tuple[int, int]] = []
     hits: list[int] = []
     for index, words in sorted(by_sentence.items()):
+        if all(w.kind in _SAYS_NOTHING for w in words):
+            continue  # who is spoken to, but no order, verdict or claim: no rule can hit here (a carry lends only these)
         before = by_sentence.get(index - 1)
         # The sentence before carries its addressee only when it did not hit (then it said nothing but the address).
         end = starts[index + 1] if index + 1 < len(starts) else len(view.text)
@@ -446,6 +467,8 @@ def scan(text: str, chosen: dict[str, Table] | None = None) -> list[Signal]:
     for iso, table in (tables() if chosen is None else chosen).items():
         if table.mode not in views:
             views[table.mode] = _composed(text) if table.mode == "substring" else fold(text, latin_first=False)
+        if table.trigger.search(views[table.mode].text) is None:
+            continue
         found.extend((a, b, iso) for a, b in _hits(views[table.mode], table))
     merged: list[tuple[int, int, list[str]]] = []
     for a, b, iso in sorted(found):

@@ -25,6 +25,7 @@ __all__ = ["LAYERS", "layered"]
 
 Find = Callable[[str, Context], list[Signal]]
 
+
 def _structure(text: str, ctx: Context) -> list[Signal]:
     """The structural signals, but for a verdict in a record of something else (minutes, an API's response, a load
     test, an inspection): the stock patterns' exemption (`exemptions.record_at`) holds for every layer."""
@@ -51,5 +52,5 @@ def layered(text: str, ctx: Context, stock: Callable[[str], list[Signal]]) -> di
             continue
         layer = f"decoded:{view.name}"
         what = f"{inner[0].name}, once decoded ({view.name}: {view.text[:80]!r})"
-        found.setdefault(layer, []).append(Signal(view.start, view.end, what, layer, text[view.start:view.end]))
+        found.setdefault(layer, []).append(Signal(view.start, view.end, what, layer, text[view.start : view.end]))
     return found
