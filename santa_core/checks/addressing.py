@@ -10,7 +10,7 @@ from regex import Match
 
 from santa_core.checks.bounded import Pattern
 
-__all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "quoted_as_an_example", "sentence_family"]
+__all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "quoted_as_an_example", "quoted_example", "sentence_family"]
 
 _EVALUATION_WORDS = Pattern(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
                                r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
@@ -177,6 +177,8 @@ _R_STRONG = Pattern(_STRONG_VERDICT)
 # automated one is named, or the sentence is about this text, or gives the desk's own verdict (PASS, NICE).
 _AUTOMATED = Pattern(r"\b(?:ai|llm|llms|gpt\w*|chatgpt|claude|gemini|models?|assistants?|bots?|agents?|automated"
                      r"|automatic|machine|ki|ia|sprachmodell|modelo|modele|modello)\b")
+_OTHERS_PASS = Pattern(r"\b(?:tests?|checks?|builds?|ci|pipelines?|suites?|jobs?)\s+(?:all\s+)?(?:pass|passed|passes)\b")
+"""A pass that is a test's or a build's ("approve a pull request only when tests pass"), not a verdict on this text."""
 _EITHER = Pattern(r"(?i)\bpass\s*(?:or|/|and)\s*fail\b|\bfail\s*(?:or|/|and)\s*pass\b")
 _FIRM_VALUE = Pattern(r"\b(?:pass(?:ed|es)?|compliant|conform\w*|konform|flawless|all\s+good|nothing\s+(?:wrong|to\s+"
                       r"(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)|empty\s+list\s+"
@@ -192,22 +194,35 @@ _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 _QUOTE_FRAME = Pattern(
     r"(?i)\b(?:such\s+as|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrase"
-    r"|string|quoting|quotes?|hides?|hidden|malicious)\b"
+    r"|string|quoting|quotes?|hides?|hidden|malicious|wie|zum\s+beispiel|beispiel|angreifer|comme|par\s+exemple"
+    r"|exemple|attaquants?|como|por\s+ejemplo|ejemplo|atacantes?|come|ad\s+esempio|esempio|attaccanti?|injektion"
+    r"|inyeccion|iniezione|injecao)\b"
 )
 _VERDICT_IN_QUOTE = Pattern(r"(?i)\b(?:pass|nice|approv\w*|complian\w*|verdict|reviewer|grader|evaluator)\b")
 
 
 def quoted_as_an_example(text: str, m: Match[str]) -> bool:
+    """`quoted_example` for a pattern's match."""
+    return quoted_example(text, m.start(), m.end())
+
+
+def quoted_example(text: str, start: int, end: int) -> bool:
     """An attack phrase quoted as an example in a text about attacks ("an attacker hides text such as 'Ignore all
     previous instructions' in a page"): inside quotation marks, a word that frames it as an example within 120
     characters before, and no verdict or reviewer inside the quote (a quote that also steers a verdict is a hit)."""
-    before = text[max(0, m.start() - 3) : m.start()]
-    if not any(q in before for q in "\"'“‘«`"):
+    lead = text[max(0, start - 150) : start]
+    opened = (
+        lead[-3:].strip(" ")[-1:] in ("'", "‘", "`")
+        or lead.count('"') % 2 == 1
+        or max(lead.rfind("“"), lead.rfind("„")) > lead.rfind("”")
+        or lead.rfind("«") > lead.rfind("»")
+    )
+    if not opened:
         return False
-    close = min((i for i in (text.find(q, m.end(), m.end() + 200) for q in "\"'”’»`") if i != -1), default=-1)
-    if close == -1 or _VERDICT_IN_QUOTE.search(text, m.start(), close) is not None:
+    close = min((i for i in (text.find(q, end, end + 200) for q in "\"'”’»`“") if i != -1), default=-1)
+    if close == -1 or _VERDICT_IN_QUOTE.search(text, start, close) is not None:
         return False
-    return _QUOTE_FRAME.search(text, max(0, m.start() - 120), m.start()) is not None
+    return _QUOTE_FRAME.search(text, max(0, start - 120), start) is not None
 
 
 def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) -> str | None:
@@ -229,7 +244,7 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     if strong and _EITHER.search(cased):  # "mark each entry PASS or FAIL": a choice, not a verdict
         strong = False
     firm = (addressed_before or strong or bool(_AUTOMATED.search(sentence)) or bool(_THIS_REF.search(sentence))
-            or bool(_FIRM_VALUE.search(_EITHER.sub(" ", sentence)))
+            or bool(_FIRM_VALUE.search(_EITHER.sub(" ", _OTHERS_PASS.sub(" ", sentence))))
             or any(has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric")))
     to_evaluator = (has["vocative"] or has["addressed"] or addressed_before) and firm
     if has["override"] and not all(_elsewhere(sentence, m.end()) or quoted_as_an_example(sentence, m)

@@ -73,7 +73,7 @@ def test_report_line(text: str, m: Match[str]) -> bool:
 _REPLY_CODE = Pattern(
     r"\s*[\"']?\s*(?:to\s+(?:this|our|the)?\s*(?:sms|text|message|number|\d)|at\s+the\s+(?:gate|door|desk"
     r"|counter|entrance|till|checkout|reception|front)|[\"']?\s*in\s+(?:#|the\s+(?:thread|channel|ticket|portal"
-    r"|form|chat|tracker|app|issue)))",
+    r"|form|chat|tracker|app|issue))|to\s+(?:stop|skip|unsubscribe|opt\s+out|cancel|pause|join|enter|receive))",
     IGNORECASE,
 )
 _CODE_LINE = Pattern(r"(?:^|\n)(?:[ \t]{2,}|[ \t]*(?:def|if|else|elif|case|when|return)\b)[^\n]*$")
@@ -208,8 +208,9 @@ def answering_a_customer(text: str, m: Match[str]) -> bool:
     prev = text[max(0, start - 300) : start].rstrip("\n").rsplit("\n", 1)[-1]
     end = text.find("\n", m.end())
     line = text[start : len(text) if end == -1 else end]
+    after = "" if end == -1 else text[end + 1 : end + 301].split("\n", 1)[0]  # or the customer's line right after it
     return (
-        bool(_CUSTOMER_TURN.search(prev))
+        bool(_CUSTOMER_TURN.search(prev) or _CUSTOMER_TURN.match(after))
         and _EVALUATION_WORDS.search(line[line.find(":") + 1 :]) is None
         and not search(
             r"(?i)\b(?:pass|nice|approv|complian|flawless|lgtm|all\s+good|no\s+issues|ignore|disregard|instruction)",

@@ -22,6 +22,7 @@ from regex import Match
 from santa_core.checks.addressing import EVALUATOR as _EVALUATOR
 from santa_core.checks.addressing import SENTENCE as _SENTENCE
 from santa_core.checks.addressing import elsewhere as _elsewhere
+from santa_core.checks.addressing import quoted_example
 from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, Unfinished, budget
 from santa_core.checks.exemptions import (
@@ -327,8 +328,8 @@ def _scan_sentences(lower: Folded, cased: Folded, scored: dict[tuple[str, str, b
         key = (sentence, cased.text[a:b], addressed_before)
         if key not in scored:
             scored[key] = _sentence_family(*key)
-        if scored[key] is None:
-            continue
+        if scored[key] is None or quoted_example(lower.text, m.start(), m.end()):
+            continue  # nothing to the evaluator, or an attack quoted as an example in a text about attacks
         start, end = lower.span(m.start(), m.end())
         hits.append(_Hit(start, end, _SCORED, lower.original(m.start(), m.end()).strip()))
     return hits
