@@ -3,7 +3,7 @@
 A model reads base64, hex, percent-encoding and HTML entities as easily as plain words, follows "decode this rot13",
 reads text behind a right-to-left override in order and letters of any script as the Latin ones they look like; a
 pattern over the text as written sees none of it. Each view here is the decoded text of one blob (or one stretch of
-text), with the blob's span in the original, and the detector reads each view again (`find`).
+text), with the blob's span in the original, and the detector reads each view with its other layers (`layers.layered`).
 
 Bounded on purpose: untrusted text can hold blobs without end, so at most MAX_VIEWS views and MAX_DECODED decoded
 characters are made, every pattern is a `bounded.Pattern` that runs in linear time (possessive runs, bounded
@@ -25,9 +25,8 @@ import icu
 from regex import IGNORECASE
 
 from santa_core.checks.bounded import Pattern
-from santa_core.checks.signals import Context, Signal
 
-__all__ = ["MAX_DECODED", "MAX_VIEWS", "DecodedView", "find", "views"]
+__all__ = ["MAX_DECODED", "MAX_VIEWS", "DecodedView", "views"]
 
 MAX_VIEWS = 50
 """Views made of one text at most (the rest of its blobs are not decoded)."""
@@ -37,7 +36,6 @@ BLOB_CAP = 8_000
 """Characters of one blob decoded at most (a data URI of an image runs to megabytes)."""
 WINDOW = 600
 """Characters after a decode hint (and a third of it before) that rot13 or reversing reads."""
-NO_CONTEXT = Context()
 
 
 @dataclass(frozen=True)
@@ -298,12 +296,3 @@ def views(text: str) -> list[DecodedView]:
             kept.append(view)
             total += len(view.text)
     return kept
-
-
-# --- reading the views --------------------------------------------------------------------------------------------
-def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
-    """What the detector's layers find in each decoded view, on the blob's span, layer "decoded:<view>": the
-    detector's own reading (`layers.layered`, depth 1: a view's text is read as written, never decoded again)."""
-    from santa_core.checks.injection import layer_signals  # the detector imports this module: no circle
-
-    return [s for layer, found in layer_signals(text, ctx).items() if layer.startswith("decoded:") for s in found]

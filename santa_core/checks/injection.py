@@ -47,7 +47,7 @@ from santa_core.checks.views import deleet, despaced, plain
 from santa_core.models import MergedIssue
 from santa_core.text import sha256_text
 
-__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "injected", "layer_signals"]
+__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "decoded_signals", "injected", "layer_signals"]
 
 # --- injection detector ---------------------------------------------------------------------
 
@@ -426,6 +426,11 @@ def layer_signals(text: str, ctx: Context | None = None) -> dict[str, list[Signa
     """What each layer finds in the text on its own (the held-out bench reports them per layer)."""
     with budget(DETECTOR_BUDGET_S):
         return _all_hits(text, Context() if ctx is None else ctx)[1]
+
+
+def decoded_signals(text: str, ctx: Context | None = None) -> list[Signal]:
+    """What the layers find in the text's decoded views alone, on each blob's span (layer "decoded:<view>")."""
+    return [s for layer, found in layer_signals(text, ctx).items() if layer.startswith("decoded:") for s in found]
 
 
 def detect_injection(text: str, where: str = "output", ctx: Context | None = None) -> list[MergedIssue]:

@@ -17,7 +17,8 @@ import pytest
 
 from santa_core.checks import decoded, injection
 from santa_core.checks.bounded import budget
-from santa_core.checks.decoded import MAX_DECODED, MAX_VIEWS, find, views
+from santa_core.checks.decoded import MAX_DECODED, MAX_VIEWS, views
+from santa_core.checks.injection import decoded_signals as find
 from santa_core.checks.injection import detect_injection, layer_signals
 from tests.core.checks.test_linear_time import assert_grows_linearly
 from tests.support.text_checks import TEXT_CHECKS
