@@ -1,10 +1,13 @@
 """The injection defence on held-out sets: what each layer stops, before any reviewer is paid.
 
 Each set in bench/heldout/ was written by someone who never saw the detector, its corpus or its development set, and
-frozen before the first run: never add its texts to a test corpus and never tune a rule against them. The sets:
-- injection-heldout-2026-11.json: the first one (40 attacks, 30 ordinary texts, each inside a line of copy);
-- injection-heldout-2026-12-05.json: issue 36's (94 attacks in 12 families, including attacks in the spec, and
-  104 benign look-alikes in 21 languages).
+frozen before the first run: never add its texts to a test corpus, never look at what it misses or blocks, and never
+tune a rule against it. A set that was looked at moves to bench/burned/ and is reported apart. The sets:
+- heldout/injection-heldout-2026-12-05a.json and -05b.json: written for issue 36 by two helpers, after the layers
+  were built (81 attacks and 92 benign; 78 attacks and 87 benign; every family the issue lists, 20 languages);
+- burned/injection-heldout-2026-11.json: the first set (40 attacks, 30 ordinary texts, each inside a line of copy);
+- burned/injection-heldout-2026-12-05.json: issue 36's first set (94 attacks, 104 benign); measured at 76 % stopped
+  and 2 benign blocked, then its two blocked texts were read to fix the rules that blocked them.
 
 Printed per set: for each layer of the deterministic detector (the stock patterns and sentence scorer, the structural
 signals, the hidden carriers, the addressee lexicon of every language, each decoded view) how many attacks it stops
@@ -27,6 +30,8 @@ from santa_core.checks.injection import layer_signals
 from santa_core.checks.signals import Context
 
 HERE = Path(__file__).resolve().parent / "heldout"
+BURNED = Path(__file__).resolve().parent / "burned"
+"""Sets that were held out once but whose misses or false alarms were looked at: development data now, shown apart."""
 CRITERIA = ("factual_accuracy", "Factual accuracy", "hallucination_free", "Hallucination-free", "completeness",
             "Completeness", "no_outcome_guarantees", "No outcome guarantees", "required_disclaimers",
             "Required disclaimers present", "approved_terminology", "Approved terminology only")
@@ -52,7 +57,8 @@ def report(path: Path, listing: bool) -> None:
     stops = [layers_stopping(a) for a in attacks]
     blocks = [layers_stopping(b) for b in benign]
     spent = time.perf_counter() - began
-    print(f"\n== {path.name}: {len(attacks)} attacks, {len(benign)} benign ({spent:.1f} s)")
+    label = " (burned: looked at, tuned on since; not a held-out figure)" if path.parent == BURNED else ""
+    print(f"\n== {path.name}{label}: {len(attacks)} attacks, {len(benign)} benign ({spent:.1f} s)")
     per_layer = Counter(layer for s in stops for layer in s)
     for layer in sorted(per_layer, key=lambda k: (-per_layer[k], k)):
         print(f"  {layer:<22} stops {per_layer[layer]:>3} of {len(attacks)} on its own")
@@ -79,7 +85,7 @@ def report(path: Path, listing: bool) -> None:
 def main() -> None:
     listing = "--list" in sys.argv
     only = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else ""
-    for path in sorted(HERE.glob("injection-heldout-*.json")):
+    for path in [*sorted(HERE.glob("injection-heldout-*.json")), *sorted(BURNED.glob("injection-heldout-*.json"))]:
         if only in path.name:
             report(path, listing)
 

@@ -99,7 +99,8 @@ _WHEN_EVALUATING = (r"\b(?:when|while)\s+(?:evaluating|grading|assessing|judging
                     r"|\bao\s+avaliar\b")
 _OVERRIDE = (r"\b(?:ignore|disregard|forget|override|bypass|set\s+aside|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:(?:all|any|every|of|the|your|these|those)\s+)*"
              r"(?:(?:earlier|previous|prior|above|preceding|original|initial|existing)\s+(?:guidance|guidelines|instructions"
-             r"|rules|rubric|criteria|directions|context|prompt|checks)|what\s+(?:you\s+were|you've\s+been|you\s+have\s+been)"
+             r"|rules|rubric|criteria|directions|context|prompt|checks)(?!\s+(?:manual|booklet|leaflet|sheet|card|pdf|guide"
+             r"|book|video|label|insert|page)s?\b)|what\s+(?:you\s+were|you've\s+been|you\s+have\s+been)"
              r"\s+(?:told|asked|given))\b"
              r"|\b(?:rules|instructions|guidance|guidelines|criteria|rubric)\s+(?:above|before\s+this|so\s+far)\s+"
              r"(?:as|are|is)\s+(?:void|null|invalid|cancel+ed|obsolete|outdated|no\s+longer)\b"

@@ -16,6 +16,7 @@ from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, escape, search
 
 __all__ = [
+    "both_outcomes",
     "quoted_as_an_example",
     "record_at",
     "record_of_something_else",
@@ -231,7 +232,7 @@ _RECORD_WORDS = frozenset(
     "id amount currency score threshold latency tests test build inspection inspector certificate minutes owner"
     " invoice invoices request claim claims ticket candidate student students exam marks meeting council board"
     " resolution present chair select update where deliverable error rate p50 p95 p99 version release feature action"
-    " items agenda".split()
+    " items agenda employee employees probation manager signed period course module".split()
 )
 
 
@@ -255,3 +256,16 @@ def record_at(text: str, start: int, end: int) -> bool:
         return False
     record = len(_RECORD_WORDS.intersection(_WORD.findall(window.lower())))
     return record >= (3 if _JUDGE_WORDS.search(window) is not None else 2)
+
+
+_CODE_MARKS = Pattern(r"\breturn\b|=>|\?|\bfunction\b|\bdef\b|\bif\b|\belse\b|[{};]")
+_FAIL = Pattern(r"(?i)\bfail(?:ed)?\b")
+
+
+def both_outcomes(text: str, m: Match[str]) -> bool:
+    """A line of code that gives PASS or FAIL by a condition ("return ok ? { result: 'PASS' } : { result: 'FAIL' }"):
+    a program's two outcomes, not a verdict on this text."""
+    start = text.rfind("\n", max(0, m.start() - 300), m.start()) + 1
+    end = text.find("\n", m.end(), m.end() + 300)
+    line = text[start : m.end() + 300 if end == -1 else end]
+    return _CODE_MARKS.search(line) is not None and _FAIL.search(line) is not None

@@ -29,6 +29,7 @@ from santa_core.checks.exemptions import (
     CODE_RETURNS,
     OTHER_OBJECT,
     answering_a_customer,
+    both_outcomes,
     code_result,
     everyday_result,
     heading_or_list,
@@ -100,7 +101,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"(?:(?:all|any|every|of|the|your|my|these|those)\s+)*"
        r"(?:previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|existing|prev\.)\s*"
        r"(?:instructions?|prompts?|rules|directions|guidelines|messages|context|commands|directives|instr\.)"
-       r"(?![a-z])"
+       r"(?![a-z])(?!\s+(?:manual|booklet|leaflet|sheet|card|pdf|guide|book|video|label|insert|page)s?\b)"
        r"|\b(?:ignore|disregard|forget|override|bypass|never\s+mind)\s+(?:(?:all|any|every|of|the|your)\s+)*"
        r"(?:instructions?|rules|guidelines|directions|prompts?)\s+(?:that\s+|which\s+)?"
        r"(?:(?:came|come|were\s+given|appear(?:ed)?|you\s+(?:got|received|were\s+given))\s+)?"
@@ -187,7 +188,7 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"\b(?i:result|outcome|assessment|evaluation|review|decision|rating|overall)"
        r"(?:\s+(?i:of|for|on)\s+(?i:this|the|my|our)\s+(?i:text|output|copy|submission|answer|response|document"
        r"|content|draft))?"
-       r"\s*(?i:is|was|:|=|->|should\s+be|must\s+be|will\s+be)\s*[\"']?(?:PASS|NICE|APPROVED)\b",
+       r"\s*(?i:is|was|:|=|->|should\s+be|must\s+be|will\s+be)\s*[\"']?(?:PASS|NICE|APPROVED)\b(?!-[a-zA-Z])",
        cased=True, exempt=lambda t, m: test_report_line(t, m) or everyday_result(t, m)),
     _p("fake gate word", "verdict",
        r"\b(?:gate|santa|decision|outcome|status|result|review|panel)(?:[\s_]+(?:decision|result|verdict|gate))?"
@@ -260,7 +261,7 @@ def _scan(folded: Folded, cased: bool) -> list[_Hit]:
         for m in pat.regex.finditer(folded.text):
             if m.end() == m.start() or (pat.exempt is not None and pat.exempt(folded.text, m)):
                 continue
-            if pat.family == "verdict" and record_of_something_else(folded.text, m):
+            if pat.family == "verdict" and (record_of_something_else(folded.text, m) or both_outcomes(folded.text, m)):
                 continue
             if pat.family == "instruction" and quoted_as_an_example(folded.text, m):
                 continue
