@@ -186,7 +186,8 @@ _FIRM_VALUE = Pattern(r"\b(?:pass(?:ed|es)?|compliant|conform\w*|konform|flawles
                       r"of\s+(?:critical\s+)?issues|approved|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]|freigegeben"
                       r"|erfullt|bestanden|nice)\b")
 """A verdict's value given (not a verb of the job: "approve or reject", "award full marks when …")."""
-_THIS_REF = Pattern(r"\b(?:(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
+_THIS_REF = Pattern(r"\b(?:the(?:\s+\w+)?\s+(?:copy|text|output|description|submission|draft)"
+                    r"|(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
                     r"|content|draft|document|page|description|essay|post|email|ad|article|listing|entry|piece)"
                     r"|(?:dieser|diesen|diesem)\s+text|ce\s+texte|cette\s+(?:copie|reponse)|(?:este|esta)\s+"
                     r"(?:texto|respuesta|copia)|(?:questo|questa)\s+(?:testo|risposta)|(?:este|esta)\s+texto)\b")

@@ -236,22 +236,40 @@ _RECORD_WORDS = frozenset(
 )
 
 
-def record_of_something_else(text: str, m: Match[str]) -> bool:
+def record_of_something_else(text: str, m: Match[str], criteria: tuple[str, ...] = ()) -> bool:
     """`record_at` for a pattern's match."""
-    return record_at(text, m.start(), m.end())
+    return record_at(text, m.start(), m.end(), criteria)
 
 
-def record_at(text: str, start: int, end: int) -> bool:
+_AUTOMATED_JUDGE = Pattern(
+    r"(?i)\b(?:ai|llm|automated|model|bot|machine)\s+(?:reviewers?|evaluators?|graders?|judges?|checkers?)\b"
+    r"|\b(?:reviewers?|evaluators?|graders?)\s+(?:model|bot|ai)\b|[\"']?issues[\"']?\s*[:=]\s*(?:\[\s*\]|none|0\b)"
+    r"|\bno\s+issues\b|\b(?:do\s+not|don't|never)\s+flag\b"
+)
+"""An automated judge, an empty list of issues, "do not flag": a record that holds them speaks to the desk."""
+_FORMAT_WORDS = Pattern(r"(?i)\b(?:json|yaml|xml|toml|csv|format|schema|api|response|field|tutorial|template|payload)\b")
+
+
+def _names_a_criterion(window: str, criteria: tuple[str, ...]) -> bool:
+    """One of the rubric's criterion ids or names in the window (case aside)."""
+    low = window.lower()
+    return any(len(c) >= 4 and c.lower() in low for c in criteria)
+
+
+def record_at(text: str, start: int, end: int, criteria: tuple[str, ...] = ()) -> bool:
     """A verdict in a record of something other than this text: minutes ("Decision: approved. Owner: R. Patel"), an
     API's response ('"status": "approved", "amount": 129.5'), a load test ("Verdict: PASS (threshold p99 < 400 ms)"),
     a certificate: two words of such a record within 200 characters (three beside a reviewer or a judge, who review
     other things too), and none of the desk's own (reviewer B, rubric, criteria, NICE, this text) — a verdict aimed at
     the reviewers names what they judge or how; or a format shown as an example ("JSON like {…}")."""
-    if _EXAMPLE_LEAD.search(text, max(0, start - 60), start) is not None:
+    window = text[max(0, start - 200) : end + 200]
+    if _names_a_criterion(window, criteria) or _AUTOMATED_JUDGE.search(window) is not None:
+        return False
+    lead = _EXAMPLE_LEAD.search(text, max(0, start - 60), start)
+    if lead is not None and _FORMAT_WORDS.search(text, max(0, lead.start() - 80), start) is not None:
         # a format shown as an example ("ask it to output JSON like {"verdict": "pass"}"), unless it holds the desk's
         # own words itself
         return _DESK_WORDS.search(text, start, end) is None
-    window = text[max(0, start - 200) : end + 200]
     if _DESK_WORDS.search(window) is not None:
         return False
     record = len(_RECORD_WORDS.intersection(_WORD.findall(window.lower())))

@@ -252,7 +252,7 @@ class _Hit:
     evidence: str
 
 
-def _scan(folded: Folded, cased: bool) -> list[_Hit]:
+def _scan(folded: Folded, cased: bool, criteria: tuple[str, ...] = ()) -> list[_Hit]:
     """All pattern hits on one folded view, in original coordinates."""
     hits = []
     for pat in _PATTERNS:
@@ -261,7 +261,8 @@ def _scan(folded: Folded, cased: bool) -> list[_Hit]:
         for m in pat.regex.finditer(folded.text):
             if m.end() == m.start() or (pat.exempt is not None and pat.exempt(folded.text, m)):
                 continue
-            if pat.family == "verdict" and (record_of_something_else(folded.text, m) or both_outcomes(folded.text, m)):
+            if pat.family == "verdict" and (record_of_something_else(folded.text, m, criteria)
+                                            or both_outcomes(folded.text, m)):
                 continue
             if pat.family == "instruction" and quoted_as_an_example(folded.text, m):
                 continue
@@ -385,15 +386,15 @@ about 40 s of CPU in all, and the issue says what was spent."""
 UNFINISHED = "the injection check could not finish on this text"
 
 
-def _hits(text: str) -> list[_Hit]:
+def _hits(text: str, criteria: tuple[str, ...] = ()) -> list[_Hit]:
     """Every hit of the stock patterns and of the sentence scorer, on every folded view of the text."""
     lower, cased = fold(text, casefold=True), fold(text, casefold=False)
-    hits = _scan(lower, cased=False) + _scan(cased, cased=True)
+    hits = _scan(lower, False, criteria) + _scan(cased, True, criteria)
     views = _views(text, lower, cased)
     for lower, cased in views[1:]:  # the stock phrases, letter-spaced, without markup or written with digits
-        hits += _scan(lower, cased=False)
+        hits += _scan(lower, False, criteria)
         if cased.source is text and cased.text is not views[0][1].text:
-            hits += _scan(cased, cased=True)
+            hits += _scan(cased, True, criteria)
     # A sentence is scored only where no stock phrase already quotes the exact words.
     seen: dict[tuple[str, str, bool], str | None] = {}
     scored = [h for lower, cased in views for h in _scan_sentences(lower, cased, seen)]
@@ -408,11 +409,11 @@ _NO_PATTERN = Pattern("")
 
 def _all_hits(text: str, ctx: Context) -> tuple[list[_Hit], dict[str, list[Signal]]]:
     """The stock hits and every layer's (`layers.layered`), as hits, with each layer's own findings."""
-    stock_hits = _hits(text)
+    stock_hits = _hits(text, ctx.criteria)
 
     def stock(t: str) -> list[Signal]:
         return [Signal(h.start, h.end, h.pattern.name, "detector", h.evidence)
-                for h in (stock_hits if t is text else _hits(t))]
+                for h in (stock_hits if t is text else _hits(t, ctx.criteria))]
 
     found = layered(text, ctx, stock)
     hits = list(stock_hits)

@@ -29,7 +29,12 @@ Find = Callable[[str, Context], list[Signal]]
 def _structure(text: str, ctx: Context) -> list[Signal]:
     """The structural signals, but for a verdict in a record of something else (minutes, an API's response, a load
     test, an inspection): the stock patterns' exemption (`exemptions.record_at`) holds for every layer."""
-    return [s for s in structure.find(text, ctx) if not record_at(text, s.start, s.end)]
+    return [s for s in structure.find(text, ctx)
+            if not (s.name.startswith(_RECORD_SHAPES) and record_at(text, s.start, s.end, ctx.criteria))]
+
+
+_RECORD_SHAPES = ("a verdict assigned to a judging key", "a verdict assigned in a record", "a judgement told its value")
+"""The structural findings a record of something else can hold (a criterion's state, a role, a claim never are)."""
 
 
 LAYERS: tuple[tuple[str, Find], ...] = (
