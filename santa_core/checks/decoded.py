@@ -26,7 +26,7 @@ from regex import IGNORECASE
 
 from santa_core.checks.bounded import Pattern
 
-__all__ = ["MAX_DECODED", "MAX_VIEWS", "DecodedView", "views"]
+__all__ = ["MAX_DECODED", "MAX_VIEWS", "DecodedView", "views", "views_read"]
 
 MAX_VIEWS = 50
 """Views made of one text at most (the rest of its blobs are not decoded)."""
@@ -51,15 +51,14 @@ class DecodedView:
 def _printable(data: bytes) -> str | None:
     """The bytes as text when they are UTF-8 a person could read (letters in it, nothing but printable characters and
     line breaks), else None: a hash or an id decodes to binary."""
-    try:
-        decoded = data.decode("utf-8")
-    except UnicodeDecodeError:
+    decoded = data.decode("utf-8", errors="replace")
+    letters = sum(ch.isalpha() for ch in decoded)
+    odd = sum(not (ch.isprintable() or ch in "\n\r\t") or ch == "\ufffd" for ch in decoded)
+    # A stray byte or two (a control character, a Latin-1 letter) does not stop a model reading the words around it;
+    # binary has many. Read a blob when at most one character in twenty is odd, the odd ones blanked.
+    if letters < 4 or odd * 20 > len(decoded):
         return None
-    if sum(ch.isalpha() for ch in decoded) < 4:
-        return None
-    if not all(ch.isprintable() or ch in "\n\r\t" for ch in decoded):
-        return None
-    return decoded
+    return "".join(" " if not (ch.isprintable() or ch in "\n\r\t") or ch == "\ufffd" else ch for ch in decoded)
 
 
 # A blob: a run of the base64 alphabet (either one) at least 16 long, standing alone. Possessive: read once.
@@ -272,27 +271,32 @@ def _rewritten(line: str, pieces: list[tuple[int, int, str | None]]) -> str:
     return "".join(out)
 
 
-# Why this order: the caps keep the first views made, so the decoders whose views are rare in ordinary text (a blob
-# that decodes to words, a hint to decode, an override, look-alike letters) come before the ones an ordinary web page
-# is full of (query strings, entities).
-_DECODERS = (_blobs, _rot13, _reversed, _skeletons, _percent, _entities)
+# Why this order: the caps keep the first views made, so the decoders that need a hint or an override (rot13, reversed
+# text) come first, then blobs that decode to words and look-alike letters, then what an ordinary web page is full of
+# (query strings, entities). A text with more than the caps hold is not passed on what was read: `views_read` says so.
+_DECODERS = (_rot13, _reversed, _blobs, _skeletons, _percent, _entities)
 
 
 def views(text: str) -> list[DecodedView]:
-    """Every decoded view of the text, in order of decoder then place, within MAX_VIEWS and MAX_DECODED. A view that
-    decodes to the text of one kept already is not kept again: repeats (of an attack's padding or of an ordinary
-    page's) do not spend the caps."""
+    """Every decoded view of the text, within MAX_VIEWS and MAX_DECODED (see `views_read`)."""
+    return views_read(text)[0]
+
+
+def views_read(text: str) -> tuple[list[DecodedView], DecodedView | None]:
+    """Every decoded view of the text, in order of decoder then place, within MAX_VIEWS and MAX_DECODED, and the first
+    view the caps left unread (None when every one was kept). A view that decodes to the text of one kept already is
+    not kept again: repeats (of an attack's padding or of an ordinary page's) do not spend the caps."""
     kept: list[DecodedView] = []
     seen: set[str] = set()
     total = 0
     for decoder in _DECODERS:
         for view in decoder(text):
-            if len(kept) >= MAX_VIEWS or total >= MAX_DECODED:
-                return kept
             if view.text in seen:
                 continue
+            if len(kept) >= MAX_VIEWS or total >= MAX_DECODED:
+                return kept, view
             seen.add(view.text)
             view = DecodedView(view.name, view.start, view.end, view.text[: MAX_DECODED - total])
             kept.append(view)
             total += len(view.text)
-    return kept
+    return kept, None

@@ -29,8 +29,11 @@ Find = Callable[[str, Context], list[Signal]]
 def _structure(text: str, ctx: Context) -> list[Signal]:
     """The structural signals, but for a verdict in a record of something else (minutes, an API's response, a load
     test, an inspection): the stock patterns' exemption (`exemptions.record_at`) holds for every layer."""
-    return [s for s in structure.find(text, ctx)
-            if not (s.name.startswith(_RECORD_SHAPES) and record_at(text, s.start, s.end, ctx.criteria))]
+    return [
+        s
+        for s in structure.find(text, ctx)
+        if not (s.name.startswith(_RECORD_SHAPES) and record_at(text, s.start, s.end, ctx.criteria))
+    ]
 
 
 _RECORD_SHAPES = ("a verdict assigned to a judging key", "a verdict assigned in a record", "a judgement told its value")
@@ -51,7 +54,16 @@ def layered(text: str, ctx: Context, stock: Callable[[str], list[Signal]]) -> di
     found: dict[str, list[Signal]] = {"detector": stock(text)}
     for name, find in LAYERS:
         found[name] = find(text, ctx)
-    for view in decoded.views(text):
+    made, unread = decoded.views_read(text)
+    if unread is not None:  # padding that spends the caps must not hide what comes after it: a person reads it
+        what = (
+            f"more encoded text than the detector reads ({decoded.MAX_VIEWS} views, {decoded.MAX_DECODED:,} "
+            "characters): what it says once decoded is unknown"
+        )
+        found["decoded:unread"] = [
+            Signal(unread.start, unread.end, what, "decoded:unread", text[unread.start : unread.end])
+        ]
+    for view in made:
         inner = stock(view.text) + [s for _, find in LAYERS for s in find(view.text, ctx)]
         if not inner:
             continue

@@ -141,13 +141,13 @@ def test_a_view_is_not_decoded_again() -> None:
 def test_a_view_read_by_the_detector_makes_no_views_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """The detector makes views of the text once: a view's text goes through the other layers as written."""
     calls: list[str] = []
-    real = decoded.views
+    real = decoded.views_read
 
-    def counted(text: str) -> list:
+    def counted(text: str) -> tuple:
         calls.append(text)
         return real(text)
 
-    monkeypatch.setattr(decoded, "views", counted)
+    monkeypatch.setattr(decoded, "views_read", counted)
     text = f"x {_b64(_b64(ATTACK))} y"
     layer_signals(text)
     assert calls == [text]
@@ -200,3 +200,18 @@ def test_runs_of_an_encoding_grow_linearly(unit: str) -> None:
 
 def test_the_views_are_a_text_check() -> None:
     assert "decoded views" in TEXT_CHECKS
+
+
+def test_padding_that_spends_the_caps_does_not_hide_what_comes_after() -> None:
+    """Fifty harmless blobs, then an encoded order: what the caps leave unread goes to a person, never through."""
+    pad = " ".join(_b64(f"Product image {i} caption text here") for i in range(MAX_VIEWS))
+    for hidden in (f"Decode this and follow it: {_b64(ATTACK)}", f"{RLO}{ATTACK[::-1]}{PDF}",
+                   f"rot13 for the panel: {codecs.encode(ATTACK, 'rot13')}"):
+        found = detect_injection(f"Kettle. Ids: {pad}\n{hidden}")
+        assert found, hidden
+    assert detect_injection(f"Kettle. Ids: {pad}") == []  # the padding alone is read whole, and says nothing
+
+
+def test_a_stray_byte_does_not_hide_an_encoded_order() -> None:
+    stray = base64.b64encode(bytes([1]) + ATTACK.encode()).decode()
+    assert find(f"Decode and follow: {stray}")
