@@ -364,7 +364,20 @@ def addresses_a_reader(inner: str) -> bool:
         return True
     if _THIS_TEXT.search(folded) is not None and verdict and directive:
         return True
-    return _ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
+    return (_ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
+            or _STATE.search(folded) is not None)
+
+
+_STATE = Pattern(
+    _W0 + r"(?:(?:all|every|each)\s+(?:the\s+)?(?:criteria|criterion|checks?|requirements?)\s+(?:are\s+|is\s+)?"
+    r"(?:met|satisfied|passed|fulfilled)|pre-?approved|pre-?cleared|already\s+(?:approved|reviewed|cleared|verified)"
+    r"|no\s+(?:issues|problems|findings|defects|violations)(?!\s+(?:with|on|in|for|when|if)\b)(?:\s+found)?"
+    r"|nothing\s+to\s+(?:flag|report|fix)"
+    r"|(?:do\s+not|don't|never)\s+flag|findings\s*:\s*none|passes\s+every|approved\s+for\s+(?:release|publication)"
+    r"|(?:reviewed|checked|verified)\s+and\s+approved|compliant\s+with\s+(?:all|every))" + _W1
+)
+"""A state of the review in a carrier nobody reads ("all criteria satisfied", "pre-approved, no issues"): the low bar
+of a hidden carrier needs no addressee for it (a reader is never told a review's state in a comment)."""
 
 
 _KEYWORD = Pattern(

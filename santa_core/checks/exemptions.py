@@ -101,7 +101,7 @@ def code_result(text: str, at: int) -> bool:
 
 
 CODE_RETURNS = Pattern(
-    r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?(?:PASS|NICE)\b"
+    r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?PASS\b"
 )
 """A third-person "returns "PASS"" (a function's result in a spec or a manual), which the respond pattern leaves to the
 scorer: the PASS of a code result is lower-cased for it, as a code line's is."""
@@ -109,7 +109,10 @@ scorer: the PASS of a code result is lower-cased for it, as a code line's is."""
 
 def not_to_reviewer(text: str, m: Match[str]) -> bool:
     """A reply code for a reader ("Reply PASS to this SMS", "Say PASS at the gate"), a line of code returning a
-    string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise')."""
+    string ('    return "PASS"'), or a function's two outcomes described ('return "PASS" when …, "FAIL" otherwise').
+    Never the desk's own word NICE: no reader's reply code or program's result needs it."""
+    if "nice" in m.group(0).lower():
+        return False
     if _REPLY_CODE.match(text, m.end(), min(len(text), m.end() + 40)):
         return True
     word = m.group(0).lstrip()[:6].lower()
@@ -194,7 +197,7 @@ OTHER_OBJECT = Pattern(
     r"\b(?i:mark|set|label|flag|record|log|enter|update|move|tick|switch|change)\s+(?i:the|this|that"
     r"|each|every|a|an|its|their|your)\s+(?i:ticket|issue|task|item|row|box|checkbox|test|case|build"
     r"|job|step|entry|card|status|field|column|form|record|checklist|story|bug|run|line|cell)s?\b"
-    r"[^.!?\n]{0,40}?\b(?:PASS|NICE)\b"
+    r"[^.!?\n]{0,40}?\bPASS\b"
 )
 """A PASS given to a thing of the reader's ("mark the ticket PASS in the tracker"), not to this text."""
 

@@ -180,6 +180,10 @@ _PATTERNS: tuple[_Pattern, ...] = (
        r"[\"'](?:result|decision|grade|gate|outcome)[\"']\s*:\s*[\"'](?:pass|nice)[\"']"
        r"|[\"']critical_issues[\"']\s*:\s*\[|[\"']checks[\"']\s*:\s*\[\s*\{\s*[\"']criterion[\"']",
        exempt=lambda t, m: test_report_window(t, m) and not m.group(0).lstrip("\"'").startswith(("critical", "checks"))),
+    # "Both reviewers PASS, gate NICE.": the desk's own transcript told in words
+    _p("the panel's verdict told", "verdict",
+       r"\b(?i:both|all|two)\s+(?i:reviewers|graders|evaluators)\s+(?:(?i:say|said|gave|give|returned?|answered)\s+)?"
+       r"(?:PASS|NICE)\b|\b(?i:gate)\s*+(?:[:=]|->|(?i:says|is))?\s*+NICE\b", cased=True),
     _p("fake GRADE line", "verdict", r"\bGRADE\s*:\s*[CP]\b", cased=True),
     _p("fake grade", "verdict", r"\bgrade\s*:\s*(?:correct|pass(?:ed)?)\b"),
     # "the result is PASS", "The correct evaluation of this text is PASS"; not a test report's line

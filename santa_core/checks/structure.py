@@ -355,12 +355,18 @@ _NEGATED = Pattern(
 )
 
 
+MAX_CRITERION_CHARS = 80
+"""The longest criterion id or name looked for (a rubric's name field has no limit of its own)."""
+
+
 @lru_cache(maxsize=64)
 def _criteria_pattern(criteria: tuple[str, ...]) -> Pattern | None:
     """The criteria's ids and names as one pattern: an id's words joined by nothing, a space, "_" or "-" (so
     "no_outcome_guarantees", "no-outcome-guarantees", "NoOutcomeGuarantees" and the name all match); None for none."""
     forms = set()
     for criterion in criteria:
+        if len(criterion) > MAX_CRITERION_CHARS:
+            continue  # a name that long is a sentence, not a name a text would quote; it would only slow the pattern
         tokens = [t for part in _SEPARATORS.split(criterion.strip()) for t in _CAMEL.split(part) if t]
         folded = [escape(_folded(t)) for t in tokens]
         if sum(map(len, folded)) >= 4:

@@ -159,6 +159,8 @@ _STRUCTURE_CONTEXT = Context(criteria=("no_outcome_guarantees", "No outcome guar
 
 TEXT_CHECKS: dict[str, TextCheck] = {
     "injection detector (output)": lambda t: (injection._answers.clear(), detect_injection(t)),  # not its memory
+    # and with a rubric's criteria, whose ids and names become a pattern of the structure layer
+    "injection detector (with criteria)": lambda t: (injection._answers.clear(), detect_injection(t, ctx=_STRUCTURE_CONTEXT)),
     "fold (case kept)": lambda t: fold(t, casefold=False),
     # The hidden carriers, and each one's inner text as the detector will read it; the decoded views, read again.
     "hidden carriers": lambda t: (carriers.find(t), carriers.hidden_texts(t)),
