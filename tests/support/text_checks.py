@@ -28,7 +28,7 @@ from santa_core.batch.patterns import (
     matches,
     quote_spans,
 )
-from santa_core.checks import bounded, carriers, injection, languages, structure
+from santa_core.checks import bounded, carriers, decoded, injection, languages, structure
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.extraction import found_quotes
@@ -159,12 +159,11 @@ _STRUCTURE_CONTEXT = Context(criteria=("no_outcome_guarantees", "No outcome guar
 
 TEXT_CHECKS: dict[str, TextCheck] = {
     "injection detector (output)": lambda t: (injection._answers.clear(), detect_injection(t)),  # not its memory
-    # and with a rubric's criteria, whose ids and names become a pattern of the structure layer
-    "injection detector (with criteria)": lambda t: (injection._answers.clear(), detect_injection(t, ctx=_STRUCTURE_CONTEXT)),
     "fold (case kept)": lambda t: fold(t, casefold=False),
     # The hidden carriers, and each one's inner text as the detector will read it; the decoded views, read again.
     "hidden carriers": lambda t: (carriers.find(t), carriers.hidden_texts(t)),
-    "decoded views": lambda t: (injection._answers.clear(), injection.decoded_signals(t)),
+    # the views as made (each view's text is read by the layers the detector's own entry fuzzes)
+    "decoded views": decoded.views_read,
     "languages (lexicon of every language)": languages.find,
     "criterion checks (every type)": lambda t: run_criterion_checks(RUBRIC, t),
     "sentence splitter": lambda t: (sentence_spans.cache_clear(), sentence_spans(t)),
