@@ -159,6 +159,8 @@ def found_quotes(text: str, answer: str) -> list[str]:
         if at < 0:
             continue
         quote = text[index[at] : index[at + len(needle) - 1] + 1]
+        if "\n\n" in quote:  # across a paragraph break (the spec's end and the output's start): no one sentence
+            continue
         if quote not in found:
             found.append(quote)
     return found

@@ -121,3 +121,12 @@ def test_the_issue_carries_the_quotes_as_evidence_and_names_the_check() -> None:
 def test_the_number_of_quotes_looked_for_is_bounded() -> None:
     answer = "\n".join(f"line number {n} of a very long answer" for n in range(500))
     assert len(answer_pieces(answer)) == extraction.MAX_QUOTES
+
+
+def test_a_quote_across_the_spec_and_the_output_is_no_sentence_of_either() -> None:
+    """The screened text is the spec, a blank line, the output: a 'quote' spanning the join was found in neither."""
+    from santa_core.checks.screen import screened_text
+
+    text = screened_text("Write a product description for our kettle.", "Our kettle boils 1.7 litres in three minutes.")
+    assert judge_quotes(text, "for our kettle. Our kettle boils") == []
+    assert judge_quotes(text, "Our kettle boils 1.7 litres in three minutes.") != []
