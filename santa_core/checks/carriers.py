@@ -373,7 +373,7 @@ _STATE = Pattern(
     r"(?:met|satisfied|passed|fulfilled)|pre-?approved|pre-?cleared|already\s+(?:approved|reviewed|cleared|verified)"
     r"|no\s+(?:issues|problems|findings|defects|violations)(?!\s+(?:with|on|in|for|when|if)\b)(?:\s+found)?"
     r"|nothing\s+to\s+(?:flag|report|fix)"
-    r"|(?:do\s+not|don't|never)\s+flag|findings\s*:\s*none|passes\s+every|approved\s+for\s+(?:release|publication)"
+    r"|(?:do\s+not|don't|never)\s+flag|findings\s*:\s*none|passes\s+every"
     r"|(?:reviewed|checked|verified)\s+and\s+approved|compliant\s+with\s+(?:all|every))" + _W1
 )
 """A state of the review in a carrier nobody reads ("all criteria satisfied", "pre-approved, no issues"): the low bar
