@@ -138,7 +138,9 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
     (line,) = [e for e in at.expander if e.label.startswith("Injection screen")]
     assert plain(line.label) == "Injection screen: passed"
     inside = [plain(c.value) for c in line.caption]
-    assert inside == [f"spec and output: claude-haiku-5-5 repeated the key (asked for {key}, answered '{key}')"]
+    assert inside == [f"spec and output: claude-haiku-5-5 repeated the key (asked for {key}, answered '{key}')",
+                      "spec and output, extraction check: claude-haiku-5-5 quoted nothing found in the text (asked to "
+                      "quote sentences for an automated reader, answered 'NONE')"]
     assert key not in texts(at).replace("\n".join(inside), "")  # nowhere else on the page
 
 

@@ -106,7 +106,7 @@ def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_wo
     outputs = {it.id: it.output for it in desk.batches.store.items(desk.batches.store.progress(sample_id).batch_id)}
     # Flagged while the batch is being sent, clean from then on.
     monkeypatch.setattr(driver_module, "injected",
-                        lambda spec, output: output == outputs[left_out] and not messages_stub.batch_ids())
+                        lambda spec, output, ctx=None: output == outputs[left_out] and not messages_stub.batch_ids())
     desk.batches.drive(sample_id).result(timeout=60)
     progress = desk.batches.wait(sample_id, timeout=60)
     assert progress.finished and left_out not in desk.batches.store.pending_items(sample_id)
