@@ -16,7 +16,7 @@ A title="Approved by the FDA" stays clean too: it states a third party's approva
 names no automated reader, assigns no verdict to this text and directs nobody (the verdict words count only with an
 addressee, a directive, "this text" or a verdict's label).
 
-`hidden_texts` gives every carrier's span and inner text, so the detector can read each one whole as well.
+`hidden_texts` gives every carrier's span and inner text (what `find` judges; the detector itself calls `find`).
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ from regex import IGNORECASE, MULTILINE
 
 from santa_core.checks.bounded import Pattern
 from santa_core.checks.folding import fold
-from santa_core.checks.signals import Context, Signal
+from santa_core.checks.signals import NO_CONTEXT, Context, Signal
 
 __all__ = ["find", "hidden_texts"]
 
-NO_CONTEXT = Context()
 """A text told nothing besides its words (a frozen dataclass: one default shared by every call is safe)."""
 INNER_CAP = 4000
 """Characters of a carrier's inner text that are read (an unclosed comment hides the rest of the text)."""
@@ -271,7 +270,7 @@ def _carriers(text: str) -> list[_Carrier]:
 
 
 def hidden_texts(text: str) -> list[tuple[int, int, str]]:
-    """Each carrier's span in the original text and the text it carries, for the detector to read whole."""
+    """Each carrier's span in the original text and the text it carries (the carriers `find` judges)."""
     return [(c.start, c.end, c.inner) for c in _carriers(text)]
 
 
@@ -364,8 +363,11 @@ def addresses_a_reader(inner: str) -> bool:
         return True
     if _THIS_TEXT.search(folded) is not None and verdict and directive:
         return True
-    return (_ASSIGNED.search(folded) is not None or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
-            or _STATE.search(folded) is not None)
+    return (
+        _ASSIGNED.search(folded) is not None
+        or _OVERRIDE_INSTRUCTIONS.search(folded) is not None
+        or _STATE.search(folded) is not None
+    )
 
 
 _STATE = Pattern(

@@ -54,7 +54,7 @@ from typing import Any, NamedTuple
 
 from santa_core.checks.bounded import Pattern, escape
 from santa_core.checks.folding import Folded, fold
-from santa_core.checks.signals import Context, Signal
+from santa_core.checks.signals import NO_CONTEXT, Context, Signal
 
 __all__ = ["LAYER", "Table", "find", "scan", "tables"]
 
@@ -491,10 +491,9 @@ def _signal(text: str, start: int, end: int, isos: list[str]) -> Signal:
     )
 
 
-_NO_CONTEXT = Context()
 
 
-def find(text: str, ctx: Context = _NO_CONTEXT) -> list[Signal]:
+def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Sentences that address an automated agent (reviewer, grader, AI, model, bot, fix agent) with an order or a
     verdict, in any language that has a table. `ctx` is not read: the criteria's names are the structure layer's."""
     del ctx

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from santa_core.models import Rubric
 
-__all__ = ["Context", "Signal", "context_of"]
+__all__ = ["NO_CONTEXT", "Context", "Signal", "context_of"]
 
 
 @dataclass(frozen=True)
@@ -25,6 +25,10 @@ class Context:
     """
 
     criteria: tuple[str, ...] = ()
+
+
+NO_CONTEXT = Context()
+"""A text told nothing of its rubric (every layer's default)."""
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ from santa_core.checks import structure_claims, structure_roles
 from santa_core.checks import structure_words as words
 from santa_core.checks.bounded import Pattern, escape
 from santa_core.checks.folding import Folded, fold
-from santa_core.checks.signals import Context, Signal
+from santa_core.checks.signals import NO_CONTEXT, Context, Signal
 from santa_core.checks.structure_words import APPROVAL as _APPROVAL
 from santa_core.checks.structure_words import CLOSE as _CLOSE
 from santa_core.checks.structure_words import DESK as _DESK
@@ -463,10 +463,9 @@ def _signals(folded: Folded, spans: list[tuple[int, int, str]]) -> list[Signal]:
     return kept
 
 
-_NO_CONTEXT = Context()
 
 
-def find(text: str, ctx: Context = _NO_CONTEXT) -> list[Signal]:
+def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Every structural signal in the text: a verdict in a record's shape, the desk's roles imitated, a judgement
     told its value, the rubric claimed changed, the rubric's own criteria given a state."""
     view = fold(text, casefold=False)
