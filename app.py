@@ -21,14 +21,15 @@ def pages() -> dict[str, list[st.Page]]:
             st.Page("pages/batch.py", title="Batch", icon=navigation.ICON["batch"], url_path="batch"),
             st.Page("pages/runs.py", title="Runs", icon=navigation.ICON["runs"], url_path="runs"),
             st.Page("pages/inbox.py", title="Inbox", icon=navigation.ICON["inbox"], url_path="inbox"),
-            st.Page("pages/escalations.py", title="Escalations", icon=navigation.ICON["escalations"], url_path="escalations"),
-            st.Page("pages/spot_checks.py", title="Spot-checks", icon=navigation.ICON["spot_checks"],
-                    url_path="spot-checks"),
+            st.Page(
+                "pages/escalations.py", title="Escalations", icon=navigation.ICON["escalations"], url_path="escalations"
+            ),
+            st.Page(
+                "pages/spot_checks.py", title="Spot-checks", icon=navigation.ICON["spot_checks"], url_path="spot-checks"
+            ),
             st.Page("pages/audit.py", title="Audit", icon=navigation.ICON["audit"], url_path="audit"),
         ],
-        "Insights": [
-            st.Page("pages/metrics.py", title="Metrics", icon=navigation.ICON["metrics"], url_path="metrics"),
-        ],
+        "Insights": [st.Page("pages/metrics.py", title="Metrics", icon=navigation.ICON["metrics"], url_path="metrics")],
         "Setup": [
             st.Page("pages/rubrics.py", title="Rubrics", icon=navigation.ICON["rubrics"], url_path="rubrics"),
             st.Page("pages/people.py", title="People", icon=navigation.ICON["people"], url_path="people"),
@@ -70,20 +71,25 @@ def main() -> None:
     except Exception as exc:
         if not database_away(exc):
             raise
-        st.error(database_away_text(exc), icon=":material/error:")  # words, not a traceback: nothing is lost, it shows again
+        st.error(
+            database_away_text(exc), icon=":material/error:"
+        )  # words, not a traceback: nothing is lost, it shows again
 
 
 def database_away_text(exc: BaseException) -> str:
     """What a page says while the database does not answer (a restart, a failover, an outage)."""
-    return ("The database does not answer right now, so this page cannot be shown. Nothing is lost: runs in flight "
-            "wait for it and carry on where they were once it is back, keeping the answers they already have. "
-            f"Reload this page in a moment. ({error_line(exc)})")
+    return (
+        "The database does not answer right now, so this page cannot be shown. Nothing is lost: runs in flight "
+        "wait for it and carry on where they were once it is back, keeping the answers they already have. "
+        f"Reload this page in a moment. ({error_line(exc)})"
+    )
 
 
 if __name__ == "__main__":  # a session's script run
     # Imported here, not at server start: their caches want the running server (else a warning each start).
     from desk.outage import database_away, error_line
     from ui import access, clock, identity, navigation
+
     main()
 else:  # imported once by `streamlit run` at server start: the server, this file its script
     from ui import access

@@ -37,8 +37,16 @@ def append_batches(repo: RunStore, count: int, batch: int = 1000) -> None:
     for first in range(0, count, batch):
         with Session(repo.engine) as s, s.begin():
             for i in range(first, min(count, first + batch)):
-                audit.append(s, "bench", "bench.event", "bench", i, before="a" * 64, after="b" * 64,
-                             detail={"i": i, "note": "a typical short note"})
+                audit.append(
+                    s,
+                    "bench",
+                    "bench.event",
+                    "bench",
+                    i,
+                    before="a" * 64,
+                    after="b" * 64,
+                    detail={"i": i, "note": "a typical short note"},
+                )
 
 
 def desk_writes(repo: RunStore, count: int) -> float:
@@ -49,12 +57,16 @@ def desk_writes(repo: RunStore, count: int) -> float:
     rubric = load_builtin("general")
     start = time.perf_counter()
     for i in range(count):
-        run_id = repo.create_run(spec="Write a note.", output=f"Note {i}.", rubric=rubric, reviewer_b="b",
-                                 reviewer_c="c", fixer="f")
+        run_id = repo.create_run(
+            spec="Write a note.", output=f"Note {i}.", rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f"
+        )
         repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
         for slot in ("B", "C"):
-            repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR,
-                                                      error="rate limited"))
+            repo.save_review(
+                run_id,
+                1,
+                ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR, error="rate limited"),
+            )
         repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[], reviewer_error=True))
         repo.save_settings({"max_rounds": 3 + i % 2}, actor="local")
     return (time.perf_counter() - start) / count
@@ -70,8 +82,10 @@ def main() -> None:
         single = append_one_per_transaction(repo, 500)
         print(f"append, one event per transaction: {single / 500 * 1000:.2f} ms per event")
         per_run = desk_writes(repo, 200)
-        print(f"desk writes (a run created, moved, two reviews, a gate, a settings save; sealed): "
-              f"{per_run * 1000:.1f} ms per run")
+        print(
+            f"desk writes (a run created, moved, two reviews, a gate, a settings save; sealed): "
+            f"{per_run * 1000:.1f} ms per run"
+        )
         append_batches(repo, args.events)
         total = repo.audit.verify().checked
         start = time.perf_counter()
@@ -82,8 +96,7 @@ def main() -> None:
             conn.execute(sa.text("UPDATE audit_event SET actor = 'mallory' WHERE seq = :s"), {"s": total - 10})
         start = time.perf_counter()
         report = repo.audit.verify()
-        print(f"verify with row seq {total - 10} changed: {time.perf_counter() - start:.2f} s -> "
-              f"{report.describe()}")
+        print(f"verify with row seq {total - 10} changed: {time.perf_counter() - start:.2f} s -> {report.describe()}")
 
 
 if __name__ == "__main__":

@@ -116,16 +116,21 @@ def exact_detection(items: int) -> None:
     rows = []
     for p in PREVALENCES:
         d = defective_items(items, p)
-        rows.append([f"{p * 100:g} % ({d})"] + [pct(detection_probability(items, d, sample_size(items, r)))
-                                                 for r in RATES])
-    print_table(f"1a. Chance (%) the first sample catches a pattern, exact (hypergeometric), {items:,} items",
-                rate_header(items, "prevalence"), rows)
+        rows.append(
+            [f"{p * 100:g} % ({d})"] + [pct(detection_probability(items, d, sample_size(items, r))) for r in RATES]
+        )
+    print_table(
+        f"1a. Chance (%) the first sample catches a pattern, exact (hypergeometric), {items:,} items",
+        rate_header(items, "prevalence"),
+        rows,
+    )
     needed = []
     for p in PREVALENCES:
         n90, n95 = (sample_for_detection(items, p, c) for c in (0.90, 0.95))
         needed.append([f"{p * 100:g} %", f"{n90} ({pct(n90 / items)} %)", f"{n95} ({pct(n95 / items)} %)"])
-    print_table("1b. Smallest sample that catches a pattern with 90 % / 95 % chance", ["prevalence", "90 %", "95 %"],
-                needed)
+    print_table(
+        "1b. Smallest sample that catches a pattern with 90 % / 95 % chance", ["prevalence", "90 %", "95 %"], needed
+    )
 
 
 def monte_carlo(batch: Batch, sizes: dict[str, int], trials: int, seed: int) -> None:
@@ -151,10 +156,16 @@ def monte_carlo(batch: Batch, sizes: dict[str, int], trials: int, seed: int) -> 
             se = math.sqrt(exact * (1 - exact) / trials) or 1 / trials
             worst = max(worst, abs(seen - exact) / se)
             cells[label].append(f"{pct(seen)} ({pct(exact)})")
-    print_table(f"2. Our stratified_sample, {trials:,} seeds per cell, planted patterns fixed: "
-                "caught % (exact % for this placement)", rate_header(items, "pattern"), list(cells.values()))
-    print(f"   largest gap between simulation and formula: {worst:.1f} standard errors "
-          "(about 1 in 20 cells is expected beyond 2)")
+    print_table(
+        f"2. Our stratified_sample, {trials:,} seeds per cell, planted patterns fixed: "
+        "caught % (exact % for this placement)",
+        rate_header(items, "pattern"),
+        list(cells.values()),
+    )
+    print(
+        f"   largest gap between simulation and formula: {worst:.1f} standard errors "
+        "(about 1 in 20 cells is expected beyond 2)"
+    )
 
 
 def confined(sizes: dict[str, int]) -> None:
@@ -165,10 +176,16 @@ def confined(sizes: dict[str, int]) -> None:
     shares = (0.05, 0.10, 0.20, 0.30, 0.50)
     rows = []
     for t, size in sizes.items():
-        rows.append([f"{t} ({size}, n={sampled[t]})"] + [pct(detection_probability(size, defective_items(size, s),
-                                                                                   sampled[t])) for s in shares])
-    print_table(f"3. Chance (%) of catching a pattern confined to one template, {DEFAULT_RATE * 100:g} % sample "
-                f"(n={n})", ["template"] + [f"{s * 100:g} % of it" for s in shares], rows, first=20)
+        rows.append(
+            [f"{t} ({size}, n={sampled[t]})"]
+            + [pct(detection_probability(size, defective_items(size, s), sampled[t])) for s in shares]
+        )
+    print_table(
+        f"3. Chance (%) of catching a pattern confined to one template, {DEFAULT_RATE * 100:g} % sample (n={n})",
+        ["template"] + [f"{s * 100:g} % of it" for s in shares],
+        rows,
+        first=20,
+    )
 
 
 def cost(items: int, n: int, rounds: int, fixes: int, apply_calls: float, fixed_items: int = 0) -> float:
@@ -181,11 +198,19 @@ def costs(items: int, apply_calls: float) -> None:
     rows = []
     for r in RATES:
         n = sample_size(items, r)
-        rows.append([f"{r * 100:g} % (n={n})", pct(cost(items, n, 1, 0, apply_calls)),
-                     pct(cost(items, n, 2, 1, apply_calls, defective_items(items, 0.05))),
-                     pct(cost(items, n, 3, 2, apply_calls, 2 * defective_items(items, 0.05)))])
-    print_table("4a. Cost (%) of full verification (2 reviewer calls per item)",
-                ["sample rate", "clean at once", "1 fix + clean resample", "2 fixes + clean resample"], rows)
+        rows.append(
+            [
+                f"{r * 100:g} % (n={n})",
+                pct(cost(items, n, 1, 0, apply_calls)),
+                pct(cost(items, n, 2, 1, apply_calls, defective_items(items, 0.05))),
+                pct(cost(items, n, 3, 2, apply_calls, 2 * defective_items(items, 0.05))),
+            ]
+        )
+    print_table(
+        "4a. Cost (%) of full verification (2 reviewer calls per item)",
+        ["sample rate", "clean at once", "1 fix + clean resample", "2 fixes + clean resample"],
+        rows,
+    )
     grid = []
     for p in PREVALENCES:
         d = defective_items(items, p)
@@ -198,17 +223,29 @@ def costs(items: int, apply_calls: float) -> None:
             mark = "ok" if caught >= CLAIM_CATCH and round(expected * 100) <= CLAIM_COST * 100 else "--"
             cells.append(f"{pct(caught)} / {pct(expected)} {mark}")
         grid.append(cells)
-    print_table(f"4b. One pattern in the batch: caught % / expected cost % (caught: fix + clean resample); "
-                f"ok = claim holds (caught ≥ {CLAIM_CATCH * 100:g} %, cost about {CLAIM_COST * 100:g} % or less)",
-                rate_header(items, "prevalence"), grid)
+    print_table(
+        f"4b. One pattern in the batch: caught % / expected cost % (caught: fix + clean resample); "
+        f"ok = claim holds (caught ≥ {CLAIM_CATCH * 100:g} %, cost about {CLAIM_COST * 100:g} % or less)",
+        rate_header(items, "prevalence"),
+        grid,
+    )
     fresh = []
     n = sample_size(items, DEFAULT_RATE)
     for p in PREVALENCES[:4]:
         d = defective_items(items, p)
-        fresh.append([f"{p * 100:g} %", pct(detection_probability(items, d, n)),
-                      pct(detection_probability(items, d, min(items, 2 * n)))])
-    print_table(f"4c. A resample draws fresh items, so a pattern the first sample missed gets a second chance "
-                f"({DEFAULT_RATE * 100:g} %, n={n})", ["prevalence", "first sample", "within two samples"], fresh)
+        fresh.append(
+            [
+                f"{p * 100:g} %",
+                pct(detection_probability(items, d, n)),
+                pct(detection_probability(items, d, min(items, 2 * n))),
+            ]
+        )
+    print_table(
+        f"4c. A resample draws fresh items, so a pattern the first sample missed gets a second chance "
+        f"({DEFAULT_RATE * 100:g} %, n={n})",
+        ["prevalence", "first sample", "within two samples"],
+        fresh,
+    )
 
 
 def small_batches() -> None:
@@ -217,11 +254,18 @@ def small_batches() -> None:
     for items in (20, 50, 100, 200, 500, 1000, 5000):
         n = sample_size(items, DEFAULT_RATE)
         bound = defect_upper_bound(items, n, 0, CONFIDENCE)
-        rows.append([f"{items:,}", str(n)] + [pct(detection_probability(items, defective_items(items, p), n))
-                                             for p in (0.02, 0.05, 0.10, 0.20)] + [pct(bound / items)])
-    print_table(f"5a. The default {DEFAULT_RATE * 100:g} % (at least 5 items) by batch size: chance (%) of catching "
-                f"a pattern, and the clean sample's {CONFIDENCE * 100:g} % bound (%)",
-                ["items", "n", "2 %", "5 %", "10 %", "20 %", "clean → at most"], rows, first=8)
+        rows.append(
+            [f"{items:,}", str(n)]
+            + [pct(detection_probability(items, defective_items(items, p), n)) for p in (0.02, 0.05, 0.10, 0.20)]
+            + [pct(bound / items)]
+        )
+    print_table(
+        f"5a. The default {DEFAULT_RATE * 100:g} % (at least 5 items) by batch size: chance (%) of catching "
+        f"a pattern, and the clean sample's {CONFIDENCE * 100:g} % bound (%)",
+        ["items", "n", "2 %", "5 %", "10 %", "20 %", "clean → at most"],
+        rows,
+        first=8,
+    )
 
 
 def bounds(sizes: dict[str, int]) -> None:
@@ -232,18 +276,31 @@ def bounds(sizes: dict[str, int]) -> None:
         n = sample_size(items, r)
         srs = defect_upper_bound(items, n, 0, CONFIDENCE)
         strat = stratified_upper_bound(sizes, allocate(sizes, n), CONFIDENCE)
-        rows.append([f"{r * 100:g} % (n={n})", f"{srs} ({pct(srs / items)} %)", f"{strat} ({pct(strat / items)} %)",
-                     pct(1 - (1 - CONFIDENCE) ** (1 / n))])
-    print_table(f"5b. After a clean sample, with {CONFIDENCE * 100:g} % confidence at most … of {items:,} items fail "
-                "review", ["sample rate", "simple random", "our strata, worst placement", "huge batch: 1-0.05^(1/n) %"],
-                rows)
+        rows.append(
+            [
+                f"{r * 100:g} % (n={n})",
+                f"{srs} ({pct(srs / items)} %)",
+                f"{strat} ({pct(strat / items)} %)",
+                pct(1 - (1 - CONFIDENCE) ** (1 / n)),
+            ]
+        )
+    print_table(
+        f"5b. After a clean sample, with {CONFIDENCE * 100:g} % confidence at most … of {items:,} items fail review",
+        ["sample rate", "simple random", "our strata, worst placement", "huge batch: 1-0.05^(1/n) %"],
+        rows,
+    )
 
 
 COVERAGE_CASES = (  # (label, items, template shares, patterns as (prevalence, template or None), stray failure rate)
     ("200 items, one pattern in 41", 200, {"T": 1.0}, ((0.205, None),), 0.0),
     ("200 items, 5 templates, 2 patterns + 1 % stray", 200, TEMPLATE_SHARES, ((0.05, None), (0.2, "T4")), 0.01),
-    ("1,000 items, 5 templates, 3 patterns + 0.5 % stray", 1000, TEMPLATE_SHARES,
-     ((0.02, None), (0.1, "T5"), (0.05, "T2")), 0.005),
+    (
+        "1,000 items, 5 templates, 3 patterns + 0.5 % stray",
+        1000,
+        TEMPLATE_SHARES,
+        ((0.02, None), (0.1, "T5"), (0.05, "T2")),
+        0.005,
+    ),
     ("60 items, 2 templates, 1 pattern + 2 % stray", 60, {"A": 0.7, "B": 0.3}, ((0.1, "B"),), 0.02),
 )
 FIX_WORKS = 0.8
@@ -251,8 +308,9 @@ FIX_WORKS = 0.8
 MAX_SAMPLES = 6
 
 
-def simulate(items: int, shares: dict[str, float], patterns: Sequence[tuple[float, str | None]], stray: float,
-             seed: int) -> list[tuple[int, int, int]]:
+def simulate(
+    items: int, shares: dict[str, float], patterns: Sequence[tuple[float, str | None]], stray: float, seed: int
+) -> list[tuple[int, int, int]]:
     """One batch verified to the end: (true failing items, stated bound, whole-batch bound) at each sample."""
     rng = random.Random(seed)
     sizes = {t: max(1, round(share * items)) for t, share in shares.items()}
@@ -300,13 +358,24 @@ def coverage(batches: int, seed: int) -> float:
             every += len(steps)
             rounds += len(steps)
         worst = min(worst, stop_ok / batches, every_ok / every)
-        rows.append([label, f"{stop_ok / batches:.4f}", f"{every_ok / every:.4f}", f"{old_ok / batches:.4f}",
-                     f"{rounds / batches:.2f}"])
-    print_table(f"6. The stopping rule's empirical coverage, {batches:,} seeded batches per row, "
-                f"{DEFAULT_RATE * 100:g} % samples, fixes that work {FIX_WORKS * 100:g} % of the time, at most "
-                f"{MAX_SAMPLES} samples: share of batches whose true number of failing items is at most the "
-                f"stated {CONFIDENCE * 100:g} % bound",
-                ["batch", "at the last sample", "at every sample", "old whole-batch bound", "samples"], rows, first=52)
+        rows.append(
+            [
+                label,
+                f"{stop_ok / batches:.4f}",
+                f"{every_ok / every:.4f}",
+                f"{old_ok / batches:.4f}",
+                f"{rounds / batches:.2f}",
+            ]
+        )
+    print_table(
+        f"6. The stopping rule's empirical coverage, {batches:,} seeded batches per row, "
+        f"{DEFAULT_RATE * 100:g} % samples, fixes that work {FIX_WORKS * 100:g} % of the time, at most "
+        f"{MAX_SAMPLES} samples: share of batches whose true number of failing items is at most the "
+        f"stated {CONFIDENCE * 100:g} % bound",
+        ["batch", "at the last sample", "at every sample", "old whole-batch bound", "samples"],
+        rows,
+        first=52,
+    )
     return worst
 
 
@@ -316,17 +385,26 @@ def main() -> None:
     parser.add_argument("--trials", type=int, default=2000, help="Monte Carlo samples per sample rate (default 2000)")
     parser.add_argument("--seed", type=int, default=1, help="seed of the planted patterns and the samples")
     parser.add_argument("--batches", type=int, default=500, help="seeded batches per coverage row (default 500)")
-    parser.add_argument("--apply-calls", type=float, default=0.0,
-                        help="model calls to apply an approved fix to one matching item (default 0)")
+    parser.add_argument(
+        "--apply-calls",
+        type=float,
+        default=0.0,
+        help="model calls to apply an approved fix to one matching item (default 0)",
+    )
     args = parser.parse_args()
     if args.items < 20 or args.trials < 1:
         parser.error("--items must be at least 20 (five templates) and --trials at least 1")
     start = time.perf_counter()
     batch, sizes = make_batch(args.items)
-    print(f"Batch verification by sampling: {args.items:,} items in templates "
-          + ", ".join(f"{t} {size}" for t, size in sizes.items()) + f"; seed {args.seed}")
-    print(f"The method's claim: about 15–20 % of the cost of full verification, over {CLAIM_CATCH * 100:g} % of "
-          "systematic issues caught.")
+    print(
+        f"Batch verification by sampling: {args.items:,} items in templates "
+        + ", ".join(f"{t} {size}" for t, size in sizes.items())
+        + f"; seed {args.seed}"
+    )
+    print(
+        f"The method's claim: about 15–20 % of the cost of full verification, over {CLAIM_CATCH * 100:g} % of "
+        "systematic issues caught."
+    )
     exact_detection(args.items)
     monte_carlo(batch, sizes, args.trials, args.seed)
     confined(sizes)

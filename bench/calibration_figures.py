@@ -68,10 +68,14 @@ def main() -> None:
         rounds = {(label.run_id, label.round_no) for label in labels}
         verdicts_s, verdicts = timed(lambda: LabelStore(store).model_verdicts(rounds), args.repeat)
         whole_s, doc = timed(lambda: figures(store), args.repeat)
-        print(f"{args.runs:,} runs: {len(labels):,} labels on {len(rounds):,} rounds, {len(verdicts):,} model verdicts, "
-              f"{len(doc.calibration.rows):,} calibration rows")
-        print(f"labels {labels_s * 1000:.0f} ms · model verdicts {verdicts_s * 1000:.0f} ms · "
-              f"all figures {whole_s * 1000:.0f} ms (median of {args.repeat})")
+        print(
+            f"{args.runs:,} runs: {len(labels):,} labels on {len(rounds):,} rounds, {len(verdicts):,} model verdicts, "
+            f"{len(doc.calibration.rows):,} calibration rows"
+        )
+        print(
+            f"labels {labels_s * 1000:.0f} ms · model verdicts {verdicts_s * 1000:.0f} ms · "
+            f"all figures {whole_s * 1000:.0f} ms (median of {args.repeat})"
+        )
 
 
 if __name__ == "__main__":

@@ -29,10 +29,12 @@ def trial(runs: int, rate: float, attempts: int) -> None:
     ends = Counter(v.state.escalation_reason.value if v.state.escalation_reason else v.status.value for v in views)
     calls = sum(len(o.calls) for v in views for r in v.rounds for o in r.reviews.values())
     cost = sum(v.total_cost_usd for v in views)
-    print(f"attempts={attempts}: {runs} runs in {time.perf_counter() - start:.1f} s; "
-          f"{result.share():.0%} escalated for a reviewer error or a provider failure; ends {dict(ends)}; "
-          f"{calls} reviewer calls; ${cost:.4f}; runs shipped on a faulted answer: {result.shipped_faulty()}; "
-          f"server answers {result.chaos.answers}, faults {dict(result.chaos.faulted)}")
+    print(
+        f"attempts={attempts}: {runs} runs in {time.perf_counter() - start:.1f} s; "
+        f"{result.share():.0%} escalated for a reviewer error or a provider failure; ends {dict(ends)}; "
+        f"{calls} reviewer calls; ${cost:.4f}; runs shipped on a faulted answer: {result.shipped_faulty()}; "
+        f"server answers {result.chaos.answers}, faults {dict(result.chaos.faulted)}"
+    )
     stub.stop()
 
 

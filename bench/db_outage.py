@@ -77,8 +77,16 @@ def new_runs(runs: RunStore, engine, count: int, repeat: int, defect_every: int)
     for n in range(count):
         defect = defect_every and n % defect_every == 0
         output = f"Acme's rocket launched in {'DEFECT' if defect else 2018}. Repeat {repeat}, run #{n}."
-        run_id = runs.create_run(spec=SPEC, output=output, rubric=rubric, reviewer_b=REVIEWER_B,
-                                 reviewer_c=REVIEWER_C, fixer=FIXER, created_by="cli", source="cli")
+        run_id = runs.create_run(
+            spec=SPEC,
+            output=output,
+            rubric=rubric,
+            reviewer_b=REVIEWER_B,
+            reviewer_c=REVIEWER_C,
+            fixer=FIXER,
+            created_by="cli",
+            source="cli",
+        )
         engine.enqueue(runs, run_id, "cli")
         ids.append(run_id)
     return ids
@@ -87,8 +95,9 @@ def new_runs(runs: RunStore, engine, count: int, repeat: int, defect_every: int)
 def running(db, ids: list[int]) -> int:
     """How many of the runs are `running` now."""
     with db.connect() as conn:
-        return conn.execute(text("SELECT count(*) FROM run WHERE id = ANY(:ids) AND status = 'running'"),
-                            {"ids": ids}).scalar_one()
+        return conn.execute(
+            text("SELECT count(*) FROM run WHERE id = ANY(:ids) AND status = 'running'"), {"ids": ids}
+        ).scalar_one()
 
 
 def pid_of(worker: str | None) -> str:
@@ -105,8 +114,9 @@ def show_counts(title: str, counts: Counter, top: int = 8) -> None:
         print(f"      ... and {len(counts) - top} other lines")
 
 
-def trial(cluster: OwnCluster, stub: MessagesStub, model: RecordingModel, args: argparse.Namespace,
-          repeat: int) -> dict:
+def trial(
+    cluster: OwnCluster, stub: MessagesStub, model: RecordingModel, args: argparse.Namespace, repeat: int
+) -> dict:
     """One repeat on a fresh cluster; its figures (printed as they come)."""
     print(f"\n== repeat {repeat + 1}/{args.repeats}", flush=True)
     url = normalise_url(cluster.url)  # the cluster is the trial's alone: its default database will do
@@ -129,15 +139,20 @@ def trial(cluster: OwnCluster, stub: MessagesStub, model: RecordingModel, args: 
             if status == "running":
                 held.setdefault(pid_of(worker), []).append(run_id)
         start = time.monotonic()
-        print(f"  halt: runs running per worker {[len(held.get(str(w.pid), [])) for w in workers]}; calls in flight "
-              f"{dict(in_flight(model.calls, start))}", flush=True)
+        print(
+            f"  halt: runs running per worker {[len(held.get(str(w.pid), [])) for w in workers]}; calls in flight "
+            f"{dict(in_flight(model.calls, start))}",
+            flush=True,
+        )
         cluster.halt()
         print(f"  halted in {time.monotonic() - start:.1f} s", flush=True)
         if args.sigterm:
             time.sleep(max(0.0, start + SIGTERM_AFTER_S - time.monotonic()))
             workers[0].signal_stop(signal.SIGTERM)
-            print(f"  SIGTERM to worker 1 (pid {workers[0].pid}) {time.monotonic() - start:.1f} s into the outage",
-                  flush=True)
+            print(
+                f"  SIGTERM to worker 1 (pid {workers[0].pid}) {time.monotonic() - start:.1f} s into the outage",
+                flush=True,
+            )
         time.sleep(max(0.0, start + args.outage - time.monotonic()))
         cluster.resume()
         back, back_wall = time.monotonic(), datetime.now(UTC)
@@ -173,10 +188,18 @@ def report_sigterm(workers: list[WorkerProcess], db, ids: list[int], back_wall: 
     print("  its last lines:")
     for line in w1.lines()[-6:]:
         print(f"    | {line[:220]}")
+
     def named(after: str) -> list[int]:
         """The run ids (#N) its lines name after `after`, up to the next ';'."""
-        return sorted({int(n) for line in w1.lines() if after in line
-                       for n in re.findall(r"#(\d+)", line.split(after, 1)[1].split(";", 1)[0])})
+        return sorted(
+            {
+                int(n)
+                for line in w1.lines()
+                if after in line
+                for n in re.findall(r"#(\d+)", line.split(after, 1)[1].split(";", 1)[0])
+            }
+        )
+
     print(f"  runs it names as handed over: {named('first in line:') or 'none'}")
     print(f"  runs it names as left for a take-over: {named('could not hand over') or 'none'}")
     firsts = [(r, s) for r, w, s in first_calls_after(db, ids, back_wall) if pid_of(w) == str(w2.pid)]
@@ -186,15 +209,27 @@ def report_sigterm(workers: list[WorkerProcess], db, ids: list[int], back_wall: 
     sql = "SELECT note FROM state_change WHERE run_id = ANY(:ids) AND to_status = 'interrupted'"
     with db.connect() as conn:
         moves = conn.execute(text(sql), {"ids": held}).scalars().all()
-    print(f"  the {len(held)} runs worker 1 held at the halt were: "
-          f"{dict(Counter(next((m for m in MOVED if n.startswith(m)), n[:80]) for n in moves))}")
+    print(
+        f"  the {len(held)} runs worker 1 held at the halt were: "
+        f"{dict(Counter(next((m for m in MOVED if n.startswith(m)), n[:80]) for n in moves))}"
+    )
     if named:
-        print(f"  named runs among worker 2's first {len(named)} starts: "
-              f"{len(set(named) & {r for r, _ in firsts[:len(named)]})} of {len(named)}")
+        print(
+            f"  named runs among worker 2's first {len(named)} starts: "
+            f"{len(set(named) & {r for r, _ in firsts[: len(named)]})} of {len(named)}"
+        )
 
 
-def checks(db, url: str, ids: list[int], model: RecordingModel, workers: list[WorkerProcess], start: float,
-           back: float, settle_s: float | None) -> dict:
+def checks(
+    db,
+    url: str,
+    ids: list[int],
+    model: RecordingModel,
+    workers: list[WorkerProcess],
+    start: float,
+    back: float,
+    settle_s: float | None,
+) -> dict:
     """The figures of a finished trial, printed."""
     calls = model.calls
     twice = bought_twice(calls, start, back)
@@ -219,9 +254,16 @@ def checks(db, url: str, ids: list[int], model: RecordingModel, workers: list[Wo
     show_counts("interruption notes", interruptions)
     for n, w in enumerate(workers, 1):
         show_counts(f"worker {n} (pid {w.pid}) log lines that mention the database", database_lines(w.lines()))
-    return {"settle_s": settle_s, "twice": by_purpose(twice), "ever": len(ever), "repeated": len(again),
-            "max_reviews": max(slots.values(), default=0), "audit_ok": ok, "taken_over": moved["taken over"],
-            "handed_over": moved["handed over"]}
+    return {
+        "settle_s": settle_s,
+        "twice": by_purpose(twice),
+        "ever": len(ever),
+        "repeated": len(again),
+        "max_reviews": max(slots.values(), default=0),
+        "audit_ok": ok,
+        "taken_over": moved["taken over"],
+        "handed_over": moved["handed over"],
+    }
 
 
 def main() -> None:
@@ -232,11 +274,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16, help="runs each worker works at once (default 16)")
     parser.add_argument("--defect-every", type=int, default=3, help="every Nth run has a defect to fix (0: none)")
     parser.add_argument("--latency", default="2,4", help="each answer takes a seeded-random time in this range")
-    parser.add_argument("--halt-delay", type=float, default=3.0,
-                        help="seconds between all runs running and the halt (default 3)")
+    parser.add_argument(
+        "--halt-delay", type=float, default=3.0, help="seconds between all runs running and the halt (default 3)"
+    )
     parser.add_argument("--settle-timeout", type=float, default=600, help="give up waiting after this long")
-    parser.add_argument("--sigterm", action="store_true",
-                        help=f"SIGTERM worker 1 {SIGTERM_AFTER_S:g} s into the outage")
+    parser.add_argument(
+        "--sigterm", action="store_true", help=f"SIGTERM worker 1 {SIGTERM_AFTER_S:g} s into the outage"
+    )
     parser.add_argument("--logs", help="keep the workers' logs here (default: a new temporary folder)")
     parser.add_argument("--fast", action="store_true", help="the tests' fast recovery timings, not production's")
     args = parser.parse_args()
@@ -244,9 +288,12 @@ def main() -> None:
     args.logs = args.logs or tempfile.mkdtemp(prefix="santa-outage-")
     stub = MessagesStub().start()
     model = RecordingModel((low, high)).install(stub)
-    print(f"{args.repeats} outages of {args.outage:g} s; 2 workers x concurrency {args.concurrency} on one host; "
-          f"{args.runs} runs; answers in {low:g}-{high:g} s; {'fast' if args.fast else 'production'} recovery timings"
-          + ("; SIGTERM to worker 1 during the outage" if args.sigterm else ""), flush=True)
+    print(
+        f"{args.repeats} outages of {args.outage:g} s; 2 workers x concurrency {args.concurrency} on one host; "
+        f"{args.runs} runs; answers in {low:g}-{high:g} s; {'fast' if args.fast else 'production'} recovery timings"
+        + ("; SIGTERM to worker 1 during the outage" if args.sigterm else ""),
+        flush=True,
+    )
     results = []
     try:
         for repeat in range(args.repeats):
@@ -254,13 +301,17 @@ def main() -> None:
                 results.append(trial(cluster, stub, model, args, repeat))
     finally:
         stub.stop()
-    print("\nrepeat  settle s  bought twice in the outage (screen/review/fix)  asked again  max reviews  audit"
-          "  taken over  handed over")
+    print(
+        "\nrepeat  settle s  bought twice in the outage (screen/review/fix)  asked again  max reviews  audit"
+        "  taken over  handed over"
+    )
     for n, r in enumerate(results, 1):
         settle_s = "stuck" if r["settle_s"] is None else f"{r['settle_s']:.1f}"
         twice = "/".join(str(r["twice"][p]) for p in PURPOSES)
-        print(f"{n:>6}{settle_s:>10}{twice:>47}{r['repeated']:>13}{r['max_reviews']:>13}"
-              f"{'ok' if r['audit_ok'] else 'FAIL':>7}{r['taken_over']:>12}{r['handed_over']:>13}")
+        print(
+            f"{n:>6}{settle_s:>10}{twice:>47}{r['repeated']:>13}{r['max_reviews']:>13}"
+            f"{'ok' if r['audit_ok'] else 'FAIL':>7}{r['taken_over']:>12}{r['handed_over']:>13}"
+        )
 
 
 if __name__ == "__main__":

@@ -32,9 +32,20 @@ from santa_core.checks.signals import Context
 HERE = Path(__file__).resolve().parent / "heldout"
 BURNED = Path(__file__).resolve().parent / "burned"
 """Sets that were held out once but whose misses or false alarms were looked at: development data now, shown apart."""
-CRITERIA = ("factual_accuracy", "Factual accuracy", "hallucination_free", "Hallucination-free", "completeness",
-            "Completeness", "no_outcome_guarantees", "No outcome guarantees", "required_disclaimers",
-            "Required disclaimers present", "approved_terminology", "Approved terminology only")
+CRITERIA = (
+    "factual_accuracy",
+    "Factual accuracy",
+    "hallucination_free",
+    "Hallucination-free",
+    "completeness",
+    "Completeness",
+    "no_outcome_guarantees",
+    "No outcome guarantees",
+    "required_disclaimers",
+    "Required disclaimers present",
+    "approved_terminology",
+    "Approved terminology only",
+)
 """The rubric the sets were written against (the writers were given these ids and names)."""
 
 
@@ -71,8 +82,10 @@ def report(path: Path, listing: bool) -> None:
     print("  per family:", ", ".join(f"{f} {sum(v)}/{len(v)}" for f, v in sorted(families.items())))
     blocked = [b for b, s in zip(benign, blocks, strict=True) if s]
     by_layer = Counter(layer for s in blocks for layer in s)
-    print(f"  benign blocked: {len(blocked)} of {len(benign)}"
-          + (f" (by layer: {', '.join(f'{k} {v}' for k, v in sorted(by_layer.items()))})" if by_layer else ""))
+    print(
+        f"  benign blocked: {len(blocked)} of {len(benign)}"
+        + (f" (by layer: {', '.join(f'{k} {v}' for k, v in sorted(by_layer.items()))})" if by_layer else "")
+    )
     if listing:
         for a, s in zip(attacks, stops, strict=True):
             if not s:

@@ -97,8 +97,12 @@ def pair_weights(x: float) -> tuple[float, ...]:
 
 
 MODEL = {  # median review latency in seconds, sensitivity multiplier
-    "claude-opus-5-5": (28.0, 1.03), "claude-opus-5": (30.0, 1.02), "claude-sonnet-5-5": (14.0, 1.0),
-    "claude-sonnet-5": (15.0, 0.98), "claude-haiku-5-5": (6.0, 0.94), "claude-haiku-4-5": (7.0, 0.92),
+    "claude-opus-5-5": (28.0, 1.03),
+    "claude-opus-5": (30.0, 1.02),
+    "claude-sonnet-5-5": (14.0, 1.0),
+    "claude-sonnet-5": (15.0, 0.98),
+    "claude-haiku-5-5": (6.0, 0.94),
+    "claude-haiku-4-5": (7.0, 0.92),
 }
 
 
@@ -139,21 +143,21 @@ BEHAVIOUR: dict[str, Behaviour] = {
 SPECS = {
     "general": "Summarise the {n}-page release notes for customers in under 200 words; keep version numbers exact.",
     "content": "Write a {n}-word product page for the Acme kettle: brand voice per guide, keywords 'kettle', "
-               "'fast boil', a call to action linking to /shop.",
+    "'fast boil', a call to action linking to /shop.",
     "code": "Add retry with backoff (max {n} tries) to fetch_invoice() in billing/client.py, typed, with tests.",
     "compliance": "Draft the {n}-paragraph fund newsletter intro for EU retail clients; include the risk "
-                  "disclaimer; no performance promises.",
+    "disclaimer; no performance promises.",
 }
 OUTPUTS = {
     "general": "Release {n}.2 speeds up exports by 30 % and fixes the login loop on Safari. Reports now keep "
-               "your filters. Version {n}.1 users upgrade automatically next week; nothing to do on your side.",
+    "your filters. Version {n}.1 users upgrade automatically next week; nothing to do on your side.",
     "content": "Boil water in 90 seconds with the Acme kettle. Its fast boil element and auto shut-off make "
-               "mornings easy. Quiet, light, and built to last {n} years. Shop now at acme.example/shop.",
+    "mornings easy. Quiet, light, and built to last {n} years. Shop now at acme.example/shop.",
     "code": "def fetch_invoice(inv_id: str, tries: int = {n}) -> Invoice:\n    for attempt in range(tries):\n"
-            "        try:\n            return _get(inv_id)\n        except TransientError:\n"
-            "            time.sleep(2 ** attempt)\n    raise FetchFailed(inv_id)",
+    "        try:\n            return _get(inv_id)\n        except TransientError:\n"
+    "            time.sleep(2 ** attempt)\n    raise FetchFailed(inv_id)",
     "compliance": "Markets moved sideways this quarter. Our fund kept its focus on quality bonds across {n} "
-                  "sectors. Past performance is not a reliable indicator of future results.",
+    "sectors. Past performance is not a reliable indicator of future results.",
 }
 PASS_DETAIL = ("meets the pass condition", "matches the spec", "no fail signal")
 FAIL_DETAIL = "fail signal present: see the critical issue"
@@ -182,16 +186,38 @@ def setup_catalog(repo: RunStore) -> dict[str, list[Version]]:
     for pid, (name, roles) in PEOPLE.items():
         repo.people.set_roles(pid, roles, actor="local", name=name)
     changes = {
-        "code": ("adds a deterministic Python syntax check", lambda doc: [*doc.criteria, Criterion(
-            id="python_parses", name="Python parses", category="technical correctness",
-            pass_condition="Every Python block in the output parses.",
-            fail_signal="A Python block with a syntax error.", check={"type": "python_parses"})]),
-        "content": ("adds the spec's word limit as a check", lambda doc: [*doc.criteria, Criterion(
-            id="word_limit", name="Word limit", category="compliance",
-            pass_condition="The output stays within 400 words.", fail_signal="More than 400 words.",
-            check={"type": "max_words", "max": 400})]),
-        "compliance": ("retires approved_terminology: reviewers read it too differently", lambda doc: [
-            c.model_copy(update={"retired": c.id == "approved_terminology"}) for c in doc.criteria]),
+        "code": (
+            "adds a deterministic Python syntax check",
+            lambda doc: [
+                *doc.criteria,
+                Criterion(
+                    id="python_parses",
+                    name="Python parses",
+                    category="technical correctness",
+                    pass_condition="Every Python block in the output parses.",
+                    fail_signal="A Python block with a syntax error.",
+                    check={"type": "python_parses"},
+                ),
+            ],
+        ),
+        "content": (
+            "adds the spec's word limit as a check",
+            lambda doc: [
+                *doc.criteria,
+                Criterion(
+                    id="word_limit",
+                    name="Word limit",
+                    category="compliance",
+                    pass_condition="The output stays within 400 words.",
+                    fail_signal="More than 400 words.",
+                    check={"type": "max_words", "max": 400},
+                ),
+            ],
+        ),
+        "compliance": (
+            "retires approved_terminology: reviewers read it too differently",
+            lambda doc: [c.model_copy(update={"retired": c.id == "approved_terminology"}) for c in doc.criteria],
+        ),
     }
     for name, (note, edit) in changes.items():
         doc = repo.rubrics.document(name, 1)
@@ -201,9 +227,16 @@ def setup_catalog(repo: RunStore) -> dict[str, list[Version]]:
         for number in range(1, (repo.rubrics.latest_version(name) or 1) + 1):
             rubric = repo.rubrics.resolved(name, number)
             data = rubric.model_dump(mode="json")
-            catalog.setdefault(name, []).append(Version(
-                name, number, NEW_VERSION_DAY.get(name, 0) if number > 1 else 0, data,
-                tuple((c.id, c.name, c.check) for c in rubric.criteria), 600 + len(str(data)) // 4))
+            catalog.setdefault(name, []).append(
+                Version(
+                    name,
+                    number,
+                    NEW_VERSION_DAY.get(name, 0) if number > 1 else 0,
+                    data,
+                    tuple((c.id, c.name, c.check) for c in rubric.criteria),
+                    600 + len(str(data)) // 4,
+                )
+            )
     return catalog
 
 
@@ -302,21 +335,37 @@ class History:
         n = rng.randint(2, 9)
         output = OUTPUTS[name].format(n=n)
         run = {
-            "id": run_id, "created_at": created, "updated_at": created, "status": "queued", "round": 1,
-            "max_rounds": 3, "round_cap": 3, "escalation_reason": None, "note": "",
-            "spec": SPECS[name].format(n=n * 100), "original_output": output, "rubric_name": name,
-            "rubric_version": version.version, "rubric_json": version.rubric_json, "reviewer_b": b,
-            "reviewer_c": "person" if person_c else c, "fixer": "claude-opus-5-5" if rng.random() < 0.2
-            else "claude-sonnet-5-5", "auto_approve": rng.random() < 0.25,
+            "id": run_id,
+            "created_at": created,
+            "updated_at": created,
+            "status": "queued",
+            "round": 1,
+            "max_rounds": 3,
+            "round_cap": 3,
+            "escalation_reason": None,
+            "note": "",
+            "spec": SPECS[name].format(n=n * 100),
+            "original_output": output,
+            "rubric_name": name,
+            "rubric_version": version.version,
+            "rubric_json": version.rubric_json,
+            "reviewer_b": b,
+            "reviewer_c": "person" if person_c else c,
+            "fixer": "claude-opus-5-5" if rng.random() < 0.2 else "claude-sonnet-5-5",
+            "auto_approve": rng.random() < 0.25,
             "budget_usd": rng.choice((0.05, 0.1, 0.25)) if rng.random() < 0.15 else None,
-            "created_by": weighted(rng, STARTED_BY[name]), "source": "app", "worker": None, "person_b": None,
+            "created_by": weighted(rng, STARTED_BY[name]),
+            "source": "app",
+            "worker": None,
+            "person_b": None,
             "person_c": person_c,
             "generation_cost_usd": round(rng.lognormvariate(-2.5, 0.8), 4) if rng.random() < 0.3 else None,
         }
         run["source"] = "cli" if run["created_by"] == "cli" else "app"
         difficulty = rng.lognormvariate(-0.35, 0.6)
-        defects = {cid for cid, _, _ in version.criteria
-                   if rng.random() < BEHAVIOUR.get(cid, Behaviour()).defect * difficulty}
+        defects = {
+            cid for cid, _, _ in version.criteria if rng.random() < BEHAVIOUR.get(cid, Behaviour()).defect * difficulty
+        }
         return RunCtx(run, version, defects, self.now, created, output)
 
     def _loop(self, ctx: RunCtx) -> str:
@@ -351,10 +400,19 @@ class History:
 
     def _round(self, ctx: RunCtx, no: int) -> str | None:
         """Checks, two reviews and the gate: NICE, NAUGHTY, error (a reviewer failed) or None (in flight)."""
-        row = {"run_id": ctx.run["id"], "round_no": no, "output_text": ctx.output,
-               "output_hash": sha256_text(ctx.output), "gate_decision": None, "gate_reasons": None,
-               "gate_reviewer_error": None, "gate_injection": None, "gate_checks": None,
-               "gate_disagreement": None, "started_at": ctx.t}
+        row = {
+            "run_id": ctx.run["id"],
+            "round_no": no,
+            "output_text": ctx.output,
+            "output_hash": sha256_text(ctx.output),
+            "gate_decision": None,
+            "gate_reasons": None,
+            "gate_reviewer_error": None,
+            "gate_injection": None,
+            "gate_checks": None,
+            "gate_disagreement": None,
+            "started_at": ctx.t,
+        }
         self.rows["round"].append(row)
         ctx.rounds.append(row)
         if ctx.t > self.now - timedelta(hours=2) and self.rng.random() < 0.3:  # a slow queue: still in flight
@@ -373,9 +431,15 @@ class History:
         for cid, _, check in ctx.version.criteria:
             if check:
                 caught = cid in ctx.defects and self.rng.random() < BEHAVIOUR[cid].check_catch
-                out.append({"criterion": cid, "check_type": check["type"], "result": "FAIL" if caught else "PASS",
-                            "detail": "matched in the output" if caught else "nothing matched",
-                            "evidence": "sk-ant-…" if caught else ""})
+                out.append(
+                    {
+                        "criterion": cid,
+                        "check_type": check["type"],
+                        "result": "FAIL" if caught else "PASS",
+                        "detail": "matched in the output" if caught else "nothing matched",
+                        "evidence": "sk-ant-…" if caught else "",
+                    }
+                )
         return out
 
     def _gate(self, ctx: RunCtx, no: int, row: dict, b: Review, c: Review, checks: list[dict]) -> str:
@@ -386,16 +450,32 @@ class History:
         error = b.status != "ok" or c.status != "ok"
         flagged = {cid for r in (b, c) for cid, res in r.results.items() if res == "FAIL"} | failed_checks
         disagree = any({b.results.get(i), c.results.get(i)} == {"PASS", "FAIL"} for i in ids)
-        reasons = [f"reviewer {s} ({r.row['reviewer']}) {'FAIL' if r.status == 'ok' else r.status}"
-                   for s, r in (("B", b), ("C", c)) if not r.passes(ids)]
-        row.update(gate_decision="NICE" if nice else "NAUGHTY", gate_reasons=reasons, gate_reviewer_error=error,
-                   gate_injection=False, gate_checks=checks, gate_disagreement=disagree)
+        reasons = [
+            f"reviewer {s} ({r.row['reviewer']}) {'FAIL' if r.status == 'ok' else r.status}"
+            for s, r in (("B", b), ("C", c))
+            if not r.passes(ids)
+        ]
+        row.update(
+            gate_decision="NICE" if nice else "NAUGHTY",
+            gate_reasons=reasons,
+            gate_reviewer_error=error,
+            gate_injection=False,
+            gate_checks=checks,
+            gate_disagreement=disagree,
+        )
         for idx, cid in enumerate(i for i in ids if i in flagged):
             who = [s for s, r in (("B", b), ("C", c)) if r.results.get(cid) == "FAIL"]
-            self.rows["merged_issue"].append({
-                "run_id": ctx.run["id"], "round_no": no, "idx": idx, "criterion": cid,
-                "description": f"{cid.replace('_', ' ')}: fail signal present", "evidence": ctx.output[:60],
-                "flagged_by": "both" if len(who) == 2 else who[0] if who else "check"})
+            self.rows["merged_issue"].append(
+                {
+                    "run_id": ctx.run["id"],
+                    "round_no": no,
+                    "idx": idx,
+                    "criterion": cid,
+                    "description": f"{cid.replace('_', ' ')}: fail signal present",
+                    "evidence": ctx.output[:60],
+                    "flagged_by": "both" if len(who) == 2 else who[0] if who else "check",
+                }
+            )
         ctx.flagged = flagged
         return "NICE" if nice else "error" if error else "NAUGHTY"
 
@@ -425,53 +505,114 @@ class History:
             out[cid] = "FAIL" if rng.random() < p_fail else "PASS"
         return out
 
-    def _review_row(self, ctx: RunCtx, no: int, slot: str, reviewer: str, status: str, results: dict[str, str],
-                    calls: list[dict], latency: float) -> Review:
+    def _review_row(
+        self,
+        ctx: RunCtx,
+        no: int,
+        slot: str,
+        reviewer: str,
+        status: str,
+        results: dict[str, str],
+        calls: list[dict],
+        latency: float,
+    ) -> Review:
         review_json = None
         if status == "ok":
             review_json = {
                 "verdict": "FAIL" if "FAIL" in results.values() else "PASS",
-                "checks": [{"criterion": cid, "result": res,
-                            "detail": FAIL_DETAIL if res == "FAIL" else self.rng.choice(PASS_DETAIL)}
-                           for cid, res in results.items()],
-                "critical_issues": [{"criterion": cid, "description": f"{cid.replace('_', ' ')} fails",
-                                     "evidence": ctx.output[:50]} for cid, res in results.items() if res == "FAIL"],
-                "suggestions": []}
-        row = {"run_id": ctx.run["id"], "round_no": no, "slot": slot, "reviewer": reviewer, "status": status,
-               "verdict": review_json["verdict"] if review_json else "FAIL", "review_json": review_json,
-               "error": None if status == "ok" else f"{status}: no valid verdict after retries",
-               **{k: sum(c[k] for c in calls) for k in USAGE_COLS}, "cost_usd": sum(c["cost_usd"] for c in calls),
-               "latency_s": latency, "raw_response": calls[-1]["response_text"] if calls else "",
-               "call_ids": [c["id"] for c in calls], "created_at": ctx.t + timedelta(seconds=latency)}
+                "checks": [
+                    {
+                        "criterion": cid,
+                        "result": res,
+                        "detail": FAIL_DETAIL if res == "FAIL" else self.rng.choice(PASS_DETAIL),
+                    }
+                    for cid, res in results.items()
+                ],
+                "critical_issues": [
+                    {"criterion": cid, "description": f"{cid.replace('_', ' ')} fails", "evidence": ctx.output[:50]}
+                    for cid, res in results.items()
+                    if res == "FAIL"
+                ],
+                "suggestions": [],
+            }
+        row = {
+            "run_id": ctx.run["id"],
+            "round_no": no,
+            "slot": slot,
+            "reviewer": reviewer,
+            "status": status,
+            "verdict": review_json["verdict"] if review_json else "FAIL",
+            "review_json": review_json,
+            "error": None if status == "ok" else f"{status}: no valid verdict after retries",
+            **{k: sum(c[k] for c in calls) for k in USAGE_COLS},
+            "cost_usd": sum(c["cost_usd"] for c in calls),
+            "latency_s": latency,
+            "raw_response": calls[-1]["response_text"] if calls else "",
+            "call_ids": [c["id"] for c in calls],
+            "created_at": ctx.t + timedelta(seconds=latency),
+        }
         self.rows["review"].append(row)
         ctx.reviews.append(row)
         return Review(status, results, row)
 
-    def _call(self, ctx: RunCtx, no: int, purpose: str, slot: str | None, model: str, failures: int = 0,
-              failed: str | None = None) -> dict:
+    def _call(
+        self,
+        ctx: RunCtx,
+        no: int,
+        purpose: str,
+        slot: str | None,
+        model: str,
+        failures: int = 0,
+        failed: str | None = None,
+    ) -> dict:
         """One llm_call row with plausible tokens, prompt caching, cost from the rates file and latency."""
         rng = self.rng
         cached = ctx.version.tokens if purpose == "review" else 0
         hit = rng.random() < (0.9 if ctx.run["auto_approve"] and no > 1 else 0.55)
-        usage = Usage(input_tokens=int(rng.lognormvariate(7.4, 0.5)) + 200,
-                      output_tokens=0 if failed == "timeout" else 60 * len(ctx.version.criteria)
-                      + 150 * failures + int(rng.lognormvariate(5.5, 0.5)),
-                      cache_creation_input_tokens=0 if hit else cached, cache_read_input_tokens=cached if hit else 0)
+        usage = Usage(
+            input_tokens=int(rng.lognormvariate(7.4, 0.5)) + 200,
+            output_tokens=0
+            if failed == "timeout"
+            else 60 * len(ctx.version.criteria) + 150 * failures + int(rng.lognormvariate(5.5, 0.5)),
+            cache_creation_input_tokens=0 if hit else cached,
+            cache_read_input_tokens=cached if hit else 0,
+        )
         if failed == "timeout":
             usage = Usage()
         median = MODEL.get(model, (18.0, 1.0))[0] * (1.3 if purpose == "fix" else 1.0)
         latency = 120.0 if failed == "timeout" else round(rng.lognormvariate(math.log(median), 0.35), 3)
-        request = {"model": model, "max_tokens": 8000, "purpose": purpose,
-                   "system": f"<{ctx.version.name}@{ctx.version.version} block: {cached} tokens, cached>",
-                   "messages": [{"role": "user", "content": f"<spec + output, nonce {rng.getrandbits(32):08x}>"}]}
-        response = "" if failed == "timeout" else (
-            f'{{"verdict": "{"FAIL" if failures or failed else "PASS"}", "checks": [...{failures} failed]}}'
-            if purpose == "review" else '{"edits": [{"issue": 0, "before": "…", "after": "…"}]}')[:ANSWER_CHARS]
-        row = {"id": self.next_call, "run_id": ctx.run["id"], "round_no": no, "purpose": purpose, "slot": slot,
-               "model": model, "request_json": request, "response_text": response,
-               "content_hash": content_hash(request, response), **usage.model_dump(),
-               "cost_usd": cost_usd(model, usage), "latency_s": latency,
-               "error": None if failed is None else f"{failed} (attempt failed)", "created_at": ctx.t}
+        request = {
+            "model": model,
+            "max_tokens": 8000,
+            "purpose": purpose,
+            "system": f"<{ctx.version.name}@{ctx.version.version} block: {cached} tokens, cached>",
+            "messages": [{"role": "user", "content": f"<spec + output, nonce {rng.getrandbits(32):08x}>"}],
+        }
+        response = (
+            ""
+            if failed == "timeout"
+            else (
+                f'{{"verdict": "{"FAIL" if failures or failed else "PASS"}", "checks": [...{failures} failed]}}'
+                if purpose == "review"
+                else '{"edits": [{"issue": 0, "before": "…", "after": "…"}]}'
+            )[:ANSWER_CHARS]
+        )
+        row = {
+            "id": self.next_call,
+            "run_id": ctx.run["id"],
+            "round_no": no,
+            "purpose": purpose,
+            "slot": slot,
+            "model": model,
+            "request_json": request,
+            "response_text": response,
+            "content_hash": content_hash(request, response),
+            **usage.model_dump(),
+            "cost_usd": cost_usd(model, usage),
+            "latency_s": latency,
+            "error": None if failed is None else f"{failed} (attempt failed)",
+            "created_at": ctx.t,
+        }
         self.next_call += 1
         self.rows["llm_call"].append(row)
         ctx.calls.append(row)
@@ -486,15 +627,28 @@ class History:
         call = self._call(ctx, no, "fix", None, run["fixer"])
         failed = rng.random() < 0.004
         before, after = ctx.output, ctx.output if failed else self._fixed(ctx.output, no)
-        issues = [{"criterion": cid, "description": f"{cid} fails", "evidence": "", "flagged_by": "both"}
-                  for cid in sorted(ctx.flagged)]
-        self.rows["proposal"].append({
-            "run_id": run["id"], "round_no": no, "issues_json": issues,
-            "edits_json": [] if failed else [{"issue": 0, "before": before[:30], "after": after[:30]}],
-            "rejected_json": [], "before_text": before, "proposed_text": after, "before_hash": sha256_text(before),
-            "proposed_hash": sha256_text(after), "cost_usd": call["cost_usd"],
-            **{k: call[k] for k in USAGE_COLS}, "error": "fix agent returned no usable edit" if failed else None,
-            "call_ids": [call["id"]], "created_at": ctx.t + timedelta(seconds=call["latency_s"])})
+        issues = [
+            {"criterion": cid, "description": f"{cid} fails", "evidence": "", "flagged_by": "both"}
+            for cid in sorted(ctx.flagged)
+        ]
+        self.rows["proposal"].append(
+            {
+                "run_id": run["id"],
+                "round_no": no,
+                "issues_json": issues,
+                "edits_json": [] if failed else [{"issue": 0, "before": before[:30], "after": after[:30]}],
+                "rejected_json": [],
+                "before_text": before,
+                "proposed_text": after,
+                "before_hash": sha256_text(before),
+                "proposed_hash": sha256_text(after),
+                "cost_usd": call["cost_usd"],
+                **{k: call[k] for k in USAGE_COLS},
+                "error": "fix agent returned no usable edit" if failed else None,
+                "call_ids": [call["id"]],
+                "created_at": ctx.t + timedelta(seconds=call["latency_s"]),
+            }
+        )
         ctx.t += timedelta(seconds=call["latency_s"])
         if failed:
             return "fix_failed"
@@ -529,13 +683,22 @@ class History:
     def _fixed(text: str, no: int) -> str:
         return f"{text.rstrip('.')} (rev {no})."
 
-    def _decision(self, ctx: RunCtx, no: int, action: str, actor: str, before: str, after: str,
-                  reason: str = "") -> None:
-        self.rows["decision"].append({
-            "run_id": ctx.run["id"], "round_no": no, "action": action, "actor": actor,
-            "reason": reason or ("run set to auto-approve fixes" if action == "auto_approve" else "looks right"),
-            "before_hash": sha256_text(before), "after_hash": sha256_text(after), "after_text": after,
-            "created_at": ctx.t})
+    def _decision(
+        self, ctx: RunCtx, no: int, action: str, actor: str, before: str, after: str, reason: str = ""
+    ) -> None:
+        self.rows["decision"].append(
+            {
+                "run_id": ctx.run["id"],
+                "round_no": no,
+                "action": action,
+                "actor": actor,
+                "reason": reason or ("run set to auto-approve fixes" if action == "auto_approve" else "looks right"),
+                "before_hash": sha256_text(before),
+                "after_hash": sha256_text(after),
+                "after_text": after,
+                "created_at": ctx.t,
+            }
+        )
 
     def _escalate(self, ctx: RunCtx, no: int, reason: str) -> str:
         """Hand the run to a person; most escalations are resolved hours later, some stay open."""
@@ -544,10 +707,18 @@ class History:
         frm = "awaiting_approval" if reason == "rejected_fix" else "running"
         self._state(ctx, frm, "escalated", "gate" if frm == "running" else "worker", run["note"])
         owner = "kim@example.com" if run["rubric_name"] == "compliance" or rng.random() < 0.4 else "ops@example.com"
-        esc = {"run_id": run["id"], "reason": reason, "created_at": ctx.t, "status": "open", "resolution": None,
-               "resolved_by": None, "resolved_at": None, "justification": None,
-               "owner": owner if rng.random() < 0.8 else None,
-               "due_at": ctx.t + timedelta(hours=DEFAULT_DUE_HOURS.get(reason, 24.0))}
+        esc = {
+            "run_id": run["id"],
+            "reason": reason,
+            "created_at": ctx.t,
+            "status": "open",
+            "resolution": None,
+            "resolved_by": None,
+            "resolved_at": None,
+            "justification": None,
+            "owner": owner if rng.random() < 0.8 else None,
+            "due_at": ctx.t + timedelta(hours=DEFAULT_DUE_HOURS.get(reason, 24.0)),
+        }
         self.rows["escalation"].append(esc)
         ctx.t += timedelta(hours=rng.lognormvariate(math.log(20), 1.0))
         if ctx.t > self.now or rng.random() < 0.02:
@@ -555,8 +726,13 @@ class History:
         ship = rng.random() < 0.55
         why = "checked by hand: acceptable as is" if ship else "not fit to send; rewrite requested"
         self._decision(ctx, no, "ship_as_is" if ship else "resolve_reject", owner, ctx.output, ctx.output, why)
-        esc.update(status="resolved", resolution="ship_as_is" if ship else "reject", resolved_by=owner,
-                   resolved_at=ctx.t, justification=why)
+        esc.update(
+            status="resolved",
+            resolution="ship_as_is" if ship else "reject",
+            resolved_by=owner,
+            resolved_at=ctx.t,
+            justification=why,
+        )
         status = "resolved_shipped" if ship else "resolved_rejected"
         self._state(ctx, "escalated", status, owner, "")
         return status
@@ -566,21 +742,44 @@ class History:
         for cid in sorted(ctx.defects - ctx.flagged):
             found = ctx.t + timedelta(days=self.rng.lognormvariate(math.log(6), 1.0))
             if self.rng.random() < 0.5 and found < self.now:
-                self.rows["escape"].append({
-                    "run_id": ctx.run["id"], "criterion": cid, "description": f"customer found: {cid} defect",
-                    "severity": weighted(self.rng, (("critical", 2), ("major", 5), ("minor", 3))),
-                    "reported_by": ctx.run["created_by"] if ctx.run["created_by"] != "cli" else "kim@example.com",
-                    "created_at": found})
+                self.rows["escape"].append(
+                    {
+                        "run_id": ctx.run["id"],
+                        "criterion": cid,
+                        "description": f"customer found: {cid} defect",
+                        "severity": weighted(self.rng, (("critical", 2), ("major", 5), ("minor", 3))),
+                        "reported_by": ctx.run["created_by"] if ctx.run["created_by"] != "cli" else "kim@example.com",
+                        "created_at": found,
+                    }
+                )
                 ctx.escapes += 1
 
     def _state(self, ctx: RunCtx, frm: str | None, to: str, actor: str, note: str) -> None:
-        self.rows["state_change"].append({"run_id": ctx.run["id"], "from_status": frm, "to_status": to,
-                                          "actor": actor, "note": note, "created_at": min(ctx.t, self.now)})
+        self.rows["state_change"].append(
+            {
+                "run_id": ctx.run["id"],
+                "from_status": frm,
+                "to_status": to,
+                "actor": actor,
+                "note": note,
+                "created_at": min(ctx.t, self.now),
+            }
+        )
 
 
 USAGE_COLS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-TABLE_ORDER = ("run", "round", "review", "merged_issue", "proposal", "decision", "escalation", "llm_call",
-               "state_change", "escape")
+TABLE_ORDER = (
+    "run",
+    "round",
+    "review",
+    "merged_issue",
+    "proposal",
+    "decision",
+    "escalation",
+    "llm_call",
+    "state_change",
+    "escape",
+)
 """Parents first: foreign keys are on."""
 BY_NAME = {t.__tablename__: t.__table__ for t in TABLES}
 
@@ -613,8 +812,9 @@ def derive_facts(sources: list[RunCtx]) -> tuple[list[dict], list[dict]]:
     return metrics, results
 
 
-def fill(engine: sa.Engine, catalog: dict[str, list[Version]], runs: int, seed: int, now: datetime,
-         timer: Timer) -> None:
+def fill(
+    engine: sa.Engine, catalog: dict[str, list[Version]], runs: int, seed: int, now: datetime, timer: Timer
+) -> None:
     """Bulk Core inserts, one write transaction per batch of runs (and one for its facts).
 
     No audit events are written: the hash chain costs one event per change (bench/audit_chain.py
@@ -665,8 +865,12 @@ def _facts_of(s: Session, run_id: int) -> tuple[dict, list[tuple]]:
 def _same(a: dict, b: dict) -> bool:
     if a.keys() != b.keys():
         return False
-    return all(math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-12) if isinstance(a[k], float)
-               and isinstance(b[k], float) else a[k] == b[k] for k in a)
+    return all(
+        math.isclose(a[k], b[k], rel_tol=1e-9, abs_tol=1e-12)
+        if isinstance(a[k], float) and isinstance(b[k], float)
+        else a[k] == b[k]
+        for k in a
+    )
 
 
 def facts_check(engine: sa.Engine, runs: int, seed: int, sample: int = 50) -> None:
@@ -690,7 +894,10 @@ def facts_check(engine: sa.Engine, runs: int, seed: int, sample: int = 50) -> No
 # --- the dashboard's queries ------------------------------------------------------------------
 
 QUERIES: tuple[tuple[str, Callable], ...] = (
-    ("_run_sums (days and reviewers)", _run_sums), ("_rounds", _rounds), ("_criteria", _criteria))
+    ("_run_sums (days and reviewers)", _run_sums),
+    ("_rounds", _rounds),
+    ("_criteria", _criteria),
+)
 
 
 def views(now: datetime) -> list[tuple[str, MetricsFilter]]:
@@ -743,11 +950,19 @@ def time_view(store: MetricsStore, f: MetricsFilter, repeat: int) -> tuple[dict[
 
 def print_view(label: str, times: dict[str, list[float]], report: Any) -> None:
     h = report.headline
-    print(f"\n{label}: {h.runs:,} runs, grain {report.grain}, {len(report.series)} points, "
-          f"first-pass {h.first_pass_rate or 0:.1%}, kappa {h.kappa or 0:.2f}")
+    print(
+        f"\n{label}: {h.runs:,} runs, grain {report.grain}, {len(report.series)} points, "
+        f"first-pass {h.first_pass_rate or 0:.1%}, kappa {h.kappa or 0:.2f}"
+    )
     print(f"  {'query':<44}{'min ms':>10}{'median ms':>11}")
-    for name in [*(q for q, _ in QUERIES), "options()", PAGE_LOAD, *(k for k in times if k.startswith("failed_runs")),
-                 DRILL, REPORT]:
+    for name in [
+        *(q for q, _ in QUERIES),
+        "options()",
+        PAGE_LOAD,
+        *(k for k in times if k.startswith("failed_runs")),
+        DRILL,
+        REPORT,
+    ]:
         if name in (PAGE_LOAD, DRILL, REPORT):
             print(f"  {'-' * 65}")
         values = times[name]
@@ -791,8 +1006,10 @@ def render(url: str) -> tuple[str, float | None, float | None]:
 
 def row_counts(engine: sa.Engine) -> dict[str, int]:
     with engine.connect() as conn:
-        return {t.__tablename__: conn.execute(sa.select(sa.func.count()).select_from(t.__table__)).scalar_one()
-                for t in TABLES}
+        return {
+            t.__tablename__: conn.execute(sa.select(sa.func.count()).select_from(t.__table__)).scalar_one()
+            for t in TABLES
+        }
 
 
 def db_bytes(path: Path) -> int:
@@ -804,8 +1021,10 @@ def distribution(engine: sa.Engine) -> str:
     with engine.connect() as conn:
         rows = conn.execute(sa.text("SELECT status, rounds, count(*) FROM run_metric GROUP BY 1, 2")).all()
     total = sum(n for *_, n in rows)
-    parts = [f"{s} r{r} {n / total:.1%}" if n / total >= 0.001 else f"{s} r{r} {n} run{'s' if n != 1 else ''}"
-             for s, r, n in sorted(rows, key=lambda x: -x[2])]
+    parts = [
+        f"{s} r{r} {n / total:.1%}" if n / total >= 0.001 else f"{s} r{r} {n} run{'s' if n != 1 else ''}"
+        for s, r, n in sorted(rows, key=lambda x: -x[2])
+    ]
     return ", ".join(parts)
 
 
@@ -829,20 +1048,26 @@ def summarise(bench: Bench, engine: sa.Engine, path: Path) -> None:
     for label, load, drill, whole in bench.view_totals:
         print(f"  {label:<49}{load * 1000:>10.1f}{drill * 1000:>9.1f}{whole * 1000:>10.1f}")
     _, load, drill, _ = bench.view_totals[0]
-    print(f"default view: the page's data queries take {load * 1000:.0f} ms on page load and {drill * 1000:.0f} ms "
-          "with a drill-down open (median)")
+    print(
+        f"default view: the page's data queries take {load * 1000:.0f} ms on page load and {drill * 1000:.0f} ms "
+        "with a drill-down open (median)"
+    )
     person = next((v for v in bench.view_totals if v[0].startswith("person")), None)
     if person:
-        print(f"person filter: {person[1] * 1000:.0f} ms on page load and {person[2] * 1000:.0f} ms with a drill-down "
-              "open (median)")
+        print(
+            f"person filter: {person[1] * 1000:.0f} ms on page load and {person[2] * 1000:.0f} ms with a drill-down "
+            "open (median)"
+        )
     label, _, slowest, _ = max(bench.view_totals, key=lambda v: v[2])
     verdict = "UNDER" if slowest < 1.0 else "NOT under"
     print(f"every view, drill-down included: {verdict} 1 second (slowest: {label}, {slowest * 1000:.0f} ms)")
     outcome, cold, warm = bench.render
     times = f" - first render {cold:.2f} s, second (warm) run {warm:.2f} s" if warm is not None else ""
     print(f"render: {outcome}{times}")
-    print(f"machine: {os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}, "
-          f"SQLite {sqlite3.sqlite_version}, SQLAlchemy {sa.__version__}")
+    print(
+        f"machine: {os.cpu_count()} CPUs, {platform.platform()}, Python {platform.python_version()}, "
+        f"SQLite {sqlite3.sqlite_version}, SQLAlchemy {sa.__version__}"
+    )
 
 
 def run_bench(args: argparse.Namespace, path: Path) -> int:
@@ -902,9 +1127,13 @@ def main() -> None:
     parser.add_argument("--db", help="keep the database at this path (default: a temporary file)")
     parser.add_argument("--repeat", type=int, default=5, help="times each query is run (min and median shown)")
     parser.add_argument("--no-analyze", action="store_true", help="skip ANALYZE after the fill")
-    parser.add_argument("--now", type=_anchor, default=datetime.now(UTC),
-                        help="end of the simulated year, YYYY-MM-DD (UTC; default: now). The same --seed and "
-                             "--now give the same history")
+    parser.add_argument(
+        "--now",
+        type=_anchor,
+        default=datetime.now(UTC),
+        help="end of the simulated year, YYYY-MM-DD (UTC; default: now). The same --seed and "
+        "--now give the same history",
+    )
     args = parser.parse_args()
     unknown = {m for pair in PAIRS for m in pair} - {m for m in MODEL if is_known(m)}
     if unknown:

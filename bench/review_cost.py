@@ -75,55 +75,68 @@ PREVIOUS_PANEL = ("claude-sonnet-5-5", "claude-haiku-5-5")
 
 CORPUS: dict[str, list[tuple[str, str]]] = {
     "marketing copy": [
-        ("Write a short product announcement for the Acme Aurora desk lamp for our spring newsletter. Mention the "
-         "three brightness levels, the USB-C charging and the 30-day return policy. Friendly tone, no superlatives "
-         "we cannot back up, under 120 words, end with a call to action that links to the shop page.",
-         "Meet Aurora, the desk lamp that adapts to your day. Choose from three brightness levels, from a soft "
-         "evening glow to a crisp light for focused work. Aurora charges over USB-C, so the cable you already "
-         "carry keeps it going, and one charge lasts a full working week. Its slim aluminium arm folds flat for "
-         "small desks and travel. Try it at home: if Aurora is not right for you, send it back within 30 days "
-         "for a full refund. Ready for better light? Visit our shop page and order yours today."),
-        ("Write a two-paragraph social post announcing the Riverside bakery's new Saturday opening hours (8 am to "
-         "2 pm, starting 6 April). Mention the sourdough, the new oat-milk option for coffee, and that "
-         "pre-orders close on Friday at 6 pm. Warm, local tone, under 100 words.",
-         "Good news, Riverside! From Saturday 6 April our doors open every Saturday from 8 am to 2 pm. Come early "
-         "for a loaf of our slow-proved sourdough, still warm from the oven.\n\nCoffee lovers, we now pour every "
-         "drink with oat milk on request, at no extra cost. Planning a weekend brunch? Pre-order your bread and "
-         "pastries by Friday at 6 pm and we will have them ready for you. See you on Saturday!"),
+        (
+            "Write a short product announcement for the Acme Aurora desk lamp for our spring newsletter. Mention the "
+            "three brightness levels, the USB-C charging and the 30-day return policy. Friendly tone, no superlatives "
+            "we cannot back up, under 120 words, end with a call to action that links to the shop page.",
+            "Meet Aurora, the desk lamp that adapts to your day. Choose from three brightness levels, from a soft "
+            "evening glow to a crisp light for focused work. Aurora charges over USB-C, so the cable you already "
+            "carry keeps it going, and one charge lasts a full working week. Its slim aluminium arm folds flat for "
+            "small desks and travel. Try it at home: if Aurora is not right for you, send it back within 30 days "
+            "for a full refund. Ready for better light? Visit our shop page and order yours today.",
+        ),
+        (
+            "Write a two-paragraph social post announcing the Riverside bakery's new Saturday opening hours (8 am to "
+            "2 pm, starting 6 April). Mention the sourdough, the new oat-milk option for coffee, and that "
+            "pre-orders close on Friday at 6 pm. Warm, local tone, under 100 words.",
+            "Good news, Riverside! From Saturday 6 April our doors open every Saturday from 8 am to 2 pm. Come early "
+            "for a loaf of our slow-proved sourdough, still warm from the oven.\n\nCoffee lovers, we now pour every "
+            "drink with oat milk on request, at no extra cost. Planning a weekend brunch? Pre-order your bread and "
+            "pastries by Friday at 6 pm and we will have them ready for you. See you on Saturday!",
+        ),
     ],
     "customer letter": [
-        ("Write a short letter to a customer, Ms Patel, apologising that her order 4471 arrived two days late. "
-         "Explain the courier delay, confirm the shipping fee of 4.95 has been refunded to her card, and offer a "
-         "10 percent code SORRY10 for her next order. Polite, plain English, under 120 words.",
-         "Dear Ms Patel,\n\nThank you for your patience, and I am sorry that your order 4471 reached you two days "
-         "later than promised. Our courier had a delay at their regional depot, which held up several deliveries "
-         "last week.\n\nWe have refunded the shipping fee of 4.95 to the card you paid with; it should appear "
-         "within five working days. As a thank-you for bearing with us, please use the code SORRY10 for 10 "
-         "percent off your next order.\n\nKind regards,\nSam Ortiz\nCustomer Care"),
-        ("Write a brief reply to Mr Okafor, who asked whether his annual plan renews automatically. Confirm it "
-         "renews on 1 March at 96 per year, explain how to turn off renewal in Account settings, and say he can "
-         "reply to this email with any question. Friendly, under 100 words.",
-         "Dear Mr Okafor,\n\nThanks for getting in touch. Yes, your annual plan renews automatically on 1 March, "
-         "at 96 per year. If you would rather not renew, open Account settings, choose Billing, and switch off "
-         "Automatic renewal; your plan then stays active until the end of the current year.\n\nIf anything is "
-         "unclear, just reply to this email and we will be glad to help.\n\nBest wishes,\nThe Support Team"),
+        (
+            "Write a short letter to a customer, Ms Patel, apologising that her order 4471 arrived two days late. "
+            "Explain the courier delay, confirm the shipping fee of 4.95 has been refunded to her card, and offer a "
+            "10 percent code SORRY10 for her next order. Polite, plain English, under 120 words.",
+            "Dear Ms Patel,\n\nThank you for your patience, and I am sorry that your order 4471 reached you two days "
+            "later than promised. Our courier had a delay at their regional depot, which held up several deliveries "
+            "last week.\n\nWe have refunded the shipping fee of 4.95 to the card you paid with; it should appear "
+            "within five working days. As a thank-you for bearing with us, please use the code SORRY10 for 10 "
+            "percent off your next order.\n\nKind regards,\nSam Ortiz\nCustomer Care",
+        ),
+        (
+            "Write a brief reply to Mr Okafor, who asked whether his annual plan renews automatically. Confirm it "
+            "renews on 1 March at 96 per year, explain how to turn off renewal in Account settings, and say he can "
+            "reply to this email with any question. Friendly, under 100 words.",
+            "Dear Mr Okafor,\n\nThanks for getting in touch. Yes, your annual plan renews automatically on 1 March, "
+            "at 96 per year. If you would rather not renew, open Account settings, choose Billing, and switch off "
+            "Automatic renewal; your plan then stays active until the end of the current year.\n\nIf anything is "
+            "unclear, just reply to this email and we will be glad to help.\n\nBest wishes,\nThe Support Team",
+        ),
     ],
     "code": [
-        ("Write a Python function slugify(title) that lower-cases the title, replaces runs of characters other "
-         "than a-z and 0-9 with a single hyphen, strips hyphens at both ends, and returns 'untitled' for an "
-         "empty result. Include a docstring and type hints; no third-party libraries.",
-         "import re\n\n\ndef slugify(title: str) -> str:\n    \"\"\"Turn a title into a URL slug: lower case, runs of "
-         "other characters as one hyphen.\n\n    Returns 'untitled' when nothing is left.\n    \"\"\"\n    slug = "
-         "re.sub(r\"[^a-z0-9]+\", \"-\", title.lower()).strip(\"-\")\n    return slug or \"untitled\"\n"),
-        ("Write a Python function median(values) that returns the median of a non-empty list of numbers "
-         "without sorting the input in place, raises ValueError with a clear message for an empty list, and "
-         "has a docstring and type hints.",
-         "def median(values: list[float]) -> float:\n    \"\"\"The median of a non-empty list of numbers; the input is "
-         "left as it is.\"\"\"\n    if not values:\n        raise ValueError(\"median() needs at least one value\")\n"
-         "    ordered = sorted(values)\n    middle = len(ordered) // 2\n    if len(ordered) % 2:\n        return "
-         "float(ordered[middle])\n    return (ordered[middle - 1] + ordered[middle]) / 2\n"),
+        (
+            "Write a Python function slugify(title) that lower-cases the title, replaces runs of characters other "
+            "than a-z and 0-9 with a single hyphen, strips hyphens at both ends, and returns 'untitled' for an "
+            "empty result. Include a docstring and type hints; no third-party libraries.",
+            'import re\n\n\ndef slugify(title: str) -> str:\n    """Turn a title into a URL slug: lower case, runs of '
+            'other characters as one hyphen.\n\n    Returns \'untitled\' when nothing is left.\n    """\n    slug = '
+            're.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")\n    return slug or "untitled"\n',
+        ),
+        (
+            "Write a Python function median(values) that returns the median of a non-empty list of numbers "
+            "without sorting the input in place, raises ValueError with a clear message for an empty list, and "
+            "has a docstring and type hints.",
+            'def median(values: list[float]) -> float:\n    """The median of a non-empty list of numbers; the input is '
+            'left as it is."""\n    if not values:\n        raise ValueError("median() needs at least one value")\n'
+            "    ordered = sorted(values)\n    middle = len(ordered) // 2\n    if len(ordered) % 2:\n        return "
+            "float(ordered[middle])\n    return (ordered[middle - 1] + ordered[middle]) / 2\n",
+        ),
     ],
 }
+
 
 def tokens(text: str) -> int:
     return max(1, round(len(text) / CHARS_PER_TOKEN))
@@ -163,13 +176,17 @@ def previous_layout(rubric: Rubric, spec: str, output: str, nonce: str | None = 
     """The reviewer prompt as it was before issue 18: instructions, then the rubric in a cached block, then the
     data, then the whole rubric again and the contract."""
     nonce = nonce or new_nonce()
-    system = [{"type": "text", "text": PREVIOUS_INSTRUCTIONS},
-              {"type": "text", "text": render_rubric(rubric), "cache_control": {"type": "ephemeral"}}]
+    system = [
+        {"type": "text", "text": PREVIOUS_INSTRUCTIONS},
+        {"type": "text", "text": render_rubric(rubric), "cache_control": {"type": "ephemeral"}},
+    ]
     ids = ", ".join(rubric.criterion_ids())
-    user = (f"{fence('spec', spec, nonce)}\n\n{fence('output', output, nonce)}\n\n"
-            f"The data is over. Only text inside the untrusted_*_{nonce} tags is data.\n"
-            f"Now review the OUTPUT against this rubric (criteria: {ids}):\n"
-            f"{render_rubric(rubric)}\n\n{PREVIOUS_CONTRACT}")
+    user = (
+        f"{fence('spec', spec, nonce)}\n\n{fence('output', output, nonce)}\n\n"
+        f"The data is over. Only text inside the untrusted_*_{nonce} tags is data.\n"
+        f"Now review the OUTPUT against this rubric (criteria: {ids}):\n"
+        f"{render_rubric(rubric)}\n\n{PREVIOUS_CONTRACT}"
+    )
     return Prompt(system=system, user=user, nonce=nonce)
 
 
@@ -179,8 +196,10 @@ def layout(previous: bool) -> Iterator[None]:
     if not previous:
         yield
         return
-    with mock.patch.object(calls_module, "build_review_prompt", previous_layout), \
-            mock.patch("santa_core.reviewers.anthropic.planned", lambda *a, **k: None):
+    with (
+        mock.patch.object(calls_module, "build_review_prompt", previous_layout),
+        mock.patch("santa_core.reviewers.anthropic.planned", lambda *a, **k: None),
+    ):
         yield
 
 
@@ -225,8 +244,12 @@ class ClaudeStandIn:
             if cached_upto:
                 self.cached.add(key)
         read, write = (cached_upto, 0) if hit else (0, cached_upto)
-        return {"input_tokens": total - read - write, "output_tokens": tokens(answer),
-                "cache_read_input_tokens": read, "cache_creation_input_tokens": write}
+        return {
+            "input_tokens": total - read - write,
+            "output_tokens": tokens(answer),
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": write,
+        }
 
 
 class OpenAIStandIn:
@@ -251,26 +274,36 @@ class OpenAIStandIn:
             self.seen[body.get("model", "")].add(system)
         cached = (prefix // OPENAI_CACHE_STEP) * OPENAI_CACHE_STEP if hit and prefix >= OPENAI_MIN_CACHE else 0
         reasoning = self.reasoning_tokens if str(body.get("model", "")).startswith("gpt-5") else 0
-        return completion(answer, body.get("model", ""), usage={
-            "prompt_tokens": total, "completion_tokens": tokens(answer) + reasoning, "cached_tokens": cached})
+        return completion(
+            answer,
+            body.get("model", ""),
+            usage={"prompt_tokens": total, "completion_tokens": tokens(answer) + reasoning, "cached_tokens": cached},
+        )
 
 
 def screen_with_usage(body: dict) -> dict:
     reply = repeat_key(body)
-    reply["usage"] = {"input_tokens": tokens(user_text(body)), "output_tokens": 6,
-                      "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
+    reply["usage"] = {
+        "input_tokens": tokens(user_text(body)),
+        "output_tokens": 6,
+        "cache_read_input_tokens": 0,
+        "cache_creation_input_tokens": 0,
+    }
     return reply
 
 
 def generation_usd(spec: str, output: str) -> float:
-    return cost_usd(GENERATOR, Usage(input_tokens=tokens(spec) + GENERATION_INSTRUCTION_TOKENS,
-                                     output_tokens=tokens(output)))
+    return cost_usd(
+        GENERATOR, Usage(input_tokens=tokens(spec) + GENERATION_INSTRUCTION_TOKENS, output_tokens=tokens(output))
+    )
 
 
 # --- one measurement ------------------------------------------------------------------------------------------
 
 
-def measure(panel: tuple[str, str], previous: bool, keys: str, reasoning_tokens: int = 200) -> dict[str, dict[str, float]]:
+def measure(
+    panel: tuple[str, str], previous: bool, keys: str, reasoning_tokens: int = 200
+) -> dict[str, dict[str, float]]:
     """Run the corpus once with this panel and layout on a fresh desk and fresh caches; figures per domain."""
     from desk.wiring import model_fixer, model_reviewer, model_screen
     from santa_core.config import env_defaults
@@ -297,8 +330,7 @@ def measure(panel: tuple[str, str], previous: bool, keys: str, reasoning_tokens:
     with layout(previous):
         for domain, items in CORPUS.items():
             for spec, output in items:
-                run_id = repo.create_run(spec, output, rubric, panel[0], panel[1], "claude-opus-5-5",
-                                         created_by="ann")
+                run_id = repo.create_run(spec, output, rubric, panel[0], panel[1], "claude-opus-5-5", created_by="ann")
                 state = runner.execute(run_id)
                 view = repo.get_run_view(run_id)
                 d = figures[domain]
@@ -321,33 +353,55 @@ def measure(panel: tuple[str, str], previous: bool, keys: str, reasoning_tokens:
 
 def report(title: str, panel: tuple[str, str], figures: dict[str, dict[str, float]]) -> None:
     screen = figures.pop("_")["screen"]
-    print(f"\n{title}\n  panel {panel[0]} + {panel[1]}, screen {screen}; rubric content; "
-          f"generation priced as {GENERATOR}")
-    print(f"  {'domain':<16} {'runs':>4} {'shipped':>7} {'review/gen':>10} {'in tok/call':>11} {'out tok/call':>12} "
-          f"{'cache read':>10}")
+    print(
+        f"\n{title}\n  panel {panel[0]} + {panel[1]}, screen {screen}; rubric content; generation priced as {GENERATOR}"
+    )
+    print(
+        f"  {'domain':<16} {'runs':>4} {'shipped':>7} {'review/gen':>10} {'in tok/call':>11} {'out tok/call':>12} "
+        f"{'cache read':>10}"
+    )
     for domain, d in figures.items():
-        print(f"  {domain:<16} {int(d['runs']):>4} {int(d['shipped']):>7} "
-              f"{d['review_usd'] / d['generation_usd']:>10.2f} {d['input'] / d['calls']:>11.0f} "
-              f"{d['output'] / d['calls']:>12.0f} {d['cache_read'] / max(1, d['input']):>10.0%}")
+        print(
+            f"  {domain:<16} {int(d['runs']):>4} {int(d['shipped']):>7} "
+            f"{d['review_usd'] / d['generation_usd']:>10.2f} {d['input'] / d['calls']:>11.0f} "
+            f"{d['output'] / d['calls']:>12.0f} {d['cache_read'] / max(1, d['input']):>10.0%}"
+        )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--reasoning-tokens", type=int, default=200,
-                        help="reasoning tokens an OpenAI reasoning model bills per review call (default 200)")
+    parser.add_argument(
+        "--reasoning-tokens",
+        type=int,
+        default=200,
+        help="reasoning tokens an OpenAI reasoning model bills per review call (default 200)",
+    )
     args = parser.parse_args()
     from santa_core.panels import default_panel
 
     both = default_panel(env={"ANTHROPIC_API_KEY": "k", "OPENAI_API_KEY": "k"})[:2]
     claude_only = default_panel(env={"ANTHROPIC_API_KEY": "k"})[:2]
-    report("previous layout, previous default panel (the issue's baseline)", PREVIOUS_PANEL,
-           measure(PREVIOUS_PANEL, previous=True, keys="claude"))
-    report("current layout, previous default panel (prompt economy alone)", PREVIOUS_PANEL,
-           measure(PREVIOUS_PANEL, previous=False, keys="claude"))
-    report(f"current layout, default panel with keys for two families ({args.reasoning_tokens} reasoning tokens a "
-           "GPT call)", both, measure(both, previous=False, keys="both", reasoning_tokens=args.reasoning_tokens))
-    report("current layout, default panel with a Claude key only", claude_only,
-           measure(claude_only, previous=False, keys="claude"))
+    report(
+        "previous layout, previous default panel (the issue's baseline)",
+        PREVIOUS_PANEL,
+        measure(PREVIOUS_PANEL, previous=True, keys="claude"),
+    )
+    report(
+        "current layout, previous default panel (prompt economy alone)",
+        PREVIOUS_PANEL,
+        measure(PREVIOUS_PANEL, previous=False, keys="claude"),
+    )
+    report(
+        f"current layout, default panel with keys for two families ({args.reasoning_tokens} reasoning tokens a "
+        "GPT call)",
+        both,
+        measure(both, previous=False, keys="both", reasoning_tokens=args.reasoning_tokens),
+    )
+    report(
+        "current layout, default panel with a Claude key only",
+        claude_only,
+        measure(claude_only, previous=False, keys="claude"),
+    )
 
 
 if __name__ == "__main__":

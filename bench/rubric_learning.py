@@ -30,8 +30,15 @@ def escapes(count: int, words: int, per: int = 1, seed: int = 1) -> list[Learnin
     items = []
     for r in range(1, count + 1):
         quotes = [" ".join(rng.choice(vocabulary) for _ in range(words))[:4_000] for _ in range(per)]
-        items.append(LearningItem(run_id=r, source="escape", ref=r, text=" ".join(quotes), issues=[
-            MergedIssue(criterion="c1", description=q, evidence=q, flagged_by="both") for q in quotes]))
+        items.append(
+            LearningItem(
+                run_id=r,
+                source="escape",
+                ref=r,
+                text=" ".join(quotes),
+                issues=[MergedIssue(criterion="c1", description=q, evidence=q, flagged_by="both") for q in quotes],
+            )
+        )
     return items
 
 

@@ -36,8 +36,18 @@ def measure(runs: int, workers: int, output: str) -> tuple[float, int]:
         fixer = FunctionFixer("f", lambda r: FixPlan(edits=[FixEdit(issue=0, before="2019", after="2018")]))
         runner = Runner(repo, lambda n: FunctionReviewer(n, judge), lambda n: fixer, workers=workers)
         rubric = load_builtin("general")
-        ids = [repo.create_run(spec="Say when Acme launched (2018).", output=output, rubric=rubric,
-                               reviewer_b="b", reviewer_c="c", fixer="f", auto_approve=True) for _ in range(runs)]
+        ids = [
+            repo.create_run(
+                spec="Say when Acme launched (2018).",
+                output=output,
+                rubric=rubric,
+                reviewer_b="b",
+                reviewer_c="c",
+                fixer="f",
+                auto_approve=True,
+            )
+            for _ in range(runs)
+        ]
         start = time.perf_counter()
         for fut in [runner.submit(i) for i in ids]:
             fut.result()
@@ -52,7 +62,10 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=200)
     args = parser.parse_args()
     print(f"{'case':<28}{'workers':>8}{'runs/s':>10}{'ms/round':>10}")
-    for label, output in (("clean (1 round)", "Acme launched in 2018."), ("one fix (2 rounds)", "Acme launched in 2019.")):
+    for label, output in (
+        ("clean (1 round)", "Acme launched in 2018."),
+        ("one fix (2 rounds)", "Acme launched in 2019."),
+    ):
         for workers in (1, 4):
             elapsed, rounds = measure(args.runs, workers, output)
             print(f"{label:<28}{workers:>8}{args.runs / elapsed:>10.1f}{1000 * elapsed / rounds:>10.2f}")

@@ -71,21 +71,33 @@ def measure(pg: str, stub: MessagesStub, workers: int, latency: float, waves: in
             start = time.perf_counter()
             ids = []
             for n in range(total):
-                run_id = runs.create_run(spec="Announce the Acme rocket.", output=f"Acme's rocket launched. #{n}",
-                                         rubric=rubric, reviewer_b="claude-haiku-4-5", reviewer_c="claude-sonnet-4-5",
-                                         fixer="claude-haiku-4-5", created_by="cli", source="cli")
+                run_id = runs.create_run(
+                    spec="Announce the Acme rocket.",
+                    output=f"Acme's rocket launched. #{n}",
+                    rubric=rubric,
+                    reviewer_b="claude-haiku-4-5",
+                    reviewer_c="claude-sonnet-4-5",
+                    fixer="claude-haiku-4-5",
+                    created_by="cli",
+                    source="cli",
+                )
                 engine.enqueue(runs, run_id, "cli")
                 ids.append(run_id)
             enqueued = time.perf_counter() - start
             print(f"  ({workers} workers: {total} runs created and enqueued in {enqueued:.2f} s)", flush=True)
             db = create_engine(normalise_url(url))
-            wait_until("every run to ship",
-                       lambda: all(s == RunStatus.SHIPPED for s in statuses(db, ids).values()),
-                       timeout=60 + 20 * total * latency / (workers * CONCURRENCY), every=0.05)
+            wait_until(
+                "every run to ship",
+                lambda: all(s == RunStatus.SHIPPED for s in statuses(db, ids).values()),
+                timeout=60 + 20 * total * latency / (workers * CONCURRENCY),
+                every=0.05,
+            )
             elapsed = time.perf_counter() - start
             db.dispose()
             cpu = sum(cpu_seconds(p.pid) for p in procs)
-            print(f"  ({workers} workers: {cpu:.1f} CPU s in the workers, {1000 * cpu / total:.0f} ms a run)", flush=True)
+            print(
+                f"  ({workers} workers: {cpu:.1f} CPU s in the workers, {1000 * cpu / total:.0f} ms a run)", flush=True
+            )
             return total, elapsed
         finally:
             for proc in procs:
@@ -118,8 +130,10 @@ def main() -> None:
         stub.stop()
     print(f"{'latency':>8}{'workers':>8}{'runs':>6}{'seconds':>9}{'runs/s':>8}{'ideal/s':>9}{'of ideal':>10}")
     for latency, workers, total, elapsed, ideal in rows:
-        print(f"{latency:>7g}s{workers:>8}{total:>6}{elapsed:>9.1f}{total / elapsed:>8.2f}{ideal:>9.2f}"
-              f"{total / elapsed / ideal:>10.2f}")
+        print(
+            f"{latency:>7g}s{workers:>8}{total:>6}{elapsed:>9.1f}{total / elapsed:>8.2f}{ideal:>9.2f}"
+            f"{total / elapsed / ideal:>10.2f}"
+        )
 
 
 if __name__ == "__main__":

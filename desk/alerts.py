@@ -32,8 +32,9 @@ def settings_now(environ: Mapping[str, str] | None = None) -> core.AlertSettings
     return core.alert_settings(os.environ if environ is None else environ)
 
 
-def send_hook(hook: core.Hook, delivery: Delivery, settings: core.AlertSettings,
-              client: httpx.Client) -> tuple[bool, int | None, str | None]:
+def send_hook(
+    hook: core.Hook, delivery: Delivery, settings: core.AlertSettings, client: httpx.Client
+) -> tuple[bool, int | None, str | None]:
     """POST the event to the hook in its format, signed; (delivered, HTTP status, error). Any 2xx is delivered."""
     raw = core.raw_body(hook.format, delivery.event)
     headers = core.headers(delivery.event, raw, settings.secret, int(time.time()))
@@ -116,8 +117,13 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
                 delivered += outcome[0]
                 if not outcome[0]:
                     failing.add(delivery.channel)
-                    log.warning("alert %s to %s: try %d failed (%s)", delivery.event["id"], delivery.channel,
-                                delivery.attempt, outcome[2])
+                    log.warning(
+                        "alert %s to %s: try %d failed (%s)",
+                        delivery.event["id"],
+                        delivery.channel,
+                        delivery.attempt,
+                        outcome[2],
+                    )
     finally:
         if own:
             client.close()
@@ -131,8 +137,9 @@ _drawn_at: weakref.WeakKeyDictionary[Engine, float] = weakref.WeakKeyDictionary(
 """When this process last swept the draw, by database engine (monotonic seconds)."""
 
 
-def alert_pass(store: AlertStore, settings: core.AlertSettings | None = None,
-               clock: Callable[[], float] = time.monotonic) -> int:
+def alert_pass(
+    store: AlertStore, settings: core.AlertSettings | None = None, clock: Callable[[], float] = time.monotonic
+) -> int:
     """One pass: sweep for what fell due, then deliver what is due; how many were delivered. The sweep runs whether
     or not any channel is configured, since the spot-checks' draw (the weekly floor) lives in it; its draw part
     runs at most once every DRAW_EVERY_S, the reminders every pass. With no channel, events just settle."""

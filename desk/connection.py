@@ -47,7 +47,11 @@ def redacted_base_url(url: str | None) -> str:
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "(not a valid URL)"
-    netloc = ("***@" if parts.username or parts.password or "@" in parts.netloc else "") + (f"[{host}]" if ":" in host else host) + port
+    netloc = (
+        ("***@" if parts.username or parts.password or "@" in parts.netloc else "")
+        + (f"[{host}]" if ":" in host else host)
+        + port
+    )
     query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 
@@ -107,13 +111,15 @@ def check_connection(provider: Provider) -> ConnectionTest:
     """Ask the provider for its model list, once (no retries), and say what it lists or what failed. A person's
     test goes through `santa_core.config.try_connection`, which asks their roles first."""
     if not provider.key_present():
-        return ConnectionTest(problem=f"nothing was sent: {key_text(provider)} in the environment or "
-                                      ".streamlit/secrets.toml")
+        return ConnectionTest(
+            problem=f"nothing was sent: {key_text(provider)} in the environment or .streamlit/secrets.toml"
+        )
     url = shown_url(provider)
     found: list[ConnectionTest] = []
     # A daemon thread: a server that trickles bytes past the deadline is abandoned without holding the app's exit.
-    worker = threading.Thread(target=lambda: found.append(_list_models(provider, url)), daemon=True,
-                              name=f"provider-test-{provider.name}")
+    worker = threading.Thread(
+        target=lambda: found.append(_list_models(provider, url)), daemon=True, name=f"provider-test-{provider.name}"
+    )
     worker.start()
     worker.join(TEST_DEADLINE_S)
     return found[0] if found else ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
@@ -151,5 +157,7 @@ def screen_answers(model: str) -> str | None:
     result = check_connection(provider)
     if result.problem is None:
         return None
-    return (f"the injection screen's provider {provider.name} does not answer ({result.problem}), so the screen "
-            f"could not run at each item's gate; fix its key or address in Settings, or turn the screen off")
+    return (
+        f"the injection screen's provider {provider.name} does not answer ({result.problem}), so the screen "
+        f"could not run at each item's gate; fix its key or address in Settings, or turn the screen off"
+    )

@@ -83,8 +83,11 @@ def database_away(exc: BaseException | None) -> bool:
 
 def connector_away(exc: BaseException) -> bool:
     """`database_away` for the task engine's own errors (procrastinate wraps its connections' errors)."""
-    return isinstance(exc, procrastinate.exceptions.ConnectorException) and (
-        exc.__cause__ is None or database_away(exc.__cause__)) or database_away(exc)
+    return (
+        isinstance(exc, procrastinate.exceptions.ConnectorException)
+        and (exc.__cause__ is None or database_away(exc.__cause__))
+        or database_away(exc)
+    )
 
 
 def error_line(exc: BaseException) -> str:
@@ -137,8 +140,12 @@ class Outage:
                 return
             self._said_away = True
         why = reason if isinstance(reason, str) else error_line(reason)
-        log.warning("santa: the database is unreachable (%s); runs in flight wait for it and answers already "
-                    "received are held (up to %g s)", why, self.hold_s)
+        log.warning(
+            "santa: the database is unreachable (%s); runs in flight wait for it and answers already "
+            "received are held (up to %g s)",
+            why,
+            self.hold_s,
+        )
 
     def back(self) -> None:
         """The database answered: if it was away, say for how long and how many runs waited."""
@@ -154,8 +161,13 @@ class Outage:
             self._changed.notify_all()  # the others waiting try again now, not at the end of their pause
         if not said:
             return
-        log.warning("santa: the database is back after %.0f s; %d run(s) that waited carry on (%d answer(s) held "
-                    "are being stored)", self.last_away_s, len(runs), held)
+        log.warning(
+            "santa: the database is back after %.0f s; %d run(s) that waited carry on (%d answer(s) held "
+            "are being stored)",
+            self.last_away_s,
+            len(runs),
+            held,
+        )
 
     def reachable_for(self) -> float:
         """Seconds since the database was last found back (0 while away; infinity if never seen away)."""
@@ -183,8 +195,10 @@ class Outage:
     def waiting(self) -> tuple[set[int], int]:
         """The runs whose calls wait for the database now, and the answers they hold."""
         with self._lock:
-            return ({w.run_id for w in self._waiters.values() if w.run_id is not None},
-                    sum(w.holds_answer for w in self._waiters.values()))
+            return (
+                {w.run_id for w in self._waiters.values() if w.run_id is not None},
+                sum(w.holds_answer for w in self._waiters.values()),
+            )
 
     def giving_up(self, first_failure: float | None = None) -> bool:
         """Whether calls stop waiting for the database: the outage (or this call's own failures, since
@@ -208,16 +222,28 @@ class Outage:
         with self._changed:
             self._changed.wait(seconds)
 
-    def call(self, fn: Callable[[], T], what: str, run_id: int | None = None, holds_answer: bool = False,
-             landed: Callable[[], bool] | None = None, landed_result: Any = None) -> T:
+    def call(
+        self,
+        fn: Callable[[], T],
+        what: str,
+        run_id: int | None = None,
+        holds_answer: bool = False,
+        landed: Callable[[], bool] | None = None,
+        landed_result: Any = None,
+    ) -> T:
         """`fn()`, tried again while the database is away (within the bounds). `landed`, asked before each try after
         a failed one, says whether an earlier try committed although its answer was lost with the connection: then
         `landed_result` is what the write returned."""
         me = threading.get_ident()
         tried = False
-        retrying = Retrying(retry=retry_if_exception(database_away), stop=self._give_up, sleep=self._sleep,
-                            wait=wait_exponential_jitter(multiplier=WAIT_S[0], max=WAIT_S[1]), reraise=True,
-                            before_sleep=lambda state: self.away(state.outcome.exception()))
+        retrying = Retrying(
+            retry=retry_if_exception(database_away),
+            stop=self._give_up,
+            sleep=self._sleep,
+            wait=wait_exponential_jitter(multiplier=WAIT_S[0], max=WAIT_S[1]),
+            reraise=True,
+            before_sleep=lambda state: self.away(state.outcome.exception()),
+        )
         try:
             for attempt in retrying:
                 with attempt:
@@ -236,8 +262,12 @@ class Outage:
             if holds_answer and database_away(exc):
                 with self._lock:
                     self.dropped_answers += 1
-                log.error("santa: dropping an answer that could not be stored (%s of run %s): the database stayed "
-                          "away; it is asked for again when the run is taken over or handed over", what, run_id)
+                log.error(
+                    "santa: dropping an answer that could not be stored (%s of run %s): the database stayed "
+                    "away; it is asked for again when the run is taken over or handed over",
+                    what,
+                    run_id,
+                )
             raise
         finally:
             with self._lock:
@@ -290,8 +320,15 @@ class PatientStore:
         @functools.wraps(attr)
         def patient(*args: Any, **kwargs: Any) -> Any:
             landed = self._landed(name, args, kwargs)
-            return self.outage.call(functools.partial(attr, *args, **kwargs), name, _run_of(args),
-                                    name in ANSWER_WRITES, landed, name in MOVES or None)
+            return self.outage.call(
+                functools.partial(attr, *args, **kwargs),
+                name,
+                _run_of(args),
+                name in ANSWER_WRITES,
+                landed,
+                name in MOVES or None,
+            )
+
         return patient
 
     def _landed(self, name: str, args: tuple, kwargs: dict) -> Callable[[], bool] | None:

@@ -43,8 +43,9 @@ class Retry(procrastinate.BaseRetryStrategy):
         self.errors = tuple(errors)
         self.wait_s = wait_s
 
-    def get_retry_decision(self, *, exception: BaseException, job: procrastinate.jobs.Job
-                           ) -> procrastinate.RetryDecision | None:
+    def get_retry_decision(
+        self, *, exception: BaseException, job: procrastinate.jobs.Job
+    ) -> procrastinate.RetryDecision | None:
         if isinstance(exception, HandedOver):
             return procrastinate.RetryDecision(retry_at=datetime.datetime.now(datetime.UTC))
         if isinstance(exception, self.errors):

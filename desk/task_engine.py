@@ -78,8 +78,14 @@ class ClaimHeld(JobRetry):
     """The job's run is still driven by a live process (one told to stop, finishing its step)."""
 
 
-RETRIED_ERRORS = {JobRetry, psycopg.OperationalError, psycopg.InterfaceError, sqlalchemy.exc.OperationalError,
-                  sqlalchemy.exc.InterfaceError, procrastinate.exceptions.ConnectorException}
+RETRIED_ERRORS = {
+    JobRetry,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+    sqlalchemy.exc.OperationalError,
+    sqlalchemy.exc.InterfaceError,
+    procrastinate.exceptions.ConnectorException,
+}
 """The database went away (procrastinate wraps the errors of its own connections, e.g. deferring a sample's next
 look, as ConnectorException): the job is tried again."""
 QUEUES = (RUNS, BATCH)
@@ -284,8 +290,11 @@ class TaskEngine:
     def __init__(self, url: str) -> None:
         self.url = url
         self.conninfo = conninfo(url)
-        app = procrastinate.App(connector=PsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4,
-                                                           timeout=POOL_WAIT_S, reconnect_timeout=POOL_WAIT_S))
+        app = procrastinate.App(
+            connector=PsycopgConnector(
+                conninfo=self.conninfo, min_size=1, max_size=4, timeout=POOL_WAIT_S, reconnect_timeout=POOL_WAIT_S
+            )
+        )
         app.job_manager = PatientJobManager(app.connector)  # the worker rides out an outage (desk.patient_jobs)
         self.app = self._register(app)
         self.work_run = None
@@ -321,8 +330,7 @@ class TaskEngine:
         # The alert pass: deferred by every worker's periodic deferrer at each tick, once per tick across them all
         # (procrastinate records the tick), and never two waiting or running at once (its locks).
         @app.periodic(cron=alert_cron(), periodic_id="alerts")
-        @app.task(name=ALERTS, queue=RUNS, priority=ALERTS_PRIORITY, lock="santa-alerts",
-                  queueing_lock="santa-alerts")
+        @app.task(name=ALERTS, queue=RUNS, priority=ALERTS_PRIORITY, lock="santa-alerts", queueing_lock="santa-alerts")
         def alerts(timestamp: int) -> None:
             if self.alert_pass is not None:
                 self.alert_pass()
@@ -342,8 +350,9 @@ class TaskEngine:
 
     async def sweep_queued(self) -> int:
         """Put back on the queue the runs left `queued` with no job (a process died between the two); how many."""
-        rows = await self.app.connector.execute_query_all_async(QUEUED_WITHOUT_JOB_SQL, task=WORK_RUN,
-                                                                age_s=QUEUED_WITHOUT_JOB_S)
+        rows = await self.app.connector.execute_query_all_async(
+            QUEUED_WITHOUT_JOB_SQL, task=WORK_RUN, age_s=QUEUED_WITHOUT_JOB_S
+        )
         for row in rows:
             if self.enqueue_left is not None:
                 await asyncio.to_thread(self.enqueue_left, row["id"], row["source"])
@@ -357,6 +366,7 @@ class TaskEngine:
         backlog of work never delays a take-over."""
         tick, every = 0, recover_every_s()
         jobs = self.app.job_manager
+
         async def take_overs() -> None:
             if await jobs.silence_counts(stalled_s()):
                 await self.recover_stalled()
@@ -380,9 +390,17 @@ class TaskEngine:
         """The engine opened for deferring from ordinary threads (the app's pages, the command line)."""
         with self._sync_lock:
             if self._sync is None:
-                app = self._register(procrastinate.App(
-                    connector=SyncPsycopgConnector(conninfo=self.conninfo, min_size=1, max_size=4, timeout=POOL_WAIT_S,
-                                                   reconnect_timeout=POOL_WAIT_S)))
+                app = self._register(
+                    procrastinate.App(
+                        connector=SyncPsycopgConnector(
+                            conninfo=self.conninfo,
+                            min_size=1,
+                            max_size=4,
+                            timeout=POOL_WAIT_S,
+                            reconnect_timeout=POOL_WAIT_S,
+                        )
+                    )
+                )
                 app.open()
                 self._sync = app
             return self._sync
@@ -425,8 +443,12 @@ class TaskEngine:
         if self._looks(sample_id, ("todo",)):
             return False
         self.sync_app().configure_task(
-            DRIVE_SAMPLE, queue=BATCH, priority=DRIVE_PRIORITY, lock=f"sample-{sample_id}",
-            schedule_in={"seconds": max(0.0, float(look.get("after_s", 0)))}).defer(sample_id=sample_id, look=look)
+            DRIVE_SAMPLE,
+            queue=BATCH,
+            priority=DRIVE_PRIORITY,
+            lock=f"sample-{sample_id}",
+            schedule_in={"seconds": max(0.0, float(look.get("after_s", 0)))},
+        ).defer(sample_id=sample_id, look=look)
         return True
 
     def look_now(self, sample_id: int, look: dict | None = None) -> bool:
@@ -460,8 +482,12 @@ class TaskEngine:
 
     def _looks(self, sample_id: int, statuses: tuple[str, ...]) -> bool:
         with self.sync_app().connector.pool.connection() as conn:
-            return conn.execute(DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id,
-                                              "statuses": list(statuses)}).fetchone() is not None
+            return (
+                conn.execute(
+                    DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id, "statuses": list(statuses)}
+                ).fetchone()
+                is not None
+            )
 
     def status(self) -> EngineStatus:
         """Queue depth, job ages and workers, read now."""
@@ -477,9 +503,15 @@ class TaskEngine:
                     fig.working, fig.oldest_working_s = count, seconds
             live, silent = conn.execute(WORKERS_SQL, {"s": stalled_s()}).fetchone()
             stalled = conn.execute(STALLED_SQL, {"s": stalled_s()}).fetchone()[0]
-        return EngineStatus(queues=list(figures.values()), live_workers=live, silent_workers=silent,
-                            stalled_jobs=stalled, heartbeat_s=heartbeat_s(), stalled_after_s=stalled_s(),
-                            recovery_bound_s=recovery_bound_s())
+        return EngineStatus(
+            queues=list(figures.values()),
+            live_workers=live,
+            silent_workers=silent,
+            stalled_jobs=stalled,
+            heartbeat_s=heartbeat_s(),
+            stalled_after_s=stalled_s(),
+            recovery_bound_s=recovery_bound_s(),
+        )
 
     def close(self) -> None:
         """Close the deferring pool."""
@@ -507,15 +539,19 @@ def task_engine(url: str) -> TaskEngine:
 def status_text(status: EngineStatus) -> str:
     """The figures as plain lines (the command line's `worker --status`): ages since a job became due (waiting) and
     since it started (working), as on the Operations panel."""
+
     def age(s: float | None) -> str:
         return "-" if s is None else f"{s:.0f} s"
 
-    lines = [f"workers: {status.live_workers} live, {status.silent_workers} silent "
-             f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its jobs back in the "
-             f"queue within {status.recovery_bound_s:g} s); "
-             f"stalled jobs: {status.stalled_jobs}"]
+    lines = [
+        f"workers: {status.live_workers} live, {status.silent_workers} silent "
+        f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its jobs back in the "
+        f"queue within {status.recovery_bound_s:g} s); "
+        f"stalled jobs: {status.stalled_jobs}"
+    ]
     for q in status.queues:
-        lines.append(f"queue {q.queue}: {q.waiting} waiting (oldest waiting since due: {age(q.oldest_waiting_s)}), "
-                     f"{q.working} working (oldest working since started: {age(q.oldest_working_s)})")
+        lines.append(
+            f"queue {q.queue}: {q.waiting} waiting (oldest waiting since due: {age(q.oldest_waiting_s)}), "
+            f"{q.working} working (oldest working since started: {age(q.oldest_working_s)})"
+        )
     return "\n".join(lines)
-

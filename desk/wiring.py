@@ -64,10 +64,17 @@ def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra) ->
         return UnavailableModel(name, problem or f"unknown provider for {name}")
     try:
         if provider.protocol == providers.MESSAGES_API:
-            return anthropic_kind(providers.split_model(name)[1], client=shared_client(),
-                                  answer_attempts=answer_attempts(), **extra)
-        return chat_kind(providers.canonical(name), providers.split_model(name)[1], chat_client(provider),
-                         provider=provider.name, answer_attempts=answer_attempts(), **extra)
+            return anthropic_kind(
+                providers.split_model(name)[1], client=shared_client(), answer_attempts=answer_attempts(), **extra
+            )
+        return chat_kind(
+            providers.canonical(name),
+            providers.split_model(name)[1],
+            chat_client(provider),
+            provider=provider.name,
+            answer_attempts=answer_attempts(),
+            **extra,
+        )
     except Exception as exc:  # noqa: BLE001 - a client that cannot be built (a malformed base URL): no call, no verdict
         return UnavailableModel(name, providers.scrub_keys(f"cannot call {name}: {type(exc).__name__}: {exc}"))
 
@@ -255,14 +262,28 @@ def open_desk(
     driving = PatientStore(runs) if queued else runs
     options = {"screen_for": model_screen(driving) if screen_for is None else screen_for}
     count = workers or runner_workers()
-    runner = (QueuedRunner(task_engine(url), driving, reviewer_for, fixer_for, count, **options) if queued
-              else Runner(runs, reviewer_for, fixer_for, count, **options))
-    batch_options = {"client_for": shared_client, "poll_s": batch_poll_seconds(), "screen_answers": screen_answers_of(runs)}
-    batches = (QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
-               if isinstance(runner, QueuedRunner) else BatchDriver(runs, BatchStore(runs), runner, fixer_for,
-                                                                     **batch_options))
-    desk = Desk(url=url, runs=runs, runner=runner, batches=batches,
-                jobs=JobHost(driving, runner, batches) if isinstance(runner, QueuedRunner) else None)
+    runner = (
+        QueuedRunner(task_engine(url), driving, reviewer_for, fixer_for, count, **options)
+        if queued
+        else Runner(runs, reviewer_for, fixer_for, count, **options)
+    )
+    batch_options = {
+        "client_for": shared_client,
+        "poll_s": batch_poll_seconds(),
+        "screen_answers": screen_answers_of(runs),
+    }
+    batches = (
+        QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
+        if isinstance(runner, QueuedRunner)
+        else BatchDriver(runs, BatchStore(runs), runner, fixer_for, **batch_options)
+    )
+    desk = Desk(
+        url=url,
+        runs=runs,
+        runner=runner,
+        batches=batches,
+        jobs=JobHost(driving, runner, batches) if isinstance(runner, QueuedRunner) else None,
+    )
     if mark_interrupted:  # the app: batch samples a restart cut short carry on, and queued runs are picked up
         batches.resume_unfinished(leave=lambda sample_id: held_elsewhere(runs, batches, sample_id))
         batches.group_finished()
@@ -303,8 +324,9 @@ def stop_desk(desk: Desk) -> None:
         # answers were paid for and are stored as they come. The server ends the process by its signal once this
         # returns, so the pools' own exit hooks never run; past the grace the answers are lost, nothing else.
         log.info("Stopping: waiting up to %g s for the model calls in flight", STOP_GRACE_S)
-        waiting = threading.Thread(target=lambda: (desk.batches.shutdown(), desk.runner.shutdown()),
-                                   name="santa-stop", daemon=True)
+        waiting = threading.Thread(
+            target=lambda: (desk.batches.shutdown(), desk.runner.shutdown()), name="santa-stop", daemon=True
+        )
         waiting.start()
         waiting.join(STOP_GRACE_S)
 
@@ -365,9 +387,11 @@ def sample_left_behind(progress: SampleProgress, claims: dict[int, RunClaim], no
     if progress.finished:
         last = progress.last_activity or progress.created_at
         return (now - last).total_seconds() > QUEUED_ORPHAN_S
-    return any((c.status == RunStatus.INTERRUPTED and c.note == SWEPT_NOTE)
-               or (c.status == RunStatus.QUEUED and queued_left_behind(c.updated_at, c.worker, now))
-               for c in claims.values())
+    return any(
+        (c.status == RunStatus.INTERRUPTED and c.note == SWEPT_NOTE)
+        or (c.status == RunStatus.QUEUED and queued_left_behind(c.updated_at, c.worker, now))
+        for c in claims.values()
+    )
 
 
 def pick_up_samples(runs: RunStore, batches: BatchDriver) -> list[int]:
@@ -411,8 +435,9 @@ def sweep(runs: RunStore, runner: Runner, batches: BatchDriver | None = None) ->
     return swept
 
 
-def start_sweeping(runs: RunStore, runner: Runner, batches: BatchDriver | None = None,
-                   every_s: float | None = None) -> threading.Event:
+def start_sweeping(
+    runs: RunStore, runner: Runner, batches: BatchDriver | None = None, every_s: float | None = None
+) -> threading.Event:
     """Sweep every `every_s` (SWEEP_EVERY_S) on a daemon thread until the returned event is set or the runner
     stops: what the app on SQLite does instead of the task engine's workers."""
     stop = threading.Event()

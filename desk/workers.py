@@ -87,8 +87,12 @@ def taken_over(worker: str | None) -> str:
 
 def given_back() -> str:
     """The note of a run a worker gives back after waiting for the database longer than it holds answers."""
-    return (f"{HANDED_OVER} the database was unreachable for {OUTAGE.last_away_s:.0f} s, longer than a worker waits "
-            f"for it ({OUTAGE.hold_s:g} s); the next free worker carries on from the last stored step")
+    return (
+        f"{HANDED_OVER} the database was unreachable for {OUTAGE.last_away_s:.0f} s, longer than a worker waits "
+        f"for it ({OUTAGE.hold_s:g} s); the next free worker carries on from the last stored step"
+    )
+
+
 DATABASE_ERRORS = ("OperationalError", "InterfaceError")
 """Worker errors that say the database went away, not that the run is wrong: its job is tried again."""
 WAIT_POLL_S = 0.5
@@ -186,8 +190,10 @@ class QueuedBatchDriver(BatchDriver):
     def _may_start(self, batch: Batch, active: int) -> int:
         """Also within the limit per provider: at most SANTA_BATCH_LANES batch runs queued or running per provider,
         across all batches and workers, so a batch never takes the rate limit the editors need."""
-        return min(super()._may_start(batch, active),
-                   batch_room(self.repo.active_batch_reviewers(), batch.config.reviewer_b, batch.config.reviewer_c))
+        return min(
+            super()._may_start(batch, active),
+            batch_room(self.repo.active_batch_reviewers(), batch.config.reviewer_b, batch.config.reviewer_c),
+        )
 
     def driving(self, sample_id: int) -> bool:
         """Whether a look at the sample is waiting or under way (on any worker)."""
@@ -288,8 +294,9 @@ class JobHost:
             if not self.runner.working_on(run_id) and self._move(run_id, given_back()) == RunStatus.QUEUED:
                 released.append(run_id)
         if released:
-            outage_log.warning("santa: runs %s were given back to the queue: this worker gave up waiting for the "
-                               "database", released)
+            outage_log.warning(
+                "santa: runs %s were given back to the queue: this worker gave up waiting for the database", released
+            )
         return released
 
     def _wait_for_claim(self, run_id: int, worker: str | None) -> tuple[RunStatus, str, str | None]:
@@ -361,8 +368,9 @@ RESTART_S = (1.0, 30.0)
 """The first and the longest wait before a worker loop that lost its database starts again (doubling)."""
 
 
-def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: tuple[str, ...] = QUEUES,
-              name: str | None = None) -> None:
+def work_jobs(
+    task_engine: TaskEngine, host: JobHost, concurrency: int, queues: tuple[str, ...] = QUEUES, name: str | None = None
+) -> None:
     """Work the engine's jobs until stopped (SIGINT/SIGTERM in the main thread, or `host.stop()`).
 
     Each job's run is driven on a thread of the loop's executor, `concurrency` at a time; the runner's
@@ -383,9 +391,12 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     def stop_all(signum: int | None = None) -> None:
         if stopped.is_set() and signum is not None:  # a second SIGINT/SIGTERM: leave at once, saying what is left
             held = sorted(host.runner.active_runs())
-            outage_log.error("santa worker: stopped at once (a second signal): runs %s are taken over once this worker "
-                             "is silent; %d answer(s) received but not stored are dropped", held or "none",
-                             OUTAGE.dropped_answers + OUTAGE.waiting()[1])
+            outage_log.error(
+                "santa worker: stopped at once (a second signal): runs %s are taken over once this worker "
+                "is silent; %d answer(s) received but not stored are dropped",
+                held or "none",
+                OUTAGE.dropped_answers + OUTAGE.waiting()[1],
+            )
             os._exit(128 + signum)  # its runs are taken over once its heartbeat is silent
         stopped.set()
         task_engine.app.job_manager.stopping.set()  # no job is fetched from now on
@@ -399,6 +410,7 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
     if threading.current_thread() is threading.main_thread():
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop_all, sig)
+
     def stop_soon() -> None:
         try:
             loop.call_soon_threadsafe(stop_all)
@@ -409,15 +421,24 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
 
     async def main() -> None:
         async with task_engine.app.open_async():
-            worker = Worker(task_engine.app, queues=list(queues), concurrency=concurrency,
-                            name=name or f"santa@{socket.gethostname()}:{os.getpid()}", delete_jobs="successful",
-                            update_heartbeat_interval=heartbeat_s(), stalled_worker_timeout=stalled_s(),
-                            install_signal_handlers=False, fetch_job_polling_interval=FETCH_POLL_S)
+            worker = Worker(
+                task_engine.app,
+                queues=list(queues),
+                concurrency=concurrency,
+                name=name or f"santa@{socket.gethostname()}:{os.getpid()}",
+                delete_jobs="successful",
+                update_heartbeat_interval=heartbeat_s(),
+                stalled_worker_timeout=stalled_s(),
+                install_signal_handlers=False,
+                fetch_job_polling_interval=FETCH_POLL_S,
+            )
             current[:] = [worker]
             if stopped.is_set():
                 return
-            sides = [loop.create_task(_heartbeat_while_stopping(task_engine, worker, stopped)),
-                     loop.create_task(task_engine.maintain(lambda: _reconcile(task_engine, host, worker)))]
+            sides = [
+                loop.create_task(_heartbeat_while_stopping(task_engine, worker, stopped)),
+                loop.create_task(task_engine.maintain(lambda: _reconcile(task_engine, host, worker))),
+            ]
             try:
                 await worker.run()
             finally:
@@ -433,9 +454,12 @@ def work_jobs(task_engine: TaskEngine, host: JobHost, concurrency: int, queues: 
             except Exception:  # noqa: BLE001 - the database went away: start again once it answers
                 log.exception("the worker loop stopped; starting it again in %g s", wait_s)
             if not stopped.is_set():
-                loop.run_until_complete(asyncio.wait([loop.create_task(asyncio.sleep(wait_s)),
-                                                      loop.create_task(_until(stopped))],
-                                                     return_when=asyncio.FIRST_COMPLETED))
+                loop.run_until_complete(
+                    asyncio.wait(
+                        [loop.create_task(asyncio.sleep(wait_s)), loop.create_task(_until(stopped))],
+                        return_when=asyncio.FIRST_COMPLETED,
+                    )
+                )
                 wait_s = min(RESTART_S[1], 2 * wait_s)
     finally:
         loop.close()
@@ -471,7 +495,9 @@ async def _reconcile(task_engine: TaskEngine, host: JobHost, worker: Worker) -> 
         if host.idle_jobs:
             jobs.unsure = True  # look at them again on the next pass
         for job_id in sorted(again):
-            outage_log.warning("santa: job %s was this worker's but no thread worked on it: it is due again now", job_id)
+            outage_log.warning(
+                "santa: job %s was this worker's but no thread worked on it: it is due again now", job_id
+            )
             await jobs.retry_job_by_id_async(job_id, retry_at=datetime.now(UTC))
     except Exception:
         jobs.unsure = True  # the database went away again: the next pass tries
@@ -490,9 +516,12 @@ async def _until(event: threading.Event) -> None:
 
 def start_in_app(task_engine: TaskEngine, host: JobHost, concurrency: int) -> threading.Thread:
     """Work jobs on a daemon thread of this process (the app, SANTA_WORKERS_IN_APP=1); `host.stop()` stops it."""
-    thread = threading.Thread(target=work_jobs, args=(task_engine, host, concurrency, QUEUES,
-                                                      f"santa-app@{socket.gethostname()}:{os.getpid()}"),
-                              name="santa-in-app-worker", daemon=True)
+    thread = threading.Thread(
+        target=work_jobs,
+        args=(task_engine, host, concurrency, QUEUES, f"santa-app@{socket.gethostname()}:{os.getpid()}"),
+        name="santa-in-app-worker",
+        daemon=True,
+    )
     host.thread = thread
     thread.start()
     return thread

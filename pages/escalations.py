@@ -8,10 +8,12 @@ from ui.navigation import ensure_navigation
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 navigation.title("escalations", "Escalations")
-st.caption("A run escalates after the round cap, a reviewer failure, a budget stop, a rejected fix, an injection "
-           "hit, a fix that could not be applied, or reviewers who disagree on a critical criterion at the cap. "
-           "Ship it as is (with a justification), edit it and send it for fresh review, or reject it. "
-           "Every assignment and resolution is recorded in the audit trail.")
+st.caption(
+    "A run escalates after the round cap, a reviewer failure, a budget stop, a rejected fix, an injection "
+    "hit, a fix that could not be applied, or reviewers who disagree on a critical criterion at the cap. "
+    "Ship it as is (with a justification), edit it and send it for fresh review, or reject it. "
+    "Every assignment and resolution is recorded in the audit trail."
+)
 if flash := st.session_state.pop(escalations.FLASH, None):
     st.success(flash)
 repo = app_desk.desk().runs

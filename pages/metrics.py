@@ -8,10 +8,12 @@ from ui.navigation import ensure_navigation
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 navigation.title("metrics", "Metrics")
-st.caption("First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
-           "cost and latency, from every stored run. Each chart's definition is one click away and its data "
-           "downloads as CSV; the filters, the open tab and the drill-down are kept in the URL, so a link shares the "
-           "view.")
+st.caption(
+    "First-pass rate, iterations to converge, where checks fail, how far the two reviewers agree, escapes, "
+    "cost and latency, from every stored run. Each chart's definition is one click away and its data "
+    "downloads as CSV; the filters, the open tab and the drill-down are kept in the URL, so a link shares the "
+    "view."
+)
 store = app_desk.desk().metrics
 options = store.options()
 if options.first_day is None:

@@ -10,9 +10,11 @@ from ui.safe import escape_markdown
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 
 navigation.title("people", "People")
-st.caption("Everyone may read everything; roles add the actions. People who sign in for the first time get "
-           "the roles of the e-mail patterns in the config (`[santa.roles]`), else viewer. Every change of "
-           "roles is recorded in the audit trail.")
+st.caption(
+    "Everyone may read everything; roles add the actions. People who sign in for the first time get "
+    "the roles of the e-mail patterns in the config (`[santa.roles]`), else viewer. Every change of "
+    "roles is recorded in the audit trail."
+)
 if flash := st.session_state.pop(people.FLASH, None):
     st.success(escape_markdown(flash))
 everyone = app_desk.desk().people.all()

@@ -31,10 +31,16 @@ actor = identity.actor()
 may_edit = identity.can(Permission.EDIT_RUBRIC)
 try_refusal = None if identity.can(Permission.TRY_RUBRIC) else identity.refusal(Permission.TRY_RUBRIC)
 name = pick_rubric(store, allow_new=may_edit, default=desk.defaults().rubric)
-edit, versions, trial, files, recheck, learned = st.tabs([
-    ":material/edit: Edit" if may_edit else ":material/description: Criteria", ":material/history: Versions",
-    ":material/science: Try it", ":material/swap_vert: Import / export", ":material/replay: Re-check history",
-    ":material/lightbulb: Suggestions"])
+edit, versions, trial, files, recheck, learned = st.tabs(
+    [
+        ":material/edit: Edit" if may_edit else ":material/description: Criteria",
+        ":material/history: Versions",
+        ":material/science: Try it",
+        ":material/swap_vert: Import / export",
+        ":material/replay: Re-check history",
+        ":material/lightbulb: Suggestions",
+    ]
+)
 with edit:
     if may_edit:
         findings = rubric_editor.render(store, actor)
@@ -63,7 +69,8 @@ with recheck:
         st.info("Create the rubric first, then re-check past runs under it.")
 with learned:
     if name:
-        rubric_suggestions.suggestions_tab(desk, name, actor,
-                                           refusal=None if may_edit else identity.refusal(Permission.EDIT_RUBRIC))
+        rubric_suggestions.suggestions_tab(
+            desk, name, actor, refusal=None if may_edit else identity.refusal(Permission.EDIT_RUBRIC)
+        )
     else:
         st.info("Create the rubric first; suggestions come from its runs.")

@@ -18,7 +18,9 @@ DISTRIBUTION = "santa-desk"
 """The project (pyproject.toml) whose `santa` console script this runs."""
 EXIT_INTERNAL = 4
 """The command line's exit code for an internal error: here, the command line itself is missing."""
-INSTALL_HINT = "run `pip install -r requirements.txt` in the repository (it installs this project and the `santa` command)"
+INSTALL_HINT = (
+    "run `pip install -r requirements.txt` in the repository (it installs this project and the `santa` command)"
+)
 
 
 def main() -> int:

@@ -151,13 +151,21 @@ class AlertSettings(BaseModel):
 
 
 ENV = {
-    "hooks": "SANTA_ALERT_HOOKS", "secret": "SANTA_ALERT_SECRET", "every_s": "SANTA_ALERT_EVERY_S",
-    "attempts": "SANTA_ALERT_ATTEMPTS", "backoff_s": "SANTA_ALERT_BACKOFF_S", "timeout_s": "SANTA_ALERT_TIMEOUT_S",
+    "hooks": "SANTA_ALERT_HOOKS",
+    "secret": "SANTA_ALERT_SECRET",
+    "every_s": "SANTA_ALERT_EVERY_S",
+    "attempts": "SANTA_ALERT_ATTEMPTS",
+    "backoff_s": "SANTA_ALERT_BACKOFF_S",
+    "timeout_s": "SANTA_ALERT_TIMEOUT_S",
 }
 """The settings' variables (environment, or root-level keys of the secrets file)."""
 SMTP_ENV = {
-    "host": "SANTA_SMTP_HOST", "port": "SANTA_SMTP_PORT", "user": "SANTA_SMTP_USER",
-    "password": "SANTA_SMTP_PASSWORD", "sender": "SANTA_SMTP_FROM", "to": "SANTA_SMTP_TO",
+    "host": "SANTA_SMTP_HOST",
+    "port": "SANTA_SMTP_PORT",
+    "user": "SANTA_SMTP_USER",
+    "password": "SANTA_SMTP_PASSWORD",
+    "sender": "SANTA_SMTP_FROM",
+    "to": "SANTA_SMTP_TO",
     "starttls": "SANTA_SMTP_STARTTLS",
 }
 
@@ -173,7 +181,9 @@ def alert_settings(environ: Mapping[str, str]) -> AlertSettings:
         try:
             raw["hooks"] = json.loads(raw["hooks"])
         except json.JSONDecodeError as exc:
-            raise AlertConfigError(f"{ENV['hooks']} is not valid JSON (line {exc.lineno}, column {exc.colno})") from None
+            raise AlertConfigError(
+                f"{ENV['hooks']} is not valid JSON (line {exc.lineno}, column {exc.colno})"
+            ) from None
     if environ.get(SMTP_ENV["host"], "").strip():
         smtp = {f: environ[v].strip() for f, v in SMTP_ENV.items() if environ.get(v, "").strip()}
         smtp["to"] = [a.strip() for a in smtp.get("to", "").split(",") if a.strip()]
@@ -215,8 +225,14 @@ def scrub(text: str, secrets: Iterable[str]) -> str:
 
 def envelope(key: str, kind: str, subject: str, created_at: str, data: Mapping[str, Any]) -> dict[str, Any]:
     """The event as every format carries it: its id (the idempotency key), kind, subject, time and facts."""
-    return {"id": key, "event": kind, "subject": subject, "created_at": created_at, "data": dict(data),
-            "text": headline(kind, subject, data)}
+    return {
+        "id": key,
+        "event": kind,
+        "subject": subject,
+        "created_at": created_at,
+        "data": dict(data),
+        "text": headline(kind, subject, data),
+    }
 
 
 def headline(kind: str, subject: str, data: Mapping[str, Any]) -> str:
@@ -230,14 +246,25 @@ def body(fmt: Format, event: Mapping[str, Any]) -> dict[str, Any]:
     MessageCard (its `text` also read by Teams workflows)."""
     text = event["text"]
     if fmt == "slack":
-        return {"text": text, "blocks": [
-            {"type": "section", "text": {"type": "mrkdwn", "text": text}},
-            {"type": "context", "elements": [{"type": "mrkdwn", "text": f"`{event['event']}` · id `{event['id']}`"}]},
-        ]}
+        return {
+            "text": text,
+            "blocks": [
+                {"type": "section", "text": {"type": "mrkdwn", "text": text}},
+                {
+                    "type": "context",
+                    "elements": [{"type": "mrkdwn", "text": f"`{event['event']}` · id `{event['id']}`"}],
+                },
+            ],
+        }
     if fmt == "teams":
-        return {"@type": "MessageCard", "@context": "https://schema.org/extensions", "summary": text,
-                "title": KINDS.get(event["event"], event["event"]), "text": text,
-                "sections": [{"facts": [{"name": k, "value": str(v)} for k, v in event["data"].items()]}]}
+        return {
+            "@type": "MessageCard",
+            "@context": "https://schema.org/extensions",
+            "summary": text,
+            "title": KINDS.get(event["event"], event["event"]),
+            "text": text,
+            "sections": [{"facts": [{"name": k, "value": str(v)} for k, v in event["data"].items()]}],
+        }
     return dict(event)
 
 
@@ -254,8 +281,12 @@ def signature(secret: str, raw: bytes) -> str:
 def headers(event: Mapping[str, Any], raw: bytes, secret: str | None, timestamp: int) -> dict[str, str]:
     """The request's headers: JSON, the event's kind and idempotency key, the time sent, the signature (the settings
     refuse hooks without a secret)."""
-    out = {"Content-Type": "application/json", EVENT_HEADER: str(event["event"]),
-           IDEMPOTENCY_HEADER: str(event["id"]), TIMESTAMP_HEADER: str(timestamp)}
+    out = {
+        "Content-Type": "application/json",
+        EVENT_HEADER: str(event["event"]),
+        IDEMPOTENCY_HEADER: str(event["id"]),
+        TIMESTAMP_HEADER: str(timestamp),
+    }
     if secret:
         out[SIGNATURE_HEADER] = signature(secret, raw)
     return out

@@ -150,7 +150,10 @@ def effective_defaults(saved: Mapping[str, Saved] | None = None, env: Mapping[st
         kept = saved.get(field)
         kept = kept if kept is not None and kept.value not in (None, "") else None
         if text and variable:
-            values[field], sources[field] = _from_env(field, variable, text), Source("environment", variable, text, kept)
+            values[field], sources[field] = (
+                _from_env(field, variable, text),
+                Source("environment", variable, text, kept),
+            )
         elif kept is not None:
             values[field], sources[field] = kept.value, Source("settings", saved=kept)
         else:
@@ -162,10 +165,16 @@ def effective_defaults(saved: Mapping[str, Saved] | None = None, env: Mapping[st
     elif "reviewer_c" in values and "reviewer_b" not in values:
         b = partner_for(values["reviewer_c"], providers, env)
     d = third_for(values.get("reviewer_b", b), values.get("reviewer_c", c), providers, env)
-    built_in = {"reviewer_b": b, "reviewer_c": c, "reviewer_d": d, "fixer": fixer,
-                # a screening model of a family other than both reviewers' when keys allow (issue 36)
-                "screen_model": default_screen_model(providers, env, (values.get("reviewer_b", b),
-                                                                      values.get("reviewer_c", c)))}
+    built_in = {
+        "reviewer_b": b,
+        "reviewer_c": c,
+        "reviewer_d": d,
+        "fixer": fixer,
+        # a screening model of a family other than both reviewers' when keys allow (issue 36)
+        "screen_model": default_screen_model(
+            providers, env, (values.get("reviewer_b", b), values.get("reviewer_c", c))
+        ),
+    }
     return Effective(Defaults(**{**built_in, **values}), sources)
 
 
@@ -177,11 +186,17 @@ def env_defaults() -> Defaults:
 def screen_remedy(sources: Mapping[str, Source]) -> str:
     """How to get a screen that cannot run going, or turn it off, where the setting actually comes from."""
     model = sources.get("screen_model", Source("default"))
-    pick = (f"set {model.variable} to a model you have a key for" if model.origin == "environment"
-            else "pick a screening model you have a key for in Settings")
+    pick = (
+        f"set {model.variable} to a model you have a key for"
+        if model.origin == "environment"
+        else "pick a screening model you have a key for in Settings"
+    )
     screen = sources.get("screen", Source("default"))
-    off = (f"set {screen.variable}=off" if screen.origin == "environment"
-           else "turn the injection screen off in Settings (or SANTA_SCREEN=off)")
+    off = (
+        f"set {screen.variable}=off"
+        if screen.origin == "environment"
+        else "turn the injection screen off in Settings (or SANTA_SCREEN=off)"
+    )
     return f"or {pick}, or {off}"
 
 
@@ -215,15 +230,23 @@ class DefaultsStore(Protocol):
         ...
 
 
-def save_defaults(store: DefaultsStore, defaults: Defaults, actor: str, env: Mapping[str, str] | None = None,
-                  fields: Collection[str] | None = None) -> None:
+def save_defaults(
+    store: DefaultsStore,
+    defaults: Defaults,
+    actor: str,
+    env: Mapping[str, str] | None = None,
+    fields: Collection[str] | None = None,
+) -> None:
     """A person saves the defaults new runs and escalations start from (only `fields` when given: one section of the
     Settings page; the rest keep what is saved). A setting an environment variable sets is not saved: the
     environment wins, so the value would not be used, and it would take over unseen the day the variable is unset
     (the Settings page shows such a setting locked)."""
     env = os.environ if env is None else env
-    values = {k: v for k, v in defaults.model_dump().items() if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k]))
-              and (fields is None or k in fields)}
+    values = {
+        k: v
+        for k, v in defaults.model_dump().items()
+        if not (k in ENV_VARIABLES and env.get(ENV_VARIABLES[k])) and (fields is None or k in fields)
+    }
     store.save_settings(values, actor=actor)
 
 

@@ -140,9 +140,7 @@ class ReviewIssue(BaseModel):
 
     criterion: str = Field(description="criterion id from the rubric")
     description: str = Field(description="what is wrong and why it fails the criterion")
-    evidence: str = Field(
-        default="", description="exact text copied from the output that shows the problem"
-    )
+    evidence: str = Field(default="", description="exact text copied from the output that shows the problem")
     missing: bool = Field(
         default=False,
         description="true only when the problem is something absent from the output, so there is nothing to quote",
@@ -174,8 +172,7 @@ class Usage(BaseModel):
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
-            cache_creation_input_tokens=self.cache_creation_input_tokens
-            + other.cache_creation_input_tokens,
+            cache_creation_input_tokens=self.cache_creation_input_tokens + other.cache_creation_input_tokens,
             cache_read_input_tokens=self.cache_read_input_tokens + other.cache_read_input_tokens,
         )
 

@@ -47,8 +47,9 @@ def cheapest_pair(models: list[str], rates: Rates | None = None) -> tuple[str, s
     return best[0] if best else None
 
 
-def default_panel(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
-                  rates: Rates | None = None) -> tuple[str, str, str]:
+def default_panel(
+    providers: list[Provider] | None = None, env: Mapping[str, str] | None = None, rates: Rates | None = None
+) -> tuple[str, str, str]:
     """(reviewer B, reviewer C, fix agent) for a desk with these providers: the cheapest pair spanning two
     families, else the cheapest pair; the fix agent is Claude Opus with an Anthropic key (a fix is one call per
     round that a person then reads), else the first model of the first provider with a key."""
@@ -61,8 +62,12 @@ def default_panel(providers: list[Provider] | None = None, env: Mapping[str, str
     return pair[0], pair[1], fixer
 
 
-def partner_for(model: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
-                rates: Rates | None = None) -> str:
+def partner_for(
+    model: str,
+    providers: list[Provider] | None = None,
+    env: Mapping[str, str] | None = None,
+    rates: Rates | None = None,
+) -> str:
     """The other reviewer for a slot fixed to `model` (SANTA_REVIEWER_B or _C set alone): the cheapest usable model
     of another family, else the cheapest other model, else `model` itself (the only one there is)."""
     providers = configured_providers(env) if providers is None else providers
@@ -80,8 +85,13 @@ def other_slot(given: str, default: str) -> str:
     return default
 
 
-def third_for(reviewer_b: str, reviewer_c: str, providers: list[Provider] | None = None,
-              env: Mapping[str, str] | None = None, rates: Rates | None = None) -> str:
+def third_for(
+    reviewer_b: str,
+    reviewer_c: str,
+    providers: list[Provider] | None = None,
+    env: Mapping[str, str] | None = None,
+    rates: Rates | None = None,
+) -> str:
     """The default third reviewer (slot D, for a rubric's high-risk criteria): the cheapest usable model that is
     neither B nor C, of a family not yet on the panel when there is one (a third opinion from a family already
     there shares its blind spots); with no other model at all, the cheapest usable one."""

@@ -73,8 +73,9 @@ def sign_in(store: Store, person_id: str, name: str, pattern_roles: Iterable[Rol
     return store.sign_in(person_id, name, pattern_roles)
 
 
-def set_roles(store: Store, person_id: str, roles: Iterable[Role | str], actor: str,
-              name: str | None = None) -> PersonView:
+def set_roles(
+    store: Store, person_id: str, roles: Iterable[Role | str], actor: str, name: str | None = None
+) -> PersonView:
     """An admin gives a person these roles (adding the person when new); the last admin keeps admin."""
     return store.set_roles(person_id, roles, actor, name=name)
 

@@ -72,11 +72,7 @@ def parse_rates(data: dict) -> Rates:
     models = {name: ModelRates(**row) for name, row in data["models"].items()}
     if not models:
         raise ValueError("rates file lists no models")
-    return Rates(
-        as_of=str(data["as_of"]),
-        batch_discount=float(data.get("batch_discount", 0.0)),
-        models=models,
-    )
+    return Rates(as_of=str(data["as_of"]), batch_discount=float(data.get("batch_discount", 0.0)), models=models)
 
 
 @lru_cache(maxsize=8)
@@ -96,9 +92,11 @@ def is_known(model: str, rates: Rates | None = None) -> bool:
 
 
 PRICE_UNKNOWN = "price unknown"
-UNKNOWN_PRICE_RULE = ("a model with no listed price is counted against the budget at the highest listed rate (an "
-                      "upper bound, so the budget still stops a run), and its cost is shown as \"price unknown\" "
-                      "with its tokens; add it to santa_core/rates.toml to price it")
+UNKNOWN_PRICE_RULE = (
+    "a model with no listed price is counted against the budget at the highest listed rate (an "
+    'upper bound, so the budget still stops a run), and its cost is shown as "price unknown" '
+    "with its tokens; add it to santa_core/rates.toml to price it"
+)
 """What the desk does with a model it has no price for (the budget rule, in words)."""
 
 
@@ -171,8 +169,9 @@ def estimate_call_usd(model: str, body: dict, rates: Rates | None = None) -> flo
     return cost_usd(model, usage, rates)
 
 
-def cache_savings_usd(model: str, cache_read_tokens: int, cache_write_tokens: int = 0,
-                      rates: Rates | None = None, write_ttl: str = "5m") -> float:
+def cache_savings_usd(
+    model: str, cache_read_tokens: int, cache_write_tokens: int = 0, rates: Rates | None = None, write_ttl: str = "5m"
+) -> float:
     """What prompt caching saved on `model`, net: the cached call's cost against the same call with no cache.
 
     Reads are paid at the cache-read rate instead of the input rate (a saving); writes at the write rate of

@@ -110,17 +110,28 @@ def configured_providers(env: Mapping[str, str] | None = None) -> list[Provider]
     env = os.environ if env is None else env
     found = [
         Provider(ANTHROPIC, MESSAGES_API, env.get("ANTHROPIC_BASE_URL") or None, "ANTHROPIC_API_KEY", CLAUDE_MODELS),
-        Provider(OPENAI, CHAT_COMPLETIONS, env.get("OPENAI_BASE_URL") or None, "OPENAI_API_KEY",
-                 _models(env.get("SANTA_OPENAI_MODELS")) or OPENAI_MODELS,
-                 strict=_strict(env.get("SANTA_OPENAI_STRICT")) is not False),
+        Provider(
+            OPENAI,
+            CHAT_COMPLETIONS,
+            env.get("OPENAI_BASE_URL") or None,
+            "OPENAI_API_KEY",
+            _models(env.get("SANTA_OPENAI_MODELS")) or OPENAI_MODELS,
+            strict=_strict(env.get("SANTA_OPENAI_STRICT")) is not False,
+        ),
     ]
     for name in _named(env):
         if _named_problem(name, env) is None:
             prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
-            found.append(Provider(name, CHAT_COMPLETIONS, env[prefix + "BASE_URL"].strip(),
-                                  (env.get(prefix + "API_KEY_ENV") or "").strip() or None,
-                                  _models(env.get(prefix + "MODELS")),
-                                  strict=_strict(env.get(prefix + "STRICT")) is not False))
+            found.append(
+                Provider(
+                    name,
+                    CHAT_COMPLETIONS,
+                    env[prefix + "BASE_URL"].strip(),
+                    (env.get(prefix + "API_KEY_ENV") or "").strip() or None,
+                    _models(env.get(prefix + "MODELS")),
+                    strict=_strict(env.get(prefix + "STRICT")) is not False,
+                )
+            )
     return found
 
 
@@ -132,16 +143,20 @@ def _named_problem(name: str, env: Mapping[str, str]) -> str | None:
     """Why the named endpoint `name` is left out (one line that never echoes a value), else None."""
     prefix = f"SANTA_PROVIDER_{_env_name(name)}_"
     if name in (ANTHROPIC, OPENAI):
-        return (f"provider {name!r} is built in: configure it with {name.upper()}_API_KEY and {name.upper()}_BASE_URL"
-                + (" (and SANTA_OPENAI_MODELS, SANTA_OPENAI_STRICT)" if name == OPENAI else ""))
+        return (
+            f"provider {name!r} is built in: configure it with {name.upper()}_API_KEY and {name.upper()}_BASE_URL"
+            + (" (and SANTA_OPENAI_MODELS, SANTA_OPENAI_STRICT)" if name == OPENAI else "")
+        )
     if not _NAME.match(name):
         return f"provider name {name[:40]!r} is not lower-case letters, digits and _ (at most 32)"
     if problem := _base_url_problem((env.get(prefix + "BASE_URL") or "").strip()):
         return f"provider {name!r} left out: {problem}"
     key_env = (env.get(prefix + "API_KEY_ENV") or "").strip()
     if key_env and (not _ENV_VAR.match(key_env) or ("_" not in key_env and len(key_env) > 20)):
-        return (f"provider {name!r} left out: api_key_env must be the NAME of the variable holding the key "
-                "(upper-case letters, digits and _, such as GEMINI_API_KEY), not the key itself")
+        return (
+            f"provider {name!r} left out: api_key_env must be the NAME of the variable holding the key "
+            "(upper-case letters, digits and _, such as GEMINI_API_KEY), not the key itself"
+        )
     if _strict(env.get(prefix + "STRICT")) is None:
         return f"provider {name!r} left out: strict must be true or false"
     return None
@@ -151,8 +166,9 @@ def provider_problems(env: Mapping[str, str] | None = None) -> list[str]:
     """Every configured provider the desk leaves out, and why (for Settings and the command line's stderr)."""
     env = os.environ if env is None else env
     problems = [p for name in _named(env) if (p := _named_problem(name, env))]
-    problems += [f"secrets table [santa.providers.{name[:40]}] left out: {why}"
-                 for name, why in _SECRETS_PROBLEMS.items()]
+    problems += [
+        f"secrets table [santa.providers.{name[:40]}] left out: {why}" for name, why in _SECRETS_PROBLEMS.items()
+    ]
     return problems
 
 
@@ -176,9 +192,11 @@ def provider_settings_to_env(table: Mapping, env: dict | None = None) -> None:
             _SECRETS_PROBLEMS[name] = "it is not a table"
             continue
         if name == ANTHROPIC or not _NAME.match(name):
-            _SECRETS_PROBLEMS[name] = ("Anthropic is configured with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL"
-                                       if name == ANTHROPIC else
-                                       "a provider name is lower-case letters, digits and _ (at most 32)")
+            _SECRETS_PROBLEMS[name] = (
+                "Anthropic is configured with ANTHROPIC_API_KEY and ANTHROPIC_BASE_URL"
+                if name == ANTHROPIC
+                else "a provider name is lower-case letters, digits and _ (at most 32)"
+            )
             continue
         _SECRETS_PROBLEMS.pop(name, None)
         if name == OPENAI:
@@ -196,6 +214,7 @@ def provider_settings_to_env(table: Mapping, env: dict | None = None) -> None:
 
 
 # --- model ids --------------------------------------------------------------------------------
+
 
 def split_model(model_id: str) -> tuple[str, str]:
     """(provider, model) of a model id; no provider prefix means Anthropic. The model part may hold colons
@@ -231,14 +250,17 @@ def id_problem(model_id: str) -> str | None:
         hint = f"; did you mean {prefix.lower()}:{model}?" if _NAME.match(prefix.lower()) else ""
         return f"model id {model_id[:80]!r}: a provider name is lower-case letters, digits and _{hint}"
     if not sep and not model_id.startswith("claude-"):
-        return (f"model id {model_id[:80]!r} names no provider: only Claude ids (claude-…) may go without one; "
-                f"write <provider>:<model>, e.g. openai:{model_id[:60]} (or anthropic:{model_id[:60]} for a model "
-                "behind ANTHROPIC_BASE_URL)")
+        return (
+            f"model id {model_id[:80]!r} names no provider: only Claude ids (claude-…) may go without one; "
+            f"write <provider>:<model>, e.g. openai:{model_id[:60]} (or anthropic:{model_id[:60]} for a model "
+            "behind ANTHROPIC_BASE_URL)"
+        )
     return None
 
 
-def key_problem(model_id: str, providers: list[Provider] | None = None,
-                env: Mapping[str, str] | None = None) -> str | None:
+def key_problem(
+    model_id: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
     """Why `model_id` cannot be called here (one line naming the provider and what to set), else None."""
     if problem := id_problem(model_id):
         return problem
@@ -250,13 +272,17 @@ def key_problem(model_id: str, providers: list[Provider] | None = None,
         if f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL" in env and (left_out := _named_problem(name, env)):
             return left_out
         known = ", ".join(p.name for p in providers)
-        return (f"unknown provider {name!r} in model id {model_id!r} (configured: {known}); add it as "
-                f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL or [santa.providers.{name}] in .streamlit/secrets.toml")
+        return (
+            f"unknown provider {name!r} in model id {model_id!r} (configured: {known}); add it as "
+            f"SANTA_PROVIDER_{_env_name(name)}_BASE_URL or [santa.providers.{name}] in .streamlit/secrets.toml"
+        )
     if not model:
         return f"model id {model_id!r} names no model after {name!r}:"
     if not provider.key_present(env):
-        return (f"no API key for provider {provider.name!r} (needed by {model_id}): set {provider.key_env} "
-                "in the environment or .streamlit/secrets.toml")
+        return (
+            f"no API key for provider {provider.name!r} (needed by {model_id}): set {provider.key_env} "
+            "in the environment or .streamlit/secrets.toml"
+        )
     return None
 
 
@@ -320,32 +346,39 @@ def spans_two_families(reviewer_b: str, reviewer_c: str) -> bool:
     return family_known(reviewer_b) and family_known(reviewer_c) and family(reviewer_b) != family(reviewer_c)
 
 
-def diversity_warning(reviewer_b: str, reviewer_c: str, providers: list[Provider] | None = None,
-                      env: Mapping[str, str] | None = None) -> str | None:
+def diversity_warning(
+    reviewer_b: str, reviewer_c: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
     """A warning when B and C are not independent (one model, or one family), else None. A person in a slot
     is independent of any model."""
     if PERSON_FAMILY in (reviewer_b, reviewer_c):
         return None
     if canonical(reviewer_b) == canonical(reviewer_c):
-        return (f"Reviewers B and C are both {reviewer_b}. Two instances of one model share blind spots; pick "
-                "a model of another family for one slot.")
+        return (
+            f"Reviewers B and C are both {reviewer_b}. Two instances of one model share blind spots; pick "
+            "a model of another family for one slot."
+        )
     unknown = [m for m in (reviewer_b, reviewer_c) if not family_known(m)]
     if unknown:
-        return (f"The model family of {', '.join(unknown)} is not known to the desk (its name matches none of "
-                f"{', '.join(name for name, _ in FAMILIES)}), so it cannot tell whether B and C share blind spots; "
-                "pick models of two known families.")
+        return (
+            f"The model family of {', '.join(unknown)} is not known to the desk (its name matches none of "
+            f"{', '.join(name for name, _ in FAMILIES)}), so it cannot tell whether B and C share blind spots; "
+            "pick models of two known families."
+        )
     fam = family(reviewer_b)
     if fam != family(reviewer_c):
         return None
     other = other_family_model(fam, providers, env)
-    hint = (f"pick a model of another family (for example {other}) for one slot" if other
-            else second_key_hint(fam))
-    return (f"Reviewers B and C are both {fam} models ({reviewer_b}, {reviewer_c}): one family shares blind "
-            f"spots, so their misses are not independent; {hint}.")
+    hint = f"pick a model of another family (for example {other}) for one slot" if other else second_key_hint(fam)
+    return (
+        f"Reviewers B and C are both {fam} models ({reviewer_b}, {reviewer_c}): one family shares blind "
+        f"spots, so their misses are not independent; {hint}."
+    )
 
 
-def other_family_model(fam: str, providers: list[Provider] | None = None,
-                       env: Mapping[str, str] | None = None) -> str | None:
+def other_family_model(
+    fam: str, providers: list[Provider] | None = None, env: Mapping[str, str] | None = None
+) -> str | None:
     """The first usable model of another family than `fam` (None: only `fam` is configured)."""
     return next((m for m in usable_model_ids(providers, env) if family(m) != fam), None)
 
@@ -354,8 +387,10 @@ def second_key_hint(fam: str = "Claude") -> str:
     """What a second family's key would add, for a desk with one family configured."""
     if fam == "GPT":
         return "set ANTHROPIC_API_KEY to add Claude reviewers"
-    return ("set OPENAI_API_KEY (or add an OpenAI-compatible endpoint: Gemini, Mistral, a local server) so the "
-            "second reviewer comes from another family")
+    return (
+        "set OPENAI_API_KEY (or add an OpenAI-compatible endpoint: Gemini, Mistral, a local server) so the "
+        "second reviewer comes from another family"
+    )
 
 
 def screen_candidates(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None) -> list[str]:
@@ -370,8 +405,9 @@ def screen_candidates(providers: list[Provider] | None = None, env: Mapping[str,
     return found
 
 
-def default_screen_model(providers: list[Provider] | None = None, env: Mapping[str, str] | None = None,
-                         reviewers: Iterable[str] = ()) -> str:
+def default_screen_model(
+    providers: list[Provider] | None = None, env: Mapping[str, str] | None = None, reviewers: Iterable[str] = ()
+) -> str:
     """The injection screen's default model: of `screen_candidates`, the first of a known family other than every
     reviewer's when keys allow (issue 36: a text written to take over the reviewers' family must then take over a
     third one too, and the screen's blind spots are not the panel's), else the first (Claude Haiku with an
@@ -399,8 +435,10 @@ def message_batches_problem(reviewer_b: str, reviewer_c: str) -> str | None:
     others = [m for m in (reviewer_b, reviewer_c) if m != PERSON_FAMILY and split_model(m)[0] != ANTHROPIC]
     if not others:
         return None
-    return (f"the Message Batches API is Anthropic's: {', '.join(others)} cannot review through it; turn Message "
-            "Batches off (the sample is then reviewed with synchronous calls) or pick Claude models for both slots")
+    return (
+        f"the Message Batches API is Anthropic's: {', '.join(others)} cannot review through it; turn Message "
+        "Batches off (the sample is then reviewed with synchronous calls) or pick Claude models for both slots"
+    )
 
 
 _KEY_LIKE = re.compile(r"\b(sk-[A-Za-z0-9_\-]{6,}|AIza[0-9A-Za-z_\-]{20,}|gsk_[A-Za-z0-9]{16,})")
@@ -411,8 +449,12 @@ def scrub_keys(text: str, env: Mapping[str, str] | None = None) -> str:
     """`text` with every configured key's value, and anything shaped like a key, replaced by *** — for error
     messages a server may echo a key into (they are stored, shown on pages and printed)."""
     env = os.environ if env is None else env
-    names = {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
-             *(p.key_env for p in configured_providers(env) if p.key_env)}
+    names = {
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "OPENAI_API_KEY",
+        *(p.key_env for p in configured_providers(env) if p.key_env),
+    }
     for value in sorted({env.get(n) or "" for n in names}, key=len, reverse=True):
         if len(value) >= 12:  # a placeholder such as "ollama" is no secret, and replacing it mangles the text
             text = text.replace(value, "***")

@@ -68,11 +68,13 @@ DOING: dict[Permission, str] = {
 _P = Permission
 GRANTS: dict[Role, frozenset[Permission]] = {
     Role.VIEWER: frozenset({_P.REPORT_ESCAPE}),
-    Role.EDITOR: frozenset({_P.START_RUN, _P.DECIDE_FIX, _P.PERSON_REVIEW, _P.RESUME_RUN, _P.RETRY_RUN,
-                            _P.REPORT_ESCAPE, _P.SPOT_CHECK}),
+    Role.EDITOR: frozenset(
+        {_P.START_RUN, _P.DECIDE_FIX, _P.PERSON_REVIEW, _P.RESUME_RUN, _P.RETRY_RUN, _P.REPORT_ESCAPE, _P.SPOT_CHECK}
+    ),
     # Why the officer too: Try again only asks the same question again, and the officer owns the escalation.
-    Role.COMPLIANCE_OFFICER: frozenset({_P.RESOLVE_ESCALATION, _P.ASSIGN, _P.PERSON_REVIEW, _P.RETRY_RUN,
-                                        _P.REPORT_ESCAPE, _P.SPOT_CHECK}),
+    Role.COMPLIANCE_OFFICER: frozenset(
+        {_P.RESOLVE_ESCALATION, _P.ASSIGN, _P.PERSON_REVIEW, _P.RETRY_RUN, _P.REPORT_ESCAPE, _P.SPOT_CHECK}
+    ),
     Role.RUBRIC_AUTHOR: frozenset({_P.EDIT_RUBRIC, _P.TRY_RUBRIC, _P.REPORT_ESCAPE, _P.MANAGE_SPOT_CHECKS}),
     Role.ADMIN: frozenset(Permission),
 }
@@ -86,6 +88,7 @@ SYSTEM_ACTORS = frozenset({"system", "worker", "gate", "auto-approve", "cli", "b
 """Actors that are code, not people. The app never acts as one of them: its actor is the
 signed-in e-mail or `local`. The command line runs as `cli`: whoever can run it can open the
 database file anyway, so roles would protect nothing there."""
+
 
 def must_differ(person: str) -> bool:
     """Whether this person may fill only one of a round's two reviewer slots.
@@ -117,8 +120,10 @@ class NotSignedIn(PermissionDenied):
 
     def __init__(self, permission: Permission | None = None) -> None:
         doing = DOING[permission] if permission is not None else "use the desk"
-        PermissionError.__init__(self, f"Nobody is signed in: sign in to {doing}. Sign-in is configured, so the "
-                                       "local user does not act here.")
+        PermissionError.__init__(
+            self,
+            f"Nobody is signed in: sign in to {doing}. Sign-in is configured, so the local user does not act here.",
+        )
         self.actor, self.permission = LOCAL, permission
 
 
@@ -168,7 +173,7 @@ def role_patterns_problem(patterns: object) -> str | None:
         except ValueError as exc:
             return str(exc)
         if not isinstance(globs, str) and not (isinstance(globs, list) and all(isinstance(g, str) for g in globs)):
-            return f"{role} must be an e-mail pattern or a list of them in quotes, e.g. [\"*@example.com\"]"
+            return f'{role} must be an e-mail pattern or a list of them in quotes, e.g. ["*@example.com"]'
     return None
 
 

@@ -74,9 +74,14 @@ def _is_boundary(text: str, m: re.Match[str]) -> bool:
         return True
     i, after = m.start("stop"), m.end()
     if m.group("space") is None:  # glued: "days.No refunds", not "acme.Example.com" or "Dr.Smith"
-        if i < 2 or not all(c.isalpha() and not c.isupper() for c in text[i - 2:i]) or not text[after].isalpha() or text[after].islower():
+        if (
+            i < 2
+            or not all(c.isalpha() and not c.isupper() for c in text[i - 2 : i])
+            or not text[after].isalpha()
+            or text[after].islower()
+        ):
             return False
-        token = text[max(0, i - 200):i].split()[-1:]
+        token = text[max(0, i - 200) : i].split()[-1:]
         if token and any(mark in token[0] for mark in ("://", "@", ".", "/")):
             return False  # a URL, an address, a path or a dotted name (java.util.List, acme.Example.com)
         # A caseless script (CJK, Arabic, …) starts a sentence with no space; a capital starts one
@@ -209,7 +214,7 @@ def scope_of(text: str, evidence: str) -> list[Span]:
     starts = [u[0] for u in units]
     first = max(0, bisect.bisect_right(starts, start) - 1)
     last = bisect.bisect_left(starts, end)
-    touched = [u for u in units[first:last + 1] if u[0] < end and start < u[1]] or [(start, end)]
+    touched = [u for u in units[first : last + 1] if u[0] < end and start < u[1]] or [(start, end)]
     return [(min(touched[0][0], start), max(touched[-1][1], end))]
 
 

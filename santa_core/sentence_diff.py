@@ -53,7 +53,7 @@ def _common_tail(a: str, b: str, limit: int) -> int:
     lo, hi = 0, min(limit, len(a), len(b))
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if a[len(a) - mid:] == b[len(b) - mid:]:
+        if a[len(a) - mid :] == b[len(b) - mid :]:
             lo = mid
         else:
             hi = mid - 1
@@ -92,7 +92,7 @@ def _long_change(old: str, new: str) -> list[str]:
     start = max(0, head - AROUND)
     lead = "…" if start else ""
     trail = "…" if tail > AROUND else ""
-    shown = [lead + text[start:len(text) - tail + AROUND] + trail for text in (old, new)]
+    shown = [lead + text[start : len(text) - tail + AROUND] + trail for text in (old, new)]
     return [f"{mark} {_capped(_one_line(text))}" for mark, text in zip("-+", shown, strict=True) if text.strip()]
 
 
@@ -118,8 +118,9 @@ def _skipped(count: int) -> str:
     return f"  … {count} unchanged sentence{'s' if count != 1 else ''} …"
 
 
-def sentence_diff(before: str, after: str, old: str = "current output", new: str = "proposed output",
-                  context: int = 1) -> str:
+def sentence_diff(
+    before: str, after: str, old: str = "current output", new: str = "proposed output", context: int = 1
+) -> str:
     """The changed sentences of `after` against `before`, `context` unchanged sentences around each change,
     the rest counted; "(no change)" when equal. Lines start "- " (removed), "+ " (added), "  " (unchanged)."""
     if before.strip() == after.strip():
@@ -129,8 +130,10 @@ def sentence_diff(before: str, after: str, old: str = "current output", new: str
         size += len(line) + 1
         if size > MOST_SHOWN:  # a text changed all over: the page shows the start, the box holds it all
             left = sum(1 for rest in lines[n:] if rest.startswith(("- ", "+ ")))
-            shown.append(f"… and {left:,} more changed line{'s' if left != 1 else ''}, not shown here "
-                         "(the text in the box is whole)")
+            shown.append(
+                f"… and {left:,} more changed line{'s' if left != 1 else ''}, not shown here "
+                "(the text in the box is whole)"
+            )
             break
         shown.append(line)
     return "\n".join(shown)
@@ -155,7 +158,7 @@ def diff_lines(before: str, after: str, context: int = 1) -> list[str]:
     tail = 0
     while tail < min(len(a), len(b)) - head and ka[-1 - tail] == kb[-1 - tail]:
         tail += 1
-    mid_a, mid_b = ka[head:len(a) - tail], kb[head:len(b) - tail]
+    mid_a, mid_b = ka[head : len(a) - tail], kb[head : len(b) - tail]
     ops = [("equal", 0, head, 0, head)] if head else []
     for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b).get_opcodes():
         ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
@@ -168,7 +171,7 @@ def diff_lines(before: str, after: str, context: int = 1) -> list[str]:
             continue
         units = a[i1:i2]
         lead = units[:context] if n > 0 else []  # after the previous change
-        trail = units[len(units) - context:] if n < len(ops) - 1 and context else []  # before the next change
+        trail = units[len(units) - context :] if n < len(ops) - 1 and context else []  # before the next change
         if len(lead) + len(trail) + 1 >= len(units):  # a gap of one sentence is shown, not counted
             lines += [_context(u, before_change=False) for u in units]
             continue

@@ -38,23 +38,27 @@ SURROGATES = re.compile("[\ud800-\udfff]")
 
 
 def control_problem(text: str, what: str) -> str | None:
-    """"<what> contains a control character (\\x1b) at character N: …" for the first one (or an unpaired surrogate),
+    """ "<what> contains a control character (\\x1b) at character N: …" for the first one (or an unpaired surrogate),
     else None."""
     found = CONTROL_CHARS.search(text)
     if found is None:
         lone = SURROGATES.search(text)
         if lone is None:
             return None
-        return (f"{what} contains an unpaired surrogate (a broken \\ud800-style escape) at character "
-                f"{lone.start() + 1:,}: fix the text")
+        return (
+            f"{what} contains an unpaired surrogate (a broken \\ud800-style escape) at character "
+            f"{lone.start() + 1:,}: fix the text"
+        )
     char = found.group()
     name = "a NUL character" if char == "\x00" else "a control character"
-    return (f"{what} contains {name} ({char.encode('unicode_escape').decode()}) at character {found.start() + 1:,}: "
-            "remove it (the file may be partly binary)")
+    return (
+        f"{what} contains {name} ({char.encode('unicode_escape').decode()}) at character {found.start() + 1:,}: "
+        "remove it (the file may be partly binary)"
+    )
 
 
 def length_problem(text: str, what: str, limit: int = MAX_TEXT_CHARS) -> str | None:
-    """"<what> has N characters; the limit is M" when `text` is over the limit, else None."""
+    """ "<what> has N characters; the limit is M" when `text` is over the limit, else None."""
     return f"{what} has {len(text):,} characters; the limit is {limit:,}" if len(text) > limit else None
 
 
@@ -95,10 +99,14 @@ def unified_diff(before: str, after: str, before_label: str, after_label: str, *
     their ends, so a trailing newline alone is no change, and the diff has no markers.
     """
     if not exact_line_ends:
-        return "\n".join(difflib.unified_diff(before.splitlines(), after.splitlines(), fromfile=before_label,
-                                               tofile=after_label, lineterm=""))
-    lines = difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
-                                 fromfile=before_label, tofile=after_label)
+        return "\n".join(
+            difflib.unified_diff(
+                before.splitlines(), after.splitlines(), fromfile=before_label, tofile=after_label, lineterm=""
+            )
+        )
+    lines = difflib.unified_diff(
+        before.splitlines(keepends=True), after.splitlines(keepends=True), fromfile=before_label, tofile=after_label
+    )
     # A last line without a newline would glue onto the next diff line; close it the way diff(1) does.
     return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines)
 

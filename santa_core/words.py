@@ -52,14 +52,17 @@ REASON_HELP: dict[EscalationReason, str] = {
     R.INJECTION: "The output contains text addressed to the reviewers.",
     R.FIX_FAILED: "The fix agent produced no edit that could be applied.",
     R.DISAGREEMENT: "Still NAUGHTY at the round cap and the reviewers disagree on a critical criterion: "
-                    "the rubric may need tightening.",
+    "the rubric may need tightening.",
     R.PROVIDER_FAILED: "Nobody judged the output: the injection screen or a reviewer got no answer from the model "
-                       "provider (a server error, an overload, a timeout). Nothing ships; try again once it answers.",
+    "provider (a server error, an overload, a timeout). Nothing ships; try again once it answers.",
 }
 """Why a run escalated, as a sentence."""
 
-RESOLUTION: dict[str, str] = {"ship_as_is": "Ship as is", "rereview": "Edit and send for fresh review",
-                              "reject": "Reject"}
+RESOLUTION: dict[str, str] = {
+    "ship_as_is": "Ship as is",
+    "rereview": "Edit and send for fresh review",
+    "reject": "Reject",
+}
 """How a person resolves an escalation (`santa_core.run.store.Resolution`)."""
 
 DECISION: dict[str, str] = {
@@ -75,24 +78,42 @@ DECISION: dict[str, str] = {
 }
 """A decision on a round (`santa_core.run.store.DecisionAction`)."""
 
-REVIEW_STATUS: dict[ReviewStatus, str] = {ReviewStatus.OK: "answered", ReviewStatus.ERROR: "error",
-                                          ReviewStatus.TIMEOUT: "timed out", ReviewStatus.PENDING: "not in yet"}
+REVIEW_STATUS: dict[ReviewStatus, str] = {
+    ReviewStatus.OK: "answered",
+    ReviewStatus.ERROR: "error",
+    ReviewStatus.TIMEOUT: "timed out",
+    ReviewStatus.PENDING: "not in yet",
+}
 
-SCREEN_VERDICT: dict[str, str] = {"clean": "repeated the key", "took_over": "was taken over", "error": "failed",
-                                  "quoted": "quoted sentences of the text"}
+SCREEN_VERDICT: dict[str, str] = {
+    "clean": "repeated the key",
+    "took_over": "was taken over",
+    "error": "failed",
+    "quoted": "quoted sentences of the text",
+}
 """The injection screen's verdicts (`santa_core.models.ScreenVerdict`)."""
-EXTRACTION_VERDICT: dict[str, str] = {"clean": "quoted nothing found in the text", "quoted": "quoted sentences of the text",
-                                      "error": "failed"}
+EXTRACTION_VERDICT: dict[str, str] = {
+    "clean": "quoted nothing found in the text",
+    "quoted": "quoted sentences of the text",
+    "error": "failed",
+}
 """The extraction check's verdicts, where they read otherwise than the key check's."""
 SCREEN_CHECK: dict[str, str] = {"key": "known-answer screen", "extraction": "extraction check"}
 """The injection screen's model checks (`santa_core.models.ScreenCheck`)."""
 
-RUBRIC_SOURCE: dict[str, str] = {"studio": "edited in the rubric studio", "import": "imported from a file",
-                                  "builtin": "built into Santa"}
+RUBRIC_SOURCE: dict[str, str] = {
+    "studio": "edited in the rubric studio",
+    "import": "imported from a file",
+    "builtin": "built into Santa",
+}
 """How a rubric version was made (`santa_core.rubrics.store.RubricVersion.source`)."""
 
-PATTERN_STATUS: dict[str, str] = {"open": "waiting for a decision", "proposed": "fix proposed, waiting for a decision",
-                                  "applied": "fix approved and applied", "dismissed": "dismissed"}
+PATTERN_STATUS: dict[str, str] = {
+    "open": "waiting for a decision",
+    "proposed": "fix proposed, waiting for a decision",
+    "applied": "fix approved and applied",
+    "dismissed": "dismissed",
+}
 """A batch pattern's status."""
 
 PATTERN_KIND: dict[str, str] = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
@@ -153,8 +174,12 @@ AUDIT_ACTION: dict[str, str] = {
 }
 """Audit trail actions (`decision.<action>` takes its words from DECISION)."""
 
-ENTITY: dict[str, str] = {"rubric_trial": "rubric trial", "batch_item": "batch item", "batch_sample": "batch sample",
-                          "batch_pattern": "batch pattern"}
+ENTITY: dict[str, str] = {
+    "rubric_trial": "rubric trial",
+    "batch_item": "batch item",
+    "batch_sample": "batch sample",
+    "batch_pattern": "batch pattern",
+}
 """Audit entity types that are not already a word."""
 
 
@@ -228,7 +253,9 @@ def rubric_source(code: str) -> str:
 
 def screen_verdict(code: str, check: str = "key") -> str:
     """The injection screen's verdict in words (of its extraction check when `check` says so)."""
-    return (EXTRACTION_VERDICT.get(code) if check == "extraction" else None) or SCREEN_VERDICT.get(code) or readable(code)
+    return (
+        (EXTRACTION_VERDICT.get(code) if check == "extraction" else None) or SCREEN_VERDICT.get(code) or readable(code)
+    )
 
 
 def screen_check(code: str) -> str:
@@ -297,8 +324,15 @@ def _free(code: str) -> str:
 
 
 DETAIL: dict[str, Callable[[str], str]] = {
-    "from": status, "to": status, "reason": note, "note": note, "resolution": resolution, "changed": setting,
-    "roles": role, "before": role, "after": role,
+    "from": status,
+    "to": status,
+    "reason": note,
+    "note": note,
+    "resolution": resolution,
+    "changed": setting,
+    "roles": role,
+    "before": role,
+    "after": role,
 }
 """Audit detail keys whose values are codes (`before`/`after` hold roles when roles change); other values are
 free text, numbers or hashes and are shown as they are."""
@@ -306,6 +340,7 @@ free text, numbers or hashes and are shown as they are."""
 
 def detail(values: Mapping[str, object]) -> str:
     """An audit event's detail for reading: `key: value` pairs with the codes among the values as words."""
+
     def one(key: str, value: object) -> str:
         if isinstance(value, list | tuple):
             return ", ".join(one(key, v) for v in value)
@@ -314,6 +349,7 @@ def detail(values: Mapping[str, object]) -> str:
         if value is None:
             return "—"
         return DETAIL.get(key, _free)(value) if isinstance(value, str) else str(value)
+
     return " · ".join(f"{readable(k)}: {one(k, v)}" for k, v in values.items())
 
 

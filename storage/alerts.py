@@ -25,15 +25,27 @@ STALE_CLAIM_S = 120.0
 
 def sweep_overdue(s: Session, now: datetime) -> int:
     """Emit `escalation.overdue` for each open escalation past its due time, once per due time; how many."""
-    stmt = select(EscalationRow).where(EscalationRow.status == "open", col(EscalationRow.due_at).is_not(None),
-                                       col(EscalationRow.due_at) <= utc(now)).order_by(EscalationRow.id)
+    stmt = (
+        select(EscalationRow)
+        .where(
+            EscalationRow.status == "open",
+            col(EscalationRow.due_at).is_not(None),
+            col(EscalationRow.due_at) <= utc(now),
+        )
+        .order_by(EscalationRow.id)
+    )
     emitted = 0
     for esc in s.exec(stmt).all():
         due = utc(esc.due_at).isoformat()
-        data = {"escalation_id": esc.id, "run_id": esc.run_id, "reason": esc.reason, "due_at": due,
-                "owner": esc.owner}
-        if emit(s, core.ESCALATION_OVERDUE, f"escalation {esc.id}", data,
-                key=f"{core.ESCALATION_OVERDUE}:{esc.id}:{due}", run_id=esc.run_id):
+        data = {"escalation_id": esc.id, "run_id": esc.run_id, "reason": esc.reason, "due_at": due, "owner": esc.owner}
+        if emit(
+            s,
+            core.ESCALATION_OVERDUE,
+            f"escalation {esc.id}",
+            data,
+            key=f"{core.ESCALATION_OVERDUE}:{esc.id}:{due}",
+            run_id=esc.run_id,
+        ):
             emitted += 1
     return emitted
 
@@ -78,8 +90,11 @@ class AlertStore(StoreBase):
             ids = [a.id for a in alerts]
             tries: dict[tuple[int, str], list[AlertDeliveryRow]] = {}
             if ids:
-                for t in s.exec(select(AlertDeliveryRow).where(col(AlertDeliveryRow.alert_id).in_(ids))
-                                .order_by(AlertDeliveryRow.id)).all():
+                for t in s.exec(
+                    select(AlertDeliveryRow)
+                    .where(col(AlertDeliveryRow.alert_id).in_(ids))
+                    .order_by(AlertDeliveryRow.id)
+                ).all():
                     tries.setdefault((t.alert_id, t.hook), []).append(t)
         out, settled = [], []
         for alert in alerts:
@@ -89,7 +104,11 @@ class AlertStore(StoreBase):
                 if any(t.status == "ok" for t in done):
                     continue
                 last = done[-1] if done else None
-                if last is not None and last.status == "sending" and (now - utc(last.at)).total_seconds() < STALE_CLAIM_S:
+                if (
+                    last is not None
+                    and last.status == "sending"
+                    and (now - utc(last.at)).total_seconds() < STALE_CLAIM_S
+                ):
                     open_channels += 1  # under way elsewhere
                     continue
                 ago = None if last is None else (now - utc(last.finished_at or last.at)).total_seconds()
@@ -109,11 +128,17 @@ class AlertStore(StoreBase):
         locked while this is decided, so two deliverers never send the same try)."""
         with self._tx() as s:
             alert = s.exec(select(AlertRow).where(AlertRow.id == delivery.alert_id).with_for_update()).one()
-            tries = s.exec(select(AlertDeliveryRow).where(AlertDeliveryRow.alert_id == alert.id,
-                                                          AlertDeliveryRow.hook == delivery.channel)).all()
+            tries = s.exec(
+                select(AlertDeliveryRow).where(
+                    AlertDeliveryRow.alert_id == alert.id, AlertDeliveryRow.hook == delivery.channel
+                )
+            ).all()
             fresh = utcnow() - timedelta(seconds=STALE_CLAIM_S)
-            if alert.done or len(tries) + 1 != delivery.attempt or any(
-                    t.status == "ok" or (t.status == "sending" and utc(t.at) > fresh) for t in tries):
+            if (
+                alert.done
+                or len(tries) + 1 != delivery.attempt
+                or any(t.status == "ok" or (t.status == "sending" and utc(t.at) > fresh) for t in tries)
+            ):
                 return None
             for t in tries:
                 if t.status == "sending":  # cut short: its process died mid-call
@@ -128,7 +153,12 @@ class AlertStore(StoreBase):
         """The try's outcome: `ok` (never sent again) or `failed` (tried again after its backoff)."""
         with self._tx() as s:
             row = s.get(AlertDeliveryRow, delivery_id)
-            row.status, row.status_code, row.error, row.finished_at = ("ok" if ok else "failed"), status_code, error, utcnow()
+            row.status, row.status_code, row.error, row.finished_at = (
+                ("ok" if ok else "failed"),
+                status_code,
+                error,
+                utcnow(),
+            )
             s.add(row)
 
     def mark_done(self, alert_ids: list[int]) -> None:
@@ -140,11 +170,17 @@ class AlertStore(StoreBase):
 
     def log(self, limit: int = 50) -> list[core.LoggedTry]:
         """The newest tries, newest first."""
-        stmt = (select(AlertDeliveryRow, AlertRow).join(AlertRow, AlertRow.id == AlertDeliveryRow.alert_id)
-                .order_by(col(AlertDeliveryRow.id).desc()).limit(limit))
+        stmt = (
+            select(AlertDeliveryRow, AlertRow)
+            .join(AlertRow, AlertRow.id == AlertDeliveryRow.alert_id)
+            .order_by(col(AlertDeliveryRow.id).desc())
+            .limit(limit)
+        )
         with self._read() as s:
-            return [core.LoggedTry(utc(t.at), a.kind, a.subject, t.hook, t.attempt, t.status, t.status_code, t.error)
-                    for t, a in s.exec(stmt).all()]
+            return [
+                core.LoggedTry(utc(t.at), a.kind, a.subject, t.hook, t.attempt, t.status, t.status_code, t.error)
+                for t, a in s.exec(stmt).all()
+            ]
 
     def events(self, kind: str | None = None) -> list[AlertRow]:
         """The outbox's events, oldest first (tests and the command line)."""

@@ -80,11 +80,17 @@ class VerifyReport(BaseModel):
             return f"The audit chain is BROKEN at {self.broken.describe()}. {self.checked} events before it verified."
         if self.row_problems:
             more = f" (+{len(self.row_problems) - 5} more)" if len(self.row_problems) > 5 else ""
-            return (f"The audit chain is intact ({self.checked} events), but the DATA DIFFERS from it: "
-                    f"{'; '.join(self.row_problems[:5])}{more}.")
+            return (
+                f"The audit chain is intact ({self.checked} events), but the DATA DIFFERS from it: "
+                f"{'; '.join(self.row_problems[:5])}{more}."
+            )
         kept = " It reaches the hash you kept." if self.expected else ""
-        anchor = f" Newest hash: {self.head_hash} (keep it outside the database and check it with `audit verify " \
-            "--expect HASH`: a chain that no longer reaches it was cut or rewritten)." if self.head_hash else ""
+        anchor = (
+            f" Newest hash: {self.head_hash} (keep it outside the database and check it with `audit verify "
+            "--expect HASH`: a chain that no longer reaches it was cut or rewritten)."
+            if self.head_hash
+            else ""
+        )
         return f"The audit chain is intact: {self.checked} events and {self.rows_checked} rows verified.{kept}{anchor}"
 
 
@@ -101,8 +107,10 @@ def _first_problem(row: AuditEventRow, expected_seq: int, prev: AuditEventRow | 
     if row.prev_hash != (GENESIS if prev is None else prev.hash):
         if prev is None:
             return "its previous-hash is not the chain's start value: this row's previous-hash was changed"
-        return (f"its previous-hash does not match audit event #{prev.id} (seq {prev.seq}): either #{prev.id} "
-                "was changed and its hash recomputed, or this row's previous-hash was changed")
+        return (
+            f"its previous-hash does not match audit event #{prev.id} (seq {prev.seq}): either #{prev.id} "
+            "was changed and its hash recomputed, or this row's previous-hash was changed"
+        )
     fields = row.model_dump()
     fields["created_at"] = utc(row.created_at)
     if event_hash(fields) != row.hash:
@@ -124,8 +132,16 @@ def seals_asked(action: str | None) -> bool:
     return bool(action) and SEAL_ACTION.startswith(action)
 
 
-def _matching(stmt: Any, actor: str | None, action: str | None, entity_type: str | None, run_id: int | None,
-              since: datetime | None, until: datetime | None, upto: int | None) -> Any:
+def _matching(
+    stmt: Any,
+    actor: str | None,
+    action: str | None,
+    entity_type: str | None,
+    run_id: int | None,
+    since: datetime | None,
+    until: datetime | None,
+    upto: int | None,
+) -> Any:
     """`stmt` restricted to the events matching every given filter (one rule for listing and counting)."""
     if actor:
         stmt = stmt.where(AuditEventRow.actor == actor)
@@ -180,14 +196,32 @@ class AuditStore(StoreBase):
         with self._read() as s:
             return s.exec(select(func.max(AuditEventRow.seq))).one() or 0
 
-    def counts(self, *, actor: str | None = None, action: str | None = None, entity_type: str | None = None,
-               run_id: int | None = None, since: datetime | None = None, until: datetime | None = None,
-               upto: int | None = None, except_runs: Collection[int] = (), seals: bool = False) -> tuple[int, int]:
+    def counts(
+        self,
+        *,
+        actor: str | None = None,
+        action: str | None = None,
+        entity_type: str | None = None,
+        run_id: int | None = None,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        upto: int | None = None,
+        except_runs: Collection[int] = (),
+        seals: bool = False,
+    ) -> tuple[int, int]:
         """(events `events` would list without a limit, row seals it would leave out), with the same filters and
         `seals`, up to seq `upto`, leaving out the events of `except_runs`."""
         is_seal = case((AuditEventRow.action == SEAL_ACTION, 1), else_=0)
-        stmt = _matching(select(func.count(), func.coalesce(func.sum(is_seal), 0)).select_from(AuditEventRow),
-                         actor, action, entity_type, run_id, since, until, upto)
+        stmt = _matching(
+            select(func.count(), func.coalesce(func.sum(is_seal), 0)).select_from(AuditEventRow),
+            actor,
+            action,
+            entity_type,
+            run_id,
+            since,
+            until,
+            upto,
+        )
         if except_runs:
             stmt = stmt.where(or_(col(AuditEventRow.run_id).is_(None), col(AuditEventRow.run_id).not_in(except_runs)))
         with self._read() as s:
@@ -201,8 +235,11 @@ class AuditStore(StoreBase):
         with self._read() as s:
             return {
                 name: sorted(v for v in s.exec(select(column).distinct()).all() if v)
-                for name, column in (("actor", AuditEventRow.actor), ("action", AuditEventRow.action),
-                                     ("entity_type", AuditEventRow.entity_type))
+                for name, column in (
+                    ("actor", AuditEventRow.actor),
+                    ("action", AuditEventRow.action),
+                    ("entity_type", AuditEventRow.entity_type),
+                )
             }
 
     def _rows(self, s: Session, batch: int = 1000) -> Iterator[AuditEventRow]:
@@ -219,8 +256,9 @@ class AuditStore(StoreBase):
     @staticmethod
     def _before_the_chain(s: Session) -> AuditEventRow | None:
         """The first row the walk would never reach: a seq below 1 (the chain starts at 1)."""
-        stmt = select(AuditEventRow).where(AuditEventRow.seq < 1).order_by(col(AuditEventRow.seq),
-                                                                          col(AuditEventRow.id))
+        stmt = (
+            select(AuditEventRow).where(AuditEventRow.seq < 1).order_by(col(AuditEventRow.seq), col(AuditEventRow.id))
+        )
         return s.exec(stmt.limit(1)).first()
 
     def verify(self, expect: str | None = None) -> VerifyReport:
@@ -237,9 +275,17 @@ class AuditStore(StoreBase):
             expect = (expect.split() or [""])[-1]  # a line of the anchor file ("seq hash") works as well
             found = s.exec(select(AuditEventRow.seq).where(AuditEventRow.hash == expect.lower())).first()
         if found is None:
-            return report.model_copy(update={"ok": False, "broken": BrokenLink(
-                id=None, seq=report.checked, problem=f"the chain does not reach the hash you kept ({expect.strip()}): "
-                "events after it were removed or rewritten")})
+            return report.model_copy(
+                update={
+                    "ok": False,
+                    "broken": BrokenLink(
+                        id=None,
+                        seq=report.checked,
+                        problem=f"the chain does not reach the hash you kept ({expect.strip()}): "
+                        "events after it were removed or rewritten",
+                    ),
+                }
+            )
         return report.model_copy(update={"expected": expect.strip().lower()})
 
     def _verify_chain(self) -> VerifyReport:
@@ -251,44 +297,71 @@ class AuditStore(StoreBase):
         with self._read() as s:
             forged = self._before_the_chain(s)
             if forged is not None:
-                return VerifyReport(ok=False, checked=0, broken=BrokenLink(
-                    id=forged.id, seq=forged.seq,
-                    problem="seq must start at 1: a row was inserted before the chain"))
+                return VerifyReport(
+                    ok=False,
+                    checked=0,
+                    broken=BrokenLink(
+                        id=forged.id, seq=forged.seq, problem="seq must start at 1: a row was inserted before the chain"
+                    ),
+                )
             prev: AuditEventRow | None = None
             checked, expected = 0, 1
             for row in self._rows(s):
                 problem = _first_problem(row, expected, prev)
                 if problem:
                     if row.seq != expected:
-                        row, problem = _renumbered(s, GENESIS if prev is None else prev.hash, expected) \
-                            or (row, problem)
-                    return VerifyReport(ok=False, checked=checked, broken=BrokenLink(id=row.id, seq=row.seq,
-                                                                                     problem=problem))
+                        row, problem = _renumbered(s, GENESIS if prev is None else prev.hash, expected) or (
+                            row,
+                            problem,
+                        )
+                    return VerifyReport(
+                        ok=False, checked=checked, broken=BrokenLink(id=row.id, seq=row.seq, problem=problem)
+                    )
                 prev, checked, expected = row, checked + 1, row.seq + 1
             last = GENESIS if prev is None else prev.hash
             head = s.get(AuditHeadRow, 1)
             if head is None:  # without it, rows appended after the real end could not be told apart
-                return VerifyReport(ok=False, checked=checked, broken=BrokenLink(
-                    id=None, seq=checked, problem="the chain's head row (audit_head) is missing"))
+                return VerifyReport(
+                    ok=False,
+                    checked=checked,
+                    broken=BrokenLink(id=None, seq=checked, problem="the chain's head row (audit_head) is missing"),
+                )
             if checked > head.seq:
-                extra = s.exec(select(AuditEventRow).where(AuditEventRow.seq > head.seq)
-                               .order_by(col(AuditEventRow.seq)).limit(1)).one()
-                return VerifyReport(ok=False, checked=head.seq, broken=BrokenLink(
-                    id=extra.id, seq=extra.seq, problem=f"it was written after the chain's head (seq {head.seq}): "
-                    "the app did not append it"))
+                extra = s.exec(
+                    select(AuditEventRow).where(AuditEventRow.seq > head.seq).order_by(col(AuditEventRow.seq)).limit(1)
+                ).one()
+                return VerifyReport(
+                    ok=False,
+                    checked=head.seq,
+                    broken=BrokenLink(
+                        id=extra.id,
+                        seq=extra.seq,
+                        problem=f"it was written after the chain's head (seq {head.seq}): the app did not append it",
+                    ),
+                )
             if (head.seq, head.hash) != (checked, last):
-                gone = BrokenLink(id=None, seq=checked + 1,
-                                  problem=f"the chain ends at seq {checked} but its head says {head.seq}: "
-                                  "the newest events were removed")
+                gone = BrokenLink(
+                    id=None,
+                    seq=checked + 1,
+                    problem=f"the chain ends at seq {checked} but its head says {head.seq}: "
+                    "the newest events were removed",
+                )
                 return VerifyReport(ok=False, checked=checked, broken=gone)
             stored = int(s.exec(select(func.count()).select_from(AuditEventRow)).one())
             if stored != checked:
                 seq = col(AuditEventRow.seq)
-                stray = s.exec(select(AuditEventRow).where(or_(seq.is_(None), seq < 1, seq > checked))
-                               .order_by(col(AuditEventRow.id)).limit(1)).first()
+                stray = s.exec(
+                    select(AuditEventRow)
+                    .where(or_(seq.is_(None), seq < 1, seq > checked))
+                    .order_by(col(AuditEventRow.id))
+                    .limit(1)
+                ).first()
                 where = (None, checked + 1) if stray is None or stray.seq is None else (stray.id, stray.seq)
-                outside = BrokenLink(id=where[0], seq=where[1],
-                                     problem=f"{stored} events are stored but the chain holds {checked}: "
-                                     f"{stored - checked} row(s) lie outside it")
+                outside = BrokenLink(
+                    id=where[0],
+                    seq=where[1],
+                    problem=f"{stored} events are stored but the chain holds {checked}: "
+                    f"{stored - checked} row(s) lie outside it",
+                )
                 return VerifyReport(ok=False, checked=checked, broken=outside)
             return VerifyReport(ok=True, checked=checked, head_hash=None if prev is None else prev.hash)

@@ -48,10 +48,20 @@ def waiting_row(s: Session, pattern_id: int) -> BatchPatternRow:
 
 
 def pattern_record(row: BatchPatternRow) -> PatternRecord:
-    return PatternRecord(id=row.id, sample_id=row.sample_id, key=row.key, criterion=row.criterion, title=row.title,
-                         pattern=row.pattern, status=row.status, proposal=row.proposal,
-                         approved_edits=row.approved_edits, decided_by=row.decided_by, reason=row.reason,
-                         item_fixes=row.item_fixes)
+    return PatternRecord(
+        id=row.id,
+        sample_id=row.sample_id,
+        key=row.key,
+        criterion=row.criterion,
+        title=row.title,
+        pattern=row.pattern,
+        status=row.status,
+        proposal=row.proposal,
+        approved_edits=row.approved_edits,
+        decided_by=row.decided_by,
+        reason=row.reason,
+        item_fixes=row.item_fixes,
+    )
 
 
 class BatchFixes(StoreBase):
@@ -117,13 +127,17 @@ class BatchFixes(StoreBase):
             state = dict(row.pattern.get(FIX_BATCH) or {})
             was = state.get("status") or ""
             if not was.startswith(STOPPED):  # one Try again per stop: a second click (or a second person) pays nothing
-                raise BatchProblem(f"the fixes of pattern {pattern_id} are not stopped (someone tried them again "
-                                   "already, or they are running): nothing is sent again")
+                raise BatchProblem(
+                    f"the fixes of pattern {pattern_id} are not stopped (someone tried them again "
+                    "already, or they are running): nothing is sent again"
+                )
             # Claimed in this transaction: a made batch is polled again, one never made is for the next prepare to send.
             claimed = {**state, "status": IN_PROGRESS} if state.get("api_id") else {"status": RETRY}
             row.pattern = {**{k: v for k, v in row.pattern.items() if k != FIX_BATCH}, FIX_BATCH: claimed}
             s.add(row)
-            audit.append(s, actor, "batch.fixes_retried", "batch", row.batch_id, detail={"pattern": row.key, "was": was})
+            audit.append(
+                s, actor, "batch.fixes_retried", "batch", row.batch_id, detail={"pattern": row.key, "was": was}
+            )
 
     def set_signature(self, pattern_id: int, signature: list[str], check: dict[str, Any], actor: str) -> PatternRecord:
         """A person's signature for a waiting pattern: stored with its check; the prepared fixes are dropped."""
@@ -134,13 +148,20 @@ class BatchFixes(StoreBase):
             row.pattern = {**row.pattern, "signature": signature, "signature_check": check}
             row.item_fixes = None  # they were prepared for the items the old signature reached
             s.add(row)
-            audit.append(s, actor, "batch.signature_set", "batch", row.batch_id,
-                         detail={"pattern": row.key, "before": before, "after": signature})
+            audit.append(
+                s,
+                actor,
+                "batch.signature_set",
+                "batch",
+                row.batch_id,
+                detail={"pattern": row.key, "before": before, "after": signature},
+            )
             s.flush()
             return pattern_record(row)
 
-    def edit_by_hand(self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str,
-                     reason: str) -> None:
+    def edit_by_hand(
+        self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str, reason: str
+    ) -> None:
         """A person's own edit of one item, recorded as theirs (append-only) against the pattern it belongs to.
 
         Refused when the item changed since the person opened it, when the text is empty, too long
@@ -158,17 +179,45 @@ class BatchFixes(StoreBase):
                 raise BatchProblem(f"item {item.item_key} changed since you opened it; open it again")
             if " ".join(after_text.split()) == " ".join(before_text.split()):
                 raise BatchProblem("only spacing changed: edit the text itself, or leave the item as it is")
-            unfinished = s.exec(select(func.count()).select_from(BatchSampleRow).where(
-                BatchSampleRow.batch_id == item.batch_id, col(BatchSampleRow.finished_at).is_(None))).one()
+            unfinished = s.exec(
+                select(func.count())
+                .select_from(BatchSampleRow)
+                .where(BatchSampleRow.batch_id == item.batch_id, col(BatchSampleRow.finished_at).is_(None))
+            ).one()
             if unfinished:
-                raise BatchProblem("a sample of this batch is being reviewed: edit once it is in, so its reviews "
-                                   "judge the text they were given")
-            s.add(BatchChangeRow(batch_id=item.batch_id, item_id=item.id, pattern_id=pattern.id, actor=actor,
-                                 before_text=before_text, after_text=after_text, before_hash=sha256_text(before_text),
-                                 after_hash=sha256_text(after_text), applied=[], skipped=[], by_hand=True,
-                                 created_at=utcnow()))
+                raise BatchProblem(
+                    "a sample of this batch is being reviewed: edit once it is in, so its reviews "
+                    "judge the text they were given"
+                )
+            s.add(
+                BatchChangeRow(
+                    batch_id=item.batch_id,
+                    item_id=item.id,
+                    pattern_id=pattern.id,
+                    actor=actor,
+                    before_text=before_text,
+                    after_text=after_text,
+                    before_hash=sha256_text(before_text),
+                    after_hash=sha256_text(after_text),
+                    applied=[],
+                    skipped=[],
+                    by_hand=True,
+                    created_at=utcnow(),
+                )
+            )
             item.output = after_text
             s.add(item)
-            audit.append(s, actor, "batch.item_edited_by_hand", "batch", item.batch_id,
-                         detail={"item": item.item_key, "pattern": pattern.key, "reason": reason,
-                                 "before_hash": sha256_text(before_text), "after_hash": sha256_text(after_text)})
+            audit.append(
+                s,
+                actor,
+                "batch.item_edited_by_hand",
+                "batch",
+                item.batch_id,
+                detail={
+                    "item": item.item_key,
+                    "pattern": pattern.key,
+                    "reason": reason,
+                    "before_hash": sha256_text(before_text),
+                    "after_hash": sha256_text(after_text),
+                },
+            )

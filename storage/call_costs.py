@@ -28,11 +28,21 @@ class CallCostStore(StoreBase):
         since `since`. Only calls that reported usage count (a call that failed before an answer has none)."""
         c = LLMCallRow
         stmt = (
-            select(c.model, func.count(), func.avg(c.input_tokens), func.avg(c.output_tokens),
-                   func.avg(c.cache_creation_input_tokens), func.avg(c.cache_read_input_tokens))
+            select(
+                c.model,
+                func.count(),
+                func.avg(c.input_tokens),
+                func.avg(c.output_tokens),
+                func.avg(c.cache_creation_input_tokens),
+                func.avg(c.cache_read_input_tokens),
+            )
             .join(RunRow, RunRow.id == c.run_id)
-            .where(c.purpose == "review", RunRow.rubric_name == rubric_name, c.created_at >= utc(since),
-                   c.input_tokens + c.cache_creation_input_tokens + c.cache_read_input_tokens > 0)
+            .where(
+                c.purpose == "review",
+                RunRow.rubric_name == rubric_name,
+                c.created_at >= utc(since),
+                c.input_tokens + c.cache_creation_input_tokens + c.cache_read_input_tokens > 0,
+            )
             .group_by(c.model)
         )
         with self._read() as s:

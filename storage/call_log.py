@@ -18,9 +18,18 @@ from storage.workers import this_worker
 
 def sent_row(served: Served, purpose: str, model: str, request: dict, estimate_usd: float) -> CallSentRow:
     """The write-ahead row of one call, tied to what it served, from this process."""
-    return CallSentRow(run_id=served.run_id, round_no=served.round_no, slot=served.slot, batch_id=served.batch_id,
-                       trial_key=served.trial_key, purpose=purpose, model=model, request_hash=json_hash(request),
-                       estimate_usd=estimate_usd, worker=this_worker())
+    return CallSentRow(
+        run_id=served.run_id,
+        round_no=served.round_no,
+        slot=served.slot,
+        batch_id=served.batch_id,
+        trial_key=served.trial_key,
+        purpose=purpose,
+        model=model,
+        request_hash=json_hash(request),
+        estimate_usd=estimate_usd,
+        worker=this_worker(),
+    )
 
 
 class CallLogStore(StoreBase):
@@ -36,5 +45,9 @@ class CallLogStore(StoreBase):
         if not calls:
             return
         with self._tx() as s:
-            s.add_all([call_row(served.run_id, served.round_no, call, served.slot, served.batch_id, served.trial_key)
-                       for call in calls])
+            s.add_all(
+                [
+                    call_row(served.run_id, served.round_no, call, served.slot, served.batch_id, served.trial_key)
+                    for call in calls
+                ]
+            )

@@ -25,8 +25,19 @@ GENESIS = "0" * 64
 _EVENTS = AuditEventRow.__table__
 _HEAD = AuditHeadRow.__table__
 
-HASHED = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
-          "after_hash", "detail", "prev_hash")
+HASHED = (
+    "seq",
+    "created_at",
+    "actor",
+    "action",
+    "entity_type",
+    "entity_id",
+    "run_id",
+    "before_hash",
+    "after_hash",
+    "detail",
+    "prev_hash",
+)
 """The fields an event's hash covers, in this order."""
 
 
@@ -38,8 +49,9 @@ def canonical_time(value: datetime) -> str:
 def event_hash(fields: dict[str, Any]) -> str:
     """sha256 over the canonical JSON of an event's hashed fields."""
     body = {k: fields[k] for k in HASHED}
-    body["created_at"] = canonical_time(fields["created_at"]) if isinstance(fields["created_at"], datetime) \
-        else fields["created_at"]
+    body["created_at"] = (
+        canonical_time(fields["created_at"]) if isinstance(fields["created_at"], datetime) else fields["created_at"]
+    )
     return sha256_text(canonical_json(body, default=str))
 
 
@@ -67,8 +79,7 @@ def append(
     covered by the chain too (verify checks that they agree).
     """
     conn = s.connection()
-    last_seq, last_hash = conn.execute(
-        select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()).one()
+    last_seq, last_hash = conn.execute(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()).one()
     fields: dict[str, Any] = {
         "seq": last_seq + 1,
         "created_at": utcnow(),

@@ -76,12 +76,7 @@ def _sqlite_on_connect(dbapi_conn: Any, _record: Any) -> None:
     # issuing its own deferred BEGIN (which loses updates under concurrent writers).
     dbapi_conn.isolation_level = None
     cur = dbapi_conn.cursor()
-    for pragma in (
-        "journal_mode=WAL",
-        f"busy_timeout={BUSY_TIMEOUT_MS}",
-        "foreign_keys=ON",
-        "synchronous=NORMAL",
-    ):
+    for pragma in ("journal_mode=WAL", f"busy_timeout={BUSY_TIMEOUT_MS}", "foreign_keys=ON", "synchronous=NORMAL"):
         cur.execute(f"PRAGMA {pragma}")
     cur.close()
 
@@ -148,9 +143,7 @@ def reader(engine: Engine) -> Engine:
     """The same pool, for read-only work: a consistent snapshot without taking the write lock."""
     if engine.dialect.name == "sqlite":
         return engine.execution_options(**{READ_ONLY: True})
-    return engine.execution_options(
-        isolation_level="REPEATABLE READ", **{READ_ONLY: True}
-    )
+    return engine.execution_options(isolation_level="REPEATABLE READ", **{READ_ONLY: True})
 
 
 def alembic_config(connection: Connection | None = None) -> Config:

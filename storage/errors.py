@@ -1,5 +1,4 @@
-"""What the run stores refuse, as exceptions the pages and the command line catch.
-"""
+"""What the run stores refuse, as exceptions the pages and the command line catch."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""The escalation queue: resolving an escalated run (ship as is, re-review, reject), owners and due times.
-"""
+"""The escalation queue: resolving an escalated run (ship as is, re-review, reject), owners and due times."""
 
 from __future__ import annotations
 
@@ -9,9 +8,7 @@ from typing import Literal
 from sqlalchemy import func
 from sqlmodel import Session, select
 
-from santa_core.models import (
-    RunState,
-)
+from santa_core.models import RunState
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.actions import refuse_over_budget
@@ -24,10 +21,7 @@ from storage.rounds import add_decision, start_round_row
 from storage.rows import check_text, decision_row, escalation_of, state_of
 from storage.run_rows import costs, lock_run, require_round, run_rows
 from storage.state_changes import RESOLUTION_ACTION, set_state
-from storage.tables import (
-    EscalationRow,
-    RunRow,
-)
+from storage.tables import EscalationRow, RunRow
 from storage.times import utc, utc_or_none
 from storage.transactions import StoreBase
 from storage.views import EscalationView
@@ -40,8 +34,10 @@ def open_escalation_row(s: Session, run_id: int, escalation_id: int | None = Non
     if row is None:
         raise EscalationNotOpen(f"run {run_id} has no open escalation: someone resolved it meanwhile; reload")
     if escalation_id is not None and row.id != escalation_id:
-        raise EscalationNotOpen(f"the escalation you looked at (#{escalation_id}) was resolved meanwhile and run "
-                                f"{run_id} escalated again (#{row.id}); reload to see what is open now")
+        raise EscalationNotOpen(
+            f"the escalation you looked at (#{escalation_id}) was resolved meanwhile and run "
+            f"{run_id} escalated again (#{row.id}); reload to see what is open now"
+        )
     return row
 
 
@@ -98,25 +94,21 @@ class EscalationStore(StoreBase):
             if fresh:
                 check_rereview(s, run_id, after)
                 # A new round is paid: refused once the budget is spent, on every door (the actions say so first).
-                refuse_over_budget(run.budget_usd, costs(s, [run_id])[run_id],
-                                   "another round" if resolution == "rereview" else "trying again")
+                refuse_over_budget(
+                    run.budget_usd,
+                    costs(s, [run_id])[run_id],
+                    "another round" if resolution == "rereview" else "trying again",
+                )
             action = RESOLUTION_ACTION[resolution]
-            add_decision(s, decision_row(run_id, state.round, action, actor, justification,
-                                                rnd.output_text, after))
+            add_decision(s, decision_row(run_id, state.round, action, actor, justification, rnd.output_text, after))
             if fresh:
                 start_round_row(s, run_id, new.round, after)
             set_state(s, run, new, actor, new.note, "tried_again" if resolution == "try_again" else None)
             return new
 
-    def list_escalations(
-        self, status: Literal["open", "resolved"] | None = "open"
-    ) -> list[EscalationView]:
+    def list_escalations(self, status: Literal["open", "resolved"] | None = "open") -> list[EscalationView]:
         """Escalations, oldest first (all of them when `status` is None)."""
-        stmt = (
-            select(EscalationRow, RunRow)
-            .join(RunRow, RunRow.id == EscalationRow.run_id)
-            .order_by(EscalationRow.id)
-        )
+        stmt = select(EscalationRow, RunRow).join(RunRow, RunRow.id == EscalationRow.run_id).order_by(EscalationRow.id)
         if status is not None:
             stmt = stmt.where(EscalationRow.status == status)
         with self._read() as s:
@@ -134,8 +126,15 @@ class EscalationStore(StoreBase):
             esc = open_escalation_row(s, run_id, escalation_id)
             before, esc.owner = esc.owner, owner or None
             s.add(esc)
-            audit.append(s, actor, "escalation.assigned", "escalation", esc.id, run_id=run_id,
-                         detail={"before": before, "owner": esc.owner})
+            audit.append(
+                s,
+                actor,
+                "escalation.assigned",
+                "escalation",
+                esc.id,
+                run_id=run_id,
+                detail={"before": before, "owner": esc.owner},
+            )
 
     def set_due(self, run_id: int, due_at: datetime, actor: str, escalation_id: int | None = None) -> None:
         """Set or change the due time of the run's open escalation."""
@@ -146,13 +145,23 @@ class EscalationStore(StoreBase):
             before = utc_or_none(esc.due_at)
             esc.due_at = due_at
             s.add(esc)
-            audit.append(s, actor, "escalation.due_set", "escalation", esc.id, run_id=run_id,
-                         detail={"before": None if before is None else before.isoformat(), "due_at": due_at.isoformat()})
+            audit.append(
+                s,
+                actor,
+                "escalation.due_set",
+                "escalation",
+                esc.id,
+                run_id=run_id,
+                detail={"before": None if before is None else before.isoformat(), "due_at": due_at.isoformat()},
+            )
 
     def overdue_count(self, now: datetime) -> int:
         """Open escalations whose due time has passed."""
         now = utc(now)  # SQLite compares stored UTC wall-clock times: never pass another zone's
-        stmt = select(func.count()).select_from(EscalationRow).where(
-            EscalationRow.status == "open", EscalationRow.due_at.is_not(None), EscalationRow.due_at <= now)
+        stmt = (
+            select(func.count())
+            .select_from(EscalationRow)
+            .where(EscalationRow.status == "open", EscalationRow.due_at.is_not(None), EscalationRow.due_at <= now)
+        )
         with self._read() as s:
             return int(s.exec(stmt).one())

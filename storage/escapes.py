@@ -1,22 +1,17 @@
-"""Escapes: defects found after a run shipped, reported against the run.
-"""
+"""Escapes: defects found after a run shipped, reported against the run."""
 
 from __future__ import annotations
 
 from sqlmodel import select
 
-from santa_core.models import (
-    RunStatus,
-)
+from santa_core.models import RunStatus
 from santa_core.roles import Permission
 from storage import audit
 from storage.hashing import sha256_text
 from storage.people import require
 from storage.rows import check_text, escape_of
 from storage.run_rows import lock_run
-from storage.tables import (
-    EscapeRow,
-)
+from storage.tables import EscapeRow
 from storage.transactions import StoreBase
 from storage.views import EscapeView
 
@@ -39,13 +34,26 @@ class EscapeStore(StoreBase):
             run = lock_run(s, run_id)
             if RunStatus(run.status) not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
                 raise ValueError(f"run {run_id} is {run.status}: escapes are reported on shipped runs only")
-            row = EscapeRow(run_id=run_id, criterion=criterion.strip(), description=description.strip(),
-                            severity=severity, reported_by=actor, source="reported")
+            row = EscapeRow(
+                run_id=run_id,
+                criterion=criterion.strip(),
+                description=description.strip(),
+                severity=severity,
+                reported_by=actor,
+                source="reported",
+            )
             s.add(row)
             s.flush()
-            audit.append(s, actor, "escape.reported", "escape", row.id, run_id=run_id,
-                         after=sha256_text(row.description),
-                         detail={"criterion": row.criterion, "severity": severity})
+            audit.append(
+                s,
+                actor,
+                "escape.reported",
+                "escape",
+                row.id,
+                run_id=run_id,
+                after=sha256_text(row.description),
+                detail={"criterion": row.criterion, "severity": severity},
+            )
             return row.id
 
     def escapes(self, run_id: int | None = None) -> list[EscapeView]:

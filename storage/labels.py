@@ -49,46 +49,80 @@ CHUNK = 500
 def checks_of(review_json: Any) -> list[dict]:
     """The per-criterion checks of a stored review, [] when it holds none."""
     checks = review_json.get("checks") if isinstance(review_json, dict) else None
-    return [c for c in checks or [] if isinstance(c, dict) and c.get("result") in ("PASS", "FAIL")
-            and isinstance(c.get("criterion"), str)]
+    return [
+        c
+        for c in checks or []
+        if isinstance(c, dict) and c.get("result") in ("PASS", "FAIL") and isinstance(c.get("criterion"), str)
+    ]
 
 
 def evidence_of(review_json: dict, criterion: str) -> str:
     """The quotes a review's critical issues give for one criterion, joined."""
     issues = review_json.get("critical_issues") or []
-    return " / ".join(i.get("evidence") or "" for i in issues
-                      if isinstance(i, dict) and i.get("criterion") == criterion and i.get("evidence"))
+    return " / ".join(
+        i.get("evidence") or ""
+        for i in issues
+        if isinstance(i, dict) and i.get("criterion") == criterion and i.get("evidence")
+    )
 
 
 def person_review_labels(s: Session) -> list[PersonLabel]:
     """Every criterion a person judged in a reviewer slot, on rounds whose gate is in."""
     r = ReviewRow
-    stmt = (select(r.run_id, r.round_no, r.reviewer, r.review_json, r.created_at)
-            .join(RoundRow, (RoundRow.run_id == r.run_id) & (RoundRow.round_no == r.round_no))
-            .where(r.reviewer >= PERSON_FIRST, r.reviewer < PERSON_PAST, r.status == ReviewStatus.OK.value,
-                   col(RoundRow.gate_decision).is_not(None)))
-    return [PersonLabel(run_id=run_id, round_no=round_no, criterion=c["criterion"], verdict=c["result"],
-                        source="person_review", person=person_of(reviewer) or reviewer, at=utc(at),
-                        evidence=evidence_of(review, c["criterion"]))
-            for run_id, round_no, reviewer, review, at in s.exec(stmt).all() for c in checks_of(review)]
+    stmt = (
+        select(r.run_id, r.round_no, r.reviewer, r.review_json, r.created_at)
+        .join(RoundRow, (RoundRow.run_id == r.run_id) & (RoundRow.round_no == r.round_no))
+        .where(
+            r.reviewer >= PERSON_FIRST,
+            r.reviewer < PERSON_PAST,
+            r.status == ReviewStatus.OK.value,
+            col(RoundRow.gate_decision).is_not(None),
+        )
+    )
+    return [
+        PersonLabel(
+            run_id=run_id,
+            round_no=round_no,
+            criterion=c["criterion"],
+            verdict=c["result"],
+            source="person_review",
+            person=person_of(reviewer) or reviewer,
+            at=utc(at),
+            evidence=evidence_of(review, c["criterion"]),
+        )
+        for run_id, round_no, reviewer, review, at in s.exec(stmt).all()
+        for c in checks_of(review)
+    ]
 
 
 def escalation_labels(s: Session) -> list[PersonLabel]:
     """A FAIL on each criterion flagged in an escalated round that a person rejected."""
     d, mi = DecisionRow, MergedIssueRow
-    stmt = (select(d.run_id, d.round_no, d.action, d.actor, d.created_at, mi.criterion, mi.evidence)
-            .join(mi, (mi.run_id == d.run_id) & (mi.round_no == d.round_no))
-            .where(col(d.action).in_(list(ESCALATION_VERDICT))).order_by(d.id, mi.idx))
+    stmt = (
+        select(d.run_id, d.round_no, d.action, d.actor, d.created_at, mi.criterion, mi.evidence)
+        .join(mi, (mi.run_id == d.run_id) & (mi.round_no == d.round_no))
+        .where(col(d.action).in_(list(ESCALATION_VERDICT)))
+        .order_by(d.id, mi.idx)
+    )
     found: dict[tuple[int, int, str, str], PersonLabel] = {}
     for run_id, round_no, action, actor, at, criterion, evidence in s.exec(stmt).all():
         key = (run_id, round_no, criterion, action)
         if key in found:  # several issues on one criterion: one label, their quotes together
             if evidence:
-                found[key] = found[key].model_copy(update={"evidence": f"{found[key].evidence} / {evidence}".strip(" /")})
+                found[key] = found[key].model_copy(
+                    update={"evidence": f"{found[key].evidence} / {evidence}".strip(" /")}
+                )
             continue
-        found[key] = PersonLabel(run_id=run_id, round_no=round_no, criterion=criterion,
-                                 verdict=ESCALATION_VERDICT[action], source="escalation", person=actor, at=utc(at),
-                                 evidence=evidence or "")
+        found[key] = PersonLabel(
+            run_id=run_id,
+            round_no=round_no,
+            criterion=criterion,
+            verdict=ESCALATION_VERDICT[action],
+            source="escalation",
+            person=actor,
+            at=utc(at),
+            evidence=evidence or "",
+        )
     return list(found.values())
 
 
@@ -98,13 +132,19 @@ def model_verdicts(s: Session, rounds: Iterable[tuple[int, int]]) -> list[ModelV
     runs = sorted({run for run, _ in wanted})
     r, out = ReviewRow, []
     for at in range(0, len(runs), CHUNK):
-        stmt = (select(r.run_id, r.round_no, r.slot, r.reviewer, r.review_json)
-                .where(col(r.run_id).in_(runs[at:at + CHUNK]), r.status == ReviewStatus.OK.value)
-                .where((r.reviewer < PERSON_FIRST) | (r.reviewer >= PERSON_PAST)))
-        out += [ModelVerdict(run_id=run_id, round_no=round_no, slot=slot, model=model, criterion=c["criterion"],
-                             verdict=c["result"])
-                for run_id, round_no, slot, model, review in s.exec(stmt).all()
-                if (run_id, round_no) in wanted for c in checks_of(review)]
+        stmt = (
+            select(r.run_id, r.round_no, r.slot, r.reviewer, r.review_json)
+            .where(col(r.run_id).in_(runs[at : at + CHUNK]), r.status == ReviewStatus.OK.value)
+            .where((r.reviewer < PERSON_FIRST) | (r.reviewer >= PERSON_PAST))
+        )
+        out += [
+            ModelVerdict(
+                run_id=run_id, round_no=round_no, slot=slot, model=model, criterion=c["criterion"], verdict=c["result"]
+            )
+            for run_id, round_no, slot, model, review in s.exec(stmt).all()
+            if (run_id, round_no) in wanted
+            for c in checks_of(review)
+        ]
     return out
 
 

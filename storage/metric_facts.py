@@ -63,19 +63,42 @@ FAILED_SQL = "b = 'FAIL' OR c = 'FAIL' OR check_result = 'FAIL'"
 """A criterion_result row that failed: the drill-down's rows, and the condition of their partial index
 (`storage.metrics.FAILED` is the same condition in the query, so the planner can use it)."""
 _result, _metric = CriterionResultRow.__table__.c, RunMetricRow.__table__.c
-_FAILED_COLUMNS = (_result.run_id, _result.criterion, _result.category, _result.round_no, _result.b, _result.c,
-                   _result.check_result, _result.day, _result.rubric_name, _result.rubric_version)
+_FAILED_COLUMNS = (
+    _result.run_id,
+    _result.criterion,
+    _result.category,
+    _result.round_no,
+    _result.b,
+    _result.c,
+    _result.check_result,
+    _result.day,
+    _result.rubric_name,
+    _result.rubric_version,
+)
 """What the drill-down reads of a failed row: its partial indexes hold all of it (no table lookup)."""
 INDEXES = (
     # The drill-down by criterion and by category: the ~4 % of rows that failed, with every column it reads.
-    *(Index(f"ix_criterion_result_failed_{pick.name}", pick, *(c for c in _FAILED_COLUMNS if c is not pick),
-            sqlite_where=text(FAILED_SQL), postgresql_where=text(FAILED_SQL))
-      for pick in (_result.criterion, _result.category)),
+    *(
+        Index(
+            f"ix_criterion_result_failed_{pick.name}",
+            pick,
+            *(c for c in _FAILED_COLUMNS if c is not pick),
+            sqlite_where=text(FAILED_SQL),
+            postgresql_where=text(FAILED_SQL),
+        )
+        for pick in (_result.criterion, _result.category)
+    ),
     # The view's runs summed per day and panel in index order (no sort of every run).
     Index("ix_run_metric_day_panel", _metric.day, _metric.reviewer_b, _metric.reviewer_c),
     # The filters' choices, grouped in index order from the index alone.
-    Index("ix_run_metric_view", _metric.rubric_name, _metric.rubric_version, _metric.domain, _metric.reviewer_b,
-          _metric.reviewer_c),
+    Index(
+        "ix_run_metric_view",
+        _metric.rubric_name,
+        _metric.rubric_version,
+        _metric.domain,
+        _metric.reviewer_b,
+        _metric.reviewer_c,
+    ),
     # The person filter's runs started by a person, and the people the filter offers.
     Index("ix_run_metric_created_by", _metric.created_by),
 )
@@ -87,19 +110,27 @@ INDEXES = (
 
 def run_dims(run: Any) -> dict[str, Any]:
     """The view dimensions of a run row."""
-    return {"day": utc(run.created_at).date().isoformat(), "rubric_name": run.rubric_name,
-            "rubric_version": run.rubric_version, "domain": str(run.rubric_json.get("domain") or "general"),
-            "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c}
+    return {
+        "day": utc(run.created_at).date().isoformat(),
+        "rubric_name": run.rubric_name,
+        "rubric_version": run.rubric_version,
+        "domain": str(run.rubric_json.get("domain") or "general"),
+        "reviewer_b": run.reviewer_b,
+        "reviewer_c": run.reviewer_c,
+    }
 
 
 def _slot_figures(slot: str, reviews: Sequence[Any], spends: Sequence[Spend]) -> dict[str, Any]:
     """Answers, errors, latency and cost of one reviewer slot."""
     mine = [r for r in reviews if r.slot == slot and r.status in ANSWERED]
     key = slot.lower()
-    return {f"{key}_reviews": len(mine), f"{key}_errors": sum(r.status in ERRORS for r in mine),
-            f"{key}_latency_s": sum(r.latency_s for r in mine),
-            f"{key}_latency_max_s": max((r.latency_s for r in mine), default=0.0),
-            f"{key}_cost_usd": usd(spends, ("review",), slot=slot)}
+    return {
+        f"{key}_reviews": len(mine),
+        f"{key}_errors": sum(r.status in ERRORS for r in mine),
+        f"{key}_latency_s": sum(r.latency_s for r in mine),
+        f"{key}_latency_max_s": max((r.latency_s for r in mine), default=0.0),
+        f"{key}_cost_usd": usd(spends, ("review",), slot=slot),
+    }
 
 
 def _round_latency(reviews: Sequence[Any]) -> tuple[int, float]:
@@ -118,9 +149,11 @@ REVIEW_CALLS = REVIEW_PURPOSES
 def _review_prompt(calls: Sequence[Any]) -> dict[str, int]:
     """Input tokens of the review calls: uncached, written to the prompt cache, read from it."""
     mine = [c for c in calls if c.purpose in REVIEW_CALLS]
-    return {"review_input_tokens": sum(c.input_tokens for c in mine),
-            "review_cache_write_tokens": sum(c.cache_creation_input_tokens for c in mine),
-            "review_cache_read_tokens": sum(c.cache_read_input_tokens for c in mine)}
+    return {
+        "review_input_tokens": sum(c.input_tokens for c in mine),
+        "review_cache_write_tokens": sum(c.cache_creation_input_tokens for c in mine),
+        "review_cache_read_tokens": sum(c.cache_read_input_tokens for c in mine),
+    }
 
 
 def before_nice(rounds: Sequence[Any]) -> list[int]:
@@ -130,9 +163,16 @@ def before_nice(rounds: Sequence[Any]) -> list[int]:
     return [r.round_no for r in rounds if r.gate_decision == "NAUGHTY" and not r.gate_injection and r.round_no < first]
 
 
-def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], calls: Sequence[Any],
-                      escapes: int, hidden: bool = False, sent: Sequence[Any] = (),
-                      unjudged: Collection[int] = ()) -> dict[str, Any]:
+def derive_run_metric(
+    run: Any,
+    rounds: Sequence[Any],
+    reviews: Sequence[Any],
+    calls: Sequence[Any],
+    escapes: int,
+    hidden: bool = False,
+    sent: Sequence[Any] = (),
+    unjudged: Collection[int] = (),
+) -> dict[str, Any]:
     """The run_metric row of a run, from its run, round, review, llm_call and llm_call_sent rows (a sent note no
     call answers is a call cut off, counted at its estimate by its purpose and slot).
 
@@ -146,22 +186,31 @@ def derive_run_metric(run: Any, rounds: Sequence[Any], reviews: Sequence[Any], c
     nice_round = None if first_nice is None else first_nice - sum(n < first_nice for n in unjudged)
     reviewed, latency = _round_latency(reviews)
     # The one definition of cost (`storage.spend`): every call's cost plus each cut-off call's estimate.
-    spends = costed([Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls], sent,
-                    answers=(c.request_hash for c in calls))
+    spends = costed(
+        [Spend(run.id, 0, c.purpose, c.slot, c.cost_usd) for c in calls], sent, answers=(c.request_hash for c in calls)
+    )
     return {
-        "run_id": run.id, **run_dims(run), "created_by": run.created_by, "status": run.status,
-        "rounds": 0 if hidden else run.round, "nice_round": nice_round,
+        "run_id": run.id,
+        **run_dims(run),
+        "created_by": run.created_by,
+        "status": run.status,
+        "rounds": 0 if hidden else run.round,
+        "nice_round": nice_round,
         "generation_cost_usd": None if hidden else run.generation_cost_usd,
         # The injection screen is part of verifying, so its cost counts with the reviews'.
         "review_cost_usd": usd(spends, REVIEW_CALLS),
         "fix_cost_usd": usd(spends, ("fix",)),
-        "input_tokens": sum(c.input_tokens for c in calls), "output_tokens": sum(c.output_tokens for c in calls),
+        "input_tokens": sum(c.input_tokens for c in calls),
+        "output_tokens": sum(c.output_tokens for c in calls),
         "cache_write_tokens": sum(c.cache_creation_input_tokens for c in calls),
         "cache_read_tokens": sum(c.cache_read_input_tokens for c in calls),
         "cache_savings_usd": sum(map(_call_savings, calls)),
         **_review_prompt(calls),
-        "escapes": escapes, **_slot_figures("B", reviews, spends), **_slot_figures("C", reviews, spends),
-        "rounds_reviewed": reviewed, "round_latency_s": latency,
+        "escapes": escapes,
+        **_slot_figures("B", reviews, spends),
+        **_slot_figures("C", reviews, spends),
+        "rounds_reviewed": reviewed,
+        "round_latency_s": latency,
     }
 
 
@@ -188,8 +237,9 @@ def derive_criteria(run: Any, rounds: Sequence[Any], reviews: Sequence[Any]) -> 
     criterion leaves it empty (unscored).
     """
     dims = run_dims(run)
-    criteria = [(c["id"], c.get("category", ""), c.get("severity", "critical"))
-                for c in run.rubric_json.get("criteria", [])]
+    criteria = [
+        (c["id"], c.get("category", ""), c.get("severity", "critical")) for c in run.rubric_json.get("criteria", [])
+    ]
     by_round: dict[int, dict[str, dict[str, str]]] = defaultdict(dict)
     answered: set[int] = set()
     for r in reviews:
@@ -202,19 +252,35 @@ def derive_criteria(run: Any, rounds: Sequence[Any], reviews: Sequence[Any]) -> 
             continue
         checks, slots = _check_results(rnd.gate_checks), by_round.get(rnd.round_no, {})
         for cid, category, severity in criteria:
-            rows.append({"run_id": run.id, "round_no": rnd.round_no, "criterion": cid, "category": category,
-                         "severity": severity, "b": slots.get("B", {}).get(cid),
-                         "c": slots.get("C", {}).get(cid), "check_result": checks.get(cid), **dims})
+            rows.append(
+                {
+                    "run_id": run.id,
+                    "round_no": rnd.round_no,
+                    "criterion": cid,
+                    "category": category,
+                    "severity": severity,
+                    "b": slots.get("B", {}).get(cid),
+                    "c": slots.get("C", {}).get(cid),
+                    "check_result": checks.get(cid),
+                    **dims,
+                }
+            )
     return rows
 
 
 def counters(b: str | None, c: str | None, check: str | None) -> dict[str, int]:
     """One criterion_result row's contribution to criterion_day."""
     pair = b is not None and c is not None
-    return {"pp": int(pair and b == "PASS" and c == "PASS"), "pf": int(pair and b == "PASS" and c == "FAIL"),
-            "fp": int(pair and b == "FAIL" and c == "PASS"), "ff": int(pair and b == "FAIL" and c == "FAIL"),
-            "b_fail": int(b == "FAIL"), "c_fail": int(c == "FAIL"), "check_fail": int(check == "FAIL"),
-            "unscored": int(not pair)}
+    return {
+        "pp": int(pair and b == "PASS" and c == "PASS"),
+        "pf": int(pair and b == "PASS" and c == "FAIL"),
+        "fp": int(pair and b == "FAIL" and c == "PASS"),
+        "ff": int(pair and b == "FAIL" and c == "FAIL"),
+        "b_fail": int(b == "FAIL"),
+        "c_fail": int(c == "FAIL"),
+        "check_fail": int(check == "FAIL"),
+        "unscored": int(not pair),
+    }
 
 
 def rollup(rows: Iterable[dict[str, Any]], sign: int = 1) -> dict[tuple, Counter]:
@@ -222,7 +288,8 @@ def rollup(rows: Iterable[dict[str, Any]], sign: int = 1) -> dict[tuple, Counter
     out: dict[tuple, Counter] = defaultdict(Counter)
     for row in rows:
         out[tuple(row[k] for k in DAY_KEY)].update(
-            {k: sign * v for k, v in counters(row["b"], row["c"], row["check_result"]).items()})
+            {k: sign * v for k, v in counters(row["b"], row["c"], row["check_result"]).items()}
+        )
     return out
 
 
@@ -285,8 +352,9 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
         rounds, reviews, calls, sent = [], [], [], []
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
     unjudged = unjudged_rounds(s, run_id, before_nice(rounds))
-    _upsert(conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent,
-                                                            unjudged))
+    _upsert(
+        conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent, unjudged)
+    )
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
     if sorted(map(_result_key, old)) == sorted(map(_result_key, new)):
@@ -308,8 +376,16 @@ def _call_savings(c: Any) -> float:
     if not (read or write) or not is_known(c.model):
         return 0.0
     ttl = ttl_of(c.request_json or {})
-    listed = cost_usd(c.model, Usage(input_tokens=c.input_tokens, output_tokens=c.output_tokens,
-                                     cache_creation_input_tokens=write, cache_read_input_tokens=read), write_ttl=ttl)
+    listed = cost_usd(
+        c.model,
+        Usage(
+            input_tokens=c.input_tokens,
+            output_tokens=c.output_tokens,
+            cache_creation_input_tokens=write,
+            cache_read_input_tokens=read,
+        ),
+        write_ttl=ttl,
+    )
     # A call stored with no cost (an older row) says nothing about a discount: counted at list price.
     charged = min(1.0, c.cost_usd / listed) if listed > 0 and c.cost_usd > 0 else 1.0
     return cache_savings_usd(c.model, read, write, write_ttl=ttl) * charged
@@ -322,20 +398,40 @@ def _by_run(*columns: Any) -> Any:
 
 _ROUNDS = _by_run(RoundRow.round_no, RoundRow.gate_decision, RoundRow.gate_checks, RoundRow.gate_injection)
 _REVIEWS = _by_run(ReviewRow.round_no, ReviewRow.slot, ReviewRow.status, ReviewRow.review_json, ReviewRow.latency_s)
-_CALLS = _by_run(LLMCallRow.purpose, LLMCallRow.slot, LLMCallRow.model, LLMCallRow.cost_usd,
-                 LLMCallRow.request_hash, LLMCallRow.input_tokens,
-                 LLMCallRow.output_tokens, LLMCallRow.cache_creation_input_tokens, LLMCallRow.cache_read_input_tokens,
-                 # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
-                 case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None)
-                 .label("request_json"))
-_SENT = _by_run(CallSentRow.run_id, CallSentRow.round_no, CallSentRow.purpose, CallSentRow.slot, CallSentRow.request_hash,
-                CallSentRow.estimate_usd).order_by(CallSentRow.id)
+_CALLS = _by_run(
+    LLMCallRow.purpose,
+    LLMCallRow.slot,
+    LLMCallRow.model,
+    LLMCallRow.cost_usd,
+    LLMCallRow.request_hash,
+    LLMCallRow.input_tokens,
+    LLMCallRow.output_tokens,
+    LLMCallRow.cache_creation_input_tokens,
+    LLMCallRow.cache_read_input_tokens,
+    # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
+    case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None).label("request_json"),
+)
+_SENT = _by_run(
+    CallSentRow.run_id,
+    CallSentRow.round_no,
+    CallSentRow.purpose,
+    CallSentRow.slot,
+    CallSentRow.request_hash,
+    CallSentRow.estimate_usd,
+).order_by(CallSentRow.id)
 # Reported escapes only: a spot-check's escapes are the unbiased sample's own series (`SpotCheckStore.outcomes`), and
 # counted here too they would mix a random sample into the complaints this figure counts.
-_ESCAPES = select(func.count()).select_from(EscapeRow).where(
-    EscapeRow.run_id == bindparam("run_id"), or_(EscapeRow.source.is_(None), EscapeRow.source != "spot_check"))
-_RESULTS = _by_run(*(getattr(CriterionResultRow, k) for k in (
-    "run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")))
+_ESCAPES = (
+    select(func.count())
+    .select_from(EscapeRow)
+    .where(EscapeRow.run_id == bindparam("run_id"), or_(EscapeRow.source.is_(None), EscapeRow.source != "spot_check"))
+)
+_RESULTS = _by_run(
+    *(
+        getattr(CriterionResultRow, k)
+        for k in ("run_id", *DIMS, "round_no", "criterion", "category", "severity", "b", "c", "check_result")
+    )
+)
 
 
 @cache
@@ -344,8 +440,9 @@ def _upsert_statement(dialect_name: str, table_name: str) -> Any:
     table = RunMetricRow.metadata.tables[table_name]
     stmt = (postgresql if dialect_name == "postgresql" else sqlite).insert(table)
     keys = [c.name for c in table.primary_key]
-    return stmt.on_conflict_do_update(index_elements=keys,
-                                      set_={c.name: stmt.excluded[c.name] for c in table.c if c.name not in keys})
+    return stmt.on_conflict_do_update(
+        index_elements=keys, set_={c.name: stmt.excluded[c.name] for c in table.c if c.name not in keys}
+    )
 
 
 def _upsert(conn: Any, table: Any, values: dict[str, Any]) -> None:
@@ -358,14 +455,18 @@ def _add_statement(dialect_name: str) -> Any:
     """INSERT a criterion_day row, or ADD its counts to the row with the same key; built once."""
     table = CriterionDayRow.__table__
     stmt = (postgresql if dialect_name == "postgresql" else sqlite).insert(table)
-    return stmt.on_conflict_do_update(index_elements=list(DAY_KEY),
-                                      set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS})
+    return stmt.on_conflict_do_update(
+        index_elements=list(DAY_KEY), set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS}
+    )
 
 
 def _apply(conn: Any, delta: dict[tuple, Counter]) -> None:
     """Add each key's counts to criterion_day (keys in order, so concurrent writers never deadlock)."""
-    rows = [{**dict(zip(DAY_KEY, key, strict=True)), **{k: delta[key].get(k, 0) for k in COUNTERS}}
-            for key in sorted(delta) if any(delta[key].values())]
+    rows = [
+        {**dict(zip(DAY_KEY, key, strict=True)), **{k: delta[key].get(k, 0) for k in COUNTERS}}
+        for key in sorted(delta)
+        if any(delta[key].values())
+    ]
     for row in rows:  # one by one: the order is the lock order
         conn.execute(_add_statement(conn.dialect.name), row)
 
@@ -378,9 +479,16 @@ def rebuild_rollup(s: Session) -> None:
     def count(cond: Any) -> Any:
         return func.sum(case((cond, 1), else_=0))
 
-    sums = [count(and_(pair, r.b == "PASS", r.c == "PASS")), count(and_(pair, r.b == "PASS", r.c == "FAIL")),
-            count(and_(pair, r.b == "FAIL", r.c == "PASS")), count(and_(pair, r.b == "FAIL", r.c == "FAIL")),
-            count(r.b == "FAIL"), count(r.c == "FAIL"), count(r.check_result == "FAIL"), count(~pair)]
+    sums = [
+        count(and_(pair, r.b == "PASS", r.c == "PASS")),
+        count(and_(pair, r.b == "PASS", r.c == "FAIL")),
+        count(and_(pair, r.b == "FAIL", r.c == "PASS")),
+        count(and_(pair, r.b == "FAIL", r.c == "FAIL")),
+        count(r.b == "FAIL"),
+        count(r.c == "FAIL"),
+        count(r.check_result == "FAIL"),
+        count(~pair),
+    ]
     keys = [getattr(r, k) for k in DAY_KEY]
     s.exec(delete(CriterionDayRow))
     s.exec(insert(CriterionDayRow).from_select([*DAY_KEY, *COUNTERS], select(*keys, *sums).group_by(*keys)))

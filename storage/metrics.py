@@ -34,12 +34,18 @@ def _people_runs(people: list[str]) -> Any:
     """Ids of runs one of `people` started, reviewed (a person slot) or decided on."""
     # A review counts once its round's gate is in: before that, a run showing up under one person
     # reviewer would tell the other that they have answered.
-    gated = and_(RoundRow.run_id == ReviewRow.run_id, RoundRow.round_no == ReviewRow.round_no,
-                 col(RoundRow.gate_decision).is_not(None))
+    gated = and_(
+        RoundRow.run_id == ReviewRow.run_id,
+        RoundRow.round_no == ReviewRow.round_no,
+        col(RoundRow.gate_decision).is_not(None),
+    )
     return union(
         select(RunMetricRow.run_id).where(col(RunMetricRow.created_by).in_(people)),
-        select(ReviewRow.run_id).join(RoundRow, gated).where(col(ReviewRow.reviewer).in_([f"person:{p}" for p in people])),
-        select(DecisionRow.run_id).where(col(DecisionRow.actor).in_(people)))
+        select(ReviewRow.run_id)
+        .join(RoundRow, gated)
+        .where(col(ReviewRow.reviewer).in_([f"person:{p}" for p in people])),
+        select(DecisionRow.run_id).where(col(DecisionRow.actor).in_(people)),
+    )
 
 
 def where(table: Any, f: MetricsFilter) -> list[Any]:
@@ -81,20 +87,37 @@ def _sums() -> dict[str, Any]:
     finished, shipped = col(r.status).in_(m.FINISHED), col(r.status).in_(m.SHIPPED)
     known = col(r.generation_cost_usd).is_not(None)
     return {
-        "runs": func.count(), "finished": _flag(finished), "first_pass": _flag(and_(finished, r.nice_round == 1)),
-        "nice_runs": func.count(r.nice_round), "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
-        "shipped": _flag(shipped), "escapes": func.sum(case((shipped, r.escapes), else_=0)),
-        "escaped_runs": _flag(and_(shipped, r.escapes > 0)), "rounds": func.sum(r.rounds),
-        "review_cost_usd": func.sum(r.review_cost_usd), "fix_cost_usd": func.sum(r.fix_cost_usd),
+        "runs": func.count(),
+        "finished": _flag(finished),
+        "first_pass": _flag(and_(finished, r.nice_round == 1)),
+        "nice_runs": func.count(r.nice_round),
+        "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
+        "shipped": _flag(shipped),
+        "escapes": func.sum(case((shipped, r.escapes), else_=0)),
+        "escaped_runs": _flag(and_(shipped, r.escapes > 0)),
+        "rounds": func.sum(r.rounds),
+        "review_cost_usd": func.sum(r.review_cost_usd),
+        "fix_cost_usd": func.sum(r.fix_cost_usd),
         "generation_cost_usd": func.coalesce(func.sum(r.generation_cost_usd), 0.0),
         "generation_runs": func.count(r.generation_cost_usd),
         "review_cost_with_generation_usd": func.sum(case((known, r.review_cost_usd), else_=0.0)),
-        **{k: func.sum(getattr(r, k)) for k in ("input_tokens", "output_tokens", "cache_write_tokens",
-                                                "cache_read_tokens", "cache_savings_usd", "rounds_reviewed",
-                                                "round_latency_s")},
+        **{
+            k: func.sum(getattr(r, k))
+            for k in (
+                "input_tokens",
+                "output_tokens",
+                "cache_write_tokens",
+                "cache_read_tokens",
+                "cache_savings_usd",
+                "rounds_reviewed",
+                "round_latency_s",
+            )
+        },
         # NULL on a fact row from before migration 0012 (start-up recomputes it): counted apart, never as 0
-        **{k: func.coalesce(func.sum(getattr(r, k)), 0) for k in ("review_input_tokens", "review_cache_write_tokens",
-                                                                  "review_cache_read_tokens")},
+        **{
+            k: func.coalesce(func.sum(getattr(r, k)), 0)
+            for k in ("review_input_tokens", "review_cache_write_tokens", "review_cache_read_tokens")
+        },
         "cache_unknown_runs": _flag(col(r.review_cache_read_tokens).is_(None)),
     }
 
@@ -106,9 +129,12 @@ def _hour_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
     per hour here; a view this short holds few runs (auto picks hours only for at most two days).
     """
     cols = _sums()
-    stmt = (select(RunRow.created_at, *(c.label(k) for k, c in cols.items()))
-            .join(RunRow, col(RunRow.id) == RunMetricRow.run_id)
-            .where(*where(RunMetricRow, f)).group_by(RunMetricRow.run_id, RunRow.created_at))
+    stmt = (
+        select(RunRow.created_at, *(c.label(k) for k, c in cols.items()))
+        .join(RunRow, col(RunRow.id) == RunMetricRow.run_id)
+        .where(*where(RunMetricRow, f))
+        .group_by(RunMetricRow.run_id, RunRow.created_at)
+    )
     hours: dict[datetime, dict[str, Any]] = {}
     for row in s.exec(stmt):
         hour = utc(row.created_at).replace(minute=0, second=0, microsecond=0, tzinfo=None)
@@ -122,12 +148,21 @@ def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
     """Criterion id → name as the view's rubric versions write it (a newer version's name wins), read from one run
     of each version (a run keeps the rubric it was judged by)."""
     r = RunMetricRow
-    one_run = (select(r.rubric_version, func.min(r.run_id).label("run_id")).where(*where(r, f))
-               .group_by(r.rubric_name, r.rubric_version).subquery())
-    rubrics = s.exec(select(one_run.c.rubric_version, RunRow.rubric_json)
-                     .join(RunRow, col(RunRow.id) == one_run.c.run_id)).all()
-    return {c["id"]: c.get("name") or c["id"] for _, rubric in sorted(rubrics, key=lambda row: row[0])
-            for c in rubric.get("criteria") or [] if isinstance(c, dict) and c.get("id")}
+    one_run = (
+        select(r.rubric_version, func.min(r.run_id).label("run_id"))
+        .where(*where(r, f))
+        .group_by(r.rubric_name, r.rubric_version)
+        .subquery()
+    )
+    rubrics = s.exec(
+        select(one_run.c.rubric_version, RunRow.rubric_json).join(RunRow, col(RunRow.id) == one_run.c.run_id)
+    ).all()
+    return {
+        c["id"]: c.get("name") or c["id"]
+        for _, rubric in sorted(rubrics, key=lambda row: row[0])
+        for c in rubric.get("criteria") or []
+        if isinstance(c, dict) and c.get("id")
+    }
 
 
 def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.ReviewerTotals]]:
@@ -140,8 +175,11 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
     r, cols = RunMetricRow, _sums()
     slots = {f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS}
     slots |= {f"{slot}_max_latency_s": func.max(getattr(r, f"{slot}_latency_max_s")) for slot in ("b", "c")}
-    stmt = (select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
-            .where(*where(r, f)).group_by(r.day, r.reviewer_b, r.reviewer_c))
+    stmt = (
+        select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
+        .where(*where(r, f))
+        .group_by(r.day, r.reviewer_b, r.reviewer_c)
+    )
     days: dict[str, dict[str, Any]] = {}
     reviewers: dict[tuple[str, str], m.ReviewerTotals] = {}
     for row in s.exec(stmt):
@@ -160,8 +198,7 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
             t.latency_s += values[f"{slot}_latency_s"]
             t.cost_usd += values[f"{slot}_cost_usd"]
             t.max_latency_s = max(t.max_latency_s, values[f"{slot}_max_latency_s"])
-    return ([m.DayTotals(**sums, day=date.fromisoformat(day)) for day, sums in days.items()],
-            list(reviewers.values()))
+    return ([m.DayTotals(**sums, day=date.fromisoformat(day)) for day, sums in days.items()], list(reviewers.values()))
 
 
 def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
@@ -172,8 +209,11 @@ def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
 def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
     """Finished runs per (rounds used, final status)."""
     r = RunMetricRow
-    stmt = (select(r.rounds, r.status, func.count().label("runs"))
-            .where(col(r.status).in_(m.FINISHED), *where(r, f)).group_by(r.rounds, r.status))
+    stmt = (
+        select(r.rounds, r.status, func.count().label("runs"))
+        .where(col(r.status).in_(m.FINISHED), *where(r, f))
+        .group_by(r.rounds, r.status)
+    )
     return [m.RoundsCount(**row._mapping) for row in s.exec(stmt)]
 
 
@@ -187,8 +227,11 @@ def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
     if f.people:
         return _criteria_from_rounds(s, f)
     d = CriterionDayRow
-    stmt = (select(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
-            .where(*where(d, f)).group_by(d.criterion, d.category, d.severity))
+    stmt = (
+        select(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
+        .where(*where(d, f))
+        .group_by(d.criterion, d.category, d.severity)
+    )
     return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
 
 
@@ -196,17 +239,26 @@ def _result_counts() -> dict[str, Any]:
     """criterion_day's counters as conditions over criterion_result rows (one row: one criterion and round)."""
     r = CriterionResultRow
     pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
-    return {"pp": and_(pair, r.b == "PASS", r.c == "PASS"), "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
-            "fp": and_(pair, r.b == "FAIL", r.c == "PASS"), "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
-            "b_fail": r.b == "FAIL", "c_fail": r.c == "FAIL", "check_fail": r.check_result == "FAIL",
-            "unscored": ~pair}
+    return {
+        "pp": and_(pair, r.b == "PASS", r.c == "PASS"),
+        "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
+        "fp": and_(pair, r.b == "FAIL", r.c == "PASS"),
+        "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
+        "b_fail": r.b == "FAIL",
+        "c_fail": r.c == "FAIL",
+        "check_fail": r.check_result == "FAIL",
+        "unscored": ~pair,
+    }
 
 
 def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
     """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
     r = CriterionResultRow
-    stmt = (select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
-            .where(*where(r, f)).group_by(r.criterion, r.category, r.severity))
+    stmt = (
+        select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
+        .where(*where(r, f))
+        .group_by(r.criterion, r.category, r.severity)
+    )
     return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
 
 
@@ -219,10 +271,18 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     them), and the B-against-C pairs (as `_criteria` counts them); two rows per panel, summed by the core."""
     r = RunMetricRow
     shipped = col(r.status).in_(m.SHIPPED)
-    runs = (select(r.reviewer_b, r.reviewer_c, func.count().label("runs"), _flag(shipped).label("shipped"),
-                   func.sum(case((shipped, r.escapes), else_=0)).label("escapes"),
-                   _flag(and_(shipped, r.escapes > 0)).label("escaped_runs"))
-            .where(*where(r, f)).group_by(r.reviewer_b, r.reviewer_c))
+    runs = (
+        select(
+            r.reviewer_b,
+            r.reviewer_c,
+            func.count().label("runs"),
+            _flag(shipped).label("shipped"),
+            func.sum(case((shipped, r.escapes), else_=0)).label("escapes"),
+            _flag(and_(shipped, r.escapes > 0)).label("escaped_runs"),
+        )
+        .where(*where(r, f))
+        .group_by(r.reviewer_b, r.reviewer_c)
+    )
     if f.people:  # as in `_criteria`: the daily sums cannot tell people apart
         c: Any = CriterionResultRow
         counts = [_flag(cond).label(k) for k, cond in _result_counts().items() if k in PANEL_COUNTS]
@@ -283,18 +343,23 @@ class MetricsStore(StoreBase):
             rows = s.exec(select(*view).group_by(*view)).all()
             # Two scalar subqueries: the database reads each end of the day index (min and max in one
             # aggregate would read all of it).
-            first, last = s.exec(select(select(func.min(r.day)).scalar_subquery(),
-                                        select(func.max(r.day)).scalar_subquery())).one()
+            first, last = s.exec(
+                select(select(func.min(r.day)).scalar_subquery(), select(func.max(r.day)).scalar_subquery())
+            ).one()
             people = set(s.exec(select(r.created_by).distinct()).all()) | set(s.exec(select(PersonRow.id)).all())
         return MetricsOptions(
             rubrics=sorted({row[0] for row in rows}),
             versions=sorted({f"{row[0]}@{row[1]}" for row in rows}, key=_version_key),
-            domains=sorted({row[2] for row in rows}), reviewers=sorted({x for row in rows for x in row[3:5]}),
-            people=sorted(people), first_day=date.fromisoformat(first) if first else None,
-            last_day=date.fromisoformat(last) if last else None)
+            domains=sorted({row[2] for row in rows}),
+            reviewers=sorted({x for row in rows for x in row[3:5]}),
+            people=sorted(people),
+            first_day=date.fromisoformat(first) if first else None,
+            last_day=date.fromisoformat(last) if last else None,
+        )
 
-    def failed_runs(self, f: MetricsFilter, criterion: str | None = None, category: str | None = None,
-                    limit: int = 200) -> tuple[int, list[FailedRun]]:
+    def failed_runs(
+        self, f: MetricsFilter, criterion: str | None = None, category: str | None = None, limit: int = 200
+    ) -> tuple[int, list[FailedRun]]:
         """(how many runs, the newest `limit` of them) that failed a criterion or a category in the view.
 
         The failed rows come from their partial indexes (`metric_facts.INDEXES`), newest run first, so the
@@ -307,21 +372,50 @@ class MetricsStore(StoreBase):
             conds.append(r.criterion == criterion)
         if category is not None:
             conds.append(r.category == category)
-        runs = (select(r.run_id, func.min(r.day).label("day"), func.min(r.rubric_name).label("name"),
-                       func.min(r.rubric_version).label("version"),
-                       func.count(func.distinct(r.round_no)).label("rounds_failed"), _flag(r.b == "FAIL").label("b"),
-                       _flag(r.c == "FAIL").label("c"), _flag(r.check_result == "FAIL").label("check"))
-                .where(*conds).group_by(r.run_id).order_by(col(r.run_id).desc()).limit(limit).subquery())
-        stmt = (select(runs, RunMetricRow.status).join_from(runs, RunMetricRow, RunMetricRow.run_id == runs.c.run_id,
-                                                             isouter=True)
-                .order_by(runs.c.run_id.desc()))
+        runs = (
+            select(
+                r.run_id,
+                func.min(r.day).label("day"),
+                func.min(r.rubric_name).label("name"),
+                func.min(r.rubric_version).label("version"),
+                func.count(func.distinct(r.round_no)).label("rounds_failed"),
+                _flag(r.b == "FAIL").label("b"),
+                _flag(r.c == "FAIL").label("c"),
+                _flag(r.check_result == "FAIL").label("check"),
+            )
+            .where(*conds)
+            .group_by(r.run_id)
+            .order_by(col(r.run_id).desc())
+            .limit(limit)
+            .subquery()
+        )
+        stmt = (
+            select(runs, RunMetricRow.status)
+            .join_from(runs, RunMetricRow, RunMetricRow.run_id == runs.c.run_id, isouter=True)
+            .order_by(runs.c.run_id.desc())
+        )
         with self._read() as s:
             rows = s.exec(stmt).all()
-            total = len(rows) if len(rows) < limit else s.exec(
-                select(func.count()).select_from(select(r.run_id).where(*conds).group_by(r.run_id).subquery())).one()
-        return total, [FailedRun(run_id=row.run_id, day=date.fromisoformat(row.day), rubric=f"{row.name}@{row.version}",
-                                 status=row.status or "", rounds_failed=row.rounds_failed, b_fail=row.b, c_fail=row.c,
-                                 check_fail=row.check) for row in rows]
+            total = (
+                len(rows)
+                if len(rows) < limit
+                else s.exec(
+                    select(func.count()).select_from(select(r.run_id).where(*conds).group_by(r.run_id).subquery())
+                ).one()
+            )
+        return total, [
+            FailedRun(
+                run_id=row.run_id,
+                day=date.fromisoformat(row.day),
+                rubric=f"{row.name}@{row.version}",
+                status=row.status or "",
+                rounds_failed=row.rounds_failed,
+                b_fail=row.b,
+                c_fail=row.c,
+                check_fail=row.check,
+            )
+            for row in rows
+        ]
 
 
 def _version_key(version: str) -> tuple[str, int]:

@@ -14,8 +14,9 @@ from santa_core import alerts as core
 from storage.tables import AlertRow
 
 
-def emit(s: Session, kind: str, subject: str, payload: dict[str, Any], *, key: str | None = None,
-         run_id: int | None = None) -> AlertRow | None:
+def emit(
+    s: Session, kind: str, subject: str, payload: dict[str, Any], *, key: str | None = None, run_id: int | None = None
+) -> AlertRow | None:
     """Add an event to the outbox in the caller's transaction; with `key`, once only (None when that key is there:
     a sweep emits an overdue reminder once per due time)."""
     if kind not in core.KINDS:

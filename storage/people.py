@@ -48,8 +48,14 @@ def normal_id(person_id: str) -> str:
 
 
 def _view(row: PersonRow) -> PersonView:
-    return PersonView(id=row.id, name=row.name, roles=sorted(parse_roles(row.roles)), created_at=utc(row.created_at),
-                      updated_at=utc(row.updated_at), updated_by=row.updated_by)
+    return PersonView(
+        id=row.id,
+        name=row.name,
+        roles=sorted(parse_roles(row.roles)),
+        created_at=utc(row.created_at),
+        updated_at=utc(row.updated_at),
+        updated_by=row.updated_by,
+    )
 
 
 def roles_of(s: Session, actor: str) -> frozenset[Role]:
@@ -106,8 +112,11 @@ class PeopleStore(RoleCheck):
         Why from the audit trail: a record keeps who acted as they were named then (a run's "started by"
         stays as it was when the run started, whatever the person is called now); every rename is audited.
         """
-        stmt = (select(AuditEventRow.entity_id, AuditEventRow.created_at, AuditEventRow.detail)
-                .where(AuditEventRow.action == RENAMED).order_by(col(AuditEventRow.seq)))
+        stmt = (
+            select(AuditEventRow.entity_id, AuditEventRow.created_at, AuditEventRow.detail)
+            .where(AuditEventRow.action == RENAMED)
+            .order_by(col(AuditEventRow.seq))
+        )
         names: dict[str, list[tuple[datetime, str]]] = {}
         with self._read() as s:
             for person_id, at, detail in s.exec(stmt).all():
@@ -125,22 +134,30 @@ class PeopleStore(RoleCheck):
         if not person_id:
             raise PeopleError("a signed-in person needs an e-mail address or subject")
         if person_id.casefold() in RESERVED_IDS:
-            raise PeopleError(f"{person_id!r} is reserved for the desk itself (the local user or system code); "
-                              "sign in with an account whose e-mail address or subject is not one of "
-                              + ", ".join(sorted(RESERVED_IDS)))
+            raise PeopleError(
+                f"{person_id!r} is reserved for the desk itself (the local user or system code); "
+                "sign in with an account whose e-mail address or subject is not one of "
+                + ", ".join(sorted(RESERVED_IDS))
+            )
         with self._tx() as s:
             row = s.get(PersonRow, person_id)
             if row is None:
                 roles = sorted(frozenset(pattern_roles) or DEFAULT_ROLES)
                 row = PersonRow(id=person_id, name=name, roles=[r.value for r in roles], updated_by="system")
                 s.add(row)
-                audit.append(s, person_id, "person.signed_in_first", "person", person_id,
-                             after=json_hash(row.roles), detail={"name": name, "roles": row.roles})
+                audit.append(
+                    s,
+                    person_id,
+                    "person.signed_in_first",
+                    "person",
+                    person_id,
+                    after=json_hash(row.roles),
+                    detail={"name": name, "roles": row.roles},
+                )
             elif name and row.name != name:
                 before, row.name, row.updated_at = row.name, name, utcnow()
                 s.add(row)
-                audit.append(s, person_id, RENAMED, "person", person_id,
-                             detail={"before": before, "after": name})
+                audit.append(s, person_id, RENAMED, "person", person_id, detail={"before": before, "after": name})
             s.flush()
             return _view(row)
 
@@ -167,13 +184,26 @@ class PeopleStore(RoleCheck):
             row.roles, row.updated_at, row.updated_by = [r.value for r in wanted], utcnow(), actor
             if name is not None and name.strip() and row.name != name.strip()[:MAX_NAME_CHARS]:
                 if before is not None and row.name:  # a known person's new name: audited like every rename
-                    audit.append(s, actor, RENAMED, "person", person_id,
-                                 detail={"before": row.name, "after": name.strip()[:MAX_NAME_CHARS]})
+                    audit.append(
+                        s,
+                        actor,
+                        RENAMED,
+                        "person",
+                        person_id,
+                        detail={"before": row.name, "after": name.strip()[:MAX_NAME_CHARS]},
+                    )
                 row.name = name.strip()[:MAX_NAME_CHARS]
             s.add(row)
-            audit.append(s, actor, "person.roles_set", "person", person_id,
-                         before=None if before is None else json_hash(before), after=json_hash(row.roles),
-                         detail={"before": before, "after": row.roles})
+            audit.append(
+                s,
+                actor,
+                "person.roles_set",
+                "person",
+                person_id,
+                before=None if before is None else json_hash(before),
+                after=json_hash(row.roles),
+                detail={"before": before, "after": row.roles},
+            )
             s.flush()
             return _view(row)
 

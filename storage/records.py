@@ -54,11 +54,17 @@ def rubric_hash(rubric: Rubric) -> str:
 def _review(outcome: ReviewOutcome, rubric: Rubric) -> RecordReview:
     review = outcome.review
     return RecordReview(
-        slot=outcome.slot, reviewer=outcome.reviewer, status=outcome.status.value, verdict=counted_verdict(outcome, rubric),
+        slot=outcome.slot,
+        reviewer=outcome.reviewer,
+        status=outcome.status.value,
+        verdict=counted_verdict(outcome, rubric),
         stated_verdict=None if review is None else review.verdict,
-        checks=[] if review is None else review.checks, issues=[] if review is None else review.critical_issues,
-        suggestions=[] if review is None else review.suggestions, error=outcome.error,
-        raw_response=outcome.raw_response, raw_response_hash=sha256_text(outcome.raw_response),
+        checks=[] if review is None else review.checks,
+        issues=[] if review is None else review.critical_issues,
+        suggestions=[] if review is None else review.suggestions,
+        error=outcome.error,
+        raw_response=outcome.raw_response,
+        raw_response_hash=sha256_text(outcome.raw_response),
         cost_usd=outcome.cost_usd,
     )
 
@@ -69,20 +75,38 @@ def _round(rnd: RoundView, next_round: RoundView | None, rubric: Rubric) -> Reco
     if rnd.proposal is not None:
         p = rnd.proposal
         proposal = RecordProposal(
-            before_hash=sha256_text(p.before_text), proposed_text=p.proposed_text,
-            proposed_hash=sha256_text(p.proposed_text), edits=p.edits, rejected=p.rejected, error=p.error,
+            before_hash=sha256_text(p.before_text),
+            proposed_text=p.proposed_text,
+            proposed_hash=sha256_text(p.proposed_text),
+            edits=p.edits,
+            rejected=p.rejected,
+            error=p.error,
             diff=unified_diff(p.before_text, p.proposed_text, f"round {rnd.round_no}", "proposal"),
         )
     unreviewed = could_not_review(rnd)  # the provider failed: the stored NAUGHTY holds the output back, judges nothing
-    diff = None if next_round is None else unified_diff(
-        rnd.output_text, next_round.output_text, f"round {rnd.round_no}", f"round {next_round.round_no}")
+    diff = (
+        None
+        if next_round is None
+        else unified_diff(
+            rnd.output_text, next_round.output_text, f"round {rnd.round_no}", f"round {next_round.round_no}"
+        )
+    )
     return RecordRound(
-        round_no=rnd.round_no, started_at=rnd.started_at, output_text=rnd.output_text, output_hash=rnd.output_hash,
-        reviews=[_review(o, rubric) for _, o in sorted(rnd.reviews.items())], gate=gate, proposal=proposal,
+        round_no=rnd.round_no,
+        started_at=rnd.started_at,
+        output_text=rnd.output_text,
+        output_hash=rnd.output_hash,
+        reviews=[_review(o, rubric) for _, o in sorted(rnd.reviews.items())],
+        gate=gate,
+        proposal=proposal,
         decisions=[RecordDecision(**d.model_dump(include=set(RecordDecision.model_fields))) for d in rnd.decisions],
-        screens=[RecordScreen(**sc.model_dump(include=set(RecordScreen.model_fields)))
-                 for _, sc in sorted(rnd.screens.items())],
-        diff_to_next=diff, unreviewed=unreviewed, reviewed=not unreviewed,
+        screens=[
+            RecordScreen(**sc.model_dump(include=set(RecordScreen.model_fields)))
+            for _, sc in sorted(rnd.screens.items())
+        ],
+        diff_to_next=diff,
+        unreviewed=unreviewed,
+        reviewed=not unreviewed,
     )
 
 
@@ -98,12 +122,21 @@ def _rounds(view: RunView) -> list[RecordRound]:
 
 def _people(repo: RecordSource, view: RunView, events: list[AuditEvent]) -> dict[str, str]:
     """Every actor id the record names, with who they are now (name and roles)."""
-    ids = {view.created_by, *(e.actor for e in events), *(h.actor for h in view.history),
-           *(d.actor for r in view.rounds for d in r.decisions), *(x.reported_by for x in view.escapes),
-           *(o.reviewer.removeprefix("person:") for r in view.rounds for o in r.reviews.values()
-             if o.reviewer.startswith("person:")),
-           *(who for e in view.escalations for who in (e.owner, e.resolved_by) if who),
-           *(who for who in (view.person_b, view.person_c) if who)}
+    ids = {
+        view.created_by,
+        *(e.actor for e in events),
+        *(h.actor for h in view.history),
+        *(d.actor for r in view.rounds for d in r.decisions),
+        *(x.reported_by for x in view.escapes),
+        *(
+            o.reviewer.removeprefix("person:")
+            for r in view.rounds
+            for o in r.reviews.values()
+            if o.reviewer.startswith("person:")
+        ),
+        *(who for e in view.escalations for who in (e.owner, e.resolved_by) if who),
+        *(who for who in (view.person_b, view.person_c) if who),
+    }
     out: dict[str, str] = {}
     for pid in sorted(ids):
         person = repo.people.get(pid)
@@ -120,22 +153,34 @@ def verification_record(repo: RecordSource, run_id: int, now: datetime | None = 
     view = repo.get_run_view(run_id)
     events = repo.audit.events(run_id=run_id, newest_first=False, limit=AUDIT_LIMIT, seals=True)
     record = VerificationRecord(
-        run_id=view.id, status=view.status.value,
+        run_id=view.id,
+        status=view.status.value,
         escalation_reason=None if view.state.escalation_reason is None else view.state.escalation_reason.value,
-        spec=view.spec, spec_hash=sha256_text(view.spec),
+        spec=view.spec,
+        spec_hash=sha256_text(view.spec),
         rubric=RecordRubric(**view.rubric.model_dump(), hash=rubric_hash(view.rubric)),
-        reviewer_b=view.reviewer_b, reviewer_c=view.reviewer_c, reviewer_d=view.reviewer_d, fix_agent=view.fixer,
+        reviewer_b=view.reviewer_b,
+        reviewer_c=view.reviewer_c,
+        reviewer_d=view.reviewer_d,
+        fix_agent=view.fixer,
         panel_families=panel_families(view.reviewer_b, view.reviewer_c),
-        spans_two_families=spans_two_families(view.reviewer_b, view.reviewer_c), person_b=view.person_b,
-        person_c=view.person_c, auto_approve=view.auto_approve, budget_usd=view.budget_usd,
-        created_by=view.created_by, created_at=view.created_at, source=view.source,
-        total_cost_usd=view.total_cost_usd, cut_off_calls=view.cut_off + view.in_flight,  # a record of a running run explains its whole figure
+        spans_two_families=spans_two_families(view.reviewer_b, view.reviewer_c),
+        person_b=view.person_b,
+        person_c=view.person_c,
+        auto_approve=view.auto_approve,
+        budget_usd=view.budget_usd,
+        created_by=view.created_by,
+        created_at=view.created_at,
+        source=view.source,
+        total_cost_usd=view.total_cost_usd,
+        cut_off_calls=view.cut_off + view.in_flight,  # a record of a running run explains its whole figure
         rounds=_rounds(view),
         final_output=view.final_output,
         final_output_hash=None if view.final_output is None else sha256_text(view.final_output),
         history=[RecordStateChange(**h.model_dump(mode="json", exclude={"id"})) for h in view.history],
-        escalations=[RecordEscalation(**e.model_dump(include=set(RecordEscalation.model_fields)))
-                     for e in view.escalations],
+        escalations=[
+            RecordEscalation(**e.model_dump(include=set(RecordEscalation.model_fields))) for e in view.escalations
+        ],
         escapes=[RecordEscape(**e.model_dump(include=set(RecordEscape.model_fields))) for e in view.escapes],
         audit_events=[_event(e) for e in events],
         people=_people(repo, view, events),

@@ -1,5 +1,4 @@
-"""Rows ↔ the method's models: how a run, its calls, reviews, gate, proposals and decisions are stored and read back.
-"""
+"""Rows ↔ the method's models: how a run, its calls, reviews, gate, proposals and decisions are stored and read back."""
 
 from __future__ import annotations
 
@@ -96,7 +95,11 @@ def state_of(row: RunRow) -> RunState:
 
 
 def call_row(
-    run_id: int | None, round_no: int, call: LLMCall, slot: str | None, batch_id: int | None = None,
+    run_id: int | None,
+    round_no: int,
+    call: LLMCall,
+    slot: str | None,
+    batch_id: int | None = None,
     trial_key: str | None = None,
 ) -> LLMCallRow:
     """An llm_call row for one request/response pair, tied to the run, batch or trial it served."""
@@ -168,13 +171,10 @@ def outcome_of(row: ReviewRow, calls: dict[int, LLMCallRow]) -> ReviewOutcome:
     )
 
 
-def issue_rows(
-    run_id: int, round_no: int, issues: list[MergedIssue]
-) -> list[MergedIssueRow]:
+def issue_rows(run_id: int, round_no: int, issues: list[MergedIssue]) -> list[MergedIssueRow]:
     """merged_issue rows in gate order."""
     return [
-        MergedIssueRow(run_id=run_id, round_no=round_no, idx=i, **issue.model_dump())
-        for i, issue in enumerate(issues)
+        MergedIssueRow(run_id=run_id, round_no=round_no, idx=i, **issue.model_dump()) for i, issue in enumerate(issues)
     ]
 
 
@@ -194,9 +194,7 @@ def gate_of(row: RoundRow, issues: list[MergedIssueRow]) -> GateResult | None:
     )
 
 
-def proposal_row(
-    run_id: int, round_no: int, proposal: FixProposal, call_ids: list[int]
-) -> ProposalRow:
+def proposal_row(run_id: int, round_no: int, proposal: FixProposal, call_ids: list[int]) -> ProposalRow:
     """A proposal row for a FixProposal."""
     return ProposalRow(
         run_id=run_id,
@@ -231,13 +229,7 @@ def proposal_of(row: ProposalRow, calls: dict[int, LLMCallRow]) -> FixProposal:
 
 
 def decision_row(
-    run_id: int,
-    round_no: int,
-    action: str,
-    actor: str,
-    reason: str,
-    before: str,
-    after: str,
+    run_id: int, round_no: int, action: str, actor: str, reason: str, before: str, after: str
 ) -> DecisionRow:
     """An append-only decision row (the before text is kept as its hash only)."""
     if action not in get_args(DecisionAction):
@@ -256,16 +248,12 @@ def decision_row(
 
 def decision_of(row: DecisionRow) -> DecisionView:
     """A decision row for the page."""
-    return DecisionView.model_validate(
-        {**row.model_dump(), "created_at": utc(row.created_at)}
-    )
+    return DecisionView.model_validate({**row.model_dump(), "created_at": utc(row.created_at)})
 
 
 def state_change_of(row: StateChangeRow) -> StateChangeView:
     """A state_change row for the page."""
-    return StateChangeView.model_validate(
-        {**row.model_dump(), "created_at": utc(row.created_at)}
-    )
+    return StateChangeView.model_validate({**row.model_dump(), "created_at": utc(row.created_at)})
 
 
 def escalation_of(row: EscalationRow, run: RunRow) -> EscalationView:
@@ -313,17 +301,38 @@ def check_text(text: str, what: str) -> None:
 
 def screen_row(run_id: int, round_no: int, result: ScreenResult, call_id: int | None) -> ScreenRow:
     """A screen row for one known-answer screen of a round's text."""
-    return ScreenRow(run_id=run_id, round_no=round_no, role=result.role, text_hash=result.text_hash,
-                     model=result.model, verdict=result.verdict, secret=result.secret, answer=result.answer,
-                     error=result.error, cost_usd=result.cost_usd, cached=result.cached, call_id=call_id,
-                     # NULL for the key check: its rows stay as they were (a NULL column is not hashed by a seal)
-                     kind=None if result.check == "key" else result.check,
-                     quotes=None if result.check == "key" else list(result.quotes))
+    return ScreenRow(
+        run_id=run_id,
+        round_no=round_no,
+        role=result.role,
+        text_hash=result.text_hash,
+        model=result.model,
+        verdict=result.verdict,
+        secret=result.secret,
+        answer=result.answer,
+        error=result.error,
+        cost_usd=result.cost_usd,
+        cached=result.cached,
+        call_id=call_id,
+        # NULL for the key check: its rows stay as they were (a NULL column is not hashed by a seal)
+        kind=None if result.check == "key" else result.check,
+        quotes=None if result.check == "key" else list(result.quotes),
+    )
 
 
 def screen_of(row: ScreenRow, calls: dict[int, LLMCallRow]) -> ScreenResult:
     """A ScreenResult back from its row (and its llm_call row, when a call was made)."""
-    return ScreenResult(role=row.role, text_hash=row.text_hash, model=row.model, verdict=row.verdict,
-                        secret=row.secret, answer=row.answer, error=row.error, cost_usd=row.cost_usd,
-                        cached=row.cached, calls=[call_of(calls[row.call_id])] if row.call_id in calls else [],
-                        check=row.kind or "key", quotes=list(row.quotes or []))
+    return ScreenResult(
+        role=row.role,
+        text_hash=row.text_hash,
+        model=row.model,
+        verdict=row.verdict,
+        secret=row.secret,
+        answer=row.answer,
+        error=row.error,
+        cost_usd=row.cost_usd,
+        cached=row.cached,
+        calls=[call_of(calls[row.call_id])] if row.call_id in calls else [],
+        check=row.kind or "key",
+        quotes=list(row.quotes or []),
+    )

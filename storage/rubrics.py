@@ -104,11 +104,7 @@ class RubricStore(RoleCheck, CallLogStore):
 
     def versions(self, name: str) -> list[VersionInfo]:
         """Every version of a rubric, newest first."""
-        stmt = (
-            select(RubricVersionRow)
-            .where(RubricVersionRow.name == name)
-            .order_by(RubricVersionRow.version.desc())
-        )
+        stmt = select(RubricVersionRow).where(RubricVersionRow.name == name).order_by(RubricVersionRow.version.desc())
         with self._read() as s:
             return [_info(r) for r in s.exec(stmt).all()]
 
@@ -140,8 +136,9 @@ class RubricStore(RoleCheck, CallLogStore):
             raise RubricSaveError(["change note: contains a NUL character; remove it"])
         if len(note) > MAX_NOTE_CHARS:
             raise RubricSaveError([f"change note: at most {MAX_NOTE_CHARS} characters"])
-        return self._insert(self._checked(doc), author, note, source, expect=base_version, version=None,
-                            suggestion_key=suggestion_key)
+        return self._insert(
+            self._checked(doc), author, note, source, expect=base_version, version=None, suggestion_key=suggestion_key
+        )
 
     def import_text(self, text: str, fmt: str, author: str, note: str = "") -> SaveResult:
         """Import a YAML/JSON rubric file as the next version; identical content creates nothing.
@@ -190,9 +187,16 @@ class RubricStore(RoleCheck, CallLogStore):
                     return SaveResult(name=doc.name, version=latest.version, created=False)
                 number = max(version or 0, (current or 0) + 1)
                 s.add(_version_row(doc, resolved, number, digest, author, note, source))
-                audit.append(s, author, "rubric.saved", "rubric", f"{doc.name}@{number}",
-                             before=None if latest is None else latest.content_hash, after=digest,
-                             detail={"source": source, "note": note})
+                audit.append(
+                    s,
+                    author,
+                    "rubric.saved",
+                    "rubric",
+                    f"{doc.name}@{number}",
+                    before=None if latest is None else latest.content_hash,
+                    after=digest,
+                    detail={"source": source, "note": note},
+                )
         except IntegrityError as exc:  # PostgreSQL: another writer took the number first
             raise RubricConflict(f"another version of {doc.name!r} was saved at the same moment; reload") from exc
         return SaveResult(name=doc.name, version=number, created=True)
@@ -207,8 +211,15 @@ class RubricStore(RoleCheck, CallLogStore):
                     resolved = lib.resolve(doc, self.lookup)
                     digest = sha256_text(lib.content_key(doc))
                     s.add(_version_row(doc, resolved, 1, digest, "santa", "built-in rubric", "builtin"))
-                    audit.append(s, "builtin", "rubric.saved", "rubric", f"{doc.name}@1", after=digest,
-                                 detail={"source": "builtin", "note": "built-in rubric"})
+                    audit.append(
+                        s,
+                        "builtin",
+                        "rubric.saved",
+                        "rubric",
+                        f"{doc.name}@1",
+                        after=digest,
+                        detail={"source": "builtin", "note": "built-in rubric"},
+                    )
             except IntegrityError:
                 continue  # another process seeded it first
 
@@ -248,8 +259,16 @@ class RubricStore(RoleCheck, CallLogStore):
             s.add(row)
             s.flush()
             assert row.id is not None
-            audit.append(s, actor, "rubric.trial", "rubric_trial", row.id, run_id=run_id, after=row.output_hash,
-                         detail={"kind": kind, "rubric": rubric.name, "verdict": verdict, "cost_usd": str(row.cost_usd)})
+            audit.append(
+                s,
+                actor,
+                "rubric.trial",
+                "rubric_trial",
+                row.id,
+                run_id=run_id,
+                after=row.output_hash,
+                detail={"kind": kind, "rubric": rubric.name, "verdict": verdict, "cost_usd": str(row.cost_usd)},
+            )
             return row.id
 
     def trials(

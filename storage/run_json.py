@@ -1,5 +1,4 @@
-"""A run as one JSON-ready object: the command line's `--json` answer.
-"""
+"""A run as one JSON-ready object: the command line's `--json` answer."""
 
 from __future__ import annotations
 
@@ -24,9 +23,7 @@ def review_json(outcome: ReviewOutcome, rubric: Rubric) -> dict[str, Any]:
         "error": outcome.error,
         "cost_usd": outcome.cost_usd,
         **price_note(outcome.reviewer, outcome.usage),
-        "review": None
-        if outcome.review is None
-        else outcome.review.model_dump(mode="json"),
+        "review": None if outcome.review is None else outcome.review.model_dump(mode="json"),
     }
 
 
@@ -35,14 +32,20 @@ def price_note(model: str, usage: Usage) -> dict[str, Any]:
     bound, not a price); nothing for a priced model or a person."""
     if model == PERSON or pricing.is_known(model):
         return {}
-    return {"price": pricing.PRICE_UNKNOWN, "tokens": {"input": usage.input_tokens + usage.cache_read_input_tokens
-                                                       + usage.cache_creation_input_tokens,
-                                                       "output": usage.output_tokens}}
+    return {
+        "price": pricing.PRICE_UNKNOWN,
+        "tokens": {
+            "input": usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
+            "output": usage.output_tokens,
+        },
+    }
 
 
 def unpriced_models(view: RunView) -> list[str]:
     """The run's models with no listed price (their calls count against the budget at the highest rate)."""
-    return pricing.unpriced(view.reviewer_b, view.reviewer_c, *([view.reviewer_d] if view.reviewer_d else []), view.fixer)
+    return pricing.unpriced(
+        view.reviewer_b, view.reviewer_c, *([view.reviewer_d] if view.reviewer_d else []), view.fixer
+    )
 
 
 def round_json(rnd: RoundView, rubric: Rubric) -> dict[str, Any]:
@@ -76,9 +79,11 @@ def run_json(view: RunView) -> dict[str, Any]:
         "reviewer_b": view.reviewer_b,
         "reviewer_c": view.reviewer_c,
         "reviewer_d": view.reviewer_d,  # the third reviewer of the rubric's high-risk criteria (null: none)
-        "panel": {"families": panel_families(view.reviewer_b, view.reviewer_c),
-                  "spans_two_families": spans_two_families(view.reviewer_b, view.reviewer_c),
-                  "warning": diversity_warning(view.reviewer_b, view.reviewer_c)},
+        "panel": {
+            "families": panel_families(view.reviewer_b, view.reviewer_c),
+            "spans_two_families": spans_two_families(view.reviewer_b, view.reviewer_c),
+            "warning": diversity_warning(view.reviewer_b, view.reviewer_c),
+        },
         "fixer": view.fixer,
         "created_by": view.created_by,
         "source": view.source,
@@ -88,9 +93,7 @@ def run_json(view: RunView) -> dict[str, Any]:
         "cut_off_calls": [c.model_dump(mode="json") for c in view.cut_off],
         "in_flight_calls": [c.model_dump(mode="json") for c in view.in_flight],
         "rounds": [round_json(r, view.rubric) for r in view.rounds],
-        "escalation": None
-        if escalation is None
-        else escalation.model_dump(mode="json"),
+        "escalation": None if escalation is None else escalation.model_dump(mode="json"),
         "escapes": [e.model_dump(mode="json") for e in view.escapes],
         "current_output": view.current_output,
         "final_output": view.final_output,

@@ -49,9 +49,7 @@ def get_run(s: Session, run_id: int) -> RunRow:
 
 def round_row(s: Session, run_id: int, round_no: int) -> RoundRow | None:
     """The round row, if stored."""
-    stmt = select(RoundRow).where(
-        RoundRow.run_id == run_id, RoundRow.round_no == round_no
-    )
+    stmt = select(RoundRow).where(RoundRow.run_id == run_id, RoundRow.round_no == round_no)
     return s.exec(stmt).first()
 
 
@@ -86,11 +84,7 @@ class RunRows:
         return {
             "round_no": n,
             "output_text": rnd.output_text,
-            "reviews": {
-                r.slot: outcome_of(r, self.calls)
-                for r in self.reviews
-                if r.round_no == n
-            },
+            "reviews": {r.slot: outcome_of(r, self.calls) for r in self.reviews if r.round_no == n},
             "gate": gate_of(rnd, [i for i in self.issues if i.round_no == n]),
             "proposal": proposal_of(proposals[-1], self.calls) if len(proposals) > retries else None,
             "fix_attempts": len(proposals),

@@ -18,12 +18,7 @@ from typing import Any, Literal, get_args
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
 
-from santa_core.models import (
-    ReviewStatus,
-    Rubric,
-    RunState,
-    RunStatus,
-)
+from santa_core.models import ReviewStatus, Rubric, RunState, RunStatus
 from santa_core.providers import panel_families, spans_two_families
 from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
@@ -49,15 +44,7 @@ from storage.slots import SlotStore, reviewer_slots
 from storage.spot_checks import SpotCheckStore
 from storage.state_changes import set_state
 from storage.suggestions import SuggestionStore
-from storage.tables import (
-    BatchRow,
-    CallSentRow,
-    EscalationRow,
-    EscapeRow,
-    ReviewRow,
-    RunRow,
-    StateChangeRow,
-)
+from storage.tables import BatchRow, CallSentRow, EscalationRow, EscapeRow, ReviewRow, RunRow, StateChangeRow
 from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView
@@ -81,26 +68,31 @@ def check_person_move(s: Session, row: RunRow, new: RunState, actor: str) -> Non
     if current.status == RunStatus.ESCALATED:
         raise MoveRefused(
             f"{actor} may not move run {row.id} out of escalated this way: an escalation is resolved "
-            "only by resolving it (ship as is, re-review or reject), which records the justification")
+            "only by resolving it (ship as is, re-review or reject), which records the justification"
+        )
     move = PERSON_MOVES.get(current.status)
     if move is None or new.status != RunStatus.QUEUED:
         raise MoveRefused(
             f"{actor} may not move run {row.id} from {current.status.value} to {new.status.value}: "
             "a person only resumes an interrupted run or hands back a run whose person reviews are in; "
-            "every other move is made by the desk itself")
+            "every other move is made by the desk itself"
+        )
     event, permission = move
     require(s, actor, permission)
     expected = state_machine.advance(current, event)
     if new != expected:
-        raise MoveRefused(f"{actor} may not set run {row.id} to {new.model_dump(mode='json')}; "
-                          f"the engine's move gives {expected.model_dump(mode='json')}")
+        raise MoveRefused(
+            f"{actor} may not set run {row.id} to {new.model_dump(mode='json')}; "
+            f"the engine's move gives {expected.model_dump(mode='json')}"
+        )
     if current.status == RunStatus.AWAITING_HUMAN_REVIEW:
-        done = {r.slot for r in children(s, ReviewRow, row.id, row.round)
-                if r.status != ReviewStatus.PENDING.value}
+        done = {r.slot for r in children(s, ReviewRow, row.id, row.round) if r.status != ReviewStatus.PENDING.value}
         missing = [slot for slot, _ in reviewer_slots(row) if slot not in done]
         if missing:
-            raise MoveRefused(f"run {row.id} still waits for a review in slot {' and '.join(missing)} "
-                              f"of round {row.round}; it goes back to the queue once both are in")
+            raise MoveRefused(
+                f"run {row.id} still waits for a review in slot {' and '.join(missing)} "
+                f"of round {row.round}; it goes back to the queue once both are in"
+            )
 
 
 def insert_run(s: Session, run: RunRow) -> int:
@@ -111,35 +103,61 @@ def insert_run(s: Session, run: RunRow) -> int:
     touch(s, run.id)
     start_round_row(s, run.id, 1, run.original_output)
     s.add(StateChangeRow(run_id=run.id, to_status=run.status, actor=run.created_by, note="created"))
-    audit.append(s, run.created_by, "run.created", "run", run.id, run_id=run.id,
-                 after=sha256_text(run.original_output),
-                 detail={"rubric": f"{run.rubric_name}@{run.rubric_version}", "spec_hash": sha256_text(run.spec),
-                         "reviewer_b": run.reviewer_b, "reviewer_c": run.reviewer_c,
-                         **({"reviewer_d": run.reviewer_d} if run.reviewer_d else {}),
-                         "panel": panel_families(run.reviewer_b, run.reviewer_c),
-                         "one_family": not spans_two_families(run.reviewer_b, run.reviewer_c), "fixer": run.fixer,
-                         "source": run.source, "person_b": run.person_b, "person_c": run.person_c,
-                         **({"batch": run.batch_id} if run.batch_id is not None else {})})
+    audit.append(
+        s,
+        run.created_by,
+        "run.created",
+        "run",
+        run.id,
+        run_id=run.id,
+        after=sha256_text(run.original_output),
+        detail={
+            "rubric": f"{run.rubric_name}@{run.rubric_version}",
+            "spec_hash": sha256_text(run.spec),
+            "reviewer_b": run.reviewer_b,
+            "reviewer_c": run.reviewer_c,
+            **({"reviewer_d": run.reviewer_d} if run.reviewer_d else {}),
+            "panel": panel_families(run.reviewer_b, run.reviewer_c),
+            "one_family": not spans_two_families(run.reviewer_b, run.reviewer_c),
+            "fixer": run.fixer,
+            "source": run.source,
+            "person_b": run.person_b,
+            "person_c": run.person_c,
+            **({"batch": run.batch_id} if run.batch_id is not None else {}),
+        },
+    )
     return run.id
 
 
 def cut_off_of(row: CallSentRow) -> CutOffCall:
     """A call cut off before its answer was stored, as the run page and the command line show it."""
-    return CutOffCall(round_no=row.round_no, purpose=row.purpose, slot=row.slot, model=row.model,
-                      estimate_usd=row.estimate_usd, sent_at=utc(row.sent_at))
+    return CutOffCall(
+        round_no=row.round_no,
+        purpose=row.purpose,
+        slot=row.slot,
+        model=row.model,
+        estimate_usd=row.estimate_usd,
+        sent_at=utc(row.sent_at),
+    )
 
 
 def awaited(run: RunRow, row: CallSentRow) -> bool:
     """Whether a live process still waits for the answer of a call sent and not answered: the run is running under
     the claim of the process that sent it, and that process is not gone."""
-    return (run.status == RunStatus.RUNNING.value and bool(run.worker) and row.worker == run.worker
-            and not is_orphaned(run.worker, utc(run.updated_at)))
+    return (
+        run.status == RunStatus.RUNNING.value
+        and bool(run.worker)
+        and row.worker == run.worker
+        and not is_orphaned(run.worker, utc(run.updated_at))
+    )
 
 
 def unanswered(run: RunRow, rows: list[CallSentRow]) -> dict[str, list[CutOffCall]]:
     """A run's calls sent and not answered, as RunView's `in_flight` (awaited) and `cut_off` (nobody waits)."""
-    return {"in_flight": [cut_off_of(r) for r in rows if awaited(run, r)],
-            "cut_off": [cut_off_of(r) for r in rows if not awaited(run, r)]}
+    return {
+        "in_flight": [cut_off_of(r) for r in rows if awaited(run, r)],
+        "cut_off": [cut_off_of(r) for r in rows if not awaited(run, r)],
+    }
 
 
 PREVIEW_CHARS = 120
@@ -149,16 +167,24 @@ PREVIEW_CHARS = 120
 def summaries(s: Session, rows: list[RunRow]) -> list[RunSummary]:
     """Runs-list lines with their costs, batch and the beginning of their output."""
     spent = costs(s, [r.id for r in rows])
-    return [summary_of(r, spent[r.id]).model_copy(update={
-        "batch_id": r.batch_id, "preview": " ".join(r.original_output[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS]})
-        for r in rows]
+    return [
+        summary_of(r, spent[r.id]).model_copy(
+            update={
+                "batch_id": r.batch_id,
+                "preview": " ".join(r.original_output[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS],
+            }
+        )
+        for r in rows
+    ]
 
 
 def run_matches(query: str, people: list[str] | tuple[str, ...] = ()) -> Any:
     """Runs whose number is the query (`12`, `#12`), or whose output, spec, rubric or starter contains it
     (any case; `%` and `_` are literal), or started by one of `people` (ids whose names matched)."""
-    terms = [col(c).icontains(query, autoescape=True)
-             for c in (RunRow.original_output, RunRow.spec, RunRow.rubric_name, RunRow.created_by)]
+    terms = [
+        col(c).icontains(query, autoescape=True)
+        for c in (RunRow.original_output, RunRow.spec, RunRow.rubric_name, RunRow.created_by)
+    ]
     if query.lstrip("#").isdigit():
         terms.append(col(RunRow.id) == int(query.lstrip("#")))
     if people:
@@ -234,14 +260,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             get_run(s, run_id)
             return costs(s, [run_id])[run_id]
 
-    def transition(
-        self,
-        run_id: int,
-        expected: set[RunStatus],
-        new: RunState,
-        actor: str,
-        note: str = "",
-    ) -> bool:
+    def transition(self, run_id: int, expected: set[RunStatus], new: RunState, actor: str, note: str = "") -> bool:
         """Compare-and-set the run state; False when the run was not in `expected`."""
         if new.status == RunStatus.ESCALATED and new.escalation_reason is None:
             raise ValueError("an escalated state needs an escalation_reason")
@@ -250,8 +269,12 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             row = lock_run(s, run_id)
             if RunStatus(row.status) not in wanted:
                 return False
-            if (row.status == RunStatus.RUNNING.value and new.status != RunStatus.INTERRUPTED and row.worker
-                    and row.worker != this_worker()):
+            if (
+                row.status == RunStatus.RUNNING.value
+                and new.status != RunStatus.INTERRUPTED
+                and row.worker
+                and row.worker != this_worker()
+            ):
                 return False  # another process holds the claim now (a take-over): only an interruption may pass
 
             if actor not in SYSTEM_ACTORS:
@@ -296,13 +319,29 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 if who:
                     require(s, who, Permission.PERSON_REVIEW)
             return insert_run(
-                s, RunRow(person_b=person_b or None, person_c=person_c or None, max_rounds=max_rounds,
-                          round_cap=max_rounds, spec=spec, original_output=output, rubric_name=rubric.name,
-                          rubric_version=rubric.version, rubric_json=rubric.model_dump(mode="json"),
-                          reviewer_b=reviewer_b, reviewer_c=reviewer_c, reviewer_d=reviewer_d, fixer=fixer,
-                          auto_approve=auto_approve,
-                          budget_usd=budget_usd, created_by=created_by, source=source,
-                          generation_cost_usd=generation_cost_usd, status=RunStatus.QUEUED.value))
+                s,
+                RunRow(
+                    person_b=person_b or None,
+                    person_c=person_c or None,
+                    max_rounds=max_rounds,
+                    round_cap=max_rounds,
+                    spec=spec,
+                    original_output=output,
+                    rubric_name=rubric.name,
+                    rubric_version=rubric.version,
+                    rubric_json=rubric.model_dump(mode="json"),
+                    reviewer_b=reviewer_b,
+                    reviewer_c=reviewer_c,
+                    reviewer_d=reviewer_d,
+                    fixer=fixer,
+                    auto_approve=auto_approve,
+                    budget_usd=budget_usd,
+                    created_by=created_by,
+                    source=source,
+                    generation_cost_usd=generation_cost_usd,
+                    status=RunStatus.QUEUED.value,
+                ),
+            )
 
     def mark_interrupted(self, note: str = "the server stopped while this run was running") -> list[int]:
         """Runs left `running` by a process that is gone → `interrupted` (actor "system", with `note`); their ids.
@@ -310,17 +349,10 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         Runs whose worker is alive (a command line next to the app, another app process) stay.
         """
         with self._tx() as s:
-            stmt = (
-                select(RunRow)
-                .where(RunRow.status == RunStatus.RUNNING.value)
-                .order_by(RunRow.id)
-                .with_for_update()
-            )
+            stmt = select(RunRow).where(RunRow.status == RunStatus.RUNNING.value).order_by(RunRow.id).with_for_update()
             rows = [r for r in s.exec(stmt).all() if is_orphaned(r.worker, r.updated_at)]
             for row in rows:
-                new = state_machine.advance(
-                    state_of(row), state_machine.Interrupt(note=note)
-                )
+                new = state_machine.advance(state_of(row), state_machine.Interrupt(note=note))
                 set_state(s, row, new, "system", note)
             return [row.id for row in rows]
 
@@ -334,9 +366,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             escapes = children(s, EscapeRow, run_id, None)
             rounds = [rows.round_view(r) for r in rows.rounds]
             return RunView(
-                **run.model_dump(
-                    include=set(RUN_COPIED & RunView.model_fields.keys())
-                ),
+                **run.model_dump(include=set(RUN_COPIED & RunView.model_fields.keys())),
                 state=state_of(run),
                 created_at=utc(run.created_at),
                 updated_at=utc(run.updated_at),
@@ -358,8 +388,12 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         return run_json(self.get_run_view(run_id))
 
     def list_runs(
-        self, limit: int = 200, status: RunStatus | str | None = None, search: str = "",
-        batch_samples: bool = True, people: list[str] | tuple[str, ...] = (),
+        self,
+        limit: int = 200,
+        status: RunStatus | str | None = None,
+        search: str = "",
+        batch_samples: bool = True,
+        people: list[str] | tuple[str, ...] = (),
     ) -> list[RunSummary]:
         """Newest runs first, optionally of one status, matching a search (`run_matches`), without the
         runs that review a batch's sample items when `batch_samples` is False."""
@@ -379,10 +413,13 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         if not run_ids:
             return {}
         stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
-            col(RunRow.id).in_(run_ids))
+            col(RunRow.id).in_(run_ids)
+        )
         with self._read() as s:
-            return {i: (RunStatus(status), note or "", worker, source) for i, status, note, worker, source in
-                    s.exec(stmt).all()}
+            return {
+                i: (RunStatus(status), note or "", worker, source)
+                for i, status, note, worker, source in s.exec(stmt).all()
+            }
 
     def claims(self, run_ids: list[int]) -> dict[int, RunClaim]:
         """Each run's status, note, worker and last change, in one read (whether a batch sample's reviews were left
@@ -390,10 +427,13 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         if not run_ids:
             return {}
         stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
-            col(RunRow.id).in_(run_ids))
+            col(RunRow.id).in_(run_ids)
+        )
         with self._read() as s:
-            return {i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))
-                    for i, status, note, worker, updated in s.exec(stmt).all()}
+            return {
+                i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))
+                for i, status, note, worker, updated in s.exec(stmt).all()
+            }
 
     def running_under(self, worker: str) -> list[int]:
         """Runs `running` under `worker`'s claim (a worker's own runs, which it gives back when none of its threads
@@ -406,8 +446,9 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's
         limit per provider on batch reviews)."""
         wanted = (RunStatus.QUEUED.value, RunStatus.RUNNING.value)
-        stmt = select(RunRow.reviewer_b, RunRow.reviewer_c).where(RunRow.source == "batch",
-                                                                  col(RunRow.status).in_(wanted))
+        stmt = select(RunRow.reviewer_b, RunRow.reviewer_c).where(
+            RunRow.source == "batch", col(RunRow.status).in_(wanted)
+        )
         with self._read() as s:
             return [(b, c) for b, c in s.exec(stmt).all()]
 

@@ -65,20 +65,37 @@ from storage.times import utc
 FIRST_SEALED = ("run", "round", "review", "proposal", "decision", "escalation")
 """The tables sealed since migration 0011."""
 SEALED: dict[str, type[SQLModel]] = {
-    "run": RunRow, "round": RoundRow, "review": ReviewRow, "proposal": ProposalRow, "decision": DecisionRow,
+    "run": RunRow,
+    "round": RoundRow,
+    "review": ReviewRow,
+    "proposal": ProposalRow,
+    "decision": DecisionRow,
     "escalation": EscalationRow,
     # since 0016: the rest of what a run's record shows, the call log and its costs, a batch and the text
     # its export calls verified, rubric versions and trials, who may do what, and the settings in effect
-    "merged_issue": MergedIssueRow, "screen": ScreenRow, "state_change": StateChangeRow, "escape": EscapeRow,
-    "llm_call": LLMCallRow, "llm_call_sent": CallSentRow, "batch": BatchRow, "batch_item": BatchItemRow,
-    "batch_change": BatchChangeRow, "batch_pattern": BatchPatternRow, "batch_sample": BatchSampleRow,
-    "batch_sample_item": BatchSampleItemRow, "rubric_version": RubricVersionRow, "rubric_trial": TrialRow,
-    "person": PersonRow, "settings": SettingsRow,
+    "merged_issue": MergedIssueRow,
+    "screen": ScreenRow,
+    "state_change": StateChangeRow,
+    "escape": EscapeRow,
+    "llm_call": LLMCallRow,
+    "llm_call_sent": CallSentRow,
+    "batch": BatchRow,
+    "batch_item": BatchItemRow,
+    "batch_change": BatchChangeRow,
+    "batch_pattern": BatchPatternRow,
+    "batch_sample": BatchSampleRow,
+    "batch_sample_item": BatchSampleItemRow,
+    "rubric_version": RubricVersionRow,
+    "rubric_trial": TrialRow,
+    "person": PersonRow,
+    "settings": SettingsRow,
     # since 0018: spot-check rules (whose seed decides the draw) and the spot-checks with their blind verdicts
-    "spot_rule": SpotRuleRow, "spot_check": SpotCheckRow,
+    "spot_rule": SpotRuleRow,
+    "spot_check": SpotCheckRow,
     "rubric_suggestion": SuggestionDecisionRow,  # since 0020: a rubric author's accepted or dismissed suggestions
     # since 0021: the alert outbox, whose events say what happened and whose log says who was told
-    "alert": AlertRow, "alert_delivery": AlertDeliveryRow,
+    "alert": AlertRow,
+    "alert_delivery": AlertDeliveryRow,
 }
 """The tables whose rows are sealed, by the name a seal key starts with ("review:12"): each table's own name.
 Not sealed: the audit chain itself (audit_event, audit_head: the chain verifies them) and the metric facts
@@ -121,8 +138,14 @@ def _run_of(kind: str, row: dict[str, Any]) -> int | None:
     return row["id"] if kind == "run" else row.get("run_id")
 
 
-def _rows(conn: Connection, kind: str, ids: list[Any] | None = None, *, columns: set[str] | None = None,
-          hashes: Iterable[Hash] = (row_hash,)) -> Iterator[tuple[Any, list[str], int | None]]:
+def _rows(
+    conn: Connection,
+    kind: str,
+    ids: list[Any] | None = None,
+    *,
+    columns: set[str] | None = None,
+    hashes: Iterable[Hash] = (row_hash,),
+) -> Iterator[tuple[Any, list[str], int | None]]:
     """(id, [hash per rule], run id) of each row with one of `ids` (None: every row, in id order). `columns`:
     only these (a migration reads the columns its database has so far)."""
     table = SEALED[kind].__table__
@@ -137,7 +160,7 @@ def _rows(conn: Connection, kind: str, ids: list[Any] | None = None, *, columns:
     if ids is None:
         yield from chunk(select(*picked).order_by(table.c.id))
         return
-    for part in (ids[i:i + 500] for i in range(0, len(ids), 500)):
+    for part in (ids[i : i + 500] for i in range(0, len(ids), 500)):
         yield from chunk(select(*picked).where(table.c.id.in_(part)))
 
 
@@ -178,8 +201,9 @@ def _newest_seals(s: Session) -> dict[str, tuple[str | None, int]]:
     return newest
 
 
-def seals_at_upgrade(conn: Connection, new: Iterable[str] = (), rehash: Iterable[str] = (),
-                     earlier: Hash = full_row_hash) -> dict[str, str]:
+def seals_at_upgrade(
+    conn: Connection, new: Iterable[str] = (), rehash: Iterable[str] = (), earlier: Hash = full_row_hash
+) -> dict[str, str]:
     """What a migration seals: every row of the newly sealed tables `new` that no seal covers yet, and each row
     of `rehash` (sealed under the `earlier` rule) that still matches its newest seal under that rule, hashed
     by today's rule. A row of `rehash` that differs from its seal, or that no seal covers, is left as it is:
@@ -217,8 +241,10 @@ def unsealed_rows(s: Session) -> tuple[int, list[str]]:
             if sealed is None or sealed[0] is None:
                 problems.append(f"{kind} {row_id} is not covered by any seal: it was written outside the desk")
             elif sealed[0] != digest:
-                problems.append(f"{kind} {row_id} differs from its last sealed state (audit seq {sealed[1]}): "
-                                "it was changed outside the desk")
+                problems.append(
+                    f"{kind} {row_id} differs from its last sealed state (audit seq {sealed[1]}): "
+                    "it was changed outside the desk"
+                )
     # Only merged issues are ever deleted by the desk (sealed as None): any other sealed row that is gone was
     # deleted outside it.
     for key, (digest, seq) in sorted(newest.items(), key=lambda item: item[1][1]):

@@ -1,5 +1,4 @@
-"""The saved defaults for new runs (Settings page): append-only rows, the newest counts.
-"""
+"""The saved defaults for new runs (Settings page): append-only rows, the newest counts."""
 
 from __future__ import annotations
 
@@ -12,9 +11,7 @@ from santa_core.roles import Permission
 from storage import audit
 from storage.hashing import json_hash
 from storage.people import require
-from storage.tables import (
-    SettingsRow,
-)
+from storage.tables import SettingsRow
 from storage.transactions import StoreBase
 
 
@@ -36,8 +33,9 @@ class SettingsStore(StoreBase):
         """The saved defaults, each with the person and time of the save that set its current value (a later save
         that kept it unchanged does not count: the page says who chose it)."""
         with self._read() as s:
-            rows = s.exec(select(SettingsRow.values_json, SettingsRow.saved_by, SettingsRow.saved_at)
-                          .order_by(SettingsRow.id)).all()
+            rows = s.exec(
+                select(SettingsRow.values_json, SettingsRow.saved_by, SettingsRow.saved_at).order_by(SettingsRow.id)
+            ).all()
         found: dict[str, Saved] = {}
         for values, by, at in rows:
             for key, value in (values or {}).items():
@@ -52,5 +50,13 @@ class SettingsStore(StoreBase):
             before = latest_settings(s)
             merged = {**before, **values}
             s.add(SettingsRow(values_json=merged, saved_by=actor))
-            audit.append(s, actor, "settings.saved", "settings", "defaults", before=json_hash(before),
-                         after=json_hash(merged), detail={"changed": sorted(k for k in merged if merged[k] != before.get(k))})
+            audit.append(
+                s,
+                actor,
+                "settings.saved",
+                "settings",
+                "defaults",
+                before=json_hash(before),
+                after=json_hash(merged),
+                detail={"changed": sorted(k for k in merged if merged[k] != before.get(k))},
+            )

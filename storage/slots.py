@@ -6,23 +6,14 @@ from __future__ import annotations
 
 from sqlmodel import Session, select
 
-from santa_core.models import (
-    SETTLED_STATUSES,
-    ReviewStatus,
-    RunStatus,
-    Slot,
-)
+from santa_core.models import SETTLED_STATUSES, ReviewStatus, RunStatus, Slot
 from santa_core.reviewers.base import PERSON
 from santa_core.roles import Permission, must_differ
 from storage import audit
 from storage.errors import SlotAssigned
 from storage.people import require
 from storage.run_rows import children, lock_run
-from storage.tables import (
-    ReviewRow,
-    RoundRow,
-    RunRow,
-)
+from storage.tables import ReviewRow, RoundRow, RunRow
 from storage.times import utc
 from storage.transactions import StoreBase
 from storage.views import PendingReview
@@ -40,11 +31,16 @@ def check_person_review(s: Session, run: RunRow, round_no: int, slot: str, perso
     assignee = getattr(run, column)
     if assignee and assignee != person:
         raise SlotAssigned(f"slot {slot} of run {run.id} is assigned to {assignee}, not {person}")
-    others = s.exec(select(ReviewRow.reviewer).where(
-        ReviewRow.run_id == run.id, ReviewRow.round_no == round_no, ReviewRow.slot != slot)).all()
+    others = s.exec(
+        select(ReviewRow.reviewer).where(
+            ReviewRow.run_id == run.id, ReviewRow.round_no == round_no, ReviewRow.slot != slot
+        )
+    ).all()
     if must_differ(person) and f"person:{person}" in others:
-        raise SlotAssigned(f"{person} already reviewed the other slot of round {round_no}; "
-                         "the two reviews must come from different reviewers")
+        raise SlotAssigned(
+            f"{person} already reviewed the other slot of round {round_no}; "
+            "the two reviews must come from different reviewers"
+        )
 
 
 def person_column(run_id: int | None, slot: str) -> str:
@@ -85,11 +81,7 @@ class SlotStore(StoreBase):
 
     def pending_human_reviews(self) -> list[PendingReview]:
         """Slots a person still has to fill, for runs `awaiting_human_review`."""
-        stmt = (
-            select(RunRow)
-            .where(RunRow.status == RunStatus.AWAITING_HUMAN_REVIEW.value)
-            .order_by(RunRow.id)
-        )
+        stmt = select(RunRow).where(RunRow.status == RunStatus.AWAITING_HUMAN_REVIEW.value).order_by(RunRow.id)
         with self._read() as s:
             items: list[PendingReview] = []
             for run in s.exec(stmt).all():
@@ -98,11 +90,7 @@ class SlotStore(StoreBase):
                     for r in children(s, ReviewRow, run.id, run.round)
                     if r.status != ReviewStatus.PENDING.value
                 }
-                items += [
-                    pending_review(run, slot, who, done)
-                    for slot, who in reviewer_slots(run)
-                    if slot not in done
-                ]
+                items += [pending_review(run, slot, who, done) for slot, who in reviewer_slots(run) if slot not in done]
             return items
 
     def blind_run_ids(self) -> set[int]:
@@ -135,5 +123,12 @@ class SlotStore(StoreBase):
             before = getattr(run, column)
             setattr(run, column, person or None)
             s.add(run)
-            audit.append(s, actor, "review.assigned", "run", run_id, run_id=run_id,
-                         detail={"slot": slot, "before": before, "person": person or None})
+            audit.append(
+                s,
+                actor,
+                "review.assigned",
+                "run",
+                run_id,
+                run_id=run_id,
+                detail={"slot": slot, "before": before, "person": person or None},
+            )

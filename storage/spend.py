@@ -41,8 +41,9 @@ class Spend:
     cut_off: bool = False
 
 
-def unanswered(sent: Sequence[Sent], answered: Iterable[Any],
-               key: Callable[[Sent], Any] = lambda row: row.request_hash) -> list[Sent]:
+def unanswered(
+    sent: Sequence[Sent], answered: Iterable[Any], key: Callable[[Sent], Any] = lambda row: row.request_hash
+) -> list[Sent]:
     """The sent notes (oldest first) that no answer accounts for: each answer (its `key`, by default its request
     hash) accounts for one note with that key, oldest first; a request sent twice and answered once left one
     call cut off."""
@@ -56,11 +57,17 @@ def unanswered(sent: Sequence[Sent], answered: Iterable[Any],
     return out
 
 
-def usd(spends: Iterable[Spend], purposes: Sequence[str] | None = None, slot: str | None = None,
-        round_no: int | None = None) -> float:
+def usd(
+    spends: Iterable[Spend], purposes: Sequence[str] | None = None, slot: str | None = None, round_no: int | None = None
+) -> float:
     """The cost of the spends of these purposes (all if None), slot and round (any if None)."""
-    return sum(x.usd for x in spends if (purposes is None or x.purpose in purposes)
-               and (slot is None or x.slot == slot) and (round_no is None or x.round_no == round_no))
+    return sum(
+        x.usd
+        for x in spends
+        if (purposes is None or x.purpose in purposes)
+        and (slot is None or x.slot == slot)
+        and (round_no is None or x.round_no == round_no)
+    )
 
 
 def by_owner(spends: Iterable[Spend], owners: Iterable[int]) -> dict[int, float]:
@@ -71,13 +78,20 @@ def by_owner(spends: Iterable[Spend], owners: Iterable[int]) -> dict[int, float]
     return out
 
 
-def costed(answered: Iterable[Spend], sent: Sequence[Any], owner: Owner = "run_id",
-           key: Callable[[Any], Any] = lambda row: row.request_hash, answers: Iterable[Any] = ()) -> list[Spend]:
+def costed(
+    answered: Iterable[Spend],
+    sent: Sequence[Any],
+    owner: Owner = "run_id",
+    key: Callable[[Any], Any] = lambda row: row.request_hash,
+    answers: Iterable[Any] = (),
+) -> list[Spend]:
     """The one definition: what the answered and failed calls cost (their `llm_call` rows, as spends), plus each
     sent note (`llm_call_sent`) that no answer (`answers`, by `key`) accounts for, at its estimate."""
     cut = unanswered(sent, answers, key)
-    return [*answered, *(Spend(getattr(x, owner), x.round_no, x.purpose, x.slot, x.estimate_usd, cut_off=True)
-                         for x in cut)]
+    return [
+        *answered,
+        *(Spend(getattr(x, owner), x.round_no, x.purpose, x.slot, x.estimate_usd, cut_off=True) for x in cut),
+    ]
 
 
 def _owned(owner: Owner) -> Callable[[Any], Any]:
@@ -89,15 +103,25 @@ def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[lis
     """These owners' sent notes (oldest first) and their answers' keys."""
     sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
     sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(CallSentRow.id)).all()
-    answers = [tuple(a) for a in s.exec(select(call_col, LLMCallRow.request_hash).where(
-        col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None))).all()]
+    answers = [
+        tuple(a)
+        for a in s.exec(
+            select(call_col, LLMCallRow.request_hash).where(
+                col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None)
+            )
+        ).all()
+    ]
     if owner == "batch_id":
         # A sample's Message Batch items are on record with the batch before it is made (their runs do not exist
         # yet); each answer is stored on its item's run when the batch is collected, and accounts for its note.
-        answers += [tuple(a) for a in s.exec(select(RunRow.batch_id, LLMCallRow.request_hash)
-                                             .join(RunRow, col(RunRow.id) == col(LLMCallRow.run_id))
-                                             .where(col(RunRow.batch_id).in_(ids),
-                                                    col(LLMCallRow.request_hash).is_not(None))).all()]
+        answers += [
+            tuple(a)
+            for a in s.exec(
+                select(RunRow.batch_id, LLMCallRow.request_hash)
+                .join(RunRow, col(RunRow.id) == col(LLMCallRow.run_id))
+                .where(col(RunRow.batch_id).in_(ids), col(LLMCallRow.request_hash).is_not(None))
+            ).all()
+        ]
     return list(sent), answers
 
 
@@ -116,11 +140,19 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
         return []
     c = LLMCallRow
     owner_col = getattr(c, owner)
-    rows = s.exec(select(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
-                  .where(col(owner_col).in_(ids)).group_by(owner_col, c.round_no, c.purpose, c.slot)).all()
+    rows = s.exec(
+        select(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
+        .where(col(owner_col).in_(ids))
+        .group_by(owner_col, c.round_no, c.purpose, c.slot)
+    ).all()
     sent, answers = _sent_and_answers(s, owner, ids)
-    return costed([Spend(o, n, purpose, slot, float(total)) for o, n, purpose, slot, total in rows], sent, owner,
-                  _owned(owner), answers)
+    return costed(
+        [Spend(o, n, purpose, slot, float(total)) for o, n, purpose, slot, total in rows],
+        sent,
+        owner,
+        _owned(owner),
+        answers,
+    )
 
 
 def spent(s: Session, owner: Owner, ids: Sequence[int]) -> dict[int, float]:

@@ -27,9 +27,14 @@ from storage.transactions import StoreBase
 
 def check_of(row: SpotCheckRow) -> SpotCheck:
     """The core's spot-check of a stored one."""
-    return SpotCheck.model_validate({**row.model_dump(), "created_at": utc(row.created_at),
-                                     "due_at": utc_or_none(row.due_at),
-                                     "submitted_at": utc_or_none(row.submitted_at)})
+    return SpotCheck.model_validate(
+        {
+            **row.model_dump(),
+            "created_at": utc(row.created_at),
+            "due_at": utc_or_none(row.due_at),
+            "submitted_at": utc_or_none(row.submitted_at),
+        }
+    )
 
 
 def _open_row(s: Session, spot_check_id: int) -> SpotCheckRow:
@@ -57,20 +62,25 @@ def _slot_checks(s: Session, run_id: int, round_no: int) -> list[tuple[str, str,
     return out
 
 
-_CHOSE_TEXT = {"ship_as_is": "you shipped it as is", "approve": "you approved a fix of it",
-               "edit": "you edited a fix of it"}
+_CHOSE_TEXT = {
+    "ship_as_is": "you shipped it as is",
+    "approve": "you approved a fix of it",
+    "edit": "you edited a fix of it",
+}
 """Decisions whose actor chose (or wrote) the text that shipped, with how the refusal says so."""
 
 
 def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
     """How the actor already judged the shipped text, if so: a person reviewer of its round, whoever shipped it as
     is, approved or edited a fix of the run (they chose or wrote what shipped), or reported an escape on it."""
-    mine = select(ReviewRow.id).where(ReviewRow.run_id == row.run_id, ReviewRow.round_no == row.round_no,
-                                      ReviewRow.reviewer == f"person:{actor}")
+    mine = select(ReviewRow.id).where(
+        ReviewRow.run_id == row.run_id, ReviewRow.round_no == row.round_no, ReviewRow.reviewer == f"person:{actor}"
+    )
     if s.exec(mine).first() is not None:
         return "you reviewed the round that shipped"
-    decided = select(DecisionRow.action).where(DecisionRow.run_id == row.run_id, DecisionRow.actor == actor,
-                                               DecisionRow.action.in_(_CHOSE_TEXT))  # type: ignore[attr-defined]
+    decided = select(DecisionRow.action).where(
+        DecisionRow.run_id == row.run_id, DecisionRow.actor == actor, DecisionRow.action.in_(_CHOSE_TEXT)
+    )  # type: ignore[attr-defined]
     if (action := s.exec(decided).first()) is not None:
         return _CHOSE_TEXT[action]
     reported = select(EscapeRow.id).where(EscapeRow.run_id == row.run_id, EscapeRow.reported_by == actor)
@@ -98,15 +108,35 @@ class SpotCheckStore(StoreBase):
             require(s, actor, Permission.MANAGE_SPOT_CHECKS)
             if replaces is not None:
                 self._retire(s, replaces, actor)
-            row = SpotRuleRow(rubric_name=draft.rubric_name, share=draft.share_percent / 100, floor=draft.floor,
-                              panel=draft.panel.strip() or None, domain=draft.domain.strip() or None, seed=seed,
-                              created_by=actor, replaces=replaces)
+            row = SpotRuleRow(
+                rubric_name=draft.rubric_name,
+                share=draft.share_percent / 100,
+                floor=draft.floor,
+                panel=draft.panel.strip() or None,
+                domain=draft.domain.strip() or None,
+                seed=seed,
+                created_by=actor,
+                replaces=replaces,
+            )
             s.add(row)
             s.flush()
             # The seed itself is on the sealed row; the event names its hash so the chain pins it too.
-            audit.append(s, actor, "spot_rule.saved", "spot_rule", row.id, after=sha256_text(seed),
-                         detail={"rubric": row.rubric_name, "share": row.share, "floor": row.floor,
-                                 "panel": row.panel, "domain": row.domain, "replaces": replaces})
+            audit.append(
+                s,
+                actor,
+                "spot_rule.saved",
+                "spot_rule",
+                row.id,
+                after=sha256_text(seed),
+                detail={
+                    "rubric": row.rubric_name,
+                    "share": row.share,
+                    "floor": row.floor,
+                    "panel": row.panel,
+                    "domain": row.domain,
+                    "replaces": replaces,
+                },
+            )
             return rule_of(row)
 
     def retire_rule(self, rule_id: int, actor: str) -> None:
@@ -146,8 +176,9 @@ class SpotCheckStore(StoreBase):
                 raise SpotCheckError(f"there is no spot-check #{spot_check_id}")
             run = get_run(s, row.run_id)
             text = require_round(s, row.run_id, row.round_no).output_text
-            return BlindCase(check=check_of(row), spec=run.spec, text=text,
-                             criteria=tuple(judged_criteria(_criteria(run))))
+            return BlindCase(
+                check=check_of(row), spec=run.spec, text=text, criteria=tuple(judged_criteria(_criteria(run)))
+            )
 
     def assign(self, spot_check_id: int, owner: str | None, actor: str) -> None:
         """Give an open spot-check an owner who may judge it (None: unassign)."""
@@ -161,8 +192,15 @@ class SpotCheckStore(StoreBase):
             row = _open_row(s, spot_check_id)
             before, row.owner = row.owner, owner or None
             s.add(row)
-            audit.append(s, actor, "spot_check.assigned", "spot_check", row.id, run_id=row.run_id,
-                         detail={"before": before, "owner": row.owner})
+            audit.append(
+                s,
+                actor,
+                "spot_check.assigned",
+                "spot_check",
+                row.id,
+                run_id=row.run_id,
+                detail={"before": before, "owner": row.owner},
+            )
 
     def set_due(self, spot_check_id: int, due_at: datetime, actor: str) -> None:
         """Change an open spot-check's due time."""
@@ -172,25 +210,36 @@ class SpotCheckStore(StoreBase):
             row = _open_row(s, spot_check_id)
             before, row.due_at = utc_or_none(row.due_at), due_at
             s.add(row)
-            audit.append(s, actor, "spot_check.due_set", "spot_check", row.id, run_id=row.run_id,
-                         detail={"before": None if before is None else before.isoformat(),
-                                 "due_at": due_at.isoformat()})
+            audit.append(
+                s,
+                actor,
+                "spot_check.due_set",
+                "spot_check",
+                row.id,
+                run_id=row.run_id,
+                detail={"before": None if before is None else before.isoformat(), "due_at": due_at.isoformat()},
+            )
 
     def submit(self, spot_check_id: int, judgements: list[Judgement], actor: str) -> list[int]:
         """Record the blind verdicts and, in the same transaction, one escape per blocking FAIL traced to the
         reviewers of the shipped round that PASSed it. The new escape ids."""
         with self._tx() as s:
             if actor in SYSTEM_ACTORS:  # a spot-check's verdicts become a person's labels: code has none to give
-                raise SpotCheckError(f"a spot-check is a person's judgement: {actor!r} is not a person; say who "
-                                     "judged (on the command line: --as PERSON)")
+                raise SpotCheckError(
+                    f"a spot-check is a person's judgement: {actor!r} is not a person; say who "
+                    "judged (on the command line: --as PERSON)"
+                )
             require(s, actor, Permission.SPOT_CHECK)
             row = _open_row(s, spot_check_id)
             if row.owner and row.owner != actor:
-                raise SpotCheckError(f"spot-check #{row.id} is assigned to {row.owner}; someone who may assign "
-                                     "can give it to you")
+                raise SpotCheckError(
+                    f"spot-check #{row.id} is assigned to {row.owner}; someone who may assign can give it to you"
+                )
             if must_differ(actor) and (why := _judged_before(s, row, actor)):
-                raise SpotCheckError(f"spot-check #{row.id} needs someone else: {why}, so your verdicts would not be "
-                                     "an independent look at what shipped")
+                raise SpotCheckError(
+                    f"spot-check #{row.id} needs someone else: {why}, so your verdicts would not be "
+                    "an independent look at what shipped"
+                )
             criteria = _criteria(get_run(s, row.run_id))
             if problems := judgement_problems(criteria, judgements):
                 raise SpotCheckError("; ".join(problems))
@@ -199,26 +248,53 @@ class SpotCheckStore(StoreBase):
             s.add(row)
             reviews = _slot_checks(s, row.run_id, row.round_no)
             failed = escapes_past(escaped_criteria(criteria, judgements), (checks for _, _, checks in reviews))
-            audit.append(s, actor, "spot_check.submitted", "spot_check", row.id, run_id=row.run_id,
-                         detail={"judged": len(judgements), "failed": [j.criterion for j in failed]})
+            audit.append(
+                s,
+                actor,
+                "spot_check.submitted",
+                "spot_check",
+                row.id,
+                run_id=row.run_id,
+                detail={"judged": len(judgements), "failed": [j.criterion for j in failed]},
+            )
             touch(s, row.run_id)  # the run's metric facts are derived again with the run's escapes
             return [self._escape(s, row, j, reviews, actor) for j in failed]
 
     @staticmethod
-    def _escape(s: Session, row: SpotCheckRow, failed: Judgement, reviews: list[tuple[str, str, dict[str, str]]],
-                actor: str) -> int:
+    def _escape(
+        s: Session, row: SpotCheckRow, failed: Judgement, reviews: list[tuple[str, str, dict[str, str]]], actor: str
+    ) -> int:
         """One escape of a spot-check's FAIL, traced to the reviewers that PASSed the criterion; its id."""
         passed_by = [reviewer for _, reviewer, checks in reviews if checks.get(failed.criterion) == "PASS"]
-        esc = EscapeRow(run_id=row.run_id, criterion=failed.criterion, severity="critical", reported_by=actor,
-                        description=f"spot-check #{row.id} failed {failed.criterion}: {failed.evidence.strip()}",
-                        source="spot_check", spot_check_id=row.id, evidence=failed.evidence.strip(),
-                        passed_by=passed_by)
+        esc = EscapeRow(
+            run_id=row.run_id,
+            criterion=failed.criterion,
+            severity="critical",
+            reported_by=actor,
+            description=f"spot-check #{row.id} failed {failed.criterion}: {failed.evidence.strip()}",
+            source="spot_check",
+            spot_check_id=row.id,
+            evidence=failed.evidence.strip(),
+            passed_by=passed_by,
+        )
         s.add(esc)
         s.flush()
-        audit.append(s, actor, "escape.reported", "escape", esc.id, run_id=row.run_id,
-                     after=sha256_text(esc.description),
-                     detail={"criterion": esc.criterion, "severity": esc.severity, "source": "spot_check",
-                             "spot_check": row.id, "passed_by": passed_by})
+        audit.append(
+            s,
+            actor,
+            "escape.reported",
+            "escape",
+            esc.id,
+            run_id=row.run_id,
+            after=sha256_text(esc.description),
+            detail={
+                "criterion": esc.criterion,
+                "severity": esc.severity,
+                "source": "spot_check",
+                "spot_check": row.id,
+                "passed_by": passed_by,
+            },
+        )
         return esc.id
 
     def comparison(self, spot_check_id: int) -> list[Compared]:
@@ -226,18 +302,30 @@ class SpotCheckStore(StoreBase):
         with self._read() as s:
             row = s.get(SpotCheckRow, spot_check_id)
             if row is None or row.status != "done":
-                raise SpotCheckError(f"spot-check #{spot_check_id} is not submitted: the reviewers' verdicts stay "
-                                     "hidden until it is")
+                raise SpotCheckError(
+                    f"spot-check #{spot_check_id} is not submitted: the reviewers' verdicts stay hidden until it is"
+                )
             reviews = _slot_checks(s, row.run_id, row.round_no)
-            return [Compared(criterion=j["criterion"], person=j["verdict"], evidence=j.get("evidence", ""),
-                             reviewers={f"{slot} ({reviewer})": checks.get(j["criterion"])
-                                        for slot, reviewer, checks in reviews})
-                    for j in row.judgements or []]
+            return [
+                Compared(
+                    criterion=j["criterion"],
+                    person=j["verdict"],
+                    evidence=j.get("evidence", ""),
+                    reviewers={
+                        f"{slot} ({reviewer})": checks.get(j["criterion"]) for slot, reviewer, checks in reviews
+                    },
+                )
+                for j in row.judgements or []
+            ]
 
     def _done(self, s: Session) -> list[tuple[SpotCheckRow, RunRow]]:
         """Submitted spot-checks with their runs, oldest first."""
-        stmt = (select(SpotCheckRow, RunRow).join(RunRow, RunRow.id == SpotCheckRow.run_id)
-                .where(SpotCheckRow.status == "done").order_by(SpotCheckRow.id))
+        stmt = (
+            select(SpotCheckRow, RunRow)
+            .join(RunRow, RunRow.id == SpotCheckRow.run_id)
+            .where(SpotCheckRow.status == "done")
+            .order_by(SpotCheckRow.id)
+        )
         return list(s.exec(stmt).all())
 
     def outcomes(self) -> list[SpotCheckOutcome]:
@@ -253,17 +341,36 @@ class SpotCheckStore(StoreBase):
                 reviews = [checks for _, _, checks in _slot_checks(s, run.id, row.round_no)]
                 failed = escapes_past(escaped_criteria(_criteria(run), judgements), reviews)
                 out[(run.id, row.round_no)] = SpotCheckOutcome(
-                    spot_check_id=row.id, run_id=run.id, round_no=row.round_no, rubric_name=row.rubric_name,
-                    rubric_version=row.rubric_version, domain=str((run.rubric_json or {}).get("domain", "")),
-                    reviewer_b=run.reviewer_b, reviewer_c=run.reviewer_c, reviewer_d=run.reviewer_d,
-                    drawn_by=row.drawn_by, submitted_at=utc(row.submitted_at),
-                    judged=tuple(j.criterion for j in judgements), failed=tuple(j.criterion for j in failed))
+                    spot_check_id=row.id,
+                    run_id=run.id,
+                    round_no=row.round_no,
+                    rubric_name=row.rubric_name,
+                    rubric_version=row.rubric_version,
+                    domain=str((run.rubric_json or {}).get("domain", "")),
+                    reviewer_b=run.reviewer_b,
+                    reviewer_c=run.reviewer_c,
+                    reviewer_d=run.reviewer_d,
+                    drawn_by=row.drawn_by,
+                    submitted_at=utc(row.submitted_at),
+                    judged=tuple(j.criterion for j in judgements),
+                    failed=tuple(j.criterion for j in failed),
+                )
             return sorted(out.values(), key=lambda o: o.spot_check_id)
 
     def labels(self) -> list[PersonLabel]:
         """Every judged criterion of every submitted spot-check, as a person's label."""
         with self._read() as s:
-            return [PersonLabel(run_id=row.run_id, round_no=row.round_no, criterion=j["criterion"],
-                                verdict=j["verdict"], source="spot_check", person=row.submitted_by or "",
-                                at=utc(row.submitted_at), evidence=j.get("evidence", ""))
-                    for row, _ in self._done(s) for j in row.judgements or []]
+            return [
+                PersonLabel(
+                    run_id=row.run_id,
+                    round_no=row.round_no,
+                    criterion=j["criterion"],
+                    verdict=j["verdict"],
+                    source="spot_check",
+                    person=row.submitted_by or "",
+                    at=utc(row.submitted_at),
+                    evidence=j.get("evidence", ""),
+                )
+                for row, _ in self._done(s)
+                for j in row.judgements or []
+            ]

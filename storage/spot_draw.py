@@ -39,8 +39,9 @@ DUE_REASON = "spot_check"
 
 def rule_of(row: SpotRuleRow) -> SpotRule:
     """The core's rule of a stored one."""
-    return SpotRule.model_validate({**row.model_dump(), "created_at": utc(row.created_at),
-                                    "retired_at": utc_or_none(row.retired_at)})
+    return SpotRule.model_validate(
+        {**row.model_dump(), "created_at": utc(row.created_at), "retired_at": utc_or_none(row.retired_at)}
+    )
 
 
 def _due_hours(s: Session) -> float:
@@ -50,15 +51,35 @@ def _due_hours(s: Session) -> float:
 
 def _add(s: Session, rule: SpotRuleRow, run: RunRow, drawn_by: DrawnBy, hours: float) -> int:
     """Record one draw as an open spot-check of the run's current (shipped) round; its id."""
-    row = SpotCheckRow(rule_id=rule.id, run_id=run.id, round_no=run.round, rubric_name=run.rubric_name,
-                       rubric_version=run.rubric_version, drawn_by=drawn_by, seed=rule.seed, share=rule.share,
-                       number=draw_number(rule.seed, run.id))
+    row = SpotCheckRow(
+        rule_id=rule.id,
+        run_id=run.id,
+        round_no=run.round,
+        rubric_name=run.rubric_name,
+        rubric_version=run.rubric_version,
+        drawn_by=drawn_by,
+        seed=rule.seed,
+        share=rule.share,
+        number=draw_number(rule.seed, run.id),
+    )
     row.due_at = row.created_at + timedelta(hours=hours)
     s.add(row)
     s.flush()
-    audit.append(s, "system", "spot_check.drawn", "spot_check", row.id, run_id=run.id,
-                 detail={"rule": rule.id, "drawn_by": drawn_by, "share": rule.share, "number": row.number,
-                         "due_at": row.due_at.isoformat()})
+    audit.append(
+        s,
+        "system",
+        "spot_check.drawn",
+        "spot_check",
+        row.id,
+        run_id=run.id,
+        detail={
+            "rule": rule.id,
+            "drawn_by": drawn_by,
+            "share": rule.share,
+            "number": row.number,
+            "due_at": row.due_at.isoformat(),
+        },
+    )
     _announce(s, row, "drawn")
     return row.id
 
@@ -67,11 +88,26 @@ def _announce(s: Session, row: SpotCheckRow, moment: str) -> bool:
     """Tell the alert hooks a spot-check is due: once when it is drawn (`moment` "drawn"), and once more per due
     time that has passed (`moment` "overdue")."""
     due = utc(row.due_at).isoformat() if row.due_at else None
-    data = {"spot_check_id": row.id, "run_id": row.run_id, "rubric": row.rubric_name, "due_at": due,
-            "owner": row.owner, "drawn_by": row.drawn_by, "overdue": moment == "overdue"}
-    return emit(s, alert_kinds.SPOT_CHECK_DUE, f"spot-check {row.id}", data,
-                key=f"{alert_kinds.SPOT_CHECK_DUE}:{row.id}:{moment if moment == 'drawn' else due}",
-                run_id=row.run_id) is not None
+    data = {
+        "spot_check_id": row.id,
+        "run_id": row.run_id,
+        "rubric": row.rubric_name,
+        "due_at": due,
+        "owner": row.owner,
+        "drawn_by": row.drawn_by,
+        "overdue": moment == "overdue",
+    }
+    return (
+        emit(
+            s,
+            alert_kinds.SPOT_CHECK_DUE,
+            f"spot-check {row.id}",
+            data,
+            key=f"{alert_kinds.SPOT_CHECK_DUE}:{row.id}:{moment if moment == 'drawn' else due}",
+            run_id=row.run_id,
+        )
+        is not None
+    )
 
 
 def _applies(rule: SpotRuleRow, run: RunRow) -> bool:
@@ -89,14 +125,19 @@ def _locked(stmt: Any) -> Any:
 
 def draw_run(s: Session, run: RunRow) -> list[int]:
     """At shipping: enter the run into every active rule's share draw; the new spot-check ids."""
-    rules = s.exec(_locked(select(SpotRuleRow).where(SpotRuleRow.active,
-                                                     SpotRuleRow.rubric_name == run.rubric_name))).all()
+    rules = s.exec(
+        _locked(select(SpotRuleRow).where(SpotRuleRow.active, SpotRuleRow.rubric_name == run.rubric_name))
+    ).all()
     hours, out = None, []
     for rule in rules:
         if not _applies(rule, run) or not is_drawn(rule.seed, rule.share, run.id):
             continue
-        if s.exec(select(SpotCheckRow.id).where(SpotCheckRow.rule_id == rule.id,
-                                                SpotCheckRow.run_id == run.id)).first() is not None:
+        if (
+            s.exec(
+                select(SpotCheckRow.id).where(SpotCheckRow.rule_id == rule.id, SpotCheckRow.run_id == run.id)
+            ).first()
+            is not None
+        ):
             continue
         hours = _due_hours(s) if hours is None else hours
         out.append(_add(s, rule, run, "share", hours))
@@ -105,13 +146,25 @@ def draw_run(s: Session, run: RunRow) -> list[int]:
 
 def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]]:
     """The rule's rubric's shipped runs with the time they shipped, shipped since the rule was saved."""
-    shipped_at = (select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("at"))
-                  .where(col(StateChangeRow.to_status).in_(SHIPPED)).group_by(StateChangeRow.run_id).subquery())
+    shipped_at = (
+        select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("at"))
+        .where(col(StateChangeRow.to_status).in_(SHIPPED))
+        .group_by(StateChangeRow.run_id)
+        .subquery()
+    )
     # Only the columns the draw reads: a run's spec and outputs can be large, and this runs every sweep.
     columns = load_only(*(getattr(RunRow, name) for name in DRAW_COLUMNS))  # type: ignore[arg-type]
-    stmt = (select(RunRow, shipped_at.c.at).options(columns).join(shipped_at, shipped_at.c.run_id == RunRow.id)
-            .where(RunRow.rubric_name == rule.rubric_name, col(RunRow.status).in_(SHIPPED),
-                   shipped_at.c.at >= utc(rule.created_at)).order_by(RunRow.id))
+    stmt = (
+        select(RunRow, shipped_at.c.at)
+        .options(columns)
+        .join(shipped_at, shipped_at.c.run_id == RunRow.id)
+        .where(
+            RunRow.rubric_name == rule.rubric_name,
+            col(RunRow.status).in_(SHIPPED),
+            shipped_at.c.at >= utc(rule.created_at),
+        )
+        .order_by(RunRow.id)
+    )
     return [(run, utc(at)) for run, at in s.exec(stmt).all() if _applies(rule, run)]
 
 
@@ -148,7 +201,12 @@ def sweep_spot_checks(s: Session, now: datetime) -> int:
 
 def remind_spot_checks(s: Session, now: datetime) -> int:
     """A reminder for each open spot-check past its due time; how many events it emitted."""
-    late = s.exec(select(SpotCheckRow).where(SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None),
-                                             col(SpotCheckRow.due_at) <= utc(now)).order_by(SpotCheckRow.id)).all()
+    late = s.exec(
+        select(SpotCheckRow)
+        .where(
+            SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None), col(SpotCheckRow.due_at) <= utc(now)
+        )
+        .order_by(SpotCheckRow.id)
+    ).all()
     # A reminder is keyed by the due time it reminds of: one re-dated after its reminder is reminded again.
     return sum(_announce(s, row, "overdue") for row in late)

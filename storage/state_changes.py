@@ -10,11 +10,7 @@ from sqlmodel import Session, select
 
 from santa_core import alerts as kinds
 from santa_core.config import Defaults
-from santa_core.models import (
-    EscalationReason,
-    RunState,
-    RunStatus,
-)
+from santa_core.models import EscalationReason, RunState, RunStatus
 from santa_core.run.store import DecisionAction
 from storage import audit
 from storage.hashing import json_hash, sha256_text
@@ -36,26 +32,17 @@ RESOLUTION_ACTION: dict[str, DecisionAction] = {
 """The decision action recorded for each way of resolving an escalation."""
 
 
-RESOLVED_AS: dict[RunStatus, str] = {
-    RunStatus.RESOLVED_SHIPPED: "ship_as_is",
-    RunStatus.RESOLVED_REJECTED: "reject",
-}
+RESOLVED_AS: dict[RunStatus, str] = {RunStatus.RESOLVED_SHIPPED: "ship_as_is", RunStatus.RESOLVED_REJECTED: "reject"}
 
 
-def set_state(
-    s: Session, row: RunRow, new: RunState, actor: str, note: str, resolution: str | None = None
-) -> None:
+def set_state(s: Session, row: RunRow, new: RunState, actor: str, note: str, resolution: str | None = None) -> None:
     """Write the state, its state_change row and audit event, and open or close the escalation (`resolution`: how
     it closes, when the new status does not say)."""
     old = RunStatus(row.status)
     before = state_of(row)
     touch(s, row.id)
     row.status = new.status.value
-    row.round, row.max_rounds, row.round_cap = (
-        new.round,
-        new.max_rounds,
-        new.round_cap,
-    )
+    row.round, row.max_rounds, row.round_cap = (new.round, new.max_rounds, new.round_cap)
     row.escalation_reason = enum_value(new.escalation_reason)
     row.note = new.note
     row.updated_at = utcnow()
@@ -63,25 +50,24 @@ def set_state(
     # process leaves it alone while that process lives: it may be waiting for a free thread there).
     row.worker = this_worker() if new.status in (RunStatus.RUNNING, RunStatus.QUEUED) else None
     s.add(row)
-    change = StateChangeRow(
-        run_id=row.id,
-        from_status=old.value,
-        to_status=row.status,
-        actor=actor,
-        note=note,
-    )
+    change = StateChangeRow(run_id=row.id, from_status=old.value, to_status=row.status, actor=actor, note=note)
     s.add(change)
-    audit.append(s, actor, "run.state", "run", row.id, run_id=row.id,
-                 before=json_hash(before.model_dump(mode="json")), after=json_hash(new.model_dump(mode="json")),
-                 detail={"from": old.value, "to": row.status, "round": row.round, "note": note,
-                         "reason": row.escalation_reason})
+    audit.append(
+        s,
+        actor,
+        "run.state",
+        "run",
+        row.id,
+        run_id=row.id,
+        before=json_hash(before.model_dump(mode="json")),
+        after=json_hash(new.model_dump(mode="json")),
+        detail={"from": old.value, "to": row.status, "round": row.round, "note": note, "reason": row.escalation_reason},
+    )
     run_alerts(s, row, old, new)
     if new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
         open_escalation(s, row)
     elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
-        close_escalations(
-            s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor
-        )
+        close_escalations(s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor)
     if new.status in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED) and old != new.status:
         draw_run(s, row)  # in the shipping transaction: a shipped run never misses its draw (storage.spot_draw)
 
@@ -109,34 +95,56 @@ def open_escalation(s: Session, run: RunRow) -> None:
     esc.due_at = esc.created_at + timedelta(hours=hours)
     s.add(esc)
     s.flush()
-    audit.append(s, "system", "escalation.opened", "escalation", esc.id, run_id=run.id,
-                 detail={"reason": esc.reason, "due_at": esc.due_at.isoformat()})
-    emit(s, kinds.ESCALATION_OPENED, f"escalation {esc.id}", {"escalation_id": esc.id, "run_id": run.id,
-         "reason": esc.reason, "due_at": esc.due_at.isoformat()}, run_id=run.id)
-
-
-def close_escalations(
-    s: Session,
-    run_id: int,
-    resolution: str,
-    actor: str,
-    why: str | None = None,
-) -> None:
-    """Resolve the run's open escalations (justification: `why` or the latest decision)."""
-    stmt = select(EscalationRow).where(
-        EscalationRow.run_id == run_id, EscalationRow.status == "open"
+    audit.append(
+        s,
+        "system",
+        "escalation.opened",
+        "escalation",
+        esc.id,
+        run_id=run.id,
+        detail={"reason": esc.reason, "due_at": esc.due_at.isoformat()},
     )
+    emit(
+        s,
+        kinds.ESCALATION_OPENED,
+        f"escalation {esc.id}",
+        {"escalation_id": esc.id, "run_id": run.id, "reason": esc.reason, "due_at": esc.due_at.isoformat()},
+        run_id=run.id,
+    )
+
+
+def close_escalations(s: Session, run_id: int, resolution: str, actor: str, why: str | None = None) -> None:
+    """Resolve the run's open escalations (justification: `why` or the latest decision)."""
+    stmt = select(EscalationRow).where(EscalationRow.run_id == run_id, EscalationRow.status == "open")
     if why is None:
         why = latest_resolution_reason(s, run_id)
     for esc in s.exec(stmt).all():
         esc.status, esc.resolution, esc.resolved_by = "resolved", resolution, actor
         esc.resolved_at, esc.justification = utcnow(), why
         s.add(esc)
-        audit.append(s, actor, "escalation.resolved", "escalation", esc.id, run_id=run_id,
-                     after=None if why is None else sha256_text(why),
-                     detail={"resolution": resolution, "justification": why})
-        emit(s, kinds.ESCALATION_RESOLVED, f"escalation {esc.id}", {"escalation_id": esc.id, "run_id": run_id,
-             "reason": esc.reason, "resolution": resolution, "resolved_by": actor}, run_id=run_id)
+        audit.append(
+            s,
+            actor,
+            "escalation.resolved",
+            "escalation",
+            esc.id,
+            run_id=run_id,
+            after=None if why is None else sha256_text(why),
+            detail={"resolution": resolution, "justification": why},
+        )
+        emit(
+            s,
+            kinds.ESCALATION_RESOLVED,
+            f"escalation {esc.id}",
+            {
+                "escalation_id": esc.id,
+                "run_id": run_id,
+                "reason": esc.reason,
+                "resolution": resolution,
+                "resolved_by": actor,
+            },
+            run_id=run_id,
+        )
 
 
 def latest_resolution_reason(s: Session, run_id: int) -> str | None:

@@ -21,18 +21,24 @@ from storage.tables import LLMCallRow, MergedIssueRow, ReviewRow, RoundRow, Scre
 
 def _round(s: Session, run_id: int, round_no: int) -> RoundRecord | None:
     """The round as the core reads it (its output text left out: the question does not need it)."""
+
     def rows(model: Any) -> list[Any]:
-        return list(s.exec(select(model).where(model.run_id == run_id, model.round_no == round_no)
-                           .order_by(model.id)).all())
+        return list(
+            s.exec(select(model).where(model.run_id == run_id, model.round_no == round_no).order_by(model.id)).all()
+        )
 
     stored, reviews, screens = rows(RoundRow), rows(ReviewRow), rows(ScreenRow)
     if not stored:
         return None
     ids = [i for r in reviews for i in r.call_ids] + [r.call_id for r in screens if r.call_id]
     calls = {c.id: c for c in s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(ids))).all()} if ids else {}
-    return RoundRecord(round_no=round_no, output_text="", gate=gate_of(stored[0], rows(MergedIssueRow)),
-                       reviews={r.slot: outcome_of(r, calls) for r in reviews},
-                       screens={(sc := screen_of(r, calls)).entry: sc for r in screens})  # oldest: the latest counts
+    return RoundRecord(
+        round_no=round_no,
+        output_text="",
+        gate=gate_of(stored[0], rows(MergedIssueRow)),
+        reviews={r.slot: outcome_of(r, calls) for r in reviews},
+        screens={(sc := screen_of(r, calls)).entry: sc for r in screens},
+    )  # oldest: the latest counts
 
 
 def unjudged_rounds(s: Session, run_id: int, round_nos: Iterable[int]) -> set[int]:

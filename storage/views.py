@@ -9,14 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from santa_core.models import (
-    SETTLED_STATUSES,
-    EscalationReason,
-    Rubric,
-    RunState,
-    RunStatus,
-    Slot,
-)
+from santa_core.models import SETTLED_STATUSES, EscalationReason, Rubric, RunState, RunStatus, Slot
 from santa_core.reports.record_cost import CutOffCall
 from santa_core.reviewers.base import PERSON
 from santa_core.run.store import RoundRecord

@@ -175,8 +175,10 @@ def migrated_sqlite(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
-DB_KINDS = ["sqlite", pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL,
-                                                                        reason="SANTA_TEST_POSTGRES_URL not set"))]
+DB_KINDS = [
+    "sqlite",
+    pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set")),
+]
 
 
 def new_database(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:

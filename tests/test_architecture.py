@@ -36,8 +36,10 @@ def importers_of(importer: str, imported: str) -> list[tuple[str, str]]:
     found = set()
     for source in (importer, f"{importer}.**"):
         for target in (imported, f"{imported}.**"):
-            found |= {(i["importer"], i["imported"]) for i in graph().find_matching_direct_imports(
-                import_expression=f"{source} -> {target}")}
+            found |= {
+                (i["importer"], i["imported"])
+                for i in graph().find_matching_direct_imports(import_expression=f"{source} -> {target}")
+            }
     return sorted(found)
 
 
@@ -59,8 +61,7 @@ def test_no_import_circles_among_our_modules() -> None:
 def strongly_connected(g: grimp.ImportGraph, packages: tuple[str, ...]) -> list[set[str]]:
     """Tarjan's strongly connected components of the graph of our modules (iterative)."""
     ours = sorted(m for m in g.modules if m.split(".")[0] in packages)
-    edges = {m: sorted(n for n in g.find_modules_directly_imported_by(m) if n.split(".")[0] in packages)
-             for m in ours}
+    edges = {m: sorted(n for n in g.find_modules_directly_imported_by(m) if n.split(".")[0] in packages) for m in ours}
     index: dict[str, int] = {}
     low: dict[str, int] = {}
     stack: list[str] = []
@@ -108,7 +109,8 @@ def test_the_circle_finder_finds_a_circle() -> None:
     g.add_import(importer="santa_core.b", imported="santa_core.a")
     g.add_import(importer="santa_core.c", imported="santa_core.a")
     assert [sorted(c) for c in strongly_connected(g, ("santa_core",)) if len(c) > 1] == [
-        ["santa_core.a", "santa_core.b"]]
+        ["santa_core.a", "santa_core.b"]
+    ]
 
 
 UI_FILES = sorted([ROOT / "app.py", *(ROOT / "pages").glob("*.py"), *(ROOT / "ui").glob("*.py")])
@@ -138,10 +140,12 @@ def storage_imports(path: Path) -> list[str]:
 
 def refused_storage_imports(path: Path) -> list[str]:
     """Storage imports a page or ui/ module may not make: anything but the reads in PAGE_READS."""
+
     def allowed(found: str) -> bool:
         module, _, name = found.partition(":")
         names = PAGE_READS.get(module, ())
         return bool(name) and (names == "*" or name in names)
+
     return [i for i in storage_imports(path) if not allowed(i)]
 
 
@@ -154,17 +158,25 @@ def test_pages_and_ui_import_no_concrete_store(path: Path) -> None:
 
 def test_the_store_import_rule_refuses_stores_rows_and_writers(tmp_path: Path) -> None:
     page = tmp_path / "page.py"
-    page.write_text("import storage.runs\nfrom storage import runs\nfrom storage.runs import RunStore\n"
-                    "from storage.tables import RunRow\nfrom storage.metric_facts import refresh\n"
-                    "from storage.db import migrate\nfrom storage.views import RunView\n"
-                    "from storage.db import database_url\n")
-    assert refused_storage_imports(page) == ["storage.runs", "storage:runs", "storage.runs:RunStore",
-                                             "storage.tables:RunRow", "storage.metric_facts:refresh",
-                                             "storage.db:migrate"]
+    page.write_text(
+        "import storage.runs\nfrom storage import runs\nfrom storage.runs import RunStore\n"
+        "from storage.tables import RunRow\nfrom storage.metric_facts import refresh\n"
+        "from storage.db import migrate\nfrom storage.views import RunView\n"
+        "from storage.db import database_url\n"
+    )
+    assert refused_storage_imports(page) == [
+        "storage.runs",
+        "storage:runs",
+        "storage.runs:RunStore",
+        "storage.tables:RunRow",
+        "storage.metric_facts:refresh",
+        "storage.db:migrate",
+    ]
 
 
-MODULES = sorted(p for pkg in ("santa_core", "storage", "ui") for p in (ROOT / pkg).rglob("*.py")
-                 if "migrations" not in p.parts)
+MODULES = sorted(
+    p for pkg in ("santa_core", "storage", "ui") for p in (ROOT / pkg).rglob("*.py") if "migrations" not in p.parts
+)
 
 
 @pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(ROOT)))
@@ -176,12 +188,31 @@ def html_of_text(source: str) -> list[int]:
     """Lines of `st.html(...)` calls whose body is not a string constant of the module (a literal, or a module-level
     name bound to one): any other body can carry text from a file, a model or a person."""
     tree = ast.parse(source)
-    constants = {t.id for n in tree.body if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant)
-                 and isinstance(n.value.value, str) for t in n.targets if isinstance(t, ast.Name)}
-    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and n.func.attr == "html" and isinstance(n.func.value, ast.Name) and n.func.value.id == "st"
-            and not (n.args and (isinstance(n.args[0], ast.Constant) and isinstance(n.args[0].value, str)
-                                 or isinstance(n.args[0], ast.Name) and n.args[0].id in constants))]
+    constants = {
+        t.id
+        for n in tree.body
+        if isinstance(n, ast.Assign) and isinstance(n.value, ast.Constant) and isinstance(n.value.value, str)
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
+    return [
+        n.lineno
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and n.func.attr == "html"
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "st"
+        and not (
+            n.args
+            and (
+                isinstance(n.args[0], ast.Constant)
+                and isinstance(n.args[0].value, str)
+                or isinstance(n.args[0], ast.Name)
+                and n.args[0].id in constants
+            )
+        )
+    ]
 
 
 @pytest.mark.parametrize("path", UI_FILES, ids=lambda p: p.name)

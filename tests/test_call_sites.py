@@ -15,15 +15,29 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("santa_core", "desk", "storage", "ui", "pages", "bench", "scripts")
 
 PAID = {
-    ("messages", "create"), ("messages", "parse"), ("messages", "stream"), ("completions", "create"),
-    ("completions", "parse"), ("completions", "stream"), ("responses", "create"), ("responses", "parse"),
-    ("responses", "stream"), ("messages", "batches", "create"), ("embeddings", "create"), ("count_tokens",),
+    ("messages", "create"),
+    ("messages", "parse"),
+    ("messages", "stream"),
+    ("completions", "create"),
+    ("completions", "parse"),
+    ("completions", "stream"),
+    ("responses", "create"),
+    ("responses", "parse"),
+    ("responses", "stream"),
+    ("messages", "batches", "create"),
+    ("embeddings", "create"),
+    ("count_tokens",),
 }
 """Endpoints that bill (or, for count_tokens, cost a rate-limited request), by the tail of the attribute chain
 (`client.beta.messages.batches.create` ends in ("messages", "batches", "create"); the desk's own
 `desk.batches.create`, a batch of items, is not an endpoint)."""
-FREE = {("models", "list"), ("messages", "batches", "retrieve"), ("messages", "batches", "cancel"),
-        ("messages", "batches", "results"), ("messages", "batches", "list")}
+FREE = {
+    ("models", "list"),
+    ("messages", "batches", "retrieve"),
+    ("messages", "batches", "cancel"),
+    ("messages", "batches", "results"),
+    ("messages", "batches", "list"),
+}
 """Endpoints that bill nothing: the model list (Test connection, the screen's provider check) and a Message
 Batch's status, cancel and results (its items are billed as answered, and are on record before the create)."""
 
@@ -73,8 +87,11 @@ def attribute_chain(node: ast.Attribute) -> tuple[str, ...]:
 
 def calls_in_order(function: ast.AST) -> list[str]:
     """Names of the functions called in `function`, in source order (`a.b.c()` as 'c')."""
-    names = [(n.lineno, n.col_offset, n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", ""))
-             for n in ast.walk(function) if isinstance(n, ast.Call)]
+    names = [
+        (n.lineno, n.col_offset, n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", ""))
+        for n in ast.walk(function)
+        if isinstance(n, ast.Call)
+    ]
     return [name for *_, name in sorted(names)]
 
 
@@ -112,7 +129,10 @@ def all_callers(name: str) -> set[tuple[str, str]]:
             inner = scope
             if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 inner = f"{scope}.{child.name}".lstrip(".")
-            elif isinstance(child, ast.Call) and name in (getattr(child.func, "attr", None), getattr(child.func, "id", None)):
+            elif isinstance(child, ast.Call) and name in (
+                getattr(child.func, "attr", None),
+                getattr(child.func, "id", None),
+            ):
                 found.add((module, scope))
             walk(child, module, inner)
 

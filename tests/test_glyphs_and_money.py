@@ -51,8 +51,12 @@ def where(path: Path, node: ast.AST) -> str:
 
 
 def test_no_string_shown_holds_an_emoji() -> None:
-    found = [f"{where(p, s)} {EMOJI.findall(s.value)}" for p in sources()
-             for s in strings(ast.parse(p.read_text(encoding="utf-8"))) if EMOJI.search(s.value)]
+    found = [
+        f"{where(p, s)} {EMOJI.findall(s.value)}"
+        for p in sources()
+        for s in strings(ast.parse(p.read_text(encoding="utf-8")))
+        if EMOJI.search(s.value)
+    ]
     assert found == [], "use a Material icon (':material/name:') or words, not an emoji"
 
 
@@ -63,8 +67,12 @@ def test_every_icon_argument_is_a_material_icon() -> None:
             if not isinstance(node, ast.Call):
                 continue
             for kw in node.keywords:
-                if kw.arg in ICON_ARGS and isinstance(kw.value, ast.Constant) and kw.value.value is not None \
-                        and not str(kw.value.value).startswith(":material/"):
+                if (
+                    kw.arg in ICON_ARGS
+                    and isinstance(kw.value, ast.Constant)
+                    and kw.value.value is not None
+                    and not str(kw.value.value).startswith(":material/")
+                ):
                     found.append(f"{where(path, node)} {kw.arg}={kw.value.value!r}")
     assert found == []
     assert all(icon.startswith(":material/") for icon in ICON.values())
@@ -73,8 +81,12 @@ def test_every_icon_argument_is_a_material_icon() -> None:
 def test_every_material_icon_named_exists() -> None:
     # Streamlit checks an icon= argument's name when the page runs, but not one inside markdown (a title, a
     # button label): a misspelt name there would print as text. Check them all against Streamlit's own list.
-    named = {(where(p, s), name) for p in sources() for s in strings(ast.parse(p.read_text(encoding="utf-8")))
-             for name in MATERIAL.findall(s.value)}
+    named = {
+        (where(p, s), name)
+        for p in sources()
+        for s in strings(ast.parse(p.read_text(encoding="utf-8")))
+        for name in MATERIAL.findall(s.value)
+    }
     assert named, "the scan found no icon at all: it reads nothing"
     assert [f"{at} {name}" for at, name in sorted(named) if name not in ALL_MATERIAL_ICONS] == []
 
@@ -88,6 +100,11 @@ def test_every_page_has_its_navigation_icon_in_its_title() -> None:
 
 def test_no_amount_is_formatted_on_the_spot() -> None:
     # Read as lines: an f-string's format spec (".4f") is its own node, apart from the "$" before it.
-    found = [f"{p.relative_to(ROOT)}:{i}" for p in sources() if p != USD
-             for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1) if MONEY_FORMAT.search(line)]
+    found = [
+        f"{p.relative_to(ROOT)}:{i}"
+        for p in sources()
+        if p != USD
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if MONEY_FORMAT.search(line)
+    ]
     assert found == [], "write amounts with santa_core.words.usd (components.usd on a page)"

@@ -93,10 +93,18 @@ class World:
 
 DOORS: dict[str, Callable[[World], object]] = {
     "rubric-try-it": lambda w: rubric_actions.try_rubric(
-        w.desk.rubrics, w.desk.rubrics.resolved("general"), CLEAN, VIEWER, SPEC, w.reviewer()),
+        w.desk.rubrics, w.desk.rubrics.resolved("general"), CLEAN, VIEWER, SPEC, w.reviewer()
+    ),
     "rubric-re-check": lambda w: rubric_actions.try_rubric(
-        w.desk.rubrics, w.desk.rubrics.resolved("general"), CLEAN, VIEWER, SPEC, w.reviewer(), run_id=w.shipped,
-        stored_version=1),
+        w.desk.rubrics,
+        w.desk.rubrics.resolved("general"),
+        CLEAN,
+        VIEWER,
+        SPEC,
+        w.reviewer(),
+        run_id=w.shipped,
+        stored_version=1,
+    ),
     "test-connection": lambda w: config.try_connection(w.desk.people, VIEWER, provider_of(MODEL_B), check_connection),
     "batch-next-sample": lambda w: w.desk.batches.sample(w.batch, VIEWER),
     "batch-resume": lambda w: w.desk.batches.resume(w.batch, VIEWER),
@@ -105,16 +113,19 @@ DOORS: dict[str, Callable[[World], object]] = {
     "batch-prepare-each-items-fix": lambda w: w.desk.batches.prepare(w.pattern, VIEWER),
     "batch-fixes-try-again": lambda w: w.desk.batches.retry_fixes(w.pattern, VIEWER),
     "batch-new-signature": lambda w: w.desk.batches.set_signature(w.pattern, "guaranteed forever", VIEWER),
-    "run-start": lambda w: actions.start_run(w.desk.runs, SPEC, CLEAN, w.desk.rubrics.resolved("general"), MODEL_B,
-                                             MODEL_C, MODEL_B, VIEWER),
+    "run-start": lambda w: actions.start_run(
+        w.desk.runs, SPEC, CLEAN, w.desk.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B, VIEWER
+    ),
     "run-approve-fix": lambda w: actions.approve_fix(w.desk.runs, w.awaiting, VIEWER),
     "run-ask-the-fix-agent-again": lambda w: actions.retry_fix(w.desk.runs, w.awaiting, VIEWER),
     "run-resume": lambda w: actions.resume(w.desk.runs, w.interrupted, VIEWER),
     "run-try-again": lambda w: actions.try_again(w.desk.runs, w.outage, VIEWER),
     "escalation-re-review": lambda w: actions.resolve_escalation(
-        w.desk.runs, w.escalated, "rereview", VIEWER, "try again", edited_output=CLEAN),
+        w.desk.runs, w.escalated, "rereview", VIEWER, "try again", edited_output=CLEAN
+    ),
     "person-review": lambda w: actions.submit_person_review(
-        w.desk.runs, w.person_slot, "C", passing_review(w.repo), VIEWER),
+        w.desk.runs, w.person_slot, "C", passing_review(w.repo), VIEWER
+    ),
 }
 """door -> knock on it as a viewer. Written out by hand: a new paid door belongs here."""
 
@@ -141,9 +152,15 @@ def test_a_viewer_is_refused_at_every_paid_door_before_any_request_leaves(world:
 
 def _prepare(world: World, door: str) -> None:
     """Make what the door acts on before counting requests (making it may call the stub)."""
-    needs = {"rubric-re-check": "shipped", "run-approve-fix": "awaiting", "run-ask-the-fix-agent-again": "awaiting",
-             "run-resume": "interrupted", "run-try-again": "outage", "escalation-re-review": "escalated",
-             "person-review": "person_slot"}
+    needs = {
+        "rubric-re-check": "shipped",
+        "run-approve-fix": "awaiting",
+        "run-ask-the-fix-agent-again": "awaiting",
+        "run-resume": "interrupted",
+        "run-try-again": "outage",
+        "escalation-re-review": "escalated",
+        "person-review": "person_slot",
+    }
     getattr(world, needs.get(door, "desk"))
     if door.startswith("batch-"):
         getattr(world, "pattern" if "fix" in door or "signature" in door else "batch")
@@ -155,7 +172,8 @@ def _prepare(world: World, door: str) -> None:
 def test_the_command_line_is_let_through_and_pays(world: World) -> None:
     """The system actor `cli` passes the same check: the door is a role check, not a closed door."""
     sent = len(world.stub.calls)
-    trial = rubric_actions.try_rubric(world.desk.rubrics, world.desk.rubrics.resolved("general"), CLEAN, "cli", SPEC,
-                                      world.reviewer())
+    trial = rubric_actions.try_rubric(
+        world.desk.rubrics, world.desk.rubrics.resolved("general"), CLEAN, "cli", SPEC, world.reviewer()
+    )
     assert trial.verdict == "PASS" and len(world.stub.calls) == sent + 1
     assert [t.actor for t in world.desk.rubrics.trials()] == ["cli"]

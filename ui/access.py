@@ -54,8 +54,9 @@ def secrets() -> dict[str, Any]:
     """
     # A link to nothing is a file that cannot be read, not a missing one: Streamlit would skip it as missing.
     if dangling := [p for p in secrets_locations() if os.path.islink(p) and not os.path.exists(p)]:
-        raise SecretsUnreadable(_unreadable(FileNotFoundError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, "
-                                                              "which does not exist")))
+        raise SecretsUnreadable(
+            _unreadable(FileNotFoundError(f"{dangling[0]}: a link to {os.readlink(dangling[0])}, which does not exist"))
+        )
     try:
         found = st.secrets.to_dict()
     except StreamlitSecretNotFoundError as exc:
@@ -77,8 +78,10 @@ def _unreadable(exc: BaseException) -> str:
     existing = [p for p in secrets_locations() if os.path.exists(p)]
     if not any(p in detail for p in existing):  # e.g. a decoding error names no file: name the candidates
         detail = f"{' or '.join(existing) or 'the secrets'}: {type(exc).__name__}: {detail}"
-    return (f"The secrets cannot be read, so nothing of the desk is served (a broken file must not turn sign-in "
-            f"off). {detail}. Fix the file, then reload the page.")
+    return (
+        f"The secrets cannot be read, so nothing of the desk is served (a broken file must not turn sign-in "
+        f"off). {detail}. Fix the file, then reload the page."
+    )
 
 
 def auth_configured() -> bool:
@@ -128,12 +131,18 @@ def serving(address: str | None, auth_in: str | None, allow_anonymous: bool) -> 
     if is_loopback(address):
         return Serving(True, f"santa: sign-in: off, serving loopback only ({address})")
     if allow_anonymous:
-        return Serving(True, f"santa: sign-in: off on {where} because {ALLOW_ANONYMOUS}=1: everyone who reaches "
-                             "it acts as the local user, an admin")
-    return Serving(False, f"santa: refusing to serve {where} without sign-in: everyone who reaches it would act as "
-                          "the local user, an admin. Configure [auth] in .streamlit/secrets.toml (docs/operations.md, "
-                          "Sign-in), serve on this machine only (--server.address localhost), or set "
-                          f"{ALLOW_ANONYMOUS}=1 to serve it without sign-in on purpose.")
+        return Serving(
+            True,
+            f"santa: sign-in: off on {where} because {ALLOW_ANONYMOUS}=1: everyone who reaches "
+            "it acts as the local user, an admin",
+        )
+    return Serving(
+        False,
+        f"santa: refusing to serve {where} without sign-in: everyone who reaches it would act as "
+        "the local user, an admin. Configure [auth] in .streamlit/secrets.toml (docs/operations.md, "
+        "Sign-in), serve on this machine only (--server.address localhost), or set "
+        f"{ALLOW_ANONYMOUS}=1 to serve it without sign-in on purpose.",
+    )
 
 
 def anonymous_allowed() -> bool:

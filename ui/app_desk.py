@@ -86,8 +86,10 @@ def desk() -> Desk:
         opened = desk_for(url)
     except Exception as exc:  # noqa: BLE001 - a failed open is not cached: the next rerun tries again
         log.warning("The desk did not open: %s", cannot_open(url, exc))
-        st.error(f"The review desk {cannot_open(url, exc)}. Check `DATABASE_URL` and that the database is up, "
-                 "then reload the page: nothing is lost.")
+        st.error(
+            f"The review desk {cannot_open(url, exc)}. Check `DATABASE_URL` and that the database is up, "
+            "then reload the page: nothing is lost."
+        )
         st.stop()
     # The desk outlives a change to the secrets file (Streamlit reloads it): its role checks follow it, so sign-in
     # switched on refuses the local user from the next page on.
@@ -132,8 +134,10 @@ def open_now() -> None:
     try:
         desk_for(url)
     except Exception as exc:  # noqa: BLE001 - a failed open is not cached: a page retries
-        log.error("The desk did not open at server start (%s); the first page will try again and say why",
-                  cannot_open(url, exc))
+        log.error(
+            "The desk did not open at server start (%s); the first page will try again and say why",
+            cannot_open(url, exc),
+        )
         return
     finally:
         logging.getLogger(_CONTEXT_LOG).removeFilter(quiet)
@@ -161,8 +165,10 @@ async def open_at_server_start(_app: object) -> AsyncIterator[None]:
     try:
         await asyncio.wait_for(asyncio.shield(opening), OPEN_WAIT_S)
     except TimeoutError:
-        log.warning("Server start: the database has not answered in %g s; serving meanwhile, the desk opens "
-                    "once it does", OPEN_WAIT_S)
+        log.warning(
+            "Server start: the database has not answered in %g s; serving meanwhile, the desk opens once it does",
+            OPEN_WAIT_S,
+        )
     try:
         yield
     finally:
@@ -176,8 +182,10 @@ def effective() -> Effective:
     try:
         return desk().effective()
     except SettingError as exc:
-        st.error(f"{escape_markdown(str(exc))}. Correct or unset the variable (environment or `.streamlit/secrets.toml`) "
-                 "and reload the page.")
+        st.error(
+            f"{escape_markdown(str(exc))}. Correct or unset the variable (environment or `.streamlit/secrets.toml`) "
+            "and reload the page."
+        )
         st.stop()
 
 

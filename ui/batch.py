@@ -43,8 +43,13 @@ QUIET_S = 30.0
 """Seconds without a review changing state before a sample nobody reviews counts as stopped (a
 driver's automatic retries wait 2, 4 and 8 s)."""
 MIME = {"csv": "text/csv", "jsonl": "application/x-ndjson"}
-RESULT = {RunStatus.SHIPPED: "NICE", RunStatus.SAMPLED: "NAUGHTY", RunStatus.QUEUED: "reviewing",
-          RunStatus.RUNNING: "reviewing", RunStatus.INTERRUPTED: "interrupted (resumes)"}
+RESULT = {
+    RunStatus.SHIPPED: "NICE",
+    RunStatus.SAMPLED: "NAUGHTY",
+    RunStatus.QUEUED: "reviewing",
+    RunStatus.RUNNING: "reviewing",
+    RunStatus.INTERRUPTED: "interrupted (resumes)",
+}
 
 
 # --- the URL and the list -------------------------------------------------------------------------
@@ -59,7 +64,8 @@ def intro() -> None:
             "representative item. Once you approve it, it is applied to **every item of the batch** that shows the "
             "pattern; every other item stays byte-identical. Then a fresh sample is drawn, until one comes back "
             "clean — and the page states what that clean sample proves about the rest. How the sample is "
-            "drawn and what its figures mean is written up in `docs/batch-sampling.md`.")
+            "drawn and what its figures mean is written up in `docs/batch-sampling.md`."
+        )
 
 
 def state_of(batch: Batch, waiting: int) -> str:
@@ -80,9 +86,18 @@ def batch_frame(batches: list[tuple[Batch, int]]) -> pd.DataFrame:
     """One row per batch (with its patterns waiting for a decision), newest first, with a link that opens it."""
     rows = []
     for b, waiting in batches:
-        rows.append({"batch": b.id, "file": b.name, "created (UTC)": f"{b.created_at:%Y-%m-%d %H:%M}",
-                     "by": identity.display(b.created_by), "items": b.items, "samples": len(b.samples),
-                     "state": state_of(b, waiting), "open": f"batch?batch={b.id}"})
+        rows.append(
+            {
+                "batch": b.id,
+                "file": b.name,
+                "created (UTC)": f"{b.created_at:%Y-%m-%d %H:%M}",
+                "by": identity.display(b.created_by),
+                "items": b.items,
+                "samples": len(b.samples),
+                "state": state_of(b, waiting),
+                "open": f"batch?batch={b.id}",
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -95,15 +110,21 @@ def empty_state() -> None:
     """No batch yet and no file uploaded: what the page is for (once a file is in, the form below says the rest)."""
     if st.session_state.get(batch_upload.UPLOAD_KEY) is not None:
         return
-    st.info("No batches yet. Upload a CSV or JSONL file of outputs below to verify them by sampling: a sample is "
-            "reviewed, its failures are grouped into patterns, each pattern is fixed across the whole batch, and "
-            "a fresh sample checks the result.")
+    st.info(
+        "No batches yet. Upload a CSV or JSONL file of outputs below to verify them by sampling: a sample is "
+        "reviewed, its failures are grouped into patterns, each pattern is fixed across the whole batch, and "
+        "a fresh sample checks the result."
+    )
 
 
 def batch_list(batches: list[tuple[Batch, int]]) -> None:
     """Past batches to reopen: a table with links, and a picker."""
-    st.dataframe(batch_frame(batches), hide_index=True, width="stretch",
-                 column_config={"open": st.column_config.LinkColumn("open", display_text="open")})
+    st.dataframe(
+        batch_frame(batches),
+        hide_index=True,
+        width="stretch",
+        column_config={"open": st.column_config.LinkColumn("open", display_text="open")},
+    )
     names = {b.id: f"#{b.id} · {b.name}" for b, _ in batches}
     left, right = st.columns([3, 1], vertical_alignment="bottom")
     pick = left.selectbox("Open a batch", list(names), format_func=names.get, key="batch_pick")
@@ -120,12 +141,16 @@ def header(batch: Batch) -> None:
     c = batch.config
     st.subheader(escape_markdown(f"Batch #{batch.id} — {batch.name}"))
     strata = ", ".join(c.strata) or "none"
-    st.caption(escape_markdown(f"{batch.items:,} items · rubric {c.rubric.name} v{c.rubric.version} · B {c.reviewer_b} · "
-                  f"C {c.reviewer_c} · fix agent {c.fixer} · sample rate {percent(c.sample_rate)} (at least "
-                  f"{c.min_sample} items) · strata {strata} · seed {c.seed} · {c.concurrency} reviews at a time"
-                  + (" · Message Batches API" if c.message_batches else "")
-                  + (" · auto-approve" if c.auto_approve else "")
-                  + f" · created by {identity.display(batch.created_by)} {batch.created_at:%Y-%m-%d %H:%M} UTC"))
+    st.caption(
+        escape_markdown(
+            f"{batch.items:,} items · rubric {c.rubric.name} v{c.rubric.version} · B {c.reviewer_b} · "
+            f"C {c.reviewer_c} · fix agent {c.fixer} · sample rate {percent(c.sample_rate)} (at least "
+            f"{c.min_sample} items) · strata {strata} · seed {c.seed} · {c.concurrency} reviews at a time"
+            + (" · Message Batches API" if c.message_batches else "")
+            + (" · auto-approve" if c.auto_approve else "")
+            + f" · created by {identity.display(batch.created_by)} {batch.created_at:%Y-%m-%d %H:%M} UTC"
+        )
+    )
     components.rubric_table(c.rubric)
 
 
@@ -169,23 +194,31 @@ def eta(progress: SampleProgress, paused: bool, message_batches: bool) -> str:
 
 def progress_panel(progress: SampleProgress, paused: bool, message_batches: bool) -> None:
     """Progress bar, counts, ETA and cost so far; the Message Batch's status when one is used."""
-    st.progress(progress.done / progress.size if progress.size else 1.0,
-                text=f"Sample {progress.number}: {progress.done} of {progress.size} items reviewed")
+    st.progress(
+        progress.done / progress.size if progress.size else 1.0,
+        text=f"Sample {progress.number}: {progress.done} of {progress.size} items reviewed",
+    )
     cols = st.columns(5)
     cols[0].metric("NICE", progress.nice)
     cols[1].metric("NAUGHTY", progress.naughty)
     cols[2].metric("Reviewer errors", progress.errors, help="Counted as NAUGHTY: a failed review is never a pass.")
-    cols[3].metric("Time left", eta(progress, paused, message_batches),
-                   help="From the pace of the reviews so far; none for a Message Batch, which the API answers "
-                        "within 24 hours.")
+    cols[3].metric(
+        "Time left",
+        eta(progress, paused, message_batches),
+        help="From the pace of the reviews so far; none for a Message Batch, which the API answers within 24 hours.",
+    )
     cols[4].metric("Spent on this sample", components.usd(progress.cost_usd))
     if paused:
         st.warning("Paused: no new review starts; reviews already started finish and are kept. Resume to go on.")
     if message_batches:
         where = f"Message Batch {progress.api_batch_id}" if progress.api_batch_id else "The Message Batch"
         status = progress.api_status or "being submitted"
-        st.info(escape_markdown(f"{where}: {status}. The API answers within 24 hours, usually much sooner; the desk keeps "
-                   "tracking it across restarts."))
+        st.info(
+            escape_markdown(
+                f"{where}: {status}. The API answers within 24 hours, usually much sooner; the desk keeps "
+                "tracking it across restarts."
+            )
+        )
 
 
 def controls(batch_id: int, paused: bool) -> None:
@@ -195,12 +228,18 @@ def controls(batch_id: int, paused: bool) -> None:
     if paused:
         st.button("Resume", key="batch_resume", type="primary", on_click=batch_actions.resume, args=(batch_id,))
     else:
-        st.button("Pause", key="batch_pause", on_click=batch_actions.pause, args=(batch_id,),
-                  help="No new review starts; those already started finish and are kept.")
+        st.button(
+            "Pause",
+            key="batch_pause",
+            on_click=batch_actions.pause,
+            args=(batch_id,),
+            help="No new review starts; those already started finish and are kept.",
+        )
 
 
-def stopped_why(progress: SampleProgress, driving: bool, message_batches: bool = False,
-                now: datetime | None = None) -> str | None:
+def stopped_why(
+    progress: SampleProgress, driving: bool, message_batches: bool = False, now: datetime | None = None
+) -> str | None:
     """Why nobody reviews the sample any more (worker errors, the API kept failing, a driver that died);
     None while someone does.
 
@@ -229,11 +268,16 @@ def stalled(progress: SampleProgress, driving: bool, message_batches: bool) -> b
     why = stopped_why(progress, driving, message_batches)
     if why is None:
         return False
-    st.warning(escape_markdown(f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
-                  "restart does too). The runs linked under Sampled items say what failed."))
+    st.warning(
+        escape_markdown(
+            f"Reviewing stopped: {why}. Nothing is lost; Try again picks up where it stopped (an app "
+            "restart does too). The runs linked under Sampled items say what failed."
+        )
+    )
     if identity.can(Permission.RESUME_RUN):
-        st.button("Try again", key="batch_retry", type="primary", on_click=batch_actions.retry,
-                  args=(progress.batch_id,))
+        st.button(
+            "Try again", key="batch_retry", type="primary", on_click=batch_actions.retry, args=(progress.batch_id,)
+        )
     return True
 
 
@@ -284,13 +328,23 @@ def result_of(review: SampledReview) -> str:
 
 def sampled_items(reviews: list[SampledReview]) -> None:
     """Every sampled item with its result, its issues and a link to its run."""
-    rows = [{"item": r.key, "stratum": batch_plan.stratum_label(tuple(r.strata.values())), "result": result_of(r),
-             "issues": "; ".join(f"[{i.criterion}] {i.description}" for i in r.issues),
-             "run": f"review?run={r.run_id}" if r.run_id else None} for r in reviews]
+    rows = [
+        {
+            "item": r.key,
+            "stratum": batch_plan.stratum_label(tuple(r.strata.values())),
+            "result": result_of(r),
+            "issues": "; ".join(f"[{i.criterion}] {i.description}" for i in r.issues),
+            "run": f"review?run={r.run_id}" if r.run_id else None,
+        }
+        for r in reviews
+    ]
     with st.expander(f"Sampled items ({len(reviews)})"):
-        st.dataframe(pd.DataFrame(rows, columns=["item", "stratum", "result", "issues", "run"]), hide_index=True,
-                     width="stretch",
-                     column_config={"run": st.column_config.LinkColumn("run", display_text=r"run=(\d+)")})
+        st.dataframe(
+            pd.DataFrame(rows, columns=["item", "stratum", "result", "issues", "run"]),
+            hide_index=True,
+            width="stretch",
+            column_config={"run": st.column_config.LinkColumn("run", display_text=r"run=(\d+)")},
+        )
 
 
 def finished_step(view: BatchView) -> None:
@@ -323,8 +377,10 @@ def next_step(view: BatchView) -> None:
     else:
         # Why no bound here: the sample's failures were fixed or dismissed since, so a bound from it would
         # describe the batch before the fixes. Only a fresh, clean sample says something about what is left.
-        st.info(f"Sample {sample.number} found failures and every pattern is decided. Draw a fresh sample to check "
-                "what is left: once a sample comes back clean, the page states the bound on the items still failing.")
+        st.info(
+            f"Sample {sample.number} found failures and every pattern is decided. Draw a fresh sample to check "
+            "what is left: once a sample comes back clean, the page states the bound on the items still failing."
+        )
         label = f"Resample: draw sample {sample.number + 1}"
     with st.expander("What the next sample catches"):
         next_plan(view, "batch_prevalence_next")
@@ -340,12 +396,30 @@ def history(view: BatchView) -> None:
     for change in view.applied:
         changed[change.pattern_id] = changed.get(change.pattern_id, 0) + 1
     number = {s.id: s.number for s in batch.samples}
-    samples = [{"sample": s.number, "seed": s.seed, "items": s.size, "NICE": s.nice, "NAUGHTY": s.naughty,
-                "reviewer errors": s.errors, "cost": components.usd(s.cost_usd)} for s in batch.samples]
-    decisions = [{"sample": number.get(p.sample_id), "pattern": p.title, "criterion": p.criterion,
-                  "status": words.pattern_status(p.status), "by": identity.display(p.decided_by) if p.decided_by else "",
-                  "reason": p.reason, "items changed": changed.get(p.id, 0)}
-                 for p in view.patterns]
+    samples = [
+        {
+            "sample": s.number,
+            "seed": s.seed,
+            "items": s.size,
+            "NICE": s.nice,
+            "NAUGHTY": s.naughty,
+            "reviewer errors": s.errors,
+            "cost": components.usd(s.cost_usd),
+        }
+        for s in batch.samples
+    ]
+    decisions = [
+        {
+            "sample": number.get(p.sample_id),
+            "pattern": p.title,
+            "criterion": p.criterion,
+            "status": words.pattern_status(p.status),
+            "by": identity.display(p.decided_by) if p.decided_by else "",
+            "reason": p.reason,
+            "items changed": changed.get(p.id, 0),
+        }
+        for p in view.patterns
+    ]
     with st.expander(f"History: {len(batch.samples)} sample(s), {len(decisions)} pattern(s)"):
         st.dataframe(pd.DataFrame(samples), hide_index=True, width="stretch")
         if decisions:
@@ -375,17 +449,28 @@ def _export(url: str, batch_id: int, fmt: str, version: tuple) -> bytes:
 def export_section(view: BatchView) -> None:
     """Download the verified batch as CSV or JSONL."""
     st.subheader("Export")
-    st.caption("Every item with its original fields, the output column holding the current text, and "
-               "`santa_status` (verified, fixed, fixed by hand, needs fix, failed or not sampled), `santa_pattern` (the patterns the item "
-               "showed), `santa_fix` (each edit, or why none was made) and `santa_original_output` (for changed items). "
-               "Items no fix touched keep their text byte for byte.")
+    st.caption(
+        "Every item with its original fields, the output column holding the current text, and "
+        "`santa_status` (verified, fixed, fixed by hand, needs fix, failed or not sampled), `santa_pattern` (the patterns the item "
+        "showed), `santa_fix` (each edit, or why none was made) and `santa_original_output` (for changed items). "
+        "Items no fix touched keep their text byte for byte."
+    )
     batch = view.batch
-    version = (len(view.changes), tuple((s.id, s.done) for s in batch.samples),
-               tuple((p.id, p.status) for p in view.patterns))
+    version = (
+        len(view.changes),
+        tuple((s.id, s.done) for s in batch.samples),
+        tuple((p.id, p.status) for p in view.patterns),
+    )
     for column, fmt in zip(st.columns(2), ("csv", "jsonl"), strict=True):
-        column.download_button(f"Download {fmt.upper()}", _export(app_desk.desk().url, batch.id, fmt, version),
-                               file_name=export_name(batch.name, fmt), mime=MIME[fmt], key=f"batch_export_{fmt}",
-                               on_click="ignore", icon=":material/download:")
+        column.download_button(
+            f"Download {fmt.upper()}",
+            _export(app_desk.desk().url, batch.id, fmt, version),
+            file_name=export_name(batch.name, fmt),
+            mime=MIME[fmt],
+            key=f"batch_export_{fmt}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
 
 
 def _load(batch_id: int) -> BatchView | None:

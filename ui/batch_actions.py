@@ -20,8 +20,10 @@ from ui.safe import escape_markdown
 
 FLASH = "batch_flash"
 SHOW_PROGRESS = "batch_show_progress"
-SCROLL_TO_TOP = ('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
-                 '.scrollIntoView({block: "start"});</script>')
+SCROLL_TO_TOP = (
+    '<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
+    '.scrollIntoView({block: "start"});</script>'
+)
 """A constant, never text from a file, a model or a person (tests/test_architecture.py holds every `st.html` to it)."""
 POLL_S = 2.0
 """How often the page re-reads a sample under review, or one whose failures are being grouped."""
@@ -79,15 +81,22 @@ def attempt(batch_id: int, action: Callable[[], T], done: Callable[[T], str] | N
 
 def start_sample(batch_id: int) -> int | None:
     """Draw the batch's next sample and start reviewing it in the background; the sample's id."""
-    return attempt(batch_id, lambda: driver().sample(batch_id, identity.actor()),
-                   lambda sample_id: f"Sample {driver().progress(sample_id).number} drawn: its items are "
-                                     "being reviewed by both reviewers.")
+    return attempt(
+        batch_id,
+        lambda: driver().sample(batch_id, identity.actor()),
+        lambda sample_id: (
+            f"Sample {driver().progress(sample_id).number} drawn: its items are being reviewed by both reviewers."
+        ),
+    )
 
 
 def pause(batch_id: int) -> None:
     """A button callback: no new review starts; reviews already started finish and are kept."""
-    attempt(batch_id, lambda: driver().pause(batch_id, identity.actor()),
-            lambda _: "Paused: reviews already started finish and are kept; no new one starts until you resume.")
+    attempt(
+        batch_id,
+        lambda: driver().pause(batch_id, identity.actor()),
+        lambda _: "Paused: reviews already started finish and are kept; no new one starts until you resume.",
+    )
 
 
 def resume(batch_id: int) -> None:
@@ -97,5 +106,8 @@ def resume(batch_id: int) -> None:
 
 def retry(batch_id: int) -> None:
     """A button callback: pick a stopped sample up again."""
-    attempt(batch_id, lambda: driver().retry(batch_id, identity.actor()),
-            lambda _: "Trying again: interrupted reviews resume where they stopped.")
+    attempt(
+        batch_id,
+        lambda: driver().retry(batch_id, identity.actor()),
+        lambda _: "Trying again: interrupted reviews resume where they stopped.",
+    )

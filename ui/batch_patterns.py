@@ -29,9 +29,9 @@ from ui.safe import escape_markdown
 KIND_LABEL = {"issue": "pattern", "review_failed": "review failed", "unexplained": "unexplained"}
 BY_HAND = {
     "review_failed": "A reviewer failed on these items after retries, so what is wrong with them is not fully known. "
-                     "Open their runs, fix or check them by hand, then mark the group handled with a note.",
+    "Open their runs, fix or check them by hand, then mark the group handled with a note.",
     "unexplained": "These items are NAUGHTY but no reviewer listed an issue, so there is nothing to match or fix "
-                   "automatically. Open their runs, fix or check them by hand, then mark the group handled.",
+    "automatically. Open their runs, fix or check them by hand, then mark the group handled.",
 }
 
 
@@ -46,8 +46,10 @@ def patterns_for(view: BatchView) -> list[PatternRecord] | None:
 def grouping(view: BatchView) -> None:
     """The failures are being grouped: say so, and re-read until their patterns are stored, then show the page."""
     batch_id, sample = view.batch.id, view.latest
-    st.info(f"Sample {sample.number}'s failures are being grouped into patterns… The page shows them as soon as "
-            "they are stored.")
+    st.info(
+        f"Sample {sample.number}'s failures are being grouped into patterns… The page shows them as soon as "
+        "they are stored."
+    )
 
     @st.fragment(run_every=POLL_S)
     def wait() -> None:
@@ -69,16 +71,19 @@ def section(view: BatchView, records: list[PatternRecord], runs: dict[str, int |
     if not records:
         st.success(f"No item of sample {sample.number} failed review: there is no pattern to fix.")
         return
-    st.caption("Failures grouped by criterion and by what the issues say. Approve or dismiss each pattern's fix; "
-               "the next sample can be drawn once none is waiting.")
+    st.caption(
+        "Failures grouped by criterion and by what the issues say. Approve or dismiss each pattern's fix; "
+        "the next sample can be drawn once none is waiting."
+    )
     changed = Counter(c.pattern_id for c in view.applied)
     for number, record in enumerate(records, 1):
         with st.container(border=True, key=f"batch_pattern_{record.id}"):
             card(batch, sample, record, number, runs, changed[record.id])
 
 
-def card(batch: Batch, sample: SampleProgress, record: PatternRecord, number: int, runs: dict[str, int | None],
-         changed: int) -> None:
+def card(
+    batch: Batch, sample: SampleProgress, record: PatternRecord, number: int, runs: dict[str, int | None], changed: int
+) -> None:
     """One pattern: what it is, where it shows, its evidence and examples, then the decision."""
     pattern = Pattern.model_validate(record.pattern)
     summary(record, pattern, sample, number)
@@ -98,10 +103,16 @@ def summary(record: PatternRecord, pattern: Pattern, sample: SampleProgress, num
     st.markdown(f"**{number}. {escape_markdown(record.title)}**")
     share = percent(pattern.count / sample.size) if sample.size else "—"
     # The criterion is in the title, by its name (santa_core.batch.defect.title), not repeated here as its id.
-    st.caption(escape_markdown(f"{KIND_LABEL[pattern.kind]} · {pattern.count} of {sample.size} sampled items "
-                  f"({share}) · {words.pattern_status(record.status)}"))
+    st.caption(
+        escape_markdown(
+            f"{KIND_LABEL[pattern.kind]} · {pattern.count} of {sample.size} sampled items "
+            f"({share}) · {words.pattern_status(record.status)}"
+        )
+    )
     for column, counts in pattern.strata.items():
-        st.caption(escape_markdown(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items())))
+        st.caption(
+            escape_markdown(f"{column}: " + ", ".join(f"{value or '(empty)'} {n}" for value, n in counts.items()))
+        )
 
 
 def evidence(pattern: Pattern) -> None:
@@ -123,8 +134,12 @@ def examples(pattern: Pattern, runs: dict[str, int | None]) -> None:
         if run_id is None:
             st.caption(escape_markdown(f"{key}{mark}"))
             continue
-        st.page_link("pages/review.py", label=escape_markdown(f"{key} — run #{run_id}{mark}"), icon=":material/list_alt:",
-                     query_params={"run": str(run_id)})
+        st.page_link(
+            "pages/review.py",
+            label=escape_markdown(f"{key} — run #{run_id}{mark}"),
+            icon=":material/list_alt:",
+            query_params={"run": str(run_id)},
+        )
 
 
 def decided(record: PatternRecord, changed: int) -> None:
@@ -141,8 +156,13 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
     """Ask the fix agent, then approve (edits adjustable) or dismiss; read-only for people who may not decide."""
     proposal = FixProposal.model_validate(record.proposal) if record.proposal else None
     if note := auto_fix_note(record):  # the driver's auto-approve took it up (a page never does)
-        st.info(escape_markdown(f"Auto-approve: {note}." if note != "claimed" else
-                                "Auto-approve is fixing this pattern (the batch driver does it, not this page)."))
+        st.info(
+            escape_markdown(
+                f"Auto-approve: {note}."
+                if note != "claimed"
+                else "Auto-approve is fixing this pattern (the batch driver does it, not this page)."
+            )
+        )
     if why := stopped_fixes(record):
         fixes_stopped(batch.id, record.id, why)
     if not identity.can(Permission.DECIDE_FIX):
@@ -152,19 +172,27 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
         return
     batch_reach.signature_panel(batch.id, record, pattern)
     if not pattern.matchable:
-        st.warning("No signature or quote of this pattern is specific enough to find it in other items: only its "
-                   "sampled items will be fixed. Give phrases above, or fix the rest of the batch by hand.")
+        st.warning(
+            "No signature or quote of this pattern is specific enough to find it in other items: only its "
+            "sampled items will be fixed. Give phrases above, or fix the rest of the batch by hand."
+        )
     if proposal is None:
-        if st.button("Ask the fix agent", key=f"batch_propose_{record.id}", type="primary",
-                     help=f"One fix, proposed on item {pattern.representative}, then each item that shows the "
-                          "pattern gets its own; nothing changes until you approve."):
+        if st.button(
+            "Ask the fix agent",
+            key=f"batch_propose_{record.id}",
+            type="primary",
+            help=f"One fix, proposed on item {pattern.representative}, then each item that shows the "
+            "pattern gets its own; nothing changes until you approve.",
+        ):
             batch_reach.propose(batch.id, record.id, pattern.representative)
         dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
         return
     components.proposal_view(proposal)
     if record.item_fixes is None and proposal.edits and proposal.error is None:
-        st.warning("Each item's own fix is not prepared (the signature changed, or preparing was interrupted): "
-                   "prepare them to see what approving would change.")
+        st.warning(
+            "Each item's own fix is not prepared (the signature changed, or preparing was interrupted): "
+            "prepare them to see what approving would change."
+        )
         if st.button("Prepare each item's fix", key=f"batch_prepare_{record.id}", type="primary"):
             batch_reach.propose(batch.id, record.id, pattern.representative, again=False)
         dismiss_form(batch.id, record, "Dismiss", "Why this is not a defect to fix")
@@ -177,13 +205,22 @@ def decide(batch: Batch, record: PatternRecord, pattern: Pattern) -> None:
 
 def fixes_stopped(batch_id: int, pattern_id: int, why: str) -> None:
     """The fixes' Message Batch stopped: why, and a person's Try again (nothing sends it again on its own)."""
-    st.warning(escape_markdown(f"Each item's fix was asked for as one Message Batch, which stopped: {why}. Nothing "
-                               "sends it again on its own."))
-    if identity.can(Permission.DECIDE_FIX) and st.button("Try again", key=f"batch_fix_retry_{pattern_id}",
-                                                         help="Send the fixes' Message Batch again (or poll the one "
-                                                              "already made) and prepare each item's fix from it."):
-        attempt(batch_id, lambda: driver().retry_fixes(pattern_id, identity.actor()),
-                lambda plans: f"Each item's fix is prepared ({len(plans)} item(s)).")
+    st.warning(
+        escape_markdown(
+            f"Each item's fix was asked for as one Message Batch, which stopped: {why}. Nothing "
+            "sends it again on its own."
+        )
+    )
+    if identity.can(Permission.DECIDE_FIX) and st.button(
+        "Try again",
+        key=f"batch_fix_retry_{pattern_id}",
+        help="Send the fixes' Message Batch again (or poll the one already made) and prepare each item's fix from it.",
+    ):
+        attempt(
+            batch_id,
+            lambda: driver().retry_fixes(pattern_id, identity.actor()),
+            lambda plans: f"Each item's fix is prepared ({len(plans)} item(s)).",
+        )
         st.rerun()
 
 
@@ -192,8 +229,10 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
     if not proposal.edits:
         return []
     edits = []
-    with st.expander("Edit the replacement text (applied where an item shows the same words; the fix agent's "
-                     "own fixes of the other items are not changed)"):
+    with st.expander(
+        "Edit the replacement text (applied where an item shows the same words; the fix agent's "
+        "own fixes of the other items are not changed)"
+    ):
         for i, edit in enumerate(proposal.edits):
             st.caption(escape_markdown(f"Edit {i + 1} replaces exactly: {edit.before}"))
             # Keyed by the edit as proposed: a new proposal (someone asked again) starts from its own text, never
@@ -204,8 +243,11 @@ def edited(record: PatternRecord, proposal: FixProposal) -> list[FixEdit]:
     if edits != proposal.edits:
         fixed = apply_pattern_fix(proposal.before_text, edits).after_text
         st.markdown("As you edited it, on the representative item")
-        st.code(components.readable_diff(proposal.before_text, fixed, "current output", "as edited"),
-                language="diff", wrap_lines=True)
+        st.code(
+            components.readable_diff(proposal.before_text, fixed, "current output", "as edited"),
+            language="diff",
+            wrap_lines=True,
+        )
     return edits
 
 
@@ -217,16 +259,27 @@ def _preview(batch_id: int, pattern_id: int, edits: list[FixEdit]) -> FixPreview
         return None
 
 
-def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit], preview: FixPreview | None,
-                       exclude: list[str], include: list[str]) -> None:
+def approve_or_dismiss(
+    batch_id: int,
+    record: PatternRecord,
+    edits: list[FixEdit],
+    preview: FixPreview | None,
+    exclude: list[str],
+    include: list[str],
+) -> None:
     """Approve the fix for the whole batch, dismiss the pattern, or ask the fix agent again."""
     reason = st.text_input("Reason (optional to approve, required to dismiss)", key=f"batch_reason_{record.id}")
     approve, dismiss, again = st.columns(3)
     # The version approved is the one this render shows, bound to the button now: the click's own rerun computes the
     # preview again from whatever is stored by then, which nobody saw.
-    if approve.button("Approve and apply to the batch", type="primary", key=f"batch_approve_{record.id}",
-                      disabled=not edits or preview is None, on_click=_remember_seen,
-                      args=(record.id, preview.version if preview is not None else None)):
+    if approve.button(
+        "Approve and apply to the batch",
+        type="primary",
+        key=f"batch_approve_{record.id}",
+        disabled=not edits or preview is None,
+        on_click=_remember_seen,
+        args=(record.id, preview.version if preview is not None else None),
+    ):
         _approve(batch_id, record.id, edits, reason, preview, exclude, include)
     if dismiss.button("Dismiss", key=f"batch_dismiss_{record.id}"):
         _dismiss(batch_id, record.id, reason)
@@ -234,20 +287,35 @@ def approve_or_dismiss(batch_id: int, record: PatternRecord, edits: list[FixEdit
         batch_reach.propose(batch_id, record.id, Pattern.model_validate(record.pattern).representative)
 
 
-def _approve(batch_id: int, pattern_id: int, edits: list[FixEdit], reason: str, preview: FixPreview | None,
-             exclude: list[str], include: list[str]) -> None:
+def _approve(
+    batch_id: int,
+    pattern_id: int,
+    edits: list[FixEdit],
+    reason: str,
+    preview: FixPreview | None,
+    exclude: list[str],
+    include: list[str],
+) -> None:
     held = [k for k in (preview.held if preview is not None else {}) if k not in include]
     skipped = [k for k in (preview.skipped if preview is not None else []) if k not in exclude and k not in held]
-    note = (f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
-            f"{', '.join(skipped[:20])}." if skipped else "")
+    note = (
+        f" {len(skipped)} item(s) show the pattern but no fix reached them — fix them by hand below: "
+        f"{', '.join(skipped[:20])}."
+        if skipped
+        else ""
+    )
     note += f" Excluded, unchanged: {', '.join(exclude[:20])}." if exclude else ""
     note += f" Left out (excluded from another pattern's fix): {', '.join(held[:20])}." if held else ""
     seen = st.session_state.pop(_seen_key(pattern_id), None)
     if preview is None or seen is None:
         return  # (the button is disabled without one: nobody approves what they did not see)
-    attempt(batch_id, lambda: driver().approve(pattern_id, identity.actor(), seen=seen, edits=edits,
-                                               reason=reason, exclude=exclude, include=include),
-            lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"))
+    attempt(
+        batch_id,
+        lambda: driver().approve(
+            pattern_id, identity.actor(), seen=seen, edits=edits, reason=reason, exclude=exclude, include=include
+        ),
+        lambda changed: escape_markdown(f"Fix applied: {changed} item(s) of the batch changed.{note}"),
+    )
     st.rerun()
 
 
@@ -261,8 +329,11 @@ def _remember_seen(pattern_id: int, version: str | None) -> None:
 
 
 def _dismiss(batch_id: int, pattern_id: int, reason: str) -> None:
-    attempt(batch_id, lambda: driver().dismiss(pattern_id, identity.actor(), reason),
-            lambda _: "Dismissed: the items keep their text.")
+    attempt(
+        batch_id,
+        lambda: driver().dismiss(pattern_id, identity.actor(), reason),
+        lambda _: "Dismissed: the items keep their text.",
+    )
     st.rerun()
 
 

@@ -30,7 +30,13 @@ from santa_core.words import usd  # noqa: F401  (pages write money as `component
 from ui import proposal_cards, table_fit
 from ui.safe import escape_markdown
 
-ATTRIBUTION = {"both": "B and C", "B": "B only", "C": "C only", "D": "D only (third reviewer)", "check": "deterministic check"}
+ATTRIBUTION = {
+    "both": "B and C",
+    "B": "B only",
+    "C": "C only",
+    "D": "D only (third reviewer)",
+    "check": "deterministic check",
+}
 
 WRAP_LINES = table_fit.WRAP_LINES
 """The most lines a wrapped table row is tall; a longer cell shows whole when clicked."""
@@ -41,8 +47,11 @@ def fitted_config(fitted: table_fit.Fit, config: dict | None = None) -> dict:
     config = dict(config or {})
     for column, width in fitted.widths.items():
         entry = config.get(column)
-        config[column] = ({**entry, "width": width} if isinstance(entry, dict)
-                          else st.column_config.Column(entry if isinstance(entry, str) else None, width=width))
+        config[column] = (
+            {**entry, "width": width}
+            if isinstance(entry, dict)
+            else st.column_config.Column(entry if isinstance(entry, str) else None, width=width)
+        )
     return config
 
 
@@ -51,8 +60,13 @@ def labels_of(config: dict | None) -> dict[str, str]:
     return {c: e["label"] for c, e in (config or {}).items() if isinstance(e, dict) and e.get("label")}
 
 
-def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = (), room: int = table_fit.MAIN_PX,
-               config: dict | None = None, breakable: tuple[str, ...] = ()) -> None:
+def full_table(
+    frame: pd.DataFrame,
+    wide: tuple[str, ...] = (),
+    room: int = table_fit.MAIN_PX,
+    config: dict | None = None,
+    breakable: tuple[str, ...] = (),
+) -> None:
     """A read-only table with every row on the page (no scroll area after the tenth) whose columns fit in
     `room` px (the main area by default; table_fit.CARD_PX in one of two side-by-side columns): its long
     text columns (`wide`) take the room the others leave, and every cell that does not fit on one line
@@ -62,10 +76,17 @@ def full_table(frame: pd.DataFrame, wide: tuple[str, ...] = (), room: int = tabl
     Why a row height: Streamlit wraps cell text only in rows taller than 4rem (64 px), and a row height is
     one for the whole table; a table whose texts fit on one line keeps the one-line rows.
     """
-    fitted = table_fit.fit(frame, room, wide=tuple(c for c in wide if c in frame.columns), labels=labels_of(config),
-                           breakable=breakable)
-    st.dataframe(frame, hide_index=True, width="stretch", height="content", row_height=fitted.row_height,
-                 column_config=fitted_config(fitted, config))
+    fitted = table_fit.fit(
+        frame, room, wide=tuple(c for c in wide if c in frame.columns), labels=labels_of(config), breakable=breakable
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        height="content",
+        row_height=fitted.row_height,
+        column_config=fitted_config(fitted, config),
+    )
 
 
 def status_label(status: RunStatus | str) -> str:
@@ -92,8 +113,16 @@ def issues_table(issues: list[MergedIssue], names: Mapping[str, str] | None = No
     """Merged critical issues with who flagged them, each criterion by its name (`names`: id → name)."""
     if not issues:
         return
-    rows = [{"#": i + 1, "criterion": named(names, it.criterion), "issue": it.description, "evidence": it.evidence,
-             "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by)} for i, it in enumerate(issues)]
+    rows = [
+        {
+            "#": i + 1,
+            "criterion": named(names, it.criterion),
+            "issue": it.description,
+            "evidence": it.evidence,
+            "flagged by": ATTRIBUTION.get(it.flagged_by, it.flagged_by),
+        }
+        for i, it in enumerate(issues)
+    ]
     full_table(pd.DataFrame(rows), wide=("issue", "evidence"))
 
 
@@ -103,8 +132,12 @@ def readable_diff(before: str, after: str, old: str = "current output", new: str
     return sentence_diff(before, after, old, new)
 
 
-FIX_STATES = {"fixed": "fixed", "not fixed": "not fixed", "unanchored": "unanchored: a person fixes it",
-              "failed": "failed"}
+FIX_STATES = {
+    "fixed": "fixed",
+    "not fixed": "not fixed",
+    "unanchored": "unanchored: a person fixes it",
+    "failed": "failed",
+}
 
 
 def unfixed(proposal: FixProposal) -> list[IssueFix]:
@@ -113,13 +146,13 @@ def unfixed(proposal: FixProposal) -> list[IssueFix]:
 
 
 def _numbers(fixes: list[IssueFix]) -> str:
-    """"2" / "2 and 3" / "2, 3 and 5"."""
+    """ "2" / "2 and 3" / "2, 3 and 5"."""
     numbers = [str(f.number) for f in fixes]
     return numbers[0] if len(numbers) == 1 else ", ".join(numbers[:-1]) + " and " + numbers[-1]
 
 
 def remaining_words(left: list[IssueFix]) -> str:
-    """"issue 2 stays unfixed" / "issues 2 and 3 stay unfixed"."""
+    """ "issue 2 stays unfixed" / "issues 2 and 3 stay unfixed"."""
     return f"issue {_numbers(left)} stays unfixed" if len(left) == 1 else f"issues {_numbers(left)} stay unfixed"
 
 
@@ -135,20 +168,31 @@ BOX_BELOW = "fix it in the box below, or reject"
 """What to do about a partial proposal where the page offers the approval's edit box."""
 
 
-def proposal_view(proposal: FixProposal, by_person: bool = False, names: dict[str, str] | None = None,
-                  decided_below: bool = False, remedy: str = BOX_BELOW) -> None:
+def proposal_view(
+    proposal: FixProposal,
+    by_person: bool = False,
+    names: dict[str, str] | None = None,
+    decided_below: bool = False,
+    remedy: str = BOX_BELOW,
+) -> None:
     """The fix proposal: what it did per issue, then (unless the decision below shows them, `decided_below`) one
     card per edit and per refused edit, and the changed sentences of the whole text (`remedy`: what this page
     offers against what stays unfixed)."""
     if proposal.error:
         st.warning(f"The fix agent failed: {escape_markdown(proposal.error)}")
     if not by_person:
-        rows = [{"#": f.number, "criterion": named(names, f.criterion), "fix": FIX_STATES[f.state], "why": f.reason}
-                for f in issue_fixes(proposal)]
+        rows = [
+            {"#": f.number, "criterion": named(names, f.criterion), "fix": FIX_STATES[f.state], "why": f.reason}
+            for f in issue_fixes(proposal)
+        ]
         full_table(pd.DataFrame(rows), wide=("why",))
         if left := unfixed(proposal):
-            st.warning(escape_markdown(f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
-                                       "with that defect to fresh reviewers" + (f"; {remedy}." if remedy else ".")))
+            st.warning(
+                escape_markdown(
+                    f"Partial proposal: {remaining_words(left)}. Approving it sends the output "
+                    "with that defect to fresh reviewers" + (f"; {remedy}." if remedy else ".")
+                )
+            )
     if decided_below and (proposal.edits or proposal.rejected):
         st.caption("Each edit is shown below, with your decision, where you keep or drop it.")
         return
@@ -163,8 +207,10 @@ def checks_table(checks: list[CheckOutcome], names: Mapping[str, str] | None = N
     if not checks:
         st.caption("No criterion carries a deterministic check.")
         return
-    rows = [{"criterion": named(names, c.criterion), "check": c.check_type, "result": c.result,
-             "detail": c.detail} for c in checks]
+    rows = [
+        {"criterion": named(names, c.criterion), "check": c.check_type, "result": c.result, "detail": c.detail}
+        for c in checks
+    ]
     full_table(pd.DataFrame(rows), wide=("detail",))
 
 
@@ -190,7 +236,16 @@ def round_checks(rubric: Rubric, text: str, gate: GateResult | None) -> None:
 def rubric_table(rubric: Rubric) -> None:
     """The criteria a run is judged by (its own copy of the rubric version), one line each."""
     with st.expander(f"Rubric {rubric.name} v{rubric.version}: {len(rubric.criteria)} criteria"):
-        rows = [{"id": c.id, "name": c.name, "category": c.category, "severity": c.severity,
-                 "pass condition": c.pass_condition, "fail signal": c.fail_signal,
-                 "check": describe_check(c.check) if c.check else ""} for c in rubric.criteria]
+        rows = [
+            {
+                "id": c.id,
+                "name": c.name,
+                "category": c.category,
+                "severity": c.severity,
+                "pass condition": c.pass_condition,
+                "fail signal": c.fail_signal,
+                "check": describe_check(c.check) if c.check else "",
+            }
+            for c in rubric.criteria
+        ]
         full_table(pd.DataFrame(rows), wide=("pass condition", "fail signal"))

@@ -46,25 +46,55 @@ def screen_model() -> str | None:
 
 
 @st.cache_data(max_entries=16, show_spinner=False)
-def _estimate(rubric_json: str, spec: str, output: str, reviewer_b: str, reviewer_c: str, screen: str | None,
-              measured: tuple[tuple[str, MeasuredCost], ...], batch: bool, reviewer_d: str | None) -> RoundEstimate:
-    return estimate_round(Rubric.model_validate_json(rubric_json), spec, output, reviewer_b, reviewer_c, screen,
-                          dict(measured), batch=batch, reviewer_d=reviewer_d)
+def _estimate(
+    rubric_json: str,
+    spec: str,
+    output: str,
+    reviewer_b: str,
+    reviewer_c: str,
+    screen: str | None,
+    measured: tuple[tuple[str, MeasuredCost], ...],
+    batch: bool,
+    reviewer_d: str | None,
+) -> RoundEstimate:
+    return estimate_round(
+        Rubric.model_validate_json(rubric_json),
+        spec,
+        output,
+        reviewer_b,
+        reviewer_c,
+        screen,
+        dict(measured),
+        batch=batch,
+        reviewer_d=reviewer_d,
+    )
 
 
-def round_estimate(rubric: Rubric, spec: str, output: str, reviewer_b: str, reviewer_c: str,
-                   batch: bool = False, reviewer_d: str | None = None) -> RoundEstimate:
+def round_estimate(
+    rubric: Rubric,
+    spec: str,
+    output: str,
+    reviewer_b: str,
+    reviewer_c: str,
+    batch: bool = False,
+    reviewer_d: str | None = None,
+) -> RoundEstimate:
     """One round of this rubric, spec and output by B and C (and D on the high-risk criteria, when the rubric has
     some and `reviewer_d` names a model), and the screen when it runs (cached per input)."""
     measured = tuple(sorted(measured_costs(rubric.name).items()))
-    return _estimate(rubric.model_dump_json(), spec, output, reviewer_b, reviewer_c, screen_model(), measured, batch,
-                     reviewer_d)
+    return _estimate(
+        rubric.model_dump_json(), spec, output, reviewer_b, reviewer_c, screen_model(), measured, batch, reviewer_d
+    )
 
 
 def breakdown(estimate: RoundEstimate) -> str:
     """'B claude-haiku-5-5 $0.0002 · C openai:gpt-5.4-nano $0.0006 · screen $0.0001' (plain text)."""
-    return " · ".join(f"{line.label} {line.model} {components.usd(line.usd)}" if line.label != "screen"
-                      else f"screen {components.usd(line.usd)}" for line in estimate.lines)
+    return " · ".join(
+        f"{line.label} {line.model} {components.usd(line.usd)}"
+        if line.label != "screen"
+        else f"screen {components.usd(line.usd)}"
+        for line in estimate.lines
+    )
 
 
 def comparison(estimate: RoundEstimate, generation_usd: float | None) -> str:
@@ -77,15 +107,20 @@ def comparison(estimate: RoundEstimate, generation_usd: float | None) -> str:
 
 def sources(estimate: RoundEstimate) -> str:
     """Where each line's figure comes from (the tooltip)."""
-    lines = [f"{line.label} ({line.model}): {line.input_tokens:,} tokens in, {line.output_tokens:,} out, "
-             f"{components.usd(line.usd)}; {line.source}." for line in estimate.lines]
-    how = ("Estimated from the prompt: the exact request each reviewer is sent (instructions and rubric, the spec "
-           "and output, the answer contract and schema) at about four characters a token, an upper estimate with "
-           "no cache read, and a clean terse answer (each failed criterion adds a sentence and a quote). "
-           f"Measured: once the call log holds {MEASURED_MIN_CALLS} or more review calls of this rubric and model "
-           f"from the last {MEASURED_DAYS} days, the answer is their average answer (the input still follows this "
-           f"item's prompt). Priced from "
-           f"santa_core/rates.toml (as of {pricing.rates_as_of()}).")
+    lines = [
+        f"{line.label} ({line.model}): {line.input_tokens:,} tokens in, {line.output_tokens:,} out, "
+        f"{components.usd(line.usd)}; {line.source}."
+        for line in estimate.lines
+    ]
+    how = (
+        "Estimated from the prompt: the exact request each reviewer is sent (instructions and rubric, the spec "
+        "and output, the answer contract and schema) at about four characters a token, an upper estimate with "
+        "no cache read, and a clean terse answer (each failed criterion adds a sentence and a quote). "
+        f"Measured: once the call log holds {MEASURED_MIN_CALLS} or more review calls of this rubric and model "
+        f"from the last {MEASURED_DAYS} days, the answer is their average answer (the input still follows this "
+        f"item's prompt). Priced from "
+        f"santa_core/rates.toml (as of {pricing.rates_as_of()})."
+    )
     if estimate.batch:
         how += " Reviewers are priced with the Message Batches discount; the screen is one call at a time."
     return "\n\n".join([*lines, how])
@@ -95,21 +130,26 @@ def unpriced_note(estimate: RoundEstimate) -> str | None:
     """What the estimate does with models that have no listed price, or None."""
     if not estimate.unpriced:
         return None
-    return (f"{pricing.PRICE_UNKNOWN}: {', '.join(estimate.unpriced)} is counted at the highest listed rate (an upper "
-            "bound, as the budget counts it); add it to santa_core/rates.toml to price it.")
+    return (
+        f"{pricing.PRICE_UNKNOWN}: {', '.join(estimate.unpriced)} is counted at the highest listed rate (an upper "
+        "bound, as the budget counts it); add it to santa_core/rates.toml to price it."
+    )
 
 
 def show_round(estimate: RoundEstimate, generation_usd: float | None) -> None:
     """The Review page's line: the round's total, its parts, and the ratio to the generation cost."""
-    text = (f"Estimated review cost of a round: {components.usd(estimate.total_usd)} ({breakdown(estimate)}) — "
-            f"{comparison(estimate, generation_usd)}")
+    text = (
+        f"Estimated review cost of a round: {components.usd(estimate.total_usd)} ({breakdown(estimate)}) — "
+        f"{comparison(estimate, generation_usd)}"
+    )
     st.caption(escape_markdown(text), help=sources(estimate))
     if note := unpriced_note(estimate):
         st.caption(escape_markdown(note))
 
 
-def sample_estimate(base: CostEstimate, config: BatchConfig, spec_chars: Sequence[int],
-                    output_chars: Sequence[int]) -> tuple[CostEstimate, RoundEstimate]:
+def sample_estimate(
+    base: CostEstimate, config: BatchConfig, spec_chars: Sequence[int], output_chars: Sequence[int]
+) -> tuple[CostEstimate, RoundEstimate]:
     """A batch's sample and full verification (sizes from `base`), priced as rounds of its average item (the mean
     spec and output lengths): the sample with the Message Batches discount when it is on, full verification one
     call at a time. Also the average item's round."""
@@ -123,9 +163,11 @@ def sample_estimate(base: CostEstimate, config: BatchConfig, spec_chars: Sequenc
 def show_sample(estimate: CostEstimate, per_item: RoundEstimate) -> None:
     """The Batch page's line: one item's round and the sample it adds up to."""
     discount = " with the Message Batches discount" if estimate.message_batches else ""
-    text = (f"Estimated review cost of one sample: {estimate.sample:,} items × {components.usd(per_item.total_usd)} "
-            f"per item{discount} = {components.usd(estimate.sample_usd)} (per item: {breakdown(per_item)}), from the "
-            "file's average item length")
+    text = (
+        f"Estimated review cost of one sample: {estimate.sample:,} items × {components.usd(per_item.total_usd)} "
+        f"per item{discount} = {components.usd(estimate.sample_usd)} (per item: {breakdown(per_item)}), from the "
+        "file's average item length"
+    )
     st.caption(escape_markdown(text), help=sources(per_item))
     if note := unpriced_note(per_item):
         st.caption(escape_markdown(note))

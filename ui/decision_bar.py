@@ -46,12 +46,12 @@ class Need:
 
 
 def _slots(names: list[str]) -> str:
-    """"slot B" / "slots B and C"."""
+    """ "slot B" / "slots B and C"."""
     return f"slot {names[0]}" if len(names) == 1 else "slots " + " and ".join(names)
 
 
 def _issues(fixed: int, total: int) -> str:
-    """"2 of 3 issues fixed" / "all 3 issues fixed" / "the issue is fixed"."""
+    """ "2 of 3 issues fixed" / "all 3 issues fixed" / "the issue is fixed"."""
     if total == 0:
         return "no issue to fix"
     if fixed == total:
@@ -74,8 +74,7 @@ def _approval(view: RunView, can: Callable[[Permission], bool]) -> Need:
         text = "Your decision on the fix is needed — " + _issues(sum(f.state == "fixed" for f in fixes), len(fixes))
     if can(Permission.DECIDE_FIX):
         return Need("warning", text + ".", jump="Fix it ↓" if by_hand else "Decide ↓")
-    return Need("info", text.replace("Your decision", "A decision", 1) + f"; {who_may(Permission.DECIDE_FIX)} "
-                "decides.")
+    return Need("info", text.replace("Your decision", "A decision", 1) + f"; {who_may(Permission.DECIDE_FIX)} decides.")
 
 
 def _reviewing(view: RunView, can: Callable[[Permission], bool], refusal: Refusal) -> Need:
@@ -109,31 +108,39 @@ def need(view: RunView, can: Callable[[Permission], bool], refusal: Refusal = la
     if status == RunStatus.ESCALATED and view.state.escalation_reason == EscalationReason.PROVIDER_FAILED:
         text = "Could not be reviewed: the model provider failed, so nobody judged the output"
         if budget_spent(view.budget_usd, view.total_cost_usd):
-            return Need("warning", f"{text}. The run's budget is spent, so it cannot be tried again: "
-                        f"{who_may(Permission.RESOLVE_ESCALATION)} decides on the Escalations page.",
-                        page=("pages/escalations.py", "Open this escalation"))
+            return Need(
+                "warning",
+                f"{text}. The run's budget is spent, so it cannot be tried again: "
+                f"{who_may(Permission.RESOLVE_ESCALATION)} decides on the Escalations page.",
+                page=("pages/escalations.py", "Open this escalation"),
+            )
         if can(Permission.RETRY_RUN):
             return Need("warning", text + ". Try again once the provider answers.", jump="Try again ↓")
         return Need("info", f"{text}; {who_may(Permission.RETRY_RUN)} tries again.")
     if status == RunStatus.ESCALATED:
         reason = f" ({words.reason(view.escalation.reason)})" if view.escalation else ""
-        return Need("error", f"Escalated{reason}: {who_may(Permission.RESOLVE_ESCALATION)} decides on the "
-                    "Escalations page.", page=("pages/escalations.py", "Open this escalation"))
+        return Need(
+            "error",
+            f"Escalated{reason}: {who_may(Permission.RESOLVE_ESCALATION)} decides on the Escalations page.",
+            page=("pages/escalations.py", "Open this escalation"),
+        )
     if status == RunStatus.INTERRUPTED:
         if can(Permission.RESUME_RUN):
             return Need("warning", "Interrupted: resume it from the last committed step.", jump="Resume ↓")
         return Need("info", f"Interrupted: {who_may(Permission.RESUME_RUN)} resumes it.")
     if status == RunStatus.SHIPPED:
         who = "all three reviewers" if "D" in panel_slots(view) else "both reviewers"
-        return Need("success", f"Shipped: {who} passed it in round {view.state.round}.",
-                    jump="Final output ↓")
+        return Need("success", f"Shipped: {who} passed it in round {view.state.round}.", jump="Final output ↓")
     if status == RunStatus.RESOLVED_SHIPPED:
         return Need("success", "Shipped by a person after its escalation.", jump="Final output ↓")
     if status == RunStatus.RESOLVED_REJECTED:
         return Need("info", "Rejected by a person after its escalation: nothing ships.")
     if status == RunStatus.SAMPLED and view.batch_id is not None:
-        return Need("info", f"Reviewed in a sample of batch #{view.batch_id}: the batch fixes it by pattern.",
-                    page=("pages/batch.py", f"Open batch #{view.batch_id}"))
+        return Need(
+            "info",
+            f"Reviewed in a sample of batch #{view.batch_id}: the batch fixes it by pattern.",
+            page=("pages/batch.py", f"Open batch #{view.batch_id}"),
+        )
     return Need("info", words.status(status).capitalize() + ".")
 
 
@@ -152,8 +159,13 @@ def decision_bar(view: RunView) -> None:
     if said.page:
         page, label = said.page
         # The page opens on this run's batch or escalation, not on whichever its list shows first.
-        params = ({"batch": str(view.batch_id)} if page == "pages/batch.py" else
-                  {"run": str(view.id)} if page == "pages/escalations.py" else None)
+        params = (
+            {"batch": str(view.batch_id)}
+            if page == "pages/batch.py"
+            else {"run": str(view.id)}
+            if page == "pages/escalations.py"
+            else None
+        )
         st.page_link(page, label=label, icon=":material/arrow_forward:", query_params=params)
 
 

@@ -30,9 +30,11 @@ REASON_HELP: dict[str, str] = {r.value: words.reason_help(r) for r in Escalation
 """Why a run escalated, as a sentence, by reason code (santa_core.words holds the words)."""
 RESOLUTIONS = words.RESOLUTION
 REASON_COLUMN = "Why the run escalated. The stored codes (JSON record, command line):  \n" + words.legend(words.REASON)
-QUEUE_REASON_HELP = ("Why the run escalated; the escalation a row opens says it in full. Each reason, with its "
-                     "stored code (JSON record, command line):  \n"
-                     + "  \n".join(f"**{words.reason(r)}** (`{r.value}`): {words.reason_help(r)}" for r in EscalationReason))
+QUEUE_REASON_HELP = (
+    "Why the run escalated; the escalation a row opens says it in full. Each reason, with its "
+    "stored code (JSON record, command line):  \n"
+    + "  \n".join(f"**{words.reason(r)}** (`{r.value}`): {words.reason_help(r)}" for r in EscalationReason)
+)
 PICK, NONCE = "esc_pick", "esc_queue_nonce"
 """The open escalation's run (the select box's key), and a counter that redraws the queue's selection."""
 
@@ -63,12 +65,15 @@ STORAGE_ERRORS = (PermissionDenied, ValueError, InvalidTransition, EscalationNot
 """What a storage call may refuse with; shown to the person, never a traceback."""
 
 FLASH = "escalation_flash"
-REMEDY = (f"to fix it, pick \"{RESOLUTIONS['rereview']}\" under Resolve below (a box with the text opens), or "
-          f"\"{RESOLUTIONS['reject']}\"")
+REMEDY = (
+    f'to fix it, pick "{RESOLUTIONS["rereview"]}" under Resolve below (a box with the text opens), or '
+    f'"{RESOLUTIONS["reject"]}"'
+)
 """What a partial proposal's warning tells the person to do here: this page has no approval box."""
 
 
 # --- pure helpers ------------------------------------------------------------------------------
+
 
 def age(since: datetime, now: datetime) -> str:
     """How long ago, in the largest sensible unit: "45 min", "5 h", "3 d"."""
@@ -83,8 +88,15 @@ def when(value: datetime | None) -> str:
     return "—" if value is None else f"{value.astimezone(UTC):%Y-%m-%d %H:%M} UTC"
 
 
-def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubric: str,
-            older_than: timedelta | None = None, now: datetime | None = None) -> bool:
+def matches(
+    item: EscalationView,
+    reasons: list[str],
+    owner: str,
+    me: str,
+    rubric: str,
+    older_than: timedelta | None = None,
+    now: datetime | None = None,
+) -> bool:
     """Whether an escalation passes the queue's filters (empty reasons: every reason; no age: any age)."""
     if reasons and item.reason.value not in reasons:
         return False
@@ -102,12 +114,20 @@ def matches(item: EscalationView, reasons: list[str], owner: str, me: str, rubri
 def queue_frame(items: list[EscalationView], now: datetime) -> pd.DataFrame:
     """One row per open escalation, in the given order. Why each reason escalates, as a sentence, is in the
     reason column's help and atop the escalation a row opens (a column of it did not fit the page)."""
-    rows = [{"run": e.run_id, "reason": words.reason(e.reason), "age": age(e.created_at, now),
-             "owner": identity.display(e.owner) if e.owner else "unassigned",
-             "due": "—" if e.due_at is None else f"{e.due_at.astimezone(UTC):%Y-%m-%d %H:%M}",
-             "overdue": "overdue" if e.overdue(now) else "",
-             "rubric": table_fit.unbroken(f"{e.rubric_name} v{e.rubric_version},") + " "
-                       + table_fit.unbroken(f"round {e.round}")} for e in items]
+    rows = [
+        {
+            "run": e.run_id,
+            "reason": words.reason(e.reason),
+            "age": age(e.created_at, now),
+            "owner": identity.display(e.owner) if e.owner else "unassigned",
+            "due": "—" if e.due_at is None else f"{e.due_at.astimezone(UTC):%Y-%m-%d %H:%M}",
+            "overdue": "overdue" if e.overdue(now) else "",
+            "rubric": table_fit.unbroken(f"{e.rubric_name} v{e.rubric_version},")
+            + " "
+            + table_fit.unbroken(f"round {e.round}"),
+        }
+        for e in items
+    ]
     columns = ["run", "reason", "age", "owner", "due", "overdue", "rubric"]
     return pd.DataFrame(rows, columns=columns)
 
@@ -116,10 +136,10 @@ QUEUE_COLUMNS = {
     "run": st.column_config.NumberColumn("run", format="#%d"),
     "reason": st.column_config.TextColumn("reason", help=QUEUE_REASON_HELP),
     "age": st.column_config.TextColumn("age", help="How long the escalation has been waiting."),
-    "due": st.column_config.TextColumn("due (UTC)", help="When a decision is due (set it below, under Owner "
-                                                         "and due time)."),
-    "rubric": st.column_config.TextColumn("rubric", help="The run's rubric version, and the round it escalated "
-                                                         "in."),
+    "due": st.column_config.TextColumn(
+        "due (UTC)", help="When a decision is due (set it below, under Owner and due time)."
+    ),
+    "rubric": st.column_config.TextColumn("rubric", help="The run's rubric version, and the round it escalated in."),
 }
 
 
@@ -130,8 +150,9 @@ def _highlight_overdue(row: pd.Series) -> list[str]:
 
 # --- the queue ---------------------------------------------------------------------------------
 
+
 def counts(items: list[EscalationView], now: datetime) -> None:
-    """"N open, M overdue" above the queue."""
+    """ "N open, M overdue" above the queue."""
     overdue = sum(e.overdue(now) for e in items)
     (st.error if overdue else st.markdown)(f":material/priority_high: {len(items)} open, {overdue} overdue")
 
@@ -144,13 +165,27 @@ def filtered(items: list[EscalationView], now: datetime) -> list[EscalationView]
     # Two rows, so each box is wide enough for its longest choice at 1,024 px ("age (oldest first)").
     c1, c2, c3 = st.columns([2, 1, 1])
     c4, c5 = st.columns(2)
-    reasons = c1.multiselect("Reason", [r.value for r in EscalationReason], key="esc_f_reason",
-                             placeholder="every reason", format_func=words.reason, help=REASON_COLUMN)
-    owner = c2.selectbox("Owner", [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners], key="esc_f_owner",
-                         format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else identity.display(o))
+    reasons = c1.multiselect(
+        "Reason",
+        [r.value for r in EscalationReason],
+        key="esc_f_reason",
+        placeholder="every reason",
+        format_func=words.reason,
+        help=REASON_COLUMN,
+    )
+    owner = c2.selectbox(
+        "Owner",
+        [OWNER_ANYONE, OWNER_ME, OWNER_NOBODY, *owners],
+        key="esc_f_owner",
+        format_func=lambda o: o if o in (OWNER_ANYONE, OWNER_ME, OWNER_NOBODY) else identity.display(o),
+    )
     rubric = c3.selectbox("Rubric", [ALL_RUBRICS, *rubrics], key="esc_f_rubric")
-    older = c4.selectbox("Older than", list(OLDER_THAN), key="esc_f_age",
-                         help="Only escalations that have been waiting at least this long.")
+    older = c4.selectbox(
+        "Older than",
+        list(OLDER_THAN),
+        key="esc_f_age",
+        help="Only escalations that have been waiting at least this long.",
+    )
     order = c5.selectbox("Sort by", list(SORTS), key="esc_sort")
     chosen = [e for e in items if matches(e, reasons, owner, me, rubric, OLDER_THAN[older], now)]
     return sorted(chosen, key=SORTS[order])
@@ -160,14 +195,26 @@ def queue_table(items: list[EscalationView], now: datetime, key: str | None = No
     """The queue, overdue rows highlighted (and flagged in their own column). With a `key`, one row is
     always selected (`row` at first) and the selection is returned."""
     frame = queue_frame(items, now)
-    select: dict[str, Any] = {} if key is None else {
-        "key": key, "on_select": "rerun", "selection_mode": "single-row-required",
-        "selection_default": {"selection": {"rows": [row]}}}
+    select: dict[str, Any] = (
+        {}
+        if key is None
+        else {
+            "key": key,
+            "on_select": "rerun",
+            "selection_mode": "single-row-required",
+            "selection_default": {"selection": {"rows": [row]}},
+        }
+    )
     room = table_fit.PAGE_PX - (table_fit.MARKER_PX if key is not None else 0)
     fitted = table_fit.fit(frame, room, labels=components.labels_of(QUEUE_COLUMNS), breakable=("owner",))
-    return st.dataframe(frame.style.apply(_highlight_overdue, axis=1), hide_index=True, width="stretch",
-                        row_height=fitted.row_height, column_config=components.fitted_config(fitted, QUEUE_COLUMNS),
-                        **select)
+    return st.dataframe(
+        frame.style.apply(_highlight_overdue, axis=1),
+        hide_index=True,
+        width="stretch",
+        row_height=fitted.row_height,
+        column_config=components.fitted_config(fitted, QUEUE_COLUMNS),
+        **select,
+    )
 
 
 def _redraw_selection() -> None:
@@ -199,8 +246,13 @@ def pick(items: list[EscalationView], now: datetime) -> EscalationView:
     # otherwise keeps showing its last choice (a resolved run's) above another run's detail.
     st.session_state[PICK] = current
     st.caption("Pick a row (the circle at its start) to open its escalation below.")
-    st.selectbox("Escalated run", ids, key=PICK, on_change=_redraw_selection,
-                 format_func=lambda i: f"Run #{i} · {words.reason(next(e.reason for e in items if e.run_id == i))}")
+    st.selectbox(
+        "Escalated run",
+        ids,
+        key=PICK,
+        on_change=_redraw_selection,
+        format_func=lambda i: f"Run #{i} · {words.reason(next(e.reason for e in items if e.run_id == i))}",
+    )
     return next(e for e in items if e.run_id == current)
 
 
@@ -214,38 +266,68 @@ def resolved_table(items: list[EscalationView]) -> None:
     hidden = sum(e.run_id in blind for e in items)
     items = [e for e in items if e.run_id not in blind]
     if hidden:
-        st.caption(f"{hidden} resolved escalation{'s' if hidden != 1 else ''} of runs waiting for a person "
-                   "reviewer " + ("are" if hidden != 1 else "is") + " hidden until the reviews are in.")
+        st.caption(
+            f"{hidden} resolved escalation{'s' if hidden != 1 else ''} of runs waiting for a person "
+            "reviewer " + ("are" if hidden != 1 else "is") + " hidden until the reviews are in."
+        )
     if not items:
         st.caption("Nothing resolved yet.")
         return
-    rows = [{"run": e.run_id, "reason": words.reason(e.reason), "resolution": words.resolution(e.resolution),
-             "by": identity.display(e.resolved_by) if e.resolved_by else "", "when": when(e.resolved_at),
-             "justification": e.justification or "", "owner": identity.display(e.owner) if e.owner else ""}
-            for e in sorted(items, key=lambda e: e.resolved_at or e.created_at, reverse=True)]
+    rows = [
+        {
+            "run": e.run_id,
+            "reason": words.reason(e.reason),
+            "resolution": words.resolution(e.resolution),
+            "by": identity.display(e.resolved_by) if e.resolved_by else "",
+            "when": when(e.resolved_at),
+            "justification": e.justification or "",
+            "owner": identity.display(e.owner) if e.owner else "",
+        }
+        for e in sorted(items, key=lambda e: e.resolved_at or e.created_at, reverse=True)
+    ]
     frame = pd.DataFrame(rows, columns=["run", "reason", "resolution", "by", "when", "justification", "owner"])
-    config = {"run": st.column_config.NumberColumn("run", format="#%d"),
-              "reason": st.column_config.TextColumn("reason", help=REASON_COLUMN),
-              "resolution": st.column_config.TextColumn("resolution", help=words.legend(words.RESOLUTION))}
-    fitted = table_fit.fit(frame, table_fit.PAGE_PX, wide=("justification",), labels=components.labels_of(config),
-                           breakable=("by", "owner"))
-    st.dataframe(frame, hide_index=True, width="stretch", row_height=fitted.row_height,
-                 column_config=components.fitted_config(fitted, config))
+    config = {
+        "run": st.column_config.NumberColumn("run", format="#%d"),
+        "reason": st.column_config.TextColumn("reason", help=REASON_COLUMN),
+        "resolution": st.column_config.TextColumn("resolution", help=words.legend(words.RESOLUTION)),
+    }
+    fitted = table_fit.fit(
+        frame,
+        table_fit.PAGE_PX,
+        wide=("justification",),
+        labels=components.labels_of(config),
+        breakable=("by", "owner"),
+    )
+    st.dataframe(
+        frame,
+        hide_index=True,
+        width="stretch",
+        row_height=fitted.row_height,
+        column_config=components.fitted_config(fitted, config),
+    )
 
 
 # --- one escalation ----------------------------------------------------------------------------
 
+
 def escalation_panel(item: EscalationView, now: datetime) -> None:
     """One escalation: why, who owns it, the evidence, the run history, and the controls allowed."""
     view = app_desk.desk().runs.get_run_view(item.run_id)
-    st.markdown(f"### Run #{view.id} · {escape_markdown(words.reason(item.reason))}",
-                help=f"Reason code: `{item.reason.value}`")
+    st.markdown(
+        f"### Run #{view.id} · {escape_markdown(words.reason(item.reason))}", help=f"Reason code: `{item.reason.value}`"
+    )
     st.caption(escape_markdown(words.reason_help(item.reason)))
     owner = identity.display(item.owner) if item.owner else "nobody yet"
     due = when(item.due_at) + (" — overdue" if item.overdue(now) else "")
-    (st.error if item.overdue(now) else st.caption)(escape_markdown(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}"))
-    st.page_link("pages/review.py", label=f"Open run #{view.id} on the Review page", icon=":material/list_alt:",
-                 query_params={"run": str(view.id)})
+    (st.error if item.overdue(now) else st.caption)(
+        escape_markdown(f"Owner: {owner} · due {due} · escalated {when(item.created_at)}")
+    )
+    st.page_link(
+        "pages/review.py",
+        label=f"Open run #{view.id} on the Review page",
+        icon=":material/list_alt:",
+        query_params={"run": str(view.id)},
+    )
     evidence, history = st.tabs(["Evidence", "Run history"])
     with evidence:
         _evidence(view)
@@ -279,25 +361,49 @@ def _evidence(view: RunView) -> None:
         return
     current = view.current_round
     if current is not None and current.round_no != rnd.round_no and current.output_text == rnd.output_text:
-        st.caption(escape_markdown(f"Round {current.round_no} was not reviewed ({view.state.note}); its text is exactly "
-                                   f"the output round {rnd.round_no} reviewed, below."))
+        st.caption(
+            escape_markdown(
+                f"Round {current.round_no} was not reviewed ({view.state.note}); its text is exactly "
+                f"the output round {rnd.round_no} reviewed, below."
+            )
+        )
     elif current is not None and current.round_no != rnd.round_no:
-        st.caption(escape_markdown(f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
-                      f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
-                      "below."))
-        st.code(components.readable_diff(rnd.output_text, current.output_text, f"round {rnd.round_no} (reviewed)",
-                             f"round {current.round_no} (under decision)"), language="diff", wrap_lines=True)
+        st.caption(
+            escape_markdown(
+                f"Round {current.round_no} was not reviewed: the run stopped before its reviewers were "
+                f"asked. The last reviews are from round {rnd.round_no}, of the output before the changes "
+                "below."
+            )
+        )
+        st.code(
+            components.readable_diff(
+                rnd.output_text,
+                current.output_text,
+                f"round {rnd.round_no} (reviewed)",
+                f"round {current.round_no} (under decision)",
+            ),
+            language="diff",
+            wrap_lines=True,
+        )
     st.markdown(f"**Round {rnd.round_no}: the last reviews, side by side, and the open issues**")
     round_panel(view, rnd, remedy=REMEDY)
 
 
 def _history(view: RunView) -> None:
     """Every state change (with who made it) and every round."""
-    rows = [{"time": when(h.created_at), "from": components.status_label(h.from_status) if h.from_status else "—",
-             "to": components.status_label(h.to_status), "by": identity.display(h.actor), "note": words.note(h.note)}
-            for h in view.history]
-    components.full_table(pd.DataFrame(rows, columns=["time", "from", "to", "by", "note"]), wide=("note",),
-                          breakable=("by",))
+    rows = [
+        {
+            "time": when(h.created_at),
+            "from": components.status_label(h.from_status) if h.from_status else "—",
+            "to": components.status_label(h.to_status),
+            "by": identity.display(h.actor),
+            "note": words.note(h.note),
+        }
+        for h in view.history
+    ]
+    components.full_table(
+        pd.DataFrame(rows, columns=["time", "from", "to", "by", "note"]), wide=("note",), breakable=("by",)
+    )
     timeline(view)
 
 
@@ -324,22 +430,31 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
     options = ["", *people] if item.owner in (None, *people) else ["", item.owner, *people]
     left, right = st.columns(2)
     with left:
-        owner = st.selectbox("Owner (someone who may resolve)", options, index=options.index(item.owner or ""),
-                             format_func=lambda o: identity.display(o) if o else "— unassigned —",
-                             key=f"esc_owner_{item.id}")
+        owner = st.selectbox(
+            "Owner (someone who may resolve)",
+            options,
+            index=options.index(item.owner or ""),
+            format_func=lambda o: identity.display(o) if o else "— unassigned —",
+            key=f"esc_owner_{item.id}",
+        )
         if st.button("Assign", key=f"esc_assign_{item.id}"):
-            _report(lambda: actions.assign_escalation(repo, item.run_id, owner or None, identity.actor(), item.id),
-                    f"Run #{item.run_id}: owner {identity.display(owner) if owner else 'removed'}")
+            _report(
+                lambda: actions.assign_escalation(repo, item.run_id, owner or None, identity.actor(), item.id),
+                f"Run #{item.run_id}: owner {identity.display(owner) if owner else 'removed'}",
+            )
     with right:
-        due = (item.due_at or now + timedelta(hours=app_desk.defaults().due_hours_for(item.reason.value)))
+        due = item.due_at or now + timedelta(hours=app_desk.defaults().due_hours_for(item.reason.value))
         due = due.astimezone(UTC)
         day = st.date_input("Due date (UTC)", due.date(), key=f"esc_due_date_{item.id}")
-        hour = st.time_input("Due time (UTC)", due.time().replace(second=0, microsecond=0),
-                             key=f"esc_due_time_{item.id}")
+        hour = st.time_input(
+            "Due time (UTC)", due.time().replace(second=0, microsecond=0), key=f"esc_due_time_{item.id}"
+        )
         if st.button("Set due time", key=f"esc_due_go_{item.id}"):
             at = datetime.combine(day, hour, tzinfo=UTC)
-            _report(lambda: actions.set_due(repo, item.run_id, at, identity.actor(), item.id),
-                    f"Run #{item.run_id}: due {when(at)}")
+            _report(
+                lambda: actions.set_due(repo, item.run_id, at, identity.actor(), item.id),
+                f"Run #{item.run_id}: due {when(at)}",
+            )
 
 
 def resolution_form(item: EscalationView, view: RunView) -> None:
@@ -350,16 +465,21 @@ def resolution_form(item: EscalationView, view: RunView) -> None:
         return
     if item.owner and item.owner != identity.actor():
         # Allowed (a compliance officer may step in), but nobody should do it unawares.
-        st.warning(escape_markdown(f"Assigned to {identity.display(item.owner)}; your resolution will be recorded under "
-                      "your name."))
+        st.warning(
+            escape_markdown(
+                f"Assigned to {identity.display(item.owner)}; your resolution will be recorded under your name."
+            )
+        )
     rnd = view.current_round
     # Nothing chosen at first: a default would be a decision nobody made (and the first one ships as is).
-    choice = st.radio("Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}",
-                      horizontal=True, index=None)
+    choice = st.radio(
+        "Resolution", list(RESOLUTIONS), format_func=RESOLUTIONS.get, key=f"res_{item.id}", horizontal=True, index=None
+    )
     edited = None
     if choice == "rereview":
-        edited = st.text_area("Output to send for fresh review", rnd.output_text if rnd else "",
-                              height=240, key=f"res_text_{item.id}")
+        edited = st.text_area(
+            "Output to send for fresh review", rnd.output_text if rnd else "", height=240, key=f"res_text_{item.id}"
+        )
         rereview_note(view, edited)
     why = st.text_area("Justification (required)", key=f"res_why_{item.id}")
     if st.button("Record resolution", type="primary", key=f"res_go_{item.id}"):
@@ -372,8 +492,12 @@ def rereview_note(view: RunView, text: str) -> None:
     interruption, re-reviewing it unchanged is the way to an answer."""
     rounds = [r for r in view.rounds if r.round_no <= view.state.round]
     if problem := actions.rereview_refusal(rounds, text):
-        st.warning(escape_markdown(f"Sending this text will be refused: {problem} (The page sees what you type in "
-                                   "the box once you click anywhere outside it.)"))
+        st.warning(
+            escape_markdown(
+                f"Sending this text will be refused: {problem} (The page sees what you type in "
+                "the box once you click anywhere outside it.)"
+            )
+        )
     elif rounds and text == rounds[-1].output_text:
         st.caption("No reviewer gave a complete verdict on this text yet, so it may go for fresh review unchanged.")
 
@@ -385,13 +509,15 @@ def stale_click_notice(open_ids: set[int]) -> None:
     for key in [k for k in st.session_state if str(k).startswith("res_go_")]:
         esc_id = int(str(key).removeprefix("res_go_"))
         if st.session_state.get(key) and esc_id not in open_ids:
-            st.warning(f"Escalation #{esc_id} was resolved by someone else before your click arrived; your resolution "
-                       "was not recorded. Your justification is below, so nothing you typed is lost.")
+            st.warning(
+                f"Escalation #{esc_id} was resolved by someone else before your click arrived; your resolution "
+                "was not recorded. Your justification is below, so nothing you typed is lost."
+            )
             if why := st.session_state.get(f"res_why_{esc_id}"):
                 st.code(why, language=None, wrap_lines=True)
 
 
-NO_CHOICE = (f"Pick a resolution first ({', '.join(RESOLUTIONS.values())}): nothing was recorded.")
+NO_CHOICE = f"Pick a resolution first ({', '.join(RESOLUTIONS.values())}): nothing was recorded."
 
 
 def _resolve(item: EscalationView, choice: str | None, why: str, edited: str | None) -> None:

@@ -155,5 +155,7 @@ def identity_widget() -> None:
         st.caption(f"Signed in as **{escape_markdown(person.label)}** · {roles}")
         st.button("Sign out", on_click=st.logout, key="sign_out")
     else:
-        st.caption(f"Acting as **{escape_markdown(person.name)}** (local user, {roles}). Set the name in Settings; "
-                   "configure sign-in for several people.")
+        st.caption(
+            f"Acting as **{escape_markdown(person.name)}** (local user, {roles}). Set the name in Settings; "
+            "configure sign-in for several people."
+        )

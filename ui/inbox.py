@@ -73,8 +73,10 @@ def hidden_note(slots: MySlots, may_assign: bool) -> str | None:
     if slots.assigned_elsewhere:
         reasons.append(f"{slots.assigned_elsewhere} assigned to someone else")
     if slots.other_slot_mine:
-        reasons.append(f"{slots.other_slot_mine} the other slot of a round you already reviewed "
-                       "(the two reviews of a round must come from different reviewers)")
+        reasons.append(
+            f"{slots.other_slot_mine} the other slot of a round you already reviewed "
+            "(the two reviews of a round must come from different reviewers)"
+        )
     n = slots.hidden
     where = " They are listed under All waiting slots below." if may_assign else ""
     return f"{n} waiting slot{'s' if n != 1 else ''} hidden: {'; '.join(reasons)}.{where}"
@@ -116,10 +118,18 @@ def _slot_row(item: PendingReview, now: datetime) -> None:
     with st.container(border=True):
         left, right = st.columns([5, 1], vertical_alignment="center")
         left.markdown(escape_markdown(f"Run #{item.run_id} · round {item.round_no} · slot {item.slot} · {whose}"))
-        left.caption(escape_markdown(f"Rubric {item.rubric_name} v{item.rubric_version} · waiting since "
-                        f"{item.waiting_since:%Y-%m-%d %H:%M} UTC ({age(item.waiting_since, now)})"))
-        if right.button("Open", key=f"inbox_open_{item.run_id}_{item.slot}", type="primary",
-                        help="Opens the run's blind review form: the other review stays hidden until yours is in."):
+        left.caption(
+            escape_markdown(
+                f"Rubric {item.rubric_name} v{item.rubric_version} · waiting since "
+                f"{item.waiting_since:%Y-%m-%d %H:%M} UTC ({age(item.waiting_since, now)})"
+            )
+        )
+        if right.button(
+            "Open",
+            key=f"inbox_open_{item.run_id}_{item.slot}",
+            type="primary",
+            help="Opens the run's blind review form: the other review stays hidden until yours is in.",
+        ):
             st.switch_page("pages/review.py", query_params={"run": str(item.run_id)})
 
 
@@ -134,32 +144,59 @@ def assign_panel(items: list[PendingReview]) -> None:
         st.caption("No reviewer slot is waiting for a person.")
         return
     now = clock.now()
-    st.dataframe(pd.DataFrame([{
-        "run": i.run_id, "round": i.round_no, "slot": i.slot, "rubric": f"{i.rubric_name} v{i.rubric_version}",
-        "waiting since": i.waiting_since, "waiting": age(i.waiting_since, now),
-        "assigned to": _assignee_label(i.assignee),
-    } for i in items[:MAX_LISTED]]), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "run": i.run_id,
+                    "round": i.round_no,
+                    "slot": i.slot,
+                    "rubric": f"{i.rubric_name} v{i.rubric_version}",
+                    "waiting since": i.waiting_since,
+                    "waiting": age(i.waiting_since, now),
+                    "assigned to": _assignee_label(i.assignee),
+                }
+                for i in items[:MAX_LISTED]
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
     by_key = {f"{i.run_id}:{i.slot}": i for i in items}
     # Labelled once per rerun: a label read again later (names are cached for 2 s) must match the one shown.
-    labels = {k: f"Run #{i.run_id} · round {i.round_no} · slot {i.slot} ({_assignee_label(i.assignee)})"
-              for k, i in by_key.items()}
+    labels = {
+        k: f"Run #{i.run_id} · round {i.round_no} · slot {i.slot} ({_assignee_label(i.assignee)})"
+        for k, i in by_key.items()
+    }
     picked = st.selectbox("Slot", list(by_key), key="inbox_assign_slot", format_func=labels.get)
     _assign_form(by_key[picked])
 
 
 def _assign_form(item: PendingReview) -> None:
-    reviewers = [p for p in app_desk.desk().people.with_permission(Permission.PERSON_REVIEW)
-                 if p.id != item.filled_other_slot_by or not must_differ(p.id)]
+    reviewers = [
+        p
+        for p in app_desk.desk().people.with_permission(Permission.PERSON_REVIEW)
+        if p.id != item.filled_other_slot_by or not must_differ(p.id)
+    ]
     labels = {ANYONE: ANYONE_LABEL, **{p.id: p.label for p in reviewers}}
     if item.assignee and item.assignee not in labels:  # assigned before they lost the role
         labels[item.assignee] = f"{item.assignee} (may no longer review)"
     if item.filled_other_slot_by and must_differ(item.filled_other_slot_by):
-        st.caption(escape_markdown(f"{identity.display(item.filled_other_slot_by)} reviewed the other slot of this round, "
-                      "so cannot take this one."))
+        st.caption(
+            escape_markdown(
+                f"{identity.display(item.filled_other_slot_by)} reviewed the other slot of this round, "
+                "so cannot take this one."
+            )
+        )
     options = list(labels)
     # Keyed per slot: the picker starts on the slot's current assignee whenever another slot is picked.
-    to = st.selectbox("Assign to", options, index=options.index(item.assignee or ANYONE),
-                      key=f"inbox_assign_to_{item.run_id}_{item.slot}", format_func=labels.get)
+    to = st.selectbox(
+        "Assign to",
+        options,
+        index=options.index(item.assignee or ANYONE),
+        key=f"inbox_assign_to_{item.run_id}_{item.slot}",
+        format_func=labels.get,
+    )
     if not st.button("Assign", key="inbox_assign"):
         return
     try:

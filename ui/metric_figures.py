@@ -19,14 +19,30 @@ SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "D
 """Who failed a check: the failure taxonomy stacks one bar segment per source."""
 FLAGS = (("both", "Both B and C"), ("b_only", "B only"), ("c_only", "C only"))
 """Reviewer agreement per criterion: one bar segment per kind of flag."""
-COLOURS = {"Reviewer B": "#4C78A8", "Reviewer C": "#F58518", "Deterministic check": "#9D755D",
-           "Both B and C": "#54A24B", "B only": "#4C78A8", "C only": "#F58518"}
+COLOURS = {
+    "Reviewer B": "#4C78A8",
+    "Reviewer C": "#F58518",
+    "Deterministic check": "#9D755D",
+    "Both B and C": "#54A24B",
+    "B only": "#4C78A8",
+    "C only": "#F58518",
+}
 PANEL_COLOURS = {True: "#54A24B", False: "#F58518"}
 """Family pairs: two families green, one family orange."""
-STATUS_COLOURS = {"shipped": "#54A24B", "resolved_shipped": "#88D27A", "escalated": "#F58518",
-                  "resolved_rejected": "#E45756", "sampled": "#B279A2"}
-STATUS_NAMES = {"shipped": "shipped (NICE)", "resolved_shipped": "shipped by a person", "escalated": "escalated",
-                "resolved_rejected": "rejected by a person", "sampled": "batch sample, NAUGHTY"}
+STATUS_COLOURS = {
+    "shipped": "#54A24B",
+    "resolved_shipped": "#88D27A",
+    "escalated": "#F58518",
+    "resolved_rejected": "#E45756",
+    "sampled": "#B279A2",
+}
+STATUS_NAMES = {
+    "shipped": "shipped (NICE)",
+    "resolved_shipped": "shipped by a person",
+    "escalated": "escalated",
+    "resolved_rejected": "rejected by a person",
+    "sampled": "batch sample, NAUGHTY",
+}
 TARGET_LINE = {"line_dash": "dash", "line_color": "#E45756", "line_width": 2}
 GRAIN_TITLE = {"hour": "Hour (UTC)", "day": "Day (UTC)", "week": "Week (from Monday, UTC)", "month": "Month (UTC)"}
 
@@ -64,11 +80,23 @@ def criterion_names(report: MetricsReport) -> dict[str, str]:
 def criteria_frame(report: MetricsReport) -> pd.DataFrame:
     """Failed checks per criterion and source, most failures first (criteria with no failure left out)."""
     names = criterion_names(report)
-    rows = [{"criterion": c.criterion, "name": names[c.criterion], "category": c.category, "severity": c.severity,
-             "b_fail": c.b_fail, "c_fail": c.c_fail, "check_fail": c.check_fail, "failed": c.failed}
-            for c in report.criteria if c.failed]
-    return pd.DataFrame(rows, columns=["criterion", "name", "category", "severity", "b_fail", "c_fail", "check_fail",
-                                       "failed"])
+    rows = [
+        {
+            "criterion": c.criterion,
+            "name": names[c.criterion],
+            "category": c.category,
+            "severity": c.severity,
+            "b_fail": c.b_fail,
+            "c_fail": c.c_fail,
+            "check_fail": c.check_fail,
+            "failed": c.failed,
+        }
+        for c in report.criteria
+        if c.failed
+    ]
+    return pd.DataFrame(
+        rows, columns=["criterion", "name", "category", "severity", "b_fail", "c_fail", "check_fail", "failed"]
+    )
 
 
 def categories_frame(report: MetricsReport) -> pd.DataFrame:
@@ -80,20 +108,48 @@ def categories_frame(report: MetricsReport) -> pd.DataFrame:
 def agreement_frame(report: MetricsReport) -> pd.DataFrame:
     """Per criterion: compared pairs, flags by both / B only / C only, agreement and Cohen's kappa."""
     names = criterion_names(report)
-    rows = [{"criterion": c.criterion, "name": names[c.criterion], "category": c.category, "pairs": c.pairs,
-             "both": c.both,
-             "b_only": c.b_only, "c_only": c.c_only, "pass_both": c.pass_both, "agreement": c.agreement,
-             "kappa": c.kappa, "unscored": c.unscored, "low_agreement": c.low_agreement}
-            for c in report.criteria]
-    return pd.DataFrame(rows, columns=["criterion", "name", "category", "pairs", "both", "b_only", "c_only",
-                                       "pass_both", "agreement", "kappa", "unscored", "low_agreement"])
+    rows = [
+        {
+            "criterion": c.criterion,
+            "name": names[c.criterion],
+            "category": c.category,
+            "pairs": c.pairs,
+            "both": c.both,
+            "b_only": c.b_only,
+            "c_only": c.c_only,
+            "pass_both": c.pass_both,
+            "agreement": c.agreement,
+            "kappa": c.kappa,
+            "unscored": c.unscored,
+            "low_agreement": c.low_agreement,
+        }
+        for c in report.criteria
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "criterion",
+            "name",
+            "category",
+            "pairs",
+            "both",
+            "b_only",
+            "c_only",
+            "pass_both",
+            "agreement",
+            "kappa",
+            "unscored",
+            "low_agreement",
+        ],
+    )
 
 
 def reviewers_frame(report: MetricsReport) -> pd.DataFrame:
     """Per reviewer model: answers, errors, error rate, mean and max latency, cost."""
-    return pd.DataFrame([r.model_dump() for r in report.reviewers],
-                        columns=["reviewer", "reviews", "errors", "error_rate", "mean_latency_s", "max_latency_s",
-                                 "cost_usd"])
+    return pd.DataFrame(
+        [r.model_dump() for r in report.reviewers],
+        columns=["reviewer", "reviews", "errors", "error_rate", "mean_latency_s", "max_latency_s", "cost_usd"],
+    )
 
 
 def families_frame(pairs: list[FamilyPairFigures]) -> pd.DataFrame:
@@ -104,14 +160,26 @@ def families_frame(pairs: list[FamilyPairFigures]) -> pd.DataFrame:
 def cost_frame(report: MetricsReport) -> pd.DataFrame:
     """The view's cost figures, one per row (USD and tokens; blank when undefined)."""
     h = report.headline
-    rows = [("total_cost_usd", h.total_cost_usd), ("review_cost_usd", h.review_cost_usd),
-            ("fix_cost_usd", h.fix_cost_usd), ("cost_per_run_usd", h.cost_per_run_usd),
-            ("cost_per_round_usd", h.cost_per_round_usd), ("tokens", h.tokens), ("tokens_per_run", h.tokens_per_run),
-            ("tokens_per_round", h.tokens_per_round), ("generation_runs", h.generation_runs),
-            ("review_to_generation", h.review_to_generation), ("cache_read_tokens", h.cache_read_tokens),
-            ("review_prompt_tokens", h.review_prompt_tokens), ("review_cache_write_tokens", h.review_cache_write_tokens),
-            ("review_cache_read_tokens", h.review_cache_read_tokens), ("cache_hit_rate", h.cache_hit_rate),
-            ("cache_savings_usd", h.cache_savings_usd), ("runs", h.runs), ("rounds", h.rounds)]
+    rows = [
+        ("total_cost_usd", h.total_cost_usd),
+        ("review_cost_usd", h.review_cost_usd),
+        ("fix_cost_usd", h.fix_cost_usd),
+        ("cost_per_run_usd", h.cost_per_run_usd),
+        ("cost_per_round_usd", h.cost_per_round_usd),
+        ("tokens", h.tokens),
+        ("tokens_per_run", h.tokens_per_run),
+        ("tokens_per_round", h.tokens_per_round),
+        ("generation_runs", h.generation_runs),
+        ("review_to_generation", h.review_to_generation),
+        ("cache_read_tokens", h.cache_read_tokens),
+        ("review_prompt_tokens", h.review_prompt_tokens),
+        ("review_cache_write_tokens", h.review_cache_write_tokens),
+        ("review_cache_read_tokens", h.review_cache_read_tokens),
+        ("cache_hit_rate", h.cache_hit_rate),
+        ("cache_savings_usd", h.cache_savings_usd),
+        ("runs", h.runs),
+        ("rounds", h.rounds),
+    ]
     return pd.DataFrame(rows, columns=["figure", "value"])
 
 
@@ -121,14 +189,19 @@ def cost_frame(report: MetricsReport) -> pd.DataFrame:
 def _usd_hover(amounts: object, after: str = "") -> dict:
     """A bar's hover with each amount written by `usd` (plotly's own number formats cannot say 4 significant
     figures under $1 and 2 decimals from $1: the hover would disagree with the page's figures)."""
-    return {"customdata": [usd(float(a)) for a in amounts],  # type: ignore[attr-defined]
-            "hovertemplate": "%{x}: %{customdata}" + after + "<extra></extra>"}
+    return {
+        "customdata": [usd(float(a)) for a in amounts],  # type: ignore[attr-defined]
+        "hovertemplate": "%{x}: %{customdata}" + after + "<extra></extra>",
+    }
 
 
 def _layout(fig: go.Figure, x_title: str, y_title: str, **extra: object) -> go.Figure:
-    settings: dict[str, object] = {"margin": {"l": 10, "r": 10, "t": 40, "b": 10}, "height": 320,
-                                   "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0,
-                                              "traceorder": "normal"}, **extra}
+    settings: dict[str, object] = {
+        "margin": {"l": 10, "r": 10, "t": 40, "b": 10},
+        "height": 320,
+        "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.02, "x": 0, "traceorder": "normal"},
+        **extra,
+    }
     fig.update_layout(xaxis_title=x_title, yaxis_title=y_title, **settings)
     return fig
 
@@ -150,15 +223,17 @@ def _time_layout(fig: go.Figure, report: MetricsReport, y_title: str, **extra: o
 
 def _over_time(report: MetricsReport, column: str, name: str, y_title: str, hover: str) -> go.Figure:
     frame = series_frame(report)
-    fig = go.Figure(go.Scatter(x=frame["bucket"], y=frame[column], name=name, mode="lines+markers",
-                               connectgaps=False, hovertemplate=hover))
+    fig = go.Figure(
+        go.Scatter(
+            x=frame["bucket"], y=frame[column], name=name, mode="lines+markers", connectgaps=False, hovertemplate=hover
+        )
+    )
     return _time_layout(fig, report, y_title)
 
 
 def first_pass_figure(report: MetricsReport) -> go.Figure:
     """First-pass rate per time bucket, with the 70 % target."""
-    fig = _over_time(report, "first_pass_rate", "first-pass rate", "first-pass rate",
-                     "%{x}: %{y:.1%}<extra></extra>")
+    fig = _over_time(report, "first_pass_rate", "first-pass rate", "first-pass rate", "%{x}: %{y:.1%}<extra></extra>")
     fig.update_yaxes(tickformat=".0%", range=[0, 1.05])
     _target(fig, FIRST_PASS_TARGET, f"target > {FIRST_PASS_TARGET:.0%}")
     return fig
@@ -166,8 +241,9 @@ def first_pass_figure(report: MetricsReport) -> go.Figure:
 
 def iterations_figure(report: MetricsReport) -> go.Figure:
     """Mean iterations to converge per time bucket, with the 1.5 target."""
-    fig = _over_time(report, "mean_iterations", "mean iterations", "mean round of NICE",
-                     "%{x}: %{y:.2f}<extra></extra>")
+    fig = _over_time(
+        report, "mean_iterations", "mean iterations", "mean round of NICE", "%{x}: %{y:.2f}<extra></extra>"
+    )
     top = max([p.mean_iterations or 0 for p in report.series] + [ITERATIONS_TARGET])
     fig.update_yaxes(range=[0, top + 0.5])
     _target(fig, ITERATIONS_TARGET, f"target < {ITERATIONS_TARGET}")
@@ -177,24 +253,44 @@ def iterations_figure(report: MetricsReport) -> go.Figure:
 def rounds_figure(report: MetricsReport) -> go.Figure:
     """Finished runs by rounds used, one stacked bar segment per final status."""
     frame = rounds_frame(report)
-    fig = go.Figure([go.Bar(x=rows["rounds"], y=rows["runs"], name=label(STATUS_NAMES.get(status, status)),
-                            marker_color=STATUS_COLOURS.get(status))
-                     for status, rows in frame.groupby("status", sort=True)])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=rows["rounds"],
+                y=rows["runs"],
+                name=label(STATUS_NAMES.get(status, status)),
+                marker_color=STATUS_COLOURS.get(status),
+            )
+            for status, rows in frame.groupby("status", sort=True)
+        ]
+    )
     fig.update_xaxes(dtick=1)
     return _layout(fig, "rounds used", "finished runs", barmode="stack")
 
 
-def _stacked_bars(frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], ...], x_title: str,
-                  shown: str | None = None) -> go.Figure:
+def _stacked_bars(
+    frame: pd.DataFrame, axis: str, parts: tuple[tuple[str, str], ...], x_title: str, shown: str | None = None
+) -> go.Figure:
     """Horizontal bars per `axis` value (the first row on top), one stacked segment per part; labelled by the
     `shown` column when given (a criterion's name), the `axis` value (its id) then in the hover and in each
     point's customdata (what a click picks)."""
     names = [label(v) for v in frame[shown or axis]]
     ids = [str(v) for v in frame[axis]]
     hover = "%{y} (" + axis + " %{customdata})" if shown else "%{y}"
-    fig = go.Figure([go.Bar(y=names, x=frame[column], name=name, orientation="h", marker_color=COLOURS[name],
-                            customdata=ids, hovertemplate=hover + ": %{x}<extra>" + name + "</extra>")
-                     for column, name in parts])
+    fig = go.Figure(
+        [
+            go.Bar(
+                y=names,
+                x=frame[column],
+                name=name,
+                orientation="h",
+                marker_color=COLOURS[name],
+                customdata=ids,
+                hovertemplate=hover + ": %{x}<extra>" + name + "</extra>",
+            )
+            for column, name in parts
+        ]
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     return _layout(fig, x_title, "", barmode="stack", height=max(240, 60 + 32 * len(frame)))
 
@@ -218,8 +314,7 @@ def agreement_figure(report: MetricsReport) -> go.Figure:
 
 def escape_figure(report: MetricsReport) -> go.Figure:
     """Escape rate per time bucket, with the target 0."""
-    fig = _over_time(report, "escape_rate", "escape rate", "escapes ÷ shipped runs",
-                     "%{x}: %{y:.1%}<extra></extra>")
+    fig = _over_time(report, "escape_rate", "escape rate", "escapes ÷ shipped runs", "%{x}: %{y:.1%}<extra></extra>")
     top = max([p.escape_rate or 0 for p in report.series] + [0.1])
     fig.update_yaxes(tickformat=".0%", range=[-0.02, top * 1.1])
     _target(fig, ESCAPE_TARGET, "target 0")
@@ -229,20 +324,36 @@ def escape_figure(report: MetricsReport) -> go.Figure:
 def spend_figure(report: MetricsReport) -> go.Figure:
     """USD spent per time bucket (bars) and tokens (line, right axis)."""
     frame = series_frame(report)
-    fig = go.Figure([
-        go.Bar(x=frame["bucket"], y=frame["cost_usd"], name="USD", **_usd_hover(frame["cost_usd"])),
-        go.Scatter(x=frame["bucket"], y=frame["tokens"], name="tokens", yaxis="y2", mode="lines+markers",
-                   hovertemplate="%{x}: %{y:,} tokens<extra></extra>"),
-    ])
-    return _time_layout(fig, report, "USD",
-                        yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"})
+    fig = go.Figure(
+        [
+            go.Bar(x=frame["bucket"], y=frame["cost_usd"], name="USD", **_usd_hover(frame["cost_usd"])),
+            go.Scatter(
+                x=frame["bucket"],
+                y=frame["tokens"],
+                name="tokens",
+                yaxis="y2",
+                mode="lines+markers",
+                hovertemplate="%{x}: %{y:,} tokens<extra></extra>",
+            ),
+        ]
+    )
+    return _time_layout(
+        fig, report, "USD", yaxis2={"title": "tokens", "overlaying": "y", "side": "right", "rangemode": "tozero"}
+    )
 
 
 def cost_split_figure(report: MetricsReport) -> go.Figure:
     """Where the money went: reviews and fixes, in USD."""
     h = report.headline
-    fig = go.Figure(go.Bar(x=["reviews", "fixes"], y=[h.review_cost_usd, h.fix_cost_usd], name="USD",
-                           marker_color=["#4C78A8", "#B279A2"], **_usd_hover([h.review_cost_usd, h.fix_cost_usd])))
+    fig = go.Figure(
+        go.Bar(
+            x=["reviews", "fixes"],
+            y=[h.review_cost_usd, h.fix_cost_usd],
+            name="USD",
+            marker_color=["#4C78A8", "#B279A2"],
+            **_usd_hover([h.review_cost_usd, h.fix_cost_usd]),
+        )
+    )
     return _layout(fig, "", "USD")
 
 
@@ -250,24 +361,44 @@ def cache_figure(report: MetricsReport) -> go.Figure:
     """Per time bucket: net cache savings in USD (bars, red below 0) and the cache hit rate (line, right axis)."""
     frame = series_frame(report)
     colours = ["#E45756" if v < 0 else "#54A24B" for v in frame["cache_savings_usd"]]
-    fig = go.Figure([
-        go.Bar(x=frame["bucket"], y=frame["cache_savings_usd"], name="net savings (USD)", marker_color=colours,
-               **_usd_hover(frame["cache_savings_usd"], " saved, net")),
-        go.Scatter(x=frame["bucket"], y=frame["cache_hit_rate"], name="cache hit rate", yaxis="y2",
-                   mode="lines+markers", connectgaps=False, marker_color="#4C78A8",
-                   hovertemplate="%{x}: %{y:.1%} of review input read from the cache<extra></extra>"),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=frame["bucket"],
+                y=frame["cache_savings_usd"],
+                name="net savings (USD)",
+                marker_color=colours,
+                **_usd_hover(frame["cache_savings_usd"], " saved, net"),
+            ),
+            go.Scatter(
+                x=frame["bucket"],
+                y=frame["cache_hit_rate"],
+                name="cache hit rate",
+                yaxis="y2",
+                mode="lines+markers",
+                connectgaps=False,
+                marker_color="#4C78A8",
+                hovertemplate="%{x}: %{y:.1%} of review input read from the cache<extra></extra>",
+            ),
+        ]
+    )
     fig.add_hline(y=0, line_color="#888888", line_width=1)
-    return _time_layout(fig, report, "net savings (USD)",
-                        yaxis2={"title": "cache hit rate", "overlaying": "y", "side": "right", "tickformat": ".0%",
-                                "range": [0, 1.05]})
+    return _time_layout(
+        fig,
+        report,
+        "net savings (USD)",
+        yaxis2={"title": "cache hit rate", "overlaying": "y", "side": "right", "tickformat": ".0%", "range": [0, 1.05]},
+    )
 
 
 def reviewer_cost_figure(report: MetricsReport) -> go.Figure:
     """USD spent per reviewer model (slots B and C together)."""
     frame = reviewers_frame(report)
-    fig = go.Figure(go.Bar(x=[label(r) for r in frame["reviewer"]], y=frame["cost_usd"], name="USD",
-                           **_usd_hover(frame["cost_usd"])))
+    fig = go.Figure(
+        go.Bar(
+            x=[label(r) for r in frame["reviewer"]], y=frame["cost_usd"], name="USD", **_usd_hover(frame["cost_usd"])
+        )
+    )
     return _layout(fig, "reviewer", "USD")
 
 
@@ -275,22 +406,37 @@ def latency_figure(report: MetricsReport) -> go.Figure:
     """Mean and max seconds per answer of each reviewer model, and the mean round latency as a line."""
     frame = reviewers_frame(report)
     names = [label(r) for r in frame["reviewer"]]
-    fig = go.Figure([
-        go.Bar(x=names, y=frame["mean_latency_s"], name="mean", hovertemplate="%{x}: %{y:.1f} s<extra>mean</extra>"),
-        go.Bar(x=names, y=frame["max_latency_s"], name="max", hovertemplate="%{x}: %{y:.1f} s<extra>max</extra>"),
-    ])
+    fig = go.Figure(
+        [
+            go.Bar(
+                x=names, y=frame["mean_latency_s"], name="mean", hovertemplate="%{x}: %{y:.1f} s<extra>mean</extra>"
+            ),
+            go.Bar(x=names, y=frame["max_latency_s"], name="max", hovertemplate="%{x}: %{y:.1f} s<extra>max</extra>"),
+        ]
+    )
     if report.headline.mean_round_latency_s is not None:
-        fig.add_hline(y=report.headline.mean_round_latency_s, line_dash="dot", line_color="#72B7B2",
-                      annotation_text=f"mean round {report.headline.mean_round_latency_s:.1f} s",
-                      annotation_position="top left")
+        fig.add_hline(
+            y=report.headline.mean_round_latency_s,
+            line_dash="dot",
+            line_color="#72B7B2",
+            annotation_text=f"mean round {report.headline.mean_round_latency_s:.1f} s",
+            annotation_position="top left",
+        )
     return _layout(fig, "reviewer", "seconds", barmode="group")
 
 
 def error_rate_figure(report: MetricsReport) -> go.Figure:
     """Share of answers that were errors or timeouts, per reviewer model."""
     frame = reviewers_frame(report)
-    fig = go.Figure(go.Bar(x=[label(r) for r in frame["reviewer"]], y=frame["error_rate"], name="error rate",
-                           marker_color="#E45756", hovertemplate="%{x}: %{y:.1%}<extra></extra>"))
+    fig = go.Figure(
+        go.Bar(
+            x=[label(r) for r in frame["reviewer"]],
+            y=frame["error_rate"],
+            name="error rate",
+            marker_color="#E45756",
+            hovertemplate="%{x}: %{y:.1%}<extra></extra>",
+        )
+    )
     fig.update_yaxes(tickformat=".0%", rangemode="tozero")
     return _layout(fig, "reviewer", "errors ÷ answers")
 
@@ -299,11 +445,21 @@ def families_figure(pairs: list[FamilyPairFigures]) -> go.Figure:
     """Escape rate per family pair (the table's order, first on top), two-family pairs apart by colour."""
     frame = families_frame(pairs)
     names = [label(p) for p in frame["pair"]]
-    hover = [f"{p.escapes} escape{'s' if p.escapes != 1 else ''} on {p.shipped} shipped run{'s' if p.shipped != 1 else ''}"
-             for p in pairs]
-    fig = go.Figure(go.Bar(y=names, x=frame["escape_rate"], orientation="h", name="escape rate",
-                           marker_color=[PANEL_COLOURS[bool(t)] for t in frame["two_families"]], customdata=hover,
-                           hovertemplate="%{y}: %{x:.1%} (%{customdata})<extra></extra>"))
+    hover = [
+        f"{p.escapes} escape{'s' if p.escapes != 1 else ''} on {p.shipped} shipped run{'s' if p.shipped != 1 else ''}"
+        for p in pairs
+    ]
+    fig = go.Figure(
+        go.Bar(
+            y=names,
+            x=frame["escape_rate"],
+            orientation="h",
+            name="escape rate",
+            marker_color=[PANEL_COLOURS[bool(t)] for t in frame["two_families"]],
+            customdata=hover,
+            hovertemplate="%{y}: %{x:.1%} (%{customdata})<extra></extra>",
+        )
+    )
     fig.update_yaxes(autorange="reversed", type="category")
     fig.update_xaxes(tickformat=".0%", rangemode="tozero")
     return _layout(fig, "escapes ÷ shipped runs", "", height=max(200, 60 + 32 * len(frame)), showlegend=False)
@@ -313,29 +469,53 @@ def families_figure(pairs: list[FamilyPairFigures]) -> go.Figure:
 
 REVIEW_PAGE = "Start one on the Review page."
 EMPTY: dict[str, tuple[str, bool]] = {
-    "first_pass": ("No run in this view has finished yet, so there is no first-pass rate: it appears once a run "
-                   f"ships or escalates. {REVIEW_PAGE}", True),
-    "iterations": ("No run in this view has reached NICE yet, so there are no iterations to count. Runs that ship "
-                   "appear here with the round they passed in.", True),
-    "rounds": (f"No run in this view has finished yet: the rounds each run used appear once it ends. {REVIEW_PAGE}",
-               True),
-    "escapes": ("No run in this view has shipped yet, so there is no escape rate (escapes ÷ shipped runs). Once runs "
-                "ship, report a defect found later on the run's page (Review).", True),
-    "spend": ("Nothing spent in this view yet: spend and tokens appear once a reviewer or the fix agent answers. "
-              f"{REVIEW_PAGE}", False),
-    "cost": ("Nothing spent on reviews or fixes in this view yet: costs appear once a reviewer or the fix agent "
-             "answers.", False),
-    "reviewer_cost": ("No reviewer model has cost anything in this view yet: costs appear once a model reviewer "
-                      "answers (a person's review costs nothing here).", False),
+    "first_pass": (
+        "No run in this view has finished yet, so there is no first-pass rate: it appears once a run "
+        f"ships or escalates. {REVIEW_PAGE}",
+        True,
+    ),
+    "iterations": (
+        "No run in this view has reached NICE yet, so there are no iterations to count. Runs that ship "
+        "appear here with the round they passed in.",
+        True,
+    ),
+    "rounds": (
+        f"No run in this view has finished yet: the rounds each run used appear once it ends. {REVIEW_PAGE}",
+        True,
+    ),
+    "escapes": (
+        "No run in this view has shipped yet, so there is no escape rate (escapes ÷ shipped runs). Once runs "
+        "ship, report a defect found later on the run's page (Review).",
+        True,
+    ),
+    "spend": (
+        "Nothing spent in this view yet: spend and tokens appear once a reviewer or the fix agent answers. "
+        f"{REVIEW_PAGE}",
+        False,
+    ),
+    "cost": (
+        "Nothing spent on reviews or fixes in this view yet: costs appear once a reviewer or the fix agent answers.",
+        False,
+    ),
+    "reviewer_cost": (
+        "No reviewer model has cost anything in this view yet: costs appear once a model reviewer "
+        "answers (a person's review costs nothing here).",
+        False,
+    ),
     "latency": (f"No reviewer has answered in this view yet, so there is no latency to show. {REVIEW_PAGE}", True),
     "errors": (f"No reviewer has answered in this view yet, so there is no error rate. {REVIEW_PAGE}", True),
-    "agreement": ("Neither reviewer flagged any criterion in this view: nothing to compare yet. Criteria one or "
-                  "both reviewers FAIL appear here.", False),
+    "agreement": (
+        "Neither reviewer flagged any criterion in this view: nothing to compare yet. Criteria one or "
+        "both reviewers FAIL appear here.",
+        False,
+    ),
 }
 """chart name → (what to do when it has nothing to draw, whether zeros are data). With nothing to draw
 Plotly shows bare axes from −1 to 6; the page shows the sentence instead."""
-NO_CRITERIA = ("No criterion has been judged in this view yet: agreement and κ appear once both reviewers have "
-               f"answered a round. {REVIEW_PAGE}")
+NO_CRITERIA = (
+    "No criterion has been judged in this view yet: agreement and κ appear once both reviewers have "
+    f"answered a round. {REVIEW_PAGE}"
+)
 NO_REVIEWERS = f"No reviewer has answered in this view yet. {REVIEW_PAGE}"
 
 

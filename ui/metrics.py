@@ -74,9 +74,14 @@ PRIMARY = 6
 """Headline figures shown at once; the others sit in an expander below."""
 PER_ROW = 3
 """Figure cards to a row: a card is then 177 px wide in a 1,024 px window, room for "$1,234.56" and its label."""
-SHORT_LABEL = {"mean_iterations": "Mean iterations", "unscored": "One reviewer only",
-               "review_to_generation": "Review ÷ generation", "mean_round_latency_s": "Round latency",
-               "reviewer_error_rate": "Reviewer errors", "cost_per_round_usd": "Cost per round"}
+SHORT_LABEL = {
+    "mean_iterations": "Mean iterations",
+    "unscored": "One reviewer only",
+    "review_to_generation": "Review ÷ generation",
+    "mean_round_latency_s": "Round latency",
+    "reviewer_error_rate": "Reviewer errors",
+    "cost_per_round_usd": "Cost per round",
+}
 """Card labels shorter than the figure's name (the command line's), which opens the card's help."""
 DRILL_LIMIT = 200
 """At most this many runs are listed behind a bar (the newest)."""
@@ -144,31 +149,59 @@ def filters(options: MetricsOptions) -> View:
     problems = _open_from_url(options)
     with st.container(border=True):
         d1, d2, d3 = st.columns(3, vertical_alignment="bottom")  # a date box shows "yyyy / mm / dd" at 1,024 px
-        since = d1.date_input("From (UTC)", value=None, min_value=EARLIEST, max_value=LATEST, key=KEY["since"],
-                              help="First creation day of the runs in the view (UTC).")
-        until = d2.date_input("Until (UTC, inclusive)", value=None, min_value=EARLIEST, max_value=LATEST,
-                              key=KEY["until"], help="Last creation day of the runs in the view (UTC), included.")
-        grain = d3.selectbox("Time buckets", GRAINS, key=KEY["grain"], format_func=GRAIN_LABEL.get,
-                             help="How the over-time charts group runs. Auto (from the date span): hours for up to "
-                                  "two days, days up to two months, weeks (from Monday) up to a year, months beyond.")
+        since = d1.date_input(
+            "From (UTC)",
+            value=None,
+            min_value=EARLIEST,
+            max_value=LATEST,
+            key=KEY["since"],
+            help="First creation day of the runs in the view (UTC).",
+        )
+        until = d2.date_input(
+            "Until (UTC, inclusive)",
+            value=None,
+            min_value=EARLIEST,
+            max_value=LATEST,
+            key=KEY["until"],
+            help="Last creation day of the runs in the view (UTC), included.",
+        )
+        grain = d3.selectbox(
+            "Time buckets",
+            GRAINS,
+            key=KEY["grain"],
+            format_func=GRAIN_LABEL.get,
+            help="How the over-time charts group runs. Auto (from the date span): hours for up to "
+            "two days, days up to two months, weeks (from Monday) up to a year, months beyond.",
+        )
         r1, r2, r3 = st.columns(3)
         lists = {
-            "rubrics": r1.multiselect("Rubric", _choices(options, "rubric"), key=KEY["rubric"],
-                                      placeholder="all rubrics"),
-            "versions": r2.multiselect("Rubric version", _choices(options, "version"), key=KEY["version"],
-                                       placeholder="all versions"),
-            "domains": r3.multiselect("Domain", _choices(options, "domain"), key=KEY["domain"],
-                                      placeholder="all domains"),
+            "rubrics": r1.multiselect(
+                "Rubric", _choices(options, "rubric"), key=KEY["rubric"], placeholder="all rubrics"
+            ),
+            "versions": r2.multiselect(
+                "Rubric version", _choices(options, "version"), key=KEY["version"], placeholder="all versions"
+            ),
+            "domains": r3.multiselect(
+                "Domain", _choices(options, "domain"), key=KEY["domain"], placeholder="all domains"
+            ),
         }
         p1, p2 = st.columns(2)
-        lists["reviewers"] = p1.multiselect("Reviewer model (B or C)", _choices(options, "reviewer"),
-                                            key=KEY["reviewer"], placeholder="all reviewers")
-        lists["people"] = p2.multiselect("Person", _choices(options, "person"), key=KEY["person"],
-                                         format_func=identity.display, placeholder="everyone",
-                                         help="Runs this person started, reviewed or decided on.")
+        lists["reviewers"] = p1.multiselect(
+            "Reviewer model (B or C)", _choices(options, "reviewer"), key=KEY["reviewer"], placeholder="all reviewers"
+        )
+        lists["people"] = p2.multiselect(
+            "Person",
+            _choices(options, "person"),
+            key=KEY["person"],
+            format_func=identity.display,
+            placeholder="everyone",
+            help="Runs this person started, reviewed or decided on.",
+        )
         note, reset_box = st.columns([4, 1], vertical_alignment="center")
-        note.caption(f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
-                     "filter match any of them; different filters must all match. The URL keeps the view: share it.")
+        note.caption(
+            f"History: runs created {options.first_day} to {options.last_day} (UTC). Several values of one "
+            "filter match any of them; different filters must all match. The URL keeps the view: share it."
+        )
         reset_box.button("Reset filters", on_click=reset, key="metrics_reset", help="Back to the whole history.")
     if problems:
         st.info("About the filters in the link:\n" + "\n".join(f"- {escape_markdown(p)}" for p in problems))
@@ -184,9 +217,11 @@ def filters(options: MetricsOptions) -> View:
 
 def empty_history() -> None:
     """No run at all yet: what the page will show, and where to start."""
-    st.info("No runs yet, so there is nothing to measure. Once reviews have run, this page shows the first-pass "
-            "rate, the mean iterations to converge, the failure taxonomy with the runs behind each bar, reviewer "
-            "agreement (Cohen's κ), the escape rate, cost and latency, each over time and with its definition.")
+    st.info(
+        "No runs yet, so there is nothing to measure. Once reviews have run, this page shows the first-pass "
+        "rate, the mean iterations to converge, the failure taxonomy with the runs behind each bar, reviewer "
+        "agreement (Cohen's κ), the escape rate, cost and latency, each over time and with its definition."
+    )
     st.page_link("pages/review.py", label="Start a review on the Review page", icon=":material/rate_review:")
 
 
@@ -203,9 +238,11 @@ def generation_note(report: MetricsReport) -> str:
     """What the review ÷ generation figure is over, or why there is none."""
     runs = report.headline.generation_runs
     if not runs:
-        return ("No run in this view has a generation cost, so review cost cannot be compared with it. Enter what "
-                "generating the output cost when starting a run (Review page → Run options, or "
-                "`review --generation-cost`).")
+        return (
+            "No run in this view has a generation cost, so review cost cannot be compared with it. Enter what "
+            "generating the output cost when starting a run (Review page → Run options, or "
+            "`review --generation-cost`)."
+        )
     plural = "s" if runs != 1 else ""
     if report.headline.review_to_generation is None:
         return f"The {runs} run{plural} with a generation cost all cost $0 to generate: nothing to divide by."
@@ -215,8 +252,13 @@ def generation_note(report: MetricsReport) -> str:
 def cache_note(report: MetricsReport) -> tuple[NoteKind, str]:
     """What the view's cache figures mean, or why there are none (`santa_core.reports.metrics_cache.cache_note`)."""
     h = report.headline
-    return _cache_note(h.review_prompt_tokens, h.review_cache_read_tokens, h.review_cache_write_tokens,
-                       h.cache_savings_usd, lambda usd: format_figure(usd, "usd"))
+    return _cache_note(
+        h.review_prompt_tokens,
+        h.review_cache_read_tokens,
+        h.review_cache_write_tokens,
+        h.cache_savings_usd,
+        lambda usd: format_figure(usd, "usd"),
+    )
 
 
 def _help(report: MetricsReport, field: str, definition: str, label: str = "") -> str:
@@ -229,16 +271,21 @@ def _help(report: MetricsReport, field: str, definition: str, label: str = "") -
 def _metric_rows(items: list[tuple[str, str, str]]) -> None:
     """Figure cards, PER_ROW to a row (every row as wide: a card's width does not depend on how many follow)."""
     for start in range(0, len(items), PER_ROW):
-        for column, (label, value, help_text) in zip(st.columns(PER_ROW), items[start:start + PER_ROW], strict=False):
+        for column, (label, value, help_text) in zip(st.columns(PER_ROW), items[start : start + PER_ROW], strict=False):
             column.metric(label, value, help=help_text)
 
 
 def _cards(report: MetricsReport) -> dict[str, tuple[str, str, str]]:
     """field → (label, value, help) of every headline figure, written as `format_figure` writes it; a long
     label shortened (SHORT_LABEL), its full name then leading the help."""
-    return {field: (SHORT_LABEL.get(field, label), value,
-                    _help(report, field, definition, label if field in SHORT_LABEL else ""))
-            for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)}
+    return {
+        field: (
+            SHORT_LABEL.get(field, label),
+            value,
+            _help(report, field, definition, label if field in SHORT_LABEL else ""),
+        )
+        for (field, _, _, definition), (label, value) in zip(HEADLINE, headline_rows(report), strict=True)
+    }
 
 
 def headline(report: MetricsReport) -> None:
@@ -262,9 +309,16 @@ def report_json(report: MetricsReport, confidence: ConfidenceFigures | None = No
 
 def export(report: MetricsReport, confidence: ConfidenceFigures | None = None) -> None:
     """One download with every figure of the view."""
-    st.download_button("All figures (JSON)", report_json(report, confidence), file_name="santa-metrics.json",
-                       mime="application/json", key="metrics_json", on_click="ignore", icon=":material/download:",
-                       help="The same document as `python -m santa_core metrics --json` with these filters.")
+    st.download_button(
+        "All figures (JSON)",
+        report_json(report, confidence),
+        file_name="santa-metrics.json",
+        mime="application/json",
+        key="metrics_json",
+        on_click="ignore",
+        icon=":material/download:",
+        help="The same document as `python -m santa_core metrics --json` with these filters.",
+    )
 
 
 # --- charts ---------------------------------------------------------------------------------------
@@ -276,9 +330,17 @@ def _header(title: str, definition: str, name: str, frame: pd.DataFrame) -> None
         st.markdown(f"**{title}**", width="content")
         with st.popover("Definition", icon=":material/info:", type="tertiary", key=f"metrics_def_{name}"):
             st.markdown(DEFINITIONS[definition])
-        st.download_button("CSV", frame.to_csv(index=False), file_name=f"santa-metrics-{name}.csv", mime="text/csv",
-                           key=f"metrics_csv_{name}", on_click="ignore", icon=":material/download:", type="tertiary",
-                           help="The data behind this chart.")
+        st.download_button(
+            "CSV",
+            frame.to_csv(index=False),
+            file_name=f"santa-metrics-{name}.csv",
+            mime="text/csv",
+            key=f"metrics_csv_{name}",
+            on_click="ignore",
+            icon=":material/download:",
+            type="tertiary",
+            help="The data behind this chart.",
+        )
 
 
 def _chart(title: str, definition: str, name: str, fig: Any, frame: pd.DataFrame, select: bool = False) -> Any:
@@ -289,8 +351,9 @@ def _chart(title: str, definition: str, name: str, fig: Any, frame: pd.DataFrame
         st.info(empty, icon=":material/hourglass_empty:")
         return None
     if select:
-        return st.plotly_chart(fig, width="stretch", key=f"metrics_chart_{name}", on_select="rerun",
-                               selection_mode="points")
+        return st.plotly_chart(
+            fig, width="stretch", key=f"metrics_chart_{name}", on_select="rerun", selection_mode="points"
+        )
     st.plotly_chart(fig, width="stretch", key=f"metrics_chart_{name}")
     return None
 
@@ -317,10 +380,16 @@ def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     with left:
         _chart("First-pass rate over time", "first_pass_rate", "first_pass", figs.first_pass_figure(report), series)
     with right:
-        _chart("Mean iterations to converge over time", "mean_iterations", "iterations",
-               figs.iterations_figure(report), series)
-    _chart("Distribution of rounds", "rounds_distribution", "rounds", figs.rounds_figure(report),
-           figs.rounds_frame(report))
+        _chart(
+            "Mean iterations to converge over time",
+            "mean_iterations",
+            "iterations",
+            figs.iterations_figure(report),
+            series,
+        )
+    _chart(
+        "Distribution of rounds", "rounds_distribution", "rounds", figs.rounds_figure(report), figs.rounds_frame(report)
+    )
 
 
 def picked_bar(state: Mapping[str, Any] | None) -> str | None:
@@ -357,11 +426,23 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
     categories = [c.category for c in report.categories if c.failed]
     left, right = st.columns(2)
     with left:
-        by_criterion = _chart("Failed checks by criterion", "failure_taxonomy", "criteria",
-                              figs.criteria_figure(report), figs.criteria_frame(report), select=True)
+        by_criterion = _chart(
+            "Failed checks by criterion",
+            "failure_taxonomy",
+            "criteria",
+            figs.criteria_figure(report),
+            figs.criteria_frame(report),
+            select=True,
+        )
     with right:
-        by_category = _chart("Failed checks by category", "failure_taxonomy", "categories",
-                             figs.categories_figure(report), figs.categories_frame(report), select=True)
+        by_category = _chart(
+            "Failed checks by category",
+            "failure_taxonomy",
+            "categories",
+            figs.categories_figure(report),
+            figs.categories_frame(report),
+            select=True,
+        )
     take_click(by_criterion, DRILL_CRITERION, DRILL_CATEGORY, criteria)
     take_click(by_category, DRILL_CATEGORY, DRILL_CRITERION, categories)
     st.markdown("**Runs behind a bar**")
@@ -378,10 +459,20 @@ def criteria_table(report: MetricsReport) -> dict[str, Any]:
     as a bar click reads (`picked_bar`: the criterion's id as the point's customdata)."""
     frame = figs.criteria_frame(report)
     shown = frame.rename(columns={"b_fail": "B", "c_fail": "C", "check_fail": "check"})[
-        ["name", "category", "B", "C", "check", "failed"]]
-    event = table(shown, key=CRITERIA_TABLE, on_select="rerun", selection_mode="single-row", wide=("name",),
-                   config={"name": st.column_config.TextColumn("criterion"), **SOURCE_COLUMNS,
-                           "failed": st.column_config.NumberColumn("all", help="Failed checks in all.")})
+        ["name", "category", "B", "C", "check", "failed"]
+    ]
+    event = table(
+        shown,
+        key=CRITERIA_TABLE,
+        on_select="rerun",
+        selection_mode="single-row",
+        wide=("name",),
+        config={
+            "name": st.column_config.TextColumn("criterion"),
+            **SOURCE_COLUMNS,
+            "failed": st.column_config.NumberColumn("all", help="Failed checks in all."),
+        },
+    )
     rows = [r for r in event.selection.rows if r < len(frame)]
     return {"selection": {"points": [{"customdata": frame["criterion"].iloc[rows[0]]}] if rows else []}}
 
@@ -390,48 +481,73 @@ def _what(criterion: str | None, category: str | None, names: Mapping[str, str] 
     """What was picked, in words: the criterion by its name."""
     named = (names or {}).get(criterion or "", criterion)
     parts = ([f"criterion {escape_markdown(named)}"] if criterion else []) + (
-        [f"category {escape_markdown(category)}"] if category else [])
+        [f"category {escape_markdown(category)}"] if category else []
+    )
     return " in ".join(parts)
 
 
 def drill_down(f: MetricsFilter, criteria: list[str], categories: list[str], names: Mapping[str, str]) -> None:
     """Pick a criterion and/or a category (or click a bar or a row): the runs that failed it, newest first."""
-    asked = zip(("criterion", "category"), st.session_state.pop(FROM_URL, None) or (None, None),
-                (criteria, categories), strict=True)
-    if missing := [f"{what} {names.get(value, value) if what == 'criterion' else value}"
-                   for what, value, choices in asked if value is not None and value not in choices]:
-        st.info(f"The link picks {escape_markdown(' and '.join(missing))}, but no check of it failed in this view: "
-                "nothing is picked.")
+    asked = zip(
+        ("criterion", "category"),
+        st.session_state.pop(FROM_URL, None) or (None, None),
+        (criteria, categories),
+        strict=True,
+    )
+    if missing := [
+        f"{what} {names.get(value, value) if what == 'criterion' else value}"
+        for what, value, choices in asked
+        if value is not None and value not in choices
+    ]:
+        st.info(
+            f"The link picks {escape_markdown(' and '.join(missing))}, but no check of it failed in this view: "
+            "nothing is picked."
+        )
     for key, choices in ((DRILL_CRITERION, criteria), (DRILL_CATEGORY, categories)):
         if st.session_state.get(key) not in (None, *choices):
             st.session_state[key] = None  # the filters changed and the old pick is not in the view any more
     c1, c2 = st.columns(2)
-    criterion = c1.selectbox("Criterion", criteria, index=None, key=DRILL_CRITERION, placeholder="any criterion",
-                             format_func=lambda c: names.get(c, c))
+    criterion = c1.selectbox(
+        "Criterion",
+        criteria,
+        index=None,
+        key=DRILL_CRITERION,
+        placeholder="any criterion",
+        format_func=lambda c: names.get(c, c),
+    )
     category = c2.selectbox("Category", categories, index=None, key=DRILL_CATEGORY, placeholder="any category")
     if criterion is None and category is None:
-        st.caption("Click a bar above or a row of the table, or pick a criterion or a category, to list the runs "
-                   "that failed it.")
+        st.caption(
+            "Click a bar above or a row of the table, or pick a criterion or a category, to list the runs "
+            "that failed it."
+        )
         return
     runs_behind(f, criterion, category, names)
 
 
-def runs_behind(f: MetricsFilter, criterion: str | None, category: str | None,
-                names: Mapping[str, str] | None = None) -> None:
+def runs_behind(
+    f: MetricsFilter, criterion: str | None, category: str | None, names: Mapping[str, str] | None = None
+) -> None:
     """The runs in the view that failed the criterion and/or category, newest first, each opened by its link."""
     # No run waiting for a person reviewer can appear: its facts stay empty until the gate is in.
-    total, shown = app_desk.desk().metrics.failed_runs(f, criterion=criterion, category=category,
-                                                            limit=DRILL_LIMIT)
+    total, shown = app_desk.desk().metrics.failed_runs(f, criterion=criterion, category=category, limit=DRILL_LIMIT)
     what = _what(criterion, category, names)
     if not shown:
         st.info(f"No run in this view failed {what}.")
         return
     lead = f"Showing the newest {len(shown)} of {total}" if total > len(shown) else f"{total}"
-    st.caption(f"{lead} run{'s' if total != 1 else ''} that failed {what}, newest first. Click a run's number to "
-               "open it.")
-    table(failed_runs_frame(shown), wide=("status",), config={
-        **FAILED_RUNS_COLUMNS, "status": st.column_config.TextColumn("status", help=status_help(shown)),
-        "run": st.column_config.LinkColumn("run", display_text=RUN_LINK, help="Click a run's number to open it.")})
+    st.caption(
+        f"{lead} run{'s' if total != 1 else ''} that failed {what}, newest first. Click a run's number to open it."
+    )
+    table(
+        failed_runs_frame(shown),
+        wide=("status",),
+        config={
+            **FAILED_RUNS_COLUMNS,
+            "status": st.column_config.TextColumn("status", help=status_help(shown)),
+            "run": st.column_config.LinkColumn("run", display_text=RUN_LINK, help="Click a run's number to open it."),
+        },
+    )
 
 
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
@@ -446,23 +562,34 @@ def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     families(app_desk.desk().metrics.family_pairs(report.filters if f is None else f))
 
 
-FAMILIES_CAPTION = ("Models of one family share blind spots: two families whose misses are independent should show a "
-                    "lower escape rate than one family. Reviewer B and C in either order are one pair.")
+FAMILIES_CAPTION = (
+    "Models of one family share blind spots: two families whose misses are independent should show a "
+    "lower escape rate than one family. Reviewer B and C in either order are one pair."
+)
 
 
 def families(pairs: list[FamilyPairFigures]) -> None:
     """Agreement, kappa and escape rate per family pair of the panel; with fewer than two pairs, why there is none."""
     if len(pairs) < 2:
-        what = (f"every run in this view used one family pair ({escape_markdown(pairs[0].pair)}), so there is "
-                "nothing to compare" if pairs else "no run in this view")
-        st.info(f"**By reviewer family pair:** no data yet: {what}. Once runs use panels of two family pairs (say "
-                "Claude + GPT next to Claude + Claude), this compares their agreement, κ and escape rate.")
+        what = (
+            f"every run in this view used one family pair ({escape_markdown(pairs[0].pair)}), so there is "
+            "nothing to compare"
+            if pairs
+            else "no run in this view"
+        )
+        st.info(
+            f"**By reviewer family pair:** no data yet: {what}. Once runs use panels of two family pairs (say "
+            "Claude + GPT next to Claude + Claude), this compares their agreement, κ and escape rate."
+        )
         return
     frame = figs.families_frame(pairs)
     _header("Agreement, κ and escape rate by family pair", "family_pairs", "families", frame)
     st.caption(FAMILIES_CAPTION)
-    table(family_table(pairs), {"pairs": st.column_config.NumberColumn("pairs", help="Compared PASS/FAIL pairs.")},
-           wide=("family pair",))
+    table(
+        family_table(pairs),
+        {"pairs": st.column_config.NumberColumn("pairs", help="Compared PASS/FAIL pairs.")},
+        wide=("family pair",),
+    )
     if any(p.escape_rate is not None for p in pairs):
         st.plotly_chart(figs.families_figure(pairs), width="stretch", key="metrics_chart_families")
 
@@ -470,10 +597,17 @@ def families(pairs: list[FamilyPairFigures]) -> None:
 def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Escape rate over time, with the target 0."""
     h = report.headline
-    st.caption(f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
-               "runs. An escape is a defect found after the output shipped; report one on the run's page (Review).")
-    _chart("Reported escape rate over time", "escape_rate", "escapes", figs.escape_figure(report),
-           figs.series_frame(report))
+    st.caption(
+        f"{h.escapes} escape{'s' if h.escapes != 1 else ''} on {h.escaped_runs} of {h.shipped} shipped "
+        "runs. An escape is a defect found after the output shipped; report one on the run's page (Review)."
+    )
+    _chart(
+        "Reported escape rate over time",
+        "escape_rate",
+        "escapes",
+        figs.escape_figure(report),
+        figs.series_frame(report),
+    )
     metrics_confidence.escapes(report)  # the unbiased estimate, from spot-checks, apart from the reported series
 
 
@@ -494,24 +628,29 @@ def cost(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     with right:
         _chart("Reviews and fixes", "cost", "cost", figs.cost_split_figure(report), figs.cost_frame(report))
     cache(report)
-    _chart("Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report),
-           figs.reviewers_frame(report))
+    _chart(
+        "Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report), figs.reviewers_frame(report)
+    )
 
 
 def cache(report: MetricsReport) -> None:
     """The prompt cache: hit rate and net savings per bucket, or what to do when no review call used it."""
     kind, note = cache_note(report)
     if stale := report.headline.cache_unknown_runs:
-        st.warning(f"{stale:,} run{'s' if stale != 1 else ''} in this view still hold facts from before the cache "
-                   "figures: left out of the hit rate, and counted at gross savings. Reopening the desk recomputes "
-                   "them.", icon=":material/warning:")
+        st.warning(
+            f"{stale:,} run{'s' if stale != 1 else ''} in this view still hold facts from before the cache "
+            "figures: left out of the hit rate, and counted at gross savings. Reopening the desk recomputes "
+            "them.",
+            icon=":material/warning:",
+        )
     if kind in ("empty", "unused"):
         st.info(f"**Prompt cache:** {note}", icon=":material/cached:")
         return
     if kind == "loss":
         st.warning(note, icon=":material/warning:")
-    _chart("Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report),
-           figs.series_frame(report))
+    _chart(
+        "Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report), figs.series_frame(report)
+    )
     if kind == "saved":
         st.caption(note)
 
@@ -529,8 +668,13 @@ def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
 
 
 TABS: dict[str, Callable[[MetricsReport, MetricsFilter], None]] = {
-    "Quality": quality, "Failure taxonomy": failures, "Reviewer agreement": agreement, "Escapes": escapes,
-    "Cost": cost, "Reviewers": reviewers}
+    "Quality": quality,
+    "Failure taxonomy": failures,
+    "Reviewer agreement": agreement,
+    "Escapes": escapes,
+    "Cost": cost,
+    "Reviewers": reviewers,
+}
 """The page's tabs and what each one shows."""
 
 

@@ -42,9 +42,33 @@ FORMATS = {"H": "%H:%M\n%b %-d", "D": "%b %-d\n%Y", "M": "%b\n%Y", "Y": "%Y"}
 """Tick labels (d3-time-format, which Plotly uses; a newline breaks a label in two) by kind of step."""
 HOVER = {"hour": "%b %-d, %H:00–%H:59 UTC", "day": "%b %-d, %Y", "week": "week of %b %-d, %Y", "month": "%B %Y"}
 """How a bucket is written in hover labels."""
-UNIT_DAYS = {"L": 1 / 86_400_000, "f": 1 / 86_400_000_000, "Q": 1 / 86_400_000, "s": 1 / 86_400, "S": 1 / 86_400,
-             "M": 1 / 1440, "I": 1 / 24, "H": 1 / 24, "p": 0.5, "d": 1, "e": 1, "j": 1, "a": 1, "A": 1, "u": 1, "w": 1,
-             "U": 7, "W": 7, "V": 7, "b": 28, "B": 28, "m": 28, "q": 90, "y": 365, "Y": 365}
+UNIT_DAYS = {
+    "L": 1 / 86_400_000,
+    "f": 1 / 86_400_000_000,
+    "Q": 1 / 86_400_000,
+    "s": 1 / 86_400,
+    "S": 1 / 86_400,
+    "M": 1 / 1440,
+    "I": 1 / 24,
+    "H": 1 / 24,
+    "p": 0.5,
+    "d": 1,
+    "e": 1,
+    "j": 1,
+    "a": 1,
+    "A": 1,
+    "u": 1,
+    "w": 1,
+    "U": 7,
+    "W": 7,
+    "V": 7,
+    "b": 28,
+    "B": 28,
+    "m": 28,
+    "q": 90,
+    "y": 365,
+    "Y": 365,
+}
 """Days told apart by each d3-time-format directive (a time-of-day directive is less than a day)."""
 
 
@@ -58,8 +82,10 @@ def axis_settings(grain: Grain, first: date, last: date) -> dict[str, Any]:
     first moments)."""
     span = (_start(last) - _start(first)) / timedelta(days=1) + BUCKET_DAYS[grain]
     most = HOUR_TICKS if grain == "hour" else MAX_TICKS
-    kind, n = next(((k, n) for k, n in STEPS[grain] if span / (n / 24 if k == "H" else n if k == "D" else n * MONTH_DAYS)
-                    <= most), STEPS[grain][-1])
+    kind, n = next(
+        ((k, n) for k, n in STEPS[grain] if span / (n / 24 if k == "H" else n if k == "D" else n * MONTH_DAYS) <= most),
+        STEPS[grain][-1],
+    )
     half = timedelta(days=BUCKET_DAYS[grain] / 2 if grain != "month" else 15)
     start, end = _start(first) - half, _start(last) + half
     if kind == "H":
@@ -70,8 +96,15 @@ def axis_settings(grain: Grain, first: date, last: date) -> dict[str, Any]:
         tick0, dtick, fmt = _start(first).replace(day=1, hour=0), f"M{n}", FORMATS["Y" if n == 12 else "M"]
         if n == 12:
             tick0 = tick0.replace(month=1)
-    return {"type": "date", "tickmode": "linear", "tick0": _iso(tick0), "dtick": dtick, "tickformat": fmt,
-            "hoverformat": HOVER[grain], "range": [start.isoformat(), end.isoformat()]}
+    return {
+        "type": "date",
+        "tickmode": "linear",
+        "tick0": _iso(tick0),
+        "dtick": dtick,
+        "tickformat": fmt,
+        "hoverformat": HOVER[grain],
+        "range": [start.isoformat(), end.isoformat()],
+    }
 
 
 def _iso(at: datetime) -> str:
@@ -108,7 +141,9 @@ def format_days(fmt: str) -> float:
 
 def _parse(value: Any) -> datetime:
     text = str(value).replace("T", " ")
-    return datetime.fromisoformat(text) if " " in text else datetime.combine(date.fromisoformat(text), datetime.min.time())
+    return (
+        datetime.fromisoformat(text) if " " in text else datetime.combine(date.fromisoformat(text), datetime.min.time())
+    )
 
 
 def _add_months(day: datetime, months: int) -> datetime:

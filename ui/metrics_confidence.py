@@ -23,8 +23,13 @@ from ui import app_desk
 from ui.metrics_tables import table
 from ui.safe import escape_markdown
 
-GROUP_WORDS: dict[Grouping, str] = {"rubric": "rubric", "family_pair": "family pair", "model_pair": "panel",
-                                    "week": "week", "month": "month"}
+GROUP_WORDS: dict[Grouping, str] = {
+    "rubric": "rubric",
+    "family_pair": "family pair",
+    "model_pair": "panel",
+    "week": "week",
+    "month": "month",
+}
 """The groupings a person picks the escape rate by."""
 
 SPOT_DEFINITION = (
@@ -34,9 +39,12 @@ SPOT_DEFINITION = (
     "judged blind. Weeks weigh by their spot-checks, so a week the floor topped up weighs more than its share of "
     "shipped work; drawn spot-checks nobody submitted are not in the rate (the count beside it shows them). "
     "Periods are by the day a spot-check was submitted (UTC). The interval is the exact binomial "
-    "(Clopper–Pearson) 95 % interval: it holds the true rate at least 95 % of the time, whatever the sample size.")
-REPORTED_BIAS = ("They count only the defects someone noticed after shipping and reported: most defects are never "
-                 "reported, so this rate is biased low.")
+    "(Clopper–Pearson) 95 % interval: it holds the true rate at least 95 % of the time, whatever the sample size."
+)
+REPORTED_BIAS = (
+    "They count only the defects someone noticed after shipping and reported: most defects are never "
+    "reported, so this rate is biased low."
+)
 REPORTED_WORDS = f"**Reported escapes** are a separate series. {REPORTED_BIAS}"
 
 
@@ -72,14 +80,22 @@ def escapes(report: MetricsReport) -> None:
         with st.popover("Definition", icon=":material/info:", type="tertiary", key="metrics_def_spot"):
             st.markdown(f"{SPOT_DEFINITION}\n\n{REPORTED_WORDS}")
     if overall.n == 0:
-        st.info("No spot-check submitted yet, so the desk cannot state an escape rate with confidence. Spot-checks "
-                "draw shipped runs at random for a blind person review; the figure appears with the first one.",
-                icon=":material/hourglass_empty:")
+        st.info(
+            "No spot-check submitted yet, so the desk cannot state an escape rate with confidence. Spot-checks "
+            "draw shipped runs at random for a blind person review; the figure appears with the first one.",
+            icon=":material/hourglass_empty:",
+        )
     else:
-        st.markdown(escape_markdown(words.capital(words.escapes_sentence(overall.k, overall.n, overall.low,
-                                                                         overall.high))))
-        by = st.segmented_control("Spot-check escape rate by", list(GROUP_WORDS), format_func=GROUP_WORDS.get,
-                                  default="rubric", key="metrics_spot_by")
+        st.markdown(
+            escape_markdown(words.capital(words.escapes_sentence(overall.k, overall.n, overall.low, overall.high)))
+        )
+        by = st.segmented_control(
+            "Spot-check escape rate by",
+            list(GROUP_WORDS),
+            format_func=GROUP_WORDS.get,
+            default="rubric",
+            key="metrics_spot_by",
+        )
         rows = doc.spot_check_escape_rate.groups[by or "rubric"]
         table(pd.DataFrame([{GROUP_WORDS[by or "rubric"]: r.key, "escaped (95 % CI)": of(r.escapes)} for r in rows]))
     drawn = app_desk.desk().runs.spot_checks.spot_checks()
@@ -87,19 +103,23 @@ def escapes(report: MetricsReport) -> None:
         submitted = sum(c.status == "done" for c in drawn)
         st.caption(f"{submitted:,} submitted of {len(drawn):,} drawn spot-checks.")
     h = report.headline
-    st.markdown(f"**Reported escapes (biased low):** {h.escapes} reported on {h.escaped_runs} of {h.shipped} "
-                f"shipped runs in this view. {REPORTED_BIAS}")
+    st.markdown(
+        f"**Reported escapes (biased low):** {h.escapes} reported on {h.escaped_runs} of {h.shipped} "
+        f"shipped runs in this view. {REPORTED_BIAS}"
+    )
     panels(doc.spot_check_escape_rate.panels, names())
 
 
 def panels(claims: list[PanelClaim], named: dict[str, str]) -> None:
     """Per panel and criterion: spot-check escapes against the product of the reviewers' miss rates."""
     st.markdown("**The method's claim: both reviewers must miss**")
-    st.caption("If a panel's reviewers miss independently, a defect gets past both with probability q_B × q_C "
-               "(each q is the reviewer's miss rate against people). A text holds the defect at most always, so "
-               "the spot-check escape rate on a criterion is at most that product; an escape rate above the "
-               "product's range says the two miss together (correlated misses). The product's range multiplies "
-               "the ends of each miss rate's 95 % interval.")
+    st.caption(
+        "If a panel's reviewers miss independently, a defect gets past both with probability q_B × q_C "
+        "(each q is the reviewer's miss rate against people). A text holds the defect at most always, so "
+        "the spot-check escape rate on a criterion is at most that product; an escape rate above the "
+        "product's range says the two miss together (correlated misses). The product's range multiplies "
+        "the ends of each miss rate's 95 % interval."
+    )
     if not claims:
         st.info("No spot-check yet: nothing to hold the product against.", icon=":material/hourglass_empty:")
         return
@@ -119,27 +139,38 @@ def claim_row(c: PanelClaim, named: dict[str, str]) -> dict[str, object]:
     if c.product is None:
         product = f"— (a reviewer has no label){': ' + misses if misses else ''}"
     else:
-        product = f"{words.percent(c.product)} ({words.percent(c.product_low).removesuffix(' %')}–" \
-                  f"{words.percent(c.product_high)}): {misses}"
+        product = (
+            f"{words.percent(c.product)} ({words.percent(c.product_low).removesuffix(' %')}–"
+            f"{words.percent(c.product_high)}): {misses}"
+        )
     verdict = "they miss together: above the product" if c.correlated else "no sign of misses together"
     if c.third is not None:
         verdict += f"; with {c.third} as a third reviewer: {words.percent(c.with_third)}"
-    return {"panel": " + ".join(c.panel), "criterion": named.get(c.criterion, c.criterion),
-            "escaped (95 % CI)": of(c.escapes), "q_B × q_C (range)": product, "verdict": verdict}
+    return {
+        "panel": " + ".join(c.panel),
+        "criterion": named.get(c.criterion, c.criterion),
+        "escaped (95 % CI)": of(c.escapes),
+        "q_B × q_C (range)": product,
+        "verdict": verdict,
+    }
 
 
 def reviewer_calibration(report: MetricsReport) -> None:
     """Recall and false-alarm rate per model and criterion against people, with intervals; recall plotted."""
     doc = figures_for(report).calibration
     st.markdown("**Reviewer calibration against people**")
-    st.caption("Every person judgement is a label: a person's review in a reviewer slot (once its round's gate "
-               "is in), a spot-check, an escalation shipped as is (PASS on its flagged criteria) or rejected (FAIL "
-               "on them). Recall = the model failed it too ÷ people failed it; false alarms = the model failed it "
-               "÷ people passed it; 95 % exact intervals. Labels from escalations cover only criteria a reviewer "
-               "flagged, and spot-checks only what both passed: read n and the sources with the rate.")
+    st.caption(
+        "Every person judgement is a label: a person's review in a reviewer slot (once its round's gate "
+        "is in), a spot-check, an escalation shipped as is (PASS on its flagged criteria) or rejected (FAIL "
+        "on them). Recall = the model failed it too ÷ people failed it; false alarms = the model failed it "
+        "÷ people passed it; 95 % exact intervals. Labels from escalations cover only criteria a reviewer "
+        "flagged, and spot-checks only what both passed: read n and the sources with the rate."
+    )
     if not doc.rows:
-        st.info("No person has judged a text a model also judged yet: no calibration to show.",
-                icon=":material/hourglass_empty:")
+        st.info(
+            "No person has judged a text a model also judged yet: no calibration to show.",
+            icon=":material/hourglass_empty:",
+        )
         return
     named = names()
     table(pd.DataFrame([calibration_row(r, named) for r in doc.rows]), wide=("criterion", "labels"))
@@ -148,9 +179,13 @@ def reviewer_calibration(report: MetricsReport) -> None:
 
 def calibration_row(r: CalibrationRow, named: dict[str, str]) -> dict[str, object]:
     """One row of the calibration table: recall of the labels people failed, false alarms of those they passed."""
-    return {"model": r.model, "criterion": named.get(r.criterion, r.criterion),
-            "recall (95 % CI)": of(r.recall), "false alarms (95 % CI)": of(r.false_alarm),
-            "labels": ", ".join(f"{source.replace('_', ' ')} {n:,}" for source, n in sorted(r.sources.items()))}
+    return {
+        "model": r.model,
+        "criterion": named.get(r.criterion, r.criterion),
+        "recall (95 % CI)": of(r.recall),
+        "false alarms (95 % CI)": of(r.false_alarm),
+        "labels": ", ".join(f"{source.replace('_', ' ')} {n:,}" for source, n in sorted(r.sources.items())),
+    }
 
 
 def recall_figure(rows: list[CalibrationRow], named: dict[str, str]) -> go.Figure:
@@ -158,14 +193,25 @@ def recall_figure(rows: list[CalibrationRow], named: dict[str, str]) -> go.Figur
     fig = go.Figure()
     for model in dict.fromkeys(r.model for r in rows):
         mine = [r for r in rows if r.model == model and r.recall.n]
-        fig.add_bar(name=model, x=[named.get(r.criterion, r.criterion) for r in mine],
-                    y=[r.recall.value for r in mine],
-                    error_y={"type": "data", "symmetric": False,
-                             "array": [(r.recall.high or 0) - (r.recall.value or 0) for r in mine],
-                             "arrayminus": [(r.recall.value or 0) - (r.recall.low or 0) for r in mine]},
-                    customdata=[r.recall.n for r in mine], hovertemplate="%{x}: %{y:.0%} (n = %{customdata})")
-    fig.update_layout(barmode="group", yaxis={"title": "recall", "tickformat": ".0%", "range": [0, 1.05]},
-                      title="Recall against people, with 95 % intervals", margin={"t": 40})
+        fig.add_bar(
+            name=model,
+            x=[named.get(r.criterion, r.criterion) for r in mine],
+            y=[r.recall.value for r in mine],
+            error_y={
+                "type": "data",
+                "symmetric": False,
+                "array": [(r.recall.high or 0) - (r.recall.value or 0) for r in mine],
+                "arrayminus": [(r.recall.value or 0) - (r.recall.low or 0) for r in mine],
+            },
+            customdata=[r.recall.n for r in mine],
+            hovertemplate="%{x}: %{y:.0%} (n = %{customdata})",
+        )
+    fig.update_layout(
+        barmode="group",
+        yaxis={"title": "recall", "tickformat": ".0%", "range": [0, 1.05]},
+        title="Recall against people, with 95 % intervals",
+        margin={"t": 40},
+    )
     return fig
 
 
@@ -177,8 +223,14 @@ def weakest_lines(models: list[str]) -> list[str]:
     lines = []
     for model in dict.fromkeys([*models, *(r.model for r in rows)]):  # the offered models first
         if (row := weakest(rows, model)) is not None:
-            lines.append(words.misses_sentence(escape_markdown(model), escape_markdown(named.get(row.criterion, row.criterion)),
-                                               row.miss.k, row.miss.n))
+            lines.append(
+                words.misses_sentence(
+                    escape_markdown(model),
+                    escape_markdown(named.get(row.criterion, row.criterion)),
+                    row.miss.k,
+                    row.miss.n,
+                )
+            )
     return lines
 
 
@@ -186,5 +238,7 @@ def picker_lines(models: list[str]) -> None:
     """Under the Settings panel picker: each model's weakest criterion against people, the picked ones first."""
     lines = weakest_lines(models)
     if lines:
-        st.caption("Against people's judgements: " + "; ".join(lines) + f" (criteria with at least {MIN_LABELS} "
-                   "defects people found).")
+        st.caption(
+            "Against people's judgements: " + "; ".join(lines) + f" (criteria with at least {MIN_LABELS} "
+            "defects people found)."
+        )

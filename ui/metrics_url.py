@@ -84,8 +84,9 @@ def _grain(params: QueryParams, problems: list[str]) -> Grain | None:
     return cast("Grain", values[-1])
 
 
-def filters_from_query(params: QueryParams, options: MetricsOptions | None = None,
-                       ) -> tuple[MetricsFilter, Grain | None, list[str]]:
+def filters_from_query(
+    params: QueryParams, options: MetricsOptions | None = None
+) -> tuple[MetricsFilter, Grain | None, list[str]]:
     """(filters, grain, problems) from URL parameters; what is unusable is left out and named in problems.
 
     With `options`, values that match nothing in the history are named in problems too (they
@@ -95,8 +96,10 @@ def filters_from_query(params: QueryParams, options: MetricsOptions | None = Non
     since, until = _day(params, "since", problems), _day(params, "until", problems)
     if since and until and since > until:
         problems.append(f"since {since} is after until {until}: no run can match.")
-    lists = {field: _listed(params, name, None if options is None else getattr(options, field), problems)
-             for name, field in LISTS.items()}
+    lists = {
+        field: _listed(params, name, None if options is None else getattr(options, field), problems)
+        for name, field in LISTS.items()
+    }
     return MetricsFilter(since=since, until=until, **lists), _grain(params, problems), problems
 
 
@@ -119,8 +122,14 @@ def filters_to_query(f: MetricsFilter, grain: Grain | None) -> dict[str, str | l
 
 TAB_KEY, DRILL_CRITERION, DRILL_CATEGORY = "metrics_tab", "metrics_drill_criterion", "metrics_drill_category"
 """Session-state keys of the tabs and of the drill-down's two pickers."""
-TABS = {"Quality": "quality", "Failure taxonomy": "failures", "Reviewer agreement": "agreement", "Escapes": "escapes",
-        "Cost": "cost", "Reviewers": "reviewers"}
+TABS = {
+    "Quality": "quality",
+    "Failure taxonomy": "failures",
+    "Reviewer agreement": "agreement",
+    "Escapes": "escapes",
+    "Cost": "cost",
+    "Reviewers": "reviewers",
+}
 """Each tab's label → its name in the URL (`?tab=failures`); the first is the default, left out of the URL."""
 DRILL_TAB = "Failure taxonomy"
 """The tab the drill-down lives in: its picks are in the URL only while it is open."""

@@ -10,10 +10,17 @@ from ui import access, identity
 APP_RAN = "_santa_app_ran"
 
 ICON = {
-    "review": ":material/rate_review:", "batch": ":material/inventory_2:", "runs": ":material/list_alt:",
-    "inbox": ":material/inbox:", "escalations": ":material/priority_high:", "audit": ":material/receipt_long:",
-    "metrics": ":material/monitoring:", "rubrics": ":material/checklist:", "people": ":material/group:",
-    "settings": ":material/settings:", "spot_checks": ":material/fact_check:",
+    "review": ":material/rate_review:",
+    "batch": ":material/inventory_2:",
+    "runs": ":material/list_alt:",
+    "inbox": ":material/inbox:",
+    "escalations": ":material/priority_high:",
+    "audit": ":material/receipt_long:",
+    "metrics": ":material/monitoring:",
+    "rubrics": ":material/checklist:",
+    "people": ":material/group:",
+    "settings": ":material/settings:",
+    "spot_checks": ":material/fact_check:",
 }
 """Each page's icon (its url path → a Material icon): the page list and the page's own title show the same one.
 Why Material icons: Streamlit bundles their font, so they draw on a machine without an emoji font, where an

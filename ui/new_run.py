@@ -46,7 +46,7 @@ def _tried() -> None:
 
 
 def counter(text: str, limit: int = MAX_TEXT_CHARS) -> str:
-    """"12,345 / 200,000 characters"; over the limit, by how much (red)."""
+    """ "12,345 / 200,000 characters"; over the limit, by how much (red)."""
     shown = f"{len(text):,} / {limit:,} characters"
     return f":red[{shown}: {len(text) - limit:,} over the limit]" if len(text) > limit else shown
 
@@ -54,8 +54,13 @@ def counter(text: str, limit: int = MAX_TEXT_CHARS) -> str:
 def big_field(label: str, key: str, height: int, placeholder: str) -> tuple[str, str | None]:
     """A large text box with its character count under it, and, once Start was clicked, its problem right
     there (not under the button, out of view); the text and its problem."""
-    text = st.text_area(label, key=key, height=height, placeholder=placeholder,
-                        help=f"Up to {MAX_TEXT_CHARS:,} characters. The count below updates when you leave the box.")
+    text = st.text_area(
+        label,
+        key=key,
+        height=height,
+        placeholder=placeholder,
+        help=f"Up to {MAX_TEXT_CHARS:,} characters. The count below updates when you leave the box.",
+    )
     problem = field_problem(label, text)
     st.caption(counter(text))
     if problem and st.session_state.get(TRIED):
@@ -63,8 +68,10 @@ def big_field(label: str, key: str, height: int, placeholder: str) -> tuple[str,
     return text, problem
 
 
-SLOT_HELP = ("A model id (provider:model; a bare claude-… id is Anthropic's), or 'person' for a human who fills "
-             "the slot in this app. The family follows the id: two reviewers of one family share blind spots.")
+SLOT_HELP = (
+    "A model id (provider:model; a bare claude-… id is Anthropic's), or 'person' for a human who fills "
+    "the slot in this app. The family follows the id: two reviewers of one family share blind spots."
+)
 
 
 def _model_choice(label: str, default: str, key: str, usable: list[str], help: str) -> str:
@@ -79,12 +86,21 @@ def _rubric_choice(default: str) -> Rubric:
     store = app_desk.desk().rubrics
     names = store.names()
     left, right = st.columns([3, 1])
-    name = left.selectbox("Rubric", names, index=names.index(default) if default in names else 0, key="new_rubric",
-                          help="Edit rubrics on the Rubrics page; the run keeps the version it was judged by.")
+    name = left.selectbox(
+        "Rubric",
+        names,
+        index=names.index(default) if default in names else 0,
+        key="new_rubric",
+        help="Edit rubrics on the Rubrics page; the run keeps the version it was judged by.",
+    )
     versions = [v.version for v in store.versions(name)]
     # The latest version is part of the key: when a newer version is saved, the picker starts on it again.
-    version = right.selectbox("Version", versions, key=f"new_rubric_version_{name}_{versions[0]}",
-                              format_func=lambda v: f"v{v} (latest)" if v == versions[0] else f"v{v}")
+    version = right.selectbox(
+        "Version",
+        versions,
+        key=f"new_rubric_version_{name}_{versions[0]}",
+        format_func=lambda v: f"v{v} (latest)" if v == versions[0] else f"v{v}",
+    )
     return store.resolved(name, version)
 
 
@@ -98,13 +114,20 @@ def _person_choice(slot: str, reviewer: str) -> str | None:
         return None
     people = app_desk.desk().people.with_permission(Permission.PERSON_REVIEW)
     labels = {ANYONE: "anyone who may review", **{p.id: p.label for p in people}}
-    who = st.selectbox(f"Assign slot {slot} to", list(labels), key=f"new_person_{slot.lower()}", format_func=labels.get,
-                       help="The slot appears in this person's Inbox; 'anyone' lists it for everyone who may review.")
+    who = st.selectbox(
+        f"Assign slot {slot} to",
+        list(labels),
+        key=f"new_person_{slot.lower()}",
+        format_func=labels.get,
+        help="The slot appears in this person's Inbox; 'anyone' lists it for everyone who may review.",
+    )
     return who or None
 
 
-NO_KEY_D = ("Reviewer D must be a model, and no model provider has a key: a run on this rubric cannot start here. "
-            "Add a key (see above), or pick a rubric without high-risk criteria.")
+NO_KEY_D = (
+    "Reviewer D must be a model, and no model provider has a key: a run on this rubric cannot start here. "
+    "Add a key (see above), or pick a rubric without high-risk criteria."
+)
 
 
 def _third_choice(rubric: Rubric, default: str, reviewer_b: str, reviewer_c: str, usable: list[str]) -> str | None:
@@ -115,9 +138,14 @@ def _third_choice(rubric: Rubric, default: str, reviewer_b: str, reviewer_c: str
     if canonical(default) in {canonical(reviewer_b), canonical(reviewer_c)}:
         default = third_for(reviewer_b, reviewer_c)
     names = ", ".join(c.name for c in rubric.criteria if c.third_reviewer)
-    picked = providers_ui.third_picker(f"Reviewer D (high-risk: {names})", default, "new_reviewer_d", usable,
-                                       help=f"The rubric marks {', '.join(high_risk)} high-risk: a third model judges "
-                                       "them too, and the run ships only when B, C and D all pass.")
+    picked = providers_ui.third_picker(
+        f"Reviewer D (high-risk: {names})",
+        default,
+        "new_reviewer_d",
+        usable,
+        help=f"The rubric marks {', '.join(high_risk)} high-risk: a third model judges "
+        "them too, and the run ships only when B, C and D all pass.",
+    )
     if not usable:  # "person reviewers only" above, but D is a model: said here, not first at Start's refusal
         st.warning(NO_KEY_D)
     return picked
@@ -150,39 +178,71 @@ def new_run_form() -> int | None:
         reviewer_c = _model_choice("Reviewer C", d.reviewer_c, "new_reviewer_c", usable, SLOT_HELP)
         person_c = _person_choice("C", reviewer_c)
         if person_b and person_b == person_c:
-            same_person = ("Slots B and C are both assigned to the same person; the two reviews must come from "
-                           "different reviewers. Assign one of them to someone else, or to anyone.")
+            same_person = (
+                "Slots B and C are both assigned to the same person; the two reviews must come from "
+                "different reviewers. Assign one of them to someone else, or to anyone."
+            )
             st.error(same_person)  # at once, next to the second slot's picker
     providers_ui.panel_notes(reviewer_b, reviewer_c)
     reviewer_d = _third_choice(rubric, d.reviewer_d, reviewer_b, reviewer_c, usable)
     # A fix agent that cannot be called opens the options, so its error (under its picker) is in view.
     fixer_bad = bool(usable) and bool(providers_ui.model_problem(st.session_state.get("new_fixer", d.fixer)))
     with st.expander("Run options", expanded=fixer_bad):
-        fixer = _model_choice("Fix agent", d.fixer, "new_fixer", usable, "A model, or 'person': you fix the "
-                              "flagged issues yourself in the approval step.")
+        fixer = _model_choice(
+            "Fix agent",
+            d.fixer,
+            "new_fixer",
+            usable,
+            "A model, or 'person': you fix the flagged issues yourself in the approval step.",
+        )
         auto = st.checkbox("Auto-approve fixes (no person approves each fix)", key="new_auto")
         max_rounds = st.number_input("Max rounds", 1, 10, d.max_rounds, key="new_max_rounds")
-        budget = st.number_input("Budget per run (USD)", 0.01, 100.0, max(0.01, float(d.budget_usd)), step=0.5,
-                                 key="new_budget", help="The run escalates with reason 'budget' once it has spent this.")
-        generation = st.number_input("Generation cost (USD, optional)", min_value=0.0, max_value=100_000.0,
-                                     value=None, step=0.01, format="%.4f", key="new_generation_cost",
-                                     help="What producing this output cost, if you know it. The Metrics page "
-                                     "compares the review cost with it, and so does the estimate below.")
+        budget = st.number_input(
+            "Budget per run (USD)",
+            0.01,
+            100.0,
+            max(0.01, float(d.budget_usd)),
+            step=0.5,
+            key="new_budget",
+            help="The run escalates with reason 'budget' once it has spent this.",
+        )
+        generation = st.number_input(
+            "Generation cost (USD, optional)",
+            min_value=0.0,
+            max_value=100_000.0,
+            value=None,
+            step=0.01,
+            format="%.4f",
+            key="new_generation_cost",
+            help="What producing this output cost, if you know it. The Metrics page "
+            "compares the review cost with it, and so does the estimate below.",
+        )
     # Said before Start; Start stays enabled and refuses with the reason, as for a reviewer that cannot be called.
     screen_problem = providers_ui.screen_notice(app_desk.desk().runner, reviewer_b, reviewer_c)
-    start, cost = st.columns([1, 3], vertical_alignment="center")  # the estimate beside Start, not above it (Start whole at 1,024 px)
+    start, cost = st.columns(
+        [1, 3], vertical_alignment="center"
+    )  # the estimate beside Start, not above it (Start whole at 1,024 px)
     with cost:
         estimate = cost_estimate.round_estimate(rubric, spec, output, reviewer_b, reviewer_c, reviewer_d=reviewer_d)
         cost_estimate.show_round(estimate, generation)
     if not start.button("Start review", type="primary", key="start_review", on_click=_tried):
         return None
     # Each problem is shown at its field (above); here, by the button, what stopped the start and where to look.
-    problems = [f"{label}: see the message under the box above." for label, bad in
-                (("Spec", spec_problem), ("Output", output_problem)) if bad]
-    problems += [f"{label} ({model}) cannot be called here: pick another model, or add its provider's key."
-                 for label, model in (("Reviewer B", reviewer_b), ("Reviewer C", reviewer_c),
-                                      ("Reviewer D", reviewer_d), ("Fix agent (under Run options)", fixer))
-                 if providers_ui.model_problem(model)]
+    problems = [
+        f"{label}: see the message under the box above."
+        for label, bad in (("Spec", spec_problem), ("Output", output_problem))
+        if bad
+    ]
+    problems += [
+        f"{label} ({model}) cannot be called here: pick another model, or add its provider's key."
+        for label, model in (
+            ("Reviewer B", reviewer_b),
+            ("Reviewer C", reviewer_c),
+            ("Reviewer D", reviewer_d),
+            ("Fix agent (under Run options)", fixer),
+        )
+        if providers_ui.model_problem(model)
+    ]
     if same_person:
         problems.append("Slots B and C are assigned to the same person (see above).")
     if screen_problem:
@@ -192,9 +252,22 @@ def new_run_form() -> int | None:
         return None
     try:
         run_id = actions.start_run(
-            app_desk.desk().runs, spec, output, rubric, reviewer_b, reviewer_c, fixer, identity.actor(),
-            auto_approve=auto, budget_usd=float(budget), max_rounds=int(max_rounds), source="app",
-            person_b=person_b, person_c=person_c, generation_cost_usd=generation, reviewer_d=reviewer_d,
+            app_desk.desk().runs,
+            spec,
+            output,
+            rubric,
+            reviewer_b,
+            reviewer_c,
+            fixer,
+            identity.actor(),
+            auto_approve=auto,
+            budget_usd=float(budget),
+            max_rounds=int(max_rounds),
+            source="app",
+            person_b=person_b,
+            person_c=person_c,
+            generation_cost_usd=generation,
+            reviewer_d=reviewer_d,
         )
     except (PermissionDenied, ThirdReviewerProblem) as exc:  # roles changed since the page was drawn; the form keeps
         # what was typed
@@ -204,4 +277,3 @@ def new_run_form() -> int | None:
     for widget in TYPED:  # and empty: the texts belong to the run just started
         kept.forget(widget)
     return run_id
-

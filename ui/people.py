@@ -18,17 +18,31 @@ RESET = "people_reset"
 
 def people_table(people: list[PersonView]) -> None:
     """Everyone the desk knows, with their roles and who last changed them."""
-    rows = [{"id": p.id, "name": p.name, "roles": ", ".join(ROLE_LABEL[r] for r in p.roles) or "no role",
-             "since": f"{p.created_at:%Y-%m-%d}", "changed": f"{p.updated_at:%Y-%m-%d %H:%M} UTC",
-             "by": identity.display(p.updated_by) if p.updated_by else ""} for p in people]
+    rows = [
+        {
+            "id": p.id,
+            "name": p.name,
+            "roles": ", ".join(ROLE_LABEL[r] for r in p.roles) or "no role",
+            "since": f"{p.created_at:%Y-%m-%d}",
+            "changed": f"{p.updated_at:%Y-%m-%d %H:%M} UTC",
+            "by": identity.display(p.updated_by) if p.updated_by else "",
+        }
+        for p in people
+    ]
     components.full_table(pd.DataFrame(rows), wide=("name", "roles"), breakable=("id", "by"))  # fits at 1,024 px
 
 
 def roles_table() -> None:
     """What each role may do (every role may read everything)."""
-    rows = [{"role": ROLE_LABEL[role], "may": "everything" if role == Role.ADMIN else
-             "; ".join(DOING[p] for p in Permission if p in grants) or "read only"}
-            for role, grants in GRANTS.items()]
+    rows = [
+        {
+            "role": ROLE_LABEL[role],
+            "may": "everything"
+            if role == Role.ADMIN
+            else "; ".join(DOING[p] for p in Permission if p in grants) or "read only",
+        }
+        for role, grants in GRANTS.items()
+    ]
     components.full_table(pd.DataFrame(rows), wide=("may",))
 
 
@@ -55,8 +69,13 @@ def role_form(people: list[PersonView]) -> None:
     else:
         email, name, current = pid, None, by_id[pid].roles
     # None, not []: a default beside a value set through session state (the reset above) logs a warning
-    roles = st.multiselect("Roles", list(Role), default=current or None, format_func=lambda r: ROLE_LABEL[Role(r)],
-                           key=f"people_roles_{pid}")
+    roles = st.multiselect(
+        "Roles",
+        list(Role),
+        default=current or None,
+        format_func=lambda r: ROLE_LABEL[Role(r)],
+        key=f"people_roles_{pid}",
+    )
     if st.button("Save roles", type="primary", key="people_save"):
         _save(email, roles, name)
 

@@ -56,8 +56,12 @@ def edit_cards(proposal: FixProposal, names: dict[str, str], keys: str | None = 
                 head.caption(escape_markdown(proposal.issues[edit.issue].description))
             keep = True
             if keys is not None:
-                keep = toggle.toggle("Keep", value=True, key=f"keep_{keys}_{i}",
-                                     help="Off: this edit is dropped and the box below shows the text without it.")
+                keep = toggle.toggle(
+                    "Keep",
+                    value=True,
+                    key=f"keep_{keys}_{i}",
+                    help="Off: this edit is dropped and the box below shows the text without it.",
+                )
             st.code(edit_diff(proposal.before_text, edit), language="diff", wrap_lines=True)
             if not keep:
                 st.caption("Dropped: the box below leaves this sentence as it was.")
@@ -66,8 +70,13 @@ def edit_cards(proposal: FixProposal, names: dict[str, str], keys: str | None = 
     return proposal if keys is None else keep_edits(proposal, kept)
 
 
-def refused_cards(proposal: FixProposal, names: dict[str, str], box: str | None = None,
-                  take: Callable[[FixEdit], None] | None = None, keys: str = "") -> None:
+def refused_cards(
+    proposal: FixProposal,
+    names: dict[str, str],
+    box: str | None = None,
+    take: Callable[[FixEdit], None] | None = None,
+    keys: str = "",
+) -> None:
     """One card per refused edit, saying why in words; with `take`, a button applies it to the text in `box`
     (that text, its 'before' text standing once in it) as the person's own edit."""
     for j, rejected in enumerate(proposal.rejected):
@@ -75,8 +84,10 @@ def refused_cards(proposal: FixProposal, names: dict[str, str], box: str | None 
             others = [i + 1 for i in touched_issues(proposal, rejected.edit.before) if i != rejected.edit.issue]
             # The fix agent may label an edit with the wrong issue: say which flagged quote it really changes.
             also = f" It changes the quoted text of issue {', '.join(map(str, others))}." if others else ""
-            st.markdown(f"**{escape_markdown(_heading(proposal.issues, rejected.edit.issue, names))}** — "
-                        f"{escape_markdown(refusal_words(rejected.reason) + also)}")
+            st.markdown(
+                f"**{escape_markdown(_heading(proposal.issues, rejected.edit.issue, names))}** — "
+                f"{escape_markdown(refusal_words(rejected.reason) + also)}"
+            )
             st.code(edit_diff(proposal.before_text, rejected.edit), language="diff", wrap_lines=True)
             if take is None or box is None:
                 continue
@@ -84,7 +95,15 @@ def refused_cards(proposal: FixProposal, names: dict[str, str], box: str | None 
             if why and rejected.edit.after and rejected.edit.after in box and rejected.edit.before not in box:
                 st.caption("Taken: the box holds this edit as yours.")
                 continue
-            st.button("Take this edit as my own", key=f"take_{keys}_{j}", disabled=bool(why),
-                      on_click=take, args=(rejected.edit,),
-                      help=(f"Cannot be taken: {why}." if why else
-                            "Applies this edit to the box below; approving then records the text as your edit."))
+            st.button(
+                "Take this edit as my own",
+                key=f"take_{keys}_{j}",
+                disabled=bool(why),
+                on_click=take,
+                args=(rejected.edit,),
+                help=(
+                    f"Cannot be taken: {why}."
+                    if why
+                    else "Applies this edit to the box below; approving then records the text as your edit."
+                ),
+            )

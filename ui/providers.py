@@ -62,13 +62,22 @@ def model_problem(model_id: str | None) -> str | None:
     return key_problem(model_id)
 
 
-def model_picker(where, label: str, options: list[str], default: str | None, key: str,  # noqa: ANN001 - st or a column
-                 help: str | None = None, disabled: bool = False, check: bool = True) -> str:
+def model_picker(
+    where,
+    label: str,
+    options: list[str],
+    default: str | None,
+    key: str,  # noqa: ANN001 - st or a column
+    help: str | None = None,
+    disabled: bool = False,
+    check: bool = True,
+) -> str:
     """A model selectbox (each option with its family); under it, what is wrong when the choice cannot be called
     (unless no provider has a key at all: the page says that once)."""
     index = options.index(default) if default in options else 0
-    choice = where.selectbox(label, options, index=index, key=key, format_func=model_label, help=help,
-                             disabled=disabled)
+    choice = where.selectbox(
+        label, options, index=index, key=key, format_func=model_label, help=help, disabled=disabled
+    )
     if check and (problem := model_problem(choice)) and usable_model_ids():
         where.error(escape_markdown(f"{label}: {problem}"))
     return choice
@@ -81,8 +90,9 @@ def slot_start(default: str, usable: list[str]) -> str:
     return default if usable else PERSON
 
 
-def slot_picker(label: str, default: str, key: str, usable: list[str], help: str | None = None,
-                disabled: bool = False) -> str:
+def slot_picker(
+    label: str, default: str, key: str, usable: list[str], help: str | None = None, disabled: bool = False
+) -> str:
     """A reviewer or fix-agent picker, as the Review page and Settings both draw it: every usable model and
     `person`, starting on `slot_start` (kept in front when it cannot be called); with no key at all, only `person`."""
     start = slot_start(default, usable)
@@ -90,8 +100,9 @@ def slot_picker(label: str, default: str, key: str, usable: list[str], help: str
     return model_picker(st, label, options, start, key, help=help, disabled=disabled)
 
 
-def third_picker(label: str, default: str, key: str, usable: list[str], help: str | None = None,
-                 disabled: bool = False) -> str:
+def third_picker(
+    label: str, default: str, key: str, usable: list[str], help: str | None = None, disabled: bool = False
+) -> str:
     """The third reviewer's picker (slot D): models only, never `person` (people review in B and C), starting on
     `default`, kept in front when it cannot be called (marked, and a start refused)."""
     options = model_options(keep=[default], usable=usable)
@@ -121,8 +132,10 @@ def panel_notes(reviewer_b: str, reviewer_c: str) -> None:
         st.caption(escape_markdown(hint))
 
 
-SCREEN_BLOCKS = ("A run started now would stop at its screen before any reviewer is paid and go to the escalation "
-                 "queue as a reviewer error, so it is not started.")
+SCREEN_BLOCKS = (
+    "A run started now would stop at its screen before any reviewer is paid and go to the escalation "
+    "queue as a reviewer error, so it is not started."
+)
 
 
 def screen_notice(runner: Runner, reviewer_b: str, reviewer_c: str) -> str | None:
@@ -145,10 +158,15 @@ def price_rows(provider: Provider) -> list[dict]:
     rows = []
     for mid in provider.model_ids():
         row = rates.models.get(mid) if pricing.is_known(mid, rates) else None
-        rows.append({"model": mid, "family": family(mid),
-                     "input (USD / M tokens)": usd(row.input) if row else pricing.PRICE_UNKNOWN,
-                     "output (USD / M tokens)": usd(row.output) if row else pricing.PRICE_UNKNOWN,
-                     "price as of": pricing.model_as_of(mid, rates) or "—"})
+        rows.append(
+            {
+                "model": mid,
+                "family": family(mid),
+                "input (USD / M tokens)": usd(row.input) if row else pricing.PRICE_UNKNOWN,
+                "output (USD / M tokens)": usd(row.output) if row else pricing.PRICE_UNKNOWN,
+                "price as of": pricing.model_as_of(mid, rates) or "—",
+            }
+        )
     return rows
 
 
@@ -157,13 +175,20 @@ def _show_test(provider: Provider, result: ConnectionTest) -> None:
         st.error(escape_markdown(f"Test connection of {provider.name} failed: {result.problem}"))
         return
     more = f" … and {result.total - len(result.models)} more" if result.total > len(result.models) else ""
-    st.success(escape_markdown(f"Connected: {provider.name} lists {result.total} model(s): "
-                               f"{', '.join(result.models) or 'none'}{more}"))
+    st.success(
+        escape_markdown(
+            f"Connected: {provider.name} lists {result.total} model(s): {', '.join(result.models) or 'none'}{more}"
+        )
+    )
     if result.total <= MAX_LISTED:
         absent = [m for m in provider.models if m not in result.models]
         if absent:
-            st.caption(escape_markdown(f"Offered here but not in the provider's list: {', '.join(absent)} "
-                                       "(a call to these models may fail)."))
+            st.caption(
+                escape_markdown(
+                    f"Offered here but not in the provider's list: {', '.join(absent)} "
+                    "(a call to these models may fail)."
+                )
+            )
 
 
 def provider_card(provider: Provider) -> None:
@@ -179,8 +204,11 @@ def provider_card(provider: Provider) -> None:
         if rows:  # in a bordered card: its padding off the main area's width
             components.full_table(pd.DataFrame(rows), wide=("model",), room=table_fit.MAIN_PX - 40)
         else:
-            st.caption(escape_markdown(f"No models offered: list them in SANTA_PROVIDER_"
-                                       f"{provider.name.upper().replace('-', '_')}_MODELS."))
+            st.caption(
+                escape_markdown(
+                    f"No models offered: list them in SANTA_PROVIDER_{provider.name.upper().replace('-', '_')}_MODELS."
+                )
+            )
         connection_panel(provider)
 
 
@@ -191,12 +219,16 @@ def connection_panel(provider: Provider) -> None:
     if not identity.can(Permission.TEST_PROVIDERS):
         st.caption(escape_markdown(identity.refusal(Permission.TEST_PROVIDERS)))
         return
-    if st.button("Test connection", key=f"provider_test_{provider.name}",
-                 help="Asks the provider for its model list (one request, no model is called)."):
+    if st.button(
+        "Test connection",
+        key=f"provider_test_{provider.name}",
+        help="Asks the provider for its model list (one request, no model is called).",
+    ):
         try:
             with st.spinner(escape_markdown(f"Asking {provider.name} for its models…")):
-                st.session_state[state] = try_connection(app_desk.desk().people, identity.actor(), provider,
-                                                         check_connection)
+                st.session_state[state] = try_connection(
+                    app_desk.desk().people, identity.actor(), provider, check_connection
+                )
         except PermissionDenied as exc:  # roles changed since the page was drawn
             st.session_state.pop(state, None)
             st.error(escape_markdown(f"Test connection of {provider.name} refused, nothing was sent: {exc}"))
@@ -210,16 +242,23 @@ def provider_section() -> None:
     found = configured_providers()
     ready = [p.name for p in found if p.key_present() and p.models]
     if ready:
-        st.caption(escape_markdown(f"Models are offered from: {', '.join(ready)}. Keys are never shown or stored. "
-                                   "Add a provider with OPENAI_API_KEY, or an OpenAI-compatible endpoint with "
-                                   "SANTA_PROVIDER_<NAME>_BASE_URL (or [santa.providers.<name>] in secrets.toml)."))
+        st.caption(
+            escape_markdown(
+                f"Models are offered from: {', '.join(ready)}. Keys are never shown or stored. "
+                "Add a provider with OPENAI_API_KEY, or an OpenAI-compatible endpoint with "
+                "SANTA_PROVIDER_<NAME>_BASE_URL (or [santa.providers.<name>] in secrets.toml)."
+            )
+        )
     else:
-        st.warning("No model provider has a key: person reviewers still work. Set `ANTHROPIC_API_KEY` or "
-                   "`OPENAI_API_KEY` (or add an OpenAI-compatible endpoint) in the environment or "
-                   "`.streamlit/secrets.toml` and restart the app to use model reviewers.")
+        st.warning(
+            "No model provider has a key: person reviewers still work. Set `ANTHROPIC_API_KEY` or "
+            "`OPENAI_API_KEY` (or add an OpenAI-compatible endpoint) in the environment or "
+            "`.streamlit/secrets.toml` and restart the app to use model reviewers."
+        )
     for problem in provider_problems():
         st.warning(escape_markdown(problem))
     for provider in found:
         provider_card(provider)
-    st.caption(escape_markdown(f"Price unknown: {pricing.UNKNOWN_PRICE_RULE}. Price list as of "
-                               f"{pricing.rates_as_of()}."))
+    st.caption(
+        escape_markdown(f"Price unknown: {pricing.UNKNOWN_PRICE_RULE}. Price list as of {pricing.rates_as_of()}.")
+    )

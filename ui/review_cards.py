@@ -15,15 +15,7 @@ from dataclasses import dataclass, field
 import streamlit as st
 
 from santa_core import pricing, words
-from santa_core.models import (
-    CheckResult,
-    GateResult,
-    ReviewIssue,
-    ReviewOutcome,
-    ReviewStatus,
-    Rubric,
-    ScreenResult,
-)
+from santa_core.models import CheckResult, GateResult, ReviewIssue, ReviewOutcome, ReviewStatus, Rubric, ScreenResult
 from santa_core.reviewers.base import PERSON
 from santa_core.run.gate import slot_passes, why_not_pass
 from santa_core.run.unreviewed import no_answer
@@ -59,8 +51,9 @@ def findings(outcome: ReviewOutcome, rubric: Rubric) -> tuple[list[Finding], lis
     assert review is not None
     names = {_key(c.id): c.name for c in rubric.criteria}
     advisory = {_key(c) for c in rubric.advisory_ids()}
-    found: dict[str, Finding] = {_key(c.id): Finding(c.id, c.name, advisory=_key(c.id) in advisory)
-                                 for c in rubric.criteria}
+    found: dict[str, Finding] = {
+        _key(c.id): Finding(c.id, c.name, advisory=_key(c.id) in advisory) for c in rubric.criteria
+    }
     for check in review.checks:
         key = _key(check.criterion)
         found.setdefault(key, Finding(check.criterion, names.get(key, check.criterion)))
@@ -108,8 +101,14 @@ def worded_gate(gate: GateResult, reviews: dict[str, ReviewOutcome]) -> GateResu
     return gate.model_copy(update={"reasons": [said.get(r, r) for r in gate.reasons]})
 
 
-def review_card(outcome: ReviewOutcome | None, slot: str, model: str, rubric: Rubric, hidden: bool = False,
-                missing: str = "No review yet.") -> None:
+def review_card(
+    outcome: ReviewOutcome | None,
+    slot: str,
+    model: str,
+    rubric: Rubric,
+    hidden: bool = False,
+    missing: str = "No review yet.",
+) -> None:
     """One reviewer's verdict, flagged criteria with their evidence, passed ones folded, suggestions, cost
     (`missing`: what an empty slot says)."""
     st.markdown(f"**Reviewer {slot}** · {escape_markdown(model)}")
@@ -187,8 +186,10 @@ def screen_summary(screens: dict[str, ScreenResult]) -> str:
     if took := [sc.role for _, sc in sorted(screens.items()) if sc.verdict == "took_over"]:
         return f"failed: the {' and the '.join(took)} took over the screening model"
     if quoted := [sc.role for _, sc in sorted(screens.items()) if sc.verdict == "quoted"]:
-        return (f"failed: the {' and the '.join(quoted)} hold sentences that address an automated reader or give a "
-                "verdict (extraction check)")
+        return (
+            f"failed: the {' and the '.join(quoted)} hold sentences that address an automated reader or give a "
+            "verdict (extraction check)"
+        )
     errors = [sc for _, sc in sorted(screens.items()) if sc.verdict == "error"]
     if errors and all(never_asked(sc) for sc in errors):  # never asked: no key, unknown provider
         return f"not run: {errors[0].error or 'the screening model could not be called'}"

@@ -16,7 +16,16 @@ from santa_core.checks import forms as cc
 from santa_core.models import CriterionDraft, RubricDocument, RubricDraft
 
 STATE = "studio"
-CRITERION_FIELDS = ("id", "name", "category", "severity", "pass_condition", "fail_signal", "check_type", "third_reviewer")
+CRITERION_FIELDS = (
+    "id",
+    "name",
+    "category",
+    "severity",
+    "pass_condition",
+    "fail_signal",
+    "check_type",
+    "third_reviewer",
+)
 HEADER_FIELDS = ("name", "domain", "description", "extends", "note")
 NO_CHECK = "none"
 
@@ -63,9 +72,13 @@ def load(doc: RubricDocument | None, base_version: int | None, source: str) -> N
     st.session_state[STATE] = {
         "source": source,
         "base_version": base_version,
-        "header": {"name": doc.name if base_version else "", "domain": doc.domain,
-                   "description": doc.description, "extends": [r.partition("@")[0] for r in doc.extends],
-                   "note": ""},
+        "header": {
+            "name": doc.name if base_version else "",
+            "domain": doc.domain,
+            "description": doc.description,
+            "extends": [r.partition("@")[0] for r in doc.extends],
+            "note": "",
+        },
         "pinned": list(doc.extends),
         "criteria": criteria,
         "next": len(criteria),
@@ -142,8 +155,11 @@ def to_draft(draft: dict[str, Any]) -> RubricDraft:
     """The linter's view of the draft."""
     h = draft["header"]
     return RubricDraft(
-        name=h["name"].strip(), domain=h["domain"].strip(), description=h["description"],
-        extends=list(h["extends"]), criteria=[_criterion_draft(c) for c in draft["criteria"]],
+        name=h["name"].strip(),
+        domain=h["domain"].strip(),
+        description=h["description"],
+        extends=list(h["extends"]),
+        criteria=[_criterion_draft(c) for c in draft["criteria"]],
     )
 
 
@@ -156,9 +172,15 @@ def check_of(c: dict[str, Any]) -> dict | None:
 
 def _criterion_draft(c: dict[str, Any]) -> CriterionDraft:
     return CriterionDraft(
-        id=c["id"].strip(), name=c["name"].strip(), category=(c["category"] or "").strip(), severity=c["severity"],
-        pass_condition=c["pass_condition"].strip(), fail_signal=c["fail_signal"].strip(), check=check_of(c),
-        retired=c["retired"], third_reviewer=bool(c.get("third_reviewer")),
+        id=c["id"].strip(),
+        name=c["name"].strip(),
+        category=(c["category"] or "").strip(),
+        severity=c["severity"],
+        pass_condition=c["pass_condition"].strip(),
+        fail_signal=c["fail_signal"].strip(),
+        check=check_of(c),
+        retired=c["retired"],
+        third_reviewer=bool(c.get("third_reviewer")),
     )
 
 
@@ -168,8 +190,11 @@ def to_document(draft: dict[str, Any], update_parents: bool) -> RubricDocument:
     pinned = {r.partition("@")[0]: r for r in draft["pinned"]}
     extends = [name if update_parents else pinned.get(name, name) for name in d.extends]
     return RubricDocument.model_validate(
-        {**d.model_dump(exclude={"extends", "criteria"}), "extends": extends,
-         "criteria": [c.model_dump() for c in d.criteria]}
+        {
+            **d.model_dump(exclude={"extends", "criteria"}),
+            "extends": extends,
+            "criteria": [c.model_dump() for c in d.criteria],
+        }
     )
 
 

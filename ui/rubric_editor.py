@@ -103,8 +103,9 @@ def render(store: rubric_store.Store, actor: str) -> list[rubric_lint.LintFindin
 
 def visible(draft: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> list[rubric_lint.LintFinding]:
     """Warnings, and the errors the author acted on: their field was changed, or a save was tried."""
-    return [f for f in findings
-            if f.level == "warning" or rd.acted_on(draft, rd.finding_widget(draft, f.index, f.field))]
+    return [
+        f for f in findings if f.level == "warning" or rd.acted_on(draft, rd.finding_widget(draft, f.index, f.field))
+    ]
 
 
 def _marked(label: str, widget: str, marked: set[str]) -> str:
@@ -129,17 +130,25 @@ def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintF
     _flash()
     st.info(escape_markdown(refusal))  # escaped: the refusal names the person, and names come from sign-in
     if is_dirty(draft):  # typed while they still could edit: kept, shown, not lost, but not savable now
-        st.warning("The draft below has unsaved changes that you may no longer save. They stay here until you "
-                   "leave this session; ask a rubric author to save them, or copy them out.")
+        st.warning(
+            "The draft below has unsaved changes that you may no longer save. They stay here until you "
+            "leave this session; ask a rubric author to save them, or copy them out."
+        )
     h = draft["header"]
-    st.markdown(escape_markdown(f"**{h['name'] or '(new rubric)'}** v{draft['base_version'] or '—'} · domain {h['domain']}"))
+    st.markdown(
+        escape_markdown(f"**{h['name'] or '(new rubric)'}** v{draft['base_version'] or '—'} · domain {h['domain']}")
+    )
     if h["description"]:
         st.text(h["description"])
     for p in parent_problems:
         st.error(escape_markdown(p))
     if parents:
-        st.caption(escape_markdown(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
-                      + ", ".join(c.id for c in parents)))
+        st.caption(
+            escape_markdown(
+                f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+                + ", ".join(c.id for c in parents)
+            )
+        )
     st.markdown(f"**Own criteria** ({len(draft['criteria'])})")
     for i, c in enumerate(draft["criteria"]):
         _criterion_text(i, c, rubric_lint.for_criterion(findings, i))
@@ -147,12 +156,16 @@ def read_only(store: rubric_store.Store, refusal: str) -> list[rubric_lint.LintF
 
 
 def _criterion_label(i: int, c: dict[str, Any]) -> str:
-    """"1. Name · `id`": the name as people read it, the id as code (what a file and the command line name it).
+    """ "1. Name · `id`": the name as people read it, the id as code (what a file and the command line name it).
     Escaped: names and ids come from authors and imported files, and a label is rendered as markdown."""
     cid = str(c["id"] or "")
     shown = f"`{cid}`" if cid and "`" not in cid and cid.isprintable() else escape_markdown(cid or "(no id)")
-    return (escape_markdown(f"{i + 1}. {c['name'] or '(no name)'}") + f" · {shown}"
-            + (" · retired" if c["retired"] else "") + (" · third reviewer" if c.get("third_reviewer") else ""))
+    return (
+        escape_markdown(f"{i + 1}. {c['name'] or '(no name)'}")
+        + f" · {shown}"
+        + (" · retired" if c["retired"] else "")
+        + (" · third reviewer" if c.get("third_reviewer") else "")
+    )
 
 
 def _criterion_text(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding]) -> None:
@@ -183,34 +196,59 @@ def _flash() -> None:
             st.error(escape_markdown(line))
 
 
-def _header(draft: dict[str, Any], store: rubric_store.Store, parents: list[Criterion], problems: list[str],
-            findings: list[rubric_lint.LintFinding], marked: set[str]) -> None:
+def _header(
+    draft: dict[str, Any],
+    store: rubric_store.Store,
+    parents: list[Criterion],
+    problems: list[str],
+    findings: list[rubric_lint.LintFinding],
+    marked: set[str],
+) -> None:
     existing = draft["base_version"] is not None
     left, right = st.columns(2)
     with left:
-        st.text_input(_marked("Rubric name", rd.header_key("name"), marked), key=rd.header_key("name"),
-                      disabled=existing, max_chars=64,
-                      placeholder="e.g. acme-compliance",
-                      help="Lower-case letters, digits, '-' and '_'. It names the rubric in runs, commands and "
-                      "URLs, so it cannot change once saved (save a copy under a new name instead).")
+        st.text_input(
+            _marked("Rubric name", rd.header_key("name"), marked),
+            key=rd.header_key("name"),
+            disabled=existing,
+            max_chars=64,
+            placeholder="e.g. acme-compliance",
+            help="Lower-case letters, digits, '-' and '_'. It names the rubric in runs, commands and "
+            "URLs, so it cannot change once saved (save a copy under a new name instead).",
+        )
     with right:
         domains = sorted({*DOMAINS, *(r.domain for r in store.list_rubrics()), draft["header"]["domain"]})
-        st.selectbox(_marked("Domain", rd.header_key("domain"), marked), domains, key=rd.header_key("domain"),
-                     accept_new_options=True,
-                     help="Groups rubrics on this page. Type a new one to add a domain.")
-    st.text_area("Description", key=rd.header_key("description"), height=68,
-                 help="What this rubric is for; shown to authors, not to reviewers.")
+        st.selectbox(
+            _marked("Domain", rd.header_key("domain"), marked),
+            domains,
+            key=rd.header_key("domain"),
+            accept_new_options=True,
+            help="Groups rubrics on this page. Type a new one to add a domain.",
+        )
+    st.text_area(
+        "Description",
+        key=rd.header_key("description"),
+        height=68,
+        help="What this rubric is for; shown to authors, not to reviewers.",
+    )
     options = [n for n in store.names() if n != draft["header"]["name"]]
     options += [n for n in draft["header"]["extends"] if n not in options]
-    st.multiselect(_marked("Extends (base first, then extensions)", rd.header_key("extends"), marked), options,
-                   key=rd.header_key("extends"),
-                   help="Parents' criteria come first, in this order; a criterion shared by two parents "
-                   "counts once. Own criteria follow.")
+    st.multiselect(
+        _marked("Extends (base first, then extensions)", rd.header_key("extends"), marked),
+        options,
+        key=rd.header_key("extends"),
+        help="Parents' criteria come first, in this order; a criterion shared by two parents "
+        "counts once. Own criteria follow.",
+    )
     for p in problems:
         st.error(escape_markdown(p), icon=MARK)
     if parents:
-        st.caption(escape_markdown(f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
-                      + ", ".join(c.id for c in parents)))
+        st.caption(
+            escape_markdown(
+                f"Inherited: {len(parents)} criteria from {', '.join(_pins(draft))} — "
+                + ", ".join(c.id for c in parents)
+            )
+        )
     for f in rubric_lint.for_criterion(findings, None):
         _show(f)
 
@@ -226,8 +264,9 @@ def _finding_text(f: rubric_lint.LintFinding) -> str:
     return f"{'Error' if f.level == 'error' else 'Warning'} — {where}{f.message}"
 
 
-def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int,
-               marked: set[str]) -> None:
+def _criterion(
+    i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding], count: int, marked: set[str]
+) -> None:
     errors = [f for f in findings if f.level == "error"]
     mark = f"{MARK} " if errors else (":material/warning: " if findings else "")
     # escape_markdown(): names come from authors and imported files; a label is rendered as markdown.
@@ -238,7 +277,9 @@ def _criterion(i: int, c: dict[str, Any], findings: list[rubric_lint.LintFinding
         for f in findings:
             _show(f)
         if c["retired"]:
-            st.info("Retired: kept in this rubric (its id stays reserved) but no longer judged. Restore to judge it again.")
+            st.info(
+                "Retired: kept in this rubric (its id stays reserved) but no longer judged. Restore to judge it again."
+            )
         _criterion_fields(c, marked)
         _check_form(c, marked)
         _criterion_buttons(i, c, count)
@@ -251,32 +292,59 @@ def _criterion_fields(c: dict[str, Any], marked: set[str]) -> None:
         return _marked(text, rd.key(uid, field), marked)
 
     a, b = st.columns(2)
-    a.text_input(label("Id", "id"), key=rd.key(uid, "id"), max_chars=64,
-                 help="Lower-case letters, digits, '-' and '_'; "
-                 "reviewers cite it and failures are counted by it, so keep it stable.")
+    a.text_input(
+        label("Id", "id"),
+        key=rd.key(uid, "id"),
+        max_chars=64,
+        help="Lower-case letters, digits, '-' and '_'; "
+        "reviewers cite it and failures are counted by it, so keep it stable.",
+    )
     b.text_input(label("Name", "name"), key=rd.key(uid, "name"))
     categories = list(dict.fromkeys([*CATEGORIES, c["category"]] if c["category"] else CATEGORIES))
-    a.selectbox(label("Category", "category"), categories, key=rd.key(uid, "category"), accept_new_options=True,
-                help="One of the method's categories, or type a custom one.")
-    b.selectbox(label("Severity", "severity"), SEVERITIES, key=rd.key(uid, "severity"),
-                help="critical: a failure blocks shipping. suggestion: reported, never blocks.")
-    st.checkbox(label("High-risk: a third reviewer judges it too", "third_reviewer"), key=rd.key(uid, "third_reviewer"),
-                help="Runs on this rubric ask a third model (reviewer D) to judge the high-risk criteria as well; a run "
-                "ships only when B, C and D all pass. D reads only these criteria, so it costs a fraction of B or C.")
-    st.text_area(label("Pass condition", "pass_condition"), key=rd.key(uid, "pass_condition"), height=80,
-                 help="What a passing output does, stated so two reviewers would agree: name the things to count or find.")
-    st.text_area(label("Fail signal", "fail_signal"), key=rd.key(uid, "fail_signal"), height=80,
-                 help="What a reviewer sees in an output that fails it: the concrete evidence to quote.")
+    a.selectbox(
+        label("Category", "category"),
+        categories,
+        key=rd.key(uid, "category"),
+        accept_new_options=True,
+        help="One of the method's categories, or type a custom one.",
+    )
+    b.selectbox(
+        label("Severity", "severity"),
+        SEVERITIES,
+        key=rd.key(uid, "severity"),
+        help="critical: a failure blocks shipping. suggestion: reported, never blocks.",
+    )
+    st.checkbox(
+        label("High-risk: a third reviewer judges it too", "third_reviewer"),
+        key=rd.key(uid, "third_reviewer"),
+        help="Runs on this rubric ask a third model (reviewer D) to judge the high-risk criteria as well; a run "
+        "ships only when B, C and D all pass. D reads only these criteria, so it costs a fraction of B or C.",
+    )
+    st.text_area(
+        label("Pass condition", "pass_condition"),
+        key=rd.key(uid, "pass_condition"),
+        height=80,
+        help="What a passing output does, stated so two reviewers would agree: name the things to count or find.",
+    )
+    st.text_area(
+        label("Fail signal", "fail_signal"),
+        key=rd.key(uid, "fail_signal"),
+        height=80,
+        help="What a reviewer sees in an output that fails it: the concrete evidence to quote.",
+    )
 
 
 def _check_form(c: dict[str, Any], marked: set[str]) -> None:
     uid = c["uid"]
     kinds = [rd.NO_CHECK, *cc.CHECK_TYPES]
-    kind = st.selectbox(_marked("Deterministic check", rd.key(uid, "check_type"), marked), kinds,
-                        key=rd.key(uid, "check_type"),
-                        format_func=lambda k: "none" if k == rd.NO_CHECK else cc.CHECK_SPECS[k].title,
-                        help="Runs before the reviewers, on the exact text; a failed check of a critical "
-                        "criterion blocks shipping even if both reviewers pass it.")
+    kind = st.selectbox(
+        _marked("Deterministic check", rd.key(uid, "check_type"), marked),
+        kinds,
+        key=rd.key(uid, "check_type"),
+        format_func=lambda k: "none" if k == rd.NO_CHECK else cc.CHECK_SPECS[k].title,
+        help="Runs before the reviewers, on the exact text; a failed check of a critical "
+        "criterion blocks shipping even if both reviewers pass it.",
+    )
     if kind == rd.NO_CHECK:
         return
     spec = cc.CHECK_SPECS[kind]
@@ -301,47 +369,89 @@ def _check_field(widget: str, f: Any, label: str) -> None:
 def _criterion_buttons(i: int, c: dict[str, Any], count: int) -> None:
     uid = c["uid"]
     cols = st.columns(5)
-    cols[0].button(":material/arrow_upward: Up", key=rd.key(uid, "up"), disabled=i == 0, on_click=rd.move, args=(uid, -1))
-    cols[1].button(":material/arrow_downward: Down", key=rd.key(uid, "down"), disabled=i == count - 1, on_click=rd.move, args=(uid, 1))
+    cols[0].button(
+        ":material/arrow_upward: Up", key=rd.key(uid, "up"), disabled=i == 0, on_click=rd.move, args=(uid, -1)
+    )
+    cols[1].button(
+        ":material/arrow_downward: Down",
+        key=rd.key(uid, "down"),
+        disabled=i == count - 1,
+        on_click=rd.move,
+        args=(uid, 1),
+    )
     cols[2].button("Duplicate", key=rd.key(uid, "dup"), on_click=rd.duplicate, args=(uid,))
-    cols[3].button("Restore" if c["retired"] else "Retire", key=rd.key(uid, "retire"), on_click=rd.toggle_retired,
-                   args=(uid,), help="Retired criteria stay in the rubric (id reserved) but are not judged.")
-    cols[4].button("Remove", key=rd.key(uid, "remove"), on_click=rd.remove, args=(uid,),
-                   help="Drop it from this draft. Saved versions keep it; Discard changes brings it back.")
+    cols[3].button(
+        "Restore" if c["retired"] else "Retire",
+        key=rd.key(uid, "retire"),
+        on_click=rd.toggle_retired,
+        args=(uid,),
+        help="Retired criteria stay in the rubric (id reserved) but are not judged.",
+    )
+    cols[4].button(
+        "Remove",
+        key=rd.key(uid, "remove"),
+        on_click=rd.remove,
+        args=(uid,),
+        help="Drop it from this draft. Saved versions keep it; Discard changes brings it back.",
+    )
 
 
-def _save_panel(draft: dict[str, Any], store: rubric_store.Store, actor: str, findings: list[rubric_lint.LintFinding],
-                shown: list[rubric_lint.LintFinding], problems: list[str]) -> None:
+def _save_panel(
+    draft: dict[str, Any],
+    store: rubric_store.Store,
+    actor: str,
+    findings: list[rubric_lint.LintFinding],
+    shown: list[rubric_lint.LintFinding],
+    problems: list[str],
+) -> None:
     st.divider()
     errors, warnings = rubric_lint.errors(shown), rubric_lint.warnings(findings)
     hidden = len(rubric_lint.errors(findings)) - len(errors)
     if n := len(errors) + len(problems):
         one = n == 1
-        st.error(f"{'Not saved: ' if draft.get('tried') else ''}{n} error{'' if one else 's'} "
-                 f"block{'s' if one else ''} saving; {'it is' if one else 'they are'} marked {MARK} above.")
+        st.error(
+            f"{'Not saved: ' if draft.get('tried') else ''}{n} error{'' if one else 's'} "
+            f"block{'s' if one else ''} saving; {'it is' if one else 'they are'} marked {MARK} above."
+        )
     elif hidden:  # not in red: nothing is wrong with what the author did so far
-        st.caption(f"Still to complete before saving: {hidden} item{'' if hidden == 1 else 's'}; pressing the save "
-                   f"button marks {'it' if hidden == 1 else 'them'} {MARK}.")
+        st.caption(
+            f"Still to complete before saving: {hidden} item{'' if hidden == 1 else 's'}; pressing the save "
+            f"button marks {'it' if hidden == 1 else 'them'} {MARK}."
+        )
     elif warnings:
-        st.warning(f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (:material/warning: above); you can still save.")
-    st.text_input("Change note", key=rd.header_key("note"), max_chars=2000, placeholder="What changed and why",
-                  help="Kept with the version, with your name and the time.")
+        st.warning(
+            f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''} (:material/warning: above); you can still save."
+        )
+    st.text_input(
+        "Change note",
+        key=rd.header_key("note"),
+        max_chars=2000,
+        placeholder="What changed and why",
+        help="Kept with the version, with your name and the time.",
+    )
     update = False
     if draft["base_version"] is not None and _newer_parents(store, draft):
         kept.keep("rs_update_parents")
-        update = st.checkbox("Update parents to their latest versions", key="rs_update_parents",
-                             help="Parents stay at the versions this rubric was saved with unless you tick this.")
+        update = st.checkbox(
+            "Update parents to their latest versions",
+            key="rs_update_parents",
+            help="Parents stay at the versions this rubric was saved with unless you tick this.",
+        )
     _conflict_panel(store, actor, draft, update)
     a, b = st.columns(2)
-    a.button("Save new version" if draft["base_version"] else "Create rubric (version 1)", type="primary",
-             key="rs_save", on_click=_save, args=(store, actor, update))
+    a.button(
+        "Save new version" if draft["base_version"] else "Create rubric (version 1)",
+        type="primary",
+        key="rs_save",
+        on_click=_save,
+        args=(store, actor, update),
+    )
     b.button("Discard changes", key="rs_discard", disabled=not is_dirty(draft), on_click=discard, args=(store,))
     if draft["base_version"] is not None:
         with st.expander("Save as a new rubric"):
             kept.keep("rs_copy_name")
             st.text_input("New rubric name", key="rs_copy_name", max_chars=64, placeholder="e.g. acme-compliance-eu")
-            st.button("Save a copy as version 1", key="rs_copy", on_click=_save_copy,
-                      args=(store, actor))
+            st.button("Save a copy as version 1", key="rs_copy", on_click=_save_copy, args=(store, actor))
 
 
 def _newer_parents(store: rubric_store.Store, draft: dict[str, Any]) -> list[str]:
@@ -399,9 +509,13 @@ def _conflict_panel(store: rubric_store.Store, actor: str, draft: dict[str, Any]
     name, newer = st.session_state.get(CONFLICT, (None, None))
     if name != draft["source"] or newer is None or draft["base_version"] is None or newer <= draft["base_version"]:
         return
-    st.warning(escape_markdown(f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
-                  f"kept. Compare v{newer} on the Versions tab, then save yours as v{newer + 1} (it replaces "
-                  "their changes where they differ) or press Discard changes to take theirs."))
+    st.warning(
+        escape_markdown(
+            f"{draft['source']} v{newer} was saved while you edited v{draft['base_version']}. Your draft is "
+            f"kept. Compare v{newer} on the Versions tab, then save yours as v{newer + 1} (it replaces "
+            "their changes where they differ) or press Discard changes to take theirs."
+        )
+    )
     st.button(f"Save my draft as v{newer + 1}", key="rs_save_over", on_click=_save_over, args=(store, actor, update))
 
 
@@ -409,15 +523,21 @@ def _save_copy(store: rubric_store.Store, actor: str) -> None:
     """Save-as callback: the draft (with its changes) becomes version 1 of a new name; the original is untouched."""
     name = str(st.session_state.get("rs_copy_name", "")).strip()
     if not re.fullmatch(RUBRIC_NAME_PATTERN, name):
-        st.session_state[FLASH] = ("error", ["Not saved: the new name must be lower-case letters, digits, '-' and "
-                                             "'_' (at most 64), e.g. acme-compliance-eu"])
+        st.session_state[FLASH] = (
+            "error",
+            [
+                "Not saved: the new name must be lower-case letters, digits, '-' and "
+                "'_' (at most 64), e.g. acme-compliance-eu"
+            ],
+        )
         return
     note = str(st.session_state.get("rs_note", "")).strip() or f"copied from {rd.current()['source']}"  # type: ignore[index]
     _save(store, actor, False, as_name=name, note=note)
 
 
-def _save(store: rubric_store.Store, actor: str, update_parents: bool, as_name: str | None = None,
-          note: str | None = None) -> None:
+def _save(
+    store: rubric_store.Store, actor: str, update_parents: bool, as_name: str | None = None, note: str | None = None
+) -> None:
     """Save callback: a new version, or the reasons it was refused (the draft is kept then)."""
     draft = rd.current()
     assert draft is not None
@@ -431,8 +551,9 @@ def _save(store: rubric_store.Store, actor: str, update_parents: bool, as_name: 
         base = draft["base_version"]
         if as_name is not None:
             doc, base = doc.model_copy(update={"name": as_name}), None
-        result = rubric_actions.save_version(store, doc, actor,
-                                             note if note is not None else st.session_state.get("rs_note", ""), base)
+        result = rubric_actions.save_version(
+            store, doc, actor, note if note is not None else st.session_state.get("rs_note", ""), base
+        )
     except PermissionDenied as exc:  # roles changed since the page was drawn; the draft stays open
         st.session_state[FLASH] = ("error", [f"Not saved: {exc} Your draft is kept."])
         return
@@ -451,6 +572,9 @@ def _save(store: rubric_store.Store, actor: str, update_parents: bool, as_name: 
     open_version(store, result.name)
     st.query_params["rubric"] = result.name
     st.session_state["rubric_pick"] = result.name
-    message = (f"Saved {result.name} v{result.version}." if result.created
-               else f"Nothing to save: identical to {result.name} v{result.version}.")
+    message = (
+        f"Saved {result.name} v{result.version}."
+        if result.created
+        else f"Nothing to save: identical to {result.name} v{result.version}."
+    )
     st.session_state[FLASH] = ("ok", [message])

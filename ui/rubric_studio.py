@@ -33,17 +33,36 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
         st.session_state[PICK] = wanted if wanted in options else fallback
     choice = st.selectbox("Rubric", options, key=PICK, format_func=lambda o: labels.get(o, o))
     with st.expander(f"All rubrics by domain ({len(summaries)})"):
-        st.dataframe(pd.DataFrame([{"domain": s.domain, "rubric": s.name, "latest": f"v{s.version}",
-                                    "criteria": s.criteria, "extends": ", ".join(s.extends), "saved by": identity.display(s.author),
-                                    "saved at": s.saved_at} for s in summaries]), hide_index=True, width="stretch")
+        st.dataframe(
+            pd.DataFrame(
+                [
+                    {
+                        "domain": s.domain,
+                        "rubric": s.name,
+                        "latest": f"v{s.version}",
+                        "criteria": s.criteria,
+                        "extends": ", ".join(s.extends),
+                        "saved by": identity.display(s.author),
+                        "saved at": s.saved_at,
+                    }
+                    for s in summaries
+                ]
+            ),
+            hide_index=True,
+            width="stretch",
+        )
     target = None if choice == NEW else choice
     draft = rd.current()
     source = None if draft is None or draft["source"] == "new" else draft["source"]
     if draft is None or (source != target and not (draft["source"] == "new" and target is None)):
         if draft is not None and rubric_editor.is_dirty(draft):
             held = "the new rubric" if source is None else source
-            st.warning(escape_markdown(f"Unsaved changes to {held} are still open below: save them, or press "
-                          "Discard changes, before opening another rubric."))
+            st.warning(
+                escape_markdown(
+                    f"Unsaved changes to {held} are still open below: save them, or press "
+                    "Discard changes, before opening another rubric."
+                )
+            )
             return source
         rubric_editor.open_version(store, target)
     if target:
@@ -53,7 +72,9 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
     return target
 
 
-def draft_rubric(store: rubric_store.Store, findings: list[rubric_lint.LintFinding]) -> tuple[Rubric | None, str | None]:
+def draft_rubric(
+    store: rubric_store.Store, findings: list[rubric_lint.LintFinding]
+) -> tuple[Rubric | None, str | None]:
     """The draft resolved as reviewers would see it, or why it cannot be (lint errors first)."""
     draft = rd.current()
     assert draft is not None

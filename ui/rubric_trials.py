@@ -36,8 +36,13 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
         st.caption(escape_markdown(f"{refusal} The deterministic checks still run on your sample; nothing is kept."))
     for widget in ("try_output", "try_spec"):
         kept.keep(widget)
-    output = st.text_area("Sample output", key="try_output", height=180, max_chars=MAX_TEXT_CHARS,
-                          placeholder="Paste an output this rubric should judge")
+    output = st.text_area(
+        "Sample output",
+        key="try_output",
+        height=180,
+        max_chars=MAX_TEXT_CHARS,
+        placeholder="Paste an output this rubric should judge",
+    )
     spec = st.text_area("Spec (optional, for the reviewer)", key="try_spec", height=90, max_chars=MAX_TEXT_CHARS)
     if rubric is None:
         st.warning(escape_markdown(problem or "Fix the draft's errors to try it."))
@@ -51,8 +56,10 @@ def try_tab(desk: Desk, rubric: Rubric | None, problem: str | None, actor: str, 
     checks, blocking = trials.run_checks(rubric, output, spec)
     failed = [c for c in checks if c.result == "FAIL"]
     if blocking:
-        st.error(f"{len(blocking)} blocking finding{'s' if len(blocking) != 1 else ''}: a run would be NAUGHTY "
-                 "whatever the reviewers say.")
+        st.error(
+            f"{len(blocking)} blocking finding{'s' if len(blocking) != 1 else ''}: a run would be NAUGHTY "
+            "whatever the reviewers say."
+        )
     elif failed:
         st.warning(f"{len(failed)} suggestion check{'s' if len(failed) != 1 else ''} fail; they do not block.")
     elif checks:
@@ -77,8 +84,9 @@ def model_choice(desk: Desk, key: str) -> str:
     (kept, and marked, even when its provider has no key)."""
     default = desk.defaults().reviewer_b
     options = providers_ui.model_options(keep=[default] if default != PERSON else [])
-    return providers_ui.model_picker(st, "Reviewer model", options, default, key,
-                                     help="The model that reviews, as in a run's slot.")
+    return providers_ui.model_picker(
+        st, "Reviewer model", options, default, key, help="The model that reviews, as in a run's slot."
+    )
 
 
 def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str) -> None:
@@ -88,19 +96,28 @@ def _ask_reviewer(desk: Desk, rubric: Rubric, output: str, spec: str, actor: str
     model = model_choice(desk, "try_model")
     if providers_ui.model_problem(model):  # said under the picker
         return
-    if not st.button("Ask one reviewer", key="try_review",
-                     help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call)."):
+    if not st.button(
+        "Ask one reviewer",
+        key="try_review",
+        help="One reviewer judges the sample with this draft rubric, as in a real run (costs one call).",
+    ):
         return
     try:
         with st.spinner(escape_markdown(f"{model} is reviewing the sample…")):
-            trial = rubric_actions.try_rubric(desk.rubrics, rubric, output, actor, spec, desk.runner.reviewer_for(model))
+            trial = rubric_actions.try_rubric(
+                desk.rubrics, rubric, output, actor, spec, desk.runner.reviewer_for(model)
+            )
     except PermissionDenied as exc:  # roles changed since the page was drawn; the sample stays in the box
         st.error(escape_markdown(f"No reviewer was asked: {exc}"))
         return
     verdict = trial.verdict
     if trial.reviewer_failed:
-        st.warning(escape_markdown(f"The reviewer gave no valid review ({words.review_status(trial.outcome.status)}): "  # type: ignore[union-attr]
-                      f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."))  # type: ignore[union-attr]
+        st.warning(
+            escape_markdown(
+                f"The reviewer gave no valid review ({words.review_status(trial.outcome.status)}): "  # type: ignore[union-attr]
+                f"{trial.outcome.error or 'no verdict'}. A run would count this as FAIL; try again."
+            )
+        )  # type: ignore[union-attr]
     else:
         (st.success if verdict == "PASS" else st.error)(f"With this draft the sample is {verdict or 'FAIL'}.")
     review_cards.review_card(trial.outcome, "B", model, rubric)
@@ -119,24 +136,41 @@ def disagreements(rubric: Rubric, checks: list[CheckOutcome], review: Review | N
             continue
         criterion = by_id[check.criterion]
         if check.result == "FAIL":
-            counts = ("a run would be NAUGHTY whatever the reviewers say" if criterion.severity == "critical"
-                      else "it is reported and does not block, as this criterion is a suggestion")
-            notes.append(f"{criterion.name}: the check fails and the reviewer passes it. The check reads the exact "
-                         f"text ({check.detail}); the reviewer judges the wording as a whole. The failed check "
-                         f"counts: {counts}.")
+            counts = (
+                "a run would be NAUGHTY whatever the reviewers say"
+                if criterion.severity == "critical"
+                else "it is reported and does not block, as this criterion is a suggestion"
+            )
+            notes.append(
+                f"{criterion.name}: the check fails and the reviewer passes it. The check reads the exact "
+                f"text ({check.detail}); the reviewer judges the wording as a whole. The failed check "
+                f"counts: {counts}."
+            )
         else:
-            notes.append(f"{criterion.name}: the check passes and the reviewer fails it. The check tests only what it "
-                         "is configured for; the reviewer judges the whole pass condition, and a run counts the "
-                         "reviewer's FAIL.")
+            notes.append(
+                f"{criterion.name}: the check passes and the reviewer fails it. The check tests only what it "
+                "is configured for; the reviewer judges the whole pass condition, and a run counts the "
+                "reviewer's FAIL."
+            )
     return notes
 
 
 def past_trials(desk: Desk, name: str) -> None:
     """Earlier re-checks and reviewer trials of this rubric, newest first (they are kept with their cost)."""
-    rows = [{"when": t.created_at, "kind": t.kind, "run": t.run_id, "version": t.rubric_version,
-             "verdict": t.verdict or "checks pass", "reviewer": t.reviewer or "—",
-             "failed checks": ", ".join(c.criterion for c in t.checks if c.result == "FAIL"),
-             "cost": words.usd(t.cost_usd), "by": t.actor} for t in desk.rubrics.trials(rubric=name, limit=100)]
+    rows = [
+        {
+            "when": t.created_at,
+            "kind": t.kind,
+            "run": t.run_id,
+            "version": t.rubric_version,
+            "verdict": t.verdict or "checks pass",
+            "reviewer": t.reviewer or "—",
+            "failed checks": ", ".join(c.criterion for c in t.checks if c.result == "FAIL"),
+            "cost": words.usd(t.cost_usd),
+            "by": t.actor,
+        }
+        for t in desk.rubrics.trials(rubric=name, limit=100)
+    ]
     with st.expander(f"Earlier trials and re-checks ({len(rows)})"):
         if rows:
             st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
@@ -156,18 +190,25 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
         return
     versions = [v.version for v in desk.rubrics.versions(name)]
     version = st.selectbox("Re-check under", versions, key="rck_version", format_func=lambda n: f"{name} v{n}")
-    labels = {r.id: f"run {r.id} · {components.status_label(r.status)} · {r.rubric_name} v{r.rubric_version}"
-              for r in runs}
+    labels = {
+        r.id: f"run {r.id} · {components.status_label(r.status)} · {r.rubric_name} v{r.rubric_version}" for r in runs
+    }
     default = [r.id for r in runs if r.rubric_name == name][:10]
     picked = st.multiselect("Past runs", list(labels), default=default, key="rck_runs", format_func=labels.get)
     if refusal:
-        st.caption(escape_markdown(f"{refusal} You can still re-check with the deterministic checks; the results are "
-                      "shown, not kept."))
+        st.caption(
+            escape_markdown(
+                f"{refusal} You can still re-check with the deterministic checks; the results are shown, not kept."
+            )
+        )
         with_reviewer = False
     else:
-        with_reviewer = st.checkbox(f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
-                                    key="rck_with_reviewer", disabled=not usable_model_ids(),
-                                    help=None if usable_model_ids() else NO_MODEL)
+        with_reviewer = st.checkbox(
+            f"Also ask one reviewer per run (at most {MAX_RECHECK} runs, one call each)",
+            key="rck_with_reviewer",
+            disabled=not usable_model_ids(),
+            help=None if usable_model_ids() else NO_MODEL,
+        )
     model = model_choice(desk, "rck_model") if with_reviewer else None
     uncallable = providers_ui.model_problem(model)  # said under the picker
     if not st.button("Re-check", key="rck_go", type="primary", disabled=not picked or bool(uncallable)) or uncallable:
@@ -182,12 +223,21 @@ def recheck_tab(desk: Desk, name: str, actor: str, refusal: str | None = None) -
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     caught = sum(r["effect"] == "would now be caught" for r in rows)
     passed = sum(r["effect"] == "would now pass" for r in rows)
-    st.markdown(f"Under {escape_markdown(name)} v{version}: **{caught}** shipped run(s) would now be caught, "
-                f"**{passed}** rejected or escalated run(s) would now pass.")
+    st.markdown(
+        f"Under {escape_markdown(name)} v{version}: **{caught}** shipped run(s) would now be caught, "
+        f"**{passed}** rejected or escalated run(s) would now pass."
+    )
 
 
-def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], status: dict[int, str],
-             model: str | None, actor: str | None) -> list[dict]:
+def _recheck(
+    desk: Desk,
+    rubric: Rubric,
+    version: int,
+    run_ids: list[int],
+    status: dict[int, str],
+    model: str | None,
+    actor: str | None,
+) -> list[dict]:
     """Checks for every picked run; reviewers (bounded, concurrently) when asked. Each trial is stored
     (unless `actor` is None: a check-only re-check by someone who may not try rubrics)."""
     outputs = desk.rubrics.final_outputs(run_ids)
@@ -199,18 +249,28 @@ def _recheck(desk: Desk, rubric: Rubric, version: int, run_ids: list[int], statu
         if actor is None:  # checks only: free, and nothing is kept
             return trials.try_rubric(rubric, text, spec)
         reviewer = desk.runner.reviewer_for(model) if model else None
-        return rubric_actions.try_rubric(desk.rubrics, rubric, text, actor, spec, reviewer, run_id=run_id,
-                                         stored_version=version)
+        return rubric_actions.try_rubric(
+            desk.rubrics, rubric, text, actor, spec, reviewer, run_id=run_id, stored_version=version
+        )
 
     rows = []
     with ThreadPoolExecutor(max_workers=4) as pool:
         for n, (run_id, trial) in enumerate(zip(ids, pool.map(one, ids), strict=True), start=1):
             progress.progress(n / len(ids), text=f"Re-checked {n} of {len(ids)}")
             failed = [c.criterion for c in trial.checks if c.result == "FAIL"]
-            rows.append({"run": run_id, "was": words.status(status[run_id]), "checks now": ", ".join(failed) or "all pass",
-                         "reviewer now": ("error" if trial.outcome is not None and trial.outcome.review is None
-                                          else trial.reviewer_verdict or "—"),
-                         "verdict now": trial.verdict or "checks pass",
-                         "effect": trials.effect(status[run_id], trial.verdict, trial.reviewer_failed)})
+            rows.append(
+                {
+                    "run": run_id,
+                    "was": words.status(status[run_id]),
+                    "checks now": ", ".join(failed) or "all pass",
+                    "reviewer now": (
+                        "error"
+                        if trial.outcome is not None and trial.outcome.review is None
+                        else trial.reviewer_verdict or "—"
+                    ),
+                    "verdict now": trial.verdict or "checks pass",
+                    "effect": trials.effect(status[run_id], trial.verdict, trial.reviewer_failed),
+                }
+            )
     progress.empty()
     return rows

@@ -26,9 +26,20 @@ def versions_tab(store: rubric_store.Store, name: str) -> None:
     """Every version with author, time and note; a side-by-side diff of any two."""
     versions = store.versions(name)
     st.dataframe(
-        pd.DataFrame([{"version": v.version, "saved by": identity.display(v.author), "saved at": v.created_at,
-                       "note": v.change_note, "how": words.rubric_source(v.source)} for v in versions]),
-        hide_index=True, width="stretch",
+        pd.DataFrame(
+            [
+                {
+                    "version": v.version,
+                    "saved by": identity.display(v.author),
+                    "saved at": v.created_at,
+                    "note": v.change_note,
+                    "how": words.rubric_source(v.source),
+                }
+                for v in versions
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
     )
     if len(versions) < 2:
         st.caption("Save a second version to compare versions.")
@@ -59,12 +70,17 @@ def show_diff(store: rubric_store.Store, name: str, old: int, new: int) -> None:
     _side_by_side(before, after, old, new, show_all)
     if not inherited.is_empty:
         # The document only names its parents; what reviewers see also changes when a parent version does.
-        st.markdown(escape_markdown(f"Inherited from parents ({', '.join(before.extends) or 'none'} → "
-                       f"{', '.join(after.extends) or 'none'}): " + _summary(inherited).removeprefix("Criteria: ")))
+        st.markdown(
+            escape_markdown(
+                f"Inherited from parents ({', '.join(before.extends) or 'none'} → "
+                f"{', '.join(after.extends) or 'none'}): " + _summary(inherited).removeprefix("Criteria: ")
+            )
+        )
         _side_by_side(old_parents, new_parents, old, new, show_all=False)
     with st.expander("Unified diff of the exported files"):
-        text = unified_diff(lib.export_document(before), lib.export_document(after),
-                                   f"{name}@{old}.yaml", f"{name}@{new}.yaml")
+        text = unified_diff(
+            lib.export_document(before), lib.export_document(after), f"{name}@{old}.yaml", f"{name}@{new}.yaml"
+        )
         st.code(text, language="diff")
 
 
@@ -97,8 +113,13 @@ def _follow_latest(name: str, numbers: list[int], defaults: dict[str, int]) -> N
 
 
 def _summary(diff: rubric_diff.RubricDiff) -> str:
-    parts = [(len(diff.added), "added"), (len(diff.removed), "removed"), (len(diff.changed), "changed"),
-             (len(diff.retired), "retired"), (len(diff.restored), "restored")]
+    parts = [
+        (len(diff.added), "added"),
+        (len(diff.removed), "removed"),
+        (len(diff.changed), "changed"),
+        (len(diff.retired), "retired"),
+        (len(diff.restored), "restored"),
+    ]
     text = ", ".join(f"{n} {what}" for n, what in parts if n) or "no criterion changed"
     return f"Criteria: {text}" + ("; order changed" if diff.reordered else "") + "."
 
@@ -111,19 +132,25 @@ def export_panel(store: rubric_store.Store, name: str) -> None:
     version = a.selectbox("Version to export", numbers, key="exp_version", format_func=lambda n: f"v{n}")
     fmt = b.radio("Format", ["yaml", "json"], key="exp_format", horizontal=True)
     text = store.export(name, version, fmt)
-    st.download_button(f"Download {name}@{version}.{fmt}", text.encode("utf-8"), file_name=f"{name}@{version}.{fmt}",
-                       mime="application/json" if fmt == "json" else "application/yaml", key="exp_download",
-                       on_click="ignore")
+    st.download_button(
+        f"Download {name}@{version}.{fmt}",
+        text.encode("utf-8"),
+        file_name=f"{name}@{version}.{fmt}",
+        mime="application/json" if fmt == "json" else "application/yaml",
+        key="exp_download",
+        on_click="ignore",
+    )
     with st.expander("Show the file"):
         st.code(text, language=fmt)
 
 
 def import_panel(store: rubric_store.Store, actor: str) -> None:
     """Import a YAML/JSON rubric file (upload or paste): a new version, or a precise error and no change."""
-    st.caption("A file for a new name creates that rubric; for an existing name it becomes the next version "
-               "(identical content creates nothing). See docs/rubrics.md for the schema.")
-    upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"], key="imp_file",
-                              max_upload_size=1)
+    st.caption(
+        "A file for a new name creates that rubric; for an existing name it becomes the next version "
+        "(identical content creates nothing). See docs/rubrics.md for the schema."
+    )
+    upload = st.file_uploader("Rubric file", type=["yaml", "yml", "json"], key="imp_file", max_upload_size=1)
     kept.keep("imp_text")
     pasted = st.text_area("…or paste the file", key="imp_text", height=150)
     fmt = st.radio("Pasted text is", ["yaml", "json"], key="imp_format", horizontal=True)

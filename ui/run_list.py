@@ -25,8 +25,11 @@ URL = {SEARCH: "q", STATUS: "status", HIDE: "samples"}
 SHOWN = "shown"
 """`samples=shown`: batch sample reviews are listed too (hidden is the default, so it needs no parameter)."""
 STATUS_HELP = "Where the run stands. The stored codes (JSON record, command line):  \n" + words.legend(words.STATUS)
-STATUS_COLUMN_HELP = (STATUS_HELP.replace("Where the run stands.", "Where the run stands, and why an escalated run "
-                                          "escalated.") + "  \n" + words.legend(words.REASON))
+STATUS_COLUMN_HELP = (
+    STATUS_HELP.replace("Where the run stands.", "Where the run stands, and why an escalated run escalated.")
+    + "  \n"
+    + words.legend(words.REASON)
+)
 
 SOURCE = {"cli": "command line", "batch": "batch"}
 """Where a run came from, said after who started it (a run started in the app says nothing more)."""
@@ -65,8 +68,11 @@ def _seed_from_url() -> None:
 
 def _write_url(f: Filters) -> None:
     """The filters into the URL, so a reload or a copied link shows the same list; defaults leave no trace."""
-    wanted = {URL[SEARCH]: f.search, URL[STATUS]: "" if f.status == ALL else f.status,
-              URL[HIDE]: "" if f.hide_samples else SHOWN}
+    wanted = {
+        URL[SEARCH]: f.search,
+        URL[STATUS]: "" if f.status == ALL else f.status,
+        URL[HIDE]: "" if f.hide_samples else SHOWN,
+    }
     for name, value in wanted.items():
         if value and st.query_params.get(name) != value:
             st.query_params[name] = value
@@ -78,14 +84,26 @@ def filters() -> Filters:
     """The search box, the status filter and the batch-sample switch, seeded from and kept in the URL."""
     _seed_from_url()
     left, mid, right = st.columns([3, 2, 3], vertical_alignment="bottom")  # the toggle's label whole at 1,024 px
-    search = left.text_input("Search", key=SEARCH, placeholder="number, words, rubric, who",
-                             help="Matches the run number (12 or #12), the output as submitted, the spec, the "
-                                  "rubric's name and who started the run (name or e-mail), in any case.")
-    status = mid.selectbox("Status", [ALL, *(s.value for s in RunStatus)], key=STATUS,
-                           format_func=lambda s: "all" if s == ALL else components.status_label(s), help=STATUS_HELP)
-    hide = right.toggle("Hide batch samples", key=HIDE,
-                        help="A batch reviews a sample of its items, each as a run of its own; they are listed on "
-                             "the Batch page. Off: they are listed here too.")
+    search = left.text_input(
+        "Search",
+        key=SEARCH,
+        placeholder="number, words, rubric, who",
+        help="Matches the run number (12 or #12), the output as submitted, the spec, the "
+        "rubric's name and who started the run (name or e-mail), in any case.",
+    )
+    status = mid.selectbox(
+        "Status",
+        [ALL, *(s.value for s in RunStatus)],
+        key=STATUS,
+        format_func=lambda s: "all" if s == ALL else components.status_label(s),
+        help=STATUS_HELP,
+    )
+    hide = right.toggle(
+        "Hide batch samples",
+        key=HIDE,
+        help="A batch reviews a sample of its items, each as a run of its own; they are listed on "
+        "the Batch page. Off: they are listed here too.",
+    )
     chosen = Filters(search=search.strip(), status=str(status), hide_samples=bool(hide))
     _write_url(chosen)
     return chosen
@@ -96,8 +114,13 @@ def runs(f: Filters) -> list[RunSummary]:
     repo = app_desk.desk().runs
     q = f.search.lower()
     people = [p.id for p in repo.people.all() if q and q in p.label.lower()]
-    return repo.list_runs(limit=LIMIT, status=None if f.status == ALL else f.status, search=f.search,
-                          batch_samples=not f.hide_samples, people=people)
+    return repo.list_runs(
+        limit=LIMIT,
+        status=None if f.status == ALL else f.status,
+        search=f.search,
+        batch_samples=not f.hide_samples,
+        people=people,
+    )
 
 
 def nothing_listed(f: Filters) -> None:
@@ -105,8 +128,14 @@ def nothing_listed(f: Filters) -> None:
     if not app_desk.desk().runs.list_runs(limit=1):
         st.info("No runs yet. Start one on the Review page or with `python -m santa_core review`.")
         return
-    st.info("No run matches these filters." + (" Batch sample reviews are hidden: turn off *Hide batch samples* "
-                                               "to list them too." if f.hide_samples else ""))
+    st.info(
+        "No run matches these filters."
+        + (
+            " Batch sample reviews are hidden: turn off *Hide batch samples* to list them too."
+            if f.hide_samples
+            else ""
+        )
+    )
 
 
 def when(at: datetime) -> str:
@@ -124,7 +153,11 @@ def status_words(r: RunSummary) -> str:
     """The status, and for an escalated run why it escalated (a resolved one says how it was resolved; its
     page says why it had escalated)."""
     label = components.status_label(r.status)
-    return f"{label}: {words.reason(r.escalation_reason)}" if r.status == RunStatus.ESCALATED and r.escalation_reason else label
+    return (
+        f"{label}: {words.reason(r.escalation_reason)}"
+        if r.status == RunStatus.ESCALATED and r.escalation_reason
+        else label
+    )
 
 
 def rubric_words(r: RunSummary) -> str:
@@ -138,27 +171,38 @@ def frame(items: list[RunSummary], blind: set[int]) -> pd.DataFrame:
     columns, so that they fit the page: the status says why a run escalated, "by" where a run not started in the app came
     from, "rubric" the round the run reached too. "by" names who started the run as they were named then
     (as the run page does): a later rename does not rewrite the list."""
-    rows = [{
-        "run": f"./review?run={r.id}", "status": status_words(r), "text": r.preview,
-        "by": started_by(r),
-        "created": when(r.created_at), "rubric": rubric_words(r),
-        # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
-        "cost": None if r.id in blind else components.usd(r.cost_usd),
-    } for r in items]
+    rows = [
+        {
+            "run": f"./review?run={r.id}",
+            "status": status_words(r),
+            "text": r.preview,
+            "by": started_by(r),
+            "created": when(r.created_at),
+            "rubric": rubric_words(r),
+            # A run waiting for a person reviewer shows no spend: it would tell them the other reviewer answered.
+            "cost": None if r.id in blind else components.usd(r.cost_usd),
+        }
+        for r in items
+    ]
     columns = ["run", "status", "text", "by", "created", "rubric", "cost"]
     return pd.DataFrame(rows, columns=columns)
 
 
 COLUMNS = {
-    "run": st.column_config.LinkColumn("run", display_text=RUN_LINK, help="The run's number: click it to open the "
-                                                                          "run (in a new tab)."),
+    "run": st.column_config.LinkColumn(
+        "run", display_text=RUN_LINK, help="The run's number: click it to open the run (in a new tab)."
+    ),
     "status": st.column_config.TextColumn("status", help=STATUS_COLUMN_HELP),
     "text": st.column_config.TextColumn("text", help="The beginning of the output as submitted."),
-    "by": st.column_config.TextColumn("by", help="Who started the run, and where from when not in the app: "
-                                                 "the command line, or a batch (its sample reviews)."),
+    "by": st.column_config.TextColumn(
+        "by",
+        help="Who started the run, and where from when not in the app: "
+        "the command line, or a batch (its sample reviews).",
+    ),
     "created": st.column_config.TextColumn("created", help="When the run was started (UTC)."),
-    "rubric": st.column_config.TextColumn("rubric", help="The rubric version the run is judged by, and the round "
-                                                         "it reached."),
+    "rubric": st.column_config.TextColumn(
+        "rubric", help="The rubric version the run is judged by, and the round it reached."
+    ),
     "cost": st.column_config.TextColumn("cost", help="What the run's calls cost so far, in US dollars."),
 }
 
@@ -168,12 +212,28 @@ def table(items: list[RunSummary]) -> None:
     Its columns fit the page (table_fit), long cells wrapping over up to ROW_LINES lines."""
     blind = app_desk.desk().runs.blind_run_ids()
     shown = frame(items, blind)
-    fitted = table_fit.fit(shown, table_fit.PAGE_PX, wide=("text",), fixed=WIDTHS,
-                           labels=components.labels_of(COLUMNS), most_lines=ROW_LINES, breakable=("by",))
+    fitted = table_fit.fit(
+        shown,
+        table_fit.PAGE_PX,
+        wide=("text",),
+        fixed=WIDTHS,
+        labels=components.labels_of(COLUMNS),
+        most_lines=ROW_LINES,
+        breakable=("by",),
+    )
     row = fitted.row_height or 35
-    st.dataframe(shown, hide_index=True, width="stretch", row_height=fitted.row_height,
-                 height=min(len(items), ROWS_SHOWN) * row + 38, column_config=components.fitted_config(fitted, COLUMNS))
-    st.caption(f"{len(items)} run{'s' if len(items) != 1 else ''}"
-               + (f" (the newest {LIMIT})" if len(items) == LIMIT else "") + ". Click a run's number to open it.")
+    st.dataframe(
+        shown,
+        hide_index=True,
+        width="stretch",
+        row_height=fitted.row_height,
+        height=min(len(items), ROWS_SHOWN) * row + 38,
+        column_config=components.fitted_config(fitted, COLUMNS),
+    )
+    st.caption(
+        f"{len(items)} run{'s' if len(items) != 1 else ''}"
+        + (f" (the newest {LIMIT})" if len(items) == LIMIT else "")
+        + ". Click a run's number to open it."
+    )
     if blind & {r.id for r in items}:
         st.caption("No cost is shown for runs waiting for a person reviewer until the reviews are in.")

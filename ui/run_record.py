@@ -50,14 +50,23 @@ def record_section(view: RunView) -> None:
         # The record holds every review: it would show a person reviewer the other verdict.
         st.caption("Available once the person reviews of this round are in (the record holds every review).")
         return
-    st.caption("Everything that shows how this run's output came to be: spec, rubric, each round's output with "
-               "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
-               "the run's audit events. The JSON is exact; HTML and PDF are readable copies.")
+    st.caption(
+        "Everything that shows how this run's output came to be: spec, rubric, each round's output with "
+        "its SHA-256, both reviews, diffs, every decision with actor and time, escalations, escapes and "
+        "the run's audit events. The JSON is exact; HTML and PDF are readable copies."
+    )
     repo = app_desk.desk().runs
     row = st.container(horizontal=True)  # buttons as wide as their words, wrapping at a narrow window
     for fmt, (label, mime, render) in FORMATS.items():
-        row.download_button(label, data=_builder(repo, view.id, render), file_name=f"santa-run-{view.id}-record.{fmt}",
-                            mime=mime, key=f"record_{fmt}_{view.id}", on_click="ignore", icon=":material/download:")
+        row.download_button(
+            label,
+            data=_builder(repo, view.id, render),
+            file_name=f"santa-run-{view.id}-record.{fmt}",
+            mime=mime,
+            key=f"record_{fmt}_{view.id}",
+            on_click="ignore",
+            icon=":material/download:",
+        )
 
 
 def escapes_list(view: RunView) -> None:
@@ -65,8 +74,16 @@ def escapes_list(view: RunView) -> None:
     if not view.escapes:
         st.caption("No escapes reported.")
         return
-    rows = [{"reported": e.created_at.strftime("%Y-%m-%d %H:%M"), "by": identity.display_at(e.reported_by, e.created_at),
-             "criterion": e.criterion, "severity": e.severity, "description": e.description} for e in view.escapes]
+    rows = [
+        {
+            "reported": e.created_at.strftime("%Y-%m-%d %H:%M"),
+            "by": identity.display_at(e.reported_by, e.created_at),
+            "criterion": e.criterion,
+            "severity": e.severity,
+            "description": e.description,
+        }
+        for e in view.escapes
+    ]
     components.full_table(pd.DataFrame(rows), wide=("description",), breakable=("by",))
 
 
@@ -81,10 +98,17 @@ def escape_form(view: RunView) -> None:
     if st.session_state.pop(f"{key}_done", False):
         st.session_state.pop(f"{key}_description", None)  # reported: start the next one empty
         st.success("Escape reported and recorded on this run; it will count in the escape rate.")
-    criterion = st.selectbox("Criterion the defect falls under", [*view.rubric.criterion_ids(), OTHER],
-                             format_func=_criterion_label(view), key=f"{key}_criterion")
-    description = st.text_area("What is wrong, and where", key=f"{key}_description",
-                               placeholder="e.g. the launch year in the second sentence is wrong")
+    criterion = st.selectbox(
+        "Criterion the defect falls under",
+        [*view.rubric.criterion_ids(), OTHER],
+        format_func=_criterion_label(view),
+        key=f"{key}_criterion",
+    )
+    description = st.text_area(
+        "What is wrong, and where",
+        key=f"{key}_description",
+        placeholder="e.g. the launch year in the second sentence is wrong",
+    )
     severity = st.radio("Severity", SEVERITIES, horizontal=True, key=f"{key}_severity")
     if not st.button("Report escape", key=f"{key}_submit"):
         return
@@ -111,8 +135,10 @@ def sections(view: RunView) -> list[str]:
 
 def escapes_section(view: RunView) -> None:
     """The run's escapes, and the form to report one once the run shipped."""
-    st.markdown("#### Escapes", help="An escape is a defect found after the output shipped; each one counts in the "
-                "escape rate (Metrics).")
+    st.markdown(
+        "#### Escapes",
+        help="An escape is a defect found after the output shipped; each one counts in the escape rate (Metrics).",
+    )
     escapes_list(view)
     if view.status not in SHIPPED:
         return

@@ -45,11 +45,17 @@ def panel_note(view: RunView) -> None:
         if spans_two_families(view.reviewer_b, view.reviewer_c):
             st.caption(f"Panel: {families}, two model families.")
         elif unknown := [m for m in (view.reviewer_b, view.reviewer_c) if not family_known(m)]:
-            st.caption(escape_markdown(f"Panel: {families}: the family of {', '.join(unknown)} is unknown, so the "
-                                       "desk cannot tell whether the reviewers share blind spots."))
+            st.caption(
+                escape_markdown(
+                    f"Panel: {families}: the family of {', '.join(unknown)} is unknown, so the "
+                    "desk cannot tell whether the reviewers share blind spots."
+                )
+            )
         else:
-            st.caption(f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
-                       "not independent.")
+            st.caption(
+                f"Panel: {families}, one model family: the reviewers share blind spots, so their misses are "
+                "not independent."
+            )
     unpriced = pricing.unpriced(*paid_models(view))
     if unpriced and not view.blind:
         st.caption(escape_markdown(f"{pricing.PRICE_UNKNOWN} for {', '.join(unpriced)}: {pricing.UNKNOWN_PRICE_RULE}."))
@@ -70,22 +76,31 @@ def run_header(view: RunView) -> None:
     waiting = sum(c.estimate_usd for c in view.in_flight)
     spent = "" if view.blind or not view.total_cost_usd else f" · {components.usd(view.total_cost_usd - waiting)} spent"
     if spent and pricing.unpriced(*paid_models(view)):  # an upper bound, not a price: say so where the figure stands
-        spent = (f" · {components.usd(view.total_cost_usd - waiting)} counted against the budget (includes "
-                 f"{pricing.PRICE_UNKNOWN})")
+        spent = (
+            f" · {components.usd(view.total_cost_usd - waiting)} counted against the budget (includes "
+            f"{pricing.PRICE_UNKNOWN})"
+        )
     if spent and view.in_flight:
         spent += f" · {len(view.in_flight)} call(s) in flight (up to {components.usd(waiting)} more)"
     third = f"D {view.reviewer_d} (high-risk criteria) · " if view.reviewer_d else ""
-    st.caption(escape_markdown(f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
-                  f"C {view.reviewer_c} · {third}fix agent {view.fixer} · round {view.state.round} of "
-                  f"{view.state.round_cap}{spent} · started by {identity.display_at(view.created_by, view.created_at)}"))
+    st.caption(
+        escape_markdown(
+            f"Rubric {view.rubric.name} v{view.rubric.version} · B {view.reviewer_b} · "
+            f"C {view.reviewer_c} · {third}fix agent {view.fixer} · round {view.state.round} of "
+            f"{view.state.round_cap}{spent} · started by {identity.display_at(view.created_by, view.created_at)}"
+        )
+    )
     panel_note(view)
     components.rubric_table(view.rubric)
     if view.cut_off and not view.blind:
         counted = sum(c.estimate_usd for c in view.cut_off)
-        st.warning(escape_markdown(
-            f"{len(view.cut_off)} call(s) were cut off before their answer was stored (a crash, a kill or a lost "
-            f"connection); the cost above counts them at their estimate, {components.usd(counted)}, the most they may "
-            "have cost, and a resume asks them again: " + "; ".join(c.describe() for c in view.cut_off) + "."))
+        st.warning(
+            escape_markdown(
+                f"{len(view.cut_off)} call(s) were cut off before their answer was stored (a crash, a kill or a lost "
+                f"connection); the cost above counts them at their estimate, {components.usd(counted)}, the most they may "
+                "have cost, and a resume asks them again: " + "; ".join(c.describe() for c in view.cut_off) + "."
+            )
+        )
 
 
 def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> None:
@@ -104,21 +119,36 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
             outcome = reviews.get(slot)
             # Blind review: a person reviewer must not see the other verdict before giving theirs.
             hide = not both_in and outcome is not None and PERSON in (view.reviewer_b, view.reviewer_c)
-            review_cards.review_card(outcome, slot, reviewer_of(view, slot), view.rubric, hidden=hide,
-                                     missing=not_asked(rnd) if rnd.gate is not None else "No review yet.")
-    if both_in and rnd.reviews["B"].reviewer.startswith("person:") and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer:
-        st.warning("One person filled both reviewer slots of this round, so the two reviews are not independent. "
-                   "Only the local user of an install without sign-in may do this; configure sign-in for a team.")
+            review_cards.review_card(
+                outcome,
+                slot,
+                reviewer_of(view, slot),
+                view.rubric,
+                hidden=hide,
+                missing=not_asked(rnd) if rnd.gate is not None else "No review yet.",
+            )
+    if (
+        both_in
+        and rnd.reviews["B"].reviewer.startswith("person:")
+        and rnd.reviews["B"].reviewer == rnd.reviews["C"].reviewer
+    ):
+        st.warning(
+            "One person filled both reviewer slots of this round, so the two reviews are not independent. "
+            "Only the local user of an install without sign-in may do this; configure sign-in for a team."
+        )
     review_cards.screen_line(rnd.screens)
     if unreviewed:  # nobody judged the output: not NAUGHTY, and the words name the calls that failed
         st.warning(escape_markdown(f"{HEADLINE} — {unreviewed} Nothing ships until the output is reviewed."))
     elif rnd.gate is not None:
         if not rnd.reviews and checked_out_first(rnd.gate):
-            st.info("The reviewers were not asked: a critical deterministic check failed, so no verdict could ship "
-                    "this text. The fix agent gets the check's findings; fresh reviewers judge the fixed text.")
+            st.info(
+                "The reviewers were not asked: a critical deterministic check failed, so no verdict could ship "
+                "this text. The fix agent gets the check's findings; fresh reviewers judge the fixed text."
+            )
         elif not rnd.reviews:
-            st.info("The reviewers were not asked: a deterministic check or the injection screen stopped this "
-                    "round first.")
+            st.info(
+                "The reviewers were not asked: a deterministic check or the injection screen stopped this round first."
+            )
         components.gate_banner(review_cards.worded_gate(rnd.gate, rnd.reviews), len(slots))  # no raw reviewer error
         components.issues_table(rnd.gate.issues, criterion_names(view))
     if rnd.proposal is not None and rnd.gate is not None:
@@ -126,22 +156,33 @@ def round_panel(view: RunView, rnd: RoundView, remedy: str | None = None) -> Non
         st.markdown("**Fix (by a person)**" if by_person else "**Fix proposal**")
         # The proposal awaiting this person's decision: its cards stand with the decision, not twice on the page.
         live = waits and identity.can(Permission.DECIDE_FIX)
-        components.proposal_view(rnd.proposal, by_person=by_person, names=criterion_names(view), decided_below=live,
-                                 remedy=remedy)
+        components.proposal_view(
+            rnd.proposal, by_person=by_person, names=criterion_names(view), decided_below=live, remedy=remedy
+        )
     for d in rnd.decisions:
-        st.caption(escape_markdown(f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
-                      + (f": {d.reason}" if d.reason else "")))
+        st.caption(
+            escape_markdown(
+                f"{d.created_at:%Y-%m-%d %H:%M} · {identity.display_at(d.actor, d.created_at)} · {words.decision(d.action)}"
+                + (f": {d.reason}" if d.reason else "")
+            )
+        )
         if d.action == "edit" and rnd.proposal is not None:  # show the person's own change too
-            st.code(components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
-                    language="diff", wrap_lines=True)
+            st.code(
+                components.readable_diff(rnd.proposal.proposed_text, d.after_text, "proposal", "as approved"),
+                language="diff",
+                wrap_lines=True,
+            )
 
 
 def timeline(view: RunView) -> None:
     """All rounds as tabs, the latest open; with the output each round reviewed."""
     if not view.rounds:
         return
-    labels = [f"Round {r.round_no}" + (" · could not be reviewed" if could_not_review(r) else
-                                       f" · {r.gate.decision.value}" if r.gate else "") for r in view.rounds]
+    labels = [
+        f"Round {r.round_no}"
+        + (" · could not be reviewed" if could_not_review(r) else f" · {r.gate.decision.value}" if r.gate else "")
+        for r in view.rounds
+    ]
     tabs = st.tabs(labels, default=labels[-1])  # open on the latest round
     for tab, rnd in zip(tabs, view.rounds, strict=True):
         with tab:
@@ -156,14 +197,18 @@ def queued_note(view: RunView, now: datetime) -> str:
     a stopped process left behind on its own: at its start, and every SWEEP_EVERY_S while it runs)."""
     since = f"{view.updated_at:%Y-%m-%d %H:%M} UTC"
     if view.batch_id is not None and view.batch_paused:
-        return (f"Queued since {since}: a review of batch #{view.batch_id}, which is paused. It starts when the "
-                "batch is resumed on the Batch page.")
+        return (
+            f"Queued since {since}: a review of batch #{view.batch_id}, which is paused. It starts when the "
+            "batch is resumed on the Batch page."
+        )
     if view.batch_id is not None:
         return f"Queued since {since}: a review of batch #{view.batch_id}; the batch starts it when it has room."
     if (now - view.updated_at).total_seconds() <= QUEUED_ORPHAN_S:
         return "Queued: a worker will pick this run up in a moment."
-    return (f"Queued since {since}: waiting for a worker. A run whose process stopped is picked up by the desk "
-            f"on its own within about {QUEUED_ORPHAN_S + SWEEP_EVERY_S:g} s, or when it starts again.")
+    return (
+        f"Queued since {since}: waiting for a worker. A run whose process stopped is picked up by the desk "
+        f"on its own within about {QUEUED_ORPHAN_S + SWEEP_EVERY_S:g} s, or when it starts again."
+    )
 
 
 def progress(view: RunView) -> None:
@@ -198,28 +243,39 @@ def approval_panel(view: RunView) -> None:
         st.caption("You are the fix agent for this run: change only what the issues above flag, then Approve.")
     elif by_person:
         st.markdown("#### Fix the flagged issues")
-        st.caption("No flagged issue could be located at one place in the output (its quote is missing, not word for "
-                   "word, too short or found more than once), so the fix agent was not asked: "
-                   "change what the issues above describe, then Approve.")
+        st.caption(
+            "No flagged issue could be located at one place in the output (its quote is missing, not word for "
+            "word, too short or found more than once), so the fix agent was not asked: "
+            "change what the issues above describe, then Approve."
+        )
     else:
         st.markdown("#### Your decision on the fix")
         if rnd.fix_attempts > 1:
             st.caption(f"Attempt {rnd.fix_attempts} of {actions.MAX_FIX_ATTEMPTS}: the fix agent was asked again.")
         proposal = _chosen_edits(view, proposal)
     kept = [str(i) for i, e in enumerate(rnd.proposal.edits) if e in proposal.edits]
-    box_key = (f"edit_{view.id}_{view.state.round}{_attempt(rnd)}"
-               + ("" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept)))
+    box_key = f"edit_{view.id}_{view.state.round}{_attempt(rnd)}" + (
+        "" if len(kept) == len(rnd.proposal.edits) else "_" + "-".join(kept)
+    )
     if not by_person and rnd.proposal.rejected:
         _refused(view, box_key, proposal.proposed_text)
     # A box whose text the person changed (by typing or by taking a refused edit) keeps it: no default then,
     # which Streamlit would otherwise report as set twice.
-    edited = st.text_area("Proposed output — edit it here if needed; Approve takes the text as it is in this box",
-                          None if box_key in st.session_state else proposal.proposed_text, height=240,
-                          key=box_key) or ""
+    edited = (
+        st.text_area(
+            "Proposed output — edit it here if needed; Approve takes the text as it is in this box",
+            None if box_key in st.session_state else proposal.proposed_text,
+            height=240,
+            key=box_key,
+        )
+        or ""
+    )
     st.session_state["approval_box"] = box_key
-    reason = st.text_input("Reason or note (optional to approve or ask again, required to reject and escalate)",
-                           key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}",
-                           help="Recorded with your decision in the run's history and the audit trail.")
+    reason = st.text_input(
+        "Reason or note (optional to approve or ask again, required to reject and escalate)",
+        key=f"reason_{view.id}_{view.state.round}{_attempt(rnd)}",
+        help="Recorded with your decision in the run's history and the audit trail.",
+    )
     label = components.approve_label(*judge_text(proposal, edited))
     # Said before the click: a text the reviewers already judged is never reviewed again. The button stays
     # enabled, because an edit reaches the page only when the box loses focus, and a disabled button would
@@ -227,8 +283,12 @@ def approval_panel(view: RunView) -> None:
     rounds = [r for r in view.rounds if r.round_no <= view.state.round]
     if unchanged := actions.approval_refusal(view.fixer, rounds, edited):
         label = "Approve — edit the text first"
-        st.caption(escape_markdown(f"Approve will be refused: {unchanged} (The page sees what you type in the box "
-                                   "once you click anywhere outside it.)"))
+        st.caption(
+            escape_markdown(
+                f"Approve will be refused: {unchanged} (The page sees what you type in the box "
+                "once you click anywhere outside it.)"
+            )
+        )
     over_budget = view.budget_usd is not None and view.total_cost_usd >= view.budget_usd
     again = not by_person and not over_budget and rnd.fix_attempts < actions.MAX_FIX_ATTEMPTS
     row = st.container(horizontal=True)  # buttons as wide as their words, wrapping at a narrow window
@@ -237,37 +297,49 @@ def approval_panel(view: RunView) -> None:
     if shown != rnd.fix_attempts:
         # The proposal changed under the person (someone asked the fix agent again): whatever made
         # the page redraw, say so, and keep what they had typed for the proposal they were looking at.
-        st.warning(f"Someone asked the fix agent again while you were deciding: this is proposal "
-                   f"{rnd.fix_attempts}, not the one you were looking at. Check it before you decide.")
+        st.warning(
+            f"Someone asked the fix agent again while you were deciding: this is proposal "
+            f"{rnd.fix_attempts}, not the one you were looking at. Check it before you decide."
+        )
         old = st.session_state.get(typed_box)
         if old:
             st.caption("The text you had in the box, so nothing you typed is lost:")
             st.code(old, language=None, wrap_lines=True)
     if approve.button(label, type="primary", key="approve_fix"):
         text = None if edited == rnd.proposal.proposed_text else edited  # an edit is recorded as "edit"
-        _act(lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason, shown),
-             view.id, typed)
+        _act(
+            lambda: actions.approve_fix(app_desk.desk().runs, view.id, identity.actor(), text, reason, shown),
+            view.id,
+            typed,
+        )
     if reject.button("Reject and escalate", key="reject_fix", help=REJECT_HELP):
         _act(lambda: actions.reject_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
-    if again and retry.button(f"Ask the fix agent again ({rnd.fix_attempts + 1} of {actions.MAX_FIX_ATTEMPTS})",
-                              key="retry_fix", help="Sets this proposal aside and asks the fix agent for a new one "
-                              "for the same issues: a paid call, counted against the run's budget."):
+    if again and retry.button(
+        f"Ask the fix agent again ({rnd.fix_attempts + 1} of {actions.MAX_FIX_ATTEMPTS})",
+        key="retry_fix",
+        help="Sets this proposal aside and asks the fix agent for a new one "
+        "for the same issues: a paid call, counted against the run's budget.",
+    ):
         _act(lambda: actions.retry_fix(app_desk.desk().runs, view.id, identity.actor(), reason, shown), view.id, typed)
     elif not again and not by_person:
         retry.caption(escape_markdown(_no_retry(rnd, over_budget)))
 
 
-REJECT_HELP = ("Ends this run's fixing now: the run goes to the Escalations page with your reason, where a person "
-               "ships the output as it is, has it re-reviewed or rejects it. Nothing is reviewed again here. To get "
-               "another proposal for the same issues instead, ask the fix agent again.")
+REJECT_HELP = (
+    "Ends this run's fixing now: the run goes to the Escalations page with your reason, where a person "
+    "ships the output as it is, has it re-reviewed or rejects it. Nothing is reviewed again here. To get "
+    "another proposal for the same issues instead, ask the fix agent again."
+)
 
 
 def _no_retry(rnd: RoundView, over_budget: bool) -> str:
     """Why the fix agent cannot be asked again for this round's proposal."""
     if over_budget:
         return "The fix agent cannot be asked again: the run's budget is spent."
-    return (f"The fix agent cannot be asked again: it made {rnd.fix_attempts} proposals in this round, the most a "
-            "round allows.")
+    return (
+        f"The fix agent cannot be asked again: it made {rnd.fix_attempts} proposals in this round, the most a "
+        "round allows."
+    )
 
 
 def _attempt(rnd: RoundView) -> str:
@@ -279,23 +351,31 @@ def _chosen_edits(view: RunView, proposal: FixProposal) -> FixProposal:
     """One card per edit, each kept or dropped by the person; the box below shows the result."""
     if not proposal.edits:
         return proposal
-    st.caption("Each edit of the fix agent, kept unless you turn it off; the box below follows your choice "
-               "(a change here starts the box again from the kept edits).")
-    return proposal_cards.edit_cards(proposal, criterion_names(view),
-                                     keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}")
+    st.caption(
+        "Each edit of the fix agent, kept unless you turn it off; the box below follows your choice "
+        "(a change here starts the box again from the kept edits)."
+    )
+    return proposal_cards.edit_cards(
+        proposal, criterion_names(view), keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}"
+    )
 
 
 def _refused(view: RunView, box_key: str, default: str) -> None:
     """The refused edits, each of which the person may take into the box as their own edit."""
+
     def take(edit: FixEdit) -> None:
         text, _ = take_edit(st.session_state.get(box_key) or default, edit)
         if text is not None:
             st.session_state[box_key] = text
 
     st.caption("Edits the desk refused to apply: each says why. Taking one puts it in the box as your own edit.")
-    proposal_cards.refused_cards(view.current_round.proposal, criterion_names(view),
-                                 st.session_state.get(box_key) or default, take,
-                                 keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}")
+    proposal_cards.refused_cards(
+        view.current_round.proposal,
+        criterion_names(view),
+        st.session_state.get(box_key) or default,
+        take,
+        keys=f"{view.id}_{view.state.round}{_attempt(view.current_round)}",
+    )
 
 
 def criterion_names(view: RunView) -> dict[str, str]:
@@ -335,8 +415,10 @@ def _act(do, run_id: int, typed: str | None = None) -> None:
             st.code(typed, language=None, wrap_lines=True)
         return
     except LookupError:  # storage.errors.EscalationNotOpen: the escalation shown was closed meanwhile
-        st.error("Nothing was recorded: someone else decided this escalation or tried the run again while you were "
-                 "looking. The page now shows the run as it stands.")
+        st.error(
+            "Nothing was recorded: someone else decided this escalation or tried the run again while you were "
+            "looking. The page now shows the run as it stands."
+        )
         return
     if state.status == RunStatus.QUEUED:
         app_desk.desk().runner.submit(run_id)
@@ -365,8 +447,12 @@ def person_panel(view: RunView) -> None:
         shown = slot
         review: Review | None = person_review_form(view, slot)
         if review is not None:
-            _act(lambda s=slot, r=review: actions.submit_person_review(
-                app_desk.desk().runs, view.id, s, r, identity.actor()), view.id)
+            _act(
+                lambda s=slot, r=review: actions.submit_person_review(
+                    app_desk.desk().runs, view.id, s, r, identity.actor()
+                ),
+                view.id,
+            )
 
 
 def final_panel(view: RunView) -> None:
@@ -384,8 +470,11 @@ def stale_decision_notice(view: RunView) -> None:
         return
     if view.status == RunStatus.AWAITING_APPROVAL and view.state.round == ctx[1]:
         return
-    _keep_typed_text(st.warning, "This fix was decided by someone else before your click arrived; your decision "
-                     "was not recorded.", ctx)
+    _keep_typed_text(
+        st.warning,
+        "This fix was decided by someone else before your click arrived; your decision was not recorded.",
+        ctx,
+    )
 
 
 def actions_panel(view: RunView) -> None:
@@ -399,10 +488,16 @@ def actions_panel(view: RunView) -> None:
     elif status == RunStatus.ESCALATED and view.state.escalation_reason == EscalationReason.PROVIDER_FAILED:
         try_again_panel(view)
     elif status == RunStatus.ESCALATED and view.escalation:
-        st.warning(f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
-                   "Escalations page.")
-        st.page_link("pages/escalations.py", label="Open this escalation", icon=":material/priority_high:",
-                     query_params={"run": str(view.id)})
+        st.warning(
+            f"Escalated ({escape_markdown(words.reason(view.escalation.reason))}): a person decides on the "
+            "Escalations page."
+        )
+        st.page_link(
+            "pages/escalations.py",
+            label="Open this escalation",
+            icon=":material/priority_high:",
+            query_params={"run": str(view.id)},
+        )
     elif status == RunStatus.INTERRUPTED:
         st.warning(f"Interrupted: {escape_markdown(view.state.note)}. Nothing committed was lost.")
         if not identity.can(Permission.RESUME_RUN):
@@ -415,8 +510,10 @@ def actions_panel(view: RunView) -> None:
 
 def try_again_panel(view: RunView) -> None:
     """A run nobody could judge because the model provider failed: Try again, a counted and paid attempt."""
-    st.warning(f"{HEADLINE} (the round above says which call and why). Nothing ships until the output is reviewed: "
-               "try again once the provider answers, or decide on the Escalations page.")
+    st.warning(
+        f"{HEADLINE} (the round above says which call and why). Nothing ships until the output is reviewed: "
+        "try again once the provider answers, or decide on the Escalations page."
+    )
     tries = sum(d.action == "try_again" for r in view.rounds for d in r.decisions)
     # The escalation this page showed on its last render: a click acts on that one, so a tab left open while
     # someone else tried again (and the provider failed again) does not start another paid attempt unseen.
@@ -425,19 +522,28 @@ def try_again_panel(view: RunView) -> None:
     st.session_state["try_again_seen"] = current
     shown = seen[1] if seen and seen[0] == view.id else current[1]
     if actions.budget_spent(view.budget_usd, view.total_cost_usd):
-        st.info("Try again is not offered: the run's budget is spent. Ship it as is or reject it on the "
-                "Escalations page, with your justification.")
+        st.info(
+            "Try again is not offered: the run's budget is spent. Ship it as is or reject it on the "
+            "Escalations page, with your justification."
+        )
     elif not identity.can(Permission.RETRY_RUN):
         st.info(escape_markdown(identity.refusal(Permission.RETRY_RUN)))
-    elif st.button("Try again", type="primary", key="try_again",
-                   help="Asks the injection screen and both reviewers afresh in a new round of the same text: paid "
-                        "calls, counted against the run's budget; the escalation closes as tried again."):
-        _act(lambda: actions.try_again(app_desk.desk().runs, view.id, identity.actor(), escalation_id=shown),
-             view.id)
+    elif st.button(
+        "Try again",
+        type="primary",
+        key="try_again",
+        help="Asks the injection screen and both reviewers afresh in a new round of the same text: paid "
+        "calls, counted against the run's budget; the escalation closes as tried again.",
+    ):
+        _act(lambda: actions.try_again(app_desk.desk().runs, view.id, identity.actor(), escalation_id=shown), view.id)
     if tries:
         st.caption(f"Tried again {tries} time(s) already.")
-    st.page_link("pages/escalations.py", label="Or decide on the Escalations page", icon=navigation.ICON["escalations"],
-                 query_params={"run": str(view.id)})
+    st.page_link(
+        "pages/escalations.py",
+        label="Or decide on the Escalations page",
+        icon=navigation.ICON["escalations"],
+        query_params={"run": str(view.id)},
+    )
 
 
 LIVE_EVERY_S = 0.5
@@ -480,10 +586,13 @@ def render_run(run_id: int) -> None:
             # A person reviewer must judge blind: no other verdict, no earlier round, no fix.
             st.info("A person reviewer's slot is open: the run history stays hidden until the review is in.")
         elif spot_check:
-            st.info(f"Spot-check #{spot_check} of this run is open and yours to judge: the reviewers' verdicts stay "
-                    "hidden from you until it is judged, so they cannot sway you.")
-            st.page_link("pages/spot_checks.py", label="Judge it on the Spot-checks page",
-                         icon=navigation.ICON["spot_checks"])
+            st.info(
+                f"Spot-check #{spot_check} of this run is open and yours to judge: the reviewers' verdicts stay "
+                "hidden from you until it is judged, so they cannot sway you."
+            )
+            st.page_link(
+                "pages/spot_checks.py", label="Judge it on the Spot-checks page", icon=navigation.ICON["spot_checks"]
+            )
         else:
             timeline(current)
 

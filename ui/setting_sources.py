@@ -55,8 +55,10 @@ def overridden(field: str, source: Source) -> str | None:
         return None
     said = f"The environment sets {source.variable}={source.text}, and the environment wins over Settings"
     if source.saved is not None:
-        said += (f": the saved value ({shown(field, source.saved.value)}, {saved_label(source.saved)}) is not used "
-                 f"while {source.variable} is set")
+        said += (
+            f": the saved value ({shown(field, source.saved.value)}, {saved_label(source.saved)}) is not used "
+            f"while {source.variable} is set"
+        )
     return said + f". Unset {source.variable} to set it here."
 
 
@@ -77,10 +79,21 @@ def sources_table(effective: Effective, local_name: str | None = None) -> None:
     for slot in SLOTS:  # what a new run starts on, as the pickers below and the Review page say
         if (start := providers.slot_start(values[slot], usable)) != values[slot]:
             values[slot] = f"{start} (no provider has a key; {values[slot]} once its provider has one)"
-    rows = [{"setting": words.setting(field), "in effect": shown(field, values[field]),
-             "from": source_label(effective.sources[field])} for field in effective.sources]
+    rows = [
+        {
+            "setting": words.setting(field),
+            "in effect": shown(field, values[field]),
+            "from": source_label(effective.sources[field]),
+        }
+        for field in effective.sources
+    ]
     for label, variable, value in ENV_ONLY_SETTINGS:
         text = os.environ.get(variable)
-        rows.append({"setting": label, "in effect": f"{value():g}",
-                     "from": f"environment {variable}={text}" if text else f"default (set {variable} to change)"})
+        rows.append(
+            {
+                "setting": label,
+                "in effect": f"{value():g}",
+                "from": f"environment {variable}={text}" if text else f"default (set {variable} to change)",
+            }
+        )
     components.full_table(pd.DataFrame(rows), wide=("in effect", "from"), breakable=("from",))

@@ -45,9 +45,12 @@ def saved_note(key: str) -> None:
     """After a save by the button `key`: say so there."""
     if st.session_state.get(SAVED) == key:
         del st.session_state[SAVED]
-        st.success("Saved. New runs and new escalations start from these defaults. A run's page keeps the names its "
-                   "starter and deciders had at the time." if key == WHOLE else "Saved; the other sections keep "
-                   "what was saved before.")
+        st.success(
+            "Saved. New runs and new escalations start from these defaults. A run's page keeps the names its "
+            "starter and deciders had at the time."
+            if key == WHOLE
+            else "Saved; the other sections keep what was saved before."
+        )
 
 
 def section_save(label: str, key: str, values: dict[str, Any], defaults: Defaults, allowed: bool) -> None:

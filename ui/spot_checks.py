@@ -69,8 +69,7 @@ def takeable(check: SpotCheck, person: str) -> bool:
 
 def ordered(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
     """Open first (overdue first among them, then by due time), then submitted, newest first."""
-    open_ = sorted((c for c in checks if c.status == "open"),
-                   key=lambda c: (not c.overdue(now), c.due_at or now, c.id))
+    open_ = sorted((c for c in checks if c.status == "open"), key=lambda c: (not c.overdue(now), c.due_at or now, c.id))
     done = sorted((c for c in checks if c.status != "open"), key=lambda c: -c.id)
     return open_ + done
 
@@ -81,17 +80,31 @@ def queue(checks: list[SpotCheck], now: datetime) -> list[SpotCheck]:
     mine = st.toggle("Only mine (assigned to me or to nobody)", key="spot_mine")
     shown = [c for c in ordered(checks, now) if not mine or takeable(c, person) or c.submitted_by == person]
     late = sum(c.overdue(now) for c in shown)
-    st.caption(f"{sum(c.status == 'open' for c in shown)} open · {late} overdue · "
-               f"{sum(c.status == 'done' for c in shown)} submitted")
+    st.caption(
+        f"{sum(c.status == 'open' for c in shown)} open · {late} overdue · "
+        f"{sum(c.status == 'done' for c in shown)} submitted"
+    )
     if not shown:
         st.info("No spot-check here. Rules below draw shipped runs into this queue as they ship.")
         return []
-    st.dataframe(pd.DataFrame([{
-        "#": c.id, "run": run_shown(c, blind), "rubric": f"{c.rubric_name} v{c.rubric_version}",
-        "status": ("OVERDUE" if c.overdue(now) else "open") if c.status == "open" else "submitted",
-        "owner": identity.display(c.owner) if c.owner else "anyone", "due (UTC)": c.due_at,
-        "drawn by": c.drawn_by,
-    } for c in shown[:MAX_LISTED]]), hide_index=True, width="stretch")
+    st.dataframe(
+        pd.DataFrame(
+            [
+                {
+                    "#": c.id,
+                    "run": run_shown(c, blind),
+                    "rubric": f"{c.rubric_name} v{c.rubric_version}",
+                    "status": ("OVERDUE" if c.overdue(now) else "open") if c.status == "open" else "submitted",
+                    "owner": identity.display(c.owner) if c.owner else "anyone",
+                    "due (UTC)": c.due_at,
+                    "drawn by": c.drawn_by,
+                }
+                for c in shown[:MAX_LISTED]
+            ]
+        ),
+        hide_index=True,
+        width="stretch",
+    )
     return shown
 
 
@@ -104,8 +117,12 @@ def pick(shown: list[SpotCheck]) -> SpotCheck | None:
     if asked.isdigit() and int(asked) in by_id and PICK not in st.session_state:
         st.session_state[PICK] = int(asked)  # opened from the Inbox
     blind = judging_blind()
-    labels = {c.id: f"#{c.id} · open" if c.status == "open" else
-              f"#{c.id} · submitted" + (f" · run {run}" if (run := run_shown(c, blind)) else "") for c in shown}
+    labels = {
+        c.id: f"#{c.id} · open"
+        if c.status == "open"
+        else f"#{c.id} · submitted" + (f" · run {run}" if (run := run_shown(c, blind)) else "")
+        for c in shown
+    }
     chosen = st.selectbox("Spot-check", list(by_id), key=PICK, format_func=labels.get)
     return by_id[chosen]
 
@@ -114,10 +131,16 @@ def blind_form(case: BlindCase) -> None:
     """Judge every criterion PASS or FAIL (evidence for a FAIL) without seeing any reviewer's verdict."""
     check = case.check
     # No run number: with it a judge could look the run's reviews up (the CLI, a colleague) before judging.
-    st.markdown(escape_markdown(f"Spot-check #{check.id} · rubric {check.rubric_name} "
-                                f"v{check.rubric_version} (the rubric the reviewers had)"))
-    st.caption("Judge the shipped text against each criterion on your own: the reviewers' verdicts are shown "
-               "only after you submit.")
+    st.markdown(
+        escape_markdown(
+            f"Spot-check #{check.id} · rubric {check.rubric_name} "
+            f"v{check.rubric_version} (the rubric the reviewers had)"
+        )
+    )
+    st.caption(
+        "Judge the shipped text against each criterion on your own: the reviewers' verdicts are shown "
+        "only after you submit."
+    )
     with st.expander("Spec", expanded=False):
         st.text(case.spec)
     st.markdown("**Shipped text**")
@@ -127,18 +150,27 @@ def blind_form(case: BlindCase) -> None:
         with st.container(border=True):
             advisory = " · a suggestion: a FAIL here is not an escape" if criterion.severity == "suggestion" else ""
             st.markdown(f"**{escape_markdown(criterion.name)}**{advisory}")
-            st.caption(escape_markdown(f"Passes when: {criterion.pass_condition} · Fails when: {criterion.fail_signal}"))
-            verdict = st.radio("Verdict", ["PASS", "FAIL"], index=None, horizontal=True,
-                               key=f"spot_{check.id}_{criterion.id}")
-            evidence = st.text_input("Evidence (required for a FAIL): quote or describe what fails",
-                                     key=f"spot_{check.id}_{criterion.id}_why", disabled=verdict != "FAIL")
+            st.caption(
+                escape_markdown(f"Passes when: {criterion.pass_condition} · Fails when: {criterion.fail_signal}")
+            )
+            verdict = st.radio(
+                "Verdict", ["PASS", "FAIL"], index=None, horizontal=True, key=f"spot_{check.id}_{criterion.id}"
+            )
+            evidence = st.text_input(
+                "Evidence (required for a FAIL): quote or describe what fails",
+                key=f"spot_{check.id}_{criterion.id}_why",
+                disabled=verdict != "FAIL",
+            )
             if verdict:
-                given.append(Judgement(criterion=criterion.id, verdict=verdict,
-                                       evidence=evidence if verdict == "FAIL" else ""))
+                given.append(
+                    Judgement(criterion=criterion.id, verdict=verdict, evidence=evidence if verdict == "FAIL" else "")
+                )
     if st.button("Submit spot-check", type="primary", key=f"spot_submit_{check.id}"):
         store = app_desk.desk().runs.spot_checks
-        report(lambda: actions.submit(store, check.id, given, identity.actor()),
-               f"Spot-check #{check.id} submitted: the reviewers' verdicts are shown below.")
+        report(
+            lambda: actions.submit(store, check.id, given, identity.actor()),
+            f"Spot-check #{check.id} submitted: the reviewers' verdicts are shown below.",
+        )
 
 
 def comparison_hidden(check: SpotCheck) -> bool:
@@ -150,29 +182,51 @@ def comparison_hidden(check: SpotCheck) -> bool:
 def comparison(check: SpotCheck) -> None:
     """A submitted spot-check: the person's verdicts beside the reviewers' of the shipped round."""
     if comparison_hidden(check):
-        st.info(escape_markdown(f"Spot-check #{check.id} is submitted, but another spot-check of the same run is open "
-                                "for you to judge: its comparison (the reviewers' verdicts) shows once that one is "
-                                "judged."))
+        st.info(
+            escape_markdown(
+                f"Spot-check #{check.id} is submitted, but another spot-check of the same run is open "
+                "for you to judge: its comparison (the reviewers' verdicts) shows once that one is "
+                "judged."
+            )
+        )
         return
     store = app_desk.desk().runs.spot_checks
     compared = store.comparison(check.id)
     criteria = store.blind_case(check.id).criteria
     names = {c.id: c.name for c in criteria}
     blocking = {c.id for c in criteria if c.severity != "suggestion"}
-    st.markdown(escape_markdown(f"Spot-check #{check.id} of run {check.run_id}, submitted by "
-                                f"{identity.display(check.submitted_by or '')}"))
-    rows = [{"criterion": names.get(c.criterion, c.criterion), "spot-check": c.person, **{k: v or "—" for k, v in c.reviewers.items()},
-             "evidence": c.evidence} for c in compared]
+    st.markdown(
+        escape_markdown(
+            f"Spot-check #{check.id} of run {check.run_id}, submitted by {identity.display(check.submitted_by or '')}"
+        )
+    )
+    rows = [
+        {
+            "criterion": names.get(c.criterion, c.criterion),
+            "spot-check": c.person,
+            **{k: v or "—" for k, v in c.reviewers.items()},
+            "evidence": c.evidence,
+        }
+        for c in compared
+    ]
     st.dataframe(pd.DataFrame(rows), hide_index=True, width="stretch")
     failed = [c for c in compared if c.person == "FAIL" and c.criterion in blocking]
     missed = [names.get(c.criterion, c.criterion) for c in failed if "PASS" in c.reviewers.values()]
     overridden = [names.get(c.criterion, c.criterion) for c in failed if "PASS" not in c.reviewers.values()]
     if overridden:
-        st.info(escape_markdown(f"Shipped over the reviewers' FAIL: {', '.join(overridden)}. No reviewer passed "
-                                "it, so a person shipped it over them: not an escape past the reviewers."))
+        st.info(
+            escape_markdown(
+                f"Shipped over the reviewers' FAIL: {', '.join(overridden)}. No reviewer passed "
+                "it, so a person shipped it over them: not an escape past the reviewers."
+            )
+        )
     if missed:
-        st.warning(escape_markdown(f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run, "
-                                   "traced to the reviewers that passed them)."))
+        st.warning(
+            escape_markdown(
+                f"Escaped past the reviewers: {', '.join(missed)} (recorded as escapes of the run, "
+                "traced to the reviewers that passed them)."
+            )
+        )
     elif not overridden:
         st.success("The spot-check agrees with what shipped: no escape.")
 
@@ -204,8 +258,15 @@ def inbox_section(person: str) -> None:
             due = f"due {check.due_at:%Y-%m-%d %H:%M} UTC" if check.due_at else "no due time"
             late = " · OVERDUE" if check.overdue(clock.now()) else ""
             whose = "assigned to me" if check.owner else "open to anyone"
-            left.markdown(escape_markdown(f"Spot-check #{check.id} · {check.rubric_name} "
-                                          f"v{check.rubric_version} · {whose} · {due}{late}"))
-            if right.button("Open", key=f"inbox_spot_{check.id}", type="primary",
-                            help="Opens the blind spot-check form: the reviewers' verdicts show after you submit."):
+            left.markdown(
+                escape_markdown(
+                    f"Spot-check #{check.id} · {check.rubric_name} v{check.rubric_version} · {whose} · {due}{late}"
+                )
+            )
+            if right.button(
+                "Open",
+                key=f"inbox_spot_{check.id}",
+                type="primary",
+                help="Opens the blind spot-check form: the reviewers' verdicts show after you submit.",
+            ):
                 st.switch_page("pages/spot_checks.py", query_params={"spot": str(check.id)})

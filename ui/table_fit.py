@@ -56,12 +56,101 @@ def unbroken(text: str) -> str:
 
 
 ASCII_PX = (
-    2.9, 4.2, 6.2, 7.2, 7.2, 11.9, 8.8, 3.6, 4.4, 4.4, 6.1, 7.2, 3.6, 4.5, 3.6, 5.1,
-    7.2, 7.2, 7.2, 7.2, 7.2, 7.2, 7.2, 7.2, 7.2, 7.2, 3.6, 3.6, 7.2, 7.2, 7.2, 6.2,
-    12.3, 7.9, 8.5, 8.3, 8.9, 7.6, 7.2, 8.9, 9.5, 3.8, 7.0, 8.4, 7.1, 10.5, 9.4, 9.6,
-    8.2, 9.6, 8.3, 7.8, 7.8, 9.4, 7.5, 11.4, 7.4, 6.9, 7.8, 4.4, 5.1, 4.4, 7.2, 7.3,
-    7.9, 7.3, 8.0, 6.6, 8.1, 7.2, 4.3, 7.3, 7.9, 3.6, 3.6, 7.2, 3.7, 12.0, 7.9, 7.9,
-    8.1, 8.1, 5.1, 6.1, 4.9, 7.9, 6.8, 10.4, 6.5, 6.8, 6.2, 4.4, 3.5, 4.4, 7.2,
+    2.9,
+    4.2,
+    6.2,
+    7.2,
+    7.2,
+    11.9,
+    8.8,
+    3.6,
+    4.4,
+    4.4,
+    6.1,
+    7.2,
+    3.6,
+    4.5,
+    3.6,
+    5.1,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    7.2,
+    3.6,
+    3.6,
+    7.2,
+    7.2,
+    7.2,
+    6.2,
+    12.3,
+    7.9,
+    8.5,
+    8.3,
+    8.9,
+    7.6,
+    7.2,
+    8.9,
+    9.5,
+    3.8,
+    7.0,
+    8.4,
+    7.1,
+    10.5,
+    9.4,
+    9.6,
+    8.2,
+    9.6,
+    8.3,
+    7.8,
+    7.8,
+    9.4,
+    7.5,
+    11.4,
+    7.4,
+    6.9,
+    7.8,
+    4.4,
+    5.1,
+    4.4,
+    7.2,
+    7.3,
+    7.9,
+    7.3,
+    8.0,
+    6.6,
+    8.1,
+    7.2,
+    4.3,
+    7.3,
+    7.9,
+    3.6,
+    3.6,
+    7.2,
+    3.7,
+    12.0,
+    7.9,
+    7.9,
+    8.1,
+    8.1,
+    5.1,
+    6.1,
+    4.9,
+    7.9,
+    6.8,
+    10.4,
+    6.5,
+    6.8,
+    6.2,
+    4.4,
+    3.5,
+    4.4,
+    7.2,
 )
 """The widths of the printable ASCII characters, space to tilde, 3 % over what Chromium measures for 14 px
 Source Sans (the grid's font)."""
@@ -140,12 +229,17 @@ class _Column:
         self.head = max(MIN_COLUMN_PX, math.ceil(text_px(header) + HEADER_PAD_PX))
         widest = sorted({c for c in cells if c}, key=lambda t: max(text_px(p) for p in t.split("\n")), reverse=True)
         longest_word = sorted(widest, key=lambda t: max(map(text_px, words(t)), default=0), reverse=True)
-        self.cells = list(dict.fromkeys(widest[:MEASURED] + longest_word[:MEASURED // 4]))
-        self.one_line = max(self.head, math.ceil(max((text_px(p) for t in self.cells for p in t.split("\n")),
-                                                     default=0) + CELL_PAD_PX))
-        self.word = max(self.head, math.ceil(
-            max((text_px(w) for t in self.cells for w in words(t) if not (breakable and "@" in w)), default=0)
-            + CELL_PAD_PX))
+        self.cells = list(dict.fromkeys(widest[:MEASURED] + longest_word[: MEASURED // 4]))
+        self.one_line = max(
+            self.head, math.ceil(max((text_px(p) for t in self.cells for p in t.split("\n")), default=0) + CELL_PAD_PX)
+        )
+        self.word = max(
+            self.head,
+            math.ceil(
+                max((text_px(w) for t in self.cells for w in words(t) if not (breakable and "@" in w)), default=0)
+                + CELL_PAD_PX
+            ),
+        )
         """The width of the longest word: a column that wraps breaks no word unless nothing else fits (in a
         `breakable` column, only e-mail addresses may break: "cli (command line)" never reads "com mand")."""
         self._narrowest: dict[int, int] = {}
@@ -165,8 +259,15 @@ class _Column:
         return self._narrowest[lines]
 
 
-def fit(frame: pd.DataFrame, room: int = MAIN_PX, wide: tuple[str, ...] = (), fixed: dict[str, int] | None = None,
-        labels: dict[str, str] | None = None, most_lines: int = WRAP_LINES, breakable: tuple[str, ...] = ()) -> Fit:
+def fit(
+    frame: pd.DataFrame,
+    room: int = MAIN_PX,
+    wide: tuple[str, ...] = (),
+    fixed: dict[str, int] | None = None,
+    labels: dict[str, str] | None = None,
+    most_lines: int = WRAP_LINES,
+    breakable: tuple[str, ...] = (),
+) -> Fit:
     """Column widths that add up to at most `room` px (unless even the headers cannot), and the lines the
     tallest row then needs.
 
@@ -182,8 +283,9 @@ def fit(frame: pd.DataFrame, room: int = MAIN_PX, wide: tuple[str, ...] = (), fi
     """
     fixed, labels = fixed or {}, labels or {}
     names = [str(c) for c in frame.columns]
-    cols = {c: _Column(labels.get(c, c), [cell_text(v) for v in frame[c]], c in breakable)
-            for c in names if c not in fixed}
+    cols = {
+        c: _Column(labels.get(c, c), [cell_text(v) for v in frame[c]], c in breakable) for c in names if c not in fixed
+    }
     wides = [c for c in names if c in wide and c in cols]
     budget = room - sum(fixed.get(c, 0) for c in names)
 
@@ -198,8 +300,14 @@ def fit(frame: pd.DataFrame, room: int = MAIN_PX, wide: tuple[str, ...] = (), fi
 
     if sum(col.one_line for col in cols.values()) <= budget:
         return done({c: col.one_line for c, col in cols.items()}, 1)
-    rows = next((n for n in range(min(WRAPPED_LINES, most_lines), most_lines + 1)
-                 if sum(col.narrowest(n) for col in cols.values()) <= budget), None)
+    rows = next(
+        (
+            n
+            for n in range(min(WRAPPED_LINES, most_lines), most_lines + 1)
+            if sum(col.narrowest(n) for col in cols.values()) <= budget
+        ),
+        None,
+    )
     if rows is None:
         target = {c: col.narrowest(most_lines) for c, col in cols.items()}
         kept = {c: w for c, w in target.items() if c in wides}  # the long texts keep theirs, if the others can give

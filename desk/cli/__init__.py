@@ -33,8 +33,13 @@ __all__ = ["build_parser", "exit_code", "main"]
 
 COMMANDS = (review, resume, rubric, metrics, record, audit, people, spotcheck, batch, worker)
 """The command modules, in the order `--help` lists them."""
-STORE_COMMANDS = {"record": record.run_record, "audit": audit.run_audit, "people": people.run_people,
-                  "metrics": metrics.run_metrics, "spotcheck": spotcheck.run_spotcheck}
+STORE_COMMANDS = {
+    "record": record.run_record,
+    "audit": audit.run_audit,
+    "people": people.run_people,
+    "metrics": metrics.run_metrics,
+    "spotcheck": spotcheck.run_spotcheck,
+}
 """Commands that open only the store (no runner, no model client); each prints its own answer."""
 
 

@@ -13,9 +13,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     au = sub.add_parser("audit", help="verify or list the audit trail")
     asub = au.add_subparsers(dest="audit_command", required=True, parser_class=CliParser)
     vf = asub.add_parser("verify", help="recompute the hash chain and every sealed row; exit 1 naming what differs")
-    vf.add_argument("--expect", metavar="HASH",
-                    help="a head hash kept outside the database (Audit page, SANTA_AUDIT_ANCHOR_FILE): the chain "
-                    "must still reach it")
+    vf.add_argument(
+        "--expect",
+        metavar="HASH",
+        help="a head hash kept outside the database (Audit page, SANTA_AUDIT_ANCHOR_FILE): the chain "
+        "must still reach it",
+    )
     ls = asub.add_parser("list", help="audit events, newest first")
     ls.add_argument("--run", type=int, help="only events of this run")
     ls.add_argument("--actor", help="only events by this actor (an e-mail, local, worker, cli, ...)")
@@ -46,7 +49,16 @@ def run_audit(args: argparse.Namespace) -> int:
         print(json.dumps([e.model_dump(mode="json") for e in events], indent=2, ensure_ascii=False))
         return EXIT_SHIPPED
     rows = [("SEQ", "TIME (UTC)", "ACTOR", "ACTION", "ENTITY", "RUN")]
-    rows += [(str(e.seq), f"{e.created_at:%Y-%m-%d %H:%M:%S}", e.actor, e.action, f"{e.entity_type} {e.entity_id}",
-              "" if e.run_id is None else str(e.run_id)) for e in events]
+    rows += [
+        (
+            str(e.seq),
+            f"{e.created_at:%Y-%m-%d %H:%M:%S}",
+            e.actor,
+            e.action,
+            f"{e.entity_type} {e.entity_id}",
+            "" if e.run_id is None else str(e.run_id),
+        )
+        for e in events
+    ]
     print(as_columns(rows))
     return EXIT_SHIPPED

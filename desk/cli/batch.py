@@ -52,8 +52,13 @@ PROGRESS_S = 1.0
 OUT_FORMATS = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}
 DETECTION_SHOWN = (0.01, 0.05, 0.10)
 """Prevalences whose chance of being caught is shown before the first sample."""
-BATCH_EXIT = {"clean": EXIT_SHIPPED, "waiting": EXIT_WAITING, "paused": EXIT_WAITING, "needs_person": EXIT_WAITING,
-              "max_samples": EXIT_ESCALATED}
+BATCH_EXIT = {
+    "clean": EXIT_SHIPPED,
+    "waiting": EXIT_WAITING,
+    "paused": EXIT_WAITING,
+    "needs_person": EXIT_WAITING,
+    "max_samples": EXIT_ESCALATED,
+}
 """Exit code of each way a batch stops: clean 0, a person must decide or fix items by hand 3, --max-samples
 reached 1."""
 
@@ -61,40 +66,68 @@ reached 1."""
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`batch FILE [--rubric NAME] [--sample-rate R] [--strata COL,...] [--seed N] [--[no-]message-batches]
     [--auto-approve] [--out FILE] ...`."""
-    ba = sub.add_parser("batch", help="verify a CSV/JSONL batch by sampling: review a sample, fix its patterns, "
-                                      "resample until a sample is clean")
+    ba = sub.add_parser(
+        "batch",
+        help="verify a CSV/JSONL batch by sampling: review a sample, fix its patterns, "
+        "resample until a sample is clean",
+    )
     ba.add_argument("file", help="the batch: a CSV or JSONL file with an id and an output per item")
     ba.add_argument("--id-column", help="column holding each item's unique id (default: id, item_id or key)")
-    ba.add_argument("--output-column", help="column holding the output (default: output, text, content, completion "
-                                            "or response)")
+    ba.add_argument(
+        "--output-column", help="column holding the output (default: output, text, content, completion or response)"
+    )
     ba.add_argument("--spec-column", help="column holding each item's spec (default: spec or specification, if any)")
     one_spec = ba.add_mutually_exclusive_group()
     one_spec.add_argument("--spec", help="one spec for every item without its own")
     one_spec.add_argument("--spec-file", help="file holding one spec for every item without its own")
-    ba.add_argument("--strata", type=_columns_list, default=[],
-                    help="comma-separated columns to stratify by, e.g. template,locale (length: short/medium/long)")
+    ba.add_argument(
+        "--strata",
+        type=_columns_list,
+        default=[],
+        help="comma-separated columns to stratify by, e.g. template,locale (length: short/medium/long)",
+    )
     ba.add_argument("--rubric", help="stored rubric name (latest version) or a YAML/JSON rubric file")
     ba.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
     ba.add_argument("--reviewer-b", help="model for reviewer B")
     ba.add_argument("--reviewer-c", help="model for reviewer C")
     ba.add_argument("--fixer", help="model for the fix agent")
-    ba.add_argument("--sample-rate", type=float, default=DEFAULT_RATE,
-                    help=f"share of the batch in each sample (default {DEFAULT_RATE})")
-    ba.add_argument("--min-sample", type=int, default=MIN_SAMPLE,
-                    help=f"fewest items in a sample (default {MIN_SAMPLE})")
-    ba.add_argument("--seed", type=_seed, default=1, help="seed of the draw: the same seed draws the same sample "
-                                                          "(default 1; 0 to 2,147,483,646)")
+    ba.add_argument(
+        "--sample-rate",
+        type=float,
+        default=DEFAULT_RATE,
+        help=f"share of the batch in each sample (default {DEFAULT_RATE})",
+    )
+    ba.add_argument(
+        "--min-sample", type=int, default=MIN_SAMPLE, help=f"fewest items in a sample (default {MIN_SAMPLE})"
+    )
+    ba.add_argument(
+        "--seed",
+        type=_seed,
+        default=1,
+        help="seed of the draw: the same seed draws the same sample (default 1; 0 to 2,147,483,646)",
+    )
     ba.add_argument("--concurrency", type=int, help="reviews at a time (default 4)")
-    ba.add_argument("--message-batches", action=argparse.BooleanOptionalAction, default=None,
-                    help="review each sample through Anthropic's Message Batches API (about half price, slower; "
-                         "it may take hours). Default: on when both reviewers are Claude models, else off (with a "
-                         "note); --no-message-batches reviews with synchronous calls")
-    ba.add_argument("--max-samples", type=int, default=BATCH_MAX_SAMPLES,
-                    help=f"stop after this many samples without a clean one (default {BATCH_MAX_SAMPLES})")
+    ba.add_argument(
+        "--message-batches",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="review each sample through Anthropic's Message Batches API (about half price, slower; "
+        "it may take hours). Default: on when both reviewers are Claude models, else off (with a "
+        "note); --no-message-batches reviews with synchronous calls",
+    )
+    ba.add_argument(
+        "--max-samples",
+        type=int,
+        default=BATCH_MAX_SAMPLES,
+        help=f"stop after this many samples without a clean one (default {BATCH_MAX_SAMPLES})",
+    )
     ba.add_argument("--auto-approve", action="store_true", help="apply each pattern's fix without a person")
-    ba.add_argument("--hand-fixes", help="a person's own text for items no fix can reach: a CSV/JSONL file with the "
-                                         "batch's id and output columns; applied (as that person's edit, audited) "
-                                         "to the items that need a person before the next sample verifies them")
+    ba.add_argument(
+        "--hand-fixes",
+        help="a person's own text for items no fix can reach: a CSV/JSONL file with the "
+        "batch's id and output columns; applied (as that person's edit, audited) "
+        "to the items that need a person before the next sample verifies them",
+    )
     ba.add_argument("--out", help="export the verified batch to this .csv or .jsonl file")
     ba.add_argument("--json", action="store_true", help="print one JSON object")
 
@@ -141,8 +174,10 @@ def run_batch(args: argparse.Namespace) -> int:
         try:
             outcome = _verify(desk, batch_id, args, decisions)
         except KeyboardInterrupt:
-            say(f"stopped: batch {batch_id} keeps every review that came in; the app carries on with an unfinished "
-                 "sample when it starts (Batch page)")
+            say(
+                f"stopped: batch {batch_id} keeps every review that came in; the app carries on with an unfinished "
+                "sample when it starts (Batch page)"
+            )
             return 130
         if outcome == "clean" and batch_view(desk.batches.store, batch_id).needs_fix:
             outcome = "needs_person"  # a clean sample, but items no fix could reach still carry the defect
@@ -161,8 +196,11 @@ def _check_batch_options(args: argparse.Namespace) -> None:
     if not (math.isfinite(rate) and 0 < rate <= 1):
         hint = f" ({rate:g} % is {rate / 100:g})" if 1 < rate <= 100 else ""
         raise BadInput(f"--sample-rate must be a share above 0 and at most 1, e.g. 0.15 for 15 %{hint}")
-    for flag, value, low, high in (("--min-sample", args.min_sample, 1, None), ("--max-samples", args.max_samples, 1, None),
-                                   ("--concurrency", args.concurrency, 1, 64)):
+    for flag, value, low, high in (
+        ("--min-sample", args.min_sample, 1, None),
+        ("--max-samples", args.max_samples, 1, None),
+        ("--concurrency", args.concurrency, 1, 64),
+    ):
         if value is not None and (value < low or (high is not None and value > high)):
             raise BadInput(f"{flag} must be {'between 1 and 64' if high else 'at least 1'}, not {value}")
     if args.out:
@@ -185,8 +223,9 @@ def _read_hand_fixes(args: argparse.Namespace, file: BatchFile) -> dict[str, str
     except OSError as exc:
         raise BadInput(f"cannot read --hand-fixes file {args.hand_fixes}: {exc.strerror or exc}") from exc
     except BatchFileError as exc:
-        raise BadInput(f"--hand-fixes file {args.hand_fixes}: nothing stored:\n"
-                       + "\n".join(f"  {e}" for e in exc.errors)) from exc
+        raise BadInput(
+            f"--hand-fixes file {args.hand_fixes}: nothing stored:\n" + "\n".join(f"  {e}" for e in exc.errors)
+        ) from exc
     return {it.key: it.output for it in given.items}
 
 
@@ -199,14 +238,21 @@ def _read_batch_file(args: argparse.Namespace) -> BatchFile:
         raise BadInput(f"batch file not found: {args.file}")
     try:
         if path.stat().st_size > MAX_FILE_BYTES:  # checked before reading: a wrong file should not fill memory
-            raise BadInput(f"batch file {args.file} is larger than {MAX_FILE_BYTES:,} bytes: split it into smaller "
-                           "batches")
+            raise BadInput(
+                f"batch file {args.file} is larger than {MAX_FILE_BYTES:,} bytes: split it into smaller batches"
+            )
         data = path.read_bytes()
     except OSError as exc:
         raise BadInput(f"cannot read batch file {args.file}: {exc.strerror or exc}") from exc
     try:
-        file = read_batch(data, path.name, id_column=args.id_column, output_column=args.output_column,
-                          spec_column=args.spec_column, strata=args.strata)
+        file = read_batch(
+            data,
+            path.name,
+            id_column=args.id_column,
+            output_column=args.output_column,
+            spec_column=args.spec_column,
+            strata=args.strata,
+        )
     except BatchFileError as exc:
         raise BadInput(f"batch file {args.file}: nothing stored:\n" + "\n".join(f"  {e}" for e in exc.errors)) from exc
     for warning in file.warnings:
@@ -220,8 +266,10 @@ def _batch_spec(args: argparse.Namespace, file: BatchFile) -> str:
         spec = read_text(args.spec_file, "spec")
     elif args.spec is not None:
         if problem := text_problem(args.spec, "--spec"):
-            raise BadInput(problem + (": give the task specification the outputs were generated from"
-                                      if not args.spec.strip() else ""))
+            raise BadInput(
+                problem
+                + (": give the task specification the outputs were generated from" if not args.spec.strip() else "")
+            )
         spec = args.spec
     else:
         spec = ""
@@ -229,16 +277,20 @@ def _batch_spec(args: argparse.Namespace, file: BatchFile) -> str:
     if missing and not spec:
         where = f"its '{file.spec_column}' cell is empty" if file.spec_column else "the file has no spec column"
         some = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
-        raise BadInput(f"no spec for item {some} ({where}): give one spec for all with --spec TEXT or --spec-file "
-                       "PATH, or name the spec column with --spec-column")
+        raise BadInput(
+            f"no spec for item {some} ({where}): give one spec for all with --spec TEXT or --spec-file "
+            "PATH, or name the spec column with --spec-column"
+        )
     return spec
 
 
 def _check_batch_reviewers(args: argparse.Namespace) -> None:
     """A sample is reviewed by two models, so a person slot or a missing key is bad usage."""
     if PERSON in (args.reviewer_b, args.reviewer_c):
-        raise BadInput("a batch sample is reviewed by two models; a person reviews single runs (use review, "
-                       "or pick models with --reviewer-b and --reviewer-c)")
+        raise BadInput(
+            "a batch sample is reviewed by two models; a person reviews single runs (use review, "
+            "or pick models with --reviewer-b and --reviewer-c)"
+        )
     check_model_keys(args.reviewer_b, args.reviewer_c, args.fixer)
     problem = message_batches_problem(args.reviewer_b, args.reviewer_c)
     if args.message_batches and problem:  # asked for by name: refused, as any impossible option
@@ -246,9 +298,12 @@ def _check_batch_reviewers(args: argparse.Namespace) -> None:
     if args.message_batches is None:
         # Why on by default: nobody watches a command-line batch, so the discount costs no waiting person.
         args.message_batches = problem is None
-        say("santa: reviewing each sample through the Message Batches API (about half price; it may take longer; "
-            "--no-message-batches for synchronous calls)" if problem is None else
-            f"santa: note: reviewing with synchronous calls at full price: {_first_clause(problem)}")
+        say(
+            "santa: reviewing each sample through the Message Batches API (about half price; it may take longer; "
+            "--no-message-batches for synchronous calls)"
+            if problem is None
+            else f"santa: note: reviewing with synchronous calls at full price: {_first_clause(problem)}"
+        )
 
 
 def _first_clause(problem: str) -> str:
@@ -261,12 +316,27 @@ def _batch_config(args: argparse.Namespace, file: BatchFile, spec: str, rubric: 
     from santa_core.batch.store import BatchConfig
 
     extra = {} if args.concurrency is None else {"concurrency": args.concurrency}
-    return BatchConfig(name=Path(args.file).name, file_format=file.format, columns=file.columns,
-                       id_column=file.id_column, output_column=file.output_column, spec_column=file.spec_column,
-                       spec=spec, strata=file.strata, rubric=rubric, reviewer_b=args.reviewer_b,
-                       reviewer_c=args.reviewer_c, fixer=args.fixer, sample_rate=args.sample_rate,
-                       min_sample=args.min_sample, seed=args.seed, message_batches=args.message_batches,
-                       auto_approve=args.auto_approve, source="cli", **extra)
+    return BatchConfig(
+        name=Path(args.file).name,
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec_column=file.spec_column,
+        spec=spec,
+        strata=file.strata,
+        rubric=rubric,
+        reviewer_b=args.reviewer_b,
+        reviewer_c=args.reviewer_c,
+        fixer=args.fixer,
+        sample_rate=args.sample_rate,
+        min_sample=args.min_sample,
+        seed=args.seed,
+        message_batches=args.message_batches,
+        auto_approve=args.auto_approve,
+        source="cli",
+        **extra,
+    )
 
 
 def _create_batch(desk: Desk, file: BatchFile, config: BatchConfig) -> int:
@@ -287,8 +357,10 @@ def _detection_line(desk: Desk, batch_id: int) -> str:
     rows = detection_table(est.items, est.sample, DETECTION_SHOWN)
     chances = " / ".join(percent(r.chance) for r in rows)
     shares = " / ".join(percent(r.prevalence) for r in rows)
-    return (f"batch {batch_id}: {est.items:,} items, {est.sample:,} in each sample; a pattern in {shares} of the "
-            f"items is caught with probability {chances}")
+    return (
+        f"batch {batch_id}: {est.items:,} items, {est.sample:,} in each sample; a pattern in {shares} of the "
+        f"items is caught with probability {chances}"
+    )
 
 
 def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: Decisions) -> str:
@@ -301,11 +373,15 @@ def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: Deci
             if desk.batches.store.is_paused(batch_id):
                 return "paused"  # someone paused the batch in the app: they resume it there
             if (progress.api_status or "").startswith(STOPPED):
-                raise RuntimeError(f"sample {progress.number} of batch {batch_id}: the Message Batch "
-                                   f"{progress.api_status}; Try again on the Batch page goes on (a new batch with "
-                                   "--no-message-batches reviews with synchronous calls instead)")
-            raise RuntimeError(f"sample {progress.number} of batch {batch_id}: {progress.size - progress.done:,} "
-                               "review(s) did not finish (a worker failed); the app resumes them when it starts")
+                raise RuntimeError(
+                    f"sample {progress.number} of batch {batch_id}: the Message Batch "
+                    f"{progress.api_status}; Try again on the Batch page goes on (a new batch with "
+                    "--no-message-batches reviews with synchronous calls instead)"
+                )
+            raise RuntimeError(
+                f"sample {progress.number} of batch {batch_id}: {progress.size - progress.done:,} "
+                "review(s) did not finish (a worker failed); the app resumes them when it starts"
+            )
         found = desk.batches.find_patterns(progress.id)
         if not found:
             return "clean"
@@ -328,8 +404,14 @@ def _hand_fixes(desk: Desk, batch_id: int, args: argparse.Namespace) -> None:
     for change in view.changes:
         key = keys.get(change.item_id)
         if key in texts and key in view.needs_fix and change.before_hash == change.after_hash and not change.by_hand:
-            desk.batches.edit_by_hand(change.pattern_id, key, outputs[key], texts.pop(key), CLI_ACTOR,
-                                      f"from --hand-fixes {Path(args.hand_fixes).name}")
+            desk.batches.edit_by_hand(
+                change.pattern_id,
+                key,
+                outputs[key],
+                texts.pop(key),
+                CLI_ACTOR,
+                f"from --hand-fixes {Path(args.hand_fixes).name}",
+            )
             say(f"item {key}: fixed by hand (from --hand-fixes)")
 
 
@@ -348,8 +430,10 @@ def _review_sample(desk: Desk, batch_id: int) -> SampleProgress:
     try:
         future.result()
     except Exception as exc:  # noqa: BLE001 - reported as an internal error naming the batch to pick up
-        raise RuntimeError(f"sample {progress.number} of batch {batch_id} stopped: {exc}; what was reviewed is "
-                           "kept, and the app carries on with it when it starts (Batch page)") from exc
+        raise RuntimeError(
+            f"sample {progress.number} of batch {batch_id} stopped: {exc}; what was reviewed is "
+            "kept, and the app carries on with it when it starts (Batch page)"
+        ) from exc
     progress = desk.batches.progress(sample_id)
     say(_progress_line(progress))
     return progress
@@ -358,8 +442,10 @@ def _review_sample(desk: Desk, batch_id: int) -> SampleProgress:
 def _progress_line(progress: SampleProgress) -> str:
     """e.g. `sample 1: 12 of 30 reviewed, 2 NAUGHTY, about 40 s left`."""
     if progress.api_batch_id and not progress.finished:
-        return (f"sample {progress.number}: Message Batch {progress.api_batch_id} is "
-                f"{progress.api_status or 'submitted'}; {progress.done:,} of {progress.size:,} collected")
+        return (
+            f"sample {progress.number}: Message Batch {progress.api_batch_id} is "
+            f"{progress.api_status or 'submitted'}; {progress.done:,} of {progress.size:,} collected"
+        )
     head = f"sample {progress.number}: {progress.done:,} of {progress.size:,} reviewed, {progress.naughty:,} NAUGHTY"
     left = progress.seconds_left
     return head if left is None else f"{head}, about {_duration(left)} left"

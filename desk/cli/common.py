@@ -110,8 +110,11 @@ def _label_file_rubric(rubric: Rubric, store) -> Rubric:
             return rubric
     except LookupError:
         pass
-    print(f"santa: warning: {rubric.name} v{rubric.version} from the file is not a stored version; "
-          f"recorded as {rubric.name!r} (file). Import it to version it.", file=sys.stderr)
+    print(
+        f"santa: warning: {rubric.name} v{rubric.version} from the file is not a stored version; "
+        f"recorded as {rubric.name!r} (file). Import it to version it.",
+        file=sys.stderr,
+    )
     return rubric.model_copy(update={"name": f"{rubric.name} (file)"})
 
 

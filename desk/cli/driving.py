@@ -34,6 +34,7 @@ class Stopped(BaseException):
 @contextmanager
 def stop_on_signals() -> Iterator[None]:
     """SIGINT and SIGTERM raise `Stopped` in the main thread while inside."""
+
     def handler(signum: int, _frame: object) -> None:
         raise Stopped(signum)
 

@@ -14,13 +14,22 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     me = sub.add_parser("metrics", help="the Metrics page's figures for a view of the history")
     me.add_argument("--since", type=_day, help="first creation day of the runs, YYYY-MM-DD (UTC)")
     me.add_argument("--until", type=_day, help="last creation day of the runs, YYYY-MM-DD (UTC, included)")
-    for flag, help_text, kind in (("--rubric", "rubric name", str), ("--version", "rubric version as NAME@N", _version),
-                                  ("--domain", "rubric domain", str), ("--reviewer", "reviewer model (slot B or C)", str),
-                                  ("--person", "a person who started, reviewed or decided on the run", str)):
-        me.add_argument(flag, action="append", default=[], type=kind,
-                        help=f"only runs with this {help_text} (repeatable)")
-    me.add_argument("--grain", choices=("auto", "day", "week", "month"), default="auto",
-                    help="time buckets of the series (default: from the date span)")
+    for flag, help_text, kind in (
+        ("--rubric", "rubric name", str),
+        ("--version", "rubric version as NAME@N", _version),
+        ("--domain", "rubric domain", str),
+        ("--reviewer", "reviewer model (slot B or C)", str),
+        ("--person", "a person who started, reviewed or decided on the run", str),
+    ):
+        me.add_argument(
+            flag, action="append", default=[], type=kind, help=f"only runs with this {help_text} (repeatable)"
+        )
+    me.add_argument(
+        "--grain",
+        choices=("auto", "day", "week", "month"),
+        default="auto",
+        help="time buckets of the series (default: from the date span)",
+    )
     me.add_argument("--json", action="store_true", help="print the whole report as one JSON object")
 
 
@@ -47,8 +56,15 @@ def run_metrics(args: argparse.Namespace) -> int:
 
     if args.since and args.until and args.since > args.until:
         raise BadInput(f"--since {args.since} is after --until {args.until}")
-    filters = MetricsFilter(since=args.since, until=args.until, rubrics=args.rubric, versions=args.version,
-                            domains=args.domain, reviewers=args.reviewer, people=args.person)
+    filters = MetricsFilter(
+        since=args.since,
+        until=args.until,
+        rubrics=args.rubric,
+        versions=args.version,
+        domains=args.domain,
+        reviewers=args.reviewer,
+        people=args.person,
+    )
     store = open_repo().metrics
     for problem in _unknown_filter_values(filters, store.options()):
         print(f"santa: warning: {problem}", file=sys.stderr)
@@ -67,11 +83,19 @@ def _json(report, store) -> str:
 
 def _unknown_filter_values(filters, options) -> list[str]:
     """Filter values that match nothing in the history (not an error: the view is just empty)."""
-    known = {"rubric": (filters.rubrics, options.rubrics), "version": (filters.versions, options.versions),
-             "domain": (filters.domains, options.domains), "reviewer": (filters.reviewers, options.reviewers),
-             "person": (filters.people, options.people)}
-    return [f"no run in the history has {kind} {value!r}"
-            for kind, (wanted, have) in known.items() for value in wanted if value not in have]
+    known = {
+        "rubric": (filters.rubrics, options.rubrics),
+        "version": (filters.versions, options.versions),
+        "domain": (filters.domains, options.domains),
+        "reviewer": (filters.reviewers, options.reviewers),
+        "person": (filters.people, options.people),
+    }
+    return [
+        f"no run in the history has {kind} {value!r}"
+        for kind, (wanted, have) in known.items()
+        for value in wanted
+        if value not in have
+    ]
 
 
 def _metrics_text(report) -> str:
@@ -84,7 +108,17 @@ def _metrics_text(report) -> str:
     lines += [f"warning: {w}" for w in report.warnings]
     if report.criteria:
         rows = [("CRITERION", "CATEGORY", "FAILED", "BOTH", "B ONLY", "C ONLY", "KAPPA")]
-        rows += [(c.criterion, c.category, str(c.failed), str(c.both), str(c.b_only), str(c.c_only),
-                  format_figure(c.kappa, "kappa")) for c in report.criteria[:10]]
+        rows += [
+            (
+                c.criterion,
+                c.category,
+                str(c.failed),
+                str(c.both),
+                str(c.b_only),
+                str(c.c_only),
+                format_figure(c.kappa, "kappa"),
+            )
+            for c in report.criteria[:10]
+        ]
         lines += ["", as_columns(rows)]
     return "\n".join(lines)

@@ -16,8 +16,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     ls.add_argument("--json", action="store_true", help="print one JSON array")
     setp = psub.add_parser("set", help="set a person's roles (adds the person when new)")
     setp.add_argument("email", help="the person's id: the e-mail they sign in with")
-    setp.add_argument("--roles", required=True, help="comma-separated: editor, compliance_officer, rubric_author, "
-                                                  "viewer, admin")
+    setp.add_argument(
+        "--roles", required=True, help="comma-separated: editor, compliance_officer, rubric_author, viewer, admin"
+    )
     setp.add_argument("--name", help="display name")
 
 
@@ -26,6 +27,7 @@ def run_people(args: argparse.Namespace) -> int:
     from santa_core import people as people_actions
     from santa_core.people import PeopleError
     from santa_core.roles import ROLE_LABEL, parse_roles
+
     repo = open_repo()
     if args.people_command == "set":
         try:
@@ -42,7 +44,9 @@ def run_people(args: argparse.Namespace) -> int:
         print(json.dumps([p.model_dump(mode="json") for p in people], indent=2, ensure_ascii=False))
         return EXIT_SHIPPED
     rows = [("ID", "NAME", "ROLES", "UPDATED BY", "UPDATED AT")]
-    rows += [(p.id, p.name, ",".join(r.value for r in p.roles), p.updated_by, f"{p.updated_at:%Y-%m-%d %H:%M}")
-             for p in people]
+    rows += [
+        (p.id, p.name, ",".join(r.value for r in p.roles), p.updated_by, f"{p.updated_at:%Y-%m-%d %H:%M}")
+        for p in people
+    ]
     print(as_columns(rows))
     return EXIT_SHIPPED

@@ -30,11 +30,17 @@ SEVERITY = (EXIT_INTERNAL, 1, 3, 0)
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     """`resume RUN_ID | --all [--json]`."""
-    rs = sub.add_parser("resume", help="carry on with an interrupted run (or every one) without the app; a run the "
-                                       "model provider failed is tried again")
+    rs = sub.add_parser(
+        "resume",
+        help="carry on with an interrupted run (or every one) without the app; a run the "
+        "model provider failed is tried again",
+    )
     rs.add_argument("run_id", type=int, nargs="?", help="the run number")
-    rs.add_argument("--all", action="store_true",
-                    help="every interrupted or queued run, and every running one whose process is gone")
+    rs.add_argument(
+        "--all",
+        action="store_true",
+        help="every interrupted or queued run, and every running one whose process is gone",
+    )
     rs.add_argument("--json", action="store_true", help="print one JSON object per run")
 
 
@@ -59,8 +65,10 @@ def _resumable(desk: Desk, run_id: int) -> int:
         raise BadInput(f"run {run_id} is running in a live process; nothing to resume")
     status = desk.runs.load_run(run_id).state.status
     if status not in RESUMABLE:
-        raise BadInput(f"run {run_id} is {words.status(status)}; only interrupted, queued or orphaned "
-                       "running runs resume, and a run the model provider failed is tried again")
+        raise BadInput(
+            f"run {run_id} is {words.status(status)}; only interrupted, queued or orphaned "
+            "running runs resume, and a run the model provider failed is tried again"
+        )
     if status == RunStatus.INTERRUPTED:
         try:
             actions.resume(desk.runs, run_id, CLI_ACTOR)

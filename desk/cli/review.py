@@ -49,17 +49,23 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     rv.add_argument("--rubric-version", type=int, help="judge by this version of a stored rubric")
     rv.add_argument("--reviewer-b", help=f"model for reviewer B, or {PERSON!r}")
     rv.add_argument("--reviewer-c", help=f"model for reviewer C, or {PERSON!r}")
-    rv.add_argument("--reviewer-d", help="model for the third reviewer, asked only when the rubric marks criteria "
-                                         "high-risk (third_reviewer); default: the Settings' one, else the cheapest "
-                                         "other model, of a family not yet on the panel when there is one")
+    rv.add_argument(
+        "--reviewer-d",
+        help="model for the third reviewer, asked only when the rubric marks criteria "
+        "high-risk (third_reviewer); default: the Settings' one, else the cheapest "
+        "other model, of a family not yet on the panel when there is one",
+    )
     rv.add_argument("--fixer", help="model for the fix agent")
     rv.add_argument("--max-rounds", type=int, help="rounds before escalation (default 3)")
     rv.add_argument("--budget", type=float, help="per-run budget in USD")
     rv.add_argument("--auto-approve", action="store_true", help="apply fix proposals without a person")
     rv.add_argument("--generation-cost", type=float, help="what generating the output cost in USD (for metrics)")
     rv.add_argument("--json", action="store_true", help="print one JSON object")
-    rv.add_argument("--enqueue", action="store_true",
-                    help="put the run on the task engine's queue and exit at once (PostgreSQL; workers drive it)")
+    rv.add_argument(
+        "--enqueue",
+        action="store_true",
+        help="put the run on the task engine's queue and exit at once (PostgreSQL; workers drive it)",
+    )
 
 
 def fill_defaults(args: argparse.Namespace, d: Defaults) -> None:
@@ -82,8 +88,9 @@ def fill_third(args: argparse.Namespace, d: Defaults, rubric: Rubric) -> None:
         return
     if args.reviewer_d is None:
         panel = {canonical(args.reviewer_b), canonical(args.reviewer_c)}
-        args.reviewer_d = d.reviewer_d if canonical(d.reviewer_d) not in panel else third_for(args.reviewer_b,
-                                                                                             args.reviewer_c)
+        args.reviewer_d = (
+            d.reviewer_d if canonical(d.reviewer_d) not in panel else third_for(args.reviewer_b, args.reviewer_c)
+        )
     if args.reviewer_d == PERSON:
         raise BadInput("--reviewer-d must be a model: people review in slots B and C")
     args.reviewer_d = canonical(args.reviewer_d)
@@ -111,8 +118,10 @@ def run_review(args: argparse.Namespace) -> dict:
         from storage.db import database_url
 
         if not uses_task_engine(database_url()):
-            raise BadInput("--enqueue needs DATABASE_URL on PostgreSQL, where workers take runs from the queue; "
-                           "on SQLite leave it out and the command works the run itself")
+            raise BadInput(
+                "--enqueue needs DATABASE_URL on PostgreSQL, where workers take runs from the queue; "
+                "on SQLite leave it out and the command works the run itself"
+            )
     from santa_core.run import actions
 
     desk = open_desk()
@@ -125,9 +134,20 @@ def run_review(args: argparse.Namespace) -> dict:
         check_screen(desk, args)
         warn_about_models(args)
         run_id = actions.start_run(
-            desk.runs, spec, output, rubric, args.reviewer_b, args.reviewer_c, args.fixer, CLI_ACTOR,
-            auto_approve=args.auto_approve, budget_usd=args.budget, max_rounds=args.max_rounds, source="cli",
-            generation_cost_usd=args.generation_cost, reviewer_d=args.reviewer_d,
+            desk.runs,
+            spec,
+            output,
+            rubric,
+            args.reviewer_b,
+            args.reviewer_c,
+            args.fixer,
+            CLI_ACTOR,
+            auto_approve=args.auto_approve,
+            budget_usd=args.budget,
+            max_rounds=args.max_rounds,
+            source="cli",
+            generation_cost_usd=args.generation_cost,
+            reviewer_d=args.reviewer_d,
         )
         if args.enqueue:
             from desk.task_engine import task_engine
@@ -165,8 +185,10 @@ def why(result: dict) -> str:
     """Why the run stopped where it did, in words: the run's last note ("" when it only repeats the status line); a
     run set to auto-approve and held for a person says why auto-approve did not take the fix."""
     if result.get("note") == PARTIAL_HELD:
-        return ("the fix proposal leaves a flagged issue unfixed, and --auto-approve only approves a fix for every "
-                "flagged issue")
+        return (
+            "the fix proposal leaves a flagged issue unfixed, and --auto-approve only approves a fix for every "
+            "flagged issue"
+        )
     note = words.note(result.get("note") or "")
     return "" if note in (words.status(result["status"]), words.reason(result.get("escalation_reason"))) else note
 
@@ -175,27 +197,34 @@ def _summary(result: dict) -> str:
     """The run as plain text: its status and reason in words, why it stopped and what comes next (when it did not
     ship), each round's gate and verdicts, its cost. Codes stay in --json."""
     status = RunStatus(result["status"])
-    head = words.status(status) + (f": {words.reason(result['escalation_reason'])}"
-                                   if result.get("escalation_reason") else "")
+    head = words.status(status) + (
+        f": {words.reason(result['escalation_reason'])}" if result.get("escalation_reason") else ""
+    )
     lines = [f"run {result['run_id']}: {head}"]
     if status not in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED):
         if reason := why(result):
             lines.append(f"  why: {reason}")
         if result.get("escalation_reason") == EscalationReason.PROVIDER_FAILED:  # nobody judged it: ask again
-            lines.append(f"  next: `python -m santa_core resume {result['run_id']}` tries again once the provider "
-                         "answers (a paid attempt), or a person decides on the app's Escalations page")
+            lines.append(
+                f"  next: `python -m santa_core resume {result['run_id']}` tries again once the provider "
+                "answers (a paid attempt), or a person decides on the app's Escalations page"
+            )
         elif status in NEXT:
             lines.append("  next: " + NEXT[status].format(id=result["run_id"]))
     for rnd in result["rounds"]:
         verdicts = ", ".join(f"{s}={r['verdict']}" for s, r in rnd["reviews"].items())
         # A round the provider failed was judged by nobody: its stored NAUGHTY is no verdict, so it is not printed.
-        lines.append(f"  round {rnd['round']}: " + (UNJUDGED if rnd.get("unreviewed") else
-                                                    f"{rnd.get('gate') or 'pending'} [{verdicts}]"))
+        lines.append(
+            f"  round {rnd['round']}: "
+            + (UNJUDGED if rnd.get("unreviewed") else f"{rnd.get('gate') or 'pending'} [{verdicts}]")
+        )
     cost = result["cost_usd"]
     lines.append(f"  cost {words.usd(cost)}")
     if result.get("price_unknown"):
-        lines[-1] += (f" counted against the budget (price unknown for {', '.join(result['price_unknown'])}: "
-                      "counted at the highest listed rate)")
+        lines[-1] += (
+            f" counted against the budget (price unknown for {', '.join(result['price_unknown'])}: "
+            "counted at the highest listed rate)"
+        )
     return "\n".join(lines)
 
 
@@ -206,7 +235,9 @@ def print_review(result: dict, as_json: bool) -> int:
         note = (result.get("note") or "the worker failed").splitlines()[0]
         print(f"santa: internal error: run {result['run_id']} interrupted: {note}", file=sys.stderr)
     elif result["status"] == RunStatus.ESCALATED and result.get("escalation_reason") == "provider_failed":
-        print(f"santa: run {result['run_id']} could not be reviewed: the model provider failed "
-              f"({result.get('note') or 'no answer'}); `santa resume {result['run_id']}` tries again",
-              file=sys.stderr)
+        print(
+            f"santa: run {result['run_id']} could not be reviewed: the model provider failed "
+            f"({result.get('note') or 'no answer'}); `santa resume {result['run_id']}` tries again",
+            file=sys.stderr,
+        )
     return exit_code(result["status"])

@@ -25,7 +25,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     im.add_argument("file")
     im.add_argument("--note", default="", help="change note kept with the version")
     im.add_argument("--author", default="cli", help="who imports it (default: cli)")
-    sg = rsub.add_parser("suggestions", help="what a rubric's recent failures suggest (accept them on the Rubrics page)")
+    sg = rsub.add_parser(
+        "suggestions", help="what a rubric's recent failures suggest (accept them on the Rubrics page)"
+    )
     sg.add_argument("name")
     sg.add_argument("--json", action="store_true", help="print one JSON array")
 
@@ -66,7 +68,9 @@ def _rubric_list(rubrics: list, as_json: bool) -> str:
     if as_json:
         return json.dumps([r.model_dump(mode="json") for r in rubrics], indent=2, ensure_ascii=False)
     rows = [("NAME", "DOMAIN", "VERSION", "CRITERIA", "SAVED BY", "SAVED AT")]
-    rows += [(r.name, r.domain, f"v{r.version}", str(r.criteria), r.author, f"{r.saved_at:%Y-%m-%d %H:%M}") for r in rubrics]
+    rows += [
+        (r.name, r.domain, f"v{r.version}", str(r.criteria), r.author, f"{r.saved_at:%Y-%m-%d %H:%M}") for r in rubrics
+    ]
     return as_columns(rows)
 
 
@@ -102,7 +106,10 @@ def _suggestions(name: str, as_json: bool) -> str:
         return f"no suggestions for {name}: no criterion keeps failing on the same words"
     blocks = []
     for s in found:
-        change = (json.dumps(s.check, ensure_ascii=False) if s.kind == "forbidden_terms"
-                  else f"pass condition: {s.pass_condition}")
+        change = (
+            json.dumps(s.check, ensure_ascii=False)
+            if s.kind == "forbidden_terms"
+            else f"pass condition: {s.pass_condition}"
+        )
         blocks.append(f"{s.key}  {s.title}\n  {change}\n  runs: {', '.join(str(r) for r in s.runs)}")
     return "\n\n".join(blocks)

@@ -29,13 +29,29 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     nx.add_argument("--json", action="store_true", help="print one JSON object")
     sb = ssub.add_parser("submit", help="submit a blind review: every criterion PASS or FAIL with evidence")
     sb.add_argument("spot_check_id", type=int)
-    sb.add_argument("--pass", dest="passes", action="append", default=[], metavar="ID",
-                    help="a criterion that passes (repeat, or separate ids with commas)")
-    sb.add_argument("--fail", dest="fails", action="append", default=[], metavar="ID=EVIDENCE",
-                    help="a criterion that fails, with what fails (repeat)")
+    sb.add_argument(
+        "--pass",
+        dest="passes",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="a criterion that passes (repeat, or separate ids with commas)",
+    )
+    sb.add_argument(
+        "--fail",
+        dest="fails",
+        action="append",
+        default=[],
+        metavar="ID=EVIDENCE",
+        help="a criterion that fails, with what fails (repeat)",
+    )
     sb.add_argument("--file", help=JUDGEMENT_FILE_HELP)
-    sb.add_argument("--as", dest="person", required=True,
-                    help="who judged: a person with the spot_check role (required: the verdicts are their labels)")
+    sb.add_argument(
+        "--as",
+        dest="person",
+        required=True,
+        help="who judged: a person with the spot_check role (required: the verdicts are their labels)",
+    )
     sb.add_argument("--json", action="store_true", help="print the comparison as JSON")
     dr = ssub.add_parser("draw", help="draw every shipped run not yet drawn under the active rules (idempotent)")
     dr.add_argument("--json", action="store_true", help="print the new spot-check ids as JSON")
@@ -47,8 +63,9 @@ def judgements(args: argparse.Namespace) -> list[Any]:
 
     from santa_core.spotchecks.model import Judgement
 
-    given: list[dict[str, str]] = [{"criterion": c.strip(), "verdict": "PASS"}
-                                   for arg in args.passes for c in arg.split(",") if c.strip()]
+    given: list[dict[str, str]] = [
+        {"criterion": c.strip(), "verdict": "PASS"} for arg in args.passes for c in arg.split(",") if c.strip()
+    ]
     for arg in args.fails:
         criterion, sep, evidence = arg.partition("=")
         if not sep:
@@ -76,9 +93,14 @@ def _from_file(text: str) -> list[dict[str, str]]:
     for criterion, value in data.items():
         value = {"verdict": value} if isinstance(value, str) else value
         if not isinstance(value, dict):
-            raise BadInput(f"{criterion!r} in the judgement file: give \"PASS\" or {{\"verdict\", \"evidence\"}}")
-        out.append({"criterion": str(criterion), "verdict": str(value.get("verdict", "")).upper(),
-                    "evidence": str(value.get("evidence", ""))})
+            raise BadInput(f'{criterion!r} in the judgement file: give "PASS" or {{"verdict", "evidence"}}')
+        out.append(
+            {
+                "criterion": str(criterion),
+                "verdict": str(value.get("verdict", "")).upper(),
+                "evidence": str(value.get("evidence", "")),
+            }
+        )
     return out
 
 
@@ -103,8 +125,17 @@ def run_spotcheck(args: argparse.Namespace) -> int:
         raise BadInput(str(exc)) from exc
     compared = store.comparison(args.spot_check_id)
     if args.json:
-        print(json.dumps({"spot_check": args.spot_check_id, "escapes": escapes,
-                          "criteria": [c.model_dump(mode="json") for c in compared]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "spot_check": args.spot_check_id,
+                    "escapes": escapes,
+                    "criteria": [c.model_dump(mode="json") for c in compared],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return EXIT_SHIPPED
     print(f"spot-check {args.spot_check_id}: submitted; {len(escapes)} escape(s) recorded")
     rows = [("CRITERION", "YOU", *compared[0].reviewers)] if compared else []
@@ -121,8 +152,18 @@ def _list(store: Any, args: argparse.Namespace) -> int:
         print(json.dumps([c.model_dump(mode="json", exclude={"seed"}) for c in checks], indent=2))
         return EXIT_SHIPPED
     rows = [("ID", "RUN", "RUBRIC", "STATUS", "OWNER", "DUE", "DRAWN BY")]
-    rows += [(str(c.id), str(c.run_id), f"{c.rubric_name} v{c.rubric_version}", c.status, c.owner or "-",
-              f"{c.due_at:%Y-%m-%d %H:%M}" if c.due_at else "-", c.drawn_by) for c in checks]
+    rows += [
+        (
+            str(c.id),
+            str(c.run_id),
+            f"{c.rubric_name} v{c.rubric_version}",
+            c.status,
+            c.owner or "-",
+            f"{c.due_at:%Y-%m-%d %H:%M}" if c.due_at else "-",
+            c.drawn_by,
+        )
+        for c in checks
+    ]
     print(as_columns(rows))
     return EXIT_SHIPPED
 
@@ -136,12 +177,23 @@ def _next(store: Any, args: argparse.Namespace) -> int:
     case = store.blind_case(mine[0].id)
     if args.json:
         # No run number: it would let the judge look the run's reviews up before judging.
-        print(json.dumps({"spot_check": case.check.id, "spec": case.spec,
-                          "text": case.text, "criteria": [c.model_dump(mode="json", exclude={"check"})
-                                                          for c in case.criteria]}, indent=2, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "spot_check": case.check.id,
+                    "spec": case.spec,
+                    "text": case.text,
+                    "criteria": [c.model_dump(mode="json", exclude={"check"}) for c in case.criteria],
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
         return EXIT_SHIPPED
-    print(f"spot-check {case.check.id} · {case.check.rubric_name} "
-          f"v{case.check.rubric_version}\n\n--- spec ---\n{case.spec}\n\n--- shipped text ---\n{case.text}\n")
+    print(
+        f"spot-check {case.check.id} · {case.check.rubric_name} "
+        f"v{case.check.rubric_version}\n\n--- spec ---\n{case.spec}\n\n--- shipped text ---\n{case.text}\n"
+    )
     print("--- criteria (judge each: --pass ID or --fail ID=EVIDENCE) ---")
     for c in case.criteria:
         print(f"{c.id} [{c.severity}]: {c.name}\n  passes when: {c.pass_condition}\n  fails when: {c.fail_signal}")

@@ -25,8 +25,11 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     """`worker [--concurrency N] [--queues runs,batch] | --status [--json]`."""
     wk = sub.add_parser("worker", help="work queued runs and batch reviews (PostgreSQL)")
     wk.add_argument("--concurrency", type=int, default=8, help="runs worked on at once (default 8)")
-    wk.add_argument("--queues", default="runs,batch",
-                    help="queues to work, comma-separated: runs (interactive, first), batch (default both)")
+    wk.add_argument(
+        "--queues",
+        default="runs,batch",
+        help="queues to work, comma-separated: runs (interactive, first), batch (default both)",
+    )
     wk.add_argument("--status", action="store_true", help="print queue depth, job ages and workers, then exit")
     wk.add_argument("--json", action="store_true", help="with --status: one JSON object")
 
@@ -48,8 +51,10 @@ def run_worker(args: argparse.Namespace) -> int:
     load_secrets_file()
     url = database_url()
     if not task_engine.uses_task_engine(url):
-        raise BadInput(f"the worker needs DATABASE_URL on PostgreSQL (the task engine's queue); {redacted_url(url)} "
-                       "is SQLite, where runs work inside the app or the command that starts them")
+        raise BadInput(
+            f"the worker needs DATABASE_URL on PostgreSQL (the task engine's queue); {redacted_url(url)} "
+            "is SQLite, where runs work inside the app or the command that starts them"
+        )
     if not 1 <= args.concurrency <= 256:
         raise BadInput("--concurrency must be between 1 and 256")
     queues = _queues(args.queues)
@@ -69,12 +74,16 @@ def run_worker(args: argparse.Namespace) -> int:
 
     desk = open_desk(queued=True, workers=args.concurrency)
     left = wiring.resubmit_queued(desk.runs, desk.runner)
-    samples = desk.batches.resume_unfinished() if task_engine.BATCH in queues else []  # a look at each (one waiting is enough)
+    samples = (
+        desk.batches.resume_unfinished() if task_engine.BATCH in queues else []
+    )  # a look at each (one waiting is enough)
     if task_engine.BATCH in queues:
         desk.batches.group_finished()  # samples closed before their failures were grouped (a page never groups)
-    say(f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
+    say(
+        f"santa worker: working {', '.join(queues)} on {redacted_url(url)} with concurrency {args.concurrency}"
         + (f"; {len(left)} queued run(s) left behind put back on the queue" if left else "")
-        + (f"; {len(samples)} unfinished batch sample(s) looked at again" if samples else ""))
+        + (f"; {len(samples)} unfinished batch sample(s) looked at again" if samples else "")
+    )
     show_outage_lines()
     try:
         work_jobs(desk.task_engine, desk.jobs, args.concurrency, queues)
@@ -83,8 +92,12 @@ def run_worker(args: argparse.Namespace) -> int:
     # Handed over: the run moved back to the queue and its job's retry written; a run whose job stayed with this
     # worker (the database went away again) is left for the take-over like the others.
     requeued = desk.task_engine.app.job_manager.requeued
-    say(stopped_text([i for i in desk.jobs.handed_over if i in requeued],
-                     desk.jobs.left + [i for i in desk.jobs.handed_over if i not in requeued]))
+    say(
+        stopped_text(
+            [i for i in desk.jobs.handed_over if i in requeued],
+            desk.jobs.left + [i for i in desk.jobs.handed_over if i not in requeued],
+        )
+    )
     return EXIT_SHIPPED
 
 
@@ -108,12 +121,20 @@ def stopped_text(handed_over: list[int], left: list[int]) -> str:
         return ", ".join(f"#{i}" for i in sorted(ids))
 
     parts = ["santa worker: stopped"]
-    parts.append(f"handed over to the queue, first in line: {runs(handed_over)}" if handed_over
-                 else "no run in flight to hand over" if not left else "")
+    parts.append(
+        f"handed over to the queue, first in line: {runs(handed_over)}"
+        if handed_over
+        else "no run in flight to hand over"
+        if not left
+        else ""
+    )
     if left:
-        parts.append(f"could not hand over {runs(left)} (the database did not answer): the next worker takes them "
-                     f"over about {recovery_bound_s():g} s after the database answers again")
+        parts.append(
+            f"could not hand over {runs(left)} (the database did not answer): the next worker takes them "
+            f"over about {recovery_bound_s():g} s after the database answers again"
+        )
     if OUTAGE.dropped_answers:
-        parts.append(f"{OUTAGE.dropped_answers} answer(s) received but not stored were dropped: they are asked for "
-                     "again")
+        parts.append(
+            f"{OUTAGE.dropped_answers} answer(s) received but not stored were dropped: they are asked for again"
+        )
     return "; ".join(p for p in parts if p)

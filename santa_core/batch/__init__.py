@@ -25,10 +25,18 @@ if TYPE_CHECKING:
     from santa_core.batch.sampling import StoppingRule, stopping_rule, stratified_sample
 
 _HOME = {
-    "BatchDriver": "driver", "BatchView": "report",
-    "BatchFile": "file", "BatchFileError": "file", "read_batch": "file", "write_batch": "file",
-    "Pattern": "patterns", "apply_to_batch": "patterns", "group_patterns": "patterns",
-    "StoppingRule": "sampling", "stopping_rule": "sampling", "stratified_sample": "sampling",
+    "BatchDriver": "driver",
+    "BatchView": "report",
+    "BatchFile": "file",
+    "BatchFileError": "file",
+    "read_batch": "file",
+    "write_batch": "file",
+    "Pattern": "patterns",
+    "apply_to_batch": "patterns",
+    "group_patterns": "patterns",
+    "StoppingRule": "sampling",
+    "stopping_rule": "sampling",
+    "stratified_sample": "sampling",
 }
 __all__ = [
     "BatchDriver",

@@ -82,8 +82,9 @@ def one_defect(a: set[str], b: set[str]) -> bool:
     return not a or not b or a == b
 
 
-def title(criterion_name: str, issues: Iterable[MergedIssue], signature: Iterable[str] = (),
-          evidence: Iterable[str] = ()) -> str:
+def title(
+    criterion_name: str, issues: Iterable[MergedIssue], signature: Iterable[str] = (), evidence: Iterable[str] = ()
+) -> str:
     """A short title: the criterion's name and the phrase the pattern's items share.
 
     The phrase is the one most of its issues flag (as a reviewer spelt it, case kept from the evidence), else the

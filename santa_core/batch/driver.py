@@ -32,15 +32,7 @@ from santa_core.batch import store as batch_store
 from santa_core.batch.file import BatchFile
 from santa_core.batch.fixing import PatternFixing
 from santa_core.batch.generalise import generalise, named
-from santa_core.batch.store import (
-    Batch,
-    BatchConfig,
-    BatchProblem,
-    Item,
-    ItemIn,
-    PatternRecord,
-    SampleProgress,
-)
+from santa_core.batch.store import Batch, BatchConfig, BatchProblem, Item, ItemIn, PatternRecord, SampleProgress
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import injected
 from santa_core.checks.precheck import critical_failures
@@ -66,10 +58,12 @@ MAX_API_FAILURES = mb.MAX_POLL_FAILURES
 SENDING = "sending"
 """A sample's Message Batch status while it is being sent. A later look that finds it (the sender died between the
 API's answer and storing the batch's id) must not send again on its own: the batch may exist and be paid for."""
-CUT_SHORT = ("sending this sample's Message Batch got no clear answer (the process stopped, the connection failed "
-             "or the API had an error); "
-             "it may have reached the API: look for it in the Anthropic Console before Try again, which sends the "
-             "sample again")
+CUT_SHORT = (
+    "sending this sample's Message Batch got no clear answer (the process stopped, the connection failed "
+    "or the API had an error); "
+    "it may have reached the API: look for it in the Anthropic Console before Try again, which sends the "
+    "sample again"
+)
 STEP_S = 1.0
 """How often a sample driven look by look (`BatchDriver.step`) looks at its reviews in flight."""
 LONGEST_WAIT_S = 600.0
@@ -97,9 +91,17 @@ class Look:
 class BatchDriver(PatternFixing):
     """Runs a batch's samples in the background and applies approved fixes."""
 
-    def __init__(self, repo: run_store.Store, store: batch_store.Store, runner: Runner, fixer_for: Callable[[str], Fixer],
-                 client_for: Callable[[], anthropic.Anthropic] | None = None, poll_s: float = 30.0,
-                 retry_s: float = 2.0, screen_answers: Callable[[], str | None] | None = None) -> None:
+    def __init__(
+        self,
+        repo: run_store.Store,
+        store: batch_store.Store,
+        runner: Runner,
+        fixer_for: Callable[[str], Fixer],
+        client_for: Callable[[], anthropic.Anthropic] | None = None,
+        poll_s: float = 30.0,
+        retry_s: float = 2.0,
+        screen_answers: Callable[[], str | None] | None = None,
+    ) -> None:
         self.store = store
         self.screen_answers = screen_answers
         """Why the injection screen's provider would not answer now (asked for free), else None; None: not asked."""
@@ -124,8 +126,9 @@ class BatchDriver(PatternFixing):
 
     def create(self, file: BatchFile, config: BatchConfig, actor: str) -> int:
         """Store a read batch file as a batch (nothing is reviewed yet)."""
-        items = [ItemIn(key=it.key, output=it.output, spec=it.spec, strata=it.strata, record=it.record)
-                 for it in file.items]
+        items = [
+            ItemIn(key=it.key, output=it.output, spec=it.spec, strata=it.strata, record=it.record) for it in file.items
+        ]
         layout = {"delimiter": file.delimiter, "newline": file.newline, "bom": file.bom}
         return self.store.create(config.model_copy(update={"layout": layout}), items, actor)
 
@@ -206,8 +209,12 @@ class BatchDriver(PatternFixing):
         try:
             while True:
                 progress = self._review_sample(sample_id)
-                if (progress.interrupted and not progress.finished and retries < WORKER_RETRIES
-                        and not self.store.is_paused(progress.batch_id)):
+                if (
+                    progress.interrupted
+                    and not progress.finished
+                    and retries < WORKER_RETRIES
+                    and not self.store.is_paused(progress.batch_id)
+                ):
                     retries += 1  # a worker error (e.g. the database blinked): pick those reviews up again
                     if not self._stopping.wait(self.retry_s * 2 ** (retries - 1)):
                         continue  # (a pause meanwhile holds them: the pass resumes nothing while paused)
@@ -267,8 +274,9 @@ class BatchDriver(PatternFixing):
         progress = self.store.progress(sample_id)
         if self.store.get(progress.batch_id).config.message_batches:
             sending = progress.api_status == SENDING and progress.api_batch_id is None
-            self.store.set_api(sample_id, progress.api_batch_id,
-                               f"{STOPPED}{CUT_SHORT} ({exc})" if sending else f"{STOPPED}{exc}")
+            self.store.set_api(
+                sample_id, progress.api_batch_id, f"{STOPPED}{CUT_SHORT} ({exc})" if sending else f"{STOPPED}{exc}"
+            )
 
     def _client(self) -> anthropic.Anthropic:
         if self.client_for is None:
@@ -300,8 +308,9 @@ class BatchDriver(PatternFixing):
         except mb.BatchError as exc:
             # The API may have made it all the same (no answer, a server error): only a person sends again. Any
             # other failure was an answer that refused it: Try again (or a restart) submits again.
-            self.store.set_api(sample_id, None,
-                               f"{STOPPED}{CUT_SHORT} ({exc})" if mb.may_have_made(exc) else f"{STOPPED}{exc}")
+            self.store.set_api(
+                sample_id, None, f"{STOPPED}{CUT_SHORT} ({exc})" if mb.may_have_made(exc) else f"{STOPPED}{exc}"
+            )
             return None
         # Why stored at once: after a restart the batch is collected from its id and the jobs.
         self.store.set_api(sample_id, api_id, "in_progress", json.loads(mb.dump_jobs(jobs)))
@@ -335,8 +344,9 @@ class BatchDriver(PatternFixing):
             futures.append(self._restart(run_id))
         return [f for f in futures if f is not None]
 
-    def _poll_once(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
-                   jobs: list[mb.ReviewJob]) -> dict | None:
+    def _poll_once(
+        self, client: anthropic.Anthropic, sample_id: int, api_id: str, jobs: list[mb.ReviewJob]
+    ) -> dict | None:
         """Ask after the Message Batch once: its outcomes once it ended, else None (`mb.BatchError`: the API
         call failed; the SDK retries nothing, so each failure counts)."""
         try:
@@ -350,14 +360,19 @@ class BatchDriver(PatternFixing):
         """Record a failed poll on the sample for the page; True when it is time to give up (a person looks:
         e.g. an expired batch or a revoked key)."""
         if failures >= MAX_API_FAILURES:
-            self.store.set_api(sample_id, api_id, f"{STOPPED}{exc}; gave up after {failures} tries "
-                               "(Try again on the Batch page, or a restart, polls again)")
+            self.store.set_api(
+                sample_id,
+                api_id,
+                f"{STOPPED}{exc}; gave up after {failures} tries "
+                "(Try again on the Batch page, or a restart, polls again)",
+            )
             return True
         self.store.set_api(sample_id, api_id, f"error: {exc}; trying again")
         return False
 
-    def _await_batch(self, client: anthropic.Anthropic, sample_id: int, api_id: str,
-                     jobs: list[mb.ReviewJob]) -> dict | None:
+    def _await_batch(
+        self, client: anthropic.Anthropic, sample_id: int, api_id: str, jobs: list[mb.ReviewJob]
+    ) -> dict | None:
         """Poll until the Message Batch ends, then its outcomes (None: the service is shutting down).
 
         An API failure (the SDK retries nothing) is recorded on the sample for the page and the
@@ -379,7 +394,7 @@ class BatchDriver(PatternFixing):
 
     def _poll_wait(self, failures: int) -> float:
         """The wait before the next poll: poll_s, doubling with each failure in a row, at most 10 min."""
-        return min(self.poll_s * 2 ** failures, LONGEST_WAIT_S)
+        return min(self.poll_s * 2**failures, LONGEST_WAIT_S)
 
     # --- driven look by look (the task engine's drive job) -------------------------------------
 
@@ -409,16 +424,20 @@ class BatchDriver(PatternFixing):
         if not held and not self._stopping.is_set():
             with self._starting():
                 pending = self.store.pending_items(sample_id)
-                for item_id in pending[:self._may_start(batch, active)]:
+                for item_id in pending[: self._may_start(batch, active)]:
                     self.runner.submit(self.store.start_review(sample_id, item_id))
                     started += 1
             left = len(pending) > started  # (with none active: other samples took the room, see `_may_start`)
         if active or started or left:
             return Look(after_s=STEP_S, resume=False, retries=look.retries)
         progress = self.close(sample_id)  # the pass ended: every started review settled
-        if (progress.interrupted and not progress.finished and look.retries < WORKER_RETRIES
-                and not self.store.is_paused(batch.id)):
-            return Look(after_s=self.retry_s * 2 ** look.retries, retries=look.retries + 1)
+        if (
+            progress.interrupted
+            and not progress.finished
+            and look.retries < WORKER_RETRIES
+            and not self.store.is_paused(batch.id)
+        ):
+            return Look(after_s=self.retry_s * 2**look.retries, retries=look.retries + 1)
         return None  # finished, paused, or out of retries: a resume or Try again drives it again
 
     def _starting(self) -> AbstractContextManager:
@@ -449,12 +468,18 @@ class BatchDriver(PatternFixing):
         rubric = batch.config.rubric
         items = {it.id: it for it in self.store.items(batch.id)}
         models = {"B": batch.config.reviewer_b, "C": batch.config.reviewer_c}
-        return [mb.ReviewJob(custom_id=mb.custom_id_for(f"i{item_id}", slot), model=models[slot], slot=slot,
-                             request=ReviewRequest(rubric=rubric, spec=items[item_id].spec,
-                                                   output=items[item_id].output))
-                for item_id in self.store.pending_items(sample_id) for slot in SLOTS
-                if not injected(items[item_id].spec, items[item_id].output, context_of(rubric))
-                and not critical_failures(rubric, items[item_id].output)]  # its run decides it before the reviewers
+        return [
+            mb.ReviewJob(
+                custom_id=mb.custom_id_for(f"i{item_id}", slot),
+                model=models[slot],
+                slot=slot,
+                request=ReviewRequest(rubric=rubric, spec=items[item_id].spec, output=items[item_id].output),
+            )
+            for item_id in self.store.pending_items(sample_id)
+            for slot in SLOTS
+            if not injected(items[item_id].spec, items[item_id].output, context_of(rubric))
+            and not critical_failures(rubric, items[item_id].output)
+        ]  # its run decides it before the reviewers
 
     def _restart(self, run_id: int, resume: bool = True) -> Future | None:
         """A run of the sample that is not done: queue it again (an interrupted one resumes, if `resume`)."""
@@ -497,14 +522,23 @@ class BatchDriver(PatternFixing):
         """A finished sample's failures grouped into patterns (stored once: stored ones are returned as they are)."""
         progress = self.store.progress(sample_id)
         if not progress.finished:
-            raise BatchProblem(f"sample {progress.number} is not fully reviewed yet ({progress.done} of "
-                               f"{progress.size})")
+            raise BatchProblem(
+                f"sample {progress.number} is not fully reviewed yet ({progress.done} of {progress.size})"
+            )
         stored = self.store.patterns(progress.batch_id, sample_id)
         if stored:
             return stored
-        failures = [patterns.SampledFailure(item_key=r.key, strata=r.strata, output=r.output, issues=r.issues,
-                                            error=engine.REVIEWER_FAILED if r.reviewer_error else None)
-                    for r in self.store.reviews(sample_id) if r.done and not r.nice]
+        failures = [
+            patterns.SampledFailure(
+                item_key=r.key,
+                strata=r.strata,
+                output=r.output,
+                issues=r.issues,
+                error=engine.REVIEWER_FAILED if r.reviewer_error else None,
+            )
+            for r in self.store.reviews(sample_id)
+            if r.done and not r.nice
+        ]
         reviewed = {r.key: r.output for r in self.store.reviews(sample_id) if r.done}
         found = generalise(patterns.group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
         found = named(found, self.store.get(progress.batch_id).config.rubric.criteria)

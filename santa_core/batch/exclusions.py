@@ -56,6 +56,14 @@ def held(records: Sequence[PatternRecord], samples: Mapping[int, int]) -> dict[s
     for sample_id, same in sorted(by_sample.items(), key=lambda kv: samples.get(kv[0], kv[0])):
         for number, record in enumerate(same, 1):
             for key, reason in excluded_of(record).items():
-                out.setdefault(key, Held(pattern_id=record.id, sample=samples.get(sample_id, 0), number=number,
-                                         title=record.title, reason=reason))
+                out.setdefault(
+                    key,
+                    Held(
+                        pattern_id=record.id,
+                        sample=samples.get(sample_id, 0),
+                        number=number,
+                        title=record.title,
+                        reason=reason,
+                    ),
+                )
     return out

@@ -66,6 +66,7 @@ ORIGINAL_COLUMN = "santa_original_output"
 SANTA_COLUMNS = (STATUS_COLUMN, PATTERN_COLUMN, FIX_COLUMN, ORIGINAL_COLUMN)
 """Columns added on export; a file that already has them (an earlier export) gets them rewritten."""
 
+
 class BatchLayout(BaseModel):
     """How a batch file is laid out, and which columns look like the id, output and spec."""
 
@@ -111,12 +112,18 @@ class BatchItemIn(BaseModel):
         """The item's stratum: its values of the chosen strata, in order (() when none were chosen)."""
         return tuple(self.strata.values())
 
-    def result(self, status: str, *, output: str | None = None, pattern: str | None = None,
-               fix: str | None = None) -> BatchItemOut:
+    def result(
+        self, status: str, *, output: str | None = None, pattern: str | None = None, fix: str | None = None
+    ) -> BatchItemOut:
         """This item for export: `output` is the current text (None: unchanged)."""
-        return BatchItemOut(record=self.record, original_output=self.output,
-                            output=self.output if output is None else output,
-                            status=status, pattern=pattern, fix=fix)
+        return BatchItemOut(
+            record=self.record,
+            original_output=self.output,
+            output=self.output if output is None else output,
+            status=status,
+            pattern=pattern,
+            fix=fix,
+        )
 
 
 class BatchFile(BatchLayout):
@@ -147,9 +154,15 @@ class BatchFile(BatchLayout):
         """Write the verified items in this file's format (or `fmt`), keeping its columns and line ends."""
         fmt = fmt or self.format
         same_csv = fmt == "csv" and self.format == "csv"
-        return write_batch(items, fmt, output_column=self.output_column, columns=self.columns,
-                           newline=self.newline, delimiter=self.delimiter if same_csv else ",",
-                           bom=self.bom and fmt == "csv")
+        return write_batch(
+            items,
+            fmt,
+            output_column=self.output_column,
+            columns=self.columns,
+            newline=self.newline,
+            delimiter=self.delimiter if same_csv else ",",
+            bom=self.bom and fmt == "csv",
+        )
 
 
 # --- reading --------------------------------------------------------------------------------
@@ -171,9 +184,17 @@ def sniff(data: bytes, filename: str = "", *, max_bytes: int = MAX_FILE_BYTES) -
     cols = parsed.columns
     id_col = _guess(cols, ID_COLUMNS, ())
     output_col = _guess(cols, OUTPUT_COLUMNS, (id_col,))
-    return BatchLayout(format=parsed.format, columns=cols, rows=len(parsed.rows), delimiter=parsed.delimiter,
-                       newline=parsed.newline, bom=parsed.bom, id_column=id_col, output_column=output_col,
-                       spec_column=_guess(cols, SPEC_COLUMNS, (id_col, output_col)))
+    return BatchLayout(
+        format=parsed.format,
+        columns=cols,
+        rows=len(parsed.rows),
+        delimiter=parsed.delimiter,
+        newline=parsed.newline,
+        bom=parsed.bom,
+        id_column=id_col,
+        output_column=output_col,
+        spec_column=_guess(cols, SPEC_COLUMNS, (id_col, output_col)),
+    )
 
 
 def read_batch(
@@ -195,8 +216,10 @@ def read_batch(
     """
     parsed = parse(data, filename, max_bytes)
     if len(parsed.rows) > max_items:
-        raise BatchFileError([f"the file has {len(parsed.rows):,} items; the limit is {max_items:,}: "
-                              "split it into smaller batches"], parsed.columns)
+        raise BatchFileError(
+            [f"the file has {len(parsed.rows):,} items; the limit is {max_items:,}: split it into smaller batches"],
+            parsed.columns,
+        )
     choice = _choose(parsed.columns, id_column, output_column, spec_column, strata, max_text_chars)
     problems: list[tuple[int, str]] = []  # (line, message): reported in file order
     fields = [_fields(row, choice, problems) for row in parsed.rows]
@@ -205,9 +228,20 @@ def read_batch(
         raise BatchFileError([message for _, message in sorted(problems, key=lambda p: p[0])], parsed.columns)
     length_rule = _add_length(fields) if choice.derived_length else None
     items = [BatchItemIn(line=row.line, record=row.record, **f) for row, f in zip(parsed.rows, fields, strict=True)]
-    batch = BatchFile(format=parsed.format, columns=parsed.columns, rows=len(items), delimiter=parsed.delimiter,
-                      newline=parsed.newline, bom=parsed.bom, id_column=choice.id, output_column=choice.output,
-                      spec_column=choice.spec, strata=choice.strata, items=items, length_rule=length_rule)
+    batch = BatchFile(
+        format=parsed.format,
+        columns=parsed.columns,
+        rows=len(items),
+        delimiter=parsed.delimiter,
+        newline=parsed.newline,
+        bom=parsed.bom,
+        id_column=choice.id,
+        output_column=choice.output,
+        spec_column=choice.spec,
+        strata=choice.strata,
+        items=items,
+        length_rule=length_rule,
+    )
     batch.warnings = _strata_warnings(batch)
     return batch
 
@@ -231,23 +265,40 @@ def length_label(chars: int, bounds: tuple[int, int]) -> str:
     return LENGTH_LABELS[0] if chars <= low else LENGTH_LABELS[1] if chars <= high else LENGTH_LABELS[2]
 
 
-def _choose(columns: list[str], id_column: str | None, output_column: str | None, spec_column: str | None,
-            strata: Sequence[str], max_text_chars: int) -> _Choice:
+def _choose(
+    columns: list[str],
+    id_column: str | None,
+    output_column: str | None,
+    spec_column: str | None,
+    strata: Sequence[str],
+    max_text_chars: int,
+) -> _Choice:
     """The columns to read, given or guessed; every problem with them in one error."""
     problems: list[str] = []
     id_col = _pick(columns, id_column, ID_COLUMNS, (), "id", problems)
     output_col = _pick(columns, output_column, OUTPUT_COLUMNS, (id_col,), "output", problems)
-    spec_col = None if spec_column == "" else _pick(columns, spec_column, SPEC_COLUMNS, (id_col, output_col),
-                                                     "spec", problems, required=spec_column is not None)
+    spec_col = (
+        None
+        if spec_column == ""
+        else _pick(
+            columns, spec_column, SPEC_COLUMNS, (id_col, output_col), "spec", problems, required=spec_column is not None
+        )
+    )
     chosen = [c for c in (id_col, output_col, spec_col) if c is not None]
     if len(set(chosen)) < len(chosen):
-        problems.append(f"the id, output and spec columns must be different columns (got {', '.join(map(repr, chosen))})")
+        problems.append(
+            f"the id, output and spec columns must be different columns (got {', '.join(map(repr, chosen))})"
+        )
     picked = list(dict.fromkeys(strata))
     for name in picked:
         if name in chosen:
-            problems.append(f"'{name}' is the item's id, output or spec: stratify by a column such as template or locale")
+            problems.append(
+                f"'{name}' is the item's id, output or spec: stratify by a column such as template or locale"
+            )
         elif name not in columns and name != LENGTH_STRATUM:
-            problems.append(f"no column '{name}' to stratify by; the columns are: {_listed(columns)}{_hint([name], columns)}")
+            problems.append(
+                f"no column '{name}' to stratify by; the columns are: {_listed(columns)}{_hint([name], columns)}"
+            )
     if problems or id_col is None or output_col is None:
         raise BatchFileError(problems, columns)
     derived = LENGTH_STRATUM in picked and LENGTH_STRATUM not in columns
@@ -263,8 +314,15 @@ def _guess(columns: Sequence[str], names: Sequence[str], taken: Sequence[str | N
     return next((folded[name] for name in names if name in folded), None)
 
 
-def _pick(columns: list[str], given: str | None, names: Sequence[str], taken: Sequence[str | None], what: str,
-          problems: list[str], required: bool = True) -> str | None:
+def _pick(
+    columns: list[str],
+    given: str | None,
+    names: Sequence[str],
+    taken: Sequence[str | None],
+    what: str,
+    problems: list[str],
+    required: bool = True,
+) -> str | None:
     if given is not None:
         if given in columns:
             return given
@@ -272,8 +330,10 @@ def _pick(columns: list[str], given: str | None, names: Sequence[str], taken: Se
         return None
     found = _guess(columns, names, taken)
     if found is None and required:
-        problems.append(f"no {what} column: name one {_alternatives(names)} or choose the {what} column; "
-                        f"the columns are: {_listed(columns)}{_hint(names, columns)}")
+        problems.append(
+            f"no {what} column: name one {_alternatives(names)} or choose the {what} column; "
+            f"the columns are: {_listed(columns)}{_hint(names, columns)}"
+        )
     return found
 
 
@@ -385,7 +445,9 @@ def _check_unique(rows: list[Row], fields: list[dict[str, Any]], problems: list[
         if not key:
             continue
         if key in first:
-            problems.append((row.line, f"line {row.line}: the id '{key}' is also on line {first[key]}: ids must be unique"))
+            problems.append(
+                (row.line, f"line {row.line}: the id '{key}' is also on line {first[key]}: ids must be unique")
+            )
         else:
             first[key] = row.line
 
@@ -397,8 +459,10 @@ def _add_length(fields: list[dict[str, Any]]) -> str:
         f["strata"][LENGTH_STRATUM] = length_label(len(f["output"]), bounds)
     low, high = bounds
     medium = "none" if high == low else f"{high:,}" if high == low + 1 else f"{low + 1:,} to {high:,}"
-    return (f"length = characters of the output, cut at this batch's terciles: short up to {low:,}, "
-            f"medium {medium}, long over {high:,}")
+    return (
+        f"length = characters of the output, cut at this batch's terciles: short up to {low:,}, "
+        f"medium {medium}, long over {high:,}"
+    )
 
 
 def _strata_warnings(batch: BatchFile) -> list[str]:
@@ -414,8 +478,10 @@ def _strata_warnings(batch: BatchFile) -> list[str]:
     strata = len(batch.strata_sizes())
     usual = sample_size(n)
     if strata > usual:
-        warnings.append(f"{strata} strata for {n} items: every stratum is sampled at least once, so each sample "
-                        f"has at least {strata} items (the default rate alone would sample {usual})")
+        warnings.append(
+            f"{strata} strata for {n} items: every stratum is sampled at least once, so each sample "
+            f"has at least {strata} items (the default rate alone would sample {usual})"
+        )
     return warnings
 
 

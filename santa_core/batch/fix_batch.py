@@ -34,9 +34,11 @@ RETRY = "retry"
 """A person's Try again of fixes whose batch was never made: the next prepare sends it (once: see `_send_fixes`)."""
 ANY_STATUS = object()
 STOPPED = "stopped: "
-CUT_SHORT = ("sending the fixes' Message Batch got no clear answer (the process stopped, the connection failed or the "
-             "API had an error); it may have reached the API: look for it in the Anthropic Console before Try again, "
-             "which sends the fixes again")
+CUT_SHORT = (
+    "sending the fixes' Message Batch got no clear answer (the process stopped, the connection failed or the "
+    "API had an error); it may have reached the API: look for it in the Anthropic Console before Try again, "
+    "which sends the fixes again"
+)
 CANCELED = "canceled as the desk stopped; Try again collects what it answered"
 
 Progress = Callable[[int, int], None]
@@ -75,10 +77,12 @@ class FixBatchSending:
 
     def _fix_note(self, pattern_id: int) -> OnSend:
         """The call log of the pattern's fix calls: each committed as sent (with its batch) before it leaves."""
+
         def note(purpose: str, model: str, body: dict) -> None:
             if self._stopping.is_set():
                 raise RuntimeError("the desk is stopping")
             self.store.note_fix_sent(pattern_id, purpose, model, body, estimate_call_usd(model, body))
+
         return note
 
     def retry_fixes(self, pattern_id: int, actor: str) -> dict:
@@ -87,8 +91,9 @@ class FixBatchSending:
         self.store.record_fix_retry(pattern_id, actor)  # claims the stopped batch: a second Try again is refused
         return self.prepare(pattern_id, actor)
 
-    def _fix_batch(self, pattern_id: int, batch: Batch, asks: dict[str, FixRequest],
-                   progress: Progress | None) -> dict[str, FixAnswer] | None:
+    def _fix_batch(
+        self, pattern_id: int, batch: Batch, asks: dict[str, FixRequest], progress: Progress | None
+    ) -> dict[str, FixAnswer] | None:
         """Item key → the fix agent's answer, from the pattern's fixes' Message Batch (sent now unless one was),
         every answer's call stored. None: the API refused the create (nothing made): ask one at a time.
         Raises FixesStopped when it stopped or may exist unseen: the pattern says why."""
@@ -112,18 +117,27 @@ class FixBatchSending:
             self.store.save_fix_calls(pattern_id, answer.calls)
         return {key: found[job.custom_id] for key, job in jobs.items()}
 
-    def _send_fixes(self, client: anthropic.Anthropic, pattern_id: int, batch: Batch,
-                    asks: dict[str, FixRequest], status: str | None) -> dict | None:
+    def _send_fixes(
+        self,
+        client: anthropic.Anthropic,
+        pattern_id: int,
+        batch: Batch,
+        asks: dict[str, FixRequest],
+        status: str | None,
+    ) -> dict | None:
         """Mark sending, put every job on record, create the batch; its state (None: refused, nothing made). The mark
         is set only from the `status` read (none, or a person's Try again): two processes never both send."""
-        jobs = {key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
-                for n, (key, request) in enumerate(asks.items())}
+        jobs = {
+            key: fix_batches.FixJob(custom_id=f"fix-{n}", model=batch.config.fixer, request=request)
+            for n, (key, request) in enumerate(asks.items())
+        }
         if not self.store.set_fix_batch(pattern_id, {"status": SENDING}, expect=status):
             raise FixesStopped("another process is sending the fixes' Message Batch (or just did): nothing sent twice")
         try:
             with journaled(self._fix_note(pattern_id)):  # every job on record as sent before the batch exists
-                api_id = fix_batches.submit(client, list(jobs.values()),
-                                            lambda calls: self.store.save_fix_calls(pattern_id, calls))
+                api_id = fix_batches.submit(
+                    client, list(jobs.values()), lambda calls: self.store.save_fix_calls(pattern_id, calls)
+                )
         except mb.BatchError as exc:
             if mb.may_have_made(exc):
                 status = f"{STOPPED}{CUT_SHORT} ({exc})"
@@ -132,13 +146,22 @@ class FixBatchSending:
             # An answer that refused it: no batch was made, nothing is paid; each note got its (free) answer.
             self.store.set_fix_batch(pattern_id, None, expect=SENDING)
             return None
-        state = {"status": IN_PROGRESS, "api_id": api_id,
-                 "jobs": {key: job.model_dump(mode="json") for key, job in jobs.items()}}
+        state = {
+            "status": IN_PROGRESS,
+            "api_id": api_id,
+            "jobs": {key: job.model_dump(mode="json") for key, job in jobs.items()},
+        }
         self.store.set_fix_batch(pattern_id, state)  # stored at once: a restart polls this batch, never a new one
         return state
 
-    def _await_fixes(self, client: anthropic.Anthropic, pattern_id: int, state: dict,
-                     jobs: dict[str, fix_batches.FixJob], progress: Progress | None) -> dict[str, FixAnswer]:
+    def _await_fixes(
+        self,
+        client: anthropic.Anthropic,
+        pattern_id: int,
+        state: dict,
+        jobs: dict[str, fix_batches.FixJob],
+        progress: Progress | None,
+    ) -> dict[str, FixAnswer]:
         """Poll the batch until it ends, then every job's answer by custom_id. `MAX_POLL_FAILURES` failed polls in a
         row stop it with the reason; a stop of the desk cancels the batch (what it answered is collected by a Try
         again)."""
@@ -155,8 +178,9 @@ class FixBatchSending:
                 failures += 1
                 if failures >= mb.MAX_POLL_FAILURES:
                     self.store.set_fix_batch(pattern_id, {**state, "status": f"{STOPPED}{exc}"})
-                    raise FixesStopped(f"the fixes' Message Batch {api_id} stopped: {exc} (Try again polls it "
-                                       "again)") from exc
+                    raise FixesStopped(
+                        f"the fixes' Message Batch {api_id} stopped: {exc} (Try again polls it again)"
+                    ) from exc
             else:
                 if progress is not None:
                     progress(len(jobs) - status.request_counts.processing, len(jobs))

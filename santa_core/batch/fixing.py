@@ -40,8 +40,9 @@ from santa_core.run.gate import normalise
 log = logging.getLogger(__name__)
 AUTO_APPROVER = "auto-approve"
 """Who approves a pattern's fix in a batch created with auto-approve: a system actor, as for a run."""
-AUTO_REASON = "auto-approved: the batch was created with auto-approve, and every item the pattern reaches has a " \
-              "complete fix"
+AUTO_REASON = (
+    "auto-approved: the batch was created with auto-approve, and every item the pattern reaches has a complete fix"
+)
 
 
 @dataclass
@@ -60,8 +61,12 @@ class FixPreview:
     @property
     def version(self) -> str:
         """A fingerprint of what the person is shown: an approval of another version is refused."""
-        shown = {"edits": [e.model_dump(mode="json") for e in self.edits], "proposal": self.pattern.proposal,
-                 "plans": self.pattern.item_fixes, "signature": self.pattern.pattern.get("signature")}
+        shown = {
+            "edits": [e.model_dump(mode="json") for e in self.edits],
+            "proposal": self.pattern.proposal,
+            "plans": self.pattern.item_fixes,
+            "signature": self.pattern.pattern.get("signature"),
+        }
         return hashlib.sha256(json.dumps(shown, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
     @property
@@ -74,8 +79,13 @@ class FixPreview:
         if not self.plans or not self.edits:
             return "the fix agent proposed no edit that applies"
         for key, plan in self.plans.items():
-            proposal = FixProposal(issues=plan.issues, edits=plan.applied, rejected=plan.skipped,
-                                   before_text=plan.before_text, proposed_text=plan.after_text)
+            proposal = FixProposal(
+                issues=plan.issues,
+                edits=plan.applied,
+                rejected=plan.skipped,
+                before_text=plan.before_text,
+                proposed_text=plan.after_text,
+            )
             if plan.error or plan.skipped or plan.needs_person or not is_complete(proposal):
                 return f"item {key}: {plan.outcome() if not plan.changed else 'its fix leaves an issue unfixed'}"
         return None
@@ -108,8 +118,12 @@ class PatternFixing(FixBatchSending):
             raise BatchProblem("this group has no issue to fix: review or fix its items by hand")
         batch = self._batch_of(record)
         item = self._item(batch, pattern.representative)
-        proposal = propose_fix(self._on_record(pattern_id, self.fixer_for(batch.config.fixer)), item.spec,
-                               item.output, patterns.pattern_fix_issues(pattern))
+        proposal = propose_fix(
+            self._on_record(pattern_id, self.fixer_for(batch.config.fixer)),
+            item.spec,
+            item.output,
+            patterns.pattern_fix_issues(pattern),
+        )
         self.store.save_proposal(pattern_id, proposal.model_dump(mode="json"), actor)
         if proposal.error is None and proposal.edits:  # no example to follow: nothing else is asked (or paid)
             self.prepare(pattern_id, actor, progress)
@@ -126,18 +140,34 @@ class PatternFixing(FixBatchSending):
         batch = self._batch_of(record)
         items = {it.key: it for it in self.store.items(batch.id)}
         targets = reach.reached(pattern, [(k, it.output) for k, it in items.items()], self._unsampled(batch.id, items))
-        plans = {pattern.representative: reach.ItemPlan(
-            key=pattern.representative, sampled=True, via="representative", issues=proposal.issues,
-            before_text=proposal.before_text, after_text=proposal.proposed_text, applied=proposal.edits,
-            skipped=proposal.rejected, cost_usd=proposal.cost_usd, error=proposal.error)}
+        plans = {
+            pattern.representative: reach.ItemPlan(
+                key=pattern.representative,
+                sampled=True,
+                via="representative",
+                issues=proposal.issues,
+                before_text=proposal.before_text,
+                after_text=proposal.proposed_text,
+                applied=proposal.edits,
+                skipped=proposal.rejected,
+                cost_usd=proposal.cost_usd,
+                error=proposal.error,
+            )
+        }
         agent: list[str] = []
         for key, issues in targets.items():
             if key == pattern.representative:
                 continue
             sampled = key in pattern.items
             if not issues:
-                plans[key] = reach.ItemPlan(key=key, sampled=sampled, via="fix agent", before_text=items[key].output,
-                                            after_text=items[key].output, error=reach.UNLOCATED)
+                plans[key] = reach.ItemPlan(
+                    key=key,
+                    sampled=sampled,
+                    via="fix agent",
+                    before_text=items[key].output,
+                    after_text=items[key].output,
+                    error=reach.UNLOCATED,
+                )
                 continue
             plan = reach.rule_plan(key, sampled, issues, items[key].output, proposal.edits)  # judged by its issues
             if plan is not None:
@@ -145,8 +175,12 @@ class PatternFixing(FixBatchSending):
             else:
                 agent.append(key)
         fixer = self._on_record(pattern_id, self.fixer_for(batch.config.fixer))
-        asks = {k: FixRequest(spec=items[k].spec, output=items[k].output,
-                              issues=reach.with_example(targets[k], proposal.edits)) for k in agent}
+        asks = {
+            k: FixRequest(
+                spec=items[k].spec, output=items[k].output, issues=reach.with_example(targets[k], proposal.edits)
+            )
+            for k in agent
+        }
         if progress is not None:
             progress(0, len(asks))
         for key, answer in self._fix_all(pattern_id, batch, fixer, asks, progress):
@@ -157,11 +191,13 @@ class PatternFixing(FixBatchSending):
 
     def _on_record(self, pattern_id: int, fixer: Fixer) -> Fixer:
         """The fix agent with every call on record for the pattern's batch: sent before it leaves, answered after."""
-        return fix_batches.OnRecord(fixer, self._fix_note(pattern_id),
-                                    lambda calls: self.store.save_fix_calls(pattern_id, calls))
+        return fix_batches.OnRecord(
+            fixer, self._fix_note(pattern_id), lambda calls: self.store.save_fix_calls(pattern_id, calls)
+        )
 
-    def _fix_all(self, pattern_id: int, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest],
-                 progress: Progress | None) -> Iterator[tuple[str, FixProposal]]:
+    def _fix_all(
+        self, pattern_id: int, batch: Batch, fixer: Fixer, asks: dict[str, FixRequest], progress: Progress | None
+    ) -> Iterator[tuple[str, FixProposal]]:
         """Each item's fix: as one Message Batch at the discount when the batch reviews through it (and the fix
         agent is a Claude model), else synchronous calls, several at a time. A Message Batch that stopped or may
         exist unseen raises (`FixesStopped`): never replaced by synchronous calls, which would pay twice."""
@@ -169,12 +205,17 @@ class PatternFixing(FixBatchSending):
         if answers is not None:
             for key, request in asks.items():
                 if key in answers:
-                    yield key, propose_fix(fix_batches.Answered(fixer.name, answers[key]), request.spec,
-                                           request.output, request.issues)
+                    yield (
+                        key,
+                        propose_fix(
+                            fix_batches.Answered(fixer.name, answers[key]), request.spec, request.output, request.issues
+                        ),
+                    )
             asks = {k: r for k, r in asks.items() if k not in answers}  # (a batch sent before the items changed)
         done = 0
-        with ThreadPoolExecutor(max(1, min(batch.config.concurrency, len(asks) or 1)),
-                                thread_name_prefix="santa-batch-fix") as pool:
+        with ThreadPoolExecutor(
+            max(1, min(batch.config.concurrency, len(asks) or 1)), thread_name_prefix="santa-batch-fix"
+        ) as pool:
             futures = {pool.submit(propose_fix, fixer, r.spec, r.output, r.issues): k for k, r in asks.items()}
             for future in as_completed(futures):
                 done += 1
@@ -183,8 +224,12 @@ class PatternFixing(FixBatchSending):
                     progress(done, len(asks))
 
     def _batched_fixes(self, batch: Batch, count: int) -> bool:
-        return (batch.config.message_batches and count > 1 and self.client_for is not None
-                and message_batches_problem(batch.config.fixer, batch.config.fixer) is None)
+        return (
+            batch.config.message_batches
+            and count > 1
+            and self.client_for is not None
+            and message_batches_problem(batch.config.fixer, batch.config.fixer) is None
+        )
 
     def _unsampled(self, batch_id: int, items: dict[str, Item]) -> set[str]:
         """Keys of the items no sample of the batch drew."""
@@ -202,8 +247,10 @@ class PatternFixing(FixBatchSending):
         batch = self._batch_of(record)
         items = self.store.items(batch.id)
         if proposal is not None and record.item_fixes is None:
-            raise BatchProblem("each item's own fix is not prepared (the signature changed, or preparing stopped): "
-                               "prepare them before approving")
+            raise BatchProblem(
+                "each item's own fix is not prepared (the signature changed, or preparing stopped): "
+                "prepare them before approving"
+            )
         if proposal is None:  # a person's own edits with no proposal: the edits as a text rule only
             changes = patterns.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
             return FixPreview(record, edits, changes, {}, self._held(batch, record, changes))
@@ -223,8 +270,17 @@ class PatternFixing(FixBatchSending):
         found = held(others, {s.id: s.number for s in batch.samples})
         return {k: h for k, h in found.items() if k in reached}
 
-    def approve(self, pattern_id: int, actor: str, *, seen: str, edits: Sequence[FixEdit] | None = None,
-                reason: str = "", exclude: Collection[str] = (), include: Collection[str] = ()) -> int:
+    def approve(
+        self,
+        pattern_id: int,
+        actor: str,
+        *,
+        seen: str,
+        edits: Sequence[FixEdit] | None = None,
+        reason: str = "",
+        exclude: Collection[str] = (),
+        include: Collection[str] = (),
+    ) -> int:
         """Apply every prepared fix of the pattern except the excluded items; how many items changed.
 
         `seen`: the `FixPreview.version` the approver looked at (required on every door); refused when the fixes
@@ -234,26 +290,33 @@ class PatternFixing(FixBatchSending):
         """
         preview = self.preview(pattern_id, edits)
         if seen != preview.version:
-            raise BatchProblem("the fixes changed since you opened them (someone asked the fix agent again or changed "
-                               "the signature): look at them again before approving")
+            raise BatchProblem(
+                "the fixes changed since you opened them (someone asked the fix agent again or changed "
+                "the signature): look at them again before approving"
+            )
         unknown = set(exclude) - set(preview.changes)
         if unknown:
             raise BatchProblem(f"cannot exclude {', '.join(sorted(unknown))}: the pattern does not reach it")
         if exclude and set(exclude) >= set(preview.changes):
-            raise BatchProblem("every item is excluded, so nothing would be fixed: dismiss the pattern with a reason "
-                               "instead")
+            raise BatchProblem(
+                "every item is excluded, so nothing would be fixed: dismiss the pattern with a reason instead"
+            )
         if exclude and not reason.strip():
             raise BatchProblem("say why the excluded items keep their text (the reason is kept with the decision)")
         if stray := sorted(set(include) - set(preview.held)):
             raise BatchProblem(f"cannot include {', '.join(stray)}: no other pattern's fix excluded it")
         if include and not reason.strip():
-            raise BatchProblem("say why this fix may rewrite items excluded from another pattern (the reason is kept "
-                               "with the decision)")
+            raise BatchProblem(
+                "say why this fix may rewrite items excluded from another pattern (the reason is kept "
+                "with the decision)"
+            )
         kept = {k: h.note() for k, h in preview.held.items() if k not in include}  # excluded before: left out again
         left_out = set(exclude) | set(kept)
         if left_out and left_out >= set(preview.changes):
-            raise BatchProblem("every item is excluded (here or from another pattern's fix), so nothing would be "
-                               "fixed: dismiss the pattern with a reason, or include an item")
+            raise BatchProblem(
+                "every item is excluded (here or from another pattern's fix), so nothing would be "
+                "fixed: dismiss the pattern with a reason, or include an item"
+            )
         ids = {it.key: it.id for it in self.store.items(self._batch_of(preview.pattern).id)}
         changes = []
         for key, fix in preview.changes.items():
@@ -264,18 +327,34 @@ class PatternFixing(FixBatchSending):
             if plan is not None and not fix.changed and not skipped:
                 why = f"the fix agent failed: {plan.error}" if plan.error else "the fix agent made no edit here"
                 skipped.append({"reason": why})
-            changes.append(ItemChange(item_id=ids[key], before_text=fix.before_text, after_text=fix.after_text,
-                                      applied=[e.model_dump() for e in fix.applied], skipped=skipped))
+            changes.append(
+                ItemChange(
+                    item_id=ids[key],
+                    before_text=fix.before_text,
+                    after_text=fix.after_text,
+                    applied=[e.model_dump() for e in fix.applied],
+                    skipped=skipped,
+                )
+            )
         own = reason.strip()
         if exclude:
             reason = f"{reason} (excluded by {actor}: {', '.join(sorted(exclude))})".strip()
         if kept:
             reason = f"{reason} (left out, excluded from another pattern: {', '.join(sorted(kept))})".strip()
         if include:
-            reason = f"{reason} (included by {actor} though excluded from another pattern: " \
-                     f"{', '.join(sorted(include))})".strip()
-        return self.store.apply_fix(pattern_id, [e.model_dump() for e in preview.edits], changes, actor, reason,
-                                    excluded={k: own for k in exclude} | kept, included={k: own for k in include})
+            reason = (
+                f"{reason} (included by {actor} though excluded from another pattern: "
+                f"{', '.join(sorted(include))})".strip()
+            )
+        return self.store.apply_fix(
+            pattern_id,
+            [e.model_dump() for e in preview.edits],
+            changes,
+            actor,
+            reason,
+            excluded={k: own for k in exclude} | kept,
+            included={k: own for k in include},
+        )
 
     def auto_fix(self, sample_id: int) -> dict[int, str]:
         """For a batch created with auto-approve, the driver's step after grouping a sample: each waiting issue
@@ -287,8 +366,12 @@ class PatternFixing(FixBatchSending):
         if not batch.config.auto_approve:
             return waits
         for record in self.store.patterns(batch.id, sample_id):
-            if (not record.waiting or record.proposal is not None or record.pattern.get("kind", "issue") != "issue"
-                    or not self.store.note_auto_fix(record.id, "claimed", claim=True)):
+            if (
+                not record.waiting
+                or record.proposal is not None
+                or record.pattern.get("kind", "issue") != "issue"
+                or not self.store.note_auto_fix(record.id, "claimed", claim=True)
+            ):
                 continue
             try:
                 why = self._auto_one(record.id)
@@ -321,8 +404,10 @@ class PatternFixing(FixBatchSending):
             raise BatchProblem(str(exc)) from exc
         quotes = [q for k in pattern.items for q in pattern.quoted_in(k)]
         if stray := [p for p in phrases if not any(sig.shows(normalise(q), normalise(p)) for q in quotes)]:
-            raise BatchProblem(f"“{stray[0]}” is not in what the reviewers quoted: a signature must point at the defect "
-                               "itself, in words taken from the quotes")
+            raise BatchProblem(
+                f"“{stray[0]}” is not in what the reviewers quoted: a signature must point at the defect "
+                "itself, in words taken from the quotes"
+            )
         found, others = self.sample_sides(record.sample_id, pattern)
         check = sig.check(phrases, found, others)
         if not check.valid:
@@ -337,11 +422,14 @@ class PatternFixing(FixBatchSending):
         """(sampled items the pattern was found in, the other reviewed sampled items): key → reviewed text."""
         reviewed = {r.key: r.output for r in self.store.reviews(sample_id) if r.done}
         members = set(pattern.items)
-        return ({k: t for k, t in reviewed.items() if k in members},
-                {k: t for k, t in reviewed.items() if k not in members})
+        return (
+            {k: t for k, t in reviewed.items() if k in members},
+            {k: t for k, t in reviewed.items() if k not in members},
+        )
 
-    def edit_by_hand(self, pattern_id: int, key: str, before_text: str, after_text: str, actor: str,
-                     reason: str = "") -> None:
+    def edit_by_hand(
+        self, pattern_id: int, key: str, before_text: str, after_text: str, actor: str, reason: str = ""
+    ) -> None:
         """A person's own edit of one item of the pattern's batch (refused if it changed since they opened it)."""
         record = self.store.pattern(pattern_id)
         reached = set(record.pattern.get("items", [])) | set(record.item_fixes or {})
@@ -349,4 +437,3 @@ class PatternFixing(FixBatchSending):
             raise BatchProblem(f"item {key} is not one the pattern reaches: open its run, or the pattern that does")
         item = self._item(self._batch_of(record), key)
         self.store.edit_by_hand(pattern_id, item.id, before_text, after_text, actor, reason)
-

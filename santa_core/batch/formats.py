@@ -25,7 +25,6 @@ _SPREADSHEETS = ("xlsx", "xlsm", "xls", "ods", "numbers")
 _CSV_FIELD_LIMIT = 2**31 - 1
 
 
-
 class BatchFileError(ValueError):
     """A batch file that cannot be loaded; `errors` lists the problems (at most MAX_PROBLEMS, then a count)."""
 
@@ -37,7 +36,6 @@ class BatchFileError(ValueError):
         self.errors = shown
         self.count = len(problems)
         self.columns = list(columns)  # what the file holds, when known: the page can offer them
-
 
 
 @dataclass(frozen=True)
@@ -56,7 +54,6 @@ class Parsed:
     bom: bool
 
 
-
 def parse(data: bytes, filename: str, max_bytes: int) -> Parsed:
     """Decode and split the file into rows; file-level problems only."""
     if not isinstance(data, bytes | bytearray):
@@ -72,11 +69,15 @@ def parse(data: bytes, filename: str, max_bytes: int) -> Parsed:
 def _decode(data: bytes, filename: str, max_bytes: int) -> tuple[str, bool]:
     """The file's text; refuses anything but UTF-8 with a message that says how to fix it."""
     if len(data) > max_bytes:
-        raise BatchFileError([f"the file has {len(data):,} bytes; the limit is {max_bytes:,}: split it into smaller batches"])
+        raise BatchFileError(
+            [f"the file has {len(data):,} bytes; the limit is {max_bytes:,}: split it into smaller batches"]
+        )
     if data.startswith((codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)):
         raise BatchFileError(["the file is UTF-32 text: save it as UTF-8"])
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        raise BatchFileError(["the file is UTF-16 text (Excel's 'Unicode Text'): save it as UTF-8 (in Excel: CSV UTF-8)"])
+        raise BatchFileError(
+            ["the file is UTF-16 text (Excel's 'Unicode Text'): save it as UTF-8 (in Excel: CSV UTF-8)"]
+        )
     if data.startswith(b"PK\x03\x04") or _extension(filename) in _SPREADSHEETS:
         raise BatchFileError(["this is a spreadsheet or zip file, not CSV or JSONL: save it as CSV UTF-8"])
     head = data[:4096]
@@ -84,14 +85,18 @@ def _decode(data: bytes, filename: str, max_bytes: int) -> tuple[str, bool]:
     if head.count(0) * 4 >= len(head) > 0:
         raise BatchFileError(["the file is full of NUL bytes: it is UTF-16 text or not a text file; save it as UTF-8"])
     bom = data.startswith(codecs.BOM_UTF8)
-    body = data[len(codecs.BOM_UTF8):] if bom else data
+    body = data[len(codecs.BOM_UTF8) :] if bom else data
     try:
         text = body.decode("utf-8")
     except UnicodeDecodeError as exc:
         offset = exc.start + (len(codecs.BOM_UTF8) if bom else 0)
         line = data[:offset].count(b"\n") + 1
-        raise BatchFileError([f"the file is not UTF-8: line {line}, byte {offset:,} is 0x{data[offset]:02X} "
-                              "(the file may be Windows-1252 or Latin-1): save it as UTF-8 (in Excel: CSV UTF-8)"]) from exc
+        raise BatchFileError(
+            [
+                f"the file is not UTF-8: line {line}, byte {offset:,} is 0x{data[offset]:02X} "
+                "(the file may be Windows-1252 or Latin-1): save it as UTF-8 (in Excel: CSV UTF-8)"
+            ]
+        ) from exc
     if not text.strip():
         raise BatchFileError(["the file is empty"])
     return text, bom
@@ -136,8 +141,10 @@ def _parse_csv(text: str, delimiter: str) -> tuple[list[str], list[Row]]:
         if not header:
             header.extend(_checked_header(fields, start))
         elif len(fields) != len(header):
-            problems.append(f"line {start}: {len(fields)} fields, but the header has {len(header)}: "
-                            f"check for an unquoted {_delimiter_name(delimiter)} or a missing quote")
+            problems.append(
+                f"line {start}: {len(fields)} fields, but the header has {len(header)}: "
+                f"check for an unquoted {_delimiter_name(delimiter)} or a missing quote"
+            )
         else:
             rows.append(Row(start, dict(zip(header, fields, strict=True))))
     if problems:
@@ -175,8 +182,10 @@ def _checked_header(header: list[str], line: int) -> list[str]:
     seen: dict[str, int] = {}
     for index, name in enumerate(header, 1):
         if name in seen:
-            raise BatchFileError([f"line {line}: the header names column '{name}' twice (columns {seen[name]} "
-                                  f"and {index}): rename one"], header)
+            raise BatchFileError(
+                [f"line {line}: the header names column '{name}' twice (columns {seen[name]} and {index}): rename one"],
+                header,
+            )
         seen[name] = index
     return header
 
@@ -221,8 +230,9 @@ def _parse_jsonl(text: str) -> tuple[list[str], list[Row]]:
         if not line.strip():
             continue
         if not rows and not problems and line.strip() == "{":
-            raise BatchFileError([f"line {number}: one JSON object spans several lines: "
-                                  "write one object per line (JSON Lines)"])
+            raise BatchFileError(
+                [f"line {number}: one JSON object spans several lines: write one object per line (JSON Lines)"]
+            )
         value, problem = _json_line(line)
         if problem:
             problems.append(f"line {number}: {problem}")
@@ -248,7 +258,6 @@ def _json_line(line: str) -> tuple[dict[str, Any], str | None]:
     return value, None
 
 
-
 def kind(value: Any) -> str:
     if value is None:
         return "null"
@@ -259,5 +268,3 @@ def kind(value: Any) -> str:
     if isinstance(value, str):
         return "text"
     return "a list" if isinstance(value, list) else "an object"
-
-

@@ -28,8 +28,9 @@ from santa_core.models import Criterion
 from santa_core.run.gate import descriptions_agree, normalise
 
 
-def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
-               strata: Mapping[str, dict[str, str]]) -> list[Pattern]:
+def generalise(
+    found: Sequence[Pattern], reviewed: Mapping[str, str], strata: Mapping[str, dict[str, str]]
+) -> list[Pattern]:
     """The sample's patterns with one defect's patterns joined, each issue pattern with its signature.
 
     `reviewed`: every reviewed sampled item's key → the text its reviewers saw; `strata`: key → its
@@ -63,8 +64,10 @@ def generalise(found: Sequence[Pattern], reviewed: Mapping[str, str],
     groups: dict[int, list[int]] = {}
     for i in range(len(issue)):
         groups.setdefault(root(i), []).append(i)
-    joined = [issue[g[0]] if len(g) == 1 else rebuild([m for i in g for m in issue[i].members], strata)
-              for g in groups.values()]
+    joined = [
+        issue[g[0]] if len(g) == 1 else rebuild([m for i in g for m in issue[i].members], strata)
+        for g in groups.values()
+    ]
     joined.sort(key=lambda p: (-p.count, p.key))
     return [signed(p, reviewed) for p in joined] + [p for p in found if p.kind != "issue"]
 
@@ -118,6 +121,18 @@ def named(found: Sequence[Pattern], criteria: Iterable[Criterion]) -> list[Patte
     """Each issue pattern titled for people (`defect.title`): its criterion's name (the id when the rubric has no
     such criterion) and the phrase its items share; the review-failed and unexplained buckets keep their titles."""
     names = {normalise(c.id): c.name for c in criteria}
-    return [p if p.kind != "issue" else p.model_copy(update={"title": title(
-        names.get(normalise(p.criterion), p.criterion), (m.issue for m in p.members), p.signature, p.evidence)})
-            for p in found]
+    return [
+        p
+        if p.kind != "issue"
+        else p.model_copy(
+            update={
+                "title": title(
+                    names.get(normalise(p.criterion), p.criterion),
+                    (m.issue for m in p.members),
+                    p.signature,
+                    p.evidence,
+                )
+            }
+        )
+        for p in found
+    ]

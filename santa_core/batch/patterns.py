@@ -212,7 +212,12 @@ def _top(values: Iterable[str]) -> list[str]:
 
 def _key(kind: str, criterion: str, evidence: Iterable[str], descriptions: Iterable[str]) -> str:
     """A short hash of what the pattern is about, independent of item order."""
-    signature = [kind, normalise(criterion), sorted({normalise(e) for e in evidence}), sorted({normalise(d) for d in descriptions})]
+    signature = [
+        kind,
+        normalise(criterion),
+        sorted({normalise(e) for e in evidence}),
+        sorted({normalise(d) for d in descriptions}),
+    ]
     return "p-" + hashlib.sha256(json.dumps(signature).encode()).hexdigest()[:12]
 
 
@@ -229,9 +234,17 @@ def _representative(members: list[PatternMember]) -> PatternMember:
     """The member with a verified quote shared by most members, flagged by both reviewers if possible."""
     quotes = Counter(normalise(m.issue.evidence) for m in members if m.issue.evidence.strip())
     words = Counter(normalise(m.issue.description) for m in members)
-    return min(members, key=lambda m: (
-        not m.quoted, -quotes[normalise(m.issue.evidence)], m.issue.flagged_by != "both",
-        -words[normalise(m.issue.description)], m.item_key, m.index))
+    return min(
+        members,
+        key=lambda m: (
+            not m.quoted,
+            -quotes[normalise(m.issue.evidence)],
+            m.issue.flagged_by != "both",
+            -words[normalise(m.issue.description)],
+            m.item_key,
+            m.index,
+        ),
+    )
 
 
 def _evidence(members: list[PatternMember]) -> tuple[list[str], list[str]]:
@@ -260,10 +273,16 @@ def _pattern(members: list[PatternMember], strata: dict[str, dict[str, str]]) ->
     representative = _representative(members).item_key
     return Pattern(
         key=_key("issue", criterion, evidence, (m.issue.description for m in members)),
-        criterion=criterion, title=_top(m.issue.description for m in members)[0],
-        evidence=evidence, match_on=match_on, items=items, count=len(items),
-        strata=_strata(items, strata), examples=_examples(representative, items),
-        representative=representative, members=members,
+        criterion=criterion,
+        title=_top(m.issue.description for m in members)[0],
+        evidence=evidence,
+        match_on=match_on,
+        items=items,
+        count=len(items),
+        strata=_strata(items, strata),
+        examples=_examples(representative, items),
+        representative=representative,
+        members=members,
     )
 
 
@@ -276,9 +295,17 @@ def _bucket(kind: PatternKind, failures: list[SampledFailure], title: Callable[[
     """Items no issue pattern explains, kept together so none is silently dropped."""
     items = sorted(f.item_key for f in failures)
     strata = {f.item_key: f.strata for f in failures}
-    return Pattern(key=kind.replace("_", "-"), kind=kind, criterion="", title=title(failures), items=items,
-                   count=len(items), strata=_strata(items, strata), examples=items[:EXAMPLES],
-                   representative=items[0])
+    return Pattern(
+        key=kind.replace("_", "-"),
+        kind=kind,
+        criterion="",
+        title=title(failures),
+        items=items,
+        count=len(items),
+        strata=_strata(items, strata),
+        examples=items[:EXAMPLES],
+        representative=items[0],
+    )
 
 
 def _buckets(failures: list[SampledFailure]) -> list[Pattern]:
@@ -287,8 +314,9 @@ def _buckets(failures: list[SampledFailure]) -> list[Pattern]:
     bare = [f for f in failures if f.error is None and not f.issues]
     buckets = []
     if errored:
-        buckets.append(_bucket("review_failed", errored,
-                               lambda fs: f"review failed: {_top(f.error or '' for f in fs)[0]}"))
+        buckets.append(
+            _bucket("review_failed", errored, lambda fs: f"review failed: {_top(f.error or '' for f in fs)[0]}")
+        )
     if bare:
         buckets.append(_bucket("unexplained", bare, lambda fs: "NAUGHTY without any issue listed"))
     return buckets
@@ -315,9 +343,14 @@ def group_patterns(failures: Iterable[SampledFailure]) -> list[Pattern]:
     """
     failures = _checked(failures)
     members = [
-        PatternMember(item_key=f.item_key, index=i, issue=issue,
-                      quoted=_usable(issue.evidence) and _found(normalise(f.output), normalise(issue.evidence)))
-        for f in failures for i, issue in enumerate(f.issues)
+        PatternMember(
+            item_key=f.item_key,
+            index=i,
+            issue=issue,
+            quoted=_usable(issue.evidence) and _found(normalise(f.output), normalise(issue.evidence)),
+        )
+        for f in failures
+        for i, issue in enumerate(f.issues)
     ]
     strata = {f.item_key: f.strata for f in failures}
     patterns = sorted((_pattern(g, strata) for g in _components(members)), key=lambda p: (-p.count, p.key))
@@ -431,8 +464,9 @@ def issue_sentences(output: str, issues: Sequence[MergedIssue]) -> list[Span]:
     return sorted({span for issue in issues for span in locate(output, issue.evidence)})
 
 
-def _skip_reason(text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]],
-                 scope: Sequence[Span] | None = None) -> tuple[int, str | None]:
+def _skip_reason(
+    text: str, edit: FixEdit, spans: list[tuple[int, int, FixEdit]], scope: Sequence[Span] | None = None
+) -> tuple[int, str | None]:
     """Where the approved edit applies in this item, or why it does not."""
     if not edit.before:
         return -1, "has an empty 'before' text"

@@ -75,8 +75,9 @@ class ItemPlan(BaseModel):
         return not self.changed
 
     def item_fix(self) -> ItemFix:
-        return ItemFix(before_text=self.before_text, after_text=self.after_text, applied=self.applied,
-                       skipped=self.skipped)
+        return ItemFix(
+            before_text=self.before_text, after_text=self.after_text, applied=self.applied, skipped=self.skipped
+        )
 
     def outcome(self) -> str:
         """In words, for the page, the export and the command line."""
@@ -100,9 +101,15 @@ def signature_issues(pattern: Pattern, output: str) -> list[MergedIssue]:
     if any(words for _, words in found):
         found = [(sentence, words) for sentence, words in found if words]
     example = f" (recognised by the pattern's signature: {', '.join(pattern.signature)})" if pattern.signature else ""
-    return [MergedIssue(criterion=pattern.criterion, description=f"{pattern.title}{example}",
-                        evidence=words or recognised(sentence, pattern.signature), flagged_by="check")
-            for sentence, words in found[:MAX_ISSUES_PER_ITEM]]
+    return [
+        MergedIssue(
+            criterion=pattern.criterion,
+            description=f"{pattern.title}{example}",
+            evidence=words or recognised(sentence, pattern.signature),
+            flagged_by="check",
+        )
+        for sentence, words in found[:MAX_ISSUES_PER_ITEM]
+    ]
 
 
 _WORD = re.compile(r"\w+")
@@ -121,7 +128,7 @@ def defect_in(sentence: str, quotes: Sequence[str], signature: Sequence[str]) ->
 def recognised(sentence: str, signature: Sequence[str]) -> str:
     """The signature phrase a sentence shows (the first), else the sentence."""
     phrases = sig.raw_spans(sentence, signature)
-    return sentence[phrases[0][0]:phrases[0][1]] if phrases else sentence
+    return sentence[phrases[0][0] : phrases[0][1]] if phrases else sentence
 
 
 def defect_words(sentence: str, quotes: Sequence[str]) -> str | None:
@@ -142,7 +149,7 @@ def defect_words(sentence: str, quotes: Sequence[str]) -> str | None:
             for n in run.values():
                 if n > best[0]:
                     best = (n, words[i - n + 1][0], end)
-    return sentence[best[1]:best[2]] if best[0] > 1 else None
+    return sentence[best[1] : best[2]] if best[0] > 1 else None
 
 
 def reached(pattern: Pattern, items: Iterable[tuple[str, str]], unsampled: set[str]) -> dict[str, list[MergedIssue]]:
@@ -212,8 +219,9 @@ def _rebuilt(text: str, placed: Sequence[tuple[int, int, str]]) -> str:
     return "".join(pieces)
 
 
-def rule_plan(key: str, sampled: bool, issues: list[MergedIssue], output: str,
-              edits: Sequence[FixEdit]) -> ItemPlan | None:
+def rule_plan(
+    key: str, sampled: bool, issues: list[MergedIssue], output: str, edits: Sequence[FixEdit]
+) -> ItemPlan | None:
     """The approved edits as this item's fix when they apply whole and fix its issues (else None: the fix agent)."""
     fix = text_rule(output, edits, issues)
     if not fix.changed or fix.skipped or unfixed(fix.before_text, fix.after_text, fix.applied, issues):
@@ -225,27 +233,54 @@ def retext(plan: ItemPlan, output: str, edits: Sequence[FixEdit]) -> ItemPlan:
     """A text-rule plan (or the representative's) with the edits a person reworded; another item's is judged by its
     issues again (the representative's words are the person's own)."""
     fix = text_rule(output, edits, plan.issues)
-    why = None if plan.via == "representative" or not fix.changed else unfixed(
-        fix.before_text, fix.after_text, fix.applied, plan.issues)
+    why = (
+        None
+        if plan.via == "representative" or not fix.changed
+        else unfixed(fix.before_text, fix.after_text, fix.applied, plan.issues)
+    )
     if why:
-        return plan.model_copy(update={**fix.model_dump(), "after_text": output, "applied": [],
-                                       "error": f"the reworded fix is not accepted: {why}"})
+        return plan.model_copy(
+            update={
+                **fix.model_dump(),
+                "after_text": output,
+                "applied": [],
+                "error": f"the reworded fix is not accepted: {why}",
+            }
+        )
     return plan.model_copy(update=fix.model_dump())
 
 
 def agent_plan(key: str, sampled: bool, issues: list[MergedIssue], answer: FixProposal) -> ItemPlan:
     """The fix agent's answer for one item as its plan; a fix that does not fix the item's issues in their own
     sentences, or that tried to edit elsewhere, needs a person."""
-    plan = ItemPlan(key=key, sampled=sampled, via="fix agent", issues=issues, before_text=answer.before_text,
-                    after_text=answer.proposed_text, applied=answer.edits, skipped=answer.rejected,
-                    cost_usd=answer.cost_usd, error=answer.error, calls=answer.calls)
+    plan = ItemPlan(
+        key=key,
+        sampled=sampled,
+        via="fix agent",
+        issues=issues,
+        before_text=answer.before_text,
+        after_text=answer.proposed_text,
+        applied=answer.edits,
+        skipped=answer.rejected,
+        cost_usd=answer.cost_usd,
+        error=answer.error,
+        calls=answer.calls,
+    )
     if not plan.changed:
         return plan
-    why = ("it also proposed an edit that was refused" if answer.rejected
-           else unfixed(plan.before_text, plan.after_text, plan.applied, issues))
+    why = (
+        "it also proposed an edit that was refused"
+        if answer.rejected
+        else unfixed(plan.before_text, plan.after_text, plan.applied, issues)
+    )
     if why:
-        return plan.model_copy(update={"after_text": plan.before_text, "applied": [],
-                                       "error": f"the fix agent's edit is not accepted: {why}"})
+        return plan.model_copy(
+            update={
+                "after_text": plan.before_text,
+                "applied": [],
+                "error": f"the fix agent's edit is not accepted: {why}",
+            }
+        )
     return plan
 
 
@@ -254,6 +289,12 @@ def with_example(issues: list[MergedIssue], edits: Sequence[FixEdit]) -> list[Me
     if not edits:
         return issues
     shown = "; ".join(f"“{e.before}” → “{e.after}”" for e in edits[:3])
-    return [i.model_copy(update={"description": f"{i.description}. Approved fix of the same defect in another "
-                                                f"item (an example, not text to copy blindly): {shown}"})
-            for i in issues]
+    return [
+        i.model_copy(
+            update={
+                "description": f"{i.description}. Approved fix of the same defect in another "
+                f"item (an example, not text to copy blindly): {shown}"
+            }
+        )
+        for i in issues
+    ]

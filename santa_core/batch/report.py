@@ -27,7 +27,13 @@ from santa_core.batch.store import (
 from santa_core.models import Rubric
 
 VERIFIED, FAILED, FIXED, FIXED_BY_HAND, NEEDS_FIX, NOT_SAMPLED = (
-    "verified", "failed", "fixed", "fixed by hand", "needs fix", "not sampled")
+    "verified",
+    "failed",
+    "fixed",
+    "fixed by hand",
+    "needs fix",
+    "not sampled",
+)
 """An item's status in the export: `verified` (a sample passed it as it stands), `fixed` (a pattern's fix
 changed it), `fixed by hand`, `needs fix` (a fix could not reach it), `failed` (undecided), `not sampled`."""
 
@@ -69,9 +75,11 @@ class CostEstimate:
             fixes = "no fixes yet (how many items fail is known once a sample is in)"
         else:
             fixes = f"a fix agent call for each of the about {self.failing:,} items the first sample says fail"
-        return (f"Full verification is all {self.items:,} items reviewed by both reviewers plus {fixes}; what was "
-                "spent is every call of this batch: its samples' reviews and screens and its fixes, failed and "
-                "cut-off calls at their estimate.")
+        return (
+            f"Full verification is all {self.items:,} items reviewed by both reviewers plus {fixes}; what was "
+            "spent is every call of this batch: its samples' reviews and screens and its fixes, failed and "
+            "cut-off calls at their estimate."
+        )
 
 
 @dataclass(frozen=True)
@@ -113,8 +121,12 @@ class BatchView:
         """The next sample's review cost against reviewing every item with both reviewers (and the fixes full
         verification would need, from the first finished sample's failure share)."""
         first = next((s for s in self.batch.samples if s.finished and s.done), None)
-        return estimate(self.batch.config, [len(it.spec) + len(it.output) for it in self.items],
-                        [it.stratum for it in self.items], None if first is None else first.naughty / first.done)
+        return estimate(
+            self.batch.config,
+            [len(it.spec) + len(it.output) for it in self.items],
+            [it.stratum for it in self.items],
+            None if first is None else first.naughty / first.done,
+        )
 
     @property
     def stopping_rule(self) -> sampling.StoppingRule | None:
@@ -129,11 +141,16 @@ class BatchView:
         last = done[-1]
         samples = [s for s in self.batch.samples if s.number <= last.number]
         drawn = [_utc(s.created_at) for s in samples]
-        changed = [{c.item_id for c in self.applied if drawn[j] < _utc(c.created_at) <= drawn[j + 1]}
-                   for j in range(len(samples) - 1)]
-        rule = sampling.rule_from_samples({it.id: it.stratum for it in self.items},
-                                          [{r.item_id: r.nice for r in self.reviews.get(s.id, [])} for s in samples],
-                                          changed, self.batch.config.confidence)
+        changed = [
+            {c.item_id for c in self.applied if drawn[j] < _utc(c.created_at) <= drawn[j + 1]}
+            for j in range(len(samples) - 1)
+        ]
+        rule = sampling.rule_from_samples(
+            {it.id: it.stratum for it in self.items},
+            [{r.item_id: r.nice for r in self.reviews.get(s.id, [])} for s in samples],
+            changed,
+            self.batch.config.confidence,
+        )
         return dataclasses.replace(rule, unverified_fixes=self.unverified_fixes)
 
     @property
@@ -185,10 +202,15 @@ def batch_view(store: Store, batch_id: int, driving: Callable[[int], bool] = lam
     """Read one batch for the page: the batch, its items, patterns, changes, every sample's reviews and cost."""
     batch = store.get(batch_id)
     latest = batch.latest
-    return BatchView(batch=batch, items=store.items(batch_id), patterns=store.patterns(batch_id),
-                     changes=store.changes(batch_id, skipped=True),
-                     reviews={s.id: store.reviews(s.id) for s in batch.samples}, cost_usd=store.cost(batch_id),
-                     driving=latest is not None and driving(latest.id))
+    return BatchView(
+        batch=batch,
+        items=store.items(batch_id),
+        patterns=store.patterns(batch_id),
+        changes=store.changes(batch_id, skipped=True),
+        reviews={s.id: store.reviews(s.id) for s in batch.samples},
+        cost_usd=store.cost(batch_id),
+        driving=latest is not None and driving(latest.id),
+    )
 
 
 def export(view: BatchView, fmt: str | None = None) -> bytes:
@@ -197,35 +219,48 @@ def export(view: BatchView, fmt: str | None = None) -> bytes:
     titles = {p.id: p.title for p in view.patterns}
     notes: dict[int, dict[int, tuple[str, str]]] = {}  # item → pattern → (pattern, fix) notes
     for change in view.changes:
-        notes.setdefault(change.item_id, {})[change.pattern_id] = (titles.get(change.pattern_id, ""),
-                                                                   _fix_note(change))
+        notes.setdefault(change.item_id, {})[change.pattern_id] = (titles.get(change.pattern_id, ""), _fix_note(change))
     ids = {it.key: it.id for it in items}
     for record in view.patterns:  # a failed item names its patterns even where no fix changed it, and why
         for key in record.pattern.get("items", []):
             if key in ids:
                 notes.setdefault(ids[key], {}).setdefault(record.id, (record.title, _undecided_note(record)))
-    out = [BatchItemOut(record=it.record, original_output=it.original_output, output=it.output,
-                        status=status.get(it.id, NOT_SAMPLED),
-                        pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
-                        fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None)
-           for it in items]
+    out = [
+        BatchItemOut(
+            record=it.record,
+            original_output=it.original_output,
+            output=it.output,
+            status=status.get(it.id, NOT_SAMPLED),
+            pattern="; ".join(p for p, _ in notes[it.id].values()) if it.id in notes else None,
+            fix="; ".join(f for _, f in notes[it.id].values()) if it.id in notes else None,
+        )
+        for it in items
+    ]
     layout = batch.config.layout
     fmt = fmt or batch.config.file_format
-    return write_batch(out, fmt, output_column=batch.config.output_column, columns=batch.config.columns,
-                       newline=layout.get("newline", "\n"),
-                       delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
-                       bom=bool(layout.get("bom")) and fmt == "csv")
+    return write_batch(
+        out,
+        fmt,
+        output_column=batch.config.output_column,
+        columns=batch.config.columns,
+        newline=layout.get("newline", "\n"),
+        delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
+        bom=bool(layout.get("bom")) and fmt == "csv",
+    )
 
 
-def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = (),
-             failing_share: float | None = None) -> CostEstimate:
+def estimate(
+    config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tuple] = (), failing_share: float | None = None
+) -> CostEstimate:
     """Sample versus full verification for a batch of items of these sizes (spec + output characters); with the
     share of items that fail (`failing_share`, from a uniform sample), full verification's fix calls too."""
     rubric_chars = len(Rubric.model_validate(config.rubric).model_dump_json())
 
     def review(chars: int, batch_api: bool) -> float:
-        return sum(pricing.estimate_review_usd(m, rubric_chars + chars, batch=batch_api)
-                   for m in (config.reviewer_b, config.reviewer_c))
+        return sum(
+            pricing.estimate_review_usd(m, rubric_chars + chars, batch=batch_api)
+            for m in (config.reviewer_b, config.reviewer_c)
+        )
 
     full = sum(review(c, False) for c in item_chars)
     size = sampling.sample_size(len(item_chars), config.sample_rate, config.min_sample)
@@ -236,8 +271,15 @@ def estimate(config: BatchConfig, item_chars: Sequence[int], strata: Sequence[tu
     failing = None if failing_share is None else round(failing_share * len(item_chars))
     # A fix call reads the spec and the output (and the issues) and answers edits: about a review call's size.
     fix = pricing.estimate_review_usd(config.fixer, round(fmean(item_chars))) if item_chars else 0.0
-    return CostEstimate(items=len(item_chars), sample=size, sample_usd=per_item * size, full_usd=full,
-                        message_batches=config.message_batches, failing=failing, fix_usd=(failing or 0) * fix)
+    return CostEstimate(
+        items=len(item_chars),
+        sample=size,
+        sample_usd=per_item * size,
+        full_usd=full,
+        message_batches=config.message_batches,
+        failing=failing,
+        fix_usd=(failing or 0) * fix,
+    )
 
 
 def _undecided_note(record: PatternRecord) -> str:

@@ -81,8 +81,9 @@ def allocate(sizes: Mapping[Hashable, int], n: int) -> dict[Hashable, int]:
     return out
 
 
-def _share_by_largest_remainder(out: dict[Hashable, int], weight: dict[Hashable, int], left: int,
-                                strata: list[Hashable]) -> None:
+def _share_by_largest_remainder(
+    out: dict[Hashable, int], weight: dict[Hashable, int], left: int, strata: list[Hashable]
+) -> None:
     """Add `left` items to `out` in proportion to `weight`, in exact integer arithmetic."""
     total = sum(weight.values())
     if left <= 0 or total == 0:
@@ -100,8 +101,7 @@ def _share_by_largest_remainder(out: dict[Hashable, int], weight: dict[Hashable,
         out[k] += 1
 
 
-def stratified_sample(items: Iterable[tuple[str, Hashable]], n: int, seed: int,
-                      avoid: Iterable[str] = ()) -> list[str]:
+def stratified_sample(items: Iterable[tuple[str, Hashable]], n: int, seed: int, avoid: Iterable[str] = ()) -> list[str]:
     """A reproducible stratified sample of item ids, in the order the items were given.
 
     `items` are (item id, stratum), ids unique. The same items, n and seed always give the same
@@ -159,8 +159,9 @@ def detection_probability(population: int, defective: int, sample: int) -> float
     return float(hypergeom.sf(0, population, defective, sample))
 
 
-def stratified_detection(sizes: Mapping[Hashable, int], sampled: Mapping[Hashable, int],
-                         showing: Mapping[Hashable, int]) -> float:
+def stratified_detection(
+    sizes: Mapping[Hashable, int], sampled: Mapping[Hashable, int], showing: Mapping[Hashable, int]
+) -> float:
     """Chance a stratified sample catches at least one pattern item: strata are drawn independently."""
     _check_strata(sizes, sampled)
     unknown = set(showing) - set(sizes)
@@ -221,8 +222,10 @@ class StratumDetection:
         """E.g. "A pattern in 20.0 % of stratum X (8 of its 40 items) is caught with probability 76.4 %…"."""
         parts = self.stratum if isinstance(self.stratum, tuple) else (self.stratum,)
         label = " / ".join(str(p) if str(p) else "(empty)" for p in parts)
-        return (f"A pattern in {percent(self.prevalence)} of stratum {label} ({self.showing:,} of its {self.size:,} "
-                f"items) is caught with probability {percent(self.chance)}: {self.sampled:,} of its items are sampled.")
+        return (
+            f"A pattern in {percent(self.prevalence)} of stratum {label} ({self.showing:,} of its {self.size:,} "
+            f"items) is caught with probability {percent(self.chance)}: {self.sampled:,} of its items are sampled."
+        )
 
 
 def stratum_detection(sizes: Mapping[Hashable, int], n: int, prevalence: float) -> list[StratumDetection]:
@@ -242,8 +245,10 @@ def sample_for_detection(population: int, prevalence: float, chance: float = 0.9
         raise ValueError(f"chance must be a share above 0 and below 1 (0.9 for 90 %), got {chance!r}")
     bad = defective_items(population, prevalence)
     if bad == 0:
-        raise ValueError(f"no item of a batch of {population} shows a pattern of prevalence {prevalence!r}: "
-                         "give a prevalence above 0 and a batch that is not empty")
+        raise ValueError(
+            f"no item of a batch of {population} shows a pattern of prevalence {prevalence!r}: "
+            "give a prevalence above 0 and a batch that is not empty"
+        )
     low, high = 1, population  # a full review always catches it
     while low < high:  # the chance grows with the sample: find the first n that reaches it
         mid = (low + high) // 2
@@ -281,8 +286,9 @@ def defect_upper_bound(population: int, sample: int, failed: int = 0, confidence
     return low
 
 
-def stratified_upper_bound(sizes: Mapping[Hashable, int], sampled: Mapping[Hashable, int],
-                           confidence: float = CONFIDENCE) -> int:
+def stratified_upper_bound(
+    sizes: Mapping[Hashable, int], sampled: Mapping[Hashable, int], confidence: float = CONFIDENCE
+) -> int:
     """After a clean stratified sample: the most failing items still plausible, wherever they hide.
 
     The largest D such that some way of placing D failing items in the strata still leaves a
@@ -342,8 +348,9 @@ def fresh_upper_bound(draws: Mapping[Hashable, FreshDraw], confidence: float = C
     whole = sum(d.failed for d in draws.values() if d.drawn == d.fresh)
     open_ = {s: d for s, d in draws.items() if d.drawn < d.fresh}
     if not any(d.failed for d in open_.values()):
-        return whole + stratified_upper_bound({s: d.fresh for s, d in open_.items()},
-                                              {s: d.drawn for s, d in open_.items()}, confidence)
+        return whole + stratified_upper_bound(
+            {s: d.fresh for s, d in open_.items()}, {s: d.drawn for s, d in open_.items()}, confidence
+        )
     alpha = (1 - confidence) / len(open_)
     return whole + sum(defect_upper_bound(d.fresh, d.drawn, d.failed, 1 - alpha) for d in open_.values())
 
@@ -392,36 +399,51 @@ class StoppingRule:
     def statement(self) -> str:
         """The bound as a sentence, e.g. "…with 95 % confidence at most 9 of 200 items (4.5 %) fail review."."""
         conf = f"{self.confidence * 100:g} %"
-        head = ("The sample came back clean" if self.clean else
-                f"{self.failed:,} of {self.sample:,} sampled item{'s' if self.sample != 1 else ''} failed")
-        said = (f"{head}: with {conf} confidence at most {self.upper_items:,} of {self.population:,} items "
-                f"({percent(self.upper_rate)}) fail review.")
+        head = (
+            "The sample came back clean"
+            if self.clean
+            else f"{self.failed:,} of {self.sample:,} sampled item{'s' if self.sample != 1 else ''} failed"
+        )
+        said = (
+            f"{head}: with {conf} confidence at most {self.upper_items:,} of {self.population:,} items "
+            f"({percent(self.upper_rate)}) fail review."
+        )
         if self.fresh is not None:
             said += f" {self._parts()}"
         if self.unverified_fixes:
             n = self.unverified_fixes
-            said += (f" {n:,} item{'s' if n != 1 else ''} fixed since {'are' if n != 1 else 'is'} not counted as "
-                     "verified: draw another sample to verify the fixes.")
+            said += (
+                f" {n:,} item{'s' if n != 1 else ''} fixed since {'are' if n != 1 else 'is'} not counted as "
+                "verified: draw another sample to verify the fixes."
+            )
         return said
 
     def _parts(self) -> str:
         """How a resample's bound adds up: the fresh items' bound and what earlier samples left known."""
         fresh, drawn = self.fresh or 0, self.fresh_sampled
-        parts = [f"this sample drew {drawn:,} of the {fresh:,} item{'s' if fresh != 1 else ''} no earlier sample "
-                 f"drew, and at most {self.fresh_upper:,} of those fail"]
+        parts = [
+            f"this sample drew {drawn:,} of the {fresh:,} item{'s' if fresh != 1 else ''} no earlier sample "
+            f"drew, and at most {self.fresh_upper:,} of those fail"
+        ]
         again = self.sample - drawn
         if again:
-            parts.append(f"{again:,} item{'s' if again != 1 else ''} drawn again "
-                         f"{'count' if again != 1 else 'counts'} by this sample's review")
+            parts.append(
+                f"{again:,} item{'s' if again != 1 else ''} drawn again "
+                f"{'count' if again != 1 else 'counts'} by this sample's review"
+            )
         if self.unreviewed:
             n = self.unreviewed
-            parts.append(f"{n:,} item{'s' if n != 1 else ''} changed by a fix after an earlier sample reviewed "
-                         f"{'them' if n != 1 else 'it'} {'count' if n != 1 else 'counts'} as possibly failing "
-                         "(not reviewed since)")
+            parts.append(
+                f"{n:,} item{'s' if n != 1 else ''} changed by a fix after an earlier sample reviewed "
+                f"{'them' if n != 1 else 'it'} {'count' if n != 1 else 'counts'} as possibly failing "
+                "(not reviewed since)"
+            )
         if self.known_failing:
             n = self.known_failing
-            parts.append(f"{n:,} item{'s' if n != 1 else ''} an earlier sample failed "
-                         f"{'stand' if n != 1 else 'stands'} unchanged and {'count' if n != 1 else 'counts'} as failing")
+            parts.append(
+                f"{n:,} item{'s' if n != 1 else ''} an earlier sample failed "
+                f"{'stand' if n != 1 else 'stands'} unchanged and {'count' if n != 1 else 'counts'} as failing"
+            )
         return "Of the bound: " + "; ".join(parts) + "."
 
 
@@ -434,9 +456,16 @@ def stopping_rule(population: int, sample: int, failed: int = 0, confidence: flo
     return resample_rule(population, {(): FreshDraw(population, sample, failed)}, confidence)
 
 
-def resample_rule(population: int, draws: Mapping[Hashable, FreshDraw], confidence: float = CONFIDENCE, *,
-                  again: int = 0, again_failed: int = 0, known_failing: int = 0,
-                  unreviewed: int = 0) -> StoppingRule:
+def resample_rule(
+    population: int,
+    draws: Mapping[Hashable, FreshDraw],
+    confidence: float = CONFIDENCE,
+    *,
+    again: int = 0,
+    again_failed: int = 0,
+    known_failing: int = 0,
+    unreviewed: int = 0,
+) -> StoppingRule:
     """The stopping rule's figures for any sample, from what was actually drawn and what is known.
 
     `draws` are the sample's fresh part per stratum (drawn from the items no earlier sample drew);
@@ -445,28 +474,46 @@ def resample_rule(population: int, draws: Mapping[Hashable, FreshDraw], confiden
     not draw again (see `StoppingRule`). Every item of the batch is in exactly one of these groups.
     """
     _check_whole("batch size", population)
-    for name, value in (("items drawn again", again), ("items drawn again that failed", again_failed),
-                        ("known failing items", known_failing), ("unreviewed items", unreviewed)):
+    for name, value in (
+        ("items drawn again", again),
+        ("items drawn again that failed", again_failed),
+        ("known failing items", known_failing),
+        ("unreviewed items", unreviewed),
+    ):
         _check_whole(name, value)
     if again_failed > again:
         raise ValueError(f"items drawn again that failed ({again_failed}) cannot exceed those drawn again ({again})")
     fresh = sum(d.fresh for d in draws.values())
     if fresh + again + known_failing + unreviewed > population:
-        raise ValueError(f"{fresh} fresh, {again} drawn again, {known_failing} known failing and {unreviewed} "
-                         f"unreviewed items are more than the batch's {population}")
+        raise ValueError(
+            f"{fresh} fresh, {again} drawn again, {known_failing} known failing and {unreviewed} "
+            f"unreviewed items are more than the batch's {population}"
+        )
     fresh_upper = fresh_upper_bound(draws, confidence)
     drawn = sum(d.drawn for d in draws.values())
     failed = sum(d.failed for d in draws.values()) + again_failed
     first = again == known_failing == unreviewed == 0 and fresh == population
-    return StoppingRule(population, drawn + again, failed, confidence,
-                        fresh_upper + again_failed + known_failing + unreviewed,
-                        stratified=len(draws) > 1 and failed == 0, fresh=None if first else fresh,
-                        fresh_sampled=drawn, fresh_upper=fresh_upper, known_failing=known_failing,
-                        unreviewed=unreviewed)
+    return StoppingRule(
+        population,
+        drawn + again,
+        failed,
+        confidence,
+        fresh_upper + again_failed + known_failing + unreviewed,
+        stratified=len(draws) > 1 and failed == 0,
+        fresh=None if first else fresh,
+        fresh_sampled=drawn,
+        fresh_upper=fresh_upper,
+        known_failing=known_failing,
+        unreviewed=unreviewed,
+    )
 
 
-def rule_from_samples(strata: Mapping[Hashable, Hashable], reviews: Sequence[Mapping[Hashable, bool]],
-                      changed: Sequence[Iterable[Hashable]] = (), confidence: float = CONFIDENCE) -> StoppingRule:
+def rule_from_samples(
+    strata: Mapping[Hashable, Hashable],
+    reviews: Sequence[Mapping[Hashable, bool]],
+    changed: Sequence[Iterable[Hashable]] = (),
+    confidence: float = CONFIDENCE,
+) -> StoppingRule:
     """The stopping rule of the last of a batch's samples, from what each sample drew and what changed between.
 
     `strata` maps every item of the batch to its stratum; `reviews[j]` is sample j's items, each
@@ -479,7 +526,7 @@ def rule_from_samples(strata: Mapping[Hashable, Hashable], reviews: Sequence[Map
     seen: dict[Hashable, bool | None] = {}  # item → passed, as its latest earlier review said; None: changed since
     for j, sample in enumerate(earlier):
         seen.update(sample)
-        for item in (changed[j] if j < len(changed) else ()):
+        for item in changed[j] if j < len(changed) else ():
             if item in seen:
                 seen[item] = None  # a fix changed it after its review: what the review said no longer holds
     fresh: Counter[Hashable] = Counter()
@@ -495,9 +542,15 @@ def rule_from_samples(strata: Mapping[Hashable, Hashable], reviews: Sequence[Map
         raise ValueError(f"sampled items {sorted(map(repr, unknown))[:5]} are not items of the batch")
     again = [i for i in now if i in seen]
     rest = [passed for i, passed in seen.items() if i not in now]
-    return resample_rule(len(strata), {s: FreshDraw(fresh[s], drawn[s], failed[s]) for s in fresh}, confidence,
-                         again=len(again), again_failed=sum(not now[i] for i in again),
-                         known_failing=rest.count(False), unreviewed=rest.count(None))
+    return resample_rule(
+        len(strata),
+        {s: FreshDraw(fresh[s], drawn[s], failed[s]) for s in fresh},
+        confidence,
+        again=len(again),
+        again_failed=sum(not now[i] for i in again),
+        known_failing=rest.count(False),
+        unreviewed=rest.count(None),
+    )
 
 
 def percent(share: float) -> str:

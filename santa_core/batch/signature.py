@@ -60,13 +60,17 @@ class SignatureCheck(BaseModel):
 
     def summary(self) -> str:
         """In words, for the page and the command line."""
-        head = (f"recognises {self.matched} of the {self.found_in} sampled item(s) showing the pattern and "
-                f"{len(self.false_matches)} of the {self.not_found_in} that do not")
+        head = (
+            f"recognises {self.matched} of the {self.found_in} sampled item(s) showing the pattern and "
+            f"{len(self.false_matches)} of the {self.not_found_in} that do not"
+        )
         if self.false_matches:
             return f"{head} ({', '.join(self.false_matches[:5])}): refused, it would reach clean items"
         if self.missed:
-            return (f"{head}: refused, it misses {', '.join(self.missed[:5])}, so items like them in the rest "
-                    "of the batch would keep the defect")
+            return (
+                f"{head}: refused, it misses {', '.join(self.missed[:5])}, so items like them in the rest "
+                "of the batch would keep the defect"
+            )
         return head if self.matched else f"{head}: refused, it recognises none of the pattern's items"
 
 
@@ -88,8 +92,11 @@ def recognises(signature: Sequence[str], text: str) -> bool:
 def usable(phrase: str) -> bool:
     """Long and specific enough to stand for a defect."""
     words = normalise(phrase).split()
-    return (sum(len(w) for w in words) >= MIN_PHRASE_CHARS and len(words) <= MAX_PHRASE_WORDS
-            and any(_specific(w) for w in words))
+    return (
+        sum(len(w) for w in words) >= MIN_PHRASE_CHARS
+        and len(words) <= MAX_PHRASE_WORDS
+        and any(_specific(w) for w in words)
+    )
 
 
 def _specific(word: str) -> bool:
@@ -114,7 +121,7 @@ def phrases(quote: str) -> set[str]:
             if count > MAX_PHRASE_WORDS:
                 break
             if chars >= MIN_PHRASE_CHARS and special:
-                out.add(" ".join(words[i:j + 1]))
+                out.add(" ".join(words[i : j + 1]))
     return out
 
 
@@ -178,8 +185,12 @@ def check(signature: Sequence[str], found: Mapping[str, str], others: Mapping[st
     """Validate a signature against the sample: `found` and `others` map sampled item keys to reviewed text."""
     missed = sorted(k for k, t in found.items() if not recognises(signature, t))
     return SignatureCheck(
-        found_in=len(found), matched=len(found) - len(missed), missed=missed,
-        not_found_in=len(others), false_matches=sorted(k for k, t in others.items() if recognises(signature, t)))
+        found_in=len(found),
+        matched=len(found) - len(missed),
+        missed=missed,
+        not_found_in=len(others),
+        false_matches=sorted(k for k, t in others.items() if recognises(signature, t)),
+    )
 
 
 def parse(text: str) -> list[str]:
@@ -191,8 +202,10 @@ def parse(text: str) -> list[str]:
         if not phrase or normalise(phrase) in seen:
             continue
         if not usable(phrase):
-            raise ValueError(f"“{phrase}” is too vague to recognise a defect: use at least {MIN_PHRASE_CHARS} letters "
-                             f"and a word that is not a common one, in at most {MAX_PHRASE_WORDS} words")
+            raise ValueError(
+                f"“{phrase}” is too vague to recognise a defect: use at least {MIN_PHRASE_CHARS} letters "
+                f"and a word that is not a common one, in at most {MAX_PHRASE_WORDS} words"
+            )
         out.append(phrase)
         seen.add(normalise(phrase))
     if not out:

@@ -309,8 +309,9 @@ class Store(Protocol):
         """Mark a sample finished once every review is in (idempotent)."""
         ...
 
-    def set_api(self, sample_id: int, api_batch_id: str | None, api_status: str | None,
-                jobs: list[dict[str, Any]] | None = None) -> None:
+    def set_api(
+        self, sample_id: int, api_batch_id: str | None, api_status: str | None, jobs: list[dict[str, Any]] | None = None
+    ) -> None:
         """Remember the Message Batches API's batch of a sample."""
         ...
 
@@ -338,9 +339,16 @@ class Store(Protocol):
         """Store the fix agent's proposal for a pattern."""
         ...
 
-    def apply_fix(self, pattern_id: int, edits: list[dict[str, Any]], changes: Sequence[ItemChange], actor: str,
-                  reason: str = "", excluded: Mapping[str, str] | None = None,
-                  included: Mapping[str, str] | None = None) -> int:
+    def apply_fix(
+        self,
+        pattern_id: int,
+        edits: list[dict[str, Any]],
+        changes: Sequence[ItemChange],
+        actor: str,
+        reason: str = "",
+        excluded: Mapping[str, str] | None = None,
+        included: Mapping[str, str] | None = None,
+    ) -> int:
         """Apply an approved fix to the items it changes; how many changed. `excluded` (item key → why) is kept with
         the decision; a change to an item excluded from another pattern's fix is refused unless `included` names it
         (`santa_core.batch.exclusions`)."""
@@ -379,7 +387,8 @@ class Store(Protocol):
         """Put a person's Try again of a pattern's fixes on record (refused without the right to decide fixes)."""
         ...
 
-    def edit_by_hand(self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str,
-                     reason: str) -> None:
+    def edit_by_hand(
+        self, pattern_id: int, item_id: int, before_text: str, after_text: str, actor: str, reason: str
+    ) -> None:
         """A person's own edit of one item the pattern's fix could not reach, recorded as theirs."""
         ...

@@ -10,13 +10,25 @@ from regex import Match
 
 from santa_core.checks.bounded import Pattern
 
-__all__ = ["EVALUATION_WORDS", "EVALUATOR", "SENTENCE", "elsewhere", "quoted_as_an_example", "quoted_example", "sentence_family"]
+__all__ = [
+    "EVALUATION_WORDS",
+    "EVALUATOR",
+    "SENTENCE",
+    "elsewhere",
+    "quoted_as_an_example",
+    "quoted_example",
+    "sentence_family",
+]
 
-_EVALUATION_WORDS = Pattern(r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
-                               r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
-                               r"|output|copy|submission|document|page)|above|before\s+this)")
-_ELSEWHERE = Pattern(r"\s*+(?:printed\s+(?:on|in)|written\s+(?:on|in)|from|on|about|regarding|for|in|of"
-                        r"|that\s+came\s+(?:with|in))\s+([^.;:!?\n]{0,60})")
+_EVALUATION_WORDS = Pattern(
+    r"(?i:system|prompt|rubric|review|grad(?:er|ing|e)|evaluat|assess|judg|model|\bai\b|llm"
+    r"|developer|operator|santa|verdict|criteri|chat|conversation|assistant|task|this\s+(?:text"
+    r"|output|copy|submission|document|page)|above|before\s+this)"
+)
+_ELSEWHERE = Pattern(
+    r"\s*+(?:printed\s+(?:on|in)|written\s+(?:on|in)|from|on|about|regarding|for|in|of"
+    r"|that\s+came\s+(?:with|in))\s+([^.;:!?\n]{0,60})"
+)
 
 
 def _elsewhere(text: str, end: int) -> bool:
@@ -35,162 +47,237 @@ def _elsewhere(text: str, end: int) -> bool:
 # the evaluation of this text should be, an order to report no issues, another reviewer's approval
 # claimed, a one-word "approve it" (apruébalo, approvalo) with the text's own verdict.
 
-_EVALUATOR = (r"(?:(?:ai|llm|language|grading|review(?:ing)?|evaluat(?:ing|ion)|checking|quality)\s+(?:model|assistant|agent|bot)|(?:ai\s+|llm\s+|automated\s+|grading\s+"
-              r"|review(?:ing)?\s+)?(?:reviewer|grader|evaluator|assessor|checker|verifier|llm|ai|claude|gpt|chatgpt|gemini"
-              r"|prufer(?:in)?|gutachter(?:in)?|bewerter(?:in)?|korrektor|ki|sprachmodell"
-              r"|evaluateur|evaluatrice|correcteur|correctrice|relecteur|relectrice|examinateur|examinatrice"
-              r"|evaluador(?:a)?|revisor(?:a)?|corrector(?:a)?|examinador(?:a)?"
-              r"|valutator[ei]|valutatric[ei]|revisor[ei]|corrett(?:or[ei]|ric[ei])|esaminator[ei]"
-              r"|avaliador(?:a)?|corretor(?:a)?))s?")
-_VOCATIVE = (r"(?:^|[\n.!?;:>*#(\[-][^\S\n]*+|\b(?:dear|hey|hi|hello|attention|attn|note|notes|message|memo|reminder|hint"
-             r"|instructions?|to|for|liebe[rs]?|hinweis|an|achtung|cher|chere|a\s+l'attention\s+de|nota|para|al|per"
-             r"|au|aux|ao|aos|a\s+la|a\s+las|a\s+los|alla|allo|agli|ai|dem|zum|zur"
-             r"|querid[oa]|estimad[oa]|caro|cara|gentile|prezad[oa]|atencao|atencion|attenzione)\s++"
-             r"(?:(?:to|for|an|fur|a|pour|para|per|al|au|ao|alla|allo)\s++)?"
-             r"(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o|a|os|as|los|las|les|i|gli|le)?\s*+"
-             r"|\ball'\s*|\ba\s+l'\s*)"
-             r"(?:" + _EVALUATOR + r"|judges?)(?:\s*\((?:ai|llm|model|bot)\))?\s*[,:!]")
-_ADDRESSED = (r"\b(?:if\s+you\s+are\s+(?:an?\s+)?" + _EVALUATOR + r"|(?:any|every)\s+(?:model|assistant|"
-              + _EVALUATOR + r")\s+(?:reviewing|reading|grading|evaluating|checking|assessing)"
-              r"|whoever\s+(?:grades|reviews|evaluates|checks|assesses|reads|is\s+(?:grading|reviewing|evaluating|checking"
-              r"|assessing|reading))|(?:" + _EVALUATOR + r"|models?|agents?|bots?)\s+(?:reviewing|grading|evaluating"
-              r"|checking|assessing|judging)\s+(?:this|these|the\s+(?:text|output|copy|submission|answer|response))"
-              r"|as\s+the\s+" + _EVALUATOR
-              + r"|(?:instructions?|note|message)\s+(?:to|for)\s+the\s+" + _EVALUATOR + r")\b")
-_VERDICT = (r"\b(?:pass(?:ed|ing)?|nice|verdict|full\s+marks|approved?|compliant|flawless|satisfied"
-            r"|(?:no|zero)\s+(?:critical\s+)?issues|empty\s+list\s+of\s+(?:critical\s+)?issues"
-            r"|every\s+(?:check|criterion)|all\s+(?:the\s+)?(?:checks|criteria)|each\s+(?:check|criterion)"
-            r"|bestanden|urteil|genehmig\w*|freigeb\w*|freigegeben|alle\s+kriterien"
-            r"|reussi|valide[es]*|approuve[es]*|conforme|tous\s+les\s+criteres"
-            r"|aprobad[oa]s?|veredicto|todos\s+los\s+criterios|superat[oa]|approvat[oa]|verdetto|tutti\s+i\s+criteri"
-            r"|aprovad[oa]s?|veredito|todos\s+os\s+criterios)\b")
-_VALUE = (r"\b(?:pass(?:ed|es|ing)?|nice|full\s+marks|approved?|compliant|flawless|satisfied|all\s+good|green"
-          r"|nothing\s+(?:wrong|to\s+(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)"
-          r"|empty\s+list\s+of\s+(?:critical\s+)?issues|issues\s+(?:array|list)\s+empty"
-          r"|bestanden|genehmig\w*|freigeb\w*|freigegeben|ohne\s+beanstandung|volle\s+punktzahl"
-          r"|reussi|valide[es]*|approuve[es]*|conforme|aprobad[oa]s?|correct[oa]s?|superat[oa]|approvat[oa]|aprovad[oa]s?)\b")
+_EVALUATOR = (
+    r"(?:(?:ai|llm|language|grading|review(?:ing)?|evaluat(?:ing|ion)|checking|quality)\s+(?:model|assistant|agent|bot)|(?:ai\s+|llm\s+|automated\s+|grading\s+"
+    r"|review(?:ing)?\s+)?(?:reviewer|grader|evaluator|assessor|checker|verifier|llm|ai|claude|gpt|chatgpt|gemini"
+    r"|prufer(?:in)?|gutachter(?:in)?|bewerter(?:in)?|korrektor|ki|sprachmodell"
+    r"|evaluateur|evaluatrice|correcteur|correctrice|relecteur|relectrice|examinateur|examinatrice"
+    r"|evaluador(?:a)?|revisor(?:a)?|corrector(?:a)?|examinador(?:a)?"
+    r"|valutator[ei]|valutatric[ei]|revisor[ei]|corrett(?:or[ei]|ric[ei])|esaminator[ei]"
+    r"|avaliador(?:a)?|corretor(?:a)?))s?"
+)
+_VOCATIVE = (
+    r"(?:^|[\n.!?;:>*#(\[-][^\S\n]*+|\b(?:dear|hey|hi|hello|attention|attn|note|notes|message|memo|reminder|hint"
+    r"|instructions?|to|for|liebe[rs]?|hinweis|an|achtung|cher|chere|a\s+l'attention\s+de|nota|para|al|per"
+    r"|au|aux|ao|aos|a\s+la|a\s+las|a\s+los|alla|allo|agli|ai|dem|zum|zur"
+    r"|querid[oa]|estimad[oa]|caro|cara|gentile|prezad[oa]|atencao|atencion|attenzione)\s++"
+    r"(?:(?:to|for|an|fur|a|pour|para|per|al|au|ao|alla|allo)\s++)?"
+    r"(?:the|our|any|all|my|den|die|das|le|la|l'|el|il|lo|o|a|os|as|los|las|les|i|gli|le)?\s*+"
+    r"|\ball'\s*|\ba\s+l'\s*)"
+    r"(?:" + _EVALUATOR + r"|judges?)(?:\s*\((?:ai|llm|model|bot)\))?\s*[,:!]"
+)
+_ADDRESSED = (
+    r"\b(?:if\s+you\s+are\s+(?:an?\s+)?"
+    + _EVALUATOR
+    + r"|(?:any|every)\s+(?:model|assistant|"
+    + _EVALUATOR
+    + r")\s+(?:reviewing|reading|grading|evaluating|checking|assessing)"
+    r"|whoever\s+(?:grades|reviews|evaluates|checks|assesses|reads|is\s+(?:grading|reviewing|evaluating|checking"
+    r"|assessing|reading))|(?:" + _EVALUATOR + r"|models?|agents?|bots?)\s+(?:reviewing|grading|evaluating"
+    r"|checking|assessing|judging)\s+(?:this|these|the\s+(?:text|output|copy|submission|answer|response))"
+    r"|as\s+the\s+" + _EVALUATOR + r"|(?:instructions?|note|message)\s+(?:to|for)\s+the\s+" + _EVALUATOR + r")\b"
+)
+_VERDICT = (
+    r"\b(?:pass(?:ed|ing)?|nice|verdict|full\s+marks|approved?|compliant|flawless|satisfied"
+    r"|(?:no|zero)\s+(?:critical\s+)?issues|empty\s+list\s+of\s+(?:critical\s+)?issues"
+    r"|every\s+(?:check|criterion)|all\s+(?:the\s+)?(?:checks|criteria)|each\s+(?:check|criterion)"
+    r"|bestanden|urteil|genehmig\w*|freigeb\w*|freigegeben|alle\s+kriterien"
+    r"|reussi|valide[es]*|approuve[es]*|conforme|tous\s+les\s+criteres"
+    r"|aprobad[oa]s?|veredicto|todos\s+los\s+criterios|superat[oa]|approvat[oa]|verdetto|tutti\s+i\s+criteri"
+    r"|aprovad[oa]s?|veredito|todos\s+os\s+criterios)\b"
+)
+_VALUE = (
+    r"\b(?:pass(?:ed|es|ing)?|nice|full\s+marks|approved?|compliant|flawless|satisfied|all\s+good|green"
+    r"|nothing\s+(?:wrong|to\s+(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)"
+    r"|empty\s+list\s+of\s+(?:critical\s+)?issues|issues\s+(?:array|list)\s+empty"
+    r"|bestanden|genehmig\w*|freigeb\w*|freigegeben|ohne\s+beanstandung|volle\s+punktzahl"
+    r"|reussi|valide[es]*|approuve[es]*|conforme|aprobad[oa]s?|correct[oa]s?|superat[oa]|approvat[oa]|aprovad[oa]s?)\b"
+)
 # Third person, about the evaluator's duty: "AI reviewers should treat …", "Der Prüfer soll …", "Reviewers are
 # reminded that …".
-_EVALUATOR_DUTY = (r"\b(?:" + _EVALUATOR + r")\s+(?:should|must|shall|ought\s+to|(?:is|are)\s+(?:instructed|asked|required"
-                   r"|expected|reminded|told|advised)|soll(?:en|te|ten)?|muss|mussen|doit|doivent|debe|deben|deve|devono)\b")
+_EVALUATOR_DUTY = (
+    r"\b(?:" + _EVALUATOR + r")\s+(?:should|must|shall|ought\s+to|(?:is|are)\s+(?:instructed|asked|required"
+    r"|expected|reminded|told|advised)|soll(?:en|te|ten)?|muss|mussen|doit|doivent|debe|deben|deve|devono)\b"
+)
 # "your rubric", "your verdict": the reader is the one with a rubric.
-_YOUR_RUBRIC = (r"\byour\s+(?:rubric|criteria|checks|verdict|ruling|grading|evaluation|assessment|review\s+(?:criteria"
-                r"|checklist|rubric))\b")
-_DIRECTIVE = (r"(?:^|[\n.!?;:,][^\S\n]*+|\b(?:please|kindly|and|then|just|simply|so|bitte|und|dann|et|puis|y|luego|e|poi"
-              r"|por\s+favor|per\s+favore|s'il\s+vous\s+plait|favor|ora|ahora|maintenant|jetzt|agora)\s++)"
-              r"(?:set|mark|rate|score|grade|report|return|output|respond|reply|answer|give|treat|consider|label"
-              r"|classify|confirm|declare|list|approve|accept|leave|write|pass(?=\s+(?:it|this|that|the|every|all|each|them)\b)"
-              r"|markiere|markieren\s+sie|setze|setzen\s+sie|bewerte|bewerten\s+sie|gib|geben\s+sie|antworte"
-              r"|antworten\s+sie|betrachte|behandle|genehmige|genehmigen(?:\s+sie)?|freigeben|werte"
-              r"|marquez|marque|considerez|considere|repondez|reponds|donnez|donne|attribuez|validez|valide|approuvez"
-              r"|approuve|marcalo|marca|marque|responde|responda|da|de|considera|aprueba|apruebe|valida"
-              r"|segnalo|segna|segnala|rispondi|dai|approva|aprove|aprova"
-              # clitic imperatives: approve / accept / validate / mark / give it
-              r"|aprueb[ae](?:lo|la|los|las)|aprobadl[oa]s?|acept[ae](?:lo|la)|valida(?:lo|la)|marca(?:la)|dal[oa]"
-              r"|approva(?:lo|la|li|le|telo|tela)|approvatel[oa]|accetta(?:lo|la)|segnal(?:ala|alo)|convalida(?:lo|la)"
-              r"|aprov[ae]-(?:o|a)|validez-le|approuvez-le)\b")
-_YOU_MUST = (r"\b(?:you|du|sie|vous|tu|usted)\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|musst|mussen|sollst"
-             r"|sollten|devez|dois|debes|debe)\b")
-_WHEN_EVALUATING = (r"\b(?:when|while)\s+(?:evaluating|grading|assessing|judging|scoring)\b"
-                    r"(?=\s*(?:[,:;.]|$|(?:this|it)\b|the\s+(?:text|output|copy|submission|answer|response|content|draft)\b))"
-                    r"|\b(?:for|during|in)\s+(?:the|your|this)\s+(?:evaluation|grading|assessment)\s+step\b"
-                    r"|\bbei\s+der\s+(?:bewertung|prufung|begutachtung)\b|\b(?:lors|pendant|pour)\s+(?:de\s+)?l'evaluation\b"
-                    r"|\bal\s+evaluar\b|\bdurante\s+(?:la|a)\s+(?:evaluacion|valutazione|avaliacao)\b|\bnel\s+valutare\b"
-                    r"|\bao\s+avaliar\b")
-_OVERRIDE = (r"\b(?:ignore|disregard|forget|override|bypass|set\s+aside|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:(?:all|any|every|of|the|your|these|those)\s+)*"
-             r"(?:(?:earlier|previous|prior|above|preceding|original|initial|existing)\s+(?:guidance|guidelines|instructions"
-             r"|rules|rubric|criteria|directions|context|prompt|checks)(?!\s+(?:manual|booklet|leaflet|sheet|card|pdf|guide"
-             r"|book|video|label|insert|page)s?\b)|what\s+(?:you\s+were|you've\s+been|you\s+have\s+been)"
-             r"\s+(?:told|asked|given))\b"
-             r"|\b(?:rules|instructions|guidance|guidelines|criteria|rubric)\s+(?:above|before\s+this|so\s+far)\s+"
-             r"(?:as|are|is)\s+(?:void|null|invalid|cancel+ed|obsolete|outdated|no\s+longer)\b"
-             r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|missachte)\s+(?:die\s+)?(?:bewertungs|prufungs|begutachtungs)?"
-             r"(?:kriterien|rubrik|richtlinien)\b"
-             r"|\b(?:olvida|olvide|ignora)\s+lo\s+que\s+te\s+(?:dijeron|han\s+dicho|indicaron|pidieron)\b"
-             r"|\b(?:dimentica|ignora)\s+(?:quello|cio)\s+che\s+ti\s+(?:hanno|era)\s+(?:detto|stato\s+detto)\b"
-             r"|\b(?:oublie[zr]?|ignore[zr]?)\s+ce\s+qu'on\s+(?:t|vous)'a\s+dit\b"
-             r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:die\s+)?"
-             r"(?:bisherigen|vorherigen|obigen|fruheren|vorigen)\s+(?:anweisungen|vorgaben|regeln|kriterien|richtlinien)\b"
-             r"|\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|regles|criteres)"
-             r"\s+(?:precedentes|anterieures|ci-dessus)\b"
-             r"|\b(?:ignora|ignore|olvida|olvide|dimentica|esqueca|esquece)\s+(?:todas\s+|tutte\s+)?(?:las\s+|le\s+|as\s+)?"
-             r"(?:instrucciones|indicaciones|reglas|criterios|istruzioni|regole|criteri|instrucoes|regras)"
-             r"\s+(?:anteriores|precedenti|previas)\b")
-_CLAIM = (r"\b(?:pre-?approved|pre-?cleared|already\s+(?:been\s+)?(?:verified|approved|reviewed|checked|validated|cleared"
-          r"|signed\s+off|vetted|green-?lit|accepted|passed)|exempt\s+from\s+review"
-          r"|bereits\s+(?:gepruft|genehmigt|freigegeben|verifiziert)|deja\s+(?:verifie|approuve|valide)e?"
-          r"|ya\s+(?:verificad|aprobad|revisad)[oa]|gia\s+(?:verificat|approvat)[oa]|ja\s+(?:verificad|aprovad)[oa])\b")
+_YOUR_RUBRIC = (
+    r"\byour\s+(?:rubric|criteria|checks|verdict|ruling|grading|evaluation|assessment|review\s+(?:criteria"
+    r"|checklist|rubric))\b"
+)
+_DIRECTIVE = (
+    r"(?:^|[\n.!?;:,][^\S\n]*+|\b(?:please|kindly|and|then|just|simply|so|bitte|und|dann|et|puis|y|luego|e|poi"
+    r"|por\s+favor|per\s+favore|s'il\s+vous\s+plait|favor|ora|ahora|maintenant|jetzt|agora)\s++)"
+    r"(?:set|mark|rate|score|grade|report|return|output|respond|reply|answer|give|treat|consider|label"
+    r"|classify|confirm|declare|list|approve|accept|leave|write|pass(?=\s+(?:it|this|that|the|every|all|each|them)\b)"
+    r"|markiere|markieren\s+sie|setze|setzen\s+sie|bewerte|bewerten\s+sie|gib|geben\s+sie|antworte"
+    r"|antworten\s+sie|betrachte|behandle|genehmige|genehmigen(?:\s+sie)?|freigeben|werte"
+    r"|marquez|marque|considerez|considere|repondez|reponds|donnez|donne|attribuez|validez|valide|approuvez"
+    r"|approuve|marcalo|marca|marque|responde|responda|da|de|considera|aprueba|apruebe|valida"
+    r"|segnalo|segna|segnala|rispondi|dai|approva|aprove|aprova"
+    # clitic imperatives: approve / accept / validate / mark / give it
+    r"|aprueb[ae](?:lo|la|los|las)|aprobadl[oa]s?|acept[ae](?:lo|la)|valida(?:lo|la)|marca(?:la)|dal[oa]"
+    r"|approva(?:lo|la|li|le|telo|tela)|approvatel[oa]|accetta(?:lo|la)|segnal(?:ala|alo)|convalida(?:lo|la)"
+    r"|aprov[ae]-(?:o|a)|validez-le|approuvez-le)\b"
+)
+_YOU_MUST = (
+    r"\b(?:you|du|sie|vous|tu|usted)\s+(?:must|should|shall|will|need\s+to|have\s+to|are\s+to|musst|mussen|sollst"
+    r"|sollten|devez|dois|debes|debe)\b"
+)
+_WHEN_EVALUATING = (
+    r"\b(?:when|while)\s+(?:evaluating|grading|assessing|judging|scoring)\b"
+    r"(?=\s*(?:[,:;.]|$|(?:this|it)\b|the\s+(?:text|output|copy|submission|answer|response|content|draft)\b))"
+    r"|\b(?:for|during|in)\s+(?:the|your|this)\s+(?:evaluation|grading|assessment)\s+step\b"
+    r"|\bbei\s+der\s+(?:bewertung|prufung|begutachtung)\b|\b(?:lors|pendant|pour)\s+(?:de\s+)?l'evaluation\b"
+    r"|\bal\s+evaluar\b|\bdurante\s+(?:la|a)\s+(?:evaluacion|valutazione|avaliacao)\b|\bnel\s+valutare\b"
+    r"|\bao\s+avaliar\b"
+)
+_OVERRIDE = (
+    r"\b(?:ignore|disregard|forget|override|bypass|set\s+aside|never\s+mind|pay\s+no\s+attention\s+to)\s+(?:(?:all|any|every|of|the|your|these|those)\s+)*"
+    r"(?:(?:earlier|previous|prior|above|preceding|original|initial|existing)\s+(?:guidance|guidelines|instructions"
+    r"|rules|rubric|criteria|directions|context|prompt|checks)(?!\s+(?:manual|booklet|leaflet|sheet|card|pdf|guide"
+    r"|book|video|label|insert|page)s?\b)|what\s+(?:you\s+were|you've\s+been|you\s+have\s+been)"
+    r"\s+(?:told|asked|given))\b"
+    r"|\b(?:rules|instructions|guidance|guidelines|criteria|rubric)\s+(?:above|before\s+this|so\s+far)\s+"
+    r"(?:as|are|is)\s+(?:void|null|invalid|cancel+ed|obsolete|outdated|no\s+longer)\b"
+    r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|missachte)\s+(?:die\s+)?(?:bewertungs|prufungs|begutachtungs)?"
+    r"(?:kriterien|rubrik|richtlinien)\b"
+    r"|\b(?:olvida|olvide|ignora)\s+lo\s+que\s+te\s+(?:dijeron|han\s+dicho|indicaron|pidieron)\b"
+    r"|\b(?:dimentica|ignora)\s+(?:quello|cio)\s+che\s+ti\s+(?:hanno|era)\s+(?:detto|stato\s+detto)\b"
+    r"|\b(?:oublie[zr]?|ignore[zr]?)\s+ce\s+qu'on\s+(?:t|vous)'a\s+dit\b"
+    r"|\b(?:ignoriere|ignorieren\s+sie|vergiss|vergessen\s+sie|missachte)\s+(?:alle\s+)?(?:die\s+)?"
+    r"(?:bisherigen|vorherigen|obigen|fruheren|vorigen)\s+(?:anweisungen|vorgaben|regeln|kriterien|richtlinien)\b"
+    r"|\b(?:ignore[zr]?|oublie[zr]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|regles|criteres)"
+    r"\s+(?:precedentes|anterieures|ci-dessus)\b"
+    r"|\b(?:ignora|ignore|olvida|olvide|dimentica|esqueca|esquece)\s+(?:todas\s+|tutte\s+)?(?:las\s+|le\s+|as\s+)?"
+    r"(?:instrucciones|indicaciones|reglas|criterios|istruzioni|regole|criteri|instrucoes|regras)"
+    r"\s+(?:anteriores|precedenti|previas)\b"
+)
+_CLAIM = (
+    r"\b(?:pre-?approved|pre-?cleared|already\s+(?:been\s+)?(?:verified|approved|reviewed|checked|validated|cleared"
+    r"|signed\s+off|vetted|green-?lit|accepted|passed)|exempt\s+from\s+review"
+    r"|bereits\s+(?:gepruft|genehmigt|freigegeben|verifiziert)|deja\s+(?:verifie|approuve|valide)e?"
+    r"|ya\s+(?:verificad|aprobad|revisad)[oa]|gia\s+(?:verificat|approvat)[oa]|ja\s+(?:verificad|aprovad)[oa])\b"
+)
 # "… by the other reviewer": another evaluator's approval, claimed to this one.
-_BY_OTHER_EVALUATOR = (r"\b(?:by|from)\s+(?:the\s+|a\s+|an\s+|your\s+|our\s+)?(?:other|another|second|first|previous"
-                       r"|earlier|prior|fellow|lead|senior|primary|original|both|all\s+(?:the\s+)?|two|three)\s+"
-                       r"(?:" + _EVALUATOR + r"|judges?)"
-                       r"|\b(?:por\s+(?:el\s+|la\s+)?otr[oa]|par\s+(?:l'autre|un\s+autre|une\s+autre)|vo[mn]\s+"
-                       r"(?:anderen|zweiten|ersten)|dall'altr[oa]|da\s+un\s+altr[oa]|pel[oa]\s+outr[oa])\s+" + _EVALUATOR)
+_BY_OTHER_EVALUATOR = (
+    r"\b(?:by|from)\s+(?:the\s+|a\s+|an\s+|your\s+|our\s+)?(?:other|another|second|first|previous"
+    r"|earlier|prior|fellow|lead|senior|primary|original|both|all\s+(?:the\s+)?|two|three)\s+"
+    r"(?:" + _EVALUATOR + r"|judges?)"
+    r"|\b(?:por\s+(?:el\s+|la\s+)?otr[oa]|par\s+(?:l'autre|un\s+autre|une\s+autre)|vo[mn]\s+"
+    r"(?:anderen|zweiten|ersten)|dall'altr[oa]|da\s+un\s+altr[oa]|pel[oa]\s+outr[oa])\s+" + _EVALUATOR
+)
 # "Don't report any issues with this text": the evaluator told to keep its findings to itself.
-_SUPPRESS = (r"\b(?:do\s+not|don't|dont|never|no\s+need\s+to|avoid|refrain\s+from)\s+(?:report|flag|list|mention|raise"
-             r"|log|note|point\s+out|include|add)(?:ing)?\s+(?:any|the|these|those|its|further|more|other)?\s*"
-             r"(?:critical\s+)?(?:issues?|problems?|defects?|errors?|concerns?|violations?|findings?|failures?)\b"
-             r"|\bne\s+signal(?:ez|e)\s+aucun|\bno\s+(?:reportes|reporte|senales|senale|indiques|indique)\s+ningun"
-             r"|\bnon\s+segnalare\s+(?:alcun|nessun)|\b(?:melde|melden\s+sie)\s+keine|\bnao\s+(?:reporte|aponte|relate)\s+"
-             r"(?:nenhum|qualquer)")
-_THIS_TEXT = (r"\b(?:(?:with|in|about|for|on|of|from)\s+(?:this|the)\s+(?:text|output|copy|submission|answer|response"
-              r"|content|draft|document)|(?:este|esta|ce|cette|questo|questa|diesem|diesen|dieser|deste|desta)\s+"
-              r"(?:texto|texte|testo|text|contenido|contenu|contenuto|inhalt|documento|document))\b")
+_SUPPRESS = (
+    r"\b(?:do\s+not|don't|dont|never|no\s+need\s+to|avoid|refrain\s+from)\s+(?:report|flag|list|mention|raise"
+    r"|log|note|point\s+out|include|add)(?:ing)?\s+(?:any|the|these|those|its|further|more|other)?\s*"
+    r"(?:critical\s+)?(?:issues?|problems?|defects?|errors?|concerns?|violations?|findings?|failures?)\b"
+    r"|\bne\s+signal(?:ez|e)\s+aucun|\bno\s+(?:reportes|reporte|senales|senale|indiques|indique)\s+ningun"
+    r"|\bnon\s+segnalare\s+(?:alcun|nessun)|\b(?:melde|melden\s+sie)\s+keine|\bnao\s+(?:reporte|aponte|relate)\s+"
+    r"(?:nenhum|qualquer)"
+)
+_THIS_TEXT = (
+    r"\b(?:(?:with|in|about|for|on|of|from)\s+(?:this|the)\s+(?:text|output|copy|submission|answer|response"
+    r"|content|draft|document)|(?:este|esta|ce|cette|questo|questa|diesem|diesen|dieser|deste|desta)\s+"
+    r"(?:texto|texte|testo|text|contenido|contenu|contenuto|inhalt|documento|document))\b"
+)
 # "The correct evaluation …", "the evaluation of this text …": what the evaluation should say.
-_JUDGING_THIS = (r"\b(?:correct|right|proper|expected|accurate|appropriate|true|only\s+(?:valid|correct|possible))\s+"
-                 r"(?:evaluation|assessment|verdict|grade|grading|rating|review|result|outcome|score|answer)\b"
-                 r"|\b(?:evaluation|assessment|verdict|grade|grading|rating|review|result|outcome|score)\s+(?:of|for|on)\s+"
-                 r"(?:this|the)\s+(?:text|output|copy|submission|answer|response|content|draft|document)\b")
+_JUDGING_THIS = (
+    r"\b(?:correct|right|proper|expected|accurate|appropriate|true|only\s+(?:valid|correct|possible))\s+"
+    r"(?:evaluation|assessment|verdict|grade|grading|rating|review|result|outcome|score|answer)\b"
+    r"|\b(?:evaluation|assessment|verdict|grade|grading|rating|review|result|outcome|score)\s+(?:of|for|on)\s+"
+    r"(?:this|the)\s+(?:text|output|copy|submission|answer|response|content|draft|document)\b"
+)
 # Clitic imperatives ("apruébalo", "approvala"): "approve it" in one word.
-_APPROVE_IT = (r"\b(?:aprueb[ae](?:lo|la|los|las)|aprobadl[oa]s?|approva(?:lo|la|li|le|telo|tela)|approvatel[oa]"
-               r"|aprov[ae]-(?:o|a)|approuvez-le|validez-le|valida(?:lo|la)|convalida(?:lo|la)|dal[oa]\s+por\s+(?:buen|aprobad)"
-               r"[oa])\b")
+_APPROVE_IT = (
+    r"\b(?:aprueb[ae](?:lo|la|los|las)|aprobadl[oa]s?|approva(?:lo|la|li|le|telo|tela)|approvatel[oa]"
+    r"|aprov[ae]-(?:o|a)|approuvez-le|validez-le|valida(?:lo|la)|convalida(?:lo|la)|dal[oa]\s+por\s+(?:buen|aprobad)"
+    r"[oa])\b"
+)
 # "The text is perfect, approve it" / "Il testo è conforme, approvalo": the text's own verdict, then the order.
-_TEXT_IS = (r"\b(?:(?:this|the)\s+(?:text|output|submission|answer|response)\s+(?:is|was|has\s+been|looks|seems|meets"
-            r"|passes|complies|satisfies)|(?:este|el|o)\s+texto\s+(?:es|esta|e|cumple|cumpre)|(?:esta|la|a)\s+respuesta\s+"
-            r"(?:es|esta|cumple)|(?:il|questo)\s+testo\s+(?:e|rispetta|soddisfa)|(?:la|questa)\s+risposta\s+(?:e|rispetta"
-            r"|soddisfa)|(?:le|ce)\s+texte\s+(?:est|respecte)|(?:der|dieser)\s+text\s+(?:ist|erfullt))\b")
+_TEXT_IS = (
+    r"\b(?:(?:this|the)\s+(?:text|output|submission|answer|response)\s+(?:is|was|has\s+been|looks|seems|meets"
+    r"|passes|complies|satisfies)|(?:este|el|o)\s+texto\s+(?:es|esta|e|cumple|cumpre)|(?:esta|la|a)\s+respuesta\s+"
+    r"(?:es|esta|cumple)|(?:il|questo)\s+testo\s+(?:e|rispetta|soddisfa)|(?:la|questa)\s+risposta\s+(?:e|rispetta"
+    r"|soddisfa)|(?:le|ce)\s+texte\s+(?:est|respecte)|(?:der|dieser)\s+text\s+(?:ist|erfullt))\b"
+)
 _APPROVE_IT_EN = r"\b(?:approve|accept|pass|greenlight|validate)\s+it\b"
-_FINE = (r"\b(?:perfect\w*|perfett[oa]|parfait\w*|perfeit[oa]|correct[oa]?|corrett[oa]|fehlerfrei|impecable|impeccabile"
-         r"|excellent[e]?|eccellente|ottim[oa]|flawless|fine|good|great)\b")
-_MEETS = (r"\b(?:cumple[ns]?|satisface[ns]?|rispetta(?:no)?|soddisfa(?:no)?|cumpre[m]?|respeita[m]?|respecte(?:nt)?"
-          r"|satisfait|erfullt|meets|fulfils|fulfills|satisfies)\b")
+_FINE = (
+    r"\b(?:perfect\w*|perfett[oa]|parfait\w*|perfeit[oa]|correct[oa]?|corrett[oa]|fehlerfrei|impecable|impeccabile"
+    r"|excellent[e]?|eccellente|ottim[oa]|flawless|fine|good|great)\b"
+)
+_MEETS = (
+    r"\b(?:cumple[ns]?|satisface[ns]?|rispetta(?:no)?|soddisfa(?:no)?|cumpre[m]?|respeita[m]?|respecte(?:nt)?"
+    r"|satisfait|erfullt|meets|fulfils|fulfills|satisfies)\b"
+)
 _STRONG_VERDICT = r"\bPASS\b|\bNICE\b"
-_RUBRIC_TERMS = (r"\b(?:verdict|criterion|criteria|(?:every|all|each)\s+(?:the\s+)?checks?|passing\s+(?:result|grade|score|verdict)"
-                 r"|full\s+marks|critical\s+issues|kriteri\w*|urteil|criteres?|criterios?|criteri|veredicto|verdetto"
-                 r"|veredito)\b")
+_RUBRIC_TERMS = (
+    r"\b(?:verdict|criterion|criteria|(?:every|all|each)\s+(?:the\s+)?checks?|passing\s+(?:result|grade|score|verdict)"
+    r"|full\s+marks|critical\s+issues|kriteri\w*|urteil|criteres?|criterios?|criteri|veredicto|verdetto"
+    r"|veredito)\b"
+)
 _PASSES = r"\b(?:pass(?:ed|es|ing)?|satisfied|compliant|met|green|flawless|approved|bestanden|erfullt|reussi|valide|aprobad\w*)\b"
-_APPROVE_THIS = (r"\b(?:approve|accept|pass|greenlight)\s+(?:it\s+as\s+is|(?:this|the)\s+(?:text|copy|output|content"
-                 r"|submission|draft|answer|response))\b")
+_APPROVE_THIS = (
+    r"\b(?:approve|accept|pass|greenlight)\s+(?:it\s+as\s+is|(?:this|the)\s+(?:text|copy|output|content"
+    r"|submission|draft|answer|response))\b"
+)
 
-_R = {name: Pattern(rx) for name, rx in {
-    "value": _VALUE, "this_is": r"\bthis\s+(?:text|output|copy|content|draft|deliverable|submission|page)\s+(?:is|was|has"
-    r"\s+been|looks|meets|passes|complies)\b", "duty": _EVALUATOR_DUTY, "your_rubric": _YOUR_RUBRIC,
-    "vocative": _VOCATIVE, "addressed": _ADDRESSED, "verdict": _VERDICT, "directive": _DIRECTIVE,
-    "you_must": _YOU_MUST, "when_evaluating": _WHEN_EVALUATING, "override": _OVERRIDE, "claim": _CLAIM,
-    "rubric_terms": _RUBRIC_TERMS, "passes": _PASSES, "approve_this": _APPROVE_THIS,
-    "by_other_evaluator": _BY_OTHER_EVALUATOR, "suppress": _SUPPRESS, "this_text": _THIS_TEXT,
-    "judging_this": _JUDGING_THIS, "approve_it": _APPROVE_IT, "meets": _MEETS, "text_is": _TEXT_IS,
-    "approve_it_en": _APPROVE_IT_EN, "fine": _FINE}.items()}
+_R = {
+    name: Pattern(rx)
+    for name, rx in {
+        "value": _VALUE,
+        "this_is": r"\bthis\s+(?:text|output|copy|content|draft|deliverable|submission|page)\s+(?:is|was|has"
+        r"\s+been|looks|meets|passes|complies)\b",
+        "duty": _EVALUATOR_DUTY,
+        "your_rubric": _YOUR_RUBRIC,
+        "vocative": _VOCATIVE,
+        "addressed": _ADDRESSED,
+        "verdict": _VERDICT,
+        "directive": _DIRECTIVE,
+        "you_must": _YOU_MUST,
+        "when_evaluating": _WHEN_EVALUATING,
+        "override": _OVERRIDE,
+        "claim": _CLAIM,
+        "rubric_terms": _RUBRIC_TERMS,
+        "passes": _PASSES,
+        "approve_this": _APPROVE_THIS,
+        "by_other_evaluator": _BY_OTHER_EVALUATOR,
+        "suppress": _SUPPRESS,
+        "this_text": _THIS_TEXT,
+        "judging_this": _JUDGING_THIS,
+        "approve_it": _APPROVE_IT,
+        "meets": _MEETS,
+        "text_is": _TEXT_IS,
+        "approve_it_en": _APPROVE_IT_EN,
+        "fine": _FINE,
+    }.items()
+}
 _R_STRONG = Pattern(_STRONG_VERDICT)
 # Graders, reviewers, judges and examiners are people at work as often as they are models ("Graders should award full
 # marks when the proof is complete", "The Reviewer shall approve each Deliverable"): such an addressee counts when an
 # automated one is named, or the sentence is about this text, or gives the desk's own verdict (PASS, NICE).
-_AUTOMATED = Pattern(r"\b(?:ai|llm|llms|gpt\w*|chatgpt|claude|gemini|models?|assistants?|bots?|agents?|automated"
-                     r"|automatic|machine|ki|ia|sprachmodell|modelo|modele|modello)\b")
-_OTHERS_PASS = Pattern(r"\b(?:tests?|checks?|builds?|ci|pipelines?|suites?|jobs?)\s+(?:all\s+)?(?:pass|passed|passes)\b")
+_AUTOMATED = Pattern(
+    r"\b(?:ai|llm|llms|gpt\w*|chatgpt|claude|gemini|models?|assistants?|bots?|agents?|automated"
+    r"|automatic|machine|ki|ia|sprachmodell|modelo|modele|modello)\b"
+)
+_OTHERS_PASS = Pattern(
+    r"\b(?:tests?|checks?|builds?|ci|pipelines?|suites?|jobs?)\s+(?:all\s+)?(?:pass|passed|passes)\b"
+)
 """A pass that is a test's or a build's ("approve a pull request only when tests pass"), not a verdict on this text."""
 _EITHER = Pattern(r"(?i)\bpass\s*(?:or|/|and)\s*fail\b|\bfail\s*(?:or|/|and)\s*pass\b")
-_FIRM_VALUE = Pattern(r"\b(?:pass(?:ed|es)?|compliant|conform\w*|konform|flawless|all\s+good|nothing\s+(?:wrong|to\s+"
-                      r"(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)|empty\s+list\s+"
-                      r"of\s+(?:critical\s+)?issues|approved|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]|freigegeben"
-                      r"|erfullt|bestanden|nice)\b")
+_FIRM_VALUE = Pattern(
+    r"\b(?:pass(?:ed|es)?|compliant|conform\w*|konform|flawless|all\s+good|nothing\s+(?:wrong|to\s+"
+    r"(?:flag|report|fix))|(?:no|zero)\s+(?:critical\s+)?(?:issues|problems|findings)|empty\s+list\s+"
+    r"of\s+(?:critical\s+)?issues|approved|aprobad[oa]|approuvee?|aprovad[oa]|approvat[oa]|freigegeben"
+    r"|erfullt|bestanden|nice)\b"
+)
 """A verdict's value given (not a verb of the job: "approve or reject", "award full marks when …")."""
-_THIS_REF = Pattern(r"\b(?:the(?:\s+\w+)?\s+(?:copy|text|output|description|submission|draft)"
-                    r"|(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
-                    r"|content|draft|document|page|description|essay|post|email|ad|article|listing|entry|piece)"
-                    r"|(?:dieser|diesen|diesem)\s+text|ce\s+texte|cette\s+(?:copie|reponse)|(?:este|esta)\s+"
-                    r"(?:texto|respuesta|copia)|(?:questo|questa)\s+(?:testo|risposta)|(?:este|esta)\s+texto)\b")
+_THIS_REF = Pattern(
+    r"\b(?:the(?:\s+\w+)?\s+(?:copy|text|output|description|submission|draft)"
+    r"|(?:this|the\s+(?:following|above|present))\s+(?:text|output|copy|submission|answer|response"
+    r"|content|draft|document|page|description|essay|post|email|ad|article|listing|entry|piece)"
+    r"|(?:dieser|diesen|diesem)\s+text|ce\s+texte|cette\s+(?:copie|reponse)|(?:este|esta)\s+"
+    r"(?:texto|respuesta|copia)|(?:questo|questa)\s+(?:testo|risposta)|(?:este|esta)\s+texto)\b"
+)
 _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
@@ -245,15 +332,22 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     value = has["value"] or strong
     if strong and _EITHER.search(cased):  # "mark each entry PASS or FAIL": a choice, not a verdict
         strong = False
-    firm = (addressed_before or strong or bool(_AUTOMATED.search(sentence)) or bool(_THIS_REF.search(sentence))
-            or bool(_FIRM_VALUE.search(_EITHER.sub(" ", _OTHERS_PASS.sub(" ", sentence))))
-            or any(has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric")))
+    firm = (
+        addressed_before
+        or strong
+        or bool(_AUTOMATED.search(sentence))
+        or bool(_THIS_REF.search(sentence))
+        or bool(_FIRM_VALUE.search(_EITHER.sub(" ", _OTHERS_PASS.sub(" ", sentence))))
+        or any(has[k] for k in ("this_text", "this_is", "text_is", "approve_this", "your_rubric"))
+    )
     to_evaluator = (has["vocative"] or has["addressed"] or addressed_before) and firm
-    if has["override"] and not all(_elsewhere(sentence, m.end()) or quoted_as_an_example(sentence, m)
-                                   for m in _R["override"].finditer(sentence)):
+    if has["override"] and not all(
+        _elsewhere(sentence, m.end()) or quoted_as_an_example(sentence, m) for m in _R["override"].finditer(sentence)
+    ):
         return "an instruction to set aside the reviewer's instructions"
-    if to_evaluator and (value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"]
-                         or has["this_is"]):
+    if to_evaluator and (
+        value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"] or has["this_is"]
+    ):
         return "the evaluator addressed"
     if (has["duty"] or has["your_rubric"]) and firm and (value or has["passes"] or has["approve_this"]):
         return "the evaluator's duty about this text"

@@ -19,7 +19,6 @@ class CheckConfigBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-
 CheckResult = tuple[bool, str, str]
 """(ok, detail, evidence) of one check on one output."""
 CheckRunner = Callable[[Any, str, Folded], CheckResult]
@@ -40,8 +39,6 @@ def plural(count: int, noun: str) -> str:
 def line_of(text: str, offset: int) -> int:
     """1-based line number of a character offset."""
     return text.count("\n", 0, offset) + 1
-
-
 
 
 MAX_LISTED = 10

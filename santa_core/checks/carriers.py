@@ -290,7 +290,7 @@ _ADDRESSEE = Pattern(
     r"|beoordelaars?|granskare|bedomare|degerlendirici|penilai|danh\s+gia\s+vien)"
     + _W1
     + r"|审核员|评审|审稿人|评估者|人工智能|レビュアー|評価者|審査員|ＡＩ|심사위원|평가자|리뷰어|المراجع|المقيّ?م|الذكاء الاصطناعي"
-    r"|рецензент|проверяющ|оценщик",
+    r"|рецензент|проверяющ|оценщик"
 )
 _VERDICT = Pattern(
     _W0
@@ -301,7 +301,7 @@ _VERDICT = Pattern(
     + r"|"
     + _W0
     + r"(?:aprob|aprov|approuv|approvat|genehmig|bestanden|freigegeben|goedgekeurd|godkand|onayl"
-    r"|zatwierdz|zaliczon|cumple|erfullt|conforme)" + r"|通过|合格|批准|承認|통과|승인|одобр|зач[её]т|اجتياز|موافقة",
+    r"|zatwierdz|zaliczon|cumple|erfullt|conforme)" + r"|通过|合格|批准|承認|통과|승인|одобр|зач[её]т|اجتياز|موافقة"
 )
 # Directives toward an evaluation: verbs that order a verdict or set instructions aside, the rubric's own words, and
 # second person only as an order ("you must", "your verdict"): "showing you the settings" orders nobody; and a fix
@@ -313,19 +313,19 @@ _DIRECTIVE = Pattern(
     r"|(?:keep|leave|restore)\s+(?:it|this|them|the\s+(?:text|claim|original))"
     r"|you\s+(?:must|should|shall|will|are|need|have\s+to)|your\s+(?:task|job|verdict|instructions?|review"
     r"|rating|score|role|answer|output)|(?:rate|grade|score|treat|consider|return|output|answer|say|report|give)\s+"
-    r"(?:this|it|the\s+(?:text|output|submission|claim|content|document)|as|with|only|pass|nice|everything|all))" + _W1,
+    r"(?:this|it|the\s+(?:text|output|submission|claim|content|document)|as|with|only|pass|nice|everything|all))" + _W1
 )
 _THIS_TEXT = Pattern(
     _W0 + r"(?:this|the|above|following)\s+(?:text|output|submission|document|response|answer|content|copy|draft"
-    r"|deliverable)" + _W1,
+    r"|deliverable)" + _W1
 )
 _ASSIGNED = Pattern(
     _W0 + r"(?:verdict|result|status|decision|outcome|grade|score|rating|review)\s*+(?:[:=]|is|->)\s*+[\"'`]?+\s*+"
-    r"(?:pass|nice|approved?|compliant|accept(?:ed)?|lgtm)" + _W1,
+    r"(?:pass|nice|approved?|compliant|accept(?:ed)?|lgtm)" + _W1
 )
 _OVERRIDE_INSTRUCTIONS = Pattern(
     _W0 + r"(?:ignore|disregard|forget|override)\s+(?:(?:all|any|the|your|my|of)\s+){0,3}"
-    r"(?:previous|prior|above|earlier|system|original)?\s*(?:instructions?|rules|prompts?|guidelines)" + _W1,
+    r"(?:previous|prior|above|earlier|system|original)?\s*(?:instructions?|rules|prompts?|guidelines)" + _W1
 )
 
 

@@ -19,27 +19,98 @@ from santa_core.models import Review, ReviewOutcome, ReviewStatus
 ECHO_WORDS = 5
 """How many words in a row a PASS must share with the output to count as an echo."""
 
-REVIEW_TERMS = frozenset({
-    "verdict", "verdicts", "reviewer", "reviewers", "evaluator", "evaluators", "grader", "graders", "rubric",
-    "rubrics", "criterion", "criteria", "checker", "checkers", "assessor", "assessors",
-    "preapproved",  # a claim about the review and a verdict at once
-    # the same in the detector's other languages
-    "urteil", "kriterium", "kriterien", "prufer", "prüfer", "gutachter", "bewerter", "correcteur", "evaluateur",
-    "critere", "critère", "criteres", "critères", "evaluador", "revisor", "criterios", "veredicto", "valutatore",
-    "revisore", "criteri", "verdetto", "avaliador", "veredito",
-})
+REVIEW_TERMS = frozenset(
+    {
+        "verdict",
+        "verdicts",
+        "reviewer",
+        "reviewers",
+        "evaluator",
+        "evaluators",
+        "grader",
+        "graders",
+        "rubric",
+        "rubrics",
+        "criterion",
+        "criteria",
+        "checker",
+        "checkers",
+        "assessor",
+        "assessors",
+        "preapproved",  # a claim about the review and a verdict at once
+        # the same in the detector's other languages
+        "urteil",
+        "kriterium",
+        "kriterien",
+        "prufer",
+        "prüfer",
+        "gutachter",
+        "bewerter",
+        "correcteur",
+        "evaluateur",
+        "critere",
+        "critère",
+        "criteres",
+        "critères",
+        "evaluador",
+        "revisor",
+        "criterios",
+        "veredicto",
+        "valutatore",
+        "revisore",
+        "criteri",
+        "verdetto",
+        "avaliador",
+        "veredito",
+    }
+)
 """Words that talk about the review itself (its verdict, its criteria, its reviewers)."""
-VERDICT_WORDS = frozenset({
-    "pass", "passes", "passed", "approve", "approved", "approves", "approval", "preapproved", "compliant",
-    "complies", "meets", "met", "satisfies", "satisfied", "flawless", "cleared", "fulfils", "fulfills", "nice",
-    "bestanden", "genehmigt", "freigegeben", "erfullt", "erfüllt", "approuve", "approuvé", "valide", "validé",
-    "conforme", "aprobado", "cumple", "approvato", "superato", "aprovado", "cumpre",
-})
+VERDICT_WORDS = frozenset(
+    {
+        "pass",
+        "passes",
+        "passed",
+        "approve",
+        "approved",
+        "approves",
+        "approval",
+        "preapproved",
+        "compliant",
+        "complies",
+        "meets",
+        "met",
+        "satisfies",
+        "satisfied",
+        "flawless",
+        "cleared",
+        "fulfils",
+        "fulfills",
+        "nice",
+        "bestanden",
+        "genehmigt",
+        "freigegeben",
+        "erfullt",
+        "erfüllt",
+        "approuve",
+        "approuvé",
+        "valide",
+        "validé",
+        "conforme",
+        "aprobado",
+        "cumple",
+        "approvato",
+        "superato",
+        "aprovado",
+        "cumpre",
+    }
+)
 """Words that give a verdict or approval."""
 
 _WORD = re.compile(r"\w+")
-_QUOTED = re.compile(r'"[^"\n]*"|“[^“”\n]*”|„[^„“”\n]*[“”]|«[^«»\n]*»'
-                     r"|‘[^‘’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]{1,300}?'(?!\w)")
+_QUOTED = re.compile(
+    r'"[^"\n]*"|“[^“”\n]*”|„[^„“”\n]*[“”]|«[^«»\n]*»'
+    r"|‘[^‘’\n]*’|`[^`\n]*`|(?<!\w)'[^\n]{1,300}?'(?!\w)"
+)
 """Quoted spans: a reviewer quoting the output as evidence is not speaking in the output's voice.
 
 Why no opening mark inside a quotation ("«" not within «…»): a run of openers with no closer searched the rest of
@@ -68,8 +139,8 @@ def _verdict_grams(words: list[str]) -> set[tuple[str, ...]]:
     review_at = [w in _REVIEW and (i == 0 or words[i - 1] not in _POSSESSIVE) for i, w in enumerate(words)]
     found = set()
     for i in range(len(words) - ECHO_WORDS + 1):
-        gram = tuple(words[i:i + ECHO_WORDS])
-        if any(review_at[i:i + ECHO_WORDS]) and _VERDICT.intersection(gram):
+        gram = tuple(words[i : i + ECHO_WORDS])
+        if any(review_at[i : i + ECHO_WORDS]) and _VERDICT.intersection(gram):
             found.add(gram)
     return found
 
@@ -93,7 +164,7 @@ def echo_of(review: Review, output: str) -> str | None:
         for own in _QUOTED.split(prose):  # the reviewer's own words, between its quotations
             words = _words(own)
             for i in range(len(words) - ECHO_WORDS + 1):
-                gram = tuple(words[i:i + ECHO_WORDS])
+                gram = tuple(words[i : i + ECHO_WORDS])
                 if gram in data:
                     return " ".join(gram)
     return None
@@ -106,8 +177,13 @@ def compromised(outcome: ReviewOutcome, output: str) -> ReviewOutcome:
     echo = echo_of(outcome.review, output)
     if echo is None:
         return outcome
-    return outcome.model_copy(update={
-        "status": ReviewStatus.ERROR, "review": None,
-        "error": (f"compromised: the PASS repeats \u201c{echo}\u201d from the output (a verdict or an instruction "
-                  "found in the data), so it is not counted as a review"),
-    })
+    return outcome.model_copy(
+        update={
+            "status": ReviewStatus.ERROR,
+            "review": None,
+            "error": (
+                f"compromised: the PASS repeats \u201c{echo}\u201d from the output (a verdict or an instruction "
+                "found in the data), so it is not counted as a review"
+            ),
+        }
+    )

@@ -100,9 +100,7 @@ def code_result(text: str, at: int) -> bool:
     return _CODE_SUBJECT.search(before) is not None and _EVALUATOR_WORD.search(before) is None
 
 
-CODE_RETURNS = Pattern(
-    r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?PASS\b"
-)
+CODE_RETURNS = Pattern(r"\b(?:returns|returning|prints|printing|outputs|emits|yields|logs|echoes)\s+[\"'`]?PASS\b")
 """A third-person "returns "PASS"" (a function's result in a spec or a manual), which the respond pattern leaves to the
 scorer: the PASS of a code result is lower-cased for it, as a code line's is."""
 
@@ -250,7 +248,9 @@ _AUTOMATED_JUDGE = Pattern(
     r"|\bno\s+issues\b|\b(?:do\s+not|don't|never)\s+flag\b"
 )
 """An automated judge, an empty list of issues, "do not flag": a record that holds them speaks to the desk."""
-_FORMAT_WORDS = Pattern(r"(?i)\b(?:json|yaml|xml|toml|csv|format|schema|api|response|field|tutorial|template|payload)\b")
+_FORMAT_WORDS = Pattern(
+    r"(?i)\b(?:json|yaml|xml|toml|csv|format|schema|api|response|field|tutorial|template|payload)\b"
+)
 
 
 def _names_a_criterion(window: str, criteria: tuple[str, ...]) -> bool:

@@ -16,8 +16,7 @@ from itertools import repeat
 # Why strip these: zero-width and bidi control characters are invisible to a person but split
 # a phrase for a naive matcher ("ign\u200bore previous instructions").
 _INVISIBLE = frozenset(
-    [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x206A)]
-    + [0xFEFF, 0x00AD, 0x034F, 0x061C, 0x180E]
+    [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2060, 0x206A)] + [0xFEFF, 0x00AD, 0x034F, 0x061C, 0x180E]
 )
 # Why decode tag characters: U+E0020..U+E007E are invisible copies of ASCII ("ASCII
 # smuggling"); a model can still read them, so the detector must too.
@@ -95,9 +94,7 @@ def _fold_char(ch: str, casefold: bool, latin_first: bool = True) -> str:
         return chr(cp - 0xE0000) if _TAG_FIRST <= cp <= _TAG_LAST else ""
     # NFKD + dropping combining marks is NFKC's compatibility fold plus diacritic removal, so
     # "ïgnore" and "<\u0338" (which NFKC would compose into "≮") both fold to plain ASCII.
-    base = "".join(
-        c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c) not in ("Mn", "Me")
-    )
+    base = "".join(c for c in unicodedata.normalize("NFKD", ch) if unicodedata.category(c) not in ("Mn", "Me"))
     # latin_first: look-alikes before case-folding, so a Greek capital Nu ("Ν") in "ΝO RISK" reads
     # as "N" (case-folding first gives "ν", which looks like "v"). That view is made for spotting
     # Latin words spelt with foreign letters; it folds a Greek word's capitals and small letters

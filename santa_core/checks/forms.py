@@ -68,7 +68,9 @@ CHECK_SPECS: dict[str, CheckSpec] = {
         "Fails when a link is malformed, has look-alike (non-ASCII) host letters, or points outside the "
         "listed domains and their subdomains. A failure lists each offending link and why.",
         (
-            CheckField("domains", "lines", "Domains", "Bare hosts such as example.com; their subdomains are allowed too.", ()),
+            CheckField(
+                "domains", "lines", "Domains", "Bare hosts such as example.com; their subdomains are allowed too.", ()
+            ),
             CheckField("require_https", "bool", "Require https", "Plain http:// links fail too.", False),
         ),
     ),
@@ -123,11 +125,13 @@ def _shortlist(label: str, items: object, shown: int = 2) -> str:
 _DESCRIBE: dict[str, Callable[[dict], str]] = {
     "forbidden_terms": lambda c: _shortlist("forbidden terms", c.get("terms")),
     "required_phrases": lambda c: _shortlist("required phrases", c.get("phrases")),
-    "regex_forbidden": lambda c: f"forbidden pattern /{c.get('pattern', '')}/"
-    + (" (ignore case)" if c.get("ignore_case") else ""),
+    "regex_forbidden": lambda c: (
+        f"forbidden pattern /{c.get('pattern', '')}/" + (" (ignore case)" if c.get("ignore_case") else "")
+    ),
     "no_secrets": lambda c: "no secrets (API keys, tokens, private keys, passwords)",
-    "links_allowed": lambda c: _shortlist("links only to", c.get("domains"), 3)
-    + (", https only" if c.get("require_https") else ""),
+    "links_allowed": lambda c: (
+        _shortlist("links only to", c.get("domains"), 3) + (", https only" if c.get("require_https") else "")
+    ),
     "max_words": lambda c: f"at most {_count(c.get('max'))} words",
     "max_chars": lambda c: f"at most {_count(c.get('max'))} characters",
     "reading_grade": lambda c: f"reading grade at most {_count(c.get('max'))}",

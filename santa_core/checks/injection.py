@@ -48,7 +48,15 @@ from santa_core.checks.views import deleet, despaced, plain
 from santa_core.models import MergedIssue
 from santa_core.text import sha256_text
 
-__all__ = ["DETECTOR_BUDGET_S", "MAX_INJECTION_ISSUES", "UNFINISHED", "detect_injection", "decoded_signals", "injected", "layer_signals"]
+__all__ = [
+    "DETECTOR_BUDGET_S",
+    "MAX_INJECTION_ISSUES",
+    "UNFINISHED",
+    "detect_injection",
+    "decoded_signals",
+    "injected",
+    "layer_signals",
+]
 
 # --- injection detector ---------------------------------------------------------------------
 
@@ -58,14 +66,16 @@ _LONE_THIS = r"(?:this|it)(?=\s*(?:[.!,;:\"'\n]|$))"
 _YES = r"(?:pass(?:ed|ing)?|nice|approved?|accept(?:ed)?)"
 # What a fake chat turn says to a model, within its line: second person, a verdict, this text; or,
 # first, a reply's opening or an order. Not a label's value ("Windows 11", "Maria Lopez", "Mark Jones").
-_ROLE_SPEECH = (r"[^\n]{0,80}?\b(?:you(?:'re|\s+(?:are|must|should|shall|will|may|need\s+to|have\s+to|can))|your\s+"
-                r"(?:task|job|role|instructions?|answer|verdict|reply|response|output|review|rules?)"
-                r"|pass(?:ed|es)?|nice|approved?|accept(?:ed)?|lgtm|all\s+good|looks\s+good|no\s+issues"
-                r"|compliant|flawless|verdict|rubric|criteri(?:on|a)|reviewer|grader|evaluator"
-                r"|this\s+(?:output|text|submission|answer|response|copy))\b"
-                r"|(?:sure|certainly|of\s+course|understood|absolutely|i\s+(?:will|would|have|am|approve|confirm|agree)"
-                r"|ignore|disregard|forget|override|respond|reply|approve|accept|evaluate|do\s+not|don't|never|always"
-                r"|from\s+now\s+on|the\s+following|new\s+(?:instructions?|rules|task))\b")
+_ROLE_SPEECH = (
+    r"[^\n]{0,80}?\b(?:you(?:'re|\s+(?:are|must|should|shall|will|may|need\s+to|have\s+to|can))|your\s+"
+    r"(?:task|job|role|instructions?|answer|verdict|reply|response|output|review|rules?)"
+    r"|pass(?:ed|es)?|nice|approved?|accept(?:ed)?|lgtm|all\s+good|looks\s+good|no\s+issues"
+    r"|compliant|flawless|verdict|rubric|criteri(?:on|a)|reviewer|grader|evaluator"
+    r"|this\s+(?:output|text|submission|answer|response|copy))\b"
+    r"|(?:sure|certainly|of\s+course|understood|absolutely|i\s+(?:will|would|have|am|approve|confirm|agree)"
+    r"|ignore|disregard|forget|override|respond|reply|approve|accept|evaluate|do\s+not|don't|never|always"
+    r"|from\s+now\s+on|the\s+following|new\s+(?:instructions?|rules|task))\b"
+)
 
 _EXPLAIN = {
     "instruction": "text addresses the reviewer with an instruction",
@@ -87,8 +97,9 @@ class _Pattern:
     exempt: Callable[[str, Match[str]], bool] | None = None  # a match this says is ordinary text is no hit
 
 
-def _p(name: str, family: str, regex: str, cased: bool = False,
-       exempt: Callable[[str, Match[str]], bool] | None = None) -> _Pattern:
+def _p(
+    name: str, family: str, regex: str, cased: bool = False, exempt: Callable[[str, Match[str]], bool] | None = None
+) -> _Pattern:
     return _Pattern(name, family, Pattern(regex), cased, exempt)
 
 
@@ -265,8 +276,9 @@ def _scan(folded: Folded, cased: bool, criteria: tuple[str, ...] = ()) -> list[_
         for m in pat.regex.finditer(folded.text):
             if m.end() == m.start() or (pat.exempt is not None and pat.exempt(folded.text, m)):
                 continue
-            if pat.family == "verdict" and (record_of_something_else(folded.text, m, criteria)
-                                            or both_outcomes(folded.text, m)):
+            if pat.family == "verdict" and (
+                record_of_something_else(folded.text, m, criteria) or both_outcomes(folded.text, m)
+            ):
                 continue
             if pat.family == "instruction" and quoted_as_an_example(folded.text, m):
                 continue
@@ -298,8 +310,10 @@ def _dedupe(hits: list[_Hit]) -> list[_Hit]:
 
 
 # A sentence that is only an address ("Attention, reviewer.", "Dear AI grader!"): the next one speaks to it.
-_ADDRESS_ONLY = Pattern(r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
-                           r"(?:" + _EVALUATOR + r"|judges?)\s*[.!:,]*")
+_ADDRESS_ONLY = Pattern(
+    r"(?:(?:dear|hey|hi|hello|attention|attn|note\s+to|to)\s*,?\s+)?(?:the\s+|my\s+|our\s+)?"
+    r"(?:" + _EVALUATOR + r"|judges?)\s*[.!:,]*"
+)
 
 
 _SCORED = _Pattern("text addressing its evaluator", "instruction", Pattern(""))
@@ -379,7 +393,7 @@ def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) 
 def _overlaps(spans: list[tuple[int, int]], hit: _Hit) -> bool:
     """The hit overlaps one of the sorted, start-ordered spans (a bisect, not a scan: inputs run to 200k characters)."""
     i = bisect.bisect_left(spans, (hit.end, -1))
-    return any(s < hit.end and hit.start < e for s, e in spans[max(0, i - 64):i])
+    return any(s < hit.end and hit.start < e for s, e in spans[max(0, i - 64) : i])
 
 
 DETECTOR_BUDGET_S = 10.0
@@ -416,8 +430,10 @@ def _all_hits(text: str, ctx: Context) -> tuple[list[_Hit], dict[str, list[Signa
     stock_hits = _hits(text, ctx.criteria)
 
     def stock(t: str) -> list[Signal]:
-        return [Signal(h.start, h.end, h.pattern.name, "detector", h.evidence)
-                for h in (stock_hits if t is text else _hits(t, ctx.criteria))]
+        return [
+            Signal(h.start, h.end, h.pattern.name, "detector", h.evidence)
+            for h in (stock_hits if t is text else _hits(t, ctx.criteria))
+        ]
 
     found = layered(text, ctx, stock)
     hits = list(stock_hits)
@@ -475,12 +491,17 @@ def _detect(text: str, where: str, ctx: Context) -> list[MergedIssue]:
             hits = _all_hits(text, ctx)[0]
     except Unfinished:
         spent = time.thread_time() - began
-        return [MergedIssue(
-            criterion="injection", evidence="", flagged_by="check",
-            description=f"{UNFINISHED}{'' if where == 'output' else ' (the ' + where + ')'}: it was stopped after "
-            f"{spent:.1f} s of CPU (its budget: {DETECTOR_BUDGET_S:g} s) on {len(text):,} characters, so whether it "
-            "addresses its reviewers is unknown; "
-            "a person must read it (a text built to stall the check is an attack too)")]
+        return [
+            MergedIssue(
+                criterion="injection",
+                evidence="",
+                flagged_by="check",
+                description=f"{UNFINISHED}{'' if where == 'output' else ' (the ' + where + ')'}: it was stopped after "
+                f"{spent:.1f} s of CPU (its budget: {DETECTOR_BUDGET_S:g} s) on {len(text):,} characters, so whether it "
+                "addresses its reviewers is unknown; "
+                "a person must read it (a text built to stall the check is an attack too)",
+            )
+        ]
     return [
         MergedIssue(
             criterion="injection",

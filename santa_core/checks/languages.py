@@ -491,8 +491,6 @@ def _signal(text: str, start: int, end: int, isos: list[str]) -> Signal:
     )
 
 
-
-
 def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Sentences that address an automated agent (reviewer, grader, AI, model, bot, fix agent) with an order or a
     verdict, in any language that has a table. `ctx` is not read: the criteria's names are the structure layer's."""

@@ -24,7 +24,6 @@ class MaxCharsCheck(CheckConfigBase):
     max: int = Field(ge=1)
 
 
-
 def max_words(cfg: MaxWordsCheck, output: str, folded: Folded) -> CheckResult:
     n = len(output.split())
     return n <= cfg.max, f"{n} words (limit {cfg.max})", ""

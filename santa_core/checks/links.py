@@ -42,7 +42,6 @@ class LinksAllowedCheck(CheckConfigBase):
     require_https: bool = False
 
 
-
 _URL_STOP = r"[^\s<>\"'`]"
 _MD_TARGET = re.compile(r"\]\(([^()\n]*(?:\([^()\n]*\)[^()\n]*)*)\)")
 _MD_TITLE = re.compile(r"(\S+)\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\))")
@@ -136,7 +135,11 @@ def links_allowed(cfg: LinksAllowedCheck, output: str, folded: Folded) -> CheckR
     bad = [(link, why) for _, link in links if (why := _link_problem(link, cfg))]
     if not bad:
         allowed = ", ".join(cfg.domains)
-        return True, f"{plural(len(links), 'link')}, all to allowed domains ({allowed})" if links else "no links found", ""
+        return (
+            True,
+            f"{plural(len(links), 'link')}, all to allowed domains ({allowed})" if links else "no links found",
+            "",
+        )
     # Credentials in a link are never repeated: the detail is stored with the round and shown.
     return False, listed([f'link "{_no_userinfo(link)}": {why}' for link, why in bad]), _no_userinfo(bad[0][0])
 

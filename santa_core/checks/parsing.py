@@ -36,7 +36,6 @@ class PythonParsesCheck(CheckConfigBase):
     type: Literal["python_parses"]
 
 
-
 _FENCE_OPEN = re.compile(r" {0,3}(`{3,}|~{3,})[ \t]*([^\s`]*)[^`]*")
 
 _ParseError = tuple[int, int | None, str]

@@ -21,7 +21,6 @@ class ReadingGradeCheck(CheckConfigBase):
     max: float = Field(ge=1, le=20)
 
 
-
 _WORD = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)*")  # "don't" is one word
 _SENTENCE_END = re.compile(r"[.!?]+")
 

@@ -77,9 +77,11 @@ def screen_issue(result: ScreenResult) -> MergedIssue:
     shown = answer if len(answer) <= 120 else answer[:117] + "..."
     return MergedIssue(
         criterion="injection",
-        description=(f"Known-answer screen: asked to repeat a key and ignore the {what}, the screening model "
-                     f"({result.model}) answered {shown!r} instead: the {what} carry instructions that take "
-                     "a model over."),
+        description=(
+            f"Known-answer screen: asked to repeat a key and ignore the {what}, the screening model "
+            f"({result.model}) answered {shown!r} instead: the {what} carry instructions that take "
+            "a model over."
+        ),
         flagged_by="check",
     )
 

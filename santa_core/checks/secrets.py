@@ -15,7 +15,6 @@ class NoSecretsCheck(CheckConfigBase):
     type: Literal["no_secrets"]
 
 
-
 _SECRET_SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (kind, re.compile(regex))
     for kind, regex in (

@@ -463,8 +463,6 @@ def _signals(folded: Folded, spans: list[tuple[int, int, str]]) -> list[Signal]:
     return kept
 
 
-
-
 def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Every structural signal in the text: a verdict in a record's shape, the desk's roles imitated, a judgement
     told its value, the rubric claimed changed, the rubric's own criteria given a state."""

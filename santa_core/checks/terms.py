@@ -120,8 +120,14 @@ def regex_forbidden(cfg: RegexForbiddenCheck, output: str, folded: Folded) -> Ch
     try:
         m = regex.search(cfg.pattern, output, flags, timeout=REGEX_TIMEOUT_S)
     except TimeoutError:
-        return False, (f"forbidden pattern /{cfg.pattern}/ took longer than {REGEX_TIMEOUT_S:g} s on this output "
-                       "and was stopped; simplify the pattern (nested repeats like (a+)+ backtrack)"), ""
+        return (
+            False,
+            (
+                f"forbidden pattern /{cfg.pattern}/ took longer than {REGEX_TIMEOUT_S:g} s on this output "
+                "and was stopped; simplify the pattern (nested repeats like (a+)+ backtrack)"
+            ),
+            "",
+        )
     if not m:
         return True, f"forbidden pattern /{cfg.pattern}/ not found", ""
     ctx = context(output, m.start(), m.end())

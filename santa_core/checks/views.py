@@ -22,7 +22,7 @@ def despaced(text: str, casefold: bool) -> Folded | None:
         return None
     out, index, last = [], [], 0
     for m in runs:
-        out.append(text[last:m.start()])
+        out.append(text[last : m.start()])
         index.extend(range(last, m.start()))
         for k, ch in enumerate(m.group(0), start=m.start()):
             if not ch.isspace():
@@ -42,8 +42,10 @@ _LEET = str.maketrans("013457@$", "oieastas")
 _L_AS_I = str.maketrans("l|", "ii")
 # Words an attack spells with "l" or "|" for "i" ("lgnore prev|ous |nstruct|ons"); only these are read back, since
 # every other word with an "l" is just a word.
-_I_WORDS = frozenset("ignore ignoring previous prior instructions instruction initial original verdict reviewer reviewers"
-                     " criteria criterion evaluation evaluating grading disregard rubric".split())
+_I_WORDS = frozenset(
+    "ignore ignoring previous prior instructions instruction initial original verdict reviewer reviewers"
+    " criteria criterion evaluation evaluating grading disregard rubric".split()
+)
 
 
 _LEET_WORD = Pattern(r"\b(?=\w*[a-z])(?=\w*[0134578@$])[\w@$]+\b")
@@ -74,7 +76,7 @@ def plain(text: str, casefold: bool) -> Folded | None:
     """The text without markup inside and around words, folded and indexed into `text`; None if there is none."""
     out, index, last = [], [], 0
     for m in _MARKUP.finditer(text):
-        out.append(text[last:m.start()])
+        out.append(text[last : m.start()])
         index.extend(range(last, m.start()))
         piece = m.group(0)
         if piece[0] in "*_`~":

@@ -84,8 +84,16 @@ def calibrate(labels: Iterable[PersonLabel], verdicts: Iterable[ModelVerdict]) -
     rows = []
     for (model, criterion), (caught, fails, alarms, passes) in sorted(counts.items()):
         recall = rate(caught, fails)
-        rows.append(CalibrationRow(model=model, criterion=criterion, recall=recall, miss=complement(recall),
-                                   false_alarm=rate(alarms, passes), sources=sources[(model, criterion)]))
+        rows.append(
+            CalibrationRow(
+                model=model,
+                criterion=criterion,
+                recall=recall,
+                miss=complement(recall),
+                false_alarm=rate(alarms, passes),
+                sources=sources[(model, criterion)],
+            )
+        )
     return rows
 
 
@@ -140,14 +148,20 @@ def _with_product(claim: PanelClaim, misses: list[Rate], rows: Sequence[Calibrat
     """The claim with its product, the product's bounds, the correlation flag and the best third reviewer."""
     product = prod(r.value or 0.0 for r in misses)
     low, high = prod(r.low or 0.0 for r in misses), prod(r.high or 0.0 for r in misses)
-    outside = [r for r in rows if r.criterion == claim.criterion and r.model not in claim.panel
-               and r.miss.n >= MIN_LABELS]
+    outside = [
+        r for r in rows if r.criterion == claim.criterion and r.model not in claim.panel and r.miss.n >= MIN_LABELS
+    ]
     best = min(outside, key=lambda r: (r.miss.value or 0.0, -r.miss.n, r.model), default=None)
-    return claim.model_copy(update={
-        "product": product, "product_low": low, "product_high": high,
-        "correlated": claim.escapes.low is not None and claim.escapes.low > high,
-        "third": None if best is None else best.model,
-        "with_third": None if best is None else product * (best.miss.value or 0.0)})
+    return claim.model_copy(
+        update={
+            "product": product,
+            "product_low": low,
+            "product_high": high,
+            "correlated": claim.escapes.low is not None and claim.escapes.low > high,
+            "third": None if best is None else best.model,
+            "with_third": None if best is None else product * (best.miss.value or 0.0),
+        }
+    )
 
 
 def label_counts(labels: Iterable[PersonLabel]) -> dict[LabelSource, int]:

@@ -54,50 +54,59 @@ DEFINITIONS: dict[str, str] = {
         "Runs NICE in round 1 ÷ finished runs. Finished runs are shipped, escalated (waiting for a "
         "person), resolved shipped, resolved rejected, or a batch sample's NAUGHTY review (sampled); "
         "runs still queued, running, waiting for a "
-        "person's review or approval, or interrupted count once they finish. Target: above 70 %."),
+        "person's review or approval, or interrupted count once they finish. Target: above 70 %."
+    ),
     "mean_iterations": (
         "Mean round number at which runs reached NICE (both reviewers PASS), over the runs that "
         "reached NICE. Runs that never did (escalated, rejected) are left out here and shown in the "
-        "distribution of rounds. Target: below 1.5."),
-    "rounds_distribution": (
-        "Finished runs by the number of rounds they used, coloured by how they ended."),
+        "distribution of rounds. Target: below 1.5."
+    ),
+    "rounds_distribution": ("Finished runs by the number of rounds they used, coloured by how they ended."),
     "failure_taxonomy": (
         "Failed checks by criterion and category: every FAIL a reviewer (B or C) gave a criterion in "
         "a round, plus every failed deterministic check, counted once per round and source. Results "
-        "for ids that are not in the run's rubric are ignored."),
+        "for ids that are not in the run's rubric are ignored."
+    ),
     "agreement": (
         "Per criterion and round where both reviewers gave a PASS/FAIL: flagged by both ÷ flagged by "
         "either (a flag is a FAIL). 'B only' and 'C only' are criteria only one reviewer failed. "
         "A criterion that only one reviewer judged (the other errored, was pending or skipped it) is "
-        "left out and counted apart ('judged by one reviewer only')."),
+        "left out and counted apart ('judged by one reviewer only')."
+    ),
     "kappa": (
         "Cohen's kappa over per-criterion PASS/FAIL of reviewer B against reviewer C: "
         "(observed agreement − agreement expected by chance) ÷ (1 − agreement expected by chance). "
         "1 is perfect agreement, 0 is chance. Undefined (shown as —) when both reviewers gave every "
         "pair the same single answer. Below 0.40 with at least 10 pairs the criterion is flagged: "
-        "the rubric needs tightening."),
+        "the rubric needs tightening."
+    ),
     "escape_rate": (
         "Escapes ÷ shipped runs (shipped or shipped as is by a person), for runs in the view. An "
-        "escape is a defect reported after the output shipped. Target: 0."),
+        "escape is a defect reported after the output shipped. Target: 0."
+    ),
     "cost": (
         "USD and tokens of every model call of the runs (reviews and fixes), from the rates file. "
         "Per run: total ÷ runs. Per round: total ÷ rounds started. Review ÷ generation: review cost "
         "÷ generation cost, over the runs whose generation cost was entered. Cache hit rate and cache "
-        "savings: defined on their own cards."),
+        "savings: defined on their own cards."
+    ),
     **CACHE_DEFINITIONS,
     "latency": (
         "Seconds a reviewer took to answer (retries included), per reviewer model; per round: the "
         "slower of the two reviewers, i.e. how long the round waited for its verdicts. A person's "
         "review time is not measured: a person shows —, and a round with a person reviewer counts "
-        "the model reviewer's time only."),
+        "the model reviewer's time only."
+    ),
     "error_rate": (
         "Reviewer answers that were errors or timeouts ÷ answers, per reviewer model. An error is "
-        "never a PASS (fail closed)."),
+        "never a PASS (fail closed)."
+    ),
     "family_pairs": (
         "Reviewer agreement, Cohen's kappa and escape rate as defined above, over the runs of each family pair "
         "of reviewers B and C, in either order (Claude + GPT and GPT + Claude are one pair; Claude + Claude is "
         "a pair of its own). Models of one family share blind spots: two families whose misses are "
-        "independent should show a lower escape rate than one family."),
+        "independent should show a lower escape rate than one family."
+    ),
 }
 """What each figure means, shown next to it on the page and in `docs/metrics.md`."""
 
@@ -331,9 +340,14 @@ class MetricsReport(BaseModel):
 
     filters: MetricsFilter
     grain: Grain
-    targets: dict[str, float] = Field(default_factory=lambda: {
-        "first_pass_rate": FIRST_PASS_TARGET, "mean_iterations": ITERATIONS_TARGET,
-        "escape_rate": ESCAPE_TARGET, "low_kappa": LOW_KAPPA})
+    targets: dict[str, float] = Field(
+        default_factory=lambda: {
+            "first_pass_rate": FIRST_PASS_TARGET,
+            "mean_iterations": ITERATIONS_TARGET,
+            "escape_rate": ESCAPE_TARGET,
+            "low_kappa": LOW_KAPPA,
+        }
+    )
     headline: Headline
     series: list[SeriesPoint]
     rounds: list[RoundsCount]
@@ -360,13 +374,21 @@ def _sum_days(days: Iterable[DayTotals]) -> DayTotals:
 
 def _point(bucket: date, t: DayTotals) -> SeriesPoint:
     return SeriesPoint(
-        bucket=bucket, runs=t.runs, finished=t.finished, first_pass=t.first_pass,
-        first_pass_rate=first_pass_rate(t.first_pass, t.finished), nice_runs=t.nice_runs,
-        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs), shipped=t.shipped,
-        escapes=t.escapes, escape_rate=escape_rate(t.escapes, t.shipped),
+        bucket=bucket,
+        runs=t.runs,
+        finished=t.finished,
+        first_pass=t.first_pass,
+        first_pass_rate=first_pass_rate(t.first_pass, t.finished),
+        nice_runs=t.nice_runs,
+        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs),
+        shipped=t.shipped,
+        escapes=t.escapes,
+        escape_rate=escape_rate(t.escapes, t.shipped),
         cost_usd=t.review_cost_usd + t.fix_cost_usd,
         tokens=t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens,
-        **cache_figures(t), cache_savings_usd=t.cache_savings_usd)
+        **cache_figures(t),
+        cache_savings_usd=t.cache_savings_usd,
+    )
 
 
 def build_series(days: Iterable[DayTotals], grain: Grain) -> list[SeriesPoint]:
@@ -383,12 +405,24 @@ def criterion_figures(row: CriterionTotals, name: str = "") -> CriterionFigures:
     pairs = row.pp + row.pf + row.fp + row.ff
     kappa = cohens_kappa(row.pp, row.pf, row.fp, row.ff)
     return CriterionFigures(
-        criterion=row.criterion, name=name, category=row.category, severity=row.severity,
-        b_fail=row.b_fail, c_fail=row.c_fail, check_fail=row.check_fail,
-        failed=row.b_fail + row.c_fail + row.check_fail, pairs=pairs, both=row.ff,
-        b_only=row.fp, c_only=row.pf, pass_both=row.pp, agreement=agreement(row.ff, row.fp, row.pf),
-        kappa=kappa, unscored=row.unscored,
-        low_agreement=kappa is not None and kappa < LOW_KAPPA and pairs >= MIN_PAIRS)
+        criterion=row.criterion,
+        name=name,
+        category=row.category,
+        severity=row.severity,
+        b_fail=row.b_fail,
+        c_fail=row.c_fail,
+        check_fail=row.check_fail,
+        failed=row.b_fail + row.c_fail + row.check_fail,
+        pairs=pairs,
+        both=row.ff,
+        b_only=row.fp,
+        c_only=row.pf,
+        pass_both=row.pp,
+        agreement=agreement(row.ff, row.fp, row.pf),
+        kappa=kappa,
+        unscored=row.unscored,
+        low_agreement=kappa is not None and kappa < LOW_KAPPA and pairs >= MIN_PAIRS,
+    )
 
 
 def _merge_criteria(rows: Iterable[CriterionTotals]) -> list[CriterionTotals]:
@@ -417,8 +451,9 @@ def category_figures(criteria: Iterable[CriterionFigures | CriterionTotals]) -> 
     for c in criteria:
         s = sums[c.category]
         s[0], s[1], s[2] = s[0] + c.b_fail, s[1] + c.c_fail, s[2] + c.check_fail
-    rows = [CategoryFigures(category=k, b_fail=b, c_fail=c, check_fail=x, failed=b + c + x)
-            for k, (b, c, x) in sums.items()]
+    rows = [
+        CategoryFigures(category=k, b_fail=b, c_fail=c, check_fail=x, failed=b + c + x) for k, (b, c, x) in sums.items()
+    ]
     return sorted(rows, key=lambda r: (-r.failed, r.category))
 
 
@@ -432,11 +467,19 @@ def reviewer_figures(rows: Iterable[ReviewerTotals]) -> list[ReviewerFigures]:
         into.latency_s += row.latency_s
         into.max_latency_s = max(into.max_latency_s, row.max_latency_s)
         into.cost_usd += row.cost_usd
-    out = [ReviewerFigures(reviewer=r.reviewer, reviews=r.reviews, errors=r.errors,
-                           error_rate=ratio(r.errors, r.reviews),
-                           mean_latency_s=None if r.reviewer == PERSON else ratio(r.latency_s, r.reviews),
-                           max_latency_s=None if r.reviewer == PERSON else r.max_latency_s, cost_usd=r.cost_usd)
-           for r in sums.values() if r.reviews]
+    out = [
+        ReviewerFigures(
+            reviewer=r.reviewer,
+            reviews=r.reviews,
+            errors=r.errors,
+            error_rate=ratio(r.errors, r.reviews),
+            mean_latency_s=None if r.reviewer == PERSON else ratio(r.latency_s, r.reviews),
+            max_latency_s=None if r.reviewer == PERSON else r.max_latency_s,
+            cost_usd=r.cost_usd,
+        )
+        for r in sums.values()
+        if r.reviews
+    ]
     return sorted(out, key=lambda r: (-r.reviews, r.reviewer))
 
 
@@ -446,36 +489,65 @@ def _headline(t: DayTotals, criteria: list[CriterionFigures], reviewers: list[Re
     tokens = t.input_tokens + t.output_tokens + t.cache_write_tokens + t.cache_read_tokens
     reviews, errors = sum(r.reviews for r in reviewers), sum(r.errors for r in reviewers)
     return Headline(
-        runs=t.runs, finished=t.finished, first_pass=t.first_pass,
-        first_pass_rate=first_pass_rate(t.first_pass, t.finished), nice_runs=t.nice_runs,
-        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs), shipped=t.shipped,
-        escapes=t.escapes, escaped_runs=t.escaped_runs, escape_rate=escape_rate(t.escapes, t.shipped),
-        compared_pairs=pp + pf + fp + ff, flagged_both=ff, flagged_b_only=fp, flagged_c_only=pf,
-        agreement=agreement(ff, fp, pf), kappa=cohens_kappa(pp, pf, fp, ff),
-        unscored=sum(c.unscored for c in criteria), failed_checks=sum(c.failed for c in criteria),
-        rounds=t.rounds, total_cost_usd=total, review_cost_usd=t.review_cost_usd, fix_cost_usd=t.fix_cost_usd,
-        cost_per_run_usd=ratio(total, t.runs), cost_per_round_usd=ratio(total, t.rounds), tokens=tokens,
-        tokens_per_run=ratio(tokens, t.runs), tokens_per_round=ratio(tokens, t.rounds),
+        runs=t.runs,
+        finished=t.finished,
+        first_pass=t.first_pass,
+        first_pass_rate=first_pass_rate(t.first_pass, t.finished),
+        nice_runs=t.nice_runs,
+        mean_iterations=mean_iterations(t.nice_rounds, t.nice_runs),
+        shipped=t.shipped,
+        escapes=t.escapes,
+        escaped_runs=t.escaped_runs,
+        escape_rate=escape_rate(t.escapes, t.shipped),
+        compared_pairs=pp + pf + fp + ff,
+        flagged_both=ff,
+        flagged_b_only=fp,
+        flagged_c_only=pf,
+        agreement=agreement(ff, fp, pf),
+        kappa=cohens_kappa(pp, pf, fp, ff),
+        unscored=sum(c.unscored for c in criteria),
+        failed_checks=sum(c.failed for c in criteria),
+        rounds=t.rounds,
+        total_cost_usd=total,
+        review_cost_usd=t.review_cost_usd,
+        fix_cost_usd=t.fix_cost_usd,
+        cost_per_run_usd=ratio(total, t.runs),
+        cost_per_round_usd=ratio(total, t.rounds),
+        tokens=tokens,
+        tokens_per_run=ratio(tokens, t.runs),
+        tokens_per_round=ratio(tokens, t.rounds),
         generation_runs=t.generation_runs,
         review_to_generation=ratio(t.review_cost_with_generation_usd, t.generation_cost_usd),
-        cache_read_tokens=t.cache_read_tokens, cache_savings_usd=t.cache_savings_usd,
-        **cache_figures(t), review_cache_write_tokens=t.review_cache_write_tokens,
+        cache_read_tokens=t.cache_read_tokens,
+        cache_savings_usd=t.cache_savings_usd,
+        **cache_figures(t),
+        review_cache_write_tokens=t.review_cache_write_tokens,
         cache_unknown_runs=t.cache_unknown_runs,
-        reviews=reviews, reviewer_errors=errors, reviewer_error_rate=ratio(errors, reviews),
-        mean_round_latency_s=ratio(t.round_latency_s, t.rounds_reviewed))
+        reviews=reviews,
+        reviewer_errors=errors,
+        reviewer_error_rate=ratio(errors, reviews),
+        mean_round_latency_s=ratio(t.round_latency_s, t.rounds_reviewed),
+    )
 
 
 def _warnings(h: Headline, criteria: list[CriterionFigures]) -> list[str]:
     """Plain sentences about figures that miss their target or need attention."""
-    out = [f"Low reviewer agreement on {c.name or c.criterion} (κ = {format_figure(c.kappa, 'kappa')} over {c.pairs:,} pairs): "
-           "the two reviewers read this criterion differently; tighten its pass condition and fail signal."
-           for c in criteria if c.low_agreement and c.kappa is not None]
+    out = [
+        f"Low reviewer agreement on {c.name or c.criterion} (κ = {format_figure(c.kappa, 'kappa')} over {c.pairs:,} pairs): "
+        "the two reviewers read this criterion differently; tighten its pass condition and fail signal."
+        for c in criteria
+        if c.low_agreement and c.kappa is not None
+    ]
     if h.first_pass_rate is not None and h.first_pass_rate <= FIRST_PASS_TARGET:
-        out.append(f"First-pass rate {format_figure(h.first_pass_rate, 'rate')} is not above the "
-                   f"{FIRST_PASS_TARGET * 100:g} % target.")
+        out.append(
+            f"First-pass rate {format_figure(h.first_pass_rate, 'rate')} is not above the "
+            f"{FIRST_PASS_TARGET * 100:g} % target."
+        )
     if h.mean_iterations is not None and h.mean_iterations >= ITERATIONS_TARGET:
-        out.append(f"Mean iterations to converge {format_figure(h.mean_iterations, 'mean')} is not below the "
-                   f"{ITERATIONS_TARGET:g} target.")
+        out.append(
+            f"Mean iterations to converge {format_figure(h.mean_iterations, 'mean')} is not below the "
+            f"{ITERATIONS_TARGET:g} target."
+        )
     if h.escapes > ESCAPE_TARGET:
         out.append(f"{h.escapes} escape(s) reported on shipped runs; the target is 0.")
     return out
@@ -510,15 +582,24 @@ def build_report(
     if hours is None and grain == "hour":  # auto, without the hours' sums: the buckets a day row can give
         grain = "day"
     criteria = list(criteria)
-    figures = sorted((criterion_figures(c, (names or {}).get(c.criterion, "")) for c in _merge_criteria(criteria)),
-                     key=lambda c: (-c.failed, c.criterion))
+    figures = sorted(
+        (criterion_figures(c, (names or {}).get(c.criterion, "")) for c in _merge_criteria(criteria)),
+        key=lambda c: (-c.failed, c.criterion),
+    )
     people = reviewer_figures(reviewers)
     headline = _headline(_sum_days(days), figures, people)
     series = build_series(hours if grain == "hour" and hours is not None else days, grain)
     return MetricsReport(
-        filters=filters, grain=grain, headline=headline, series=series,
-        rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)), criteria=figures,
-        categories=category_figures(criteria), reviewers=people, warnings=_warnings(headline, figures))
+        filters=filters,
+        grain=grain,
+        headline=headline,
+        series=series,
+        rounds=sorted(rounds, key=lambda r: (r.rounds, r.status)),
+        criteria=figures,
+        categories=category_figures(criteria),
+        reviewers=people,
+        warnings=_warnings(headline, figures),
+    )
 
 
 # --- how figures are written (the page and the command line use the same words) ----------------

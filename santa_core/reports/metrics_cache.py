@@ -18,16 +18,19 @@ from typing import Literal, Protocol
 HIT_RATE = (
     "Cache-read tokens ÷ all input tokens of the review calls (the reviewers' and the injection screen's): read ÷ "
     "(uncached input + written to the cache + read from the cache). The share of what the reviewers were sent "
-    "that the provider served from its prompt cache. — when the view holds no review call.")
+    "that the provider served from its prompt cache. — when the view holds no review call."
+)
 SAVINGS = (
     "Net, over every model call of the runs, each at its model's rates: cache-read tokens × (input rate − "
     "cache-read rate) − cache-write tokens × (cache-write rate of the entry's lifetime − input rate), scaled by what the call was "
     "charged against its list price (a batch call pays half). What the calls cost "
     "against the same calls with no cache at all. Negative when the write premium (1.25 × input on Claude; none "
     "on OpenAI, which bills writes as input) outweighed the reads: prefixes written and not read back within "
-    "their lifetime.")
+    "their lifetime."
+)
 CACHE_DEFINITIONS: dict[str, str] = {
-    "cache_hit_rate": HIT_RATE, "cache_savings": SAVINGS,
+    "cache_hit_rate": HIT_RATE,
+    "cache_savings": SAVINGS,
     "cache": f"Cache hit rate: {HIT_RATE}\n\nCache savings: {SAVINGS}",
 }
 """The cache figures' definitions, each apart and both together for the chart (part of
@@ -50,10 +53,13 @@ def cache_hit_rate(read: int, written: int, uncached: int) -> float | None:
 
 def cache_figures(t: ReviewPrompt) -> dict[str, int | float | None]:
     """The review calls' input tokens (all three kinds), those read from the cache, and the hit rate."""
-    return {"review_prompt_tokens": t.review_input_tokens + t.review_cache_write_tokens + t.review_cache_read_tokens,
-            "review_cache_read_tokens": t.review_cache_read_tokens,
-            "cache_hit_rate": cache_hit_rate(t.review_cache_read_tokens, t.review_cache_write_tokens,
-                                             t.review_input_tokens)}
+    return {
+        "review_prompt_tokens": t.review_input_tokens + t.review_cache_write_tokens + t.review_cache_read_tokens,
+        "review_cache_read_tokens": t.review_cache_read_tokens,
+        "cache_hit_rate": cache_hit_rate(
+            t.review_cache_read_tokens, t.review_cache_write_tokens, t.review_input_tokens
+        ),
+    }
 
 
 NoteKind = Literal["empty", "unused", "loss", "saved"]
@@ -66,11 +72,13 @@ UNUSED = (
     "Claude platform 512 to 4,096 tokens depending on the model; OpenAI caches prompts of 1,024 tokens and "
     "more by itself) — or no prefix was reused within its lifetime (5 minutes on the Claude platform, renewed "
     "by every read), so each review paid for its prompt in full. To get hits: review runs of one rubric and "
-    "panel close together (a batch does), and use a rubric whose prefix is long enough to cache.")
+    "panel close together (a batch does), and use a rubric whose prefix is long enough to cache."
+)
 
 
-def cache_note(prompt: int, read: int, written: int, savings: float,
-               usd: Callable[[float], str]) -> tuple[NoteKind, str]:
+def cache_note(
+    prompt: int, read: int, written: int, savings: float, usd: Callable[[float], str]
+) -> tuple[NoteKind, str]:
     """(kind, sentence) saying what the view's cache figures mean and, when caching did not pay, why.
 
     `prompt`, `read`, `written`: the review calls' input tokens (all kinds, read from, written to the cache);
@@ -82,10 +90,14 @@ def cache_note(prompt: int, read: int, written: int, savings: float,
         return "unused", UNUSED
     if savings < 0:
         unread = "none" if not read else f"only {read:,}"
-        return "loss", (f"Prompt caching cost more than it saved: net {usd(savings)}. Cache writes are billed above "
-                        f"the input rate; the review calls wrote {written:,} tokens to the cache and read {unread} "
-                        "back, so most entries expired before a review reused their prefix. Reviews of one rubric "
-                        "and panel that come within the cache's lifetime (5 minutes on the Claude platform) read "
-                        "what the first one wrote.")
-    return "saved", (f"{read:,} of the review calls' {prompt:,} input tokens came from the prompt cache "
-                     f"({written:,} written to it); caching saved {usd(savings)} net of the write premium.")
+        return "loss", (
+            f"Prompt caching cost more than it saved: net {usd(savings)}. Cache writes are billed above "
+            f"the input rate; the review calls wrote {written:,} tokens to the cache and read {unread} "
+            "back, so most entries expired before a review reused their prefix. Reviews of one rubric "
+            "and panel that come within the cache's lifetime (5 minutes on the Claude platform) read "
+            "what the first one wrote."
+        )
+    return "saved", (
+        f"{read:,} of the review calls' {prompt:,} input tokens came from the prompt cache "
+        f"({written:,} written to it); caching saved {usd(savings)} net of the write premium."
+    )

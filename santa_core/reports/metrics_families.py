@@ -97,11 +97,24 @@ def family_pair_figures(rows: Iterable[PanelTotals]) -> list[FamilyPairFigures]:
         into = sums.setdefault(family_pair(row.reviewer_b, row.reviewer_c), dict.fromkeys(SUMMED, 0))
         for name in SUMMED:
             into[name] += getattr(row, name)
-    out = [FamilyPairFigures(
-        pair=pair_name(pair), two_families=pair[0] != pair[1] and not any(f.startswith(UNKNOWN_FAMILY) for f in pair), runs=s["runs"], shipped=s["shipped"],
-        escapes=s["escapes"], escaped_runs=s["escaped_runs"], pairs=s["pp"] + s["pf"] + s["fp"] + s["ff"],
-        both=s["ff"], b_only=s["fp"], c_only=s["pf"], pass_both=s["pp"], unscored=s["unscored"],
-        agreement=agreement(s["ff"], s["fp"], s["pf"]), kappa=cohens_kappa(s["pp"], s["pf"], s["fp"], s["ff"]),
-        escape_rate=escape_rate(s["escapes"], s["shipped"]))
-        for pair, s in sums.items()]
+    out = [
+        FamilyPairFigures(
+            pair=pair_name(pair),
+            two_families=pair[0] != pair[1] and not any(f.startswith(UNKNOWN_FAMILY) for f in pair),
+            runs=s["runs"],
+            shipped=s["shipped"],
+            escapes=s["escapes"],
+            escaped_runs=s["escaped_runs"],
+            pairs=s["pp"] + s["pf"] + s["fp"] + s["ff"],
+            both=s["ff"],
+            b_only=s["fp"],
+            c_only=s["pf"],
+            pass_both=s["pp"],
+            unscored=s["unscored"],
+            agreement=agreement(s["ff"], s["fp"], s["pf"]),
+            kappa=cohens_kappa(s["pp"], s["pf"], s["fp"], s["ff"]),
+            escape_rate=escape_rate(s["escapes"], s["shipped"]),
+        )
+        for pair, s in sums.items()
+    ]
     return sorted(out, key=lambda p: (-p.runs, p.pair))

@@ -303,15 +303,21 @@ def _table(headers: list[str], rows: list[list[object]]) -> str:
 def _td(value: object) -> str:
     """A cell: a code's words carry the code as tooltip; a token over 40 characters (a hash) may break anywhere."""
     wrap = ' class="wrap"' if max(map(len, str(value).split()), default=0) > 40 else ""
-    return f'<td{wrap} title="{_e(value.code)}">{_e(value)}</td>' if isinstance(value, w.Worded) else f"<td{wrap}>{_e(value)}</td>"
+    return (
+        f'<td{wrap} title="{_e(value.code)}">{_e(value)}</td>'
+        if isinstance(value, w.Worded)
+        else f"<td{wrap}>{_e(value)}</td>"
+    )
 
 
 def _pre(text: str) -> str:
     return f"<pre>{_e(text)}</pre>"
 
 
-NOT_INDEPENDENT = ("One person filled both reviewer slots of this round: the two reviews are not independent "
-                   "(allowed only for the local user of an install without sign-in).")
+NOT_INDEPENDENT = (
+    "One person filled both reviewer slots of this round: the two reviews are not independent "
+    "(allowed only for the local user of an install without sign-in)."
+)
 
 
 def _people_rows(r: VerificationRecord) -> list[list[str]]:
@@ -319,31 +325,42 @@ def _people_rows(r: VerificationRecord) -> list[list[str]]:
 
 
 def _html_summary(r: VerificationRecord) -> str:
-    rows = [["Status", w.status_line(r.status, r.escalation_reason)],
-            ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
-            ["Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")],
-            ["Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")],
-            ["Panel", panel_line(r)],
-            ["Fix agent", r.fix_agent], ["Auto-approve", "yes" if r.auto_approve else "no"],
-            ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
-            ["Rounds", len(r.rounds)], ["Cost", cost_line(r.total_cost_usd, r.cut_off_calls)],
-            ["Generated", _time(r.generated_at)], ["Record hash", r.record_hash]]
+    rows = [
+        ["Status", w.status_line(r.status, r.escalation_reason)],
+        ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
+        ["Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")],
+        ["Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")],
+        ["Panel", panel_line(r)],
+        ["Fix agent", r.fix_agent],
+        ["Auto-approve", "yes" if r.auto_approve else "no"],
+        ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
+        ["Rounds", len(r.rounds)],
+        ["Cost", cost_line(r.total_cost_usd, r.cut_off_calls)],
+        ["Generated", _time(r.generated_at)],
+        ["Record hash", r.record_hash],
+    ]
     body = "".join(f"<tr><th>{_e(k)}</th>{_td(v)}</tr>" for k, v in rows)
     return f"<table>{body}</table>"
 
 
 def _html_review(rv: RecordReview) -> str:
     verdict = "nice" if rv.verdict == "PASS" else "naughty"
-    parts = [f"<h4>Reviewer {_e(rv.slot)} · {_e(rv.reviewer)}</h4>",
-             f'<p><span class="{verdict}">{_e(rv.verdict)}</span> <span class="muted">status {_e(w.review_status(rv.status))}'
-             + (f", stated {_e(rv.stated_verdict)}" if rv.stated_verdict and rv.stated_verdict != rv.verdict else "")
-             + "</span></p>"]
+    parts = [
+        f"<h4>Reviewer {_e(rv.slot)} · {_e(rv.reviewer)}</h4>",
+        f'<p><span class="{verdict}">{_e(rv.verdict)}</span> <span class="muted">status {_e(w.review_status(rv.status))}'
+        + (f", stated {_e(rv.stated_verdict)}" if rv.stated_verdict and rv.stated_verdict != rv.verdict else "")
+        + "</span></p>",
+    ]
     if rv.error:
         parts.append(f"<p>Error: {_e(rv.error)}</p>")
     parts.append(_table(["criterion", "result", "detail"], [[c.criterion, c.result, c.detail] for c in rv.checks]))
     if rv.issues:
-        parts.append("<p>Critical issues:</p>" + _table(["criterion", "description", "evidence"],
-                                                        [[i.criterion, i.description, i.evidence] for i in rv.issues]))
+        parts.append(
+            "<p>Critical issues:</p>"
+            + _table(
+                ["criterion", "description", "evidence"], [[i.criterion, i.description, i.evidence] for i in rv.issues]
+            )
+        )
     if rv.suggestions:
         parts.append("<p>Suggestions:</p><ul>" + "".join(f"<li>{_e(s)}</li>" for s in rv.suggestions) + "</ul>")
     parts.append(f'<p class="muted">raw answer sha256 <span class="hash">{_e(rv.raw_response_hash)}</span></p>')
@@ -352,86 +369,186 @@ def _html_review(rv: RecordReview) -> str:
 
 def _html_round(rnd: RecordRound) -> str:
     gate = rnd.gate
-    parts = [f'<section id="round-{rnd.round_no}"><h2>{_e(round_title(rnd, "—"))}</h2>',
-             f'<p class="muted">started {_e(_time(rnd.started_at))} · output sha256 '
-             f'<span class="hash">{_e(rnd.output_hash)}</span></p>', "<h3>Output reviewed</h3>", _pre(rnd.output_text),
-             "<h3>Reviews</h3>", '<div class="reviews">' + "".join(_html_review(rv) for rv in rnd.reviews) + "</div>"]
+    parts = [
+        f'<section id="round-{rnd.round_no}"><h2>{_e(round_title(rnd, "—"))}</h2>',
+        f'<p class="muted">started {_e(_time(rnd.started_at))} · output sha256 '
+        f'<span class="hash">{_e(rnd.output_hash)}</span></p>',
+        "<h3>Output reviewed</h3>",
+        _pre(rnd.output_text),
+        "<h3>Reviews</h3>",
+        '<div class="reviews">' + "".join(_html_review(rv) for rv in rnd.reviews) + "</div>",
+    ]
     if not rnd.reviews:
-        parts.append('<p class="muted">No reviews (a check, the injection screen or the budget stopped the round '
-                     'first).</p>')
+        parts.append(
+            '<p class="muted">No reviews (a check, the injection screen or the budget stopped the round first).</p>'
+        )
     if rnd.screens:
-        parts += ["<h3>Injection screen</h3>", _table(
-            ["text", "check", "model", "verdict", "key asked", "answer", "found in the text", "cost"],
-            [[sc.role, w.screen_check(sc.check), sc.model,
-              w.Worded(w.screen_verdict(sc.verdict, sc.check) + (" (earlier screen of the same text)"
-                                                                 if sc.cached else ""), sc.verdict), sc.secret,
-              sc.error or sc.answer, "\n".join(sc.quotes), w.usd(sc.cost_usd)] for sc in rnd.screens])]
+        parts += [
+            "<h3>Injection screen</h3>",
+            _table(
+                ["text", "check", "model", "verdict", "key asked", "answer", "found in the text", "cost"],
+                [
+                    [
+                        sc.role,
+                        w.screen_check(sc.check),
+                        sc.model,
+                        w.Worded(
+                            w.screen_verdict(sc.verdict, sc.check)
+                            + (" (earlier screen of the same text)" if sc.cached else ""),
+                            sc.verdict,
+                        ),
+                        sc.secret,
+                        sc.error or sc.answer,
+                        "\n".join(sc.quotes),
+                        w.usd(sc.cost_usd),
+                    ]
+                    for sc in rnd.screens
+                ],
+            ),
+        ]
     if not rnd.independent:
         parts.append(f"<p><strong>{_e(NOT_INDEPENDENT)}</strong></p>")
     if gate:
         heading, reasons = gate_lines(gate.decision, gate.reasons, rnd.unreviewed)
         parts += [f"<h3>{_e(heading)}</h3>", *(f"<p>{_e(reason)}</p>" for reason in reasons)]
-        parts.append(_table(["criterion", "flagged by", "description", "evidence"],
-                            [[i.criterion, i.flagged_by, i.description, i.evidence] for i in gate.issues]))
+        parts.append(
+            _table(
+                ["criterion", "flagged by", "description", "evidence"],
+                [[i.criterion, i.flagged_by, i.description, i.evidence] for i in gate.issues],
+            )
+        )
     if rnd.proposal:
         p = rnd.proposal
-        parts += ["<h3>Fix proposal</h3>", f'<p class="muted">proposed sha256 <span class="hash">{_e(p.proposed_hash)}'
-                  "</span></p>", _pre(p.diff or "(no change)")]
+        parts += [
+            "<h3>Fix proposal</h3>",
+            f'<p class="muted">proposed sha256 <span class="hash">{_e(p.proposed_hash)}</span></p>',
+            _pre(p.diff or "(no change)"),
+        ]
         if p.error:
             parts.append(f"<p>Fix agent error: {_e(p.error)}</p>")
-    parts += ["<h3>Decisions</h3>", _table(["time", "actor", "action", "reason", "before sha256", "after sha256"],
-                                            [[_time(d.created_at), d.actor, w.worded(w.decision, d.action), d.reason,
-                                              d.before_hash, d.after_hash] for d in rnd.decisions])]
+    parts += [
+        "<h3>Decisions</h3>",
+        _table(
+            ["time", "actor", "action", "reason", "before sha256", "after sha256"],
+            [
+                [_time(d.created_at), d.actor, w.worded(w.decision, d.action), d.reason, d.before_hash, d.after_hash]
+                for d in rnd.decisions
+            ],
+        ),
+    ]
     if rnd.diff_to_next is not None:
         parts += [f"<h3>Change to round {rnd.round_no + 1}</h3>", _pre(rnd.diff_to_next or "(no change)")]
     return "".join(parts) + "</section>"
 
 
 def _html_rest(r: VerificationRecord) -> str:
-    parts = ["<h2>Escalations</h2>", _table(
-        ["reason", "status", "opened", "owner", "due", "resolution", "justification", "resolved by", "resolved at"],
-        [[w.worded(w.reason, e.reason), e.status, _time(e.created_at), e.owner or "", _time(e.due_at),
-          w.worded(w.resolution, e.resolution or ""),
-          e.justification or "", e.resolved_by or "", _time(e.resolved_at)] for e in r.escalations])]
-    parts += [f"<h2>{ESCAPES}</h2>", _table(["reported", "by", "criterion", "severity", "description"],
-                                          [[_time(e.created_at), e.reported_by, e.criterion, e.severity, e.description]
-                                           for e in r.escapes])]
-    parts += ["<h2>State history</h2>", _table(["time", "from", "to", "actor", "note"],
-                                                [[_time(h.created_at), w.worded(w.status, h.from_status) if h.from_status
-                                                  else "—", w.worded(w.status, h.to_status), h.actor, w.note(h.note)]
-                                                 for h in r.history])]
-    parts += ["<h2>Audit events</h2>",
-              '<p class="muted">Each hash covers seq, time, actor, action, entity, run, before/after hashes, detail '
-              "and the previous event's hash.</p>",
-              _table(["seq", "time", "actor", "action", "entity", "detail", "prev hash", "hash"],
-                     [[a.seq, a.created_at, a.actor, w.worded(w.audit_action, a.action),
-                       w.Worded(f"{w.entity(a.entity_type)} {a.entity_id}", a.entity_type),
-                       w.Worded(audit_detail(a.action, a.detail, r.rounds), canonical_json(a.detail)), a.prev_hash,
-                       a.hash] for a in r.audit_events])]
+    parts = [
+        "<h2>Escalations</h2>",
+        _table(
+            ["reason", "status", "opened", "owner", "due", "resolution", "justification", "resolved by", "resolved at"],
+            [
+                [
+                    w.worded(w.reason, e.reason),
+                    e.status,
+                    _time(e.created_at),
+                    e.owner or "",
+                    _time(e.due_at),
+                    w.worded(w.resolution, e.resolution or ""),
+                    e.justification or "",
+                    e.resolved_by or "",
+                    _time(e.resolved_at),
+                ]
+                for e in r.escalations
+            ],
+        ),
+    ]
+    parts += [
+        f"<h2>{ESCAPES}</h2>",
+        _table(
+            ["reported", "by", "criterion", "severity", "description"],
+            [[_time(e.created_at), e.reported_by, e.criterion, e.severity, e.description] for e in r.escapes],
+        ),
+    ]
+    parts += [
+        "<h2>State history</h2>",
+        _table(
+            ["time", "from", "to", "actor", "note"],
+            [
+                [
+                    _time(h.created_at),
+                    w.worded(w.status, h.from_status) if h.from_status else "—",
+                    w.worded(w.status, h.to_status),
+                    h.actor,
+                    w.note(h.note),
+                ]
+                for h in r.history
+            ],
+        ),
+    ]
+    parts += [
+        "<h2>Audit events</h2>",
+        '<p class="muted">Each hash covers seq, time, actor, action, entity, run, before/after hashes, detail '
+        "and the previous event's hash.</p>",
+        _table(
+            ["seq", "time", "actor", "action", "entity", "detail", "prev hash", "hash"],
+            [
+                [
+                    a.seq,
+                    a.created_at,
+                    a.actor,
+                    w.worded(w.audit_action, a.action),
+                    w.Worded(f"{w.entity(a.entity_type)} {a.entity_id}", a.entity_type),
+                    w.Worded(audit_detail(a.action, a.detail, r.rounds), canonical_json(a.detail)),
+                    a.prev_hash,
+                    a.hash,
+                ]
+                for a in r.audit_events
+            ],
+        ),
+    ]
     return "".join(parts)
 
 
 def to_html(record: VerificationRecord) -> str:
     """A readable, self-contained HTML document: inline CSS, no scripts, no external resources."""
     r = record
-    final = ("<h2>Final output</h2>" + f'<p class="muted">sha256 <span class="hash">{_e(r.final_output_hash)}</span></p>'
-             + _pre(r.final_output)) if r.final_output is not None else ""
-    body = "".join([
-        f"<h1>Verification record — run #{r.run_id}</h1>", _html_summary(r),
-        "<h2>People</h2>", _table(["id", "who"], _people_rows(r)),
-        "<h2>Spec</h2>", f'<p class="muted">sha256 <span class="hash">{_e(r.spec_hash)}</span></p>', _pre(r.spec),
-        "<h2>Rubric</h2>", _table(["id", "name", "category", "severity", "pass condition", "fail signal"],
-                                  [[c.id, c.name, c.category, c.severity, c.pass_condition, c.fail_signal]
-                                   for c in r.rubric.criteria]),
-        *(_html_round(rnd) for rnd in r.rounds), final, _html_rest(r),
-        '<p class="muted">The JSON export of this record holds the exact texts; its <code>record_hash</code> is the '
-        "sha256 of the canonical JSON (sorted keys, no spaces) of every other field.</p>",
-    ])
+    final = (
+        (
+            "<h2>Final output</h2>"
+            + f'<p class="muted">sha256 <span class="hash">{_e(r.final_output_hash)}</span></p>'
+            + _pre(r.final_output)
+        )
+        if r.final_output is not None
+        else ""
+    )
+    body = "".join(
+        [
+            f"<h1>Verification record — run #{r.run_id}</h1>",
+            _html_summary(r),
+            "<h2>People</h2>",
+            _table(["id", "who"], _people_rows(r)),
+            "<h2>Spec</h2>",
+            f'<p class="muted">sha256 <span class="hash">{_e(r.spec_hash)}</span></p>',
+            _pre(r.spec),
+            "<h2>Rubric</h2>",
+            _table(
+                ["id", "name", "category", "severity", "pass condition", "fail signal"],
+                [[c.id, c.name, c.category, c.severity, c.pass_condition, c.fail_signal] for c in r.rubric.criteria],
+            ),
+            *(_html_round(rnd) for rnd in r.rounds),
+            final,
+            _html_rest(r),
+            '<p class="muted">The JSON export of this record holds the exact texts; its <code>record_hash</code> is the '
+            "sha256 of the canonical JSON (sorted keys, no spaces) of every other field.</p>",
+        ]
+    )
     # The CSP forbids scripts and every external load even if a viewer ignores the escaping.
-    return ("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
-            f"<title>Verification record — run #{r.run_id}</title><style>{_CSS}</style></head>"
-            f"<body>{body}</body></html>\n")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+        f"<title>Verification record — run #{r.run_id}</title><style>{_CSS}</style></head>"
+        f"<body>{body}</body></html>\n"
+    )
 
 
 # --- PDF -------------------------------------------------------------------------------------
@@ -474,45 +591,73 @@ Block = tuple[str, str]
 """One piece of the PDF: (style, text); style is one of h1, h2, h3, p, small, mono."""
 
 _STYLE: dict[str, tuple[str, str, float, float]] = {
-    "h1": ("Helvetica", "B", 16, 8), "h2": ("Helvetica", "B", 13, 7), "h3": ("Helvetica", "B", 11, 6),
-    "p": ("Helvetica", "", 10, 5), "small": ("Helvetica", "", 8, 4), "mono": ("Courier", "", 8.5, 4),
+    "h1": ("Helvetica", "B", 16, 8),
+    "h2": ("Helvetica", "B", 13, 7),
+    "h3": ("Helvetica", "B", 11, 6),
+    "p": ("Helvetica", "", 10, 5),
+    "small": ("Helvetica", "", 8, 4),
+    "mono": ("Courier", "", 8.5, 4),
 }
 
 
 def _pdf_round(rnd: RecordRound) -> list[Block]:
-    out: list[Block] = [("h2", round_title(rnd, "-")),
-                        ("small", f"started {_time(rnd.started_at)} - output sha256 {rnd.output_hash}"),
-                        ("h3", "Output reviewed"), ("mono", rnd.output_text)]
+    out: list[Block] = [
+        ("h2", round_title(rnd, "-")),
+        ("small", f"started {_time(rnd.started_at)} - output sha256 {rnd.output_hash}"),
+        ("h3", "Output reviewed"),
+        ("mono", rnd.output_text),
+    ]
     for rv in rnd.reviews:
         out.append(("h3", f"Reviewer {rv.slot}: {rv.reviewer} - {rv.verdict} ({w.review_status(rv.status)})"))
         if rv.error:
             out.append(("p", f"Error: {rv.error}"))
         out += [("p", f"[{c.result}] {c.criterion}: {c.detail}") for c in rv.checks]
-        out += [("p", f"Critical issue - {i.criterion}: {i.description}" + (f" (evidence: {i.evidence})" if i.evidence
-                                                                            else "")) for i in rv.issues]
+        out += [
+            (
+                "p",
+                f"Critical issue - {i.criterion}: {i.description}"
+                + (f" (evidence: {i.evidence})" if i.evidence else ""),
+            )
+            for i in rv.issues
+        ]
         out += [("p", f"Suggestion: {s}") for s in rv.suggestions]
         out.append(("small", f"raw answer sha256 {rv.raw_response_hash}"))
     if not rnd.independent:
         out.append(("p", NOT_INDEPENDENT))
     if rnd.screens:
         out.append(("h3", "Injection screen"))
-        out += [("p", f"{sc.role} - {w.screen_check(sc.check)} - {sc.model} - {w.screen_verdict(sc.verdict, sc.check)}"
-                 + (" (earlier screen)" if sc.cached else "") + (f" - key {sc.secret}" if sc.check == "key" else "")
-                 + f" - answer {sc.error or sc.answer!r}" + "".join(f" - found {q!r}" for q in sc.quotes)
-                 + f" - cost {w.usd(sc.cost_usd)}")
-                for sc in rnd.screens]
+        out += [
+            (
+                "p",
+                f"{sc.role} - {w.screen_check(sc.check)} - {sc.model} - {w.screen_verdict(sc.verdict, sc.check)}"
+                + (" (earlier screen)" if sc.cached else "")
+                + (f" - key {sc.secret}" if sc.check == "key" else "")
+                + f" - answer {sc.error or sc.answer!r}"
+                + "".join(f" - found {q!r}" for q in sc.quotes)
+                + f" - cost {w.usd(sc.cost_usd)}",
+            )
+            for sc in rnd.screens
+        ]
     if rnd.gate:
         heading, reasons = gate_lines(rnd.gate.decision, rnd.gate.reasons, rnd.unreviewed)
         out += [("h3", heading), *(("p", reason) for reason in reasons)]
         out += [("p", f"{i.criterion} (flagged by {i.flagged_by}): {i.description}") for i in rnd.gate.issues]
     if rnd.proposal:
-        out += [("h3", "Fix proposal"), ("small", f"proposed sha256 {rnd.proposal.proposed_hash}"),
-                ("mono", rnd.proposal.diff or "(no change)")]
+        out += [
+            ("h3", "Fix proposal"),
+            ("small", f"proposed sha256 {rnd.proposal.proposed_hash}"),
+            ("mono", rnd.proposal.diff or "(no change)"),
+        ]
     if rnd.decisions:
         out.append(("h3", "Decisions"))
     for d in rnd.decisions:
-        out += [("p", f"{_time(d.created_at)} - {d.actor} - {w.decision(d.action)}" + (f": {d.reason}" if d.reason else "")),
-                ("small", f"before sha256 {d.before_hash}\nafter sha256 {d.after_hash}")]
+        out += [
+            (
+                "p",
+                f"{_time(d.created_at)} - {d.actor} - {w.decision(d.action)}" + (f": {d.reason}" if d.reason else ""),
+            ),
+            ("small", f"before sha256 {d.before_hash}\nafter sha256 {d.after_hash}"),
+        ]
     if rnd.diff_to_next is not None:
         out += [("h3", f"Change to round {rnd.round_no + 1}"), ("mono", rnd.diff_to_next or "(no change)")]
     return out
@@ -525,41 +670,78 @@ def _pdf_blocks(r: VerificationRecord) -> list[Block]:
         ("p", f"Rubric: {r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
         ("p", f"Reviewer B: {r.reviewer_b} - Reviewer C: {r.reviewer_c} - Fix agent: {r.fix_agent}"),
         ("p", f"Panel: {panel_line(r)}"),
-        ("p", f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost {cost_line(r.total_cost_usd, r.cut_off_calls)}"),
-        ("p", f"Generated {_time(r.generated_at)}"), ("small", f"Record sha256 {r.record_hash}"),
-        ("h2", "People"), *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),
-        ("h2", "Spec"), ("small", f"sha256 {r.spec_hash}"), ("mono", r.spec), ("h2", "Rubric criteria"),
+        (
+            "p",
+            f"Created {_time(r.created_at)} by {r.created_by} ({r.source}) - cost {cost_line(r.total_cost_usd, r.cut_off_calls)}",
+        ),
+        ("p", f"Generated {_time(r.generated_at)}"),
+        ("small", f"Record sha256 {r.record_hash}"),
+        ("h2", "People"),
+        *(("p", f"{pid}: {who}") for pid, who in _people_rows(r)),
+        ("h2", "Spec"),
+        ("small", f"sha256 {r.spec_hash}"),
+        ("mono", r.spec),
+        ("h2", "Rubric criteria"),
     ]
-    out += [("p", f"{c.id} ({c.category}, {c.severity}): pass if {c.pass_condition}; fails on {c.fail_signal}")
-            for c in r.rubric.criteria]
+    out += [
+        ("p", f"{c.id} ({c.category}, {c.severity}): pass if {c.pass_condition}; fails on {c.fail_signal}")
+        for c in r.rubric.criteria
+    ]
     for rnd in r.rounds:
         out += _pdf_round(rnd)
     if r.final_output is not None:
         out += [("h2", "Final output"), ("small", f"sha256 {r.final_output_hash}"), ("mono", r.final_output)]
     out.append(("h2", "Escalations"))
-    out += [("p", f"{w.reason(e.reason)} ({e.status}) opened {_time(e.created_at)}; owner {e.owner or '-'}; due {_time(e.due_at) or '-'}"
-             + (f"; resolved ({w.resolution(e.resolution)}) by {e.resolved_by} at {_time(e.resolved_at)}: {e.justification or ''}"
-                if e.resolution else "")) for e in r.escalations] or [("p", "None.")]
+    out += [
+        (
+            "p",
+            f"{w.reason(e.reason)} ({e.status}) opened {_time(e.created_at)}; owner {e.owner or '-'}; due {_time(e.due_at) or '-'}"
+            + (
+                f"; resolved ({w.resolution(e.resolution)}) by {e.resolved_by} at {_time(e.resolved_at)}: {e.justification or ''}"
+                if e.resolution
+                else ""
+            ),
+        )
+        for e in r.escalations
+    ] or [("p", "None.")]
     out.append(("h2", ESCAPES))
-    out += [("p", f"{_time(e.created_at)} {e.reported_by} - {e.criterion} ({e.severity}): {e.description}")
-            for e in r.escapes] or [("p", "None.")]
+    out += [
+        ("p", f"{_time(e.created_at)} {e.reported_by} - {e.criterion} ({e.severity}): {e.description}")
+        for e in r.escapes
+    ] or [("p", "None.")]
     out.append(("h2", "State history"))
-    out += [("p", f"{_time(h.created_at)} {w.status(h.from_status) if h.from_status else '-'} -> {w.status(h.to_status)} "
-             f"by {h.actor}" + (f": {w.note(h.note)}" if h.note else "")) for h in r.history]
+    out += [
+        (
+            "p",
+            f"{_time(h.created_at)} {w.status(h.from_status) if h.from_status else '-'} -> {w.status(h.to_status)} "
+            f"by {h.actor}" + (f": {w.note(h.note)}" if h.note else ""),
+        )
+        for h in r.history
+    ]
     out.append(("h2", "Audit events"))
-    out += [("small", f"#{a.seq} {a.created_at} {a.actor} {w.audit_action(a.action)} ({a.action}) {a.entity_type} {a.entity_id} "
-             f"{canonical_json(a.detail)}\nprev {a.prev_hash}\nhash {a.hash}") for a in r.audit_events]
+    out += [
+        (
+            "small",
+            f"#{a.seq} {a.created_at} {a.actor} {w.audit_action(a.action)} ({a.action}) {a.entity_type} {a.entity_id} "
+            f"{canonical_json(a.detail)}\nprev {a.prev_hash}\nhash {a.hash}",
+        )
+        for a in r.audit_events
+    ]
     return out
 
 
 def _pdf_note(replaced: int) -> str:
     """What the first page says about characters the PDF cannot show."""
-    base = ("This PDF is a readable copy. The JSON export of the record holds the exact texts; every "
-            "hash here is of those exact texts.")
+    base = (
+        "This PDF is a readable copy. The JSON export of the record holds the exact texts; every "
+        "hash here is of those exact texts."
+    )
     if not replaced:
         return base
-    return (f"{base} {replaced} character(s) outside the PDF fonts' Windows-1252 set are shown as \\uXXXX "
-            "escapes (their Unicode code point in hex).")
+    return (
+        f"{base} {replaced} character(s) outside the PDF fonts' Windows-1252 set are shown as \\uXXXX "
+        "escapes (their Unicode code point in hex)."
+    )
 
 
 def to_pdf(record: VerificationRecord) -> bytes:
@@ -586,8 +768,7 @@ def to_pdf(record: VerificationRecord) -> bytes:
     pdf.set_creator("Santa review desk")
     pdf.set_auto_page_break(auto=True, margin=15)
     pdf.add_page()
-    for style, text in [("h1", f"Verification record - run #{record.run_id}"), ("small", _pdf_note(replaced)),
-                        *blocks]:
+    for style, text in [("h1", f"Verification record - run #{record.run_id}"), ("small", _pdf_note(replaced)), *blocks]:
         family, weight, size, height = _STYLE[style]
         pdf.set_font(family, weight, size)
         if style in ("h2", "h3"):

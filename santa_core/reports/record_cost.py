@@ -35,5 +35,7 @@ def cost_line(total_usd: float, cut_off: list[CutOffCall]) -> str:
     """The record's cost: '$0.934', and the calls cut off it counts at their estimate when there are any."""
     if not cut_off:
         return usd(total_usd)
-    return (f"{usd(total_usd)}, with {len(cut_off)} call(s) cut off before their answer was stored, counted at their "
-            "estimate (the most they may have cost): " + "; ".join(c.describe() for c in cut_off))
+    return (
+        f"{usd(total_usd)}, with {len(cut_off)} call(s) cut off before their answer was stored, counted at their "
+        "estimate (the most they may have cost): " + "; ".join(c.describe() for c in cut_off)
+    )

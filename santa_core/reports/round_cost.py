@@ -43,8 +43,10 @@ _KEY = f"{KEY_VERDICT}-" + "X" * KEY_LENGTH
 
 PERSON_SOURCE = "a person: no model call"
 ESTIMATED_SOURCE = "estimated from the prompt"
-SCREEN_SOURCE = ("estimated from the screening prompts: the key check at most its whole answer room, the extraction "
-                 "check a clean answer")
+SCREEN_SOURCE = (
+    "estimated from the screening prompts: the key check at most its whole answer room, the extraction "
+    "check a clean answer"
+)
 EXTRACT_ANSWER_TOKENS = 8
 """The extraction check's clean answer, NONE (about, with the provider's framing)."""
 
@@ -61,9 +63,12 @@ class MeasuredCost:
 
     def usage(self) -> Usage:
         """The average call as a usage (rounded to whole tokens)."""
-        return Usage(input_tokens=round(self.input_tokens), output_tokens=round(self.output_tokens),
-                     cache_creation_input_tokens=round(self.cache_creation_input_tokens),
-                     cache_read_input_tokens=round(self.cache_read_input_tokens))
+        return Usage(
+            input_tokens=round(self.input_tokens),
+            output_tokens=round(self.output_tokens),
+            cache_creation_input_tokens=round(self.cache_creation_input_tokens),
+            cache_read_input_tokens=round(self.cache_read_input_tokens),
+        )
 
 
 @dataclass(frozen=True)
@@ -144,8 +149,10 @@ def screen_usage(spec: str, output: str) -> Usage:
     reviewer's line counts a clean terse answer (its room, `EXTRACT_MAX_TOKENS`, is for texts that hold quotes)."""
     key = screen_prompt(screened_text(spec, output), _KEY, nonce=_NONCE)
     quotes = extraction_prompt(spec, output, nonce=_NONCE)
-    return Usage(input_tokens=pricing.estimate_tokens(key.user) + pricing.estimate_tokens(quotes.user),
-                 output_tokens=SCREEN_MAX_TOKENS + EXTRACT_ANSWER_TOKENS)
+    return Usage(
+        input_tokens=pricing.estimate_tokens(key.user) + pricing.estimate_tokens(quotes.user),
+        output_tokens=SCREEN_MAX_TOKENS + EXTRACT_ANSWER_TOKENS,
+    )
 
 
 def measured_source(calls: int) -> str:
@@ -157,8 +164,16 @@ def _line(label: str, model: str, usage: Usage, source: str, batch: bool, rates:
     return CostLine(label, model, usage, pricing.cost_usd(model, usage, rates, batch=batch), source, known)
 
 
-def reviewer_line(label: str, model: str, rubric: Rubric, spec: str, output: str,
-                  measured: Mapping[str, MeasuredCost] | None, batch: bool, rates: pricing.Rates) -> CostLine:
+def reviewer_line(
+    label: str,
+    model: str,
+    rubric: Rubric,
+    spec: str,
+    output: str,
+    measured: Mapping[str, MeasuredCost] | None,
+    batch: bool,
+    rates: pricing.Rates,
+) -> CostLine:
     """One reviewer slot: a person is free; a model is measured when the log holds enough calls, else estimated."""
     if model == PERSON_FAMILY:
         return CostLine(label, model, Usage(), 0.0, PERSON_SOURCE)
@@ -172,10 +187,18 @@ def reviewer_line(label: str, model: str, rubric: Rubric, spec: str, output: str
     return _line(label, model, usage, ESTIMATED_SOURCE, batch, rates)
 
 
-def estimate_round(rubric: Rubric, spec: str, output: str, reviewer_b: str, reviewer_c: str,
-                   screen_model: str | None, measured: Mapping[str, MeasuredCost] | None = None,
-                   batch: bool = False, rates: pricing.Rates | None = None,
-                   reviewer_d: str | None = None) -> RoundEstimate:
+def estimate_round(
+    rubric: Rubric,
+    spec: str,
+    output: str,
+    reviewer_b: str,
+    reviewer_c: str,
+    screen_model: str | None,
+    measured: Mapping[str, MeasuredCost] | None = None,
+    batch: bool = False,
+    rates: pricing.Rates | None = None,
+    reviewer_d: str | None = None,
+) -> RoundEstimate:
     """The cost of one round of `rubric` on this spec and output: B, C, D (when the rubric has high-risk criteria
     and `reviewer_d` names a model) and (when `screen_model`) the screen.
 
@@ -183,8 +206,10 @@ def estimate_round(rubric: Rubric, spec: str, output: str, reviewer_b: str, revi
     reviewers with the Message Batches discount (the screen is one call at a time, at the full rate).
     """
     rates = rates or pricing.load_rates()
-    lines = [reviewer_line(slot, model, rubric, spec, output, measured, batch, rates)
-             for slot, model in (("B", reviewer_b), ("C", reviewer_c))]
+    lines = [
+        reviewer_line(slot, model, rubric, spec, output, measured, batch, rates)
+        for slot, model in (("B", reviewer_b), ("C", reviewer_c))
+    ]
     if reviewer_d and (high_risk := rubric.high_risk()) is not None:
         # D is asked the high-risk criteria only: its prompt is that smaller rubric. Not measured: the log's
         # averages are of whole-rubric answers, longer than D's.

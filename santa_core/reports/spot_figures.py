@@ -8,14 +8,7 @@ from collections.abc import Iterable, Sequence
 
 from pydantic import BaseModel
 
-from santa_core.reports.calibration import (
-    MIN_LABELS,
-    CalibrationRow,
-    PanelClaim,
-    calibrate,
-    label_counts,
-    panel_claims,
-)
+from santa_core.reports.calibration import MIN_LABELS, CalibrationRow, PanelClaim, calibrate, label_counts, panel_claims
 from santa_core.reports.confidence import CONFIDENCE, GROUPINGS, EscapeRate, Grouping, Rate, escape_rates
 from santa_core.reports.labels import ModelVerdict, PersonLabel, SpotCheckOutcome
 from santa_core.reports.metrics import MetricsReport
@@ -48,8 +41,9 @@ class ConfidenceFigures(BaseModel):
     calibration: Calibration
 
 
-def confidence_figures(outcomes: Sequence[SpotCheckOutcome], labels: Iterable[PersonLabel],
-                       verdicts: Iterable[ModelVerdict]) -> ConfidenceFigures:
+def confidence_figures(
+    outcomes: Sequence[SpotCheckOutcome], labels: Iterable[PersonLabel], verdicts: Iterable[ModelVerdict]
+) -> ConfidenceFigures:
     """The figures of the outcomes (escape rate) and of the labels joined with the models' verdicts (calibration; the
     panels' claim from the labels that are not spot-checks)."""
     labels, verdicts = list(labels), list(verdicts)
@@ -60,10 +54,14 @@ def confidence_figures(outcomes: Sequence[SpotCheckOutcome], labels: Iterable[Pe
     # a round both reviewers passed, so its every FAIL is a miss of both and would lift the product to the escape
     # rate it is tested against, hiding the correlated misses the claim is there to catch.
     independent = calibrate([label for label in labels if label.source != "spot_check"], verdicts)
-    escape = SpotCheckEscapeRate(overall=overall[0].escapes if overall else Rate(k=0, n=0), groups=groups,
-                                 panels=panel_claims(outcomes, independent))
-    return ConfidenceFigures(spot_check_escape_rate=escape,
-                             calibration=Calibration(labels=dict(label_counts(labels)), rows=rows))
+    escape = SpotCheckEscapeRate(
+        overall=overall[0].escapes if overall else Rate(k=0, n=0),
+        groups=groups,
+        panels=panel_claims(outcomes, independent),
+    )
+    return ConfidenceFigures(
+        spot_check_escape_rate=escape, calibration=Calibration(labels=dict(label_counts(labels)), rows=rows)
+    )
 
 
 def document(report: MetricsReport, figures: ConfidenceFigures) -> str:

@@ -40,8 +40,17 @@ from santa_core.reviewers.calls import (
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
 from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
-__all__ = ["DEFAULT_ANSWER_ATTEMPTS", "DEFAULT_MAX_TOKENS", "MAX_RETRY_TOKENS", "AnthropicFixer", "AnthropicReviewer",
-           "AnthropicScreen", "CallResult", "review_outcome", "summarise_validation"]
+__all__ = [
+    "DEFAULT_ANSWER_ATTEMPTS",
+    "DEFAULT_MAX_TOKENS",
+    "MAX_RETRY_TOKENS",
+    "AnthropicFixer",
+    "AnthropicReviewer",
+    "AnthropicScreen",
+    "CallResult",
+    "review_outcome",
+    "summarise_validation",
+]
 
 # Only these mean "the model finished its answer"; anything else (max_tokens, refusal,
 # pause_turn, tool_use, context window exceeded, unknown) cannot hold a complete verdict.
@@ -54,10 +63,8 @@ DEFAULT_EFFORT = "medium"
 """output_config.effort of a reviewer or fix call (None sends no effort)."""
 
 
-
 def request_body(
-    model: str, max_tokens: int, prompt: Prompt, schema: type[BaseModel], effort: str | None,
-    cache: str | None = None,
+    model: str, max_tokens: int, prompt: Prompt, schema: type[BaseModel], effort: str | None, cache: str | None = None
 ) -> dict:
     """The exact body sent (as parse(output_format=schema) builds it); the key is in headers only.
 
@@ -105,12 +112,7 @@ def text_of(message: Message) -> str:
 def usage_of(message: Message) -> Usage:
     """Usage of an answer; the API may send null for any counter, read as 0."""
     raw = message.usage
-    names = (
-        "input_tokens",
-        "output_tokens",
-        "cache_creation_input_tokens",
-        "cache_read_input_tokens",
-    )
+    names = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
     return Usage(**{n: max(0, int(getattr(raw, n, 0) or 0)) for n in names})  # a negative count is no refund
 
 
@@ -130,12 +132,7 @@ def check_answer(
 
 
 def answer_result(
-    message: Message,
-    body: dict,
-    schema: type[BaseModel],
-    purpose: str,
-    latency_s: float,
-    batch: bool = False,
+    message: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float, batch: bool = False
 ) -> CallResult:
     """Validate and price a returned Message: the one path from an answer to a CallResult."""
     model, max_tokens = body["model"], body["max_tokens"]
@@ -143,13 +140,25 @@ def answer_result(
     parsed, error = check_answer(message, text, schema, purpose, model, max_tokens)
     status = ReviewStatus.OK if error is None else ReviewStatus.ERROR
     # No usage (or nonsense) from a server behind ANTHROPIC_BASE_URL is no free call: count its upper bound.
-    reported = usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    reported = (
+        usage.input_tokens + usage.output_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
+    )
     if 0 < reported <= MAX_USAGE_TOKENS:
         cost = cost_usd(model, usage, batch=batch, write_ttl=ttl_of(body))
     else:
         usage, cost = Usage(), estimate_call_usd(model, body)
-    return CallResult(parsed, text, usage, error, status, latency_s, body, cost, retryable=error is not None,
-                      truncated=message.stop_reason == "max_tokens")
+    return CallResult(
+        parsed,
+        text,
+        usage,
+        error,
+        status,
+        latency_s,
+        body,
+        cost,
+        retryable=error is not None,
+        truncated=message.stop_reason == "max_tokens",
+    )
 
 
 def describe_status_error(exc: anthropic.APIStatusError) -> str:
@@ -162,10 +171,7 @@ def describe_failure(exc: Exception, timeout: float) -> tuple[ReviewStatus, str]
     if isinstance(exc, CallNotRecorded):
         return ReviewStatus.ERROR, str(exc)
     if isinstance(exc, anthropic.APITimeoutError):
-        return (
-            ReviewStatus.TIMEOUT,
-            f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}",
-        )
+        return (ReviewStatus.TIMEOUT, f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}")
     if isinstance(exc, anthropic.APIStatusError):
         return ReviewStatus.ERROR, describe_status_error(exc)
     if isinstance(exc, anthropic.APIConnectionError):
@@ -188,9 +194,17 @@ class AnthropicCaller(StructuredCaller):
     ledger: CacheLedger = LEDGER
     connection_errors = (anthropic.APIConnectionError,)
 
-    def __init__(self, model: str, client: anthropic.Anthropic | None = None, max_tokens: int = DEFAULT_MAX_TOKENS,
-                 timeout: float = 120.0, max_retries: int = DEFAULT_RETRIES, effort: str | None = DEFAULT_EFFORT,
-                 answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS, ledger: CacheLedger = LEDGER) -> None:
+    def __init__(
+        self,
+        model: str,
+        client: anthropic.Anthropic | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 120.0,
+        max_retries: int = DEFAULT_RETRIES,
+        effort: str | None = DEFAULT_EFFORT,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+        ledger: CacheLedger = LEDGER,
+    ) -> None:
         # Explicitly StructuredCaller's (not the next class in a reviewer's or screen's MRO).
         StructuredCaller.__init__(self, model, client, max_tokens, timeout, max_retries, answer_attempts)
         self.effort = effort
@@ -208,22 +222,23 @@ class AnthropicCaller(StructuredCaller):
     def body(self, max_tokens: int, prompt: Prompt, schema: type[BaseModel]) -> dict:
         """The Messages API body (output_config.format with the SDK's own schema transform), with a cache
         breakpoint after the shared prefix where the ledger says a read is coming."""
-        return request_body(self.model, max_tokens, prompt, schema, self.effort,
-                            cache=planned(self.ledger, self.model, prompt))
+        return request_body(
+            self.model, max_tokens, prompt, schema, self.effort, cache=planned(self.ledger, self.model, prompt)
+        )
 
     def _send(self, body: dict, retries: int = 0) -> Message:
         """POST /v1/messages with the logged body, once; returns the answer, not yet validated."""
         # create(), not parse(): parse() validates inside the SDK and raises on a bad answer,
         # losing the raw text and the billed usage. The body is the same one parse() sends
         # (request_body uses the SDK's own transform_schema), and we validate it ourselves.
-        message = self.client.messages.create(**body, timeout=self.timeout,
-                                              extra_headers={RETRY_HEADER: str(retries)})
+        message = self.client.messages.create(**body, timeout=self.timeout, extra_headers={RETRY_HEADER: str(retries)})
         if not isinstance(message, Message):
             raise TypeError(f"API answer was not a message: {type(message).__name__}")
         return message
 
-    def _answer(self, answer: Message, body: dict, schema: type[BaseModel], purpose: str,
-                latency_s: float) -> CallResult:
+    def _answer(
+        self, answer: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float
+    ) -> CallResult:
         return answer_result(answer, body, schema, purpose, latency_s)
 
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
@@ -245,8 +260,7 @@ class AnthropicFixer(AnthropicCaller, ModelFixer):
 def screen_body(model: str, text: str, key: str) -> dict:
     """The body of one known-answer screen call: plain text, no schema, no thinking, a short answer."""
     prompt = screen_prompt(text, key)
-    return {"model": model, "max_tokens": SCREEN_MAX_TOKENS,
-            "messages": [{"role": "user", "content": prompt.user}]}
+    return {"model": model, "max_tokens": SCREEN_MAX_TOKENS, "messages": [{"role": "user", "content": prompt.user}]}
 
 
 def screen_answer_error(message: Message, text: str, model: str) -> str | None:
@@ -282,23 +296,40 @@ def extract_body(model: str, spec: str, output: str) -> dict:
 class AnthropicScreen(AnthropicCaller, ModelScreen):
     """A (cheap) Claude model as the known-answer screen. `name` is the model id."""
 
-    def __init__(self, model: str, client: anthropic.Anthropic | None = None, timeout: float = 60.0,
-                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
-        AnthropicCaller.__init__(self, model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None,
-                                 answer_attempts=answer_attempts)
+    def __init__(
+        self,
+        model: str,
+        client: anthropic.Anthropic | None = None,
+        timeout: float = 60.0,
+        max_retries: int = DEFAULT_RETRIES,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+    ) -> None:
+        AnthropicCaller.__init__(
+            self, model, client, SCREEN_MAX_TOKENS, timeout, max_retries, effort=None, answer_attempts=answer_attempts
+        )
 
     def _screen_body(self, text: str, key: str) -> dict:
         return screen_body(self.model, text, key)
 
     def _read_screen(self, answer: Message, body: dict) -> ScreenAnswer:
         text, usage = text_of(answer), usage_of(answer)
-        return ScreenAnswer(text, usage, cost_usd(self.model, usage), screen_answer_error(answer, text, self.model),
-                            cut_off=answer.stop_reason == "max_tokens")
+        return ScreenAnswer(
+            text,
+            usage,
+            cost_usd(self.model, usage),
+            screen_answer_error(answer, text, self.model),
+            cut_off=answer.stop_reason == "max_tokens",
+        )
 
     def _extract_body(self, spec: str, output: str) -> dict:
         return extract_body(self.model, spec, output)
 
     def _read_extraction(self, answer: Message, body: dict) -> ScreenAnswer:
         text, usage = text_of(answer), usage_of(answer)
-        return ScreenAnswer(text, usage, cost_usd(self.model, usage), stop_error(answer, self.model),
-                            cut_off=answer.stop_reason == "max_tokens")
+        return ScreenAnswer(
+            text,
+            usage,
+            cost_usd(self.model, usage),
+            stop_error(answer, self.model),
+            cut_off=answer.stop_reason == "max_tokens",
+        )

@@ -130,13 +130,16 @@ def note_sending(purpose: str, model: str, body: dict) -> None:
     path (a batch, a trial, a tool) can pay for a call the log, the budget and the cost figures never see."""
     on_send = _ON_SEND.get()
     if on_send is None:
-        raise CallNotRecorded(f"not sent: no call log is open for this {purpose} call to {model} "
-                              "(every paid request is put on record before it leaves)")
+        raise CallNotRecorded(
+            f"not sent: no call log is open for this {purpose} call to {model} "
+            "(every paid request is put on record before it leaves)"
+        )
     try:
         on_send(purpose, model, body)
     except Exception as exc:  # noqa: BLE001 - whatever stops the note stops the request
-        raise CallNotRecorded(f"not sent: the call could not be put on record first ({type(exc).__name__}: {exc})"
-                              .splitlines()[0]) from exc
+        raise CallNotRecorded(
+            f"not sent: the call could not be put on record first ({type(exc).__name__}: {exc})".splitlines()[0]
+        ) from exc
 
 
 class CallNotRecorded(RuntimeError):
@@ -173,8 +176,9 @@ class CallLog(Protocol):
 
 def journal_to(log: CallLog, served: Served) -> AbstractContextManager[None]:
     """A journal that commits each call made inside as *sent* for `served`, before it leaves."""
-    return journaled(lambda purpose, model, body: log.note_call_sent(
-        served, purpose, model, body, estimate_call_usd(model, body)))
+    return journaled(
+        lambda purpose, model, body: log.note_call_sent(served, purpose, model, body, estimate_call_usd(model, body))
+    )
 
 
 def new_trial_key(kind: str) -> str:

@@ -129,16 +129,24 @@ def _wait(state: tenacity.RetryCallState) -> float:
     return after if after else BACKOFF(state)
 
 
-def send_with_retries(send: Callable[[int], Any], retries: int, transient: Callable[[BaseException], bool],
-                      failed: Callable[[BaseException], None]) -> Any:
+def send_with_retries(
+    send: Callable[[int], Any],
+    retries: int,
+    transient: Callable[[BaseException], bool],
+    failed: Callable[[BaseException], None],
+) -> Any:
     """`send(n)` (n: retries so far) until it returns, at most `retries` + 1 times while it raises a `transient`
     failure (each such failure first given to `failed`, to be logged and costed as its own attempt), honouring the
     server's retry-after; the last failure, or any other, is raised. Why not the SDK's retries: they are invisible
     to the call log, so an attempt the API may bill would be on no record."""
     attempt = itertools.count()
-    retrying = tenacity.Retrying(stop=tenacity.stop_after_attempt(retries + 1),
-                                 retry=tenacity.retry_if_exception(transient), wait=_wait, reraise=True,
-                                 before_sleep=lambda state: failed(state.outcome.exception()))  # type: ignore[union-attr]
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(retries + 1),
+        retry=tenacity.retry_if_exception(transient),
+        wait=_wait,
+        reraise=True,
+        before_sleep=lambda state: failed(state.outcome.exception()),
+    )  # type: ignore[union-attr]
     return retrying(lambda: send(next(attempt)))
 
 
@@ -179,13 +187,24 @@ class CallResult:
     def total(self) -> tuple[Usage, float, float]:
         """Usage, cost and latency of every attempt together."""
         usage = sum((r.usage for r in self.earlier), self.usage)
-        return (usage, self.cost_usd + sum(r.cost_usd for r in self.earlier),
-                self.latency_s + sum(r.latency_s for r in self.earlier))
+        return (
+            usage,
+            self.cost_usd + sum(r.cost_usd for r in self.earlier),
+            self.latency_s + sum(r.latency_s for r in self.earlier),
+        )
 
     def as_llm_call(self, purpose: str, model: str) -> LLMCall:
         """This call as a row of the call log."""
-        return LLMCall(purpose=purpose, model=model, request=self.request, response=self.raw_text, usage=self.usage,
-                       cost_usd=self.cost_usd, latency_s=self.latency_s, error=self.error)
+        return LLMCall(
+            purpose=purpose,
+            model=model,
+            request=self.request,
+            response=self.raw_text,
+            usage=self.usage,
+            cost_usd=self.cost_usd,
+            latency_s=self.latency_s,
+            error=self.error,
+        )
 
 
 def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
@@ -195,7 +214,9 @@ def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
     return "; ".join(parts) + (f" (+{more} more)" if more > 0 else "")
 
 
-def validate_answer(text: str, schema: type[BaseModel], purpose: str, model: str) -> tuple[BaseModel | None, str | None]:
+def validate_answer(
+    text: str, schema: type[BaseModel], purpose: str, model: str
+) -> tuple[BaseModel | None, str | None]:
     """A finished answer's text against our own schema and the desk's text rule. Returns (parsed, error)."""
     who, what = ROLES[purpose]
     if not text.strip():
@@ -214,10 +235,18 @@ def validate_answer(text: str, schema: type[BaseModel], purpose: str, model: str
 def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> ReviewOutcome:
     """A review call's result as the slot's outcome, with its rows for the call log (every attempt)."""
     usage, cost, latency = res.total()
-    return ReviewOutcome(slot=slot, reviewer=reviewer, status=res.status,
-                         review=res.parsed if isinstance(res.parsed, Review) else None, error=res.error,
-                         usage=usage, cost_usd=cost, latency_s=latency, raw_response=res.raw_text,
-                         calls=res.llm_calls("review", model))
+    return ReviewOutcome(
+        slot=slot,
+        reviewer=reviewer,
+        status=res.status,
+        review=res.parsed if isinstance(res.parsed, Review) else None,
+        error=res.error,
+        usage=usage,
+        cost_usd=cost,
+        latency_s=latency,
+        raw_response=res.raw_text,
+        calls=res.llm_calls("review", model),
+    )
 
 
 CONTRACT_ATTEMPTS = 2
@@ -232,8 +261,12 @@ def keep_contract(res: CallResult, rubric: Rubric, output: str | None = None) ->
     if not isinstance(review, Review):
         return res
     if problem := contract_problem(review, rubric, output):
-        res.parsed, res.error, res.status, res.retryable = None, f"{CONTRACT_BROKEN}: {problem}", \
-            ReviewStatus.ERROR, True
+        res.parsed, res.error, res.status, res.retryable = (
+            None,
+            f"{CONTRACT_BROKEN}: {problem}",
+            ReviewStatus.ERROR,
+            True,
+        )
     elif len(review.suggestions) > MAX_SUGGESTIONS:
         res.parsed = review.model_copy(update={"suggestions": review.suggestions[:MAX_SUGGESTIONS]})
     return res
@@ -258,8 +291,17 @@ def raw_of(answer: Any) -> str:
 def unreadable(answer: Any, body: dict, exc: Exception, model: str, latency_s: float) -> CallResult:
     """A 200 answer whose shape the reader could not take (wrong types, missing parts): a bad answer, kept raw and
     counted at the most the call may have cost (its usage cannot be trusted), asked again like any bad answer."""
-    return CallResult(None, raw_of(answer), Usage(), f"answer could not be read ({type(exc).__name__}: {exc})"[:500],
-                      ReviewStatus.ERROR, latency_s, body, estimate_call_usd(model, body), retryable=True)
+    return CallResult(
+        None,
+        raw_of(answer),
+        Usage(),
+        f"answer could not be read ({type(exc).__name__}: {exc})"[:500],
+        ReviewStatus.ERROR,
+        latency_s,
+        body,
+        estimate_call_usd(model, body),
+        retryable=True,
+    )
 
 
 class StructuredCaller:
@@ -268,9 +310,16 @@ class StructuredCaller:
     connection_errors: tuple[type[Exception], ...] = ()
     """The SDK's errors for a request that got no answer (timeouts included)."""
 
-    def __init__(self, model: str, client: Any = None, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
-                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
-                 name: str | None = None) -> None:
+    def __init__(
+        self,
+        model: str,
+        client: Any = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 120.0,
+        max_retries: int = DEFAULT_RETRIES,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+        name: str | None = None,
+    ) -> None:
         self.model = model
         """The model as the provider's API names it (no desk prefix)."""
         self.name = name or model
@@ -340,12 +389,21 @@ class StructuredCaller:
             note_sending(purpose, self.name, body)  # write-ahead: on record before it leaves
             return self._send(body, retries)
 
-        return send_with_retries(attempt, self.max_retries, self._transient,
-                                 lambda exc: failed.append(self._failed(exc, body, time.perf_counter() - started[0])))
+        return send_with_retries(
+            attempt,
+            self.max_retries,
+            self._transient,
+            lambda exc: failed.append(self._failed(exc, body, time.perf_counter() - started[0])),
+        )
 
     # --- shared -----------------------------------------------------------------------------------
-    def _call(self, make_body: Callable[[int], dict], schema: type[BaseModel], purpose: str,
-              check: Callable[[CallResult], CallResult] | None = None) -> CallResult:
+    def _call(
+        self,
+        make_body: Callable[[int], dict],
+        schema: type[BaseModel],
+        purpose: str,
+        check: Callable[[CallResult], CallResult] | None = None,
+    ) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
         off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
         cut-off. HTTP errors and timeouts are sent again by `_deliver`, each attempt its own call. `check` may turn
@@ -394,9 +452,14 @@ class ModelReviewer(StructuredCaller):
     def review(self, request: ReviewRequest, slot: Slot) -> ReviewOutcome:
         """Judge request.output against the rubric (a fresh fence nonce per attempt); errors come back as
         ERROR/TIMEOUT outcomes."""
-        res = self._call(lambda max_tokens: self.body(
-            max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review), Review, "review",
-            check=lambda r: keep_contract(r, request.rubric, request.output))
+        res = self._call(
+            lambda max_tokens: self.body(
+                max_tokens, build_review_prompt(request.rubric, request.spec, request.output), Review
+            ),
+            Review,
+            "review",
+            check=lambda r: keep_contract(r, request.rubric, request.output),
+        )
         return review_outcome(res, slot, self.name, self.name)
 
 
@@ -408,8 +471,9 @@ class ModelFixer(StructuredCaller):
         prompt = build_fix_prompt(request.spec, request.output, request.issues)
         res = self._call(lambda max_tokens: self.body(max_tokens, prompt, FixPlan), FixPlan, "fix")
         usage, cost, _ = res.total()
-        return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.name),
-                         error=res.error)
+        return FixAnswer(
+            plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.name), error=res.error
+        )
 
 
 class UnavailableModel:
@@ -431,10 +495,17 @@ class UnavailableModel:
 
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         """An error result (a screen that cannot run never says clean)."""
-        return ScreenResult(role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error",
-                            error=self.problem)
+        return ScreenResult(
+            role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error", error=self.problem
+        )
 
     def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
         """An error result (an extraction check that cannot run never says clean)."""
-        return ScreenResult(role=role, text_hash=text_hash(screened_text(spec, output)), model=self.name,
-                            verdict="error", error=self.problem, check="extraction")
+        return ScreenResult(
+            role=role,
+            text_hash=text_hash(screened_text(spec, output)),
+            model=self.name,
+            verdict="error",
+            error=self.problem,
+            check="extraction",
+        )

@@ -31,20 +31,27 @@ def contract_problem(review: Review, rubric: Rubric, output: str | None = None) 
     named = {_key(i.criterion) for i in review.critical_issues}
     for check in blocking:
         if _key(check.criterion) not in named:
-            return (f"check {check.criterion!r} is FAIL but no critical issue names it: a failure must quote the "
-                    "offending text as evidence (or set missing when something is absent)")
+            return (
+                f"check {check.criterion!r} is FAIL but no critical issue names it: a failure must quote the "
+                "offending text as evidence (or set missing when something is absent)"
+            )
     for issue in review.critical_issues:
         if issue.evidence.strip() and issue.missing:
-            return (f"critical issue on {issue.criterion!r} quotes evidence and says it is missing: a quote shows "
-                    "text that is there; missing is only for what is absent")
+            return (
+                f"critical issue on {issue.criterion!r} quotes evidence and says it is missing: a quote shows "
+                "text that is there; missing is only for what is absent"
+            )
         if not issue.evidence.strip() and not issue.missing:
-            return (f"critical issue on {issue.criterion!r} quotes no evidence: copy the offending text from the "
-                    "OUTPUT, or set missing when the problem is something absent")
+            return (
+                f"critical issue on {issue.criterion!r} quotes no evidence: copy the offending text from the "
+                "OUTPUT, or set missing when the problem is something absent"
+            )
         # Found as the fix agent finds it (`scope.stands_in`: spacing, case, quote marks, dashes, invisible
         # characters folded), so no quote the fix could anchor is refused here.
         if output is not None and issue.evidence.strip() and not stands_in(output, issue.evidence):
-            return (f"critical issue on {issue.criterion!r} quotes text the OUTPUT does not hold: "
-                    f"{issue.evidence[:80]!r}")
+            return (
+                f"critical issue on {issue.criterion!r} quotes text the OUTPUT does not hold: {issue.evidence[:80]!r}"
+            )
     if review.verdict == "FAIL" and not review.critical_issues and not blocking:
         return "verdict FAIL names no failed critical check and no critical issue: nothing shows what blocks"
     return None

@@ -9,16 +9,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterable
 
-from santa_core.models import (
-    CheckResult,
-    FixPlan,
-    Review,
-    ReviewIssue,
-    ReviewOutcome,
-    ReviewStatus,
-    Slot,
-    Usage,
-)
+from santa_core.models import CheckResult, FixPlan, Review, ReviewIssue, ReviewOutcome, ReviewStatus, Slot, Usage
 from santa_core.reviewers.base import FixAnswer, FixRequest, ReviewRequest
 
 Step = Review | ReviewStatus | Exception
@@ -34,7 +25,9 @@ def passing(request: ReviewRequest) -> Review:
 def failing(request: ReviewRequest, criterion: str, description: str, evidence: str = "") -> Review:
     """A FAIL review that fails one criterion with one critical issue."""
     checks = [
-        CheckResult(criterion=i, result="FAIL" if i == criterion else "PASS", detail=description if i == criterion else "ok")
+        CheckResult(
+            criterion=i, result="FAIL" if i == criterion else "PASS", detail=description if i == criterion else "ok"
+        )
         for i in request.rubric.criterion_ids()
     ]
     issue = ReviewIssue(criterion=criterion, description=description, evidence=evidence)
@@ -44,8 +37,14 @@ def failing(request: ReviewRequest, criterion: str, description: str, evidence: 
 def _outcome(name: str, slot: Slot, step: Step) -> ReviewOutcome:
     """Turn a scripted step into an outcome; exceptions and statuses fail closed."""
     if isinstance(step, Review):
-        return ReviewOutcome(slot=slot, reviewer=name, status=ReviewStatus.OK, review=step,
-                             usage=Usage(input_tokens=100, output_tokens=20), raw_response=step.model_dump_json())
+        return ReviewOutcome(
+            slot=slot,
+            reviewer=name,
+            status=ReviewStatus.OK,
+            review=step,
+            usage=Usage(input_tokens=100, output_tokens=20),
+            raw_response=step.model_dump_json(),
+        )
     if isinstance(step, ReviewStatus):
         return ReviewOutcome(slot=slot, reviewer=name, status=step, error=f"scripted {step.value}")
     status = ReviewStatus.TIMEOUT if isinstance(step, TimeoutError) else ReviewStatus.ERROR

@@ -42,8 +42,14 @@ class FixJob(BaseModel):
     def _fill_params(self) -> FixJob:
         if not self.params:
             prompt = build_fix_prompt(self.request.spec, self.request.output, self.request.issues)
-            self.__dict__["params"] = request_body(self.model, self.max_tokens, prompt, FixPlan, self.effort,
-                                                   cache=planned(LEDGER, self.model, prompt, True))
+            self.__dict__["params"] = request_body(
+                self.model,
+                self.max_tokens,
+                prompt,
+                FixPlan,
+                self.effort,
+                cache=planned(LEDGER, self.model, prompt, True),
+            )
         return self
 
 
@@ -57,8 +63,13 @@ def answers(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[FixJob]) 
     """Every job's answer by custom_id once the batch has ended (a job with no result line is an error answer)."""
     by_id = {job.custom_id: job for job in jobs}
     status = mb.poll(client, batch_id)
-    found = mb.read_results(client, batch_id, by_id, lambda job, result: _answer(job, result, status.latency_s),
-                            lambda job: FixAnswer(plan=None, error="the results hold two lines for this request"))
+    found = mb.read_results(
+        client,
+        batch_id,
+        by_id,
+        lambda job, result: _answer(job, result, status.latency_s),
+        lambda job: FixAnswer(plan=None, error="the results hold two lines for this request"),
+    )
     missing = FixAnswer(plan=None, error=f"no result returned for this request in message batch {batch_id}")
     return {cid: found.get(cid, missing) for cid in by_id}
 
@@ -72,8 +83,9 @@ def _answer(job: FixJob, result: Any, latency_s: float) -> FixAnswer:
         return unanswered(job, f"the batch request did not succeed ({kind})")
     res = answer_result(result.message, job.params, FixPlan, "fix", latency_s, batch=True)
     usage, cost, _ = res.total()
-    return FixAnswer(plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", job.model),
-                     error=res.error)
+    return FixAnswer(
+        plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", job.model), error=res.error
+    )
 
 
 class Answered:
@@ -86,12 +98,12 @@ class Answered:
         return self.answer
 
 
-
 def unanswered(job: FixJob, error: str) -> FixAnswer:
     """A job the API says it did not process (errored, canceled, expired, refused): an error answer whose call row
     answers the job's *sent* note at no cost (the API bills only the requests it processed)."""
-    return FixAnswer(plan=None, error=error,
-                     calls=[LLMCall(purpose="fix", model=job.model, request=job.params, error=error)])
+    return FixAnswer(
+        plan=None, error=error, calls=[LLMCall(purpose="fix", model=job.model, request=job.params, error=error)]
+    )
 
 
 class OnRecord:

@@ -230,8 +230,9 @@ CREATE_RETRIES = 3
 """Creates tried again after an answer that says no batch was made (NOT_TAKEN), backing off."""
 
 
-def submit(client: anthropic.Anthropic, jobs: Sequence[Job],
-           refused: Callable[[list[LLMCall]], None] = lambda calls: None) -> str:
+def submit(
+    client: anthropic.Anthropic, jobs: Sequence[Job], refused: Callable[[list[LLMCall]], None] = lambda calls: None
+) -> str:
     """Create one Message Batch from the jobs; returns its API id (store it with the jobs).
 
     Every job's request is put on record as sent (`note_sending`, once per create) before the batch is created: a
@@ -260,7 +261,7 @@ def submit(client: anthropic.Anthropic, jobs: Sequence[Job],
                 refused([_error_call(job, str(error)) for job in jobs])
             if exc.status_code not in NOT_TAKEN or attempt == CREATE_RETRIES:
                 raise error from exc
-            time.sleep(_retry_after(exc) or min(0.5 * 2 ** attempt, 8.0) * CREATE_BACKOFF)
+            time.sleep(_retry_after(exc) or min(0.5 * 2**attempt, 8.0) * CREATE_BACKOFF)
         except Exception as exc:  # noqa: BLE001 - every failure is reported the same readable way
             raise _api_error(action, exc, client) from exc
     raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
@@ -292,8 +293,9 @@ def may_have_made(error: BatchError) -> bool:
     cause = error.__cause__
     if isinstance(cause, anthropic.APIConnectionError):  # (timeouts are connection errors)
         return True
-    return isinstance(cause, anthropic.APIStatusError) and (cause.status_code == 408 or (
-        cause.status_code >= 500 and cause.status_code not in NOT_TAKEN))
+    return isinstance(cause, anthropic.APIStatusError) and (
+        cause.status_code == 408 or (cause.status_code >= 500 and cause.status_code not in NOT_TAKEN)
+    )
 
 
 def _status_of(batch: Any) -> BatchStatus:
@@ -342,8 +344,13 @@ def collect(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[ReviewJob
             f"message batch {batch_id} is still {status.processing_status} "
             f"({status.request_counts.processing} processing); poll again before {status.expires_at:%Y-%m-%d %H:%M} UTC"
         )
-    found = read_results(client, batch_id, by_id, lambda job, result: outcome_of(job, result, status.latency_s),
-                         lambda job: _error_outcome(job, "the results hold two lines for this request", status.latency_s))
+    found = read_results(
+        client,
+        batch_id,
+        by_id,
+        lambda job, result: outcome_of(job, result, status.latency_s),
+        lambda job: _error_outcome(job, "the results hold two lines for this request", status.latency_s),
+    )
     missing = f"no result returned for this request in message batch {batch_id}"
     return {
         cid: found[cid] if cid in found else _error_outcome(job, missing, status.latency_s)
@@ -351,8 +358,13 @@ def collect(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[ReviewJob
     }
 
 
-def read_results(client: anthropic.Anthropic, batch_id: str, by_id: Mapping[str, J],
-                 read: Callable[[J, Any], T], twice: Callable[[J], T]) -> dict[str, T]:
+def read_results(
+    client: anthropic.Anthropic,
+    batch_id: str,
+    by_id: Mapping[str, J],
+    read: Callable[[J, Any], T],
+    twice: Callable[[J], T],
+) -> dict[str, T]:
     """Stream the results file into `read(job, result)` by custom_id (`twice(job)` for an id answered twice);
     lines for ids we never sent are skipped."""
     found: dict[str, T] = {}
@@ -382,8 +394,11 @@ def outcome_of(job: ReviewJob, result: Any, latency_s: float = 0.0) -> ReviewOut
             message = result.message
             if not isinstance(message, Message):
                 raise TypeError(f"answer was not a message: {type(message).__name__}")
-            res = keep_contract(answer_result(message, job.params, Review, "review", latency_s, batch=True),
-                                job.request.rubric, job.request.output)
+            res = keep_contract(
+                answer_result(message, job.params, Review, "review", latency_s, batch=True),
+                job.request.rubric,
+                job.request.output,
+            )
             return review_outcome(res, job.slot, job.model, job.model)
         if kind == "errored":
             return _error_outcome(job, f"batch request errored: {_error_text(result)}", latency_s)

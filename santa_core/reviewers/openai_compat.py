@@ -100,8 +100,9 @@ def answer_text(completion: ChatCompletion) -> tuple[str, str | None, str | None
     return content or "", refusal, choice.finish_reason
 
 
-def check_answer(completion: ChatCompletion, schema: type[BaseModel], purpose: str, model: str,
-                 max_tokens: int) -> tuple[BaseModel | None, str | None]:
+def check_answer(
+    completion: ChatCompletion, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
+) -> tuple[BaseModel | None, str | None]:
     """Validate a 200 answer: a choice, no refusal, finished, then the schema. Returns (parsed, error)."""
     who = ROLES[purpose][0]
     text, refusal, finish = answer_text(completion)
@@ -127,8 +128,9 @@ def describe_failure(exc: Exception, timeout: float, provider: str) -> tuple[Rev
     if isinstance(exc, openai.APITimeoutError):
         return ReviewStatus.TIMEOUT, f"timed out: no answer within {timeout:g}s{retries_note(exc.request)}"
     if isinstance(exc, openai.APIStatusError):
-        return ReviewStatus.ERROR, status_text(exc.status_code, getattr(exc, "type", None), exc.response.request,
-                                               exc.message)
+        return ReviewStatus.ERROR, status_text(
+            exc.status_code, getattr(exc, "type", None), exc.response.request, exc.message
+        )
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
         return ReviewStatus.ERROR, f"could not reach the {provider} API{retries_note(exc.request)}: {cause}"
@@ -145,12 +147,22 @@ class ChatCaller(StructuredCaller):
 
     connection_errors = (openai.APIConnectionError,)
 
-    def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai",
-                 strict: bool = True, max_tokens: int = DEFAULT_MAX_TOKENS, timeout: float = 120.0,
-                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        client: openai.OpenAI,
+        provider: str = "openai",
+        strict: bool = True,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        timeout: float = 120.0,
+        max_retries: int = DEFAULT_RETRIES,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+    ) -> None:
         # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
-        StructuredCaller.__init__(self, model, without_sdk_retries(client), max_tokens, timeout, max_retries,
-                                  answer_attempts, name=name)
+        StructuredCaller.__init__(
+            self, model, without_sdk_retries(client), max_tokens, timeout, max_retries, answer_attempts, name=name
+        )
         self.provider = provider
         self.strict = strict
 
@@ -177,22 +189,34 @@ class ChatCaller(StructuredCaller):
     def _send(self, body: dict, retries: int = 0) -> ChatCompletion:
         # create(), not parse(): parse() raises on an answer that does not validate, losing the raw text and the
         # billed usage; the body carries the response_format parse() would build, and we validate ourselves.
-        completion = self._client.chat.completions.create(**body, timeout=self.timeout,
-                                                          extra_headers={RETRY_HEADER: str(retries)})
+        completion = self._client.chat.completions.create(
+            **body, timeout=self.timeout, extra_headers={RETRY_HEADER: str(retries)}
+        )
         if not isinstance(completion, ChatCompletion):
             raise TypeError(f"API answer was not a chat completion: {type(completion).__name__}")
         return completion
 
-    def _answer(self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: str,
-                latency_s: float) -> CallResult:
+    def _answer(
+        self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: str, latency_s: float
+    ) -> CallResult:
         max_tokens = int(body.get(self._tokens_field) or 0)
         text = answer_text(answer)[0]
         usage, cost = priced(self.name, usage_of(answer), body)
         parsed, error = check_answer(answer, schema, purpose, self.name, max_tokens)
         truncated = bool(answer.choices) and answer.choices[0].finish_reason == "length"
         raw = text if text or error is None else raw_of(answer)  # an error with no text keeps the whole answer
-        return CallResult(parsed, raw, usage, error, ReviewStatus.OK if error is None else ReviewStatus.ERROR,
-                          latency_s, body, cost, retryable=error is not None, truncated=truncated)
+        return CallResult(
+            parsed,
+            raw,
+            usage,
+            error,
+            ReviewStatus.OK if error is None else ReviewStatus.ERROR,
+            latency_s,
+            body,
+            cost,
+            retryable=error is not None,
+            truncated=truncated,
+        )
 
     def _failure(self, exc: Exception) -> tuple[ReviewStatus, str]:
         return describe_failure(exc, self.timeout, self.provider)
@@ -213,15 +237,26 @@ class ChatFixer(ChatCaller, ModelFixer):
 class ChatScreen(ChatCaller, ModelScreen):
     """A Chat Completions model as the known-answer screen."""
 
-    def __init__(self, name: str, model: str, client: openai.OpenAI, provider: str = "openai", timeout: float = 60.0,
-                 max_retries: int = DEFAULT_RETRIES, answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS) -> None:
+    def __init__(
+        self,
+        name: str,
+        model: str,
+        client: openai.OpenAI,
+        provider: str = "openai",
+        timeout: float = 60.0,
+        max_retries: int = DEFAULT_RETRIES,
+        answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
+    ) -> None:
         room = REASONING_SCREEN_TOKENS if provider == "openai" else SCREEN_MAX_TOKENS
         ChatCaller.__init__(self, name, model, client, provider, True, room, timeout, max_retries, answer_attempts)
 
     def _screen_body(self, text: str, key: str) -> dict:
         prompt = screen_prompt(text, key)
-        return {"model": self.model, self._tokens_field: self.max_tokens,
-                "messages": [{"role": "user", "content": prompt.user}]}
+        return {
+            "model": self.model,
+            self._tokens_field: self.max_tokens,
+            "messages": [{"role": "user", "content": prompt.user}],
+        }
 
     def _read_screen(self, answer: Any, body: dict) -> ScreenAnswer:
         """A cut-off answer is judged (a model running past a short key has left the instruction behind); a

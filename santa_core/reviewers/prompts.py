@@ -166,8 +166,13 @@ def build_review_prompt(rubric: Rubric, spec: str, output: str, nonce: str | Non
 def render_issues(issues: list[MergedIssue], output: str | None = None) -> str:
     """Numbered list of the merged critical issues for the fix agent; with the output, unanchored ones are marked."""
     return "\n".join(
-        f"[{i}] ({it.criterion}) {it.description}" + (f"\n    evidence: {it.evidence}" if it.evidence else "")
-        + ("\n    unanchored: a person fixes this one" if output is not None and not scope_of(output, it.evidence) else "")
+        f"[{i}] ({it.criterion}) {it.description}"
+        + (f"\n    evidence: {it.evidence}" if it.evidence else "")
+        + (
+            "\n    unanchored: a person fixes this one"
+            if output is not None and not scope_of(output, it.evidence)
+            else ""
+        )
         for i, it in enumerate(issues)
     )
 

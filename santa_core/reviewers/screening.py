@@ -18,12 +18,7 @@ from santa_core.checks.extraction import judge_quotes
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text, text_hash
 from santa_core.models import LLMCall, ScreenResult, ScreenRole, Usage
 from santa_core.reviewers.base import CallNotRecorded
-from santa_core.reviewers.calls import (
-    DEFAULT_ANSWER_ATTEMPTS,
-    DEFAULT_RETRIES,
-    StructuredCaller,
-    unreadable,
-)
+from santa_core.reviewers.calls import DEFAULT_ANSWER_ATTEMPTS, DEFAULT_RETRIES, StructuredCaller, unreadable
 
 
 @dataclass

@@ -32,8 +32,14 @@ def accept_suggestion(store: Store, log: learning.Log, suggestion: learning.Sugg
         if decision.key == suggestion.key:  # before the text is changed, which would refuse it less clearly
             raise learning.SuggestionDecided(suggestion.key, decision.action)
     doc = store.document(suggestion.rubric)
-    saved = store.save(learning.accepted(doc, suggestion), author, learning.acceptance_note(suggestion), doc.version,
-                       source="suggestion", suggestion_key=suggestion.key)
+    saved = store.save(
+        learning.accepted(doc, suggestion),
+        author,
+        learning.acceptance_note(suggestion),
+        doc.version,
+        source="suggestion",
+        suggestion_key=suggestion.key,
+    )
     # After the version: a crash in between leaves a version that already covers the suggestion, which is then
     # no longer offered (`learning.suggestions` drops what the rubric covers), never an acceptance without one.
     log.decide(suggestion, "accepted", author, version=saved.version)
@@ -51,8 +57,16 @@ def import_file(store: Store, text: str, fmt: str, author: str, note: str = "") 
     return store.import_text(text, fmt, author, note)
 
 
-def try_rubric(store: Store, rubric: Rubric, output: str, actor: str, spec: str = "", reviewer: Reviewer | None = None,
-               run_id: int | None = None, stored_version: int | None = None) -> trials.Trial:
+def try_rubric(
+    store: Store,
+    rubric: Rubric,
+    output: str,
+    actor: str,
+    spec: str = "",
+    reviewer: Reviewer | None = None,
+    run_id: int | None = None,
+    stored_version: int | None = None,
+) -> trials.Trial:
     """Try the rubric on a text and keep the trial ("try" on a sample; "recheck" of past run `run_id`) with its
     checks, verdict and the reviewer's call; the trial.
 
@@ -71,6 +85,16 @@ def try_rubric(store: Store, rubric: Rubric, output: str, actor: str, spec: str 
         trial = trials.try_rubric(rubric, output, spec, reviewer)
     if trial.outcome is not None:
         store.note_calls_answered(served, trial.outcome.calls)
-    store.record_trial(kind, rubric, output, trial.checks, trial.outcome, actor, run_id=run_id,
-                       stored_version=stored_version, verdict=trial.verdict, trial_key=served.trial_key)
+    store.record_trial(
+        kind,
+        rubric,
+        output,
+        trial.checks,
+        trial.outcome,
+        actor,
+        run_id=run_id,
+        stored_version=stored_version,
+        verdict=trial.verdict,
+        trial_key=served.trial_key,
+    )
     return trial

@@ -106,8 +106,11 @@ class Suggestion(BaseModel):
     @property
     def title(self) -> str:
         """In words, for the page and the command line."""
-        what = (f"forbid “{self.phrase}”" if self.kind == "forbidden_terms"
-                else f"sharpen the pass condition (“{self.phrase}”)")
+        what = (
+            f"forbid “{self.phrase}”"
+            if self.kind == "forbidden_terms"
+            else f"sharpen the pass condition (“{self.phrase}”)"
+        )
         seen = f"seen in {len(self.runs)} runs" + (f", {self.escapes} of them escapes" if self.escapes else "")
         return f"{self.criterion_name}: {what} — {seen}"
 
@@ -144,13 +147,16 @@ class Log(Protocol):
         """The rubric's suggestion decisions, oldest first."""
         ...
 
-    def decide(self, suggestion: Suggestion, action: str, actor: str, note: str = "", version: int | None = None) -> int:
+    def decide(
+        self, suggestion: Suggestion, action: str, actor: str, note: str = "", version: int | None = None
+    ) -> int:
         """Record a decision (PermissionDenied, nothing written, unless the actor may change rubrics)."""
         ...
 
 
-def suggestions(rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int, str],
-                min_runs: int = MIN_RUNS) -> list[Suggestion]:
+def suggestions(
+    rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int, str], min_runs: int = MIN_RUNS
+) -> list[Suggestion]:
     """The suggestions the items argue for, most runs first (ties by key); none already covered by the rubric.
 
     `items`: the rubric's failed rounds and escapes in the window; `nice`: run id → the text of each run that shipped
@@ -191,8 +197,13 @@ def _items(items: Iterable[LearningItem], criteria: Mapping[str, Criterion]) -> 
     seen: set[str] = set()
     taken = 0
     for item in sorted(items, key=lambda i: (-i.run_id, i.key)):
-        issues = [i for i in item.issues if i.flagged_by != "check" and normalise(i.criterion) in criteria
-                  and normalise(i.criterion) not in SKIPPED_CRITERIA][:MAX_ISSUES - taken]
+        issues = [
+            i
+            for i in item.issues
+            if i.flagged_by != "check"
+            and normalise(i.criterion) in criteria
+            and normalise(i.criterion) not in SKIPPED_CRITERIA
+        ][: MAX_ISSUES - taken]
         if issues and item.key not in seen:
             seen.add(item.key)
             out.append(_clipped(item, issues))
@@ -224,7 +235,7 @@ def _clipped(item: LearningItem, issues: Sequence[MergedIssue]) -> LearningItem:
     parts = []
     for start, end in sorted(spans):
         pad = max(0, MAX_EVIDENCE_CHARS - (end - start)) // 2
-        parts.append(item.text[max(0, start - pad):end + pad])
+        parts.append(item.text[max(0, start - pad) : end + pad])
     return item.model_copy(update={"issues": short, "text": "\n".join(parts)})
 
 
@@ -251,18 +262,26 @@ def _phrase(pattern: Pattern) -> str:
     return most_flagged(m.issue for m in pattern.members) or (pattern.signature[0] if pattern.signature else "")
 
 
-def _suggest(rubric: str, criterion: Criterion, phrase: str, members: Sequence[LearningItem],
-             issues: Sequence[MergedIssue]) -> Suggestion | None:
+def _suggest(
+    rubric: str, criterion: Criterion, phrase: str, members: Sequence[LearningItem], issues: Sequence[MergedIssue]
+) -> Suggestion | None:
     """A forbidden term when the phrase is a stable literal the criterion's check can take, else a sharper condition."""
     check = criterion.check
     if phrase and _literal(phrase, members) and (check is None or check.get("type") == "forbidden_terms"):
         terms = list((check or {}).get("terms", []))
         if _forbids(terms, phrase):
             return None  # the criterion forbids it already (a suggestion accepted earlier, or written by hand)
-        return Suggestion(key=suggestion_key(rubric, criterion.id, "forbidden_terms", phrase), rubric=rubric,
-                          criterion=criterion.id, criterion_name=criterion.name, kind="forbidden_terms",
-                          phrase=phrase, check={"type": "forbidden_terms", "terms": [*terms, phrase]},
-                          runs=_runs(members), escapes=_escapes(members))
+        return Suggestion(
+            key=suggestion_key(rubric, criterion.id, "forbidden_terms", phrase),
+            rubric=rubric,
+            criterion=criterion.id,
+            criterion_name=criterion.name,
+            kind="forbidden_terms",
+            phrase=phrase,
+            check={"type": "forbidden_terms", "terms": [*terms, phrase]},
+            runs=_runs(members),
+            escapes=_escapes(members),
+        )
     return _sharper(rubric, criterion, phrase or _example(issues), members)
 
 
@@ -291,9 +310,17 @@ def _sharper(rubric: str, criterion: Criterion, example: str, members: Sequence[
     if not example or normalise(example) in normalise(criterion.pass_condition):
         return None
     sharper = _sharpened(criterion.pass_condition, example)
-    return Suggestion(key=suggestion_key(rubric, criterion.id, "pass_condition", example), rubric=rubric,
-                      criterion=criterion.id, criterion_name=criterion.name, kind="pass_condition", phrase=example,
-                      pass_condition=sharper, runs=_runs(members), escapes=_escapes(members))
+    return Suggestion(
+        key=suggestion_key(rubric, criterion.id, "pass_condition", example),
+        rubric=rubric,
+        criterion=criterion.id,
+        criterion_name=criterion.name,
+        kind="pass_condition",
+        phrase=example,
+        pass_condition=sharper,
+        runs=_runs(members),
+        escapes=_escapes(members),
+    )
 
 
 def _example(issues: Iterable[MergedIssue]) -> str:
@@ -310,7 +337,7 @@ def _cut(text: str) -> str:
     text = " ".join(text.replace("“", "").replace("”", "").split())
     if len(text) <= MAX_EXAMPLE_CHARS:
         return text
-    head = text[:MAX_EXAMPLE_CHARS - 1]
+    head = text[: MAX_EXAMPLE_CHARS - 1]
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip() + "…"
 
 
@@ -344,8 +371,10 @@ def accepted(doc: RubricDocument, suggestion: Suggestion) -> RubricDocument:
         raise ValueError(f"the suggestion is for rubric {suggestion.rubric!r}, not {doc.name!r}")
     ids = [c.id for c in doc.criteria]
     if suggestion.criterion not in ids:
-        raise ValueError(f"criterion {suggestion.criterion!r} is not {doc.name}'s own (it comes from a rubric it "
-                         f"extends: {', '.join(doc.extends) or 'none'}); add the check there")
+        raise ValueError(
+            f"criterion {suggestion.criterion!r} is not {doc.name}'s own (it comes from a rubric it "
+            f"extends: {', '.join(doc.extends) or 'none'}); add the check there"
+        )
     (criterion,) = [c for c in doc.criteria if c.id == suggestion.criterion]
     # Made from the criterion as the latest version has it: an author's edit since the suggestion was drawn up (other
     # terms, a reworded condition) is kept, never overwritten with the suggestion's copy of the older one.
@@ -362,13 +391,16 @@ def _changed(criterion: Criterion, suggestion: Suggestion) -> Criterion:
         return criterion.model_copy(update={"pass_condition": _sharpened(criterion.pass_condition, suggestion.phrase)})
     check = criterion.check
     if check is not None and check.get("type") != "forbidden_terms":
-        raise ValueError(f"criterion {criterion.id!r} now carries a {check.get('type')} check; a criterion has one "
-                         "check, so add the term by hand or dismiss the suggestion")
+        raise ValueError(
+            f"criterion {criterion.id!r} now carries a {check.get('type')} check; a criterion has one "
+            "check, so add the term by hand or dismiss the suggestion"
+        )
     terms = list((check or {}).get("terms", []))
     if _forbids(terms, suggestion.phrase):
         raise ValueError(f"criterion {criterion.id!r} forbids “{suggestion.phrase}” already")
-    return criterion.model_copy(update={"check": {**(check or {"type": "forbidden_terms"}),
-                                                  "terms": [*terms, suggestion.phrase]}})
+    return criterion.model_copy(
+        update={"check": {**(check or {"type": "forbidden_terms"}), "terms": [*terms, suggestion.phrase]}}
+    )
 
 
 def _sharpened(condition: str, example: str) -> str:
@@ -378,7 +410,7 @@ def _sharpened(condition: str, example: str) -> str:
 def acceptance_note(suggestion: Suggestion) -> str:
     """The change note of the version an accepted suggestion saves: where it came from and why."""
     runs = ", ".join(f"#{r}" for r in suggestion.runs[:10]) + (" …" if len(suggestion.runs) > 10 else "")
-    return (f"from suggestion {suggestion.key}: {suggestion.title} (runs {runs})")
+    return f"from suggestion {suggestion.key}: {suggestion.title} (runs {runs})"
 
 
 class TryResult(BaseModel):
@@ -394,8 +426,9 @@ class TryResult(BaseModel):
     """NICE runs it passes."""
 
 
-def try_suggestion(suggestion: Suggestion, rubric: Rubric, items: Iterable[LearningItem],
-                   nice: Mapping[int, str]) -> TryResult:
+def try_suggestion(
+    suggestion: Suggestion, rubric: Rubric, items: Iterable[LearningItem], nice: Mapping[int, str]
+) -> TryResult:
     """Run a forbidden-term suggestion's check (free: deterministic) on each evidence run's texts and each NICE run.
 
     A run is a hit when the check fails any of its items' texts (a round it failed in, or the text an escape was
@@ -411,16 +444,18 @@ def try_suggestion(suggestion: Suggestion, rubric: Rubric, items: Iterable[Learn
         if item.run_id in evidence and item.run_id not in caught and _fails(probe, item.text):
             caught.add(item.run_id)
     alarms = sorted(r for r, text in nice.items() if _fails(probe, text))
-    return TryResult(hits=sorted(caught), misses=sorted(evidence - caught), false_alarms=alarms,
-                     clean=len(nice) - len(alarms))
+    return TryResult(
+        hits=sorted(caught), misses=sorted(evidence - caught), false_alarms=alarms, clean=len(nice) - len(alarms)
+    )
 
 
 def _fails(probe: Rubric, text: str) -> bool:
     return any(o.result == "FAIL" for o in run_criterion_checks(probe, text))
 
 
-def pending(rubric: Rubric, log: Log, days: int = WINDOW_DAYS, min_runs: int = MIN_RUNS
-            ) -> tuple[list[Suggestion], list[LearningItem], dict[int, str]]:
+def pending(
+    rubric: Rubric, log: Log, days: int = WINDOW_DAYS, min_runs: int = MIN_RUNS
+) -> tuple[list[Suggestion], list[LearningItem], dict[int, str]]:
     """The rubric's suggestions nobody has decided on yet, with the items and NICE texts they came from."""
     items, nice = log.learning_items(rubric.name, days)
     decided = {d.key for d in log.decisions(rubric.name)}

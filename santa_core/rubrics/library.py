@@ -85,7 +85,7 @@ def load_rubric_file(path: str | Path, lookup: Lookup | None = None) -> Rubric:
 
 
 def format_of(path: str | Path) -> str:
-    """"json" for a .json file, else "yaml"."""
+    """ "json" for a .json file, else "yaml"."""
     return "json" if Path(path).suffix.lower() == ".json" else "yaml"
 
 
@@ -141,7 +141,7 @@ def resolve(doc: RubricDocument, lookup: Lookup) -> Rubric:
 
 
 def split_ref(ref: str) -> tuple[str, int | None]:
-    """"general@2" -> ("general", 2); "general" -> ("general", None)."""
+    """ "general@2" -> ("general", 2); "general" -> ("general", None)."""
     name, sep, version = ref.partition("@")
     if not sep:
         return name, None
@@ -310,8 +310,12 @@ def _parse(text: str, fmt: str) -> tuple[Any, _Lines]:
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         code = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or "?")
-        raise RubricFileError([f"invalid YAML: character U+{code:04X} is not allowed in a YAML file; "
-                               f"remove it or write it as an escape in double quotes (line {line})"]) from exc
+        raise RubricFileError(
+            [
+                f"invalid YAML: character U+{code:04X} is not allowed in a YAML file; "
+                f"remove it or write it as an escape in double quotes (line {line})"
+            ]
+        ) from exc
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" (line {mark.line + 1})" if mark is not None else ""
@@ -333,15 +337,18 @@ class _NoAliasLoader(yaml.SafeLoader):
     def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
-            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a rubric file",
-                                              event.start_mark)
+            raise yaml.composer.ComposerError(
+                None, None, "aliases (*name) are not allowed in a rubric file", event.start_mark
+            )
         return super().compose_node(parent, index)  # type: ignore[arg-type]
 
 
 def _json_nodes(text: str) -> yaml.Node | None:
     """YAML's node tree of a JSON text, for line numbers only (JSON is nearly a subset of YAML)."""
     # Tabs and characters YAML refuses become spaces: same lines, and only lines are wanted here.
-    text = re.sub(r"[^\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\u2028\u2029]", " ", text)  # YAML breaks lines at U+2028/9
+    text = re.sub(
+        r"[^\n\x20-\x7e\u00a0-\ud7ff\ue000-\ufffd]|[\u2028\u2029]", " ", text
+    )  # YAML breaks lines at U+2028/9
     loader = None
     try:
         loader = yaml.SafeLoader(text)
@@ -396,8 +403,12 @@ def _semantic_errors(doc: RubricDocument, lines: _Lines) -> list[str]:
     """Duplicate ids, invalid deterministic checks and malformed `extends` entries, located."""
     errors, seen = [], set()
     if doc.name in _EXTENDS_ALIASES:
-        errors.append(lines.label(("name",), f"{doc.name!r} is reserved (in extends it means "
-                                              f"{_EXTENDS_ALIASES[doc.name]}); pick another name"))
+        errors.append(
+            lines.label(
+                ("name",),
+                f"{doc.name!r} is reserved (in extends it means {_EXTENDS_ALIASES[doc.name]}); pick another name",
+            )
+        )
     for i, ref in enumerate(doc.extends):
         try:
             split_ref(ref)
@@ -413,9 +424,7 @@ def _semantic_errors(doc: RubricDocument, lines: _Lines) -> list[str]:
             errors.append(lines.label(("criteria", i, "id"), f"duplicate criterion id {c.id!r}"))
         seen.add(c.id)
         if c.check is not None:
-            errors += [
-                lines.label(("criteria", i, "check", *loc), msg) for loc, msg in check_config_errors(c.check)
-            ]
+            errors += [lines.label(("criteria", i, "check", *loc), msg) for loc, msg in check_config_errors(c.check)]
     return errors
 
 
@@ -436,9 +445,12 @@ def _pin(doc: RubricDocument, lookup: Lookup, lines: _Lines) -> tuple[RubricDocu
         parents.append(parent)
         taken = {c.id for c in parent_doc.criteria if c.retired}
         errors += [
-            lines.label(("criteria", j, "id"), f"criterion id {c.id!r} is retired in {pinned[-1]}; retired ids stay "
-                                               "reserved, so pick another id")
-            for j, c in enumerate(doc.criteria) if c.id in taken
+            lines.label(
+                ("criteria", j, "id"),
+                f"criterion id {c.id!r} is retired in {pinned[-1]}; retired ids stay reserved, so pick another id",
+            )
+            for j, c in enumerate(doc.criteria)
+            if c.id in taken
         ]
     if errors:
         raise RubricFileError(errors)
@@ -452,9 +464,16 @@ def _check_against_parents(doc: RubricDocument, parents: list[Rubric], lines: _L
     for ref, parent in zip(doc.extends, parents, strict=True):
         for c in parent.criteria:
             if c.id in owner and owner[c.id] != c:
-                errors.append(lines.label(("extends",), (f"{ref} and another parent define criterion {c.id!r} differently: one of them was "
-                                "built on an older version of a shared parent; save it on the newer version first, "
-                                "or keep the parents pinned")))
+                errors.append(
+                    lines.label(
+                        ("extends",),
+                        (
+                            f"{ref} and another parent define criterion {c.id!r} differently: one of them was "
+                            "built on an older version of a shared parent; save it on the newer version first, "
+                            "or keep the parents pinned"
+                        ),
+                    )
+                )
             owner.setdefault(c.id, c)
     for i, c in enumerate(doc.criteria):
         if c.id in owner:

@@ -218,8 +218,10 @@ def _third_reviewer_findings(index: int, c: CriterionDraft) -> list[LintFinding]
     if c.retired:
         why = "this criterion is retired, so no reviewer judges it: the third reviewer mark does nothing"
     elif c.severity == "suggestion":
-        why = ("a third reviewer is paid on every run for this suggestion, whose failure never blocks shipping: "
-               "make it critical, or leave the third reviewer off")
+        why = (
+            "a third reviewer is paid on every run for this suggestion, whose failure never blocks shipping: "
+            "make it critical, or leave the third reviewer off"
+        )
     else:
         return []
     return [LintFinding("warning", index, c.id, "third_reviewer", why)]
@@ -251,8 +253,9 @@ thing to check, not a hedge."""
 
 def _words_pattern(words: Sequence[str]) -> re.Pattern[str]:
     """Whole words or phrases, any spacing or hyphens between a phrase's words (one bounded run each: linear)."""
-    return re.compile(r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in words) + r")\b",
-                      re.IGNORECASE)
+    return re.compile(
+        r"\b(?:" + "|".join(r"[\s-]+".join(map(re.escape, w.split())) for w in words) + r")\b", re.IGNORECASE
+    )
 
 
 _VAGUE = _words_pattern(VAGUE_WORDS)

@@ -119,8 +119,15 @@ class Store(CallLog, Protocol):
         """A version as the canonical YAML or JSON file."""
         ...
 
-    def save(self, doc: RubricDocument, author: str, note: str, base_version: int | None,
-             source: str = "studio", suggestion_key: str | None = None) -> SaveResult:
+    def save(
+        self,
+        doc: RubricDocument,
+        author: str,
+        note: str,
+        base_version: int | None,
+        source: str = "studio",
+        suggestion_key: str | None = None,
+    ) -> SaveResult:
         """Save a new version made from `base_version` (RubricSaveError, RubricConflict: nothing saved); with
         `suggestion_key`, refused (SuggestionDecided) when that suggestion was decided on already."""
         ...
@@ -133,15 +140,25 @@ class Store(CallLog, Protocol):
         """Refuse (PermissionDenied) an actor whose stored roles do not allow the permission; writes nothing."""
         ...
 
-    def record_trial(self, kind: str, rubric: Rubric, output: str, checks: list[CheckOutcome],
-                     outcome: ReviewOutcome | None, actor: str, run_id: int | None = None,
-                     stored_version: int | None = None, verdict: str | None = None,
-                     trial_key: str | None = None) -> int:
+    def record_trial(
+        self,
+        kind: str,
+        rubric: Rubric,
+        output: str,
+        checks: list[CheckOutcome],
+        outcome: ReviewOutcome | None,
+        actor: str,
+        run_id: int | None = None,
+        stored_version: int | None = None,
+        verdict: str | None = None,
+        trial_key: str | None = None,
+    ) -> int:
         """Append one trial (its calls, named by `trial_key`, already on record); its id."""
         ...
 
-    def trials(self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200,
-               rubric: str | None = None) -> list[TrialView]:
+    def trials(
+        self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200, rubric: str | None = None
+    ) -> list[TrialView]:
         """Stored trials, newest first."""
         ...
 

@@ -16,7 +16,11 @@ from santa_core.reviewers.base import Reviewer, ReviewRequest
 from santa_core.run.gate import slot_passes
 
 Effect = Literal[
-    "would now be caught", "would now pass", "no change", "checks pass; no reviewer asked", "reviewer error: not counted"
+    "would now be caught",
+    "would now pass",
+    "no change",
+    "checks pass; no reviewer asked",
+    "reviewer error: not counted",
 ]
 SHIPPED_STATUSES = frozenset({"shipped", "resolved_shipped"})
 
@@ -66,7 +70,13 @@ def try_rubric(rubric: Rubric, output: str, spec: str = "", reviewer: Reviewer |
     outcome = None
     if reviewer is not None and not injected_in(blocking):
         outcome = reviewer.review(ReviewRequest(rubric=rubric, spec=spec, output=output), "B")
-    return Trial(criteria=rubric.criterion_ids(), advisory=rubric.advisory_ids(), checks=checks, blocking=blocking, outcome=outcome)
+    return Trial(
+        criteria=rubric.criterion_ids(),
+        advisory=rubric.advisory_ids(),
+        checks=checks,
+        blocking=blocking,
+        outcome=outcome,
+    )
 
 
 def injected_in(blocking: list[MergedIssue]) -> bool:

@@ -41,8 +41,14 @@ def _check_text(text: str, what: str) -> str:
     return text
 
 
-def _decide(store: Store, run_id: int, state: RunState, event: engine.Event, decision: DecisionIn,
-            next_round_text: str | None = None) -> RunState:
+def _decide(
+    store: Store,
+    run_id: int,
+    state: RunState,
+    event: engine.Event,
+    decision: DecisionIn,
+    next_round_text: str | None = None,
+) -> RunState:
     """Commit decision, next round and state change together, or nothing if someone was faster."""
     if problem := control_problem(decision.reason, "The reason"):
         raise ActionError(f"{problem}.")
@@ -52,8 +58,10 @@ def _decide(store: Store, run_id: int, state: RunState, event: engine.Event, dec
     return new
 
 
-STALE_PROPOSAL = ("The fix proposal changed while you were deciding (someone asked the fix agent again); "
-                  "nothing was recorded. Look at the new proposal and decide again.")
+STALE_PROPOSAL = (
+    "The fix proposal changed while you were deciding (someone asked the fix agent again); "
+    "nothing was recorded. Look at the new proposal and decide again."
+)
 
 
 def _current_proposal(store: Store, run_id: int, attempt: int | None):
@@ -72,8 +80,9 @@ def rounds_up_to(store: Store, run_id: int, current: RoundRecord) -> list[RoundR
     return [r for r in earlier if r is not None] + [current]
 
 
-def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "",
-                attempt: int | None = None) -> RunState:
+def approve_fix(
+    store: Store, run_id: int, actor: str, edited_text: str | None = None, reason: str = "", attempt: int | None = None
+) -> RunState:
     """Approve the proposal (or the person's edit of it); the next round reviews that text.
 
     `attempt`: which of the round's proposals the person saw; a newer one refuses the approval.
@@ -85,8 +94,9 @@ def approve_fix(store: Store, run_id: int, actor: str, edited_text: str | None =
     if problem := approval_refusal(run.fixer, rounds_up_to(store, run_id, rnd), after):
         raise ActionError(f"{UNCHANGED}{problem}")
     action = "approve" if after == proposed else "edit"
-    decision = DecisionIn(action=action, actor=actor, reason=reason.strip(), before_text=rnd.output_text,
-                          after_text=after)
+    decision = DecisionIn(
+        action=action, actor=actor, reason=reason.strip(), before_text=rnd.output_text, after_text=after
+    )
     return _decide(store, run_id, run.state, engine.Approve(), decision, next_round_text=after)
 
 
@@ -95,8 +105,9 @@ def reject_fix(store: Store, run_id: int, actor: str, reason: str, attempt: int 
     run, rnd = _current_proposal(store, run_id, attempt)
     if not reason.strip():
         raise ActionError("Say why you reject the fix; the reason goes to the escalation.")
-    decision = DecisionIn(action="reject", actor=actor, reason=reason, before_text=rnd.output_text,
-                          after_text=rnd.proposal.proposed_text)
+    decision = DecisionIn(
+        action="reject", actor=actor, reason=reason, before_text=rnd.output_text, after_text=rnd.proposal.proposed_text
+    )
     return _decide(store, run_id, run.state, engine.Reject(), decision)
 
 
@@ -111,15 +122,23 @@ def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: 
     """
     run, rnd = _current_proposal(store, run_id, attempt)
     if budget_spent(run.budget_usd, run.spent_usd):
-        raise ActionError("The run's budget is spent, so the fix agent cannot be asked again; approve, edit or "
-                          "reject this proposal.")
+        raise ActionError(
+            "The run's budget is spent, so the fix agent cannot be asked again; approve, edit or reject this proposal."
+        )
     if fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues if rnd.gate else []):
         raise ActionError("This fix is written by a person; there is no fix agent to ask again.")
     if rnd.fix_attempts >= MAX_FIX_ATTEMPTS:
-        raise ActionError(f"The fix agent was asked {rnd.fix_attempts} times in this round, the most a round allows; "
-                          "approve, edit or reject this proposal.")
-    decision = DecisionIn(action="retry_fix", actor=actor, reason=reason.strip() or "ask the fix agent again",
-                          before_text=rnd.output_text, after_text=rnd.proposal.proposed_text)
+        raise ActionError(
+            f"The fix agent was asked {rnd.fix_attempts} times in this round, the most a round allows; "
+            "approve, edit or reject this proposal."
+        )
+    decision = DecisionIn(
+        action="retry_fix",
+        actor=actor,
+        reason=reason.strip() or "ask the fix agent again",
+        before_text=rnd.output_text,
+        after_text=rnd.proposal.proposed_text,
+    )
     return _decide(store, run_id, run.state, engine.RetryFix(), decision)
 
 
@@ -128,8 +147,13 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     run = _require(store, run_id, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED)
     rnd = store.load_round(run_id, run.state.round)
     _check_person_review(review, run.rubric, rnd.output_text)
-    outcome = ReviewOutcome(slot=slot, reviewer=f"person:{actor}", status=ReviewStatus.OK, review=review,
-                            raw_response=review.model_dump_json())
+    outcome = ReviewOutcome(
+        slot=slot,
+        reviewer=f"person:{actor}",
+        status=ReviewStatus.OK,
+        review=review,
+        raw_response=review.model_dump_json(),
+    )
     # The check and the write are one transaction: of two people filling a slot, the first counts.
     if not store.save_review(run_id, rnd.round_no, outcome, only_if_empty=True):
         raise ActionError(f"Slot {slot} of round {rnd.round_no} already has a review (someone was faster).")
@@ -155,15 +179,32 @@ def resume(store: Store, run_id: int, actor: str) -> RunState:
     return advance_run(store, run_id, run.state, engine.Resume(), actor)
 
 
-def start_run(store: ActionStore, spec: str, output: str, rubric: Rubric, reviewer_b: str, reviewer_c: str,
-              fixer: str, actor: str, **options: object) -> int:
+def start_run(
+    store: ActionStore,
+    spec: str,
+    output: str,
+    rubric: Rubric,
+    reviewer_b: str,
+    reviewer_c: str,
+    fixer: str,
+    actor: str,
+    **options: object,
+) -> int:
     """Commit a queued run (round 1 holds `output`); its id. The caller submits it to the runner.
 
     `options`: auto_approve, budget_usd, max_rounds, source, person_b, person_c, generation_cost_usd, reviewer_d
     (the third reviewer, required by a rubric with high-risk criteria: `santa_core.run.third`).
     """
-    return store.create_run(spec=spec, output=output, rubric=rubric, reviewer_b=reviewer_b, reviewer_c=reviewer_c,
-                            fixer=fixer, created_by=actor, **options)
+    return store.create_run(
+        spec=spec,
+        output=output,
+        rubric=rubric,
+        reviewer_b=reviewer_b,
+        reviewer_c=reviewer_c,
+        fixer=fixer,
+        created_by=actor,
+        **options,
+    )
 
 
 def budget_spent(budget_usd: float | None, spent_usd: float) -> bool:
@@ -175,30 +216,43 @@ def refuse_over_budget(budget_usd: float | None, spent_usd: float, doing: str) -
     """A paid round asked for when the run's budget is spent: refused with the reason, nothing recorded. Asked here
     (a clear message before anything is opened) and again by the store inside its write (every door)."""
     if budget_spent(budget_usd, spent_usd):
-        raise ActionError(f"The run's budget ({usd(budget_usd or 0.0)}) is spent ({usd(spent_usd)}), so {doing} "
-                          "would pay beyond it; nothing was recorded. Ship it as is or reject it on the Escalations "
-                          "page, with your justification.")
+        raise ActionError(
+            f"The run's budget ({usd(budget_usd or 0.0)}) is spent ({usd(spent_usd)}), so {doing} "
+            "would pay beyond it; nothing was recorded. Ship it as is or reject it on the Escalations "
+            "page, with your justification."
+        )
 
 
 def _refuse_over_budget(run: RunRecord, doing: str) -> None:
     refuse_over_budget(run.budget_usd, run.spent_usd, doing)
 
 
-def try_again(store: ActionStore, run_id: int, actor: str, reason: str = "",
-              escalation_id: int | None = None) -> RunState:
+def try_again(
+    store: ActionStore, run_id: int, actor: str, reason: str = "", escalation_id: int | None = None
+) -> RunState:
     """Ask again for a run the model provider failed (`could_not_review`): a new round of the same text, a counted
     and paid attempt under the run's budget; its escalation closes as "tried again". The caller hands the run back
     to the runner (the returned state is `queued`). The store checks the person's roles inside the write."""
     run = _require(store, run_id, RunStatus.ESCALATED)
     if run.state.escalation_reason != EscalationReason.PROVIDER_FAILED:
-        raise ActionError(f"Run {run_id} was judged, not stopped by the model provider, so there is nothing to try "
-                          "again; resolve its escalation on the Escalations page.")
-    return resolve_escalation(store, run_id, "try_again", actor, reason.strip() or TRIED_AGAIN,
-                              escalation_id=escalation_id)
+        raise ActionError(
+            f"Run {run_id} was judged, not stopped by the model provider, so there is nothing to try "
+            "again; resolve its escalation on the Escalations page."
+        )
+    return resolve_escalation(
+        store, run_id, "try_again", actor, reason.strip() or TRIED_AGAIN, escalation_id=escalation_id
+    )
 
 
-def resolve_escalation(store: ActionStore, run_id: int, resolution: Closing, actor: str, justification: str,
-                       edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
+def resolve_escalation(
+    store: ActionStore,
+    run_id: int,
+    resolution: Closing,
+    actor: str,
+    justification: str,
+    edited_output: str | None = None,
+    escalation_id: int | None = None,
+) -> RunState:
     """Ship as is, re-review (optionally an edited output), try again (`try_again`) or reject an escalated run, with
     why.
 
@@ -219,8 +273,9 @@ def resolve_escalation(store: ActionStore, run_id: int, resolution: Closing, act
     return store.resolve_escalation(run_id, resolution, actor, justification, edited_output, escalation_id)
 
 
-def assign_escalation(store: ActionStore, run_id: int, owner: str | None, actor: str,
-                      escalation_id: int | None = None) -> None:
+def assign_escalation(
+    store: ActionStore, run_id: int, owner: str | None, actor: str, escalation_id: int | None = None
+) -> None:
     """Give the run's open escalation an owner who may resolve it (None: unassign)."""
     store.assign_escalation(run_id, owner, actor, escalation_id)
 
@@ -235,8 +290,7 @@ def assign_reviewer(store: ActionStore, run_id: int, slot: Slot, person: str | N
     store.assign_person_slot(run_id, slot, person, actor)
 
 
-def report_escape(store: ActionStore, run_id: int, criterion: str, description: str, severity: str,
-                  actor: str) -> int:
+def report_escape(store: ActionStore, run_id: int, criterion: str, description: str, severity: str, actor: str) -> int:
     """Record a defect found after the run shipped; its id."""
     return store.report_escape(run_id, criterion, description, severity, actor)
 

@@ -130,8 +130,18 @@ class Resolve:
 
 
 Event = (
-    Claim | NeedHumanReview | HumanReviewSubmitted | Gate | ProposalReady | Approve | Reject | RetryFix
-    | BudgetExceeded | Interrupt | Resume | Resolve
+    Claim
+    | NeedHumanReview
+    | HumanReviewSubmitted
+    | Gate
+    | ProposalReady
+    | Approve
+    | Reject
+    | RetryFix
+    | BudgetExceeded
+    | Interrupt
+    | Resume
+    | Resolve
 )
 
 
@@ -150,8 +160,13 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
     if state.review_only:
         # Why no fix and no escalation: a batch fixes failures by pattern across all its items,
         # so one sampled item's NAUGHTY verdict is evidence for the batch, not a run to repair.
-        why = ((event.why or INJECTED) if event.injection else
-               (event.why or event.unreviewed or REVIEWER_FAILED) if event.reviewer_error else "NAUGHTY")
+        why = (
+            (event.why or INJECTED)
+            if event.injection
+            else (event.why or event.unreviewed or REVIEWER_FAILED)
+            if event.reviewer_error
+            else "NAUGHTY"
+        )
         return _to(state, S.SAMPLED, note=f"batch sample: {why}")
     if event.injection:
         return _escalate(state, Why.INJECTION, event.why or INJECTED)
@@ -166,8 +181,11 @@ def _on_gate(state: RunState, event: Gate) -> RunState:
     if state.round >= state.round_cap and event.disagreement:
         # Why a reason of its own: more rounds will not settle a criterion the reviewers read
         # differently; a person should decide, and the rubric author should hear about it.
-        return _escalate(state, Why.DISAGREEMENT,
-                         f"still NAUGHTY after round {state.round}; the reviewers disagree on a critical criterion")
+        return _escalate(
+            state,
+            Why.DISAGREEMENT,
+            f"still NAUGHTY after round {state.round}; the reviewers disagree on a critical criterion",
+        )
     if state.round >= state.round_cap:
         return _escalate(state, Why.ROUND_CAP, f"still NAUGHTY after round {state.round}")
     return _to(state, S.RUNNING, note=FIXING)
@@ -177,8 +195,9 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
     if event.by_person:
         return _to(state, S.AWAITING_APPROVAL, note="waiting for a person to fix the flagged issues")
     if event.applied == 0:
-        return _escalate(state, Why.FIX_FAILED, "the fix agent produced no applicable edit"
-                         + (f": {event.why}" if event.why else ""))
+        return _escalate(
+            state, Why.FIX_FAILED, "the fix agent produced no applicable edit" + (f": {event.why}" if event.why else "")
+        )
     if event.auto_approve and event.complete:
         return _to(state, S.RUNNING, round=state.round + 1, note="fix auto-approved")
     if event.auto_approve:
@@ -189,11 +208,19 @@ def _on_proposal(state: RunState, event: ProposalReady) -> RunState:
 def _on_resolve(state: RunState, event: Resolve) -> RunState:
     if event.resolution == "try_again":
         if state.escalation_reason != Why.PROVIDER_FAILED:
-            raise InvalidTransition("Try again is for a run the model provider failed; this one was judged "
-                                    f"({state.escalation_reason.value if state.escalation_reason else 'no reason'})")
+            raise InvalidTransition(
+                "Try again is for a run the model provider failed; this one was judged "
+                f"({state.escalation_reason.value if state.escalation_reason else 'no reason'})"
+            )
         # Why the cap moves too: the round nobody could judge is not one of the rounds the run was given.
-        return _to(state, S.QUEUED, round=state.round + 1, round_cap=state.round_cap + 1, escalation_reason=None,
-                   note=TRIED_AGAIN)
+        return _to(
+            state,
+            S.QUEUED,
+            round=state.round + 1,
+            round_cap=state.round_cap + 1,
+            escalation_reason=None,
+            note=TRIED_AGAIN,
+        )
     if event.resolution == "ship_as_is":
         return _to(state, S.RESOLVED_SHIPPED, note="shipped as is by a person")
     if event.resolution == "reject":

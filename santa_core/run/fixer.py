@@ -140,8 +140,11 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
         refused = [r.reason for r in proposal.rejected if r.edit.issue == i]
         # A refused edit labelled with another issue may still have been this issue's fix: say it was refused,
         # never "no edit was proposed" while it is shown on the same page.
-        refused += [f"an edit of its quoted text was refused: {r.reason}" for r in proposal.rejected
-                    if r.edit.issue != i and place is not None and _overlaps(text, r.edit.before, place)]
+        refused += [
+            f"an edit of its quoted text was refused: {r.reason}"
+            for r in proposal.rejected
+            if r.edit.issue != i and place is not None and _overlaps(text, r.edit.before, place)
+        ]
         if place is None:
             state, reason = "unanchored", f"{why}, so a person fixes it"
         elif touched:
@@ -168,8 +171,10 @@ def touched_issues(proposal: FixProposal, before: str) -> list[int]:
 def _overlaps(text: str, before: str, place: tuple[int, int]) -> bool:
     """Whether some occurrence of `before` in text overlaps `place`."""
     start = max(0, place[0] - len(before))
-    return any(start + s < place[1] and place[0] < start + s + len(before)
-               for s in occurrences(text[start:place[1] + len(before)], before))
+    return any(
+        start + s < place[1] and place[0] < start + s + len(before)
+        for s in occurrences(text[start : place[1] + len(before)], before)
+    )
 
 
 def judge_text(proposal: FixProposal, text: str) -> tuple[list[IssueFix], list[IssueFix]]:
@@ -188,13 +193,25 @@ def judge_text(proposal: FixProposal, text: str) -> tuple[list[IssueFix], list[I
         if place is None and why != AMBIGUOUS:
             unsure.append(IssueFix(number=i + 1, criterion=issue.criterion, state="unanchored", reason=why))
         elif stands_in(text, issue.evidence):
-            left.append(IssueFix(number=i + 1, criterion=issue.criterion, state="not fixed",
-                                 reason="its quoted text is still in the text"))
+            left.append(
+                IssueFix(
+                    number=i + 1,
+                    criterion=issue.criterion,
+                    state="not fixed",
+                    reason="its quoted text is still in the text",
+                )
+            )
         elif (words := flagged(issue)) and _count(text, words) >= _count(proposal.before_text, words):
             # The sentence was reworded around the words the reviewer objected to ("risk-free" kept while
             # "everyone who joins" became "all who join"): the quote is gone, the defect is not.
-            left.append(IssueFix(number=i + 1, criterion=issue.criterion, state="not fixed",
-                                 reason=f"the words it flags (“{words}”) are still in the text"))
+            left.append(
+                IssueFix(
+                    number=i + 1,
+                    criterion=issue.criterion,
+                    state="not fixed",
+                    reason=f"the words it flags (“{words}”) are still in the text",
+                )
+            )
     return left, unsure
 
 
@@ -207,9 +224,12 @@ def take_edit(text: str, edit: FixEdit) -> tuple[str | None, str]:
     """(text with the edit applied, "") when its 'before' text stands once in `text`, else (None, why not)."""
     found = occurrences(text, edit.before) if edit.before else []
     if len(found) != 1:
-        return None, ("its 'before' text is not in the box" if not found
-                      else f"its 'before' text stands {len(found)} times in the box")
-    return text[:found[0]] + edit.after + text[found[0] + len(edit.before):], ""
+        return None, (
+            "its 'before' text is not in the box"
+            if not found
+            else f"its 'before' text stands {len(found)} times in the box"
+        )
+    return text[: found[0]] + edit.after + text[found[0] + len(edit.before) :], ""
 
 
 def is_complete(proposal: FixProposal) -> bool:

@@ -84,8 +84,9 @@ def same_issue(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bo
 
 def descriptions_agree(a: ReviewIssue | MergedIssue, b: ReviewIssue | MergedIssue) -> bool:
     """Two quoted issues' descriptions say the same thing: similar wording, or a shared content word."""
-    return (similar(normalise(a.description), normalise(b.description), SIMILAR)
-            or bool(content_words(a.description) & content_words(b.description)))
+    return similar(normalise(a.description), normalise(b.description), SIMILAR) or bool(
+        content_words(a.description) & content_words(b.description)
+    )
 
 
 MAX_WORDING_CHARS = 2_000
@@ -149,14 +150,21 @@ def merge_issues(b: ReviewOutcome, c: ReviewOutcome, advisory: Collection[str] =
 def _third_issues(merged: list[MergedIssue], d: ReviewOutcome, advisory: Collection[str]) -> list[MergedIssue]:
     """The third reviewer's issues B and C did not raise, attributed to D; one they raised keeps their attribution
     (agreement stays B against C, and D's own review shows what it saw)."""
-    return [MergedIssue(**i.model_dump(), flagged_by="D") for i in _dedupe(_issues_of(d, advisory))
-            if not any(same_issue(m, i) for m in merged)]
+    return [
+        MergedIssue(**i.model_dump(), flagged_by="D")
+        for i in _dedupe(_issues_of(d, advisory))
+        if not any(same_issue(m, i) for m in merged)
+    ]
 
 
 def _absent_third() -> ReviewOutcome:
     """What the gate counts for a third reviewer the rubric asks for and the run has none: an error, never a PASS."""
-    return ReviewOutcome(slot="D", reviewer="(none)", status=ReviewStatus.ERROR,
-                         error="the rubric asks for a third reviewer on its high-risk criteria and none was named")
+    return ReviewOutcome(
+        slot="D",
+        reviewer="(none)",
+        status=ReviewStatus.ERROR,
+        error="the rubric asks for a third reviewer on its high-risk criteria and none was named",
+    )
 
 
 def _dedupe(issues: list[ReviewIssue]) -> list[ReviewIssue]:
@@ -187,8 +195,8 @@ def slot_passes(outcome: ReviewOutcome, criteria: list[str], advisory: Collectio
     review = outcome.review
     if outcome.status != ReviewStatus.OK or review is None or review.verdict != "PASS":
         return False
-    return not review.critical_issues and not blocking_failed_checks(review, advisory) and not unchecked(
-        outcome, criteria
+    return (
+        not review.critical_issues and not blocking_failed_checks(review, advisory) and not unchecked(outcome, criteria)
     )
 
 
@@ -231,7 +239,8 @@ def _says(outcome: ReviewOutcome, criterion: str) -> str | None:
         return None
     key = criterion.strip().casefold()
     failed = any(i.criterion.strip().casefold() == key for i in review.critical_issues) or any(
-        c.criterion.strip().casefold() == key and c.result == "FAIL" for c in review.checks)
+        c.criterion.strip().casefold() == key and c.result == "FAIL" for c in review.checks
+    )
     if failed:
         return "FAIL"
     return "PASS" if any(c.criterion.strip().casefold() == key for c in review.checks) else None
@@ -240,8 +249,9 @@ def _says(outcome: ReviewOutcome, criterion: str) -> str | None:
 def disagree(b: ReviewOutcome, c: ReviewOutcome, criteria: list[str], advisory: Collection[str] = ()) -> list[str]:
     """Blocking criteria one reviewer PASSed and the other FAILed (a sign the rubric is ambiguous)."""
     exempt = {a.strip().casefold() for a in advisory}
-    return [k for k in criteria if k.strip().casefold() not in exempt
-            and {_says(b, k), _says(c, k)} == {"PASS", "FAIL"}]
+    return [
+        k for k in criteria if k.strip().casefold() not in exempt and {_says(b, k), _says(c, k)} == {"PASS", "FAIL"}
+    ]
 
 
 def decide(
@@ -271,10 +281,13 @@ def decide(
     if third and d is not None:
         issues += _third_issues(issues, d, advisory)
     # An invalid answer, or a PASS that skipped criteria, is a reviewer failure, not a verdict.
-    errored = any(o.status != ReviewStatus.OK or o.review is None
-                  or (o.review.verdict == "PASS" and unchecked(o, ids)) for o, ids in panel)
+    errored = any(
+        o.status != ReviewStatus.OK or o.review is None or (o.review.verdict == "PASS" and unchecked(o, ids))
+        for o, ids in panel
+    )
     reasons = [r for o, ids in panel for r in why_not_pass(o, ids, advisory)] + [
-        f"{PRECHECK}{i.description}" for i in prechecks]
+        f"{PRECHECK}{i.description}" for i in prechecks
+    ]
     if not nice and not issues and not errored:
         # The engine escalates this round instead of paying the fix agent for nothing.
         reasons.append("NAUGHTY with no critical issue or failed check named: nothing a fix agent could fix")
@@ -297,10 +310,15 @@ def screened(results: list[ScreenResult]) -> GateResult | None:
     if not caught and not failed:
         return None
     if caught:
-        return GateResult(decision=GateDecision.NAUGHTY, issues=[_issue(r) for r in caught],
-                          reasons=[_reason(r) for r in caught], injection=True)
-    return GateResult(decision=GateDecision.NAUGHTY, issues=[], reasons=[_reason(r) for r in failed],
-                      reviewer_error=True)
+        return GateResult(
+            decision=GateDecision.NAUGHTY,
+            issues=[_issue(r) for r in caught],
+            reasons=[_reason(r) for r in caught],
+            injection=True,
+        )
+    return GateResult(
+        decision=GateDecision.NAUGHTY, issues=[], reasons=[_reason(r) for r in failed], reviewer_error=True
+    )
 
 
 def _issue(result: ScreenResult) -> MergedIssue:
@@ -323,8 +341,11 @@ def checked_out(prechecks: list[MergedIssue]) -> GateResult:
     Not an escalation: the round goes to the fix agent with the checks' issues, and fresh reviewers judge the fixed
     text next round. Paying two reviewers first would buy nothing, since no verdict of theirs could ship this text.
     """
-    return GateResult(decision=GateDecision.NAUGHTY, issues=list(prechecks),
-                      reasons=[f"{PRECHECK}{CHECKS_FIRST}"] + [f"{PRECHECK}{i.description}" for i in prechecks])
+    return GateResult(
+        decision=GateDecision.NAUGHTY,
+        issues=list(prechecks),
+        reasons=[f"{PRECHECK}{CHECKS_FIRST}"] + [f"{PRECHECK}{i.description}" for i in prechecks],
+    )
 
 
 def checked_out_first(gate: GateResult | None) -> bool:

@@ -208,8 +208,9 @@ class Runner:
         try:
             return self.screen_for()
         except Exception as exc:  # noqa: BLE001 - any failure to build the screen stops the round, with the reason
-            return UnavailableModel("injection screen", scrub_keys(f"the screen could not be set up: "
-                                                                   f"{type(exc).__name__}: {exc}"))
+            return UnavailableModel(
+                "injection screen", scrub_keys(f"the screen could not be set up: {type(exc).__name__}: {exc}")
+            )
 
     def screen_problem(self, reviewers: Iterable[str] | None = None) -> str | None:
         """Why a round with these reviewers (None: any with a model) would stop at its screen before any reviewer is
@@ -264,8 +265,9 @@ class Runner:
             # The last line of defence (the actions refuse this first): fail closed to a person, who
             # edits the text, ships it as is or rejects it. No gate is stored: nobody reviewed this round.
             why = f"round {rnd.round_no} not reviewed: {already_judged(judged)}; edit it, ship it as is or reject it"
-            advance_run(self.store, run.id, run.state, engine.Gate(GateDecision.NAUGHTY, reviewer_error=True,
-                                                                   why=why), "system")
+            advance_run(
+                self.store, run.id, run.state, engine.Gate(GateDecision.NAUGHTY, reviewer_error=True, why=why), "system"
+            )
             return
         outcomes = run_criterion_checks(run.rubric, rnd.output_text)
         prechecks = precheck_issues(run.rubric, rnd.output_text, outcomes, spec=run.spec)
@@ -311,8 +313,15 @@ class Runner:
         if any(s not in reviews for s in SLOTS):
             self._wait_for_person(run)
             return
-        gate = decide(reviews["B"], reviews["C"], prechecks, run.rubric.criterion_ids(), run.rubric.advisory_ids(),
-                      d=reviews.get("D"), third=run.rubric.third_reviewer_ids())
+        gate = decide(
+            reviews["B"],
+            reviews["C"],
+            prechecks,
+            run.rubric.criterion_ids(),
+            run.rubric.advisory_ids(),
+            d=reviews.get("D"),
+            third=run.rubric.third_reviewer_ids(),
+        )
         # The check outcomes are stored with the gate they fed, so the run page shows what was decided on.
         self._finish_round(run, rnd, gate.model_copy(update={"checks": outcomes}))
 
@@ -333,19 +342,34 @@ class Runner:
         # reviewed), so a resumed round asks only what it has no answer to.
         asks: dict[ScreenCheck, Callable[[], ScreenResult]] = {
             "key": lambda: screen.screen(text, role),
-            "extraction": lambda: screen.extract(run.spec, rnd.output_text, role)}
+            "extraction": lambda: screen.extract(run.spec, rnd.output_text, role),
+        }
         entries = {check: screen_entry(role, check) for check in asks}
-        results = {entry: sc for entry, sc in rnd.screens.items()
-                   if entry in entries.values() and sc.text_hash == text_hash(text)}
-        futures = [self._call(self._screen_text, run.id, rnd.round_no, screen, role, check, text, ask)
-                   for check, ask in asks.items() if entries[check] not in results]
+        results = {
+            entry: sc
+            for entry, sc in rnd.screens.items()
+            if entry in entries.values() and sc.text_hash == text_hash(text)
+        }
+        futures = [
+            self._call(self._screen_text, run.id, rnd.round_no, screen, role, check, text, ask)
+            for check, ask in asks.items()
+            if entries[check] not in results
+        ]
         for fut in as_completed(futures):
             result = fut.result()
             results[result.entry] = result
         return [results[entries[check]] for check in asks]
 
-    def _screen_text(self, run_id: int, round_no: int, screen: Screen, role: ScreenRole, check: ScreenCheck,
-                     text: str, ask: Callable[[], ScreenResult]) -> ScreenResult:
+    def _screen_text(
+        self,
+        run_id: int,
+        round_no: int,
+        screen: Screen,
+        role: ScreenRole,
+        check: ScreenCheck,
+        text: str,
+        ask: Callable[[], ScreenResult],
+    ) -> ScreenResult:
         """One model check of a text, stored with the round: an earlier verdict of the same check for the same
         text and model when there is one, else `ask()`. Runs screening the same text at once share one call (a
         batch's identical items): the others wait for it, then read its stored verdict."""
@@ -385,10 +409,12 @@ class Runner:
 
     def _journal(self, run_id: int, round_no: int, slot: Slot | None) -> AbstractContextManager[None]:
         """Every model call made inside is first committed as *sent* (the write-ahead call log)."""
+
         def on_send(purpose: str, model: str, body: dict) -> None:
             if self._stopping.is_set():
                 raise RuntimeError("the desk is stopping")
             self.store.note_sent(run_id, round_no, slot, purpose, model, body, estimate_call_usd(model, body))
+
         return journaled(on_send)
 
     def _review(self, run: RunRecord, round_no: int, slot: Slot, request: ReviewRequest) -> ReviewOutcome:
@@ -412,11 +438,13 @@ class Runner:
     def _apply_gate(self, run: RunRecord, gate: GateResult) -> None:
         # The escalation's note names what failed when no reviewer did: the screen, or a check that could not finish.
         why = next((r for r in gate.reasons if r.startswith(SCREEN_FAILED)), "") or next(
-            (r.removeprefix(PRECHECK) for r in gate.reasons if r.startswith(PRECHECK + UNFINISHED)), "")
+            (r.removeprefix(PRECHECK) for r in gate.reasons if r.startswith(PRECHECK + UNFINISHED)), ""
+        )
         # Read back from the store: the round as committed (its screens, reviews and this gate) is what is judged.
         unreviewed = could_not_review(self.store.load_round(run.id, run.state.round))
-        event = engine.Gate(gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why,
-                            unreviewed)
+        event = engine.Gate(
+            gate.decision, gate.reviewer_error, gate.injection, gate.disagreement, len(gate.issues), why, unreviewed
+        )
         advance_run(self.store, run.id, run.state, event, "gate")
 
     def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
@@ -426,24 +454,36 @@ class Runner:
         by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
         if proposal is None:
             with self._journal(run.id, rnd.round_no, None):
-                proposal = (person_fix(rnd.output_text, rnd.gate.issues) if by_person else
-                            propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues))
+                proposal = (
+                    person_fix(rnd.output_text, rnd.gate.issues)
+                    if by_person
+                    else propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues)
+                )
             if self._stopped(proposal.error is not None):
                 return
             self.store.save_proposal(run.id, rnd.round_no, proposal)
             attempts += 1
         # A proposal a person asked for again is theirs to look at: auto-approve takes only the first.
         why = proposal.error or (proposal.rejected[0].reason if proposal.rejected else "")
-        event = engine.ProposalReady(applied=len(proposal.edits), why=why,
-                                     auto_approve=run.auto_approve and attempts == 1,
-                                     by_person=by_person, complete=is_complete(proposal))
+        event = engine.ProposalReady(
+            applied=len(proposal.edits),
+            why=why,
+            auto_approve=run.auto_approve and attempts == 1,
+            by_person=by_person,
+            complete=is_complete(proposal),
+        )
         new = engine.advance(run.state, event)
         if new.status != RunStatus.RUNNING:
             advance_run(self.store, run.id, run.state, event, "worker")
             return
         # Auto-approved: the decision, the next round and the state change commit together.
-        decision = DecisionIn(action="auto_approve", actor="auto-approve", reason="run set to auto-approve fixes",
-                              before_text=rnd.output_text, after_text=proposal.proposed_text)
+        decision = DecisionIn(
+            action="auto_approve",
+            actor="auto-approve",
+            reason="run set to auto-approve fixes",
+            before_text=rnd.output_text,
+            after_text=proposal.proposed_text,
+        )
         if not self.store.commit_decision(run.id, run.state, new, decision, proposal.proposed_text):
             raise Conflict(f"run {run.id} changed while its fix was being auto-approved")
 

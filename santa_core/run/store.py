@@ -34,7 +34,6 @@ DecisionAction = Literal[
 ]
 
 
-
 class Conflict(RuntimeError):
     """Someone else changed the run's state first, or holds its claim now; this worker stops touching it."""
 
@@ -92,9 +91,7 @@ class Store(CallLog, Protocol):
         """The stored round, or None when it has not started."""
         ...
 
-    def transition(
-        self, run_id: int, expected: set[RunStatus], new: RunState, actor: str, note: str = ""
-    ) -> bool:
+    def transition(self, run_id: int, expected: set[RunStatus], new: RunState, actor: str, note: str = "") -> bool:
         """Compare-and-set the run state; False when the run was not in `expected`."""
         ...
 
@@ -102,9 +99,7 @@ class Store(CallLog, Protocol):
         """Create the round with its output text (idempotent)."""
         ...
 
-    def save_review(
-        self, run_id: int, round_no: int, outcome: ReviewOutcome, only_if_empty: bool = False
-    ) -> bool:
+    def save_review(self, run_id: int, round_no: int, outcome: ReviewOutcome, only_if_empty: bool = False) -> bool:
         """Commit one reviewer's outcome (and its LLM calls) for the round.
 
         With only_if_empty, an occupied slot is left alone and the call returns False.
@@ -115,8 +110,16 @@ class Store(CallLog, Protocol):
         """Commit the gate decision and the merged issues of the round."""
         ...
 
-    def note_sent(self, run_id: int, round_no: int, slot: Slot | None, purpose: str, model: str, request: dict,
-                  estimate_usd: float) -> None:
+    def note_sent(
+        self,
+        run_id: int,
+        round_no: int,
+        slot: Slot | None,
+        purpose: str,
+        model: str,
+        request: dict,
+        estimate_usd: float,
+    ) -> None:
         """Commit a model call as *sent* before its request leaves (the write-ahead call log). Its answer,
         when it comes, is stored with the review, screen or proposal; until then the run's cost counts the
         call at `estimate_usd`, the most it may cost."""
@@ -136,12 +139,7 @@ class Store(CallLog, Protocol):
         ...
 
     def commit_decision(
-        self,
-        run_id: int,
-        expected: RunState,
-        new: RunState,
-        decision: DecisionIn,
-        next_round_text: str | None = None,
+        self, run_id: int, expected: RunState, new: RunState, decision: DecisionIn, next_round_text: str | None = None
     ) -> bool:
         """Atomically: append the decision, start the next round (if given), move the state.
 
@@ -167,15 +165,35 @@ class ActionStore(Store, Protocol):
     """What a person's actions write through, beyond the runner's steps. Each call checks the actor's
     stored roles inside its own transaction and writes nothing when it refuses."""
 
-    def create_run(self, spec: str, output: str, rubric: Rubric, reviewer_b: str, reviewer_c: str, fixer: str,
-                   auto_approve: bool = False, budget_usd: float | None = None, max_rounds: int = 3,
-                   created_by: str = "local", source: str = "app", person_b: str | None = None,
-                   person_c: str | None = None, generation_cost_usd: float | None = None) -> int:
+    def create_run(
+        self,
+        spec: str,
+        output: str,
+        rubric: Rubric,
+        reviewer_b: str,
+        reviewer_c: str,
+        fixer: str,
+        auto_approve: bool = False,
+        budget_usd: float | None = None,
+        max_rounds: int = 3,
+        created_by: str = "local",
+        source: str = "app",
+        person_b: str | None = None,
+        person_c: str | None = None,
+        generation_cost_usd: float | None = None,
+    ) -> int:
         """Commit a queued run with round 1 holding `output`; its id."""
         ...
 
-    def resolve_escalation(self, run_id: int, resolution: Closing, actor: str, justification: str,
-                           edited_output: str | None = None, escalation_id: int | None = None) -> RunState:
+    def resolve_escalation(
+        self,
+        run_id: int,
+        resolution: Closing,
+        actor: str,
+        justification: str,
+        edited_output: str | None = None,
+        escalation_id: int | None = None,
+    ) -> RunState:
         """Resolve the run's open escalation (the one the person looked at) in one transaction; the new state."""
         ...
 

@@ -25,8 +25,10 @@ def third_reviewer_for(rubric: Rubric, model: str | None) -> str | None:
         return None
     model = (model or "").strip()
     if not model:
-        raise ThirdReviewerProblem(f"rubric {rubric.name} v{rubric.version} asks for a third reviewer on "
-                                   f"{', '.join(ids)}: name a model for reviewer D")
+        raise ThirdReviewerProblem(
+            f"rubric {rubric.name} v{rubric.version} asks for a third reviewer on "
+            f"{', '.join(ids)}: name a model for reviewer D"
+        )
     if model == PERSON:
         raise ThirdReviewerProblem("reviewer D must be a model: people review in slots B and C")
     return model

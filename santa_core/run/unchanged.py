@@ -28,9 +28,14 @@ def complete_verdict(rnd: RoundRecord) -> bool:
     # B and C always; a third reviewer's (D) answer counts too when the round had one (a D its rubric asked for
     # and did not get is a reviewer error of the gate already).
     slots = {*TWO_SLOTS, *rnd.reviews}
-    return (gate is not None and not gate.reviewer_error
-            and all((o := rnd.reviews.get(s)) is not None and o.status == ReviewStatus.OK and o.review is not None
-                    for s in slots))
+    return (
+        gate is not None
+        and not gate.reviewer_error
+        and all(
+            (o := rnd.reviews.get(s)) is not None and o.status == ReviewStatus.OK and o.review is not None
+            for s in slots
+        )
+    )
 
 
 def judged_before(rounds: Iterable[RoundRecord | None], text: str) -> RoundRecord | None:
@@ -52,9 +57,11 @@ def judged_before(rounds: Iterable[RoundRecord | None], text: str) -> RoundRecor
 
 def already_judged(rnd: RoundRecord) -> str:
     """Why a text may not be reviewed again, in words (the start of every refusal)."""
-    return (f"this text is exactly the output round {rnd.round_no} reviewed, and both reviewers already gave "
-            f"their verdict on it ({rnd.gate.decision.value if rnd.gate else 'judged'}), so another round would "
-            "only ask them again for the verdict they already gave")
+    return (
+        f"this text is exactly the output round {rnd.round_no} reviewed, and both reviewers already gave "
+        f"their verdict on it ({rnd.gate.decision.value if rnd.gate else 'judged'}), so another round would "
+        "only ask them again for the verdict they already gave"
+    )
 
 
 def approval_refusal(fixer: str, rounds: Sequence[RoundRecord], text: str) -> str | None:
@@ -66,8 +73,11 @@ def approval_refusal(fixer: str, rounds: Sequence[RoundRecord], text: str) -> st
         return None
     rnd = rounds[-1]
     agent = not fixed_by_person(fixer, rnd.output_text, rnd.gate.issues if rnd.gate else [])
-    instead = ("edit the text to fix the flagged issues" + (", ask the fix agent again" if agent else "")
-               + ", or reject the fix (a person then ships the output as is or rejects it)")
+    instead = (
+        "edit the text to fix the flagged issues"
+        + (", ask the fix agent again" if agent else "")
+        + ", or reject the fix (a person then ships the output as is or rejects it)"
+    )
     return f"{already_judged(judged)}. Instead, {instead}."
 
 
@@ -78,5 +88,7 @@ def rereview_refusal(rounds: Sequence[RoundRecord], text: str) -> str | None:
     judged = judged_before(reversed(rounds), text)
     if judged is None:
         return None
-    return (f"{already_judged(judged)}. Instead, edit the output before sending it for fresh review, or ship it as "
-            "is or reject it, with your justification.")
+    return (
+        f"{already_judged(judged)}. Instead, edit the output before sending it for fresh review, or ship it as "
+        "is or reject it, with your justification."
+    )

@@ -24,8 +24,11 @@ TRIED_AGAIN = "tried again after the model provider failed"
 def no_answer(outcome: ReviewOutcome) -> bool:
     """The reviewer's provider gave no answer: every attempt failed before a response came (or the model could not be
     called at all). A bad answer (refused, cut off, invalid, a compromised PASS) is a reviewer failure, not this."""
-    if (outcome.review is not None or outcome.status not in (ReviewStatus.ERROR, ReviewStatus.TIMEOUT)
-            or outcome.raw_response.strip()):
+    if (
+        outcome.review is not None
+        or outcome.status not in (ReviewStatus.ERROR, ReviewStatus.TIMEOUT)
+        or outcome.raw_response.strip()
+    ):
         return False
     # Why the stored answer and usage, not the error text: an answer, however bad, is kept raw and comes with its
     # usage (even a refusal with no text); a request that failed has neither.
@@ -77,6 +80,8 @@ def not_asked(rnd: RoundRecord) -> str:
     if rnd.gate is not None and rnd.gate.injection:
         return "Not asked: the output addresses the reviewers, so no reviewer was paid to read it."
     if checked_out_first(rnd.gate):
-        return ("Not asked: a critical deterministic check failed, so no reviewer was paid to read this text; fresh "
-                "reviewers judge the fixed one.")
+        return (
+            "Not asked: a critical deterministic check failed, so no reviewer was paid to read this text; fresh "
+            "reviewers judge the fixed one."
+        )
     return "Not asked: this round was stopped before the reviewers."

@@ -18,8 +18,9 @@ def new_seed() -> str:
     return secrets.token_hex(16)
 
 
-def save_rule(store: SpotCheckStore, draft: RuleDraft, actor: str, rubric_names: Iterable[str],
-              replaces: int | None = None) -> SpotRule:
+def save_rule(
+    store: SpotCheckStore, draft: RuleDraft, actor: str, rubric_names: Iterable[str], replaces: int | None = None
+) -> SpotRule:
     """Save a rule (a change to a rule is a new rule with a new seed; the old one is retired)."""
     if problems := rule_problems(draft, rubric_names):
         raise SpotCheckError("; ".join(problems))

@@ -14,7 +14,7 @@ import hashlib
 from collections.abc import Iterable
 from datetime import UTC, date, datetime, timedelta
 
-SCALE = 2 ** 64
+SCALE = 2**64
 
 
 def draw_number(seed: str, run_id: int) -> float:

@@ -78,8 +78,20 @@ TABLES: tuple[type[SQLModel], ...] = (
 """Every table of the schema, parents first."""
 
 APPEND_ONLY = frozenset(
-    {"decision", "state_change", "llm_call", "settings", "rubric_version", "rubric_trial", "escape", "audit_event",
-     "batch_change", "screen", "llm_call_sent", "rubric_suggestion"}
+    {
+        "decision",
+        "state_change",
+        "llm_call",
+        "settings",
+        "rubric_version",
+        "rubric_trial",
+        "escape",
+        "audit_event",
+        "batch_change",
+        "screen",
+        "llm_call_sent",
+        "rubric_suggestion",
+    }
 )
 """Tables whose rows are never updated or deleted."""
 

@@ -153,5 +153,3 @@ class BatchChangeRow(SQLModel, table=True):
     skipped: list = Field(sa_type=JSON)
     by_hand: bool = Field(default=False, sa_column_kwargs={"server_default": "0"})
     """A person's own edit in the app's editor (not a pattern's fix)."""
-
-

@@ -50,5 +50,3 @@ class UsageColumns(SQLModel):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
-
-

@@ -89,8 +89,20 @@ class CriterionDayRow(_RunDims, table=True):
     """Criterion results summed per day and view dimensions, so the page never scans every round."""
 
     __tablename__ = "criterion_day"
-    __table_args__ = (UniqueConstraint("day", "rubric_name", "rubric_version", "domain", "reviewer_b",
-                                       "reviewer_c", "criterion", "category", "severity", name="uq_criterion_day_key"),)
+    __table_args__ = (
+        UniqueConstraint(
+            "day",
+            "rubric_name",
+            "rubric_version",
+            "domain",
+            "reviewer_b",
+            "reviewer_c",
+            "criterion",
+            "category",
+            "severity",
+            name="uq_criterion_day_key",
+        ),
+    )
 
     id: int | None = Field(default=None, primary_key=True)
     criterion: str
@@ -104,5 +116,3 @@ class CriterionDayRow(_RunDims, table=True):
     c_fail: int = 0
     check_fail: int = 0
     unscored: int = 0
-
-

@@ -51,5 +51,3 @@ class AuditHeadRow(SQLModel, table=True):
     id: int = Field(default=1, primary_key=True)
     seq: int = 0
     hash: str
-
-

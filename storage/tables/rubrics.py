@@ -63,8 +63,6 @@ class TrialRow(UsageColumns, table=True):
     """Names the trial's model calls (`llm_call.trial_key`), which are on record before the trial row is."""
 
 
-
-
 class SuggestionDecisionRow(SQLModel, table=True):
     """A rubric author's decision on a rubric suggestion (`santa_core.rubrics.learning`): accepted (with the version it
     saved) or dismissed, so the suggestion is not offered again. Append-only."""

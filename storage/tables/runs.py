@@ -271,8 +271,6 @@ class SettingsRow(SQLModel, table=True):
     saved_at: datetime = ts_column()
 
 
-
-
 class EscapeRow(SQLModel, table=True):
     """A defect found after a run shipped. Append-only."""
 
@@ -293,5 +291,3 @@ class EscapeRow(SQLModel, table=True):
     """The spot-checker's evidence for the FAIL."""
     passed_by: list | None = Field(default=None, sa_type=JSON_OR_NULL)
     """The reviewers (model ids) of the shipped round that PASSed the criterion: whom the escape is traced to."""
-
-

@@ -32,8 +32,13 @@ def queued_elsewhere(tmp_path: Path) -> Iterator[tuple[int, subprocess.Popen]]:
     """A run another live process on this host queued (and works itself, once it has a free thread)."""
     url = f"sqlite:///{tmp_path / 'santa.db'}"
     init_db(url, mark_interrupted=False)
-    proc = subprocess.Popen([sys.executable, "-c", QUEUING_PROCESS, url], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", QUEUING_PROCESS, url],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         yield int(proc.stdout.readline()), proc
     finally:
@@ -52,8 +57,13 @@ time.sleep(600)  # alive (as a command line working its runs) until the tests th
 @pytest.fixture(scope="module")
 def live_worker() -> Iterator[str]:
     """How a live process on this host names itself in a run's claim (host:pid:start), for the module's tests."""
-    proc = subprocess.Popen([sys.executable, "-c", LIVE_PROCESS], cwd=ROOT, stdout=subprocess.PIPE, text=True,
-                            env={**os.environ, "PYTHONPATH": str(ROOT)})
+    proc = subprocess.Popen(
+        [sys.executable, "-c", LIVE_PROCESS],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
     try:
         yield proc.stdout.readline().strip()
     finally:

@@ -79,8 +79,12 @@ def test_audit_verify_intact(env: dict[str, str], tmp_path: Path, escalated_run:
     assert rows > 0 and out(done).strip() == f"intact: {count} events, {rows} rows; newest hash {newest}"
 
 
-def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811
-                                                   repo: RunStore) -> None:
+def test_a_tampered_row_fails_verify_and_is_named(
+    env: dict[str, str],
+    tmp_path: Path,
+    escalated_run: int,  # noqa: F811
+    repo: RunStore,
+) -> None:
     target = next(e for e in repo.audit.events(newest_first=False, limit=100_000) if e.action == "decision.edit")
     with repo.engine.begin() as conn:  # someone with the database file rewrites who decided
         conn.execute(text("UPDATE audit_event SET actor = 'mallory@example.com' WHERE id = :id"), {"id": target.id})
@@ -91,8 +95,12 @@ def test_a_tampered_row_fails_verify_and_is_named(env: dict[str, str], tmp_path:
     assert "does not match its hash" in shown and f"{target.seq - 1} events before it verified" in shown
 
 
-def test_removed_newest_rows_fail_verify(env: dict[str, str], tmp_path: Path, escalated_run: int,  # noqa: F811
-                                         repo: RunStore) -> None:
+def test_removed_newest_rows_fail_verify(
+    env: dict[str, str],
+    tmp_path: Path,
+    escalated_run: int,  # noqa: F811
+    repo: RunStore,
+) -> None:
     newest = repo.audit.events(limit=1, seals=True)[0]
     with repo.engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_event WHERE seq = :seq"), {"seq": newest.seq})
@@ -119,8 +127,17 @@ def test_audit_list_filters(env: dict[str, str], tmp_path: Path, escalated_run: 
 
 
 def test_people_set_makes_the_first_admin_as_cli(env: dict[str, str], tmp_path: Path) -> None:
-    done = santa(env, tmp_path, "people", "set", "dana@example.com", "--roles", "admin, compliance_officer",
-                 "--name", "Dana Ruiz")
+    done = santa(
+        env,
+        tmp_path,
+        "people",
+        "set",
+        "dana@example.com",
+        "--roles",
+        "admin, compliance_officer",
+        "--name",
+        "Dana Ruiz",
+    )
     assert done.returncode == 0, err(done)
     assert out(done).strip() == "Dana Ruiz <dana@example.com>: admin, compliance officer"
     repo = RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False))

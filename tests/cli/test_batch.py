@@ -87,11 +87,13 @@ def stored_batches(env: dict[str, str]) -> list:
 
 
 def test_auto_approve_fixes_the_pattern_everywhere_and_ends_on_a_clean_sample(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], tmp_path: Path) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], tmp_path: Path
+) -> None:
     path, planted = batch_file
     out = tmp_path / "out.csv"
-    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve",
-                 "--out", out, "--json")
+    done = santa(
+        cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve", "--out", out, "--json"
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert "sample 1: 30 of 30 reviewed" in done.stderr and "sample 2" in done.stderr  # progress on stderr
@@ -127,7 +129,8 @@ def test_auto_approve_fixes_the_pattern_everywhere_and_ends_on_a_clean_sample(
 
 
 def test_without_auto_approve_the_batch_waits_for_a_person(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]]) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]]
+) -> None:
     path, planted = batch_file
     done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED)
     assert done.returncode == 3, done.stderr
@@ -147,25 +150,52 @@ def test_without_auto_approve_the_batch_waits_for_a_person(
 
 
 def test_a_sample_that_keeps_failing_stops_at_max_samples(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     path, _ = batch_file
     messages_stub.handler = planted_model  # one sample allowed: its pattern is fixed, no sample is left to show it
-    result = batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve",
-                        "--max-samples", 1, code=1)
+    result = batch_json(
+        cli_env,
+        path,
+        "--spec",
+        SPEC,
+        "--strata",
+        "template",
+        "--seed",
+        SEED,
+        "--auto-approve",
+        "--max-samples",
+        1,
+        code=1,
+    )
     assert result["status"] == "max_samples" and len(result["samples"]) == 1
     assert result["patterns"][0]["status"] == "applied" and "--max-samples" in result["next"]
     assert not result["stopping_rule"]["clean"]
 
 
 def test_auto_approve_leaves_a_fix_that_keeps_the_defect_to_a_person(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     """The fix agent's edit keeps the promise, so the unsampled items it reaches still show the pattern: the plan is
     not complete, auto-approve applies nothing and the pattern waits for a person (exit 3)."""
     path, _ = batch_file
-    messages_stub.handler = lambda body: (message(fix_json([(0, DEFECT, f"{DEFECT}!")])) if "edits" in
-                                          schema_properties(body) else planted_model(body))
-    result = batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve",
-                        "--max-samples", 1, code=3)
+    messages_stub.handler = lambda body: (
+        message(fix_json([(0, DEFECT, f"{DEFECT}!")])) if "edits" in schema_properties(body) else planted_model(body)
+    )
+    result = batch_json(
+        cli_env,
+        path,
+        "--spec",
+        SPEC,
+        "--strata",
+        "template",
+        "--seed",
+        SEED,
+        "--auto-approve",
+        "--max-samples",
+        1,
+        code=3,
+    )
     assert result["status"] == "waiting" and len(result["samples"]) == 1
     [pattern] = result["patterns"]
     assert pattern["status"] == "proposed" and pattern["waiting"].startswith("not auto-approved (item ")
@@ -175,13 +205,14 @@ def test_auto_approve_leaves_a_fix_that_keeps_the_defect_to_a_person(
 
 
 def test_a_failed_review_is_left_to_a_person_even_with_auto_approve(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     path, planted = batch_file
     # item-018 is in the first sample; its reviews are refused, so no review of it can be trusted.
-    messages_stub.handler = lambda body: (error_reply(400, "invalid_request_error") if "customer 18," in
-                                          fenced_output(body) else planted_model(body))
-    result = batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve",
-                        code=3)
+    messages_stub.handler = lambda body: (
+        error_reply(400, "invalid_request_error") if "customer 18," in fenced_output(body) else planted_model(body)
+    )
+    result = batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve", code=3)
     assert result["status"] == "waiting" and len(result["samples"]) == 1  # no resample over an unknown item
     issue, failed = result["patterns"]
     assert issue["status"] == "applied" and issue["items_changed"] == len(planted)  # what can be fixed is fixed
@@ -191,8 +222,9 @@ def test_a_failed_review_is_left_to_a_person_even_with_auto_approve(
     assert not result["stopping_rule"]["clean"] and "Batch page" in result["next"]
 
 
-def test_the_same_seed_draws_the_same_sample(cli_env: dict[str, str], batch_file: tuple[Path, set[str]],
-                                             messages_stub: MessagesStub, tmp_path: Path) -> None:
+def test_the_same_seed_draws_the_same_sample(
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub, tmp_path: Path
+) -> None:
     path, _ = batch_file
     messages_stub.handler = None  # every review passes: one clean sample each
     drawn = []
@@ -205,17 +237,21 @@ def test_the_same_seed_draws_the_same_sample(cli_env: dict[str, str], batch_file
     assert drawn[2] != drawn[0]
 
 
-def test_the_same_seed_draws_the_same_sample_in_one_database(cli_env: dict[str, str], messages_stub: MessagesStub,
-                                                             batch_file: tuple[Path, set[str]]) -> None:
+def test_the_same_seed_draws_the_same_sample_in_one_database(
+    cli_env: dict[str, str], messages_stub: MessagesStub, batch_file: tuple[Path, set[str]]
+) -> None:
     path, _ = batch_file
     messages_stub.handler = None
-    drawn = [batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", 5)["samples"][0]["items"]
-             for _ in range(2)]
+    drawn = [
+        batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", 5)["samples"][0]["items"]
+        for _ in range(2)
+    ]
     assert drawn[0] == drawn[1]
 
 
 def test_message_batches_are_the_default_with_claude_reviewers_one_request_per_sample(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     """Nobody watches a command-line batch: with both reviewers on Claude it takes the batch discount unasked."""
     path, planted = batch_file
     done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve", "--json")
@@ -231,10 +267,12 @@ def test_message_batches_are_the_default_with_claude_reviewers_one_request_per_s
 
 
 def test_no_message_batches_reviews_with_synchronous_calls(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     path, _ = batch_file
-    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--no-message-batches",
-                 "--json")
+    done = santa(
+        cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--no-message-batches", "--json"
+    )
     assert done.returncode == 3, done.stderr  # the pattern's fix waits for a person
     result = json.loads(done.stdout)
     assert not result["message_batches"] and result["samples"][0]["api_batch_id"] is None
@@ -244,7 +282,8 @@ def test_no_message_batches_reviews_with_synchronous_calls(
 
 
 def test_a_message_batch_the_api_refuses_exits_4_saying_why(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
+) -> None:
     path, _ = batch_file
     messages_stub.script_batches(error_reply(401, "authentication_error", "invalid x-api-key"))
     done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--message-batches")
@@ -254,18 +293,21 @@ def test_a_message_batch_the_api_refuses_exits_4_saying_why(
 
 
 BAD_FILES = [
-    pytest.param(b"id,output\na,hello\na,again\n", "emails.csv", ["line 3: the id 'a' is also on line 2"],
-                 id="duplicate-ids"),
+    pytest.param(
+        b"id,output\na,hello\na,again\n", "emails.csv", ["line 3: the id 'a' is also on line 2"], id="duplicate-ids"
+    ),
     pytest.param(b"id,body\n1,hello\n", "emails.csv", ["no output column", "'body'"], id="missing-output-column"),
     pytest.param("id,output\n1,caf\u00e9\n".encode("latin-1"), "emails.csv", ["UTF-8"], id="wrong-encoding"),
-    pytest.param(b'{"id": 1, "output": "a"}\n{"id": 2, "output": ""}\n', "emails.jsonl", ["line 2", "empty"],
-                 id="empty-output"),
+    pytest.param(
+        b'{"id": 1, "output": "a"}\n{"id": 2, "output": ""}\n', "emails.jsonl", ["line 2", "empty"], id="empty-output"
+    ),
 ]
 
 
 @pytest.mark.parametrize(("data", "name", "expected"), BAD_FILES)
 def test_a_bad_file_exits_2_naming_every_problem_and_stores_nothing(
-        cli_env: dict[str, str], tmp_path: Path, data: bytes, name: str, expected: list[str]) -> None:
+    cli_env: dict[str, str], tmp_path: Path, data: bytes, name: str, expected: list[str]
+) -> None:
     path = tmp_path / name
     path.write_bytes(data)
     done = santa(cli_env, path, "--spec", SPEC)
@@ -286,8 +328,11 @@ def test_every_problem_of_a_bad_file_is_listed(cli_env: dict[str, str], tmp_path
 
 
 BAD_OPTIONS = [
-    pytest.param(["--sample-rate", "15"], "--sample-rate must be a share above 0 and at most 1, e.g. 0.15 for 15 % "
-                 "(15 % is 0.15)", id="rate-as-percent"),
+    pytest.param(
+        ["--sample-rate", "15"],
+        "--sample-rate must be a share above 0 and at most 1, e.g. 0.15 for 15 % (15 % is 0.15)",
+        id="rate-as-percent",
+    ),
     pytest.param(["--sample-rate", "0"], "--sample-rate must be a share above 0", id="rate-zero"),
     pytest.param(["--min-sample", "0"], "--min-sample must be at least 1, not 0", id="min-sample"),
     pytest.param(["--max-samples", "0"], "--max-samples must be at least 1, not 0", id="max-samples"),
@@ -299,16 +344,24 @@ BAD_OPTIONS = [
     pytest.param(["--rubric", "nosuch"], "unknown rubric 'nosuch'", id="unknown-rubric"),
     pytest.param(["--spec-file", "missing.txt"], "spec file not found: missing.txt", id="missing-spec-file"),
     pytest.param(["--seed", "x"], "usage: argument --seed: 'x' is not a whole number", id="seed-not-a-number"),
-    pytest.param(["--seed", "2147483647"], "usage: argument --seed: 2147483647 is outside 0 to 2,147,483,646",
-                 id="seed-too-large"),
-    pytest.param([], "no spec for item item-000, item-001, item-002 and 197 more (the file has no spec column): "
-                 "give one spec for all with --spec TEXT", id="no-spec"),
+    pytest.param(
+        ["--seed", "2147483647"],
+        "usage: argument --seed: 2147483647 is outside 0 to 2,147,483,646",
+        id="seed-too-large",
+    ),
+    pytest.param(
+        [],
+        "no spec for item item-000, item-001, item-002 and 197 more (the file has no spec column): "
+        "give one spec for all with --spec TEXT",
+        id="no-spec",
+    ),
 ]
 
 
 @pytest.mark.parametrize(("extra", "message_part"), BAD_OPTIONS)
-def test_bad_options_exit_2_with_a_specific_message(cli_env: dict[str, str], batch_file: tuple[Path, set[str]],
-                                                     extra: list[str], message_part: str) -> None:
+def test_bad_options_exit_2_with_a_specific_message(
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], extra: list[str], message_part: str
+) -> None:
     path, _ = batch_file
     spec = [] if extra in ([], ["--spec-file", "missing.txt"]) else ["--spec", SPEC]
     done = santa(cli_env, path, *spec, *extra)
@@ -325,7 +378,8 @@ def test_no_api_key_is_bad_usage(env: dict[str, str], batch_file: tuple[Path, se
 
 
 def test_message_batches_with_a_reviewer_on_another_provider_is_bad_usage(
-        cli_env: dict[str, str], batch_file: tuple[Path, set[str]]) -> None:
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]]
+) -> None:
     path, _ = batch_file
     env = {**cli_env, "OPENAI_API_KEY": "test-openai", "OPENAI_BASE_URL": "http://127.0.0.1:9/v1"}
     done = santa(env, path, "--spec", SPEC, "--message-batches", "--reviewer-c", "openai:gpt-5.4-mini")
@@ -333,7 +387,8 @@ def test_message_batches_with_a_reviewer_on_another_provider_is_bad_usage(
 
 
 def test_auto_approve_leaves_a_varied_defect_with_an_unreachable_item_to_a_person(
-        cli_env: dict[str, str], messages_stub: MessagesStub, tmp_path: Path) -> None:
+    cli_env: dict[str, str], messages_stub: MessagesStub, tmp_path: Path
+) -> None:
     """The 200-item varied-defect file of the Batch page's test: every item's own fix is prepared (the six the text
     rule cannot take as one Message Batch), but one item (item-125) cannot take its fix, so the plan is not
     complete: auto-approve applies nothing, the pattern waits for a person (exit 3) and the export is unchanged."""
@@ -343,11 +398,13 @@ def test_auto_approve_leaves_a_varied_defect_with_an_unreachable_item_to_a_perso
     data, defective = vb.varied_csv()
     path, out = tmp_path / "varied.csv", tmp_path / "out.csv"
     path.write_bytes(data)
-    done = santa(cli_env, path, "--spec", vb.SPEC, "--strata", "template", "--seed", vb.SEED, "--auto-approve",
-                 "--out", out)
+    done = santa(
+        cli_env, path, "--spec", vb.SPEC, "--strata", "template", "--seed", vb.SEED, "--auto-approve", "--out", out
+    )
     assert done.returncode == 3, done.stderr
-    assert "not auto-approved (item item-125: needs a person: edit for issue 1 reaches beyond the sentence" \
-        in done.stdout
+    assert (
+        "not auto-approved (item item-125: needs a person: edit for issue 1 reaches beyond the sentence" in done.stdout
+    )
     uploaded, exported = rows(data), rows(out.read_bytes())
     assert all(exported[k]["output"].encode() == row["output"].encode() for k, row in uploaded.items())
     [batch] = stored_batches(cli_env)

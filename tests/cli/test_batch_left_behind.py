@@ -37,8 +37,13 @@ Make = Callable[[Desk, int], list[int]]
 
 def batch_desk(url: str, **options: object) -> Desk:
     """The app's desk (it marks, resubmits and sweeps) with scripted reviewers that fail the planted promise."""
-    return open_desk(url, reviewer_for=lambda name: FunctionReviewer(name, strict),
-                     fixer_for=lambda name: FunctionFixer(name, fixer), screen_for=lambda: None, **options)
+    return open_desk(
+        url,
+        reviewer_for=lambda name: FunctionReviewer(name, strict),
+        fixer_for=lambda name: FunctionFixer(name, fixer),
+        screen_for=lambda: None,
+        **options,
+    )
 
 
 def wait_for(what: str, check: Callable[[], bool], timeout: float = 60) -> None:
@@ -66,7 +71,8 @@ def counted_sweeps(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def test_a_sample_a_killed_command_line_left_is_finished_by_the_running_apps_sweep(
-        messages_stub: MessagesStub, tmp_path: Path, counted_sweeps: list[int]) -> None:
+    messages_stub: MessagesStub, tmp_path: Path, counted_sweeps: list[int]
+) -> None:
     url = f"sqlite:///{tmp_path / 'santa.db'}"
     env = cli_env(url, tmp_path)
     (tmp_path / "emails.csv").write_bytes(planted_csv(40, every=1)[0])  # every promo item makes the promise
@@ -74,8 +80,25 @@ def test_a_sample_a_killed_command_line_left_is_finished_by_the_running_apps_swe
     holder.hold(lambda kind, body: kind == "review")  # the command line's reviews never come back
     repo = RunStore(init_db(url, mark_interrupted=False))
     desk = batch_desk(url)  # the app, open before the command line starts
-    proc = start(env, tmp_path, "batch", "emails.csv", "--spec", SPEC, "--strata", "template", "--no-message-batches",
-                 "--reviewer-b", SONNET, "--reviewer-c", HAIKU, "--fixer", SONNET, "--concurrency", "2")
+    proc = start(
+        env,
+        tmp_path,
+        "batch",
+        "emails.csv",
+        "--spec",
+        SPEC,
+        "--strata",
+        "template",
+        "--no-message-batches",
+        "--reviewer-b",
+        SONNET,
+        "--reviewer-c",
+        HAIKU,
+        "--fixer",
+        SONNET,
+        "--concurrency",
+        "2",
+    )
     try:
         holder.wait_held(4)  # both reviews of its two runs in flight
         store = desk.batches.store
@@ -224,8 +247,9 @@ def test_the_sweep_takes_a_sample_only_when_a_gone_process_left_it(sweeping_desk
     assert progress.naughty and store.patterns(batch_id, sample_id)  # closed by the driver: grouped
 
 
-def test_the_desks_start_leaves_alone_a_sample_a_live_command_line_drives(tmp_path: Path, live_worker: str,
-                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_desks_start_leaves_alone_a_sample_a_live_command_line_drives(
+    tmp_path: Path, live_worker: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """At its start the app picks up what dead processes left (and groups a sample closed without its patterns),
     not what a live command line drives."""
     monkeypatch.setattr(wiring, "SWEEP_EVERY_S", 3600.0)

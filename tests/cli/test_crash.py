@@ -91,11 +91,28 @@ def cli(db_url: str, messages_stub: MessagesStub, tmp_path: Path) -> dict:
 
 
 def start(env: dict, tmp_path: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "santa_core", *args], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "santa_core", *args],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
-REVIEW = ("review", "--spec", "spec.txt", "--output", "output.txt", "--auto-approve", "--reviewer-b", SONNET, "--reviewer-c", HAIKU)
+REVIEW = (
+    "review",
+    "--spec",
+    "spec.txt",
+    "--output",
+    "output.txt",
+    "--auto-approve",
+    "--reviewer-b",
+    SONNET,
+    "--reviewer-c",
+    HAIKU,
+)
 
 
 def review_key(body: dict) -> tuple[str, str]:
@@ -118,13 +135,20 @@ def test_killed_at_every_step_boundary_resume_finishes_and_nothing_is_asked_twic
     boundaries: list[tuple[str, Rule, int, Callable[[], bool]]] = [
         ("before the reviewers (round 1 screen in flight)", lambda k, b: k == "screen", 1, lambda: True),
         ("while both reviewers", lambda k, b: k == "review", 2, lambda: True),
-        ("after B, while C", lambda k, b: k == "review" and b["model"] == HAIKU, 1,
-         lambda: len(repo.load_round(1, 1).reviews) == 1),
+        (
+            "after B, while C",
+            lambda k, b: k == "review" and b["model"] == HAIKU,
+            1,
+            lambda: len(repo.load_round(1, 1).reviews) == 1,
+        ),
         ("after the gate, during the fix", lambda k, b: k == "fix", 1, lambda: True),
-        ("after the fix, round 2 screen in flight", lambda k, b: k == "screen" and "DEFECT" not in str(b), 1,
-         lambda: True),
-        ("while both round 2 reviewers", lambda k, b: k == "review" and fenced_output(b) != round_one, 2,
-         lambda: True),
+        (
+            "after the fix, round 2 screen in flight",
+            lambda k, b: k == "screen" and "DEFECT" not in str(b),
+            1,
+            lambda: True,
+        ),
+        ("while both round 2 reviewers", lambda k, b: k == "review" and fenced_output(b) != round_one, 2, lambda: True),
     ]
     stored_before: list[tuple[int, set]] = []  # (requests seen at the kill, reviews stored then)
     args = REVIEW
@@ -147,8 +171,9 @@ def test_killed_at_every_step_boundary_resume_finishes_and_nothing_is_asked_twic
         stored_before.append((len(messages_stub.calls), stored_review_keys(repo, run.id)))
         args = ("resume", str(run.id))
     holder.hold(lambda k, b: False)
-    done = subprocess.run([sys.executable, "-m", "santa_core", *args], env=cli, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-m", "santa_core", *args], env=cli, cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert repo.load_run(run.id).state.status == RunStatus.SHIPPED
     assert "cut off before its answer was stored, asked again: review" in done.stderr  # the last kill's two
@@ -213,8 +238,13 @@ def left_behind_by(repo: RunStore, run_id: int, worker: str | None, status: RunS
 
 def scripted_desk(url: str, **options: object):  # noqa: ANN201 - desk.Desk
     """The app's desk (it marks, resubmits and sweeps) with scripted reviewers: no model server needed."""
-    return open_desk(url, reviewer_for=lambda name: FunctionReviewer(name, strict),
-                     fixer_for=lambda name: FunctionFixer(name, year_fixer), screen_for=lambda: None, **options)
+    return open_desk(
+        url,
+        reviewer_for=lambda name: FunctionReviewer(name, strict),
+        fixer_for=lambda name: FunctionFixer(name, year_fixer),
+        screen_for=lambda: None,
+        **options,
+    )
 
 
 def wait_status(repo: RunStore, run_id: int, status: RunStatus) -> None:
@@ -224,8 +254,9 @@ def wait_status(repo: RunStore, run_id: int, status: RunStatus) -> None:
     assert repo.load_run(run_id).state.status == status, repo.load_run(run_id).state
 
 
-def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path,
-                                                         queued_elsewhere: tuple[int, subprocess.Popen]) -> None:
+def test_the_app_picks_up_queued_runs_a_dead_process_left(
+    tmp_path: Path, queued_elsewhere: tuple[int, subprocess.Popen]
+) -> None:
     from storage.workers import host_name
     from tests.core.run.test_runner import RUBRIC
 
@@ -233,8 +264,17 @@ def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path,
     repo = RunStore(init_db(url, mark_interrupted=False))
     dead = f"{host_name()}:999999999:1"
     theirs, _ = queued_elsewhere
-    left, fresh = (repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC,
-                                   reviewer_b="b", reviewer_c="c", fixer="f") for _ in range(2))
+    left, fresh = (
+        repo.create_run(
+            spec=SPEC,
+            output="Acme launched its rocket in 2018.",
+            rubric=RUBRIC,
+            reviewer_b="b",
+            reviewer_c="c",
+            fixer="f",
+        )
+        for _ in range(2)
+    )
     left_behind_by(repo, left, dead)  # the process that queued it died an hour ago
     age(repo, theirs)  # queued long ago by a live command line that works it itself
     desk = scripted_desk(url)
@@ -246,9 +286,9 @@ def test_the_app_picks_up_queued_runs_a_dead_process_left(tmp_path: Path,
         desk.close()
 
 
-def test_the_app_sweeps_for_runs_left_behind_while_it_runs(tmp_path: Path,
-                                                           queued_elsewhere: tuple[int, subprocess.Popen],
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_app_sweeps_for_runs_left_behind_while_it_runs(
+    tmp_path: Path, queued_elsewhere: tuple[int, subprocess.Popen], monkeypatch: pytest.MonkeyPatch
+) -> None:
     """What a process leaves behind after the app started is picked up without anyone opening a page: a queued
     run is worked, a run `running` under a dead process becomes interrupted (for a person to resume). A run another
     live process queued, and a queued review of a paused batch, are left alone."""
@@ -265,8 +305,14 @@ def test_the_app_sweeps_for_runs_left_behind_while_it_runs(tmp_path: Path,
     dead = f"{host_name()}:999999999:1"
 
     def new_run() -> int:
-        return repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC,
-                               reviewer_b="b", reviewer_c="c", fixer="f")
+        return repo.create_run(
+            spec=SPEC,
+            output="Acme launched its rocket in 2018.",
+            rubric=RUBRIC,
+            reviewer_b="b",
+            reviewer_c="c",
+            fixer="f",
+        )
 
     try:
         queued, crashed = (new_run() for _ in range(2))
@@ -325,8 +371,14 @@ def test_the_app_process_stopping_marks_its_runs_interrupted_and_keeps_their_ans
     env = cli_env(db_url, tmp_path)
     holder = Holder(messages_stub)
     holder.hold(lambda k, b: k == "review" and b["model"] == HAIKU)  # B answers, C is in flight at the stop
-    proc = subprocess.Popen([sys.executable, "-c", APP_PROCESS, db_url, SPEC], env=env, cwd=tmp_path,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", APP_PROCESS, db_url, SPEC],
+        env=env,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         run_id = int(proc.stdout.readline())
         repo = RunStore(init_db(db_url, mark_interrupted=False))

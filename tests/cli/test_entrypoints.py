@@ -36,8 +36,24 @@ COMMANDS = {
     "audit": (["audit", "list", "--json"], 0),
     "people": (["people", "list", "--json"], 0),
     "metrics": (["metrics", "--json"], 0),
-    "batch": (["batch", "emails.csv", "--spec", BATCH_SPEC, "--strata", "template", "--seed", "1", "--auto-approve",
-               "--no-message-batches", "--out", "out.csv", "--json"], 0),
+    "batch": (
+        [
+            "batch",
+            "emails.csv",
+            "--spec",
+            BATCH_SPEC,
+            "--strata",
+            "template",
+            "--seed",
+            "1",
+            "--auto-approve",
+            "--no-message-batches",
+            "--out",
+            "out.csv",
+            "--json",
+        ],
+        0,
+    ),
 }
 """One call of each command, with --json where it has one so the comparison covers every field, and
 the exit code it ends with: `review` waits for a person to approve its fix (3), `batch` fixes its
@@ -107,8 +123,8 @@ def run_in(workdir: Path, argv: list[str], env: dict[str, str]) -> subprocess.Co
 
 
 def test_both_entry_points_answer_every_command_alike(
-        env: dict[str, str], messages_stub: MessagesStub, batch_stub: MessagesStub, prepared: Path,
-        tmp_path: Path) -> None:
+    env: dict[str, str], messages_stub: MessagesStub, batch_stub: MessagesStub, prepared: Path, tmp_path: Path
+) -> None:
     assert SANTA.is_file(), f"no {SANTA}: `pip install -r requirements.txt` installs the santa command"
     messages_stub.handler = santa_scenario
     same_env = {**env, "DATABASE_URL": "sqlite:///santa.db", "ANTHROPIC_API_KEY": "test"}  # relative to each copy

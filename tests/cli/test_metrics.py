@@ -42,8 +42,13 @@ def test_json_is_the_report_the_page_shows(env: dict[str, str], tmp_path: Path, 
     data = metrics(env, tmp_path)
     confidence = {key: data.pop(key) for key in ("spot_check_escape_rate", "calibration")}
     assert data == json.loads(repo.metrics.report(MetricsFilter()).model_dump_json())
-    assert confidence["spot_check_escape_rate"]["overall"] == {"k": 0, "n": 0, "low": None, "high": None,
-                                                               "value": None}  # no spot-check: no figure
+    assert confidence["spot_check_escape_rate"]["overall"] == {
+        "k": 0,
+        "n": 0,
+        "low": None,
+        "high": None,
+        "value": None,
+    }  # no spot-check: no figure
     assert confidence["calibration"]["rows"] == []  # no person judged anything yet
     head = data["headline"]
     # 2 finished runs, 1 NICE in round 1; NICE in rounds 1 and 2 → mean 1.5; 1 of 2 runs has a generation cost
@@ -66,8 +71,10 @@ def test_filters_narrow_the_view(env: dict[str, str], tmp_path: Path, repo: RunS
 def test_unknown_values_warn_and_show_an_empty_view(env: dict[str, str], tmp_path: Path, repo: RunStore) -> None:
     done = santa(env, tmp_path, "metrics", "--rubric", "nosuch", "--person", "zed")
     assert done.returncode == 0
-    assert err(done).splitlines() == ["santa: warning: no run in the history has rubric 'nosuch'",
-                                      "santa: warning: no run in the history has person 'zed'"]
+    assert err(done).splitlines() == [
+        "santa: warning: no run in the history has rubric 'nosuch'",
+        "santa: warning: no run in the history has person 'zed'",
+    ]
     assert out(done).strip() == "no runs match this view yet: start a review, or widen the filters"
 
 
@@ -81,17 +88,30 @@ def test_text_report(env: dict[str, str], tmp_path: Path, repo: RunStore) -> Non
     assert "factual_accuracy" in text
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    pytest.param(("--since", "2026-13-01"), "argument --since: '2026-13-01' is not a date written YYYY-MM-DD",
-                 id="bad-date"),
-    pytest.param(("--since", "2026-12-02", "--until", "2026-12-01"), "--since 2026-12-02 is after --until 2026-12-01",
-                 id="since-after-until"),
-    pytest.param(("--grain", "year"), "argument --grain: invalid choice", id="bad-grain"),
-    pytest.param(("--version", "general"), "argument --version: 'general' is not a rubric version written NAME@N",
-                 id="version-without-number"),
-    pytest.param(("--version", "general@²"), "argument --version: 'general@²' is not a rubric version written NAME@N",
-                 id="version-with-a-superscript"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(
+            ("--since", "2026-13-01"), "argument --since: '2026-13-01' is not a date written YYYY-MM-DD", id="bad-date"
+        ),
+        pytest.param(
+            ("--since", "2026-12-02", "--until", "2026-12-01"),
+            "--since 2026-12-02 is after --until 2026-12-01",
+            id="since-after-until",
+        ),
+        pytest.param(("--grain", "year"), "argument --grain: invalid choice", id="bad-grain"),
+        pytest.param(
+            ("--version", "general"),
+            "argument --version: 'general' is not a rubric version written NAME@N",
+            id="version-without-number",
+        ),
+        pytest.param(
+            ("--version", "general@²"),
+            "argument --version: 'general@²' is not a rubric version written NAME@N",
+            id="version-with-a-superscript",
+        ),
+    ],
+)
 def test_bad_usage_exits_2(env: dict[str, str], tmp_path: Path, args: tuple[str, ...], message: str) -> None:
     done = santa(env, tmp_path, "metrics", *args)
     assert done.returncode == 2 and done.stdout == b""
@@ -121,8 +141,9 @@ def test_review_records_the_generation_cost(env: dict[str, str], tmp_path: Path)
     assert (head["runs"], head["generation_runs"], head["finished"]) == (1, 0, 0)
 
 
-def test_json_calibrates_the_reviewers_against_a_rejected_escalation(env: dict[str, str], tmp_path: Path,
-                                                                    repo: RunStore) -> None:
+def test_json_calibrates_the_reviewers_against_a_rejected_escalation(
+    env: dict[str, str], tmp_path: Path, repo: RunStore
+) -> None:
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)})
     run_id = new_run(repo, BAD)
     runner.execute(run_id)

@@ -38,8 +38,9 @@ def cli_env(tmp_path: Path, messages_stub: MessagesStub) -> dict:
     return env
 
 
-def santa(env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str = SPEC,
-          cwd: Path = ROOT) -> subprocess.CompletedProcess:
+def santa(
+    env: dict, tmp_path: Path, output: str | bytes, *extra: str, spec: str = SPEC, cwd: Path = ROOT
+) -> subprocess.CompletedProcess:
     (tmp_path / "spec.txt").write_text(spec, encoding="utf-8")
     out = tmp_path / "output.txt"
     out.write_bytes(output if isinstance(output, bytes) else output.encode("utf-8"))
@@ -59,9 +60,14 @@ def test_clean_output_ships_in_round_one(cli_env: dict, tmp_path: Path, messages
     assert models == ["claude-haiku-4-5", "claude-haiku-5-5"]  # B and C: the cheapest pair of two Claude models
 
 
-@pytest.mark.parametrize("lines", [[c * 80 for c in "-=_~*#—"], ["[" * 5000], ["<" * 5000]],
-                         ids=["80-character separators", "5000 [", "5000 <"])
-def test_long_runs_of_punctuation_ship_when_nothing_else_is_wrong(cli_env: dict, tmp_path: Path, lines: list[str]) -> None:
+@pytest.mark.parametrize(
+    "lines",
+    [[c * 80 for c in "-=_~*#—"], ["[" * 5000], ["<" * 5000]],
+    ids=["80-character separators", "5000 [", "5000 <"],
+)
+def test_long_runs_of_punctuation_ship_when_nothing_else_is_wrong(
+    cli_env: dict, tmp_path: Path, lines: list[str]
+) -> None:
     # A line of dashes once froze the injection check (a repeat nested in a repeat): now it is ordinary text.
     output = "\n".join(["Acme's rocket launched in 2018.", *lines, "Order today."])
     done = santa(cli_env, tmp_path, output, "--json")
@@ -100,8 +106,9 @@ def two_defects(body: dict) -> dict:
     if "edits" in schema_properties(body):
         return message(fix_json([(0, "DEFECT", "fact")]))
     issues = [("factual_accuracy", "A defect marker.", w) for w in ("DEFECT", "FLAW") if w in output]
-    return message(review_json("FAIL" if issues else "PASS", [("factual_accuracy", "FAIL" if issues else "PASS")],
-                               issues))
+    return message(
+        review_json("FAIL" if issues else "PASS", [("factual_accuracy", "FAIL" if issues else "PASS")], issues)
+    )
 
 
 def test_human_output_says_status_and_reason_in_words_and_json_keeps_codes(cli_env: dict, tmp_path: Path) -> None:
@@ -157,7 +164,11 @@ def test_missing_spec_file_and_missing_key(cli_env: dict, tmp_path: Path) -> Non
     assert done.returncode == 2 and "spec file not found: nope.txt" in done.stderr
     no_key = {k: v for k, v in cli_env.items() if k != "ANTHROPIC_API_KEY"}
     done = santa(no_key, tmp_path, "ok")
-    assert done.returncode == 2 and "no API key for provider 'anthropic'" in done.stderr and "set ANTHROPIC_API_KEY" in done.stderr
+    assert (
+        done.returncode == 2
+        and "no API key for provider 'anthropic'" in done.stderr
+        and "set ANTHROPIC_API_KEY" in done.stderr
+    )
 
 
 def test_cli_runs_appear_in_the_app(cli_env: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -186,13 +197,27 @@ def test_killed_process_leaves_an_interrupted_run_that_resumes(
     from tests.support.messages_api import Reply
 
     slow = {"on": True}
-    messages_stub.handler = lambda body: (Reply(200, {}, santa_scenario(body), delay_s=60) if slow["on"]
-                                          else santa_scenario(body))
+    messages_stub.handler = lambda body: (
+        Reply(200, {}, santa_scenario(body), delay_s=60) if slow["on"] else santa_scenario(body)
+    )
     (tmp_path / "spec.txt").write_text(SPEC, encoding="utf-8")
     (tmp_path / "output.txt").write_text("Acme's rocket launched in 2018.", encoding="utf-8")
-    proc = subprocess.Popen([sys.executable, "-m", "santa_core", "review", "--spec", str(tmp_path / "spec.txt"),
-                             "--output", str(tmp_path / "output.txt")], env=cli_env, cwd=ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "santa_core",
+            "review",
+            "--spec",
+            str(tmp_path / "spec.txt"),
+            "--output",
+            str(tmp_path / "output.txt"),
+        ],
+        env=cli_env,
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     url = cli_env["DATABASE_URL"]
     try:
         deadline = time.monotonic() + 60
@@ -225,7 +250,8 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     (project / ".streamlit").mkdir(parents=True)
     db_url = f"sqlite:///{tmp_path / 'from-secrets.db'}"
     (project / ".streamlit" / "secrets.toml").write_text(
-        f'ANTHROPIC_API_KEY = "test"\nDATABASE_URL = "{db_url}"\n', encoding="utf-8")
+        f'ANTHROPIC_API_KEY = "test"\nDATABASE_URL = "{db_url}"\n', encoding="utf-8"
+    )
     repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
     repo.save_settings({"reviewer_b": "claude-opus-5-5", "max_rounds": 2}, actor="ann")
     env = {k: v for k, v in cli_env.items() if k not in ("ANTHROPIC_API_KEY", "DATABASE_URL")}
@@ -236,12 +262,19 @@ def test_reads_the_secrets_file_and_the_saved_defaults_like_the_app(cli_env: dic
     assert [r.id for r in repo.list_runs()] == [result["run_id"]]  # landed in the secrets' database
 
 
-@pytest.mark.parametrize(("status", "code"), [
-    pytest.param("shipped", 0, id="shipped"), pytest.param("resolved_shipped", 0, id="resolved-shipped"),
-    pytest.param("escalated", 1, id="escalated"), pytest.param("resolved_rejected", 1, id="rejected"),
-    pytest.param("awaiting_approval", 3, id="approval"), pytest.param("awaiting_human_review", 3, id="person"),
-    pytest.param("interrupted", 4, id="worker-crashed"),
-])
+@pytest.mark.parametrize(
+    ("status", "code"),
+    [
+        pytest.param("shipped", 0, id="shipped"),
+        pytest.param("resolved_shipped", 0, id="resolved-shipped"),
+        pytest.param("escalated", 1, id="escalated"),
+        pytest.param("resolved_rejected", 1, id="rejected"),
+        pytest.param("awaiting_approval", 3, id="approval"),
+        pytest.param("awaiting_human_review", 3, id="person"),
+        pytest.param("interrupted", 4, id="worker-crashed"),
+    ],
+)
 def test_exit_code_per_status(status: str, code: int) -> None:
     from desk.cli import exit_code
+
     assert exit_code(status) == code

@@ -42,29 +42,42 @@ def reviews_asked(stub: MessagesStub) -> list[dict]:
     return [c["body"] for c in stub.message_calls() if "verdict" in schema_properties(c["body"])]
 
 
-def test_a_high_risk_rubric_asks_a_third_reviewer_by_default(cli_env: dict, tmp_path: Path,
-                                                             messages_stub: MessagesStub) -> None:
+def test_a_high_risk_rubric_asks_a_third_reviewer_by_default(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     done = santa(cli_env, tmp_path, CLEAN, "--rubric", rubric_file(tmp_path), "--json")
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     # Claude only: B and C the cheapest two (haiku-5-5, haiku-4-5); D the cheapest other (Sonnet 5, by name)
     assert (result["reviewer_b"], result["reviewer_c"], result["reviewer_d"]) == (
-        "claude-haiku-5-5", "claude-haiku-4-5", "claude-sonnet-5")
-    assert {s: r["verdict"] for s, r in result["rounds"][0]["reviews"].items()} == {"B": "PASS", "C": "PASS",
-                                                                                    "D": "PASS"}
+        "claude-haiku-5-5",
+        "claude-haiku-4-5",
+        "claude-sonnet-5",
+    )
+    assert {s: r["verdict"] for s, r in result["rounds"][0]["reviews"].items()} == {
+        "B": "PASS",
+        "C": "PASS",
+        "D": "PASS",
+    }
     assert [asked_criteria(b) for b in reviews_asked(messages_stub) if b["model"] == "claude-sonnet-5"] == [
-        ["factual_accuracy"]]
+        ["factual_accuracy"]
+    ]
     assert "D=PASS" in santa(cli_env, tmp_path, CLEAN, "--rubric", rubric_file(tmp_path)).stdout  # the summary
 
 
-def test_reviewer_d_names_the_model_and_a_person_is_refused(cli_env: dict, tmp_path: Path,
-                                                            messages_stub: MessagesStub) -> None:
+def test_reviewer_d_names_the_model_and_a_person_is_refused(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     refused = santa(cli_env, tmp_path, CLEAN, "--rubric", rubric_file(tmp_path), "--reviewer-d", "person")
     assert refused.returncode == 2 and "--reviewer-d must be a model" in refused.stderr
     assert RunStore(init_db(cli_env["DATABASE_URL"], mark_interrupted=False)).list_runs() == []
     assert reviews_asked(messages_stub) == []
-    done = santa(cli_env, tmp_path, CLEAN, "--rubric", rubric_file(tmp_path), "--reviewer-d", "claude-opus-5-5",
-                 "--json")
+    done = santa(
+        cli_env, tmp_path, CLEAN, "--rubric", rubric_file(tmp_path), "--reviewer-d", "claude-opus-5-5", "--json"
+    )
     assert done.returncode == 0, done.stderr
     assert sorted(b["model"] for b in reviews_asked(messages_stub)) == [
-        "claude-haiku-4-5", "claude-haiku-5-5", "claude-opus-5-5"]
+        "claude-haiku-4-5",
+        "claude-haiku-5-5",
+        "claude-opus-5-5",
+    ]

@@ -55,8 +55,9 @@ def out(done: subprocess.CompletedProcess[bytes]) -> str:
 
 
 def crit(cid: str) -> Criterion:
-    return Criterion(id=cid, name=cid.title(), category="completeness", pass_condition=f"{cid} — ✓",
-                     fail_signal=f"{cid} missing")
+    return Criterion(
+        id=cid, name=cid.title(), category="completeness", pass_condition=f"{cid} — ✓", fail_signal=f"{cid} missing"
+    )
 
 
 def save_acme_v1_v2(store: RubricStore) -> None:
@@ -84,12 +85,14 @@ def test_list_shows_the_builtins(env: dict[str, str], tmp_path: Path, store: Rub
     header, *rows = out(done).splitlines()
     assert header.split() == ["NAME", "DOMAIN", "VERSION", "CRITERIA", "SAVED", "BY", "SAVED", "AT"]
     assert [r.split()[:5] for r in rows] == [
-        [name, name, "v1", str(len(store.resolved(name).criteria)), "santa"] for name in BUILTINS]
+        [name, name, "v1", str(len(store.resolved(name).criteria)), "santa"] for name in BUILTINS
+    ]
     done = santa(env, tmp_path, "rubric", "list", "--json")
     assert done.returncode == 0, err(done)
     listed = json.loads(out(done))
     assert [(r["name"], r["version"], r["criteria"]) for r in listed] == [
-        (s.name, s.version, s.criteria) for s in store.list_rubrics()]
+        (s.name, s.version, s.criteria) for s in store.list_rubrics()
+    ]
 
 
 def test_export_prints_the_stored_bytes(env: dict[str, str], tmp_path: Path, store: RubricStore) -> None:
@@ -116,12 +119,16 @@ def test_export_prints_the_stored_bytes(env: dict[str, str], tmp_path: Path, sto
     [
         pytest.param(("nope",), "unknown rubric 'nope' (known: code, compliance, content, general)", id="name"),
         pytest.param(("compliance", "--version", "7"), "unknown rubric 'compliance@7'", id="version"),
-        pytest.param(("compliance", "--out", "no/such/dir/c.yaml"),
-                     "cannot write no/such/dir/c.yaml: No such file or directory", id="unwritable-out"),
+        pytest.param(
+            ("compliance", "--out", "no/such/dir/c.yaml"),
+            "cannot write no/such/dir/c.yaml: No such file or directory",
+            id="unwritable-out",
+        ),
     ],
 )
-def test_export_of_an_unknown_rubric_or_to_a_bad_path_exits_2(env: dict[str, str], tmp_path: Path, store: RubricStore,
-                                             args: tuple[str, ...], message: str) -> None:
+def test_export_of_an_unknown_rubric_or_to_a_bad_path_exits_2(
+    env: dict[str, str], tmp_path: Path, store: RubricStore, args: tuple[str, ...], message: str
+) -> None:
     done = santa(env, tmp_path, "rubric", "export", *args)
     assert done.returncode == 2 and done.stdout == b""
     assert message in err(done) and len(err(done).strip().splitlines()) == 1
@@ -156,7 +163,7 @@ def test_import_by_an_author_who_may_not_change_rubrics_exits_2(
     ("filename", "text", "needle"),
     [
         pytest.param("acme.yaml", NO_FAIL_SIGNAL_YAML, "- id: tone", id="yaml"),
-        pytest.param("acme.json", NO_FAIL_SIGNAL_JSON, '    {', id="json"),
+        pytest.param("acme.json", NO_FAIL_SIGNAL_JSON, "    {", id="json"),
     ],
 )
 def test_a_bad_file_exits_2_naming_field_and_line_and_changes_nothing(
@@ -220,13 +227,17 @@ def test_review_with_a_rubric_file_still_works(env: dict[str, str], tmp_path: Pa
 @pytest.mark.parametrize(
     ("extra", "message"),
     [
-        pytest.param(("--rubric", "nope"),
-                     "unknown rubric 'nope'; stored rubrics: acme, code, compliance, content, general", id="name"),
+        pytest.param(
+            ("--rubric", "nope"),
+            "unknown rubric 'nope'; stored rubrics: acme, code, compliance, content, general",
+            id="name",
+        ),
         pytest.param(("--rubric", "acme", "--rubric-version", "9"), "unknown rubric 'acme@9'", id="version"),
     ],
 )
-def test_review_with_an_unknown_rubric_exits_2(env: dict[str, str], tmp_path: Path, store: RubricStore,
-                                               engine: Engine, extra: tuple[str, ...], message: str) -> None:
+def test_review_with_an_unknown_rubric_exits_2(
+    env: dict[str, str], tmp_path: Path, store: RubricStore, engine: Engine, extra: tuple[str, ...], message: str
+) -> None:
     save_acme_v1_v2(store)
     counts = row_counts(engine)
     done = review(env, tmp_path, *extra, *PEOPLE)

@@ -29,14 +29,24 @@ def cli_env(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) ->
 def review(env: dict, tmp_path: Path, output: str, *extra: str):
     (tmp_path / "spec.txt").write_text(SPEC, encoding="utf-8")
     (tmp_path / "output.txt").write_text(output, encoding="utf-8")
-    return santa_in_process(["review", "--spec", tmp_path / "spec.txt", "--output", tmp_path / "output.txt", *extra],
-                            env, ROOT)
+    return santa_in_process(
+        ["review", "--spec", tmp_path / "spec.txt", "--output", tmp_path / "output.txt", *extra], env, ROOT
+    )
 
 
-def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(cli_env: dict, tmp_path: Path, chat_stub: ChatStub,
-                                                          messages_stub: MessagesStub) -> None:
-    done = review(cli_env, tmp_path, "Acme's rocket launched in DEFECT.", *PANEL, "--fixer", "openai:gpt-5.5",
-                  "--auto-approve", "--json")
+def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(
+    cli_env: dict, tmp_path: Path, chat_stub: ChatStub, messages_stub: MessagesStub
+) -> None:
+    done = review(
+        cli_env,
+        tmp_path,
+        "Acme's rocket launched in DEFECT.",
+        *PANEL,
+        "--fixer",
+        "openai:gpt-5.5",
+        "--auto-approve",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert [r["gate"] for r in result["rounds"]] == ["NAUGHTY", "NICE"]
@@ -47,16 +57,25 @@ def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(cli_env: dict, tmp_path
 
 
 def test_one_family_warns_on_stderr_and_the_run_records_it(cli_env: dict, tmp_path: Path) -> None:
-    done = review(cli_env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "claude-sonnet-5-5",
-                  "--reviewer-c", "claude-haiku-5-5", "--json")
+    done = review(
+        cli_env,
+        tmp_path,
+        "Acme's rocket launched in 2018.",
+        "--reviewer-b",
+        "claude-sonnet-5-5",
+        "--reviewer-c",
+        "claude-haiku-5-5",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     assert "santa: warning: Reviewers B and C are both Claude models" in done.stderr
     panel = json.loads(done.stdout)["panel"]
     assert panel["spans_two_families"] is False and "both Claude models" in panel["warning"]
 
 
-def test_a_missing_openai_key_is_exit_2_naming_the_provider_and_variable(cli_env: dict, tmp_path: Path,
-                                                                         chat_stub: ChatStub) -> None:
+def test_a_missing_openai_key_is_exit_2_naming_the_provider_and_variable(
+    cli_env: dict, tmp_path: Path, chat_stub: ChatStub
+) -> None:
     env = {k: v for k, v in cli_env.items() if k != "OPENAI_API_KEY"}
     done = review(env, tmp_path, "Clean copy.", *PANEL)
     assert done.returncode == 2 and done.stdout == ""
@@ -66,16 +85,25 @@ def test_a_missing_openai_key_is_exit_2_naming_the_provider_and_variable(cli_env
 
 
 def test_an_unknown_provider_is_exit_2(cli_env: dict, tmp_path: Path) -> None:
-    done = review(cli_env, tmp_path, "Clean copy.", "--reviewer-b", "nowhere:model-x", "--reviewer-c",
-                  "claude-haiku-5-5")
+    done = review(
+        cli_env, tmp_path, "Clean copy.", "--reviewer-b", "nowhere:model-x", "--reviewer-c", "claude-haiku-5-5"
+    )
     assert done.returncode == 2 and "unknown provider 'nowhere'" in done.stderr
 
 
 def test_a_named_local_endpoint_without_a_key(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
     env = {k: v for k, v in cli_env.items() if not k.startswith("OPENAI_")}
     env.update(SANTA_PROVIDER_LOCAL_BASE_URL=chat_stub.url, SANTA_PROVIDER_LOCAL_STRICT="0")
-    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "local:qwen3:32b",
-                  "--reviewer-c", "claude-haiku-5-5", "--json")
+    done = review(
+        env,
+        tmp_path,
+        "Acme's rocket launched in 2018.",
+        "--reviewer-b",
+        "local:qwen3:32b",
+        "--reviewer-c",
+        "claude-haiku-5-5",
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     [body] = [c["body"] for c in chat_stub.chat_calls()]
     assert body["model"] == "qwen3:32b" and body["response_format"]["json_schema"]["strict"] is False
@@ -84,7 +112,8 @@ def test_a_named_local_endpoint_without_a_key(cli_env: dict, tmp_path: Path, cha
 
 
 def test_a_batch_with_reviewer_b_on_openai_reviews_synchronously_on_the_chat_stub(
-        env: dict, tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> None:
+    env: dict, tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub
+) -> None:
     """`batch` with B on an OpenAI-compatible server: every sampled item's B review goes to that server, C's to
     Claude, and the sample finishes (the planted pattern found, its fix waiting for a person). Message Batches,
     the default with two Claude reviewers, cannot take this panel: synchronous calls, said in one note."""
@@ -99,11 +128,32 @@ def test_a_batch_with_reviewer_b_on_openai_reviews_synchronously_on_the_chat_stu
     data, planted = planted_csv()
     path = tmp_path / "emails.csv"
     path.write_bytes(data)
-    cli = {**env, "ANTHROPIC_BASE_URL": messages_stub.url, "ANTHROPIC_API_KEY": "test",
-           "OPENAI_BASE_URL": chat_stub.url, "OPENAI_API_KEY": "test-openai"}
-    done = santa_in_process(["batch", path, "--spec", BATCH_SPEC, "--strata", "template", "--seed", SEED,
-                             "--reviewer-b", "openai:gpt-5.4-mini", "--reviewer-c", "claude-haiku-5-5", "--json"],
-                            cli, ROOT)
+    cli = {
+        **env,
+        "ANTHROPIC_BASE_URL": messages_stub.url,
+        "ANTHROPIC_API_KEY": "test",
+        "OPENAI_BASE_URL": chat_stub.url,
+        "OPENAI_API_KEY": "test-openai",
+    }
+    done = santa_in_process(
+        [
+            "batch",
+            path,
+            "--spec",
+            BATCH_SPEC,
+            "--strata",
+            "template",
+            "--seed",
+            SEED,
+            "--reviewer-b",
+            "openai:gpt-5.4-mini",
+            "--reviewer-c",
+            "claude-haiku-5-5",
+            "--json",
+        ],
+        cli,
+        ROOT,
+    )
     assert done.returncode == 3, done.stderr  # 3: a pattern's fix waits for a person
     result = json.loads(done.stdout)
     [note] = [line for line in done.stderr.splitlines() if "Message Batches" in line]
@@ -135,11 +185,22 @@ def test_an_openai_only_desk_screens_with_an_openai_model(cli_env: dict, tmp_pat
     assert "injection screen is on but cannot run" not in done.stderr
 
 
-def test_a_screen_that_cannot_run_refuses_the_review_on_stderr(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
-    env = {**{k: v for k, v in cli_env.items() if not k.startswith("ANTHROPIC_")},
-           "SANTA_SCREEN_MODEL": "claude-haiku-5-5"}
-    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "openai:gpt-5.4-mini",
-                  "--reviewer-c", "openai:gpt-5.5")
+def test_a_screen_that_cannot_run_refuses_the_review_on_stderr(
+    cli_env: dict, tmp_path: Path, chat_stub: ChatStub
+) -> None:
+    env = {
+        **{k: v for k, v in cli_env.items() if not k.startswith("ANTHROPIC_")},
+        "SANTA_SCREEN_MODEL": "claude-haiku-5-5",
+    }
+    done = review(
+        env,
+        tmp_path,
+        "Acme's rocket launched in 2018.",
+        "--reviewer-b",
+        "openai:gpt-5.4-mini",
+        "--reviewer-c",
+        "openai:gpt-5.5",
+    )
     assert done.returncode == 2 and "ANTHROPIC_API_KEY" in done.stderr
     assert done.stderr.startswith("santa: error: the injection screen is on but cannot run")
     assert chat_stub.calls == []  # the reviewers (on OpenAI) were not asked
@@ -147,22 +208,40 @@ def test_a_screen_that_cannot_run_refuses_the_review_on_stderr(cli_env: dict, tm
 
 def test_a_price_unknown_run_says_so_with_its_tokens(cli_env: dict, tmp_path: Path, chat_stub: ChatStub) -> None:
     env = {**cli_env, "SANTA_PROVIDER_LOCAL_BASE_URL": chat_stub.url}
-    done = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "local:qwen3:32b",
-                  "--reviewer-c", "claude-haiku-5-5", "--json")
+    done = review(
+        env,
+        tmp_path,
+        "Acme's rocket launched in 2018.",
+        "--reviewer-b",
+        "local:qwen3:32b",
+        "--reviewer-c",
+        "claude-haiku-5-5",
+        "--json",
+    )
     result = json.loads(done.stdout)
     b, c = result["rounds"][0]["reviews"]["B"], result["rounds"][0]["reviews"]["C"]
     assert b["price"] == "price unknown" and b["tokens"]["output"] > 0 and "price" not in c
     assert result["price_unknown"] == ["local:qwen3:32b"]
-    text = review(env, tmp_path, "Acme's rocket launched in 2018.", "--reviewer-b", "local:qwen3:32b",
-                  "--reviewer-c", "claude-haiku-5-5")
+    text = review(
+        env,
+        tmp_path,
+        "Acme's rocket launched in 2018.",
+        "--reviewer-b",
+        "local:qwen3:32b",
+        "--reviewer-c",
+        "claude-haiku-5-5",
+    )
     assert "counted against the budget (price unknown for local:qwen3:32b" in text.stdout
 
 
-@pytest.mark.parametrize(("model", "says"), [
-    ("gpt-5.4-mini", "names no provider"),
-    ("OPENAI:gpt-5.4-mini", "did you mean openai:gpt-5.4-mini?"),
-    ("openai:gpt\x1b[31mRED", "space or control character"),
-])
+@pytest.mark.parametrize(
+    ("model", "says"),
+    [
+        ("gpt-5.4-mini", "names no provider"),
+        ("OPENAI:gpt-5.4-mini", "did you mean openai:gpt-5.4-mini?"),
+        ("openai:gpt\x1b[31mRED", "space or control character"),
+    ],
+)
 def test_what_is_not_a_model_id_is_exit_2(cli_env: dict, tmp_path: Path, model: str, says: str) -> None:
     done = review(cli_env, tmp_path, "Clean copy.", "--reviewer-b", model, "--reviewer-c", "claude-haiku-5-5")
     assert done.returncode == 2 and says in done.stderr and "\x1b" not in done.stderr

@@ -13,13 +13,20 @@ from tests.support.secrets_files import ROLES_TYPO as TYPO
 from tests.support.secrets_files import toml_error
 
 
-@pytest.mark.parametrize(("kind", "said"), [
-    pytest.param("typo", f"is not valid TOML: {toml_error(TYPO)}", id="typo"),
-    pytest.param("utf-16", "cannot be read: 'utf-8' codec can't decode byte 0xff", id="not-utf-8"),
-    pytest.param("folder", "cannot be read: [Errno 21] Is a directory", id="folder"),
-])
-def test_a_secrets_file_that_cannot_be_read_is_bad_input(cli_env: dict, tmp_path: Path, kind: str,  # noqa: F811
-                                                         said: str) -> None:
+@pytest.mark.parametrize(
+    ("kind", "said"),
+    [
+        pytest.param("typo", f"is not valid TOML: {toml_error(TYPO)}", id="typo"),
+        pytest.param("utf-16", "cannot be read: 'utf-8' codec can't decode byte 0xff", id="not-utf-8"),
+        pytest.param("folder", "cannot be read: [Errno 21] Is a directory", id="folder"),
+    ],
+)
+def test_a_secrets_file_that_cannot_be_read_is_bad_input(
+    cli_env: dict,
+    tmp_path: Path,
+    kind: str,  # noqa: F811
+    said: str,
+) -> None:
     project = tmp_path / "project"
     secrets = project / ".streamlit" / "secrets.toml"
     secrets.parent.mkdir(parents=True)

@@ -37,7 +37,8 @@ def santa(env: Env, tmp_path: Path, *args: str):
 
 
 def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
-        env: Env, tmp_path: Path, drawn: tuple[RunStore, int]) -> None:
+    env: Env, tmp_path: Path, drawn: tuple[RunStore, int]
+) -> None:
     repo, check_id = drawn
     listed = santa(env, tmp_path, "list", "--json")
     assert [c["id"] for c in json.loads(listed.stdout)] == [check_id] and "seed" not in listed.stdout
@@ -48,8 +49,19 @@ def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
     assert set(as_json) == {"spot_check", "spec", "text", "criteria"}  # no run number: no way to look its reviews up
     assert f"run {repo.spot_checks.spot_checks()[0].run_id}" not in shown.stdout
     passes = ",".join(c for c in CRITERIA if c != "completeness")
-    done = santa(env, tmp_path, "submit", str(check_id), "--pass", passes, "--fail", "completeness=no price given",
-                 "--as", EDITOR, "--json")
+    done = santa(
+        env,
+        tmp_path,
+        "submit",
+        str(check_id),
+        "--pass",
+        passes,
+        "--fail",
+        "completeness=no price given",
+        "--as",
+        EDITOR,
+        "--json",
+    )
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     compared = {c["criterion"]: c for c in result["criteria"]}
@@ -62,21 +74,26 @@ def test_next_is_blind_and_submit_stores_verdicts_and_escapes_then_compares(
     assert again.returncode == 2 and "closed" in again.stderr
 
 
-@pytest.mark.parametrize(("args", "message"), [
-    pytest.param(["--pass", "factual_accuracy"], "not judged yet: hallucination_free", id="missing"),
-    pytest.param(["--pass", ",".join(CRITERIA), "--fail", "tone=flat"], "unknown criterion 'tone'", id="unknown"),
-    pytest.param(["--pass", ",".join(CRITERIA[1:]), "--fail", f"{CRITERIA[0]}= "], "FAILs without evidence",
-                 id="no-evidence"),
-    pytest.param(["--fail", "completeness"], "write --fail ID=EVIDENCE", id="no-equals"),
-    pytest.param([], "give every criterion's verdict", id="nothing"),
-    pytest.param(["--pass", ",".join(CRITERIA), "--as", VIEWER], "may not judge a spot-check", id="viewer"),
-    pytest.param(["--file", "bad.json"], "not JSON", id="bad-file"),
-    pytest.param(["--file", "list.json"], "must hold", id="list-file"),
-    pytest.param(["--pass", ",".join(CRITERIA), "--as", "cli"], "'cli' is not a person", id="system-actor"),
-    pytest.param(["--pass", ",".join(CRITERIA), "--as", ""], "required: --as", id="no-as"),
-])
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param(["--pass", "factual_accuracy"], "not judged yet: hallucination_free", id="missing"),
+        pytest.param(["--pass", ",".join(CRITERIA), "--fail", "tone=flat"], "unknown criterion 'tone'", id="unknown"),
+        pytest.param(
+            ["--pass", ",".join(CRITERIA[1:]), "--fail", f"{CRITERIA[0]}= "], "FAILs without evidence", id="no-evidence"
+        ),
+        pytest.param(["--fail", "completeness"], "write --fail ID=EVIDENCE", id="no-equals"),
+        pytest.param([], "give every criterion's verdict", id="nothing"),
+        pytest.param(["--pass", ",".join(CRITERIA), "--as", VIEWER], "may not judge a spot-check", id="viewer"),
+        pytest.param(["--file", "bad.json"], "not JSON", id="bad-file"),
+        pytest.param(["--file", "list.json"], "must hold", id="list-file"),
+        pytest.param(["--pass", ",".join(CRITERIA), "--as", "cli"], "'cli' is not a person", id="system-actor"),
+        pytest.param(["--pass", ",".join(CRITERIA), "--as", ""], "required: --as", id="no-as"),
+    ],
+)
 def test_bad_input_is_refused_with_a_clear_line_and_writes_nothing(
-        env: Env, tmp_path: Path, drawn: tuple[RunStore, int], args: list[str], message: str) -> None:
+    env: Env, tmp_path: Path, drawn: tuple[RunStore, int], args: list[str], message: str
+) -> None:
     repo, check_id = drawn
     (tmp_path / "bad.json").write_text("{not json", encoding="utf-8")
     (tmp_path / "list.json").write_text("[]", encoding="utf-8")

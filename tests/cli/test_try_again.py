@@ -40,13 +40,16 @@ def outage(cli_env: dict, tmp_path: Path, stub: MessagesStub, *extra: str) -> in
 def written(cli_env: dict, run_id: int) -> tuple[list, list]:
     with Session(create_engine(cli_env["DATABASE_URL"])) as s:
         decisions = [(d.action, d.actor) for d in s.exec(select(DecisionRow).where(DecisionRow.run_id == run_id))]
-        escalations = [(e.status, e.resolution, e.resolved_by)
-                       for e in s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id))]
+        escalations = [
+            (e.status, e.resolution, e.resolved_by)
+            for e in s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id))
+        ]
     return decisions, escalations
 
 
-def test_resume_tries_a_run_the_provider_failed_again(cli_env: dict, tmp_path: Path,
-                                                      messages_stub: MessagesStub) -> None:
+def test_resume_tries_a_run_the_provider_failed_again(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     run_id = outage(cli_env, tmp_path, messages_stub)
     assert messages_stub.message_calls() == []
     messages_stub.screen = repeat_key  # the provider answers again
@@ -58,8 +61,9 @@ def test_resume_tries_a_run_the_provider_failed_again(cli_env: dict, tmp_path: P
     assert written(cli_env, run_id) == ([("try_again", "cli")], [("resolved", "tried_again", "cli")])
 
 
-def test_resume_over_budget_is_refused_and_writes_nothing(cli_env: dict, tmp_path: Path,
-                                                          messages_stub: MessagesStub) -> None:
+def test_resume_over_budget_is_refused_and_writes_nothing(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     run_id = outage(cli_env, tmp_path, messages_stub, "--budget", "0.000000001")
     before = written(cli_env, run_id)
     sent = len(messages_stub.calls)
@@ -70,8 +74,9 @@ def test_resume_over_budget_is_refused_and_writes_nothing(cli_env: dict, tmp_pat
     assert written(cli_env, run_id) == before and len(messages_stub.calls) == sent
 
 
-def test_resume_all_never_tries_one_again_on_its_own(cli_env: dict, tmp_path: Path,
-                                                     messages_stub: MessagesStub) -> None:
+def test_resume_all_never_tries_one_again_on_its_own(
+    cli_env: dict, tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     run_id = outage(cli_env, tmp_path, messages_stub)
     sent = len(messages_stub.calls)
     done = santa_in_process(["resume", "--all"], cli_env, ROOT)

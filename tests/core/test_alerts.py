@@ -15,21 +15,34 @@ TOKEN_URL = "https://hooks.slack.example/services/T000/B000/XXXXsecrettoken"
 
 
 def test_settings_come_from_the_variables_and_an_unusable_one_is_named_without_its_value() -> None:
-    hooks = [{"name": "chat", "url": TOKEN_URL, "format": "slack", "events": ["escalation.overdue"]},
-             {"name": "ops", "url": "http://127.0.0.1:8080/in"}]
-    got = core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps(hooks), "SANTA_ALERT_SECRET": "s3cr3t",
-                               "SANTA_SMTP_HOST": "mail.example", "SANTA_SMTP_FROM": "santa@example.com",
-                               "SANTA_SMTP_TO": "a@example.com, b@example.com", "SANTA_SMTP_PASSWORD": "pw-123",
-                               "SANTA_SMTP_STARTTLS": "off", "SANTA_ALERT_ATTEMPTS": "3"})
+    hooks = [
+        {"name": "chat", "url": TOKEN_URL, "format": "slack", "events": ["escalation.overdue"]},
+        {"name": "ops", "url": "http://127.0.0.1:8080/in"},
+    ]
+    got = core.alert_settings(
+        {
+            "SANTA_ALERT_HOOKS": json.dumps(hooks),
+            "SANTA_ALERT_SECRET": "s3cr3t",
+            "SANTA_SMTP_HOST": "mail.example",
+            "SANTA_SMTP_FROM": "santa@example.com",
+            "SANTA_SMTP_TO": "a@example.com, b@example.com",
+            "SANTA_SMTP_PASSWORD": "pw-123",
+            "SANTA_SMTP_STARTTLS": "off",
+            "SANTA_ALERT_ATTEMPTS": "3",
+        }
+    )
     assert [h.name for h in got.hooks] == ["chat", "ops"] and got.attempts == 3
     assert got.smtp.to == ["a@example.com", "b@example.com"] and got.smtp.starttls is False
     assert got.channels(core.ESCALATION_OVERDUE) == ["chat", "ops", "email"]
     assert got.channels(core.RUN_SHIPPED) == ["ops"]
     for shown in (repr(got), str(got)):
         assert "s3cr3t" not in shown and "pw-123" not in shown and "secrettoken" not in shown
-    for broken in ('[{"name": "x", "url": "' + TOKEN_URL + '", "format": "fax"}]', TOKEN_URL + " {",
-                   '[{"name": "x", "url": "ftp://' + TOKEN_URL[8:] + '"}]',
-                   '[{"name": "x", "url": "' + TOKEN_URL + '", "events": ["run.deleted"]}]'):
+    for broken in (
+        '[{"name": "x", "url": "' + TOKEN_URL + '", "format": "fax"}]',
+        TOKEN_URL + " {",
+        '[{"name": "x", "url": "ftp://' + TOKEN_URL[8:] + '"}]',
+        '[{"name": "x", "url": "' + TOKEN_URL + '", "events": ["run.deleted"]}]',
+    ):
         with pytest.raises(core.AlertConfigError) as err:
             core.alert_settings({"SANTA_ALERT_HOOKS": broken, "SANTA_ALERT_SECRET": "s3cr3t"})
         assert "secrettoken" not in str(err.value) and "alert" in str(err.value).lower()
@@ -40,11 +53,23 @@ def test_settings_come_from_the_variables_and_an_unusable_one_is_named_without_i
 HOOK = json.dumps([{"name": "ops", "url": TOKEN_URL}])
 
 
-@pytest.mark.parametrize(("var", "value"), [
-    ("SANTA_ALERT_ATTEMPTS", "0"), ("SANTA_ALERT_ATTEMPTS", "-3"), ("SANTA_ALERT_ATTEMPTS", "1000"),
-    ("SANTA_ALERT_EVERY_S", "inf"), ("SANTA_ALERT_EVERY_S", "nan"), ("SANTA_ALERT_EVERY_S", "0.5"),
-    ("SANTA_ALERT_EVERY_S", "3601"), ("SANTA_ALERT_TIMEOUT_S", "0"), ("SANTA_ALERT_TIMEOUT_S", "inf"),
-    ("SANTA_ALERT_TIMEOUT_S", "-1"), ("SANTA_ALERT_BACKOFF_S", "-1"), ("SANTA_ALERT_BACKOFF_S", "inf")])
+@pytest.mark.parametrize(
+    ("var", "value"),
+    [
+        ("SANTA_ALERT_ATTEMPTS", "0"),
+        ("SANTA_ALERT_ATTEMPTS", "-3"),
+        ("SANTA_ALERT_ATTEMPTS", "1000"),
+        ("SANTA_ALERT_EVERY_S", "inf"),
+        ("SANTA_ALERT_EVERY_S", "nan"),
+        ("SANTA_ALERT_EVERY_S", "0.5"),
+        ("SANTA_ALERT_EVERY_S", "3601"),
+        ("SANTA_ALERT_TIMEOUT_S", "0"),
+        ("SANTA_ALERT_TIMEOUT_S", "inf"),
+        ("SANTA_ALERT_TIMEOUT_S", "-1"),
+        ("SANTA_ALERT_BACKOFF_S", "-1"),
+        ("SANTA_ALERT_BACKOFF_S", "inf"),
+    ],
+)
 def test_a_pacing_setting_out_of_bounds_is_refused_by_its_name(var: str, value: str) -> None:
     with pytest.raises(core.AlertConfigError) as err:
         core.alert_settings({"SANTA_ALERT_HOOKS": HOOK, "SANTA_ALERT_SECRET": "s3cr3t", var: value})
@@ -52,9 +77,16 @@ def test_a_pacing_setting_out_of_bounds_is_refused_by_its_name(var: str, value: 
 
 
 def test_the_pacing_bounds_themselves_are_accepted() -> None:
-    got = core.alert_settings({"SANTA_ALERT_HOOKS": HOOK, "SANTA_ALERT_SECRET": "s3cr3t", "SANTA_ALERT_ATTEMPTS": "1",
-                               "SANTA_ALERT_EVERY_S": "1", "SANTA_ALERT_TIMEOUT_S": "0.5",
-                               "SANTA_ALERT_BACKOFF_S": "0"})
+    got = core.alert_settings(
+        {
+            "SANTA_ALERT_HOOKS": HOOK,
+            "SANTA_ALERT_SECRET": "s3cr3t",
+            "SANTA_ALERT_ATTEMPTS": "1",
+            "SANTA_ALERT_EVERY_S": "1",
+            "SANTA_ALERT_TIMEOUT_S": "0.5",
+            "SANTA_ALERT_BACKOFF_S": "0",
+        }
+    )
     assert (got.attempts, got.every_s, got.timeout_s, got.backoff_s) == (1, 1.0, 0.5, 0.0)
     assert core.alert_settings({"SANTA_ALERT_EVERY_S": "3600"}).every_s == 3600.0
 
@@ -68,11 +100,18 @@ def test_hooks_without_a_signing_secret_are_a_configuration_error_naming_it() ->
     assert core.alert_settings({"SANTA_ALERT_HOOKS": "[]"}).hooks == []  # no hook: nothing to sign
 
 
-@pytest.mark.parametrize(("hook", "named"), [
-    ({"name": "chat", "url": TOKEN_URL, "formt": "slack"}, "hooks.0.formt"),
-    ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:99999/", 1)}, "hooks.0.url"),
-    ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:x/", 1)}, "hooks.0.url"),
-    ({"name": "chat", "url": TOKEN_URL, "events": ["run.shipped", "run.deleted"]}, "unknown event kinds run.deleted;")])
+@pytest.mark.parametrize(
+    ("hook", "named"),
+    [
+        ({"name": "chat", "url": TOKEN_URL, "formt": "slack"}, "hooks.0.formt"),
+        ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:99999/", 1)}, "hooks.0.url"),
+        ({"name": "chat", "url": TOKEN_URL.replace("example/", "example:x/", 1)}, "hooks.0.url"),
+        (
+            {"name": "chat", "url": TOKEN_URL, "events": ["run.shipped", "run.deleted"]},
+            "unknown event kinds run.deleted;",
+        ),
+    ],
+)
 def test_a_hook_entry_that_cannot_be_used_is_refused_when_read_without_echoing_it(hook: dict, named: str) -> None:
     with pytest.raises(core.AlertConfigError) as err:
         core.alert_settings({"SANTA_ALERT_HOOKS": json.dumps([hook]), "SANTA_ALERT_SECRET": "s3cr3t"})
@@ -99,8 +138,13 @@ def test_the_signature_is_the_hmac_of_the_exact_bytes_sent() -> None:
 
 
 def test_the_formats_carry_the_headline_where_each_receiver_reads_it() -> None:
-    event = core.envelope("k-2", core.ESCALATION_OVERDUE, "escalation 7", "2026-12-05T10:00:00+00:00",
-                          {"run_id": 3, "reason": "round_cap", "due_at": "2026-12-05T09:00:00+00:00"})
+    event = core.envelope(
+        "k-2",
+        core.ESCALATION_OVERDUE,
+        "escalation 7",
+        "2026-12-05T10:00:00+00:00",
+        {"run_id": 3, "reason": "round_cap", "due_at": "2026-12-05T09:00:00+00:00"},
+    )
     line = "Santa: An escalation is overdue (escalation 7; reason round_cap, due_at 2026-12-05T09:00:00+00:00)"
     assert event["text"] == line
     assert json.loads(core.raw_body("json", event)) == {**event, "data": event["data"]}

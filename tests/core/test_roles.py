@@ -22,10 +22,15 @@ P = Permission
 
 EXPECTED_GRANTS: dict[Role, set[Permission]] = {
     Role.VIEWER: {P.REPORT_ESCAPE},
-    Role.EDITOR: {P.START_RUN, P.DECIDE_FIX, P.PERSON_REVIEW, P.RESUME_RUN, P.RETRY_RUN, P.REPORT_ESCAPE,
-                  P.SPOT_CHECK},
-    Role.COMPLIANCE_OFFICER: {P.RESOLVE_ESCALATION, P.ASSIGN, P.PERSON_REVIEW, P.RETRY_RUN, P.REPORT_ESCAPE,
-                              P.SPOT_CHECK},
+    Role.EDITOR: {P.START_RUN, P.DECIDE_FIX, P.PERSON_REVIEW, P.RESUME_RUN, P.RETRY_RUN, P.REPORT_ESCAPE, P.SPOT_CHECK},
+    Role.COMPLIANCE_OFFICER: {
+        P.RESOLVE_ESCALATION,
+        P.ASSIGN,
+        P.PERSON_REVIEW,
+        P.RETRY_RUN,
+        P.REPORT_ESCAPE,
+        P.SPOT_CHECK,
+    },
     Role.RUBRIC_AUTHOR: {P.EDIT_RUBRIC, P.TRY_RUBRIC, P.REPORT_ESCAPE, P.MANAGE_SPOT_CHECKS},
     Role.ADMIN: set(Permission),
 }
@@ -100,7 +105,8 @@ def test_roles_for_email(email: str, expected: set[Role]) -> None:
 
 def test_roles_for_email_pattern_case_is_ignored_too() -> None:
     assert roles_for_email("ann@legal.example.com", {"Compliance Officer": ["*@LEGAL.Example.com"]}) == {
-        Role.COMPLIANCE_OFFICER}
+        Role.COMPLIANCE_OFFICER
+    }
 
 
 def test_roles_for_email_unknown_role_is_named() -> None:
@@ -131,13 +137,26 @@ def test_parse_roles_refuses_an_unknown_role(bad: str) -> None:
 @pytest.mark.parametrize(
     ("actor", "permission", "roles", "have", "may"),
     [
-        pytest.param("viewer@example.com", P.DECIDE_FIX, [Role.VIEWER], "(viewer)", "an editor or an admin",
-                     id="viewer-approves"),
-        pytest.param("ed@example.com", P.RESOLVE_ESCALATION, [Role.EDITOR, Role.RUBRIC_AUTHOR],
-                     "(editor, rubric author)", "a compliance officer or an admin", id="two-roles"),
+        pytest.param(
+            "viewer@example.com", P.DECIDE_FIX, [Role.VIEWER], "(viewer)", "an editor or an admin", id="viewer-approves"
+        ),
+        pytest.param(
+            "ed@example.com",
+            P.RESOLVE_ESCALATION,
+            [Role.EDITOR, Role.RUBRIC_AUTHOR],
+            "(editor, rubric author)",
+            "a compliance officer or an admin",
+            id="two-roles",
+        ),
         pytest.param("nobody", P.MANAGE_PEOPLE, [], "(no role)", "an admin", id="no-role"),
-        pytest.param("ann", P.PERSON_REVIEW, [Role.RUBRIC_AUTHOR], "(rubric author)",
-                     "an editor or a compliance officer or an admin", id="three-holders"),
+        pytest.param(
+            "ann",
+            P.PERSON_REVIEW,
+            [Role.RUBRIC_AUTHOR],
+            "(rubric author)",
+            "an editor or a compliance officer or an admin",
+            id="three-holders",
+        ),
     ],
 )
 def test_permission_denied_names_actor_roles_and_who_may(

@@ -86,7 +86,8 @@ def test_ten_times_the_text_costs_at_most_about_twenty_times_the_time() -> None:
     def pair(n: int) -> tuple[str, str]:
         before = numbered(n)
         after = before.replace(f"Sentence {n // 3} says", "Sentence changed says").replace(
-            f"Sentence {2 * n // 3} says", "Another changed says")
+            f"Sentence {2 * n // 3} says", "Another changed says"
+        )
         return before, after
 
     small, large = _cpu(*pair(2_000)), _cpu(*pair(20_000))

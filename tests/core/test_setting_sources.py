@@ -35,8 +35,9 @@ def test_every_setting_with_a_variable_is_in_the_table() -> None:
 
 
 @pytest.mark.parametrize(("field", "text", "value", "other"), CASES, ids=[c[0] for c in CASES])
-def test_the_environment_wins_over_settings_which_win_over_the_default(field: str, text: str, value: object,
-                                                                      other: object) -> None:
+def test_the_environment_wins_over_settings_which_win_over_the_default(
+    field: str, text: str, value: object, other: object
+) -> None:
     variable = ENV_VARIABLES[field]
     built_in = effective_defaults({}, KEYS)
     assert built_in.sources[field].origin == "default"
@@ -67,8 +68,9 @@ def test_an_empty_variable_or_saved_value_is_not_set() -> None:
     assert effective.sources["fixer"].origin == "default"
 
 
-@pytest.mark.parametrize(("variable", "text"), [("SANTA_SCREEN", "maybe"), ("SANTA_MAX_ROUNDS", "99"),
-                                                ("SANTA_BUDGET_USD", "lots")])
+@pytest.mark.parametrize(
+    ("variable", "text"), [("SANTA_SCREEN", "maybe"), ("SANTA_MAX_ROUNDS", "99"), ("SANTA_BUDGET_USD", "lots")]
+)
 def test_an_invalid_variable_is_an_error_naming_it_never_a_silent_fallback(variable: str, text: str) -> None:
     with pytest.raises(SettingError, match=f"^{variable}='{text}' is not a valid value"):
         effective_defaults(saved(screen=True, max_rounds=3, budget_usd=1.0), {**KEYS, variable: text})
@@ -103,7 +105,11 @@ def test_a_save_leaves_out_the_settings_the_environment_sets() -> None:
     assert store.values["screen"] is True
 
 
-THREE_FAMILIES = {**KEYS, "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1", "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b"}
+THREE_FAMILIES = {
+    **KEYS,
+    "SANTA_PROVIDER_LOCAL_BASE_URL": "http://127.0.0.1:1/v1",
+    "SANTA_PROVIDER_LOCAL_MODELS": "qwen3:32b",
+}
 PANEL = {"SANTA_REVIEWER_B": "claude-sonnet-5-5", "SANTA_REVIEWER_C": "openai:gpt-5.4-mini"}
 
 

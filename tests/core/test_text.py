@@ -16,8 +16,11 @@ from santa_core.text import canonical_json, sha256_text, text_problem, unified_d
     ("text", "expected"),
     [
         pytest.param("  \n\t", "the spec is empty", id="blank"),
-        pytest.param("x" * (MAX_TEXT_CHARS + 1),
-                     f"the spec has {MAX_TEXT_CHARS + 1:,} characters; the limit is {MAX_TEXT_CHARS:,}", id="too-long"),
+        pytest.param(
+            "x" * (MAX_TEXT_CHARS + 1),
+            f"the spec has {MAX_TEXT_CHARS + 1:,} characters; the limit is {MAX_TEXT_CHARS:,}",
+            id="too-long",
+        ),
         pytest.param("x" * MAX_TEXT_CHARS, None, id="at-the-limit"),
     ],
 )
@@ -38,8 +41,9 @@ def test_an_unpaired_surrogate_is_refused_and_never_crashes_a_check() -> None:
     from santa_core.checks.injection import detect_injection
 
     text = "Fine text " + json.loads('"\\ud800"') + " and more"
-    assert text_problem(text, "Output") == ("Output contains an unpaired surrogate (a broken \\ud800-style escape) at "
-                                            "character 11: fix the text")
+    assert text_problem(text, "Output") == (
+        "Output contains an unpaired surrogate (a broken \\ud800-style escape) at character 11: fix the text"
+    )
     assert len(sha256_text(text)) == 64 and sha256_text(text) != sha256_text(text.replace(text[10], "?"))
     assert detect_injection(text) == []
 
@@ -54,8 +58,10 @@ def test_canonical_json_sorts_keys_keeps_text_and_refuses_what_json_cannot_hold(
 
 def test_an_exact_diff_marks_a_last_line_without_newline() -> None:
     diff = unified_diff("We ship in 2023.", "We ship in 2024.", "before", "after")
-    assert diff == ("--- before\n+++ after\n@@ -1 +1 @@\n-We ship in 2023.\n\\ No newline at end of file\n"
-                    "+We ship in 2024.\n\\ No newline at end of file\n")
+    assert diff == (
+        "--- before\n+++ after\n@@ -1 +1 @@\n-We ship in 2023.\n\\ No newline at end of file\n"
+        "+We ship in 2024.\n\\ No newline at end of file\n"
+    )
     assert unified_diff("a\n", "a", "before", "after") != ""  # the line end alone is a change
 
 

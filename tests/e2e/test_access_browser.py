@@ -21,9 +21,11 @@ from tests.support.secrets_files import toml_error as parse_error
 
 chromium = browser.chromium  # the fixture (an imported name would trip ruff's F811)
 
-AUTH = ('[auth]\nredirect_uri = "http://127.0.0.1:8501/oauth2callback"\ncookie_secret = "access-test-cookie-secret"\n'
-        'client_id = "santa"\nclient_secret = "not-a-secret"\n'
-        'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n')  # never asked: nobody signs in
+AUTH = (
+    '[auth]\nredirect_uri = "http://127.0.0.1:8501/oauth2callback"\ncookie_secret = "access-test-cookie-secret"\n'
+    'client_id = "santa"\nclient_secret = "not-a-secret"\n'
+    'server_metadata_url = "http://127.0.0.1:9/.well-known/openid-configuration"\n'
+)  # never asked: nobody signs in
 TYPO = AUTH + ROLES_TYPO
 PATHS = ["", "batch", "settings", "escalations?run=1"]
 """The root, a page that pays for work, the admin's page and a deep link: in the real server and browser. Every page
@@ -36,7 +38,8 @@ def visit_every_page(chromium: str, base: str, tmp_path: Path, check) -> None:
 
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
+            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS
+        )
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(browser.STEP_MS)
@@ -65,7 +68,8 @@ def nothing_of_the_desk(page, path: str, buttons: list[str]) -> str:
 
 @pytest.mark.timeout(240)
 def test_a_secrets_file_with_a_typo_shows_its_parse_error_and_no_page_of_the_desk(
-        chromium: str, tmp_path: Path) -> None:
+    chromium: str, tmp_path: Path
+) -> None:
     secrets = tmp_path / "secrets.toml"
     secrets.write_text(TYPO, encoding="utf-8")
     detail, log = parse_error(TYPO), tmp_path / "server.log"
@@ -106,11 +110,15 @@ def test_a_desk_without_sign_in_does_not_start_on_every_interface_unless_said_on
         code = proc.wait(timeout=START_S)
     except subprocess.TimeoutExpired:
         stop(proc)
-        raise AssertionError(f"a desk without sign-in kept serving 0.0.0.0:\n{log.read_text(errors='replace')}") from None
+        raise AssertionError(
+            f"a desk without sign-in kept serving 0.0.0.0:\n{log.read_text(errors='replace')}"
+        ) from None
     said = log.read_text(errors="replace")
     assert code == 2, said
-    assert "santa: refusing to serve 0.0.0.0 without sign-in: everyone who reaches it would act as the local user, " \
-           "an admin." in said, said
+    assert (
+        "santa: refusing to serve 0.0.0.0 without sign-in: everyone who reaches it would act as the local user, "
+        "an admin." in said
+    ), said
     assert "Traceback" not in said and not (tmp_path / "santa.db").exists(), said
 
     log = tmp_path / "on-purpose.log"

@@ -52,7 +52,9 @@ PATTERN = "Recognised in unsampled items by “guaranteed”"
 TITLE = "1. Compliance with stated constraints: “guaranteed”"
 REACH = "8 item(s) in the batch show this pattern: approving changes 7; 1 need a person"
 CLEAN = "The sample came back clean: with 95 % confidence at most"
-RULE = re.compile(r"The sample came back clean: with 95 % confidence at most \d+ of 200 items \([\d.]+ %\) fail review\.")
+RULE = re.compile(
+    r"The sample came back clean: with 95 % confidence at most \d+ of 200 items \([\d.]+ %\) fail review\."
+)
 
 
 def rows(data: bytes) -> dict[str, dict[str, str]]:
@@ -61,8 +63,9 @@ def rows(data: bytes) -> dict[str, dict[str, str]]:
 
 
 @pytest.mark.timeout(240)
-def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_stub: MessagesStub,
-                                                        tmp_path: Path) -> None:
+def test_a_person_verifies_the_varied_batch_in_chromium(
+    chromium: str, messages_stub: MessagesStub, tmp_path: Path
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     messages_stub.handler = vb.varied_answer
@@ -76,8 +79,10 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
         steps[name] = round(time.monotonic() - t0, 1)
 
     log = tmp_path / "server.log"
-    with keyed_app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, messages_stub.url) as base, \
-            sync_playwright() as pw:
+    with (
+        keyed_app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, messages_stub.url) as base,
+        sync_playwright() as pw,
+    ):
         chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
         page = chrome.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page.set_default_timeout(browser.STEP_MS)
@@ -111,8 +116,12 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
             wait_for_text(page, PATTERN, 10, "sample 1's pattern")
             wait_for_text(page, TITLE, 10, "the pattern's title: the criterion's name and the flagged phrase")
             # The page draws its elements one after another: wait for the check's caption, then read the page.
-            wait_for_text(page, "recognises 4 of the 4 sampled item(s) showing the pattern and 0 of the 26 that do not",
-                          15, "the signature's check")
+            wait_for_text(
+                page,
+                "recognises 4 of the 4 sampled item(s) showing the pattern and 0 of the 26 that do not",
+                15,
+                "the signature's check",
+            )
             idle(page)
             shown = main_text(page)
             assert shown.count("Recognised in unsampled items by") == 1, shown  # one pattern, not four
@@ -121,7 +130,9 @@ def test_a_person_verifies_the_varied_batch_in_chromium(chromium: str, messages_
             idle(page)
             step("fixes prepared")
             pick(page, "batch_open_*", "item-025")
-            diff = page.locator('[data-testid="stCode"]').filter(has_text=f"- {vb.defects(item_025)[0]}")  # its sentence
+            diff = page.locator('[data-testid="stCode"]').filter(
+                has_text=f"- {vb.defects(item_025)[0]}"
+            )  # its sentence
             expect(diff).to_have_count(1)
             shown = diff.inner_text()
             assert "expected within" in shown and vb.defects(item_050)[0] not in shown  # its own fix, not the example's

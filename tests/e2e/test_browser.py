@@ -25,11 +25,26 @@ from tests.support.app_server import stop, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 # URL path -> title. The root is a hidden page that forwards to Review, so both "/" and "/review" work.
-PAGES = {"review": "Review", "batch": "Batch", "runs": "Runs", "inbox": "Inbox", "escalations": "Escalations",
-         "audit": "Audit", "rubrics": "Rubrics", "people": "People", "settings": "Settings"}
+PAGES = {
+    "review": "Review",
+    "batch": "Batch",
+    "runs": "Runs",
+    "inbox": "Inbox",
+    "escalations": "Escalations",
+    "audit": "Audit",
+    "rubrics": "Rubrics",
+    "people": "People",
+    "settings": "Settings",
+}
 CHROMIUM_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 # Streamlit marks its root element with the script state; "notRunning" once a run has finished.
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
@@ -57,8 +72,10 @@ def free_port() -> int:
 def chromium() -> str:
     path = find_chromium()
     if path is None:
-        reason = ("no Chromium found (set SANTA_CHROMIUM, or install Debian's `chromium` package); "
-                  "Playwright's own browser download is not used")
+        reason = (
+            "no Chromium found (set SANTA_CHROMIUM, or install Debian's `chromium` package); "
+            "Playwright's own browser download is not used"
+        )
         if os.environ.get("CI"):
             pytest.fail(f"CI is set but {reason}")
         pytest.skip(reason)
@@ -77,7 +94,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     log = tmp_path / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
         )
     base = f"http://127.0.0.1:{port}"
     try:
@@ -113,7 +130,9 @@ def wait_until_rendered(page, title: str) -> None:
             shown = page.locator("body").inner_text(timeout=2_000)
         except PlaywrightError:
             shown = "<page text unavailable>"
-        raise AssertionError(f"{page.url}: '{title}' page did not finish rendering ({exc}); it shows:\n{shown}") from exc
+        raise AssertionError(
+            f"{page.url}: '{title}' page did not finish rendering ({exc}); it shows:\n{shown}"
+        ) from exc
 
 
 def assert_no_error(page, where: str) -> None:
@@ -150,8 +169,11 @@ def test_every_page_and_a_person_run_in_chromium(chromium: str, server: tuple[st
     shots.mkdir(parents=True, exist_ok=True)
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True,
-            args=CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900},
+            str(tmp_path / "chromium-profile"),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900},
         )
         try:
             page = context.pages[0] if context.pages else context.new_page()
@@ -210,14 +232,13 @@ def test_every_page_and_a_person_run_in_chromium(chromium: str, server: tuple[st
     assert "Traceback" not in server_log, f"the server logged a traceback:\n{server_log}"
 
 
-
 def visit(chromium: str, base: str, tmp_path: Path, path: str, title: str, after: str | None = None) -> None:
     """Open `path` (after opening `after`, if given) in a new browser; app.py must be in charge."""
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
+            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=CHROMIUM_FLAGS
         )
         try:
             page = context.pages[0] if context.pages else context.new_page()
@@ -236,7 +257,8 @@ def visit(chromium: str, base: str, tmp_path: Path, path: str, title: str, after
 
 @pytest.mark.timeout(120)
 def test_a_deep_link_as_a_fresh_servers_first_request_runs_app_py(
-        chromium: str, server: tuple[str, Path], tmp_path: Path) -> None:
+    chromium: str, server: tuple[str, Path], tmp_path: Path
+) -> None:
     # With a pages/ folder, Streamlit starts each process in its legacy multipage mode and would run
     # pages/runs.py directly, skipping app.py (no page config, no navigation sections, no sidebar).
     visit(chromium, server[0], tmp_path, "runs", "Runs")

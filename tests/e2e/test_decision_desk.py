@@ -56,8 +56,10 @@ SPEC = "A two-sentence note for Brightline, a tax app for freelancers. Make no p
 PROMISE = "You are guaranteed to never pay a late penalty again."
 RISK = "Switching is completely risk-free."
 REWRITES = {PROMISE: "Reminders help you file on time.", RISK: "You can switch back within 30 days."}
-DEFECTS = {PROMISE: "An outcome is promised that nobody can guarantee.", RISK: "A risk is denied that the spec does "
-           "not allow us to deny."}
+DEFECTS = {
+    PROMISE: "An outcome is promised that nobody can guarantee.",
+    RISK: "A risk is denied that the spec does not allow us to deny.",
+}
 TWO = f"Brightline files your quarterly taxes in minutes. {PROMISE} {RISK}"
 ONE = f"Brightline sorts your receipts. {PROMISE}"
 CLEAN = "Brightline sorts your receipts and reminds you before each deadline."
@@ -73,8 +75,16 @@ def batch_csv() -> bytes:
     return ("id,output\n" + "".join(f"item-{i:02d},{text}\n" for i, text in enumerate(rows))).encode()
 
 
-PAGES = {"review": "Review", "batch": "Batch", "inbox": "Inbox", "escalations": "Escalations", "audit": "Audit",
-         "rubrics": "Rubrics", "people": "People", "settings": "Settings"}
+PAGES = {
+    "review": "Review",
+    "batch": "Batch",
+    "inbox": "Inbox",
+    "escalations": "Escalations",
+    "audit": "Audit",
+    "rubrics": "Rubrics",
+    "people": "People",
+    "settings": "Settings",
+}
 """The pages step 5 checks at both widths; Metrics and Runs are checked there by tests/e2e/test_screens.py, with a
 year of runs."""
 
@@ -96,8 +106,9 @@ class Provider:
         if item := BATCH_DEFECTS.get(fenced_output(body)):  # a batch item with one of its two defects
             phrase, sentence = item
             issue = ("factual_accuracy", td.description(phrase, sentence), sentence)
-            return message(review_json("FAIL", [("factual_accuracy", "FAIL", "A claim the spec forbids.")], [issue]),
-                           model)
+            return message(
+                review_json("FAIL", [("factual_accuracy", "FAIL", "A claim the spec forbids.")], [issue]), model
+            )
         found = [s for s in DEFECTS if s in asked]
         if "edits" in schema_properties(body):
             return message(fix_json([(i, s, REWRITES[s]) for i, s in enumerate(found)]), model)
@@ -131,7 +142,8 @@ def bar_in_view(desk: Desk, run_id: int, link: str, name: str) -> None:
         expect(jump).to_be_visible()
         box = jump.bounding_box()
         assert box is not None and box["y"] + box["height"] <= desk.height, (
-            f"{name} at {desk.width} px: '{link}' is at {box}, below the first window ({desk.height} px)")
+            f"{name} at {desk.width} px: '{link}' is at {box}, below the first window ({desk.height} px)"
+        )
         desk.check(f"run page #{run_id} ({name})")
         desk.shoot(f"run-{name}")
     desk.resize(*SIZES[0])
@@ -168,8 +180,10 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
     repo = mh.new_repo(url)  # migrated; the server opens it as it is
     shots = [tmp_path / "screens"]
     shots[0].mkdir()
-    with keyed_app_server(free_port(), url, tmp_path / "server.log", messages_stub.url) as base, \
-            sync_playwright() as pw:
+    with (
+        keyed_app_server(free_port(), url, tmp_path / "server.log", messages_stub.url) as base,
+        sync_playwright() as pw,
+    ):
         chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
         page = chrome.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
         page.set_default_timeout(browser.STEP_MS)
@@ -239,7 +253,8 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             type_in(page, "batch_rate", "100")
             page.get_by_role("button", name=re.compile(r"^Create the batch and review sample 1")).click()
             expect(page.get_by_text(re.compile(r"Sample 1: \d+ NICE, 8 NAUGHTY of 12"))).to_be_visible(
-                timeout=WAIT_S * 1000)
+                timeout=WAIT_S * 1000
+            )
             for phrase in (td.RISK, td.GUARANTEE):
                 expect(page.get_by_text(f"{td.NAME}: “{phrase}”").first).to_be_visible()
             for size in SIZES:

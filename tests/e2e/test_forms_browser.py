@@ -24,15 +24,22 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 
 @pytest.mark.timeout(180)
-def test_start_is_in_view_and_people_form_clears_after_save(chromium: str, server: tuple[str, Path],  # noqa: F811
-                                                            tmp_path: Path) -> None:
+def test_start_is_in_view_and_people_form_clears_after_save(
+    chromium: str,
+    server: tuple[str, Path],  # noqa: F811
+    tmp_path: Path,
+) -> None:
     from playwright.sync_api import expect, sync_playwright
 
     base, _ = server
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=CHROMIUM_FLAGS,
-            viewport=VIEWPORT)
+            str(tmp_path / "chromium-profile"),
+            executable_path=chromium,
+            headless=True,
+            args=CHROMIUM_FLAGS,
+            viewport=VIEWPORT,
+        )
         try:
             page = context.pages[0] if context.pages else context.new_page()
             page.set_default_timeout(STEP_MS)
@@ -43,7 +50,8 @@ def test_start_is_in_view_and_people_form_clears_after_save(chromium: str, serve
             box = start.bounding_box()
             assert box is not None and box["y"] + box["height"] <= VIEWPORT["height"], (
                 f"'Start review' is below the fold of a fresh form: its bottom is at "
-                f"{box and box['y'] + box['height']} px")
+                f"{box and box['y'] + box['height']} px"
+            )
 
             page.goto(f"{base}/people", wait_until="domcontentloaded")
             wait_until_rendered(page, "People")

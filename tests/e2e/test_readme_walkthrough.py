@@ -57,7 +57,7 @@ def walkthrough() -> str:
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     start = text.index(SECTION)
     end = text.find("\n## ", start + len(SECTION))
-    return text[start:end if end != -1 else None]
+    return text[start : end if end != -1 else None]
 
 
 def fenced(section: str, lang: str) -> list[str]:
@@ -116,8 +116,12 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
 
     section = walkthrough()
     commands = fenced(section, "bash")[0].splitlines()
-    assert commands == ["python3 -m venv .venv", "source .venv/bin/activate", "pip install -r requirements.txt",
-                        "streamlit run app.py"], commands
+    assert commands == [
+        "python3 -m venv .venv",
+        "source .venv/bin/activate",
+        "pip install -r requirements.txt",
+        "streamlit run app.py",
+    ], commands
     assert "-r requirements.txt" in (ROOT / ".ci" / "run").read_text()  # the install CI runs in its fresh venv
     address = re.search(r"\*\*(http://localhost:(\d+))\*\*", section)
     assert address and address.group(2) == "8501", "the walkthrough names the address to open"
@@ -128,8 +132,14 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
 
     # The commands, in the copy: a virtual environment made and activated as written.
     repo = fresh_copy(tmp_path / "santa")
-    made = subprocess.run(["bash", "-c", f"{commands[0]} && {commands[1]} && python -c 'import sys; print(sys.prefix)'"],
-                          cwd=repo, capture_output=True, text=True, timeout=120, check=False)
+    made = subprocess.run(
+        ["bash", "-c", f"{commands[0]} && {commands[1]} && python -c 'import sys; print(sys.prefix)'"],
+        cwd=repo,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert made.returncode == 0, made.stderr
     assert Path(made.stdout.strip()).resolve() == (repo / ".venv").resolve()
 
@@ -137,19 +147,29 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
     secrets = tomllib.loads(fenced(section, "toml")[0])
     assert list(secrets) == ["ANTHROPIC_API_KEY"]
     (repo / ".streamlit" / "secrets.toml").write_text(
-        f'ANTHROPIC_API_KEY = "test-key"\nANTHROPIC_BASE_URL = "{messages_stub.url}"\n')
+        f'ANTHROPIC_API_KEY = "test-key"\nANTHROPIC_BASE_URL = "{messages_stub.url}"\n'
+    )
     messages_stub.handler = reviewer_answer
     messages_stub.screen = repeat_key
 
     port = browser.free_port()
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("ANTHROPIC_", "OPENAI_", "SANTA_")) and k != "DATABASE_URL"}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("ANTHROPIC_", "OPENAI_", "SANTA_")) and k != "DATABASE_URL"
+    }
     log = tmp_path / "server.log"
     start = commands[3].split() + ["--server.port", str(port)]
     assert start[:3] == ["streamlit", "run", "app.py"]
     with log.open("wb") as out:
-        proc = subprocess.Popen([sys.executable, "-m", *start], cwd=repo, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", *start],
+            cwd=repo,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
     try:
         base = f"http://localhost:{port}"
         wait_for(f"{base}/_stcore/health", proc, log, "streamlit", 2 * START_S)  # a first start migrates a new database
@@ -177,7 +197,8 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
                 jump = page.get_by_role("link", name="Decide ↓")
                 box = jump.bounding_box()
                 assert box is not None and box["y"] + box["height"] <= 800, (
-                    f"the way to the decision is at {box} px: not visible without scrolling at 1280×800")
+                    f"the way to the decision is at {box} px: not visible without scrolling at 1280×800"
+                )
                 shot(page, images[1], tmp_path)
                 browser.assert_no_error(page, "the decision")
 

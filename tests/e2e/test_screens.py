@@ -123,8 +123,10 @@ class Desk:
     def shoot(self, name: str) -> None:
         """A PNG of the whole page (`name`-WIDTH.png): the window made as tall as the page, then back."""
         page = self.page
-        tall = page.evaluate(f"() => Math.max(document.querySelector('{MAIN}')?.scrollHeight || 0, "
-                             "document.scrollingElement.scrollHeight)")
+        tall = page.evaluate(
+            f"() => Math.max(document.querySelector('{MAIN}')?.scrollHeight || 0, "
+            "document.scrollingElement.scrollHeight)"
+        )
         page.set_viewport_size({"width": self.width, "height": min(max(self.height, tall), TALLEST_SHOT)})
         page.wait_for_timeout(150)  # a taller window: the main box stops scrolling, charts keep their size
         try:
@@ -145,7 +147,9 @@ def open_tab(page, label: str) -> None:
           const tab = [...document.querySelectorAll('[role="tab"]')].find(t => t.innerText.trim() === label);
           const panel = tab && document.getElementById(tab.getAttribute('aria-controls'));
           return tab && tab.getAttribute('aria-selected') === 'true' && panel && panel.innerText.trim().length > 0;
-        }""", arg=label)
+        }""",
+        arg=label,
+    )
     settle(page)
 
 
@@ -154,7 +158,9 @@ def metrics_empty(desk: Desk) -> None:
     desk.open("metrics", "Metrics")
     alerts = " ".join(desk.page.locator(f'{MAIN} [data-testid="stAlert"]').all_inner_texts()).lower()
     if not any(said in alerts for said in ("no runs yet", "no data yet")):
-        desk.problems.append(f"metrics, empty database: no 'no data yet' message; the page shows: {desk.text()[:400]!r}")
+        desk.problems.append(
+            f"metrics, empty database: no 'no data yet' message; the page shows: {desk.text()[:400]!r}"
+        )
     drawn = desk.page.locator('[data-testid="stPlotlyChart"], .js-plotly-plot, .xtick').count()
     if drawn:
         desk.problems.append(f"metrics, empty database: {drawn} chart part(s) drawn (empty axes)")
@@ -259,9 +265,14 @@ def judge_first_spot_check(repo: RunStore) -> None:
     """A person judges the first drawn spot-check blind and fails one criterion: an escape, the comparison shown."""
     first = repo.spot_checks.spot_checks()[0]
     case = repo.spot_checks.blind_case(first.id)
-    judged = [Judgement(criterion=c.id, verdict="FAIL" if i == 0 else "PASS",
-                        evidence="The guarantee in the second sentence." if i == 0 else "")
-              for i, c in enumerate(case.criteria)]
+    judged = [
+        Judgement(
+            criterion=c.id,
+            verdict="FAIL" if i == 0 else "PASS",
+            evidence="The guarantee in the second sentence." if i == 0 else "",
+        )
+        for i, c in enumerate(case.criteria)
+    ]
     spot_actions.submit(repo.spot_checks, first.id, judged, "ann")
 
 
@@ -296,8 +307,12 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
     log = tmp_path / "server.log"
     receiver = WebhookReceiver().start()  # the server's own alert pass sends here, with nobody on a page
     hooks = json.dumps([{"name": "ops", "url": receiver.url(), "format": "json"}])
-    with app_server(free_port(), url, log, SANTA_ALERT_HOOKS=hooks, SANTA_ALERT_SECRET="screens-secret",
-                    SANTA_ALERT_EVERY_S="1") as base, sync_playwright() as pw:
+    with (
+        app_server(
+            free_port(), url, log, SANTA_ALERT_HOOKS=hooks, SANTA_ALERT_SECRET="screens-secret", SANTA_ALERT_EVERY_S="1"
+        ) as base,
+        sync_playwright() as pw,
+    ):
         chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
         try:
             width, height = SIZES[0]
@@ -313,8 +328,11 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
             repo.spot_checks.save_rule(RuleDraft(rubric_name="desk", share_percent=100), "screens", "ann")
             ids = screens.seed_one_day(repo)
             statuses = {key: repo.load_run(ids[key]).state.status for key in ("waiting", "pending", "approved")}
-            assert statuses == {"waiting": RunStatus.AWAITING_APPROVAL, "pending": RunStatus.AWAITING_HUMAN_REVIEW,
-                                "approved": RunStatus.SHIPPED}, statuses
+            assert statuses == {
+                "waiting": RunStatus.AWAITING_APPROVAL,
+                "pending": RunStatus.AWAITING_HUMAN_REVIEW,
+                "approved": RunStatus.SHIPPED,
+            }, statuses
             judge_first_spot_check(repo)  # the Escapes tab states a spot-check escape rate, the queue shows one done
             for size in SIZES:
                 desk.resize(*size)
@@ -326,7 +344,9 @@ def test_screens_fit_the_window_speak_words_and_tick_by_the_bucket(chromium: str
                 desk.shoot("runs")
 
                 desk.open("escalations", "Escalations")
-                desk.check("escalations", ids=False)  # the reviewers' own words quote ids; their page is not this test's
+                desk.check(
+                    "escalations", ids=False
+                )  # the reviewers' own words quote ids; their page is not this test's
                 desk.shoot("escalations")
 
                 desk.open("spot-checks", "Spot-checks")  # the queue, the blind form of the first, the rules

@@ -56,11 +56,25 @@ def seed_escalations(store: RunStore, count: int) -> list[int]:
     rubric = store.rubrics.resolved("general")
     ids = []
     for _ in range(count):
-        run_id = store.create_run(SPEC, UNDONE, rubric, "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5",
-                                  max_rounds=1, created_by="cli")
+        run_id = store.create_run(
+            SPEC,
+            UNDONE,
+            rubric,
+            "claude-sonnet-5-5",
+            "claude-haiku-5-5",
+            "claude-opus-5-5",
+            max_rounds=1,
+            created_by="cli",
+        )
         store.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
-        store.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.ESCALATED, round=1,
-                         escalation_reason=EscalationReason.BUDGET, note="budget spent"), "worker")
+        store.transition(
+            run_id,
+            {RunStatus.RUNNING},
+            RunState(
+                status=RunStatus.ESCALATED, round=1, escalation_reason=EscalationReason.BUDGET, note="budget spent"
+            ),
+            "worker",
+        )
         ids.append(run_id)
     return ids
 
@@ -151,7 +165,9 @@ def start_review(page) -> None:
     output.press("Control+Enter")  # commit the text area, as a person's click elsewhere would
     page.wait_for_selector(browser.APP_IDLE)
     page.get_by_role("button", name="Start review").click()
-    expect(page.locator('[data-testid="stMain"]')).to_contain_text("waiting for a person reviewer", timeout=browser.STEP_MS)
+    expect(page.locator('[data-testid="stMain"]')).to_contain_text(
+        "waiting for a person reviewer", timeout=browser.STEP_MS
+    )
 
 
 def resolve_first_escalation(page, run_id: int) -> None:
@@ -166,18 +182,25 @@ def resolve_first_escalation(page, run_id: int) -> None:
     why.press("Control+Enter")
     page.wait_for_selector(browser.APP_IDLE)
     main.get_by_role("button", name="Record resolution").click()
-    expect(main.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text(f"Run #{run_id}", timeout=browser.STEP_MS)
+    expect(main.locator('[data-testid="stAlertContentSuccess"]')).to_contain_text(
+        f"Run #{run_id}", timeout=browser.STEP_MS
+    )
 
 
 @pytest.mark.timeout(300)
-def test_people_sign_in_through_a_real_oidc_provider_with_their_roles(chromium: str, desk: Desk, tmp_path: Path) -> None:
+def test_people_sign_in_through_a_real_oidc_provider_with_their_roles(
+    chromium: str, desk: Desk, tmp_path: Path
+) -> None:
     from playwright.sync_api import sync_playwright
 
     first, second = desk.escalated
     with sync_playwright() as pw:
         context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True,
-            args=browser.CHROMIUM_FLAGS, viewport={"width": 1280, "height": 900},
+            str(tmp_path / "chromium-profile"),
+            executable_path=chromium,
+            headless=True,
+            args=browser.CHROMIUM_FLAGS,
+            viewport={"width": 1280, "height": 900},
         )
         try:
             page = context.pages[0] if context.pages else context.new_page()

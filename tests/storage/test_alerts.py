@@ -64,8 +64,13 @@ def test_each_event_is_written_with_the_move_it_reports_and_a_refused_move_write
     events = AlertStore(repo).events()
     assert [(a.kind, a.run_id) for a in events[5:]] == [(core.RUN_SHIPPED, shipped)]
     resolved = events[4]
-    assert resolved.payload == {"escalation_id": esc.id, "run_id": budget_run, "reason": "budget",
-                                "resolution": "ship_as_is", "resolved_by": "ann"}
+    assert resolved.payload == {
+        "escalation_id": esc.id,
+        "run_id": budget_run,
+        "reason": "budget",
+        "resolution": "ship_as_is",
+        "resolved_by": "ann",
+    }
     assert len({a.key for a in events}) == len(events)  # each its own idempotency key
 
 
@@ -96,8 +101,10 @@ def test_a_receiver_in_an_outage_gets_each_event_once_signed_and_the_log_shows_e
     repo.transition(shipped, {S.RUNNING}, RunState(status=S.SHIPPED), "gate")
     plain, slack = WebhookReceiver(fail_first=2).start(), WebhookReceiver(fail_first=1).start()
     try:
-        config = settings(core.Hook(name="ops", url=plain.url()),
-                          core.Hook(name="chat", url=slack.url(), format="slack", events=[core.RUN_SHIPPED]))
+        config = settings(
+            core.Hook(name="ops", url=plain.url()),
+            core.Hook(name="chat", url=slack.url(), format="slack", events=[core.RUN_SHIPPED]),
+        )
         store = AlertStore(repo)
         passes = [deliver(store, config) for _ in range(4)]
         # ops refuses its first two requests: a refusal leaves the rest of its events for the next pass (a receiver
@@ -107,7 +114,8 @@ def test_a_receiver_in_an_outage_gets_each_event_once_signed_and_the_log_shows_e
         assert sorted(json.loads(r.body)["id"] for r in plain.accepted()) == sorted(ids)
         assert all(r.headers["Idempotency-Key"] == json.loads(r.body)["id"] for r in plain.received)
         assert [json.loads(r.body)["text"] for r in slack.accepted()] == [
-            f"Santa: A run shipped (run {shipped}; status shipped)"]
+            f"Santa: A run shipped (run {shipped}; status shipped)"
+        ]
         for got in plain.received + slack.received:
             assert signed_by(got)
             assert got.headers["Idempotency-Key"] in ids
@@ -117,8 +125,10 @@ def test_a_receiver_in_an_outage_gets_each_event_once_signed_and_the_log_shows_e
         log = sorted((t.channel, t.subject, t.attempt, t.status, t.status_code) for t in store.log())
         first = store.events()[0].subject
         assert [row for row in log if row[3] == "failed"] == [
-            ("chat", f"run {shipped}", 1, "failed", 503), ("ops", first, 1, "failed", 503),
-            ("ops", first, 2, "failed", 503)]
+            ("chat", f"run {shipped}", 1, "failed", 503),
+            ("ops", first, 1, "failed", 503),
+            ("ops", first, 2, "failed", 503),
+        ]
         assert sum(row[3] == "ok" for row in log) == 4  # 3 to ops, 1 to chat
         assert all(a.done for a in store.events())
     finally:
@@ -182,8 +192,13 @@ def test_the_overdue_reminder_is_mailed(repo: RunStore) -> None:
     repo.set_due(run_id, utcnow() - timedelta(minutes=5), "ann")
     mail = SmtpReceiver().start()
     try:
-        smtp = core.Smtp(host="127.0.0.1", port=mail.port, sender="santa@example.com",
-                         to=["officer@example.com", "lead@example.com"], starttls=False)
+        smtp = core.Smtp(
+            host="127.0.0.1",
+            port=mail.port,
+            sender="santa@example.com",
+            to=["officer@example.com", "lead@example.com"],
+            starttls=False,
+        )
         store = AlertStore(repo)
         store.sweep()
         assert deliver(store, settings(smtp=smtp)) == 1

@@ -112,8 +112,10 @@ def _pairs_sorted(items: list[tuple[str, str, str]]) -> list[tuple[str, str, str
 
 def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[RunStore, int]) -> None:
     repo, run_id = chained
-    got = [(e.actor, e.action, e.detail.get("to") or e.entity_id)
-           for e in repo.audit.events(run_id=run_id, newest_first=False)]
+    got = [
+        (e.actor, e.action, e.detail.get("to") or e.entity_id)
+        for e in repo.audit.events(run_id=run_id, newest_first=False)
+    ]
     r = str(run_id)
     assert _pairs_sorted(got) == [
         (EDITOR, "run.created", r),
@@ -140,7 +142,10 @@ def test_a_full_run_is_on_the_record_in_order_with_its_actors(chained: tuple[Run
     assert "intact" in report.describe()
     # filters: by actor, and an action prefix
     assert [e.action for e in repo.audit.events(actor=EDITOR, newest_first=False)] == [
-        "run.created", "decision.approve", "run.state"]
+        "run.created",
+        "decision.approve",
+        "run.state",
+    ]
     assert {e.action for e in repo.audit.events(action="run.", run_id=run_id)} == {"run.created", "run.state"}
 
 
@@ -168,7 +173,8 @@ def _set(engine: Engine, row_id: int, column: str, value: object) -> None:
     """Change one column of one stored event by hand, as someone with database access could."""
     column_type = AuditEventRow.__table__.c[column].type
     stmt = text(f"UPDATE audit_event SET {column} = :value WHERE id = :id").bindparams(  # noqa: S608 - fixed names
-        bindparam("value", type_=column_type))
+        bindparam("value", type_=column_type)
+    )
     with engine.begin() as conn:
         assert conn.execute(stmt, {"value": value, "id": row_id}).rowcount == 1
 
@@ -235,8 +241,11 @@ def test_deleting_a_middle_event_names_the_next_one(chained: tuple[RunStore, int
     with engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_event WHERE id = :id"), {"id": target.id})
     report = repo.audit.verify()
-    assert not report.ok and (report.broken.id, report.broken.seq, report.checked) == (after.id, after.seq,
-                                                                                          target.seq - 1)
+    assert not report.ok and (report.broken.id, report.broken.seq, report.checked) == (
+        after.id,
+        after.seq,
+        target.seq - 1,
+    )
     assert "missing" in report.broken.problem
 
 
@@ -255,9 +264,19 @@ def test_a_forged_event_appended_by_hand_is_caught_by_the_head(chained: tuple[Ru
     """Even a forger who knows the hash recipe is caught unless they also move the head."""
     repo, _ = chained
     newest = repo.audit.events(limit=1, seals=True)[0]
-    fields = {"seq": newest.seq + 1, "created_at": datetime.now(UTC), "actor": ADMIN, "action": "settings.saved",
-              "entity_type": "settings", "entity_id": "defaults", "run_id": None, "before_hash": None,
-              "after_hash": None, "detail": {}, "prev_hash": newest.hash}
+    fields = {
+        "seq": newest.seq + 1,
+        "created_at": datetime.now(UTC),
+        "actor": ADMIN,
+        "action": "settings.saved",
+        "entity_type": "settings",
+        "entity_id": "defaults",
+        "run_id": None,
+        "before_hash": None,
+        "after_hash": None,
+        "detail": {},
+        "prev_hash": newest.hash,
+    }
     with Session(engine) as s:
         forged = AuditEventRow(id=newest.seq + 1, **fields, hash=event_hash(fields))
         s.add(forged)
@@ -323,9 +342,11 @@ def test_concurrent_writers_make_one_unforked_chain(repo: RunStore, engine: Engi
 def test_refused_actions_leave_the_chain_intact(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
     escalate(repo, run_id)
-    for attempt in (lambda: repo.resolve_escalation(run_id, "ship_as_is", VIEWER, "x"),
-                    lambda: repo.save_settings({"max_rounds": 9}, actor=EDITOR),
-                    lambda: repo.people.set_roles(VIEWER, ["admin"], actor=VIEWER)):
+    for attempt in (
+        lambda: repo.resolve_escalation(run_id, "ship_as_is", VIEWER, "x"),
+        lambda: repo.save_settings({"max_rounds": 9}, actor=EDITOR),
+        lambda: repo.people.set_roles(VIEWER, ["admin"], actor=VIEWER),
+    ):
         with pytest.raises(PermissionDenied):
             attempt()
     assert repo.audit.verify().ok
@@ -339,9 +360,19 @@ def test_refused_actions_leave_the_chain_intact(repo: RunStore, engine: Engine) 
 
 def _forge(engine: Engine, seq: int, prev_hash: str = GENESIS) -> int:
     """Insert a well-formed event by hand (its hash computed by the recipe); its id."""
-    fields = {"seq": seq, "created_at": datetime.now(UTC), "actor": ADMIN, "action": "decision.ship_as_is",
-              "entity_type": "run", "entity_id": "1", "run_id": None, "before_hash": None, "after_hash": None,
-              "detail": {"reason": "approved long ago"}, "prev_hash": prev_hash}
+    fields = {
+        "seq": seq,
+        "created_at": datetime.now(UTC),
+        "actor": ADMIN,
+        "action": "decision.ship_as_is",
+        "entity_type": "run",
+        "entity_id": "1",
+        "run_id": None,
+        "before_hash": None,
+        "after_hash": None,
+        "detail": {"reason": "approved long ago"},
+        "prev_hash": prev_hash,
+    }
     with Session(engine) as s:
         # An explicit id: the app gives every event its seq as id, so PostgreSQL's own id counter never
         # moves and an insert without an id would collide with event 1 (a forger must pick a free id).
@@ -352,8 +383,9 @@ def _forge(engine: Engine, seq: int, prev_hash: str = GENESIS) -> int:
         return row.id
 
 
-@pytest.mark.parametrize("seqs", [pytest.param([0], id="seq-0"), pytest.param([-5], id="negative"),
-                                  pytest.param([0, -3], id="two")])
+@pytest.mark.parametrize(
+    "seqs", [pytest.param([0], id="seq-0"), pytest.param([-5], id="negative"), pytest.param([0, -3], id="two")]
+)
 def test_a_row_forged_before_the_chain_is_named(chained: tuple[RunStore, int], engine: Engine, seqs: list[int]) -> None:
     """Rows with seq below 1 are never reached by walking the chain from seq 1; verify still names one."""
     repo, _ = chained
@@ -372,7 +404,9 @@ def test_verify_counts_every_stored_row(
     repo, _ = chained
     stored = count(engine, AuditEventRow)
     forged = _forge(engine, 0)
-    monkeypatch.setattr(AuditStore, "_before_the_chain", staticmethod(lambda s: None))  # as if the first check missed it
+    monkeypatch.setattr(
+        AuditStore, "_before_the_chain", staticmethod(lambda s: None)
+    )  # as if the first check missed it
     report = repo.audit.verify()
     assert not report.ok and report.checked == stored and (report.broken.id, report.broken.seq) == (forged, 0)
     assert f"{stored + 1} events are stored but the chain holds {stored}" in report.broken.problem
@@ -391,7 +425,8 @@ def test_a_changed_and_rehashed_row_is_named_by_the_next_link(chained: tuple[Run
     assert not report.ok and (report.broken.id, report.broken.seq, report.checked) == (after.id, after.seq, target.seq)
     assert report.broken.problem == (
         f"its previous-hash does not match audit event #{target.id} (seq {target.seq}): either #{target.id} was "
-        "changed and its hash recomputed, or this row's previous-hash was changed")
+        "changed and its hash recomputed, or this row's previous-hash was changed"
+    )
 
 
 def test_start_round_is_audited_when_it_changes_something(repo: RunStore, engine: Engine) -> None:
@@ -430,7 +465,8 @@ def test_a_deleted_head_row_breaks_the_chain(chained: tuple[RunStore, int], engi
     ],
 )
 def test_run_created_names_the_panels_families_and_whether_it_is_one_family(
-        repo: RunStore, reviewer_b: str, reviewer_c: str, panel: str, one_family: bool) -> None:
+    repo: RunStore, reviewer_b: str, reviewer_c: str, panel: str, one_family: bool
+) -> None:
     run_id = new_run(repo, reviewer_b=reviewer_b, reviewer_c=reviewer_c)
     [created] = repo.audit.events(action="run.created", run_id=run_id)
     assert (created.detail["reviewer_b"], created.detail["reviewer_c"]) == (reviewer_b, reviewer_c)

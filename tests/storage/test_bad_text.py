@@ -38,8 +38,9 @@ def rows(repo: RunStore, table: type) -> int:
 
 
 @pytest.mark.parametrize(("text", "named"), BAD)
-def test_control_characters_are_refused_everywhere_and_nothing_is_written(repo: RunStore, text: str,
-                                                                          named: str) -> None:
+def test_control_characters_are_refused_everywhere_and_nothing_is_written(
+    repo: RunStore, text: str, named: str
+) -> None:
     for field in ("spec", "output"):
         texts = {"spec": SPEC, "output": "Order today.", field: text}
         with pytest.raises(ValueError, match=re.escape(f"{field} contains {named}: remove it")):
@@ -59,8 +60,12 @@ def test_a_reason_or_justification_holding_a_control_character_is_refused(repo: 
 
     run_id = actions.start_run(repo, SPEC, "Order today.", RUBRIC, "b", "c", "f", "ann")
     assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
-    assert repo.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.ESCALATED, note="x",
-                                                                          escalation_reason=EscalationReason.ROUND_CAP), "gate")
+    assert repo.transition(
+        run_id,
+        {RunStatus.RUNNING},
+        RunState(status=RunStatus.ESCALATED, note="x", escalation_reason=EscalationReason.ROUND_CAP),
+        "gate",
+    )
     with pytest.raises(actions.ActionError, match=re.escape("The justification contains a NUL character")):
         actions.resolve_escalation(repo, run_id, "reject", "ann", "Refused\x00 by legal.")
     assert repo.load_run(run_id).state.status == RunStatus.ESCALATED

@@ -50,16 +50,31 @@ def test_calibration_equals_the_truth_of_a_seeded_history(repo: RunStore) -> Non
         return passing(request)
 
     reviewer = FunctionReviewer(MODEL, stand_in)
-    runner = Runner(repo, lambda name: reviewer, lambda name: FunctionFixer("fixer", lambda r: None), workers=1,
-                    screen_for=lambda: None)
+    runner = Runner(
+        repo,
+        lambda name: reviewer,
+        lambda name: FunctionFixer("fixer", lambda r: None),
+        workers=1,
+        screen_for=lambda: None,
+    )
     try:
         for text in wrong:
-            run_id = repo.create_run(spec=SPEC, output=text, rubric=RUBRIC, created_by=EDITOR, reviewer_b=PERSON,
-                                     reviewer_c=MODEL, fixer="fixer")
+            run_id = repo.create_run(
+                spec=SPEC,
+                output=text,
+                rubric=RUBRIC,
+                created_by=EDITOR,
+                reviewer_b=PERSON,
+                reviewer_c=MODEL,
+                fixer="fixer",
+            )
             runner.execute(run_id)  # the stand-in answers; the round waits for the person
             request = ReviewRequest(rubric=RUBRIC, spec=SPEC, output=text)
-            person = (failing(request, "factual_accuracy", "the launch was in 2018", evidence="in 2019")
-                      if wrong[text] else passing(request))
+            person = (
+                failing(request, "factual_accuracy", "the launch was in 2018", evidence="in 2019")
+                if wrong[text]
+                else passing(request)
+            )
             actions.submit_person_review(repo, run_id, "B", person, EDITOR)
             runner.execute(run_id)  # the gate: the round's labels count from here
     finally:

@@ -30,15 +30,30 @@ def repo(db_url: str) -> RunStore:
 
 
 def call(model: str, inp: int, out: int, read: int = 0, purpose: str = "review") -> LLMCall:
-    return LLMCall(purpose=purpose, model=model, request={"model": model},
-                   usage=Usage(input_tokens=inp, output_tokens=out, cache_read_input_tokens=read))
+    return LLMCall(
+        purpose=purpose,
+        model=model,
+        request={"model": model},
+        usage=Usage(input_tokens=inp, output_tokens=out, cache_read_input_tokens=read),
+    )
 
 
 def reviewed(repo: RunStore, rubric, slot: str, *calls: LLMCall) -> int:  # noqa: ANN001
-    run_id = repo.create_run(spec="Announce the launch.", output="Launched in 2018.", rubric=rubric,
-                             reviewer_b=HAIKU, reviewer_c="openai:gpt-5.4-nano", fixer=HAIKU)
-    repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=calls[0].model, status=ReviewStatus.ERROR,
-                                              error="cut off", calls=list(calls)))
+    run_id = repo.create_run(
+        spec="Announce the launch.",
+        output="Launched in 2018.",
+        rubric=rubric,
+        reviewer_b=HAIKU,
+        reviewer_c="openai:gpt-5.4-nano",
+        fixer=HAIKU,
+    )
+    repo.save_review(
+        run_id,
+        1,
+        ReviewOutcome(
+            slot=slot, reviewer=calls[0].model, status=ReviewStatus.ERROR, error="cut off", calls=list(calls)
+        ),
+    )
     return run_id
 
 
@@ -52,14 +67,28 @@ def test_averages_per_model_of_the_rubrics_review_calls(repo: RunStore) -> None:
     screen = reviewed(repo, CONTENT, "C", call(HAIKU, 50, 5))
     with Session(repo.engine) as s:  # a screen call and a fix call of a content run are not review calls
         for purpose in ("screen", "fix"):
-            s.add(LLMCallRow(run_id=screen, round_no=1, purpose=purpose, model=HAIKU, request_json={},
-                             content_hash="x", input_tokens=70_000, output_tokens=7))
+            s.add(
+                LLMCallRow(
+                    run_id=screen,
+                    round_no=1,
+                    purpose=purpose,
+                    model=HAIKU,
+                    request_json={},
+                    content_hash="x",
+                    input_tokens=70_000,
+                    output_tokens=7,
+                )
+            )
         s.commit()
     averages = repo.review_call_averages("content", since)
     assert averages == {
-        HAIKU: MeasuredCost(calls=3, input_tokens=pytest.approx((1000 + 2000 + 50) / 3),
-                            output_tokens=pytest.approx(405 / 3), cache_creation_input_tokens=0.0,
-                            cache_read_input_tokens=pytest.approx(500 / 3)),
+        HAIKU: MeasuredCost(
+            calls=3,
+            input_tokens=pytest.approx((1000 + 2000 + 50) / 3),
+            output_tokens=pytest.approx(405 / 3),
+            cache_creation_input_tokens=0.0,
+            cache_read_input_tokens=pytest.approx(500 / 3),
+        ),
         "openai:gpt-5.4-nano": MeasuredCost(calls=1, input_tokens=800.0, output_tokens=60.0),
     }
     assert repo.review_call_averages("general", since)[HAIKU].calls == 1

@@ -28,8 +28,9 @@ SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-5-5"
 
 
 def new_run(repo: RunStore, output: str) -> int:
-    return repo.create_run(spec=SPEC, output=output, rubric=RUBRIC, reviewer_b=SONNET, reviewer_c=HAIKU,
-                           fixer=SONNET, auto_approve=True)
+    return repo.create_run(
+        spec=SPEC, output=output, rubric=RUBRIC, reviewer_b=SONNET, reviewer_c=HAIKU, fixer=SONNET, auto_approve=True
+    )
 
 
 def runner(repo: RunStore) -> Runner:
@@ -67,7 +68,8 @@ def test_every_request_is_on_record_before_it_leaves(repo: RunStore, messages_st
         notes = s.exec(select(CallSentRow)).all()
         assert {n.request_hash for n in notes} == answered and len(notes) == 9
         assert sorted({(n.purpose, n.slot) for n in notes}, key=str) == sorted(
-            {("screen", None), ("review", "B"), ("review", "C"), ("fix", None)}, key=str)
+            {("screen", None), ("review", "B"), ("review", "C"), ("fix", None)}, key=str
+        )
         assert cut_off_calls(s, [run_id]) == []
     assert repo.load_run(run_id).spent_usd == pytest.approx(sum(r.cost_usd for r in _costed(repo, run_id)))
 
@@ -90,8 +92,9 @@ def test_an_answer_lost_before_its_commit_is_cut_off_costed_and_the_other_answer
     repo: RunStore, messages_stub: MessagesStub
 ) -> None:
     # C's answer arrives (and fails to save) first; B's comes later and must still be saved.
-    messages_stub.handler = lambda body: (Reply(200, {}, santa_scenario(body), delay_s=0.5)
-                                          if body["model"] == SONNET else santa_scenario(body))
+    messages_stub.handler = lambda body: (
+        Reply(200, {}, santa_scenario(body), delay_s=0.5) if body["model"] == SONNET else santa_scenario(body)
+    )
     lossy = LosesAnswers(repo.engine)
     run_id = new_run(repo, "Acme launched its rocket in 2018.")
     state = runner(lossy).execute(run_id)
@@ -135,11 +138,17 @@ def _received(stub: MessagesStub) -> list[str]:
 
 
 def test_a_retried_request_is_on_record_once_per_attempt_and_its_failure_counts_at_its_estimate(
-        repo: RunStore, messages_stub: MessagesStub) -> None:
+    repo: RunStore, messages_stub: MessagesStub
+) -> None:
     # The first reviewer request meets an overloaded API (a 5xx: the request left, it may be billed), the retry is
     # answered. Our retries, not the SDK's: each attempt passed the door and is its own row.
-    overloaded = [Reply(529, {"retry-after-ms": "1"}, {"type": "error", "error": {"type": "overloaded_error",
-                                                                                  "message": "Overloaded"}})]
+    overloaded = [
+        Reply(
+            529,
+            {"retry-after-ms": "1"},
+            {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}},
+        )
+    ]
     messages_stub.handler = lambda body: overloaded.pop() if overloaded else santa_scenario(body)
     run_id = new_run(repo, "Acme launched its rocket in 2018.")
     assert runner(repo).execute(run_id).status == RunStatus.SHIPPED
@@ -153,13 +162,18 @@ def test_a_retried_request_is_on_record_once_per_attempt_and_its_failure_counts_
     assert repo.load_run(run_id).spent_usd == pytest.approx(sum(c.cost_usd for c in answered))
 
 
-def test_timed_out_and_dropped_calls_show_failed_at_their_estimate(repo: RunStore,
-                                                                    messages_stub: MessagesStub) -> None:
+def test_timed_out_and_dropped_calls_show_failed_at_their_estimate(repo: RunStore, messages_stub: MessagesStub) -> None:
     # Sonnet (B) never answers in time, twice (a retry); Haiku (C) drops the connection mid-request.
-    messages_stub.handler = lambda body: (Reply(200, {}, santa_scenario(body), delay_s=1.0) if body["model"] == SONNET
-                                          else Reply(drop=True))
-    run = Runner(repo, lambda name: AnthropicReviewer(name, timeout=0.3, max_retries=1 if name == SONNET else 0),
-                 AnthropicFixer, workers=2, screen_for=lambda: AnthropicScreen(HAIKU))
+    messages_stub.handler = lambda body: (
+        Reply(200, {}, santa_scenario(body), delay_s=1.0) if body["model"] == SONNET else Reply(drop=True)
+    )
+    run = Runner(
+        repo,
+        lambda name: AnthropicReviewer(name, timeout=0.3, max_retries=1 if name == SONNET else 0),
+        AnthropicFixer,
+        workers=2,
+        screen_for=lambda: AnthropicScreen(HAIKU),
+    )
     run_id = new_run(repo, "Acme launched its rocket in 2018.")
     assert run.execute(run_id).status == RunStatus.ESCALATED
     sent, answered = _calls(repo)
@@ -173,16 +187,21 @@ def test_timed_out_and_dropped_calls_show_failed_at_their_estimate(repo: RunStor
     screen = sum(c.cost_usd for c in answered if c.purpose == "screen")
     paid = screen + sum(c.cost_usd for c in failed)
     # The same figure everywhere a person or a pipeline reads it.
-    figures = {"budget": repo.load_run(run_id).spent_usd, "run page": repo.get_run_view(run_id).total_cost_usd,
-               "--json": repo.run_json(run_id)["cost_usd"], "record": verification_record(repo, run_id).total_cost_usd,
-               "Metrics": repo.metrics.report(MetricsFilter()).headline.total_cost_usd}
+    figures = {
+        "budget": repo.load_run(run_id).spent_usd,
+        "run page": repo.get_run_view(run_id).total_cost_usd,
+        "--json": repo.run_json(run_id)["cost_usd"],
+        "record": verification_record(repo, run_id).total_cost_usd,
+        "Metrics": repo.metrics.report(MetricsFilter()).headline.total_cost_usd,
+    }
     assert figures == dict.fromkeys(figures, pytest.approx(paid))
 
 
 def test_a_refused_request_costs_nothing_and_is_not_sent_again(repo: RunStore, messages_stub: MessagesStub) -> None:
     # A 4xx is not billed by the API, and only 408/409/429 are worth sending again.
-    messages_stub.handler = lambda body: Reply(400, {}, {"type": "error", "error": {
-        "type": "invalid_request_error", "message": "bad field"}})
+    messages_stub.handler = lambda body: Reply(
+        400, {}, {"type": "error", "error": {"type": "invalid_request_error", "message": "bad field"}}
+    )
     run_id = new_run(repo, "Acme launched its rocket in 2018.")
     assert runner(repo).execute(run_id).status == RunStatus.ESCALATED
     sent, answered = _calls(repo)

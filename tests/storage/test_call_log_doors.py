@@ -34,9 +34,18 @@ from tests.core.batch.test_driver import config, planted_answer, planted_csv
 from tests.support.messages_api import MessagesStub, error_reply, santa_scenario
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-5-5"
-RUBRIC = Rubric(name="mail", criteria=[Criterion(id="compliance", name="Compliance", category="compliance",
-                                                 pass_condition="no promise we cannot keep",
-                                                 fail_signal="a promise such as free shipping forever")])
+RUBRIC = Rubric(
+    name="mail",
+    criteria=[
+        Criterion(
+            id="compliance",
+            name="Compliance",
+            category="compliance",
+            pass_condition="no promise we cannot keep",
+            fail_signal="a promise such as free shipping forever",
+        )
+    ],
+)
 SAMPLE = "Hello Ann, our spring sale starts today."
 
 
@@ -49,8 +58,12 @@ def paid_requests(stub: MessagesStub) -> Counter[str]:
     """The hash of every paid request the server received: each POST /v1/messages, and each item of each
     Message Batch create (refused or not)."""
     bodies = [c["body"] for c in stub.calls if c["path"].split("?")[0] == "/v1/messages"]
-    bodies += [r["params"] for c in stub.batch_calls() if c["method"] == "POST" and c["path"] == "/v1/messages/batches"
-               for r in c["body"]["requests"]]
+    bodies += [
+        r["params"]
+        for c in stub.batch_calls()
+        if c["method"] == "POST" and c["path"] == "/v1/messages/batches"
+        for r in c["body"]["requests"]
+    ]
     return Counter(json_hash(b) for b in bodies)
 
 
@@ -72,8 +85,9 @@ def batch_driver(repo: RunStore, stub: MessagesStub) -> tuple[BatchDriver, Runne
 
 
 @pytest.mark.parametrize("message_batches", [False, True], ids=["one by one", "message batch"])
-def test_a_batchs_reviews_are_each_on_record_before_they_leave(repo: RunStore, messages_stub: MessagesStub,
-                                                                message_batches: bool) -> None:
+def test_a_batchs_reviews_are_each_on_record_before_they_leave(
+    repo: RunStore, messages_stub: MessagesStub, message_batches: bool
+) -> None:
     messages_stub.handler = planted_answer
     messages_stub.batch_end_after_polls = 1
     data, _ = planted_csv(20)
@@ -81,7 +95,8 @@ def test_a_batchs_reviews_are_each_on_record_before_they_leave(repo: RunStore, m
     driver, runner = batch_driver(repo, messages_stub)
     try:
         cfg = config(file, message_batches=message_batches, sample_rate=1.0).model_copy(
-            update={"rubric": RUBRIC, "reviewer_b": HAIKU, "reviewer_c": SONNET})
+            update={"rubric": RUBRIC, "reviewer_b": HAIKU, "reviewer_c": SONNET}
+        )
         batch_id = driver.create(file, cfg, "ann")
         sample_id = driver.store.draw_sample(batch_id, "ann")
         assert driver.drive(sample_id).result(timeout=120).finished
@@ -96,15 +111,17 @@ def test_a_batchs_reviews_are_each_on_record_before_they_leave(repo: RunStore, m
     assert all(c.run_id for c in answered)  # the answers are stored with the items' runs
 
 
-def test_a_message_batch_the_api_refused_leaves_each_item_failed_at_no_cost(repo: RunStore,
-                                                                              messages_stub: MessagesStub) -> None:
+def test_a_message_batch_the_api_refused_leaves_each_item_failed_at_no_cost(
+    repo: RunStore, messages_stub: MessagesStub
+) -> None:
     messages_stub.script_batches(error_reply(400, "invalid_request_error", "requests: too many"))
     data, _ = planted_csv(5)
     file = read_batch(data, "emails.csv", strata=["template"])
     driver, runner = batch_driver(repo, messages_stub)
     try:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"rubric": RUBRIC, "reviewer_b": HAIKU, "reviewer_c": SONNET})
+            update={"rubric": RUBRIC, "reviewer_b": HAIKU, "reviewer_c": SONNET}
+        )
         batch_id = driver.create(file, cfg, "ann")
         sample_id = driver.store.draw_sample(batch_id, "ann")
         driver.drive(sample_id).result(timeout=60)
@@ -118,14 +135,14 @@ def test_a_message_batch_the_api_refused_leaves_each_item_failed_at_no_cost(repo
 
 
 @pytest.mark.parametrize("kind", ["try", "recheck"])
-def test_a_trials_call_is_on_record_before_the_trial_is_stored(repo: RunStore, messages_stub: MessagesStub,
-                                                               kind: str) -> None:
+def test_a_trials_call_is_on_record_before_the_trial_is_stored(
+    repo: RunStore, messages_stub: MessagesStub, kind: str
+) -> None:
     messages_stub.handler = santa_scenario
     store = RubricStore(repo)
     run_id = None if kind == "try" else 1
     if run_id is not None:  # a past run to re-check
-        repo.create_run(spec="A spec.", output=SAMPLE, rubric=RUBRIC, reviewer_b=SONNET, reviewer_c=HAIKU,
-                        fixer=SONNET)
+        repo.create_run(spec="A spec.", output=SAMPLE, rubric=RUBRIC, reviewer_b=SONNET, reviewer_c=HAIKU, fixer=SONNET)
     rubric_actions.try_rubric(store, RUBRIC, SAMPLE, "ann", "A spec.", AnthropicReviewer(SONNET), run_id=run_id)
     (note,), (call,) = on_record(repo, messages_stub)
     with Session(repo.engine) as s:
@@ -159,8 +176,10 @@ def test_test_connection_asks_only_the_free_model_list(repo: RunStore, messages_
 def test_an_adapter_with_no_call_log_open_sends_nothing(messages_stub: MessagesStub) -> None:
     client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test")
     request = ReviewRequest(rubric=RUBRIC, spec="A spec.", output=SAMPLE)
-    for call in (lambda: AnthropicReviewer(SONNET, client=client).review(request, "B"),
-                 lambda: AnthropicScreen(HAIKU, client=client).screen(SAMPLE, "output")):
+    for call in (
+        lambda: AnthropicReviewer(SONNET, client=client).review(request, "B"),
+        lambda: AnthropicScreen(HAIKU, client=client).screen(SAMPLE, "output"),
+    ):
         with pytest.raises(CallNotRecorded, match="no call log is open"):
             call()
     assert messages_stub.calls == []

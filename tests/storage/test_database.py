@@ -156,9 +156,7 @@ SCHEMA: dict[str, list[str]] = {
 
 def test_schema_is_pinned_after_migrate(engine: Engine) -> None:
     insp = sa_inspect(engine)
-    actual = {
-        t: [c["name"] for c in insp.get_columns(t)] for t in insp.get_table_names()
-    }
+    actual = {t: [c["name"] for c in insp.get_columns(t)] for t in insp.get_table_names()}
     assert actual == SCHEMA
 
 
@@ -167,35 +165,54 @@ def test_migration_matches_the_tables_and_is_idempotent(engine: Engine) -> None:
     with engine.connect() as conn:
         ctx = MigrationContext.configure(conn, opts={"compare_type": True})
         assert compare_metadata(ctx, SQLModel.metadata) == []
-        assert conn.exec_driver_sql(
-            "SELECT version_num FROM alembic_version"
-        ).all() == [("0022",)]
+        assert conn.exec_driver_sql("SELECT version_num FROM alembic_version").all() == [("0022",)]
 
 
 def test_indexes_on_status_created_at_and_foreign_keys(engine: Engine) -> None:
     insp = sa_inspect(engine)
-    indexed = {
-        (t, tuple(ix["column_names"])) for t in SCHEMA for ix in insp.get_indexes(t)
-    }
+    indexed = {(t, tuple(ix["column_names"])) for t in SCHEMA for ix in insp.get_indexes(t)}
     assert {("run", ("status",)), ("run", ("created_at",))} <= indexed
-    no_run_fk = {"run", "alembic_version", "settings", "rubric_version", "person", "audit_event", "audit_head",
-                 "criterion_day", "run_metric",  # run_metric's run_id is its primary key
-                 "batch", "batch_item", "batch_sample", "batch_pattern", "batch_change", "batch_sample_item",
-                 "alert_delivery", "rubric_suggestion", "spot_rule"}  # a delivery's alert names the run
+    no_run_fk = {
+        "run",
+        "alembic_version",
+        "settings",
+        "rubric_version",
+        "person",
+        "audit_event",
+        "audit_head",
+        "criterion_day",
+        "run_metric",  # run_metric's run_id is its primary key
+        "batch",
+        "batch_item",
+        "batch_sample",
+        "batch_pattern",
+        "batch_change",
+        "batch_sample_item",
+        "alert_delivery",
+        "rubric_suggestion",
+        "spot_rule",
+    }  # a delivery's alert names the run
     assert ("alert_delivery", ("alert_id",)) in indexed
-    assert {(t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")} <= indexed
-    assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
-                  ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]
+    assert {
+        (t, ("batch_id",)) for t in ("run", "batch_item", "batch_sample", "batch_pattern", "batch_change")
+    } <= indexed
+    assert sorted(
+        (f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("batch_sample_item")
+    ) == [("item_id", "batch_item"), ("run_id", "run"), ("sample_id", "batch_sample")]
     assert [(f["constrained_columns"], f["referred_table"]) for f in insp.get_foreign_keys("run_metric")] == [
-        (["run_id"], "run")]
+        (["run_id"], "run")
+    ]
     served_by_calls = {"llm_call", "llm_call_sent"}  # a call serves a run or a batch (or a trial, by its key)
-    assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("spot_check")
-                  ) == [("rule_id", "spot_rule"), ("run_id", "run")]
+    assert sorted((f["constrained_columns"][0], f["referred_table"]) for f in insp.get_foreign_keys("spot_check")) == [
+        ("rule_id", "spot_rule"),
+        ("run_id", "run"),
+    ]
     for table in set(SCHEMA) - no_run_fk - {"spot_check"}:
         assert (table, ("run_id",)) in indexed, table
         fks = insp.get_foreign_keys(table)
         assert sorted((f["constrained_columns"], f["referred_table"]) for f in fks) == (
-            [(["batch_id"], "batch"), (["run_id"], "run")] if table in served_by_calls else [(["run_id"], "run")])
+            [(["batch_id"], "batch"), (["run_id"], "run")] if table in served_by_calls else [(["run_id"], "run")]
+        )
     assert {(t, (c,)) for t in served_by_calls for c in ("batch_id", "trial_key")} <= indexed
 
 
@@ -222,9 +239,19 @@ def _fill(conn: Any, table: str, **given: object) -> None:
         if c["name"] in given or c["nullable"] or c["name"] == "id":
             continue
         kind = str(c["type"]).upper()
-        values[c["name"]] = (datetime.now(UTC) if "DATE" in kind or "TIME" in kind else 0 if "INT" in kind
-                             else False if "BOOL" in kind else 0.0 if any(k in kind for k in ("FLOAT", "REAL", "DOUBLE", "NUMERIC"))
-                             else {} if "JSON" in kind else "x")
+        values[c["name"]] = (
+            datetime.now(UTC)
+            if "DATE" in kind or "TIME" in kind
+            else 0
+            if "INT" in kind
+            else False
+            if "BOOL" in kind
+            else 0.0
+            if any(k in kind for k in ("FLOAT", "REAL", "DOUBLE", "NUMERIC"))
+            else {}
+            if "JSON" in kind
+            else "x"
+        )
     values.update(given)
     table_ = sa.Table(table, sa.MetaData(), autoload_with=conn)
     conn.execute(table_.insert().values(**values))
@@ -242,7 +269,8 @@ def test_migration_0008_keeps_runs_and_their_rounds(empty_db_url: str) -> None:
         migrate(eng)
         with eng.connect() as conn:
             assert conn.exec_driver_sql("SELECT id, status, spec, batch_id FROM run").all() == [
-                (7, "shipped", "the spec", None)]
+                (7, "shipped", "the spec", None)
+            ]
             assert conn.exec_driver_sql("SELECT run_id, output_text FROM round").all() == [(7, "the output")]
     finally:
         eng.dispose()
@@ -259,12 +287,34 @@ def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(empty_db_url:
         with eng.begin() as conn:
             command.upgrade(db.alembic_config(conn), "0011")
         with eng.begin() as conn:
-            _fill(conn, "run", id=7, status="shipped", reviewer_b="claude-opus-5", reviewer_c="claude-haiku-4-5",
-                  rubric_json={})
-            _fill(conn, "llm_call", run_id=7, purpose="review", model="claude-opus-5", input_tokens=1000,
-                  cache_creation_input_tokens=300, cache_read_input_tokens=600)
-            _fill(conn, "run_metric", run_id=7, day="2025-01-06", status="shipped", cache_read_tokens=600,
-                  cache_savings_usd=0.0027)  # gross, as before 0012
+            _fill(
+                conn,
+                "run",
+                id=7,
+                status="shipped",
+                reviewer_b="claude-opus-5",
+                reviewer_c="claude-haiku-4-5",
+                rubric_json={},
+            )
+            _fill(
+                conn,
+                "llm_call",
+                run_id=7,
+                purpose="review",
+                model="claude-opus-5",
+                input_tokens=1000,
+                cache_creation_input_tokens=300,
+                cache_read_input_tokens=600,
+            )
+            _fill(
+                conn,
+                "run_metric",
+                run_id=7,
+                day="2025-01-06",
+                status="shipped",
+                cache_read_tokens=600,
+                cache_savings_usd=0.0027,
+            )  # gross, as before 0012
         migrate(eng)
         columns = "review_input_tokens, review_cache_write_tokens, review_cache_read_tokens, cache_savings_usd"
         with eng.connect() as conn:
@@ -272,7 +322,8 @@ def test_migration_0012_leaves_old_facts_for_start_up_to_recompute(empty_db_url:
         assert backfill(eng) == 1
         with eng.connect() as conn:
             assert conn.exec_driver_sql(f"SELECT {columns} FROM run_metric").all() == [
-                (1000, 300, 600, pytest.approx(cache_savings_usd("claude-opus-5", 600, 300)))]
+                (1000, 300, 600, pytest.approx(cache_savings_usd("claude-opus-5", 600, 300)))
+            ]
         assert backfill(eng) == 0
     finally:
         eng.dispose()
@@ -290,19 +341,51 @@ def test_migration_0017_derives_again_the_facts_of_runs_with_calls_cut_off(empty
             command.upgrade(db.alembic_config(conn), "0016")
         with eng.begin() as conn:
             for run_id in (7, 8):
-                _fill(conn, "run", id=run_id, status="shipped", reviewer_b="claude-opus-5",
-                      reviewer_c="claude-haiku-4-5", rubric_json={})
-                _fill(conn, "llm_call", run_id=run_id, purpose="review", slot="B", model="claude-opus-5",
-                      cost_usd=0.25, request_hash=f"answered-{run_id}")
-                _fill(conn, "run_metric", run_id=run_id, day="2025-01-06", status="shipped", review_cost_usd=0.25,
-                      review_cache_read_tokens=0)  # as derived before: the answered call only
-            _fill(conn, "llm_call_sent", run_id=7, purpose="review", slot="C", model="claude-haiku-4-5",
-                  request_hash="cut-off", estimate_usd=0.125)  # run 7's reviewer C never answered
+                _fill(
+                    conn,
+                    "run",
+                    id=run_id,
+                    status="shipped",
+                    reviewer_b="claude-opus-5",
+                    reviewer_c="claude-haiku-4-5",
+                    rubric_json={},
+                )
+                _fill(
+                    conn,
+                    "llm_call",
+                    run_id=run_id,
+                    purpose="review",
+                    slot="B",
+                    model="claude-opus-5",
+                    cost_usd=0.25,
+                    request_hash=f"answered-{run_id}",
+                )
+                _fill(
+                    conn,
+                    "run_metric",
+                    run_id=run_id,
+                    day="2025-01-06",
+                    status="shipped",
+                    review_cost_usd=0.25,
+                    review_cache_read_tokens=0,
+                )  # as derived before: the answered call only
+            _fill(
+                conn,
+                "llm_call_sent",
+                run_id=7,
+                purpose="review",
+                slot="C",
+                model="claude-haiku-4-5",
+                request_hash="cut-off",
+                estimate_usd=0.125,
+            )  # run 7's reviewer C never answered
         migrate(eng)
         assert backfill(eng) == 1
         with eng.connect() as conn:
             assert conn.exec_driver_sql("SELECT run_id, review_cost_usd FROM run_metric ORDER BY run_id").all() == [
-                (7, pytest.approx(0.25 + 0.125)), (8, pytest.approx(0.25))]
+                (7, pytest.approx(0.25 + 0.125)),
+                (8, pytest.approx(0.25)),
+            ]
         assert backfill(eng) == 0
     finally:
         eng.dispose()
@@ -319,12 +402,7 @@ def test_sqlite_pragmas_are_in_effect(tmp_path: Path) -> None:
                 p: conn.exec_driver_sql(f"PRAGMA {p}").scalar()
                 for p in ("journal_mode", "foreign_keys", "busy_timeout", "synchronous")
             }
-        assert got == {
-            "journal_mode": "wal",
-            "foreign_keys": 1,
-            "busy_timeout": 30000,
-            "synchronous": 1,
-        }
+        assert got == {"journal_mode": "wal", "foreign_keys": 1, "busy_timeout": 30000, "synchronous": 1}
     finally:
         eng.dispose()
 
@@ -341,19 +419,8 @@ def test_sqlite_writes_begin_immediate_and_reads_do_not(tmp_path: Path) -> None:
         seen.clear()
         repo.load_run(run_id)
         assert seen[0] == "BEGIN" and "BEGIN IMMEDIATE" not in seen
-        orphan = DecisionRow(
-            run_id=12345,
-            round_no=1,
-            action="approve",
-            actor="x",
-            before_hash="",
-            after_hash="",
-        )
-        with (
-            pytest.raises(IntegrityError, match="FOREIGN KEY"),
-            Session(eng) as s,
-            s.begin(),
-        ):
+        orphan = DecisionRow(run_id=12345, round_no=1, action="approve", actor="x", before_hash="", after_hash="")
+        with pytest.raises(IntegrityError, match="FOREIGN KEY"), Session(eng) as s, s.begin():
             s.add(orphan)
     finally:
         eng.dispose()
@@ -362,28 +429,18 @@ def test_sqlite_writes_begin_immediate_and_reads_do_not(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("given", "expected"),
     [
-        pytest.param(
-            "postgres://u:p@h/db", "postgresql+psycopg://u:p@h/db", id="heroku"
-        ),
-        pytest.param(
-            "postgresql://u@h:5/db", "postgresql+psycopg://u@h:5/db", id="plain"
-        ),
-        pytest.param(
-            "postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db", id="psycopg"
-        ),
+        pytest.param("postgres://u:p@h/db", "postgresql+psycopg://u:p@h/db", id="heroku"),
+        pytest.param("postgresql://u@h:5/db", "postgresql+psycopg://u@h:5/db", id="plain"),
+        pytest.param("postgresql+psycopg://u@h/db", "postgresql+psycopg://u@h/db", id="psycopg"),
         pytest.param("sqlite:///x.db", "sqlite:///x.db", id="sqlite"),
     ],
 )
-def test_database_url_normalises_postgres(
-    given: str, expected: str, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_database_url_normalises_postgres(given: str, expected: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATABASE_URL", given)
     assert database_url() == expected
 
 
-def test_default_url_is_a_sqlite_file_under_data(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def test_default_url_is_a_sqlite_file_under_data(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("DATABASE_URL", raising=False)
     url = database_url()
     assert url == f"sqlite:///{db.REPO_ROOT / 'data' / 'santa.db'}"
@@ -400,10 +457,7 @@ def test_get_engine_is_cached_per_url(tmp_path: Path) -> None:
 
 
 def test_redacted_url_hides_the_password() -> None:
-    assert (
-        redacted_url("postgresql+psycopg://u:s3cret@h/db")
-        == "postgresql+psycopg://u:***@h/db"
-    )
+    assert redacted_url("postgresql+psycopg://u:s3cret@h/db") == "postgresql+psycopg://u:***@h/db"
 
 
 # --- concurrency ----------------------------------------------------------------------------
@@ -507,8 +561,10 @@ def test_app_start_leaves_runs_of_live_workers_alone(tmp_path: Path) -> None:
 
     repo = RunStore(startup.init_db(f"sqlite:///{tmp_path / 'w.db'}", mark_interrupted=False))
     rubric = Rubric(name="r", criteria=[Criterion(id="a", name="A", category="c", pass_condition="p", fail_signal="f")])
-    ids = [repo.create_run(spec="s", output="o", rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
-           for _ in range(3)]
+    ids = [
+        repo.create_run(spec="s", output="o", rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
+        for _ in range(3)
+    ]
     for run_id in ids:
         state = repo.load_run(run_id).state
         assert repo.transition(run_id, {state.status}, advance(state, Claim()), "worker")

@@ -45,7 +45,9 @@ def test_assign_escalation(repo: RunStore, engine: Engine) -> None:
     assert repo.list_escalations()[0].owner is None
     assigned = repo.audit.events(action="escalation.assigned", newest_first=False)
     assert [(e.actor, e.detail) for e in assigned] == [
-        (ADMIN, {"before": None, "owner": OFFICER}), (OFFICER, {"before": OFFICER, "owner": None})]
+        (ADMIN, {"before": None, "owner": OFFICER}),
+        (OFFICER, {"before": OFFICER, "owner": None}),
+    ]
 
 
 def test_set_due_and_overdue_count_with_an_explicit_now(repo: RunStore, engine: Engine) -> None:
@@ -76,8 +78,14 @@ def test_set_due_and_overdue_count_with_an_explicit_now(repo: RunStore, engine: 
     assert (event.actor, event.detail["due_at"]) == (ADMIN, due.isoformat())
 
 
-REASONS = [EscalationReason.ROUND_CAP, EscalationReason.INJECTION, EscalationReason.REVIEWER_ERROR,
-           EscalationReason.DISAGREEMENT, EscalationReason.BUDGET, EscalationReason.FIX_FAILED]
+REASONS = [
+    EscalationReason.ROUND_CAP,
+    EscalationReason.INJECTION,
+    EscalationReason.REVIEWER_ERROR,
+    EscalationReason.DISAGREEMENT,
+    EscalationReason.BUDGET,
+    EscalationReason.FIX_FAILED,
+]
 
 
 @pytest.mark.parametrize("reason", [pytest.param(r, id=r.value) for r in REASONS])

@@ -22,9 +22,7 @@ engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would tr
 def test_escalated_state_opens_an_escalation(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
-    assert repo.transition(
-        run_id, {S.RUNNING}, escalated(EscalationReason.BUDGET), "system"
-    )
+    assert repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.BUDGET), "system")
     [esc] = repo.list_escalations()
     assert (esc.run_id, esc.reason, esc.status, esc.run_status) == (
         run_id,
@@ -40,19 +38,13 @@ def test_resolve_escalation_rereview_is_one_transaction(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.ROUND_CAP), "gate")
-    new = repo.resolve_escalation(
-        run_id, "rereview", "ann", "fixed the figure", "Edited."
-    )
+    new = repo.resolve_escalation(run_id, "rereview", "ann", "fixed the figure", "Edited.")
     assert (new.status, new.round, new.round_cap) == (S.QUEUED, 2, 2)
     view = repo.get_run_view(run_id)
     assert view.state == new
     assert repo.load_round(run_id, 2).output_text == "Edited." == view.current_output
     [decision] = view.rounds[0].decisions
-    assert (decision.action, decision.actor, decision.reason) == (
-        "rereview",
-        "ann",
-        "fixed the figure",
-    )
+    assert (decision.action, decision.actor, decision.reason) == ("rereview", "ann", "fixed the figure")
     assert decision.before_hash == sha256_text("The output.")
     assert decision.after_hash == sha256_text("Edited.")
     esc = view.escalation
@@ -70,9 +62,7 @@ def test_resolve_escalation_rereview_is_one_transaction(repo: RunStore) -> None:
 def test_resolve_escalation_ship_as_is_sets_the_final_output(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
-    repo.transition(
-        run_id, {S.RUNNING}, escalated(EscalationReason.REVIEWER_ERROR), "gate"
-    )
+    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REVIEWER_ERROR), "gate")
     with pytest.raises(ValueError, match="only a re-review"):
         repo.resolve_escalation(run_id, "ship_as_is", "ann", "fine", edited_output="x")
     repo.resolve_escalation(run_id, "ship_as_is", "ann", "reviewer was down; I checked")

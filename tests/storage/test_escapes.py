@@ -37,13 +37,17 @@ def _resolved(repo: RunStore, run_id: int, resolution: str) -> None:
 
 @pytest.mark.parametrize(
     ("arrange", "allowed"),
-    [pytest.param(ship, True, id="shipped"),
-     pytest.param(lambda repo, r: _resolved(repo, r, "ship_as_is"), True, id="resolved-shipped"),
-     pytest.param(lambda repo, r: None, False, id="queued"),
-     pytest.param(escalate, False, id="escalated"),
-     pytest.param(lambda repo, r: _resolved(repo, r, "reject"), False, id="resolved-rejected")],
+    [
+        pytest.param(ship, True, id="shipped"),
+        pytest.param(lambda repo, r: _resolved(repo, r, "ship_as_is"), True, id="resolved-shipped"),
+        pytest.param(lambda repo, r: None, False, id="queued"),
+        pytest.param(escalate, False, id="escalated"),
+        pytest.param(lambda repo, r: _resolved(repo, r, "reject"), False, id="resolved-rejected"),
+    ],
 )
-def test_escapes_are_reported_on_shipped_runs_only(repo: RunStore, engine: Engine, arrange: Callable, allowed: bool) -> None:
+def test_escapes_are_reported_on_shipped_runs_only(
+    repo: RunStore, engine: Engine, arrange: Callable, allowed: bool
+) -> None:
     run_id = new_run(repo)
     arrange(repo, run_id)
     if not allowed:
@@ -54,7 +58,12 @@ def test_escapes_are_reported_on_shipped_runs_only(repo: RunStore, engine: Engin
     escape_id = repo.report_escape(run_id, " factual_accuracy ", " the year was wrong ", "major", actor=VIEWER)
     [escape] = repo.escapes(run_id)
     assert (escape.id, escape.criterion, escape.description, escape.severity, escape.reported_by) == (
-        escape_id, "factual_accuracy", "the year was wrong", "major", VIEWER)
+        escape_id,
+        "factual_accuracy",
+        "the year was wrong",
+        "major",
+        VIEWER,
+    )
     assert repo.get_run_view(run_id).escapes == [escape]
     assert repo.run_json(run_id)["escapes"][0]["severity"] == "major"
     [event] = repo.audit.events(action="escape.reported")
@@ -63,11 +72,13 @@ def test_escapes_are_reported_on_shipped_runs_only(repo: RunStore, engine: Engin
 
 @pytest.mark.parametrize(
     ("criterion", "description", "severity", "actor", "error"),
-    [pytest.param("facts", "wrong", "catastrophic", VIEWER, ValueError, id="bad-severity"),
-     pytest.param("facts", "wrong", "", VIEWER, ValueError, id="no-severity"),
-     pytest.param("  ", "wrong", "minor", VIEWER, ValueError, id="no-criterion"),
-     pytest.param("facts", "   ", "minor", VIEWER, ValueError, id="no-description"),
-     pytest.param("facts", "wrong", "minor", STRANGER, PermissionDenied, id="no-role")],
+    [
+        pytest.param("facts", "wrong", "catastrophic", VIEWER, ValueError, id="bad-severity"),
+        pytest.param("facts", "wrong", "", VIEWER, ValueError, id="no-severity"),
+        pytest.param("  ", "wrong", "minor", VIEWER, ValueError, id="no-criterion"),
+        pytest.param("facts", "   ", "minor", VIEWER, ValueError, id="no-description"),
+        pytest.param("facts", "wrong", "minor", STRANGER, PermissionDenied, id="no-role"),
+    ],
 )
 def test_a_bad_escape_is_refused(
     repo: RunStore, engine: Engine, criterion: str, description: str, severity: str, actor: str, error: type

@@ -22,8 +22,9 @@ from tests.support.people_runs import S, make_runner, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures
 
-WRONG_YEAR = failing(ReviewRequest(rubric=RUBRIC, spec=SPEC, output=BAD), "factual_accuracy", "wrong year",
-                     evidence="in 2019")
+WRONG_YEAR = failing(
+    ReviewRequest(rubric=RUBRIC, spec=SPEC, output=BAD), "factual_accuracy", "wrong year", evidence="in 2019"
+)
 
 
 def test_a_person_review_is_a_label_once_its_gate_is_in(repo: RunStore) -> None:
@@ -34,8 +35,9 @@ def test_a_person_review_is_a_label_once_its_gate_is_in(repo: RunStore) -> None:
     assert store.labels() == []  # no gate yet: the round is still blind
     make_runner(repo).execute(run_id)
     labels = store.labels()
-    assert {(lb.criterion, lb.verdict) for lb in labels} == {(c, "FAIL" if c == "factual_accuracy" else "PASS")
-                                                             for c in RUBRIC.criterion_ids()}
+    assert {(lb.criterion, lb.verdict) for lb in labels} == {
+        (c, "FAIL" if c == "factual_accuracy" else "PASS") for c in RUBRIC.criterion_ids()
+    }
     assert {(lb.run_id, lb.round_no, lb.source, lb.person) for lb in labels} == {(run_id, 1, "person_review", EDITOR)}
     assert next(lb for lb in labels if lb.verdict == "FAIL").evidence == "in 2019"
     verdicts = store.model_verdicts({(run_id, 1)})
@@ -56,12 +58,14 @@ def test_a_rejected_escalation_labels_only_its_flagged_criteria_and_a_waiver_lab
     shipped, rejected, sent_back = escalated(repo), escalated(repo), escalated(repo)
     actions.resolve_escalation(repo, shipped, "ship_as_is", OFFICER, "the year is right in this market")
     actions.resolve_escalation(repo, rejected, "reject", OFFICER, "wrong year")
-    actions.resolve_escalation(repo, sent_back, "rereview", OFFICER, "fixed the year", edited_output="Acme launched "
-                               "its rocket in 2018.")
+    actions.resolve_escalation(
+        repo, sent_back, "rereview", OFFICER, "fixed the year", edited_output="Acme launched its rocket in 2018."
+    )
     labels = LabelStore(repo).labels()
     # Shipped as is is a waiver, not a finding that the flag was wrong: no label (a PASS would be a false alarm).
     assert sorted((lb.run_id, lb.criterion, lb.verdict, lb.source, lb.person) for lb in labels) == [
-        (rejected, "factual_accuracy", "FAIL", "escalation", OFFICER)]
+        (rejected, "factual_accuracy", "FAIL", "escalation", OFFICER)
+    ]
     assert all(lb.evidence == "in 2019" for lb in labels)
 
 
@@ -74,9 +78,20 @@ def test_the_figures_join_labels_with_verdicts(repo: RunStore) -> None:
 
     class Spot:
         def outcomes(self) -> list[SpotCheckOutcome]:
-            return [SpotCheckOutcome(spot_check_id=1, run_id=shipped, round_no=1, rubric_name="general",
-                                     rubric_version=1, domain="general", reviewer_b="b", reviewer_c="c",
-                                     submitted_at=at, judged=("factual_accuracy",))]
+            return [
+                SpotCheckOutcome(
+                    spot_check_id=1,
+                    run_id=shipped,
+                    round_no=1,
+                    rubric_name="general",
+                    rubric_version=1,
+                    domain="general",
+                    reviewer_b="b",
+                    reviewer_c="c",
+                    submitted_at=at,
+                    judged=("factual_accuracy",),
+                )
+            ]
 
         def labels(self) -> list[PersonLabel]:
             return []

@@ -96,8 +96,14 @@ def test_backfill_recomputes_facts_from_before_the_cache_columns(db_url: str) ->
     before = repo.metrics.report(MetricsFilter())
     assert before.headline.cache_hit_rate and before.headline.cache_unknown_runs == 0
     with Session(repo.engine) as s, s.begin():
-        s.exec(update(RunMetricRow).values(review_input_tokens=None, review_cache_write_tokens=None,
-                                           review_cache_read_tokens=None, cache_savings_usd=0.0324))
+        s.exec(
+            update(RunMetricRow).values(
+                review_input_tokens=None,
+                review_cache_write_tokens=None,
+                review_cache_read_tokens=None,
+                cache_savings_usd=0.0324,
+            )
+        )
     stale = repo.metrics.report(MetricsFilter()).headline
     assert (stale.cache_unknown_runs, stale.review_prompt_tokens, stale.cache_hit_rate) == (11, 0, None)
     assert sm.backfill(repo.engine, batch=4) == 11
@@ -143,8 +149,9 @@ def test_a_person_review_counts_for_the_person_filter_once_the_gate_is_in(db_url
 
 
 def test_facts_follow_an_escape_and_a_resolution(db_url: str) -> None:
-    repo, runner, ids = fresh(db_url, Case("f-ship", on(4, 1), DESK1, ("PPPP",), ("PPPP",)),
-                              Case("f-err", on(4, 2), DESK1, ("E",), ("PPPP",)))
+    repo, runner, ids = fresh(
+        db_url, Case("f-ship", on(4, 1), DESK1, ("PPPP",), ("PPPP",)), Case("f-err", on(4, 2), DESK1, ("E",), ("PPPP",))
+    )
     try:
         before = whole(repo)
         h = before.headline
@@ -168,15 +175,20 @@ def test_facts_follow_an_escape_and_a_resolution(db_url: str) -> None:
 
 
 def test_facts_follow_replaced_reviews(db_url: str) -> None:
-    repo, runner, ids = fresh(db_url, Case("f-wait", on(4, 1), DESK1, ("FPPP",), ("PPPP",)),
-                              Case("f-person", on(4, 1), DESK1, ("PPPP",), None))
+    repo, runner, ids = fresh(
+        db_url,
+        Case("f-wait", on(4, 1), DESK1, ("FPPP",), ("PPPP",)),
+        Case("f-person", on(4, 1), DESK1, ("PPPP",), None),
+    )
     try:
         t = table(whole(repo))
         # f-wait/1: facts fp, the rest pp (short check PASS). f-person/1 is blind: B answered, the
         # person has not, so nothing of the round counts (B's FAILs, cost or latency would leak)
         assert t["facts"] == (0, 0, 1, 0, 1, 0, 0, 0) and t["tone"] == (1, 0, 0, 0, 0, 0, 0, 0)
         assert [(r.reviewer, r.reviews, r.cost_usd) for r in whole(repo).reviewers] == [
-            (HAIKU, 1, pytest.approx(0.01)), (OPUS, 1, pytest.approx(0.03))]  # ties by name
+            (HAIKU, 1, pytest.approx(0.01)),
+            (OPUS, 1, pytest.approx(0.03)),
+        ]  # ties by name
         # a pending row in the person's slot changes nothing
         repo.save_review(ids["f-person"], 1, ReviewOutcome(slot="C", reviewer=PERSON, status=ReviewStatus.PENDING))
         assert table(whole(repo)) == t
@@ -221,8 +233,15 @@ def test_cache_savings_follow_what_a_call_was_charged() -> None:
     listed = cost_usd("claude-sonnet-5-5", usage)
 
     def call(cost: float, model: str = "claude-sonnet-5-5", request: dict | None = None, write: int = 0):
-        return SimpleNamespace(model=model, input_tokens=100, output_tokens=50, cache_read_input_tokens=4000,
-                               cache_creation_input_tokens=write, cost_usd=cost, request_json=request)
+        return SimpleNamespace(
+            model=model,
+            input_tokens=100,
+            output_tokens=50,
+            cache_read_input_tokens=4000,
+            cache_creation_input_tokens=write,
+            cost_usd=cost,
+            request_json=request,
+        )
 
     full = cache_savings_usd("claude-sonnet-5-5", 4000, 0)
     assert _call_savings(call(listed)) == pytest.approx(full) and full > 0
@@ -230,7 +249,7 @@ def test_cache_savings_follow_what_a_call_was_charged() -> None:
     assert _call_savings(call(listed, model="local:qwen3")) == 0.0
     assert _call_savings(call(0.0)) == pytest.approx(full)  # a row stored with no cost: no discount inferred
     one_hour = {"system": [{"type": "text", "text": "p", "cache_control": {"type": "ephemeral", "ttl": "1h"}}]}
-    paid = cost_usd("claude-sonnet-5-5", usage.model_copy(update={"cache_creation_input_tokens": 1000}),
-                    write_ttl="1h")
+    paid = cost_usd("claude-sonnet-5-5", usage.model_copy(update={"cache_creation_input_tokens": 1000}), write_ttl="1h")
     assert _call_savings(call(paid, request=one_hour, write=1000)) == pytest.approx(
-        cache_savings_usd("claude-sonnet-5-5", 4000, 1000, write_ttl="1h"))
+        cache_savings_usd("claude-sonnet-5-5", 4000, 1000, write_ttl="1h")
+    )

@@ -51,16 +51,21 @@ def plans(seeded: Seeded, read: Callable[[], object]) -> list[str]:
     with statements(seeded.repo.engine) as seen:
         read()
     with seeded.repo.engine.connect() as conn:
-        return [" ; ".join(row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
-                for sql, params in seen]
+        return [
+            " ; ".join(row[3] for row in conn.exec_driver_sql(f"EXPLAIN QUERY PLAN {sql}", params))
+            for sql, params in seen
+        ]
 
 
-@pytest.mark.parametrize(("filters", "pick"), [
-    pytest.param({}, {"criterion": "facts"}, id="criterion"),
-    pytest.param({}, {"category": "completeness"}, id="category"),
-    pytest.param({"people": ["bob"]}, {"criterion": "facts"}, id="person-criterion"),
-    pytest.param({"people": ["bob"], "rubrics": ["desk"]}, {"category": "compliance"}, id="person-category"),
-])
+@pytest.mark.parametrize(
+    ("filters", "pick"),
+    [
+        pytest.param({}, {"criterion": "facts"}, id="criterion"),
+        pytest.param({}, {"category": "completeness"}, id="category"),
+        pytest.param({"people": ["bob"]}, {"criterion": "facts"}, id="person-criterion"),
+        pytest.param({"people": ["bob"], "rubrics": ["desk"]}, {"category": "compliance"}, id="person-category"),
+    ],
+)
 def test_the_drill_down_reads_only_the_failed_rows(history: Seeded, filters: dict, pick: dict) -> None:
     store = history.repo.metrics
     found = plans(history, lambda: store.failed_runs(MetricsFilter(**filters), limit=1, **pick))
@@ -73,8 +78,9 @@ def test_the_drill_down_reads_only_the_failed_rows(history: Seeded, filters: dic
 
 def test_the_day_sums_and_the_choices_need_no_sort(history: Seeded) -> None:
     store = history.repo.metrics
-    sums, rounds, criteria, names, options, days, people = plans(history, lambda: (
-        store.report(MetricsFilter()), store.options()))[:7]
+    sums, rounds, criteria, names, options, days, people = plans(
+        history, lambda: (store.report(MetricsFilter()), store.options())
+    )[:7]
     assert sums.startswith("SCAN run_metric USING INDEX ix_run_metric_day_panel") and "TEMP B-TREE" not in sums
     # the criteria's names: one run per rubric version, from the view index, each run's row by its key
     assert names.startswith("MATERIALIZE") and "COVERING INDEX ix_run_metric_view" in names, names
@@ -93,12 +99,22 @@ def test_one_pass_gives_the_day_and_reviewer_sums(history: Seeded) -> None:
         with Session(history.repo.engine) as s:
             days, reviewers = queries._run_sums(s, f)
             runs = dict(s.exec(select(r.day, func.count()).where(*queries.where(r, f)).group_by(r.day)).all())
-            by_slot = {(slot, name): (reviews, cost) for slot in ("b", "c") for name, reviews, cost in s.exec(
-                select(getattr(r, f"reviewer_{slot}"), func.sum(getattr(r, f"{slot}_reviews")),
-                       func.sum(getattr(r, f"{slot}_cost_usd"))).where(*queries.where(r, f))
-                .group_by(getattr(r, f"reviewer_{slot}"))).all()}
+            by_slot = {
+                (slot, name): (reviews, cost)
+                for slot in ("b", "c")
+                for name, reviews, cost in s.exec(
+                    select(
+                        getattr(r, f"reviewer_{slot}"),
+                        func.sum(getattr(r, f"{slot}_reviews")),
+                        func.sum(getattr(r, f"{slot}_cost_usd")),
+                    )
+                    .where(*queries.where(r, f))
+                    .group_by(getattr(r, f"reviewer_{slot}"))
+                ).all()
+            }
             finished = s.exec(select(func.count()).where(col(r.status).in_(m.FINISHED), *queries.where(r, f))).one()
         assert {d.day.isoformat(): d.runs for d in days} == runs
         assert sum(d.finished for d in days) == finished
         assert sorted((t.reviewer, t.reviews, round(t.cost_usd, 9)) for t in reviewers) == sorted(
-            (name, reviews, round(cost, 9)) for (_, name), (reviews, cost) in by_slot.items())
+            (name, reviews, round(cost, 9)) for (_, name), (reviews, cost) in by_slot.items()
+        )

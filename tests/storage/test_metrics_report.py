@@ -83,10 +83,18 @@ def test_the_history_ends_as_described(history: Seeded) -> None:
     """If the runner changes, this says so before any figure does."""
     states = {key: history.repo.load_run(run_id).state for key, run_id in history.ids.items()}
     assert {k: (s.status.value, s.round) for k, s in states.items()} == {
-        "nice": ("shipped", 1), "fixed": ("shipped", 2), "capped": ("escalated", 3),
-        "b_error": ("resolved_shipped", 1), "waiting": ("awaiting_approval", 1),
-        "timeout": ("resolved_rejected", 1), "sonnet": ("shipped", 1), "person": ("shipped", 1),
-        "approved": ("shipped", 2), "queued": ("queued", 1), "pending": ("awaiting_human_review", 1)}
+        "nice": ("shipped", 1),
+        "fixed": ("shipped", 2),
+        "capped": ("escalated", 3),
+        "b_error": ("resolved_shipped", 1),
+        "waiting": ("awaiting_approval", 1),
+        "timeout": ("resolved_rejected", 1),
+        "sonnet": ("shipped", 1),
+        "person": ("shipped", 1),
+        "approved": ("shipped", 2),
+        "queued": ("queued", 1),
+        "pending": ("awaiting_human_review", 1),
+    }
     assert states["capped"].escalation_reason == "disagreement"  # B and C still split on facts in round 3
 
 
@@ -105,8 +113,13 @@ def test_first_pass_mean_iterations_and_rounds(history: Seeded) -> None:
 def test_rounds_distribution(history: Seeded) -> None:
     rounds = [(r.rounds, r.status, r.runs) for r in history.report().rounds]
     # finished runs only, by (rounds used, how they ended)
-    assert rounds == [(1, "resolved_rejected", 1), (1, "resolved_shipped", 1), (1, "shipped", 3),
-                      (2, "shipped", 2), (3, "escalated", 1)]
+    assert rounds == [
+        (1, "resolved_rejected", 1),
+        (1, "resolved_shipped", 1),
+        (1, "shipped", 3),
+        (2, "shipped", 2),
+        (3, "escalated", 1),
+    ]
 
 
 # --- failure taxonomy -------------------------------------------------------------------------
@@ -119,13 +132,19 @@ def test_failure_taxonomy_by_criterion_and_category(history: Seeded) -> None:
     # most failures first: facts 5+2 = 7, numbers 2+2 = 4, short 0+1+2 = 3, cites 1+1 = 2, tone 1
     assert [c.failed for c in report.criteria] == [7, 4, 3, 2, 1]
     assert {c.criterion: (c.category, c.severity) for c in report.criteria} == {
-        "facts": ("factual accuracy", "critical"), "numbers": ("factual accuracy", "critical"),
-        "short": ("completeness", "suggestion"), "cites": ("compliance", "critical"),
-        "tone": ("compliance", "critical")}
+        "facts": ("factual accuracy", "critical"),
+        "numbers": ("factual accuracy", "critical"),
+        "short": ("completeness", "suggestion"),
+        "cites": ("compliance", "critical"),
+        "tone": ("compliance", "critical"),
+    }
     # factual accuracy = facts + numbers: B 5+2, C 2+2 → 11; completeness = short: C 1, check 2 → 3;
     # compliance = tone + cites: B 0+1, C 1+1 → 3 (ties by name)
     assert [(c.category, c.b_fail, c.c_fail, c.check_fail, c.failed) for c in report.categories] == [
-        ("factual accuracy", 7, 4, 0, 11), ("completeness", 0, 1, 2, 3), ("compliance", 1, 2, 0, 3)]
+        ("factual accuracy", 7, 4, 0, 11),
+        ("completeness", 0, 1, 2, 3),
+        ("compliance", 1, 2, 0, 3),
+    ]
     assert report.headline.failed_checks == 17
 
 
@@ -134,18 +153,20 @@ def test_failed_runs_drill_down(history: Seeded) -> None:
     total, runs = store.failed_runs(MetricsFilter(), criterion="facts")
     # facts failed in: fixed/1 (B, C), capped/1-3 (B), timeout/1 (B), approved/1 (C); newest first
     assert total == 4
-    assert [(r.run_id, r.day, r.rubric, r.status, r.rounds_failed, r.b_fail, r.c_fail, r.check_fail)
-            for r in runs] == [
+    assert [(r.run_id, r.day, r.rubric, r.status, r.rounds_failed, r.b_fail, r.c_fail, r.check_fail) for r in runs] == [
         (ids["approved"], date(2025, 3, 15), "memo@1", "shipped", 1, 0, 1, 0),
         (ids["timeout"], date(2025, 2, 1), "memo@1", "resolved_rejected", 1, 1, 0, 0),
         (ids["capped"], date(2025, 1, 12), "desk@1", "escalated", 3, 3, 0, 0),
-        (ids["fixed"], date(2025, 1, 6), "desk@1", "shipped", 1, 1, 1, 0)]
+        (ids["fixed"], date(2025, 1, 6), "desk@1", "shipped", 1, 1, 1, 0),
+    ]
     total, runs = store.failed_runs(MetricsFilter(), criterion="facts", limit=2)
     assert (total, [r.run_id for r in runs]) == (4, [ids["approved"], ids["timeout"]])
     # category completeness = short: fixed/1 (C and the check), fixed/2 (the check)
     total, runs = store.failed_runs(MetricsFilter(), category="completeness")
     assert (total, [(r.run_id, r.rounds_failed, r.b_fail, r.c_fail, r.check_fail) for r in runs]) == (
-        1, [(ids["fixed"], 2, 0, 1, 2)])
+        1,
+        [(ids["fixed"], 2, 0, 1, 2)],
+    )
     # any criterion: capped has B 4 (facts ×3, numbers) and C 2 (tone/1, numbers/3) over 3 rounds
     total, runs = store.failed_runs(MetricsFilter())
     assert total == 5 and {r.run_id for r in runs} == history.run("fixed", "capped", "waiting", "timeout", "approved")
@@ -192,7 +213,8 @@ def test_pooled_agreement_and_kappa(history: Seeded) -> None:
 def test_kappa_undefined_when_chance_agreement_is_one(history: Seeded) -> None:
     report = history.report(versions=["desk@2"])  # sonnet: one round, every criterion PP
     assert [(c.criterion, c.pairs, c.kappa, c.agreement) for c in report.criteria] == [
-        (k, 1, None, None) for k in ("facts", "numbers", "short", "tone")]
+        (k, 1, None, None) for k in ("facts", "numbers", "short", "tone")
+    ]
     h = report.headline
     assert (h.compared_pairs, h.kappa, h.agreement) == (4, None, None)
     assert format_figure(h.kappa, "kappa") == "—"
@@ -206,15 +228,19 @@ def test_low_agreement_warning_needs_ten_pairs(history: Seeded) -> None:
     # whole history: facts κ 0.12 over 11 pairs → flagged
     report = history.report()
     assert [c.criterion for c in report.criteria if c.low_agreement] == ["facts"]
-    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.120 over 11 pairs): the two reviewers read "
-                           "this criterion differently; tighten its pass condition and fail signal."]
+    assert low(report) == [
+        "Low reviewer agreement on Facts (κ = 0.120 over 11 pairs): the two reviewers read "
+        "this criterion differently; tighten its pass condition and fail signal."
+    ]
     # without sonnet (desk@2): 10 pairs pp 5, pf 1, fp 3, ff 1; observed 6/10; B PASS 6/10, C PASS 8/10;
     # chance .48 + .08 = .56; κ = .04/.44 = 1/11 → still flagged at exactly 10 pairs
     report = history.report(versions=["desk@1", "memo@1"])
     facts = crit(report, "facts")
     assert (facts.pairs, facts.low_agreement) == (10, True) and close(facts.kappa, Fraction(1, 11))
-    assert low(report) == ["Low reviewer agreement on Facts (κ = 0.091 over 10 pairs): the two reviewers read "
-                           "this criterion differently; tighten its pass condition and fail signal."]
+    assert low(report) == [
+        "Low reviewer agreement on Facts (κ = 0.091 over 10 pairs): the two reviewers read "
+        "this criterion differently; tighten its pass condition and fail signal."
+    ]
     # HAIKU runs only (no sonnet, no person): 9 pairs pp 4, pf 1, fp 3, ff 1; observed 5/9;
     # B PASS 5/9, C PASS 7/9; chance 35/81 + 8/81 = 43/81; κ = (45 − 43)/(81 − 43) = 1/19 → 9 pairs: no flag
     report = history.report(reviewers=[HAIKU])
@@ -232,27 +258,50 @@ def test_split_by_family_pair(history: Seeded) -> None:
     so only person/1's four PP: agreement and κ undefined; 1 shipped run, no escape.
     """
     pairs = history.repo.metrics.family_pairs(MetricsFilter())
-    assert [(p.pair, p.two_families, p.runs, p.shipped, p.escapes, p.escaped_runs, p.pass_both, p.c_only,
-             p.b_only, p.both, p.unscored) for p in pairs] == [
-        ("Claude + Claude", False, 9, 5, 3, 2, 25, 3, 3, 4, 7), ("Claude + person", True, 2, 1, 0, 0, 4, 0, 0, 0, 0)]
+    assert [
+        (
+            p.pair,
+            p.two_families,
+            p.runs,
+            p.shipped,
+            p.escapes,
+            p.escaped_runs,
+            p.pass_both,
+            p.c_only,
+            p.b_only,
+            p.both,
+            p.unscored,
+        )
+        for p in pairs
+    ] == [("Claude + Claude", False, 9, 5, 3, 2, 25, 3, 3, 4, 7), ("Claude + person", True, 2, 1, 0, 0, 4, 0, 0, 0, 0)]
     claude, person = pairs
     assert claude.agreement == 0.4 and close(claude.kappa, Fraction(13, 28)) and claude.escape_rate == 0.6
     assert (person.agreement, person.kappa, person.escape_rate) == (None, None, 0.0)
     h = history.report().headline  # the pairs add up to the headline
-    assert (sum(p.runs for p in pairs), sum(p.shipped for p in pairs), sum(p.escapes for p in pairs),
-            sum(p.pairs for p in pairs), sum(p.unscored for p in pairs)) == (
-        h.runs, h.shipped, h.escapes, h.compared_pairs, h.unscored)
+    assert (
+        sum(p.runs for p in pairs),
+        sum(p.shipped for p in pairs),
+        sum(p.escapes for p in pairs),
+        sum(p.pairs for p in pairs),
+        sum(p.unscored for p in pairs),
+    ) == (h.runs, h.shipped, h.escapes, h.compared_pairs, h.unscored)
 
 
 def test_split_by_family_pair_follows_the_filters(history: Seeded) -> None:
     everyone = history.repo.metrics.family_pairs(MetricsFilter(people=["ann", "bob", "lee"]))  # round path
-    assert same([p.model_dump() for p in everyone],
-                [p.model_dump() for p in history.repo.metrics.family_pairs(MetricsFilter())])
+    assert same(
+        [p.model_dump() for p in everyone], [p.model_dump() for p in history.repo.metrics.family_pairs(MetricsFilter())]
+    )
     [pat] = history.repo.metrics.family_pairs(MetricsFilter(people=["pat"]))  # pat filled C of "person" only
     assert (pat.pair, pat.runs, pat.shipped, pat.pass_both, pat.pairs) == ("Claude + person", 1, 1, 4, 4)
     [sonnet] = history.repo.metrics.family_pairs(MetricsFilter(reviewers=[SONNET]))
     assert (sonnet.pair, sonnet.runs, sonnet.escapes, sonnet.escape_rate, sonnet.pairs) == (
-        "Claude + Claude", 1, 2, 2.0, 4)
+        "Claude + Claude",
+        1,
+        2,
+        2.0,
+        4,
+    )
 
 
 # --- escapes ------------------------------------------------------------------------------
@@ -364,8 +413,20 @@ Point = tuple[date, int, int, float | None, float | None, int, float | None, flo
 
 
 def points(report: m.MetricsReport) -> list[Point]:
-    return [(p.bucket, p.runs, p.finished, p.first_pass_rate, p.mean_iterations, p.shipped, p.escape_rate,
-             pytest.approx(p.cost_usd), p.tokens) for p in report.series]
+    return [
+        (
+            p.bucket,
+            p.runs,
+            p.finished,
+            p.first_pass_rate,
+            p.mean_iterations,
+            p.shipped,
+            p.escape_rate,
+            pytest.approx(p.cost_usd),
+            p.tokens,
+        )
+        for p in report.series
+    ]
 
 
 def test_series_by_day(history: Seeded) -> None:
@@ -373,14 +434,13 @@ def test_series_by_day(history: Seeded) -> None:
     # b_error 0.01 / 1,380; waiting 0.09 / 5,380; timeout 0.03 / 1,600; sonnet 0.05 / 3,090;
     # person 0.03 / 1,600; approved 0.13 / 8,360; queued 0 / 0; pending 0 / 0 (blind)
     assert points(history.report("day")) == [
-        (date(2025, 1, 6), 2, 2, 0.5, 1.5, 2, 0.0, 0.17, 11_340),        # nice + fixed (00:00 and 23:59 UTC)
-        (date(2025, 1, 12), 1, 1, 0.0, None, 0, None, 0.22, 13_740),     # capped
-        (date(2025, 1, 13), 1, 1, 0.0, None, 1, 1.0, 0.01, 1_380),       # b_error, 1 escape
-        (date(2025, 1, 31), 1, 0, None, None, 0, None, 0.09, 5_380),     # waiting: not finished
-        (date(2025, 2, 1), 1, 1, 0.0, None, 0, None, 0.03, 1_600),       # timeout
+        (date(2025, 1, 6), 2, 2, 0.5, 1.5, 2, 0.0, 0.17, 11_340),  # nice + fixed (00:00 and 23:59 UTC)
+        (date(2025, 1, 12), 1, 1, 0.0, None, 0, None, 0.22, 13_740),  # capped
+        (date(2025, 1, 13), 1, 1, 0.0, None, 1, 1.0, 0.01, 1_380),  # b_error, 1 escape
+        (date(2025, 1, 31), 1, 0, None, None, 0, None, 0.09, 5_380),  # waiting: not finished
+        (date(2025, 2, 1), 1, 1, 0.0, None, 0, None, 0.03, 1_600),  # timeout
         # sonnet, person, approved, queued, pending: NICE in 1, 1, 2 → 4/3; escapes 2 on 3 shipped
-        (date(2025, 3, 15), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
-         13_050),
+        (date(2025, 3, 15), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21, 13_050),
     ]
 
 
@@ -391,8 +451,17 @@ def test_series_by_iso_week(history: Seeded) -> None:
         (date(2025, 1, 13), 1, 1, 0.0, None, 1, 1.0, 0.01, 1_380),  # Mon 13 Jan starts the next week
         # Mon 27 Jan: Fri 31 Jan and Sat 1 Feb share a week across the month boundary
         (date(2025, 1, 27), 2, 1, 0.0, None, 0, None, 0.12, 6_980),
-        (date(2025, 3, 10), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
-         13_050),  # Sat 15 Mar → Mon 10 Mar
+        (
+            date(2025, 3, 10),
+            5,
+            3,
+            pytest.approx(2 / 3),
+            pytest.approx(4 / 3),
+            3,
+            pytest.approx(2 / 3),
+            0.21,
+            13_050,
+        ),  # Sat 15 Mar → Mon 10 Mar
     ]
 
 
@@ -402,19 +471,21 @@ def test_series_by_month(history: Seeded) -> None:
         # shipped 3 (nice, fixed, b_error) with 1 escape; cost 0.17+0.22+0.01+0.09
         (date(2025, 1, 1), 5, 4, 0.25, 1.5, 3, pytest.approx(1 / 3), 0.49, 31_840),
         (date(2025, 2, 1), 1, 1, 0.0, None, 0, None, 0.03, 1_600),
-        (date(2025, 3, 1), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21,
-         13_050),
+        (date(2025, 3, 1), 5, 3, pytest.approx(2 / 3), pytest.approx(4 / 3), 3, pytest.approx(2 / 3), 0.21, 13_050),
     ]
 
 
-@pytest.mark.parametrize(("filters", "grain"), [
-    pytest.param({}, "week", id="6-jan-to-15-mar-is-68-days"),
-    pytest.param({"since": date(2025, 3, 1)}, "day", id="since-1-mar-is-14-days"),
-    # the span runs from the first day with data (6 Jan) to `until`
-    pytest.param({"until": date(2025, 3, 9)}, "day", id="6-jan-to-9-mar-is-62-days"),
-    pytest.param({"until": date(2025, 3, 10)}, "week", id="6-jan-to-10-mar-is-63-days"),
-    pytest.param({"since": date(2024, 3, 1)}, "month", id="since-a-year-before"),
-])
+@pytest.mark.parametrize(
+    ("filters", "grain"),
+    [
+        pytest.param({}, "week", id="6-jan-to-15-mar-is-68-days"),
+        pytest.param({"since": date(2025, 3, 1)}, "day", id="since-1-mar-is-14-days"),
+        # the span runs from the first day with data (6 Jan) to `until`
+        pytest.param({"until": date(2025, 3, 9)}, "day", id="6-jan-to-9-mar-is-62-days"),
+        pytest.param({"until": date(2025, 3, 10)}, "week", id="6-jan-to-10-mar-is-63-days"),
+        pytest.param({"since": date(2024, 3, 1)}, "month", id="since-a-year-before"),
+    ],
+)
 def test_auto_grain_follows_the_span(history: Seeded, filters: dict, grain: str) -> None:
     assert history.report(**filters).grain == grain
 
@@ -425,13 +496,18 @@ def test_a_day_is_grouped_by_the_hour_its_runs_were_created(history: Seeded) -> 
     report = history.report(since=date(2025, 1, 6), until=date(2025, 1, 6))
     assert report.grain == "hour"
     assert [(p.bucket, p.runs, p.first_pass_rate, p.mean_iterations) for p in report.series] == [
-        (datetime(2025, 1, 6, 0), 1, 1.0, 1.0), (datetime(2025, 1, 6, 23), 1, 0.0, 2.0)]
+        (datetime(2025, 1, 6, 0), 1, 1.0, 1.0),
+        (datetime(2025, 1, 6, 23), 1, 0.0, 2.0),
+    ]
     assert report.headline.runs == 2 and report.headline.first_pass_rate == 0.5  # from the day's sums, as before
     two_days = history.report(since=date(2025, 1, 12), until=date(2025, 1, 13), reviewers=[OPUS])
     assert two_days.grain == "hour" and [p.bucket for p in two_days.series] == [
-        datetime(2025, 1, 12, 12), datetime(2025, 1, 13, 12)]  # "capped" and "b_error", at noon
+        datetime(2025, 1, 12, 12),
+        datetime(2025, 1, 13, 12),
+    ]  # "capped" and "b_error", at noon
     assert history.report(grain="day", since=date(2025, 1, 6), until=date(2025, 1, 6)).series[0].bucket == date(
-        2025, 1, 6)  # a grain asked for wins
+        2025, 1, 6
+    )  # a grain asked for wins
 
 
 # --- filters ------------------------------------------------------------------------------
@@ -439,8 +515,15 @@ def test_a_day_is_grouped_by_the_hour_its_runs_were_created(history: Seeded) -> 
 
 def headline(report: m.MetricsReport) -> tuple:
     h = report.headline
-    return (h.runs, h.finished, h.first_pass_rate, h.mean_iterations, h.shipped, h.escape_rate,
-            pytest.approx(h.total_cost_usd))
+    return (
+        h.runs,
+        h.finished,
+        h.first_pass_rate,
+        h.mean_iterations,
+        h.shipped,
+        h.escape_rate,
+        pytest.approx(h.total_cost_usd),
+    )
 
 
 def test_filter_since_until_inclusive(history: Seeded) -> None:
@@ -450,7 +533,10 @@ def test_filter_since_until_inclusive(history: Seeded) -> None:
     # cost 0.22 + 0.01 + 0.09 = 0.32
     assert headline(report) == (3, 2, 0.0, None, 1, 1.0, 0.32)
     assert report.grain == "day" and [p.bucket for p in report.series] == [
-        date(2025, 1, 12), date(2025, 1, 13), date(2025, 1, 31)]
+        date(2025, 1, 12),
+        date(2025, 1, 13),
+        date(2025, 1, 31),
+    ]
     # facts there: capped fp ×3, waiting pp, b_error unscored → 4 pairs; C always PASS → chance =
     # observed B PASS share 1/4 → κ 0
     assert table(report)["facts"] == (1, 0, 3, 0, 3, 0, 0, 1) and crit(report, "facts").kappa == 0.0
@@ -528,8 +614,11 @@ def test_filter_person(history: Seeded) -> None:
 
 def test_options_list_what_the_history_holds(history: Seeded) -> None:
     o = history.repo.metrics.options()
-    assert (o.rubrics, o.versions, o.domains) == (["desk", "memo"], ["desk@1", "desk@2", "memo@1"],
-                                                  ["legal", "marketing"])
+    assert (o.rubrics, o.versions, o.domains) == (
+        ["desk", "memo"],
+        ["desk@1", "desk@2", "memo@1"],
+        ["legal", "marketing"],
+    )
     assert o.reviewers == [HAIKU, OPUS, SONNET, PERSON]
     assert {"ann", "bob", "lee", "pat"} <= set(o.people)
     assert (o.first_day, o.last_day) == (date(2025, 1, 6), date(2025, 3, 15))
@@ -538,14 +627,17 @@ def test_options_list_what_the_history_holds(history: Seeded) -> None:
 # --- consistency ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("filters", [
-    pytest.param({}, id="all"),
-    pytest.param({"since": date(2025, 1, 12), "until": date(2025, 2, 1)}, id="dates"),
-    pytest.param({"rubrics": ["memo"]}, id="rubric"),
-    pytest.param({"versions": ["desk@1"]}, id="version"),
-    pytest.param({"domains": ["legal"]}, id="domain"),
-    pytest.param({"reviewers": [HAIKU]}, id="reviewer"),
-])
+@pytest.mark.parametrize(
+    "filters",
+    [
+        pytest.param({}, id="all"),
+        pytest.param({"since": date(2025, 1, 12), "until": date(2025, 2, 1)}, id="dates"),
+        pytest.param({"rubrics": ["memo"]}, id="rubric"),
+        pytest.param({"versions": ["desk@1"]}, id="version"),
+        pytest.param({"domains": ["legal"]}, id="domain"),
+        pytest.param({"reviewers": [HAIKU]}, id="reviewer"),
+    ],
+)
 def test_round_path_equals_rollup_path(history: Seeded, filters: dict) -> None:
     f = MetricsFilter(**filters)
     with Session(history.repo.engine) as s:

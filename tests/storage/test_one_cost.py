@@ -49,24 +49,63 @@ def sent(repo: RunStore, run_id: int, n: int, slot: str | None, purpose: str, es
 
 def costly_run(repo: RunStore, spec: str = "Announce the launch.") -> int:
     """A run whose round 1 has B's answer, C's two timed-out attempts, a screen and a fix call cut off."""
-    run_id = repo.create_run(spec=spec, output="Launched in 2018.", rubric=GENERAL, reviewer_b=MODEL,
-                             reviewer_c=MODEL, fixer=MODEL)
+    run_id = repo.create_run(
+        spec=spec, output="Launched in 2018.", rubric=GENERAL, reviewer_b=MODEL, reviewer_c=MODEL, fixer=MODEL
+    )
     repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     sent(repo, run_id, 1, "B", "review", 0.05)
-    repo.save_review(run_id, 1, ReviewOutcome(
-        slot="B", reviewer=MODEL, status=ReviewStatus.ERROR, error="unreadable answer", cost_usd=ANSWERED,
-        calls=[LLMCall(purpose="review", model=MODEL, request=body(1), response="?", cost_usd=ANSWERED,
-                       usage=Usage(input_tokens=900, output_tokens=40))]))
+    repo.save_review(
+        run_id,
+        1,
+        ReviewOutcome(
+            slot="B",
+            reviewer=MODEL,
+            status=ReviewStatus.ERROR,
+            error="unreadable answer",
+            cost_usd=ANSWERED,
+            calls=[
+                LLMCall(
+                    purpose="review",
+                    model=MODEL,
+                    request=body(1),
+                    response="?",
+                    cost_usd=ANSWERED,
+                    usage=Usage(input_tokens=900, output_tokens=40),
+                )
+            ],
+        ),
+    )
     for n in (2, 3):
         sent(repo, run_id, n, "C", "review", TIMED_OUT)
-    repo.save_review(run_id, 1, ReviewOutcome(
-        slot="C", reviewer=MODEL, status=ReviewStatus.TIMEOUT, error="timed out after 60 s (2 attempts)",
-        calls=[LLMCall(purpose="review", model=MODEL, request=body(n), error="ReadTimeout", cost_usd=TIMED_OUT)
-               for n in (2, 3)]))
+    repo.save_review(
+        run_id,
+        1,
+        ReviewOutcome(
+            slot="C",
+            reviewer=MODEL,
+            status=ReviewStatus.TIMEOUT,
+            error="timed out after 60 s (2 attempts)",
+            calls=[
+                LLMCall(purpose="review", model=MODEL, request=body(n), error="ReadTimeout", cost_usd=TIMED_OUT)
+                for n in (2, 3)
+            ],
+        ),
+    )
     sent(repo, run_id, 4, None, "screen", 0.01)
-    repo.save_screen(run_id, 1, ScreenResult(
-        role="spec and output", text_hash="h", model=MODEL, verdict="clean", secret="K", answer="K",
-        cost_usd=SCREEN, calls=[LLMCall(purpose="screen", model=MODEL, request=body(4), cost_usd=SCREEN)]))
+    repo.save_screen(
+        run_id,
+        1,
+        ScreenResult(
+            role="spec and output",
+            text_hash="h",
+            model=MODEL,
+            verdict="clean",
+            secret="K",
+            answer="K",
+            cost_usd=SCREEN,
+            calls=[LLMCall(purpose="screen", model=MODEL, request=body(4), cost_usd=SCREEN)],
+        ),
+    )
     sent(repo, run_id, 5, None, "fix", DROPPED)  # the connection dropped: no answer was ever stored
     return run_id
 
@@ -83,10 +122,13 @@ def summed(repo: RunStore, where: str, **params: object) -> float:
     notes no llm_call row of the same owner and request answers."""
     with Session(repo.engine) as s:
         calls = s.execute(text(f"SELECT COALESCE(SUM(cost_usd), 0) FROM llm_call c WHERE {where}"), params).scalar()
-        cut = s.execute(text(
-            f"SELECT COALESCE(SUM(estimate_usd), 0) FROM llm_call_sent c WHERE {where} AND NOT EXISTS (SELECT 1 "
-            "FROM llm_call a WHERE a.request_hash = c.request_hash AND (a.run_id = c.run_id OR a.batch_id = c.batch_id))"
-        ), params).scalar()
+        cut = s.execute(
+            text(
+                f"SELECT COALESCE(SUM(estimate_usd), 0) FROM llm_call_sent c WHERE {where} AND NOT EXISTS (SELECT 1 "
+                "FROM llm_call a WHERE a.request_hash = c.request_hash AND (a.run_id = c.run_id OR a.batch_id = c.batch_id))"
+            ),
+            params,
+        ).scalar()
     return float(calls) + float(cut)
 
 
@@ -119,12 +161,17 @@ def test_failed_and_cut_off_calls_count_at_their_estimate_in_every_reader(repo: 
     both = summed(repo, "run_id IN (:a, :b)", a=run_id, b=other)
     assert headline.total_cost_usd == pytest.approx(both) == pytest.approx(2 * PAID)
     assert headline.review_cost_usd == pytest.approx(
-        summed(repo, "run_id IN (:a, :b) AND purpose IN ('review', 'screen')", a=run_id, b=other))
-    assert headline.fix_cost_usd == pytest.approx(
-        summed(repo, "run_id IN (:a, :b) AND purpose = 'fix'", a=run_id, b=other)) == pytest.approx(2 * DROPPED)
+        summed(repo, "run_id IN (:a, :b) AND purpose IN ('review', 'screen')", a=run_id, b=other)
+    )
+    assert (
+        headline.fix_cost_usd
+        == pytest.approx(summed(repo, "run_id IN (:a, :b) AND purpose = 'fix'", a=run_id, b=other))
+        == pytest.approx(2 * DROPPED)
+    )
     # B and C are one model here: the reviewer's figure is both slots' review calls.
     assert {r.reviewer: r.cost_usd for r in report.reviewers}[MODEL] == pytest.approx(
-        summed(repo, "run_id IN (:a, :b) AND purpose = 'review'", a=run_id, b=other))
+        summed(repo, "run_id IN (:a, :b) AND purpose = 'review'", a=run_id, b=other)
+    )
 
 
 def test_a_request_sent_twice_and_answered_once_left_one_call_cut_off(repo: RunStore) -> None:
@@ -141,18 +188,39 @@ def test_a_request_sent_twice_and_answered_once_left_one_call_cut_off(repo: RunS
 def batch_with_runs(repo: RunStore) -> tuple[BatchStore, int, list[int]]:
     """A batch of four items whose sample's runs each paid like `costly_run`'s round."""
     store = BatchStore(repo)
-    config = BatchConfig(name="b.csv", file_format="csv", columns=["id", "output"], id_column="id",
-                         output_column="output", spec="Announce the launch.", rubric=GENERAL, reviewer_b=MODEL,
-                         reviewer_c=MODEL, fixer=MODEL, min_sample=2, sample_rate=0.5)
+    config = BatchConfig(
+        name="b.csv",
+        file_format="csv",
+        columns=["id", "output"],
+        id_column="id",
+        output_column="output",
+        spec="Announce the launch.",
+        rubric=GENERAL,
+        reviewer_b=MODEL,
+        reviewer_c=MODEL,
+        fixer=MODEL,
+        min_sample=2,
+        sample_rate=0.5,
+    )
     batch_id = store.create(config, [ItemIn(key=str(i), output=f"Launched in 201{i}.") for i in range(4)], "ann")
     sample_id = store.draw_sample(batch_id, "ann")
     runs = [store.start_review(sample_id, item) for item in store.pending_items(sample_id)]
     for run_id in runs:
         repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
         sent(repo, run_id, 2, "C", "review", TIMED_OUT)
-        repo.save_review(run_id, 1, ReviewOutcome(
-            slot="C", reviewer=MODEL, status=ReviewStatus.TIMEOUT, error="timed out",
-            calls=[LLMCall(purpose="review", model=MODEL, request=body(2), error="ReadTimeout", cost_usd=TIMED_OUT)]))
+        repo.save_review(
+            run_id,
+            1,
+            ReviewOutcome(
+                slot="C",
+                reviewer=MODEL,
+                status=ReviewStatus.TIMEOUT,
+                error="timed out",
+                calls=[
+                    LLMCall(purpose="review", model=MODEL, request=body(2), error="ReadTimeout", cost_usd=TIMED_OUT)
+                ],
+            ),
+        )
         sent(repo, run_id, 3, "B", "review", ANSWERED)  # cut off
     return store, batch_id, runs
 
@@ -161,10 +229,28 @@ def own_fix_calls(repo: RunStore, batch_id: int) -> None:
     """The batch's own pattern-fix calls, as its store logs them: one answered, one cut off."""
     with Session(repo.engine) as s:
         for n, estimate in ((7, 0.09), (8, 0.11)):
-            s.add(CallSentRow(batch_id=batch_id, round_no=1, purpose="fix", model=MODEL,
-                              request_hash=json_hash(body(n)), estimate_usd=estimate))
-        s.add(LLMCallRow(batch_id=batch_id, round_no=1, purpose="fix", model=MODEL, request_json=body(7),
-                         content_hash="x", request_hash=json_hash(body(7)), cost_usd=0.06))
+            s.add(
+                CallSentRow(
+                    batch_id=batch_id,
+                    round_no=1,
+                    purpose="fix",
+                    model=MODEL,
+                    request_hash=json_hash(body(n)),
+                    estimate_usd=estimate,
+                )
+            )
+        s.add(
+            LLMCallRow(
+                batch_id=batch_id,
+                round_no=1,
+                purpose="fix",
+                model=MODEL,
+                request_json=body(7),
+                content_hash="x",
+                request_hash=json_hash(body(7)),
+                cost_usd=0.06,
+            )
+        )
         s.commit()
 
 
@@ -181,8 +267,9 @@ def test_a_batch_costs_its_runs_calls_and_its_own_fix_calls(repo: RunStore) -> N
 def test_fix_calls_from_before_they_were_logged_still_count_once(repo: RunStore) -> None:
     store, batch_id, runs = batch_with_runs(repo)
     reviews = store.cost(batch_id)
-    [pattern] = store.save_patterns(store.get(batch_id).latest.id, [{"key": "p", "criterion": "facts",
-                                                                      "title": "t", "items": []}])
+    [pattern] = store.save_patterns(
+        store.get(batch_id).latest.id, [{"key": "p", "criterion": "facts", "title": "t", "items": []}]
+    )
     with repo.engine.begin() as conn:  # a fix paid before fix calls were logged: only the pattern's running total
         conn.execute(text("UPDATE batch_pattern SET fix_spent_usd = 0.06 WHERE id = :p"), {"p": pattern.id})
     assert store.cost(batch_id) == pytest.approx(reviews + 0.06)

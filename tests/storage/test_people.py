@@ -37,14 +37,18 @@ def test_there_is_always_an_admin_the_local_user(engine: Engine) -> None:
         repo.people.set_roles("local", ["editor", "viewer"], actor="kim@example.com")
     repo.people.set_roles("kim@example.com", ["compliance_officer"], actor="kim@example.com")  # local is admin
     assert [p.id for p in repo.people.with_permission(Permission.MANAGE_PEOPLE)] == ["local"]
-    assert events(repo, action="person.")[-2:] == [("local", "person.roles_set"),
-                                                   ("kim@example.com", "person.roles_set")]
+    assert events(repo, action="person.")[-2:] == [
+        ("local", "person.roles_set"),
+        ("kim@example.com", "person.roles_set"),
+    ]
 
 
 @pytest.mark.parametrize(
     ("who", "roles", "error"),
-    [pytest.param("", ["viewer"], PeopleError, id="empty-id"),
-     pytest.param("kim@example.com", ["superuser"], ValueError, id="unknown-role")],
+    [
+        pytest.param("", ["viewer"], PeopleError, id="empty-id"),
+        pytest.param("kim@example.com", ["superuser"], ValueError, id="unknown-role"),
+    ],
 )
 def test_set_roles_refuses_bad_input(repo: RunStore, engine: Engine, who: str, roles: list[str], error: type) -> None:
     people = count(engine, PersonRow)
@@ -55,17 +59,28 @@ def test_set_roles_refuses_bad_input(repo: RunStore, engine: Engine, who: str, r
 
 @pytest.mark.parametrize(
     ("pattern_roles", "expected"),
-    [pytest.param([Role.COMPLIANCE_OFFICER, Role.EDITOR], [Role.COMPLIANCE_OFFICER, Role.EDITOR], id="pattern-roles"),
-     pytest.param([], [Role.VIEWER], id="no-pattern-viewer")],
+    [
+        pytest.param(
+            [Role.COMPLIANCE_OFFICER, Role.EDITOR], [Role.COMPLIANCE_OFFICER, Role.EDITOR], id="pattern-roles"
+        ),
+        pytest.param([], [Role.VIEWER], id="no-pattern-viewer"),
+    ],
 )
 def test_sign_in_registers_a_newcomer(repo: RunStore, pattern_roles: list[Role], expected: list[Role]) -> None:
     person = repo.people.sign_in(" kim@example.com ", "Kim Lee", pattern_roles)
-    assert (person.id, person.name, person.roles, person.updated_by) == ("kim@example.com", "Kim Lee", expected,
-                                                                          "system")
+    assert (person.id, person.name, person.roles, person.updated_by) == (
+        "kim@example.com",
+        "Kim Lee",
+        expected,
+        "system",
+    )
     assert person.label == "Kim Lee <kim@example.com>"
     [event] = repo.audit.events(action="person.signed_in_first")
-    assert (event.actor, event.entity_id, event.detail["roles"]) == ("kim@example.com", "kim@example.com",
-                                                                     [r.value for r in expected])
+    assert (event.actor, event.entity_id, event.detail["roles"]) == (
+        "kim@example.com",
+        "kim@example.com",
+        [r.value for r in expected],
+    )
 
 
 def test_sign_in_never_overwrites_roles(repo: RunStore) -> None:
@@ -94,7 +109,11 @@ def test_sign_in_audits_a_changed_name_only(repo: RunStore, engine: Engine) -> N
     assert repo.people.sign_in("kim@example.com", "Kim Lee").name == "Kim Lee"
     [renamed] = repo.audit.events(action="person.renamed")
     assert (renamed.actor, renamed.entity_type, renamed.entity_id, renamed.detail) == (
-        "kim@example.com", "person", "kim@example.com", {"before": "Kim", "after": "Kim Lee"})
+        "kim@example.com",
+        "person",
+        "kim@example.com",
+        {"before": "Kim", "after": "Kim Lee"},
+    )
     assert repo.audit.verify().ok
 
 

@@ -76,9 +76,14 @@ def test_storage_refuses_people_without_the_role_and_writes_nothing(
 
 @pytest.mark.parametrize(
     ("actor", "allowed"),
-    [pytest.param(VIEWER, False, id="viewer"), pytest.param(OFFICER, False, id="officer"),
-     pytest.param(AUTHOR, False, id="author"), pytest.param(STRANGER, False, id="stranger"),
-     pytest.param(EDITOR, True, id="editor"), pytest.param(ADMIN, True, id="admin")],
+    [
+        pytest.param(VIEWER, False, id="viewer"),
+        pytest.param(OFFICER, False, id="officer"),
+        pytest.param(AUTHOR, False, id="author"),
+        pytest.param(STRANGER, False, id="stranger"),
+        pytest.param(EDITOR, True, id="editor"),
+        pytest.param(ADMIN, True, id="admin"),
+    ],
 )
 def test_only_editors_and_admins_approve_a_fix(repo: RunStore, engine: Engine, actor: str, allowed: bool) -> None:
     run_id = awaiting_approval(repo)
@@ -97,9 +102,13 @@ def test_only_editors_and_admins_approve_a_fix(repo: RunStore, engine: Engine, a
 
 @pytest.mark.parametrize(
     ("actor", "allowed"),
-    [pytest.param(EDITOR, False, id="editor"), pytest.param(VIEWER, False, id="viewer"),
-     pytest.param(AUTHOR, False, id="author"), pytest.param(OFFICER, True, id="officer"),
-     pytest.param(ADMIN, True, id="admin")],
+    [
+        pytest.param(EDITOR, False, id="editor"),
+        pytest.param(VIEWER, False, id="viewer"),
+        pytest.param(AUTHOR, False, id="author"),
+        pytest.param(OFFICER, True, id="officer"),
+        pytest.param(ADMIN, True, id="admin"),
+    ],
 )
 def test_only_compliance_officers_and_admins_resolve_escalations(
     repo: RunStore, engine: Engine, actor: str, allowed: bool
@@ -119,13 +128,19 @@ def test_only_compliance_officers_and_admins_resolve_escalations(
     [esc] = repo.list_escalations(status=None)
     assert (esc.status, esc.resolution, esc.resolved_by) == ("resolved", "ship_as_is", actor)
     assert events(repo, run_id=run_id)[-3:] == [
-        (actor, "decision.ship_as_is"), (actor, "run.state"), (actor, "escalation.resolved")]
+        (actor, "decision.ship_as_is"),
+        (actor, "run.state"),
+        (actor, "escalation.resolved"),
+    ]
 
 
 @pytest.mark.parametrize(
     ("actor", "allowed"),
-    [pytest.param(VIEWER, False, id="viewer"), pytest.param(OFFICER, False, id="officer"),
-     pytest.param(EDITOR, True, id="editor")],
+    [
+        pytest.param(VIEWER, False, id="viewer"),
+        pytest.param(OFFICER, False, id="officer"),
+        pytest.param(EDITOR, True, id="editor"),
+    ],
 )
 def test_resuming_an_interrupted_run_needs_an_editor(repo: RunStore, engine: Engine, actor: str, allowed: bool) -> None:
     run_id = new_run(repo)
@@ -157,12 +172,17 @@ def _awaiting_review(repo: RunStore, run_id: int) -> None:
 PERSON_MOVES_REFUSED: dict[str, tuple[Callable[[RunStore, int], None], RunState]] = {
     "claim": (lambda repo, r: None, RunState(status=S.RUNNING, note="reviewing")),
     "queued-to-shipped": (lambda repo, r: None, RunState(status=S.SHIPPED)),
-    "gate-ships": (lambda repo, r: repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
-                   RunState(status=S.SHIPPED, note="both PASS")),
-    "skip-approval": (lambda repo, r: (repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
-                                       repo.transition(r, {S.RUNNING}, RunState(status=S.AWAITING_APPROVAL),
-                                                       "worker")),
-                      RunState(status=S.QUEUED, round=2)),
+    "gate-ships": (
+        lambda repo, r: repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
+        RunState(status=S.SHIPPED, note="both PASS"),
+    ),
+    "skip-approval": (
+        lambda repo, r: (
+            repo.transition(r, {S.QUEUED}, RunState(status=S.RUNNING), "worker"),
+            repo.transition(r, {S.RUNNING}, RunState(status=S.AWAITING_APPROVAL), "worker"),
+        ),
+        RunState(status=S.QUEUED, round=2),
+    ),
     "interrupted-to-shipped": (_interrupted, RunState(status=S.SHIPPED)),
     "interrupted-to-running": (_interrupted, RunState(status=S.RUNNING)),
     "awaiting-review-to-shipped": (_awaiting_review, RunState(status=S.SHIPPED)),
@@ -178,27 +198,46 @@ def test_people_never_move_runs_the_engine_moves(repo: RunStore, engine: Engine,
     arrange, new = PERSON_MOVES_REFUSED[move]
     arrange(repo, run_id)
     before, audited = repo.load_run(run_id).state, count(engine, AuditEventRow)
-    with pytest.raises(MoveRefused, match=f"^{actor} may not move run {run_id} from {before.status.value} to "
-                                          f"{new.status.value}: a person only resumes an interrupted run"):
+    with pytest.raises(
+        MoveRefused,
+        match=f"^{actor} may not move run {run_id} from {before.status.value} to "
+        f"{new.status.value}: a person only resumes an interrupted run",
+    ):
         repo.transition(run_id, {before.status}, new, actor)
     assert repo.load_run(run_id).state == before and count(engine, AuditEventRow) == audited
 
 
-@pytest.mark.parametrize("actor", [pytest.param(OFFICER, id="officer"), pytest.param(ADMIN, id="admin"),
-                                   pytest.param(EDITOR, id="editor"), pytest.param(VIEWER, id="viewer")])
-@pytest.mark.parametrize("new", [
-    pytest.param(RunState(status=S.RESOLVED_REJECTED, note="rejected by a person"), id="reject"),
-    pytest.param(RunState(status=S.RESOLVED_SHIPPED, note="shipped as is by a person"), id="ship-as-is"),
-    pytest.param(RunState(status=S.QUEUED, round=2, round_cap=2, note="re-review"), id="rereview"),
-    pytest.param(RunState(status=S.SHIPPED), id="shipped")])
-def test_no_person_leaves_escalated_through_transition(repo: RunStore, engine: Engine, actor: str, new: RunState) -> None:
+@pytest.mark.parametrize(
+    "actor",
+    [
+        pytest.param(OFFICER, id="officer"),
+        pytest.param(ADMIN, id="admin"),
+        pytest.param(EDITOR, id="editor"),
+        pytest.param(VIEWER, id="viewer"),
+    ],
+)
+@pytest.mark.parametrize(
+    "new",
+    [
+        pytest.param(RunState(status=S.RESOLVED_REJECTED, note="rejected by a person"), id="reject"),
+        pytest.param(RunState(status=S.RESOLVED_SHIPPED, note="shipped as is by a person"), id="ship-as-is"),
+        pytest.param(RunState(status=S.QUEUED, round=2, round_cap=2, note="re-review"), id="rereview"),
+        pytest.param(RunState(status=S.SHIPPED), id="shipped"),
+    ],
+)
+def test_no_person_leaves_escalated_through_transition(
+    repo: RunStore, engine: Engine, actor: str, new: RunState
+) -> None:
     """Even a compliance officer or an admin: an escalation is left only through resolve_escalation,
     which records the decision and its justification in the same transaction."""
     run_id = new_run(repo)
     escalate(repo, run_id)
     audited = count(engine, AuditEventRow)
-    with pytest.raises(MoveRefused, match=f"^{actor} may not move run {run_id} out of escalated this way: an "
-                                          "escalation is resolved only by resolving it"):
+    with pytest.raises(
+        MoveRefused,
+        match=f"^{actor} may not move run {run_id} out of escalated this way: an "
+        "escalation is resolved only by resolving it",
+    ):
         repo.transition(run_id, {S.ESCALATED}, new, actor)
     assert repo.load_run(run_id).state.status == S.ESCALATED
     [esc] = repo.list_escalations(status=None)
@@ -208,11 +247,14 @@ def test_no_person_leaves_escalated_through_transition(repo: RunStore, engine: E
     assert repo.list_escalations(status=None)[0].justification == "the text cannot be saved"
 
 
-@pytest.mark.parametrize("new", [
-    pytest.param(RunState(status=S.QUEUED, round=3, round_cap=3, note="resumed"), id="jump-rounds"),
-    pytest.param(RunState(status=S.QUEUED, max_rounds=99, round_cap=99, note="resumed"), id="raise-the-cap"),
-    pytest.param(RunState(status=S.QUEUED, note="resumed", escalation_reason=EscalationReason.BUDGET),
-                 id="reason")])
+@pytest.mark.parametrize(
+    "new",
+    [
+        pytest.param(RunState(status=S.QUEUED, round=3, round_cap=3, note="resumed"), id="jump-rounds"),
+        pytest.param(RunState(status=S.QUEUED, max_rounds=99, round_cap=99, note="resumed"), id="raise-the-cap"),
+        pytest.param(RunState(status=S.QUEUED, note="resumed", escalation_reason=EscalationReason.BUDGET), id="reason"),
+    ],
+)
 def test_a_person_resumes_only_into_the_engines_state(repo: RunStore, engine: Engine, new: RunState) -> None:
     run_id = new_run(repo)
     _interrupted(repo, run_id)
@@ -269,8 +311,11 @@ def test_a_person_cannot_leave_escalated_through_a_fix_decision(repo: RunStore, 
     text = repo.get_run_view(run_id).current_output
     for actor in (EDITOR, OFFICER, ADMIN):
         with pytest.raises(MoveRefused, match="on a fix waiting for approval"):
-            repo.commit_decision(run_id, run.state, shipped,
-                                 DecisionIn(action="approve", actor=actor, reason="", before_text=text,
-                                            after_text=text))
+            repo.commit_decision(
+                run_id,
+                run.state,
+                shipped,
+                DecisionIn(action="approve", actor=actor, reason="", before_text=text, after_text=text),
+            )
     assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
     assert count(engine, AuditEventRow) == before and count(engine, EscalationRow, status="open") == 1

@@ -36,7 +36,9 @@ def test_a_slot_assigned_to_someone_else_is_refused(repo: RunStore, engine: Engi
     actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
     actions.submit_person_review(repo, run_id, "B", _review(), EDITOR)  # B is anyone's
     assert {s: r.reviewer for s, r in repo.load_round(run_id, 1).reviews.items()} == {
-        "B": f"person:{EDITOR}", "C": f"person:{OFFICER}"}
+        "B": f"person:{EDITOR}",
+        "C": f"person:{OFFICER}",
+    }
     assert [a for a, action in events(repo, run_id=run_id) if action == "review.saved"] == [OFFICER, EDITOR]
 
 
@@ -52,8 +54,10 @@ def test_one_person_cannot_fill_both_slots_of_a_round(repo: RunStore, engine: En
     assert actions.submit_person_review(repo, run_id, "C", _review(), OFFICER).status == S.QUEUED
 
 
-@pytest.mark.parametrize("actor", [pytest.param(VIEWER, id="viewer"), pytest.param(AUTHOR, id="author"),
-                                   pytest.param(STRANGER, id="stranger")])
+@pytest.mark.parametrize(
+    "actor",
+    [pytest.param(VIEWER, id="viewer"), pytest.param(AUTHOR, id="author"), pytest.param(STRANGER, id="stranger")],
+)
 def test_people_who_may_not_review_cannot_fill_a_slot(repo: RunStore, engine: Engine, actor: str) -> None:
     run_id = new_run(repo, reviewer_c=PERSON)
     with pytest.raises(PermissionDenied, match="may not fill a person reviewer slot"):
@@ -77,13 +81,20 @@ def test_slots_are_assigned_only_to_reviewers_by_assigners(repo: RunStore, engin
     repo.assign_person_slot(run_id, "C", None, actor=ADMIN)  # anyone again
     actions.submit_person_review(repo, run_id, "C", _review(), OFFICER)
     assert [e.detail for e in repo.audit.events(action="review.assigned", newest_first=False)] == [
-        {"slot": "C", "before": None, "person": EDITOR}, {"slot": "C", "before": EDITOR, "person": None}]
+        {"slot": "C", "before": None, "person": EDITOR},
+        {"slot": "C", "before": EDITOR, "person": None},
+    ]
 
 
 def _person_outcome(person: str, slot: str = "C", verdict: str = "PASS") -> ReviewOutcome:
     review = _review().model_copy(update={"verdict": verdict})
-    return ReviewOutcome(slot=slot, reviewer=f"person:{person}", status=ReviewStatus.OK, review=review,
-                         raw_response=review.model_dump_json())
+    return ReviewOutcome(
+        slot=slot,
+        reviewer=f"person:{person}",
+        status=ReviewStatus.OK,
+        review=review,
+        raw_response=review.model_dump_json(),
+    )
 
 
 @pytest.mark.parametrize("filled", [pytest.param(False, id="empty"), pytest.param(True, id="model-reviewed")])

@@ -32,12 +32,7 @@ engine, repo = runs.engine, runs.repo  # the fixtures (an imported name would tr
 
 def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> None:
     run_id = new_run(repo)
-    b, c, gate, proposal = (
-        make_outcome("B"),
-        make_error_outcome("C"),
-        make_gate(),
-        make_proposal(),
-    )
+    b, c, gate, proposal = (make_outcome("B"), make_error_outcome("C"), make_gate(), make_proposal())
     repo.save_review(run_id, 1, b)
     repo.save_review(run_id, 1, c)
     repo.save_gate(run_id, 1, gate)
@@ -45,12 +40,7 @@ def test_round_trip_reviews_gate_proposal(repo: RunStore, engine: Engine) -> Non
 
     loaded = repo.load_round(run_id, 1)
     assert loaded == RoundRecord(
-        round_no=1,
-        output_text="The output.",
-        reviews={"B": b, "C": c},
-        gate=gate,
-        proposal=proposal,
-        fix_attempts=1,
+        round_no=1, output_text="The output.", reviews={"B": b, "C": c}, gate=gate, proposal=proposal, fix_attempts=1
     )
     assert slot_verdict(loaded.reviews["B"], ["facts", "terms"]) == "FAIL"
     # spent is what every call cost: B's two, C's timed-out one and the fix call
@@ -85,9 +75,7 @@ def test_a_person_replaces_a_pending_review(repo: RunStore, engine: Engine) -> N
     pending = ReviewOutcome(slot="C", reviewer="person", status=ReviewStatus.PENDING)
     repo.save_review(run_id, 1, pending)
     assert repo.load_round(run_id, 1).reviews["C"] == pending
-    human = make_outcome("C", verdict="PASS", calls=0).model_copy(
-        update={"reviewer": "person:ann"}
-    )
+    human = make_outcome("C", verdict="PASS", calls=0).model_copy(update={"reviewer": "person:ann"})
     repo.save_review(run_id, 1, human)
     assert repo.load_round(run_id, 1).reviews == {"C": human}
     assert count(engine, ReviewRow, run_id=run_id) == 1
@@ -104,19 +92,14 @@ def test_regenerated_gate_replaces_its_issues(repo: RunStore) -> None:
 def test_newest_proposal_counts_and_all_cost_is_kept(repo: RunStore) -> None:
     run_id = new_run(repo)
     dearer = make_call(6, purpose="fix").model_copy(update={"cost_usd": 0.07})
-    first, second = (
-        make_proposal(),
-        make_proposal().model_copy(update={"cost_usd": 0.07, "calls": [dearer]}),
-    )
+    first, second = (make_proposal(), make_proposal().model_copy(update={"cost_usd": 0.07, "calls": [dearer]}))
     repo.save_proposal(run_id, 1, first)
     repo.save_proposal(run_id, 1, second)
     assert repo.load_round(run_id, 1).proposal == second
     assert repo.spent_usd(run_id) == pytest.approx(0.0173 + 0.07)  # the set-aside proposal's call too
 
 
-def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(
-    repo: RunStore,
-) -> None:
+def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(repo: RunStore) -> None:
     run_id = new_run(repo)
     repo.start_round(run_id, 2, "v2")
     repo.start_round(run_id, 2, "v2")
@@ -129,20 +112,13 @@ def test_start_round_is_idempotent_and_refuses_rewriting_a_reviewed_round(
 
 
 def test_pending_human_reviews(repo: RunStore) -> None:
-    run_id = repo.create_run(
-        "spec", "out", make_rubric(), "claude-a", "person", "fixer"
-    )
+    run_id = repo.create_run("spec", "out", make_rubric(), "claude-a", "person", "fixer")
     repo.transition(run_id, {S.QUEUED}, RunState(status=S.RUNNING), "worker")
     repo.save_review(run_id, 1, make_outcome("B"))
     assert repo.pending_human_reviews() == []  # still running
     repo.transition(run_id, {S.RUNNING}, RunState(status=S.AWAITING_HUMAN_REVIEW), "worker")
     [item] = repo.pending_human_reviews()
-    assert (item.run_id, item.round_no, item.slot, item.reviewer) == (
-        run_id,
-        1,
-        "C",
-        "person",
-    )
+    assert (item.run_id, item.round_no, item.slot, item.reviewer) == (run_id, 1, "C", "person")
     repo.save_review(run_id, 1, make_outcome("C", verdict="PASS", calls=0))
     assert repo.pending_human_reviews() == []
 
@@ -157,20 +133,13 @@ def test_decisions_are_append_only_with_hashes(repo: RunStore, engine: Engine) -
     with pytest.raises(ValueError, match="unknown decision action"):
         repo.record_decision(run_id, 1, "delete", "ann", "", "a", "b")
     rows = repo.get_run_view(run_id).rounds[0].decisions
-    assert [(d.action, d.after_text) for d in rows] == [
-        ("approve", "after"),
-        ("edit", "after!"),
-    ]
-    assert rows[1].before_hash == sha256_text("before") and rows[
-        1
-    ].after_hash == sha256_text("after!")
+    assert [(d.action, d.after_text) for d in rows] == [("approve", "after"), ("edit", "after!")]
+    assert rows[1].before_hash == sha256_text("before") and rows[1].after_hash == sha256_text("after!")
     public = [n for n in dir(RunStore) if not n.startswith("_")]
     assert not [n for n in public if re.search(r"update|delete|remove|edit|purge", n)]
 
 
-def test_no_statement_ever_updates_or_deletes_audit_rows(
-    repo: RunStore, engine: Engine
-) -> None:
+def test_no_statement_ever_updates_or_deletes_audit_rows(repo: RunStore, engine: Engine) -> None:
     seen: list[str] = []
     event.listen(engine, "before_cursor_execute", lambda *a: seen.append(a[2]))
     run_id = new_run(repo)
@@ -185,11 +154,6 @@ def test_no_statement_ever_updates_or_deletes_audit_rows(
     repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REJECTED_FIX), "worker")
     repo.resolve_escalation(run_id, "rereview", "ann", "again", "The output, edited.")  # judged text: edit it
     repo.mark_interrupted()
-    audit = re.compile(
-        r"^\s*(UPDATE|DELETE\s+FROM)\s+\"?(decision|state_change|llm_call)\b",
-        re.IGNORECASE,
-    )
-    assert any(
-        sql.lstrip().upper().startswith("UPDATE") for sql in seen
-    )  # listener works
+    audit = re.compile(r"^\s*(UPDATE|DELETE\s+FROM)\s+\"?(decision|state_change|llm_call)\b", re.IGNORECASE)
+    assert any(sql.lstrip().upper().startswith("UPDATE") for sql in seen)  # listener works
     assert not [sql for sql in seen if audit.search(sql)]

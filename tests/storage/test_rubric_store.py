@@ -68,8 +68,13 @@ def crit(cid: str, **kw: object) -> Criterion:
 
 
 def acme(*criteria: Criterion, extends: tuple[str, ...] = ("general",)) -> RubricDocument:
-    return RubricDocument(name="acme", domain="docs", description="Acme docs", extends=list(extends),
-                          criteria=list(criteria) or [crit("tone")])
+    return RubricDocument(
+        name="acme",
+        domain="docs",
+        description="Acme docs",
+        extends=list(extends),
+        criteria=list(criteria) or [crit("tone")],
+    )
 
 
 def custom_document() -> RubricDocument:
@@ -80,13 +85,26 @@ def custom_document() -> RubricDocument:
         description="Acme's legal copy — Ünïcode, 🎄 and\na second line\n",
         extends=["general"],
         criteria=[
-            crit("no_promises", category="compliance", pass_condition="No promise of returns.\nNot even implied.\n",
-                 fail_signal="«garanti», “risk-free” or 100 % safe",
-                 check={"type": "forbidden_terms", "terms": ["risk-free", "garanti", "100% safe"]}),
-            crit("no_ids", severity="suggestion", fail_signal="an account number like 12-345",
-                 check={"type": "regex_forbidden", "pattern": r"\b\d{2}-\d{3}\b", "ignore_case": True}),
+            crit(
+                "no_promises",
+                category="compliance",
+                pass_condition="No promise of returns.\nNot even implied.\n",
+                fail_signal="«garanti», “risk-free” or 100 % safe",
+                check={"type": "forbidden_terms", "terms": ["risk-free", "garanti", "100% safe"]},
+            ),
+            crit(
+                "no_ids",
+                severity="suggestion",
+                fail_signal="an account number like 12-345",
+                check={"type": "regex_forbidden", "pattern": r"\b\d{2}-\d{3}\b", "ignore_case": True},
+            ),
             # U+0085 is what a cp1252 "…" becomes when read as Latin-1; YAML must keep it.
-            crit("ellipsis", name="Dots\x85", pass_condition="Trailing dots\x85\nsecond line", fail_signal="  indented\nblock\n\n"),
+            crit(
+                "ellipsis",
+                name="Dots\x85",
+                pass_condition="Trailing dots\x85\nsecond line",
+                fail_signal="  indented\nblock\n\n",
+            ),
             crit("old_rule", retired=True, pass_condition="the 2019 rule holds"),
         ],
     )
@@ -138,7 +156,9 @@ def test_list_rubrics_is_the_latest_of_each_name_with_domain_and_count(store: Ru
     assert listed["compliance"].criteria == len(lib.load_builtin("compliance").criteria)
     assert [(r.domain, r.name) for r in store.list_rubrics()] == sorted((r.domain, r.name) for r in listed.values())
     assert [(v.version, v.author, v.change_note) for v in store.versions("acme")] == [
-        (2, "bob", "add voice"), (1, "ann", "first")]
+        (2, "bob", "add voice"),
+        (1, "ann", "first"),
+    ]
 
 
 # --- saving ---------------------------------------------------------------------------------
@@ -162,7 +182,11 @@ def test_identical_content_creates_nothing(store: RubricStore, engine: Engine) -
     store.save(acme(), "ann", "first", None)
     counts = row_counts(engine)
     again = acme().model_copy(update={"version": 7})  # the version number is not content
-    assert store.save(again, "bob", "no change really", 1).model_dump() == {"name": "acme", "version": 1, "created": False}
+    assert store.save(again, "bob", "no change really", 1).model_dump() == {
+        "name": "acme",
+        "version": 1,
+        "created": False,
+    }
     assert store.save(store.document("acme"), "bob", "reopened and saved", 1).created is False
     assert row_counts(engine) == counts
 
@@ -262,8 +286,11 @@ def test_retired_criteria_stay_in_the_document_but_are_not_judged(store: RubricS
 
 
 def _cases() -> list:
-    return [pytest.param(name, fmt, id=f"{name}-{fmt}") for name in [*lib.builtin_names(), "custom"]
-            for fmt in ("yaml", "json")]
+    return [
+        pytest.param(name, fmt, id=f"{name}-{fmt}")
+        for name in [*lib.builtin_names(), "custom"]
+        for fmt in ("yaml", "json")
+    ]
 
 
 def _stored(store: RubricStore, name: str) -> str:
@@ -356,20 +383,55 @@ def _broken() -> list:
     return [
         pytest.param("yaml", "name: acme\ncriteria: [\n  - id: x\n", "invalid YAML", 3, id="malformed-yaml"),
         pytest.param("json", '{\n  "name": "acme",\n  "criteria": [\n}\n', "invalid JSON", 4, id="malformed-json"),
-        pytest.param("yaml", NO_FAIL_SIGNAL_YAML, "criteria[0].fail_signal: field required",
-                     line_of(NO_FAIL_SIGNAL_YAML, "- id: tone"), id="yaml-missing-field"),
-        pytest.param("json", NO_FAIL_SIGNAL_JSON, "criteria[0].fail_signal: field required",
-                     NO_FAIL_SIGNAL_JSON.splitlines().index("    {") + 1, id="json-missing-field"),
-        pytest.param("yaml", UNKNOWN_CHECK, "criteria[0].check.type: unknown check type 'spellcheck'",
-                     line_of(UNKNOWN_CHECK, "type: spellcheck"), id="unknown-check-type"),
-        pytest.param("yaml", BAD_REGEX, "criteria[0].check.pattern: invalid regular expression",
-                     line_of(BAD_REGEX, "pattern:"), id="regex-does-not-compile"),
-        pytest.param("yaml", GOOD_YAML.replace("extends: general", "extends: [general, nope]"),
-                     "extends[1]: unknown rubric 'nope'", 5, id="extends-unknown-rubric"),
-        pytest.param("yaml", GOOD_YAML.replace("name: acme", "name: Acme Docs!"),
-                     "name: a rubric name is lower-case letters", 1, id="bad-rubric-name"),
-        pytest.param("yaml", GOOD_YAML.replace("    name: Tone\n", "    name: Tone\n    weight: 3\n"),
-                     "criteria[0].weight: unknown field", 9, id="unknown-field"),
+        pytest.param(
+            "yaml",
+            NO_FAIL_SIGNAL_YAML,
+            "criteria[0].fail_signal: field required",
+            line_of(NO_FAIL_SIGNAL_YAML, "- id: tone"),
+            id="yaml-missing-field",
+        ),
+        pytest.param(
+            "json",
+            NO_FAIL_SIGNAL_JSON,
+            "criteria[0].fail_signal: field required",
+            NO_FAIL_SIGNAL_JSON.splitlines().index("    {") + 1,
+            id="json-missing-field",
+        ),
+        pytest.param(
+            "yaml",
+            UNKNOWN_CHECK,
+            "criteria[0].check.type: unknown check type 'spellcheck'",
+            line_of(UNKNOWN_CHECK, "type: spellcheck"),
+            id="unknown-check-type",
+        ),
+        pytest.param(
+            "yaml",
+            BAD_REGEX,
+            "criteria[0].check.pattern: invalid regular expression",
+            line_of(BAD_REGEX, "pattern:"),
+            id="regex-does-not-compile",
+        ),
+        pytest.param(
+            "yaml",
+            GOOD_YAML.replace("extends: general", "extends: [general, nope]"),
+            "extends[1]: unknown rubric 'nope'",
+            5,
+            id="extends-unknown-rubric",
+        ),
+        pytest.param(
+            "yaml",
+            GOOD_YAML.replace("name: acme", "name: Acme Docs!"),
+            "name: a rubric name is lower-case letters",
+            1,
+            id="bad-rubric-name",
+        ),
+        pytest.param(
+            "yaml",
+            GOOD_YAML.replace("    name: Tone\n", "    name: Tone\n    weight: 3\n"),
+            "criteria[0].weight: unknown field",
+            9,
+            id="unknown-field",
+        ),
     ]
 
 
@@ -397,18 +459,48 @@ def test_the_documented_example_line_number() -> None:
 
 def test_trials_round_trip_with_and_without_a_reviewer(store: RubricStore, engine: Engine) -> None:
     rubric = store.resolved("compliance")
-    checks = [CheckOutcome(criterion="no_outcome_guarantees", check_type="forbidden_terms", result="FAIL",
-                           detail="found 'risk-free'", evidence="…a risk-free plan…")]
+    checks = [
+        CheckOutcome(
+            criterion="no_outcome_guarantees",
+            check_type="forbidden_terms",
+            result="FAIL",
+            detail="found 'risk-free'",
+            evidence="…a risk-free plan…",
+        )
+    ]
     outcome = make_outcome("B", "PASS", calls=2)
     plain = store.record_trial("try", rubric, "A risk-free plan — naïve 🎄", checks, None, "ann", stored_version=1)
     # The trial's verdict is the caller's (a failed blocking check beats the reviewer's PASS).
     judged = store.record_trial("try", rubric, "A risk-free plan — naïve 🎄", checks, outcome, "bob", verdict="FAIL")
     newest, oldest = store.trials()
     assert (newest.id, oldest.id) == (judged, plain)
-    assert oldest.model_dump(include={"kind", "run_id", "rubric_name", "rubric_version", "reviewer", "review_status",
-                                      "verdict", "review", "error", "cost_usd", "actor"}) == {
-        "kind": "try", "run_id": None, "rubric_name": "compliance", "rubric_version": 1, "reviewer": None,
-        "review_status": None, "verdict": None, "review": None, "error": None, "cost_usd": 0.0, "actor": "ann"}
+    assert oldest.model_dump(
+        include={
+            "kind",
+            "run_id",
+            "rubric_name",
+            "rubric_version",
+            "reviewer",
+            "review_status",
+            "verdict",
+            "review",
+            "error",
+            "cost_usd",
+            "actor",
+        }
+    ) == {
+        "kind": "try",
+        "run_id": None,
+        "rubric_name": "compliance",
+        "rubric_version": 1,
+        "reviewer": None,
+        "review_status": None,
+        "verdict": None,
+        "review": None,
+        "error": None,
+        "cost_usd": 0.0,
+        "actor": "ann",
+    }
     assert oldest.checks == checks and oldest.output_hash == sha256_text("A risk-free plan — naïve 🎄")
     assert (newest.reviewer, newest.review_status, newest.verdict) == ("claude-sonnet-5-5", "ok", "FAIL")
     assert newest.review["verdict"] == "PASS"
@@ -428,8 +520,17 @@ def test_trials_round_trip_with_and_without_a_reviewer(store: RubricStore, engin
 def test_final_outputs_are_the_last_rounds_text(store: RubricStore, engine: Engine) -> None:
     repo = RunStore(engine)
     rubric = store.resolved("general")
-    runs = [repo.create_run(spec=f"spec {n}", output=f"draft {n}", rubric=rubric, reviewer_b="person",
-                            reviewer_c="person", fixer="claude-sonnet-5-5") for n in range(3)]
+    runs = [
+        repo.create_run(
+            spec=f"spec {n}",
+            output=f"draft {n}",
+            rubric=rubric,
+            reviewer_b="person",
+            reviewer_c="person",
+            fixer="claude-sonnet-5-5",
+        )
+        for n in range(3)
+    ]
     repo.start_round(runs[0], 2, "second draft 0")
     repo.start_round(runs[0], 3, "final draft 0 — ✓")
     trial = store.record_trial("recheck", rubric, "final draft 0 — ✓", [], None, "ann", run_id=runs[0])
@@ -442,8 +543,14 @@ def test_final_outputs_are_the_last_rounds_text(store: RubricStore, engine: Engi
 def test_a_run_keeps_the_rubric_it_was_judged_by(store: RubricStore, engine: Engine) -> None:
     store.save(acme(), "ann", "first", None)
     repo = RunStore(engine)
-    run = repo.create_run(spec="s", output="o", rubric=store.resolved("acme", 1), reviewer_b="person",
-                          reviewer_c="person", fixer="claude-sonnet-5-5")
+    run = repo.create_run(
+        spec="s",
+        output="o",
+        rubric=store.resolved("acme", 1),
+        reviewer_b="person",
+        reviewer_c="person",
+        fixer="claude-sonnet-5-5",
+    )
     store.save(acme(crit("tone"), crit("voice")), "ann", "add voice", 1)
     assert repo.get_run_view(run).rubric == store.resolved("acme", 1)
     with Session(engine) as s:
@@ -461,7 +568,12 @@ def test_a_child_cannot_reuse_the_id_of_a_retired_parent_criterion(tmp_path) -> 
     general = store.document("general")
     retired = [c.model_copy(update={"retired": c.id == "completeness"}) for c in general.criteria]
     store.save(general.model_copy(update={"criteria": retired}), "ann", "retire completeness", 1)
-    child = RubricDocument(name="kid", extends=["general"], criteria=[Criterion(
-        id="completeness", name="Again", category="completeness", pass_condition="p", fail_signal="f")])
+    child = RubricDocument(
+        name="kid",
+        extends=["general"],
+        criteria=[
+            Criterion(id="completeness", name="Again", category="completeness", pass_condition="p", fail_signal="f")
+        ],
+    )
     with pytest.raises(RubricSaveError, match="'completeness' is retired in general@2"):
         store.save(child, "bob", "new", None)

@@ -31,5 +31,8 @@ def test_an_admin_renaming_someone_is_audited_too(repo: RunStore) -> None:
     repo.people.set_roles("ann@example.com", ["viewer"], actor="local", name="Ann Lee")  # same name: no rename
     assert [n for _, n in repo.people.earlier_names()["ann@example.com"]] == ["Ann"]
     (event,) = repo.audit.events(action="person.renamed", entity_type="person")
-    assert (event.actor, event.entity_id, event.detail) == ("local", "ann@example.com",
-                                                            {"before": "Ann", "after": "Ann Lee"})
+    assert (event.actor, event.entity_id, event.detail) == (
+        "local",
+        "ann@example.com",
+        {"before": "Ann", "after": "Ann Lee"},
+    )

@@ -50,16 +50,9 @@ def test_create_and_load_run(repo: RunStore) -> None:
     run = repo.load_run(run_id)
     assert run.state == RunState(status=S.QUEUED, round=1, max_rounds=4, round_cap=4)
     assert run.rubric == make_rubric()
-    assert (run.spec, run.reviewer_b, run.reviewer_c, run.fixer) == (
-        "The spec.",
-        "claude-a",
-        "gpt-b",
-        "fixer",
-    )
+    assert (run.spec, run.reviewer_b, run.reviewer_c, run.fixer) == ("The spec.", "claude-a", "gpt-b", "fixer")
     assert run.auto_approve is True and run.budget_usd == 1.5 and run.spent_usd == 0.0
-    assert repo.load_round(run_id, 1) == RoundRecord(
-        round_no=1, output_text="The output."
-    )
+    assert repo.load_round(run_id, 1) == RoundRecord(round_no=1, output_text="The output.")
     assert repo.load_round(run_id, 2) is None
 
 
@@ -87,15 +80,8 @@ def test_missing_run_or_round_raises_clearly(repo: RunStore) -> None:
 
 def test_datetimes_come_back_as_aware_utc(repo: RunStore) -> None:
     view = repo.get_run_view(new_run(repo))
-    stamps = [
-        view.created_at,
-        view.updated_at,
-        view.rounds[0].started_at,
-        view.history[0].created_at,
-    ]
-    assert all(
-        t.utcoffset() is not None and t.utcoffset().total_seconds() == 0 for t in stamps
-    )
+    stamps = [view.created_at, view.updated_at, view.rounds[0].started_at, view.history[0].created_at]
+    assert all(t.utcoffset() is not None and t.utcoffset().total_seconds() == 0 for t in stamps)
 
 
 # --- state ----------------------------------------------------------------------------------
@@ -129,11 +115,7 @@ def test_mark_interrupted_and_runs_to_resume(repo: RunStore, engine: Engine) -> 
     assert repo.load_run(ids[0]).state.status == S.INTERRUPTED
     assert count(engine, StateChangeRow, to_status="interrupted", actor="system") == 2
     resume = repo.runs_to_resume()
-    assert [(r.id, r.status) for r in resume] == [
-        (ids[0], S.INTERRUPTED),
-        (ids[1], S.INTERRUPTED),
-        (ids[2], S.QUEUED),
-    ]
+    assert [(r.id, r.status) for r in resume] == [(ids[0], S.INTERRUPTED), (ids[1], S.INTERRUPTED), (ids[2], S.QUEUED)]
 
 
 def test_a_run_names_the_process_that_queued_or_claimed_it(repo: RunStore) -> None:
@@ -142,8 +124,13 @@ def test_a_run_names_the_process_that_queued_or_claimed_it(repo: RunStore) -> No
     from storage.workers import this_worker
 
     run_id = new_run(repo)
-    moves = [RunState(status=S.RUNNING), RunState(status=S.INTERRUPTED, note="stopped"), RunState(status=S.QUEUED),
-             RunState(status=S.RUNNING), RunState(status=S.SHIPPED)]
+    moves = [
+        RunState(status=S.RUNNING),
+        RunState(status=S.INTERRUPTED, note="stopped"),
+        RunState(status=S.QUEUED),
+        RunState(status=S.RUNNING),
+        RunState(status=S.SHIPPED),
+    ]
     seen = [repo.runs_to_resume()[0].worker]
     for move in moves:
         assert repo.transition(run_id, {repo.load_run(run_id).state.status}, move, "system")
@@ -164,12 +151,12 @@ def test_list_runs_with_costs_and_status_filter(repo: RunStore) -> None:
     assert [r.id for r in runs] == [b, a]
     # what the calls cost (two review calls, one fix call), not the steps' own figures
     assert runs[1].cost_usd == pytest.approx(0.0123 + 0.0133 + 0.0173) and runs[0].cost_usd == 0.0
-    assert (
-        runs[0].source,
-        runs[0].created_by,
-        runs[0].rubric_name,
-        runs[0].rubric_version,
-    ) == ("cli", "ann", "house-style", 2)
+    assert (runs[0].source, runs[0].created_by, runs[0].rubric_name, runs[0].rubric_version) == (
+        "cli",
+        "ann",
+        "house-style",
+        2,
+    )
     assert [r.id for r in repo.list_runs(status=S.RUNNING)] == [b]
     assert [r.id for r in repo.list_runs(status="queued")] == [a]
     assert len(repo.list_runs(limit=1)) == 1
@@ -182,9 +169,7 @@ def test_run_view_has_everything_a_page_renders(repo: RunStore) -> None:
     repo.save_review(run_id, 1, make_error_outcome("C"))
     repo.save_gate(run_id, 1, make_gate())
     repo.save_proposal(run_id, 1, make_proposal())
-    repo.record_decision(
-        run_id, 1, "approve", "ann", "ok", "The output.", "The revised output."
-    )
+    repo.record_decision(run_id, 1, "approve", "ann", "ok", "The output.", "The revised output.")
     repo.start_round(run_id, 2, "The revised output.")
     repo.transition(run_id, {S.RUNNING}, RunState(status=S.RUNNING, round=2), "worker")
     repo.transition(run_id, {S.RUNNING}, RunState(status=S.SHIPPED, round=2), "gate")
@@ -200,12 +185,7 @@ def test_run_view_has_everything_a_page_renders(repo: RunStore) -> None:
     assert view.current_round.round_no == 2 and view.rounds[1].reviews == {}
     assert view.final_output == view.current_output == "The revised output."
     assert view.total_cost_usd == pytest.approx(paid)
-    assert [h.to_status for h in view.history] == [
-        S.QUEUED,
-        S.RUNNING,
-        S.RUNNING,
-        S.SHIPPED,
-    ]
+    assert [h.to_status for h in view.history] == [S.QUEUED, S.RUNNING, S.RUNNING, S.SHIPPED]
     assert view.escalation is None and view.original_output == "The output."
 
 
@@ -215,22 +195,13 @@ def test_run_json_is_json_ready(repo: RunStore) -> None:
     repo.save_review(run_id, 1, make_outcome("B"))
     repo.save_review(run_id, 1, make_error_outcome("C"))
     repo.save_gate(run_id, 1, make_gate())
-    repo.transition(
-        run_id, {S.RUNNING}, escalated(EscalationReason.REVIEWER_ERROR), "gate"
-    )
+    repo.transition(run_id, {S.RUNNING}, escalated(EscalationReason.REVIEWER_ERROR), "gate")
     data = repo.run_json(run_id)
     assert json.loads(json.dumps(data)) == data
-    assert (data["run_id"], data["status"], data["escalation_reason"]) == (
-        run_id,
-        "escalated",
-        "reviewer_error",
-    )
+    assert (data["run_id"], data["status"], data["escalation_reason"]) == (run_id, "escalated", "reviewer_error")
     [rnd] = data["rounds"]
     assert rnd["gate"] == "NAUGHTY" and rnd["round"] == 1
-    assert {s: r["verdict"] for s, r in rnd["reviews"].items()} == {
-        "B": "FAIL",
-        "C": "FAIL",
-    }
+    assert {s: r["verdict"] for s, r in rnd["reviews"].items()} == {"B": "FAIL", "C": "FAIL"}
     assert data["cost_usd"] == pytest.approx(0.0123 + 0.0133 + 0.0213)  # B's two calls and C's failed one
     assert data["escalation"]["status"] == "open"
 

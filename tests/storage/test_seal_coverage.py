@@ -54,9 +54,20 @@ def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
     alerts = AlertStore(repo)  # the run's events, one delivered to a hook
     first = alerts.due(AlertSettings(hooks=[Hook(name="ops", url="http://127.0.0.1:9/in")], secret="s"))[0]
     alerts.finish(alerts.claim(first), True, 200, None)
-    repo.suggestions.decide(Suggestion(key="s-1", rubric="general", criterion="factual_accuracy",
-                                       criterion_name="Facts", kind="pass_condition", phrase="in 2019", runs=[run_id]),
-                            "dismissed", "ann", "not now")
+    repo.suggestions.decide(
+        Suggestion(
+            key="s-1",
+            rubric="general",
+            criterion="factual_accuracy",
+            criterion_name="Facts",
+            kind="pass_condition",
+            phrase="in 2019",
+            runs=[run_id],
+        ),
+        "dismissed",
+        "ann",
+        "not now",
+    )
     yield repo, run_id, a_batch_with_a_fix(repo)
     repo.engine.dispose()
 
@@ -74,7 +85,9 @@ def a_batch_with_a_fix(repo: RunStore) -> int:
         first = svc.wait(svc.sample(batch_id, "ann"), timeout=60)
         [pattern] = svc.find_patterns(first.id)
         svc.propose(pattern.id, "ann")
-        assert svc.approve(pattern.id, "ann", reason="the offer ended", seen=svc.preview(pattern.id).version) == len(planted)
+        assert svc.approve(pattern.id, "ann", reason="the offer ended", seen=svc.preview(pattern.id).version) == len(
+            planted
+        )
         return batch_id
     finally:
         svc.shutdown()
@@ -99,9 +112,11 @@ def test_a_desk_flow_verifies_clean_and_seals_every_table_it_wrote(desk: Desk) -
     report = repo.audit.verify()
     assert report.ok, report.describe()
     with Session(repo.engine) as s:
-        sealed = {key.partition(":")[0] for detail in s.exec(
-            select(AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)).scalars()
-                  for key in detail["rows"]}
+        sealed = {
+            key.partition(":")[0]
+            for detail in s.exec(select(AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)).scalars()
+            for key in detail["rows"]
+        }
     # every table this flow writes (`escalation` aside: nothing escalated) has its rows under a seal
     assert set(SEALED) - sealed == {"escalation"}
     # a run's seals are its own and in its verification record
@@ -114,8 +129,12 @@ def test_a_desk_flow_verifies_clean_and_seals_every_table_it_wrote(desk: Desk) -
     assert {f"run:{run_id}", f"escape:{escape_id}"} <= in_record
     # Blind review hides a run's events by their run id: every seal names only rows of its own run (a seal of no
     # run names no run's row), so no seal shows a run's rows under another run or none.
-    newest = {key: event.run_id for event in repo.audit.events(action=SEAL_ACTION, limit=100_000, newest_first=False)
-              for key, digest in event.detail["rows"].items() if digest is not None}
+    newest = {
+        key: event.run_id
+        for event in repo.audit.events(action=SEAL_ACTION, limit=100_000, newest_first=False)
+        for key, digest in event.detail["rows"].items()
+        if digest is not None
+    }
     assert newest == _rows_by_run(repo.engine)
 
 
@@ -131,18 +150,54 @@ def test_a_change_by_hand_to_any_sealed_row_is_named(desk: Desk) -> None:
         ("settings", settings_id, {"values_json": {"max_rounds": 40}}, settings),
         ("llm_call", call_id, {"cost_usd": 0.0}, call),
     ]
-    for kind in ("batch_change", "llm_call_sent", "merged_issue", "screen", "rubric_version", "rubric_trial",
-                 "escape", "state_change", "batch_pattern", "batch_sample", "batch_sample_item", "batch", "alert",
-                 "alert_delivery", "rubric_suggestion", "spot_rule", "spot_check"):
+    for kind in (
+        "batch_change",
+        "llm_call_sent",
+        "merged_issue",
+        "screen",
+        "rubric_version",
+        "rubric_trial",
+        "escape",
+        "state_change",
+        "batch_pattern",
+        "batch_sample",
+        "batch_sample_item",
+        "batch",
+        "alert",
+        "alert_delivery",
+        "rubric_suggestion",
+        "spot_rule",
+        "spot_check",
+    ):
         row_id, row = _one(engine, SEALED[kind], SEALED[kind].__table__.c.id.isnot(None))
         if kind == "batch_sample_item":
             tampered.append((kind, row_id, {"run_id": None if row["run_id"] else run_id}, row))
             continue
-        column = next(c for c in ("created_by", "actor", "reported_by", "author", "worker", "flagged_by", "key",
-                                  "model", "item_key", "status") if isinstance(row.get(c), str))
+        column = next(
+            c
+            for c in (
+                "created_by",
+                "actor",
+                "reported_by",
+                "author",
+                "worker",
+                "flagged_by",
+                "key",
+                "model",
+                "item_key",
+                "status",
+            )
+            if isinstance(row.get(c), str)
+        )
         tampered.append((kind, row_id, {column: row[column] + "-x"}, row))
-    assert {t[0] for t in tampered} == set(SEALED) - {"run", "round", "review", "proposal", "decision",
-                                                        "escalation"}  # the first six: tests/storage/test_seals.py
+    assert {t[0] for t in tampered} == set(SEALED) - {
+        "run",
+        "round",
+        "review",
+        "proposal",
+        "decision",
+        "escalation",
+    }  # the first six: tests/storage/test_seals.py
     for kind, row_id, change, original in tampered:
         _set(engine, SEALED[kind], row_id, change)
         problems = repo.audit.verify().row_problems
@@ -155,7 +210,8 @@ def test_a_change_by_hand_to_any_sealed_row_is_named(desk: Desk) -> None:
     report = repo.audit.verify()
     seq = _last_seal_of(engine, f"batch_item:{item_id}")
     assert not report.ok and report.row_problems == [
-        f"batch_item {item_id} differs from its last sealed state (audit seq {seq}): it was changed outside the desk"]
+        f"batch_item {item_id} differs from its last sealed state (audit seq {seq}): it was changed outside the desk"
+    ]
 
 
 def _rows_by_run(engine: Engine) -> dict[str, int | None]:

@@ -43,12 +43,14 @@ def repo(db_url: str) -> RunStore:
 
 
 def a_reviewed_run(repo: RunStore) -> int:
-    run_id = repo.create_run(spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC, reviewer_b="b",
-                             reviewer_c="c", fixer="f")
+    run_id = repo.create_run(
+        spec=SPEC, output="Acme launched its rocket in 2018.", rubric=RUBRIC, reviewer_b="b", reviewer_c="c", fixer="f"
+    )
     assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     for slot in ("B", "C"):
-        repo.save_review(run_id, 1, ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR,
-                                                  error="rate limited"))
+        repo.save_review(
+            run_id, 1, ReviewOutcome(slot=slot, reviewer=slot.lower(), status=ReviewStatus.ERROR, error="rate limited")
+        )
     repo.save_gate(run_id, 1, GateResult(decision=GateDecision.NAUGHTY, issues=[], reviewer_error=True))
     return run_id
 
@@ -64,10 +66,10 @@ def lent_spot_checks(engine: Engine) -> Iterator[None]:
     SpotRuleRow.__table__.create(engine)
     SpotCheckRow.__table__.create(engine)
     for column in SPOT_CHECK_COLUMNS:
-        sql(engine, f"ALTER TABLE \"escape\" ADD COLUMN {column}")
+        sql(engine, f'ALTER TABLE "escape" ADD COLUMN {column}')
     yield
     for column in SPOT_CHECK_COLUMNS:
-        sql(engine, f"ALTER TABLE \"escape\" DROP COLUMN {column.split()[0]}")
+        sql(engine, f'ALTER TABLE "escape" DROP COLUMN {column.split()[0]}')
     SpotCheckRow.__table__.drop(engine)
     SpotRuleRow.__table__.drop(engine)
 
@@ -89,8 +91,10 @@ def test_a_run_status_changed_in_the_database_is_named(repo: RunStore) -> None:
     sql(repo.engine, f"UPDATE run SET status = 'shipped' WHERE id = {run_id}")
     report = repo.audit.verify()
     assert not report.ok and report.broken is None  # the chain itself is intact: the data is not
-    assert report.row_problems == [f"run {run_id} differs from its last sealed state (audit seq "
-                                   f"{_last_seal_of(repo, f'run:{run_id}')}): it was changed outside the desk"]
+    assert report.row_problems == [
+        f"run {run_id} differs from its last sealed state (audit seq "
+        f"{_last_seal_of(repo, f'run:{run_id}')}): it was changed outside the desk"
+    ]
     assert "DATA DIFFERS" in report.describe()
 
 
@@ -106,16 +110,22 @@ def test_a_review_verdict_changed_in_the_database_is_named(repo: RunStore) -> No
 def test_a_row_inserted_outside_the_desk_is_named(repo: RunStore) -> None:
     run_id = a_reviewed_run(repo)
     with Session(repo.engine) as s:
-        s.add(DecisionRow(run_id=run_id, round_no=1, action="approve", actor="mallory", reason="", before_hash="",
-                          after_hash=""))
+        s.add(
+            DecisionRow(
+                run_id=run_id, round_no=1, action="approve", actor="mallory", reason="", before_hash="", after_hash=""
+            )
+        )
         s.commit()
         decision_id = s.exec(select(DecisionRow.id)).one()
     report = repo.audit.verify()
-    assert report.row_problems == [f"decision {decision_id} is not covered by any seal: it was written outside the desk"]
+    assert report.row_problems == [
+        f"decision {decision_id} is not covered by any seal: it was written outside the desk"
+    ]
 
 
-def test_a_cut_tail_with_a_rewritten_head_is_caught_by_the_hash_kept_outside(repo: RunStore, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_cut_tail_with_a_rewritten_head_is_caught_by_the_hash_kept_outside(
+    repo: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     anchor = tmp_path / "audit-heads.txt"
     monkeypatch.setenv("SANTA_AUDIT_ANCHOR_FILE", str(anchor))
     a_reviewed_run(repo)
@@ -176,8 +186,12 @@ def test_the_upgrade_to_0016_seals_the_new_tables_and_keeps_naming_a_row_changed
     # What 0011 to 0015 left: no seal of the new tables, the first six sealed with every column hashed, NULLs too.
     _forget_every_event(engine)
     with engine.begin() as conn, Session(bind=conn) as s:
-        legacy = {f"{kind}:{i}": full_row_hash(dict(row)) for kind in FIRST_SEALED
-                  for row in conn.execute(sa_select(*_at_0015(SEALED[kind].__table__))).mappings() for i in [row["id"]]}
+        legacy = {
+            f"{kind}:{i}": full_row_hash(dict(row))
+            for kind in FIRST_SEALED
+            for row in conn.execute(sa_select(*_at_0015(SEALED[kind].__table__))).mappings()
+            for i in [row["id"]]
+        }
         append(s, "system", SEAL_ACTION, "rows", "as 0015 sealed", detail={"rows": legacy})
     with Session(engine) as s:
         review_id = s.exec(select(ReviewRow.id).where(ReviewRow.run_id == run_id, ReviewRow.slot == "C")).one()
@@ -231,7 +245,9 @@ def _head(repo: RunStore) -> tuple[int, str]:
 
 def _last_seal_of(repo: RunStore, key: str) -> int:
     with Session(repo.engine) as s:
-        rows = s.exec(select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == "rows.sealed")).all()
+        rows = s.exec(
+            select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == "rows.sealed")
+        ).all()
     return max(seq for seq, detail in rows if key in detail["rows"])
 
 

@@ -47,9 +47,15 @@ def shipped_history(repo: RunStore) -> dict[int, bool]:
     planted: dict[int, bool] = {}
     for _ in range(RUNS):
         bad = rng.random() < TRUE_RATE
-        run_id = repo.create_run(spec=SPEC, output=f"{GOOD} {PLANTED}" if bad else GOOD, rubric=RUBRIC,
-                                 created_by=EDITOR, reviewer_b="claude-haiku-4-5", reviewer_c="gpt-5.4-nano",
-                                 fixer="fixer")
+        run_id = repo.create_run(
+            spec=SPEC,
+            output=f"{GOOD} {PLANTED}" if bad else GOOD,
+            rubric=RUBRIC,
+            created_by=EDITOR,
+            reviewer_b="claude-haiku-4-5",
+            reviewer_c="gpt-5.4-nano",
+            fixer="fixer",
+        )
         # Shipped in one move (the runner's claim and its reviews are not what this test is about: the draw at
         # shipping, the blind judgement and the figures are).
         assert repo.transition(run_id, {S.QUEUED}, RunState(status=S.SHIPPED, note="both PASS"), "gate")
@@ -70,16 +76,22 @@ def person_double(repo: RunStore, spot_check_id: int) -> list[Judgement]:
     planted promise, passes everything else."""
     case = repo.spot_checks.blind_case(spot_check_id)
     bad = PLANTED in case.text
-    return [Judgement(criterion=c.id, verdict="FAIL" if bad and c.id == "compliance" else "PASS",
-                      evidence=PLANTED if bad and c.id == "compliance" else "") for c in case.criteria]
+    return [
+        Judgement(
+            criterion=c.id,
+            verdict="FAIL" if bad and c.id == "compliance" else "PASS",
+            evidence=PLANTED if bad and c.id == "compliance" else "",
+        )
+        for c in case.criteria
+    ]
 
 
 def test_the_spot_check_escape_rate_is_the_reference_estimate_and_its_interval_holds_the_true_rate(
-        repo: RunStore, env: dict[str, str], tmp_path: Path) -> None:
+    repo: RunStore, env: dict[str, str], tmp_path: Path
+) -> None:
     from tests.cli.test_metrics import metrics
 
-    actions.save_rule(repo.spot_checks, RuleDraft(rubric_name=RUBRIC.name, share_percent=SHARE), AUTHOR,
-                      [RUBRIC.name])
+    actions.save_rule(repo.spot_checks, RuleDraft(rubric_name=RUBRIC.name, share_percent=SHARE), AUTHOR, [RUBRIC.name])
     seed = repo.spot_checks.rules()[0].seed
     planted = shipped_history(repo)
     assert abs(sum(planted.values()) / RUNS - TRUE_RATE) < 0.04  # the history is what it says

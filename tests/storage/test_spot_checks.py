@@ -36,8 +36,14 @@ from tests.support.people import ADMIN, AUTHOR, EDITOR, OFFICER, VIEWER
 from tests.support.people_runs import S, _review, awaiting_approval, count, escalate, make_runner, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures (an imported name would trip ruff's F811)
-CRITERIA = ("factual_accuracy", "hallucination_free", "completeness", "compliance", "internal_consistency",
-            "technical_correctness")
+CRITERIA = (
+    "factual_accuracy",
+    "hallucination_free",
+    "completeness",
+    "compliance",
+    "internal_consistency",
+    "technical_correctness",
+)
 
 
 def ship(repo: RunStore, run_id: int) -> None:
@@ -58,8 +64,7 @@ def metric_escapes(repo: RunStore, run_id: int) -> int:
 
 def judged(fail: dict[str, str] | None = None) -> list[Judgement]:
     fail = fail or {}
-    return [Judgement(criterion=c, verdict="FAIL" if c in fail else "PASS", evidence=fail.get(c, ""))
-            for c in CRITERIA]
+    return [Judgement(criterion=c, verdict="FAIL" if c in fail else "PASS", evidence=fail.get(c, "")) for c in CRITERIA]
 
 
 def test_shipping_draws_exactly_the_runs_the_hash_picks_and_the_sweep_never_draws_twice(repo: RunStore) -> None:
@@ -103,7 +108,7 @@ def test_the_weekly_floor_tops_a_complete_week_up_with_its_lowest_numbered_runs(
     added = actions.draw_spot_checks(repo.spot_checks, utcnow() + timedelta(days=8))
     lowest = sorted((r for r in runs if r not in share_drawn), key=lambda r: reference_number(seed, r))
     checks = repo.spot_checks.spot_checks()
-    assert [c.run_id for c in checks if c.drawn_by == "floor"] == lowest[:3 - len(share_drawn)]
+    assert [c.run_id for c in checks if c.drawn_by == "floor"] == lowest[: 3 - len(share_drawn)]
     assert len(added) == 3 - len(share_drawn) and len(checks) == 3
     assert actions.draw_spot_checks(repo.spot_checks, utcnow() + timedelta(days=9)) == []
 
@@ -122,16 +127,26 @@ def test_a_submit_turns_each_fail_into_an_escape_traced_to_the_reviewers_that_pa
     [escape] = repo.escapes(run_id)
     assert ids == [escape.id]
     assert (escape.source, escape.spot_check_id, escape.criterion, escape.evidence, escape.passed_by) == (
-        "spot_check", check.id, "completeness", "no price given", ["b", "c"])
+        "spot_check",
+        check.id,
+        "completeness",
+        "no price given",
+        ["b", "c"],
+    )
     compared = {c.criterion: c for c in repo.spot_checks.comparison(check.id)}
     assert compared["completeness"].person == "FAIL"
     assert compared["completeness"].reviewers == {"B (b)": "PASS", "C (c)": "PASS"}
     [outcome] = repo.spot_checks.outcomes()
     assert (outcome.run_id, outcome.failed, outcome.escaped, outcome.judged) == (
-        run_id, ("completeness",), True, CRITERIA)
+        run_id,
+        ("completeness",),
+        True,
+        CRITERIA,
+    )
     labels = repo.spot_checks.labels()
     assert [(lb.criterion, lb.verdict, lb.person, lb.source) for lb in labels] == [
-        (c, "FAIL" if c == "completeness" else "PASS", EDITOR, "spot_check") for c in CRITERIA]
+        (c, "FAIL" if c == "completeness" else "PASS", EDITOR, "spot_check") for c in CRITERIA
+    ]
     assert metric_escapes(repo, run_id) == 0  # the Metrics page's escape rate counts reported escapes only
     with pytest.raises(SpotCheckError, match="closed"):  # a double submit changes nothing
         actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
@@ -147,15 +162,23 @@ def test_a_reported_escape_keeps_source_reported(repo: RunStore) -> None:
     assert metric_escapes(repo, run_id) == 1
 
 
-@pytest.mark.parametrize(("doing", "who"), [
-    pytest.param(lambda r, c, who: actions.submit(r.spot_checks, c, judged(), who), VIEWER, id="submit-viewer"),
-    pytest.param(lambda r, c, who: actions.submit(r.spot_checks, c, judged(), who), AUTHOR, id="submit-author"),
-    pytest.param(lambda r, c, who: actions.assign(r.spot_checks, c, EDITOR, who), EDITOR, id="assign-editor"),
-    pytest.param(lambda r, c, who: actions.set_due(r.spot_checks, c, utcnow(), who), VIEWER, id="due-viewer"),
-    pytest.param(lambda r, c, who: actions.save_rule(r.spot_checks, RuleDraft(rubric_name="general",
-                 share_percent=5), who, ["general"]), EDITOR, id="rule-editor"),
-    pytest.param(lambda r, c, who: actions.retire_rule(r.spot_checks, 1, who), OFFICER, id="retire-officer"),
-])
+@pytest.mark.parametrize(
+    ("doing", "who"),
+    [
+        pytest.param(lambda r, c, who: actions.submit(r.spot_checks, c, judged(), who), VIEWER, id="submit-viewer"),
+        pytest.param(lambda r, c, who: actions.submit(r.spot_checks, c, judged(), who), AUTHOR, id="submit-author"),
+        pytest.param(lambda r, c, who: actions.assign(r.spot_checks, c, EDITOR, who), EDITOR, id="assign-editor"),
+        pytest.param(lambda r, c, who: actions.set_due(r.spot_checks, c, utcnow(), who), VIEWER, id="due-viewer"),
+        pytest.param(
+            lambda r, c, who: actions.save_rule(
+                r.spot_checks, RuleDraft(rubric_name="general", share_percent=5), who, ["general"]
+            ),
+            EDITOR,
+            id="rule-editor",
+        ),
+        pytest.param(lambda r, c, who: actions.retire_rule(r.spot_checks, 1, who), OFFICER, id="retire-officer"),
+    ],
+)
 def test_roles_are_refused_and_write_nothing(repo: RunStore, engine: Engine, doing, who: str) -> None:
     rule(repo, 100)
     run_id = new_run(repo)
@@ -183,13 +206,19 @@ def test_owner_due_and_rule_changes_are_audited_and_an_owned_check_is_its_owners
     assert (check.owner, check.due_at) == (EDITOR, due)
     with pytest.raises(SpotCheckError, match="assigned to editor"):
         actions.submit(repo.spot_checks, check.id, judged(), OFFICER)
-    second = actions.save_rule(repo.spot_checks, RuleDraft(rubric_name="general", share_percent=10), AUTHOR,
-                               ["general"], replaces=first)
+    second = actions.save_rule(
+        repo.spot_checks, RuleDraft(rubric_name="general", share_percent=10), AUTHOR, ["general"], replaces=first
+    )
     assert [r.id for r in repo.spot_checks.rules()] == [second.id]
     assert second.seed != repo.spot_checks.rules(active_only=False)[0].seed
     actions_seen = [e.action for e in repo.audit.events(action="spot_")]
-    for action in ("spot_rule.saved", "spot_check.drawn", "spot_check.assigned", "spot_check.due_set",
-                   "spot_rule.retired"):
+    for action in (
+        "spot_rule.saved",
+        "spot_check.drawn",
+        "spot_check.assigned",
+        "spot_check.due_set",
+        "spot_rule.retired",
+    ):
         assert action in actions_seen
 
 
@@ -279,11 +308,17 @@ def test_a_system_actor_may_not_submit_a_spot_check_even_an_unassigned_one(repo:
 def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_not_an_escape_past_them(repo: RunStore) -> None:
     rule(repo, 100)
     fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
-    runner = Runner(repo, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
-                    workers=1, screen_for=lambda: None)
+    runner = Runner(
+        repo,
+        lambda n: FunctionReviewer(n, fail),
+        lambda n: FunctionFixer(n, lambda r: None),
+        workers=1,
+        screen_for=lambda: None,
+    )
     try:
-        run_id = repo.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, reviewer_b="b", reviewer_c="c",
-                                 fixer="fixer", max_rounds=1)
+        run_id = repo.create_run(
+            spec=SPEC, output=BAD, rubric=RUBRIC, reviewer_b="b", reviewer_c="c", fixer="fixer", max_rounds=1
+        )
         runner.execute(run_id)
     finally:
         runner.shutdown()
@@ -309,7 +344,11 @@ def test_one_run_drawn_by_two_rules_is_one_outcome_the_earliest_submitted(repo: 
     actions.submit(repo.spot_checks, first.id, judged(), ADMIN)
     [outcome] = repo.spot_checks.outcomes()
     assert (outcome.spot_check_id, outcome.escaped, outcome.drawn_by, outcome.reviewer_d) == (
-        second.id, True, "share", None)
+        second.id,
+        True,
+        "share",
+        None,
+    )
 
 
 def test_the_periodic_pass_draws_the_weekly_floor_with_no_alert_channel_at_most_hourly(repo: RunStore) -> None:

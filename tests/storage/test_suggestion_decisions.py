@@ -27,15 +27,24 @@ ME = "author@example.com"
 def made(kind: str) -> Suggestion:
     """A suggestion for "ads" as rubric learning draws one up (its key from the same parts)."""
     phrase = "results guaranteed"
-    return Suggestion(key=suggestion_key("ads", "no_guarantees", kind, phrase), rubric="ads",
-                      criterion="no_guarantees", criterion_name="No outcome guarantees", kind=kind, phrase=phrase,
-                      runs=[1, 2, 3, 4, 5])
+    return Suggestion(
+        key=suggestion_key("ads", "no_guarantees", kind, phrase),
+        rubric="ads",
+        criterion="no_guarantees",
+        criterion_name="No outcome guarantees",
+        kind=kind,
+        phrase=phrase,
+        runs=[1, 2, 3, 4, 5],
+    )
 
 
 def written(repo: RunStore) -> tuple[int, int, int]:
     """(versions of "ads", decisions, audit events): what a refusal must leave as it was."""
-    return count(repo.engine, RubricVersionRow, name="ads"), count(repo.engine, SuggestionDecisionRow), \
-        len(repo.audit.events())
+    return (
+        count(repo.engine, RubricVersionRow, name="ads"),
+        count(repo.engine, SuggestionDecisionRow),
+        len(repo.audit.events()),
+    )
 
 
 @pytest.mark.parametrize("kind", ["pass_condition", "forbidden_terms"])
@@ -68,8 +77,9 @@ def test_the_save_itself_refuses_a_decided_suggestion_inside_its_transaction(rep
     doc = repo.rubrics.document("ads")
     before = written(repo)
     with pytest.raises(SuggestionDecided):
-        repo.rubrics.save(accepted(doc, s), ME, "from the suggestion", doc.version, source="suggestion",
-                          suggestion_key=s.key)
+        repo.rubrics.save(
+            accepted(doc, s), ME, "from the suggestion", doc.version, source="suggestion", suggestion_key=s.key
+        )
     with pytest.raises(SuggestionDecided):
         repo.suggestions.decide(s, "accepted", ME, version=2)
     assert written(repo) == before
@@ -89,20 +99,40 @@ def test_spot_check_escapes_on_one_phrase_suggest_forbidding_it(repo: RunStore) 
     """rev1: five runs both reviewers passed carry one promise; five blind spot-checks fail it, quoting it. Their
     runs are the failing side, not the clean one: the phrase is a term to forbid, and no false alarm of its check."""
     spot.save_rule(repo.spot_checks, RuleDraft(rubric_name="ads", share_percent=100), AUTHOR, ["ads"])
-    runner = Runner(repo, lambda n: FunctionReviewer(n, passing), lambda n: FunctionFixer(n, lambda r: None),
-                    workers=2, screen_for=lambda: None)
+    runner = Runner(
+        repo,
+        lambda n: FunctionReviewer(n, passing),
+        lambda n: FunctionFixer(n, lambda r: None),
+        workers=2,
+        screen_for=lambda: None,
+    )
     rubric = repo.rubrics.resolved("ads")
     for output in claims(5) + plain(3):
-        run_id = repo.create_run(spec="Write an ad.", output=output, rubric=rubric, reviewer_b="claude-sonnet-5-5",
-                                 reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
+        run_id = repo.create_run(
+            spec="Write an ad.",
+            output=output,
+            rubric=rubric,
+            reviewer_b="claude-sonnet-5-5",
+            reviewer_c="claude-haiku-5-5",
+            fixer="claude-opus-5-5",
+        )
         runner.execute(run_id)
     for check in repo.spot_checks.spot_checks("open"):
         case = repo.spot_checks.blind_case(check.id)
         bad = "guaranteed" in case.text
-        spot.submit(repo.spot_checks, check.id,
-                    [Judgement(criterion=c.id, verdict="FAIL" if bad and c.id == "no_guarantees" else "PASS",
-                               evidence="guaranteed" if bad and c.id == "no_guarantees" else "")
-                     for c in case.criteria], OFFICER)
+        spot.submit(
+            repo.spot_checks,
+            check.id,
+            [
+                Judgement(
+                    criterion=c.id,
+                    verdict="FAIL" if bad and c.id == "no_guarantees" else "PASS",
+                    evidence="guaranteed" if bad and c.id == "no_guarantees" else "",
+                )
+                for c in case.criteria
+            ],
+            OFFICER,
+        )
     assert len([e for e in repo.escapes() if e.source == "spot_check"]) == 5
     found, items, nice = pending(rubric, repo.suggestions)
     assert [(s.kind, s.criterion, s.phrase) for s in found] == [("forbidden_terms", "no_guarantees", "guaranteed")]

@@ -32,13 +32,28 @@ from tests.support.messages_api import (
 )
 from tests.support.runs import count
 
-CLAIMS = Criterion(id="no_guarantees", name="No outcome guarantees", category="compliance",
-                   pass_condition="The copy promises no outcome.", fail_signal="A result is promised.")
-FACTS = Criterion(id="facts", name="Facts", category="factual accuracy", pass_condition="Every claim is in the spec.",
-                  fail_signal="A claim not in the spec.")
-SENTENCES = ["Your savings are guaranteed to double in {n} weeks.", "Growth of {n} % is guaranteed for every plan.",
-             "Returns are guaranteed within {n} days.", "Every client is guaranteed {n} leads.",
-             "Profits are guaranteed from day {n}.", "Sign today: results guaranteed in {n} hours."]
+CLAIMS = Criterion(
+    id="no_guarantees",
+    name="No outcome guarantees",
+    category="compliance",
+    pass_condition="The copy promises no outcome.",
+    fail_signal="A result is promised.",
+)
+FACTS = Criterion(
+    id="facts",
+    name="Facts",
+    category="factual accuracy",
+    pass_condition="Every claim is in the spec.",
+    fail_signal="A claim not in the spec.",
+)
+SENTENCES = [
+    "Your savings are guaranteed to double in {n} weeks.",
+    "Growth of {n} % is guaranteed for every plan.",
+    "Returns are guaranteed within {n} days.",
+    "Every client is guaranteed {n} leads.",
+    "Profits are guaranteed from day {n}.",
+    "Sign today: results guaranteed in {n} hours.",
+]
 _SENTENCE = re.compile(r"[^.]*guaranteed[^.]*\.", re.I)
 
 
@@ -78,22 +93,35 @@ def judge(request: ReviewRequest) -> Review:
 
 def drop_the_claim(request: FixRequest) -> FixPlan:
     sentence = _SENTENCE.search(request.output)
-    return FixPlan(edits=[FixEdit(issue=0, before=sentence.group(0).strip(), after="Results vary.")] if sentence else [])
+    return FixPlan(
+        edits=[FixEdit(issue=0, before=sentence.group(0).strip(), after="Results vary.")] if sentence else []
+    )
 
 
 def reviewed(repo: RunStore, outputs: list[str], stub: MessagesStub | None = None) -> list[int]:
     """Runs of the stored rubric "ads": a history judged by in-process doubles (seeding it over HTTP cost seconds a
     test), or, with `stub`, reviewed by the real adapters against the loopback Messages API; their ids."""
     if stub is None:
-        runner = Runner(repo, lambda n: FunctionReviewer(n, judge), lambda n: FunctionFixer(n, drop_the_claim),
-                        workers=2, screen_for=lambda: None)
+        runner = Runner(
+            repo,
+            lambda n: FunctionReviewer(n, judge),
+            lambda n: FunctionFixer(n, drop_the_claim),
+            workers=2,
+            screen_for=lambda: None,
+        )
     else:
         runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2, screen_for=lambda: None)
     rubric = repo.rubrics.resolved("ads")
     ids = []
     for output in outputs:
-        run_id = repo.create_run(spec="Write an ad.", output=output, rubric=rubric, reviewer_b="claude-sonnet-5-5",
-                                 reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
+        run_id = repo.create_run(
+            spec="Write an ad.",
+            output=output,
+            rubric=rubric,
+            reviewer_b="claude-sonnet-5-5",
+            reviewer_c="claude-haiku-5-5",
+            fixer="claude-opus-5-5",
+        )
         runner.execute(run_id)
         ids.append(run_id)
     return ids
@@ -124,7 +152,8 @@ def test_four_runs_suggest_nothing_and_the_fifth_makes_one(repo: RunStore) -> No
 
 
 def test_accepting_saves_an_audited_version_whose_check_stops_a_new_run_before_the_reviewers(
-        repo: RunStore, messages_stub: MessagesStub) -> None:
+    repo: RunStore, messages_stub: MessagesStub
+) -> None:
     reviewed(repo, claims(5) + plain(1))
     (s,), _, _ = pending(repo.rubrics.resolved("ads"), repo.suggestions)
     saved = actions.accept_suggestion(repo.rubrics, repo.suggestions, s, "author@example.com")
@@ -148,8 +177,7 @@ def test_accepting_saves_an_audited_version_whose_check_stops_a_new_run_before_t
 
 
 @pytest.mark.parametrize("person", ["editor@example.com", "viewer@example.com"])
-def test_without_the_rubric_author_role_accepting_and_dismissing_write_nothing(
-        repo: RunStore, person: str) -> None:
+def test_without_the_rubric_author_role_accepting_and_dismissing_write_nothing(repo: RunStore, person: str) -> None:
     reviewed(repo, claims(5))
     (s,), _, _ = pending(repo.rubrics.resolved("ads"), repo.suggestions)
     before = len(repo.audit.events())
@@ -187,7 +215,8 @@ def test_escapes_reported_on_shipped_runs_are_read_with_their_runs(db_url: str) 
     assert sorted(texts) == clean and texts[clean[0]] == plain(3)[2]  # an escaped run is not a clean one
     escapes = [i for i in items if i.source == "escape"]
     assert [(i.run_id, i.text, i.issues[0].criterion) for i in escapes] == [
-        (r, text, "no_guarantees") for r, text in zip(shipped, plain(2), strict=True)]
+        (r, text, "no_guarantees") for r, text in zip(shipped, plain(2), strict=True)
+    ]
     assert all("guaranteed" in i.text and i.ref == 1 for i in items if i.source == "review")
     assert repo.suggestions.learning_items("ads", days=0)[0] == []  # only runs started in the window
     assert count(repo.engine, EscapeRow) == 2

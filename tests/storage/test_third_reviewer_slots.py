@@ -19,13 +19,22 @@ from tests.support.people_runs import _review, count, new_run
 
 engine, repo = people_runs.engine, people_runs.repo  # the fixtures
 
-HIGH_RISK = RUBRIC.model_copy(update={"criteria": [c.model_copy(update={"third_reviewer": c.id == "factual_accuracy"})
-                                                   for c in RUBRIC.criteria]})
+HIGH_RISK = RUBRIC.model_copy(
+    update={"criteria": [c.model_copy(update={"third_reviewer": c.id == "factual_accuracy"}) for c in RUBRIC.criteria]}
+)
 
 
 def d_run(repo: RunStore) -> int:
-    return repo.create_run(spec="s", output="Acme launched its rocket in 2018.", rubric=HIGH_RISK, created_by=EDITOR,
-                           reviewer_b=PERSON, reviewer_c="c", reviewer_d="d", fixer="fixer")
+    return repo.create_run(
+        spec="s",
+        output="Acme launched its rocket in 2018.",
+        rubric=HIGH_RISK,
+        created_by=EDITOR,
+        reviewer_b=PERSON,
+        reviewer_c="c",
+        reviewer_d="d",
+        fixer="fixer",
+    )
 
 
 def test_a_person_cannot_fill_slot_d(repo: RunStore, engine: Engine) -> None:
@@ -55,9 +64,18 @@ def test_a_batch_on_a_high_risk_rubric_is_refused_with_nothing_stored(repo: RunS
     from storage.batches import BatchProblem, BatchStore
     from storage.tables import BatchRow
 
-    config = BatchConfig(name="x.csv", file_format="csv", columns=["id", "output"], id_column="id",
-                         output_column="output", spec="Say it.", rubric=HIGH_RISK, reviewer_b="b", reviewer_c="c",
-                         fixer="f")
+    config = BatchConfig(
+        name="x.csv",
+        file_format="csv",
+        columns=["id", "output"],
+        id_column="id",
+        output_column="output",
+        spec="Say it.",
+        rubric=HIGH_RISK,
+        reviewer_b="b",
+        reviewer_c="c",
+        fixer="f",
+    )
     with pytest.raises(BatchProblem, match="asks for a third reviewer on factual_accuracy"):
         BatchStore(repo.engine).create(config, [ItemIn(key="1", output="Launched in 2018.")], EDITOR)
     assert count(engine, BatchRow) == 0

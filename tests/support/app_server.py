@@ -29,9 +29,22 @@ def free_port() -> int:
 
 def streamlit_command(port: int, *extra_args: str, address: str = "127.0.0.1") -> list[str]:
     """`streamlit run app.py` on `address`:`port` (loopback unless said), headless, without usage statistics."""
-    return [sys.executable, "-m", "streamlit", "run", "app.py", "--server.port", str(port),
-            "--server.headless", "true", "--server.address", address,
-            "--browser.gatherUsageStats", "false", *extra_args]
+    return [
+        sys.executable,
+        "-m",
+        "streamlit",
+        "run",
+        "app.py",
+        "--server.port",
+        str(port),
+        "--server.headless",
+        "true",
+        "--server.address",
+        address,
+        "--browser.gatherUsageStats",
+        "false",
+        *extra_args,
+    ]
 
 
 def server_env(database_url: str, **extra: str) -> dict[str, str]:
@@ -42,18 +55,25 @@ def server_env(database_url: str, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def start_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1",
-                 **env: str) -> subprocess.Popen:
+def start_server(
+    port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1", **env: str
+) -> subprocess.Popen:
     """`streamlit run app.py` as a process, its output in `log` (not waited for)."""
     with log.open("wb") as out:
-        return subprocess.Popen(streamlit_command(port, *extra_args, address=address), cwd=ROOT,
-                                env=server_env(database_url, **env), stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            streamlit_command(port, *extra_args, address=address),
+            cwd=ROOT,
+            env=server_env(database_url, **env),
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
 
 
 @contextmanager
-def app_server(port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1",
-               **env: str) -> Iterator[str]:
+def app_server(
+    port: int, database_url: str, log: Path, extra_args: Sequence[str] = (), address: str = "127.0.0.1", **env: str
+) -> Iterator[str]:
     """Run the app on `address`:`port` (`env` added to its environment); yields its loopback base URL, stops it
     on exit."""
     proc = start_server(port, database_url, log, extra_args, address, **env)

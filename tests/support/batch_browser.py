@@ -20,21 +20,35 @@ from tests.e2e.test_browser import APP_IDLE
 from tests.support.app_server import ROOT, START_S, stop, streamlit_command, wait_for
 
 MAIN = '[data-testid="stMain"]'
-DROP = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "SANTA_REVIEWER_B", "SANTA_REVIEWER_C",
-        "SANTA_FIXER", "SANTA_BATCH_POLL_S")
+DROP = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "SANTA_REVIEWER_B",
+    "SANTA_REVIEWER_C",
+    "SANTA_FIXER",
+    "SANTA_BATCH_POLL_S",
+)
 
 
 @contextmanager
-def keyed_app_server(port: int, database_url: str, log: Path, messages_url: str,
-                     extra_env: dict[str, str] | None = None) -> Iterator[str]:
+def keyed_app_server(
+    port: int, database_url: str, log: Path, messages_url: str, extra_env: dict[str, str] | None = None
+) -> Iterator[str]:
     """`streamlit run app.py` on 127.0.0.1:`port` with an Anthropic key and the Messages API at
     `messages_url`; yields its base URL, stops it on exit."""
     env = {k: v for k, v in os.environ.items() if k not in DROP and not k.startswith("SANTA_PROVIDER_")}
-    env.update({"ANTHROPIC_API_KEY": "test", "ANTHROPIC_BASE_URL": messages_url, "DATABASE_URL": database_url,
-                **(extra_env or {})})
+    env.update(
+        {
+            "ANTHROPIC_API_KEY": "test",
+            "ANTHROPIC_BASE_URL": messages_url,
+            "DATABASE_URL": database_url,
+            **(extra_env or {}),
+        }
+    )
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            streamlit_command(port), cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT
         )
     try:
         base = f"http://127.0.0.1:{port}"
@@ -107,11 +121,12 @@ def pick(page, key: str, option: str) -> None:  # noqa: ANN001
     listed.click()
     idle(page)
     if page.get_by_role("listbox").count():  # a multiselect stays open after a pick (never Escape a select
-        page.keyboard.press("Escape")         # box: Escape in one clears its pick)
+        page.keyboard.press("Escape")  # box: Escape in one clears its pick)
 
 
 def upload(page, key: str, name: str, data: bytes, mime: str = "text/csv") -> None:  # noqa: ANN001
     """Give a file uploader a file, as the file chooser would."""
     widget(page, key).locator('input[type="file"]').set_input_files(
-        files=[{"name": name, "mimeType": mime, "buffer": data}])
+        files=[{"name": name, "mimeType": mime, "buffer": data}]
+    )
     idle(page)

@@ -51,8 +51,12 @@ def batch_answer(body: dict) -> dict:
     if "edits" in schema_properties(body):
         return message(fix_json([(0, DEFECT, FIXED)]), model)
     if DEFECT in fenced_output(body):
-        return message(review_json("FAIL", [("compliance", "FAIL", "a promise we cannot keep")],
-                                   [("compliance", COMPLAINT, DEFECT)]), model)
+        return message(
+            review_json(
+                "FAIL", [("compliance", "FAIL", "a promise we cannot keep")], [("compliance", COMPLAINT, DEFECT)]
+            ),
+            model,
+        )
     return default_answer(body)
 
 
@@ -98,9 +102,11 @@ def wait_until(what: str, done: Callable[[], bool], at: AppTest | None = None) -
 
 def sample_in(store: BatchStore, batch_id: int, number: int, at: AppTest) -> SampleProgress:
     """Wait until sample `number` of the batch is fully reviewed and marked finished."""
+
     def finished() -> bool:
         samples = store.get(batch_id).samples
         return len(samples) >= number and samples[number - 1].finished_at is not None
+
     wait_until(f"sample {number}", finished, at)
     return store.get(batch_id).samples[number - 1]
 
@@ -138,15 +144,25 @@ def stored_items(repo: RunStore) -> int:
 def create_batch(desk, data: bytes) -> int:  # noqa: ANN001 - desk.Desk
     """Store a batch file below the page, with the stub's models as reviewers and fix agent."""
     file = read_batch(data, "emails.csv", strata=["template"])
-    config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
-                         id_column=file.id_column, output_column=file.output_column, spec=SPEC,
-                         strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
-                         reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
+    config = BatchConfig(
+        name="emails.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec=SPEC,
+        strata=file.strata,
+        rubric=load_builtin("general"),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+    )
     return desk.batches.create(file, config, "ann")
 
 
-def seeded_batch(messages_stub: MessagesStub, items: int = 40, every: int = 1,
-                 handler: Callable[[dict], object] = batch_answer) -> int:
+def seeded_batch(
+    messages_stub: MessagesStub, items: int = 40, every: int = 1, handler: Callable[[dict], object] = batch_answer
+) -> int:
     """A batch with one finished sample, made below the page (the real adapters talk to the stub).
 
     With `every=1` every promo item carries the defect; every template is sampled, so the sample

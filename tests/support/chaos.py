@@ -38,8 +38,13 @@ CLIENT_TIMEOUT_S = 0.4
 class Chaos:
     """A handler for MessagesStub: faults by chance (seeded), the santa scenario otherwise."""
 
-    def __init__(self, rate: float = 0.10, seed: int = 16, scenario: Callable[[dict], Any] = santa_scenario,
-                 faults: tuple[str, ...] = FAULTS) -> None:
+    def __init__(
+        self,
+        rate: float = 0.10,
+        seed: int = 16,
+        scenario: Callable[[dict], Any] = santa_scenario,
+        faults: tuple[str, ...] = FAULTS,
+    ) -> None:
         self.rate, self.scenario, self.faults = rate, scenario, faults
         self.rng = random.Random(seed)
         self.lock = threading.Lock()
@@ -79,11 +84,15 @@ def chaos_runner(stub: MessagesStub, store: Any, attempts: int, workers: int = 4
     """A runner whose screen, reviewers and fix agent are the real SDK clients aimed at the stub, with short
     timeouts and the SDK's own retries, asking again after a bad answer up to `attempts` times."""
     client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=3, timeout=CLIENT_TIMEOUT_S)
-    return Runner(store, lambda m: AnthropicReviewer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
-                  lambda m: AnthropicFixer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
-                  workers=workers,
-                  screen_for=lambda: AnthropicScreen("claude-haiku-5-5", client=client, timeout=CLIENT_TIMEOUT_S,
-                                                     answer_attempts=attempts))
+    return Runner(
+        store,
+        lambda m: AnthropicReviewer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
+        lambda m: AnthropicFixer(m, client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts),
+        workers=workers,
+        screen_for=lambda: AnthropicScreen(
+            "claude-haiku-5-5", client=client, timeout=CLIENT_TIMEOUT_S, answer_attempts=attempts
+        ),
+    )
 
 
 def unleash(stub: MessagesStub, rate: float = 0.10, seed: int = 16) -> tuple[Chaos, Chaos]:
@@ -101,8 +110,12 @@ class Trial:
     chaos: Chaos
     screens: Chaos
 
-    def share(self, reasons: frozenset[EscalationReason] = frozenset(
-            {EscalationReason.REVIEWER_ERROR, EscalationReason.PROVIDER_FAILED})) -> float:
+    def share(
+        self,
+        reasons: frozenset[EscalationReason] = frozenset(
+            {EscalationReason.REVIEWER_ERROR, EscalationReason.PROVIDER_FAILED}
+        ),
+    ) -> float:
         """The share of runs that escalated for one of `reasons`: by default every run a reviewer or the screen gave
         no verdict for (a bad answer is a reviewer error; no answer at all, since issue 34, the provider failing)."""
         return sum(v.state.escalation_reason in reasons for v in self.views) / len(self.views)
@@ -110,10 +123,16 @@ class Trial:
     def shipped_faulty(self) -> int:
         """Runs shipped although a round's screen was not clean or a review was not a valid, unfaulted answer."""
         return sum(
-            1 for v in self.views if v.status == RunStatus.SHIPPED for rnd in v.rounds
-            if any(sc.verdict != "clean" for sc in rnd.screens.values()) or not rnd.screens
-            or any(o.status != ReviewStatus.OK or o.raw_response in self.chaos.faulty_texts
-                   for o in rnd.reviews.values()))
+            1
+            for v in self.views
+            if v.status == RunStatus.SHIPPED
+            for rnd in v.rounds
+            if any(sc.verdict != "clean" for sc in rnd.screens.values())
+            or not rnd.screens
+            or any(
+                o.status != ReviewStatus.OK or o.raw_response in self.chaos.faulty_texts for o in rnd.reviews.values()
+            )
+        )
 
 
 def chaos_trial(stub: MessagesStub, db_path: Path, attempts: int, runs: int, rate: float = 0.10) -> Trial:
@@ -124,9 +143,18 @@ def chaos_trial(stub: MessagesStub, db_path: Path, attempts: int, runs: int, rat
     chaos, screens = unleash(stub, rate=rate)
     repo = grant(RunStore(init_db(f"sqlite:///{db_path}")))
     runner = chaos_runner(stub, repo, attempts=attempts, workers=8)
-    ids = [repo.create_run(spec=SPEC, output=f"Acme launched its rocket in {'DEFECT' if i % 3 == 0 else 2018}. #{i}",
-                           rubric=RUBRIC, reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5",
-                           fixer="claude-sonnet-5-5", auto_approve=True) for i in range(runs)]
+    ids = [
+        repo.create_run(
+            spec=SPEC,
+            output=f"Acme launched its rocket in {'DEFECT' if i % 3 == 0 else 2018}. #{i}",
+            rubric=RUBRIC,
+            reviewer_b="claude-sonnet-5-5",
+            reviewer_c="claude-haiku-5-5",
+            fixer="claude-sonnet-5-5",
+            auto_approve=True,
+        )
+        for i in range(runs)
+    ]
     wait([runner.submit(i) for i in ids])
     runner.shutdown()
     return Trial([repo.get_run_view(i) for i in ids], chaos, screens)

@@ -35,8 +35,13 @@ STOP_TO_FINISH = {"end_turn": "stop", "stop_sequence": "stop", "max_tokens": "le
 DEFAULT_CHAT_USAGE = {"prompt_tokens": 120, "completion_tokens": 60, "cached_tokens": 0}
 
 
-def completion(content: str | None, model: str = "stub-model", finish_reason: str | None = "stop",
-               refusal: str | None = None, usage: dict | None = None) -> dict:
+def completion(
+    content: str | None,
+    model: str = "stub-model",
+    finish_reason: str | None = "stop",
+    refusal: str | None = None,
+    usage: dict | None = None,
+) -> dict:
     """A chat completion with one choice."""
     u = {**DEFAULT_CHAT_USAGE, **(usage or {})}
     return {
@@ -44,28 +49,42 @@ def completion(content: str | None, model: str = "stub-model", finish_reason: st
         "object": "chat.completion",
         "created": 1_700_000_000,
         "model": model,
-        "choices": [{"index": 0, "finish_reason": finish_reason,
-                     "message": {"role": "assistant", "content": content, "refusal": refusal}}],
-        "usage": {"prompt_tokens": u["prompt_tokens"], "completion_tokens": u["completion_tokens"],
-                  "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
-                  "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]}},
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": finish_reason,
+                "message": {"role": "assistant", "content": content, "refusal": refusal},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": u["prompt_tokens"],
+            "completion_tokens": u["completion_tokens"],
+            "total_tokens": u["prompt_tokens"] + u["completion_tokens"],
+            "prompt_tokens_details": {"cached_tokens": u["cached_tokens"]},
+        },
     }
 
 
-def chat_error(status: int, message: str = "stub error", type: str = "server_error",
-               headers: dict[str, str] | None = None) -> Reply:
+def chat_error(
+    status: int, message: str = "stub error", type: str = "server_error", headers: dict[str, str] | None = None
+) -> Reply:
     """An OpenAI-style error reply that the SDK retries quickly (retry-after-ms: 1) when retryable."""
-    return Reply(status, {**FAST_RETRY, **(headers or {})}, {"error": {"message": message, "type": type,
-                                                                        "param": None, "code": None}})
+    return Reply(
+        status,
+        {**FAST_RETRY, **(headers or {})},
+        {"error": {"message": message, "type": type, "param": None, "code": None}},
+    )
 
 
 def as_messages_body(body: dict) -> dict:
     """A chat request seen as a Messages API request, so the Messages helpers (schema_properties, the criteria
     of the prompt, santa_scenario) read it: the user turns, and the schema under output_config.format."""
     schema = ((body.get("response_format") or {}).get("json_schema") or {}).get("schema") or {}
-    return {"model": body.get("model", "stub-model"),
-            "messages": [m for m in body.get("messages") or [] if m.get("role") == "user"],
-            "output_config": {"format": {"type": "json_schema", "schema": schema}}}
+    return {
+        "model": body.get("model", "stub-model"),
+        "messages": [m for m in body.get("messages") or [] if m.get("role") == "user"],
+        "output_config": {"format": {"type": "json_schema", "schema": schema}},
+    }
 
 
 def from_message(msg: dict) -> dict:
@@ -74,9 +93,16 @@ def from_message(msg: dict) -> dict:
     stop = msg.get("stop_reason")
     usage = msg.get("usage") or {}
     refusal = "I can't help with that." if stop == "refusal" else None
-    return completion(None if refusal else text, msg.get("model", "stub-model"), STOP_TO_FINISH.get(stop, stop),
-                      refusal, {"prompt_tokens": int(usage.get("input_tokens", 120)),
-                                "completion_tokens": int(usage.get("output_tokens", 60))})
+    return completion(
+        None if refusal else text,
+        msg.get("model", "stub-model"),
+        STOP_TO_FINISH.get(stop, stop),
+        refusal,
+        {
+            "prompt_tokens": int(usage.get("input_tokens", 120)),
+            "completion_tokens": int(usage.get("output_tokens", 60)),
+        },
+    )
 
 
 def to_chat(value: Any, body: dict) -> Reply:
@@ -125,18 +151,27 @@ class ChatStub(LoopbackServer):
 
     def chat_calls(self) -> list[dict]:
         """Chat completion requests of reviewers and the fix agent (screens and extraction requests left out)."""
-        return [c for c in self.calls if c["path"].endswith("/chat/completions")
-                and not is_screen(as_messages_body(c["body"]))]
+        return [
+            c
+            for c in self.calls
+            if c["path"].endswith("/chat/completions") and not is_screen(as_messages_body(c["body"]))
+        ]
 
     def screen_calls(self) -> list[dict]:
         """Known-answer screen requests."""
-        return [c for c in self.calls if c["path"].endswith("/chat/completions")
-                and screen_key(as_messages_body(c["body"])) is not None]
+        return [
+            c
+            for c in self.calls
+            if c["path"].endswith("/chat/completions") and screen_key(as_messages_body(c["body"])) is not None
+        ]
 
     def extract_calls(self) -> list[dict]:
         """The injection screen's extraction requests."""
-        return [c for c in self.calls if c["path"].endswith("/chat/completions")
-                and is_extraction(as_messages_body(c["body"]))]
+        return [
+            c
+            for c in self.calls
+            if c["path"].endswith("/chat/completions") and is_extraction(as_messages_body(c["body"]))
+        ]
 
     def script(self, *replies: Any) -> ChatStub:
         """Queue replies for the next chat requests, first in first out."""
@@ -150,8 +185,14 @@ class ChatStub(LoopbackServer):
         with self._lock:
             self._calls.append({"method": method, "path": route, "headers": headers, "body": body})
             if method == "GET" and route == "/v1/models":
-                return self.models_reply or Reply(200, {}, {"object": "list", "data": [
-                    {"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in self.models]})
+                return self.models_reply or Reply(
+                    200,
+                    {},
+                    {
+                        "object": "list",
+                        "data": [{"id": m, "object": "model", "created": 0, "owned_by": "stub"} for m in self.models],
+                    },
+                )
             if route != "/v1/chat/completions":
                 return Reply(404, {}, {"error": {"message": f"no route {method} {route}", "type": "not_found"}})
             screen = self.screen if screen_key(as_messages_body(body)) is not None else None

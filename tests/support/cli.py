@@ -19,8 +19,9 @@ from unittest import mock
 from desk.cli import main
 
 
-def santa_in_process(args: Sequence[str | Path], env: dict[str, str], cwd: Path | str,
-                     binary: bool = False) -> subprocess.CompletedProcess:
+def santa_in_process(
+    args: Sequence[str | Path], env: dict[str, str], cwd: Path | str, binary: bool = False
+) -> subprocess.CompletedProcess:
     """`python -m santa_core *args` with exactly `env` as the environment, in `cwd`; output as text (or bytes)."""
     out, err = io.TextIOWrapper(io.BytesIO(), encoding="utf-8"), io.StringIO()
     argv = [str(a) for a in args]

@@ -99,9 +99,7 @@ def error_body(type: str, message: str) -> dict:
     return {"type": "error", "error": {"type": type, "message": message}, "request_id": "req_stub"}
 
 
-def error_reply(
-    status: int, type: str, message: str = "stub error", headers: dict[str, str] | None = None
-) -> Reply:
+def error_reply(status: int, type: str, message: str = "stub error", headers: dict[str, str] | None = None) -> Reply:
     """An error Reply that the SDK retries quickly (retry-after-ms: 1) when retryable."""
     return Reply(status, {**FAST_RETRY, **(headers or {})}, error_body(type, message))
 
@@ -117,16 +115,10 @@ def _issue(i: Any) -> dict:
     if isinstance(i, dict):
         return i
     criterion, description, *evidence = i
-    return {
-        "criterion": criterion,
-        "description": description,
-        "evidence": evidence[0] if evidence else "",
-    }
+    return {"criterion": criterion, "description": description, "evidence": evidence[0] if evidence else ""}
 
 
-def review_json(
-    verdict: str = "PASS", checks: Any = (), issues: Any = (), suggestions: Any = ()
-) -> str:
+def review_json(verdict: str = "PASS", checks: Any = (), issues: Any = (), suggestions: Any = ()) -> str:
     """Review JSON text. checks: dicts, (criterion, result[, detail]) tuples or {id: result};
     issues: dicts or (criterion, description[, evidence]) tuples."""
     if isinstance(checks, dict):
@@ -182,7 +174,9 @@ def screened_text(body: dict) -> str:
 
 def repeat_key(body: dict) -> dict:
     """A screening model that does what it was asked: it answers with the key."""
-    return message(screen_key(body) or "", body.get("model", "stub-model"), usage={"input_tokens": 60, "output_tokens": 6})
+    return message(
+        screen_key(body) or "", body.get("model", "stub-model"), usage={"input_tokens": 60, "output_tokens": 6}
+    )
 
 
 def is_extraction(body: dict) -> bool:
@@ -206,7 +200,9 @@ def quote_nothing(body: dict) -> dict:
 def quoting(*quotes: str) -> Handler:
     """An extraction model that answers with these quotes, one per line (NONE when there is none)."""
     answer = "\n".join(quotes) or "NONE"
-    return lambda body: message(answer, body.get("model", "stub-model"), usage={"input_tokens": 80, "output_tokens": 20})
+    return lambda body: message(
+        answer, body.get("model", "stub-model"), usage={"input_tokens": 80, "output_tokens": 20}
+    )
 
 
 def is_screen(body: dict) -> bool:
@@ -256,9 +252,15 @@ def as_reply(value: Any, body: dict) -> Reply:
 Handler = Callable[[dict], Any]
 
 BATCHES_PATH = "/v1/messages/batches"
-MODEL_LIST = {"data": [{"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
-                      for m in ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")],
-              "has_more": False, "first_id": "claude-sonnet-5-5", "last_id": "claude-opus-5-5"}
+MODEL_LIST = {
+    "data": [
+        {"type": "model", "id": m, "display_name": m, "created_at": "2026-01-01T00:00:00Z"}
+        for m in ("claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5")
+    ],
+    "has_more": False,
+    "first_id": "claude-sonnet-5-5",
+    "last_id": "claude-opus-5-5",
+}
 """What GET /v1/models answers: the models the tests name (asking costs nothing, as at the API)."""
 RESULT_TYPES = frozenset({"succeeded", "errored", "canceled", "expired"})
 EXPIRED = {"type": "expired"}
@@ -403,7 +405,9 @@ class MessagesStub(LoopbackServer):
 
     def screen_calls(self) -> list[dict]:
         """Recorded known-answer screen requests."""
-        return [c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and screen_key(c["body"]) is not None]
+        return [
+            c for c in self.calls if c["path"].split("?")[0] == "/v1/messages" and screen_key(c["body"]) is not None
+        ]
 
     def extract_calls(self) -> list[dict]:
         """Recorded extraction requests of the injection screen."""
@@ -599,11 +603,7 @@ def _make_handler(stub: MessagesStub) -> type[BaseHTTPRequestHandler]:
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 reply = stub.answer(self.path, headers, body, method="POST")
             except Exception as exc:  # noqa: BLE001 - a broken handler shows up as a 500 body
-                reply = Reply(
-                    500,
-                    {"x-should-retry": "false"},
-                    error_body("api_error", f"stub handler: {exc!r}"),
-                )
+                reply = Reply(500, {"x-should-retry": "false"}, error_body("api_error", f"stub handler: {exc!r}"))
             _send(self, reply)
 
         def do_GET(self) -> None:
@@ -625,13 +625,7 @@ def _send(h: BaseHTTPRequestHandler, reply: Reply) -> None:
         h.close_connection = True
         return
     body = reply.body
-    data = (
-        body
-        if isinstance(body, bytes)
-        else body.encode()
-        if isinstance(body, str)
-        else json.dumps(body).encode()
-    )
+    data = body if isinstance(body, bytes) else body.encode() if isinstance(body, str) else json.dumps(body).encode()
     h.send_response(reply.status)
     if "content-type" not in {k.lower() for k in reply.headers}:
         h.send_header("content-type", "application/json")

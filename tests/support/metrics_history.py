@@ -51,9 +51,9 @@ OPUS, HAIKU, SONNET = "claude-opus-5", "claude-haiku-4-5", "claude-sonnet-5"
 COST = {OPUS: 0.03, HAIKU: 0.01, SONNET: 0.02}
 """USD of one answered review call (set explicitly, so the sums are easy to check by hand)."""
 USAGE = {
-    OPUS: Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens=500),    # 1,600 tokens
-    HAIKU: Usage(input_tokens=800, output_tokens=80, cache_read_input_tokens=500),     # 1,380 tokens
-    SONNET: Usage(input_tokens=900, output_tokens=90, cache_read_input_tokens=500),    # 1,490 tokens
+    OPUS: Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens=500),  # 1,600 tokens
+    HAIKU: Usage(input_tokens=800, output_tokens=80, cache_read_input_tokens=500),  # 1,380 tokens
+    SONNET: Usage(input_tokens=900, output_tokens=90, cache_read_input_tokens=500),  # 1,490 tokens
 }
 LATENCY = {OPUS: 2.0, HAIKU: 1.0, SONNET: 1.5}
 """Seconds of one answered review; an error takes ERROR_S, a timeout TIMEOUT_S (no tokens, no cost)."""
@@ -77,14 +77,20 @@ def scripted_review(rubric: Rubric, step: str, evidence: str = "") -> Review:
     `evidence`, each blocking FAIL is also listed as a critical issue quoting it (so a fix may
     anchor there)."""
     results, _, extra = step.partition("+")
-    checks = [CheckResult(criterion=c.id, result="PASS" if r == "P" else "FAIL", detail=f"{c.id} {r}")
-              for c, r in zip(rubric.criteria, results, strict=True) if r != "-"]
+    checks = [
+        CheckResult(criterion=c.id, result="PASS" if r == "P" else "FAIL", detail=f"{c.id} {r}")
+        for c, r in zip(rubric.criteria, results, strict=True)
+        if r != "-"
+    ]
     if extra:
         checks.append(CheckResult(criterion=extra, result="FAIL", detail="not a criterion of this rubric"))
     failed = any(c.result == "FAIL" for c in checks)
     advisory = set(rubric.advisory_ids())
-    issues = [ReviewIssue(criterion=c.criterion, description=c.detail, evidence=evidence) for c in checks
-              if evidence and c.result == "FAIL" and c.criterion not in advisory]
+    issues = [
+        ReviewIssue(criterion=c.criterion, description=c.detail, evidence=evidence)
+        for c in checks
+        if evidence and c.result == "FAIL" and c.criterion not in advisory
+    ]
     return Review(verdict="FAIL" if failed else "PASS", checks=checks, critical_issues=issues, suggestions=[])
 
 
@@ -93,14 +99,31 @@ def outcome(model: str, slot: Slot, rubric: Rubric, step: str, evidence: str = "
     if step in ("E", "T"):
         status, latency = (ReviewStatus.ERROR, ERROR_S) if step == "E" else (ReviewStatus.TIMEOUT, TIMEOUT_S)
         call = LLMCall(purpose="review", model=model, request={"slot": slot}, latency_s=latency, error=status.value)
-        return ReviewOutcome(slot=slot, reviewer=model, status=status, error=f"scripted {status.value}",
-                             latency_s=latency, calls=[call])
+        return ReviewOutcome(
+            slot=slot, reviewer=model, status=status, error=f"scripted {status.value}", latency_s=latency, calls=[call]
+        )
     review = scripted_review(rubric, step, evidence)
     raw = review.model_dump_json()
-    call = LLMCall(purpose="review", model=model, request={"slot": slot}, response=raw, usage=USAGE[model],
-                   cost_usd=COST[model], latency_s=LATENCY[model])
-    return ReviewOutcome(slot=slot, reviewer=model, status=ReviewStatus.OK, review=review, usage=USAGE[model],
-                         cost_usd=COST[model], latency_s=LATENCY[model], raw_response=raw, calls=[call])
+    call = LLMCall(
+        purpose="review",
+        model=model,
+        request={"slot": slot},
+        response=raw,
+        usage=USAGE[model],
+        cost_usd=COST[model],
+        latency_s=LATENCY[model],
+    )
+    return ReviewOutcome(
+        slot=slot,
+        reviewer=model,
+        status=ReviewStatus.OK,
+        review=review,
+        usage=USAGE[model],
+        cost_usd=COST[model],
+        latency_s=LATENCY[model],
+        raw_response=raw,
+        calls=[call],
+    )
 
 
 SCRIPTS: dict[str, dict[str, tuple[str, ...]]] = {}
@@ -127,8 +150,9 @@ class MarkerFixer:
     def propose(self, request: FixRequest) -> FixAnswer:
         n = round_of(request.output)
         plan = FixPlan(edits=[FixEdit(issue=0, before=f"[round {n}]", after=f"[round {n + 1}]")])
-        call = LLMCall(purpose="fix", model=SONNET, request={"round": n}, usage=FIX_USAGE, cost_usd=FIX_COST,
-                       latency_s=3.0)
+        call = LLMCall(
+            purpose="fix", model=SONNET, request={"round": n}, usage=FIX_USAGE, cost_usd=FIX_COST, latency_s=3.0
+        )
         return FixAnswer(plan=plan, usage=FIX_USAGE, cost_usd=FIX_COST, calls=[call])
 
 
@@ -142,8 +166,14 @@ def make_runner(repo: RunStore) -> Runner:
 
 
 def criterion(cid: str, category: str, **kw: object) -> Criterion:
-    return Criterion(id=cid, name=cid.title(), category=category, pass_condition=f"{cid} holds.",
-                     fail_signal=f"{cid} does not hold.", **kw)
+    return Criterion(
+        id=cid,
+        name=cid.title(),
+        category=category,
+        pass_condition=f"{cid} holds.",
+        fail_signal=f"{cid} does not hold.",
+        **kw,
+    )
 
 
 FACTS = criterion("facts", "factual accuracy")
@@ -189,8 +219,7 @@ HISTORY: tuple[Case, ...] = (
     # key       created (UTC)    rubric  B per round                     C per round
     Case("nice", on(1, 6, 0, 0), DESK1, ("PPPP",), ("PPPP",), gen=0.50),
     Case("fixed", on(1, 6, 23, 59), DESK1, ("FPPP", "PPPP"), ("FPPF", "PPPP"), gen=1.00, text=WORDY, auto=True),
-    Case("capped", on(1, 12), DESK1, ("FPPP", "FPPP", "FFPP+ghost"), ("PPFP", "PPPP", "PFPP"), by="bob",
-         auto=True),
+    Case("capped", on(1, 12), DESK1, ("FPPP", "FPPP", "FFPP+ghost"), ("PPFP", "PPPP", "PFPP"), by="bob", auto=True),
     Case("b_error", on(1, 13), DESK1, ("E",), ("PPPP",), gen=0.20),
     Case("waiting", on(1, 31), DESK1, ("PFPP",), ("PF-P",), by="bob"),
     Case("timeout", on(2, 1), MEMO, ("FP",), ("T",)),
@@ -245,9 +274,16 @@ def create(repo: RunStore, case: Case) -> int:
     """Create the run of a case on its day and register its script."""
     SCRIPTS[spec_of(case.key)] = {"B": case.b, "C": case.c or ()}
     run_id = repo.create_run(
-        spec=spec_of(case.key), output=case.text, rubric=case.rubric, reviewer_b=OPUS,
-        reviewer_c=PERSON if case.c is None else case.reviewer_c, fixer="fixer", auto_approve=case.auto,
-        created_by=case.by, generation_cost_usd=case.gen)
+        spec=spec_of(case.key),
+        output=case.text,
+        rubric=case.rubric,
+        reviewer_b=OPUS,
+        reviewer_c=PERSON if case.c is None else case.reviewer_c,
+        fixer="fixer",
+        auto_approve=case.auto,
+        created_by=case.by,
+        generation_cost_usd=case.gen,
+    )
     set_created(repo, run_id, case.day)
     return run_id
 
@@ -295,8 +331,13 @@ class Seeded:
         return {self.ids[k] for k in keys}
 
 
-@pytest.fixture(scope="module", params=[
-    "sqlite", pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set"))])
+@pytest.fixture(
+    scope="module",
+    params=[
+        "sqlite",
+        pytest.param("postgres", marks=pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set")),
+    ],
+)
 def history(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Seeded]:
     """HISTORY seeded once per module and database (the same two databases as `db_url`)."""
     if request.param == "sqlite":

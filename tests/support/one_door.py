@@ -29,8 +29,14 @@ START_UP = str(ROOT / "storage" / "startup.py")
 
 def _self_calls(method: ast.FunctionDef) -> set[str]:
     """The names of the `self.<name>(...)` methods a method calls."""
-    return {n.func.attr for n in ast.walk(method) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-            and isinstance(n.func.value, ast.Name) and n.func.value.id == "self"}
+    return {
+        n.func.attr
+        for n in ast.walk(method)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id == "self"
+    }
 
 
 def _writers(cls: ast.ClassDef) -> set[str]:
@@ -82,6 +88,7 @@ def _guarded(method: Callable[..., Any], where: str, seen: list[str]) -> Callabl
         if page := page_around_the_door(sys._getframe(1)):
             seen.append(f"{where} called by {page}")
         return method(*args, **kwargs)
+
     return guarded
 
 

@@ -57,6 +57,7 @@ PURPOSES = (SCREEN, REVIEW, FIX)
 
 # --- a cluster of one's own ------------------------------------------------------------------------------------
 
+
 class OwnCluster:
     """A throwaway PostgreSQL cluster (scripts/pg_test_server.sh) in a temporary folder, for a test or bench that
     stops or restarts the database (the shared one must not go away under other tests). A context manager:
@@ -118,8 +119,13 @@ def call_key(body: dict) -> str:
     key = screen_key(body)
     if key is not None:
         user = user.replace(key, "KEY")
-    what = {"model": body.get("model"), "system": uncached(body.get("system") or []), "user": user,
-            "max_tokens": body.get("max_tokens"), "output_config": body.get("output_config")}
+    what = {
+        "model": body.get("model"),
+        "system": uncached(body.get("system") or []),
+        "user": user,
+        "max_tokens": body.get("max_tokens"),
+        "output_config": body.get("output_config"),
+    }
     return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()[:16]
 
 
@@ -144,8 +150,12 @@ class RecordingModel:
     every call, screens included, after a seeded-random latency in `latency` seconds, and recording each call.
     `install(stub)` sets it as the stub's handler and screen."""
 
-    def __init__(self, latency: tuple[float, float] = (2.0, 4.0), seed: int = 33,
-                 scenario: Callable[[dict], object] = santa_scenario) -> None:
+    def __init__(
+        self,
+        latency: tuple[float, float] = (2.0, 4.0),
+        seed: int = 33,
+        scenario: Callable[[dict], object] = santa_scenario,
+    ) -> None:
         self.latency, self.scenario = latency, scenario
         self.rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -163,8 +173,17 @@ class RecordingModel:
         reply = as_reply(screen_answer(body) if purpose == SCREEN else self.scenario(body), body)
         with self._lock:
             reply.delay_s = self.rng.uniform(*self.latency)
-            self._calls.append(Call(purpose, str(body.get("model", "")), call_key(body), arrived,
-                                    arrived + reply.delay_s, reply.status, fenced_output(body)))
+            self._calls.append(
+                Call(
+                    purpose,
+                    str(body.get("model", "")),
+                    call_key(body),
+                    arrived,
+                    arrived + reply.delay_s,
+                    reply.status,
+                    fenced_output(body),
+                )
+            )
         return reply
 
     @property
@@ -191,8 +210,9 @@ def bought_twice(calls: list[Call], outage_start: float, outage_end: float) -> l
     later: dict[str, list[float]] = {}
     for c in calls:
         later.setdefault(c.key, []).append(c.arrived)
-    lost = sorted((c for c in calls if c.status == 200 and outage_start <= c.answered <= outage_end),
-                  key=lambda c: c.answered)
+    lost = sorted(
+        (c for c in calls if c.status == 200 and outage_start <= c.answered <= outage_end), key=lambda c: c.answered
+    )
     found = []
     for c in lost:
         pending = later[c.key]
@@ -216,6 +236,7 @@ def by_purpose(calls: Iterable[Call]) -> dict[str, int]:
 
 
 # --- two workers on one host -----------------------------------------------------------------------------------
+
 
 @dataclass
 class WorkerProcess:
@@ -244,18 +265,28 @@ class WorkerProcess:
         def watch() -> None:
             self.proc.wait()
             self.exited_at = time.monotonic()
+
         threading.Thread(target=watch, daemon=True, name=f"watch-{self.pid}").start()
 
 
-def start_workers(db_url: str, stub_url: str, log_dir: Path, count: int = 2, concurrency: int = 16,
-                  production: bool = True, **extra: str) -> list[WorkerProcess]:
+def start_workers(
+    db_url: str,
+    stub_url: str,
+    log_dir: Path,
+    count: int = 2,
+    concurrency: int = 16,
+    production: bool = True,
+    **extra: str,
+) -> list[WorkerProcess]:
     """`count` worker processes on this host (one host name), with the production recovery timings or the tests'
     fast ones, each one's stderr to `log_dir`/worker-N.log."""
     timings = PRODUCTION_RECOVERY if production else {}
     env = worker_env(db_url, stub_url, **{**timings, **extra})
     log_dir.mkdir(parents=True, exist_ok=True)
-    return [WorkerProcess(start_worker(env, concurrency, log=log_dir / f"worker-{n}.log"), log_dir / f"worker-{n}.log")
-            for n in range(1, count + 1)]
+    return [
+        WorkerProcess(start_worker(env, concurrency, log=log_dir / f"worker-{n}.log"), log_dir / f"worker-{n}.log")
+        for n in range(1, count + 1)
+    ]
 
 
 def stop_workers(workers: Iterable[WorkerProcess], timeout: float = 60) -> None:
@@ -265,6 +296,7 @@ def stop_workers(workers: Iterable[WorkerProcess], timeout: float = 60) -> None:
 
 
 # --- what a trial leaves behind -------------------------------------------------------------------------------
+
 
 @dataclass
 class Settle:
@@ -282,8 +314,12 @@ class Settle:
 def run_rows(engine: Engine, run_ids: list[int]) -> list[tuple[int, str, str | None]]:
     """(id, status, worker) of each run now."""
     with engine.connect() as conn:
-        return [tuple(r) for r in conn.execute(text("SELECT id, status, worker FROM run WHERE id = ANY(:ids)"),
-                                                {"ids": run_ids}).all()]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text("SELECT id, status, worker FROM run WHERE id = ANY(:ids)"), {"ids": run_ids}
+            ).all()
+        ]
 
 
 def settle(engine: Engine, run_ids: list[int], back_at: float, timeout: float = 600, every: float = 0.5) -> Settle:
@@ -314,8 +350,14 @@ def audit_verify(db_url: str) -> tuple[bool, str]:
     """`python -m santa_core audit verify` on the database, as an operator runs it: whether it passed, its output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_", "OPENAI_"))}
     env.update(DATABASE_URL=db_url, PYTHONPATH=str(REPO))
-    done = subprocess.run([sys.executable, "-m", "santa_core", "audit", "verify"], env=env,
-                          cwd=REPO, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "santa_core", "audit", "verify"],
+        env=env,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     return done.returncode == 0, (done.stdout + done.stderr).strip()
 
 

@@ -62,7 +62,7 @@ class WebhookReceiver:
 
     def accepted(self) -> list[Received]:
         """The requests answered 200."""
-        return self.received[self.fail_first:]
+        return self.received[self.fail_first :]
 
     def stop(self) -> None:
         """Stop serving and free the port."""

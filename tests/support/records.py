@@ -34,10 +34,7 @@ def make_call(n: int = 0, purpose: str = "review", error: str | None = None) -> 
         },
         response='{"verdict": "FAIL"}' if error is None else "",
         usage=Usage(
-            input_tokens=1000 + n,
-            output_tokens=200,
-            cache_creation_input_tokens=30,
-            cache_read_input_tokens=700,
+            input_tokens=1000 + n, output_tokens=200, cache_creation_input_tokens=30, cache_read_input_tokens=700
         ),
         cost_usd=0.0123 + n / 1000,
         latency_s=1.25,
@@ -45,25 +42,17 @@ def make_call(n: int = 0, purpose: str = "review", error: str | None = None) -> 
     )
 
 
-def make_outcome(
-    slot: str = "B", verdict: str = "FAIL", calls: int = 2
-) -> ReviewOutcome:
+def make_outcome(slot: str = "B", verdict: str = "FAIL", calls: int = 2) -> ReviewOutcome:
     """A valid review outcome with checks, issues and calls."""
     review = Review(
         verdict=verdict,
         checks=[
-            CheckResult(
-                criterion="facts", result=verdict, detail="claim ‘X’ is not in the spec"
-            ),
+            CheckResult(criterion="facts", result=verdict, detail="claim ‘X’ is not in the spec"),
             CheckResult(criterion="terms", result="PASS", detail="none found"),
         ],
         critical_issues=[]
         if verdict == "PASS"
-        else [
-            ReviewIssue(
-                criterion="facts", description="invented figure", evidence="42 %"
-            )
-        ],
+        else [ReviewIssue(criterion="facts", description="invented figure", evidence="42 %")],
         suggestions=["tighten the intro"],
     )
     return ReviewOutcome(
@@ -97,15 +86,8 @@ def make_gate() -> GateResult:
     return GateResult(
         decision=GateDecision.NAUGHTY,
         issues=[
-            MergedIssue(
-                criterion="facts",
-                description="invented figure",
-                evidence="42 %",
-                flagged_by="both",
-            ),
-            MergedIssue(
-                criterion="terms", description="says guarantee", flagged_by="check"
-            ),
+            MergedIssue(criterion="facts", description="invented figure", evidence="42 %", flagged_by="both"),
+            MergedIssue(criterion="terms", description="says guarantee", flagged_by="check"),
         ],
         reasons=["B: FAIL", "C: timeout"],
         reviewer_error=True,
@@ -118,12 +100,7 @@ def make_proposal(before: str = "The output.") -> FixProposal:
     return FixProposal(
         issues=make_gate().issues,
         edits=[FixEdit(issue=0, before="output", after="revised output")],
-        rejected=[
-            RejectedEdit(
-                edit=FixEdit(issue=1, before="nope", after="x"),
-                reason="before text not found",
-            )
-        ],
+        rejected=[RejectedEdit(edit=FixEdit(issue=1, before="nope", after="x"), reason="before text not found")],
         before_text=before,
         proposed_text=before.replace("output", "revised output"),
         usage=Usage(input_tokens=900, output_tokens=120),

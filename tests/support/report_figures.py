@@ -14,8 +14,10 @@ Totals = tuple[int, int, int, int, int, int, int, int]
 
 def table(report: m.MetricsReport) -> dict[str, Totals]:
     """criterion → (pp, pf, fp, ff, b_fail, c_fail, check_fail, unscored)."""
-    return {c.criterion: (c.pass_both, c.c_only, c.b_only, c.both, c.b_fail, c.c_fail, c.check_fail, c.unscored)
-            for c in report.criteria}
+    return {
+        c.criterion: (c.pass_both, c.c_only, c.b_only, c.both, c.b_fail, c.c_fail, c.check_fail, c.unscored)
+        for c in report.criteria
+    }
 
 
 def same(a: object, b: object) -> bool:

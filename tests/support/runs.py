@@ -69,9 +69,7 @@ def make_rubric() -> Rubric:
 
 def new_run(repo: RunStore, output: str = "The output.", **kw: object) -> int:
     """A queued run with round 1."""
-    return repo.create_run(
-        "The spec.", output, make_rubric(), "claude-a", "gpt-b", "fixer", **kw
-    )
+    return repo.create_run("The spec.", output, make_rubric(), "claude-a", "gpt-b", "fixer", **kw)
 
 
 def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
@@ -85,6 +83,4 @@ def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
 
 def escalated(reason: EscalationReason, round_no: int = 1) -> RunState:
     """An escalated state."""
-    return RunState(
-        status=S.ESCALATED, round=round_no, escalation_reason=reason, note="x"
-    )
+    return RunState(status=S.ESCALATED, round=round_no, escalation_reason=reason, note="x")

@@ -42,11 +42,24 @@ def internal_codes() -> list[str]:
     """Every stored code of santa_core.words's tables that cannot pass for a word: those with an underscore
     or a dot (`round_cap`, `resolved_shipped`, `ship_as_is`, `run.created`, `max_rounds` …). Plain-word codes
     (`budget`, `reject`, `escalated`) read the same as their words and cannot be told apart."""
-    tables = (words.STATUS, words.REASON, words.RESOLUTION, words.DECISION, words.REVIEW_STATUS,
-              words.SCREEN_VERDICT, words.PATTERN_STATUS, words.PATTERN_KIND, words.AUDIT_ACTION, words.ENTITY,
-              words.SETTING)
-    codes = {str(code) for table in tables for code in table} | {str(s) for s in RunStatus} | {
-        str(r) for r in EscalationReason}
+    tables = (
+        words.STATUS,
+        words.REASON,
+        words.RESOLUTION,
+        words.DECISION,
+        words.REVIEW_STATUS,
+        words.SCREEN_VERDICT,
+        words.PATTERN_STATUS,
+        words.PATTERN_KIND,
+        words.AUDIT_ACTION,
+        words.ENTITY,
+        words.SETTING,
+    )
+    codes = (
+        {str(code) for table in tables for code in table}
+        | {str(s) for s in RunStatus}
+        | {str(r) for r in EscalationReason}
+    )
     return sorted(c for c in codes if "_" in c or "." in c)
 
 
@@ -59,9 +72,13 @@ def code_pattern(codes: list[str]) -> str:
 # --- data ---------------------------------------------------------------------------------------------
 
 
-NAMES = {"facts": ("facts_checked", "Facts are checked"), "numbers": ("numbers_sourced", "Numbers have a source"),
-         "tone": ("calm_tone", "Calm tone"), "short": ("short_enough", "Short enough"),
-         "cites": ("cites_law", "Cites the law")}
+NAMES = {
+    "facts": ("facts_checked", "Facts are checked"),
+    "numbers": ("numbers_sourced", "Numbers have a source"),
+    "tone": ("calm_tone", "Calm tone"),
+    "short": ("short_enough", "Short enough"),
+    "cites": ("cites_law", "Cites the law"),
+}
 """The seeded rubrics' criteria as a desk writes them: a snake_case id and a name that reads differently, so a
 screen that shows an id where the name belongs is caught."""
 DRILLED = NAMES["facts"]
@@ -94,8 +111,12 @@ def budget_stop(repo: RunStore, when: datetime) -> int:
     """A run stopped by its budget before any review: an open escalation, no model needed."""
     run_id = mh.create(repo, mh.Case("budget", when, named(mh.DESK1), (), ()))
     repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
-    repo.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.ESCALATED, round=1,
-                    escalation_reason=EscalationReason.BUDGET, note="budget spent"), "worker")
+    repo.transition(
+        run_id,
+        {RunStatus.RUNNING},
+        RunState(status=RunStatus.ESCALATED, round=1, escalation_reason=EscalationReason.BUDGET, note="budget spent"),
+        "worker",
+    )
     return run_id
 
 
@@ -108,9 +129,17 @@ def seed_year(repo: RunStore, last: datetime = ONE_DAY, step_days: int = YEAR_ST
         for n, back in enumerate(range(step_days, 366, step_days)):
             day = (last - timedelta(days=back)).replace(hour=10 + n % 8)
             b, c = (("PPPP",), ("PPPP",)) if n % 3 else (("FPPP", "PPPP"), ("FPPF", "PPPP"))
-            case = mh.Case(f"year{n}", day, named(mh.DESK1 if n % 2 else mh.DESK2), b, c,
-                           reviewer_c=mh.SONNET if n % 4 == 1 else mh.HAIKU, by=("ann", "bob", "lee")[n % 3],
-                           gen=0.4 if n % 2 else None, auto=True)
+            case = mh.Case(
+                f"year{n}",
+                day,
+                named(mh.DESK1 if n % 2 else mh.DESK2),
+                b,
+                c,
+                reviewer_c=mh.SONNET if n % 4 == 1 else mh.HAIKU,
+                by=("ann", "bob", "lee")[n % 3],
+                gen=0.4 if n % 2 else None,
+                auto=True,
+            )
             run_id = mh.create(repo, case)
             runner.execute(run_id)
             ids.append(run_id)
@@ -128,13 +157,25 @@ def seed_third_reviewer(repo: RunStore) -> int:
     author saves one, and a run on it created now: B and C PASS everything, D (its one criterion) FAILs, so the
     round is NAUGHTY and the fix waits for a person's approval. The run's id."""
     marked = [c.model_copy(update={"third_reviewer": c.id == DRILLED[0]}) for c in named(mh.DESK1).criteria]
-    repo.rubrics.save(RubricDocument(name=HIGH_RISK_RUBRIC, domain="marketing", criteria=marked), "ann",
-                      "a third reviewer on the facts", None)
+    repo.rubrics.save(
+        RubricDocument(name=HIGH_RISK_RUBRIC, domain="marketing", criteria=marked),
+        "ann",
+        "a third reviewer on the facts",
+        None,
+    )
     rubric = repo.rubrics.resolved(HIGH_RISK_RUBRIC, 1)
     spec = mh.spec_of("third")
     mh.SCRIPTS[spec] = {"B": ("PPPP",), "C": ("PPPP",), "D": ("F",)}  # D is asked its high-risk criterion only
-    run_id = repo.create_run(spec=spec, output=mh.BRIEF, rubric=rubric, reviewer_b=mh.OPUS, reviewer_c=mh.HAIKU,
-                             reviewer_d=mh.SONNET, fixer="fixer", created_by="ann")
+    run_id = repo.create_run(
+        spec=spec,
+        output=mh.BRIEF,
+        rubric=rubric,
+        reviewer_b=mh.OPUS,
+        reviewer_c=mh.HAIKU,
+        reviewer_d=mh.SONNET,
+        fixer="fixer",
+        created_by="ann",
+    )
     runner = mh.make_runner(repo)
     try:
         runner.execute(run_id)

@@ -31,7 +31,7 @@ def guarantee_sentence(product: str, short: bool = False) -> str:
 
 def description(phrase: str, sentence: str) -> str:
     """The walk's loopback reviewer's wording: the flagged phrase, then the sentence it stands in."""
-    return f"The text contains '{phrase}' claim \"{phrase}\" (in: \"{sentence}\"), which violates \"{CRITERION}\"."
+    return f'The text contains \'{phrase}\' claim "{phrase}" (in: "{sentence}"), which violates "{CRITERION}".'
 
 
 def items(short: bool = False) -> dict[str, tuple[str, str, str]]:
@@ -47,10 +47,19 @@ def items(short: bool = False) -> dict[str, tuple[str, str, str]]:
 
 def failures(short: bool = False) -> list[SampledFailure]:
     """The sampled failures: each item's one issue, flagged by both reviewers."""
-    return [SampledFailure(item_key=key, strata={"template": "promo"}, output=output,
-                           issues=[MergedIssue(criterion=CRITERION, description=description(phrase, sentence),
-                                               evidence=sentence, flagged_by="both")])
-            for key, (output, phrase, sentence) in items(short).items()]
+    return [
+        SampledFailure(
+            item_key=key,
+            strata={"template": "promo"},
+            output=output,
+            issues=[
+                MergedIssue(
+                    criterion=CRITERION, description=description(phrase, sentence), evidence=sentence, flagged_by="both"
+                )
+            ],
+        )
+        for key, (output, phrase, sentence) in items(short).items()
+    ]
 
 
 def clean() -> dict[str, str]:

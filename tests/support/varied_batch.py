@@ -60,8 +60,10 @@ def varied_csv(items: int = 200) -> tuple[bytes, set[str]]:
         elif template == "promo":
             text = f"Hello customer {i}, our spring sale starts today. Orders arrive within {3 + i % 7} days."
         elif template == "receipt":
-            text = (f"Hello customer {i}, thanks for order {1000 + i}. Your results are ready within "
-                    f"{2 + i % 5} days; read our guarantee page for returns.")
+            text = (
+                f"Hello customer {i}, thanks for order {1000 + i}. Your results are ready within "
+                f"{2 + i % 5} days; read our guarantee page for returns."
+            )
         else:
             text = f"Hello customer {i}, thanks for reading our {template} note, number {i}."
         writer.writerow([f"item-{i:03d}", template, "en" if i % 2 else "de", text])
@@ -89,8 +91,10 @@ def fix_edits(output: str) -> list[tuple[int, str, str]]:
     """
     if UNFIXABLE in output:
         return [(0, "Hello customer", "Dear customer")]
-    return [(i, s, s.replace(" guaranteed within", " expected within").replace(" or your money back", ""))
-            for i, s in enumerate(defects(output))]
+    return [
+        (i, s, s.replace(" guaranteed within", " expected within").replace(" or your money back", ""))
+        for i, s in enumerate(defects(output))
+    ]
 
 
 def fix_plan(request) -> FixPlan:
@@ -105,12 +109,15 @@ def varied_answer(body: dict) -> dict:
         return message(fix_json(fix_edits(output)), model)
     found = defects(output)
     if found:
-        return message(review_json("FAIL", [(CRITERION, "FAIL", "a promise we cannot keep")],
-                                   [(CRITERION, TITLE, found[0])]), model)
+        return message(
+            review_json("FAIL", [(CRITERION, "FAIL", "a promise we cannot keep")], [(CRITERION, TITLE, found[0])]),
+            model,
+        )
     return default_answer(body)
 
 
 def hand_fix(output: str) -> str:
     """What a person types for an item no fix could reach."""
     return re.sub(r"[^.!?]*\bguaranteed\b[^.!?]*[.!?]", f"{UNFIXABLE} results vary.", output, count=1).replace(
-        "  ", " ")
+        "  ", " "
+    )

@@ -22,42 +22,65 @@ from santa_core.models import RunStatus
 from tests.support.messages_api import Reply, as_reply, santa_scenario
 
 REPO = Path(__file__).resolve().parents[2]
-FAST_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "0.5", "SANTA_WORKER_STALLED_S": "2", "SANTA_WORKER_RECOVER_S": "1",
-                 "SANTA_DB_IDLE_TX_S": "10"}
+FAST_RECOVERY = {
+    "SANTA_WORKER_HEARTBEAT_S": "0.5",
+    "SANTA_WORKER_STALLED_S": "2",
+    "SANTA_WORKER_RECOVER_S": "1",
+    "SANTA_DB_IDLE_TX_S": "10",
+}
 """Heartbeat every 0.5 s, dead after 2 s of silence, stalled jobs looked for every second; a session idle in a
 transaction for 10 s (a paused worker holding a lock) is ended by the server."""
 PRODUCTION_RECOVERY = {"SANTA_WORKER_HEARTBEAT_S": "10", "SANTA_WORKER_STALLED_S": "30", "SANTA_WORKER_RECOVER_S": "5"}
 """The defaults of a deployment: heartbeat every 10 s, dead after 30 s of silence, stalled jobs looked for every 5 s."""
-SETTLED = {RunStatus.SHIPPED, RunStatus.ESCALATED, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW,
-           RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED}
+SETTLED = {
+    RunStatus.SHIPPED,
+    RunStatus.ESCALATED,
+    RunStatus.AWAITING_APPROVAL,
+    RunStatus.AWAITING_HUMAN_REVIEW,
+    RunStatus.RESOLVED_SHIPPED,
+    RunStatus.RESOLVED_REJECTED,
+}
 """Final or waiting for a person."""
 
 
 def answer_after(latency_s: float) -> Callable[[dict], Reply]:
     """The stand-in model (`santa_scenario`) answering every reviewer and fix call after a fixed latency, as a
     real API would (the known-answer screen still answers at once)."""
+
     def handler(body: dict) -> Reply:
         reply = as_reply(santa_scenario(body), body)
         reply.delay_s = latency_s
         return reply
+
     return handler
 
 
 def worker_env(db_url: str, stub_url: str, **extra: str) -> dict[str, str]:
     """The environment of a worker process: the database, the loopback Messages API, fast recovery."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_", "OPENAI_"))}
-    env.update(DATABASE_URL=db_url, ANTHROPIC_BASE_URL=stub_url, ANTHROPIC_API_KEY="test",
-               PYTHONPATH=str(REPO), **{**FAST_RECOVERY, **extra})
+    env.update(
+        DATABASE_URL=db_url,
+        ANTHROPIC_BASE_URL=stub_url,
+        ANTHROPIC_API_KEY="test",
+        PYTHONPATH=str(REPO),
+        **{**FAST_RECOVERY, **extra},
+    )
     return env
 
 
-def start_worker(env: dict[str, str], concurrency: int = 4, queues: str = "runs,batch",
-                 log: Path | None = None) -> subprocess.Popen:
+def start_worker(
+    env: dict[str, str], concurrency: int = 4, queues: str = "runs,batch", log: Path | None = None
+) -> subprocess.Popen:
     """`python -m santa_core worker` in its own process group, its stderr to `log` (or discarded)."""
     err = open(log, "wb") if log is not None else subprocess.DEVNULL  # noqa: SIM115 - closed with the process
-    return subprocess.Popen([sys.executable, "-m", "santa_core", "worker", "--concurrency", str(concurrency),
-                             "--queues", queues], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=err,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "santa_core", "worker", "--concurrency", str(concurrency), "--queues", queues],
+        env=env,
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=err,
+        start_new_session=True,
+    )
 
 
 def stop_worker(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 60) -> int:

@@ -20,8 +20,12 @@ CONTROLS = ("res_{}", "res_go_{}", "res_why_{}", "esc_owner_{}", "esc_assign_{}"
 
 
 def widget_keys(at) -> set[str]:
-    return {w.key for kind in ("button", "radio", "text_area", "selectbox", "date_input", "time_input")
-            for w in getattr(at, kind) if w.key}
+    return {
+        w.key
+        for kind in ("button", "radio", "text_area", "selectbox", "date_input", "time_input")
+        for w in getattr(at, kind)
+        if w.key
+    }
 
 
 def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -80,14 +84,17 @@ def test_escalate_assign_overdue_resolve_and_audit(desk_env: RunStore, monkeypat
     table = audit.dataframe[0].value.iloc[::-1]  # the page lists newest first
     # The page names people as `Name <e-mail>`; the e-mail is the recorded id.
     steps = [(a, re.sub(r"^.*<(.+)>$", r"\1", who)) for a, who in zip(table["action"], table["actor"], strict=True)]
-    after_escalation = steps[[a for a, _ in steps].index(words.audit_action("escalation.opened")):]
-    assert after_escalation == [(words.audit_action(a), who) for a, who in [
-        ("escalation.opened", "system"),
-        ("escalation.assigned", ADMIN),
-        ("decision.ship_as_is", OFFICER),
-        ("run.state", OFFICER),  # escalated → resolved_shipped
-        ("escalation.resolved", OFFICER),
-    ]]
+    after_escalation = steps[[a for a, _ in steps].index(words.audit_action("escalation.opened")) :]
+    assert after_escalation == [
+        (words.audit_action(a), who)
+        for a, who in [
+            ("escalation.opened", "system"),
+            ("escalation.assigned", ADMIN),
+            ("decision.ship_as_is", OFFICER),
+            ("run.state", OFFICER),  # escalated → resolved_shipped
+            ("escalation.resolved", OFFICER),
+        ]
+    ]
     assert steps[0] == ("run started", "editor@example.com")
     last_state = desk_env.audit.events(run_id=run_id, action="run.state", limit=1)[0]
     assert (last_state.detail["from"], last_state.detail["to"]) == ("escalated", "resolved_shipped")

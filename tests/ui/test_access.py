@@ -108,16 +108,36 @@ def assert_nothing_of_the_desk(at: AppTest, path: Path, detail: str) -> None:
     assert sidebar(at) == "" and not at.sidebar.button
 
 
-PAGES = ["pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py", "pages/escalations.py",
-         "pages/audit.py", "pages/metrics.py", "pages/rubrics.py", "pages/people.py", "pages/settings.py",
-         "pages/home.py"]
+PAGES = [
+    "pages/review.py",
+    "pages/batch.py",
+    "pages/runs.py",
+    "pages/inbox.py",
+    "pages/escalations.py",
+    "pages/audit.py",
+    "pages/metrics.py",
+    "pages/rubrics.py",
+    "pages/people.py",
+    "pages/settings.py",
+    "pages/home.py",
+]
 
 
-@pytest.mark.parametrize("kind", ["unclosed array in [santa.roles]", "not UTF-8", "a folder where the file should be",
-                                  "a link to nothing", "the global file broken, the project's good",
-                                  "an unknown role in [santa.roles]", "a number for a role's patterns"])
+@pytest.mark.parametrize(
+    "kind",
+    [
+        "unclosed array in [santa.roles]",
+        "not UTF-8",
+        "a folder where the file should be",
+        "a link to nothing",
+        "the global file broken, the project's good",
+        "an unknown role in [santa.roles]",
+        "a number for a role's patterns",
+    ],
+)
 def test_a_secrets_file_that_cannot_be_read_shows_why_and_no_page_of_the_desk(
-        desk_env: RunStore, tmp_path: Path, secrets_files: Callable, never_opened: list[str], kind: str) -> None:
+    desk_env: RunStore, tmp_path: Path, secrets_files: Callable, never_opened: list[str], kind: str
+) -> None:
     locations, broken, detail = broken_file(tmp_path, kind)
     secrets_files(locations)
     at = AppTest.from_file("../../app.py", default_timeout=30)
@@ -129,8 +149,9 @@ def test_a_secrets_file_that_cannot_be_read_shows_why_and_no_page_of_the_desk(
     assert never_opened == []
 
 
-def test_only_a_missing_secrets_file_means_no_sign_in(desk_env: RunStore, tmp_path: Path,
-                                                      secrets_files: Callable) -> None:
+def test_only_a_missing_secrets_file_means_no_sign_in(
+    desk_env: RunStore, tmp_path: Path, secrets_files: Callable
+) -> None:
     secrets_files([tmp_path / "home" / "secrets.toml", tmp_path / "project" / "secrets.toml"])  # neither exists
     at = AppTest.from_file("../../app.py", default_timeout=30)
     at.run()
@@ -139,8 +160,12 @@ def test_only_a_missing_secrets_file_means_no_sign_in(desk_env: RunStore, tmp_pa
 
 
 def test_the_server_start_leaves_the_desk_closed_while_the_secrets_cannot_be_read(
-        desk_env: RunStore, tmp_path: Path, secrets_files: Callable, never_opened: list[str],
-        capsys: pytest.CaptureFixture[str]) -> None:
+    desk_env: RunStore,
+    tmp_path: Path,
+    secrets_files: Callable,
+    never_opened: list[str],
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     locations, broken, detail = broken_file(tmp_path, "unclosed array in [santa.roles]")
     secrets_files(locations)
     access.announce_at_start()  # says so, and does not stop the server: its pages say why
@@ -172,9 +197,9 @@ def who_acts() -> None:
         "current_person": identity.current_person,
         "actor": identity.actor,
         "can": lambda: identity.can(Permission.START_RUN),
-        "start_run as local": lambda: actions.start_run(desk.runs, "A spec.", "An output.",
-                                                        desk.rubrics.resolved("general"), "person", "person",
-                                                        "person", LOCAL),
+        "start_run as local": lambda: actions.start_run(
+            desk.runs, "A spec.", "An output.", desk.rubrics.resolved("general"), "person", "person", "person", LOCAL
+        ),
     }
     for name, attempt in tries.items():
         try:
@@ -188,8 +213,12 @@ def test_with_sign_in_configured_nobody_signed_in_is_nobody(desk_env: RunStore) 
     at = AppTest.from_function(who_acts, default_timeout=30)
     at.secrets["SANTA_SIGNIN_TEST"] = "1"  # no sign-in yet: the local user acts (so the script can tell)
     at.run()
-    assert [t.value for t in at.text] == ["current_person: allowed", "actor: allowed", "can: allowed",
-                                          "start_run as local: allowed"]
+    assert [t.value for t in at.text] == [
+        "current_person: allowed",
+        "actor: allowed",
+        "can: allowed",
+        "start_run as local: allowed",
+    ]
     at.secrets["auth"] = AUTH  # sign-in switched on while the desk is open
     at.user = {"is_logged_in": False}
     at.run()
@@ -198,35 +227,72 @@ def test_with_sign_in_configured_nobody_signed_in_is_nobody(desk_env: RunStore) 
         f"current_person: {refused} use the desk. Sign-in is configured, so the local user does not act here.",
         f"actor: {refused} use the desk. Sign-in is configured, so the local user does not act here.",
         f"can: {refused} use the desk. Sign-in is configured, so the local user does not act here.",
-        f"start_run as local: {refused} start a run. Sign-in is configured, so the local user does not act here."]
+        f"start_run as local: {refused} start a run. Sign-in is configured, so the local user does not act here.",
+    ]
     assert len(desk_env.list_runs()) == 1  # the one run from before
 
 
 # --- never anonymous by accident -----------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("address", "auth_in", "allow", "allowed", "line"), [
-    pytest.param("localhost", None, False, True, "santa: sign-in: off, serving loopback only (localhost)", id="localhost"),
-    pytest.param("127.0.0.1", None, False, True, "santa: sign-in: off, serving loopback only (127.0.0.1)", id="127"),
-    pytest.param("127.8.9.1", None, False, True, "santa: sign-in: off, serving loopback only (127.8.9.1)", id="127/8"),
-    pytest.param("::1", None, False, True, "santa: sign-in: off, serving loopback only (::1)", id="ipv6-loopback"),
-    pytest.param("0.0.0.0", "/srv/.streamlit/secrets.toml", False, True,
-                 "santa: sign-in: configured ([auth] in /srv/.streamlit/secrets.toml)", id="auth"),
-    pytest.param("0.0.0.0", None, True, True, "santa: sign-in: off on 0.0.0.0 because SANTA_ALLOW_ANONYMOUS=1: "
-                 "everyone who reaches it acts as the local user, an admin", id="on-purpose"),
-    pytest.param("0.0.0.0", None, False, False, "santa: refusing to serve 0.0.0.0 without sign-in", id="all-ipv4"),
-    pytest.param("::", None, False, False, "santa: refusing to serve :: without sign-in", id="all-ipv6"),
-    pytest.param(None, None, False, False, "santa: refusing to serve every interface (server.address unset) "
-                 "without sign-in", id="unset"),
-    pytest.param("", None, False, False, "santa: refusing to serve every interface", id="empty"),
-    pytest.param("192.0.2.7", None, False, False, "santa: refusing to serve 192.0.2.7 without sign-in", id="lan"),
-    pytest.param("unix://santa.sock", None, False, False, "santa: refusing to serve unix://santa.sock",
-                 id="unix-socket"),
-    pytest.param("no-such-host.invalid", None, False, False, "santa: refusing to serve no-such-host.invalid",
-                 id="unresolvable"),
-])
+@pytest.mark.parametrize(
+    ("address", "auth_in", "allow", "allowed", "line"),
+    [
+        pytest.param(
+            "localhost", None, False, True, "santa: sign-in: off, serving loopback only (localhost)", id="localhost"
+        ),
+        pytest.param(
+            "127.0.0.1", None, False, True, "santa: sign-in: off, serving loopback only (127.0.0.1)", id="127"
+        ),
+        pytest.param(
+            "127.8.9.1", None, False, True, "santa: sign-in: off, serving loopback only (127.8.9.1)", id="127/8"
+        ),
+        pytest.param("::1", None, False, True, "santa: sign-in: off, serving loopback only (::1)", id="ipv6-loopback"),
+        pytest.param(
+            "0.0.0.0",
+            "/srv/.streamlit/secrets.toml",
+            False,
+            True,
+            "santa: sign-in: configured ([auth] in /srv/.streamlit/secrets.toml)",
+            id="auth",
+        ),
+        pytest.param(
+            "0.0.0.0",
+            None,
+            True,
+            True,
+            "santa: sign-in: off on 0.0.0.0 because SANTA_ALLOW_ANONYMOUS=1: "
+            "everyone who reaches it acts as the local user, an admin",
+            id="on-purpose",
+        ),
+        pytest.param("0.0.0.0", None, False, False, "santa: refusing to serve 0.0.0.0 without sign-in", id="all-ipv4"),
+        pytest.param("::", None, False, False, "santa: refusing to serve :: without sign-in", id="all-ipv6"),
+        pytest.param(
+            None,
+            None,
+            False,
+            False,
+            "santa: refusing to serve every interface (server.address unset) without sign-in",
+            id="unset",
+        ),
+        pytest.param("", None, False, False, "santa: refusing to serve every interface", id="empty"),
+        pytest.param("192.0.2.7", None, False, False, "santa: refusing to serve 192.0.2.7 without sign-in", id="lan"),
+        pytest.param(
+            "unix://santa.sock", None, False, False, "santa: refusing to serve unix://santa.sock", id="unix-socket"
+        ),
+        pytest.param(
+            "no-such-host.invalid",
+            None,
+            False,
+            False,
+            "santa: refusing to serve no-such-host.invalid",
+            id="unresolvable",
+        ),
+    ],
+)
 def test_without_sign_in_only_loopback_is_served_unless_said_on_purpose(
-        address: str | None, auth_in: str | None, allow: bool, allowed: bool, line: str) -> None:
+    address: str | None, auth_in: str | None, allow: bool, allowed: bool, line: str
+) -> None:
     decision = access.serving(address, auth_in, allow)
     assert decision.allowed is allowed and decision.line.startswith(line), decision.line
     if not allowed:
@@ -248,19 +314,23 @@ def test_the_committed_config_serves_this_machine_only() -> None:
 
 
 def test_a_page_on_an_address_beyond_loopback_refuses_without_sign_in(
-        desk_env: RunStore, address: Callable, monkeypatch: pytest.MonkeyPatch, never_opened: list[str]) -> None:
+    desk_env: RunStore, address: Callable, monkeypatch: pytest.MonkeyPatch, never_opened: list[str]
+) -> None:
     address("0.0.0.0")
     at = AppTest.from_file("../../app.py", default_timeout=30)
     at.secrets["SANTA_SIGNIN_TEST"] = "1"  # secrets without [auth], so no real secrets file is read
     at.run()
     assert not at.exception, at.exception
-    assert [plain(e.value).split(":")[:2] for e in at.error] == [["santa", " refusing to serve 0.0.0.0 without sign-in"]]
+    assert [plain(e.value).split(":")[:2] for e in at.error] == [
+        ["santa", " refusing to serve 0.0.0.0 without sign-in"]
+    ]
     assert not at.button and not at.text_area and sidebar(at) == ""
     assert never_opened == []
 
 
 def test_a_page_on_an_address_beyond_loopback_serves_with_sign_in_or_on_purpose(
-        desk_env: RunStore, address: Callable, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, address: Callable, monkeypatch: pytest.MonkeyPatch
+) -> None:
     address("0.0.0.0")
     at = AppTest.from_file("../../app.py", default_timeout=30)
     at.secrets["auth"] = AUTH
@@ -277,8 +347,13 @@ def test_a_page_on_an_address_beyond_loopback_serves_with_sign_in_or_on_purpose(
 
 
 def test_the_server_refuses_to_start_beyond_loopback_without_sign_in(
-        desk_env: RunStore, tmp_path: Path, secrets_files: Callable, address: Callable,
-        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    desk_env: RunStore,
+    tmp_path: Path,
+    secrets_files: Callable,
+    address: Callable,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     secrets_files([tmp_path / "none.toml"])
     address("0.0.0.0")
     monkeypatch.delenv(access.ALLOW_ANONYMOUS, raising=False)
@@ -302,8 +377,11 @@ def test_the_compose_file_serves_with_sign_in_from_a_mounted_secrets_file() -> N
     compose = yaml.safe_load((ROOT / "deploy" / "compose.yaml").read_text(encoding="utf-8"))
     app = compose["services"]["app"]
     assert not access.is_loopback(app["command"][app["command"].index("--server.address") + 1])
-    [workdir] = [line.split()[1] for line in (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8").splitlines()
-                 if line.startswith("WORKDIR ")]
+    [workdir] = [
+        line.split()[1]
+        for line in (ROOT / "deploy" / "Dockerfile").read_text(encoding="utf-8").splitlines()
+        if line.startswith("WORKDIR ")
+    ]
     [mount] = app["secrets"]
     assert mount["target"] == f"{workdir}/.streamlit/secrets.toml"
     assert compose["secrets"][mount["source"]] == {"file": "./secrets.toml"}  # deploy/secrets.toml

@@ -29,12 +29,14 @@ def alert_threads() -> list[threading.Thread]:
 
 
 def test_an_overdue_reminder_goes_out_with_nobody_on_a_page_and_the_stop_ends_the_thread(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id = escalate(desk_env)
     desk_env.set_due(run_id, utcnow() - timedelta(minutes=1), "ann")
     receiver = WebhookReceiver(fail_first=1).start()  # down for the first try
-    monkeypatch.setenv("SANTA_ALERT_HOOKS", json.dumps([{"name": "ops", "url": receiver.url(),
-                                                          "events": [core.ESCALATION_OVERDUE]}]))
+    monkeypatch.setenv(
+        "SANTA_ALERT_HOOKS", json.dumps([{"name": "ops", "url": receiver.url(), "events": [core.ESCALATION_OVERDUE]}])
+    )
     monkeypatch.setenv("SANTA_ALERT_SECRET", SECRET)
     monkeypatch.setenv("SANTA_ALERT_EVERY_S", "1")  # the least allowed
     monkeypatch.setenv("SANTA_ALERT_BACKOFF_S", "0.1")
@@ -45,8 +47,9 @@ def test_an_overdue_reminder_goes_out_with_nobody_on_a_page_and_the_stop_ends_th
         async with app_desk.open_at_server_start(None):  # the server starts; no page is ever opened
             await asyncio.to_thread(wait_until, "the overdue reminder", lambda: receiver.accepted(), 30, 0.1)
         # the server stopped: the thread ends at its next wake-up
-        await asyncio.to_thread(wait_until, "the alert thread to stop",
-                                lambda: not (set(alert_threads()) - before), 10, 0.1)
+        await asyncio.to_thread(
+            wait_until, "the alert thread to stop", lambda: not (set(alert_threads()) - before), 10, 0.1
+        )
 
     try:
         asyncio.run(serve())

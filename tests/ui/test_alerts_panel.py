@@ -26,16 +26,25 @@ def everything(at: AppTest) -> str:
 
 
 def test_the_panel_shows_channels_masked_and_every_try_and_never_a_secret(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     escalate(desk_env)
     receiver = WebhookReceiver(fail_first=1).start()
     try:
-        monkeypatch.setenv("SANTA_ALERT_HOOKS", json.dumps([{"name": "ops", "url": receiver.url(), "format": "teams",
-                                                              "events": [core.ESCALATION_OPENED]}]))
+        monkeypatch.setenv(
+            "SANTA_ALERT_HOOKS",
+            json.dumps([{"name": "ops", "url": receiver.url(), "format": "teams", "events": [core.ESCALATION_OPENED]}]),
+        )
         monkeypatch.setenv("SANTA_ALERT_SECRET", SECRETS[0])
         monkeypatch.setenv("SANTA_ALERT_BACKOFF_S", "0")
-        for var, value in (("HOST", "127.0.0.1"), ("PORT", "9"), ("USER", "santa"), ("PASSWORD", SECRETS[1]),
-                           ("FROM", "santa@example.com"), ("TO", "officer@example.com")):
+        for var, value in (
+            ("HOST", "127.0.0.1"),
+            ("PORT", "9"),
+            ("USER", "santa"),
+            ("PASSWORD", SECRETS[1]),
+            ("FROM", "santa@example.com"),
+            ("TO", "officer@example.com"),
+        ):
             monkeypatch.setenv(f"SANTA_SMTP_{var}", value)
         store = AlertStore(desk_env)
         deliver(store, settings_now())  # refused
@@ -47,10 +56,13 @@ def test_the_panel_shows_channels_masked_and_every_try_and_never_a_secret(
     [log] = [df.value for df in at.dataframe if "outcome" in df.value.columns]
     assert hooks[["channel", "address", "format"]].values.tolist() == [
         ["ops", f"http://127.0.0.1:{receiver.port}/…", "teams"],
-        ["email", "smtp://127.0.0.1:9 → officer@example.com", "e-mail"]]
+        ["email", "smtp://127.0.0.1:9 → officer@example.com", "e-mail"],
+    ]
     assert hooks["signed"].tolist() == ["yes", "login as santa, password set"]
     assert log[["event", "channel", "try", "outcome", "HTTP"]].values.tolist() == [
-        ["An escalation was opened", "ops", 2, "ok", "200"], ["An escalation was opened", "ops", 1, "failed", "503"]]
+        ["An escalation was opened", "ops", 2, "ok", "200"],
+        ["An escalation was opened", "ops", 1, "failed", "503"],
+    ]
     shown = everything(at)
     assert "this app, on a thread of its own" in shown
     for secret in SECRETS:
@@ -58,9 +70,11 @@ def test_the_panel_shows_channels_masked_and_every_try_and_never_a_secret(
 
 
 def test_settings_that_cannot_be_used_are_named_on_the_panel_without_their_value(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SANTA_ALERT_HOOKS", '[{"name": "ops", "url": "https://hooks.example/T0KEN-in-the-path", '
-                                            '"format": "pager"}]')
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(
+        "SANTA_ALERT_HOOKS", '[{"name": "ops", "url": "https://hooks.example/T0KEN-in-the-path", "format": "pager"}]'
+    )
     at = open_app("pages/settings.py")
     shown = everything(at)
     assert "Alerts are not sent: the alert settings cannot be used (hooks.0.format" in shown

@@ -32,8 +32,9 @@ def open_app(page: str | None = None, run_id: int | None = None) -> AppTest:
     return at
 
 
-def wait_for(repo: RunStore, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None,
-             within_s: float = 30) -> RunStatus:
+def wait_for(
+    repo: RunStore, run_id: int, done: Callable[[RunStatus], bool], at: AppTest | None = None, within_s: float = 30
+) -> RunStatus:
     """Poll the database (and re-run the page, as the polling fragment would) until done."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
@@ -62,8 +63,11 @@ def plain(value: object) -> str:
 
 def texts(at: AppTest) -> str:
     """Everything the page shows as text (escapes removed), for loose assertions."""
-    parts = [e.value for kind in ("title", "subheader", "markdown", "text", "caption", "success", "error", "warning", "info", "code")
-             for e in getattr(at, kind)]
+    parts = [
+        e.value
+        for kind in ("title", "subheader", "markdown", "text", "caption", "success", "error", "warning", "info", "code")
+        for e in getattr(at, kind)
+    ]
     return "\n".join(plain(p) for p in parts)
 
 
@@ -156,7 +160,9 @@ def test_escalates_after_three_rounds_and_is_resolved(desk_env: RunStore) -> Non
     assert desk_env.load_run(run_id).state.round == 3
     esc = open_app("pages/escalations.py")
     shown = str([d.value for d in esc.dataframe])
-    assert esc.dataframe[0].value["reason"].tolist() == ["still NAUGHTY after the last round"] and "round_cap" not in shown
+    assert (
+        esc.dataframe[0].value["reason"].tolist() == ["still NAUGHTY after the last round"] and "round_cap" not in shown
+    )
     assert "Still NAUGHTY after the last allowed round" in texts(esc)  # the open escalation says why, as a sentence
     shipping = desk_env.load_round(run_id, 3).output_text
     assert any(c.value == shipping for c in esc.code)  # the officer sees exactly what would ship
@@ -208,7 +214,9 @@ def test_same_model_warning_and_no_key_mode(desk_env: RunStore, monkeypatch: pyt
     assert at.selectbox(key="new_reviewer_b").options == ["person"]
 
 
-def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_page_saves_defaults_and_never_shows_the_key(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-secret-value")
     at = open_app("pages/settings.py")
     assert "present" in texts(at) and "sk-ant-secret-value" not in texts(at)
@@ -220,8 +228,9 @@ def test_settings_page_saves_defaults_and_never_shows_the_key(desk_env: RunStore
     assert desk_env.get_settings()["screen"] is True  # the injection screen is on by default
 
 
-def test_the_injection_screen_is_a_setting_the_runner_follows(desk_env: RunStore,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_injection_screen_is_a_setting_the_runner_follows(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from desk.wiring import model_screen
 
     screen_now = model_screen(desk_env)
@@ -264,8 +273,9 @@ def test_markdown_in_untrusted_text_is_shown_literally(desk_env: RunStore) -> No
         at.text_input(key=f"reason_{run_id}_1").set_value("see ![y](http://127.0.0.1:9/reason)")
         at.button(key="reject_fix").click().run()
     at.run()
-    rendered = [e.value for kind in ("markdown", "caption", "error", "warning", "info", "success")
-                for e in getattr(at, kind)]
+    rendered = [
+        e.value for kind in ("markdown", "caption", "error", "warning", "info", "success") for e in getattr(at, kind)
+    ]
     assert any("risk" in v for v in rendered)  # the payload did reach markdown-rendering elements…
     for value in rendered:  # …but escaped: no live image/link syntax, no raw tag
         assert not re.search(r"(?<!\\)\]\(", value), value

@@ -17,12 +17,14 @@ from ui import app_desk
 
 
 def test_the_long_lived_objects_are_frozen_once_after_the_desk_is_first_opened(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     calls: list[str] = []
     opened: list[str] = []
     real_open = app_desk.open_desk
-    monkeypatch.setattr(app_desk, "gc", SimpleNamespace(collect=lambda: calls.append("collect"),
-                                                        freeze=lambda: calls.append("freeze")))
+    monkeypatch.setattr(
+        app_desk, "gc", SimpleNamespace(collect=lambda: calls.append("collect"), freeze=lambda: calls.append("freeze"))
+    )
     monkeypatch.setattr(app_desk, "open_desk", lambda url, **kw: (opened.append(url), real_open(url, **kw))[1])
     monkeypatch.setattr(app_desk, "_frozen", False)  # as in a process that has not opened a desk yet
 
@@ -43,7 +45,8 @@ def test_the_long_lived_objects_are_frozen_once_after_the_desk_is_first_opened(
 
 
 def test_the_server_start_opens_the_desk_the_pages_then_use_and_its_stop_stops_it(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`streamlit run app.py` serves app.py's `app`, whose lifespan opens the desk before any page is open;
     a session's script then gets that same desk, and the server's stop stops it."""
     found = discover_asgi_app(Path(__file__).resolve().parents[2] / "app.py")
@@ -69,7 +72,8 @@ def test_the_server_start_opens_the_desk_the_pages_then_use_and_its_stop_stops_i
 
 
 def test_a_desk_that_will_not_open_at_server_start_leaves_the_server_up(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_open = app_desk.open_desk
 
     def refuse(url: str, **_: object) -> None:
@@ -89,7 +93,8 @@ def test_a_desk_that_will_not_open_at_server_start_leaves_the_server_up(
 
 
 def test_a_database_that_does_not_answer_does_not_hold_the_server_start(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The start waits OPEN_WAIT_S for the desk, then serves (the health check answers) while it goes on opening."""
     import threading
     import time
@@ -113,7 +118,8 @@ def test_a_database_that_does_not_answer_does_not_hold_the_server_start(
 
 
 def test_a_page_whose_database_will_not_open_says_why_and_a_reload_tries_again(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     real_open = app_desk.open_desk
 
     def refuse(url: str, **_: object) -> None:

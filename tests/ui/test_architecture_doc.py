@@ -13,7 +13,9 @@ DOC = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
 
 
 def test_the_migration_list_names_every_revision() -> None:
-    revisions = sorted(p.name[:4] for p in (ROOT / "storage" / "migrations" / "versions").glob("[0-9][0-9][0-9][0-9]_*.py"))
+    revisions = sorted(
+        p.name[:4] for p in (ROOT / "storage" / "migrations" / "versions").glob("[0-9][0-9][0-9][0-9]_*.py")
+    )
     assert revisions, "no migrations found"
     row = next(line for line in DOC.splitlines() if line.startswith("| `migrations/`"))
     assert sorted(set(re.findall(r"`(\d{4})`", row))) == revisions

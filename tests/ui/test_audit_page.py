@@ -115,8 +115,10 @@ def test_the_list_says_how_many_events_it_shows_of_how_many_and_why(desk_env: Ru
     at = open_as("viewer@example.com", "pages/audit.py").run()  # a first sign-in is an event: counted from here
     total, seals = chain_counts(desk_env)
     assert seals and total - seals > 10
-    caption = (f"{total - seals} shown of {total} events, newest first: {seals} row seals hidden (system "
-               "bookkeeping; tick *Show the row seals* to list them)")
+    caption = (
+        f"{total - seals} shown of {total} events, newest first: {seals} row seals hidden (system "
+        "bookkeeping; tick *Show the row seals* to list them)"
+    )
     assert caption in texts(at) and len(shown(at)) == total - seals
     at.button(key="audit_verify").click().run()
     assert any(f"intact: {total} events" in plain(s.value) for s in at.success)  # the number Verify gives
@@ -138,8 +140,12 @@ SECRET = "Fixed the launch year by hand (SECRET-REASON)"
 
 def _passing(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
-    return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
-                                          for c in rubric.criteria], critical_issues=[], suggestions=[])
+    return Review(
+        verdict="PASS",
+        checks=[CheckResult(criterion=c.id, result="PASS", detail="ok") for c in rubric.criteria],
+        critical_issues=[],
+        suggestions=[],
+    )
 
 
 def blind_second_round(repo: RunStore) -> int:
@@ -147,8 +153,17 @@ def blind_second_round(repo: RunStore) -> int:
     review with a justification, and round 2 waits for C after B answered."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, DEFECTIVE, desk.rubrics.resolved("general"), MODEL, "person",
-                                      "person", max_rounds=1, created_by=EDITOR, person_c=EDITOR)
+        run_id = desk.runs.create_run(
+            SPEC,
+            DEFECTIVE,
+            desk.rubrics.resolved("general"),
+            MODEL,
+            "person",
+            "person",
+            max_rounds=1,
+            created_by=EDITOR,
+            person_c=EDITOR,
+        )
         assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
         actions.submit_person_review(desk.runs, run_id, "C", _passing(repo), EDITOR)
         assert desk.runner.execute(run_id).status == RunStatus.ESCALATED  # B found the defect
@@ -199,7 +214,8 @@ def test_blind_run_ids_follow_the_current_round(desk_env: RunStore) -> None:
 
 
 def test_a_person_reviewer_sees_nothing_of_the_run_until_their_review_is_in(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id = blind_second_round(desk_env)
     b_hash = desk_env.audit.events(action="review.saved", run_id=run_id)[0].after_hash  # B's round-2 answer
     gate_events = desk_env.audit.events(action="round.gate", run_id=run_id)

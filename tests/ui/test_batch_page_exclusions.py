@@ -24,12 +24,16 @@ def answer(body: dict) -> dict:
     """Reviewers FAIL factual_accuracy once per flagged sentence; the fix agent fixes the defect its issues name."""
     model, output = body.get("model", "stub-model"), api.fenced_output(body)
     if "edits" in api.schema_properties(body):
-        asked = [bad for phrase, bad in zip((td.RISK, td.GUARANTEE), FIXES, strict=True)
-                 if f"'{phrase}' claim" in api.user_text(body)]
+        asked = [
+            bad
+            for phrase, bad in zip((td.RISK, td.GUARANTEE), FIXES, strict=True)
+            if f"'{phrase}' claim" in api.user_text(body)
+        ]
         edits = [(0, s, s.replace(bad, FIXES[bad])) for s in sentences(output) for bad in asked if bad in s]
         return api.message(api.fix_json(edits), model)
-    issues = [(td.CRITERION, td.description(p, s), s) for s in sentences(output) for p in (td.RISK, td.GUARANTEE)
-              if p in s]
+    issues = [
+        (td.CRITERION, td.description(p, s), s) for s in sentences(output) for p in (td.RISK, td.GUARANTEE) if p in s
+    ]
     if not issues:
         return api.default_answer(body)
     passing = api.default_answer(body)
@@ -44,10 +48,20 @@ def reviewed(messages_stub: MessagesStub) -> int:
     buf = io.StringIO()
     csv.writer(buf, lineterminator="\n").writerows([["id", "output"], *OUTPUTS.items()])
     file = read_batch(buf.getvalue().encode(), "promo.csv")
-    config = BatchConfig(name="promo.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
-                         output_column=file.output_column, spec="A short promo line.", rubric=load_builtin("general"),
-                         reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                         sample_rate=1.0, min_sample=len(OUTPUTS))
+    config = BatchConfig(
+        name="promo.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec="A short promo line.",
+        rubric=load_builtin("general"),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        sample_rate=1.0,
+        min_sample=len(OUTPUTS),
+    )
     desk = open_desk(mark_interrupted=False)
     try:
         batch_id = desk.batches.create(file, config, "ann")
@@ -60,7 +74,8 @@ def reviewed(messages_stub: MessagesStub) -> int:
 
 
 def test_the_next_pattern_names_the_excluded_item_leaves_it_out_and_offers_to_include_it(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     batch_id = reviewed(messages_stub)
     store = BatchStore(desk_env)
     at = open_batch(batch_id)

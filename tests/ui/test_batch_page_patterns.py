@@ -45,12 +45,15 @@ CAUGHT = {"item-000", "item-125", "item-150"}
 # --- acceptance -------------------------------------------------------------------------------------
 
 
-PROGRESS_ANCHOR = ('<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
-                   '.scrollIntoView({block: "start"});</script>')
+PROGRESS_ANCHOR = (
+    '<div id="batch-progress"></div><script>document.getElementById("batch-progress")'
+    '.scrollIntoView({block: "start"});</script>'
+)
 
 
 def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_clean(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     messages_stub.handler = batch_answer
     store = BatchStore(desk_env)
     data, planted = planted_csv()  # 200 items, 5 templates of 40; 8 promo items (20 %) make the promise
@@ -60,8 +63,10 @@ def test_a_planted_defect_is_found_fixed_across_the_batch_and_a_fresh_sample_is_
     assert "Detected CSV" in shown and "200 items" in shown and "id: id, output: output, spec: none" in shown
     # Before sampling: the sample size, the chances over the batch and inside the promo template, the cost.
     assert "What a sample of 30 of 200 items catches" in shown
-    assert ("Least covered: A pattern in 20.0 % of stratum promo (8 of its 40 items) is caught with probability 76.4 %: "
-            "6 of its items are sampled.") in shown
+    assert (
+        "Least covered: A pattern in 20.0 % of stratum promo (8 of its 40 items) is caught with probability 76.4 %: "
+        "6 of its items are sampled."
+    ) in shown
     assert {m.label for m in at.metric} >= {"One sample (estimated)", "Full verification (estimated)"}
     assert store.batches() == []  # nothing stored before the click
     assert "No batches yet" not in shown  # the file is in: the form says the rest
@@ -153,7 +158,8 @@ def test_auto_approve_applies_the_fix_without_a_person(desk_env: RunStore, messa
 
 
 def test_fixes_whose_message_batch_may_exist_are_shown_with_try_again(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     """The fixes' Message Batch got no answer to its create: the pattern's card says it may exist and nothing sends
     it again on its own; Try again (a person's, on record) prepares each item's fix."""
     from santa_core.batch.fix_batch import CUT_SHORT, STOPPED
@@ -175,7 +181,8 @@ def test_fixes_whose_message_batch_may_exist_are_shown_with_try_again(
 
 
 def test_dismissing_needs_a_reason_and_leaves_a_caveat_on_the_stopping_rule(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     batch_id = seeded_batch(messages_stub)
     store = BatchStore(desk_env)
     [pattern] = store.patterns(batch_id)
@@ -199,7 +206,9 @@ def test_dismissing_needs_a_reason_and_leaves_a_caveat_on_the_stopping_rule(
     assert f"Caveat: 1 pattern(s) were dismissed without a fix: “{TITLE}” (legal approved the promise)" in shown
 
 
-def test_items_whose_review_failed_are_a_group_to_handle_by_hand(desk_env: RunStore, messages_stub: MessagesStub) -> None:
+def test_items_whose_review_failed_are_a_group_to_handle_by_hand(
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     def broken(body: dict) -> object:
         """A reviewer request about a promo output is refused (400: not retried): the review fails."""
         if DEFECT in fenced_output(body):
@@ -219,7 +228,8 @@ def test_items_whose_review_failed_are_a_group_to_handle_by_hand(desk_env: RunSt
 
 
 def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rule(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     batch_id = seeded_batch(messages_stub)
     store = BatchStore(desk_env)
     victim = "item-000"  # a promo item neither sample draws (the draw is deterministic)
@@ -238,8 +248,9 @@ def test_an_item_that_could_not_take_the_fix_leaves_a_caveat_on_the_stopping_rul
     assert second.clean and victim not in {r.key for r in store.reviews(second.id)}
     shown = texts(at)
     assert "The sample came back clean: with 95 % confidence at most" in shown
-    assert (f"Caveat: 1 item(s) showed a fixed pattern but could not take its edit and still need a fix by hand: "
-            f"{victim}.") in shown
+    assert (
+        f"Caveat: 1 item(s) showed a fixed pattern but could not take its edit and still need a fix by hand: {victim}."
+    ) in shown
 
 
 def test_names_and_results_for_people() -> None:
@@ -247,7 +258,8 @@ def test_names_and_results_for_people() -> None:
 
     assert export_name("emails.csv", "jsonl") == "emails-verified.jsonl"
     assert export_name("in/items.tsv", "csv") == "items-verified.csv"
-    review = SampledReview(item_id=1, key="a", run_id=3, status=RunStatus.SAMPLED, output="x", strata={},
-                           reviewer_error=True)
+    review = SampledReview(
+        item_id=1, key="a", run_id=3, status=RunStatus.SAMPLED, output="x", strata={}, reviewer_error=True
+    )
     assert result_of(review) == "NAUGHTY (reviewer error)"
     assert result_of(review.model_copy(update={"status": None})) == "waiting"

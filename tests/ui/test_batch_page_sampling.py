@@ -27,7 +27,9 @@ from tests.support.messages_api import MessagesStub
 from ui.batch import eta, state_of, stopped_why
 
 
-def test_pause_stops_new_reviews_and_resume_finishes_the_sample(desk_env: RunStore, messages_stub: MessagesStub) -> None:
+def test_pause_stops_new_reviews_and_resume_finishes_the_sample(
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     release = threading.Event()
 
     def held(body: dict) -> dict:
@@ -62,16 +64,28 @@ def test_pause_stops_new_reviews_and_resume_finishes_the_sample(desk_env: RunSto
 
 
 def test_a_sample_cut_short_by_a_restart_is_reviewed_when_the_app_starts_again(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     messages_stub.handler = batch_answer
     data, _ = planted_csv(40)
     file = read_batch(data, "emails.csv", strata=["template"])
-    config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column="id",
-                         output_column="output", spec=SPEC, strata=file.strata, rubric=load_builtin("general"),
-                         reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5")
+    config = BatchConfig(
+        name="emails.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column="id",
+        output_column="output",
+        spec=SPEC,
+        strata=file.strata,
+        rubric=load_builtin("general"),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+    )
     store = BatchStore(desk_env)
-    batch_id = store.create(config, [ItemIn(key=it.key, output=it.output, strata=it.strata, record=it.record)
-                                     for it in file.items], "ann")
+    batch_id = store.create(
+        config, [ItemIn(key=it.key, output=it.output, strata=it.strata, record=it.record) for it in file.items], "ann"
+    )
     sample_id = store.draw_sample(batch_id, "ann")  # drawn, then the process died: no review started
     assert store.run_ids(sample_id) == []
     at = open_batch(batch_id)  # a new process: the desk opens and picks the sample up
@@ -80,7 +94,8 @@ def test_a_sample_cut_short_by_a_restart_is_reviewed_when_the_app_starts_again(
 
 
 def test_a_sample_through_the_message_batches_api_is_tracked_until_it_ends(
-        desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SANTA_BATCH_POLL_S", "0.05")  # the desk polls the stub often (read when it opens)
     messages_stub.handler = batch_answer
     store = BatchStore(desk_env)
@@ -103,7 +118,8 @@ def test_a_sample_through_the_message_batches_api_is_tracked_until_it_ends(
 
 
 def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     from santa_core.run import engine
     from santa_core.run.runner import advance_run
 
@@ -127,8 +143,7 @@ def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
     store.set_paused(batch_id, False, "ann")  # unpaused elsewhere, with nobody driving the sample here
     at.run()
     shown = texts(at)
-    assert ("Reviewing stopped: 1 review(s) stopped on a worker error and no review of this sample is running"
-            in shown)
+    assert "Reviewing stopped: 1 review(s) stopped on a worker error and no review of this sample is running" in shown
     assert "batch_pause" not in keys(at)
     assert any(e.label.startswith("Sampled items") for e in at.expander)  # with the links to their runs
     at.button(key="batch_retry").click().run()
@@ -143,19 +158,36 @@ def test_a_sample_whose_reviews_stopped_says_so_and_try_again_finishes_it(
 def progress(done: int, size: int = 30, seconds: float = 0.0) -> SampleProgress:
     from datetime import UTC, datetime
 
-    return SampleProgress(id=1, batch_id=1, number=1, seed=1, size=size, created_at=datetime.now(UTC),
-                          finished_at=None, api_batch_id=None, api_status=None, done=done, nice=done, naughty=0,
-                          errors=0, cost_usd=0.0, seconds_done=seconds)
+    return SampleProgress(
+        id=1,
+        batch_id=1,
+        number=1,
+        seed=1,
+        size=size,
+        created_at=datetime.now(UTC),
+        finished_at=None,
+        api_batch_id=None,
+        api_status=None,
+        done=done,
+        nice=done,
+        naughty=0,
+        errors=0,
+        cost_usd=0.0,
+        seconds_done=seconds,
+    )
 
 
-@pytest.mark.parametrize("done, seconds, paused, api, expected", [
-    pytest.param(0, 0.0, False, False, "—", id="nothing-yet"),
-    pytest.param(10, 20.0, False, False, "~40 s", id="seconds"),  # 20 s / 10 × 20 left = 40 s
-    pytest.param(3, 60.0, False, False, "~9 min", id="minutes"),  # 60 / 3 × 27 = 540 s = 9 min
-    pytest.param(1, 600.0, False, False, "~4.8 h", id="hours"),  # 600 × 29 = 17,400 s = 4.83 h
-    pytest.param(10, 20.0, True, False, "paused", id="paused"),
-    pytest.param(10, 20.0, False, True, "—", id="message-batches"),
-])
+@pytest.mark.parametrize(
+    "done, seconds, paused, api, expected",
+    [
+        pytest.param(0, 0.0, False, False, "—", id="nothing-yet"),
+        pytest.param(10, 20.0, False, False, "~40 s", id="seconds"),  # 20 s / 10 × 20 left = 40 s
+        pytest.param(3, 60.0, False, False, "~9 min", id="minutes"),  # 60 / 3 × 27 = 540 s = 9 min
+        pytest.param(1, 600.0, False, False, "~4.8 h", id="hours"),  # 600 × 29 = 17,400 s = 4.83 h
+        pytest.param(10, 20.0, True, False, "paused", id="paused"),
+        pytest.param(10, 20.0, False, True, "—", id="message-batches"),
+    ],
+)
 def test_eta_from_the_pace_so_far(done: int, seconds: float, paused: bool, api: bool, expected: str) -> None:
     assert eta(progress(done, seconds=seconds), paused, api) == expected
 
@@ -165,11 +197,28 @@ def test_state_of_a_batch() -> None:
 
     from santa_core.batch.store import Batch
 
-    config = BatchConfig(name="x.csv", file_format="csv", columns=["id", "output"], id_column="id",
-                         output_column="output", spec=SPEC, rubric=load_builtin("general"), reviewer_b="b",
-                         reviewer_c="c", fixer="f")
-    batch = Batch(id=1, name="x.csv", created_at=datetime.now(UTC), created_by="ann", config=config, paused=False,
-                  items=40, samples=[])
+    config = BatchConfig(
+        name="x.csv",
+        file_format="csv",
+        columns=["id", "output"],
+        id_column="id",
+        output_column="output",
+        spec=SPEC,
+        rubric=load_builtin("general"),
+        reviewer_b="b",
+        reviewer_c="c",
+        fixer="f",
+    )
+    batch = Batch(
+        id=1,
+        name="x.csv",
+        created_at=datetime.now(UTC),
+        created_by="ann",
+        config=config,
+        paused=False,
+        items=40,
+        samples=[],
+    )
     assert state_of(batch, 0) == "no sample yet"
     running = progress(2, 6)
     assert state_of(batch.model_copy(update={"samples": [running]}), 0) == "reviewing sample 1 (2/6)"
@@ -185,11 +234,24 @@ def test_interrupted_reviews_another_process_may_still_retry_are_not_called_stop
 
     now = datetime(2026, 1, 1, tzinfo=UTC)
 
-    def why(driving: bool = False, active: int = 0, ago_s: float | None = 60, api_status: str | None = None,
-            interrupted: int = 1, api: bool = False, done: int = 2) -> str | None:
-        p = progress(done).model_copy(update={
-            "interrupted": interrupted, "active": active, "api_status": api_status, "created_at": now - timedelta(1),
-            "last_activity": None if ago_s is None else now - timedelta(seconds=ago_s)})
+    def why(
+        driving: bool = False,
+        active: int = 0,
+        ago_s: float | None = 60,
+        api_status: str | None = None,
+        interrupted: int = 1,
+        api: bool = False,
+        done: int = 2,
+    ) -> str | None:
+        p = progress(done).model_copy(
+            update={
+                "interrupted": interrupted,
+                "active": active,
+                "api_status": api_status,
+                "created_at": now - timedelta(1),
+                "last_activity": None if ago_s is None else now - timedelta(seconds=ago_s),
+            }
+        )
         return stopped_why(p, driving, api, now)
 
     assert why() == "1 review(s) stopped on a worker error and no review of this sample is running"
@@ -202,4 +264,5 @@ def test_interrupted_reviews_another_process_may_still_retry_are_not_called_stop
     assert why(interrupted=0, api=True) is None  # a Message Batch has no runs until it is collected
     assert why(api_status="error: rate limited; trying again", interrupted=0, api=True) is None  # still polling
     assert why(api_status="stopped: not found", interrupted=0, api=True) == (
-        "the Message Batches API kept failing (above)")
+        "the Message Batches API kept failing (above)"
+    )

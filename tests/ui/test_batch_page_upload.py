@@ -33,13 +33,16 @@ def test_empty_state_says_what_the_page_is_for(desk_env: RunStore) -> None:
 LONG = "x" * 200_001
 
 
-@pytest.mark.parametrize("name, data", [
-    pytest.param("emails.csv", "id,output\n1,café\n".encode("latin-1"), id="not-utf8"),
-    pytest.param("emails.csv", b"id,output\na,hello\na,world\nb,\n", id="duplicate-id-and-empty-output"),
-    pytest.param("emails.csv", b"id,body\n1,hello\n", id="no-output-column"),
-    pytest.param("emails.csv", f"id,output\n1,{LONG}\n".encode(), id="oversized-row"),
-    pytest.param("emails.jsonl", b'{"id": "a", "output": "fine"}\n{"id": "b", "output": \n', id="bad-json-line"),
-])
+@pytest.mark.parametrize(
+    "name, data",
+    [
+        pytest.param("emails.csv", "id,output\n1,café\n".encode("latin-1"), id="not-utf8"),
+        pytest.param("emails.csv", b"id,output\na,hello\na,world\nb,\n", id="duplicate-id-and-empty-output"),
+        pytest.param("emails.csv", b"id,body\n1,hello\n", id="no-output-column"),
+        pytest.param("emails.csv", f"id,output\n1,{LONG}\n".encode(), id="oversized-row"),
+        pytest.param("emails.jsonl", b'{"id": "a", "output": "fine"}\n{"id": "b", "output": \n', id="bad-json-line"),
+    ],
+)
 def test_a_bad_file_shows_every_problem_and_stores_nothing(desk_env: RunStore, name: str, data: bytes) -> None:
     with pytest.raises(BatchFileError) as caught:
         read_batch(data, name, spec_column="")  # the page reads with one spec for all by default
@@ -78,10 +81,13 @@ def test_the_url_reopens_a_batch_and_the_list_opens_one(desk_env: RunStore, mess
     assert "batch" not in listing.query_params and "Past batches (1)" in str([t.label for t in listing.tabs])
 
 
-@pytest.mark.parametrize("param, message", [
-    pytest.param("abc", "abc is not a batch number.", id="not-a-number"),
-    pytest.param("99", "Batch #99 does not exist.", id="unknown"),
-])
+@pytest.mark.parametrize(
+    "param, message",
+    [
+        pytest.param("abc", "abc is not a batch number.", id="not-a-number"),
+        pytest.param("99", "Batch #99 does not exist.", id="unknown"),
+    ],
+)
 def test_a_bad_batch_in_the_url_says_so(desk_env: RunStore, param: str, message: str) -> None:
     at = open_batch(param)
     assert message in [plain(e.value) for e in at.error]
@@ -113,16 +119,26 @@ def test_the_detection_table_has_one_row_per_number_of_items() -> None:
     """In 50 items, 1 % and 2 % are both one item: one row, labelled by the share one item really is."""
     frame = detection_frame(50, 8)
     assert list(frame["items showing it"]) == [1, 2, 5, 10]  # 1 and 2 % → 1; 5 % → 2; 10 % → 5; 20 % → 10
-    assert list(frame["a pattern in"]) == ["2.0 % of the batch", "4.0 % of the batch", "10.0 % of the batch",
-                                           "20.0 % of the batch"]
+    assert list(frame["a pattern in"]) == [
+        "2.0 % of the batch",
+        "4.0 % of the batch",
+        "10.0 % of the batch",
+        "20.0 % of the batch",
+    ]
     chances = list(frame["chance this sample catches it"])
     assert chances[:2] == ["16.0 %", "29.7 %"]  # 8/50; 1 − (42 × 41)/(50 × 49) = 1 − 1722/2450 = 0.29714
 
 
-@pytest.mark.parametrize("value, expected", [
-    pytest.param(None, 4, id="default"), pytest.param("2", 2, id="set"), pytest.param("0", 1, id="at-least-one"),
-    pytest.param("500", 64, id="at-most-64"), pytest.param("many", 4, id="not-a-number"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        pytest.param(None, 4, id="default"),
+        pytest.param("2", 2, id="set"),
+        pytest.param("0", 1, id="at-least-one"),
+        pytest.param("500", 64, id="at-most-64"),
+        pytest.param("many", 4, id="not-a-number"),
+    ],
+)
 def test_workers_come_from_santa_workers(monkeypatch: pytest.MonkeyPatch, value: str | None, expected: int) -> None:
     from desk.wiring import runner_workers
 

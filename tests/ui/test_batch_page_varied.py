@@ -27,7 +27,8 @@ def sampled_on_the_page(desk_env: RunStore, messages_stub: MessagesStub):  # noq
 
 
 def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_hand(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     store, data, defective, at, batch, first = sampled_on_the_page(desk_env, messages_stub)
     assert {r.key for r in store.reviews(first.id) if not r.nice} == {"item-050", "item-100", "item-150", "item-175"}
 
@@ -85,8 +86,9 @@ def test_one_approval_reaches_every_varied_item_and_a_person_fixes_the_last_by_h
             assert exported[key]["santa_status"] in ("verified", "not sampled")
 
 
-def test_signature_form_exclusions_and_an_interrupted_preparation(desk_env: RunStore,
-                                                                  messages_stub: MessagesStub) -> None:
+def test_signature_form_exclusions_and_an_interrupted_preparation(
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     store, data, defective, at, batch, first = sampled_on_the_page(desk_env, messages_stub)
     [pattern] = store.patterns(batch.id, first.id)
 
@@ -115,4 +117,6 @@ def test_signature_form_exclusions_and_an_interrupted_preparation(desk_env: RunS
     assert "Fix applied: 6 item(s) of the batch changed." in texts(at) and "Excluded, unchanged: item-025." in texts(at)
     items = {it.key: it for it in store.items(batch.id)}
     assert not items["item-025"].changed and {k for k, it in items.items() if it.changed} == defective - {
-        "item-025", "item-125"}
+        "item-025",
+        "item-125",
+    }

@@ -38,5 +38,6 @@ def test_an_approval_of_a_plan_someone_replaced_is_refused(desk_env: RunStore, m
     changed = [it.key for it in store.items(batch.id) if it.changed]
     assert store.pattern(pattern.id).status != "applied", (
         f"a stale approval went through on a plan ann never saw; changed items now read: "
-        f"{[it.output for it in store.items(batch.id) if it.changed][:1]} ({len(changed)} items)")
+        f"{[it.output for it in store.items(batch.id) if it.changed][:1]} ({len(changed)} items)"
+    )
     assert DEFECT  # (kept for reading)

@@ -11,7 +11,8 @@ from tests.support.messages_api import MessagesStub
 
 
 def test_a_plan_changed_after_the_render_is_not_approved_by_the_stale_click(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     batch_id = seeded_batch(messages_stub)
     store = BatchStore(desk_env)
     [pattern] = store.patterns(batch_id)

@@ -71,11 +71,13 @@ def test_the_review_page_uses_the_measured_average_once_the_log_holds_five_calls
     rubric = desk_env.rubrics.resolved(defaults.selectbox(key="new_rubric").value, None)
     usage = Usage(input_tokens=300, output_tokens=40, cache_read_input_tokens=2000)
     for _ in range(MEASURED_MIN_CALLS):
-        run_id = desk_env.create_run(spec=SPEC, output=OUTPUT, rubric=rubric, reviewer_b=model, reviewer_c=model,
-                                     fixer=model)
+        run_id = desk_env.create_run(
+            spec=SPEC, output=OUTPUT, rubric=rubric, reviewer_b=model, reviewer_c=model, fixer=model
+        )
         call = LLMCall(purpose="review", model=model, request={}, usage=usage)
-        desk_env.save_review(run_id, 1, ReviewOutcome(slot="B", reviewer=model, status=ReviewStatus.ERROR,
-                                                      error="cut off", calls=[call]))
+        desk_env.save_review(
+            run_id, 1, ReviewOutcome(slot="B", reviewer=model, status=ReviewStatus.ERROR, error="cut off", calls=[call])
+        )
     st.cache_data.clear()  # the averages are kept a few minutes: as if they had passed
     at = fill(open_app())
     text, help_text = round_line(at)
@@ -103,7 +105,9 @@ def test_the_batch_page_shows_the_cost_of_one_sample(desk_env: RunStore) -> None
     assert items > 0 and per_item > 0 and sample == pytest.approx(items * per_item, rel=1e-3)
     metric = next(m for m in at.metric if m.label == "One sample (estimated)")
     assert float(metric.value.lstrip("$")) == pytest.approx(sample, rel=1e-3)
-    assert "with the Message Batches discount" not in plain(captions(at, "Estimated review cost of one sample")[0].value)
+    assert "with the Message Batches discount" not in plain(
+        captions(at, "Estimated review cost of one sample")[0].value
+    )
 
     at.toggle(key="batch_message_batches").set_value(True).run()
     _, discounted, _ = sample_line(at)

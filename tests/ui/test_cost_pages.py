@@ -46,8 +46,9 @@ def test_the_batch_page_spent_is_its_runs_calls_and_its_own_fix_calls(desk_env: 
     for run_id in runs:
         settled(desk_env, run_id)
     own_fix_calls(desk_env, batch_id)
-    expected = summed(desk_env, f"run_id IN ({', '.join(map(str, runs))})") + summed(desk_env, "batch_id = :b",
-                                                                                      b=batch_id)
+    expected = summed(desk_env, f"run_id IN ({', '.join(map(str, runs))})") + summed(
+        desk_env, "batch_id = :b", b=batch_id
+    )
     at = open_batch(batch_id)
     figures = {m.label: m for m in at.metric}
     spent = figures["Spent so far (actual)"]

@@ -43,8 +43,10 @@ def test_any_other_database_error_is_still_shown_as_an_error(desk_env: RunStore,
     assert not any("does not answer" in e.value for e in at.error)
 
 
-@pytest.mark.parametrize("state, away", [("08006", True), ("57P01", True), ("57P03", True), ("57014", False),
-                                         ("40P01", False), ("23505", False)])
+@pytest.mark.parametrize(
+    "state, away",
+    [("08006", True), ("57P01", True), ("57P03", True), ("57014", False), ("40P01", False), ("23505", False)],
+)
 def test_which_database_errors_mean_it_is_away(state: str, away: bool) -> None:
     """SQLSTATE classes 08 (connection) and 57P (shutdown, starting up) are an outage; a cancelled statement, a
     deadlock or a unique violation is not."""

@@ -68,8 +68,9 @@ def test_no_resolution_is_chosen_until_the_person_picks_one(desk_env: RunStore) 
     assert at.radio(key=f"res_{esc}").value is None  # "Ship as is" is not preselected
     at.text_area(key=f"res_why_{esc}").set_value("Looks fine to me.")
     at.button(key=f"res_go_{esc}").click().run()
-    assert any("Pick a resolution first" in plain(e.value) and "nothing was recorded" in plain(e.value)
-               for e in at.error)
+    assert any(
+        "Pick a resolution first" in plain(e.value) and "nothing was recorded" in plain(e.value) for e in at.error
+    )
     assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED  # nothing shipped, nothing recorded
     assert desk_env.get_run_view(run_id).rounds[-1].decisions == []
     assert at.text_area(key=f"res_why_{esc}").value == "Looks fine to me."  # what was typed stays

@@ -25,9 +25,16 @@ DEFECTIVE = "Acme's rocket launched in DEFECT. It is ready for you."
 
 def escalate(repo: RunStore, output: str = DEFECTIVE, rubric: str = "general", by: str = "editor@example.com") -> int:
     """A run that is NAUGHTY in its only round, so it escalates with reason round_cap."""
-    run_id = repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved(rubric),
-                             reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             max_rounds=1, created_by=by)
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=output,
+        rubric=repo.rubrics.resolved(rubric),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        max_rounds=1,
+        created_by=by,
+    )
     drive(repo, run_id)
     assert repo.load_run(run_id).state.status == RunStatus.ESCALATED
     return run_id
@@ -128,8 +135,9 @@ def test_the_queue_fits_the_page_and_says_why_in_its_help_and_the_open_escalatio
     assert REASON_HELP["round_cap"] in texts(at)
 
 
-def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(desk_env: RunStore,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_assign_and_set_due_then_overdue_is_highlighted_and_counted(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id = escalate(desk_env)
     esc = item_id(desk_env, run_id)
     at = open_as("admin@example.com")
@@ -178,10 +186,19 @@ def test_a_viewer_sees_the_evidence_but_no_controls(desk_env: RunStore) -> None:
     at = open_as("viewer@example.com")
     assert queue(at) == [run_id]
     assert any(c.value == DEFECTIVE for c in at.code)  # the output under decision
-    keys = {w.key for kind in ("button", "radio", "text_area", "selectbox", "date_input", "time_input")
-            for w in getattr(at, kind)}
-    for key in (f"res_{esc}", f"res_go_{esc}", f"res_why_{esc}", f"esc_owner_{esc}", f"esc_assign_{esc}",
-                f"esc_due_go_{esc}"):
+    keys = {
+        w.key
+        for kind in ("button", "radio", "text_area", "selectbox", "date_input", "time_input")
+        for w in getattr(at, kind)
+    }
+    for key in (
+        f"res_{esc}",
+        f"res_go_{esc}",
+        f"res_why_{esc}",
+        f"esc_owner_{esc}",
+        f"esc_assign_{esc}",
+        f"esc_due_go_{esc}",
+    ):
         assert key not in keys
     shown = texts(at)
     assert "To resolve an escalation you need to be a compliance officer or an admin" in shown
@@ -209,9 +226,17 @@ def test_an_editor_may_not_resolve_and_an_officer_resolves_with_the_history_show
 
 def budget_escalation(repo: RunStore) -> int:
     """A run whose fix pushes its spend over budget: round 2 starts and stops before any review."""
-    run_id = repo.create_run(spec=SPEC, output=DEFECTIVE, rubric=repo.rubrics.resolved("general"),
-                             reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             auto_approve=True, budget_usd=0.001, created_by="editor@example.com")
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=DEFECTIVE,
+        rubric=repo.rubrics.resolved("general"),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        auto_approve=True,
+        budget_usd=0.001,
+        created_by="editor@example.com",
+    )
     runner = Runner(repo, model_reviewer, model_fixer, workers=1)
     try:
         state = runner.execute(run_id)
@@ -301,15 +326,19 @@ def test_a_resolution_names_the_escalation_it_was_made_on(desk_env: RunStore) ->
     second = item_id(desk_env, run_id)
     assert second != first and desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
     decisions = len(desk_env.get_run_view(run_id).rounds[-1].decisions)
-    for call in (lambda: desk_env.resolve_escalation(run_id, "ship_as_is", "officer@example.com", "I saw v1", None, first),
-                 lambda: desk_env.assign_escalation(run_id, "officer@example.com", "admin@example.com", first),
-                 lambda: desk_env.set_due(run_id, datetime.now(UTC), "admin@example.com", first)):
+    for call in (
+        lambda: desk_env.resolve_escalation(run_id, "ship_as_is", "officer@example.com", "I saw v1", None, first),
+        lambda: desk_env.assign_escalation(run_id, "officer@example.com", "admin@example.com", first),
+        lambda: desk_env.set_due(run_id, datetime.now(UTC), "admin@example.com", first),
+    ):
         with pytest.raises(EscalationNotOpen, match=f"#{first}"):
             call()
     assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED
     assert len(desk_env.get_run_view(run_id).rounds[-1].decisions) == decisions
-    assert desk_env.resolve_escalation(run_id, "reject", "officer@example.com", "seen v2", None, second).status \
+    assert (
+        desk_env.resolve_escalation(run_id, "reject", "officer@example.com", "seen v2", None, second).status
         == RunStatus.RESOLVED_REJECTED
+    )
 
 
 def test_a_click_on_an_escalation_resolved_meanwhile_is_reported_and_the_text_kept(desk_env: RunStore) -> None:

@@ -23,18 +23,35 @@ def two_issues(second_evidence: str):
 
     def review(request: ReviewRequest):
         first = failing(request, "factual_accuracy", "launch year missing", evidence="DEFECT")
-        speed = first.critical_issues[0].model_copy(update={
-            "criterion": "hallucination_free", "description": "unsupported speed claim", "evidence": second_evidence})
+        speed = first.critical_issues[0].model_copy(
+            update={
+                "criterion": "hallucination_free",
+                "description": "unsupported speed claim",
+                "evidence": second_evidence,
+            }
+        )
         return first.model_copy(update={"critical_issues": [*first.critical_issues, speed]})
 
     return review
 
 
 def drive(repo: RunStore, second_evidence: str, edits: list[FixEdit], auto_approve: bool = False) -> int:
-    runner = Runner(repo, lambda name: FunctionReviewer(name, two_issues(second_evidence)),
-                    lambda name: FunctionFixer(name, lambda r: FixPlan(edits=edits)), workers=1)
-    run_id = repo.create_run(SPEC, OUTPUT, repo.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
-                             created_by=EDITOR, auto_approve=auto_approve)
+    runner = Runner(
+        repo,
+        lambda name: FunctionReviewer(name, two_issues(second_evidence)),
+        lambda name: FunctionFixer(name, lambda r: FixPlan(edits=edits)),
+        workers=1,
+    )
+    run_id = repo.create_run(
+        SPEC,
+        OUTPUT,
+        repo.rubrics.resolved("general"),
+        MODEL_B,
+        MODEL_C,
+        MODEL_B,
+        created_by=EDITOR,
+        auto_approve=auto_approve,
+    )
     try:
         runner.execute(run_id)
     finally:
@@ -43,7 +60,12 @@ def drive(repo: RunStore, second_evidence: str, edits: list[FixEdit], auto_appro
 
 
 def test_a_partial_proposal_names_what_stays_unfixed_and_is_not_auto_approved(desk_env: RunStore) -> None:
-    run_id = drive(desk_env, "a claim that is not in the text", [FixEdit(issue=0, before="DEFECT", after="2018")], auto_approve=True)
+    run_id = drive(
+        desk_env,
+        "a claim that is not in the text",
+        [FixEdit(issue=0, before="DEFECT", after="2018")],
+        auto_approve=True,
+    )
     state = desk_env.load_run(run_id).state
     assert state.status == RunStatus.AWAITING_APPROVAL and "not auto-approved" in state.note
     at = as_person(EDITOR, run_id)
@@ -70,8 +92,11 @@ def test_a_person_keeps_or_drops_single_edits(desk_env: RunStore) -> None:
 
 
 def test_asking_the_fix_agent_again_shows_the_new_proposal_and_counts_attempts(desk_env: RunStore) -> None:
-    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
-                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
+    run_id = drive(
+        desk_env,
+        "the fastest rocket",
+        [FixEdit(issue=0, before="DEFECT", after="2018"), FixEdit(issue=1, before="the fastest", after="a fast")],
+    )
     at = as_person(EDITOR, run_id)
     assert at.button(key="retry_fix").label == "Ask the fix agent again (2 of 3)"
     at.button(key="retry_fix").click().run()
@@ -94,14 +119,21 @@ def test_asking_the_fix_agent_again_shows_the_new_proposal_and_counts_attempts(d
 def typed_then_replaced(desk_env: RunStore) -> tuple[AppTest, int, str]:
     """Person A opens proposal 1 and types an edit; meanwhile person B asks the fix agent again and it
     stores proposal 2. Returns A's page (not yet redrawn), the run and what A typed."""
-    run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018"),
-                                                    FixEdit(issue=1, before="the fastest", after="a fast")])
+    run_id = drive(
+        desk_env,
+        "the fastest rocket",
+        [FixEdit(issue=0, before="DEFECT", after="2018"), FixEdit(issue=1, before="the fastest", after="a fast")],
+    )
     at = as_person(EDITOR, run_id)
     mine = OUTPUT.replace("DEFECT", "2018") + " Checked by legal."
     at.text_area(key=f"edit_{run_id}_1").set_value(mine)
     actions.retry_fix(desk_env, run_id, EDITOR)
-    runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
-        name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
+    runner = Runner(
+        desk_env,
+        lambda name: None,
+        lambda name: FunctionFixer(name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])),
+        workers=1,
+    )
     try:
         assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     finally:
@@ -110,7 +142,8 @@ def typed_then_replaced(desk_env: RunStore) -> tuple[AppTest, int, str]:
 
 
 def test_a_decision_on_a_proposal_that_was_replaced_meanwhile_is_refused_and_keeps_the_typed_text(
-        desk_env: RunStore) -> None:
+    desk_env: RunStore,
+) -> None:
     at, run_id, mine = typed_then_replaced(desk_env)
     at.button(key="approve_fix").click().run()  # A approves what they saw
     assert not at.exception, at.exception
@@ -127,8 +160,15 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
 
     desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)  # the loopback model screens and reviews
     try:
-        run_id = desk.runs.create_run(SPEC, "Acme's rocket launched in 2018.", desk.rubrics.resolved("general"),
-                                      MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR)
+        run_id = desk.runs.create_run(
+            SPEC,
+            "Acme's rocket launched in 2018.",
+            desk.rubrics.resolved("general"),
+            MODEL_B,
+            MODEL_C,
+            MODEL_B,
+            created_by=EDITOR,
+        )
         assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
     finally:
         desk.close()
@@ -138,9 +178,11 @@ def test_the_run_page_shows_the_rounds_injection_screen(desk_env: RunStore) -> N
     (line,) = [e for e in at.expander if e.label.startswith("Injection screen")]
     assert plain(line.label) == "Injection screen: passed"
     inside = [plain(c.value) for c in line.caption]
-    assert inside == [f"spec and output: claude-haiku-5-5 repeated the key (asked for {key}, answered '{key}')",
-                      "spec and output, extraction check: claude-haiku-5-5 quoted nothing found in the text (asked to "
-                      "quote sentences for an automated reader, answered 'NONE')"]
+    assert inside == [
+        f"spec and output: claude-haiku-5-5 repeated the key (asked for {key}, answered '{key}')",
+        "spec and output, extraction check: claude-haiku-5-5 quoted nothing found in the text (asked to "
+        "quote sentences for an automated reader, answered 'NONE')",
+    ]
     assert key not in texts(at).replace("\n".join(inside), "")  # nowhere else on the page
 
 

@@ -37,13 +37,23 @@ def as_person(email: str | None, page: str, run_id: int | None = None) -> AppTes
     return at
 
 
-def waiting_run(repo: RunStore, reviewer_b: str = "person", person_b: str | None = None,
-                person_c: str | None = None) -> int:
+def waiting_run(
+    repo: RunStore, reviewer_b: str = "person", person_b: str | None = None, person_c: str | None = None
+) -> int:
     """A run driven until it waits for its person slot(s); slot C is always a person."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), reviewer_b, "person",
-                                      "person", created_by=EDITOR, person_b=person_b, person_c=person_c)
+        run_id = desk.runs.create_run(
+            SPEC,
+            CLEAN,
+            desk.rubrics.resolved("general"),
+            reviewer_b,
+            "person",
+            "person",
+            created_by=EDITOR,
+            person_b=person_b,
+            person_c=person_c,
+        )
         assert desk.runner.execute(run_id).status == RunStatus.AWAITING_HUMAN_REVIEW
         return run_id
     finally:
@@ -57,8 +67,12 @@ def open_buttons(at: AppTest) -> set[str]:
 
 def passing_review(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
-    return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
-                                          for c in rubric.criteria], critical_issues=[], suggestions=[])
+    return Review(
+        verdict="PASS",
+        checks=[CheckResult(criterion=c.id, result="PASS", detail="ok") for c in rubric.criteria],
+        critical_issues=[],
+        suggestions=[],
+    )
 
 
 def test_an_assigned_slot_is_only_in_its_reviewers_inbox_an_open_one_in_everyones(repo: RunStore) -> None:
@@ -126,8 +140,10 @@ def test_an_admin_reassigns_a_slot_and_the_inboxes_follow(repo: RunStore) -> Non
     assert open_buttons(as_person(EDITOR, INBOX)) == {f"{run_id}_C"}
     assert open_buttons(as_person(EDITOR2, INBOX)) == {f"{run_id}_C"}
     events = repo.audit.events(action="review.assigned", run_id=run_id, newest_first=False)
-    assert [(e.actor, e.detail["person"]) for e in events] == [("admin@example.com", EDITOR2),
-                                                                ("admin@example.com", None)]
+    assert [(e.actor, e.detail["person"]) for e in events] == [
+        ("admin@example.com", EDITOR2),
+        ("admin@example.com", None),
+    ]
 
 
 def test_storage_refuses_an_assignment_by_an_editor(repo: RunStore) -> None:

@@ -35,29 +35,75 @@ EVIL = '<a href="https://evil.example/">click</a>'
 def report(grain: str | None = "day") -> MetricsReport:
     """Three days of history: rates that move, a day with nothing finished, two reviewers, four criteria."""
     days = [
-        DayTotals(day=date(2025, 1, 6), runs=4, finished=4, first_pass=3, nice_runs=4, nice_rounds=5, shipped=4,
-                  escapes=1, escaped_runs=1, rounds=5, review_cost_usd=0.04, fix_cost_usd=0.01, input_tokens=4000,
-                  output_tokens=400, rounds_reviewed=5, round_latency_s=10.0, review_input_tokens=3000,
-                  review_cache_write_tokens=1000, cache_savings_usd=-0.001),
+        DayTotals(
+            day=date(2025, 1, 6),
+            runs=4,
+            finished=4,
+            first_pass=3,
+            nice_runs=4,
+            nice_rounds=5,
+            shipped=4,
+            escapes=1,
+            escaped_runs=1,
+            rounds=5,
+            review_cost_usd=0.04,
+            fix_cost_usd=0.01,
+            input_tokens=4000,
+            output_tokens=400,
+            rounds_reviewed=5,
+            round_latency_s=10.0,
+            review_input_tokens=3000,
+            review_cache_write_tokens=1000,
+            cache_savings_usd=-0.001,
+        ),
         DayTotals(day=date(2025, 1, 7), runs=1, finished=0, rounds=1, review_cost_usd=0.01, input_tokens=1000),
-        DayTotals(day=date(2025, 1, 20), runs=2, finished=2, first_pass=0, nice_runs=1, nice_rounds=3, shipped=1,
-                  rounds=5, review_cost_usd=0.05, generation_cost_usd=0.1, generation_runs=1,
-                  review_cost_with_generation_usd=0.02, input_tokens=5000, cache_read_tokens=2000,
-                  cache_savings_usd=0.003, rounds_reviewed=5, round_latency_s=20.0, review_input_tokens=1000,
-                  review_cache_read_tokens=2000),
+        DayTotals(
+            day=date(2025, 1, 20),
+            runs=2,
+            finished=2,
+            first_pass=0,
+            nice_runs=1,
+            nice_rounds=3,
+            shipped=1,
+            rounds=5,
+            review_cost_usd=0.05,
+            generation_cost_usd=0.1,
+            generation_runs=1,
+            review_cost_with_generation_usd=0.02,
+            input_tokens=5000,
+            cache_read_tokens=2000,
+            cache_savings_usd=0.003,
+            rounds_reviewed=5,
+            round_latency_s=20.0,
+            review_input_tokens=1000,
+            review_cache_read_tokens=2000,
+        ),
     ]
-    rounds = [RoundsCount(rounds=1, status="shipped", runs=3), RoundsCount(rounds=2, status="shipped", runs=2),
-              RoundsCount(rounds=3, status="escalated", runs=1)]
+    rounds = [
+        RoundsCount(rounds=1, status="shipped", runs=3),
+        RoundsCount(rounds=2, status="shipped", runs=2),
+        RoundsCount(rounds=3, status="escalated", runs=1),
+    ]
     criteria = [
-        CriterionTotals(criterion="factual_accuracy", category="factual accuracy", pp=10, ff=2, fp=1, pf=1,
-                        b_fail=3, c_fail=3, check_fail=1),
+        CriterionTotals(
+            criterion="factual_accuracy",
+            category="factual accuracy",
+            pp=10,
+            ff=2,
+            fp=1,
+            pf=1,
+            b_fail=3,
+            c_fail=3,
+            check_fail=1,
+        ),
         CriterionTotals(criterion="brand_voice", category=EVIL, pp=12, fp=2, b_fail=2),
         CriterionTotals(criterion="completeness", category="completeness", pp=14, check_fail=2, unscored=1),
         CriterionTotals(criterion="compliance", category="compliance", pp=14),
     ]
     reviewers = [
-        ReviewerTotals(reviewer="claude-sonnet-5-5", reviews=8, errors=1, latency_s=16.0, max_latency_s=4.0,
-                       cost_usd=0.07),
+        ReviewerTotals(
+            reviewer="claude-sonnet-5-5", reviews=8, errors=1, latency_s=16.0, max_latency_s=4.0, cost_usd=0.07
+        ),
         ReviewerTotals(reviewer="claude-haiku-5-5", reviews=6, latency_s=6.0, max_latency_s=1.5, cost_usd=0.03),
     ]
     return build_report(MetricsFilter(), days, rounds, criteria, reviewers, grain)
@@ -176,7 +222,10 @@ def test_prompt_cache_figure_net_savings_bars_and_hit_rate_line() -> None:
     cost = dict(figs.cost_frame(r).itertuples(index=False))
     assert (cost["cache_hit_rate"], cost["cache_savings_usd"]) == (pytest.approx(2 / 7), pytest.approx(0.002))
     assert (cost["review_prompt_tokens"], cost["review_cache_write_tokens"], cost["review_cache_read_tokens"]) == (
-        7000, 1000, 2000)
+        7000,
+        1000,
+        2000,
+    )
     assert figs.series_frame(r)["cache_hit_rate"].tolist()[0] == 0.0
 
 
@@ -187,8 +236,18 @@ def test_typed_labels_cannot_become_markup() -> None:
     assert figs.label(EVIL) == '‹a href="https://evil.example/"›click‹/a›'
 
 
-@pytest.mark.parametrize("frame", [figs.series_frame, figs.rounds_frame, figs.criteria_frame, figs.categories_frame,
-                                   figs.agreement_frame, figs.reviewers_frame, figs.cost_frame])
+@pytest.mark.parametrize(
+    "frame",
+    [
+        figs.series_frame,
+        figs.rounds_frame,
+        figs.criteria_frame,
+        figs.categories_frame,
+        figs.agreement_frame,
+        figs.reviewers_frame,
+        figs.cost_frame,
+    ],
+)
 def test_every_table_round_trips_through_csv(frame) -> None:
     r = report()
     table = frame(r)
@@ -207,10 +266,21 @@ def test_tables_hold_the_reports_numbers() -> None:
     assert cost["total_cost_usd"] == pytest.approx(0.11)
 
 
-BUILDERS = [figs.first_pass_figure, figs.iterations_figure, figs.rounds_figure, figs.criteria_figure,
-            figs.categories_figure, figs.agreement_figure, figs.escape_figure, figs.spend_figure,
-            figs.cost_split_figure, figs.reviewer_cost_figure, figs.latency_figure, figs.error_rate_figure,
-            figs.cache_figure]
+BUILDERS = [
+    figs.first_pass_figure,
+    figs.iterations_figure,
+    figs.rounds_figure,
+    figs.criteria_figure,
+    figs.categories_figure,
+    figs.agreement_figure,
+    figs.escape_figure,
+    figs.spend_figure,
+    figs.cost_split_figure,
+    figs.reviewer_cost_figure,
+    figs.latency_figure,
+    figs.error_rate_figure,
+    figs.cache_figure,
+]
 
 
 @pytest.mark.parametrize("build", BUILDERS, ids=lambda f: f.__name__)
@@ -222,9 +292,11 @@ def test_an_empty_view_still_draws(build) -> None:
 def test_escape_rate_per_family_pair() -> None:
     """One bar per pair in the table's order, two-family pairs apart by colour; a pair with nothing shipped
     has no bar; a family named after a model id typed by someone stays text."""
-    panels = [PanelTotals(reviewer_b="claude-opus-5", reviewer_c="claude-haiku-4-5", runs=3, shipped=2, escapes=1),
-              PanelTotals(reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-opus-5", runs=2, shipped=2),
-              PanelTotals(reviewer_b="local:<script>", reviewer_c="claude-opus-5", runs=1)]
+    panels = [
+        PanelTotals(reviewer_b="claude-opus-5", reviewer_c="claude-haiku-4-5", runs=3, shipped=2, escapes=1),
+        PanelTotals(reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-opus-5", runs=2, shipped=2),
+        PanelTotals(reviewer_b="local:<script>", reviewer_c="claude-opus-5", runs=1),
+    ]
     pairs = family_pair_figures(panels)
     [bar] = figs.families_figure(pairs).data
     assert list(bar.y) == ["Claude + Claude", "Claude + GPT", "Claude + unknown (‹script›)"]

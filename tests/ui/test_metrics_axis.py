@@ -13,16 +13,36 @@ from santa_core.reports.metrics import DayTotals, MetricsFilter, MetricsReport, 
 from ui import metric_figures as figs
 from ui.metrics_axis import BUCKET_DAYS, DAY_MS, HOUR_TICKS, MAX_TICKS, axis_settings, format_days, time_ticks
 
-OVER_TIME = {"first_pass": figs.first_pass_figure, "iterations": figs.iterations_figure,
-             "escapes": figs.escape_figure, "spend": figs.spend_figure, "cache": figs.cache_figure}
+OVER_TIME = {
+    "first_pass": figs.first_pass_figure,
+    "iterations": figs.iterations_figure,
+    "escapes": figs.escape_figure,
+    "spend": figs.spend_figure,
+    "cache": figs.cache_figure,
+}
 """Every chart with a time axis, by its name on the page."""
 
 
 def days_report(days: list[date], grain: str | None = None) -> MetricsReport:
     """A report with a finished, shipped, costed run on each of `days`."""
-    rows = [DayTotals(day=d, runs=1, finished=1, first_pass=1, nice_runs=1, nice_rounds=1, shipped=1, rounds=1,
-                      review_cost_usd=0.01, input_tokens=100, review_input_tokens=50, review_cache_read_tokens=50,
-                      cache_savings_usd=0.001) for d in days]
+    rows = [
+        DayTotals(
+            day=d,
+            runs=1,
+            finished=1,
+            first_pass=1,
+            nice_runs=1,
+            nice_rounds=1,
+            shipped=1,
+            rounds=1,
+            review_cost_usd=0.01,
+            input_tokens=100,
+            review_input_tokens=50,
+            review_cache_read_tokens=50,
+            cache_savings_usd=0.001,
+        )
+        for d in days
+    ]
     return build_report(MetricsFilter(), rows, [], [], [], grain)
 
 
@@ -55,8 +75,9 @@ def test_a_year_shows_as_months() -> None:
 
 
 @pytest.mark.parametrize("grain", [None, "day", "week", "month"])
-@pytest.mark.parametrize(("days", "every"), [(1, 1), (2, 1), (9, 1), (31, 1), (62, 2), (120, 3), (365, 5),
-                                             (800, 7), (1500, 10)])
+@pytest.mark.parametrize(
+    ("days", "every"), [(1, 1), (2, 1), (9, 1), (31, 1), (62, 2), (120, 3), (365, 5), (800, 7), (1500, 10)]
+)
 def test_no_tick_is_finer_than_the_bucket(grain: str | None, days: int, every: int) -> None:
     report = days_report(span(date(2024, 2, 27), days, every), grain)
     for name, make in OVER_TIME.items():
@@ -79,8 +100,9 @@ def test_bars_are_a_bucket_wide_and_an_axis_left_to_plotly_reads_as_unset() -> N
 def test_a_chart_with_nothing_to_draw_is_named_not_drawn() -> None:
     nothing = build_report(MetricsFilter(), [DayTotals(day=date(2026, 12, 2), runs=1)], [], [], [])
     for name in ("first_pass", "iterations", "escapes", "spend", "rounds", "cost", "agreement"):
-        make = {"rounds": figs.rounds_figure, "cost": figs.cost_split_figure,
-                "agreement": figs.agreement_figure}.get(name) or OVER_TIME[name]
+        make = {"rounds": figs.rounds_figure, "cost": figs.cost_split_figure, "agreement": figs.agreement_figure}.get(
+            name
+        ) or OVER_TIME[name]
         assert figs.empty_message(name, make(nothing)) == figs.EMPTY[name][0], name
     full = days_report([date(2026, 12, 2)])
     for name, make in OVER_TIME.items():
@@ -92,20 +114,35 @@ def test_a_chart_with_nothing_to_draw_is_named_not_drawn() -> None:
 
 def hours_report(hours: list[datetime]) -> MetricsReport:
     """A report of one finished run in each of `hours` (their day rows summed per day)."""
+
     def row(at: date) -> DayTotals:
-        return DayTotals(day=at, runs=1, finished=1, first_pass=1, nice_runs=1, nice_rounds=1, shipped=1, rounds=1,
-                         review_cost_usd=0.01, input_tokens=100)
+        return DayTotals(
+            day=at,
+            runs=1,
+            finished=1,
+            first_pass=1,
+            nice_runs=1,
+            nice_rounds=1,
+            shipped=1,
+            rounds=1,
+            review_cost_usd=0.01,
+            input_tokens=100,
+        )
+
     days = {h.date(): row(h.date()) for h in hours}
     return build_report(MetricsFilter(), list(days.values()), [], [], [], "hour", hours=[row(h) for h in hours])
 
 
-@pytest.mark.parametrize("hours", [
-    pytest.param([datetime(2026, 12, 2, 9)], id="one-hour"),
-    pytest.param([datetime(2026, 12, 2, h) for h in (9, 10, 14)], id="a-working-day"),
-    pytest.param([datetime(2026, 12, 2, h) for h in range(24)], id="every-hour-of-a-day"),
-    pytest.param([datetime(2026, 12, 2, 23), datetime(2026, 12, 3, 1)], id="across-midnight"),
-    pytest.param([datetime(2026, 12, 2, 0), datetime(2026, 12, 3, 23)], id="two-whole-days"),
-])
+@pytest.mark.parametrize(
+    "hours",
+    [
+        pytest.param([datetime(2026, 12, 2, 9)], id="one-hour"),
+        pytest.param([datetime(2026, 12, 2, h) for h in (9, 10, 14)], id="a-working-day"),
+        pytest.param([datetime(2026, 12, 2, h) for h in range(24)], id="every-hour-of-a-day"),
+        pytest.param([datetime(2026, 12, 2, 23), datetime(2026, 12, 3, 1)], id="across-midnight"),
+        pytest.param([datetime(2026, 12, 2, 0), datetime(2026, 12, 3, 23)], id="two-whole-days"),
+    ],
+)
 def test_an_axis_of_hours_ticks_on_the_hour_names_the_day_and_stays_level(hours: list[datetime]) -> None:
     report = hours_report(hours)
     assert [p.bucket for p in report.series] == hours
@@ -123,4 +160,3 @@ def test_hour_bars_are_an_hour_wide_and_the_axis_spans_half_an_hour_around_the_b
     assert [b.width for b in bars] == [0.8 * DAY_MS / 24]
     axis = axis_settings("hour", datetime(2026, 12, 2, 9), datetime(2026, 12, 2, 12))
     assert axis["range"] == ["2026-12-02T08:30:00", "2026-12-02T12:30:00"]
-

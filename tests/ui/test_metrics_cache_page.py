@@ -43,8 +43,16 @@ def one_run(repo: RunStore, b: Usage, c: Usage) -> AppTest:
     """One clean run (B on SONNET, C on HAIKU, each with its usage), then the Metrics page on its Cost tab."""
     runner, _ = make_runner(repo, {SONNET: Cached(SONNET, b), HAIKU: Cached(HAIKU, c)})
     try:
-        runner.execute(repo.create_run(spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET,
-                                       reviewer_c=HAIKU, fixer="fixer"))
+        runner.execute(
+            repo.create_run(
+                spec=SPEC,
+                output=GOOD,
+                rubric=load_builtin("general"),
+                reviewer_b=SONNET,
+                reviewer_c=HAIKU,
+                fixer="fixer",
+            )
+        )
     finally:
         runner.shutdown()
     return open_metrics(tab="Cost")
@@ -70,8 +78,11 @@ def card(at: AppTest, label: str) -> tuple[str, str]:
 
 def test_the_cost_tab_shows_the_hit_rate_and_the_net_savings(desk_env: RunStore) -> None:
     # B reads the prefix C's call wrote: 1,800 of the review calls' 4,000 input tokens came from the cache
-    at = one_run(desk_env, Usage(input_tokens=200, output_tokens=50, cache_read_input_tokens=PREFIX),
-                 Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX))
+    at = one_run(
+        desk_env,
+        Usage(input_tokens=200, output_tokens=50, cache_read_input_tokens=PREFIX),
+        Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX),
+    )
     value, help_text = card(at, "Cache hit rate")
     assert value == "45.0 %"
     assert "read ÷ (uncached input + written to the cache + read from the cache)" in help_text
@@ -84,14 +95,18 @@ def test_the_cost_tab_shows_the_hit_rate_and_the_net_savings(desk_env: RunStore)
     assert f"caching saved {value} net of the write premium" in texts(at)
     assert len(at.get("plotly_chart")) == 4  # spend, reviews and fixes, the prompt cache, cost per reviewer
     report = desk_env.metrics.report(MetricsFilter())
-    assert downloads(at)["metrics_csv_cache"] == media_url(figs.series_frame(report).to_csv(index=False), "text/csv",
-                                                           "santa-metrics-cache.csv")
+    assert downloads(at)["metrics_csv_cache"] == media_url(
+        figs.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-cache.csv"
+    )
     assert not at.warning and "no prompt was long enough to cache" not in texts(at)
 
 
 def test_writes_never_read_show_that_the_cache_cost_more_than_it_saved(desk_env: RunStore) -> None:
-    at = one_run(desk_env, Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX),
-                 Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX))
+    at = one_run(
+        desk_env,
+        Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX),
+        Usage(input_tokens=200, output_tokens=50, cache_creation_input_tokens=PREFIX),
+    )
     lost = net_savings((SONNET, 0, PREFIX), (HAIKU, 0, PREFIX))
     assert lost < 0
     assert card(at, "Cache hit rate")[0] == "0.0 %"
@@ -114,8 +129,9 @@ def test_no_cached_call_says_why_and_what_to_do(desk_env: RunStore) -> None:
 
 
 def test_a_view_with_no_review_call_has_no_hit_rate(desk_env: RunStore) -> None:
-    desk_env.create_run(spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU,
-                        fixer="fixer")  # queued: no call yet
+    desk_env.create_run(
+        spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU, fixer="fixer"
+    )  # queued: no call yet
     at = open_metrics(tab="Cost")
     assert card(at, "Cache hit rate")[0] == "—"
     assert "No review call in this view reported its input tokens yet" in texts(at)

@@ -43,10 +43,22 @@ class Spot:
 
     def outcomes(self) -> list[SpotCheckOutcome]:
         at = datetime(2026, 11, 30, 9, tzinfo=UTC)
-        return [SpotCheckOutcome(spot_check_id=i, run_id=10_000 + i, round_no=1, rubric_name="general",
-                                 rubric_version=1, domain="general", reviewer_b=SONNET, reviewer_c=NANO,
-                                 submitted_at=at, judged=("factual_accuracy",),
-                                 failed=("factual_accuracy",) if i < 3 else ()) for i in range(140)]
+        return [
+            SpotCheckOutcome(
+                spot_check_id=i,
+                run_id=10_000 + i,
+                round_no=1,
+                rubric_name="general",
+                rubric_version=1,
+                domain="general",
+                reviewer_b=SONNET,
+                reviewer_c=NANO,
+                submitted_at=at,
+                judged=("factual_accuracy",),
+                failed=("factual_accuracy",) if i < 3 else (),
+            )
+            for i in range(140)
+        ]
 
     def labels(self) -> list[PersonLabel]:
         return []
@@ -91,7 +103,9 @@ def test_the_escapes_tab_states_the_interval_apart_from_reported_escapes(history
     assert (row["panel"], row["criterion"]) == (f"{SONNET} + {NANO}", "Factual accuracy")
     assert row["escaped (95 % CI)"] == "2.1 % (0.4–6.1 %) of 140"
     # q = 0 of 20 and 20 of 20: the product is 0, its range 0 to 16.8 % × 1.
-    assert row["q_B × q_C (range)"] == f"0.0 % (0.0–17 %): {SONNET} 0.0 % of {MIN_LABELS} × {NANO} 100 % of {MIN_LABELS}"
+    assert (
+        row["q_B × q_C (range)"] == f"0.0 % (0.0–17 %): {SONNET} 0.0 % of {MIN_LABELS} × {NANO} 100 % of {MIN_LABELS}"
+    )
     assert row["verdict"] == "no sign of misses together"
     assert_fits(panel, ("q_B × q_C (range)", "verdict"))
     at.segmented_control(key="metrics_spot_by").set_value("week").run()
@@ -126,4 +140,6 @@ def test_no_label_and_no_spot_check_say_so(desk_env: RunStore) -> None:
     rejected_escalations(desk_env, 1)
     shown = texts(metrics_tab("Escapes"))
     assert "No spot-check submitted yet" in shown and "No spot-check yet: nothing to hold the product against" in shown
-    assert "Against people's judgements" not in texts(open_app("pages/settings.py"))  # one label is too few to state a miss rate
+    assert "Against people's judgements" not in texts(
+        open_app("pages/settings.py")
+    )  # one label is too few to state a miss rate

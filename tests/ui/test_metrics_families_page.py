@@ -35,8 +35,11 @@ TAB = "Reviewer agreement"
 
 def seed(repo: RunStore) -> dict[str, int]:
     """The four runs of the module docstring."""
-    reviewers = {SONNET: FunctionReviewer(SONNET, strict), HAIKU: FunctionReviewer(HAIKU, strict),
-                 MINI: FunctionReviewer(MINI, passing)}  # the GPT double misses the wrong year
+    reviewers = {
+        SONNET: FunctionReviewer(SONNET, strict),
+        HAIKU: FunctionReviewer(HAIKU, strict),
+        MINI: FunctionReviewer(MINI, passing),
+    }  # the GPT double misses the wrong year
     runner, _ = make_runner(repo, reviewers)
     general = load_builtin("general")
 
@@ -45,8 +48,12 @@ def seed(repo: RunStore) -> dict[str, int]:
         runner.execute(run_id)
         return run_id
 
-    runs = {"c1": run(GOOD, SONNET, HAIKU), "c2": run(BAD, SONNET, HAIKU), "g1": run(GOOD, SONNET, MINI),
-            "g2": run(BAD, MINI, HAIKU)}
+    runs = {
+        "c1": run(GOOD, SONNET, HAIKU),
+        "c2": run(BAD, SONNET, HAIKU),
+        "g1": run(GOOD, SONNET, MINI),
+        "g2": run(BAD, MINI, HAIKU),
+    }
     for key in ("c2", "g2"):
         actions.approve_fix(repo, runs[key], "local")
         runner.execute(runs[key])
@@ -66,15 +73,31 @@ def test_the_table_shows_each_family_pair_with_its_figures(two_pairs: RunStore) 
     assert "two families whose misses are independent should show a lower escape rate than one family" in texts(at)
     kappa, families = at.dataframe  # κ per criterion, then the split by family pair
     assert families.value.to_dict("records") == [  # escapes and the families' count: in the CSV and the chart
-        {"family pair": "Claude + Claude", "runs": 2, "pairs": 18, "agreement": "100.0 %", "κ": "1.000",
-         "shipped": 2, "escape rate": "50.0 %"},
-        {"family pair": "Claude + GPT", "runs": 2, "pairs": 18, "agreement": "0.0 %", "κ": "0.000", "shipped": 2,
-         "escape rate": "0.0 %"}]
+        {
+            "family pair": "Claude + Claude",
+            "runs": 2,
+            "pairs": 18,
+            "agreement": "100.0 %",
+            "κ": "1.000",
+            "shipped": 2,
+            "escape rate": "50.0 %",
+        },
+        {
+            "family pair": "Claude + GPT",
+            "runs": 2,
+            "pairs": 18,
+            "agreement": "0.0 %",
+            "κ": "0.000",
+            "shipped": 2,
+            "escape rate": "0.0 %",
+        },
+    ]
     assert "criterion" in kappa.value.columns
     assert [c.key for c in at.get("plotly_chart")] == ["metrics_chart_agreement", "metrics_chart_families"]
     pairs = two_pairs.metrics.family_pairs(MetricsFilter())
-    assert downloads(at)["metrics_csv_families"] == media_url(figs.families_frame(pairs).to_csv(index=False),
-                                                              "text/csv", "santa-metrics-families.csv")
+    assert downloads(at)["metrics_csv_families"] == media_url(
+        figs.families_frame(pairs).to_csv(index=False), "text/csv", "santa-metrics-families.csv"
+    )
     # The pairs add up to the headline's runs and shipped runs.
     figures = {m.label: m.value for m in at.metric}
     assert (figures["Runs"], figures["Shipped runs"], figures["Escapes"]) == ("4", "4", "1")
@@ -87,4 +110,6 @@ def test_the_split_follows_the_filters_and_says_when_there_is_nothing_to_compare
     assert "no data yet" in notice and "one family pair (Claude + GPT)" in notice
     at.multiselect(key="metrics_reviewer").set_value([]).run()
     assert [row["family pair"] for row in at.dataframe[1].value.to_dict("records")] == [
-        "Claude + Claude", "Claude + GPT"]
+        "Claude + Claude",
+        "Claude + GPT",
+    ]

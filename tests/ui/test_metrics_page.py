@@ -79,8 +79,19 @@ class Costed(FunctionReviewer):
     def review(self, request: ReviewRequest, slot) -> ReviewOutcome:
         out = super().review(request, slot)
         ok = out.status == ReviewStatus.OK
-        calls = [LLMCall(purpose="review", model=self.name, request={}, cost_usd=self.cost,
-                         usage=Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens=500))] if ok else []
+        calls = (
+            [
+                LLMCall(
+                    purpose="review",
+                    model=self.name,
+                    request={},
+                    cost_usd=self.cost,
+                    usage=Usage(input_tokens=1000, output_tokens=100, cache_read_input_tokens=500),
+                )
+            ]
+            if ok
+            else []
+        )
         return out.model_copy(update={"latency_s": self.latency, "cost_usd": self.cost if ok else 0.0, "calls": calls})
 
 
@@ -102,9 +113,12 @@ def fable(request: ReviewRequest):
 
 def seed(repo: RunStore) -> dict[str, int]:
     """The six runs of the module docstring, on their days."""
-    reviewers = {SONNET: Costed(SONNET, strict, 0.01, 2.0), HAIKU: Costed(HAIKU, strict, 0.002, 1.0),
-                 OPUS: Costed(OPUS, strict, 0.02, 4.0),
-                 FABLE: Costed(FABLE, fable, 0.03, 3.0)}
+    reviewers = {
+        SONNET: Costed(SONNET, strict, 0.01, 2.0),
+        HAIKU: Costed(HAIKU, strict, 0.002, 1.0),
+        OPUS: Costed(OPUS, strict, 0.02, 4.0),
+        FABLE: Costed(FABLE, fable, 0.03, 3.0),
+    }
     runner, _ = make_runner(repo, reviewers)
     general, content = load_builtin("general"), repo.rubrics.resolved("content")
     pair1 = {"reviewer_b": SONNET, "reviewer_c": HAIKU, "fixer": "fixer"}
@@ -123,13 +137,20 @@ def seed(repo: RunStore) -> dict[str, int]:
     repo.report_escape(runs["r4"], "factual_accuracy", "the year was wrong after all", "major", "ann")
     runs["r5"] = run(GOOD, general.model_copy(update={"version": 2}), pair1)
     runs["r6"] = run(SLOW, general, pair2, created_by=EDITOR)
-    days = dict(zip(runs.values(), ["2025-01-06", "2025-01-07", "2025-01-20", "2025-01-20", "2025-02-03",
-                                    "2025-02-03"], strict=True))
+    days = dict(
+        zip(
+            runs.values(),
+            ["2025-01-06", "2025-01-07", "2025-01-20", "2025-01-20", "2025-02-03", "2025-02-03"],
+            strict=True,
+        )
+    )
     # A run's day is fixed when it is created, so move the runs and rebuild their facts from scratch.
     with repo.engine.begin() as conn:
         for run_id, day in days.items():
-            conn.execute(text("UPDATE run SET created_at = :t WHERE id = :id"),
-                         {"t": datetime.fromisoformat(f"{day}T12:00:00"), "id": run_id})
+            conn.execute(
+                text("UPDATE run SET created_at = :t WHERE id = :id"),
+                {"t": datetime.fromisoformat(f"{day}T12:00:00"), "id": run_id},
+            )
         for table in ("criterion_day", "criterion_result", "run_metric"):
             conn.execute(text(f"DELETE FROM {table}"))
     assert backfill(repo.engine) == 6
@@ -212,14 +233,20 @@ def test_empty_history_shows_what_will_appear_and_where_to_start(desk_env: RunSt
 
 
 def test_a_history_of_unfinished_runs_shows_dashes_not_errors(desk_env: RunStore) -> None:
-    desk_env.create_run(spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU,
-                        fixer=OPUS)  # queued: nothing finished, reviewed or spent yet
+    desk_env.create_run(
+        spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU, fixer=OPUS
+    )  # queued: nothing finished, reviewed or spent yet
     at = open_metrics()
     figures = shown(at)
     assert (figures["Runs"], figures["Finished runs"], figures["First-pass rate"], figures["Cohen's κ"]) == (
-        "1", "0", "—", "—")
+        "1",
+        "0",
+        "—",
+        "—",
+    )
     assert "No run in this view has a generation cost" in next(
-        m.help for m in at.metric if full_label(m) == "Review ÷ generation cost")
+        m.help for m in at.metric if full_label(m) == "Review ÷ generation cost"
+    )
     for tab in ("Failure taxonomy", "Reviewer agreement", "Escapes", "Cost", "Reviewers", "Quality"):
         at.session_state["metrics_tab"] = tab
         at.run()
@@ -232,10 +259,22 @@ def test_headline_shows_every_figure_as_the_report_writes_it(seeded: History) ->
     report = seeded.repo.metrics.report(MetricsFilter())
     assert cards(at) == headline_rows(report)  # all 21, in order
     figures = shown(at)
-    assert (figures["Runs"], figures["First-pass rate"], figures["Mean iterations to converge"]) == ("6", "50.0 %", "1.25")
-    assert (figures["Reviewer agreement"], figures["Cohen's κ"], figures["Escape rate"]) == ("33.3 %", "0.476", "25.0 %")
+    assert (figures["Runs"], figures["First-pass rate"], figures["Mean iterations to converge"]) == (
+        "6",
+        "50.0 %",
+        "1.25",
+    )
+    assert (figures["Reviewer agreement"], figures["Cohen's κ"], figures["Escape rate"]) == (
+        "33.3 %",
+        "0.476",
+        "25.0 %",
+    )
     assert figures["Failed checks"] == "4"
-    assert (figures["Total spend"], figures["Cost per run"], figures["Cost per round"]) == ("$0.168", "$0.028", "$0.024")
+    assert (figures["Total spend"], figures["Cost per run"], figures["Cost per round"]) == (
+        "$0.168",
+        "$0.028",
+        "$0.024",
+    )
     assert (figures["Tokens per run"], figures["Review ÷ generation cost"]) == ("3,467", "0.48")
     assert (figures["Mean round latency"], figures["Reviewer error rate"]) == ("2.9 s", "7.1 %")
     review_to_generation = next(m for m in at.metric if full_label(m) == "Review ÷ generation cost")
@@ -249,10 +288,21 @@ def test_each_filter_changes_the_figures(seeded: History) -> None:
     at = open_metrics()
     cases = [
         ("since", date(2025, 1, 20), {"Runs": "4", "Mean iterations to converge": "1.00", "Escape rate": "50.0 %"}),
-        ("until", date(2025, 1, 7), {"Runs": "2", "Mean iterations to converge": "1.50", "Escape rate": "0.0 %",
-                                     "Review ÷ generation cost": "0.48"}),
-        ("rubric", ["content"], {"Runs": "2", "Escape rate": "100.0 %", "Reviewer agreement": "0.0 %",
-                                 "Review ÷ generation cost": "—"}),
+        (
+            "until",
+            date(2025, 1, 7),
+            {
+                "Runs": "2",
+                "Mean iterations to converge": "1.50",
+                "Escape rate": "0.0 %",
+                "Review ÷ generation cost": "0.48",
+            },
+        ),
+        (
+            "rubric",
+            ["content"],
+            {"Runs": "2", "Escape rate": "100.0 %", "Reviewer agreement": "0.0 %", "Review ÷ generation cost": "—"},
+        ),
         ("version", ["general@2"], {"Runs": "1", "First-pass rate": "100.0 %", "Cost per run": "$0.012"}),
         ("domain", ["content"], {"Runs": "2", "Cost per run": "$0.05", "Failed checks": "2"}),
         ("reviewer", [SONNET], {"Runs": "3", "First-pass rate": "66.7 %", "Mean iterations to converge": "1.33"}),
@@ -289,8 +339,9 @@ def test_filters_combine_and_grain_changes_the_buckets(seeded: History) -> None:
 
 
 def test_filters_come_from_the_url_and_bad_values_are_named_not_fatal(seeded: History) -> None:
-    at = open_metrics({"rubric": ["content", "nope"], "since": "2025-13-01", "until": "2025-01-31", "grain": "week",
-                       "run": "7"})
+    at = open_metrics(
+        {"rubric": ["content", "nope"], "since": "2025-13-01", "until": "2025-01-31", "grain": "week", "run": "7"}
+    )
     assert at.multiselect(key="metrics_rubric").value == ["content", "nope"]  # content OR nope
     assert at.date_input(key="metrics_since").value is None
     assert at.date_input(key="metrics_until").value == date(2025, 1, 31)
@@ -313,13 +364,15 @@ def test_filters_come_from_the_url_and_bad_values_are_named_not_fatal(seeded: Hi
 
 
 def test_a_link_to_a_value_with_no_run_shows_no_run_as_the_command_line_does(
-        seeded: History, env: dict[str, str], tmp_path: Path) -> None:
+    seeded: History, env: dict[str, str], tmp_path: Path
+) -> None:
     at = open_metrics({"person": "zed", "rubric": "general"})
     assert at.multiselect(key="metrics_person").value == ["zed"]
     assert "no run in the history has person zed: nothing matches it" in plain(at.info[0].value)
     assert "No run matches these filters" in texts(at) and not at.metric  # not the whole history
-    done = santa({**env, "DATABASE_URL": seeded.url}, tmp_path, "metrics", "--json", "--person", "zed",
-                 "--rubric", "general")
+    done = santa(
+        {**env, "DATABASE_URL": seeded.url}, tmp_path, "metrics", "--json", "--person", "zed", "--rubric", "general"
+    )
     assert done.returncode == 0 and MetricsReport.model_validate_json(out(done)).headline.runs == 0
     at.multiselect(key="metrics_person").set_value([]).run()  # taking it out of the widget brings the runs back
     assert shown(at)["Runs"] == "4" and ours(at) == {"rubric": "general"}
@@ -390,8 +443,9 @@ def test_a_row_of_the_failed_criteria_table_picks_its_criterion(seeded: History)
 
 def test_a_run_waiting_for_a_person_reviewer_counts_only_once_the_reviews_are_in(desk_env: RunStore) -> None:
     runner, _ = make_runner(desk_env, {SONNET: Costed(SONNET, strict, 0.01, 2.0)})
-    run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=load_builtin("general"), reviewer_b=SONNET,
-                                 reviewer_c=PERSON, fixer="fixer")
+    run_id = desk_env.create_run(
+        spec=SPEC, output=BAD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=PERSON, fixer="fixer"
+    )
 
     def person_passes() -> RunStatus:
         run = desk_env.load_run(run_id)
@@ -435,41 +489,64 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
     links = downloads(at)
     whole = document(report, calibration.figures(seeded.repo))  # the page's download is `metrics --json`'s document
     assert links["metrics_json"] == media_url(whole, "application/json", "santa-metrics.json")
-    assert links["metrics_csv_first_pass"] == media_url(figs.series_frame(report).to_csv(index=False), "text/csv",
-                                                        "santa-metrics-first_pass.csv")
-    assert links["metrics_csv_rounds"] == media_url(figs.rounds_frame(report).to_csv(index=False), "text/csv",
-                                                    "santa-metrics-rounds.csv")
+    assert links["metrics_csv_first_pass"] == media_url(
+        figs.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-first_pass.csv"
+    )
+    assert links["metrics_csv_rounds"] == media_url(
+        figs.rounds_frame(report).to_csv(index=False), "text/csv", "santa-metrics-rounds.csv"
+    )
     at.session_state["metrics_tab"] = "Reviewer agreement"
     at.run()
-    assert downloads(at)["metrics_csv_kappa"] == media_url(figs.agreement_frame(report).to_csv(index=False),
-                                                          "text/csv", "santa-metrics-kappa.csv")
+    assert downloads(at)["metrics_csv_kappa"] == media_url(
+        figs.agreement_frame(report).to_csv(index=False), "text/csv", "santa-metrics-kappa.csv"
+    )
     kappa = at.dataframe[0].value.set_index("criterion")
     assert kappa.loc["Factual accuracy", "κ"] == "1.000" and kappa.loc["Factual accuracy", "both"] == 1
 
 
-CSV_FRAMES = {"first_pass": figs.series_frame, "iterations": figs.series_frame, "rounds": figs.rounds_frame,
-              "criteria": figs.criteria_frame, "categories": figs.categories_frame,
-              "agreement": figs.agreement_frame, "kappa": figs.agreement_frame, "escapes": figs.series_frame,
-              "spend": figs.series_frame, "cost": figs.cost_frame, "cache": figs.series_frame,
-              "reviewer_cost": figs.reviewers_frame,
-              "latency": figs.reviewers_frame, "errors": figs.reviewers_frame}
+CSV_FRAMES = {
+    "first_pass": figs.series_frame,
+    "iterations": figs.series_frame,
+    "rounds": figs.rounds_frame,
+    "criteria": figs.criteria_frame,
+    "categories": figs.categories_frame,
+    "agreement": figs.agreement_frame,
+    "kappa": figs.agreement_frame,
+    "escapes": figs.series_frame,
+    "spend": figs.series_frame,
+    "cost": figs.cost_frame,
+    "cache": figs.series_frame,
+    "reviewer_cost": figs.reviewers_frame,
+    "latency": figs.reviewers_frame,
+    "errors": figs.reviewers_frame,
+}
 """The data behind each chart's CSV download, by the download's name."""
 TABLES = {"Reviewer agreement": kappa_table, "Reviewers": reviewers_table}
 """The tabs that show a table, and how the table is written from a report."""
 
 
-@pytest.mark.parametrize(("params", "flags"), [
-    pytest.param({}, [], id="whole-history"),
-    pytest.param({"since": "2025-01-07", "until": "2025-01-20", "grain": "week"},
-                 ["--since", "2025-01-07", "--until", "2025-01-20", "--grain", "week"], id="dates-and-grain"),
-    pytest.param({"rubric": "content"}, ["--rubric", "content"], id="rubric"),
-    pytest.param({"version": ["general@1", "content@1"], "domain": "general"},
-                 ["--version", "general@1", "--version", "content@1", "--domain", "general"], id="version-domain"),
-    pytest.param({"reviewer": [OPUS, HAIKU]}, ["--reviewer", OPUS, "--reviewer", HAIKU], id="reviewers"),
-    pytest.param({"person": EDITOR, "grain": "month"}, ["--person", EDITOR, "--grain", "month"], id="person"),
-])
-def test_the_command_line_and_the_page_agree_on_every_figure(seeded: History, env: dict[str, str], tmp_path: Path,
-                                                             params: dict, flags: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("params", "flags"),
+    [
+        pytest.param({}, [], id="whole-history"),
+        pytest.param(
+            {"since": "2025-01-07", "until": "2025-01-20", "grain": "week"},
+            ["--since", "2025-01-07", "--until", "2025-01-20", "--grain", "week"],
+            id="dates-and-grain",
+        ),
+        pytest.param({"rubric": "content"}, ["--rubric", "content"], id="rubric"),
+        pytest.param(
+            {"version": ["general@1", "content@1"], "domain": "general"},
+            ["--version", "general@1", "--version", "content@1", "--domain", "general"],
+            id="version-domain",
+        ),
+        pytest.param({"reviewer": [OPUS, HAIKU]}, ["--reviewer", OPUS, "--reviewer", HAIKU], id="reviewers"),
+        pytest.param({"person": EDITOR, "grain": "month"}, ["--person", EDITOR, "--grain", "month"], id="person"),
+    ],
+)
+def test_the_command_line_and_the_page_agree_on_every_figure(
+    seeded: History, env: dict[str, str], tmp_path: Path, params: dict, flags: list[str]
+) -> None:
     """The same filters on the page (from its URL) and on the command line give the same figures."""
     done = santa({**env, "DATABASE_URL": seeded.url}, tmp_path, "metrics", "--json", *flags)
     assert done.returncode == 0 and not err(done), err(done)
@@ -515,44 +592,88 @@ def test_every_tab_renders(seeded: History) -> None:
     cards = shown(at)
     assert cards["Cache hit rate"] == "33.3 %"
     # 500 read × (input − cache-read rate): 4 sonnet × 1.80 + 4 haiku × 0.09 + 3 opus × 3.80 + 2 fable × 9.75 per million
-    assert cards["Cache savings"] == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd") == "$0.01923"
+    assert (
+        cards["Cache savings"]
+        == format_figure(500 * (4 * 1.80 + 4 * 0.09 + 3 * 3.80 + 2 * 9.75) / 1e6, "usd")
+        == "$0.01923"
+    )
 
 
 # --- URL helpers (pure) -----------------------------------------------------------------------
 
-OPTIONS = MetricsOptions(rubrics=["content", "general"], versions=["content@1", "general@1", "general@2"],
-                         domains=["content", "general"], reviewers=[FABLE, HAIKU], people=["ann", "local"],
-                         first_day=date(2025, 1, 6), last_day=date(2025, 2, 3))
+OPTIONS = MetricsOptions(
+    rubrics=["content", "general"],
+    versions=["content@1", "general@1", "general@2"],
+    domains=["content", "general"],
+    reviewers=[FABLE, HAIKU],
+    people=["ann", "local"],
+    first_day=date(2025, 1, 6),
+    last_day=date(2025, 2, 3),
+)
 
 
 def test_url_round_trip() -> None:
-    f = MetricsFilter(since=date(2025, 1, 6), until=date(2025, 2, 3), rubrics=["general", "content"],
-                      versions=["general@2"], domains=["content"], reviewers=[FABLE], people=["ann", "local"])
+    f = MetricsFilter(
+        since=date(2025, 1, 6),
+        until=date(2025, 2, 3),
+        rubrics=["general", "content"],
+        versions=["general@2"],
+        domains=["content"],
+        reviewers=[FABLE],
+        people=["ann", "local"],
+    )
     params = filters_to_query(f, "week")
-    assert params == {"since": "2025-01-06", "until": "2025-02-03", "rubric": ["general", "content"],
-                      "version": ["general@2"], "domain": ["content"], "reviewer": [FABLE],
-                      "person": ["ann", "local"], "grain": "week"}
+    assert params == {
+        "since": "2025-01-06",
+        "until": "2025-02-03",
+        "rubric": ["general", "content"],
+        "version": ["general@2"],
+        "domain": ["content"],
+        "reviewer": [FABLE],
+        "person": ["ann", "local"],
+        "grain": "week",
+    }
     assert filters_from_query(params, OPTIONS) == (f, "week", [])
     assert filters_to_query(MetricsFilter(), None) == {}
     assert filters_from_query({}) == (MetricsFilter(), None, [])
 
 
-@pytest.mark.parametrize(("params", "expected", "problem"), [
-    pytest.param({"since": "2025-02-30"}, MetricsFilter(), "since=2025-02-30 is not a date", id="bad-date"),
-    pytest.param({"until": "1999-12-31"}, MetricsFilter(), "until=1999-12-31 is outside 2000–2100", id="too-early"),
-    pytest.param({"rubric": ["general", "nope"]}, MetricsFilter(rubrics=["general", "nope"]),
-                 "no run in the history has rubric nope: nothing matches it", id="unknown-rubric-kept"),
-    pytest.param({"version": ["general", "general@x", "general@²", "general@1"]}, MetricsFilter(versions=["general@1"]),
-                 "version general, general@x, general@² is not written name@N", id="bad-version"),
-    pytest.param({"reviewer": "gpt-9"}, MetricsFilter(reviewers=["gpt-9"]), "no run in the history has reviewer gpt-9",
-                 id="unknown-model-kept"),
-    pytest.param({"person": ["", " "]}, MetricsFilter(), None, id="blank-values-are-no-filter"),
-    pytest.param({"domain": ["content", "content"]}, MetricsFilter(domains=["content"]), None, id="repeats-once"),
-    pytest.param({"grain": "year"}, MetricsFilter(), "grain=year is not one of auto, hour, day, week, month", id="bad-grain"),
-    pytest.param({"since": "2025-02-01", "until": "2025-01-01"},
-                 MetricsFilter(since=date(2025, 2, 1), until=date(2025, 1, 1)),
-                 "since 2025-02-01 is after until 2025-01-01", id="since-after-until"),
-])
+@pytest.mark.parametrize(
+    ("params", "expected", "problem"),
+    [
+        pytest.param({"since": "2025-02-30"}, MetricsFilter(), "since=2025-02-30 is not a date", id="bad-date"),
+        pytest.param({"until": "1999-12-31"}, MetricsFilter(), "until=1999-12-31 is outside 2000–2100", id="too-early"),
+        pytest.param(
+            {"rubric": ["general", "nope"]},
+            MetricsFilter(rubrics=["general", "nope"]),
+            "no run in the history has rubric nope: nothing matches it",
+            id="unknown-rubric-kept",
+        ),
+        pytest.param(
+            {"version": ["general", "general@x", "general@²", "general@1"]},
+            MetricsFilter(versions=["general@1"]),
+            "version general, general@x, general@² is not written name@N",
+            id="bad-version",
+        ),
+        pytest.param(
+            {"reviewer": "gpt-9"},
+            MetricsFilter(reviewers=["gpt-9"]),
+            "no run in the history has reviewer gpt-9",
+            id="unknown-model-kept",
+        ),
+        pytest.param({"person": ["", " "]}, MetricsFilter(), None, id="blank-values-are-no-filter"),
+        pytest.param({"domain": ["content", "content"]}, MetricsFilter(domains=["content"]), None, id="repeats-once"),
+        pytest.param(
+            {"grain": "year"}, MetricsFilter(), "grain=year is not one of auto, hour, day, week, month", id="bad-grain"
+        ),
+        pytest.param(
+            {"since": "2025-02-01", "until": "2025-01-01"},
+            MetricsFilter(since=date(2025, 2, 1), until=date(2025, 1, 1)),
+            "since 2025-02-01 is after until 2025-01-01",
+            id="since-after-until",
+        ),
+    ],
+)
 def test_url_values_are_checked_and_named(params: dict, expected: MetricsFilter, problem: str | None) -> None:
     f, grain, problems = filters_from_query(params, OPTIONS)
     assert (f, grain) == (expected, None)
@@ -575,7 +696,9 @@ def click_script() -> None:
 def test_a_click_on_a_bar_picks_it_once() -> None:
     at = AppTest.from_function(click_script, default_timeout=30)
     at.session_state[DRILL_CATEGORY] = "compliance"
-    at.session_state["click"] = {"selection": {"points": [{"x": 1, "y": "Brand voice per spec", "customdata": "brand_voice"}]}}
+    at.session_state["click"] = {
+        "selection": {"points": [{"x": 1, "y": "Brand voice per spec", "customdata": "brand_voice"}]}
+    }
     at.run()
     assert at.text[0].value == "brand_voice / None"  # the bar is picked, the other pick cleared
     at.session_state[DRILL_CRITERION] = "factual_accuracy"  # the person picks another criterion...
@@ -587,16 +710,40 @@ def test_a_click_on_a_bar_picks_it_once() -> None:
 
 
 def test_clicked_bar_and_tables() -> None:
-    click = {"selection": {"points": [{"x": 2, "y": "Factual accuracy", "customdata": "factual_accuracy",
-                                       "curve_number": 0, "point_index": 0}],
-                           "point_indices": [0], "box": [], "lasso": []}}
+    click = {
+        "selection": {
+            "points": [
+                {"x": 2, "y": "Factual accuracy", "customdata": "factual_accuracy", "curve_number": 0, "point_index": 0}
+            ],
+            "point_indices": [0],
+            "box": [],
+            "lasso": [],
+        }
+    }
     assert picked_bar(click) == "factual_accuracy"  # the bar's id, not its label
     assert picked_bar({"selection": {"points": []}}) is None and picked_bar(None) is None
-    run = FailedRun(run_id=7, day=date(2025, 1, 6), rubric="general@1", status="shipped", rounds_failed=1, b_fail=1,
-                    c_fail=0, check_fail=0)
+    run = FailedRun(
+        run_id=7,
+        day=date(2025, 1, 6),
+        rubric="general@1",
+        status="shipped",
+        rounds_failed=1,
+        b_fail=1,
+        c_fail=0,
+        check_fail=0,
+    )
     assert failed_runs_frame([run]).to_dict("records") == [
-        {"run": "./review?run=7", "day": "2025-01-06", "rubric": "general@1", "status": "shipped (NICE)",
-         "rounds": 1, "B": 1, "C": 0, "check": 0}]
+        {
+            "run": "./review?run=7",
+            "day": "2025-01-06",
+            "rubric": "general@1",
+            "status": "shipped (NICE)",
+            "rounds": 1,
+            "B": 1,
+            "C": 0,
+            "check": 0,
+        }
+    ]
     assert re.search(RUN_LINK, "./review?run=7").group(1) == "7"  # the link shows the run's number
     empty = kappa_table(build_report(MetricsFilter(), [], [], [], []))
     assert list(empty.columns)[:2] == ["criterion", "pairs"] and empty.empty

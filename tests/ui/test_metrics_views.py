@@ -60,8 +60,9 @@ def open_tab(at, tab: str):
 
 
 def test_every_chart_with_nothing_to_draw_says_what_to_do(desk_env: RunStore) -> None:
-    desk_env.create_run(spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU,
-                        fixer=OPUS)  # queued: nothing finished, reviewed or spent yet
+    desk_env.create_run(
+        spec=SPEC, output=GOOD, rubric=load_builtin("general"), reviewer_b=SONNET, reviewer_c=HAIKU, fixer=OPUS
+    )  # queued: nothing finished, reviewed or spent yet
     at = open_metrics()
     for tab, charts in EMPTY_TABS.items():
         open_tab(at, tab)
@@ -164,8 +165,10 @@ def restated(history: History, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     copy = tmp_path / "restated.db"
     with sqlite3.connect(make_url(history.url).database) as src, sqlite3.connect(copy) as dst:
         src.backup(dst)  # the whole database, what is still in the write-ahead log too
-        for run, status in ((history.runs["r3"], RunStatus.AWAITING_APPROVAL),
-                            (history.runs["r2"], RunStatus.RESOLVED_SHIPPED)):
+        for run, status in (
+            (history.runs["r3"], RunStatus.AWAITING_APPROVAL),
+            (history.runs["r2"], RunStatus.RESOLVED_SHIPPED),
+        ):
             for table, key in (("run", "id"), ("run_metric", "run_id")):
                 assert dst.execute(f"UPDATE {table} SET status = ? WHERE {key} = ?", (status.value, run)).rowcount == 1
     monkeypatch.setenv("DATABASE_URL", f"sqlite:///{copy}")
@@ -187,10 +190,31 @@ def test_the_runs_behind_a_bar_show_their_status_in_words_and_the_code_in_the_to
 
 
 def test_no_status_code_is_shown_raw_in_the_drill_down_table() -> None:
-    runs = [FailedRun(run_id=i, day=date(2025, 1, 6), rubric="general@1", status=s.value, rounds_failed=1, b_fail=1,
-                      c_fail=0, check_fail=0) for i, s in enumerate(RunStatus, start=1)]
-    runs.append(FailedRun(run_id=99, day=date(2025, 1, 6), rubric="general@1", status="", rounds_failed=1, b_fail=0,
-                          c_fail=0, check_fail=1))  # a run without facts yet
+    runs = [
+        FailedRun(
+            run_id=i,
+            day=date(2025, 1, 6),
+            rubric="general@1",
+            status=s.value,
+            rounds_failed=1,
+            b_fail=1,
+            c_fail=0,
+            check_fail=0,
+        )
+        for i, s in enumerate(RunStatus, start=1)
+    ]
+    runs.append(
+        FailedRun(
+            run_id=99,
+            day=date(2025, 1, 6),
+            rubric="general@1",
+            status="",
+            rounds_failed=1,
+            b_fail=0,
+            c_fail=0,
+            check_fail=1,
+        )
+    )  # a run without facts yet
     shown = failed_runs_frame(runs)["status"].tolist()
     assert shown == [words.status(s) for s in RunStatus] + [""]
     assert not set(shown) & CODES

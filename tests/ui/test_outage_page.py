@@ -28,8 +28,16 @@ def outage_run(repo: RunStore, stub: MessagesStub, budget_usd: float | None = No
     stub.screen = broken
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
-                                      created_by=EDITOR, budget_usd=budget_usd)
+        run_id = desk.runs.create_run(
+            SPEC,
+            CLEAN,
+            desk.rubrics.resolved("general"),
+            MODEL_B,
+            MODEL_C,
+            MODEL_B,
+            created_by=EDITOR,
+            budget_usd=budget_usd,
+        )
         desk.runner.execute(run_id)
     finally:
         desk.close()
@@ -42,13 +50,16 @@ def outage(desk_env: RunStore, messages_stub: MessagesStub) -> int:
     return outage_run(desk_env, messages_stub)
 
 
-def test_the_page_says_could_not_be_reviewed_and_tries_again_to_nice(desk_env: RunStore, messages_stub: MessagesStub,
-                                                                     outage: int) -> None:
+def test_the_page_says_could_not_be_reviewed_and_tries_again_to_nice(
+    desk_env: RunStore, messages_stub: MessagesStub, outage: int
+) -> None:
     at = as_person(EDITOR, outage)
     shown = texts(at)
     assert "NAUGHTY" not in shown and "a reviewer failed" not in shown and "No review yet." not in shown
-    assert ("Could not be reviewed: the model provider failed — the injection screen (claude-haiku-5-5) could not "
-            "be run: Server error (HTTP 500: api error) after 3 retries: Internal server error.") in shown
+    assert (
+        "Could not be reviewed: the model provider failed — the injection screen (claude-haiku-5-5) could not "
+        "be run: Server error (HTTP 500: api error) after 3 retries: Internal server error."
+    ) in shown
     assert shown.count("Not asked: the injection screen could not be run.") == 2  # both reviewer columns
     assert [t.label for t in at.tabs] == ["Round 1 · could not be reviewed"]
     assert "try_again" in keys(at)
@@ -78,8 +89,9 @@ def test_over_budget_the_page_says_why_there_is_no_try_again(desk_env: RunStore,
     assert "Try again ↓" not in texts(at) and "The run's budget is spent, so it cannot be tried again" in texts(at)
 
 
-def test_the_escalations_page_says_it_too_and_refuses_a_fresh_review_over_budget(desk_env: RunStore,
-                                                                                  messages_stub: MessagesStub) -> None:
+def test_the_escalations_page_says_it_too_and_refuses_a_fresh_review_over_budget(
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     run_id = outage_run(desk_env, messages_stub, budget_usd=1e-9)
     esc = item_id(desk_env, run_id)
     at = open_as("officer@example.com")

@@ -19,8 +19,9 @@ def person_run(repo: RunStore, reviewer_b: str = MODEL_B) -> int:
 
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), reviewer_b, "person", MODEL_B,
-                                      created_by="local")
+        run_id = desk.runs.create_run(
+            SPEC, CLEAN, desk.rubrics.resolved("general"), reviewer_b, "person", MODEL_B, created_by="local"
+        )
         desk.runner.execute(run_id)
         return run_id
     finally:
@@ -89,8 +90,7 @@ def test_the_action_refuses_an_incomplete_or_misquoting_person_review(desk_env: 
     run_id = person_run(desk_env)
     full = passing_review(desk_env)
     with pytest.raises(ActionError, match="Judge every criterion"):
-        actions.submit_person_review(desk_env, run_id, "C", full.model_copy(update={"checks": full.checks[1:]}),
-                                     EDITOR)
+        actions.submit_person_review(desk_env, run_id, "C", full.model_copy(update={"checks": full.checks[1:]}), EDITOR)
     issue = ReviewIssue(criterion=full.checks[0].criterion, description="x", evidence="nowhere in the text")
     bad = full.model_copy(update={"verdict": "FAIL", "critical_issues": [issue]})
     with pytest.raises(ActionError, match="must stand in the output"):
@@ -161,8 +161,11 @@ def test_a_review_in_progress_survives_a_visit_to_another_page(desk_env: RunStor
     assert not at.exception, at.exception
     assert at.radio(key=f"{key}_{first}").value == "FAIL"
     assert at.text_input(key=f"{key}_{first}_detail").value == "wrong year"
-def test_a_review_by_people_shows_no_tokens_price_latency_or_spend(desk_env: RunStore,
-                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+
+
+def test_a_review_by_people_shows_no_tokens_price_latency_or_spend(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A person's review has no tokens, no price and no model latency, and a run only people worked on spent
     nothing: none of it is shown as "0 in / 0 out tokens · $0.00 · 0.0s" or "$0.00 spent"."""
     monkeypatch.setenv("SANTA_SCREEN", "off")  # no model at all: the injection screen would be one

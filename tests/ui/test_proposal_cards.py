@@ -20,8 +20,10 @@ def test_a_refused_edit_is_explained_and_taken_into_the_box_as_the_persons_edit(
     run_id = drive(desk_env, "the fastest rocket", [FIX_YEAR, MISLABELLED])
     at = as_person(EDITOR, run_id)
     shown = texts(at)
-    assert ("Refused: it reaches beyond the sentence that holds the issue's evidence. It changes the quoted text "
-            "of issue 2.") in shown
+    assert (
+        "Refused: it reaches beyond the sentence that holds the issue's evidence. It changes the quoted text "
+        "of issue 2."
+    ) in shown
     table = at.dataframe[-1].value
     assert "no edit was proposed for it" not in table["why"].tolist()  # issue 2's edit was proposed, and refused
     assert "refused" in table["why"].tolist()[1]

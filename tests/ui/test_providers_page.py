@@ -50,8 +50,9 @@ def picker_options() -> dict[str, list[str]]:
     return found
 
 
-def test_the_pickers_offer_openai_models_only_with_an_openai_key(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch,
-                                                                  chat_stub: ChatStub) -> None:
+def test_the_pickers_offer_openai_models_only_with_an_openai_key(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch, chat_stub: ChatStub
+) -> None:
     for key, options in picker_options().items():
         assert GPT_LABEL in options, key
         assert "claude-sonnet-5-5 · Claude" in options, key  # each model with its family
@@ -63,8 +64,9 @@ def test_the_pickers_offer_openai_models_only_with_an_openai_key(desk_env: RunSt
         assert "claude-haiku-5-5 · Claude" in options, key
 
 
-def test_a_saved_model_whose_key_is_gone_stays_chosen_and_says_why(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch,
-                                                                 chat_stub: ChatStub) -> None:
+def test_a_saved_model_whose_key_is_gone_stays_chosen_and_says_why(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch, chat_stub: ChatStub
+) -> None:
     at = open_app("pages/settings.py")
     at.selectbox(key="set_c").set_value(GPT).run()
     at.button(key="set_save").click().run()
@@ -73,8 +75,10 @@ def test_a_saved_model_whose_key_is_gone_stays_chosen_and_says_why(desk_env: Run
     review = open_app()
     picker = review.selectbox(key="new_reviewer_c")
     assert picker.value == GPT and f"{GPT_LABEL} · no key" in picker.options  # not silently another model
-    assert any("no API key for provider 'openai'" in plain(e.value) and "OPENAI_API_KEY" in plain(e.value)
-               for e in review.error)
+    assert any(
+        "no API key for provider 'openai'" in plain(e.value) and "OPENAI_API_KEY" in plain(e.value)
+        for e in review.error
+    )
     review.text_area(key="new_spec").set_value("Say hello.")
     review.text_area(key="new_output").set_value("Hello.")
     review.button(key="start_review").click().run()
@@ -91,7 +95,9 @@ def test_the_diversity_warning_follows_model_families(desk_env: RunStore, chat_s
     at = open_app()
     # two families configured: one reviewer of each, the cheapest pair (Haiku 5.5 + GPT-5.4 nano)
     assert (at.selectbox(key="new_reviewer_b").value, at.selectbox(key="new_reviewer_c").value) == (
-        "claude-haiku-5-5", "openai:gpt-5.4-nano")
+        "claude-haiku-5-5",
+        "openai:gpt-5.4-nano",
+    )
     assert not [w for w in warnings(at) if "Reviewers B and C" in w]
     at.selectbox(key="new_reviewer_b").set_value("claude-sonnet-5-5")
     at.selectbox(key="new_reviewer_c").set_value("claude-haiku-5-5").run()
@@ -119,10 +125,18 @@ def test_with_claude_only_the_default_panel_is_warned_about_on_every_page(desk_e
 
 
 def test_message_batches_with_an_openai_reviewer_is_refused(desk_env: RunStore, chat_stub: ChatStub) -> None:
-    at = upload(open_batch(), planted_csv(40)[0], spec=BATCH_SPEC, reviewer_b="claude-sonnet-5-5",
-                reviewer_c=GPT, message_batches=True)
-    assert any("the Message Batches API is Anthropic's: openai:gpt-5.4-mini cannot review through it"
-               in plain(e.value) for e in at.error)
+    at = upload(
+        open_batch(),
+        planted_csv(40)[0],
+        spec=BATCH_SPEC,
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c=GPT,
+        message_batches=True,
+    )
+    assert any(
+        "the Message Batches API is Anthropic's: openai:gpt-5.4-mini cannot review through it" in plain(e.value)
+        for e in at.error
+    )
     assert at.button(key="batch_create").disabled  # a browser cannot click it (AppTest refuses to as well)
     assert BatchStore(desk_env).batches() == []
     at.toggle(key="batch_message_batches").set_value(False).run()
@@ -152,8 +166,19 @@ def test_settings_lists_the_providers_and_never_a_key(desk_env: RunStore, monkey
     tables = {str(t.value["model"].tolist()): t.value for t in at.dataframe if "model" in t.value}
     local = tables["['local:qwen3:32b']"].iloc[0]
     assert local["family"] == "Qwen" and local["input (USD / M tokens)"] == "price unknown"
-    claude = tables[str(["claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1",
-                         "claude-opus-5", "claude-sonnet-5", "claude-haiku-4-5"])].iloc[0]
+    claude = tables[
+        str(
+            [
+                "claude-sonnet-5-5",
+                "claude-haiku-5-5",
+                "claude-opus-5-5",
+                "claude-fable-5-1",
+                "claude-opus-5",
+                "claude-sonnet-5",
+                "claude-haiku-4-5",
+            ]
+        )
+    ].iloc[0]
     assert claude["input (USD / M tokens)"].startswith("$") and claude["price as of"] >= "2026"
     assert UNKNOWN_PRICE_RULE in shown
     monkeypatch.setenv("LOCAL_LLM_KEY", SECRET[::-1])
@@ -164,9 +189,9 @@ def test_settings_lists_the_providers_and_never_a_key(desk_env: RunStore, monkey
         assert secret not in page
 
 
-def test_test_connection_lists_the_models_or_says_exactly_what_failed(desk_env: RunStore, chat_stub: ChatStub,
-                                                                     messages_stub: MessagesStub,
-                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+def test_test_connection_lists_the_models_or_says_exactly_what_failed(
+    desk_env: RunStore, chat_stub: ChatStub, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     at = open_app("pages/settings.py")
     at.button(key="provider_test_openai").click().run()
     assert "Connected: openai lists 2 model(s): stub-gpt, gpt-5.4-mini" in texts(at)
@@ -178,10 +203,18 @@ def test_test_connection_lists_the_models_or_says_exactly_what_failed(desk_env: 
     assert f"failed: HTTP 401 from {chat_stub.url}: Incorrect API key provided: ***" in error
     assert len(chat_stub.calls) == 2  # one request a click: no retries
     assert "Traceback" not in everything(at) and "test-openai" not in everything(at)
-    messages_stub.models_reply = Reply(200, {}, {"data": [{"id": "claude-sonnet-5-5", "type": "model", "display_name": "S",
-                                                   "created_at": "2026-01-01T00:00:00Z"}],
-                                         "has_more": False, "first_id": "claude-sonnet-5-5",
-                                         "last_id": "claude-sonnet-5-5"})
+    messages_stub.models_reply = Reply(
+        200,
+        {},
+        {
+            "data": [
+                {"id": "claude-sonnet-5-5", "type": "model", "display_name": "S", "created_at": "2026-01-01T00:00:00Z"}
+            ],
+            "has_more": False,
+            "first_id": "claude-sonnet-5-5",
+            "last_id": "claude-sonnet-5-5",
+        },
+    )
     at.button(key="provider_test_anthropic").click().run()
     assert "Connected: anthropic lists 1 model(s): claude-sonnet-5-5" in texts(at)
     monkeypatch.setenv("SANTA_PROVIDER_DOWN_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens on port 9
@@ -212,8 +245,9 @@ def test_settings_names_provider_settings_it_leaves_out(desk_env: RunStore, monk
     assert "SECRET123456" not in everything(at) and "provider_test_leaky" not in str(at.button)
 
 
-def test_test_connection_gives_up_on_a_server_that_never_finishes(desk_env: RunStore, chat_stub: ChatStub,
-                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+def test_test_connection_gives_up_on_a_server_that_never_finishes(
+    desk_env: RunStore, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import desk.connection
 
     monkeypatch.setattr(desk.connection, "TEST_DEADLINE_S", 0.2)
@@ -223,8 +257,9 @@ def test_test_connection_gives_up_on_a_server_that_never_finishes(desk_env: RunS
     assert any("no complete answer from" in plain(e.value) for e in at.error)
 
 
-def test_a_price_unknown_review_shows_its_tokens_not_dollars(desk_env: RunStore, chat_stub: ChatStub,
-                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_price_unknown_review_shows_its_tokens_not_dollars(
+    desk_env: RunStore, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from desk.wiring import model_fixer, model_reviewer
     from santa_core.run.runner import Runner
     from tests.support.chat_api import for_chat
@@ -233,8 +268,15 @@ def test_a_price_unknown_review_shows_its_tokens_not_dollars(desk_env: RunStore,
     monkeypatch.setenv("SANTA_PROVIDER_LOCAL_BASE_URL", chat_stub.url)
     chat_stub.handler = for_chat(santa_scenario)
     runner = Runner(desk_env, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
-    run_id = desk_env.create_run("Announce it.", "It launched in 2018.", desk_env.rubrics.resolved("general"),
-                                 "local:qwen3:32b", "claude-haiku-5-5", "claude-opus-5-5", created_by="ann")
+    run_id = desk_env.create_run(
+        "Announce it.",
+        "It launched in 2018.",
+        desk_env.rubrics.resolved("general"),
+        "local:qwen3:32b",
+        "claude-haiku-5-5",
+        "claude-opus-5-5",
+        created_by="ann",
+    )
     runner.execute(run_id)
     runner.shutdown()
     at = open_app(run_id=run_id)
@@ -254,7 +296,8 @@ def open_settings_as(email: str) -> AppTest:
 
 
 def test_only_who_may_test_providers_gets_test_connection_and_the_core_refuses_anyone_else(
-        desk_env: RunStore, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Test connection is a request on the install's key: the page offers it to admins, and the core's action asks the
     stored roles before the request leaves, so a page that shows the button to a viewer anyway sends nothing."""
     from ui import identity
@@ -266,7 +309,9 @@ def test_only_who_may_test_providers_gets_test_connection_and_the_core_refuses_a
     viewer = open_settings_as("viewer@example.com")
     for name in ("anthropic", "openai"):
         viewer.button(key=f"provider_test_{name}").click().run()
-        assert (f"Test connection of {name} refused, nothing was sent: viewer@example.com (viewer) may not test a "
-                "model provider's connection; an admin may.") in [plain(e.value) for e in viewer.error]
+        assert (
+            f"Test connection of {name} refused, nothing was sent: viewer@example.com (viewer) may not test a "
+            "model provider's connection; an admin may."
+        ) in [plain(e.value) for e in viewer.error]
     assert messages_stub.calls == [] and chat_stub.calls == []
     assert "Traceback" not in everything(viewer)

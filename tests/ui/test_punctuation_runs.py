@@ -20,7 +20,9 @@ from tests.ui.test_app import CLEAN, latest_run, open_app, start_run, wait_for
 SEPARATORS = "\n".join(c * 80 for c in "-=_~*#—")
 """The separators of e-mails, logs, Markdown and code comments, one a line."""
 BRACKETS = "[" * 5000 + "\n" + "<" * 5000
-ADVERSARIAL = "".join(unit * (18_000 // len(unit)) for unit in ["-", "[", "<", "\n-", "=", "#", "a.", "l|1", "'a ", "—", "*"])
+ADVERSARIAL = "".join(
+    unit * (18_000 // len(unit)) for unit in ["-", "[", "<", "\n-", "=", "#", "a.", "l|1", "'a ", "—", "*"]
+)
 """Runs that made the desk's patterns backtrack before; with the output's own lines, about 200,000 characters."""
 
 
@@ -33,7 +35,8 @@ def test_separators_and_bracket_runs_ship_when_nothing_else_is_wrong(desk_env: R
 
 
 def test_another_page_reruns_while_a_run_checks_a_200k_adversarial_text(
-        desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # One more pattern that would never finish on the text's line of dashes: only the detector's budget stops it,
     # so the check is still working when the other page has rerun, and then it fails closed.
     stall_the_detector(monkeypatch, budget_s=6)

@@ -36,8 +36,9 @@ AN_HOUR_AGO = (datetime.now(UTC) - timedelta(hours=1)).strftime("%Y-%m-%d %H:%M:
 def snapshot(engine: Engine) -> dict[str, object]:
     """Row counts of every table, the audit chain's head, and every run's and batch's state."""
     with engine.connect() as conn:
-        found: dict[str, object] = {t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar()
-                                    for t in inspect(engine).get_table_names()}
+        found: dict[str, object] = {
+            t: conn.execute(text(f'SELECT count(*) FROM "{t}"')).scalar() for t in inspect(engine).get_table_names()
+        }
         found["audit head"] = conn.execute(text("SELECT * FROM audit_head")).all()
         found["runs"] = conn.execute(text("SELECT id, status, note, worker, updated_at FROM run ORDER BY id")).all()
         found["batches"] = conn.execute(text("SELECT id, paused FROM batch ORDER BY id")).all()
@@ -48,8 +49,10 @@ def snapshot(engine: Engine) -> dict[str, object]:
 def left(repo: RunStore, run_id: int, worker: str | None = DEAD) -> int:
     """The run as a process that died an hour ago left it."""
     with repo.engine.begin() as conn:
-        conn.execute(text("UPDATE run SET updated_at = :at, worker = :w WHERE id = :id"),
-                     {"at": AN_HOUR_AGO, "w": worker, "id": run_id})
+        conn.execute(
+            text("UPDATE run SET updated_at = :at, worker = :w WHERE id = :id"),
+            {"at": AN_HOUR_AGO, "w": worker, "id": run_id},
+        )
     return run_id
 
 
@@ -65,8 +68,12 @@ def interrupted(repo: RunStore, desk: Desk) -> int:
     run_id = new_run(repo)
     assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     state = repo.load_run(run_id).state
-    assert repo.transition(run_id, {RunStatus.RUNNING}, state.model_copy(update={
-        "status": RunStatus.INTERRUPTED, "note": "the server stopped"}), "system")
+    assert repo.transition(
+        run_id,
+        {RunStatus.RUNNING},
+        state.model_copy(update={"status": RunStatus.INTERRUPTED, "note": "the server stopped"}),
+        "system",
+    )
     return left(repo, run_id, None)
 
 
@@ -78,8 +85,9 @@ def running_under_a_dead_process(repo: RunStore, desk: Desk) -> int:
 
 def review_of_a_paused_batch(repo: RunStore, desk: Desk) -> int:
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
-    batch_id = desk.batches.create(file, config(file).model_copy(update={
-        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B}), "ann")
+    batch_id = desk.batches.create(
+        file, config(file).model_copy(update={"reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B}), "ann"
+    )
     sample_id = desk.batches.draw(batch_id, "ann")
     run_id = desk.batches.store.start_review(sample_id, desk.batches.store.pending_items(sample_id)[0])
     desk.batches.pause(batch_id, "ann")
@@ -87,12 +95,16 @@ def review_of_a_paused_batch(repo: RunStore, desk: Desk) -> int:
 
 
 CASES: dict[str, tuple[Callable[[RunStore, Desk], int], str]] = {
-    "queued-left-by-a-dead-process": (queued, "waiting for a worker. A run whose process stopped is picked up by "
-                                              "the desk on its own"),
+    "queued-left-by-a-dead-process": (
+        queued,
+        "waiting for a worker. A run whose process stopped is picked up by the desk on its own",
+    ),
     "interrupted": (interrupted, "Interrupted: the server stopped. Nothing committed was lost."),
     "running-under-a-dead-process": (running_under_a_dead_process, " — reviewing"),
-    "queued-review-of-a-paused-batch": (review_of_a_paused_batch, "which is paused. It starts when the batch is "
-                                                                  "resumed on the Batch page."),
+    "queued-review-of-a-paused-batch": (
+        review_of_a_paused_batch,
+        "which is paused. It starts when the batch is resumed on the Batch page.",
+    ),
 }
 """what the run waits for -> (make such a run, what its page says)."""
 
@@ -124,7 +136,8 @@ def open_run(person: str | None, run_id: int | None) -> AppTest:
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_opening_a_run_page_writes_nothing_and_says_what_the_run_waits_for(
-        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str) -> None:
+    desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str
+) -> None:
     make, says = CASES[case]
     run_id = make(desk_env, app_desk_open)
     open_run(EDITOR, None)  # signed in before (a first sign-in registers the person: sign-in's write, not reading's)
@@ -141,8 +154,13 @@ def reviewed_not_closed(repo: RunStore, desk: Desk, auto_approve: bool = False) 
     """A batch whose sample has every review in but is not closed, as a driver that died just before closing it
     left it an hour ago (every promo item fails, so the sample has failures to group); (batch, sample)."""
     file = read_batch(planted_csv(20, every=1)[0], "emails.csv", strata=["template"])
-    batch_id = desk.batches.create(file, config(file).model_copy(update={
-        "reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B, "auto_approve": auto_approve}), "ann")
+    batch_id = desk.batches.create(
+        file,
+        config(file).model_copy(
+            update={"reviewer_b": MODEL_B, "reviewer_c": MODEL_C, "fixer": MODEL_B, "auto_approve": auto_approve}
+        ),
+        "ann",
+    )
     sample_id = desk.batches.draw(batch_id, "ann")
     store = desk.batches.store
     for future in [desk.runner.submit(store.start_review(sample_id, item)) for item in store.pending_items(sample_id)]:
@@ -167,8 +185,9 @@ BATCH_CASES: dict[str, tuple[Callable[[RunStore, Desk], tuple[int, int]], str]] 
 }
 
 
-def opened_with_nothing_written_or_sent(desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub,
-                                        batch_id: int) -> list[str]:
+def opened_with_nothing_written_or_sent(
+    desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, batch_id: int
+) -> list[str]:
     """The batch's page as the local admin and as an editor: what each is shown, once every table and the model
     server are found as they were (whatever a page handed the desk has run to its end)."""
     open_batch(None, EDITOR)  # signed in before (a first sign-in registers the person)
@@ -184,7 +203,8 @@ def opened_with_nothing_written_or_sent(desk_env: RunStore, app_desk_open: Desk,
 
 @pytest.mark.parametrize("case", list(BATCH_CASES))
 def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
-        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str) -> None:
+    desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub, case: str
+) -> None:
     messages_stub.handler = batch_answer
     make, says = BATCH_CASES[case]
     batch_id, sample_id = make(desk_env, app_desk_open)
@@ -202,7 +222,8 @@ def test_opening_a_batch_page_writes_nothing_and_the_sweep_closes_and_groups(
 
 
 def test_opening_the_batch_page_of_an_auto_approve_batch_sends_nothing_and_records_nothing(
-        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub
+) -> None:
     """An auto-approve batch whose pattern waits with no proposal (grouped by a desk before the driver fixed, or by a
     driver that stopped between grouping and fixing): opening its page asks the fix agent nothing, writes nothing,
     for the local admin and an editor alike. The driver fixes it when it groups a sample (the sweep, below)."""
@@ -216,13 +237,24 @@ def test_opening_the_batch_page_of_an_auto_approve_batch_sends_nothing_and_recor
     assert store.pattern(pattern.id).status == "open" and store.pattern(pattern.id).proposal is None
 
 
-EVERY_PAGE = ["pages/home.py", "pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",
-              "pages/escalations.py", "pages/audit.py", "pages/metrics.py", "pages/rubrics.py", "pages/people.py",
-              "pages/settings.py"]
+EVERY_PAGE = [
+    "pages/home.py",
+    "pages/review.py",
+    "pages/batch.py",
+    "pages/runs.py",
+    "pages/inbox.py",
+    "pages/escalations.py",
+    "pages/audit.py",
+    "pages/metrics.py",
+    "pages/rubrics.py",
+    "pages/people.py",
+    "pages/settings.py",
+]
 
 
 def test_opening_every_page_writes_nothing_whatever_was_left_behind(
-        desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, app_desk_open: Desk, messages_stub: MessagesStub
+) -> None:
     """Every run and batch state above at once; each of the eleven pages opened as it first shows, and each run's and
     batch's page, by the local admin and by an editor: nothing changes and no model is asked."""
     messages_stub.handler = batch_answer

@@ -108,8 +108,7 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> Non
     shown = texts(at)
     assert "Criteria: 1 added." in shown
     assert "no_superlatives · added" in shown
-    assert any("+  name: No unprovable superlatives" in c.value or "+- id: no_superlatives" in c.value
-               for c in at.code)
+    assert any("+  name: No unprovable superlatives" in c.value or "+- id: no_superlatives" in c.value for c in at.code)
 
     # export v2 as YAML, import that file: unchanged; export again: the same bytes
     exported = repo.rubrics.export("acme-compliance", 2, "yaml")
@@ -127,12 +126,15 @@ def test_author_creates_edits_diffs_exports_and_reimports(repo: RunStore) -> Non
 def test_run_made_before_the_edit_keeps_version_1(repo: RunStore) -> None:
     at = open_rubrics()
     new_compliance_rubric(at)
-    run_id = repo.create_run("spec", "output", repo.rubrics.resolved("acme-compliance"), "person", "person",
-                             "person")
+    run_id = repo.create_run("spec", "output", repo.rubrics.resolved("acme-compliance"), "person", "person", "person")
     at.button(key="rs_add").click()
     act(at)
-    for field, value in {"id": "extra", "name": "Extra", "pass_condition": "Every price has a currency code.",
-                         "fail_signal": "A price without a currency code."}.items():
+    for field, value in {
+        "id": "extra",
+        "name": "Extra",
+        "pass_condition": "Every price has a currency code.",
+        "fail_signal": "A price without a currency code.",
+    }.items():
         widget = at.text_input if field in ("id", "name") else at.text_area
         widget(key=f"rc_k0_{field}").set_value(value)
     at.text_input(key="rs_note").set_value("add extra")
@@ -247,10 +249,17 @@ def save_v2_with_banned_word(repo: RunStore, rubric: str, word: str) -> None:
     from santa_core.models import Criterion
 
     doc = repo.rubrics.document(rubric)
-    extra = Criterion(id="banned_word", name=f"No '{word}'", category="compliance",
-                      pass_condition=f"The word '{word}' does not appear.", fail_signal=f"'{word}' appears.",
-                      check={"type": "forbidden_terms", "terms": [word]})
-    repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author@example.com", f"ban {word}", 1)
+    extra = Criterion(
+        id="banned_word",
+        name=f"No '{word}'",
+        category="compliance",
+        pass_condition=f"The word '{word}' does not appear.",
+        fail_signal=f"'{word}' appears.",
+        check={"type": "forbidden_terms", "terms": [word]},
+    )
+    repo.rubrics.save(
+        doc.model_copy(update={"criteria": [*doc.criteria, extra]}), "author@example.com", f"ban {word}", 1
+    )
 
 
 def test_review_page_offers_the_latest_version_and_older_ones(repo: RunStore) -> None:
@@ -283,8 +292,14 @@ def shipped_run(repo: RunStore, output: str) -> int:
 
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run("Announce the rocket.", output, desk.rubrics.resolved("general"),
-                                      "claude-sonnet-4-6", "claude-haiku-4-5", "claude-sonnet-4-6")
+        run_id = desk.runs.create_run(
+            "Announce the rocket.",
+            output,
+            desk.rubrics.resolved("general"),
+            "claude-sonnet-4-6",
+            "claude-haiku-4-5",
+            "claude-sonnet-4-6",
+        )
         desk.runner.execute(run_id)
         return run_id
     finally:
@@ -385,8 +400,14 @@ def test_opening_a_rubric_with_a_whole_number_grade_leaves_it_unchanged(repo: Ru
     from santa_core.models import Criterion
 
     doc = repo.rubrics.document("general")
-    grade = Criterion(id="plain", name="Plain", category="completeness", pass_condition="Grade 8 or lower.",
-                      fail_signal="Grade above 8.", check={"type": "reading_grade", "max": 8})
+    grade = Criterion(
+        id="plain",
+        name="Plain",
+        category="completeness",
+        pass_condition="Grade 8 or lower.",
+        fail_signal="Grade above 8.",
+        check={"type": "reading_grade", "max": 8},
+    )
     repo.rubrics.save(doc.model_copy(update={"criteria": [*doc.criteria, grade]}), "author@example.com", "grade", 1)
     at = open_rubrics("general")
     act(at)
@@ -432,8 +453,10 @@ def test_a_refused_save_does_not_follow_the_author_to_another_rubric(repo: RunSt
 def test_a_whole_number_written_as_a_float_in_a_file_is_the_same_rubric() -> None:
     from santa_core.rubrics.library import export_document, read_document
 
-    text = read_document("name: x\ncriteria:\n- {id: a, name: A, category: c, pass_condition: p, fail_signal: f, "
-                         "check: {type: reading_grade, max: 12.0}}\n")
+    text = read_document(
+        "name: x\ncriteria:\n- {id: a, name: A, category: c, pass_condition: p, fail_signal: f, "
+        "check: {type: reading_grade, max: 12.0}}\n"
+    )
     assert "max: 12\n" in export_document(text)
 
 
@@ -499,8 +522,9 @@ def test_storage_refuses_rubric_changes_by_people_without_the_role(repo: RunStor
     with pytest.raises(PermissionDenied, match="may not change rubrics"):
         repo.rubrics.save(changed, "viewer@example.com", "sneaky", 1)
     with pytest.raises(PermissionDenied):
-        repo.rubrics.import_text(repo.rubrics.export("general").replace("name: general", "name: mine", 1),
-                                 "yaml", "editor@example.com")
+        repo.rubrics.import_text(
+            repo.rubrics.export("general").replace("name: general", "name: mine", 1), "yaml", "editor@example.com"
+        )
     with pytest.raises(PermissionDenied, match="may not try a rubric"):
         repo.rubrics.record_trial("try", repo.rubrics.resolved("general"), "text", [], None, "viewer@example.com")
     assert repo.rubrics.latest_version("general") == 1 and "mine" not in repo.rubrics.names()
@@ -529,7 +553,8 @@ def test_a_save_refused_by_storage_is_shown_and_the_draft_kept(repo: RunStore) -
 
 
 def test_a_trial_by_someone_who_may_not_try_rubrics_asks_no_reviewer_and_says_why(
-        repo: RunStore, messages_stub, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: RunStore, messages_stub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Hiding the buttons is convenience: with a page that shows them to a viewer anyway (every role check of the
     page says yes), the core's action still refuses before the paid call. The model server receives nothing,
     nothing is kept, and the page says why without a traceback."""
@@ -546,11 +571,14 @@ def test_a_trial_by_someone_who_may_not_try_rubrics_asks_no_reviewer_and_says_wh
     sent = len(messages_stub.calls)
     at.button(key="try_review").click()
     act(at)
-    assert "No reviewer was asked: viewer@example.com (viewer) may not try a rubric with a reviewer; a rubric author " \
-           "or an admin may." in [plain(e.value) for e in at.error]
+    assert (
+        "No reviewer was asked: viewer@example.com (viewer) may not try a rubric with a reviewer; a rubric author "
+        "or an admin may." in [plain(e.value) for e in at.error]
+    )
     at.button(key="rck_go").click()
     act(at)
-    assert "Nothing was re-checked or kept, and no reviewer was asked: viewer@example.com (viewer) may not try a " \
-           "rubric with a reviewer; a rubric author or an admin may." in [plain(e.value) for e in at.error]
+    assert (
+        "Nothing was re-checked or kept, and no reviewer was asked: viewer@example.com (viewer) may not try a "
+        "rubric with a reviewer; a rubric author or an admin may." in [plain(e.value) for e in at.error]
+    )
     assert len(messages_stub.calls) == sent and trial_rows(repo) == 0
-

@@ -41,7 +41,12 @@ def test_a_new_criterion_shows_only_the_error_of_the_field_typed_in(desk_env: Ru
     at.button(key="rs_save").click()
     act(at)
     assert "Not saved: 4 errors block saving; they are marked :material/block: above." in texts(at)
-    marked = {w.key for kind in ("text_input", "text_area") for w in getattr(at, kind) if w.label.startswith(":material/block:")}
+    marked = {
+        w.key
+        for kind in ("text_input", "text_area")
+        for w in getattr(at, kind)
+        if w.label.startswith(":material/block:")
+    }
     assert marked == {f"rc_{uid}_{f}" for f in ("id", "name", "pass_condition", "fail_signal")}
     assert desk_env.rubrics.latest_version("general") == 1
 
@@ -84,7 +89,9 @@ def test_try_it_says_where_errors_not_yet_shown_will_be_marked(desk_env: RunStor
     at = open_rubrics("general")
     at.button(key="rs_add").click()
     act(at)
-    assert "The draft has 4 errors (Edit marks each one once you press its save button); fix them to try it." in texts(at)
+    assert "The draft has 4 errors (Edit marks each one once you press its save button); fix them to try it." in texts(
+        at
+    )
     at.button(key="rs_save").click()
     act(at)
     assert "The draft has 4 errors (Edit marks each one); fix them to try it." in texts(at)

@@ -54,8 +54,11 @@ def test_an_author_dismisses_a_suggestion(desk_env: RunStore) -> None:
     act(at)
     assert "Dismissed: it will not be suggested again." in texts(at)
     (decision,) = desk_env.suggestions.decisions("ads")
-    assert (decision.action, decision.note, decision.actor) == ("dismissed", "allowed in this market",
-                                                                "author@example.com")
+    assert (decision.action, decision.note, decision.actor) == (
+        "dismissed",
+        "allowed in this market",
+        "author@example.com",
+    )
 
 
 def test_the_run_page_says_a_check_stopped_the_round_before_the_reviewers(desk_env: RunStore) -> None:

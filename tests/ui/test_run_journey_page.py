@@ -61,15 +61,18 @@ def test_reject_says_that_it_escalates_and_does(desk_env: RunStore, awaiting: in
 
 
 def test_asking_again_replaces_the_proposal_in_the_same_round_with_the_note_recorded(
-        desk_env: RunStore, awaiting: int) -> None:  # noqa: F811
+    desk_env: RunStore, awaiting: int
+) -> None:  # noqa: F811
     at = as_person(EDITOR, awaiting)
     at.text_input(key=f"reason_{awaiting}_1").set_value("keep the launch year")
     at.button(key="retry_fix").click().run()
     assert not at.exception, at.exception
     # The app's own runner asks the loopback fix agent again, for round 1.
     deadline = time.monotonic() + 60  # generous: a loaded machine, not a timing claim
-    while time.monotonic() < deadline and not (desk_env.load_round(awaiting, 1).fix_attempts == 2 and desk_env.load_run(
-            awaiting).state.status == RunStatus.AWAITING_APPROVAL):
+    while time.monotonic() < deadline and not (
+        desk_env.load_round(awaiting, 1).fix_attempts == 2
+        and desk_env.load_run(awaiting).state.status == RunStatus.AWAITING_APPROVAL
+    ):
         time.sleep(0.1)
     rnd = desk_env.load_round(awaiting, 1)
     assert rnd.fix_attempts == 2 and rnd.proposal is not None and desk_env.load_run(awaiting).state.round == 1
@@ -82,8 +85,12 @@ def test_asking_again_replaces_the_proposal_in_the_same_round_with_the_note_reco
 
 def test_when_the_fix_agent_cannot_be_asked_again_the_page_says_why(desk_env: RunStore) -> None:
     run_id = drive(desk_env, "the fastest rocket", [FixEdit(issue=0, before="DEFECT", after="2018")])
-    runner = Runner(desk_env, lambda name: None, lambda name: FunctionFixer(
-        name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])), workers=1)
+    runner = Runner(
+        desk_env,
+        lambda name: None,
+        lambda name: FunctionFixer(name, lambda r: FixPlan(edits=[FixEdit(issue=0, before="DEFECT", after="1999")])),
+        workers=1,
+    )
     try:
         for _ in range(actions.MAX_FIX_ATTEMPTS - 1):
             actions.retry_fix(desk_env, run_id, EDITOR)
@@ -100,8 +107,7 @@ def test_when_the_fix_agent_cannot_be_asked_again_the_page_says_why(desk_env: Ru
 
 def order(at: AppTest) -> list[tuple[str, str]]:
     """The main area's elements in page order: (type, key or shown text)."""
-    return [(n.type, n.key or plain(getattr(n, "value", ""))[:80]) for n in at.main
-            if not hasattr(n, "children")]
+    return [(n.type, n.key or plain(getattr(n, "value", ""))[:80]) for n in at.main if not hasattr(n, "children")]
 
 
 def test_an_input_error_stands_under_its_field_with_a_character_count(desk_env: RunStore) -> None:
@@ -119,7 +125,7 @@ def test_an_input_error_stands_under_its_field_with_a_character_count(desk_env: 
     assert kind == "error" and shown.startswith("Output has 200,001 characters; the limit is 200,000")
     start = page.index(("button", "start_review"))
     assert box < start and not any(k == "error" for k, _ in page[:box])  # the spec is fine: no error at it
-    by_button = next(shown for kind, shown in page[start + 1:] if kind == "error")  # after the estimate beside it
+    by_button = next(shown for kind, shown in page[start + 1 :] if kind == "error")  # after the estimate beside it
     assert "Output: see the message under the box above" in by_button  # and by the button, where
     assert desk_env.list_runs() == []
     at.text_area(key="new_output").set_value(CLEAN).run()  # fixed: the error goes with the next rerun
@@ -144,9 +150,11 @@ def intervals(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
 
 
 def test_a_run_being_reviewed_polls_fast_and_shows_no_escapes_or_record(
-        desk_env: RunStore, intervals: list[float | None]) -> None:
-    run_id = desk_env.create_run(SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
-                                 created_by=EDITOR)
+    desk_env: RunStore, intervals: list[float | None]
+) -> None:
+    run_id = desk_env.create_run(
+        SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR
+    )
     state = desk_env.load_run(run_id).state
     claimed = engine.advance(state, engine.Claim())
     assert desk_env.transition(run_id, {state.status}, claimed, "worker", claimed.note)
@@ -157,7 +165,8 @@ def test_a_run_being_reviewed_polls_fast_and_shows_no_escapes_or_record(
 
 
 def test_a_shipped_run_polls_no_more_and_shows_escapes_and_record(
-        desk_env: RunStore, shipped: int, intervals: list[float | None]) -> None:  # noqa: F811
+    desk_env: RunStore, shipped: int, intervals: list[float | None]
+) -> None:  # noqa: F811
     at = as_person(EDITOR, shipped)
     assert intervals[-1] is None
     assert set(SECTIONS) <= set(headings(at))
@@ -170,8 +179,10 @@ def test_criterion_tables_show_every_row_and_wrap_long_details() -> None:
 
         from ui import components
 
-        components.full_table(pd.DataFrame([{"criterion": f"c{i}", "result": "FAIL", "detail": "why " * 40}
-                                            for i in range(14)]), wide=("detail",))
+        components.full_table(
+            pd.DataFrame([{"criterion": f"c{i}", "result": "FAIL", "detail": "why " * 40} for i in range(14)]),
+            wide=("detail",),
+        )
         components.full_table(pd.DataFrame([{"criterion": "c", "result": "PASS", "detail": "ok"}]), wide=("detail",))
 
     at = AppTest.from_function(page).run()
@@ -185,8 +196,11 @@ def test_criterion_tables_show_every_row_and_wrap_long_details() -> None:
     assert components.WRAP_LINES >= 3
 
 
-def test_run_page_tables_are_drawn_whole(desk_env: RunStore, awaiting: int,  # noqa: F811
-                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_run_page_tables_are_drawn_whole(
+    desk_env: RunStore,
+    awaiting: int,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     heights: list[object] = []
     real = st.dataframe
 

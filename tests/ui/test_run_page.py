@@ -37,8 +37,11 @@ def as_person(email: str | None, run_id: int) -> AppTest:
 
 def texts(at: AppTest) -> str:
     """Everything the page shows as text (escapes removed)."""
-    parts = [e.value for kind in ("subheader", "markdown", "text", "caption", "success", "error", "warning", "info",
-                                  "code") for e in getattr(at, kind)]
+    parts = [
+        e.value
+        for kind in ("subheader", "markdown", "text", "caption", "success", "error", "warning", "info", "code")
+        for e in getattr(at, kind)
+    ]
     return "\n".join(plain(p) for p in parts)
 
 
@@ -50,8 +53,16 @@ def driven_run(repo: RunStore, output: str, reviewer_c: str = MODEL_C, person_c:
     """A run started by an editor and driven (synchronously) to its first stop."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, output, desk.rubrics.resolved("general"), MODEL_B, reviewer_c,
-                                      MODEL_B, created_by=EDITOR, person_c=person_c)
+        run_id = desk.runs.create_run(
+            SPEC,
+            output,
+            desk.rubrics.resolved("general"),
+            MODEL_B,
+            reviewer_c,
+            MODEL_B,
+            created_by=EDITOR,
+            person_c=person_c,
+        )
         desk.runner.execute(run_id)
         return run_id
     finally:
@@ -67,8 +78,12 @@ def wait_for(repo: RunStore, run_id: int, status: RunStatus) -> None:
 
 def passing_review(repo: RunStore) -> Review:
     rubric = repo.rubrics.resolved("general")
-    return Review(verdict="PASS", checks=[CheckResult(criterion=c.id, result="PASS", detail="ok")
-                                          for c in rubric.criteria], critical_issues=[], suggestions=[])
+    return Review(
+        verdict="PASS",
+        checks=[CheckResult(criterion=c.id, result="PASS", detail="ok") for c in rubric.criteria],
+        critical_issues=[],
+        suggestions=[],
+    )
 
 
 @pytest.fixture
@@ -222,8 +237,9 @@ def test_a_viewer_may_not_fill_a_person_slot(desk_env: RunStore) -> None:
 def test_who_filled_one_slot_is_told_why_not_the_other(desk_env: RunStore) -> None:
     desk = open_desk(str(desk_env.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, CLEAN, desk.rubrics.resolved("general"), "person", "person",
-                                      MODEL_B, created_by=EDITOR)
+        run_id = desk.runs.create_run(
+            SPEC, CLEAN, desk.rubrics.resolved("general"), "person", "person", MODEL_B, created_by=EDITOR
+        )
         desk.runner.execute(run_id)
     finally:
         desk.close()
@@ -256,8 +272,9 @@ def test_download_data_is_built_on_click_from_the_database(desk_env: RunStore, s
 def test_a_call_cut_off_by_a_crash_is_named_and_counted_on_the_run_page(desk_env: RunStore) -> None:
     run_id = driven_run(desk_env, CLEAN)
     before = desk_env.get_run_view(run_id).total_cost_usd
-    desk_env.note_sent(run_id, 1, "C", "review", MODEL_C, {"model": MODEL_C, "max_tokens": 8192, "x": "never answered"},
-                       0.125)
+    desk_env.note_sent(
+        run_id, 1, "C", "review", MODEL_C, {"model": MODEL_C, "max_tokens": 8192, "x": "never answered"}, 0.125
+    )
     assert desk_env.get_run_view(run_id).total_cost_usd == pytest.approx(before + 0.125)
     shown = texts(as_person(None, run_id))
     assert "1 call(s) were cut off before their answer was stored" in shown
@@ -273,11 +290,11 @@ def test_a_call_a_live_worker_waits_for_is_in_flight_not_cut_off_until_its_proce
     from storage.workers import host_name
     from ui import components
 
-    run_id = desk_env.create_run(SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
-                                 created_by=EDITOR)
+    run_id = desk_env.create_run(
+        SPEC, CLEAN, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR
+    )
     assert desk_env.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")  # ours
-    desk_env.note_sent(run_id, 1, "B", "review", MODEL_B, {"model": MODEL_B, "max_tokens": 8192, "x": "working"},
-                       0.125)
+    desk_env.note_sent(run_id, 1, "B", "review", MODEL_B, {"model": MODEL_B, "max_tokens": 8192, "x": "working"}, 0.125)
     shown = texts(as_person(None, run_id))
     assert "cut off" not in shown, shown
     assert f"{components.usd(0.0)} spent · 1 call(s) in flight (up to {components.usd(0.125)} more)" in shown

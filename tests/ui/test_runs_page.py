@@ -35,9 +35,15 @@ def listed(at: AppTest) -> list[int]:
 
 
 def start(repo: RunStore, output: str, rubric: str = "general", by: str = "editor@example.com") -> int:
-    return repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved(rubric),
-                           reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                           created_by=by)
+    return repo.create_run(
+        spec=SPEC,
+        output=output,
+        rubric=repo.rubrics.resolved(rubric),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        created_by=by,
+    )
 
 
 @pytest.fixture
@@ -47,16 +53,19 @@ def history(desk_env: RunStore, messages_stub: MessagesStub) -> dict[str, object
     messages_stub.handler = santa_scenario
     desk_env.people.sign_in("edith@example.com", "Edith Okafor")
     desk_env.people.set_roles("edith@example.com", ["editor"], "admin@example.com")
-    runs = {"long": start(desk_env, LONG), "content": start(desk_env, "A short piece of copy about 100% oats.",
-                                                           rubric="content", by="edith@example.com"),
-            "escalated": escalate(desk_env)}
+    runs = {
+        "long": start(desk_env, LONG),
+        "content": start(desk_env, "A short piece of copy about 100% oats.", rubric="content", by="edith@example.com"),
+        "escalated": escalate(desk_env),
+    }
     samples = [r.id for r in desk_env.list_runs(limit=500) if r.batch_id is not None]
     assert samples, "the batch reviewed its sample as runs"
     return {**runs, "samples": samples, "batch": batch}
 
 
 def test_batch_samples_are_hidden_until_asked_for_and_the_choice_is_in_the_url(
-        history: dict[str, object], desk_env: RunStore) -> None:
+    history: dict[str, object], desk_env: RunStore
+) -> None:
     ours = sorted([history["long"], history["content"], history["escalated"]], reverse=True)
     at = open_runs()
     assert listed(at) == ours and at.toggle(key="runs_hide_samples").value is True
@@ -73,10 +82,16 @@ def test_batch_samples_are_hidden_until_asked_for_and_the_choice_is_in_the_url(
 
 def test_search_finds_runs_by_number_text_rubric_and_who_started_them(history: dict[str, object]) -> None:
     at = open_runs()
-    for query, expected in [(f"#{history['long']}", [history["long"]]), ("NORTHERN PAD", [history["long"]]),
-                            ("content", [history["content"]]), ("Okafor", [history["content"]]),
-                            ("edith@", [history["content"]]), ("100%", [history["content"]]), ("0_", []),
-                            ("returned SAFELY", [history["long"]])]:
+    for query, expected in [
+        (f"#{history['long']}", [history["long"]]),
+        ("NORTHERN PAD", [history["long"]]),
+        ("content", [history["content"]]),
+        ("Okafor", [history["content"]]),
+        ("edith@", [history["content"]]),
+        ("100%", [history["content"]]),
+        ("0_", []),
+        ("returned SAFELY", [history["long"]]),
+    ]:
         at.text_input(key="runs_q").set_value(query).run()
         assert listed(at) == expected, query
         assert at.query_params["q"] == query
@@ -96,8 +111,7 @@ def test_status_and_search_come_back_from_the_url(history: dict[str, object]) ->
     assert open_runs(status="no_such_status").selectbox(key="runs_status").value == "all"
 
 
-def test_the_list_shows_a_preview_of_the_text_and_the_runs_number_as_its_link_first(
-        history: dict[str, object]) -> None:
+def test_the_list_shows_a_preview_of_the_text_and_the_runs_number_as_its_link_first(history: dict[str, object]) -> None:
     at = open_runs()
     table = at.dataframe[0].value
     assert list(table.columns[:2]) == ["run", "status"]

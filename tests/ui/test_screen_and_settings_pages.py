@@ -35,7 +35,8 @@ def screen_errors(at) -> list[str]:  # noqa: ANN001 - AppTest
 
 
 def test_the_review_page_names_the_screen_problem_before_start_and_start_refuses(
-        desk_env: RunStore, messages_stub: MessagesStub, no_screen_key: None) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub, no_screen_key: None
+) -> None:
     at = open_app()
     [shown] = screen_errors(at)  # before anything is typed or clicked
     assert "OPENAI_API_KEY" in shown and "turn the injection screen off in Settings" in shown
@@ -50,7 +51,8 @@ def test_the_review_page_names_the_screen_problem_before_start_and_start_refuses
 
 
 def test_the_review_page_says_nothing_when_the_screen_can_run_or_is_off(
-        desk_env: RunStore, no_screen_key: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, no_screen_key: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("SANTA_SCREEN_MODEL", "claude-haiku-5-5")  # the loopback API's key serves it
     assert screen_errors(open_app()) == []
     monkeypatch.setenv("SANTA_SCREEN_MODEL", "openai:gpt-5.4-nano")
@@ -59,7 +61,8 @@ def test_the_review_page_says_nothing_when_the_screen_can_run_or_is_off(
 
 
 def test_the_batch_page_names_the_screen_problem_and_will_not_start(
-        desk_env: RunStore, messages_stub: MessagesStub, no_screen_key: None) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub, no_screen_key: None
+) -> None:
     at = upload(open_batch(), planted_csv(40)[0], spec=SPEC)
     [shown] = screen_errors(at)
     assert "OPENAI_API_KEY" in shown
@@ -85,7 +88,8 @@ def sources(at) -> dict[str, tuple[str, str]]:  # noqa: ANN001 - AppTest
 
 
 def test_the_settings_page_shows_where_each_setting_comes_from_and_the_environment_wins(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     save_defaults(desk_env, Defaults(screen=True, max_rounds=2), "ann", env={})
     monkeypatch.setenv("SANTA_SCREEN", "off")
     monkeypatch.setenv("SANTA_WORKERS", "3")
@@ -117,35 +121,51 @@ def test_the_settings_page_says_when_the_screen_cannot_run(desk_env: RunStore, n
     at = open_app("pages/settings.py")
     [shown] = screen_errors(at)
     assert "every round a model reviews stops at its screen" in shown
-    assert sources(at)["Screening model"] == ("openai:gpt-5.4-nano", "environment SANTA_SCREEN_MODEL=openai:gpt-5.4-nano")
+    assert sources(at)["Screening model"] == (
+        "openai:gpt-5.4-nano",
+        "environment SANTA_SCREEN_MODEL=openai:gpt-5.4-nano",
+    )
 
 
 @pytest.mark.parametrize("page", ["pages/review.py", "pages/settings.py"])
-def test_an_invalid_variable_is_named_on_the_page(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch,
-                                                  page: str) -> None:
+def test_an_invalid_variable_is_named_on_the_page(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch, page: str
+) -> None:
     monkeypatch.setenv("SANTA_SCREEN", "maybe")
     at = open_app(page)  # (no exception)
     assert any(plain(e.value).startswith("SANTA_SCREEN='maybe' is not a valid value of screen") for e in at.error)
     assert not [b for b in at.button if b.key in ("start_review", "set_save")]
 
 
-def test_a_run_stopped_at_its_screen_says_why_on_its_page(desk_env: RunStore, messages_stub: MessagesStub,
-                                                          no_screen_key: None) -> None:
+def test_a_run_stopped_at_its_screen_says_why_on_its_page(
+    desk_env: RunStore, messages_stub: MessagesStub, no_screen_key: None
+) -> None:
     from desk import open_desk
     from santa_core.rubrics.library import load_builtin
     from santa_core.run import actions
 
     desk = open_desk(mark_interrupted=False)  # the run made below the page: the page's Start refuses it
     try:
-        run_id = actions.start_run(desk.runs, SPEC, "Acme's rocket launched in 2018.", load_builtin("general"),
-                                   "claude-haiku-5-5", "claude-sonnet-5-5", "claude-opus-5-5", "ann")
+        run_id = actions.start_run(
+            desk.runs,
+            SPEC,
+            "Acme's rocket launched in 2018.",
+            load_builtin("general"),
+            "claude-haiku-5-5",
+            "claude-sonnet-5-5",
+            "claude-opus-5-5",
+            "ann",
+        )
         assert desk.runner.execute(run_id).status == "escalated"
     finally:
         desk.close()
     at = open_app(run_id=run_id)
     (line,) = [plain(e.label) for e in at.expander if e.label.startswith("Injection screen")]
-    assert line.startswith("Injection screen: not run: the screening model cannot be called here: no API key for "
-                           "provider 'openai'")
-    assert "spec and output: openai:gpt-5.4-nano failed (could not run: the screening model cannot be called here: " \
-           "no API key for provider 'openai'" in texts(at)
+    assert line.startswith(
+        "Injection screen: not run: the screening model cannot be called here: no API key for provider 'openai'"
+    )
+    assert (
+        "spec and output: openai:gpt-5.4-nano failed (could not run: the screening model cannot be called here: "
+        "no API key for provider 'openai'" in texts(at)
+    )
     assert messages_stub.calls == []

@@ -36,14 +36,19 @@ def keys(setup: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyP
 def alarms(at: AppTest) -> list[str]:
     """What a page warns about the default panel: the reviewers' family, and a screen that cannot run."""
     shown = [plain(e.value) for kind in ("warning", "error") for e in getattr(at, kind)]
-    return sorted({"one family" if "Reviewers B and C" in s else "screen" for s in shown
-                   if "Reviewers B and C" in s or "injection screen is on but" in s})
+    return sorted(
+        {
+            "one family" if "Reviewers B and C" in s else "screen"
+            for s in shown
+            if "Reviewers B and C" in s or "injection screen is on but" in s
+        }
+    )
 
 
 @pytest.mark.parametrize("setup", list(EXPECTED))
-def test_settings_and_review_start_each_slot_on_the_same_model(desk_env: RunStore, setup: str,
-                                                                request: pytest.FixtureRequest,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_settings_and_review_start_each_slot_on_the_same_model(
+    desk_env: RunStore, setup: str, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> None:
     keys(setup, request, monkeypatch)
     review, settings = open_app(), open_app("pages/settings.py")
     on_review = tuple(review.selectbox(key=k).value for k in SLOTS)
@@ -57,8 +62,9 @@ def test_settings_and_review_start_each_slot_on_the_same_model(desk_env: RunStor
         assert alarms(settings) == [] and settings.selectbox(key="set_b").options == ["person"]
 
 
-def test_with_no_key_saving_settings_keeps_the_models_for_when_a_key_is_set(desk_env: RunStore,
-                                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_with_no_key_saving_settings_keeps_the_models_for_when_a_key_is_set(
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     desk_env.save_settings({"reviewer_b": "claude-sonnet-5-5", "reviewer_c": "claude-haiku-5-5"}, actor="local")
     settings = open_app("pages/settings.py")
@@ -67,8 +73,11 @@ def test_with_no_key_saving_settings_keeps_the_models_for_when_a_key_is_set(desk
     settings.number_input(key="set_rounds").set_value(2)
     settings.button(key="set_save").click().run()
     saved = desk_env.get_settings()
-    assert (saved["max_rounds"], saved["reviewer_b"], saved["reviewer_c"]) == (2, "claude-sonnet-5-5",
-                                                                                "claude-haiku-5-5")
+    assert (saved["max_rounds"], saved["reviewer_b"], saved["reviewer_c"]) == (
+        2,
+        "claude-sonnet-5-5",
+        "claude-haiku-5-5",
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test")  # the key arrives: both pages start on the saved models
     assert open_app().selectbox(key="new_reviewer_b").value == "claude-sonnet-5-5"
     assert open_app("pages/settings.py").selectbox(key="set_b").value == "claude-sonnet-5-5"

@@ -9,9 +9,13 @@ from santa_core.roles import Role
 from storage.runs import RunStore
 from tests.ui.test_app import plain, texts
 
-AUTH = {"redirect_uri": "http://localhost:8501/oauth2callback", "cookie_secret": "test-cookie-secret",
-        "client_id": "santa", "client_secret": "not-a-secret",
-        "server_metadata_url": "https://id.example.com/.well-known/openid-configuration"}
+AUTH = {
+    "redirect_uri": "http://localhost:8501/oauth2callback",
+    "cookie_secret": "test-cookie-secret",
+    "client_id": "santa",
+    "client_secret": "not-a-secret",
+    "server_metadata_url": "https://id.example.com/.well-known/openid-configuration",
+}
 
 
 def app(secrets: dict, user: dict | None, page: str | None = None) -> AppTest:
@@ -41,8 +45,10 @@ def test_configured_sign_in_shows_only_the_sign_in_button(desk_env: RunStore) ->
 
 
 def test_a_signed_in_person_gets_the_roles_of_their_email_pattern(desk_env: RunStore) -> None:
-    secrets = {"auth": AUTH, "santa": {"roles": {"compliance_officer": ["*@legal.example.com"],
-                                                 "rubric_author": "kim@*"}}}
+    secrets = {
+        "auth": AUTH,
+        "santa": {"roles": {"compliance_officer": ["*@legal.example.com"], "rubric_author": "kim@*"}},
+    }
     user = {"is_logged_in": True, "email": "kim@legal.example.com", "name": "Kim Legal", "email_verified": True}
     at = app(secrets, user)
     person = desk_env.people.get("kim@legal.example.com")

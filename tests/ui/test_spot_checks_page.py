@@ -29,8 +29,9 @@ def drawn_run(repo: RunStore, rules: int = 1) -> int:
     """A run both reviewers PASSed, shipped under `rules` 100 % rules: its (first) spot-check's id."""
     for _ in range(rules):
         actions.save_rule(repo.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
-    run_id = repo.create_run(spec=SPEC, output=GOOD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B, reviewer_c=C,
-                             fixer="fixer")
+    run_id = repo.create_run(
+        spec=SPEC, output=GOOD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B, reviewer_c=C, fixer="fixer"
+    )
     reviewers = {B: FunctionReviewer(B, passing), C: FunctionReviewer(C, passing)}
     runner = Runner(repo, lambda name: reviewers[name], lambda name: FunctionFixer("fixer", lambda r: None), workers=1)
     try:
@@ -44,11 +45,13 @@ def drawn_run(repo: RunStore, rules: int = 1) -> int:
 
 def everything(at: AppTest) -> str:
     """Every element's content as the browser gets it (tables' data included) and the whole session state."""
+
     def walk(node: Any) -> list[str]:
         out = [str(getattr(node, "proto", ""))]
         for child in getattr(node, "children", {}).values():
             out += walk(child)
         return out
+
     return "\n".join(walk(at._tree)) + repr(at.session_state)
 
 
@@ -82,11 +85,14 @@ def test_a_fail_without_evidence_is_refused_on_the_page_and_nothing_is_written(d
     assert [c.status for c in desk_env.spot_checks.spot_checks()] == ["open"] and desk_env.escapes() == []
 
 
-@pytest.mark.parametrize(("who", "form", "rules"), [
-    pytest.param(VIEWER, False, False, id="viewer"),
-    pytest.param(AUTHOR, False, True, id="rubric-author"),
-    pytest.param(EDITOR, True, False, id="editor"),
-])
+@pytest.mark.parametrize(
+    ("who", "form", "rules"),
+    [
+        pytest.param(VIEWER, False, False, id="viewer"),
+        pytest.param(AUTHOR, False, True, id="rubric-author"),
+        pytest.param(EDITOR, True, False, id="editor"),
+    ],
+)
 def test_who_gets_the_form_and_the_rules_editor(desk_env: RunStore, who: str, form: bool, rules: bool) -> None:
     check_id = drawn_run(desk_env)
     at = as_person(who, PAGE)
@@ -105,7 +111,12 @@ def test_a_rubric_author_saves_and_replaces_a_rule(desk_env: RunStore) -> None:
     assert not at.exception, at.exception
     [rule] = desk_env.spot_checks.rules()
     assert (rule.rubric_name, rule.share, rule.floor, rule.panel, rule.created_by) == (
-        desk_env.rubrics.names()[0], 0.075, 2, "Claude + GPT", AUTHOR)
+        desk_env.rubrics.names()[0],
+        0.075,
+        2,
+        "Claude + GPT",
+        AUTHOR,
+    )
     assert "7.5 % of" in texts(at) or "Rule saved" in texts(at)
 
 
@@ -133,7 +144,8 @@ def test_the_settings_due_time_for_spot_checks_dates_the_next_draw(desk_env: Run
 
 
 def test_a_person_who_may_judge_the_spot_check_sees_no_verdict_of_the_run_anywhere_until_it_is_judged(
-        desk_env: RunStore) -> None:
+    desk_env: RunStore,
+) -> None:
     """The run page, its verification record and the Audit page keep the run's reviews from whoever may judge its
     open spot-check (theirs or nobody's); someone who may not judge it sees the run as before; after the submit
     the judge sees it too."""
@@ -152,14 +164,14 @@ def test_a_person_who_may_judge_the_spot_check_sees_no_verdict_of_the_run_anywhe
     viewer = on_run_page(VIEWER, run_id)  # may not spot-check: sees the reviews
     assert notice not in texts(viewer) and "PASS" in texts(viewer)
 
-    actions.submit(desk_env.spot_checks, check_id, [
-        Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
+    actions.submit(desk_env.spot_checks, check_id, [Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
     assert notice not in texts(on_run_page(EDITOR, run_id))
     assert "PASS" in texts(on_run_page(EDITOR, run_id))
 
 
 def test_two_rules_draw_one_run_and_the_first_comparison_stays_hidden_from_whoever_may_judge_the_second(
-        desk_env: RunStore) -> None:
+    desk_env: RunStore,
+) -> None:
     first = drawn_run(desk_env, rules=2)
     run_id = desk_env.spot_checks.spot_checks()[0].run_id
     actions.submit(desk_env.spot_checks, first, [Judgement(criterion=c, verdict="PASS") for c in CRITERIA], EDITOR)
@@ -188,22 +200,39 @@ def test_the_metrics_escape_rate_says_how_many_drawn_spot_checks_were_submitted(
 
 
 def test_a_fail_the_reviewers_caught_and_a_person_shipped_over_is_said_so_not_called_an_escape(
-        desk_env: RunStore) -> None:
+    desk_env: RunStore,
+) -> None:
     actions.save_rule(desk_env.spot_checks, RuleDraft(rubric_name="general", share_percent=100), AUTHOR, ["general"])
     fail = lambda r: failing(r, "factual_accuracy", "wrong launch year", evidence="in 2019")  # noqa: E731
-    run_id = desk_env.create_run(spec=SPEC, output=BAD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B,
-                                 reviewer_c=C, fixer="fixer", max_rounds=1)
-    runner = Runner(desk_env, lambda n: FunctionReviewer(n, fail), lambda n: FunctionFixer(n, lambda r: None),
-                    workers=1, screen_for=lambda: None)
+    run_id = desk_env.create_run(
+        spec=SPEC, output=BAD, rubric=RUBRIC, created_by=EDITOR, reviewer_b=B, reviewer_c=C, fixer="fixer", max_rounds=1
+    )
+    runner = Runner(
+        desk_env,
+        lambda n: FunctionReviewer(n, fail),
+        lambda n: FunctionFixer(n, lambda r: None),
+        workers=1,
+        screen_for=lambda: None,
+    )
     try:
         runner.execute(run_id)
     finally:
         runner.shutdown()
     run_actions.resolve_escalation(desk_env, run_id, "ship_as_is", ADMIN, "The customer accepts the year.")
     [check] = desk_env.spot_checks.spot_checks()
-    actions.submit(desk_env.spot_checks, check.id, [
-        Judgement(criterion=c, verdict="FAIL" if c == "factual_accuracy" else "PASS",
-                  evidence="in 2019" if c == "factual_accuracy" else "") for c in CRITERIA], EDITOR)
+    actions.submit(
+        desk_env.spot_checks,
+        check.id,
+        [
+            Judgement(
+                criterion=c,
+                verdict="FAIL" if c == "factual_accuracy" else "PASS",
+                evidence="in 2019" if c == "factual_accuracy" else "",
+            )
+            for c in CRITERIA
+        ],
+        EDITOR,
+    )
     shown = texts(as_person(EDITOR, PAGE))
     assert "Shipped over the reviewers' FAIL: Factual accuracy" in shown
     assert "Escaped past the reviewers" not in shown and desk_env.escapes() == []

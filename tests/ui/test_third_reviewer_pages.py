@@ -21,7 +21,8 @@ def act(at: AppTest) -> AppTest:
 
 
 def test_a_high_risk_criterion_marked_in_the_studio_runs_three_reviewers_from_the_review_page(
-        desk_env: RunStore, messages_stub: MessagesStub) -> None:
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     at = open_app()
     assert "new_reviewer_d" not in {s.key for s in at.selectbox}  # general v1 marks nothing: two reviewers
     at.switch_page("pages/rubrics.py").run()
@@ -77,7 +78,8 @@ NO_KEY_D = "no model provider has a key: a run on this rubric cannot start here"
 
 
 def test_with_no_key_the_form_says_under_d_that_a_high_risk_rubric_cannot_start(
-        desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk_env: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     mark_first_high_risk(desk_env)
     assert NO_KEY_D not in texts(open_app())  # a key: D can be called, nothing to say
     monkeypatch.delenv("ANTHROPIC_API_KEY")

@@ -13,13 +13,16 @@ from tests.ui.test_run_page import CLEAN, as_person, driven_run
 from tests.ui.test_run_page import texts as run_texts
 
 
-def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(desk_env: RunStore, chat_stub: ChatStub,
-                                                          messages_stub: MessagesStub) -> None:
+def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(
+    desk_env: RunStore, chat_stub: ChatStub, messages_stub: MessagesStub
+) -> None:
     chat_stub.handler = for_chat(santa_scenario)
     at = open_app()
     # with keys for two families the default panel already spans them (the cheapest such pair)
     assert (at.selectbox(key="new_reviewer_b").value, at.selectbox(key="new_reviewer_c").value) == (
-        "claude-haiku-5-5", "openai:gpt-5.4-nano")
+        "claude-haiku-5-5",
+        "openai:gpt-5.4-nano",
+    )
     start_run(at, DEFECTIVE, new_reviewer_b="openai:gpt-5.4-mini", new_reviewer_c="claude-haiku-5-5")
     run_id = latest_run(desk_env)
     wait_for(desk_env, run_id, lambda s: s == RunStatus.AWAITING_APPROVAL, at)
@@ -29,14 +32,16 @@ def test_b_on_openai_c_on_claude_reviews_fixes_and_ships(desk_env: RunStore, cha
     view = desk_env.get_run_view(run_id)
     assert view.final_output == "Acme's rocket launched in fact. It is ready for you."
     assert [sorted(o.reviewer for o in r.reviews.values()) for r in view.rounds] == [
-        ["claude-haiku-5-5", "openai:gpt-5.4-mini"]] * 2
+        ["claude-haiku-5-5", "openai:gpt-5.4-mini"]
+    ] * 2
     assert len(chat_stub.chat_calls()) == 2  # B's review in each round, on its own provider
     assert "NICE" in texts(at)
     assert not [w for w in at.warning if "same model family" in w.value or "both Claude" in w.value]
 
 
-ONE_FAMILY = ("Panel: Claude + Claude, one model family: the reviewers share blind spots, so their misses are not "
-              "independent.")
+ONE_FAMILY = (
+    "Panel: Claude + Claude, one model family: the reviewers share blind spots, so their misses are not independent."
+)
 TWO_FAMILIES = "Panel: Claude + GPT, two model families."
 
 
@@ -56,8 +61,9 @@ def test_the_run_page_names_a_two_family_panel(desk_env: RunStore, chat_stub: Ch
     assert TWO_FAMILIES in shown and "one model family" not in shown
 
 
-def test_a_rubric_trial_with_an_openai_model_is_asked_on_its_provider(desk_env: RunStore, chat_stub: ChatStub,
-                                                                       messages_stub: MessagesStub) -> None:
+def test_a_rubric_trial_with_an_openai_model_is_asked_on_its_provider(
+    desk_env: RunStore, chat_stub: ChatStub, messages_stub: MessagesStub
+) -> None:
     from sqlmodel import Session, select
 
     from storage.tables import TrialRow

@@ -24,8 +24,9 @@ def fixed_by_a_person(repo: RunStore) -> int:
     """A run NAUGHTY in round 1 whose fix a person writes: the proposal is the judged text, unchanged."""
     desk = open_desk(str(repo.engine.url), mark_interrupted=False)
     try:
-        run_id = desk.runs.create_run(SPEC, DEFECTIVE, desk.rubrics.resolved("general"), MODEL_B, MODEL_C, PERSON,
-                                      created_by=EDITOR)
+        run_id = desk.runs.create_run(
+            SPEC, DEFECTIVE, desk.rubrics.resolved("general"), MODEL_B, MODEL_C, PERSON, created_by=EDITOR
+        )
         desk.runner.execute(run_id)
     finally:
         desk.close()
@@ -65,7 +66,9 @@ def test_rereview_says_beforehand_that_a_judged_text_is_refused(desk_env: RunSto
     at.button(key=f"res_go_{esc}").click().run()
     assert not at.exception, at.exception
     assert any("both reviewers already gave their verdict" in plain(e.value) for e in at.error)
-    assert desk_env.load_run(run_id).state.status == RunStatus.ESCALATED and len(desk_env.get_run_view(run_id).rounds) == 1
+    assert (
+        desk_env.load_run(run_id).state.status == RunStatus.ESCALATED and len(desk_env.get_run_view(run_id).rounds) == 1
+    )
 
     at.text_area(key=f"res_text_{esc}").set_value(FIXED).run()
     assert not any("will be refused" in plain(w.value) for w in at.warning)
@@ -74,8 +77,9 @@ def test_rereview_says_beforehand_that_a_judged_text_is_refused(desk_env: RunSto
     assert desk_env.load_round(run_id, 2).output_text == FIXED
 
 
-def test_after_a_reviewer_error_the_same_text_may_go_for_fresh_review(desk_env: RunStore,
-                                                                      messages_stub: MessagesStub) -> None:
+def test_after_a_reviewer_error_the_same_text_may_go_for_fresh_review(
+    desk_env: RunStore, messages_stub: MessagesStub
+) -> None:
     messages_stub.handler = lambda body: error_reply(400, "invalid_request_error", "the reviewer is down")
     run_id = escalate(desk_env)
     assert desk_env.load_run(run_id).state.escalation_reason == EscalationReason.PROVIDER_FAILED  # no answer came
@@ -91,13 +95,15 @@ def test_after_a_reviewer_error_the_same_text_may_go_for_fresh_review(desk_env: 
 
 
 def test_a_round_the_runner_would_not_review_again_is_explained_on_the_escalation(desk_env: RunStore) -> None:
-    run_id = desk_env.create_run(SPEC, DEFECTIVE, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B,
-                                 created_by=EDITOR)
+    run_id = desk_env.create_run(
+        SPEC, DEFECTIVE, desk_env.rubrics.resolved("general"), MODEL_B, MODEL_C, MODEL_B, created_by=EDITOR
+    )
     drive(desk_env, run_id)  # round 1 judged in full: NAUGHTY, the fix agent's proposal waits
     # Past the refusals (system code starting round 2 on the same text): the runner escalates it unreviewed.
     state = desk_env.load_run(run_id).state
-    decision = DecisionIn(action="auto_approve", actor="auto-approve", reason="test", before_text=DEFECTIVE,
-                          after_text=DEFECTIVE)
+    decision = DecisionIn(
+        action="auto_approve", actor="auto-approve", reason="test", before_text=DEFECTIVE, after_text=DEFECTIVE
+    )
     assert desk_env.commit_decision(run_id, state, engine.advance(state, engine.Approve()), decision, DEFECTIVE)
     drive(desk_env, run_id)
     assert "round 2 not reviewed" in desk_env.load_run(run_id).state.note

@@ -46,7 +46,7 @@ def appended_actions() -> set[str]:
     for path in (ROOT / "storage").rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         for call in re.finditer(r"audit\.append\(", text):
-            found |= set(re.findall(r'(?<!f)"([a-z_]+\.[a-z_]+)"', text[call.end():call.end() + 160]))
+            found |= set(re.findall(r'(?<!f)"([a-z_]+\.[a-z_]+)"', text[call.end() : call.end() + 160]))
     return found
 
 
@@ -62,8 +62,17 @@ def test_words_keep_their_code_and_unknown_codes_never_show_raw() -> None:
     assert (line, line.code) == ("escalated (still NAUGHTY after the last round)", "escalated (round_cap)")
     assert words.status("resolved_shipped") == words.status(RunStatus.RESOLVED_SHIPPED) == "shipped by a person"
     assert words.reason("not_yet_named") == "not yet named" and words.audit_action("x.new_thing") == "x: new thing"
-    assert words.detail({"from": "escalated", "to": "resolved_shipped", "changed": ["budget_usd", "max_rounds"],
-                         "reviewer_b": "fixer", "note": "round_cap", "owner": None}) == (
+    assert words.detail(
+        {
+            "from": "escalated",
+            "to": "resolved_shipped",
+            "changed": ["budget_usd", "max_rounds"],
+            "reviewer_b": "fixer",
+            "note": "round_cap",
+            "owner": None,
+        }
+    ) == (
         "from: escalated · to: shipped by a person · changed: Budget per run (USD), Max rounds before escalation · "
-        "reviewer b: fixer · note: still NAUGHTY after the last round · owner: —")
+        "reviewer b: fixer · note: still NAUGHTY after the last round · owner: —"
+    )
     assert "still NAUGHTY after the last round = `round_cap`" in words.legend(words.REASON)

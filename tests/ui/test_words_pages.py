@@ -27,16 +27,42 @@ from tests.support.batch_page import seeded_batch
 from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.ui.test_escalation_queue import DEFECTIVE, SPEC, drive, escalate
 
-CODES = sorted({c for group in (RunStatus, EscalationReason, Role, Permission, get_args(DecisionAction),
-                                get_args(Resolution), get_args(ScreenVerdict), get_args(PatternKind),
-                                words.setting_codes(), words.AUDIT_ACTION, words.PATTERN_STATUS)
-                for c in group if "_" in c})
+CODES = sorted(
+    {
+        c
+        for group in (
+            RunStatus,
+            EscalationReason,
+            Role,
+            Permission,
+            get_args(DecisionAction),
+            get_args(Resolution),
+            get_args(ScreenVerdict),
+            get_args(PatternKind),
+            words.setting_codes(),
+            words.AUDIT_ACTION,
+            words.PATTERN_STATUS,
+        )
+        for c in group
+        if "_" in c
+    }
+)
 """Codes that are not words (`resolved_shipped`, `round_cap`, `max_rounds`, `escalation.due_set` …)."""
 UNSHOWN = {"code", "json", "html", "exception", "help_info", "divider", "space", "image", "progress", "toast"}
 """Elements whose text is not page prose: code blocks show exact texts and JSON on purpose."""
-PAGES = ("pages/home.py", "pages/review.py", "pages/batch.py", "pages/runs.py", "pages/inbox.py",
-         "pages/escalations.py", "pages/audit.py", "pages/metrics.py", "pages/rubrics.py", "pages/people.py",
-         "pages/settings.py")
+PAGES = (
+    "pages/home.py",
+    "pages/review.py",
+    "pages/batch.py",
+    "pages/runs.py",
+    "pages/inbox.py",
+    "pages/escalations.py",
+    "pages/audit.py",
+    "pages/metrics.py",
+    "pages/rubrics.py",
+    "pages/people.py",
+    "pages/settings.py",
+)
 
 
 def visible(node: object) -> Iterator[str]:
@@ -91,9 +117,15 @@ def open_page(page: str, **params: str) -> AppTest:
 
 def escalate_with(repo: RunStore, reason: EscalationReason) -> int:
     """A run escalated with `reason`, its note the engine's default (the reason's code)."""
-    run_id = repo.create_run(spec=SPEC, output=f"An output that escalated: {words.reason(reason)}.", rubric=repo.rubrics.resolved("general"),
-                             reviewer_b="claude-sonnet-5-5", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             created_by="editor@example.com")
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=f"An output that escalated: {words.reason(reason)}.",
+        rubric=repo.rubrics.resolved("general"),
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        created_by="editor@example.com",
+    )
     assert repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     state = RunState(status=RunStatus.ESCALATED, escalation_reason=reason, note=reason.value)
     assert repo.transition(run_id, {RunStatus.RUNNING}, state, "gate")
@@ -109,10 +141,16 @@ def desk_with_everything(desk_env: RunStore, messages_stub: MessagesStub) -> dic
     messages_stub.handler = santa_scenario
 
     def start(output: str, **kw: object) -> int:
-        return repo.create_run(spec=SPEC, output=output, rubric=repo.rubrics.resolved("general"),
-                               reviewer_b=str(kw.pop("reviewer_b", "claude-sonnet-5-5")), reviewer_c=str(
-                                   kw.pop("reviewer_c", "claude-haiku-5-5")), fixer="claude-opus-5-5",
-                               created_by="editor@example.com", **kw)
+        return repo.create_run(
+            spec=SPEC,
+            output=output,
+            rubric=repo.rubrics.resolved("general"),
+            reviewer_b=str(kw.pop("reviewer_b", "claude-sonnet-5-5")),
+            reviewer_c=str(kw.pop("reviewer_c", "claude-haiku-5-5")),
+            fixer="claude-opus-5-5",
+            created_by="editor@example.com",
+            **kw,
+        )
 
     runs["shipped"] = start("Acme's rocket launched in 2018.")
     drive(repo, runs["shipped"])
@@ -130,8 +168,14 @@ def desk_with_everything(desk_env: RunStore, messages_stub: MessagesStub) -> dic
     repo.assign_escalation(runs["round_cap"], "officer@example.com", "admin@example.com")
     save_defaults(repo, Defaults(max_rounds=4, budget_usd=2.0), "admin@example.com")
     assert {v.status for v in map(repo.get_run_view, runs.values())} >= {
-        RunStatus.SHIPPED, RunStatus.AWAITING_APPROVAL, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.QUEUED,
-        RunStatus.RESOLVED_SHIPPED, RunStatus.RESOLVED_REJECTED, RunStatus.ESCALATED}
+        RunStatus.SHIPPED,
+        RunStatus.AWAITING_APPROVAL,
+        RunStatus.AWAITING_HUMAN_REVIEW,
+        RunStatus.QUEUED,
+        RunStatus.RESOLVED_SHIPPED,
+        RunStatus.RESOLVED_REJECTED,
+        RunStatus.ESCALATED,
+    }
     return {**runs, "batch": batch}
 
 
@@ -146,8 +190,7 @@ def test_no_page_shows_an_internal_code(desk_with_everything: dict[str, int]) ->
     assert {page: codes for page, codes in shown.items() if codes} == {}
 
 
-def test_every_escalation_reason_reads_as_words_on_the_escalations_page(
-        desk_with_everything: dict[str, int]) -> None:
+def test_every_escalation_reason_reads_as_words_on_the_escalations_page(desk_with_everything: dict[str, int]) -> None:
     at = open_page("pages/escalations.py")
     queue = at.dataframe[0]
     reasons = queue.value["reason"].tolist()

@@ -29,10 +29,13 @@ SECRET = "whsec-worker"
 def last_pass(runs: RunStore) -> int:
     """The tick of the newest alert pass deferred (one per tick across all workers), once no pass waits or runs."""
     with runs.engine.connect() as conn:
-        busy = conn.execute(text("SELECT count(*) FROM procrastinate_jobs WHERE task_name = :t AND status IN "
-                                 "('todo', 'doing')"), {"t": ALERTS}).scalar_one()
-        tick = conn.execute(text("SELECT max(defer_timestamp) FROM procrastinate_periodic_defers WHERE task_name = :t"),
-                            {"t": ALERTS}).scalar_one()
+        busy = conn.execute(
+            text("SELECT count(*) FROM procrastinate_jobs WHERE task_name = :t AND status IN ('todo', 'doing')"),
+            {"t": ALERTS},
+        ).scalar_one()
+        tick = conn.execute(
+            text("SELECT max(defer_timestamp) FROM procrastinate_periodic_defers WHERE task_name = :t"), {"t": ALERTS}
+        ).scalar_one()
         return -1 if busy else tick
 
 
@@ -41,10 +44,14 @@ def test_a_worker_sends_the_overdue_reminder_once_with_nobody_on_a_page(pg_db: s
     run_id = escalate(runs)
     runs.set_due(run_id, utcnow() - timedelta(minutes=1), "ann")
     receiver = WebhookReceiver(fail_first=1).start()
-    env = worker_env(pg_db, "http://127.0.0.1:9", SANTA_ALERT_EVERY_S="1", SANTA_ALERT_BACKOFF_S="0.1",
-                     SANTA_ALERT_SECRET=SECRET,
-                     SANTA_ALERT_HOOKS=json.dumps([{"name": "ops", "url": receiver.url(),
-                                                    "events": [core.ESCALATION_OVERDUE]}]))
+    env = worker_env(
+        pg_db,
+        "http://127.0.0.1:9",
+        SANTA_ALERT_EVERY_S="1",
+        SANTA_ALERT_BACKOFF_S="0.1",
+        SANTA_ALERT_SECRET=SECRET,
+        SANTA_ALERT_HOOKS=json.dumps([{"name": "ops", "url": receiver.url(), "events": [core.ESCALATION_OVERDUE]}]),
+    )
     workers = [start_worker(env, concurrency=2, log=tmp_path / f"worker{n}.log") for n in range(2)]
     try:
         wait_until("the reminder", lambda: receiver.accepted(), timeout=60)

@@ -52,23 +52,45 @@ def batch_file(rows: int, prefix: str):
 def new_sample(store: BatchStore, prefix: str, rows: int, **config: object) -> int:
     """A batch of `rows` items, every one of them in its first sample (drawn, not started): the sample's id."""
     file = batch_file(rows, prefix)
-    cfg = BatchConfig(name=f"{prefix}.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
-                      output_column=file.output_column, spec=SPEC, strata=file.strata, rubric=load_builtin("general"),
-                      reviewer_b="claude-haiku-4-5", reviewer_c="claude-sonnet-4-5", fixer="claude-haiku-4-5",
-                      sample_rate=1.0, seed=1, **config)
-    items = [ItemIn(key=it.key, output=it.output, spec=it.spec, strata=it.strata, record=it.record) for it in file.items]
+    cfg = BatchConfig(
+        name=f"{prefix}.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec=SPEC,
+        strata=file.strata,
+        rubric=load_builtin("general"),
+        reviewer_b="claude-haiku-4-5",
+        reviewer_c="claude-sonnet-4-5",
+        fixer="claude-haiku-4-5",
+        sample_rate=1.0,
+        seed=1,
+        **config,
+    )
+    items = [
+        ItemIn(key=it.key, output=it.output, spec=it.spec, strata=it.strata, record=it.record) for it in file.items
+    ]
     return store.draw_sample(store.create(cfg, items, "ann"), "ann")
 
 
 def drive_jobs(url: str) -> list[tuple]:
     with create_engine(normalise_url(url)).connect() as conn:
-        return [tuple(r) for r in conn.execute(text(
-            "SELECT (args->>'sample_id')::int, queue_name, priority, lock, status::text "
-            "FROM procrastinate_jobs WHERE task_name = :task ORDER BY id"), {"task": DRIVE_SAMPLE}).all()]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT (args->>'sample_id')::int, queue_name, priority, lock, status::text "
+                    "FROM procrastinate_jobs WHERE task_name = :task ORDER BY id"
+                ),
+                {"task": DRIVE_SAMPLE},
+            ).all()
+        ]
 
 
 def test_samples_are_driven_by_jobs_that_hold_no_slot_and_survive_a_killed_worker(
-        pg_db: str, messages_stub: MessagesStub, tmp_path) -> None:
+    pg_db: str, messages_stub: MessagesStub, tmp_path
+) -> None:
     url = normalise_url(pg_db)
     runs = grant(RunStore(init_db(url, mark_interrupted=False)))
     store = BatchStore(runs)
@@ -90,8 +112,14 @@ def test_samples_are_driven_by_jobs_that_hold_no_slot_and_survive_a_killed_worke
         wait_until("the direct sample to finish", lambda: store.progress(direct).finished_at is not None, 120)
         run_id = new_run(runs)  # an editor's run, while the Message Batch is still in progress
         engine.enqueue(runs, run_id, "cli")
-        wait_until("the editor's run to settle", lambda: statuses(runs.engine, [run_id])[run_id] != RunStatus.QUEUED
-                   and statuses(runs.engine, [run_id])[run_id] != RunStatus.RUNNING, 60)
+        wait_until(
+            "the editor's run to settle",
+            lambda: (
+                statuses(runs.engine, [run_id])[run_id] != RunStatus.QUEUED
+                and statuses(runs.engine, [run_id])[run_id] != RunStatus.RUNNING
+            ),
+            60,
+        )
         progress = store.progress(via_api)
         assert progress.api_status == "in_progress" and progress.finished_at is None and progress.done == 0
         assert engine.driving(via_api) and not engine.driving(direct)
@@ -139,9 +167,15 @@ def test_a_look_under_way_on_a_dead_worker_is_recovered_while_another_look_waits
         taken = conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (dead,)).fetchone()[0]
         assert engine.defer_drive(7, asdict(Look()))  # none waits now: a fresh look is deferred
         assert not engine.defer_drive(7, asdict(Look()))  # one waiting is enough
-        wait_until("the worker to count as dead", lambda: conn.execute(
-            "SELECT last_heartbeat < now() - interval '0.6 seconds' FROM procrastinate_workers WHERE id = %s",
-            (dead,)).fetchone()[0], 10, 0.1)
+        wait_until(
+            "the worker to count as dead",
+            lambda: conn.execute(
+                "SELECT last_heartbeat < now() - interval '0.6 seconds' FROM procrastinate_workers WHERE id = %s",
+                (dead,),
+            ).fetchone()[0],
+            10,
+            0.1,
+        )
 
         async def recover() -> int:
             async with engine.app.open_async():
@@ -151,8 +185,9 @@ def test_a_look_under_way_on_a_dead_worker_is_recovered_while_another_look_waits
         live = conn.execute("SELECT procrastinate_register_worker_v1()").fetchone()[0]
         first = conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (live,)).fetchone()[0]
         assert first == taken  # the recovered look goes first; the sample's lock holds the other back meanwhile
-        assert conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (live,)).fetchone()[0] \
-            is None
+        assert (
+            conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY['batch'], %s)", (live,)).fetchone()[0] is None
+        )
 
 
 def test_a_look_that_fails_stops_a_message_batch_sample_with_the_reason(pg_db: str) -> None:
@@ -173,10 +208,14 @@ def test_a_look_that_fails_stops_a_message_batch_sample_with_the_reason(pg_db: s
     driver = QueuedBatchDriver(task_engine(url), runs, store, None, lambda name: None, client_for=None)
     try:
         with pytest.raises(BatchProblem, match="needs an Anthropic API key"):
-            JobHost(runs, SimpleNamespace(stop=None), driver).drive_sample(sample_id, asdict(Look()))  # no run is driven
+            JobHost(runs, SimpleNamespace(stop=None), driver).drive_sample(
+                sample_id, asdict(Look())
+            )  # no run is driven
         progress = store.progress(sample_id)
         assert progress.api_status == "stopped: the Message Batches API needs an Anthropic API key"
-        assert stopped_why(progress, driving=False, message_batches=True) == "the Message Batches API kept failing (above)"
+        assert (
+            stopped_why(progress, driving=False, message_batches=True) == "the Message Batches API kept failing (above)"
+        )
     finally:
         driver.shutdown()
 
@@ -188,12 +227,19 @@ def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start
     assert engine.defer_drive(3, asdict(Look(after_s=600, resume=False, failures=5)))
     assert not engine.defer_drive(3, asdict(Look()))  # a look's own next look: the waiting one is enough
     with create_engine(normalise_url(pg_db)).connect() as conn:
+
         def waiting() -> tuple:
             # Each reading in a transaction of its own, as a worker's fetch: now() is when it began.
             with conn.begin():
-                return tuple(conn.execute(text("SELECT scheduled_at IS NULL OR scheduled_at <= now(), args->'look' "
-                                               "FROM procrastinate_jobs WHERE task_name = :t"),
-                                          {"t": DRIVE_SAMPLE}).one())
+                return tuple(
+                    conn.execute(
+                        text(
+                            "SELECT scheduled_at IS NULL OR scheduled_at <= now(), args->'look' "
+                            "FROM procrastinate_jobs WHERE task_name = :t"
+                        ),
+                        {"t": DRIVE_SAMPLE},
+                    ).one()
+                )
 
         assert waiting() == (False, asdict(Look(after_s=600, resume=False, failures=5)))
         assert not engine.defer_drive(3, asdict(Look()), now=True)  # Try again: still one look, due now
@@ -215,7 +261,8 @@ def test_the_room_for_batch_runs_is_counted_per_provider(monkeypatch) -> None:
 
 
 def test_batch_runs_in_flight_stay_within_the_limit_per_provider_across_samples(
-        pg_db: str, messages_stub: MessagesStub, tmp_path) -> None:
+    pg_db: str, messages_stub: MessagesStub, tmp_path
+) -> None:
     """Two batches on the same provider, each allowing 4 reviews at once: with SANTA_BATCH_LANES=2 the looks start
     at most 2 of their runs at a time between them (looks at the two samples start reviews one at a time)."""
     url = normalise_url(pg_db)
@@ -226,10 +273,12 @@ def test_batch_runs_in_flight_stay_within_the_limit_per_provider_across_samples(
     samples = [new_sample(store, f"s{i}", 8, concurrency=4) for i in range(2)]
     for sample_id in samples:
         engine.defer_drive(sample_id, asdict(Look()))
-    worker = start_worker(worker_env(url, messages_stub.url, SANTA_BATCH_LANES="2"), concurrency=8,
-                          log=tmp_path / "w.log")
+    worker = start_worker(
+        worker_env(url, messages_stub.url, SANTA_BATCH_LANES="2"), concurrency=8, log=tmp_path / "w.log"
+    )
     most = 0
     try:
+
         def finished() -> bool:
             nonlocal most
             most = max(most, len(runs.active_batch_reviewers()))

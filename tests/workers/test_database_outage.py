@@ -67,8 +67,10 @@ def open_trial(cluster: OwnCluster, messages_stub, runs: int) -> tuple[str, RunS
     url = normalise_url(cluster.url)
     model = RecordingModel(latency=LATENCY).install(messages_stub)
     store = RunStore(init_db(url, mark_interrupted=False))
-    ids = [new_run(store, output=f"Acme's rocket launched in {'DEFECT' if n % 3 == 0 else 2018}. #{n}")
-           for n in range(runs)]
+    ids = [
+        new_run(store, output=f"Acme's rocket launched in {'DEFECT' if n % 3 == 0 else 2018}. #{n}")
+        for n in range(runs)
+    ]
     return url, store, model, ids
 
 
@@ -104,15 +106,20 @@ def held(db, workers: list[WorkerProcess]) -> dict[int, int]:
     return {run_id: w.pid for w in workers for run_id in claimed_by(db, w.pid)}
 
 
-def test_two_workers_on_one_host_ride_out_an_outage_keeping_their_runs_and_answers(cluster, messages_stub,
-                                                                                  tmp_path: Path) -> None:
+def test_two_workers_on_one_host_ride_out_an_outage_keeping_their_runs_and_answers(
+    cluster, messages_stub, tmp_path: Path
+) -> None:
     url, store, model, ids = open_trial(cluster, messages_stub, 12)
     workers = start_workers(url, messages_stub.url, tmp_path, count=2, concurrency=6, production=False, **SLOW_BEAT)
     db = create_engine(url, pool_pre_ping=True)
     with trial(url, db, store, workers):
         enqueue(url, store, ids)
-        wait_until("both workers to hold runs mid-review", lambda: len(held(db, workers)) >= 10
-                   and len(set(held(db, workers).values())) == 2, timeout=90, every=0.05)
+        wait_until(
+            "both workers to hold runs mid-review",
+            lambda: len(held(db, workers)) >= 10 and len(set(held(db, workers).values())) == 2,
+            timeout=90,
+            every=0.05,
+        )
         in_flight = held(db, workers)
         retried = RetriedJobs(db)
         start = time.monotonic()
@@ -152,7 +159,9 @@ class RetriedJobs:
         while not self._done.wait(0.1):
             try:
                 with db.connect() as conn:
-                    self.seen |= set(conn.execute(text("SELECT id FROM procrastinate_jobs WHERE attempts > 0")).scalars())
+                    self.seen |= set(
+                        conn.execute(text("SELECT id FROM procrastinate_jobs WHERE attempts > 0")).scalars()
+                    )
             except DBAPIError:
                 continue  # the database is away
 
@@ -171,8 +180,9 @@ def reclaimed(db, run_ids: list[int], since: datetime) -> list[tuple]:
 
 def one_worker(url: str, stub_url: str, tmp_path: Path, grace_s: str) -> tuple[WorkerProcess, object]:
     """One worker of concurrency 4 with the stop grace `grace_s`, and an engine of the test's own to watch it."""
-    first = start_workers(url, stub_url, tmp_path / "a", count=1, concurrency=4, production=False,
-                          SANTA_WORKER_STOP_GRACE_S=grace_s)[0]
+    first = start_workers(
+        url, stub_url, tmp_path / "a", count=1, concurrency=4, production=False, SANTA_WORKER_STOP_GRACE_S=grace_s
+    )[0]
     return first, create_engine(url, pool_pre_ping=True)
 
 
@@ -189,7 +199,8 @@ def named(text: str, after: str) -> set[int]:
 
 
 def test_a_worker_stopped_during_an_outage_hands_over_once_the_database_answers_and_those_runs_start_first(
-        cluster, messages_stub, tmp_path: Path) -> None:
+    cluster, messages_stub, tmp_path: Path
+) -> None:
     """SIGTERM while the database is away, which comes back within the stop grace: the worker stores what it holds,
     hands its runs over and exits; the next worker starts exactly those first, ahead of runs that waited longer in
     the queue's order but were never started."""
@@ -211,11 +222,12 @@ def test_a_worker_stopped_during_an_outage_hands_over_once_the_database_answers_
         waiting = [i for i in ids if statuses(db, [i])[i].value == "queued"]
         assert handed <= set(waiting)
         # As many slots as runs handed over: its first fetches, one per slot in the queue's order, take exactly those.
-        workers += start_workers(url, messages_stub.url, tmp_path / "b", count=1, concurrency=len(handed),
-                                 production=False)
+        workers += start_workers(
+            url, messages_stub.url, tmp_path / "b", count=1, concurrency=len(handed), production=False
+        )
         all_settle(db, ids, time.monotonic())
         order = [run_id for run_id, _, _ in first_calls_after(db, ids, back_wall)]
-        assert set(order[:len(handed)]) == handed, (order, handed)
+        assert set(order[: len(handed)]) == handed, (order, handed)
         notes = state_notes(db, list(handed))
         assert sum(n.startswith(HANDED_OVER) for n in notes) == len(handed)
         assert not any(n.startswith(TAKEN_OVER) for n in state_notes(db, ids))
@@ -224,7 +236,8 @@ def test_a_worker_stopped_during_an_outage_hands_over_once_the_database_answers_
 
 
 def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_what_is_left(
-        cluster, messages_stub, tmp_path: Path) -> None:
+    cluster, messages_stub, tmp_path: Path
+) -> None:
     """SIGTERM while the database stays away past the stop grace: the worker leaves without it, names the runs it
     could not hand over, and once the database is back another worker takes exactly those over."""
     url, store, model, ids = open_trial(cluster, messages_stub, 4)
@@ -243,8 +256,9 @@ def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_
         cluster.resume()
         workers += start_workers(url, messages_stub.url, tmp_path / "b", count=1, concurrency=4, production=False)
         all_settle(db, ids, time.monotonic())
-        taken = {i for i in ids if any(n.startswith(TAKEN_OVER) and "its process is gone" in n
-                                       for n in state_notes(db, [i]))}
+        taken = {
+            i for i in ids if any(n.startswith(TAKEN_OVER) and "its process is gone" in n for n in state_notes(db, [i]))
+        }
         assert taken == left
         assert max(reviews_per_slot(db).values()) == 1
         # What it said it dropped is what the model server was asked for again (its record is the oracle).
@@ -253,28 +267,40 @@ def test_a_worker_stopped_during_a_long_outage_leaves_within_its_grace_and_says_
 
 
 def test_an_outage_longer_than_the_hold_gives_the_runs_back_and_asks_again_only_what_was_dropped(
-        cluster, messages_stub, tmp_path: Path) -> None:
+    cluster, messages_stub, tmp_path: Path
+) -> None:
     """Past SANTA_OUTAGE_HOLD_S the workers stop waiting: the answers they held are dropped (each said in the log),
     and once the database is back each worker gives its runs back to the queue and puts its own jobs back, with a
     note that says why; every run settles, and what the model server was asked again is exactly what was dropped."""
     url, store, model, ids = open_trial(cluster, messages_stub, 8)
-    workers = start_workers(url, messages_stub.url, tmp_path, count=2, concurrency=4, production=False,
-                            SANTA_OUTAGE_HOLD_S="2", **SLOW_BEAT)
+    workers = start_workers(
+        url, messages_stub.url, tmp_path, count=2, concurrency=4, production=False, SANTA_OUTAGE_HOLD_S="2", **SLOW_BEAT
+    )
     db = create_engine(url, pool_pre_ping=True)
     with trial(url, db, store, workers):
         enqueue(url, store, ids)
-        wait_until("both workers to hold runs mid-review", lambda: len(held(db, workers)) >= 6
-                   and len(set(held(db, workers).values())) == 2, timeout=90, every=0.05)
+        wait_until(
+            "both workers to hold runs mid-review",
+            lambda: len(held(db, workers)) >= 6 and len(set(held(db, workers).values())) == 2,
+            timeout=90,
+            every=0.05,
+        )
         in_flight = held(db, workers)
         cluster.halt()
         time.sleep(OUTAGE_S)
         cluster.resume()
         all_settle(db, ids, time.monotonic())
-        given_back = {i for i in in_flight if any(n.startswith(HANDED_OVER) and "the database was unreachable" in n
-                                                  for n in state_notes(db, [i]))}
+        given_back = {
+            i
+            for i in in_flight
+            if any(n.startswith(HANDED_OVER) and "the database was unreachable" in n for n in state_notes(db, [i]))
+        }
         assert given_back == set(in_flight) - settled_before(db, list(in_flight))
-        lasted = [int(m.group(1)) for n in state_notes(db, list(given_back))
-                  if (m := re.search(r"the database was unreachable for (\d+) s", n))]
+        lasted = [
+            int(m.group(1))
+            for n in state_notes(db, list(given_back))
+            if (m := re.search(r"the database was unreachable for (\d+) s", n))
+        ]
         assert lasted and min(lasted) >= 2  # the note says how long the outage had lasted, longer than the hold
         assert not any(n.startswith(TAKEN_OVER) for n in state_notes(db, ids))
         assert max(reviews_per_slot(db).values()) == 1
@@ -286,6 +312,12 @@ def settled_before(db, run_ids: list[int]) -> set[int]:
     """Runs that reached a final or waiting state without ever being given back (their last step was stored before
     the outage, or needed no database)."""
     with db.connect() as conn:
-        rows = conn.execute(text("SELECT run_id FROM state_change WHERE run_id = ANY(:ids) AND note LIKE :moved"),
-                            {"ids": run_ids, "moved": f"{HANDED_OVER}%"}).scalars().all()
+        rows = (
+            conn.execute(
+                text("SELECT run_id FROM state_change WHERE run_id = ANY(:ids) AND note LIKE :moved"),
+                {"ids": run_ids, "moved": f"{HANDED_OVER}%"},
+            )
+            .scalars()
+            .all()
+        )
     return set(run_ids) - set(rows)

@@ -51,11 +51,11 @@ def test_a_database_restart_mid_run_loses_no_run(own_cluster, messages_stub) -> 
     try:
         for run_id in ids:
             engine.enqueue(runs, run_id, "cli")
-        wait_until("the worker to hold four runs", lambda: len(claimed_by(db, worker.pid)) == 4, timeout=60,
-                   every=0.05)
+        wait_until("the worker to hold four runs", lambda: len(claimed_by(db, worker.pid)) == 4, timeout=60, every=0.05)
         own_cluster.restart()
-        wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=120,
-                   every=0.5)
+        wait_until(
+            "every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=120, every=0.5
+        )
         assert worker.poll() is None  # it rode the restart out
     finally:
         stop_worker(worker)

@@ -1,6 +1,7 @@
 """A write whose commit landed but whose reply was lost with the connection, tried again through PatientStore (the
 idempotence checks of desk.outage.PatientStore._landed): each is stored once, on SQLite and PostgreSQL. Every case
 that is not idempotent by itself goes red when `_landed` says nothing (written by a reviewer of issue 33)."""
+
 from __future__ import annotations
 
 import psycopg
@@ -45,6 +46,7 @@ class Lossy:
                 self.lost = True
                 raise psycopg.OperationalError("server closed the connection unexpectedly")
             return result
+
         return call
 
 
@@ -53,8 +55,16 @@ def body(n):
 
 
 def call(n, purpose="review", **kw):
-    return LLMCall(purpose=purpose, model=MODEL, request=body(n), response="ok", cost_usd=0.01, latency_s=1.2345678,
-                   usage=Usage(input_tokens=10, output_tokens=5), **kw)
+    return LLMCall(
+        purpose=purpose,
+        model=MODEL,
+        request=body(n),
+        response="ok",
+        cost_usd=0.01,
+        latency_s=1.2345678,
+        usage=Usage(input_tokens=10, output_tokens=5),
+        **kw,
+    )
 
 
 @pytest.fixture
@@ -63,18 +73,37 @@ def repo(db_url):
 
 
 def running(repo):
-    run_id = repo.create_run(spec="Announce.", output="Launched in 2018.", rubric=load_builtin("general"),
-                             reviewer_b=MODEL, reviewer_c=MODEL, fixer=MODEL)
+    run_id = repo.create_run(
+        spec="Announce.",
+        output="Launched in 2018.",
+        rubric=load_builtin("general"),
+        reviewer_b=MODEL,
+        reviewer_c=MODEL,
+        fixer=MODEL,
+    )
     repo.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
     return run_id
 
 
 def counts(repo, run_id):
     with repo.engine.connect() as c:
+
         def q(t):
             return c.execute(text(f"SELECT count(*) FROM {t} WHERE run_id = :r"), {"r": run_id}).scalar()
-        return {t: q(t) for t in ("llm_call", "llm_call_sent", "screen", "review", "state_change", "audit_event",
-                                  "proposal", "decision")}
+
+        return {
+            t: q(t)
+            for t in (
+                "llm_call",
+                "llm_call_sent",
+                "screen",
+                "review",
+                "state_change",
+                "audit_event",
+                "proposal",
+                "decision",
+            )
+        }
 
 
 def once_lost(repo, name, fn):
@@ -87,8 +116,16 @@ def once_lost(repo, name, fn):
 @pytest.mark.parametrize("attempts", [1, 2])  # a round keeps a screen's last call only: the check compares that
 def test_save_screen(repo, attempts):
     run_id = running(repo)
-    result = ScreenResult(role="spec and output", text_hash="h", model=MODEL, verdict="clean", secret="K", answer="K",
-                          cost_usd=0.02, calls=[call(n, "screen") for n in range(attempts)])
+    result = ScreenResult(
+        role="spec and output",
+        text_hash="h",
+        model=MODEL,
+        verdict="clean",
+        secret="K",
+        answer="K",
+        cost_usd=0.02,
+        calls=[call(n, "screen") for n in range(attempts)],
+    )
     before = counts(repo, run_id)
     once_lost(repo, "save_screen", lambda s: s.save_screen(run_id, 1, result))
     after = counts(repo, run_id)
@@ -99,8 +136,14 @@ def test_save_screen(repo, attempts):
 @pytest.mark.parametrize("attempts", [1, 2])
 def test_save_review(repo, attempts):
     run_id = running(repo)
-    outcome = ReviewOutcome(slot="B", reviewer=MODEL, status=ReviewStatus.ERROR, error="unreadable", cost_usd=0.02,
-                            calls=[call(n) for n in range(attempts)])
+    outcome = ReviewOutcome(
+        slot="B",
+        reviewer=MODEL,
+        status=ReviewStatus.ERROR,
+        error="unreadable",
+        cost_usd=0.02,
+        calls=[call(n) for n in range(attempts)],
+    )
     before = counts(repo, run_id)
     once_lost(repo, "save_review", lambda s: s.save_review(run_id, 1, outcome))
     after = counts(repo, run_id)
@@ -128,8 +171,15 @@ def test_transition(repo):
 
 def test_save_proposal(repo):
     run_id = running(repo)
-    prop = FixProposal(issues=[], edits=[], before_text="Launched in 2018.", proposed_text="Launched in 2018!",
-                       cost_usd=0.03, calls=[call(1, "fix"), call(2, "fix")], usage=Usage(input_tokens=3))
+    prop = FixProposal(
+        issues=[],
+        edits=[],
+        before_text="Launched in 2018.",
+        proposed_text="Launched in 2018!",
+        cost_usd=0.03,
+        calls=[call(1, "fix"), call(2, "fix")],
+        usage=Usage(input_tokens=3),
+    )
     before = counts(repo, run_id)
     once_lost(repo, "save_proposal", lambda s: s.save_proposal(run_id, 1, prop))
     after = counts(repo, run_id)
@@ -139,11 +189,17 @@ def test_save_proposal(repo):
 
 def test_commit_decision(repo):
     from santa_core.run.store import DecisionIn
+
     run_id = running(repo)
     state = repo.load_run(run_id).state
     new = state.model_copy(update={"round": 2})
-    dec = DecisionIn(action="auto_approve", actor="auto-approve", reason="r", before_text="Launched in 2018.",
-                     after_text="Launched in 2018!")
+    dec = DecisionIn(
+        action="auto_approve",
+        actor="auto-approve",
+        reason="r",
+        before_text="Launched in 2018.",
+        after_text="Launched in 2018!",
+    )
     before = counts(repo, run_id)
     ok = once_lost(repo, "commit_decision", lambda s: s.commit_decision(run_id, state, new, dec, "Launched in 2018!"))
     after = counts(repo, run_id)

@@ -33,7 +33,9 @@ def test_on_postgresql_the_panel_shows_waiting_jobs_and_warns_when_no_worker_wor
         at = open_app("pages/settings.py")
         table = at.dataframe[0].value
         assert table[["queue", "waiting", "working"]].values.tolist() == [
-            ["runs (interactive, first)", 2, 0], ["batch reviews", 1, 0]]
+            ["runs (interactive, first)", 2, 0],
+            ["batch reviews", 1, 0],
+        ]
         assert table["oldest waiting (since due)"].tolist()[0].endswith(" s")
         assert table["oldest working (since started)"].tolist() == ["–", "–"]
         assert [m.value for m in at.metric] == ["0", "0", "0"]  # live, silent workers; stalled jobs
@@ -51,9 +53,21 @@ def test_the_text_and_the_panel_say_what_the_ages_count_from() -> None:
     status = EngineStatus(queues=[QueueFigures("runs", 2, 1, 12.4, 5.0), QueueFigures("batch")])
     assert status_text(status).splitlines()[1:] == [
         "queue runs: 2 waiting (oldest waiting since due: 12 s), 1 working (oldest working since started: 5 s)",
-        "queue batch: 0 waiting (oldest waiting since due: -), 0 working (oldest working since started: -)"]
+        "queue batch: 0 waiting (oldest waiting since due: -), 0 working (oldest working since started: -)",
+    ]
     assert queue_rows(status).to_dict("records") == [
-        {"queue": "runs (interactive, first)", "waiting": 2, "oldest waiting (since due)": "12 s", "working": 1,
-         "oldest working (since started)": "5 s"},
-        {"queue": "batch reviews", "waiting": 0, "oldest waiting (since due)": "–", "working": 0,
-         "oldest working (since started)": "–"}]
+        {
+            "queue": "runs (interactive, first)",
+            "waiting": 2,
+            "oldest waiting (since due)": "12 s",
+            "working": 1,
+            "oldest working (since started)": "5 s",
+        },
+        {
+            "queue": "batch reviews",
+            "waiting": 0,
+            "oldest waiting (since due)": "–",
+            "working": 0,
+            "oldest working (since started)": "–",
+        },
+    ]

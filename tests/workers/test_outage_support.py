@@ -24,7 +24,10 @@ def request(output: str, rubric: Rubric | None = None) -> ReviewRequest:
 
 
 def test_two_tries_of_one_review_are_one_call_and_two_models_are_two() -> None:
-    first, second = review_body("claude-haiku-4-5", request("Out #1")), review_body("claude-haiku-4-5", request("Out #1"))
+    first, second = (
+        review_body("claude-haiku-4-5", request("Out #1")),
+        review_body("claude-haiku-4-5", request("Out #1")),
+    )
     assert first != second  # a fresh fence nonce each time: the bytes differ
     assert call_key(first) == call_key(second)
     assert call_key(first) != call_key(review_body("claude-sonnet-4-5", request("Out #1")))  # slot C's model
@@ -33,7 +36,10 @@ def test_two_tries_of_one_review_are_one_call_and_two_models_are_two() -> None:
 
 
 def test_two_tries_of_one_screen_are_one_call() -> None:
-    first, second = screen_body("m", "spec\n\nout", "FAIL-AAAAAAAAAA"), screen_body("m", "spec\n\nout", "FAIL-BBBBBBBBBB")
+    first, second = (
+        screen_body("m", "spec\n\nout", "FAIL-AAAAAAAAAA"),
+        screen_body("m", "spec\n\nout", "FAIL-BBBBBBBBBB"),
+    )
     assert call_key(first) == call_key(second)
     assert call_key(first) != call_key(screen_body("m", "spec\n\nother", "FAIL-AAAAAAAAAA"))
     assert purpose_of(first) == SCREEN
@@ -44,11 +50,17 @@ def call(key: str, arrived: float, answered: float, status: int = 200) -> Call:
 
 
 def test_bought_twice_counts_answers_of_the_outage_asked_again_after_them() -> None:
-    calls = [call("lost", 9, 12), call("lost", 75, 78),  # answered in the outage (10-70), asked again: bought twice
-             call("kept", 9, 12),  # answered in the outage, never asked again
-             call("before", 5, 8), call("before", 80, 83),  # answered before the outage
-             call("failed", 9, 12, status=529), call("failed", 75, 78),  # a 529 is not paid
-             call("after", 68, 72), call("after", 80, 83)]  # answered after the return
+    calls = [
+        call("lost", 9, 12),
+        call("lost", 75, 78),  # answered in the outage (10-70), asked again: bought twice
+        call("kept", 9, 12),  # answered in the outage, never asked again
+        call("before", 5, 8),
+        call("before", 80, 83),  # answered before the outage
+        call("failed", 9, 12, status=529),
+        call("failed", 75, 78),  # a 529 is not paid
+        call("after", 68, 72),
+        call("after", 80, 83),
+    ]  # answered after the return
     assert [(c.key, c.arrived) for c in bought_twice(calls, 10, 70)] == [("lost", 9)]
     assert repeated(calls) == {"lost": 2, "before": 2, "failed": 2, "after": 2}
 

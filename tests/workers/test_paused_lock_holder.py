@@ -40,8 +40,9 @@ def test_a_paused_lock_holder_is_cut_off_and_its_late_write_refused(pg_db) -> No
         conn.execute(text("CREATE TABLE paused_lock (id int PRIMARY KEY, v text)"))
         conn.execute(text("INSERT INTO paused_lock VALUES (1, 'before')"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "SANTA_DB_IDLE_TX_S": "2"}
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, url], env=env, cwd=REPO, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, url], env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout.readline().strip() == "locked"
         os.kill(holder.pid, signal.SIGSTOP)

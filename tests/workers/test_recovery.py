@@ -41,12 +41,17 @@ def test_a_dead_workers_jobs_go_back_to_the_queue_while_every_slot_is_busy(pg_db
     try:
         for run_id in ids:
             engine.enqueue(runs, run_id, "cli")
-        wait_until("each worker to hold a run", lambda: len(claimed_by(db, doomed.pid)) == len(claimed_by(db, busy.pid))
-                   == 1, timeout=60, every=0.05)
+        wait_until(
+            "each worker to hold a run",
+            lambda: len(claimed_by(db, doomed.pid)) == len(claimed_by(db, busy.pid)) == 1,
+            timeout=60,
+            every=0.05,
+        )
         held_by_busy = claimed_by(db, busy.pid)
         os.kill(doomed.pid, signal.SIGKILL)  # not reaped yet: a zombie process, which counts as dead
-        wait_until("the dead worker's job to be back in the queue", lambda: retried_jobs(db) == 1, timeout=60,
-                   every=0.1)
+        wait_until(
+            "the dead worker's job to be back in the queue", lambda: retried_jobs(db) == 1, timeout=60, every=0.1
+        )
         # the only live worker's only slot is still busy with its own run: the recovery did not wait for it
         assert statuses(db, held_by_busy) == {held_by_busy[0]: RunStatus.RUNNING}
         wait_until("both runs to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=120)
@@ -76,8 +81,7 @@ def test_a_run_left_queued_without_a_job_is_worked(pg_db, messages_stub) -> None
         engine.close()
 
 
-def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(pg_db, messages_stub,
-                                                                                tmp_path) -> None:
+def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(pg_db, messages_stub, tmp_path) -> None:
     messages_stub.handler = answer_after(1.5)
     runs = RunStore(init_db(pg_db, mark_interrupted=False))
     engine = task_engine(pg_db)
@@ -93,19 +97,32 @@ def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(
         os.kill(paused.pid, signal.SIGSTOP)  # its reviewers' calls are in flight; its heartbeat stops
         other = start_worker({**env, "SANTA_HOST_NAME": "host-b"}, concurrency=2, log=tmp_path / "host-b.log")
         try:
-            wait_until("host B to take both runs over",
-                       lambda: all(w and w.startswith("host-b:") for w in workers_of(db, ids)), timeout=90, every=0.1)
+            wait_until(
+                "host B to take both runs over",
+                lambda: all(w and w.startswith("host-b:") for w in workers_of(db, ids)),
+                timeout=90,
+                every=0.1,
+            )
         except AssertionError:
             print("host B said:", (tmp_path / "host-b.log").read_text()[-4000:])
             with db.connect() as conn:
-                print(conn.execute(text("SELECT pid, state, wait_event_type, left(query, 80) FROM pg_stat_activity "
-                                        "WHERE datname = current_database()")).all())
+                print(
+                    conn.execute(
+                        text(
+                            "SELECT pid, state, wait_event_type, left(query, 80) FROM pg_stat_activity "
+                            "WHERE datname = current_database()"
+                        )
+                    ).all()
+                )
             raise
         os.kill(paused.pid, signal.SIGCONT)  # back: its answers arrive, its next steps would follow
         # auto-approve is off: a defective run waits for a person's approval of its one fix
         try:
-            wait_until("both runs to wait for approval",
-                       lambda: set(statuses(db, ids).values()) == {RunStatus.AWAITING_APPROVAL}, timeout=90)
+            wait_until(
+                "both runs to wait for approval",
+                lambda: set(statuses(db, ids).values()) == {RunStatus.AWAITING_APPROVAL},
+                timeout=90,
+            )
         except AssertionError:
             with db.connect() as conn:
                 print(conn.execute(text("SELECT id, status, worker, note FROM run")).all())
@@ -123,8 +140,9 @@ def test_a_worker_taken_for_dead_that_comes_back_pays_and_decides_nothing_twice(
     assert max(answered_calls_per_slot(db).values()) == 1  # host A's late answers were not stored
     with db.connect() as conn:
         proposals = conn.execute(text("SELECT run_id, count(*) FROM proposal GROUP BY run_id")).all()
-        waits = conn.execute(text("SELECT run_id, count(*) FROM state_change WHERE to_status = 'awaiting_approval' "
-                                  "GROUP BY run_id")).all()
+        waits = conn.execute(
+            text("SELECT run_id, count(*) FROM state_change WHERE to_status = 'awaiting_approval' GROUP BY run_id")
+        ).all()
         sent_a = conn.execute(text("SELECT count(*) FROM llm_call_sent WHERE worker LIKE 'host-a:%'")).scalar()
     assert sorted(c for _, c in proposals) == [1, 1]  # one fix asked for per run, by host B
     assert sorted(c for _, c in waits) == [1, 1]
@@ -155,8 +173,9 @@ def test_a_dead_claim_an_app_start_marks_interrupted_during_the_take_over_is_sti
     assert runs.transition(run_id, {RunStatus.QUEUED}, advance(runs.load_run(run_id).state, Claim()), "worker")
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
     with runs.engine.begin() as conn:  # claimed by a process of this host that has exited
-        conn.exec_driver_sql(f"UPDATE run SET worker = '{this_worker().split(':')[0]}:{dead.stdout.strip()}:1' "
-                             f"WHERE id = {run_id}")
+        conn.exec_driver_sql(
+            f"UPDATE run SET worker = '{this_worker().split(':')[0]}:{dead.stdout.strip()}:1' WHERE id = {run_id}"
+        )
     desk = open_desk(pg_db, mark_interrupted=False, queued=True)
     try:
         real_dead_claim = desk.jobs._dead_claim

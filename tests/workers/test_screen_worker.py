@@ -24,8 +24,7 @@ def test_a_workers_run_stops_at_a_screen_that_cannot_run(pg_db: str, messages_st
     engine = task_engine(pg_db)
     run_id = new_run(runs)
     engine.enqueue(runs, run_id, "cli")
-    worker = start_worker(worker_env(pg_db, messages_stub.url, SANTA_SCREEN_MODEL="openai:gpt-5.4-nano"),
-                          concurrency=1)
+    worker = start_worker(worker_env(pg_db, messages_stub.url, SANTA_SCREEN_MODEL="openai:gpt-5.4-nano"), concurrency=1)
     try:
         db = create_engine(normalise_url(pg_db))
         wait_until("the run to escalate", lambda: statuses(db, [run_id])[run_id] == RunStatus.ESCALATED, timeout=90)
@@ -34,7 +33,9 @@ def test_a_workers_run_stops_at_a_screen_that_cannot_run(pg_db: str, messages_st
         engine.close()
     state = runs.load_run(run_id).state
     assert state.escalation_reason == EscalationReason.PROVIDER_FAILED
-    assert state.note.startswith("injection screen of the spec and output failed (the screening model cannot be "
-                                 "called here: no API key for provider 'openai'")
+    assert state.note.startswith(
+        "injection screen of the spec and output failed (the screening model cannot be "
+        "called here: no API key for provider 'openai'"
+    )
     assert "no reviewer was asked" in state.note
     assert messages_stub.calls == []

@@ -37,9 +37,11 @@ class Job:
 
 def live_jobs(conn: psycopg.Connection) -> list[Job]:
     """Every job waiting or working, with its events in the order they were written."""
-    rows = conn.execute("SELECT j.id, j.queue_name, j.status::text, j.scheduled_at, e.type::text, e.at "
-                        "FROM procrastinate_jobs j JOIN procrastinate_events e ON e.job_id = j.id "
-                        "WHERE j.status IN ('todo', 'doing') ORDER BY j.id, e.id").fetchall()
+    rows = conn.execute(
+        "SELECT j.id, j.queue_name, j.status::text, j.scheduled_at, e.type::text, e.at "
+        "FROM procrastinate_jobs j JOIN procrastinate_events e ON e.job_id = j.id "
+        "WHERE j.status IN ('todo', 'doing') ORDER BY j.id, e.id"
+    ).fetchall()
     jobs: dict[int, Job] = {}
     for job_id, queue, status, scheduled_at, kind, at in rows:
         jobs.setdefault(job_id, Job(queue, status, scheduled_at, [])).events.append((kind, at))
@@ -73,14 +75,16 @@ def assert_age(shown: float | None, since: datetime | None, t0: datetime, t1: da
     assert shown is not None and (t0 - since).total_seconds() - 0.001 <= shown <= (t1 - since).total_seconds() + 0.001
 
 
-def test_worker_status_ages_waiting_jobs_since_due_and_working_jobs_since_their_latest_start(pg_db, tmp_path,
-                                                                                          monkeypatch) -> None:
+def test_worker_status_ages_waiting_jobs_since_due_and_working_jobs_since_their_latest_start(
+    pg_db, tmp_path, monkeypatch
+) -> None:
     monkeypatch.setenv("SANTA_WORKER_STALLED_S", "3600")  # the live worker stays live however slow the machine
     url = normalise_url(pg_db)
     engine = task_engine(url)
     sync = engine.sync_app()
     try:
         with psycopg.connect(engine.conninfo, autocommit=True) as conn:
+
             def now() -> datetime:
                 return conn.execute("SELECT now()").fetchone()[0]
 
@@ -93,12 +97,17 @@ def test_worker_status_ages_waiting_jobs_since_due_and_working_jobs_since_their_
                 return sync.configure_task(WORK_RUN, queue=queue, **options).defer(run_id=0)
 
             def start(queue: str, worker: int) -> int:
-                return conn.execute("SELECT id FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)",
-                                    (queue, worker)).fetchone()[0]
+                return conn.execute(
+                    "SELECT id FROM procrastinate_fetch_job_v2(ARRAY[%s]::varchar[], %s)", (queue, worker)
+                ).fetchone()[0]
 
             def set_event(job: int, kind: str, seconds_ago: float, nth: int = -1) -> None:
-                ids = [r[0] for r in conn.execute("SELECT id FROM procrastinate_events WHERE job_id = %s AND type = %s "
-                                                  "ORDER BY id", (job, kind)).fetchall()]
+                ids = [
+                    r[0]
+                    for r in conn.execute(
+                        "SELECT id FROM procrastinate_events WHERE job_id = %s AND type = %s ORDER BY id", (job, kind)
+                    ).fetchall()
+                ]
                 conn.execute("UPDATE procrastinate_events SET at = %s WHERE id = %s", (ago(seconds_ago), ids[nth]))
 
             def set_scheduled(job: int, seconds_ago: float) -> None:

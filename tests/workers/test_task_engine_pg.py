@@ -48,8 +48,11 @@ def enqueue(env: dict[str, str], tmp: Path, n: int, output: str, *extra: str) ->
     """`santa review … --enqueue --json`: exit 0 at once with the queued run's id."""
     (tmp / "spec.txt").write_text(SPEC)
     (tmp / f"out{n}.txt").write_text(output)
-    done = santa_in_process(["review", "--spec", "spec.txt", "--output", f"out{n}.txt", "--auto-approve", "--json",
-                             "--enqueue", *extra], env, tmp)
+    done = santa_in_process(
+        ["review", "--spec", "spec.txt", "--output", f"out{n}.txt", "--auto-approve", "--json", "--enqueue", *extra],
+        env,
+        tmp,
+    )
     assert done.returncode == 0, done.stderr
     answer = json.loads(done.stdout)
     assert answer["status"] == "queued" and set(answer) == {"run_id", "status"}
@@ -64,9 +67,26 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
     # The first enqueue, by the installed command in a process of its own, migrates the database and installs
     # the engine's tables before any worker starts.
     (tmp_path / "first.txt").write_text("Acme's rocket launched in DEFECT. It is ready for you.")
-    first = subprocess.run([sys.executable, "-m", "santa_core", "review", "--spec", "spec.txt", "--output",
-                            "first.txt", "--auto-approve", "--json", "--enqueue"], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=120)
+    first = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "santa_core",
+            "review",
+            "--spec",
+            "spec.txt",
+            "--output",
+            "first.txt",
+            "--auto-approve",
+            "--json",
+            "--enqueue",
+        ],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert first.returncode == 0, first.stderr
     ids = [json.loads(first.stdout)["run_id"]]
     workers: list = []
@@ -90,8 +110,9 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
         # drain the queue before the kill): each takes 4 at once, so the kill lands mid-review.
         workers[:] = [start_worker(env, concurrency=4, log=tmp_path / f"worker{i}.log") for i in (1, 2)]
         first = workers[0]
-        wait_until("worker 1 to hold runs mid-review", lambda: len(claimed_by(engine, first.pid)) >= 2, timeout=60,
-                   every=0.05)
+        wait_until(
+            "worker 1 to hold runs mid-review", lambda: len(claimed_by(engine, first.pid)) >= 2, timeout=60, every=0.05
+        )
         held = claimed_by(engine, first.pid)
         os.kill(first.pid, signal.SIGKILL)
         first.wait(10)
@@ -107,8 +128,11 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
     final = statuses(engine, ids)
     # 3 wait for a person's review; the app's 5 defective runs (no auto-approve there) wait for a person's
     # approval of their fix; every other run shipped, a defective one after its fix.
-    assert Counter(final.values()) == {RunStatus.SHIPPED: 42, RunStatus.AWAITING_APPROVAL: 5,
-                                       RunStatus.AWAITING_HUMAN_REVIEW: 3}
+    assert Counter(final.values()) == {
+        RunStatus.SHIPPED: 42,
+        RunStatus.AWAITING_APPROVAL: 5,
+        RunStatus.AWAITING_HUMAN_REVIEW: 3,
+    }
     # The runs the killed worker held were taken over by the other one.
     assert sum(n.startswith(TAKEN_OVER) for n in state_notes(engine, held)) >= 1
     assert max(reviews_per_slot(engine).values()) == 1

@@ -47,15 +47,29 @@ needs_pg = pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not se
 
 
 def new_run(runs: RunStore, output: str = "Acme's rocket launched in 2018.", source: str = "cli") -> int:
-    return runs.create_run(spec=SPEC, output=output, rubric=load_builtin("general"), reviewer_b="claude-haiku-4-5",
-                           reviewer_c="claude-sonnet-4-5", fixer="claude-haiku-4-5", created_by="cli", source=source)
+    return runs.create_run(
+        spec=SPEC,
+        output=output,
+        rubric=load_builtin("general"),
+        reviewer_b="claude-haiku-4-5",
+        reviewer_c="claude-sonnet-4-5",
+        fixer="claude-haiku-4-5",
+        created_by="cli",
+        source=source,
+    )
 
 
 def jobs(url: str) -> list[tuple]:
     with create_engine(normalise_url(url)).connect() as conn:
-        return [tuple(r) for r in conn.execute(text(
-            "SELECT (args->>'run_id')::int, queue_name, priority, lock, status::text FROM procrastinate_jobs "
-            "WHERE task_name = 'santa.work_run' ORDER BY id")).all()]
+        return [
+            tuple(r)
+            for r in conn.execute(
+                text(
+                    "SELECT (args->>'run_id')::int, queue_name, priority, lock, status::text FROM procrastinate_jobs "
+                    "WHERE task_name = 'santa.work_run' ORDER BY id"
+                )
+            ).all()
+        ]
 
 
 def test_on_sqlite_the_worker_and_enqueue_refuse_and_nothing_is_created(tmp_path, env) -> None:
@@ -63,8 +77,9 @@ def test_on_sqlite_the_worker_and_enqueue_refuse_and_nothing_is_created(tmp_path
     (tmp_path / "out.txt").write_text("Acme's rocket launched in 2018.")
     done = santa_in_process(["worker"], env, tmp_path)
     assert done.returncode == 2 and "needs DATABASE_URL on PostgreSQL" in done.stderr
-    done = santa_in_process(["review", "--spec", "spec.txt", "--output", "out.txt", "--enqueue", "--json"], env,
-                            tmp_path)
+    done = santa_in_process(
+        ["review", "--spec", "spec.txt", "--output", "out.txt", "--enqueue", "--json"], env, tmp_path
+    )
     assert done.returncode == 2 and "--enqueue needs DATABASE_URL on PostgreSQL" in done.stderr
     assert done.stdout == ""
     assert RunStore(init_db(env["DATABASE_URL"], mark_interrupted=False)).list_runs() == []
@@ -90,8 +105,12 @@ def test_status_counts_waiting_jobs_and_fails_the_health_check_with_no_worker(pg
     (tmp_path / "spec.txt").write_text(SPEC)
     (tmp_path / "out.txt").write_text("Acme's rocket launched in 2018.")
     for _ in range(2):
-        assert santa_in_process(["review", "--spec", "spec.txt", "--output", "out.txt", "--enqueue"], env,
-                                tmp_path).returncode == 0
+        assert (
+            santa_in_process(
+                ["review", "--spec", "spec.txt", "--output", "out.txt", "--enqueue"], env, tmp_path
+            ).returncode
+            == 0
+        )
     done = santa_in_process(["worker", "--status"], env, tmp_path)
     assert done.returncode == 1, done.stdout  # jobs wait and nobody works them
     assert "queue runs: 2 waiting" in done.stdout and "no worker is heartbeating" in done.stderr
@@ -106,8 +125,10 @@ def test_a_job_goes_to_its_queue_with_its_priority_and_lock_once(pg_db) -> None:
     editor, sample = new_run(runs), new_run(runs, source="batch")
     assert engine.enqueue(runs, editor, "cli") and engine.enqueue(runs, sample, "batch")
     assert not engine.enqueue(runs, editor, "cli")  # a waiting job of the run is enough
-    assert jobs(pg_db) == [(editor, RUNS, INTERACTIVE_PRIORITY, f"run-{editor}", "todo"),
-                           (sample, BATCH, 0, f"batch:anthropic:{sample % 4}", "todo")]
+    assert jobs(pg_db) == [
+        (editor, RUNS, INTERACTIVE_PRIORITY, f"run-{editor}", "todo"),
+        (sample, BATCH, 0, f"batch:anthropic:{sample % 4}", "todo"),
+    ]
     engine.close()
 
 
@@ -130,8 +151,12 @@ def test_a_worker_takes_the_editors_run_before_waiting_batch_reviews(pg_db, mess
         stop_worker(worker)
         engine.close()
     with db.connect() as conn:
-        claimed = [r for (r,) in conn.execute(text(
-            "SELECT run_id FROM state_change WHERE to_status = 'running' ORDER BY id")).all()]
+        claimed = [
+            r
+            for (r,) in conn.execute(
+                text("SELECT run_id FROM state_change WHERE to_status = 'running' ORDER BY id")
+            ).all()
+        ]
     assert claimed[0] == editor and sorted(claimed[1:]) == samples
 
 
@@ -147,8 +172,12 @@ def test_sigterm_hands_the_runs_over_and_no_review_is_asked_twice(pg_db, message
     try:
         for run_id in ids:
             engine.enqueue(runs, run_id, "cli")
-        wait_until("the leaving worker to hold every run", lambda: len(claimed_by(db, leaving.pid)) == 3, timeout=60,
-                   every=0.05)
+        wait_until(
+            "the leaving worker to hold every run",
+            lambda: len(claimed_by(db, leaving.pid)) == 3,
+            timeout=60,
+            every=0.05,
+        )
         time.sleep(0.3)  # the reviewers' calls are in flight
         stopped_at = time.monotonic()
         assert stop_worker(leaving, signal.SIGTERM) == 0
@@ -156,8 +185,11 @@ def test_sigterm_hands_the_runs_over_and_no_review_is_asked_twice(pg_db, message
         assert set(statuses(db, ids).values()) == {RunStatus.QUEUED}
         staying = start_worker(env, concurrency=4)
         try:
-            wait_until("the runs to ship on the other worker",
-                       lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=60)
+            wait_until(
+                "the runs to ship on the other worker",
+                lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED},
+                timeout=60,
+            )
         finally:
             stop_worker(staying)
     finally:
@@ -180,8 +212,11 @@ def test_the_app_works_queued_runs_itself_by_default(pg_db, messages_stub, monke
         start_run(at, "Acme's rocket launched in 2018. It is ready for you.")
         runs = RunStore(init_db(pg_db, mark_interrupted=False))
         run_id = runs.list_runs(limit=1)[0].id
-        wait_until("the app's own worker to ship the run",
-                   lambda: runs.load_run(run_id).state.status == RunStatus.SHIPPED, timeout=60)
+        wait_until(
+            "the app's own worker to ship the run",
+            lambda: runs.load_run(run_id).state.status == RunStatus.SHIPPED,
+            timeout=60,
+        )
         assert jobs(pg_db) == []  # the job was worked and, done, deleted
     finally:
         from ui.app_desk import desk_for
@@ -205,8 +240,14 @@ def test_the_app_works_queued_runs_from_its_start_with_nobody_on_a_page(pg_db, m
     db = create_engine(normalise_url(pg_db))
     port = free_port()
     log = tmp_path / "app.log"
-    server = subprocess.Popen(streamlit_command(port), env=env, cwd=REPO, stdout=log.open("wb"),
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    server = subprocess.Popen(
+        streamlit_command(port),
+        env=env,
+        cwd=REPO,
+        stdout=log.open("wb"),
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
     try:
         wait_until("the app's own worker to register", lambda: in_app_workers(db) == 1, timeout=60)
         wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=90)
@@ -242,8 +283,15 @@ def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, objec
     ids = [new_run(runs) for _ in range(n)]
     for run_id in ids:
         engine.enqueue(runs, run_id, "cli")
-    app = subprocess.Popen([sys.executable, "-c", APP_DESK, pg_db], env=env, cwd=REPO, stdin=subprocess.PIPE,
-                           stdout=subprocess.PIPE, text=True, start_new_session=True)
+    app = subprocess.Popen(
+        [sys.executable, "-c", APP_DESK, pg_db],
+        env=env,
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     db = create_engine(normalise_url(pg_db))
     try:
         assert app.stdout.readline().strip() == "open"
@@ -259,8 +307,9 @@ def test_an_app_that_stops_hands_its_runs_to_the_queue_and_a_worker_finishes_the
     messages_stub.handler = answer_after(1.5)
     env, engine, ids, app, db = app_with_queued_runs(pg_db, messages_stub.url, 2)
     try:
-        wait_until("both runs' reviewers to be asked", lambda: len(messages_stub.message_calls()) == 4, timeout=60,
-                   every=0.05)
+        wait_until(
+            "both runs' reviewers to be asked", lambda: len(messages_stub.message_calls()) == 4, timeout=60, every=0.05
+        )
         app.stdin.write("stop\n")  # with the four answers on their way
         app.stdin.flush()
         assert app.wait(60) == 0
@@ -290,13 +339,18 @@ def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_pag
         app.wait(10)
         port = free_port()
         log = tmp_path / "app.log"
-        server = subprocess.Popen(streamlit_command(port), env={**env, "SANTA_WORKERS_IN_APP": "0"}, cwd=REPO,
-                                  stdout=log.open("wb"), stderr=subprocess.STDOUT, start_new_session=True)
+        server = subprocess.Popen(
+            streamlit_command(port),
+            env={**env, "SANTA_WORKERS_IN_APP": "0"},
+            cwd=REPO,
+            stdout=log.open("wb"),
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
         worker = start_worker(env, concurrency=4)
         try:
             wait_for(f"http://127.0.0.1:{port}/_stcore/health", server, log, "the restarted app", 60)
-            wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED},
-                       timeout=90)
+            wait_until("every run to ship", lambda: set(statuses(db, ids).values()) == {RunStatus.SHIPPED}, timeout=90)
         finally:
             stop_worker(worker)
             stop_server(server)
@@ -307,5 +361,7 @@ def test_runs_a_dead_app_left_behind_finish_after_a_restart_with_nobody_on_a_pag
     # Each held run once: taken over by the worker, or marked interrupted by the restarted app's start (which opens
     # its desk) and resumed by the worker.
     notes = state_notes(db, held)
-    assert sum(n.startswith(TAKEN_OVER) for n in notes) + notes.count("the server stopped while this run was running") == 2
+    assert (
+        sum(n.startswith(TAKEN_OVER) for n in notes) + notes.count("the server stopped while this run was running") == 2
+    )
     assert calls_after_stored_review(db) == []

@@ -33,9 +33,7 @@ def upgrade() -> None:
         sa.Column("round", sa.Integer(), nullable=False),
         sa.Column("max_rounds", sa.Integer(), nullable=False),
         sa.Column("round_cap", sa.Integer(), nullable=False),
-        sa.Column(
-            "escalation_reason", sqlmodel.sql.sqltypes.AutoString(), nullable=True
-        ),
+        sa.Column("escalation_reason", sqlmodel.sql.sqltypes.AutoString(), nullable=True),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("spec", sa.Text(), nullable=False),
         sa.Column("original_output", sa.Text(), nullable=False),
@@ -52,9 +50,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_run")),
     )
     with op.batch_alter_table("run", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_run_created_at"), ["created_at"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_run_created_at"), ["created_at"], unique=False)
         batch_op.create_index(batch_op.f("ix_run_status"), ["status"], unique=False)
 
     op.create_table(
@@ -69,15 +65,11 @@ def upgrade() -> None:
         sa.Column("after_hash", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
         sa.Column("after_text", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_decision_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_decision_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_decision")),
     )
     with op.batch_alter_table("decision", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_decision_run_id"), ["run_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_decision_run_id"), ["run_id"], unique=False)
 
     op.create_table(
         "escalation",
@@ -90,18 +82,12 @@ def upgrade() -> None:
         sa.Column("resolved_by", sqlmodel.sql.sqltypes.AutoString(), nullable=True),
         sa.Column("resolved_at", sa.DateTime(timezone=True), nullable=True),
         sa.Column("justification", sa.Text(), nullable=True),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_escalation_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_escalation_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_escalation")),
     )
     with op.batch_alter_table("escalation", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_escalation_run_id"), ["run_id"], unique=False
-        )
-        batch_op.create_index(
-            batch_op.f("ix_escalation_status"), ["status"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_escalation_run_id"), ["run_id"], unique=False)
+        batch_op.create_index(batch_op.f("ix_escalation_status"), ["status"], unique=False)
 
     op.create_table(
         "llm_call",
@@ -122,15 +108,11 @@ def upgrade() -> None:
         sa.Column("latency_s", sa.Float(), nullable=False),
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_llm_call_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_llm_call_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_llm_call")),
     )
     with op.batch_alter_table("llm_call", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_llm_call_run_id"), ["run_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_llm_call_run_id"), ["run_id"], unique=False)
 
     op.create_table(
         "merged_issue",
@@ -142,21 +124,12 @@ def upgrade() -> None:
         sa.Column("description", sa.Text(), nullable=False),
         sa.Column("evidence", sa.Text(), nullable=False),
         sa.Column("flagged_by", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_merged_issue_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_merged_issue_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_merged_issue")),
-        sa.UniqueConstraint(
-            "run_id",
-            "round_no",
-            "idx",
-            name=op.f("uq_merged_issue_run_id_round_no_idx"),
-        ),
+        sa.UniqueConstraint("run_id", "round_no", "idx", name=op.f("uq_merged_issue_run_id_round_no_idx")),
     )
     with op.batch_alter_table("merged_issue", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_merged_issue_run_id"), ["run_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_merged_issue_run_id"), ["run_id"], unique=False)
 
     op.create_table(
         "proposal",
@@ -178,15 +151,11 @@ def upgrade() -> None:
         sa.Column("error", sa.Text(), nullable=True),
         sa.Column("call_ids", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_proposal_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_proposal_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_proposal")),
     )
     with op.batch_alter_table("proposal", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_proposal_run_id"), ["run_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_proposal_run_id"), ["run_id"], unique=False)
 
     op.create_table(
         "review",
@@ -208,13 +177,9 @@ def upgrade() -> None:
         sa.Column("raw_response", sa.Text(), nullable=False),
         sa.Column("call_ids", sa.JSON(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_review_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_review_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_review")),
-        sa.UniqueConstraint(
-            "run_id", "round_no", "slot", name=op.f("uq_review_run_id_round_no_slot")
-        ),
+        sa.UniqueConstraint("run_id", "round_no", "slot", name=op.f("uq_review_run_id_round_no_slot")),
     )
     with op.batch_alter_table("review", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_review_run_id"), ["run_id"], unique=False)
@@ -231,13 +196,9 @@ def upgrade() -> None:
         sa.Column("gate_reviewer_error", sa.Boolean(), nullable=True),
         sa.Column("gate_injection", sa.Boolean(), nullable=True),
         sa.Column("started_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_round_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_round_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_round")),
-        sa.UniqueConstraint(
-            "run_id", "round_no", name=op.f("uq_round_run_id_round_no")
-        ),
+        sa.UniqueConstraint("run_id", "round_no", name=op.f("uq_round_run_id_round_no")),
     )
     with op.batch_alter_table("round", schema=None) as batch_op:
         batch_op.create_index(batch_op.f("ix_round_run_id"), ["run_id"], unique=False)
@@ -251,15 +212,11 @@ def upgrade() -> None:
         sa.Column("actor", sqlmodel.sql.sqltypes.AutoString(), nullable=False),
         sa.Column("note", sa.Text(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
-        sa.ForeignKeyConstraint(
-            ["run_id"], ["run.id"], name=op.f("fk_state_change_run_id_run")
-        ),
+        sa.ForeignKeyConstraint(["run_id"], ["run.id"], name=op.f("fk_state_change_run_id_run")),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_state_change")),
     )
     with op.batch_alter_table("state_change", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_state_change_run_id"), ["run_id"], unique=False
-        )
+        batch_op.create_index(batch_op.f("ix_state_change_run_id"), ["run_id"], unique=False)
 
 
 def downgrade() -> None:

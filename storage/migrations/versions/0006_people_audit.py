@@ -37,8 +37,19 @@ def _people() -> None:
     )
     now = datetime.now(UTC)
     # Out of the box there is one person, the local user, and they may do everything.
-    op.bulk_insert(person, [{"id": "local", "name": "local user", "roles": ["admin"], "created_at": now,
-                             "updated_at": now, "updated_by": "system"}])
+    op.bulk_insert(
+        person,
+        [
+            {
+                "id": "local",
+                "name": "local user",
+                "roles": ["admin"],
+                "created_at": now,
+                "updated_at": now,
+                "updated_by": "system",
+            }
+        ],
+    )
 
 
 def _escapes() -> None:

@@ -25,19 +25,34 @@ branch_labels: str | Sequence[str] | None = None
 depends_on: str | Sequence[str] | None = None
 
 FAILED = "b = 'FAIL' OR c = 'FAIL' OR check_result = 'FAIL'"
-FAILED_COLUMNS = ("run_id", "criterion", "category", "round_no", "b", "c", "check_result", "day", "rubric_name",
-                  "rubric_version")
+FAILED_COLUMNS = (
+    "run_id",
+    "criterion",
+    "category",
+    "round_no",
+    "b",
+    "c",
+    "check_result",
+    "day",
+    "rubric_name",
+    "rubric_version",
+)
 
 
 def upgrade() -> None:
     """Create the five indexes."""
     for pick in ("criterion", "category"):
-        op.create_index(f"ix_criterion_result_failed_{pick}", "criterion_result",
-                        [pick, *(c for c in FAILED_COLUMNS if c != pick)],
-                        sqlite_where=sa.text(FAILED), postgresql_where=sa.text(FAILED))
+        op.create_index(
+            f"ix_criterion_result_failed_{pick}",
+            "criterion_result",
+            [pick, *(c for c in FAILED_COLUMNS if c != pick)],
+            sqlite_where=sa.text(FAILED),
+            postgresql_where=sa.text(FAILED),
+        )
     op.create_index("ix_run_metric_day_panel", "run_metric", ["day", "reviewer_b", "reviewer_c"])
-    op.create_index("ix_run_metric_view", "run_metric",
-                    ["rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c"])
+    op.create_index(
+        "ix_run_metric_view", "run_metric", ["rubric_name", "rubric_version", "domain", "reviewer_b", "reviewer_c"]
+    )
     op.create_index("ix_run_metric_created_by", "run_metric", ["created_by"])
 
 

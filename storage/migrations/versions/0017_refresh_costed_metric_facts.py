@@ -23,8 +23,12 @@ depends_on: str | Sequence[str] | None = None
 
 def upgrade() -> None:
     """Drop the facts of every run with a sent note (the backfill at start-up derives them again)."""
-    op.execute(sa.text("DELETE FROM run_metric WHERE run_id IN "
-                       "(SELECT DISTINCT run_id FROM llm_call_sent WHERE run_id IS NOT NULL)"))
+    op.execute(
+        sa.text(
+            "DELETE FROM run_metric WHERE run_id IN "
+            "(SELECT DISTINCT run_id FROM llm_call_sent WHERE run_id IS NOT NULL)"
+        )
+    )
 
 
 def downgrade() -> None:

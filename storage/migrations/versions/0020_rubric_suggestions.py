@@ -36,8 +36,7 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_rubric_suggestion")),
     )
     op.create_index(op.f("ix_rubric_suggestion_rubric_name"), "rubric_suggestion", ["rubric_name"], unique=False)
-    op.create_index(op.f("ix_rubric_suggestion_suggestion_key"), "rubric_suggestion", ["suggestion_key"],
-                    unique=False)
+    op.create_index(op.f("ix_rubric_suggestion_suggestion_key"), "rubric_suggestion", ["suggestion_key"], unique=False)
 
 
 def downgrade() -> None:

@@ -108,9 +108,21 @@ def service(db_url: str, driver_class: type[BatchDriver]) -> Iterator[BatchDrive
 
 
 def config(file, **kw) -> BatchConfig:
-    return BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
-                       output_column=file.output_column, spec=SPEC, strata=file.strata,
-                       rubric=load_builtin("general"), reviewer_b="b", reviewer_c="c", fixer="fixer", seed=SEED, **kw)
+    return BatchConfig(
+        name="emails.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec=SPEC,
+        strata=file.strata,
+        rubric=load_builtin("general"),
+        reviewer_b="b",
+        reviewer_c="c",
+        fixer="fixer",
+        seed=SEED,
+        **kw,
+    )
 
 
 def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchDriver) -> None:
@@ -231,22 +243,37 @@ def wait_for(check: Callable[[], bool], what: str, timeout: float = 30) -> None:
 def planted_answer(body: dict) -> dict:
     """The stub's reviewer: FAIL compliance, quoting the promise, when an output makes it."""
     if DEFECT in fenced_output(body):
-        return message(review_json("FAIL", [("compliance", "FAIL", "a promise")],
-                                   [("compliance", "promises free shipping forever", DEFECT)]))
+        return message(
+            review_json(
+                "FAIL",
+                [("compliance", "FAIL", "a promise")],
+                [("compliance", "promises free shipping forever", DEFECT)],
+            )
+        )
     return message(review_json("PASS", [("compliance", "PASS")]))
 
 
 def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
-        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
+    tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]
+) -> None:
     import anthropic
 
     from santa_core.models import Criterion
 
     url = f"sqlite:///{tmp_path / 'santa.db'}"
     messages_stub.handler = planted_answer
-    rubric = Rubric(name="mail", criteria=[Criterion(id="compliance", name="Compliance", category="compliance",
-                                                     pass_condition="no promise we cannot keep",
-                                                     fail_signal="a promise such as free shipping forever")])
+    rubric = Rubric(
+        name="mail",
+        criteria=[
+            Criterion(
+                id="compliance",
+                name="Compliance",
+                category="compliance",
+                pass_condition="no promise we cannot keep",
+                fail_signal="a promise such as free shipping forever",
+            )
+        ],
+    )
     data, planted = planted_csv(60)
     file = read_batch(data, "emails.csv", strata=["template"])
 
@@ -254,12 +281,12 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
         repo = grant(RunStore(init_db(url, mark_interrupted=False)))
         runner = Runner(repo, lambda name: None, lambda name: None, workers=2)  # never called: reviews come back
         client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=0)
-        return driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client,
-                            poll_s=poll_s)
+        return driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=poll_s)
 
     first = open_service(poll_s=0.01)
-    cfg = config(file, message_batches=True).model_copy(update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5",
-                                                                 "reviewer_c": "claude-sonnet-5-5"})
+    cfg = config(file, message_batches=True).model_copy(
+        update={"rubric": rubric, "reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"}
+    )
     batch_id = first.create(file, cfg, "ann")
     sample_id = first.store.draw_sample(batch_id, "ann")
     # Submit, then the process "dies" before the batch ends: only the stored id and jobs remain.
@@ -278,6 +305,7 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     # One review had started collecting when the process died: its run was left interrupted.
     from santa_core.run import engine
     from santa_core.run.runner import advance_run
+
     started = second.store.start_review(sample_id, second.store.reviews(sample_id)[0].item_id)
     state = advance_run(second.repo, started, second.repo.load_run(started).state, engine.Claim(), "worker")
     advance_run(second.repo, started, state, engine.Interrupt(note="process died"), "system")
@@ -359,7 +387,8 @@ def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:
 
 
 def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(
-        service: BatchDriver) -> None:
+    service: BatchDriver,
+) -> None:
     from sqlmodel import Session, select
 
     from storage.tables import BatchItemRow
@@ -401,9 +430,18 @@ def test_the_seed_of_a_later_sample_stays_a_32_bit_integer(service: BatchDriver)
 def test_the_estimate_counts_one_item_per_stratum() -> None:
     from santa_core.batch.report import estimate
 
-    cfg = BatchConfig(name="x", file_format="csv", columns=["id", "output"], id_column="id", output_column="output",
-                      spec="s", rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5",
-                      reviewer_c="claude-sonnet-5-5", fixer="f")
+    cfg = BatchConfig(
+        name="x",
+        file_format="csv",
+        columns=["id", "output"],
+        id_column="id",
+        output_column="output",
+        spec="s",
+        rubric=load_builtin("general"),
+        reviewer_b="claude-haiku-5-5",
+        reviewer_c="claude-sonnet-5-5",
+        fixer="f",
+    )
     plain = estimate(cfg, [100] * 100)
     assert plain.sample == 15 and plain.share == pytest.approx(0.15)
     strata = estimate(cfg, [100] * 100, [(str(i % 40),) for i in range(100)])  # 40 strata: 40 items drawn
@@ -435,13 +473,21 @@ def test_the_eta_pace_leaves_out_time_when_no_review_ran(service: BatchDriver) -
             # starts at the claim); the others were claimed when made.
             row.created_at, row.updated_at = (start - timedelta(days=1) if run_id == runs[0] else start), end
             s.add(row)
-            for change in s.exec(select(StateChangeRow).where(StateChangeRow.run_id == run_id,
-                                                             StateChangeRow.to_status == "running")).all():
+            for change in s.exec(
+                select(StateChangeRow).where(StateChangeRow.run_id == run_id, StateChangeRow.to_status == "running")
+            ).all():
                 change.created_at = start
                 s.add(change)
             if run_id == runs[0]:  # claimed once before, then interrupted and resumed: the last claim counts
-                s.add(StateChangeRow(run_id=run_id, from_status="queued", to_status="running", actor="worker",
-                                     created_at=start - timedelta(hours=20)))
+                s.add(
+                    StateChangeRow(
+                        run_id=run_id,
+                        from_status="queued",
+                        to_status="running",
+                        actor="worker",
+                        created_at=start - timedelta(hours=20),
+                    )
+                )
         s.commit()
     assert service.store.progress(progress.id).seconds_done == pytest.approx(10 + 5 * (len(runs) - 2))
 
@@ -504,8 +550,9 @@ def flaky(service: BatchDriver) -> Iterator[Callable[..., tuple[BatchDriver, int
         runner.shutdown()
 
 
-def flaky_service(repo: RunStore, failures: dict[str, int],
-                  driver_class: type[BatchDriver] = BatchDriver) -> tuple[BatchDriver, Runner]:
+def flaky_service(
+    repo: RunStore, failures: dict[str, int], driver_class: type[BatchDriver] = BatchDriver
+) -> tuple[BatchDriver, Runner]:
     """A service whose runner cannot find reviewer "b" the first `failures["b"]` times (a worker error)."""
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
 
@@ -575,9 +622,14 @@ def test_try_again_needs_the_right_to_resume_runs_and_is_on_record(service: Batc
     assert [e.actor for e in service.repo.audit.events(action="batch.retried")] == ["ann"]
 
 
-def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[str], handler: Callable[[dict], dict],
-                         driver_class: type[BatchDriver] = BatchDriver, rubric: Rubric | None = None
-                         ) -> tuple[list[dict], dict[str, bool]]:
+def message_batch_sample(
+    tmp_path,
+    messages_stub: MessagesStub,
+    outputs: list[str],
+    handler: Callable[[dict], dict],
+    driver_class: type[BatchDriver] = BatchDriver,
+    rubric: Rubric | None = None,
+) -> tuple[list[dict], dict[str, bool]]:
     """Items item-0… with these outputs, one sample of all of them reviewed through the Message Batches API
     (the stub's `handler` answers every request): (the requests sent, item key → NICE)."""
     import anthropic
@@ -595,8 +647,12 @@ def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[st
     driver = driver_class(repo, BatchStore(repo), runner, lambda name: None, client_for=lambda: client, poll_s=0.01)
     try:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5",
-                    **({"rubric": rubric} if rubric is not None else {})})
+            update={
+                "reviewer_b": "claude-haiku-5-5",
+                "reviewer_c": "claude-sonnet-5-5",
+                **({"rubric": rubric} if rubric is not None else {}),
+            }
+        )
         sample_id = driver.store.draw_sample(driver.create(file, cfg, "ann"), "ann")
         assert driver.drive(sample_id).result(timeout=60).finished
         (sent,) = [messages_stub._batches[i] for i in messages_stub.batch_ids()]
@@ -607,7 +663,8 @@ def message_batch_sample(tmp_path, messages_stub: MessagesStub, outputs: list[st
 
 
 def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(
-        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
+    tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]
+) -> None:
     """Batch side of the injection acceptance: the stub's model passes anything (it obeys the data), yet the
     items carrying an attack are never sent and end NAUGHTY; the clean ones are reviewed and pass."""
     from tests.support.injection_corpus import ATTACKS
@@ -615,9 +672,13 @@ def test_a_message_batch_never_sends_an_item_that_addresses_its_reviewers(
     attacks = [a for a in ATTACKS if a.where == "output"][:4]
     outputs = [attacks[i // 2].output() if i % 2 else f"Clean copy number {i}." for i in range(8)]
     ids = load_builtin("general").criterion_ids()
-    sent, verdicts = message_batch_sample(tmp_path, messages_stub, outputs,
-                                          lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
-                                          driver_class)
+    sent, verdicts = message_batch_sample(
+        tmp_path,
+        messages_stub,
+        outputs,
+        lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
+        driver_class,
+    )
     sent_outputs = {r["params"]["messages"][0]["content"] for r in sent}
     assert len(sent) == 8 and not any(a.payload in text for a in attacks for text in sent_outputs)
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(8)}
@@ -628,15 +689,25 @@ def test_a_message_batch_never_sends_an_item_a_critical_check_fails(tmp_path, me
     Message Batch (no reviewer is paid for it) and ends NAUGHTY on the check alone; the rest are reviewed."""
     from santa_core.models import Criterion
 
-    banned = Criterion(id="no_guarantees", name="No guarantees", category="compliance", pass_condition="No promise.",
-                       fail_signal="A promise.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    banned = Criterion(
+        id="no_guarantees",
+        name="No guarantees",
+        category="compliance",
+        pass_condition="No promise.",
+        fail_signal="A promise.",
+        check={"type": "forbidden_terms", "terms": ["guaranteed"]},
+    )
     rubric = load_builtin("general")
     rubric = rubric.model_copy(update={"criteria": [*rubric.criteria, banned]})
     outputs = [f"Copy number {i}." + (" Results guaranteed." if i % 2 else "") for i in range(6)]
     ids = rubric.criterion_ids()
-    sent, verdicts = message_batch_sample(tmp_path, messages_stub, outputs,
-                                          lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
-                                          rubric=rubric)
+    sent, verdicts = message_batch_sample(
+        tmp_path,
+        messages_stub,
+        outputs,
+        lambda body: message(review_json("PASS", [(c, "PASS") for c in ids])),
+        rubric=rubric,
+    )
     assert len(sent) == 6 and not any("guaranteed" in r["params"]["messages"][0]["content"] for r in sent)
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(6)}
 
@@ -651,15 +722,19 @@ def test_a_message_batch_pass_in_the_outputs_own_words_is_not_counted(tmp_path, 
     outputs = [f"Clean copy number {i}." + (claim if i % 2 else "") for i in range(6)]
     ids = load_builtin("general").criterion_ids()
     sent, verdicts = message_batch_sample(
-        tmp_path, messages_stub, outputs,
-        lambda body: message(review_json("PASS", [(c, "PASS", fenced_output(body)) for c in ids])))
+        tmp_path,
+        messages_stub,
+        outputs,
+        lambda body: message(review_json("PASS", [(c, "PASS", fenced_output(body)) for c in ids])),
+    )
     assert len(sent) == 12  # every item went to both reviewers
     assert verdicts == {f"item-{i}": i % 2 == 0 for i in range(6)}
 
 
 @contextmanager
-def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver],
-               timeout_s: float = 60.0) -> Iterator[BatchDriver]:
+def api_driver(
+    tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver], timeout_s: float = 60.0
+) -> Iterator[BatchDriver]:
     """A driver on a fresh SQLite file whose Message Batches go to the stub (ending at their first poll); its
     runner never asks a reviewer (reviews come back from the batch)."""
     import anthropic
@@ -677,13 +752,15 @@ def api_driver(tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDr
 
 
 def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never_reaches_the_batches_api(
-        tmp_path, messages_stub: MessagesStub, chat_stub, driver_class: type[BatchDriver]) -> None:
+    tmp_path, messages_stub: MessagesStub, chat_stub, driver_class: type[BatchDriver]
+) -> None:
     """The pages and the command line refuse Message Batches with a non-Claude reviewer; a config stored anyway
     (an older desk, a hand-edited row) is stopped by the driver before anything is sent, and the sample says why."""
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
     with api_driver(tmp_path, messages_stub, driver_class) as driver:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "openai:gpt-5.4-mini"})
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "openai:gpt-5.4-mini"}
+        )
         batch_id = driver.create(file, cfg, "ann")
         assert driver.store.get(batch_id).config.message_batches  # stored as asked
         sample_id = driver.store.draw_sample(batch_id, "ann")
@@ -698,8 +775,9 @@ def test_a_stored_message_batch_config_with_a_reviewer_on_another_provider_never
         assert driver.store.run_ids(sample_id) == []
 
 
-def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(tmp_path, messages_stub: MessagesStub,
-                                                                       driver_class: type[BatchDriver]) -> None:
+def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(
+    tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]
+) -> None:
     """The sender died after the API accepted the batch and before its id was stored: a restart must not pay for
     the sample twice on its own. The sample says why it stopped; Try again (a person who looked) sends it."""
     from santa_core.batch.driver import CUT_SHORT, SENDING, STOPPED
@@ -707,7 +785,8 @@ def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(tmp_path,
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
     with api_driver(tmp_path, messages_stub, driver_class) as driver:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"}
+        )
         batch_id = driver.create(file, cfg, "ann")
         sample_id = driver.store.draw_sample(batch_id, "ann")
         driver.store.set_api(sample_id, None, SENDING)  # what the dead sender left
@@ -723,7 +802,8 @@ def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(tmp_path,
 
 
 def test_a_message_batch_send_that_timed_out_is_sent_again_only_by_a_person(
-        tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]) -> None:
+    tmp_path, messages_stub: MessagesStub, driver_class: type[BatchDriver]
+) -> None:
     """A create that got no answer in time may have been taken by the API: the sample stops and says so, a restart
     does not send it again; Try again does (a refusal with an answer, e.g. a 400, is sent again on its own)."""
     from santa_core.batch.driver import CUT_SHORT, STOPPED
@@ -732,7 +812,8 @@ def test_a_message_batch_send_that_timed_out_is_sent_again_only_by_a_person(
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
     with api_driver(tmp_path, messages_stub, driver_class, timeout_s=0.5) as driver:
         cfg = config(file, message_batches=True, sample_rate=1.0).model_copy(
-            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"})
+            update={"reviewer_b": "claude-haiku-5-5", "reviewer_c": "claude-sonnet-5-5"}
+        )
         batch_id = driver.create(file, cfg, "ann")
         sample_id = driver.store.draw_sample(batch_id, "ann")
         messages_stub.script_batches(Reply(200, {}, {}, delay_s=2.0))  # the answer comes too late

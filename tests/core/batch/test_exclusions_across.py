@@ -46,12 +46,18 @@ def sentences(output: str) -> list[str]:
 
 def review(request: ReviewRequest) -> Review:
     """FAIL factual_accuracy once per flagged sentence, worded as the walk's loopback reviewer words it."""
-    issues = [ReviewIssue(criterion=td.CRITERION, description=td.description(phrase, s), evidence=s)
-              for s in sentences(request.output) for phrase in (td.RISK, td.GUARANTEE) if phrase in s]
+    issues = [
+        ReviewIssue(criterion=td.CRITERION, description=td.description(phrase, s), evidence=s)
+        for s in sentences(request.output)
+        for phrase in (td.RISK, td.GUARANTEE)
+        if phrase in s
+    ]
     if not issues:
         return passing(request)
-    checks = [CheckResult(criterion=i, result="FAIL" if i == td.CRITERION else "PASS", detail="x")
-              for i in request.rubric.criterion_ids()]
+    checks = [
+        CheckResult(criterion=i, result="FAIL" if i == td.CRITERION else "PASS", detail="x")
+        for i in request.rubric.criterion_ids()
+    ]
     return Review(verdict="FAIL", checks=checks, critical_issues=issues, suggestions=[])
 
 
@@ -108,11 +114,13 @@ def excluded_from_the_first(service: BatchDriver) -> tuple[int, int]:
 
 
 def test_an_item_excluded_from_one_pattern_is_left_out_of_the_next_and_the_preview_says_why(
-        service: BatchDriver) -> None:
+    service: BatchDriver,
+) -> None:
     batch_id, second = excluded_from_the_first(service)
     preview = service.preview(second)
-    assert preview.held["both"].note() == (f"excluded from pattern 1 of sample 1 (Factual accuracy: “risk-free”): "
-                                           f"{WHY}")
+    assert preview.held["both"].note() == (
+        f"excluded from pattern 1 of sample 1 (Factual accuracy: “risk-free”): {WHY}"
+    )
     assert approve_seen(service, second) == 2  # guar-1 and guar-2; "both" left out by default
     after = texts(service, batch_id)
     assert after["both"] == OUTPUTS["both"]
@@ -130,8 +138,7 @@ def test_including_it_by_name_takes_a_reason_and_then_rewrites_it(service: Batch
     assert texts(service, batch_id)["both"] == f"Hi. {RISKY} The Halo Fan is quiet at night. Bye."
 
 
-def test_the_store_refuses_a_change_to_an_item_excluded_elsewhere_whatever_door_sent_it(
-        service: BatchDriver) -> None:
+def test_the_store_refuses_a_change_to_an_item_excluded_elsewhere_whatever_door_sent_it(service: BatchDriver) -> None:
     batch_id, second = excluded_from_the_first(service)
     item = next(it for it in service.store.items(batch_id) if it.key == "both")
     change = ItemChange(item_id=item.id, before_text=item.output, after_text=item.output.replace(PROMISE, "Hi."))

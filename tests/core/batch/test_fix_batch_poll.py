@@ -12,8 +12,10 @@ from tests.core.batch.test_fix_calls import World, world  # noqa: F401 - the fix
 from tests.support.messages_api import Reply, error_body
 
 
-def test_one_overloaded_poll_does_not_stop_the_fixes(world: Callable[..., World],  # noqa: F811
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_one_overloaded_poll_does_not_stop_the_fixes(
+    world: Callable[..., World],  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     w = world(True)
     real = w.stub._batch_answer
     failed = []

@@ -41,14 +41,20 @@ class World:
     def __init__(self, tmp_path, stub: MessagesStub, message_batches: bool, timeout_s: float) -> None:
         self.stub = stub
         stub.handler, stub.batch_end_after_polls = vb.varied_answer, 1
-        self.repo = grant(grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False))),
-                          {"vic": ("viewer",)})
+        self.repo = grant(
+            grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False))), {"vic": ("viewer",)}
+        )
         reviewers = {"b": FunctionReviewer("b", vb.review), "c": FunctionReviewer("c", vb.review)}
         self.runner = Runner(self.repo, lambda name: reviewers[name], lambda name: None, workers=4)
         client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0, timeout=timeout_s)
-        self.driver = BatchDriver(self.repo, BatchStore(self.repo), self.runner,
-                                  lambda name: AnthropicFixer(name, client=client, max_retries=0),
-                                  client_for=lambda: client, poll_s=0.01)
+        self.driver = BatchDriver(
+            self.repo,
+            BatchStore(self.repo),
+            self.runner,
+            lambda name: AnthropicFixer(name, client=client, max_retries=0),
+            client_for=lambda: client,
+            poll_s=0.01,
+        )
         file = read_batch(vb.varied_csv()[0], "emails.csv", strata=["template"])
         cfg = config(file).model_copy(update={"seed": vb.SEED, "fixer": FIXER})
         self.batch_id = self.driver.create(file, cfg, "ann")
@@ -64,8 +70,10 @@ class World:
     def rows(self) -> tuple[list[CallSentRow], list[LLMCallRow]]:
         """The batch's own call rows: (sent, answered)."""
         with Session(self.repo.engine) as s:
-            return (list(s.exec(select(CallSentRow).where(CallSentRow.batch_id == self.batch_id))),
-                    list(s.exec(select(LLMCallRow).where(LLMCallRow.batch_id == self.batch_id))))
+            return (
+                list(s.exec(select(CallSentRow).where(CallSentRow.batch_id == self.batch_id))),
+                list(s.exec(select(LLMCallRow).where(LLMCallRow.batch_id == self.batch_id))),
+            )
 
     def paid_requests(self) -> int:
         """Fix requests the server received: synchronous ones plus every item of every Message Batch it made."""
@@ -92,8 +100,9 @@ def world(tmp_path, messages_stub: MessagesStub) -> Iterator[Callable[..., World
 
 
 @pytest.mark.parametrize("message_batches", [False, True], ids=["synchronous", "message batch"])
-def test_every_fix_request_the_server_saw_is_on_record_before_and_after(world: Callable[..., World],
-                                                                        message_batches: bool) -> None:
+def test_every_fix_request_the_server_saw_is_on_record_before_and_after(
+    world: Callable[..., World], message_batches: bool
+) -> None:
     w = world(message_batches)
     w.driver.propose(w.pattern.id, "ann")
     sent, answered = w.rows()
@@ -120,7 +129,8 @@ def test_a_fix_call_is_not_sent_when_it_cannot_be_put_on_record(world: Callable[
 
 
 def test_a_fixes_message_batch_whose_create_timed_out_is_sent_again_only_by_a_person(
-        world: Callable[..., World]) -> None:
+    world: Callable[..., World],
+) -> None:
     w = world(True, timeout_s=0.5)
     w.stub.script_batches(Reply(200, {}, {}, delay_s=2.0))  # the create's answer comes too late
     with pytest.raises(FixesStopped, match="may have reached the API"):
@@ -169,7 +179,8 @@ def test_a_stop_while_the_fixes_message_batch_runs_cancels_it(world: Callable[..
 
 
 def test_asking_the_fix_agent_again_never_reuses_the_answers_of_the_last_proposals_batch(
-        world: Callable[..., World]) -> None:
+    world: Callable[..., World],
+) -> None:
     """A fixes' Message Batch that was made (its id known) and stopped answered the old proposal's example: a new
     proposal asks its own batch, it does not read the old one's answers."""
     w = world(True)
@@ -177,8 +188,11 @@ def test_asking_the_fix_agent_again_never_reuses_the_answers_of_the_last_proposa
     first = w.stub.batch_ids()
     assert len(first) == 1
     # As a stop while it ran leaves it: made, with its id, stopped (Try again would collect it).
-    state = {**w.driver.store.pattern(w.pattern.id).pattern.get("fix_batch", {}), "api_id": first[0],
-             "status": "stopped: canceled as the desk stopped; Try again collects what it answered"}
+    state = {
+        **w.driver.store.pattern(w.pattern.id).pattern.get("fix_batch", {}),
+        "api_id": first[0],
+        "status": "stopped: canceled as the desk stopped; Try again collects what it answered",
+    }
     w.driver.store.set_fix_batch(w.pattern.id, state)
     w.driver.propose(w.pattern.id, "ann")  # ask the fix agent again
     assert len(w.stub.batch_ids()) == 2  # the new proposal's own batch
@@ -190,8 +204,11 @@ def test_asking_the_fix_agent_again_never_reuses_the_answers_of_the_last_proposa
 @pytest.fixture
 def doubles(tmp_path) -> Iterator[BatchDriver]:
     repo = grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False)))
-    reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict),
-                 "vb": FunctionReviewer("vb", vb.review)}
+    reviewers = {
+        "b": FunctionReviewer("b", strict),
+        "c": FunctionReviewer("c", strict),
+        "vb": FunctionReviewer("vb", vb.review),
+    }
     fixers = {"fixer": FunctionFixer("fixer", fixer), "varied": FunctionFixer("varied", vb.fix_plan)}
     runner = Runner(repo, lambda name: reviewers[name], lambda name: None, workers=4)
     driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: fixers[name])
@@ -214,8 +231,9 @@ def test_the_driver_auto_approves_a_complete_plan_as_it_closes_the_sample(double
 def test_auto_approve_leaves_an_incomplete_plan_to_a_person(doubles: BatchDriver) -> None:
     """The varied batch: one reached item (item-125) cannot take its fix, so the plan is not complete."""
     file = read_batch(vb.varied_csv()[0], "emails.csv", strata=["template"])
-    cfg = config(file, auto_approve=True).model_copy(update={"seed": vb.SEED, "reviewer_b": "vb",
-                                                             "reviewer_c": "vb", "fixer": "varied"})
+    cfg = config(file, auto_approve=True).model_copy(
+        update={"seed": vb.SEED, "reviewer_b": "vb", "reviewer_c": "vb", "fixer": "varied"}
+    )
     batch_id = doubles.create(file, cfg, "ann")
     doubles.wait(doubles.sample(batch_id, "ann"), timeout=60)
     [pattern] = doubles.store.patterns(batch_id)

@@ -64,8 +64,9 @@ def identical_csv() -> tuple[bytes, dict[str, str], dict[str, str]]:
             promise, honest = (TAILED, TAILED_FIXED) if tailed else (PLAIN, PLAIN_FIXED)
             text = f"Hello customer {i}, our spring sale starts today. {promise} Discounts apply to orders over $50."
             defective[key] = text
-            fixed[key] = (f"Hello customer {i}, our spring sale starts today. {honest} "
-                          "Discounts apply to orders over $50.")
+            fixed[key] = (
+                f"Hello customer {i}, our spring sale starts today. {honest} Discounts apply to orders over $50."
+            )
         writer.writerow([key, template, text])
     return buf.getvalue().encode("utf-8"), defective, fixed
 
@@ -94,20 +95,28 @@ def answer(body: dict) -> dict:
     if "edits" in schema_properties(body):
         if found is None:
             return message(fix_json([]), model)
-        after = PLAIN_FIXED if found.group(0) == PLAIN else found.group(0).replace("is guaranteed forever",
-                                                                                    "matters to us")
+        after = (
+            PLAIN_FIXED if found.group(0) == PLAIN else found.group(0).replace("is guaranteed forever", "matters to us")
+        )
         return message(fix_json([(0, found.group(0), after)]), model)
     if found is None:
         return default_answer(body)
-    return message(review_json("FAIL", [("compliance", "FAIL", "a promise we cannot keep")],
-                               [("compliance", TITLE, found.group(0))]), model)
+    return message(
+        review_json(
+            "FAIL", [("compliance", "FAIL", "a promise we cannot keep")], [("compliance", TITLE, found.group(0))]
+        ),
+        model,
+    )
 
 
-@pytest.mark.parametrize(("message_batches", "auto"), [(True, False), (False, False), (True, True)],
-                         ids=["message batches", "synchronous", "auto-approve by the driver"])
+@pytest.mark.parametrize(
+    ("message_batches", "auto"),
+    [(True, False), (False, False), (True, True)],
+    ids=["message batches", "synchronous", "auto-approve by the driver"],
+)
 def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
-        tmp_path, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub, message_batches: bool,
-        auto: bool) -> None:
+    tmp_path, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub, message_batches: bool, auto: bool
+) -> None:
     monkeypatch.setenv("SANTA_BATCH_POLL_S", "0.01")
     messages_stub.handler = answer
     messages_stub.batch_end_after_polls = 2
@@ -117,11 +126,22 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
     try:
         grant(desk.runs)
         file = read_batch(data, "emails.csv", strata=["template"])
-        config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns,
-                             id_column=file.id_column, output_column=file.output_column, spec=SPEC,
-                             strata=file.strata, rubric=load_builtin("general"), reviewer_b="claude-sonnet-5-5",
-                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", seed=SEED,
-                             message_batches=message_batches, auto_approve=auto)
+        config = BatchConfig(
+            name="emails.csv",
+            file_format=file.format,
+            columns=file.columns,
+            id_column=file.id_column,
+            output_column=file.output_column,
+            spec=SPEC,
+            strata=file.strata,
+            rubric=load_builtin("general"),
+            reviewer_b="claude-sonnet-5-5",
+            reviewer_c="claude-haiku-5-5",
+            fixer="claude-opus-5-5",
+            seed=SEED,
+            message_batches=message_batches,
+            auto_approve=auto,
+        )
         service = desk.batches
         batch_id = service.create(file, config, "ann")
         first = service.wait(service.sample(batch_id, "ann"), timeout=120)
@@ -134,15 +154,15 @@ def test_the_identical_defect_batch_is_fixed_in_every_defective_item(
         if not auto:
             service.propose(pattern.id, "ann")
         plans = service.preview(pattern.id).plans
-        assert {k for k, p in plans.items() if p.via == "fix agent"} == {k for k, t in defective.items()
-                                                                          if TAILED in t}
+        assert {k for k, p in plans.items() if p.via == "fix agent"} == {k for k, t in defective.items() if TAILED in t}
         if auto:  # the driver approved the complete plan as it closed the sample, nobody on a page
             assert service.store.pattern(pattern.id).decided_by == "auto-approve"
         else:
             service.approve(pattern.id, "ann", seen=service.preview(pattern.id).version)
         items = {it.key: it for it in service.store.items(batch_id)}
-        unfixed = {k: plans[k].outcome() for k, it in items.items()
-                   if k in defective and it.output == it.original_output}
+        unfixed = {
+            k: plans[k].outcome() for k, it in items.items() if k in defective and it.output == it.original_output
+        }
         assert not unfixed  # issue 32 saw 12 "needs fix": "the fix agent's edit leaves “satisfaction” in place"
         assert {k for k, it in items.items() if it.output != it.original_output} == set(defective)
         for key, item in items.items():

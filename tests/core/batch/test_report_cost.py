@@ -19,8 +19,19 @@ CHARS = 400
 
 
 def config(**kw: object) -> BatchConfig:
-    return BatchConfig(name="x", file_format="csv", columns=["id", "output"], id_column="id", output_column="output",
-                       spec="s", rubric=load_builtin("general"), reviewer_b=B, reviewer_c=C, fixer=FIXER, **kw)
+    return BatchConfig(
+        name="x",
+        file_format="csv",
+        columns=["id", "output"],
+        id_column="id",
+        output_column="output",
+        spec="s",
+        rubric=load_builtin("general"),
+        reviewer_b=B,
+        reviewer_c=C,
+        fixer=FIXER,
+        **kw,
+    )
 
 
 def review_usd(chars: int) -> float:
@@ -50,17 +61,43 @@ def test_before_a_sample_is_in_no_fixes_are_assumed_and_the_page_says_so() -> No
 
 def sample(number: int, done: int, naughty: int) -> SampleProgress:
     now = datetime(2026, 1, number, tzinfo=UTC)
-    return SampleProgress(id=number, batch_id=1, number=number, seed=number, size=done, created_at=now,
-                          finished_at=now, api_batch_id=None, api_status=None, done=done, nice=done - naughty,
-                          naughty=naughty, errors=0, cost_usd=0.0, seconds_done=1.0)
+    return SampleProgress(
+        id=number,
+        batch_id=1,
+        number=number,
+        seed=number,
+        size=done,
+        created_at=now,
+        finished_at=now,
+        api_batch_id=None,
+        api_status=None,
+        done=done,
+        nice=done - naughty,
+        naughty=naughty,
+        errors=0,
+        cost_usd=0.0,
+        seconds_done=1.0,
+    )
 
 
 def test_the_failing_share_is_the_first_finished_samples() -> None:
     """Later samples draw items not sampled before and follow fixes: their failure share is not the batch's."""
-    items = [Item(id=i, position=i, key=str(i), output="o" * (CHARS - 1), original_output="o", spec="s", strata={}, record={})
-             for i in range(200)]
-    batch = Batch(id=1, name="x", created_at=datetime(2026, 1, 1, tzinfo=UTC), created_by="ann", config=config(),
-                  paused=False, items=200, samples=[sample(1, 20, 5), sample(2, 20, 0)])
+    items = [
+        Item(
+            id=i, position=i, key=str(i), output="o" * (CHARS - 1), original_output="o", spec="s", strata={}, record={}
+        )
+        for i in range(200)
+    ]
+    batch = Batch(
+        id=1,
+        name="x",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        created_by="ann",
+        config=config(),
+        paused=False,
+        items=200,
+        samples=[sample(1, 20, 5), sample(2, 20, 0)],
+    )
     view = BatchView(batch=batch, items=items, patterns=[], changes=[], reviews={}, cost_usd=0.0, driving=False)
     est = view.estimate
     assert est.failing == 50  # 5 of 20 → a quarter of 200

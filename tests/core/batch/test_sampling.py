@@ -60,15 +60,18 @@ def batch(sizes: dict[str, int]) -> list[tuple[str, str]]:
 # --- sample size and allocation -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("total", "rate", "minimum", "expected"), [
-    pytest.param(200, 0.15, 5, 30, id="15-percent-of-200"),  # 0.15 × 200 = 30 (not 31 from float noise)
-    pytest.param(1000, 0.15, 5, 150, id="15-percent-of-1000"),
-    pytest.param(101, 0.15, 5, 16, id="rounds-up"),  # 0.15 × 101 = 15.15 → 16
-    pytest.param(10, 0.15, 5, 5, id="minimum"),  # 1.5 → 2, raised to the minimum 5
-    pytest.param(3, 0.15, 5, 3, id="tiny-batch-everything"),
-    pytest.param(0, 0.15, 5, 0, id="empty"),
-    pytest.param(7, 1.0, 1, 7, id="rate-one"),
-])
+@pytest.mark.parametrize(
+    ("total", "rate", "minimum", "expected"),
+    [
+        pytest.param(200, 0.15, 5, 30, id="15-percent-of-200"),  # 0.15 × 200 = 30 (not 31 from float noise)
+        pytest.param(1000, 0.15, 5, 150, id="15-percent-of-1000"),
+        pytest.param(101, 0.15, 5, 16, id="rounds-up"),  # 0.15 × 101 = 15.15 → 16
+        pytest.param(10, 0.15, 5, 5, id="minimum"),  # 1.5 → 2, raised to the minimum 5
+        pytest.param(3, 0.15, 5, 3, id="tiny-batch-everything"),
+        pytest.param(0, 0.15, 5, 0, id="empty"),
+        pytest.param(7, 1.0, 1, 7, id="rate-one"),
+    ],
+)
 def test_sample_size(total: int, rate: float, minimum: int, expected: int) -> None:
     assert sample_size(total, rate, minimum) == expected
 
@@ -77,24 +80,32 @@ def test_sample_size_defaults_are_15_percent_and_5() -> None:
     assert sample_size(400) == 60 and sample_size(20) == 5
 
 
-@pytest.mark.parametrize(("sizes", "n", "expected"), [
-    # quotas 6 × 40/200 = 6 each
-    pytest.param({"a": 40, "b": 40, "c": 40, "d": 40, "e": 40}, 30, {s: 6 for s in "abcde"}, id="equal"),
-    # quotas 3.6 and 2.4 → floors 3, 2 → the one left goes to the larger remainder (A)
-    pytest.param({"A": 12, "B": 8}, 6, {"A": 4, "B": 2}, id="largest-remainder"),
-    # e's quota 30 × 5/200 = 0.75 < 1 → 1; the 29 left over 195: 14.87, 7.44, 4.46, 2.23 → 14, 7, 4, 2
-    # and two more to the largest remainders (a .87, c .46)
-    pytest.param({"a": 100, "b": 50, "c": 30, "d": 15, "e": 5}, 30, {"a": 15, "b": 7, "c": 5, "d": 2, "e": 1},
-                 id="small-stratum-gets-one"),
-    pytest.param({"x": 1, "y": 1, "z": 50}, 2, {"x": 1, "y": 1, "z": 1}, id="more-strata-than-n"),
-    pytest.param({"x": 3, "y": 2}, 99, {"x": 3, "y": 2}, id="n-over-total-everything"),
-    pytest.param({"x": 3, "empty": 0}, 2, {"x": 2, "empty": 0}, id="empty-stratum-zero"),
-    pytest.param({"x": 3, "y": 2}, 0, {"x": 0, "y": 0}, id="n-zero-nothing"),
-    pytest.param({}, 5, {}, id="no-strata"),
-    # 5 equal remainders of 0.2 → ties to the first in sorted order
-    pytest.param({"e": 2, "d": 2, "c": 2, "b": 2, "a": 2}, 6, {"a": 2, "b": 1, "c": 1, "d": 1, "e": 1},
-                 id="ties-sorted"),
-])
+@pytest.mark.parametrize(
+    ("sizes", "n", "expected"),
+    [
+        # quotas 6 × 40/200 = 6 each
+        pytest.param({"a": 40, "b": 40, "c": 40, "d": 40, "e": 40}, 30, {s: 6 for s in "abcde"}, id="equal"),
+        # quotas 3.6 and 2.4 → floors 3, 2 → the one left goes to the larger remainder (A)
+        pytest.param({"A": 12, "B": 8}, 6, {"A": 4, "B": 2}, id="largest-remainder"),
+        # e's quota 30 × 5/200 = 0.75 < 1 → 1; the 29 left over 195: 14.87, 7.44, 4.46, 2.23 → 14, 7, 4, 2
+        # and two more to the largest remainders (a .87, c .46)
+        pytest.param(
+            {"a": 100, "b": 50, "c": 30, "d": 15, "e": 5},
+            30,
+            {"a": 15, "b": 7, "c": 5, "d": 2, "e": 1},
+            id="small-stratum-gets-one",
+        ),
+        pytest.param({"x": 1, "y": 1, "z": 50}, 2, {"x": 1, "y": 1, "z": 1}, id="more-strata-than-n"),
+        pytest.param({"x": 3, "y": 2}, 99, {"x": 3, "y": 2}, id="n-over-total-everything"),
+        pytest.param({"x": 3, "empty": 0}, 2, {"x": 2, "empty": 0}, id="empty-stratum-zero"),
+        pytest.param({"x": 3, "y": 2}, 0, {"x": 0, "y": 0}, id="n-zero-nothing"),
+        pytest.param({}, 5, {}, id="no-strata"),
+        # 5 equal remainders of 0.2 → ties to the first in sorted order
+        pytest.param(
+            {"e": 2, "d": 2, "c": 2, "b": 2, "a": 2}, 6, {"a": 2, "b": 1, "c": 1, "d": 1, "e": 1}, id="ties-sorted"
+        ),
+    ],
+)
 def test_allocate(sizes: dict[str, int], n: int, expected: dict[str, int]) -> None:
     assert allocate(sizes, n) == expected
 
@@ -202,8 +213,9 @@ def test_a_stratum_out_of_fresh_items_draws_only_its_shortfall_from_earlier_samp
     assert "small-0009" in picked
 
 
-@pytest.mark.parametrize(("n", "expected"), [pytest.param(3, 3, id="n-equals-total"),
-                                             pytest.param(50, 3, id="n-over-total")])
+@pytest.mark.parametrize(
+    ("n", "expected"), [pytest.param(3, 3, id="n-equals-total"), pytest.param(50, 3, id="n-over-total")]
+)
 def test_tiny_batch_is_sampled_whole(n: int, expected: int) -> None:
     items = batch({"a": 2, "b": 1})
     assert stratified_sample(items, n, seed=0) == [i for i, _ in items]
@@ -217,18 +229,21 @@ def test_empty_batch_and_zero_sample() -> None:
 # --- detection ------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("population", "defective", "sample"), [
-    pytest.param(10, 2, 3, id="hand"),  # 1 − C(8,3)/C(10,3) = 1 − 56/120 = 8/15 ≈ 0.533333
-    pytest.param(40, 8, 6, id="template-of-40"),  # 1 − 906192/3838380 ≈ 0.763911
-    pytest.param(200, 2, 30, id="1-percent-of-200"),
-    pytest.param(1000, 10, 150, id="1-percent-of-1000"),
-    pytest.param(1000, 50, 150, id="5-percent-of-1000"),
-    pytest.param(5000, 1, 750, id="single-item"),  # exactly n/N = 0.15
-    pytest.param(10, 0, 5, id="no-pattern"),
-    pytest.param(10, 3, 0, id="no-sample"),
-    pytest.param(10, 3, 10, id="full-review"),
-    pytest.param(10, 8, 3, id="pattern-everywhere"),  # only 2 clean items: a sample of 3 must hit
-])
+@pytest.mark.parametrize(
+    ("population", "defective", "sample"),
+    [
+        pytest.param(10, 2, 3, id="hand"),  # 1 − C(8,3)/C(10,3) = 1 − 56/120 = 8/15 ≈ 0.533333
+        pytest.param(40, 8, 6, id="template-of-40"),  # 1 − 906192/3838380 ≈ 0.763911
+        pytest.param(200, 2, 30, id="1-percent-of-200"),
+        pytest.param(1000, 10, 150, id="1-percent-of-1000"),
+        pytest.param(1000, 50, 150, id="5-percent-of-1000"),
+        pytest.param(5000, 1, 750, id="single-item"),  # exactly n/N = 0.15
+        pytest.param(10, 0, 5, id="no-pattern"),
+        pytest.param(10, 3, 0, id="no-sample"),
+        pytest.param(10, 3, 10, id="full-review"),
+        pytest.param(10, 8, 3, id="pattern-everywhere"),  # only 2 clean items: a sample of 3 must hit
+    ],
+)
 def test_detection_matches_exact_fractions(population: int, defective: int, sample: int) -> None:
     expected = 1 - exact_miss(population, defective, sample)
     got = detection_probability(population, defective, sample)
@@ -242,9 +257,14 @@ def test_detection_hand_values() -> None:
     assert detection_probability(5000, 1, 750) == pytest.approx(0.15, abs=TOL)
 
 
-@pytest.mark.parametrize(("prevalence", "sample"), [pytest.param(0.01, 150, id="1pct-n150"),
-                                                    pytest.param(0.02, 100, id="2pct-n100"),
-                                                    pytest.param(0.20, 6, id="20pct-n6")])
+@pytest.mark.parametrize(
+    ("prevalence", "sample"),
+    [
+        pytest.param(0.01, 150, id="1pct-n150"),
+        pytest.param(0.02, 100, id="2pct-n100"),
+        pytest.param(0.20, 6, id="20pct-n6"),
+    ],
+)
 def test_detection_tends_to_the_binomial_closed_form(prevalence: float, sample: int) -> None:
     # For N → ∞ without replacement is with replacement: 1 − (1 − p)^n. The gap is about
     # p·n²/(2N) of the miss chance: 2.5e-6 at N = 10^7 for p = 1 %, n = 150, so take N = 10^9.
@@ -275,9 +295,15 @@ def test_detection_table_rows() -> None:
     assert detection_table(10, 50, [0.1])[0].chance == pytest.approx(1.0)
 
 
-@pytest.mark.parametrize(("population", "prevalence", "expected"), [
-    pytest.param(200, 0.0, 0, id="none"), pytest.param(200, 0.001, 1, id="rare-is-one"),
-    pytest.param(200, 0.2, 40, id="twenty-percent"), pytest.param(0, 0.5, 0, id="empty")])
+@pytest.mark.parametrize(
+    ("population", "prevalence", "expected"),
+    [
+        pytest.param(200, 0.0, 0, id="none"),
+        pytest.param(200, 0.001, 1, id="rare-is-one"),
+        pytest.param(200, 0.2, 40, id="twenty-percent"),
+        pytest.param(0, 0.5, 0, id="empty"),
+    ],
+)
 def test_defective_items(population: int, prevalence: float, expected: int) -> None:
     assert defective_items(population, prevalence) == expected
 
@@ -289,8 +315,10 @@ def test_stratum_detection_is_the_strata_own_hypergeometric() -> None:
     rows = stratum_detection({f"T{i}": 40 for i in range(5)}, 30, 0.2)
     assert [(r.size, r.sampled, r.showing) for r in rows] == [(40, 6, 8)] * 5
     assert rows[0].chance == pytest.approx(float(1 - exact_miss(40, 8, 6)), abs=TOL)
-    assert rows[0].statement() == ("A pattern in 20.0 % of stratum T0 (8 of its 40 items) is caught with "
-                                   "probability 76.4 %: 6 of its items are sampled.")
+    assert rows[0].statement() == (
+        "A pattern in 20.0 % of stratum T0 (8 of its 40 items) is caught with "
+        "probability 76.4 %: 6 of its items are sampled."
+    )
 
 
 def test_stratum_detection_small_stratum_and_tuple_label() -> None:
@@ -328,18 +356,22 @@ def test_bound_hand_values() -> None:
     assert defect_upper_bound(20, 10, 1, 0.95) == 6
 
 
-@pytest.mark.parametrize(("population", "sample", "failed", "confidence"), [
-    pytest.param(20, 10, 0, 0.95, id="hand"),
-    pytest.param(200, 30, 0, 0.95, id="200-clean"),
-    pytest.param(200, 30, 2, 0.95, id="200-two-failed"),
-    pytest.param(200, 30, 0, 0.99, id="200-clean-99"),
-    pytest.param(1000, 150, 0, 0.95, id="1000-clean"),
-    pytest.param(1000, 150, 5, 0.90, id="1000-five-failed-90"),
-    pytest.param(50, 5, 0, 0.95, id="minimum-sample"),
-    pytest.param(12, 12, 3, 0.95, id="full-review-is-exact"),
-])
+@pytest.mark.parametrize(
+    ("population", "sample", "failed", "confidence"),
+    [
+        pytest.param(20, 10, 0, 0.95, id="hand"),
+        pytest.param(200, 30, 0, 0.95, id="200-clean"),
+        pytest.param(200, 30, 2, 0.95, id="200-two-failed"),
+        pytest.param(200, 30, 0, 0.99, id="200-clean-99"),
+        pytest.param(1000, 150, 0, 0.95, id="1000-clean"),
+        pytest.param(1000, 150, 5, 0.90, id="1000-five-failed-90"),
+        pytest.param(50, 5, 0, 0.95, id="minimum-sample"),
+        pytest.param(12, 12, 3, 0.95, id="full-review-is-exact"),
+    ],
+)
 def test_bound_defining_inequality_holds_at_d_and_fails_at_d_plus_one(
-        population: int, sample: int, failed: int, confidence: float) -> None:
+    population: int, sample: int, failed: int, confidence: float
+) -> None:
     alpha = 1 - Fraction(confidence).limit_denominator(1000)
     bound = defect_upper_bound(population, sample, failed, confidence)
     assert exact_cdf(failed, population, bound, sample) > alpha
@@ -357,8 +389,15 @@ def test_bound_on_known_values() -> None:
     assert defect_upper_bound(12, 0, 0) == 12  # no sample knows nothing
 
 
-@pytest.mark.parametrize(("sample", "failed"), [pytest.param(100, 0, id="clean"), pytest.param(100, 2, id="two"),
-                                                pytest.param(50, 1, id="one"), pytest.param(300, 5, id="five")])
+@pytest.mark.parametrize(
+    ("sample", "failed"),
+    [
+        pytest.param(100, 0, id="clean"),
+        pytest.param(100, 2, id="two"),
+        pytest.param(50, 1, id="one"),
+        pytest.param(300, 5, id="five"),
+    ],
+)
 def test_bound_tends_to_clopper_pearson(sample: int, failed: int) -> None:
     # For a large batch the bound's rate is the binomial Clopper–Pearson upper limit, the
     # (1 − α) quantile of Beta(k + 1, n − k); for k = 0 that is 1 − α^(1/n).
@@ -379,8 +418,11 @@ def test_bound_falls_as_the_sample_grows() -> None:
 
 
 def test_bound_rises_with_confidence_and_failures() -> None:
-    assert defect_upper_bound(200, 30, 0, 0.90) <= defect_upper_bound(200, 30, 0, 0.95) <= \
-        defect_upper_bound(200, 30, 0, 0.99)
+    assert (
+        defect_upper_bound(200, 30, 0, 0.90)
+        <= defect_upper_bound(200, 30, 0, 0.95)
+        <= defect_upper_bound(200, 30, 0, 0.99)
+    )
     bounds = [defect_upper_bound(200, 30, k) for k in range(31)]
     assert all(a < b for a, b in itertools.pairwise(bounds))
 
@@ -398,13 +440,16 @@ def brute_force_stratified_bound(sizes: dict[str, int], sampled: dict[str, int],
     return best
 
 
-@pytest.mark.parametrize(("sizes", "sampled"), [
-    pytest.param({"a": 6, "b": 4, "c": 3}, {"a": 2, "b": 1, "c": 1}, id="three-strata"),
-    pytest.param({"a": 12, "b": 8}, {"a": 4, "b": 2}, id="pinned-batch"),
-    pytest.param({"a": 10, "b": 10, "c": 2}, {"a": 3, "b": 3, "c": 1}, id="tiny-stratum"),
-    pytest.param({"a": 9, "b": 5}, {"a": 9, "b": 0}, id="unsampled-stratum"),
-    pytest.param({"a": 30}, {"a": 5}, id="one-stratum"),
-])
+@pytest.mark.parametrize(
+    ("sizes", "sampled"),
+    [
+        pytest.param({"a": 6, "b": 4, "c": 3}, {"a": 2, "b": 1, "c": 1}, id="three-strata"),
+        pytest.param({"a": 12, "b": 8}, {"a": 4, "b": 2}, id="pinned-batch"),
+        pytest.param({"a": 10, "b": 10, "c": 2}, {"a": 3, "b": 3, "c": 1}, id="tiny-stratum"),
+        pytest.param({"a": 9, "b": 5}, {"a": 9, "b": 0}, id="unsampled-stratum"),
+        pytest.param({"a": 30}, {"a": 5}, id="one-stratum"),
+    ],
+)
 def test_stratified_bound_is_the_worst_placement(sizes: dict[str, int], sampled: dict[str, int]) -> None:
     for confidence in (0.8, 0.95):
         alpha = 1 - Fraction(confidence).limit_denominator(100)
@@ -429,7 +474,10 @@ def test_stopping_rule_statement_after_a_clean_sample() -> None:
     rule = stopping_rule(20, 10)
     assert rule == StoppingRule(20, 10, 0, 0.95, 3, fresh_sampled=10, fresh_upper=3)
     assert rule.clean and rule.upper_rate == pytest.approx(0.15)
-    assert rule.statement() == "The sample came back clean: with 95 % confidence at most 3 of 20 items (15.0 %) fail review."
+    assert (
+        rule.statement()
+        == "The sample came back clean: with 95 % confidence at most 3 of 20 items (15.0 %) fail review."
+    )
 
 
 def test_stopping_rule_statement_after_failures() -> None:
@@ -443,13 +491,19 @@ def test_a_stratified_first_sample_uses_the_stratified_bound() -> None:
     shares = allocate(sizes, 30)
     rule = resample_rule(200, {k: FreshDraw(sizes[k], shares[k]) for k in sizes})
     assert rule.stratified and rule.upper_items == 18 and rule.fresh is None
-    assert rule.statement() == "The sample came back clean: with 95 % confidence at most 18 of 200 items (9.0 %) fail review."
+    assert (
+        rule.statement()
+        == "The sample came back clean: with 95 % confidence at most 18 of 200 items (9.0 %) fail review."
+    )
 
 
 def brute_bound(population: int, sample: int, failed: int, alpha: Fraction) -> int:
     """Largest D with P(at most `failed` failures in the sample) > alpha, by exact enumeration."""
-    return max(d for d in range(population + 1) if d >= failed and population - d >= sample - failed
-               and exact_cdf(failed, population, d, sample) > alpha)
+    return max(
+        d
+        for d in range(population + 1)
+        if d >= failed and population - d >= sample - failed and exact_cdf(failed, population, d, sample) > alpha
+    )
 
 
 def test_fresh_bound_after_failures_is_the_strata_bounds_at_a_shared_confidence() -> None:
@@ -460,10 +514,13 @@ def test_fresh_bound_after_failures_is_the_strata_bounds_at_a_shared_confidence(
     assert fresh_upper_bound({"a": FreshDraw(30, 6, 1)}) == brute_bound(30, 6, 1, Fraction(1, 20))
 
 
-@pytest.mark.parametrize(("sizes", "sampled"), [
-    pytest.param({"a": 6, "b": 4, "c": 3}, {"a": 2, "b": 1, "c": 1}, id="three-strata"),
-    pytest.param({"a": 10, "b": 10, "c": 2}, {"a": 3, "b": 3, "c": 2}, id="one-drawn-whole"),
-])
+@pytest.mark.parametrize(
+    ("sizes", "sampled"),
+    [
+        pytest.param({"a": 6, "b": 4, "c": 3}, {"a": 2, "b": 1, "c": 1}, id="three-strata"),
+        pytest.param({"a": 10, "b": 10, "c": 2}, {"a": 3, "b": 3, "c": 2}, id="one-drawn-whole"),
+    ],
+)
 def test_fresh_bound_of_a_clean_draw_is_the_worst_placement(sizes: dict[str, int], sampled: dict[str, int]) -> None:
     expected = brute_force_stratified_bound(sizes, sampled, Fraction(1, 20))
     assert fresh_upper_bound({k: FreshDraw(sizes[k], sampled[k]) for k in sizes}) == expected
@@ -472,7 +529,7 @@ def test_fresh_bound_of_a_clean_draw_is_the_worst_placement(sizes: dict[str, int
 def test_a_resample_counts_what_earlier_samples_left_known() -> None:
     strata = {f"i{n}": "t" for n in range(12)}
     first = {"i0": False, "i1": False, "i2": True, "i3": True}  # i0 fixed after, i1 dismissed, i2 changed by a fix
-    second = {"i4": True, "i5": True, "i6": True, "i3": True}   # i3 drawn again
+    second = {"i4": True, "i5": True, "i6": True, "i3": True}  # i3 drawn again
     rule = rule_from_samples(strata, [first, second], [{"i0", "i2"}])
     fresh_bound = brute_bound(8, 3, 0, Fraction(1, 20))
     assert (rule.fresh, rule.fresh_sampled, rule.fresh_upper) == (8, 3, fresh_bound)
@@ -483,7 +540,8 @@ def test_a_resample_counts_what_earlier_samples_left_known() -> None:
         f"({percent((fresh_bound + 3) / 12)}) fail review. Of the bound: this sample drew 3 of the 8 items no earlier "
         f"sample drew, and at most {fresh_bound} of those fail; 1 item drawn again counts by this sample's review; "
         "2 items changed by a fix after an earlier sample reviewed them count as possibly failing (not reviewed "
-        "since); 1 item an earlier sample failed stands unchanged and counts as failing.")
+        "since); 1 item an earlier sample failed stands unchanged and counts as failing."
+    )
 
 
 def test_a_review_after_the_change_makes_an_item_known_again() -> None:
@@ -504,8 +562,10 @@ def test_the_resample_rule_covers_the_truth_over_every_possible_draw(still_faili
     failing = set(fresh[:fresh_failing])
     truth = fresh_failing + still_failing + 1
     draws = list(itertools.combinations(fresh, 4))
-    covered = sum(truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}],
-                                             [{"i0", "i1"}]).upper_items for draw in draws)
+    covered = sum(
+        truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}], [{"i0", "i1"}]).upper_items
+        for draw in draws
+    )
     assert Fraction(covered, len(draws)) >= Fraction(19, 20)
 
 
@@ -521,15 +581,18 @@ def test_a_stratified_resample_rule_covers_the_truth_over_every_possible_draw() 
     for fail_a, fail_b, still_failing in itertools.product(range(10), range(5), (0, 1)):
         failing = set(fresh_a[:fail_a]) | set(fresh_b[:fail_b])
         truth = fail_a + fail_b + still_failing
-        covered = sum(truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}],
-                                                 [{"a0"}]).upper_items for draw in draws)
+        covered = sum(
+            truth <= rule_from_samples(strata, [first, {i: i not in failing for i in draw}], [{"a0"}]).upper_items
+            for draw in draws
+        )
         assert Fraction(covered, len(draws)) >= Fraction(19, 20), (fail_a, fail_b, still_failing)
 
 
 def test_stopping_rule_statement_of_a_large_batch() -> None:
     # 15 % of 1,000 is 150; the bound's rate tends to 1 − 0.05^(1/150) ≈ 2.0 %, a little less without replacement
-    assert stopping_rule(1000, 150).statement() == ("The sample came back clean: with 95 % confidence at most 18 of "
-                                                    "1,000 items (1.8 %) fail review.")
+    assert stopping_rule(1000, 150).statement() == (
+        "The sample came back clean: with 95 % confidence at most 18 of 1,000 items (1.8 %) fail review."
+    )
 
 
 def test_stopping_rule_of_an_empty_batch() -> None:
@@ -537,12 +600,19 @@ def test_stopping_rule_of_an_empty_batch() -> None:
     assert rule.upper_items == 0 and rule.upper_rate == 0.0
 
 
-@pytest.mark.parametrize(("share", "text"), [
-    pytest.param(0.0, "0.0 %", id="zero"), pytest.param(1.0, "100.0 %", id="all"),
-    pytest.param(0.085, "8.5 %", id="one-decimal"), pytest.param(0.005, "0.5 %", id="below-one"),
-    pytest.param(0.000123, "0.012 %", id="two-significant"), pytest.param(0.0099999, "1.0 %", id="rounds-to-one"),
-    pytest.param(0.99996, "> 99.9 %", id="never-a-false-certainty"), pytest.param(0.9994, "99.9 %", id="near-all"),
-])
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        pytest.param(0.0, "0.0 %", id="zero"),
+        pytest.param(1.0, "100.0 %", id="all"),
+        pytest.param(0.085, "8.5 %", id="one-decimal"),
+        pytest.param(0.005, "0.5 %", id="below-one"),
+        pytest.param(0.000123, "0.012 %", id="two-significant"),
+        pytest.param(0.0099999, "1.0 %", id="rounds-to-one"),
+        pytest.param(0.99996, "> 99.9 %", id="never-a-false-certainty"),
+        pytest.param(0.9994, "99.9 %", id="near-all"),
+    ],
+)
 def test_percent(share: float, text: str) -> None:
     assert percent(share) == text
 
@@ -550,48 +620,94 @@ def test_percent(share: float, text: str) -> None:
 # --- invalid arguments ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("call", "message"), [
-    pytest.param(lambda: sample_size(-1), "batch size must be a whole number ≥ 0, got -1", id="negative-total"),
-    pytest.param(lambda: sample_size(100, 0), "sample rate must be a share above 0", id="rate-zero"),
-    pytest.param(lambda: sample_size(100, 15), r"sample rate .* got 15", id="rate-as-percent"),
-    pytest.param(lambda: sample_size(100, 0.15, 0), "minimum sample must be a whole number ≥ 1", id="minimum-zero"),
-    pytest.param(lambda: allocate({"x": -2}, 3), "size of stratum 'x' must be a whole number ≥ 0, got -2",
-                 id="negative-stratum"),
-    pytest.param(lambda: allocate({"x": 2}, 1.5), "sample size must be a whole number", id="fractional-n"),
-    pytest.param(lambda: stratified_sample([("a", 1), ("a", 2)], 1, 0), "item id 'a' appears twice",
-                 id="duplicate-id"),
-    pytest.param(lambda: stratified_sample([("a", 1)], -1, 0), "sample size must be a whole number ≥ 0",
-                 id="negative-n"),
-    pytest.param(lambda: detection_probability(10, 11, 2), r"items showing the pattern \(11\) cannot exceed "
-                 r"the batch size \(10\)", id="more-pattern-than-batch"),
-    pytest.param(lambda: detection_probability(10, 1, 12), r"sample size \(12\) cannot exceed the batch size",
-                 id="sample-over-batch"),
-    pytest.param(lambda: defective_items(10, 1.5), "prevalence must be a share between 0 and 1", id="prevalence"),
-    pytest.param(lambda: defect_upper_bound(100, 10, 11), r"failed items \(11\) cannot exceed the sampled",
-                 id="failed-over-sample"),
-    pytest.param(lambda: defect_upper_bound(100, 10, 0, 95), "confidence must be a share above 0 and below 1",
-                 id="confidence-as-percent"),
-    pytest.param(lambda: stratified_upper_bound({"a": 5}, {"a": 6}), "stratum 'a' has 6 sampled items but "
-                 "holds only 5", id="stratum-oversampled"),
-    pytest.param(lambda: stratified_upper_bound({"a": 5}, {}), "stratum 'a' has a size but no sampled count",
-                 id="stratum-missing"),
-    pytest.param(lambda: stratified_upper_bound({"a": 5}, {"a": 1, "b": 1}), "sampled counts for unknown strata",
-                 id="stratum-unknown"),
-    pytest.param(lambda: stratified_detection({"a": 5}, {"a": 1}, {"z": 1}), "pattern items in unknown strata",
-                 id="pattern-unknown-stratum"),
-    pytest.param(lambda: fresh_upper_bound({"a": FreshDraw(5, 2, 3)}), "stratum 'a' has 3 failed items but only 2",
-                 id="fresh-failed-over-drawn"),
-    pytest.param(lambda: resample_rule(10, {"a": FreshDraw(8, 2)}, known_failing=3), "more than the batch's 10",
-                 id="groups-over-batch"),
-    pytest.param(lambda: rule_from_samples({"x": "t"}, [{"y": True}]), "are not items of the batch",
-                 id="sampled-unknown-item"),
-    pytest.param(lambda: rule_from_samples({"x": "t"}, []), "a stopping rule needs a sample", id="no-sample"),
-    pytest.param(lambda: sample_for_detection(100, 0.0), "no item of a batch of 100 shows a pattern of prevalence 0",
-                 id="zero-prevalence"),
-    pytest.param(lambda: sample_for_detection(0, 0.1), "no item of a batch of 0", id="empty-batch"),
-    pytest.param(lambda: sample_for_detection(100, 0.1, 1.0), "chance must be a share above 0 and below 1",
-                 id="certainty"),
-])
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        pytest.param(lambda: sample_size(-1), "batch size must be a whole number ≥ 0, got -1", id="negative-total"),
+        pytest.param(lambda: sample_size(100, 0), "sample rate must be a share above 0", id="rate-zero"),
+        pytest.param(lambda: sample_size(100, 15), r"sample rate .* got 15", id="rate-as-percent"),
+        pytest.param(lambda: sample_size(100, 0.15, 0), "minimum sample must be a whole number ≥ 1", id="minimum-zero"),
+        pytest.param(
+            lambda: allocate({"x": -2}, 3),
+            "size of stratum 'x' must be a whole number ≥ 0, got -2",
+            id="negative-stratum",
+        ),
+        pytest.param(lambda: allocate({"x": 2}, 1.5), "sample size must be a whole number", id="fractional-n"),
+        pytest.param(
+            lambda: stratified_sample([("a", 1), ("a", 2)], 1, 0), "item id 'a' appears twice", id="duplicate-id"
+        ),
+        pytest.param(
+            lambda: stratified_sample([("a", 1)], -1, 0), "sample size must be a whole number ≥ 0", id="negative-n"
+        ),
+        pytest.param(
+            lambda: detection_probability(10, 11, 2),
+            r"items showing the pattern \(11\) cannot exceed "
+            r"the batch size \(10\)",
+            id="more-pattern-than-batch",
+        ),
+        pytest.param(
+            lambda: detection_probability(10, 1, 12),
+            r"sample size \(12\) cannot exceed the batch size",
+            id="sample-over-batch",
+        ),
+        pytest.param(lambda: defective_items(10, 1.5), "prevalence must be a share between 0 and 1", id="prevalence"),
+        pytest.param(
+            lambda: defect_upper_bound(100, 10, 11),
+            r"failed items \(11\) cannot exceed the sampled",
+            id="failed-over-sample",
+        ),
+        pytest.param(
+            lambda: defect_upper_bound(100, 10, 0, 95),
+            "confidence must be a share above 0 and below 1",
+            id="confidence-as-percent",
+        ),
+        pytest.param(
+            lambda: stratified_upper_bound({"a": 5}, {"a": 6}),
+            "stratum 'a' has 6 sampled items but holds only 5",
+            id="stratum-oversampled",
+        ),
+        pytest.param(
+            lambda: stratified_upper_bound({"a": 5}, {}),
+            "stratum 'a' has a size but no sampled count",
+            id="stratum-missing",
+        ),
+        pytest.param(
+            lambda: stratified_upper_bound({"a": 5}, {"a": 1, "b": 1}),
+            "sampled counts for unknown strata",
+            id="stratum-unknown",
+        ),
+        pytest.param(
+            lambda: stratified_detection({"a": 5}, {"a": 1}, {"z": 1}),
+            "pattern items in unknown strata",
+            id="pattern-unknown-stratum",
+        ),
+        pytest.param(
+            lambda: fresh_upper_bound({"a": FreshDraw(5, 2, 3)}),
+            "stratum 'a' has 3 failed items but only 2",
+            id="fresh-failed-over-drawn",
+        ),
+        pytest.param(
+            lambda: resample_rule(10, {"a": FreshDraw(8, 2)}, known_failing=3),
+            "more than the batch's 10",
+            id="groups-over-batch",
+        ),
+        pytest.param(
+            lambda: rule_from_samples({"x": "t"}, [{"y": True}]),
+            "are not items of the batch",
+            id="sampled-unknown-item",
+        ),
+        pytest.param(lambda: rule_from_samples({"x": "t"}, []), "a stopping rule needs a sample", id="no-sample"),
+        pytest.param(
+            lambda: sample_for_detection(100, 0.0),
+            "no item of a batch of 100 shows a pattern of prevalence 0",
+            id="zero-prevalence",
+        ),
+        pytest.param(lambda: sample_for_detection(0, 0.1), "no item of a batch of 0", id="empty-batch"),
+        pytest.param(
+            lambda: sample_for_detection(100, 0.1, 1.0), "chance must be a share above 0 and below 1", id="certainty"
+        ),
+    ],
+)
 def test_invalid_arguments_raise_clear_errors(call, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         call()

@@ -14,8 +14,15 @@ UNSAMPLED = "Hi there. Your parcel leaves now, satisfaction guaranteed forever. 
 
 
 def _pattern():
-    failure = SampledFailure(item_key="a", output=REP, issues=[MergedIssue(
-        criterion="c", description="an unkeepable promise", evidence="guaranteed forever", flagged_by="both")])
+    failure = SampledFailure(
+        item_key="a",
+        output=REP,
+        issues=[
+            MergedIssue(
+                criterion="c", description="an unkeepable promise", evidence="guaranteed forever", flagged_by="both"
+            )
+        ],
+    )
     [pattern] = group_patterns([failure])
     return pattern
 
@@ -26,7 +33,9 @@ def test_an_unsampled_items_fix_that_keeps_the_defect_is_not_accepted() -> None:
     targets = reach.reached(pattern, [("a", REP), ("b", UNSAMPLED)], {"b"})
     issues = targets["b"]
     assert issues, "the unsampled item is reached with its sentence as the issue"
-    lazy = FunctionFixer("lazy", lambda req: FixPlan(edits=[FixEdit(issue=0, before="leaves now", after="leaves soon")]))
+    lazy = FunctionFixer(
+        "lazy", lambda req: FixPlan(edits=[FixEdit(issue=0, before="leaves now", after="leaves soon")])
+    )
     answer: FixProposal = propose_fix(lazy, "spec", UNSAMPLED, issues)
     plan = reach.agent_plan("b", False, issues, answer)
     assert "guaranteed forever" in plan.after_text
@@ -37,6 +46,8 @@ def test_an_unsampled_items_fix_that_keeps_the_defect_is_not_accepted() -> None:
 def test_auto_approve_does_not_take_a_fix_that_keeps_the_defect_as_complete() -> None:
     pattern = _pattern()
     issues = reach.reached(pattern, [("b", UNSAMPLED)], {"b"})["b"]
-    lazy = FunctionFixer("lazy", lambda req: FixPlan(edits=[FixEdit(issue=0, before="leaves now", after="leaves soon")]))
+    lazy = FunctionFixer(
+        "lazy", lambda req: FixPlan(edits=[FixEdit(issue=0, before="leaves now", after="leaves soon")])
+    )
     answer = propose_fix(lazy, "spec", UNSAMPLED, issues)
     assert not is_complete(answer), "a fix that leaves the pattern's quote in place counts as complete"

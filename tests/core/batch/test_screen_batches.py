@@ -43,10 +43,22 @@ def desk(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.Monkey
 def new_sample(desk: Desk, message_batches: bool) -> int:
     data, _ = planted_csv(20)
     file = read_batch(data, "emails.csv", strata=["template"])
-    config = BatchConfig(name="emails.csv", file_format=file.format, columns=file.columns, id_column=file.id_column,
-                         output_column=file.output_column, spec=SPEC, strata=file.strata,
-                         rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5", reviewer_c="claude-sonnet-5-5",
-                         fixer="claude-opus-5-5", message_batches=message_batches, sample_rate=0.25, min_sample=5)
+    config = BatchConfig(
+        name="emails.csv",
+        file_format=file.format,
+        columns=file.columns,
+        id_column=file.id_column,
+        output_column=file.output_column,
+        spec=SPEC,
+        strata=file.strata,
+        rubric=load_builtin("general"),
+        reviewer_b="claude-haiku-5-5",
+        reviewer_c="claude-sonnet-5-5",
+        fixer="claude-opus-5-5",
+        message_batches=message_batches,
+        sample_rate=0.25,
+        min_sample=5,
+    )
     return desk.batches.draw(desk.batches.create(file, config, "ann"), "ann")
 
 
@@ -63,8 +75,9 @@ def test_each_item_of_a_direct_sample_stops_at_its_screen(desk: Desk, messages_s
 
 
 @pytest.mark.parametrize("how", ["background", "look by look"])
-def test_a_message_batch_is_not_sent_while_the_screen_cannot_run(desk: Desk, messages_stub: MessagesStub,
-                                                                 how: str) -> None:
+def test_a_message_batch_is_not_sent_while_the_screen_cannot_run(
+    desk: Desk, messages_stub: MessagesStub, how: str
+) -> None:
     sample_id = new_sample(desk, message_batches=True)
     if how == "background":
         desk.batches.drive(sample_id).result(timeout=60)
@@ -78,7 +91,8 @@ def test_a_message_batch_is_not_sent_while_the_screen_cannot_run(desk: Desk, mes
 
 @pytest.mark.parametrize("how", ["background", "look by look"])
 def test_a_message_batch_is_not_sent_while_the_screens_provider_does_not_answer(
-        desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch, how: str) -> None:
+    desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
     # A key exists, so the screen can be built; nothing answers at its provider's address, so every item would fail
     # closed at its gate after the reviewers' Message Batch was paid for.
     monkeypatch.setenv("OPENAI_API_KEY", "sk-wrong")
@@ -95,7 +109,8 @@ def test_a_message_batch_is_not_sent_while_the_screens_provider_does_not_answer(
 
 
 def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_would_now_pass_it(
-        desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # The detector's answer about an item once differed between the send and the collection (another process, a
     # check that could not finish once): the item must still be reviewed, and the sample finish.
     from santa_core.batch import driver as driver_module
@@ -105,8 +120,11 @@ def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_wo
     left_out = desk.batches.store.pending_items(sample_id)[0]
     outputs = {it.id: it.output for it in desk.batches.store.items(desk.batches.store.progress(sample_id).batch_id)}
     # Flagged while the batch is being sent, clean from then on.
-    monkeypatch.setattr(driver_module, "injected",
-                        lambda spec, output, ctx=None: output == outputs[left_out] and not messages_stub.batch_ids())
+    monkeypatch.setattr(
+        driver_module,
+        "injected",
+        lambda spec, output, ctx=None: output == outputs[left_out] and not messages_stub.batch_ids(),
+    )
     desk.batches.drive(sample_id).result(timeout=60)
     progress = desk.batches.wait(sample_id, timeout=60)
     assert progress.finished and left_out not in desk.batches.store.pending_items(sample_id)

@@ -14,9 +14,17 @@ ITEM = f"Hello customer 7. {PROMISE} Every refund is guaranteed, forever, no que
 
 
 def test_a_second_defective_sentence_with_a_variant_wording_is_still_an_issue() -> None:
-    p = Pattern(key="p", criterion="compliance", title="promises guaranteed forever", evidence=[PROMISE],
-                match_on=[PROMISE], items=["item-001"], count=1, representative="item-001",
-                signature=["guaranteed"])
+    p = Pattern(
+        key="p",
+        criterion="compliance",
+        title="promises guaranteed forever",
+        evidence=[PROMISE],
+        match_on=[PROMISE],
+        items=["item-001"],
+        count=1,
+        representative="item-001",
+        signature=["guaranteed"],
+    )
     issues = reach.reached(p, [("item-007", ITEM)], {"item-007"})["item-007"]
     evidence = [i.evidence for i in issues]
     # One issue per defective sentence: the second one's evidence is the run of the quote's words it holds.

@@ -13,8 +13,14 @@ from santa_core.batch.patterns import SampledFailure, group_patterns
 from santa_core.models import MergedIssue
 
 FOUND = {
-    "a": ("Act now. Your results are definitely guaranteed within 4 days.", ["Your results are definitely guaranteed within 4 days."]),
-    "b": ("Hi. Savings are definitely guaranteed within 9 days for every plan.", ["Savings are definitely guaranteed within 9 days for every plan."]),
+    "a": (
+        "Act now. Your results are definitely guaranteed within 4 days.",
+        ["Your results are definitely guaranteed within 4 days."],
+    ),
+    "b": (
+        "Hi. Savings are definitely guaranteed within 9 days for every plan.",
+        ["Savings are definitely guaranteed within 9 days for every plan."],
+    ),
 }
 CLEAN = {"c": "Hello. Your parcel will definitely arrive within 3 days.", "d": "Thanks for your order."}
 
@@ -38,8 +44,13 @@ def test_a_phrase_is_never_invented_and_only_recognised_on_word_boundaries() -> 
     assert not sig.recognises(["guarantee"], "read our guarantees page")
 
 
-@given(st.lists(st.sampled_from(["results", "are", "guaranteed", "within", "days", "plan", "every", "for"]),
-                min_size=1, max_size=12))
+@given(
+    st.lists(
+        st.sampled_from(["results", "are", "guaranteed", "within", "days", "plan", "every", "for"]),
+        min_size=1,
+        max_size=12,
+    )
+)
 def test_a_derived_signature_never_reaches_a_clean_sampled_item(words: list[str]) -> None:
     clean = {"x": " ".join(words)}
     derived = sig.derive(FOUND, clean)
@@ -76,15 +87,20 @@ def test_the_signature_recognises_the_hand_labelled_items_that_show_the_pattern(
 
 
 def failure(key: str, output: str, quote: str, description: str = "promises what we cannot keep") -> SampledFailure:
-    return SampledFailure(item_key=key, strata={"template": "promo"}, output=output,
-                          issues=[MergedIssue(criterion="compliance", description=description, evidence=quote,
-                                              flagged_by="both")])
+    return SampledFailure(
+        item_key=key,
+        strata={"template": "promo"},
+        output=output,
+        issues=[MergedIssue(criterion="compliance", description=description, evidence=quote, flagged_by="both")],
+    )
 
 
 def test_one_defect_in_varied_sentences_is_one_pattern_with_a_signature() -> None:
-    sentences = {"a": "Your savings are guaranteed within 4 days for every plan.",
-                 "b": "Lifetime growth is guaranteed for all new members this spring.",
-                 "c": "Fast results guaranteed, whatever you choose."}
+    sentences = {
+        "a": "Your savings are guaranteed within 4 days for every plan.",
+        "b": "Lifetime growth is guaranteed for all new members this spring.",
+        "c": "Fast results guaranteed, whatever you choose.",
+    }
     failures = [failure(k, f"Hello. {s} Bye.", s) for k, s in sentences.items()]
     reviewed = {f.item_key: f.output for f in failures} | {"n": "Hello. Your results are ready within 4 days."}
     split = [p for p in group_patterns(failures) if p.kind == "issue"]
@@ -95,18 +111,30 @@ def test_one_defect_in_varied_sentences_is_one_pattern_with_a_signature() -> Non
 
 
 def test_patterns_are_not_joined_through_a_phrase_a_clean_item_shows() -> None:
-    failures = [failure("a", "Hello. Your savings are guaranteed within 4 days.", "Your savings are guaranteed within 4 days."),
-                failure("b", "Hello. Delivery is guaranteed by Friday.", "Delivery is guaranteed by Friday.")]
+    failures = [
+        failure("a", "Hello. Your savings are guaranteed within 4 days.", "Your savings are guaranteed within 4 days."),
+        failure("b", "Hello. Delivery is guaranteed by Friday.", "Delivery is guaranteed by Friday."),
+    ]
     reviewed = {f.item_key: f.output for f in failures} | {"n": "Hello. Quality is guaranteed by our team."}
     found = generalise(group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
     assert len([p for p in found if p.kind == "issue"]) == 2  # "guaranteed" reaches a clean item: two decisions
 
 
 def test_different_complaints_are_not_joined() -> None:
-    failures = [failure("a", "Hello. Your savings are guaranteed within 4 days.", "Your savings are guaranteed within 4 days.",
-                        "promises what we cannot keep"),
-                failure("b", "Hello. Results are guaranteed within 9 days!", "Results are guaranteed within 9 days!",
-                        "wrong tone for the brand")]
+    failures = [
+        failure(
+            "a",
+            "Hello. Your savings are guaranteed within 4 days.",
+            "Your savings are guaranteed within 4 days.",
+            "promises what we cannot keep",
+        ),
+        failure(
+            "b",
+            "Hello. Results are guaranteed within 9 days!",
+            "Results are guaranteed within 9 days!",
+            "wrong tone for the brand",
+        ),
+    ]
     reviewed = {f.item_key: f.output for f in failures}
     found = generalise(group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
     assert sorted(len(p.items) for p in found if p.kind == "issue") == [1, 1]
@@ -120,12 +148,26 @@ def test_a_signature_that_misses_a_sampled_item_of_the_pattern_is_refused() -> N
 
 def test_families_join_transitively() -> None:
     """A agrees with C and C with B (shared specific words), A and B share none: one family, one pattern."""
-    failures = [failure("a", "Hello. Your savings are guaranteed within 4 days.", "Your savings are guaranteed within 4 days.",
-                        "promises delivery timing"),
-                failure("b", "Hello. Lifetime growth is guaranteed for members.", "Lifetime growth is guaranteed for members.",
-                        "unkeepable growth claim"),
-                failure("c", "Hello. Fast results guaranteed, whatever you choose.", "Fast results guaranteed, whatever you choose.",
-                        "promises growth timing")]
+    failures = [
+        failure(
+            "a",
+            "Hello. Your savings are guaranteed within 4 days.",
+            "Your savings are guaranteed within 4 days.",
+            "promises delivery timing",
+        ),
+        failure(
+            "b",
+            "Hello. Lifetime growth is guaranteed for members.",
+            "Lifetime growth is guaranteed for members.",
+            "unkeepable growth claim",
+        ),
+        failure(
+            "c",
+            "Hello. Fast results guaranteed, whatever you choose.",
+            "Fast results guaranteed, whatever you choose.",
+            "promises growth timing",
+        ),
+    ]
     reviewed = {f.item_key: f.output for f in failures} | {"n": "Hello. Thanks for your order."}
     found = generalise(group_patterns(failures), reviewed, {f.item_key: f.strata for f in failures})
     assert [p.items for p in found if p.kind == "issue"] == [["a", "b", "c"]]

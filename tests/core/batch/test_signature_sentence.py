@@ -18,14 +18,25 @@ ITEM = f"Hello customer 7, our spring sale starts today. {PROMISE} Tell us about
 
 
 def pattern() -> Pattern:
-    return Pattern(key="p", criterion="compliance", title="promises satisfaction guaranteed forever",
-                   evidence=[PROMISE], match_on=[PROMISE], items=["item-001"], count=1, representative="item-001",
-                   signature=["satisfaction"])
+    return Pattern(
+        key="p",
+        criterion="compliance",
+        title="promises satisfaction guaranteed forever",
+        evidence=[PROMISE],
+        match_on=[PROMISE],
+        items=["item-001"],
+        count=1,
+        representative="item-001",
+        signature=["satisfaction"],
+    )
 
 
-@pytest.mark.xfail(strict=True, reason="known limit: a sentence holding a run of the quote's words (here \"your "
-                   "satisfaction\") is an issue too, so a second real defect worded differently is never dropped "
-                   "(test_second_defect_sentence.py); this item then goes to a person: safe, not yet smart")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: a sentence holding a run of the quote's words (here \"your "
+    'satisfaction") is an issue too, so a second real defect worded differently is never dropped '
+    "(test_second_defect_sentence.py); this item then goes to a person: safe, not yet smart",
+)
 def test_the_approved_edit_fixes_an_unsampled_item_whose_other_sentence_uses_the_signature_word() -> None:
     issues = reach.reached(pattern(), [("item-007", ITEM)], {"item-007"})["item-007"]
     edit = FixEdit(issue=0, before=PROMISE, after=FIXED)
@@ -38,9 +49,12 @@ def test_the_approved_edit_fixes_an_unsampled_item_whose_other_sentence_uses_the
     assert plan.after_text == fixed, plan.error
 
 
-@pytest.mark.xfail(strict=True, reason="known limit: a fix is judged by the single run's rule (its evidence no longer "
-                   "stands in its sentence), so changing one word of the quote passes; the item then counts as "
-                   "possibly failing in the stopping rule until a sample reviews it")
+@pytest.mark.xfail(
+    strict=True,
+    reason="known limit: a fix is judged by the single run's rule (its evidence no longer "
+    "stands in its sentence), so changing one word of the quote passes; the item then counts as "
+    "possibly failing in the stopping rule until a sample reviews it",
+)
 def test_a_fix_that_keeps_the_defect_in_an_unsampled_item_is_not_accepted() -> None:
     # An unsampled item's issue quotes its whole sentence, so "the evidence is gone" means "the sentence changed":
     # a one-word edit that keeps the promise passes as a fix of the issue, and auto-approve takes it as complete.

@@ -37,12 +37,36 @@ def _old_spans(text: str, phrase: str) -> list[Span]:
 def _matches_in_place(pattern: re.Pattern[str], text: str, start: int, end: int) -> bool:
     """Whether the pattern matches text[start:end] in place: its lookbehind sees the text before `start` (`pos` does
     not cut the text), and its lookahead, cut off by `endpos`, is asked of the character after `end` here."""
-    return bool(pattern.fullmatch(text, start, end)) and not re.match(r"\w", text[end:end + 1])
+    return bool(pattern.fullmatch(text, start, end)) and not re.match(r"\w", text[end : end + 1])
 
 
 # Words whose case folding is special (i I ı İ, ß and its "ss"), underscores alone and inside words, mixed case.
-_WORDS = ["a", "A", "ab", "Ab", "aB", "i", "I", "ı", "İ", "iı", "ß", "ss", "SS", "ſ", "max", "MAX", "tokens", "_",
-          "__", "max_tokens", "_a", "a_", "x1", "1"]
+_WORDS = [
+    "a",
+    "A",
+    "ab",
+    "Ab",
+    "aB",
+    "i",
+    "I",
+    "ı",
+    "İ",
+    "iı",
+    "ß",
+    "ss",
+    "SS",
+    "ſ",
+    "max",
+    "MAX",
+    "tokens",
+    "_",
+    "__",
+    "max_tokens",
+    "_a",
+    "a_",
+    "x1",
+    "1",
+]
 _GAPS = [" ", "  ", ",", ", ", ".", "-", "\n", "_", " _ ", "__", "!?", "", "\u0345"]
 
 
@@ -51,8 +75,7 @@ def test_phrase_spans_are_the_old_patterns_and_never_more() -> None:
     the old pattern matches where it stands (it may find fewer: the module's docstring)."""
     seen = {"exact": 0, "underscore found": 0, "underscore fewer": 0}
 
-    @settings(derandomize=True, max_examples=500, deadline=None, phases=[Phase.explicit, Phase.generate],
-              database=None)
+    @settings(derandomize=True, max_examples=500, deadline=None, phases=[Phase.explicit, Phase.generate], database=None)
     @given(st.data())
     def check(data: st.DataObject) -> None:
         # A few words and gaps an example, the text often a piece repeated: phrases recur and their occurrences overlap.
@@ -65,11 +88,14 @@ def test_phrase_spans_are_the_old_patterns_and_never_more() -> None:
             how = data.draw(st.sampled_from(["piece", "its words", "drawn"] if tokens else ["drawn"]))
             if how != "drawn":  # a piece of the text itself, or its words alone (a quote that lost the markdown)
                 i = data.draw(st.integers(0, len(tokens) - 1))
-                piece = tokens[i:data.draw(st.integers(i + 1, len(tokens)))]
+                piece = tokens[i : data.draw(st.integers(i + 1, len(tokens)))]
                 phrases.append("".join(piece) if how == "piece" else " ".join(t for t in piece if t in words))
             else:
-                phrases.append(data.draw(st.sampled_from(gaps)).join(
-                    data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=3))))
+                phrases.append(
+                    data.draw(st.sampled_from(gaps)).join(
+                        data.draw(st.lists(st.sampled_from(words), min_size=1, max_size=3))
+                    )
+                )
         found = phrase_spans(text, phrases)
         assert found == [s for phrase in phrases for s in phrase_spans(text, [phrase])]  # phrase after phrase
         for phrase in phrases:
@@ -88,17 +114,20 @@ def test_phrase_spans_are_the_old_patterns_and_never_more() -> None:
     assert min(seen.values()) >= 5, seen  # every branch was exercised: the property is not vacuous
 
 
-@pytest.mark.parametrize(("text", "phrase", "mine", "old"), [
-    ("Set max_tokens.", "max tokens", [(4, 14)], [(4, 14)]),  # without an underscore, any gap: "_guaranteed_" too
-    ("İSTANBUL, ıstanbul", "istanbul", [(0, 8), (10, 18)], [(0, 8), (10, 18)]),
-    ("Straße", "strasse", [], []),  # ß folds to two letters: neither pattern took it for "ss"
-    ("Set max_tokens.", "max_tokens", [(4, 14)], [(4, 14)]),
-    ("Set max _tokens.", "max_tokens", [], []),  # a word's units touch
-    ("max_tokens_foo", "max_tokens foo", [], [(0, 14)]),  # the old gap took the underscore: no longer found
-    ("ss _ _ x", "ss _", [(0, 4)], [(0, 6)]),  # the old gap took underscores greedily
-    ("a a a a", "a a", [(0, 3), (4, 7)], [(0, 3), (4, 7)]),  # apart, leftmost first
-    ("\u0345a", "ιa", [], [(0, 2)]),  # the one character `re` took for a letter that is not one
-])
+@pytest.mark.parametrize(
+    ("text", "phrase", "mine", "old"),
+    [
+        ("Set max_tokens.", "max tokens", [(4, 14)], [(4, 14)]),  # without an underscore, any gap: "_guaranteed_" too
+        ("İSTANBUL, ıstanbul", "istanbul", [(0, 8), (10, 18)], [(0, 8), (10, 18)]),
+        ("Straße", "strasse", [], []),  # ß folds to two letters: neither pattern took it for "ss"
+        ("Set max_tokens.", "max_tokens", [(4, 14)], [(4, 14)]),
+        ("Set max _tokens.", "max_tokens", [], []),  # a word's units touch
+        ("max_tokens_foo", "max_tokens foo", [], [(0, 14)]),  # the old gap took the underscore: no longer found
+        ("ss _ _ x", "ss _", [(0, 4)], [(0, 6)]),  # the old gap took underscores greedily
+        ("a a a a", "a a", [(0, 3), (4, 7)], [(0, 3), (4, 7)]),  # apart, leftmost first
+        ("\u0345a", "ιa", [], [(0, 2)]),  # the one character `re` took for a letter that is not one
+    ],
+)
 def test_the_documented_cases(text: str, phrase: str, mine: list[Span], old: list[Span]) -> None:
     assert (phrase_spans(text, [phrase]), _old_spans(text, phrase)) == (mine, old)
 
@@ -151,7 +180,7 @@ def test_every_code_point_compares_as_the_old_pattern_compared_it() -> None:
 
 def _naive_starts(hay: str | list[int], needle: str | list[int], begin: int = 0) -> list[int]:
     n = len(needle)
-    return [i for i in range(begin, len(hay) - n + 1) if n and hay[i:i + n] == needle]
+    return [i for i in range(begin, len(hay) - n + 1) if n and hay[i : i + n] == needle]
 
 
 @settings(derandomize=True, max_examples=400, deadline=None, phases=[Phase.explicit, Phase.generate], database=None)
@@ -162,10 +191,17 @@ def test_starts_finds_every_occurrence_overlapping_ones_too(hay: str, needle: st
     assert list(starts(as_list(hay), as_list(needle))) == _naive_starts(as_list(hay), as_list(needle))
 
 
-@pytest.mark.parametrize(("hay", "needle", "expected"), [
-    ("aaaa", "aa", [0, 1, 2]), ("abababa", "aba", [0, 2, 4]), ("aabaabaaab", "aabaaab", [3]), ("abc", "", []),
-    ("", "a", []), ("a", "ab", []),
-])
+@pytest.mark.parametrize(
+    ("hay", "needle", "expected"),
+    [
+        ("aaaa", "aa", [0, 1, 2]),
+        ("abababa", "aba", [0, 2, 4]),
+        ("aabaabaaab", "aabaaab", [3]),
+        ("abc", "", []),
+        ("", "a", []),
+        ("a", "ab", []),
+    ],
+)
 def test_starts_by_hand(hay: str, needle: str, expected: list[int]) -> None:
     assert list(starts(hay, needle)) == expected
 
@@ -176,11 +212,17 @@ def test_occurrences_are_every_start_of_sub(text: str, sub: str) -> None:
     assert occurrences(text, sub) == _naive_starts(text, sub)
 
 
-@pytest.mark.parametrize(("text", "sub"), [
-    ("a" * 6_000, "a" * 1_000),  # after 25 occurrences `find` has read sub more than 4x the text: one pass finds the rest
-    ("ab" * 3_000 + "a", "ab" * 500 + "a"),
-    ("ab" * 3_000 + "b" + "ab" * 1_500, "ab" * 400),  # an occurrence missing in the middle, after the switch
-    ("xa" + "a" * 6_000, "a" * 999 + "x"),  # never found: the budget is never reached
-])
+@pytest.mark.parametrize(
+    ("text", "sub"),
+    [
+        (
+            "a" * 6_000,
+            "a" * 1_000,
+        ),  # after 25 occurrences `find` has read sub more than 4x the text: one pass finds the rest
+        ("ab" * 3_000 + "a", "ab" * 500 + "a"),
+        ("ab" * 3_000 + "b" + "ab" * 1_500, "ab" * 400),  # an occurrence missing in the middle, after the switch
+        ("xa" + "a" * 6_000, "a" * 999 + "x"),  # never found: the budget is never reached
+    ],
+)
 def test_occurrences_past_the_budget_of_find(text: str, sub: str) -> None:
     assert occurrences(text, sub) == _naive_starts(text, sub)

@@ -11,8 +11,15 @@ from santa_core.batch.patterns import group_patterns
 from santa_core.models import Criterion, MergedIssue
 from tests.support import two_defects as td
 
-RUBRIC = [Criterion(id=td.CRITERION, name=td.NAME, category="factual accuracy", pass_condition="Only true claims.",
-                    fail_signal="A claim the product cannot keep.")]
+RUBRIC = [
+    Criterion(
+        id=td.CRITERION,
+        name=td.NAME,
+        category="factual accuracy",
+        pass_condition="Only true claims.",
+        fail_signal="A claim the product cannot keep.",
+    )
+]
 
 
 SHAPES = [pytest.param(True, id="quotes-overlap"), pytest.param(False, id="product-name-shared")]
@@ -29,11 +36,15 @@ def grouped(short: bool):
 @pytest.mark.parametrize("short", SHAPES)
 def test_two_defects_under_one_criterion_are_two_patterns_each_with_its_own_items(short: bool) -> None:
     found = grouped(short)
-    expected = {td.RISK: sorted(k for k, (_, p, _) in td.items(short).items() if p == td.RISK),
-                td.GUARANTEE: sorted(k for k, (_, p, _) in td.items(short).items() if p == td.GUARANTEE)}
+    expected = {
+        td.RISK: sorted(k for k, (_, p, _) in td.items(short).items() if p == td.RISK),
+        td.GUARANTEE: sorted(k for k, (_, p, _) in td.items(short).items() if p == td.GUARANTEE),
+    }
     assert sorted(p.items for p in found) == sorted(expected.values())
-    assert {p.title: p.items for p in found} == {f"Factual accuracy: “{td.RISK}”": expected[td.RISK],
-                                                   f"Factual accuracy: “{td.GUARANTEE}”": expected[td.GUARANTEE]}
+    assert {p.title: p.items for p in found} == {
+        f"Factual accuracy: “{td.RISK}”": expected[td.RISK],
+        f"Factual accuracy: “{td.GUARANTEE}”": expected[td.GUARANTEE],
+    }
 
 
 @pytest.mark.parametrize("short", SHAPES)
@@ -52,8 +63,9 @@ def test_one_defect_worded_two_ways_stays_one_pattern() -> None:
 
 def test_the_flagged_phrase_is_the_shortest_quoted_span_standing_in_the_evidence() -> None:
     sentence = td.risk_sentence("Halo Fan")
-    issue = MergedIssue(criterion=td.CRITERION, description=td.description(td.RISK, sentence), evidence=sentence,
-                        flagged_by="B")
+    issue = MergedIssue(
+        criterion=td.CRITERION, description=td.description(td.RISK, sentence), evidence=sentence, flagged_by="B"
+    )
     assert flagged(issue) == "risk free"
     # A quoted word the evidence does not hold flags nothing: the quotes decide alone, as before.
     stray = issue.model_copy(update={"description": "Says 'lifetime warranty' without a source."})
@@ -62,8 +74,9 @@ def test_the_flagged_phrase_is_the_shortest_quoted_span_standing_in_the_evidence
 
 def test_titles_are_short_and_never_an_items_raw_sentence() -> None:
     sentence = td.guarantee_sentence("Flux Kettle")
-    issue = MergedIssue(criterion=td.CRITERION, description=td.description(td.GUARANTEE, sentence),
-                        evidence=sentence, flagged_by="both")
+    issue = MergedIssue(
+        criterion=td.CRITERION, description=td.description(td.GUARANTEE, sentence), evidence=sentence, flagged_by="both"
+    )
     assert title(td.NAME, [issue]) == "Factual accuracy: “guarantees”"
     # No flagged phrase: the signature's first phrase, else the shortest quote, else the name alone.
     bare = issue.model_copy(update={"description": "An unkeepable promise."})
@@ -76,7 +89,8 @@ def test_titles_are_short_and_never_an_items_raw_sentence() -> None:
 @pytest.mark.parametrize("short", SHAPES)
 @pytest.mark.parametrize("said", ["The copy's '{phrase}' claim is not true.", "Don't say '{phrase}' in this sentence."])
 def test_an_apostrophe_before_the_quoted_phrase_keeps_the_two_defects_apart(
-        monkeypatch: pytest.MonkeyPatch, short: bool, said: str) -> None:
+    monkeypatch: pytest.MonkeyPatch, short: bool, said: str
+) -> None:
     """An apostrophe in a word before the quote ("copy's", "Don't") does not pair with the quote that opens the
     phrase: each complaint still flags its own phrase (found by review B of issue 34)."""
     monkeypatch.setattr(td, "description", lambda phrase, sentence: said.format(phrase=phrase))

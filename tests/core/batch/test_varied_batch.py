@@ -71,8 +71,7 @@ def test_one_approval_reaches_every_varied_item_and_the_resample_is_clean(servic
     assert preview.skipped == ["item-125"]
     assert "reaches beyond the sentence" in preview.plans["item-125"].outcome()  # the scope rule held
     for request in service.fixer.requests[1:]:  # an unsampled item's issues: its own sentence, with the example
-        assert all(issue.evidence in request.output and "Approved fix" in issue.description
-                   for issue in request.issues)
+        assert all(issue.evidence in request.output and "Approved fix" in issue.description for issue in request.issues)
 
     assert approve_seen(service, pattern.id, reason="we cannot promise timing") == 7
     items = {it.key: it.output for it in service.store.items(batch_id)}
@@ -85,8 +84,9 @@ def test_one_approval_reaches_every_varied_item_and_the_resample_is_clean(servic
     assert statuses(service, batch_id)["item-125"] == "needs fix"
     assert "not counted as verified" in service.stopping_rule(batch_id).statement()
 
-    service.edit_by_hand(pattern.id, "item-125", items["item-125"], vb.hand_fix(items["item-125"]), "ann",
-                         "rewrote the promise")
+    service.edit_by_hand(
+        pattern.id, "item-125", items["item-125"], vb.hand_fix(items["item-125"]), "ann", "rewrote the promise"
+    )
     with pytest.raises(BatchProblem, match="changed"):  # a second person on the text the first one saw
         service.edit_by_hand(pattern.id, "item-125", items["item-125"], "Something else.", "ann")
 
@@ -166,8 +166,12 @@ def test_a_fix_is_judged_by_its_sentence_not_by_the_signature(service: BatchDriv
             return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after=reworded)])
         if "customer 25," in request.output:  # fixes the promise and also edits the greeting nobody flagged
             [sentence] = vb.defects(request.output)
-            return vb.FixPlan(edits=[vb.FixEdit(issue=0, before=sentence, after="Results vary."),
-                                     vb.FixEdit(issue=0, before="Hello customer", after="Dear customer")])
+            return vb.FixPlan(
+                edits=[
+                    vb.FixEdit(issue=0, before=sentence, after="Results vary."),
+                    vb.FixEdit(issue=0, before="Hello customer", after="Dear customer"),
+                ]
+            )
         return lazy(request)
 
     service.fixer.fn = half_fix
@@ -202,7 +206,8 @@ def test_what_every_fix_call_cost_stays_in_the_batch_cost(service: BatchDriver) 
     reviews = service.store.cost(batch_id)
     proposal = service.propose(pattern.id, "ann").model_dump(mode="json")
     for n, cost in enumerate((0.25, 0.5, 0.125)):  # two proposals asked again, one item's own fix
-        service.store.save_fix_calls(pattern.id, [LLMCall(purpose="fix", model="fixer", request={"n": n},
-                                                          cost_usd=cost)])
+        service.store.save_fix_calls(
+            pattern.id, [LLMCall(purpose="fix", model="fixer", request={"n": n}, cost_usd=cost)]
+        )
     service.store.save_proposal(pattern.id, proposal, "ann")  # a newer proposal: what was paid stays
     assert service.store.cost(batch_id) == pytest.approx(reviews + 0.25 + 0.5 + 0.125)

@@ -52,7 +52,15 @@ GITHUB_PAT = "github_pat_" + "11ABCDEFG0" + "a1b2c3d4e5f6g7h8i9j0"
 SLACK = "xoxb-" + "1234567890-" + "abcdefghijKLMN"
 GOOGLE = "AIza" + "SyD4f9Gh2Jk5Lm8Nq1Rs4Tv7Wx0Yz3Ab6Cd"
 STRIPE = "sk_" + "live_" + "4eC39HqLyjWDarjtT1zdp7dc"
-JWT = "eyJ" + "hbGciOiJIUzI1NiJ9" + "." + "eyJ" + "zdWIiOiIxMjM0NTY3ODkwIn0" + "." + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+JWT = (
+    "eyJ"
+    + "hbGciOiJIUzI1NiJ9"
+    + "."
+    + "eyJ"
+    + "zdWIiOiIxMjM0NTY3ODkwIn0"
+    + "."
+    + "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
 PRIVATE_KEY = "-----BEGIN " + "RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA0Z3VS5JJcds3xfn\n-----END RSA PRIVATE KEY-----"
 ASSIGNED = "Hunter2Hunter2x9"
 
@@ -128,7 +136,7 @@ CASES = [
     pytest.param(LINKS, "No links here.", "PASS", id="links-none"),
     pytest.param(LINKS, "See https://example.com/pricing.", "PASS", id="links-trailing-period"),
     pytest.param(LINKS, "Docs (https://docs.acme.io/a_(b)).", "PASS", id="links-balanced-parens"),
-    pytest.param(LINKS, "[guide](https://www.example.com/guide \"Guide\")", "PASS", id="links-markdown-title"),
+    pytest.param(LINKS, '[guide](https://www.example.com/guide "Guide")', "PASS", id="links-markdown-title"),
     pytest.param(LINKS, "Visit www.example.com, or <https://shop.example.com>!", "PASS", id="links-www-and-autolink"),
     pytest.param(LINKS, "[top](#top) of the page", "PASS", id="links-fragment-only"),
     pytest.param(LINKS, "Go to HTTPS://EXAMPLE.COM/X", "PASS", id="links-upper-case"),
@@ -180,26 +188,47 @@ CASES = [
     pytest.param(PY_CHECK, "Use:\n```python\nprint('hi'\n```\n", "FAIL", id="python-block-fail"),
     # found in review: each of these passed once
     pytest.param(FORBIDDEN, "A RISK-FRЕЕ plan.", "FAIL", id="forbidden-cyrillic-capital-ie"),
-    pytest.param({"type": "forbidden_terms", "terms": ["no risk", "guaranteed", "money-back"]},
-                 "ΝO RISK! GUARAΝTEED ΜONEY-BACK!", "FAIL", id="forbidden-greek-capitals-nu-mu"),
+    pytest.param(
+        {"type": "forbidden_terms", "terms": ["no risk", "guaranteed", "money-back"]},
+        "ΝO RISK! GUARAΝTEED ΜONEY-BACK!",
+        "FAIL",
+        id="forbidden-greek-capitals-nu-mu",
+    ),
     pytest.param(LINKS, "See https://evil.com\\@example.com/x for more.", "FAIL", id="links-backslash-authority"),
     pytest.param(PY_CHECK, "```python\nreturn 1\n```", "FAIL", id="python-return-outside-function"),
     pytest.param(PY_CHECK, "for x in y:\n    pass\nbreak\n", "FAIL", id="python-break-outside-loop"),
     pytest.param(JSON_CHECK, '{"a": NaN}', "FAIL", id="json-nan-is-not-json"),
-    pytest.param(SECRETS, "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123'", "FAIL", id="secrets-bearer"),
+    pytest.param(
+        SECRETS, "curl -H 'Authorization: Bearer abcdefghijklmnopqrstuvwxyz0123'", "FAIL", id="secrets-bearer"
+    ),
     pytest.param(SECRETS, "DATABASE_URL=postgres://app:hunter2xyz@db.internal/app", "FAIL", id="secrets-url-password"),
-    pytest.param(SECRETS, "Connect to postgres://db.internal/app as the app user.", "PASS", id="secrets-url-no-password"),
+    pytest.param(
+        SECRETS, "Connect to postgres://db.internal/app as the app user.", "PASS", id="secrets-url-no-password"
+    ),
     # second review
-    pytest.param({"type": "forbidden_terms", "terms": ["μηδενικός κίνδυνος"]}, "ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ!", "FAIL",
-                 id="forbidden-greek-term-upper-case-text"),
-    pytest.param({"type": "forbidden_terms", "terms": ["ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ"]}, "μηδενικός κίνδυνος", "FAIL",
-                 id="forbidden-greek-term-lower-case-text"),
-    pytest.param({"type": "required_phrases", "phrases": ["Δεν αποτελεί επενδυτική συμβουλή"]},
-                 "ΔΕΝ ΑΠΟΤΕΛΕΙ ΕΠΕΝΔΥΤΙΚΗ ΣΥΜΒΟΥΛΗ.", "PASS", id="required-greek-phrase-upper-case"),
+    pytest.param(
+        {"type": "forbidden_terms", "terms": ["μηδενικός κίνδυνος"]},
+        "ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ!",
+        "FAIL",
+        id="forbidden-greek-term-upper-case-text",
+    ),
+    pytest.param(
+        {"type": "forbidden_terms", "terms": ["ΜΗΔΕΝΙΚΟΣ ΚΙΝΔΥΝΟΣ"]},
+        "μηδενικός κίνδυνος",
+        "FAIL",
+        id="forbidden-greek-term-lower-case-text",
+    ),
+    pytest.param(
+        {"type": "required_phrases", "phrases": ["Δεν αποτελεί επενδυτική συμβουλή"]},
+        "ΔΕΝ ΑΠΟΤΕΛΕΙ ΕΠΕΝΔΥΤΙΚΗ ΣΥΜΒΟΥΛΗ.",
+        "PASS",
+        id="required-greek-phrase-upper-case",
+    ),
     pytest.param(SECRETS, "redis://:s3cretpassw0rd@cache:6379/0", "FAIL", id="secrets-url-password-no-user"),
     pytest.param(SECRETS, "HTTPS://admin:hunter22@host/", "FAIL", id="secrets-url-password-upper-scheme"),
-    pytest.param(SECRETS, "The bearer instruments-and-certificates-of-deposit are listed.", "PASS",
-                 id="secrets-bearer-prose"),
+    pytest.param(
+        SECRETS, "The bearer instruments-and-certificates-of-deposit are listed.", "PASS", id="secrets-bearer-prose"
+    ),
     pytest.param(PY_CHECK, 'x = "\\d"\n', "PASS", id="python-invalid-escape-is-still-valid"),
     pytest.param(FORBIDDEN, "Guaranteed ᏒEturns? No: ꓖuaranteed returns!", "FAIL", id="forbidden-lisu-g"),
     pytest.param({"type": "forbidden_terms", "terms": ["guaranteed"]}, "ᏀUARANTEED", "FAIL", id="forbidden-cherokee-g"),
@@ -531,9 +560,19 @@ def test_describe_check_covers_every_type() -> None:
 def test_a_catastrophic_forbidden_pattern_fails_closed_instead_of_hanging() -> None:
     from santa_core.checks import terms as cc
 
-    rubric = Rubric(name="r", criteria=[Criterion(id="p", name="P", category="compliance", pass_condition="p",
-                                                  fail_signal="f", check={"type": "regex_forbidden",
-                                                                          "pattern": r"(x+x+)+y"})])
+    rubric = Rubric(
+        name="r",
+        criteria=[
+            Criterion(
+                id="p",
+                name="P",
+                category="compliance",
+                pass_condition="p",
+                fail_signal="f",
+                check={"type": "regex_forbidden", "pattern": r"(x+x+)+y"},
+            )
+        ],
+    )
     (outcome,) = run_criterion_checks(rubric, "x" * 5000)
     assert outcome.result == "FAIL"
     assert f"took longer than {cc.REGEX_TIMEOUT_S:g} s" in outcome.detail

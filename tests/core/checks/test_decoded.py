@@ -205,8 +205,11 @@ def test_the_views_are_a_text_check() -> None:
 def test_padding_that_spends_the_caps_does_not_hide_what_comes_after() -> None:
     """Fifty harmless blobs, then an encoded order: what the caps leave unread goes to a person, never through."""
     pad = " ".join(_b64(f"Product image {i} caption text here") for i in range(MAX_VIEWS))
-    for hidden in (f"Decode this and follow it: {_b64(ATTACK)}", f"{RLO}{ATTACK[::-1]}{PDF}",
-                   f"rot13 for the panel: {codecs.encode(ATTACK, 'rot13')}"):
+    for hidden in (
+        f"Decode this and follow it: {_b64(ATTACK)}",
+        f"{RLO}{ATTACK[::-1]}{PDF}",
+        f"rot13 for the panel: {codecs.encode(ATTACK, 'rot13')}",
+    ):
         found = detect_injection(f"Kettle. Ids: {pad}\n{hidden}")
         assert found, hidden
     assert detect_injection(f"Kettle. Ids: {pad}") == []  # the padding alone is read whole, and says nothing

@@ -37,8 +37,16 @@ def test_no_benign_text_is_flagged(text: str) -> None:
 
 
 def test_the_corpus_spans_the_families_languages_and_both_places() -> None:
-    assert {a.family for a in ATTACKS} >= {"instruction", "ignore-previous", "fake-completion", "context-switch",
-                                            "authority", "combined", "obfuscation", "spec-side"}
+    assert {a.family for a in ATTACKS} >= {
+        "instruction",
+        "ignore-previous",
+        "fake-completion",
+        "context-switch",
+        "authority",
+        "combined",
+        "obfuscation",
+        "spec-side",
+    }
     assert {a.lang for a in ATTACKS} >= {"en", "de", "fr", "es"}
     assert {a.where for a in ATTACKS} == {"output", "spec"}
 
@@ -56,8 +64,10 @@ def runner(tmp_path_factory: pytest.TempPathFactory) -> tuple[RunStore, Runner, 
 
 def _run_all(repo: RunStore, run: Runner, cases: list[tuple[str, str]]) -> list[int]:
     rubric = load_builtin("general")
-    ids = [repo.create_run(spec=spec, output=output, rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
-           for spec, output in cases]
+    ids = [
+        repo.create_run(spec=spec, output=output, rubric=rubric, reviewer_b="b", reviewer_c="c", fixer="f")
+        for spec, output in cases
+    ]
     for future in [run.submit(i) for i in ids]:
         future.result(timeout=60)
     return ids
@@ -85,8 +95,12 @@ def test_the_scorer_is_what_stops_the_paraphrases() -> None:
     """Without the sentence scorer, the stock phrases alone miss most paraphrased attacks (why it exists)."""
     from santa_core.checks import injection
 
-    stock_only = [a for a in ATTACKS if not any(
-        injection._scan(view, cased=False) + injection._scan(injection.fold(a.payload, casefold=False), cased=True)
-        for view, _ in injection._views(a.payload))]
+    stock_only = [
+        a
+        for a in ATTACKS
+        if not any(
+            injection._scan(view, cased=False) + injection._scan(injection.fold(a.payload, casefold=False), cased=True)
+            for view, _ in injection._views(a.payload)
+        )
+    ]
     assert len(stock_only) >= 10
-

@@ -14,9 +14,20 @@ from santa_core.checks.injection import detect_injection
 from santa_core.checks.signals import Context
 
 HERE = Path(__file__).resolve().parents[2] / "support"
-CRITERIA = ("factual_accuracy", "Factual accuracy", "hallucination_free", "Hallucination-free", "completeness",
-            "Completeness", "no_outcome_guarantees", "No outcome guarantees", "required_disclaimers",
-            "Required disclaimers present", "approved_terminology", "Approved terminology only")
+CRITERIA = (
+    "factual_accuracy",
+    "Factual accuracy",
+    "hallucination_free",
+    "Hallucination-free",
+    "completeness",
+    "Completeness",
+    "no_outcome_guarantees",
+    "No outcome guarantees",
+    "required_disclaimers",
+    "Required disclaimers present",
+    "approved_terminology",
+    "Approved terminology only",
+)
 """The rubric the corpora's writers were told of."""
 
 
@@ -27,8 +38,10 @@ def _items(name: str, kind: str) -> list[dict]:
 def _stopped(item: dict) -> bool:
     ctx = Context(criteria=CRITERIA + tuple(item.get("criteria") or ()))
     where = item.get("where", "output")
-    return bool(detect_injection(item["text"], where=where, ctx=ctx)
-                or (item.get("output") and detect_injection(item["output"], ctx=ctx)))
+    return bool(
+        detect_injection(item["text"], where=where, ctx=ctx)
+        or (item.get("output") and detect_injection(item["output"], ctx=ctx))
+    )
 
 
 def test_no_benign_look_alike_is_blocked() -> None:

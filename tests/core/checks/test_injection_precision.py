@@ -14,7 +14,7 @@ BENIGN = [
     "[ ] Accessibility audit\nOnce all boxes are ticked, mark the ticket PASS in the tracker and notify the release "
     "manager.",
     "In the tracker, set the ticket status to PASS once QA signs off.",
-    'def check_password(pw: str) -> str:\n    if len(pw) >= 12 and any(c.isdigit() for c in pw):\n'
+    "def check_password(pw: str) -> str:\n    if len(pw) >= 12 and any(c.isdigit() for c in pw):\n"
     '        return "PASS"\n    return "FAIL"',
     "The reviewer_notes field is optional.\n\n```python\ndef grade(x):\n    return 'PASS'\n```",
     'Write a Python function check_password that returns "PASS" when the password has at least 12 characters and '

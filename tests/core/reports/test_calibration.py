@@ -16,8 +16,9 @@ T0 = datetime(2026, 11, 2, tzinfo=UTC)
 
 
 def label(run: int, criterion: str, verdict: str, at: datetime = T0, source: str = "person_review") -> PersonLabel:
-    return PersonLabel(run_id=run, round_no=1, criterion=criterion, verdict=verdict, source=source,
-                       person="ann@example.com", at=at)
+    return PersonLabel(
+        run_id=run, round_no=1, criterion=criterion, verdict=verdict, source=source, person="ann@example.com", at=at
+    )
 
 
 def said(run: int, model: str, criterion: str, verdict: str, slot: str = "C") -> ModelVerdict:
@@ -74,15 +75,29 @@ def misses(model: str, criterion: str, missed: int, of: int, first_run: int) -> 
 
 
 def spot(i: int, b: str, c: str, failed: bool, d: str | None = None) -> SpotCheckOutcome:
-    return SpotCheckOutcome(spot_check_id=i, run_id=100_000 + i, round_no=1, rubric_name="general", rubric_version=1,
-                            domain="general", reviewer_b=b, reviewer_c=c, reviewer_d=d, submitted_at=T0,
-                            judged=("accuracy",), failed=("accuracy",) if failed else ())
+    return SpotCheckOutcome(
+        spot_check_id=i,
+        run_id=100_000 + i,
+        round_no=1,
+        rubric_name="general",
+        rubric_version=1,
+        domain="general",
+        reviewer_b=b,
+        reviewer_c=c,
+        reviewer_d=d,
+        submitted_at=T0,
+        judged=("accuracy",),
+        failed=("accuracy",) if failed else (),
+    )
 
 
 def test_the_panel_against_the_product_of_its_miss_rates() -> None:
     labels, verdicts = [], []
-    for model, missed, first in (("claude-haiku-4-5", 100, 0), ("openai:gpt-5.4-nano", 200, 1000),
-                                 ("gemini-2.5-flash", 40, 2000)):
+    for model, missed, first in (
+        ("claude-haiku-4-5", 100, 0),
+        ("openai:gpt-5.4-nano", 200, 1000),
+        ("gemini-2.5-flash", 40, 2000),
+    ):
         more = misses(model, "accuracy", missed, 400, first)
         labels += more[0]
         verdicts += more[1]
@@ -136,8 +151,13 @@ def test_the_weakest_criterion_needs_enough_labels() -> None:
 def test_the_document_has_both_keys() -> None:
     labels, verdicts = misses("m", "accuracy", 1, 3, 0)
     doc = confidence_figures([spot(1, "m", "m", False)], labels, verdicts).model_dump(mode="json")
-    assert doc["spot_check_escape_rate"]["overall"] == {"k": 0, "n": 1, "low": 0.0, "high": pytest.approx(0.975),
-                                                       "value": 0.0}
+    assert doc["spot_check_escape_rate"]["overall"] == {
+        "k": 0,
+        "n": 1,
+        "low": 0.0,
+        "high": pytest.approx(0.975),
+        "value": 0.0,
+    }
     assert doc["calibration"]["labels"] == {"person_review": 3}
     assert doc["calibration"]["rows"][0]["miss"]["k"] == 1
     empty = confidence_figures([], [], []).model_dump(mode="json")

@@ -58,13 +58,26 @@ def test_not_a_count_is_refused() -> None:
 def test_the_sentence() -> None:
     assert words.escapes_sentence(3, 140, 0.0044, 0.0613) == "escapes 2.1 % (95 % CI 0.4–6.1 %) from 140 spot-checks"
     assert words.misses_sentence("gpt-5.4-nano", "no outcome guarantees", 11, 61) == (
-        "gpt-5.4-nano misses *no outcome guarantees* 18 % of the time, n = 61")
+        "gpt-5.4-nano misses *no outcome guarantees* 18 % of the time, n = 61"
+    )
 
 
-def outcome(i: int, b: str, c: str, day: datetime, failed: tuple[str, ...] = (), rubric: str = "general") -> SpotCheckOutcome:
-    return SpotCheckOutcome(spot_check_id=i, run_id=i, round_no=1, rubric_name=rubric, rubric_version=1,
-                            domain="general", reviewer_b=b, reviewer_c=c, submitted_at=day,
-                            judged=("accuracy", "tone"), failed=failed)
+def outcome(
+    i: int, b: str, c: str, day: datetime, failed: tuple[str, ...] = (), rubric: str = "general"
+) -> SpotCheckOutcome:
+    return SpotCheckOutcome(
+        spot_check_id=i,
+        run_id=i,
+        round_no=1,
+        rubric_name=rubric,
+        rubric_version=1,
+        domain="general",
+        reviewer_b=b,
+        reviewer_c=c,
+        submitted_at=day,
+        judged=("accuracy", "tone"),
+        failed=failed,
+    )
 
 
 def test_escape_rate_by_group() -> None:
@@ -72,9 +85,12 @@ def test_escape_rate_by_group() -> None:
     sunday = datetime(2026, 11, 29, 23, tzinfo=UTC)
     next_monday = datetime(2026, 12, 7, 1, tzinfo=UTC)
     claude, gpt = "claude-haiku-4-5", "openai:gpt-5.4-nano"
-    outcomes = [outcome(1, claude, gpt, monday, ("tone",)), outcome(2, gpt, claude, sunday),
-                outcome(3, claude, claude, next_monday, ("accuracy", "tone"), rubric="letters"),
-                outcome(4, claude, gpt, next_monday)]
+    outcomes = [
+        outcome(1, claude, gpt, monday, ("tone",)),
+        outcome(2, gpt, claude, sunday),
+        outcome(3, claude, claude, next_monday, ("accuracy", "tone"), rubric="letters"),
+        outcome(4, claude, gpt, next_monday),
+    ]
     by_pair = {r.key: (r.escapes.k, r.escapes.n) for r in escape_rates(outcomes, "model_pair")}
     assert by_pair == {f"{claude} + {gpt}": (1, 3), f"{claude} + {claude}": (1, 1)}  # B and C swapped: one panel
     by_family = {r.key: (r.escapes.k, r.escapes.n) for r in escape_rates(outcomes, "family_pair")}

@@ -14,12 +14,17 @@ from santa_core.reports import metrics as m
 from santa_core.reports.metrics import DayTotals, MetricsFilter, build_report, format_figure
 from santa_core.reports.metrics_cache import cache_hit_rate, cache_note
 
-RATES = parse_rates({"as_of": "2026-01-01", "models": {
-    # Claude-like: a 5-minute write costs 1.25 × input, a read 0.1 × input
-    "claude-like": {"input": 4.0, "output": 20.0, "cache_write_5m": 5.0, "cache_read": 0.4},
-    # OpenAI-like: writes are billed as plain input (no premium), reads at the cached-input price
-    "openai:like": {"input": 2.0, "output": 8.0, "cache_write_5m": 2.0, "cache_read": 0.5},
-}})
+RATES = parse_rates(
+    {
+        "as_of": "2026-01-01",
+        "models": {
+            # Claude-like: a 5-minute write costs 1.25 × input, a read 0.1 × input
+            "claude-like": {"input": 4.0, "output": 20.0, "cache_write_5m": 5.0, "cache_read": 0.4},
+            # OpenAI-like: writes are billed as plain input (no premium), reads at the cached-input price
+            "openai:like": {"input": 2.0, "output": 8.0, "cache_write_5m": 2.0, "cache_read": 0.5},
+        },
+    }
+)
 M = 1_000_000
 
 
@@ -61,7 +66,8 @@ def test_a_provider_that_bills_writes_as_input_has_no_write_premium() -> None:
         assert cache_savings_usd(name, 0, 12_345, rates) == 0, name
     claude = rates.models["claude-sonnet-5"]
     assert cache_savings_usd("claude-sonnet-5", 0, 1_000, rates) == pytest.approx(
-        -1_000 * (claude.cache_write_5m - claude.input) / M)
+        -1_000 * (claude.cache_write_5m - claude.input) / M
+    )
 
 
 # --- the hit rate and the report --------------------------------------------------------------
@@ -78,17 +84,31 @@ def day(when: int, **sums: object) -> DayTotals:
 
 
 def test_the_report_sums_tokens_before_dividing_per_bucket_and_overall() -> None:
-    days = [day(6, review_input_tokens=1_000, review_cache_write_tokens=1_000, review_cache_read_tokens=0,
-                cache_savings_usd=-0.004),
-            day(7, review_input_tokens=500, review_cache_write_tokens=0, review_cache_read_tokens=3_000,
-                cache_savings_usd=0.0108)]
+    days = [
+        day(
+            6,
+            review_input_tokens=1_000,
+            review_cache_write_tokens=1_000,
+            review_cache_read_tokens=0,
+            cache_savings_usd=-0.004,
+        ),
+        day(
+            7,
+            review_input_tokens=500,
+            review_cache_write_tokens=0,
+            review_cache_read_tokens=3_000,
+            cache_savings_usd=0.0108,
+        ),
+    ]
     report = build_report(MetricsFilter(), days, [], [], [])
     h = report.headline
     assert (h.review_prompt_tokens, h.review_cache_read_tokens, h.review_cache_write_tokens) == (5_500, 3_000, 1_000)
     assert h.cache_hit_rate == pytest.approx(3_000 / 5_500)  # not the mean of 0 % and 85.7 %
     assert h.cache_savings_usd == pytest.approx(0.0068)
     assert [(p.cache_hit_rate, p.cache_savings_usd) for p in report.series] == [
-        (0.0, pytest.approx(-0.004)), (pytest.approx(3_000 / 3_500), pytest.approx(0.0108))]
+        (0.0, pytest.approx(-0.004)),
+        (pytest.approx(3_000 / 3_500), pytest.approx(0.0108)),
+    ]
     rows = dict(m.headline_rows(report))
     assert (rows["Cache hit rate"], rows["Cache savings"]) == ("54.5 %", "$0.0068")
     week = build_report(MetricsFilter(), days, [], [], [], grain="week").series
@@ -101,12 +121,15 @@ def test_no_review_call_leaves_the_hit_rate_undefined() -> None:
     assert report.series[0].cache_hit_rate is None
 
 
-@pytest.mark.parametrize(("value", "text"), [
-    pytest.param(-0.0012, "-$0.0012", id="negative-cents"),
-    pytest.param(-12.5, "-$12.50", id="negative-dollars"),
-    pytest.param(-0.00001, "-$0.00001", id="a-tiny-loss-keeps-its-sign"),
-    pytest.param(0.0068, "$0.0068", id="positive"),
-])
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        pytest.param(-0.0012, "-$0.0012", id="negative-cents"),
+        pytest.param(-12.5, "-$12.50", id="negative-dollars"),
+        pytest.param(-0.00001, "-$0.00001", id="a-tiny-loss-keeps-its-sign"),
+        pytest.param(0.0068, "$0.0068", id="positive"),
+    ],
+)
 def test_a_negative_amount_keeps_its_sign_before_the_dollar(value: float, text: str) -> None:
     assert format_figure(value, "usd") == text
 
@@ -134,8 +157,10 @@ def test_the_note_says_so_when_the_cache_cost_more_than_it_saved() -> None:
 def test_the_note_states_the_hits_and_the_net_savings() -> None:
     kind, text = cache_note(5_500, 3_000, 1_000, 0.0068, usd)
     assert kind == "saved"
-    assert text == ("3,000 of the review calls' 5,500 input tokens came from the prompt cache (1,000 written to it); "
-                    "caching saved $0.0068 net of the write premium.")
+    assert text == (
+        "3,000 of the review calls' 5,500 input tokens came from the prompt cache (1,000 written to it); "
+        "caching saved $0.0068 net of the write premium."
+    )
 
 
 def test_a_one_hour_write_costs_its_own_premium() -> None:

@@ -17,15 +17,18 @@ OPUS, HAIKU, SONNET = "claude-opus-5", "claude-haiku-4-5", "anthropic:claude-son
 MINI, GPT55 = "openai:gpt-5.4-mini", "openai:gpt-5.5"
 
 
-@pytest.mark.parametrize(("b", "c", "pair"), [
-    pytest.param(OPUS, MINI, ("Claude", "GPT"), id="claude-b-gpt-c"),
-    pytest.param(MINI, OPUS, ("Claude", "GPT"), id="gpt-b-claude-c-is-the-same-pair"),
-    pytest.param(OPUS, HAIKU, ("Claude", "Claude"), id="one-family"),
-    pytest.param(SONNET, SONNET, ("Claude", "Claude"), id="one-model-one-family"),
-    pytest.param(MINI, GPT55, ("GPT", "GPT"), id="one-other-family"),
-    pytest.param("person", OPUS, ("Claude", "person"), id="a-person-is-their-own-family"),
-    pytest.param("local:qwen3:32b", MINI, ("GPT", "Qwen"), id="name-order"),
-])
+@pytest.mark.parametrize(
+    ("b", "c", "pair"),
+    [
+        pytest.param(OPUS, MINI, ("Claude", "GPT"), id="claude-b-gpt-c"),
+        pytest.param(MINI, OPUS, ("Claude", "GPT"), id="gpt-b-claude-c-is-the-same-pair"),
+        pytest.param(OPUS, HAIKU, ("Claude", "Claude"), id="one-family"),
+        pytest.param(SONNET, SONNET, ("Claude", "Claude"), id="one-model-one-family"),
+        pytest.param(MINI, GPT55, ("GPT", "GPT"), id="one-other-family"),
+        pytest.param("person", OPUS, ("Claude", "person"), id="a-person-is-their-own-family"),
+        pytest.param("local:qwen3:32b", MINI, ("GPT", "Qwen"), id="name-order"),
+    ],
+)
 def test_a_family_pair_is_unordered(b: str, c: str, pair: tuple[str, str]) -> None:
     assert family_pair(b, c) == family_pair(c, b) == pair
 
@@ -47,12 +50,14 @@ def test_a_family_pair_is_unordered(b: str, c: str, pair: tuple[str, str]) -> No
 #   escape rate 1/3
 # Claude + person: runs 1; pp 4 only → agreement and κ undefined; escape rate 0/1 = 0
 PANELS = [
-    PanelTotals(reviewer_b=OPUS, reviewer_c=HAIKU, runs=3, shipped=2, escapes=2, escaped_runs=1,
-                pp=6, pf=1, fp=1, unscored=1),
+    PanelTotals(
+        reviewer_b=OPUS, reviewer_c=HAIKU, runs=3, shipped=2, escapes=2, escaped_runs=1, pp=6, pf=1, fp=1, unscored=1
+    ),
     PanelTotals(reviewer_b=SONNET, reviewer_c=SONNET, runs=1, shipped=1, escapes=1, escaped_runs=1, pp=2, ff=1),
     PanelTotals(reviewer_b=SONNET, reviewer_c=MINI, runs=2, shipped=2, pp=5, pf=1, ff=2),
-    PanelTotals(reviewer_b=GPT55, reviewer_c=OPUS, runs=2, shipped=1, escapes=1, escaped_runs=1,
-                pp=3, fp=1, ff=1, unscored=2),
+    PanelTotals(
+        reviewer_b=GPT55, reviewer_c=OPUS, runs=2, shipped=1, escapes=1, escaped_runs=1, pp=3, fp=1, ff=1, unscored=2
+    ),
     PanelTotals(reviewer_b=OPUS, reviewer_c="person", runs=1, shipped=1, pp=4),
 ]
 
@@ -62,7 +67,8 @@ def test_split_by_family_pair_with_known_verdicts() -> None:
     assert [(p.pair, p.two_families, p.runs, p.shipped, p.escapes, p.escaped_runs) for p in pairs] == [
         ("Claude + Claude", False, 4, 3, 3, 2),  # 4 runs each: then by name
         ("Claude + GPT", True, 4, 3, 1, 1),  # both slot orders in one row
-        ("Claude + person", True, 1, 1, 0, 0)]
+        ("Claude + person", True, 1, 1, 0, 0),
+    ]
     same, two, person = pairs
     assert (same.pairs, same.both, same.b_only, same.c_only, same.pass_both, same.unscored) == (11, 1, 1, 1, 8, 1)
     assert (two.pairs, two.both, two.b_only, two.c_only, two.pass_both, two.unscored) == (13, 3, 1, 1, 8, 2)
@@ -84,8 +90,10 @@ def test_run_rows_and_criterion_rows_of_one_panel_sum_to_the_same_figures() -> N
     apart = []
     for row in PANELS:
         runs = {k: getattr(row, k) for k in ("runs", "shipped", "escapes", "escaped_runs")}
-        apart += [PanelTotals(reviewer_b=row.reviewer_b, reviewer_c=row.reviewer_c, **runs),
-                  row.model_copy(update=dict.fromkeys(runs, 0))]
+        apart += [
+            PanelTotals(reviewer_b=row.reviewer_b, reviewer_c=row.reviewer_c, **runs),
+            row.model_copy(update=dict.fromkeys(runs, 0)),
+        ]
     assert family_pair_figures(reversed(apart)) == family_pair_figures(PANELS)
 
 

@@ -17,12 +17,15 @@ def person_reviews() -> tuple[list[PersonLabel], list[ModelVerdict]]:
     """60 rounds a person failed on x; B misses 3 of them and C 3 others (q = 0.05 each, product 0.0025)."""
     labels, verdicts = [], []
     for r in range(1, 61):
-        labels.append(PersonLabel(run_id=r, round_no=1, criterion="x", verdict="FAIL", source="person_review",
-                                  person="p", at=AT))
-        verdicts += [ModelVerdict(run_id=r, round_no=1, slot="B", model=B, criterion="x",
-                                  verdict="PASS" if r <= 3 else "FAIL"),
-                     ModelVerdict(run_id=r, round_no=1, slot="C", model=C, criterion="x",
-                                  verdict="PASS" if 4 <= r <= 6 else "FAIL")]
+        labels.append(
+            PersonLabel(run_id=r, round_no=1, criterion="x", verdict="FAIL", source="person_review", person="p", at=AT)
+        )
+        verdicts += [
+            ModelVerdict(run_id=r, round_no=1, slot="B", model=B, criterion="x", verdict="PASS" if r <= 3 else "FAIL"),
+            ModelVerdict(
+                run_id=r, round_no=1, slot="C", model=C, criterion="x", verdict="PASS" if 4 <= r <= 6 else "FAIL"
+            ),
+        ]
     return labels, verdicts
 
 
@@ -31,13 +34,36 @@ def spot_checks() -> tuple[list[SpotCheckOutcome], list[PersonLabel], list[Model
     outcomes, labels, verdicts = [], [], []
     for i in range(100):
         run, bad = 1000 + i, i < 20
-        outcomes.append(SpotCheckOutcome(spot_check_id=i + 1, run_id=run, round_no=1, rubric_name="r",
-                                         rubric_version=1, domain="", reviewer_b=B, reviewer_c=C, submitted_at=AT,
-                                         judged=("x",), failed=("x",) if bad else ()))
-        labels.append(PersonLabel(run_id=run, round_no=1, criterion="x", verdict="FAIL" if bad else "PASS",
-                                  source="spot_check", person="p", at=AT))
-        verdicts += [ModelVerdict(run_id=run, round_no=1, slot=s, model=m, criterion="x", verdict="PASS")
-                     for s, m in (("B", B), ("C", C))]
+        outcomes.append(
+            SpotCheckOutcome(
+                spot_check_id=i + 1,
+                run_id=run,
+                round_no=1,
+                rubric_name="r",
+                rubric_version=1,
+                domain="",
+                reviewer_b=B,
+                reviewer_c=C,
+                submitted_at=AT,
+                judged=("x",),
+                failed=("x",) if bad else (),
+            )
+        )
+        labels.append(
+            PersonLabel(
+                run_id=run,
+                round_no=1,
+                criterion="x",
+                verdict="FAIL" if bad else "PASS",
+                source="spot_check",
+                person="p",
+                at=AT,
+            )
+        )
+        verdicts += [
+            ModelVerdict(run_id=run, round_no=1, slot=s, model=m, criterion="x", verdict="PASS")
+            for s, m in (("B", B), ("C", C))
+        ]
     return outcomes, labels, verdicts
 
 

@@ -56,8 +56,9 @@ def escalated_run(repo: RunStore) -> int:
     reviewers = {name: FunctionReviewer(name, always_flags) for name in ("b", "c")}
     fixer = FunctionFixer("fixer", appends_a_word)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fixer, workers=2)
-    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b="b", reviewer_c="c", fixer="fixer",
-                             created_by=EDITOR)
+    run_id = repo.create_run(
+        spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b="b", reviewer_c="c", fixer="fixer", created_by=EDITOR
+    )
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     actions.approve_fix(repo, run_id, EDITOR, reason="looks right")
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
@@ -95,8 +96,11 @@ def test_hashes_recompute_from_the_record_alone(repo: RunStore, escalated_run: i
     for rnd in rounds:
         for review in rnd["reviews"]:
             assert review["raw_response"] and review["raw_response_hash"] == sha(review["raw_response"])
-    saved = {(e["detail"]["round"], e["detail"]["slot"]): e["after_hash"] for e in data["audit_events"]
-             if e["action"] == "review.saved"}
+    saved = {
+        (e["detail"]["round"], e["detail"]["slot"]): e["after_hash"]
+        for e in data["audit_events"]
+        if e["action"] == "review.saved"
+    }
     assert saved == {(r["round_no"], v["slot"]): v["raw_response_hash"] for r in rounds for v in r["reviews"]}
     rest = {k: v for k, v in data.items() if k not in ("record_hash", "generated_at")}
     assert data["record_hash"] == sha(json.dumps(rest, sort_keys=True, separators=(",", ":"), ensure_ascii=False))
@@ -113,8 +117,19 @@ def test_exports_at_different_times_carry_the_same_record_hash(repo: RunStore, e
 def test_audit_events_rehash_and_link(repo: RunStore, escalated_run: int) -> None:
     events = exported(repo, escalated_run)["audit_events"]
     assert events and all(e["run_id"] == escalated_run for e in events)
-    hashed = ("seq", "created_at", "actor", "action", "entity_type", "entity_id", "run_id", "before_hash",
-              "after_hash", "detail", "prev_hash")  # as docs/cli.md describes it, not via the production code
+    hashed = (
+        "seq",
+        "created_at",
+        "actor",
+        "action",
+        "entity_type",
+        "entity_id",
+        "run_id",
+        "before_hash",
+        "after_hash",
+        "detail",
+        "prev_hash",
+    )  # as docs/cli.md describes it, not via the production code
     for event in events:
         body = json.dumps({k: event[k] for k in hashed}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         assert sha(body) == event["hash"] == event_hash(event)
@@ -123,14 +138,25 @@ def test_audit_events_rehash_and_link(repo: RunStore, escalated_run: int) -> Non
         assert after["prev_hash"] == before["hash"]
     # The first event links to the chain before the run (the role grants and their seal), which verify checks.
     first = events[0]
-    (before_run,) = [e for e in repo.audit.events(newest_first=False, limit=10_000, seals=True)
-                     if e.seq == first["seq"] - 1]
+    (before_run,) = [
+        e for e in repo.audit.events(newest_first=False, limit=10_000, seals=True) if e.seq == first["seq"] - 1
+    ]
     assert first["prev_hash"] == before_run.hash != GENESIS and before_run.run_id is None
     assert repo.audit.verify().ok
     actions_seen = [e["action"] for e in events]
-    for action in ("run.created", "review.saved", "round.gate", "proposal.saved", "decision.approve",
-                   "decision.edit", "escalation.opened", "escalation.assigned", "decision.ship_as_is",
-                   "escalation.resolved", "escape.reported"):
+    for action in (
+        "run.created",
+        "review.saved",
+        "round.gate",
+        "proposal.saved",
+        "decision.approve",
+        "decision.edit",
+        "escalation.opened",
+        "escalation.assigned",
+        "decision.ship_as_is",
+        "escalation.resolved",
+        "escape.reported",
+    ):
         assert action in actions_seen, action
 
 
@@ -148,15 +174,23 @@ def test_every_review_decision_and_the_escalation_are_present(repo: RunStore, es
     assert "+Edited by a person." in data["rounds"][1]["diff_to_next"]
     assert data["rounds"][2]["diff_to_next"] is None
     (esc,) = data["escalations"]
-    assert (esc["reason"], esc["owner"], esc["resolution"], esc["resolved_by"]) == \
-        ("round_cap", OFFICER, "ship_as_is", OFFICER)
+    assert (esc["reason"], esc["owner"], esc["resolution"], esc["resolved_by"]) == (
+        "round_cap",
+        OFFICER,
+        "ship_as_is",
+        OFFICER,
+    )
     assert esc["justification"] == "Legal confirmed the year." and esc["resolved_at"] and esc["due_at"]
     assert data["status"] == RunStatus.RESOLVED_SHIPPED.value
     assert [(h["from_status"], h["to_status"]) for h in data["history"]][-1] == ("escalated", "resolved_shipped")
     (escape,) = data["escapes"]
     assert (escape["severity"], escape["reported_by"]) == ("major", "viewer@example.com")
-    assert (data["reviewer_b"], data["reviewer_c"], data["fix_agent"], data["created_by"]) == \
-        ("b", "c", "fixer", EDITOR)
+    assert (data["reviewer_b"], data["reviewer_c"], data["fix_agent"], data["created_by"]) == (
+        "b",
+        "c",
+        "fixer",
+        EDITOR,
+    )
 
 
 def test_json_is_stable(repo: RunStore, escalated_run: int) -> None:
@@ -219,10 +253,21 @@ def test_one_person_in_both_slots_is_stated_in_the_record(repo: RunStore) -> Non
     """The local user of an install without sign-in may fill both slots; the record must say so."""
     from santa_core.models import CheckResult, Review
 
-    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b="person", reviewer_c="person",
-                             fixer="person", created_by="local")
-    review = Review(verdict="PASS", checks=[CheckResult(criterion=c, result="PASS", detail="checked")
-                                           for c in RUBRIC.criterion_ids()], critical_issues=[], suggestions=[])
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=FIRST,
+        rubric=RUBRIC,
+        reviewer_b="person",
+        reviewer_c="person",
+        fixer="person",
+        created_by="local",
+    )
+    review = Review(
+        verdict="PASS",
+        checks=[CheckResult(criterion=c, result="PASS", detail="checked") for c in RUBRIC.criterion_ids()],
+        critical_issues=[],
+        suggestions=[],
+    )
     for slot in ("B", "C"):
         actions.submit_person_review(repo, run_id, slot, review, "local")
     record = verification_record(repo, run_id)
@@ -237,18 +282,38 @@ def test_one_person_in_both_slots_is_stated_in_the_record(repo: RunStore) -> Non
 @pytest.mark.parametrize(
     ("reviewer_b", "reviewer_c", "families", "two", "line"),
     [
-        pytest.param("claude-sonnet-5-5", "claude-haiku-5-5", "Claude + Claude", False,
-                     "Claude + Claude: one model family, so the reviewers' misses are not independent", id="one-family"),
-        pytest.param("claude-sonnet-5-5", "openai:gpt-5.4-mini", "Claude + GPT", True,
-                     "Claude + GPT: two model families", id="two-families"),
+        pytest.param(
+            "claude-sonnet-5-5",
+            "claude-haiku-5-5",
+            "Claude + Claude",
+            False,
+            "Claude + Claude: one model family, so the reviewers' misses are not independent",
+            id="one-family",
+        ),
+        pytest.param(
+            "claude-sonnet-5-5",
+            "openai:gpt-5.4-mini",
+            "Claude + GPT",
+            True,
+            "Claude + GPT: two model families",
+            id="two-families",
+        ),
     ],
 )
 def test_the_record_states_whether_the_panel_spans_two_model_families(
-        repo: RunStore, reviewer_b: str, reviewer_c: str, families: str, two: bool, line: str) -> None:
+    repo: RunStore, reviewer_b: str, reviewer_c: str, families: str, two: bool, line: str
+) -> None:
     from santa_core.reports.record import _pdf_blocks, panel_line
 
-    run_id = repo.create_run(spec=SPEC, output=FIRST, rubric=RUBRIC, reviewer_b=reviewer_b, reviewer_c=reviewer_c,
-                             fixer="claude-opus-5-5", created_by=EDITOR)
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=FIRST,
+        rubric=RUBRIC,
+        reviewer_b=reviewer_b,
+        reviewer_c=reviewer_c,
+        fixer="claude-opus-5-5",
+        created_by=EDITOR,
+    )
     record = verification_record(repo, run_id)
     assert record.spans_two_families is two and record.panel_families == families
     data = exported(repo, run_id)

@@ -21,8 +21,10 @@ from tests.support.messages_api import MessagesStub, repeat_key
 
 desk = test_unreviewed.desk  # the fixture (an imported name would trip ruff's F811)
 
-FAILED = ("the injection screen (claude-haiku-5-5) could not be run: "
-          "Server error (HTTP 500: api error) after 3 retries: Internal server error.")
+FAILED = (
+    "the injection screen (claude-haiku-5-5) could not be run: "
+    "Server error (HTTP 500: api error) after 3 retries: Internal server error."
+)
 
 
 def outage_then_shipped(desk: Desk, stub: MessagesStub) -> int:
@@ -41,8 +43,9 @@ def test_the_html_record_says_the_round_could_not_be_reviewed(desk: Desk, messag
     assert f"<p>Could not be reviewed: the model provider failed: {FAILED}</p>" in page
     assert "<h2>Round 2 — NICE</h2>" in page and "<h3>Gate: NICE</h3>" in page
     # The audit row of round 1's gate says what the stored decision means; round 2's says NICE.
-    assert ("decision: could not be reviewed (stored as NAUGHTY: it fails closed, nothing ships) · issues: 0 · "
-            "round: 1") in page
+    assert (
+        "decision: could not be reviewed (stored as NAUGHTY: it fails closed, nothing ships) · issues: 0 · round: 1"
+    ) in page
     assert "decision: NICE · issues: 0 · round: 2" in page
     assert "— NAUGHTY" not in page and "Gate: NAUGHTY" not in page and "decision: NAUGHTY" not in page
 

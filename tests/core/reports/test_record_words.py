@@ -17,8 +17,21 @@ from storage.records import verification_record
 from storage.runs import RunStore
 from tests.core.reports.test_record import escalated_run, pdf_text, repo  # noqa: F401 - fixtures
 
-CODES = sorted({c for group in (RunStatus, EscalationReason, get_args(DecisionAction), get_args(Resolution),
-                                words.AUDIT_ACTION, words.setting_codes()) for c in group if "_" in c})
+CODES = sorted(
+    {
+        c
+        for group in (
+            RunStatus,
+            EscalationReason,
+            get_args(DecisionAction),
+            get_args(Resolution),
+            words.AUDIT_ACTION,
+            words.setting_codes(),
+        )
+        for c in group
+        if "_" in c
+    }
+)
 """Every code with an underscore a record can carry (the others, such as `shipped`, are words already)."""
 HASH = re.compile(r"\b[0-9a-f]{64}\b")
 WRAPPING = {("td", "wrap"), ("span", "hash"), ("pre", ""), ("code", "")}

@@ -38,7 +38,11 @@ def test_the_prompt_estimate_counts_the_whole_request_and_a_clean_answer() -> No
     schema_tokens = pricing.estimate_tokens(json.dumps(Review.model_json_schema()))
     data_tokens = pricing.estimate_tokens(SPEC + OUTPUT)
     # the rubric once (not twice), the schema, the data, and the instructions around them
-    assert rubric_tokens + schema_tokens + data_tokens < usage.input_tokens < 2 * rubric_tokens + schema_tokens + data_tokens
+    assert (
+        rubric_tokens + schema_tokens + data_tokens
+        < usage.input_tokens
+        < 2 * rubric_tokens + schema_tokens + data_tokens
+    )
     assert usage.output_tokens == ANSWER_BASE_TOKENS + ANSWER_TOKENS_PER_CRITERION * len(RUBRIC.criteria)
 
 
@@ -88,7 +92,9 @@ def test_the_measured_average_is_used_from_five_calls_on(calls: int, used: bool)
         assert b.source == measured_source(calls)
         # the input follows this item (its prompt), the answer is the log's average answer
         assert b.usage == prompt_usage(RUBRIC, SPEC, OUTPUT).model_copy(update={"output_tokens": 80})
-        assert b.input_tokens == prompt_usage(RUBRIC, SPEC, OUTPUT).input_tokens and b.usd == pytest.approx(pricing.cost_usd(HAIKU, b.usage))
+        assert b.input_tokens == prompt_usage(RUBRIC, SPEC, OUTPUT).input_tokens and b.usd == pytest.approx(
+            pricing.cost_usd(HAIKU, b.usage)
+        )
     else:
         assert b.source == ESTIMATED_SOURCE and b.usage == prompt_usage(RUBRIC, SPEC, OUTPUT)
 
@@ -126,7 +132,9 @@ def test_the_screen_line_counts_both_of_its_calls() -> None:
     from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt, screened_text
     from santa_core.reports.round_cost import EXTRACT_ANSWER_TOKENS
 
-    (screen,) = [line for line in estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, HAIKU).lines if line.label == "screen"]
+    (screen,) = [
+        line for line in estimate_round(RUBRIC, SPEC, OUTPUT, HAIKU, NANO, HAIKU).lines if line.label == "screen"
+    ]
     key = screen_prompt(screened_text(SPEC, OUTPUT), "FAIL-XXXXXXXXXX", nonce="0" * 16)
     quotes = extraction_prompt(SPEC, OUTPUT, nonce="0" * 16)
     assert screen.usage.input_tokens == pricing.estimate_tokens(key.user) + pricing.estimate_tokens(quotes.user)

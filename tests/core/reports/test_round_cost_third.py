@@ -9,8 +9,9 @@ from santa_core.rubrics.library import load_builtin
 SPEC, OUTPUT = "Announce the Acme rocket. Mention the 2018 launch.", "Acme's rocket launched in 2018."
 HAIKU, NANO, SONNET = "claude-haiku-5-5", "openai:gpt-5.4-nano", "claude-sonnet-5-5"
 GENERAL = load_builtin("general")
-MARKED = GENERAL.model_copy(update={"criteria": [c.model_copy(update={"third_reviewer": i == 0})
-                                                 for i, c in enumerate(GENERAL.criteria)]})
+MARKED = GENERAL.model_copy(
+    update={"criteria": [c.model_copy(update={"third_reviewer": i == 0}) for i, c in enumerate(GENERAL.criteria)]}
+)
 
 
 def test_d_is_priced_on_the_high_risk_criteria_only() -> None:
@@ -23,6 +24,7 @@ def test_d_is_priced_on_the_high_risk_criteria_only() -> None:
 
 
 def test_no_d_line_without_a_high_risk_criterion_or_a_model_for_d() -> None:
-    assert [line.label for line in estimate_round(GENERAL, SPEC, OUTPUT, HAIKU, NANO, None, reviewer_d=SONNET).lines
-            ] == ["B", "C"]
+    assert [
+        line.label for line in estimate_round(GENERAL, SPEC, OUTPUT, HAIKU, NANO, None, reviewer_d=SONNET).lines
+    ] == ["B", "C"]
     assert [line.label for line in estimate_round(MARKED, SPEC, OUTPUT, HAIKU, NANO, None).lines] == ["B", "C"]

@@ -27,8 +27,9 @@ def reviewer(stub: MessagesStub, attempts: int = 3) -> AnthropicReviewer:
 
 
 @pytest.mark.parametrize("bad", BAD)
-def test_one_bad_answer_is_asked_again_and_both_calls_are_logged_and_costed(messages_stub: MessagesStub,
-                                                                            bad: str) -> None:
+def test_one_bad_answer_is_asked_again_and_both_calls_are_logged_and_costed(
+    messages_stub: MessagesStub, bad: str
+) -> None:
     messages_stub.script(BAD[bad], message(PASS_TEXT, MODEL))
     outcome = reviewer(messages_stub).review(REQUEST, "B")
     assert outcome.status == ReviewStatus.OK and outcome.review.verdict == "PASS"
@@ -59,10 +60,12 @@ def test_one_attempt_gives_up_at_the_first_bad_answer(messages_stub: MessagesStu
 
 
 def test_an_http_error_is_sent_again_as_a_request_never_asked_again_as_a_bad_answer(
-        messages_stub: MessagesStub) -> None:
+    messages_stub: MessagesStub,
+) -> None:
     messages_stub.script(*[error_reply(429, "rate_limit_error", "slow down")] * 2, message(PASS_TEXT, MODEL))
-    outcome = AnthropicReviewer(MODEL, client=client_for(messages_stub, 0), max_retries=1,
-                                answer_attempts=3).review(REQUEST, "B")
+    outcome = AnthropicReviewer(MODEL, client=client_for(messages_stub, 0), max_retries=1, answer_attempts=3).review(
+        REQUEST, "B"
+    )
     # One retry of the request, then the slot's error: not three asks of two sends each.
     assert outcome.status == ReviewStatus.ERROR and "rate limited (429" in outcome.error
     assert "after 1 retries" in outcome.error

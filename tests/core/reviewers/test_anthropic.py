@@ -17,15 +17,7 @@ from santa_core.providers import OPENAI_MODELS
 from santa_core.reviewers.anthropic import AnthropicFixer, AnthropicReviewer
 from santa_core.reviewers.base import Fixer, FixRequest, Reviewer, ReviewRequest
 from santa_core.run.gate import slot_verdict
-from tests.support.messages_api import (
-    FAST_RETRY,
-    MessagesStub,
-    Reply,
-    error_reply,
-    fix_json,
-    message,
-    review_json,
-)
+from tests.support.messages_api import FAST_RETRY, MessagesStub, Reply, error_reply, fix_json, message, review_json
 
 MODEL = "claude-opus-5-5"
 RUBRIC = Rubric(
@@ -39,18 +31,10 @@ RUBRIC = Rubric(
             pass_condition="every date matches the spec",
             fail_signal="a date differs",
         ),
-        Criterion(
-            id="tone",
-            name="Tone",
-            category="compliance",
-            pass_condition="polite",
-            fail_signal="rude words",
-        ),
+        Criterion(id="tone", name="Tone", category="compliance", pass_condition="polite", fail_signal="rude words"),
     ],
 )
-REQUEST = ReviewRequest(
-    rubric=RUBRIC, spec="Write to Ann: party on 3 May.", output="Dear Ann, party on 3 May."
-)
+REQUEST = ReviewRequest(rubric=RUBRIC, spec="Write to Ann: party on 3 May.", output="Dear Ann, party on 3 May.")
 PASS_TEXT = review_json("PASS", [("facts", "PASS"), ("tone", "PASS")])
 
 
@@ -61,8 +45,9 @@ def client_for(stub: MessagesStub, max_retries: int = 3) -> anthropic.Anthropic:
 
 def reviewer(stub: MessagesStub, max_retries: int = 3, answer_attempts: int = 1, **kw) -> AnthropicReviewer:
     """One answer judged as it is (test_answer_retry covers asking again)."""
-    return AnthropicReviewer(MODEL, client=client_for(stub, max_retries), max_retries=max_retries,
-                             answer_attempts=answer_attempts, **kw)
+    return AnthropicReviewer(
+        MODEL, client=client_for(stub, max_retries), max_retries=max_retries, answer_attempts=answer_attempts, **kw
+    )
 
 
 # --- request shape ------------------------------------------------------------------------
@@ -115,12 +100,7 @@ def test_pass_answer_is_parsed_with_usage_cost_and_raw(messages_stub: MessagesSt
     }
     messages_stub.script(message(PASS_TEXT, MODEL, usage=usage))
     outcome = reviewer(messages_stub).review(REQUEST, "C")
-    assert (outcome.status, outcome.error, outcome.slot, outcome.reviewer) == (
-        S.OK,
-        None,
-        "C",
-        MODEL,
-    )
+    assert (outcome.status, outcome.error, outcome.slot, outcome.reviewer) == (S.OK, None, "C", MODEL)
     assert outcome.review is not None and slot_verdict(outcome, RUBRIC.criterion_ids()) == "PASS"
     assert outcome.usage == Usage(**usage)
     # 1000*4 + 500*20 + 2000*5 + 10000*0.20 = 26,000 USD per million tokens
@@ -128,19 +108,12 @@ def test_pass_answer_is_parsed_with_usage_cost_and_raw(messages_stub: MessagesSt
     assert outcome.raw_response == PASS_TEXT
     assert outcome.latency_s > 0
     (call,) = outcome.calls
-    assert (call.purpose, call.model, call.response, call.error) == (
-        "review",
-        MODEL,
-        PASS_TEXT,
-        None,
-    )
+    assert (call.purpose, call.model, call.response, call.error) == ("review", MODEL, PASS_TEXT, None)
     assert call.usage == outcome.usage and call.cost_usd == outcome.cost_usd
 
 
 def test_thinking_block_before_text_is_skipped(messages_stub: MessagesStub) -> None:
-    messages_stub.script(
-        message(PASS_TEXT, MODEL, thinking='{"verdict": "FAIL"} is what I thought')
-    )
+    messages_stub.script(message(PASS_TEXT, MODEL, thinking='{"verdict": "FAIL"} is what I thought'))
     outcome = reviewer(messages_stub).review(REQUEST, "B")
     assert outcome.status == S.OK and outcome.review.verdict == "PASS"
     assert outcome.raw_response == PASS_TEXT
@@ -170,9 +143,7 @@ def test_default_stub_answer_passes_every_criterion(messages_stub: MessagesStub)
 
 
 def test_rate_limit_then_success_is_retried_by_the_sdk(messages_stub: MessagesStub) -> None:
-    messages_stub.script(
-        error_reply(429, "rate_limit_error", "slow down"), message(PASS_TEXT, MODEL)
-    )
+    messages_stub.script(error_reply(429, "rate_limit_error", "slow down"), message(PASS_TEXT, MODEL))
     outcome = reviewer(messages_stub).review(REQUEST, "B")
     assert outcome.status == S.OK
     calls = messages_stub.message_calls()
@@ -185,12 +156,8 @@ def test_client_built_lazily_from_env(messages_stub: MessagesStub) -> None:
     assert outcome.status == S.OK and len(messages_stub.message_calls()) == 1
 
 
-def test_handler_can_answer_per_model_and_reviewers_run_concurrently(
-    messages_stub: MessagesStub,
-) -> None:
-    fail = review_json(
-        "FAIL", [("facts", "FAIL"), ("tone", "PASS")], [("facts", "wrong date", "3 May")]
-    )
+def test_handler_can_answer_per_model_and_reviewers_run_concurrently(messages_stub: MessagesStub) -> None:
+    fail = review_json("FAIL", [("facts", "FAIL"), ("tone", "PASS")], [("facts", "wrong date", "3 May")])
     messages_stub.handler = lambda body: fail if body["model"] == "claude-haiku-5-5" else PASS_TEXT
     b = AnthropicReviewer(MODEL, client=client_for(messages_stub))
     c = AnthropicReviewer("claude-haiku-5-5", client=client_for(messages_stub))
@@ -221,12 +188,7 @@ OVERLOADED = error_reply(529, "overloaded_error", "Overloaded")
             id="529-overloaded-after-retries",
         ),
         pytest.param(
-            [error_reply(429, "rate_limit_error")] * 2,
-            1,
-            S.ERROR,
-            "rate limited (429",
-            2,
-            id="429-after-retries",
+            [error_reply(429, "rate_limit_error")] * 2, 1, S.ERROR, "rate limited (429", 2, id="429-after-retries"
         ),
         pytest.param(
             [error_reply(400, "invalid_request_error", "bad field")],
@@ -245,12 +207,7 @@ OVERLOADED = error_reply(529, "overloaded_error", "Overloaded")
             id="401",
         ),
         pytest.param(
-            [Reply(500, FAST_RETRY, "<html>oops</html>")],
-            0,
-            S.ERROR,
-            "server error (500)",
-            1,
-            id="500-non-json-body",
+            [Reply(500, FAST_RETRY, "<html>oops</html>")], 0, S.ERROR, "server error (500)", 1, id="500-non-json-body"
         ),
         pytest.param(
             [message(PASS_TEXT, MODEL, stop_reason="refusal")],
@@ -293,34 +250,17 @@ OVERLOADED = error_reply(529, "overloaded_error", "Overloaded")
             id="wrong-enum",
         ),
         pytest.param(
-            [message('{"verdict": "PASS"}', MODEL)],
-            3,
-            S.ERROR,
-            "checks: Field required",
-            1,
-            id="missing-fields",
+            [message('{"verdict": "PASS"}', MODEL)], 3, S.ERROR, "checks: Field required", 1, id="missing-fields"
         ),
         pytest.param([message("", MODEL)], 3, S.ERROR, "answered with no text", 1, id="empty-text"),
+        pytest.param([Reply(200, {}, "not json at all")], 3, S.ERROR, "not JSON", 1, id="200-non-json"),
         pytest.param(
-            [Reply(200, {}, "not json at all")], 3, S.ERROR, "not JSON", 1, id="200-non-json"
-        ),
-        pytest.param(
-            [Reply(200, {}, PASS_TEXT, delay_s=1.0)],
-            0,
-            S.TIMEOUT,
-            "timed out: no answer within 0.2s",
-            1,
-            id="timeout",
+            [Reply(200, {}, PASS_TEXT, delay_s=1.0)], 0, S.TIMEOUT, "timed out: no answer within 0.2s", 1, id="timeout"
         ),
     ],
 )
 def test_failures_are_error_outcomes_never_verdicts(
-    messages_stub: MessagesStub,
-    replies: list,
-    max_retries: int,
-    status: S,
-    needle: str,
-    http_calls: int,
+    messages_stub: MessagesStub, replies: list, max_retries: int, status: S, needle: str, http_calls: int
 ) -> None:
     messages_stub.script(*replies)
     outcome = reviewer(messages_stub, max_retries=max_retries, timeout=0.2).review(REQUEST, "B")
@@ -333,19 +273,23 @@ def test_failures_are_error_outcomes_never_verdicts(
     assert outcome.calls[-1].error == outcome.error and all(c.request["model"] == MODEL for c in outcome.calls)
 
 
-@pytest.mark.parametrize(("reply", "billed"), [
-    pytest.param(OVERLOADED, True, id="529: the request left, the API may have done the work"),
-    pytest.param(error_reply(500, "api_error", "boom"), True, id="500"),
-    pytest.param(Reply(200, {}, PASS_TEXT, delay_s=1.0), True, id="timeout"),
-    pytest.param(Reply(drop=True), True, id="dropped connection"),
-    pytest.param(Reply(200, {}, "not json at all"), True, id="200 not JSON"),
-    pytest.param(error_reply(429, "rate_limit_error"), False, id="429: refused, not billed"),
-    pytest.param(error_reply(400, "invalid_request_error", "bad field"), False, id="400"),
-    pytest.param(error_reply(401, "authentication_error"), False, id="401"),
-    pytest.param(error_reply(413, "request_too_large"), False, id="413"),
-])
-def test_a_failed_call_counts_at_its_estimate_unless_the_api_refused_it(messages_stub: MessagesStub, reply: Reply,
-                                                                        billed: bool) -> None:
+@pytest.mark.parametrize(
+    ("reply", "billed"),
+    [
+        pytest.param(OVERLOADED, True, id="529: the request left, the API may have done the work"),
+        pytest.param(error_reply(500, "api_error", "boom"), True, id="500"),
+        pytest.param(Reply(200, {}, PASS_TEXT, delay_s=1.0), True, id="timeout"),
+        pytest.param(Reply(drop=True), True, id="dropped connection"),
+        pytest.param(Reply(200, {}, "not json at all"), True, id="200 not JSON"),
+        pytest.param(error_reply(429, "rate_limit_error"), False, id="429: refused, not billed"),
+        pytest.param(error_reply(400, "invalid_request_error", "bad field"), False, id="400"),
+        pytest.param(error_reply(401, "authentication_error"), False, id="401"),
+        pytest.param(error_reply(413, "request_too_large"), False, id="413"),
+    ],
+)
+def test_a_failed_call_counts_at_its_estimate_unless_the_api_refused_it(
+    messages_stub: MessagesStub, reply: Reply, billed: bool
+) -> None:
     messages_stub.script(reply)
     outcome = reviewer(messages_stub, max_retries=0, timeout=0.2).review(REQUEST, "B")
     (call,) = outcome.calls
@@ -362,21 +306,14 @@ def test_a_connection_never_made_sent_nothing_and_costs_nothing() -> None:
 
 def test_refusal_keeps_raw_text_and_usage(messages_stub: MessagesStub) -> None:
     messages_stub.script(
-        message(
-            "I can't help with that.",
-            MODEL,
-            stop_reason="refusal",
-            usage={"input_tokens": 10, "output_tokens": 4},
-        )
+        message("I can't help with that.", MODEL, stop_reason="refusal", usage={"input_tokens": 10, "output_tokens": 4})
     )
     outcome = reviewer(messages_stub).review(REQUEST, "B")
     assert outcome.raw_response == "I can't help with that."
     assert outcome.usage.input_tokens == 10 and outcome.cost_usd > 0
 
 
-def test_missing_api_key_is_an_error_not_a_crash(
-    messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_missing_api_key_is_an_error_not_a_crash(messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     outcome = AnthropicReviewer(MODEL, max_retries=0).review(REQUEST, "B")
     assert outcome.status == S.ERROR and "ANTHROPIC_API_KEY" in outcome.error
@@ -387,18 +324,12 @@ def test_missing_api_key_is_an_error_not_a_crash(
 FIX_REQUEST = FixRequest(
     spec=REQUEST.spec,
     output="Dear Ann, party on 4 May.",
-    issues=[
-        MergedIssue(
-            criterion="facts", description="wrong date", evidence="4 May", flagged_by="both"
-        )
-    ],
+    issues=[MergedIssue(criterion="facts", description="wrong date", evidence="4 May", flagged_by="both")],
 )
 
 
 def test_fixer_happy_path(messages_stub: MessagesStub) -> None:
-    messages_stub.script(
-        message(fix_json([(0, "4 May", "3 May")]), MODEL, usage={"input_tokens": 1_000_000})
-    )
+    messages_stub.script(message(fix_json([(0, "4 May", "3 May")]), MODEL, usage={"input_tokens": 1_000_000}))
     answer = AnthropicFixer(MODEL, client=client_for(messages_stub), answer_attempts=1).propose(FIX_REQUEST)
     assert answer.error is None
     assert [(e.issue, e.before, e.after) for e in answer.plan.edits] == [(0, "4 May", "3 May")]
@@ -413,25 +344,13 @@ def test_fixer_happy_path(messages_stub: MessagesStub) -> None:
     ("reply", "needle"),
     [
         pytest.param(
-            message('{"edits": [{"issue": "x"}]}', MODEL),
-            "not valid JSON for the fix plan schema",
-            id="wrong-schema",
+            message('{"edits": [{"issue": "x"}]}', MODEL), "not valid JSON for the fix plan schema", id="wrong-schema"
         ),
-        pytest.param(
-            message(fix_json(), MODEL, stop_reason="refusal"),
-            f"fix agent {MODEL} refused",
-            id="refusal",
-        ),
-        pytest.param(
-            error_reply(400, "invalid_request_error", "nope"),
-            "request rejected (400",
-            id="http-400",
-        ),
+        pytest.param(message(fix_json(), MODEL, stop_reason="refusal"), f"fix agent {MODEL} refused", id="refusal"),
+        pytest.param(error_reply(400, "invalid_request_error", "nope"), "request rejected (400", id="http-400"),
     ],
 )
-def test_fixer_failures_set_error_and_no_plan(
-    messages_stub: MessagesStub, reply: object, needle: str
-) -> None:
+def test_fixer_failures_set_error_and_no_plan(messages_stub: MessagesStub, reply: object, needle: str) -> None:
     messages_stub.script(reply)
     answer = AnthropicFixer(MODEL, client=client_for(messages_stub, 0), answer_attempts=1).propose(FIX_REQUEST)
     assert answer.plan is None and needle in answer.error
@@ -443,10 +362,7 @@ def test_fixer_failures_set_error_and_no_plan(
 
 def test_cost_is_hand_computed_including_cache_lines() -> None:
     usage = Usage(
-        input_tokens=2_000,
-        output_tokens=1_000,
-        cache_creation_input_tokens=4_000,
-        cache_read_input_tokens=100_000,
+        input_tokens=2_000, output_tokens=1_000, cache_creation_input_tokens=4_000, cache_read_input_tokens=100_000
     )
     # sonnet-5-5: 2000*2 + 1000*10 + 4000*2.5 + 100000*0.20 = 44,000 per million
     assert cost_usd("claude-sonnet-5-5", usage) == pytest.approx(0.044)
@@ -465,9 +381,7 @@ def test_unknown_model_uses_most_expensive_rates() -> None:
     assert not is_known("claude-nonesuch-9") and is_known("claude-fable-5-1")
     # max input 10 (fable), output 50 (fable), 5m write 12.5 (fable), read 0.50 (opus-5)
     assert cost_usd("claude-nonesuch-9", usage) == pytest.approx(73.0)
-    assert all(
-        cost_usd("claude-nonesuch-9", usage) >= cost_usd(m, usage) for m in load_rates().models
-    )
+    assert all(cost_usd("claude-nonesuch-9", usage) >= cost_usd(m, usage) for m in load_rates().models)
 
 
 def test_rates_file_is_dated_and_consistent() -> None:
@@ -487,19 +401,22 @@ def test_rates_file_is_dated_and_consistent() -> None:
 def test_load_rates_from_another_file(tmp_path) -> None:
     path = tmp_path / "rates.toml"
     path.write_text(
-        'as_of = "2030-01-01"\n'
-        "[models.m]\ninput = 1\noutput = 2\ncache_write_5m = 1.25\ncache_read = 0.1\n"
+        'as_of = "2030-01-01"\n[models.m]\ninput = 1\noutput = 2\ncache_write_5m = 1.25\ncache_read = 0.1\n'
     )
     rates = load_rates(path)
     assert rates_as_of(rates) == "2030-01-01" and rates.batch_discount == 0.0
     assert cost_usd("m", Usage(output_tokens=1_000_000), rates=rates) == pytest.approx(2.0)
 
 
-@pytest.mark.parametrize("usage", [
-    {"input_tokens": 0, "output_tokens": 0},
-    {"input_tokens": -5, "output_tokens": -5},
-    {"input_tokens": 10**20, "output_tokens": 5},
-], ids=["none", "negative", "absurd"])
+@pytest.mark.parametrize(
+    "usage",
+    [
+        {"input_tokens": 0, "output_tokens": 0},
+        {"input_tokens": -5, "output_tokens": -5},
+        {"input_tokens": 10**20, "output_tokens": 5},
+    ],
+    ids=["none", "negative", "absurd"],
+)
 def test_usage_a_gateway_bends_is_counted_at_the_calls_upper_bound(messages_stub: MessagesStub, usage: dict) -> None:
     from santa_core.pricing import estimate_call_usd
 

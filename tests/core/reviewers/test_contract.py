@@ -19,14 +19,34 @@ from tests.support.chat_api import ChatStub, completion
 from tests.support.messages_api import MessagesStub, message, review_json
 
 MODEL = "claude-sonnet-5-5"
-RUBRIC = Rubric(name="copy", version=1, criteria=[
-    Criterion(id="facts", name="Facts", category="factual accuracy", pass_condition="claims match the spec",
-              fail_signal="a claim the spec does not make"),
-    Criterion(id="cta", name="Call to action", category="completeness", pass_condition="ends with a call to action",
-              fail_signal="no call to action"),
-    Criterion(id="style", name="Style", category="style", pass_condition="short sentences",
-              fail_signal="a long sentence", severity="suggestion"),
-])
+RUBRIC = Rubric(
+    name="copy",
+    version=1,
+    criteria=[
+        Criterion(
+            id="facts",
+            name="Facts",
+            category="factual accuracy",
+            pass_condition="claims match the spec",
+            fail_signal="a claim the spec does not make",
+        ),
+        Criterion(
+            id="cta",
+            name="Call to action",
+            category="completeness",
+            pass_condition="ends with a call to action",
+            fail_signal="no call to action",
+        ),
+        Criterion(
+            id="style",
+            name="Style",
+            category="style",
+            pass_condition="short sentences",
+            fail_signal="a long sentence",
+            severity="suggestion",
+        ),
+    ],
+)
 IDS = RUBRIC.criterion_ids()
 OUTPUT = 'Aurora lamp: "the brightest lamp" - ever made. Three brightness levels.'
 REQUEST = ReviewRequest(rubric=RUBRIC, spec="Announce Aurora: three levels. End with a call to action.", output=OUTPUT)
@@ -34,12 +54,20 @@ REQUEST = ReviewRequest(rubric=RUBRIC, spec="Announce Aurora: three levels. End 
 
 def terse(verdict: str, failed: dict[str, str] | None = None, issues: list[dict] | None = None) -> str:
     """A terse answer: PASS checks carry no detail key at all; failed ones a sentence."""
-    checks = [{"criterion": i, "result": "FAIL", "detail": failed[i]} if failed and i in failed
-              else {"criterion": i, "result": "PASS"} for i in IDS]
+    checks = [
+        {"criterion": i, "result": "FAIL", "detail": failed[i]}
+        if failed and i in failed
+        else {"criterion": i, "result": "PASS"}
+        for i in IDS
+    ]
     return json.dumps({"verdict": verdict, "checks": checks, "critical_issues": issues or [], "suggestions": []})
 
 
-QUOTED = {"criterion": "facts", "description": "An unbacked superlative.", "evidence": '"the brightest lamp" - ever made'}
+QUOTED = {
+    "criterion": "facts",
+    "description": "An unbacked superlative.",
+    "evidence": '"the brightest lamp" - ever made',
+}
 NO_QUOTE = {"criterion": "facts", "description": "An unbacked superlative."}
 MISSING = {"criterion": "cta", "description": "No call to action.", "evidence": "", "missing": True}
 
@@ -57,25 +85,42 @@ def test_a_pass_with_no_detail_is_accepted(messages_stub: MessagesStub) -> None:
     assert all(c.detail == "" for c in outcome.review.checks)
 
 
-@pytest.mark.parametrize(("answer", "ok"), [
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [QUOTED]), True, id="quoted"),
-    pytest.param(terse("FAIL", {"cta": "None at the end."}, [MISSING]), True, id="missing-says-so"),
-    pytest.param(terse("PASS", {"style": "One long sentence."}), True, id="suggestion-needs-no-issue"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [NO_QUOTE]), False, id="no-quote-not-missing"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "   "}]), False, id="blank-quote"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}), False, id="failed-check-no-issue"),
-    pytest.param(terse("PASS", {"facts": "A superlative."}), False, id="pass-with-failed-critical-check"),
-    pytest.param(terse("FAIL"), False, id="fail-showing-nothing"),
-    pytest.param(terse("FAIL", {"style": "One long sentence."}), False, id="fail-on-a-suggestion-only"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "missing": True}]), False,
-                 id="a-quote-said-to-be-missing"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the best lamp in the world"}]),
-                 False, id="quote-the-output-does-not-hold"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the  brightest   lamp\" - ever"}]),
-                 True, id="quote-held-up-to-spacing"),
-    pytest.param(terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "“the brightest lamp” – ever"}]),
-                 True, id="quote-held-up-to-quote-marks-and-dashes"),
-])
+@pytest.mark.parametrize(
+    ("answer", "ok"),
+    [
+        pytest.param(terse("FAIL", {"facts": "A superlative."}, [QUOTED]), True, id="quoted"),
+        pytest.param(terse("FAIL", {"cta": "None at the end."}, [MISSING]), True, id="missing-says-so"),
+        pytest.param(terse("PASS", {"style": "One long sentence."}), True, id="suggestion-needs-no-issue"),
+        pytest.param(terse("FAIL", {"facts": "A superlative."}, [NO_QUOTE]), False, id="no-quote-not-missing"),
+        pytest.param(
+            terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "   "}]), False, id="blank-quote"
+        ),
+        pytest.param(terse("FAIL", {"facts": "A superlative."}), False, id="failed-check-no-issue"),
+        pytest.param(terse("PASS", {"facts": "A superlative."}), False, id="pass-with-failed-critical-check"),
+        pytest.param(terse("FAIL"), False, id="fail-showing-nothing"),
+        pytest.param(terse("FAIL", {"style": "One long sentence."}), False, id="fail-on-a-suggestion-only"),
+        pytest.param(
+            terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "missing": True}]),
+            False,
+            id="a-quote-said-to-be-missing",
+        ),
+        pytest.param(
+            terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "the best lamp in the world"}]),
+            False,
+            id="quote-the-output-does-not-hold",
+        ),
+        pytest.param(
+            terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": 'the  brightest   lamp" - ever'}]),
+            True,
+            id="quote-held-up-to-spacing",
+        ),
+        pytest.param(
+            terse("FAIL", {"facts": "A superlative."}, [{**QUOTED, "evidence": "“the brightest lamp” – ever"}]),
+            True,
+            id="quote-held-up-to-quote-marks-and-dashes",
+        ),
+    ],
+)
 def test_a_failure_must_be_shown(messages_stub: MessagesStub, answer: str, ok: bool) -> None:
     assert (contract_problem(Review.model_validate_json(answer), RUBRIC, OUTPUT) is None) == ok
     outcome = review_with(messages_stub, answer)
@@ -104,7 +149,7 @@ def test_a_contract_breach_is_asked_again_once_not_four_times(messages_stub: Mes
 
 
 def test_a_near_miss_of_an_advisory_id_blocks_as_the_gate_counts_it() -> None:
-    """"Style" is not the suggestion "style": the gate counts its FAIL as blocking, so the contract wants an issue."""
+    """ "Style" is not the suggestion "style": the gate counts its FAIL as blocking, so the contract wants an issue."""
     answer = json.loads(terse("PASS"))
     answer["checks"][2] = {"criterion": "Style", "result": "FAIL", "detail": "Long."}
     assert "no critical issue names it" in contract_problem(Review.model_validate(answer), RUBRIC)

@@ -54,9 +54,7 @@ RUBRIC = Rubric(
             pass_condition="every date matches the spec",
             fail_signal="a date differs",
         ),
-        Criterion(
-            id="tone", name="Tone", category="compliance", pass_condition="polite", fail_signal="rude words"
-        ),
+        Criterion(id="tone", name="Tone", category="compliance", pass_condition="polite", fail_signal="rude words"),
     ],
 )
 SPEC = "Write to Ann: party on 3 May."
@@ -283,10 +281,16 @@ def test_batch_answers_are_judged_exactly_like_sync_answers(
 @pytest.mark.parametrize(
     ("result", "needle"),
     [
-        pytest.param(errored("overloaded_error", "Overloaded"), "batch request errored: overloaded_error: Overloaded",
-                     id="errored"),
-        pytest.param(error_reply(400, "invalid_request_error", "max_tokens: too large"),
-                     "batch request errored: invalid_request_error: max_tokens: too large", id="errored-from-reply"),
+        pytest.param(
+            errored("overloaded_error", "Overloaded"),
+            "batch request errored: overloaded_error: Overloaded",
+            id="errored",
+        ),
+        pytest.param(
+            error_reply(400, "invalid_request_error", "max_tokens: too large"),
+            "batch request errored: invalid_request_error: max_tokens: too large",
+            id="errored-from-reply",
+        ),
         pytest.param(EXPIRED, "expired: the batch reached its 24-hour limit", id="expired"),
         pytest.param(CANCELED, "canceled before it was processed", id="canceled"),
     ],
@@ -359,7 +363,11 @@ def test_scripted_answers_go_to_requests_in_order(messages_stub: MessagesStub) -
     assert [slot_verdict(o, RUBRIC.criterion_ids()) for o in out.values()] == ["FAIL", "FAIL", "PASS"]
     assert out["b-B"].error == "batch request errored: api_error: boom"
     assert poll(client, batch_id).request_counts.model_dump() == {
-        "processing": 0, "succeeded": 2, "errored": 1, "canceled": 0, "expired": 0
+        "processing": 0,
+        "succeeded": 2,
+        "errored": 1,
+        "canceled": 0,
+        "expired": 0,
     }
 
 
@@ -424,8 +432,9 @@ def test_rate_limits_and_overload_are_retried(messages_stub: MessagesStub) -> No
     assert slot_verdict(collect(client, batch_id, [job("a")])["a-B"], RUBRIC.criterion_ids()) == "PASS"
 
 
-@pytest.mark.parametrize("reply", [Reply(200, {}, {}, delay_s=2.0), error_reply(500, "api_error", "lost")],
-                         ids=["timeout", "http-500"])
+@pytest.mark.parametrize(
+    "reply", [Reply(200, {}, {}, delay_s=2.0), error_reply(500, "api_error", "lost")], ids=["timeout", "http-500"]
+)
 def test_a_create_that_may_have_made_a_batch_is_not_sent_again(messages_stub: MessagesStub, reply: Reply) -> None:
     """No answer, or a server error: the batch may exist (and be paid for). Sending it again is a person's call."""
     client = anthropic.Anthropic(base_url=messages_stub.url, api_key="test", max_retries=3, timeout=0.5)
@@ -439,15 +448,30 @@ def test_a_create_that_may_have_made_a_batch_is_not_sent_again(messages_stub: Me
 @pytest.mark.parametrize(
     ("action", "replies", "needle"),
     [
-        pytest.param("poll", [error_reply(429, "rate_limit_error", "slow down")] * 3,
-                     "could not read message batch {id}: rate limited (429 rate_limit_error) after 2 retries: slow down",
-                     id="poll-429-after-retries"),
-        pytest.param("poll", [error_reply(529, "overloaded_error", "Overloaded")] * 3,
-                     "API overloaded (529 overloaded_error) after 2 retries", id="poll-529-after-retries"),
-        pytest.param("submit", [error_reply(400, "invalid_request_error", "requests.0: bad")],
-                     "could not create a message batch of 1 request(s): request rejected (400", id="submit-400"),
-        pytest.param("collect", [error_reply(500, "api_error", "disk")] * 3,
-                     "could not read message batch {id}: server error (500", id="collect-500"),
+        pytest.param(
+            "poll",
+            [error_reply(429, "rate_limit_error", "slow down")] * 3,
+            "could not read message batch {id}: rate limited (429 rate_limit_error) after 2 retries: slow down",
+            id="poll-429-after-retries",
+        ),
+        pytest.param(
+            "poll",
+            [error_reply(529, "overloaded_error", "Overloaded")] * 3,
+            "API overloaded (529 overloaded_error) after 2 retries",
+            id="poll-529-after-retries",
+        ),
+        pytest.param(
+            "submit",
+            [error_reply(400, "invalid_request_error", "requests.0: bad")],
+            "could not create a message batch of 1 request(s): request rejected (400",
+            id="submit-400",
+        ),
+        pytest.param(
+            "collect",
+            [error_reply(500, "api_error", "disk")] * 3,
+            "could not read message batch {id}: server error (500",
+            id="collect-500",
+        ),
     ],
 )
 def test_api_failures_after_retries_raise_a_clear_batch_error(
@@ -503,13 +527,20 @@ def test_unknown_batch_id_is_a_clear_error(messages_stub: MessagesStub) -> None:
     [
         pytest.param(SimpleNamespace(type="weird"), "unknown batch result type 'weird'", id="unknown-type"),
         pytest.param(None, "unknown batch result type None", id="no-result"),
-        pytest.param(SimpleNamespace(type="succeeded", message={"text": PASS_TEXT}), "answer was not a message",
-                     id="succeeded-without-a-message"),
+        pytest.param(
+            SimpleNamespace(type="succeeded", message={"text": PASS_TEXT}),
+            "answer was not a message",
+            id="succeeded-without-a-message",
+        ),
     ],
 )
 def test_unreadable_results_fail_closed(result: Any, needle: str) -> None:
     outcome = outcome_of(job("a"), result)
-    assert outcome.status == S.ERROR and needle in outcome.error and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
+    assert (
+        outcome.status == S.ERROR
+        and needle in outcome.error
+        and slot_verdict(outcome, RUBRIC.criterion_ids()) == "FAIL"
+    )
 
 
 def test_a_batch_answer_quoting_text_the_output_does_not_hold_is_refused(messages_stub: MessagesStub) -> None:

@@ -25,8 +25,11 @@ RUBRIC = load_builtin("general")
 IDS = RUBRIC.criterion_ids()
 REQUEST = ReviewRequest(rubric=RUBRIC, spec="Announce the rocket.", output="The rocket launched in 2018.")
 PASS = review_json("PASS", [(i, "PASS") for i in IDS])
-FAIL = review_json("FAIL", [(i, "FAIL" if i == "factual_accuracy" else "PASS") for i in IDS],
-                   [("factual_accuracy", "Wrong year.", "launched in 2018")])
+FAIL = review_json(
+    "FAIL",
+    [(i, "FAIL" if i == "factual_accuracy" else "PASS") for i in IDS],
+    [("factual_accuracy", "Wrong year.", "launched in 2018")],
+)
 
 
 @pytest.fixture
@@ -40,8 +43,14 @@ def client(stub: ChatStub, retries: int = 2, timeout: float = 10.0) -> openai.Op
 
 
 def reviewer(stub: ChatStub, attempts: int = 1, **kw) -> ChatReviewer:
-    return ChatReviewer("openai:gpt-5.4-mini", "gpt-5.4-mini", client(stub, **kw), answer_attempts=attempts,
-                        timeout=kw.get("timeout", 10.0), max_retries=kw.get("retries", 2))
+    return ChatReviewer(
+        "openai:gpt-5.4-mini",
+        "gpt-5.4-mini",
+        client(stub, **kw),
+        answer_attempts=attempts,
+        timeout=kw.get("timeout", 10.0),
+        max_retries=kw.get("retries", 2),
+    )
 
 
 def review(stub: ChatStub, attempts: int = 1, slot: Slot = "B", **kw):
@@ -52,8 +61,9 @@ def gate_with(outcome):
     """The gate's decision with this outcome in B and a PASS in C."""
     from santa_core.models import Review, ReviewOutcome
 
-    other = ReviewOutcome(slot="C", reviewer="claude-haiku-5-5", status=ReviewStatus.OK,
-                          review=Review.model_validate_json(PASS))
+    other = ReviewOutcome(
+        slot="C", reviewer="claude-haiku-5-5", status=ReviewStatus.OK, review=Review.model_validate_json(PASS)
+    )
     return decide(outcome, other, [], IDS, RUBRIC.advisory_ids())
 
 
@@ -64,7 +74,10 @@ def test_a_pass_is_a_verdict_with_usage_cost_and_the_exact_request(stub: ChatStu
     assert gate_with(outcome).decision == GateDecision.NICE
     # usage: cached prompt tokens apart, priced at OpenAI's rates for the model
     assert (outcome.usage.input_tokens, outcome.usage.cache_read_input_tokens, outcome.usage.output_tokens) == (
-        500, 1500, 300)
+        500,
+        1500,
+        300,
+    )
     assert outcome.cost_usd == pytest.approx(cost_usd("openai:gpt-5.4-mini", outcome.usage)) and outcome.cost_usd > 0
     body = stub.chat_calls()[0]["body"]
     assert body["model"] == "gpt-5.4-mini" and body["max_completion_tokens"] > 0
@@ -86,14 +99,18 @@ def test_a_fail_carries_its_issues_to_the_gate(stub: ChatStub) -> None:
     assert [i.evidence for i in decision.issues] == ["launched in 2018"]
 
 
-@pytest.mark.parametrize(("reply", "says"), [
-    (completion('{"verdict": "PASS", "checks": ['), "not valid JSON for the review schema"),
-    (completion(PASS[: len(PASS) // 2], finish_reason="length"), "cut off at max_tokens"),
-    (completion(None, refusal="I can't assist with that."), "refused to answer"),
-    (completion(""), "answered with no text"),
-    (completion(PASS, finish_reason="content_filter"), "content filter"),
-    (completion(PASS, finish_reason="tool_calls"), "did not finish"),
-], ids=["malformed", "length", "refusal", "empty", "content_filter", "unfinished"])
+@pytest.mark.parametrize(
+    ("reply", "says"),
+    [
+        (completion('{"verdict": "PASS", "checks": ['), "not valid JSON for the review schema"),
+        (completion(PASS[: len(PASS) // 2], finish_reason="length"), "cut off at max_tokens"),
+        (completion(None, refusal="I can't assist with that."), "refused to answer"),
+        (completion(""), "answered with no text"),
+        (completion(PASS, finish_reason="content_filter"), "content filter"),
+        (completion(PASS, finish_reason="tool_calls"), "did not finish"),
+    ],
+    ids=["malformed", "length", "refusal", "empty", "content_filter", "unfinished"],
+)
 def test_a_bad_answer_is_a_reviewer_error_kept_raw_and_costed(stub: ChatStub, reply: dict, says: str) -> None:
     stub.script(reply)
     outcome = review(stub)
@@ -150,8 +167,9 @@ def test_an_answer_holding_a_control_character_is_a_bad_answer(stub: ChatStub) -
 
 def test_a_server_without_strict_schemas_gets_strict_false_and_max_tokens(stub: ChatStub) -> None:
     stub.script(completion(PASS))
-    local = ChatReviewer("local:qwen3:32b", "qwen3:32b", client(stub), provider="local", strict=False,
-                         answer_attempts=1)
+    local = ChatReviewer(
+        "local:qwen3:32b", "qwen3:32b", client(stub), provider="local", strict=False, answer_attempts=1
+    )
     outcome = local.review(REQUEST, "C")
     body = stub.chat_calls()[0]["body"]
     assert outcome.status == ReviewStatus.OK and outcome.reviewer == "local:qwen3:32b"
@@ -164,8 +182,9 @@ def test_the_fix_agent_answers_a_plan(stub: ChatStub) -> None:
 
     stub.script(completion(fix_json([(0, "launched in 2018", "launched in 2019")])))
     fixer = ChatFixer("openai:gpt-5.5", "gpt-5.5", client(stub), answer_attempts=1)
-    issue = MergedIssue(criterion="factual_accuracy", description="Wrong year.", evidence="launched in 2018",
-                        flagged_by="B")
+    issue = MergedIssue(
+        criterion="factual_accuracy", description="Wrong year.", evidence="launched in 2018", flagged_by="B"
+    )
     answer = fixer.propose(FixRequest(spec=REQUEST.spec, output=REQUEST.output, issues=[issue]))
     assert answer.error is None and answer.plan.edits[0].after == "launched in 2019"
     body = stub.chat_calls()[0]["body"]
@@ -187,14 +206,18 @@ def _odd(mutate) -> dict:
     return body
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda b: b.update(choices=[None]),
-    lambda b: b["choices"][0].update(message=None),
-    lambda b: b["choices"][0]["message"].update(content=[{"type": "image_url", "image_url": {"url": "x"}}]),
-    lambda b: b["choices"][0]["message"].update(content=42),
-    lambda b: b.update(usage="lots"),
-    lambda b: b["usage"].update(prompt_tokens="abc"),
-], ids=["choice-null", "message-null", "content-parts", "content-int", "usage-str", "usage-tokens-str"])
+@pytest.mark.parametrize(
+    "mutate",
+    [
+        lambda b: b.update(choices=[None]),
+        lambda b: b["choices"][0].update(message=None),
+        lambda b: b["choices"][0]["message"].update(content=[{"type": "image_url", "image_url": {"url": "x"}}]),
+        lambda b: b["choices"][0]["message"].update(content=42),
+        lambda b: b.update(usage="lots"),
+        lambda b: b["usage"].update(prompt_tokens="abc"),
+    ],
+    ids=["choice-null", "message-null", "content-parts", "content-int", "usage-str", "usage-tokens-str"],
+)
 def test_an_answer_of_an_odd_shape_is_a_bad_answer_kept_raw_never_a_crash(stub: ChatStub, mutate) -> None:
     stub.script(_odd(mutate))
     outcome = review(stub)
@@ -211,11 +234,11 @@ def test_two_choices_are_no_verdict(stub: ChatStub) -> None:
     assert outcome.status == ReviewStatus.ERROR and "2 choices" in outcome.error
 
 
-@pytest.mark.parametrize("usage", [
-    {"completion_tokens": -10_000_000},
-    {"cached_tokens": 100_000_000},
-    {"prompt_tokens": 0, "completion_tokens": 0},
-], ids=["negative", "cached-above-prompt", "none-reported"])
+@pytest.mark.parametrize(
+    "usage",
+    [{"completion_tokens": -10_000_000}, {"cached_tokens": 100_000_000}, {"prompt_tokens": 0, "completion_tokens": 0}],
+    ids=["negative", "cached-above-prompt", "none-reported"],
+)
 def test_a_server_cannot_make_a_call_cheaper_than_its_upper_bound(stub: ChatStub, usage: dict) -> None:
     from santa_core.pricing import estimate_call_usd
 
@@ -249,7 +272,8 @@ NOTHING_SAID = [
 
 @pytest.mark.parametrize(("answer", "says"), NOTHING_SAID)
 def test_a_screen_answer_that_says_nothing_is_an_error_asked_again_up_to_the_attempts(
-        stub: ChatStub, answer, says: str) -> None:
+    stub: ChatStub, answer, says: str
+) -> None:
     stub.screen = answer
     screen = ChatScreen("openai:gpt-5.4-nano", "gpt-5.4-nano", client(stub), answer_attempts=3)
     result = screen.screen("Plain copy.", "output")
@@ -270,7 +294,8 @@ def test_a_screen_answer_that_says_nothing_then_the_key_is_clean(stub: ChatStub,
     answers = iter([answer, lambda body: repeat_key(as_messages_body(body))])
     stub.screen = lambda body: next(answers)(body)
     result = ChatScreen("openai:gpt-5.4-nano", "gpt-5.4-nano", client(stub), answer_attempts=3).screen(
-        "Plain copy.", "output")
+        "Plain copy.", "output"
+    )
     assert result.verdict == "clean" and result.error is None
     assert len(stub.screen_calls()) == 2 and says in result.calls[0].error and result.calls[1].error is None
 
@@ -278,8 +303,10 @@ def test_a_screen_answer_that_says_nothing_then_the_key_is_clean(stub: ChatStub,
 def test_content_sent_as_text_parts_is_read() -> None:
     with ChatStub() as stub:
         body = completion(PASS)
-        body["choices"][0]["message"]["content"] = [{"type": "text", "text": PASS[:20]}, {"type": "text",
-                                                                                          "text": PASS[20:]}]
+        body["choices"][0]["message"]["content"] = [
+            {"type": "text", "text": PASS[:20]},
+            {"type": "text", "text": PASS[20:]},
+        ]
         stub.script(body)
         assert review(stub).review.verdict == "PASS"
 

@@ -16,25 +16,47 @@ from santa_core.rubrics.learning import (
     suggestions,
 )
 
-CLAIMS = Criterion(id="no_guarantees", name="No outcome guarantees", category="compliance",
-                   pass_condition="The copy promises no outcome.", fail_signal="A result is promised.")
-TONE = Criterion(id="tone", name="Plain tone", category="style", pass_condition="Plain words.",
-                 fail_signal="Jargon.", severity="critical")
+CLAIMS = Criterion(
+    id="no_guarantees",
+    name="No outcome guarantees",
+    category="compliance",
+    pass_condition="The copy promises no outcome.",
+    fail_signal="A result is promised.",
+)
+TONE = Criterion(
+    id="tone",
+    name="Plain tone",
+    category="style",
+    pass_condition="Plain words.",
+    fail_signal="Jargon.",
+    severity="critical",
+)
 RUBRIC = Rubric(name="ads", criteria=[CLAIMS, TONE])
 DOC = RubricDocument(name="ads", version=1, criteria=[CLAIMS, TONE])
-SENTENCES = ["Your savings are guaranteed to double in {n} weeks.", "Growth of {n} % is guaranteed for every plan.",
-             "We keep costs low, and returns are guaranteed within {n} days.", "Every client is guaranteed {n} leads.",
-             "Profits are guaranteed from day {n}.", "Sign today: results guaranteed in {n} hours.",
-             "It is guaranteed: {n} new customers."]
+SENTENCES = [
+    "Your savings are guaranteed to double in {n} weeks.",
+    "Growth of {n} % is guaranteed for every plan.",
+    "We keep costs low, and returns are guaranteed within {n} days.",
+    "Every client is guaranteed {n} leads.",
+    "Profits are guaranteed from day {n}.",
+    "Sign today: results guaranteed in {n} hours.",
+    "It is guaranteed: {n} new customers.",
+]
 
 
-def failure(run_id: int, phrase: str = "guaranteed", sentence: str | None = None, criterion: str = "no_guarantees",
-            source: str = "review") -> LearningItem:
+def failure(
+    run_id: int,
+    phrase: str = "guaranteed",
+    sentence: str | None = None,
+    criterion: str = "no_guarantees",
+    source: str = "review",
+) -> LearningItem:
     """One failed round (or escape) whose issue quotes `phrase` inside a varied sentence that the text holds."""
     sentence = (sentence or SENTENCES[run_id % len(SENTENCES)]).format(n=run_id + 2).replace("guaranteed", phrase)
     text = f"Meet the plan for run {run_id}. {sentence} Call us."
-    issue = MergedIssue(criterion=criterion, description=f"promises an outcome: '{phrase}'", evidence=sentence,
-                        flagged_by="both")
+    issue = MergedIssue(
+        criterion=criterion, description=f"promises an outcome: '{phrase}'", evidence=sentence, flagged_by="both"
+    )
     return LearningItem(run_id=run_id, source=source, ref=1, text=text, issues=[issue])
 
 
@@ -45,7 +67,12 @@ def test_five_runs_on_one_phrase_make_exactly_one_forbidden_term() -> None:
     found = suggestions(RUBRIC, [failure(r) for r in range(1, 6)], NICE)
     assert len(found) == 1
     (s,) = found
-    assert (s.kind, s.criterion, s.phrase, s.runs) == ("forbidden_terms", "no_guarantees", "guaranteed", [1, 2, 3, 4, 5])
+    assert (s.kind, s.criterion, s.phrase, s.runs) == (
+        "forbidden_terms",
+        "no_guarantees",
+        "guaranteed",
+        [1, 2, 3, 4, 5],
+    )
     assert s.check == {"type": "forbidden_terms", "terms": ["guaranteed"]}
 
 
@@ -70,8 +97,12 @@ def test_two_phrases_make_two_suggestions() -> None:
 def test_a_quote_the_texts_do_not_hold_sharpens_the_pass_condition() -> None:
     # The reviewers quote the same words each time, but the texts do not hold them literally: no check could catch
     # them, so the condition the reviewers judge by gets the words instead.
-    items = [failure(r, sentence="Returns are guaranteed.").model_copy(
-        update={"text": f"Meet plan {r}. Something else entirely. Call us."}) for r in range(1, 6)]
+    items = [
+        failure(r, sentence="Returns are guaranteed.").model_copy(
+            update={"text": f"Meet plan {r}. Something else entirely. Call us."}
+        )
+        for r in range(1, 6)
+    ]
     (s,) = suggestions(RUBRIC, items, NICE)
     assert s.kind == "pass_condition" and s.check is None and s.runs == [1, 2, 3, 4, 5]
     assert s.pass_condition.startswith(CLAIMS.pass_condition)
@@ -105,8 +136,9 @@ def test_issues_a_check_flagged_or_of_unknown_criteria_count_for_nothing() -> No
     items = []
     for r in range(1, 6):
         item = failure(r)
-        items.append(item.model_copy(update={"issues": [i.model_copy(update={"flagged_by": "check"})
-                                                        for i in item.issues]}))
+        items.append(
+            item.model_copy(update={"issues": [i.model_copy(update={"flagged_by": "check"}) for i in item.issues]})
+        )
     items += [failure(r, criterion="retired_one") for r in range(11, 16)]
     items += [failure(r, criterion="injection") for r in range(21, 26)]
     assert suggestions(RUBRIC, items, NICE) == []
@@ -127,7 +159,8 @@ def test_escapes_of_one_criterion_without_a_shared_phrase_sharpen_its_condition(
 
 def test_the_key_is_stable_and_the_phrase_compared_by_its_stem() -> None:
     assert suggestion_key("ads", "no_guarantees", "forbidden_terms", "Guaranteed") == suggestion_key(
-        "ads", "no_guarantees", "forbidden_terms", "guarantees")
+        "ads", "no_guarantees", "forbidden_terms", "guarantees"
+    )
     (s,) = suggestions(RUBRIC, [failure(r) for r in range(1, 6)], NICE)
     (again,) = suggestions(RUBRIC, [failure(r) for r in range(1, 8)], NICE)
     assert s.key == again.key
@@ -172,9 +205,21 @@ def _grouped(size: int, unit: str) -> float:
     from tests.core.checks.test_linear_time import _cpu
 
     run = (unit * (size // len(unit) + 1))[:size]
-    items = [LearningItem(run_id=r, text=f"{run} guaranteed {run}", issues=[MergedIssue(
-        criterion="no_guarantees", description=f"'{run}' and 'guaranteed'", evidence=f"{run} guaranteed {run}",
-        flagged_by="both")]) for r in range(1, 6)]
+    items = [
+        LearningItem(
+            run_id=r,
+            text=f"{run} guaranteed {run}",
+            issues=[
+                MergedIssue(
+                    criterion="no_guarantees",
+                    description=f"'{run}' and 'guaranteed'",
+                    evidence=f"{run} guaranteed {run}",
+                    flagged_by="both",
+                )
+            ],
+        )
+        for r in range(1, 6)
+    ]
     return _cpu(lambda _: suggestions(RUBRIC, items, {9: run}), "", tries=2)
 
 
@@ -200,8 +245,16 @@ def _distinct(count: int, words: int, per: int = 1, seed: int = 1) -> list[Learn
     items = []
     for r in range(1, count + 1):
         quotes = [" ".join(rng.choice(vocabulary) for _ in range(words)) for _ in range(per)]
-        items.append(LearningItem(run_id=r, ref=1, text=f"Intro. {'. '.join(quotes)}. Outro.", issues=[
-            MergedIssue(criterion="no_guarantees", description=q, evidence=q, flagged_by="both") for q in quotes]))
+        items.append(
+            LearningItem(
+                run_id=r,
+                ref=1,
+                text=f"Intro. {'. '.join(quotes)}. Outro.",
+                issues=[
+                    MergedIssue(criterion="no_guarantees", description=q, evidence=q, flagged_by="both") for q in quotes
+                ],
+            )
+        )
     return items
 
 
@@ -213,7 +266,8 @@ def _learning_cpu(items: list[LearningItem], nice: dict[int, str] = NICE) -> flo
 
 @pytest.mark.parametrize(("items", "per"), [((30, 300), (1, 1)), ((30, 30), (1, 10))], ids=["items", "issues"])
 def test_ten_times_the_issues_cost_at_most_twenty_times_the_time(
-        monkeypatch: pytest.MonkeyPatch, items: tuple[int, int], per: tuple[int, int]) -> None:
+    monkeypatch: pytest.MonkeyPatch, items: tuple[int, int], per: tuple[int, int]
+) -> None:
     """rev2: 400 items took 21 s (quadratic in the issues). Past MAX_ISSUES issues, from the newest items, nothing
     more is read: ten times the rounds, or rounds of ten issues each (a smaller cap keeps the test quick;
     bench/rubric_learning.py times the real one)."""
@@ -231,12 +285,14 @@ def test_grouping_reads_a_quote_and_the_text_around_it_at_most_max_evidence_char
     from santa_core.rubrics.learning import _items
 
     long, sentence = "x " * 3_000, "Your savings are guaranteed to double."
-    item = LearningItem(run_id=1, text=f"{long}{sentence} {long}", issues=[MergedIssue(
-        criterion="no_guarantees", description=long, evidence=sentence, flagged_by="both")])
+    item = LearningItem(
+        run_id=1,
+        text=f"{long}{sentence} {long}",
+        issues=[MergedIssue(criterion="no_guarantees", description=long, evidence=sentence, flagged_by="both")],
+    )
     (kept,) = _items([item], {"no_guarantees": CLAIMS})
     assert len(kept.text) <= MAX_EVIDENCE_CHARS and "guaranteed to double" in kept.text
-    assert all(len(i.evidence) <= MAX_EVIDENCE_CHARS and len(i.description) <= MAX_EVIDENCE_CHARS
-               for i in kept.issues)
+    assert all(len(i.evidence) <= MAX_EVIDENCE_CHARS and len(i.description) <= MAX_EVIDENCE_CHARS for i in kept.issues)
 
 
 def test_grouping_weighs_phrases_against_the_newest_clean_text_up_to_max_clean_chars() -> None:

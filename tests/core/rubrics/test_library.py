@@ -159,9 +159,7 @@ BROKEN = [
         id="unknown-field",
     ),
     pytest.param(
-        GOOD_YAML.replace("id: first", "id: First Item"),
-        "criteria[0].id: string should match pattern",
-        id="bad-id",
+        GOOD_YAML.replace("id: first", "id: First Item"), "criteria[0].id: string should match pattern", id="bad-id"
     ),
     pytest.param(
         GOOD_YAML + GOOD_YAML.split("criteria:\n")[1],
@@ -193,7 +191,9 @@ BROKEN = [
     pytest.param("name: x\n  bad: indent\n", "(line 2)", id="yaml-syntax-line"),
     pytest.param("- just\n- a list\n", "(top level): expected a mapping", id="not-a-mapping"),
     pytest.param("", "(top level): expected a mapping", id="empty-file"),
-    pytest.param("name: x\ncriteria: []\n", "criteria: a rubric needs at least one active criterion (line 2)", id="no-criteria"),
+    pytest.param(
+        "name: x\ncriteria: []\n", "criteria: a rubric needs at least one active criterion (line 2)", id="no-criteria"
+    ),
 ]
 
 
@@ -254,29 +254,62 @@ ONE = "  - id: a\n    name: A\n    category: c\n    pass_condition: p\n    fail_
 @pytest.mark.parametrize(
     ("text", "fmt", "message"),
     [
-        pytest.param("name: x\ndescription: \"a\x7f\"\ncriteria:\n" + ONE, "yaml",
-                     "character U+007F is not allowed in a YAML file", id="yaml-control-character"),
-        pytest.param("name: x\ncriteria:\n  - id: a\n    name: A\n    category: c\n    pass_condition: p\n"
-                     "    pass_condition: q\n    fail_signal: f\n", "yaml",
-                     "criteria[0].pass_condition: given twice; keep one (line 7)", id="yaml-duplicate-key"),
-        pytest.param('{"name": "x", "name": "y", "criteria": []}', "json", "name: given twice", id="json-duplicate-key"),
-        pytest.param('{\n\t"name": "x",\n\t"criteria": [\n\t\t{"id": "a", "name": "A",\n\t\t"category": "c",'
-                     ' "pass_condition": "p"}\n\t]\n}', "json",
-                     "criteria[0].fail_signal: field required (line 4)", id="json-tabs-keep-the-line"),
-        pytest.param("name: x\ncriteria:\n  - id: a\n    name: &n A\n    category: c\n    pass_condition: *n\n"
-                     "    fail_signal: f\n", "yaml", "aliases (*name) are not allowed in a rubric file (line 6)",
-                     id="yaml-alias-refused"),
-        pytest.param("name: x\nversion: 3000000000\ncriteria:\n" + ONE, "yaml",
-                     "version: input should be less than or equal to 2147483647 (line 2)", id="version-too-big"),
+        pytest.param(
+            'name: x\ndescription: "a\x7f"\ncriteria:\n' + ONE,
+            "yaml",
+            "character U+007F is not allowed in a YAML file",
+            id="yaml-control-character",
+        ),
+        pytest.param(
+            "name: x\ncriteria:\n  - id: a\n    name: A\n    category: c\n    pass_condition: p\n"
+            "    pass_condition: q\n    fail_signal: f\n",
+            "yaml",
+            "criteria[0].pass_condition: given twice; keep one (line 7)",
+            id="yaml-duplicate-key",
+        ),
+        pytest.param(
+            '{"name": "x", "name": "y", "criteria": []}', "json", "name: given twice", id="json-duplicate-key"
+        ),
+        pytest.param(
+            '{\n\t"name": "x",\n\t"criteria": [\n\t\t{"id": "a", "name": "A",\n\t\t"category": "c",'
+            ' "pass_condition": "p"}\n\t]\n}',
+            "json",
+            "criteria[0].fail_signal: field required (line 4)",
+            id="json-tabs-keep-the-line",
+        ),
+        pytest.param(
+            "name: x\ncriteria:\n  - id: a\n    name: &n A\n    category: c\n    pass_condition: *n\n"
+            "    fail_signal: f\n",
+            "yaml",
+            "aliases (*name) are not allowed in a rubric file (line 6)",
+            id="yaml-alias-refused",
+        ),
+        pytest.param(
+            "name: x\nversion: 3000000000\ncriteria:\n" + ONE,
+            "yaml",
+            "version: input should be less than or equal to 2147483647 (line 2)",
+            id="version-too-big",
+        ),
         pytest.param("name: base\ncriteria:\n" + ONE, "yaml", "'base' is reserved", id="reserved-name"),
-        pytest.param("name: x\nversion: true\ncriteria:\n" + ONE, "yaml", "version: input should be a valid integer",
-                     id="version-boolean"),
-        pytest.param('{"name": "x",\n"description": "a\u2028b\u2029c",\n"criteria": [\n{"id": "a", "name": "A",\n'
-                     '"category": "c", "pass_condition": "p", "severity": "blocker",\n"fail_signal": "f"}]}', "json",
-                     "criteria[0].severity: input should be 'critical' or 'suggestion' (line 5)",
-                     id="json-line-separators-do-not-shift-lines"),
-        pytest.param("name: x\ncriteria:\n" + ONE.replace("name: A", "name: '   '"), "yaml",
-                     "criteria[0].name: must not be blank", id="blank-name"),
+        pytest.param(
+            "name: x\nversion: true\ncriteria:\n" + ONE,
+            "yaml",
+            "version: input should be a valid integer",
+            id="version-boolean",
+        ),
+        pytest.param(
+            '{"name": "x",\n"description": "a\u2028b\u2029c",\n"criteria": [\n{"id": "a", "name": "A",\n'
+            '"category": "c", "pass_condition": "p", "severity": "blocker",\n"fail_signal": "f"}]}',
+            "json",
+            "criteria[0].severity: input should be 'critical' or 'suggestion' (line 5)",
+            id="json-line-separators-do-not-shift-lines",
+        ),
+        pytest.param(
+            "name: x\ncriteria:\n" + ONE.replace("name: A", "name: '   '"),
+            "yaml",
+            "criteria[0].name: must not be blank",
+            id="blank-name",
+        ),
     ],
 )
 def test_bad_files_are_refused_with_field_and_line(text: str, fmt: str, message: str) -> None:

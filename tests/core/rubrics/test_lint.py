@@ -163,7 +163,9 @@ def test_rule_fires(
         pytest.param(draft(crit(id="other_fact")), (PARENT,), id="id-not-used-by-parent"),
         pytest.param(draft(), (PARENT,), id="no-own-criteria-but-inherited"),
         pytest.param(
-            draft(crit(retired=True, pass_condition="The copy is engaging."), other()), (), id="retired-skips-wording-rules"
+            draft(crit(retired=True, pass_condition="The copy is engaging."), other()),
+            (),
+            id="retired-skips-wording-rules",
         ),
         pytest.param(draft(crit(check={"type": "forbidden_terms", "terms": ["risk-free"]})), (), id="valid-check"),
         pytest.param(
@@ -342,14 +344,30 @@ def test_a_vague_word_defined_after_a_colon_is_not_flagged(text: str) -> None:
 @pytest.mark.parametrize(
     ("field", "text", "words"),
     [
-        pytest.param("pass_condition", "Maybe include a link to the offer where possible.", ["maybe", "where possible"],
-                     id="maybe-where-possible"),
-        pytest.param("pass_condition", "At least 3 links, where-possible.", ["where possible"],
-                     id="a-number-does-not-make-a-hedge-objective"),
-        pytest.param("fail_signal", "Prices as   appropriate; ideally in euros.", ["as appropriate", "ideally"],
-                     id="fail-signal-too"),
-        pytest.param("pass_condition", "Tone is calm: perhaps no exclamation marks.", ["perhaps"],
-                     id="a-colon-does-not-define-a-hedge"),
+        pytest.param(
+            "pass_condition",
+            "Maybe include a link to the offer where possible.",
+            ["maybe", "where possible"],
+            id="maybe-where-possible",
+        ),
+        pytest.param(
+            "pass_condition",
+            "At least 3 links, where-possible.",
+            ["where possible"],
+            id="a-number-does-not-make-a-hedge-objective",
+        ),
+        pytest.param(
+            "fail_signal",
+            "Prices as   appropriate; ideally in euros.",
+            ["as appropriate", "ideally"],
+            id="fail-signal-too",
+        ),
+        pytest.param(
+            "pass_condition",
+            "Tone is calm: perhaps no exclamation marks.",
+            ["perhaps"],
+            id="a-colon-does-not-define-a-hedge",
+        ),
     ],
 )
 def test_hedged_wording_is_flagged_in_both_fields(field: str, text: str, words: list[str]) -> None:

@@ -49,17 +49,30 @@ def test_the_mark_is_written_only_where_it_is_set() -> None:
 
 
 def _draft(**kw: object) -> RubricDraft:
-    c = CriterionDraft(id="apr", name="APR", category="compliance", pass_condition="The APR appears as a percentage.",
-                       fail_signal="No APR.", third_reviewer=True, **kw)
-    return RubricDraft(name="loans", domain="finance", criteria=[c, c.model_copy(update={"id": "b", "retired": False,
-                                                                                       "third_reviewer": False})])
+    c = CriterionDraft(
+        id="apr",
+        name="APR",
+        category="compliance",
+        pass_condition="The APR appears as a percentage.",
+        fail_signal="No APR.",
+        third_reviewer=True,
+        **kw,
+    )
+    return RubricDraft(
+        name="loans",
+        domain="finance",
+        criteria=[c, c.model_copy(update={"id": "b", "retired": False, "third_reviewer": False})],
+    )
 
 
-@pytest.mark.parametrize(("kw", "warned"), [
-    pytest.param({}, None, id="critical-is-fine"),
-    pytest.param({"severity": "suggestion"}, "never blocks", id="on-a-suggestion"),
-    pytest.param({"retired": True}, "retired", id="on-a-retired-criterion"),
-])
+@pytest.mark.parametrize(
+    ("kw", "warned"),
+    [
+        pytest.param({}, None, id="critical-is-fine"),
+        pytest.param({"severity": "suggestion"}, "never blocks", id="on-a-suggestion"),
+        pytest.param({"retired": True}, "retired", id="on-a-retired-criterion"),
+    ],
+)
 def test_the_linter_warns_where_a_third_reviewer_buys_nothing(kw: dict, warned: str | None) -> None:
     found = [f for f in lint(_draft(**kw)) if f.field == "third_reviewer"]
     assert [f.level for f in found] == ([] if warned is None else ["warning"])

@@ -24,16 +24,23 @@ def st(status: S, rnd: int = 1, cap: int = 3, note: str = "") -> RunState:
         pytest.param(st(S.RUNNING), e.Gate(NAUGHTY), S.RUNNING, 1, None, id="naughty-goes-to-fix"),
         pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY), S.ESCALATED, 3, Why.ROUND_CAP, id="cap-after-3"),
         pytest.param(st(S.RUNNING, 2), e.Gate(NAUGHTY), S.RUNNING, 2, None, id="round-2-still-fixes"),
-        pytest.param(st(S.RUNNING), e.Gate(NAUGHTY, reviewer_error=True), S.ESCALATED, 1, Why.REVIEWER_ERROR,
-                     id="reviewer-error"),
-        pytest.param(st(S.RUNNING), e.Gate(NAUGHTY, injection=True), S.ESCALATED, 1, Why.INJECTION,
-                     id="injection"),
+        pytest.param(
+            st(S.RUNNING), e.Gate(NAUGHTY, reviewer_error=True), S.ESCALATED, 1, Why.REVIEWER_ERROR, id="reviewer-error"
+        ),
+        pytest.param(st(S.RUNNING), e.Gate(NAUGHTY, injection=True), S.ESCALATED, 1, Why.INJECTION, id="injection"),
         pytest.param(st(S.RUNNING), e.BudgetExceeded(), S.ESCALATED, 1, Why.BUDGET, id="budget"),
         pytest.param(st(S.RUNNING), e.ProposalReady(applied=2), S.AWAITING_APPROVAL, 1, None, id="proposal"),
-        pytest.param(st(S.RUNNING), e.ProposalReady(applied=1, auto_approve=True), S.RUNNING, 2, None,
-                     id="auto-approve-next-round"),
-        pytest.param(st(S.RUNNING), e.ProposalReady(applied=0), S.ESCALATED, 1, Why.FIX_FAILED,
-                     id="no-applicable-edit"),
+        pytest.param(
+            st(S.RUNNING),
+            e.ProposalReady(applied=1, auto_approve=True),
+            S.RUNNING,
+            2,
+            None,
+            id="auto-approve-next-round",
+        ),
+        pytest.param(
+            st(S.RUNNING), e.ProposalReady(applied=0), S.ESCALATED, 1, Why.FIX_FAILED, id="no-applicable-edit"
+        ),
         pytest.param(st(S.AWAITING_APPROVAL), e.Approve(), S.QUEUED, 2, None, id="approve"),
         pytest.param(st(S.AWAITING_APPROVAL), e.Reject(), S.ESCALATED, 1, Why.REJECTED_FIX, id="reject"),
         pytest.param(st(S.RUNNING), e.NeedHumanReview(), S.AWAITING_HUMAN_REVIEW, 1, None, id="need-person"),
@@ -68,8 +75,19 @@ def test_full_loop_three_naughty_rounds_escalate_on_the_cap() -> None:
     assert (state.status, state.round, state.escalation_reason) == (S.ESCALATED, 3, Why.ROUND_CAP)
 
 
-ALL_EVENTS = [e.Claim(), e.NeedHumanReview(), e.HumanReviewSubmitted(), e.Gate(NICE), e.ProposalReady(1),
-              e.Approve(), e.Reject(), e.BudgetExceeded(), e.Interrupt(), e.Resume(), e.Resolve("reject")]
+ALL_EVENTS = [
+    e.Claim(),
+    e.NeedHumanReview(),
+    e.HumanReviewSubmitted(),
+    e.Gate(NICE),
+    e.ProposalReady(1),
+    e.Approve(),
+    e.Reject(),
+    e.BudgetExceeded(),
+    e.Interrupt(),
+    e.Resume(),
+    e.Resolve("reject"),
+]
 
 
 @pytest.mark.parametrize("status", [pytest.param(s, id=s.value) for s in S])
@@ -88,15 +106,28 @@ SAMPLE = RunState(status=S.RUNNING, round=1, max_rounds=1, round_cap=1, review_o
 """A batch sample's review: one round, no fix, no escalation."""
 
 
-@pytest.mark.parametrize(("gate", "status", "note"), [
-    pytest.param(e.Gate(NICE), S.SHIPPED, "both reviewers PASS", id="nice-ships"),
-    pytest.param(e.Gate(NAUGHTY), S.SAMPLED, "batch sample: NAUGHTY", id="naughty-is-sampled-not-fixed"),
-    pytest.param(e.Gate(NAUGHTY, disagreement=True), S.SAMPLED, "batch sample: NAUGHTY", id="no-disagreement-escalation"),
-    pytest.param(e.Gate(NAUGHTY, reviewer_error=True), S.SAMPLED, f"batch sample: {e.REVIEWER_FAILED}",
-                 id="reviewer-error-is-sampled"),
-    pytest.param(e.Gate(NAUGHTY, injection=True), S.SAMPLED,
-                 "batch sample: text addressing the reviewer was detected", id="injection-is-sampled"),
-])
+@pytest.mark.parametrize(
+    ("gate", "status", "note"),
+    [
+        pytest.param(e.Gate(NICE), S.SHIPPED, "both reviewers PASS", id="nice-ships"),
+        pytest.param(e.Gate(NAUGHTY), S.SAMPLED, "batch sample: NAUGHTY", id="naughty-is-sampled-not-fixed"),
+        pytest.param(
+            e.Gate(NAUGHTY, disagreement=True), S.SAMPLED, "batch sample: NAUGHTY", id="no-disagreement-escalation"
+        ),
+        pytest.param(
+            e.Gate(NAUGHTY, reviewer_error=True),
+            S.SAMPLED,
+            f"batch sample: {e.REVIEWER_FAILED}",
+            id="reviewer-error-is-sampled",
+        ),
+        pytest.param(
+            e.Gate(NAUGHTY, injection=True),
+            S.SAMPLED,
+            "batch sample: text addressing the reviewer was detected",
+            id="injection-is-sampled",
+        ),
+    ],
+)
 def test_a_batch_sample_review_ends_after_its_gate(gate: e.Gate, status: S, note: str) -> None:
     after = e.advance(SAMPLE, gate)
     assert (after.status, after.round, after.escalation_reason, after.note) == (status, 1, None, note)
@@ -123,22 +154,50 @@ def test_a_person_fixing_always_gets_the_approval_step() -> None:
 @pytest.mark.parametrize(
     ("before", "gate", "status", "reason"),
     [
-        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, disagreement=True), S.ESCALATED, Why.DISAGREEMENT,
-                     id="cap-with-disagreement"),
-        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, disagreement=False), S.ESCALATED, Why.ROUND_CAP,
-                     id="cap-without-disagreement"),
-        pytest.param(st(S.RUNNING, 1), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None,
-                     id="below-cap-still-fixing"),
-        pytest.param(st(S.RUNNING, 2), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None,
-                     id="one-below-cap-still-fixing"),
-        pytest.param(st(S.RUNNING, 4, cap=4), e.Gate(NAUGHTY, disagreement=True), S.ESCALATED, Why.DISAGREEMENT,
-                     id="raised-cap-after-rereview"),
-        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, reviewer_error=True, disagreement=True), S.ESCALATED,
-                     Why.REVIEWER_ERROR, id="reviewer-error-comes-first"),
-        pytest.param(st(S.RUNNING, 3), e.Gate(NAUGHTY, injection=True, disagreement=True), S.ESCALATED,
-                     Why.INJECTION, id="injection-comes-first"),
-        pytest.param(st(S.RUNNING, 3), e.Gate(NICE, disagreement=True), S.SHIPPED, None,
-                     id="nice-ships-whatever-the-flag"),
+        pytest.param(
+            st(S.RUNNING, 3),
+            e.Gate(NAUGHTY, disagreement=True),
+            S.ESCALATED,
+            Why.DISAGREEMENT,
+            id="cap-with-disagreement",
+        ),
+        pytest.param(
+            st(S.RUNNING, 3),
+            e.Gate(NAUGHTY, disagreement=False),
+            S.ESCALATED,
+            Why.ROUND_CAP,
+            id="cap-without-disagreement",
+        ),
+        pytest.param(
+            st(S.RUNNING, 1), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None, id="below-cap-still-fixing"
+        ),
+        pytest.param(
+            st(S.RUNNING, 2), e.Gate(NAUGHTY, disagreement=True), S.RUNNING, None, id="one-below-cap-still-fixing"
+        ),
+        pytest.param(
+            st(S.RUNNING, 4, cap=4),
+            e.Gate(NAUGHTY, disagreement=True),
+            S.ESCALATED,
+            Why.DISAGREEMENT,
+            id="raised-cap-after-rereview",
+        ),
+        pytest.param(
+            st(S.RUNNING, 3),
+            e.Gate(NAUGHTY, reviewer_error=True, disagreement=True),
+            S.ESCALATED,
+            Why.REVIEWER_ERROR,
+            id="reviewer-error-comes-first",
+        ),
+        pytest.param(
+            st(S.RUNNING, 3),
+            e.Gate(NAUGHTY, injection=True, disagreement=True),
+            S.ESCALATED,
+            Why.INJECTION,
+            id="injection-comes-first",
+        ),
+        pytest.param(
+            st(S.RUNNING, 3), e.Gate(NICE, disagreement=True), S.SHIPPED, None, id="nice-ships-whatever-the-flag"
+        ),
     ],
 )
 def test_disagreement_at_the_round_cap(before: RunState, gate: e.Gate, status: S, reason: Why | None) -> None:

@@ -36,11 +36,13 @@ def test_bad_edits_are_rejected_and_text_unchanged(edit: FixEdit, reason: str) -
 
 
 def test_good_edits_apply_and_overlaps_are_rejected() -> None:
-    plan = FixPlan(edits=[
-        FixEdit(issue=1, before="Buy now!", after="Buy now at https://acme.example!"),
-        FixEdit(issue=0, before="in 2019", after="in 2018"),
-        FixEdit(issue=0, before="2019, Acme", after="2017, Acme"),
-    ])
+    plan = FixPlan(
+        edits=[
+            FixEdit(issue=1, before="Buy now!", after="Buy now at https://acme.example!"),
+            FixEdit(issue=0, before="in 2019", after="in 2018"),
+            FixEdit(issue=0, before="2019, Acme", after="2017, Acme"),
+        ]
+    )
     new, applied, rejected = apply_plan(TEXT, plan, ISSUES)
     assert new == "Founded in 2018, Acme sells rockets.\nBuy now at https://acme.example!\n"
     assert len(applied) == 2 and "overlaps" in rejected[0].reason
@@ -57,12 +59,19 @@ REFUNDS = "Our plan costs 10 dollars. Refunds within 30 days. Support answers in
 @pytest.mark.parametrize(
     "edit",
     [
-        pytest.param(FixEdit(issue=0, before="Our plan costs 10 dollars. Refunds within 30 days. Support answers in one hour.",
-                             after="Our plan costs 12 dollars. No refunds. Support answers in a day."),
-                     id="evidence-plus-two-unflagged-sentences"),
+        pytest.param(
+            FixEdit(
+                issue=0,
+                before="Our plan costs 10 dollars. Refunds within 30 days. Support answers in one hour.",
+                after="Our plan costs 12 dollars. No refunds. Support answers in a day.",
+            ),
+            id="evidence-plus-two-unflagged-sentences",
+        ),
         pytest.param(FixEdit(issue=0, before="Refunds within 30 days", after="No refunds"), id="another-sentence"),
-        pytest.param(FixEdit(issue=0, before="10 dollars. Refunds", after="12 dollars. No refunds"),
-                     id="running-into-the-next-sentence"),
+        pytest.param(
+            FixEdit(issue=0, before="10 dollars. Refunds", after="12 dollars. No refunds"),
+            id="running-into-the-next-sentence",
+        ),
         pytest.param(FixEdit(issue=0, before="hour.\nCall", after="hour. Do not call"), id="across-a-line-break"),
     ],
 )
@@ -87,17 +96,25 @@ def test_an_edit_anywhere_inside_the_flagged_sentence_applies() -> None:
     "issue",
     [
         pytest.param(MergedIssue(criterion="tone", description="too flat", flagged_by="B"), id="no-evidence"),
-        pytest.param(MergedIssue(criterion="facts", description="refund period", evidence="Refunds are within 60 days",
-                                 flagged_by="C"), id="paraphrased-evidence"),
-        pytest.param(MergedIssue(criterion="secrets", description="key", evidence="sk-…redacted…", flagged_by="check"),
-                     id="redacted-evidence"),
+        pytest.param(
+            MergedIssue(
+                criterion="facts", description="refund period", evidence="Refunds are within 60 days", flagged_by="C"
+            ),
+            id="paraphrased-evidence",
+        ),
+        pytest.param(
+            MergedIssue(criterion="secrets", description="key", evidence="sk-…redacted…", flagged_by="check"),
+            id="redacted-evidence",
+        ),
     ],
 )
 def test_an_unanchored_issue_gets_no_automatic_edit(issue: MergedIssue) -> None:
-    plan = FixPlan(edits=[
-        FixEdit(issue=0, before="Refunds within 30 days", after="No refunds"),
-        FixEdit(issue=0, before=REFUNDS, after="Completely rewritten."),
-    ])
+    plan = FixPlan(
+        edits=[
+            FixEdit(issue=0, before="Refunds within 30 days", after="No refunds"),
+            FixEdit(issue=0, before=REFUNDS, after="Completely rewritten."),
+        ]
+    )
     new, applied, rejected = apply_plan(REFUNDS, plan, [issue])
     assert new == REFUNDS and applied == []
     assert all("unanchored" in r.reason for r in rejected)
@@ -123,10 +140,15 @@ def test_for_code_the_scope_is_the_line() -> None:
 
 
 def test_issue_fixes_say_per_issue_what_the_proposal_did() -> None:
-    issues = [YEAR, LINK, MergedIssue(criterion="tone", description="flat", flagged_by="C"),
-              MergedIssue(criterion="facts", description="name", evidence="Acme sells", flagged_by="B")]
-    plan = FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2018"),
-                          FixEdit(issue=1, before="Buy now!\n", after="x")])  # crosses the line break: refused
+    issues = [
+        YEAR,
+        LINK,
+        MergedIssue(criterion="tone", description="flat", flagged_by="C"),
+        MergedIssue(criterion="facts", description="name", evidence="Acme sells", flagged_by="B"),
+    ]
+    plan = FixPlan(
+        edits=[FixEdit(issue=0, before="in 2019", after="in 2018"), FixEdit(issue=1, before="Buy now!\n", after="x")]
+    )  # crosses the line break: refused
     proposal = propose_fix(FunctionFixer("f", lambda r: plan), "spec", TEXT, issues)
     fixes = issue_fixes(proposal)
     assert [(f.number, f.state) for f in fixes] == [(1, "fixed"), (2, "failed"), (3, "unanchored"), (4, "not fixed")]
@@ -153,8 +175,10 @@ def test_many_small_edits_cannot_add_up_to_a_rewrite() -> None:
 
 def test_half_the_output_is_the_most_a_plan_may_replace() -> None:
     text = "".join(f"<{i:02d}>" + "x" * 45 + "\n" for i in range(20))  # 1,000 characters
-    issues = [MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>xxx", flagged_by="B")
-              for i in range(20)]
+    issues = [
+        MergedIssue(criterion=f"c{i}", description=f"problem {i}", evidence=f"<{i:02d}>xxx", flagged_by="B")
+        for i in range(20)
+    ]
     plan = FixPlan(edits=[FixEdit(issue=i, before=f"<{i:02d}>" + "x" * 45, after="y") for i in range(20)])
     _, applied, rejected = apply_plan(text, plan, issues)
     assert len(applied) == 10 and "over 500 characters" in rejected[0].reason
@@ -175,13 +199,40 @@ def sentence_partition_holds(text: str) -> bool:
     return covered == re.sub(r"\r\n|[\n\r\v\f\x1c-\x1e\x85\u2028\u2029]", "", text) and all(s < e for s, e in spans)
 
 
-WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we", "a",
-                         "No", "3.5", "e.g.", "U.S.", "v1.2.3", "退款"])
-SENTENCE = st.lists(WORDS, min_size=1, max_size=6).map(" ".join).flatmap(
-    lambda body: st.sampled_from([".", "!", "?", "", "。", ".**", ".[1]", '."']).map(lambda end: body + end))
-TEXTS = st.lists(st.tuples(SENTENCE, st.sampled_from([" ", "  ", "\n", "\r\n", " \n", "", "\r", "\u00a0", "\u2028",
-                                                      "\u2029", "\u3000"])), min_size=1, max_size=8).map(
-    lambda parts: "".join(s + sep for s, sep in parts))
+WORDS = st.sampled_from(
+    [
+        "Acme",
+        "ships",
+        "rockets",
+        "in",
+        "2019",
+        "refunds",
+        "30",
+        "days",
+        "free",
+        "now",
+        "we",
+        "a",
+        "No",
+        "3.5",
+        "e.g.",
+        "U.S.",
+        "v1.2.3",
+        "退款",
+    ]
+)
+SENTENCE = (
+    st.lists(WORDS, min_size=1, max_size=6)
+    .map(" ".join)
+    .flatmap(lambda body: st.sampled_from([".", "!", "?", "", "。", ".**", ".[1]", '."']).map(lambda end: body + end))
+)
+TEXTS = st.lists(
+    st.tuples(
+        SENTENCE, st.sampled_from([" ", "  ", "\n", "\r\n", " \n", "", "\r", "\u00a0", "\u2028", "\u2029", "\u3000"])
+    ),
+    min_size=1,
+    max_size=8,
+).map(lambda parts: "".join(s + sep for s, sep in parts))
 
 
 def flagged_and_kept(text: str, issues: list[MergedIssue]) -> list[str]:
@@ -208,12 +259,23 @@ def test_an_adversarial_fix_agent_changes_nothing_outside_the_flagged_sentences(
         end = data.draw(st.integers(start + 1, min(len(text), start + 40)))
         return text[start:end]
 
-    issues = [MergedIssue(criterion="c", description="d", flagged_by="B",
-                          evidence=data.draw(st.one_of(st.just(""), st.just("not in the text"), st.builds(quote))))
-              for _ in range(data.draw(st.integers(1, 3)))]
-    edits = [FixEdit(issue=data.draw(st.integers(-1, len(issues))), before=quote(),
-                     after=data.draw(st.text(alphabet="xyz .\n", max_size=30)))
-             for _ in range(data.draw(st.integers(0, 6)))]
+    issues = [
+        MergedIssue(
+            criterion="c",
+            description="d",
+            flagged_by="B",
+            evidence=data.draw(st.one_of(st.just(""), st.just("not in the text"), st.builds(quote))),
+        )
+        for _ in range(data.draw(st.integers(1, 3)))
+    ]
+    edits = [
+        FixEdit(
+            issue=data.draw(st.integers(-1, len(issues))),
+            before=quote(),
+            after=data.draw(st.text(alphabet="xyz .\n", max_size=30)),
+        )
+        for _ in range(data.draw(st.integers(0, 6)))
+    ]
     proposal = propose_fix(FunctionFixer("adversary", lambda r: FixPlan(edits=edits)), "spec", text, issues)
     pattern = "".join(".*?" if piece is None else re.escape(piece) for piece in flagged_and_kept(text, issues))
     assert re.fullmatch(pattern, proposal.proposed_text, flags=re.DOTALL), (text, issues, edits)
@@ -230,10 +292,14 @@ def test_an_adversarial_fix_agent_changes_nothing_outside_the_flagged_sentences(
 # the words after it; the fix may change nothing outside the flagged sentences (each with the space
 # after it), whatever the adversary edits.
 
-PLAIN_WORDS = st.sampled_from(["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we",
-                               "a", "No", "退款"])
-LABELLED = st.lists(st.tuples(st.lists(PLAIN_WORDS, max_size=5), st.sampled_from([".", "!", "?"]),
-                              st.sampled_from([" ", "\n"])), min_size=2, max_size=6)
+PLAIN_WORDS = st.sampled_from(
+    ["Acme", "ships", "rockets", "in", "2019", "refunds", "30", "days", "free", "now", "we", "a", "No", "退款"]
+)
+LABELLED = st.lists(
+    st.tuples(st.lists(PLAIN_WORDS, max_size=5), st.sampled_from([".", "!", "?"]), st.sampled_from([" ", "\n"])),
+    min_size=2,
+    max_size=6,
+)
 
 
 def labelled_text(parts: list[tuple[list[str], str, str]]) -> tuple[str, list[tuple[int, int]], list[list[str]]]:
@@ -251,23 +317,36 @@ def labelled_text(parts: list[tuple[list[str], str, str]]) -> tuple[str, list[tu
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), parts=LABELLED)
 def test_an_adversarial_fix_agent_changes_nothing_outside_hand_labelled_flagged_sentences(
-        data: st.DataObject, parts: list[tuple[list[str], str, str]]) -> None:
+    data: st.DataObject, parts: list[tuple[list[str], str, str]]
+) -> None:
     text, spans, words = labelled_text(parts)
     flagged = sorted(data.draw(st.sets(st.integers(0, len(spans) - 1), min_size=1, max_size=2)))
-    issues = [MergedIssue(criterion="c", description="d", flagged_by="B",
-                          evidence=" ".join(words[i][:data.draw(st.integers(1, len(words[i])))])) for i in flagged]
+    issues = [
+        MergedIssue(
+            criterion="c",
+            description="d",
+            flagged_by="B",
+            evidence=" ".join(words[i][: data.draw(st.integers(1, len(words[i])))]),
+        )
+        for i in flagged
+    ]
 
     def quote() -> str:
         start = data.draw(st.integers(0, len(text) - 1))
-        return text[start:data.draw(st.integers(start + 1, min(len(text), start + 40)))]
+        return text[start : data.draw(st.integers(start + 1, min(len(text), start + 40)))]
 
-    edits = [FixEdit(issue=data.draw(st.integers(0, len(issues) - 1)), before=quote(),
-                     after=data.draw(st.text(alphabet="xyz .\n", max_size=30)))
-             for _ in range(data.draw(st.integers(1, 6)))]
+    edits = [
+        FixEdit(
+            issue=data.draw(st.integers(0, len(issues) - 1)),
+            before=quote(),
+            after=data.draw(st.text(alphabet="xyz .\n", max_size=30)),
+        )
+        for _ in range(data.draw(st.integers(1, 6)))
+    ]
     proposal = propose_fix(FunctionFixer("adversary", lambda r: FixPlan(edits=edits)), "spec", text, issues)
     kept, cursor = [], 0  # the text outside the flagged sentences, which must come back in order, untouched
     for i in flagged:
-        kept.append(re.escape(text[cursor:spans[i][0]]))
+        kept.append(re.escape(text[cursor : spans[i][0]]))
         cursor = spans[i][1]
     kept.append(re.escape(text[cursor:]))
     assert re.fullmatch(".*?".join(kept), proposal.proposed_text, flags=re.DOTALL), (text, issues, edits)

@@ -10,14 +10,16 @@ from santa_core.models import FixEdit, FixPlan, MergedIssue
 from santa_core.reviewers.doubles import FunctionFixer
 from santa_core.run.fixer import issue_fixes, judge_text, propose_fix, take_edit
 
-TEXT = ("Studies show freelancers who budget weekly save more. With Brightline you are guaranteed to never miss a "
-        "tax payment again. Try it free for 30 days - it's completely risk-free.")
-ISSUES = [MergedIssue(criterion="facts", description="appeal to studies", evidence="Studies show", flagged_by="both"),
-          MergedIssue(criterion="facts", description="guarantee", evidence="guaranteed to never miss",
-                      flagged_by="both"),
-          MergedIssue(criterion="facts", description="risk-free claim", evidence="completely risk-free",
-                      flagged_by="both"),
-          MergedIssue(criterion="tone", description="too pushy", evidence="", flagged_by="B")]
+TEXT = (
+    "Studies show freelancers who budget weekly save more. With Brightline you are guaranteed to never miss a "
+    "tax payment again. Try it free for 30 days - it's completely risk-free."
+)
+ISSUES = [
+    MergedIssue(criterion="facts", description="appeal to studies", evidence="Studies show", flagged_by="both"),
+    MergedIssue(criterion="facts", description="guarantee", evidence="guaranteed to never miss", flagged_by="both"),
+    MergedIssue(criterion="facts", description="risk-free claim", evidence="completely risk-free", flagged_by="both"),
+    MergedIssue(criterion="tone", description="too pushy", evidence="", flagged_by="B"),
+]
 
 
 def proposal(*edits: FixEdit):
@@ -44,8 +46,10 @@ def test_after_a_hand_edit_an_issue_whose_quote_is_still_there_stays_unfixed() -
 
 
 def test_a_hand_edit_that_puts_a_quote_back_is_judged_unfixed_again() -> None:
-    p = proposal(FixEdit(issue=0, before="Studies show", after="Some sources suggest"),
-                 FixEdit(issue=2, before="completely risk-free", after="easy to cancel"))
+    p = proposal(
+        FixEdit(issue=0, before="Studies show", after="Some sources suggest"),
+        FixEdit(issue=2, before="completely risk-free", after="easy to cancel"),
+    )
     typed = p.proposed_text.replace("Some sources suggest", "Studies show") + " Really."
     assert numbers(judge_text(p, typed)[0]) == [1, 2]
 
@@ -71,11 +75,18 @@ def test_a_sentence_reworded_around_the_flagged_words_leaves_its_issue_unfixed()
     away and the label said plain "Approve" with "risk-free" still in the box. The words the complaint flags (in
     quotes, standing in the evidence) still there: the issue stays unfixed; gone: fixed."""
     text = "Our savings plan is risk-free for everyone who joins. Sign up today."
-    issue = MergedIssue(criterion="facts", description="The text contains a 'risk-free' claim.",
-                        evidence="Our savings plan is risk-free for everyone who joins.", flagged_by="both")
+    issue = MergedIssue(
+        criterion="facts",
+        description="The text contains a 'risk-free' claim.",
+        evidence="Our savings plan is risk-free for everyone who joins.",
+        flagged_by="both",
+    )
     p = propose_fix(FunctionFixer("m", lambda r: FixPlan(edits=[])), "spec", text, [issue])
-    for typed in (text.replace("everyone who joins", "all who join"), text.replace("Our", "The"),
-                  text.replace("joins.", "joins!")):
+    for typed in (
+        text.replace("everyone who joins", "all who join"),
+        text.replace("Our", "The"),
+        text.replace("joins.", "joins!"),
+    ):
         left, _ = judge_text(p, typed)
         assert numbers(left) == [1], typed
     left, unsure = judge_text(p, text.replace("is risk-free for", "carries a low risk for"))

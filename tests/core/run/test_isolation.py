@@ -49,8 +49,15 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
     repo = RunStore(init_db(migrated_sqlite(tmp_path / "santa.db")))
     runner = Runner(repo, AnthropicReviewer, AnthropicFixer, workers=2)
     rubric = load_builtin("general")
-    run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="claude-sonnet-5-5",
-                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", auto_approve=True)
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=ROUND1,
+        rubric=rubric,
+        reviewer_b="claude-sonnet-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        auto_approve=True,
+    )
     assert runner.execute(run_id).status == "shipped"
 
     calls = [c["body"] for c in messages_stub.message_calls()]
@@ -79,8 +86,7 @@ def test_reviewer_requests_carry_only_rubric_spec_and_this_rounds_output(
     assert "SECRET-" in user_text(fixes[0])
 
 
-def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages_stub: MessagesStub,
-                                                        chat_stub) -> None:
+def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages_stub: MessagesStub, chat_stub) -> None:
     """B on an OpenAI-compatible server, C on Claude: each request carries only rubric, spec and this round's
     output, in its provider's own shape, and neither provider ever sees the other's answer."""
     from desk.wiring import model_fixer, model_reviewer
@@ -95,8 +101,15 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
     repo = RunStore(init_db(migrated_sqlite(tmp_path / "santa.db")))
     runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
     rubric = load_builtin("general")
-    run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=rubric, reviewer_b="openai:gpt-5.4-mini",
-                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", auto_approve=True)
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=ROUND1,
+        rubric=rubric,
+        reviewer_b="openai:gpt-5.4-mini",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        auto_approve=True,
+    )
     assert runner.execute(run_id).status == "shipped"
     outputs = [r.output_text for r in repo.get_run_view(run_id).rounds]
     assert outputs == [ROUND1, "Acme's rocket launched in fact. Order today."]
@@ -110,8 +123,10 @@ def test_isolation_holds_with_one_slot_on_each_provider(tmp_path: Path, messages
         nonce = re.search(r"<untrusted_output_([0-9a-f]+)>", user).group(1)
         output = outputs[0] if "DEFECT" in user else outputs[1]
         expected = build_review_prompt(rubric, SPEC, output, nonce=nonce)
-        assert body["messages"] == [{"role": "system", "content": system_text(expected)},
-                                    {"role": "user", "content": expected.user}]
+        assert body["messages"] == [
+            {"role": "system", "content": system_text(expected)},
+            {"role": "user", "content": expected.user},
+        ]
         assert "SECRET-" not in json.dumps(body)
         if output == outputs[1]:
             assert outputs[0] not in json.dumps(body)

@@ -19,14 +19,21 @@ BROKEN = '{"verdict": "PASS", "note": "ok \ud83d"}'
 """What the stub sends as JSON: the surrogate becomes the escape "\\ud83d", which the SDK reads back as one."""
 
 
-def test_an_answer_with_a_lone_surrogate_escalates_as_a_reviewer_error(tmp_path: Path,
-                                                                      messages_stub: MessagesStub) -> None:
+def test_an_answer_with_a_lone_surrogate_escalates_as_a_reviewer_error(
+    tmp_path: Path, messages_stub: MessagesStub
+) -> None:
     messages_stub.handler = lambda body: BROKEN
     repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"), mark_interrupted=False)))
     runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
-    run_id = repo.create_run(spec="Announce it.", output="Acme's rocket launched in 2018.",
-                             rubric=load_builtin("general"), reviewer_b="claude-haiku-5-5",
-                             reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5", created_by="ann")
+    run_id = repo.create_run(
+        spec="Announce it.",
+        output="Acme's rocket launched in 2018.",
+        rubric=load_builtin("general"),
+        reviewer_b="claude-haiku-5-5",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        created_by="ann",
+    )
     state = runner.execute(run_id)
     assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.REVIEWER_ERROR), state
     view = repo.get_run_view(run_id)

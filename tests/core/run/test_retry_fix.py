@@ -24,8 +24,12 @@ def repo(tmp_path: Path) -> RunStore:
 
 def attempts_fixer() -> FunctionFixer:
     """A fix agent whose n-th answer writes a different year (so each proposal is told apart)."""
-    fx = FunctionFixer("fixer", lambda request: FixPlan(edits=[FixEdit(
-        issue=0, before="in 2019", after=f"in 2018 (attempt {len(fx.requests)})")]))
+    fx = FunctionFixer(
+        "fixer",
+        lambda request: FixPlan(
+            edits=[FixEdit(issue=0, before="in 2019", after=f"in 2018 (attempt {len(fx.requests)})")]
+        ),
+    )
     return fx
 
 
@@ -95,8 +99,10 @@ def test_the_same_proposal_again_is_a_new_attempt(repo: RunStore) -> None:
 
 
 def test_a_proposal_asked_for_again_waits_for_the_person_even_on_an_auto_approve_run(repo: RunStore) -> None:
-    answers = [FixEdit(issue=0, before="Acme", after="ACME"),  # applied, but leaves the flagged year: partial
-               FixEdit(issue=0, before="in 2019", after="in 2018")]  # complete
+    answers = [
+        FixEdit(issue=0, before="Acme", after="ACME"),  # applied, but leaves the flagged year: partial
+        FixEdit(issue=0, before="in 2019", after="in 2018"),
+    ]  # complete
     fx = FunctionFixer("fixer", lambda request: FixPlan(edits=[answers[len(fx.requests) - 1]]))
     run = runner(repo, fx)
     run_id = new_run(repo, BAD, auto_approve=True)
@@ -122,5 +128,7 @@ def test_refused_edits_say_why_in_the_escalation(repo: RunStore) -> None:
     run = Runner(repo, lambda name: FunctionReviewer(name, strict), lambda name: far, workers=1)
     run_id = new_run(repo, BAD + " Acme ships worldwide.")
     state = run.execute(run_id)
-    assert state.escalation_reason == "fix_failed" and state.note.startswith("the fix agent produced no applicable edit: ")
+    assert state.escalation_reason == "fix_failed" and state.note.startswith(
+        "the fix agent produced no applicable edit: "
+    )
     assert state.note.endswith("edit for issue 1 'before' text occurs 2 times; it must be unique")

@@ -38,8 +38,11 @@ def year_fixer(request) -> FixPlan:
 
 def useless_fixer(request) -> FixPlan:
     """Touches the flagged text but leaves the defect in place."""
-    return FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2019 (sic)")]) if "(sic)" not in request.output \
+    return (
+        FixPlan(edits=[FixEdit(issue=0, before="in 2019", after="in 2019 (sic)")])
+        if "(sic)" not in request.output
         else FixPlan(edits=[FixEdit(issue=0, before="in 2019 (sic)", after="in 2019")])
+    )
 
 
 REVIEWERS = {"pat": ("editor",), **{f"p{i}": ("editor",) for i in range(4)}}
@@ -52,7 +55,9 @@ def repo(tmp_path: Path) -> RunStore:
     return grant(repo, REVIEWERS)
 
 
-def make_runner(repo: RunStore, reviewers: dict[str, FunctionReviewer], fixer=year_fixer) -> tuple[Runner, FunctionFixer]:
+def make_runner(
+    repo: RunStore, reviewers: dict[str, FunctionReviewer], fixer=year_fixer
+) -> tuple[Runner, FunctionFixer]:
     fx = FunctionFixer("fixer", fixer)
     return Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=2), fx
 
@@ -90,8 +95,9 @@ def test_naughty_then_approved_edit_then_nice(repo: RunStore) -> None:
 
 
 def test_cap_escalates_after_three_rounds_with_auto_approve(repo: RunStore) -> None:
-    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)},
-                            fixer=useless_fixer)
+    runner, _ = make_runner(
+        repo, {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}, fixer=useless_fixer
+    )
     run_id = new_run(repo, BAD, auto_approve=True)
     state = runner.execute(run_id)
     assert (state.status, state.round, state.escalation_reason) == (RunStatus.ESCALATED, 3, EscalationReason.ROUND_CAP)
@@ -101,8 +107,9 @@ def test_cap_escalates_after_three_rounds_with_auto_approve(repo: RunStore) -> N
 
 
 def test_a_reviewer_with_no_answer_escalates_and_never_passes(repo: RunStore) -> None:
-    runner, _ = make_runner(repo, {"b": FunctionReviewer("b", lambda r: ReviewStatus.TIMEOUT),
-                                   "c": FunctionReviewer("c", passing)})
+    runner, _ = make_runner(
+        repo, {"b": FunctionReviewer("b", lambda r: ReviewStatus.TIMEOUT), "c": FunctionReviewer("c", passing)}
+    )
     state = runner.execute(new_run(repo, GOOD))
     # A timeout is no answer at all: the run could not be reviewed (santa_core.run.unreviewed), never a PASS.
     assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED)
@@ -115,7 +122,8 @@ def test_injection_escalates_even_when_both_reviewers_are_fooled(repo: RunStore)
 
 
 def test_a_text_the_injection_check_cannot_finish_goes_to_a_person_and_no_reviewer_is_paid(
-        repo: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    repo: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
     stall_the_detector(monkeypatch, budget_s=0.3)
     b, c = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
     runner, fixer = make_runner(repo, {"b": b, "c": c})
@@ -158,7 +166,9 @@ def test_killed_run_is_interrupted_and_resumes(repo: RunStore, tmp_path: Path) -
 
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", passing), "c": FunctionReviewer("c", passing)})
     run_id = new_run(repo, GOOD)
-    runner.reviewer_for = lambda name: FunctionReviewer(name, dies_once) if name == "b" else FunctionReviewer(name, passing)
+    runner.reviewer_for = lambda name: (
+        FunctionReviewer(name, dies_once) if name == "b" else FunctionReviewer(name, passing)
+    )
     with pytest.raises(SystemExit):
         runner.execute(run_id)
     assert repo.load_run(run_id).state.status == RunStatus.RUNNING  # left behind by the "dead" process
@@ -195,8 +205,12 @@ def test_a_run_waiting_for_a_free_thread_is_queued_once_however_often_it_is_hand
         release.wait(30)
         return passing(request)
 
-    runner = Runner(repo, lambda name: FunctionReviewer(name, slow if name == "slow" else passing),
-                    lambda name: FunctionFixer(name, year_fixer), workers=1)
+    runner = Runner(
+        repo,
+        lambda name: FunctionReviewer(name, slow if name == "slow" else passing),
+        lambda name: FunctionFixer(name, year_fixer),
+        workers=1,
+    )
     busy, waiting = new_run(repo, GOOD, reviewer_b="slow"), new_run(repo, GOOD)
     first = runner.submit(busy)
     assert started.wait(30)  # the only thread is busy
@@ -227,6 +241,7 @@ def test_stale_decision_is_refused_and_writes_nothing(repo: RunStore) -> None:
     actions.reject_fix(repo, run_id, "ann", "wrong tone")
     from santa_core.run.engine import Approve, advance
     from santa_core.run.store import DecisionIn
+
     decision = DecisionIn(action="approve", actor="bob", reason="late", before_text=BAD, after_text=GOOD)
     assert repo.commit_decision(run_id, stale, advance(stale, Approve()), decision, GOOD) is False
     view = repo.get_run_view(run_id)
@@ -273,10 +288,23 @@ def test_the_gate_stores_every_check_outcome_and_suggestions_do_not_block(repo: 
     from santa_core.models import Criterion
 
     extra = [
-        Criterion(id="short", name="Short", category="completeness", pass_condition="At most 3 words.",
-                  fail_signal="More than 3 words.", severity="suggestion", check={"type": "max_words", "max": 3}),
-        Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'revolutionary'.",
-                  fail_signal="'revolutionary' appears.", check={"type": "forbidden_terms", "terms": ["revolutionary"]}),
+        Criterion(
+            id="short",
+            name="Short",
+            category="completeness",
+            pass_condition="At most 3 words.",
+            fail_signal="More than 3 words.",
+            severity="suggestion",
+            check={"type": "max_words", "max": 3},
+        ),
+        Criterion(
+            id="no_hype",
+            name="No hype",
+            category="compliance",
+            pass_condition="No 'revolutionary'.",
+            fail_signal="'revolutionary' appears.",
+            check={"type": "forbidden_terms", "terms": ["revolutionary"]},
+        ),
     ]
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, *extra]})
 
@@ -298,8 +326,9 @@ def test_the_gate_stores_every_check_outcome_and_suggestions_do_not_block(repo: 
 # --- gate details that must fail closed (each test goes red when its mechanism is removed) ------
 
 
-def test_a_gate_stored_before_its_state_change_is_applied_on_resume(repo: RunStore, tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_gate_stored_before_its_state_change_is_applied_on_resume(
+    repo: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The process dies between committing a NICE gate and the state change it causes: the resumed
     run ships from the stored gate, pays no reviewer again and never asks the fix agent."""
     rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
@@ -331,12 +360,19 @@ def test_a_failed_critical_check_blocks_even_when_both_reviewers_pass(repo: RunS
     round the check decided (fresh reviewers judge the fixed text next round)."""
     from santa_core.models import Criterion
 
-    banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
-                       fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    banned = Criterion(
+        id="no_hype",
+        name="No hype",
+        category="compliance",
+        pass_condition="No 'guaranteed'.",
+        fail_signal="'guaranteed' appears.",
+        check={"type": "forbidden_terms", "terms": ["guaranteed"]},
+    )
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
     rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
-    runner, fixer = make_runner(repo, {"b": rb, "c": rc},
-                                fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
+    runner, fixer = make_runner(
+        repo, {"b": rb, "c": rc}, fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")])
+    )
     run_id = new_run(repo, "Acme launched its guaranteed rocket in 2018.", rubric=rubric)
     assert runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL
     # no reviewer is asked in that round: no verdict of theirs could ship the text
@@ -356,19 +392,27 @@ def test_a_check_decides_before_a_person_slot_but_uses_reviews_already_in(repo: 
     Batch's) is decided with it: the check skips only reviewers not yet asked."""
     from santa_core.models import Criterion
 
-    banned = Criterion(id="no_hype", name="No hype", category="compliance", pass_condition="No 'guaranteed'.",
-                       fail_signal="'guaranteed' appears.", check={"type": "forbidden_terms", "terms": ["guaranteed"]})
+    banned = Criterion(
+        id="no_hype",
+        name="No hype",
+        category="compliance",
+        pass_condition="No 'guaranteed'.",
+        fail_signal="'guaranteed' appears.",
+        check={"type": "forbidden_terms", "terms": ["guaranteed"]},
+    )
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, banned]})
     text = "Acme launched its guaranteed rocket in 2018."
     rb, rc = FunctionReviewer("b", passing), FunctionReviewer("c", passing)
-    runner, _ = make_runner(repo, {"b": rb, "c": rc},
-                            fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")]))
+    runner, _ = make_runner(
+        repo, {"b": rb, "c": rc}, fixer=lambda r: FixPlan(edits=[FixEdit(issue=0, before="guaranteed ", after="")])
+    )
     person = new_run(repo, text, rubric=rubric, reviewer_b=PERSON, person_b="pat")
     assert runner.execute(person).status == RunStatus.AWAITING_APPROVAL
     assert (len(rb.requests), len(rc.requests)) == (0, 0)
     stored = new_run(repo, text, rubric=rubric)
-    repo.save_review(stored, 1, FunctionReviewer("b", passing).review(
-        ReviewRequest(rubric=rubric, spec=SPEC, output=text), "B"))
+    repo.save_review(
+        stored, 1, FunctionReviewer("b", passing).review(ReviewRequest(rubric=rubric, spec=SPEC, output=text), "B")
+    )
     assert runner.execute(stored).status == RunStatus.AWAITING_APPROVAL
     assert (len(rb.requests), len(rc.requests)) == (0, 1) and set(repo.load_round(stored, 1).reviews) == {"B", "C"}
 
@@ -377,8 +421,9 @@ def test_naughty_without_a_named_issue_escalates_without_paying_the_fix_agent(re
     def fail_naming_nothing(request: ReviewRequest):
         return passing(request).model_copy(update={"verdict": "FAIL"})
 
-    runner, fixer = make_runner(repo, {"b": FunctionReviewer("b", fail_naming_nothing),
-                                       "c": FunctionReviewer("c", passing)})
+    runner, fixer = make_runner(
+        repo, {"b": FunctionReviewer("b", fail_naming_nothing), "c": FunctionReviewer("c", passing)}
+    )
     run_id = new_run(repo, GOOD)
     state = runner.execute(run_id)
     assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.REVIEWER_ERROR)
@@ -386,21 +431,33 @@ def test_naughty_without_a_named_issue_escalates_without_paying_the_fix_agent(re
     assert "nothing for the fix agent" in state.note
 
 
-@pytest.mark.parametrize(("answer", "stored"), [
-    pytest.param("failed-suggestion", "PASS", id="a-failed-suggestion-check-is-a-pass-as-the-gate-counts-it"),
-    pytest.param("skips-a-criterion", "FAIL", id="a-pass-that-skips-a-criterion-is-a-fail-as-the-gate-counts-it"),
-])
+@pytest.mark.parametrize(
+    ("answer", "stored"),
+    [
+        pytest.param("failed-suggestion", "PASS", id="a-failed-suggestion-check-is-a-pass-as-the-gate-counts-it"),
+        pytest.param("skips-a-criterion", "FAIL", id="a-pass-that-skips-a-criterion-is-a-fail-as-the-gate-counts-it"),
+    ],
+)
 def test_the_stored_verdict_is_the_one_the_gate_counted(repo: RunStore, answer: str, stored: str) -> None:
     from santa_core.models import Criterion
 
-    short = Criterion(id="short", name="Short", category="completeness", pass_condition="At most 3 words.",
-                      fail_signal="More than 3 words.", severity="suggestion")
+    short = Criterion(
+        id="short",
+        name="Short",
+        category="completeness",
+        pass_condition="At most 3 words.",
+        fail_signal="More than 3 words.",
+        severity="suggestion",
+    )
     rubric = RUBRIC.model_copy(update={"criteria": [*RUBRIC.criteria, short]})
 
     def review(request: ReviewRequest):
         checks = passing(request).checks
-        checks = ([c.model_copy(update={"result": "FAIL"}) if c.criterion == "short" else c for c in checks]
-                  if answer == "failed-suggestion" else checks[1:])
+        checks = (
+            [c.model_copy(update={"result": "FAIL"}) if c.criterion == "short" else c for c in checks]
+            if answer == "failed-suggestion"
+            else checks[1:]
+        )
         return passing(request).model_copy(update={"checks": checks})
 
     runner, _ = make_runner(repo, {"b": FunctionReviewer("b", review), "c": FunctionReviewer("c", review)})
@@ -418,8 +475,9 @@ def two_issues(request: ReviewRequest):
     if "2019" not in request.output:
         return passing(request)
     review = failing(request, "factual_accuracy", "wrong launch year", evidence="in 2019")
-    extra = review.critical_issues[0].model_copy(update={"criterion": "completeness", "description": "no price",
-                                                         "evidence": ""})
+    extra = review.critical_issues[0].model_copy(
+        update={"criterion": "completeness", "description": "no price", "evidence": ""}
+    )
     return review.model_copy(update={"critical_issues": [*review.critical_issues, extra]})
 
 
@@ -429,7 +487,9 @@ def test_auto_approve_never_applies_a_partial_proposal(repo: RunStore) -> None:
     state = runner.execute(run_id)
     assert state.status == RunStatus.AWAITING_APPROVAL and "not auto-approved" in state.note
     proposal = repo.load_round(run_id, 1).proposal
-    assert proposal.proposed_text == GOOD and len(fixer.requests) == 1  # the anchored issue is fixed, yet a person decides
+    assert (
+        proposal.proposed_text == GOOD and len(fixer.requests) == 1
+    )  # the anchored issue is fixed, yet a person decides
 
 
 def test_when_no_issue_can_be_located_a_person_fixes_and_the_fix_agent_is_not_paid(repo: RunStore) -> None:

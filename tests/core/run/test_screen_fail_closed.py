@@ -32,8 +32,9 @@ the reviewers callable: whatever reaches the Messages API afterwards is a review
 
 
 @pytest.fixture
-def desk(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub,
-         monkeypatch: pytest.MonkeyPatch) -> Iterator[Desk]:
+def desk(
+    tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[Desk]:
     """The app's desk on a fresh SQLite file: Claude reviewers and fix agent, the screen on OpenAI."""
     messages_stub.handler = santa_scenario
     chat_stub.handler = for_chat(santa_scenario)  # (the chat stub answers a screen with its key)
@@ -64,19 +65,37 @@ def assert_stopped_at_screen(desk: Desk, run_id: int, state: RunState, *why: str
     assert rnd.reviews == {} and rnd.screens["spec and output"].verdict == "error"
 
 
-@pytest.mark.parametrize(("setup", "why"), [
-    pytest.param(lambda mp: mp.delenv("OPENAI_API_KEY"), ("no API key for provider 'openai'", "OPENAI_API_KEY",
-                                                          "turn the injection screen off in Settings"), id="no-key"),
-    pytest.param(lambda mp: mp.setenv("SANTA_SCREEN_MODEL", "acme:tiny"), ("unknown provider 'acme'",),
-                 id="unknown-provider"),
-    pytest.param(lambda mp: mp.setenv("OPENAI_BASE_URL", "http://[::1"), ("cannot call openai:gpt-5.4-nano",),
-                 id="client-cannot-be-built"),
-    pytest.param(lambda mp: mp.setenv("SANTA_SCREEN", "maybe"), ("the screen could not be set up", "SANTA_SCREEN"),
-                 id="settings-unreadable"),
-])
+@pytest.mark.parametrize(
+    ("setup", "why"),
+    [
+        pytest.param(
+            lambda mp: mp.delenv("OPENAI_API_KEY"),
+            ("no API key for provider 'openai'", "OPENAI_API_KEY", "turn the injection screen off in Settings"),
+            id="no-key",
+        ),
+        pytest.param(
+            lambda mp: mp.setenv("SANTA_SCREEN_MODEL", "acme:tiny"), ("unknown provider 'acme'",), id="unknown-provider"
+        ),
+        pytest.param(
+            lambda mp: mp.setenv("OPENAI_BASE_URL", "http://[::1"),
+            ("cannot call openai:gpt-5.4-nano",),
+            id="client-cannot-be-built",
+        ),
+        pytest.param(
+            lambda mp: mp.setenv("SANTA_SCREEN", "maybe"),
+            ("the screen could not be set up", "SANTA_SCREEN"),
+            id="settings-unreadable",
+        ),
+    ],
+)
 def test_a_screen_that_cannot_run_stops_the_round_before_any_reviewer(
-        desk: Desk, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch,
-        setup, why: tuple[str, ...]) -> None:
+    desk: Desk,
+    messages_stub: MessagesStub,
+    chat_stub: ChatStub,
+    monkeypatch: pytest.MonkeyPatch,
+    setup,
+    why: tuple[str, ...],
+) -> None:
     run_id = new_run(desk)
     setup(monkeypatch)
     state = desk.runner.execute(run_id)
@@ -84,16 +103,18 @@ def test_a_screen_that_cannot_run_stops_the_round_before_any_reviewer(
     assert reviewer_requests(messages_stub) == [] and chat_stub.calls == []
 
 
-def test_the_same_run_with_the_screen_callable_ships(desk: Desk, messages_stub: MessagesStub,
-                                                     chat_stub: ChatStub) -> None:
+def test_the_same_run_with_the_screen_callable_ships(
+    desk: Desk, messages_stub: MessagesStub, chat_stub: ChatStub
+) -> None:
     """The control: with the screen's key present, the same run is screened on OpenAI and reviewed on Claude."""
     run_id = new_run(desk)
     assert desk.runner.execute(run_id).status == RunStatus.SHIPPED
     assert len(chat_stub.screen_calls()) == 1 and len(messages_stub.message_calls()) == 2
 
 
-def test_only_the_setting_off_runs_a_round_unscreened(desk: Desk, messages_stub: MessagesStub,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_only_the_setting_off_runs_a_round_unscreened(
+    desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     monkeypatch.setenv("SANTA_SCREEN", "off")
     run_id = new_run(desk)
@@ -102,7 +123,8 @@ def test_only_the_setting_off_runs_a_round_unscreened(desk: Desk, messages_stub:
 
 
 def test_a_panel_with_one_model_is_screened_and_a_panel_of_people_is_not_held_by_it(
-        desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     mixed = new_run(desk, b="person", c="claude-haiku-5-5")
     assert_stopped_at_screen(desk, mixed, desk.runner.execute(mixed), "OPENAI_API_KEY")
@@ -115,12 +137,14 @@ def test_a_panel_with_one_model_is_screened_and_a_panel_of_people_is_not_held_by
     assert "OPENAI_API_KEY" in desk.runner.screen_problem(("person", "claude-haiku-5-5"))
 
 
-def test_resume_after_an_interruption_stops_at_the_screen(desk: Desk, messages_stub: MessagesStub,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+def test_resume_after_an_interruption_stops_at_the_screen(
+    desk: Desk, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id = new_run(desk)
     desk.runs.transition(run_id, {RunStatus.QUEUED}, RunState(status=RunStatus.RUNNING), "worker")
-    desk.runs.transition(run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.INTERRUPTED, note="the app stopped"),
-                         "system")
+    desk.runs.transition(
+        run_id, {RunStatus.RUNNING}, RunState(status=RunStatus.INTERRUPTED, note="the app stopped"), "system"
+    )
     monkeypatch.delenv("OPENAI_API_KEY")
     actions.resume(desk.runs, run_id, "ann")
     assert_stopped_at_screen(desk, run_id, desk.runner.execute(run_id), "OPENAI_API_KEY")
@@ -128,7 +152,8 @@ def test_resume_after_an_interruption_stops_at_the_screen(desk: Desk, messages_s
 
 
 def test_the_round_after_an_approved_fix_and_an_escalations_rereview_stop_at_the_screen(
-        desk: Desk, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch) -> None:
+    desk: Desk, messages_stub: MessagesStub, chat_stub: ChatStub, monkeypatch: pytest.MonkeyPatch
+) -> None:
     run_id = new_run(desk, DEFECTIVE)
     assert desk.runner.execute(run_id).status == RunStatus.AWAITING_APPROVAL  # round 1 screened and reviewed
     paid = len(reviewer_requests(messages_stub))  # two reviews and a fix
@@ -137,8 +162,15 @@ def test_the_round_after_an_approved_fix_and_an_escalations_rereview_stop_at_the
     actions.approve_fix(desk.runs, run_id, "ann")
     assert_stopped_at_screen(desk, run_id, desk.runner.execute(run_id), "OPENAI_API_KEY")
     escalation = desk.runs.get_run_view(run_id).escalation.id
-    actions.resolve_escalation(desk.runs, run_id, "rereview", "ann", "edited by hand",
-                               "Acme's rocket launched in 2018. Order it today.", escalation)
+    actions.resolve_escalation(
+        desk.runs,
+        run_id,
+        "rereview",
+        "ann",
+        "edited by hand",
+        "Acme's rocket launched in 2018. Order it today.",
+        escalation,
+    )
     assert_stopped_at_screen(desk, run_id, desk.runner.execute(run_id), "OPENAI_API_KEY")
     assert len(reviewer_requests(messages_stub)) == paid  # no reviewer asked after the screen could not run
     assert len(desk.runs.get_run_view(run_id).rounds) == 3

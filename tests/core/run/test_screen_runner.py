@@ -31,8 +31,14 @@ class ScreenDouble:
         text = f"{spec}\n\n{output}"
         self.extracted.append((role, text))
         call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.002)
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "check": "extraction",
-                "cost_usd": 0.002, "calls": [call]}
+        base = {
+            "role": role,
+            "text_hash": text_hash(text),
+            "model": self.name,
+            "check": "extraction",
+            "cost_usd": 0.002,
+            "calls": [call],
+        }
         if "EXTRACTFAIL" in text:
             return ScreenResult(**base, verdict="error", error="server error (500)")
         if QUOTED in text:
@@ -43,8 +49,14 @@ class ScreenDouble:
         self.asked.append((role, text))
         # Like the real screen, its cost is its call's: a run's spend is what its calls cost.
         call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.001)
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": "KEY", "cost_usd": 0.001,
-                "calls": [call]}
+        base = {
+            "role": role,
+            "text_hash": text_hash(text),
+            "model": self.name,
+            "secret": "KEY",
+            "cost_usd": 0.001,
+            "calls": [call],
+        }
         if "FAILME" in text:
             return ScreenResult(**base, verdict="error", error="rate limited (429) after 3 retries")
         if "TAKEOVER" in text:
@@ -112,8 +124,11 @@ def test_each_text_is_screened_once_across_rounds_and_runs(repo: RunStore) -> No
 def test_an_instruction_split_across_spec_and_output_is_screened_whole(repo: RunStore) -> None:
     class SplitAware(ScreenDouble):
         def screen(self, text: str, role: ScreenRole) -> ScreenResult:  # taken over only by both halves
-            return super().screen(text.replace("TAKE", "").replace("OVER", "") + (" TAKEOVER" if "TAKE" in text
-                                                                                  and "OVER" in text else ""), role)
+            return super().screen(
+                text.replace("TAKE", "").replace("OVER", "")
+                + (" TAKEOVER" if "TAKE" in text and "OVER" in text else ""),
+                role,
+            )
 
     run, reviewers = runner(repo, SplitAware())
     state = run.execute(new_run(repo, GOOD + " OVER", spec=SPEC + " TAKE"))

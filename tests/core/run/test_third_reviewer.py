@@ -66,8 +66,9 @@ def model_runner(repo: RunStore) -> Runner:
     return Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
 
 
-def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(repo: RunStore,
-                                                                            messages_stub: MessagesStub) -> None:
+def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(
+    repo: RunStore, messages_stub: MessagesStub
+) -> None:
     run_id = start(repo, high_risk_rubric())
     assert model_runner(repo).execute(run_id).status == RunStatus.SHIPPED
     asked = reviews_asked(messages_stub)
@@ -81,8 +82,9 @@ def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(repo
     assert rnd.gate.decision == "NICE"
     # D's call went through the write-ahead call log under its own slot, like B's and C's
     with Session(repo.engine) as s:
-        sent = s.exec(select(CallSentRow.slot).where(CallSentRow.run_id == run_id,
-                                                     CallSentRow.purpose == "review")).all()
+        sent = s.exec(
+            select(CallSentRow.slot).where(CallSentRow.run_id == run_id, CallSentRow.purpose == "review")
+        ).all()
     assert sorted(sent) == ["B", "C", "D"]
     # D's PASS counts as a PASS everywhere it is shown: judged on its criteria, not the whole rubric
     with Session(repo.engine) as s:
@@ -95,19 +97,23 @@ def test_a_high_risk_criterion_runs_three_reviewers_and_ships_when_all_pass(repo
     assert f"third reviewer D {D}" in panel_line(record)
     # Metrics: D's calls are review cost; agreement and kappa stay B against C (the pair the method measures)
     with repo.engine.connect() as conn:
-        paid = conn.exec_driver_sql(f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} "
-                                    "AND purpose = 'review'").scalar()
-        d_paid = conn.exec_driver_sql(f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} "
-                                      f"AND model = '{D}'").scalar()
+        paid = conn.exec_driver_sql(
+            f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} AND purpose = 'review'"
+        ).scalar()
+        d_paid = conn.exec_driver_sql(
+            f"SELECT SUM(cost_usd) FROM llm_call WHERE run_id = {run_id} AND model = '{D}'"
+        ).scalar()
         fact = conn.exec_driver_sql(f"SELECT review_cost_usd FROM run_metric WHERE run_id = {run_id}").scalar()
-        judged = conn.exec_driver_sql(f"SELECT b, c FROM criterion_result WHERE run_id = {run_id} "
-                                      f"AND criterion = '{HIGH_RISK}'").all()
+        judged = conn.exec_driver_sql(
+            f"SELECT b, c FROM criterion_result WHERE run_id = {run_id} AND criterion = '{HIGH_RISK}'"
+        ).all()
     assert d_paid > 0 and fact == pytest.approx(paid)
     assert judged == [("PASS", "PASS")]
 
 
-def test_d_failing_alone_is_naughty_and_its_issue_is_attributed_to_d(repo: RunStore,
-                                                                     messages_stub: MessagesStub) -> None:
+def test_d_failing_alone_is_naughty_and_its_issue_is_attributed_to_d(
+    repo: RunStore, messages_stub: MessagesStub
+) -> None:
     def d_fails(body: dict):
         if body.get("model") == D and "verdict" in schema_properties(body):
             issue = (HIGH_RISK, "The launch year is not supported by the spec.", "2018")
@@ -123,8 +129,7 @@ def test_d_failing_alone_is_naughty_and_its_issue_is_attributed_to_d(repo: RunSt
     assert [(i.criterion, i.flagged_by) for i in rnd.gate.issues] == [(HIGH_RISK, "D")]
 
 
-def test_a_rubric_without_a_high_risk_criterion_runs_two_reviewers(repo: RunStore,
-                                                                   messages_stub: MessagesStub) -> None:
+def test_a_rubric_without_a_high_risk_criterion_runs_two_reviewers(repo: RunStore, messages_stub: MessagesStub) -> None:
     run_id = start(repo, load_builtin("general"))  # a D named for a rubric that asks none is not kept, nor paid
     assert model_runner(repo).execute(run_id).status == RunStatus.SHIPPED
     assert sorted(b["model"] for b in reviews_asked(messages_stub)) == sorted([B, C])
@@ -135,8 +140,9 @@ def test_a_rubric_without_a_high_risk_criterion_runs_two_reviewers(repo: RunStor
     assert "reviewer_d" not in dumped and all("third_reviewer" not in c for c in dumped["rubric"]["criteria"])
 
 
-def test_resume_after_a_crash_with_d_missing_asks_only_d(repo: RunStore, messages_stub: MessagesStub,
-                                                         tmp_path: Path) -> None:
+def test_resume_after_a_crash_with_d_missing_asks_only_d(
+    repo: RunStore, messages_stub: MessagesStub, tmp_path: Path
+) -> None:
     run_id = start(repo, high_risk_rubric())
 
     def dies_after_b_and_c_are_stored(request: ReviewRequest):
@@ -145,8 +151,11 @@ def test_resume_after_a_crash_with_d_missing_asks_only_d(repo: RunStore, message
             threading.Event().wait(0.02)
         raise SystemExit("process killed")  # not an Exception: escapes like a dying process
 
-    doubles = {B: FunctionReviewer(B, passing), C: FunctionReviewer(C, passing),
-               D: FunctionReviewer(D, dies_after_b_and_c_are_stored)}
+    doubles = {
+        B: FunctionReviewer(B, passing),
+        C: FunctionReviewer(C, passing),
+        D: FunctionReviewer(D, dies_after_b_and_c_are_stored),
+    }
     with pytest.raises(SystemExit):
         Runner(repo, doubles.__getitem__, model_fixer, workers=2, screen_for=lambda: None).execute(run_id)
     assert set(repo.load_round(run_id, 1).reviews) == {"B", "C"}
@@ -177,17 +186,31 @@ WHOLE = ReviewRequest(rubric=GENERAL, spec=SPEC, output=CLEAN)
 ONLY_HIGH = ReviewRequest(rubric=high_risk_rubric().high_risk(), spec=SPEC, output=CLEAN)
 
 
-@pytest.mark.parametrize(("d", "third", "nice", "errored"), [
-    pytest.param(_outcome("D", passing(ONLY_HIGH)), [HIGH_RISK], True, False, id="d-passes-its-criteria"),
-    pytest.param(_outcome("D", failing(ONLY_HIGH, HIGH_RISK, "wrong year")), [HIGH_RISK], False, False,
-                 id="d-fails-alone"),
-    pytest.param(None, [HIGH_RISK], False, True, id="d-asked-for-but-absent"),
-    pytest.param(ReviewOutcome(slot="D", reviewer="m-D", status=ReviewStatus.TIMEOUT), [HIGH_RISK], False, True,
-                 id="d-timed-out"),
-    pytest.param(_outcome("D", Review(verdict="PASS", checks=[], critical_issues=[], suggestions=[])), [HIGH_RISK],
-                 False, True, id="d-pass-without-checking-its-criterion"),
-    pytest.param(None, [], True, False, id="no-high-risk-criterion-two-reviewers"),
-])
+@pytest.mark.parametrize(
+    ("d", "third", "nice", "errored"),
+    [
+        pytest.param(_outcome("D", passing(ONLY_HIGH)), [HIGH_RISK], True, False, id="d-passes-its-criteria"),
+        pytest.param(
+            _outcome("D", failing(ONLY_HIGH, HIGH_RISK, "wrong year")), [HIGH_RISK], False, False, id="d-fails-alone"
+        ),
+        pytest.param(None, [HIGH_RISK], False, True, id="d-asked-for-but-absent"),
+        pytest.param(
+            ReviewOutcome(slot="D", reviewer="m-D", status=ReviewStatus.TIMEOUT),
+            [HIGH_RISK],
+            False,
+            True,
+            id="d-timed-out",
+        ),
+        pytest.param(
+            _outcome("D", Review(verdict="PASS", checks=[], critical_issues=[], suggestions=[])),
+            [HIGH_RISK],
+            False,
+            True,
+            id="d-pass-without-checking-its-criterion",
+        ),
+        pytest.param(None, [], True, False, id="no-high-risk-criterion-two-reviewers"),
+    ],
+)
 def test_the_gate_needs_d_on_the_high_risk_criteria(d, third: list[str], nice: bool, errored: bool) -> None:
     gate = decide(_outcome("B", passing(WHOLE)), _outcome("C", passing(WHOLE)), [], ALL, d=d, third=third)
     assert (gate.decision == "NICE", gate.reviewer_error) == (nice, errored)

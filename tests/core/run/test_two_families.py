@@ -31,9 +31,15 @@ def logged_calls(repo: RunStore, run_id: int) -> list[LLMCallRow]:
 def clean_run(repo: RunStore) -> tuple[int, object]:
     """A clean output reviewed by B on OpenAI and C on Claude, unscreened; its id and where it stopped."""
     runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=lambda: None)
-    run_id = repo.create_run(spec=SPEC, output="Acme's rocket launched in 2018.", rubric=load_builtin("general"),
-                             reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-haiku-5-5", fixer="claude-opus-5-5",
-                             created_by="ann")
+    run_id = repo.create_run(
+        spec=SPEC,
+        output="Acme's rocket launched in 2018.",
+        rubric=load_builtin("general"),
+        reviewer_b="openai:gpt-5.4-mini",
+        reviewer_c="claude-haiku-5-5",
+        fixer="claude-opus-5-5",
+        created_by="ann",
+    )
     return run_id, runner.execute(run_id)
 
 
@@ -45,12 +51,20 @@ def repo(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) -> Ru
 
 
 @pytest.mark.parametrize("fixer", ["openai:gpt-5.5", "claude-opus-5-5"])
-def test_review_fix_rereview_ship_across_two_families(repo: RunStore, messages_stub: MessagesStub,
-                                                      chat_stub: ChatStub, fixer: str) -> None:
+def test_review_fix_rereview_ship_across_two_families(
+    repo: RunStore, messages_stub: MessagesStub, chat_stub: ChatStub, fixer: str
+) -> None:
     runner = Runner(repo, model_reviewer, model_fixer, workers=2, screen_for=model_screen(repo))
-    run_id = repo.create_run(spec=SPEC, output=ROUND1, rubric=load_builtin("general"),
-                             reviewer_b="openai:gpt-5.4-mini", reviewer_c="claude-haiku-5-5", fixer=fixer,
-                             auto_approve=True, created_by="ann")
+    run_id = repo.create_run(
+        spec=SPEC,
+        output=ROUND1,
+        rubric=load_builtin("general"),
+        reviewer_b="openai:gpt-5.4-mini",
+        reviewer_c="claude-haiku-5-5",
+        fixer=fixer,
+        auto_approve=True,
+        created_by="ann",
+    )
     assert runner.execute(run_id).status == "shipped"
     view = repo.get_run_view(run_id)
     assert [r.output_text for r in view.rounds] == [ROUND1, "Acme's rocket launched in fact. Order today."]
@@ -80,7 +94,8 @@ def test_an_openai_slot_that_keeps_failing_could_not_be_reviewed(repo: RunStore,
 
 
 def test_a_slot_whose_provider_has_no_key_could_not_be_reviewed_not_a_smaller_panel(
-        repo: RunStore, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub) -> None:
+    repo: RunStore, monkeypatch: pytest.MonkeyPatch, messages_stub: MessagesStub
+) -> None:
     monkeypatch.delenv("OPENAI_API_KEY")
     run_id, state = clean_run(repo)
     assert state.status == "escalated" and state.escalation_reason == "provider_failed"

@@ -57,8 +57,17 @@ def desk(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.Monkey
 
 
 def run_once(desk: Desk, budget_usd: float | None = None, output: str = CLEAN) -> tuple[int, RunState]:
-    run_id = actions.start_run(desk.runs, SPEC, output, load_builtin("general"), MODEL_B, MODEL_C, "claude-opus-5-5",
-                               EDITOR, budget_usd=budget_usd)
+    run_id = actions.start_run(
+        desk.runs,
+        SPEC,
+        output,
+        load_builtin("general"),
+        MODEL_B,
+        MODEL_C,
+        "claude-opus-5-5",
+        EDITOR,
+        budget_usd=budget_usd,
+    )
     return run_id, desk.runner.execute(run_id)
 
 
@@ -74,8 +83,9 @@ def rows(desk: Desk, run_id: int) -> tuple[int, int, int, int]:
     with desk.runs.db.read() as s:
         decisions = len(s.exec(select(DecisionRow).where(DecisionRow.run_id == run_id)).all())
         events = len(s.exec(select(AuditEventRow).where(AuditEventRow.run_id == run_id)).all())
-        opened = len(s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id,
-                                                        EscalationRow.status == "open")).all())
+        opened = len(
+            s.exec(select(EscalationRow).where(EscalationRow.run_id == run_id, EscalationRow.status == "open")).all()
+        )
     return decisions, events, opened, len(desk.runs.get_run_view(run_id).rounds)
 
 
@@ -88,20 +98,25 @@ def test_a_screen_outage_could_not_be_reviewed_and_is_not_naughty(desk: Desk, me
     rnd = desk.runs.get_run_view(run_id).rounds[-1]
     said = could_not_review(rnd)
     assert said == f"the injection screen ({SCREEN}) could not be run: {SERVER_ERROR}"
-    assert "injection screen of the spec and output failed (server error (500 api_error)" in \
-        desk.runs.load_run(run_id).state.note
+    assert (
+        "injection screen of the spec and output failed (server error (500 api_error)"
+        in desk.runs.load_run(run_id).state.note
+    )
 
 
 @pytest.mark.parametrize("status", [500, 529])
 def test_a_reviewer_the_provider_failed_is_named_and_the_run_could_not_be_reviewed(
-        desk: Desk, messages_stub: MessagesStub, status: int) -> None:
-    messages_stub.handler = lambda body: (error_reply(status, "overloaded_error", "Overloaded")
-                                          if body["model"] == MODEL_B else santa_scenario(body))
+    desk: Desk, messages_stub: MessagesStub, status: int
+) -> None:
+    messages_stub.handler = lambda body: (
+        error_reply(status, "overloaded_error", "Overloaded") if body["model"] == MODEL_B else santa_scenario(body)
+    )
     run_id, state = run_once(desk)
     assert (state.status, state.escalation_reason) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED)
     word = {500: "Server error", 529: "API overloaded"}[status]
-    assert state.note == (f"reviewer B ({MODEL_B}) got no answer: {word} (HTTP {status}: overloaded error) after 3 "
-                          "retries: Overloaded.")
+    assert state.note == (
+        f"reviewer B ({MODEL_B}) got no answer: {word} (HTTP {status}: overloaded error) after 3 retries: Overloaded."
+    )
     assert could_not_review(desk.runs.get_run_view(run_id).rounds[-1]) == state.note
 
 
@@ -145,7 +160,8 @@ def test_try_again_is_a_counted_attempt_that_reviews_afresh(desk: Desk, messages
 
 @pytest.mark.parametrize("actor", [VIEWER, "author@example.com"])
 def test_try_again_by_someone_without_the_role_is_refused_and_writes_nothing(
-        desk: Desk, messages_stub: MessagesStub, actor: str) -> None:
+    desk: Desk, messages_stub: MessagesStub, actor: str
+) -> None:
     run_id = screen_outage(desk, messages_stub)
     before = rows(desk, run_id)
     with pytest.raises(PermissionDenied, match="may not try a review again after the model provider failed"):
@@ -160,14 +176,17 @@ def test_a_compliance_officer_may_try_again(desk: Desk, messages_stub: MessagesS
 
 
 def test_try_again_over_budget_is_refused_with_the_reason_and_writes_nothing(
-        desk: Desk, messages_stub: MessagesStub) -> None:
+    desk: Desk, messages_stub: MessagesStub
+) -> None:
     # The failed screen calls count at their estimate (a 5xx may be billed), which passes this tiny budget.
     run_id = screen_outage(desk, messages_stub, budget_usd=1e-9)
     assert desk.runs.load_run(run_id).spent_usd > 1e-9
     before = rows(desk, run_id)
-    for door in (lambda: actions.try_again(desk.runs, run_id, EDITOR),
-                 lambda: actions.resolve_escalation(desk.runs, run_id, "rereview", OFFICER, "once more"),
-                 lambda: actions.resolve_escalation(desk.runs, run_id, "try_again", OFFICER, "once more")):
+    for door in (
+        lambda: actions.try_again(desk.runs, run_id, EDITOR),
+        lambda: actions.resolve_escalation(desk.runs, run_id, "rereview", OFFICER, "once more"),
+        lambda: actions.resolve_escalation(desk.runs, run_id, "try_again", OFFICER, "once more"),
+    ):
         with pytest.raises(actions.ActionError, match="budget .* is spent"):
             door()
         assert rows(desk, run_id) == before
@@ -202,8 +221,11 @@ def escalated(why: EscalationReason) -> RunState:
 def test_the_engine_escalates_an_unreviewed_gate_as_provider_failed() -> None:
     running = RunState(status=RunStatus.RUNNING)
     new = engine.advance(running, engine.Gate(GateDecision.NAUGHTY, reviewer_error=True, unreviewed="B failed"))
-    assert (new.status, new.escalation_reason, new.note) == (RunStatus.ESCALATED, EscalationReason.PROVIDER_FAILED,
-                                                             "B failed")
+    assert (new.status, new.escalation_reason, new.note) == (
+        RunStatus.ESCALATED,
+        EscalationReason.PROVIDER_FAILED,
+        "B failed",
+    )
     caught = engine.advance(running, engine.Gate(GateDecision.NAUGHTY, injection=True, unreviewed="B failed"))
     assert caught.escalation_reason == EscalationReason.INJECTION  # an injection is a verdict: it comes first
 

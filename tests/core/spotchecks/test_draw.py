@@ -19,7 +19,7 @@ SEED = "0123456789abcdef0123456789abcdef"
 
 def reference_number(seed: str, run_id: int) -> float:
     """The stated rule, written out again: first 8 bytes of sha256('seed:run_id') over 2**64."""
-    return int(hashlib.sha256(f"{seed}:{run_id}".encode()).hexdigest()[:16], 16) / 2 ** 64
+    return int(hashlib.sha256(f"{seed}:{run_id}".encode()).hexdigest()[:16], 16) / 2**64
 
 
 def test_the_draw_is_the_stated_hash_and_draws_the_stated_share_of_400_runs() -> None:
@@ -51,43 +51,66 @@ def test_weeks_start_on_monday_utc_and_end_seven_days_later() -> None:
 
 
 def _rule(**kw: object) -> SpotRule:
-    return SpotRule(id=1, rubric_name="general", share=0.05, seed=SEED, created_by="a",
-                    created_at=datetime(2026, 1, 1, tzinfo=UTC), **kw)
+    return SpotRule(
+        id=1,
+        rubric_name="general",
+        share=0.05,
+        seed=SEED,
+        created_by="a",
+        created_at=datetime(2026, 1, 1, tzinfo=UTC),
+        **kw,
+    )
 
 
-@pytest.mark.parametrize(("rule", "run", "applies"), [
-    pytest.param({}, ("general", "general", "claude-x", "openai:gpt-5.4"), True, id="rubric"),
-    pytest.param({}, ("legal", "general", "claude-x", "openai:gpt-5.4"), False, id="other-rubric"),
-    pytest.param({"domain": "Content"}, ("general", "content", "b", "c"), True, id="domain"),
-    pytest.param({"domain": "legal"}, ("general", "content", "b", "c"), False, id="other-domain"),
-    pytest.param({"panel": "GPT + Claude"}, ("general", "g", "claude-x", "openai:gpt-5.4"), True, id="families"),
-    pytest.param({"panel": "Claude + Claude"}, ("general", "g", "claude-x", "openai:gpt-5.4"), False,
-                 id="other-families"),
-    pytest.param({"panel": "c+b"}, ("general", "g", "b", "c"), True, id="reviewer-pair"),
-])
+@pytest.mark.parametrize(
+    ("rule", "run", "applies"),
+    [
+        pytest.param({}, ("general", "general", "claude-x", "openai:gpt-5.4"), True, id="rubric"),
+        pytest.param({}, ("legal", "general", "claude-x", "openai:gpt-5.4"), False, id="other-rubric"),
+        pytest.param({"domain": "Content"}, ("general", "content", "b", "c"), True, id="domain"),
+        pytest.param({"domain": "legal"}, ("general", "content", "b", "c"), False, id="other-domain"),
+        pytest.param({"panel": "GPT + Claude"}, ("general", "g", "claude-x", "openai:gpt-5.4"), True, id="families"),
+        pytest.param(
+            {"panel": "Claude + Claude"}, ("general", "g", "claude-x", "openai:gpt-5.4"), False, id="other-families"
+        ),
+        pytest.param({"panel": "c+b"}, ("general", "g", "b", "c"), True, id="reviewer-pair"),
+    ],
+)
 def test_a_rule_applies_to_its_rubric_domain_and_panel(rule: dict, run: tuple, applies: bool) -> None:
     assert _rule(**rule).applies(*run) is applies
 
 
-CRITERIA = [Criterion(id=i, name=i, category="c", pass_condition="p", fail_signal="f", severity=sev)
-            for i, sev in (("facts", "critical"), ("tone", "suggestion"))]
+CRITERIA = [
+    Criterion(id=i, name=i, category="c", pass_condition="p", fail_signal="f", severity=sev)
+    for i, sev in (("facts", "critical"), ("tone", "suggestion"))
+]
 
 
-@pytest.mark.parametrize(("judgements", "problem"), [
-    pytest.param([("facts", "PASS", "")], "not judged yet: tone", id="missing"),
-    pytest.param([("facts", "PASS", ""), ("tone", "PASS", ""), ("nope", "PASS", "")], "unknown criterion 'nope'",
-                 id="unknown"),
-    pytest.param([("facts", "FAIL", "  "), ("tone", "PASS", "")], "'facts' FAILs without evidence", id="no-evidence"),
-    pytest.param([("facts", "PASS", ""), ("facts", "FAIL", "x"), ("tone", "PASS", "")], "judged twice", id="twice"),
-])
+@pytest.mark.parametrize(
+    ("judgements", "problem"),
+    [
+        pytest.param([("facts", "PASS", "")], "not judged yet: tone", id="missing"),
+        pytest.param(
+            [("facts", "PASS", ""), ("tone", "PASS", ""), ("nope", "PASS", "")],
+            "unknown criterion 'nope'",
+            id="unknown",
+        ),
+        pytest.param(
+            [("facts", "FAIL", "  "), ("tone", "PASS", "")], "'facts' FAILs without evidence", id="no-evidence"
+        ),
+        pytest.param([("facts", "PASS", ""), ("facts", "FAIL", "x"), ("tone", "PASS", "")], "judged twice", id="twice"),
+    ],
+)
 def test_the_form_refuses_missing_unknown_twice_and_unevidenced(judgements: list, problem: str) -> None:
     given = [Judgement(criterion=c, verdict=v, evidence=e) for c, v, e in judgements]
     assert any(problem in p for p in judgement_problems(CRITERIA, given))
 
 
 def test_only_blocking_fails_are_escapes() -> None:
-    given = [Judgement(criterion="facts", verdict="FAIL", evidence="wrong year"),
-             Judgement(criterion="tone", verdict="FAIL", evidence="flat")]
+    given = [
+        Judgement(criterion="facts", verdict="FAIL", evidence="wrong year"),
+        Judgement(criterion="tone", verdict="FAIL", evidence="flat"),
+    ]
     assert judgement_problems(CRITERIA, given) == []
     assert [j.criterion for j in escaped_criteria(CRITERIA, given)] == ["facts"]
 
