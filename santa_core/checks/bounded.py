@@ -75,11 +75,26 @@ def search(pattern: str, text: str, flags: int = 0) -> regex.Match[str] | None:
 class Pattern:
     """A pattern compiled by the `regex` engine whose every search draws from the active budget."""
 
-    __slots__ = ("_rx", "pattern")
+    __slots__ = ("_compiled", "flags", "pattern")
 
     def __init__(self, pattern: str, flags: int = 0) -> None:
-        self._rx = regex.compile(pattern, flags)
-        self.pattern = pattern
+        self.pattern, self.flags = pattern, flags
+        self._compiled: regex.Pattern[str] | None = None
+
+    @property
+    def _rx(self) -> regex.Pattern[str]:
+        """The compiled pattern, compiled at its first search: a process compiles only the patterns it uses (a page
+        or a command that never checks a text pays nothing, and a language's table is compiled when a text holds
+        one of its trigger words). Two threads compiling at once both get an equal pattern."""
+        rx = self._compiled
+        if rx is None:
+            rx = self._compiled = regex.compile(self.pattern, self.flags)
+        return rx
+
+    def compile(self) -> Pattern:
+        """Compile now (a test that every pattern is well formed; a warm-up); returns the pattern itself."""
+        self._rx  # noqa: B018 - the property compiles
+        return self
 
     def finditer(self, text: str, pos: int = 0, endpos: int | None = None) -> list[regex.Match[str]]:
         """Every match, as a list (the timeout covers the whole scan)."""
