@@ -48,19 +48,11 @@ from tests.core.run.test_runner import BAD, GOOD, SPEC, make_runner, strict
 from tests.ui.test_app import plain, texts
 from tests.ui.test_signin import AUTH
 from ui import metric_figures as figs
-from ui.metrics import (
-    DRILL_CATEGORY,
-    DRILL_CRITERION,
-    PARAMS,
-    TABS,
-    failed_runs_frame,
-    filters_from_query,
-    filters_to_query,
-    kappa_table,
-    picked_bar,
-    report_json,
-    reviewers_table,
-)
+from ui.metrics_drill import picked_bar
+from ui.metrics_headline import report_json
+from ui.metrics_tables import failed_runs_frame, kappa_table, reviewers_table
+from ui.metrics_tabs import TABS
+from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION, PARAMS, filters_from_query, filters_to_query
 from ui.run_list import RUN_LINK
 
 SONNET, HAIKU, OPUS, FABLE = "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1"
@@ -419,7 +411,7 @@ def test_drill_down_lists_exactly_the_runs_that_failed(seeded: History, monkeypa
     assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r2']}"]  # the drill-down follows the filters
     assert at.selectbox(key="metrics_drill_category").options == ["factual accuracy"]
 
-    monkeypatch.setattr("ui.metrics.DRILL_LIMIT", 1)
+    monkeypatch.setattr("ui.metrics_drill.DRILL_LIMIT", 1)
     at.button(key="metrics_reset").click().run()
     assert at.selectbox(key="metrics_drill_category").value is None  # reset clears the pick too
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
@@ -687,7 +679,8 @@ def click_script() -> None:
     """A click on a bar as the chart reports it (set in session state), then the drill-down's pick."""
     import streamlit as st
 
-    from ui.metrics import DRILL_CATEGORY, DRILL_CRITERION, take_click
+    from ui.metrics_drill import take_click
+    from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION
 
     take_click(st.session_state.get("click"), DRILL_CRITERION, DRILL_CATEGORY, ["factual_accuracy", "brand_voice"])
     st.text(f"{st.session_state.get(DRILL_CRITERION)} / {st.session_state.get(DRILL_CATEGORY)}")
