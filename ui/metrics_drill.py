@@ -10,7 +10,7 @@ import streamlit as st
 
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from ui import app_desk
-from ui import metric_figures as figs
+from ui import metric_frames as frames
 from ui.metrics_tables import FAILED_RUNS_COLUMNS, SOURCE_COLUMNS, failed_runs_frame, status_help, table
 from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION, FROM_URL
 from ui.run_list import RUN_LINK
@@ -52,7 +52,7 @@ CRITERIA_TABLE = "metrics_criteria_table"
 def criteria_table(report: MetricsReport) -> dict[str, Any]:
     """The failed criteria as a table whose rows can be picked (a bigger target than a bar's segment); the pick
     as a bar click reads (`picked_bar`: the criterion's id as the point's customdata)."""
-    frame = figs.criteria_frame(report)
+    frame = frames.criteria_frame(report)
     shown = frame.rename(columns={"b_fail": "B", "c_fail": "C", "check_fail": "check"})[
         ["name", "category", "B", "C", "check", "failed"]
     ]

@@ -14,6 +14,7 @@ from santa_core.reports.metrics import DEFINITIONS, MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures
 from ui import app_desk, metrics_confidence
 from ui import metric_figures as figs
+from ui import metric_frames as frames
 from ui import metrics_url as url_state
 from ui.metrics_drill import criteria_table, drill_down, take_click
 from ui.metrics_headline import CACHE_CARDS, cache_note, figure_cards, generation_note, metric_rows
@@ -74,7 +75,7 @@ def buckets_caption(report: MetricsReport) -> str:
 
 def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """First-pass rate and mean iterations over time, with their targets; the distribution of rounds."""
-    series = figs.series_frame(report)
+    series = frames.series_frame(report)
     st.caption(buckets_caption(report))
     left, right = st.columns(2)
     with left:
@@ -88,7 +89,11 @@ def quality(report: MetricsReport, f: MetricsFilter | None = None) -> None:
             series,
         )
     _chart(
-        "Distribution of rounds", "rounds_distribution", "rounds", figs.rounds_figure(report), figs.rounds_frame(report)
+        "Distribution of rounds",
+        "rounds_distribution",
+        "rounds",
+        figs.rounds_figure(report),
+        frames.rounds_frame(report),
     )
 
 
@@ -106,7 +111,7 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
             "failure_taxonomy",
             "criteria",
             figs.criteria_figure(report),
-            figs.criteria_frame(report),
+            frames.criteria_frame(report),
             select=True,
         )
     with right:
@@ -115,19 +120,19 @@ def failures(report: MetricsReport, f: MetricsFilter) -> None:
             "failure_taxonomy",
             "categories",
             figs.categories_figure(report),
-            figs.categories_frame(report),
+            frames.categories_frame(report),
             select=True,
         )
     take_click(by_criterion, DRILL_CRITERION, DRILL_CATEGORY, criteria)
     take_click(by_category, DRILL_CATEGORY, DRILL_CRITERION, categories)
     st.markdown("**Runs behind a bar**")
     take_click(criteria_table(report), DRILL_CRITERION, DRILL_CATEGORY, criteria, source="table")
-    drill_down(f, criteria, categories, figs.criterion_names(report))
+    drill_down(f, criteria, categories, frames.criterion_names(report))
 
 
 def agreement(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Flagged by both / B only / C only per criterion, Cohen's kappa per criterion, and the split by family pair."""
-    frame = figs.agreement_frame(report)
+    frame = frames.agreement_frame(report)
     _chart("Flagged by both, B only, C only", "agreement", "agreement", figs.agreement_figure(report), frame)
     _header("Cohen's κ per criterion", "kappa", "kappa", frame)
     if report.criteria:
@@ -157,7 +162,7 @@ def families(pairs: list[FamilyPairFigures]) -> None:
             "Claude + GPT next to Claude + Claude), this compares their agreement, κ and escape rate."
         )
         return
-    frame = figs.families_frame(pairs)
+    frame = frames.families_frame(pairs)
     _header("Agreement, κ and escape rate by family pair", "family_pairs", "families", frame)
     st.caption(FAMILIES_CAPTION)
     table(
@@ -181,7 +186,7 @@ def escapes(report: MetricsReport, f: MetricsFilter | None = None) -> None:
         "escape_rate",
         "escapes",
         figs.escape_figure(report),
-        figs.series_frame(report),
+        frames.series_frame(report),
     )
     metrics_confidence.escapes(report)  # the unbiased estimate, from spot-checks, apart from the reported series
 
@@ -198,12 +203,12 @@ def cost(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     st.caption(generation_note(report))
     left, right = st.columns(2)
     with left:
-        _chart("Spend over time", "cost", "spend", figs.spend_figure(report), figs.series_frame(report))
+        _chart("Spend over time", "cost", "spend", figs.spend_figure(report), frames.series_frame(report))
     with right:
-        _chart("Reviews and fixes", "cost", "cost", figs.cost_split_figure(report), figs.cost_frame(report))
+        _chart("Reviews and fixes", "cost", "cost", figs.cost_split_figure(report), frames.cost_frame(report))
     cache(report)
     _chart(
-        "Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report), figs.reviewers_frame(report)
+        "Cost per reviewer", "cost", "reviewer_cost", figs.reviewer_cost_figure(report), frames.reviewers_frame(report)
     )
 
 
@@ -223,7 +228,11 @@ def cache(report: MetricsReport) -> None:
     if kind == "loss":
         st.warning(note, icon=":material/warning:")
     _chart(
-        "Prompt cache: hit rate and net savings", "cache", "cache", figs.cache_figure(report), figs.series_frame(report)
+        "Prompt cache: hit rate and net savings",
+        "cache",
+        "cache",
+        figs.cache_figure(report),
+        frames.series_frame(report),
     )
     if kind == "saved":
         st.caption(note)
@@ -231,7 +240,7 @@ def cache(report: MetricsReport) -> None:
 
 def reviewers(report: MetricsReport, f: MetricsFilter | None = None) -> None:
     """Latency (mean and max) and error rate per reviewer model."""
-    frame = figs.reviewers_frame(report)
+    frame = frames.reviewers_frame(report)
     left, right = st.columns(2)
     with left:
         _chart("Latency per reviewer", "latency", "latency", figs.latency_figure(report), frame)
