@@ -3,7 +3,7 @@
 
 import streamlit as st
 
-from ui import batch, navigation, query
+from ui import batch, batch_list, navigation, query
 from ui.batch_upload import new_batch_form
 from ui.navigation import ensure_navigation
 
@@ -12,15 +12,15 @@ ensure_navigation()  # first: a deep link may arrive before app.py ever ran
 navigation.title("batch", "Batch")
 batch_id = query.batch_id()
 if batch_id is None:
-    batch.intro()
-    past = batch.past_batches()
+    batch_list.intro()
+    past = batch_list.past_batches()
     if not past:
-        batch.empty_state()
+        batch_list.empty_state()
         new_id = new_batch_form()
     else:
         new, reopen = st.tabs(["New batch", f"Past batches ({len(past)})"])
         with reopen:
-            batch.batch_list(past)
+            batch_list.batch_list(past)
         with new:
             new_id = new_batch_form()
     if new_id is not None:

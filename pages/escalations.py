@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import app_desk, clock, escalations, navigation
+from ui import app_desk, clock, escalation_panel, escalation_queue, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
@@ -14,20 +14,20 @@ st.caption(
     "Ship it as is (with a justification), edit it and send it for fresh review, or reject it. "
     "Every assignment and resolution is recorded in the audit trail."
 )
-if flash := st.session_state.pop(escalations.FLASH, None):
+if flash := st.session_state.pop(escalation_panel.FLASH, None):
     st.success(flash)
 repo = app_desk.desk().runs
 now = clock.now()
 open_items = repo.list_escalations(status="open")
-escalations.stale_click_notice({e.id for e in open_items})
+escalation_panel.stale_click_notice({e.id for e in open_items})
 if not open_items:
     st.info("Nothing is escalated.")
 else:
-    escalations.counts(open_items, now)
-    shown = escalations.filtered(open_items, now)
+    escalation_queue.counts(open_items, now)
+    shown = escalation_queue.filtered(open_items, now)
     if not shown:
         st.info("No open escalation matches these filters.")
     else:
-        escalations.escalation_panel(escalations.pick(shown, now), now)  # a click on a queue row opens it
+        escalation_panel.escalation_panel(escalation_queue.pick(shown, now), now)  # a click on a queue row opens it
 st.subheader("Resolved escalations")
-escalations.resolved_table(repo.list_escalations(status="resolved")[-200:])
+escalation_queue.resolved_table(repo.list_escalations(status="resolved")[-200:])

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui import app_desk, metrics, metrics_confidence, navigation
+from ui import app_desk, metrics_confidence, metrics_filters, metrics_headline, metrics_tabs, navigation
 from ui.navigation import ensure_navigation
 
 ensure_navigation()  # first: a deep link may arrive before app.py ever ran
@@ -17,14 +17,14 @@ st.caption(
 store = app_desk.desk().metrics
 options = store.options()
 if options.first_day is None:
-    metrics.empty_history()
+    metrics_filters.empty_history()
 else:
-    view = metrics.filters(options)
+    view = metrics_filters.filters(options)
     report = store.report(view.filters, view.grain)  # one report per rerun: every sum is done in SQL
     if report.empty:
-        metrics.nothing_matches()
+        metrics_filters.nothing_matches()
     else:
-        metrics.headline(report)
-        metrics.warnings(report)
-        metrics.export(report, metrics_confidence.figures_for(report))  # one document with `metrics --json`
-        metrics.tabs(report, view.filters)  # the open tab and its drill-down are in the URL too
+        metrics_headline.headline(report)
+        metrics_headline.warnings(report)
+        metrics_headline.export(report, metrics_confidence.figures_for(report))  # one document with `metrics --json`
+        metrics_tabs.tabs(report, view.filters)  # the open tab and its drill-down are in the URL too

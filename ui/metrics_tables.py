@@ -17,7 +17,7 @@ from santa_core.reports.metrics import LOW_KAPPA, MIN_PAIRS, MetricsReport, form
 from santa_core.reports.metrics_families import FamilyPairFigures
 from storage.metrics import FailedRun
 from ui import components, table_fit
-from ui import metric_figures as figs
+from ui import metric_frames as frames
 
 
 def status_words(code: str) -> str:
@@ -88,7 +88,7 @@ def table(frame: pd.DataFrame, config: dict | None = None, wide: tuple[str, ...]
 def kappa_table(report: MetricsReport) -> pd.DataFrame:
     """Agreement and Cohen's kappa per criterion, written as the headline writes them; criteria by their names
     (their ids, categories and unscored results are in the CSV, so that the table fits the page at 1,024 px)."""
-    names = figs.criterion_names(report)
+    names = frames.criterion_names(report)
     rows = [
         {
             "criterion": names[c.criterion],

@@ -3,8 +3,8 @@ written after every change, so a link shares the view (`?rubric=general&tab=fail
 
 Pure functions turn parameters into a view and back (`filters_from_query`, `filters_to_query`,
 `tab_from_query`, `drill_from_query`, `view_to_query`); `restore` and `write` move the tab and the
-drill-down between the URL and the widgets' session state (`ui.metrics` does the same for the filters).
-Why by hand and not `bind="query-params"`: see `ui.metrics`.
+drill-down between the URL and the widgets' session state (`ui.metrics_filters` does the same for the filters).
+Why by hand and not `bind="query-params"`: see `ui.metrics_filters`.
 """
 
 from __future__ import annotations

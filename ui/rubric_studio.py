@@ -9,7 +9,7 @@ from santa_core.models import Rubric
 from santa_core.rubrics import library as lib
 from santa_core.rubrics import lint as rubric_lint
 from santa_core.rubrics import store as rubric_store
-from ui import identity, rubric_editor
+from ui import identity, rubric_findings, rubric_save
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
@@ -55,7 +55,7 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
     draft = rd.current()
     source = None if draft is None or draft["source"] == "new" else draft["source"]
     if draft is None or (source != target and not (draft["source"] == "new" and target is None)):
-        if draft is not None and rubric_editor.is_dirty(draft):
+        if draft is not None and rubric_save.is_dirty(draft):
             held = "the new rubric" if source is None else source
             st.warning(
                 escape_markdown(
@@ -64,7 +64,7 @@ def pick_rubric(store: rubric_store.Store, allow_new: bool = True, default: str 
                 )
             )
             return source
-        rubric_editor.open_version(store, target)
+        rubric_save.open_version(store, target)
     if target:
         st.query_params["rubric"] = target
     elif "rubric" in st.query_params:
@@ -82,7 +82,7 @@ def draft_rubric(
         n = len(rubric_lint.errors(findings))
         # Why: Edit shows an error only once its field was typed in or a save tried; say so, or this count
         # would name errors that Edit does not show yet.
-        hidden = n - len(rubric_lint.errors(rubric_editor.visible(draft, findings)))
+        hidden = n - len(rubric_lint.errors(rubric_findings.visible(draft, findings)))
         where = "Edit marks each one" + (" once you press its save button" if hidden else "")
         return None, f"The draft has {n} error{'s' if n != 1 else ''} ({where}); fix them to try it."
     try:

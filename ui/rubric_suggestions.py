@@ -18,7 +18,7 @@ from santa_core.models import Rubric
 from santa_core.roles import PermissionDenied
 from santa_core.rubrics import actions, learning
 from santa_core.rubrics.store import RubricConflict, RubricSaveError
-from ui import identity, rubric_editor
+from ui import identity, rubric_save
 from ui import rubric_draft as rd
 from ui.safe import escape_markdown
 
@@ -145,8 +145,8 @@ def _accept(desk: Desk, s: learning.Suggestion, actor: str) -> None:
         st.error(escape_markdown(str(exc)))
         return
     draft = rd.current()
-    if draft is not None and draft.get("source") == s.rubric and not rubric_editor.is_dirty(draft):
-        rubric_editor.open_version(desk.rubrics, s.rubric)
+    if draft is not None and draft.get("source") == s.rubric and not rubric_save.is_dirty(draft):
+        rubric_save.open_version(desk.rubrics, s.rubric)
     st.session_state[FLASH] = f"Saved {saved.name} v{saved.version} with the suggestion."
     st.rerun()
 

@@ -24,7 +24,8 @@ from storage.tables import RunRow
 from tests.core.batch.test_driver import SPEC, planted_csv
 from tests.support.batch_page import batch_answer, create_batch, keys, open_batch, sample_in, texts, upload, wait_until
 from tests.support.messages_api import MessagesStub
-from ui.batch import eta, state_of, stopped_why
+from ui.batch import eta, stopped_why
+from ui.batch_list import state_of
 
 
 def test_pause_stops_new_reviews_and_resume_finishes_the_sample(

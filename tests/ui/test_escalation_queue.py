@@ -113,7 +113,7 @@ def test_filters_and_sort_change_what_is_shown(desk_env: RunStore) -> None:
 
 
 def test_disagreement_reason_is_explained(desk_env: RunStore) -> None:
-    from ui.escalations import REASON_HELP
+    from ui.escalation_queue import REASON_HELP
 
     assert "reviewers disagree on a critical criterion" in REASON_HELP["disagreement"]
     assert "rubric may need tightening" in REASON_HELP["disagreement"]
@@ -123,7 +123,7 @@ def test_the_queue_fits_the_page_and_says_why_in_its_help_and_the_open_escalatio
     """The queue's columns fit a 1,280 px window's main area with room for the row circles; the sentence
     for each reason is in the reason column's help and atop the escalation a row opens (not a column)."""
     from ui import table_fit
-    from ui.escalations import QUEUE_REASON_HELP, REASON_HELP
+    from ui.escalation_queue import QUEUE_REASON_HELP, REASON_HELP
 
     escalate(desk_env)
     at = open_as(None)

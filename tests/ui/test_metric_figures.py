@@ -27,6 +27,7 @@ from santa_core.reports.metrics import (
 )
 from santa_core.reports.metrics_families import PanelTotals, family_pair_figures
 from ui import metric_figures as figs
+from ui import metric_frames as frames
 
 EVIL = '<a href="https://evil.example/">click</a>'
 """A custom category someone typed into a rubric: Plotly would render it as a link."""
@@ -219,14 +220,14 @@ def test_prompt_cache_figure_net_savings_bars_and_hit_rate_line() -> None:
     assert as_list(line.y) == [p.cache_hit_rate for p in r.series] == [0.0, None, pytest.approx(2 / 3)]
     assert line.yaxis == "y2" and fig.layout.yaxis2.tickformat == ".0%" and hlines(fig) == [0]
     assert r.headline.cache_hit_rate == pytest.approx(2000 / 7000)  # summed first: 2,000 read of 7,000
-    cost = dict(figs.cost_frame(r).itertuples(index=False))
+    cost = dict(frames.cost_frame(r).itertuples(index=False))
     assert (cost["cache_hit_rate"], cost["cache_savings_usd"]) == (pytest.approx(2 / 7), pytest.approx(0.002))
     assert (cost["review_prompt_tokens"], cost["review_cache_write_tokens"], cost["review_cache_read_tokens"]) == (
         7000,
         1000,
         2000,
     )
-    assert figs.series_frame(r)["cache_hit_rate"].tolist()[0] == 0.0
+    assert frames.series_frame(r)["cache_hit_rate"].tolist()[0] == 0.0
 
 
 def test_typed_labels_cannot_become_markup() -> None:
@@ -239,13 +240,13 @@ def test_typed_labels_cannot_become_markup() -> None:
 @pytest.mark.parametrize(
     "frame",
     [
-        figs.series_frame,
-        figs.rounds_frame,
-        figs.criteria_frame,
-        figs.categories_frame,
-        figs.agreement_frame,
-        figs.reviewers_frame,
-        figs.cost_frame,
+        frames.series_frame,
+        frames.rounds_frame,
+        frames.criteria_frame,
+        frames.categories_frame,
+        frames.agreement_frame,
+        frames.reviewers_frame,
+        frames.cost_frame,
     ],
 )
 def test_every_table_round_trips_through_csv(frame) -> None:
@@ -257,11 +258,11 @@ def test_every_table_round_trips_through_csv(frame) -> None:
 
 def test_tables_hold_the_reports_numbers() -> None:
     r = report()
-    assert figs.series_frame(r)["first_pass"].tolist() == [3, 0, 0]
-    assert figs.criteria_frame(r)["failed"].tolist() == [7, 2, 2]
-    agreement = figs.agreement_frame(r).set_index("criterion")
+    assert frames.series_frame(r)["first_pass"].tolist() == [3, 0, 0]
+    assert frames.criteria_frame(r)["failed"].tolist() == [7, 2, 2]
+    agreement = frames.agreement_frame(r).set_index("criterion")
     assert agreement.loc["factual_accuracy", "kappa"] == pytest.approx(r.criteria[0].kappa)
-    cost = dict(figs.cost_frame(r).itertuples(index=False))
+    cost = dict(frames.cost_frame(r).itertuples(index=False))
     assert cost["review_to_generation"] == r.headline.review_to_generation == pytest.approx(0.2)
     assert cost["total_cost_usd"] == pytest.approx(0.11)
 
@@ -303,7 +304,7 @@ def test_escape_rate_per_family_pair() -> None:
     assert list(bar.x[:2]) == [0.5, 0.0] and pd.isna(bar.x[2])  # no shipped run: no escape rate, no bar
     # an unknown family is never counted as a second one
     assert list(bar.marker.color) == [figs.PANEL_COLOURS[False], figs.PANEL_COLOURS[True], figs.PANEL_COLOURS[False]]
-    frame = figs.families_frame(pairs)
+    frame = frames.families_frame(pairs)
     assert frame["escape_rate"].tolist()[:2] == [0.5, 0.0] and frame["runs"].tolist() == [3, 2, 1]
     back = pd.read_csv(io.StringIO(frame.to_csv(index=False)))
     assert list(back.columns) == list(frame.columns) and len(back) == 3

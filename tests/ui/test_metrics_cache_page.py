@@ -18,7 +18,7 @@ from storage.runs import RunStore
 from tests.core.run.test_runner import GOOD, SPEC, make_runner, strict
 from tests.ui.test_app import texts
 from tests.ui.test_metrics_page import downloads, media_url, open_metrics
-from ui import metric_figures as figs
+from ui import metric_frames as frames
 
 SONNET, HAIKU = "claude-sonnet-5-5", "claude-haiku-5-5"
 PREFIX = 1_800
@@ -96,7 +96,7 @@ def test_the_cost_tab_shows_the_hit_rate_and_the_net_savings(desk_env: RunStore)
     assert len(at.get("plotly_chart")) == 4  # spend, reviews and fixes, the prompt cache, cost per reviewer
     report = desk_env.metrics.report(MetricsFilter())
     assert downloads(at)["metrics_csv_cache"] == media_url(
-        figs.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-cache.csv"
+        frames.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-cache.csv"
     )
     assert not at.warning and "no prompt was long enough to cache" not in texts(at)
 

@@ -27,7 +27,7 @@ from storage.runs import RunStore
 from tests.core.run.test_runner import BAD, GOOD, SPEC, make_runner, strict
 from tests.ui.test_app import plain, texts
 from tests.ui.test_metrics_page import downloads, media_url, open_metrics
-from ui import metric_figures as figs
+from ui import metric_frames as frames
 
 SONNET, HAIKU, MINI = "claude-sonnet-5-5", "claude-haiku-5-5", "openai:gpt-5.4-mini"
 TAB = "Reviewer agreement"
@@ -96,7 +96,7 @@ def test_the_table_shows_each_family_pair_with_its_figures(two_pairs: RunStore) 
     assert [c.key for c in at.get("plotly_chart")] == ["metrics_chart_agreement", "metrics_chart_families"]
     pairs = two_pairs.metrics.family_pairs(MetricsFilter())
     assert downloads(at)["metrics_csv_families"] == media_url(
-        figs.families_frame(pairs).to_csv(index=False), "text/csv", "santa-metrics-families.csv"
+        frames.families_frame(pairs).to_csv(index=False), "text/csv", "santa-metrics-families.csv"
     )
     # The pairs add up to the headline's runs and shipped runs.
     figures = {m.label: m.value for m in at.metric}

@@ -47,20 +47,12 @@ from tests.conftest import grant
 from tests.core.run.test_runner import BAD, GOOD, SPEC, make_runner, strict
 from tests.ui.test_app import plain, texts
 from tests.ui.test_signin import AUTH
-from ui import metric_figures as figs
-from ui.metrics import (
-    DRILL_CATEGORY,
-    DRILL_CRITERION,
-    PARAMS,
-    TABS,
-    failed_runs_frame,
-    filters_from_query,
-    filters_to_query,
-    kappa_table,
-    picked_bar,
-    report_json,
-    reviewers_table,
-)
+from ui import metric_frames as frames
+from ui.metrics_drill import picked_bar
+from ui.metrics_headline import report_json
+from ui.metrics_tables import failed_runs_frame, kappa_table, reviewers_table
+from ui.metrics_tabs import TABS
+from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION, PARAMS, filters_from_query, filters_to_query
 from ui.run_list import RUN_LINK
 
 SONNET, HAIKU, OPUS, FABLE = "claude-sonnet-5-5", "claude-haiku-5-5", "claude-opus-5-5", "claude-fable-5-1"
@@ -419,7 +411,7 @@ def test_drill_down_lists_exactly_the_runs_that_failed(seeded: History, monkeypa
     assert at.dataframe[1].value["run"].tolist() == [f"./review?run={r['r2']}"]  # the drill-down follows the filters
     assert at.selectbox(key="metrics_drill_category").options == ["factual accuracy"]
 
-    monkeypatch.setattr("ui.metrics.DRILL_LIMIT", 1)
+    monkeypatch.setattr("ui.metrics_drill.DRILL_LIMIT", 1)
     at.button(key="metrics_reset").click().run()
     assert at.selectbox(key="metrics_drill_category").value is None  # reset clears the pick too
     at.selectbox(key="metrics_drill_criterion").set_value("factual_accuracy").run()
@@ -490,35 +482,35 @@ def test_downloads_hold_the_report_and_each_charts_data(seeded: History) -> None
     whole = document(report, calibration.figures(seeded.repo))  # the page's download is `metrics --json`'s document
     assert links["metrics_json"] == media_url(whole, "application/json", "santa-metrics.json")
     assert links["metrics_csv_first_pass"] == media_url(
-        figs.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-first_pass.csv"
+        frames.series_frame(report).to_csv(index=False), "text/csv", "santa-metrics-first_pass.csv"
     )
     assert links["metrics_csv_rounds"] == media_url(
-        figs.rounds_frame(report).to_csv(index=False), "text/csv", "santa-metrics-rounds.csv"
+        frames.rounds_frame(report).to_csv(index=False), "text/csv", "santa-metrics-rounds.csv"
     )
     at.session_state["metrics_tab"] = "Reviewer agreement"
     at.run()
     assert downloads(at)["metrics_csv_kappa"] == media_url(
-        figs.agreement_frame(report).to_csv(index=False), "text/csv", "santa-metrics-kappa.csv"
+        frames.agreement_frame(report).to_csv(index=False), "text/csv", "santa-metrics-kappa.csv"
     )
     kappa = at.dataframe[0].value.set_index("criterion")
     assert kappa.loc["Factual accuracy", "κ"] == "1.000" and kappa.loc["Factual accuracy", "both"] == 1
 
 
 CSV_FRAMES = {
-    "first_pass": figs.series_frame,
-    "iterations": figs.series_frame,
-    "rounds": figs.rounds_frame,
-    "criteria": figs.criteria_frame,
-    "categories": figs.categories_frame,
-    "agreement": figs.agreement_frame,
-    "kappa": figs.agreement_frame,
-    "escapes": figs.series_frame,
-    "spend": figs.series_frame,
-    "cost": figs.cost_frame,
-    "cache": figs.series_frame,
-    "reviewer_cost": figs.reviewers_frame,
-    "latency": figs.reviewers_frame,
-    "errors": figs.reviewers_frame,
+    "first_pass": frames.series_frame,
+    "iterations": frames.series_frame,
+    "rounds": frames.rounds_frame,
+    "criteria": frames.criteria_frame,
+    "categories": frames.categories_frame,
+    "agreement": frames.agreement_frame,
+    "kappa": frames.agreement_frame,
+    "escapes": frames.series_frame,
+    "spend": frames.series_frame,
+    "cost": frames.cost_frame,
+    "cache": frames.series_frame,
+    "reviewer_cost": frames.reviewers_frame,
+    "latency": frames.reviewers_frame,
+    "errors": frames.reviewers_frame,
 }
 """The data behind each chart's CSV download, by the download's name."""
 TABLES = {"Reviewer agreement": kappa_table, "Reviewers": reviewers_table}
@@ -687,7 +679,8 @@ def click_script() -> None:
     """A click on a bar as the chart reports it (set in session state), then the drill-down's pick."""
     import streamlit as st
 
-    from ui.metrics import DRILL_CATEGORY, DRILL_CRITERION, take_click
+    from ui.metrics_drill import take_click
+    from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION
 
     take_click(st.session_state.get("click"), DRILL_CRITERION, DRILL_CATEGORY, ["factual_accuracy", "brand_voice"])
     st.text(f"{st.session_state.get(DRILL_CRITERION)} / {st.session_state.get(DRILL_CATEGORY)}")

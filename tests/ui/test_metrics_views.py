@@ -27,8 +27,9 @@ from tests.ui import test_metrics_page as page
 from tests.ui.test_app import plain, texts
 from tests.ui.test_metrics_page import HAIKU, OPUS, SONNET, History, open_metrics
 from ui import metric_figures as figs
-from ui.metrics import DRILL_CATEGORY, DRILL_CRITERION, TABS, failed_runs_frame, status_help
-from ui.metrics_url import TAB_KEY, VIEW_PARAMS, restore, tab_from_query, view_to_query
+from ui.metrics_tables import failed_runs_frame, status_help
+from ui.metrics_tabs import TABS
+from ui.metrics_url import DRILL_CATEGORY, DRILL_CRITERION, TAB_KEY, VIEW_PARAMS, restore, tab_from_query, view_to_query
 from ui.metrics_url import TABS as URL_TABS
 
 history, seeded = page.history, page.seeded  # the fixtures (an imported name would trip ruff's F811)

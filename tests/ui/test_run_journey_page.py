@@ -240,12 +240,12 @@ def test_a_new_display_name_shows_at_once_and_a_past_run_keeps_its_starters(desk
 
 def test_the_rubrics_page_lints_an_unchanged_draft_once(desk_env: RunStore, monkeypatch: pytest.MonkeyPatch) -> None:
     from santa_core.rubrics import lint as rubric_lint
-    from ui import rubric_editor
+    from ui import rubric_findings
 
     calls: list[int] = []
     real = rubric_lint.lint
     monkeypatch.setattr(rubric_lint, "lint", lambda *a, **k: calls.append(1) or real(*a, **k))
-    rubric_editor._lint_of.clear()
+    rubric_findings._lint_of.clear()
     at = open_app("pages/rubrics.py")
     linted = len(calls)
     assert linted >= 1
