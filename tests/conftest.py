@@ -25,6 +25,7 @@ from storage.startup import init_db
 from tests.support.chat_api import ChatStub
 from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.support.one_door import one_door
+from tests.support.schedule import longest_first
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
@@ -33,6 +34,13 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):  # xdist's own override, honoured as xdist would
         return int(os.environ["PYTEST_XDIST_AUTO_NUM_WORKERS"])
     return min(4, len(os.sched_getaffinity(0)) + 1)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Under xdist, each worker's share of the tests opens with its long ones (tests/support/schedule.py)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 1))
+    order = longest_first([item.nodeid for item in items], workers)
+    items[:] = [items[i] for i in order]
 
 
 @pytest.fixture(autouse=True)
