@@ -1,11 +1,12 @@
 """Batch verification by sampling: review a sample, group failures into patterns, fix every item
 that shows a pattern, resample until a clean sample.
 
-- `file` + `formats`: reading a CSV or JSONL batch (every problem named by line and column),
+- `file` + `formats` + `fields`: reading a CSV or JSONL batch (every problem named by line and column),
   writing it back byte-identical.
 - `sampling`: stratified seeded draws, detection chances; `stopping`: the exact bound and the stopping rule.
 - `patterns`: failures grouped into patterns, the items that show one; `item_fix`: one fix applied to each.
-- `store`: a batch's views and the batch store protocol; `driver`: the batch driver over it;
+- `store`: a batch's views and the batch store protocol; `driver`: the batch driver over it (a sample's Message
+  Batch in `sample_batch`, a pattern's fixes in `fixing` and `fix_batch`);
   `report`: the cost estimate, statuses, stopping rule, export and the page's `BatchView`.
 
 The names below load their module on first use (PEP 562): the command line's parser reads two

@@ -12,7 +12,7 @@ process that died between the two) is grouped by `group_finished`, at the desk's
 
 A sample's reviews start as runs only when the driver starts them, at most `concurrency` at a
 time, and none while the batch is paused. With Message Batches on, the whole sample goes to the
-API in one request, and each review becomes a run when its result is collected.
+API in one request, and each review becomes a run when its result is collected (`sample_batch`).
 """
 
 from __future__ import annotations
