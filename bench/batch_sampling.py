@@ -44,16 +44,14 @@ from collections.abc import Sequence
 from santa_core.batch.sampling import (
     CONFIDENCE,
     allocate,
-    defect_upper_bound,
     defective_items,
     detection_probability,
-    rule_from_samples,
     sample_for_detection,
     sample_size,
     stratified_detection,
     stratified_sample,
-    stratified_upper_bound,
 )
+from santa_core.batch.stopping import defect_upper_bound, rule_from_samples, stratified_upper_bound
 from storage.batches import MAX_SEED, SEED_STEP
 
 PREVALENCES = (0.01, 0.02, 0.05, 0.10, 0.20, 0.30)

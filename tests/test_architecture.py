@@ -48,6 +48,17 @@ def test_the_core_imports_no_persistence_page_or_composition_root(forbidden: str
     assert importers_of("santa_core", forbidden) == []
 
 
+ADAPTERS = "santa_core.reviewers"
+"""The one place of the core that talks to a provider's SDK: the reviewers' and the fix agent's adapters."""
+
+
+@pytest.mark.parametrize("sdk", ["anthropic", "openai"])
+def test_only_the_reviewers_adapters_import_a_provider_sdk(sdk: str) -> None:
+    """The rest of the core depends on the adapters' interfaces, never on an SDK (the composition root wires it)."""
+    outside = [(m, i) for m, i in importers_of("santa_core", sdk) if m != ADAPTERS and not m.startswith(f"{ADAPTERS}.")]
+    assert outside == []
+
+
 @pytest.mark.parametrize("forbidden", ["ui", "streamlit", COMPOSITION])
 def test_storage_imports_no_page_or_composition_root(forbidden: str) -> None:
     assert importers_of("storage", forbidden) == []

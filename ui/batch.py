@@ -19,8 +19,8 @@ import pandas as pd
 import streamlit as st
 
 from santa_core import words
-from santa_core.batch.driver import STOPPED
 from santa_core.batch.report import BatchView
+from santa_core.batch.sample_batch import STOPPED
 from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, BatchProblem, SampledReview, SampleProgress
 from santa_core.models import RunStatus

@@ -15,7 +15,8 @@ import streamlit as st
 from santa_core import words
 from santa_core.batch.fix_batch import auto_fix_note, stopped_fixes
 from santa_core.batch.fixing import FixPreview
-from santa_core.batch.patterns import Pattern, apply_pattern_fix
+from santa_core.batch.item_fix import apply_pattern_fix
+from santa_core.batch.patterns import Pattern
 from santa_core.batch.report import BatchView
 from santa_core.batch.sampling import percent
 from santa_core.batch.store import Batch, PatternRecord, SampleProgress

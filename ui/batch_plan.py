@@ -1,6 +1,6 @@
 """The Batch page's figures: what a sample will catch, what it costs, and what a clean sample proves.
 
-Every number comes from `santa_core.batch.sampling` and the batch driver's cost estimate; this module only
+Every number comes from `santa_core.batch.sampling`, `santa_core.batch.stopping` and the batch driver's cost estimate; this module only
 lays them out, so the page and docs/batch-sampling.md always agree.
 """
 
@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from santa_core import pricing
-from santa_core.batch import sampling
+from santa_core.batch import sampling, stopping
 from santa_core.batch.report import CostEstimate
 from santa_core.batch.sampling import percent
 from santa_core.batch.store import PatternRecord
@@ -137,7 +137,7 @@ def cost(estimate: CostEstimate, spent: float | None = None) -> None:
     )
 
 
-def stopping_rule(rule: sampling.StoppingRule, dismissed: list[PatternRecord], needs_fix: list[str]) -> None:
+def stopping_rule(rule: stopping.StoppingRule, dismissed: list[PatternRecord], needs_fix: list[str]) -> None:
     """What a clean sample proves about the batch, with caveats for patterns and items left unfixed."""
     statement = escape_markdown(rule.statement())
     if rule.clean:

@@ -13,7 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.batch import sampling
-from santa_core.batch.file import LENGTH_STRATUM, BatchFile, BatchFileError, BatchLayout, read_batch, sniff
+from santa_core.batch.fields import LENGTH_STRATUM
+from santa_core.batch.file import BatchFile, BatchFileError, BatchLayout, read_batch, sniff
 from santa_core.batch.report import estimate
 from santa_core.batch.store import BatchConfig
 from santa_core.models import Rubric

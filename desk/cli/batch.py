@@ -365,7 +365,7 @@ def _detection_line(desk: Desk, batch_id: int) -> str:
 
 def _verify(desk: Desk, batch_id: int, args: argparse.Namespace, decisions: Decisions) -> str:
     """Sample until a sample is clean, a person must decide, or --max-samples is reached; how it stopped."""
-    from santa_core.batch.driver import STOPPED
+    from santa_core.batch.sample_batch import STOPPED
 
     for _ in range(args.max_samples):
         progress = _review_sample(desk, batch_id)

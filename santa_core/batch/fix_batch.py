@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-
-import anthropic
+from typing import Protocol
 
 from santa_core.batch import store as batch_store
 from santa_core.batch.store import Batch, BatchProblem, PatternRecord
@@ -23,6 +22,7 @@ from santa_core.pricing import estimate_call_usd
 from santa_core.reviewers import fix_batches
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.base import FixAnswer, FixRequest, OnSend, journaled
+from santa_core.reviewers.batch_api import BatchApi, Client
 
 FIX_BATCH = "fix_batch"
 """The key of a pattern's JSON that says where its fixes' Message Batch stands."""
@@ -64,16 +64,24 @@ def stopped_fixes(record: PatternRecord) -> str | None:
     return status.removeprefix(STOPPED) if status.startswith(STOPPED) else None
 
 
+class Prepares(Protocol):
+    """What a Try again needs of the class `FixBatchSending` is mixed into: its store, and each reached item's fix
+    prepared again (`PatternFixing.prepare`)."""
+
+    @property
+    def store(self) -> batch_store.Store: ...
+
+    def prepare(self, pattern_id: int, actor: str, progress: Progress | None = None) -> dict: ...
+
+
 class FixBatchSending:
-    """Mixed into `PatternFixing`: needs its `store`, `client_for`, `poll_s` and `_stopping`."""
+    """Mixed into `PatternFixing`: needs its `store`, `client_for`, `poll_s` and `_stopping` (and `prepare`: see
+    `Prepares`)."""
 
     store: batch_store.Store
-    client_for: Callable[[], anthropic.Anthropic] | None
+    client_for: Callable[[], Client] | None
     poll_s: float
     _stopping: threading.Event
-
-    def prepare(self, pattern_id: int, actor: str, progress: Progress | None = None) -> dict:
-        raise NotImplementedError
 
     def _fix_note(self, pattern_id: int) -> OnSend:
         """The call log of the pattern's fix calls: each committed as sent (with its batch) before it leaves."""
@@ -85,7 +93,7 @@ class FixBatchSending:
 
         return note
 
-    def retry_fixes(self, pattern_id: int, actor: str) -> dict:
+    def retry_fixes(self: Prepares, pattern_id: int, actor: str) -> dict:
         """A person's Try again of fixes whose Message Batch stopped (role-checked, on record): one whose create got
         no answer is sent again, one already made is polled again; each item's fix is prepared from it."""
         self.store.record_fix_retry(pattern_id, actor)  # claims the stopped batch: a second Try again is refused
@@ -98,7 +106,7 @@ class FixBatchSending:
         every answer's call stored. None: the API refused the create (nothing made): ask one at a time.
         Raises FixesStopped when it stopped or may exist unseen: the pattern says why."""
         assert self.client_for is not None
-        client = self.client_for()
+        api = BatchApi(self.client_for())
         state = fix_batch_state(self.store.pattern(pattern_id))
         if state.get("status") == SENDING or (not state.get("api_id") and state.get("status", "").startswith(STOPPED)):
             # Left sending (the sender died) or cut short: it may exist and be paid for; only a person sends again.
@@ -108,18 +116,19 @@ class FixBatchSending:
             self.store.set_fix_batch(pattern_id, {"status": status}, expect=state["status"])
             raise FixesStopped(f"the fixes' Message Batch {status}")
         if not state.get("api_id"):
-            state = self._send_fixes(client, pattern_id, batch, asks, state.get("status"))
-            if state is None:
+            sent = self._send_fixes(api, pattern_id, batch, asks, state.get("status"))
+            if sent is None:
                 return None
+            state = sent
         jobs = {key: fix_batches.FixJob.model_validate(job) for key, job in state["jobs"].items()}
-        found = self._await_fixes(client, pattern_id, state, jobs, progress)
+        found = self._await_fixes(api, pattern_id, state, jobs, progress)
         for answer in found.values():
             self.store.save_fix_calls(pattern_id, answer.calls)
         return {key: found[job.custom_id] for key, job in jobs.items()}
 
     def _send_fixes(
         self,
-        client: anthropic.Anthropic,
+        api: BatchApi,
         pattern_id: int,
         batch: Batch,
         asks: dict[str, FixRequest],
@@ -135,9 +144,7 @@ class FixBatchSending:
             raise FixesStopped("another process is sending the fixes' Message Batch (or just did): nothing sent twice")
         try:
             with journaled(self._fix_note(pattern_id)):  # every job on record as sent before the batch exists
-                api_id = fix_batches.submit(
-                    client, list(jobs.values()), lambda calls: self.store.save_fix_calls(pattern_id, calls)
-                )
+                api_id = api.submit(list(jobs.values()), lambda calls: self.store.save_fix_calls(pattern_id, calls))
         except mb.BatchError as exc:
             if mb.may_have_made(exc):
                 status = f"{STOPPED}{CUT_SHORT} ({exc})"
@@ -156,7 +163,7 @@ class FixBatchSending:
 
     def _await_fixes(
         self,
-        client: anthropic.Anthropic,
+        api: BatchApi,
         pattern_id: int,
         state: dict,
         jobs: dict[str, fix_batches.FixJob],
@@ -168,9 +175,9 @@ class FixBatchSending:
         api_id, failures = state["api_id"], 0
         while True:
             try:
-                status = mb.poll(client, api_id)
+                status = api.poll(api_id)
                 if status.ended:
-                    return fix_batches.answers(client, api_id, list(jobs.values()))
+                    return api.fixes(api_id, list(jobs.values()))
                 failures = 0
             except mb.BatchError as exc:
                 # Polling is free: a passing failure (an overloaded API, a dropped connection) is polled again, as a
@@ -186,7 +193,7 @@ class FixBatchSending:
                     progress(len(jobs) - status.request_counts.processing, len(jobs))
             if self._stopping.wait(self.poll_s):
                 try:
-                    mb.cancel(client, api_id)
+                    api.cancel(api_id)
                     why = CANCELED
                 except mb.BatchError as exc:
                     why = f"the desk stopped; cancelling it failed ({exc}): Try again collects it"

@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 
-from santa_core.batch import patterns, reach
+from santa_core.batch import item_fix, patterns, reach
 from santa_core.batch import signature as sig
 from santa_core.batch.exclusions import Held, held
 from santa_core.batch.fix_batch import FixBatchSending, Progress
@@ -51,7 +51,7 @@ class FixPreview:
 
     pattern: PatternRecord
     edits: list[FixEdit]
-    changes: dict[str, patterns.ItemFix]
+    changes: dict[str, item_fix.ItemFix]
     """Item key → the fix applied to it (only items the pattern reaches)."""
     plans: dict[str, reach.ItemPlan]
     """Item key → how its fix was prepared (empty for a person's own edits with no proposal)."""
@@ -99,15 +99,20 @@ class FixPreview:
 
 
 class PatternFixing(FixBatchSending):
-    """Mixed into `BatchDriver`: needs its `store`, `fixer_for`, `client_for` and `_batch_of`/`_item`."""
+    """Mixed into `BatchDriver`: needs its `store`, `fixer_for` and `client_for`."""
 
     fixer_for: Callable[[str], Fixer]
 
     def _batch_of(self, record: PatternRecord) -> Batch:
-        raise NotImplementedError
+        """The batch of a pattern's sample."""
+        return self.store.get(self.store.progress(record.sample_id).batch_id)
 
     def _item(self, batch: Batch, key: str) -> Item:
-        raise NotImplementedError
+        """The batch's item with this key (BatchProblem when it has none)."""
+        for item in self.store.items(batch.id):
+            if item.key == key:
+                return item
+        raise BatchProblem(f"item {key} is not in batch {batch.id}")
 
     def propose(self, pattern_id: int, actor: str, progress: Progress | None = None) -> FixProposal:
         """Ask the fix agent for the representative's fix, then prepare every other reached item's fix."""
@@ -246,17 +251,17 @@ class PatternFixing(FixBatchSending):
         edits = list(proposal.edits if edits is None and proposal is not None else edits or [])
         batch = self._batch_of(record)
         items = self.store.items(batch.id)
-        if proposal is not None and record.item_fixes is None:
+        if proposal is None:  # a person's own edits with no proposal: the edits as a text rule only
+            ruled = item_fix.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
+            return FixPreview(record, edits, ruled, {}, self._held(batch, record, ruled))
+        if record.item_fixes is None:
             raise BatchProblem(
                 "each item's own fix is not prepared (the signature changed, or preparing stopped): "
                 "prepare them before approving"
             )
-        if proposal is None:  # a person's own edits with no proposal: the edits as a text rule only
-            changes = patterns.apply_to_batch(pattern, edits, [(it.key, it.output) for it in items])
-            return FixPreview(record, edits, changes, {}, self._held(batch, record, changes))
         plans = {k: reach.ItemPlan.model_validate(v) for k, v in record.item_fixes.items()}
         outputs = {it.key: it.output for it in items}
-        changes: dict[str, patterns.ItemFix] = {}
+        changes: dict[str, item_fix.ItemFix] = {}
         for key, plan in plans.items():
             if plan.via in ("representative", "text rule") and edits != proposal.edits:
                 # The person edited the replacement text: the text rule applies their words.

@@ -54,6 +54,15 @@ class Parsed:
     bom: bool
 
 
+def batch_format(name: str) -> BatchFormat:
+    """A format's name as a batch format to write (ValueError for any other: a batch is written as CSV or JSONL)."""
+    if name == "csv":
+        return "csv"
+    if name == "jsonl":
+        return "jsonl"
+    raise ValueError(f"unknown batch format {name!r}: use 'csv' or 'jsonl'")
+
+
 def parse(data: bytes, filename: str, max_bytes: int) -> Parsed:
     """Decode and split the file into rows; file-level problems only."""
     if not isinstance(data, bytes | bytearray):

@@ -28,17 +28,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from santa_core.batch import signature as sig
-from santa_core.batch.patterns import (
-    ItemFix,
-    Pattern,
-    apply_pattern_fix,
-    issue_sentences,
-    locate,
-    matches,
-    pattern_fix_issues,
-    shown_sentences,
-    still_shows,
-)
+from santa_core.batch.item_fix import ItemFix, apply_pattern_fix, issue_sentences, locate, shown_sentences, still_shows
+from santa_core.batch.patterns import Pattern, matches, pattern_fix_issues
 from santa_core.models import FixEdit, FixProposal, LLMCall, MergedIssue, RejectedEdit
 from santa_core.run.fixer import occurrences
 from santa_core.scope import Span, within

@@ -12,8 +12,9 @@ from datetime import UTC, datetime
 from statistics import fmean
 
 from santa_core import pricing
-from santa_core.batch import sampling
+from santa_core.batch import sampling, stopping
 from santa_core.batch.file import BatchItemOut, write_batch
+from santa_core.batch.formats import batch_format
 from santa_core.batch.store import (
     Batch,
     BatchChange,
@@ -129,7 +130,7 @@ class BatchView:
         )
 
     @property
-    def stopping_rule(self) -> sampling.StoppingRule | None:
+    def stopping_rule(self) -> stopping.StoppingRule | None:
         """What the latest finished sample says about the batch as it stood when drawn (None before any is in).
 
         Built from what was drawn: the sample's items no earlier sample drew, per stratum (a uniform
@@ -145,7 +146,7 @@ class BatchView:
             {c.item_id for c in self.applied if drawn[j] < _utc(c.created_at) <= drawn[j + 1]}
             for j in range(len(samples) - 1)
         ]
-        rule = sampling.rule_from_samples(
+        rule = stopping.rule_from_samples(
             {it.id: it.stratum for it in self.items},
             [{r.item_id: r.nice for r in self.reviews.get(s.id, [])} for s in samples],
             changed,
@@ -237,15 +238,15 @@ def export(view: BatchView, fmt: str | None = None) -> bytes:
         for it in items
     ]
     layout = batch.config.layout
-    fmt = fmt or batch.config.file_format
+    chosen = batch_format(fmt or batch.config.file_format)
     return write_batch(
         out,
-        fmt,
+        chosen,
         output_column=batch.config.output_column,
         columns=batch.config.columns,
         newline=layout.get("newline", "\n"),
-        delimiter=layout.get("delimiter", ",") if fmt == batch.config.file_format else ",",
-        bom=bool(layout.get("bom")) and fmt == "csv",
+        delimiter=layout.get("delimiter", ",") if chosen == batch.config.file_format else ",",
+        bom=bool(layout.get("bom")) and chosen == "csv",
     )
 
 

@@ -18,15 +18,13 @@ from santa_core.batch.defect import flagged
 from santa_core.batch.file import read_batch
 from santa_core.batch.formats import BatchFileError
 from santa_core.batch.generalise import generalise
+from santa_core.batch.item_fix import apply_pattern_fix, apply_to_batch, quote_spans
 from santa_core.batch.patterns import (
     Pattern,
     PatternMember,
     SampledFailure,
-    apply_pattern_fix,
-    apply_to_batch,
     group_patterns,
     matches,
-    quote_spans,
 )
 from santa_core.checks import bounded, carriers, decoded, injection, languages, structure
 from santa_core.checks.criteria import run_criterion_checks

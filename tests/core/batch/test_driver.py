@@ -780,7 +780,7 @@ def test_a_message_batch_send_cut_short_is_sent_again_only_by_a_person(
 ) -> None:
     """The sender died after the API accepted the batch and before its id was stored: a restart must not pay for
     the sample twice on its own. The sample says why it stopped; Try again (a person who looked) sends it."""
-    from santa_core.batch.driver import CUT_SHORT, SENDING, STOPPED
+    from santa_core.batch.sample_batch import CUT_SHORT, SENDING, STOPPED
 
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])
     with api_driver(tmp_path, messages_stub, driver_class) as driver:
@@ -806,7 +806,7 @@ def test_a_message_batch_send_that_timed_out_is_sent_again_only_by_a_person(
 ) -> None:
     """A create that got no answer in time may have been taken by the API: the sample stops and says so, a restart
     does not send it again; Try again does (a refusal with an answer, e.g. a 400, is sent again on its own)."""
-    from santa_core.batch.driver import CUT_SHORT, STOPPED
+    from santa_core.batch.sample_batch import CUT_SHORT, STOPPED
     from tests.support.messages_api import Reply
 
     file = read_batch(planted_csv(20)[0], "emails.csv", strata=["template"])

@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
+from santa_core.batch.fields import MAX_ID_CHARS
 from santa_core.batch.file import (
-    MAX_ID_CHARS,
     SANTA_COLUMNS,
     BatchFile,
     BatchFileError,

@@ -6,13 +6,12 @@ import random
 
 import pytest
 
+from santa_core.batch.item_fix import apply_pattern_fix, apply_to_batch
 from santa_core.batch.patterns import (
     MIN_QUOTE_CHARS,
     Pattern,
     PatternMember,
     SampledFailure,
-    apply_pattern_fix,
-    apply_to_batch,
     group_patterns,
     matches,
     matching_items,

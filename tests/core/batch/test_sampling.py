@@ -18,24 +18,26 @@ from scipy.stats import beta, hypergeom
 
 from santa_core.batch.sampling import (
     Detection,
-    FreshDraw,
-    StoppingRule,
     allocate,
-    defect_upper_bound,
     defective_items,
     detection_probability,
     detection_table,
-    fresh_upper_bound,
     percent,
-    resample_rule,
-    rule_from_samples,
     sample_for_detection,
     sample_size,
-    stopping_rule,
     stratified_detection,
     stratified_sample,
-    stratified_upper_bound,
     stratum_detection,
+)
+from santa_core.batch.stopping import (
+    FreshDraw,
+    StoppingRule,
+    defect_upper_bound,
+    fresh_upper_bound,
+    resample_rule,
+    rule_from_samples,
+    stopping_rule,
+    stratified_upper_bound,
 )
 
 TOL = 1e-6

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from desk.wiring import Desk, open_desk
-from santa_core.batch.driver import STOPPED
 from santa_core.batch.file import read_batch
+from santa_core.batch.sample_batch import STOPPED
 from santa_core.batch.store import BatchConfig
 from santa_core.models import RunStatus
 from santa_core.rubrics.library import load_builtin
@@ -113,7 +113,7 @@ def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_wo
 ) -> None:
     # The detector's answer about an item once differed between the send and the collection (another process, a
     # check that could not finish once): the item must still be reviewed, and the sample finish.
-    from santa_core.batch import driver as driver_module
+    from santa_core.batch import sample_batch
 
     monkeypatch.setenv("SANTA_SCREEN", "off")
     sample_id = new_sample(desk, message_batches=True)
@@ -121,7 +121,7 @@ def test_an_item_left_out_of_a_message_batch_is_reviewed_even_if_the_detector_wo
     outputs = {it.id: it.output for it in desk.batches.store.items(desk.batches.store.progress(sample_id).batch_id)}
     # Flagged while the batch is being sent, clean from then on.
     monkeypatch.setattr(
-        driver_module,
+        sample_batch,
         "injected",
         lambda spec, output, ctx=None: output == outputs[left_out] and not messages_stub.batch_ids(),
     )

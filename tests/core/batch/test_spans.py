@@ -22,7 +22,7 @@ Span = tuple[int, int]
 
 
 def _old_pattern(phrase: str) -> re.Pattern[str] | None:
-    """The pattern `patterns.quote_spans` and `signature.raw_spans` ran before `spans` (the oracle, copied)."""
+    """The pattern `item_fix.quote_spans` and `signature.raw_spans` ran before `spans` (the oracle, copied)."""
     words = normalise(phrase).split()
     if not words:
         return None
