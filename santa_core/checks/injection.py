@@ -378,12 +378,16 @@ def _views(text: str, lower: Folded | None = None, cased: Folded | None = None) 
     views = [(lower, cased)]
     spaced = despaced(text, casefold=True)
     if spaced is not None:
-        views.append((spaced, _defanged(despaced(text, casefold=False))))
+        spaced_cased = despaced(text, casefold=False)
+        assert spaced_cased is not None  # the text alone, not the case, decides whether there is a view
+        views.append((spaced, _defanged(spaced_cased)))
     unmarked = plain(text, casefold=True)
     if unmarked is not None and unmarked.text != lower.text:
         # defanged too: without markup a code line's return "PASS" is still a return value ("check_password" lost
         # its underscores here, and the PASS of its return was read as a verdict)
-        views.append((unmarked, _defanged(plain(text, casefold=False))))
+        unmarked_cased = plain(text, casefold=False)
+        assert unmarked_cased is not None  # as above
+        views.append((unmarked, _defanged(unmarked_cased)))
     leet = deleet(lower)
     if leet.text != lower.text:
         views.append((leet, cased))

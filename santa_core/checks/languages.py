@@ -355,13 +355,15 @@ def _judge(text: str, cased: str, table: Table, words: list[_Word], carried: lis
             # An order and a verdict alone can be a manual's ("For users of the AI: mark each suggestion approved").
             # A colon after an agent that opens its sentence heads an order ("Korrektur-Bot: … nicht ändern, … freigegeben")
             headed = marked and verdict and _opens(text, addressee.start)
-            hit = (orders and (this_text or called or labelled or headed or (marked and overridden))) or (
-                verdict and (called or labelled)
+            hit = bool(
+                (orders and (this_text or called or labelled or headed or (marked and overridden)))
+                or (verdict and (called or labelled))
             )
             hit = hit or ("duties" in kinds and this_text)
         else:
-            hit = (this_text and (orders or vocative) and strong) or (
-                vocative and orders and (this_text or "overrides" in kinds or (strong and "desk" in kinds))
+            hit = bool(
+                (this_text and (orders or vocative) and strong)
+                or (vocative and orders and (this_text or "overrides" in kinds or (strong and "desk" in kinds)))
             )
         if hit:
             return [addressee, *orders, *(w for w in near if w.kind in _SUPPORTING)]
@@ -436,6 +438,7 @@ def _hits(view: Folded, table: Table) -> list[tuple[int, int]]:
     matches = [m for m in table.pattern.finditer(view.text) if m.lastgroup is not None and m.end() > m.start()]
     for i, m in enumerate(matches):
         kind = m.lastgroup
+        assert kind is not None  # `matches` keeps only matches of a named group
         # The first part of a compound ("KI-Nutzer", "Chatbot-Tipp") qualifies the noun after it: no addressee,
         # unless the table knows the noun too ("AI-granskare").
         if kind in ("agents", "roles") and view.text[m.end() : m.end() + 1] == "-":

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import unicodedata
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -139,7 +140,7 @@ class RecordRound(Judged):
     diff_to_next: str | None = None
     """Unified diff from this round's output to the next round's (None for the last round)."""
 
-    @computed_field
+    @computed_field  # type: ignore[prop-decorator]  # mypy does not type a decorated property; pydantic's documented form
     @property
     def independent(self) -> bool:
         """False when one person filled both reviewer slots (only the local user of an install
@@ -292,7 +293,7 @@ def _time(value: datetime | None) -> str:
     return "" if value is None else value.isoformat(sep=" ", timespec="seconds")  # the space: a place to wrap
 
 
-def _table(headers: list[str], rows: list[list[object]]) -> str:
+def _table(headers: list[str], rows: Sequence[Sequence[object]]) -> str:
     if not rows:
         return '<p class="muted">None.</p>'
     head = "".join(f"<th>{_e(h)}</th>" for h in headers)
@@ -325,19 +326,19 @@ def _people_rows(r: VerificationRecord) -> list[list[str]]:
 
 
 def _html_summary(r: VerificationRecord) -> str:
-    rows = [
-        ["Status", w.status_line(r.status, r.escalation_reason)],
-        ["Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"],
-        ["Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")],
-        ["Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")],
-        ["Panel", panel_line(r)],
-        ["Fix agent", r.fix_agent],
-        ["Auto-approve", "yes" if r.auto_approve else "no"],
-        ["Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"],
-        ["Rounds", len(r.rounds)],
-        ["Cost", cost_line(r.total_cost_usd, r.cut_off_calls)],
-        ["Generated", _time(r.generated_at)],
-        ["Record hash", r.record_hash],
+    rows: list[tuple[str, object]] = [
+        ("Status", w.status_line(r.status, r.escalation_reason)),
+        ("Rubric", f"{r.rubric.name} v{r.rubric.version} (sha256 {r.rubric.hash})"),
+        ("Reviewer B", r.reviewer_b + (f" — assigned to {r.person_b}" if r.person_b else "")),
+        ("Reviewer C", r.reviewer_c + (f" — assigned to {r.person_c}" if r.person_c else "")),
+        ("Panel", panel_line(r)),
+        ("Fix agent", r.fix_agent),
+        ("Auto-approve", "yes" if r.auto_approve else "no"),
+        ("Created", f"{_time(r.created_at)} by {r.created_by} ({r.source})"),
+        ("Rounds", len(r.rounds)),
+        ("Cost", cost_line(r.total_cost_usd, r.cut_off_calls)),
+        ("Generated", _time(r.generated_at)),
+        ("Record hash", r.record_hash),
     ]
     body = "".join(f"<tr><th>{_e(k)}</th>{_td(v)}</tr>" for k, v in rows)
     return f"<table>{body}</table>"

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from santa_core.checks.extraction import EXTRACT_MAX_TOKENS, extraction_prompt
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
-from santa_core.models import Review, ReviewStatus, Usage
+from santa_core.models import CallPurpose, Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
 from santa_core.reviewers.caching import LEDGER, CacheLedger, breakpoint_block, ttl_of
@@ -117,7 +117,7 @@ def usage_of(message: Message) -> Usage:
 
 
 def check_answer(
-    message: Message, text: str, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
+    message: Message, text: str, schema: type[BaseModel], purpose: CallPurpose, model: str, max_tokens: int
 ) -> tuple[BaseModel | None, str | None]:
     """Validate a 200 answer: complete stop reason, then the schema. Returns (parsed, error)."""
     who = "screening model" if purpose == "screen" else "fix agent" if purpose == "fix" else "reviewer"
@@ -132,7 +132,7 @@ def check_answer(
 
 
 def answer_result(
-    message: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float, batch: bool = False
+    message: Message, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float, batch: bool = False
 ) -> CallResult:
     """Validate and price a returned Message: the one path from an answer to a CallResult."""
     model, max_tokens = body["model"], body["max_tokens"]
@@ -237,7 +237,7 @@ class AnthropicCaller(StructuredCaller):
         return message
 
     def _answer(
-        self, answer: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float
+        self, answer: Message, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float
     ) -> CallResult:
         return answer_result(answer, body, schema, purpose, latency_s)
 

@@ -8,6 +8,7 @@ Nothing here raises (but `CallNotRecorded`: nothing was sent) and nothing turns 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 from collections.abc import Callable
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 
 from santa_core.checks.screen import screened_text, text_hash
 from santa_core.models import (
+    CallPurpose,
     FixPlan,
     LLMCall,
     Review,
@@ -140,13 +142,21 @@ def send_with_retries(
     server's retry-after; the last failure, or any other, is raised. Why not the SDK's retries: they are invisible
     to the call log, so an attempt the API may bill would be on no record."""
     attempt = itertools.count()
+
+    def before_sleep(state: tenacity.RetryCallState) -> None:
+        # tenacity sleeps only after an attempt, and retries only one that raised (retry_if_exception)
+        assert state.outcome is not None
+        error = state.outcome.exception()
+        assert error is not None
+        failed(error)
+
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(retries + 1),
         retry=tenacity.retry_if_exception(transient),
         wait=_wait,
         reraise=True,
-        before_sleep=lambda state: failed(state.outcome.exception()),
-    )  # type: ignore[union-attr]
+        before_sleep=before_sleep,
+    )
     return retrying(lambda: send(next(attempt)))
 
 
@@ -180,7 +190,7 @@ class CallResult:
         if SURROGATES.search(self.raw_text):
             self.raw_text = self.raw_text.encode("utf-8", "backslashreplace").decode("utf-8")
 
-    def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
+    def llm_calls(self, purpose: CallPurpose, model: str) -> list[LLMCall]:
         """Every attempt as a row of the call log, oldest first."""
         return [r.as_llm_call(purpose, model) for r in (*self.earlier, self)]
 
@@ -193,7 +203,7 @@ class CallResult:
             self.latency_s + sum(r.latency_s for r in self.earlier),
         )
 
-    def as_llm_call(self, purpose: str, model: str) -> LLMCall:
+    def as_llm_call(self, purpose: CallPurpose, model: str) -> LLMCall:
         """This call as a row of the call log."""
         return LLMCall(
             purpose=purpose,
@@ -215,7 +225,7 @@ def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
 
 
 def validate_answer(
-    text: str, schema: type[BaseModel], purpose: str, model: str
+    text: str, schema: type[BaseModel], purpose: CallPurpose, model: str
 ) -> tuple[BaseModel | None, str | None]:
     """A finished answer's text against our own schema and the desk's text rule. Returns (parsed, error)."""
     who, what = ROLES[purpose]
@@ -246,6 +256,18 @@ def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> Re
         latency_s=latency,
         raw_response=res.raw_text,
         calls=res.llm_calls("review", model),
+    )
+
+
+def fix_answer(res: CallResult, model: str) -> FixAnswer:
+    """A fix call's result as the fix agent's answer, with its rows for the call log (every attempt)."""
+    usage, cost, _ = res.total()
+    return FixAnswer(
+        plan=res.parsed if isinstance(res.parsed, FixPlan) else None,
+        usage=usage,
+        cost_usd=cost,
+        calls=res.llm_calls("fix", model),
+        error=res.error,
     )
 
 
@@ -343,7 +365,9 @@ class StructuredCaller:
         SDK would); returns the provider's answer object, not yet validated."""
         raise NotImplementedError
 
-    def _answer(self, answer: Any, body: dict, schema: type[BaseModel], purpose: str, latency_s: float) -> CallResult:
+    def _answer(
+        self, answer: Any, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float
+    ) -> CallResult:
         """Validate and price a returned answer."""
         raise NotImplementedError
 
@@ -379,7 +403,7 @@ class StructuredCaller:
         cost = estimate_call_usd(self.name, body) if body and self._may_be_billed(exc) else 0.0
         return CallResult(None, "", Usage(), error, status, latency_s, body, cost)
 
-    def _deliver(self, purpose: str, body: dict, failed: list[CallResult]) -> Any:
+    def _deliver(self, purpose: CallPurpose, body: dict, failed: list[CallResult]) -> Any:
         """Send `body` through the door (each attempt on record before it leaves), retrying transient failures
         (each appended to `failed`, with its reason and cost); the answer, or the last failure raised."""
         started = [time.perf_counter()]
@@ -401,16 +425,17 @@ class StructuredCaller:
         self,
         make_body: Callable[[int], dict],
         schema: type[BaseModel],
-        purpose: str,
+        purpose: CallPurpose,
         check: Callable[[CallResult], CallResult] | None = None,
     ) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
         off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
         cut-off. HTTP errors and timeouts are sent again by `_deliver`, each attempt its own call. `check` may turn
         a valid answer into a bad one (the review contract). Never raises."""
-        max_tokens, earlier, asks = self.max_tokens, [], 0
+        max_tokens, asks = self.max_tokens, 0
+        earlier: list[CallResult] = []
         while True:
-            res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
+            res = self._call_once(functools.partial(make_body, max_tokens), schema, purpose)
             res = check(res) if check is not None else res
             earlier += res.earlier  # the failed sends before this answer: attempts of their own, not asks
             res.earlier, asks = [], asks + 1
@@ -425,10 +450,11 @@ class StructuredCaller:
         res.earlier = earlier
         return res
 
-    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: CallPurpose) -> CallResult:
         """One structured call that never raises: any failure becomes `error` with parsed=None; the failed
         sends retried before it are its `earlier`."""
-        start, body, failed = time.perf_counter(), {}, []
+        start, body = time.perf_counter(), {}
+        failed: list[CallResult] = []
         try:
             body = make_body()
             answer = self._deliver(purpose, body, failed)
@@ -470,10 +496,7 @@ class ModelFixer(StructuredCaller):
         """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
         prompt = build_fix_prompt(request.spec, request.output, request.issues)
         res = self._call(lambda max_tokens: self.body(max_tokens, prompt, FixPlan), FixPlan, "fix")
-        usage, cost, _ = res.total()
-        return FixAnswer(
-            plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.name), error=res.error
-        )
+        return fix_answer(res, self.name)
 
 
 class UnavailableModel:

@@ -18,7 +18,13 @@ from santa_core.checks.extraction import judge_quotes
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text, text_hash
 from santa_core.models import LLMCall, ScreenResult, ScreenRole, Usage
 from santa_core.reviewers.base import CallNotRecorded
-from santa_core.reviewers.calls import DEFAULT_ANSWER_ATTEMPTS, DEFAULT_RETRIES, StructuredCaller, unreadable
+from santa_core.reviewers.calls import (
+    DEFAULT_ANSWER_ATTEMPTS,
+    DEFAULT_RETRIES,
+    CallResult,
+    StructuredCaller,
+    unreadable,
+)
 
 
 @dataclass
@@ -134,7 +140,8 @@ class ModelScreen(StructuredCaller):
         """One call of either check: `build` its body, send it, `read` the answer, `judge` it (the verdict and what
         else the result holds; it may set the answer's error). Its result, and whether it was a 200 answer that
         said nothing (worth asking again). A failed call is an error, never clean."""
-        start, body, failed = time.perf_counter(), {}, []
+        start, body = time.perf_counter(), {}
+        failed: list[CallResult] = []
         try:
             body = build()
             answer = self._deliver("screen", body, failed)
