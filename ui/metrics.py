@@ -21,18 +21,11 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from santa_core.reports.metrics import (
-    DEFINITIONS,
-    HEADLINE,
-    Grain,
-    MetricsFilter,
-    MetricsReport,
-    format_figure,
-    headline_rows,
-)
+from santa_core.reports.metrics import Grain, MetricsFilter, MetricsReport, headline_rows
 from santa_core.reports.metrics_cache import NoteKind
 from santa_core.reports.metrics_cache import cache_note as _cache_note
 from santa_core.reports.metrics_families import FamilyPairFigures
+from santa_core.reports.metrics_words import DEFINITIONS, HEADLINE, format_figure
 from santa_core.reports.spot_figures import ConfidenceFigures, document
 from storage.metrics import MetricsOptions
 from ui import app_desk, identity, metrics_confidence
