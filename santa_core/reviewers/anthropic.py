@@ -23,21 +23,17 @@ from santa_core.reviewers.caching import LEDGER, CacheLedger, breakpoint_block, 
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
-    DEFAULT_RETRIES,
     MAX_RETRY_TOKENS,
-    RETRY_HEADER,
     CallResult,
     ModelFixer,
     ModelReviewer,
     StructuredCaller,
-    retries_note,
     review_outcome,
-    status_text,
     summarise_validation,
     validate_answer,
-    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
+from santa_core.reviewers.retries import DEFAULT_RETRIES, RETRY_HEADER, retries_note, status_text, without_sdk_retries
 from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 __all__ = [
@@ -214,7 +210,7 @@ class AnthropicCaller(StructuredCaller):
     def client(self) -> anthropic.Anthropic:
         """The SDK client; built on first use so importing and configuring never need a key."""
         if self._client is None:
-            # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+            # No retries in the SDK: ours (`retries.send_with_retries`) put each attempt on record before it leaves.
             self._client = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
         self._client = without_sdk_retries(self._client)
         return self._client

@@ -28,20 +28,16 @@ from santa_core.reviewers.base import CallNotRecorded
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
-    DEFAULT_RETRIES,
-    RETRY_HEADER,
     ROLES,
     CallResult,
     ModelFixer,
     ModelReviewer,
     StructuredCaller,
     raw_of,
-    retries_note,
-    status_text,
     validate_answer,
-    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt
+from santa_core.reviewers.retries import DEFAULT_RETRIES, RETRY_HEADER, retries_note, status_text, without_sdk_retries
 from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 MAX_TOKENS = 10_000_000
@@ -159,7 +155,7 @@ class ChatCaller(StructuredCaller):
         max_retries: int = DEFAULT_RETRIES,
         answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
     ) -> None:
-        # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+        # No retries in the SDK: ours (`retries.send_with_retries`) put each attempt on record before it leaves.
         StructuredCaller.__init__(
             self, model, without_sdk_retries(client), max_tokens, timeout, max_retries, answer_attempts, name=name
         )

@@ -18,13 +18,8 @@ from santa_core.checks.extraction import judge_quotes
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text, text_hash
 from santa_core.models import LLMCall, ScreenResult, ScreenRole, Usage
 from santa_core.reviewers.base import CallNotRecorded
-from santa_core.reviewers.calls import (
-    DEFAULT_ANSWER_ATTEMPTS,
-    DEFAULT_RETRIES,
-    CallResult,
-    StructuredCaller,
-    unreadable,
-)
+from santa_core.reviewers.calls import DEFAULT_ANSWER_ATTEMPTS, CallResult, StructuredCaller, unreadable
+from santa_core.reviewers.retries import DEFAULT_RETRIES
 
 
 @dataclass
