@@ -16,7 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from santa_core.checks.screen import screened_text, text_hash
+from santa_core.checks.screen import screened_text
 from santa_core.models import (
     CallPurpose,
     FixPlan,
@@ -41,7 +41,7 @@ from santa_core.reviewers.retries import (
     send_with_retries,
     status_of,
 )
-from santa_core.text import SURROGATES, control_problem, strings_in
+from santa_core.text import SURROGATES, control_problem, sha256_text, strings_in
 
 DEFAULT_MAX_TOKENS = 8192
 """max_tokens of a reviewer or fix call: headroom for thinking before the JSON answer."""
@@ -410,14 +410,14 @@ class UnavailableModel:
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         """An error result (a screen that cannot run never says clean)."""
         return ScreenResult(
-            role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error", error=self.problem
+            role=role, text_hash=sha256_text(text), model=self.name, secret="", verdict="error", error=self.problem
         )
 
     def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
         """An error result (an extraction check that cannot run never says clean)."""
         return ScreenResult(
             role=role,
-            text_hash=text_hash(screened_text(spec, output)),
+            text_hash=sha256_text(screened_text(spec, output)),
             model=self.name,
             verdict="error",
             error=self.problem,

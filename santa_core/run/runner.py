@@ -18,7 +18,7 @@ from typing import TypeVar
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import UNFINISHED
-from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
+from santa_core.checks.screen import SCREEN_FAILED, screened_text
 from santa_core.models import (
     GateDecision,
     GateResult,
@@ -42,6 +42,7 @@ from santa_core.run.gate import PRECHECK, blocked, checked_out, decide, screened
 from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store, current_round
 from santa_core.run.unchanged import already_judged, judged_before
 from santa_core.run.unreviewed import could_not_review
+from santa_core.text import sha256_text
 
 log = logging.getLogger(__name__)
 
@@ -346,7 +347,7 @@ class Runner:
         results = {
             entry: sc
             for entry, sc in rnd.screens.items()
-            if entry in entries.values() and sc.text_hash == text_hash(text)
+            if entry in entries.values() and sc.text_hash == sha256_text(text)
         }
         futures = [
             self._call(self._screen_text, run.id, rnd.round_no, screen, role, check, text, ask)
@@ -371,7 +372,7 @@ class Runner:
         """One model check of a text, stored with the round: an earlier verdict of the same check for the same
         text and model when there is one, else `ask()`. Runs screening the same text at once share one call (a
         batch's identical items): the others wait for it, then read its stored verdict."""
-        key = (text_hash(text), screen.name, check)
+        key = (sha256_text(text), screen.name, check)
         with self._screening_lock:
             flight = self._screening.get(key)
             mine = flight is None
