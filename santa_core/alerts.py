@@ -185,7 +185,7 @@ def alert_settings(environ: Mapping[str, str]) -> AlertSettings:
                 f"{ENV['hooks']} is not valid JSON (line {exc.lineno}, column {exc.colno})"
             ) from None
     if environ.get(SMTP_ENV["host"], "").strip():
-        smtp = {f: environ[v].strip() for f, v in SMTP_ENV.items() if environ.get(v, "").strip()}
+        smtp: dict[str, Any] = {f: environ[v].strip() for f, v in SMTP_ENV.items() if environ.get(v, "").strip()}
         smtp["to"] = [a.strip() for a in smtp.get("to", "").split(",") if a.strip()]
         if "starttls" in smtp:
             smtp["starttls"] = smtp["starttls"].lower() not in ("0", "false", "no", "off")

@@ -53,12 +53,17 @@ DEFAULT_DUE_HOURS: dict[str, float] = {
 
 
 class Defaults(BaseModel):
-    """The settings a new run starts from; the Settings page edits them."""
+    """The settings a new run starts from; the Settings page edits them.
 
-    reviewer_b: str = "claude-sonnet-5-5"
+    The models written here are the built-in panel of a desk with Claude only, or with no key yet (the cheapest two
+    Claude models): `effective_defaults` puts the built-in panel of the configured providers in their place
+    (`panels.default_panel`, `third_for`, `default_screen_model`), so with keys for two families the panel spans
+    both."""
+
     # Why a different model for C: two instances of one model share blind spots.
-    reviewer_c: str = "claude-haiku-5-5"
-    reviewer_d: str = "claude-haiku-5-5"
+    reviewer_b: str = "claude-haiku-5-5"
+    reviewer_c: str = "claude-haiku-4-5"
+    reviewer_d: str = "claude-sonnet-5"
     """The third reviewer, asked only by rubrics with high-risk criteria (built-in: `panels.third_for`)."""
     fixer: str = "claude-opus-5-5"
     screen: bool = True

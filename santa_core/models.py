@@ -177,10 +177,14 @@ class Usage(BaseModel):
         )
 
 
+CallPurpose = Literal["review", "fix", "screen"]
+"""What a model call is for: a review, a fix plan, or the injection screen."""
+
+
 class LLMCall(BaseModel):
     """Record of one request/response pair, kept for the call log."""
 
-    purpose: Literal["review", "fix", "screen"]
+    purpose: CallPurpose
     model: str
     request: dict
     response: str = ""

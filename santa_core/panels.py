@@ -41,7 +41,7 @@ def cheapest_pair(models: list[str], rates: Rates | None = None) -> tuple[str, s
     cheaper one first. None with fewer than two models."""
     rates = rates or load_rates()
     price = {m: review_usd(m, rates) for m in models}
-    pairs = [tuple(sorted(p, key=lambda m: (price[m], m))) for p in combinations(dict.fromkeys(models), 2)]
+    pairs = [(a, b) if (price[a], a) < (price[b], b) else (b, a) for a, b in combinations(dict.fromkeys(models), 2)]
     spanning = [p for p in pairs if spans_two_families(*p)]
     best = sorted(spanning or pairs, key=lambda p: (price[p[0]] + price[p[1]], p))
     return best[0] if best else None

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
@@ -180,12 +180,12 @@ def _models(value: str | None) -> tuple[str, ...]:
     return tuple(dict.fromkeys(m.strip() for m in (value or "").split(",") if m.strip()))
 
 
-def provider_settings_to_env(table: Mapping, env: dict | None = None) -> None:
+def provider_settings_to_env(table: Mapping, env: MutableMapping[str, str] | None = None) -> None:
     """`[santa.providers.<name>]` of secrets.toml as SANTA_PROVIDER_<NAME>_* variables (values already set win).
     `[santa.providers.openai]` sets the built-in OpenAI provider (OPENAI_BASE_URL, SANTA_OPENAI_MODELS,
     SANTA_OPENAI_STRICT; its key stays OPENAI_API_KEY); a table that cannot be used is listed by
     `provider_problems`."""
-    env = os.environ if env is None else env
+    target: MutableMapping[str, str] = os.environ if env is None else env
     for name, row in (table or {}).items():
         name = str(name)
         if not isinstance(row, Mapping):
@@ -210,7 +210,7 @@ def provider_settings_to_env(table: Mapping, env: dict | None = None) -> None:
                 continue
             if isinstance(value, list | tuple):
                 value = ",".join(map(str, value))
-            env.setdefault(var, str(value).lower() if isinstance(value, bool) else str(value))
+            target.setdefault(var, str(value).lower() if isinstance(value, bool) else str(value))
 
 
 # --- model ids --------------------------------------------------------------------------------

@@ -111,7 +111,8 @@ class PermissionDenied(PermissionError):
     def __init__(self, actor: str, permission: Permission, roles: Iterable[Role]) -> None:
         have = ", ".join(ROLE_LABEL[r] for r in sorted(roles)) or "no role"
         super().__init__(f"{actor} ({have}) may not {DOING[permission]}; {who_may(permission)} may.")
-        self.actor, self.permission = actor, permission
+        self.actor = actor
+        self.permission: Permission | None = permission  # None for NotSignedIn with no action named
 
 
 class NotSignedIn(PermissionDenied):

@@ -142,7 +142,8 @@ def _folded(text: str) -> Folded:
 
 def _exact(text: str, evidence: str, limit: int) -> list[Span]:
     """The first `limit` places of the evidence, exactly (a few: each find reads the evidence again)."""
-    found, i = [], text.find(evidence)
+    found: list[Span] = []
+    i = text.find(evidence)
     while i != -1 and len(found) < limit:
         found.append((i, i + len(evidence)))
         i = text.find(evidence, i + 1)
@@ -155,7 +156,8 @@ def _by_folded_words(text: str, evidence: str, limit: int) -> list[Span]:
     if not needle:
         return []
     hay = _folded(text)
-    found, i = [], hay.text.find(needle)
+    found: list[Span] = []
+    i = hay.text.find(needle)
     while i != -1 and len(found) < limit:
         found.append(hay.span(i, i + len(needle)))
         i = hay.text.find(needle, i + 1)

@@ -159,9 +159,9 @@ def diff_lines(before: str, after: str, context: int = 1) -> list[str]:
     while tail < min(len(a), len(b)) - head and ka[-1 - tail] == kb[-1 - tail]:
         tail += 1
     mid_a, mid_b = ka[head : len(a) - tail], kb[head : len(b) - tail]
-    ops = [("equal", 0, head, 0, head)] if head else []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b).get_opcodes():
-        ops.append((tag, i1 + head, i2 + head, j1 + head, j2 + head))
+    ops: list[tuple[str, int, int, int, int]] = [("equal", 0, head, 0, head)] if head else []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, mid_a, mid_b).get_opcodes():
+        ops.append((op, i1 + head, i2 + head, j1 + head, j2 + head))
     if tail:
         ops.append(("equal", len(a) - tail, len(a), len(b) - tail, len(b)))
     lines: list[str] = []

@@ -197,7 +197,7 @@ class Worded(str):
 
 def _lookup(table: Mapping, code: object) -> str | None:
     # A StrEnum member is its str value (equal, same hash): one lookup serves both.
-    return table.get(code)  # type: ignore[call-overload]
+    return table.get(code)
 
 
 def readable(code: object) -> str:

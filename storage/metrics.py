@@ -13,6 +13,7 @@ from sqlalchemy import and_, case, false, func, or_, text, union
 from sqlmodel import Session, col, select
 
 from santa_core.reports import metrics as m
+from santa_core.reports import metrics_totals
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
 from storage.metric_facts import COUNTERS, FAILED_SQL
@@ -84,7 +85,7 @@ SLOT_SUMS = ("reviews", "errors", "latency_s", "cost_usd")
 def _sums() -> dict[str, Any]:
     """The DayTotals fields as SQL sums over run_metric rows (one group: one day, one hour or one run)."""
     r = RunMetricRow
-    finished, shipped = col(r.status).in_(m.FINISHED), col(r.status).in_(m.SHIPPED)
+    finished, shipped = col(r.status).in_(metrics_totals.FINISHED), col(r.status).in_(metrics_totals.SHIPPED)
     known = col(r.generation_cost_usd).is_not(None)
     return {
         "runs": func.count(),
@@ -122,7 +123,7 @@ def _sums() -> dict[str, Any]:
     }
 
 
-def _hour_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
+def _hour_totals(s: Session, f: MetricsFilter) -> list[metrics_totals.DayTotals]:
     """run_metric summed per creation hour (UTC, naive): the buckets of a view of a day or two.
 
     The facts keep the creation day only, so each run's sums are read with its run's creation time and added up
@@ -141,7 +142,7 @@ def _hour_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
         into = hours.setdefault(hour, dict.fromkeys(cols, 0))
         for k in cols:
             into[k] += row._mapping[k]
-    return [m.DayTotals(**sums, day=hour) for hour, sums in hours.items()]
+    return [metrics_totals.DayTotals(**sums, day=hour) for hour, sums in hours.items()]
 
 
 def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
@@ -165,7 +166,9 @@ def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
     }
 
 
-def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.ReviewerTotals]]:
+def _run_sums(
+    s: Session, f: MetricsFilter
+) -> tuple[list[metrics_totals.DayTotals], list[metrics_totals.ReviewerTotals]]:
     """run_metric summed per creation day, and each reviewer slot's answers, errors, latency and cost per model.
 
     One pass over the view's runs, grouped by day and panel (B, C): the day totals are its rows summed per
@@ -181,7 +184,7 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
         .group_by(r.day, r.reviewer_b, r.reviewer_c)
     )
     days: dict[str, dict[str, Any]] = {}
-    reviewers: dict[tuple[str, str], m.ReviewerTotals] = {}
+    reviewers: dict[tuple[str, str], metrics_totals.ReviewerTotals] = {}
     for row in s.exec(stmt):
         values = row._mapping
         into = days.get(row.day)
@@ -192,37 +195,40 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
                 into[k] += values[k]
         for slot in ("b", "c"):
             name = values[f"reviewer_{slot}"]
-            t = reviewers.setdefault((slot, name), m.ReviewerTotals(reviewer=name))
+            t = reviewers.setdefault((slot, name), metrics_totals.ReviewerTotals(reviewer=name))
             t.reviews += values[f"{slot}_reviews"]
             t.errors += values[f"{slot}_errors"]
             t.latency_s += values[f"{slot}_latency_s"]
             t.cost_usd += values[f"{slot}_cost_usd"]
             t.max_latency_s = max(t.max_latency_s, values[f"{slot}_max_latency_s"])
-    return ([m.DayTotals(**sums, day=date.fromisoformat(day)) for day, sums in days.items()], list(reviewers.values()))
+    return (
+        [metrics_totals.DayTotals(**sums, day=date.fromisoformat(day)) for day, sums in days.items()],
+        list(reviewers.values()),
+    )
 
 
-def _day_totals(s: Session, f: MetricsFilter) -> list[m.DayTotals]:
+def _day_totals(s: Session, f: MetricsFilter) -> list[metrics_totals.DayTotals]:
     """run_metric summed per creation day."""
     return _run_sums(s, f)[0]
 
 
-def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
+def _rounds(s: Session, f: MetricsFilter) -> list[metrics_totals.RoundsCount]:
     """Finished runs per (rounds used, final status)."""
     r = RunMetricRow
     stmt = (
         select(r.rounds, r.status, func.count().label("runs"))
-        .where(col(r.status).in_(m.FINISHED), *where(r, f))
+        .where(col(r.status).in_(metrics_totals.FINISHED), *where(r, f))
         .group_by(r.rounds, r.status)
     )
-    return [m.RoundsCount(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.RoundsCount(**row._mapping) for row in s.exec(stmt)]
 
 
-def _reviewers(s: Session, f: MetricsFilter) -> list[m.ReviewerTotals]:
+def _reviewers(s: Session, f: MetricsFilter) -> list[metrics_totals.ReviewerTotals]:
     """Answers, errors, latency and cost per reviewer, slot B and slot C apart."""
     return _run_sums(s, f)[1]
 
 
-def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
+def _criteria(s: Session, f: MetricsFilter) -> list[metrics_totals.CriterionTotals]:
     """Criterion counts from the daily rollup, or from every round when filtering by person."""
     if f.people:
         return _criteria_from_rounds(s, f)
@@ -232,7 +238,7 @@ def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
         .where(*where(d, f))
         .group_by(d.criterion, d.category, d.severity)
     )
-    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
 
 
 def _result_counts() -> dict[str, Any]:
@@ -251,7 +257,7 @@ def _result_counts() -> dict[str, Any]:
     }
 
 
-def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
+def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[metrics_totals.CriterionTotals]:
     """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
     r = CriterionResultRow
     stmt = (
@@ -259,7 +265,7 @@ def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotal
         .where(*where(r, f))
         .group_by(r.criterion, r.category, r.severity)
     )
-    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
 
 
 PANEL_COUNTS = ("pp", "pf", "fp", "ff", "unscored")
@@ -270,7 +276,7 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     """Per stored panel (reviewer B, reviewer C): runs, shipped runs and their escapes (as `_day_totals` counts
     them), and the B-against-C pairs (as `_criteria` counts them); two rows per panel, summed by the core."""
     r = RunMetricRow
-    shipped = col(r.status).in_(m.SHIPPED)
+    shipped = col(r.status).in_(metrics_totals.SHIPPED)
     runs = (
         select(
             r.reviewer_b,

@@ -18,7 +18,7 @@ from sqlalchemy import create_engine, make_url
 from streamlit import config as st_config
 
 import santa_core.run  # noqa: F401 - (the reviewers' modules import the run's, which import them back)
-from santa_core.reviewers import calls, message_batches
+from santa_core.reviewers import message_batches, retries
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
@@ -46,7 +46,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture(autouse=True)
 def no_retry_waits(monkeypatch: pytest.MonkeyPatch) -> None:
     """Retries of model requests wait nothing in tests (a retry-after the stub sends is still honoured)."""
-    monkeypatch.setattr(calls, "BACKOFF", tenacity.wait_none())
+    monkeypatch.setattr(retries, "BACKOFF", tenacity.wait_none())
     monkeypatch.setattr(message_batches, "CREATE_BACKOFF", 0.0)
 
 

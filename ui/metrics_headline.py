@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from santa_core.reports.metrics import DEFINITIONS, HEADLINE, MetricsReport, format_figure, headline_rows
+from santa_core.reports.metrics import MetricsReport, headline_rows
 from santa_core.reports.metrics_cache import NoteKind
 from santa_core.reports.metrics_cache import cache_note as _cache_note
+from santa_core.reports.metrics_words import DEFINITIONS, HEADLINE, format_figure
 from santa_core.reports.spot_figures import ConfidenceFigures, document
 from ui.safe import escape_markdown
 

@@ -13,8 +13,9 @@ import streamlit as st
 
 from santa_core import words
 from santa_core.models import RunStatus
-from santa_core.reports.metrics import LOW_KAPPA, MIN_PAIRS, MetricsReport, format_figure
+from santa_core.reports.metrics import LOW_KAPPA, MIN_PAIRS, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures
+from santa_core.reports.metrics_words import format_figure
 from storage.metrics import FailedRun
 from ui import components, table_fit
 from ui import metric_frames as frames

@@ -10,8 +10,9 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from santa_core.reports.metrics import DEFINITIONS, MetricsFilter, MetricsReport
+from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures
+from santa_core.reports.metrics_words import DEFINITIONS
 from ui import app_desk, metrics_confidence
 from ui import metric_figures as figs
 from ui import metric_frames as frames

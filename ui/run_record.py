@@ -14,7 +14,9 @@ import pandas as pd
 import streamlit as st
 
 from santa_core.models import FINAL_STATUSES, RunStatus
-from santa_core.reports.record import to_html, to_json, to_pdf
+from santa_core.reports.record import to_json
+from santa_core.reports.record_html import to_html
+from santa_core.reports.record_pdf import to_pdf
 from santa_core.roles import Permission, PermissionDenied
 from santa_core.run import actions
 from storage.errors import RunNotFound

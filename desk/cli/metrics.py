@@ -100,7 +100,8 @@ def _unknown_filter_values(filters, options) -> list[str]:
 
 def _metrics_text(report) -> str:
     """The headline figures, warnings and the most-failed criteria as plain text."""
-    from santa_core.reports.metrics import format_figure, headline_rows
+    from santa_core.reports.metrics import headline_rows
+    from santa_core.reports.metrics_words import format_figure
 
     if report.empty:
         return "no runs match this view yet: start a review, or widen the filters"

@@ -18,7 +18,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_record(args: argparse.Namespace) -> int:
     """`record RUN_ID`: the verification record as JSON, HTML or PDF."""
-    from santa_core.reports.record import to_html, to_json, to_pdf
+    from santa_core.reports.record import to_json
+    from santa_core.reports.record_html import to_html
+    from santa_core.reports.record_pdf import to_pdf
     from storage.errors import RunNotFound
     from storage.records import verification_record
 

@@ -12,7 +12,7 @@ turns into a finding, never into a clean result: a text nobody could check goes 
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -124,7 +124,7 @@ class Pattern:
         except TimeoutError as exc:
             raise Unfinished from exc
 
-    def sub(self, repl: object, text: str) -> str:
+    def sub(self, repl: str | Callable[[regex.Match[str]], str], text: str) -> str:
         """The text with every match replaced."""
         try:
             return self._rx.sub(repl, text, timeout=_left())

@@ -52,7 +52,8 @@ class _Block:
 
 def _fenced_blocks(text: str, tags: frozenset[str]) -> list[_Block]:
     """The fenced code blocks whose info string starts with one of `tags`, in order."""
-    lines, blocks, i = text.split("\n"), [], 0
+    lines, i = text.split("\n"), 0
+    blocks: list[_Block] = []
     while i < len(lines):
         m = _FENCE_OPEN.fullmatch(lines[i].rstrip("\r"))
         if not m:

@@ -13,7 +13,6 @@ Pure: builds the prompt and judges the answer; the call itself is the screening 
 
 from __future__ import annotations
 
-import hashlib
 import secrets
 import string
 import unicodedata
@@ -40,11 +39,6 @@ like the task under attack), not only text that overrides instructions."""
 def new_key() -> str:
     """A fresh key per screen call (never reused, so no text can know it in advance): FAIL-XXXXXXXXXX."""
     return f"{KEY_VERDICT}-" + "".join(secrets.choice(KEY_ALPHABET) for _ in range(KEY_LENGTH))
-
-
-def text_hash(text: str) -> str:
-    """The screen cache key of a text: sha256 of its UTF-8 bytes."""
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def screened_text(spec: str, output: str) -> str:

@@ -20,7 +20,9 @@ def despaced(text: str, casefold: bool) -> Folded | None:
     runs = _LETTER_SPACED.finditer(text)
     if not runs:
         return None
-    out, index, last = [], [], 0
+    out: list[str] = []
+    index: list[int] = []
+    last = 0
     for m in runs:
         out.append(text[last : m.start()])
         index.extend(range(last, m.start()))
@@ -74,7 +76,9 @@ _MARKUP = Pattern(r"[*_`~]+|(?<=[A-Za-z])-(?=[A-Za-z])|(?<![\w.])(?:[A-Za-z]\.){
 
 def plain(text: str, casefold: bool) -> Folded | None:
     """The text without markup inside and around words, folded and indexed into `text`; None if there is none."""
-    out, index, last = [], [], 0
+    out: list[str] = []
+    index: list[int] = []
+    last = 0
     for m in _MARKUP.finditer(text):
         out.append(text[last : m.start()])
         index.extend(range(last, m.start()))

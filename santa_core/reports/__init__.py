@@ -3,10 +3,5 @@
 - `metrics`: every figure defined once (first-pass rate, iterations, taxonomy, agreement and
   Cohen's κ, escape rate, cost), from SQL aggregates to the report the page and the CLI print.
 - `metrics_families`: agreement, κ and escape rate split by the panel's model-family pair.
-- `record`: the verification record of a run and its JSON, HTML and PDF renderings.
+- `record`: the verification record of a run and its JSON; `record_html` and `record_pdf` render it.
 """
-
-from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report
-from santa_core.reports.record import VerificationRecord, to_html, to_json, to_pdf
-
-__all__ = ["MetricsFilter", "MetricsReport", "VerificationRecord", "build_report", "to_html", "to_json", "to_pdf"]

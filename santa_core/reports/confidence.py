@@ -53,7 +53,7 @@ class Rate(BaseModel):
     low: float | None = None
     high: float | None = None
 
-    @computed_field  # in the JSON too, so a reader need not divide
+    @computed_field  # type: ignore[prop-decorator]  # mypy does not type a decorated property; pydantic's documented form
     @property
     def value(self) -> float | None:
         """k ÷ n, or None when nothing was observed."""

@@ -12,11 +12,11 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from datetime import date, datetime
-from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from santa_core.reports.metrics_cache import CACHE_DEFINITIONS, cache_figures
+from santa_core.reports.metrics_cache import cache_figures
+from santa_core.reports.metrics_totals import CriterionTotals, DayTotals, ReviewerTotals, RoundsCount
 from santa_core.reports.metrics_units import (
     Grain,
     agreement,
@@ -28,8 +28,8 @@ from santa_core.reports.metrics_units import (
     mean_iterations,
     ratio,
 )
+from santa_core.reports.metrics_words import HEADLINE, format_figure
 from santa_core.reviewers.base import PERSON
-from santa_core.words import usd
 
 FIRST_PASS_TARGET = 0.70
 """The method works when more than 70 % of finished runs are NICE in round 1."""
@@ -42,73 +42,6 @@ LOW_KAPPA = 0.40
 worse): the criterion's wording leaves room for judgement and needs tightening."""
 MIN_PAIRS = 10
 """A low-agreement warning needs at least this many compared PASS/FAIL pairs."""
-
-FINISHED = ("shipped", "escalated", "resolved_shipped", "resolved_rejected", "sampled")
-"""Runs the loop is done with: NICE, handed to a person (waiting or decided), or a batch sample's
-NAUGHTY review (the batch fixes it by pattern)."""
-SHIPPED = ("shipped", "resolved_shipped")
-"""Runs whose output went out: NICE, or shipped as is by a person."""
-
-DEFINITIONS: dict[str, str] = {
-    "first_pass_rate": (
-        "Runs NICE in round 1 ÷ finished runs. Finished runs are shipped, escalated (waiting for a "
-        "person), resolved shipped, resolved rejected, or a batch sample's NAUGHTY review (sampled); "
-        "runs still queued, running, waiting for a "
-        "person's review or approval, or interrupted count once they finish. Target: above 70 %."
-    ),
-    "mean_iterations": (
-        "Mean round number at which runs reached NICE (both reviewers PASS), over the runs that "
-        "reached NICE. Runs that never did (escalated, rejected) are left out here and shown in the "
-        "distribution of rounds. Target: below 1.5."
-    ),
-    "rounds_distribution": ("Finished runs by the number of rounds they used, coloured by how they ended."),
-    "failure_taxonomy": (
-        "Failed checks by criterion and category: every FAIL a reviewer (B or C) gave a criterion in "
-        "a round, plus every failed deterministic check, counted once per round and source. Results "
-        "for ids that are not in the run's rubric are ignored."
-    ),
-    "agreement": (
-        "Per criterion and round where both reviewers gave a PASS/FAIL: flagged by both ÷ flagged by "
-        "either (a flag is a FAIL). 'B only' and 'C only' are criteria only one reviewer failed. "
-        "A criterion that only one reviewer judged (the other errored, was pending or skipped it) is "
-        "left out and counted apart ('judged by one reviewer only')."
-    ),
-    "kappa": (
-        "Cohen's kappa over per-criterion PASS/FAIL of reviewer B against reviewer C: "
-        "(observed agreement − agreement expected by chance) ÷ (1 − agreement expected by chance). "
-        "1 is perfect agreement, 0 is chance. Undefined (shown as —) when both reviewers gave every "
-        "pair the same single answer. Below 0.40 with at least 10 pairs the criterion is flagged: "
-        "the rubric needs tightening."
-    ),
-    "escape_rate": (
-        "Escapes ÷ shipped runs (shipped or shipped as is by a person), for runs in the view. An "
-        "escape is a defect reported after the output shipped. Target: 0."
-    ),
-    "cost": (
-        "USD and tokens of every model call of the runs (reviews and fixes), from the rates file. "
-        "Per run: total ÷ runs. Per round: total ÷ rounds started. Review ÷ generation: review cost "
-        "÷ generation cost, over the runs whose generation cost was entered. Cache hit rate and cache "
-        "savings: defined on their own cards."
-    ),
-    **CACHE_DEFINITIONS,
-    "latency": (
-        "Seconds a reviewer took to answer (retries included), per reviewer model; per round: the "
-        "slower of the two reviewers, i.e. how long the round waited for its verdicts. A person's "
-        "review time is not measured: a person shows —, and a round with a person reviewer counts "
-        "the model reviewer's time only."
-    ),
-    "error_rate": (
-        "Reviewer answers that were errors or timeouts ÷ answers, per reviewer model. An error is "
-        "never a PASS (fail closed)."
-    ),
-    "family_pairs": (
-        "Reviewer agreement, Cohen's kappa and escape rate as defined above, over the runs of each family pair "
-        "of reviewers B and C, in either order (Claude + GPT and GPT + Claude are one pair; Claude + Claude is "
-        "a pair of its own). Models of one family share blind spots: two families whose misses are "
-        "independent should show a lower escape rate than one family."
-    ),
-}
-"""What each figure means, shown next to it on the page and in `docs/metrics.md`."""
 
 
 class MetricsFilter(BaseModel):
@@ -128,81 +61,6 @@ class MetricsFilter(BaseModel):
     def is_empty(self) -> bool:
         """True when the view covers the whole history."""
         return self == MetricsFilter()
-
-
-# --- aggregates from storage ------------------------------------------------------------------
-
-
-class DayTotals(BaseModel):
-    """Sums over the runs created on one day (one row of the SQL aggregate), or in one hour (`day` then the hour's
-    start, a naive UTC datetime)."""
-
-    day: datetime | date
-    runs: int = 0
-    finished: int = 0
-    first_pass: int = 0
-    nice_runs: int = 0
-    nice_rounds: int = 0
-    shipped: int = 0
-    escapes: int = 0
-    escaped_runs: int = 0
-    rounds: int = 0
-    review_cost_usd: float = 0.0
-    fix_cost_usd: float = 0.0
-    generation_cost_usd: float = 0.0
-    generation_runs: int = 0
-    review_cost_with_generation_usd: float = 0.0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cache_write_tokens: int = 0
-    cache_read_tokens: int = 0
-    cache_savings_usd: float = 0.0
-    rounds_reviewed: int = 0
-    round_latency_s: float = 0.0
-    review_input_tokens: int = 0
-    review_cache_write_tokens: int = 0
-    review_cache_read_tokens: int = 0
-    cache_unknown_runs: int = 0
-    """Runs whose facts predate the review_* tokens (recomputed at start-up): left out of the hit rate."""
-
-
-class RoundsCount(BaseModel):
-    """Finished runs that used `rounds` rounds and ended in `status`."""
-
-    rounds: int
-    status: str
-    runs: int
-
-
-class CriterionTotals(BaseModel):
-    """Per-criterion counts over rounds: B/C pairs, failures by source, unscored results."""
-
-    criterion: str
-    category: str
-    severity: str = "critical"
-    pp: int = 0
-    """Both reviewers PASS."""
-    pf: int = 0
-    """B PASS, C FAIL (C only)."""
-    fp: int = 0
-    """B FAIL, C PASS (B only)."""
-    ff: int = 0
-    """Both FAIL."""
-    b_fail: int = 0
-    c_fail: int = 0
-    check_fail: int = 0
-    unscored: int = 0
-
-
-class ReviewerTotals(BaseModel):
-    """One reviewer model's answers in one slot (storage sends B and C rows apart)."""
-
-    reviewer: str
-    reviews: int = 0
-    errors: int = 0
-    latency_s: float = 0.0
-    max_latency_s: float = 0.0
-    cost_usd: float = 0.0
 
 
 # --- the definitions ------------------------------------------------------------------------
@@ -600,55 +458,6 @@ def build_report(
         reviewers=people,
         warnings=_warnings(headline, figures),
     )
-
-
-# --- how figures are written (the page and the command line use the same words) ----------------
-
-Kind = Literal["rate", "mean", "ratio", "count", "usd", "seconds", "kappa"]
-
-HEADLINE: tuple[tuple[str, str, Kind, str], ...] = (
-    ("first_pass_rate", "First-pass rate", "rate", "first_pass_rate"),
-    ("mean_iterations", "Mean iterations to converge", "mean", "mean_iterations"),
-    ("agreement", "Reviewer agreement", "rate", "agreement"),
-    ("kappa", "Cohen's κ", "kappa", "kappa"),
-    ("escape_rate", "Escape rate", "rate", "escape_rate"),
-    ("cost_per_run_usd", "Cost per run", "usd", "cost"),
-    ("runs", "Runs", "count", "first_pass_rate"),
-    ("finished", "Finished runs", "count", "first_pass_rate"),
-    ("shipped", "Shipped runs", "count", "escape_rate"),
-    ("escapes", "Escapes", "count", "escape_rate"),
-    ("failed_checks", "Failed checks", "count", "failure_taxonomy"),
-    ("unscored", "Judged by one reviewer only", "count", "agreement"),
-    ("total_cost_usd", "Total spend", "usd", "cost"),
-    ("cost_per_round_usd", "Cost per round", "usd", "cost"),
-    ("tokens_per_run", "Tokens per run", "count", "cost"),
-    ("tokens_per_round", "Tokens per round", "count", "cost"),
-    ("review_to_generation", "Review ÷ generation cost", "ratio", "cost"),
-    ("cache_hit_rate", "Cache hit rate", "rate", "cache_hit_rate"),
-    ("cache_savings_usd", "Cache savings", "usd", "cache_savings"),
-    ("mean_round_latency_s", "Mean round latency", "seconds", "latency"),
-    ("reviewer_error_rate", "Reviewer error rate", "rate", "error_rate"),
-)
-"""(Headline field, label, kind, definition key) of every top-line figure, in page order."""
-
-
-def format_figure(value: float | None, kind: Kind) -> str:
-    """A figure as people read it: 72.5 %, 1.43, 0.0031, 1,204, $0.0123, 2.4 s, 0.615; — when undefined."""
-    if value is None:
-        return "—"
-    if kind == "rate":
-        return f"{value * 100:.1f} %"
-    if kind == "mean":
-        return f"{value:.2f}"
-    if kind == "ratio":  # three significant digits: a review may cost 0.003 of the generation
-        return f"{value:.3g}" if abs(value) < 1000 else f"{value:,.0f}"
-    if kind == "count":
-        return f"{round(value):,}"
-    if kind == "usd":  # net cache savings may be negative: usd puts the sign before the $
-        return usd(value)
-    if kind == "seconds":
-        return f"{value:.1f} s"
-    return f"{value:.3f}"
 
 
 def headline_rows(report: MetricsReport) -> list[tuple[str, str]]:

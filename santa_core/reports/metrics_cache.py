@@ -13,7 +13,7 @@ Pure, and upstream of `santa_core.reports.metrics` (which imports it): nothing h
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypedDict
 
 HIT_RATE = (
     "Cache-read tokens ÷ all input tokens of the review calls (the reviewers' and the injection screen's): read ÷ "
@@ -51,7 +51,15 @@ def cache_hit_rate(read: int, written: int, uncached: int) -> float | None:
     return read / total if total else None
 
 
-def cache_figures(t: ReviewPrompt) -> dict[str, int | float | None]:
+class CacheFigures(TypedDict):
+    """The cache's figures of one headline or series point (fields of both)."""
+
+    review_prompt_tokens: int
+    review_cache_read_tokens: int
+    cache_hit_rate: float | None
+
+
+def cache_figures(t: ReviewPrompt) -> CacheFigures:
     """The review calls' input tokens (all three kinds), those read from the cache, and the hit rate."""
     return {
         "review_prompt_tokens": t.review_input_tokens + t.review_cache_write_tokens + t.review_cache_read_tokens,

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from santa_core.reports.calibration import MIN_LABELS, CalibrationRow, PanelClaim, calibrate, label_counts, panel_claims
 from santa_core.reports.confidence import CONFIDENCE, GROUPINGS, EscapeRate, Grouping, Rate, escape_rates
-from santa_core.reports.labels import ModelVerdict, PersonLabel, SpotCheckOutcome
+from santa_core.reports.labels import LabelSource, ModelVerdict, PersonLabel, SpotCheckOutcome
 from santa_core.reports.metrics import MetricsReport
 
 
@@ -29,7 +29,7 @@ class Calibration(BaseModel):
 
     confidence: float = CONFIDENCE
     min_labels: int = MIN_LABELS
-    labels: dict[str, int]
+    labels: dict[LabelSource, int]
     """Labels (one per run, round and criterion) by where the person's judgement came from."""
     rows: list[CalibrationRow]
 
@@ -48,7 +48,7 @@ def confidence_figures(
     panels' claim from the labels that are not spot-checks)."""
     labels, verdicts = list(labels), list(verdicts)
     rows = calibrate(labels, verdicts)
-    groups = {g: escape_rates(outcomes, g) for g in GROUPINGS if g != "all"}
+    groups: dict[Grouping, list[EscapeRate]] = {g: escape_rates(outcomes, g) for g in GROUPINGS if g != "all"}
     overall = escape_rates(outcomes, "all")
     # The claim tests the spot-checks' escapes against miss rates that must not contain them: a spot-check label is
     # a round both reviewers passed, so its every FAIL is a miss of both and would lift the product to the escape
@@ -60,7 +60,7 @@ def confidence_figures(
         panels=panel_claims(outcomes, independent),
     )
     return ConfidenceFigures(
-        spot_check_escape_rate=escape, calibration=Calibration(labels=dict(label_counts(labels)), rows=rows)
+        spot_check_escape_rate=escape, calibration=Calibration(labels=label_counts(labels), rows=rows)
     )
 
 

@@ -16,28 +16,24 @@ from pydantic import BaseModel
 
 from santa_core.checks.extraction import EXTRACT_MAX_TOKENS, extraction_prompt
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
-from santa_core.models import Review, ReviewStatus, Usage
+from santa_core.models import CallPurpose, Review, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
 from santa_core.reviewers.base import CallNotRecorded, ReviewRequest
 from santa_core.reviewers.caching import LEDGER, CacheLedger, breakpoint_block, ttl_of
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
-    DEFAULT_RETRIES,
     MAX_RETRY_TOKENS,
-    RETRY_HEADER,
     CallResult,
     ModelFixer,
     ModelReviewer,
     StructuredCaller,
-    retries_note,
     review_outcome,
-    status_text,
     summarise_validation,
     validate_answer,
-    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt, build_review_prompt
+from santa_core.reviewers.retries import DEFAULT_RETRIES, RETRY_HEADER, retries_note, status_text, without_sdk_retries
 from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 __all__ = [
@@ -117,7 +113,7 @@ def usage_of(message: Message) -> Usage:
 
 
 def check_answer(
-    message: Message, text: str, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
+    message: Message, text: str, schema: type[BaseModel], purpose: CallPurpose, model: str, max_tokens: int
 ) -> tuple[BaseModel | None, str | None]:
     """Validate a 200 answer: complete stop reason, then the schema. Returns (parsed, error)."""
     who = "screening model" if purpose == "screen" else "fix agent" if purpose == "fix" else "reviewer"
@@ -132,7 +128,7 @@ def check_answer(
 
 
 def answer_result(
-    message: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float, batch: bool = False
+    message: Message, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float, batch: bool = False
 ) -> CallResult:
     """Validate and price a returned Message: the one path from an answer to a CallResult."""
     model, max_tokens = body["model"], body["max_tokens"]
@@ -214,7 +210,7 @@ class AnthropicCaller(StructuredCaller):
     def client(self) -> anthropic.Anthropic:
         """The SDK client; built on first use so importing and configuring never need a key."""
         if self._client is None:
-            # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+            # No retries in the SDK: ours (`retries.send_with_retries`) put each attempt on record before it leaves.
             self._client = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
         self._client = without_sdk_retries(self._client)
         return self._client
@@ -237,7 +233,7 @@ class AnthropicCaller(StructuredCaller):
         return message
 
     def _answer(
-        self, answer: Message, body: dict, schema: type[BaseModel], purpose: str, latency_s: float
+        self, answer: Message, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float
     ) -> CallResult:
         return answer_result(answer, body, schema, purpose, latency_s)
 

@@ -1,24 +1,24 @@
 """What every model provider shares: one fail-closed structured call, asked again while its answer is bad.
 
 A provider adapter (`anthropic`, `openai_compat`) says how to build a body, send it, read an answer and
-name a failure; everything else lives here once: the bounded retry of bad answers, validation by our
-own models, the call-log rows, the reviewer and fix agent built on top (the screen's two checks: `screening`).
+name a failure; everything else lives here once: the bounded retry of bad answers (a failed request is sent
+again by `retries`), validation by our own models, the call-log rows, the reviewer and fix agent built on top (the screen's two checks: `screening`).
 Nothing here raises (but `CallNotRecorded`: nothing was sent) and nothing turns a failure into a verdict.
 """
 
 from __future__ import annotations
 
-import itertools
+import functools
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import tenacity
 from pydantic import BaseModel, ValidationError
 
-from santa_core.checks.screen import screened_text, text_hash
+from santa_core.checks.screen import screened_text
 from santa_core.models import (
+    CallPurpose,
     FixPlan,
     LLMCall,
     Review,
@@ -31,124 +31,25 @@ from santa_core.models import (
     Usage,
 )
 from santa_core.pricing import estimate_call_usd
-from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded, FixAnswer, FixRequest, ReviewRequest, note_sending
 from santa_core.reviewers.contract import MAX_SUGGESTIONS, contract_problem
 from santa_core.reviewers.prompts import Prompt, build_fix_prompt, build_review_prompt
-from santa_core.text import SURROGATES, control_problem, strings_in
+from santa_core.reviewers.retries import (
+    DEFAULT_RETRIES,
+    RETRY_STATUSES,
+    never_left,
+    send_with_retries,
+    status_of,
+)
+from santa_core.text import SURROGATES, control_problem, sha256_text, strings_in
 
 DEFAULT_MAX_TOKENS = 8192
 """max_tokens of a reviewer or fix call: headroom for thinking before the JSON answer."""
 DEFAULT_ANSWER_ATTEMPTS = 4
 """Calls at most for one reviewer or fix answer (SANTA_ANSWER_ATTEMPTS): the first and up to three more while the
 answer comes back refused, cut off or malformed (as a failed request is retried up to three times)."""
-DEFAULT_RETRIES = 3
-"""Retries of one request after a failure worth trying again (RETRY_STATUSES, a 5xx, a timeout, a lost connection)."""
-RETRY_STATUSES = frozenset({408, 409, 429})
-"""4xx answers worth sending again (as the SDKs retry them); every 5xx is too. Any other 4xx is final."""
-MAX_RETRY_AFTER_S = 60.0
-"""The longest wait a server's retry-after is honoured for."""
-BACKOFF: tenacity.wait.wait_base = tenacity.wait_exponential_jitter(multiplier=0.5, max=8.0, jitter=0.5)
-"""The wait before a retry when the server named none (retry-after); tests set it to `tenacity.wait_none()`."""
 MAX_RETRY_TOKENS = 32_000
 """The most output room a call asked again after a cut-off gets."""
-
-STATUS_WORDS = {
-    400: "request rejected",
-    401: "authentication failed",
-    403: "permission denied",
-    404: "not found (check the model id)",
-    408: "request timed out at the API",
-    409: "request conflict",
-    413: "request too large",
-    429: "rate limited",
-    529: "API overloaded",
-}
-"""Plain words for the HTTP statuses an API answers with (both providers use them)."""
-
-
-def retries_note(request: Any) -> str:
-    """' after N retries', read from the header the SDK stamps on each attempt."""
-    try:
-        n = int(request.headers.get(RETRY_HEADER, "0"))
-    except (AttributeError, RuntimeError, ValueError):
-        return ""
-    return f" after {n} retries" if n else ""
-
-
-def status_text(code: int, kind: str | None, request: Any, message: str | None) -> str:
-    """'rate limited (429 rate_limit_error) after 3 retries: <API message>' — an HTTP error of either provider, any
-    key the server echoed in its message scrubbed."""
-    word = STATUS_WORDS.get(code) or ("server error" if code >= 500 else "API error")
-    kind = f" {kind}" if kind else ""
-    detail = f": {scrub_keys(message)}" if message else ""
-    return f"{word} ({code}{kind}){retries_note(request)}{detail}"
-
-
-def status_of(exc: BaseException) -> int | None:
-    """The HTTP status an SDK error carries (None: no answer came, e.g. a timeout or a lost connection)."""
-    code = getattr(exc, "status_code", None)
-    return code if isinstance(code, int) else None
-
-
-def retry_after(exc: BaseException) -> float | None:
-    """The wait (seconds) the server asked for before a retry (retry-after-ms, retry-after), capped; None: none."""
-    headers = getattr(getattr(exc, "response", None), "headers", None)
-    if headers is None:
-        return None
-    for name, scale in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
-        try:
-            return min(MAX_RETRY_AFTER_S, max(0.0, float(headers.get(name, "")) / scale))
-        except (TypeError, ValueError):
-            continue
-    return None
-
-
-NEVER_CONNECTED = frozenset({"ConnectError", "ConnectTimeout"})
-"""The HTTP library's errors (httpx and its successors name them alike) for a connection that was never made."""
-
-
-def never_left(exc: BaseException) -> bool:
-    """The connection was never made (refused, no such host, connect timeout): the request did not leave."""
-    return any(type(cause).__name__ in NEVER_CONNECTED for cause in (exc.__cause__, exc.__context__))
-
-
-RETRY_HEADER = "x-stainless-retry-count"
-"""The header the SDKs stamp with the attempts before this one; we send it ourselves (the SDK's count stays 0)."""
-
-
-def without_sdk_retries(client: Any) -> Any:
-    """The client as it must send: with no retries of its own (a caller's client may carry some)."""
-    retries = getattr(client, "max_retries", 0)
-    return client.with_options(max_retries=0) if isinstance(retries, int) and retries > 0 else client
-
-
-def _wait(state: tenacity.RetryCallState) -> float:
-    exc = state.outcome.exception() if state.outcome else None
-    after = retry_after(exc) if exc is not None else None
-    return after if after else BACKOFF(state)
-
-
-def send_with_retries(
-    send: Callable[[int], Any],
-    retries: int,
-    transient: Callable[[BaseException], bool],
-    failed: Callable[[BaseException], None],
-) -> Any:
-    """`send(n)` (n: retries so far) until it returns, at most `retries` + 1 times while it raises a `transient`
-    failure (each such failure first given to `failed`, to be logged and costed as its own attempt), honouring the
-    server's retry-after; the last failure, or any other, is raised. Why not the SDK's retries: they are invisible
-    to the call log, so an attempt the API may bill would be on no record."""
-    attempt = itertools.count()
-    retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(retries + 1),
-        retry=tenacity.retry_if_exception(transient),
-        wait=_wait,
-        reraise=True,
-        before_sleep=lambda state: failed(state.outcome.exception()),
-    )  # type: ignore[union-attr]
-    return retrying(lambda: send(next(attempt)))
-
 
 ROLES = {"review": ("reviewer", "review"), "fix": ("fix agent", "fix plan"), "screen": ("screening model", "screen")}
 """purpose -> (who answers, what the answer is called), for error messages."""
@@ -180,7 +81,7 @@ class CallResult:
         if SURROGATES.search(self.raw_text):
             self.raw_text = self.raw_text.encode("utf-8", "backslashreplace").decode("utf-8")
 
-    def llm_calls(self, purpose: str, model: str) -> list[LLMCall]:
+    def llm_calls(self, purpose: CallPurpose, model: str) -> list[LLMCall]:
         """Every attempt as a row of the call log, oldest first."""
         return [r.as_llm_call(purpose, model) for r in (*self.earlier, self)]
 
@@ -193,7 +94,7 @@ class CallResult:
             self.latency_s + sum(r.latency_s for r in self.earlier),
         )
 
-    def as_llm_call(self, purpose: str, model: str) -> LLMCall:
+    def as_llm_call(self, purpose: CallPurpose, model: str) -> LLMCall:
         """This call as a row of the call log."""
         return LLMCall(
             purpose=purpose,
@@ -215,7 +116,7 @@ def summarise_validation(exc: ValidationError, limit: int = 3) -> str:
 
 
 def validate_answer(
-    text: str, schema: type[BaseModel], purpose: str, model: str
+    text: str, schema: type[BaseModel], purpose: CallPurpose, model: str
 ) -> tuple[BaseModel | None, str | None]:
     """A finished answer's text against our own schema and the desk's text rule. Returns (parsed, error)."""
     who, what = ROLES[purpose]
@@ -246,6 +147,18 @@ def review_outcome(res: CallResult, slot: Slot, reviewer: str, model: str) -> Re
         latency_s=latency,
         raw_response=res.raw_text,
         calls=res.llm_calls("review", model),
+    )
+
+
+def fix_answer(res: CallResult, model: str) -> FixAnswer:
+    """A fix call's result as the fix agent's answer, with its rows for the call log (every attempt)."""
+    usage, cost, _ = res.total()
+    return FixAnswer(
+        plan=res.parsed if isinstance(res.parsed, FixPlan) else None,
+        usage=usage,
+        cost_usd=cost,
+        calls=res.llm_calls("fix", model),
+        error=res.error,
     )
 
 
@@ -343,7 +256,9 @@ class StructuredCaller:
         SDK would); returns the provider's answer object, not yet validated."""
         raise NotImplementedError
 
-    def _answer(self, answer: Any, body: dict, schema: type[BaseModel], purpose: str, latency_s: float) -> CallResult:
+    def _answer(
+        self, answer: Any, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float
+    ) -> CallResult:
         """Validate and price a returned answer."""
         raise NotImplementedError
 
@@ -379,7 +294,7 @@ class StructuredCaller:
         cost = estimate_call_usd(self.name, body) if body and self._may_be_billed(exc) else 0.0
         return CallResult(None, "", Usage(), error, status, latency_s, body, cost)
 
-    def _deliver(self, purpose: str, body: dict, failed: list[CallResult]) -> Any:
+    def _deliver(self, purpose: CallPurpose, body: dict, failed: list[CallResult]) -> Any:
         """Send `body` through the door (each attempt on record before it leaves), retrying transient failures
         (each appended to `failed`, with its reason and cost); the answer, or the last failure raised."""
         started = [time.perf_counter()]
@@ -401,16 +316,17 @@ class StructuredCaller:
         self,
         make_body: Callable[[int], dict],
         schema: type[BaseModel],
-        purpose: str,
+        purpose: CallPurpose,
         check: Callable[[CallResult], CallResult] | None = None,
     ) -> CallResult:
         """A structured answer, asked for up to `answer_attempts` times while the answer is bad (refused, cut
         off, unfinished, empty, malformed): each attempt a fresh call with the same request, more room after a
         cut-off. HTTP errors and timeouts are sent again by `_deliver`, each attempt its own call. `check` may turn
         a valid answer into a bad one (the review contract). Never raises."""
-        max_tokens, earlier, asks = self.max_tokens, [], 0
+        max_tokens, asks = self.max_tokens, 0
+        earlier: list[CallResult] = []
         while True:
-            res = self._call_once(lambda room=max_tokens: make_body(room), schema, purpose)
+            res = self._call_once(functools.partial(make_body, max_tokens), schema, purpose)
             res = check(res) if check is not None else res
             earlier += res.earlier  # the failed sends before this answer: attempts of their own, not asks
             res.earlier, asks = [], asks + 1
@@ -425,10 +341,11 @@ class StructuredCaller:
         res.earlier = earlier
         return res
 
-    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: str) -> CallResult:
+    def _call_once(self, make_body: Callable[[], dict], schema: type[BaseModel], purpose: CallPurpose) -> CallResult:
         """One structured call that never raises: any failure becomes `error` with parsed=None; the failed
         sends retried before it are its `earlier`."""
-        start, body, failed = time.perf_counter(), {}, []
+        start, body = time.perf_counter(), {}
+        failed: list[CallResult] = []
         try:
             body = make_body()
             answer = self._deliver(purpose, body, failed)
@@ -470,10 +387,7 @@ class ModelFixer(StructuredCaller):
         """Ask for exact-text edits that fix only request.issues; plan is None on any failure."""
         prompt = build_fix_prompt(request.spec, request.output, request.issues)
         res = self._call(lambda max_tokens: self.body(max_tokens, prompt, FixPlan), FixPlan, "fix")
-        usage, cost, _ = res.total()
-        return FixAnswer(
-            plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", self.name), error=res.error
-        )
+        return fix_answer(res, self.name)
 
 
 class UnavailableModel:
@@ -496,14 +410,14 @@ class UnavailableModel:
     def screen(self, text: str, role: ScreenRole) -> ScreenResult:
         """An error result (a screen that cannot run never says clean)."""
         return ScreenResult(
-            role=role, text_hash=text_hash(text), model=self.name, secret="", verdict="error", error=self.problem
+            role=role, text_hash=sha256_text(text), model=self.name, secret="", verdict="error", error=self.problem
         )
 
     def extract(self, spec: str, output: str, role: ScreenRole = "spec and output") -> ScreenResult:
         """An error result (an extraction check that cannot run never says clean)."""
         return ScreenResult(
             role=role,
-            text_hash=text_hash(screened_text(spec, output)),
+            text_hash=sha256_text(screened_text(spec, output)),
             model=self.name,
             verdict="error",
             error=self.problem,

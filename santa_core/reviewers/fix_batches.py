@@ -17,11 +17,12 @@ import anthropic
 from anthropic.types import Message
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from santa_core.models import FixPlan, LLMCall
+from santa_core.models import CallPurpose, FixPlan, LLMCall
 from santa_core.reviewers import message_batches as mb
 from santa_core.reviewers.anthropic import DEFAULT_EFFORT, DEFAULT_MAX_TOKENS, answer_result, planned, request_body
 from santa_core.reviewers.base import FixAnswer, Fixer, FixRequest, OnSend, journaled
 from santa_core.reviewers.caching import LEDGER
+from santa_core.reviewers.calls import fix_answer
 from santa_core.reviewers.prompts import build_fix_prompt
 
 
@@ -29,7 +30,7 @@ class FixJob(BaseModel):
     """One item's fix in a Message Batch: its custom_id, the fix agent's model and request, the body sent."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    purpose: ClassVar[str] = "fix"
+    purpose: ClassVar[CallPurpose] = "fix"
 
     custom_id: str
     model: str = Field(min_length=1)
@@ -81,11 +82,7 @@ def _answer(job: FixJob, result: Any, latency_s: float) -> FixAnswer:
         return unanswered(job, f"batch request errored: {mb._error_text(result)}")
     if kind != "succeeded" or not isinstance(getattr(result, "message", None), Message):
         return unanswered(job, f"the batch request did not succeed ({kind})")
-    res = answer_result(result.message, job.params, FixPlan, "fix", latency_s, batch=True)
-    usage, cost, _ = res.total()
-    return FixAnswer(
-        plan=res.parsed, usage=usage, cost_usd=cost, calls=res.llm_calls("fix", job.model), error=res.error
-    )
+    return fix_answer(answer_result(result.message, job.params, FixPlan, "fix", latency_s, batch=True), job.model)
 
 
 class Answered:

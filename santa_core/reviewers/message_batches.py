@@ -25,13 +25,15 @@ import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from datetime import datetime
-from typing import Any, ClassVar, Literal, Protocol, TypeVar
+from typing import Any, ClassVar, Literal, Protocol, TypeVar, cast
 
 import anthropic
 from anthropic.types import Message
+from anthropic.types.message_create_params import MessageCreateParamsNonStreaming
+from anthropic.types.messages.batch_create_params import Request
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
-from santa_core.models import LLMCall, Review, ReviewOutcome, ReviewStatus, Slot, Usage
+from santa_core.models import CallPurpose, LLMCall, Review, ReviewOutcome, ReviewStatus, Slot, Usage
 from santa_core.reviewers.anthropic import (
     DEFAULT_EFFORT,
     DEFAULT_MAX_TOKENS,
@@ -83,7 +85,7 @@ def custom_id_for(*parts: str) -> str:
 class Job(Protocol):
     """What a Message Batch sends of a job: its custom_id, model and body, and what the call is for."""
 
-    purpose: ClassVar[str]
+    purpose: ClassVar[CallPurpose]
     custom_id: str
     model: str
     params: dict
@@ -97,7 +99,7 @@ class ReviewJob(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
-    purpose: ClassVar[str] = "review"
+    purpose: ClassVar[CallPurpose] = "review"
 
     custom_id: str
     model: str = Field(min_length=1)
@@ -183,9 +185,12 @@ class BatchStatus(BaseModel):
         return max(0.0, (self.ended_at - self.created_at).total_seconds())
 
 
-def build_requests(jobs: Iterable[Job]) -> list[dict]:
+def build_requests(jobs: Iterable[Job]) -> list[Request]:
     """The batch's `requests`: each job's custom_id and the exact params the sync reviewer sends."""
-    requests = [{"custom_id": job.custom_id, "params": job.params} for job in jobs]
+    # a job's params are the body `anthropic.request_body` built, kept as a plain dict (stored as JSON with the job)
+    requests = [
+        Request(custom_id=job.custom_id, params=cast(MessageCreateParamsNonStreaming, job.params)) for job in jobs
+    ]
     _check_unique([r["custom_id"] for r in requests])
     return requests
 
@@ -196,7 +201,7 @@ def _check_unique(custom_ids: list[str]) -> None:
         raise ValueError(f"custom_id must be unique within a batch; repeated: {', '.join(twice[:5])}")
 
 
-def _check_limits(requests: list[dict]) -> None:
+def _check_limits(requests: list[Request]) -> None:
     """Refuse a batch the API would reject; splitting a sample into several batches is the caller's."""
     if not requests:
         raise ValueError("a batch needs at least one review job")

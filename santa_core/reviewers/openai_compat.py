@@ -21,27 +21,23 @@ from pydantic import BaseModel
 
 from santa_core.checks.extraction import EXTRACT_MAX_TOKENS, extraction_prompt
 from santa_core.checks.screen import SCREEN_MAX_TOKENS, screen_prompt
-from santa_core.models import ReviewStatus, Usage
+from santa_core.models import CallPurpose, ReviewStatus, Usage
 from santa_core.pricing import cost_usd, estimate_call_usd
 from santa_core.providers import scrub_keys
 from santa_core.reviewers.base import CallNotRecorded
 from santa_core.reviewers.calls import (
     DEFAULT_ANSWER_ATTEMPTS,
     DEFAULT_MAX_TOKENS,
-    DEFAULT_RETRIES,
-    RETRY_HEADER,
     ROLES,
     CallResult,
     ModelFixer,
     ModelReviewer,
     StructuredCaller,
     raw_of,
-    retries_note,
-    status_text,
     validate_answer,
-    without_sdk_retries,
 )
 from santa_core.reviewers.prompts import Prompt
+from santa_core.reviewers.retries import DEFAULT_RETRIES, RETRY_HEADER, retries_note, status_text, without_sdk_retries
 from santa_core.reviewers.screening import ModelScreen, ScreenAnswer, empty_answer
 
 MAX_TOKENS = 10_000_000
@@ -53,7 +49,7 @@ REASONING_SCREEN_TOKENS = 2048
 def response_format(schema: type[BaseModel], strict: bool = True) -> dict:
     """`response_format` for `schema`, built as the SDK's own parse() builds it (strict JSON schema)."""
     fmt = type_to_response_format_param(schema)
-    assert isinstance(fmt, dict)
+    assert isinstance(fmt, dict) and fmt["type"] == "json_schema"  # what the SDK builds for a model class
     return {**fmt, "json_schema": {**fmt["json_schema"], "strict": strict}}
 
 
@@ -101,7 +97,7 @@ def answer_text(completion: ChatCompletion) -> tuple[str, str | None, str | None
 
 
 def check_answer(
-    completion: ChatCompletion, schema: type[BaseModel], purpose: str, model: str, max_tokens: int
+    completion: ChatCompletion, schema: type[BaseModel], purpose: CallPurpose, model: str, max_tokens: int
 ) -> tuple[BaseModel | None, str | None]:
     """Validate a 200 answer: a choice, no refusal, finished, then the schema. Returns (parsed, error)."""
     who = ROLES[purpose][0]
@@ -159,7 +155,7 @@ class ChatCaller(StructuredCaller):
         max_retries: int = DEFAULT_RETRIES,
         answer_attempts: int = DEFAULT_ANSWER_ATTEMPTS,
     ) -> None:
-        # No retries in the SDK: ours (`calls.send_with_retries`) put each attempt on record before it leaves.
+        # No retries in the SDK: ours (`retries.send_with_retries`) put each attempt on record before it leaves.
         StructuredCaller.__init__(
             self, model, without_sdk_retries(client), max_tokens, timeout, max_retries, answer_attempts, name=name
         )
@@ -197,7 +193,7 @@ class ChatCaller(StructuredCaller):
         return completion
 
     def _answer(
-        self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: str, latency_s: float
+        self, answer: ChatCompletion, body: dict, schema: type[BaseModel], purpose: CallPurpose, latency_s: float
     ) -> CallResult:
         max_tokens = int(body.get(self._tokens_field) or 0)
         text = answer_text(answer)[0]

@@ -15,10 +15,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from santa_core.checks.extraction import judge_quotes
-from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text, text_hash
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, answered_key, new_key, screened_text
 from santa_core.models import LLMCall, ScreenResult, ScreenRole, Usage
 from santa_core.reviewers.base import CallNotRecorded
-from santa_core.reviewers.calls import DEFAULT_ANSWER_ATTEMPTS, DEFAULT_RETRIES, StructuredCaller, unreadable
+from santa_core.reviewers.calls import DEFAULT_ANSWER_ATTEMPTS, CallResult, StructuredCaller, unreadable
+from santa_core.reviewers.retries import DEFAULT_RETRIES
+from santa_core.text import sha256_text
 
 
 @dataclass
@@ -107,7 +109,7 @@ class ModelScreen(StructuredCaller):
         def judge(read: ScreenAnswer, body: dict) -> dict:
             return {"verdict": "error" if read.error else "clean" if answered_key(read.text, key) else "took_over"}
 
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "secret": key}
+        base = {"role": role, "text_hash": sha256_text(text), "model": self.name, "secret": key}
         return self._once(base, lambda: self._screen_body(text, key), self._read_screen, judge)
 
     def _extract_once(self, spec: str, output: str, role: ScreenRole) -> tuple[ScreenResult, bool]:
@@ -121,7 +123,7 @@ class ModelScreen(StructuredCaller):
                 read.error = f"the extraction answer was cut off at {room} tokens before any quote found in the text"
             return {"verdict": "error" if read.error else "quoted" if quotes else "clean", "quotes": quotes}
 
-        base = {"role": role, "text_hash": text_hash(text), "model": self.name, "check": "extraction"}
+        base = {"role": role, "text_hash": sha256_text(text), "model": self.name, "check": "extraction"}
         return self._once(base, lambda: self._extract_body(spec, output), self._read_extraction, judge)
 
     def _once(
@@ -134,7 +136,8 @@ class ModelScreen(StructuredCaller):
         """One call of either check: `build` its body, send it, `read` the answer, `judge` it (the verdict and what
         else the result holds; it may set the answer's error). Its result, and whether it was a 200 answer that
         said nothing (worth asking again). A failed call is an error, never clean."""
-        start, body, failed = time.perf_counter(), {}, []
+        start, body = time.perf_counter(), {}
+        failed: list[CallResult] = []
         try:
             body = build()
             answer = self._deliver("screen", body, failed)

@@ -334,7 +334,7 @@ class _NoAliasLoader(yaml.SafeLoader):
     """SafeLoader that refuses aliases (*name): a rubric never needs one, and a few thousand aliases
     of one long anchor make a small file expand into a huge one."""
 
-    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:  # type: ignore[override]
+    def compose_node(self, parent: yaml.Node | None, index: object) -> yaml.Node | None:
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
@@ -477,8 +477,8 @@ def _check_against_parents(doc: RubricDocument, parents: list[Rubric], lines: _L
             owner.setdefault(c.id, c)
     for i, c in enumerate(doc.criteria):
         if c.id in owner:
-            parent = next(r for r, p in zip(doc.extends, parents, strict=True) if c.id in p.criterion_ids())
-            errors.append(lines.label(("criteria", i, "id"), f"criterion id {c.id!r} is already in {parent}"))
+            named = next(r for r, p in zip(doc.extends, parents, strict=True) if c.id in p.criterion_ids())
+            errors.append(lines.label(("criteria", i, "id"), f"criterion id {c.id!r} is already in {named}"))
     if not errors and not owner and all(c.retired for c in doc.criteria):
         errors.append(lines.label(("criteria",), "a rubric needs at least one active criterion"))
     if errors:

@@ -10,12 +10,23 @@ store checks the actor's stored roles inside each write, so a refusal writes not
 from __future__ import annotations
 
 from datetime import datetime
+from typing import TypedDict, Unpack
 
-from santa_core.models import EscalationReason, Review, ReviewOutcome, ReviewStatus, Rubric, RunState, RunStatus, Slot
+from santa_core.models import (
+    EscalationReason,
+    FixProposal,
+    Review,
+    ReviewOutcome,
+    ReviewStatus,
+    Rubric,
+    RunState,
+    RunStatus,
+    Slot,
+)
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person
 from santa_core.run.runner import SLOTS, advance_run
-from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, RunRecord, Store
+from santa_core.run.store import ActionStore, Closing, DecisionIn, RoundRecord, RunRecord, Source, Store, current_round
 from santa_core.run.unchanged import UNCHANGED, approval_refusal, rereview_refusal
 from santa_core.run.unreviewed import TRIED_AGAIN
 from santa_core.scope import anchor
@@ -27,7 +38,7 @@ class ActionError(ValueError):
     """The action cannot be taken (wrong state, missing justification, bad text)."""
 
 
-def _require(store: Store, run_id: int, *statuses: RunStatus):
+def _require(store: Store, run_id: int, *statuses: RunStatus) -> RunRecord:
     run = store.load_run(run_id)
     if run.state.status not in statuses:
         wanted = " or ".join(s.value for s in statuses)
@@ -64,14 +75,14 @@ STALE_PROPOSAL = (
 )
 
 
-def _current_proposal(store: Store, run_id: int, attempt: int | None):
-    """The run and its round, refused unless a proposal awaits approval, and (given `attempt`, the
-    attempt the person was shown) it is still that one."""
+def _current_proposal(store: Store, run_id: int, attempt: int | None) -> tuple[RunRecord, RoundRecord, FixProposal]:
+    """The run, its round and the round's proposal, refused unless a proposal awaits approval, and (given `attempt`,
+    the attempt the person was shown) it is still that one."""
     run = _require(store, run_id, RunStatus.AWAITING_APPROVAL)
-    rnd = store.load_round(run_id, run.state.round)
+    rnd = current_round(store, run)
     if rnd.proposal is None or (attempt is not None and rnd.fix_attempts != attempt):
         raise ActionError(STALE_PROPOSAL)
-    return run, rnd
+    return run, rnd, rnd.proposal
 
 
 def rounds_up_to(store: Store, run_id: int, current: RoundRecord) -> list[RoundRecord]:
@@ -88,25 +99,28 @@ def approve_fix(
     `attempt`: which of the round's proposals the person saw; a newer one refuses the approval.
     Refused, with nothing recorded, when the text is one the reviewers already judged (`approval_refusal`).
     """
-    run, rnd = _current_proposal(store, run_id, attempt)
-    proposed = rnd.proposal.proposed_text
+    run, rnd, proposal = _current_proposal(store, run_id, attempt)
+    proposed = proposal.proposed_text
     after = _check_text(edited_text, "edited output") if edited_text is not None else proposed
     if problem := approval_refusal(run.fixer, rounds_up_to(store, run_id, rnd), after):
         raise ActionError(f"{UNCHANGED}{problem}")
-    action = "approve" if after == proposed else "edit"
     decision = DecisionIn(
-        action=action, actor=actor, reason=reason.strip(), before_text=rnd.output_text, after_text=after
+        action="approve" if after == proposed else "edit",
+        actor=actor,
+        reason=reason.strip(),
+        before_text=rnd.output_text,
+        after_text=after,
     )
     return _decide(store, run_id, run.state, engine.Approve(), decision, next_round_text=after)
 
 
 def reject_fix(store: Store, run_id: int, actor: str, reason: str, attempt: int | None = None) -> RunState:
     """Reject the proposal; the run escalates to a person."""
-    run, rnd = _current_proposal(store, run_id, attempt)
+    run, rnd, proposal = _current_proposal(store, run_id, attempt)
     if not reason.strip():
         raise ActionError("Say why you reject the fix; the reason goes to the escalation.")
     decision = DecisionIn(
-        action="reject", actor=actor, reason=reason, before_text=rnd.output_text, after_text=rnd.proposal.proposed_text
+        action="reject", actor=actor, reason=reason, before_text=rnd.output_text, after_text=proposal.proposed_text
     )
     return _decide(store, run_id, run.state, engine.Reject(), decision)
 
@@ -120,7 +134,7 @@ def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: 
 
     The caller hands the run back to the runner (the returned state is `queued`).
     """
-    run, rnd = _current_proposal(store, run_id, attempt)
+    run, rnd, proposal = _current_proposal(store, run_id, attempt)
     if budget_spent(run.budget_usd, run.spent_usd):
         raise ActionError(
             "The run's budget is spent, so the fix agent cannot be asked again; approve, edit or reject this proposal."
@@ -137,7 +151,7 @@ def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: 
         actor=actor,
         reason=reason.strip() or "ask the fix agent again",
         before_text=rnd.output_text,
-        after_text=rnd.proposal.proposed_text,
+        after_text=proposal.proposed_text,
     )
     return _decide(store, run_id, run.state, engine.RetryFix(), decision)
 
@@ -145,7 +159,7 @@ def retry_fix(store: Store, run_id: int, actor: str, reason: str = "", attempt: 
 def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, actor: str) -> RunState:
     """A person fills a reviewer slot; once both slots are in the run goes back to the queue."""
     run = _require(store, run_id, RunStatus.AWAITING_HUMAN_REVIEW, RunStatus.RUNNING, RunStatus.QUEUED)
-    rnd = store.load_round(run_id, run.state.round)
+    rnd = current_round(store, run)
     _check_person_review(review, run.rubric, rnd.output_text)
     outcome = ReviewOutcome(
         slot=slot,
@@ -158,7 +172,7 @@ def submit_person_review(store: Store, run_id: int, slot: Slot, review: Review, 
     if not store.save_review(run_id, rnd.round_no, outcome, only_if_empty=True):
         raise ActionError(f"Slot {slot} of round {rnd.round_no} already has a review (someone was faster).")
     run = store.load_run(run_id)
-    rnd = store.load_round(run_id, run.state.round)
+    rnd = current_round(store, run)
     if run.state.status == RunStatus.AWAITING_HUMAN_REVIEW and all(s in rnd.reviews for s in SLOTS):
         return advance_run(store, run_id, run.state, engine.HumanReviewSubmitted(), actor)
     return run.state
@@ -179,6 +193,19 @@ def resume(store: Store, run_id: int, actor: str) -> RunState:
     return advance_run(store, run_id, run.state, engine.Resume(), actor)
 
 
+class RunOptions(TypedDict, total=False):
+    """What a new run may set beyond its texts, rubric and panel (`ActionStore.create_run`'s defaults otherwise)."""
+
+    auto_approve: bool
+    budget_usd: float | None
+    max_rounds: int
+    source: Source
+    person_b: str | None
+    person_c: str | None
+    generation_cost_usd: float | None
+    reviewer_d: str | None
+
+
 def start_run(
     store: ActionStore,
     spec: str,
@@ -188,7 +215,7 @@ def start_run(
     reviewer_c: str,
     fixer: str,
     actor: str,
-    **options: object,
+    **options: Unpack[RunOptions],
 ) -> int:
     """Commit a queued run (round 1 holds `output`); its id. The caller submits it to the runner.
 

@@ -12,7 +12,7 @@ and shown, never guessed at. `issue_fixes` says per issue what the proposal did.
 from __future__ import annotations
 
 from santa_core.batch.defect import flagged
-from santa_core.models import FixEdit, FixPlan, FixProposal, IssueFix, MergedIssue, RejectedEdit
+from santa_core.models import FixEdit, FixPlan, FixProposal, FixState, IssueFix, MergedIssue, RejectedEdit
 from santa_core.reviewers.base import PERSON, FixAnswer, Fixer, FixRequest
 from santa_core.run.gate import normalise
 from santa_core.scope import AMBIGUOUS, anchor, scope_of, stands_in, within
@@ -135,6 +135,7 @@ def issue_fixes(proposal: FixProposal) -> list[IssueFix]:
     edited = [(s, s + len(e.before)) for e in proposal.edits for s in occurrences(text, e.before)[:1]]
     fixes = []
     for i, issue in enumerate(proposal.issues):
+        state: FixState
         place, why = anchor(text, issue.evidence)
         touched = place is not None and any(s < place[1] and place[0] < e for s, e in edited)
         refused = [r.reason for r in proposal.rejected if r.edit.issue == i]

@@ -18,7 +18,7 @@ from typing import TypeVar
 from santa_core.checks import precheck_issues, run_criterion_checks
 from santa_core.checks.echo import compromised
 from santa_core.checks.injection import UNFINISHED
-from santa_core.checks.screen import SCREEN_FAILED, screened_text, text_hash
+from santa_core.checks.screen import SCREEN_FAILED, screened_text
 from santa_core.models import (
     GateDecision,
     GateResult,
@@ -39,9 +39,10 @@ from santa_core.reviewers.calls import UnavailableModel
 from santa_core.run import engine
 from santa_core.run.fixer import fixed_by_person, is_complete, person_fix, propose_fix
 from santa_core.run.gate import PRECHECK, blocked, checked_out, decide, screened
-from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store
+from santa_core.run.store import Conflict, DecisionIn, RoundRecord, RunRecord, Store, current_round
 from santa_core.run.unchanged import already_judged, judged_before
 from santa_core.run.unreviewed import could_not_review
+from santa_core.text import sha256_text
 
 log = logging.getLogger(__name__)
 
@@ -245,9 +246,7 @@ class Runner:
 
     def _step(self, run: RunRecord) -> None:
         """One committed step of the current round: reviews+gate, or the fix proposal."""
-        rnd = self.store.load_round(run.id, run.state.round)
-        if rnd is None:
-            raise RuntimeError(f"run {run.id} has no stored round {run.state.round}")
+        rnd = current_round(self.store, run)
         if self._over_budget(run):
             advance_run(self.store, run.id, run.state, engine.BudgetExceeded(), "system")
         elif rnd.gate is None:
@@ -256,7 +255,7 @@ class Runner:
             # Resumed after the gate was stored but before its state change was: re-apply it.
             self._apply_gate(run, rnd.gate)
         else:
-            self._fix(run, rnd)
+            self._fix(run, rnd, rnd.gate)
 
     def _review_round(self, run: RunRecord, rnd: RoundRecord) -> None:
         """Fresh reviewers for this round, concurrently; each review committed as it arrives."""
@@ -348,7 +347,7 @@ class Runner:
         results = {
             entry: sc
             for entry, sc in rnd.screens.items()
-            if entry in entries.values() and sc.text_hash == text_hash(text)
+            if entry in entries.values() and sc.text_hash == sha256_text(text)
         }
         futures = [
             self._call(self._screen_text, run.id, rnd.round_no, screen, role, check, text, ask)
@@ -373,11 +372,11 @@ class Runner:
         """One model check of a text, stored with the round: an earlier verdict of the same check for the same
         text and model when there is one, else `ask()`. Runs screening the same text at once share one call (a
         batch's identical items): the others wait for it, then read its stored verdict."""
-        key = (text_hash(text), screen.name, check)
+        key = (sha256_text(text), screen.name, check)
         with self._screening_lock:
             flight = self._screening.get(key)
             mine = flight is None
-            if mine:
+            if flight is None:
                 flight = self._screening[key] = Future()
         try:
             if not mine:
@@ -447,17 +446,17 @@ class Runner:
         )
         advance_run(self.store, run.id, run.state, event, "gate")
 
-    def _fix(self, run: RunRecord, rnd: RoundRecord) -> None:
-        """Ask the fix agent (once per round) and either wait for a person or auto-approve."""
+    def _fix(self, run: RunRecord, rnd: RoundRecord, gate: GateResult) -> None:
+        """Ask the fix agent (once per round) and either wait for a person or auto-approve; `gate`: the round's."""
         proposal = rnd.proposal
         attempts = rnd.fix_attempts
-        by_person = fixed_by_person(run.fixer, rnd.output_text, rnd.gate.issues)
+        by_person = fixed_by_person(run.fixer, rnd.output_text, gate.issues)
         if proposal is None:
             with self._journal(run.id, rnd.round_no, None):
                 proposal = (
-                    person_fix(rnd.output_text, rnd.gate.issues)
+                    person_fix(rnd.output_text, gate.issues)
                     if by_person
-                    else propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, rnd.gate.issues)
+                    else propose_fix(self.fixer_for(run.fixer), run.spec, rnd.output_text, gate.issues)
                 )
             if self._stopped(proposal.error is not None):
                 return

@@ -29,6 +29,8 @@ Resolution = Literal["ship_as_is", "rereview", "reject"]
 Closing = Resolution | Literal["try_again"]
 """Every move of a person that closes an escalation: a resolution, or Try again (only a run the model provider
 failed, `santa_core.run.actions.try_again`)."""
+Source = Literal["app", "cli", "batch"]
+"""Where a run was started: the app's New run page, the command line, or a batch."""
 DecisionAction = Literal[
     "approve", "edit", "reject", "retry_fix", "auto_approve", "ship_as_is", "rereview", "resolve_reject", "try_again"
 ]
@@ -161,6 +163,14 @@ class Store(CallLog, Protocol):
         ...
 
 
+def current_round(store: Store, run: RunRecord) -> RoundRecord:
+    """The run's current round: stored with the state that points at it, so its absence is a broken store."""
+    rnd = store.load_round(run.id, run.state.round)
+    if rnd is None:
+        raise RuntimeError(f"run {run.id} has no stored round {run.state.round}")
+    return rnd
+
+
 class ActionStore(Store, Protocol):
     """What a person's actions write through, beyond the runner's steps. Each call checks the actor's
     stored roles inside its own transaction and writes nothing when it refuses."""
@@ -177,10 +187,11 @@ class ActionStore(Store, Protocol):
         budget_usd: float | None = None,
         max_rounds: int = 3,
         created_by: str = "local",
-        source: str = "app",
+        source: Source = "app",
         person_b: str | None = None,
         person_c: str | None = None,
         generation_cost_usd: float | None = None,
+        reviewer_d: str | None = None,
     ) -> int:
         """Commit a queued run with round 1 holding `output`; its id."""
         ...

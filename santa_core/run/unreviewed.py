@@ -68,7 +68,7 @@ def could_not_review(rnd: RoundRecord | None) -> str:
     true then, whatever else failed), so it is never hidden behind an outage.
     """
     gate = rnd.gate if rnd is not None else None
-    if gate is None or gate.decision != GateDecision.NAUGHTY or gate.injection or gate.issues:
+    if rnd is None or gate is None or gate.decision != GateDecision.NAUGHTY or gate.injection or gate.issues:
         return ""
     return "; ".join(failures(rnd))
 

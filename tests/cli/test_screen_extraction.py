@@ -20,7 +20,8 @@ from sqlmodel import Session, select
 
 from santa_core.checks import detect_injection
 from santa_core.models import RunStatus
-from santa_core.reports.record import to_html, to_pdf
+from santa_core.reports.record_html import to_html
+from santa_core.reports.record_pdf import to_pdf
 from storage.hashing import json_hash
 from storage.records import verification_record
 from storage.runs import RunStore

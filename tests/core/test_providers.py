@@ -260,7 +260,8 @@ def test_a_key_where_its_variables_name_belongs_is_refused_unechoed(key_env: str
 
 
 def test_the_record_never_calls_an_unknown_family_a_second_one() -> None:
-    from santa_core.reports.record import VerificationRecord, panel_line
+    from santa_core.reports.record import VerificationRecord
+    from santa_core.reports.record_panel import panel_line
 
     def line(b: str, c: str) -> str:
         return panel_line(

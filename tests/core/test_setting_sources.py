@@ -56,6 +56,11 @@ def test_the_environment_wins_over_settings_which_win_over_the_default(
     assert source.saved == Saved(other, "ann", WHEN)  # kept, to say it is not used
 
 
+def test_the_written_defaults_are_the_built_in_panel_of_a_desk_without_keys() -> None:
+    """`Defaults` says what a desk with no key (or Claude only) starts from, not a panel the code never picks."""
+    assert effective_defaults(env={}).defaults == Defaults()
+
+
 def test_settings_only_fields_come_from_settings_or_the_default() -> None:
     effective = effective_defaults(saved(rubric="marketing", due_hours={"injection": 1.0}), KEYS)
     assert effective.defaults.rubric == "marketing" and effective.defaults.due_hours_for("injection") == 1.0

@@ -18,7 +18,7 @@ import pytest
 import sqlalchemy as sa
 from sqlmodel import Session, col, func, select
 
-from santa_core.reports import metrics as m
+from santa_core.reports import metrics_totals
 from santa_core.reports.metrics import MetricsFilter
 from storage import metrics as queries
 from storage.tables import RunMetricRow
@@ -112,7 +112,9 @@ def test_one_pass_gives_the_day_and_reviewer_sums(history: Seeded) -> None:
                     .group_by(getattr(r, f"reviewer_{slot}"))
                 ).all()
             }
-            finished = s.exec(select(func.count()).where(col(r.status).in_(m.FINISHED), *queries.where(r, f))).one()
+            finished = s.exec(
+                select(func.count()).where(col(r.status).in_(metrics_totals.FINISHED), *queries.where(r, f))
+            ).one()
         assert {d.day.isoformat(): d.runs for d in days} == runs
         assert sum(d.finished for d in days) == finished
         assert sorted((t.reviewer, t.reviews, round(t.cost_usd, 9)) for t in reviewers) == sorted(

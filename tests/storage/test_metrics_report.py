@@ -16,7 +16,8 @@ import pytest
 from sqlmodel import Session
 
 from santa_core.reports import metrics as m
-from santa_core.reports.metrics import MetricsFilter, format_figure
+from santa_core.reports.metrics import MetricsFilter
+from santa_core.reports.metrics_words import format_figure
 from santa_core.reviewers.base import PERSON
 from storage import metrics as queries
 from tests.support import metrics_history

@@ -14,7 +14,7 @@ from sqlmodel import Session
 from santa_core.batch.store import BatchConfig, ItemIn
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunState, RunStatus, ScreenResult, Usage
 from santa_core.reports.metrics import MetricsFilter
-from santa_core.reports.record import to_html
+from santa_core.reports.record_html import to_html
 from santa_core.rubrics.library import load_builtin
 from storage.batches import BatchStore
 from storage.hashing import json_hash

@@ -26,7 +26,7 @@ from santa_core.batch.patterns import (
     group_patterns,
     matches,
 )
-from santa_core.checks import bounded, carriers, decoded, injection, languages, structure
+from santa_core.checks import bounded, carriers, decoded, injection, injection_patterns, languages, structure
 from santa_core.checks.criteria import run_criterion_checks
 from santa_core.checks.echo import echo_of
 from santa_core.checks.extraction import found_quotes
@@ -305,7 +305,7 @@ STALLING = "-" * 60
 def stall_the_detector(monkeypatch: pytest.MonkeyPatch, budget_s: float) -> None:
     """The injection detector with one more pattern that backtracks exponentially on a run of dashes (a pattern gone
     wrong, as the end-of-data marker was), and a budget of `budget_s` CPU seconds: only the budget stops it."""
-    slow = injection._Pattern("slow", "marker", bounded.Pattern(r"(?:-|--)+x"))
-    monkeypatch.setattr(injection, "_PATTERNS", (*injection._PATTERNS, slow))
+    slow = injection_patterns.InjectionPattern("slow", "marker", bounded.Pattern(r"(?:-|--)+x"))
+    monkeypatch.setattr(injection_patterns, "PATTERNS", (*injection_patterns.PATTERNS, slow))
     monkeypatch.setattr(injection, "DETECTOR_BUDGET_S", budget_s)
     monkeypatch.setattr(injection, "_answers", OrderedDict())  # answers of this test only, forgotten after it

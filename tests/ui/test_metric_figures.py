@@ -17,15 +17,12 @@ from santa_core.reports.metrics import (
     ESCAPE_TARGET,
     FIRST_PASS_TARGET,
     ITERATIONS_TARGET,
-    CriterionTotals,
-    DayTotals,
     MetricsFilter,
     MetricsReport,
-    ReviewerTotals,
-    RoundsCount,
     build_report,
 )
 from santa_core.reports.metrics_families import PanelTotals, family_pair_figures
+from santa_core.reports.metrics_totals import CriterionTotals, DayTotals, ReviewerTotals, RoundsCount
 from ui import metric_figures as figs
 from ui import metric_frames as frames
 

@@ -9,7 +9,8 @@ from datetime import date, datetime, timedelta
 import plotly.graph_objects as go
 import pytest
 
-from santa_core.reports.metrics import DayTotals, MetricsFilter, MetricsReport, build_report
+from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report
+from santa_core.reports.metrics_totals import DayTotals
 from ui import metric_figures as figs
 from ui.metrics_axis import BUCKET_DAYS, DAY_MS, HOUR_TICKS, MAX_TICKS, axis_settings, format_days, time_ticks
 

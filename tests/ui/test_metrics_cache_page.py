@@ -10,7 +10,8 @@ from streamlit.testing.v1 import AppTest
 
 from santa_core.models import LLMCall, ReviewOutcome, Usage
 from santa_core.pricing import cost_usd, load_rates
-from santa_core.reports.metrics import MetricsFilter, format_figure
+from santa_core.reports.metrics import MetricsFilter
+from santa_core.reports.metrics_words import format_figure
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer
 from santa_core.rubrics.library import load_builtin

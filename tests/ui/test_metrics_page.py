@@ -32,7 +32,8 @@ from streamlit.testing.v1 import AppTest
 
 from desk import calibration
 from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, RunStatus, Usage
-from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, format_figure, headline_rows
+from santa_core.reports.metrics import MetricsFilter, MetricsReport, build_report, headline_rows
+from santa_core.reports.metrics_words import format_figure
 from santa_core.reports.spot_figures import document
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing

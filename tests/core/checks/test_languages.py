@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import pytest
 
-from santa_core.checks import languages
-from santa_core.checks.languages import find, languages_of, scan, tables
+from santa_core.checks import languages_lexicon
+from santa_core.checks.languages import find, languages_of, scan
+from santa_core.checks.languages_lexicon import tables
 from santa_core.checks.signals import Signal
 from tests.core.checks.test_linear_time import assert_grows_linearly, assert_linear
 
@@ -334,7 +335,7 @@ def test_evidence_is_the_original_text_behind_folded_letters() -> None:
 
 def test_a_table_with_an_unknown_class_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown keys"):
-        languages._compile("xx", {"agents": ["bot"], "verdict": ["pass"]})
+        languages_lexicon._compile("xx", {"agents": ["bot"], "verdict": ["pass"]})
 
 
 def test_the_layer_is_a_text_check() -> None:

@@ -13,19 +13,10 @@ from fractions import Fraction
 import pytest
 
 from santa_core.reports import metrics as m
-from santa_core.reports.metrics import (
-    CriterionTotals,
-    DayTotals,
-    MetricsFilter,
-    ReviewerTotals,
-    RoundsCount,
-    auto_grain,
-    bucket_of,
-    build_report,
-    cohens_kappa,
-    format_figure,
-    ratio,
-)
+from santa_core.reports import metrics_words
+from santa_core.reports.metrics import MetricsFilter, auto_grain, bucket_of, build_report, cohens_kappa, ratio
+from santa_core.reports.metrics_totals import CriterionTotals, DayTotals, ReviewerTotals, RoundsCount
+from santa_core.reports.metrics_words import format_figure
 from tests.support.report_figures import Totals, close
 
 # --- pure definitions (santa_core.reports.metrics) ---------------------------------------------------
@@ -160,7 +151,7 @@ def test_auto_grain(first: date | None, last: date | None, grain: str) -> None:
         pytest.param(-0.3333, "kappa", "-0.333", id="kappa-negative"),
     ],
 )
-def test_format_figure(value: float | None, kind: m.Kind, text: str) -> None:
+def test_format_figure(value: float | None, kind: metrics_words.Kind, text: str) -> None:
     assert format_figure(value, kind) == text
 
 
@@ -299,8 +290,8 @@ def test_empty_report() -> None:
 
 
 def test_every_headline_figure_has_a_definition() -> None:
-    for field, _, _, key in m.HEADLINE:
-        assert field in m.Headline.model_fields and key in m.DEFINITIONS
+    for field, _, _, key in metrics_words.HEADLINE:
+        assert field in m.Headline.model_fields and key in metrics_words.DEFINITIONS
     assert MetricsFilter().is_empty() and not MetricsFilter(people=["ann"]).is_empty()
 
 

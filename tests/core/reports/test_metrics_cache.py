@@ -11,8 +11,10 @@ import pytest
 
 from santa_core.pricing import cache_savings_usd, load_rates, parse_rates
 from santa_core.reports import metrics as m
-from santa_core.reports.metrics import DayTotals, MetricsFilter, build_report, format_figure
+from santa_core.reports.metrics import MetricsFilter, build_report
 from santa_core.reports.metrics_cache import cache_hit_rate, cache_note
+from santa_core.reports.metrics_totals import DayTotals
+from santa_core.reports.metrics_words import format_figure
 
 RATES = parse_rates(
     {

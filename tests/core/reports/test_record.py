@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 from santa_core.models import FixEdit, FixPlan, RunStatus
-from santa_core.reports.record import pdf_safe, to_html, to_json, to_pdf
+from santa_core.reports.record import to_json
+from santa_core.reports.record_html import to_html
+from santa_core.reports.record_pdf import pdf_safe, to_pdf
 from santa_core.reviewers.base import ReviewRequest
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer, failing
 from santa_core.rubrics.library import load_builtin
@@ -319,7 +321,8 @@ def test_one_person_in_both_slots_is_stated_in_the_record(repo: RunStore) -> Non
 def test_the_record_states_whether_the_panel_spans_two_model_families(
     repo: RunStore, reviewer_b: str, reviewer_c: str, families: str, two: bool, line: str
 ) -> None:
-    from santa_core.reports.record import _pdf_blocks, panel_line
+    from santa_core.reports.record_panel import panel_line
+    from santa_core.reports.record_pdf import _pdf_blocks
 
     run_id = repo.create_run(
         spec=SPEC,

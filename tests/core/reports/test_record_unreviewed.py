@@ -11,7 +11,9 @@ from __future__ import annotations
 import json
 
 from desk.wiring import Desk
-from santa_core.reports.record import to_html, to_json, to_pdf
+from santa_core.reports.record import to_json
+from santa_core.reports.record_html import to_html
+from santa_core.reports.record_pdf import to_pdf
 from santa_core.run import actions
 from storage.records import verification_record
 from tests.core.reports.test_record import pdf_text

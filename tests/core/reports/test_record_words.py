@@ -10,8 +10,9 @@ from typing import get_args
 
 from santa_core import words
 from santa_core.models import EscalationReason, RunStatus
-from santa_core.reports import record as record_module
-from santa_core.reports.record import to_html, to_pdf
+from santa_core.reports import record_html
+from santa_core.reports.record_html import to_html
+from santa_core.reports.record_pdf import to_pdf
 from santa_core.run.store import DecisionAction, Resolution
 from storage.records import verification_record
 from storage.runs import RunStore
@@ -114,7 +115,7 @@ def css_rules(css: str) -> dict[str, str]:
 
 
 def test_the_record_css_keeps_tables_and_hashes_inside_the_window() -> None:
-    rules = css_rules(record_module._CSS)
+    rules = css_rules(record_html._CSS)
     # A 64-character hash has no break opportunity: without these a hash column sets the table's minimum
     # width (the record was 2,867 px wide in a 1,280 px window).
     assert "overflow-wrap:anywhere" in rules["td.wrap"]

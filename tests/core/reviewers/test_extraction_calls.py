@@ -8,9 +8,10 @@ import openai
 import pytest
 
 from santa_core.checks.extraction import EXTRACT_FIRST_LINE, EXTRACT_MAX_TOKENS
-from santa_core.checks.screen import SCREEN_MAX_TOKENS, screened_text, text_hash
+from santa_core.checks.screen import SCREEN_MAX_TOKENS, screened_text
 from santa_core.reviewers.anthropic import AnthropicScreen
 from santa_core.reviewers.openai_compat import REASONING_SCREEN_TOKENS, ChatScreen
+from santa_core.text import sha256_text
 from tests.support.chat_api import ChatStub, as_messages_body, completion
 from tests.support.messages_api import MessagesStub, extracted_texts, message, quoting, user_text
 
@@ -34,7 +35,7 @@ def test_a_quote_found_in_the_text_is_quoted_with_its_evidence(messages_stub: Me
     messages_stub.extract = quoting(ATTACK, INVENTED)
     result = claude(messages_stub).extract(SPEC, OUTPUT)
     assert result.check == "extraction" and result.verdict == "quoted" and result.quotes == [ATTACK]
-    assert result.text_hash == text_hash(screened_text(SPEC, OUTPUT)) and result.role == "spec and output"
+    assert result.text_hash == sha256_text(screened_text(SPEC, OUTPUT)) and result.role == "spec and output"
     (call,) = messages_stub.extract_calls()
     body = call["body"]
     assert user_text(body).startswith(EXTRACT_FIRST_LINE) and body["max_tokens"] == EXTRACT_MAX_TOKENS

@@ -4,8 +4,8 @@ asked again (resume), and the cache keeps the two checks apart."""
 
 from __future__ import annotations
 
-from santa_core.checks.screen import text_hash
 from santa_core.models import EscalationReason, RunStatus
+from santa_core.text import sha256_text
 from storage.runs import RunStore
 from tests.core.run.test_runner import GOOD, SPEC, new_run
 from tests.core.run.test_screen_runner import QUOTED, ScreenDouble, asked_reviewers, repo, runner
@@ -72,7 +72,7 @@ def test_each_check_is_cached_on_its_own(repo: RunStore) -> None:
     assert screen.asked == [] and len(screen.extracted) == 1
     rnd = repo.load_round(second, 1)
     assert rnd.screens["spec and output"].cached and not rnd.screens["spec and output (extraction)"].cached
-    assert repo.screened(text_hash(text), screen.name, "extraction") is not None
+    assert repo.screened(sha256_text(text), screen.name, "extraction") is not None
 
 
 def test_a_text_the_extraction_ever_quoted_is_never_served_clean_from_the_cache(repo: RunStore) -> None:
@@ -82,5 +82,5 @@ def test_a_text_the_extraction_ever_quoted_is_never_served_clean_from_the_cache(
     clean = screen.extract(SPEC, GOOD)
     repo.save_screen(first, 1, clean)
     repo.save_screen(first, 1, clean.model_copy(update={"verdict": "quoted", "quotes": [GOOD]}))
-    assert repo.screened(text_hash(text), screen.name, "extraction") is None
-    assert repo.screened(text_hash(text), screen.name) is None  # no key verdict stored: none to serve
+    assert repo.screened(sha256_text(text), screen.name, "extraction") is None
+    assert repo.screened(sha256_text(text), screen.name) is None  # no key verdict stored: none to serve

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from santa_core.checks.screen import text_hash
 from santa_core.models import EscalationReason, LLMCall, RunStatus, ScreenResult, ScreenRole
 from santa_core.reviewers.doubles import FunctionFixer, FunctionReviewer
 from santa_core.run.runner import Runner
+from santa_core.text import sha256_text
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.conftest import grant, migrated_sqlite
@@ -33,7 +33,7 @@ class ScreenDouble:
         call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.002)
         base = {
             "role": role,
-            "text_hash": text_hash(text),
+            "text_hash": sha256_text(text),
             "model": self.name,
             "check": "extraction",
             "cost_usd": 0.002,
@@ -51,7 +51,7 @@ class ScreenDouble:
         call = LLMCall(purpose="screen", model=self.name, request={"text": text}, cost_usd=0.001)
         base = {
             "role": role,
-            "text_hash": text_hash(text),
+            "text_hash": sha256_text(text),
             "model": self.name,
             "secret": "KEY",
             "cost_usd": 0.001,

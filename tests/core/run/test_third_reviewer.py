@@ -12,7 +12,7 @@ from sqlmodel import Session, select
 
 from desk.wiring import model_fixer, model_reviewer
 from santa_core.models import Review, ReviewOutcome, ReviewStatus, Rubric, RunStatus
-from santa_core.reports.record import panel_line
+from santa_core.reports.record_panel import panel_line
 from santa_core.reviewers.base import PERSON, ReviewRequest
 from santa_core.reviewers.doubles import FunctionReviewer, failing, passing
 from santa_core.rubrics.library import load_builtin
