@@ -32,7 +32,7 @@ def sweep_overdue(s: Session, now: datetime) -> int:
             col(EscalationRow.due_at).is_not(None),
             col(EscalationRow.due_at) <= utc(now),
         )
-        .order_by(EscalationRow.id)
+        .order_by(col(EscalationRow.id))
     )
     emitted = 0
     for esc in s.exec(stmt).all():
@@ -86,14 +86,15 @@ class AlertStore(StoreBase):
         """The deliveries to try now, oldest events first; events with nothing left to try are marked done."""
         now = now or utcnow()
         with self._read() as s:
-            alerts = s.exec(select(AlertRow).where(AlertRow.done == False).order_by(AlertRow.id).limit(limit)).all()  # noqa: E712
+            not_done = col(AlertRow.done) == False  # noqa: E712 - SQL's `done = false`, not Python's `not`
+            alerts = s.exec(select(AlertRow).where(not_done).order_by(col(AlertRow.id)).limit(limit)).all()
             ids = [a.id for a in alerts]
             tries: dict[tuple[int, str], list[AlertDeliveryRow]] = {}
             if ids:
                 for t in s.exec(
                     select(AlertDeliveryRow)
                     .where(col(AlertDeliveryRow.alert_id).in_(ids))
-                    .order_by(AlertDeliveryRow.id)
+                    .order_by(col(AlertDeliveryRow.id))
                 ).all():
                     tries.setdefault((t.alert_id, t.hook), []).append(t)
         out, settled = [], []
@@ -172,7 +173,7 @@ class AlertStore(StoreBase):
         """The newest tries, newest first."""
         stmt = (
             select(AlertDeliveryRow, AlertRow)
-            .join(AlertRow, AlertRow.id == AlertDeliveryRow.alert_id)
+            .join(AlertRow, col(AlertRow.id) == col(AlertDeliveryRow.alert_id))
             .order_by(col(AlertDeliveryRow.id).desc())
             .limit(limit)
         )
@@ -184,7 +185,7 @@ class AlertStore(StoreBase):
 
     def events(self, kind: str | None = None) -> list[AlertRow]:
         """The outbox's events, oldest first (tests and the command line)."""
-        stmt = select(AlertRow).order_by(AlertRow.id)
+        stmt = select(AlertRow).order_by(col(AlertRow.id))
         if kind is not None:
             stmt = stmt.where(AlertRow.kind == kind)
         with self._read() as s:

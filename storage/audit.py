@@ -211,7 +211,7 @@ class AuditStore(StoreBase):
     ) -> tuple[int, int]:
         """(events `events` would list without a limit, row seals it would leave out), with the same filters and
         `seals`, up to seq `upto`, leaving out the events of `except_runs`."""
-        is_seal = case((AuditEventRow.action == SEAL_ACTION, 1), else_=0)
+        is_seal = case((col(AuditEventRow.action) == SEAL_ACTION, 1), else_=0)
         stmt = _matching(
             select(func.count(), func.coalesce(func.sum(is_seal), 0)).select_from(AuditEventRow),
             actor,

@@ -14,10 +14,9 @@ from santa_core.batch.store import BatchProblem, PatternRecord
 from santa_core.models import MAX_TEXT_CHARS, LLMCall
 from santa_core.reviewers.base import Served
 from santa_core.roles import Permission
-from santa_core.text import text_problem
+from santa_core.text import sha256_text, text_problem
 from storage import audit
 from storage.call_log import sent_row
-from storage.hashing import sha256_text
 from storage.people import require
 from storage.rows import call_row
 from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow

@@ -35,10 +35,9 @@ from santa_core.batch.store import (
 )
 from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
-from santa_core.text import text_problem
+from santa_core.text import sha256_text, text_problem
 from storage import audit, spend
 from storage.batch_fixes import BatchFixes, pattern_record
-from storage.hashing import sha256_text
 from storage.people import RoleCheck, require
 from storage.runs import insert_run
 from storage.tables import (
@@ -149,7 +148,7 @@ class BatchStore(BatchFixes, RoleCheck):
         with self._read() as s:
             batch = _batch_row(s, batch_id)
             rows = s.exec(
-                select(BatchItemRow).where(BatchItemRow.batch_id == batch_id).order_by(BatchItemRow.position)
+                select(BatchItemRow).where(col(BatchItemRow.batch_id) == batch_id).order_by(col(BatchItemRow.position))
             ).all()
             return [_item(r, batch) for r in rows]
 
@@ -199,9 +198,9 @@ class BatchStore(BatchFixes, RoleCheck):
             return list(
                 s.exec(
                     select(BatchSampleItemRow.run_id)
-                    .join(BatchItemRow, BatchItemRow.id == BatchSampleItemRow.item_id)
+                    .join(BatchItemRow, col(BatchItemRow.id) == col(BatchSampleItemRow.item_id))
                     .where(BatchSampleItemRow.sample_id == sample_id, col(BatchSampleItemRow.run_id).is_not(None))
-                    .order_by(BatchItemRow.position)
+                    .order_by(col(BatchItemRow.position))
                 ).all()
             )
 
@@ -215,7 +214,7 @@ class BatchStore(BatchFixes, RoleCheck):
         """Finished samples with a NAUGHTY review and no stored pattern (to group at start and on each sweep)."""
         failed = (
             select(BatchSampleItemRow.sample_id)
-            .join(RunRow, RunRow.id == BatchSampleItemRow.run_id)
+            .join(RunRow, col(RunRow.id) == col(BatchSampleItemRow.run_id))
             .where(RunRow.status == RunStatus.SAMPLED.value)
         )
         with self._read() as s:
@@ -227,7 +226,7 @@ class BatchStore(BatchFixes, RoleCheck):
                         col(BatchSampleRow.id).in_(failed),
                         col(BatchSampleRow.id).not_in(select(BatchPatternRow.sample_id)),
                     )
-                    .order_by(BatchSampleRow.id)
+                    .order_by(col(BatchSampleRow.id))
                 ).all()
             )
 
@@ -237,7 +236,7 @@ class BatchStore(BatchFixes, RoleCheck):
             stmt = select(BatchPatternRow).where(BatchPatternRow.batch_id == batch_id)
             if sample_id is not None:
                 stmt = stmt.where(BatchPatternRow.sample_id == sample_id)
-            rows = s.exec(stmt.order_by(BatchPatternRow.sample_id, BatchPatternRow.id)).all()
+            rows = s.exec(stmt.order_by(col(BatchPatternRow.sample_id), col(BatchPatternRow.id))).all()
             return [_pattern(r) for r in rows]
 
     def pattern(self, pattern_id: int) -> PatternRecord:
@@ -257,7 +256,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 stmt = stmt.where(BatchChangeRow.before_hash != BatchChangeRow.after_hash)
             return [
                 BatchChange.model_validate({**row.model_dump(), "created_at": utc(row.created_at)})
-                for row in s.exec(stmt.order_by(BatchChangeRow.id)).all()
+                for row in s.exec(stmt.order_by(col(BatchChangeRow.id))).all()
             ]
 
     def sampled_item_ids(self, batch_id: int) -> set[int]:
@@ -266,7 +265,7 @@ class BatchStore(BatchFixes, RoleCheck):
             return set(
                 s.exec(
                     select(BatchSampleItemRow.item_id)
-                    .join(BatchSampleRow, BatchSampleRow.id == BatchSampleItemRow.sample_id)
+                    .join(BatchSampleRow, col(BatchSampleRow.id) == col(BatchSampleItemRow.sample_id))
                     .where(BatchSampleRow.batch_id == batch_id)
                 ).all()
             )
@@ -296,7 +295,9 @@ class BatchStore(BatchFixes, RoleCheck):
             items = [
                 _item(r, batch)
                 for r in s.exec(
-                    select(BatchItemRow).where(BatchItemRow.batch_id == batch_id).order_by(BatchItemRow.position)
+                    select(BatchItemRow)
+                    .where(col(BatchItemRow.batch_id) == batch_id)
+                    .order_by(col(BatchItemRow.position))
                 ).all()
             ]
             number = (last.number if last else 0) + 1
@@ -305,8 +306,8 @@ class BatchStore(BatchFixes, RoleCheck):
             seen = set(
                 s.exec(
                     select(BatchItemRow.item_key)
-                    .join(BatchSampleItemRow, BatchSampleItemRow.item_id == BatchItemRow.id)
-                    .join(BatchSampleRow, BatchSampleRow.id == BatchSampleItemRow.sample_id)
+                    .join(BatchSampleItemRow, col(BatchSampleItemRow.item_id) == col(BatchItemRow.id))
+                    .join(BatchSampleRow, col(BatchSampleRow.id) == col(BatchSampleItemRow.sample_id))
                     .where(BatchSampleRow.batch_id == batch_id)
                 ).all()
             )
@@ -333,9 +334,9 @@ class BatchStore(BatchFixes, RoleCheck):
             return list(
                 s.exec(
                     select(BatchSampleItemRow.item_id)
-                    .join(BatchItemRow, BatchItemRow.id == BatchSampleItemRow.item_id)
+                    .join(BatchItemRow, col(BatchItemRow.id) == col(BatchSampleItemRow.item_id))
                     .where(BatchSampleItemRow.sample_id == sample_id, col(BatchSampleItemRow.run_id).is_(None))
-                    .order_by(BatchItemRow.position)
+                    .order_by(col(BatchItemRow.position))
                 ).all()
             )
 
@@ -614,7 +615,7 @@ class BatchStore(BatchFixes, RoleCheck):
         row = _batch_row(s, batch_id)
         items = s.exec(select(func.count()).select_from(BatchItemRow).where(BatchItemRow.batch_id == batch_id)).one()
         samples = s.exec(
-            select(BatchSampleRow).where(BatchSampleRow.batch_id == batch_id).order_by(BatchSampleRow.number)
+            select(BatchSampleRow).where(col(BatchSampleRow.batch_id) == batch_id).order_by(col(BatchSampleRow.number))
         ).all()
         return Batch(
             id=row.id,
@@ -750,7 +751,7 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
     claims = (
         select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("claimed"))
         .where(col(StateChangeRow.run_id).in_(runs), StateChangeRow.to_status == RunStatus.RUNNING.value)
-        .group_by(StateChangeRow.run_id)
+        .group_by(col(StateChangeRow.run_id))
         .subquery()
     )
     spans = s.exec(
@@ -790,7 +791,7 @@ def _issues(s: Session, run_ids: list[int]) -> dict[int, list[MergedIssue]]:
     rows = s.exec(
         select(MergedIssueRow)
         .where(col(MergedIssueRow.run_id).in_(run_ids), MergedIssueRow.round_no == 1)
-        .order_by(MergedIssueRow.run_id, MergedIssueRow.idx)
+        .order_by(col(MergedIssueRow.run_id), col(MergedIssueRow.idx))
     ).all()
     for r in rows:
         out.setdefault(r.run_id, []).append(

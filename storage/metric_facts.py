@@ -362,7 +362,7 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     delta = rollup(old, -1)
     for key, change in rollup(new).items():
         delta[key].update(change)
-    conn.execute(delete(CriterionResultRow).where(CriterionResultRow.run_id == run_id))
+    conn.execute(delete(CriterionResultRow).where(col(CriterionResultRow.run_id) == run_id))
     if new:
         conn.execute(insert(CriterionResultRow), new)
     return delta
@@ -409,7 +409,9 @@ _CALLS = _by_run(
     LLMCallRow.cache_creation_input_tokens,
     LLMCallRow.cache_read_input_tokens,
     # The request only where the call wrote to the cache: its breakpoint says the entry's lifetime.
-    case((LLMCallRow.cache_creation_input_tokens > 0, LLMCallRow.request_json), else_=None).label("request_json"),
+    case((col(LLMCallRow.cache_creation_input_tokens) > 0, col(LLMCallRow.request_json)), else_=None).label(
+        "request_json"
+    ),
 )
 _SENT = _by_run(
     CallSentRow.run_id,
@@ -424,7 +426,10 @@ _SENT = _by_run(
 _ESCAPES = (
     select(func.count())
     .select_from(EscapeRow)
-    .where(EscapeRow.run_id == bindparam("run_id"), or_(EscapeRow.source.is_(None), EscapeRow.source != "spot_check"))
+    .where(
+        col(EscapeRow.run_id) == bindparam("run_id"),
+        or_(col(EscapeRow.source).is_(None), col(EscapeRow.source) != "spot_check"),
+    )
 )
 _RESULTS = _by_run(
     *(
@@ -506,7 +511,7 @@ def backfill(engine: Engine, batch: int = 200) -> int:
     total = 0
     while True:
         with Session(engine) as s, s.begin():
-            ids = s.exec(select(RunRow.id).where(stale_runs()).order_by(RunRow.id).limit(batch)).all()
+            ids = s.exec(select(col(RunRow.id)).where(stale_runs()).order_by(col(RunRow.id)).limit(batch)).all()
             for run_id in ids:
                 refresh(s, run_id)
         total += len(ids)

@@ -35,8 +35,8 @@ def _people_runs(people: list[str]) -> Any:
     # A review counts once its round's gate is in: before that, a run showing up under one person
     # reviewer would tell the other that they have answered.
     gated = and_(
-        RoundRow.run_id == ReviewRow.run_id,
-        RoundRow.round_no == ReviewRow.round_no,
+        col(RoundRow.run_id) == col(ReviewRow.run_id),
+        col(RoundRow.round_no) == col(ReviewRow.round_no),
         col(RoundRow.gate_decision).is_not(None),
     )
     return union(

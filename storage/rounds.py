@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import (
     FixProposal,
@@ -25,10 +25,11 @@ from santa_core.reviewers.base import Served
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.store import DecisionAction, DecisionIn
+from santa_core.text import sha256_text
 from storage import audit
 from storage.call_log import CallLogStore, sent_row
 from storage.errors import ClaimLost, MoveRefused, RoundConflict
-from storage.hashing import json_hash, sha256_text
+from storage.hashing import json_hash
 from storage.people import require
 from storage.rows import (
     call_row,
@@ -287,14 +288,14 @@ class RoundStore(CallLogStore):
         """An earlier clean verdict of this check of this text by this model, unless any screen of it by this check
         ever took the model over or quoted the text (then None: the text is screened afresh every time, and one
         glitch is not forever). The key check's rows hold NULL in `kind` (as every row before 0022)."""
-        kind = ScreenRow.kind.is_(None) if check == "key" else ScreenRow.kind == check
+        kind = col(ScreenRow.kind).is_(None) if check == "key" else col(ScreenRow.kind) == check
         with self._read() as s:
             rows = s.exec(
                 select(ScreenRow.verdict, ScreenRow.id).where(
                     ScreenRow.text_hash == text_hash,
                     ScreenRow.model == model,
                     kind,
-                    ScreenRow.verdict.in_(("clean", "took_over", "quoted")),
+                    col(ScreenRow.verdict).in_(("clean", "took_over", "quoted")),
                 )
             ).all()
             if not rows or any(verdict != "clean" for verdict, _ in rows):

@@ -27,8 +27,8 @@ from santa_core.models import (
 )
 from santa_core.run.gate import counted_verdict
 from santa_core.run.store import DecisionAction
-from santa_core.text import text_problem
-from storage.hashing import content_hash, json_hash, sha256_text
+from santa_core.text import sha256_text, text_problem
+from storage.hashing import content_hash, json_hash
 from storage.tables import (
     DecisionRow,
     EscalationRow,

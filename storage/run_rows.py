@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from storage import spend
 from storage.errors import RoundNotFound, RunNotFound
@@ -118,7 +118,7 @@ def calls_by_id(s: Session, ids: Iterable[int]) -> dict[int, LLMCallRow]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    rows = s.exec(select(LLMCallRow).where(LLMCallRow.id.in_(wanted))).all()
+    rows = s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(wanted))).all()
     return {row.id: row for row in rows}
 
 

@@ -24,13 +24,13 @@ from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
 from santa_core.run.third import third_reviewer_for
+from santa_core.text import sha256_text
 from storage import audit, spend
 from storage.audit import AuditStore
 from storage.call_costs import CallCostStore
 from storage.errors import MoveRefused
 from storage.escalations import EscalationStore
 from storage.escapes import EscapeStore
-from storage.hashing import sha256_text
 from storage.metric_facts import touch
 from storage.metrics import MetricsStore
 from storage.people import PeopleStore, require
@@ -349,7 +349,12 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         Runs whose worker is alive (a command line next to the app, another app process) stay.
         """
         with self._tx() as s:
-            stmt = select(RunRow).where(RunRow.status == RunStatus.RUNNING.value).order_by(RunRow.id).with_for_update()
+            stmt = (
+                select(RunRow)
+                .where(col(RunRow.status) == RunStatus.RUNNING.value)
+                .order_by(col(RunRow.id))
+                .with_for_update()
+            )
             rows = [r for r in s.exec(stmt).all() if is_orphaned(r.worker, r.updated_at)]
             for row in rows:
                 new = state_machine.advance(state_of(row), state_machine.Interrupt(note=note))
@@ -397,7 +402,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
     ) -> list[RunSummary]:
         """Newest runs first, optionally of one status, matching a search (`run_matches`), without the
         runs that review a batch's sample items when `batch_samples` is False."""
-        stmt = select(RunRow).order_by(RunRow.id.desc()).limit(limit)
+        stmt = select(RunRow).order_by(col(RunRow.id).desc()).limit(limit)
         if status is not None:
             stmt = stmt.where(RunRow.status == RunStatus(status).value)
         if not batch_samples:
@@ -412,9 +417,9 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         engine's hand-over and the waits on queued runs)."""
         if not run_ids:
             return {}
-        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
-            col(RunRow.id).in_(run_ids)
-        )
+        stmt = select(
+            col(RunRow.id), col(RunRow.status), col(RunRow.note), col(RunRow.worker), col(RunRow.source)
+        ).where(col(RunRow.id).in_(run_ids))
         with self._read() as s:
             return {
                 i: (RunStatus(status), note or "", worker, source)
@@ -426,9 +431,9 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         behind by a process that is gone: `desk.wiring.sweep`)."""
         if not run_ids:
             return {}
-        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
-            col(RunRow.id).in_(run_ids)
-        )
+        stmt = select(
+            col(RunRow.id), col(RunRow.status), col(RunRow.note), col(RunRow.worker), col(RunRow.updated_at)
+        ).where(col(RunRow.id).in_(run_ids))
         with self._read() as s:
             return {
                 i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))
@@ -455,6 +460,6 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
     def runs_to_resume(self) -> list[RunSummary]:
         """Runs to pick up after a restart: `queued` (resubmit) and `interrupted` (resume)."""
         wanted = (RunStatus.QUEUED.value, RunStatus.INTERRUPTED.value)
-        stmt = select(RunRow).where(RunRow.status.in_(wanted)).order_by(RunRow.id)
+        stmt = select(RunRow).where(col(RunRow.status).in_(wanted)).order_by(col(RunRow.id))
         with self._read() as s:
             return summaries(s, list(s.exec(stmt).all()))

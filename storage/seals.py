@@ -194,7 +194,7 @@ def seal_touched(s: Session) -> None:
 def _newest_seals(s: Session) -> dict[str, tuple[str | None, int]]:
     """Each sealed key's newest hash (None: deleted by the desk) and the seq of its seal, in chain order."""
     newest: dict[str, tuple[str | None, int]] = {}
-    stmt = select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)
+    stmt = select(col(AuditEventRow.seq), col(AuditEventRow.detail)).where(col(AuditEventRow.action) == SEAL_ACTION)
     for seq, detail in s.exec(stmt.order_by(col(AuditEventRow.seq))).all():
         for key, digest in (detail or {}).get("rows", {}).items():
             newest[key] = (digest, seq)

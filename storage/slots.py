@@ -4,7 +4,7 @@ the runs whose reviews are still blind.
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import SETTLED_STATUSES, ReviewStatus, RunStatus, Slot
 from santa_core.reviewers.base import PERSON
@@ -81,7 +81,9 @@ class SlotStore(StoreBase):
 
     def pending_human_reviews(self) -> list[PendingReview]:
         """Slots a person still has to fill, for runs `awaiting_human_review`."""
-        stmt = select(RunRow).where(RunRow.status == RunStatus.AWAITING_HUMAN_REVIEW.value).order_by(RunRow.id)
+        stmt = (
+            select(RunRow).where(col(RunRow.status) == RunStatus.AWAITING_HUMAN_REVIEW.value).order_by(col(RunRow.id))
+        )
         with self._read() as s:
             items: list[PendingReview] = []
             for run in s.exec(stmt).all():
@@ -105,9 +107,9 @@ class SlotStore(StoreBase):
         stmt = (
             select(RunRow.id)
             .outerjoin(RoundRow, current)  # no stored current round yet: no gate either
-            .where(RunRow.status.not_in(settled))
+            .where(col(RunRow.status).not_in(settled))
             .where((RunRow.reviewer_b == PERSON) | (RunRow.reviewer_c == PERSON))
-            .where(RoundRow.gate_decision.is_(None))
+            .where(col(RoundRow.gate_decision).is_(None))
         )
         with self._read() as s:
             return set(s.exec(stmt).all())

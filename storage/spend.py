@@ -102,7 +102,7 @@ def _owned(owner: Owner) -> Callable[[Any], Any]:
 def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[list[CallSentRow], list[tuple]]:
     """These owners' sent notes (oldest first) and their answers' keys."""
     sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
-    sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(CallSentRow.id)).all()
+    sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(col(CallSentRow.id))).all()
     answers = [
         tuple(a)
         for a in s.exec(

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import Criterion, Rubric
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
@@ -14,8 +14,8 @@ from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_d
 from santa_core.spotchecks.form import escaped_criteria, escapes_past, judged_criteria, judgement_problems
 from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraft, SpotCheck, SpotRule, SpotStatus
 from santa_core.spotchecks.store import SpotCheckError
+from santa_core.text import sha256_text
 from storage import audit
-from storage.hashing import sha256_text
 from storage.metric_facts import touch
 from storage.people import require
 from storage.run_rows import get_run, require_round
@@ -79,7 +79,7 @@ def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
     if s.exec(mine).first() is not None:
         return "you reviewed the round that shipped"
     decided = select(DecisionRow.action).where(
-        DecisionRow.run_id == row.run_id, DecisionRow.actor == actor, DecisionRow.action.in_(_CHOSE_TEXT)
+        col(DecisionRow.run_id) == row.run_id, col(DecisionRow.actor) == actor, col(DecisionRow.action).in_(_CHOSE_TEXT)
     )  # type: ignore[attr-defined]
     if (action := s.exec(decided).first()) is not None:
         return _CHOSE_TEXT[action]
@@ -96,7 +96,7 @@ class SpotCheckStore(StoreBase):
 
     def rules(self, active_only: bool = True) -> list[SpotRule]:
         """Rules, oldest first."""
-        stmt = select(SpotRuleRow).order_by(SpotRuleRow.id)
+        stmt = select(SpotRuleRow).order_by(col(SpotRuleRow.id))
         if active_only:
             stmt = stmt.where(SpotRuleRow.active)
         with self._read() as s:
@@ -162,7 +162,7 @@ class SpotCheckStore(StoreBase):
 
     def spot_checks(self, status: SpotStatus | None = None) -> list[SpotCheck]:
         """Spot-checks, oldest first."""
-        stmt = select(SpotCheckRow).order_by(SpotCheckRow.id)
+        stmt = select(SpotCheckRow).order_by(col(SpotCheckRow.id))
         if status is not None:
             stmt = stmt.where(SpotCheckRow.status == status)
         with self._read() as s:
@@ -322,9 +322,9 @@ class SpotCheckStore(StoreBase):
         """Submitted spot-checks with their runs, oldest first."""
         stmt = (
             select(SpotCheckRow, RunRow)
-            .join(RunRow, RunRow.id == SpotCheckRow.run_id)
+            .join(RunRow, col(RunRow.id) == col(SpotCheckRow.run_id))
             .where(SpotCheckRow.status == "done")
-            .order_by(SpotCheckRow.id)
+            .order_by(col(SpotCheckRow.id))
         )
         return list(s.exec(stmt).all())
 

@@ -149,7 +149,7 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
     shipped_at = (
         select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("at"))
         .where(col(StateChangeRow.to_status).in_(SHIPPED))
-        .group_by(StateChangeRow.run_id)
+        .group_by(col(StateChangeRow.run_id))
         .subquery()
     )
     # Only the columns the draw reads: a run's spec and outputs can be large, and this runs every sweep.
@@ -163,7 +163,7 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
             col(RunRow.status).in_(SHIPPED),
             shipped_at.c.at >= utc(rule.created_at),
         )
-        .order_by(RunRow.id)
+        .order_by(col(RunRow.id))
     )
     return [(run, utc(at)) for run, at in s.exec(stmt).all() if _applies(rule, run)]
 
@@ -206,7 +206,7 @@ def remind_spot_checks(s: Session, now: datetime) -> int:
         .where(
             SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None), col(SpotCheckRow.due_at) <= utc(now)
         )
-        .order_by(SpotCheckRow.id)
+        .order_by(col(SpotCheckRow.id))
     ).all()
     # A reminder is keyed by the due time it reminds of: one re-dated after its reminder is reminded again.
     return sum(_announce(s, row, "overdue") for row in late)

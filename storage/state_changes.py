@@ -6,14 +6,15 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core import alerts as kinds
 from santa_core.config import Defaults
 from santa_core.models import EscalationReason, RunState, RunStatus
 from santa_core.run.store import DecisionAction
+from santa_core.text import sha256_text
 from storage import audit
-from storage.hashing import json_hash, sha256_text
+from storage.hashing import json_hash
 from storage.metric_facts import touch
 from storage.outbox import emit
 from storage.rows import enum_value, state_of
@@ -152,7 +153,7 @@ def latest_resolution_reason(s: Session, run_id: int) -> str | None:
     stmt = (
         select(DecisionRow.reason)
         .where(DecisionRow.run_id == run_id)
-        .where(DecisionRow.action.in_(list(RESOLUTION_ACTION.values())))
-        .order_by(DecisionRow.id.desc())
+        .where(col(DecisionRow.action).in_(list(RESOLUTION_ACTION.values())))
+        .order_by(col(DecisionRow.id).desc())
     )
     return s.exec(stmt).first()

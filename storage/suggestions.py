@@ -49,9 +49,13 @@ class SuggestionStore(StoreBase):
         """Each round with merged issues, its issues in order and the text it reviewed."""
         rows = s.exec(
             select(MergedIssueRow, RoundRow.output_text)
-            .join(RoundRow, (RoundRow.run_id == MergedIssueRow.run_id) & (RoundRow.round_no == MergedIssueRow.round_no))
+            .join(
+                RoundRow,
+                (col(RoundRow.run_id) == col(MergedIssueRow.run_id))
+                & (col(RoundRow.round_no) == col(MergedIssueRow.round_no)),
+            )
             .where(col(MergedIssueRow.run_id).in_(ids))
-            .order_by(MergedIssueRow.run_id, MergedIssueRow.round_no, MergedIssueRow.idx)
+            .order_by(col(MergedIssueRow.run_id), col(MergedIssueRow.round_no), col(MergedIssueRow.idx))
         ).all()
         issues: dict[tuple[int, int], list[MergedIssue]] = defaultdict(list)
         texts: dict[tuple[int, int], str] = {}
@@ -74,7 +78,7 @@ class SuggestionStore(StoreBase):
         rows = s.exec(
             select(EscapeRow)
             .where(col(EscapeRow.run_id).in_(ids), EscapeRow.created_at >= since)
-            .order_by(EscapeRow.id)
+            .order_by(col(EscapeRow.id))
         ).all()
         shipped = _last_texts(s, sorted({r.run_id for r in rows}))
         # An escape has no reviewer: "both" stands for "not one reviewer's" (the item's source says a person found it).
@@ -115,7 +119,7 @@ class SuggestionStore(StoreBase):
         stmt = (
             select(SuggestionDecisionRow)
             .where(SuggestionDecisionRow.rubric_name == rubric)
-            .order_by(SuggestionDecisionRow.id)
+            .order_by(col(SuggestionDecisionRow.id))
         )
         with self._read() as s:
             return [
@@ -189,7 +193,7 @@ def _last_texts(s: Session, run_ids: list[int] | Select) -> dict[int, str]:
     last = (
         select(RoundRow.run_id, func.max(RoundRow.round_no).label("n"))
         .where(col(RoundRow.run_id).in_(run_ids))
-        .group_by(RoundRow.run_id)
+        .group_by(col(RoundRow.run_id))
         .subquery()
     )
     stmt = select(RoundRow.run_id, RoundRow.output_text).join(

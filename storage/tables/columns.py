@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
 from sqlalchemy import JSON, DateTime, Text
 from sqlmodel import Field, SQLModel
@@ -23,7 +23,21 @@ JSON_OR_NULL = JSON(none_as_null=True)
 """JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
 
 
-def ts_column(**kw: object) -> Any:
+class Stored(Protocol):
+    """A table row: its id is None until the database gives it one."""
+
+    @property
+    def id(self) -> int | None: ...
+
+
+def stored_id(row: Stored) -> int:
+    """The id of a row the database holds (read, or added and flushed); a row it never saw has none."""
+    if row.id is None:
+        raise ValueError(f"{type(row).__name__} has no id: it was never flushed")
+    return row.id
+
+
+def ts_column(**kw: Any) -> Any:
     """A UTC timestamp column that defaults to now."""
     return Field(default_factory=utcnow, sa_type=UTC_TS, **kw)
 
