@@ -16,6 +16,7 @@ from santa_core import alerts as core
 from storage.outbox import emit
 from storage.spot_draw import remind_spot_checks, sweep_spot_checks
 from storage.tables import AlertDeliveryRow, AlertRow, EscalationRow
+from storage.tables.columns import stored_id
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
@@ -36,6 +37,7 @@ def sweep_overdue(s: Session, now: datetime) -> int:
     )
     emitted = 0
     for esc in s.exec(stmt).all():
+        assert esc.due_at is not None  # the query keeps the escalations with a due time
         due = utc(esc.due_at).isoformat()
         data = {"escalation_id": esc.id, "run_id": esc.run_id, "reason": esc.reason, "due_at": due, "owner": esc.owner}
         if emit(
@@ -97,11 +99,12 @@ class AlertStore(StoreBase):
                     .order_by(col(AlertDeliveryRow.id))
                 ).all():
                     tries.setdefault((t.alert_id, t.hook), []).append(t)
-        out, settled = [], []
+        out: list[Delivery] = []
+        settled: list[int] = []
         for alert in alerts:
-            open_channels = 0
+            alert_id, open_channels = stored_id(alert), 0
             for channel in settings.channels(alert.kind):
-                done = tries.get((alert.id, channel), [])
+                done = tries.get((alert_id, channel), [])
                 if any(t.status == "ok" for t in done):
                     continue
                 last = done[-1] if done else None
@@ -117,9 +120,9 @@ class AlertStore(StoreBase):
                     continue  # gave up
                 open_channels += 1
                 if core.due(len(done), ago, settings):
-                    out.append(Delivery(alert.id, channel, len(done) + 1, event_of(alert)))
+                    out.append(Delivery(alert_id, channel, len(done) + 1, event_of(alert)))
             if not open_channels:
-                settled.append(alert.id)
+                settled.append(alert_id)
         if settled:
             self.mark_done(settled)
         return out
@@ -145,7 +148,7 @@ class AlertStore(StoreBase):
                 if t.status == "sending":  # cut short: its process died mid-call
                     t.status, t.error, t.finished_at = "failed", "the try was cut short", utcnow()
                     s.add(t)
-            row = AlertDeliveryRow(alert_id=alert.id, hook=delivery.channel, attempt=delivery.attempt)
+            row = AlertDeliveryRow(alert_id=stored_id(alert), hook=delivery.channel, attempt=delivery.attempt)
             s.add(row)
             s.flush()
             return row.id
@@ -153,7 +156,7 @@ class AlertStore(StoreBase):
     def finish(self, delivery_id: int, ok: bool, status_code: int | None, error: str | None) -> None:
         """The try's outcome: `ok` (never sent again) or `failed` (tried again after its backoff)."""
         with self._tx() as s:
-            row = s.get(AlertDeliveryRow, delivery_id)
+            row = s.get_one(AlertDeliveryRow, delivery_id)
             row.status, row.status_code, row.error, row.finished_at = (
                 ("ok" if ok else "failed"),
                 status_code,

@@ -129,7 +129,7 @@ def _renumbered(s: Session, prev_hash: str, expected: int) -> tuple[AuditEventRo
 
 def seals_asked(action: str | None) -> bool:
     """Whether an action filter (a prefix) selects the row seals themselves (`rows.`, `rows.sealed`)."""
-    return bool(action) and SEAL_ACTION.startswith(action)
+    return action is not None and action != "" and SEAL_ACTION.startswith(action)
 
 
 def _matching(

@@ -20,6 +20,7 @@ from storage.call_log import sent_row
 from storage.people import require
 from storage.rows import call_row
 from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
+from storage.tables.columns import stored_id
 from storage.times import utcnow
 from storage.transactions import StoreBase
 from storage.workers import this_worker
@@ -48,7 +49,7 @@ def waiting_row(s: Session, pattern_id: int) -> BatchPatternRow:
 
 def pattern_record(row: BatchPatternRow) -> PatternRecord:
     return PatternRecord(
-        id=row.id,
+        id=stored_id(row),
         sample_id=row.sample_id,
         key=row.key,
         criterion=row.criterion,
@@ -191,8 +192,8 @@ class BatchFixes(StoreBase):
             s.add(
                 BatchChangeRow(
                     batch_id=item.batch_id,
-                    item_id=item.id,
-                    pattern_id=pattern.id,
+                    item_id=item_id,
+                    pattern_id=pattern_id,
                     actor=actor,
                     before_text=before_text,
                     after_text=after_text,

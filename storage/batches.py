@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from sqlmodel import Session, col, func, select
 
@@ -33,7 +33,7 @@ from santa_core.batch.store import (
     SampleProgress,
     busy_seconds,
 )
-from santa_core.models import MAX_TEXT_CHARS, MergedIssue, Rubric, RunStatus
+from santa_core.models import MAX_TEXT_CHARS, Attribution, MergedIssue, Rubric, RunStatus
 from santa_core.roles import Permission
 from santa_core.text import sha256_text, text_problem
 from storage import audit, spend
@@ -52,6 +52,7 @@ from storage.tables import (
     RunRow,
     StateChangeRow,
 )
+from storage.tables.columns import not_null, select_columns, stored_id
 from storage.times import utc, utcnow
 
 SEED_STEP = 7919
@@ -99,9 +100,10 @@ class BatchStore(BatchFixes, RoleCheck):
             )
             s.add(row)
             s.flush()
+            batch_id = stored_id(row)
             s.add_all(
                 BatchItemRow(
-                    batch_id=row.id,
+                    batch_id=batch_id,
                     position=i,
                     item_key=it.key,
                     spec=it.spec,
@@ -117,7 +119,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 actor,
                 "batch.created",
                 "batch",
-                row.id,
+                batch_id,
                 detail={
                     "name": config.name,
                     "items": len(items),
@@ -128,7 +130,7 @@ class BatchStore(BatchFixes, RoleCheck):
                     "strata": config.strata,
                 },
             )
-            return row.id
+            return batch_id
 
     # --- reading ---------------------------------------------------------------------------
 
@@ -136,7 +138,7 @@ class BatchStore(BatchFixes, RoleCheck):
         """Every batch, newest first."""
         with self._read() as s:
             ids = s.exec(select(BatchRow.id).order_by(col(BatchRow.id).desc()).limit(limit)).all()
-            return [self._batch(s, i) for i in ids]
+            return [self._batch(s, i) for i in not_null(ids)]
 
     def get(self, batch_id: int) -> Batch:
         """One batch with its samples' progress."""
@@ -161,7 +163,7 @@ class BatchStore(BatchFixes, RoleCheck):
         """Every sampled item of a sample with its review's status and, when NAUGHTY, its issues."""
         with self._read() as s:
             rows = s.exec(
-                select(
+                select_columns(
                     BatchSampleItemRow.item_id,
                     BatchItemRow.item_key,
                     BatchItemRow.strata,
@@ -171,11 +173,11 @@ class BatchStore(BatchFixes, RoleCheck):
                     RoundRow.output_text,
                     RoundRow.gate_reviewer_error,
                 )
-                .join(BatchItemRow, BatchItemRow.id == BatchSampleItemRow.item_id)
-                .outerjoin(RunRow, RunRow.id == BatchSampleItemRow.run_id)
-                .outerjoin(RoundRow, (RoundRow.run_id == RunRow.id) & (RoundRow.round_no == 1))
+                .join(BatchItemRow, col(BatchItemRow.id) == col(BatchSampleItemRow.item_id))
+                .outerjoin(RunRow, col(RunRow.id) == col(BatchSampleItemRow.run_id))
+                .outerjoin(RoundRow, (col(RoundRow.run_id) == col(RunRow.id)) & (col(RoundRow.round_no) == 1))
                 .where(BatchSampleItemRow.sample_id == sample_id)
-                .order_by(BatchItemRow.position)
+                .order_by(col(BatchItemRow.position))
             ).all()
             issues = _issues(s, [r[4] for r in rows if r[5] == RunStatus.SAMPLED.value])
             return [
@@ -195,7 +197,7 @@ class BatchStore(BatchFixes, RoleCheck):
     def run_ids(self, sample_id: int) -> list[int]:
         """The runs reviewing a sample so far, in item order."""
         with self._read() as s:
-            return list(
+            return not_null(
                 s.exec(
                     select(BatchSampleItemRow.run_id)
                     .join(BatchItemRow, col(BatchItemRow.id) == col(BatchSampleItemRow.item_id))
@@ -208,7 +210,7 @@ class BatchStore(BatchFixes, RoleCheck):
         """Samples whose reviews are not all in (to pick up again after a restart)."""
         with self._read() as s:
             ids = s.exec(select(BatchSampleRow.id).where(col(BatchSampleRow.finished_at).is_(None))).all()
-            return list(ids)
+            return not_null(ids)
 
     def ungrouped_samples(self) -> list[int]:
         """Finished samples with a NAUGHTY review and no stored pattern (to group at start and on each sweep)."""
@@ -218,7 +220,7 @@ class BatchStore(BatchFixes, RoleCheck):
             .where(RunRow.status == RunStatus.SAMPLED.value)
         )
         with self._read() as s:
-            return list(
+            return not_null(
                 s.exec(
                     select(BatchSampleRow.id)
                     .where(
@@ -317,7 +319,7 @@ class BatchStore(BatchFixes, RoleCheck):
             sample = BatchSampleRow(batch_id=batch_id, number=number, seed=seed, size=len(chosen), created_by=actor)
             s.add(sample)
             s.flush()
-            s.add_all(BatchSampleItemRow(sample_id=sample.id, item_id=it.id) for it in chosen)
+            s.add_all(BatchSampleItemRow(sample_id=stored_id(sample), item_id=it.id) for it in chosen)
             audit.append(
                 s,
                 actor,
@@ -326,7 +328,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 batch_id,
                 detail={"sample": number, "seed": seed, "size": len(chosen), "items": len(items)},
             )
-            return sample.id
+            return stored_id(sample)
 
     def pending_items(self, sample_id: int) -> list[int]:
         """Sampled items whose review has not started yet, in file order."""
@@ -352,7 +354,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 raise BatchProblem(f"item {item_id} is not in sample {sample_id}")
             if link.run_id is not None:
                 return link.run_id
-            sample, item = _sample_row(s, sample_id), s.get(BatchItemRow, item_id)
+            sample, item = _sample_row(s, sample_id), s.get_one(BatchItemRow, item_id)
             batch = _batch_row(s, sample.batch_id)
             link.run_id = insert_run(
                 s,
@@ -449,7 +451,7 @@ class BatchStore(BatchFixes, RoleCheck):
                 ]
                 s.add_all(stored)
                 s.flush()
-            return [_pattern(r) for r in sorted(stored, key=lambda r: r.id)]
+            return [_pattern(r) for r in sorted(stored, key=stored_id)]
 
     def save_proposal(self, pattern_id: int, proposal: dict[str, Any], actor: str) -> None:
         """Keep the fix agent's proposal for a pattern (the newest counts)."""
@@ -516,8 +518,8 @@ class BatchStore(BatchFixes, RoleCheck):
                     s.add(
                         BatchChangeRow(
                             batch_id=row.batch_id,
-                            item_id=item.id,
-                            pattern_id=row.id,
+                            item_id=stored_id(item),
+                            pattern_id=stored_id(row),
                             actor=actor,
                             before_text=change.before_text,
                             after_text=change.after_text,
@@ -533,8 +535,8 @@ class BatchStore(BatchFixes, RoleCheck):
                 s.add(
                     BatchChangeRow(
                         batch_id=row.batch_id,
-                        item_id=item.id,
-                        pattern_id=row.id,
+                        item_id=stored_id(item),
+                        pattern_id=stored_id(row),
                         actor=actor,
                         before_text=change.before_text,
                         after_text=change.after_text,
@@ -597,7 +599,7 @@ class BatchStore(BatchFixes, RoleCheck):
         (reviews, screens) and of its own work (pattern fixes, superseded ones too), failed and cut-off calls
         at their estimate."""
         with self._read() as s:
-            runs = s.exec(select(RunRow.id).where(RunRow.batch_id == batch_id)).all()
+            runs = not_null(s.exec(select(RunRow.id).where(RunRow.batch_id == batch_id)).all())
             own = spend.spends(s, "batch_id", [batch_id])
             # Fix calls made before they were logged (before migration 0015) are only in the patterns' running
             # totals: what those hold beyond the logged answers is counted too (nothing for a batch since).
@@ -618,7 +620,7 @@ class BatchStore(BatchFixes, RoleCheck):
             select(BatchSampleRow).where(col(BatchSampleRow.batch_id) == batch_id).order_by(col(BatchSampleRow.number))
         ).all()
         return Batch(
-            id=row.id,
+            id=stored_id(row),
             name=row.name,
             created_at=utc(row.created_at),
             created_by=row.created_by,
@@ -662,7 +664,9 @@ def _excluded_elsewhere(s: Session, row: BatchPatternRow) -> dict[str, str]:
     others = s.exec(
         select(BatchPatternRow).where(BatchPatternRow.batch_id == row.batch_id, BatchPatternRow.id != row.id)
     ).all()
-    numbers = {r.id: r.number for r in s.exec(select(BatchSampleRow).where(BatchSampleRow.batch_id == row.batch_id))}
+    numbers = {
+        stored_id(r): r.number for r in s.exec(select(BatchSampleRow).where(BatchSampleRow.batch_id == row.batch_id))
+    }
     return {k: h.note() for k, h in held([_pattern(r) for r in others], numbers).items()}
 
 
@@ -724,7 +728,7 @@ def _config(row: BatchRow) -> BatchConfig:
 
 def _item(row: BatchItemRow, batch: BatchRow) -> Item:
     return Item(
-        id=row.id,
+        id=stored_id(row),
         position=row.position,
         key=row.item_key,
         output=row.output,
@@ -745,7 +749,7 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
         .select_from(RoundRow)
         .where(col(RoundRow.run_id).in_(runs), col(RoundRow.gate_reviewer_error).is_(True))
     ).one()
-    cost = sum(spend.spent(s, "run_id", s.exec(runs).all()).values())
+    cost = sum(spend.spent(s, "run_id", not_null(s.exec(runs).all())).values())
     # A review's span starts at its last claim, not its creation: a review the app's restart
     # interrupted and resumed would otherwise count the whole time the app was down.
     claims = (
@@ -763,7 +767,7 @@ def _progress(s: Session, row: BatchSampleRow) -> SampleProgress:
     nice, naughty = counts.get(RunStatus.SHIPPED.value, 0), counts.get(RunStatus.SAMPLED.value, 0)
     seconds = busy_seconds((utc(claimed or created), utc(end)) for created, claimed, end in spans)
     return SampleProgress(
-        id=row.id,
+        id=stored_id(row),
         batch_id=row.batch_id,
         number=row.number,
         seed=row.seed,
@@ -795,7 +799,12 @@ def _issues(s: Session, run_ids: list[int]) -> dict[int, list[MergedIssue]]:
     ).all()
     for r in rows:
         out.setdefault(r.run_id, []).append(
-            MergedIssue(criterion=r.criterion, description=r.description, evidence=r.evidence, flagged_by=r.flagged_by)
+            MergedIssue(
+                criterion=r.criterion,
+                description=r.description,
+                evidence=r.evidence,
+                flagged_by=cast(Attribution, r.flagged_by),
+            )
         )
     return out
 

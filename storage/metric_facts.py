@@ -41,6 +41,7 @@ from storage.tables import (
     RunMetricRow,
     RunRow,
 )
+from storage.tables.columns import not_null, table_of
 from storage.times import utc
 from storage.unjudged import unjudged_rounds
 
@@ -62,7 +63,7 @@ TOUCHED = "santa.metric_runs"
 FAILED_SQL = "b = 'FAIL' OR c = 'FAIL' OR check_result = 'FAIL'"
 """A criterion_result row that failed: the drill-down's rows, and the condition of their partial index
 (`storage.metrics.FAILED` is the same condition in the query, so the planner can use it)."""
-_result, _metric = CriterionResultRow.__table__.c, RunMetricRow.__table__.c
+_result, _metric = table_of(CriterionResultRow).c, table_of(RunMetricRow).c
 _FAILED_COLUMNS = (
     _result.run_id,
     _result.criterion,
@@ -353,7 +354,7 @@ def _refresh_run(s: Session, run_id: int) -> dict[tuple, Counter]:
     escapes = conn.execute(_ESCAPES, {"run_id": run_id}).scalar_one()
     unjudged = unjudged_rounds(s, run_id, before_nice(rounds))
     _upsert(
-        conn, RunMetricRow.__table__, derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent, unjudged)
+        conn, table_of(RunMetricRow), derive_run_metric(run, rounds, reviews, calls, escapes, hidden, sent, unjudged)
     )
     new = derive_criteria(run, rounds, reviews)
     old = [dict(r._mapping) for r in conn.execute(_RESULTS, {"run_id": run_id})]
@@ -458,7 +459,7 @@ def _upsert(conn: Any, table: Any, values: dict[str, Any]) -> None:
 @cache
 def _add_statement(dialect_name: str) -> Any:
     """INSERT a criterion_day row, or ADD its counts to the row with the same key; built once."""
-    table = CriterionDayRow.__table__
+    table = table_of(CriterionDayRow)
     stmt = (postgresql if dialect_name == "postgresql" else sqlite).insert(table)
     return stmt.on_conflict_do_update(
         index_elements=list(DAY_KEY), set_={k: table.c[k] + stmt.excluded[k] for k in COUNTERS}
@@ -485,10 +486,10 @@ def rebuild_rollup(s: Session) -> None:
         return func.sum(case((cond, 1), else_=0))
 
     sums = [
-        count(and_(pair, r.b == "PASS", r.c == "PASS")),
-        count(and_(pair, r.b == "PASS", r.c == "FAIL")),
-        count(and_(pair, r.b == "FAIL", r.c == "PASS")),
-        count(and_(pair, r.b == "FAIL", r.c == "FAIL")),
+        count(and_(pair, col(r.b) == "PASS", col(r.c) == "PASS")),
+        count(and_(pair, col(r.b) == "PASS", col(r.c) == "FAIL")),
+        count(and_(pair, col(r.b) == "FAIL", col(r.c) == "PASS")),
+        count(and_(pair, col(r.b) == "FAIL", col(r.c) == "FAIL")),
         count(r.b == "FAIL"),
         count(r.c == "FAIL"),
         count(r.check_result == "FAIL"),
@@ -512,7 +513,7 @@ def backfill(engine: Engine, batch: int = 200) -> int:
     while True:
         with Session(engine) as s, s.begin():
             ids = s.exec(select(col(RunRow.id)).where(stale_runs()).order_by(col(RunRow.id)).limit(batch)).all()
-            for run_id in ids:
+            for run_id in not_null(ids):
                 refresh(s, run_id)
         total += len(ids)
         if len(ids) < batch:

@@ -89,17 +89,17 @@ def _sums() -> dict[str, Any]:
     return {
         "runs": func.count(),
         "finished": _flag(finished),
-        "first_pass": _flag(and_(finished, r.nice_round == 1)),
-        "nice_runs": func.count(r.nice_round),
+        "first_pass": _flag(and_(finished, col(r.nice_round) == 1)),
+        "nice_runs": func.count(col(r.nice_round)),
         "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
         "shipped": _flag(shipped),
         "escapes": func.sum(case((shipped, r.escapes), else_=0)),
-        "escaped_runs": _flag(and_(shipped, r.escapes > 0)),
+        "escaped_runs": _flag(and_(shipped, col(r.escapes) > 0)),
         "rounds": func.sum(r.rounds),
         "review_cost_usd": func.sum(r.review_cost_usd),
         "fix_cost_usd": func.sum(r.fix_cost_usd),
         "generation_cost_usd": func.coalesce(func.sum(r.generation_cost_usd), 0.0),
-        "generation_runs": func.count(r.generation_cost_usd),
+        "generation_runs": func.count(col(r.generation_cost_usd)),
         "review_cost_with_generation_usd": func.sum(case((known, r.review_cost_usd), else_=0.0)),
         **{
             k: func.sum(getattr(r, k))
@@ -151,7 +151,7 @@ def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
     one_run = (
         select(r.rubric_version, func.min(r.run_id).label("run_id"))
         .where(*where(r, f))
-        .group_by(r.rubric_name, r.rubric_version)
+        .group_by(col(r.rubric_name), col(r.rubric_version))
         .subquery()
     )
     rubrics = s.exec(
@@ -212,7 +212,7 @@ def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
     stmt = (
         select(r.rounds, r.status, func.count().label("runs"))
         .where(col(r.status).in_(m.FINISHED), *where(r, f))
-        .group_by(r.rounds, r.status)
+        .group_by(col(r.rounds), col(r.status))
     )
     return [m.RoundsCount(**row._mapping) for row in s.exec(stmt)]
 
@@ -240,10 +240,10 @@ def _result_counts() -> dict[str, Any]:
     r = CriterionResultRow
     pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
     return {
-        "pp": and_(pair, r.b == "PASS", r.c == "PASS"),
-        "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
-        "fp": and_(pair, r.b == "FAIL", r.c == "PASS"),
-        "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
+        "pp": and_(pair, col(r.b) == "PASS", col(r.c) == "PASS"),
+        "pf": and_(pair, col(r.b) == "PASS", col(r.c) == "FAIL"),
+        "fp": and_(pair, col(r.b) == "FAIL", col(r.c) == "PASS"),
+        "ff": and_(pair, col(r.b) == "FAIL", col(r.c) == "FAIL"),
         "b_fail": r.b == "FAIL",
         "c_fail": r.c == "FAIL",
         "check_fail": r.check_result == "FAIL",
@@ -278,7 +278,7 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
             func.count().label("runs"),
             _flag(shipped).label("shipped"),
             func.sum(case((shipped, r.escapes), else_=0)).label("escapes"),
-            _flag(and_(shipped, r.escapes > 0)).label("escaped_runs"),
+            _flag(and_(shipped, col(r.escapes) > 0)).label("escaped_runs"),
         )
         .where(*where(r, f))
         .group_by(r.reviewer_b, r.reviewer_c)
@@ -400,7 +400,9 @@ class MetricsStore(StoreBase):
                 len(rows)
                 if len(rows) < limit
                 else s.exec(
-                    select(func.count()).select_from(select(r.run_id).where(*conds).group_by(r.run_id).subquery())
+                    select(func.count()).select_from(
+                        select(col(r.run_id)).where(*conds).group_by(col(r.run_id)).subquery()
+                    )
                 ).one()
             )
         return total, [

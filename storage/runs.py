@@ -45,6 +45,7 @@ from storage.spot_checks import SpotCheckStore
 from storage.state_changes import set_state
 from storage.suggestions import SuggestionStore
 from storage.tables import BatchRow, CallSentRow, EscalationRow, EscapeRow, ReviewRow, RunRow, StateChangeRow
+from storage.tables.columns import select_columns
 from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView
@@ -417,9 +418,9 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         engine's hand-over and the waits on queued runs)."""
         if not run_ids:
             return {}
-        stmt = select(
-            col(RunRow.id), col(RunRow.status), col(RunRow.note), col(RunRow.worker), col(RunRow.source)
-        ).where(col(RunRow.id).in_(run_ids))
+        stmt = select_columns(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
+            col(RunRow.id).in_(run_ids)
+        )
         with self._read() as s:
             return {
                 i: (RunStatus(status), note or "", worker, source)
@@ -431,9 +432,9 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         behind by a process that is gone: `desk.wiring.sweep`)."""
         if not run_ids:
             return {}
-        stmt = select(
-            col(RunRow.id), col(RunRow.status), col(RunRow.note), col(RunRow.worker), col(RunRow.updated_at)
-        ).where(col(RunRow.id).in_(run_ids))
+        stmt = select_columns(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
+            col(RunRow.id).in_(run_ids)
+        )
         with self._read() as s:
             return {
                 i: RunClaim(status=RunStatus(status), note=note or "", worker=worker, updated_at=utc(updated))

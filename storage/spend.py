@@ -20,6 +20,7 @@ from sqlalchemy import func
 from sqlmodel import Session, col, select
 
 from storage.tables import CallSentRow, LLMCallRow, RunRow
+from storage.tables.columns import select_columns
 
 Owner = Literal["run_id", "batch_id"]
 """What a call served, by its column: a run, or a batch's own work (its pattern fixes)."""
@@ -141,9 +142,9 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
     c = LLMCallRow
     owner_col = getattr(c, owner)
     rows = s.exec(
-        select(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
+        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
         .where(col(owner_col).in_(ids))
-        .group_by(owner_col, c.round_no, c.purpose, c.slot)
+        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
     ).all()
     sent, answers = _sent_and_answers(s, owner, ids)
     return costed(

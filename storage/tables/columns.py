@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from collections.abc import Iterable
+from typing import Any, Protocol, TypeVar
 
-from sqlalchemy import JSON, DateTime, Text
+from sqlalchemy import JSON, DateTime, Table, Text, inspect
 from sqlmodel import Field, SQLModel
+from sqlmodel.sql.expression import Select
 
 from storage.times import utcnow
 
@@ -35,6 +37,34 @@ def stored_id(row: Stored) -> int:
     if row.id is None:
         raise ValueError(f"{type(row).__name__} has no id: it was never flushed")
     return row.id
+
+
+T = TypeVar("T")
+
+
+def not_null(values: Iterable[T | None]) -> list[T]:
+    """The values of a column a query reads where it is never NULL (a primary key, a key the query keeps
+    only where it is set): as a list of the column's type."""
+    out = []
+    for value in values:
+        if value is None:
+            raise ValueError("a NULL where the query reads none")
+        out.append(value)
+    return out
+
+
+def select_columns(*columns: Any) -> Select[*tuple[Any, ...]]:
+    """`select(...)` of five columns or more (what SQLModel's `select` builds for them): its typing stops at
+    four, so the rows' types are left open."""
+    return Select(*columns)
+
+
+def table_of(model: type[SQLModel]) -> Table:
+    """The table a `table=True` model maps (its `__table__`, which SQLModel sets but does not declare)."""
+    table = inspect(model).local_table
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} maps no table of its own")
+    return table
 
 
 def ts_column(**kw: Any) -> Any:
