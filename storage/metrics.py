@@ -26,6 +26,7 @@ from storage.tables import (
     RunMetricRow,
     RunRow,
 )
+from storage.tables.columns import named_rows, select_columns
 from storage.times import utc
 from storage.transactions import StoreBase
 
@@ -173,20 +174,21 @@ def _run_sums(s: Session, f: MetricsFilter) -> tuple[list[m.DayTotals], list[m.R
     twice as much on a large history: reading the rows is the cost, not adding them up.)
     """
     r, cols = RunMetricRow, _sums()
-    slots = {f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS}
+    slots: dict[str, Any] = {
+        f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS
+    }
     slots |= {f"{slot}_max_latency_s": func.max(getattr(r, f"{slot}_latency_max_s")) for slot in ("b", "c")}
     stmt = (
-        select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
+        select_columns(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
         .where(*where(r, f))
         .group_by(r.day, r.reviewer_b, r.reviewer_c)
     )
     days: dict[str, dict[str, Any]] = {}
     reviewers: dict[tuple[str, str], m.ReviewerTotals] = {}
-    for row in s.exec(stmt):
-        values = row._mapping
-        into = days.get(row.day)
+    for values in named_rows(s, stmt):
+        into = days.get(values["day"])
         if into is None:
-            days[row.day] = {k: values[k] for k in cols}
+            days[values["day"]] = {k: values[k] for k in cols}
         else:
             for k in cols:
                 into[k] += values[k]
@@ -214,7 +216,7 @@ def _rounds(s: Session, f: MetricsFilter) -> list[m.RoundsCount]:
         .where(col(r.status).in_(m.FINISHED), *where(r, f))
         .group_by(col(r.rounds), col(r.status))
     )
-    return [m.RoundsCount(**row._mapping) for row in s.exec(stmt)]
+    return [m.RoundsCount(**row) for row in named_rows(s, stmt)]
 
 
 def _reviewers(s: Session, f: MetricsFilter) -> list[m.ReviewerTotals]:
@@ -228,11 +230,11 @@ def _criteria(s: Session, f: MetricsFilter) -> list[m.CriterionTotals]:
         return _criteria_from_rounds(s, f)
     d = CriterionDayRow
     stmt = (
-        select(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
+        select_columns(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
         .where(*where(d, f))
         .group_by(d.criterion, d.category, d.severity)
     )
-    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [m.CriterionTotals(**row) for row in named_rows(s, stmt)]
 
 
 def _result_counts() -> dict[str, Any]:
@@ -255,11 +257,11 @@ def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[m.CriterionTotal
     """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
     r = CriterionResultRow
     stmt = (
-        select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
+        select_columns(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
         .where(*where(r, f))
         .group_by(r.criterion, r.category, r.severity)
     )
-    return [m.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [m.CriterionTotals(**row) for row in named_rows(s, stmt)]
 
 
 PANEL_COUNTS = ("pp", "pf", "fp", "ff", "unscored")
@@ -272,7 +274,7 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     r = RunMetricRow
     shipped = col(r.status).in_(m.SHIPPED)
     runs = (
-        select(
+        select_columns(
             r.reviewer_b,
             r.reviewer_c,
             func.count().label("runs"),
@@ -289,8 +291,8 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     else:
         c = CriterionDayRow
         counts = [func.sum(getattr(c, k)).label(k) for k in PANEL_COUNTS]
-    pairs = select(c.reviewer_b, c.reviewer_c, *counts).where(*where(c, f)).group_by(c.reviewer_b, c.reviewer_c)
-    return [PanelTotals(**row._mapping) for stmt in (runs, pairs) for row in s.exec(stmt)]
+    pairs = select_columns(c.reviewer_b, c.reviewer_c, *counts).where(*where(c, f)).group_by(c.reviewer_b, c.reviewer_c)
+    return [PanelTotals(**row) for stmt in (runs, pairs) for row in named_rows(s, stmt)]
 
 
 class MetricsOptions(BaseModel):
@@ -338,9 +340,9 @@ class MetricsStore(StoreBase):
         """Rubrics, versions, domains, reviewers, people and the first and last day in the history (each from
         an index alone: `ix_run_metric_view` grouped in its order, the days from the two ends of the day index)."""
         r = RunMetricRow
-        view = (r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)
+        view = [col(c) for c in (r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)]
         with self._read() as s:
-            rows = s.exec(select(*view).group_by(*view)).all()
+            rows = s.exec(select_columns(*view).group_by(*view)).all()
             # Two scalar subqueries: the database reads each end of the day index (min and max in one
             # aggregate would read all of it).
             first, last = s.exec(
@@ -373,7 +375,7 @@ class MetricsStore(StoreBase):
         if category is not None:
             conds.append(r.category == category)
         runs = (
-            select(
+            select_columns(
                 r.run_id,
                 func.min(r.day).label("day"),
                 func.min(r.rubric_name).label("name"),
@@ -384,18 +386,18 @@ class MetricsStore(StoreBase):
                 _flag(r.check_result == "FAIL").label("check"),
             )
             .where(*conds)
-            .group_by(r.run_id)
+            .group_by(col(r.run_id))
             .order_by(col(r.run_id).desc())
             .limit(limit)
             .subquery()
         )
         stmt = (
-            select(runs, RunMetricRow.status)
-            .join_from(runs, RunMetricRow, RunMetricRow.run_id == runs.c.run_id, isouter=True)
+            select_columns(runs, RunMetricRow.status)
+            .join_from(runs, RunMetricRow, col(RunMetricRow.run_id) == runs.c.run_id, isouter=True)
             .order_by(runs.c.run_id.desc())
         )
         with self._read() as s:
-            rows = s.exec(stmt).all()
+            rows = named_rows(s, stmt)
             total = (
                 len(rows)
                 if len(rows) < limit
@@ -407,14 +409,14 @@ class MetricsStore(StoreBase):
             )
         return total, [
             FailedRun(
-                run_id=row.run_id,
-                day=date.fromisoformat(row.day),
-                rubric=f"{row.name}@{row.version}",
-                status=row.status or "",
-                rounds_failed=row.rounds_failed,
-                b_fail=row.b,
-                c_fail=row.c,
-                check_fail=row.check,
+                run_id=row["run_id"],
+                day=date.fromisoformat(row["day"]),
+                rubric=f"{row['name']}@{row['version']}",
+                status=row["status"] or "",
+                rounds_failed=row["rounds_failed"],
+                b_fail=row["b"],
+                c_fail=row["c"],
+                check_fail=row["check"],
             )
             for row in rows
         ]

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar, cast
 
-from sqlalchemy import JSON, DateTime, Table, Text, inspect
-from sqlmodel import Field, SQLModel
+from sqlalchemy import JSON, DateTime, Row, RowMapping, Table, Text, inspect
+from sqlmodel import Field, Session, SQLModel
 from sqlmodel.sql.expression import Select
 
 from storage.times import utcnow
@@ -54,9 +54,15 @@ def not_null(values: Iterable[T | None]) -> list[T]:
 
 
 def select_columns(*columns: Any) -> Select[*tuple[Any, ...]]:
-    """`select(...)` of five columns or more (what SQLModel's `select` builds for them): its typing stops at
-    four, so the rows' types are left open."""
+    """`select(...)` of five columns or more, or of columns spread from a list (what SQLModel's `select` builds
+    for them): its typing stops at four columns, so the rows' types are left open."""
     return Select(*columns)
+
+
+def named_rows(s: Session, stmt: Select[*tuple[Any, ...]]) -> list[RowMapping]:
+    """The rows of `stmt`, each by column name. SQLModel types the rows `Session.exec` gives as plain tuples;
+    they are SQLAlchemy `Row`s, whose `_mapping` names their columns."""
+    return [cast(Row[Any], row)._mapping for row in s.exec(stmt)]
 
 
 def table_of(model: type[SQLModel]) -> Table:
