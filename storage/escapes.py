@@ -12,6 +12,7 @@ from storage.people import require
 from storage.rows import check_text, escape_of
 from storage.run_rows import lock_run
 from storage.tables import EscapeRow
+from storage.tables.columns import stored_id
 from storage.transactions import StoreBase
 from storage.views import EscapeView
 
@@ -54,7 +55,7 @@ class EscapeStore(StoreBase):
                 after=sha256_text(row.description),
                 detail={"criterion": row.criterion, "severity": severity},
             )
-            return row.id
+            return stored_id(row)
 
     def escapes(self, run_id: int | None = None) -> list[EscapeView]:
         """Escapes, oldest first (of one run, or all)."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlmodel import Session, col
 
-from santa_core.models import ReviewStatus
+from santa_core.models import ReviewStatus, Verdict
 from santa_core.reports.labels import ModelVerdict, PersonLabel
 from santa_core.reports.metrics import MetricsFilter
 from storage.metrics import _names
@@ -39,7 +39,7 @@ from storage.transactions import StoreBase
 PERSON_FIRST, PERSON_PAST = "person:", "person;"
 """Every `person:<id>` reviewer name sorts between these: a range the reviewer index answers (LIKE may not)."""
 
-ESCALATION_VERDICT = {"resolve_reject": "FAIL"}
+ESCALATION_VERDICT: dict[str, Verdict] = {"resolve_reject": "FAIL"}
 """The verdict a resolution states on the escalated round's flagged criteria (other resolutions, ship as is among
 them, state none: see the module's docstring)."""
 

@@ -301,7 +301,7 @@ class RubricStore(RoleCheck, CallLogStore):
             .subquery()
         )
         stmt = (
-            select(RunRow.id, RunRow.spec, RoundRow.output_text)
+            select(RoundRow.run_id, RunRow.spec, RoundRow.output_text)
             .join(RoundRow, col(RoundRow.run_id) == col(RunRow.id))
             .join(last, (last.c.run_id == RoundRow.run_id) & (last.c.n == RoundRow.round_no))
         )

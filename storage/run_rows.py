@@ -25,6 +25,7 @@ from storage.tables import (
     RunRow,
     ScreenRow,
 )
+from storage.tables.columns import stored_id
 from storage.times import utc
 from storage.views import RoundView
 
@@ -119,7 +120,7 @@ def calls_by_id(s: Session, ids: Iterable[int]) -> dict[int, LLMCallRow]:
     if not wanted:
         return {}
     rows = s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(wanted))).all()
-    return {row.id: row for row in rows}
+    return {stored_id(row): row for row in rows}
 
 
 def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:

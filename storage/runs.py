@@ -13,7 +13,7 @@ database.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
@@ -45,7 +45,7 @@ from storage.spot_checks import SpotCheckStore
 from storage.state_changes import set_state
 from storage.suggestions import SuggestionStore
 from storage.tables import BatchRow, CallSentRow, EscalationRow, EscapeRow, ReviewRow, RunRow, StateChangeRow
-from storage.tables.columns import select_columns
+from storage.tables.columns import not_null, select_columns, stored_id
 from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView
@@ -87,7 +87,9 @@ def check_person_move(s: Session, row: RunRow, new: RunState, actor: str) -> Non
             f"the engine's move gives {expected.model_dump(mode='json')}"
         )
     if current.status == RunStatus.AWAITING_HUMAN_REVIEW:
-        done = {r.slot for r in children(s, ReviewRow, row.id, row.round) if r.status != ReviewStatus.PENDING.value}
+        done = {
+            r.slot for r in children(s, ReviewRow, stored_id(row), row.round) if r.status != ReviewStatus.PENDING.value
+        }
         missing = [slot for slot, _ in reviewer_slots(row) if slot not in done]
         if missing:
             raise MoveRefused(
@@ -101,16 +103,17 @@ def insert_run(s: Session, run: RunRow) -> int:
     run.worker = this_worker()
     s.add(run)
     s.flush()
-    touch(s, run.id)
-    start_round_row(s, run.id, 1, run.original_output)
-    s.add(StateChangeRow(run_id=run.id, to_status=run.status, actor=run.created_by, note="created"))
+    run_id = stored_id(run)
+    touch(s, run_id)
+    start_round_row(s, run_id, 1, run.original_output)
+    s.add(StateChangeRow(run_id=run_id, to_status=run.status, actor=run.created_by, note="created"))
     audit.append(
         s,
         run.created_by,
         "run.created",
         "run",
-        run.id,
-        run_id=run.id,
+        run_id,
+        run_id=run_id,
         after=sha256_text(run.original_output),
         detail={
             "rubric": f"{run.rubric_name}@{run.rubric_version}",
@@ -127,7 +130,7 @@ def insert_run(s: Session, run: RunRow) -> int:
             **({"batch": run.batch_id} if run.batch_id is not None else {}),
         },
     )
-    return run.id
+    return run_id
 
 
 def cut_off_of(row: CallSentRow) -> CutOffCall:
@@ -153,12 +156,19 @@ def awaited(run: RunRow, row: CallSentRow) -> bool:
     )
 
 
-def unanswered(run: RunRow, rows: list[CallSentRow]) -> dict[str, list[CutOffCall]]:
+class Unanswered(TypedDict):
+    """A run's calls sent and not answered, as RunView holds them."""
+
+    in_flight: list[CutOffCall]
+    cut_off: list[CutOffCall]
+
+
+def unanswered(run: RunRow, rows: list[CallSentRow]) -> Unanswered:
     """A run's calls sent and not answered, as RunView's `in_flight` (awaited) and `cut_off` (nobody waits)."""
-    return {
-        "in_flight": [cut_off_of(r) for r in rows if awaited(run, r)],
-        "cut_off": [cut_off_of(r) for r in rows if not awaited(run, r)],
-    }
+    return Unanswered(
+        in_flight=[cut_off_of(r) for r in rows if awaited(run, r)],
+        cut_off=[cut_off_of(r) for r in rows if not awaited(run, r)],
+    )
 
 
 PREVIEW_CHARS = 120
@@ -167,9 +177,9 @@ PREVIEW_CHARS = 120
 
 def summaries(s: Session, rows: list[RunRow]) -> list[RunSummary]:
     """Runs-list lines with their costs, batch and the beginning of their output."""
-    spent = costs(s, [r.id for r in rows])
+    spent = costs(s, [stored_id(r) for r in rows])
     return [
-        summary_of(r, spent[r.id]).model_copy(
+        summary_of(r, spent[stored_id(r)]).model_copy(
             update={
                 "batch_id": r.batch_id,
                 "preview": " ".join(r.original_output[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS],
@@ -360,7 +370,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
             for row in rows:
                 new = state_machine.advance(state_of(row), state_machine.Interrupt(note=note))
                 set_state(s, row, new, "system", note)
-            return [row.id for row in rows]
+            return [stored_id(row) for row in rows]
 
     def get_run_view(self, run_id: int) -> RunView:
         """Everything about one run, from one snapshot."""
@@ -386,7 +396,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),
                 batch_id=run.batch_id,
-                batch_paused=run.batch_id is not None and bool(s.get(BatchRow, run.batch_id).paused),
+                batch_paused=run.batch_id is not None and bool(s.get_one(BatchRow, run.batch_id).paused),
             )
 
     def run_json(self, run_id: int) -> dict[str, Any]:
@@ -446,7 +456,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         drives them any more: `desk.workers.JobHost.release_orphans`)."""
         stmt = select(RunRow.id).where(RunRow.status == RunStatus.RUNNING.value, RunRow.worker == worker)
         with self._read() as s:
-            return sorted(s.exec(stmt).all())
+            return sorted(not_null(s.exec(stmt).all()))
 
     def active_batch_reviewers(self) -> list[tuple[str, str]]:
         """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's

@@ -14,6 +14,7 @@ from storage.errors import SlotAssigned
 from storage.people import require
 from storage.run_rows import children, lock_run
 from storage.tables import ReviewRow, RoundRow, RunRow
+from storage.tables.columns import not_null, stored_id
 from storage.times import utc
 from storage.transactions import StoreBase
 from storage.views import PendingReview
@@ -66,7 +67,7 @@ def pending_review(run: RunRow, slot: Slot, reviewer: str, done: dict[str, str])
     return PendingReview(
         assignee=run.person_b if slot == "B" else run.person_c,
         filled_other_slot_by=None if other is None else person_of(other),
-        run_id=run.id,
+        run_id=stored_id(run),
         round_no=run.round,
         slot=slot,
         reviewer=reviewer,
@@ -89,7 +90,7 @@ class SlotStore(StoreBase):
             for run in s.exec(stmt).all():
                 done = {
                     r.slot: r.reviewer
-                    for r in children(s, ReviewRow, run.id, run.round)
+                    for r in children(s, ReviewRow, stored_id(run), run.round)
                     if r.status != ReviewStatus.PENDING.value
                 }
                 items += [pending_review(run, slot, who, done) for slot, who in reviewer_slots(run) if slot not in done]
@@ -103,7 +104,7 @@ class SlotStore(StoreBase):
         Final runs are done; an escalated run waits for a compliance officer, not a reviewer.
         """
         settled = [s.value for s in SETTLED_STATUSES]
-        current = (RoundRow.run_id == RunRow.id) & (RoundRow.round_no == RunRow.round)
+        current = (col(RoundRow.run_id) == RunRow.id) & (col(RoundRow.round_no) == RunRow.round)
         stmt = (
             select(RunRow.id)
             .outerjoin(RoundRow, current)  # no stored current round yet: no gate either
@@ -112,7 +113,7 @@ class SlotStore(StoreBase):
             .where(col(RoundRow.gate_decision).is_(None))
         )
         with self._read() as s:
-            return set(s.exec(stmt).all())
+            return set(not_null(s.exec(stmt).all()))
 
     def assign_person_slot(self, run_id: int, slot: Slot, person: str | None, actor: str) -> None:
         """Assign a `person` reviewer slot to someone who may review (None: anyone may take it)."""

@@ -42,10 +42,8 @@ class Spend:
     cut_off: bool = False
 
 
-def unanswered(
-    sent: Sequence[Sent], answered: Iterable[Any], key: Callable[[Sent], Any] = lambda row: row.request_hash
-) -> list[Sent]:
-    """The sent notes (oldest first) that no answer accounts for: each answer (its `key`, by default its request
+def unanswered(sent: Sequence[Sent], answered: Iterable[Any], key: Callable[[Sent], Any]) -> list[Sent]:
+    """The sent notes (oldest first) that no answer accounts for: each answer (its `key`, such as its request
     hash) accounts for one note with that key, oldest first; a request sent twice and answered once left one
     call cut off."""
     left = Counter(answered)
