@@ -25,31 +25,24 @@ from contextlib import AbstractContextManager
 from dataclasses import asdict
 from datetime import UTC, datetime
 
+import anthropic
 from procrastinate.worker import Worker
 
 from desk.alerts import alert_pass
+from desk.batch_lanes import batch_room
+from desk.engine_timing import FETCH_POLL_S, env_float, heartbeat_s, stalled_s
 from desk.outage import OUTAGE, database_away, patient
 from desk.outage import log as outage_log
 from desk.patient_jobs import HandedOver
-from desk.task_engine import (
-    FETCH_POLL_S,
-    POOL_WAIT_S,
-    QUEUES,
-    RETRIED_ERRORS,
-    ClaimHeld,
-    DatabaseUnavailable,
-    TaskEngine,
-    batch_room,
-    env_float,
-    heartbeat_s,
-    stalled_s,
-)
+from desk.task_engine import POOL_WAIT_S, QUEUES, RETRIED_ERRORS, ClaimHeld, DatabaseUnavailable, TaskEngine
 from santa_core.batch.driver import BatchDriver, Look
 from santa_core.batch.store import Batch, SampleProgress
 from santa_core.models import RunState, RunStatus
+from santa_core.reviewers.base import Fixer, Reviewer, Screen
 from santa_core.run import engine
 from santa_core.run.runner import Conflict, Runner, advance_run
 from storage.alerts import AlertStore
+from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.workers import alive_on_this_host, host_name, this_worker
 
@@ -112,16 +105,26 @@ class QueuedRunner(Runner):
     the run leaves the engine (finished, waiting for a person, or stopped). `execute` drives a run in this
     process, as the job does."""
 
-    def __init__(self, task_engine: TaskEngine, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task_engine: TaskEngine,
+        runs: RunStore,
+        reviewer_for: Callable[[str], Reviewer],
+        fixer_for: Callable[[str], Fixer],
+        workers: int = 4,
+        screen_for: Callable[[], Screen | None] = lambda: None,
+    ) -> None:
+        super().__init__(runs, reviewer_for, fixer_for, workers, screen_for)
         self.task_engine = task_engine
+        self.runs = runs
+        """The store, as the desk's (`store` is the core's view of it)."""
         self._waiting: dict[int, list[Future]] = {}
         self._waiting_lock = threading.Lock()
         self._watcher: threading.Thread | None = None
 
     def submit(self, run_id: int) -> Future:
         """Enqueue the run (on `runs`, or `batch` for a batch sample's run)."""
-        source = self.store.run_states([run_id])[run_id][3]
+        source = self.runs.run_states([run_id])[run_id][3]
         self.task_engine.enqueue(self.store, run_id, source)
         future: Future = Future()
         with self._waiting_lock:
@@ -150,7 +153,7 @@ class QueuedRunner(Runner):
                     self._watcher = None
                     return
             try:
-                states = self.store.run_states(ids)
+                states = self.runs.run_states(ids)
             except Exception as exc:  # noqa: BLE001 - the database may be restarting: look again
                 if not database_away(exc):
                     log.exception("could not read the queued runs' states")
@@ -170,9 +173,22 @@ class QueuedBatchDriver(BatchDriver):
     """The batch driver through the task engine: driving a sample defers a look at it (`BatchDriver.step`, run by
     whichever worker is free); each look defers the next. Nothing of a sample is held by this process."""
 
-    def __init__(self, task_engine: TaskEngine, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    def __init__(
+        self,
+        task_engine: TaskEngine,
+        runs: RunStore,
+        store: BatchStore,
+        runner: Runner,
+        fixer_for: Callable[[str], Fixer],
+        client_for: Callable[[], anthropic.Anthropic] | None = None,
+        poll_s: float = 30.0,
+        retry_s: float = 2.0,
+        screen_answers: Callable[[], str | None] | None = None,
+    ) -> None:
+        super().__init__(runs, store, runner, fixer_for, client_for, poll_s, retry_s, screen_answers)
         self.task_engine = task_engine
+        self.runs = runs
+        """The run store, as the desk's (`repo` is the core's view of it)."""
 
     def drive(self, sample_id: int) -> Future:
         """Defer a look at the sample now (a look already waiting is enough). The future is done at once with the
@@ -192,7 +208,7 @@ class QueuedBatchDriver(BatchDriver):
         across all batches and workers, so a batch never takes the rate limit the editors need."""
         return min(
             super()._may_start(batch, active),
-            batch_room(self.repo.active_batch_reviewers(), batch.config.reviewer_b, batch.config.reviewer_c),
+            batch_room(self.runs.active_batch_reviewers(), batch.config.reviewer_b, batch.config.reviewer_c),
         )
 
     def driving(self, sample_id: int) -> bool:
@@ -399,7 +415,7 @@ def work_jobs(
             )
             os._exit(128 + signum)  # its runs are taken over once its heartbeat is silent
         stopped.set()
-        task_engine.app.job_manager.stopping.set()  # no job is fetched from now on
+        task_engine.jobs.stopping.set()  # no job is fetched from now on
         # A database away is waited for at most the grace, less one wait for a connection (a try under way when the
         # grace ends still ends within it).
         OUTAGE.stop(max(0.0, stop_grace_s() - POOL_WAIT_S))
@@ -481,7 +497,7 @@ async def _reconcile(task_engine: TaskEngine, host: JobHost, worker: Worker) -> 
     """After the database was away: give back the runs this worker still claims but no thread drives, and try again
     at once the jobs the table says it does that it does not (a fetch whose answer was lost, a job's end that could
     not be written). Only once a call failed, and not while stopping (the next worker takes those over)."""
-    jobs = task_engine.app.job_manager
+    jobs = task_engine.jobs
     if not jobs.unsure or worker.worker_id is None or jobs.stopping.is_set():
         return
     jobs.unsure = False
@@ -506,7 +522,8 @@ async def _reconcile(task_engine: TaskEngine, host: JobHost, worker: Worker) -> 
 
 def _running_ids(worker: Worker) -> set[int]:
     """The jobs the procrastinate worker runs now (procrastinate 3.10 keeps no public list of them)."""
-    return {context.job.id for context in list(worker._running_jobs.values())}  # noqa: SLF001
+    jobs = [context.job for context in list(worker._running_jobs.values())]  # noqa: SLF001
+    return {job.id for job in jobs if job.id is not None}
 
 
 async def _until(event: threading.Event) -> None:

@@ -305,7 +305,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         budget_usd: float | None = None,
         max_rounds: int = 3,
         created_by: str = "local",
-        source: Source = "app",
+        source: str = "app",
         person_b: str | None = None,
         person_c: str | None = None,
         generation_cost_usd: float | None = None,
@@ -316,6 +316,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         `person_b` / `person_c` assign a `person` reviewer slot to one person (None: anyone).
         `generation_cost_usd` is what producing the output cost, when known (for the Metrics page).
         `reviewer_d` is the third reviewer's model, required when the rubric has high-risk criteria.
+        `source` is one of `Source` (ValueError otherwise).
         """
         check_text(spec, "spec")
         check_text(output, "output")

@@ -247,7 +247,7 @@ def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start
 
 
 def test_the_room_for_batch_runs_is_counted_per_provider(monkeypatch) -> None:
-    from desk.task_engine import batch_room
+    from desk.batch_lanes import batch_room
 
     monkeypatch.setenv("SANTA_BATCH_LANES", "3")
     claude, gpt = ("claude-haiku-4-5", "claude-sonnet-4-5"), ("openai:gpt-5.4-mini", "openai:gpt-5.4")
