@@ -7,7 +7,6 @@ from __future__ import annotations
 import itertools
 import os
 import threading
-from collections.abc import Iterable
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -129,12 +128,12 @@ def check_connection(provider: Provider) -> ConnectionTest:
 def _list_models(provider: Provider, url: str) -> ConnectionTest:
     """One model-list request; what it lists or what failed (never raises)."""
     try:
-        listed: Iterable[anthropic.types.ModelInfo | openai.types.Model]
         if provider.protocol == MESSAGES_API:
             listed = clients.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
+            ids = [m.id for m in itertools.islice(listed, 500)]
         else:
-            listed = clients.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
-        ids = [m.id for m in itertools.islice(listed, 500)]
+            chat = clients.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
+            ids = [m.id for m in itertools.islice(chat, 500)]
     except (openai.APIStatusError, anthropic.APIStatusError) as exc:
         problem = f"HTTP {exc.status_code} from {url}: {_error_message(exc)}"
     except (openai.APITimeoutError, anthropic.APITimeoutError):
