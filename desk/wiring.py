@@ -18,9 +18,11 @@ from typing import Any, cast
 from desk import connection
 from desk.alerts import start_alerting
 from desk.clients import NO_KEY, chat_client, shared_client  # noqa: F401 - used through wiring too
+from desk.job_host import STOP_GRACE_S, JobHost
 from desk.outage import PatientStore
+from desk.queued import QueuedBatchDriver, QueuedRunner
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
-from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
+from desk.workers import start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.store import SampleProgress
@@ -321,7 +323,7 @@ def stop_on_exit(desk: Desk) -> None:
 
 def stop_desk(desk: Desk) -> None:
     """The app's desk stops: no new work; runs in flight are marked interrupted, or, through the task engine,
-    handed over to the queue once their step in flight is stored (`desk.workers.JobHost`), so nobody has to
+    handed over to the queue once their step in flight is stored (`desk.job_host.JobHost`), so nobody has to
     press Resume. Said twice (the server's lifespan, then the process's exit), the second time is a no-op."""
     if desk.jobs is not None:
         desk.jobs.stop_and_wait()

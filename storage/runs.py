@@ -454,7 +454,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
 
     def running_under(self, worker: str) -> list[int]:
         """Runs `running` under `worker`'s claim (a worker's own runs, which it gives back when none of its threads
-        drives them any more: `desk.workers.JobHost.release_orphans`)."""
+        drives them any more: `desk.job_host.JobHost.release_orphans`)."""
         stmt = select(RunRow.id).where(RunRow.status == RunStatus.RUNNING.value, RunRow.worker == worker)
         with self._read() as s:
             return sorted(not_null(s.exec(stmt).all()))

@@ -197,7 +197,8 @@ def test_a_look_that_fails_stops_a_message_batch_sample_with_the_reason(pg_db: s
 
     import pytest
 
-    from desk.workers import JobHost, QueuedBatchDriver
+    from desk.job_host import JobHost
+    from desk.queued import QueuedBatchDriver
     from santa_core.batch.store import BatchProblem
     from ui.batch import stopped_why
 
