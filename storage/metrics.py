@@ -15,7 +15,8 @@ from sqlmodel import Session, col, select
 from santa_core.reports import metrics as m
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
-from storage.metric_facts import COUNTERS, FAILED_SQL
+from storage.metric_derivation import COUNTERS
+from storage.metric_facts import FAILED_SQL
 from storage.tables import (
     CriterionDayRow,
     CriterionResultRow,
