@@ -21,7 +21,7 @@ from storage.tables import (
     RunRow,
     StateChangeRow,
 )
-from storage.tables.columns import not_null, stored_id
+from storage.tables.columns import stored_id
 from storage.times import utc
 
 
@@ -111,7 +111,8 @@ def progress_of(s: Session, row: BatchSampleRow) -> SampleProgress:
         .select_from(RoundRow)
         .where(col(RoundRow.run_id).in_(runs), col(RoundRow.gate_reviewer_error).is_(True))
     ).one()
-    cost = sum(spend.spent(s, "run_id", not_null(s.exec(runs).all())).values())
+    started = [run_id for run_id in s.exec(runs).all() if run_id is not None]  # an item not started yet has no run
+    cost = sum(spend.spent(s, "run_id", started).values())
     # A review's span starts at its last claim, not its creation: a review the app's restart
     # interrupted and resumed would otherwise count the whole time the app was down.
     claims = (
