@@ -14,9 +14,9 @@ from sqlmodel import Session, col, select
 
 from santa_core import alerts as core
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.spot_draw import remind_spot_checks, sweep_spot_checks
 from storage.tables import AlertDeliveryRow, AlertRow, EscalationRow
-from storage.tables.columns import stored_id
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 

@@ -18,9 +18,9 @@ from santa_core.text import sha256_text, text_problem
 from storage import audit
 from storage.call_log import sent_row
 from storage.people import require
+from storage.queries import stored_id
 from storage.rows import call_row
 from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
-from storage.tables.columns import stored_id
 from storage.times import utcnow
 from storage.transactions import StoreBase
 from storage.workers import this_worker

@@ -23,13 +23,13 @@ from storage import audit
 from storage.batch_fixes import pattern_record
 from storage.batch_rows import locked_pattern
 from storage.people import require
+from storage.queries import stored_id
 from storage.tables import (
     BatchChangeRow,
     BatchItemRow,
     BatchPatternRow,
     BatchSampleRow,
 )
-from storage.tables.columns import stored_id
 from storage.times import utcnow
 from storage.transactions import StoreBase
 

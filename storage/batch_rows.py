@@ -10,6 +10,7 @@ from sqlmodel import Session, col, func, select
 from santa_core.batch.store import DONE, BatchConfig, BatchProblem, Item, SampleProgress, busy_seconds
 from santa_core.models import Attribution, MergedIssue, Rubric, RunStatus
 from storage import spend
+from storage.queries import stored_id
 from storage.tables import (
     BatchItemRow,
     BatchPatternRow,
@@ -21,7 +22,6 @@ from storage.tables import (
     RunRow,
     StateChangeRow,
 )
-from storage.tables.columns import stored_id
 from storage.times import utc
 
 

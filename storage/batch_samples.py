@@ -14,9 +14,9 @@ from santa_core.roles import Permission
 from storage import audit
 from storage.batch_rows import batch_row, item_of, last_sample, progress_of, sample_row
 from storage.people import require
+from storage.queries import stored_id
 from storage.runs import insert_run
 from storage.tables import BatchItemRow, BatchPatternRow, BatchRow, BatchSampleItemRow, BatchSampleRow, RunRow
-from storage.tables.columns import stored_id
 from storage.times import utcnow
 from storage.transactions import StoreBase
 

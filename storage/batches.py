@@ -38,6 +38,7 @@ from storage.batch_patterns import BatchPatterns
 from storage.batch_rows import batch_row, config_of, issues_of, item_of, progress_of, sample_row
 from storage.batch_samples import MAX_SEED, BatchSamples
 from storage.people import RoleCheck, require
+from storage.queries import not_null, select_columns, stored_id
 from storage.tables import (
     BatchChangeRow,
     BatchItemRow,
@@ -48,7 +49,6 @@ from storage.tables import (
     RoundRow,
     RunRow,
 )
-from storage.tables.columns import not_null, select_columns, stored_id
 from storage.times import utc
 
 

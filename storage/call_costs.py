@@ -15,8 +15,8 @@ from sqlmodel import col
 
 from santa_core.providers import canonical
 from santa_core.reports.round_cost import MeasuredCost
+from storage.queries import select_columns
 from storage.tables import LLMCallRow, RunRow
-from storage.tables.columns import select_columns
 from storage.times import utc
 from storage.transactions import StoreBase
 

@@ -9,10 +9,10 @@ from santa_core.roles import Permission
 from santa_core.text import sha256_text
 from storage import audit
 from storage.people import require
+from storage.queries import stored_id
 from storage.rows import check_text, escape_of
 from storage.run_rows import lock_run
 from storage.tables import EscapeRow
-from storage.tables.columns import stored_id
 from storage.transactions import StoreBase
 from storage.views import EscapeView
 

@@ -30,9 +30,9 @@ from santa_core.models import ReviewStatus, Verdict
 from santa_core.reports.labels import ModelVerdict, PersonLabel
 from santa_core.reports.metrics import MetricsFilter
 from storage.metrics import _names
+from storage.queries import select_columns
 from storage.slots import person_of
 from storage.tables import DecisionRow, MergedIssueRow, ReviewRow, RoundRow
-from storage.tables.columns import select_columns
 from storage.times import utc
 from storage.transactions import StoreBase
 

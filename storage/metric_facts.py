@@ -36,6 +36,7 @@ from storage.metric_derivation import (
     derive_run_metric,
     rollup,
 )
+from storage.queries import not_null
 from storage.tables import (
     CallSentRow,
     CriterionDayRow,
@@ -47,7 +48,7 @@ from storage.tables import (
     RunMetricRow,
     RunRow,
 )
-from storage.tables.columns import not_null, table_of
+from storage.tables.columns import table_of
 from storage.unjudged import unjudged_rounds
 
 TOUCHED = "santa.metric_runs"

@@ -17,6 +17,7 @@ from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
 from storage.metric_derivation import COUNTERS
 from storage.metric_facts import FAILED_SQL
+from storage.queries import named_rows, select_columns
 from storage.tables import (
     CriterionDayRow,
     CriterionResultRow,
@@ -27,7 +28,6 @@ from storage.tables import (
     RunMetricRow,
     RunRow,
 )
-from storage.tables.columns import named_rows, select_columns
 from storage.times import utc
 from storage.transactions import StoreBase
 

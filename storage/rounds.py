@@ -32,6 +32,7 @@ from storage.call_log import CallLogStore, sent_row
 from storage.errors import ClaimLost, MoveRefused, RoundConflict
 from storage.hashing import json_hash
 from storage.people import require
+from storage.queries import not_null, stored_id
 from storage.rows import (
     call_row,
     check_text,
@@ -50,7 +51,6 @@ from storage.run_rows import calls_by_id, children, lock_run, require_round, rou
 from storage.slots import check_person_review, person_of
 from storage.state_changes import set_state
 from storage.tables import CallSentRow, DecisionRow, MergedIssueRow, ProposalRow, ReviewRow, RoundRow, RunRow, ScreenRow
-from storage.tables.columns import not_null, stored_id
 from storage.times import utcnow
 from storage.workers import this_worker
 

@@ -13,6 +13,7 @@ from sqlmodel import Session, col, select
 from storage import spend
 from storage.errors import RoundNotFound, RunNotFound
 from storage.metric_facts import touch
+from storage.queries import stored_id
 from storage.rows import decision_of, gate_of, outcome_of, proposal_of, screen_of
 from storage.tables import (
     CallSentRow,
@@ -25,7 +26,6 @@ from storage.tables import (
     RunRow,
     ScreenRow,
 )
-from storage.tables.columns import stored_id
 from storage.times import utc
 from storage.views import RoundView
 

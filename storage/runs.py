@@ -34,6 +34,7 @@ from storage.escapes import EscapeStore
 from storage.metric_facts import touch
 from storage.metrics import MetricsStore
 from storage.people import PeopleStore, require
+from storage.queries import not_null, select_columns, stored_id
 from storage.rounds import RoundStore, start_round_row
 from storage.rows import RUN_COPIED, check_text, escalation_of, escape_of, state_change_of, state_of, summary_of
 from storage.rubrics import RubricStore
@@ -45,7 +46,6 @@ from storage.spot_checks import SpotCheckStore
 from storage.state_changes import set_state
 from storage.suggestions import SuggestionStore
 from storage.tables import BatchRow, CallSentRow, EscalationRow, EscapeRow, ReviewRow, RunRow, StateChangeRow
-from storage.tables.columns import not_null, select_columns, stored_id
 from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView

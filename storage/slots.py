@@ -12,9 +12,9 @@ from santa_core.roles import Permission, must_differ
 from storage import audit
 from storage.errors import SlotAssigned
 from storage.people import require
+from storage.queries import not_null, stored_id
 from storage.run_rows import children, lock_run
 from storage.tables import ReviewRow, RoundRow, RunRow
-from storage.tables.columns import not_null, stored_id
 from storage.times import utc
 from storage.transactions import StoreBase
 from storage.views import PendingReview

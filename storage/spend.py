@@ -19,8 +19,8 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from storage.queries import select_columns
 from storage.tables import CallSentRow, LLMCallRow, RunRow
-from storage.tables.columns import select_columns
 
 Owner = Literal["run_id", "batch_id"]
 """What a call served, by its column: a run, or a batch's own work (its pattern fixes)."""

@@ -28,10 +28,10 @@ from santa_core.text import sha256_text
 from storage import audit
 from storage.metric_facts import touch
 from storage.people import require
+from storage.queries import stored_id
 from storage.run_rows import get_run, require_round
 from storage.spot_draw import draw_all, rule_of
 from storage.tables import DecisionRow, EscapeRow, ReviewRow, RunRow, SpotCheckRow, SpotRuleRow
-from storage.tables.columns import stored_id
 from storage.times import utc, utc_or_none, utcnow
 from storage.transactions import StoreBase
 

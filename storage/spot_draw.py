@@ -26,9 +26,9 @@ from santa_core.spotchecks.draw import draw_number, floor_top_up, is_drawn, week
 from santa_core.spotchecks.model import DrawnBy, SpotRule
 from storage import audit
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.settings import latest_settings
 from storage.tables import RunRow, SpotCheckRow, SpotRuleRow, StateChangeRow
-from storage.tables.columns import stored_id
 from storage.times import utc, utc_or_none
 
 SHIPPED = (RunStatus.SHIPPED.value, RunStatus.RESOLVED_SHIPPED.value)

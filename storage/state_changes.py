@@ -17,11 +17,11 @@ from storage import audit
 from storage.hashing import json_hash
 from storage.metric_facts import touch
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.rows import enum_value, state_of
 from storage.settings import latest_settings
 from storage.spot_draw import draw_run
 from storage.tables import DecisionRow, EscalationRow, RunRow, StateChangeRow
-from storage.tables.columns import stored_id
 from storage.times import utcnow
 from storage.workers import this_worker
 

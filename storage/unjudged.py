@@ -15,9 +15,9 @@ from sqlmodel import Session, col, select
 
 from santa_core.run.store import RoundRecord
 from santa_core.run.unreviewed import could_not_review
+from storage.queries import stored_id
 from storage.rows import gate_of, outcome_of, screen_of
 from storage.tables import LLMCallRow, MergedIssueRow, ReviewRow, RoundRow, ScreenRow
-from storage.tables.columns import stored_id
 
 
 def _round(s: Session, run_id: int, round_no: int) -> RoundRecord | None:

@@ -1,13 +1,11 @@
-"""Column types and helpers every table uses: UTC timestamps, text, foreign keys, token usage."""
+"""Column types and helpers every table uses: UTC timestamps, text, foreign keys, token usage, the table a model maps."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any, Protocol, TypeVar, cast
+from typing import Any
 
-from sqlalchemy import JSON, DateTime, Row, RowMapping, Table, Text, inspect
-from sqlmodel import Field, Session, SQLModel
-from sqlmodel.sql.expression import Select
+from sqlalchemy import JSON, DateTime, Table, Text, inspect
+from sqlmodel import Field, SQLModel
 
 from storage.times import utcnow
 
@@ -23,46 +21,6 @@ SQLModel.metadata.naming_convention = {
 UTC_TS = DateTime(timezone=True)
 JSON_OR_NULL = JSON(none_as_null=True)
 """JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
-
-
-class Stored(Protocol):
-    """A table row: its id is None until the database gives it one."""
-
-    @property
-    def id(self) -> int | None: ...
-
-
-def stored_id(row: Stored) -> int:
-    """The id of a row the database holds (read, or added and flushed); a row it never saw has none."""
-    if row.id is None:
-        raise ValueError(f"{type(row).__name__} has no id: it was never flushed")
-    return row.id
-
-
-T = TypeVar("T")
-
-
-def not_null(values: Iterable[T | None]) -> list[T]:
-    """The values of a column a query reads where it is never NULL (a primary key, a key the query keeps
-    only where it is set): as a list of the column's type."""
-    out = []
-    for value in values:
-        if value is None:
-            raise ValueError("a NULL where the query reads none")
-        out.append(value)
-    return out
-
-
-def select_columns(*columns: Any) -> Select[*tuple[Any, ...]]:
-    """`select(...)` of five columns or more, or of columns spread from a list (what SQLModel's `select` builds
-    for them): its typing stops at four columns, so the rows' types are left open."""
-    return Select(*columns)
-
-
-def named_rows(s: Session, stmt: Select[*tuple[Any, ...]]) -> list[RowMapping]:
-    """The rows of `stmt`, each by column name. SQLModel types the rows `Session.exec` gives as plain tuples;
-    they are SQLAlchemy `Row`s, whose `_mapping` names their columns."""
-    return [cast(Row[Any], row)._mapping for row in s.exec(stmt)]
 
 
 def table_of(model: type[SQLModel]) -> Table:
