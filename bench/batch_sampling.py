@@ -52,7 +52,7 @@ from santa_core.batch.sampling import (
     stratified_sample,
 )
 from santa_core.batch.stopping import defect_upper_bound, rule_from_samples, stratified_upper_bound
-from storage.batches import MAX_SEED, SEED_STEP
+from storage.batch_samples import MAX_SEED, SEED_STEP
 
 PREVALENCES = (0.01, 0.02, 0.05, 0.10, 0.20, 0.30)
 RATES = (0.05, 0.10, 0.15, 0.20, 0.30)

@@ -48,8 +48,10 @@ from santa_core.config import DEFAULT_DUE_HOURS
 from santa_core.models import Criterion, Usage
 from santa_core.pricing import cost_usd, is_known
 from santa_core.reports.metrics import MetricsFilter
-from storage.hashing import content_hash, sha256_text
-from storage.metric_facts import derive_criteria, derive_run_metric, rebuild_rollup, refresh
+from santa_core.text import sha256_text
+from storage.hashing import content_hash
+from storage.metric_derivation import derive_criteria, derive_run_metric
+from storage.metric_facts import rebuild_rollup, refresh
 from storage.metrics import MetricsStore, _criteria, _rounds, _run_sums
 from storage.runs import RunStore
 from storage.startup import init_db

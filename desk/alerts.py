@@ -108,6 +108,8 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
                     continue  # delivered or under way elsewhere
                 try:
                     if delivery.channel == core.EMAIL_HOOK:
+                        if settings.smtp is None:  # listed only with a server set (`AlertSettings.channels`)
+                            raise ValueError("no SMTP server is set")
                         outcome = send_mail(settings.smtp, delivery, settings.timeout_s)
                     else:
                         outcome = send_hook(hooks[delivery.channel], delivery, settings, client)

@@ -129,10 +129,11 @@ def _list_models(provider: Provider, url: str) -> ConnectionTest:
     """One model-list request; what it lists or what failed (never raises)."""
     try:
         if provider.protocol == MESSAGES_API:
-            client = clients.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
+            listed = clients.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
+            ids = [m.id for m in itertools.islice(listed, 500)]
         else:
-            client = clients.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S)
-        ids = [m.id for m in itertools.islice(client.models.list(), 500)]
+            chat = clients.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
+            ids = [m.id for m in itertools.islice(chat, 500)]
     except (openai.APIStatusError, anthropic.APIStatusError) as exc:
         problem = f"HTTP {exc.status_code} from {url}: {_error_message(exc)}"
     except (openai.APITimeoutError, anthropic.APITimeoutError):

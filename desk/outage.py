@@ -94,10 +94,11 @@ def error_line(exc: BaseException) -> str:
     """The first line of what failed, from the innermost error of the chain that says something (the driver's own
     words, not a wrapper's "Database error.")."""
     said, seen = exc, 0
-    while exc is not None and seen < 10:
-        if str(exc).strip():
-            said = exc
-        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    current: BaseException | None = exc
+    while current is not None and seen < 10:
+        if str(current).strip():
+            said = current
+        current, seen = current.__cause__ or current.__context__, seen + 1
     text = str(said).strip().splitlines()
     return f"{type(said).__name__}: {text[0][:200] if text else 'no message'}"
 
@@ -128,6 +129,11 @@ class Outage:
     _stop_by: float | None = None
     _changed: threading.Condition = field(default_factory=threading.Condition)
     _said_away: bool = False
+
+    def _failed_try(self, state: RetryCallState) -> None:
+        """A try failed because the database is away (tenacity calls this before it waits to try again)."""
+        failure = None if state.outcome is None else state.outcome.exception()
+        self.away(failure if failure is not None else "the database did not answer")
 
     def away(self, reason: BaseException | str) -> None:
         """The database did not answer: once it has been away QUIET_S, say so (once per outage: a connection the
@@ -242,7 +248,7 @@ class Outage:
             sleep=self._sleep,
             wait=wait_exponential_jitter(multiplier=WAIT_S[0], max=WAIT_S[1]),
             reraise=True,
-            before_sleep=lambda state: self.away(state.outcome.exception()),
+            before_sleep=self._failed_try,
         )
         try:
             for attempt in retrying:

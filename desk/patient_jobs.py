@@ -49,7 +49,9 @@ class Retry(procrastinate.BaseRetryStrategy):
         if isinstance(exception, HandedOver):
             return procrastinate.RetryDecision(retry_at=datetime.datetime.now(datetime.UTC))
         if isinstance(exception, self.errors):
-            return procrastinate.RetryDecision(retry_in={"seconds": self.wait_s})
+            return procrastinate.RetryDecision(
+                retry_at=datetime.datetime.now(datetime.UTC) + datetime.timedelta(seconds=self.wait_s)
+            )
         return None
 
 
@@ -140,7 +142,7 @@ class PatientJobManager(manager.JobManager):
     async def list_jobs_to_abort_async(self, queue: str | None = None) -> list[int]:
         """Jobs asked to abort; none while the database is away."""
         try:
-            return await super().list_jobs_to_abort_async(queue=queue)
+            return list(await super().list_jobs_to_abort_async(queue=queue))
         except Exception as exc:
             if not connector_away(exc):
                 raise

@@ -35,23 +35,24 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import os
 import threading
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass, field
 
 import procrastinate
 import procrastinate.exceptions
 import psycopg
 import sqlalchemy.exc
 from procrastinate import PsycopgConnector, SyncPsycopgConnector
+from psycopg import sql
+from psycopg_pool import ConnectionPool
 from sqlalchemy.engine import make_url
 
+from desk.batch_lanes import batch_lanes, provider_pair
+from desk.engine_status import EngineStatus, read_status
+from desk.engine_timing import alert_cron, recover_every_s, stalled_s
 from desk.outage import connector_away
 from desk.patient_jobs import PatientJobManager, Retry
-from santa_core import providers
-from santa_core.reviewers.base import PERSON
 from santa_core.run.store import Store
 
 log = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ class ClaimHeld(JobRetry):
     """The job's run is still driven by a live process (one told to stop, finishing its step)."""
 
 
-RETRIED_ERRORS = {
+RETRIED_ERRORS: set[type[BaseException]] = {
     JobRetry,
     psycopg.OperationalError,
     psycopg.InterfaceError,
@@ -108,53 +109,6 @@ BATCH_START_LOCK = 0x5A17B
 """The advisory lock a look holds while it counts the batch runs in flight and starts its sample's reviews."""
 
 
-def env_float(name: str, default: float, low: float, high: float) -> float:
-    try:
-        return min(high, max(low, float(os.environ.get(name, default))))
-    except ValueError:
-        return default
-
-
-def alert_cron() -> str:
-    """The periodic alert job's schedule: every SANTA_ALERT_EVERY_S seconds (default 10, whole seconds, 1-59) as a
-    six-field cron (seconds last, as procrastinate reads it)."""
-    every = int(env_float("SANTA_ALERT_EVERY_S", 10.0, 1.0, 59.0))
-    return f"* * * * * */{every}"
-
-
-def heartbeat_s() -> float:
-    """How often a worker tells the database it is alive: SANTA_WORKER_HEARTBEAT_S, default 10."""
-    return env_float("SANTA_WORKER_HEARTBEAT_S", 10.0, 0.2, 300.0)
-
-
-def stalled_s() -> float:
-    """Silence after which a worker counts as dead and its jobs are retried: SANTA_WORKER_STALLED_S, default 30
-    (at least twice the heartbeat)."""
-    return max(2 * heartbeat_s(), env_float("SANTA_WORKER_STALLED_S", 30.0, 0.5, 3600.0))
-
-
-def recover_every_s() -> float:
-    """How often every worker looks for stalled jobs: SANTA_WORKER_RECOVER_S, default 5."""
-    return env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
-
-
-FETCH_POLL_S = 0.5
-"""How often an idle worker looks for jobs when no notification woke it: a job deferred for later (a sample's next
-look) is found this long after it is due at most."""
-
-
-def recovery_bound_s() -> float:
-    """At most this long after a worker dies, its jobs are back in the queue: silence, then a recovery pass
-    (35 s with the defaults); they start at the next free slot."""
-    return stalled_s() + recover_every_s()
-
-
-def batch_lanes() -> int:
-    """Batch runs queued or running at most per provider, across all workers: SANTA_BATCH_LANES, default 4 (also
-    the lanes per provider pair of the runs' jobs)."""
-    return int(env_float("SANTA_BATCH_LANES", 4, 1, 256))
-
-
 def uses_task_engine(url: str) -> bool:
     """True for a PostgreSQL database: runs go through the task engine there."""
     return make_url(url).get_backend_name() == "postgresql"
@@ -165,94 +119,6 @@ def conninfo(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def providers_called(reviewer_b: str, reviewer_c: str) -> set[str]:
-    """The providers a run's reviewers call (a person calls none)."""
-    names = set()
-    for model in (reviewer_b, reviewer_c):
-        if model != PERSON:
-            provider = providers.provider_of(model)
-            names.add(provider.name if provider is not None else "unknown")
-    return names
-
-
-def provider_pair(reviewer_b: str, reviewer_c: str) -> str:
-    """The providers a run's reviewers call, sorted and joined."""
-    return "+".join(sorted(providers_called(reviewer_b, reviewer_c))) or "person"
-
-
-def batch_room(active: list[tuple[str, str]], reviewer_b: str, reviewer_c: str) -> int:
-    """How many more batch runs with these reviewers may start: for each provider they call, SANTA_BATCH_LANES less
-    the batch runs queued or running that call it (`active`: their reviewer pairs), the least of those."""
-    wanted = providers_called(reviewer_b, reviewer_c)
-    if not wanted:
-        return batch_lanes()  # people review: no provider's rate limit to keep
-    busy = {name: 0 for name in wanted}
-    for pair in active:
-        for name in providers_called(*pair) & wanted:
-            busy[name] += 1
-    return max(0, batch_lanes() - max(busy.values()))
-
-
-@dataclass
-class QueueFigures:
-    """One queue's depth and the age of its oldest waiting and working jobs."""
-
-    queue: str
-    waiting: int = 0
-    """Jobs due and not started (a job scheduled for later is not counted until it is due)."""
-    working: int = 0
-    oldest_waiting_s: float | None = None
-    """Seconds since the longest-waiting job became due: deferred, put back for a retry, or its scheduled time."""
-    oldest_working_s: float | None = None
-    """Seconds since the longest-working job started (its latest start: a retried job counts from its newest)."""
-
-
-@dataclass
-class EngineStatus:
-    """What `santa worker --status` and the Operations panel show."""
-
-    queues: list[QueueFigures] = field(default_factory=list)
-    live_workers: int = 0
-    silent_workers: int = 0
-    stalled_jobs: int = 0
-    heartbeat_s: float = 0.0
-    stalled_after_s: float = 0.0
-    recovery_bound_s: float = 0.0
-
-    def as_json(self) -> dict:
-        """A JSON-ready dict (the command line's --json)."""
-        return asdict(self)
-
-
-STATUS_SQL = """
-SELECT j.queue_name, j.status::text, count(*),
-       extract(epoch FROM now() - min(CASE j.status WHEN 'todo' THEN greatest(j.scheduled_at, e.put_back)
-                                                   ELSE e.started END))
-  FROM procrastinate_jobs j
- CROSS JOIN LATERAL (SELECT max(at) FILTER (WHERE type IN ('deferred', 'deferred_for_retry', 'retried')) AS put_back,
-                            max(at) FILTER (WHERE type = 'started') AS started
-                       FROM procrastinate_events WHERE job_id = j.id) e
- WHERE (j.status = 'doing' OR (j.status = 'todo' AND (j.scheduled_at IS NULL OR j.scheduled_at <= now())))
-   AND j.task_name <> 'santa.alerts'
- GROUP BY 1, 2
-"""
-"""Per queue, the due jobs waiting and the jobs working, and the age of the oldest of each. A waiting job is due
-since the later of its scheduled time and the last time it was put in `todo` (procrastinate's events: `deferred`
-when made, `deferred_for_retry` when a retry or a stalled-job recovery puts it back, `retried` for a failed job
-tried again); a working job since its latest `started` (a job retried and started again counts from its newest
-start). Counting both from `deferred` made a healthy backlog look stuck (a job started 18 s ago showed 132 s).
-Cheap: the jobs table stays small (a job that succeeds is deleted) and only the waiting and working jobs' events
-are read, each job's through the job_id index. The periodic alert pass (`santa.alerts`, a few milliseconds every
-few seconds) is left out: the figures are the runs' queue."""
-WORKERS_SQL = """
-SELECT count(*) FILTER (WHERE last_heartbeat >= now() - make_interval(secs => %(s)s)),
-       count(*) FILTER (WHERE last_heartbeat < now() - make_interval(secs => %(s)s))
-  FROM procrastinate_workers
-"""
-STALLED_SQL = """
-SELECT count(*) FROM procrastinate_jobs j LEFT JOIN procrastinate_workers w ON w.id = j.worker_id
- WHERE j.status = 'doing' AND (w.id IS NULL OR w.last_heartbeat < now() - make_interval(secs => %(s)s))
-"""
 QUEUED_WITHOUT_JOB_SQL = """
 SELECT r.id, r.source FROM run r
  WHERE r.status = 'queued' AND r.updated_at < now() - make_interval(secs => %(age_s)s)
@@ -267,16 +133,18 @@ DRIVING_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status::text = ANY(%(statuses)s) AND (args->>'sample_id')::bigint = %(sample_id)s LIMIT 1
 """
-LOOK_NOW_SQL = """
+LOOK_NOW_SQL = sql.SQL("""
 UPDATE procrastinate_jobs SET scheduled_at = CASE WHEN scheduled_at > now() THEN now() ELSE scheduled_at END,
                               args = CASE WHEN %(look)s::jsonb IS NULL THEN args
                                           ELSE jsonb_set(args, '{{look}}', %(look)s::jsonb) END
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'sample_id')::bigint = {sample}
-"""
+""")
 """Make a sample's waiting look due at once; `{sample}` is the sample's id, or how to find it. Due now rather than
 unscheduled, so `worker --status` counts its wait from now (no event records an unscheduling); a look already due
 keeps its time."""
-SAMPLE_OF_RUN = "(SELECT sample_id FROM batch_sample_item WHERE run_id = %(run_id)s)"
+SAMPLE_OF_RUN = sql.SQL("(SELECT sample_id FROM batch_sample_item WHERE run_id = {run_id})").format(
+    run_id=sql.Placeholder("run_id")
+)
 WAITING_JOB_SQL = """
 SELECT 1 FROM procrastinate_jobs
  WHERE task_name = %(task)s AND status = 'todo' AND (args->>'run_id')::bigint = %(run_id)s LIMIT 1
@@ -295,17 +163,20 @@ class TaskEngine:
                 conninfo=self.conninfo, min_size=1, max_size=4, timeout=POOL_WAIT_S, reconnect_timeout=POOL_WAIT_S
             )
         )
-        app.job_manager = PatientJobManager(app.connector)  # the worker rides out an outage (desk.patient_jobs)
+        self.jobs = PatientJobManager(app.connector)
+        """The worker's job manager: it rides out an outage (`desk.patient_jobs`)."""
+        app.job_manager = self.jobs
         self.app = self._register(app)
-        self.work_run = None
+        self.work_run: Callable[[int, bool], None] | None = None
         """Called with (run_id, retried) by the job; set by `desk.workers.work_jobs`."""
-        self.drive_sample = None
+        self.drive_sample: Callable[[int, dict], None] | None = None
         """Called with (sample_id, look) by a sample's drive job; set by `desk.workers.work_jobs`."""
-        self.enqueue_left = None
+        self.enqueue_left: Callable[[int, str | None], bool] | None = None
         """Called with (run_id, source) for a run the sweep found queued with no job; set by `work_jobs`."""
-        self.alert_pass = None
+        self.alert_pass: Callable[[], int] | None = None
         """Called by the periodic alert job; set by `desk.workers.work_jobs`."""
         self._sync: procrastinate.App | None = None
+        self._sync_connector: SyncPsycopgConnector | None = None
         self._sync_lock = threading.Lock()
 
     def _register(self, app: procrastinate.App) -> procrastinate.App:
@@ -340,9 +211,9 @@ class TaskEngine:
     async def recover_stalled(self) -> int:
         """Retry the jobs of workers that stopped heartbeating (their runs are taken over); how many."""
         retried = 0
-        for job in await self.app.job_manager.get_stalled_jobs(seconds_since_heartbeat=stalled_s()):
+        for job in await self.jobs.get_stalled_jobs(seconds_since_heartbeat=stalled_s()):
             try:
-                await self.app.job_manager.retry_job(job)
+                await self.jobs.retry_job(job)
                 retried += 1
             except Exception:  # noqa: BLE001 - another worker's recovery retried it first
                 continue
@@ -364,8 +235,8 @@ class TaskEngine:
         (`PatientJobManager.silence_counts`), recover stalled jobs and prune silent workers; every SWEEP_EVERY_S,
         sweep queued runs without a job (several workers doing it at once is harmless). Not a job itself, so a
         backlog of work never delays a take-over."""
-        tick, every = 0, recover_every_s()
-        jobs = self.app.job_manager
+        tick, every = 0.0, recover_every_s()
+        jobs = self.jobs
 
         async def take_overs() -> None:
             if await jobs.silence_counts(stalled_s()):
@@ -390,44 +261,43 @@ class TaskEngine:
         """The engine opened for deferring from ordinary threads (the app's pages, the command line)."""
         with self._sync_lock:
             if self._sync is None:
-                app = self._register(
-                    procrastinate.App(
-                        connector=SyncPsycopgConnector(
-                            conninfo=self.conninfo,
-                            min_size=1,
-                            max_size=4,
-                            timeout=POOL_WAIT_S,
-                            reconnect_timeout=POOL_WAIT_S,
-                        )
-                    )
+                connector = SyncPsycopgConnector(
+                    conninfo=self.conninfo, min_size=1, max_size=4, timeout=POOL_WAIT_S, reconnect_timeout=POOL_WAIT_S
                 )
+                app = self._register(procrastinate.App(connector=connector))
                 app.open()
-                self._sync = app
+                self._sync, self._sync_connector = app, connector
             return self._sync
+
+    def sync_pool(self) -> ConnectionPool:
+        """The deferring app's connections (opened on first use), for the engine's own queries."""
+        self.sync_app()
+        assert self._sync_connector is not None  # set with the app, under the same lock
+        return self._sync_connector.pool
 
     def ensure_schema(self) -> None:
         """Install the engine's tables once per database (an advisory lock serialises concurrent starts)."""
         with psycopg.connect(self.conninfo, autocommit=True) as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
             try:
-                if conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()[0] is None:
+                row = conn.execute("SELECT to_regclass('procrastinate_jobs')").fetchone()
+                if row is None or row[0] is None:
                     conn.execute(self.app.schema_manager.get_schema())
             finally:
                 conn.execute("SELECT pg_advisory_unlock(%s)", (SCHEMA_LOCK,))
 
     def enqueue(self, store: Store, run_id: int, source: str | None = None) -> bool:
         """Put the run on its queue; False when a job of the run is already waiting (one is enough)."""
-        sync = self.sync_app()
-        with sync.connector.pool.connection() as conn:
+        with self.sync_pool().connection() as conn:
             if conn.execute(WAITING_JOB_SQL, {"task": WORK_RUN, "run_id": run_id}).fetchone():
                 return False
         if source == "batch":
             run = store.load_run(run_id)
             lane = f"batch:{provider_pair(run.reviewer_b, run.reviewer_c)}:{run_id % batch_lanes()}"
-            options = {"queue": BATCH, "lock": lane, "priority": 0}
+            queue, lock, priority = BATCH, lane, 0
         else:
-            options = {"queue": RUNS, "lock": f"run-{run_id}", "priority": INTERACTIVE_PRIORITY}
-        sync.configure_task(WORK_RUN, **options).defer(run_id=run_id)
+            queue, lock, priority = RUNS, f"run-{run_id}", INTERACTIVE_PRIORITY
+        self.sync_app().configure_task(WORK_RUN, queue=queue, lock=lock, priority=priority).defer(run_id=run_id)
         return True
 
     def defer_drive(self, sample_id: int, look: dict, now: bool = False) -> bool:
@@ -454,22 +324,23 @@ class TaskEngine:
     def look_now(self, sample_id: int, look: dict | None = None) -> bool:
         """Make the sample's waiting look due at once (with `look` instead of its own, if given); False when none
         waits."""
-        return self._look_now("%(sample_id)s", sample_id=sample_id, look=None if look is None else json.dumps(look))
+        look_json = None if look is None else json.dumps(look)
+        return self._look_now(sql.Placeholder("sample_id"), sample_id=sample_id, look=look_json)
 
     def look_after_run(self, run_id: int) -> None:
         """A batch run settled: its sample's waiting look is made due at once (its next review starts now, not at
         the next scheduled look)."""
         self._look_now(SAMPLE_OF_RUN, run_id=run_id, look=None)
 
-    def _look_now(self, sample: str, **params: object) -> bool:
-        with self.sync_app().connector.pool.connection() as conn:
+    def _look_now(self, sample: sql.Composable, **params: object) -> bool:
+        with self.sync_pool().connection() as conn:
             return conn.execute(LOOK_NOW_SQL.format(sample=sample), {"task": DRIVE_SAMPLE, **params}).rowcount > 0
 
     @contextmanager
     def batch_start_lock(self) -> Iterator[None]:
         """Hold the lock under which looks count the batch runs in flight and start reviews (one look at a time,
         across all processes; a process that dies holding it releases it with its connection)."""
-        with self.sync_app().connector.pool.connection() as conn:
+        with self.sync_pool().connection() as conn:
             conn.execute("SELECT pg_advisory_lock(%s)", (BATCH_START_LOCK,))
             try:
                 yield
@@ -481,7 +352,7 @@ class TaskEngine:
         return self._looks(sample_id, ("todo", "doing"))
 
     def _looks(self, sample_id: int, statuses: tuple[str, ...]) -> bool:
-        with self.sync_app().connector.pool.connection() as conn:
+        with self.sync_pool().connection() as conn:
             return (
                 conn.execute(
                     DRIVING_SQL, {"task": DRIVE_SAMPLE, "sample_id": sample_id, "statuses": list(statuses)}
@@ -491,34 +362,15 @@ class TaskEngine:
 
     def status(self) -> EngineStatus:
         """Queue depth, job ages and workers, read now."""
-        figures = {q: QueueFigures(q) for q in QUEUES}
-        sync = self.sync_app()
-        with sync.connector.pool.connection() as conn:
-            for queue, status, count, age in conn.execute(STATUS_SQL).fetchall():
-                fig = figures.setdefault(queue, QueueFigures(queue))
-                seconds = None if age is None else float(age)
-                if status == "todo":
-                    fig.waiting, fig.oldest_waiting_s = count, seconds
-                else:
-                    fig.working, fig.oldest_working_s = count, seconds
-            live, silent = conn.execute(WORKERS_SQL, {"s": stalled_s()}).fetchone()
-            stalled = conn.execute(STALLED_SQL, {"s": stalled_s()}).fetchone()[0]
-        return EngineStatus(
-            queues=list(figures.values()),
-            live_workers=live,
-            silent_workers=silent,
-            stalled_jobs=stalled,
-            heartbeat_s=heartbeat_s(),
-            stalled_after_s=stalled_s(),
-            recovery_bound_s=recovery_bound_s(),
-        )
+        with self.sync_pool().connection() as conn:
+            return read_status(conn, QUEUES)
 
     def close(self) -> None:
         """Close the deferring pool."""
         with self._sync_lock:
             if self._sync is not None:
                 self._sync.close()
-                self._sync = None
+                self._sync, self._sync_connector = None, None
 
 
 _ENGINES: dict[str, TaskEngine] = {}
@@ -534,24 +386,3 @@ def task_engine(url: str) -> TaskEngine:
             engine.ensure_schema()
             _ENGINES[url] = engine
         return engine
-
-
-def status_text(status: EngineStatus) -> str:
-    """The figures as plain lines (the command line's `worker --status`): ages since a job became due (waiting) and
-    since it started (working), as on the Operations panel."""
-
-    def age(s: float | None) -> str:
-        return "-" if s is None else f"{s:.0f} s"
-
-    lines = [
-        f"workers: {status.live_workers} live, {status.silent_workers} silent "
-        f"(heartbeat every {status.heartbeat_s:g} s, dead after {status.stalled_after_s:g} s, its jobs back in the "
-        f"queue within {status.recovery_bound_s:g} s); "
-        f"stalled jobs: {status.stalled_jobs}"
-    ]
-    for q in status.queues:
-        lines.append(
-            f"queue {q.queue}: {q.waiting} waiting (oldest waiting since due: {age(q.oldest_waiting_s)}), "
-            f"{q.working} working (oldest working since started: {age(q.oldest_working_s)})"
-        )
-    return "\n".join(lines)

@@ -13,13 +13,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from typing import Any, cast
 
 from desk import connection
 from desk.alerts import start_alerting
 from desk.clients import NO_KEY, chat_client, shared_client  # noqa: F401 - used through wiring too
+from desk.job_host import STOP_GRACE_S, JobHost
 from desk.outage import PatientStore
+from desk.queued import QueuedBatchDriver, QueuedRunner
 from desk.task_engine import TaskEngine, task_engine, uses_task_engine
-from desk.workers import STOP_GRACE_S, JobHost, QueuedBatchDriver, QueuedRunner, start_in_app, workers_in_app
+from desk.workers import start_in_app, workers_in_app
 from santa_core import providers
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.store import SampleProgress
@@ -55,7 +58,7 @@ def answer_attempts() -> int:
         return DEFAULT_ANSWER_ATTEMPTS
 
 
-def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra) -> object:
+def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra: Any) -> object:
     """A fresh model client for `name` on its provider; a model that cannot be called as configured (unknown
     provider, no key) is an `UnavailableModel` whose every answer is that error (fail closed: no verdict)."""
     provider = providers.provider_of(name)
@@ -259,23 +262,31 @@ def open_desk(
     runs = RunStore(Database(engine, local_user=local_user))
     queued = (mark_interrupted and uses_task_engine(url)) if queued is None else queued
     # Through the task engine, the jobs' runs wait for a database that went away instead of failing (desk.outage).
-    driving = PatientStore(runs) if queued else runs
-    options = {"screen_for": model_screen(driving) if screen_for is None else screen_for}
+    # The patient store answers every call the store does (it passes each one on, waiting for the database).
+    driving = cast(RunStore, PatientStore(runs)) if queued else runs
+    screen = model_screen(driving) if screen_for is None else screen_for
     count = workers or runner_workers()
     runner = (
-        QueuedRunner(task_engine(url), driving, reviewer_for, fixer_for, count, **options)
+        QueuedRunner(task_engine(url), driving, reviewer_for, fixer_for, count, screen)
         if queued
-        else Runner(runs, reviewer_for, fixer_for, count, **options)
+        else Runner(runs, reviewer_for, fixer_for, count, screen)
     )
-    batch_options = {
-        "client_for": shared_client,
-        "poll_s": batch_poll_seconds(),
-        "screen_answers": screen_answers_of(runs),
-    }
+    poll_s, screen_answers = batch_poll_seconds(), screen_answers_of(runs)
     batches = (
-        QueuedBatchDriver(runner.task_engine, runs, BatchStore(runs), runner, fixer_for, **batch_options)
+        QueuedBatchDriver(
+            runner.task_engine,
+            runs,
+            BatchStore(runs),
+            runner,
+            fixer_for,
+            shared_client,
+            poll_s,
+            screen_answers=screen_answers,
+        )
         if isinstance(runner, QueuedRunner)
-        else BatchDriver(runs, BatchStore(runs), runner, fixer_for, **batch_options)
+        else BatchDriver(
+            runs, BatchStore(runs), runner, fixer_for, shared_client, poll_s, screen_answers=screen_answers
+        )
     )
     desk = Desk(
         url=url,
@@ -291,8 +302,8 @@ def open_desk(
         if desk.jobs is None:  # on PostgreSQL the task engine's workers sweep (desk.task_engine.TaskEngine.maintain)
             desk.sweeping = start_sweeping(runs, runner, batches)
             start_alerting(AlertStore(runs), desk.sweeping)  # reminders with nobody on a page; stops with the sweep
-        elif workers_in_app():
-            start_in_app(desk.task_engine, desk.jobs, count)
+        elif workers_in_app() and isinstance(runner, QueuedRunner):
+            start_in_app(runner.task_engine, desk.jobs, count)
     return desk
 
 
@@ -312,7 +323,7 @@ def stop_on_exit(desk: Desk) -> None:
 
 def stop_desk(desk: Desk) -> None:
     """The app's desk stops: no new work; runs in flight are marked interrupted, or, through the task engine,
-    handed over to the queue once their step in flight is stored (`desk.workers.JobHost`), so nobody has to
+    handed over to the queue once their step in flight is stored (`desk.job_host.JobHost`), so nobody has to
     press Resume. Said twice (the server's lifespan, then the process's exit), the second time is a no-op."""
     if desk.jobs is not None:
         desk.jobs.stop_and_wait()
@@ -324,9 +335,12 @@ def stop_desk(desk: Desk) -> None:
         # answers were paid for and are stored as they come. The server ends the process by its signal once this
         # returns, so the pools' own exit hooks never run; past the grace the answers are lost, nothing else.
         log.info("Stopping: waiting up to %g s for the model calls in flight", STOP_GRACE_S)
-        waiting = threading.Thread(
-            target=lambda: (desk.batches.shutdown(), desk.runner.shutdown()), name="santa-stop", daemon=True
-        )
+
+        def shut_down() -> None:
+            desk.batches.shutdown()
+            desk.runner.shutdown()
+
+        waiting = threading.Thread(target=shut_down, name="santa-stop", daemon=True)
         waiting.start()
         waiting.join(STOP_GRACE_S)
 

@@ -14,6 +14,7 @@ from sqlmodel import Session, col, select
 
 from santa_core import alerts as core
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.spot_draw import remind_spot_checks, sweep_spot_checks
 from storage.tables import AlertDeliveryRow, AlertRow, EscalationRow
 from storage.times import utc, utcnow
@@ -32,10 +33,11 @@ def sweep_overdue(s: Session, now: datetime) -> int:
             col(EscalationRow.due_at).is_not(None),
             col(EscalationRow.due_at) <= utc(now),
         )
-        .order_by(EscalationRow.id)
+        .order_by(col(EscalationRow.id))
     )
     emitted = 0
     for esc in s.exec(stmt).all():
+        assert esc.due_at is not None  # the query keeps the escalations with a due time
         due = utc(esc.due_at).isoformat()
         data = {"escalation_id": esc.id, "run_id": esc.run_id, "reason": esc.reason, "due_at": due, "owner": esc.owner}
         if emit(
@@ -86,21 +88,23 @@ class AlertStore(StoreBase):
         """The deliveries to try now, oldest events first; events with nothing left to try are marked done."""
         now = now or utcnow()
         with self._read() as s:
-            alerts = s.exec(select(AlertRow).where(AlertRow.done == False).order_by(AlertRow.id).limit(limit)).all()  # noqa: E712
+            not_done = col(AlertRow.done) == False  # noqa: E712 - SQL's `done = false`, not Python's `not`
+            alerts = s.exec(select(AlertRow).where(not_done).order_by(col(AlertRow.id)).limit(limit)).all()
             ids = [a.id for a in alerts]
             tries: dict[tuple[int, str], list[AlertDeliveryRow]] = {}
             if ids:
                 for t in s.exec(
                     select(AlertDeliveryRow)
                     .where(col(AlertDeliveryRow.alert_id).in_(ids))
-                    .order_by(AlertDeliveryRow.id)
+                    .order_by(col(AlertDeliveryRow.id))
                 ).all():
                     tries.setdefault((t.alert_id, t.hook), []).append(t)
-        out, settled = [], []
+        out: list[Delivery] = []
+        settled: list[int] = []
         for alert in alerts:
-            open_channels = 0
+            alert_id, open_channels = stored_id(alert), 0
             for channel in settings.channels(alert.kind):
-                done = tries.get((alert.id, channel), [])
+                done = tries.get((alert_id, channel), [])
                 if any(t.status == "ok" for t in done):
                     continue
                 last = done[-1] if done else None
@@ -116,9 +120,9 @@ class AlertStore(StoreBase):
                     continue  # gave up
                 open_channels += 1
                 if core.due(len(done), ago, settings):
-                    out.append(Delivery(alert.id, channel, len(done) + 1, event_of(alert)))
+                    out.append(Delivery(alert_id, channel, len(done) + 1, event_of(alert)))
             if not open_channels:
-                settled.append(alert.id)
+                settled.append(alert_id)
         if settled:
             self.mark_done(settled)
         return out
@@ -144,7 +148,7 @@ class AlertStore(StoreBase):
                 if t.status == "sending":  # cut short: its process died mid-call
                     t.status, t.error, t.finished_at = "failed", "the try was cut short", utcnow()
                     s.add(t)
-            row = AlertDeliveryRow(alert_id=alert.id, hook=delivery.channel, attempt=delivery.attempt)
+            row = AlertDeliveryRow(alert_id=stored_id(alert), hook=delivery.channel, attempt=delivery.attempt)
             s.add(row)
             s.flush()
             return row.id
@@ -152,7 +156,7 @@ class AlertStore(StoreBase):
     def finish(self, delivery_id: int, ok: bool, status_code: int | None, error: str | None) -> None:
         """The try's outcome: `ok` (never sent again) or `failed` (tried again after its backoff)."""
         with self._tx() as s:
-            row = s.get(AlertDeliveryRow, delivery_id)
+            row = s.get_one(AlertDeliveryRow, delivery_id)
             row.status, row.status_code, row.error, row.finished_at = (
                 ("ok" if ok else "failed"),
                 status_code,
@@ -172,7 +176,7 @@ class AlertStore(StoreBase):
         """The newest tries, newest first."""
         stmt = (
             select(AlertDeliveryRow, AlertRow)
-            .join(AlertRow, AlertRow.id == AlertDeliveryRow.alert_id)
+            .join(AlertRow, col(AlertRow.id) == col(AlertDeliveryRow.alert_id))
             .order_by(col(AlertDeliveryRow.id).desc())
             .limit(limit)
         )
@@ -184,7 +188,7 @@ class AlertStore(StoreBase):
 
     def events(self, kind: str | None = None) -> list[AlertRow]:
         """The outbox's events, oldest first (tests and the command line)."""
-        stmt = select(AlertRow).order_by(AlertRow.id)
+        stmt = select(AlertRow).order_by(col(AlertRow.id))
         if kind is not None:
             stmt = stmt.where(AlertRow.kind == kind)
         with self._read() as s:

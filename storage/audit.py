@@ -129,7 +129,7 @@ def _renumbered(s: Session, prev_hash: str, expected: int) -> tuple[AuditEventRo
 
 def seals_asked(action: str | None) -> bool:
     """Whether an action filter (a prefix) selects the row seals themselves (`rows.`, `rows.sealed`)."""
-    return bool(action) and SEAL_ACTION.startswith(action)
+    return action is not None and action != "" and SEAL_ACTION.startswith(action)
 
 
 def _matching(
@@ -211,7 +211,7 @@ class AuditStore(StoreBase):
     ) -> tuple[int, int]:
         """(events `events` would list without a limit, row seals it would leave out), with the same filters and
         `seals`, up to seq `upto`, leaving out the events of `except_runs`."""
-        is_seal = case((AuditEventRow.action == SEAL_ACTION, 1), else_=0)
+        is_seal = case((col(AuditEventRow.action) == SEAL_ACTION, 1), else_=0)
         stmt = _matching(
             select(func.count(), func.coalesce(func.sum(is_seal), 0)).select_from(AuditEventRow),
             actor,

@@ -14,11 +14,11 @@ from santa_core.batch.store import BatchProblem, PatternRecord
 from santa_core.models import MAX_TEXT_CHARS, LLMCall
 from santa_core.reviewers.base import Served
 from santa_core.roles import Permission
-from santa_core.text import text_problem
+from santa_core.text import sha256_text, text_problem
 from storage import audit
 from storage.call_log import sent_row
-from storage.hashing import sha256_text
 from storage.people import require
+from storage.queries import stored_id
 from storage.rows import call_row
 from storage.tables import BatchChangeRow, BatchItemRow, BatchPatternRow, BatchSampleRow
 from storage.times import utcnow
@@ -49,7 +49,7 @@ def waiting_row(s: Session, pattern_id: int) -> BatchPatternRow:
 
 def pattern_record(row: BatchPatternRow) -> PatternRecord:
     return PatternRecord(
-        id=row.id,
+        id=stored_id(row),
         sample_id=row.sample_id,
         key=row.key,
         criterion=row.criterion,
@@ -192,8 +192,8 @@ class BatchFixes(StoreBase):
             s.add(
                 BatchChangeRow(
                     batch_id=item.batch_id,
-                    item_id=item.id,
-                    pattern_id=pattern.id,
+                    item_id=item_id,
+                    pattern_id=pattern_id,
                     actor=actor,
                     before_text=before_text,
                     after_text=after_text,

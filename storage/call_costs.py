@@ -11,10 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 
 from sqlalchemy import func
-from sqlmodel import select
+from sqlmodel import col
 
 from santa_core.providers import canonical
 from santa_core.reports.round_cost import MeasuredCost
+from storage.queries import select_columns
 from storage.tables import LLMCallRow, RunRow
 from storage.times import utc
 from storage.transactions import StoreBase
@@ -28,7 +29,7 @@ class CallCostStore(StoreBase):
         since `since`. Only calls that reported usage count (a call that failed before an answer has none)."""
         c = LLMCallRow
         stmt = (
-            select(
+            select_columns(
                 c.model,
                 func.count(),
                 func.avg(c.input_tokens),
@@ -36,7 +37,7 @@ class CallCostStore(StoreBase):
                 func.avg(c.cache_creation_input_tokens),
                 func.avg(c.cache_read_input_tokens),
             )
-            .join(RunRow, RunRow.id == c.run_id)
+            .join(RunRow, col(RunRow.id) == col(c.run_id))
             .where(
                 c.purpose == "review",
                 RunRow.rubric_name == rubric_name,

@@ -15,6 +15,7 @@ from sqlmodel import Session
 
 from santa_core.text import canonical_json, sha256_text
 from storage.tables import AuditEventRow, AuditHeadRow
+from storage.tables.columns import table_of
 from storage.times import utc, utcnow
 
 HEAD_KEY = "santa_audit_head"
@@ -22,8 +23,8 @@ HEAD_KEY = "santa_audit_head"
 GENESIS = "0" * 64
 """The previous hash of the first event."""
 
-_EVENTS = AuditEventRow.__table__
-_HEAD = AuditHeadRow.__table__
+_EVENTS = table_of(AuditEventRow)
+_HEAD = table_of(AuditHeadRow)
 
 HASHED = (
     "seq",

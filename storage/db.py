@@ -17,7 +17,7 @@ from typing import Any
 
 from alembic import command
 from alembic.config import Config
-from sqlalchemy import Connection, Engine, create_engine, event, make_url
+from sqlalchemy import Connection, Engine, create_engine, event, make_url, text
 from sqlalchemy.pool import StaticPool
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -158,7 +158,7 @@ def migrate(engine: Engine) -> None:
     """Upgrade the database to the newest migration, in one transaction."""
     with engine.begin() as conn:
         if conn.dialect.name == "postgresql":
-            conn.exec_driver_sql(f"SELECT pg_advisory_xact_lock({_MIGRATE_LOCK_KEY})")
+            conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATE_LOCK_KEY})
         command.upgrade(alembic_config(conn), "head")
 
 

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Literal
 
 from sqlalchemy import func
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import RunState
 from santa_core.roles import Permission, PermissionDenied
@@ -108,7 +108,11 @@ class EscalationStore(StoreBase):
 
     def list_escalations(self, status: Literal["open", "resolved"] | None = "open") -> list[EscalationView]:
         """Escalations, oldest first (all of them when `status` is None)."""
-        stmt = select(EscalationRow, RunRow).join(RunRow, RunRow.id == EscalationRow.run_id).order_by(EscalationRow.id)
+        stmt = (
+            select(EscalationRow, RunRow)
+            .join(RunRow, col(RunRow.id) == col(EscalationRow.run_id))
+            .order_by(col(EscalationRow.id))
+        )
         if status is not None:
             stmt = stmt.where(EscalationRow.status == status)
         with self._read() as s:
@@ -161,7 +165,11 @@ class EscalationStore(StoreBase):
         stmt = (
             select(func.count())
             .select_from(EscalationRow)
-            .where(EscalationRow.status == "open", EscalationRow.due_at.is_not(None), EscalationRow.due_at <= now)
+            .where(
+                col(EscalationRow.status) == "open",
+                col(EscalationRow.due_at).is_not(None),
+                col(EscalationRow.due_at) <= now,
+            )
         )
         with self._read() as s:
             return int(s.exec(stmt).one())

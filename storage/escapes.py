@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from sqlmodel import select
+from sqlmodel import col, select
 
 from santa_core.models import RunStatus
 from santa_core.roles import Permission
+from santa_core.text import sha256_text
 from storage import audit
-from storage.hashing import sha256_text
 from storage.people import require
+from storage.queries import stored_id
 from storage.rows import check_text, escape_of
 from storage.run_rows import lock_run
 from storage.tables import EscapeRow
@@ -54,11 +55,11 @@ class EscapeStore(StoreBase):
                 after=sha256_text(row.description),
                 detail={"criterion": row.criterion, "severity": severity},
             )
-            return row.id
+            return stored_id(row)
 
     def escapes(self, run_id: int | None = None) -> list[EscapeView]:
         """Escapes, oldest first (of one run, or all)."""
-        stmt = select(EscapeRow).order_by(EscapeRow.id)
+        stmt = select(EscapeRow).order_by(col(EscapeRow.id))
         if run_id is not None:
             stmt = stmt.where(EscapeRow.run_id == run_id)
         with self._read() as s:

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from santa_core.text import canonical_json, sha256_text
 
-__all__ = ["content_hash", "json_hash", "sha256_text"]
-
 
 def content_hash(request: dict, response: str) -> str:
     """Hash of an LLM call: canonical JSON of the request, a newline, the response."""

@@ -24,12 +24,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from sqlmodel import Session, col, select
+from sqlmodel import Session, col
 
-from santa_core.models import ReviewStatus
+from santa_core.models import ReviewStatus, Verdict
 from santa_core.reports.labels import ModelVerdict, PersonLabel
 from santa_core.reports.metrics import MetricsFilter
 from storage.metrics import _names
+from storage.queries import select_columns
 from storage.slots import person_of
 from storage.tables import DecisionRow, MergedIssueRow, ReviewRow, RoundRow
 from storage.times import utc
@@ -38,7 +39,7 @@ from storage.transactions import StoreBase
 PERSON_FIRST, PERSON_PAST = "person:", "person;"
 """Every `person:<id>` reviewer name sorts between these: a range the reviewer index answers (LIKE may not)."""
 
-ESCALATION_VERDICT = {"resolve_reject": "FAIL"}
+ESCALATION_VERDICT: dict[str, Verdict] = {"resolve_reject": "FAIL"}
 """The verdict a resolution states on the escalated round's flagged criteria (other resolutions, ship as is among
 them, state none: see the module's docstring)."""
 
@@ -70,8 +71,8 @@ def person_review_labels(s: Session) -> list[PersonLabel]:
     """Every criterion a person judged in a reviewer slot, on rounds whose gate is in."""
     r = ReviewRow
     stmt = (
-        select(r.run_id, r.round_no, r.reviewer, r.review_json, r.created_at)
-        .join(RoundRow, (RoundRow.run_id == r.run_id) & (RoundRow.round_no == r.round_no))
+        select_columns(r.run_id, r.round_no, r.reviewer, r.review_json, r.created_at)
+        .join(RoundRow, (col(RoundRow.run_id) == col(r.run_id)) & (col(RoundRow.round_no) == col(r.round_no)))
         .where(
             r.reviewer >= PERSON_FIRST,
             r.reviewer < PERSON_PAST,
@@ -99,10 +100,10 @@ def escalation_labels(s: Session) -> list[PersonLabel]:
     """A FAIL on each criterion flagged in an escalated round that a person rejected."""
     d, mi = DecisionRow, MergedIssueRow
     stmt = (
-        select(d.run_id, d.round_no, d.action, d.actor, d.created_at, mi.criterion, mi.evidence)
-        .join(mi, (mi.run_id == d.run_id) & (mi.round_no == d.round_no))
+        select_columns(d.run_id, d.round_no, d.action, d.actor, d.created_at, mi.criterion, mi.evidence)
+        .join(mi, (col(mi.run_id) == col(d.run_id)) & (col(mi.round_no) == col(d.round_no)))
         .where(col(d.action).in_(list(ESCALATION_VERDICT)))
-        .order_by(d.id, mi.idx)
+        .order_by(col(d.id), col(mi.idx))
     )
     found: dict[tuple[int, int, str, str], PersonLabel] = {}
     for run_id, round_no, action, actor, at, criterion, evidence in s.exec(stmt).all():
@@ -133,7 +134,7 @@ def model_verdicts(s: Session, rounds: Iterable[tuple[int, int]]) -> list[ModelV
     r, out = ReviewRow, []
     for at in range(0, len(runs), CHUNK):
         stmt = (
-            select(r.run_id, r.round_no, r.slot, r.reviewer, r.review_json)
+            select_columns(r.run_id, r.round_no, r.slot, r.reviewer, r.review_json)
             .where(col(r.run_id).in_(runs[at : at + CHUNK]), r.status == ReviewStatus.OK.value)
             .where((r.reviewer < PERSON_FIRST) | (r.reviewer >= PERSON_PAST))
         )

@@ -16,7 +16,9 @@ from santa_core.reports import metrics as m
 from santa_core.reports import metrics_totals
 from santa_core.reports.metrics import MetricsFilter, MetricsReport
 from santa_core.reports.metrics_families import FamilyPairFigures, PanelTotals, family_pair_figures
-from storage.metric_facts import COUNTERS, FAILED_SQL
+from storage.metric_derivation import COUNTERS
+from storage.metric_facts import FAILED_SQL
+from storage.queries import named_rows, select_columns
 from storage.tables import (
     CriterionDayRow,
     CriterionResultRow,
@@ -36,8 +38,8 @@ def _people_runs(people: list[str]) -> Any:
     # A review counts once its round's gate is in: before that, a run showing up under one person
     # reviewer would tell the other that they have answered.
     gated = and_(
-        RoundRow.run_id == ReviewRow.run_id,
-        RoundRow.round_no == ReviewRow.round_no,
+        col(RoundRow.run_id) == col(ReviewRow.run_id),
+        col(RoundRow.round_no) == col(ReviewRow.round_no),
         col(RoundRow.gate_decision).is_not(None),
     )
     return union(
@@ -90,17 +92,17 @@ def _sums() -> dict[str, Any]:
     return {
         "runs": func.count(),
         "finished": _flag(finished),
-        "first_pass": _flag(and_(finished, r.nice_round == 1)),
-        "nice_runs": func.count(r.nice_round),
+        "first_pass": _flag(and_(finished, col(r.nice_round) == 1)),
+        "nice_runs": func.count(col(r.nice_round)),
         "nice_rounds": func.coalesce(func.sum(r.nice_round), 0),
         "shipped": _flag(shipped),
         "escapes": func.sum(case((shipped, r.escapes), else_=0)),
-        "escaped_runs": _flag(and_(shipped, r.escapes > 0)),
+        "escaped_runs": _flag(and_(shipped, col(r.escapes) > 0)),
         "rounds": func.sum(r.rounds),
         "review_cost_usd": func.sum(r.review_cost_usd),
         "fix_cost_usd": func.sum(r.fix_cost_usd),
         "generation_cost_usd": func.coalesce(func.sum(r.generation_cost_usd), 0.0),
-        "generation_runs": func.count(r.generation_cost_usd),
+        "generation_runs": func.count(col(r.generation_cost_usd)),
         "review_cost_with_generation_usd": func.sum(case((known, r.review_cost_usd), else_=0.0)),
         **{
             k: func.sum(getattr(r, k))
@@ -152,7 +154,7 @@ def _names(s: Session, f: MetricsFilter) -> dict[str, str]:
     one_run = (
         select(r.rubric_version, func.min(r.run_id).label("run_id"))
         .where(*where(r, f))
-        .group_by(r.rubric_name, r.rubric_version)
+        .group_by(col(r.rubric_name), col(r.rubric_version))
         .subquery()
     )
     rubrics = s.exec(
@@ -176,20 +178,21 @@ def _run_sums(
     twice as much on a large history: reading the rows is the cost, not adding them up.)
     """
     r, cols = RunMetricRow, _sums()
-    slots = {f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS}
+    slots: dict[str, Any] = {
+        f"{slot}_{k}": func.sum(getattr(r, f"{slot}_{k}")) for slot in ("b", "c") for k in SLOT_SUMS
+    }
     slots |= {f"{slot}_max_latency_s": func.max(getattr(r, f"{slot}_latency_max_s")) for slot in ("b", "c")}
     stmt = (
-        select(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
+        select_columns(r.day, r.reviewer_b, r.reviewer_c, *(c.label(k) for k, c in {**cols, **slots}.items()))
         .where(*where(r, f))
         .group_by(r.day, r.reviewer_b, r.reviewer_c)
     )
     days: dict[str, dict[str, Any]] = {}
     reviewers: dict[tuple[str, str], metrics_totals.ReviewerTotals] = {}
-    for row in s.exec(stmt):
-        values = row._mapping
-        into = days.get(row.day)
+    for values in named_rows(s, stmt):
+        into = days.get(values["day"])
         if into is None:
-            days[row.day] = {k: values[k] for k in cols}
+            days[values["day"]] = {k: values[k] for k in cols}
         else:
             for k in cols:
                 into[k] += values[k]
@@ -218,9 +221,9 @@ def _rounds(s: Session, f: MetricsFilter) -> list[metrics_totals.RoundsCount]:
     stmt = (
         select(r.rounds, r.status, func.count().label("runs"))
         .where(col(r.status).in_(metrics_totals.FINISHED), *where(r, f))
-        .group_by(r.rounds, r.status)
+        .group_by(col(r.rounds), col(r.status))
     )
-    return [metrics_totals.RoundsCount(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.RoundsCount(**row) for row in named_rows(s, stmt)]
 
 
 def _reviewers(s: Session, f: MetricsFilter) -> list[metrics_totals.ReviewerTotals]:
@@ -234,11 +237,11 @@ def _criteria(s: Session, f: MetricsFilter) -> list[metrics_totals.CriterionTota
         return _criteria_from_rounds(s, f)
     d = CriterionDayRow
     stmt = (
-        select(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
+        select_columns(d.criterion, d.category, d.severity, *(func.sum(getattr(d, k)).label(k) for k in COUNTERS))
         .where(*where(d, f))
         .group_by(d.criterion, d.category, d.severity)
     )
-    return [metrics_totals.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.CriterionTotals(**row) for row in named_rows(s, stmt)]
 
 
 def _result_counts() -> dict[str, Any]:
@@ -246,10 +249,10 @@ def _result_counts() -> dict[str, Any]:
     r = CriterionResultRow
     pair = and_(col(r.b).is_not(None), col(r.c).is_not(None))
     return {
-        "pp": and_(pair, r.b == "PASS", r.c == "PASS"),
-        "pf": and_(pair, r.b == "PASS", r.c == "FAIL"),
-        "fp": and_(pair, r.b == "FAIL", r.c == "PASS"),
-        "ff": and_(pair, r.b == "FAIL", r.c == "FAIL"),
+        "pp": and_(pair, col(r.b) == "PASS", col(r.c) == "PASS"),
+        "pf": and_(pair, col(r.b) == "PASS", col(r.c) == "FAIL"),
+        "fp": and_(pair, col(r.b) == "FAIL", col(r.c) == "PASS"),
+        "ff": and_(pair, col(r.b) == "FAIL", col(r.c) == "FAIL"),
         "b_fail": r.b == "FAIL",
         "c_fail": r.c == "FAIL",
         "check_fail": r.check_result == "FAIL",
@@ -261,11 +264,11 @@ def _criteria_from_rounds(s: Session, f: MetricsFilter) -> list[metrics_totals.C
     """The same counts as `_criteria`, summed over criterion_result (slower; any filter)."""
     r = CriterionResultRow
     stmt = (
-        select(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
+        select_columns(r.criterion, r.category, r.severity, *(_flag(c).label(k) for k, c in _result_counts().items()))
         .where(*where(r, f))
         .group_by(r.criterion, r.category, r.severity)
     )
-    return [metrics_totals.CriterionTotals(**row._mapping) for row in s.exec(stmt)]
+    return [metrics_totals.CriterionTotals(**row) for row in named_rows(s, stmt)]
 
 
 PANEL_COUNTS = ("pp", "pf", "fp", "ff", "unscored")
@@ -278,13 +281,13 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     r = RunMetricRow
     shipped = col(r.status).in_(metrics_totals.SHIPPED)
     runs = (
-        select(
+        select_columns(
             r.reviewer_b,
             r.reviewer_c,
             func.count().label("runs"),
             _flag(shipped).label("shipped"),
             func.sum(case((shipped, r.escapes), else_=0)).label("escapes"),
-            _flag(and_(shipped, r.escapes > 0)).label("escaped_runs"),
+            _flag(and_(shipped, col(r.escapes) > 0)).label("escaped_runs"),
         )
         .where(*where(r, f))
         .group_by(r.reviewer_b, r.reviewer_c)
@@ -295,8 +298,8 @@ def _panels(s: Session, f: MetricsFilter) -> list[PanelTotals]:
     else:
         c = CriterionDayRow
         counts = [func.sum(getattr(c, k)).label(k) for k in PANEL_COUNTS]
-    pairs = select(c.reviewer_b, c.reviewer_c, *counts).where(*where(c, f)).group_by(c.reviewer_b, c.reviewer_c)
-    return [PanelTotals(**row._mapping) for stmt in (runs, pairs) for row in s.exec(stmt)]
+    pairs = select_columns(c.reviewer_b, c.reviewer_c, *counts).where(*where(c, f)).group_by(c.reviewer_b, c.reviewer_c)
+    return [PanelTotals(**row) for stmt in (runs, pairs) for row in named_rows(s, stmt)]
 
 
 class MetricsOptions(BaseModel):
@@ -344,9 +347,9 @@ class MetricsStore(StoreBase):
         """Rubrics, versions, domains, reviewers, people and the first and last day in the history (each from
         an index alone: `ix_run_metric_view` grouped in its order, the days from the two ends of the day index)."""
         r = RunMetricRow
-        view = (r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)
+        view = [col(c) for c in (r.rubric_name, r.rubric_version, r.domain, r.reviewer_b, r.reviewer_c)]
         with self._read() as s:
-            rows = s.exec(select(*view).group_by(*view)).all()
+            rows = s.exec(select_columns(*view).group_by(*view)).all()
             # Two scalar subqueries: the database reads each end of the day index (min and max in one
             # aggregate would read all of it).
             first, last = s.exec(
@@ -379,7 +382,7 @@ class MetricsStore(StoreBase):
         if category is not None:
             conds.append(r.category == category)
         runs = (
-            select(
+            select_columns(
                 r.run_id,
                 func.min(r.day).label("day"),
                 func.min(r.rubric_name).label("name"),
@@ -390,35 +393,37 @@ class MetricsStore(StoreBase):
                 _flag(r.check_result == "FAIL").label("check"),
             )
             .where(*conds)
-            .group_by(r.run_id)
+            .group_by(col(r.run_id))
             .order_by(col(r.run_id).desc())
             .limit(limit)
             .subquery()
         )
         stmt = (
-            select(runs, RunMetricRow.status)
-            .join_from(runs, RunMetricRow, RunMetricRow.run_id == runs.c.run_id, isouter=True)
+            select_columns(runs, RunMetricRow.status)
+            .join_from(runs, RunMetricRow, col(RunMetricRow.run_id) == runs.c.run_id, isouter=True)
             .order_by(runs.c.run_id.desc())
         )
         with self._read() as s:
-            rows = s.exec(stmt).all()
+            rows = named_rows(s, stmt)
             total = (
                 len(rows)
                 if len(rows) < limit
                 else s.exec(
-                    select(func.count()).select_from(select(r.run_id).where(*conds).group_by(r.run_id).subquery())
+                    select(func.count()).select_from(
+                        select(col(r.run_id)).where(*conds).group_by(col(r.run_id)).subquery()
+                    )
                 ).one()
             )
         return total, [
             FailedRun(
-                run_id=row.run_id,
-                day=date.fromisoformat(row.day),
-                rubric=f"{row.name}@{row.version}",
-                status=row.status or "",
-                rounds_failed=row.rounds_failed,
-                b_fail=row.b,
-                c_fail=row.c,
-                check_fail=row.check,
+                run_id=row["run_id"],
+                day=date.fromisoformat(row["day"]),
+                rubric=f"{row['name']}@{row['version']}",
+                status=row["status"] or "",
+                rounds_failed=row["rounds_failed"],
+                b_fail=row["b"],
+                c_fail=row["c"],
+                check_fail=row["check"],
             )
             for row in rows
         ]

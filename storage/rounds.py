@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import (
     FixProposal,
@@ -20,16 +20,19 @@ from santa_core.models import (
     RunStatus,
     ScreenCheck,
     ScreenResult,
+    Slot,
 )
 from santa_core.reviewers.base import Served
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied
 from santa_core.run import engine as state_machine
 from santa_core.run.store import DecisionAction, DecisionIn
+from santa_core.text import sha256_text
 from storage import audit
 from storage.call_log import CallLogStore, sent_row
 from storage.errors import ClaimLost, MoveRefused, RoundConflict
-from storage.hashing import json_hash, sha256_text
+from storage.hashing import json_hash
 from storage.people import require
+from storage.queries import not_null, stored_id
 from storage.rows import (
     call_row,
     check_text,
@@ -89,7 +92,7 @@ def insert_calls(s: Session, run_id: int, round_no: int, calls: list[LLMCall], s
     rows = [call_row(run_id, round_no, call, slot) for call in calls]
     s.add_all(rows)
     s.flush()
-    return [row.id for row in rows]
+    return [stored_id(row) for row in rows]
 
 
 def add_decision(s: Session, row: DecisionRow) -> None:
@@ -114,12 +117,13 @@ def add_decision(s: Session, row: DecisionRow) -> None:
 def check_person_decision(run: RunRow, new: RunState, decision: DecisionIn) -> None:
     """A person's decision through `commit_decision` is a decision on a fix proposal, with the
     state the engine gives it; an escalation is resolved only by `resolve_escalation`."""
-    event = {
+    events: dict[str, state_machine.Event] = {
         "approve": state_machine.Approve(),
         "edit": state_machine.Approve(),
         "reject": state_machine.Reject(),
         "retry_fix": state_machine.RetryFix(),
-    }.get(decision.action)
+    }
+    event = events.get(decision.action)
     current = state_of(run)
     if event is None or current.status != RunStatus.AWAITING_APPROVAL:
         raise MoveRefused(
@@ -140,7 +144,7 @@ def fence(run: RunRow) -> None:
     taken for dead (its heartbeat stopped: a pause, a cut network) and the run taken over by another worker.
     A person's writes never reach a running run's slots; they are not fenced."""
     if run.status == RunStatus.RUNNING.value and run.worker and run.worker != this_worker():
-        raise ClaimLost(run.id, run.worker)
+        raise ClaimLost(stored_id(run), run.worker)
 
 
 class RoundStore(CallLogStore):
@@ -226,7 +230,14 @@ class RoundStore(CallLogStore):
             return True
 
     def note_sent(
-        self, run_id: int, round_no: int, slot: str | None, purpose: str, model: str, request: dict, estimate_usd: float
+        self,
+        run_id: int,
+        round_no: int,
+        slot: Slot | None,
+        purpose: str,
+        model: str,
+        request: dict,
+        estimate_usd: float,
     ) -> None:
         """Put a model call on record before its request leaves (the write-ahead call log), committed."""
         with self._tx() as s:
@@ -234,7 +245,7 @@ class RoundStore(CallLogStore):
             s.add(sent_row(Served(run_id=run_id, round_no=round_no, slot=slot), purpose, model, request, estimate_usd))
 
     def noted_since(
-        self, run_id: int, round_no: int, slot: str | None, purpose: str, model: str, request: dict, since: datetime
+        self, run_id: int, round_no: int, slot: Slot | None, purpose: str, model: str, request: dict, since: datetime
     ) -> bool:
         """Whether this process put this call on record since `since` (a try whose connection was cut after it
         committed: `desk.outage` asks before trying again, so a call is never noted twice)."""
@@ -287,19 +298,19 @@ class RoundStore(CallLogStore):
         """An earlier clean verdict of this check of this text by this model, unless any screen of it by this check
         ever took the model over or quoted the text (then None: the text is screened afresh every time, and one
         glitch is not forever). The key check's rows hold NULL in `kind` (as every row before 0022)."""
-        kind = ScreenRow.kind.is_(None) if check == "key" else ScreenRow.kind == check
+        kind = col(ScreenRow.kind).is_(None) if check == "key" else col(ScreenRow.kind) == check
         with self._read() as s:
             rows = s.exec(
                 select(ScreenRow.verdict, ScreenRow.id).where(
                     ScreenRow.text_hash == text_hash,
                     ScreenRow.model == model,
                     kind,
-                    ScreenRow.verdict.in_(("clean", "took_over", "quoted")),
+                    col(ScreenRow.verdict).in_(("clean", "took_over", "quoted")),
                 )
             ).all()
             if not rows or any(verdict != "clean" for verdict, _ in rows):
                 return None
-            return screen_of(s.get(ScreenRow, max(i for _, i in rows)), {})
+            return screen_of(s.get_one(ScreenRow, max(not_null(i for _, i in rows))), {})
 
     def save_gate(self, run_id: int, round_no: int, gate: GateResult) -> None:
         """Commit the gate decision and the merged issues of the round."""

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, get_args
+from typing import Any, Literal, TypedDict, cast, get_args
 
 from sqlmodel import SQLModel
 
@@ -22,13 +22,17 @@ from santa_core.models import (
     Rubric,
     RunState,
     RunStatus,
+    ScreenCheck,
     ScreenResult,
+    ScreenRole,
+    ScreenVerdict,
+    Slot,
     Usage,
 )
 from santa_core.run.gate import counted_verdict
 from santa_core.run.store import DecisionAction
-from santa_core.text import text_problem
-from storage.hashing import content_hash, json_hash, sha256_text
+from santa_core.text import sha256_text, text_problem
+from storage.hashing import content_hash, json_hash
 from storage.tables import (
     DecisionRow,
     EscalationRow,
@@ -46,6 +50,9 @@ from storage.times import utc, utc_or_none
 from storage.views import DecisionView, EscalationView, EscapeView, RunSummary, StateChangeView
 
 USAGE_COLS = tuple(Usage.model_fields)
+
+Purpose = Literal["review", "fix", "screen"]
+"""What an LLM call was for (`santa_core.models.LLMCall.purpose`)."""
 
 
 RUN_COPIED = frozenset(
@@ -71,14 +78,33 @@ RUN_COPIED = frozenset(
 """Run columns that views copy as they are."""
 
 
-def usage_values(usage: Usage) -> dict[str, int]:
+class UsageValues(TypedDict):
+    """Usage as the values of its columns (`storage.tables.columns.UsageColumns`)."""
+
+    input_tokens: int
+    output_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+
+
+def usage_values(usage: Usage) -> UsageValues:
     """Usage as column values."""
-    return usage.model_dump()
+    return UsageValues(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_creation_input_tokens=usage.cache_creation_input_tokens,
+        cache_read_input_tokens=usage.cache_read_input_tokens,
+    )
 
 
 def usage_of(row: SQLModel) -> Usage:
     """The usage columns of a row."""
     return Usage(**{k: getattr(row, k) for k in USAGE_COLS})
+
+
+def reason_of(row: RunRow) -> EscalationReason | None:
+    """Why the run is escalated, if it is."""
+    return None if row.escalation_reason is None else EscalationReason(row.escalation_reason)
 
 
 def state_of(row: RunRow) -> RunState:
@@ -88,7 +114,7 @@ def state_of(row: RunRow) -> RunState:
         round=row.round,
         max_rounds=row.max_rounds,
         round_cap=row.round_cap,
-        escalation_reason=row.escalation_reason,
+        escalation_reason=reason_of(row),
         note=row.note,
         review_only=row.batch_id is not None,
     )
@@ -125,7 +151,7 @@ def call_row(
 def call_of(row: LLMCallRow) -> LLMCall:
     """An LLMCall back from its row."""
     return LLMCall(
-        purpose=row.purpose,
+        purpose=cast(Purpose, row.purpose),
         model=row.model,
         request=row.request_json,
         response=row.response_text,
@@ -158,7 +184,7 @@ def outcome_of(row: ReviewRow, calls: dict[int, LLMCallRow]) -> ReviewOutcome:
     """A ReviewOutcome back from its row and its llm_call rows."""
     review = None if row.review_json is None else Review.model_validate(row.review_json)
     return ReviewOutcome(
-        slot=row.slot,
+        slot=cast(Slot, row.slot),
         reviewer=row.reviewer,
         status=ReviewStatus(row.status),
         review=review,
@@ -276,7 +302,7 @@ def summary_of(row: RunRow, cost: float) -> RunSummary:
     return RunSummary(
         **row.model_dump(include=set(RUN_COPIED & RunSummary.model_fields.keys())),
         status=RunStatus(row.status),
-        escalation_reason=row.escalation_reason,
+        escalation_reason=reason_of(row),
         rounds=row.round,
         cost_usd=cost,
         created_at=utc(row.created_at),
@@ -323,16 +349,16 @@ def screen_row(run_id: int, round_no: int, result: ScreenResult, call_id: int | 
 def screen_of(row: ScreenRow, calls: dict[int, LLMCallRow]) -> ScreenResult:
     """A ScreenResult back from its row (and its llm_call row, when a call was made)."""
     return ScreenResult(
-        role=row.role,
+        role=cast(ScreenRole, row.role),
         text_hash=row.text_hash,
         model=row.model,
-        verdict=row.verdict,
+        verdict=cast(ScreenVerdict, row.verdict),
         secret=row.secret,
         answer=row.answer,
         error=row.error,
         cost_usd=row.cost_usd,
         cached=row.cached,
         calls=[call_of(calls[row.call_id])] if row.call_id in calls else [],
-        check=row.kind or "key",
+        check=cast(ScreenCheck, row.kind or "key"),
         quotes=list(row.quotes or []),
     )

@@ -14,7 +14,7 @@ from typing import Any
 
 from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import CheckOutcome, ReviewOutcome, Rubric, RubricDocument
 from santa_core.roles import Permission
@@ -29,9 +29,10 @@ from santa_core.rubrics.store import (
     TrialView,
     VersionInfo,
 )
+from santa_core.text import sha256_text
 from storage import audit
 from storage.call_log import CallLogStore
-from storage.hashing import content_hash, sha256_text
+from storage.hashing import content_hash
 from storage.people import RoleCheck, require
 from storage.tables import RubricVersionRow, RunRow, SuggestionDecisionRow, TrialRow
 from storage.times import utc
@@ -50,7 +51,7 @@ class RubricStore(RoleCheck, CallLogStore):
         stmt = select(RubricVersionRow).where(RubricVersionRow.name == name)
         if version is not None:
             stmt = stmt.where(RubricVersionRow.version == version)
-        return s.exec(stmt.order_by(RubricVersionRow.version.desc()).limit(1)).first()
+        return s.exec(stmt.order_by(col(RubricVersionRow.version).desc()).limit(1)).first()
 
     def _get(self, name: str, version: int | None) -> RubricVersionRow:
         with self._read() as s:
@@ -96,7 +97,7 @@ class RubricStore(RoleCheck, CallLogStore):
             .subquery()
         )
         stmt = select(RubricVersionRow).join(
-            latest, (RubricVersionRow.name == latest.c.name) & (RubricVersionRow.version == latest.c.v)
+            latest, (col(RubricVersionRow.name) == latest.c.name) & (col(RubricVersionRow.version) == latest.c.v)
         )
         with self._read() as s:
             rows = s.exec(stmt).all()
@@ -104,7 +105,11 @@ class RubricStore(RoleCheck, CallLogStore):
 
     def versions(self, name: str) -> list[VersionInfo]:
         """Every version of a rubric, newest first."""
-        stmt = select(RubricVersionRow).where(RubricVersionRow.name == name).order_by(RubricVersionRow.version.desc())
+        stmt = (
+            select(RubricVersionRow)
+            .where(col(RubricVersionRow.name) == name)
+            .order_by(col(RubricVersionRow.version).desc())
+        )
         with self._read() as s:
             return [_info(r) for r in s.exec(stmt).all()]
 
@@ -275,13 +280,13 @@ class RubricStore(RoleCheck, CallLogStore):
         self, kind: str | None = None, run_ids: list[int] | None = None, limit: int = 200, rubric: str | None = None
     ) -> list[TrialView]:
         """Stored trials, newest first, optionally of one kind, for some runs or of one rubric."""
-        stmt = select(TrialRow).order_by(TrialRow.id.desc()).limit(limit)
+        stmt = select(TrialRow).order_by(col(TrialRow.id).desc()).limit(limit)
         if kind:
             stmt = stmt.where(TrialRow.kind == kind)
         if rubric:
             stmt = stmt.where(TrialRow.rubric_name == rubric)
         if run_ids is not None:
-            stmt = stmt.where(TrialRow.run_id.in_(run_ids))
+            stmt = stmt.where(col(TrialRow.run_id).in_(run_ids))
         with self._read() as s:
             return [_trial_view(r) for r in s.exec(stmt).all()]
 
@@ -291,13 +296,13 @@ class RubricStore(RoleCheck, CallLogStore):
 
         last = (
             select(RoundRow.run_id, func.max(RoundRow.round_no).label("n"))
-            .where(RoundRow.run_id.in_(run_ids))
-            .group_by(RoundRow.run_id)
+            .where(col(RoundRow.run_id).in_(run_ids))
+            .group_by(col(RoundRow.run_id))
             .subquery()
         )
         stmt = (
-            select(RunRow.id, RunRow.spec, RoundRow.output_text)
-            .join(RoundRow, RoundRow.run_id == RunRow.id)
+            select(RoundRow.run_id, RunRow.spec, RoundRow.output_text)
+            .join(RoundRow, col(RoundRow.run_id) == col(RunRow.id))
             .join(last, (last.c.run_id == RoundRow.run_id) & (last.c.n == RoundRow.round_no))
         )
         with self._read() as s:

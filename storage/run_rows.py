@@ -8,11 +8,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from storage import spend
 from storage.errors import RoundNotFound, RunNotFound
 from storage.metric_facts import touch
+from storage.queries import stored_id
 from storage.rows import decision_of, gate_of, outcome_of, proposal_of, screen_of
 from storage.tables import (
     CallSentRow,
@@ -118,8 +119,8 @@ def calls_by_id(s: Session, ids: Iterable[int]) -> dict[int, LLMCallRow]:
     wanted = sorted(set(ids))
     if not wanted:
         return {}
-    rows = s.exec(select(LLMCallRow).where(LLMCallRow.id.in_(wanted))).all()
-    return {row.id: row for row in rows}
+    rows = s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(wanted))).all()
+    return {stored_id(row): row for row in rows}
 
 
 def run_rows(s: Session, run_id: int, round_no: int | None = None) -> RunRows:

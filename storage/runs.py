@@ -13,7 +13,7 @@ database.
 
 from __future__ import annotations
 
-from typing import Any, Literal, get_args
+from typing import Any, Literal, TypedDict, get_args
 
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
@@ -24,16 +24,17 @@ from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
 from santa_core.run.store import RoundRecord, RunRecord
 from santa_core.run.third import third_reviewer_for
+from santa_core.text import sha256_text
 from storage import audit, spend
 from storage.audit import AuditStore
 from storage.call_costs import CallCostStore
 from storage.errors import MoveRefused
 from storage.escalations import EscalationStore
 from storage.escapes import EscapeStore
-from storage.hashing import sha256_text
 from storage.metric_facts import touch
 from storage.metrics import MetricsStore
 from storage.people import PeopleStore, require
+from storage.queries import not_null, select_columns, stored_id
 from storage.rounds import RoundStore, start_round_row
 from storage.rows import RUN_COPIED, check_text, escalation_of, escape_of, state_change_of, state_of, summary_of
 from storage.rubrics import RubricStore
@@ -86,7 +87,9 @@ def check_person_move(s: Session, row: RunRow, new: RunState, actor: str) -> Non
             f"the engine's move gives {expected.model_dump(mode='json')}"
         )
     if current.status == RunStatus.AWAITING_HUMAN_REVIEW:
-        done = {r.slot for r in children(s, ReviewRow, row.id, row.round) if r.status != ReviewStatus.PENDING.value}
+        done = {
+            r.slot for r in children(s, ReviewRow, stored_id(row), row.round) if r.status != ReviewStatus.PENDING.value
+        }
         missing = [slot for slot, _ in reviewer_slots(row) if slot not in done]
         if missing:
             raise MoveRefused(
@@ -100,16 +103,17 @@ def insert_run(s: Session, run: RunRow) -> int:
     run.worker = this_worker()
     s.add(run)
     s.flush()
-    touch(s, run.id)
-    start_round_row(s, run.id, 1, run.original_output)
-    s.add(StateChangeRow(run_id=run.id, to_status=run.status, actor=run.created_by, note="created"))
+    run_id = stored_id(run)
+    touch(s, run_id)
+    start_round_row(s, run_id, 1, run.original_output)
+    s.add(StateChangeRow(run_id=run_id, to_status=run.status, actor=run.created_by, note="created"))
     audit.append(
         s,
         run.created_by,
         "run.created",
         "run",
-        run.id,
-        run_id=run.id,
+        run_id,
+        run_id=run_id,
         after=sha256_text(run.original_output),
         detail={
             "rubric": f"{run.rubric_name}@{run.rubric_version}",
@@ -126,7 +130,7 @@ def insert_run(s: Session, run: RunRow) -> int:
             **({"batch": run.batch_id} if run.batch_id is not None else {}),
         },
     )
-    return run.id
+    return run_id
 
 
 def cut_off_of(row: CallSentRow) -> CutOffCall:
@@ -152,12 +156,19 @@ def awaited(run: RunRow, row: CallSentRow) -> bool:
     )
 
 
-def unanswered(run: RunRow, rows: list[CallSentRow]) -> dict[str, list[CutOffCall]]:
+class Unanswered(TypedDict):
+    """A run's calls sent and not answered, as RunView holds them."""
+
+    in_flight: list[CutOffCall]
+    cut_off: list[CutOffCall]
+
+
+def unanswered(run: RunRow, rows: list[CallSentRow]) -> Unanswered:
     """A run's calls sent and not answered, as RunView's `in_flight` (awaited) and `cut_off` (nobody waits)."""
-    return {
-        "in_flight": [cut_off_of(r) for r in rows if awaited(run, r)],
-        "cut_off": [cut_off_of(r) for r in rows if not awaited(run, r)],
-    }
+    return Unanswered(
+        in_flight=[cut_off_of(r) for r in rows if awaited(run, r)],
+        cut_off=[cut_off_of(r) for r in rows if not awaited(run, r)],
+    )
 
 
 PREVIEW_CHARS = 120
@@ -166,9 +177,9 @@ PREVIEW_CHARS = 120
 
 def summaries(s: Session, rows: list[RunRow]) -> list[RunSummary]:
     """Runs-list lines with their costs, batch and the beginning of their output."""
-    spent = costs(s, [r.id for r in rows])
+    spent = costs(s, [stored_id(r) for r in rows])
     return [
-        summary_of(r, spent[r.id]).model_copy(
+        summary_of(r, spent[stored_id(r)]).model_copy(
             update={
                 "batch_id": r.batch_id,
                 "preview": " ".join(r.original_output[: PREVIEW_CHARS * 2].split())[:PREVIEW_CHARS],
@@ -294,7 +305,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         budget_usd: float | None = None,
         max_rounds: int = 3,
         created_by: str = "local",
-        source: Source = "app",
+        source: str = "app",
         person_b: str | None = None,
         person_c: str | None = None,
         generation_cost_usd: float | None = None,
@@ -305,6 +316,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         `person_b` / `person_c` assign a `person` reviewer slot to one person (None: anyone).
         `generation_cost_usd` is what producing the output cost, when known (for the Metrics page).
         `reviewer_d` is the third reviewer's model, required when the rubric has high-risk criteria.
+        `source` is one of `Source` (ValueError otherwise).
         """
         check_text(spec, "spec")
         check_text(output, "output")
@@ -349,12 +361,17 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         Runs whose worker is alive (a command line next to the app, another app process) stay.
         """
         with self._tx() as s:
-            stmt = select(RunRow).where(RunRow.status == RunStatus.RUNNING.value).order_by(RunRow.id).with_for_update()
+            stmt = (
+                select(RunRow)
+                .where(col(RunRow.status) == RunStatus.RUNNING.value)
+                .order_by(col(RunRow.id))
+                .with_for_update()
+            )
             rows = [r for r in s.exec(stmt).all() if is_orphaned(r.worker, r.updated_at)]
             for row in rows:
                 new = state_machine.advance(state_of(row), state_machine.Interrupt(note=note))
                 set_state(s, row, new, "system", note)
-            return [row.id for row in rows]
+            return [stored_id(row) for row in rows]
 
     def get_run_view(self, run_id: int) -> RunView:
         """Everything about one run, from one snapshot."""
@@ -380,7 +397,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
                 current_output=current_output(run, rounds),
                 final_output=final_output(run, rounds),
                 batch_id=run.batch_id,
-                batch_paused=run.batch_id is not None and bool(s.get(BatchRow, run.batch_id).paused),
+                batch_paused=run.batch_id is not None and bool(s.get_one(BatchRow, run.batch_id).paused),
             )
 
     def run_json(self, run_id: int) -> dict[str, Any]:
@@ -397,7 +414,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
     ) -> list[RunSummary]:
         """Newest runs first, optionally of one status, matching a search (`run_matches`), without the
         runs that review a batch's sample items when `batch_samples` is False."""
-        stmt = select(RunRow).order_by(RunRow.id.desc()).limit(limit)
+        stmt = select(RunRow).order_by(col(RunRow.id).desc()).limit(limit)
         if status is not None:
             stmt = stmt.where(RunRow.status == RunStatus(status).value)
         if not batch_samples:
@@ -412,7 +429,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         engine's hand-over and the waits on queued runs)."""
         if not run_ids:
             return {}
-        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
+        stmt = select_columns(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.source).where(
             col(RunRow.id).in_(run_ids)
         )
         with self._read() as s:
@@ -426,7 +443,7 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
         behind by a process that is gone: `desk.wiring.sweep`)."""
         if not run_ids:
             return {}
-        stmt = select(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
+        stmt = select_columns(RunRow.id, RunRow.status, RunRow.note, RunRow.worker, RunRow.updated_at).where(
             col(RunRow.id).in_(run_ids)
         )
         with self._read() as s:
@@ -437,10 +454,10 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
 
     def running_under(self, worker: str) -> list[int]:
         """Runs `running` under `worker`'s claim (a worker's own runs, which it gives back when none of its threads
-        drives them any more: `desk.workers.JobHost.release_orphans`)."""
+        drives them any more: `desk.job_host.JobHost.release_orphans`)."""
         stmt = select(RunRow.id).where(RunRow.status == RunStatus.RUNNING.value, RunRow.worker == worker)
         with self._read() as s:
-            return sorted(s.exec(stmt).all())
+            return sorted(not_null(s.exec(stmt).all()))
 
     def active_batch_reviewers(self) -> list[tuple[str, str]]:
         """The reviewers (B, C) of every batch run queued or running now, one pair per run (the task engine's
@@ -455,6 +472,6 @@ class RunStore(RoundStore, EscalationStore, SlotStore, EscapeStore, SettingsStor
     def runs_to_resume(self) -> list[RunSummary]:
         """Runs to pick up after a restart: `queued` (resubmit) and `interrupted` (resume)."""
         wanted = (RunStatus.QUEUED.value, RunStatus.INTERRUPTED.value)
-        stmt = select(RunRow).where(RunRow.status.in_(wanted)).order_by(RunRow.id)
+        stmt = select(RunRow).where(col(RunRow.status).in_(wanted)).order_by(col(RunRow.id))
         with self._read() as s:
             return summaries(s, list(s.exec(stmt).all()))

@@ -25,8 +25,9 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, event, inspect, select
-from sqlmodel import Session, SQLModel, col
+from sqlalchemy import Connection, event, inspect
+from sqlalchemy import select as core_select
+from sqlmodel import Session, SQLModel, col, select
 
 from santa_core.text import canonical_json, sha256_text
 from storage.chain import HEAD_KEY, append
@@ -60,6 +61,7 @@ from storage.tables import (
     SuggestionDecisionRow,
     TrialRow,
 )
+from storage.tables.columns import table_of
 from storage.times import utc
 
 FIRST_SEALED = ("run", "round", "review", "proposal", "decision", "escalation")
@@ -148,7 +150,7 @@ def _rows(
 ) -> Iterator[tuple[Any, list[str], int | None]]:
     """(id, [hash per rule], run id) of each row with one of `ids` (None: every row, in id order). `columns`:
     only these (a migration reads the columns its database has so far)."""
-    table = SEALED[kind].__table__
+    table = table_of(SEALED[kind])
     picked = [c for c in table.c if columns is None or c.name in columns]
     hashes = tuple(hashes)
 
@@ -158,10 +160,10 @@ def _rows(
             yield values["id"], [h(values) for h in hashes], _run_of(kind, values)
 
     if ids is None:
-        yield from chunk(select(*picked).order_by(table.c.id))
+        yield from chunk(core_select(*picked).order_by(table.c.id))
         return
     for part in (ids[i : i + 500] for i in range(0, len(ids), 500)):
-        yield from chunk(select(*picked).where(table.c.id.in_(part)))
+        yield from chunk(core_select(*picked).where(table.c.id.in_(part)))
 
 
 def seal_touched(s: Session) -> None:
@@ -194,7 +196,7 @@ def seal_touched(s: Session) -> None:
 def _newest_seals(s: Session) -> dict[str, tuple[str | None, int]]:
     """Each sealed key's newest hash (None: deleted by the desk) and the seq of its seal, in chain order."""
     newest: dict[str, tuple[str | None, int]] = {}
-    stmt = select(AuditEventRow.seq, AuditEventRow.detail).where(AuditEventRow.action == SEAL_ACTION)
+    stmt = select(col(AuditEventRow.seq), col(AuditEventRow.detail)).where(col(AuditEventRow.action) == SEAL_ACTION)
     for seq, detail in s.exec(stmt.order_by(col(AuditEventRow.seq))).all():
         for key, digest in (detail or {}).get("rows", {}).items():
             newest[key] = (digest, seq)
@@ -212,9 +214,10 @@ def seals_at_upgrade(
         newest = _newest_seals(s)
     out: dict[str, str] = {}
     for kind, sealed_before in [*((k, False) for k in new), *((k, True) for k in rehash)]:
-        if not inspect(conn).has_table(SEALED[kind].__tablename__):
+        name = table_of(SEALED[kind]).name
+        if not inspect(conn).has_table(name):
             continue  # a table a later revision creates (an upgrade from an older desk passes through here first)
-        columns = {c["name"] for c in inspect(conn).get_columns(SEALED[kind].__tablename__)}
+        columns = {c["name"] for c in inspect(conn).get_columns(name)}
         for row_id, (digest, old), _ in _rows(conn, kind, columns=columns, hashes=(row_hash, earlier)):
             seal = newest.get(f"{kind}:{row_id}", (None, 0))[0]
             if seal != digest and (seal == old if sealed_before else seal is None):
@@ -247,8 +250,8 @@ def unsealed_rows(s: Session) -> tuple[int, list[str]]:
                 )
     # Only merged issues are ever deleted by the desk (sealed as None): any other sealed row that is gone was
     # deleted outside it.
-    for key, (digest, seq) in sorted(newest.items(), key=lambda item: item[1][1]):
-        if digest is not None:
+    for key, (last_seal, seq) in sorted(newest.items(), key=lambda item: item[1][1]):
+        if last_seal is not None:
             kind, _, row_id = key.partition(":")
             problems.append(f"{kind} {row_id} is gone (sealed at audit seq {seq}): it was deleted outside the desk")
     return checked, problems

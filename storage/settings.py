@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.config import Saved
 from santa_core.roles import Permission
@@ -17,7 +17,7 @@ from storage.transactions import StoreBase
 
 def latest_settings(s: Session) -> dict[str, Any]:
     """The newest saved settings inside a transaction ({} before the first save)."""
-    row = s.exec(select(SettingsRow).order_by(SettingsRow.id.desc()).limit(1)).first()
+    row = s.exec(select(SettingsRow).order_by(col(SettingsRow.id).desc()).limit(1)).first()
     return dict(row.values_json) if row else {}
 
 
@@ -34,7 +34,9 @@ class SettingsStore(StoreBase):
         that kept it unchanged does not count: the page says who chose it)."""
         with self._read() as s:
             rows = s.exec(
-                select(SettingsRow.values_json, SettingsRow.saved_by, SettingsRow.saved_at).order_by(SettingsRow.id)
+                select(col(SettingsRow.values_json), col(SettingsRow.saved_by), col(SettingsRow.saved_at)).order_by(
+                    col(SettingsRow.id)
+                )
             ).all()
         found: dict[str, Saved] = {}
         for values, by, at in rows:

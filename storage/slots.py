@@ -4,7 +4,7 @@ the runs whose reviews are still blind.
 
 from __future__ import annotations
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core.models import SETTLED_STATUSES, ReviewStatus, RunStatus, Slot
 from santa_core.reviewers.base import PERSON
@@ -12,6 +12,7 @@ from santa_core.roles import Permission, must_differ
 from storage import audit
 from storage.errors import SlotAssigned
 from storage.people import require
+from storage.queries import not_null, stored_id
 from storage.run_rows import children, lock_run
 from storage.tables import ReviewRow, RoundRow, RunRow
 from storage.times import utc
@@ -66,7 +67,7 @@ def pending_review(run: RunRow, slot: Slot, reviewer: str, done: dict[str, str])
     return PendingReview(
         assignee=run.person_b if slot == "B" else run.person_c,
         filled_other_slot_by=None if other is None else person_of(other),
-        run_id=run.id,
+        run_id=stored_id(run),
         round_no=run.round,
         slot=slot,
         reviewer=reviewer,
@@ -81,13 +82,15 @@ class SlotStore(StoreBase):
 
     def pending_human_reviews(self) -> list[PendingReview]:
         """Slots a person still has to fill, for runs `awaiting_human_review`."""
-        stmt = select(RunRow).where(RunRow.status == RunStatus.AWAITING_HUMAN_REVIEW.value).order_by(RunRow.id)
+        stmt = (
+            select(RunRow).where(col(RunRow.status) == RunStatus.AWAITING_HUMAN_REVIEW.value).order_by(col(RunRow.id))
+        )
         with self._read() as s:
             items: list[PendingReview] = []
             for run in s.exec(stmt).all():
                 done = {
                     r.slot: r.reviewer
-                    for r in children(s, ReviewRow, run.id, run.round)
+                    for r in children(s, ReviewRow, stored_id(run), run.round)
                     if r.status != ReviewStatus.PENDING.value
                 }
                 items += [pending_review(run, slot, who, done) for slot, who in reviewer_slots(run) if slot not in done]
@@ -101,16 +104,16 @@ class SlotStore(StoreBase):
         Final runs are done; an escalated run waits for a compliance officer, not a reviewer.
         """
         settled = [s.value for s in SETTLED_STATUSES]
-        current = (RoundRow.run_id == RunRow.id) & (RoundRow.round_no == RunRow.round)
+        current = (col(RoundRow.run_id) == RunRow.id) & (col(RoundRow.round_no) == RunRow.round)
         stmt = (
             select(RunRow.id)
             .outerjoin(RoundRow, current)  # no stored current round yet: no gate either
-            .where(RunRow.status.not_in(settled))
+            .where(col(RunRow.status).not_in(settled))
             .where((RunRow.reviewer_b == PERSON) | (RunRow.reviewer_c == PERSON))
-            .where(RoundRow.gate_decision.is_(None))
+            .where(col(RoundRow.gate_decision).is_(None))
         )
         with self._read() as s:
-            return set(s.exec(stmt).all())
+            return set(not_null(s.exec(stmt).all()))
 
     def assign_person_slot(self, run_id: int, slot: Slot, person: str | None, actor: str) -> None:
         """Assign a `person` reviewer slot to someone who may review (None: anyone may take it)."""

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 from sqlalchemy import func
 from sqlmodel import Session, col, select
 
+from storage.queries import select_columns
 from storage.tables import CallSentRow, LLMCallRow, RunRow
 
 Owner = Literal["run_id", "batch_id"]
@@ -41,10 +42,8 @@ class Spend:
     cut_off: bool = False
 
 
-def unanswered(
-    sent: Sequence[Sent], answered: Iterable[Any], key: Callable[[Sent], Any] = lambda row: row.request_hash
-) -> list[Sent]:
-    """The sent notes (oldest first) that no answer accounts for: each answer (its `key`, by default its request
+def unanswered(sent: Sequence[Sent], answered: Iterable[Any], key: Callable[[Sent], Any]) -> list[Sent]:
+    """The sent notes (oldest first) that no answer accounts for: each answer (its `key`, such as its request
     hash) accounts for one note with that key, oldest first; a request sent twice and answered once left one
     call cut off."""
     left = Counter(answered)
@@ -102,7 +101,7 @@ def _owned(owner: Owner) -> Callable[[Any], Any]:
 def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[list[CallSentRow], list[tuple]]:
     """These owners' sent notes (oldest first) and their answers' keys."""
     sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
-    sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(CallSentRow.id)).all()
+    sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(col(CallSentRow.id))).all()
     answers = [
         tuple(a)
         for a in s.exec(
@@ -141,9 +140,9 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
     c = LLMCallRow
     owner_col = getattr(c, owner)
     rows = s.exec(
-        select(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
+        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
         .where(col(owner_col).in_(ids))
-        .group_by(owner_col, c.round_no, c.purpose, c.slot)
+        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
     ).all()
     sent, answers = _sent_and_answers(s, owner, ids)
     return costed(

@@ -5,19 +5,30 @@ inside its own transaction, so a refused call writes nothing."""
 from __future__ import annotations
 
 from datetime import datetime
+from typing import cast
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
-from santa_core.models import Criterion, Rubric
+from santa_core.models import Criterion, Rubric, Verdict
 from santa_core.reports.labels import PersonLabel, SpotCheckOutcome
 from santa_core.roles import SYSTEM_ACTORS, Permission, PermissionDenied, must_differ
 from santa_core.spotchecks.form import escaped_criteria, escapes_past, judged_criteria, judgement_problems
-from santa_core.spotchecks.model import BlindCase, Compared, Judgement, RuleDraft, SpotCheck, SpotRule, SpotStatus
+from santa_core.spotchecks.model import (
+    BlindCase,
+    Compared,
+    DrawnBy,
+    Judgement,
+    RuleDraft,
+    SpotCheck,
+    SpotRule,
+    SpotStatus,
+)
 from santa_core.spotchecks.store import SpotCheckError
+from santa_core.text import sha256_text
 from storage import audit
-from storage.hashing import sha256_text
 from storage.metric_facts import touch
 from storage.people import require
+from storage.queries import stored_id
 from storage.run_rows import get_run, require_round
 from storage.spot_draw import draw_all, rule_of
 from storage.tables import DecisionRow, EscapeRow, ReviewRow, RunRow, SpotCheckRow, SpotRuleRow
@@ -52,6 +63,13 @@ def _criteria(run: RunRow) -> list[Criterion]:
     return Rubric.model_validate(run.rubric_json).criteria
 
 
+def submitted_at(row: SpotCheckRow) -> datetime:
+    """When a done spot-check was submitted (set with its `done` status)."""
+    if row.submitted_at is None:
+        raise ValueError(f"spot-check #{row.id} is done but has no submission time")
+    return utc(row.submitted_at)
+
+
 def _slot_checks(s: Session, run_id: int, round_no: int) -> list[tuple[str, str, dict[str, str]]]:
     """(slot, reviewer, {criterion: PASS/FAIL}) of each review of the round, in slot order."""
     stmt = select(ReviewRow).where(ReviewRow.run_id == run_id, ReviewRow.round_no == round_no).order_by(ReviewRow.slot)
@@ -79,8 +97,8 @@ def _judged_before(s: Session, row: SpotCheckRow, actor: str) -> str | None:
     if s.exec(mine).first() is not None:
         return "you reviewed the round that shipped"
     decided = select(DecisionRow.action).where(
-        DecisionRow.run_id == row.run_id, DecisionRow.actor == actor, DecisionRow.action.in_(_CHOSE_TEXT)
-    )  # type: ignore[attr-defined]
+        col(DecisionRow.run_id) == row.run_id, col(DecisionRow.actor) == actor, col(DecisionRow.action).in_(_CHOSE_TEXT)
+    )
     if (action := s.exec(decided).first()) is not None:
         return _CHOSE_TEXT[action]
     reported = select(EscapeRow.id).where(EscapeRow.run_id == row.run_id, EscapeRow.reported_by == actor)
@@ -96,7 +114,7 @@ class SpotCheckStore(StoreBase):
 
     def rules(self, active_only: bool = True) -> list[SpotRule]:
         """Rules, oldest first."""
-        stmt = select(SpotRuleRow).order_by(SpotRuleRow.id)
+        stmt = select(SpotRuleRow).order_by(col(SpotRuleRow.id))
         if active_only:
             stmt = stmt.where(SpotRuleRow.active)
         with self._read() as s:
@@ -162,7 +180,7 @@ class SpotCheckStore(StoreBase):
 
     def spot_checks(self, status: SpotStatus | None = None) -> list[SpotCheck]:
         """Spot-checks, oldest first."""
-        stmt = select(SpotCheckRow).order_by(SpotCheckRow.id)
+        stmt = select(SpotCheckRow).order_by(col(SpotCheckRow.id))
         if status is not None:
             stmt = stmt.where(SpotCheckRow.status == status)
         with self._read() as s:
@@ -295,7 +313,7 @@ class SpotCheckStore(StoreBase):
                 "passed_by": passed_by,
             },
         )
-        return esc.id
+        return stored_id(esc)
 
     def comparison(self, spot_check_id: int) -> list[Compared]:
         """After submit: each criterion as the person and each reviewer of the shipped round judged it."""
@@ -312,7 +330,8 @@ class SpotCheckStore(StoreBase):
                     person=j["verdict"],
                     evidence=j.get("evidence", ""),
                     reviewers={
-                        f"{slot} ({reviewer})": checks.get(j["criterion"]) for slot, reviewer, checks in reviews
+                        f"{slot} ({reviewer})": cast(Verdict | None, checks.get(j["criterion"]))
+                        for slot, reviewer, checks in reviews
                     },
                 )
                 for j in row.judgements or []
@@ -322,9 +341,9 @@ class SpotCheckStore(StoreBase):
         """Submitted spot-checks with their runs, oldest first."""
         stmt = (
             select(SpotCheckRow, RunRow)
-            .join(RunRow, RunRow.id == SpotCheckRow.run_id)
+            .join(RunRow, col(RunRow.id) == col(SpotCheckRow.run_id))
             .where(SpotCheckRow.status == "done")
-            .order_by(SpotCheckRow.id)
+            .order_by(col(SpotCheckRow.id))
         )
         return list(s.exec(stmt).all())
 
@@ -332,17 +351,18 @@ class SpotCheckStore(StoreBase):
         """One outcome per shipped run and round (the earliest submitted, when two rules drew it): what was judged
         and which blocking criteria escaped past a reviewer that passed them."""
         with self._read() as s:
-            done = sorted(self._done(s), key=lambda pair: (utc(pair[0].submitted_at), pair[0].id))
+            done = sorted(self._done(s), key=lambda pair: (submitted_at(pair[0]), pair[0].id))
             out: dict[tuple[int, int], SpotCheckOutcome] = {}
             for row, run in done:
-                if (run.id, row.round_no) in out:  # a second rule's draw of the same text is not a second sample
+                run_id = stored_id(run)
+                if (run_id, row.round_no) in out:  # a second rule's draw of the same text is not a second sample
                     continue
                 judgements = [Judgement.model_validate(j) for j in row.judgements or []]
-                reviews = [checks for _, _, checks in _slot_checks(s, run.id, row.round_no)]
+                reviews = [checks for _, _, checks in _slot_checks(s, run_id, row.round_no)]
                 failed = escapes_past(escaped_criteria(_criteria(run), judgements), reviews)
-                out[(run.id, row.round_no)] = SpotCheckOutcome(
-                    spot_check_id=row.id,
-                    run_id=run.id,
+                out[(run_id, row.round_no)] = SpotCheckOutcome(
+                    spot_check_id=stored_id(row),
+                    run_id=run_id,
                     round_no=row.round_no,
                     rubric_name=row.rubric_name,
                     rubric_version=row.rubric_version,
@@ -350,8 +370,8 @@ class SpotCheckStore(StoreBase):
                     reviewer_b=run.reviewer_b,
                     reviewer_c=run.reviewer_c,
                     reviewer_d=run.reviewer_d,
-                    drawn_by=row.drawn_by,
-                    submitted_at=utc(row.submitted_at),
+                    drawn_by=cast(DrawnBy, row.drawn_by),
+                    submitted_at=submitted_at(row),
                     judged=tuple(j.criterion for j in judgements),
                     failed=tuple(j.criterion for j in failed),
                 )
@@ -368,7 +388,7 @@ class SpotCheckStore(StoreBase):
                     verdict=j["verdict"],
                     source="spot_check",
                     person=row.submitted_by or "",
-                    at=utc(row.submitted_at),
+                    at=submitted_at(row),
                     evidence=j.get("evidence", ""),
                 )
                 for row, _ in self._done(s)

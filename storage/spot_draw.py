@@ -26,6 +26,7 @@ from santa_core.spotchecks.draw import draw_number, floor_top_up, is_drawn, week
 from santa_core.spotchecks.model import DrawnBy, SpotRule
 from storage import audit
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.settings import latest_settings
 from storage.tables import RunRow, SpotCheckRow, SpotRuleRow, StateChangeRow
 from storage.times import utc, utc_or_none
@@ -52,15 +53,15 @@ def _due_hours(s: Session) -> float:
 def _add(s: Session, rule: SpotRuleRow, run: RunRow, drawn_by: DrawnBy, hours: float) -> int:
     """Record one draw as an open spot-check of the run's current (shipped) round; its id."""
     row = SpotCheckRow(
-        rule_id=rule.id,
-        run_id=run.id,
+        rule_id=stored_id(rule),
+        run_id=stored_id(run),
         round_no=run.round,
         rubric_name=run.rubric_name,
         rubric_version=run.rubric_version,
         drawn_by=drawn_by,
         seed=rule.seed,
         share=rule.share,
-        number=draw_number(rule.seed, run.id),
+        number=draw_number(rule.seed, stored_id(run)),
     )
     row.due_at = row.created_at + timedelta(hours=hours)
     s.add(row)
@@ -81,7 +82,7 @@ def _add(s: Session, rule: SpotRuleRow, run: RunRow, drawn_by: DrawnBy, hours: f
         },
     )
     _announce(s, row, "drawn")
-    return row.id
+    return stored_id(row)
 
 
 def _announce(s: Session, row: SpotCheckRow, moment: str) -> bool:
@@ -130,7 +131,7 @@ def draw_run(s: Session, run: RunRow) -> list[int]:
     ).all()
     hours, out = None, []
     for rule in rules:
-        if not _applies(rule, run) or not is_drawn(rule.seed, rule.share, run.id):
+        if not _applies(rule, run) or not is_drawn(rule.seed, rule.share, stored_id(run)):
             continue
         if (
             s.exec(
@@ -149,11 +150,11 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
     shipped_at = (
         select(StateChangeRow.run_id, func.max(StateChangeRow.created_at).label("at"))
         .where(col(StateChangeRow.to_status).in_(SHIPPED))
-        .group_by(StateChangeRow.run_id)
+        .group_by(col(StateChangeRow.run_id))
         .subquery()
     )
     # Only the columns the draw reads: a run's spec and outputs can be large, and this runs every sweep.
-    columns = load_only(*(getattr(RunRow, name) for name in DRAW_COLUMNS))  # type: ignore[arg-type]
+    columns = load_only(*(getattr(RunRow, name) for name in DRAW_COLUMNS))
     stmt = (
         select(RunRow, shipped_at.c.at)
         .options(columns)
@@ -163,7 +164,7 @@ def _shipped_runs(s: Session, rule: SpotRuleRow) -> list[tuple[RunRow, datetime]
             col(RunRow.status).in_(SHIPPED),
             shipped_at.c.at >= utc(rule.created_at),
         )
-        .order_by(RunRow.id)
+        .order_by(col(RunRow.id))
     )
     return [(run, utc(at)) for run, at in s.exec(stmt).all() if _applies(rule, run)]
 
@@ -175,9 +176,10 @@ def draw_all(s: Session, now: datetime) -> list[int]:
         runs = _shipped_runs(s, rule)
         chosen = set(s.exec(select(SpotCheckRow.run_id).where(SpotCheckRow.rule_id == rule.id)).all())
         for run, _ in runs:
-            if run.id not in chosen and is_drawn(rule.seed, rule.share, run.id):
+            run_id = stored_id(run)
+            if run_id not in chosen and is_drawn(rule.seed, rule.share, run_id):
                 out.append(_add(s, rule, run, "share", hours))
-                chosen.add(run.id)
+                chosen.add(run_id)
         if rule.floor <= 0:
             continue
         weeks: dict = defaultdict(list)
@@ -206,7 +208,7 @@ def remind_spot_checks(s: Session, now: datetime) -> int:
         .where(
             SpotCheckRow.status == "open", col(SpotCheckRow.due_at).is_not(None), col(SpotCheckRow.due_at) <= utc(now)
         )
-        .order_by(SpotCheckRow.id)
+        .order_by(col(SpotCheckRow.id))
     ).all()
     # A reminder is keyed by the due time it reminds of: one re-dated after its reminder is reminded again.
     return sum(_announce(s, row, "overdue") for row in late)

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from sqlmodel import Session, select
+from sqlmodel import Session, col, select
 
 from santa_core import alerts as kinds
 from santa_core.config import Defaults
 from santa_core.models import EscalationReason, RunState, RunStatus
 from santa_core.run.store import DecisionAction
+from santa_core.text import sha256_text
 from storage import audit
-from storage.hashing import json_hash, sha256_text
+from storage.hashing import json_hash
 from storage.metric_facts import touch
 from storage.outbox import emit
+from storage.queries import stored_id
 from storage.rows import enum_value, state_of
 from storage.settings import latest_settings
 from storage.spot_draw import draw_run
@@ -38,9 +40,9 @@ RESOLVED_AS: dict[RunStatus, str] = {RunStatus.RESOLVED_SHIPPED: "ship_as_is", R
 def set_state(s: Session, row: RunRow, new: RunState, actor: str, note: str, resolution: str | None = None) -> None:
     """Write the state, its state_change row and audit event, and open or close the escalation (`resolution`: how
     it closes, when the new status does not say)."""
-    old = RunStatus(row.status)
+    old, run_id = RunStatus(row.status), stored_id(row)
     before = state_of(row)
-    touch(s, row.id)
+    touch(s, run_id)
     row.status = new.status.value
     row.round, row.max_rounds, row.round_cap = (new.round, new.max_rounds, new.round_cap)
     row.escalation_reason = enum_value(new.escalation_reason)
@@ -50,7 +52,7 @@ def set_state(s: Session, row: RunRow, new: RunState, actor: str, note: str, res
     # process leaves it alone while that process lives: it may be waiting for a free thread there).
     row.worker = this_worker() if new.status in (RunStatus.RUNNING, RunStatus.QUEUED) else None
     s.add(row)
-    change = StateChangeRow(run_id=row.id, from_status=old.value, to_status=row.status, actor=actor, note=note)
+    change = StateChangeRow(run_id=run_id, from_status=old.value, to_status=row.status, actor=actor, note=note)
     s.add(change)
     audit.append(
         s,
@@ -67,7 +69,7 @@ def set_state(s: Session, row: RunRow, new: RunState, actor: str, note: str, res
     if new.status == RunStatus.ESCALATED and old != RunStatus.ESCALATED:
         open_escalation(s, row)
     elif old == RunStatus.ESCALATED and new.status != RunStatus.ESCALATED:
-        close_escalations(s, row.id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor)
+        close_escalations(s, run_id, RESOLVED_AS.get(new.status) or resolution or "rereview", actor)
     if new.status in (RunStatus.SHIPPED, RunStatus.RESOLVED_SHIPPED) and old != new.status:
         draw_run(s, row)  # in the shipping transaction: a shipped run never misses its draw (storage.spot_draw)
 
@@ -90,8 +92,10 @@ def run_alerts(s: Session, row: RunRow, old: RunStatus, new: RunState) -> None:
 
 def open_escalation(s: Session, run: RunRow) -> None:
     """A new open escalation, due after the Settings' default time for its reason."""
+    if run.escalation_reason is None:  # the engine escalates with a reason, always
+        raise ValueError(f"run {run.id} is escalated without a reason")
     hours = Defaults.model_validate(latest_settings(s)).due_hours_for(run.escalation_reason)
-    esc = EscalationRow(run_id=run.id, reason=run.escalation_reason)
+    esc = EscalationRow(run_id=stored_id(run), reason=run.escalation_reason)
     esc.due_at = esc.created_at + timedelta(hours=hours)
     s.add(esc)
     s.flush()
@@ -152,7 +156,7 @@ def latest_resolution_reason(s: Session, run_id: int) -> str | None:
     stmt = (
         select(DecisionRow.reason)
         .where(DecisionRow.run_id == run_id)
-        .where(DecisionRow.action.in_(list(RESOLUTION_ACTION.values())))
-        .order_by(DecisionRow.id.desc())
+        .where(col(DecisionRow.action).in_(list(RESOLUTION_ACTION.values())))
+        .order_by(col(DecisionRow.id).desc())
     )
     return s.exec(stmt).first()

@@ -11,12 +11,13 @@ from __future__ import annotations
 
 from collections import defaultdict
 from datetime import datetime, timedelta
+from typing import Literal, cast
 
 from sqlalchemy import func
 from sqlmodel import Session, col, select
-from sqlmodel.sql.expression import Select
+from sqlmodel.sql.expression import SelectOfScalar
 
-from santa_core.models import MergedIssue, RunStatus
+from santa_core.models import Attribution, MergedIssue, RunStatus
 from santa_core.roles import Permission
 from santa_core.rubrics.learning import WINDOW_DAYS, Decision, LearningItem, Suggestion, SuggestionDecided
 from santa_core.text import control_problem
@@ -27,7 +28,11 @@ from storage.tables import EscapeRow, MergedIssueRow, RoundRow, RunRow, Suggesti
 from storage.times import utc, utcnow
 from storage.transactions import StoreBase
 
-ACTIONS = ("accepted", "dismissed")
+SuggestionAction = Literal["accepted", "dismissed"]
+"""What an author decided on a suggestion (`santa_core.rubrics.learning.Decision.action`)."""
+ACTIONS: tuple[SuggestionAction, ...] = ("accepted", "dismissed")
+RunIds = SelectOfScalar[int | None]
+"""A query of run ids (a subquery of `learning_items`)."""
 
 
 class SuggestionStore(StoreBase):
@@ -38,20 +43,24 @@ class SuggestionStore(StoreBase):
         that shipped NICE in them)."""
         since = utcnow() - timedelta(days=days)
         # A subquery, not a list of ids: a busy rubric's month of runs would pass SQLite's limit of bound values.
-        ids = select(RunRow.id).where(
+        ids = select(col(RunRow.id)).where(
             RunRow.rubric_name == rubric, col(RunRow.batch_id).is_(None), RunRow.created_at >= since
         )
         with self._read() as s:
             return self._failures(s, ids) + self._escapes(s, ids, since), self._nice(s, ids)
 
     @staticmethod
-    def _failures(s: Session, ids: Select) -> list[LearningItem]:
+    def _failures(s: Session, ids: RunIds) -> list[LearningItem]:
         """Each round with merged issues, its issues in order and the text it reviewed."""
         rows = s.exec(
             select(MergedIssueRow, RoundRow.output_text)
-            .join(RoundRow, (RoundRow.run_id == MergedIssueRow.run_id) & (RoundRow.round_no == MergedIssueRow.round_no))
+            .join(
+                RoundRow,
+                (col(RoundRow.run_id) == col(MergedIssueRow.run_id))
+                & (col(RoundRow.round_no) == col(MergedIssueRow.round_no)),
+            )
             .where(col(MergedIssueRow.run_id).in_(ids))
-            .order_by(MergedIssueRow.run_id, MergedIssueRow.round_no, MergedIssueRow.idx)
+            .order_by(col(MergedIssueRow.run_id), col(MergedIssueRow.round_no), col(MergedIssueRow.idx))
         ).all()
         issues: dict[tuple[int, int], list[MergedIssue]] = defaultdict(list)
         texts: dict[tuple[int, int], str] = {}
@@ -63,18 +72,18 @@ class SuggestionStore(StoreBase):
                     criterion=row.criterion,
                     description=row.description,
                     evidence=row.evidence,
-                    flagged_by=row.flagged_by,
+                    flagged_by=cast(Attribution, row.flagged_by),
                 )
             )
         return [LearningItem(run_id=r, ref=n, text=texts[(r, n)], issues=found) for (r, n), found in issues.items()]
 
     @staticmethod
-    def _escapes(s: Session, ids: Select, since: datetime) -> list[LearningItem]:
+    def _escapes(s: Session, ids: RunIds, since: datetime) -> list[LearningItem]:
         """Each escape reported in the window, with the text its run shipped (its last round's)."""
         rows = s.exec(
             select(EscapeRow)
             .where(col(EscapeRow.run_id).in_(ids), EscapeRow.created_at >= since)
-            .order_by(EscapeRow.id)
+            .order_by(col(EscapeRow.id))
         ).all()
         shipped = _last_texts(s, sorted({r.run_id for r in rows}))
         # An escape has no reviewer: "both" stands for "not one reviewer's" (the item's source says a person found it).
@@ -98,14 +107,14 @@ class SuggestionStore(StoreBase):
         ]
 
     @staticmethod
-    def _nice(s: Session, ids: Select) -> dict[int, str]:
+    def _nice(s: Session, ids: RunIds) -> dict[int, str]:
         """run id → the text of each run that both reviewers passed (shipped NICE, not shipped by a person) and
         nobody found an escape in since: an escaped run is the failing side, and counted clean it would make the
         escaped phrase look common in good text (no forbidden term suggested) and a false alarm of its own check."""
         escaped = select(EscapeRow.run_id).where(col(EscapeRow.run_id).in_(ids))
         return _last_texts(
             s,
-            select(RunRow.id).where(
+            select(col(RunRow.id)).where(
                 col(RunRow.id).in_(ids), RunRow.status == RunStatus.SHIPPED, col(RunRow.id).not_in(escaped)
             ),
         )
@@ -115,13 +124,13 @@ class SuggestionStore(StoreBase):
         stmt = (
             select(SuggestionDecisionRow)
             .where(SuggestionDecisionRow.rubric_name == rubric)
-            .order_by(SuggestionDecisionRow.id)
+            .order_by(col(SuggestionDecisionRow.id))
         )
         with self._read() as s:
             return [
                 Decision(
                     key=r.suggestion_key,
-                    action=r.action,
+                    action=cast(SuggestionAction, r.action),
                     criterion=r.criterion,
                     phrase=r.phrase,
                     version=r.version,
@@ -184,12 +193,12 @@ class SuggestionStore(StoreBase):
             return row.id
 
 
-def _last_texts(s: Session, run_ids: list[int] | Select) -> dict[int, str]:
+def _last_texts(s: Session, run_ids: list[int] | RunIds) -> dict[int, str]:
     """run id → the text of its last round (of the runs listed, or those a query selects)."""
     last = (
         select(RoundRow.run_id, func.max(RoundRow.round_no).label("n"))
         .where(col(RoundRow.run_id).in_(run_ids))
-        .group_by(RoundRow.run_id)
+        .group_by(col(RoundRow.run_id))
         .subquery()
     )
     stmt = select(RoundRow.run_id, RoundRow.output_text).join(

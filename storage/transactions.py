@@ -10,7 +10,7 @@ Every store (`StoreBase`) reads and writes through one shared `Database`.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 
 from sqlalchemy import Engine
 from sqlmodel import Session
@@ -59,13 +59,13 @@ class StoreBase:
 
     def __init__(self, db: Database | Engine | StoreBase) -> None:
         """Over `db`; an engine gets a database of its own, a store shares its database."""
-        self.db = db.db if isinstance(db, StoreBase) else db if isinstance(db, Database) else Database(db)
+        self.db: Database = db.db if isinstance(db, StoreBase) else db if isinstance(db, Database) else Database(db)
         self.engine = self.db.engine
 
-    def _tx(self) -> contextmanager[Session]:
+    def _tx(self) -> AbstractContextManager[Session]:
         """A write transaction (see `Database.write`)."""
         return self.db.write()
 
-    def _read(self) -> contextmanager[Session]:
+    def _read(self) -> AbstractContextManager[Session]:
         """A read-only snapshot (see `Database.read`)."""
         return self.db.read()

@@ -15,6 +15,7 @@ from sqlmodel import Session, col, select
 
 from santa_core.run.store import RoundRecord
 from santa_core.run.unreviewed import could_not_review
+from storage.queries import stored_id
 from storage.rows import gate_of, outcome_of, screen_of
 from storage.tables import LLMCallRow, MergedIssueRow, ReviewRow, RoundRow, ScreenRow
 
@@ -31,7 +32,9 @@ def _round(s: Session, run_id: int, round_no: int) -> RoundRecord | None:
     if not stored:
         return None
     ids = [i for r in reviews for i in r.call_ids] + [r.call_id for r in screens if r.call_id]
-    calls = {c.id: c for c in s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(ids))).all()} if ids else {}
+    calls = (
+        {stored_id(c): c for c in s.exec(select(LLMCallRow).where(col(LLMCallRow.id).in_(ids))).all()} if ids else {}
+    )
     return RoundRecord(
         round_no=round_no,
         output_text="",

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from desk.task_engine import EngineStatus
+from desk.engine_status import EngineStatus
 from desk.workers import workers_in_app
 from santa_core.models import RunStatus
 from ui import app_desk

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ from santa_core.text import text_problem
 
 if TYPE_CHECKING:  # annotations only
     from desk import Desk
+    from santa_core.rubrics.store import Store as RubricStore
+    from storage.runs import RunStore
 
 EXIT_SHIPPED, EXIT_ESCALATED, EXIT_BAD_INPUT, EXIT_WAITING, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_BROKEN = 1
@@ -74,7 +77,7 @@ def read_text(path: str, what: str) -> str:
     return text
 
 
-def load_rubric(name_or_path: str, store=None, version: int | None = None) -> Rubric:
+def load_rubric(name_or_path: str, store: RubricStore | None = None, version: int | None = None) -> Rubric:
     """A stored rubric by name (the latest version unless `version`), else a YAML/JSON rubric file."""
     from santa_core.rubrics import library as lib
 
@@ -97,7 +100,7 @@ def load_rubric(name_or_path: str, store=None, version: int | None = None) -> Ru
     raise BadInput(f"unknown rubric {name_or_path!r}; stored rubrics: {known} (or give a rubric file)")
 
 
-def _label_file_rubric(rubric: Rubric, store) -> Rubric:
+def _label_file_rubric(rubric: Rubric, store: RubricStore | None) -> Rubric:
     """A file judged directly keeps its name only when it is exactly that stored version.
 
     Otherwise the run would claim "acme v1" while judging different criteria; it is recorded as
@@ -163,20 +166,20 @@ def check_model_keys(*models: str) -> None:
             raise BadInput(problem)
 
 
-def open_desk(**options: object) -> Desk:
-    """The desk for DATABASE_URL (`options` go to `wiring.open_desk`); a database that cannot be opened is bad
-    input (exit 2)."""
+def open_desk(queued: bool | None = None, workers: int | None = None) -> Desk:
+    """The desk for DATABASE_URL (`queued` and `workers` as `wiring.open_desk` takes them); a database that cannot
+    be opened is bad input (exit 2)."""
     from desk import wiring
     from storage.db import cannot_open, database_url
 
     try:
         # The command line acts as `cli`, never as the local user: a desk where it does not act at all.
-        return wiring.open_desk(mark_interrupted=False, local_user=False, **options)
+        return wiring.open_desk(mark_interrupted=False, local_user=False, queued=queued, workers=workers)
     except Exception as exc:  # noqa: BLE001 - whatever stops the database opening is a config problem
         raise BadInput(cannot_open(database_url(), exc)) from exc
 
 
-def open_repo():
+def open_repo() -> RunStore:
     """The run store alone: no runner and no model client; a database that cannot be opened is bad input."""
     from storage.db import cannot_open, database_url
     from storage.runs import RunStore
@@ -208,7 +211,7 @@ def say(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def as_columns(rows: list[tuple[str, ...]]) -> str:
+def as_columns(rows: Sequence[tuple[str, ...]]) -> str:
     """Rows as left-aligned columns two spaces apart."""
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows)

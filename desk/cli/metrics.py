@@ -5,8 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 from datetime import date
+from typing import TYPE_CHECKING
 
 from desk.cli.common import EXIT_SHIPPED, BadInput, as_columns, open_repo
+
+if TYPE_CHECKING:  # annotations only
+    from santa_core.reports.metrics import MetricsFilter, MetricsReport
+    from storage.metrics import MetricsOptions, MetricsStore
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -73,7 +78,7 @@ def run_metrics(args: argparse.Namespace) -> int:
     return EXIT_SHIPPED
 
 
-def _json(report, store) -> str:
+def _json(report: MetricsReport, store: MetricsStore) -> str:
     """The report with the spot-check escape rate and the reviewers' calibration (over the whole history)."""
     from desk.calibration import figures
     from santa_core.reports.spot_figures import document
@@ -81,7 +86,7 @@ def _json(report, store) -> str:
     return document(report, figures(store))
 
 
-def _unknown_filter_values(filters, options) -> list[str]:
+def _unknown_filter_values(filters: MetricsFilter, options: MetricsOptions) -> list[str]:
     """Filter values that match nothing in the history (not an error: the view is just empty)."""
     known = {
         "rubric": (filters.rubrics, options.rubrics),
@@ -98,7 +103,7 @@ def _unknown_filter_values(filters, options) -> list[str]:
     ]
 
 
-def _metrics_text(report) -> str:
+def _metrics_text(report: MetricsReport) -> str:
     """The headline figures, warnings and the most-failed criteria as plain text."""
     from santa_core.reports.metrics import headline_rows
     from santa_core.reports.metrics_words import format_figure

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 
 from desk.cli.common import EXIT_SHIPPED, BadInput, open_repo, write_out
 
@@ -18,7 +19,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 def run_record(args: argparse.Namespace) -> int:
     """`record RUN_ID`: the verification record as JSON, HTML or PDF."""
-    from santa_core.reports.record import to_json
+    from santa_core.reports.record import VerificationRecord, to_json
     from santa_core.reports.record_html import to_html
     from santa_core.reports.record_pdf import to_pdf
     from storage.errors import RunNotFound
@@ -31,7 +32,12 @@ def run_record(args: argparse.Namespace) -> int:
         record = verification_record(repo, args.run_id)
     except RunNotFound as exc:
         raise BadInput(f"{exc}; see the runs list in the app") from exc
-    render = {"json": to_json, "html": to_html, "pdf": to_pdf}[args.format]
+    renderers: dict[str, Callable[[VerificationRecord], str | bytes]] = {
+        "json": to_json,
+        "html": to_html,
+        "pdf": to_pdf,
+    }
+    render = renderers[args.format]
     write_out(render(record), args.out)
     if args.out:
         print(f"wrote the {args.format} record of run {args.run_id} to {args.out} (record sha256 {record.record_hash})")

@@ -6,8 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from desk.cli.common import BadInput, CliParser, as_columns, open_repo
+
+if TYPE_CHECKING:  # annotations only
+    from storage.rubrics import RubricStore
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -58,7 +62,7 @@ def run_rubric(args: argparse.Namespace) -> str:
     return f"unchanged: {result.name} v{result.version} already has this content"
 
 
-def _open_rubric_store():
+def _open_rubric_store() -> RubricStore:
     """The stored rubrics alone: no runner and no model client, so rubric commands start fast."""
     return open_repo().rubrics
 
@@ -74,7 +78,7 @@ def _rubric_list(rubrics: list, as_json: bool) -> str:
     return as_columns(rows)
 
 
-def _rubric_export(store, args: argparse.Namespace) -> str:
+def _rubric_export(store: RubricStore, args: argparse.Namespace) -> str:
     """The exported version as text, or written to --out with a line saying so."""
     try:
         text = store.export(args.name, args.version, args.format)

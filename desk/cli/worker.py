@@ -46,6 +46,7 @@ def _queues(text: str) -> tuple[str, ...]:
 def run_worker(args: argparse.Namespace) -> int:
     """Work jobs until stopped, or print the engine's figures (`--status`)."""
     from desk import task_engine
+    from desk.engine_status import status_text
     from storage.db import database_url, redacted_url
 
     load_secrets_file()
@@ -63,7 +64,7 @@ def run_worker(args: argparse.Namespace) -> int:
 
         open_repo()  # migrated, so the figures read the same tables the workers use
         status = task_engine.task_engine(url).status()
-        print(json.dumps(status.as_json(), indent=2) if args.json else task_engine.status_text(status))
+        print(json.dumps(status.as_json(), indent=2) if args.json else status_text(status))
         if status.live_workers == 0 and any(q.waiting for q in status.queues):
             say("santa worker: jobs are waiting and no worker is heartbeating: start `santa worker`")
             return EXIT_BROKEN
@@ -85,17 +86,19 @@ def run_worker(args: argparse.Namespace) -> int:
         + (f"; {len(samples)} unfinished batch sample(s) looked at again" if samples else "")
     )
     show_outage_lines()
+    engine, host = desk.task_engine, desk.jobs
+    assert engine is not None and host is not None  # a desk opened with queued=True has both
     try:
-        work_jobs(desk.task_engine, desk.jobs, args.concurrency, queues)
+        work_jobs(engine, host, args.concurrency, queues)
     finally:
         desk.runner.shutdown()
     # Handed over: the run moved back to the queue and its job's retry written; a run whose job stayed with this
     # worker (the database went away again) is left for the take-over like the others.
-    requeued = desk.task_engine.app.job_manager.requeued
+    requeued = engine.jobs.requeued
     say(
         stopped_text(
-            [i for i in desk.jobs.handed_over if i in requeued],
-            desk.jobs.left + [i for i in desk.jobs.handed_over if i not in requeued],
+            [i for i in host.handed_over if i in requeued],
+            host.left + [i for i in host.handed_over if i not in requeued],
         )
     )
     return EXIT_SHIPPED
@@ -114,8 +117,8 @@ def show_outage_lines() -> None:
 
 def stopped_text(handed_over: list[int], left: list[int]) -> str:
     """What the worker did with its runs as it stopped, truthfully."""
+    from desk.engine_timing import recovery_bound_s
     from desk.outage import OUTAGE
-    from desk.task_engine import recovery_bound_s
 
     def runs(ids: list[int]) -> str:
         return ", ".join(f"#{i}" for i in sorted(ids))

@@ -8,7 +8,7 @@ Create Date: ${create_date}
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401, RUF100 - autogenerate may render sqlmodel AutoString()
+import sqlmodel.sql.sqltypes  # noqa: F401, RUF100 - autogenerate may render sqlmodel.sql.sqltypes.AutoString()
 from alembic import op
 ${imports if imports else ""}
 

@@ -1,10 +1,10 @@
-"""Column types and helpers every table uses: UTC timestamps, text, foreign keys, token usage."""
+"""Column types and helpers every table uses: UTC timestamps, text, foreign keys, token usage, the table a model maps."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import JSON, DateTime, Text
+from sqlalchemy import JSON, DateTime, Table, Text, inspect
 from sqlmodel import Field, SQLModel
 
 from storage.times import utcnow
@@ -23,7 +23,15 @@ JSON_OR_NULL = JSON(none_as_null=True)
 """JSON column type that stores Python None as SQL NULL (not the JSON literal null)."""
 
 
-def ts_column(**kw: object) -> Any:
+def table_of(model: type[SQLModel]) -> Table:
+    """The table a `table=True` model maps (its `__table__`, which SQLModel sets but does not declare)."""
+    table = inspect(model).local_table
+    if not isinstance(table, Table):
+        raise TypeError(f"{model.__name__} maps no table of its own")
+    return table
+
+
+def ts_column(**kw: Any) -> Any:
     """A UTC timestamp column that defaults to now."""
     return Field(default_factory=utcnow, sa_type=UTC_TS, **kw)
 

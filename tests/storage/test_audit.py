@@ -23,9 +23,9 @@ from santa_core.models import ReviewOutcome, ReviewStatus, RunState
 from santa_core.roles import PermissionDenied
 from santa_core.run import actions
 from santa_core.run.engine import InvalidTransition
+from santa_core.text import sha256_text
 from storage.audit import GENESIS, AuditStore, event_hash
 from storage.errors import RoundConflict
-from storage.hashing import sha256_text
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import AuditEventRow, AuditHeadRow, EscalationRow, RunRow, SettingsRow

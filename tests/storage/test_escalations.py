@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from santa_core.models import EscalationReason, RunState
-from storage.hashing import sha256_text
+from santa_core.text import sha256_text
 from storage.runs import RunStore
 from storage.tables import EscalationRow
 from tests.support import runs

@@ -17,6 +17,7 @@ from santa_core.reports.metrics import MetricsFilter
 from santa_core.reviewers.base import PERSON
 from santa_core.run.runner import Runner
 from storage import metric_facts as sm
+from storage.metric_derivation import COUNTERS, DAY_KEY
 from storage.runs import RunStore
 from storage.tables import CriterionDayRow, CriterionResultRow, RunMetricRow, RunRow
 from tests.support import metrics_history
@@ -42,12 +43,12 @@ history = metrics_history.history  # the fixture (an imported name would trip ru
 # --- consistency -----------------------------------------------------------------------
 
 
-DAY_COLUMNS = [CriterionDayRow.__table__.c[k] for k in (*sm.DAY_KEY, *sm.COUNTERS)]
+DAY_COLUMNS = [CriterionDayRow.__table__.c[k] for k in (*DAY_KEY, *COUNTERS)]
 
 
 def day_rows(s: Session) -> dict[tuple, tuple]:
     """criterion_day by key (rows whose counters all went back to 0 hold nothing)."""
-    n = len(sm.DAY_KEY)
+    n = len(DAY_KEY)
     return {tuple(r[:n]): tuple(r[n:]) for r in s.exec(select(*DAY_COLUMNS)).all() if any(r[n:])}
 
 
@@ -227,7 +228,7 @@ def test_cache_savings_follow_what_a_call_was_charged() -> None:
 
     from santa_core.models import Usage
     from santa_core.pricing import cache_savings_usd, cost_usd
-    from storage.metric_facts import _call_savings
+    from storage.metric_derivation import _call_savings
 
     usage = Usage(input_tokens=100, output_tokens=50, cache_creation_input_tokens=0, cache_read_input_tokens=4000)
     listed = cost_usd("claude-sonnet-5-5", usage)

@@ -16,8 +16,9 @@ from sqlmodel import Session, select
 from santa_core.models import EscalationReason, GateDecision, GateResult, ReviewOutcome, ReviewStatus, RunState
 from santa_core.run.gate import slot_verdict
 from santa_core.run.store import RoundRecord
+from santa_core.text import sha256_text
 from storage.errors import RoundConflict
-from storage.hashing import content_hash, sha256_text
+from storage.hashing import content_hash
 from storage.runs import RunStore
 from storage.tables import LLMCallRow, ReviewRow
 from tests.support import runs

@@ -19,8 +19,9 @@ from sqlmodel import Session, SQLModel, select
 from santa_core.models import CheckOutcome, Criterion, RubricDocument
 from santa_core.rubrics import library as lib
 from santa_core.rubrics.store import RubricConflict, RubricSaveError
+from santa_core.text import sha256_text
 from storage.db import get_engine, make_engine, migrate
-from storage.hashing import content_hash, sha256_text
+from storage.hashing import content_hash
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db

@@ -15,8 +15,8 @@ from sqlmodel import Session, select
 
 from santa_core.models import EscalationReason, RunState
 from santa_core.run.store import RoundRecord, Store
+from santa_core.text import sha256_text
 from storage.errors import RoundNotFound, RunNotFound
-from storage.hashing import sha256_text
 from storage.runs import RunStore
 from storage.tables import SettingsRow, StateChangeRow
 from tests.support import runs

@@ -197,7 +197,8 @@ def test_a_look_that_fails_stops_a_message_batch_sample_with_the_reason(pg_db: s
 
     import pytest
 
-    from desk.workers import JobHost, QueuedBatchDriver
+    from desk.job_host import JobHost
+    from desk.queued import QueuedBatchDriver
     from santa_core.batch.store import BatchProblem
     from ui.batch import stopped_why
 
@@ -247,7 +248,7 @@ def test_try_again_makes_a_look_waiting_for_later_due_at_once_with_a_fresh_start
 
 
 def test_the_room_for_batch_runs_is_counted_per_provider(monkeypatch) -> None:
-    from desk.task_engine import batch_room
+    from desk.batch_lanes import batch_room
 
     monkeypatch.setenv("SANTA_BATCH_LANES", "3")
     claude, gpt = ("claude-haiku-4-5", "claude-sonnet-4-5"), ("openai:gpt-5.4-mini", "openai:gpt-5.4")

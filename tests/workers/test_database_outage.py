@@ -25,8 +25,8 @@ import pytest
 from sqlalchemy import create_engine, text
 from sqlalchemy.exc import DBAPIError
 
+from desk.hand_over import HANDED_OVER, MOVING, TAKEN_OVER
 from desk.task_engine import task_engine
-from desk.workers import HANDED_OVER, MOVING, TAKEN_OVER
 from storage.db import normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import streamlit as st
 
-from desk.task_engine import EngineStatus, QueueFigures, status_text, task_engine
+from desk.engine_status import EngineStatus, QueueFigures, status_text
+from desk.task_engine import task_engine
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.ui.test_app import open_app, texts

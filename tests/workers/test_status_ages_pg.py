@@ -14,7 +14,8 @@ from datetime import datetime, timedelta
 import psycopg
 import pytest
 
-from desk.task_engine import WORK_RUN, QueueFigures, task_engine
+from desk.engine_status import QueueFigures
+from desk.task_engine import WORK_RUN, task_engine
 from storage.db import normalise_url
 from tests.conftest import PG_URL
 from tests.support.cli import santa_in_process

@@ -16,7 +16,7 @@ import pytest
 import streamlit as st
 from sqlalchemy import create_engine
 
-from desk.workers import TAKEN_OVER
+from desk.hand_over import TAKEN_OVER
 from santa_core.models import RunStatus
 from storage.db import normalise_url
 from storage.runs import RunStore

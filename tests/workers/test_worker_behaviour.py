@@ -16,8 +16,8 @@ import pytest
 import streamlit as st
 from sqlalchemy import create_engine, text
 
+from desk.hand_over import HANDED_OVER_NOTE, TAKEN_OVER
 from desk.task_engine import BATCH, INTERACTIVE_PRIORITY, RUNS, task_engine
-from desk.workers import HANDED_OVER_NOTE, TAKEN_OVER
 from santa_core.models import RunStatus
 from santa_core.rubrics.library import load_builtin
 from storage.db import normalise_url

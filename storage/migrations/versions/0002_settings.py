@@ -8,7 +8,7 @@ Create Date: 2026-12-02 09:51:25
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401, RUF100 - autogenerate may render sqlmodel AutoString()
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 # revision identifiers, used by Alembic.

@@ -8,7 +8,7 @@ Create Date: 2026-12-02 14:40:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401 - autogenerate renders sqlmodel AutoString()
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0004"

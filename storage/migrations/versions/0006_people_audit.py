@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from datetime import UTC, datetime
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401 - autogenerate renders sqlmodel AutoString()
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0006"

@@ -11,7 +11,7 @@ Create Date: 2026-12-02 21:44:23.054864
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401, RUF100 - autogenerate may render sqlmodel AutoString()
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0007"

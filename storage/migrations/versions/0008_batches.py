@@ -9,7 +9,7 @@ Create Date: 2026-12-03 03:13:59.178305
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel  # noqa: F401, RUF100 - autogenerate may render sqlmodel AutoString()
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0008"

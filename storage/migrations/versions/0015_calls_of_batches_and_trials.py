@@ -43,7 +43,8 @@ def downgrade() -> None:
         batch_op.drop_index(op.f("ix_rubric_trial_trial_key"))
         batch_op.drop_column("trial_key")
     for table in CALL_TABLES:
-        op.execute(sa.text(f"DELETE FROM {table} WHERE run_id IS NULL"))
+        calls = sa.table(table, sa.column("run_id"))
+        op.execute(calls.delete().where(calls.c.run_id.is_(None)))
         with op.batch_alter_table(table, schema=None) as batch_op:
             batch_op.drop_index(op.f(f"ix_{table}_trial_key"))
             batch_op.drop_index(op.f(f"ix_{table}_batch_id"))

@@ -8,7 +8,7 @@ Create Date: 2026-12-05 13:40:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0020"

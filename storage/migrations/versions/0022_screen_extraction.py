@@ -11,7 +11,7 @@ Create Date: 2026-12-05 17:00:00
 from collections.abc import Sequence
 
 import sqlalchemy as sa
-import sqlmodel
+import sqlmodel.sql.sqltypes
 from alembic import op
 
 revision: str = "0022"
