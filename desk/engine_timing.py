@@ -37,6 +37,13 @@ def recover_every_s() -> float:
     return env_float("SANTA_WORKER_RECOVER_S", 5.0, 0.2, 60.0)
 
 
+POOL_WAIT_S = 5.0
+"""How long the engine waits for a connection of its pool (the database away: a fetch finds no job then, a stop is
+not held up by it, a page is told at once), and how long its pool keeps trying to connect before it starts over:
+psycopg's pool doubles its pause between tries without a cap until it gives up, so after a long outage it could
+take as long again to notice the database is back, and a live worker's heartbeat would come too late."""
+
+
 FETCH_POLL_S = 0.5
 """How often an idle worker looks for jobs when no notification woke it: a job deferred for later (a sample's next
 look) is found this long after it is due at most."""
@@ -46,3 +53,18 @@ def recovery_bound_s() -> float:
     """At most this long after a worker dies, its jobs are back in the queue: silence, then a recovery pass
     (35 s with the defaults); they start at the next free slot."""
     return stalled_s() + recover_every_s()
+
+
+def silence_counts_after_s() -> float:
+    """How long the database must have answered (and been up) before a worker's silence counts as its death again
+    after an outage: the stalled period plus one wait of a worker's pool. A live worker's pool may be between two
+    tries to connect when the database comes back (POOL_WAIT_S at most), and its heartbeat comes that much later:
+    counting its silence sooner took its jobs over while it worked on them (a CI run with 2.5 s of silence in the
+    tests' timings, under load)."""
+    return stalled_s() + POOL_WAIT_S
+
+
+def outage_take_over_s() -> float:
+    """About this long after the database answers again, the jobs of a worker that died during the outage are back
+    in the queue: its silence counts (`silence_counts_after_s`), then a recovery pass (40 s with the defaults)."""
+    return silence_counts_after_s() + recover_every_s()

@@ -6,7 +6,8 @@ that held them was alive and idle. `PatientJobManager` keeps one worker, with it
 outage instead: a fetch that fails finds no job, a heartbeat that fails is sent at the next beat, the listener
 connects again, and a job's end (done, or tried again) is written once the database answers. A worker's silence
 during an outage says nothing of whether it is alive, so no worker takes another's jobs over until the database
-has answered for a whole stalled period (`silence_counts`), by which time every live worker has sent a heartbeat.
+has answered for a whole stalled period and one wait of a worker's pool (`silence_counts`,
+`engine_timing.silence_counts_after_s`), by which time every live worker has sent a heartbeat.
 """
 
 from __future__ import annotations

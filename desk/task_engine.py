@@ -50,7 +50,7 @@ from sqlalchemy.engine import make_url
 
 from desk.batch_lanes import batch_lanes, provider_pair
 from desk.engine_status import EngineStatus, read_status
-from desk.engine_timing import alert_cron, recover_every_s, stalled_s
+from desk.engine_timing import POOL_WAIT_S, alert_cron, recover_every_s, silence_counts_after_s, stalled_s
 from desk.outage import connector_away
 from desk.patient_jobs import PatientJobManager, Retry
 from santa_core.run.store import Store
@@ -60,11 +60,6 @@ log = logging.getLogger(__name__)
 RUNS, BATCH = "runs", "batch"
 RETRY_S = 5
 """Seconds before a job that could not drive its run yet is tried again."""
-POOL_WAIT_S = 5.0
-"""How long the engine waits for a connection of its pool (the database away: a fetch finds no job then, a stop is
-not held up by it, a page is told at once), and how long its pool keeps trying to connect before it starts over:
-psycopg's pool doubles its pause between tries without a cap until it gives up, so after a long outage it could
-take as long again to notice the database is back, and a live worker's heartbeat would come too late."""
 
 
 class JobRetry(RuntimeError):
@@ -239,7 +234,7 @@ class TaskEngine:
         jobs = self.jobs
 
         async def take_overs() -> None:
-            if await jobs.silence_counts(stalled_s()):
+            if await jobs.silence_counts(silence_counts_after_s()):
                 await self.recover_stalled()
                 await jobs.prune_silent(stalled_s())
 

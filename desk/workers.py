@@ -17,11 +17,11 @@ from datetime import UTC, datetime
 from procrastinate.worker import Worker
 
 from desk.alerts import alert_pass
-from desk.engine_timing import FETCH_POLL_S, env_float, heartbeat_s, stalled_s
+from desk.engine_timing import FETCH_POLL_S, POOL_WAIT_S, env_float, heartbeat_s, stalled_s
 from desk.job_host import JobHost
 from desk.outage import OUTAGE
 from desk.outage import log as outage_log
-from desk.task_engine import POOL_WAIT_S, QUEUES, TaskEngine
+from desk.task_engine import QUEUES, TaskEngine
 from storage.alerts import AlertStore
 
 log = logging.getLogger(__name__)

@@ -117,7 +117,7 @@ def show_outage_lines() -> None:
 
 def stopped_text(handed_over: list[int], left: list[int]) -> str:
     """What the worker did with its runs as it stopped, truthfully."""
-    from desk.engine_timing import recovery_bound_s
+    from desk.engine_timing import outage_take_over_s
     from desk.outage import OUTAGE
 
     def runs(ids: list[int]) -> str:
@@ -134,7 +134,7 @@ def stopped_text(handed_over: list[int], left: list[int]) -> str:
     if left:
         parts.append(
             f"could not hand over {runs(left)} (the database did not answer): the next worker takes them "
-            f"over about {recovery_bound_s():g} s after the database answers again"
+            f"over about {outage_take_over_s():g} s after the database answers again"
         )
     if OUTAGE.dropped_answers:
         parts.append(
