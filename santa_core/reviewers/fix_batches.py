@@ -54,12 +54,6 @@ class FixJob(BaseModel):
         return self
 
 
-def submit(client: anthropic.Anthropic, jobs: Sequence[FixJob], refused: Callable[[list[LLMCall]], None]) -> str:
-    """Create the Message Batch of the fixes (each job noted as sent through the open call log first); its API
-    id. A create the API refused gives `refused` each job's failed call (not billed)."""
-    return mb.submit(client, jobs, refused)
-
-
 def answers(client: anthropic.Anthropic, batch_id: str, jobs: Sequence[FixJob]) -> dict[str, FixAnswer]:
     """Every job's answer by custom_id once the batch has ended (a job with no result line is an error answer)."""
     by_id = {job.custom_id: job for job in jobs}
