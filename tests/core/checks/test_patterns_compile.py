@@ -1,32 +1,29 @@
 """Patterns are compiled at their first search (`bounded.Pattern`), so a process pays only for the ones it uses.
-The price: a malformed pattern would surface only when a text reaches it. This test reaches every one: each
-module-level pattern of the checks and the batch patterns, and both patterns of every language's table."""
+The price: a malformed pattern would surface only when a text reaches it. This test reaches every one that exists
+once the core is imported and every language's table is built: found by the garbage collector's list of live
+objects, not by a walk of the modules that could miss a pattern held in a dataclass, a class or a closure."""
 
 from __future__ import annotations
 
+import gc
 import importlib
 import pkgutil
 
-import pytest
-
-import santa_core.batch
-import santa_core.checks
-from santa_core.checks import languages
+import santa_core
+import santa_core.run  # noqa: F401 - the reviewers' modules import the run's first (tests/conftest.py)
+from santa_core.checks import languages_lexicon
 from santa_core.checks.bounded import Pattern
 
 
-def module_patterns() -> list[tuple[str, Pattern]]:
-    """(module.name, pattern) for every Pattern held at module level, also inside a tuple, list or dict."""
-    found = []
-    for package in (santa_core.checks, santa_core.batch):
-        for info in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-            module = importlib.import_module(info.name)
-            for name, value in vars(module).items():
-                values = (
-                    value.values() if isinstance(value, dict) else value if isinstance(value, tuple | list) else [value]
-                )
-                found += [(f"{info.name}.{name}", v) for v in values if isinstance(v, Pattern)]
-    return found
+def every_pattern() -> list[Pattern]:
+    """Every live Pattern after importing each module of the core and building the language tables."""
+    for info in pkgutil.walk_packages(santa_core.__path__, "santa_core."):
+        importlib.import_module(info.name)
+    languages_lexicon.tables()
+    return [o for o in gc.get_objects() if isinstance(o, Pattern)]
+
+
+PATTERNS = every_pattern()
 
 
 def test_patterns_are_compiled_at_their_first_search_not_at_import() -> None:
@@ -35,17 +32,21 @@ def test_patterns_are_compiled_at_their_first_search_not_at_import() -> None:
     assert fresh.search("a never-searched word") is not None and fresh._compiled is not None
 
 
-def test_the_checks_hold_many_patterns() -> None:
-    assert len(module_patterns()) >= 50  # the walk below walks something
+def test_the_detectors_own_patterns_are_among_them() -> None:
+    from santa_core.checks import injection_patterns
+
+    found = {id(p) for p in PATTERNS}
+    held = [p.regex for p in injection_patterns.PATTERNS]  # in a dataclass inside a tuple: a module walk missed them
+    assert held and all(id(p) in found for p in held)
 
 
-@pytest.mark.parametrize(("where", "pattern"), module_patterns(), ids=[w for w, _ in module_patterns()])
-def test_every_module_pattern_is_well_formed(where: str, pattern: Pattern) -> None:
-    assert pattern.compile() is pattern
-
-
-@pytest.mark.parametrize("iso", sorted(languages.tables()))
-def test_every_language_table_compiles(iso: str) -> None:
-    table = languages.tables()[iso]
-    table.pattern.compile()
-    table.trigger.compile()
+def test_every_pattern_is_well_formed() -> None:
+    # One test, not one per pattern: the live objects may differ by a transient pattern between xdist's workers,
+    # and workers that collect different tests abort the whole run.
+    malformed = []
+    for pattern in PATTERNS:
+        try:
+            pattern.compile()
+        except Exception as exc:  # noqa: BLE001 - each malformed pattern is named with its error
+            malformed.append(f"{pattern.pattern[:80]!r}: {exc}")
+    assert len(PATTERNS) > 200 and malformed == []
