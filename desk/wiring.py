@@ -84,11 +84,13 @@ def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra: An
 
 def model_reviewer(name: str) -> Reviewer:
     """A fresh reviewer for one call (fresh per round: no carried context), on the model's provider."""
+    # _model builds the kind it is given (or an UnavailableModel, every role's stand-in); it is typed for all roles
     return _model(name, AnthropicReviewer, partial_strict(ChatReviewer, name))  # type: ignore[return-value]
 
 
 def model_fixer(name: str) -> Fixer:
     """A fresh fix agent on the model's provider."""
+    # as model_reviewer: _model is typed for all roles
     return _model(name, AnthropicFixer, partial_strict(ChatFixer, name))  # type: ignore[return-value]
 
 
@@ -123,7 +125,7 @@ def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
         if isinstance(screen, UnavailableModel):
             why = f"{screen.problem}; {screen_remedy(effective.sources)}"
             screen.problem = f"the screening model cannot be called here: {why}"
-        return screen  # type: ignore[return-value]
+        return screen  # type: ignore[return-value]  # as model_reviewer: _model is typed for all roles
 
     return current
 

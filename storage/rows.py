@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, cast, get_args
+from typing import Any, TypedDict, cast, get_args
 
 from sqlmodel import SQLModel
 
 from santa_core.models import (
+    CallPurpose,
     CheckOutcome,
     EscalationReason,
     FixEdit,
@@ -51,7 +52,6 @@ from storage.views import DecisionView, EscalationView, EscapeView, RunSummary, 
 
 USAGE_COLS = tuple(Usage.model_fields)
 
-Purpose = Literal["review", "fix", "screen"]
 """What an LLM call was for (`santa_core.models.LLMCall.purpose`)."""
 
 
@@ -151,7 +151,7 @@ def call_row(
 def call_of(row: LLMCallRow) -> LLMCall:
     """An LLMCall back from its row."""
     return LLMCall(
-        purpose=cast(Purpose, row.purpose),
+        purpose=cast(CallPurpose, row.purpose),
         model=row.model,
         request=row.request_json,
         response=row.response_text,

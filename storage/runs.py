@@ -13,7 +13,7 @@ database.
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict, get_args
+from typing import Any, TypedDict, get_args
 
 from sqlalchemy import Engine, or_
 from sqlmodel import Session, col, select
@@ -22,7 +22,7 @@ from santa_core.models import ReviewStatus, Rubric, RunState, RunStatus
 from santa_core.providers import panel_families, spans_two_families
 from santa_core.roles import SYSTEM_ACTORS, Permission
 from santa_core.run import engine as state_machine
-from santa_core.run.store import RoundRecord, RunRecord
+from santa_core.run.store import RoundRecord, RunRecord, Source
 from santa_core.run.third import third_reviewer_for
 from santa_core.text import sha256_text
 from storage import audit, spend
@@ -50,9 +50,6 @@ from storage.times import utc
 from storage.transactions import Database
 from storage.views import CutOffCall, RoundView, RunClaim, RunSummary, RunView
 from storage.workers import is_orphaned, this_worker
-
-Source = Literal["app", "cli", "batch"]
-
 
 PERSON_MOVES: dict[RunStatus, tuple[state_machine.Event, Permission]] = {
     RunStatus.INTERRUPTED: (state_machine.Resume(), Permission.RESUME_RUN),

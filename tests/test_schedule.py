@@ -28,3 +28,11 @@ def test_each_share_opens_with_its_long_tests_and_nothing_is_lost() -> None:
 def test_one_worker_keeps_the_collected_order() -> None:
     ids = ["tests/core/a.py::t", SCREENS]
     assert longest_first(ids, 1) == [0, 1]
+
+
+def test_the_long_tests_of_one_module_stay_together_in_one_share() -> None:
+    outage = [f"tests/workers/test_database_outage.py::test_{n}" for n in range(4)]
+    ids = [f"tests/core/test_{n}.py::t" for n in range(20)] + outage
+    order = [ids[i] for i in longest_first(ids, 3)]
+    first_share = order[:8]  # shares of 8, 8, 8
+    assert first_share[:4] == outage  # one after another on one worker, not four clusters at once

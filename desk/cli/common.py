@@ -12,7 +12,7 @@ import sys
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NoReturn
 
 from santa_core.config import Defaults, SettingError, diversity_warning, export_to_env
 from santa_core.models import Rubric
@@ -41,7 +41,7 @@ class BadInput(Exception):
 class CliParser(argparse.ArgumentParser):
     """An argument parser whose usage errors are bad input (exit 2, one line), not argparse's own exit."""
 
-    def error(self, message: str) -> None:  # type: ignore[override]
+    def error(self, message: str) -> NoReturn:
         raise BadInput(f"usage: {message}")
 
 

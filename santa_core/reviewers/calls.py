@@ -286,11 +286,12 @@ class StructuredCaller:
         code = status_of(exc)
         if isinstance(exc, self.connection_errors) and code is None:
             return not never_left(exc)
+        # exc comes from tenacity's outcome (typed BaseException); only an Exception is retried or failed here
         return (code is not None and code >= 500) or self._answered(exc)  # type: ignore[arg-type]
 
     def _failed(self, exc: BaseException, body: dict, latency_s: float) -> CallResult:
         """A request that failed as the call log keeps it: the reason, and its estimate when it may be billed."""
-        status, error = self._failure(exc)  # type: ignore[arg-type]
+        status, error = self._failure(exc)  # type: ignore[arg-type]  # as in _may_be_billed
         cost = estimate_call_usd(self.name, body) if body and self._may_be_billed(exc) else 0.0
         return CallResult(None, "", Usage(), error, status, latency_s, body, cost)
 

@@ -340,6 +340,7 @@ class _NoAliasLoader(yaml.SafeLoader):
             raise yaml.composer.ComposerError(
                 None, None, "aliases (*name) are not allowed in a rubric file", event.start_mark
             )
+        # PyYAML's stubs type compose_node's parent as a Node, though the composer passes None at the root
         return super().compose_node(parent, index)  # type: ignore[arg-type]
 
 

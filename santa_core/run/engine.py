@@ -258,4 +258,5 @@ def advance(state: RunState, event: Event) -> RunState:
     step = _TABLE.get((state.status, type(event)))
     if step is None:
         raise InvalidTransition(f"{type(event).__name__} is not allowed when the run is {state.status.value}")
+    # _TABLE pairs each step with the event type it takes, a pairing a dict's type cannot state
     return step(state, event)  # type: ignore[operator]

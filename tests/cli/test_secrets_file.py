@@ -22,7 +22,7 @@ from tests.support.secrets_files import toml_error
     ],
 )
 def test_a_secrets_file_that_cannot_be_read_is_bad_input(
-    cli_env: dict,
+    cli_env: dict,  # noqa: F811 - a fixture
     tmp_path: Path,
     kind: str,  # noqa: F811
     said: str,

@@ -25,7 +25,7 @@ VIEWPORT = {"width": 1280, "height": 800}
 
 @pytest.mark.timeout(180)
 def test_start_is_in_view_and_people_form_clears_after_save(
-    chromium: str,
+    chromium: str,  # noqa: F811 - a fixture
     server: tuple[str, Path],  # noqa: F811
     tmp_path: Path,
 ) -> None:

@@ -36,8 +36,14 @@ SLOW_S = {
 """Test id prefix -> seconds one of its tests takes (the first matching prefix counts)."""
 
 
+def prefix_of(test_id: str) -> str | None:
+    """The SLOW_S entry a test falls under (None: a short test)."""
+    return next((prefix for prefix in SLOW_S if test_id.startswith(prefix)), None)
+
+
 def weight(test_id: str) -> float:
-    return next((s for prefix, s in SLOW_S.items() if test_id.startswith(prefix)), 0.0)
+    prefix = prefix_of(test_id)
+    return 0.0 if prefix is None else SLOW_S[prefix]
 
 
 def shares(total: int, workers: int) -> list[int]:
@@ -51,22 +57,32 @@ def shares(total: int, workers: int) -> list[int]:
 
 
 def longest_first(ids: Sequence[str], workers: int) -> list[int]:
-    """Indices of `ids` in the order to collect them: each worker's share opens with its long tests (longest first,
-    each given to the share with the least weight so far), then short tests in their collected order."""
+    """Indices of `ids` in the order to collect them: each worker's share opens with its long tests, then short
+    tests in their collected order. The long tests of one entry (a module's outage tests, each on its own database
+    cluster) stay together in one share, one after another, so they do not load the machine at the same time; the
+    heaviest entries go first, each to the share with the least weight so far."""
     if workers < 2:
         return list(range(len(ids)))
     sizes = shares(len(ids), workers)
-    slow = sorted((i for i, t in enumerate(ids) if weight(t) > 0), key=lambda i: (-weight(ids[i]), i))
+    groups: dict[str, list[int]] = {}
+    for i, test_id in enumerate(ids):
+        prefix = prefix_of(test_id)
+        if prefix is not None:
+            groups.setdefault(prefix, []).append(i)
     heads: list[list[int]] = [[] for _ in sizes]
     load = [0.0] * workers
-    for i in slow:
-        open_shares = [w for w in range(workers) if len(heads[w]) < sizes[w]]
-        w = min(open_shares, key=lambda w: (load[w], w))
-        heads[w].append(i)
-        load[w] += weight(ids[i])
-    taken = set(slow)
-    rest = iter(i for i in range(len(ids)) if i not in taken)
+    for prefix, members in sorted(groups.items(), key=lambda g: (-SLOW_S[g[0]] * len(g[1]), g[0])):
+        fits = [w for w in range(workers) if len(heads[w]) + len(members) <= sizes[w]] or list(range(workers))
+        w = min(fits, key=lambda w: (load[w], w))
+        heads[w] += members
+        load[w] += SLOW_S[prefix] * len(members)
+    # A group larger than the room left (a run of a few tests) goes where it is least over: the order stays a
+    # permutation, only the shares' openings are then less even.
+    taken = {i for head in heads for i in head}
+    rest = [i for i in range(len(ids)) if i not in taken]
     order: list[int] = []
     for w, size in enumerate(sizes):
-        order += heads[w] + [next(rest) for _ in range(size - len(heads[w]))]
-    return order
+        room = max(0, size - len(heads[w]))
+        order += heads[w] + rest[:room]
+        rest = rest[room:]
+    return order + rest

@@ -61,7 +61,8 @@ def test_reject_says_that_it_escalates_and_does(desk_env: RunStore, awaiting: in
 
 
 def test_asking_again_replaces_the_proposal_in_the_same_round_with_the_note_recorded(
-    desk_env: RunStore, awaiting: int
+    desk_env: RunStore,
+    awaiting: int,  # noqa: F811 - a fixture
 ) -> None:  # noqa: F811
     at = as_person(EDITOR, awaiting)
     at.text_input(key=f"reason_{awaiting}_1").set_value("keep the launch year")
@@ -165,7 +166,9 @@ def test_a_run_being_reviewed_polls_fast_and_shows_no_escapes_or_record(
 
 
 def test_a_shipped_run_polls_no_more_and_shows_escapes_and_record(
-    desk_env: RunStore, shipped: int, intervals: list[float | None]
+    desk_env: RunStore,
+    shipped: int,  # noqa: F811 - a fixture
+    intervals: list[float | None],
 ) -> None:  # noqa: F811
     at = as_person(EDITOR, shipped)
     assert intervals[-1] is None
