@@ -8,6 +8,7 @@ from __future__ import annotations
 import gc
 import importlib
 import pkgutil
+from functools import cache
 
 import santa_core
 import santa_core.run  # noqa: F401 - the reviewers' modules import the run's first (tests/conftest.py)
@@ -15,15 +16,14 @@ from santa_core.checks import languages_lexicon
 from santa_core.checks.bounded import Pattern
 
 
+@cache
 def every_pattern() -> list[Pattern]:
-    """Every live Pattern after importing each module of the core and building the language tables."""
+    """Every live Pattern after importing each module of the core and building the language tables (once, in the
+    worker that runs these tests: not while every worker collects)."""
     for info in pkgutil.walk_packages(santa_core.__path__, "santa_core."):
         importlib.import_module(info.name)
     languages_lexicon.tables()
     return [o for o in gc.get_objects() if isinstance(o, Pattern)]
-
-
-PATTERNS = every_pattern()
 
 
 def test_patterns_are_compiled_at_their_first_search_not_at_import() -> None:
@@ -35,7 +35,7 @@ def test_patterns_are_compiled_at_their_first_search_not_at_import() -> None:
 def test_the_detectors_own_patterns_are_among_them() -> None:
     from santa_core.checks import injection_patterns
 
-    found = {id(p) for p in PATTERNS}
+    found = {id(p) for p in every_pattern()}
     held = [p.regex for p in injection_patterns.PATTERNS]  # in a dataclass inside a tuple: a module walk missed them
     assert held and all(id(p) in found for p in held)
 
@@ -44,9 +44,9 @@ def test_every_pattern_is_well_formed() -> None:
     # One test, not one per pattern: the live objects may differ by a transient pattern between xdist's workers,
     # and workers that collect different tests abort the whole run.
     malformed = []
-    for pattern in PATTERNS:
+    for pattern in every_pattern():
         try:
             pattern.compile()
         except Exception as exc:  # noqa: BLE001 - each malformed pattern is named with its error
             malformed.append(f"{pattern.pattern[:80]!r}: {exc}")
-    assert len(PATTERNS) > 200 and malformed == []
+    assert len(every_pattern()) > 200 and malformed == []
