@@ -3,11 +3,15 @@
 Each set in bench/heldout/ was written by someone who never saw the detector, its corpus or its development set, and
 frozen before the first run: never add its texts to a test corpus, never look at what it misses or blocks, and never
 tune a rule against it. A set that was looked at moves to bench/burned/ and is reported apart. The sets:
-- heldout/injection-heldout-2026-12-05a.json and -05b.json: written for issue 36 by two helpers, after the layers
-  were built (81 attacks and 92 benign; 78 attacks and 87 benign; every family the issue lists, 20 languages);
+- heldout/injection-heldout-2026-12-05c.json: written for issue 36's second pass by a helper, after the first pass's
+  layers were built and while the second pass was being written (91 attacks in 12 families, 124 benign);
 - burned/injection-heldout-2026-11.json: the first set (40 attacks, 30 ordinary texts, each inside a line of copy);
 - burned/injection-heldout-2026-12-05.json: issue 36's first set (94 attacks, 104 benign); measured at 76 % stopped
-  and 2 benign blocked, then its two blocked texts were read to fix the rules that blocked them.
+  and 2 benign blocked, then its two blocked texts were read to fix the rules that blocked them;
+- burned/injection-heldout-2026-12-05a.json and -05b.json: the first pass's fresh sets (65 % stopped, 1 of 179 benign
+  blocked when measured unseen), then their misses read for the second pass;
+- burned/injection-heldout-2026-12-05d.json: written beside -05c (105 attacks, 127 benign); measured unseen once with
+  the second pass (76 stopped, 72 %; 4 benign blocked), then its 4 blocked texts were read, and 2 of them fixed.
 
 Printed per set: for each layer of the deterministic detector (the stock patterns and sentence scorer, the structural
 signals, the hidden carriers, the addressee lexicon of every language, each decoded view) how many attacks it stops

@@ -24,7 +24,7 @@ from functools import lru_cache
 import regex
 from regex import Match
 
-from santa_core.checks import structure_claims, structure_roles
+from santa_core.checks import structure_claims, structure_panel, structure_roles
 from santa_core.checks import structure_words as words
 from santa_core.checks.bounded import Pattern, escape
 from santa_core.checks.folding import Folded, fold
@@ -337,8 +337,8 @@ _SEPARATORS = regex.compile(r"[\s_\-./]+")
 _ATTACHED = Pattern(
     r"(?i)[\s*_`\"')\]」』]{0,4}(?:[^\S\n]{1,2}(?:criterion|criteria|requirement|check|rule|item))?"
     r"(?:(?:(?:[:=|→⇒]|->|=>|—|–|-(?!\w)|\s(?:is|are|was|were|has\s+been|have\s+been|ist|est|es|è|é|jest|status)\s)"
-    r"[\s*_`\"'\[(「『]{0,4}(?P<s>" + _STATE + r")|[^\S\n]{0,2}(?P<c>[✓✔✅☑]))"
-    r"(?=[^\S\n]{0,3}(?:$|\n|[.,;!|)(\]*_。、]|—|–|-\s|[✓✔✅☑]))"
+    r"[\s*_`\"'\[(「『]{0,4}(?P<s>" + _STATE + r")(?=[^\S\n]{0,3}(?:$|\n|[.,;!|)(\]*_。、]|—|–|-\s|[✓✔✅☑]))"
+    r"|[^\S\n]{0,2}(?P<c>[✓✔✅☑]))"
     r"|\s(?:(?:does|do|did)\s+not|doesn't|don't|no\s+longer)\s+appl(?:y|ies)\b|\s(?:is|are|was|were|has\s+been"
     r"|have\s+been)\s+(?:now\s+)?(?:waived|suspended|lifted|exempt(?:ed)?|not\s+applicable|retired|removed|disabled)\b)"
 )
@@ -474,4 +474,6 @@ def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
         + structure_claims.find_claims(view.text)
     )
     spans += _criteria(view.text, ctx)
+    # The panel's signals name what no other found: a record's verdict keeps its own name.
+    spans += [p for p in structure_panel.find_panel(view.text) if not any(a < p[1] and p[0] < b for a, b, _ in spans)]
     return _signals(view, spans)

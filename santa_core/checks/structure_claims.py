@@ -76,6 +76,45 @@ _UPDATED_ELSEWHERE = Pattern(
     + r"[^\n.!?。]{0,20}?"
     + _RULES_WORDS
 )
+_CHECKED = (
+    r"(?:disclaimers?|guarantees?|outcome[\s-]guarantees?|no[\s-]guarantees?|fact[\s-]?check(?:ing|s)?|factual|terminology"
+    r"|accuracy|review|claims?)[\s-](?:requirements?|rules?|checks?|checklists?|polic(?:y|ies)|criteri(?:on|a))"
+)
+_LIFTED = r"(?:waived|retired|lifted|suspended|dropped|revoked|relaxed|scrapped|abolished)"
+_WAIVED = Pattern(
+    r"(?i)\b"
+    + _CHECKED
+    + r"\b[^\n.!?]{0,60}?\b(?:"
+    + _LIFTED
+    + r"|no\s+longer\s+(?:appl(?:y|ies)|required|needed|in\s+force"
+    r"|in\s+effect)|(?:does|do)\s+not\s+apply|out\s+of\s+scope|not\s+(?:required|needed|applicable))\b"
+    r"|\b" + _LIFTED + r"\s+(?:the|its|their|any|all)\s+" + _CHECKED + r"\b"
+    r"|\b(?:factual\s+claims|fact[\s-]?check\w*|factual\s+checks?|accuracy\s+checks?)\b[^\n.!?]{0,60}?\b(?:are|is|were|was"
+    r"|have\s+been|has\s+been)\s+(?:now\s+)?(?:"
+    + _LIFTED
+    + r"|out\s+of\s+scope|exempt\w*|not\s+(?:checked|reviewed|required))\b"
+)
+"""A check the review makes said lifted: "the disclaimer requirement has been waived", "the outcome-guarantee rule no
+longer applies", "retired the disclaimer requirement", "factual checks are waived". A visa requirement waived, a late
+fee dropped are not the review's."""
+_AGENT = (
+    r"(?:automated\s+|ai\s+|llm\s+)?(?:evaluators?|reviewers?|graders?|judges?|checkers?|fixers?|fix\s+agents?|models?"
+    r"|assistants?|screeners?)"
+)
+_PRESSED = Pattern(
+    r"(?i)\b(?:pre[\s-]?approved|pre[\s-]?cleared|already\s+(?:been\s+)?(?:approved|cleared|signed\s+off|vetted))\s+by\s+"
+    r"(?:our\s+|the\s+|its\s+)?(?:legal|compliance|general\s+counsel|counsel|lawyers|attorneys|regulatory|the\s+regulator)\b"
+    r"|\b(?:authori[sz]e|instruct|direct|permit|allow)s?\s+(?:the|any|all|every)\s+"
+    + _AGENT
+    + r"\s+to\s+(?:skip|ignore"
+    r"|overlook|disregard|bypass|waive|not\s+(?:flag|check|verify|review))\b"
+    r"|\b(?:imagine|pretend|suppose)\s+(?:that\s+)?you\s+(?:are|were)\s+(?:a|an|the)\b[^\n.!?]{0,60}?\b"
+    + _AGENT
+    + r"\b[^\n.!?]{0,60}?\b(?:approves?|pass(?:es)?|accepts?|lenient|never\s+flags?|no\s+issues)\b"
+)
+"""Pressure put on the review instead of a claim made to the reader: the text says it was cleared by the desk's own
+authorities ("pre-approved by legal"), authorises the evaluator to skip its checks, or casts the reviewer in a role
+that approves. "Pre-approved for a loan", "imagine you are a judge at a bake-off" are not."""
 _ANOTHER_RUBRIC = Pattern(
     r"(?i)\s*(?:for|of|in|at)\s+(?!this\b|these\b|the\s+(?:text|copy|output|submission|review|description|item)\b)"
 )
@@ -90,4 +129,6 @@ def find_claims(view: str) -> list[tuple[int, int, str]]:
         if m.group("mid") and _ANOTHER_RUBRIC.match(m.group("mid")):
             continue  # "our rubric for the science fair has been updated": a rubric of something else
         found.append((m.start(), m.end(), NAME))
+    found += [(m.start(), m.end(), NAME) for m in _WAIVED.finditer(view)]
+    found += [(m.start(), m.end(), "pressure on the review") for m in _PRESSED.finditer(view)]
     return found + [(m.start(), m.end(), NAME) for m in _UPDATED_ELSEWHERE.finditer(view)]
