@@ -19,8 +19,7 @@ from dataclasses import dataclass
 from santa_core.checks import injection_patterns as patterns
 from santa_core.checks.addressing import EVALUATOR as _EVALUATOR
 from santa_core.checks.addressing import SENTENCE as _SENTENCE
-from santa_core.checks.addressing import SET_ASIDE
-from santa_core.checks.addressing import quoted_example
+from santa_core.checks.addressing import SET_ASIDE, quoted_example
 from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, Unfinished, budget
 from santa_core.checks.exemptions import (
