@@ -34,10 +34,16 @@ def host_name() -> str:
     return os.environ.get("SANTA_HOST_NAME", "").strip() or socket.gethostname()
 
 
+_OWN_START: dict[int, str] = {}
+"""This process's start time by its pid, read once (a forked child has a pid, and a start, of its own)."""
+
+
 def this_worker() -> str:
     """host:pid:start — the start time tells a live process from a later one that reused its pid."""
     pid = os.getpid()
-    return f"{host_name()}:{pid}:{_start_time(pid) or '?'}"
+    if pid not in _OWN_START:
+        _OWN_START[pid] = _start_time(pid) or "?"
+    return f"{host_name()}:{pid}:{_OWN_START[pid]}"
 
 
 def _alive(pid: int, start: str) -> bool:
