@@ -9,8 +9,6 @@ too): the pages.
 
 import streamlit as st
 
-from ui import app_desk
-
 
 def pages() -> dict[str, list[st.Page]]:
     """Every file in pages/ is listed here: once st.navigation runs, Streamlit stops discovering
@@ -88,12 +86,15 @@ def database_away_text(exc: BaseException) -> str:
 if __name__ == "__main__":  # a session's script run
     # Imported here, not at server start: their caches want the running server (else a warning each start).
     from desk.outage import database_away, error_line
-    from ui import access, clock, identity, navigation
+    from ui import access, app_desk, clock, identity, navigation
 
     main()
 else:  # imported once by `streamlit run` at server start: the server, this file its script
     from ui import access
 
-    # One line says how sign-in stands; a desk without sign-in beyond loopback is refused here, before any page.
+    # One line says how sign-in stands; a desk without sign-in beyond loopback is refused here, before any page, and
+    # before the desk's modules are imported (model clients, storage, migrations: some 4 s of CPU a refusal needs not).
     access.announce_at_start()
+    from ui import app_desk
+
     app = st.App(__file__, lifespan=app_desk.open_at_server_start)

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 from storage.runs import RunStore
+from storage.startup import init_db
+from tests.conftest import grant, migrated_sqlite
 from tests.support.batch_page import seeded_batch
 from tests.support.messages_api import MessagesStub, santa_scenario
 from tests.ui.test_app import texts
@@ -46,21 +50,59 @@ def start(repo: RunStore, output: str, rubric: str = "general", by: str = "edito
     )
 
 
-@pytest.fixture
-def history(desk_env: RunStore, messages_stub: MessagesStub) -> dict[str, object]:
+def make_history(repo: RunStore, messages_stub: MessagesStub) -> dict[str, object]:
     """Three runs of our own (one by a named person, one of another rubric, one escalated) and a batch."""
     batch = seeded_batch(messages_stub, items=12)
     messages_stub.handler = santa_scenario
-    desk_env.people.sign_in("edith@example.com", "Edith Okafor")
-    desk_env.people.set_roles("edith@example.com", ["editor"], "admin@example.com")
+    repo.people.sign_in("edith@example.com", "Edith Okafor")
+    repo.people.set_roles("edith@example.com", ["editor"], "admin@example.com")
     runs = {
-        "long": start(desk_env, LONG),
-        "content": start(desk_env, "A short piece of copy about 100% oats.", rubric="content", by="edith@example.com"),
-        "escalated": escalate(desk_env),
+        "long": start(repo, LONG),
+        "content": start(repo, "A short piece of copy about 100% oats.", rubric="content", by="edith@example.com"),
+        "escalated": escalate(repo),
     }
-    samples = [r.id for r in desk_env.list_runs(limit=500) if r.batch_id is not None]
+    samples = [r.id for r in repo.list_runs(limit=500) if r.batch_id is not None]
     assert samples, "the batch reviewed its sample as runs"
     return {**runs, "samples": samples, "batch": batch}
+
+
+@pytest.fixture(scope="module")
+def history_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, object]]:
+    """`make_history` once per module, in a database file of its own, as `desk_env` would make it (a fresh migrated
+    database with the test people, a stand-in model): a batch sample and an escalated run are most of each test's
+    time, and the tests only read them (each gets a copy: whatever its page's desk does stays in that copy)."""
+    path = tmp_path_factory.mktemp("runs-history") / "santa.db"
+    with pytest.MonkeyPatch.context() as env:
+        stub = MessagesStub().start()
+        env.setenv("ANTHROPIC_BASE_URL", stub.url)
+        env.setenv("ANTHROPIC_API_KEY", "test")
+        env.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+        env.setenv("DATABASE_URL", migrated_sqlite(path))
+        repo = grant(RunStore(init_db(f"sqlite:///{path}", mark_interrupted=False)))
+        try:
+            made = make_history(repo, stub)
+        finally:
+            repo.engine.dispose()
+            stub.stop()
+    return path, made
+
+
+@pytest.fixture
+def history(
+    history_file: tuple[Path, dict[str, object]], desk_env: RunStore, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> dict[str, object]:
+    """A copy of the module's history for this test; the pages open it (desk_env: the stand-in model, no desk
+    cached, the opened desks stopped afterwards)."""
+    source, made = history_file
+    copy = tmp_path / "history.db"
+    src, dst = sqlite3.connect(source), sqlite3.connect(copy)
+    try:
+        src.backup(dst)  # the whole database, what is still in the write-ahead log too
+    finally:
+        src.close()
+        dst.close()
+    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{copy}")
+    return made
 
 
 def test_batch_samples_are_hidden_until_asked_for_and_the_choice_is_in_the_url(
