@@ -11,7 +11,8 @@ tune a rule against it. A set that was looked at moves to bench/burned/ and is r
 - burned/injection-heldout-2026-12-05a.json and -05b.json: the first pass's fresh sets (65 % stopped, 1 of 179 benign
   blocked when measured unseen), then their misses read for the second pass;
 - burned/injection-heldout-2026-12-05d.json: written beside -05c (105 attacks, 127 benign); measured unseen once with
-  the second pass (76 stopped, 72 %; 4 benign blocked), then its 4 blocked texts were read, and 2 of them fixed.
+  the second pass (76 stopped, 72 %; 4 benign blocked), then its 4 blocked texts were read (left blocked: see
+  docs/injection.md).
 
 Printed per set: for each layer of the deterministic detector (the stock patterns and sentence scorer, the structural
 signals, the hidden carriers, the addressee lexicon of every language, each decoded view) how many attacks it stops

@@ -14,7 +14,6 @@ __all__ = [
     "EVALUATION_WORDS",
     "EVALUATOR",
     "SENTENCE",
-    "SET_ASIDE",
     "elsewhere",
     "quoted_as_an_example",
     "quoted_example",
@@ -283,16 +282,12 @@ _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
 
 
 _QUOTE_FRAME = Pattern(
-    r"(?i)\b(?:such\s+as|like|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrases?"
+    r"(?i)\b(?:such\s+as|for\s+example|for\s+instance|e\.g\.|example|payload|attack(?:er|s)?|injection|phrase"
     r"|string|quoting|quotes?|hides?|hidden|malicious|wie|zum\s+beispiel|beispiel|angreifer|comme|par\s+exemple"
     r"|exemple|attaquants?|como|por\s+ejemplo|ejemplo|atacantes?|come|ad\s+esempio|esempio|attaccanti?|injektion"
     r"|inyeccion|iniezione|injecao)\b"
 )
 _VERDICT_IN_QUOTE = Pattern(r"(?i)\b(?:pass|nice|approv\w*|complian\w*|verdict|reviewer|grader|evaluator)\b")
-
-
-SET_ASIDE = "an instruction to set aside the reviewer's instructions"
-"""The family of a sentence scored only for setting the reviewer's instructions aside."""
 
 
 def quoted_as_an_example(text: str, m: Match[str]) -> bool:
@@ -349,7 +344,7 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     if has["override"] and not all(
         _elsewhere(sentence, m.end()) or quoted_as_an_example(sentence, m) for m in _R["override"].finditer(sentence)
     ):
-        return SET_ASIDE
+        return "an instruction to set aside the reviewer's instructions"
     if to_evaluator and (
         value or has["directive"] or has["you_must"] or has["claim"] or has["text_is"] or has["this_is"]
     ):

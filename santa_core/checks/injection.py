@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from santa_core.checks import injection_patterns as patterns
 from santa_core.checks.addressing import EVALUATOR as _EVALUATOR
 from santa_core.checks.addressing import SENTENCE as _SENTENCE
-from santa_core.checks.addressing import SET_ASIDE, quoted_example
+from santa_core.checks.addressing import quoted_example
 from santa_core.checks.addressing import sentence_family as _sentence_family
 from santa_core.checks.bounded import Pattern, Unfinished, budget
 from santa_core.checks.exemptions import (
@@ -58,28 +58,20 @@ class _Hit:
     evidence: str
 
 
-def _scan(
-    folded: Folded, cased: bool, criteria: tuple[str, ...] = (), exempted: list[tuple[int, int]] | None = None
-) -> list[_Hit]:
-    """All pattern hits on one folded view, in original coordinates; `exempted` collects the original spans of the
-    matches an exemption let go (a quoted example, the reader's own settings)."""
+def _scan(folded: Folded, cased: bool, criteria: tuple[str, ...] = ()) -> list[_Hit]:
+    """All pattern hits on one folded view, in original coordinates."""
     hits = []
     for pat in patterns.PATTERNS:
         if pat.cased != cased:
             continue
         for m in pat.regex.finditer(folded.text):
-            if m.end() == m.start():
+            if m.end() == m.start() or (pat.exempt is not None and pat.exempt(folded.text, m)):
                 continue
-            if (
-                (pat.exempt is not None and pat.exempt(folded.text, m))
-                or (
-                    pat.family == "verdict"
-                    and (record_of_something_else(folded.text, m, criteria) or both_outcomes(folded.text, m))
-                )
-                or (pat.family == "instruction" and quoted_as_an_example(folded.text, m))
+            if pat.family == "verdict" and (
+                record_of_something_else(folded.text, m, criteria) or both_outcomes(folded.text, m)
             ):
-                if exempted is not None:
-                    exempted.append(folded.span(m.start(), m.end()))
+                continue
+            if pat.family == "instruction" and quoted_as_an_example(folded.text, m):
                 continue
             start, end = folded.span(m.start(), m.end())
             evidence = folded.original(m.start(), m.end()).strip() or m.group(0).strip()
@@ -123,17 +115,8 @@ _LATIN = re.compile(r"[a-z]")  # one character class: linear by construction, an
 to eighteen letters, a line of CJK) is not scored at all."""
 
 
-def _scan_sentences(
-    lower: Folded,
-    cased: Folded,
-    scored: dict[tuple[str, str, bool], str | None],
-    exempted: list[tuple[int, int]] | None = None,
-) -> list[_Hit]:
+def _scan_sentences(lower: Folded, cased: Folded, scored: dict[tuple[str, str, bool], str | None]) -> list[_Hit]:
     """Sentences of the folded text scored by `_sentence_family`, in original coordinates.
-
-    `exempted`: sorted original spans of stock phrases the text as written holds as a quoted example or the reader's
-    own settings; a sentence scored only for setting instructions aside over one of them is not a hit (a view that
-    dropped the quotes around "ignore previous instructions" would otherwise find it again).
 
     `scored`: the verdicts of sentences scored before in this text (its other views, repeats), by sentence, cased
     sentence and whether an address came before: each distinct sentence is scored once (a view differs from the
@@ -159,10 +142,7 @@ def _scan_sentences(
         if scored[key] is None or quoted_example(lower.text, m.start(), m.end()):
             continue  # nothing to the evaluator, or an attack quoted as an example in a text about attacks
         start, end = lower.span(m.start(), m.end())
-        hit = _Hit(start, end, _SCORED, lower.original(m.start(), m.end()).strip())
-        if scored[key] == SET_ASIDE and exempted and _overlaps(exempted, hit):
-            continue
-        hits.append(hit)
+        hits.append(_Hit(start, end, _SCORED, lower.original(m.start(), m.end()).strip()))
     return hits
 
 
@@ -222,19 +202,15 @@ UNFINISHED = "the injection check could not finish on this text"
 def _hits(text: str, criteria: tuple[str, ...] = ()) -> list[_Hit]:
     """Every hit of the stock patterns and of the sentence scorer, on every folded view of the text."""
     lower, cased = fold(text, casefold=True), fold(text, casefold=False)
-    exempted: list[tuple[int, int]] = []
-    hits = _scan(lower, False, criteria, exempted) + _scan(cased, True, criteria, exempted)
+    hits = _scan(lower, False, criteria) + _scan(cased, True, criteria)
     views = _views(text, lower, cased)
-    seen_as_written = sorted(exempted)
     for lower, cased in views[1:]:  # the stock phrases, letter-spaced, without markup or written with digits
-        # A phrase the text as written holds as a quoted example (or the reader's own) is not found again in a view
-        # that dropped the quotes around it.
-        hits += [h for h in _scan(lower, False, criteria) if not _overlaps(seen_as_written, h)]
+        hits += _scan(lower, False, criteria)
         if cased.source is text and cased.text is not views[0][1].text:
-            hits += [h for h in _scan(cased, True, criteria) if not _overlaps(seen_as_written, h)]
+            hits += _scan(cased, True, criteria)
     # A sentence is scored only where no stock phrase already quotes the exact words.
     seen: dict[tuple[str, str, bool], str | None] = {}
-    scored = [h for lower, cased in views for h in _scan_sentences(lower, cased, seen, seen_as_written)]
+    scored = [h for lower, cased in views for h in _scan_sentences(lower, cased, seen)]
     stock = sorted((k.start, k.end) for k in hits)
     return hits + [h for h in scored if not _overlaps(stock, h)]
 

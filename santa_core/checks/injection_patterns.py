@@ -68,10 +68,6 @@ def _p(
     return InjectionPattern(name, family, Pattern(regex), cased, exempt)
 
 
-_YOUR_SETTINGS = Pattern(r"\s+(?:that\s+)?you\s+(?:configured|set\s+up|saved|entered|programmed|stored)\b")
-"""The instructions are the reader's own settings ("a factory reset overrides all previous instructions you
-configured"), not the reviewer's."""
-
 # Patterns match folded text (lowercase, ASCII-ish, single spaces). Each is narrow on purpose:
 # a hit blocks shipping, so ordinary copy ("ignore the noise", "a verdict from the jury",
 # "pass the salt") must not match.
@@ -86,7 +82,7 @@ PATTERNS: tuple[InjectionPattern, ...] = (
        r"(?:instructions?|rules|guidelines|directions|prompts?)\s+(?:that\s+|which\s+)?"
        r"(?:(?:came|come|were\s+given|appear(?:ed)?|you\s+(?:got|received|were\s+given))\s+)?"
        r"(?:before|above|earlier|prior\s+to)\s+(?:this|these|the\s+(?:text|output|data|copy))\b",
-       exempt=lambda t, m: _elsewhere(t, m.end()) or _YOUR_SETTINGS.match(t, m.end()) is not None),
+       exempt=lambda t, m: _elsewhere(t, m.end())),
     _p("ignore your instructions", "instruction",
        r"\b(?:ignore|disregard|override|bypass)\s+(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|your\s+|any\s+)"
        r"(?:instructions|system\s+prompt|directives)\b"),

@@ -96,7 +96,6 @@ def _opens(text: str, start: int) -> bool:
 
 
 _HEADING = 40
-_HUMAN = Pattern(r"\bhuman\s+$")
 """How far (folded characters) a heading's addressee may stand from its sentence's start, and its colon from it."""
 
 
@@ -108,8 +107,8 @@ def _heads(text: str, addressee: _Word) -> bool:
     i = addressee.start
     while i > 0 and addressee.start - i <= _HEADING and text[i - 1] not in "\n.!?。؟।":
         i -= 1
-    if addressee.start - i > _HEADING or _HUMAN.search(text, max(i, addressee.start - 12), addressee.start):
-        return False  # "Copy review checklist (for our human editors):" names people
+    if addressee.start - i > _HEADING:
+        return False
     j = addressee.end
     while j < len(text) and j - addressee.end <= _HEADING and text[j] not in "\n.!?。؟।:":
         j += 1

@@ -463,6 +463,13 @@ def _signals(folded: Folded, spans: list[tuple[int, int, str]]) -> list[Signal]:
     return kept
 
 
+def _overlapping(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """One of the sorted spans overlaps start..end (a bisect over the spans that start before `end`, and at most
+    MAX_SIGNALS * 8 of them looked at: a text packed with findings stays linear)."""
+    i = bisect.bisect_left(spans, (end, -1))
+    return any(a < end and start < b for a, b in spans[max(0, i - MAX_SIGNALS * 8) : i])
+
+
 def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     """Every structural signal in the text: a verdict in a record's shape, the desk's roles imitated, a judgement
     told its value, the rubric claimed changed, the rubric's own criteria given a state."""
@@ -475,5 +482,6 @@ def find(text: str, ctx: Context = NO_CONTEXT) -> list[Signal]:
     )
     spans += _criteria(view.text, ctx)
     # The panel's signals name what no other found: a record's verdict keeps its own name.
-    spans += [p for p in structure_panel.find_panel(view.text) if not any(a < p[1] and p[0] < b for a, b, _ in spans)]
+    taken = sorted((a, b) for a, b, _ in spans)
+    spans += [p for p in structure_panel.find_panel(view.text) if not _overlapping(taken, p[0], p[1])]
     return _signals(view, spans)

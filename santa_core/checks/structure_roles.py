@@ -153,8 +153,7 @@ def find_roles(view: str) -> list[tuple[int, int, str]]:
     for m in _FIXER_LINE.finditer(view):
         found.append((m.start(), m.end(), "a line addressed to the fix agent"))
     for m in _DESK_INLINE.finditer(view):
-        # A verdict past a ";" is another clause's ("Reviewer B raised a question; the committee approved the budget").
-        marks = _MARK.finditer(m.group("rest").split(";", 1)[0])
+        marks = _MARK.finditer(m.group("rest"))
         if marks:
             found.append((m.start(), m.start("rest") + marks[-1].end(), "the desk's role named with a verdict"))
     for m in _REVIEWER_INLINE.finditer(view):
