@@ -25,7 +25,7 @@ import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -47,6 +47,23 @@ PRELOAD = (
 """What a command or worker process imports before its first line of work (the rest is imported lazily, as in
 a fresh process)."""
 
+SETTINGS = ("SANTA_", "DATABASE_", "ANTHROPIC_", "OPENAI_")
+"""Environment variables the product reads: the helper notes which of them its imports read."""
+
+
+def _reread_outage_hold() -> None:
+    from desk.outage import OUTAGE, hold_s
+
+    OUTAGE.hold_s = hold_s()
+
+
+READ_AT_IMPORT: dict[str, Callable[[], None]] = {"SANTA_OUTAGE_HOLD_S": _reread_outage_hold}
+"""Settings the product reads while it is imported, and how a child reads them again from its own environment
+(`desk.outage.OUTAGE` is built at import). A child whose environment differs from the helper's in any other setting
+read at import (IMPORT_READS) ends at once with exit code 70, saying which: it must be started fresh."""
+IMPORT_READS: dict[str, str | None] = {}
+"""Settings (SETTINGS) the helper's imports read, with the value they saw (None: unset)."""
+
 # --- the zygote (runs in the helper process) ---------------------------------------------------------------
 
 
@@ -56,8 +73,22 @@ def serve(fd: int) -> None:
     import importlib
     import select
 
-    for name in PRELOAD:
-        importlib.import_module(name)
+    original = os._Environ.__getitem__  # what os.environ[...], .get and os.getenv all go through
+
+    def noting(self: Any, key: Any) -> Any:
+        if isinstance(key, str) and key.startswith(SETTINGS):
+            try:
+                IMPORT_READS[key] = original(self, key)
+            except KeyError:
+                IMPORT_READS[key] = None
+        return original(self, key)
+
+    os._Environ.__getitem__ = noting  # type: ignore[method-assign]
+    try:
+        for name in PRELOAD:
+            importlib.import_module(name)
+    finally:
+        os._Environ.__getitem__ = original  # type: ignore[method-assign]
     gc.collect()
     gc.freeze()  # the children share these pages instead of copying them on the collector's first pass
     control = socket.socket(fileno=fd)
@@ -93,12 +124,13 @@ def report_exits(control: socket.socket) -> None:
     """Reap every ended child and tell the test process its wait status."""
     while True:
         try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
+            pid, status, usage = os.wait4(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
-        control.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status)}).encode())
+        cpu = usage.ru_utime + usage.ru_stime
+        control.send(json.dumps({"exited": pid, "code": os.waitstatus_to_exitcode(status), "cpu": cpu}).encode())
 
 
 def become(request: dict[str, Any], fds: list[int]) -> None:
@@ -113,6 +145,12 @@ def become(request: dict[str, Any], fds: list[int]) -> None:
     os.chdir(request["cwd"])
     os.environ.clear()
     os.environ.update(request["env"])
+    for key, seen in IMPORT_READS.items():
+        if key in READ_AT_IMPORT:
+            READ_AT_IMPORT[key]()
+        elif os.environ.get(key) != seen:  # the SDKs read a few (ANTHROPIC_LOG, OPENAI_API_TYPE...): none set here
+            sys.stderr.write(f"forked: {key} was read at import with another value; start this process fresh\n")
+            os._exit(70)
     kind, args = request["kind"], request["args"]
     if kind == "code":  # python -c CODE ARGS...
         sys.argv = ["-c", *args[1:]]
@@ -158,6 +196,9 @@ class Zygote:
         self.changed = threading.Condition()
         self.spawned: list[int] = []
         self.exits: dict[int, int] = {}
+        self.cpu_s = 0.0
+        """CPU seconds (user + system) of the children that ended: they are not this process's children, so
+        `resource.getrusage(RUSAGE_CHILDREN)` counts them only once the helper itself is waited for."""
         if self.control.recv(64) != b"ready":
             raise RuntimeError("the fork helper did not start")
         threading.Thread(target=self.read, name="zygote-reader", daemon=True).start()
@@ -173,6 +214,7 @@ class Zygote:
                     self.spawned.append(answer["spawned"])
                 else:
                     self.exits[answer["exited"]] = answer["code"]
+                    self.cpu_s += answer["cpu"]
                 self.changed.notify_all()
 
     def spawn(
