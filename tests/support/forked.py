@@ -196,6 +196,7 @@ class Zygote:
         self.changed = threading.Condition()
         self.spawned: list[int] = []
         self.exits: dict[int, int] = {}
+        self.gone = False
         self.cpu_s = 0.0
         """CPU seconds (user + system) of the children that ended: they are not this process's children, so
         `resource.getrusage(RUSAGE_CHILDREN)` counts them only once the helper itself is waited for."""
@@ -205,8 +206,14 @@ class Zygote:
 
     def read(self) -> None:
         while True:
-            message = self.control.recv(1 << 16)
-            if not message:
+            try:
+                message = self.control.recv(1 << 16)
+            except OSError:
+                message = b""
+            if not message:  # the helper is gone: no child it started can be waited for any more
+                with self.changed:
+                    self.gone = True
+                    self.changed.notify_all()
                 return
             answer = json.loads(message)
             with self.changed:
@@ -224,17 +231,19 @@ class Zygote:
         with self.lock:
             socket.send_fds(self.control, [json.dumps(request).encode()], fds)
             with self.changed:
-                if not self.changed.wait_for(lambda: self.spawned, timeout=60):
+                if not self.changed.wait_for(lambda: self.spawned or self.gone, timeout=60) or self.gone:
                     raise RuntimeError("the fork helper did not answer")
                 return self.spawned.pop(0)
 
     def wait(self, pid: int, timeout: float | None) -> int | None:
         with self.changed:
-            self.changed.wait_for(lambda: pid in self.exits, timeout=timeout)
+            self.changed.wait_for(lambda: pid in self.exits or self.gone, timeout=timeout)
+            if pid not in self.exits and self.gone:
+                raise RuntimeError(f"the fork helper ended before its child {pid}")
             return self.exits.get(pid)
 
     def close(self) -> None:
-        self.control.close()
+        self.control.shutdown(socket.SHUT_WR)  # the helper reads its end and leaves
         try:
             self.proc.wait(30)
         except subprocess.TimeoutExpired:
