@@ -1,8 +1,9 @@
 """`santa worker` processes on a throwaway PostgreSQL database, and the checks the task engine's acceptance
 makes on what they leave behind: one review per slot, no paid call asked again for a stored review.
 
-Worker processes are real (`python -m santa_core worker`), with short heartbeat and recovery periods so a
-killed worker is noticed in about three seconds instead of the production forty.
+Worker processes are real (`python -m santa_core worker`, forked from a helper that has the product imported:
+tests/support/forked.py), with short heartbeat and recovery periods so a killed worker is noticed in about three
+seconds instead of the production forty.
 """
 
 from __future__ import annotations
