@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -28,6 +27,7 @@ from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import CallSentRow
 from tests.core.run.test_runner import strict, year_fixer
+from tests.support import forked
 from tests.support.messages_api import (
     MessagesStub,
     fenced_output,
@@ -90,15 +90,10 @@ def cli(db_url: str, messages_stub: MessagesStub, tmp_path: Path) -> dict:
     return cli_env(db_url, tmp_path)
 
 
-def start(env: dict, tmp_path: Path, *args: str) -> subprocess.Popen:
-    return subprocess.Popen(
-        [sys.executable, "-m", "santa_core", *args],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+def start(env: dict, tmp_path: Path, *args: str) -> forked.Forked:
+    """`python -m santa_core *args`: a real process, forked with the product imported (tests/support/forked.py;
+    tests/cli/test_entrypoints.py starts the entry points as fresh interpreters)."""
+    return forked.santa(args, env=env, cwd=tmp_path, **forked.capture(text=True))
 
 
 REVIEW = (
@@ -171,9 +166,7 @@ def test_killed_at_every_step_boundary_resume_finishes_and_nothing_is_asked_twic
         stored_before.append((len(messages_stub.calls), stored_review_keys(repo, run.id)))
         args = ("resume", str(run.id))
     holder.hold(lambda k, b: False)
-    done = subprocess.run(
-        [sys.executable, "-m", "santa_core", *args], env=cli, cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    done = forked.run(start(cli, tmp_path, *args), timeout=120)
     assert done.returncode == 0, done.stderr
     assert repo.load_run(run.id).state.status == RunStatus.SHIPPED
     assert "cut off before its answer was stored, asked again: review" in done.stderr  # the last kill's two
@@ -371,14 +364,7 @@ def test_the_app_process_stopping_marks_its_runs_interrupted_and_keeps_their_ans
     env = cli_env(db_url, tmp_path)
     holder = Holder(messages_stub)
     holder.hold(lambda k, b: k == "review" and b["model"] == HAIKU)  # B answers, C is in flight at the stop
-    proc = subprocess.Popen(
-        [sys.executable, "-c", APP_PROCESS, db_url, SPEC],
-        env=env,
-        cwd=tmp_path,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = forked.python_code(APP_PROCESS, [db_url, SPEC], env=env, cwd=tmp_path, **forked.capture(text=True))
     try:
         run_id = int(proc.stdout.readline())
         repo = RunStore(init_db(db_url, mark_interrupted=False))

@@ -1,6 +1,7 @@
 """`python -m santa_core ...` and the `santa` console script are one program, byte for byte.
 
-Each command runs twice as a subprocess, once per entry point, on two byte-identical copies of
+Each command runs twice as a process of its own (a new interpreter for `review`, a fork of one with the
+product imported for the others: FORKED), once per entry point, on two byte-identical copies of
 one prepared SQLite database (so a command that creates a run or a batch gets the same ids), with
 the same environment and the same relative paths; stdout, stderr and the exit code must match.
 The model is the loopback Messages API stub, so nothing reaches the network.
@@ -23,11 +24,20 @@ from tests.cli.test_batch import planted_model
 from tests.cli.test_metrics import repo  # noqa: F401 - a fixture: people, a run NICE in round 1, one NICE after a fix
 from tests.core.batch.test_driver import SPEC as BATCH_SPEC
 from tests.core.batch.test_driver import planted_csv
+from tests.support import forked
 from tests.support.messages_api import MessagesStub, santa_scenario
 
 SANTA = Path(sys.executable).with_name("santa")
 """The console script `pip install -r requirements.txt` puts next to the interpreter."""
 ENTRY_POINTS = {"python -m santa_core": [sys.executable, "-m", "santa_core"], "santa": [str(SANTA)]}
+FORKED = {"python -m santa_core": forked.santa, "santa": forked.santa_script}
+"""The same two entry points run in a process forked from one that has the product imported (tests/support/forked.py):
+`python -m santa_core` runs santa_core/__main__.py's `main` (the console-script lookup), `santa` runs the script
+file pip wrote. What a fork leaves out, starting the interpreter and importing, is the same for every command and
+is covered by FRESH's commands, which start both entry points as new interpreters."""
+FRESH = {"review"}
+"""The command started as a new interpreter through both entry points: the one that imports the most (the SDK,
+the storage, the method)."""
 
 COMMANDS = {
     "review": (["review", "--spec", "spec.txt", "--output", "output.txt", "--json"], 3),
@@ -117,9 +127,13 @@ def prepared(env: dict[str, str], tmp_path: Path, request: pytest.FixtureRequest
     return prepared
 
 
-def run_in(workdir: Path, argv: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[bytes]:
+def run_in(
+    workdir: Path, command: str, entry: str, args: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[bytes]:
     """One call of the command line, in its own copy of the prepared folder; output kept as bytes."""
-    return subprocess.run(argv, cwd=workdir, env=env, capture_output=True, timeout=120)
+    if command in FRESH:
+        return subprocess.run([*ENTRY_POINTS[entry], *args], cwd=workdir, env=env, capture_output=True, timeout=120)
+    return forked.run(FORKED[entry](args, env=env, cwd=workdir, **forked.capture(text=False)), timeout=120)
 
 
 def test_both_entry_points_answer_every_command_alike(
@@ -131,11 +145,11 @@ def test_both_entry_points_answer_every_command_alike(
     calls = {}
     for command, (args, _) in COMMANDS.items():
         stub = batch_stub if command == "batch" else messages_stub
-        for name, entry in ENTRY_POINTS.items():
+        for name in ENTRY_POINTS:
             workdir = tmp_path / command / name.replace(" ", "_")
             shutil.copytree(prepared, workdir)  # the same bytes under the same relative paths
-            calls[command, name] = (workdir, [*entry, *args], {**same_env, "ANTHROPIC_BASE_URL": stub.url})
-    with ThreadPoolExecutor(len(calls)) as pool:  # 14 interpreters starting at once: the slow part
+            calls[command, name] = (workdir, command, name, args, {**same_env, "ANTHROPIC_BASE_URL": stub.url})
+    with ThreadPoolExecutor(len(calls)) as pool:  # 14 processes at once, two of them new interpreters
         running = {key: pool.submit(run_in, *call) for key, call in calls.items()}
     done = {key: future.result() for key, future in running.items()}
     for command, (_, code) in COMMANDS.items():

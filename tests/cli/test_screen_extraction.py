@@ -9,8 +9,6 @@ planted sentence stops the round before any reviewer is paid; one that invents a
 from __future__ import annotations
 
 import signal
-import subprocess
-import sys
 import threading
 import time
 from html import escape as html_escape
@@ -30,6 +28,7 @@ from storage.tables import CallSentRow, ScreenRow
 from tests.cli.test_crash import REVIEW, start
 from tests.cli.test_crash import cli_env as crash_env
 from tests.cli.test_screen import Review, cli_env, review, rows, store_of
+from tests.support import forked
 from tests.support.messages_api import MessagesStub, quoting, repeat_key
 
 __all__ = ["cli_env", "review"]  # the fixtures
@@ -110,14 +109,7 @@ def test_resume_after_a_crash_does_not_ask_the_extraction_again(
         held.release.set()
     assert proc.returncode == -signal.SIGKILL
     (run,) = repo.list_runs()
-    done = subprocess.run(
-        [sys.executable, "-m", "santa_core", "resume", str(run.id)],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = forked.run(start(env, tmp_path, "resume", str(run.id)), timeout=120)
     assert done.returncode == 0, done.stderr
     assert repo.load_run(run.id).state.status == RunStatus.SHIPPED
     first_round = [c for c in messages_stub.extract_calls() if "DEFECT" in str(c["body"])]

@@ -3,7 +3,8 @@ working folder and standard streams of a real call, and its exit code.
 
 Why in process: each real call starts Python and imports the SDK and the storage (about 3 s of CPU);
 the suite makes hundreds. tests/cli/test_entrypoints.py, test_crash.py and a few others keep real
-processes (both entry points, signals, kills), so the process boundary stays covered.
+processes (both entry points, signals, kills), so the process boundary stays covered; most of those are forked
+from a helper that has the product imported (tests/support/forked.py), `review` starts fresh through both.
 """
 
 from __future__ import annotations

@@ -20,7 +20,6 @@ import random
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -35,6 +34,8 @@ from sqlalchemy import text
 from sqlalchemy.engine import Engine
 from sqlalchemy.exc import DBAPIError
 
+from tests.support import forked
+from tests.support.forked import Forked
 from tests.support.messages_api import (
     MessagesStub,
     Reply,
@@ -242,7 +243,7 @@ def by_purpose(calls: Iterable[Call]) -> dict[str, int]:
 class WorkerProcess:
     """A `python -m santa_core worker` process and the file its stderr goes to."""
 
-    proc: subprocess.Popen
+    proc: subprocess.Popen | Forked
     log: Path
     stopped_at: float | None = None
     """time.monotonic() when a signal to stop was sent (`signal_stop`)."""
@@ -350,14 +351,7 @@ def audit_verify(db_url: str) -> tuple[bool, str]:
     """`python -m santa_core audit verify` on the database, as an operator runs it: whether it passed, its output."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SANTA_", "ANTHROPIC_", "OPENAI_"))}
     env.update(DATABASE_URL=db_url, PYTHONPATH=str(REPO))
-    done = subprocess.run(
-        [sys.executable, "-m", "santa_core", "audit", "verify"],
-        env=env,
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    done = forked.run(forked.santa(["audit", "verify"], env=env, cwd=REPO, **forked.capture(text=True)), timeout=300)
     return done.returncode == 0, (done.stdout + done.stderr).strip()
 
 

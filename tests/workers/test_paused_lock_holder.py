@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import sys
 from pathlib import Path
 
 from sqlalchemy import create_engine, text
 
 from storage.db import make_engine, normalise_url
+from tests.support.forked import python_code
 
 REPO = Path(__file__).resolve().parents[2]
 HOLDER = """
@@ -40,8 +40,8 @@ def test_a_paused_lock_holder_is_cut_off_and_its_late_write_refused(pg_db) -> No
         conn.execute(text("CREATE TABLE paused_lock (id int PRIMARY KEY, v text)"))
         conn.execute(text("INSERT INTO paused_lock VALUES (1, 'before')"))
     env = {**os.environ, "PYTHONPATH": str(REPO), "SANTA_DB_IDLE_TX_S": "2"}
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, url], env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    holder = python_code(  # a real process, forked with the product imported (tests/support/forked.py)
+        HOLDER, [url], env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
     )
     try:
         assert holder.stdout.readline().strip() == "locked"

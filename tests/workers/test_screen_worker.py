@@ -24,7 +24,8 @@ def test_a_workers_run_stops_at_a_screen_that_cannot_run(pg_db: str, messages_st
     engine = task_engine(pg_db)
     run_id = new_run(runs)
     engine.enqueue(runs, run_id, "cli")
-    worker = start_worker(worker_env(pg_db, messages_stub.url, SANTA_SCREEN_MODEL="openai:gpt-5.4-nano"), concurrency=1)
+    env = worker_env(pg_db, messages_stub.url, SANTA_SCREEN_MODEL="openai:gpt-5.4-nano")
+    worker = start_worker(env, concurrency=1, fresh=True)  # the worker entry point's real start (the rest fork)
     try:
         db = create_engine(normalise_url(pg_db))
         wait_until("the run to escalate", lambda: statuses(db, [run_id])[run_id] == RunStatus.ESCALATED, timeout=90)

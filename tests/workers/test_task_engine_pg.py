@@ -7,8 +7,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 from collections import Counter
 from pathlib import Path
 
@@ -21,6 +19,7 @@ from santa_core.models import RunStatus
 from storage.db import normalise_url
 from storage.runs import RunStore
 from tests.conftest import PG_URL
+from tests.support import forked
 from tests.support.cli import santa_in_process
 from tests.support.workers import (
     SETTLED,
@@ -67,24 +66,22 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
     # The first enqueue, by the installed command in a process of its own, migrates the database and installs
     # the engine's tables before any worker starts.
     (tmp_path / "first.txt").write_text("Acme's rocket launched in DEFECT. It is ready for you.")
-    first = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "santa_core",
-            "review",
-            "--spec",
-            "spec.txt",
-            "--output",
-            "first.txt",
-            "--auto-approve",
-            "--json",
-            "--enqueue",
-        ],
-        env=env,
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
+    first = forked.run(  # forked with the product imported (tests/support/forked.py)
+        forked.santa(
+            [
+                "review",
+                "--spec",
+                "spec.txt",
+                "--output",
+                "first.txt",
+                "--auto-approve",
+                "--json",
+                "--enqueue",
+            ],
+            env=env,
+            cwd=tmp_path,
+            **forked.capture(text=True),
+        ),
         timeout=120,
     )
     assert first.returncode == 0, first.stderr

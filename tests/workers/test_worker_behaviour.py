@@ -9,7 +9,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
@@ -27,6 +26,7 @@ from tests.conftest import PG_URL
 from tests.support.app_server import free_port, streamlit_command, wait_for
 from tests.support.app_server import stop as stop_server
 from tests.support.cli import santa_in_process
+from tests.support.forked import Forked, python_code
 from tests.support.messages_api import santa_scenario
 from tests.support.workers import (
     REPO,
@@ -274,7 +274,7 @@ sys.exit(0)  # as the Streamlit server returns from its main after SIGTERM: the 
 """
 
 
-def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, object, list[int], subprocess.Popen, object]:
+def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, object, list[int], Forked, object]:
     """`n` queued runs and an app process (its own session) working two of them at a time in its desk, once it
     holds two; with a database engine to look at them."""
     env = worker_env(pg_db, stub_url, SANTA_WORKERS="2")
@@ -283,8 +283,9 @@ def app_with_queued_runs(pg_db: str, stub_url: str, n: int) -> tuple[dict, objec
     ids = [new_run(runs) for _ in range(n)]
     for run_id in ids:
         engine.enqueue(runs, run_id, "cli")
-    app = subprocess.Popen(
-        [sys.executable, "-c", APP_DESK, pg_db],
+    app = python_code(  # a real process, forked with the product imported (tests/support/forked.py)
+        APP_DESK,
+        [pg_db],
         env=env,
         cwd=REPO,
         stdin=subprocess.PIPE,
