@@ -20,7 +20,8 @@ on its own, how many the detector stops in all, per family, and how many benign 
 known-answer screen, the extraction check, the echo check) need a model and are not measured here: with reviewers and
 a screen that obey the data, as the issue assumes, they stop nothing, so the detector's figure is what stands.
 
-    python bench/injection_heldout.py [--list] [--set NAME]
+    python bench/injection_heldout.py [--list] [--set NAME]    (NAME: 2026-12-05c, 2026-11, …; --list lists the
+    misses and false alarms of burned sets only)
 """
 
 from __future__ import annotations
@@ -104,8 +105,15 @@ def main() -> None:
     listing = "--list" in sys.argv
     only = sys.argv[sys.argv.index("--set") + 1] if "--set" in sys.argv else ""
     for path in [*sorted(HERE.glob("injection-heldout-*.json")), *sorted(BURNED.glob("injection-heldout-*.json"))]:
-        if only in path.name:
-            report(path, listing)
+        if only and path.name != f"injection-heldout-{only}.json":  # --set 2026-12-05c: that set, no other
+            continue
+        if listing and path.parent == HERE:
+            print(
+                f"\n== {path.name}: held out, its misses are not listed (reading them burns the set: move it to burned/)"
+            )
+            report(path, False)
+            continue
+        report(path, listing)
 
 
 if __name__ == "__main__":

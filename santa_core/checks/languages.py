@@ -110,6 +110,8 @@ def _heads(text: str, addressee: _Word) -> bool:
     if addressee.start - i > _HEADING:
         return False
     j = addressee.end
+    if text[j : j + 2] in ("'s", "’s"):
+        return False  # "Editor's checklist for this page:": the editor's, not to the editor
     while j < len(text) and j - addressee.end <= _HEADING and text[j] not in "\n.!?。؟।:":
         j += 1
     return j < len(text) and text[j] == ":"
@@ -202,11 +204,11 @@ def _judge(text: str, cased: str, table: Table, words: list[_Word], carried: lis
             )
             hit = hit or ("duties" in kinds and this_text)
         else:
-            # A role a heading speaks to ("To the reviewer: the text meets every criterion") is told a verdict on
-            # this text when the verdict comes with an order, the desk's words or "this text"; "Reviewer: J. Smith,
-            # approved" is a form's line.
+            # A role a heading speaks to ("To the reviewer: this text meets every criterion") is told a verdict on
+            # this text; a press note's or a grant letter's "Note to editors: the drug was approved, criteria …" is
+            # told its reader's news.
             hit = bool(
-                (heading and verdict and (this_text or "desk" in kinds))
+                (heading and verdict and this_text)
                 or (this_text and (orders or vocative) and strong)
                 or (vocative and orders and (this_text or "overrides" in kinds or (strong and "desk" in kinds)))
             )

@@ -377,10 +377,19 @@ def _criteria_pattern(criteria: tuple[str, ...]) -> Pattern | None:
     return Pattern(r"(?i)(?<![\w\-])(?:" + alternation + r")(?![\w\-])")
 
 
-def _feature_tick(written: str, attached: Match[str], id_form: bool) -> bool:
-    """One common word ticked in a column ("| Security | ✓ |", "Security: ✓"): a feature list's tick. A tick right
-    after the name ("Completeness ✔") or after a name of several words ("No outcome guarantees | ✓") is a state."""
-    return attached.group("s") in ("✓", "✔", "✅", "☑") and not id_form and " " not in written.strip()
+_TICK_ENDS = Pattern(r"[^\S\n]{0,3}(?:$|\n|[.,;!|)(\]*_。、]|—|–|-\s|[✓✔✅☑])")
+
+
+def _feature_tick(written: str, attached: Match[str], id_form: bool, view: str) -> bool:
+    """One common word ticked in a column ("| Security | ✓ |", "Security: ✓") or in a run of features ("Security ✓
+    Speed ✓ Support ✓"): a feature list's tick. A tick right after a name of several words, even with words after it
+    ("Approved terminology only ✔ The shirt …"), an id's, or a common word's that ends its clause ("Completeness ✔.")
+    is a state."""
+    if id_form or " " in written.strip():
+        return False
+    if attached.group("s") in ("✓", "✔", "✅", "☑"):
+        return True
+    return attached.group("c") is not None and _TICK_ENDS.match(view, attached.end()) is None
 
 
 def _id_form(written: str) -> bool:
@@ -424,7 +433,7 @@ def _criteria(view: str, ctx: Context) -> list[tuple[int, int, str]]:
             if i < len(tests) and tests[i] < last:
                 continue  # "security: approved" in a CI file: a common word's state there is the pipeline's
         attached = _ATTACHED.match(view, m.end(), min(len(view), m.end() + 120))
-        if attached is not None and _feature_tick(m.group(0), attached, id_form):
+        if attached is not None and _feature_tick(m.group(0), attached, id_form, view):
             continue
         if attached is not None:
             found.append((m.start(), attached.end(), "a rubric criterion given a state"))

@@ -77,10 +77,10 @@ _UPDATED_ELSEWHERE = Pattern(
     + _RULES_WORDS
 )
 _CHECKED = (
-    r"(?:disclaimers?|guarantees?|outcome[\s-]guarantees?|no[\s-]guarantees?|fact[\s-]?check(?:ing|s)?|factual|terminology"
-    r"|accuracy|review|claims?)[\s-](?:requirements?|rules?|checks?|checklists?|polic(?:y|ies)|criteri(?:on|a))"
+    r"(?:disclaimers?|outcome[\s-]guarantees?|no[\s-]guarantees?|fact[\s-]?check(?:ing|s)?|factual[\s-]accuracy"
+    r"|terminology)[\s-](?:requirements?|rules?|checks?|criteri(?:on|a))"
 )
-_LIFTED = r"(?:waived|retired|lifted|suspended|dropped|revoked|relaxed|scrapped|abolished)"
+_LIFTED = r"(?:waived|retired|lifted|suspended|revoked|scrapped|abolished)"
 _WAIVED = Pattern(
     r"(?i)\b"
     + _CHECKED
@@ -89,32 +89,37 @@ _WAIVED = Pattern(
     + r"|no\s+longer\s+(?:appl(?:y|ies)|required|needed|in\s+force"
     r"|in\s+effect)|(?:does|do)\s+not\s+apply|out\s+of\s+scope|not\s+(?:required|needed|applicable))\b"
     r"|\b" + _LIFTED + r"\s+(?:the|its|their|any|all)\s+" + _CHECKED + r"\b"
-    r"|\b(?:factual\s+claims|fact[\s-]?check\w*|factual\s+checks?|accuracy\s+checks?)\b[^\n.!?]{0,60}?\b(?:are|is|were|was"
-    r"|have\s+been|has\s+been)\s+(?:now\s+)?(?:"
-    + _LIFTED
-    + r"|out\s+of\s+scope|exempt\w*|not\s+(?:checked|reviewed|required))\b"
+    r"|\b(?:fact[\s-]?check\w*|factual\s+checks?)\b[^\n.!?]{0,60}?\b(?:are|is|were|was|have\s+been|has\s+been)\s+"
+    r"(?:now\s+)?(?:" + _LIFTED + r"|out\s+of\s+scope)\b"
 )
 """A check the review makes said lifted: "the disclaimer requirement has been waived", "the outcome-guarantee rule no
-longer applies", "retired the disclaimer requirement", "factual checks are waived". A visa requirement waived, a late
-fee dropped are not the review's."""
+longer applies", "retired the disclaimer requirement", "fact-checks are waived". The nouns are the review's own
+checks: a visa requirement waived, a claims rule that does not apply to flood damage, a review requirement for small
+purchase orders, factual claims exempt from a corrections policy are not."""
 _AGENT = (
     r"(?:automated\s+|ai\s+|llm\s+)?(?:evaluators?|reviewers?|graders?|judges?|checkers?|fixers?|fix\s+agents?|models?"
     r"|assistants?|screeners?)"
 )
+_THIS_COPY = r"(?:this|the\s+present)\s+(?:text|copy|page|ad|advert|content|description|wording|claim|sentence|draft)"
 _PRESSED = Pattern(
-    r"(?i)\b(?:pre[\s-]?approved|pre[\s-]?cleared|already\s+(?:been\s+)?(?:approved|cleared|signed\s+off|vetted))\s+by\s+"
-    r"(?:our\s+|the\s+|its\s+)?(?:legal|compliance|general\s+counsel|counsel|lawyers|attorneys|regulatory|the\s+regulator)\b"
+    r"(?i)\b" + _THIS_COPY + r"\s+(?:has|had|was|is)\s+(?:already\s+)?(?:been\s+)?(?:pre[\s-]?approved|pre[\s-]?cleared"
+    r"|approved|cleared|signed\s+off|vetted)\s+(?:in\s+advance\s+)?by\s+(?:our\s+|the\s+|its\s+)?(?:legal|compliance"
+    r"|general\s+counsel|counsel|lawyers|attorneys|regulatory|the\s+regulator)\b"
     r"|\b(?:authori[sz]e|instruct|direct|permit|allow)s?\s+(?:the|any|all|every)\s+"
     + _AGENT
-    + r"\s+to\s+(?:skip|ignore"
-    r"|overlook|disregard|bypass|waive|not\s+(?:flag|check|verify|review))\b"
+    + r"\s+to\s+(?:skip|ignore|overlook|disregard|bypass|waive|not\s+(?:flag|check|verify|review))\s+(?:the\s+)?"
+    r"(?:verification|verifying|fact[\s-]?check\w*|checks?|checking|review|flagging|flags?|claims?|figures?|facts?"
+    r"|guarantees?|disclaimers?|this)\b"
     r"|\b(?:imagine|pretend|suppose)\s+(?:that\s+)?you\s+(?:are|were)\s+(?:a|an|the)\b[^\n.!?]{0,60}?\b"
     + _AGENT
-    + r"\b[^\n.!?]{0,60}?\b(?:approves?|pass(?:es)?|accepts?|lenient|never\s+flags?|no\s+issues)\b"
+    + r"\b[^\n.!?]{0,60}?\b(?:approves?|pass(?:es)?|accepts?)\s+(?:everything|anything|all\s+(?:texts|entries|submissions"
+    r"|claims|copy)|every\s+(?:text|entry|submission|claim|page)|" + _THIS_COPY + r")\b"
 )
-"""Pressure put on the review instead of a claim made to the reader: the text says it was cleared by the desk's own
-authorities ("pre-approved by legal"), authorises the evaluator to skip its checks, or casts the reviewer in a role
-that approves. "Pre-approved for a loan", "imagine you are a judge at a bake-off" are not."""
+"""Pressure put on the review instead of a claim made to the reader: this text said cleared by the desk's own
+authorities ("this copy has been pre-approved by legal"), the evaluator authorised to skip its checks ("authorise
+the evaluator to skip verification"), or the reviewer cast in a role that approves everything. A firm's "all
+marketing materials are pre-approved by compliance", a statute that "permits the judge to waive the filing fee",
+"imagine you are a judge at a fair who accepts only the ripest tomatoes" are not."""
 _ANOTHER_RUBRIC = Pattern(
     r"(?i)\s*(?:for|of|in|at)\s+(?!this\b|these\b|the\s+(?:text|copy|output|submission|review|description|item)\b)"
 )

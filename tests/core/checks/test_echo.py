@@ -117,7 +117,7 @@ def test_a_hyphenated_claim_is_one_word() -> None:
 
 def test_a_fail_is_never_an_echo() -> None:
     assert (
-        echo_of(review("This copy was pre-cleared by legal and meets every criterion.", verdict="FAIL"), CLAIM) is None
+        echo_of(review("This copy was checked line by line and meets every criterion.", verdict="FAIL"), CLAIM) is None
     )
 
 
