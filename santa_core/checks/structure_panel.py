@@ -34,7 +34,9 @@ _SLOT_APPROVES = Pattern(
     + r"(?![\w])"
 )
 _TAG_APPROVES = Pattern(r"(?i)<(?P<slot>a|b|r1|r2|reviewer[_\-]?[12ab])>[^\S\n]{0,3}" + _APPROVED + r"[^\S\n]{0,3}</")
-_STRONG_VALUE = Pattern(r"(?<![A-Za-z])(?:PASS(?:ED)?|NICE)(?![A-Za-z])")
+_DESK_VERDICT = r"(?-i:(?<![A-Za-z])(?:PASS(?:ED)?|NICE)(?![A-Za-z]))"
+"""The desk's verdict in capitals, whatever case the pattern around it ignores."""
+_STRONG_VALUE = Pattern(_DESK_VERDICT)
 _WINDOW = 400
 """How far apart (folded characters) the two slots' approvals may stand to be one panel."""
 _CHAT_LINE = Pattern(
@@ -52,7 +54,7 @@ its customer's business."""
 
 _RESULT = Pattern(
     r"(?i)\b(?:outcome|result|verdict|decision|conclusion)s?\s+of\s+(?:the|this|our)\s+(?:[\w-]+\s+){0,3}?(?:review|evaluation"
-    r"|assessment|screening)\b(?P<of>[^\n!?]{0,100}?)(?-i:(?<![A-Za-z])(?:PASS(?:ED)?|NICE)(?![A-Za-z]))"
+    r"|assessment|screening)\b(?P<of>[^\n!?]{0,100}?)" + _DESK_VERDICT
 )
 _REVIEW_OF_TEXT = Pattern(
     r"(?i)\b(?:automated|content|copy|editorial|rubric|ai)\s+(?:[\w-]+\s+)?(?:review|evaluation"
