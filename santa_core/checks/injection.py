@@ -107,6 +107,10 @@ _ADDRESS_ONLY = Pattern(
 )
 
 
+_RECORD_ITEM = Pattern(r"[^\S\n]*+[-*][^\S\n]*+[^\W\d][\w '.-]{0,30}?[^\S\n]*:[^\S\n]")
+"""A list's item that is itself a name and its value ("  - alice: approved")."""
+
+
 _SCORED = InjectionPattern("text addressing its evaluator", "instruction", Pattern(""))
 
 
@@ -130,6 +134,8 @@ def _scan_sentences(lower: Folded, cased: Folded, scored: dict[tuple[str, str, b
             address_only = False
             continue
         addressed_before, address_only = address_only, _ADDRESS_ONLY.fullmatch(sentence) is not None
+        if address_only and _RECORD_ITEM.match(lower.text, m.end(), min(len(lower.text), m.end() + 40)):
+            address_only = False  # "reviewers:" over "- alice: approved": a record's key, not an address
         if len(sentence) < 8:
             continue
         first = lower.index[m.start()]  # the cased view's last character folded from the sentence's first one

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from regex import Match
 
+from santa_core.checks.addressing import described as _described
 from santa_core.checks.addressing import elsewhere as _elsewhere
 from santa_core.checks.bounded import Pattern
 from santa_core.checks.exemptions import (
@@ -82,7 +83,7 @@ PATTERNS: tuple[InjectionPattern, ...] = (
        r"(?:instructions?|rules|guidelines|directions|prompts?)\s+(?:that\s+|which\s+)?"
        r"(?:(?:came|come|were\s+given|appear(?:ed)?|you\s+(?:got|received|were\s+given))\s+)?"
        r"(?:before|above|earlier|prior\s+to)\s+(?:this|these|the\s+(?:text|output|data|copy))\b",
-       exempt=lambda t, m: _elsewhere(t, m.end())),
+       exempt=lambda t, m: _elsewhere(t, m.end()) or _described(t, m.start(), m.end())),
     _p("ignore your instructions", "instruction",
        r"\b(?:ignore|disregard|override|bypass)\s+(?:all\s+(?:of\s+)?(?:the\s+|your\s+)?|your\s+|any\s+)"
        r"(?:instructions|system\s+prompt|directives)\b"),

@@ -128,6 +128,22 @@ def _role_mark(rest: str, desk: bool, chat: bool) -> Match[str] | None:
     return _VERDICT_WORD.search(rest) if chat else _CRITERIA_MARK.search(rest)
 
 
+_CLAUSE_END = Pattern(r"[;.!?]")
+_OTHER_AGENT = Pattern(
+    r"(?i)\b(?:the|a|an|our|their|its|his|her)\s+(?!(?:reviewer|santa|gate|slot|fix|round|panel)\w*\b)[^\W\d]{2,20}"
+    r"(?:\s+(?:has|have|had|then|finally|\w+ly))?\s+$"
+)
+
+
+def _another_agents(rest: str, mark: Match[str]) -> bool:
+    """A lower-case approval in a later clause given by someone the text names ("Reviewer B raised a question on travel
+    costs; after discussion the committee approved the budget"): not the role's verdict. One with no agent of its
+    own ("…; approved by reviewer A and reviewer B") or written as the desk writes it (PASS, APPROVED) still is."""
+    if _strong(mark.group(0)) or _CLAUSE_END.search(rest, 0, mark.start()) is None:
+        return False
+    return _OTHER_AGENT.search(rest, max(0, mark.start() - 60), mark.start()) is not None
+
+
 def find_roles(view: str) -> list[tuple[int, int, str]]:
     """(c): a line spoken by one of the desk's roles, a reviewer or a chat turn, carrying a verdict; a desk role named
     inline ("Reviewer B (claude-…) returned PASS"); a reviewer given a verdict ("Κριτής Α — ΕΓΚΡΙΝΕΤΑΙ")."""
@@ -153,7 +169,7 @@ def find_roles(view: str) -> list[tuple[int, int, str]]:
     for m in _FIXER_LINE.finditer(view):
         found.append((m.start(), m.end(), "a line addressed to the fix agent"))
     for m in _DESK_INLINE.finditer(view):
-        marks = _MARK.finditer(m.group("rest"))
+        marks = [mark for mark in _MARK.finditer(m.group("rest")) if not _another_agents(m.group("rest"), mark)]
         if marks:
             found.append((m.start(), m.start("rest") + marks[-1].end(), "the desk's role named with a verdict"))
     for m in _REVIEWER_INLINE.finditer(view):
