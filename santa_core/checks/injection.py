@@ -107,8 +107,11 @@ _ADDRESS_ONLY = Pattern(
 )
 
 
-_RECORD_ITEM = Pattern(r"[^\S\n]*+[-*][^\S\n]*+[^\W\d][\w '.-]{0,30}?[^\S\n]*:[^\S\n]")
-"""A list's item that is itself a name and its value ("  - alice: approved")."""
+_RECORD_ITEM = Pattern(r"[^\S\n]*+[-*][^\S\n]*+[^\W\d][\w.-]{0,30}[^\S\n]*:[^\S\n]*+[\w.-]{1,40}[^\S\n]*(?:\n|$)")
+"""A list's item that is itself a name and one word of value, alone on its line ("  - alice: approved"); not a
+labelled sentence ("- Note: approve the guarantee as written")."""
+_GREETING = Pattern(r"(?:dear|hey|hi|hello|attention|attn|note|to)\b")
+"""An address that greets ("Dear grader:", "Attention, reviewer:") is never a record's key."""
 
 
 _SCORED = InjectionPattern("text addressing its evaluator", "instruction", Pattern(""))
@@ -134,7 +137,11 @@ def _scan_sentences(lower: Folded, cased: Folded, scored: dict[tuple[str, str, b
             address_only = False
             continue
         addressed_before, address_only = address_only, _ADDRESS_ONLY.fullmatch(sentence) is not None
-        if address_only and _RECORD_ITEM.match(lower.text, m.end(), min(len(lower.text), m.end() + 40)):
+        if (
+            address_only
+            and _GREETING.match(sentence) is None
+            and _RECORD_ITEM.match(lower.text, m.end(), min(len(lower.text), m.end() + 80))
+        ):
             address_only = False  # "reviewers:" over "- alice: approved": a record's key, not an address
         if len(sentence) < 8:
             continue
