@@ -18,6 +18,7 @@ their seal under the old rule are re-sealed, so a row changed outside the desk b
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 from collections import defaultdict
@@ -25,7 +26,7 @@ from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, event, inspect
+from sqlalchemy import Connection, bindparam, event, inspect
 from sqlalchemy import select as core_select
 from sqlmodel import Session, SQLModel, col, select
 
@@ -154,16 +155,30 @@ def _rows(
     picked = [c for c in table.c if columns is None or c.name in columns]
     hashes = tuple(hashes)
 
-    def chunk(stmt: Any) -> Iterator[tuple[Any, list[str], int | None]]:
-        for row in conn.execute(stmt).mappings():
+    def chunk(stmt: Any, params: dict[str, Any] | None = None) -> Iterator[tuple[Any, list[str], int | None]]:
+        for row in conn.execute(stmt, params).mappings():
             values = dict(row)
             yield values["id"], [h(values) for h in hashes], _run_of(kind, values)
 
     if ids is None:
         yield from chunk(core_select(*picked).order_by(table.c.id))
         return
+    by_ids = _by_ids(kind) if columns is None else _where_ids(core_select(*picked), table)
     for part in (ids[i : i + 500] for i in range(0, len(ids), 500)):
-        yield from chunk(core_select(*picked).where(table.c.id.in_(part)))
+        yield from chunk(by_ids, {"ids": part})
+
+
+def _where_ids(stmt: Any, table: Any) -> Any:
+    """`stmt` over the rows whose id is one of the bound list `ids`."""
+    return stmt.where(table.c.id.in_(bindparam("ids", expanding=True)))
+
+
+@functools.cache
+def _by_ids(kind: str) -> Any:
+    """SELECT every column of a sealed table's rows with the ids bound as `ids`: built once per table (every write
+    transaction seals what it wrote, so a statement built and keyed per call was a cost)."""
+    table = table_of(SEALED[kind])
+    return _where_ids(core_select(*table.c), table)
 
 
 def seal_touched(s: Session) -> None:

@@ -87,8 +87,11 @@ def stored_batches(env: dict[str, str]) -> list:
 
 
 def test_auto_approve_fixes_the_pattern_everywhere_and_ends_on_a_clean_sample(
-    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], tmp_path: Path
+    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], tmp_path: Path, messages_stub: MessagesStub
 ) -> None:
+    """Also: Message Batches are the default with Claude reviewers, one request per sample (nobody watches a
+    command-line batch: with both reviewers on Claude it takes the batch discount unasked). One run answers both:
+    it is the same command."""
     path, planted = batch_file
     out = tmp_path / "out.csv"
     done = santa(
@@ -126,6 +129,14 @@ def test_auto_approve_fixes_the_pattern_everywhere_and_ends_on_a_clean_sample(
             assert after[key]["santa_original_output"] == ""
         assert {c: after[key][c] for c in row} == {**row, "output": after[key]["output"]}  # other columns as read
     assert {after[k]["santa_status"] for k in first["failed"]} == {"fixed"}
+
+    assert "reviewing each sample through the Message Batches API" in done.stderr  # said, with how to opt out
+    assert "--no-message-batches" in done.stderr
+    assert result["message_batches"]
+    assert [s["api_batch_id"] for s in result["samples"]] == messages_stub.batch_ids()  # one per sample
+    assert [len(messages_stub.batch(i).requests) for i in messages_stub.batch_ids()] == [60, 60]  # B and C each
+    synced = [c["body"] for c in messages_stub.message_calls()]
+    assert len(synced) == 1 and "edits" in schema_properties(synced[0])  # only the fix agent is called directly
 
 
 def test_without_auto_approve_the_batch_waits_for_a_person(
@@ -225,45 +236,19 @@ def test_a_failed_review_is_left_to_a_person_even_with_auto_approve(
 def test_the_same_seed_draws_the_same_sample(
     cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub, tmp_path: Path
 ) -> None:
+    """The same seed draws the same sample in a fresh database, and again in one database that already holds a
+    batch of that seed (the last run: the first run's database once more)."""
     path, _ = batch_file
     messages_stub.handler = None  # every review passes: one clean sample each
     drawn = []
-    for n, seed in enumerate((5, 5, 6)):  # a fresh database each time
-        env = {**cli_env, "DATABASE_URL": f"sqlite:///{tmp_path / f'santa{n}.db'}"}
+    for n, seed in enumerate((5, 5, 6, 5)):  # a fresh database each time, then the first one again
+        env = {**cli_env, "DATABASE_URL": f"sqlite:///{tmp_path / f'santa{n % 3}.db'}"}
         result = batch_json(env, path, "--spec", SPEC, "--strata", "template,locale", "--seed", seed)
         assert result["status"] == "clean" and result["seed"] == seed
         drawn.append(result["samples"][0]["items"])
     assert drawn[0] == drawn[1] and len(drawn[0]) == 30
     assert drawn[2] != drawn[0]
-
-
-def test_the_same_seed_draws_the_same_sample_in_one_database(
-    cli_env: dict[str, str], messages_stub: MessagesStub, batch_file: tuple[Path, set[str]]
-) -> None:
-    path, _ = batch_file
-    messages_stub.handler = None
-    drawn = [
-        batch_json(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", 5)["samples"][0]["items"]
-        for _ in range(2)
-    ]
-    assert drawn[0] == drawn[1]
-
-
-def test_message_batches_are_the_default_with_claude_reviewers_one_request_per_sample(
-    cli_env: dict[str, str], batch_file: tuple[Path, set[str]], messages_stub: MessagesStub
-) -> None:
-    """Nobody watches a command-line batch: with both reviewers on Claude it takes the batch discount unasked."""
-    path, planted = batch_file
-    done = santa(cli_env, path, "--spec", SPEC, "--strata", "template", "--seed", SEED, "--auto-approve", "--json")
-    assert done.returncode == 0, done.stderr
-    assert "reviewing each sample through the Message Batches API" in done.stderr  # said, with how to opt out
-    assert "--no-message-batches" in done.stderr
-    result = json.loads(done.stdout)
-    assert result["status"] == "clean" and result["message_batches"] and result["items_changed"] == len(planted)
-    assert [s["api_batch_id"] for s in result["samples"]] == messages_stub.batch_ids()  # one per sample
-    assert [len(messages_stub.batch(i).requests) for i in messages_stub.batch_ids()] == [60, 60]  # B and C each
-    synced = [c["body"] for c in messages_stub.message_calls()]
-    assert len(synced) == 1 and "edits" in schema_properties(synced[0])  # only the fix agent is called directly
+    assert drawn[3] == drawn[0]  # in one database
 
 
 def test_no_message_batches_reviews_with_synchronous_calls(

@@ -5,9 +5,12 @@ item changes by a byte, the resample is clean and the export says what was verif
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from sqlalchemy import make_url
 
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
@@ -17,35 +20,89 @@ from santa_core.run.runner import Runner
 from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import DB_KINDS, PG_URL, _pg_database, grant, migrated_sqlite
 from tests.core.batch.test_driver import approve_seen, config
 from tests.support import varied_batch as vb
 
 SAMPLED_DEFECTIVE = {"item-050", "item-100", "item-150", "item-175"}
 
 
-@pytest.fixture
-def service(db_url: str) -> Iterator[BatchDriver]:
-    repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
+def driver(url: str) -> BatchDriver:
+    """The batch service over the database at `url`, its reviewers and fix agent the varied file's doubles."""
+    repo = grant(grant(RunStore(init_db(url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", vb.review), "c": FunctionReviewer("c", vb.review)}
     fx = FunctionFixer("fixer", vb.fix_plan)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
     svc = BatchDriver(repo, BatchStore(repo), runner, lambda name: fx)
     svc.fixer = fx
-    yield svc
+    return svc
+
+
+def close(svc: BatchDriver) -> None:
     svc.shutdown()
-    runner.shutdown()
-    repo.engine.dispose()
+    svc.runner.shutdown()
+    svc.repo.engine.dispose()
 
 
-def sampled(service: BatchDriver) -> tuple[int, int, set[str]]:
+def sample_first(service: BatchDriver) -> tuple[int, int, set[str]]:
     """A batch of the varied file with its first sample in: (batch id, sample id, defective keys)."""
     data, defective = vb.varied_csv()
     file = read_batch(data, "emails.csv", strata=["template"])
     batch_id = service.create(file, config(file), "ann")  # the seed is vb.SEED
     first = service.wait(service.sample(batch_id, "ann"), timeout=60)
     assert {r.key for r in service.store.reviews(first.id) if not r.nice} == SAMPLED_DEFECTIVE
+    assert service.fixer.requests == []  # the fix agent is first asked by a test (each test's fixer starts empty)
     return batch_id, first.id, defective
+
+
+@pytest.fixture(scope="module", params=DB_KINDS)
+def sampled_database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
+    """One database per module and kind with the varied batch's first sample driven (30 reviews, the costly
+    part): every test starts from its own copy of it, so none sees another's changes. (kind, where, ids)."""
+    if request.param == "sqlite":
+        url = migrated_sqlite(tmp_path_factory.mktemp("sampled") / "santa.db")
+        svc = driver(url)
+        ids = sample_first(svc)
+        close(svc)
+        yield "sqlite", url, ids
+        return
+    database = _pg_database(PG_URL, request.getfixturevalue("pg_template"))
+    url = next(database)
+    svc = driver(url)
+    ids = sample_first(svc)
+    close(svc)  # a template takes no connection while it is copied
+    yield "postgres", make_url(url).database, ids
+    database.close()
+
+
+@pytest.fixture
+def copied(sampled_database: tuple, tmp_path: Path) -> Iterator[tuple[str, tuple[int, int, set[str]]]]:
+    """This test's copy of the sampled database: (URL, the sampled batch's ids)."""
+    kind, where, ids = sampled_database
+    if kind == "sqlite":
+        source, target = sqlite3.connect(make_url(where).database), sqlite3.connect(tmp_path / "santa.db")
+        try:
+            source.backup(target)
+        finally:
+            source.close()
+            target.close()
+        yield f"sqlite:///{tmp_path / 'santa.db'}", ids
+    else:
+        yield from ((url, ids) for url in _pg_database(PG_URL, where))
+
+
+@pytest.fixture
+def service(copied: tuple[str, tuple[int, int, set[str]]]) -> Iterator[BatchDriver]:
+    svc = driver(copied[0])
+    svc.sampled = copied[1]  # type: ignore[attr-defined]
+    yield svc
+    close(svc)
+
+
+def sampled(service: BatchDriver) -> tuple[int, int, set[str]]:
+    """The batch of the varied file with its first sample in (the module's sampled database, copied for this test):
+    (batch id, sample id, defective keys)."""
+    return service.sampled  # type: ignore[attr-defined]
 
 
 def statuses(service: BatchDriver, batch_id: int) -> dict[str, str]:
