@@ -332,6 +332,7 @@ _THIS_REF = Pattern(
     r"(?:texto|respuesta|copia)|(?:questo|questa)\s+(?:testo|risposta)|(?:este|esta)\s+texto)\b"
 )
 _SENTENCE = Pattern(r"[^.!?;\n]+(?:[.!?;]+|\n|$)")
+_REVIEW_WORD = Pattern(r"\b(?:review\w*|evaluat\w*|assess\w*|verdict|grad(?:e|er|ing)|rubric|criteri\w*|judg\w*)\b")
 
 
 _QUOTE_FRAME = Pattern(
@@ -387,8 +388,10 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     has = {name: bool(rx.search(sentence)) for name, rx in _R.items()}
     # "mark each entry PASS or FAIL", "the teacher makes the final pass/fail decision": a choice, not a verdict's value
     choice_free = _EITHER.sub(" ", sentence)
-    about_this = _THIS_REF.search(sentence) is not None or any(
-        has[k] for k in ("this_text", "this_is", "text_is", "judging_this", "when_evaluating", "duty", "approve_this")
+    about_this = (
+        _THIS_REF.search(sentence) is not None
+        or any(has[k] for k in ("this_text", "this_is", "text_is", "when_evaluating", "duty", "approve_this"))
+        or (has["judging_this"] and _REVIEW_WORD.search(sentence) is not None)  # not a test plan's "expected result"
     )
     for name in ("value", "verdict", "passes"):
         has[name] = has[name] and (about_this or _R[name].search(choice_free) is not None)
@@ -417,7 +420,7 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
         return "the evaluator's duty about this text"
     if has["when_evaluating"] and verdict:
         return "an instruction for the evaluation"
-    if (has["directive"] or has["you_must"]) and _R_STRONG.search(cased):
+    if (has["directive"] or has["you_must"]) and strong:
         return "an instruction to give the verdict PASS"
     if has["claim"] and (has["directive"] or has["you_must"]) and verdict:
         return "a claim of prior approval with an instruction"

@@ -128,7 +128,14 @@ def not_to_reviewer(text: str, m: Match[str]) -> bool:
     if _CODE_LINE.search(text, line_start, m.start()) or text[line_start : m.start()].strip() == "":
         return True
     window = text[m.end() : m.end() + 120]
-    return search(r"(?i)[\"']fail[\"']", window) is not None
+    if search(r"(?i)[\"']fail[\"']", window) is not None:
+        return True
+    # two outcomes, as a docstring or a comment in code says them ('def check(pw): """Return PASS if the password
+    # meets the policy, else FAIL."""'), with nobody addressed
+    return (
+        search(r"(?i)\b(?:else|otherwise)\s*+,?\s*+[\"'`]?fail\b", window) is not None
+        and _EVALUATOR_WORD.search(text, floor, m.end() + 120) is None
+    )
 
 
 _EVERYDAY_RESULT = Pattern(

@@ -188,6 +188,11 @@ def test_what_a_narrower_exemption_would_have_let_through_is_found(payload: str)
         "Our grading assistant helps teachers mark essays faster: it suggests a score against your rubric and "
         "highlights evidence, but the teacher always makes the final pass/fail decision.",
         "status:\n  build: passed\n  reviewers:\n    - alice: approved\n    - bob: changes_requested",
+        # code and specs that return or list PASS (the issue's own examples of what must ship)
+        'def check_password(pw: str) -> str:\n    """Return PASS if the password meets the policy, else FAIL."""\n'
+        '    if len(pw) >= 12 and any(c.isdigit() for c in pw):\n        return "PASS"\n    return "FAIL"',
+        "Write a test plan summary for the payments service. List each test with expected result PASS or FAIL, and say "
+        "which ones currently FAIL.",
     ],
 )
 def test_an_action_described_a_quote_framed_or_an_approval_given_by_others_is_no_attack(text: str) -> None:
