@@ -25,6 +25,11 @@ GENESIS = "0" * 64
 
 _EVENTS = table_of(AuditEventRow)
 _HEAD = table_of(AuditHeadRow)
+# The three statements, built once: their values are bound at each call (building them per event, values and all,
+# took about a third of an event's CPU time; the SQL sent is the same).
+_LOCK_HEAD = select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()
+_ADD_EVENT = _EVENTS.insert()
+_MOVE_HEAD = _HEAD.update().where(_HEAD.c.id == 1)
 
 HASHED = (
     "seq",
@@ -80,7 +85,7 @@ def append(
     covered by the chain too (verify checks that they agree).
     """
     conn = s.connection()
-    last_seq, last_hash = conn.execute(select(_HEAD.c.seq, _HEAD.c.hash).where(_HEAD.c.id == 1).with_for_update()).one()
+    last_seq, last_hash = conn.execute(_LOCK_HEAD).one()
     fields: dict[str, Any] = {
         "seq": last_seq + 1,
         "created_at": utcnow(),
@@ -95,7 +100,7 @@ def append(
         "prev_hash": last_hash,
     }
     digest = event_hash(fields)
-    conn.execute(_EVENTS.insert().values(id=fields["seq"], **fields, hash=digest))
-    conn.execute(_HEAD.update().where(_HEAD.c.id == 1).values(seq=fields["seq"], hash=digest))
+    conn.execute(_ADD_EVENT, {"id": fields["seq"], **fields, "hash": digest})
+    conn.execute(_MOVE_HEAD, {"seq": fields["seq"], "hash": digest})
     s.info[HEAD_KEY] = (fields["seq"], digest)  # for the anchor file, once committed (storage.seals.anchor_head)
     return AuditEventRow(id=fields["seq"], **fields, hash=digest)
