@@ -112,8 +112,8 @@ def take(template: str) -> str | None:
 
 
 def put_back(admin: Engine, base: str, name: str, template: str) -> bool:
-    """Put the used copy `name` back as `template` is, under a new name, for the next test; False when it cannot
-    be (it is then the caller's to drop)."""
+    """Put the used copy `name` back as `template` is, under a new name, for the next test; False when it is still
+    there under `name` for the caller to drop (a copy renamed but not put back in full is dropped here)."""
     try:
         if template not in _SNAPSHOTS:
             _SNAPSHOTS[template] = _snapshot(base, template)
@@ -121,14 +121,22 @@ def put_back(admin: Engine, base: str, name: str, template: str) -> bool:
                 _BASE.append(base)
                 atexit.register(drop_all, base)
         snapshot = _SNAPSHOTS[template]
-        with admin.connect() as conn:  # the test's own connections (pools, threads left behind) end first
+        fresh = new_name()
+        # The test's own sessions (pools, threads it left behind) end first, then the copy takes a name no one
+        # knows before it is put back: nothing the test left running can reach it any more.
+        with admin.connect() as conn:
             conn.exec_driver_sql(
                 "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
                 (name,),
             )
-        with _connect(base, name) as conn:
+            _until_left(conn, name)
+            conn.exec_driver_sql(f"ALTER DATABASE {_quoted(name)} RENAME TO {_quoted(fresh)}")
+    except Exception:  # noqa: BLE001 - anything amiss: the copy is dropped (by the caller), as before the pool
+        return False
+    try:
+        with _connect(base, fresh) as conn:
             if conn.execute(FINGERPRINT).fetchone()[0] != snapshot.fingerprint:
-                return False
+                raise LookupError("the test changed the schema")
             conn.execute("SET session_replication_role = replica")  # the rows are the template's: no key checks
             for table in snapshot.tables:  # DELETE: TRUNCATE makes each table's files anew (0.3 s), this 8 ms
                 conn.execute(f"DELETE FROM public.{_quoted(table)}")
@@ -137,12 +145,10 @@ def put_back(admin: Engine, base: str, name: str, template: str) -> bool:
                     copy.write(data)
             for sequence, (last, called) in snapshot.sequences.items():
                 conn.execute("SELECT setval(%s, %s, %s)", (f"public.{_quoted(sequence)}", last, called))
-        fresh = new_name()
+    except Exception:  # noqa: BLE001 - not put back in full: dropped here (the caller knows its old name only)
         with admin.connect() as conn:
-            _until_left(conn, name)
-            conn.exec_driver_sql(f"ALTER DATABASE {_quoted(name)} RENAME TO {_quoted(fresh)}")
-    except Exception:  # noqa: BLE001 - anything amiss: the copy is dropped, as before the pool
-        return False
+            conn.exec_driver_sql(f"DROP DATABASE IF EXISTS {_quoted(fresh)} WITH (FORCE)")
+        return True  # nothing left for the caller to drop
     snapshot.free.append(fresh)
     return True
 
