@@ -204,6 +204,20 @@ def _csv(text: str) -> object:
         return exc
 
 
+def _long_reach(text: str) -> object:
+    """The batch reach path with a long pattern: which texts it reaches, and the text rule and the unfixed check of
+    a fix whose 'before' is half the text, both told the signature's issues (worked out once, as the desk does: the
+    same call twice timed nothing more)."""
+    pattern = _long_pattern(text)
+    edits = [FixEdit(issue=0, before=_half(text), after="y")]
+    issues = reach.signature_issues(pattern, text)
+    return (
+        reach.reached(pattern, [("u", text)], {"u"}),
+        reach.text_rule(text, edits, issues),
+        reach.unfixed(text, text, edits, issues),
+    )
+
+
 _STRUCTURE_CONTEXT = Context(criteria=("no_outcome_guarantees", "No outcome guarantees", "Completeness", "security"))
 
 TEXT_CHECKS: dict[str, TextCheck] = {
@@ -267,13 +281,7 @@ TEXT_CHECKS: dict[str, TextCheck] = {
     "batch signature derivation (long quotes)": lambda t: signature.derive(
         {"i1": (t, [t]), "i2": (t[::-1], [" ".join(t[::-1].split()[:1000])])}, {"o1": t[len(t) // 2 :]}
     ),
-    "batch reach (long quotes)": lambda t: (
-        reach.reached(_long_pattern(t), [("u", t)], {"u"}),
-        reach.text_rule(t, [FixEdit(issue=0, before=_half(t), after="y")], reach.signature_issues(_long_pattern(t), t)),
-        reach.unfixed(
-            t, t, [FixEdit(issue=0, before=_half(t), after="y")], reach.signature_issues(_long_pattern(t), t)
-        ),
-    ),
+    "batch reach (long quotes)": _long_reach,
     # Quotes that do not stand in the text, so its words are compared run by run with each of theirs.
     "batch defect in a sentence (long quotes)": lambda t: reach.defect_in(t, [f"{t} qzx", f"qzx {t[::-1]}"], [t[:40]]),
     "batch fix reach (long quotes)": lambda t: apply_to_batch(
