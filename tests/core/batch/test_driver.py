@@ -143,7 +143,17 @@ def sample_planted(service: BatchDriver) -> tuple[int, SampleProgress, set[str]]
     assert failed and failed <= planted  # only planted items fail, and the sample caught some
     assert first.naughty == len(failed) and first.nice == 30 - len(failed)
     assert service.fixer.requests == []  # the fix agent is first asked by a test (each test's fixer starts empty)
+    grouped_as_it_closed(service, batch_id, first, failed)  # checked as the drive left it
     return batch_id, first, failed
+
+
+def grouped_as_it_closed(service: BatchDriver, batch_id: int, first: SampleProgress, failed: set[str]) -> None:
+    """The sample's failures were grouped as the driver closed it: nothing but its drive asked for the patterns."""
+    assert first.finished_at is not None and failed
+    [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
+    assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
+    assert set(pattern.pattern["examples"]) <= failed
+    assert service.store.ungrouped_samples() == []
 
 
 SAMPLED = [
@@ -393,14 +403,11 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     second.shutdown()
 
 
-def test_the_driver_groups_a_samples_failures_as_it_closes_it(service: BatchDriver) -> None:
-    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them."""
-    batch_id, first, failed = sample_planted(service)
-    assert first.finished_at is not None and failed
-    [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
-    assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
-    assert set(pattern.pattern["examples"]) <= failed
-    assert service.store.ungrouped_samples() == []
+def test_the_driver_groups_a_samples_failures_as_it_closes_it(sampled: Sampled) -> None:
+    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them.
+    `sample_planted` checks it on the database its drive by this driver left (`sampled_database`); here, again, on
+    this test's copy of it."""
+    grouped_as_it_closed(*sampled)
 
 
 def ungroup(service: BatchDriver, sample_id: int) -> None:
