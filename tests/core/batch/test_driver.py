@@ -12,6 +12,8 @@ import csv
 import io
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -27,8 +29,9 @@ from santa_core.run.runner import Runner
 from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import grant
+from tests.conftest import PG_URL, grant
 from tests.support.messages_api import MessagesStub, error_reply, fenced_output, message, review_json
+from tests.support.sampled_copy import copy_of, made_database
 
 DEFECT = "Free shipping on all orders, guaranteed forever."
 FIXED = "Free shipping on orders over $50."
@@ -90,21 +93,104 @@ def driver_class(request: pytest.FixtureRequest) -> type[BatchDriver]:
     return BatchDriver if request.param == "background" else LookByLook
 
 
-@pytest.fixture
-def service(db_url: str, driver_class: type[BatchDriver]) -> Iterator[BatchDriver]:
-    """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
-    if driver_class is LookByLook and not db_url.startswith("sqlite"):
-        pytest.skip("look by look once, on SQLite: on PostgreSQL tests/workers drive samples through the task engine")
-    repo = grant(grant(RunStore(init_db(db_url, mark_interrupted=False))), {"vic": ("viewer",)})
+def make_service(url: str, driver_class: type[BatchDriver]) -> BatchDriver:
+    """The batch service over the database at `url`, its reviewers `strict` and its fix agent `fixer`."""
+    repo = grant(grant(RunStore(init_db(url, mark_interrupted=False))), {"vic": ("viewer",)})
     reviewers = {"b": FunctionReviewer("b", strict), "c": FunctionReviewer("c", strict)}
     fx = FunctionFixer("fixer", fixer)
     runner = Runner(repo, lambda name: reviewers[name], lambda name: fx, workers=4)
     svc = driver_class(repo, BatchStore(repo), runner, lambda name: fx)
     svc.fixer = fx  # for tests that check whether the fix agent was called
-    yield svc
+    return svc
+
+
+def close(svc: BatchDriver) -> None:
     svc.shutdown()
-    runner.shutdown()
-    repo.engine.dispose()
+    svc.runner.shutdown()
+    svc.repo.engine.dispose()
+
+
+@pytest.fixture
+def service(db_url: str, driver_class: type[BatchDriver]) -> Iterator[BatchDriver]:
+    """The batch service on SQLite, and on PostgreSQL when SANTA_TEST_POSTGRES_URL is set."""
+    if driver_class is LookByLook and not db_url.startswith("sqlite"):
+        pytest.skip("look by look once, on SQLite: on PostgreSQL tests/workers drive samples through the task engine")
+    svc = make_service(db_url, driver_class)
+    yield svc
+    close(svc)
+
+
+class Sampled(NamedTuple):
+    """A service over a batch of `planted_csv()` with its first sample reviewed."""
+
+    service: BatchDriver
+    batch_id: int
+    first: SampleProgress
+    failed: set[str]
+    """The keys of the first sample's failed items."""
+
+
+def sample_planted(service: BatchDriver) -> tuple[int, SampleProgress, set[str]]:
+    """A batch of `planted_csv()` and its first sample driven and checked: (batch, sample, keys of its failed items)."""
+    data, planted = planted_csv()
+    file = read_batch(data, "emails.csv", strata=["template"])
+    batch_id = service.create(file, config(file), "ann")
+    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    assert first.size == 30 and first.finished  # 15 % of 200, every template represented
+    reviews = service.store.reviews(first.id)
+    assert {r.strata["template"] for r in reviews} == set(TEMPLATES)
+    failed = {r.key for r in reviews if not r.nice}
+    assert failed and failed <= planted  # only planted items fail, and the sample caught some
+    assert first.naughty == len(failed) and first.nice == 30 - len(failed)
+    assert service.fixer.requests == []  # the fix agent is first asked by a test (each test's fixer starts empty)
+    grouped_as_it_closed(service, batch_id, first, failed)  # checked as the drive left it
+    return batch_id, first, failed
+
+
+def grouped_as_it_closed(service: BatchDriver, batch_id: int, first: SampleProgress, failed: set[str]) -> None:
+    """The sample's failures were grouped as the driver closed it: nothing but its drive asked for the patterns."""
+    assert first.finished_at is not None and failed
+    [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
+    assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
+    assert set(pattern.pattern["examples"]) <= failed
+    assert service.store.ungrouped_samples() == []
+
+
+SAMPLED = [
+    pytest.param(("background", "sqlite"), id="sqlite-background"),
+    pytest.param(
+        ("background", "postgres"),
+        id="postgres-background",
+        marks=pytest.mark.skipif(not PG_URL, reason="SANTA_TEST_POSTGRES_URL not set"),
+    ),
+    pytest.param(("look by look", "sqlite"), id="sqlite-look by look"),  # on PostgreSQL the task engine drives
+]
+
+
+@pytest.fixture(scope="module", params=SAMPLED)
+def sampled_database(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[type[BatchDriver], str, tuple[int, SampleProgress, set[str]]]]:
+    """One database per module, driver and database kind with `planted_csv()`'s first sample driven by that driver
+    (30 reviews, the costly part): each test of what follows a sample starts from its own copy of it (`sampled`),
+    so none sees another's changes. (driver class, URL, what `sample_planted` returned)."""
+    how, kind = request.param
+    driver_class = BatchDriver if how == "background" else LookByLook
+    for url in made_database(kind, request, tmp_path_factory.mktemp("sampled")):
+        svc = make_service(url, driver_class)
+        ids = sample_planted(svc)
+        close(svc)  # a template takes no connection while it is copied
+        yield driver_class, url, ids
+
+
+@pytest.fixture
+def sampled(sampled_database: tuple, tmp_path: Path) -> Iterator[Sampled]:
+    """This test's copy of the sampled database, and the service of the driver that sampled it over the copy."""
+    driver_class, url, ids = sampled_database
+    for copy in copy_of(url, tmp_path):
+        svc = make_service(copy, driver_class)
+        yield Sampled(svc, *ids)
+        close(svc)
 
 
 def config(file, **kw) -> BatchConfig:
@@ -125,18 +211,12 @@ def config(file, **kw) -> BatchConfig:
     )
 
 
-def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(service: BatchDriver) -> None:
-    data, planted = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
-    assert first.size == 30 and first.finished  # 15 % of 200, every template represented
+def test_a_planted_defect_is_found_fixed_everywhere_and_a_fresh_sample_is_clean(sampled: Sampled) -> None:
+    """The first sample (found: `sample_planted` checks it as it drives it) and what follows: fixed everywhere, a
+    fresh sample clean, the export."""
+    service, batch_id, first, failed = sampled
+    planted = planted_csv()[1]
     reviews = service.store.reviews(first.id)
-    assert {r.strata["template"] for r in reviews} == set(TEMPLATES)
-    failed = {r.key for r in reviews if not r.nice}
-    assert failed and failed <= planted  # only planted items fail, and the sample caught some
-    assert first.naughty == len(failed) and first.nice == 30 - len(failed)
 
     [pattern] = service.find_patterns(first.id)
     assert pattern.pattern["count"] == len(failed) and pattern.pattern["strata"]["template"] == {"promo": len(failed)}
@@ -211,11 +291,8 @@ def test_an_unfinished_sample_is_picked_up_after_a_restart(service: BatchDriver)
     assert service.store.run_ids(sample_id)[0] == first  # the started review was kept, not redone
 
 
-def test_fixes_wait_for_the_sample_and_decisions_are_final(service: BatchDriver) -> None:
-    data, _ = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+def test_fixes_wait_for_the_sample_and_decisions_are_final(sampled: Sampled) -> None:
+    service, batch_id, first, _ = sampled
     [pattern] = service.find_patterns(first.id)
     with pytest.raises(BatchProblem, match="still wait for a decision"):
         service.sample(batch_id, "ann")
@@ -326,22 +403,11 @@ def test_a_sample_through_the_message_batches_api_is_collected_after_a_restart(
     second.shutdown()
 
 
-def first_sample(service: BatchDriver, data: bytes) -> tuple[int, SampleProgress, set[str]]:
-    """A batch of `data` and its first sample reviewed: (the batch, the sample, the keys of its failed items)."""
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
-    return batch_id, first, {r.key for r in service.store.reviews(first.id) if not r.nice}
-
-
-def test_the_driver_groups_a_samples_failures_as_it_closes_it(service: BatchDriver) -> None:
-    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them."""
-    batch_id, first, failed = first_sample(service, planted_csv()[0])
-    assert first.finished_at is not None and failed
-    [pattern] = service.store.patterns(batch_id, first.id)  # nobody asked for them
-    assert (pattern.criterion, pattern.pattern["count"], pattern.status) == ("compliance", len(failed), "open")
-    assert set(pattern.pattern["examples"]) <= failed
-    assert service.store.ungrouped_samples() == []
+def test_the_driver_groups_a_samples_failures_as_it_closes_it(sampled: Sampled) -> None:
+    """Background or look by look, the patterns are stored when the sample closes: the Batch page only reads them.
+    `sample_planted` checks it on the database its drive by this driver left (`sampled_database`); here, again, on
+    this test's copy of it."""
+    grouped_as_it_closed(*sampled)
 
 
 def ungroup(service: BatchDriver, sample_id: int) -> None:
@@ -351,12 +417,12 @@ def ungroup(service: BatchDriver, sample_id: int) -> None:
         conn.exec_driver_sql(f"DELETE FROM batch_pattern WHERE sample_id = {int(sample_id)}")
 
 
-def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: BatchDriver) -> None:
+def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(sampled: Sampled) -> None:
     """Closed without its patterns: reading groups nothing; a look at the sample groups it, and so does the desk's
     start or sweep (`group_finished`), each to the very patterns the driver stored as it closed the sample."""
-    data, _ = planted_csv()
-    batch_id, first, _ = first_sample(service, data)
-    clean_file = read_batch(data.replace(DEFECT.encode(), FIXED.encode()), "clean.csv", strata=["template"])
+    service, batch_id, first, _ = sampled
+    clean_data = planted_csv(40)[0].replace(DEFECT.encode(), FIXED.encode())  # (its size does not matter here)
+    clean_file = read_batch(clean_data, "clean.csv", strata=["template"])
     clean = service.wait(service.sample(service.create(clean_file, config(clean_file), "ann"), "ann"), timeout=60)
     assert clean.finished_at is not None and clean.naughty == 0
     [grouped] = service.store.patterns(batch_id, first.id)
@@ -374,29 +440,23 @@ def test_a_sample_closed_without_its_patterns_is_grouped_by_the_desk(service: Ba
         assert service.store.ungrouped_samples() == [] and service.group_finished() == [], how
 
 
-def test_a_viewer_cannot_ask_the_fix_agent(service: BatchDriver) -> None:
+def test_a_viewer_cannot_ask_the_fix_agent(sampled: Sampled) -> None:
     from santa_core.roles import PermissionDenied
 
-    data, _ = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    [pattern] = service.find_patterns(service.wait(service.sample(batch_id, "ann"), timeout=60).id)
+    service, _, first, _ = sampled
+    [pattern] = service.find_patterns(first.id)
     with pytest.raises(PermissionDenied):
         service.propose(pattern.id, "vic")
     assert service.fixer.requests == []  # refused before the paid call
 
 
-def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(
-    service: BatchDriver,
-) -> None:
+def test_an_item_that_shows_the_pattern_but_cannot_take_the_fix_is_exported_as_needing_one(sampled: Sampled) -> None:
     from sqlmodel import Session, select
 
     from storage.tables import BatchItemRow
 
-    data, planted = planted_csv()
-    file = read_batch(data, "emails.csv", strata=["template"])
-    batch_id = service.create(file, config(file), "ann")
-    first = service.wait(service.sample(batch_id, "ann"), timeout=60)
+    service, batch_id, first, _ = sampled
+    planted = planted_csv()[1]
     sampled = {r.key for r in service.store.reviews(first.id)}
     victim = sorted(planted - sampled)[0]
     with Session(service.repo.engine) as s, s.begin():  # the file had the promise twice in this item
@@ -511,9 +571,9 @@ def test_busy_seconds_counts_overlaps_once_and_gaps_not_at_all() -> None:
     assert busy_seconds([at(5, 3)]) == 0  # a clock step backwards counts nothing
 
 
-def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(service: BatchDriver) -> None:
-    data, planted = planted_csv()
-    batch_id, first, failed = first_sample(service, data)
+def test_failed_items_name_their_pattern_in_the_export_before_and_after_a_dismissal(sampled: Sampled) -> None:
+    service, batch_id, first, failed = sampled
+    planted = planted_csv()[1]
     [pattern] = service.find_patterns(first.id)
 
     def exported() -> dict[str, dict]:

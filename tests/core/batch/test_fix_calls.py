@@ -8,8 +8,12 @@ The sample is reviewed by reviewer doubles (free, no call rows of their own)."""
 
 from __future__ import annotations
 
+import atexit
+import shutil
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import anthropic
 import pytest
@@ -27,23 +31,53 @@ from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import BatchPatternRow, BatchRow, CallSentRow, LLMCallRow
-from tests.conftest import grant
+from tests.conftest import grant, migrated_sqlite
 from tests.core.batch.test_driver import config, fixer, planted_csv, strict
 from tests.support import varied_batch as vb
 from tests.support.messages_api import MessagesStub, Reply, schema_properties
+from tests.support.sampled_copy import copy_of
 
 FIXER = "claude-sonnet-5-5"
 
 
+_SAMPLED: list[tuple[str, int, int]] = []
+
+
+def sampled_varied() -> tuple[str, int, int]:
+    """A SQLite database with the varied batch (its fix agent `FIXER`) and its first sample reviewed by the reviewer
+    doubles, made once per test process: each World starts from its own copy (the sample's 30 reviews are the costly
+    part, and no fix agent is asked while they are made). (its URL, the batch's id, the sample's id)"""
+    if not _SAMPLED:
+        folder = Path(tempfile.mkdtemp(prefix="santa-varied-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        url = migrated_sqlite(folder / "santa.db")
+        repo = grant(grant(RunStore(init_db(url, mark_interrupted=False))), {"vic": ("viewer",)})
+        reviewers = {"b": FunctionReviewer("b", vb.review), "c": FunctionReviewer("c", vb.review)}
+        runner = Runner(repo, lambda name: reviewers[name], lambda name: None, workers=4)
+        driver = BatchDriver(repo, BatchStore(repo), runner, lambda name: None)
+        try:
+            file = read_batch(vb.varied_csv()[0], "emails.csv", strata=["template"])
+            cfg = config(file).model_copy(update={"seed": vb.SEED, "fixer": FIXER})
+            batch_id = driver.create(file, cfg, "ann")
+            sample = driver.wait(driver.sample(batch_id, "ann"), timeout=60)
+            assert sample.finished
+        finally:
+            driver.shutdown()
+            runner.shutdown()
+            repo.engine.dispose()
+        _SAMPLED.append((url, batch_id, sample.id))
+    return _SAMPLED[0]
+
+
 class World:
-    """A driver whose fix agent is the stub, a varied batch with its first sample reviewed, and its one pattern."""
+    """A driver whose fix agent is the stub, a varied batch with its first sample reviewed (a copy of
+    `sampled_varied`), and its one pattern."""
 
     def __init__(self, tmp_path, stub: MessagesStub, message_batches: bool, timeout_s: float) -> None:
         self.stub = stub
         stub.handler, stub.batch_end_after_polls = vb.varied_answer, 1
-        self.repo = grant(
-            grant(RunStore(init_db(f"sqlite:///{tmp_path / 'santa.db'}", mark_interrupted=False))), {"vic": ("viewer",)}
-        )
+        url, self.batch_id, sample_id = sampled_varied()
+        self.repo = RunStore(init_db(next(copy_of(url, tmp_path)), mark_interrupted=False))  # roles granted in it
         reviewers = {"b": FunctionReviewer("b", vb.review), "c": FunctionReviewer("c", vb.review)}
         self.runner = Runner(self.repo, lambda name: reviewers[name], lambda name: None, workers=4)
         client = anthropic.Anthropic(base_url=stub.url, api_key="test", max_retries=0, timeout=timeout_s)
@@ -55,11 +89,7 @@ class World:
             client_for=lambda: client,
             poll_s=0.01,
         )
-        file = read_batch(vb.varied_csv()[0], "emails.csv", strata=["template"])
-        cfg = config(file).model_copy(update={"seed": vb.SEED, "fixer": FIXER})
-        self.batch_id = self.driver.create(file, cfg, "ann")
-        sample = self.driver.wait(self.driver.sample(self.batch_id, "ann"), timeout=60)
-        [self.pattern] = self.driver.store.patterns(self.batch_id, sample.id)
+        [self.pattern] = self.driver.store.patterns(self.batch_id, sample_id)
         if message_batches:  # the batch reviews through Message Batches from now on (its fixes go that way too)
             with Session(self.repo.engine) as s:
                 row = s.get(BatchRow, self.batch_id)

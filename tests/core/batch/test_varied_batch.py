@@ -5,12 +5,10 @@ item changes by a byte, the resample is clean and the export says what was verif
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sqlalchemy import make_url
 
 from santa_core.batch.driver import BatchDriver
 from santa_core.batch.file import read_batch
@@ -20,9 +18,10 @@ from santa_core.run.runner import Runner
 from storage.batches import BatchStore
 from storage.runs import RunStore
 from storage.startup import init_db
-from tests.conftest import DB_KINDS, PG_URL, _pg_database, grant, migrated_sqlite
+from tests.conftest import DB_KINDS, grant
 from tests.core.batch.test_driver import approve_seen, config
 from tests.support import varied_batch as vb
+from tests.support.sampled_copy import copy_of, made_database
 
 SAMPLED_DEFECTIVE = {"item-050", "item-100", "item-150", "item-175"}
 
@@ -58,37 +57,19 @@ def sample_first(service: BatchDriver) -> tuple[int, int, set[str]]:
 @pytest.fixture(scope="module", params=DB_KINDS)
 def sampled_database(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple]:
     """One database per module and kind with the varied batch's first sample driven (30 reviews, the costly
-    part): every test starts from its own copy of it, so none sees another's changes. (kind, where, ids)."""
-    if request.param == "sqlite":
-        url = migrated_sqlite(tmp_path_factory.mktemp("sampled") / "santa.db")
+    part): every test starts from its own copy of it, so none sees another's changes. (URL, ids)."""
+    for url in made_database(request.param, request, tmp_path_factory.mktemp("sampled")):
         svc = driver(url)
         ids = sample_first(svc)
-        close(svc)
-        yield "sqlite", url, ids
-        return
-    database = _pg_database(PG_URL, request.getfixturevalue("pg_template"))
-    url = next(database)
-    svc = driver(url)
-    ids = sample_first(svc)
-    close(svc)  # a template takes no connection while it is copied
-    yield "postgres", make_url(url).database, ids
-    database.close()
+        close(svc)  # a template takes no connection while it is copied
+        yield url, ids
 
 
 @pytest.fixture
 def copied(sampled_database: tuple, tmp_path: Path) -> Iterator[tuple[str, tuple[int, int, set[str]]]]:
     """This test's copy of the sampled database: (URL, the sampled batch's ids)."""
-    kind, where, ids = sampled_database
-    if kind == "sqlite":
-        source, target = sqlite3.connect(make_url(where).database), sqlite3.connect(tmp_path / "santa.db")
-        try:
-            source.backup(target)
-        finally:
-            source.close()
-            target.close()
-        yield f"sqlite:///{tmp_path / 'santa.db'}", ids
-    else:
-        yield from ((url, ids) for url in _pg_database(PG_URL, where))
+    url, ids = sampled_database
+    yield from ((copy, ids) for copy in copy_of(url, tmp_path))
 
 
 @pytest.fixture
