@@ -282,3 +282,20 @@ def test_requirements_are_pinned_and_xsrf_stays_on() -> None:
 def test_the_network_guard_refuses_non_loopback() -> None:
     with socket.socket() as s, pytest.raises(OSError, match="reach the network"):
         s.connect(("192.0.2.1", 443))
+
+
+def test_the_reviewers_modules_import_first_in_a_fresh_interpreter() -> None:
+    """`import santa_core.reviewers.calls` on its own (as the cost and chaos benches do) once failed: its answer
+    contract imported the run's gate, whose package imports the runner, which imports the calls back half-built.
+    The circle test above reads imports inside functions too, so only a fresh interpreter shows the order."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "import santa_core.reviewers.calls, santa_core.reviewers.contract"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -10,7 +10,6 @@ The completeness rule (one check per criterion) stays the gate's (`santa_core.ru
 from __future__ import annotations
 
 from santa_core.models import Review, Rubric
-from santa_core.run.gate import blocking_failed_checks
 from santa_core.scope import stands_in
 
 MAX_SUGGESTIONS = 3
@@ -27,6 +26,10 @@ def contract_problem(review: Review, rubric: Rubric, output: str | None = None) 
     With `output`, a quote must stand in it (as the fix agent finds quotes): a quote the output does not hold
     shows nothing. Advisory ("suggestion") ids match exactly, as the gate matches them (a near miss blocks).
     """
+    # Imported here: the run package's modules import the reviewers' (calls → contract), so a module-level import
+    # made `import santa_core.reviewers.calls` fail unless `santa_core.run` was imported first (the benches did not).
+    from santa_core.run.gate import blocking_failed_checks
+
     blocking = blocking_failed_checks(review, rubric.advisory_ids())
     named = {_key(i.criterion) for i in review.critical_issues}
     for check in blocking:
