@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import pandas as pd
 
@@ -292,9 +292,32 @@ def fit(
     (names with e-mail addresses) may break a word at a line's end.
     """
     fixed, labels = fixed or {}, labels or {}
-    names = [str(c) for c in frame.columns]
+    names = tuple(str(c) for c in frame.columns)
+    texts = tuple(() if c in fixed else tuple(cell_text(v) for v in frame[c]) for c in names)
+    found = _fitted(
+        names, texts, room, tuple(wide), tuple(fixed.items()), tuple(labels.items()), most_lines, tuple(breakable)
+    )
+    return Fit(dict(found.widths), found.lines)  # widths of the caller's own
+
+
+@lru_cache(maxsize=256)
+def _fitted(
+    names: tuple[str, ...],
+    texts: tuple[tuple[str, ...], ...],
+    room: int,
+    wide: tuple[str, ...],
+    fixed_widths: tuple[tuple[str, int], ...],
+    label_pairs: tuple[tuple[str, str], ...],
+    most_lines: int,
+    breakable: tuple[str, ...],
+) -> Fit:
+    """`fit` of a table's cell texts, kept per content: the same table (a run's rubric, a page rerun with nothing
+    changed) is fitted once per process, not on every rerun."""
+    fixed, labels = dict(fixed_widths), dict(label_pairs)
     cols = {
-        c: _Column(labels.get(c, c), [cell_text(v) for v in frame[c]], c in breakable) for c in names if c not in fixed
+        c: _Column(labels.get(c, c), list(cells), c in breakable)
+        for c, cells in zip(names, texts, strict=True)
+        if c not in fixed
     }
     wides = [c for c in names if c in wide and c in cols]
     budget = room - sum(fixed.get(c, 0) for c in names)
