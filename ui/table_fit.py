@@ -300,7 +300,7 @@ def fit(
     return Fit(dict(found.widths), found.lines)  # widths of the caller's own
 
 
-@lru_cache(maxsize=256)
+@lru_cache(maxsize=64)  # bounded: a 500-run list is some 400 kB of text
 def _fitted(
     names: tuple[str, ...],
     texts: tuple[tuple[str, ...], ...],
