@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import unicodedata
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import pandas as pd
 
@@ -180,17 +180,26 @@ def words(text: str) -> list[str]:
     return [w for line in text.split("\n") for w in line.split(" ") if w]
 
 
+def word_widths(text: str) -> tuple[tuple[float, ...], ...]:
+    """Per line of `text`, the widths of its words (split at plain spaces): what `wrapped_lines` measures."""
+    return tuple(tuple(text_px(w) for w in paragraph.split(" ") if w) for paragraph in str(text).split("\n"))
+
+
 def wrapped_lines(text: str, width: int) -> int:
     """How many lines `text` takes in a cell `width` px wide, wrapped at plain spaces (a word longer than a
     line is broken where the line ends, as the grid does)."""
+    return measured_lines(word_widths(text), width)
+
+
+def measured_lines(paragraphs: tuple[tuple[float, ...], ...], width: int) -> int:
+    """`wrapped_lines` from a text's `word_widths` (a column measured once is wrapped at many widths)."""
     room = max(1.0, width - CELL_PAD_PX)
     space = char_px(" ")
     lines = 0
-    for paragraph in str(text).split("\n"):
+    for paragraph in paragraphs:
         lines += 1
         used = 0.0
-        for word in (w for w in paragraph.split(" ") if w):
-            w = text_px(word)
+        for w in paragraph:
             if used and used + space + w <= room:
                 used += space + w
                 continue
@@ -242,10 +251,11 @@ class _Column:
         )
         """The width of the longest word: a column that wraps breaks no word unless nothing else fits (in a
         `breakable` column, only e-mail addresses may break: "cli (command line)" never reads "com mand")."""
+        self._measured = [word_widths(t) for t in self.cells]
         self._narrowest: dict[int, int] = {}
 
     def lines(self, width: int) -> int:
-        return max((wrapped_lines(t, width) for t in self.cells), default=1)
+        return max((measured_lines(m, width) for m in self._measured), default=1)
 
     def narrowest(self, lines: int) -> int:
         """The least width at which every cell takes at most `lines` lines, no word broken (never under the
@@ -282,9 +292,32 @@ def fit(
     (names with e-mail addresses) may break a word at a line's end.
     """
     fixed, labels = fixed or {}, labels or {}
-    names = [str(c) for c in frame.columns]
+    names = tuple(str(c) for c in frame.columns)
+    texts = tuple(() if c in fixed else tuple(cell_text(v) for v in frame[c]) for c in names)
+    found = _fitted(
+        names, texts, room, tuple(wide), tuple(fixed.items()), tuple(labels.items()), most_lines, tuple(breakable)
+    )
+    return Fit(dict(found.widths), found.lines)  # widths of the caller's own
+
+
+@lru_cache(maxsize=64)  # bounded: a 500-run list is some 400 kB of text
+def _fitted(
+    names: tuple[str, ...],
+    texts: tuple[tuple[str, ...], ...],
+    room: int,
+    wide: tuple[str, ...],
+    fixed_widths: tuple[tuple[str, int], ...],
+    label_pairs: tuple[tuple[str, str], ...],
+    most_lines: int,
+    breakable: tuple[str, ...],
+) -> Fit:
+    """`fit` of a table's cell texts, kept per content: the same table (a run's rubric, a page rerun with nothing
+    changed) is fitted once per process, not on every rerun."""
+    fixed, labels = dict(fixed_widths), dict(label_pairs)
     cols = {
-        c: _Column(labels.get(c, c), [cell_text(v) for v in frame[c]], c in breakable) for c in names if c not in fixed
+        c: _Column(labels.get(c, c), list(cells), c in breakable)
+        for c, cells in zip(names, texts, strict=True)
+        if c not in fixed
     }
     wides = [c for c in names if c in wide and c in cols]
     budget = room - sum(fixed.get(c, 0) for c in names)
