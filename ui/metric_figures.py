@@ -23,9 +23,6 @@ from ui.metric_frames import (
     series_frame,
 )
 from ui.metrics_axis import axis_settings, bar_width_ms
-from ui.plotly_paths import parse_once
-
-parse_once()
 
 SOURCES = (("b_fail", "Reviewer B"), ("c_fail", "Reviewer C"), ("check_fail", "Deterministic check"))
 """Who failed a check: the failure taxonomy stacks one bar segment per source."""

@@ -21,10 +21,7 @@ from santa_core.reports.metrics import MetricsReport
 from santa_core.reports.spot_figures import ConfidenceFigures
 from ui import app_desk
 from ui.metrics_tables import table
-from ui.plotly_paths import parse_once
 from ui.safe import escape_markdown
-
-parse_once()
 
 GROUP_WORDS: dict[Grouping, str] = {
     "rubric": "rubric",
