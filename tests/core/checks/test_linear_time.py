@@ -76,8 +76,11 @@ def assert_grows_linearly(name: str, small: str, long: str, what: str) -> None:
     check = TEXT_CHECKS[name]
     limit = GROWTH * max(_cpu(check, small, tries=2, enough=FLOOR_S), FLOOR_S)
     big = _cpu(check, long, tries=1)
-    if big > limit:
-        big = min(big, _cpu(check, long, tries=2))
+    for _ in range(2):  # over the limit: both measured again, one right after the other (a loaded machine slows both)
+        if big <= limit:
+            break
+        limit = GROWTH * max(_cpu(check, small, tries=3), FLOOR_S)
+        big = min(big, _cpu(check, long, tries=1))
     assert big <= limit, (
         f"{name}: {len(small):,} characters of {what} took {limit / GROWTH:.4f} s, {len(long):,} took "
         f"{big:.4f} s ({big * GROWTH / limit:.0f}x): the check's work grows faster than its text"
