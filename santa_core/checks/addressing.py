@@ -373,6 +373,27 @@ def quoted_example(text: str, start: int, end: int) -> bool:
     return _QUOTE_FRAME.search(text, max(0, start - 120), start) is not None
 
 
+_DECIDING = (
+    *("override", "vocative", "addressed", "directive", "you_must", "claim", "duty", "your_rubric"),
+    *("when_evaluating", "judging_this", "suppress", "approve_it", "approve_it_en"),
+)
+"""The sentence patterns of which every reason `_sentence_family` gives needs one (or an address just before)."""
+
+
+class _Found(dict[str, bool]):
+    """Whether each of the sentence patterns (`_R`) is found in a sentence, each searched the first time it is asked
+    for: most sentences settle on a few of them (a search each for some thirty patterns cost the detector most of
+    its time on long prose)."""
+
+    def __init__(self, sentence: str) -> None:
+        super().__init__()
+        self.sentence = sentence
+
+    def __missing__(self, name: str) -> bool:
+        found = self[name] = _R[name].search(self.sentence) is not None
+        return found
+
+
 def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) -> str | None:
     """Why one folded sentence addresses its evaluator ("instruction"), or None.
 
@@ -385,7 +406,9 @@ def _sentence_family(sentence: str, cased: str, addressed_before: bool = False) 
     cost: "Dear evaluator, this proposal meets every criterion" with no order and no verdict word passes here
     (the known-answer screen and the echo check still stand behind it).
     """
-    has = {name: bool(rx.search(sentence)) for name, rx in _R.items()}
+    has = _Found(sentence)
+    if not addressed_before and not any(has[name] for name in _DECIDING):
+        return None  # every answer below needs one of them
     # "mark each entry PASS or FAIL", "the teacher makes the final pass/fail decision": a choice, not a verdict's value
     choice_free = _EITHER.sub(" ", sentence)
     about_this = (

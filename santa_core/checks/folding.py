@@ -8,6 +8,7 @@ Shared by the injection detector (`checks.injection`) and the term checks (`chec
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
@@ -127,13 +128,32 @@ def _pieces(ch: str, casefold: bool, latin_first: bool) -> tuple[tuple[int, str]
     return tuple(pieces)
 
 
-def fold(text: str, casefold: bool = True, latin_first: bool = True) -> Folded:
-    """Fold text for matching; whitespace runs become one space (or one newline)."""
-    out: list[str] = []
-    index: list[int] = []
-    spaced = False  # the last character out is a space or a newline (a whitespace run goes on)
-    for i, ch in enumerate(text):
-        for kind, run in _pieces(ch, casefold, latin_first):
+_CJK = (0x4E00, 0x9FFF)
+"""CJK Unified Ideographs: each folds to itself in every mode (no decomposition, no case, no look-alike entry)."""
+
+
+@lru_cache(maxsize=4)
+def _plain_run(casefold: bool, latin_first: bool) -> tuple[re.Pattern[str], dict[int, str]]:
+    """Runs whose characters each fold to exactly one visible character, with single spaces between them, and the
+    table that folds them: such a run folds character by character with nothing dropped, added or collapsed, so
+    it is folded in one `str.translate` instead of a Python step per character. The run starts and ends on a
+    character (a space is always between two), so no whitespace run or its state crosses its ends."""
+    ones = {
+        ch: folded
+        for ch in map(chr, range(0x21, 0x250))
+        if len(folded := _fold_char(ch, casefold, latin_first)) == 1 and not folded.isspace()
+    }
+    chars = "".join(re.escape(ch) for ch in ones) + f"\\u{_CJK[0]:04x}-\\u{_CJK[1]:04x}"
+    pattern = re.compile(f"[{chars}](?:[{chars}]| (?=[{chars}]))*")
+    return pattern, {ord(ch): folded for ch, folded in ones.items() if folded != ch}
+
+
+def _fold_each(
+    text: str, start: int, end: int, casefold: bool, latin_first: bool, out: list[str], index: list[int], spaced: bool
+) -> bool:
+    """Fold text[start:end] one character at a time onto `out` and `index`; returns whether it ended in a space."""
+    for i in range(start, end):
+        for kind, run in _pieces(text[i], casefold, latin_first):
             if kind == _PLAIN:
                 out.append(run)
                 index.extend(repeat(i, len(run)))
@@ -144,4 +164,21 @@ def fold(text: str, casefold: bool = True, latin_first: bool = True) -> Folded:
                 spaced = True
             elif kind == _BREAK:
                 out[-1] = "\n"  # the run's one character becomes a newline
+    return spaced
+
+
+def fold(text: str, casefold: bool = True, latin_first: bool = True) -> Folded:
+    """Fold text for matching; whitespace runs become one space (or one newline)."""
+    out: list[str] = []
+    index: list[int] = []
+    spaced = False  # the last character out is a space or a newline (a whitespace run goes on)
+    plain, table = _plain_run(casefold, latin_first)
+    at = 0
+    for match in plain.finditer(text):
+        start, end = match.span()
+        spaced = _fold_each(text, at, start, casefold, latin_first, out, index, spaced)
+        out.append(match.group().translate(table))
+        index.extend(range(start, end))
+        spaced, at = False, end
+    _fold_each(text, at, len(text), casefold, latin_first, out, index, spaced)
     return Folded("".join(out), tuple(index), text)

@@ -259,18 +259,31 @@ def _sentences(text: str) -> list[int]:
     return [0, *(m.end() for m in _ENDS.finditer(text))]
 
 
+_COMPOSED_AS_IS = Pattern("[\\x00-\\x7f\\u3041-\\u3096\\u30a1-\\u30fa\\u4e00-\\u9fff\\uac00-\\ud7a3]++")
+"""Runs of characters each NFKC-composed to itself and case-folded to one character (ASCII, kana, CJK ideographs,
+Hangul syllables): such a run is case-folded whole, not a Python step per character."""
+
+
 def _composed(text: str) -> Folded:
     """The text for the `substring` tables: each character NFKC-composed and case-folded, invisibles (format
     characters) dropped, with an index back. Why not `fold`: it strips marks and decomposes, which turns "ボット"
     (bot) into "ホット" (hot) and a Korean syllable into its letters."""
     out: list[str] = []
     index: list[int] = []
-    for i, ch in enumerate(text):
-        if unicodedata.category(ch) == "Cf":
-            continue
-        piece = unicodedata.normalize("NFKC", ch).casefold()
-        out.append(piece)
-        index.extend(repeat(i, len(piece)))
+    at = 0
+    for run in [*_COMPOSED_AS_IS.finditer(text), None]:
+        start, end = run.span() if run else (len(text), len(text))
+        for i in range(at, start):
+            ch = text[i]
+            if unicodedata.category(ch) == "Cf":
+                continue
+            piece = unicodedata.normalize("NFKC", ch).casefold()
+            out.append(piece)
+            index.extend(repeat(i, len(piece)))
+        if run:
+            out.append(run.group().casefold())
+            index.extend(range(start, end))
+        at = end
     return Folded("".join(out), tuple(index), text)
 
 
