@@ -95,12 +95,20 @@ def _json_error(text: str) -> _ParseError | None:
 
 def _yaml_error(text: str) -> _ParseError | None:
     try:
-        # safe_load_all: the safe loader of safe_load, but a "---" separated stream is valid too.
-        for _ in yaml.safe_load_all(text):
-            pass
-        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
-            if duplicate := _duplicate_key(node):
-                return duplicate
+        # What safe_load_all does (the safe loader of safe_load, but a "---" separated stream is valid too), one
+        # document at a time, each node also looked over for a duplicate key: one reading of the text, not two. An
+        # error anywhere in the stream still wins over a duplicate key, as when the stream was loaded first.
+        loader = yaml.SafeLoader(text)
+        duplicate = None
+        try:
+            while loader.check_node():
+                node = loader.get_node()
+                duplicate = duplicate or _duplicate_key(node)
+                loader.construct_document(node)
+        finally:
+            loader.dispose()
+        if duplicate:
+            return duplicate
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         problem = getattr(exc, "problem", None) or str(exc)

@@ -3,6 +3,8 @@ held-out sets gets the same issues (the oracle is the detector without the short
 
 - `addressing._DECIDING`: a sentence with none of the patterns every reason needs is settled without searching for
   the other twenty (taken away: every pattern decides).
+- `parsing._yaml_error` reads a YAML stream once (loading and looking for duplicate keys document by document); the
+  oracle loads the whole stream, then composes it again for the duplicates.
 """
 
 from __future__ import annotations
@@ -11,8 +13,11 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from santa_core.checks import addressing
+from santa_core.checks import addressing, parsing
 from santa_core.checks.folding import fold
 from tests.support.injection_corpus import ATTACKS, BENIGN
 
@@ -53,3 +58,49 @@ def test_settling_a_sentence_early_changes_no_answer(monkeypatch: pytest.MonkeyP
     assert shortcut == _families(sentences)
     reasons = {reason for pair in shortcut for reason in pair}
     assert len(reasons) >= 10, reasons  # the sentences reach most reasons
+
+
+def yaml_error_as_defined(text: str) -> tuple | None:
+    """The YAML check by its definition: load the whole stream with the safe loader (any error wins), then look for
+    a key given twice in one mapping."""
+    try:
+        for _ in yaml.safe_load_all(text):
+            pass
+        for node in yaml.compose_all(text, Loader=yaml.SafeLoader):
+            if duplicate := parsing._duplicate_key(node):
+                return duplicate
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        return ("error", getattr(exc, "problem", None) or str(exc), mark.line + 1 if mark else 1)
+    except (RecursionError, ValueError):
+        return ("error", "", 1)
+    return None
+
+
+YAML_PIECES = ["a: 1", "a: 2", "b:", "- x", "  c: 3", "  c: 4", "---", "...", "{a: 1, a: 2}", "[1, 2", "key: [", "'q",
+               "? k", "!!int x", "&x a", "*x", "*y", "2001-13-45", "!!timestamp 2001-13-45", "\t", "#", ": ", "|"]  # fmt: skip
+
+
+def _outcome(check, text: str) -> tuple:
+    """What a check answers, or the kind of exception it raised (PyYAML's timestamp raises AttributeError on
+    "!!timestamp 2001-13-45": both readings must let it out alike)."""
+    try:
+        return ("answered", check(text))
+    except Exception as exc:  # noqa: BLE001 - compared, not swallowed
+        return ("raised", type(exc).__name__)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.sampled_from(YAML_PIECES), max_size=8))
+@example(lines=["{a: 1, a: 2}", "---", "{a: 1, a: 2}"])  # the first duplicate is named, not the last
+@example(lines=["{a: 1, a: 2}", "---", "!!int x"])  # an error later in the stream wins over a duplicate
+def test_reading_yaml_once_finds_what_loading_then_composing_found(lines: list[str]) -> None:
+    text = "\n".join(lines)
+    (how, found), (how_expected, expected) = _outcome(parsing._yaml_error, text), _outcome(yaml_error_as_defined, text)
+    assert how == how_expected, text
+    if how == "raised" or expected is None:
+        assert found == expected, text
+    elif expected[0] == "error":
+        assert found is not None and found[0] == expected[2] and found[2].endswith(expected[1]), text  # that error
+    else:
+        assert found == expected, text  # the same duplicate key, at the same place
