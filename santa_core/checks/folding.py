@@ -134,18 +134,20 @@ _CJK = (0x4E00, 0x9FFF)
 
 @lru_cache(maxsize=4)
 def _plain_run(casefold: bool, latin_first: bool) -> tuple[re.Pattern[str], dict[int, str]]:
-    """Runs whose characters each fold to exactly one visible character, with single spaces between them, and the
-    table that folds them: such a run folds character by character with nothing dropped, added or collapsed, so
-    it is folded in one `str.translate` instead of a Python step per character. The run starts and ends on a
-    character (a space is always between two), so no whitespace run or its state crosses its ends."""
+    """Runs whose characters each fold to exactly one visible character, with single whitespace characters between
+    them (a space, tab or carriage return folds to a space, a newline stays), and the table that folds them: such a
+    run folds character by character with nothing dropped, added or collapsed, so it is folded in one
+    `str.translate` instead of a Python step per character. The run starts and ends on a visible character (a
+    whitespace character is always between two), so no whitespace run or its state crosses its ends."""
     ones = {
         ch: folded
         for ch in map(chr, range(0x21, 0x250))
         if len(folded := _fold_char(ch, casefold, latin_first)) == 1 and not folded.isspace()
     }
     chars = "".join(re.escape(ch) for ch in ones) + f"\\u{_CJK[0]:04x}-\\u{_CJK[1]:04x}"
-    pattern = re.compile(f"[{chars}](?:[{chars}]| (?=[{chars}]))*")
-    return pattern, {ord(ch): folded for ch, folded in ones.items() if folded != ch}
+    pattern = re.compile(f"[{chars}](?:[{chars}]|[ \\t\\r\\n](?=[{chars}]))*")
+    table = {ord(ch): folded for ch, folded in ones.items() if folded != ch}
+    return pattern, {**table, ord("\t"): " ", ord("\r"): " "}
 
 
 def _fold_each(
