@@ -32,24 +32,20 @@ PATHS = ["", "batch", "settings", "escalations?run=1"]
 and action under the same secrets is checked through AppTest (tests/ui/test_access.py), at a fraction of the time."""
 
 
-def visit_every_page(chromium: str, base: str, tmp_path: Path, check) -> None:
-    """Open each path in a fresh browser profile, wait until the script run is over, then `check(page, path)`."""
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(browser.STEP_MS)
-            for path in PATHS:
-                page.goto(f"{base}/{path}", wait_until="domcontentloaded")
-                page.wait_for_selector('[data-testid="stApp"]')
-                page.wait_for_selector(browser.APP_IDLE)
-                check(page, path)
-        finally:
-            context.close()
+def visit_every_page(browser_once, base: str, check) -> None:  # noqa: ANN001
+    """Open each path in a fresh browser context (no cookie, as a new profile), wait until the script run is over, then
+    `check(page, path)`."""
+    context = browser_once.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(browser.STEP_MS)
+        for path in PATHS:
+            page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+            page.wait_for_selector('[data-testid="stApp"]')
+            page.wait_for_selector(browser.APP_IDLE)
+            check(page, path)
+    finally:
+        context.close()
 
 
 def nothing_of_the_desk(page, path: str, buttons: list[str]) -> str:
@@ -68,7 +64,7 @@ def nothing_of_the_desk(page, path: str, buttons: list[str]) -> str:
 
 @pytest.mark.timeout(240)
 def test_a_secrets_file_with_a_typo_shows_its_parse_error_and_no_page_of_the_desk(
-    chromium: str, tmp_path: Path
+    chromium: str, browser_once, tmp_path: Path
 ) -> None:
     secrets = tmp_path / "secrets.toml"
     secrets.write_text(TYPO, encoding="utf-8")
@@ -79,7 +75,7 @@ def test_a_secrets_file_with_a_typo_shows_its_parse_error_and_no_page_of_the_des
         assert str(secrets) in shown and detail in shown and "nothing of the desk is served" in shown, shown
 
     with app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, ["--secrets.files", str(secrets)]) as base:
-        visit_every_page(chromium, base, tmp_path, check)
+        visit_every_page(browser_once, base, check)
     said = log.read_text(errors="replace")
     assert "santa: sign-in: unknown. The secrets cannot be read" in said and detail in said, said
     assert "Server start: the desk stays closed" in said and "Desk opened" not in said, said
@@ -87,7 +83,9 @@ def test_a_secrets_file_with_a_typo_shows_its_parse_error_and_no_page_of_the_des
 
 
 @pytest.mark.timeout(240)
-def test_with_sign_in_configured_nobody_signed_in_gets_only_the_sign_in_button(chromium: str, tmp_path: Path) -> None:
+def test_with_sign_in_configured_nobody_signed_in_gets_only_the_sign_in_button(
+    chromium: str, browser_once, tmp_path: Path
+) -> None:
     secrets = tmp_path / "secrets.toml"
     secrets.write_text(AUTH, encoding="utf-8")
     log = tmp_path / "server.log"
@@ -97,7 +95,7 @@ def test_with_sign_in_configured_nobody_signed_in_gets_only_the_sign_in_button(c
         assert "Sign in to review, decide and resolve" in shown, shown
 
     with app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, ["--secrets.files", str(secrets)]) as base:
-        visit_every_page(chromium, base, tmp_path, check)
+        visit_every_page(browser_once, base, check)
     assert f"santa: sign-in: configured ([auth] in {secrets})" in log.read_text(errors="replace")
 
 

@@ -64,9 +64,9 @@ def rows(data: bytes) -> dict[str, dict[str, str]]:
 
 @pytest.mark.timeout(240)
 def test_a_person_verifies_the_varied_batch_in_chromium(
-    chromium: str, messages_stub: MessagesStub, tmp_path: Path
+    chromium: str, browser_once, messages_stub: MessagesStub, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import expect, sync_playwright
+    from playwright.sync_api import expect
 
     messages_stub.handler = vb.varied_answer
     data, defective = vb.varied_csv()
@@ -79,12 +79,8 @@ def test_a_person_verifies_the_varied_batch_in_chromium(
         steps[name] = round(time.monotonic() - t0, 1)
 
     log = tmp_path / "server.log"
-    with (
-        keyed_app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, messages_stub.url) as base,
-        sync_playwright() as pw,
-    ):
-        chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
-        page = chrome.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
+    with keyed_app_server(free_port(), f"sqlite:///{tmp_path / 'santa.db'}", log, messages_stub.url) as base:
+        page = browser_once.new_page(viewport={"width": 1280, "height": 900}, accept_downloads=True)
         page.set_default_timeout(browser.STEP_MS)
         try:
             step("server and browser")
@@ -178,7 +174,7 @@ def test_a_person_verifies_the_varied_batch_in_chromium(
             page.screenshot(path=str(tmp_path / "batch-failure.png"), full_page=True)  # what the person saw
             raise
         finally:
-            chrome.close()
+            page.context.close()
 
     assert set(exported) == set(uploaded)
     assert {r["santa_status"] for r in exported.values()} == {"fixed", "verified", "fixed by hand", "not sampled"}

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.app_server import stop, streamlit_command
+from tests.support.app_server import NO_GC_PER_RERUN, stop, streamlit_command
 
 ROOT = Path(__file__).resolve().parents[2]
 # URL path -> title. The root is a hidden page that forwards to Review, so both "/" and "/review" work.
@@ -50,6 +50,7 @@ CHROMIUM_FLAGS = [
 APP_IDLE = '[data-testid="stApp"][data-test-script-state="notRunning"]'
 SERVER_START_S = 45
 STEP_MS = 30_000
+FORMS_VIEWPORT = {"width": 1280, "height": 800}
 
 
 def find_chromium() -> str | None:
@@ -91,6 +92,7 @@ def server(tmp_path: Path) -> Iterator[tuple[str, Path]]:
         env.pop(var, None)
     env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'santa.db'}"
+    env.update(NO_GC_PER_RERUN)
     log = tmp_path / "server.log"
     with log.open("wb") as out:
         proc = subprocess.Popen(
@@ -160,109 +162,130 @@ def screenshot(page, path: Path) -> None:
     assert len(data) > 5_000, f"{path.name} is only {len(data)} bytes"
 
 
-@pytest.mark.timeout(180)
-def test_every_page_and_a_person_run_in_chromium(chromium: str, server: tuple[str, Path], tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+@pytest.mark.timeout(240)
+def test_a_deep_link_first_then_every_page_and_a_person_run_in_chromium(
+    chromium: str, browser_once, server: tuple[str, Path], tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
 
     base, log = server
+    # A deep link as a fresh server's first request runs app.py: with a pages/ folder, Streamlit starts each process
+    # in its legacy multipage mode and would run pages/runs.py directly, skipping app.py (no page config, no
+    # navigation sections, no sidebar).
+    visit(browser_once, base, "runs", "Runs")
+    # Then, on the same server (no longer fresh, which nothing below needs: a server start is about 5 s of CPU), the
+    # root is a hidden page that forwards to Review, after another page and before it; then every page, the forms
+    # and a person run.
+    visit(browser_once, base, "", "Review", after="runs")
+    visit(browser_once, base, "review", "Review", after="")
     shots = Path(os.environ.get("SANTA_SCREENSHOTS") or tmp_path / "screenshots")
     shots.mkdir(parents=True, exist_ok=True)
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=chromium,
-            headless=True,
-            args=CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 900},
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(STEP_MS)
+    context = browser_once.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(STEP_MS)
 
-            for path, title in PAGES.items():
-                page.goto(f"{base}/{path}", wait_until="domcontentloaded")
-                wait_until_rendered(page, title)
-                assert_no_error(page, f"/{path}")
-                assert_app_py_ran(page, f"/{path}")
-                screenshot(page, shots / f"{path or 'review'}.png")
+        for path, title in PAGES.items():
+            page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+            wait_until_rendered(page, title)
+            assert_no_error(page, f"/{path}")
+            assert_app_py_ran(page, f"/{path}")
+            screenshot(page, shots / f"{path or 'review'}.png")
 
-            # One person run: no key, so both reviewer slots can only be "person".
-            page.goto(f"{base}/", wait_until="domcontentloaded")
-            wait_until_rendered(page, "Review")
-            for label in ("Reviewer B", "Reviewer C"):
-                expect(page.get_by_role("combobox", name=label)).to_have_value("person")
-            page.locator(".st-key-new_spec textarea").fill("Announce the Acme rocket in two sentences.")
-            output = page.locator(".st-key-new_output textarea")
-            output.fill("Acme's rocket launched in 2018. It is ready for you.")
-            output.press("Control+Enter")  # commit the text area, as a person's click elsewhere would
-            page.wait_for_selector(APP_IDLE)
-            page.get_by_role("button", name="Start review").click()
+        forms_at_1280_by_800(context.new_page(), base)
 
-            main = page.locator('[data-testid="stMain"]')
-            expect(main).to_contain_text("Run #", timeout=STEP_MS)
-            expect(main).to_contain_text("waiting for a person reviewer", timeout=STEP_MS)
-            page.wait_for_selector(APP_IDLE)
-            assert_no_error(page, "/review after Start review")
-            screenshot(page, shots / "review-run.png")
+        # One person run: no key, so both reviewer slots can only be "person".
+        page.goto(f"{base}/", wait_until="domcontentloaded")
+        wait_until_rendered(page, "Review")
+        for label in ("Reviewer B", "Reviewer C"):
+            expect(page.get_by_role("combobox", name=label)).to_have_value("person")
+        page.locator(".st-key-new_spec textarea").fill("Announce the Acme rocket in two sentences.")
+        output = page.locator(".st-key-new_output textarea")
+        output.fill("Acme's rocket launched in 2018. It is ready for you.")
+        output.press("Control+Enter")  # commit the text area, as a person's click elsewhere would
+        page.wait_for_selector(APP_IDLE)
+        page.get_by_role("button", name="Start review").click()
 
-            # The Rubrics page: lint reacts to what the author types, next to the criterion.
-            page.goto(f"{base}/rubrics?rubric=general", wait_until="domcontentloaded")
-            wait_until_rendered(page, "Rubrics")
-            page.get_by_text("1. Factual accuracy · factual_accuracy").click()  # open the criterion
-            condition = page.locator(".st-key-rc_k0_pass_condition textarea")
-            condition.fill("The copy is engaging.")
-            condition.press("Control+Enter")
-            page.wait_for_selector(APP_IDLE)
-            expect(main).to_contain_text("engaging", timeout=STEP_MS)
-            expect(main).to_contain_text("nothing measurable", timeout=STEP_MS)
-            expect(condition).to_be_visible()  # the criterion stays open while its label gains the warning mark
-            assert_no_error(page, "/rubrics after an edit")
-            screenshot(page, shots / "rubrics-lint.png")
+        main = page.locator('[data-testid="stMain"]')
+        expect(main).to_contain_text("Run #", timeout=STEP_MS)
+        expect(main).to_contain_text("waiting for a person reviewer", timeout=STEP_MS)
+        page.wait_for_selector(APP_IDLE)
+        assert_no_error(page, "/review after Start review")
+        screenshot(page, shots / "review-run.png")
 
-            # A new tab on the run's URL shows the same run (the database, not the tab, holds it).
-            fresh = context.new_page()
-            fresh.goto(f"{base}/review?run=1", wait_until="domcontentloaded")
-            wait_until_rendered(fresh, "Review")
-            expect(fresh.locator('[data-testid="stMain"]')).to_contain_text("Run #1", timeout=STEP_MS)
-            assert_no_error(fresh, "/review?run=1 in a new tab")
-        finally:
-            context.close()
+        # The Rubrics page: lint reacts to what the author types, next to the criterion.
+        page.goto(f"{base}/rubrics?rubric=general", wait_until="domcontentloaded")
+        wait_until_rendered(page, "Rubrics")
+        page.get_by_text("1. Factual accuracy · factual_accuracy").click()  # open the criterion
+        condition = page.locator(".st-key-rc_k0_pass_condition textarea")
+        condition.fill("The copy is engaging.")
+        condition.press("Control+Enter")
+        page.wait_for_selector(APP_IDLE)
+        expect(main).to_contain_text("engaging", timeout=STEP_MS)
+        expect(main).to_contain_text("nothing measurable", timeout=STEP_MS)
+        expect(condition).to_be_visible()  # the criterion stays open while its label gains the warning mark
+        assert_no_error(page, "/rubrics after an edit")
+        screenshot(page, shots / "rubrics-lint.png")
+
+        # A new tab on the run's URL shows the same run (the database, not the tab, holds it).
+        fresh = context.new_page()
+        fresh.goto(f"{base}/review?run=1", wait_until="domcontentloaded")
+        wait_until_rendered(fresh, "Review")
+        expect(fresh.locator('[data-testid="stMain"]')).to_contain_text("Run #1", timeout=STEP_MS)
+        assert_no_error(fresh, "/review?run=1 in a new tab")
+    finally:
+        context.close()
 
     server_log = log.read_text(errors="replace")
     assert "Traceback" not in server_log, f"the server logged a traceback:\n{server_log}"
 
 
-def visit(chromium: str, base: str, tmp_path: Path, path: str, title: str, after: str | None = None) -> None:
-    """Open `path` (after opening `after`, if given) in a new browser; app.py must be in charge."""
-    from playwright.sync_api import sync_playwright
+def forms_at_1280_by_800(page, base: str) -> None:
+    """Forms at 1280×800 (issue 34, point 14), what only Chromium shows, not AppTest: a fresh Review form has its
+    Start button in view without scrolling; the People form's "someone new" is empty in the browser after a save (a
+    deleted widget key emptied the value on the server while the box kept the old address). On the server and
+    browser of the test above (one start of each fewer), in a page of its own, then closed."""
+    from playwright.sync_api import expect
 
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"), executable_path=chromium, headless=True, args=CHROMIUM_FLAGS
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(STEP_MS)
-            if after is not None:
-                page.goto(f"{base}/{after}", wait_until="domcontentloaded")
-                page.wait_for_selector(APP_IDLE)
-            page.goto(f"{base}/{path}", wait_until="domcontentloaded")
-            wait_until_rendered(page, title)
-            where = f"/{path}" + (f" after /{after}" if after is not None else " as the first visit")
-            assert_no_error(page, where)
-            assert_app_py_ran(page, where)
-        finally:
-            context.close()
+    page.set_default_timeout(STEP_MS)
+    page.set_viewport_size(FORMS_VIEWPORT)
+    page.goto(f"{base}/review", wait_until="domcontentloaded")
+    wait_until_rendered(page, "Review")
+    start = page.get_by_role("button", name="Start review")
+    box = start.bounding_box()
+    assert box is not None and box["y"] + box["height"] <= FORMS_VIEWPORT["height"], (
+        f"'Start review' is below the fold of a fresh form: its bottom is at {box and box['y'] + box['height']} px"
+    )
+
+    page.goto(f"{base}/people", wait_until="domcontentloaded")
+    wait_until_rendered(page, "People")
+    email = page.locator(".st-key-people_email input")
+    email.fill("first.new@example.com")
+    email.press("Enter")
+    page.wait_for_selector(APP_IDLE)
+    page.get_by_role("button", name="Save roles").click()
+    main = page.locator('[data-testid="stMain"]')
+    expect(main).to_contain_text("first.new@example.com: no role", timeout=STEP_MS)
+    page.wait_for_selector(APP_IDLE)
+    expect(page.locator(".st-key-people_email input")).to_have_value("")
+    assert_no_error(page, "/people after a save")
+    page.close()
 
 
-@pytest.mark.timeout(240)
-def test_a_deep_link_as_a_fresh_servers_first_request_runs_app_py(
-    chromium: str, server: tuple[str, Path], tmp_path: Path
-) -> None:
-    # With a pages/ folder, Streamlit starts each process in its legacy multipage mode and would run
-    # pages/runs.py directly, skipping app.py (no page config, no navigation sections, no sidebar).
-    visit(chromium, server[0], tmp_path, "runs", "Runs")
-    # Then, on the same server (no longer fresh, which the root does not need: a server start is about 4 s of CPU),
-    # the root is a hidden page that forwards to Review, after another page and before it.
-    visit(chromium, server[0], tmp_path, "", "Review", after="runs")
-    visit(chromium, server[0], tmp_path, "review", "Review", after="")
+def visit(browser_once, base: str, path: str, title: str, after: str | None = None) -> None:  # noqa: ANN001
+    """Open `path` (after opening `after`, if given) in a new browser context (fresh cookies and storage, as a new
+    browser profile has); app.py must be in charge."""
+    context = browser_once.new_context()
+    try:
+        page = context.new_page()
+        page.set_default_timeout(STEP_MS)
+        if after is not None:
+            page.goto(f"{base}/{after}", wait_until="domcontentloaded")
+            page.wait_for_selector(APP_IDLE)
+        page.goto(f"{base}/{path}", wait_until="domcontentloaded")
+        wait_until_rendered(page, title)
+        where = f"/{path}" + (f" after /{after}" if after is not None else " as the first visit")
+        assert_no_error(page, where)
+        assert_app_py_ran(page, where)
+    finally:
+        context.close()

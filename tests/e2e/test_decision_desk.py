@@ -171,8 +171,10 @@ def reject_fix(desk: Desk, run_id: int, why: str) -> None:
 
 
 @pytest.mark.timeout(420)
-def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: MessagesStub, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_the_decision_desk_at_1280_and_1024(
+    chromium: str, browser_once, messages_stub: MessagesStub, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
 
     provider = Provider()
     messages_stub.handler, messages_stub.screen = provider.answer, provider.screen
@@ -180,12 +182,8 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
     repo = mh.new_repo(url)  # migrated; the server opens it as it is
     shots = [tmp_path / "screens"]
     shots[0].mkdir()
-    with (
-        keyed_app_server(free_port(), url, tmp_path / "server.log", messages_stub.url) as base,
-        sync_playwright() as pw,
-    ):
-        chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
-        page = chrome.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
+    with keyed_app_server(free_port(), url, tmp_path / "server.log", messages_stub.url) as base:
+        page = browser_once.new_page(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
         page.set_default_timeout(browser.STEP_MS)
         desk = Desk(page, base, shots)
         t0, steps = time.monotonic(), {}
@@ -279,5 +277,5 @@ def test_the_decision_desk_at_1280_and_1024(chromium: str, messages_stub: Messag
             page.screenshot(path=str(tmp_path / "decision-desk-failure.png"), full_page=True)
             raise
         finally:
-            chrome.close()
+            page.context.close()
     assert not desk.problems, "\n".join(["the screens show these problems:", *desk.problems])

@@ -111,8 +111,10 @@ def shot(page, name: str, tmp_path: Path) -> None:  # noqa: ANN001
 
 
 @pytest.mark.timeout(300)
-def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: MessagesStub, tmp_path: Path) -> None:
-    from playwright.sync_api import expect, sync_playwright
+def test_the_readme_walkthrough_on_a_fresh_copy(
+    chromium: str, browser_once, messages_stub: MessagesStub, tmp_path: Path
+) -> None:
+    from playwright.sync_api import expect
 
     section = walkthrough()
     commands = fenced(section, "bash")[0].splitlines()
@@ -173,50 +175,48 @@ def test_the_readme_walkthrough_on_a_fresh_copy(chromium: str, messages_stub: Me
     try:
         base = f"http://localhost:{port}"
         wait_for(f"{base}/_stcore/health", proc, log, "streamlit", 2 * START_S)  # a first start migrates a new database
-        with sync_playwright() as pw:
-            chrome = pw.chromium.launch(executable_path=chromium, headless=True, args=browser.CHROMIUM_FLAGS)
-            page = chrome.new_page(viewport={"width": 1280, "height": 800})
-            page.set_default_timeout(browser.STEP_MS)
-            try:
-                # 1. The address opens Review; paste the spec and the output; Start review.
-                page.goto(base, wait_until="domcontentloaded")
-                browser.wait_until_rendered(page, "Review")
-                type_in(page, "new_spec", labelled(section, "Spec"), tag="textarea")
-                type_in(page, "new_output", labelled(section, "Output"), tag="textarea")
-                assert "Start review" in section
-                shot(page, images[0], tmp_path)
-                page.get_by_role("button", name="Start review").click()
+        page = browser_once.new_page(viewport={"width": 1280, "height": 800})  # in a context of its own
+        page.set_default_timeout(browser.STEP_MS)
+        try:
+            # 1. The address opens Review; paste the spec and the output; Start review.
+            page.goto(base, wait_until="domcontentloaded")
+            browser.wait_until_rendered(page, "Review")
+            type_in(page, "new_spec", labelled(section, "Spec"), tag="textarea")
+            type_in(page, "new_output", labelled(section, "Output"), tag="textarea")
+            assert "Start review" in section
+            shot(page, images[0], tmp_path)
+            page.get_by_role("button", name="Start review").click()
 
-                # 2. Both reviews in, the promise flagged, the decision on the fix asked for at the top.
-                approve = page.get_by_role("button", name=re.compile(r"^Approve"))
-                expect(approve).to_be_visible(timeout=REVIEW_S * 1000)
-                idle(page)
-                shown = main_text(page)
-                assert "guaranteed to never pay a late penalty" in shown, shown
-                assert "your decision on the fix" in shown.lower(), shown
-                jump = page.get_by_role("link", name="Decide ↓")
-                box = jump.bounding_box()
-                assert box is not None and box["y"] + box["height"] <= 800, (
-                    f"the way to the decision is at {box} px: not visible without scrolling at 1280×800"
-                )
-                shot(page, images[1], tmp_path)
-                browser.assert_no_error(page, "the decision")
+            # 2. Both reviews in, the promise flagged, the decision on the fix asked for at the top.
+            approve = page.get_by_role("button", name=re.compile(r"^Approve"))
+            expect(approve).to_be_visible(timeout=REVIEW_S * 1000)
+            idle(page)
+            shown = main_text(page)
+            assert "guaranteed to never pay a late penalty" in shown, shown
+            assert "your decision on the fix" in shown.lower(), shown
+            jump = page.get_by_role("link", name="Decide ↓")
+            box = jump.bounding_box()
+            assert box is not None and box["y"] + box["height"] <= 800, (
+                f"the way to the decision is at {box} px: not visible without scrolling at 1280×800"
+            )
+            shot(page, images[1], tmp_path)
+            browser.assert_no_error(page, "the decision")
 
-                # 3. Decide ↓, then Approve: fresh reviewers pass the fixed text; the run ships.
-                assert "**Decide ↓**" in section and "**Approve**" in section
-                jump.click()
-                expect(approve).to_be_in_viewport()
-                approve.click()
-                wait_for_text(page, "shipped", REVIEW_S, "after Approve")
-                idle(page)
-                wait_for_text(page, REWRITE, 10, "the shipped text")
-                shot(page, images[2], tmp_path)
-                browser.assert_no_error(page, "the shipped run")
-            except BaseException:
-                page.screenshot(path=str(tmp_path / "walkthrough-failure.png"), full_page=True)
-                raise
-            finally:
-                chrome.close()
+            # 3. Decide ↓, then Approve: fresh reviewers pass the fixed text; the run ships.
+            assert "**Decide ↓**" in section and "**Approve**" in section
+            jump.click()
+            expect(approve).to_be_in_viewport()
+            approve.click()
+            wait_for_text(page, "shipped", REVIEW_S, "after Approve")
+            idle(page)
+            wait_for_text(page, REWRITE, 10, "the shipped text")
+            shot(page, images[2], tmp_path)
+            browser.assert_no_error(page, "the shipped run")
+        except BaseException:
+            page.screenshot(path=str(tmp_path / "walkthrough-failure.png"), full_page=True)
+            raise
+        finally:
+            page.context.close()
     finally:
         stop(proc)
 

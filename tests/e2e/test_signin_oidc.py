@@ -188,54 +188,43 @@ def resolve_first_escalation(page, run_id: int) -> None:
 
 
 @pytest.mark.timeout(300)
-def test_people_sign_in_through_a_real_oidc_provider_with_their_roles(
-    chromium: str, desk: Desk, tmp_path: Path
-) -> None:
-    from playwright.sync_api import sync_playwright
-
+def test_people_sign_in_through_a_real_oidc_provider_with_their_roles(chromium: str, browser_once, desk: Desk) -> None:
     first, second = desk.escalated
-    with sync_playwright() as pw:
-        context = pw.chromium.launch_persistent_context(
-            str(tmp_path / "chromium-profile"),
-            executable_path=chromium,
-            headless=True,
-            args=browser.CHROMIUM_FLAGS,
-            viewport={"width": 1280, "height": 900},
-        )
-        try:
-            page = context.pages[0] if context.pages else context.new_page()
-            page.set_default_timeout(browser.STEP_MS)
+    context = browser_once.new_context(viewport={"width": 1280, "height": 900})
+    try:
+        page = context.new_page()
+        page.set_default_timeout(browser.STEP_MS)
 
-            # The editor: starts a review; escalations and people are not theirs to change.
-            sign_in(page, desk, EDITOR, "editor")
-            start_review(page)
-            shown = open_page(page, desk, "escalations", "Escalations")
-            assert "To resolve an escalation you need to be" in shown, shown
-            assert page.get_by_role("button", name="Record resolution").count() == 0
-            assert "To change people's roles you need to be" in open_page(page, desk, "people", "People")
-            sign_out(page, desk)
+        # The editor: starts a review; escalations and people are not theirs to change.
+        sign_in(page, desk, EDITOR, "editor")
+        start_review(page)
+        shown = open_page(page, desk, "escalations", "Escalations")
+        assert "To resolve an escalation you need to be" in shown, shown
+        assert page.get_by_role("button", name="Record resolution").count() == 0
+        assert "To change people's roles you need to be" in open_page(page, desk, "people", "People")
+        sign_out(page, desk)
 
-            # The compliance officer: no new runs, but resolves an escalation under their own e-mail.
-            sign_in(page, desk, OFFICER, "compliance officer")  # lands on the Review page
-            shown = main_text(page)
-            assert "To start a run you need to be" in shown, shown
-            assert page.get_by_role("button", name="Start review").count() == 0
-            open_page(page, desk, "escalations", "Escalations")
-            resolve_first_escalation(page, first)
-            browser.assert_no_error(page, "/escalations after the resolution")
-            sign_out(page, desk)
+        # The compliance officer: no new runs, but resolves an escalation under their own e-mail.
+        sign_in(page, desk, OFFICER, "compliance officer")  # lands on the Review page
+        shown = main_text(page)
+        assert "To start a run you need to be" in shown, shown
+        assert page.get_by_role("button", name="Start review").count() == 0
+        open_page(page, desk, "escalations", "Escalations")
+        resolve_first_escalation(page, first)
+        browser.assert_no_error(page, "/escalations after the resolution")
+        sign_out(page, desk)
 
-            # Matches the compliance pattern, but the provider did not verify the address: a viewer.
-            sign_in(page, desk, UNVERIFIED, "viewer")
-            shown = main_text(page)
-            assert "To start a run you need to be" in shown, shown
-            assert page.get_by_role("button", name="Start review").count() == 0
-            shown = open_page(page, desk, "escalations", "Escalations")
-            assert f"Run #{second}" in shown and "To resolve an escalation you need to be" in shown, shown
-            assert page.get_by_role("button", name="Record resolution").count() == 0
-            sign_out(page, desk, deep_link=True)
-        finally:
-            context.close()
+        # Matches the compliance pattern, but the provider did not verify the address: a viewer.
+        sign_in(page, desk, UNVERIFIED, "viewer")
+        shown = main_text(page)
+        assert "To start a run you need to be" in shown, shown
+        assert page.get_by_role("button", name="Start review").count() == 0
+        shown = open_page(page, desk, "escalations", "Escalations")
+        assert f"Run #{second}" in shown and "To resolve an escalation you need to be" in shown, shown
+        assert page.get_by_role("button", name="Record resolution").count() == 0
+        sign_out(page, desk, deep_link=True)
+    finally:
+        context.close()
 
     people = desk.store.people
     assert people.get(EDITOR.email).roles == ["editor"]

@@ -19,6 +19,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 START_S = 45
+NO_GC_PER_RERUN = {"STREAMLIT_RUNNER_POST_SCRIPT_GC": "false"}
+"""Streamlit runs a full collection (`gc.collect(2)`) after every script run (its runner.postScriptGC), memory
+hygiene for a server that runs for weeks; in a test server of a few minutes it was a tenth to a third of the
+server's CPU (py-spy, tests/e2e) and nothing a page shows depends on it (Python's own collector still runs). The
+README walkthrough's server keeps it: it runs as a newcomer's would."""
 
 
 def free_port() -> int:
@@ -52,7 +57,7 @@ def server_env(database_url: str, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")}
     env["ANTHROPIC_BASE_URL"] = f"http://127.0.0.1:{free_port()}"  # nothing listens there
     env["DATABASE_URL"] = database_url
-    return {**env, **extra}
+    return {**env, **NO_GC_PER_RERUN, **extra}
 
 
 def start_server(

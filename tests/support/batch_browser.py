@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import os
 import subprocess
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 from tests.e2e.test_browser import APP_IDLE
-from tests.support.app_server import ROOT, START_S, stop, streamlit_command, wait_for
+from tests.support.app_server import NO_GC_PER_RERUN, ROOT, START_S, stop, streamlit_command, wait_for
 
 MAIN = '[data-testid="stMain"]'
 DROP = (
@@ -43,6 +42,7 @@ def keyed_app_server(
             "ANTHROPIC_API_KEY": "test",
             "ANTHROPIC_BASE_URL": messages_url,
             "DATABASE_URL": database_url,
+            **NO_GC_PER_RERUN,
             **(extra_env or {}),
         }
     )
@@ -68,14 +68,23 @@ def main_text(page) -> str:  # noqa: ANN001 - playwright's Page
         return "<page text unavailable>"
 
 
+SHOWS_JS = "([main, text]) => (document.querySelector(main)?.innerText ?? '').includes(text)"
+"""The main area's text, as `main_text` reads it, holds `text`: looked at inside the page (`wait_for_text`)."""
+POLL_MS = 200
+"""Between two looks at the main area while waiting for a text."""
+
+
 def wait_for_text(page, text: str, timeout_s: float, where: str) -> None:  # noqa: ANN001
     """Wait until the main area shows `text` (the page polls and reruns on its own meanwhile); on a
-    timeout, say what it showed instead."""
-    deadline = time.monotonic() + timeout_s
-    while text not in main_text(page):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"{where}: {text!r} not shown in {timeout_s:g} s; the page shows:\n{main_text(page)}")
-        page.wait_for_timeout(100)
+    timeout, say what it showed instead. The looks run in the page, not one round trip to the browser each."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function(SHOWS_JS, arg=[MAIN, text], polling=POLL_MS, timeout=timeout_s * 1000)
+    except PlaywrightTimeout:
+        raise AssertionError(
+            f"{where}: {text!r} not shown in {timeout_s:g} s; the page shows:\n{main_text(page)}"
+        ) from None
 
 
 def idle(page) -> None:  # noqa: ANN001
