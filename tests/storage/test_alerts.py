@@ -12,8 +12,10 @@ import json
 import socket
 from datetime import timedelta
 
+import httpx
 import pytest
 
+from desk import alerts as alerts_module
 from desk.alerts import deliver
 from santa_core import alerts as core
 from santa_core.models import EscalationReason, RunState
@@ -210,3 +212,29 @@ def test_the_overdue_reminder_is_mailed(repo: RunStore) -> None:
         assert [(t.channel, t.status) for t in store.log()] == [("email", "ok")]
     finally:
         mail.stop()
+
+
+def test_a_pass_makes_its_http_client_for_its_first_webhook_only(
+    repo: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An idle desk passes every few seconds: a pass with nothing due makes no client (its TLS context costs some
+    26 ms of CPU), a pass with several webhooks due makes one and closes it."""
+    made: list[httpx.Client] = []
+
+    class Counted(httpx.Client):
+        def __init__(self, *args, **kwargs) -> None:
+            super().__init__(*args, **kwargs)
+            made.append(self)
+
+    monkeypatch.setattr(alerts_module.httpx, "Client", Counted)
+    receiver = WebhookReceiver().start()
+    try:
+        config = settings(core.Hook(name="ops", url=receiver.url()))
+        store = AlertStore(repo)
+        assert (deliver(store, config), made) == (0, [])  # nothing has happened: nothing due
+        escalate(repo)  # two events: run.escalated, escalation.opened
+        assert deliver(store, config) == 2
+        assert len(made) == 1 and made[0].is_closed
+        assert (deliver(store, config), len(made)) == (0, 1)
+    finally:
+        receiver.stop()
