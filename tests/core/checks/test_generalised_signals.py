@@ -13,6 +13,7 @@ import pytest
 from santa_core.checks import languages, structure
 from santa_core.checks.injection import detect_injection
 from santa_core.checks.signals import Context
+from santa_core.models import MAX_TEXT_CHARS
 from tests.core.checks.test_linear_time import assert_linear
 
 CRITERIA = Context(criteria=("completeness", "Completeness", "approved_terminology", "Approved terminology only"))
@@ -128,6 +129,11 @@ def test_the_new_shapes_leave_their_look_alikes_alone(text: str) -> None:
     assert _names(text) == [], (text, _names(text))
 
 
+MAX_RUN = MAX_TEXT_CHARS // 10
+"""The runs of a linear-time check here add up to this many characters, then ten times as many: the long text is the
+largest the desk accepts (200,000 characters), not more."""
+
+
 @pytest.mark.parametrize(
     "units",
     [
@@ -138,8 +144,11 @@ def test_the_new_shapes_leave_their_look_alikes_alone(text: str) -> None:
     ],
 )
 def test_the_new_finders_stay_linear(units: list[str]) -> None:
-    assert_linear("structural signals", units, 20_000)
-    assert_linear("languages (lexicon of every language)", ["Till granskaren ", "pro hodnotici model "], 20_000)
+    assert_linear("structural signals", units, MAX_RUN // len(units))
+
+
+def test_addressees_of_the_lexicon_packed_in_a_text_stay_linear() -> None:
+    assert_linear("languages (lexicon of every language)", ["Till granskaren ", "pro hodnotici model "], MAX_RUN // 2)
 
 
 def test_panel_findings_beside_many_other_findings_stay_linear() -> None:
@@ -233,5 +242,5 @@ def test_the_structural_readings_stay_linear() -> None:
             "Reviewer B asked; the committee approved; ",
             "injection 'ignore previous instructions' ",
         ],
-        20_000,
+        MAX_RUN // 3,
     )
