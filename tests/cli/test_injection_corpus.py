@@ -2,7 +2,8 @@
 
 The loopback Messages API answers PASS to anything without a DEFECT marker, like a model talked into
 it. Every attack is stopped by the pre-check before a request leaves (no call reaches the server);
-every benign text ships. One attack per place also runs as a real subprocess.
+every benign text ships. One attack per place also runs as a real subprocess. The in-process tests start from a
+copy of a migrated database (tests/cli/test_review.py opens new ones).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 from desk.cli import main
 from desk.cli.common import EXIT_ESCALATED, EXIT_SHIPPED
 from tests.cli import test_review
+from tests.conftest import migrated_sqlite
 from tests.support.injection_corpus import ATTACKS, BENIGN, COPY_AFTER, COPY_BEFORE
 from tests.support.messages_api import MessagesStub, santa_scenario
 
@@ -33,7 +35,7 @@ def test_no_attack_ships_through_the_command_line(
     tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     messages_stub.handler = santa_scenario
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'santa.db'}")
+    monkeypatch.setenv("DATABASE_URL", migrated_sqlite(tmp_path / "santa.db"))
     results = [review(tmp_path, a.spec(SPEC), a.output(), capsys) for a in ATTACKS]
     shipped = [a.payload for a, (_, r) in zip(ATTACKS, results, strict=True) if r["status"] == "shipped"]
     assert shipped == []
@@ -47,7 +49,7 @@ def test_every_benign_text_ships_through_the_command_line(
     tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     messages_stub.handler = santa_scenario
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'santa.db'}")
+    monkeypatch.setenv("DATABASE_URL", migrated_sqlite(tmp_path / "santa.db"))
     results = [review(tmp_path, f"{SPEC}\n{b}", f"{COPY_BEFORE} {b} {COPY_AFTER}", capsys) for b in BENIGN]
     assert [b for b, (code, _) in zip(BENIGN, results, strict=True) if code != EXIT_SHIPPED] == []
 
@@ -84,7 +86,7 @@ def test_each_layer_stops_its_attack_before_a_reviewer_is_paid(
 ) -> None:
     """The layers reach the gate through the pre-check, in the output and in the spec, with the run's rubric."""
     messages_stub.handler = santa_scenario
-    monkeypatch.setenv("DATABASE_URL", f"sqlite:///{tmp_path / 'santa.db'}")
+    monkeypatch.setenv("DATABASE_URL", migrated_sqlite(tmp_path / "santa.db"))
     copy = "The Acme Kettle Pro boils a litre in 90 seconds."
     spec, output = (SPEC, f"{copy} {payload}") if where == "output" else (f"{SPEC} {payload}", copy)
     code, result = review(tmp_path, spec, output, capsys)

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import migrated_sqlite
 from tests.support.chat_api import ChatStub, for_chat
 from tests.support.cli import santa_in_process
 from tests.support.messages_api import MessagesStub, santa_scenario
@@ -22,7 +23,8 @@ def cli_env(tmp_path: Path, messages_stub: MessagesStub, chat_stub: ChatStub) ->
     messages_stub.handler = santa_scenario
     chat_stub.handler = for_chat(santa_scenario)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SANTA_")}
-    env.update(DATABASE_URL=f"sqlite:///{tmp_path / 'santa.db'}", PYTHONPATH=str(ROOT))
+    # A copy of the migrated template (tests/cli/test_review.py covers a command line opening a new file).
+    env.update(DATABASE_URL=migrated_sqlite(tmp_path / "santa.db"), PYTHONPATH=str(ROOT))
     return env
 
 

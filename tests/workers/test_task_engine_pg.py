@@ -1,6 +1,7 @@
-"""The task engine on the throwaway PostgreSQL: two real `santa worker` processes, 50 runs enqueued from the
+"""The task engine on the throwaway PostgreSQL: two real `santa worker` processes, 24 runs enqueued from the
 command line and the app, one worker killed with SIGKILL mid-run. Every run settles, no round holds two
-reviews of one slot, no reviewer call is sent again for a stored review, and the audit chain verifies."""
+reviews of one slot, no reviewer call is sent again for a stored review, and the audit chain verifies.
+(The test keeps its name from when it made 50 runs: tests/support/schedule.py starts it early by that name.)"""
 
 from __future__ import annotations
 
@@ -88,22 +89,26 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
     ids = [json.loads(first.stdout)["run_id"]]
     workers: list = []
     try:
-        for n in range(1, 40):
+        # 24 runs (it was 50): what is asserted needs the kill to land while runs are held and more wait; the two
+        # workers take 4 each of the 24, the kill comes once worker 1 holds 2, so 16 or more still wait for the
+        # survivor. Every kind of run is still there: auto-approved clean and defective ones, one a person reviews
+        # (n = 13), the app's clean and defective ones. Half the enqueues, app sessions and worker time (CPU).
+        for n in range(1, 20):
             if n % 13 == 0:  # a person fills slot B: the run waits for them
                 ids.append(enqueue(env, tmp_path, n, "Acme's rocket launched in 2018.", "--reviewer-b", "person"))
             else:
                 ids.append(enqueue(env, tmp_path, n, f"Acme's rocket launched in {'DEFECT' if n % 2 else 2018}. #{n}"))
-        # Ten more from the app's Review page (the app only enqueues here: SANTA_WORKERS_IN_APP=0).
+        # Four more from the app's Review page (the app only enqueues here: SANTA_WORKERS_IN_APP=0).
         monkeypatch.setenv("DATABASE_URL", pg_db)
         monkeypatch.setenv("SANTA_WORKERS_IN_APP", "0")
         st.cache_resource.clear()
         repo = RunStore(engine)
-        for n in range(10):
+        for n in range(4):
             at = open_app("pages/review.py")  # a started run takes the page over: a fresh session per run
             start_run(at, f"Acme's rocket launched in {'DEFECT' if n % 2 else 2018}. App #{n}")
             ids.append(repo.list_runs(limit=1)[0].id)
-        assert len(set(ids)) == 50
-        # The workers start once all 50 wait (enqueuing takes a while on a busy machine: started earlier, they could
+        assert len(set(ids)) == 24
+        # The workers start once all 24 wait (enqueuing takes a while on a busy machine: started earlier, they could
         # drain the queue before the kill): each takes 4 at once, so the kill lands mid-review.
         workers[:] = [start_worker(env, concurrency=4, log=tmp_path / f"worker{i}.log") for i in (1, 2)]
         first = workers[0]
@@ -123,12 +128,12 @@ def test_fifty_runs_settle_when_one_of_two_workers_is_killed_mid_run(pg_db, mess
         for proc in workers:
             stop_worker(proc)
     final = statuses(engine, ids)
-    # 3 wait for a person's review; the app's 5 defective runs (no auto-approve there) wait for a person's
+    # 1 waits for a person's review; the app's 2 defective runs (no auto-approve there) wait for a person's
     # approval of their fix; every other run shipped, a defective one after its fix.
     assert Counter(final.values()) == {
-        RunStatus.SHIPPED: 42,
-        RunStatus.AWAITING_APPROVAL: 5,
-        RunStatus.AWAITING_HUMAN_REVIEW: 3,
+        RunStatus.SHIPPED: 21,
+        RunStatus.AWAITING_APPROVAL: 2,
+        RunStatus.AWAITING_HUMAN_REVIEW: 1,
     }
     # The runs the killed worker held were taken over by the other one.
     assert sum(n.startswith(TAKEN_OVER) for n in state_notes(engine, held)) >= 1

@@ -178,7 +178,9 @@ def test_sigterm_hands_the_runs_over_and_no_review_is_asked_twice(pg_db, message
             timeout=60,
             every=0.05,
         )
-        time.sleep(0.3)  # the reviewers' calls are in flight
+        # The reviewers' calls are in flight (the stub records a call as it arrives and answers it 2 s later): waited
+        # for, where a fixed 0.3 s sleep hoped for it.
+        wait_until("the reviewers' calls to be in flight", lambda: len(messages_stub.message_calls()) == 6, every=0.05)
         stopped_at = time.monotonic()
         assert stop_worker(leaving, signal.SIGTERM) == 0
         assert time.monotonic() - stopped_at < 30  # it finished the step in flight, not every run
