@@ -39,6 +39,8 @@ class WebhookReceiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            disable_nagle_algorithm = True  # the reply's two writes go out at once (tests/support/messages_api.py)
+
             def do_POST(self) -> None:  # noqa: N802 - the http.server name
                 raw = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 receiver.received.append(Received(self.path, dict(self.headers.items()), raw))
