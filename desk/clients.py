@@ -5,11 +5,14 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
+from typing import TYPE_CHECKING
 
 import anthropic
-import openai
 
 from santa_core import providers
+
+if TYPE_CHECKING:  # imported where a client is made: a process that calls no such provider never loads the SDK
+    import openai
 
 
 @functools.lru_cache(maxsize=4)
@@ -32,6 +35,8 @@ def shared_client() -> anthropic.Anthropic:
 @functools.lru_cache(maxsize=16)
 def _chat_client(base_url: str | None, key: str, credential_digest: str) -> openai.OpenAI:
     """One Chat Completions client per endpoint and credential (a connection pool, no conversation)."""
+    import openai  # about half a second of CPU, paid only by a process that calls such a provider
+
     return openai.OpenAI(api_key=key, base_url=base_url, max_retries=0, timeout=120.0)
 
 

@@ -11,7 +11,6 @@ from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anthropic
-import openai
 
 from desk import clients
 from santa_core import providers
@@ -127,6 +126,8 @@ def check_connection(provider: Provider) -> ConnectionTest:
 
 def _list_models(provider: Provider, url: str) -> ConnectionTest:
     """One model-list request; what it lists or what failed (never raises)."""
+    import openai  # here, not at the top: a desk whose providers are all Anthropic's never loads it
+
     try:
         if provider.protocol == MESSAGES_API:
             listed = clients.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()

@@ -31,7 +31,6 @@ from santa_core.models import RunStatus
 from santa_core.reviewers.anthropic import DEFAULT_ANSWER_ATTEMPTS, AnthropicFixer, AnthropicReviewer, AnthropicScreen
 from santa_core.reviewers.base import Fixer, Reviewer, Screen
 from santa_core.reviewers.calls import UnavailableModel
-from santa_core.reviewers.openai_compat import ChatFixer, ChatReviewer, ChatScreen
 from santa_core.run.runner import Runner
 from storage.alerts import AlertStore
 from storage.audit import AuditStore
@@ -56,6 +55,19 @@ def answer_attempts() -> int:
         return min(10, max(1, int(os.environ.get("SANTA_ANSWER_ATTEMPTS", DEFAULT_ANSWER_ATTEMPTS))))
     except ValueError:
         return DEFAULT_ANSWER_ATTEMPTS
+
+
+def _chat(kind: str) -> Callable[..., object]:
+    """The OpenAI-compatible adapter's `kind` (ChatReviewer, ChatFixer, ChatScreen), imported when a model on such a
+    provider is built: a process whose models are all Anthropic's never loads the openai SDK (about half a second of
+    CPU at every start of the app, a worker or a command)."""
+
+    def build(*args: Any, **kwargs: Any) -> object:
+        from santa_core.reviewers import openai_compat
+
+        return getattr(openai_compat, kind)(*args, **kwargs)
+
+    return build
 
 
 def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra: Any) -> object:
@@ -85,13 +97,13 @@ def _model(name: str, anthropic_kind: Callable, chat_kind: Callable, **extra: An
 def model_reviewer(name: str) -> Reviewer:
     """A fresh reviewer for one call (fresh per round: no carried context), on the model's provider."""
     # _model builds the kind it is given (or an UnavailableModel, every role's stand-in); it is typed for all roles
-    return _model(name, AnthropicReviewer, partial_strict(ChatReviewer, name))  # type: ignore[return-value]
+    return _model(name, AnthropicReviewer, partial_strict(_chat("ChatReviewer"), name))  # type: ignore[return-value]
 
 
 def model_fixer(name: str) -> Fixer:
     """A fresh fix agent on the model's provider."""
     # as model_reviewer: _model is typed for all roles
-    return _model(name, AnthropicFixer, partial_strict(ChatFixer, name))  # type: ignore[return-value]
+    return _model(name, AnthropicFixer, partial_strict(_chat("ChatFixer"), name))  # type: ignore[return-value]
 
 
 def partial_strict(kind: Callable, name: str) -> Callable:
@@ -121,7 +133,7 @@ def model_screen(runs: RunStore) -> Callable[[], Screen | None]:
         effective = effective_of(runs)
         if not effective.defaults.screen:
             return None
-        screen = _model(effective.defaults.screen_model, AnthropicScreen, ChatScreen)
+        screen = _model(effective.defaults.screen_model, AnthropicScreen, _chat("ChatScreen"))
         if isinstance(screen, UnavailableModel):
             why = f"{screen.problem}; {screen_remedy(effective.sources)}"
             screen.problem = f"the screening model cannot be called here: {why}"

@@ -299,3 +299,24 @@ def test_the_reviewers_modules_import_first_in_a_fresh_interpreter() -> None:
         timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_a_desk_of_anthropic_models_never_loads_the_openai_sdk() -> None:
+    """The app's desk, the command line and a review's wiring import the OpenAI-compatible adapter only when a model
+    on such a provider is built (desk.wiring._chat): loading the openai SDK costs about half a second of CPU at every
+    start of the app, a worker or a command. Building one such model does load it (the laziness is not a door shut)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, os\n"
+        "os.environ['OPENAI_API_KEY'] = 'test'\n"
+        "import ui.app_desk, desk.cli, desk.wiring as w\n"
+        "w.model_reviewer('claude-sonnet-4-5'); w.model_fixer('claude-sonnet-4-5')\n"
+        "before = 'openai' in sys.modules\n"
+        "built = type(w.model_reviewer('openai:gpt-5-mini')).__name__\n"
+        "print(before, built, 'openai' in sys.modules)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["False", "ChatReviewer", "True"]
