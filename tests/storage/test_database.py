@@ -495,10 +495,6 @@ def test_eight_concurrent_writers_lose_nothing(repo: RunStore, engine: Engine) -
             repo.list_runs()
             repo.get_run_view(counter)
             reads += 1
-            # A breath between reads: they still overlap the writers' transactions all along (over a hundred each
-            # over the seconds the writers take), without two readers spinning at full speed through the test
-            # (a fifth of its CPU, and they slowed the writers they compete with for the interpreter).
-            done.wait(0.005)
         return reads
 
     with ThreadPoolExecutor(threads + 2) as pool:
