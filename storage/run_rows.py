@@ -34,8 +34,7 @@ from storage.views import RoundView
 
 def lock_run(s: Session, run_id: int) -> RunRow:
     """The run row, locked for this transaction (RunNotFound if missing)."""
-    stmt = select(RunRow).where(RunRow.id == run_id).with_for_update()
-    row = s.exec(stmt).first()
+    row = s.exec(_LOCK_RUN, params={"run_id": run_id}).first()
     if row is None:
         raise RunNotFound(run_id)
     touch(s, run_id)  # every write to a run locks it first: its metric facts follow
@@ -52,8 +51,12 @@ def get_run(s: Session, run_id: int) -> RunRow:
 
 def round_row(s: Session, run_id: int, round_no: int) -> RoundRow | None:
     """The round row, if stored."""
-    stmt = select(RoundRow).where(RoundRow.run_id == run_id, RoundRow.round_no == round_no)
-    return s.exec(stmt).first()
+    return s.exec(_ROUND_ROW, params={"run_id": run_id, "round_no": round_no}).first()
+
+
+# Built once, the run and round as bound parameters: every write to a run locks it, most read its round.
+_LOCK_RUN = select(RunRow).where(RunRow.id == bindparam("run_id")).with_for_update()
+_ROUND_ROW = select(RoundRow).where(RoundRow.run_id == bindparam("run_id"), RoundRow.round_no == bindparam("round_no"))
 
 
 def require_round(s: Session, run_id: int, round_no: int) -> RoundRow:
