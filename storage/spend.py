@@ -145,13 +145,7 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
     """Every cost of these owners' calls: `llm_call` sums per round, purpose and slot, and each cut-off call."""
     if not ids:
         return []
-    c = LLMCallRow
-    owner_col = getattr(c, owner)
-    rows = s.exec(
-        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
-        .where(col(owner_col).in_(ids))
-        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
-    ).all()
+    rows = s.exec(_sums(owner), params={"ids": list(ids)}).all()
     sent, answers = _sent_and_answers(s, owner, ids)
     return costed(
         [Spend(o, n, purpose, slot, float(total)) for o, n, purpose, slot, total in rows],
@@ -159,6 +153,19 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
         owner,
         _owned(owner),
         answers,
+    )
+
+
+@functools.cache
+def _sums(owner: Owner) -> Any:
+    """`spends`' SELECT of call sums for one kind of owner, the owners' ids bound as `ids` (built once)."""
+    c = LLMCallRow
+    owner_col = getattr(c, owner)
+    ids: Any = bindparam("ids", expanding=True)
+    return (
+        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
+        .where(col(owner_col).in_(ids))
+        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
     )
 
 
