@@ -208,7 +208,13 @@ class RubricStore(RoleCheck, CallLogStore):
 
     def seed_builtins(self) -> None:
         """Store the built-in rubrics as version 1 of each name that does not exist yet."""
-        for doc in lib.builtin_documents():
+        docs = lib.builtin_documents()
+        with self._read() as s:  # one read, not a write transaction per rubric: nearly always all are there
+            names = [doc.name for doc in docs]
+            stored = set(s.exec(select(RubricVersionRow.name).where(col(RubricVersionRow.name).in_(names))).all())
+        for doc in docs:
+            if doc.name in stored:
+                continue
             try:
                 with self._tx() as s:
                     if self._row(s, doc.name, None) is not None:

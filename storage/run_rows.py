@@ -4,10 +4,12 @@ row fetched together, and the money spent per run.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from sqlalchemy import bindparam
 from sqlmodel import Session, col, select
 
 from storage import spend
@@ -32,8 +34,7 @@ from storage.views import RoundView
 
 def lock_run(s: Session, run_id: int) -> RunRow:
     """The run row, locked for this transaction (RunNotFound if missing)."""
-    stmt = select(RunRow).where(RunRow.id == run_id).with_for_update()
-    row = s.exec(stmt).first()
+    row = s.exec(_LOCK_RUN, params={"run_id": run_id}).first()
     if row is None:
         raise RunNotFound(run_id)
     touch(s, run_id)  # every write to a run locks it first: its metric facts follow
@@ -50,8 +51,12 @@ def get_run(s: Session, run_id: int) -> RunRow:
 
 def round_row(s: Session, run_id: int, round_no: int) -> RoundRow | None:
     """The round row, if stored."""
-    stmt = select(RoundRow).where(RoundRow.run_id == run_id, RoundRow.round_no == round_no)
-    return s.exec(stmt).first()
+    return s.exec(_ROUND_ROW, params={"run_id": run_id, "round_no": round_no}).first()
+
+
+# Built once, the run and round as bound parameters: every write to a run locks it, most read its round.
+_LOCK_RUN = select(RunRow).where(RunRow.id == bindparam("run_id")).with_for_update()
+_ROUND_ROW = select(RoundRow).where(RoundRow.run_id == bindparam("run_id"), RoundRow.round_no == bindparam("round_no"))
 
 
 def require_round(s: Session, run_id: int, round_no: int) -> RoundRow:
@@ -108,10 +113,18 @@ class RunRows:
 
 def children(s: Session, model: Any, run_id: int, round_no: int | None) -> list[Any]:
     """Rows of `model` for the run (and round), oldest first."""
-    stmt = select(model).where(model.run_id == run_id)
-    if round_no is not None:
-        stmt = stmt.where(model.round_no == round_no)
-    return list(s.exec(stmt.order_by(model.id)).all())
+    params = {"run_id": run_id} if round_no is None else {"run_id": run_id, "round_no": round_no}
+    return list(s.exec(_children(model, round_no is not None), params=params).all())
+
+
+@functools.cache
+def _children(model: Any, by_round: bool) -> Any:
+    """`children`'s SELECT with the run (and round) as bound parameters: built once per table, not per call (every
+    view of a run reads its rows this way, a few times a step)."""
+    stmt = select(model).where(model.run_id == bindparam("run_id"))
+    if by_round:
+        stmt = stmt.where(model.round_no == bindparam("round_no"))
+    return stmt.order_by(model.id)
 
 
 def calls_by_id(s: Session, ids: Iterable[int]) -> dict[int, LLMCallRow]:

@@ -11,12 +11,13 @@ replaces its row, not the calls it paid for, and a call of no step would be left
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, func
 from sqlmodel import Session, col, select
 
 from storage.queries import select_columns
@@ -100,28 +101,35 @@ def _owned(owner: Owner) -> Callable[[Any], Any]:
 
 def _sent_and_answers(s: Session, owner: Owner, ids: Sequence[int]) -> tuple[list[CallSentRow], list[tuple]]:
     """These owners' sent notes (oldest first) and their answers' keys."""
-    sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
-    sent = s.exec(select(CallSentRow).where(col(sent_col).in_(ids)).order_by(col(CallSentRow.id))).all()
-    answers = [
-        tuple(a)
-        for a in s.exec(
-            select(call_col, LLMCallRow.request_hash).where(
-                col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None)
-            )
-        ).all()
-    ]
-    if owner == "batch_id":
+    sent_stmt, answers_stmt, batch_stmt = _sent_and_answers_stmts(owner)
+    params = {"ids": list(ids)}
+    sent = s.exec(sent_stmt, params=params).all()
+    answers = [tuple(a) for a in s.exec(answers_stmt, params=params).all()]
+    if batch_stmt is not None:
         # A sample's Message Batch items are on record with the batch before it is made (their runs do not exist
         # yet); each answer is stored on its item's run when the batch is collected, and accounts for its note.
-        answers += [
-            tuple(a)
-            for a in s.exec(
-                select(RunRow.batch_id, LLMCallRow.request_hash)
-                .join(RunRow, col(RunRow.id) == col(LLMCallRow.run_id))
-                .where(col(RunRow.batch_id).in_(ids), col(LLMCallRow.request_hash).is_not(None))
-            ).all()
-        ]
+        answers += [tuple(a) for a in s.exec(batch_stmt, params=params).all()]
     return list(sent), answers
+
+
+@functools.cache
+def _sent_and_answers_stmts(owner: Owner) -> tuple[Any, Any, Any]:
+    """`_sent_and_answers`' SELECTs for one kind of owner, the owners' ids bound as `ids`: built once, not per call
+    (every view of a run's money reads them)."""
+    sent_col, call_col = getattr(CallSentRow, owner), getattr(LLMCallRow, owner)
+    ids: Any = bindparam("ids", expanding=True)
+    sent = select(CallSentRow).where(col(sent_col).in_(ids)).order_by(col(CallSentRow.id))
+    answers = select(call_col, LLMCallRow.request_hash).where(
+        col(call_col).in_(ids), col(LLMCallRow.request_hash).is_not(None)
+    )
+    if owner != "batch_id":
+        return sent, answers, None
+    by_batch = (
+        select(RunRow.batch_id, LLMCallRow.request_hash)
+        .join(RunRow, col(RunRow.id) == col(LLMCallRow.run_id))
+        .where(col(RunRow.batch_id).in_(ids), col(LLMCallRow.request_hash).is_not(None))
+    )
+    return sent, answers, by_batch
 
 
 def cut_off_calls(s: Session, owner: Owner, ids: Sequence[int]) -> list[CallSentRow]:
@@ -137,13 +145,7 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
     """Every cost of these owners' calls: `llm_call` sums per round, purpose and slot, and each cut-off call."""
     if not ids:
         return []
-    c = LLMCallRow
-    owner_col = getattr(c, owner)
-    rows = s.exec(
-        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
-        .where(col(owner_col).in_(ids))
-        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
-    ).all()
+    rows = s.exec(_sums(owner), params={"ids": list(ids)}).all()
     sent, answers = _sent_and_answers(s, owner, ids)
     return costed(
         [Spend(o, n, purpose, slot, float(total)) for o, n, purpose, slot, total in rows],
@@ -151,6 +153,19 @@ def spends(s: Session, owner: Owner, ids: Sequence[int]) -> list[Spend]:
         owner,
         _owned(owner),
         answers,
+    )
+
+
+@functools.cache
+def _sums(owner: Owner) -> Any:
+    """`spends`' SELECT of call sums for one kind of owner, the owners' ids bound as `ids` (built once)."""
+    c = LLMCallRow
+    owner_col = getattr(c, owner)
+    ids: Any = bindparam("ids", expanding=True)
+    return (
+        select_columns(owner_col, c.round_no, c.purpose, c.slot, func.coalesce(func.sum(c.cost_usd), 0.0))
+        .where(col(owner_col).in_(ids))
+        .group_by(owner_col, col(c.round_no), col(c.purpose), col(c.slot))
     )
 
 

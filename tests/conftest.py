@@ -18,7 +18,7 @@ from streamlit import config as st_config
 
 import santa_core.run  # noqa: F401 - (the reviewers' modules import the run's, which import them back)
 from santa_core.reviewers import message_batches, retries
-from storage.db import normalise_url
+from storage.db import is_sqlite, make_engine, normalise_url
 from storage.runs import RunStore
 from storage.startup import init_db
 from tests.support import pg_pool
@@ -165,27 +165,59 @@ def pg_template() -> Iterator[str]:
     database.close()
 
 
-_SQLITE_TEMPLATE: list[Path] = []
+_SQLITE_TEMPLATES: dict[bool, Path] = {}
+"""This process's template files: False as `init_db` leaves a new database, True with `TEST_PEOPLE` granted too."""
 
 
-def migrated_sqlite(path: Path) -> str:
-    """A SQLite database at `path` as `init_db` leaves a new one, copied from one made once per test process (a copy
-    and init_db's version check take 0.04 s; migrating and seeding a new file 0.16 s, in over a thousand tests); its
-    URL."""
+def _sqlite_template(granted: bool) -> Path:
+    """The template file (made on first use): migrated and seeded by `init_db`, and for `granted` a copy of that
+    with `grant()` of the test people done through the stores (their rows, audit events and seals as grant makes
+    them). Its write-ahead log folded into the file, so that a plain copy of the file is the whole database."""
     import sqlite3
 
-    if not _SQLITE_TEMPLATE:
+    if granted not in _SQLITE_TEMPLATES:
         folder = tempfile.mkdtemp(prefix="santa-template-")
         atexit.register(shutil.rmtree, folder, ignore_errors=True)
         template = Path(folder) / "santa.db"
-        init_db(f"sqlite:///{template}", mark_interrupted=False).dispose()
-        _SQLITE_TEMPLATE.append(template)
-    source, target = sqlite3.connect(_SQLITE_TEMPLATE[0]), sqlite3.connect(path)
+        url = f"sqlite:///{template}"
+        if granted:
+            _copy_sqlite(_sqlite_template(False), template)
+            engine = make_engine(url)
+            grant(RunStore(engine))
+        else:
+            engine = init_db(url, mark_interrupted=False)
+        engine.dispose()
+        conn = sqlite3.connect(template)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()  # the last connection closes: SQLite deletes the (empty) log
+        _SQLITE_TEMPLATES[granted] = template
+    return _SQLITE_TEMPLATES[granted]
+
+
+def _copy_sqlite(source: Path, target: Path) -> None:
+    """`target` a copy of the database at `source`: a copy of the file (0.3 ms of CPU, no fsync) when no
+    write-ahead log is next to it, else through SQLite's backup API (2 ms of CPU and about 25 ms waiting on fsync),
+    which copies what a log still holds too."""
+    import sqlite3
+
+    if not Path(f"{source}-wal").exists():
+        shutil.copyfile(source, target)
+        return
+    src, dst = sqlite3.connect(source), sqlite3.connect(target)
     try:
-        source.backup(target)  # the backup API: whatever a write-ahead log still holds is copied too
+        src.backup(dst)
     finally:
-        source.close()
-        target.close()
+        src.close()
+        dst.close()
+
+
+def migrated_sqlite(path: Path, granted: bool = False) -> str:
+    """A SQLite database at `path` as `init_db` leaves a new one (`granted`: and `grant()` of `TEST_PEOPLE` after
+    it), copied from one made once per test process (migrating and seeding a new file takes 0.16 s, granting the
+    test people 35 ms, in over a thousand tests); its URL."""
+    _copy_sqlite(_sqlite_template(granted), path)
     return f"sqlite:///{path}"
 
 
@@ -247,14 +279,39 @@ def grant(repo: RunStore, people: dict[str, tuple[str, ...]] | None = None) -> R
     return repo
 
 
+def granted_store(db_url: str, mark_interrupted: bool = True) -> RunStore:
+    """`grant(RunStore(init_db(db_url, mark_interrupted)))` for the new database `db_url` (the fixture's, not opened
+    yet). On SQLite the file is replaced by a copy of the template whose test people have their roles already (the
+    same rows, audit events and seals, made once per process: eight write transactions less a test); opening a new
+    database marks no run interrupted (it has none), so that the order of the two does not matter."""
+    if granted_by_copy(db_url):
+        return RunStore(init_db(db_url, mark_interrupted=mark_interrupted))
+    return grant(RunStore(init_db(db_url, mark_interrupted=mark_interrupted)))
+
+
+def granted_by_copy(db_url: str) -> bool:
+    """Whether `db_url` was a SQLite file still byte for byte the new database `migrated_sqlite` copies (nothing has
+    opened it), now replaced by a copy of the template with `TEST_PEOPLE` granted. False: nothing done (PostgreSQL,
+    or a database a fixture had filled, such as a copy of a run): the caller grants as before."""
+    import filecmp
+
+    path = Path(make_url(db_url).database or "") if is_sqlite(db_url) else None
+    if path is None or not path.is_file() or not filecmp.cmp(path, _sqlite_template(False), shallow=False):
+        return False
+    if Path(f"{path}-wal").exists():
+        return False
+    migrated_sqlite(path, granted=True)
+    return True
+
+
 @pytest.fixture
 def desk_env(tmp_path: Path, messages_stub: MessagesStub, monkeypatch: pytest.MonkeyPatch) -> Iterator[RunStore]:
     """A fresh database and a stand-in model for each test; no cached desk leaks between tests."""
-    url = migrated_sqlite(tmp_path / "santa.db")
+    url = migrated_sqlite(tmp_path / "santa.db", granted=True)  # TEST_PEOPLE granted in the template
     monkeypatch.setenv("DATABASE_URL", url)
     messages_stub.handler = santa_scenario
     st.cache_resource.clear()
-    yield grant(RunStore(init_db(url, mark_interrupted=False)))
+    yield RunStore(init_db(url, mark_interrupted=False))
     stop_opened_desks()
     st.cache_resource.clear()
 

@@ -13,9 +13,8 @@ from santa_core.rubrics import actions as rubric_actions
 from santa_core.run import actions
 from santa_core.text import text_problem
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import RunRow, TrialRow
-from tests.conftest import grant
+from tests.conftest import granted_store
 from tests.core.run.test_runner import RUBRIC, SPEC
 
 BAD = [
@@ -29,7 +28,7 @@ BAD = [
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url)))
+    return granted_store(db_url)
 
 
 def rows(repo: RunStore, table: type) -> int:

@@ -19,7 +19,7 @@ from santa_core.run import actions
 from santa_core.run.runner import Runner
 from storage.db import make_engine
 from storage.runs import RunStore
-from tests.conftest import grant, migrated_sqlite
+from tests.conftest import migrated_sqlite
 from tests.core.run.test_runner import BAD, GOOD, RUBRIC, SPEC
 from tests.support.people import EDITOR
 
@@ -32,7 +32,7 @@ MODEL = "stand-in-model"
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(make_engine(migrated_sqlite(tmp_path / "santa.db"))))
+    return RunStore(make_engine(migrated_sqlite(tmp_path / "santa.db", granted=True)))  # the test people granted
 
 
 def test_calibration_equals_the_truth_of_a_seeded_history(repo: RunStore) -> None:

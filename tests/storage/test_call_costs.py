@@ -15,10 +15,9 @@ from santa_core.models import LLMCall, ReviewOutcome, ReviewStatus, Usage
 from santa_core.reports.round_cost import MeasuredCost
 from santa_core.rubrics.library import load_builtin
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import LLMCallRow
 from storage.times import utcnow
-from tests.conftest import grant
+from tests.conftest import granted_store
 
 CONTENT, GENERAL = load_builtin("content"), load_builtin("general")
 HAIKU = "claude-haiku-5-5"
@@ -26,7 +25,7 @@ HAIKU = "claude-haiku-5-5"
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url)))
+    return granted_store(db_url)
 
 
 def call(model: str, inp: int, out: int, read: int = 0, purpose: str = "review") -> LLMCall:

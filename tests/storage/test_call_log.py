@@ -18,9 +18,8 @@ from storage.hashing import json_hash
 from storage.records import verification_record
 from storage.run_rows import cut_off_calls
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import CallSentRow, LLMCallRow
-from tests.conftest import grant
+from tests.conftest import granted_store
 from tests.core.run.test_runner import RUBRIC, SPEC
 from tests.support.messages_api import MessagesStub, Reply, santa_scenario
 
@@ -39,7 +38,7 @@ def runner(repo: RunStore) -> Runner:
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url)))
+    return granted_store(db_url)
 
 
 def sent_hashes(repo: RunStore) -> list[str]:

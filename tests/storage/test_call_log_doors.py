@@ -27,9 +27,8 @@ from storage.batches import BatchStore
 from storage.hashing import json_hash
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import CallSentRow, LLMCallRow, TrialRow
-from tests.conftest import grant
+from tests.conftest import granted_store
 from tests.core.batch.test_driver import config, planted_answer, planted_csv
 from tests.support.messages_api import MessagesStub, error_reply, santa_scenario
 
@@ -51,7 +50,7 @@ SAMPLE = "Hello Ann, our spring sale starts today."
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url, mark_interrupted=False)))
+    return granted_store(db_url, mark_interrupted=False)
 
 
 def paid_requests(stub: MessagesStub) -> Counter[str]:

@@ -20,10 +20,9 @@ from storage.batches import BatchStore
 from storage.hashing import json_hash
 from storage.records import verification_record
 from storage.runs import RunStore
-from storage.startup import init_db
 from storage.tables import CallSentRow, LLMCallRow
 from storage.workers import host_name
-from tests.conftest import grant
+from tests.conftest import granted_store
 
 GENERAL = load_builtin("general")
 MODEL = "claude-sonnet-5-5"
@@ -35,7 +34,7 @@ PAID = ANSWERED + SCREEN + 2 * TIMED_OUT + DROPPED
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url)))
+    return granted_store(db_url)
 
 
 def body(n: int) -> dict:

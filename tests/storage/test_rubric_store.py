@@ -26,7 +26,7 @@ from storage.rubrics import RubricStore
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import RubricVersionRow, TrialRow
-from tests.conftest import grant, migrated_sqlite
+from tests.conftest import grant, granted_by_copy, migrated_sqlite
 from tests.support.records import make_outcome
 
 GENERAL_IDS = lib.load_builtin("general").criterion_ids()
@@ -39,11 +39,13 @@ AUTHORS = {"gus": ("rubric_author",), **{f"u{n}": ("rubric_author",) for n in ra
 
 @pytest.fixture
 def engine(db_url: str) -> Iterator[Engine]:
-    """A migrated engine with the built-ins seeded, as `init_db` leaves it."""
+    """A migrated engine with the built-ins seeded, as `init_db` leaves it (on SQLite a copy of the template with the
+    test people granted)."""
+    granted = granted_by_copy(db_url)
     eng = make_engine(db_url)
     migrate(eng)
     RubricStore(eng).seed_builtins()
-    grant(grant(RunStore(eng)), AUTHORS)
+    grant(RunStore(eng) if granted else grant(RunStore(eng)), AUTHORS)
     yield eng
     eng.dispose()
 
@@ -57,7 +59,7 @@ def store(engine: Engine) -> RubricStore:
 def fresh(tmp_path: Path) -> RubricStore:
     """Another, brand-new database (a SQLite file), as a second site would have: a copy of one `init_db` made new,
     not migrated again (0.2 s a test)."""
-    return grant(RunStore(init_db(migrated_sqlite(tmp_path / "fresh.db"), mark_interrupted=False))).rubrics
+    return RunStore(init_db(migrated_sqlite(tmp_path / "fresh.db", granted=True), mark_interrupted=False)).rubrics
 
 
 # --- helpers --------------------------------------------------------------------------------

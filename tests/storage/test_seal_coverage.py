@@ -27,9 +27,8 @@ from storage.batches import BatchStore
 from storage.records import verification_record
 from storage.runs import RunStore
 from storage.seals import SEAL_ACTION, SEALED
-from storage.startup import init_db
 from storage.tables import AuditEventRow, BatchItemRow, LLMCallRow, SettingsRow
-from tests.conftest import grant
+from tests.conftest import granted_store
 from tests.core.batch.test_driver import config, fixer, planted_csv, strict
 from tests.storage.test_call_log import new_run, runner
 from tests.support.messages_api import MessagesStub, santa_scenario
@@ -40,7 +39,7 @@ Desk = tuple[RunStore, int, int]
 
 @pytest.fixture
 def desk(db_url: str, messages_stub: MessagesStub) -> Iterator[Desk]:
-    repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
+    repo = granted_store(db_url, mark_interrupted=False)
     messages_stub.handler = santa_scenario
     repo.spot_checks.save_rule(RuleDraft(rubric_name="general", share_percent=100), "a seed", "ann")  # drawn at ship
     run_id = new_run(repo, "Acme launched its rocket in DEFECT.")

@@ -33,13 +33,13 @@ from storage.tables import (
     SpotCheckRow,
     SpotRuleRow,
 )
-from tests.conftest import grant
+from tests.conftest import grant, granted_store
 from tests.core.run.test_runner import RUBRIC, SPEC
 
 
 @pytest.fixture
 def repo(db_url: str) -> RunStore:
-    return grant(RunStore(init_db(db_url)))
+    return granted_store(db_url)
 
 
 def a_reviewed_run(repo: RunStore) -> int:

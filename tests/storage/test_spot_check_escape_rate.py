@@ -22,7 +22,7 @@ from santa_core.spotchecks import actions
 from santa_core.spotchecks.model import Judgement, RuleDraft
 from storage.db import make_engine
 from storage.runs import RunStore
-from tests.conftest import grant, migrated_sqlite
+from tests.conftest import migrated_sqlite
 from tests.core.run.test_runner import GOOD, RUBRIC, SPEC
 from tests.core.spotchecks.test_draw import reference_number
 from tests.support.people import AUTHOR, EDITOR, OFFICER
@@ -38,7 +38,7 @@ SEED = 20261205
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    return grant(RunStore(make_engine(migrated_sqlite(tmp_path / "santa.db"))))
+    return RunStore(make_engine(migrated_sqlite(tmp_path / "santa.db", granted=True)))  # the test people granted
 
 
 def shipped_history(repo: RunStore) -> dict[int, bool]:

@@ -20,7 +20,7 @@ from santa_core.run.runner import Runner
 from storage.runs import RunStore
 from storage.startup import init_db
 from storage.tables import EscapeRow, RubricVersionRow, SuggestionDecisionRow
-from tests.conftest import grant, migrated_sqlite
+from tests.conftest import granted_store, migrated_sqlite
 from tests.support.messages_api import (
     MessagesStub,
     asked_criteria,
@@ -78,7 +78,7 @@ def save_ads(repo: RunStore) -> None:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> RunStore:
-    repo = grant(RunStore(init_db(migrated_sqlite(tmp_path / "santa.db"))))
+    repo = RunStore(init_db(migrated_sqlite(tmp_path / "santa.db", granted=True)))  # the test people granted
     save_ads(repo)
     return repo
 
@@ -203,7 +203,7 @@ def test_a_dismissed_suggestion_is_remembered_and_audited(repo: RunStore) -> Non
 
 def test_escapes_reported_on_shipped_runs_are_read_with_their_runs(db_url: str) -> None:
     """Read on SQLite and PostgreSQL: failed rounds with their texts, escapes with the shipped text, NICE runs."""
-    repo = grant(RunStore(init_db(db_url, mark_interrupted=False)))
+    repo = granted_store(db_url, mark_interrupted=False)
     save_ads(repo)
     reviewed(repo, claims(3))
     shipped = reviewed(repo, plain(2))

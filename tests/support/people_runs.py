@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from typing import Any
+from weakref import WeakKeyDictionary
 
 import pytest
 from sqlalchemy import Engine, func
@@ -20,7 +21,7 @@ from santa_core.run.runner import Runner
 from storage.db import make_engine, migrate
 from storage.rubrics import RubricStore
 from storage.runs import RunStore
-from tests.conftest import grant
+from tests.conftest import grant, granted_by_copy
 from tests.core.run.test_runner import BAD, GOOD, RUBRIC, SPEC, strict, year_fixer
 from tests.support.people import EDITOR
 
@@ -31,19 +32,27 @@ S = RunStatus
 
 
 @pytest.fixture
-def engine(db_url: str) -> Iterator[Engine]:
-    """A migrated engine with the built-in rubrics seeded."""
+def engine(db_url: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """A migrated engine with the built-in rubrics seeded. Where the test takes `repo` too, a SQLite database is a
+    copy of the template whose test people already have their roles (`repo` would grant them first thing: the
+    same rows, audit events and seals, made once per process instead of eight write transactions a test)."""
+    granted = "repo" in request.fixturenames and granted_by_copy(db_url)
     eng = make_engine(db_url)
     migrate(eng)
     RubricStore(eng).seed_builtins()
+    _GRANTED[eng] = granted
     yield eng
     eng.dispose()
 
 
+_GRANTED: WeakKeyDictionary[Engine, bool] = WeakKeyDictionary()
+"""Per `engine` fixture: whether its database came with the test people granted."""
+
+
 @pytest.fixture
 def repo(engine: Engine) -> RunStore:
-    """A RunStore whose test people (conftest.TEST_PEOPLE) have their roles."""
-    return grant(RunStore(engine))
+    """A RunStore whose test people (conftest.TEST_PEOPLE) have their roles (on SQLite, from the template)."""
+    return RunStore(engine) if _GRANTED.get(engine) else grant(RunStore(engine))
 
 
 def count(engine: Engine, model: type[SQLModel], **where: object) -> int:
