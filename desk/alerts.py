@@ -96,19 +96,16 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
     (on PostgreSQL the pass holds a worker's slot meanwhile)."""
     hooks = {h.name: h for h in settings.hooks}
     delivered, failing = 0, set()
-    made: list[httpx.Client] = []  # the pass's own client, made for its first webhook (a pass with none due makes
-    # none: a client's TLS context costs some 26 ms of CPU, and an idle desk passes every few seconds)
-
-    def http() -> httpx.Client:
-        if client is not None:
-            return client
-        if not made:
-            made.append(httpx.Client(timeout=settings.timeout_s, follow_redirects=False))
-        return made[0]
-
-    try:
-        with _hooks_masked_in_logs(settings.secrets()):
-            for delivery in store.due(settings):
+    with _hooks_masked_in_logs(settings.secrets()):
+        due = store.due(settings)
+        # The pass's own client, made only when a webhook is due (a client's TLS context costs some 26 ms of CPU, and
+        # an idle desk passes every few seconds); made before anything is claimed, so a client that cannot be made
+        # (a missing SSL_CERT_FILE) fails the pass as a whole and spends no delivery's attempt.
+        own = client is None and any(d.channel != core.EMAIL_HOOK for d in due)
+        if own:
+            client = httpx.Client(timeout=settings.timeout_s, follow_redirects=False)
+        try:
+            for delivery in due:
                 if delivery.channel in failing:
                     continue  # down this pass: its events wait for the next
                 try_id = store.claim(delivery)
@@ -120,7 +117,8 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
                             raise ValueError("no SMTP server is set")
                         outcome = send_mail(settings.smtp, delivery, settings.timeout_s)
                     else:
-                        outcome = send_hook(hooks[delivery.channel], delivery, settings, http())
+                        assert client is not None  # a webhook is due: made above
+                        outcome = send_hook(hooks[delivery.channel], delivery, settings, client)
                 except Exception as exc:  # noqa: BLE001 - a receiver away, refusing or slow: logged, tried again
                     outcome = (False, None, core.scrub(f"{type(exc).__name__}: {exc}", settings.secrets()))
                 store.finish(try_id, *outcome)
@@ -134,9 +132,9 @@ def deliver(store: AlertStore, settings: core.AlertSettings, client: httpx.Clien
                         delivery.attempt,
                         outcome[2],
                     )
-    finally:
-        for own in made:
-            own.close()
+        finally:
+            if own and client is not None:
+                client.close()
     return delivered
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import itertools
 import os
+import sys
 import threading
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 import anthropic
@@ -124,10 +126,16 @@ def check_connection(provider: Provider) -> ConnectionTest:
     return found[0] if found else ConnectionTest(problem=f"no complete answer from {url} within {TEST_DEADLINE_S:g} s")
 
 
+def _sdk_errors(name: str) -> tuple[Any, ...]:  # the classes of both SDKs, which share their attributes
+    """The SDKs' error class `name`, of each SDK this process has loaded (read as an error reaches the `except`: a
+    chat provider's request loads the openai SDK before it can raise one of its errors; an Anthropic one never
+    loads it)."""
+    loaded = [anthropic, *(m for m in (sys.modules.get("openai"),) if m is not None)]
+    return tuple(getattr(sdk, name) for sdk in loaded)
+
+
 def _list_models(provider: Provider, url: str) -> ConnectionTest:
     """One model-list request; what it lists or what failed (never raises)."""
-    import openai  # here, not at the top: a desk whose providers are all Anthropic's never loads it
-
     try:
         if provider.protocol == MESSAGES_API:
             listed = clients.shared_client().with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
@@ -135,11 +143,11 @@ def _list_models(provider: Provider, url: str) -> ConnectionTest:
         else:
             chat = clients.chat_client(provider).with_options(max_retries=0, timeout=TEST_TIMEOUT_S).models.list()
             ids = [m.id for m in itertools.islice(chat, 500)]
-    except (openai.APIStatusError, anthropic.APIStatusError) as exc:
+    except _sdk_errors("APIStatusError") as exc:
         problem = f"HTTP {exc.status_code} from {url}: {_error_message(exc)}"
-    except (openai.APITimeoutError, anthropic.APITimeoutError):
+    except _sdk_errors("APITimeoutError"):
         problem = f"no answer from {url} within {TEST_TIMEOUT_S:g} s (timed out)"
-    except (openai.APIConnectionError, anthropic.APIConnectionError) as exc:
+    except _sdk_errors("APIConnectionError") as exc:
         cause = exc.__cause__ or exc.__context__
         problem = f"could not connect to {url}: {cause or exc.message}"
     except Exception as exc:  # noqa: BLE001 - a bad URL or an odd answer: say what, never a traceback

@@ -302,7 +302,8 @@ def test_the_reviewers_modules_import_first_in_a_fresh_interpreter() -> None:
 
 
 def test_a_desk_of_anthropic_models_never_loads_the_openai_sdk() -> None:
-    """The app's desk, the command line and a review's wiring import the OpenAI-compatible adapter only when a model
+    """The app's desk, the command line, a review's wiring and an Anthropic connection test (also asked before each
+    Message Batch when the screen is on) import the OpenAI-compatible adapter only when a model
     on such a provider is built (desk.wiring._chat): loading the openai SDK costs about half a second of CPU at every
     start of the app, a worker or a command. Building one such model does load it (the laziness is not a door shut)."""
     import subprocess
@@ -313,6 +314,11 @@ def test_a_desk_of_anthropic_models_never_loads_the_openai_sdk() -> None:
         "os.environ['OPENAI_API_KEY'] = 'test'\n"
         "import ui.app_desk, desk.cli, desk.wiring as w\n"
         "w.model_reviewer('claude-sonnet-4-5'); w.model_fixer('claude-sonnet-4-5')\n"
+        "from desk import connection\n"
+        "from santa_core import providers\n"
+        "os.environ.update(ANTHROPIC_API_KEY='test', ANTHROPIC_BASE_URL='http://127.0.0.1:9')  # nobody listens\n"
+        "tested = connection.check_connection(providers.provider_of('claude-sonnet-4-5'))\n"
+        "assert tested.problem and 'could not connect' in tested.problem, tested\n"
         "before = 'openai' in sys.modules\n"
         "built = type(w.model_reviewer('openai:gpt-5-mini')).__name__\n"
         "print(before, built, 'openai' in sys.modules)\n"

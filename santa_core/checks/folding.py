@@ -145,7 +145,7 @@ def _plain_run(casefold: bool, latin_first: bool) -> tuple[re.Pattern[str], dict
         if len(folded := _fold_char(ch, casefold, latin_first)) == 1 and not folded.isspace()
     }
     chars = "".join(re.escape(ch) for ch in ones) + f"\\u{_CJK[0]:04x}-\\u{_CJK[1]:04x}"
-    pattern = re.compile(f"[{chars}](?:[{chars}]|[ \\t\\r\\n](?=[{chars}]))*")
+    pattern = re.compile(f"[{chars}](?:[{chars}]|[ \\t\\r\\n](?=[{chars}]))+")
     table = {ord(ch): folded for ch, folded in ones.items() if folded != ch}
     return pattern, {**table, ord("\t"): " ", ord("\r"): " "}
 

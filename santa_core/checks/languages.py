@@ -259,7 +259,7 @@ def _sentences(text: str) -> list[int]:
     return [0, *(m.end() for m in _ENDS.finditer(text))]
 
 
-_COMPOSED_AS_IS = Pattern("[\\x00-\\x7f\\u3041-\\u3096\\u30a1-\\u30fa\\u4e00-\\u9fff\\uac00-\\ud7a3]++")
+_COMPOSED_AS_IS = Pattern("[\\x00-\\x7f\\u3041-\\u3096\\u30a1-\\u30fa\\u4e00-\\u9fff\\uac00-\\ud7a3]{2,}+")
 """Runs of characters each NFKC-composed to itself and case-folded to one character (ASCII, kana, CJK ideographs,
 Hangul syllables): such a run is case-folded whole, not a Python step per character."""
 

@@ -238,3 +238,21 @@ def test_a_pass_makes_its_http_client_for_its_first_webhook_only(
         assert (deliver(store, config), len(made)) == (0, 1)
     finally:
         receiver.stop()
+
+
+def test_a_client_that_cannot_be_made_fails_the_pass_and_spends_no_attempt(
+    repo: RunStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A missing SSL_CERT_FILE makes httpx raise when a client is made: the pass fails as a whole (the caller logs it)
+    before anything is claimed, so no delivery loses one of its attempts to the machine's setup."""
+
+    def broken(*args, **kwargs) -> httpx.Client:
+        raise FileNotFoundError("no such file: /nonexistent/ca.pem")
+
+    monkeypatch.setattr(alerts_module.httpx, "Client", broken)
+    config = settings(core.Hook(name="ops", url="http://127.0.0.1:9/hook"))
+    store = AlertStore(repo)
+    escalate(repo)
+    with pytest.raises(FileNotFoundError):
+        deliver(store, config)
+    assert store.log() == [] and not any(a.done for a in store.events())
