@@ -155,13 +155,17 @@ def assignment_form(item: EscalationView, now: datetime) -> None:
     repo = app_desk.desk().runs
     people = [p.id for p in repo.people.with_permission(Permission.RESOLVE_ESCALATION)]
     options = ["", *people] if item.owner in (None, *people) else ["", item.owner, *people]
+    # Every option labelled at once: the labels are cached for two seconds, and a rerun slower than that (a loaded
+    # machine) labelled some options before a sign-in named a person and some after, so the choice shown was not
+    # among the options (seen in CI: 'Officer <officer@example.com>' is not in list).
+    labels = {o: identity.display(o) if o else "— unassigned —" for o in options}
     left, right = st.columns(2)
     with left:
         owner = st.selectbox(
             "Owner (someone who may resolve)",
             options,
             index=options.index(item.owner or ""),
-            format_func=lambda o: identity.display(o) if o else "— unassigned —",
+            format_func=labels.__getitem__,
             key=f"esc_owner_{item.id}",
         )
         if st.button("Assign", key=f"esc_assign_{item.id}"):
