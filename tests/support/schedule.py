@@ -22,7 +22,7 @@ SLOW_S = {
     "tests/cli/test_crash.py::test_killed_at_every_step_boundary": 45,
     "tests/cli/test_entrypoints.py::test_both_entry_points_answer_every_command_alike": 40,
     "tests/cli/test_injection_corpus.py::test_every_benign_text_ships_through_the_command_line": 38,
-    "tests/workers/test_task_engine_pg.py::test_fifty_runs_settle": 35,
+    "tests/workers/test_task_engine_pg.py::test_two_dozen_runs_settle": 20,
     "tests/workers/test_database_outage.py": 30,
     "tests/workers/test_recovery.py": 27,
     "tests/workers/test_batch_jobs_pg.py": 25,
